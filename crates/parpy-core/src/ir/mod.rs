@@ -1,0 +1,436 @@
+//! THE typed IR. Produced by `sema` from the syntax tree, rewritten by the
+//! passes in `passes/`, printed by the backends in `back/`.
+//!
+//! Shape of the IR:
+//! - A [`Program`] is one host [`Function`] plus the kernels outlined from it
+//!   (one per top-level parallel loop nest) and device helper functions.
+//! - Variables are indices ([`VarId`]) into the per-function table
+//!   [`Function::vars`]; names are only given at emission time.
+//! - Expressions are scalar-typed except a bare array variable (as a call
+//!   argument). Array shapes are static (specialized on the arguments), and
+//!   arrays are row-major and contiguous.
+//! - Shared fields (type, span) live outside the kind enums.
+//!
+//! Invariant: after every pass, [`verify::verify_program`] accepts the IR.
+
+pub mod print;
+pub mod verify;
+
+use crate::diag::Span;
+pub use crate::types::{ElemTy, ScalarValue};
+
+/// The type of a variable or expression.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Type {
+    Scalar(ElemTy),
+    /// A contiguous row-major array with a static shape.
+    Array {
+        elem: ElemTy,
+        shape: Vec<i64>,
+    },
+    /// The type of a call to a helper that returns nothing.
+    Void,
+}
+
+impl Type {
+    pub fn elem(&self) -> Option<ElemTy> {
+        match self {
+            Type::Scalar(e) | Type::Array { elem: e, .. } => Some(*e),
+            Type::Void => None,
+        }
+    }
+    pub fn is_array(&self) -> bool {
+        matches!(self, Type::Array { .. })
+    }
+}
+
+/// Index of a variable in [`Function::vars`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+/// Index of a kernel in [`Program::kernels`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct KernelId(pub u32);
+
+/// Index of a helper in [`Program::helpers`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct FuncId(pub u32);
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum VarKind {
+    /// A parameter of the function (position in `Function::params`).
+    Param,
+    /// A local variable (declared at its first assignment by the writer).
+    Local,
+    /// The index variable of a `For` loop.
+    LoopIndex,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub struct Var {
+    /// The Python name, or a descriptive name for compiler temporaries
+    /// (`acc`, `t`). Not necessarily unique; the Namer makes it so.
+    pub name: String,
+    pub ty: Type,
+    pub kind: VarKind,
+    /// For a parameter whose scalar value was specialized: its value. The
+    /// parameter stays in the signature, but uses read this constant.
+    pub value: Option<ScalarValue>,
+    pub span: Span,
+}
+
+/// One function: the host entry, a kernel, or a device helper.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<VarId>,
+    pub vars: Vec<Var>,
+    pub body: Block,
+    /// `Type::Void` when the function returns nothing.
+    pub ret: Type,
+    pub span: Span,
+}
+
+impl Function {
+    pub fn var(&self, id: VarId) -> &Var {
+        &self.vars[id.0 as usize]
+    }
+    pub fn add_var(&mut self, var: Var) -> VarId {
+        self.vars.push(var);
+        VarId(self.vars.len() as u32 - 1)
+    }
+}
+
+/// What a kernel needs to be launched. Filled by the outlining pass from the
+/// parallel loop nest; the GPU grid-mapping passes refine it.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct LaunchInfo {
+    /// Threads requested at each parallel level, outermost first.
+    pub levels: Vec<i64>,
+    /// Threads per block of the innermost level (GPU backends).
+    pub tpb: i64,
+    /// Grid size in blocks, `[x, y, z]` (GPU backends; 1s on the CPU).
+    pub blocks: [i64; 3],
+    /// Block size in threads, `[x, y, z]` (GPU backends; 1s on the CPU).
+    pub threads: [i64; 3],
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub struct Kernel {
+    pub func: Function,
+    pub launch: LaunchInfo,
+}
+
+/// A whole compiled program.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Program {
+    /// The entry point, named after the Python function. Before outlining it
+    /// holds all the code; after, it holds host code and `Launch` statements.
+    pub host: Function,
+    pub kernels: Vec<Kernel>,
+    /// Device/host helper functions (jit functions called from the entry),
+    /// specialized per argument types.
+    pub helpers: Vec<Function>,
+}
+
+pub type Block = Vec<Stmt>;
+
+#[derive(Clone, PartialEq, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+/// Where a value is stored.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Place {
+    Var(VarId),
+    /// `array[i0, i1, ...]`: one index per dimension.
+    Index {
+        array: VarId,
+        indices: Vec<Expr>,
+    },
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub enum StmtKind {
+    /// `place = value`. The first assignment to a local declares it.
+    Assign {
+        dst: Place,
+        value: Expr,
+    },
+    For(Box<ForLoop>),
+    While {
+        cond: Expr,
+        body: Block,
+    },
+    If {
+        cond: Expr,
+        then_body: Block,
+        else_body: Block,
+    },
+    Return(Option<Expr>),
+    /// An expression evaluated for its effect (a call to a helper).
+    Expr(Expr),
+    /// `with parpy.gpu:` — a sequential block that runs on the device.
+    OnDevice(Block),
+    /// A call of an outlined kernel (produced by `passes::outline_kernels`):
+    /// `args` are host variables passed in the order of the kernel params.
+    Launch {
+        kernel: KernelId,
+        args: Vec<VarId>,
+    },
+}
+
+/// How a loop's iterations are executed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct LoopPar {
+    /// Number of workers the iterations are spread over.
+    pub threads: i64,
+    /// Threads per block (GPU backends).
+    pub tpb: i64,
+}
+
+/// A parallel reduction: every iteration combines into `acc` with `op`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Reduction {
+    pub op: ReduceOp,
+    /// A local scalar variable holding the partial/total result.
+    pub acc: VarId,
+}
+
+/// `for var in range(lo, hi, step)`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct ForLoop {
+    pub var: VarId,
+    pub lo: Expr,
+    pub hi: Expr,
+    /// A non-zero compile-time constant.
+    pub step: i64,
+    pub body: Block,
+    /// Labels attached by `parpy.label(...)` in the source.
+    pub labels: Vec<String>,
+    /// Set by `schedule::apply` when a label is mapped in the spec.
+    pub par: Option<LoopPar>,
+    /// Set for reduction loops (from `operators.sum(...)` etc. or a
+    /// `par_reduction()` loop after `passes::lower_reductions`).
+    pub reduction: Option<Reduction>,
+    /// The loop was marked with `par_reduction()`: `passes::lower_reductions`
+    /// must turn its body into a reduction into a scalar accumulator.
+    pub wants_reduction: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    Max,
+    Min,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Type,
+    pub span: Span,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub enum ExprKind {
+    Bool(bool),
+    Int(i64),
+    /// Also used for `inf` / `-inf`.
+    Float(f64),
+    Var(VarId),
+    /// Read `array[i0, i1, ...]`, one index per dimension.
+    Index {
+        array: VarId,
+        indices: Vec<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        arg: Box<Expr>,
+    },
+    /// Operands already have the operation's type (sema inserts `Convert`),
+    /// except comparisons (bool result) and shifts.
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `then if cond else else_`.
+    Select {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        else_: Box<Expr>,
+    },
+    /// Convert `arg` to `self.ty`.
+    Convert {
+        arg: Box<Expr>,
+    },
+    Math {
+        func: MathFn,
+        args: Vec<Expr>,
+    },
+    Call {
+        func: FuncId,
+        args: Vec<Expr>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum UnOp {
+    Neg,
+    /// Logical `not`.
+    Not,
+    /// Bitwise `~`.
+    BitNot,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// True division; operands and result are floats.
+    Div,
+    /// Python floor division (rounds toward negative infinity).
+    FloorDiv,
+    /// Python modulo (result has the sign of the divisor).
+    Mod,
+    Pow,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Short-circuit logical and/or on bools.
+    And,
+    Or,
+    Max,
+    Min,
+}
+
+impl BinOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+            BinOp::Pow => "**",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::Max => "max",
+            BinOp::Min => "min",
+        }
+    }
+}
+
+/// Math functions of `parpy.math` (and `abs`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum MathFn {
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Abs,
+    Atan2,
+    Floor,
+    Ceil,
+    Pow,
+}
+
+impl MathFn {
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Sqrt => "sqrt",
+            MathFn::Exp => "exp",
+            MathFn::Log => "log",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::Tanh => "tanh",
+            MathFn::Abs => "abs",
+            MathFn::Atan2 => "atan2",
+            MathFn::Floor => "floor",
+            MathFn::Ceil => "ceil",
+            MathFn::Pow => "pow",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<MathFn> {
+        use MathFn::*;
+        [
+            Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Abs, Atan2, Floor, Ceil, Pow,
+        ]
+        .into_iter()
+        .find(|f| f.name() == name)
+    }
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Atan2 | MathFn::Pow => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, ty: Type, span: Span) -> Expr {
+        Expr { kind, ty, span }
+    }
+    pub fn int(v: i64, ty: ElemTy, span: Span) -> Expr {
+        Expr::new(ExprKind::Int(v), Type::Scalar(ty), span)
+    }
+    pub fn var(id: VarId, ty: Type, span: Span) -> Expr {
+        Expr::new(ExprKind::Var(id), ty, span)
+    }
+    /// The scalar element type (panics on arrays/void: callers know better).
+    pub fn elem(&self) -> ElemTy {
+        self.ty.elem().expect("scalar expression")
+    }
+}
+
+impl Stmt {
+    pub fn new(kind: StmtKind, span: Span) -> Stmt {
+        Stmt { kind, span }
+    }
+}

@@ -1,0 +1,78 @@
+//! Compile options as the core sees them (the binding converts
+//! `parpy.CompileOptions` into this).
+
+use std::collections::BTreeMap;
+
+use crate::types::ElemTy;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Backend {
+    Cpu,
+    Cuda,
+    Metal,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "Cpu",
+            Backend::Cuda => "Cuda",
+            Backend::Metal => "Metal",
+        }
+    }
+}
+
+/// The parallelism requested for one label: `parpy.threads(n)` with its
+/// modifiers.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct ParSpec {
+    pub threads: i64,
+    /// Threads per block; `None` means the backend default (1024 on CUDA).
+    pub tpb: Option<i64>,
+    /// `par_reduction()` (or the older `reduce()`): a manual reduction loop.
+    pub reduction: bool,
+}
+
+/// Everything about a compilation that is not the program or its arguments.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Options {
+    pub backend: Backend,
+    /// Label -> parallelism. A `BTreeMap` so iteration is deterministic.
+    pub parallelize: BTreeMap<String, ParSpec>,
+    /// Substitute scalar argument values into the code (default true).
+    pub specialize_scalars: bool,
+    /// Python `int` arguments become this type (default I64).
+    pub int_type: ElemTy,
+    /// Python `float` arguments and float literals without context become this
+    /// type (default F64).
+    pub float_type: ElemTy,
+    pub max_unroll_count: i64,
+    /// Print the IR after each pass to stderr (with timings).
+    pub debug_print: bool,
+    pub includes: Vec<String>,
+    pub libs: Vec<String>,
+    pub extra_flags: Vec<String>,
+    pub use_cuda_thread_block_clusters: bool,
+    pub max_thread_blocks_per_cluster: i64,
+    pub use_cuda_graphs: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            backend: Backend::Cpu,
+            parallelize: BTreeMap::new(),
+            specialize_scalars: true,
+            int_type: ElemTy::I64,
+            float_type: ElemTy::F64,
+            max_unroll_count: 16,
+            debug_print: false,
+            includes: vec![],
+            libs: vec![],
+            extra_flags: vec![],
+            use_cuda_thread_block_clusters: false,
+            max_thread_blocks_per_cluster: 8,
+            use_cuda_graphs: false,
+        }
+    }
+}

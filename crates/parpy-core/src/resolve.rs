@@ -1,0 +1,180 @@
+//! Global name resolution. The core does not know Python objects: it asks a
+//! [`Resolver`] (implemented by the binding over a function's globals and
+//! closure, or by [`StaticResolver`] in tests) what a dotted name denotes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::ir::{MathFn, ReduceOp};
+use crate::syntax::FunctionDef;
+use crate::types::{ElemTy, ScalarValue};
+
+/// The parpy (and Python) builtins usable inside jit code.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Builtin {
+    /// `parpy.label(name)`
+    Label,
+    /// `parpy.gpu` (used as `with parpy.gpu:`)
+    Gpu,
+    /// `parpy.operators.sum` / `parpy.reduce.sum` / `parpy.sum`, ...
+    Reduce(ReduceOp),
+    /// `parpy.math.sqrt`, ...
+    Math(MathFn),
+    /// `parpy.builtin.convert(e, ty)`
+    Convert,
+    /// `parpy.builtin.maximum` / `minimum`
+    Maximum,
+    Minimum,
+    /// `parpy.builtin.inf`
+    Inf,
+    /// Python builtins.
+    Range,
+    Min,
+    Max,
+    Abs,
+    Float,
+    Int,
+    Len,
+}
+
+impl Builtin {
+    /// Maps the canonical name that the Python package attaches to each of its
+    /// builtins (`__parpy_builtin__`), or a Python builtin's name, to the
+    /// builtin. Examples: `label`, `gpu`, `operators.sum`, `math.sqrt`,
+    /// `builtin.convert`, `range`.
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        let b = match name {
+            "label" => Builtin::Label,
+            "gpu" => Builtin::Gpu,
+            "builtin.convert" => Builtin::Convert,
+            "builtin.maximum" => Builtin::Maximum,
+            "builtin.minimum" => Builtin::Minimum,
+            "builtin.inf" => Builtin::Inf,
+            "range" => Builtin::Range,
+            "min" => Builtin::Min,
+            "max" => Builtin::Max,
+            "abs" => Builtin::Abs,
+            "float" => Builtin::Float,
+            "int" => Builtin::Int,
+            "len" => Builtin::Len,
+            _ => {
+                if let Some(op) = name
+                    .strip_prefix("operators.")
+                    .or_else(|| name.strip_prefix("reduce."))
+                {
+                    return match op {
+                        "sum" => Some(Builtin::Reduce(ReduceOp::Sum)),
+                        "prod" => Some(Builtin::Reduce(ReduceOp::Prod)),
+                        "max" => Some(Builtin::Reduce(ReduceOp::Max)),
+                        "min" => Some(Builtin::Reduce(ReduceOp::Min)),
+                        _ => None,
+                    };
+                }
+                if let Some(f) = name.strip_prefix("math.") {
+                    return MathFn::from_name(f).map(Builtin::Math);
+                }
+                return None;
+            }
+        };
+        Some(b)
+    }
+}
+
+/// What a global name (or a dotted path below one) denotes.
+#[derive(Clone)]
+pub enum Resolved {
+    Builtin(Builtin),
+    /// A dtype object (`np.float32`, `parpy.types.F32`).
+    Dtype(ElemTy),
+    /// A module-level constant (int, float or bool).
+    Const(ScalarValue),
+    /// Another jit function, with the resolver for its own globals.
+    Function {
+        def: Arc<FunctionDef>,
+        globals: Arc<dyn Resolver>,
+    },
+    /// A module or namespace: look at its attributes (`parpy`, `parpy.math`).
+    Namespace,
+    /// The name exists but denotes something jit code cannot use; the string
+    /// describes it for the error message (`a list`, `function 'print'`).
+    Unsupported(String),
+    NotFound,
+}
+
+/// Resolves dotted global paths (`["parpy", "operators", "sum"]`, `["N"]`).
+pub trait Resolver: Send + Sync {
+    fn resolve(&self, path: &[&str]) -> Resolved;
+}
+
+/// A resolver over a fixed table, for tests and for the Rust-only tools.
+/// Knows `parpy` (and the alias given) with all its builtins, `np`/`numpy`
+/// dtypes and the Python builtins, plus any entries added.
+#[derive(Clone, Default)]
+pub struct StaticResolver {
+    pub entries: HashMap<String, Resolved>,
+}
+
+impl StaticResolver {
+    pub fn new() -> StaticResolver {
+        StaticResolver::default()
+    }
+    pub fn with(mut self, name: &str, value: Resolved) -> StaticResolver {
+        self.entries.insert(name.to_string(), value);
+        self
+    }
+}
+
+impl Resolver for StaticResolver {
+    fn resolve(&self, path: &[&str]) -> Resolved {
+        let joined = path.join(".");
+        if let Some(r) = self.entries.get(&joined) {
+            return r.clone();
+        }
+        match path {
+            [] => Resolved::NotFound,
+            ["parpy" | "numpy" | "np"] => Resolved::Namespace,
+            ["parpy", rest @ ..] => {
+                let name = rest.join(".");
+                if let Some(b) = Builtin::from_name(&name) {
+                    return Resolved::Builtin(b);
+                }
+                if name == "sum" {
+                    return Resolved::Builtin(Builtin::Reduce(ReduceOp::Sum));
+                }
+                match rest {
+                    ["operators" | "reduce" | "math" | "builtin" | "types"] => Resolved::Namespace,
+                    ["types", t] => dtype_by_short_name(t)
+                        .map(Resolved::Dtype)
+                        .unwrap_or(Resolved::NotFound),
+                    _ => Resolved::NotFound,
+                }
+            }
+            ["numpy" | "np", t] => ElemTy::from_numpy_name(t)
+                .map(Resolved::Dtype)
+                .unwrap_or(Resolved::NotFound),
+            [name] => Builtin::from_name(name)
+                .filter(|b| {
+                    matches!(
+                        b,
+                        Builtin::Range
+                            | Builtin::Min
+                            | Builtin::Max
+                            | Builtin::Abs
+                            | Builtin::Float
+                            | Builtin::Int
+                            | Builtin::Len
+                    )
+                })
+                .map(Resolved::Builtin)
+                .unwrap_or(Resolved::NotFound),
+            _ => Resolved::NotFound,
+        }
+    }
+}
+
+/// `F32` -> `ElemTy::F32` (the names of `parpy.types`).
+pub fn dtype_by_short_name(name: &str) -> Option<ElemTy> {
+    ElemTy::ALL
+        .into_iter()
+        .find(|t| t.short_name().eq_ignore_ascii_case(name))
+}

@@ -1,0 +1,1 @@
+//! The parallel specification applied to labelled loops. (Placeholder.)
