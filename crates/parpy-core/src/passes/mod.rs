@@ -1,9 +1,12 @@
-//! The pass pipeline, in order. (Placeholder.)
+//! The pass pipeline, in order. (Being written.)
 
 use crate::diag::Diagnostic;
 use crate::ir::Program;
 use crate::options::Options;
 use crate::CompileError;
+
+#[cfg(test)]
+pub(crate) mod testutil;
 
 pub fn run_pipeline(
     program: Program,
