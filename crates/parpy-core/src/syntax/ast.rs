@@ -1,0 +1,148 @@
+//! Our own small AST for the supported Python subset. Every node carries the
+//! `Span` of the source it came from; unsupported constructs never get here
+//! (the converter in `syntax/convert.rs` rejects them).
+
+use crate::diag::{SourceId, Span};
+use crate::ir::{BinOp, UnOp};
+
+/// One parsed `def` (decorators ignored).
+#[derive(Clone, Debug)]
+pub struct FunctionDef {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+    pub source: SourceId,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub annotation: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    /// `target = value`; the target is a `Name` or a `Subscript`.
+    Assign {
+        target: Expr,
+        value: Expr,
+    },
+    /// `target op= value`.
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
+    /// `for var in iter:` (the iterator is checked to be `range(...)` in sema).
+    For {
+        var: String,
+        var_span: Span,
+        iter: Expr,
+        body: Vec<Stmt>,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+    },
+    /// `elif` chains are nested `If`s in `else_body`.
+    If {
+        cond: Expr,
+        then_body: Vec<Stmt>,
+        else_body: Vec<Stmt>,
+    },
+    Return(Option<Expr>),
+    /// `with ctx:` (only `parpy.gpu` is valid; checked in sema).
+    With {
+        ctx: Expr,
+        body: Vec<Stmt>,
+    },
+    /// An expression evaluated for its effect (`parpy.label('x')`, a call).
+    Expr(Expr),
+    Pass,
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// Only meaningful as a call argument (labels).
+    Str(String),
+    Name(String),
+    /// `value.attr`
+    Attr {
+        value: Box<Expr>,
+        attr: String,
+    },
+    /// `value[i0, i1, ...]`; a tuple index is flattened into `indices`.
+    Subscript {
+        value: Box<Expr>,
+        indices: Vec<Expr>,
+    },
+    /// `lo:hi` inside a subscript (no step).
+    Slice {
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+    },
+    /// `-e`, `not e`, `~e` (unary `+` is dropped by the parser).
+    Unary {
+        op: UnOp,
+        arg: Box<Expr>,
+    },
+    /// Arithmetic and bitwise operators.
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `first op0 e0 op1 e1 ...` (ops are comparison `BinOp`s).
+    Compare {
+        first: Box<Expr>,
+        rest: Vec<(BinOp, Expr)>,
+    },
+    /// `a and b and c` (`op` is `BinOp::And` or `BinOp::Or`).
+    BoolOp {
+        op: BinOp,
+        values: Vec<Expr>,
+    },
+    /// `then if cond else else_`
+    IfExp {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        else_: Box<Expr>,
+    },
+    /// `func(args...)`, positional arguments only.
+    Call {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+    },
+}
+
+impl Expr {
+    /// The dotted path of a name or attribute chain (`parpy.operators.sum`).
+    pub fn dotted_path(&self) -> Option<Vec<&str>> {
+        match &self.kind {
+            ExprKind::Name(n) => Some(vec![n.as_str()]),
+            ExprKind::Attr { value, attr } => {
+                let mut p = value.dotted_path()?;
+                p.push(attr.as_str());
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+}

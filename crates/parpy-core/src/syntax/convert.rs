@@ -1,0 +1,464 @@
+//! Conversion from rustpython's AST to ours. Every unsupported construct
+//! produces one diagnostic naming it and pointing at it; conversion goes on
+//! so that all of them are reported at once.
+
+use rustpython_parser::ast as py;
+use rustpython_parser::ast::Ranged;
+use rustpython_parser::text_size::TextRange;
+
+use super::ast::*;
+use crate::diag::{Diagnostic, SourceId, Span};
+use crate::ir::{BinOp, UnOp};
+
+pub(super) struct Converter {
+    file: SourceId,
+    diags: Vec<Diagnostic>,
+}
+
+fn unsupported(what: &str, plural: bool) -> String {
+    format!(
+        "{what} {} not supported in parpy functions",
+        if plural { "are" } else { "is" }
+    )
+}
+
+impl Converter {
+    pub(super) fn new(file: SourceId) -> Converter {
+        Converter {
+            file,
+            diags: vec![],
+        }
+    }
+
+    fn span(&self, r: TextRange) -> Span {
+        Span::new(self.file, r.start().to_u32(), r.end().to_u32())
+    }
+
+    /// Reports an unsupported construct (`what` is plural: "list literals").
+    fn reject(&mut self, r: TextRange, what: &str) {
+        let d = Diagnostic::error(unsupported(what, true)).at(self.span(r), "not supported");
+        self.diags.push(d);
+    }
+
+    fn reject_with(&mut self, r: TextRange, message: &str, label: &str, help: Option<&str>) {
+        let mut d = Diagnostic::error(message).at(self.span(r), label);
+        if let Some(h) = help {
+            d = d.help(h);
+        }
+        self.diags.push(d);
+    }
+
+    /// A placeholder expression after an error (never reaches sema).
+    fn bad(&self, r: TextRange) -> Expr {
+        Expr {
+            kind: ExprKind::Int(0),
+            span: self.span(r),
+        }
+    }
+
+    pub(super) fn function(
+        mut self,
+        f: &py::StmtFunctionDef,
+    ) -> Result<FunctionDef, Vec<Diagnostic>> {
+        let a = &f.args;
+        let mut params = vec![];
+        for p in a.posonlyargs.iter().chain(a.args.iter()) {
+            if let Some(d) = &p.default {
+                self.reject(d.range(), "default parameter values");
+            }
+            let annotation = p.def.annotation.as_ref().map(|e| self.expr(e));
+            params.push(Param {
+                name: p.def.arg.to_string(),
+                annotation,
+                span: self.span(p.def.range),
+            });
+        }
+        if let Some(v) = &a.vararg {
+            self.reject(v.range, "`*args` parameters");
+        }
+        if let Some(v) = &a.kwarg {
+            self.reject(v.range, "`**kwargs` parameters");
+        }
+        for k in &a.kwonlyargs {
+            self.reject(k.def.range, "keyword-only parameters");
+        }
+        let body = self.block(&f.body);
+        if self.diags.is_empty() {
+            Ok(FunctionDef {
+                name: f.name.to_string(),
+                params,
+                body,
+                span: self.span(f.range),
+                source: self.file,
+            })
+        } else {
+            Err(self.diags)
+        }
+    }
+
+    fn block(&mut self, stmts: &[py::Stmt]) -> Vec<Stmt> {
+        stmts.iter().filter_map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &py::Stmt) -> Option<Stmt> {
+        let r = s.range();
+        let kind = match s {
+            py::Stmt::Assign(a) => {
+                if a.targets.len() != 1 {
+                    self.reject(r, "chained assignments (`a = b = ...`)");
+                    return None;
+                }
+                let target = self.target(&a.targets[0])?;
+                StmtKind::Assign {
+                    target,
+                    value: self.expr(&a.value),
+                }
+            }
+            py::Stmt::AnnAssign(a) => match &a.value {
+                Some(v) => {
+                    let target = self.target(&a.target)?;
+                    StmtKind::Assign {
+                        target,
+                        value: self.expr(v),
+                    }
+                }
+                None => {
+                    self.reject(r, "annotations without a value");
+                    return None;
+                }
+            },
+            py::Stmt::AugAssign(a) => {
+                let target = self.target(&a.target)?;
+                let op = self.operator(a.op, r)?;
+                StmtKind::AugAssign {
+                    target,
+                    op,
+                    value: self.expr(&a.value),
+                }
+            }
+            py::Stmt::For(f) => {
+                if !f.orelse.is_empty() {
+                    self.reject(r, "`for ... else` statements");
+                }
+                let (var, var_span) = match f.target.as_ref() {
+                    py::Expr::Name(n) => (n.id.to_string(), self.span(n.range)),
+                    t => {
+                        self.reject_with(
+                            t.range(),
+                            "loop targets must be a single name",
+                            "not a name",
+                            Some("write `for i in range(n):`"),
+                        );
+                        return None;
+                    }
+                };
+                StmtKind::For {
+                    var,
+                    var_span,
+                    iter: self.expr(&f.iter),
+                    body: self.block(&f.body),
+                }
+            }
+            py::Stmt::While(w) => {
+                if !w.orelse.is_empty() {
+                    self.reject(r, "`while ... else` statements");
+                }
+                StmtKind::While {
+                    cond: self.expr(&w.test),
+                    body: self.block(&w.body),
+                }
+            }
+            py::Stmt::If(i) => StmtKind::If {
+                cond: self.expr(&i.test),
+                then_body: self.block(&i.body),
+                else_body: self.block(&i.orelse),
+            },
+            py::Stmt::With(w) => {
+                if w.items.len() != 1 {
+                    self.reject(r, "`with` statements with several items");
+                    return None;
+                }
+                let item = &w.items[0];
+                if let Some(v) = &item.optional_vars {
+                    self.reject(v.range(), "`with ... as` targets");
+                }
+                StmtKind::With {
+                    ctx: self.expr(&item.context_expr),
+                    body: self.block(&w.body),
+                }
+            }
+            py::Stmt::Return(ret) => StmtKind::Return(ret.value.as_ref().map(|v| self.expr(v))),
+            py::Stmt::Expr(e) => StmtKind::Expr(self.expr(&e.value)),
+            py::Stmt::Pass(_) => StmtKind::Pass,
+            other => {
+                let what = match other {
+                    py::Stmt::FunctionDef(_) | py::Stmt::AsyncFunctionDef(_) => {
+                        "nested function definitions"
+                    }
+                    py::Stmt::ClassDef(_) => "class definitions",
+                    py::Stmt::Delete(_) => "`del` statements",
+                    py::Stmt::TypeAlias(_) => "`type` aliases",
+                    py::Stmt::AsyncFor(_) => "`async for` loops",
+                    py::Stmt::AsyncWith(_) => "`async with` statements",
+                    py::Stmt::Match(_) => "`match` statements",
+                    py::Stmt::Raise(_) => "`raise` statements",
+                    py::Stmt::Try(_) | py::Stmt::TryStar(_) => "`try` statements",
+                    py::Stmt::Assert(_) => "`assert` statements",
+                    py::Stmt::Import(_) | py::Stmt::ImportFrom(_) => "`import` statements",
+                    py::Stmt::Global(_) => "`global` declarations",
+                    py::Stmt::Nonlocal(_) => "`nonlocal` declarations",
+                    py::Stmt::Break(_) => "`break` statements",
+                    py::Stmt::Continue(_) => "`continue` statements",
+                    _ => "these statements",
+                };
+                self.reject(r, what);
+                return None;
+            }
+        };
+        Some(Stmt {
+            kind,
+            span: self.span(r),
+        })
+    }
+
+    /// An assignment target: a name or a subscript.
+    fn target(&mut self, t: &py::Expr) -> Option<Expr> {
+        match t {
+            py::Expr::Name(_) | py::Expr::Subscript(_) => Some(self.expr(t)),
+            py::Expr::Tuple(_) | py::Expr::List(_) => {
+                self.reject_with(
+                    t.range(),
+                    "tuple-unpacking assignments are not supported in parpy functions",
+                    "not supported",
+                    Some("assign each variable in its own statement"),
+                );
+                None
+            }
+            py::Expr::Attribute(_) => {
+                self.reject(t.range(), "assignments to attributes");
+                None
+            }
+            _ => {
+                self.reject_with(
+                    t.range(),
+                    "cannot assign to this expression",
+                    "not a name or a subscript",
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    fn operator(&mut self, op: py::Operator, r: TextRange) -> Option<BinOp> {
+        Some(match op {
+            py::Operator::Add => BinOp::Add,
+            py::Operator::Sub => BinOp::Sub,
+            py::Operator::Mult => BinOp::Mul,
+            py::Operator::Div => BinOp::Div,
+            py::Operator::FloorDiv => BinOp::FloorDiv,
+            py::Operator::Mod => BinOp::Mod,
+            py::Operator::Pow => BinOp::Pow,
+            py::Operator::LShift => BinOp::Shl,
+            py::Operator::RShift => BinOp::Shr,
+            py::Operator::BitOr => BinOp::BitOr,
+            py::Operator::BitXor => BinOp::BitXor,
+            py::Operator::BitAnd => BinOp::BitAnd,
+            py::Operator::MatMult => {
+                self.reject(r, "matrix multiplications (`@`)");
+                return None;
+            }
+        })
+    }
+
+    fn boxed(&mut self, e: &py::Expr) -> Box<Expr> {
+        Box::new(self.expr(e))
+    }
+
+    fn expr(&mut self, e: &py::Expr) -> Expr {
+        let r = e.range();
+        let kind = match e {
+            py::Expr::Constant(c) => match &c.value {
+                py::Constant::Bool(b) => ExprKind::Bool(*b),
+                py::Constant::Int(i) => match i64::try_from(i) {
+                    Ok(v) => ExprKind::Int(v),
+                    Err(_) => {
+                        self.reject_with(
+                            r,
+                            "integer literal does not fit in 64 bits",
+                            "too large",
+                            None,
+                        );
+                        return self.bad(r);
+                    }
+                },
+                py::Constant::Float(f) => ExprKind::Float(*f),
+                py::Constant::Str(s) => ExprKind::Str(s.clone()),
+                py::Constant::None => {
+                    self.reject(r, "`None` values");
+                    return self.bad(r);
+                }
+                py::Constant::Bytes(_) => {
+                    self.reject(r, "bytes literals");
+                    return self.bad(r);
+                }
+                py::Constant::Complex { .. } => {
+                    self.reject(r, "complex literals");
+                    return self.bad(r);
+                }
+                py::Constant::Ellipsis => {
+                    self.reject(r, "`...` (Ellipsis)");
+                    return self.bad(r);
+                }
+                py::Constant::Tuple(_) => {
+                    self.reject(r, "tuple literals");
+                    return self.bad(r);
+                }
+            },
+            py::Expr::Name(n) => ExprKind::Name(n.id.to_string()),
+            py::Expr::Attribute(a) => ExprKind::Attr {
+                value: self.boxed(&a.value),
+                attr: a.attr.to_string(),
+            },
+            py::Expr::Subscript(s) => {
+                let indices = match s.slice.as_ref() {
+                    py::Expr::Tuple(t) => t.elts.iter().map(|i| self.index(i)).collect(),
+                    other => vec![self.index(other)],
+                };
+                ExprKind::Subscript {
+                    value: self.boxed(&s.value),
+                    indices,
+                }
+            }
+            py::Expr::Slice(_) => {
+                // Only valid inside a subscript (handled by `index`).
+                self.reject(r, "slices outside a subscript");
+                return self.bad(r);
+            }
+            py::Expr::UnaryOp(u) => {
+                let arg = self.boxed(&u.operand);
+                let op = match u.op {
+                    py::UnaryOp::USub => UnOp::Neg,
+                    py::UnaryOp::Not => UnOp::Not,
+                    py::UnaryOp::Invert => UnOp::BitNot,
+                    py::UnaryOp::UAdd => {
+                        return Expr {
+                            kind: arg.kind,
+                            span: self.span(r),
+                        }
+                    }
+                };
+                ExprKind::Unary { op, arg }
+            }
+            py::Expr::BinOp(b) => {
+                let lhs = self.boxed(&b.left);
+                let rhs = self.boxed(&b.right);
+                match self.operator(b.op, r) {
+                    Some(op) => ExprKind::Binary { op, lhs, rhs },
+                    None => return self.bad(r),
+                }
+            }
+            py::Expr::Compare(c) => {
+                let first = self.boxed(&c.left);
+                let mut rest = vec![];
+                for (op, rhs) in c.ops.iter().zip(c.comparators.iter()) {
+                    let op = match op {
+                        py::CmpOp::Eq => BinOp::Eq,
+                        py::CmpOp::NotEq => BinOp::Ne,
+                        py::CmpOp::Lt => BinOp::Lt,
+                        py::CmpOp::LtE => BinOp::Le,
+                        py::CmpOp::Gt => BinOp::Gt,
+                        py::CmpOp::GtE => BinOp::Ge,
+                        py::CmpOp::Is | py::CmpOp::IsNot => {
+                            self.reject(r, "`is` comparisons");
+                            return self.bad(r);
+                        }
+                        py::CmpOp::In | py::CmpOp::NotIn => {
+                            self.reject(r, "`in` tests");
+                            return self.bad(r);
+                        }
+                    };
+                    rest.push((op, self.expr(rhs)));
+                }
+                ExprKind::Compare { first, rest }
+            }
+            py::Expr::BoolOp(b) => ExprKind::BoolOp {
+                op: match b.op {
+                    py::BoolOp::And => BinOp::And,
+                    py::BoolOp::Or => BinOp::Or,
+                },
+                values: b.values.iter().map(|v| self.expr(v)).collect(),
+            },
+            py::Expr::IfExp(i) => ExprKind::IfExp {
+                cond: self.boxed(&i.test),
+                then: self.boxed(&i.body),
+                else_: self.boxed(&i.orelse),
+            },
+            py::Expr::Call(c) => {
+                for k in &c.keywords {
+                    let msg = match &k.arg {
+                        Some(name) => format!("keyword argument `{name}`"),
+                        None => "`**` argument".to_string(),
+                    };
+                    self.reject_with(
+                        k.range,
+                        "keyword arguments are not supported in parpy functions",
+                        &msg,
+                        Some("pass the arguments by position"),
+                    );
+                }
+                let func = self.boxed(&c.func);
+                let args = c.args.iter().map(|a| self.expr(a)).collect();
+                ExprKind::Call { func, args }
+            }
+            other => {
+                let what = match other {
+                    py::Expr::ListComp(_) => "list comprehensions",
+                    py::Expr::SetComp(_) => "set comprehensions",
+                    py::Expr::DictComp(_) => "dict comprehensions",
+                    py::Expr::GeneratorExp(_) => "generator expressions",
+                    py::Expr::List(_) => "list literals",
+                    py::Expr::Dict(_) => "dict literals",
+                    py::Expr::Set(_) => "set literals",
+                    py::Expr::Tuple(_) => "tuple expressions",
+                    py::Expr::Lambda(_) => "lambda expressions",
+                    py::Expr::NamedExpr(_) => "walrus assignments (`:=`)",
+                    py::Expr::Yield(_) | py::Expr::YieldFrom(_) => "`yield` expressions",
+                    py::Expr::Await(_) => "`await` expressions",
+                    py::Expr::JoinedStr(_) | py::Expr::FormattedValue(_) => "f-strings",
+                    py::Expr::Starred(_) => "starred arguments (`*args`)",
+                    _ => "these expressions",
+                };
+                self.reject(r, what);
+                return self.bad(r);
+            }
+        };
+        Expr {
+            kind,
+            span: self.span(r),
+        }
+    }
+
+    /// One index of a subscript: an expression or a `lo:hi` slice.
+    fn index(&mut self, e: &py::Expr) -> Expr {
+        match e {
+            py::Expr::Slice(s) => {
+                if let Some(step) = &s.step {
+                    self.reject_with(
+                        step.range(),
+                        "strided slices (`a[lo:hi:step]`) are not supported in parpy functions",
+                        "step not supported",
+                        Some("write a `for` loop with `range(lo, hi, step)` instead"),
+                    );
+                }
+                let lo = s.lower.as_ref().map(|x| self.boxed(x));
+                let hi = s.upper.as_ref().map(|x| self.boxed(x));
+                Expr {
+                    kind: ExprKind::Slice { lo, hi },
+                    span: self.span(s.range),
+                }
+            }
+            other => self.expr(other),
+        }
+    }
+}

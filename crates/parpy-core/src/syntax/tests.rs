@@ -1,0 +1,176 @@
+//! Parser tests: accepted subset and one rejection per unsupported construct.
+
+use super::*;
+use crate::diag::render_all;
+
+fn parse(src: &str) -> Result<FunctionDef, Vec<Diagnostic>> {
+    parse_function(SourceFile::from_function_text("t.py", src, 10))
+}
+
+fn err(src: &str) -> String {
+    match parse(src) {
+        Ok(_) => panic!("expected a parse error for:\n{src}"),
+        Err(d) => render_all(&d),
+    }
+}
+
+#[test]
+fn parses_sum_rows() {
+    let f = parse(
+        "@parpy.jit\ndef sum_rows(x, y, N):\n    parpy.label('outer')\n    for i in range(N):\n        y[i] = parpy.operators.sum(x[i, :])\n",
+    )
+    .unwrap();
+    assert_eq!(f.name, "sum_rows");
+    let names: Vec<_> = f.params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["x", "y", "N"]);
+    assert_eq!(f.body.len(), 2);
+    let StmtKind::For { var, body, .. } = &f.body[1].kind else {
+        panic!("not a for loop: {:?}", f.body[1]);
+    };
+    assert_eq!(var, "i");
+    let StmtKind::Assign { value, .. } = &body[0].kind else {
+        panic!("not an assignment");
+    };
+    let ExprKind::Call { func, args } = &value.kind else {
+        panic!("not a call");
+    };
+    assert_eq!(func.dotted_path().unwrap(), ["parpy", "operators", "sum"]);
+    let ExprKind::Subscript { indices, .. } = &args[0].kind else {
+        panic!("not a subscript");
+    };
+    assert!(matches!(
+        indices[1].kind,
+        ExprKind::Slice { lo: None, hi: None }
+    ));
+}
+
+#[test]
+fn indented_function_keeps_positions() {
+    let src = "    def f(x):\n        x[0] = [1, 2]\n";
+    let text = err(src);
+    assert!(text.contains("list literals"), "{text}");
+    assert!(text.contains("t.py:11:16"), "{text}");
+}
+
+#[test]
+fn syntax_error_is_a_diagnostic() {
+    let text = err("def f(x):\n    x[0] = (1 +\n");
+    assert!(text.contains("invalid syntax"), "{text}");
+    assert!(text.contains("t.py:"), "{text}");
+}
+
+#[test]
+fn elif_nests() {
+    let f = parse("def f(x):\n    if x[0] > 0:\n        x[0] = 1\n    elif x[0] < 0:\n        x[0] = 2\n    else:\n        pass\n").unwrap();
+    let StmtKind::If { else_body, .. } = &f.body[0].kind else {
+        panic!()
+    };
+    assert!(matches!(else_body[0].kind, StmtKind::If { .. }));
+}
+
+#[test]
+fn rejects_each_construct_with_location() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "    y = [v for v in x]\n",
+            "list comprehensions",
+            "t.py:11:9",
+        ),
+        (
+            "    y = {v: v for v in x}\n",
+            "dict comprehensions",
+            "t.py:11:9",
+        ),
+        (
+            "    y = {v for v in x}\n",
+            "set comprehensions",
+            "t.py:11:9",
+        ),
+        ("    y = {1: 2}\n", "dict literals", "t.py:11:9"),
+        ("    y = {1, 2}\n", "set literals", "t.py:11:9"),
+        ("    y = lambda v: v\n", "lambda expressions", "t.py:11:9"),
+        (
+            "    try:\n        pass\n    except E:\n        pass\n",
+            "`try` statements",
+            "t.py:11:5",
+        ),
+        ("    import numpy\n", "`import` statements", "t.py:11:5"),
+        ("    global g\n", "`global` declarations", "t.py:11:5"),
+        ("    del x\n", "`del` statements", "t.py:11:5"),
+        ("    assert x\n", "`assert` statements", "t.py:11:5"),
+        ("    raise E\n", "`raise` statements", "t.py:11:5"),
+        (
+            "    class C:\n        pass\n",
+            "class definitions",
+            "t.py:11:5",
+        ),
+        (
+            "    def g():\n        pass\n",
+            "nested function definitions",
+            "t.py:11:5",
+        ),
+        (
+            "    for i in range(3):\n        break\n",
+            "`break` statements",
+            "t.py:12:9",
+        ),
+        (
+            "    for i in range(3):\n        continue\n",
+            "`continue` statements",
+            "t.py:12:9",
+        ),
+        (
+            "    g(x, axis=1)\n",
+            "keyword arguments are not supported",
+            "t.py:11:10",
+        ),
+        ("    g(*x)\n", "starred arguments", "t.py:11:7"),
+        (
+            "    a, b = 1, 2\n",
+            "tuple-unpacking assignments",
+            "t.py:11:5",
+        ),
+        ("    x[::2] = 1\n", "strided slices", "t.py:11:9"),
+        ("    y = (yield 1)\n", "`yield` expressions", "t.py:11:10"),
+        ("    y = f\"{x}\"\n", "f-strings", "t.py:11:9"),
+        (
+            "    if (n := 3) > 2:\n        pass\n",
+            "walrus",
+            "t.py:11:9",
+        ),
+    ];
+    for (body, what, loc) in cases {
+        let src = format!("def f(x):\n{body}");
+        let text = err(&src);
+        assert!(text.contains(what), "expected `{what}` in:\n{text}");
+        assert!(text.contains(loc), "expected `{loc}` in:\n{text}");
+    }
+}
+
+#[test]
+fn rejects_bad_parameters() {
+    let text = err("def f(x, n=3, *args, **kw):\n    pass\n");
+    assert!(text.contains("default parameter values"), "{text}");
+    assert!(text.contains("t.py:10:12"), "{text}");
+    assert!(text.contains("`*args` parameters"), "{text}");
+    assert!(text.contains("`**kwargs` parameters"), "{text}");
+}
+
+#[test]
+fn await_is_rejected() {
+    let text = err("def f(x):\n    y = await x\n");
+    assert!(text.contains("`await` expressions"), "{text}");
+    assert!(text.contains("t.py:11:9"), "{text}");
+}
+
+#[test]
+fn two_defs_are_an_error() {
+    let text = err("def g():\n    pass\ndef f(x):\n    pass\n");
+    assert!(text.contains("single function definition"), "{text}");
+}
+
+#[test]
+fn collects_all_errors() {
+    let d = parse("def f(x):\n    y = [1]\n    z = {2: 3}\n    del x\n").unwrap_err();
+    assert_eq!(d.len(), 3, "{}", render_all(&d));
+}
