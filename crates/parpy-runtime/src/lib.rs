@@ -1,1 +1,72 @@
+//! parpy-runtime: turns generated C into a callable entry point.
+//!
+//! - [`cc`]: finds the C compiler (`$CC`, then `cc`, `gcc`, `clang`) and
+//!   builds a shared library with the fixed flags plus the user's options.
+//! - [`cache`]: the disk cache of shared libraries, keyed by code, compiler
+//!   identity, flags and parpy version; atomic writes, verified loads.
+//! - [`library`]: loads a shared library and calls its entry
+//!   (`int32_t SYM(void **args)`).
+//!
+//! No Python objects here; the binding (`parpy-py`) drives this crate.
 
+pub mod cache;
+pub mod cc;
+pub mod library;
+
+use std::path::PathBuf;
+
+pub use cache::{default_cache_dir, DiskCache};
+pub use cc::{BuildFlags, Compiler};
+pub use library::{EntryFn, LoadedEntry};
+
+/// Everything that can go wrong while building, caching or running code.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("no C compiler found: set $CC or install cc, gcc or clang (tried: {tried})")]
+    NoCompiler { tried: String },
+    #[error("the C compiler {compiler} failed (exit status {status}) on {source_path}:\n{stderr}")]
+    CompileFailed {
+        compiler: String,
+        status: String,
+        source_path: String,
+        stderr: String,
+    },
+    #[error("I/O error on {path}: {err}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        err: std::io::Error,
+    },
+    #[error("could not load the shared library {path}: {msg}")]
+    Load { path: PathBuf, msg: String },
+    #[error("the shared library {path} has no entry symbol `{symbol}`: {msg}")]
+    Symbol {
+        path: PathBuf,
+        symbol: String,
+        msg: String,
+    },
+    #[error("the compiled function `{symbol}` returned the error code {code}")]
+    NonZero { symbol: String, code: i32 },
+}
+
+impl RuntimeError {
+    pub(crate) fn io(path: impl Into<PathBuf>, err: std::io::Error) -> RuntimeError {
+        RuntimeError::Io {
+            path: path.into(),
+            err,
+        }
+    }
+}
+
+/// Builds (or fetches from the disk cache) the shared library for `code` and
+/// loads `symbol` from it: the whole miss path of the binding in one call.
+pub fn build_and_load(
+    code: &str,
+    symbol: &str,
+    flags: &BuildFlags,
+    cache: &DiskCache,
+) -> Result<LoadedEntry, RuntimeError> {
+    let compiler = Compiler::find()?;
+    let so = cache.get_or_build(code, &compiler, flags)?;
+    LoadedEntry::load(&so, symbol)
+}

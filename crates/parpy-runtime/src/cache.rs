@@ -1,0 +1,387 @@
+//! The disk cache of compiled shared libraries.
+//!
+//! Entry `K` is `K.so` plus `K.meta`, where `K` is the SHA-256 of the parpy
+//! version, the compiler identity, the flags and the code. `K.meta` holds the
+//! SHA-256 and the size of the `.so` bytes; a load verifies them, and an entry
+//! that is missing half, truncated or corrupt is deleted and rebuilt.
+//! Everything is written to a temporary name in the same directory, synced,
+//! then renamed, so a concurrent reader never sees a partial file.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::cc::{BuildFlags, Compiler};
+use crate::RuntimeError;
+
+/// `$XDG_CACHE_HOME/parpy`, else `~/.cache/parpy`, else a temp directory.
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|s| !s.is_empty()) {
+        return PathBuf::from(x).join("parpy");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|s| !s.is_empty()) {
+        return PathBuf::from(h).join(".cache").join("parpy");
+    }
+    std::env::temp_dir().join("parpy-cache")
+}
+
+pub fn sha256_hex(data: &[u8]) -> String {
+    let digest = Sha256::digest(data);
+    let mut s = String::with_capacity(64);
+    for b in digest.iter() {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// What happened on a lookup (for tests and `verbose` output).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    Hit,
+    Built,
+    /// A corrupt or incomplete entry was found, deleted and rebuilt.
+    Rebuilt,
+}
+
+#[derive(Clone, Debug)]
+pub struct DiskCache {
+    pub dir: PathBuf,
+}
+
+impl DiskCache {
+    pub fn new(dir: impl Into<PathBuf>) -> DiskCache {
+        DiskCache { dir: dir.into() }
+    }
+
+    pub fn default_location() -> DiskCache {
+        DiskCache::new(default_cache_dir())
+    }
+
+    /// The cache key of one build.
+    pub fn key(code: &str, compiler: &Compiler, flags: &BuildFlags) -> String {
+        let mut h = Sha256::new();
+        for part in [
+            "parpy",
+            parpy_core::VERSION,
+            &compiler.identity,
+            &compiler.pre_args.join("\0"),
+            &flags.fingerprint(),
+        ] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        h.update((code.len() as u64).to_le_bytes());
+        h.update(code.as_bytes());
+        let mut s = String::with_capacity(64);
+        for b in h.finalize().iter() {
+            s.push_str(&format!("{b:02x}"));
+        }
+        s
+    }
+
+    pub fn so_path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.so"))
+    }
+
+    pub fn meta_path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.meta"))
+    }
+
+    /// The path of a verified shared library for `code`, building it when
+    /// the entry is absent or bad.
+    pub fn get_or_build(
+        &self,
+        code: &str,
+        compiler: &Compiler,
+        flags: &BuildFlags,
+    ) -> Result<PathBuf, RuntimeError> {
+        self.get_or_build_outcome(code, compiler, flags)
+            .map(|(p, _)| p)
+    }
+
+    pub fn get_or_build_outcome(
+        &self,
+        code: &str,
+        compiler: &Compiler,
+        flags: &BuildFlags,
+    ) -> Result<(PathBuf, Outcome), RuntimeError> {
+        let key = DiskCache::key(code, compiler, flags);
+        let so = self.so_path(&key);
+        let meta = self.meta_path(&key);
+        let mut outcome = Outcome::Built;
+        match self.verify(&so, &meta) {
+            Verified::Ok => return Ok((so, Outcome::Hit)),
+            Verified::Absent => {}
+            Verified::Bad => {
+                let _ = fs::remove_file(&so);
+                let _ = fs::remove_file(&meta);
+                outcome = Outcome::Rebuilt;
+            }
+        }
+        fs::create_dir_all(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))?;
+        let uniq = unique_suffix();
+        let src_tmp = self.dir.join(format!("{key}.{uniq}.c"));
+        let so_tmp = self.dir.join(format!("{key}.{uniq}.so.tmp"));
+        let result = (|| {
+            write_synced(&src_tmp, code.as_bytes())?;
+            compiler.build(&src_tmp, &so_tmp, flags)?;
+            let bytes = fs::read(&so_tmp).map_err(|e| RuntimeError::io(&so_tmp, e))?;
+            File::open(&so_tmp)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| RuntimeError::io(&so_tmp, e))?;
+            let meta_text = format!("sha256={}\nsize={}\n", sha256_hex(&bytes), bytes.len());
+            fs::rename(&so_tmp, &so).map_err(|e| RuntimeError::io(&so, e))?;
+            write_atomic(&meta, meta_text.as_bytes())?;
+            sync_dir(&self.dir);
+            Ok(())
+        })();
+        let _ = fs::remove_file(&src_tmp);
+        let _ = fs::remove_file(&so_tmp);
+        result.map(|()| (so, outcome))
+    }
+
+    fn verify(&self, so: &Path, meta: &Path) -> Verified {
+        let so_exists = so.exists();
+        let meta_text = fs::read_to_string(meta);
+        let meta_text = match (so_exists, meta_text) {
+            (false, Err(_)) => return Verified::Absent,
+            (true, Ok(t)) => t,
+            _ => return Verified::Bad,
+        };
+        let mut want_sha = None;
+        let mut want_size = None;
+        for line in meta_text.lines() {
+            if let Some(v) = line.strip_prefix("sha256=") {
+                want_sha = Some(v.trim().to_string());
+            } else if let Some(v) = line.strip_prefix("size=") {
+                want_size = v.trim().parse::<u64>().ok();
+            }
+        }
+        let (Some(want_sha), Some(want_size)) = (want_sha, want_size) else {
+            return Verified::Bad;
+        };
+        match fs::read(so) {
+            Ok(bytes) if bytes.len() as u64 == want_size && sha256_hex(&bytes) == want_sha => {
+                Verified::Ok
+            }
+            _ => Verified::Bad,
+        }
+    }
+
+    /// Removes every cache entry (and stray temporary file) in the directory.
+    /// Files that do not look like cache entries are left alone.
+    pub fn clear(&self) -> Result<usize, RuntimeError> {
+        clear(&self.dir)
+    }
+}
+
+enum Verified {
+    Ok,
+    Absent,
+    Bad,
+}
+
+/// Removes parpy's cache entries from `dir`; returns how many files went.
+pub fn clear(dir: &Path) -> Result<usize, RuntimeError> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(RuntimeError::io(dir, e)),
+    };
+    let mut n = 0;
+    for entry in rd.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let is_ours = name.len() > 65
+            && name.as_bytes()[..64].iter().all(u8::is_ascii_hexdigit)
+            && name.as_bytes()[64] == b'.'
+            && [".so", ".meta", ".tmp", ".c"]
+                .iter()
+                .any(|s| name.ends_with(s));
+        if is_ours && fs::remove_file(entry.path()).is_ok() {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+fn unique_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let tid = format!("{:?}", std::thread::current().id());
+    let tid: String = tid.chars().filter(char::is_ascii_digit).collect();
+    format!("{}-{tid}-{nanos}", std::process::id())
+}
+
+fn write_synced(path: &Path, data: &[u8]) -> Result<(), RuntimeError> {
+    let mut f = File::create(path).map_err(|e| RuntimeError::io(path, e))?;
+    f.write_all(data)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| RuntimeError::io(path, e))
+}
+
+/// Writes `data` to `path` through a synced temporary file and a rename.
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), RuntimeError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!("{name}.{}.tmp", unique_suffix()));
+    let r = write_synced(&tmp, data)
+        .and_then(|()| fs::rename(&tmp, path).map_err(|e| RuntimeError::io(path, e)));
+    if r.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    r
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library::LoadedEntry;
+
+    const CODE: &str =
+        "#include <stdint.h>\nint32_t entry(void **args) { *(int64_t*)args[0] += 41; return 0; }\n";
+
+    fn tmp_dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("parpy-cache-test-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    fn call(path: &Path) -> i64 {
+        let e = LoadedEntry::load(path, "entry").unwrap();
+        let mut slot: i64 = 1;
+        let mut args = [&mut slot as *mut i64 as *mut std::ffi::c_void];
+        e.call(&mut args).unwrap();
+        slot
+    }
+
+    #[test]
+    fn miss_then_hit() {
+        let cache = DiskCache::new(tmp_dir("hit"));
+        let cc = Compiler::find().unwrap();
+        let f = BuildFlags::default();
+        let (p1, o1) = cache.get_or_build_outcome(CODE, &cc, &f).unwrap();
+        assert_eq!(o1, Outcome::Built);
+        let (p2, o2) = cache.get_or_build_outcome(CODE, &cc, &f).unwrap();
+        assert_eq!(o2, Outcome::Hit);
+        assert_eq!(p1, p2);
+        assert_eq!(call(&p2), 42);
+        // different flags -> different key
+        let f2 = BuildFlags {
+            extra_flags: vec!["-DFOO=1".into()],
+            ..Default::default()
+        };
+        assert_ne!(
+            DiskCache::key(CODE, &cc, &f),
+            DiskCache::key(CODE, &cc, &f2)
+        );
+        assert_ne!(DiskCache::key(CODE, &cc, &f), DiskCache::key("x", &cc, &f));
+        let _ = fs::remove_dir_all(&cache.dir);
+    }
+
+    #[test]
+    fn corrupt_truncated_or_half_entries_are_rebuilt() {
+        let cache = DiskCache::new(tmp_dir("corrupt"));
+        let cc = Compiler::find().unwrap();
+        let f = BuildFlags::default();
+        let (so, _) = cache.get_or_build_outcome(CODE, &cc, &f).unwrap();
+        let good = fs::read(&so).unwrap();
+        let key = DiskCache::key(CODE, &cc, &f);
+
+        // flipped byte
+        let mut bad = good.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 0xff;
+        fs::write(&so, &bad).unwrap();
+        let (_, o) = cache.get_or_build_outcome(CODE, &cc, &f).unwrap();
+        assert_eq!(o, Outcome::Rebuilt);
+        assert_ne!(sha256_hex(&fs::read(&so).unwrap()), sha256_hex(&bad));
+        assert_eq!(
+            cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
+            Outcome::Hit
+        );
+
+        // truncated
+        fs::write(&so, &good[..10]).unwrap();
+        assert_eq!(
+            cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
+            Outcome::Rebuilt
+        );
+
+        // meta missing
+        fs::remove_file(cache.meta_path(&key)).unwrap();
+        assert_eq!(
+            cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
+            Outcome::Rebuilt
+        );
+
+        // meta garbage
+        fs::write(cache.meta_path(&key), "nonsense").unwrap();
+        assert_eq!(
+            cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
+            Outcome::Rebuilt
+        );
+
+        // so missing, meta present
+        fs::remove_file(&so).unwrap();
+        assert_eq!(
+            cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
+            Outcome::Rebuilt
+        );
+        assert_eq!(
+            cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
+            Outcome::Hit
+        );
+        assert_eq!(call(&so), 42);
+        let _ = fs::remove_dir_all(&cache.dir);
+    }
+
+    #[test]
+    fn atomic_write_leaves_no_temporaries() {
+        let dir = tmp_dir("atomic");
+        fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("file.txt");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn failed_build_leaves_no_entry_and_clear_removes_entries() {
+        let cache = DiskCache::new(tmp_dir("clear"));
+        let cc = Compiler::find().unwrap();
+        let f = BuildFlags::default();
+        let err = cache.get_or_build("this is not C", &cc, &f).unwrap_err();
+        assert!(err.to_string().contains("failed"), "{err}");
+        assert_eq!(fs::read_dir(&cache.dir).unwrap().count(), 0);
+        cache.get_or_build(CODE, &cc, &f).unwrap();
+        fs::write(cache.dir.join("keep-me.txt"), "x").unwrap();
+        assert_eq!(cache.clear().unwrap(), 2);
+        let names: Vec<_> = fs::read_dir(&cache.dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("keep-me.txt")]);
+        let _ = fs::remove_dir_all(&cache.dir);
+    }
+}

@@ -1,0 +1,258 @@
+//! Finding the C compiler and building shared libraries with it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::UNIX_EPOCH;
+
+use crate::RuntimeError;
+
+/// The fixed flags every CPU build uses (before the user's flags).
+pub const BASE_FLAGS: [&str; 6] = [
+    "-std=c11",
+    "-O3",
+    "-march=native",
+    "-fopenmp",
+    "-fPIC",
+    "-shared",
+];
+
+/// The user-controlled part of a build: `CompileOptions.includes`, `libs`
+/// and `extra_flags`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BuildFlags {
+    pub includes: Vec<String>,
+    pub libs: Vec<String>,
+    pub extra_flags: Vec<String>,
+}
+
+impl BuildFlags {
+    pub fn from_options(o: &parpy_core::Options) -> BuildFlags {
+        BuildFlags {
+            includes: o.includes.clone(),
+            libs: o.libs.clone(),
+            extra_flags: o.extra_flags.clone(),
+        }
+    }
+
+    /// The complete argument list after the source file name: base flags,
+    /// `-I` includes, extra flags, `-o out`, `-l` libs, `-lm`.
+    fn args(&self, source: &Path, out: &Path) -> Vec<String> {
+        let mut a: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
+        a.extend(self.includes.iter().map(|i| format!("-I{i}")));
+        a.extend(self.extra_flags.iter().cloned());
+        a.push(source.display().to_string());
+        a.push("-o".into());
+        a.push(out.display().to_string());
+        a.extend(self.libs.iter().map(|l| format!("-l{l}")));
+        a.push("-lm".into());
+        a
+    }
+
+    /// A stable textual form for cache keys.
+    pub fn fingerprint(&self) -> String {
+        let mut s = String::new();
+        for f in BASE_FLAGS {
+            s.push_str(f);
+            s.push('\0');
+        }
+        for (tag, list) in [
+            ("I", &self.includes),
+            ("l", &self.libs),
+            ("X", &self.extra_flags),
+        ] {
+            s.push_str(tag);
+            s.push_str(&list.len().to_string());
+            s.push('\0');
+            for x in list {
+                s.push_str(x);
+                s.push('\0');
+            }
+        }
+        s
+    }
+}
+
+/// A resolved C compiler with the identity used in cache keys.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiler {
+    /// The resolved program path.
+    pub path: PathBuf,
+    /// Arguments that came with `$CC` (e.g. `CC="ccache gcc"` -> `["gcc"]`).
+    pub pre_args: Vec<String>,
+    /// Path, file size and modification time: changes when the compiler is
+    /// replaced, without running it.
+    pub identity: String,
+}
+
+impl Compiler {
+    /// `$CC` if set (and non-empty), else the first of `cc`, `gcc`, `clang`
+    /// found on `PATH`.
+    pub fn find() -> Result<Compiler, RuntimeError> {
+        let cc_env = std::env::var("CC").ok().filter(|s| !s.trim().is_empty());
+        Compiler::find_with(cc_env.as_deref(), std::env::var_os("PATH").as_deref())
+    }
+
+    /// [`Compiler::find`] with explicit inputs (for tests).
+    pub fn find_with(
+        cc_env: Option<&str>,
+        path_var: Option<&std::ffi::OsStr>,
+    ) -> Result<Compiler, RuntimeError> {
+        let mut tried = Vec::new();
+        let candidates: Vec<(String, Vec<String>)> = match cc_env {
+            Some(cc) => {
+                let mut parts = cc.split_whitespace().map(str::to_string);
+                let prog = parts.next().unwrap_or_default();
+                vec![(prog, parts.collect())]
+            }
+            None => ["cc", "gcc", "clang"]
+                .iter()
+                .map(|s| (s.to_string(), vec![]))
+                .collect(),
+        };
+        for (prog, pre_args) in candidates {
+            tried.push(prog.clone());
+            if let Some(path) = resolve_program(&prog, path_var) {
+                let identity = identity_of(&path);
+                return Ok(Compiler {
+                    path,
+                    pre_args,
+                    identity,
+                });
+            }
+        }
+        Err(RuntimeError::NoCompiler {
+            tried: if cc_env.is_some() {
+                format!("$CC={}", tried.join(" "))
+            } else {
+                tried.join(", ")
+            },
+        })
+    }
+
+    /// Compiles `source` (a file) into the shared library `out`.
+    pub fn build(&self, source: &Path, out: &Path, flags: &BuildFlags) -> Result<(), RuntimeError> {
+        let output = Command::new(&self.path)
+            .args(&self.pre_args)
+            .args(flags.args(source, out))
+            .output()
+            .map_err(|e| RuntimeError::io(&self.path, e))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            if stderr.trim().is_empty() {
+                stderr = String::from_utf8_lossy(&output.stdout).into_owned();
+            }
+            Err(RuntimeError::CompileFailed {
+                compiler: self.path.display().to_string(),
+                status: output
+                    .status
+                    .code()
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "killed by a signal".into()),
+                source_path: source.display().to_string(),
+                stderr,
+            })
+        }
+    }
+}
+
+fn resolve_program(prog: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    if prog.is_empty() {
+        return None;
+    }
+    if prog.contains('/') {
+        let p = PathBuf::from(prog);
+        return is_executable(&p).then(|| std::fs::canonicalize(&p).unwrap_or(p));
+    }
+    for dir in std::env::split_paths(path_var?) {
+        let p = dir.join(prog);
+        if is_executable(&p) {
+            return Some(std::fs::canonicalize(&p).unwrap_or(p));
+        }
+    }
+    None
+}
+
+fn is_executable(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p)
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    }
+    #[cfg(not(unix))]
+    {
+        p.is_file()
+    }
+}
+
+fn identity_of(path: &Path) -> String {
+    let (size, mtime) = match std::fs::metadata(path) {
+        Ok(m) => (
+            m.len(),
+            m.modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+        ),
+        Err(_) => (0, 0),
+    };
+    format!("{}|{size}|{mtime}", path.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_compiler_on_path() {
+        let c =
+            Compiler::find_with(None, std::env::var_os("PATH").as_deref()).expect("a C compiler");
+        assert!(c.path.is_absolute());
+        assert!(c.identity.contains('|'));
+    }
+
+    #[test]
+    fn missing_compiler_is_a_clear_error() {
+        let e = Compiler::find_with(
+            Some("definitely-not-a-compiler-xyz"),
+            Some(std::ffi::OsStr::new("/nonexistent")),
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("no C compiler found"), "{msg}");
+        assert!(msg.contains("definitely-not-a-compiler-xyz"), "{msg}");
+    }
+
+    #[test]
+    fn compile_error_carries_stderr() {
+        let dir = std::env::temp_dir().join(format!("parpy-cc-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = dir.join("bad.c");
+        std::fs::write(&src, "int f(void) { return undefined_thing; }\n").unwrap();
+        let c = Compiler::find().unwrap();
+        let e = c
+            .build(&src, &dir.join("bad.so"), &BuildFlags::default())
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("undefined_thing"), "{msg}");
+        assert!(msg.contains("failed"), "{msg}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn flags_fingerprint_distinguishes_lists() {
+        let a = BuildFlags {
+            includes: vec!["x".into()],
+            ..Default::default()
+        };
+        let b = BuildFlags {
+            libs: vec!["x".into()],
+            ..Default::default()
+        };
+        assert_ne!(a.fingerprint(), b.fingerprint());
+    }
+}

@@ -1,0 +1,96 @@
+//! Loading a shared library and calling its uniform entry point.
+
+use std::ffi::c_void;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::RuntimeError;
+
+/// `int32_t SYM(void **args)`.
+pub type EntryFn = unsafe extern "C" fn(*mut *mut c_void) -> i32;
+
+/// An entry point together with the library that holds it; the library stays
+/// loaded as long as any clone of this value lives.
+#[derive(Clone)]
+pub struct LoadedEntry {
+    func: EntryFn,
+    symbol: Arc<str>,
+    _lib: Arc<libloading::Library>,
+}
+
+impl std::fmt::Debug for LoadedEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LoadedEntry({})", self.symbol)
+    }
+}
+
+impl LoadedEntry {
+    pub fn load(path: &Path, symbol: &str) -> Result<LoadedEntry, RuntimeError> {
+        // SAFETY: the library is one parpy built from generated (or the
+        // user's compile_string) C code; loading runs no constructors of ours.
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| RuntimeError::Load {
+            path: path.to_path_buf(),
+            msg: e.to_string(),
+        })?;
+        // SAFETY: the entry ABI fixes the signature `int32_t SYM(void **)`.
+        let func: EntryFn = unsafe {
+            let s: libloading::Symbol<'_, EntryFn> =
+                lib.get(symbol.as_bytes())
+                    .map_err(|e| RuntimeError::Symbol {
+                        path: path.to_path_buf(),
+                        symbol: symbol.to_string(),
+                        msg: e.to_string(),
+                    })?;
+            *s
+        };
+        Ok(LoadedEntry {
+            func,
+            symbol: Arc::from(symbol),
+            _lib: Arc::new(lib),
+        })
+    }
+
+    pub fn symbol(&self) -> &str {
+        &self.symbol
+    }
+
+    /// The raw function pointer (valid while `self` lives).
+    pub fn raw(&self) -> EntryFn {
+        self.func
+    }
+
+    /// Calls the entry with `args`; a non-zero return is an error.
+    ///
+    /// The caller must pass exactly the arguments the entry expects (array
+    /// data pointers and pointers to 8-byte scalar slots).
+    pub fn call(&self, args: &mut [*mut c_void]) -> Result<(), RuntimeError> {
+        // SAFETY: see the contract above; the binding checks the arguments.
+        let code = unsafe { (self.func)(args.as_mut_ptr()) };
+        if code == 0 {
+            Ok(())
+        } else {
+            Err(RuntimeError::NonZero {
+                symbol: self.symbol.to_string(),
+                code,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BuildFlags, DiskCache};
+
+    #[test]
+    fn nonzero_return_and_missing_symbol_are_errors() {
+        let dir = std::env::temp_dir().join(format!("parpy-lib-test-{}", std::process::id()));
+        let cache = DiskCache::new(&dir);
+        let code = "#include <stdint.h>\nint32_t fails(void **a) { (void)a; return 3; }\n";
+        let e = crate::build_and_load(code, "fails", &BuildFlags::default(), &cache).unwrap();
+        let err = e.call(&mut []).unwrap_err();
+        assert!(err.to_string().contains("error code 3"), "{err}");
+        let err = crate::build_and_load(code, "nope", &BuildFlags::default(), &cache).unwrap_err();
+        assert!(err.to_string().contains("`nope`"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
