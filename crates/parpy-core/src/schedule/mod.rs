@@ -1,1 +1,253 @@
-//! The parallel specification applied to labelled loops. (Placeholder.)
+//! The parallel specification applied to labelled loops.
+//!
+//! For each `for` loop with a label that the spec maps, the loop gets
+//! `par = LoopPar { threads, tpb }` and `wants_reduction` from the spec.
+//! Errors: two labels of one loop mapped to different specs, a thread count
+//! below one. A label of the spec that matches no statement is a warning.
+
+use std::collections::BTreeSet;
+
+use crate::diag::Diagnostic;
+use crate::ir::{Block, Function, LoopPar, Program, StmtKind};
+use crate::options::{Options, ParSpec};
+
+/// The default threads per block when the spec does not give one.
+pub const DEFAULT_TPB: i64 = 1024;
+
+/// Applies the spec to every function of the program. Returns the warnings,
+/// or the errors (all of them).
+pub fn apply(p: &mut Program, options: &Options) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    let mut st = State {
+        options,
+        seen: BTreeSet::new(),
+        errors: vec![],
+    };
+    st.block(&mut p.host.body);
+    for k in &mut p.kernels {
+        st.block(&mut k.func.body);
+    }
+    for h in &mut p.helpers {
+        st.block(&mut h.body);
+    }
+    for (label, spec) in &options.parallelize {
+        if spec.threads < 1 {
+            st.errors.push(
+                Diagnostic::error(format!(
+                    "the parallel specification asks for threads({}) for label `{label}`",
+                    spec.threads
+                ))
+                .help("the number of threads must be at least 1"),
+            );
+        }
+        if let Some(tpb) = spec.tpb {
+            if tpb < 1 {
+                st.errors.push(
+                    Diagnostic::error(format!(
+                        "the parallel specification asks for tpb({tpb}) for label `{label}`"
+                    ))
+                    .help("the number of threads per block must be at least 1"),
+                );
+            }
+        }
+    }
+    if !st.errors.is_empty() {
+        return Err(st.errors);
+    }
+    let mut warnings = vec![];
+    let all = labels_of_program(p);
+    for label in options.parallelize.keys() {
+        if !st.seen.contains(label) {
+            warnings.push(unused_label(label, &p.host, &all));
+        }
+    }
+    Ok(warnings)
+}
+
+fn unused_label(label: &str, host: &Function, all: &BTreeSet<String>) -> Diagnostic {
+    let d = Diagnostic::warning(format!(
+        "label `{label}` in the parallel specification matches no statement"
+    ));
+    if all.is_empty() {
+        d.help(format!(
+            "`{}` has no labels; mark a loop with parpy.label('{label}') right above it",
+            host.name
+        ))
+    } else {
+        let names: Vec<String> = all.iter().map(|l| format!("`{l}`")).collect();
+        d.help(format!(
+            "the labels in `{}` are {}",
+            host.name,
+            names.join(", ")
+        ))
+    }
+}
+
+/// Every label attached to a loop anywhere in the program (sorted).
+pub fn labels_of_program(p: &Program) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    labels_of_block(&p.host.body, &mut out);
+    for k in &p.kernels {
+        labels_of_block(&k.func.body, &mut out);
+    }
+    for h in &p.helpers {
+        labels_of_block(&h.body, &mut out);
+    }
+    out
+}
+
+fn labels_of_block(b: &Block, out: &mut BTreeSet<String>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::For(l) => {
+                out.extend(l.labels.iter().cloned());
+                labels_of_block(&l.body, out);
+            }
+            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => labels_of_block(body, out),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                labels_of_block(then_body, out);
+                labels_of_block(else_body, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The first label of `labels` that the spec maps, with its spec.
+pub fn spec_label<'a>(labels: &'a [String], options: &'a Options) -> Option<(&'a str, ParSpec)> {
+    labels
+        .iter()
+        .find_map(|l| options.parallelize.get(l).map(|s| (l.as_str(), *s)))
+}
+
+struct State<'a> {
+    options: &'a Options,
+    seen: BTreeSet<String>,
+    errors: Vec<Diagnostic>,
+}
+
+impl State<'_> {
+    fn block(&mut self, b: &mut Block) {
+        for s in b.iter_mut() {
+            let span = s.span;
+            match &mut s.kind {
+                StmtKind::For(l) => {
+                    let mut chosen: Option<(&str, ParSpec)> = None;
+                    for label in &l.labels {
+                        let Some(spec) = self.options.parallelize.get(label) else {
+                            continue;
+                        };
+                        self.seen.insert(label.clone());
+                        match chosen {
+                            None => chosen = Some((label, *spec)),
+                            Some((first, fs)) if fs != *spec => self.errors.push(
+                                Diagnostic::error(format!(
+                                    "the labels `{first}` and `{label}` of one loop are mapped to different parallel specifications"
+                                ))
+                                .at(span, "this loop has both labels")
+                                .help(format!(
+                                    "give `{first}` and `{label}` the same specification, or remove one of them from the spec"
+                                )),
+                            ),
+                            Some(_) => {}
+                        }
+                    }
+                    if let Some((_, spec)) = chosen {
+                        l.par = Some(LoopPar {
+                            threads: spec.threads,
+                            tpb: spec.tpb.unwrap_or(DEFAULT_TPB),
+                        });
+                        l.wants_reduction = spec.reduction;
+                    }
+                    self.block(&mut l.body);
+                }
+                StmtKind::While { body, .. } | StmtKind::OnDevice(body) => self.block(body),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    self.block(then_body);
+                    self.block(else_body);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::print::program_to_string;
+    use crate::passes::testutil::*;
+
+    fn spec(threads: i64) -> ParSpec {
+        ParSpec {
+            threads,
+            tpb: None,
+            reduction: false,
+        }
+    }
+
+    #[test]
+    fn marks_labelled_loop() {
+        let mut p = sum_rows_program();
+        let mut o = Options::default();
+        o.parallelize.insert("outer".into(), spec(100));
+        let w = apply(&mut p, &o).unwrap();
+        assert!(w.is_empty());
+        let text = program_to_string(&p);
+        assert!(
+            text.contains("for i in 0..100 step 1 [outer] par(threads=100, tpb=1024) {"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn unused_label_warns_with_the_labels() {
+        let mut p = sum_rows_program();
+        let mut o = Options::default();
+        o.parallelize.insert("outre".into(), spec(100));
+        let w = apply(&mut p, &o).unwrap();
+        assert_eq!(w.len(), 1);
+        assert!(!w[0].is_error());
+        assert_eq!(
+            w[0].message,
+            "label `outre` in the parallel specification matches no statement"
+        );
+        assert_eq!(
+            w[0].help,
+            vec!["the labels in `sum_rows` are `outer`".to_string()]
+        );
+    }
+
+    #[test]
+    fn zero_threads_is_an_error() {
+        let mut p = sum_rows_program();
+        let mut o = Options::default();
+        o.parallelize.insert("outer".into(), spec(0));
+        let e = apply(&mut p, &o).unwrap_err();
+        assert!(e[0].message.contains("threads(0)"));
+    }
+
+    #[test]
+    fn two_labels_with_different_specs() {
+        let mut p = sum_rows_program();
+        if let StmtKind::For(l) = &mut p.host.body[0].kind {
+            l.labels.push("other".into());
+        }
+        let mut o = Options::default();
+        o.parallelize.insert("outer".into(), spec(100));
+        o.parallelize.insert("other".into(), spec(64));
+        let e = apply(&mut p, &o).unwrap_err();
+        assert!(
+            e[0].message.contains("`outer` and `other`"),
+            "{}",
+            e[0].message
+        );
+    }
+}
