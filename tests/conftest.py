@@ -1,0 +1,120 @@
+"""Shared fixtures and helpers for the parpy test suite.
+
+* every test session gets a fresh cache directory (`cache_dir` fixture), and
+  the default user cache directory is redirected into it, so the tests never
+  touch the user's cache and never depend on what an earlier run left there;
+* `cpu_opts(spec)` builds CompileOptions for the CPU backend that use it;
+* `run_both(fn, args, opts)` runs the plain-Python reference (`fn.py_func` on
+  copies of the arrays) and the compiled function, then compares every array.
+"""
+
+import os
+import types
+
+import numpy as np
+import pytest
+
+import parpy
+
+_SESSION_CACHE_DIR = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cache_dir(tmp_path_factory):
+    """A fresh cache directory for this test session."""
+    global _SESSION_CACHE_DIR
+    d = tmp_path_factory.mktemp("parpy-cache")
+    _SESSION_CACHE_DIR = str(d)
+    old = os.environ.get("XDG_CACHE_HOME")
+    # The default cache location (when `cache_dir` is not set) follows the
+    # user cache directory; keep it inside the session directory too.
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield str(d)
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
+def cpu_opts(spec=None, **fields):
+    """CompileOptions for the CPU backend with the session's cache directory.
+    `fields` sets further CompileOptions attributes."""
+    opts = parpy.par(dict(spec or {}))
+    opts.backend = parpy.CompileBackend.Cpu
+    if _SESSION_CACHE_DIR is not None:
+        opts.cache_dir = _SESSION_CACHE_DIR
+    for k, v in fields.items():
+        setattr(opts, k, v)
+    return opts
+
+
+def py_func(fn):
+    """The undecorated function behind a jit function."""
+    for attr in ("py_func", "__wrapped__"):
+        f = getattr(fn, attr, None)
+        if f is not None:
+            return f
+    if isinstance(fn, types.FunctionType):
+        return fn
+    raise AttributeError(f"{fn!r} does not expose the undecorated function (.py_func)")
+
+
+def plain_python(fn, _memo=None):
+    """`fn`'s undecorated function with every jit function among its globals
+    replaced by its own plain version, so helper calls work in plain Python."""
+    memo = {} if _memo is None else _memo
+    f = py_func(fn)
+    if id(f) in memo:
+        return memo[id(f)]
+    g = dict(f.__globals__)
+    clone = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__)
+    memo[id(f)] = clone
+    for name, value in list(g.items()):
+        if value is not fn and hasattr(value, "py_func") and callable(value):
+            g[name] = plain_python(value, memo)
+    return clone
+
+
+def tolerances(dtype):
+    dtype = np.dtype(dtype)
+    if dtype == np.float16:
+        return dict(rtol=1e-2, atol=1e-3)
+    if dtype == np.float32:
+        return dict(rtol=2e-5, atol=1e-5)
+    if dtype == np.float64:
+        return dict(rtol=1e-12, atol=1e-12)
+    return dict(rtol=0, atol=0)  # ints and bools: exact
+
+
+def run_both(fn, args, opts, rtol=None, atol=None):
+    """Runs `fn`'s plain Python version on copies of the array arguments and
+    the compiled `fn(*args, opts=opts)` on other copies; compares all arrays
+    (tolerances by dtype unless given). Returns the compiled run's arrays."""
+    ref_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    out_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    plain_python(fn)(*ref_args)
+    result = fn(*out_args, opts=opts)
+    assert result is None, f"a jit function without `return` returned {result!r}"
+    for k, (ref, got) in enumerate(zip(ref_args, out_args)):
+        if not isinstance(ref, np.ndarray):
+            continue
+        tol = tolerances(ref.dtype)
+        if rtol is not None:
+            tol["rtol"] = rtol
+        if atol is not None:
+            tol["atol"] = atol
+        assert got.dtype == ref.dtype
+        np.testing.assert_allclose(
+            got, ref, err_msg=f"argument {k} of {getattr(fn, '__name__', fn)}", **tol
+        )
+    return out_args
+
+
+@pytest.fixture(name="run_both")
+def run_both_fixture():
+    return run_both
+
+
+@pytest.fixture(name="cpu_opts")
+def cpu_opts_fixture():
+    return cpu_opts

@@ -1,0 +1,322 @@
+"""Diagnostics, compared as rendered text.
+
+Every error program lives in tests/err_programs/ (fixed line numbers; the
+expected line and column are still computed from the file, so editing a
+program cannot silently break the check). Each test checks the essentials
+structurally (message, `file:line:col`, the source line, the caret under the
+exact span) and compares the whole rendered text with a snapshot under
+tests/snapshots/. `UPDATE_SNAPSHOTS=1 pytest tests/test_errors.py` rewrites
+the snapshots; review the diff before committing it.
+"""
+
+import importlib.util
+import os
+import pathlib
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts
+
+HERE = pathlib.Path(__file__).resolve().parent
+ERR_DIR = HERE / "err_programs"
+SNAP_DIR = HERE / "snapshots"
+
+
+def load(name):
+    """Imports tests/err_programs/NAME.py under a private module name."""
+    spec = importlib.util.spec_from_file_location(f"err_programs_{name}", ERR_DIR / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def locate(name, needle, occurrence=0):
+    """1-based (line, column) of the `occurrence`-th `needle` in err_programs/NAME.py."""
+    text = (ERR_DIR / f"{name}.py").read_text()
+    pos = -1
+    for _ in range(occurrence + 1):
+        pos = text.index(needle, pos + 1)
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+def source_line(name, line):
+    return (ERR_DIR / f"{name}.py").read_text().splitlines()[line - 1]
+
+
+def normalize(text):
+    """Makes the rendered text independent of where the checkout lives."""
+    return re.sub(r"[^\s:]*err_programs[/\\]", "err_programs/", text)
+
+
+def check_snapshot(snap, text):
+    path = SNAP_DIR / f"{snap}.txt"
+    text = normalize(text).rstrip("\n") + "\n"
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+        return
+    assert path.exists(), f"missing snapshot {path}; run with UPDATE_SNAPSHOTS=1 and review it"
+    assert text == path.read_text(), f"rendered text differs from {path}:\n{text}"
+
+
+def assert_points_at(text, name, needle, width=None, mark="^", occurrence=0):
+    """The rendered diagnostic names `err_programs/NAME.py:LINE:COL` of
+    `needle` (when `mark` is the primary caret), shows that source line, and
+    puts `mark` characters under the start of `needle` (`width` of them when
+    given)."""
+    text = normalize(text)
+    line, col = locate(name, needle, occurrence)
+    if mark == "^":
+        assert f"err_programs/{name}.py:{line}:{col}" in text, (
+            f"expected location err_programs/{name}.py:{line}:{col} in:\n{text}")
+    lines = text.splitlines()
+    src = source_line(name, line)
+    for k, ln in enumerate(lines):
+        m = re.match(rf"^\s*{line} \|", ln)
+        if not m or not ln.endswith(src.rstrip()):
+            continue
+        bar = ln.index("|")
+        start = bar + 1 + col
+        for marker_line in lines[k + 1:k + 4]:
+            if marker_line.strip().startswith("|") and len(marker_line) > start \
+                    and marker_line[start] == mark:
+                if width is not None:
+                    run = re.match(rf"{re.escape(mark)}+", marker_line[start:]).group(0)
+                    assert len(run) == width, (
+                        f"expected {width} {mark!r} under {needle!r}, got {len(run)}:\n{text}")
+                return
+        raise AssertionError(f"no {mark!r} under column {col} of line {line}:\n{text}")
+    raise AssertionError(f"source line {line} ({src.strip()!r}) not shown:\n{text}")
+
+
+def compile_error(fn_module, fn_name, args, opts):
+    """Decorates and calls the error program; returns the CompileError text
+    (the error may come at decoration or at the call)."""
+    mod = load(fn_module)
+    with pytest.raises(parpy.CompileError) as info:
+        jitted = parpy.jit(getattr(mod, fn_name))
+        jitted(*args, opts=opts)
+    text = str(info.value)
+    assert text.startswith("error"), text
+    return text
+
+
+# --------------------------------------------------------------------------
+# undefined name: the tutorial's typo
+
+
+def typo_args():
+    x = np.ones((4, 8), np.float32)
+    y = np.zeros(4, np.float32)
+    return [x, y, 4]
+
+
+def test_undefined_name():
+    text = compile_error("typo", "sum_rows_typo", typo_args(), cpu_opts({'N': parpy.threads(4)}))
+    first = text.splitlines()[0]
+    assert "`out`" in first and "not defined" in first, first
+    assert_points_at(text, "typo", "out[i]", width=3)
+    check_snapshot("undefined_name", text)
+
+
+def test_undefined_name_in_print_compiled():
+    mod = load("typo")
+    with pytest.raises(parpy.CompileError) as info:
+        parpy.print_compiled(mod.sum_rows_typo, typo_args(), cpu_opts({'N': parpy.threads(4)}))
+    assert_points_at(str(info.value), "typo", "out[i]", width=3)
+
+
+def test_compile_error_is_not_internal():
+    assert not issubclass(parpy.CompileError, parpy.InternalError)
+    assert not issubclass(parpy.InternalError, parpy.CompileError)
+
+
+# --------------------------------------------------------------------------
+# unsupported constructs
+
+
+@pytest.mark.parametrize("fn_name,needle,words", [
+    ("list_comprehension", "[x[j] for j in range(N)]", ["comprehension"]),
+    ("try_statement", "try:", ["try"]),
+    ("import_statement", "import math", ["import"]),
+    ("keyword_argument", "x=x[i]", ["keyword"]),
+])
+def test_unsupported_construct(fn_name, needle, words):
+    x = np.zeros(4, np.float64)
+    text = compile_error("unsupported", fn_name, [x, 4], cpu_opts())
+    first = text.splitlines()[0].lower()
+    for w in words:
+        assert w in first, f"the message should name the construct ({w!r}):\n{text}"
+    assert_points_at(text, "unsupported", needle)
+    check_snapshot(f"unsupported_{fn_name}", text)
+
+
+# --------------------------------------------------------------------------
+# inconsistent parallel structure
+
+
+def test_inconsistent_parallel_structure():
+    N = 16
+    x = np.ones((N, 300), np.float32)
+    opts = cpu_opts({'N': parpy.threads(N), 'M1': parpy.threads(128), 'M2': parpy.threads(256)})
+    text = compile_error("structure", "normalize_rows", [x, N], opts)
+    first = text.splitlines()[0].lower()
+    assert "inconsistent" in first and "parallel" in first, text
+    for word in ("`M1`", "`M2`", "128", "256"):
+        assert word in text, f"{word} missing:\n{text}"
+    # both statements are pointed at (the labelled statement or its label)
+    norm = normalize(text)
+    for stmt, label in [("s = parpy", "parpy.label('M1')"), ("x[i, :] = x", "parpy.label('M2')")]:
+        shown = [locate("structure", n)[0] for n in (stmt, label)]
+        assert any(re.search(rf"^\s*{ln} \|", norm, re.M) for ln in shown), (
+            f"neither line {shown} is shown:\n{text}")
+    # both fixes are suggested
+    helps = [ln for ln in text.splitlines() if "help" in ln]
+    joined = " ".join(helps).lower()
+    assert ("same" in joined or "equal" in joined), f"fix 1 not suggested:\n{text}"
+    assert ("nest" in joined or "kernel" in joined or "split" in joined), (
+        f"fix 2 not suggested:\n{text}")
+    check_snapshot("inconsistent_structure", text)
+
+
+def test_consistent_structure_is_accepted():
+    N = 16
+    mod = load("structure")
+    x = (np.random.default_rng(0).random((N, 300)) + 0.5).astype(np.float32)
+    expected = x / x.sum(axis=1, keepdims=True)
+    opts = cpu_opts({'N': parpy.threads(N), 'M1': parpy.threads(128), 'M2': parpy.threads(128)})
+    parpy.jit(mod.normalize_rows)(x, N, opts=opts)
+    np.testing.assert_allclose(x, expected, rtol=1e-4)
+
+
+# --------------------------------------------------------------------------
+# mismatched slice shapes
+
+
+def test_mismatched_slice_1d():
+    x = np.zeros(10, np.float64)
+    y = np.zeros(10, np.float64)
+    text = compile_error("shapes", "mismatched_1d", [x, y], cpu_opts())
+    assert "shape" in text.lower(), text
+    assert "10" in text and "5" in text, text
+    assert_points_at(text, "shapes", "y[0:10] = x[0:5]")
+    check_snapshot("mismatched_slice_1d", text)
+
+
+def test_mismatched_slice_2d():
+    a = np.zeros((4, 5), np.float64)
+    b = np.zeros((4, 6), np.float64)
+    text = compile_error("shapes", "mismatched_2d", [a, b], cpu_opts({'S': parpy.threads(4)}))
+    assert "shape" in text.lower(), text
+    assert "5" in text and "6" in text, text
+    assert_points_at(text, "shapes", "b[:, :] = a[:, :] + 1.0")
+    check_snapshot("mismatched_slice_2d", text)
+
+
+# --------------------------------------------------------------------------
+# a label in the spec that matches nothing: a warning
+
+
+def test_unused_label_warns():
+    mod = load("labels")
+    fn = parpy.jit(mod.copy)
+    x = np.arange(10, dtype=np.float64)
+    y = np.zeros(10, np.float64)
+    opts = cpu_opts({'N': parpy.threads(4), 'Nope': parpy.threads(8)})
+    with pytest.warns(parpy.ParpyWarning, match="Nope"):
+        fn(x, y, 10, opts=opts)
+    np.testing.assert_array_equal(x, y)
+
+
+def test_used_labels_do_not_warn():
+    mod = load("labels")
+    fn = parpy.jit(mod.copy)
+    x = np.arange(10, dtype=np.float64)
+    y = np.zeros(10, np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", parpy.ParpyWarning)
+        fn(x, y, 10, opts=cpu_opts({'N': parpy.threads(4)}))
+
+
+def test_parpy_warning_is_a_warning():
+    assert issubclass(parpy.ParpyWarning, Warning)
+
+
+# --------------------------------------------------------------------------
+# argument errors at the call
+
+
+@parpy.jit
+def copy_args(src, dst, N):
+    parpy.label('N')
+    for i in range(N):
+        dst[i] = src[i]
+
+
+def good_args():
+    return np.arange(8, dtype=np.float64), np.zeros(8, np.float64), 8
+
+
+def test_wrong_argument_count():
+    src, dst, N = good_args()
+    opts = cpu_opts({'N': parpy.threads(4)})
+    with pytest.raises(TypeError, match="copy_args"):
+        copy_args(src, dst, opts=opts)
+    with pytest.raises(TypeError, match="copy_args"):
+        copy_args(src, dst, N, N, opts=opts)
+
+
+def test_missing_opts():
+    src, dst, N = good_args()
+    with pytest.raises(TypeError, match="opts"):
+        copy_args(src, dst, N)
+
+
+def test_unknown_keyword():
+    src, dst, N = good_args()
+    with pytest.raises(TypeError, match="bogus"):
+        copy_args(src, dst, N, opts=cpu_opts({'N': parpy.threads(4)}), bogus=1)
+
+
+def test_non_contiguous_array():
+    src = np.arange(16, dtype=np.float64)[::2]
+    dst = np.zeros(8, np.float64)
+    with pytest.raises(ValueError, match=r"\bsrc\b") as info:
+        copy_args(src, dst, 8, opts=cpu_opts({'N': parpy.threads(4)}))
+    assert "contiguous" in str(info.value)
+
+
+def test_read_only_written_array():
+    src, dst, N = good_args()
+    dst.setflags(write=False)
+    with pytest.raises(ValueError, match=r"\bdst\b") as info:
+        copy_args(src, dst, N, opts=cpu_opts({'N': parpy.threads(4)}))
+    assert "read-only" in str(info.value) or "writ" in str(info.value)
+
+
+def test_read_only_array_that_is_only_read_is_fine():
+    src, dst, N = good_args()
+    src.setflags(write=False)
+    copy_args(src, dst, N, opts=cpu_opts({'N': parpy.threads(4)}))
+    np.testing.assert_array_equal(src, dst)
+
+
+def test_complex128_is_rejected():
+    src = np.zeros(8, np.complex128)
+    dst = np.zeros(8, np.complex128)
+    with pytest.raises(TypeError, match=r"\bsrc\b") as info:
+        copy_args(src, dst, 8, opts=cpu_opts({'N': parpy.threads(4)}))
+    assert "complex128" in str(info.value)
+
+
+def test_dtype_mismatch_with_print_compiled_also_errors():
+    src = np.zeros(8, np.complex128)
+    dst = np.zeros(8, np.float64)
+    with pytest.raises(TypeError, match=r"\bsrc\b"):
+        parpy.print_compiled(copy_args, [src, dst, 8], cpu_opts({'N': parpy.threads(4)}))
