@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Sets up and runs every test of parpy: Rust formatting, clippy (warnings
+# denied), the Rust tests, then the pytest suite against the installed package.
+#
+#   bash scripts/test.sh
+#
+# Needs Rust (cargo), Python >= 3.9 with pip and a C compiler. Outside an
+# active virtual environment it creates and uses .venv in the repository.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+if [ -z "${VIRTUAL_ENV:-}" ]; then
+    if [ ! -x .venv/bin/python ]; then
+        step "creating .venv"
+        python3 -m venv .venv
+    fi
+    # shellcheck disable=SC1091
+    . .venv/bin/activate
+fi
+
+step "installing parpy and the test dependencies"
+python -m pip install --quiet --upgrade pip
+python -m pip install --quiet ".[test]"
+# the suite's own needs, in case the package's [test] extra lacks them
+python -m pip install --quiet numpy pytest
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (warnings denied)"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test"
+cargo test --workspace
+
+step "pytest"
+# tests import the installed package (the repository root has no parpy/ folder)
+rc=0
+python -m pytest tests -q -p no:cacheprovider "$@" || rc=$?
+if [ "$rc" -eq 5 ]; then
+    echo "pytest collected no tests: that is a failure" >&2
+    exit 1
+fi
+if [ "$rc" -ne 0 ]; then
+    echo "pytest failed (exit code $rc)" >&2
+    exit "$rc"
+fi
+step "all tests passed"
