@@ -1,0 +1,187 @@
+//! Checks that every top-level parallel loop nest (a loop with `par`, not
+//! inside another parallel loop) has a consistent parallel structure: all
+//! parallel loops at the same parallel depth of one nest ask for the same
+//! number of threads. Each such nest becomes one kernel.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{Block, ForLoop, Program, StmtKind};
+use crate::options::Options;
+
+/// Returns all inconsistencies found, as errors.
+pub fn run(p: &Program, options: &Options) -> Vec<Diagnostic> {
+    let mut errors = vec![];
+    find_nests(&p.host.body, options, &mut errors);
+    for k in &p.kernels {
+        find_nests(&k.func.body, options, &mut errors);
+    }
+    errors
+}
+
+fn find_nests(b: &Block, options: &Options, errors: &mut Vec<Diagnostic>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::For(l) if l.par.is_some() => check_nest(l, s.span, options, errors),
+            StmtKind::For(l) => find_nests(&l.body, options, errors),
+            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
+                find_nests(body, options, errors)
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                find_nests(then_body, options, errors);
+                find_nests(else_body, options, errors);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One parallel loop of a nest, as the check sees it.
+struct ParLoop {
+    label: String,
+    threads: i64,
+    span: Span,
+}
+
+fn loop_name(l: &ForLoop, options: &Options) -> String {
+    crate::schedule::spec_label(&l.labels, options)
+        .map(|(n, _)| n.to_string())
+        .or_else(|| l.labels.first().cloned())
+        .unwrap_or_else(|| "<unlabelled>".to_string())
+}
+
+fn check_nest(top: &ForLoop, top_span: Span, options: &Options, errors: &mut Vec<Diagnostic>) {
+    // levels[d] = the parallel loops at parallel depth d + 1 below the top.
+    let mut levels: Vec<Vec<ParLoop>> = vec![];
+    collect(&top.body, 0, options, &mut levels);
+    for level in &levels {
+        let Some(first) = level.first() else { continue };
+        let mut reported: Vec<i64> = vec![];
+        for other in &level[1..] {
+            if other.threads == first.threads || reported.contains(&other.threads) {
+                continue;
+            }
+            reported.push(other.threads);
+            let (a, b) = (first, other);
+            errors.push(
+                Diagnostic::error(format!(
+                    "inconsistent parallel structure: the parallel loops labelled `{}` (threads({})) and `{}` (threads({})) are at the same level of one parallel nest but ask for different numbers of threads",
+                    a.label, a.threads, b.label, b.threads
+                ))
+                .at(b.span, format!("`{}` asks for threads({})", b.label, b.threads))
+                .also(a.span, format!("`{}` asks for threads({})", a.label, a.threads))
+                .also(top_span, "in this parallel nest")
+                .help(format!(
+                    "make the thread counts equal, e.g. '{}': parpy.threads({}) and '{}': parpy.threads({})",
+                    a.label, b.threads, b.label, b.threads
+                ))
+                .help("or split the code into two loop nests (two `for` loops over the outer range), so each becomes its own kernel"),
+            );
+        }
+    }
+}
+
+fn collect(b: &Block, depth: usize, options: &Options, levels: &mut Vec<Vec<ParLoop>>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::For(l) => {
+                if let Some(par) = &l.par {
+                    if levels.len() <= depth {
+                        levels.resize_with(depth + 1, Vec::new);
+                    }
+                    levels[depth].push(ParLoop {
+                        label: loop_name(l, options),
+                        threads: par.threads,
+                        span: s.span,
+                    });
+                    collect(&l.body, depth + 1, options, levels);
+                } else {
+                    collect(&l.body, depth, options, levels);
+                }
+            }
+            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
+                collect(body, depth, options, levels)
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                collect(then_body, depth, options, levels);
+                collect(else_body, depth, options, levels);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{BinOp, LoopPar};
+    use crate::passes::testutil::*;
+    use crate::types::ElemTy;
+
+    /// normalize rows with two sibling inner loops `M1` and `M2`.
+    fn two_inner(t1: i64, t2: i64) -> (Program, Options) {
+        let mut b = FnBuilder::new("normalize_rows");
+        let x = b.array("x", ElemTy::F32, &[10, 256]);
+        let i = b.index_var("i");
+        let j = b.index_var("j");
+        let k = b.index_var("k");
+        let f = &b.f;
+        let body1 = vec![store(
+            x,
+            vec![var_e(f, i), var_e(f, j)],
+            float(1.0, ElemTy::F32),
+        )];
+        let body2 = vec![store(
+            x,
+            vec![var_e(f, i), var_e(f, k)],
+            bin(
+                BinOp::Mul,
+                idx(f, x, vec![var_e(f, i), var_e(f, k)]),
+                float(2.0, ElemTy::F32),
+            ),
+        )];
+        let par = |t| {
+            Some(LoopPar {
+                threads: t,
+                tpb: 1024,
+            })
+        };
+        let mut m1 = for_loop(j, 0, 256, &["M1"], body1);
+        m1.par = par(t1);
+        let mut m2 = for_loop(k, 0, 256, &["M2"], body2);
+        m2.par = par(t2);
+        let mut n = for_loop(i, 0, 10, &["N"], vec![for_stmt(m1), for_stmt(m2)]);
+        n.par = par(10);
+        b.push(for_stmt(n));
+        (program(b.f), Options::default())
+    }
+
+    #[test]
+    fn consistent_nest_passes() {
+        let (p, o) = two_inner(256, 256);
+        assert!(run(&p, &o).is_empty());
+    }
+
+    #[test]
+    fn inconsistent_nest_is_reported() {
+        let (p, o) = two_inner(128, 256);
+        let e = run(&p, &o);
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            e[0].message,
+            "inconsistent parallel structure: the parallel loops labelled `M1` (threads(128)) and `M2` (threads(256)) are at the same level of one parallel nest but ask for different numbers of threads"
+        );
+        assert_eq!(e[0].labels.len(), 3);
+        assert!(e[0].labels[0].primary);
+        assert_eq!(
+            e[0].help[0],
+            "make the thread counts equal, e.g. 'M1': parpy.threads(256) and 'M2': parpy.threads(256)"
+        );
+    }
+}

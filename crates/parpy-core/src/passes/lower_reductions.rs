@@ -1,0 +1,411 @@
+//! Lowers `par_reduction()` loops. The body must be exactly one statement
+//! `lhs = lhs OP e` (OP one of `+ * max min`, `lhs` not depending on the loop
+//! variable); it becomes
+//!
+//! ```text
+//! t = identity(OP)
+//! for ... reduce(OP -> t) { t = t OP e }
+//! lhs = lhs OP t
+//! ```
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{
+    BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, ReduceOp, Reduction, Stmt, StmtKind,
+    Type, Var, VarId, VarKind,
+};
+use crate::types::ElemTy;
+
+/// Rewrites every function of the program; returns all errors.
+pub fn run(p: &mut crate::ir::Program) -> Vec<Diagnostic> {
+    let mut errors = vec![];
+    lower_function(&mut p.host, &mut errors);
+    for k in &mut p.kernels {
+        lower_function(&mut k.func, &mut errors);
+    }
+    for h in &mut p.helpers {
+        lower_function(h, &mut errors);
+    }
+    errors
+}
+
+fn lower_function(f: &mut Function, errors: &mut Vec<Diagnostic>) {
+    let mut body = std::mem::take(&mut f.body);
+    lower_block(f, &mut body, errors);
+    f.body = body;
+}
+
+fn lower_block(f: &mut Function, b: &mut Block, errors: &mut Vec<Diagnostic>) {
+    let old = std::mem::take(b);
+    for mut s in old {
+        match &mut s.kind {
+            StmtKind::For(l) => {
+                lower_block(f, &mut l.body, errors);
+                if l.wants_reduction && l.reduction.is_none() {
+                    match lower_loop(f, l, s.span) {
+                        Ok((init, fin)) => {
+                            b.push(init);
+                            b.push(s);
+                            b.push(fin);
+                            continue;
+                        }
+                        Err(d) => errors.push(d),
+                    }
+                }
+            }
+            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => lower_block(f, body, errors),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                lower_block(f, then_body, errors);
+                lower_block(f, else_body, errors);
+            }
+            _ => {}
+        }
+        b.push(s);
+    }
+}
+
+/// The value every reduction starts from.
+pub fn identity(op: ReduceOp, ty: ElemTy, span: Span) -> Expr {
+    let t = Type::Scalar(ty);
+    let kind = match (op, ty.is_float()) {
+        (ReduceOp::Sum, true) => ExprKind::Float(0.0),
+        (ReduceOp::Prod, true) => ExprKind::Float(1.0),
+        (ReduceOp::Max, true) => ExprKind::Float(f64::NEG_INFINITY),
+        (ReduceOp::Min, true) => ExprKind::Float(f64::INFINITY),
+        (ReduceOp::Sum, false) if ty == ElemTy::Bool => ExprKind::Bool(false),
+        (ReduceOp::Prod, false) if ty == ElemTy::Bool => ExprKind::Bool(true),
+        (ReduceOp::Max, false) if ty == ElemTy::Bool => ExprKind::Bool(false),
+        (ReduceOp::Min, false) if ty == ElemTy::Bool => ExprKind::Bool(true),
+        (ReduceOp::Sum, false) => ExprKind::Int(0),
+        (ReduceOp::Prod, false) => ExprKind::Int(1),
+        (ReduceOp::Max, false) => ExprKind::Int(int_min(ty)),
+        (ReduceOp::Min, false) => ExprKind::Int(int_max(ty)),
+    };
+    Expr::new(kind, t, span)
+}
+
+fn int_min(ty: ElemTy) -> i64 {
+    match ty {
+        ElemTy::I8 => i8::MIN as i64,
+        ElemTy::I16 => i16::MIN as i64,
+        ElemTy::I32 => i32::MIN as i64,
+        ElemTy::I64 => i64::MIN,
+        _ => 0,
+    }
+}
+
+fn int_max(ty: ElemTy) -> i64 {
+    match ty {
+        ElemTy::I8 => i8::MAX as i64,
+        ElemTy::I16 => i16::MAX as i64,
+        ElemTy::I32 => i32::MAX as i64,
+        ElemTy::U8 => u8::MAX as i64,
+        ElemTy::U16 => u16::MAX as i64,
+        ElemTy::U32 => u32::MAX as i64,
+        // u64::MAX does not fit; i64::MAX is the best an Int literal holds.
+        _ => i64::MAX,
+    }
+}
+
+fn reduce_op(op: BinOp) -> Option<ReduceOp> {
+    match op {
+        BinOp::Add => Some(ReduceOp::Sum),
+        BinOp::Mul => Some(ReduceOp::Prod),
+        BinOp::Max => Some(ReduceOp::Max),
+        BinOp::Min => Some(ReduceOp::Min),
+        _ => None,
+    }
+}
+
+/// Structural equality of expressions, ignoring spans.
+pub fn same_expr(a: &Expr, b: &Expr) -> bool {
+    if a.ty != b.ty {
+        return false;
+    }
+    match (&a.kind, &b.kind) {
+        (ExprKind::Bool(x), ExprKind::Bool(y)) => x == y,
+        (ExprKind::Int(x), ExprKind::Int(y)) => x == y,
+        (ExprKind::Float(x), ExprKind::Float(y)) => x.to_bits() == y.to_bits(),
+        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
+        (
+            ExprKind::Index {
+                array: a1,
+                indices: i1,
+            },
+            ExprKind::Index {
+                array: a2,
+                indices: i2,
+            },
+        ) => a1 == a2 && same_exprs(i1, i2),
+        (ExprKind::Unary { op: o1, arg: x }, ExprKind::Unary { op: o2, arg: y }) => {
+            o1 == o2 && same_expr(x, y)
+        }
+        (
+            ExprKind::Binary {
+                op: o1,
+                lhs: l1,
+                rhs: r1,
+            },
+            ExprKind::Binary {
+                op: o2,
+                lhs: l2,
+                rhs: r2,
+            },
+        ) => o1 == o2 && same_expr(l1, l2) && same_expr(r1, r2),
+        (
+            ExprKind::Select {
+                cond: c1,
+                then: t1,
+                else_: e1,
+            },
+            ExprKind::Select {
+                cond: c2,
+                then: t2,
+                else_: e2,
+            },
+        ) => same_expr(c1, c2) && same_expr(t1, t2) && same_expr(e1, e2),
+        (ExprKind::Convert { arg: x }, ExprKind::Convert { arg: y }) => same_expr(x, y),
+        (ExprKind::Math { func: f1, args: a1 }, ExprKind::Math { func: f2, args: a2 }) => {
+            f1 == f2 && same_exprs(a1, a2)
+        }
+        (ExprKind::Call { func: f1, args: a1 }, ExprKind::Call { func: f2, args: a2 }) => {
+            f1 == f2 && same_exprs(a1, a2)
+        }
+        _ => false,
+    }
+}
+
+fn same_exprs(a: &[Expr], b: &[Expr]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_expr(x, y))
+}
+
+/// Does `e` read variable `v`?
+pub fn uses_var(e: &Expr, v: VarId) -> bool {
+    match &e.kind {
+        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) => false,
+        ExprKind::Var(x) => *x == v,
+        ExprKind::Index { array, indices } => *array == v || indices.iter().any(|i| uses_var(i, v)),
+        ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => uses_var(arg, v),
+        ExprKind::Binary { lhs, rhs, .. } => uses_var(lhs, v) || uses_var(rhs, v),
+        ExprKind::Select { cond, then, else_ } => {
+            uses_var(cond, v) || uses_var(then, v) || uses_var(else_, v)
+        }
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
+            args.iter().any(|a| uses_var(a, v))
+        }
+    }
+}
+
+fn place_expr(f: &Function, p: &Place, span: Span) -> Option<Expr> {
+    match p {
+        Place::Var(id) => Some(Expr::var(*id, f.var(*id).ty.clone(), span)),
+        Place::Index { array, indices } => {
+            let elem = f.var(*array).ty.elem()?;
+            Some(Expr::new(
+                ExprKind::Index {
+                    array: *array,
+                    indices: indices.clone(),
+                },
+                Type::Scalar(elem),
+                span,
+            ))
+        }
+    }
+}
+
+fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
+    let at = l.body.first().map(|s| s.span).unwrap_or(span);
+    let label = l.labels.first().cloned().unwrap_or_default();
+    Diagnostic::error(format!(
+        "the loop labelled `{label}` is marked par_reduction() but its body is not a reduction"
+    ))
+    .at(at, why.to_string())
+    .also(span, "in this loop")
+    .help("a par_reduction() loop body must be exactly one statement `lhs = lhs OP e` (or `lhs OP= e`) with OP one of `+`, `*`, `max`, `min`, where `lhs` does not depend on the loop variable, e.g. `s[0] += x[i]`")
+}
+
+/// Returns the statements before and after the loop, and rewrites the loop.
+fn lower_loop(f: &mut Function, l: &mut ForLoop, span: Span) -> Result<(Stmt, Stmt), Diagnostic> {
+    if l.body.len() != 1 {
+        return Err(bad_body(
+            l,
+            span,
+            &format!("expected one statement, found {}", l.body.len()),
+        ));
+    }
+    let s = &l.body[0];
+    let StmtKind::Assign { dst, value } = &s.kind else {
+        return Err(bad_body(l, span, "expected an assignment `lhs = lhs OP e`"));
+    };
+    let Some(lhs) = place_expr(f, dst, s.span) else {
+        return Err(bad_body(l, span, "the target is not a scalar"));
+    };
+    let ExprKind::Binary { op, lhs: a, rhs: b } = &value.kind else {
+        return Err(bad_body(
+            l,
+            span,
+            "expected `lhs = lhs OP e` with OP one of + * max min",
+        ));
+    };
+    let Some(rop) = reduce_op(*op) else {
+        return Err(bad_body(
+            l,
+            span,
+            &format!(
+                "`{}` is not a reduction operator (use + * max min)",
+                op.symbol()
+            ),
+        ));
+    };
+    let elem = if same_expr(a, &lhs) {
+        (**b).clone()
+    } else if same_expr(b, &lhs) {
+        (**a).clone()
+    } else {
+        return Err(bad_body(
+            l,
+            span,
+            "the right-hand side does not combine with the target",
+        ));
+    };
+    if uses_var(&lhs, l.var) {
+        return Err(bad_body(l, span, "the target depends on the loop variable"));
+    }
+    let base = match dst {
+        Place::Var(v) => *v,
+        Place::Index { array, .. } => *array,
+    };
+    if uses_var(&elem, base) {
+        return Err(bad_body(l, span, "the combined value reads the target"));
+    }
+    let Type::Scalar(ty) = lhs.ty.clone() else {
+        return Err(bad_body(l, span, "the target is not a scalar"));
+    };
+    let dst = dst.clone();
+    let sspan = s.span;
+    let t = f.add_var(Var {
+        name: "t".into(),
+        ty: Type::Scalar(ty),
+        kind: VarKind::Local,
+        value: None,
+        span: sspan,
+    });
+    let tv = Expr::var(t, Type::Scalar(ty), sspan);
+    let combine = |x: Expr, y: Expr| {
+        Expr::new(
+            ExprKind::Binary {
+                op: *op,
+                lhs: Box::new(x),
+                rhs: Box::new(y),
+            },
+            Type::Scalar(ty),
+            sspan,
+        )
+    };
+    let body = Stmt::new(
+        StmtKind::Assign {
+            dst: Place::Var(t),
+            value: combine(tv.clone(), elem),
+        },
+        sspan,
+    );
+    let fin = Stmt::new(
+        StmtKind::Assign {
+            dst,
+            value: combine(lhs, tv),
+        },
+        sspan,
+    );
+    let init = Stmt::new(
+        StmtKind::Assign {
+            dst: Place::Var(t),
+            value: identity(rop, ty, sspan),
+        },
+        sspan,
+    );
+    l.body = vec![body];
+    l.reduction = Some(Reduction { op: rop, acc: t });
+    Ok((init, fin))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::print::program_to_string;
+    use crate::ir::LoopPar;
+    use crate::passes::testutil::*;
+
+    fn manual(op: BinOp, target_index: bool) -> crate::ir::Program {
+        let mut b = FnBuilder::new("psum");
+        let x = b.array("x", ElemTy::F64, &[1000]);
+        let s = b.array("s", ElemTy::F64, &[1]);
+        let i = b.index_var("i");
+        let f = &b.f;
+        let tgt = if target_index { var_e(f, i) } else { int(0) };
+        let body = vec![store(
+            s,
+            vec![tgt.clone()],
+            bin(op, idx(f, s, vec![tgt]), idx(f, x, vec![var_e(f, i)])),
+        )];
+        let mut l = for_loop(i, 0, 1000, &["red"], body);
+        l.par = Some(LoopPar {
+            threads: 64,
+            tpb: 1024,
+        });
+        l.wants_reduction = true;
+        b.push(for_stmt(l));
+        program(b.f)
+    }
+
+    #[test]
+    fn lowers_manual_sum() {
+        let mut p = manual(BinOp::Add, false);
+        assert!(run(&mut p).is_empty());
+        assert_eq!(
+            program_to_string(&p),
+            "\
+fn psum(x: f64[1000], s: f64[1]) {
+  t: f64 = 0.0
+  for i in 0..1000 step 1 [red] par(threads=64, tpb=1024) reduce(sum -> t) par_reduction {
+    t = (t + x[i])
+  }
+  s[0] = (s[0] + t)
+}
+"
+        );
+        assert_eq!(crate::ir::verify::verify_program(&p), Ok(()));
+    }
+
+    #[test]
+    fn max_identity_is_minus_infinity() {
+        let mut p = manual(BinOp::Max, false);
+        assert!(run(&mut p).is_empty());
+        let text = program_to_string(&p);
+        assert!(text.contains("t: f64 = -inf"), "{text}");
+        assert!(text.contains("s[0] = max(s[0], t)"), "{text}");
+    }
+
+    #[test]
+    fn rejects_target_depending_on_loop_var() {
+        let mut p = manual(BinOp::Add, true);
+        let e = run(&mut p);
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            e[0].labels[0].message,
+            "the target depends on the loop variable"
+        );
+    }
+
+    #[test]
+    fn rejects_subtraction() {
+        let mut p = manual(BinOp::Sub, false);
+        let e = run(&mut p);
+        assert_eq!(e.len(), 1);
+        assert!(e[0].labels[0]
+            .message
+            .contains("`-` is not a reduction operator"));
+    }
+}
