@@ -77,7 +77,7 @@ pub fn run(p: &mut Program) {
             var.ty = one_elem(e);
         }
     }
-    to_elem_block(&mut body, &converted, &p.host);
+    to_elem_block(&mut body, &converted);
     p.host.body = body;
 }
 
@@ -611,7 +611,7 @@ fn remap_expr(e: &mut Expr, map: &BTreeMap<VarId, VarId>) {
 }
 
 /// In the host, a converted scalar `v` is read and written as `v[0]`.
-fn to_elem_block(b: &mut Block, conv: &BTreeSet<VarId>, host: &Function) {
+fn to_elem_block(b: &mut Block, conv: &BTreeSet<VarId>) {
     if conv.is_empty() {
         return;
     }
@@ -627,58 +627,56 @@ fn to_elem_block(b: &mut Block, conv: &BTreeSet<VarId>, host: &Function) {
                     }
                     Place::Var(_) => {}
                     Place::Index { indices, .. } => {
-                        indices.iter_mut().for_each(|i| to_elem_expr(i, conv, host))
+                        indices.iter_mut().for_each(|i| to_elem_expr(i, conv))
                     }
                 }
-                to_elem_expr(value, conv, host);
+                to_elem_expr(value, conv);
             }
             StmtKind::For(l) => {
-                to_elem_expr(&mut l.lo, conv, host);
-                to_elem_expr(&mut l.hi, conv, host);
-                to_elem_block(&mut l.body, conv, host);
+                to_elem_expr(&mut l.lo, conv);
+                to_elem_expr(&mut l.hi, conv);
+                to_elem_block(&mut l.body, conv);
             }
             StmtKind::While { cond, body } => {
-                to_elem_expr(cond, conv, host);
-                to_elem_block(body, conv, host);
+                to_elem_expr(cond, conv);
+                to_elem_block(body, conv);
             }
             StmtKind::If {
                 cond,
                 then_body,
                 else_body,
             } => {
-                to_elem_expr(cond, conv, host);
-                to_elem_block(then_body, conv, host);
-                to_elem_block(else_body, conv, host);
+                to_elem_expr(cond, conv);
+                to_elem_block(then_body, conv);
+                to_elem_block(else_body, conv);
             }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => to_elem_expr(e, conv, host),
-            StmtKind::OnDevice(b) => to_elem_block(b, conv, host),
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => to_elem_expr(e, conv),
+            StmtKind::OnDevice(b) => to_elem_block(b, conv),
             StmtKind::Return(None) | StmtKind::Launch { .. } => {}
         }
     }
 }
 
-fn to_elem_expr(e: &mut Expr, conv: &BTreeSet<VarId>, host: &Function) {
+fn to_elem_expr(e: &mut Expr, conv: &BTreeSet<VarId>) {
     match &mut e.kind {
         ExprKind::Var(v) if conv.contains(v) => {
             let v = *v;
             *e = elem0(v, &e.ty, e.span);
         }
         ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => {}
-        ExprKind::Index { indices, .. } => {
-            indices.iter_mut().for_each(|i| to_elem_expr(i, conv, host))
-        }
-        ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => to_elem_expr(arg, conv, host),
+        ExprKind::Index { indices, .. } => indices.iter_mut().for_each(|i| to_elem_expr(i, conv)),
+        ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => to_elem_expr(arg, conv),
         ExprKind::Binary { lhs, rhs, .. } => {
-            to_elem_expr(lhs, conv, host);
-            to_elem_expr(rhs, conv, host);
+            to_elem_expr(lhs, conv);
+            to_elem_expr(rhs, conv);
         }
         ExprKind::Select { cond, then, else_ } => {
-            to_elem_expr(cond, conv, host);
-            to_elem_expr(then, conv, host);
-            to_elem_expr(else_, conv, host);
+            to_elem_expr(cond, conv);
+            to_elem_expr(then, conv);
+            to_elem_expr(else_, conv);
         }
         ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-            args.iter_mut().for_each(|a| to_elem_expr(a, conv, host))
+            args.iter_mut().for_each(|a| to_elem_expr(a, conv))
         }
     }
 }
