@@ -85,7 +85,7 @@ def assert_points_at(text, name, needle, width=None, mark="^", occurrence=0):
         start = bar + 1 + col
         for marker_line in lines[k + 1:k + 4]:
             if marker_line.strip().startswith("|") and len(marker_line) > start \
-                    and marker_line[start] == mark:
+                    and marker_line[start] == mark and marker_line[start - 1] != mark:
                 if width is not None:
                     run = re.match(rf"{re.escape(mark)}+", marker_line[start:]).group(0)
                     assert len(run) == width, (
