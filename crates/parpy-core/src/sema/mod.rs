@@ -1,17 +1,247 @@
 //! Name resolution, typing and specialization: syntax AST -> typed IR.
-//! (Placeholder: the front end replaces this.)
+//!
+//! One [`Lowerer`] builds one IR function (the entry or a helper
+//! specialization); the [`Shared`] state holds what is common to all of them
+//! (diagnostics, the helper table, the call stack used to detect recursion).
+//! The work is split by concern: `scope.rs` (names), `types.rs` (promotion,
+//! conversions, stores), `expr.rs`, `stmt.rs`, `slices.rs` (slice statements
+//! and reductions to loops) and `calls.rs` (builtins and helper functions).
 
-use crate::ir::Program;
+mod calls;
+mod expr;
+mod scope;
+mod slices;
+mod stmt;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{Block, Expr, FuncId, Function, Program, Type, Var, VarKind};
 use crate::options::Options;
 use crate::resolve::Resolver;
 use crate::syntax::FunctionDef;
 use crate::{ArgType, CompileError};
 
+use scope::Scope;
+use slices::SliceCtx;
+
+/// A typed expression plus its "weakness" (NEP 50): Python literals and
+/// Python scalar values adapt to the other operand's type.
+#[derive(Clone, Debug)]
+pub(crate) struct TExpr {
+    pub e: Expr,
+    pub weak: bool,
+}
+
+/// One helper specialization (or one being lowered).
+struct HelperEntry {
+    def_ptr: usize,
+    /// The Python name of the function (specializations get `_1`, `_2`).
+    base: String,
+    args: Vec<ArgType>,
+    func: Option<Function>,
+}
+
+/// State shared by the lowering of the entry and of all helpers.
+pub(crate) struct Shared<'o> {
+    opts: &'o Options,
+    diags: Vec<Diagnostic>,
+    helpers: Vec<HelperEntry>,
+    /// The jit functions being lowered (identity of their `FunctionDef`).
+    stack: Vec<usize>,
+}
+
+impl Shared<'_> {
+    fn error(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+}
+
+/// Builds one IR function from one `FunctionDef`.
+pub(crate) struct Lowerer<'a, 'o> {
+    sh: &'a mut Shared<'o>,
+    resolver: &'a dyn Resolver,
+    opts: &'o Options,
+    func: Function,
+    scope: Scope,
+    /// The entry function (helpers may return values, labels are not
+    /// supported in helpers yet).
+    is_entry: bool,
+    /// Statements hoisted before the statement being lowered (reductions).
+    pre: Vec<crate::ir::Stmt>,
+    /// The active elementwise context when lowering a slice statement or a
+    /// reduction argument.
+    slice: Option<SliceCtx>,
+    /// Labels for the next reduction loop of the current statement.
+    red_labels: Option<Vec<String>>,
+    /// The return type of a helper is fixed by its first `return e`.
+    ret_fixed: bool,
+}
+
+impl<'a, 'o> Lowerer<'a, 'o> {
+    fn error(&mut self, d: Diagnostic) {
+        self.sh.error(d);
+    }
+
+    fn new_var(&mut self, name: &str, ty: Type, kind: VarKind, span: Span) -> crate::ir::VarId {
+        self.func.add_var(Var {
+            name: name.to_string(),
+            ty,
+            kind,
+            value: None,
+            span,
+        })
+    }
+}
+
+/// Lowers `def` specialized for `args` into a program whose host function is
+/// the entry and whose helpers are the jit functions it calls.
 pub fn lower(
-    _def: &FunctionDef,
-    _args: &[ArgType],
-    _resolver: &dyn Resolver,
-    _options: &Options,
+    def: &FunctionDef,
+    args: &[ArgType],
+    resolver: &dyn Resolver,
+    options: &Options,
 ) -> Result<Program, CompileError> {
-    Err(CompileError::Internal("sema is not written yet".into()))
+    let mut sh = Shared {
+        opts: options,
+        diags: vec![],
+        helpers: vec![],
+        stack: vec![def as *const FunctionDef as usize],
+    };
+    let host = lower_function(&mut sh, def, args, resolver, true, &def.name);
+    let errors: Vec<Diagnostic> = sh.diags.into_iter().filter(|d| d.is_error()).collect();
+    if !errors.is_empty() {
+        return Err(CompileError::User(errors));
+    }
+    let host = host.ok_or_else(|| {
+        CompileError::Internal("lowering failed without a diagnostic".to_string())
+    })?;
+    let mut helpers = vec![];
+    for h in sh.helpers {
+        match h.func {
+            Some(f) => helpers.push(f),
+            None => {
+                return Err(CompileError::Internal(
+                    "a helper function was not lowered".to_string(),
+                ))
+            }
+        }
+    }
+    Ok(Program {
+        host,
+        kernels: vec![],
+        helpers,
+    })
+}
+
+/// Lowers one function; `None` when errors were reported.
+fn lower_function(
+    sh: &mut Shared<'_>,
+    def: &FunctionDef,
+    args: &[ArgType],
+    resolver: &dyn Resolver,
+    is_entry: bool,
+    name: &str,
+) -> Option<Function> {
+    let opts = sh.opts;
+    let before = sh.diags.len();
+    let mut l = Lowerer {
+        sh,
+        resolver,
+        opts,
+        func: Function {
+            name: name.to_string(),
+            params: vec![],
+            vars: vec![],
+            body: vec![],
+            ret: Type::Void,
+            span: def.span,
+        },
+        scope: Scope::default(),
+        is_entry,
+        pre: vec![],
+        slice: None,
+        red_labels: None,
+        ret_fixed: false,
+    };
+    if args.len() != def.params.len() {
+        let d = Diagnostic::error(format!(
+            "`{}` takes {} argument{} but {} were given",
+            def.name,
+            def.params.len(),
+            if def.params.len() == 1 { "" } else { "s" },
+            args.len()
+        ))
+        .at(def.span, "defined here");
+        l.error(d);
+        return None;
+    }
+    for (p, a) in def.params.iter().zip(args) {
+        l.bind_param(p, a);
+    }
+    let body: Block = l.lower_block(&def.body);
+    l.func.body = body;
+    if l.sh.diags[before..].iter().any(|d| d.is_error()) {
+        None
+    } else {
+        Some(l.func)
+    }
+}
+
+/// Identity of a jit function definition (for the helper table and the
+/// recursion check; never reaches generated code).
+fn def_id(def: &Arc<FunctionDef>) -> usize {
+    Arc::as_ptr(def) as usize
+}
+
+/// Looks up or lowers the specialization of helper `def` for `args`.
+fn helper_for(
+    sh: &mut Shared<'_>,
+    def: &Arc<FunctionDef>,
+    globals: &Arc<dyn Resolver>,
+    args: &[ArgType],
+    call_span: Span,
+) -> Option<FuncId> {
+    let id = def_id(def);
+    if sh.stack.contains(&id) {
+        sh.error(
+            Diagnostic::error(format!(
+                "recursive call of `{}`: recursion is not supported",
+                def.name
+            ))
+            .at(call_span, "recursive call")
+            .help("rewrite the recursion as a loop"),
+        );
+        return None;
+    }
+    if let Some(i) = sh
+        .helpers
+        .iter()
+        .position(|h| h.def_ptr == id && h.args == args)
+    {
+        return Some(FuncId(i as u32));
+    }
+    let same_name = sh.helpers.iter().filter(|h| h.base == def.name).count();
+    let name = if same_name == 0 {
+        def.name.clone()
+    } else {
+        format!("{}_{}", def.name, same_name)
+    };
+    let index = sh.helpers.len();
+    sh.helpers.push(HelperEntry {
+        def_ptr: id,
+        base: def.name.clone(),
+        args: args.to_vec(),
+        func: None,
+    });
+    sh.stack.push(id);
+    let f = lower_function(sh, def, args, globals.as_ref(), false, &name);
+    sh.stack.pop();
+    let f = f?;
+    sh.helpers[index].func = Some(f);
+    Some(FuncId(index as u32))
 }

@@ -1,0 +1,331 @@
+//! Calls: parpy and Python builtins (reductions, math, conversions, min/max,
+//! len) and other jit functions (specialized into `Program.helpers`).
+
+use std::sync::Arc;
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{BinOp, ElemTy, Expr, ExprKind, MathFn, Type};
+use crate::resolve::{Builtin, Resolved, Resolver};
+use crate::syntax::{ast, FunctionDef};
+use crate::ArgType;
+
+use super::types::{convert, promote};
+use super::{helper_for, Lowerer, TExpr};
+
+impl Lowerer<'_, '_> {
+    fn arity_error(&mut self, name: &str, expected: &str, got: usize, span: Span) {
+        self.error(
+            Diagnostic::error(format!(
+                "`{name}` takes {expected} but {got} {} given",
+                if got == 1 { "was" } else { "were" }
+            ))
+            .at(span, "wrong number of arguments"),
+        );
+    }
+
+    /// The builtin a call target denotes, if any (used for labels, `range`
+    /// and `with parpy.gpu`).
+    pub(super) fn builtin_of(&self, func: &ast::Expr) -> Option<Builtin> {
+        if self.is_local_root(func) {
+            return None;
+        }
+        let path = func.dotted_path()?;
+        match self.resolver.resolve(&path) {
+            Resolved::Builtin(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub(super) fn lower_call(
+        &mut self,
+        func: &ast::Expr,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        let name = func
+            .dotted_path()
+            .map(|p| p.join("."))
+            .unwrap_or_else(|| "this expression".to_string());
+        if func.dotted_path().is_none() || self.is_local_root(func) {
+            self.error(
+                Diagnostic::error(format!("`{name}` is not a function"))
+                    .at(func.span, "cannot be called"),
+            );
+            return None;
+        }
+        match self.resolve_global(func)? {
+            Resolved::Builtin(b) => self.builtin_call(b, &name, args, span),
+            Resolved::Function { def, globals } => self.helper_call(&def, &globals, args, span),
+            Resolved::Unsupported(desc) => {
+                self.error(
+                    Diagnostic::error(format!("cannot call `{name}` ({desc}) in a parpy function"))
+                        .at(func.span, "not callable from jit code")
+                        .help("only parpy builtins and other `@parpy.jit` functions can be called"),
+                );
+                None
+            }
+            _ => {
+                self.error(
+                    Diagnostic::error(format!("`{name}` is not a function"))
+                        .at(func.span, "cannot be called"),
+                );
+                None
+            }
+        }
+    }
+
+    fn builtin_call(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        match b {
+            Builtin::Reduce(op) => {
+                if args.len() != 1 {
+                    self.arity_error(name, "1 argument", args.len(), span);
+                    return None;
+                }
+                self.reduction(op, &args[0], span)
+            }
+            Builtin::Math(f) => self.math_call(f, name, args, span),
+            Builtin::Abs => self.math_call(MathFn::Abs, name, args, span),
+            Builtin::Min | Builtin::Max | Builtin::Minimum | Builtin::Maximum => {
+                if args.len() < 2 {
+                    self.arity_error(name, "at least 2 arguments", args.len(), span);
+                    return None;
+                }
+                let op = if matches!(b, Builtin::Min | Builtin::Minimum) {
+                    BinOp::Min
+                } else {
+                    BinOp::Max
+                };
+                let vals: Vec<Option<TExpr>> = args.iter().map(|a| self.lower_expr(a)).collect();
+                let mut acc: Option<TExpr> = None;
+                for v in vals {
+                    let v = v?;
+                    acc = Some(match acc {
+                        None => v,
+                        Some(a) => self.binary(op, a, v, span)?,
+                    });
+                }
+                acc
+            }
+            Builtin::Float | Builtin::Int => {
+                if args.len() != 1 {
+                    self.arity_error(name, "1 argument", args.len(), span);
+                    return None;
+                }
+                let v = self.lower_expr(&args[0])?;
+                self.scalar_elem(&v)?;
+                let ty = if b == Builtin::Float {
+                    self.opts.float_type
+                } else {
+                    self.opts.int_type
+                };
+                let mut e = convert(v.e, ty);
+                e.span = span;
+                Some(TExpr { e, weak: true })
+            }
+            Builtin::Convert => {
+                if args.len() != 2 {
+                    self.arity_error(name, "2 arguments (a value and a type)", args.len(), span);
+                    return None;
+                }
+                let v = self.lower_expr(&args[0]);
+                let ty = self.dtype_arg(&args[1]);
+                let (v, ty) = (v?, ty?);
+                self.scalar_elem(&v)?;
+                let inner = v.e;
+                let e = if inner.ty == Type::Scalar(ty) {
+                    inner
+                } else {
+                    Expr::new(
+                        ExprKind::Convert {
+                            arg: Box::new(inner),
+                        },
+                        Type::Scalar(ty),
+                        span,
+                    )
+                };
+                Some(TExpr { e, weak: false })
+            }
+            Builtin::Len => {
+                let arr = match args {
+                    [a] => self.array_arg(a),
+                    _ => None,
+                };
+                match arr {
+                    Some((_, Type::Array { shape, .. })) if !shape.is_empty() => {
+                        Some(self.weak_int(shape[0], span))
+                    }
+                    _ => {
+                        self.error(
+                            Diagnostic::error("`len` takes one array argument")
+                                .at(span, "invalid `len` call"),
+                        );
+                        None
+                    }
+                }
+            }
+            Builtin::Label => {
+                self.error(
+                    Diagnostic::error("`parpy.label` must be a statement of its own")
+                        .at(span, "label used inside an expression")
+                        .help("write `parpy.label('name')` on the line before the loop or statement it labels"),
+                );
+                None
+            }
+            Builtin::Range => {
+                self.error(
+                    Diagnostic::error("`range` can only be used as the iterator of a `for` loop")
+                        .at(span, "not in a `for` loop"),
+                );
+                None
+            }
+            Builtin::Gpu | Builtin::Inf => {
+                self.error(
+                    Diagnostic::error(format!("`{name}` is not callable"))
+                        .at(span, "cannot be called"),
+                );
+                None
+            }
+        }
+    }
+
+    /// The element type named by a dtype argument (`parpy.types.F32`).
+    fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
+        if e.dotted_path().is_some() && !self.is_local_root(e) {
+            if let Resolved::Dtype(t) = self.resolve_global(e)? {
+                if !t.is_supported() {
+                    self.error(
+                        Diagnostic::error(format!("element type `{t}` is not supported yet"))
+                            .at(e.span, "unsupported type"),
+                    );
+                    return None;
+                }
+                return Some(t);
+            }
+        }
+        self.error(
+            Diagnostic::error("expected an element type")
+                .at(e.span, "not a type")
+                .help("use a type such as `parpy.types.F32` or `np.float32`"),
+        );
+        None
+    }
+
+    fn math_call(
+        &mut self,
+        f: MathFn,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        if args.len() != f.arity() {
+            let expected = if f.arity() == 1 {
+                "1 argument".to_string()
+            } else {
+                format!("{} arguments", f.arity())
+            };
+            self.arity_error(name, &expected, args.len(), span);
+            return None;
+        }
+        let vals: Vec<Option<TExpr>> = args.iter().map(|a| self.lower_expr(a)).collect();
+        let mut vals: Vec<TExpr> = vals.into_iter().collect::<Option<Vec<_>>>()?;
+        let mut ty = self.scalar_elem(&vals[0])?;
+        let mut weak = vals[0].weak;
+        for v in &vals[1..] {
+            let t = self.scalar_elem(v)?;
+            (ty, weak) = promote((ty, weak), (t, v.weak), self.opts);
+        }
+        if f != MathFn::Abs && !ty.is_float() {
+            ty = self.opts.float_type;
+        }
+        if f == MathFn::Abs && ty == ElemTy::Bool {
+            ty = self.opts.int_type;
+        }
+        let args: Vec<Expr> = vals.drain(..).map(|v| convert(v.e, ty)).collect();
+        Some(TExpr {
+            e: Expr::new(ExprKind::Math { func: f, args }, Type::Scalar(ty), span),
+            weak,
+        })
+    }
+
+    /// An array argument: a name bound to an array variable.
+    fn array_arg(&self, e: &ast::Expr) -> Option<(crate::ir::VarId, Type)> {
+        if let ast::ExprKind::Name(n) = &e.kind {
+            let b = self.scope.get(n)?;
+            let ty = self.func.var(b.var).ty.clone();
+            if ty.is_array() {
+                return Some((b.var, ty));
+            }
+        }
+        None
+    }
+
+    fn helper_call(
+        &mut self,
+        def: &Arc<FunctionDef>,
+        globals: &Arc<dyn Resolver>,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        if args.len() != def.params.len() {
+            let n = def.params.len();
+            self.arity_error(
+                &def.name,
+                &format!("{n} argument{}", if n == 1 { "" } else { "s" }),
+                args.len(),
+                span,
+            );
+            return None;
+        }
+        let mut types = vec![];
+        let mut exprs = vec![];
+        let mut ok = true;
+        for a in args {
+            if let Some((v, ty)) = self.array_arg(a) {
+                if let Type::Array { elem, shape } = &ty {
+                    types.push(ArgType::Array {
+                        elem: *elem,
+                        shape: shape.clone(),
+                    });
+                }
+                exprs.push(Expr::var(v, ty, a.span));
+                continue;
+            }
+            let Some(t) = self.lower_expr(a) else {
+                ok = false;
+                continue;
+            };
+            let Some(elem) = self.scalar_elem(&t) else {
+                ok = false;
+                continue;
+            };
+            types.push(ArgType::Scalar { elem, value: None });
+            exprs.push(t.e);
+        }
+        if !ok {
+            return None;
+        }
+        let fid = helper_for(self.sh, def, globals, &types, span)?;
+        let ret = self.sh.helpers[fid.0 as usize]
+            .func
+            .as_ref()
+            .map(|f| f.ret.clone())
+            .unwrap_or(Type::Void);
+        Some(TExpr {
+            e: Expr::new(
+                ExprKind::Call {
+                    func: fid,
+                    args: exprs,
+                },
+                ret,
+                span,
+            ),
+            weak: false,
+        })
+    }
+}

@@ -1,0 +1,664 @@
+//! Expressions: literals, names (locals, parameters, specialized values,
+//! module globals via the resolver), operators with typing, subscripts.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{BinOp, ElemTy, Expr, ExprKind, Type, UnOp, VarId};
+use crate::resolve::{Builtin, Resolved};
+use crate::syntax::ast;
+use crate::types::ScalarValue;
+
+use super::slices::IndexSlot;
+use super::types::{const_int, convert};
+use super::{Lowerer, TExpr};
+
+/// The result of lowering a subscript.
+pub(super) enum Sub {
+    /// `array[indices]`, one index per dimension.
+    Elem {
+        array: VarId,
+        indices: Vec<Expr>,
+        elem: ElemTy,
+    },
+    /// `x.shape[k]`: a compile-time constant.
+    Const(i64),
+}
+
+/// `a[i][j]` -> (`a`, [`i`, `j`]).
+fn flatten_subscript(e: &ast::Expr) -> (&ast::Expr, Vec<&ast::Expr>) {
+    let mut groups: Vec<&Vec<ast::Expr>> = vec![];
+    let mut cur = e;
+    while let ast::ExprKind::Subscript { value, indices } = &cur.kind {
+        groups.push(indices);
+        cur = value;
+    }
+    let indices = groups.into_iter().rev().flatten().collect();
+    (cur, indices)
+}
+
+/// The span of the root name of an attribute chain.
+fn root_span(e: &ast::Expr) -> Span {
+    match &e.kind {
+        ast::ExprKind::Attr { value, .. } => root_span(value),
+        _ => e.span,
+    }
+}
+
+pub(super) fn literal(v: ScalarValue, ty: ElemTy, span: Span) -> Expr {
+    match v {
+        ScalarValue::Bool(b) => Expr::new(ExprKind::Bool(b), Type::Scalar(ElemTy::Bool), span),
+        ScalarValue::Int(i) => convert(Expr::int(i, ElemTy::I64, span), ty),
+        ScalarValue::Float(f) => convert(
+            Expr::new(ExprKind::Float(f), Type::Scalar(ElemTy::F64), span),
+            ty,
+        ),
+    }
+}
+
+impl Lowerer<'_, '_> {
+    pub(super) fn weak_int(&self, v: i64, span: Span) -> TExpr {
+        TExpr {
+            e: Expr::int(v, self.opts.int_type, span),
+            weak: true,
+        }
+    }
+
+    /// Is the root name of this name/attribute chain a local name?
+    pub(super) fn is_local_root(&self, e: &ast::Expr) -> bool {
+        match &e.kind {
+            ast::ExprKind::Name(n) => self.scope.get(n).is_some(),
+            ast::ExprKind::Attr { value, .. } => self.is_local_root(value),
+            _ => false,
+        }
+    }
+
+    pub(super) fn not_defined(&mut self, name: &str, span: Span) {
+        let mut d =
+            Diagnostic::error(format!("name `{name}` is not defined")).at(span, "not defined here");
+        if let Some(c) = self.scope.closest(name) {
+            d = d.help(format!("did you mean `{c}`?"));
+        }
+        if !self.scope.params.is_empty() {
+            let ps: Vec<String> = self.scope.params.iter().map(|p| format!("`{p}`")).collect();
+            d = d.help(format!("the parameters are {}", ps.join(", ")));
+        }
+        self.error(d);
+    }
+
+    /// Resolves a global dotted name; reports and returns `None` when it
+    /// does not exist.
+    pub(super) fn resolve_global(&mut self, e: &ast::Expr) -> Option<Resolved> {
+        let Some(path) = e.dotted_path() else {
+            self.error(
+                Diagnostic::error("expected a name or an attribute path").at(e.span, "here"),
+            );
+            return None;
+        };
+        let full = self.resolver.resolve(&path);
+        if !matches!(full, Resolved::NotFound) {
+            return Some(full);
+        }
+        for k in 1..path.len() {
+            match self.resolver.resolve(&path[..k]) {
+                Resolved::Namespace => continue,
+                Resolved::NotFound => break,
+                _ => {
+                    self.error(
+                        Diagnostic::error(format!(
+                            "`{}` has no attribute `{}` usable in parpy functions",
+                            path[..k].join("."),
+                            path[k]
+                        ))
+                        .at(e.span, "unknown attribute"),
+                    );
+                    return None;
+                }
+            }
+        }
+        if path.len() == 1 || matches!(self.resolver.resolve(&path[..1]), Resolved::NotFound) {
+            self.not_defined(path[0], root_span(e));
+        } else {
+            self.error(
+                Diagnostic::error(format!("`{}` is not defined", path.join(".")))
+                    .at(e.span, "unknown attribute"),
+            );
+        }
+        None
+    }
+
+    /// A global used as a value (a constant, `parpy.builtin.inf`).
+    fn global_value(&mut self, e: &ast::Expr) -> Option<TExpr> {
+        let r = self.resolve_global(e)?;
+        let path = e.dotted_path().map(|p| p.join(".")).unwrap_or_default();
+        match r {
+            Resolved::Const(v) => {
+                let (ty, weak) = match v {
+                    ScalarValue::Bool(_) => (ElemTy::Bool, false),
+                    ScalarValue::Int(_) => (self.opts.int_type, true),
+                    ScalarValue::Float(_) => (self.opts.float_type, true),
+                };
+                Some(TExpr {
+                    e: literal(v, ty, e.span),
+                    weak,
+                })
+            }
+            Resolved::Builtin(Builtin::Inf) => Some(TExpr {
+                e: Expr::new(
+                    ExprKind::Float(f64::INFINITY),
+                    Type::Scalar(self.opts.float_type),
+                    e.span,
+                ),
+                weak: true,
+            }),
+            Resolved::Unsupported(desc) => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{path}` is {desc}, which cannot be used in parpy functions"
+                    ))
+                    .at(e.span, "not supported"),
+                );
+                None
+            }
+            _ => {
+                self.error(
+                    Diagnostic::error(format!("`{path}` cannot be used as a value"))
+                        .at(e.span, "not a value"),
+                );
+                None
+            }
+        }
+    }
+
+    fn read_name(&mut self, name: &str, span: Span) -> Option<TExpr> {
+        let b = self.scope.get(name)?;
+        let var = self.func.var(b.var).clone();
+        match &var.ty {
+            Type::Scalar(t) => {
+                let e = match var.value {
+                    Some(v) => literal(v, *t, span),
+                    None => Expr::var(b.var, var.ty.clone(), span),
+                };
+                Some(TExpr { e, weak: b.weak })
+            }
+            Type::Array { elem, shape } => {
+                if self.slice.is_some() {
+                    // A whole array in an elementwise context: `x` == `x[:, :]`.
+                    let slots = shape
+                        .iter()
+                        .map(|d| IndexSlot::Slice {
+                            lo: Expr::int(0, self.opts.int_type, span),
+                            extent: *d,
+                        })
+                        .collect();
+                    let indices = self.map_slices(slots, span)?;
+                    return Some(TExpr {
+                        e: Expr::new(
+                            ExprKind::Index {
+                                array: b.var,
+                                indices,
+                            },
+                            Type::Scalar(*elem),
+                            span,
+                        ),
+                        weak: false,
+                    });
+                }
+                self.error(
+                    Diagnostic::error(format!("array `{name}` is used as a scalar value"))
+                        .at(span, "this is an array")
+                        .help(format!(
+                            "index it (`{name}[i]`), or use it in a slice assignment or a reduction"
+                        )),
+                );
+                None
+            }
+            Type::Void => None,
+        }
+    }
+
+    pub(super) fn lower_expr(&mut self, e: &ast::Expr) -> Option<TExpr> {
+        let span = e.span;
+        match &e.kind {
+            ast::ExprKind::Int(v) => Some(self.weak_int(*v, span)),
+            ast::ExprKind::Float(v) => Some(TExpr {
+                e: Expr::new(
+                    ExprKind::Float(*v),
+                    Type::Scalar(self.opts.float_type),
+                    span,
+                ),
+                weak: true,
+            }),
+            ast::ExprKind::Bool(b) => Some(TExpr {
+                e: Expr::new(ExprKind::Bool(*b), Type::Scalar(ElemTy::Bool), span),
+                weak: false,
+            }),
+            ast::ExprKind::Str(_) => {
+                self.error(
+                    Diagnostic::error("strings can only be used as labels")
+                        .at(span, "string not supported here"),
+                );
+                None
+            }
+            ast::ExprKind::Name(n) => {
+                if self.scope.get(n).is_some() {
+                    self.read_name(n, span)
+                } else {
+                    self.global_value(e)
+                }
+            }
+            ast::ExprKind::Attr { value, attr } => {
+                if self.is_local_root(e) {
+                    let base = match &value.kind {
+                        ast::ExprKind::Name(n) => n.clone(),
+                        _ => "expression".to_string(),
+                    };
+                    let help = if attr == "shape" {
+                        format!("use `{base}.shape[k]` for the size of dimension k")
+                    } else {
+                        "only `.shape[k]` is supported on arrays".to_string()
+                    };
+                    self.error(
+                        Diagnostic::error(format!(
+                            "attribute `{attr}` of `{base}` cannot be used here"
+                        ))
+                        .at(span, "not supported")
+                        .help(help),
+                    );
+                    return None;
+                }
+                self.global_value(e)
+            }
+            ast::ExprKind::Subscript { .. } => match self.lower_subscript(e)? {
+                Sub::Const(v) => Some(self.weak_int(v, span)),
+                Sub::Elem {
+                    array,
+                    indices,
+                    elem,
+                } => Some(TExpr {
+                    e: Expr::new(ExprKind::Index { array, indices }, Type::Scalar(elem), span),
+                    weak: false,
+                }),
+            },
+            ast::ExprKind::Slice { .. } => {
+                self.error(
+                    Diagnostic::error("a slice can only appear inside a subscript")
+                        .at(span, "slice here"),
+                );
+                None
+            }
+            ast::ExprKind::Unary { op, arg } => self.lower_unary(*op, arg, span),
+            ast::ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.lower_expr(lhs);
+                let b = self.lower_expr(rhs);
+                self.binary(*op, a?, b?, span)
+            }
+            ast::ExprKind::Compare { first, rest } => {
+                let mut prev = self.lower_expr(first);
+                let mut acc: Option<Expr> = None;
+                let mut ok = prev.is_some();
+                for (op, rhs) in rest {
+                    let r = self.lower_expr(rhs);
+                    let (Some(p), Some(r)) = (prev.clone(), r.clone()) else {
+                        ok = false;
+                        prev = r;
+                        continue;
+                    };
+                    let cmp_span = p.e.span.to(r.e.span);
+                    let Some(c) = self.binary(*op, p, r.clone(), cmp_span) else {
+                        ok = false;
+                        prev = Some(r);
+                        continue;
+                    };
+                    acc = Some(match acc {
+                        None => c.e,
+                        Some(a) => bool_binary(BinOp::And, a, c.e, span),
+                    });
+                    prev = Some(r);
+                }
+                if !ok {
+                    return None;
+                }
+                Some(TExpr {
+                    e: acc?,
+                    weak: false,
+                })
+            }
+            ast::ExprKind::BoolOp { op, values } => {
+                let mut acc: Option<Expr> = None;
+                let mut ok = true;
+                for v in values {
+                    let Some(t) = self.lower_expr(v) else {
+                        ok = false;
+                        continue;
+                    };
+                    let Some(b) = self.truthy(t) else {
+                        ok = false;
+                        continue;
+                    };
+                    acc = Some(match acc {
+                        None => b,
+                        Some(a) => bool_binary(*op, a, b, span),
+                    });
+                }
+                if !ok {
+                    return None;
+                }
+                Some(TExpr {
+                    e: acc?,
+                    weak: false,
+                })
+            }
+            ast::ExprKind::IfExp { cond, then, else_ } => {
+                let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
+                let t = self.lower_expr(then);
+                let f = self.lower_expr(else_);
+                let (c, t, f) = (c?, t?, f?);
+                let (t, f, ty, weak) = self.unify(t, f)?;
+                Some(TExpr {
+                    e: Expr::new(
+                        ExprKind::Select {
+                            cond: Box::new(c),
+                            then: Box::new(t),
+                            else_: Box::new(f),
+                        },
+                        Type::Scalar(ty),
+                        span,
+                    ),
+                    weak,
+                })
+            }
+            ast::ExprKind::Call { func, args } => self.lower_call(func, args, span),
+        }
+    }
+
+    fn lower_unary(&mut self, op: UnOp, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+        let a = self.lower_expr(arg)?;
+        let ty = self.scalar_elem(&a)?;
+        match op {
+            UnOp::Neg => {
+                if ty == ElemTy::Bool {
+                    self.error(
+                        Diagnostic::error("cannot negate a bool")
+                            .at(span, "`-` on a bool")
+                            .help("use `not` for a logical negation"),
+                    );
+                    return None;
+                }
+                let kind = match a.e.kind {
+                    ExprKind::Int(v) if v != i64::MIN => ExprKind::Int(-v),
+                    ExprKind::Float(v) => ExprKind::Float(-v),
+                    k => ExprKind::Unary {
+                        op: UnOp::Neg,
+                        arg: Box::new(Expr::new(k, a.e.ty.clone(), a.e.span)),
+                    },
+                };
+                Some(TExpr {
+                    e: Expr::new(kind, a.e.ty, span),
+                    weak: a.weak,
+                })
+            }
+            UnOp::Not => {
+                let b = self.truthy(a)?;
+                Some(TExpr {
+                    e: Expr::new(
+                        ExprKind::Unary {
+                            op: UnOp::Not,
+                            arg: Box::new(b),
+                        },
+                        Type::Scalar(ElemTy::Bool),
+                        span,
+                    ),
+                    weak: false,
+                })
+            }
+            UnOp::BitNot => {
+                if ty.is_float() {
+                    self.error(
+                        Diagnostic::error("`~` needs an integer or bool operand")
+                            .at(a.e.span, format!("this has type `{ty}`")),
+                    );
+                    return None;
+                }
+                Some(TExpr {
+                    e: Expr::new(
+                        ExprKind::Unary {
+                            op: UnOp::BitNot,
+                            arg: Box::new(a.e),
+                        },
+                        Type::Scalar(ty),
+                        span,
+                    ),
+                    weak: a.weak,
+                })
+            }
+        }
+    }
+
+    /// `a op b` with promotion and conversions.
+    pub(super) fn binary(&mut self, op: BinOp, a: TExpr, b: TExpr, span: Span) -> Option<TExpr> {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            let a = self.truthy(a);
+            let b = self.truthy(b);
+            return Some(TExpr {
+                e: bool_binary(op, a?, b?, span),
+                weak: false,
+            });
+        }
+        let (mut l, mut r, mut ty, weak) = self.unify(a, b)?;
+        let is_bitwise = matches!(
+            op,
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr
+        );
+        if is_bitwise && ty.is_float() {
+            self.error(
+                Diagnostic::error(format!(
+                    "the operator `{}` needs integer operands, found `{ty}`",
+                    op.symbol()
+                ))
+                .at(span, "float operands"),
+            );
+            return None;
+        }
+        if op == BinOp::Div && !ty.is_float() {
+            ty = self.opts.float_type;
+            l = convert(l, ty);
+            r = convert(r, ty);
+        } else if ty == ElemTy::Bool
+            && matches!(
+                op,
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::FloorDiv | BinOp::Mod | BinOp::Pow
+            )
+        {
+            ty = self.opts.int_type;
+            l = convert(l, ty);
+            r = convert(r, ty);
+        }
+        let (res_ty, res_weak) = if op.is_comparison() {
+            (ElemTy::Bool, false)
+        } else {
+            (ty, weak)
+        };
+        Some(TExpr {
+            e: Expr::new(
+                ExprKind::Binary {
+                    op,
+                    lhs: Box::new(l),
+                    rhs: Box::new(r),
+                },
+                Type::Scalar(res_ty),
+                span,
+            ),
+            weak: res_weak,
+        })
+    }
+
+    /// Lowers a subscript (`a[i, j]`, `a[i][j]`, `a[i, :]`, `x.shape[k]`).
+    pub(super) fn lower_subscript(&mut self, e: &ast::Expr) -> Option<Sub> {
+        let (base, idx) = flatten_subscript(e);
+        // `x.shape[k]`
+        if let ast::ExprKind::Attr { value, attr } = &base.kind {
+            if attr == "shape" {
+                if let ast::ExprKind::Name(n) = &value.kind {
+                    if let Some(b) = self.scope.get(n) {
+                        let shape = match &self.func.var(b.var).ty {
+                            Type::Array { shape, .. } => shape.clone(),
+                            _ => vec![],
+                        };
+                        return self.shape_index(n, &shape, &idx, e.span);
+                    }
+                }
+            }
+        }
+        let (array, elem, shape, name) = match &base.kind {
+            ast::ExprKind::Name(n) if self.scope.get(n).is_some() => {
+                let b = self.scope.get(n)?;
+                match &self.func.var(b.var).ty {
+                    Type::Array { elem, shape } => (b.var, *elem, shape.clone(), n.clone()),
+                    t => {
+                        let t = crate::ir::print::type_to_string(t);
+                        self.error(
+                            Diagnostic::error(format!("`{n}` cannot be indexed"))
+                                .at(base.span, format!("this has type `{t}`, not an array")),
+                        );
+                        return None;
+                    }
+                }
+            }
+            ast::ExprKind::Name(n) => {
+                if self.resolve_global(base).is_some() {
+                    self.error(
+                        Diagnostic::error(format!("`{n}` cannot be indexed"))
+                            .at(base.span, "not an array parameter"),
+                    );
+                }
+                return None;
+            }
+            _ => {
+                self.error(
+                    Diagnostic::error("only array parameters can be indexed")
+                        .at(base.span, "not an array"),
+                );
+                return None;
+            }
+        };
+        if idx.len() > shape.len() {
+            self.error(
+                Diagnostic::error(format!(
+                    "too many indices: `{name}` has {} dimension{} but {} indices were given",
+                    shape.len(),
+                    if shape.len() == 1 { "" } else { "s" },
+                    idx.len()
+                ))
+                .at(e.span, "too many indices"),
+            );
+            return None;
+        }
+        if idx.len() < shape.len() && self.slice.is_none() {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` has {} dimensions but {} index{} given",
+                    shape.len(),
+                    idx.len(),
+                    if idx.len() == 1 { " was" } else { "es were" }
+                ))
+                .at(e.span, "not enough indices")
+                .help("give one index per dimension (`a[i, j]`), or use a slice such as `a[i, :]` in a slice assignment or a reduction"),
+            );
+            return None;
+        }
+        let mut slots = vec![];
+        let mut ok = true;
+        for (k, dim) in shape.iter().enumerate() {
+            let Some(ix) = idx.get(k) else {
+                slots.push(IndexSlot::Slice {
+                    lo: Expr::int(0, self.opts.int_type, e.span),
+                    extent: *dim,
+                });
+                continue;
+            };
+            if let ast::ExprKind::Slice { lo, hi } = &ix.kind {
+                match self.slice_bounds(lo.as_deref(), hi.as_deref(), *dim, ix.span) {
+                    Some(s) => slots.push(s),
+                    None => ok = false,
+                }
+                continue;
+            }
+            let Some(t) = self.lower_expr(ix) else {
+                ok = false;
+                continue;
+            };
+            let Some(i) = self.index_value(t, "an array index") else {
+                ok = false;
+                continue;
+            };
+            match const_int(&i) {
+                Some(c) if c < -dim || c >= *dim => {
+                    self.error(
+                        Diagnostic::error(format!(
+                            "index {c} is out of bounds for dimension {k} of `{name}` (size {dim})"
+                        ))
+                        .at(ix.span, "out of bounds"),
+                    );
+                    ok = false;
+                }
+                Some(c) if c < 0 => slots.push(IndexSlot::Scalar(Expr::int(
+                    c + dim,
+                    self.opts.int_type,
+                    ix.span,
+                ))),
+                _ => slots.push(IndexSlot::Scalar(i)),
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let indices = self.map_slices(slots, e.span)?;
+        Some(Sub::Elem {
+            array,
+            indices,
+            elem,
+        })
+    }
+
+    fn shape_index(
+        &mut self,
+        name: &str,
+        shape: &[i64],
+        idx: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Sub> {
+        let k = match idx {
+            [k] => self.lower_expr(k).and_then(|t| const_int(&t.e)),
+            _ => None,
+        };
+        let n = shape.len() as i64;
+        match k {
+            Some(k) if k >= -n && k < n => {
+                let k = if k < 0 { k + n } else { k };
+                Some(Sub::Const(shape[k as usize]))
+            }
+            _ => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}.shape` must be indexed by one constant between {} and {}",
+                        -n,
+                        n - 1
+                    ))
+                    .at(span, "invalid shape index"),
+                );
+                None
+            }
+        }
+    }
+}
+
+pub(super) fn bool_binary(op: BinOp, a: Expr, b: Expr, span: Span) -> Expr {
+    Expr::new(
+        ExprKind::Binary {
+            op,
+            lhs: Box::new(a),
+            rhs: Box::new(b),
+        },
+        Type::Scalar(ElemTy::Bool),
+        span,
+    )
+}

@@ -1,0 +1,518 @@
+//! Statements: parameters, blocks with `parpy.label` handling, assignments
+//! (locals, array elements, slice statements), loops, conditionals,
+//! `with parpy.gpu:`, returns and expression statements.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{self, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, Type, VarKind};
+use crate::resolve::Builtin;
+use crate::syntax::ast;
+use crate::ArgType;
+
+use super::expr::Sub;
+use super::scope::Binding;
+use super::types::const_int;
+use super::{Lowerer, TExpr};
+
+/// Does this target contain a slice (or is an under-indexed array)?
+fn has_slice(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Subscript { value, indices } => {
+            indices
+                .iter()
+                .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. }))
+                || has_slice(value)
+        }
+        _ => false,
+    }
+}
+
+fn subscript_depth(e: &ast::Expr) -> (Option<&str>, usize) {
+    match &e.kind {
+        ast::ExprKind::Subscript { value, indices } => {
+            let (n, d) = subscript_depth(value);
+            (n, d + indices.len())
+        }
+        ast::ExprKind::Name(n) => (Some(n.as_str()), 0),
+        _ => (None, 0),
+    }
+}
+
+impl Lowerer<'_, '_> {
+    pub(super) fn bind_param(&mut self, p: &ast::Param, a: &ArgType) {
+        let (ty, value, weak) = match a {
+            ArgType::Array { elem, shape } => (
+                Type::Array {
+                    elem: *elem,
+                    shape: shape.clone(),
+                },
+                None,
+                false,
+            ),
+            ArgType::Scalar { elem, value } => (
+                Type::Scalar(*elem),
+                *value,
+                // Python ints and floats are weak in the entry function.
+                self.is_entry && *elem != ElemTy::Bool,
+            ),
+        };
+        if let Some(e) = ty.elem() {
+            if !e.is_supported() {
+                self.error(
+                    Diagnostic::error(format!(
+                        "parameter `{}` has element type `{}`, which is not supported yet",
+                        p.name,
+                        e.numpy_name()
+                    ))
+                    .at(p.span, "unsupported element type")
+                    .help("supported types are bool, int32, int64, float32 and float64"),
+                );
+            }
+        }
+        let var = self.func.add_var(ir::Var {
+            name: p.name.clone(),
+            ty,
+            kind: VarKind::Param,
+            value,
+            span: p.span,
+        });
+        self.func.params.push(var);
+        self.scope.params.push(p.name.clone());
+        self.scope.bind(&p.name, Binding { var, weak });
+    }
+
+    /// If `s` is `parpy.label('name')`, its label (`Some(None)` after an
+    /// error in the label).
+    fn label_of(&mut self, s: &ast::Stmt) -> Option<Option<(String, Span)>> {
+        let ast::StmtKind::Expr(e) = &s.kind else {
+            return None;
+        };
+        let ast::ExprKind::Call { func, args } = &e.kind else {
+            return None;
+        };
+        if self.builtin_of(func) != Some(Builtin::Label) {
+            return None;
+        }
+        match args.as_slice() {
+            [ast::Expr {
+                kind: ast::ExprKind::Str(name),
+                ..
+            }] => Some(Some((name.clone(), s.span))),
+            _ => {
+                self.error(
+                    Diagnostic::error("`parpy.label` takes one string literal")
+                        .at(e.span, "invalid label")
+                        .help("write `parpy.label('name')`"),
+                );
+                Some(None)
+            }
+        }
+    }
+
+    pub(super) fn lower_block(&mut self, stmts: &[ast::Stmt]) -> Block {
+        let mut out = vec![];
+        let mut labels: Vec<(String, Span)> = vec![];
+        for s in stmts {
+            if let Some(l) = self.label_of(s) {
+                if let Some(l) = l {
+                    if !self.is_entry {
+                        self.error(
+                            Diagnostic::error("labels inside helper functions are not supported yet")
+                                .at(l.1, "label in a helper")
+                                .help("move the labelled loop into the function called with the parallel spec"),
+                        );
+                    } else {
+                        labels.push(l);
+                    }
+                }
+                continue;
+            }
+            let labs = std::mem::take(&mut labels);
+            let outer_pre = std::mem::take(&mut self.pre);
+            let lowered = self.lower_stmt(s, &labs);
+            let pre = std::mem::replace(&mut self.pre, outer_pre);
+            out.extend(pre);
+            out.extend(lowered);
+        }
+        for (_, span) in labels {
+            self.error(
+                Diagnostic::error("this label is not followed by a statement")
+                    .at(span, "nothing to label")
+                    .help("put the label directly before a `for` loop, a slice assignment or a reduction"),
+            );
+        }
+        out
+    }
+
+    fn label_error(&mut self, labels: &[(String, Span)], stmt: Span) {
+        for (_, span) in labels {
+            self.error(
+                Diagnostic::error(
+                    "a label must be followed by a `for` loop, a slice assignment or an assignment with a reduction",
+                )
+                .at(*span, "this label")
+                .also(stmt, "cannot be labelled"),
+            );
+        }
+    }
+
+    fn lower_stmt(&mut self, s: &ast::Stmt, labels: &[(String, Span)]) -> Vec<ir::Stmt> {
+        let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
+        let span = s.span;
+        let one = |k: StmtKind| vec![ir::Stmt::new(k, span)];
+        match &s.kind {
+            ast::StmtKind::Assign { target, value } => {
+                self.assign(target, value, labels, span).unwrap_or_default()
+            }
+            ast::StmtKind::AugAssign { target, op, value } => {
+                let combined = ast::Expr {
+                    kind: ast::ExprKind::Binary {
+                        op: *op,
+                        lhs: Box::new(target.clone()),
+                        rhs: Box::new(value.clone()),
+                    },
+                    span,
+                };
+                self.assign(target, &combined, labels, span)
+                    .unwrap_or_default()
+            }
+            ast::StmtKind::For {
+                var,
+                var_span,
+                iter,
+                body,
+            } => self
+                .for_loop(var, *var_span, iter, body, names)
+                .map(one)
+                .unwrap_or_default(),
+            other => {
+                if !labels.is_empty() {
+                    self.label_error(labels, span);
+                }
+                self.simple_stmt(other, span).map(one).unwrap_or_default()
+            }
+        }
+    }
+
+    fn simple_stmt(&mut self, kind: &ast::StmtKind, span: Span) -> Option<StmtKind> {
+        match kind {
+            ast::StmtKind::While { cond, body } => {
+                let before = self.pre.len();
+                let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
+                if self.pre.len() != before {
+                    self.error(
+                        Diagnostic::error("reductions in a `while` condition are not supported")
+                            .at(cond.span, "contains a reduction")
+                            .help("compute the reduction into a variable before the loop and at the end of its body"),
+                    );
+                }
+                let body = self.lower_block(body);
+                Some(StmtKind::While { cond: c?, body })
+            }
+            ast::StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
+                let then_body = self.lower_block(then_body);
+                let else_body = self.lower_block(else_body);
+                Some(StmtKind::If {
+                    cond: c?,
+                    then_body,
+                    else_body,
+                })
+            }
+            ast::StmtKind::With { ctx, body } => {
+                let is_gpu = matches!(
+                    ctx.kind,
+                    ast::ExprKind::Name(_) | ast::ExprKind::Attr { .. }
+                ) && self.builtin_of(ctx) == Some(Builtin::Gpu);
+                if !is_gpu {
+                    self.error(
+                        Diagnostic::error("only `with parpy.gpu:` is supported")
+                            .at(ctx.span, "unsupported context manager"),
+                    );
+                }
+                let body = self.lower_block(body);
+                is_gpu.then_some(StmtKind::OnDevice(body))
+            }
+            ast::StmtKind::Return(v) => self.return_stmt(v.as_ref(), span),
+            ast::StmtKind::Expr(e) => match &e.kind {
+                // Docstrings and other bare strings.
+                ast::ExprKind::Str(_) => None,
+                ast::ExprKind::Call { .. } => {
+                    let t = self.lower_expr(e)?;
+                    if matches!(t.e.kind, ExprKind::Call { .. }) {
+                        Some(StmtKind::Expr(t.e))
+                    } else {
+                        self.error(
+                            Diagnostic::error("the result of this call is not used")
+                                .at(e.span, "value computed and discarded")
+                                .help("assign it to a variable or remove the call"),
+                        );
+                        None
+                    }
+                }
+                _ => {
+                    self.error(
+                        Diagnostic::error("this expression statement has no effect")
+                            .at(e.span, "value computed and discarded"),
+                    );
+                    None
+                }
+            },
+            ast::StmtKind::Pass => None,
+            ast::StmtKind::Assign { .. }
+            | ast::StmtKind::AugAssign { .. }
+            | ast::StmtKind::For { .. } => None,
+        }
+    }
+
+    fn return_stmt(&mut self, v: Option<&ast::Expr>, span: Span) -> Option<StmtKind> {
+        let Some(v) = v else {
+            return Some(StmtKind::Return(None));
+        };
+        if self.is_entry {
+            self.error(
+                Diagnostic::error("the function called from Python cannot return a value")
+                    .at(v.span, "returned value")
+                    .help("write the result into an array argument instead"),
+            );
+            return None;
+        }
+        let t = self.lower_expr(v)?;
+        let ty = self.scalar_elem(&t)?;
+        if !self.ret_fixed {
+            self.ret_fixed = true;
+            self.func.ret = Type::Scalar(ty);
+            return Some(StmtKind::Return(Some(t.e)));
+        }
+        match self.func.ret.elem() {
+            Some(r) => {
+                let e = self.store_convert(t, r, span)?;
+                Some(StmtKind::Return(Some(e)))
+            }
+            None => {
+                self.error(
+                    Diagnostic::error("this function returns both nothing and a value")
+                        .at(span, "returns a value"),
+                );
+                None
+            }
+        }
+    }
+
+    fn for_loop(
+        &mut self,
+        var: &str,
+        var_span: Span,
+        iter: &ast::Expr,
+        body: &[ast::Stmt],
+        labels: Vec<String>,
+    ) -> Option<StmtKind> {
+        let args = match &iter.kind {
+            ast::ExprKind::Call { func, args } if self.builtin_of(func) == Some(Builtin::Range) => {
+                args
+            }
+            _ => {
+                self.error(
+                    Diagnostic::error("`for` loops must iterate over `range(...)`")
+                        .at(iter.span, "not a `range` call")
+                        .help("write `for i in range(n):`"),
+                );
+                return None;
+            }
+        };
+        if args.is_empty() || args.len() > 3 {
+            self.error(
+                Diagnostic::error(format!(
+                    "`range` takes 1 to 3 arguments but {} were given",
+                    args.len()
+                ))
+                .at(iter.span, "invalid `range`"),
+            );
+            return None;
+        }
+        let int_ty = self.opts.int_type;
+        let bound = |this: &mut Self, e: &ast::Expr| {
+            let t = this.lower_expr(e)?;
+            this.index_value(t, "a `range` bound")
+        };
+        let (lo, hi) = if args.len() == 1 {
+            (
+                Some(ir::Expr::int(0, int_ty, iter.span)),
+                bound(self, &args[0]),
+            )
+        } else {
+            (bound(self, &args[0]), bound(self, &args[1]))
+        };
+        let step = match args.get(2) {
+            None => Some(1),
+            Some(s) => {
+                let c = self.lower_expr(s).and_then(|t| const_int(&t.e));
+                match c {
+                    Some(c) if c != 0 => Some(c),
+                    _ => {
+                        self.error(
+                            Diagnostic::error(
+                                "the step of `range` must be a non-zero integer constant",
+                            )
+                            .at(s.span, "not a non-zero constant"),
+                        );
+                        None
+                    }
+                }
+            }
+        };
+        if let Some(b) = self.scope.get(var) {
+            let kind = self.func.var(b.var).kind;
+            if kind != VarKind::LoopIndex {
+                self.error(
+                    Diagnostic::error(format!(
+                        "the loop variable `{var}` is already used as a {}",
+                        if kind == VarKind::Param {
+                            "parameter"
+                        } else {
+                            "local variable"
+                        }
+                    ))
+                    .at(var_span, "already defined")
+                    .help("use a fresh name for the loop variable"),
+                );
+                return None;
+            }
+        }
+        let v = self.new_var(var, Type::Scalar(int_ty), VarKind::LoopIndex, var_span);
+        let prev = self.scope.bind(var, Binding { var: v, weak: true });
+        let body = self.lower_block(body);
+        match prev {
+            Some(p) => {
+                self.scope.bind(var, p);
+            }
+            None => self.scope.unbind(var),
+        }
+        Some(StmtKind::For(Box::new(ForLoop {
+            var: v,
+            lo: lo?,
+            hi: hi?,
+            step: step?,
+            body,
+            labels,
+            par: None,
+            reduction: None,
+            wants_reduction: false,
+        })))
+    }
+
+    fn assign(
+        &mut self,
+        target: &ast::Expr,
+        value: &ast::Expr,
+        labels: &[(String, Span)],
+        span: Span,
+    ) -> Option<Vec<ir::Stmt>> {
+        let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
+        let sliced = has_slice(target) || {
+            let (n, depth) = subscript_depth(target);
+            n.and_then(|n| self.scope.get(n))
+                .map(|b| match &self.func.var(b.var).ty {
+                    Type::Array { shape, .. } => depth > 0 && depth < shape.len(),
+                    _ => false,
+                })
+                .unwrap_or(false)
+        };
+        if sliced {
+            return self.slice_assign(target, value, names, span);
+        }
+        self.red_labels = (!names.is_empty()).then_some(names);
+        let r = self.scalar_assign(target, value);
+        if self.red_labels.take().is_some() {
+            self.label_error(labels, span);
+        }
+        r.map(|k| vec![ir::Stmt::new(k, span)])
+    }
+
+    fn scalar_assign(&mut self, target: &ast::Expr, value: &ast::Expr) -> Option<StmtKind> {
+        match &target.kind {
+            ast::ExprKind::Name(n) => {
+                let v = self.lower_expr(value);
+                match self.scope.get(n) {
+                    Some(b) => {
+                        let var = self.func.var(b.var).clone();
+                        if var.kind != VarKind::Local {
+                            let what = if var.kind == VarKind::Param {
+                                "parameter"
+                            } else {
+                                "loop variable"
+                            };
+                            let help = if var.ty.is_array() {
+                                format!("to write its elements, assign to `{n}[...]` or `{n}[:]`")
+                            } else {
+                                format!("assign to a new local variable instead of `{n}`")
+                            };
+                            self.error(
+                                Diagnostic::error(format!("cannot assign to the {what} `{n}`"))
+                                    .at(target.span, format!("`{n}` is a {what}"))
+                                    .help(help),
+                            );
+                            return None;
+                        }
+                        let elem = var.ty.elem()?;
+                        let e = self.store_convert(v?, elem, target.span)?;
+                        Some(StmtKind::Assign {
+                            dst: Place::Var(b.var),
+                            value: e,
+                        })
+                    }
+                    None => {
+                        let v: TExpr = v?;
+                        let ty = self.scalar_elem(&v)?;
+                        let id = self.new_var(n, Type::Scalar(ty), VarKind::Local, target.span);
+                        self.scope.bind(
+                            n,
+                            Binding {
+                                var: id,
+                                weak: v.weak,
+                            },
+                        );
+                        Some(StmtKind::Assign {
+                            dst: Place::Var(id),
+                            value: v.e,
+                        })
+                    }
+                }
+            }
+            ast::ExprKind::Subscript { .. } => {
+                let t = self.lower_subscript(target);
+                let v = self.lower_expr(value);
+                match t? {
+                    Sub::Elem {
+                        array,
+                        indices,
+                        elem,
+                    } => {
+                        let e = self.store_convert(v?, elem, target.span)?;
+                        Some(StmtKind::Assign {
+                            dst: Place::Index { array, indices },
+                            value: e,
+                        })
+                    }
+                    Sub::Const(_) => {
+                        self.error(
+                            Diagnostic::error("cannot assign to an array's shape")
+                                .at(target.span, "not assignable"),
+                        );
+                        None
+                    }
+                }
+            }
+            _ => {
+                self.error(
+                    Diagnostic::error("cannot assign to this expression")
+                        .at(target.span, "not assignable"),
+                );
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,545 @@
+//! Tests of the lowering to IR: shapes of the generated IR (through the IR
+//! printer) and the user-facing errors.
+
+use std::sync::Arc;
+
+use crate::diag::{render_all, SourceFile};
+use crate::ir::print::program_to_string;
+use crate::ir::{ExprKind, Program, ReduceOp, StmtKind, Type};
+use crate::options::Options;
+use crate::resolve::{Resolved, StaticResolver};
+use crate::syntax::parse_function;
+use crate::types::{ElemTy, ScalarValue};
+use crate::{ArgType, CompileError};
+
+fn arr(elem: ElemTy, shape: &[i64]) -> ArgType {
+    ArgType::Array {
+        elem,
+        shape: shape.to_vec(),
+    }
+}
+
+fn int(v: i64) -> ArgType {
+    ArgType::Scalar {
+        elem: ElemTy::I64,
+        value: Some(ScalarValue::Int(v)),
+    }
+}
+
+fn lower_with(src: &str, args: &[ArgType], r: &StaticResolver) -> Result<Program, String> {
+    let def = parse_function(SourceFile::from_function_text("t.py", src, 1))
+        .map_err(|d| render_all(&d))?;
+    super::lower(&def, args, r, &Options::default()).map_err(|e| match e {
+        CompileError::User(d) => render_all(&d),
+        CompileError::Internal(m) => format!("INTERNAL: {m}"),
+    })
+}
+
+fn lower_ok(src: &str, args: &[ArgType]) -> String {
+    match lower_with(src, args, &StaticResolver::new()) {
+        Ok(p) => program_to_string(&p),
+        Err(e) => panic!("unexpected error:\n{e}"),
+    }
+}
+
+fn lower_err(src: &str, args: &[ArgType]) -> String {
+    match lower_with(src, args, &StaticResolver::new()) {
+        Ok(p) => panic!("expected an error, got:\n{}", program_to_string(&p)),
+        Err(e) => {
+            assert!(!e.starts_with("INTERNAL"), "{e}");
+            e
+        }
+    }
+}
+
+const SUM_ROWS: &str = "\
+def sum_rows(x, y, N):
+    parpy.label('outer')
+    for i in range(N):
+        y[i] = parpy.operators.sum(x[i, :])
+";
+
+#[test]
+fn sum_rows_structure() {
+    let args = [
+        arr(ElemTy::F32, &[100, 1024]),
+        arr(ElemTy::F32, &[100]),
+        int(100),
+    ];
+    let p = lower_with(SUM_ROWS, &args, &StaticResolver::new()).unwrap();
+    assert!(p.kernels.is_empty() && p.helpers.is_empty());
+    assert_eq!(p.host.name, "sum_rows");
+    assert_eq!(p.host.params.len(), 3);
+    assert_eq!(p.host.body.len(), 1);
+    let StmtKind::For(outer) = &p.host.body[0].kind else {
+        panic!("expected a loop");
+    };
+    assert_eq!(outer.labels, ["outer"]);
+    assert!(outer.reduction.is_none());
+    // N was specialized: the bound is the constant 100.
+    assert_eq!(outer.hi.kind, ExprKind::Int(100));
+    assert_eq!(outer.body.len(), 3);
+    let StmtKind::For(inner) = &outer.body[1].kind else {
+        panic!("expected the reduction loop");
+    };
+    let red = inner.reduction.expect("reduction loop");
+    assert_eq!(red.op, ReduceOp::Sum);
+    assert_eq!(inner.hi.kind, ExprKind::Int(1024));
+    assert_eq!(p.host.var(red.acc).ty, Type::Scalar(ElemTy::F32));
+    let text = program_to_string(&p);
+    let expected = "\
+fn sum_rows(x: f32[100, 1024], y: f32[100], N: i64 = 100) {
+  for i in 0..100 step 1 [outer] {
+    acc: f32 = 0.0
+    for j in 0..1024 step 1 [] reduce(sum -> acc) {
+      acc = (acc + x[i, j])
+    }
+    y[i] = acc
+  }
+}
+";
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn parpy_sum_and_labels_on_reductions() {
+    let src = "\
+def f(x, y, N):
+    for i in range(N):
+        parpy.label('red')
+        y[i] = 2.0 * parpy.sum(x[i, :]) + 1.0
+";
+    let text = lower_ok(
+        src,
+        &[arr(ElemTy::F32, &[4, 8]), arr(ElemTy::F32, &[4]), int(4)],
+    );
+    assert!(
+        text.contains("for j in 0..8 step 1 [red] reduce(sum -> acc)"),
+        "{text}"
+    );
+    assert!(text.contains("y[i] = ((2.0 * acc) + 1.0)"), "{text}");
+}
+
+#[test]
+fn literal_keeps_f32() {
+    let src = "def f(x, y, N):\n    for i in range(N):\n        y[i] = x[i] * 2.0\n";
+    let p = lower_with(
+        src,
+        &[arr(ElemTy::F32, &[8]), arr(ElemTy::F32, &[8]), int(8)],
+        &StaticResolver::new(),
+    )
+    .unwrap();
+    let StmtKind::For(l) = &p.host.body[0].kind else {
+        panic!()
+    };
+    let StmtKind::Assign { value, .. } = &l.body[0].kind else {
+        panic!()
+    };
+    assert_eq!(value.ty, Type::Scalar(ElemTy::F32));
+    let ExprKind::Binary { rhs, .. } = &value.kind else {
+        panic!()
+    };
+    assert_eq!(rhs.kind, ExprKind::Float(2.0));
+    assert_eq!(rhs.ty, Type::Scalar(ElemTy::F32));
+}
+
+#[test]
+fn promotions() {
+    let src = "\
+def f(a, b, c, n):
+    c[0] = a[0] + b[0]
+    c[1] = a[0] / 2
+    c[2] = n / 3
+    c[3] = n // 2 + n % 3
+";
+    let text = lower_ok(
+        src,
+        &[
+            arr(ElemTy::I32, &[4]),
+            arr(ElemTy::F32, &[4]),
+            arr(ElemTy::F64, &[4]),
+            int(7),
+        ],
+    );
+    // i32 + f32 -> f64 (NumPy), stored into f64.
+    assert!(text.contains("c[0] = (f64(a[0]) + f64(b[0]))"), "{text}");
+    // int / int -> float
+    assert!(text.contains("c[1] = (f64(a[0]) / 2.0)"), "{text}");
+    assert!(text.contains("c[2] = (7.0 / 3.0)"), "{text}");
+    assert!(text.contains("//"), "{text}");
+}
+
+#[test]
+fn narrowing_store_is_an_error() {
+    let src = "def f(x, y):\n    y[0] = x[0] * 2.5\n";
+    let e = lower_err(src, &[arr(ElemTy::F64, &[4]), arr(ElemTy::F32, &[4])]);
+    assert!(e.contains("cannot store a value of type `f64`"), "{e}");
+    assert!(e.contains("t.py:2:12"), "{e}");
+    assert!(
+        e.contains("parpy.builtin.convert(e, parpy.types.F32)"),
+        "{e}"
+    );
+    // float into int
+    let e = lower_err(src, &[arr(ElemTy::F32, &[4]), arr(ElemTy::I32, &[4])]);
+    assert!(e.contains("a float to an integer"), "{e}");
+    // widening is fine
+    lower_ok(src, &[arr(ElemTy::F32, &[4]), arr(ElemTy::F64, &[4])]);
+}
+
+#[test]
+fn undefined_name() {
+    let src = "\
+def sum_rows(x, y, N):
+    for i in range(N):
+        out[i] = parpy.operators.sum(x[i, :])
+";
+    let e = lower_err(
+        src,
+        &[arr(ElemTy::F32, &[2, 3]), arr(ElemTy::F32, &[2]), int(2)],
+    );
+    assert!(e.contains("name `out` is not defined"), "{e}");
+    assert!(e.contains("t.py:3:9"), "{e}");
+    assert!(e.contains("the parameters are `x`, `y`, `N`"), "{e}");
+    let e = lower_err(
+        "def f(total, y):\n    y[0] = totl[0]\n",
+        &[arr(ElemTy::F32, &[2]), arr(ElemTy::F32, &[2])],
+    );
+    assert!(e.contains("did you mean `total`?"), "{e}");
+}
+
+#[test]
+fn errors_are_collected() {
+    let src = "def f(y):\n    y[0] = a\n    y[1] = b\n";
+    let e = lower_err(src, &[arr(ElemTy::F32, &[2])]);
+    assert!(
+        e.contains("`a` is not defined") && e.contains("`b` is not defined"),
+        "{e}"
+    );
+}
+
+#[test]
+fn slice_assignments() {
+    let src = "\
+def f(a, b, y):
+    parpy.label('el')
+    y[:, :] = a[:, :] + b[:, :]
+";
+    let m = arr(ElemTy::F32, &[2, 3]);
+    let text = lower_ok(src, &[m.clone(), m.clone(), m]);
+    let expected = "\
+fn f(a: f32[2, 3], b: f32[2, 3], y: f32[2, 3]) {
+  for j in 0..2 step 1 [] {
+    for j_1 in 0..3 step 1 [el] {
+      y[j, j_1] = (a[j, j_1] + b[j, j_1])
+    }
+  }
+}
+";
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn slice_with_scalar_and_offsets() {
+    let src = "\
+def f(x, y, s):
+    for i in range(2):
+        y[i, :] = x[i, :] / s
+    y[0, 1:3] = x[1, 0:2]
+";
+    let m = arr(ElemTy::F64, &[2, 4]);
+    let text = lower_ok(
+        src,
+        &[
+            m.clone(),
+            m,
+            ArgType::Scalar {
+                elem: ElemTy::F64,
+                value: Some(ScalarValue::Float(2.0)),
+            },
+        ],
+    );
+    assert!(text.contains("y[i, j] = (x[i, j] / 2.0)"), "{text}");
+    assert!(text.contains("for j_1 in 0..2 step 1"), "{text}");
+    assert!(text.contains("y[0, (1 + j_1)] = x[1, j_1]"), "{text}");
+}
+
+#[test]
+fn slice_shape_mismatch() {
+    let src = "def f(a, y):\n    y[:] = a[0:3]\n";
+    let e = lower_err(src, &[arr(ElemTy::F32, &[8]), arr(ElemTy::F32, &[4])]);
+    assert!(
+        e.contains("slice shapes do not match: (4,) and (3,)"),
+        "{e}"
+    );
+    assert!(e.contains("t.py:2:12"), "{e}");
+}
+
+#[test]
+fn slice_outside_statement_is_an_error() {
+    let e = lower_err(
+        "def f(a, y):\n    y[0] = a[:]\n",
+        &[arr(ElemTy::F32, &[8]), arr(ElemTy::F32, &[4])],
+    );
+    assert!(
+        e.contains("slices can only be used in slice assignments and reductions"),
+        "{e}"
+    );
+}
+
+#[test]
+fn label_placement_errors() {
+    let a = [arr(ElemTy::F32, &[4])];
+    let e = lower_err("def f(y):\n    parpy.label('a')\n    y[0] = 1.0\n", &a);
+    assert!(
+        e.contains("a label must be followed by a `for` loop"),
+        "{e}"
+    );
+    assert!(e.contains("t.py:2:5"), "{e}");
+    let e = lower_err("def f(y):\n    y[0] = 1.0\n    parpy.label('a')\n", &a);
+    assert!(e.contains("not followed by a statement"), "{e}");
+    let e = lower_err(
+        "def f(y):\n    parpy.label(3)\n    for i in range(4):\n        y[i] = 0.0\n",
+        &a,
+    );
+    assert!(e.contains("one string literal"), "{e}");
+    // Stacked labels on a loop.
+    let t = lower_ok(
+        "def f(y):\n    parpy.label('a')\n    parpy.label('b')\n    for i in range(4):\n        y[i] = 0.0\n",
+        &a,
+    );
+    assert!(t.contains("[a, b]"), "{t}");
+}
+
+#[test]
+fn reductions_of_whole_arrays_and_ops() {
+    let src = "\
+def f(x, y):
+    y[0] = parpy.operators.max(x)
+    y[1] = parpy.reduce.min(x[1:3])
+    y[2] = parpy.operators.prod(x[:])
+";
+    let text = lower_ok(src, &[arr(ElemTy::F32, &[4]), arr(ElemTy::F32, &[3])]);
+    assert!(text.contains("acc: f32 = -inf"), "{text}");
+    assert!(text.contains("reduce(max -> acc)"), "{text}");
+    assert!(text.contains("reduce(min -> acc_1)"), "{text}");
+    assert!(text.contains("x[(1 + j_1)]"), "{text}");
+    assert!(text.contains("acc_2: f32 = 1.0"), "{text}");
+    let e = lower_err(
+        "def f(y, n):\n    y[0] = parpy.operators.sum(n)\n",
+        &[arr(ElemTy::F32, &[3]), int(2)],
+    );
+    assert!(e.contains("contains no slice"), "{e}");
+}
+
+#[test]
+fn int_reduction_identity() {
+    let text = lower_ok(
+        "def f(x, y):\n    y[0] = parpy.operators.min(x[:])\n",
+        &[arr(ElemTy::I32, &[4]), arr(ElemTy::I32, &[1])],
+    );
+    assert!(text.contains("acc: i32 = 2147483647"), "{text}");
+}
+
+#[test]
+fn control_flow_and_builtins() {
+    let src = "\
+def f(x, y, n):
+    t = 0.0
+    k = 0
+    while k < n:
+        k += 1
+    for i in range(1, n, 2):
+        if 0 < x[i] <= 1.0 and not (x[i] == 0.5):
+            y[i] = min(x[i], 0.5)
+        elif x[i] > 2.0:
+            y[i] = parpy.math.sqrt(x[i]) if x[i] > 3.0 else abs(x[i])
+        else:
+            y[i] = float(i) + t + parpy.builtin.convert(k, parpy.types.F32)
+    y[0] = x.shape[0] + len(x) + x[-1]
+    y[1] = parpy.builtin.maximum(x[0], -parpy.builtin.inf)
+";
+    let text = lower_ok(
+        src,
+        &[arr(ElemTy::F32, &[8]), arr(ElemTy::F32, &[8]), int(8)],
+    );
+    assert!(text.contains("for i in 1..8 step 2"), "{text}");
+    assert!(text.contains("while"), "{text}");
+    assert!(text.contains("and"), "{text}");
+    assert!(text.contains("sqrt"), "{text}");
+    assert!(text.contains("x[7]"), "{text}");
+    assert!(text.contains("y[0] = (f32((8 + 8)) + x[7])"), "{text}");
+    assert!(text.contains("y[1] = max(x[0], -inf)"), "{text}");
+    assert!(
+        text.contains("y[i] = (f32((f64(i) + t)) + f32(k))"),
+        "{text}"
+    );
+}
+
+#[test]
+fn range_step_must_be_constant() {
+    let e = lower_err(
+        "def f(y, n):\n    for i in range(0, 4, y[0]):\n        pass\n",
+        &[arr(ElemTy::I64, &[4]), int(1)],
+    );
+    assert!(e.contains("non-zero integer constant"), "{e}");
+    let e = lower_err(
+        "def f(y):\n    for i in range(0, 4, 0):\n        pass\n",
+        &[arr(ElemTy::I64, &[4])],
+    );
+    assert!(e.contains("non-zero integer constant"), "{e}");
+}
+
+#[test]
+fn entry_cannot_return_value() {
+    let e = lower_err("def f(y):\n    return y[0]\n", &[arr(ElemTy::I64, &[4])]);
+    assert!(e.contains("cannot return a value"), "{e}");
+    lower_ok("def f(y):\n    return\n", &[arr(ElemTy::I64, &[4])]);
+}
+
+#[test]
+fn wrong_index_counts() {
+    let m = [arr(ElemTy::F32, &[2, 2])];
+    let e = lower_err("def f(y):\n    y[0] = 1.0\n    y[0, 0, 0] = 1.0\n", &m);
+    assert!(e.contains("too many indices"), "{e}");
+    let t = lower_ok("def f(y):\n    y[0][1] = 1.0\n", &m);
+    assert!(t.contains("y[0, 1] = 1.0"), "{t}");
+    let e = lower_err("def f(y):\n    y[0, 5] = 1.0\n", &m);
+    assert!(e.contains("out of bounds"), "{e}");
+}
+
+#[test]
+fn unsupported_param_type_and_arg_count() {
+    let e = lower_err("def f(y):\n    pass\n", &[arr(ElemTy::U8, &[2])]);
+    assert!(e.contains("parameter `y`") && e.contains("uint8"), "{e}");
+    let e = lower_err("def f(y):\n    pass\n", &[]);
+    assert!(e.contains("takes 1 argument"), "{e}");
+}
+
+#[test]
+fn module_constants_and_unsupported_calls() {
+    let r = StaticResolver::new()
+        .with("K", Resolved::Const(ScalarValue::Float(0.5)))
+        .with("print", Resolved::Unsupported("function 'print'".into()))
+        .with(
+            "np.sum",
+            Resolved::Unsupported("function 'numpy.sum'".into()),
+        );
+    let a = [arr(ElemTy::F32, &[2])];
+    let p = lower_with("def f(y):\n    y[0] = K * y[1]\n", &a, &r).unwrap();
+    let t = program_to_string(&p);
+    assert!(t.contains("y[0] = (0.5 * y[1])"), "{t}");
+    let e = lower_with("def f(y):\n    print(y)\n", &a, &r).unwrap_err();
+    assert!(e.contains("cannot call `print`"), "{e}");
+    let e = lower_with("def f(y):\n    y[0] = np.sum(y)\n", &a, &r).unwrap_err();
+    assert!(e.contains("cannot call `np.sum`"), "{e}");
+    let e = lower_with("def f(y):\n    y[0] = parpy.operators.summ(y)\n", &a, &r).unwrap_err();
+    assert!(e.contains("parpy.operators.summ"), "{e}");
+}
+
+#[test]
+fn assignments_to_params_and_locals() {
+    let a = [arr(ElemTy::F32, &[2]), int(3)];
+    let e = lower_err("def f(y, n):\n    n = 2\n", &a);
+    assert!(e.contains("cannot assign to the parameter `n`"), "{e}");
+    let e = lower_err(
+        "def f(y, n):\n    t = y[0]\n    t = parpy.builtin.convert(n, parpy.types.F64)\n",
+        &a,
+    );
+    assert!(
+        e.contains("cannot store a value of type `f64` into a destination of type `f32`"),
+        "{e}"
+    );
+    assert!(e.contains("t.py:3:9"), "{e}");
+    let t = lower_ok(
+        "def f(y, n):\n    t = y[0]\n    t += 1.0\n    y[1] = t\n",
+        &a,
+    );
+    assert!(t.contains("t: f32 = y[0]"), "{t}");
+    assert!(t.contains("t = (t + 1.0)"), "{t}");
+}
+
+fn helper_resolver(helper_src: &str) -> StaticResolver {
+    let def = parse_function(SourceFile::from_function_text("h.py", helper_src, 1)).unwrap();
+    StaticResolver::new().with(
+        "helper",
+        Resolved::Function {
+            def: Arc::new(def),
+            globals: Arc::new(StaticResolver::new()),
+        },
+    )
+}
+
+#[test]
+fn helpers_are_specialized() {
+    let r = helper_resolver("def helper(a, i):\n    return a[i] * 2.0\n");
+    let src = "\
+def f(x, z, y):
+    y[0] = helper(x, 0)
+    y[1] = helper(x, 1)
+    y[2] = helper(z, 0)
+";
+    let p = lower_with(
+        src,
+        &[
+            arr(ElemTy::F32, &[4]),
+            arr(ElemTy::F64, &[4]),
+            arr(ElemTy::F64, &[4]),
+        ],
+        &r,
+    )
+    .unwrap();
+    assert_eq!(p.helpers.len(), 2);
+    assert_eq!(p.helpers[0].name, "helper");
+    assert_eq!(p.helpers[1].name, "helper_1");
+    assert_eq!(p.helpers[0].ret, Type::Scalar(ElemTy::F32));
+    assert_eq!(p.helpers[1].ret, Type::Scalar(ElemTy::F64));
+    let text = program_to_string(&p);
+    assert!(text.contains("helper"), "{text}");
+}
+
+#[test]
+fn recursion_is_an_error() {
+    let def = parse_function(SourceFile::from_function_text(
+        "h.py",
+        "def helper(a):\n    return helper(a)\n",
+        1,
+    ))
+    .unwrap();
+    let def = Arc::new(def);
+    // The helper's globals resolve `helper` to itself.
+    let inner = StaticResolver::new().with(
+        "helper",
+        Resolved::Function {
+            def: def.clone(),
+            globals: Arc::new(StaticResolver::new()),
+        },
+    );
+    let r = StaticResolver::new().with(
+        "helper",
+        Resolved::Function {
+            def,
+            globals: Arc::new(inner),
+        },
+    );
+    let e = lower_with(
+        "def f(y):\n    y[0] = helper(y[1])\n",
+        &[arr(ElemTy::F32, &[2])],
+        &r,
+    )
+    .unwrap_err();
+    assert!(e.contains("recursion is not supported"), "{e}");
+}
+
+#[test]
+fn gpu_block() {
+    let t = lower_ok(
+        "def f(y):\n    with parpy.gpu:\n        y[0] = 1.0\n",
+        &[arr(ElemTy::F32, &[2])],
+    );
+    assert!(t.contains("y[0] = 1.0"), "{t}");
+    let e = lower_err(
+        "def f(y):\n    with parpy.label:\n        y[0] = 1.0\n",
+        &[arr(ElemTy::F32, &[2])],
+    );
+    assert!(e.contains("only `with parpy.gpu:`"), "{e}");
+}

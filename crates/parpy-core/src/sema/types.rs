@@ -1,0 +1,318 @@
+//! Typing rules: NumPy-style promotion with weak Python scalars (NEP 50),
+//! explicit `Convert` insertion, implicit store conversions and the narrowing
+//! check, truthiness, and small constant folding on IR expressions.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{BinOp, ElemTy, Expr, ExprKind, Type, UnOp};
+use crate::options::Options;
+
+use super::{Lowerer, TExpr};
+
+/// The promoted type of two strong element types (NumPy rules among the
+/// supported types: bool < ints; floats; int with float gives a float wide
+/// enough for the int).
+pub(crate) fn promote_strong(a: ElemTy, b: ElemTy) -> ElemTy {
+    use ElemTy::*;
+    if a == b {
+        return a;
+    }
+    if a == Bool {
+        return b;
+    }
+    if b == Bool {
+        return a;
+    }
+    match (a.is_float(), b.is_float()) {
+        (true, true) => {
+            if a.size() >= b.size() {
+                a
+            } else {
+                b
+            }
+        }
+        (false, false) => {
+            if a.is_signed_int() == b.is_signed_int() {
+                if a.size() >= b.size() {
+                    a
+                } else {
+                    b
+                }
+            } else {
+                // Mixed signedness: a signed type wider than the unsigned one.
+                let (s, u) = if a.is_signed_int() { (a, b) } else { (b, a) };
+                if s.size() > u.size() {
+                    s
+                } else {
+                    match u.size() {
+                        1 => I16,
+                        2 => I32,
+                        4 => I64,
+                        _ => F64,
+                    }
+                }
+            }
+        }
+        (true, false) | (false, true) => {
+            let (f, i) = if a.is_float() { (a, b) } else { (b, a) };
+            // The float must hold the int's values: i8/i16 fit in f32.
+            if f == F64 || i.size() >= 4 || (f == F16 && i.size() >= 2) {
+                if f == F16 && i.size() < 4 {
+                    F32
+                } else {
+                    F64
+                }
+            } else {
+                f
+            }
+        }
+    }
+}
+
+/// The type and weakness of `a op b` operands after promotion.
+pub(crate) fn promote(a: (ElemTy, bool), b: (ElemTy, bool), opts: &Options) -> (ElemTy, bool) {
+    match (a, b) {
+        ((ta, true), (tb, true)) => {
+            if ta.is_float() || tb.is_float() {
+                (opts.float_type, true)
+            } else if ta == ElemTy::Bool && tb == ElemTy::Bool {
+                (ElemTy::Bool, true)
+            } else {
+                (opts.int_type, true)
+            }
+        }
+        ((w, true), (s, false)) | ((s, false), (w, true)) => {
+            if w.is_float() && !s.is_float() {
+                (opts.float_type, false)
+            } else if w.is_int() && s == ElemTy::Bool {
+                (opts.int_type, false)
+            } else {
+                (s, false)
+            }
+        }
+        ((ta, false), (tb, false)) => (promote_strong(ta, tb), false),
+    }
+}
+
+/// May a strong value of type `src` be stored into `dst` implicitly?
+pub(crate) fn widens(src: ElemTy, dst: ElemTy) -> bool {
+    if src == dst || src == ElemTy::Bool {
+        return true;
+    }
+    if dst == ElemTy::Bool {
+        return false;
+    }
+    match (src.is_float(), dst.is_float()) {
+        (false, true) => true,
+        (true, false) => false,
+        (true, true) => dst.size() >= src.size(),
+        (false, false) => promote_strong(src, dst) == dst,
+    }
+}
+
+/// Converts `e` to `ty`, folding literals and skipping no-op conversions.
+pub(crate) fn convert(e: Expr, ty: ElemTy) -> Expr {
+    if e.ty == Type::Scalar(ty) {
+        return e;
+    }
+    let span = e.span;
+    match e.kind {
+        ExprKind::Int(v) if ty.is_float() => {
+            Expr::new(ExprKind::Float(v as f64), Type::Scalar(ty), span)
+        }
+        ExprKind::Int(v) if ty.is_int() => Expr::int(v, ty, span),
+        ExprKind::Float(v) if ty.is_float() => {
+            Expr::new(ExprKind::Float(v), Type::Scalar(ty), span)
+        }
+        ExprKind::Bool(b) if ty.is_int() => Expr::int(i64::from(b), ty, span),
+        kind => Expr::new(
+            ExprKind::Convert {
+                arg: Box::new(Expr::new(kind, e.ty, span)),
+            },
+            Type::Scalar(ty),
+            span,
+        ),
+    }
+}
+
+/// A compile-time integer value of an IR expression, if it has one.
+pub(crate) fn const_int(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Bool(b) => Some(i64::from(*b)),
+        ExprKind::Convert { arg } if e.ty.elem().is_some_and(|t| t.is_int()) => const_int(arg),
+        ExprKind::Unary { op: UnOp::Neg, arg } => const_int(arg)?.checked_neg(),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (const_int(lhs)?, const_int(rhs)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::FloorDiv if b != 0 => {
+                    let q = a.checked_div_euclid(b)?;
+                    Some(q - i64::from(a.rem_euclid(b) != 0 && b < 0))
+                }
+                BinOp::Mod if b != 0 => {
+                    let r = a.checked_rem_euclid(b)?;
+                    Some(if b < 0 && r != 0 { r + b } else { r })
+                }
+                BinOp::Max => Some(a.max(b)),
+                BinOp::Min => Some(a.min(b)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// `Some(elem)` for a scalar expression; an error for arrays and void.
+    pub(super) fn scalar_elem(&mut self, t: &TExpr) -> Option<ElemTy> {
+        match &t.e.ty {
+            Type::Scalar(e) => Some(*e),
+            Type::Array { .. } => {
+                self.error(
+                    Diagnostic::error("an array cannot be used as a scalar value")
+                        .at(t.e.span, "this is an array")
+                        .help("index it (`x[i]`) or use a slice in a slice assignment"),
+                );
+                None
+            }
+            Type::Void => {
+                self.error(
+                    Diagnostic::error("this call returns no value").at(t.e.span, "returns nothing"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Converts both operands to their promoted type.
+    pub(super) fn unify(&mut self, a: TExpr, b: TExpr) -> Option<(Expr, Expr, ElemTy, bool)> {
+        let ta = self.scalar_elem(&a)?;
+        let tb = self.scalar_elem(&b)?;
+        let (t, weak) = promote((ta, a.weak), (tb, b.weak), self.opts);
+        Some((convert(a.e, t), convert(b.e, t), t, weak))
+    }
+
+    /// Converts a value for a store into `dst`: implicit when the value is
+    /// weak, or widens; a narrowing store is an error with a hint.
+    pub(super) fn store_convert(&mut self, v: TExpr, dst: ElemTy, dst_span: Span) -> Option<Expr> {
+        let src = self.scalar_elem(&v)?;
+        if v.weak || widens(src, dst) {
+            return Some(convert(v.e, dst));
+        }
+        let what = if src.is_float() && !dst.is_float() {
+            "a float to an integer"
+        } else if dst == ElemTy::Bool {
+            "a number to a bool"
+        } else {
+            "a wider type to a narrower one"
+        };
+        let mut d = Diagnostic::error(format!(
+            "cannot store a value of type `{src}` into a destination of type `{dst}` implicitly"
+        ))
+        .at(v.e.span, format!("this value has type `{src}`"))
+        .also(dst_span, format!("the destination has type `{dst}`"))
+        .note(format!(
+            "storing would convert {what} and may lose information"
+        ))
+        .help(format!(
+            "convert explicitly: `parpy.builtin.convert(e, parpy.types.{})`",
+            dst.short_name().to_uppercase()
+        ));
+        if dst.is_float() {
+            d = d.help("or use `float(e)`");
+        } else if dst.is_int() {
+            d = d.help("or use `int(e)`");
+        }
+        self.error(d);
+        None
+    }
+
+    /// A bool expression from any scalar (`x != 0` for numbers).
+    pub(super) fn truthy(&mut self, t: TExpr) -> Option<Expr> {
+        let ty = self.scalar_elem(&t)?;
+        if ty == ElemTy::Bool {
+            return Some(t.e);
+        }
+        let span = t.e.span;
+        let zero = if ty.is_float() {
+            Expr::new(ExprKind::Float(0.0), Type::Scalar(ty), span)
+        } else {
+            Expr::int(0, ty, span)
+        };
+        Some(Expr::new(
+            ExprKind::Binary {
+                op: BinOp::Ne,
+                lhs: Box::new(t.e),
+                rhs: Box::new(zero),
+            },
+            Type::Scalar(ElemTy::Bool),
+            span,
+        ))
+    }
+
+    /// An integer expression of `options.int_type` (indices, range bounds).
+    pub(super) fn index_value(&mut self, t: TExpr, what: &str) -> Option<Expr> {
+        let ty = self.scalar_elem(&t)?;
+        if ty.is_float() {
+            self.error(
+                Diagnostic::error(format!("{what} must be an integer, found `{ty}`"))
+                    .at(t.e.span, format!("this has type `{ty}`"))
+                    .help("convert it with `int(...)`"),
+            );
+            return None;
+        }
+        Some(convert(t.e, self.opts.int_type))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ElemTy::*;
+
+    #[test]
+    fn numpy_promotion() {
+        assert_eq!(promote_strong(I32, I64), I64);
+        assert_eq!(promote_strong(I32, F32), F64);
+        assert_eq!(promote_strong(I64, F32), F64);
+        assert_eq!(promote_strong(Bool, F32), F32);
+        assert_eq!(promote_strong(F32, F64), F64);
+    }
+
+    #[test]
+    fn weak_literals() {
+        let o = Options::default();
+        assert_eq!(promote((F32, false), (F64, true), &o), (F32, false));
+        assert_eq!(promote((I32, false), (I64, true), &o), (I32, false));
+        assert_eq!(promote((I32, false), (F64, true), &o), (F64, false));
+        assert_eq!(promote((I64, true), (F64, true), &o), (F64, true));
+        assert_eq!(promote((I64, true), (I64, true), &o), (I64, true));
+    }
+
+    #[test]
+    fn store_rules() {
+        assert!(widens(F32, F64));
+        assert!(widens(I32, F32));
+        assert!(widens(I32, I64));
+        assert!(!widens(F64, F32));
+        assert!(!widens(F32, I32));
+        assert!(!widens(I64, I32));
+    }
+
+    #[test]
+    fn folds_constants() {
+        let s = Span::default();
+        let e = Expr::new(
+            ExprKind::Binary {
+                op: BinOp::FloorDiv,
+                lhs: Box::new(Expr::int(-7, I64, s)),
+                rhs: Box::new(Expr::int(2, I64, s)),
+            },
+            Type::Scalar(I64),
+            s,
+        );
+        assert_eq!(const_int(&e), Some(-4));
+    }
+}
