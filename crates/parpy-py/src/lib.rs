@@ -1,1 +1,213 @@
+//! `parpy._native`: the pyo3 binding. The Python package `parpy` re-exports
+//! what users need; see `python/parpy/_native.pyi` for the interface.
 
+mod args;
+mod backend;
+mod cstring;
+mod jit;
+mod options;
+mod resolver;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use parpy_core::CompileError;
+use pyo3::exceptions::{PyException, PyUserWarning};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+pyo3::create_exception!(
+    _native,
+    CompileErrorPy,
+    PyException,
+    "A mistake in a parpy program or its options, found by the compiler."
+);
+pyo3::create_exception!(
+    _native,
+    InternalError,
+    PyException,
+    "A bug in parpy (please report it with the message)."
+);
+pyo3::create_exception!(
+    _native,
+    ParpyWarning,
+    PyUserWarning,
+    "A warning from the parpy compiler."
+);
+
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// Bumped by `clear_cache`; in-memory caches compare it on lookup.
+#[inline]
+pub(crate) fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
+}
+
+fn cache_dirs() -> &'static Mutex<BTreeSet<PathBuf>> {
+    static DIRS: OnceLock<Mutex<BTreeSet<PathBuf>>> = OnceLock::new();
+    DIRS.get_or_init(|| Mutex::new(BTreeSet::new()))
+}
+
+/// Remembers a disk cache directory used in this process (for clear_cache).
+pub(crate) fn note_cache_dir(dir: &Path) {
+    let mut d = cache_dirs().lock().unwrap_or_else(|e| e.into_inner());
+    if !d.contains(dir) {
+        d.insert(dir.to_path_buf());
+    }
+}
+
+pub(crate) fn compile_error_to_py(e: CompileError) -> PyErr {
+    match e {
+        CompileError::User(_) => CompileErrorPy::new_err(e.to_string()),
+        CompileError::Internal(m) => internal_error(&m),
+    }
+}
+
+pub(crate) fn internal_error(details: &str) -> PyErr {
+    InternalError::new_err(format!(
+        "internal compiler error: this is a bug in parpy; please report it with this message.\n{details}"
+    ))
+}
+
+/// Runs `f`, turning a Rust panic into `InternalError`.
+pub(crate) fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(e) => {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(internal_error(&format!("panic: {msg}")))
+        }
+    }
+}
+
+pub(crate) fn stderr_write(py: Python<'_>, s: &str) -> PyResult<()> {
+    let err = py.import("sys")?.getattr("stderr")?;
+    err.call_method1("write", (s,))?;
+    Ok(())
+}
+
+/// `parpy.print_compiled(fn, args, opts)`: the generated code, no cache.
+#[pyfunction]
+#[pyo3(signature = (fun, args, opts=None))]
+fn print_compiled(
+    py: Python<'_>,
+    fun: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyAny>,
+    opts: Option<&Bound<'_, options::CompileOptions>>,
+) -> PyResult<String> {
+    guard(|| {
+        let (def, resolver, name, params) = jit::def_and_resolver(fun)?;
+        let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
+        let items: Vec<Bound<'_, PyAny>> = args
+            .try_iter()
+            .map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "print_compiled(fn, args, opts): `args` must be a list of the arguments",
+                )
+            })?
+            .collect::<PyResult<_>>()?;
+        if items.len() != params.len() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "{name}() takes {} positional arguments ({}) but {} were given to print_compiled",
+                params.len(),
+                params.join(", "),
+                items.len()
+            )));
+        }
+        let ctx = args::ArgCtx {
+            func: &name,
+            params: &params,
+        };
+        let mut types = vec![];
+        for (i, a) in items.iter().enumerate() {
+            types.push(args::arg_type(a, i, data.specialize_scalars, &ctx)?);
+        }
+        let (backend, why) = backend::resolve(data.backend);
+        if data.verbose_backend_resolution {
+            stderr_write(py, &format!("parpy: {}\n", why.join("\nparpy: ")))?;
+        }
+        let options = data.to_core(backend)?;
+        Ok(jit::run_compile(py, &def, &types, &resolver, &options)?.code)
+    })
+}
+
+/// Drops every in-memory specialization and the disk cache entries.
+#[pyfunction]
+fn clear_cache() -> PyResult<()> {
+    guard(|| {
+        GENERATION.fetch_add(1, Ordering::AcqRel);
+        let mut dirs: BTreeSet<PathBuf> = cache_dirs()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        dirs.insert(parpy_runtime::default_cache_dir());
+        for d in dirs {
+            parpy_runtime::cache::clear(&d)
+                .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+        }
+        Ok(())
+    })
+}
+
+/// `(usable, sentence)` for one backend.
+#[pyfunction]
+fn backend_explain(b: options::CompileBackend) -> (bool, String) {
+    match b.core() {
+        Some(c) => backend::explain(c),
+        None => {
+            let (c, lines) = backend::resolve(b);
+            (backend::is_enabled(c), lines.join("\n"))
+        }
+    }
+}
+
+#[pyfunction]
+fn backend_is_enabled(b: options::CompileBackend) -> bool {
+    match b.core() {
+        Some(c) => backend::is_enabled(c),
+        None => true,
+    }
+}
+
+#[pyfunction]
+fn backend_available(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list: Vec<options::CompileBackend> = backend::available()
+        .into_iter()
+        .map(|b| match b {
+            parpy_core::Backend::Cpu => options::CompileBackend::Cpu,
+            parpy_core::Backend::Cuda => options::CompileBackend::Cuda,
+            parpy_core::Backend::Metal => options::CompileBackend::Metal,
+        })
+        .collect();
+    PyList::new(py, list)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("CompileError", py.get_type::<CompileErrorPy>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add("ParpyWarning", py.get_type::<ParpyWarning>())?;
+    m.add("__version__", parpy_core::VERSION)?;
+    m.add_class::<options::LoopPar>()?;
+    m.add_class::<options::CompileBackend>()?;
+    m.add_class::<options::CompileOptions>()?;
+    m.add_class::<jit::JitFunction>()?;
+    m.add_class::<cstring::CompiledString>()?;
+    m.add_function(wrap_pyfunction!(options::threads_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(options::reduce_marker, m)?)?;
+    m.add_function(wrap_pyfunction!(options::par, m)?)?;
+    m.add_function(wrap_pyfunction!(print_compiled, m)?)?;
+    m.add_function(wrap_pyfunction!(cstring::compile_string, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(backend_explain, m)?)?;
+    m.add_function(wrap_pyfunction!(backend_is_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(backend_available, m)?)?;
+    Ok(())
+}

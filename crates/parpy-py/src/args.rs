@@ -1,0 +1,363 @@
+//! Reading call arguments: the fast key (dtype, shape, scalar bits) and, on a
+//! miss, the core's `ArgType`s.
+
+use std::ffi::c_void;
+
+use numpy::npyffi::{_PyArray_GET_ITEM_DATA, _PyDataType_GET_ITEM_DATA};
+use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use parpy_core::{ArgType, ElemTy, ScalarValue};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyType};
+
+/// The most parameters a parpy function may take (bit masks are u64).
+pub const MAX_ARGS: usize = 64;
+
+const NPY_ARRAY_C_CONTIGUOUS: i32 = 0x0001;
+const NPY_ARRAY_ALIGNED: i32 = 0x0100;
+const NPY_ARRAY_WRITEABLE: i32 = 0x0400;
+
+const TAG_ARRAY: u64 = 1;
+const TAG_BOOL: u64 = 2;
+const TAG_INT: u64 = 3;
+const TAG_FLOAT: u64 = 4;
+const TAG_NPSCALAR: u64 = 5;
+
+/// A specialization key built without allocating for small calls.
+pub struct KeyBuf {
+    len: usize,
+    inline: [u64; 48],
+    heap: Vec<u64>,
+}
+
+impl KeyBuf {
+    #[inline]
+    pub fn new() -> KeyBuf {
+        KeyBuf {
+            len: 0,
+            inline: [0; 48],
+            heap: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, v: u64) {
+        if self.len < self.inline.len() {
+            self.inline[self.len] = v;
+        } else {
+            if self.heap.is_empty() {
+                self.heap.extend_from_slice(&self.inline);
+            }
+            self.heap.push(v);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn as_slice(&self) -> &[u64] {
+        if self.len <= self.inline.len() {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+}
+
+/// Who an argument belongs to, for error messages.
+pub struct ArgCtx<'a> {
+    pub func: &'a str,
+    pub params: &'a [String],
+}
+
+impl ArgCtx<'_> {
+    pub fn name(&self, i: usize) -> String {
+        self.params
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("#{i}"))
+    }
+}
+
+fn np_generic(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static GENERIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    GENERIC.import(py, "numpy", "generic")
+}
+
+pub fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// Observes argument `i` for the fast path: pushes its key words, stores the
+/// array data pointer or the scalar's 8-byte slot in `val`, and returns
+/// (is_array, writeable, element count).
+#[inline]
+pub fn observe(
+    obj: &Bound<'_, PyAny>,
+    i: usize,
+    specialize: bool,
+    key: &mut KeyBuf,
+    val: &mut u64,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<(bool, bool, usize)> {
+    if let Ok(a) = obj.cast::<PyUntypedArray>() {
+        // SAFETY: `a` is a NumPy array; its fields and descriptor are valid
+        // while we hold the reference and the GIL.
+        let (flags, nd, dims, data, type_num, kind, byteorder) = unsafe {
+            let f = &*_PyArray_GET_ITEM_DATA(a.as_array_ptr());
+            let d = &*_PyDataType_GET_ITEM_DATA(f.descr);
+            (
+                f.flags,
+                f.nd,
+                f.dimensions,
+                f.data,
+                d.type_num,
+                d.kind as u8,
+                d.byteorder as u8,
+            )
+        };
+        if flags & NPY_ARRAY_C_CONTIGUOUS == 0 || flags & NPY_ARRAY_ALIGNED == 0 {
+            let n = ctx.name(i);
+            let why = if flags & NPY_ARRAY_C_CONTIGUOUS == 0 {
+                "is not C-contiguous"
+            } else {
+                "is not aligned"
+            };
+            return Err(PyValueError::new_err(format!(
+                "argument `{n}` of `{}` {why}; pass np.ascontiguousarray({n})",
+                ctx.func
+            )));
+        }
+        let nd = nd.max(0) as usize;
+        key.push(
+            TAG_ARRAY
+                | ((type_num as u32 as u64) << 8)
+                | ((kind as u64) << 32)
+                | ((byteorder as u64) << 40)
+                | ((nd as u64) << 48),
+        );
+        let mut count: usize = 1;
+        for k in 0..nd {
+            // SAFETY: `dimensions` has `nd` entries.
+            let d = unsafe { *dims.add(k) };
+            key.push(d as u64);
+            count = count.saturating_mul(d.max(0) as usize);
+        }
+        *val = data as usize as u64;
+        return Ok((true, flags & NPY_ARRAY_WRITEABLE != 0, count));
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        let v = b.is_true();
+        key.push(TAG_BOOL);
+        if specialize {
+            key.push(v as u64);
+        }
+        *val = v as u64;
+        return Ok((false, false, 0));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        let v: i64 = obj.extract().map_err(|_| {
+            PyOverflowError::new_err(format!(
+                "argument `{}` of `{}` does not fit in a 64-bit integer",
+                ctx.name(i),
+                ctx.func
+            ))
+        })?;
+        key.push(TAG_INT);
+        if specialize {
+            key.push(v as u64);
+        }
+        *val = v as u64;
+        return Ok((false, false, 0));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        let v = f.value();
+        key.push(TAG_FLOAT);
+        if specialize {
+            key.push(v.to_bits());
+        }
+        *val = v.to_bits();
+        return Ok((false, false, 0));
+    }
+    let py = obj.py();
+    if obj.is_instance(np_generic(py)?)? {
+        let (elem, value) = numpy_scalar(obj, i, ctx)?;
+        key.push(TAG_NPSCALAR | ((elem as u64) << 8));
+        let bits = slot_bits(value);
+        if specialize {
+            key.push(bits);
+        }
+        *val = bits;
+        return Ok((false, false, 0));
+    }
+    Err(unsupported_object(obj, i, ctx))
+}
+
+pub fn unsupported_object(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyErr {
+    PyTypeError::new_err(format!(
+        "argument `{}` of `{}` has type {}, which parpy cannot pass to compiled code \
+         (expected a NumPy array, or a bool, int or float)",
+        ctx.name(i),
+        ctx.func,
+        type_name(obj)
+    ))
+}
+
+/// The 8-byte slot of a scalar: `int64_t` for ints and bools, `double` for floats.
+pub fn slot_bits(v: ScalarValue) -> u64 {
+    match v {
+        ScalarValue::Bool(b) => b as u64,
+        ScalarValue::Int(i) => i as u64,
+        ScalarValue::Float(f) => f.to_bits(),
+    }
+}
+
+/// Maps a NumPy dtype kind and item size to our element type.
+pub fn elem_of(kind: u8, itemsize: usize) -> Option<ElemTy> {
+    Some(match (kind, itemsize) {
+        (b'b', 1) => ElemTy::Bool,
+        (b'i', 1) => ElemTy::I8,
+        (b'i', 2) => ElemTy::I16,
+        (b'i', 4) => ElemTy::I32,
+        (b'i', 8) => ElemTy::I64,
+        (b'u', 1) => ElemTy::U8,
+        (b'u', 2) => ElemTy::U16,
+        (b'u', 4) => ElemTy::U32,
+        (b'u', 8) => ElemTy::U64,
+        (b'f', 2) => ElemTy::F16,
+        (b'f', 4) => ElemTy::F32,
+        (b'f', 8) => ElemTy::F64,
+        _ => return None,
+    })
+}
+
+fn supported_list() -> String {
+    ElemTy::ALL
+        .iter()
+        .filter(|t| t.is_supported())
+        .map(|t| t.numpy_name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The element type of a dtype object (`arr.dtype`), or a TypeError naming
+/// argument `i`.
+pub fn dtype_elem(dtype: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<ElemTy> {
+    let kind: String = dtype.getattr("kind")?.extract()?;
+    let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
+    let byteorder: String = dtype.getattr("byteorder")?.extract()?;
+    let name: String = dtype.str()?.extract()?;
+    let err = |extra: &str| {
+        PyTypeError::new_err(format!(
+            "argument `{}` of `{}` has dtype {name}, which parpy does not support{extra} \
+             (supported: {})",
+            ctx.name(i),
+            ctx.func,
+            supported_list()
+        ))
+    };
+    let native = if cfg!(target_endian = "little") {
+        "<"
+    } else {
+        ">"
+    };
+    if byteorder != "=" && byteorder != "|" && byteorder != native {
+        return Err(err(" (non-native byte order)"));
+    }
+    let elem = elem_of(kind.bytes().next().unwrap_or(0), itemsize).ok_or_else(|| err(""))?;
+    if !elem.is_supported() {
+        return Err(err(" yet"));
+    }
+    Ok(elem)
+}
+
+fn numpy_scalar(
+    obj: &Bound<'_, PyAny>,
+    i: usize,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<(ElemTy, ScalarValue)> {
+    let elem = dtype_elem(&obj.getattr("dtype")?, i, ctx)?;
+    let item = obj.call_method0("item")?;
+    let v = if elem == ElemTy::Bool {
+        ScalarValue::Bool(item.extract()?)
+    } else if elem.is_float() {
+        ScalarValue::Float(item.extract()?)
+    } else {
+        ScalarValue::Int(item.extract().map_err(|_| {
+            PyOverflowError::new_err(format!(
+                "argument `{}` of `{}` does not fit in a 64-bit integer",
+                ctx.name(i),
+                ctx.func
+            ))
+        })?)
+    };
+    Ok((elem, v))
+}
+
+/// The core's view of argument `i` (slow path, on a cache miss).
+pub fn arg_type(
+    obj: &Bound<'_, PyAny>,
+    i: usize,
+    specialize: bool,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<ArgType> {
+    if let Ok(a) = obj.cast::<PyUntypedArray>() {
+        let elem = dtype_elem(a.dtype().as_any(), i, ctx)?;
+        if !a.is_c_contiguous() {
+            let n = ctx.name(i);
+            return Err(PyValueError::new_err(format!(
+                "argument `{n}` of `{}` is not C-contiguous; pass np.ascontiguousarray({n})",
+                ctx.func
+            )));
+        }
+        let shape = a.shape().iter().map(|&d| d as i64).collect();
+        return Ok(ArgType::Array { elem, shape });
+    }
+    let keep = |v: ScalarValue| if specialize { Some(v) } else { None };
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(ArgType::Scalar {
+            elem: ElemTy::Bool,
+            value: keep(ScalarValue::Bool(b.is_true())),
+        });
+    }
+    if obj.is_instance_of::<PyInt>() {
+        let v: i64 = obj.extract().map_err(|_| {
+            PyOverflowError::new_err(format!(
+                "argument `{}` of `{}` does not fit in a 64-bit integer",
+                ctx.name(i),
+                ctx.func
+            ))
+        })?;
+        return Ok(ArgType::Scalar {
+            elem: ElemTy::I64,
+            value: keep(ScalarValue::Int(v)),
+        });
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(ArgType::Scalar {
+            elem: ElemTy::F64,
+            value: keep(ScalarValue::Float(f.value())),
+        });
+    }
+    if obj.is_instance(np_generic(obj.py())?)? {
+        let (elem, v) = numpy_scalar(obj, i, ctx)?;
+        return Ok(ArgType::Scalar {
+            elem,
+            value: keep(v),
+        });
+    }
+    Err(unsupported_object(obj, i, ctx))
+}
+
+/// A data pointer or a pointer to a slot, as the entry ABI wants.
+#[inline]
+pub fn as_arg(is_array: bool, val: &mut u64) -> *mut c_void {
+    if is_array {
+        *val as usize as *mut c_void
+    } else {
+        val as *mut u64 as *mut c_void
+    }
+}

@@ -1,0 +1,348 @@
+//! `compile_string`: compile hand-written (or printed and edited) C and call
+//! it with checked arguments.
+//!
+//! The code must carry the header lines that the C backend writes:
+//!
+//! ```text
+//! // parpy-entry: <symbol>                       (int32_t <symbol>(void **args))
+//! // parpy-param: <name> <dtype>[<d0>, <d1>, ...] [written]   (an array)
+//! // parpy-param: <name> <dtype>                  (a scalar, passed at run time)
+//! ```
+//!
+//! `<dtype>` is a NumPy name (`float32`) or a short name (`f32`); a dimension
+//! that is not an integer (`?`, `N`) accepts any size. The parameters are
+//! listed in the entry's argument order.
+
+use std::ffi::c_void;
+
+use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use parpy_core::{ElemTy, ScalarValue};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
+
+use crate::args::{self, ArgCtx};
+use crate::options::CompileOptions;
+use parpy_runtime::LoadedEntry;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum HeaderTy {
+    Array {
+        elem: ElemTy,
+        shape: Vec<Option<i64>>,
+        written: bool,
+    },
+    Scalar(ElemTy),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeaderParam {
+    pub name: String,
+    pub ty: HeaderTy,
+}
+
+fn elem_by_name(s: &str) -> Option<ElemTy> {
+    let s = s.trim().trim_end_matches(',');
+    ElemTy::from_numpy_name(s)
+        .or_else(|| parpy_core::resolve::dtype_by_short_name(s))
+        .or(match s {
+            "float" | "double" => Some(ElemTy::F64),
+            "int" | "int64_t" => Some(ElemTy::I64),
+            "int32_t" => Some(ElemTy::I32),
+            _ => None,
+        })
+}
+
+fn parse_param(line: &str) -> Result<HeaderParam, String> {
+    let line = line.trim();
+    let (name, rest) = line
+        .split_once(|c: char| c.is_whitespace() || c == ':')
+        .ok_or_else(|| format!("`{line}`: expected `<name> <type>`"))?;
+    let name = name.trim().to_string();
+    let rest = rest.trim().trim_start_matches(':').trim();
+    let mut words: Vec<&str> = vec![];
+    let (ty_part, tail) = if let Some(open) = rest.find(['[', '(']) {
+        let close_ch = if rest.as_bytes()[open] == b'[' {
+            ']'
+        } else {
+            ')'
+        };
+        let close = rest[open..]
+            .find(close_ch)
+            .map(|c| c + open)
+            .ok_or_else(|| format!("`{line}`: unclosed shape"))?;
+        let before: Vec<&str> = rest[..open]
+            .split_whitespace()
+            .filter(|w| *w != "array")
+            .collect();
+        let elem_word = before.last().copied().unwrap_or("");
+        let elem = elem_by_name(elem_word)
+            .ok_or_else(|| format!("`{line}`: unknown element type `{elem_word}`"))?;
+        let shape = rest[open + 1..close]
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| d.parse::<i64>().ok())
+            .collect();
+        words.extend(rest[close + 1..].split_whitespace());
+        (
+            HeaderTy::Array {
+                elem,
+                shape,
+                written: false,
+            },
+            words,
+        )
+    } else {
+        let mut it = rest
+            .split(|c: char| c.is_whitespace() || c == '=')
+            .filter(|w| !w.is_empty() && *w != "scalar");
+        let w = it.next().unwrap_or("");
+        let elem = elem_by_name(w).ok_or_else(|| format!("`{line}`: unknown type `{w}`"))?;
+        (HeaderTy::Scalar(elem), vec![])
+    };
+    let ty = match ty_part {
+        HeaderTy::Array { elem, shape, .. } => HeaderTy::Array {
+            elem,
+            shape,
+            written: tail.iter().any(|w| {
+                matches!(
+                    w.trim_matches(|c: char| !c.is_alphanumeric()),
+                    "written" | "write" | "writes" | "mut" | "out" | "inout" | "rw"
+                )
+            }),
+        },
+        t => t,
+    };
+    Ok(HeaderParam { name, ty })
+}
+
+/// Reads the `// parpy-entry:` and `// parpy-param:` lines.
+pub fn parse_header(code: &str) -> Result<(String, Vec<HeaderParam>), String> {
+    let mut entry = None;
+    let mut params = vec![];
+    for line in code.lines() {
+        let t = line.trim_start();
+        let Some(c) = t.strip_prefix("//") else {
+            continue;
+        };
+        let c = c.trim_start();
+        if let Some(v) = c.strip_prefix("parpy-entry:") {
+            entry = Some(v.trim().to_string());
+        } else if let Some(v) = c.strip_prefix("parpy-param:") {
+            params.push(parse_param(v)?);
+        }
+    }
+    let entry = entry.filter(|e| !e.is_empty()).ok_or_else(|| {
+        "the code has no `// parpy-entry: <symbol>` line. compile_string needs the header that \
+         parpy writes at the top of generated code: one `// parpy-entry: <symbol>` line naming \
+         the entry `int32_t <symbol>(void **args)`, and one `// parpy-param: <name> <dtype>[dims] \
+         [written]` (array) or `// parpy-param: <name> <dtype>` (scalar) line per parameter, \
+         in order; start from parpy.print_compiled(...)"
+            .to_string()
+    })?;
+    Ok((entry, params))
+}
+
+#[pyclass(frozen, module = "parpy", name = "CompiledFunction")]
+pub struct CompiledString {
+    name: String,
+    names: Vec<String>,
+    params: Vec<HeaderParam>,
+    entry: LoadedEntry,
+}
+
+impl CompiledString {
+    fn call_inner(&self, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let n = args.len();
+        if n != self.params.len() {
+            return Err(PyTypeError::new_err(format!(
+                "{}() takes {} positional argument{} ({}) but {n} {} given",
+                self.name,
+                self.params.len(),
+                if self.params.len() == 1 { "" } else { "s" },
+                self.names.join(", "),
+                if n == 1 { "was" } else { "were" }
+            )));
+        }
+        let ctx = ArgCtx {
+            func: &self.name,
+            params: &self.names,
+        };
+        let mut vals = vec![0u64; n];
+        let mut is_arr = vec![false; n];
+        for (i, (a, p)) in args.iter().zip(&self.params).enumerate() {
+            let pname = &p.name;
+            match &p.ty {
+                HeaderTy::Array {
+                    elem,
+                    shape,
+                    written,
+                } => {
+                    let arr = a.cast::<PyUntypedArray>().map_err(|_| {
+                        PyTypeError::new_err(format!(
+                            "argument `{pname}` of `{}` must be a NumPy array of {}, got {}",
+                            self.name,
+                            elem.numpy_name(),
+                            args::type_name(&a)
+                        ))
+                    })?;
+                    let got = args::dtype_elem(arr.dtype().as_any(), i, &ctx)?;
+                    if got != *elem {
+                        return Err(PyTypeError::new_err(format!(
+                            "argument `{pname}` of `{}` has dtype {}, but the code expects {}",
+                            self.name,
+                            got.numpy_name(),
+                            elem.numpy_name()
+                        )));
+                    }
+                    let ashape = arr.shape();
+                    let ok = ashape.len() == shape.len()
+                        && ashape
+                            .iter()
+                            .zip(shape)
+                            .all(|(&d, s)| s.is_none_or(|s| s == d as i64));
+                    if !ok {
+                        let want: Vec<String> = shape
+                            .iter()
+                            .map(|s| s.map(|s| s.to_string()).unwrap_or_else(|| "?".into()))
+                            .collect();
+                        return Err(PyValueError::new_err(format!(
+                            "argument `{pname}` of `{}` has shape {:?}, but the code expects ({})",
+                            self.name,
+                            ashape,
+                            want.join(", ")
+                        )));
+                    }
+                    if !arr.is_c_contiguous() {
+                        return Err(PyValueError::new_err(format!(
+                            "argument `{pname}` of `{}` is not C-contiguous; pass np.ascontiguousarray({pname})",
+                            self.name
+                        )));
+                    }
+                    let writeable: bool = arr.getattr("flags")?.getattr("writeable")?.extract()?;
+                    if *written && !writeable {
+                        return Err(PyValueError::new_err(format!(
+                            "argument `{pname}` of `{}` is read-only, but the code writes to it",
+                            self.name
+                        )));
+                    }
+                    // SAFETY: reading the data pointer of a live array.
+                    let data = unsafe {
+                        (*numpy::npyffi::_PyArray_GET_ITEM_DATA(arr.as_array_ptr())).data
+                    };
+                    vals[i] = data as usize as u64;
+                    is_arr[i] = true;
+                }
+                HeaderTy::Scalar(elem) => {
+                    let v = scalar_value(&a, *elem).ok_or_else(|| {
+                        PyTypeError::new_err(format!(
+                            "argument `{pname}` of `{}` must be a {} scalar, got {}",
+                            self.name,
+                            elem.numpy_name(),
+                            args::type_name(&a)
+                        ))
+                    })?;
+                    vals[i] = args::slot_bits(v);
+                }
+            }
+        }
+        let mut argv: Vec<*mut c_void> = vals
+            .iter_mut()
+            .zip(&is_arr)
+            .map(|(v, &a)| args::as_arg(a, v))
+            .collect();
+        self.entry
+            .call(&mut argv)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+}
+
+fn scalar_value(a: &Bound<'_, PyAny>, elem: ElemTy) -> Option<ScalarValue> {
+    let is_np = a
+        .py()
+        .import("numpy")
+        .and_then(|np| np.getattr("generic"))
+        .and_then(|g| a.is_instance(&g))
+        .unwrap_or(false);
+    let a = if is_np {
+        a.call_method0("item").ok()?
+    } else {
+        a.clone()
+    };
+    if elem.is_float() {
+        if a.is_instance_of::<PyFloat>()
+            || (a.is_instance_of::<PyInt>() && !a.is_instance_of::<PyBool>())
+        {
+            return a.extract::<f64>().ok().map(ScalarValue::Float);
+        }
+        return None;
+    }
+    if elem == ElemTy::Bool {
+        return a
+            .cast::<PyBool>()
+            .ok()
+            .map(|b| ScalarValue::Bool(b.is_true()));
+    }
+    if a.is_instance_of::<PyInt>() {
+        return a.extract::<i64>().ok().map(ScalarValue::Int);
+    }
+    None
+}
+
+#[pymethods]
+impl CompiledString {
+    #[pyo3(signature = (*args))]
+    fn __call__(&self, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        crate::guard(|| self.call_inner(args))
+    }
+
+    #[getter]
+    fn __name__(&self) -> &str {
+        &self.name
+    }
+
+    #[getter]
+    fn entry_symbol(&self) -> &str {
+        self.entry.symbol()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<parpy compiled function {}({})>",
+            self.name,
+            self.names.join(", ")
+        )
+    }
+}
+
+/// `parpy.compile_string(fn_name, code, opts)`.
+#[pyfunction]
+#[pyo3(signature = (fn_name, code, opts=None))]
+pub fn compile_string(
+    py: Python<'_>,
+    fn_name: &str,
+    code: &str,
+    opts: Option<&Bound<'_, CompileOptions>>,
+) -> PyResult<CompiledString> {
+    crate::guard(|| {
+        let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
+        let (backend, _) = crate::backend::resolve(data.backend);
+        if backend != parpy_core::Backend::Cpu || !crate::backend::is_enabled(backend) {
+            let (_, why) = crate::backend::explain(backend);
+            return Err(PyRuntimeError::new_err(format!(
+                "compile_string cannot build code for the {} backend on this machine: {why}",
+                backend.name()
+            )));
+        }
+        let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
+        let options = data.to_core(backend)?;
+        let entry = crate::jit::build_entry(py, &data, code, &entry_sym, &options)?;
+        Ok(CompiledString {
+            name: fn_name.to_string(),
+            names: params.iter().map(|p| p.name.clone()).collect(),
+            params,
+            entry,
+        })
+    })
+}

@@ -1,0 +1,495 @@
+//! `JitFunction`: the decorated function, its specialization cache and the
+//! cached-call fast path.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use parpy_core::syntax::FunctionDef;
+use parpy_core::{ArgType, Backend, CompileError, CompileOutput, Options, SourceFile};
+use parpy_runtime::{BuildFlags, DiskCache, LoadedEntry};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+
+use crate::args::{self, ArgCtx, KeyBuf, MAX_ARGS};
+use crate::options::{CompileOptions, OptData};
+use crate::resolver::PyResolver;
+use crate::{
+    backend, compile_error_to_py, generation, internal_error, note_cache_dir, stderr_write,
+};
+
+/// One compiled specialization.
+pub struct Compiled {
+    entry: LoadedEntry,
+    /// For each entry parameter: (argument index, is an array).
+    params: Vec<(usize, bool)>,
+    /// Arguments the function writes (bit i = argument i).
+    written_mask: u64,
+}
+
+struct FnCache {
+    generation: u64,
+    last_key: Vec<u64>,
+    last: Option<Arc<Compiled>>,
+    map: HashMap<Box<[u64]>, Arc<Compiled>>,
+}
+
+/// Arrays with at least this many elements in total run with the GIL
+/// released (below it, releasing costs more than it gives).
+const DETACH_ELEMS: usize = 1 << 15;
+
+#[pyclass(frozen, module = "parpy", name = "JitFunction")]
+pub struct JitFunction {
+    pub name: String,
+    pub def: Arc<FunctionDef>,
+    pub params: Vec<String>,
+    pub resolver: Arc<PyResolver>,
+    py_func: Py<PyAny>,
+    cache: Mutex<FnCache>,
+}
+
+/// The source text, file name and first line of a Python function.
+fn source_of(f: &Bound<'_, PyAny>) -> PyResult<SourceFile> {
+    let py = f.py();
+    let inspect = py.import("inspect")?;
+    let name: String = f
+        .getattr("__name__")
+        .and_then(|n| n.extract())
+        .unwrap_or_else(|_| "<function>".into());
+    let text: String = inspect
+        .call_method1("getsource", (f,))
+        .and_then(|t| t.extract())
+        .map_err(|e| {
+            crate::CompileErrorPy::new_err(format!(
+                "parpy needs the source code of `{name}` but Python cannot find it ({}); \
+                 define the function in a file",
+                e.value(py)
+            ))
+        })?;
+    let code = f.getattr("__code__")?;
+    let path: String = match inspect.call_method1("getsourcefile", (f,)) {
+        Ok(p) if !p.is_none() => p.extract()?,
+        _ => code.getattr("co_filename")?.extract()?,
+    };
+    let first: u32 = code.getattr("co_firstlineno")?.extract()?;
+    Ok(SourceFile::from_function_text(&path, &text, first))
+}
+
+fn param_names(f: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    let code = f.getattr("__code__")?;
+    let n: usize = code.getattr("co_argcount")?.extract()?;
+    let names: Vec<String> = code.getattr("co_varnames")?.extract()?;
+    Ok(names.into_iter().take(n).collect())
+}
+
+impl JitFunction {
+    /// Parses a Python function (decoration time); user mistakes become
+    /// `CompileError`.
+    pub fn parse_py_function(f: &Bound<'_, PyAny>) -> PyResult<(Arc<FunctionDef>, PyResolver)> {
+        let file = source_of(f)?;
+        let def = parpy_core::catch_internal(|| {
+            parpy_core::parse_function(file).map_err(CompileError::User)
+        })
+        .map_err(compile_error_to_py)?;
+        Ok((Arc::new(def), PyResolver::of_function(f)?))
+    }
+
+    pub fn from_py_function(f: &Bound<'_, PyAny>) -> PyResult<JitFunction> {
+        let (def, resolver) = JitFunction::parse_py_function(f)?;
+        let name: String = f.getattr("__name__")?.extract()?;
+        let params = param_names(f)?;
+        if params.len() > MAX_ARGS {
+            return Err(PyTypeError::new_err(format!(
+                "`{name}` has {} parameters; parpy supports at most {MAX_ARGS}",
+                params.len()
+            )));
+        }
+        Ok(JitFunction {
+            name,
+            def,
+            params,
+            resolver: Arc::new(resolver),
+            py_func: f.clone().unbind(),
+            cache: Mutex::new(FnCache {
+                generation: generation(),
+                last_key: Vec::new(),
+                last: None,
+                map: HashMap::new(),
+            }),
+        })
+    }
+
+    fn ctx(&self) -> ArgCtx<'_> {
+        ArgCtx {
+            func: &self.name,
+            params: &self.params,
+        }
+    }
+
+    fn signature(&self) -> String {
+        format!("{}({}, opts=...)", self.name, self.params.join(", "))
+    }
+
+    fn lookup(&self, key: &[u64]) -> Option<Arc<Compiled>> {
+        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let g = generation();
+        if c.generation != g {
+            c.generation = g;
+            c.map.clear();
+            c.last = None;
+            c.last_key.clear();
+            return None;
+        }
+        if c.last.is_some() && c.last_key.as_slice() == key {
+            return c.last.clone();
+        }
+        let hit = c.map.get(key).cloned();
+        if let Some(h) = &hit {
+            c.last_key.clear();
+            c.last_key.extend_from_slice(key);
+            c.last = Some(h.clone());
+        }
+        hit
+    }
+
+    fn insert(&self, key: &[u64], compiled: Arc<Compiled>) {
+        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        c.map.insert(key.into(), compiled.clone());
+        c.last_key.clear();
+        c.last_key.extend_from_slice(key);
+        c.last = Some(compiled);
+    }
+
+    fn call_inner(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        let opts_obj = match kwargs {
+            Some(kw) if kw.len() == 1 => match kw.get_item(pyo3::intern!(py, "opts"))? {
+                Some(o) => o,
+                None => return Err(self.bad_kwargs(kw)),
+            },
+            Some(kw) if !kw.is_empty() => return Err(self.bad_kwargs(kw)),
+            _ => {
+                return Err(PyTypeError::new_err(format!(
+                    "{}() missing the keyword argument `opts` (a parpy.CompileOptions, e.g. \
+                     opts=parpy.par({{...}})); call it as {}",
+                    self.name,
+                    self.signature()
+                )))
+            }
+        };
+        let opts = opts_obj.cast::<CompileOptions>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{}(): `opts` must be a parpy.CompileOptions (e.g. parpy.par({{...}})), got {}",
+                self.name,
+                args::type_name(&opts_obj)
+            ))
+        })?;
+        let opts = opts.get();
+        let n = args.len();
+        if n != self.params.len() {
+            return Err(PyTypeError::new_err(format!(
+                "{}() takes {} positional argument{} ({}) but {n} {} given",
+                self.name,
+                self.params.len(),
+                if self.params.len() == 1 { "" } else { "s" },
+                self.params.join(", "),
+                if n == 1 { "was" } else { "were" }
+            )));
+        }
+        let specialize = opts.specialize_scalars();
+        let ctx = self.ctx();
+        let mut key = KeyBuf::new();
+        key.push(opts.fingerprint());
+        let mut vals = [0u64; MAX_ARGS];
+        let mut writeable: u64 = 0;
+        let mut elems: usize = 0;
+        for (i, a) in args.iter().enumerate() {
+            let (is_array, w, count) =
+                args::observe(&a, i, specialize, &mut key, &mut vals[i], &ctx)?;
+            if is_array && w {
+                writeable |= 1 << i;
+            }
+            elems = elems.saturating_add(count);
+        }
+        let compiled = match self.lookup(key.as_slice()) {
+            Some(c) => c,
+            None => {
+                let c = Arc::new(self.compile_for(py, args, opts, specialize)?);
+                self.insert(key.as_slice(), c.clone());
+                c
+            }
+        };
+        let readonly_written = compiled.written_mask & !writeable;
+        if readonly_written != 0 {
+            let i = readonly_written.trailing_zeros() as usize;
+            return Err(PyValueError::new_err(format!(
+                "argument `{}` of `{}` is read-only, but the function writes to it; pass a \
+                 writeable array (e.g. {}.copy())",
+                ctx.name(i),
+                self.name,
+                ctx.name(i)
+            )));
+        }
+        let mut argv: [*mut c_void; MAX_ARGS] = [std::ptr::null_mut(); MAX_ARGS];
+        for (j, &(ai, is_array)) in compiled.params.iter().enumerate() {
+            argv[j] = args::as_arg(is_array, &mut vals[ai]);
+        }
+        let np = compiled.params.len();
+        let entry = &compiled.entry;
+        let result = if elems >= DETACH_ELEMS {
+            // The pointers stay valid: the caller keeps the arrays alive.
+            let argv_addr = argv.as_mut_ptr() as usize;
+            py.detach(move || {
+                let argv = argv_addr as *mut *mut c_void;
+                // SAFETY: `argv` has `np` valid entries built above.
+                entry.call(unsafe { std::slice::from_raw_parts_mut(argv, np) })
+            })
+        } else {
+            entry.call(&mut argv[..np])
+        };
+        result.map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    fn bad_kwargs(&self, kw: &Bound<'_, PyDict>) -> PyErr {
+        let names: Vec<String> = kw
+            .keys()
+            .iter()
+            .filter_map(|k| k.extract::<String>().ok())
+            .filter(|k| k != "opts")
+            .collect();
+        PyTypeError::new_err(format!(
+            "{}() got an unexpected keyword argument `{}`; it takes its parameters by position \
+             and `opts=`: {}",
+            self.name,
+            names.join("`, `"),
+            self.signature()
+        ))
+    }
+
+    /// The miss path: compile, build (disk cache), load.
+    fn compile_for(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        opts: &CompileOptions,
+        specialize: bool,
+    ) -> PyResult<Compiled> {
+        let data = opts.snapshot();
+        let (backend, why) = backend::resolve(data.backend);
+        if data.verbose_backend_resolution {
+            stderr_write(py, &format!("parpy: {}\n", why.join("\nparpy: ")))?;
+        }
+        if backend != Backend::Cpu || !backend::is_enabled(backend) {
+            let (_, sentence) = backend::explain(backend);
+            return Err(PyRuntimeError::new_err(format!(
+                "cannot run `{}` on the {} backend: {sentence}",
+                self.name,
+                backend.name()
+            )));
+        }
+        let ctx = self.ctx();
+        let mut types = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            types.push(args::arg_type(&a, i, specialize, &ctx)?);
+        }
+        let options = data.to_core(backend)?;
+        let out = run_compile(py, &self.def, &types, self.resolver.as_ref(), &options)?;
+        if data.write_output {
+            write_output(py, &data, &self.name, &out.code)?;
+        }
+        let mut params = Vec::with_capacity(out.params.len());
+        let mut written_mask = 0u64;
+        for p in &out.params {
+            let Some(ai) = self.params.iter().position(|n| *n == p.name) else {
+                return Err(internal_error(&format!(
+                    "the compiled entry of `{}` has a parameter `{}` that is not an argument",
+                    self.name, p.name
+                )));
+            };
+            let is_array = matches!(p.ty, ArgType::Array { .. });
+            if is_array != matches!(types[ai], ArgType::Array { .. }) {
+                return Err(internal_error(&format!(
+                    "the compiled entry of `{}` disagrees about whether `{}` is an array",
+                    self.name, p.name
+                )));
+            }
+            if p.written && is_array {
+                written_mask |= 1 << ai;
+            }
+            params.push((ai, is_array));
+        }
+        let entry = build_entry(py, &data, &out.code, &out.entry_symbol, &options)?;
+        Ok(Compiled {
+            entry,
+            params,
+            written_mask,
+        })
+    }
+}
+
+/// Runs the core compiler with panics caught; emits warnings and the debug log.
+pub fn run_compile(
+    py: Python<'_>,
+    def: &FunctionDef,
+    types: &[ArgType],
+    resolver: &PyResolver,
+    options: &Options,
+) -> PyResult<CompileOutput> {
+    let out = parpy_core::catch_internal(|| parpy_core::compile(def, types, resolver, options))
+        .map_err(compile_error_to_py)?;
+    if options.debug_print && !out.debug_log.is_empty() {
+        stderr_write(py, &out.debug_log)?;
+    }
+    for w in &out.warnings {
+        let msg = std::ffi::CString::new(w.render().replace('\0', " "))
+            .unwrap_or_else(|_| c"parpy warning".to_owned());
+        let cat = py.get_type::<crate::ParpyWarning>();
+        PyErr::warn(py, cat.as_any(), &msg, 2)?;
+    }
+    Ok(out)
+}
+
+fn cache_for(data: &OptData) -> DiskCache {
+    let c = match &data.cache_dir {
+        Some(d) => DiskCache::new(d),
+        None => DiskCache::default_location(),
+    };
+    note_cache_dir(&c.dir);
+    c
+}
+
+/// Builds through the disk cache with the GIL released, and loads the entry.
+pub fn build_entry(
+    py: Python<'_>,
+    data: &OptData,
+    code: &str,
+    symbol: &str,
+    options: &Options,
+) -> PyResult<LoadedEntry> {
+    let cache = cache_for(data);
+    let flags = BuildFlags::from_options(options);
+    let r = py.detach(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            parpy_runtime::build_and_load(code, symbol, &flags, &cache)
+        }))
+    });
+    match r {
+        Ok(Ok(e)) => Ok(e),
+        Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
+        Err(_) => Err(internal_error(
+            "the runtime panicked while building the code",
+        )),
+    }
+}
+
+fn write_output(py: Python<'_>, data: &OptData, name: &str, code: &str) -> PyResult<()> {
+    let dir = cache_for(data).dir.join("generated");
+    let hash = parpy_runtime::cache::sha256_hex(code.as_bytes());
+    let path = dir.join(format!("{name}-{}.c", &hash[..12]));
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&path, code))
+        .map_err(|e| PyRuntimeError::new_err(format!("write_output: {}: {e}", path.display())))?;
+    stderr_write(
+        py,
+        &format!(
+            "parpy: wrote the generated code of `{name}` to {}\n",
+            path.display()
+        ),
+    )
+}
+
+#[pymethods]
+impl JitFunction {
+    #[new]
+    fn py_new(f: &Bound<'_, PyAny>) -> PyResult<JitFunction> {
+        crate::guard(|| JitFunction::from_py_function(f))
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        crate::guard(|| self.call_inner(py, args, kwargs))
+    }
+
+    /// The undecorated Python function.
+    #[getter]
+    fn py_func(&self, py: Python<'_>) -> Py<PyAny> {
+        self.py_func.clone_ref(py)
+    }
+
+    #[getter]
+    fn __wrapped__(&self, py: Python<'_>) -> Py<PyAny> {
+        self.py_func.clone_ref(py)
+    }
+
+    #[getter]
+    fn __name__(&self) -> &str {
+        &self.name
+    }
+
+    #[getter]
+    fn __doc__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.py_func.bind(py).getattr("__doc__")?.unbind())
+    }
+
+    #[getter]
+    fn parameters(&self) -> Vec<String> {
+        self.params.clone()
+    }
+
+    /// Number of specializations held in memory.
+    fn cache_size(&self) -> usize {
+        let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if c.generation != generation() {
+            0
+        } else {
+            c.map.len()
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<parpy.jit function {}>", self.name)
+    }
+}
+
+/// `fn` given to print_compiled: a JitFunction or a plain function.
+pub fn def_and_resolver(
+    f: &Bound<'_, PyAny>,
+) -> PyResult<(Arc<FunctionDef>, Arc<PyResolver>, String, Vec<String>)> {
+    if let Ok(j) = f.cast::<JitFunction>() {
+        let j = j.get();
+        return Ok((
+            j.def.clone(),
+            j.resolver.clone(),
+            j.name.clone(),
+            j.params.clone(),
+        ));
+    }
+    if !f
+        .py()
+        .import("inspect")?
+        .call_method1("isfunction", (f,))?
+        .is_truthy()?
+    {
+        return Err(PyTypeError::new_err(format!(
+            "expected a function or a @parpy.jit function, got {}",
+            args::type_name(f)
+        )));
+    }
+    let (def, r) = JitFunction::parse_py_function(f)?;
+    let name: String = f
+        .getattr("__name__")?
+        .cast_into::<PyString>()?
+        .to_cow()?
+        .into_owned();
+    Ok((def, Arc::new(r), name, param_names(f)?))
+}

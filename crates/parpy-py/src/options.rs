@@ -1,0 +1,604 @@
+//! `LoopPar`, `CompileBackend`, `CompileOptions`, `threads`, `par`.
+//!
+//! `CompileOptions` is mutable from Python; every setter recomputes an
+//! interned fingerprint (equal contents give equal fingerprints), so the
+//! cached-call fast path reads one atomic instead of every field.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use parpy_core::{Backend, ElemTy, Options, ParSpec};
+use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList, PyString};
+
+/// The parallelism of one label: `parpy.threads(n)` and its modifiers.
+#[pyclass(frozen, module = "parpy", eq, hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct LoopPar {
+    /// `None` only for the bare `parpy.reduce()` marker (no thread count).
+    pub threads: Option<i64>,
+    pub tpb: Option<i64>,
+    pub reduction: bool,
+}
+
+fn check_tpb(n: i64) -> PyResult<i64> {
+    if n <= 0 || n % 32 != 0 {
+        return Err(PyValueError::new_err(format!(
+            "threads per block must be a positive multiple of 32, got {n}"
+        )));
+    }
+    Ok(n)
+}
+
+#[pymethods]
+impl LoopPar {
+    #[new]
+    #[pyo3(signature = (threads))]
+    fn py_new(threads: i64) -> PyResult<LoopPar> {
+        threads_fn(threads)
+    }
+
+    /// Threads per block (a positive multiple of 32). Returns a new LoopPar.
+    fn tpb(&self, n: i64) -> PyResult<LoopPar> {
+        Ok(LoopPar {
+            tpb: Some(check_tpb(n)?),
+            ..*self
+        })
+    }
+
+    /// Marks a manual reduction loop. Returns a new LoopPar.
+    fn par_reduction(&self) -> LoopPar {
+        LoopPar {
+            reduction: true,
+            ..*self
+        }
+    }
+
+    /// Older spelling of `par_reduction()`.
+    fn reduce(&self) -> LoopPar {
+        self.par_reduction()
+    }
+
+    #[getter]
+    fn threads(&self) -> Option<i64> {
+        self.threads
+    }
+
+    #[getter]
+    fn threads_per_block(&self) -> Option<i64> {
+        self.tpb
+    }
+
+    #[getter]
+    fn is_reduction(&self) -> bool {
+        self.reduction
+    }
+
+    fn __repr__(&self) -> String {
+        let mut s = match self.threads {
+            Some(n) => format!("parpy.threads({n})"),
+            None => "parpy.reduce()".to_string(),
+        };
+        if let Some(t) = self.tpb {
+            s.push_str(&format!(".tpb({t})"));
+        }
+        if self.reduction && self.threads.is_some() {
+            s.push_str(".par_reduction()");
+        }
+        s
+    }
+}
+
+/// `parpy.threads(n)`.
+#[pyfunction(name = "threads")]
+pub fn threads_fn(n: i64) -> PyResult<LoopPar> {
+    if n <= 0 {
+        return Err(PyValueError::new_err(format!(
+            "parpy.threads(n) needs a positive thread count, got {n}"
+        )));
+    }
+    Ok(LoopPar {
+        threads: Some(n),
+        tpb: None,
+        reduction: false,
+    })
+}
+
+/// `parpy.reduce()` (older spelling): with a count, `threads(n).par_reduction()`;
+/// without, a marker that `par()` rejects with an explanation.
+#[pyfunction(name = "reduce_marker")]
+#[pyo3(signature = (n=None))]
+pub fn reduce_marker(n: Option<i64>) -> PyResult<LoopPar> {
+    match n {
+        Some(n) => Ok(threads_fn(n)?.par_reduction()),
+        None => Ok(LoopPar {
+            threads: None,
+            tpb: None,
+            reduction: true,
+        }),
+    }
+}
+
+#[pyclass(frozen, module = "parpy", eq, eq_int, hash, from_py_object)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum CompileBackend {
+    Auto,
+    Cuda,
+    Metal,
+    Cpu,
+}
+
+impl CompileBackend {
+    pub fn core(self) -> Option<Backend> {
+        match self {
+            CompileBackend::Auto => None,
+            CompileBackend::Cuda => Some(Backend::Cuda),
+            CompileBackend::Metal => Some(Backend::Metal),
+            CompileBackend::Cpu => Some(Backend::Cpu),
+        }
+    }
+}
+
+/// The plain data of a `CompileOptions`.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct OptData {
+    pub parallelize: BTreeMap<String, LoopPar>,
+    pub backend: CompileBackend,
+    pub verbose_backend_resolution: bool,
+    pub debug_print: bool,
+    pub write_output: bool,
+    pub max_unroll_count: i64,
+    pub use_cuda_thread_block_clusters: bool,
+    pub max_thread_blocks_per_cluster: i64,
+    pub use_cuda_graphs: bool,
+    pub force_int_size: Option<i64>,
+    pub force_float_size: Option<i64>,
+    pub includes: Vec<String>,
+    pub libs: Vec<String>,
+    pub extra_flags: Vec<String>,
+    pub specialize_scalars: bool,
+    pub device: i64,
+    pub cache_dir: Option<String>,
+}
+
+impl Default for OptData {
+    fn default() -> OptData {
+        let d = Options::default();
+        OptData {
+            parallelize: BTreeMap::new(),
+            backend: CompileBackend::Auto,
+            verbose_backend_resolution: false,
+            debug_print: false,
+            write_output: false,
+            max_unroll_count: d.max_unroll_count,
+            use_cuda_thread_block_clusters: d.use_cuda_thread_block_clusters,
+            max_thread_blocks_per_cluster: d.max_thread_blocks_per_cluster,
+            use_cuda_graphs: d.use_cuda_graphs,
+            force_int_size: None,
+            force_float_size: None,
+            includes: vec![],
+            libs: vec![],
+            extra_flags: vec![],
+            specialize_scalars: true,
+            device: 0,
+            cache_dir: None,
+        }
+    }
+}
+
+pub const FIELDS: [&str; 17] = [
+    "parallelize",
+    "backend",
+    "verbose_backend_resolution",
+    "debug_print",
+    "write_output",
+    "max_unroll_count",
+    "use_cuda_thread_block_clusters",
+    "max_thread_blocks_per_cluster",
+    "use_cuda_graphs",
+    "force_int_size",
+    "force_float_size",
+    "includes",
+    "libs",
+    "extra_flags",
+    "specialize_scalars",
+    "device",
+    "cache_dir",
+];
+
+impl OptData {
+    /// The core's view, for a resolved backend.
+    pub fn to_core(&self, backend: Backend) -> PyResult<Options> {
+        let mut parallelize = BTreeMap::new();
+        for (k, v) in &self.parallelize {
+            let Some(threads) = v.threads else {
+                return Err(PyValueError::new_err(format!(
+                    "label '{k}': parpy.reduce() without a thread count cannot be used in a \
+                     parallel specification; write parpy.threads(n).par_reduction()"
+                )));
+            };
+            parallelize.insert(
+                k.clone(),
+                ParSpec {
+                    threads,
+                    tpb: v.tpb,
+                    reduction: v.reduction,
+                },
+            );
+        }
+        let int_type = match self.force_int_size {
+            None | Some(64) => ElemTy::I64,
+            Some(8) => ElemTy::I8,
+            Some(16) => ElemTy::I16,
+            Some(_) => ElemTy::I32,
+        };
+        let float_type = match self.force_float_size {
+            None | Some(64) => ElemTy::F64,
+            Some(16) => ElemTy::F16,
+            Some(_) => ElemTy::F32,
+        };
+        Ok(Options {
+            backend,
+            parallelize,
+            specialize_scalars: self.specialize_scalars,
+            int_type,
+            float_type,
+            max_unroll_count: self.max_unroll_count,
+            debug_print: self.debug_print,
+            includes: self.includes.clone(),
+            libs: self.libs.clone(),
+            extra_flags: self.extra_flags.clone(),
+            use_cuda_thread_block_clusters: self.use_cuda_thread_block_clusters,
+            max_thread_blocks_per_cluster: self.max_thread_blocks_per_cluster,
+            use_cuda_graphs: self.use_cuda_graphs,
+        })
+    }
+
+    fn get(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        let o: Py<PyAny> = match name {
+            "parallelize" => {
+                let d = PyDict::new(py);
+                for (k, v) in &self.parallelize {
+                    d.set_item(k, Py::new(py, *v)?)?;
+                }
+                d.into_any().unbind()
+            }
+            "backend" => Py::new(py, self.backend)?.into_any(),
+            "verbose_backend_resolution" => b(py, self.verbose_backend_resolution),
+            "debug_print" => b(py, self.debug_print),
+            "write_output" => b(py, self.write_output),
+            "max_unroll_count" => self.max_unroll_count.into_pyobject(py)?.into_any().unbind(),
+            "use_cuda_thread_block_clusters" => b(py, self.use_cuda_thread_block_clusters),
+            "max_thread_blocks_per_cluster" => self
+                .max_thread_blocks_per_cluster
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+            "use_cuda_graphs" => b(py, self.use_cuda_graphs),
+            "force_int_size" => self.force_int_size.into_pyobject(py)?.into_any().unbind(),
+            "force_float_size" => self.force_float_size.into_pyobject(py)?.into_any().unbind(),
+            "includes" => PyList::new(py, &self.includes)?.into_any().unbind(),
+            "libs" => PyList::new(py, &self.libs)?.into_any().unbind(),
+            "extra_flags" => PyList::new(py, &self.extra_flags)?.into_any().unbind(),
+            "specialize_scalars" => b(py, self.specialize_scalars),
+            "device" => self.device.into_pyobject(py)?.into_any().unbind(),
+            "cache_dir" => self
+                .cache_dir
+                .clone()
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+            _ => {
+                return Err(PyAttributeError::new_err(format!(
+                    "'CompileOptions' object has no attribute '{name}'"
+                )))
+            }
+        };
+        Ok(o)
+    }
+
+    fn set(&mut self, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
+        match name {
+            "parallelize" => self.parallelize = extract_spec(v)?,
+            "backend" => {
+                self.backend = *v
+                    .cast::<CompileBackend>()
+                    .map_err(|_| type_err(name, "a parpy.CompileBackend", v))?
+                    .get()
+            }
+            "verbose_backend_resolution" => self.verbose_backend_resolution = get_bool(name, v)?,
+            "debug_print" => self.debug_print = get_bool(name, v)?,
+            "write_output" => self.write_output = get_bool(name, v)?,
+            "max_unroll_count" => {
+                let n = get_int(name, v)?;
+                if n < 0 {
+                    return Err(PyValueError::new_err(format!(
+                        "max_unroll_count must be >= 0, got {n}"
+                    )));
+                }
+                self.max_unroll_count = n;
+            }
+            "use_cuda_thread_block_clusters" => {
+                self.use_cuda_thread_block_clusters = get_bool(name, v)?
+            }
+            "max_thread_blocks_per_cluster" => {
+                let n = get_int(name, v)?;
+                if n <= 0 || (n & (n - 1)) != 0 {
+                    return Err(PyValueError::new_err(format!(
+                        "max_thread_blocks_per_cluster must be a power of two, got {n}"
+                    )));
+                }
+                self.max_thread_blocks_per_cluster = n;
+            }
+            "use_cuda_graphs" => self.use_cuda_graphs = get_bool(name, v)?,
+            "force_int_size" => {
+                self.force_int_size = get_size(name, v, &[8, 16, 32, 64])?;
+            }
+            "force_float_size" => {
+                self.force_float_size = get_size(name, v, &[16, 32, 64])?;
+            }
+            "includes" => self.includes = get_strs(name, v)?,
+            "libs" => self.libs = get_strs(name, v)?,
+            "extra_flags" => self.extra_flags = get_strs(name, v)?,
+            "specialize_scalars" => self.specialize_scalars = get_bool(name, v)?,
+            "device" => {
+                let n = get_int(name, v)?;
+                if n < 0 {
+                    return Err(PyValueError::new_err(format!(
+                        "device must be >= 0, got {n}"
+                    )));
+                }
+                self.device = n;
+            }
+            "cache_dir" => {
+                self.cache_dir = if v.is_none() {
+                    None
+                } else if let Ok(s) = v.cast::<PyString>() {
+                    Some(s.to_cow()?.into_owned())
+                } else {
+                    // pathlib.Path and other os.PathLike objects
+                    let fs = v.py().import("os")?.getattr("fspath")?.call1((v,))?;
+                    Some(
+                        fs.cast::<PyString>()
+                            .map_err(|_| type_err(name, "a str path or None", v))?
+                            .to_cow()?
+                            .to_string(),
+                    )
+                }
+            }
+            _ => {
+                return Err(PyAttributeError::new_err(format!(
+                    "'CompileOptions' object has no attribute '{name}' (fields: {})",
+                    FIELDS.join(", ")
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+fn b(py: Python<'_>, v: bool) -> Py<PyAny> {
+    PyBool::new(py, v).to_owned().into_any().unbind()
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn type_err(field: &str, want: &str, v: &Bound<'_, PyAny>) -> PyErr {
+    PyTypeError::new_err(format!(
+        "CompileOptions.{field} must be {want}, got {}",
+        type_name(v)
+    ))
+}
+
+fn get_bool(field: &str, v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    v.cast::<PyBool>()
+        .map(|b| b.is_true())
+        .map_err(|_| type_err(field, "a bool", v))
+}
+
+fn get_int(field: &str, v: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if v.is_instance_of::<PyBool>() {
+        return Err(type_err(field, "an int", v));
+    }
+    v.extract::<i64>().map_err(|_| type_err(field, "an int", v))
+}
+
+fn get_size(field: &str, v: &Bound<'_, PyAny>, allowed: &[i64]) -> PyResult<Option<i64>> {
+    if v.is_none() {
+        return Ok(None);
+    }
+    let n = get_int(field, v)?;
+    if !allowed.contains(&n) {
+        let list: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
+        return Err(PyValueError::new_err(format!(
+            "{field} must be None or one of {}, got {n}",
+            list.join(", ")
+        )));
+    }
+    Ok(Some(n))
+}
+
+fn get_strs(field: &str, v: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if v.is_instance_of::<PyString>() {
+        return Err(type_err(field, "a list of str", v));
+    }
+    let mut out = vec![];
+    for item in v
+        .try_iter()
+        .map_err(|_| type_err(field, "a list of str", v))?
+    {
+        let item = item?;
+        let s = item
+            .cast::<PyString>()
+            .map_err(|_| type_err(field, "a list of str", &item))?;
+        out.push(s.to_cow()?.into_owned());
+    }
+    Ok(out)
+}
+
+fn extract_spec(v: &Bound<'_, PyAny>) -> PyResult<BTreeMap<String, LoopPar>> {
+    let d = v.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "the parallel specification must be a dict mapping labels (str) to parpy.threads(...), got {}",
+            type_name(v)
+        ))
+    })?;
+    let mut out = BTreeMap::new();
+    for (k, val) in d.iter() {
+        let key = k
+            .cast::<PyString>()
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "labels in the parallel specification must be str, got {}",
+                    type_name(&k)
+                ))
+            })?
+            .to_cow()?
+            .to_string();
+        let lp = val.cast::<LoopPar>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "the value for label '{key}' must be parpy.threads(n) (a LoopPar), got {}",
+                type_name(&val)
+            ))
+        })?;
+        out.insert(key, *lp.get());
+    }
+    Ok(out)
+}
+
+/// Interns option contents: equal contents get equal ids, so the fast path
+/// compares one integer. (Ids never reach generated code.)
+fn intern(d: &OptData) -> u64 {
+    static TABLE: OnceLock<Mutex<HashMap<OptData, u64>>> = OnceLock::new();
+    let t = TABLE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
+    let next = t.len() as u64 + 1;
+    *t.entry(d.clone()).or_insert(next)
+}
+
+#[pyclass(frozen, module = "parpy")]
+pub struct CompileOptions {
+    data: Mutex<OptData>,
+    fingerprint: AtomicU64,
+    specialize: AtomicBool,
+}
+
+impl CompileOptions {
+    pub fn from_data(d: OptData) -> CompileOptions {
+        CompileOptions {
+            fingerprint: AtomicU64::new(intern(&d)),
+            specialize: AtomicBool::new(d.specialize_scalars),
+            data: Mutex::new(d),
+        }
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, OptData> {
+        self.data.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn snapshot(&self) -> OptData {
+        self.lock().clone()
+    }
+
+    /// The interned id of the current contents.
+    #[inline]
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint.load(Ordering::Acquire)
+    }
+
+    #[inline]
+    pub fn specialize_scalars(&self) -> bool {
+        self.specialize.load(Ordering::Acquire)
+    }
+}
+
+#[pymethods]
+impl CompileOptions {
+    #[new]
+    #[pyo3(signature = (**kwargs))]
+    fn py_new(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<CompileOptions> {
+        let mut d = OptData::default();
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                let k: String = k.extract()?;
+                d.set(&k, &v)?;
+            }
+        }
+        Ok(CompileOptions::from_data(d))
+    }
+
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        self.lock().get(py, name)
+    }
+
+    fn __setattr__(&self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut g = self.lock();
+        let mut d = g.clone();
+        d.set(name, value)?;
+        let fp = intern(&d);
+        self.specialize
+            .store(d.specialize_scalars, Ordering::Release);
+        *g = d;
+        self.fingerprint.store(fp, Ordering::Release);
+        Ok(())
+    }
+
+    fn __delattr__(&self, name: &str) -> PyResult<()> {
+        Err(PyAttributeError::new_err(format!(
+            "cannot delete CompileOptions.{name}"
+        )))
+    }
+
+    fn __dir__(&self) -> Vec<&'static str> {
+        FIELDS.to_vec()
+    }
+
+    /// A copy with the same contents.
+    fn copy(&self) -> CompileOptions {
+        CompileOptions::from_data(self.snapshot())
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        match other.cast::<CompileOptions>() {
+            Ok(o) => *o.get().lock() == *self.lock(),
+            Err(_) => false,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let d = self.lock();
+        let spec: Vec<String> = d
+            .parallelize
+            .iter()
+            .map(|(k, v)| format!("{k:?}: {}", v.__repr__()))
+            .collect();
+        format!(
+            "CompileOptions(parallelize={{{}}}, backend=CompileBackend.{:?}, specialize_scalars={}, \
+             debug_print={}, force_int_size={:?}, force_float_size={:?}, cache_dir={:?})",
+            spec.join(", "),
+            d.backend,
+            d.specialize_scalars,
+            d.debug_print,
+            d.force_int_size,
+            d.force_float_size,
+            d.cache_dir
+        )
+    }
+}
+
+/// `parpy.par(spec) -> CompileOptions`.
+#[pyfunction]
+pub fn par(spec: &Bound<'_, PyAny>) -> PyResult<CompileOptions> {
+    let d = OptData {
+        parallelize: extract_spec(spec)?,
+        ..OptData::default()
+    };
+    Ok(CompileOptions::from_data(d))
+}

@@ -1,0 +1,119 @@
+"""parpy: a JIT compiler from annotated Python functions to parallel code.
+
+See README.md for a tour. The compiler is written in Rust (`parpy._native`);
+this package is the thin public layer over it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from . import _native
+from ._native import (
+    CompileBackend,
+    CompileError,
+    CompileOptions,
+    InternalError,
+    JitFunction,
+    LoopPar,
+    ParpyWarning,
+    clear_cache,
+    compile_string,
+    par,
+    print_compiled,
+    threads,
+)
+from . import backend, builtin, math, operators, types
+from ._builtins import Namespace as _Namespace
+from ._builtins import mark as _mark
+from .types import ElemSize
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "jit", "label", "threads", "par", "reduce", "LoopPar", "CompileOptions",
+    "CompileBackend", "CompileError", "InternalError", "ParpyWarning",
+    "print_compiled", "compile_string", "clear_cache", "sync", "gpu", "sum",
+    "operators", "math", "builtin", "types", "backend", "ElemSize",
+    "JitFunction",
+]
+
+
+def jit(fun: Callable[..., Any]) -> JitFunction:
+    """Compiles `fun` on demand: parses it now, specializes and compiles it
+    for each new combination of argument types, shapes and (by default)
+    scalar values. Call the result as `fun(*args, opts=parpy.par({...}))`.
+    The undecorated function stays available as `.py_func`."""
+    if isinstance(fun, JitFunction):
+        return fun
+    return JitFunction(fun)
+
+
+@_mark("label")
+def label(name: str) -> None:
+    """Labels the next statement for the parallel specification. Inside jit
+    code it is a compile-time marker; from plain Python it does nothing."""
+    if not isinstance(name, str):
+        raise TypeError(f"parpy.label expects a str, got {type(name).__name__}")
+
+
+class _Gpu:
+    """`with parpy.gpu:` runs a sequential block on the device (on the CPU
+    backend, and from plain Python, it is ordinary sequential code)."""
+
+    __parpy_builtin__ = "gpu"
+
+    def __enter__(self) -> "_Gpu":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "parpy.gpu"
+
+
+gpu = _Gpu()
+
+
+@_mark("operators.sum")
+def sum(x: Any) -> Any:  # noqa: A001
+    """Same as `parpy.operators.sum`."""
+    return operators.sum(x)
+
+
+class _Reduce(_Namespace):
+    """`parpy.reduce`: the older spelling of `par_reduction` when called
+    (`parpy.reduce(n)` is `parpy.threads(n).par_reduction()`), and a
+    namespace of reductions (`parpy.reduce.sum`, ...)."""
+
+    def __call__(self, n: Optional[int] = None) -> LoopPar:
+        return _native.reduce_marker(n)
+
+
+def _reduction(op: str) -> Callable[[Any], Any]:
+    base = getattr(operators, op)
+
+    @_mark(f"reduce.{op}")
+    def f(x: Any) -> Any:
+        return base(x)
+
+    f.__name__ = op
+    f.__qualname__ = f"reduce.{op}"
+    return f
+
+
+reduce = _Reduce(
+    "reduce",
+    sum=_reduction("sum"),
+    prod=_reduction("prod"),
+    max=_reduction("max"),
+    min=_reduction("min"),
+)
+
+
+def sync() -> None:
+    """Waits for the device to finish (nothing to wait for on the CPU)."""
+    return None
+
+
