@@ -1,8 +1,16 @@
-//! Backends: the shared C-family writer and the dialects. (Placeholder.)
+//! Backends: the shared C-family writer ([`c_writer`]) and one dialect per
+//! target ([`c`] today; CUDA and Metal plug into the same writer).
+//! Backends never change the IR.
 
-use crate::ir::Program;
-use crate::options::Options;
-use crate::{CompileError, ParamInfo};
+pub mod c;
+pub mod c_writer;
+
+use std::collections::BTreeSet;
+
+use crate::diag::Diagnostic;
+use crate::ir::{Block, ExprKind, Function, Place, Program, StmtKind, Type, VarId};
+use crate::options::{Backend, Options};
+use crate::{ArgType, CompileError, ParamInfo};
 
 pub struct EmitOutput {
     pub text: String,
@@ -10,8 +18,197 @@ pub struct EmitOutput {
     pub params: Vec<ParamInfo>,
 }
 
-pub fn emit(_program: &Program, _options: &Options) -> Result<EmitOutput, CompileError> {
-    Err(CompileError::Internal(
-        "backends are not written yet".into(),
-    ))
+pub fn emit(program: &Program, options: &Options) -> Result<EmitOutput, CompileError> {
+    match options.backend {
+        Backend::Cpu => c::emit(program, options),
+        b => Err(CompileError::User(vec![Diagnostic::error(format!(
+            "the {} backend cannot generate code yet",
+            b.name()
+        ))
+        .help("use parpy.CompileBackend.Cpu")])),
+    }
+}
+
+/// Which parameters (by position) each function may write, directly or
+/// through the kernels and helpers it calls.
+pub struct Writes {
+    pub host: BTreeSet<usize>,
+    pub kernels: Vec<BTreeSet<usize>>,
+    pub helpers: Vec<BTreeSet<usize>>,
+}
+
+impl Writes {
+    pub fn of(p: &Program) -> Writes {
+        let mut helpers: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); p.helpers.len()];
+        // Helpers may call helpers: iterate until nothing changes.
+        for _ in 0..=p.helpers.len() {
+            let mut changed = false;
+            for (i, h) in p.helpers.iter().enumerate() {
+                let w = written_params(h, &[], &helpers);
+                if w != helpers[i] {
+                    helpers[i] = w;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let kernels: Vec<BTreeSet<usize>> = p
+            .kernels
+            .iter()
+            .map(|k| written_params(&k.func, &[], &helpers))
+            .collect();
+        let host = written_params(&p.host, &kernels, &helpers);
+        Writes {
+            host,
+            kernels,
+            helpers,
+        }
+    }
+}
+
+fn written_params(
+    f: &Function,
+    kernels: &[BTreeSet<usize>],
+    helpers: &[BTreeSet<usize>],
+) -> BTreeSet<usize> {
+    let mut vars = BTreeSet::new();
+    written_vars(&f.body, kernels, helpers, &mut vars);
+    f.params
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| vars.contains(v))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn written_vars(
+    b: &Block,
+    kernels: &[BTreeSet<usize>],
+    helpers: &[BTreeSet<usize>],
+    out: &mut BTreeSet<VarId>,
+) {
+    fn expr(e: &crate::ir::Expr, helpers: &[BTreeSet<usize>], out: &mut BTreeSet<VarId>) {
+        match &e.kind {
+            ExprKind::Call { func, args } => {
+                let w = helpers.get(func.0 as usize);
+                for (i, a) in args.iter().enumerate() {
+                    if let ExprKind::Var(v) = a.kind {
+                        if a.ty.is_array() && w.map(|w| w.contains(&i)).unwrap_or(true) {
+                            out.insert(v);
+                        }
+                    }
+                    expr(a, helpers, out);
+                }
+            }
+            ExprKind::Index { indices, .. } => indices.iter().for_each(|i| expr(i, helpers, out)),
+            ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => expr(arg, helpers, out),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                expr(lhs, helpers, out);
+                expr(rhs, helpers, out);
+            }
+            ExprKind::Select { cond, then, else_ } => {
+                expr(cond, helpers, out);
+                expr(then, helpers, out);
+                expr(else_, helpers, out);
+            }
+            ExprKind::Math { args, .. } => args.iter().for_each(|a| expr(a, helpers, out)),
+            _ => {}
+        }
+    }
+    for s in b {
+        match &s.kind {
+            StmtKind::Assign { dst, value } => {
+                match dst {
+                    Place::Var(v) => {
+                        out.insert(*v);
+                    }
+                    Place::Index { array, indices } => {
+                        out.insert(*array);
+                        indices.iter().for_each(|i| expr(i, helpers, out));
+                    }
+                }
+                expr(value, helpers, out);
+            }
+            StmtKind::For(l) => {
+                expr(&l.lo, helpers, out);
+                expr(&l.hi, helpers, out);
+                written_vars(&l.body, kernels, helpers, out);
+            }
+            StmtKind::While { cond, body } => {
+                expr(cond, helpers, out);
+                written_vars(body, kernels, helpers, out);
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                expr(cond, helpers, out);
+                written_vars(then_body, kernels, helpers, out);
+                written_vars(else_body, kernels, helpers, out);
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr(e, helpers, out),
+            StmtKind::Return(None) => {}
+            StmtKind::OnDevice(body) => written_vars(body, kernels, helpers, out),
+            StmtKind::Launch { kernel, args } => {
+                let w = kernels.get(kernel.0 as usize);
+                for (i, a) in args.iter().enumerate() {
+                    if w.map(|w| w.contains(&i)).unwrap_or(true) {
+                        out.insert(*a);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The entry parameters with their types, as `compile_string` and the
+/// runtime see them.
+pub fn param_infos(p: &Program, writes: &Writes) -> Vec<ParamInfo> {
+    p.host
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let var = p.host.var(v);
+            let ty = match &var.ty {
+                Type::Array { elem, shape } => ArgType::Array {
+                    elem: *elem,
+                    shape: shape.clone(),
+                },
+                Type::Scalar(e) => ArgType::Scalar {
+                    elem: *e,
+                    value: var.value,
+                },
+                Type::Void => ArgType::Scalar {
+                    elem: crate::types::ElemTy::I64,
+                    value: None,
+                },
+            };
+            ParamInfo {
+                name: var.name.clone(),
+                ty,
+                written: var.ty.is_array() && writes.host.contains(&i),
+            }
+        })
+        .collect()
+}
+
+/// The `// parpy-param: ...` text of one parameter (without the prefix).
+pub fn param_line(p: &ParamInfo) -> String {
+    match &p.ty {
+        ArgType::Array { elem, shape } => {
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            format!(
+                "{} {}[{}]{}",
+                p.name,
+                elem.short_name(),
+                dims.join(","),
+                if p.written { " written" } else { "" }
+            )
+        }
+        ArgType::Scalar { elem, .. } => format!("{} {}", p.name, elem.short_name()),
+    }
 }

@@ -1,0 +1,161 @@
+//! The C11 + OpenMP dialect of the C-family writer (the CPU backend).
+//!
+//! Parallel mapping on the CPU: the outermost parallel level of a kernel is a
+//! `#pragma omp parallel for schedule(static)` (with `reduction(op:acc)` for a
+//! reduction loop); inner parallel levels and every other reduction loop are
+//! `#pragma omp simd` (with the reduction clause), which vectorizes row sums
+//! and dot products at -O3. The thread counts of the spec are a GPU notion:
+//! on the CPU the iterations are spread over OpenMP's threads. Kernels are
+//! plain `static` functions called from the host function.
+
+use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
+use super::EmitOutput;
+use crate::ir::{LaunchInfo, MathFn, Program, ReduceOp, Type};
+use crate::options::Options;
+use crate::types::ElemTy;
+use crate::CompileError;
+
+pub struct CDialect;
+
+pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> {
+    c_writer::write_program(&CDialect, p, options)
+}
+
+fn omp_op(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "+",
+        ReduceOp::Prod => "*",
+        ReduceOp::Max => "max",
+        ReduceOp::Min => "min",
+    }
+}
+
+impl Dialect for CDialect {
+    fn target_name(&self) -> &'static str {
+        "C with OpenMP"
+    }
+
+    fn reserved(&self) -> &'static [&'static str] {
+        &["omp_get_thread_num", "omp_get_num_threads"]
+    }
+
+    fn includes(&self) -> String {
+        "#include <stdint.h>\n#include <stdbool.h>\n#include <math.h>\n".into()
+    }
+
+    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
+        Ok(match e {
+            ElemTy::Bool => "bool",
+            ElemTy::I8 => "int8_t",
+            ElemTy::I16 => "int16_t",
+            ElemTy::I32 => "int32_t",
+            ElemTy::I64 => "int64_t",
+            ElemTy::U8 => "uint8_t",
+            ElemTy::U16 => "uint16_t",
+            ElemTy::U32 => "uint32_t",
+            ElemTy::U64 => "uint64_t",
+            ElemTy::F32 => "float",
+            ElemTy::F64 => "double",
+            ElemTy::F16 => return Err("float16 is not supported by the C backend".into()),
+        })
+    }
+
+    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
+        let base = match f {
+            MathFn::Abs => "fabs",
+            other => other.name(),
+        };
+        match e {
+            ElemTy::F32 => Ok(format!("{base}f")),
+            ElemTy::F64 => Ok(base.to_string()),
+            other => Err(format!("`{}` on {} in C", f.name(), other.short_name())),
+        }
+    }
+
+    fn prelude_qualifier(&self) -> &'static str {
+        "static inline"
+    }
+
+    fn param(&self, role: FnRole, ty: &str, name: &str, array: bool, written: bool) -> String {
+        if !array {
+            format!("{ty} {name}")
+        } else if written || role == FnRole::Host {
+            format!("{ty} *{name}")
+        } else {
+            format!("const {ty} *{name}")
+        }
+    }
+
+    fn signature(
+        &self,
+        role: FnRole,
+        ret: &str,
+        name: &str,
+        params: &[String],
+        _launch: Option<&LaunchInfo>,
+    ) -> String {
+        let params = if params.is_empty() {
+            "void".to_string()
+        } else {
+            params.join(", ")
+        };
+        match role {
+            FnRole::Host => format!("{ret} {name}({params})"),
+            FnRole::Kernel | FnRole::Helper => format!("static {ret} {name}({params})"),
+        }
+    }
+
+    fn loop_intro(&self, ctx: &LoopCtx) -> LoopIntro {
+        let red = ctx
+            .reduction
+            .map(|(op, acc)| format!(" reduction({}:{acc})", omp_op(op)))
+            .unwrap_or_default();
+        if ctx.outermost_parallel && !ctx.inside_vector {
+            LoopIntro {
+                lines: vec![format!("#pragma omp parallel for schedule(static){red}")],
+                vector: false,
+            }
+        } else if (ctx.par.is_some() || ctx.reduction.is_some()) && !ctx.inside_vector {
+            LoopIntro {
+                lines: vec![format!("#pragma omp simd{red}")],
+                vector: true,
+            }
+        } else {
+            LoopIntro {
+                lines: vec![],
+                vector: false,
+            }
+        }
+    }
+
+    fn launch(&self, kernel: &str, args: &[String], _launch: &LaunchInfo) -> String {
+        format!("{kernel}({});", args.join(", "))
+    }
+
+    fn entry(&self, symbol: &str, host: &str, params: &[EntryParam]) -> String {
+        let args: Vec<String> = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match &p.ty {
+                Type::Array { .. } => format!("({} *)args[{i}]", p.elem_ty),
+                Type::Scalar(ElemTy::Bool) => format!("*(int64_t *)args[{i}] != 0"),
+                Type::Scalar(ElemTy::I64) => format!("*(int64_t *)args[{i}]"),
+                Type::Scalar(ElemTy::F64) => format!("*(double *)args[{i}]"),
+                Type::Scalar(e) if e.is_float() => format!("({})*(double *)args[{i}]", p.elem_ty),
+                _ => format!("({})*(int64_t *)args[{i}]", p.elem_ty),
+            })
+            .collect();
+        let unused = if params.is_empty() {
+            "  (void)args;\n"
+        } else {
+            ""
+        };
+        format!(
+            "int32_t {symbol}(void **args) {{\n{unused}  {host}({});\n  return 0;\n}}\n",
+            args.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1141 @@
+//! The shared C-family writer: the only place that prints C-family
+//! statements and expressions (C with OpenMP today; CUDA and Metal reuse it
+//! through their own [`Dialect`]).
+//!
+//! It handles precedence-aware parenthesization, typed literals, stable
+//! keyword-safe names ([`Namer`]), multi-dimensional index flattening with
+//! the static shapes, declaration placement of locals, the prelude of helper
+//! functions (only those used), and the file layout with the machine-readable
+//! `parpy-` header lines.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use super::{param_infos, param_line, EmitOutput, Writes};
+use crate::ir::{
+    BinOp, Expr, ExprKind, ForLoop, Function, LaunchInfo, LoopPar, MathFn, Place, Program,
+    ReduceOp, Stmt, StmtKind, Type, UnOp, VarId, VarKind,
+};
+use crate::options::Options;
+use crate::types::ElemTy;
+use crate::CompileError;
+
+/// What kind of function is being written.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FnRole {
+    Host,
+    Kernel,
+    Helper,
+}
+
+/// What the writer knows about a loop when it asks the dialect how to
+/// introduce it.
+pub struct LoopCtx<'a> {
+    pub par: Option<LoopPar>,
+    /// The reduction operator and the (printed) accumulator name.
+    pub reduction: Option<(ReduceOp, &'a str)>,
+    /// The loop is parallel and not inside another parallel loop of this
+    /// function.
+    pub outermost_parallel: bool,
+    /// The loop is inside a loop the dialect vectorized.
+    pub inside_vector: bool,
+    pub role: FnRole,
+}
+
+/// How the dialect introduces a loop: lines printed before the `for` (for
+/// example pragmas), and whether the body counts as a vector region.
+pub struct LoopIntro {
+    pub lines: Vec<String>,
+    pub vector: bool,
+}
+
+/// One entry parameter, for the dialect's entry trampoline.
+pub struct EntryParam {
+    pub name: String,
+    pub ty: Type,
+    /// The C-family type text of the parameter's element.
+    pub elem_ty: String,
+}
+
+/// What differs between C-family targets.
+pub trait Dialect {
+    /// Shown in the header comment (`C with OpenMP`).
+    fn target_name(&self) -> &'static str;
+    /// Names that must not be used for variables or functions.
+    fn reserved(&self) -> &'static [&'static str];
+    /// `#include` lines and other fixed text at the top of the file.
+    fn includes(&self) -> String;
+    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String>;
+    /// The name of a float math function for an element type (`sqrtf`).
+    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String>;
+    /// The qualifier of prelude helper functions (`static inline`).
+    fn prelude_qualifier(&self) -> &'static str;
+    /// A parameter declaration. Arrays are pointers to their elements.
+    fn param(&self, role: FnRole, ty_text: &str, name: &str, array: bool, written: bool) -> String;
+    /// A function's signature (without the body).
+    fn signature(
+        &self,
+        role: FnRole,
+        ret: &str,
+        name: &str,
+        params: &[String],
+        launch: Option<&LaunchInfo>,
+    ) -> String;
+    fn loop_intro(&self, ctx: &LoopCtx) -> LoopIntro;
+    /// The statement that launches a kernel from host code.
+    fn launch(&self, kernel: &str, args: &[String], launch: &LaunchInfo) -> String;
+    /// The uniform entry point `int32_t SYM(void **args)` calling `host`.
+    fn entry(&self, symbol: &str, host: &str, params: &[EntryParam]) -> String;
+}
+
+/// C-family keywords and library names no generated name may take.
+pub const COMMON_RESERVED: &[&str] = &[
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "bool",
+    "true",
+    "false",
+    "NULL",
+    "main",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "size_t",
+    "INFINITY",
+    "NAN",
+    "sqrt",
+    "sqrtf",
+    "exp",
+    "expf",
+    "log",
+    "logf",
+    "sin",
+    "sinf",
+    "cos",
+    "cosf",
+    "tan",
+    "tanf",
+    "tanh",
+    "tanhf",
+    "fabs",
+    "fabsf",
+    "atan2",
+    "atan2f",
+    "floor",
+    "floorf",
+    "ceil",
+    "ceilf",
+    "pow",
+    "powf",
+    "fmod",
+    "fmodf",
+    "copysign",
+    "copysignf",
+    "abs",
+    "llabs",
+    "args",
+    "class",
+    "namespace",
+    "template",
+    "new",
+    "delete",
+    "this",
+    "private",
+    "public",
+    "protected",
+    "virtual",
+    "operator",
+    "using",
+    "device",
+    "kernel",
+    "thread",
+    "threadgroup",
+    "constant",
+    "half",
+    "uint",
+    "vec",
+    "min",
+    "max",
+    "signbit",
+    "isnan",
+];
+
+/// Makes names valid and unique: Python names are kept where possible,
+/// reserved words are avoided, duplicates get `_1`, `_2`. Stable: the same
+/// sequence of requests gives the same names.
+#[derive(Clone, Default)]
+pub struct Namer {
+    taken: BTreeSet<String>,
+}
+
+impl Namer {
+    pub fn new(reserved: &[&str]) -> Namer {
+        Namer {
+            taken: reserved.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+    pub fn reserve(&mut self, name: &str) {
+        self.taken.insert(name.to_string());
+    }
+    pub fn fresh(&mut self, wanted: &str) -> String {
+        let mut base: String = wanted
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if base.is_empty() {
+            base = "v".into();
+        }
+        if base.starts_with(|c: char| c.is_ascii_digit()) || base.starts_with("parpy_") {
+            base = format!("v_{base}");
+        }
+        // Leading `__` (and `_X`) are reserved in C.
+        if base.starts_with("__")
+            || (base.starts_with('_') && base[1..].starts_with(|c: char| c.is_ascii_uppercase()))
+        {
+            base = format!("v{base}");
+        }
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.taken.contains(&name) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
+/// Prelude helpers, recorded when used and printed in a fixed order.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum PreludeFn {
+    FloorDiv(ElemTy),
+    Mod(ElemTy),
+    Pow(ElemTy),
+    Max(ElemTy),
+    Min(ElemTy),
+    Abs(ElemTy),
+}
+
+// C precedence levels (higher binds tighter).
+const P_ATOM: u8 = 16;
+const P_POSTFIX: u8 = 15;
+const P_UNARY: u8 = 14;
+const P_MUL: u8 = 13;
+const P_ADD: u8 = 12;
+const P_SHIFT: u8 = 11;
+const P_REL: u8 = 10;
+const P_EQ: u8 = 9;
+const P_BAND: u8 = 8;
+const P_BXOR: u8 = 7;
+const P_BOR: u8 = 6;
+const P_LAND: u8 = 5;
+const P_LOR: u8 = 4;
+const P_COND: u8 = 3;
+
+fn paren(s: (String, u8), min: u8) -> String {
+    if s.1 >= min {
+        s.0
+    } else {
+        format!("({})", s.0)
+    }
+}
+
+/// Writes the whole program with the given dialect.
+pub fn write_program<D: Dialect>(
+    d: &D,
+    p: &Program,
+    _options: &Options,
+) -> Result<EmitOutput, CompileError> {
+    let writes = Writes::of(p);
+    let params = param_infos(p, &writes);
+    // Global names: the host keeps the Python name where possible.
+    let mut globals = Namer::new(COMMON_RESERVED);
+    for r in d.reserved() {
+        globals.reserve(r);
+    }
+    let host_name = globals.fresh(&p.host.name);
+    let entry_symbol = format!("parpy_entry_{host_name}");
+    globals.reserve(&entry_symbol);
+    let helper_names: Vec<String> = p.helpers.iter().map(|h| globals.fresh(&h.name)).collect();
+    let kernel_names: Vec<String> = p
+        .kernels
+        .iter()
+        .map(|k| globals.fresh(&k.func.name))
+        .collect();
+    let names = Globals {
+        kernels: kernel_names,
+        helpers: helper_names,
+        base: globals,
+    };
+
+    let mut prelude: BTreeSet<PreludeFn> = BTreeSet::new();
+    let mut body = String::new();
+    for (i, h) in p.helpers.iter().enumerate() {
+        let text = FnWriter::new(
+            d,
+            p,
+            h,
+            FnRole::Helper,
+            &names,
+            &writes.helpers[i],
+            &mut prelude,
+        )
+        .write(&names.helpers[i], None)
+        .map_err(CompileError::Internal)?;
+        body.push_str(&text);
+        body.push('\n');
+    }
+    for (i, k) in p.kernels.iter().enumerate() {
+        let text = FnWriter::new(
+            d,
+            p,
+            &k.func,
+            FnRole::Kernel,
+            &names,
+            &writes.kernels[i],
+            &mut prelude,
+        )
+        .write(&names.kernels[i], Some(&k.launch))
+        .map_err(CompileError::Internal)?;
+        body.push_str(&text);
+        body.push('\n');
+    }
+    let text = FnWriter::new(
+        d,
+        p,
+        &p.host,
+        FnRole::Host,
+        &names,
+        &writes.host,
+        &mut prelude,
+    )
+    .write(&host_name, None)
+    .map_err(CompileError::Internal)?;
+    body.push_str(&text);
+    body.push('\n');
+
+    let mut entry_params = vec![];
+    for &v in &p.host.params {
+        let var = p.host.var(v);
+        let elem = var
+            .ty
+            .elem()
+            .ok_or_else(|| CompileError::Internal("a void parameter".into()))?;
+        entry_params.push(EntryParam {
+            name: var.name.clone(),
+            ty: var.ty.clone(),
+            elem_ty: d
+                .scalar_type(elem)
+                .map_err(CompileError::Internal)?
+                .to_string(),
+        });
+    }
+    body.push_str(&d.entry(&entry_symbol, &host_name, &entry_params));
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "// Generated by parpy {} from {} (backend: {}). Do not edit the parpy- lines.",
+        crate::VERSION,
+        p.host.name,
+        d.target_name()
+    );
+    let _ = writeln!(out, "// parpy-entry: {entry_symbol}");
+    for pi in &params {
+        let _ = writeln!(out, "// parpy-param: {}", param_line(pi));
+    }
+    out.push_str(&d.includes());
+    out.push('\n');
+    let pre = write_prelude(d, &prelude).map_err(CompileError::Internal)?;
+    if !pre.is_empty() {
+        out.push_str(&pre);
+        out.push('\n');
+    }
+    out.push_str(&body);
+    Ok(EmitOutput {
+        text: out,
+        entry_symbol,
+        params,
+    })
+}
+
+struct Globals {
+    kernels: Vec<String>,
+    helpers: Vec<String>,
+    /// Every global name taken, for seeding per-function namers.
+    base: Namer,
+}
+
+fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String, String> {
+    let q = d.prelude_qualifier();
+    let mut out = String::new();
+    for f in used {
+        let (e, text) = match *f {
+            PreludeFn::FloorDiv(e) if e.is_signed_int() => (e, format!(
+                "{q} T parpy_floordiv_S(T a, T b) {{\n  T q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}}\n"
+            )),
+            PreludeFn::FloorDiv(e) if e.is_float() => (e, format!(
+                "{q} T parpy_floordiv_S(T a, T b) {{\n  T m = FMOD(a, b);\n  T d = (a - m) / b;\n  if (m != 0 && ((b < 0) != (m < 0))) {{\n    d -= 1;\n  }}\n  if (d == 0) {{\n    return COPYSIGN(0, a / b);\n  }}\n  T f = FLOOR(d);\n  return (d - f > (T)0.5) ? f + 1 : f;\n}}\n"
+            )),
+            PreludeFn::FloorDiv(e) => (e, format!("{q} T parpy_floordiv_S(T a, T b) {{\n  return a / b;\n}}\n")),
+            PreludeFn::Mod(e) if e.is_signed_int() => (e, format!(
+                "{q} T parpy_mod_S(T a, T b) {{\n  T r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}}\n"
+            )),
+            PreludeFn::Mod(e) if e.is_float() => (e, format!(
+                "{q} T parpy_mod_S(T a, T b) {{\n  T r = FMOD(a, b);\n  if (r != 0) {{\n    if ((r < 0) != (b < 0)) {{\n      r += b;\n    }}\n  }} else {{\n    r = COPYSIGN(0, b);\n  }}\n  return r;\n}}\n"
+            )),
+            PreludeFn::Mod(e) => (e, format!("{q} T parpy_mod_S(T a, T b) {{\n  return a % b;\n}}\n")),
+            PreludeFn::Pow(e) => (e, format!(
+                "{q} T parpy_pow_S(T b, T e) {{\n  T r = 1;\n  if (e < 0) {{\n    return b == 1 ? 1 : 0;\n  }}\n  while (e > 0) {{\n    if (e & 1) {{\n      r *= b;\n    }}\n    b *= b;\n    e >>= 1;\n  }}\n  return r;\n}}\n"
+            )),
+            PreludeFn::Max(e) => (e, format!("{q} T parpy_max_S(T a, T b) {{\n  return b > a ? b : a;\n}}\n")),
+            PreludeFn::Min(e) => (e, format!("{q} T parpy_min_S(T a, T b) {{\n  return b < a ? b : a;\n}}\n")),
+            PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
+        };
+        let ty = d.scalar_type(e)?;
+        let mut text = text
+            .replace(
+                "parpy_floordiv_S",
+                &format!("parpy_floordiv_{}", e.short_name()),
+            )
+            .replace("parpy_mod_S", &format!("parpy_mod_{}", e.short_name()))
+            .replace("parpy_pow_S", &format!("parpy_pow_{}", e.short_name()))
+            .replace("parpy_max_S", &format!("parpy_max_{}", e.short_name()))
+            .replace("parpy_min_S", &format!("parpy_min_{}", e.short_name()))
+            .replace("parpy_abs_S", &format!("parpy_abs_{}", e.short_name()));
+        if e.is_float() {
+            text = text
+                .replace("FMOD", &d.math_name_extra("fmod", e)?)
+                .replace("COPYSIGN", &d.math_name_extra("copysign", e)?)
+                .replace("FLOOR", &d.math_name(MathFn::Floor, e)?);
+        }
+        // Replace the type placeholder `T` as a whole word only.
+        let mut typed = String::new();
+        let chars: Vec<char> = text.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            let prev_ident = i > 0 && (chars[i - 1].is_ascii_alphanumeric() || chars[i - 1] == '_');
+            let next_ident = chars
+                .get(i + 1)
+                .map(|n| n.is_ascii_alphanumeric() || *n == '_')
+                .unwrap_or(false);
+            if c == 'T' && !prev_ident && !next_ident {
+                typed.push_str(ty);
+            } else {
+                typed.push(c);
+            }
+        }
+        out.push_str(&typed);
+    }
+    Ok(out)
+}
+
+/// Extra math names the prelude needs (not in [`MathFn`]).
+trait MathExtra {
+    fn math_name_extra(&self, base: &str, e: ElemTy) -> Result<String, String>;
+}
+
+impl<D: Dialect> MathExtra for D {
+    fn math_name_extra(&self, base: &str, e: ElemTy) -> Result<String, String> {
+        // Derive the suffix convention from a known function.
+        let sqrt = self.math_name(MathFn::Sqrt, e)?;
+        Ok(format!(
+            "{base}{}",
+            &sqrt[sqrt.find("sqrt").map(|i| i + 4).unwrap_or(sqrt.len())..]
+        ))
+    }
+}
+
+/// Where a local is declared: the block and the index of the first
+/// statement of that block that touches it.
+#[derive(Clone, Debug)]
+struct DeclSite {
+    path: Vec<(usize, usize)>,
+}
+
+struct FnWriter<'a, D: Dialect> {
+    d: &'a D,
+    p: &'a Program,
+    f: &'a Function,
+    role: FnRole,
+    globals: &'a Globals,
+    written: &'a BTreeSet<usize>,
+    prelude: &'a mut BTreeSet<PreludeFn>,
+    names: Vec<String>,
+    /// (block id, statement index) -> locals to declare before it.
+    decls: BTreeMap<(usize, usize), Vec<VarId>>,
+    read: BTreeSet<VarId>,
+    next_block: usize,
+    out: String,
+    in_parallel: bool,
+    in_vector: bool,
+    /// A local whose declaration is fused with the assignment being written.
+    fuse: Option<VarId>,
+}
+
+impl<'a, D: Dialect> FnWriter<'a, D> {
+    fn new(
+        d: &'a D,
+        p: &'a Program,
+        f: &'a Function,
+        role: FnRole,
+        globals: &'a Globals,
+        written: &'a BTreeSet<usize>,
+        prelude: &'a mut BTreeSet<PreludeFn>,
+    ) -> Self {
+        let mut namer = globals.base.clone();
+        let names = f.vars.iter().map(|v| namer.fresh(&v.name)).collect();
+        FnWriter {
+            d,
+            p,
+            f,
+            role,
+            globals,
+            written,
+            prelude,
+            names,
+            decls: BTreeMap::new(),
+            read: BTreeSet::new(),
+            next_block: 0,
+            out: String::new(),
+            in_parallel: false,
+            in_vector: false,
+            fuse: None,
+        }
+    }
+
+    fn name(&self, v: VarId) -> String {
+        self.names
+            .get(v.0 as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("parpy_bad_var_{}", v.0))
+    }
+
+    fn ty_text(&self, t: &Type) -> Result<&'static str, String> {
+        match t {
+            Type::Scalar(e) | Type::Array { elem: e, .. } => self.d.scalar_type(*e),
+            Type::Void => Ok("void"),
+        }
+    }
+
+    fn write(mut self, name: &str, launch: Option<&LaunchInfo>) -> Result<String, String> {
+        self.plan_decls();
+        let mut params = vec![];
+        for (i, &v) in self.f.params.iter().enumerate() {
+            let var = self.f.var(v);
+            let ty = self.ty_text(&var.ty)?;
+            params.push(self.d.param(
+                self.role,
+                ty,
+                &self.name(v),
+                var.ty.is_array(),
+                self.written.contains(&i),
+            ));
+        }
+        let ret = self.ty_text(&self.f.ret)?;
+        let sig = self.d.signature(self.role, ret, name, &params, launch);
+        let _ = writeln!(self.out, "{sig} {{");
+        let mut used = BTreeSet::new();
+        for s in &self.f.body {
+            crate::passes::outline_kernels::stmt_uses(s, &mut used, &mut BTreeSet::new());
+        }
+        for &v in &self.f.params {
+            if !used.contains(&v) {
+                let _ = writeln!(self.out, "  (void){};", self.name(v));
+            }
+        }
+        self.next_block = 0;
+        let body = &self.f.body;
+        self.block(body, 1)?;
+        self.out.push_str("}\n");
+        Ok(self.out)
+    }
+
+    // ---- declaration planning -------------------------------------------
+
+    fn plan_decls(&mut self) {
+        let mut sites: BTreeMap<VarId, DeclSite> = BTreeMap::new();
+        let mut read = BTreeSet::new();
+        self.next_block = 0;
+        let mut stack = vec![];
+        let body = &self.f.body;
+        self.plan_block(body, &mut stack, &mut sites, &mut read);
+        for (v, site) in sites {
+            if let Some(&last) = site.path.last() {
+                self.decls.entry(last).or_default().push(v);
+            }
+        }
+        self.read = read;
+    }
+
+    fn plan_block(
+        &mut self,
+        b: &[Stmt],
+        stack: &mut Vec<(usize, usize)>,
+        sites: &mut BTreeMap<VarId, DeclSite>,
+        read: &mut BTreeSet<VarId>,
+    ) {
+        let id = self.next_block;
+        self.next_block += 1;
+        for (i, s) in b.iter().enumerate() {
+            stack.push((id, i));
+            let mut used = BTreeSet::new();
+            let mut assigned = BTreeSet::new();
+            shallow_uses(s, &mut used, &mut assigned, read);
+            for v in used {
+                let var = self.f.var(v);
+                if var.kind != VarKind::Local {
+                    continue;
+                }
+                let here = DeclSite {
+                    path: stack.clone(),
+                };
+                match sites.get_mut(&v) {
+                    None => {
+                        sites.insert(v, here);
+                    }
+                    Some(site) => {
+                        let mut common = vec![];
+                        for (a, b) in site.path.iter().zip(&here.path) {
+                            if a == b {
+                                common.push(*a);
+                            } else {
+                                if a.0 == b.0 {
+                                    common.push((a.0, a.1.min(b.1)));
+                                }
+                                break;
+                            }
+                        }
+                        if common.is_empty() {
+                            // Different blocks at the top: cannot happen for
+                            // one function body; keep the first site.
+                            continue;
+                        }
+                        site.path = common;
+                    }
+                }
+            }
+            match &s.kind {
+                StmtKind::For(l) => self.plan_block(&l.body, stack, sites, read),
+                StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
+                    self.plan_block(body, stack, sites, read)
+                }
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    self.plan_block(then_body, stack, sites, read);
+                    self.plan_block(else_body, stack, sites, read);
+                }
+                _ => {}
+            }
+            stack.pop();
+        }
+    }
+
+    // ---- statements -----------------------------------------------------
+
+    fn indent(&mut self, depth: usize) {
+        for _ in 0..depth {
+            self.out.push_str("  ");
+        }
+    }
+
+    fn line(&mut self, depth: usize, text: &str) {
+        self.indent(depth);
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn block(&mut self, b: &[Stmt], depth: usize) -> Result<(), String> {
+        let id = self.next_block;
+        self.next_block += 1;
+        for (i, s) in b.iter().enumerate() {
+            if let Some(vars) = self.decls.get(&(id, i)).cloned() {
+                for v in vars {
+                    let fusable = matches!(&s.kind, StmtKind::Assign { dst: Place::Var(d), value }
+                        if *d == v && !crate::passes::lower_reductions::uses_var(value, v));
+                    if fusable {
+                        self.fuse = Some(v);
+                        continue;
+                    }
+                    let var = self.f.var(v);
+                    let ty = self.ty_text(&var.ty)?;
+                    let decl = match &var.ty {
+                        Type::Array { shape, .. } => {
+                            let n: i64 = shape.iter().product();
+                            format!("{ty} {}[{}];", self.name(v), n.max(1))
+                        }
+                        _ => format!("{ty} {};", self.name(v)),
+                    };
+                    self.line(depth, &decl);
+                    if !self.read.contains(&v) {
+                        let t = format!("(void){};", self.name(v));
+                        self.line(depth, &t);
+                    }
+                }
+            }
+            self.stmt(s, depth)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt, depth: usize) -> Result<(), String> {
+        match &s.kind {
+            StmtKind::Assign { dst, value } => {
+                let v = self.expr(value)?.0;
+                match dst {
+                    Place::Var(id) if self.fuse == Some(*id) => {
+                        self.fuse = None;
+                        let ty = self.ty_text(&self.f.var(*id).ty)?;
+                        let t = format!("{ty} {} = {v};", self.name(*id));
+                        self.line(depth, &t);
+                        if !self.read.contains(id) {
+                            let t = format!("(void){};", self.name(*id));
+                            self.line(depth, &t);
+                        }
+                    }
+                    Place::Var(id) => {
+                        let t = format!("{} = {v};", self.name(*id));
+                        self.line(depth, &t);
+                    }
+                    Place::Index { array, indices } => {
+                        let d = self.index(*array, indices)?;
+                        let t = format!("{d} = {v};");
+                        self.line(depth, &t);
+                    }
+                }
+            }
+            StmtKind::For(l) => self.for_loop(l, depth)?,
+            StmtKind::While { cond, body } => {
+                let c = self.expr(cond)?.0;
+                self.line(depth, &format!("while ({c}) {{"));
+                self.block(body, depth + 1)?;
+                self.line(depth, "}");
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                let c = self.expr(cond)?.0;
+                self.line(depth, &format!("if ({c}) {{"));
+                self.block(then_body, depth + 1)?;
+                if else_body.is_empty() {
+                    // Keep block numbering in step with the planner.
+                    self.next_block += 1;
+                    self.line(depth, "}");
+                } else {
+                    self.line(depth, "} else {");
+                    self.block(else_body, depth + 1)?;
+                    self.line(depth, "}");
+                }
+            }
+            StmtKind::Return(e) => match e {
+                Some(e) => {
+                    let e = self.expr(e)?.0;
+                    self.line(depth, &format!("return {e};"));
+                }
+                None => self.line(depth, "return;"),
+            },
+            StmtKind::Expr(e) => {
+                let e = self.expr(e)?.0;
+                self.line(depth, &format!("{e};"));
+            }
+            StmtKind::OnDevice(body) => {
+                self.line(depth, "{");
+                self.block(body, depth + 1)?;
+                self.line(depth, "}");
+            }
+            StmtKind::Launch { kernel, args } => {
+                let k = self
+                    .p
+                    .kernels
+                    .get(kernel.0 as usize)
+                    .ok_or("launch of an unknown kernel")?;
+                let name = self.globals.kernels[kernel.0 as usize].clone();
+                let args: Vec<String> = args.iter().map(|a| self.name(*a)).collect();
+                let t = self.d.launch(&name, &args, &k.launch);
+                for l in t.lines() {
+                    self.line(depth, l);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn for_loop(&mut self, l: &ForLoop, depth: usize) -> Result<(), String> {
+        let acc_name = l.reduction.map(|r| self.name(r.acc));
+        let ctx = LoopCtx {
+            par: l.par,
+            reduction: l
+                .reduction
+                .map(|r| (r.op, acc_name.as_deref().unwrap_or(""))),
+            outermost_parallel: l.par.is_some() && !self.in_parallel,
+            inside_vector: self.in_vector,
+            role: self.role,
+        };
+        let intro = self.d.loop_intro(&ctx);
+        for line in &intro.lines {
+            self.line(depth, line);
+        }
+        let v = self.name(l.var);
+        let ty = self.ty_text(&self.f.var(l.var).ty)?;
+        let lo = self.expr(&l.lo)?.0;
+        let hi = paren(self.expr(&l.hi)?, P_REL + 1);
+        let (cmp, step) = if l.step > 0 {
+            ("<", format!("{v} += {}", l.step))
+        } else {
+            (">", format!("{v} -= {}", l.step.unsigned_abs()))
+        };
+        self.line(
+            depth,
+            &format!("for ({ty} {v} = {lo}; {v} {cmp} {hi}; {step}) {{"),
+        );
+        let (was_par, was_vec) = (self.in_parallel, self.in_vector);
+        if l.par.is_some() {
+            self.in_parallel = true;
+        }
+        if intro.vector {
+            self.in_vector = true;
+        }
+        self.block(&l.body, depth + 1)?;
+        self.in_parallel = was_par;
+        self.in_vector = was_vec;
+        self.line(depth, "}");
+        Ok(())
+    }
+
+    // ---- expressions ----------------------------------------------------
+
+    fn index(&mut self, array: VarId, indices: &[Expr]) -> Result<String, String> {
+        let var = self.f.var(array);
+        let shape = match &var.ty {
+            Type::Array { shape, .. } => shape.clone(),
+            _ => return Err(format!("`{}` is indexed but is not an array", var.name)),
+        };
+        let mut flat: Option<(String, u8)> = None;
+        for (k, ix) in indices.iter().enumerate() {
+            let stride: i64 = shape[k + 1..].iter().product();
+            let e = self.expr(ix)?;
+            let term = if stride == 1 {
+                e
+            } else {
+                (
+                    format!("{} * {}", paren(e, P_MUL), int_literal(stride, ElemTy::I64)),
+                    P_MUL,
+                )
+            };
+            flat = Some(match flat {
+                None => term,
+                Some(acc) => (
+                    format!("{} + {}", paren(acc, P_ADD), paren(term, P_ADD + 1)),
+                    P_ADD,
+                ),
+            });
+        }
+        let flat = flat.map(|f| f.0).unwrap_or_else(|| "0".into());
+        Ok(format!("{}[{flat}]", self.name(array)))
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<(String, u8), String> {
+        let elem = e.ty.elem();
+        Ok(match &e.kind {
+            ExprKind::Bool(b) => ((if *b { "true" } else { "false" }).into(), P_ATOM),
+            ExprKind::Int(i) => {
+                let ty = elem.unwrap_or(ElemTy::I64);
+                if ty.is_float() {
+                    float_literal(*i as f64, ty)
+                } else if ty == ElemTy::Bool {
+                    ((if *i != 0 { "true" } else { "false" }).into(), P_ATOM)
+                } else {
+                    let s = int_literal(*i, ty);
+                    let p = if s.starts_with('-') { P_UNARY } else { P_ATOM };
+                    (s, p)
+                }
+            }
+            ExprKind::Float(f) => float_literal(*f, elem.unwrap_or(ElemTy::F64)),
+            ExprKind::Var(v) => (self.name(*v), P_ATOM),
+            ExprKind::Index { array, indices } => (self.index(*array, indices)?, P_POSTFIX),
+            ExprKind::Unary { op, arg } => {
+                let a = self.expr(arg)?;
+                let a = paren(a, P_UNARY);
+                let op = match op {
+                    UnOp::Neg => "-",
+                    UnOp::Not => "!",
+                    UnOp::BitNot => "~",
+                };
+                if a.starts_with(['-', '!', '~']) {
+                    (format!("{op}({a})"), P_UNARY)
+                } else {
+                    (format!("{op}{a}"), P_UNARY)
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs)?,
+            ExprKind::Select { cond, then, else_ } => {
+                let c = paren(self.expr(cond)?, P_COND + 1);
+                let t = paren(self.expr(then)?, P_COND + 1);
+                let f = paren(self.expr(else_)?, P_COND + 1);
+                (format!("{c} ? {t} : {f}"), P_COND)
+            }
+            ExprKind::Convert { arg } => {
+                let to = elem.ok_or("conversion to a non-scalar type")?;
+                if arg.ty == e.ty {
+                    return self.expr(arg);
+                }
+                let a = self.expr(arg)?;
+                if to == ElemTy::Bool {
+                    (format!("{} != 0", paren(a, P_EQ + 1)), P_EQ)
+                } else {
+                    let ty = self.d.scalar_type(to)?;
+                    (format!("({ty}){}", paren(a, P_UNARY)), P_UNARY)
+                }
+            }
+            ExprKind::Math { func, args } => {
+                let ty = args
+                    .first()
+                    .and_then(|a| a.ty.elem())
+                    .unwrap_or(ElemTy::F64);
+                let mut a = vec![];
+                for x in args {
+                    a.push(self.expr(x)?.0);
+                }
+                let name = if ty.is_float() {
+                    self.d.math_name(*func, ty)?
+                } else {
+                    match func {
+                        MathFn::Abs => {
+                            self.prelude.insert(PreludeFn::Abs(ty));
+                            format!("parpy_abs_{}", ty.short_name())
+                        }
+                        // Floor and ceil of an integer are the integer.
+                        MathFn::Floor | MathFn::Ceil => match args.first() {
+                            Some(x) => return self.expr(x),
+                            None => return Err("floor/ceil without an argument".into()),
+                        },
+                        MathFn::Pow => {
+                            self.prelude.insert(PreludeFn::Pow(ty));
+                            format!("parpy_pow_{}", ty.short_name())
+                        }
+                        _ => return Err(format!("`{}` of an integer", func.name())),
+                    }
+                };
+                (format!("{name}({})", a.join(", ")), P_POSTFIX)
+            }
+            ExprKind::Call { func, args } => {
+                let name = self
+                    .globals
+                    .helpers
+                    .get(func.0 as usize)
+                    .cloned()
+                    .ok_or("call of an unknown helper")?;
+                let mut a = vec![];
+                for x in args {
+                    a.push(self.expr(x)?.0);
+                }
+                (format!("{name}({})", a.join(", ")), P_POSTFIX)
+            }
+        })
+    }
+
+    fn binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<(String, u8), String> {
+        let ty = lhs.ty.elem().unwrap_or(ElemTy::F64);
+        let helper = |w: &mut Self, f: PreludeFn, name: &str| -> Result<(String, u8), String> {
+            w.prelude.insert(f);
+            let l = w.expr(lhs)?.0;
+            let r = w.expr(rhs)?.0;
+            Ok((
+                format!("parpy_{name}_{}({l}, {r})", ty.short_name()),
+                P_POSTFIX,
+            ))
+        };
+        match op {
+            BinOp::FloorDiv if ty.is_int() || ty.is_float() => {
+                return helper(self, PreludeFn::FloorDiv(ty), "floordiv")
+            }
+            BinOp::Mod if ty.is_int() || ty.is_float() => {
+                return helper(self, PreludeFn::Mod(ty), "mod")
+            }
+            BinOp::Max => return helper(self, PreludeFn::Max(ty), "max"),
+            BinOp::Min => return helper(self, PreludeFn::Min(ty), "min"),
+            BinOp::Pow if ty.is_int() => return helper(self, PreludeFn::Pow(ty), "pow"),
+            BinOp::Pow => {
+                let name = self.d.math_name(MathFn::Pow, ty)?;
+                let l = self.expr(lhs)?.0;
+                let r = self.expr(rhs)?.0;
+                return Ok((format!("{name}({l}, {r})"), P_POSTFIX));
+            }
+            _ => {}
+        }
+        let (sym, prec, lmin, rmin) = match op {
+            BinOp::Add => ("+", P_ADD, P_ADD, P_ADD + 1),
+            BinOp::Sub => ("-", P_ADD, P_ADD, P_ADD + 1),
+            BinOp::Mul => ("*", P_MUL, P_MUL, P_MUL + 1),
+            BinOp::Div => ("/", P_MUL, P_MUL, P_MUL + 1),
+            BinOp::FloorDiv => ("/", P_MUL, P_MUL, P_MUL + 1),
+            BinOp::Mod => ("%", P_MUL, P_MUL, P_MUL + 1),
+            // Bitwise operators and shifts: parenthesize any operator operand
+            // (clearer, and keeps -Wparentheses quiet).
+            BinOp::BitAnd => ("&", P_BAND, P_UNARY, P_UNARY),
+            BinOp::BitOr => ("|", P_BOR, P_UNARY, P_UNARY),
+            BinOp::BitXor => ("^", P_BXOR, P_UNARY, P_UNARY),
+            BinOp::Shl => ("<<", P_SHIFT, P_UNARY, P_UNARY),
+            BinOp::Shr => (">>", P_SHIFT, P_UNARY, P_UNARY),
+            BinOp::Lt => ("<", P_REL, P_REL + 1, P_REL + 1),
+            BinOp::Le => ("<=", P_REL, P_REL + 1, P_REL + 1),
+            BinOp::Gt => (">", P_REL, P_REL + 1, P_REL + 1),
+            BinOp::Ge => (">=", P_REL, P_REL + 1, P_REL + 1),
+            BinOp::Eq => ("==", P_EQ, P_REL + 1, P_REL + 1),
+            BinOp::Ne => ("!=", P_EQ, P_REL + 1, P_REL + 1),
+            BinOp::And => ("&&", P_LAND, P_LAND, P_LAND + 1),
+            BinOp::Or => ("||", P_LOR, P_LAND + 1, P_LAND + 1),
+            BinOp::Pow | BinOp::Max | BinOp::Min => unreachable_op(op)?,
+        };
+        let l = paren(self.expr(lhs)?, lmin);
+        let r = paren(self.expr(rhs)?, rmin);
+        Ok((format!("{l} {sym} {r}"), prec))
+    }
+}
+
+fn unreachable_op(op: BinOp) -> Result<(&'static str, u8, u8, u8), String> {
+    Err(format!(
+        "operator `{}` reached the infix printer",
+        op.symbol()
+    ))
+}
+
+/// Variables a statement touches at its own level (not inside nested
+/// blocks, which the planner visits itself), plus every variable it reads.
+fn shallow_uses(
+    s: &Stmt,
+    used: &mut BTreeSet<VarId>,
+    assigned: &mut BTreeSet<VarId>,
+    read: &mut BTreeSet<VarId>,
+) {
+    use crate::passes::outline_kernels::expr_uses;
+    let mut reads = BTreeSet::new();
+    match &s.kind {
+        StmtKind::Assign { dst, value } => {
+            match dst {
+                Place::Var(v) => {
+                    used.insert(*v);
+                    assigned.insert(*v);
+                }
+                Place::Index { array, indices } => {
+                    used.insert(*array);
+                    reads.insert(*array);
+                    indices.iter().for_each(|i| expr_uses(i, &mut reads));
+                }
+            }
+            expr_uses(value, &mut reads);
+        }
+        StmtKind::For(l) => {
+            used.insert(l.var);
+            expr_uses(&l.lo, &mut reads);
+            expr_uses(&l.hi, &mut reads);
+            if let Some(r) = &l.reduction {
+                // The reduction clause names the accumulator outside the loop.
+                reads.insert(r.acc);
+            }
+        }
+        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr_uses(cond, &mut reads),
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut reads),
+        StmtKind::Return(None) | StmtKind::OnDevice(_) => {}
+        StmtKind::Launch { args, .. } => reads.extend(args.iter().copied()),
+    }
+    used.extend(reads.iter().copied());
+    read.extend(reads);
+}
+
+/// An integer literal of the given type.
+pub fn int_literal(v: i64, ty: ElemTy) -> String {
+    match ty {
+        ElemTy::I64 => {
+            if v == i64::MIN {
+                "INT64_MIN".into()
+            } else if i32::try_from(v).is_ok() {
+                v.to_string()
+            } else {
+                format!("INT64_C({v})")
+            }
+        }
+        ElemTy::I32 if v == i32::MIN as i64 => "INT32_MIN".into(),
+        ElemTy::U64 => format!("UINT64_C({v})"),
+        ElemTy::U32 => format!("{v}u"),
+        _ => v.to_string(),
+    }
+}
+
+/// A float literal of the given type (`1.0f` for f32, `1.0` for f64).
+pub fn float_literal(v: f64, ty: ElemTy) -> (String, u8) {
+    let suffix = if ty == ElemTy::F32 { "f" } else { "" };
+    if v.is_nan() {
+        return ("NAN".into(), P_ATOM);
+    }
+    if v.is_infinite() {
+        return if v > 0.0 {
+            ("INFINITY".into(), P_ATOM)
+        } else {
+            ("-INFINITY".into(), P_UNARY)
+        };
+    }
+    let text = if ty == ElemTy::F32 {
+        format!("{:?}", v as f32)
+    } else {
+        format!("{v:?}")
+    };
+    let text = if text.contains(['.', 'e', 'E']) {
+        text
+    } else {
+        format!("{text}.0")
+    };
+    let p = if text.starts_with('-') {
+        P_UNARY
+    } else {
+        P_ATOM
+    };
+    (format!("{text}{suffix}"), p)
+}
