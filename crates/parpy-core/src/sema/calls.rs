@@ -283,6 +283,7 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let mut types = vec![];
+        let mut weak = vec![];
         let mut exprs = vec![];
         let mut ok = true;
         for a in args {
@@ -294,6 +295,7 @@ impl Lowerer<'_, '_> {
                     });
                 }
                 exprs.push(Expr::var(v, ty, a.span));
+                weak.push(false);
                 continue;
             }
             let Some(t) = self.lower_expr(a) else {
@@ -305,17 +307,16 @@ impl Lowerer<'_, '_> {
                 continue;
             };
             types.push(ArgType::Scalar { elem, value: None });
+            weak.push(t.weak);
             exprs.push(t.e);
         }
         if !ok {
             return None;
         }
-        let fid = helper_for(self.sh, def, globals, &types, span)?;
-        let ret = self.sh.helpers[fid.0 as usize]
-            .func
-            .as_ref()
-            .map(|f| f.ret.clone())
-            .unwrap_or(Type::Void);
+        let fid = helper_for(self.sh, def, globals, &types, &weak, span)?;
+        let h = &self.sh.helpers[fid.0 as usize];
+        let ret = h.func.as_ref().map(|f| f.ret.clone()).unwrap_or(Type::Void);
+        let ret_weak = h.ret_weak;
         Some(TExpr {
             e: Expr::new(
                 ExprKind::Call {
@@ -325,7 +326,7 @@ impl Lowerer<'_, '_> {
                 ret,
                 span,
             ),
-            weak: false,
+            weak: ret_weak,
         })
     }
 }

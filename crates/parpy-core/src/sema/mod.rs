@@ -43,7 +43,11 @@ struct HelperEntry {
     /// The Python name of the function (specializations get `_1`, `_2`).
     base: String,
     args: Vec<ArgType>,
+    /// Which scalar arguments were weak (Python literals) at the call.
+    weak: Vec<bool>,
     func: Option<Function>,
+    /// Every `return e` returned a weak value.
+    ret_weak: bool,
 }
 
 /// State shared by the lowering of the entry and of all helpers.
@@ -78,8 +82,13 @@ pub(crate) struct Lowerer<'a, 'o> {
     slice: Option<SliceCtx>,
     /// Labels for the next reduction loop of the current statement.
     red_labels: Option<Vec<String>>,
-    /// The return type of a helper is fixed by its first `return e`.
-    ret_fixed: bool,
+    /// Weakness of each parameter's argument.
+    arg_weak: Vec<bool>,
+    /// Types of the values of the `return e` statements seen so far; the
+    /// helper returns their promoted type.
+    returns: Vec<(crate::ir::ElemTy, bool)>,
+    /// A bare `return` was seen.
+    bare_return: Option<Span>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -112,7 +121,12 @@ pub fn lower(
         helpers: vec![],
         stack: vec![def as *const FunctionDef as usize],
     };
-    let host = lower_function(&mut sh, def, args, resolver, true, &def.name);
+    // Python ints and floats passed to the entry are weak scalars.
+    let weak: Vec<bool> = args
+        .iter()
+        .map(|a| matches!(a, ArgType::Scalar { elem, .. } if *elem != crate::ir::ElemTy::Bool))
+        .collect();
+    let host = lower_function(&mut sh, def, args, &weak, resolver, true, &def.name).map(|(f, _)| f);
     let errors: Vec<Diagnostic> = sh.diags.into_iter().filter(|d| d.is_error()).collect();
     if !errors.is_empty() {
         return Err(CompileError::User(errors));
@@ -138,15 +152,17 @@ pub fn lower(
     })
 }
 
-/// Lowers one function; `None` when errors were reported.
+/// Lowers one function; `None` when errors were reported. Also returns
+/// whether the returned value is weak.
 fn lower_function(
     sh: &mut Shared<'_>,
     def: &FunctionDef,
     args: &[ArgType],
+    weak: &[bool],
     resolver: &dyn Resolver,
     is_entry: bool,
     name: &str,
-) -> Option<Function> {
+) -> Option<(Function, bool)> {
     let opts = sh.opts;
     let before = sh.diags.len();
     let mut l = Lowerer {
@@ -166,7 +182,9 @@ fn lower_function(
         pre: vec![],
         slice: None,
         red_labels: None,
-        ret_fixed: false,
+        arg_weak: weak.to_vec(),
+        returns: vec![],
+        bare_return: None,
     };
     if args.len() != def.params.len() {
         let d = Diagnostic::error(format!(
@@ -180,15 +198,17 @@ fn lower_function(
         l.error(d);
         return None;
     }
-    for (p, a) in def.params.iter().zip(args) {
-        l.bind_param(p, a);
+    for (k, (p, a)) in def.params.iter().zip(args).enumerate() {
+        let w = l.arg_weak.get(k).copied().unwrap_or(false);
+        l.bind_param(p, a, w);
     }
     let body: Block = l.lower_block(&def.body);
     l.func.body = body;
+    let ret_weak = l.finish_returns();
     if l.sh.diags[before..].iter().any(|d| d.is_error()) {
         None
     } else {
-        Some(l.func)
+        Some((l.func, ret_weak))
     }
 }
 
@@ -204,6 +224,7 @@ fn helper_for(
     def: &Arc<FunctionDef>,
     globals: &Arc<dyn Resolver>,
     args: &[ArgType],
+    weak: &[bool],
     call_span: Span,
 ) -> Option<FuncId> {
     let id = def_id(def);
@@ -221,7 +242,7 @@ fn helper_for(
     if let Some(i) = sh
         .helpers
         .iter()
-        .position(|h| h.def_ptr == id && h.args == args)
+        .position(|h| h.def_ptr == id && h.args == args && h.weak == weak)
     {
         return Some(FuncId(i as u32));
     }
@@ -236,12 +257,15 @@ fn helper_for(
         def_ptr: id,
         base: def.name.clone(),
         args: args.to_vec(),
+        weak: weak.to_vec(),
         func: None,
+        ret_weak: false,
     });
     sh.stack.push(id);
-    let f = lower_function(sh, def, args, globals.as_ref(), false, &name);
+    let f = lower_function(sh, def, args, weak, globals.as_ref(), false, &name);
     sh.stack.pop();
-    let f = f?;
+    let (f, ret_weak) = f?;
     sh.helpers[index].func = Some(f);
+    sh.helpers[index].ret_weak = ret_weak;
     Some(FuncId(index as u32))
 }

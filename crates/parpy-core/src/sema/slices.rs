@@ -203,8 +203,8 @@ impl Lowerer<'_, '_> {
                     shape_str(&extents),
                     shape_str(&shape)
                 ))
-                .at(span, format!("this has shape {}", shape_str(&shape)))
-                .also(ctx.def_span, format!("this has shape {}", shape_str(&extents)))
+                .at(ctx.def_span, format!("this has shape {}", shape_str(&extents)))
+                .also(span, format!("this operand has shape {}", shape_str(&shape)))
                 .note("the shapes of all slices in a statement must match (dimensions of length 1 broadcast)"),
             );
             self.slice = Some(ctx);

@@ -10,7 +10,7 @@ use crate::ArgType;
 
 use super::expr::Sub;
 use super::scope::Binding;
-use super::types::const_int;
+use super::types::{const_int, convert, promote};
 use super::{Lowerer, TExpr};
 
 /// Does this target contain a slice (or is an under-indexed array)?
@@ -37,8 +37,31 @@ fn subscript_depth(e: &ast::Expr) -> (Option<&str>, usize) {
     }
 }
 
+/// Converts the value of every `return e` in `block` to `ty`.
+fn convert_returns(block: &mut Block, ty: ElemTy) {
+    for s in block.iter_mut() {
+        match &mut s.kind {
+            StmtKind::Return(Some(e)) => {
+                let v = std::mem::replace(e, ir::Expr::int(0, ty, s.span));
+                *e = convert(v, ty);
+            }
+            StmtKind::For(l) => convert_returns(&mut l.body, ty),
+            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => convert_returns(body, ty),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                convert_returns(then_body, ty);
+                convert_returns(else_body, ty);
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Lowerer<'_, '_> {
-    pub(super) fn bind_param(&mut self, p: &ast::Param, a: &ArgType) {
+    pub(super) fn bind_param(&mut self, p: &ast::Param, a: &ArgType, weak_arg: bool) {
         let (ty, value, weak) = match a {
             ArgType::Array { elem, shape } => (
                 Type::Array {
@@ -51,8 +74,7 @@ impl Lowerer<'_, '_> {
             ArgType::Scalar { elem, value } => (
                 Type::Scalar(*elem),
                 *value,
-                // Python ints and floats are weak in the entry function.
-                self.is_entry && *elem != ElemTy::Bool,
+                weak_arg && *elem != ElemTy::Bool,
             ),
         };
         if let Some(e) = ty.elem() {
@@ -270,6 +292,7 @@ impl Lowerer<'_, '_> {
 
     fn return_stmt(&mut self, v: Option<&ast::Expr>, span: Span) -> Option<StmtKind> {
         let Some(v) = v else {
+            self.bare_return.get_or_insert(span);
             return Some(StmtKind::Return(None));
         };
         if self.is_entry {
@@ -282,24 +305,29 @@ impl Lowerer<'_, '_> {
         }
         let t = self.lower_expr(v)?;
         let ty = self.scalar_elem(&t)?;
-        if !self.ret_fixed {
-            self.ret_fixed = true;
-            self.func.ret = Type::Scalar(ty);
-            return Some(StmtKind::Return(Some(t.e)));
+        self.returns.push((ty, t.weak));
+        Some(StmtKind::Return(Some(t.e)))
+    }
+
+    /// Fixes a helper's return type (the promoted type of all returned
+    /// values) and converts every returned value to it. Returns whether the
+    /// result is weak (all returned values were).
+    pub(super) fn finish_returns(&mut self) -> bool {
+        let Some(&first) = self.returns.first() else {
+            return false;
+        };
+        if let Some(span) = self.bare_return {
+            self.error(
+                Diagnostic::error("this function returns a value on some paths but not here")
+                    .at(span, "returns nothing"),
+            );
         }
-        match self.func.ret.elem() {
-            Some(r) => {
-                let e = self.store_convert(t, r, span)?;
-                Some(StmtKind::Return(Some(e)))
-            }
-            None => {
-                self.error(
-                    Diagnostic::error("this function returns both nothing and a value")
-                        .at(span, "returns a value"),
-                );
-                None
-            }
-        }
+        let (ty, weak) = self.returns[1..]
+            .iter()
+            .fold(first, |acc, r| promote(acc, *r, self.opts));
+        self.func.ret = Type::Scalar(ty);
+        convert_returns(&mut self.func.body, ty);
+        weak
     }
 
     fn for_loop(

@@ -29,10 +29,15 @@ fn int(v: i64) -> ArgType {
 fn lower_with(src: &str, args: &[ArgType], r: &StaticResolver) -> Result<Program, String> {
     let def = parse_function(SourceFile::from_function_text("t.py", src, 1))
         .map_err(|d| render_all(&d))?;
-    super::lower(&def, args, r, &Options::default()).map_err(|e| match e {
+    let p = super::lower(&def, args, r, &Options::default()).map_err(|e| match e {
         CompileError::User(d) => render_all(&d),
         CompileError::Internal(m) => format!("INTERNAL: {m}"),
-    })
+    })?;
+    // Every program sema produces must satisfy the IR verifier.
+    if let Err(m) = crate::ir::verify::verify_program(&p) {
+        panic!("the IR verifier rejected:\n{}\n{m}", program_to_string(&p));
+    }
+    Ok(p)
 }
 
 fn lower_ok(src: &str, args: &[ArgType]) -> String {
@@ -271,7 +276,15 @@ fn slice_shape_mismatch() {
         e.contains("slice shapes do not match: (4,) and (3,)"),
         "{e}"
     );
-    assert!(e.contains("t.py:2:12"), "{e}");
+    // The header points at the statement's target, the operand is labelled.
+    assert!(e.contains("t.py:2:5"), "{e}");
+    assert!(e.contains("this operand has shape (3,)"), "{e}");
+    let m = arr(ElemTy::F64, &[4, 5]);
+    let e = lower_err(
+        "def f(a, b):\n    b[:, :] = a[:, :] + 1.0\n",
+        &[m, arr(ElemTy::F64, &[4, 6])],
+    );
+    assert!(e.contains("(4, 6) and (4, 5)"), "{e}");
 }
 
 #[test]
@@ -542,4 +555,34 @@ fn gpu_block() {
         &[arr(ElemTy::F32, &[2])],
     );
     assert!(e.contains("only `with parpy.gpu:`"), "{e}");
+}
+
+#[test]
+fn helper_results_follow_weak_arguments() {
+    let def = parse_function(SourceFile::from_function_text(
+        "h.py",
+        "def clip_int(v, lo, hi):\n    if v < lo:\n        return lo\n    if v > hi:\n        return hi\n    return v\n",
+        1,
+    ))
+    .unwrap();
+    let r = StaticResolver::new().with(
+        "clip_int",
+        Resolved::Function {
+            def: Arc::new(def),
+            globals: Arc::new(StaticResolver::new()),
+        },
+    );
+    let p = lower_with(
+        "def f(k):\n    for i in range(4):\n        k[i] = clip_int(k[i], -3, 3)\n",
+        &[arr(ElemTy::I32, &[4])],
+        &r,
+    )
+    .unwrap();
+    assert_eq!(p.helpers.len(), 1);
+    assert_eq!(p.helpers[0].ret, Type::Scalar(ElemTy::I32));
+    let text = program_to_string(&p);
+    assert!(
+        text.contains("return i32(lo)") || text.contains("return i32("),
+        "{text}"
+    );
 }
