@@ -208,10 +208,10 @@ impl CompiledString {
                             .map(|s| s.map(|s| s.to_string()).unwrap_or_else(|| "?".into()))
                             .collect();
                         return Err(PyValueError::new_err(format!(
-                            "argument `{pname}` of `{}` has shape {:?}, but the code expects ({})",
+                            "argument `{pname}` of `{}` has shape {}, but the code expects {}",
                             self.name,
-                            ashape,
-                            want.join(", ")
+                            shape_str(ashape.iter().map(|d| d.to_string())),
+                            shape_str(want.into_iter())
                         )));
                     }
                     if !arr.is_c_contiguous() {
@@ -237,7 +237,7 @@ impl CompiledString {
                 HeaderTy::Scalar(elem) => {
                     let v = scalar_value(&a, *elem).ok_or_else(|| {
                         PyTypeError::new_err(format!(
-                            "argument `{pname}` of `{}` must be a {} scalar, got {}",
+                            "argument `{pname}` of `{}` must be a scalar of type {}, got {}",
                             self.name,
                             elem.numpy_name(),
                             args::type_name(&a)
@@ -255,6 +255,15 @@ impl CompiledString {
         self.entry
             .call(&mut argv)
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+}
+
+fn shape_str(dims: impl Iterator<Item = String>) -> String {
+    let d: Vec<String> = dims.collect();
+    if d.len() == 1 {
+        format!("({},)", d[0])
+    } else {
+        format!("({})", d.join(", "))
     }
 }
 
@@ -337,7 +346,7 @@ pub fn compile_string(
         }
         let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
         let options = data.to_core(backend)?;
-        let entry = crate::jit::build_entry(py, &data, code, &entry_sym, &options)?;
+        let entry = crate::jit::build_entry(py, &data, code, &entry_sym, &options, true)?;
         Ok(CompiledString {
             name: fn_name.to_string(),
             names: params.iter().map(|p| p.name.clone()).collect(),

@@ -323,7 +323,7 @@ impl JitFunction {
             }
             params.push((ai, is_array));
         }
-        let entry = build_entry(py, &data, &out.code, &out.entry_symbol, &options)?;
+        let entry = build_entry(py, &data, &out.code, &out.entry_symbol, &options, false)?;
         Ok(Compiled {
             entry,
             params,
@@ -370,6 +370,7 @@ pub fn build_entry(
     code: &str,
     symbol: &str,
     options: &Options,
+    user_code: bool,
 ) -> PyResult<LoadedEntry> {
     let cache = cache_for(data);
     let flags = BuildFlags::from_options(options);
@@ -380,6 +381,18 @@ pub fn build_entry(
     });
     match r {
         Ok(Ok(e)) => Ok(e),
+        Ok(Err(e @ parpy_runtime::RuntimeError::CompileFailed { .. })) => {
+            let user_flags = !(flags.includes.is_empty()
+                && flags.libs.is_empty()
+                && flags.extra_flags.is_empty());
+            if user_code || user_flags {
+                Err(crate::CompileErrorPy::new_err(e.to_string()))
+            } else {
+                Err(internal_error(&format!(
+                    "the generated code does not compile: {e}"
+                )))
+            }
+        }
         Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
         Err(_) => Err(internal_error(
             "the runtime panicked while building the code",

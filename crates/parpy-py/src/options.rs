@@ -379,6 +379,14 @@ impl OptData {
     }
 }
 
+fn pybool(v: bool) -> &'static str {
+    if v {
+        "True"
+    } else {
+        "False"
+    }
+}
+
 fn b(py: Python<'_>, v: bool) -> Py<PyAny> {
     PyBool::new(py, v).to_owned().into_any().unbind()
 }
@@ -581,14 +589,14 @@ impl CompileOptions {
             .collect();
         format!(
             "CompileOptions(parallelize={{{}}}, backend=CompileBackend.{:?}, specialize_scalars={}, \
-             debug_print={}, force_int_size={:?}, force_float_size={:?}, cache_dir={:?})",
+             debug_print={}, force_int_size={}, force_float_size={}, cache_dir={})",
             spec.join(", "),
             d.backend,
-            d.specialize_scalars,
-            d.debug_print,
-            d.force_int_size,
-            d.force_float_size,
-            d.cache_dir
+            pybool(d.specialize_scalars),
+            pybool(d.debug_print),
+            d.force_int_size.map(|n| n.to_string()).unwrap_or_else(|| "None".into()),
+            d.force_float_size.map(|n| n.to_string()).unwrap_or_else(|| "None".into()),
+            d.cache_dir.as_ref().map(|c| format!("{c:?}")).unwrap_or_else(|| "None".into())
         )
     }
 }
