@@ -586,3 +586,124 @@ fn helper_results_follow_weak_arguments() {
         "{text}"
     );
 }
+
+/// Programs of the Python test suite (tests/test_programs.py), lowered with
+/// representative arguments: they must all lower and verify.
+#[test]
+fn python_suite_programs_lower() {
+    use ElemTy::{Bool, F32, F64, I32, I64};
+    let f64s = |n: i64| arr(F64, &[n]);
+    let cases: Vec<(&str, Vec<ArgType>)> = vec![
+        (
+            "def collatz(x, steps, N):\n    parpy.label('N')\n    for i in range(N):\n        n = x[i]\n        k = 0\n        while n != 1:\n            if n % 2 == 0:\n                n = n // 2\n            else:\n                n = 3 * n + 1\n            k += 1\n        steps[i] = k\n",
+            vec![arr(I64, &[7]), arr(I64, &[7]), int(7)],
+        ),
+        (
+            "def chained(x, y, lo, hi, N):\n    parpy.label('N')\n    for i in range(N):\n        y[i] = 1 if lo <= x[i] < hi else (2 if x[i] < lo < hi else 0)\n",
+            vec![
+                f64s(8),
+                arr(I64, &[8]),
+                ArgType::Scalar { elem: F64, value: Some(ScalarValue::Float(-0.5)) },
+                ArgType::Scalar { elem: F64, value: None },
+                int(8),
+            ],
+        ),
+        (
+            "def bool_ops(x, m, out, both, N):\n    parpy.label('N')\n    for i in range(N):\n        out[i] = x[i] > 0.0\n        both[i] = (x[i] > 0.0 and m[i]) or (not m[i] and x[i] < -1.0)\n        if m[i]:\n            x[i] = x[i] + 1.0\n",
+            vec![f64s(4), arr(Bool, &[4]), arr(Bool, &[4]), arr(Bool, &[4]), int(4)],
+        ),
+        (
+            "def math_fns(x, y, N):\n    parpy.label('N')\n    for i in range(N):\n        y[i] = parpy.math.sqrt(x[i]) + parpy.math.exp(-x[i]) + parpy.math.tanh(x[i] - 1.0)\n",
+            vec![arr(F32, &[4]), arr(F32, &[4]), int(4)],
+        ),
+        (
+            "def prefix_then_scale(x, y, N):\n    with parpy.gpu:\n        y[0] = x[0]\n        for i in range(1, N):\n            y[i] = y[i - 1] + x[i]\n    parpy.label('N')\n    for i in range(N):\n        y[i] = y[i] * 2\n",
+            vec![arr(I32, &[5]), arr(I32, &[5]), int(5)],
+        ),
+        (
+            "def reverse_copy(x, y, N):\n    parpy.label('N')\n    for i in range(N - 1, -1, -1):\n        y[N - 1 - i] = x[i]\n",
+            vec![f64s(6), f64s(6), int(6)],
+        ),
+        (
+            "def stencil_2d(a, b, N):\n    for i in range(1, N - 1):\n        for j in range(1, N - 1):\n            b[i][j] = 0.2 * (a[i][j] + a[i - 1][j] + a[i + 1][j] + a[i][j - 1] + a[i][j + 1])\n",
+            vec![arr(F32, &[6, 6]), arr(F32, &[6, 6]), int(6)],
+        ),
+        (
+            "def softmax_seq(x, y, N, M):\n    parpy.label('N')\n    for i in range(N):\n        m = parpy.operators.max(x[i, :])\n        for j in range(M):\n            y[i, j] = parpy.math.exp(x[i, j] - m)\n        s = parpy.operators.sum(y[i, :])\n        for j in range(M):\n            y[i, j] = y[i, j] / s\n",
+            vec![arr(F32, &[3, 5]), arr(F32, &[3, 5]), int(3), int(5)],
+        ),
+        (
+            "def softmax_par(x, y, N):\n    parpy.label('N')\n    for i in range(N):\n        parpy.label('M')\n        m = parpy.operators.max(x[i, :])\n        parpy.label('M')\n        y[i, :] = parpy.math.exp(x[i, :] - m)\n        parpy.label('M')\n        s = parpy.operators.sum(y[i, :])\n        parpy.label('M')\n        y[i, :] = y[i, :] / s\n",
+            vec![arr(F64, &[3, 5]), arr(F64, &[3, 5]), int(3)],
+        ),
+        (
+            "def matvec_loop(A, x, y, N, M):\n    parpy.label('N')\n    for i in range(N):\n        acc = 0.0\n        for j in range(M):\n            acc += A[i, j] * x[j]\n        y[i] = acc\n",
+            vec![arr(F32, &[3, 5]), arr(F32, &[5]), arr(F32, &[3]), int(3), int(5)],
+        ),
+        (
+            "def matvec_sum(A, x, y, N):\n    parpy.label('N')\n    for i in range(N):\n        parpy.label('M')\n        y[i] = parpy.operators.sum(A[i, :] * x[:])\n",
+            vec![arr(F32, &[3, 5]), arr(F32, &[5]), arr(F32, &[3]), int(3)],
+        ),
+        (
+            "def axpy(a, x, y, N):\n    parpy.label('N')\n    for i in range(N):\n        y[i] = a * x[i] + y[i]\n",
+            vec![ArgType::Scalar { elem: I64, value: None }, arr(I64, &[4]), arr(I64, &[4]), int(4)],
+        ),
+        (
+            "def slice_bounds(a, b, y):\n    y[2:10] = a[0:8] * b[3:11]\n    y[0] = a[0]\n",
+            vec![arr(I32, &[12]), arr(I32, &[12]), arr(I32, &[12])],
+        ),
+        (
+            "def divmod_literals(a, q, r, N):\n    parpy.label('N')\n    for i in range(N):\n        q[i] = a[i] // 3 + a[i] // -4\n        r[i] = a[i] % 3 + a[i] % -4\n",
+            vec![arr(I32, &[4]), arr(I32, &[4]), arr(I32, &[4]), int(4)],
+        ),
+        (
+            "def jacobi_1d(A, B, N, T):\n    for t in range(T):\n        parpy.label('N')\n        for i in range(1, N - 1):\n            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1])\n        parpy.label('N')\n        for i in range(1, N - 1):\n            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1])\n",
+            vec![f64s(8), f64s(8), int(8), int(3)],
+        ),
+        (
+            "def manual_max(x, acc, N):\n    parpy.label('N')\n    for i in range(N):\n        acc[0] = max(acc[0], x[i])\n",
+            vec![f64s(8), f64s(1), int(8)],
+        ),
+    ];
+    for (src, args) in cases {
+        if let Err(e) = lower_with(src, &args, &StaticResolver::new()) {
+            panic!("{src}\n{e}");
+        }
+    }
+}
+
+#[test]
+fn alias_and_module_constants() {
+    let r = StaticResolver::new()
+        .with("pp", Resolved::Namespace)
+        .with(
+            "pp.label",
+            Resolved::Builtin(crate::resolve::Builtin::Label),
+        )
+        .with(
+            "pp.sum",
+            Resolved::Builtin(crate::resolve::Builtin::Reduce(ReduceOp::Sum)),
+        )
+        .with("SCALE", Resolved::Const(ScalarValue::Float(3.0)))
+        .with("OFFSET", Resolved::Const(ScalarValue::Int(2)))
+        .with("USE_SCALE", Resolved::Const(ScalarValue::Bool(true)));
+    let src = "\
+def scale_offset(x, y, N):
+    pp.label('N')
+    for i in range(N):
+        if USE_SCALE:
+            y[i] = x[i] * SCALE + OFFSET
+        else:
+            y[i] = pp.sum(x[:]) + OFFSET
+";
+    let p = lower_with(
+        src,
+        &[arr(ElemTy::F32, &[4]), arr(ElemTy::F32, &[4]), int(4)],
+        &r,
+    )
+    .unwrap();
+    let text = program_to_string(&p);
+    assert!(text.contains("[N]"), "{text}");
+    assert!(text.contains("if True"), "{text}");
+    assert!(text.contains("y[i] = ((x[i] * 3.0) + 2.0)"), "{text}");
+}
