@@ -467,6 +467,9 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 typed.push(c);
             }
         }
+        if !out.is_empty() {
+            out.push('\n');
+        }
         out.push_str(&typed);
     }
     Ok(out)

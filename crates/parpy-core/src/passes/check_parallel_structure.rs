@@ -72,7 +72,7 @@ fn check_nest(top: &ForLoop, top_span: Span, options: &Options, errors: &mut Vec
                 ))
                 .at(b.span, format!("`{}` asks for threads({})", b.label, b.threads))
                 .also(a.span, format!("`{}` asks for threads({})", a.label, a.threads))
-                .also(top_span, "in this parallel nest")
+                .also(crate::schedule::header_span(top_span), "in this parallel nest")
                 .help(format!(
                     "make the thread counts equal, e.g. '{}': parpy.threads({}) and '{}': parpy.threads({})",
                     a.label, b.threads, b.label, b.threads

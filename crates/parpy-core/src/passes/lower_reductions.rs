@@ -223,7 +223,7 @@ fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
         "the loop labelled `{label}` is marked par_reduction() but its body is not a reduction"
     ))
     .at(at, why.to_string())
-    .also(span, "in this loop")
+    .also(crate::schedule::header_span(span), "in this loop")
     .help("a par_reduction() loop body must be exactly one statement `lhs = lhs OP e` (or `lhs OP= e`) with OP one of `+`, `*`, `max`, `min`, where `lhs` does not depend on the loop variable, e.g. `s[0] += x[i]`")
 }
 

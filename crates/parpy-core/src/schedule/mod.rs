@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Span};
 use crate::ir::{Block, Function, LoopPar, Program, StmtKind};
 use crate::options::{Options, ParSpec};
 
@@ -63,10 +63,37 @@ pub fn apply(p: &mut Program, options: &Options) -> Result<Vec<Diagnostic>, Vec<
     Ok(warnings)
 }
 
+/// The part of a span on its first line (without trailing blanks and `:`),
+/// so a label on a compound statement points at its header, e.g.
+/// `for i in range(N)`.
+pub fn header_span(span: Span) -> Span {
+    let Some(file) = crate::diag::source(span.file) else {
+        return span;
+    };
+    let lo = span.lo as usize;
+    let hi = (span.hi as usize).min(file.text.len());
+    if lo >= hi || !file.text.is_char_boundary(lo) || !file.text.is_char_boundary(hi) {
+        return span;
+    }
+    let text = &file.text[lo..hi];
+    let line = text.split('\n').next().unwrap_or(text);
+    let trimmed = line.trim_end().trim_end_matches(':').trim_end();
+    if trimmed.is_empty() {
+        return span;
+    }
+    Span::new(span.file, span.lo, span.lo + trimmed.len() as u32)
+}
+
 fn unused_label(label: &str, host: &Function, all: &BTreeSet<String>) -> Diagnostic {
-    let d = Diagnostic::warning(format!(
+    let mut d = Diagnostic::warning(format!(
         "label `{label}` in the parallel specification matches no statement"
     ));
+    if crate::diag::source(host.span.file).is_some() && host.span.hi > host.span.lo {
+        d = d.at(
+            header_span(host.span),
+            format!("no statement of `{}` is labelled `{label}`", host.name),
+        );
+    }
     if all.is_empty() {
         d.help(format!(
             "`{}` has no labels; mark a loop with parpy.label('{label}') right above it",

@@ -1,0 +1,18 @@
+# Normalize rows, second fix: two loop nests, so each becomes its own kernel.
+# args: x: f32[64, 256], s: f32[64], y: f32[64, 256], N: i64 = 64
+# par: N = threads(64)
+# par: M1 = threads(128)
+# par: M2 = threads(256)
+import parpy
+
+
+@parpy.jit
+def normalize_rows(x, s, y, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M1')
+        s[i] = parpy.operators.sum(x[i, :])
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M2')
+        y[i, :] = x[i, :] / s[i]
