@@ -9,6 +9,29 @@ use crate::RuntimeError;
 /// `int32_t SYM(void **args)`.
 pub type EntryFn = unsafe extern "C" fn(*mut *mut c_void) -> i32;
 
+/// Opens a library that is never unmapped: generated code uses OpenMP, whose
+/// worker threads keep running inside libgomp after a call, so unloading the
+/// library (and with it libgomp) under them would crash the process.
+fn open_library(path: &Path) -> Result<libloading::Library, libloading::Error> {
+    #[cfg(unix)]
+    {
+        use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+        #[cfg(any(target_os = "macos", target_os = "ios"))]
+        const RTLD_NODELETE: std::os::raw::c_int = 0x80;
+        #[cfg(not(any(target_os = "macos", target_os = "ios")))]
+        const RTLD_NODELETE: std::os::raw::c_int = 0x1000;
+        // SAFETY: the library is one parpy built from generated (or the
+        // user's compile_string) C code.
+        unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) }
+            .map(libloading::Library::from)
+    }
+    #[cfg(not(unix))]
+    {
+        // SAFETY: as above.
+        unsafe { libloading::Library::new(path) }
+    }
+}
+
 /// An entry point together with the library that holds it; the library stays
 /// loaded as long as any clone of this value lives.
 #[derive(Clone)]
@@ -26,9 +49,7 @@ impl std::fmt::Debug for LoadedEntry {
 
 impl LoadedEntry {
     pub fn load(path: &Path, symbol: &str) -> Result<LoadedEntry, RuntimeError> {
-        // SAFETY: the library is one parpy built from generated (or the
-        // user's compile_string) C code; loading runs no constructors of ours.
-        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| RuntimeError::Load {
+        let lib = open_library(path).map_err(|e| RuntimeError::Load {
             path: path.to_path_buf(),
             msg: e.to_string(),
         })?;
