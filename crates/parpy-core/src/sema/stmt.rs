@@ -4,7 +4,7 @@
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, Type, VarKind};
-use crate::resolve::Builtin;
+use crate::resolve::{Builtin, Resolved};
 use crate::syntax::ast;
 use crate::ArgType;
 
@@ -90,6 +90,9 @@ impl Lowerer<'_, '_> {
                 );
             }
         }
+        if let Some(ann) = &p.annotation {
+            self.check_annotation(p, ann, a);
+        }
         let var = self.func.add_var(ir::Var {
             name: p.name.clone(),
             ty,
@@ -100,6 +103,48 @@ impl Lowerer<'_, '_> {
         self.func.params.push(var);
         self.scope.params.push(p.name.clone());
         self.scope.bind(&p.name, Binding { var, weak });
+    }
+
+    /// Checks a parameter annotation that names a type (`int`, `float`,
+    /// `parpy.types.F32`, `np.float32`) against the argument. Other
+    /// annotations are ignored.
+    fn check_annotation(&mut self, p: &ast::Param, ann: &ast::Expr, a: &ArgType) {
+        if ann.dotted_path().is_none() || self.is_local_root(ann) {
+            return;
+        }
+        let Some(path) = ann.dotted_path() else {
+            return;
+        };
+        let (elem, is_array) = match a {
+            ArgType::Array { elem, .. } => (*elem, true),
+            ArgType::Scalar { elem, .. } => (*elem, false),
+        };
+        let found = if is_array {
+            format!("an array of {}", elem.numpy_name())
+        } else {
+            format!("a scalar of type {}", elem.numpy_name())
+        };
+        let expected = match self.resolver.resolve(&path) {
+            Resolved::Builtin(Builtin::Int)
+                if is_array || !(elem.is_int() || elem == ElemTy::Bool) =>
+            {
+                Some("an `int`".to_string())
+            }
+            Resolved::Builtin(Builtin::Float) if is_array || elem == ElemTy::Bool => {
+                Some("a `float`".to_string())
+            }
+            Resolved::Dtype(t) if t != elem => Some(format!("elements of type {}", t.numpy_name())),
+            _ => None,
+        };
+        if let Some(expected) = expected {
+            self.error(
+                Diagnostic::error(format!(
+                    "argument `{}` does not match its annotation: expected {expected}, got {found}",
+                    p.name
+                ))
+                .at(ann.span, "annotation"),
+            );
+        }
     }
 
     /// If `s` is `parpy.label('name')`, its label (`Some(None)` after an

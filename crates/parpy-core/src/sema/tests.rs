@@ -707,3 +707,21 @@ def scale_offset(x, y, N):
     assert!(text.contains("if True"), "{text}");
     assert!(text.contains("y[i] = ((x[i] * 3.0) + 2.0)"), "{text}");
 }
+
+#[test]
+fn annotations_are_checked() {
+    let a = [arr(ElemTy::F32, &[4]), int(4)];
+    lower_ok("def f(x: parpy.types.F32, n: int):\n    x[0] = 1.0\n", &a);
+    lower_ok("def f(x: np.float32, n):\n    x[0] = 1.0\n", &a);
+    let e = lower_err("def f(x: parpy.types.F64, n):\n    x[0] = 1.0\n", &a);
+    assert!(
+        e.contains("argument `x` does not match its annotation"),
+        "{e}"
+    );
+    assert!(e.contains("t.py:1:10"), "{e}");
+    let e = lower_err(
+        "def f(x, n: float):\n    x[0] = 1.0\n",
+        &[arr(ElemTy::F32, &[4]), arr(ElemTy::F32, &[4])],
+    );
+    assert!(e.contains("expected a `float`"), "{e}");
+}

@@ -48,6 +48,23 @@ impl Converter {
         self.diags.push(d);
     }
 
+    /// The part of `r` on its first line (a rejected compound statement is
+    /// pointed at by its header, not its whole body).
+    fn first_line(&self, r: TextRange) -> TextRange {
+        let lo = r.start().to_u32() as usize;
+        let hi = r.end().to_u32() as usize;
+        let end = crate::diag::source(self.file)
+            .and_then(|f| {
+                f.text
+                    .get(lo..hi)
+                    .and_then(|t| t.find('\n'))
+                    .map(|k| lo + k)
+            })
+            .unwrap_or(hi);
+        let end = u32::try_from(end).unwrap_or(r.end().to_u32());
+        TextRange::new(r.start(), end.into())
+    }
+
     /// A placeholder expression after an error (never reaches sema).
     fn bad(&self, r: TextRange) -> Expr {
         Expr {
@@ -211,7 +228,8 @@ impl Converter {
                     py::Stmt::Continue(_) => "`continue` statements",
                     _ => "these statements",
                 };
-                self.reject(r, what);
+                let first = self.first_line(r);
+                self.reject(first, what);
                 return None;
             }
         };

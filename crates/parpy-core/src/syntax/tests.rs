@@ -174,3 +174,12 @@ fn collects_all_errors() {
     let d = parse("def f(x):\n    y = [1]\n    z = {2: 3}\n    del x\n").unwrap_err();
     assert_eq!(d.len(), 3, "{}", render_all(&d));
 }
+
+#[test]
+fn compound_statements_are_pointed_at_by_their_first_line() {
+    let text = err("def f(x):\n    try:\n        pass\n    except E:\n        pass\n");
+    assert!(text.contains("t.py:11:5"), "{text}");
+    // A single-line caret run under `try:` and no bracket over the body.
+    assert!(text.contains("^^^^ not supported"), "{text}");
+    assert!(!text.contains("|_"), "{text}");
+}
