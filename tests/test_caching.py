@@ -145,11 +145,22 @@ def test_scalar_change_does_not_recompile_when_not_specialized(tmp_path, cc_log)
 
 def test_options_change_recompiles(tmp_path, cc_log):
     run_scale(64, 2.0, opts_for(tmp_path / "cache"))
-    opts = parpy.par({'N': parpy.threads(8)})
+    # no parallel spec: different code, so a new build
+    opts = parpy.par({})
     opts.backend = parpy.CompileBackend.Cpu
     opts.cache_dir = str(tmp_path / "cache")
     run_scale(64, 2.0, opts)
     assert cc_log() == 2
+    # a different thread count may or may not change the C code; when it
+    # does not, the disk cache (keyed by the code) legitimately serves it
+    opts8 = parpy.par({'N': parpy.threads(8)})
+    opts8.backend = parpy.CompileBackend.Cpu
+    opts8.cache_dir = str(tmp_path / "cache")
+    x = np.arange(64, dtype=np.float64)
+    code4 = parpy.print_compiled(scale, [x, x.copy(), 2.0, 64], opts_for(tmp_path / "cache"))
+    code8 = parpy.print_compiled(scale, [x, x.copy(), 2.0, 64], opts8)
+    run_scale(64, 2.0, opts8)
+    assert cc_log() == (2 if code4 == code8 else 3)
 
 
 SCRIPT = textwrap.dedent("""\
