@@ -39,6 +39,15 @@ pub struct LoopCtx<'a> {
     pub outermost_parallel: bool,
     /// The loop is inside a loop the dialect vectorized.
     pub inside_vector: bool,
+    /// The body is exactly one parallel loop whose bounds do not depend on
+    /// this loop's variable, and neither loop is a reduction (a candidate
+    /// for collapsing the two levels).
+    pub perfect_par_child: bool,
+    /// The number of iterations when the bounds are literals.
+    pub trip_count: Option<i64>,
+    /// The loop's introduction was already given by its parent (see
+    /// [`LoopIntro::absorbs_child`]).
+    pub absorbed: bool,
     pub role: FnRole,
 }
 
@@ -47,6 +56,9 @@ pub struct LoopCtx<'a> {
 pub struct LoopIntro {
     pub lines: Vec<String>,
     pub vector: bool,
+    /// The introduction covers the single child loop too (OpenMP
+    /// `collapse(2)`); the child is then introduced with `absorbed` set.
+    pub absorbs_child: bool,
 }
 
 /// One entry parameter, for the dialect's entry trampoline.
@@ -516,6 +528,8 @@ struct FnWriter<'a, D: Dialect> {
     in_vector: bool,
     /// A local whose declaration is fused with the assignment being written.
     fuse: Option<VarId>,
+    /// The next loop was covered by its parent's introduction.
+    absorbed: bool,
 }
 
 impl<'a, D: Dialect> FnWriter<'a, D> {
@@ -546,6 +560,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             in_parallel: false,
             in_vector: false,
             fuse: None,
+            absorbed: false,
         }
     }
 
@@ -767,14 +782,39 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 let c = self.expr(cond)?.0;
                 self.line(depth, &format!("if ({c}) {{"));
                 self.block(then_body, depth + 1)?;
-                if else_body.is_empty() {
-                    // Keep block numbering in step with the planner.
-                    self.next_block += 1;
-                    self.line(depth, "}");
-                } else {
+                let mut rest: &[Stmt] = else_body;
+                loop {
+                    if rest.is_empty() {
+                        // Keep block numbering in step with the planner.
+                        self.next_block += 1;
+                        self.line(depth, "}");
+                        break;
+                    }
+                    let else_id = self.next_block;
+                    if let [Stmt {
+                        kind:
+                            StmtKind::If {
+                                cond,
+                                then_body,
+                                else_body,
+                            },
+                        ..
+                    }] = rest
+                    {
+                        if !self.decls.contains_key(&(else_id, 0)) {
+                            // `else { if ... }` is written `else if ...`.
+                            self.next_block += 1;
+                            let c = self.expr(cond)?.0;
+                            self.line(depth, &format!("}} else if ({c}) {{"));
+                            self.block(then_body, depth + 1)?;
+                            rest = else_body;
+                            continue;
+                        }
+                    }
                     self.line(depth, "} else {");
-                    self.block(else_body, depth + 1)?;
+                    self.block(rest, depth + 1)?;
                     self.line(depth, "}");
+                    break;
                 }
             }
             StmtKind::Return(e) => match e {
@@ -811,7 +851,15 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
     }
 
     fn for_loop(&mut self, l: &ForLoop, depth: usize) -> Result<(), String> {
+        use crate::passes::lower_reductions::uses_var;
         let acc_name = l.reduction.map(|r| self.name(r.acc));
+        let perfect_par_child = l.reduction.is_none()
+            && matches!(l.body.as_slice(), [Stmt { kind: StmtKind::For(c), .. }]
+                if c.par.is_some()
+                    && c.reduction.is_none()
+                    && !uses_var(&c.lo, l.var)
+                    && !uses_var(&c.hi, l.var));
+        let absorbed = std::mem::take(&mut self.absorbed);
         let ctx = LoopCtx {
             par: l.par,
             reduction: l
@@ -819,9 +867,13 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 .map(|r| (r.op, acc_name.as_deref().unwrap_or(""))),
             outermost_parallel: l.par.is_some() && !self.in_parallel,
             inside_vector: self.in_vector,
+            perfect_par_child,
+            trip_count: trip_count(l),
+            absorbed,
             role: self.role,
         };
         let intro = self.d.loop_intro(&ctx);
+        self.absorbed = intro.absorbs_child;
         for line in &intro.lines {
             self.line(depth, line);
         }
@@ -1041,6 +1093,20 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         let r = paren(self.expr(rhs)?, rmin);
         Ok((format!("{l} {sym} {r}"), prec))
     }
+}
+
+/// The number of iterations of a loop with literal bounds.
+pub fn trip_count(l: &ForLoop) -> Option<i64> {
+    let (ExprKind::Int(lo), ExprKind::Int(hi)) = (&l.lo.kind, &l.hi.kind) else {
+        return None;
+    };
+    let (lo, hi, step) = (*lo as i128, *hi as i128, l.step as i128);
+    let n = if step > 0 {
+        (hi - lo + step - 1).div_euclid(step)
+    } else {
+        (lo - hi - step - 1).div_euclid(-step)
+    };
+    i64::try_from(n.max(0)).ok()
 }
 
 fn unreachable_op(op: BinOp) -> Result<(&'static str, u8, u8, u8), String> {

@@ -17,6 +17,10 @@ use crate::CompileError;
 
 pub struct CDialect;
 
+/// Outer trip counts below this are collapsed with a perfectly nested
+/// parallel child loop.
+pub const COLLAPSE_BELOW: i64 = 64;
+
 pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> {
     c_writer::write_program(&CDialect, p, options)
 }
@@ -110,21 +114,36 @@ impl Dialect for CDialect {
             .reduction
             .map(|(op, acc)| format!(" reduction({}:{acc})", omp_op(op)))
             .unwrap_or_default();
-        if ctx.outermost_parallel && !ctx.inside_vector {
+        let none = LoopIntro {
+            lines: vec![],
+            vector: false,
+            absorbs_child: false,
+        };
+        if ctx.absorbed {
+            none
+        } else if ctx.outermost_parallel && !ctx.inside_vector {
+            // Two perfectly nested parallel levels with independent bounds
+            // are spread over the threads together when the outer level alone
+            // may be too short to keep the cores busy; otherwise the inner
+            // level stays a `simd` loop, which vectorizes better.
+            let collapse_it =
+                ctx.perfect_par_child && ctx.trip_count.is_none_or(|n| n < COLLAPSE_BELOW);
+            let collapse = if collapse_it { " collapse(2)" } else { "" };
             LoopIntro {
-                lines: vec![format!("#pragma omp parallel for schedule(static){red}")],
+                lines: vec![format!(
+                    "#pragma omp parallel for schedule(static){collapse}{red}"
+                )],
                 vector: false,
+                absorbs_child: collapse_it,
             }
         } else if (ctx.par.is_some() || ctx.reduction.is_some()) && !ctx.inside_vector {
             LoopIntro {
                 lines: vec![format!("#pragma omp simd{red}")],
                 vector: true,
+                absorbs_child: false,
             }
         } else {
-            LoopIntro {
-                lines: vec![],
-                vector: false,
-            }
+            none
         }
     }
 
