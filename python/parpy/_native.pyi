@@ -1,0 +1,101 @@
+"""Type stubs for parpy's native module (the pyo3 binding in crates/parpy-py)."""
+
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+__version__: str
+
+class CompileError(Exception):
+    """A mistake in a parpy program or its options (the message is the
+    rendered diagnostics)."""
+
+class InternalError(Exception):
+    """A bug in parpy."""
+
+class ParpyWarning(UserWarning):
+    """A warning from the compiler (e.g. a label that matches nothing)."""
+
+class LoopPar:
+    """The parallelism of one label: `parpy.threads(n)` and its modifiers.
+    Immutable: the methods return new objects."""
+
+    def __init__(self, threads: int) -> None: ...
+    def tpb(self, n: int) -> LoopPar:
+        """Threads per block; a positive multiple of 32 (else ValueError)."""
+    def par_reduction(self) -> LoopPar:
+        """Marks a manual reduction loop."""
+    def reduce(self) -> LoopPar:
+        """Older spelling of `par_reduction()`."""
+    @property
+    def threads(self) -> Optional[int]: ...
+    @property
+    def threads_per_block(self) -> Optional[int]: ...
+    @property
+    def is_reduction(self) -> bool: ...
+
+class CompileBackend:
+    Auto: CompileBackend
+    Cuda: CompileBackend
+    Metal: CompileBackend
+    Cpu: CompileBackend
+
+class CompileOptions:
+    """Options of one compilation. Mutable; assign fields (in-place changes
+    to the returned `parallelize` dict or lists are not seen)."""
+
+    parallelize: Dict[str, LoopPar]
+    backend: CompileBackend
+    verbose_backend_resolution: bool
+    debug_print: bool
+    write_output: bool
+    max_unroll_count: int
+    use_cuda_thread_block_clusters: bool
+    max_thread_blocks_per_cluster: int
+    use_cuda_graphs: bool
+    force_int_size: Optional[int]
+    force_float_size: Optional[int]
+    includes: List[str]
+    libs: List[str]
+    extra_flags: List[str]
+    specialize_scalars: bool
+    device: int
+    cache_dir: Optional[str]
+    def __init__(self, **fields: Any) -> None: ...
+    def copy(self) -> CompileOptions: ...
+
+class JitFunction:
+    """A function compiled on demand; call it as `f(*args, opts=opts)`."""
+
+    def __init__(self, fun: Callable[..., Any]) -> None: ...
+    def __call__(self, *args: Any, opts: CompileOptions) -> None: ...
+    @property
+    def py_func(self) -> Callable[..., Any]: ...
+    @property
+    def __wrapped__(self) -> Callable[..., Any]: ...
+    @property
+    def __name__(self) -> str: ...
+    @property
+    def parameters(self) -> List[str]: ...
+    def cache_size(self) -> int: ...
+
+class CompiledFunction:
+    """What `compile_string` returns: checks its arguments, then calls the entry."""
+
+    def __call__(self, *args: Any) -> None: ...
+    @property
+    def __name__(self) -> str: ...
+    @property
+    def entry_symbol(self) -> str: ...
+
+def threads(n: int) -> LoopPar: ...
+def reduce_marker(n: Optional[int] = None) -> LoopPar: ...
+def par(spec: Dict[str, LoopPar]) -> CompileOptions: ...
+def print_compiled(
+    fun: Callable[..., Any], args: Sequence[Any], opts: Optional[CompileOptions] = None
+) -> str: ...
+def compile_string(
+    fn_name: str, code: str, opts: Optional[CompileOptions] = None
+) -> CompiledFunction: ...
+def clear_cache() -> None: ...
+def backend_explain(b: CompileBackend) -> Tuple[bool, str]: ...
+def backend_is_enabled(b: CompileBackend) -> bool: ...
+def backend_available() -> List[CompileBackend]: ...
