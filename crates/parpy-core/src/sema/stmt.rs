@@ -531,7 +531,24 @@ impl Lowerer<'_, '_> {
                             return None;
                         }
                         let elem = var.ty.elem()?;
-                        let e = self.store_convert(v?, elem, target.span)?;
+                        let v = v?;
+                        let vt = self.scalar_elem(&v)?;
+                        if vt.is_float() && !elem.is_float() {
+                            // Python would rebind the name to a float; we
+                            // cannot change the variable's type.
+                            self.error(
+                                Diagnostic::error(format!(
+                                    "variable `{n}` holds `{elem}` values but this assigns a `{vt}`"
+                                ))
+                                .at(v.e.span, format!("this has type `{vt}`"))
+                                .also(var.span, format!("`{n}` was first assigned here"))
+                                .help(format!(
+                                    "give `{n}` a float type from its first assignment (e.g. `{n} = 0.0`), or convert with `int(...)`"
+                                )),
+                            );
+                            return None;
+                        }
+                        let e = self.store_convert(v, elem, target.span)?;
                         Some(StmtKind::Assign {
                             dst: Place::Var(b.var),
                             value: e,

@@ -725,3 +725,17 @@ fn annotations_are_checked() {
     );
     assert!(e.contains("expected a `float`"), "{e}");
 }
+
+#[test]
+fn float_into_int_local_is_an_error() {
+    let e = lower_err(
+        "def f(y):\n    t = 0\n    t += 0.5\n    y[0] = t\n",
+        &[arr(ElemTy::F64, &[2])],
+    );
+    assert!(
+        e.contains("variable `t` holds `i64` values but this assigns a `f64`"),
+        "{e}"
+    );
+    assert!(e.contains("t.py:3:5"), "{e}");
+    assert!(e.contains("`t = 0.0`"), "{e}");
+}
