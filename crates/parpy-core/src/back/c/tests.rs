@@ -86,3 +86,166 @@ int32_t parpy_entry_sum_rows(void **args) {
     assert!(out.params[1].written && !out.params[0].written);
     cc_check("sum_rows", &out.text);
 }
+
+mod writer {
+    use super::cc_check;
+    use crate::back::c_writer::{float_literal, int_literal, Namer, COMMON_RESERVED};
+    use crate::ir::{BinOp, Expr, ExprKind, ReduceOp, Reduction, Stmt, StmtKind, Type, UnOp};
+    use crate::options::Options;
+    use crate::passes::testutil::*;
+    use crate::types::ElemTy;
+
+    #[test]
+    fn literals() {
+        assert_eq!(float_literal(1.0, ElemTy::F32).0, "1.0f");
+        assert_eq!(float_literal(0.1, ElemTy::F32).0, "0.1f");
+        assert_eq!(float_literal(1.0, ElemTy::F64).0, "1.0");
+        assert_eq!(float_literal(1e20, ElemTy::F64).0, "1e20");
+        assert_eq!(float_literal(f64::INFINITY, ElemTy::F32).0, "INFINITY");
+        assert_eq!(float_literal(f64::NEG_INFINITY, ElemTy::F64).0, "-INFINITY");
+        assert_eq!(int_literal(5, ElemTy::I64), "5");
+        assert_eq!(
+            int_literal(5_000_000_000, ElemTy::I64),
+            "INT64_C(5000000000)"
+        );
+        assert_eq!(int_literal(i64::MIN, ElemTy::I64), "INT64_MIN");
+        assert_eq!(int_literal(7, ElemTy::U32), "7u");
+    }
+
+    #[test]
+    fn namer_is_keyword_safe_unique_and_stable() {
+        let mut n = Namer::new(COMMON_RESERVED);
+        assert_eq!(n.fresh("x"), "x");
+        assert_eq!(n.fresh("x"), "x_1");
+        assert_eq!(n.fresh("int"), "int_1");
+        assert_eq!(n.fresh("float"), "float_1");
+        assert_eq!(n.fresh("parpy_t"), "v_parpy_t");
+        assert_eq!(n.fresh("__x"), "v__x");
+        assert_eq!(n.fresh(""), "v");
+        let mut m = Namer::new(COMMON_RESERVED);
+        assert_eq!(m.fresh("x"), "x");
+    }
+
+    fn un(op: UnOp, a: Expr) -> Expr {
+        let ty = a.ty.clone();
+        Expr::new(
+            ExprKind::Unary {
+                op,
+                arg: Box::new(a),
+            },
+            ty,
+            sp(),
+        )
+    }
+
+    /// A host function with scalar params a, b, c (i64), an output array,
+    /// a local, an if/else, a negative-step loop and a sequential reduction.
+    fn exprs_program() -> crate::ir::Program {
+        let mut b = FnBuilder::new("exprs");
+        let a = b.scalar("a", ElemTy::I64, None);
+        let bb = b.scalar("int", ElemTy::I64, None);
+        let c = b.scalar("c", ElemTy::I64, None);
+        let y = b.array("y", ElemTy::I64, &[8]);
+        let t = b.local("t", ElemTy::I64);
+        let unused = b.local("unused", ElemTy::I64);
+        let i = b.index_var("i");
+        let acc = b.local("acc", ElemTy::I64);
+        let f = &b.f;
+        let v = |id| var_e(f, id);
+        let mut body = vec![];
+        body.push(store(
+            y,
+            vec![int(0)],
+            bin(BinOp::Mul, bin(BinOp::Add, v(a), v(bb)), v(c)),
+        ));
+        body.push(store(
+            y,
+            vec![int(1)],
+            bin(BinOp::Sub, v(a), bin(BinOp::Sub, v(bb), v(c))),
+        ));
+        body.push(store(y, vec![int(2)], un(UnOp::Neg, un(UnOp::Neg, v(a)))));
+        let cmp = bin(BinOp::Eq, bin(BinOp::BitAnd, v(a), int(3)), int(1));
+        let shifted = bin(BinOp::Shl, bin(BinOp::Add, v(a), int(1)), int(2));
+        body.push(Stmt::new(
+            StmtKind::If {
+                cond: cmp,
+                then_body: vec![assign(t, shifted)],
+                else_body: vec![assign(t, bin(BinOp::FloorDiv, v(a), int(-2)))],
+            },
+            sp(),
+        ));
+        body.push(store(y, vec![int(3)], v(t)));
+        body.push(assign(unused, int(5_000_000_000)));
+        body.push(assign(acc, int(1)));
+        let mut l = for_loop(
+            i,
+            10,
+            0,
+            &[],
+            vec![assign(acc, bin(BinOp::Mul, v(acc), v(i)))],
+        );
+        l.step = -2;
+        l.reduction = Some(Reduction {
+            op: ReduceOp::Prod,
+            acc,
+        });
+        body.push(for_stmt(l));
+        body.push(store(
+            y,
+            vec![int(4)],
+            Expr::new(
+                ExprKind::Select {
+                    cond: Box::new(bin(BinOp::Lt, v(acc), int(0))),
+                    then: Box::new(bin(BinOp::Max, v(acc), v(c))),
+                    else_: Box::new(v(acc)),
+                },
+                Type::Scalar(ElemTy::I64),
+                sp(),
+            ),
+        ));
+        b.f.body = body;
+        program(b.f)
+    }
+
+    #[test]
+    fn host_code_precedence_declarations_loops() {
+        let p = exprs_program();
+        assert_eq!(crate::ir::verify::verify_program(&p), Ok(()));
+        let out = super::super::emit(&p, &Options::default()).unwrap();
+        let text = &out.text;
+        let expect = [
+            "void exprs(int64_t a, int64_t int_1, int64_t c, int64_t *y) {",
+            "  y[0] = (a + int_1) * c;",
+            "  y[1] = a - (int_1 - c);",
+            "  y[2] = -(-a);",
+            "  int64_t t;",
+            "  if ((a & 3) == 1) {",
+            "    t = (a + 1) << 2;",
+            "    t = parpy_floordiv_i64(a, -2);",
+            "  int64_t unused = INT64_C(5000000000);",
+            "  (void)unused;",
+            "  int64_t acc = 1;",
+            "  #pragma omp simd reduction(*:acc)",
+            "  for (int64_t i = 10; i > 0; i -= 2) {",
+            "  y[4] = acc < 0 ? parpy_max_i64(acc, c) : acc;",
+            "// parpy-param: int i64",
+            "// parpy-param: y i64[8] written",
+            "  exprs(*(int64_t *)args[0], *(int64_t *)args[1], *(int64_t *)args[2], (int64_t *)args[3]);",
+        ];
+        for e in expect {
+            assert!(text.contains(e), "missing `{e}` in:\n{text}");
+        }
+        cc_check("exprs", text);
+    }
+
+    #[test]
+    fn output_is_deterministic() {
+        let a = super::super::emit(&exprs_program(), &Options::default())
+            .unwrap()
+            .text;
+        let b = super::super::emit(&exprs_program(), &Options::default())
+            .unwrap()
+            .text;
+        assert_eq!(a, b);
+    }
+}
