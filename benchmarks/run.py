@@ -510,7 +510,7 @@ def main():
     ap.add_argument("--only", default=None, help="comma-separated list, e.g. C1,C3")
     args = ap.parse_args()
     if args.runs is None:
-        args.runs = 3 if args.quick else 10
+        args.runs = 5 if args.quick else 10
     if args.only:
         names = [s.strip().upper() for s in args.only.split(",")]
     else:
