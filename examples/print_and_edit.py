@@ -3,9 +3,10 @@
 The "Printing generated code" tutorial as a script:
 
 1. print the C code that parpy generates for `sum_rows`;
-2. edit it (by default non-interactively: a marked comment is added and the
-   accumulator is renamed, which keeps the meaning; `--edit-with FILE` uses the
-   contents of FILE instead, `--editor` opens $EDITOR on the code);
+2. edit it (by default non-interactively: the OpenMP schedule of the loops is
+   changed from static to dynamic and a marked comment is added, which keeps
+   the meaning; `--edit-with FILE` uses the contents of FILE instead,
+   `--editor` opens $EDITOR on the code);
 3. compile the edited text with `parpy.compile_string` and run it;
 4. show the error parpy reports for a typo: the body writes `out[i] = ...`
    while the parameter is called `y`.
@@ -38,9 +39,11 @@ EDIT_MARK = "/* edited by examples/print_and_edit.py */"
 
 
 def edit_programmatically(code):
-    """A semantics-preserving edit: a comment at the end of the file, and every
-    `parpy-signature` header left untouched."""
-    return code.rstrip("\n") + "\n" + EDIT_MARK + "\n"
+    """A semantics-preserving edit, as a user tuning the code might make:
+    dynamic instead of static OpenMP scheduling, plus a comment at the end.
+    The `parpy-signature` header lines are left untouched."""
+    edited = code.replace("schedule(static)", "schedule(dynamic, 4)")
+    return edited.rstrip("\n") + "\n" + EDIT_MARK + "\n"
 
 
 def edit_with_editor(code):
