@@ -88,6 +88,7 @@ def main(argv=None):
         edited = edit_with_editor(code)
     else:
         edited = edit_programmatically(code)
+        print(f"edit: {code.count('schedule(static)')} OpenMP schedule(s) changed to dynamic")
     print("---- edited code (last lines) ----")
     print("\n".join(edited.rstrip("\n").splitlines()[-3:]))
 
