@@ -1,0 +1,473 @@
+"""The public API around the compiler: LoopPar, CompileOptions, backends,
+argument checking of jit calls, builtins usable from plain Python."""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import parpy
+
+
+def cpu(spec=None, cache_dir=None, **fields):
+    opts = parpy.par(dict(spec or {}))
+    opts.backend = parpy.CompileBackend.Cpu
+    if cache_dir is not None:
+        opts.cache_dir = str(cache_dir)
+    for k, v in fields.items():
+        setattr(opts, k, v)
+    return opts
+
+
+@parpy.jit
+def axpy(x, y, a, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = y[i] + a * x[i]
+
+
+@parpy.jit
+def copy_first(x, y):
+    y[0] = x[0]
+
+
+# ---------------------------------------------------------------- LoopPar
+
+
+def test_threads_and_modifiers_are_immutable():
+    t = parpy.threads(128)
+    t2 = t.tpb(64)
+    t3 = t2.par_reduction()
+    assert repr(t) == "parpy.threads(128)"
+    assert repr(t2) == "parpy.threads(128).tpb(64)"
+    assert repr(t3) == "parpy.threads(128).tpb(64).par_reduction()"
+    assert t.threads_per_block is None and not t.is_reduction
+    assert t2.threads_per_block == 64 and not t2.is_reduction
+    assert t3.is_reduction and t3.threads == 128
+    assert t.reduce() == t.par_reduction()
+    assert t != t2
+
+
+@pytest.mark.parametrize("n", [0, 1, 33, 100, -32])
+def test_tpb_must_be_multiple_of_32(n):
+    with pytest.raises(ValueError, match="multiple of 32"):
+        parpy.threads(4).tpb(n)
+
+
+@pytest.mark.parametrize("n", [0, -1])
+def test_threads_must_be_positive(n):
+    with pytest.raises(ValueError, match="positive"):
+        parpy.threads(n)
+
+
+def test_older_reduce_spelling():
+    assert parpy.reduce(8) == parpy.threads(8).par_reduction()
+    marker = parpy.reduce()
+    assert marker.is_reduction and marker.threads is None
+    opts = cpu({'i': marker})
+    x = np.ones(4)
+    with pytest.raises(ValueError, match="par_reduction"):
+        axpy(x, x.copy(), 1.0, 4, opts=opts)
+    # the namespace side of parpy.reduce
+    assert parpy.reduce.sum.__parpy_builtin__ == "reduce.sum"
+    assert parpy.reduce.max(np.array([1, 5, 2])) == 5
+
+
+# ---------------------------------------------------------- CompileOptions
+
+
+def test_defaults():
+    o = parpy.CompileOptions()
+    assert o.parallelize == {}
+    assert o.backend == parpy.CompileBackend.Auto
+    assert o.specialize_scalars is True
+    assert o.force_int_size is None and o.force_float_size is None
+    assert o.includes == [] and o.libs == [] and o.extra_flags == []
+    assert o.cache_dir is None
+    assert o.max_thread_blocks_per_cluster == 8
+    assert o.debug_print is False and o.write_output is False
+    assert o.device == 0
+    for name in ["verbose_backend_resolution", "use_cuda_thread_block_clusters", "use_cuda_graphs"]:
+        assert getattr(o, name) is False
+    assert isinstance(o.max_unroll_count, int)
+
+
+def test_fields_round_trip(tmp_path):
+    o = parpy.par({'a': parpy.threads(4)})
+    values = dict(
+        backend=parpy.CompileBackend.Cpu,
+        verbose_backend_resolution=True,
+        debug_print=True,
+        write_output=True,
+        max_unroll_count=4,
+        use_cuda_thread_block_clusters=True,
+        max_thread_blocks_per_cluster=16,
+        use_cuda_graphs=True,
+        force_int_size=32,
+        force_float_size=32,
+        includes=["/usr/include"],
+        libs=["m"],
+        extra_flags=["-DX=1"],
+        specialize_scalars=False,
+        device=1,
+        cache_dir=str(tmp_path),
+    )
+    for k, v in values.items():
+        setattr(o, k, v)
+    for k, v in values.items():
+        assert getattr(o, k) == v, k
+    assert o.parallelize == {'a': parpy.threads(4)}
+    o.parallelize = {'b': parpy.threads(2)}
+    assert list(o.parallelize) == ['b']
+    o.cache_dir = None
+    assert o.cache_dir is None
+    o.force_int_size = None
+    assert o.force_int_size is None
+    o2 = parpy.CompileOptions(**values)
+    assert o2.force_float_size == 32 and o2.backend == parpy.CompileBackend.Cpu
+
+
+@pytest.mark.parametrize("field,value,exc", [
+    ("max_thread_blocks_per_cluster", 3, ValueError),
+    ("max_thread_blocks_per_cluster", 0, ValueError),
+    ("force_int_size", 12, ValueError),
+    ("force_int_size", 128, ValueError),
+    ("force_float_size", 8, ValueError),
+    ("force_float_size", "32", TypeError),
+    ("backend", "Cpu", TypeError),
+    ("specialize_scalars", 1, TypeError),
+    ("includes", "/usr/include", TypeError),
+    ("libs", [1], TypeError),
+    ("parallelize", {'a': 4}, TypeError),
+    ("parallelize", {1: parpy.threads(4)}, TypeError),
+    ("parallelize", [('a', parpy.threads(4))], TypeError),
+    ("device", -1, ValueError),
+    ("max_unroll_count", -1, ValueError),
+    ("no_such_field", 1, AttributeError),
+])
+def test_invalid_values_are_rejected(field, value, exc):
+    o = parpy.CompileOptions()
+    before = repr(o)
+    with pytest.raises(exc):
+        setattr(o, field, value)
+    assert repr(o) == before, "a rejected value must not change the options"
+
+
+def test_par_validates_its_argument():
+    with pytest.raises(TypeError, match="LoopPar"):
+        parpy.par({'a': 3})
+    with pytest.raises(TypeError):
+        parpy.par(['a'])
+
+
+def test_parallelize_getter_is_a_copy():
+    o = parpy.par({'a': parpy.threads(4)})
+    d = o.parallelize
+    d['b'] = parpy.threads(2)
+    assert list(o.parallelize) == ['a']
+
+
+def test_unknown_attribute_read():
+    with pytest.raises(AttributeError):
+        parpy.CompileOptions().nonexistent
+
+
+# --------------------------------------------------------------- backends
+
+
+def test_backend_resolution(capsys, tmp_path):
+    assert parpy.CompileBackend.Cpu in parpy.backend.available
+    assert parpy.backend.is_enabled(parpy.CompileBackend.Cpu)
+    assert parpy.backend.explain(parpy.CompileBackend.Cpu).startswith("Cpu: usable: C compiler")
+    assert parpy.backend.explain(parpy.CompileBackend.Metal).startswith("Metal: not usable")
+    opts = cpu({'i': parpy.threads(2)}, tmp_path, verbose_backend_resolution=True)
+    opts.backend = parpy.CompileBackend.Auto
+    x = np.arange(4.0)
+    y = np.zeros(4)
+    axpy(x, y, 2.0, 4, opts=opts)
+    assert np.array_equal(y, 2 * x)
+    err = capsys.readouterr().err
+    assert "Cpu: usable" in err and "Cuda:" in err and "Metal:" in err
+
+
+@pytest.mark.skipif(parpy.backend.is_enabled(parpy.CompileBackend.Cuda), reason="has CUDA")
+def test_running_on_unavailable_backend_is_a_clear_error(tmp_path):
+    opts = cpu({'i': parpy.threads(2)}, tmp_path)
+    opts.backend = parpy.CompileBackend.Cuda
+    x = np.arange(4.0)
+    with pytest.raises(RuntimeError, match="Cuda"):
+        axpy(x, x.copy(), 2.0, 4, opts=opts)
+    with pytest.raises(RuntimeError, match="Cuda"):
+        parpy.compile_string("f", "// parpy-entry: f\n", opts)
+
+
+# ------------------------------------------------------- argument checking
+
+
+def test_wrong_argument_count(tmp_path):
+    x = np.arange(4.0)
+    with pytest.raises(TypeError, match=r"axpy\(\) takes 4 positional arguments \(x, y, a, N\) but 3 were given"):
+        axpy(x, x, 1.0, opts=cpu(cache_dir=tmp_path))
+
+
+def test_missing_opts():
+    x = np.arange(4.0)
+    with pytest.raises(TypeError, match="missing the keyword argument `opts`"):
+        axpy(x, x.copy(), 1.0, 4)
+
+
+def test_unknown_keyword(tmp_path):
+    x = np.arange(4.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument `option`"):
+        axpy(x, x.copy(), 1.0, 4, option=cpu(cache_dir=tmp_path))
+    with pytest.raises(TypeError, match="unexpected keyword argument `extra`"):
+        axpy(x, x.copy(), 1.0, 4, opts=cpu(cache_dir=tmp_path), extra=1)
+
+
+def test_opts_of_wrong_type():
+    x = np.arange(4.0)
+    with pytest.raises(TypeError, match="CompileOptions"):
+        axpy(x, x.copy(), 1.0, 4, opts={'i': parpy.threads(2)})
+
+
+def test_non_contiguous_array(tmp_path):
+    x = np.arange(8.0)[::2]
+    y = np.zeros(4)
+    with pytest.raises(ValueError) as e:
+        axpy(x, y, 1.0, 4, opts=cpu(cache_dir=tmp_path))
+    assert str(e.value) == (
+        "argument `x` of `axpy` is not C-contiguous; pass np.ascontiguousarray(x)"
+    )
+
+
+def test_read_only_written_array(tmp_path):
+    x = np.arange(4.0)
+    y = np.zeros(4)
+    y.setflags(write=False)
+    opts = cpu({'i': parpy.threads(2)}, tmp_path)
+    with pytest.raises(ValueError, match="argument `y` of `axpy` is read-only"):
+        axpy(x, y, 1.0, 4, opts=opts)
+    # read-only but only read: fine (and the check also runs on a cache hit)
+    x.setflags(write=False)
+    y2 = np.zeros(4)
+    axpy(x, y2, 1.0, 4, opts=opts)
+    assert np.array_equal(y2, x)
+    with pytest.raises(ValueError, match="`y` of `axpy` is read-only"):
+        axpy(x, y, 1.0, 4, opts=opts)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.int8, np.float16, np.uint32])
+def test_unsupported_dtype(tmp_path, dtype):
+    x = np.zeros(4, dtype=dtype)
+    y = np.zeros(4, dtype=dtype)
+    with pytest.raises(TypeError, match=f"argument `x` of `copy_first` has dtype {np.dtype(dtype).name}"):
+        copy_first(x, y, opts=cpu(cache_dir=tmp_path))
+
+
+@pytest.mark.parametrize("value,tname", [([1.0, 2.0], "list"), ("s", "str"), (None, "NoneType")])
+def test_unsupported_object(tmp_path, value, tname):
+    x = np.arange(4.0)
+    with pytest.raises(TypeError, match=f"argument `a` of `axpy` has type {tname}"):
+        axpy(x, x.copy(), value, 4, opts=cpu(cache_dir=tmp_path))
+
+
+def test_int_too_large(tmp_path):
+    x = np.arange(4.0)
+    with pytest.raises(OverflowError, match="`N` of `axpy`"):
+        axpy(x, x.copy(), 1.0, 2**70, opts=cpu(cache_dir=tmp_path))
+
+
+def test_numpy_scalars_are_scalars(tmp_path):
+    x = np.arange(4.0)
+    y = np.zeros(4)
+    axpy(x, y, np.float64(3.0), np.int64(4), opts=cpu({'i': parpy.threads(2)}, tmp_path))
+    assert np.array_equal(y, 3 * x)
+
+
+# ---------------------------------------------------- specialization cache
+
+
+def test_scalar_specialization_and_fingerprint(tmp_path):
+    @parpy.jit
+    def scale(x, y, a, N):
+        for i in range(N):
+            y[i] = a * x[i]
+
+    x = np.arange(5.0)
+    y = np.zeros(5)
+    spec = cpu(cache_dir=tmp_path)
+    for a in [1.0, 2.0, 3.0]:
+        scale(x, y, a, 5, opts=spec)
+        assert np.array_equal(y, a * x)
+    assert scale.cache_size() == 3
+    dyn = cpu(cache_dir=tmp_path, specialize_scalars=False)
+    for a in [4.0, 5.0, 6.0]:
+        scale(x, y, a, 5, opts=dyn)
+        assert np.array_equal(y, a * x)
+    assert scale.cache_size() == 4
+    # a new options object with the same contents reuses the entry
+    scale(x, y, 7.0, 5, opts=cpu(cache_dir=tmp_path, specialize_scalars=False))
+    assert scale.cache_size() == 4
+    # mutating an options object is seen by the next call
+    dyn.specialize_scalars = True
+    scale(x, y, 8.0, 5, opts=dyn)
+    assert np.array_equal(y, 8.0 * x)
+    assert scale.cache_size() == 5
+    # a new shape or dtype is a new specialization
+    scale(np.arange(6.0), np.zeros(6), 8.0, 6, opts=dyn)
+    xf = np.arange(5, dtype=np.float32)
+    yf = np.zeros(5, dtype=np.float32)
+    scale(xf, yf, 8.0, 5, opts=dyn)
+    assert np.array_equal(yf, 8.0 * xf)
+    assert scale.cache_size() == 7
+    parpy.clear_cache()
+    assert scale.cache_size() == 0
+    scale(x, y, 9.0, 5, opts=dyn)
+    assert np.array_equal(y, 9.0 * x)
+
+
+def test_write_output(tmp_path, capsys):
+    opts = cpu({'i': parpy.threads(2)}, tmp_path, write_output=True)
+    x = np.arange(4.0)
+    axpy(x, x.copy(), 2.5, 4, opts=opts)
+    files = list((tmp_path / "generated").glob("axpy-*.c"))
+    assert len(files) == 1
+    assert "parpy-entry:" in files[0].read_text()
+    assert str(files[0]) in capsys.readouterr().err
+
+
+# --------------------------------------------------------------- jit object
+
+
+def test_jit_object():
+    def f(x, y):
+        y[0] = x[0]
+
+    j = parpy.jit(f)
+    assert j.py_func is f and j.__wrapped__ is f
+    assert j.__name__ == "f"
+    assert j.parameters == ["x", "y"]
+    assert parpy.jit(j) is j
+    assert "f" in repr(j)
+
+
+def test_decoration_error_is_compile_error():
+    with pytest.raises(parpy.CompileError, match="(?i)comprehension"):
+        @parpy.jit
+        def bad(x, N):
+            y = [x[i] for i in range(N)]  # noqa: F841
+
+
+def test_print_compiled_on_undecorated_function():
+    def add_one(x, N):
+        parpy.label('i')
+        for i in range(N):
+            x[i] = x[i] + 1.0
+
+    x = np.zeros(16, dtype=np.float32)
+    code = parpy.print_compiled(add_one, [x, 16], parpy.par({'i': parpy.threads(4)}))
+    assert "parpy-entry:" in code and "add_one" in code
+    with pytest.raises(TypeError, match="takes 2 positional arguments"):
+        parpy.print_compiled(add_one, [x], parpy.par({}))
+    with pytest.raises(TypeError, match="function"):
+        parpy.print_compiled(42, [x, 16], parpy.par({}))
+
+
+def test_unused_label_warns(tmp_path):
+    x = np.arange(4.0)
+    opts = cpu({'i': parpy.threads(2), 'nowhere': parpy.threads(2)}, tmp_path)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        axpy(x, x.copy(), 1.0, 4, opts=opts)
+    msgs = [str(x.message) for x in w if issubclass(x.category, parpy.ParpyWarning)]
+    assert any("nowhere" in m for m in msgs), [str(x.message) for x in w]
+
+
+def test_exception_classes():
+    assert issubclass(parpy.CompileError, Exception)
+    assert issubclass(parpy.InternalError, Exception)
+    assert issubclass(parpy.ParpyWarning, UserWarning)
+    assert not issubclass(parpy.CompileError, parpy.InternalError)
+
+
+# ------------------------------------------------- builtins in plain Python
+
+
+def test_builtins_carry_their_names():
+    names = {
+        parpy.label: "label",
+        parpy.gpu: "gpu",
+        parpy.sum: "operators.sum",
+        parpy.operators.sum: "operators.sum",
+        parpy.operators.prod: "operators.prod",
+        parpy.operators.max: "operators.max",
+        parpy.operators.min: "operators.min",
+        parpy.math.sqrt: "math.sqrt",
+        parpy.math.atan2: "math.atan2",
+        parpy.builtin.convert: "builtin.convert",
+        parpy.builtin.maximum: "builtin.maximum",
+        parpy.builtin.minimum: "builtin.minimum",
+        parpy.builtin.inf: "builtin.inf",
+    }
+    for obj, name in names.items():
+        assert obj.__parpy_builtin__ == name
+    assert parpy.types.F32.__parpy_dtype__ == "float32"
+    assert parpy.ElemSize.I64 is parpy.types.I64
+
+
+def test_builtins_work_in_plain_python():
+    a = np.array([1.0, 4.0, 9.0])
+    assert parpy.operators.sum(a) == 14.0
+    assert parpy.sum(a) == 14.0
+    assert parpy.operators.prod(a) == 36.0
+    assert parpy.operators.max(a) == 9.0 and parpy.operators.min(a) == 1.0
+    assert np.array_equal(parpy.math.sqrt(a), [1.0, 2.0, 3.0])
+    assert parpy.math.atan2(1.0, 1.0) == pytest.approx(np.pi / 4)
+    assert parpy.builtin.maximum(2, 3) == 3 and parpy.builtin.minimum(2, 3) == 2
+    assert parpy.builtin.inf == float("inf")
+    assert parpy.builtin.convert(1.7, parpy.types.I32) == 1
+    assert parpy.builtin.convert(2, np.float32).dtype == np.float32
+    assert parpy.label("x") is None
+    with parpy.gpu:
+        pass
+    parpy.sync()
+    with pytest.raises(RuntimeError, match="inside a @parpy.jit function"):
+        parpy.builtin.static_fail("no")
+
+
+def test_the_same_function_runs_as_plain_python(tmp_path):
+    @parpy.jit
+    def norm_rows(x, y, N):
+        parpy.label('r')
+        for i in range(N):
+            s = parpy.operators.sum(x[i, :])
+            y[i, :] = x[i, :] / s
+
+    x = np.random.rand(6, 5) + 0.5
+    ref = np.zeros_like(x)
+    got = np.zeros_like(x)
+    norm_rows.py_func(x, ref, 6)
+    norm_rows(x, got, 6, opts=cpu({'r': parpy.threads(3)}, tmp_path))
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
+    np.testing.assert_allclose(got, x / x.sum(axis=1, keepdims=True), rtol=1e-12)
+
+
+def test_import_is_light():
+    code = "import sys, parpy; assert 'torch' not in sys.modules; assert 'numba' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_import_alias_resolves(tmp_path):
+    import parpy as pp
+
+    @pp.jit
+    def twice(x, N):
+        pp.label('i')
+        for i in range(N):
+            x[i] = x[i] * 2.0
+
+    x = np.arange(4.0)
+    twice(x, 4, opts=cpu({'i': pp.threads(2)}, tmp_path))
+    assert np.array_equal(x, [0.0, 2.0, 4.0, 6.0])
