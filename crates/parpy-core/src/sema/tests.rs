@@ -184,6 +184,7 @@ fn narrowing_store_is_an_error() {
         e.contains("parpy.builtin.convert(e, parpy.types.F32)"),
         "{e}"
     );
+    assert!(!e.contains("float(e)"), "float() gives f64, not f32:\n{e}");
     // float into int
     let e = lower_err(src, &[arr(ElemTy::F32, &[4]), arr(ElemTy::I32, &[4])]);
     assert!(e.contains("a float to an integer"), "{e}");

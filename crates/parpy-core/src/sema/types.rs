@@ -220,9 +220,10 @@ impl Lowerer<'_, '_> {
             "convert explicitly: `parpy.builtin.convert(e, parpy.types.{})`",
             dst.short_name().to_uppercase()
         ));
-        if dst.is_float() {
+        // `float()` / `int()` convert to the default types only.
+        if dst == self.opts.float_type {
             d = d.help("or use `float(e)`");
-        } else if dst.is_int() {
+        } else if dst == self.opts.int_type {
             d = d.help("or use `int(e)`");
         }
         self.error(d);
