@@ -474,10 +474,11 @@ impl JitFunction {
     }
 }
 
+/// A parsed function with its resolver, name and parameter names.
+pub type ParsedFunction = (Arc<FunctionDef>, Arc<PyResolver>, String, Vec<String>);
+
 /// `fn` given to print_compiled: a JitFunction or a plain function.
-pub fn def_and_resolver(
-    f: &Bound<'_, PyAny>,
-) -> PyResult<(Arc<FunctionDef>, Arc<PyResolver>, String, Vec<String>)> {
+pub fn def_and_resolver(f: &Bound<'_, PyAny>) -> PyResult<ParsedFunction> {
     if let Ok(j) = f.cast::<JitFunction>() {
         let j = j.get();
         return Ok((

@@ -123,7 +123,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         return Ok(Resolved::Const(ScalarValue::Float(f.value())));
     }
     // NumPy: dtype classes, dtype objects, scalars.
-    if let Some(np) = py.import("sys")?.getattr("modules")?.get_item("numpy").ok() {
+    if let Ok(np) = py.import("sys")?.getattr("modules")?.get_item("numpy") {
         let generic = np.getattr("generic")?;
         let dtype_cls = np.getattr("dtype")?;
         let is_generic_cls = obj

@@ -98,6 +98,13 @@ impl LoadedEntry {
     }
 }
 
+/// Whether the shared library `name` can be loaded (e.g. `libcuda.so.1`, to
+/// tell whether an NVIDIA driver is installed). The library is unloaded again.
+pub fn probe(name: &str) -> bool {
+    // SAFETY: only system driver libraries are probed; nothing is called.
+    unsafe { libloading::Library::new(name) }.is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{BuildFlags, DiskCache};
@@ -114,11 +121,4 @@ mod tests {
         assert!(err.to_string().contains("`nope`"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
-}
-
-/// Whether the shared library `name` can be loaded (e.g. `libcuda.so.1`, to
-/// tell whether an NVIDIA driver is installed). The library is unloaded again.
-pub fn probe(name: &str) -> bool {
-    // SAFETY: only system driver libraries are probed; nothing is called.
-    unsafe { libloading::Library::new(name) }.is_ok()
 }
