@@ -14,28 +14,32 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use parpy_core::CompileError;
-use pyo3::exceptions::{PyException, PyUserWarning};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-pyo3::create_exception!(
-    _native,
-    CompileErrorPy,
-    PyException,
-    "A mistake in a parpy program or its options, found by the compiler."
-);
-pyo3::create_exception!(
-    _native,
-    InternalError,
-    PyException,
-    "A bug in parpy (please report it with the message)."
-);
-pyo3::create_exception!(
-    _native,
-    ParpyWarning,
-    PyUserWarning,
-    "A warning from the parpy compiler."
-);
+/// The Python exception classes (their `__module__` is `parpy`).
+pub(crate) mod exc {
+    pyo3::create_exception!(
+        parpy,
+        CompileError,
+        pyo3::exceptions::PyException,
+        "A mistake in a parpy program or its options, found by the compiler."
+    );
+    pyo3::create_exception!(
+        parpy,
+        InternalError,
+        pyo3::exceptions::PyException,
+        "A bug in parpy (please report it with the message)."
+    );
+    pyo3::create_exception!(
+        parpy,
+        ParpyWarning,
+        pyo3::exceptions::PyUserWarning,
+        "A warning from the parpy compiler."
+    );
+}
+
+pub(crate) use exc::{CompileError as CompileErrorPy, InternalError, ParpyWarning};
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
