@@ -1184,7 +1184,7 @@ pub fn float_literal(v: f64, ty: ElemTy) -> (String, u8) {
     if v.is_nan() {
         return ("NAN".into(), P_ATOM);
     }
-    if v.is_infinite() {
+    if v.is_infinite() || (ty == ElemTy::F32 && (v as f32).is_infinite()) {
         return if v > 0.0 {
             ("INFINITY".into(), P_ATOM)
         } else {

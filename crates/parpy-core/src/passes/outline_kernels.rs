@@ -428,7 +428,14 @@ impl Builder<'_> {
             }
         }
         let mut body: Block = vec![];
+        let mut loads = 0;
         for &(pid, lid, sp) in &cells {
+            // A kernel loads the value unless it surely sets it first.
+            let set_first = map_back(&map, lid).is_some_and(|v| written_first(&s, v));
+            if set_first {
+                continue;
+            }
+            loads += 1;
             let ty = f.var(lid).ty.clone();
             body.push(Stmt::new(
                 StmtKind::Assign {
@@ -443,8 +450,13 @@ impl Builder<'_> {
             StmtKind::OnDevice(b) => body.extend(b),
             kind => body.push(Stmt::new(kind, span)),
         }
-        remap_block_from(&mut body, cells.len(), &map);
+        remap_block_from(&mut body, loads, &map);
         for &(pid, lid, sp) in &cells {
+            // Only a kernel that sets the value stores it back.
+            let assigned = map_back(&map, lid).is_some_and(|v| region.assigned.contains(&v));
+            if !assigned {
+                continue;
+            }
             let ty = f.var(lid).ty.clone();
             body.push(Stmt::new(
                 StmtKind::Assign {
@@ -477,6 +489,37 @@ impl Builder<'_> {
             span,
         )
     }
+}
+
+/// Is the first statement of the region that touches `v` an unconditional
+/// assignment `v = e` (with `e` not reading `v`)? Conservative: a loop
+/// region, or a touch inside a nested block, answers no.
+fn written_first(region: &Stmt, v: VarId) -> bool {
+    let StmtKind::OnDevice(b) = &region.kind else {
+        return false;
+    };
+    for s in b {
+        if let StmtKind::Assign {
+            dst: Place::Var(d),
+            value,
+        } = &s.kind
+        {
+            if *d == v {
+                return !crate::passes::lower_reductions::uses_var(value, v);
+            }
+        }
+        let mut used = BTreeSet::new();
+        stmt_uses(s, &mut used, &mut BTreeSet::new());
+        if used.contains(&v) {
+            return false;
+        }
+    }
+    false
+}
+
+/// The host variable that became kernel variable `k`.
+fn map_back(map: &BTreeMap<VarId, VarId>, k: VarId) -> Option<VarId> {
+    map.iter().find(|(_, v)| **v == k).map(|(h, _)| *h)
 }
 
 fn elem0(array: VarId, ty: &Type, span: Span) -> Expr {
