@@ -88,8 +88,9 @@ def main(argv=None):
         edited = edit_with_editor(code)
     else:
         edited = edit_programmatically(code)
-        print(f"edit: {code.count('schedule(static)')} OpenMP schedule(s) changed to dynamic")
     print("---- edited code (last lines) ----")
+    if not (args.edit_with or args.editor):
+        print(f"edit: {code.count('schedule(static)')} OpenMP schedule(s) changed to dynamic")
     print("\n".join(edited.rstrip("\n").splitlines()[-3:]))
 
     # 3. compile the edited text and run it (no opts in the call)

@@ -147,7 +147,7 @@ def test_compile_error_is_not_internal():
 
 @pytest.mark.parametrize("fn_name,needle,words,multiline", [
     ("list_comprehension", "[x[j] for j in range(N)]", ["comprehension"], False),
-    ("try_statement", "try:", ["try"], True),
+    ("try_statement", "try:", ["try"], False),
     ("import_statement", "import math", ["import"], False),
     ("keyword_argument", "x=x[i]", ["keyword"], False),
 ])
