@@ -471,3 +471,36 @@ def test_import_alias_resolves(tmp_path):
     x = np.arange(4.0)
     twice(x, 4, opts=cpu({'i': pp.threads(2)}, tmp_path))
     assert np.array_equal(x, [0.0, 2.0, 4.0, 6.0])
+
+
+SCALE = 3.0
+
+
+def plain_helper(a, b):
+    return a * b
+
+
+def test_globals_closure_and_helpers_resolve(tmp_path):
+    k = 2.0
+
+    @parpy.jit
+    def g(x, N):
+        parpy.label('i')
+        for i in range(N):
+            x[i] = plain_helper(x[i], SCALE) + k
+
+    x = np.arange(4.0)
+    g(x, 4, opts=cpu({'i': parpy.threads(2)}, tmp_path))
+    np.testing.assert_array_equal(x, np.arange(4.0) * 3.0 + 2.0)
+
+
+def test_unsupported_global_is_a_compile_error(tmp_path):
+    table = [1.0, 2.0]
+
+    @parpy.jit
+    def h(x, N):
+        for i in range(N):
+            x[i] = table
+
+    with pytest.raises(parpy.CompileError, match="list"):
+        h(np.zeros(2), 2, opts=cpu(cache_dir=tmp_path))
