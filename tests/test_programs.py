@@ -822,3 +822,86 @@ def test_respecialization_on_dtype_and_shape():
         y = np.zeros((N,), dtype)
         run_both(sum_rows, [x, y, N], cpu_opts({'outer': parpy.threads(N)}),
                  rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------
+# 23. more of the subset: negative literal indices, **, bitwise operators,
+#     Python builtins min/max/abs/float/int, parpy.builtin.*
+
+
+@parpy.jit
+def last_minus_first(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i, -1] - x[i, 0] + x[-1, -2]
+
+
+@parpy.jit
+def powers(x, y, k, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i] ** 2 + x[i] ** 0.5
+        k[i] = k[i] ** 3
+
+
+@parpy.jit
+def bitwise(a, b, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = ((a[i] & b[i]) | (a[i] ^ 5)) + (a[i] << 2) - (b[i] >> 1) + ~a[i]
+
+
+@parpy.jit
+def builtins_mix(x, k, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = max(x[i], 0.5) + min(x[i], -0.5) + abs(x[i]) + float(k[i])
+        z[i] = int(x[i] * 10.0) + max(k[i], 2) - abs(k[i])
+
+
+@parpy.jit
+def parpy_builtins(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        m = -parpy.builtin.inf
+        m = parpy.builtin.maximum(m, x[i])
+        y[i] = parpy.builtin.minimum(m, 1.0) + parpy.builtin.convert(i, parpy.types.F64)
+
+
+def test_negative_literal_indices():
+    x = randn((6, 9), np.float64)
+    y = np.zeros(6, np.float64)
+    run_both(last_minus_first, [x, y, 6], cpu_opts({'N': parpy.threads(2)}))
+
+
+def test_power_operator():
+    N = 40
+    x = rng(13).uniform(0.0, 3.0, N)
+    y = np.zeros(N)
+    k = rng(14).integers(-20, 20, N).astype(np.int64)
+    run_both(powers, [x, y, k, N], cpu_opts({'N': parpy.threads(4)}))
+
+
+@pytest.mark.parametrize("dtype", INTS)
+def test_bitwise_operators(dtype):
+    N = 64
+    a = rng(15).integers(-1000, 1000, N).astype(dtype)
+    b = rng(16).integers(-1000, 1000, N).astype(dtype)
+    y = np.zeros(N, dtype)
+    run_both(bitwise, [a, b, y, N], cpu_opts({'N': parpy.threads(4)}))
+
+
+def test_python_builtins_min_max_abs_float_int():
+    N = 50
+    x = randn((N,), np.float64) * 3
+    k = rng(17).integers(-10, 10, N).astype(np.int64)
+    y = np.zeros(N)
+    z = np.zeros(N, np.int64)
+    run_both(builtins_mix, [x, k, y, z, N], cpu_opts({'N': parpy.threads(4)}))
+
+
+def test_parpy_builtin_namespace():
+    N = 30
+    x = randn((N,), np.float64) * 2
+    y = np.zeros(N)
+    run_both(parpy_builtins, [x, y, N], cpu_opts({'N': parpy.threads(4)}))
