@@ -89,6 +89,7 @@ def test_second_call_does_not_recompile(tmp_path, cc_log):
     opts = opts_for(tmp_path / "cache")
     run_scale(100, 2.0, opts)
     assert cc_log() == 1
+    assert scale.cache_size() == 1
     files = cache_files(tmp_path / "cache")
     assert len(shared_libraries(tmp_path / "cache")) == 1, files
     for _ in range(5):
@@ -112,6 +113,7 @@ def test_shape_change_is_a_new_specialization(tmp_path, cc_log):
     run_scale(100, 2.0, opts)
     run_scale(101, 2.0, opts)
     assert cc_log() == 2
+    assert scale.cache_size() == 2  # two specializations in memory
 
 
 def test_dtype_change_is_a_new_specialization(tmp_path, cc_log):
@@ -138,6 +140,7 @@ def test_scalar_change_does_not_recompile_when_not_specialized(tmp_path, cc_log)
     run_scale(64, 3.0, opts)
     run_scale(64, -1.5, opts)
     assert cc_log() == 1
+    assert scale.cache_size() == 1
     # N is a scalar too, but the shapes still change: a new specialization
     run_scale(65, 2.0, opts)
     assert cc_log() == 2
@@ -233,6 +236,7 @@ def test_clear_cache_drops_memory_and_disk(tmp_path, cc_log):
     run_scale(100, 2.0, opts)
     assert cc_log() == 1
     parpy.clear_cache()
+    assert scale.cache_size() == 0
     run_scale(100, 2.0, opts)
     assert cc_log() == 2, "clear_cache() did not drop the compiled function"
 
