@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub mod cc;
+pub mod header;
 pub mod library;
 
 use std::path::PathBuf;

@@ -1,0 +1,200 @@
+//! The machine-readable header of a generated file, which `compile_string`
+//! uses to check its arguments:
+//!
+//! ```text
+//! // parpy-entry: <symbol>                       (int32_t <symbol>(void **args))
+//! // parpy-param: <name> <dtype>[<d0>,<d1>,...] [written]   (an array)
+//! // parpy-param: <name> <dtype>                  (a scalar, passed at run time)
+//! ```
+//!
+//! `<dtype>` is a NumPy name (`float32`) or a short name (`f32`); a dimension
+//! that is not an integer (`?`, `N`) accepts any size. The parameters are
+//! listed in the entry's argument order.
+
+use parpy_core::ElemTy;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum HeaderTy {
+    Array {
+        elem: ElemTy,
+        shape: Vec<Option<i64>>,
+        written: bool,
+    },
+    Scalar(ElemTy),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeaderParam {
+    pub name: String,
+    pub ty: HeaderTy,
+}
+
+fn elem_by_name(s: &str) -> Option<ElemTy> {
+    let s = s.trim().trim_end_matches(',');
+    ElemTy::from_numpy_name(s)
+        .or_else(|| parpy_core::resolve::dtype_by_short_name(s))
+        .or(match s {
+            "float" | "double" => Some(ElemTy::F64),
+            "int" | "int64_t" => Some(ElemTy::I64),
+            "int32_t" => Some(ElemTy::I32),
+            _ => None,
+        })
+}
+
+fn parse_param(line: &str) -> Result<HeaderParam, String> {
+    let line = line.trim();
+    let (name, rest) = line
+        .split_once(|c: char| c.is_whitespace() || c == ':')
+        .ok_or_else(|| format!("`{line}`: expected `<name> <type>`"))?;
+    let name = name.trim().to_string();
+    let rest = rest.trim().trim_start_matches(':').trim();
+    let mut words: Vec<&str> = vec![];
+    let (ty_part, tail) = if let Some(open) = rest.find(['[', '(']) {
+        let close_ch = if rest.as_bytes()[open] == b'[' {
+            ']'
+        } else {
+            ')'
+        };
+        let close = rest[open..]
+            .find(close_ch)
+            .map(|c| c + open)
+            .ok_or_else(|| format!("`{line}`: unclosed shape"))?;
+        let before: Vec<&str> = rest[..open]
+            .split_whitespace()
+            .filter(|w| *w != "array")
+            .collect();
+        let elem_word = before.last().copied().unwrap_or("");
+        let elem = elem_by_name(elem_word)
+            .ok_or_else(|| format!("`{line}`: unknown element type `{elem_word}`"))?;
+        let shape = rest[open + 1..close]
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| d.parse::<i64>().ok())
+            .collect();
+        words.extend(rest[close + 1..].split_whitespace());
+        (
+            HeaderTy::Array {
+                elem,
+                shape,
+                written: false,
+            },
+            words,
+        )
+    } else {
+        let mut it = rest
+            .split(|c: char| c.is_whitespace() || c == '=')
+            .filter(|w| !w.is_empty() && *w != "scalar");
+        let w = it.next().unwrap_or("");
+        let elem = elem_by_name(w).ok_or_else(|| format!("`{line}`: unknown type `{w}`"))?;
+        (HeaderTy::Scalar(elem), vec![])
+    };
+    let ty = match ty_part {
+        HeaderTy::Array { elem, shape, .. } => HeaderTy::Array {
+            elem,
+            shape,
+            written: tail.iter().any(|w| {
+                matches!(
+                    w.trim_matches(|c: char| !c.is_alphanumeric()),
+                    "written" | "write" | "writes" | "mut" | "out" | "inout" | "rw"
+                )
+            }),
+        },
+        t => t,
+    };
+    Ok(HeaderParam { name, ty })
+}
+
+/// Reads the `// parpy-entry:` and `// parpy-param:` lines.
+pub fn parse_header(code: &str) -> Result<(String, Vec<HeaderParam>), String> {
+    let mut entry = None;
+    let mut params = vec![];
+    for line in code.lines() {
+        let t = line.trim_start();
+        let Some(c) = t.strip_prefix("//") else {
+            continue;
+        };
+        let c = c.trim_start();
+        if let Some(v) = c.strip_prefix("parpy-entry:") {
+            entry = Some(v.trim().to_string());
+        } else if let Some(v) = c.strip_prefix("parpy-param:") {
+            params.push(parse_param(v)?);
+        }
+    }
+    let entry = entry.filter(|e| !e.is_empty()).ok_or_else(|| {
+        "the code has no `// parpy-entry: <symbol>` line. compile_string needs the header that \
+         parpy writes at the top of generated code: one `// parpy-entry: <symbol>` line naming \
+         the entry `int32_t <symbol>(void **args)`, and one `// parpy-param: <name> <dtype>[dims] \
+         [written]` (array) or `// parpy-param: <name> <dtype>` (scalar) line per parameter, \
+         in order; start from parpy.print_compiled(...)"
+            .to_string()
+    })?;
+    Ok((entry, params))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_c_backend_header() {
+        let code = "// Generated by parpy\n// parpy-entry: parpy_entry_f\n\
+                    // parpy-param: x f32[100,1024]\n// parpy-param: y f32[100] written\n\
+                    // parpy-param: N i64\nint x;\n";
+        let (entry, params) = parse_header(code).unwrap();
+        assert_eq!(entry, "parpy_entry_f");
+        assert_eq!(
+            params,
+            vec![
+                HeaderParam {
+                    name: "x".into(),
+                    ty: HeaderTy::Array {
+                        elem: ElemTy::F32,
+                        shape: vec![Some(100), Some(1024)],
+                        written: false
+                    }
+                },
+                HeaderParam {
+                    name: "y".into(),
+                    ty: HeaderTy::Array {
+                        elem: ElemTy::F32,
+                        shape: vec![Some(100)],
+                        written: true
+                    }
+                },
+                HeaderParam {
+                    name: "N".into(),
+                    ty: HeaderTy::Scalar(ElemTy::I64)
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn accepts_numpy_names_symbolic_dims_and_colons() {
+        let (_, p) =
+            parse_header("// parpy-entry: e\n// parpy-param: a: array float64[N, ?] mut\n// parpy-param: b bool = 1\n")
+                .unwrap();
+        assert_eq!(
+            p[0].ty,
+            HeaderTy::Array {
+                elem: ElemTy::F64,
+                shape: vec![None, None],
+                written: true
+            }
+        );
+        assert_eq!(p[1].ty, HeaderTy::Scalar(ElemTy::Bool));
+    }
+
+    #[test]
+    fn missing_entry_or_bad_types_are_errors() {
+        let e = parse_header("int main;").unwrap_err();
+        assert!(e.contains("parpy-entry"), "{e}");
+        let e = parse_header("// parpy-entry: f\n// parpy-param: x c64[2]\n").unwrap_err();
+        assert!(e.contains("unknown element type `c64`"), "{e}");
+        let e = parse_header("// parpy-entry: f\n// parpy-param: x f32[2\n").unwrap_err();
+        assert!(e.contains("unclosed"), "{e}");
+        let e = parse_header("// parpy-entry: f\n// parpy-param: x\n").unwrap_err();
+        assert!(e.contains("expected"), "{e}");
+    }
+}
