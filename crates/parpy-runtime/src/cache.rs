@@ -3,7 +3,8 @@
 //! Entry `K` is `K.so` plus `K.meta`, where `K` is the SHA-256 of the parpy
 //! version, the compiler identity, the flags and the code. `K.meta` holds the
 //! SHA-256 and the size of the `.so` bytes; a load verifies them, and an entry
-//! that is missing half, truncated or corrupt is deleted and rebuilt.
+//! that is missing half, truncated or corrupt is invalidated (its `.meta` is
+//! deleted) and rebuilt; the rebuilt library replaces the bad one by rename.
 //! Everything is written to a temporary name in the same directory, synced,
 //! then renamed, so a concurrent reader never sees a partial file.
 
@@ -115,7 +116,9 @@ impl DiskCache {
             Verified::Ok => return Ok((so, Outcome::Hit)),
             Verified::Absent => {}
             Verified::Bad => {
-                let _ = fs::remove_file(&so);
+                // Invalidate the entry by its metadata only: the library is
+                // replaced by an atomic rename below, so a process that has
+                // just verified and is about to load it never finds it gone.
                 let _ = fs::remove_file(&meta);
                 outcome = Outcome::Rebuilt;
             }
@@ -345,6 +348,36 @@ mod tests {
             Outcome::Hit
         );
         assert_eq!(call(&so), 42);
+        let _ = fs::remove_dir_all(&cache.dir);
+    }
+
+    #[test]
+    fn concurrent_builds_of_one_key_all_succeed() {
+        let cache = DiskCache::new(tmp_dir("concurrent"));
+        let cc = Compiler::find().unwrap();
+        let f = BuildFlags::default();
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let (cache, cc, f) = (cache.clone(), cc.clone(), f.clone());
+                std::thread::spawn(move || {
+                    let p = cache.get_or_build(CODE, &cc, &f).unwrap();
+                    call(&p)
+                })
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap(), 42);
+        }
+        assert_eq!(
+            cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
+            Outcome::Hit
+        );
+        let names: Vec<_> = fs::read_dir(&cache.dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
         let _ = fs::remove_dir_all(&cache.dir);
     }
 
