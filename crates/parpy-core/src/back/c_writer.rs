@@ -912,6 +912,14 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             Type::Array { shape, .. } => shape.clone(),
             _ => return Err(format!("`{}` is indexed but is not an array", var.name)),
         };
+        if shape.len() != indices.len() {
+            return Err(format!(
+                "`{}` has {} dimensions but is indexed with {}",
+                var.name,
+                shape.len(),
+                indices.len()
+            ));
+        }
         let mut flat: Option<(String, u8)> = None;
         for (k, ix) in indices.iter().enumerate() {
             let stride: i64 = shape[k + 1..].iter().product();

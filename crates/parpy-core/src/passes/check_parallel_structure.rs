@@ -184,4 +184,40 @@ mod tests {
             "make the thread counts equal, e.g. 'M1': parpy.threads(256) and 'M2': parpy.threads(256)"
         );
     }
+
+    #[test]
+    fn levels_are_counted_through_sequential_loops() {
+        // N { seq t { M1 } ; M2 } : M1 and M2 are both at depth 1.
+        let (mut p, o) = two_inner(64, 32);
+        if let StmtKind::For(n) = &mut p.host.body[0].kind {
+            let first = n.body.remove(0);
+            let t = p.host.vars.len() as u32;
+            p.host.vars.push(p.host.vars[1].clone());
+            let seq = for_loop(crate::ir::VarId(t), 0, 4, &[], vec![first]);
+            n.body.insert(0, for_stmt(seq));
+        }
+        let e = run(&p, &o);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0]
+            .message
+            .contains("`M1` (threads(64)) and `M2` (threads(32))"));
+    }
+
+    #[test]
+    fn separate_nests_may_differ() {
+        let (mut p, o) = two_inner(64, 64);
+        let copy = p.host.body[0].clone();
+        p.host.body.push(copy);
+        if let StmtKind::For(n) = &mut p.host.body[1].kind {
+            for s in &mut n.body {
+                if let StmtKind::For(l) = &mut s.kind {
+                    l.par = Some(LoopPar {
+                        threads: 128,
+                        tpb: 1024,
+                    });
+                }
+            }
+        }
+        assert!(run(&p, &o).is_empty());
+    }
 }
