@@ -169,6 +169,17 @@ def test_parallelize_getter_is_a_copy():
     assert list(o.parallelize) == ['a']
 
 
+def test_cache_dir_accepts_paths_and_expands_user(tmp_path, monkeypatch):
+    o = parpy.CompileOptions()
+    o.cache_dir = tmp_path
+    assert o.cache_dir == str(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    o.cache_dir = "~/parpy-cache"
+    assert o.cache_dir == str(tmp_path / "parpy-cache")
+    with pytest.raises(TypeError):
+        o.cache_dir = 3
+
+
 def test_unknown_attribute_read():
     with pytest.raises(AttributeError):
         parpy.CompileOptions().nonexistent

@@ -355,16 +355,21 @@ impl OptData {
             "cache_dir" => {
                 self.cache_dir = if v.is_none() {
                     None
-                } else if let Ok(s) = v.cast::<PyString>() {
-                    Some(s.to_cow()?.into_owned())
                 } else {
-                    // pathlib.Path and other os.PathLike objects
-                    let fs = v.py().import("os")?.getattr("fspath")?.call1((v,))?;
+                    // str, pathlib.Path and other os.PathLike objects; `~`
+                    // is expanded as the shell would.
+                    let os = v.py().import("os")?;
+                    let fs = os
+                        .getattr("fspath")?
+                        .call1((v,))
+                        .map_err(|_| type_err(name, "a str path or None", v))?;
+                    let expanded = os.getattr("path")?.getattr("expanduser")?.call1((fs,))?;
                     Some(
-                        fs.cast::<PyString>()
+                        expanded
+                            .cast::<PyString>()
                             .map_err(|_| type_err(name, "a str path or None", v))?
                             .to_cow()?
-                            .to_string(),
+                            .into_owned(),
                     )
                 }
             }
