@@ -349,7 +349,7 @@ pub fn run_compile(
         let msg = std::ffi::CString::new(w.render().replace('\0', " "))
             .unwrap_or_else(|_| c"parpy warning".to_owned());
         let cat = py.get_type::<crate::ParpyWarning>();
-        PyErr::warn(py, cat.as_any(), &msg, 2)?;
+        PyErr::warn(py, cat.as_any(), &msg, 1)?;
     }
     Ok(out)
 }
