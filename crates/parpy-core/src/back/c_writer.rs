@@ -13,8 +13,8 @@ use std::fmt::Write;
 
 use super::{param_infos, param_line, EmitOutput, Writes};
 use crate::ir::{
-    BinOp, Expr, ExprKind, ForLoop, Function, LaunchInfo, LoopPar, MathFn, Place, Program,
-    ReduceOp, Stmt, StmtKind, Type, UnOp, VarId, VarKind,
+    BinOp, Expr, ExprKind, ForLoop, Function, GpuIndex, LaunchInfo, LoopPar, MathFn, Place,
+    Program, ReduceOp, Stmt, StmtKind, Type, UnOp, VarId, VarKind,
 };
 use crate::options::Options;
 use crate::types::ElemTy;
@@ -98,6 +98,99 @@ pub trait Dialect {
     fn launch(&self, kernel: &str, args: &[String], launch: &LaunchInfo) -> String;
     /// The uniform entry point `int32_t SYM(void **args)` calling `host`.
     fn entry(&self, symbol: &str, host: &str, params: &[EntryParam]) -> String;
+
+    // ---- GPU hooks. The defaults say the target has no such notion; the IR
+    // holds these nodes only after the GPU lowering passes.
+
+    /// A grid position ([`GpuIndex`]) as an `int64_t`-compatible expression.
+    fn gpu_index(&self, g: GpuIndex) -> Result<String, String> {
+        Err(format!("`{}` on a target without a grid", g.name()))
+    }
+    /// The block-level barrier statement (with its `;`).
+    fn barrier(&self) -> Result<String, String> {
+        Err("a barrier on a target without blocks".into())
+    }
+    /// The expression reducing `arg` (already printed, of type `ty`) with `op`
+    /// across a warp / SIMD group.
+    fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, String> {
+        let _ = (e, arg);
+        Err(format!(
+            "warp reduction `{}` on a target without warps",
+            op.name()
+        ))
+    }
+    /// The definition of a helper that [`Dialect::warp_reduce`] calls, printed
+    /// once in the prelude when used (None when it needs none).
+    fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, String> {
+        let _ = (op, e);
+        Ok(None)
+    }
+    /// The declaration of a block-shared array of `len` elements.
+    fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, String> {
+        let _ = (ty, len);
+        Err(format!("shared array `{name}` on a target without blocks"))
+    }
+    /// Whether local arrays of the host function are device temporaries
+    /// (allocated by [`Dialect::host_alloc`], accessed through
+    /// [`Dialect::host_store`] / [`Dialect::host_load`]).
+    fn device_temps(&self) -> bool {
+        false
+    }
+    /// Lines allocating the device temporary `name` of `len` elements;
+    /// `cleanup` frees what was allocated before it.
+    fn host_alloc(&self, ty: &str, name: &str, len: i64, cleanup: &[String]) -> Vec<String> {
+        let _ = (ty, cleanup);
+        vec![format!("{ty} {name}[{len}];")]
+    }
+    /// Lines freeing the device temporary `name`.
+    fn host_free(&self, name: &str) -> Vec<String> {
+        let _ = name;
+        vec![]
+    }
+    /// Lines copying the host value `value` into element `at` (an offset
+    /// expression) of the device temporary `temp`.
+    fn host_store(
+        &self,
+        ty: &str,
+        temp: &str,
+        at: &str,
+        value: &str,
+        cleanup: &[String],
+    ) -> Vec<String> {
+        let _ = cleanup;
+        let _ = ty;
+        vec![format!("{temp}[{at}] = {value};")]
+    }
+    /// Lines copying element `at` of the device temporary `temp` into the
+    /// host scalar `dst` (already declared).
+    fn host_load(
+        &self,
+        ty: &str,
+        dst: &str,
+        temp: &str,
+        at: &str,
+        cleanup: &[String],
+    ) -> Vec<String> {
+        let _ = (ty, cleanup);
+        vec![format!("{dst} = {temp}[{at}];")]
+    }
+    /// A kernel launch with the device-temporary `cleanup` to run when it
+    /// fails (the default is [`Dialect::launch`]).
+    fn launch_checked(
+        &self,
+        kernel: &str,
+        args: &[String],
+        launch: &LaunchInfo,
+        shared_bytes: i64,
+        cleanup: &[String],
+    ) -> String {
+        let _ = (shared_bytes, cleanup);
+        self.launch(kernel, args, launch)
+    }
+    /// Lines that end the host function's body (after `cleanup` ran).
+    fn host_end(&self, cleanup: &[String]) -> Vec<String> {
+        cleanup.to_vec()
+    }
 }
 
 /// C-family keywords and library names no generated name may take.
@@ -269,6 +362,8 @@ enum PreludeFn {
     Max(ElemTy),
     Min(ElemTy),
     Abs(ElemTy),
+    /// A dialect's warp-reduction helper.
+    Warp(ReduceOp, ElemTy),
 }
 
 // C precedence levels (higher binds tighter).
@@ -425,6 +520,15 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
     let q = d.prelude_qualifier();
     let mut out = String::new();
     for f in used {
+        if let PreludeFn::Warp(op, e) = *f {
+            if let Some(text) = d.warp_reduce_helper(op, e)? {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&text);
+            }
+            continue;
+        }
         let (e, text) = match *f {
             PreludeFn::FloorDiv(e) if e.is_signed_int() => (e, format!(
                 "{q} T parpy_floordiv_S(T a, T b) {{\n  T q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}}\n"
@@ -446,6 +550,7 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::Max(e) => (e, format!("{q} T parpy_max_S(T a, T b) {{\n  return b > a ? b : a;\n}}\n")),
             PreludeFn::Min(e) => (e, format!("{q} T parpy_min_S(T a, T b) {{\n  return b < a ? b : a;\n}}\n")),
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
+            PreludeFn::Warp(..) => continue,
         };
         let ty = d.scalar_type(e)?;
         let mut text = text
@@ -530,6 +635,10 @@ struct FnWriter<'a, D: Dialect> {
     fuse: Option<VarId>,
     /// The next loop was covered by its parent's introduction.
     absorbed: bool,
+    /// Host local arrays that are device temporaries (GPU dialects).
+    temps: BTreeSet<VarId>,
+    /// Lines freeing the device temporaries, run on every exit.
+    cleanup: Vec<String>,
 }
 
 impl<'a, D: Dialect> FnWriter<'a, D> {
@@ -561,6 +670,8 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             in_vector: false,
             fuse: None,
             absorbed: false,
+            temps: BTreeSet::new(),
+            cleanup: vec![],
         }
     }
 
@@ -579,6 +690,16 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
     }
 
     fn write(mut self, name: &str, launch: Option<&LaunchInfo>) -> Result<String, String> {
+        if self.role == FnRole::Host && self.d.device_temps() {
+            self.temps = self
+                .f
+                .vars
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.kind == VarKind::Local && v.ty.is_array())
+                .map(|(i, _)| VarId(i as u32))
+                .collect();
+        }
         self.plan_decls();
         let mut params = vec![];
         for (i, &v) in self.f.params.iter().enumerate() {
@@ -604,9 +725,44 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 let _ = writeln!(self.out, "  (void){};", self.name(v));
             }
         }
+        for (i, var) in self.f.vars.iter().enumerate() {
+            if var.kind != VarKind::Shared {
+                continue;
+            }
+            let Type::Array { elem, shape } = &var.ty else {
+                return Err(format!("shared variable `{}` is not an array", var.name));
+            };
+            let ty = self.d.scalar_type(*elem)?;
+            let text = self.d.shared_decl(
+                ty,
+                &self.name(VarId(i as u32)),
+                shape.iter().product::<i64>().max(1),
+            )?;
+            self.line(1, &text);
+        }
+        for v in self.temps.clone() {
+            let var = self.f.var(v);
+            let ty = self.ty_text(&var.ty)?;
+            let n = match &var.ty {
+                Type::Array { shape, .. } => shape.iter().product::<i64>().max(1),
+                _ => 1,
+            };
+            let name = self.name(v);
+            for l in self.d.host_alloc(ty, &name, n, &self.cleanup) {
+                self.line(1, &l);
+            }
+            let mut free = self.d.host_free(&name);
+            free.extend(std::mem::take(&mut self.cleanup));
+            self.cleanup = free;
+        }
         self.next_block = 0;
         let body = &self.f.body;
         self.block(body, 1)?;
+        if self.role == FnRole::Host {
+            for l in self.d.host_end(&self.cleanup) {
+                self.line(1, &l);
+            }
+        }
         self.out.push_str("}\n");
         Ok(self.out)
     }
@@ -621,6 +777,9 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         let body = &self.f.body;
         self.plan_block(body, &mut stack, &mut sites, &mut read);
         for (v, site) in sites {
+            if self.temps.contains(&v) {
+                continue;
+            }
             if let Some(&last) = site.path.last() {
                 self.decls.entry(last).or_default().push(v);
             }
@@ -741,8 +900,50 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         Ok(())
     }
 
+    /// A host statement that moves one element to or from a device
+    /// temporary (GPU dialects): `tmp[i] = e` or `v = tmp[i]`.
+    fn temp_transfer(&mut self, dst: &Place, value: &Expr, depth: usize) -> Result<bool, String> {
+        if self.temps.is_empty() {
+            return Ok(false);
+        }
+        if let Place::Index { array, indices } = dst {
+            if self.temps.contains(array) {
+                let ty = self.ty_text(&self.f.var(*array).ty)?;
+                let at = self.flat_index(*array, indices)?;
+                let v = self.expr(value)?.0;
+                let name = self.name(*array);
+                for l in self.d.host_store(ty, &name, &at, &v, &self.cleanup) {
+                    self.line(depth, &l);
+                }
+                return Ok(true);
+            }
+        }
+        if let (Place::Var(d), ExprKind::Index { array, indices }) = (dst, &value.kind) {
+            if self.temps.contains(array) {
+                let ty = self.ty_text(&self.f.var(*d).ty)?;
+                if self.fuse == Some(*d) {
+                    self.fuse = None;
+                    let t = format!("{ty} {};", self.name(*d));
+                    self.line(depth, &t);
+                }
+                let at = self.flat_index(*array, indices)?;
+                let (dn, tn) = (self.name(*d), self.name(*array));
+                for l in self.d.host_load(ty, &dn, &tn, &at, &self.cleanup) {
+                    self.line(depth, &l);
+                }
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn stmt(&mut self, s: &Stmt, depth: usize) -> Result<(), String> {
         match &s.kind {
+            StmtKind::Assign { dst, value } if self.temp_transfer(dst, value, depth)? => {}
+            StmtKind::Barrier => {
+                let b = self.d.barrier()?;
+                self.line(depth, &b);
+            }
             StmtKind::Assign { dst, value } => {
                 let v = self.expr(value)?.0;
                 match dst {
@@ -841,7 +1042,9 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     .ok_or("launch of an unknown kernel")?;
                 let name = self.globals.kernels[kernel.0 as usize].clone();
                 let args: Vec<String> = args.iter().map(|a| self.name(*a)).collect();
-                let t = self.d.launch(&name, &args, &k.launch);
+                let t =
+                    self.d
+                        .launch_checked(&name, &args, &k.launch, k.shared_bytes(), &self.cleanup);
                 for l in t.lines() {
                     self.line(depth, l);
                 }
@@ -907,6 +1110,18 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
     // ---- expressions ----------------------------------------------------
 
     fn index(&mut self, array: VarId, indices: &[Expr]) -> Result<String, String> {
+        let flat = self.flat_index(array, indices)?;
+        if !self.temps.is_empty() && self.temps.contains(&array) {
+            return Err(format!(
+                "host code reads the device temporary `{}` inside an expression",
+                self.f.var(array).name
+            ));
+        }
+        Ok(format!("{}[{flat}]", self.name(array)))
+    }
+
+    /// The row-major offset of `array[indices]`.
+    fn flat_index(&mut self, array: VarId, indices: &[Expr]) -> Result<String, String> {
         let var = self.f.var(array);
         let shape = match &var.ty {
             Type::Array { shape, .. } => shape.clone(),
@@ -940,8 +1155,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 ),
             });
         }
-        let flat = flat.map(|f| f.0).unwrap_or_else(|| "0".into());
-        Ok(format!("{}[{flat}]", self.name(array)))
+        Ok(flat.map(|f| f.0).unwrap_or_else(|| "0".into()))
     }
 
     fn expr(&mut self, e: &Expr) -> Result<(String, u8), String> {
@@ -1027,6 +1241,13 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     }
                 };
                 (format!("{name}({})", a.join(", ")), P_POSTFIX)
+            }
+            ExprKind::GpuIndex(g) => (self.d.gpu_index(*g)?, P_UNARY),
+            ExprKind::WarpReduce { op, arg } => {
+                let ty = arg.ty.elem().ok_or("a warp reduction of a non-scalar")?;
+                self.prelude.insert(PreludeFn::Warp(*op, ty));
+                let a = self.expr(arg)?.0;
+                (self.d.warp_reduce(*op, ty, &a)?, P_POSTFIX)
             }
             ExprKind::Call { func, args } => {
                 let name = self
@@ -1160,7 +1381,7 @@ fn shallow_uses(
         }
         StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr_uses(cond, &mut reads),
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut reads),
-        StmtKind::Return(None) | StmtKind::OnDevice(_) => {}
+        StmtKind::Return(None) | StmtKind::OnDevice(_) | StmtKind::Barrier => {}
         StmtKind::Launch { args, .. } => reads.extend(args.iter().copied()),
     }
     used.extend(reads.iter().copied());

@@ -103,7 +103,9 @@ fn written_vars(
                 }
             }
             ExprKind::Index { indices, .. } => indices.iter().for_each(|i| expr(i, helpers, out)),
-            ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => expr(arg, helpers, out),
+            ExprKind::Unary { arg, .. }
+            | ExprKind::Convert { arg }
+            | ExprKind::WarpReduce { arg, .. } => expr(arg, helpers, out),
             ExprKind::Binary { lhs, rhs, .. } => {
                 expr(lhs, helpers, out);
                 expr(rhs, helpers, out);
@@ -150,7 +152,7 @@ fn written_vars(
                 written_vars(else_body, kernels, helpers, out);
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr(e, helpers, out),
-            StmtKind::Return(None) => {}
+            StmtKind::Return(None) | StmtKind::Barrier => {}
             StmtKind::OnDevice(body) => written_vars(body, kernels, helpers, out),
             StmtKind::Launch { kernel, args } => {
                 let w = kernels.get(kernel.0 as usize);

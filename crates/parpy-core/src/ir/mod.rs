@@ -64,6 +64,10 @@ pub enum VarKind {
     Local,
     /// The index variable of a `For` loop.
     LoopIndex,
+    /// A kernel-local array in block-shared memory (CUDA `__shared__`, Metal
+    /// `threadgroup`): one instance per block, visible to all its threads.
+    /// Only in kernels, only arrays; produced by the GPU lowering passes.
+    Shared,
 }
 
 #[derive(Clone, PartialEq, Debug)]
@@ -119,6 +123,22 @@ pub struct LaunchInfo {
 pub struct Kernel {
     pub func: Function,
     pub launch: LaunchInfo,
+}
+
+impl Kernel {
+    /// Bytes of block-shared memory the kernel declares (its
+    /// [`VarKind::Shared`] arrays), for the launch.
+    pub fn shared_bytes(&self) -> i64 {
+        self.func
+            .vars
+            .iter()
+            .filter(|v| v.kind == VarKind::Shared)
+            .map(|v| match &v.ty {
+                Type::Array { elem, shape } => elem.size() as i64 * shape.iter().product::<i64>(),
+                _ => 0,
+            })
+            .sum()
+    }
 }
 
 /// A whole compiled program.
@@ -180,6 +200,11 @@ pub enum StmtKind {
         kernel: KernelId,
         args: Vec<VarId>,
     },
+    /// GPU: a barrier across the threads of one block (CUDA
+    /// `__syncthreads()`, Metal `threadgroup_barrier(mem_threadgroup)`), also
+    /// ordering block-shared memory. Every thread of the block must reach it.
+    /// Only in kernels.
+    Barrier,
 }
 
 /// How a loop's iterations are executed.
@@ -220,7 +245,7 @@ pub struct ForLoop {
     pub wants_reduction: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum ReduceOp {
     Sum,
     Prod,
@@ -287,6 +312,80 @@ pub enum ExprKind {
         func: FuncId,
         args: Vec<Expr>,
     },
+    /// GPU: a position of the executing thread in the launch grid (type
+    /// `i64`). Only in kernels; produced by `passes::gpu_grid`.
+    GpuIndex(GpuIndex),
+    /// GPU: `op` applied to `arg` across the [`WARP_SIZE`] threads of the
+    /// warp / SIMD group; every thread of the group gets the result (CUDA
+    /// `__shfl_xor_sync` butterfly, Metal `simd_sum`...). All threads of the
+    /// group must evaluate it. Its type is `arg`'s.
+    WarpReduce {
+        op: ReduceOp,
+        arg: Box<Expr>,
+    },
+}
+
+/// The threads of a warp (CUDA) / SIMD group (Metal on Apple GPUs) that a
+/// [`ExprKind::WarpReduce`] spans.
+pub const WARP_SIZE: i64 = 32;
+
+/// A grid axis.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+impl Axis {
+    pub const ALL: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::X => "x",
+            Axis::Y => "y",
+            Axis::Z => "z",
+        }
+    }
+    pub fn index(self) -> usize {
+        match self {
+            Axis::X => 0,
+            Axis::Y => 1,
+            Axis::Z => 2,
+        }
+    }
+}
+
+/// Positions and sizes in the launch grid (values fixed for a launch).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum GpuIndex {
+    /// Index of the thread in its block (CUDA `threadIdx`, Metal
+    /// `thread_position_in_threadgroup`).
+    Thread(Axis),
+    /// Index of the block in the grid (`blockIdx`,
+    /// `threadgroup_position_in_grid`).
+    Block(Axis),
+    /// Threads per block (`blockDim`, `threads_per_threadgroup`).
+    BlockDim(Axis),
+    /// Blocks in the grid (`gridDim`, `threadgroups_per_grid`).
+    GridDim(Axis),
+    /// `Thread(X) % WARP_SIZE` (`thread_index_in_simdgroup`).
+    Lane,
+    /// `Thread(X) / WARP_SIZE` (`simdgroup_index_in_threadgroup`).
+    Warp,
+}
+
+impl GpuIndex {
+    /// The IR printer's name: `thread.x`, `block.y`, `lane`.
+    pub fn name(self) -> String {
+        match self {
+            GpuIndex::Thread(a) => format!("thread.{}", a.name()),
+            GpuIndex::Block(a) => format!("block.{}", a.name()),
+            GpuIndex::BlockDim(a) => format!("block_dim.{}", a.name()),
+            GpuIndex::GridDim(a) => format!("grid_dim.{}", a.name()),
+            GpuIndex::Lane => "lane".into(),
+            GpuIndex::Warp => "warp".into(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

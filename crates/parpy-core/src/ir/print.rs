@@ -167,6 +167,16 @@ fn print_function(f: &Function, keyword: &str, kernel: Option<&Kernel>, ctx: &Ct
     for &id in &f.params {
         p.declared.insert(id);
     }
+    for (i, v) in f.vars.iter().enumerate() {
+        if v.kind == VarKind::Shared {
+            let line = format!(
+                "  shared {}: {}\n",
+                p.name(VarId(i as u32)),
+                type_to_string(&v.ty)
+            );
+            p.out.push_str(&line);
+        }
+    }
     p.block(&f.body, 1);
     p.out.push_str("}\n");
     p.out
@@ -260,6 +270,7 @@ impl Printer<'_> {
                 self.block(body, depth + 1);
                 self.close(depth);
             }
+            StmtKind::Barrier => self.out.push_str("barrier\n"),
             StmtKind::Launch { kernel, args } => {
                 let name = self
                     .ctx
@@ -350,6 +361,10 @@ impl Printer<'_> {
                 format!("{}({})", type_to_string(&e.ty), self.expr(arg))
             }
             ExprKind::Math { func, args } => format!("{}({})", func.name(), self.exprs(args)),
+            ExprKind::GpuIndex(g) => g.name(),
+            ExprKind::WarpReduce { op, arg } => {
+                format!("warp_{}({})", op.name(), self.expr(arg))
+            }
             ExprKind::Call { func, args } => {
                 let name = self
                     .ctx

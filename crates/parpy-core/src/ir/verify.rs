@@ -5,17 +5,18 @@ use super::{Block, Expr, ExprKind, Function, Place, Program, StmtKind, Type, Var
 
 /// Checks the whole program; returns the first problem found.
 pub fn verify_program(p: &Program) -> Result<(), String> {
-    verify_function(p, &p.host).map_err(|e| format!("in `{}`: {e}", p.host.name))?;
+    verify_function(p, &p.host, false).map_err(|e| format!("in `{}`: {e}", p.host.name))?;
     for k in &p.kernels {
-        verify_function(p, &k.func).map_err(|e| format!("in kernel `{}`: {e}", k.func.name))?;
+        verify_function(p, &k.func, true)
+            .map_err(|e| format!("in kernel `{}`: {e}", k.func.name))?;
     }
     for h in &p.helpers {
-        verify_function(p, h).map_err(|e| format!("in helper `{}`: {e}", h.name))?;
+        verify_function(p, h, false).map_err(|e| format!("in helper `{}`: {e}", h.name))?;
     }
     Ok(())
 }
 
-fn verify_function(p: &Program, f: &Function) -> Result<(), String> {
+fn verify_function(p: &Program, f: &Function, kernel: bool) -> Result<(), String> {
     for &id in &f.params {
         let v = f
             .vars
@@ -33,12 +34,24 @@ fn verify_function(p: &Program, f: &Function) -> Result<(), String> {
             ));
         }
     }
-    V { p, f }.block(&f.body)
+    for v in &f.vars {
+        if v.kind == VarKind::Shared {
+            if !kernel {
+                return Err(format!("shared array `{}` outside a kernel", v.name));
+            }
+            if !v.ty.is_array() {
+                return Err(format!("shared variable `{}` is not an array", v.name));
+            }
+        }
+    }
+    V { p, f, kernel }.block(&f.body)
 }
 
 struct V<'a> {
     p: &'a Program,
     f: &'a Function,
+    /// GPU statements and expressions are allowed only in kernels.
+    kernel: bool,
 }
 
 impl V<'_> {
@@ -111,6 +124,11 @@ impl V<'_> {
                 }
                 StmtKind::Expr(e) => self.expr(e)?,
                 StmtKind::OnDevice(b) => self.block(b)?,
+                StmtKind::Barrier => {
+                    if !self.kernel {
+                        return Err("barrier outside a kernel".into());
+                    }
+                }
                 StmtKind::Launch { kernel, args } => {
                     let k = self
                         .p
@@ -205,6 +223,23 @@ impl V<'_> {
                 }
                 for a in args {
                     self.expr(a)?;
+                }
+            }
+            ExprKind::GpuIndex(g) => {
+                if !self.kernel {
+                    return Err(format!("`{}` outside a kernel", g.name()));
+                }
+                if e.ty != Type::Scalar(crate::types::ElemTy::I64) {
+                    return Err(format!("`{}` is not of type i64", g.name()));
+                }
+            }
+            ExprKind::WarpReduce { arg, .. } => {
+                if !self.kernel {
+                    return Err("warp reduction outside a kernel".into());
+                }
+                self.expr(arg)?;
+                if arg.ty != e.ty || e.ty.is_array() {
+                    return Err("warp reduction with a wrong type".into());
                 }
             }
             ExprKind::Call { func, args } => {

@@ -49,7 +49,7 @@ fn fold_block(b: &mut Block) {
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => fold_expr(e),
             StmtKind::OnDevice(body) => fold_block(body),
-            StmtKind::Return(None) | StmtKind::Launch { .. } => {}
+            StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
         }
     }
 }
@@ -222,7 +222,11 @@ fn convert(v: Lit, to: &Type) -> Option<Lit> {
 
 pub fn fold_expr(e: &mut Expr) {
     let new_kind = match &mut e.kind {
-        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => None,
+        ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Var(_)
+        | ExprKind::GpuIndex(_) => None,
         ExprKind::Index { indices, .. } => {
             indices.iter_mut().for_each(fold_expr);
             None
@@ -262,6 +266,10 @@ pub fn fold_expr(e: &mut Expr) {
             lit(arg)
                 .and_then(|v| convert(v, &e.ty))
                 .and_then(|v| to_kind(v, &e.ty))
+        }
+        ExprKind::WarpReduce { arg, .. } => {
+            fold_expr(arg);
+            None
         }
         ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
             args.iter_mut().for_each(fold_expr);

@@ -220,7 +220,7 @@ fn first_touch(s: &Stmt, seen: &mut BTreeSet<VarId>, live_in: &mut BTreeSet<VarI
                 .for_each(|s| first_touch(s, seen, live_in));
         }
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => read(e, seen, live_in),
-        StmtKind::Return(None) => {}
+        StmtKind::Return(None) | StmtKind::Barrier => {}
         StmtKind::OnDevice(b) => b.iter().for_each(|s| first_touch(s, seen, live_in)),
         StmtKind::Launch { args, .. } => {
             for a in args {
@@ -276,7 +276,7 @@ pub fn stmt_uses(s: &Stmt, used: &mut BTreeSet<VarId>, assigned: &mut BTreeSet<V
                 .for_each(|s| stmt_uses(s, used, assigned));
         }
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, used),
-        StmtKind::Return(None) => {}
+        StmtKind::Return(None) | StmtKind::Barrier => {}
         StmtKind::OnDevice(body) => body.iter().for_each(|s| stmt_uses(s, used, assigned)),
         StmtKind::Launch { args, .. } => used.extend(args.iter().copied()),
     }
@@ -284,7 +284,7 @@ pub fn stmt_uses(s: &Stmt, used: &mut BTreeSet<VarId>, assigned: &mut BTreeSet<V
 
 pub fn expr_uses(e: &Expr, used: &mut BTreeSet<VarId>) {
     match &e.kind {
-        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) => {}
+        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::GpuIndex(_) => {}
         ExprKind::Var(v) => {
             used.insert(*v);
         }
@@ -292,7 +292,9 @@ pub fn expr_uses(e: &Expr, used: &mut BTreeSet<VarId>) {
             used.insert(*array);
             indices.iter().for_each(|i| expr_uses(i, used));
         }
-        ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => expr_uses(arg, used),
+        ExprKind::Unary { arg, .. }
+        | ExprKind::Convert { arg }
+        | ExprKind::WarpReduce { arg, .. } => expr_uses(arg, used),
         ExprKind::Binary { lhs, rhs, .. } => {
             expr_uses(lhs, used);
             expr_uses(rhs, used);
@@ -613,7 +615,7 @@ fn remap_stmt(s: &mut Stmt, map: &BTreeMap<VarId, VarId>) {
                 .for_each(|s| remap_stmt(s, map));
         }
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => remap_expr(e, map),
-        StmtKind::Return(None) => {}
+        StmtKind::Return(None) | StmtKind::Barrier => {}
         StmtKind::OnDevice(b) => b.iter_mut().for_each(|s| remap_stmt(s, map)),
         StmtKind::Launch { args, .. } => args.iter_mut().for_each(|a| m(a, map)),
     }
@@ -631,13 +633,15 @@ fn remap_loop(l: &mut ForLoop, map: &BTreeMap<VarId, VarId>) {
 
 fn remap_expr(e: &mut Expr, map: &BTreeMap<VarId, VarId>) {
     match &mut e.kind {
-        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) => {}
+        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::GpuIndex(_) => {}
         ExprKind::Var(v) => m(v, map),
         ExprKind::Index { array, indices } => {
             m(array, map);
             indices.iter_mut().for_each(|i| remap_expr(i, map));
         }
-        ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => remap_expr(arg, map),
+        ExprKind::Unary { arg, .. }
+        | ExprKind::Convert { arg }
+        | ExprKind::WarpReduce { arg, .. } => remap_expr(arg, map),
         ExprKind::Binary { lhs, rhs, .. } => {
             remap_expr(lhs, map);
             remap_expr(rhs, map);
@@ -695,7 +699,7 @@ fn to_elem_block(b: &mut Block, conv: &BTreeSet<VarId>) {
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => to_elem_expr(e, conv),
             StmtKind::OnDevice(b) => to_elem_block(b, conv),
-            StmtKind::Return(None) | StmtKind::Launch { .. } => {}
+            StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
         }
     }
 }
@@ -706,9 +710,15 @@ fn to_elem_expr(e: &mut Expr, conv: &BTreeSet<VarId>) {
             let v = *v;
             *e = elem0(v, &e.ty, e.span);
         }
-        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => {}
+        ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Var(_)
+        | ExprKind::GpuIndex(_) => {}
         ExprKind::Index { indices, .. } => indices.iter_mut().for_each(|i| to_elem_expr(i, conv)),
-        ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => to_elem_expr(arg, conv),
+        ExprKind::Unary { arg, .. }
+        | ExprKind::Convert { arg }
+        | ExprKind::WarpReduce { arg, .. } => to_elem_expr(arg, conv),
         ExprKind::Binary { lhs, rhs, .. } => {
             to_elem_expr(lhs, conv);
             to_elem_expr(rhs, conv);
