@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use super::{param_infos, param_line, EmitOutput, Writes};
 use crate::ir::{
-    BinOp, Expr, ExprKind, ForLoop, Function, GpuIndex, LaunchInfo, LoopPar, MathFn, Place,
+    BinOp, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, LaunchInfo, LoopPar, MathFn, Place,
     Program, ReduceOp, Stmt, StmtKind, Type, UnOp, VarId, VarKind,
 };
 use crate::options::Options;
@@ -190,6 +190,37 @@ pub trait Dialect {
     /// Lines that end the host function's body (after `cleanup` ran).
     fn host_end(&self, cleanup: &[String]) -> Vec<String> {
         cleanup.to_vec()
+    }
+
+    // ---- Whole-kernel hooks, for targets that bind kernel parameters by
+    // kind rather than one declaration each (Metal: buffers by index,
+    // scalars in one constant struct, grid positions as attributed params).
+
+    /// A kernel's whole signature (without the `{`) and the first lines of
+    /// its body. `names[i]` is the printed name of parameter i, `written`
+    /// the parameters the kernel may write. `None` (the default) means
+    /// [`Dialect::param`] and [`Dialect::signature`] are used.
+    fn kernel_header(
+        &self,
+        name: &str,
+        f: &Function,
+        names: &[String],
+        written: &BTreeSet<usize>,
+        launch: &LaunchInfo,
+    ) -> Option<Result<(String, Vec<String>), String>> {
+        let _ = (name, f, names, written, launch);
+        None
+    }
+    /// The launch of kernel `k` (printed as `kernel`) from host code, with
+    /// the kernel's IR at hand; the default is [`Dialect::launch_checked`].
+    fn launch_kernel(
+        &self,
+        kernel: &str,
+        k: &Kernel,
+        args: &[String],
+        cleanup: &[String],
+    ) -> String {
+        self.launch_checked(kernel, args, &k.launch, k.shared_bytes(), cleanup)
     }
 }
 
@@ -714,8 +745,26 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             ));
         }
         let ret = self.ty_text(&self.f.ret)?;
-        let sig = self.d.signature(self.role, ret, name, &params, launch);
-        let _ = writeln!(self.out, "{sig} {{");
+        let header = match (self.role, launch) {
+            (FnRole::Kernel, Some(l)) => {
+                self.d
+                    .kernel_header(name, self.f, &self.names, self.written, l)
+            }
+            _ => None,
+        };
+        match header {
+            Some(h) => {
+                let (sig, prologue) = h?;
+                let _ = writeln!(self.out, "{sig} {{");
+                for l in prologue {
+                    self.line(1, &l);
+                }
+            }
+            None => {
+                let sig = self.d.signature(self.role, ret, name, &params, launch);
+                let _ = writeln!(self.out, "{sig} {{");
+            }
+        }
         let mut used = BTreeSet::new();
         for s in &self.f.body {
             crate::passes::outline_kernels::stmt_uses(s, &mut used, &mut BTreeSet::new());
@@ -1042,9 +1091,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     .ok_or("launch of an unknown kernel")?;
                 let name = self.globals.kernels[kernel.0 as usize].clone();
                 let args: Vec<String> = args.iter().map(|a| self.name(*a)).collect();
-                let t =
-                    self.d
-                        .launch_checked(&name, &args, &k.launch, k.shared_bytes(), &self.cleanup);
+                let t = self.d.launch_kernel(&name, k, &args, &self.cleanup);
                 for l in t.lines() {
                     self.line(depth, l);
                 }
