@@ -22,7 +22,6 @@ if [ -z "${VIRTUAL_ENV:-}" ]; then
 fi
 
 step "installing parpy and the test dependencies"
-python -m pip install --quiet --upgrade pip
 python -m pip install --quiet ".[test]"
 # the suite's own needs, in case the package's [test] extra lacks them
 python -m pip install --quiet numpy pytest
