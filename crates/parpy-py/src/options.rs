@@ -228,13 +228,17 @@ impl OptData {
                 },
             );
         }
+        // Metal's default int and float are 32-bit (it has no 64-bit floats).
+        let metal = backend == Backend::Metal;
         let int_type = match self.force_int_size {
+            None if metal => ElemTy::I32,
             None | Some(64) => ElemTy::I64,
             Some(8) => ElemTy::I8,
             Some(16) => ElemTy::I16,
             Some(_) => ElemTy::I32,
         };
         let float_type = match self.force_float_size {
+            None if metal => ElemTy::F32,
             None | Some(64) => ElemTy::F64,
             Some(16) => ElemTy::F16,
             Some(_) => ElemTy::F32,
