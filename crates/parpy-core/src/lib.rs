@@ -92,6 +92,15 @@ pub struct CompileOutput {
     pub warnings: Vec<Diagnostic>,
     /// The IR after each pass, with timings, when `debug_print` is set.
     pub debug_log: String,
+    /// GPU backends: the device-only translation unit (kernels, helpers and
+    /// prelude; `extern "C" __global__` kernels, no host code) for NVRTC.
+    pub device_code: Option<String>,
+    /// The emitted (unmangled) name of each kernel, indexed by `KernelId`.
+    pub kernel_names: Vec<String>,
+    /// The final IR: its host function (scalar code, loops, `Launch`
+    /// statements, device temporaries) is the launch plan a GPU runtime
+    /// interprets; each kernel's `LaunchInfo` gives its grid.
+    pub program: ir::Program,
 }
 
 /// Parses a function's source at decoration time. Unsupported constructs are
@@ -117,6 +126,9 @@ pub fn compile(
         params: code.params,
         warnings,
         debug_log: log,
+        device_code: code.device_text,
+        kernel_names: code.kernel_names,
+        program,
     })
 }
 

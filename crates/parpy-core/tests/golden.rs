@@ -1,6 +1,7 @@
 //! Golden tests: every `tests/in/NAME.py` is compiled for the CPU backend and
 //! the IR after the pipeline is compared with `tests/out/ir/NAME.ir` and the C
-//! with `tests/out/c/NAME.c`; every `tests/err/NAME.py` has its rendered
+//! with `tests/out/c/NAME.c` (and for CUDA with `tests/out/cuda/NAME.cu`, see
+//! [`golden_cuda`]); every `tests/err/NAME.py` has its rendered
 //! diagnostics (errors and warnings) compared with `tests/err/NAME.txt`.
 //! Every generated C file is also compiled with
 //! `cc -std=c11 -fopenmp -Wall -Wextra -Werror -c`.
@@ -305,6 +306,69 @@ fn golden_programs() {
     }
     if no_cc {
         eprintln!("note: no `cc` found; the C compile check of the golden files was skipped");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Every `tests/in` program is also compiled for CUDA: the code goes to
+/// `tests/out/cuda/NAME.cu`, the device-only translation unit is checked to
+/// be a part of it, and a program the CUDA backend rejects has its rendered
+/// diagnostics in `tests/out/cuda/NAME.txt` instead. (NVRTC and nvcc compile
+/// the `.cu` files in `tests/test_cuda_codegen.py`.)
+#[test]
+fn golden_cuda() {
+    let files = inputs("in");
+    let mut failures = vec![];
+    let out = root().join("out/cuda");
+    for path in &files {
+        let mut case = match load("in", path) {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(format!("{}: bad header: {e}", path.display()));
+                continue;
+            }
+        };
+        case.options.backend = Backend::Cuda;
+        case.options.debug_print = false;
+        let def = match parse_function(case.source.clone()) {
+            Ok(d) => d,
+            Err(d) => {
+                failures.push(format!("{}: parse failed:\n{}", case.rel, render_all(&d)));
+                continue;
+            }
+        };
+        let resolver = StaticResolver::new();
+        let (cu, txt) = (
+            out.join(format!("{}.cu", case.name)),
+            out.join(format!("{}.txt", case.name)),
+        );
+        match compile(&def, &case.args, &resolver, &case.options) {
+            Ok(o) => {
+                check(&cu, &o.code, &mut failures);
+                match &o.device_code {
+                    Some(dev) if o.code.contains(dev.as_str()) && !dev.contains("<<<") => {}
+                    _ => failures.push(format!(
+                        "{}: the device code is missing or not part of the file",
+                        case.rel
+                    )),
+                }
+                if o.kernel_names.len() != o.program.kernels.len() {
+                    failures.push(format!("{}: kernel names do not match kernels", case.rel));
+                }
+                if !bless() && txt.exists() {
+                    failures.push(format!("{} is stale (the program compiles)", txt.display()));
+                }
+            }
+            Err(CompileError::User(d)) => {
+                check(&txt, &(render_all(&d) + "\n"), &mut failures);
+                if !bless() && cu.exists() {
+                    failures.push(format!("{} is stale (the program fails)", cu.display()));
+                }
+            }
+            Err(CompileError::Internal(m)) => {
+                failures.push(format!("{}: internal error: {m}", case.rel))
+            }
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

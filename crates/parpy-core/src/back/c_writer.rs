@@ -197,8 +197,9 @@ pub trait Dialect {
     // scalars in one constant struct, grid positions as attributed params).
 
     /// A kernel's whole signature (without the `{`) and the first lines of
-    /// its body. `names[i]` is the printed name of parameter i, `written`
-    /// the parameters the kernel may write. `None` (the default) means
+    /// its body. `names[v]` is the printed name of variable `v` (indexed by
+    /// `VarId`), `written` the positions of the parameters the kernel may
+    /// write. `None` (the default) means
     /// [`Dialect::param`] and [`Dialect::signature`] are used.
     fn kernel_header(
         &self,
@@ -421,12 +422,67 @@ fn paren(s: (String, u8), min: u8) -> String {
     }
 }
 
-/// Writes the whole program with the given dialect.
+/// Writes the whole program with the given dialect: the header lines, the
+/// includes, the prelude, the helpers and kernels, the host function and the
+/// entry trampoline.
 pub fn write_program<D: Dialect>(
     d: &D,
     p: &Program,
-    _options: &Options,
+    options: &Options,
 ) -> Result<EmitOutput, CompileError> {
+    let parts = write_parts(d, p, options)?;
+    let mut out = parts.header.clone();
+    out.push_str(&parts.device_unit());
+    out.push_str(&parts.host);
+    Ok(EmitOutput {
+        text: out,
+        entry_symbol: parts.entry_symbol,
+        params: parts.params,
+        device_text: None,
+        kernel_names: parts.kernel_names,
+    })
+}
+
+/// The pieces of a generated file, for dialects that also need the device
+/// code alone (the CUDA translation unit for NVRTC).
+pub struct Parts {
+    /// The `// Generated ...` and `// parpy-` lines.
+    pub header: String,
+    /// The dialect's includes and fixed text.
+    pub includes: String,
+    /// Prelude helpers (possibly empty).
+    pub prelude: String,
+    /// Helper functions and kernels.
+    pub device: String,
+    /// The host function and the entry trampoline.
+    pub host: String,
+    pub entry_symbol: String,
+    pub params: Vec<crate::ParamInfo>,
+    /// The emitted name of each kernel, by `KernelId`.
+    pub kernel_names: Vec<String>,
+}
+
+impl Parts {
+    /// Includes, prelude, helpers and kernels: everything but the header and
+    /// the host code.
+    pub fn device_unit(&self) -> String {
+        let mut out = self.includes.clone();
+        out.push('\n');
+        if !self.prelude.is_empty() {
+            out.push_str(&self.prelude);
+            out.push('\n');
+        }
+        out.push_str(&self.device);
+        out
+    }
+}
+
+/// Writes the parts of a program (see [`write_program`]).
+pub fn write_parts<D: Dialect>(
+    d: &D,
+    p: &Program,
+    _options: &Options,
+) -> Result<Parts, CompileError> {
     let writes = Writes::of(p);
     let params = param_infos(p, &writes);
     // Global names: the host keeps the Python name where possible.
@@ -481,6 +537,7 @@ pub fn write_program<D: Dialect>(
         body.push_str(&text);
         body.push('\n');
     }
+    let device = std::mem::take(&mut body);
     let text = FnWriter::new(
         d,
         p,
@@ -525,18 +582,16 @@ pub fn write_program<D: Dialect>(
     for pi in &params {
         let _ = writeln!(out, "// parpy-param: {}", param_line(pi));
     }
-    out.push_str(&d.includes());
-    out.push('\n');
     let pre = write_prelude(d, &prelude).map_err(CompileError::Internal)?;
-    if !pre.is_empty() {
-        out.push_str(&pre);
-        out.push('\n');
-    }
-    out.push_str(&body);
-    Ok(EmitOutput {
-        text: out,
+    Ok(Parts {
+        header: out,
+        includes: d.includes(),
+        prelude: pre,
+        device,
+        host: body,
         entry_symbol,
         params,
+        kernel_names: names.kernels.clone(),
     })
 }
 
@@ -1483,4 +1538,19 @@ pub fn float_literal(v: f64, ty: ElemTy) -> (String, u8) {
         P_ATOM
     };
     (format!("{text}{suffix}"), p)
+}
+
+/// The argument expression that reads entry parameter `i` from the uniform
+/// `void **args` of the Entry ABI: an array's pointer (host or device,
+/// depending on the backend), or the 8-byte slot of a scalar converted to
+/// the parameter's type.
+pub fn entry_arg(i: usize, p: &EntryParam) -> String {
+    match &p.ty {
+        Type::Array { .. } => format!("({} *)args[{i}]", p.elem_ty),
+        Type::Scalar(ElemTy::Bool) => format!("*(int64_t *)args[{i}] != 0"),
+        Type::Scalar(ElemTy::I64) => format!("*(int64_t *)args[{i}]"),
+        Type::Scalar(ElemTy::F64) => format!("*(double *)args[{i}]"),
+        Type::Scalar(e) if e.is_float() => format!("({})*(double *)args[{i}]", p.elem_ty),
+        _ => format!("({})*(int64_t *)args[{i}]", p.elem_ty),
+    }
 }

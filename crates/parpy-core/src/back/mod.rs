@@ -4,10 +4,11 @@
 
 pub mod c;
 pub mod c_writer;
+pub mod cuda;
+pub mod metal;
 
 use std::collections::BTreeSet;
 
-use crate::diag::Diagnostic;
 use crate::ir::{Block, ExprKind, Function, Place, Program, StmtKind, Type, VarId};
 use crate::options::{Backend, Options};
 use crate::{ArgType, CompileError, ParamInfo};
@@ -16,16 +17,19 @@ pub struct EmitOutput {
     pub text: String,
     pub entry_symbol: String,
     pub params: Vec<ParamInfo>,
+    /// GPU backends: the device-only translation unit (prelude, helpers and
+    /// kernels; no host code), for in-process compilation (NVRTC).
+    pub device_text: Option<String>,
+    /// The emitted name of each kernel, by `KernelId` (the symbol in the
+    /// device code).
+    pub kernel_names: Vec<String>,
 }
 
 pub fn emit(program: &Program, options: &Options) -> Result<EmitOutput, CompileError> {
     match options.backend {
         Backend::Cpu => c::emit(program, options),
-        b => Err(CompileError::User(vec![Diagnostic::error(format!(
-            "the {} backend cannot generate code yet",
-            b.name()
-        ))
-        .help("use parpy.CompileBackend.Cpu")])),
+        Backend::Cuda => cuda::emit(program, options),
+        Backend::Metal => metal::emit(program, options),
     }
 }
 

@@ -4,14 +4,24 @@
 //! 2. [`check_parallel_structure`] — one thread count per level of a nest.
 //! 3. [`lower_reductions`] — `par_reduction()` loops to reduction loops.
 //! 4. [`fold_constants`] — literal arithmetic, Python semantics.
-//! 5. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels.
+//! 5. [`check_host_device`] — GPU backends only: host code may not touch
+//!    device arrays (the combine step of a top-level `par_reduction()` moves
+//!    to the device).
+//! 6. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels.
+//! 7. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
+//!    reductions (warp reductions, block-shared memory, barriers).
+//! 8. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
+//!    (thread and block indices, strided loops, `LaunchInfo.blocks/threads`).
 //!
 //! The IR is verified after every pass in tests and debug builds; with
 //! `debug_print` the IR after each pass is appended to the log with the time
 //! the pass took.
 
+pub mod check_host_device;
 pub mod check_parallel_structure;
 pub mod fold_constants;
+pub mod gpu_grid;
+pub mod gpu_reductions;
 pub mod lower_reductions;
 pub mod outline_kernels;
 
@@ -24,7 +34,7 @@ use crate::diag::Diagnostic;
 use crate::ir::print::program_to_string;
 use crate::ir::verify::verify_program;
 use crate::ir::Program;
-use crate::options::Options;
+use crate::options::{Backend, Options};
 use crate::CompileError;
 
 struct Run<'a> {
@@ -86,9 +96,35 @@ pub fn run_pipeline(
     fold_constants::run(&mut program);
     r.after("fold_constants", &program, t)?;
 
+    let gpu = matches!(options.backend, Backend::Cuda | Backend::Metal);
+    if gpu {
+        let t = Instant::now();
+        let errors = check_host_device::run(&mut program, options.backend);
+        if !errors.is_empty() {
+            return Err(CompileError::User(errors));
+        }
+        r.after("check_host_device", &program, t)?;
+    }
+
     let t = Instant::now();
     outline_kernels::run(&mut program);
     r.after("outline_kernels", &program, t)?;
+
+    if gpu {
+        let t = Instant::now();
+        let errors = gpu_reductions::run(&mut program);
+        if !errors.is_empty() {
+            return Err(CompileError::User(errors));
+        }
+        r.after("gpu_reductions", &program, t)?;
+
+        let t = Instant::now();
+        let errors = gpu_grid::run(&mut program);
+        if !errors.is_empty() {
+            return Err(CompileError::User(errors));
+        }
+        r.after("gpu_grid", &program, t)?;
+    }
 
     Ok((program, warnings))
 }

@@ -1,0 +1,362 @@
+//! The CUDA C++ dialect of the C-family writer.
+//!
+//! The IR reaching this backend went through the GPU passes
+//! (`check_host_device`, `gpu_reductions`, `gpu_grid`): kernels hold grid
+//! indices, warp reductions, barriers and block-shared arrays; the host
+//! function holds scalar code, launches and the device temporaries
+//! (1-element arrays that carry values between kernels).
+//!
+//! The printed file is one self-contained translation unit that `nvcc -c`
+//! builds: kernels are `extern "C" __global__` with `__launch_bounds__`, the
+//! host function `extern "C" int32_t NAME(...)` takes device pointers and
+//! scalars, allocates the temporaries with `cudaMalloc`, launches with
+//! `<<<grid, block, shared>>>`, checks `cudaGetLastError()` after each
+//! launch and returns non-zero on failure; the entry trampoline
+//! `parpy_entry_NAME(void **args)` returns its status. The same includes,
+//! prelude, helpers and kernels alone form the device translation unit
+//! ([`EmitOutput::device_text`]) that the runtime compiles with NVRTC
+//! (`__CUDACC_RTC__` selects the header-free prelude).
+
+use super::c_writer::{self, entry_arg, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
+use super::EmitOutput;
+use crate::ir::{Axis, GpuIndex, LaunchInfo, MathFn, Program, ReduceOp, WARP_SIZE};
+use crate::options::Options;
+use crate::types::ElemTy;
+use crate::CompileError;
+
+pub struct CudaDialect {
+    /// The program uses float16 (`cuda_fp16.h` is included).
+    pub f16: bool,
+}
+
+fn uses_f16(p: &Program) -> bool {
+    let fns = std::iter::once(&p.host)
+        .chain(p.kernels.iter().map(|k| &k.func))
+        .chain(p.helpers.iter());
+    fns.flat_map(|f| f.vars.iter())
+        .any(|v| v.ty.elem() == Some(ElemTy::F16))
+}
+
+pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> {
+    let d = CudaDialect { f16: uses_f16(p) };
+    let parts = c_writer::write_parts(&d, p, options)?;
+    let device = parts.device_unit();
+    let mut text = parts.header.clone();
+    text.push_str(&device);
+    text.push_str(&parts.host);
+    Ok(EmitOutput {
+        text,
+        entry_symbol: parts.entry_symbol,
+        params: parts.params,
+        device_text: Some(device),
+        kernel_names: parts.kernel_names,
+    })
+}
+
+fn axis(a: Axis) -> &'static str {
+    a.name()
+}
+
+/// Lines that free the temporaries and return `code`.
+fn fail(cleanup: &[String], code: i32) -> Vec<String> {
+    let mut v: Vec<String> = cleanup.iter().map(|l| format!("  {l}")).collect();
+    v.push(format!("  return {code};"));
+    v
+}
+
+fn checked(call: &str, cleanup: &[String], code: i32) -> Vec<String> {
+    let mut v = vec![format!("if ({call} != cudaSuccess) {{")];
+    v.extend(fail(cleanup, code));
+    v.push("}".into());
+    v
+}
+
+impl Dialect for CudaDialect {
+    fn target_name(&self) -> &'static str {
+        "CUDA C++"
+    }
+
+    fn reserved(&self) -> &'static [&'static str] {
+        &[
+            "threadIdx",
+            "blockIdx",
+            "blockDim",
+            "gridDim",
+            "warpSize",
+            "dim3",
+            "cudaMalloc",
+            "cudaFree",
+            "cudaMemcpy",
+            "cudaGetLastError",
+            "cudaSuccess",
+            "cudaError_t",
+            "cudaMemcpyHostToDevice",
+            "cudaMemcpyDeviceToHost",
+            "std",
+            "nullptr",
+            "__half",
+        ]
+    }
+
+    fn includes(&self) -> String {
+        let mut s = String::from(
+            "#ifdef __CUDACC_RTC__\n\
+             typedef signed char int8_t;\n\
+             typedef short int16_t;\n\
+             typedef int int32_t;\n\
+             typedef long long int64_t;\n\
+             typedef unsigned char uint8_t;\n\
+             typedef unsigned short uint16_t;\n\
+             typedef unsigned int uint32_t;\n\
+             typedef unsigned long long uint64_t;\n\
+             #define INT64_C(v) v##LL\n\
+             #define UINT64_C(v) v##ULL\n\
+             #define INT32_MIN (-2147483647 - 1)\n\
+             #define INT64_MIN (-9223372036854775807LL - 1)\n\
+             #define INFINITY __int_as_float(0x7f800000)\n\
+             #define NAN __int_as_float(0x7fffffff)\n\
+             #else\n\
+             #include <stdint.h>\n\
+             #include <math.h>\n\
+             #include <cuda_runtime.h>\n\
+             #endif\n",
+        );
+        if self.f16 {
+            s.push_str("#include <cuda_fp16.h>\n");
+        }
+        s
+    }
+
+    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
+        Ok(match e {
+            ElemTy::Bool => "bool",
+            ElemTy::I8 => "int8_t",
+            ElemTy::I16 => "int16_t",
+            ElemTy::I32 => "int32_t",
+            ElemTy::I64 => "int64_t",
+            ElemTy::U8 => "uint8_t",
+            ElemTy::U16 => "uint16_t",
+            ElemTy::U32 => "uint32_t",
+            ElemTy::U64 => "uint64_t",
+            ElemTy::F16 => "__half",
+            ElemTy::F32 => "float",
+            ElemTy::F64 => "double",
+        })
+    }
+
+    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
+        let base = match f {
+            MathFn::Abs => "fabs",
+            other => other.name(),
+        };
+        match e {
+            ElemTy::F32 => Ok(format!("{base}f")),
+            ElemTy::F64 => Ok(base.to_string()),
+            other => Err(format!(
+                "`{}` on {} is not supported by the CUDA backend yet",
+                f.name(),
+                other.short_name()
+            )),
+        }
+    }
+
+    fn prelude_qualifier(&self) -> &'static str {
+        "static __host__ __device__ inline"
+    }
+
+    fn param(&self, role: FnRole, ty: &str, name: &str, array: bool, written: bool) -> String {
+        if !array {
+            format!("{ty} {name}")
+        } else if written || role == FnRole::Host {
+            format!("{ty} *{name}")
+        } else {
+            format!("const {ty} *{name}")
+        }
+    }
+
+    fn signature(
+        &self,
+        role: FnRole,
+        ret: &str,
+        name: &str,
+        params: &[String],
+        launch: Option<&LaunchInfo>,
+    ) -> String {
+        let params = params.join(", ");
+        match role {
+            FnRole::Host => format!("extern \"C\" int32_t {name}({params})"),
+            FnRole::Kernel => {
+                let t: i64 = launch.map(|l| l.threads.iter().product()).unwrap_or(1);
+                format!(
+                    "extern \"C\" __global__ void __launch_bounds__({}) {name}({params})",
+                    t.max(1)
+                )
+            }
+            FnRole::Helper => format!("static __host__ __device__ {ret} {name}({params})"),
+        }
+    }
+
+    fn loop_intro(&self, _ctx: &LoopCtx) -> LoopIntro {
+        LoopIntro {
+            lines: vec![],
+            vector: false,
+            absorbs_child: false,
+        }
+    }
+
+    fn launch(&self, kernel: &str, args: &[String], launch: &LaunchInfo) -> String {
+        self.launch_checked(kernel, args, launch, 0, &[])
+    }
+
+    fn launch_checked(
+        &self,
+        kernel: &str,
+        args: &[String],
+        launch: &LaunchInfo,
+        shared_bytes: i64,
+        cleanup: &[String],
+    ) -> String {
+        let [bx, by, bz] = launch.blocks;
+        let [tx, ty, tz] = launch.threads;
+        // Block-shared arrays are static (`__shared__` in the kernel): no
+        // dynamic shared memory is passed.
+        let _ = shared_bytes;
+        let mut lines = vec![format!(
+            "{kernel}<<<dim3({bx}, {by}, {bz}), dim3({tx}, {ty}, {tz})>>>({});",
+            args.join(", ")
+        )];
+        lines.extend(checked("cudaGetLastError()", cleanup, 1));
+        lines.join("\n")
+    }
+
+    fn entry(&self, symbol: &str, host: &str, params: &[EntryParam]) -> String {
+        let args: Vec<String> = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| entry_arg(i, p))
+            .collect();
+        let unused = if params.is_empty() {
+            "  (void)args;\n"
+        } else {
+            ""
+        };
+        format!(
+            "extern \"C\" int32_t {symbol}(void **args) {{\n{unused}  return {host}({});\n}}\n",
+            args.join(", ")
+        )
+    }
+
+    fn gpu_index(&self, g: GpuIndex) -> Result<String, String> {
+        Ok(match g {
+            GpuIndex::Thread(a) => format!("(int64_t)threadIdx.{}", axis(a)),
+            GpuIndex::Block(a) => format!("(int64_t)blockIdx.{}", axis(a)),
+            GpuIndex::BlockDim(a) => format!("(int64_t)blockDim.{}", axis(a)),
+            GpuIndex::GridDim(a) => format!("(int64_t)gridDim.{}", axis(a)),
+            GpuIndex::Lane => format!("(int64_t)(threadIdx.x % {WARP_SIZE})"),
+            GpuIndex::Warp => format!("(int64_t)(threadIdx.x / {WARP_SIZE})"),
+        })
+    }
+
+    fn barrier(&self) -> Result<String, String> {
+        Ok("__syncthreads();".into())
+    }
+
+    fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, String> {
+        Ok(format!(
+            "parpy_warp_{}_{}({arg})",
+            op.name(),
+            e.short_name()
+        ))
+    }
+
+    fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, String> {
+        let ty = self.scalar_type(e)?;
+        // Types without a `__shfl_xor_sync` overload travel as `int`.
+        let via_int = matches!(
+            e,
+            ElemTy::Bool | ElemTy::I8 | ElemTy::I16 | ElemTy::U8 | ElemTy::U16
+        );
+        let shfl = if via_int {
+            format!("({ty})__shfl_xor_sync(0xffffffffu, (int)v, k)")
+        } else {
+            "__shfl_xor_sync(0xffffffffu, v, k)".to_string()
+        };
+        let combine = match (op, e) {
+            (ReduceOp::Sum, ElemTy::Bool) => "v = v || o;",
+            (ReduceOp::Prod, ElemTy::Bool) => "v = v && o;",
+            (ReduceOp::Sum, _) => "v = v + o;",
+            (ReduceOp::Prod, _) => "v = v * o;",
+            (ReduceOp::Max, _) => "v = o > v ? o : v;",
+            (ReduceOp::Min, _) => "v = o < v ? o : v;",
+        };
+        Ok(Some(format!(
+            "static __device__ inline {ty} parpy_warp_{}_{}({ty} v) {{\n  for (int k = {}; k > 0; k /= 2) {{\n    {ty} o = {shfl};\n    {combine}\n  }}\n  return v;\n}}\n",
+            op.name(),
+            e.short_name(),
+            WARP_SIZE / 2
+        )))
+    }
+
+    fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, String> {
+        Ok(format!("__shared__ {ty} {name}[{len}];"))
+    }
+
+    fn device_temps(&self) -> bool {
+        true
+    }
+
+    fn host_alloc(&self, ty: &str, name: &str, len: i64, cleanup: &[String]) -> Vec<String> {
+        let mut v = vec![format!("{ty} *{name} = NULL;")];
+        v.extend(checked(
+            &format!("cudaMalloc((void **)&{name}, {len} * sizeof({ty}))"),
+            cleanup,
+            2,
+        ));
+        v
+    }
+
+    fn host_free(&self, name: &str) -> Vec<String> {
+        vec![format!("cudaFree({name});")]
+    }
+
+    fn host_store(
+        &self,
+        ty: &str,
+        temp: &str,
+        at: &str,
+        value: &str,
+        cleanup: &[String],
+    ) -> Vec<String> {
+        let mut v = vec!["{".to_string(), format!("  {ty} parpy_v = {value};")];
+        for l in checked(
+            &format!("cudaMemcpy({temp} + {at}, &parpy_v, sizeof({ty}), cudaMemcpyHostToDevice)"),
+            cleanup,
+            3,
+        ) {
+            v.push(format!("  {l}"));
+        }
+        v.push("}".into());
+        v
+    }
+
+    fn host_load(
+        &self,
+        ty: &str,
+        dst: &str,
+        temp: &str,
+        at: &str,
+        cleanup: &[String],
+    ) -> Vec<String> {
+        checked(
+            &format!("cudaMemcpy(&{dst}, {temp} + {at}, sizeof({ty}), cudaMemcpyDeviceToHost)"),
+            cleanup,
+            3,
+        )
+    }
+
+    fn host_end(&self, cleanup: &[String]) -> Vec<String> {
+        let mut v = cleanup.to_vec();
+        v.push("return 0;".into());
+        v
+    }
+}

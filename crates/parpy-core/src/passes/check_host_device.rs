@@ -1,0 +1,274 @@
+//! GPU backends only, before `outline_kernels`: the host/device split.
+//!
+//! On a GPU the arrays live in device memory, so host code (statements
+//! outside parallel nests and `with parpy.gpu:` blocks) may not touch them:
+//!
+//! - storing into an array from host code is an error with the hint of
+//!   REFERENCE.md (use `with parpy.gpu:` or a reduction operator);
+//! - reading an array (or passing one to a helper) from host code is an
+//!   error too.
+//!
+//! One host statement is the compiler's own: `lower_reductions` puts the
+//! combine step `lhs = lhs OP t` of a top-level `par_reduction()` loop right
+//! after the loop. When `lhs` is an array element, that statement is wrapped
+//! in an `OnDevice` block (a one-thread kernel) instead of being reported.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{Block, Expr, ExprKind, Place, Program, Stmt, StmtKind};
+use crate::options::Backend;
+
+pub fn run(p: &mut Program, backend: Backend) -> Vec<Diagnostic> {
+    let mut errors = vec![];
+    let mut body = std::mem::take(&mut p.host.body);
+    let mut c = Check {
+        p,
+        backend,
+        errors: &mut errors,
+    };
+    c.block(&mut body);
+    p.host.body = body;
+    errors
+}
+
+struct Check<'a> {
+    p: &'a Program,
+    backend: Backend,
+    errors: &'a mut Vec<Diagnostic>,
+}
+
+/// Is `s` a parallel nest or a device block (code that runs on the device)?
+fn on_device(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::For(l) => l.par.is_some(),
+        StmtKind::OnDevice(_) => true,
+        _ => false,
+    }
+}
+
+/// The combine step after a top-level `par_reduction()` loop: `a[..] = ...`
+/// reading the loop's accumulator.
+fn is_combine(prev: Option<&Stmt>, s: &Stmt) -> bool {
+    let Some(Stmt {
+        kind: StmtKind::For(l),
+        ..
+    }) = prev
+    else {
+        return false;
+    };
+    let (Some(r), true, true) = (l.reduction, l.wants_reduction, l.par.is_some()) else {
+        return false;
+    };
+    matches!(&s.kind, StmtKind::Assign { dst: Place::Index { .. }, value }
+        if crate::passes::lower_reductions::uses_var(value, r.acc))
+}
+
+impl Check<'_> {
+    fn block(&mut self, b: &mut Block) {
+        let old = std::mem::take(b);
+        for s in old {
+            if on_device(&s) {
+                b.push(s);
+                continue;
+            }
+            if is_combine(b.last(), &s) {
+                let span = s.span;
+                b.push(Stmt::new(StmtKind::OnDevice(vec![s]), span));
+                continue;
+            }
+            let mut s = s;
+            self.stmt(&mut s);
+            b.push(s);
+        }
+    }
+
+    fn store_error(&mut self, span: Span) {
+        self.errors.push(
+            Diagnostic::error(format!(
+                "assigning to device data from host code (backend {})",
+                self.backend.name()
+            ))
+            .at(
+                span,
+                "this statement runs on the host, but the array lives on the device",
+            )
+            .help("use `with parpy.gpu:` or a reduction operator"),
+        );
+    }
+
+    fn stmt(&mut self, s: &mut Stmt) {
+        let span = s.span;
+        match &mut s.kind {
+            StmtKind::Assign { dst, value } => {
+                if let Place::Index { indices, .. } = dst {
+                    self.store_error(span);
+                    indices.iter().for_each(|i| self.expr(i));
+                }
+                self.expr(value);
+            }
+            StmtKind::For(l) => {
+                self.expr(&l.lo);
+                self.expr(&l.hi);
+                self.block(&mut l.body);
+            }
+            StmtKind::While { cond, body } => {
+                self.expr(cond);
+                self.block(body);
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                self.expr(cond);
+                self.block(then_body);
+                self.block(else_body);
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e),
+            StmtKind::Return(None)
+            | StmtKind::OnDevice(_)
+            | StmtKind::Launch { .. }
+            | StmtKind::Barrier => {}
+        }
+    }
+
+    fn read_error(&mut self, e: &Expr) {
+        self.errors.push(
+            Diagnostic::error(format!(
+                "reading device data from host code (backend {})",
+                self.backend.name()
+            ))
+            .at(
+                e.span,
+                "this array lives on the device; host code cannot read it",
+            )
+            .help("move this code into the parallel loop nest, or into a `with parpy.gpu:` block"),
+        );
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Index { .. } => self.read_error(e),
+            ExprKind::Var(_) if e.ty.is_array() => self.read_error(e),
+            ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Var(_)
+            | ExprKind::GpuIndex(_) => {}
+            ExprKind::Unary { arg, .. }
+            | ExprKind::Convert { arg }
+            | ExprKind::WarpReduce { arg, .. } => self.expr(arg),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            ExprKind::Select { cond, then, else_ } => {
+                self.expr(cond);
+                self.expr(then);
+                self.expr(else_);
+            }
+            ExprKind::Math { args, .. } => args.iter().for_each(|a| self.expr(a)),
+            ExprKind::Call { args, .. } => {
+                // Only the first offending argument is reported.
+                let _ = self.p;
+                if let Some(a) = args.iter().find(|a| a.ty.is_array()) {
+                    self.read_error(a);
+                } else {
+                    args.iter().for_each(|a| self.expr(a));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::print::program_to_string;
+    use crate::ir::{BinOp, LoopPar, ReduceOp, Reduction};
+    use crate::passes::testutil::*;
+    use crate::types::ElemTy;
+
+    #[test]
+    fn host_store_and_read_are_errors() {
+        // y[0] = x[1] on the host.
+        let mut b = FnBuilder::new("f");
+        let x = b.array("x", ElemTy::F32, &[4]);
+        let y = b.array("y", ElemTy::F32, &[4]);
+        let f = &b.f;
+        let s = store(y, vec![int(0)], idx(f, x, vec![int(1)]));
+        b.push(s);
+        let mut p = program(b.f);
+        let errs = run(&mut p, Backend::Cuda);
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        let text = crate::diag::render_all(&errs);
+        assert!(
+            text.contains("assigning to device data from host code"),
+            "{text}"
+        );
+        assert!(
+            text.contains("use `with parpy.gpu:` or a reduction operator"),
+            "{text}"
+        );
+        assert!(
+            text.contains("reading device data from host code"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn parallel_and_device_code_is_accepted() {
+        let mut p = sum_rows_program();
+        if let StmtKind::For(l) = &mut p.host.body[0].kind {
+            l.par = Some(LoopPar {
+                threads: 100,
+                tpb: 1024,
+            });
+        }
+        assert!(run(&mut p, Backend::Cuda).is_empty());
+    }
+
+    #[test]
+    fn par_reduction_combine_goes_to_the_device() {
+        // t = 0; for i par reduce(sum -> t) par_reduction { t = t + x[i] }; s[0] = s[0] + t
+        let mut b = FnBuilder::new("psum");
+        let x = b.array("x", ElemTy::F64, &[64]);
+        let s_arr = b.array("s", ElemTy::F64, &[1]);
+        let i = b.index_var("i");
+        let t = b.local("t", ElemTy::F64);
+        let f = &b.f;
+        let mut l = for_loop(
+            i,
+            0,
+            64,
+            &["red"],
+            vec![assign(
+                t,
+                bin(BinOp::Add, var_e(f, t), idx(f, x, vec![var_e(f, i)])),
+            )],
+        );
+        l.par = Some(LoopPar {
+            threads: 64,
+            tpb: 1024,
+        });
+        l.reduction = Some(Reduction {
+            op: ReduceOp::Sum,
+            acc: t,
+        });
+        l.wants_reduction = true;
+        let comb = store(
+            s_arr,
+            vec![int(0)],
+            bin(BinOp::Add, idx(f, s_arr, vec![int(0)]), var_e(f, t)),
+        );
+        b.push(assign(t, float(0.0, ElemTy::F64)));
+        b.push(for_stmt(l));
+        b.push(comb);
+        let mut p = program(b.f);
+        assert!(run(&mut p, Backend::Cuda).is_empty());
+        let text = program_to_string(&p);
+        assert!(
+            text.ends_with("  on_device {\n    s[0] = (s[0] + t)\n  }\n}\n"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! GPU backends only, after `outline_kernels` and before `gpu_grid`: turns
+//! each parallel reduction loop of the innermost parallel level of a kernel
+//! into a block-wide tree reduction.
+//!
+//! ```text
+//! for j ... par(..) reduce(op -> acc) { acc = acc op e }
+//! ```
+//! becomes (`p` a new per-thread partial, `NW` the warps of the block)
+//! ```text
+//! p = identity(op)
+//! for j ... par(..) { p = p op e }         (strided by gpu_grid)
+//! p = warp_op(p)                           (shuffles within each warp)
+//! if lane == 0 { shm[warp] = p }           (only when NW > 1)
+//! barrier
+//! p = warp_op(shm[lane] if lane < NW else identity(op))
+//! barrier                                  (shm may be reused)
+//! acc = acc op p                           (every thread has the result)
+//! ```
+//! The partial starts from the identity, so the value `acc` held before the
+//! loop is combined exactly once. Every thread of the block ends with the
+//! same result. `shm` is one block-shared array per element type.
+//!
+//! A reduction level with more threads than fit in one block runs in one
+//! block (each thread covers more iterations); a second stage across blocks
+//! is not implemented yet. A parallel reduction at an outer parallel level
+//! (one whose body holds more parallel loops) is an error.
+
+use std::collections::BTreeMap;
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{
+    BinOp, Block, Expr, ExprKind, Function, GpuIndex, Kernel, Place, Program, ReduceOp, Stmt,
+    StmtKind, Type, Var, VarId, VarKind, WARP_SIZE,
+};
+use crate::passes::gpu_grid::block_threads;
+use crate::passes::lower_reductions::identity;
+use crate::types::ElemTy;
+
+pub fn run(p: &mut Program) -> Vec<Diagnostic> {
+    let mut errors = vec![];
+    for k in &mut p.kernels {
+        lower_kernel(k, &mut errors);
+    }
+    errors
+}
+
+fn lower_kernel(k: &mut Kernel, errors: &mut Vec<Diagnostic>) {
+    let Some(&inner) = k.launch.levels.last() else {
+        return;
+    };
+    let threads = block_threads(inner, k.launch.tpb, true);
+    let mut l = Lower {
+        f: &mut k.func,
+        innermost: k.launch.levels.len() - 1,
+        warps: (threads + WARP_SIZE - 1) / WARP_SIZE,
+        shared: BTreeMap::new(),
+        errors,
+    };
+    let body = std::mem::take(&mut l.f.body);
+    let body = l.block(body, 0);
+    k.func.body = body;
+}
+
+struct Lower<'a> {
+    f: &'a mut Function,
+    innermost: usize,
+    warps: i64,
+    shared: BTreeMap<ElemTy, VarId>,
+    errors: &'a mut Vec<Diagnostic>,
+}
+
+fn i64e(kind: ExprKind, span: Span) -> Expr {
+    Expr::new(kind, Type::Scalar(ElemTy::I64), span)
+}
+
+fn binop(op: BinOp, lhs: Expr, rhs: Expr, ty: Type) -> Expr {
+    let span = lhs.span;
+    Expr::new(
+        ExprKind::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        },
+        ty,
+        span,
+    )
+}
+
+fn combine_op(op: ReduceOp) -> BinOp {
+    match op {
+        ReduceOp::Sum => BinOp::Add,
+        ReduceOp::Prod => BinOp::Mul,
+        ReduceOp::Max => BinOp::Max,
+        ReduceOp::Min => BinOp::Min,
+    }
+}
+
+fn warp(op: ReduceOp, arg: Expr) -> Expr {
+    let (ty, span) = (arg.ty.clone(), arg.span);
+    Expr::new(
+        ExprKind::WarpReduce {
+            op,
+            arg: Box::new(arg),
+        },
+        ty,
+        span,
+    )
+}
+
+fn assign(v: VarId, value: Expr, span: Span) -> Stmt {
+    Stmt::new(
+        StmtKind::Assign {
+            dst: Place::Var(v),
+            value,
+        },
+        span,
+    )
+}
+
+impl Lower<'_> {
+    fn shared_array(&mut self, e: ElemTy, span: Span) -> VarId {
+        if let Some(v) = self.shared.get(&e) {
+            return *v;
+        }
+        let v = self.f.add_var(Var {
+            name: format!("shm_{}", e.short_name()),
+            ty: Type::Array {
+                elem: e,
+                shape: vec![self.warps],
+            },
+            kind: VarKind::Shared,
+            value: None,
+            span,
+        });
+        self.shared.insert(e, v);
+        v
+    }
+
+    /// `d` is the number of enclosing parallel loops.
+    fn block(&mut self, b: Block, d: usize) -> Block {
+        let mut out = vec![];
+        for s in b {
+            let span = s.span;
+            match s.kind {
+                StmtKind::For(mut l) => {
+                    let par = l.par.is_some();
+                    let inner_d = if par { d + 1 } else { d };
+                    l.body = self.block(std::mem::take(&mut l.body), inner_d);
+                    match (par, l.reduction) {
+                        (true, Some(r)) if d == self.innermost => {
+                            let e = match self.f.var(r.acc).ty.elem() {
+                                Some(e) => e,
+                                None => {
+                                    out.push(Stmt::new(StmtKind::For(l), span));
+                                    continue;
+                                }
+                            };
+                            let ty = Type::Scalar(e);
+                            let p = self.f.add_var(Var {
+                                name: "partial".into(),
+                                ty: ty.clone(),
+                                kind: VarKind::Local,
+                                value: None,
+                                span,
+                            });
+                            l.reduction = None;
+                            l.wants_reduction = false;
+                            subst_block(&mut l.body, r.acc, p);
+                            out.push(assign(p, identity(r.op, e, span), span));
+                            out.push(Stmt::new(StmtKind::For(l), span));
+                            let pe = Expr::var(p, ty.clone(), span);
+                            out.push(assign(p, warp(r.op, pe.clone()), span));
+                            if self.warps > 1 {
+                                let shm = self.shared_array(e, span);
+                                let lane = i64e(ExprKind::GpuIndex(GpuIndex::Lane), span);
+                                let wid = i64e(ExprKind::GpuIndex(GpuIndex::Warp), span);
+                                let bool_t = Type::Scalar(ElemTy::Bool);
+                                out.push(Stmt::new(
+                                    StmtKind::If {
+                                        cond: binop(
+                                            BinOp::Eq,
+                                            lane.clone(),
+                                            i64e(ExprKind::Int(0), span),
+                                            bool_t.clone(),
+                                        ),
+                                        then_body: vec![Stmt::new(
+                                            StmtKind::Assign {
+                                                dst: Place::Index {
+                                                    array: shm,
+                                                    indices: vec![wid],
+                                                },
+                                                value: pe.clone(),
+                                            },
+                                            span,
+                                        )],
+                                        else_body: vec![],
+                                    },
+                                    span,
+                                ));
+                                out.push(Stmt::new(StmtKind::Barrier, span));
+                                let read = Expr::new(
+                                    ExprKind::Select {
+                                        cond: Box::new(binop(
+                                            BinOp::Lt,
+                                            lane.clone(),
+                                            i64e(ExprKind::Int(self.warps), span),
+                                            bool_t,
+                                        )),
+                                        then: Box::new(Expr::new(
+                                            ExprKind::Index {
+                                                array: shm,
+                                                indices: vec![lane],
+                                            },
+                                            ty.clone(),
+                                            span,
+                                        )),
+                                        else_: Box::new(identity(r.op, e, span)),
+                                    },
+                                    ty.clone(),
+                                    span,
+                                );
+                                out.push(assign(p, warp(r.op, read), span));
+                                out.push(Stmt::new(StmtKind::Barrier, span));
+                            }
+                            let acc = Expr::var(r.acc, ty.clone(), span);
+                            out.push(assign(r.acc, binop(combine_op(r.op), acc, pe, ty), span));
+                        }
+                        (true, Some(_)) => {
+                            self.errors.push(
+                                Diagnostic::error(
+                                    "a parallel reduction around other parallel loops is not supported on the GPU yet",
+                                )
+                                .at(span, "this reduction loop holds parallel loops")
+                                .help("parallelize the inner loops only, or reduce in a separate loop nest"),
+                            );
+                            out.push(Stmt::new(StmtKind::For(l), span));
+                        }
+                        _ => out.push(Stmt::new(StmtKind::For(l), span)),
+                    }
+                }
+                StmtKind::While { cond, body } => {
+                    let body = self.block(body, d);
+                    out.push(Stmt::new(StmtKind::While { cond, body }, span));
+                }
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    let then_body = self.block(then_body, d);
+                    let else_body = self.block(else_body, d);
+                    out.push(Stmt::new(
+                        StmtKind::If {
+                            cond,
+                            then_body,
+                            else_body,
+                        },
+                        span,
+                    ));
+                }
+                kind => out.push(Stmt::new(kind, span)),
+            }
+        }
+        out
+    }
+}
+
+/// Replaces every use (read or write) of `from` by `to`.
+fn subst_block(b: &mut Block, from: VarId, to: VarId) {
+    for s in b {
+        match &mut s.kind {
+            StmtKind::Assign { dst, value } => {
+                match dst {
+                    Place::Var(v) if *v == from => *v = to,
+                    Place::Var(_) => {}
+                    Place::Index { indices, .. } => {
+                        indices.iter_mut().for_each(|i| subst_expr(i, from, to))
+                    }
+                }
+                subst_expr(value, from, to);
+            }
+            StmtKind::For(l) => {
+                subst_expr(&mut l.lo, from, to);
+                subst_expr(&mut l.hi, from, to);
+                if let Some(r) = &mut l.reduction {
+                    if r.acc == from {
+                        r.acc = to;
+                    }
+                }
+                subst_block(&mut l.body, from, to);
+            }
+            StmtKind::While { cond, body } => {
+                subst_expr(cond, from, to);
+                subst_block(body, from, to);
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                subst_expr(cond, from, to);
+                subst_block(then_body, from, to);
+                subst_block(else_body, from, to);
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => subst_expr(e, from, to),
+            StmtKind::OnDevice(body) => subst_block(body, from, to),
+            StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
+        }
+    }
+}
+
+fn subst_expr(e: &mut Expr, from: VarId, to: VarId) {
+    match &mut e.kind {
+        ExprKind::Var(v) if *v == from => *v = to,
+        ExprKind::Index { indices, .. } => indices.iter_mut().for_each(|i| subst_expr(i, from, to)),
+        ExprKind::Unary { arg, .. }
+        | ExprKind::Convert { arg }
+        | ExprKind::WarpReduce { arg, .. } => subst_expr(arg, from, to),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            subst_expr(lhs, from, to);
+            subst_expr(rhs, from, to);
+        }
+        ExprKind::Select { cond, then, else_ } => {
+            subst_expr(cond, from, to);
+            subst_expr(then, from, to);
+            subst_expr(else_, from, to);
+        }
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
+            args.iter_mut().for_each(|a| subst_expr(a, from, to))
+        }
+        ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Var(_)
+        | ExprKind::GpuIndex(_) => {}
+    }
+}
