@@ -1,0 +1,246 @@
+//! What Metal cannot do, reported as user diagnostics before any text is
+//! written: 64-bit floats on the device (Metal has no `double`), SIMD-group
+//! reductions over 64-bit integers, and CUDA-only options.
+//!
+//! The checks only read the final IR (backends never change it).
+
+use std::collections::BTreeSet;
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{Block, Expr, ExprKind, Function, Place, Program, StmtKind, Type};
+use crate::options::Options;
+use crate::types::ElemTy;
+
+/// At most this many float64 values are pointed at; the rest are counted.
+const MAX_VALUE_ERRORS: usize = 4;
+
+/// All the reasons `p` cannot be written as Metal, or an empty list.
+pub fn check(p: &Program, options: &Options) -> Vec<Diagnostic> {
+    let mut out = options_errors(options);
+    let params = f64_params(p);
+    let any_param = !params.is_empty();
+    out.extend(params);
+    // Values computed in float64 on the device. When an argument is already
+    // reported, the values derived from it are not reported again.
+    if !any_param {
+        out.extend(f64_values(p));
+    }
+    out.extend(wide_warp_reductions(p));
+    out
+}
+
+fn options_errors(o: &Options) -> Vec<Diagnostic> {
+    let mut out = vec![];
+    if o.use_cuda_thread_block_clusters {
+        out.push(
+            Diagnostic::error(
+                "`use_cuda_thread_block_clusters` asks for CUDA thread block clusters, \
+                 which have no Metal counterpart",
+            )
+            .help("set `use_cuda_thread_block_clusters = False` for the Metal backend"),
+        );
+    }
+    if o.use_cuda_graphs {
+        out.push(
+            Diagnostic::error("`use_cuda_graphs` asks for CUDA graphs, which have no Metal counterpart")
+                .help("set `use_cuda_graphs = False` for the Metal backend (Metal encodes the dispatches of a call in one command buffer)"),
+        );
+    }
+    out
+}
+
+/// Every float64 argument: arrays live in Metal buffers and scalars are
+/// passed to kernels, and neither can hold a 64-bit float.
+fn f64_params(p: &Program) -> Vec<Diagnostic> {
+    let mut out = vec![];
+    for &v in &p.host.params {
+        let var = p.host.var(v);
+        match &var.ty {
+            Type::Array {
+                elem: ElemTy::F64, ..
+            } => out.push(
+                Diagnostic::error(format!(
+                    "Metal has no 64-bit floats, but argument `{}` is a float64 array",
+                    var.name
+                ))
+                .at(var.span, "a float64 array")
+                .help(format!(
+                    "pass a float32 array instead (for example `{}.astype(numpy.float32)`)",
+                    var.name
+                )),
+            ),
+            Type::Scalar(ElemTy::F64) => out.push(
+                Diagnostic::error(format!(
+                    "Metal has no 64-bit floats, but argument `{}` is a float64 scalar",
+                    var.name
+                ))
+                .at(var.span, "a float64 scalar")
+                .help(
+                    "leave `force_float_size` unset or set it to 32 (Python floats are \
+                     float32 on Metal), or pass a numpy.float32 value",
+                ),
+            ),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Float64 values in kernels and device helpers: the outermost float64
+/// expression of each statement, once per source location.
+fn f64_values(p: &Program) -> Vec<Diagnostic> {
+    let mut spans: Vec<Span> = vec![];
+    let mut seen = BTreeSet::new();
+    let device = p.kernels.iter().map(|k| &k.func).chain(p.helpers.iter());
+    for f in device {
+        let mut found = vec![];
+        block_exprs(&f.body, &mut |e| outermost_f64(e, &mut found));
+        f64_vars(f, &mut found);
+        for s in found {
+            if seen.insert((s.file.0, s.lo, s.hi)) {
+                spans.push(s);
+            }
+        }
+    }
+    spans.sort_by_key(|s| (s.file.0, s.lo, s.hi));
+    let total = spans.len();
+    spans
+        .into_iter()
+        .take(MAX_VALUE_ERRORS)
+        .enumerate()
+        .map(|(i, s)| {
+            let d = Diagnostic::error("Metal has no 64-bit floats, but this value is a float64")
+                .at(s, "computed as float64 on the device")
+                .help(
+                    "use float32 (Python floats are float32 on Metal unless `force_float_size` \
+                     is 64; leave it unset or set it to 32)",
+                );
+            if i + 1 == MAX_VALUE_ERRORS && total > MAX_VALUE_ERRORS {
+                d.note(format!(
+                    "{} more float64 values are not shown",
+                    total - MAX_VALUE_ERRORS
+                ))
+            } else {
+                d
+            }
+        })
+        .collect()
+}
+
+/// Locals and parameters of a device function declared float64 but never
+/// reached by an expression above (for example a variable only assigned).
+fn f64_vars(f: &Function, found: &mut Vec<Span>) {
+    if !found.is_empty() {
+        return;
+    }
+    for v in &f.vars {
+        if v.ty.elem() == Some(ElemTy::F64) {
+            found.push(v.span);
+            return;
+        }
+    }
+}
+
+fn outermost_f64(e: &Expr, found: &mut Vec<Span>) -> bool {
+    if e.ty.elem() == Some(ElemTy::F64) {
+        found.push(e.span);
+        return false;
+    }
+    true
+}
+
+fn wide_warp_reductions(p: &Program) -> Vec<Diagnostic> {
+    let mut out = vec![];
+    let mut seen = BTreeSet::new();
+    for k in &p.kernels {
+        block_exprs(&k.func.body, &mut |e| {
+            if let ExprKind::WarpReduce { op, arg } = &e.kind {
+                let elem = arg.ty.elem();
+                if matches!(elem, Some(ElemTy::I64 | ElemTy::U64))
+                    && seen.insert((e.span.file.0, e.span.lo, e.span.hi))
+                {
+                    let ty = elem.map(|t| t.numpy_name()).unwrap_or("int64");
+                    out.push(
+                        Diagnostic::error(format!(
+                            "a parallel `{}` reduction over {ty} values has no Metal counterpart \
+                             (Metal SIMD-group reductions work on 32-bit values)",
+                            op.name()
+                        ))
+                        .at(e.span, format!("reduces {ty} values across threads"))
+                        .help(
+                            "use int32 data, or leave `force_int_size` unset (Python ints are \
+                             int32 on Metal)",
+                        ),
+                    );
+                }
+            }
+            true
+        });
+    }
+    out
+}
+
+/// Calls `f` on every expression of a block, outermost first; `f` returns
+/// whether to visit the sub-expressions.
+fn block_exprs(b: &Block, f: &mut dyn FnMut(&Expr) -> bool) {
+    for s in b {
+        match &s.kind {
+            StmtKind::Assign { dst, value } => {
+                if let Place::Index { indices, .. } = dst {
+                    indices.iter().for_each(|i| expr_walk(i, f));
+                }
+                expr_walk(value, f);
+            }
+            StmtKind::For(l) => {
+                expr_walk(&l.lo, f);
+                expr_walk(&l.hi, f);
+                block_exprs(&l.body, f);
+            }
+            StmtKind::While { cond, body } => {
+                expr_walk(cond, f);
+                block_exprs(body, f);
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                expr_walk(cond, f);
+                block_exprs(then_body, f);
+                block_exprs(else_body, f);
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_walk(e, f),
+            StmtKind::OnDevice(body) => block_exprs(body, f),
+            StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
+        }
+    }
+}
+
+fn expr_walk(e: &Expr, f: &mut dyn FnMut(&Expr) -> bool) {
+    if !f(e) {
+        return;
+    }
+    match &e.kind {
+        ExprKind::Index { indices, .. } => indices.iter().for_each(|i| expr_walk(i, f)),
+        ExprKind::Unary { arg, .. }
+        | ExprKind::Convert { arg }
+        | ExprKind::WarpReduce { arg, .. } => expr_walk(arg, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            expr_walk(lhs, f);
+            expr_walk(rhs, f);
+        }
+        ExprKind::Select { cond, then, else_ } => {
+            expr_walk(cond, f);
+            expr_walk(then, f);
+            expr_walk(else_, f);
+        }
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
+            args.iter().for_each(|a| expr_walk(a, f))
+        }
+        ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Var(_)
+        | ExprKind::GpuIndex(_) => {}
+    }
+}

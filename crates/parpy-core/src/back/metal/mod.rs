@@ -1,0 +1,558 @@
+//! The Metal Shading Language dialect of the C-family writer (code
+//! generation only: execution on macOS is not part of parpy yet).
+//!
+//! The printed file has two parts:
+//!
+//! - **Device code** (MSL, what the Metal compiler would build): one
+//!   `[[kernel]]` function per kernel of the final IR. Array parameters are
+//!   buffers bound by index (`device float *y [[buffer(1)]]`, `const device`
+//!   when the kernel only reads them); the scalar parameters of a kernel are
+//!   fields of one struct passed in a `constant` buffer after the arrays
+//!   (`constant parpy_params_K &parpy_params [[buffer(n)]]`) and copied into
+//!   locals of the same names at the start of the body. Grid positions come
+//!   from attributed parameters (`[[threadgroup_position_in_grid]]`,
+//!   `[[thread_position_in_threadgroup]]`, ...), declared only when used.
+//!   SIMD-group reductions are `simd_sum`/`simd_product`/`simd_max`/
+//!   `simd_min`, block-shared arrays are `threadgroup` arrays, barriers are
+//!   `threadgroup_barrier(mem_flags::mem_threadgroup)`, math is `metal::`.
+//! - **Host side** (between `#if 0` and `#endif`, never compiled): the host
+//!   function as Objective-C++ pseudo-code over the Metal API, showing for
+//!   each dispatch the grid and threadgroup sizes and the buffer order, with
+//!   the host loops and conditions around the dispatches. The launch plan
+//!   itself is the final `ir::Program`, the same structure CUDA uses.
+//!
+//! Metal has no 64-bit floats; [`check`] rejects them (and CUDA-only
+//! features) with diagnostics before anything is written.
+
+pub mod check;
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
+use super::EmitOutput;
+use crate::ir::{
+    Block, Expr, ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Place, Program,
+    ReduceOp, StmtKind,
+};
+use crate::options::Options;
+use crate::types::ElemTy;
+use crate::CompileError;
+
+pub struct MetalDialect;
+
+pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> {
+    let errors = check::check(p, options);
+    if !errors.is_empty() {
+        return Err(CompileError::User(errors));
+    }
+    c_writer::write_program(&MetalDialect, p, options)
+}
+
+/// Names of the Metal standard library and language that generated names
+/// must not take (besides the C-family ones of the shared writer).
+const RESERVED: &[&str] = &[
+    "metal",
+    "vertex",
+    "fragment",
+    "sampler",
+    "texture",
+    "uchar",
+    "ushort",
+    "ulong",
+    "uint2",
+    "uint3",
+    "uint4",
+    "int2",
+    "int3",
+    "int4",
+    "float2",
+    "float3",
+    "float4",
+    "half2",
+    "half3",
+    "half4",
+    "mem_flags",
+    "threadgroup_barrier",
+    "simdgroup_barrier",
+    "simd_sum",
+    "simd_product",
+    "simd_max",
+    "simd_min",
+    "simd_broadcast",
+    "simd_shuffle",
+    "simd_shuffle_down",
+    "simd_shuffle_up",
+    "simd_shuffle_xor",
+    "fmax",
+    "fmin",
+    "rsqrt",
+    "clamp",
+    "select",
+    "isinf",
+    "MAXFLOAT",
+    "FLT_MAX",
+    "INT_MAX",
+    "INT_MIN",
+    "LONG_MAX",
+    "LONG_MIN",
+    "UINT_MAX",
+];
+
+/// The attributed kernel parameter that gives a grid position.
+fn grid_param(g: GpuIndex) -> (&'static str, &'static str, &'static str) {
+    // (type, name, attribute)
+    match g {
+        GpuIndex::Thread(_) => ("uint3", "parpy_thread", "thread_position_in_threadgroup"),
+        GpuIndex::Block(_) => ("uint3", "parpy_block", "threadgroup_position_in_grid"),
+        GpuIndex::BlockDim(_) => ("uint3", "parpy_block_dim", "threads_per_threadgroup"),
+        GpuIndex::GridDim(_) => ("uint3", "parpy_grid_dim", "threadgroups_per_grid"),
+        GpuIndex::Lane => ("uint", "parpy_lane", "thread_index_in_simdgroup"),
+        GpuIndex::Warp => ("uint", "parpy_simd_group", "simdgroup_index_in_threadgroup"),
+    }
+}
+
+/// Order of the attributed parameters in a signature.
+fn grid_param_rank(g: GpuIndex) -> u8 {
+    match g {
+        GpuIndex::Block(_) => 0,
+        GpuIndex::Thread(_) => 1,
+        GpuIndex::BlockDim(_) => 2,
+        GpuIndex::GridDim(_) => 3,
+        GpuIndex::Lane => 4,
+        GpuIndex::Warp => 5,
+    }
+}
+
+/// The name of the struct holding a kernel's scalar parameters.
+pub fn params_struct(kernel: &str) -> String {
+    format!("parpy_params_{kernel}")
+}
+
+/// How one kernel parameter is passed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Binding {
+    /// `[[buffer(index)]]`.
+    Buffer { index: usize, written: bool },
+    /// A field of the constant parameter struct.
+    Field,
+}
+
+/// The bindings of a kernel's parameters, in parameter order, and the
+/// buffer index of the parameter struct (when there are scalars).
+pub fn bindings(f: &Function, written: &BTreeSet<usize>) -> (Vec<Binding>, Option<usize>) {
+    let mut next = 0;
+    let mut out = vec![];
+    for (i, &v) in f.params.iter().enumerate() {
+        if f.var(v).ty.is_array() {
+            out.push(Binding::Buffer {
+                index: next,
+                written: written.contains(&i),
+            });
+            next += 1;
+        } else {
+            out.push(Binding::Field);
+        }
+    }
+    let has_fields = out.contains(&Binding::Field);
+    (out, has_fields.then_some(next))
+}
+
+/// The grid positions a kernel reads, in signature order.
+fn grid_uses(f: &Function) -> Vec<GpuIndex> {
+    let mut found: BTreeSet<(u8, &'static str)> = BTreeSet::new();
+    let mut reps: Vec<GpuIndex> = vec![];
+    fn block(b: &Block, out: &mut Vec<GpuIndex>) {
+        for s in b {
+            match &s.kind {
+                StmtKind::Assign { dst, value } => {
+                    if let Place::Index { indices, .. } = dst {
+                        indices.iter().for_each(|e| expr(e, out));
+                    }
+                    expr(value, out);
+                }
+                StmtKind::For(l) => {
+                    expr(&l.lo, out);
+                    expr(&l.hi, out);
+                    block(&l.body, out);
+                }
+                StmtKind::While { cond, body } => {
+                    expr(cond, out);
+                    block(body, out);
+                }
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    expr(cond, out);
+                    block(then_body, out);
+                    block(else_body, out);
+                }
+                StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr(e, out),
+                StmtKind::OnDevice(b) => block(b, out),
+                StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
+            }
+        }
+    }
+    fn expr(e: &Expr, out: &mut Vec<GpuIndex>) {
+        match &e.kind {
+            ExprKind::GpuIndex(g) => out.push(*g),
+            ExprKind::Index { indices, .. } => indices.iter().for_each(|i| expr(i, out)),
+            ExprKind::Unary { arg, .. }
+            | ExprKind::Convert { arg }
+            | ExprKind::WarpReduce { arg, .. } => expr(arg, out),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                expr(lhs, out);
+                expr(rhs, out);
+            }
+            ExprKind::Select { cond, then, else_ } => {
+                expr(cond, out);
+                expr(then, out);
+                expr(else_, out);
+            }
+            ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
+                args.iter().for_each(|a| expr(a, out))
+            }
+            ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => {}
+        }
+    }
+    let mut all = vec![];
+    block(&f.body, &mut all);
+    for g in all {
+        if found.insert((grid_param_rank(g), grid_param(g).1)) {
+            reps.push(g);
+        }
+    }
+    reps.sort_by_key(|g| grid_param_rank(*g));
+    reps
+}
+
+fn size3(v: [i64; 3]) -> String {
+    format!("MTLSizeMake({}, {}, {})", v[0], v[1], v[2])
+}
+
+impl Dialect for MetalDialect {
+    fn target_name(&self) -> &'static str {
+        "Metal Shading Language"
+    }
+
+    fn reserved(&self) -> &'static [&'static str] {
+        RESERVED
+    }
+
+    fn includes(&self) -> String {
+        "#include <metal_stdlib>\nusing namespace metal;\n".into()
+    }
+
+    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
+        Ok(match e {
+            ElemTy::Bool => "bool",
+            ElemTy::I8 => "char",
+            ElemTy::I16 => "short",
+            ElemTy::I32 => "int",
+            ElemTy::I64 => "long",
+            ElemTy::U8 => "uchar",
+            ElemTy::U16 => "ushort",
+            ElemTy::U32 => "uint",
+            ElemTy::U64 => "ulong",
+            ElemTy::F16 => "half",
+            ElemTy::F32 => "float",
+            // Only ever reached by the host pseudo-code: `check` rejects
+            // float64 on the device before writing.
+            ElemTy::F64 => "double",
+        })
+    }
+
+    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
+        let base = f.name();
+        match e {
+            ElemTy::F32 | ElemTy::F16 => Ok(format!("metal::{base}")),
+            // Host pseudo-code only (see `scalar_type`).
+            ElemTy::F64 => Ok(base.to_string()),
+            other => Err(format!("`{base}` on {} in Metal", other.short_name())),
+        }
+    }
+
+    fn prelude_qualifier(&self) -> &'static str {
+        "static inline"
+    }
+
+    fn param(&self, role: FnRole, ty: &str, name: &str, array: bool, written: bool) -> String {
+        match (role, array) {
+            (_, false) => format!("{ty} {name}"),
+            (FnRole::Host, true) => format!("id<MTLBuffer> {name}"),
+            (_, true) if written => format!("device {ty} *{name}"),
+            (_, true) => format!("const device {ty} *{name}"),
+        }
+    }
+
+    fn signature(
+        &self,
+        role: FnRole,
+        ret: &str,
+        name: &str,
+        params: &[String],
+        _launch: Option<&LaunchInfo>,
+    ) -> String {
+        let list = params.join(", ");
+        match role {
+            FnRole::Kernel => format!("[[kernel]] void {name}({list})"),
+            FnRole::Helper => format!("static {ret} {name}({list})"),
+            FnRole::Host => format!("{}{ret} {name}({list})", host_intro()),
+        }
+    }
+
+    fn loop_intro(&self, _ctx: &LoopCtx) -> LoopIntro {
+        LoopIntro {
+            lines: vec![],
+            vector: false,
+            absorbs_child: false,
+        }
+    }
+
+    fn launch(&self, kernel: &str, args: &[String], launch: &LaunchInfo) -> String {
+        // Only reached without the kernel's IR; `launch_kernel` is the path
+        // the writer takes.
+        format!(
+            "// dispatch {kernel}({}): {} threadgroups of {} threads",
+            args.join(", "),
+            size3(launch.blocks),
+            size3(launch.threads)
+        )
+    }
+
+    fn entry(&self, symbol: &str, host: &str, _params: &[EntryParam]) -> String {
+        format!(
+            "// The uniform entry point `{symbol}` would unpack its arguments and call \
+             `{host}`;\n// it exists only where a Metal runtime runs the code (not yet).\n\
+             #endif // host side\n"
+        )
+    }
+
+    fn gpu_index(&self, g: GpuIndex) -> Result<String, String> {
+        let (_, name, _) = grid_param(g);
+        Ok(match g {
+            GpuIndex::Thread(a)
+            | GpuIndex::Block(a)
+            | GpuIndex::BlockDim(a)
+            | GpuIndex::GridDim(a) => format!("(long){name}.{}", a.name()),
+            GpuIndex::Lane | GpuIndex::Warp => format!("(long){name}"),
+        })
+    }
+
+    fn barrier(&self) -> Result<String, String> {
+        Ok("threadgroup_barrier(mem_flags::mem_threadgroup);".into())
+    }
+
+    fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, String> {
+        if !matches!(
+            e,
+            ElemTy::F32 | ElemTy::F16 | ElemTy::I32 | ElemTy::U32 | ElemTy::I16 | ElemTy::U16
+        ) {
+            return Err(format!(
+                "a SIMD-group {} over {} (rejected by the Metal checks)",
+                op.name(),
+                e.short_name()
+            ));
+        }
+        let f = match op {
+            ReduceOp::Sum => "simd_sum",
+            ReduceOp::Prod => "simd_product",
+            ReduceOp::Max => "simd_max",
+            ReduceOp::Min => "simd_min",
+        };
+        Ok(format!("{f}({arg})"))
+    }
+
+    fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, String> {
+        Ok(format!("threadgroup {ty} {name}[{len}];"))
+    }
+
+    fn device_temps(&self) -> bool {
+        true
+    }
+
+    fn host_alloc(&self, ty: &str, name: &str, len: i64, _cleanup: &[String]) -> Vec<String> {
+        vec![format!(
+            "id<MTLBuffer> {name} = [parpy_device newBufferWithLength:{len} * sizeof({ty}) options:MTLResourceStorageModeShared];"
+        )]
+    }
+
+    fn host_free(&self, name: &str) -> Vec<String> {
+        vec![format!("{name} = nil;")]
+    }
+
+    fn host_store(
+        &self,
+        ty: &str,
+        temp: &str,
+        at: &str,
+        value: &str,
+        _cleanup: &[String],
+    ) -> Vec<String> {
+        vec![format!("(({ty} *)[{temp} contents])[{at}] = {value};")]
+    }
+
+    fn host_load(
+        &self,
+        ty: &str,
+        dst: &str,
+        temp: &str,
+        at: &str,
+        _cleanup: &[String],
+    ) -> Vec<String> {
+        vec![format!("{dst} = (({ty} *)[{temp} contents])[{at}];")]
+    }
+
+    fn host_end(&self, cleanup: &[String]) -> Vec<String> {
+        cleanup.to_vec()
+    }
+
+    fn kernel_header(
+        &self,
+        name: &str,
+        f: &Function,
+        names: &[String],
+        written: &BTreeSet<usize>,
+        _launch: &LaunchInfo,
+    ) -> Option<Result<(String, Vec<String>), String>> {
+        Some(self.kernel_header_impl(name, f, names, written))
+    }
+
+    fn launch_kernel(
+        &self,
+        kernel: &str,
+        k: &Kernel,
+        args: &[String],
+        _cleanup: &[String],
+    ) -> String {
+        // Buffer indices depend only on which parameters are arrays.
+        let (binds, params_at) = bindings(&k.func, &BTreeSet::new());
+        let l = &k.launch;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "// {kernel}: {} x {} x {} threadgroups of {} x {} x {} threads",
+            l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2]
+        );
+        out.push_str("{\n");
+        out.push_str("  id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];\n");
+        out.push_str(
+            "  id<MTLComputeCommandEncoder> parpy_enc = [parpy_cmd computeCommandEncoder];\n",
+        );
+        let _ = writeln!(
+            out,
+            "  [parpy_enc setComputePipelineState:parpy_pipeline_{kernel}];"
+        );
+        let mut fields = vec![];
+        for (b, a) in binds.iter().zip(args) {
+            match b {
+                Binding::Buffer { index, .. } => {
+                    let _ = writeln!(out, "  [parpy_enc setBuffer:{a} offset:0 atIndex:{index}];");
+                }
+                Binding::Field => fields.push(a.clone()),
+            }
+        }
+        if let Some(at) = params_at {
+            let _ = writeln!(
+                out,
+                "  {} parpy_params = {{{}}};",
+                params_struct(kernel),
+                fields.join(", ")
+            );
+            let _ = writeln!(
+                out,
+                "  [parpy_enc setBytes:&parpy_params length:sizeof(parpy_params) atIndex:{at}];"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  [parpy_enc dispatchThreadgroups:{} threadsPerThreadgroup:{}];",
+            size3(l.blocks),
+            size3(l.threads)
+        );
+        out.push_str("  [parpy_enc endEncoding];\n");
+        out.push_str("  [parpy_cmd commit];\n");
+        out.push_str("  [parpy_cmd waitUntilCompleted];\n");
+        out.push('}');
+        out
+    }
+}
+
+/// The opening of the host part (printed before the host function).
+fn host_intro() -> String {
+    "\
+#if 0 // host side
+// How parpy dispatches the kernels above: Objective-C++ over the Metal API,
+// for reading only (not compiled; Metal execution is not part of parpy yet).
+// `parpy_device` is the MTLDevice, `parpy_queue` its command queue and
+// `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
+// MTLBuffers in shared storage; the scalars of a kernel are passed by value
+// in its constant parameter struct. Each dispatch waits for the previous.
+"
+    .to_string()
+}
+
+impl MetalDialect {
+    fn kernel_header_impl(
+        &self,
+        name: &str,
+        f: &Function,
+        names: &[String],
+        written: &BTreeSet<usize>,
+    ) -> Result<(String, Vec<String>), String> {
+        let var_name = |v: crate::ir::VarId| -> Result<String, String> {
+            names
+                .get(v.0 as usize)
+                .cloned()
+                .ok_or_else(|| format!("no name for variable {}", v.0))
+        };
+        let (binds, params_at) = bindings(f, written);
+        let mut sig_params = vec![];
+        let mut fields = vec![];
+        let mut prologue = vec![];
+        for (i, (&v, b)) in f.params.iter().zip(&binds).enumerate() {
+            let var = f.var(v);
+            let elem = var
+                .ty
+                .elem()
+                .ok_or_else(|| format!("kernel parameter `{}` has no type", var.name))?;
+            let ty = self.scalar_type(elem)?;
+            let n = var_name(v)?;
+            match b {
+                Binding::Buffer { index, .. } => {
+                    let decl = self.param(FnRole::Kernel, ty, &n, true, written.contains(&i));
+                    sig_params.push(format!("{decl} [[buffer({index})]]"));
+                }
+                Binding::Field => {
+                    fields.push(format!("  {ty} {n};"));
+                    prologue.push(format!("{ty} {n} = parpy_params.{n};"));
+                }
+            }
+        }
+        let mut sig = String::new();
+        if let Some(at) = params_at {
+            let s = params_struct(name);
+            let _ = writeln!(sig, "struct {s} {{\n{}\n}};\n", fields.join("\n"));
+            sig_params.push(format!("constant {s} &parpy_params [[buffer({at})]]"));
+        }
+        for g in grid_uses(f) {
+            let (ty, n, attr) = grid_param(g);
+            sig_params.push(format!("{ty} {n} [[{attr}]]"));
+        }
+        if sig_params.is_empty() {
+            let _ = write!(sig, "[[kernel]] void {name}()");
+        } else {
+            let _ = write!(
+                sig,
+                "[[kernel]] void {name}(\n    {})",
+                sig_params.join(",\n    ")
+            );
+        }
+        Ok((sig, prologue))
+    }
+}
+
+#[cfg(test)]
+mod tests;

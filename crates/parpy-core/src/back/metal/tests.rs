@@ -1,0 +1,381 @@
+use std::path::PathBuf;
+
+use super::*;
+use crate::diag::render_all;
+use crate::ir::{
+    Axis, BinOp, Expr, ExprKind, Kernel, KernelId, LaunchInfo, ReduceOp, Stmt, StmtKind, Type, Var,
+    VarKind,
+};
+use crate::options::Options;
+use crate::passes::testutil::*;
+use crate::types::ElemTy;
+
+fn gpu(g: GpuIndex) -> Expr {
+    Expr::new(ExprKind::GpuIndex(g), Type::Scalar(ElemTy::I64), sp())
+}
+
+fn convert(e: Expr, to: ElemTy) -> Expr {
+    Expr::new(
+        ExprKind::Convert { arg: Box::new(e) },
+        Type::Scalar(to),
+        sp(),
+    )
+}
+
+fn if_then(cond: Expr, body: Vec<Stmt>) -> Stmt {
+    Stmt::new(
+        StmtKind::If {
+            cond,
+            then_body: body,
+            else_body: vec![],
+        },
+        sp(),
+    )
+}
+
+/// A hand-lowered row sum with a run-time scalar factor `k`: one block per
+/// row, a strided per-thread loop, a SIMD-group reduction, partials in
+/// threadgroup memory, a barrier, and thread 0 storing the row's total.
+fn row_sum_program(elem: ElemTy, scalar: ElemTy) -> Program {
+    let mut h = FnBuilder::new("row_sum");
+    let x = h.array("x", elem, &[64, 256]);
+    let y = h.array("y", elem, &[64]);
+    let k = h.scalar("k", scalar, None);
+
+    let mut kb = FnBuilder::new("row_sum_rows");
+    let kx = kb.array("x", elem, &[64, 256]);
+    let ky = kb.array("y", elem, &[64]);
+    let kk = kb.scalar("k", scalar, None);
+    let acc = kb.local("acc", elem);
+    let j = kb.index_var("j");
+    let partial = kb.f.add_var(Var {
+        name: "partial".into(),
+        ty: Type::Array {
+            elem,
+            shape: vec![8],
+        },
+        kind: VarKind::Shared,
+        value: None,
+        span: sp(),
+    });
+    let f = &kb.f;
+    let mut strided = for_loop(
+        j,
+        0,
+        256,
+        &[],
+        vec![assign(
+            acc,
+            bin(
+                BinOp::Add,
+                var_e(f, acc),
+                bin(
+                    BinOp::Mul,
+                    idx(f, kx, vec![gpu(GpuIndex::Block(Axis::X)), var_e(f, j)]),
+                    convert(var_e(f, kk), elem),
+                ),
+            ),
+        )],
+    );
+    strided.lo = gpu(GpuIndex::Thread(Axis::X));
+    strided.step = 256;
+    let warp_sum = Expr::new(
+        ExprKind::WarpReduce {
+            op: ReduceOp::Sum,
+            arg: Box::new(var_e(f, acc)),
+        },
+        Type::Scalar(elem),
+        sp(),
+    );
+    let body = vec![
+        assign(acc, float(0.0, elem)),
+        for_stmt(strided),
+        assign(acc, warp_sum),
+        if_then(
+            bin(BinOp::Eq, gpu(GpuIndex::Lane), int(0)),
+            vec![store(partial, vec![gpu(GpuIndex::Warp)], var_e(f, acc))],
+        ),
+        Stmt::new(StmtKind::Barrier, sp()),
+        if_then(
+            bin(BinOp::Eq, gpu(GpuIndex::Thread(Axis::X)), int(0)),
+            vec![store(
+                ky,
+                vec![gpu(GpuIndex::Block(Axis::X))],
+                idx(f, partial, vec![int(0)]),
+            )],
+        ),
+    ];
+    kb.f.body = body;
+    h.push(Stmt::new(
+        StmtKind::Launch {
+            kernel: KernelId(0),
+            args: vec![x, y, k],
+        },
+        sp(),
+    ));
+    let mut p = program(h.f);
+    p.kernels.push(Kernel {
+        func: kb.f,
+        launch: LaunchInfo {
+            levels: vec![64, 256],
+            tpb: 256,
+            blocks: [64, 1, 1],
+            threads: [256, 1, 1],
+        },
+    });
+    p
+}
+
+fn metal_options() -> Options {
+    Options {
+        backend: crate::options::Backend::Metal,
+        ..Options::default()
+    }
+}
+
+fn emit_ok(p: &Program) -> String {
+    match emit(p, &metal_options()) {
+        Ok(out) => out.text,
+        Err(CompileError::User(d)) => panic!("{}", render_all(&d)),
+        Err(CompileError::Internal(m)) => panic!("{m}"),
+    }
+}
+
+fn emit_err(p: &Program, o: &Options) -> String {
+    match emit(p, o) {
+        Ok(out) => panic!("expected an error, got:\n{}", out.text),
+        Err(CompileError::User(d)) => render_all(&d),
+        Err(CompileError::Internal(m)) => panic!("internal: {m}"),
+    }
+}
+
+fn stub_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/metal_stub")
+}
+
+/// Runs the clang syntax check of a Metal file against the stub header;
+/// `None` when no clang is installed (outside CI).
+fn clang(name: &str, text: &str) -> Option<Result<(), String>> {
+    let dir = std::env::temp_dir().join(format!("parpy-metal-unit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let src = dir.join(format!("{name}.metal"));
+    std::fs::write(&src, text).ok()?;
+    let stub = stub_dir();
+    for cc in ["clang-19", "clang"] {
+        let out = std::process::Command::new(cc)
+            .args(["-x", "c++", "-std=c++17", "-fsyntax-only"])
+            .args(["-Wall", "-Wextra", "-Wno-unknown-attributes", "-Werror"])
+            .arg("-I")
+            .arg(&stub)
+            .arg("-include")
+            .arg(stub.join("metal_stub.h"))
+            .arg(&src)
+            .output();
+        if let Ok(o) = out {
+            return Some(if o.status.success() {
+                Ok(())
+            } else {
+                Err(String::from_utf8_lossy(&o.stderr).into_owned())
+            });
+        }
+    }
+    if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
+        panic!("CI=true but no clang-19 is installed for the Metal syntax check");
+    }
+    eprintln!("note: no clang found; the Metal syntax check of {name} was skipped");
+    None
+}
+
+#[test]
+fn scalar_types_are_metal_names() {
+    let d = MetalDialect;
+    assert_eq!(d.scalar_type(ElemTy::I32), Ok("int"));
+    assert_eq!(d.scalar_type(ElemTy::I64), Ok("long"));
+    assert_eq!(d.scalar_type(ElemTy::U32), Ok("uint"));
+    assert_eq!(d.scalar_type(ElemTy::F32), Ok("float"));
+    assert_eq!(d.scalar_type(ElemTy::F16), Ok("half"));
+    assert_eq!(
+        d.math_name(MathFn::Exp, ElemTy::F32).as_deref(),
+        Ok("metal::exp")
+    );
+    assert!(d.math_name(MathFn::Exp, ElemTy::I32).is_err());
+    assert_eq!(
+        d.warp_reduce(ReduceOp::Max, ElemTy::F32, "v").as_deref(),
+        Ok("simd_max(v)")
+    );
+    assert!(d.warp_reduce(ReduceOp::Sum, ElemTy::I64, "v").is_err());
+}
+
+#[test]
+fn kernel_signature_binds_buffers_then_params_then_grid() {
+    let text = emit_ok(&row_sum_program(ElemTy::F32, ElemTy::I32));
+    let expected_sig = "\
+struct parpy_params_row_sum_rows {
+  int k;
+};
+
+[[kernel]] void row_sum_rows(
+    const device float *x [[buffer(0)]],
+    device float *y [[buffer(1)]],
+    constant parpy_params_row_sum_rows &parpy_params [[buffer(2)]],
+    uint3 parpy_block [[threadgroup_position_in_grid]],
+    uint3 parpy_thread [[thread_position_in_threadgroup]],
+    uint parpy_lane [[thread_index_in_simdgroup]],
+    uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
+  int k = parpy_params.k;
+  threadgroup float partial[8];
+";
+    assert!(text.contains(expected_sig), "{text}");
+    for piece in [
+        "acc = simd_sum(acc);",
+        "threadgroup_barrier(mem_flags::mem_threadgroup);",
+        "partial[(long)parpy_simd_group] = acc;",
+        "for (long j = (long)parpy_thread.x; j < 256; j += 256) {",
+        "x[(long)parpy_block.x * 256 + j] * (float)k",
+    ] {
+        assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
+    }
+}
+
+#[test]
+fn host_part_shows_the_dispatch_and_is_not_compiled() {
+    let text = emit_ok(&row_sum_program(ElemTy::F32, ElemTy::I32));
+    let host = &text[text.find("#if 0 // host side").expect("host part")..];
+    assert!(host.trim_end().ends_with("#endif // host side"), "{host}");
+    for piece in [
+        "void row_sum(id<MTLBuffer> x, id<MTLBuffer> y, int k) {",
+        "// row_sum_rows: 64 x 1 x 1 threadgroups of 256 x 1 x 1 threads",
+        "[parpy_enc setComputePipelineState:parpy_pipeline_row_sum_rows];",
+        "[parpy_enc setBuffer:x offset:0 atIndex:0];",
+        "[parpy_enc setBuffer:y offset:0 atIndex:1];",
+        "parpy_params_row_sum_rows parpy_params = {k};",
+        "[parpy_enc setBytes:&parpy_params length:sizeof(parpy_params) atIndex:2];",
+        "[parpy_enc dispatchThreadgroups:MTLSizeMake(64, 1, 1) threadsPerThreadgroup:MTLSizeMake(256, 1, 1)];",
+        "[parpy_cmd waitUntilCompleted];",
+    ] {
+        assert!(host.contains(piece), "missing `{piece}` in:\n{host}");
+    }
+    // Nothing of the host part reaches the device code.
+    assert!(!text[..text.find("#if 0").unwrap_or(0)].contains("MTL"));
+}
+
+#[test]
+fn output_is_deterministic() {
+    let a = emit_ok(&row_sum_program(ElemTy::F32, ElemTy::I32));
+    let b = emit_ok(&row_sum_program(ElemTy::F32, ElemTy::I32));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn generated_kernel_passes_the_clang_check_and_broken_ones_fail() {
+    let text = emit_ok(&row_sum_program(ElemTy::F32, ElemTy::I32));
+    if let Some(r) = clang("row_sum", &text) {
+        r.unwrap_or_else(|e| panic!("clang rejected the generated Metal:\n{e}\n{text}"));
+    } else {
+        return;
+    }
+    // An undeclared identifier, a type error, and a double: each must fail.
+    let broken = [
+        (
+            "undeclared",
+            text.replace("simd_sum(acc)", "simd_sum(acc_typo)"),
+        ),
+        (
+            "type_error",
+            text.replace("y[(long)parpy_block.x] =", "y ="),
+        ),
+        (
+            "double",
+            text.replace("float acc = 0.0f;", "double acc = 0.0;"),
+        ),
+        (
+            "unknown_function",
+            text.replace("simd_sum(acc)", "simd_reduce_all(acc)"),
+        ),
+    ];
+    for (name, b) in broken {
+        assert_ne!(b, text, "the {name} edit did not apply");
+        match clang(name, &b) {
+            Some(Err(_)) => {}
+            Some(Ok(())) => panic!("clang accepted the broken kernel `{name}`:\n{b}"),
+            None => {}
+        }
+    }
+}
+
+#[test]
+fn float64_array_argument_is_an_error_at_the_argument() {
+    let msg = emit_err(&row_sum_program(ElemTy::F64, ElemTy::I32), &metal_options());
+    assert!(
+        msg.contains("Metal has no 64-bit floats, but argument `x` is a float64 array"),
+        "{msg}"
+    );
+    assert!(msg.contains("argument `y` is a float64 array"), "{msg}");
+    assert!(msg.contains("astype(numpy.float32)"), "{msg}");
+    // The values derived from the arguments are not reported again.
+    assert!(!msg.contains("this value is a float64"), "{msg}");
+}
+
+#[test]
+fn float64_scalar_argument_is_an_error_with_a_fix() {
+    let msg = emit_err(&row_sum_program(ElemTy::F32, ElemTy::F64), &metal_options());
+    assert!(msg.contains("argument `k` is a float64 scalar"), "{msg}");
+    assert!(msg.contains("force_float_size"), "{msg}");
+}
+
+#[test]
+fn float64_value_in_a_kernel_is_an_error() {
+    let mut p = row_sum_program(ElemTy::F32, ElemTy::I32);
+    // `acc = 0.0` computed in double, then converted.
+    let body = &mut p.kernels[0].func.body;
+    body[0] = assign(
+        crate::ir::VarId(3),
+        convert(float(0.0, ElemTy::F64), ElemTy::F32),
+    );
+    let msg = emit_err(&p, &metal_options());
+    assert!(
+        msg.contains("Metal has no 64-bit floats, but this value is a float64"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn wide_integer_simd_reduction_is_an_error() {
+    let msg = emit_err(&row_sum_program(ElemTy::I64, ElemTy::I32), &metal_options());
+    assert!(
+        msg.contains("a parallel `sum` reduction over int64 values has no Metal counterpart"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn cuda_only_options_are_errors() {
+    let mut o = metal_options();
+    o.use_cuda_thread_block_clusters = true;
+    o.use_cuda_graphs = true;
+    let msg = emit_err(&row_sum_program(ElemTy::F32, ElemTy::I32), &o);
+    assert!(msg.contains("thread block clusters"), "{msg}");
+    assert!(msg.contains("CUDA graphs"), "{msg}");
+}
+
+#[test]
+fn bindings_number_buffers_in_parameter_order() {
+    let p = row_sum_program(ElemTy::F32, ElemTy::I32);
+    let written: BTreeSet<usize> = [1].into_iter().collect();
+    let (b, at) = bindings(&p.kernels[0].func, &written);
+    assert_eq!(
+        b,
+        vec![
+            Binding::Buffer {
+                index: 0,
+                written: false
+            },
+            Binding::Buffer {
+                index: 1,
+                written: true
+            },
+            Binding::Field,
+        ]
+    );
+    assert_eq!(at, Some(2));
+}
