@@ -145,6 +145,56 @@ impl DiskCache {
         result.map(|()| (so, outcome))
     }
 
+    /// The cache key of an artifact that is not built by the C compiler
+    /// (a cubin from NVRTC, a library from nvcc): the parpy version plus
+    /// every part that identifies the build (code, tool versions, flags,
+    /// target architecture).
+    pub fn blob_key(parts: &[&[u8]]) -> String {
+        let mut h = Sha256::new();
+        for part in [b"parpy-blob".as_slice(), parpy_core::VERSION.as_bytes()]
+            .into_iter()
+            .chain(parts.iter().copied())
+        {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part);
+        }
+        let mut s = String::with_capacity(64);
+        for b in h.finalize().iter() {
+            s.push_str(&format!("{b:02x}"));
+        }
+        s
+    }
+
+    /// The verified file `KEY.EXT` (`ext` is `cubin` or `so`), building its
+    /// bytes with `build` when the entry is absent or bad. Same guarantees
+    /// as [`DiskCache::get_or_build_outcome`]: `.meta` verification, atomic
+    /// writes, corrupt entries rebuilt.
+    pub fn get_or_build_blob<E: From<RuntimeError>>(
+        &self,
+        key: &str,
+        ext: &str,
+        build: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<(PathBuf, Outcome), E> {
+        let path = self.dir.join(format!("{key}.{ext}"));
+        let meta = self.meta_path(key);
+        let mut outcome = Outcome::Built;
+        match self.verify(&path, &meta) {
+            Verified::Ok => return Ok((path, Outcome::Hit)),
+            Verified::Absent => {}
+            Verified::Bad => {
+                let _ = fs::remove_file(&meta);
+                outcome = Outcome::Rebuilt;
+            }
+        }
+        let bytes = build()?;
+        fs::create_dir_all(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))?;
+        write_atomic(&path, &bytes)?;
+        let meta_text = format!("sha256={}\nsize={}\n", sha256_hex(&bytes), bytes.len());
+        write_atomic(&meta, meta_text.as_bytes())?;
+        sync_dir(&self.dir);
+        Ok((path, outcome))
+    }
+
     fn verify(&self, so: &Path, meta: &Path) -> Verified {
         let so_exists = so.exists();
         let meta_text = fs::read_to_string(meta);
@@ -200,7 +250,7 @@ pub fn clear(dir: &Path) -> Result<usize, RuntimeError> {
         let is_ours = name.len() > 65
             && name.as_bytes()[..64].iter().all(u8::is_ascii_hexdigit)
             && name.as_bytes()[64] == b'.'
-            && [".so", ".meta", ".tmp", ".c"]
+            && [".so", ".meta", ".tmp", ".c", ".cubin"]
                 .iter()
                 .any(|s| name.ends_with(s));
         if is_ours && fs::remove_file(entry.path()).is_ok() {
@@ -378,6 +428,32 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
+        let _ = fs::remove_dir_all(&cache.dir);
+    }
+
+    #[test]
+    fn blobs_are_cached_verified_and_rebuilt() {
+        let cache = DiskCache::new(tmp_dir("blob"));
+        let key = DiskCache::blob_key(&[b"code", b"sm_90"]);
+        assert_ne!(key, DiskCache::blob_key(&[b"code", b"sm_80"]));
+        assert_ne!(key, DiskCache::blob_key(&[b"codes", b"m_90"]));
+        let build = |n: u8| move || Ok::<_, RuntimeError>(vec![n; 100]);
+        let (p, o) = cache.get_or_build_blob(&key, "cubin", build(1)).unwrap();
+        assert_eq!(o, Outcome::Built);
+        let (_, o) = cache.get_or_build_blob(&key, "cubin", build(2)).unwrap();
+        assert_eq!(o, Outcome::Hit);
+        assert_eq!(fs::read(&p).unwrap(), vec![1; 100]);
+        fs::write(&p, [1u8; 50]).unwrap();
+        let (_, o) = cache.get_or_build_blob(&key, "cubin", build(3)).unwrap();
+        assert_eq!(o, Outcome::Rebuilt);
+        assert_eq!(fs::read(&p).unwrap(), vec![3; 100]);
+        let err = cache
+            .get_or_build_blob(&DiskCache::blob_key(&[b"x"]), "cubin", || {
+                Err(RuntimeError::NoCompiler { tried: "x".into() })
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("no C compiler"));
+        assert_eq!(cache.clear().unwrap(), 2);
         let _ = fs::remove_dir_all(&cache.dir);
     }
 

@@ -7,10 +7,14 @@
 //! - [`library`]: loads a shared library and calls its entry
 //!   (`int32_t SYM(void **args)`).
 //!
+//! - [`cuda`]: NVRTC, the CUDA driver and the launch plan (dynamically
+//!   loaded: builds and runs on machines without CUDA).
+//!
 //! No Python objects here; the binding (`parpy-py`) drives this crate.
 
 pub mod cache;
 pub mod cc;
+pub mod cuda;
 pub mod header;
 pub mod library;
 

@@ -1,0 +1,368 @@
+//! The CUDA driver API through cudarc's `sys` module: initialisation,
+//! primary contexts, modules loaded from cubins, memory, launches.
+//!
+//! `libcuda.so.1` is opened first with `RTLD_GLOBAL` (a missing driver is an
+//! error, not cudarc's panic), and every call is wrapped in [`no_panic`].
+
+use std::ffi::{c_void, CStr, CString};
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::driver::sys;
+
+use super::plan::Device;
+use super::{no_panic, open_global, CudaError};
+
+/// `CUresult` to `Result`, with the driver's name and description.
+pub fn check(call: &str, r: sys::CUresult) -> Result<(), CudaError> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        return Ok(());
+    }
+    let (mut name, mut desc): (*const std::ffi::c_char, *const std::ffi::c_char) =
+        (std::ptr::null(), std::ptr::null());
+    // SAFETY: out-pointers to static strings owned by the driver.
+    unsafe {
+        sys::cuGetErrorName(r, &mut name);
+        sys::cuGetErrorString(r, &mut desc);
+    }
+    let s = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            format!("{r:?}")
+        } else {
+            // SAFETY: NUL-terminated static string.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    Err(CudaError::Driver {
+        call: call.to_string(),
+        name: s(name),
+        msg: s(desc),
+        code: r as u32,
+    })
+}
+
+/// The driver, initialised once: the number of devices.
+pub fn init() -> Result<i32, CudaError> {
+    static INIT: OnceLock<Result<i32, CudaError>> = OnceLock::new();
+    INIT.get_or_init(|| {
+        let lib = ["libcuda.so.1", "libcuda.so"]
+            .iter()
+            .find_map(|n| open_global(std::ffi::OsStr::new(n)).ok());
+        if lib.is_none() {
+            return Err(CudaError::NoDriver(
+                "no NVIDIA driver (libcuda.so.1 not found)".into(),
+            ));
+        }
+        // The library stays loaded (RTLD_NODELETE); the handle may go.
+        drop(lib);
+        no_panic("the CUDA driver", || {
+            // SAFETY: plain driver calls with valid out-pointers.
+            if !unsafe { sys::is_culib_present() } {
+                return Err(CudaError::NoDriver("libcuda.so.1 cannot be loaded".into()));
+            }
+            check("cuInit", unsafe { sys::cuInit(0) })
+                .map_err(|e| CudaError::NoDriver(e.to_string()))?;
+            let mut n = 0;
+            check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut n) })?;
+            Ok(n)
+        })
+    })
+    .clone()
+}
+
+/// The driver's CUDA version (e.g. 13000), once initialised.
+pub fn driver_version() -> Result<i32, CudaError> {
+    init()?;
+    no_panic("cuDriverGetVersion", || {
+        let mut v = 0;
+        // SAFETY: valid out-pointer.
+        check("cuDriverGetVersion", unsafe {
+            sys::cuDriverGetVersion(&mut v)
+        })?;
+        Ok(v)
+    })
+}
+
+/// One device's primary context, retained for the life of the process.
+pub struct Context {
+    pub ordinal: i32,
+    pub name: String,
+    /// `major * 10 + minor` (90 on an H100/H200).
+    pub arch: u32,
+    ctx: sys::CUcontext,
+}
+
+// SAFETY: a CUcontext handle may be used from any thread (cuCtxSetCurrent).
+unsafe impl Send for Context {}
+// SAFETY: as above; the context itself is immutable here.
+unsafe impl Sync for Context {}
+
+/// The primary context of device `ordinal` (retained once, never released).
+pub fn context(ordinal: i64) -> Result<&'static Context, CudaError> {
+    static CTXS: Mutex<Vec<(i32, &'static Context)>> = Mutex::new(Vec::new());
+    let n = init()?;
+    if ordinal < 0 || ordinal >= n as i64 {
+        return Err(CudaError::NoDriver(format!(
+            "there is no CUDA device {ordinal} (this machine has {n})"
+        )));
+    }
+    let ordinal = ordinal as i32;
+    let mut all = CTXS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, c)) = all.iter().find(|(o, _)| *o == ordinal) {
+        return Ok(c);
+    }
+    let c = no_panic("creating a CUDA context", || {
+        let mut dev: sys::CUdevice = 0;
+        // SAFETY: valid out-pointers; `ordinal` is in range.
+        check("cuDeviceGet", unsafe {
+            sys::cuDeviceGet(&mut dev, ordinal)
+        })?;
+        let (mut major, mut minor) = (0, 0);
+        check("cuDeviceGetAttribute", unsafe {
+            sys::cuDeviceGetAttribute(
+                &mut major,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                dev,
+            )
+        })?;
+        check("cuDeviceGetAttribute", unsafe {
+            sys::cuDeviceGetAttribute(
+                &mut minor,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                dev,
+            )
+        })?;
+        let mut name = [0 as std::ffi::c_char; 256];
+        check("cuDeviceGetName", unsafe {
+            sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, dev)
+        })?;
+        // SAFETY: the driver wrote a NUL-terminated name.
+        let name = unsafe { CStr::from_ptr(name.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        check("cuDevicePrimaryCtxRetain", unsafe {
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
+        })?;
+        Ok(Context {
+            ordinal,
+            name,
+            arch: (major.max(0) * 10 + minor.max(0)) as u32,
+            ctx,
+        })
+    })?;
+    let c: &'static Context = Box::leak(Box::new(c));
+    all.push((ordinal, c));
+    Ok(c)
+}
+
+impl Context {
+    /// Makes this context current on the calling thread.
+    #[inline]
+    pub fn bind(&self) -> Result<(), CudaError> {
+        // SAFETY: a retained primary context.
+        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx) })
+    }
+
+    /// Loads a cubin and looks up `symbols` (the kernels, in plan order).
+    /// `dyn_shared[i]` bytes of dynamic shared memory above 48 KiB are
+    /// enabled per kernel.
+    pub fn load_module(
+        &self,
+        cubin: &[u8],
+        symbols: &[String],
+        dyn_shared: &[u32],
+    ) -> Result<Module, CudaError> {
+        self.bind()?;
+        no_panic("loading a CUDA module", || {
+            let mut m: sys::CUmodule = std::ptr::null_mut();
+            // SAFETY: the image is a complete cubin held for the call.
+            check("cuModuleLoadData", unsafe {
+                sys::cuModuleLoadData(&mut m, cubin.as_ptr() as *const c_void)
+            })?;
+            let mut funcs = Vec::with_capacity(symbols.len());
+            for (i, s) in symbols.iter().enumerate() {
+                let c = CString::new(s.as_str())
+                    .map_err(|_| CudaError::Plan(format!("bad kernel name {s:?}")))?;
+                let mut f: sys::CUfunction = std::ptr::null_mut();
+                // SAFETY: loaded module, valid C string.
+                check(&format!("cuModuleGetFunction({s})"), unsafe {
+                    sys::cuModuleGetFunction(&mut f, m, c.as_ptr())
+                })?;
+                let shm = dyn_shared.get(i).copied().unwrap_or(0);
+                if shm > 48 * 1024 {
+                    // SAFETY: a valid function handle.
+                    check("cuFuncSetAttribute", unsafe {
+                        sys::cuFuncSetAttribute(
+                            f,
+                            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            shm as i32,
+                        )
+                    })?;
+                }
+                funcs.push(f);
+            }
+            Ok(Module {
+                module: m,
+                funcs,
+                names: symbols.to_vec(),
+            })
+        })
+    }
+
+    /// The device that owns a device pointer (for `__cuda_array_interface__`
+    /// arguments), or an error when it is not a device pointer.
+    pub fn pointer_device(&self, ptr: u64) -> Result<i32, CudaError> {
+        no_panic("cuPointerGetAttribute", || {
+            let mut ord: i32 = -1;
+            // SAFETY: valid out-pointer of the attribute's size.
+            check("cuPointerGetAttribute", unsafe {
+                sys::cuPointerGetAttribute(
+                    &mut ord as *mut i32 as *mut c_void,
+                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                    ptr,
+                )
+            })?;
+            Ok(ord)
+        })
+    }
+}
+
+/// A loaded module with its kernels (kept for the life of the process).
+pub struct Module {
+    #[allow(dead_code)]
+    module: sys::CUmodule,
+    funcs: Vec<sys::CUfunction>,
+    pub names: Vec<String>,
+}
+
+// SAFETY: module and function handles are usable from any thread with the
+// context current.
+unsafe impl Send for Module {}
+// SAFETY: as above; launches do not mutate the handles.
+unsafe impl Sync for Module {}
+
+/// A raw stream handle (`0` is the legacy default stream).
+pub type Stream = u64;
+
+/// Launches on one stream through one module: the [`Device`] the plan runs
+/// against on a real GPU.
+pub struct Launcher<'a> {
+    pub module: &'a Module,
+    pub stream: Stream,
+}
+
+impl Device for Launcher<'_> {
+    fn launch(
+        &self,
+        kernel: usize,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<(), CudaError> {
+        let f = *self
+            .module
+            .funcs
+            .get(kernel)
+            .ok_or_else(|| CudaError::Plan(format!("no kernel #{kernel} in the module")))?;
+        // SAFETY: `params` points at one value per kernel parameter, of the
+        // parameter's size (the plan packs them from the kernel signature).
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                f,
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
+                shared,
+                self.stream as sys::CUstream,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check("cuLaunchKernel", r)
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<u64, CudaError> {
+        alloc(bytes.max(1), self.stream)
+    }
+
+    fn free(&self, ptr: u64) {
+        free(ptr, self.stream);
+    }
+}
+
+/// Stream-ordered allocation.
+pub fn alloc(bytes: usize, stream: Stream) -> Result<u64, CudaError> {
+    let mut p: sys::CUdeviceptr = 0;
+    // SAFETY: valid out-pointer; the caller's context is current.
+    check("cuMemAllocAsync", unsafe {
+        sys::cuMemAllocAsync(&mut p, bytes.max(1), stream as sys::CUstream)
+    })?;
+    Ok(p)
+}
+
+/// Stream-ordered free (errors are ignored: nothing can be done about them).
+pub fn free(ptr: u64, stream: Stream) {
+    // SAFETY: a pointer from `alloc`.
+    unsafe {
+        sys::cuMemFreeAsync(ptr, stream as sys::CUstream);
+    }
+}
+
+/// Host to device.
+///
+/// # Safety
+/// `src` must hold `bytes` readable bytes until the stream syncs.
+pub unsafe fn copy_htod(
+    dst: u64,
+    src: *const c_void,
+    bytes: usize,
+    stream: Stream,
+) -> Result<(), CudaError> {
+    // SAFETY: the caller passes `bytes` readable bytes at `src`.
+    check("cuMemcpyHtoDAsync", unsafe {
+        sys::cuMemcpyHtoDAsync_v2(dst, src, bytes, stream as sys::CUstream)
+    })
+}
+
+/// Device to host.
+///
+/// # Safety
+/// `dst` must hold `bytes` writable bytes until the stream syncs.
+pub unsafe fn copy_dtoh(
+    dst: *mut c_void,
+    src: u64,
+    bytes: usize,
+    stream: Stream,
+) -> Result<(), CudaError> {
+    // SAFETY: the caller passes `bytes` writable bytes at `dst`.
+    check("cuMemcpyDtoHAsync", unsafe {
+        sys::cuMemcpyDtoHAsync_v2(dst, src, bytes, stream as sys::CUstream)
+    })
+}
+
+pub fn sync(stream: Stream) -> Result<(), CudaError> {
+    // SAFETY: a valid stream handle (or 0).
+    check("cuStreamSynchronize", unsafe {
+        sys::cuStreamSynchronize(stream as sys::CUstream)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn no_driver_is_an_error_not_a_panic() {
+        match super::init() {
+            Ok(n) => eprintln!("a CUDA driver is present with {n} devices"),
+            Err(e) => {
+                let m = e.to_string();
+                assert!(m.contains("driver") || m.contains("CUDA"), "{m}");
+            }
+        }
+        // Asking for a device that cannot exist is always an error.
+        assert!(super::context(1 << 20).is_err());
+    }
+}

@@ -1,0 +1,84 @@
+//! The CUDA runtime: NVRTC (device code to a cubin, in-process), the driver
+//! API (contexts, modules, memory, launches) and the launch plan that runs a
+//! compiled function's host side.
+//!
+//! Everything goes through cudarc with dynamic loading, so this crate builds
+//! and its users import on machines without CUDA. cudarc panics when a
+//! library or a symbol is missing; every call into it here is preceded by a
+//! presence check and wrapped in [`no_panic`].
+//!
+//! - [`nvrtc`]: loads `libnvrtc.so.13` by absolute path (the PyPI wheel),
+//!   compiles to a cubin for `sm_XY`, installs the bundled headers.
+//! - [`driver`]: the driver (`libcuda.so.1`): probe, primary contexts,
+//!   modules, memory, launches, and error names.
+//! - [`plan`]: the host function of a compiled program as a launch plan,
+//!   run against a [`plan::Device`] (the driver, or a mock in tests).
+
+pub mod driver;
+pub mod nvrtc;
+pub mod plan;
+
+/// What can go wrong on the CUDA path.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CudaError {
+    #[error("NVRTC is not available: {0}")]
+    NoNvrtc(String),
+    #[error("NVRTC could not compile `{name}` for sm_{arch}:\n{log}")]
+    NvrtcCompile {
+        name: String,
+        arch: u32,
+        log: String,
+    },
+    #[error("NVRTC failed in {call}: {msg}")]
+    Nvrtc { call: &'static str, msg: String },
+    #[error("the CUDA driver is not usable: {0}")]
+    NoDriver(String),
+    #[error("{call} failed: {name} ({msg})")]
+    Driver {
+        call: String,
+        name: String,
+        msg: String,
+        code: u32,
+    },
+    #[error("{0}")]
+    Plan(String),
+}
+
+/// Runs `f`, turning a panic (cudarc's "library not found" or "missing
+/// symbol") into an error naming `what`.
+pub fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(e) => {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(CudaError::Plan(format!("{what}: {msg}")))
+        }
+    }
+}
+
+/// Opens a shared library by path or name, globally (so that cudarc's later
+/// lookup by soname finds this copy) and never unloaded.
+pub(crate) fn open_global(path: &std::ffi::OsStr) -> Result<libloading::Library, String> {
+    #[cfg(unix)]
+    {
+        use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+        #[cfg(any(target_os = "macos", target_os = "ios"))]
+        const RTLD_NODELETE: std::os::raw::c_int = 0x80;
+        #[cfg(not(any(target_os = "macos", target_os = "ios")))]
+        const RTLD_NODELETE: std::os::raw::c_int = 0x1000;
+        // SAFETY: NVIDIA's libraries (NVRTC, the driver); their initialisers
+        // have no preconditions.
+        unsafe { Library::open(Some(path), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE) }
+            .map(libloading::Library::from)
+            .map_err(|e| e.to_string())
+    }
+    #[cfg(not(unix))]
+    {
+        // SAFETY: as above.
+        unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,746 @@
+//! The launch plan: the host function of a compiled GPU program, run by the
+//! runtime instead of compiled host code.
+//!
+//! After `passes::outline_kernels` (and the GPU lowering passes), the host
+//! [`Function`] holds scalar arithmetic, loops, ifs and `Launch` statements;
+//! its array parameters and local arrays (device temporaries) live on the
+//! device. [`Plan::new`] checks once that the host code only does what the
+//! plan can run and precomputes each kernel's launch (grid, block, shared
+//! memory, how to pack each parameter); [`Plan::run`] interprets the host
+//! body against a [`Device`].
+
+use std::ffi::c_void;
+
+use parpy_core::ir::{
+    BinOp, Block, Expr, ExprKind, Function, MathFn, Place, Program, StmtKind, Type, UnOp, VarId,
+    VarKind,
+};
+use parpy_core::{ElemTy, ScalarValue};
+
+use super::CudaError;
+
+/// What the plan needs from a GPU (the driver's `Launcher`, or a mock).
+pub trait Device {
+    /// Launches kernel `kernel` (index into [`Plan::kernels`]); `params[i]`
+    /// points at the value of parameter i.
+    fn launch(
+        &self,
+        kernel: usize,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<(), CudaError>;
+    fn alloc(&self, bytes: usize) -> Result<u64, CudaError>;
+    fn free(&self, ptr: u64);
+}
+
+/// How one kernel parameter is passed.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum ParamKind {
+    /// A device pointer (8 bytes).
+    Ptr,
+    /// A scalar of this type, in its C size.
+    Scalar(ElemTy),
+}
+
+/// One kernel of the plan, ready to launch.
+#[derive(Clone, PartialEq, Debug)]
+pub struct KernelInfo {
+    /// The `extern "C"` symbol in the device code.
+    pub symbol: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Dynamic shared memory in bytes.
+    pub shared: u32,
+    pub params: Vec<ParamKind>,
+}
+
+/// A host value while the plan runs.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Value {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Ptr(u64),
+}
+
+impl Value {
+    fn as_i64(self) -> i64 {
+        match self {
+            Value::Int(v) => v,
+            Value::Float(f) => f as i64,
+            Value::Bool(b) => b as i64,
+            Value::Ptr(p) => p as i64,
+        }
+    }
+    fn as_f64(self) -> f64 {
+        match self {
+            Value::Int(v) => v as f64,
+            Value::Float(f) => f,
+            Value::Bool(b) => b as i64 as f64,
+            Value::Ptr(p) => p as f64,
+        }
+    }
+    fn truthy(self) -> bool {
+        match self {
+            Value::Int(v) => v != 0,
+            Value::Float(f) => f != 0.0,
+            Value::Bool(b) => b,
+            Value::Ptr(p) => p != 0,
+        }
+    }
+}
+
+/// A compiled function's host side.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The Python function's name (for messages).
+    pub name: String,
+    host: Function,
+    kernels: Vec<KernelInfo>,
+    /// Local arrays of the host function: device temporaries, with sizes.
+    temporaries: Vec<(VarId, usize)>,
+}
+
+fn unsupported(what: &str, f: &Function) -> CudaError {
+    CudaError::Plan(format!(
+        "the host code of `{}` {what}, which the CUDA launch plan cannot run \
+         (host code may only compute scalars, loop, branch and launch kernels)",
+        f.name
+    ))
+}
+
+fn dim(v: i64, what: &str, k: &str) -> Result<u32, CudaError> {
+    if v <= 0 || v > u32::MAX as i64 {
+        return Err(CudaError::Plan(format!(
+            "kernel `{k}` has an invalid {what} size {v}"
+        )));
+    }
+    Ok(v as u32)
+}
+
+impl Plan {
+    /// Builds the plan of `program`; `symbols[i]` is the device symbol of
+    /// `program.kernels[i]`, `dyn_shared[i]` its dynamic shared memory (0
+    /// when the kernel declares its shared arrays statically).
+    pub fn new(
+        program: &Program,
+        symbols: &[String],
+        dyn_shared: &[u32],
+    ) -> Result<Plan, CudaError> {
+        let host = &program.host;
+        if symbols.len() != program.kernels.len() {
+            return Err(CudaError::Plan(format!(
+                "`{}` has {} kernels but the device code names {}",
+                host.name,
+                program.kernels.len(),
+                symbols.len()
+            )));
+        }
+        let mut kernels = Vec::with_capacity(program.kernels.len());
+        for (i, k) in program.kernels.iter().enumerate() {
+            let sym = &symbols[i];
+            let l = &k.launch;
+            let grid = [
+                dim(l.blocks[0], "grid", sym)?,
+                dim(l.blocks[1], "grid", sym)?,
+                dim(l.blocks[2], "grid", sym)?,
+            ];
+            let block = [
+                dim(l.threads[0], "block", sym)?,
+                dim(l.threads[1], "block", sym)?,
+                dim(l.threads[2], "block", sym)?,
+            ];
+            let params = k
+                .func
+                .params
+                .iter()
+                .map(|&p| match &k.func.var(p).ty {
+                    Type::Array { .. } => Ok(ParamKind::Ptr),
+                    Type::Scalar(e) => Ok(ParamKind::Scalar(*e)),
+                    Type::Void => Err(CudaError::Plan(format!(
+                        "kernel `{sym}` has a parameter of type void"
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            kernels.push(KernelInfo {
+                symbol: sym.clone(),
+                grid,
+                block,
+                shared: dyn_shared.get(i).copied().unwrap_or(0),
+                params,
+            });
+        }
+        check_block(&host.body, host, program)?;
+        let temporaries = host
+            .vars
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.kind == VarKind::Local)
+            .filter_map(|(i, v)| match &v.ty {
+                Type::Array { elem, shape } => Some((
+                    VarId(i as u32),
+                    elem.size() * shape.iter().map(|&d| d.max(0) as usize).product::<usize>(),
+                )),
+                _ => None,
+            })
+            .collect();
+        Ok(Plan {
+            name: host.name.clone(),
+            host: host.clone(),
+            kernels,
+            temporaries,
+        })
+    }
+
+    pub fn kernels(&self) -> &[KernelInfo] {
+        &self.kernels
+    }
+
+    /// Runs the host code. `args[i]` is, for host parameter i, the device
+    /// pointer of an array or the 8-byte slot of a scalar (entry ABI:
+    /// `int64_t` for ints and bools, `double` for floats).
+    pub fn run(&self, dev: &dyn Device, args: &[u64]) -> Result<(), CudaError> {
+        let h = &self.host;
+        if args.len() != h.params.len() {
+            return Err(CudaError::Plan(format!(
+                "`{}` takes {} arguments, the plan got {}",
+                self.name,
+                h.params.len(),
+                args.len()
+            )));
+        }
+        let mut vals = vec![Value::Int(0); h.vars.len()];
+        for (&p, &a) in h.params.iter().zip(args) {
+            let var = h.var(p);
+            vals[p.0 as usize] = match (&var.ty, var.value) {
+                (Type::Array { .. }, _) => Value::Ptr(a),
+                (_, Some(v)) => scalar(v),
+                (Type::Scalar(e), None) if e.is_float() => Value::Float(f64::from_bits(a)),
+                (Type::Scalar(ElemTy::Bool), None) => Value::Bool(a != 0),
+                (Type::Scalar(e), None) => Value::Int(wrap(a as i64, *e)),
+                (Type::Void, None) => Value::Int(0),
+            };
+        }
+        let mut allocated = Vec::with_capacity(self.temporaries.len());
+        let mut result = Ok(());
+        for &(v, bytes) in &self.temporaries {
+            match dev.alloc(bytes) {
+                Ok(p) => {
+                    vals[v.0 as usize] = Value::Ptr(p);
+                    allocated.push(p);
+                }
+                Err(e) => {
+                    result = Err(CudaError::Plan(format!(
+                        "could not allocate a device temporary of {bytes} bytes for `{}`: {e}",
+                        self.name
+                    )));
+                    break;
+                }
+            }
+        }
+        if result.is_ok() {
+            let mut ex = Exec {
+                plan: self,
+                dev,
+                vals,
+            };
+            result = ex.block(&h.body).map(|_| ());
+        }
+        for p in allocated {
+            dev.free(p);
+        }
+        result
+    }
+}
+
+fn scalar(v: ScalarValue) -> Value {
+    match v {
+        ScalarValue::Bool(b) => Value::Bool(b),
+        ScalarValue::Int(i) => Value::Int(i),
+        ScalarValue::Float(f) => Value::Float(f),
+    }
+}
+
+/// Wraps an integer to the width of `e` (two's complement, as C does).
+fn wrap(v: i64, e: ElemTy) -> i64 {
+    match e {
+        ElemTy::I8 => v as i8 as i64,
+        ElemTy::I16 => v as i16 as i64,
+        ElemTy::I32 => v as i32 as i64,
+        ElemTy::U8 => v as u8 as i64,
+        ElemTy::U16 => v as u16 as i64,
+        ElemTy::U32 => v as u32 as i64,
+        _ => v,
+    }
+}
+
+/// Rounds a float to the precision of `e`.
+fn round(v: f64, e: ElemTy) -> f64 {
+    match e {
+        ElemTy::F32 | ElemTy::F16 => v as f32 as f64,
+        _ => v,
+    }
+}
+
+/// IEEE half bits of `v` (round to nearest even), for f16 kernel parameters.
+pub fn f16_bits(v: f32) -> u16 {
+    let b = v.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32;
+    let man = b & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = m >> shift;
+        let rem = m & ((1 << shift) - 1);
+        let mid = 1 << (shift - 1);
+        let r = if rem > mid || (rem == mid && half & 1 == 1) {
+            half + 1
+        } else {
+            half
+        };
+        return sign | r as u16;
+    }
+    let half = ((e as u32) << 10) | (man >> 13);
+    let rem = man & 0x1fff;
+    let r = if rem > 0x1000 || (rem == 0x1000 && half & 1 == 1) {
+        half + 1
+    } else {
+        half
+    };
+    sign | r as u16
+}
+
+/// Packs `v` as a kernel parameter of kind `k` into an 8-byte slot
+/// (little-endian: the parameter's bytes come first).
+pub fn pack(v: Value, k: ParamKind) -> u64 {
+    match k {
+        ParamKind::Ptr => match v {
+            Value::Ptr(p) => p,
+            other => other.as_i64() as u64,
+        },
+        ParamKind::Scalar(e) => match e {
+            ElemTy::Bool => v.truthy() as u64,
+            ElemTy::F64 => v.as_f64().to_bits(),
+            ElemTy::F32 => (v.as_f64() as f32).to_bits() as u64,
+            ElemTy::F16 => f16_bits(v.as_f64() as f32) as u64,
+            e => {
+                let w = wrap(v.as_i64(), e) as u64;
+                match e.size() {
+                    1 => w & 0xff,
+                    2 => w & 0xffff,
+                    4 => w & 0xffff_ffff,
+                    _ => w,
+                }
+            }
+        },
+    }
+}
+
+fn check_block(b: &Block, f: &Function, p: &Program) -> Result<(), CudaError> {
+    for s in b {
+        match &s.kind {
+            StmtKind::Assign { dst, value } => {
+                match dst {
+                    Place::Var(v) if !f.var(*v).ty.is_array() => {}
+                    Place::Var(_) => return Err(unsupported("assigns an array", f)),
+                    Place::Index { array, .. } => {
+                        return Err(unsupported(
+                            &format!("writes to the device array `{}`", f.var(*array).name),
+                            f,
+                        ))
+                    }
+                }
+                check_expr(value, f)?;
+            }
+            StmtKind::For(l) => {
+                check_expr(&l.lo, f)?;
+                check_expr(&l.hi, f)?;
+                if l.par.is_some() || l.reduction.is_some() {
+                    return Err(unsupported("has a parallel loop left outside a kernel", f));
+                }
+                check_block(&l.body, f, p)?;
+            }
+            StmtKind::While { cond, body } => {
+                check_expr(cond, f)?;
+                check_block(body, f, p)?;
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                check_expr(cond, f)?;
+                check_block(then_body, f, p)?;
+                check_block(else_body, f, p)?;
+            }
+            StmtKind::Return(None) => {}
+            StmtKind::Return(Some(_)) => return Err(unsupported("returns a value", f)),
+            StmtKind::Expr(_) => return Err(unsupported("calls a helper function", f)),
+            StmtKind::OnDevice(_) => {
+                return Err(unsupported(
+                    "has a `with parpy.gpu` block left outside a kernel",
+                    f,
+                ))
+            }
+            StmtKind::Barrier => return Err(unsupported("has a barrier", f)),
+            StmtKind::Launch { kernel, args } => {
+                let Some(k) = p.kernels.get(kernel.0 as usize) else {
+                    return Err(unsupported("launches a kernel that does not exist", f));
+                };
+                if args.len() != k.func.params.len() {
+                    return Err(unsupported(
+                        "launches a kernel with the wrong number of arguments",
+                        f,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
+    match &e.kind {
+        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) => Ok(()),
+        ExprKind::Var(v) => {
+            if f.var(*v).ty.is_array() {
+                Err(unsupported("uses an array as a value", f))
+            } else {
+                Ok(())
+            }
+        }
+        ExprKind::Index { array, .. } => Err(unsupported(
+            &format!("reads the device array `{}`", f.var(*array).name),
+            f,
+        )),
+        ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => check_expr(arg, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            check_expr(lhs, f)?;
+            check_expr(rhs, f)
+        }
+        ExprKind::Select { cond, then, else_ } => {
+            check_expr(cond, f)?;
+            check_expr(then, f)?;
+            check_expr(else_, f)
+        }
+        ExprKind::Math { args, .. } => args.iter().try_for_each(|a| check_expr(a, f)),
+        ExprKind::Call { .. } => Err(unsupported("calls a helper function", f)),
+        ExprKind::GpuIndex(_) | ExprKind::WarpReduce { .. } => {
+            Err(unsupported("uses a GPU thread index", f))
+        }
+    }
+}
+
+enum Flow {
+    Next,
+    Return,
+}
+
+struct Exec<'a> {
+    plan: &'a Plan,
+    dev: &'a dyn Device,
+    vals: Vec<Value>,
+}
+
+fn err(plan: &Plan, msg: &str) -> CudaError {
+    CudaError::Plan(format!("in the host code of `{}`: {msg}", plan.name))
+}
+
+impl Exec<'_> {
+    fn block(&mut self, b: &Block) -> Result<Flow, CudaError> {
+        for s in b {
+            match &s.kind {
+                StmtKind::Assign { dst, value } => {
+                    let v = self.eval(value)?;
+                    if let Place::Var(id) = dst {
+                        self.vals[id.0 as usize] = v;
+                    }
+                }
+                StmtKind::For(l) => {
+                    let lo = self.eval(&l.lo)?.as_i64();
+                    let hi = self.eval(&l.hi)?.as_i64();
+                    let mut i = lo;
+                    while (l.step > 0 && i < hi) || (l.step < 0 && i > hi) {
+                        self.vals[l.var.0 as usize] = Value::Int(i);
+                        if let Flow::Return = self.block(&l.body)? {
+                            return Ok(Flow::Return);
+                        }
+                        i = match i.checked_add(l.step) {
+                            Some(n) => n,
+                            None => break,
+                        };
+                    }
+                }
+                StmtKind::While { cond, body } => {
+                    while self.eval(cond)?.truthy() {
+                        if let Flow::Return = self.block(body)? {
+                            return Ok(Flow::Return);
+                        }
+                    }
+                }
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    let body = if self.eval(cond)?.truthy() {
+                        then_body
+                    } else {
+                        else_body
+                    };
+                    if let Flow::Return = self.block(body)? {
+                        return Ok(Flow::Return);
+                    }
+                }
+                StmtKind::Return(_) => return Ok(Flow::Return),
+                StmtKind::Launch { kernel, args } => self.launch(kernel.0 as usize, args)?,
+                StmtKind::Expr(_) | StmtKind::OnDevice(_) | StmtKind::Barrier => {
+                    return Err(err(self.plan, "unsupported statement"))
+                }
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn launch(&mut self, k: usize, args: &[VarId]) -> Result<(), CudaError> {
+        let info = &self.plan.kernels[k];
+        let mut slots = [0u64; 32];
+        let mut heap_slots;
+        let slots: &mut [u64] = if args.len() <= slots.len() {
+            &mut slots[..args.len()]
+        } else {
+            heap_slots = vec![0u64; args.len()];
+            &mut heap_slots
+        };
+        for ((slot, a), kind) in slots.iter_mut().zip(args).zip(&info.params) {
+            *slot = pack(self.vals[a.0 as usize], *kind);
+        }
+        let mut ptrs: Vec<*mut c_void> = slots
+            .iter_mut()
+            .map(|s| s as *mut u64 as *mut c_void)
+            .collect();
+        self.dev
+            .launch(k, info.grid, info.block, info.shared, &mut ptrs)
+            .map_err(|e| {
+                CudaError::Plan(format!(
+                    "launching kernel `{}` of `{}` failed: {e}",
+                    info.symbol, self.plan.name
+                ))
+            })
+    }
+
+    fn eval(&self, e: &Expr) -> Result<Value, CudaError> {
+        let elem = e.ty.elem().unwrap_or(ElemTy::I64);
+        Ok(match &e.kind {
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Int(i) => Value::Int(*i),
+            ExprKind::Float(f) => Value::Float(*f),
+            ExprKind::Var(v) => {
+                let var = self.plan.host.var(*v);
+                match var.value {
+                    Some(c) => scalar(c),
+                    None => self.vals[v.0 as usize],
+                }
+            }
+            ExprKind::Unary { op, arg } => {
+                let a = self.eval(arg)?;
+                match op {
+                    UnOp::Not => Value::Bool(!a.truthy()),
+                    UnOp::Neg if elem.is_float() => Value::Float(-a.as_f64()),
+                    UnOp::Neg => Value::Int(wrap(a.as_i64().wrapping_neg(), elem)),
+                    UnOp::BitNot if elem == ElemTy::Bool => Value::Bool(!a.truthy()),
+                    UnOp::BitNot => Value::Int(wrap(!a.as_i64(), elem)),
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                if *op == BinOp::And {
+                    return Ok(Value::Bool(
+                        self.eval(lhs)?.truthy() && self.eval(rhs)?.truthy(),
+                    ));
+                }
+                if *op == BinOp::Or {
+                    return Ok(Value::Bool(
+                        self.eval(lhs)?.truthy() || self.eval(rhs)?.truthy(),
+                    ));
+                }
+                let a = self.eval(lhs)?;
+                let b = self.eval(rhs)?;
+                self.binary(*op, a, b, lhs.ty.elem().unwrap_or(elem), elem)?
+            }
+            ExprKind::Select { cond, then, else_ } => {
+                if self.eval(cond)?.truthy() {
+                    self.eval(then)?
+                } else {
+                    self.eval(else_)?
+                }
+            }
+            ExprKind::Convert { arg } => convert(self.eval(arg)?, elem),
+            ExprKind::Math { func, args } => {
+                let a = self.eval(&args[0])?;
+                if *func == MathFn::Abs && !elem.is_float() {
+                    return Ok(Value::Int(wrap(a.as_i64().wrapping_abs(), elem)));
+                }
+                let x = a.as_f64();
+                let y = match args.get(1) {
+                    Some(b) => self.eval(b)?.as_f64(),
+                    None => 0.0,
+                };
+                let r = match func {
+                    MathFn::Sqrt => x.sqrt(),
+                    MathFn::Exp => x.exp(),
+                    MathFn::Log => x.ln(),
+                    MathFn::Sin => x.sin(),
+                    MathFn::Cos => x.cos(),
+                    MathFn::Tan => x.tan(),
+                    MathFn::Tanh => x.tanh(),
+                    MathFn::Abs => x.abs(),
+                    MathFn::Atan2 => x.atan2(y),
+                    MathFn::Floor => x.floor(),
+                    MathFn::Ceil => x.ceil(),
+                    MathFn::Pow => x.powf(y),
+                };
+                convert(Value::Float(r), elem)
+            }
+            _ => return Err(err(self.plan, "unsupported expression")),
+        })
+    }
+
+    fn binary(
+        &self,
+        op: BinOp,
+        a: Value,
+        b: Value,
+        operand: ElemTy,
+        elem: ElemTy,
+    ) -> Result<Value, CudaError> {
+        use BinOp::*;
+        let float =
+            operand.is_float() || matches!(a, Value::Float(_)) || matches!(b, Value::Float(_));
+        if op.is_comparison() {
+            let r = if float {
+                let (x, y) = (a.as_f64(), b.as_f64());
+                match op {
+                    Eq => x == y,
+                    Ne => x != y,
+                    Lt => x < y,
+                    Le => x <= y,
+                    Gt => x > y,
+                    _ => x >= y,
+                }
+            } else {
+                let (x, y) = (a.as_i64(), b.as_i64());
+                match op {
+                    Eq => x == y,
+                    Ne => x != y,
+                    Lt => x < y,
+                    Le => x <= y,
+                    Gt => x > y,
+                    _ => x >= y,
+                }
+            };
+            return Ok(Value::Bool(r));
+        }
+        if elem == ElemTy::Bool {
+            let (x, y) = (a.truthy(), b.truthy());
+            return Ok(Value::Bool(match op {
+                BitAnd | Min | Mul => x & y,
+                BitOr | Max | Add => x | y,
+                BitXor | Ne => x ^ y,
+                _ => return Err(err(self.plan, &format!("`{}` on bools", op.symbol()))),
+            }));
+        }
+        if elem.is_float() || op == Div {
+            let (x, y) = (a.as_f64(), b.as_f64());
+            let r = match op {
+                Add => x + y,
+                Sub => x - y,
+                Mul => x * y,
+                Div => x / y,
+                FloorDiv => (x / y).floor(),
+                Mod => {
+                    let r = x % y;
+                    if r != 0.0 && (r < 0.0) != (y < 0.0) {
+                        r + y
+                    } else {
+                        r
+                    }
+                }
+                Pow => x.powf(y),
+                Max => x.max(y),
+                Min => x.min(y),
+                _ => return Err(err(self.plan, &format!("`{}` on floats", op.symbol()))),
+            };
+            return Ok(Value::Float(round(r, elem)));
+        }
+        let (x, y) = (a.as_i64(), b.as_i64());
+        let zero = || err(self.plan, "integer division or modulo by zero");
+        let r = match op {
+            Add => x.wrapping_add(y),
+            Sub => x.wrapping_sub(y),
+            Mul => x.wrapping_mul(y),
+            FloorDiv => {
+                if y == 0 {
+                    return Err(zero());
+                }
+                let q = x.wrapping_div(y);
+                if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
+                    q - 1
+                } else {
+                    q
+                }
+            }
+            Mod => {
+                if y == 0 {
+                    return Err(zero());
+                }
+                let r = x.wrapping_rem(y);
+                if r != 0 && ((r < 0) != (y < 0)) {
+                    r + y
+                } else {
+                    r
+                }
+            }
+            Pow => {
+                if y < 0 {
+                    return Err(err(self.plan, "negative integer power"));
+                }
+                x.wrapping_pow(y.min(u32::MAX as i64) as u32)
+            }
+            BitAnd => x & y,
+            BitOr => x | y,
+            BitXor => x ^ y,
+            Shl => x.wrapping_shl(y as u32),
+            Shr => x.wrapping_shr(y as u32),
+            Max => x.max(y),
+            Min => x.min(y),
+            _ => return Err(err(self.plan, &format!("`{}` on integers", op.symbol()))),
+        };
+        Ok(Value::Int(wrap(r, elem)))
+    }
+}
+
+fn convert(v: Value, e: ElemTy) -> Value {
+    if e == ElemTy::Bool {
+        Value::Bool(v.truthy())
+    } else if e.is_float() {
+        Value::Float(round(v.as_f64(), e))
+    } else {
+        Value::Int(wrap(v.as_i64(), e))
+    }
+}
+
+#[cfg(test)]
+mod tests;

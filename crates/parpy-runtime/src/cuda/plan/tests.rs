@@ -1,0 +1,274 @@
+//! The launch plan against a mock device: programs compiled by the real
+//! front end and passes, run without a GPU.
+
+use std::cell::RefCell;
+
+use parpy_core::ir::{Place, Stmt, StmtKind};
+use parpy_core::{ArgType, ElemTy, Options, ParSpec, SourceFile, StaticResolver};
+
+use super::*;
+
+type Launch = (usize, [u32; 3], [u32; 3], Vec<u64>);
+
+#[derive(Default)]
+struct Mock {
+    /// (kernel, grid, block, packed parameter slots)
+    launches: RefCell<Vec<Launch>>,
+    allocs: RefCell<Vec<(u64, usize)>>,
+    frees: RefCell<Vec<u64>>,
+    fail_launch: Option<usize>,
+}
+
+impl Device for Mock {
+    fn launch(
+        &self,
+        kernel: usize,
+        grid: [u32; 3],
+        block: [u32; 3],
+        _shared: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<(), CudaError> {
+        if self.fail_launch == Some(kernel) {
+            return Err(CudaError::Driver {
+                call: "cuLaunchKernel".into(),
+                name: "CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+                msg: "an illegal memory access was encountered".into(),
+                code: 700,
+            });
+        }
+        // SAFETY: the plan passes pointers to 8-byte slots.
+        let vals = params
+            .iter()
+            .map(|p| unsafe { *(*p as *const u64) })
+            .collect();
+        self.launches.borrow_mut().push((kernel, grid, block, vals));
+        Ok(())
+    }
+    fn alloc(&self, bytes: usize) -> Result<u64, CudaError> {
+        let p = 0x1000_0000 + 0x1000 * self.allocs.borrow().len() as u64;
+        self.allocs.borrow_mut().push((p, bytes));
+        Ok(p)
+    }
+    fn free(&self, ptr: u64) {
+        self.frees.borrow_mut().push(ptr);
+    }
+}
+
+fn program(src: &str, args: &[ArgType], par: &[(&str, i64)]) -> Program {
+    let file = SourceFile::from_function_text("t.py", src, 1);
+    let def = parpy_core::parse_function(file).expect("parses");
+    let mut options = Options {
+        specialize_scalars: false,
+        ..Options::default()
+    };
+    for (l, n) in par {
+        options.parallelize.insert(
+            l.to_string(),
+            ParSpec {
+                threads: *n,
+                tpb: None,
+                reduction: false,
+            },
+        );
+    }
+    let p = parpy_core::sema::lower(&def, args, &StaticResolver::new(), &options).expect("lowers");
+    parpy_core::passes::run_pipeline(p, &options, &mut String::new())
+        .expect("passes")
+        .0
+}
+
+fn arr(elem: ElemTy, n: i64) -> ArgType {
+    ArgType::Array {
+        elem,
+        shape: vec![n],
+    }
+}
+
+fn int() -> ArgType {
+    ArgType::Scalar {
+        elem: ElemTy::I64,
+        value: None,
+    }
+}
+
+fn symbols(p: &Program) -> Vec<String> {
+    (0..p.kernels.len()).map(|i| format!("k{i}")).collect()
+}
+
+const SMOOTH: &str = "@parpy.jit
+def smooth(x, y, T, N):
+    for t in range(T):
+        parpy.label('a')
+        for i in range(1, N - 1):
+            y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3.0
+        parpy.label('b')
+        for i in range(1, N - 1):
+            x[i] = y[i]
+";
+
+#[test]
+fn host_loop_launches_each_kernel_per_step() {
+    let p = program(
+        SMOOTH,
+        &[arr(ElemTy::F32, 100), arr(ElemTy::F32, 100), int(), int()],
+        &[("a", 100), ("b", 100)],
+    );
+    assert_eq!(p.kernels.len(), 2);
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    assert_eq!(plan.kernels()[0].symbol, "k0");
+    let dev = Mock::default();
+    plan.run(&dev, &[0xA000, 0xB000, 3, 100]).unwrap();
+    let l = dev.launches.borrow();
+    let order: Vec<usize> = l.iter().map(|x| x.0).collect();
+    assert_eq!(order, vec![0, 1, 0, 1, 0, 1]);
+    // the kernels receive the device pointers (and N when it is a parameter)
+    for (_, grid, block, vals) in l.iter() {
+        assert!(vals.contains(&0xA000) && vals.contains(&0xB000), "{vals:?}");
+        assert!(grid.iter().all(|&g| g >= 1) && block.iter().all(|&b| b >= 1));
+    }
+    drop(l);
+    // T = 0: no launch at all; negative T too
+    let dev = Mock::default();
+    plan.run(&dev, &[1, 2, 0, 100]).unwrap();
+    plan.run(&dev, &[1, 2, (-4i64) as u64, 100]).unwrap();
+    assert!(dev.launches.borrow().is_empty());
+    // wrong argument count
+    assert!(plan.run(&dev, &[1, 2]).is_err());
+}
+
+#[test]
+fn python_integer_semantics_in_host_code() {
+    let src = "@parpy.jit
+def f(x, N):
+    for t in range(N % 3 + N // 4):
+        parpy.label('i')
+        for i in range(16):
+            x[i] = x[i] + 1.0
+";
+    let p = program(src, &[arr(ElemTy::F64, 16), int()], &[("i", 16)]);
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    for (n, want) in [(-7i64, 0usize), (10, 3), (-5, 0), (-1, 1), (0, 0), (7, 2)] {
+        let dev = Mock::default();
+        plan.run(&dev, &[0x10, n as u64]).unwrap();
+        assert_eq!(dev.launches.borrow().len(), want, "N = {n}");
+    }
+}
+
+#[test]
+fn device_temporaries_are_allocated_passed_and_freed() {
+    let src = "@parpy.jit
+def gpu_scalar(x, y):
+    with parpy.gpu:
+        m = x[0]
+        for i in range(1, 10):
+            if x[i] > m:
+                m = x[i]
+    parpy.label('i')
+    for i in range(10):
+        y[i] = x[i] - m
+";
+    let p = program(
+        src,
+        &[arr(ElemTy::F64, 10), arr(ElemTy::F64, 10)],
+        &[("i", 10)],
+    );
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    let dev = Mock::default();
+    plan.run(&dev, &[0xA0, 0xB0]).unwrap();
+    let allocs = dev.allocs.borrow().clone();
+    assert_eq!(allocs.len(), 1, "{allocs:?}");
+    assert_eq!(allocs[0].1, 8);
+    let tmp = allocs[0].0;
+    let l = dev.launches.borrow();
+    assert_eq!(l.len(), 2);
+    assert!(l.iter().all(|x| x.3.contains(&tmp)), "{l:?}");
+    assert_eq!(*dev.frees.borrow(), vec![tmp]);
+}
+
+#[test]
+fn launch_errors_name_kernel_and_function_and_free_temporaries() {
+    let src = "@parpy.jit
+def gpu_scalar(x, y):
+    with parpy.gpu:
+        m = x[0]
+    parpy.label('i')
+    for i in range(10):
+        y[i] = x[i] - m
+";
+    let p = program(
+        src,
+        &[arr(ElemTy::F64, 10), arr(ElemTy::F64, 10)],
+        &[("i", 10)],
+    );
+    let plan = Plan::new(&p, &["first".into(), "second".into()], &[]).unwrap();
+    let dev = Mock {
+        fail_launch: Some(1),
+        ..Mock::default()
+    };
+    let e = plan.run(&dev, &[0xA0, 0xB0]).unwrap_err().to_string();
+    assert!(e.contains("`second`") && e.contains("`gpu_scalar`"), "{e}");
+    assert!(e.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{e}");
+    assert_eq!(dev.frees.borrow().len(), 1);
+}
+
+#[test]
+fn host_code_touching_device_data_is_rejected() {
+    let mut p = program(
+        SMOOTH,
+        &[arr(ElemTy::F32, 100), arr(ElemTy::F32, 100), int(), int()],
+        &[("a", 100), ("b", 100)],
+    );
+    let x = p.host.params[0];
+    let span = p.host.span;
+    let one = parpy_core::ir::Expr::new(
+        parpy_core::ir::ExprKind::Float(1.0),
+        Type::Scalar(ElemTy::F32),
+        span,
+    );
+    p.host.body.push(Stmt::new(
+        StmtKind::Assign {
+            dst: Place::Index {
+                array: x,
+                indices: vec![parpy_core::ir::Expr::int(0, ElemTy::I64, span)],
+            },
+            value: one,
+        },
+        span,
+    ));
+    let e = Plan::new(&p, &symbols(&p), &[]).unwrap_err().to_string();
+    assert!(e.contains("writes to the device array `x`"), "{e}");
+    assert!(Plan::new(&p, &["only_one".into()], &[]).is_err());
+}
+
+#[test]
+fn parameters_are_packed_in_their_c_size() {
+    assert_eq!(
+        pack(Value::Float(1.5), ParamKind::Scalar(ElemTy::F32)),
+        1.5f32.to_bits() as u64
+    );
+    assert_eq!(
+        pack(Value::Float(1.5), ParamKind::Scalar(ElemTy::F64)),
+        1.5f64.to_bits()
+    );
+    assert_eq!(
+        pack(Value::Int(-1), ParamKind::Scalar(ElemTy::I32)),
+        0xffff_ffff
+    );
+    assert_eq!(
+        pack(Value::Int(-1), ParamKind::Scalar(ElemTy::I64)),
+        u64::MAX
+    );
+    assert_eq!(pack(Value::Int(300), ParamKind::Scalar(ElemTy::U8)), 44);
+    assert_eq!(pack(Value::Bool(true), ParamKind::Scalar(ElemTy::Bool)), 1);
+    assert_eq!(pack(Value::Ptr(0xdead_beef), ParamKind::Ptr), 0xdead_beef);
+    assert_eq!(f16_bits(1.0), 0x3c00);
+    assert_eq!(f16_bits(-2.0), 0xc000);
+    assert_eq!(f16_bits(65504.0), 0x7bff);
+    assert_eq!(f16_bits(1e6), 0x7c00);
+    assert_eq!(f16_bits(5.960_464_5e-8), 0x0001);
+    assert_eq!(f16_bits(0.1), 0x2e66);
+    assert_eq!(
+        pack(Value::Float(1.0), ParamKind::Scalar(ElemTy::F16)),
+        0x3c00
+    );
+}
