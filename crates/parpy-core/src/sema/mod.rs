@@ -126,6 +126,24 @@ pub fn lower(
         .iter()
         .map(|a| matches!(a, ArgType::Scalar { elem, .. } if *elem != crate::ir::ElemTy::Bool))
         .collect();
+    // They take the options' int and float types (`force_int_size`,
+    // `force_float_size`, 32-bit on Metal).
+    let args: Vec<ArgType> = args
+        .iter()
+        .zip(&weak)
+        .map(|(a, &w)| match a {
+            ArgType::Scalar { elem, value } if w && elem.is_float() => ArgType::Scalar {
+                elem: options.float_type,
+                value: *value,
+            },
+            ArgType::Scalar { elem, value } if w && elem.is_int() => ArgType::Scalar {
+                elem: options.int_type,
+                value: *value,
+            },
+            other => other.clone(),
+        })
+        .collect();
+    let args = &args[..];
     let host = lower_function(&mut sh, def, args, &weak, resolver, true, &def.name).map(|(f, _)| f);
     let errors: Vec<Diagnostic> = sh.diags.into_iter().filter(|d| d.is_error()).collect();
     if !errors.is_empty() {
