@@ -117,6 +117,12 @@ pub fn compile(
     options: &Options,
 ) -> Result<CompileOutput, CompileError> {
     let mut log = String::new();
+    if options.backend == Backend::Metal {
+        let errors = back::metal::check::check_args(def, args, options);
+        if !errors.is_empty() {
+            return Err(CompileError::User(errors));
+        }
+    }
     let program = sema::lower(def, args, resolver, options)?;
     let (program, warnings) = passes::run_pipeline(program, options, &mut log)?;
     let code = back::emit(&program, options)?;

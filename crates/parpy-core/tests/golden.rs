@@ -144,6 +144,7 @@ fn load(dir: &str, path: &Path) -> Result<Case, String> {
         ..Options::default()
     };
     let mut first_line = None;
+    let (mut force_int, mut force_float) = (None, None);
     for (i, line) in text.lines().enumerate() {
         if let Some(a) = line.strip_prefix("# args:") {
             for s in split_top(a) {
@@ -152,11 +153,23 @@ fn load(dir: &str, path: &Path) -> Result<Case, String> {
         } else if let Some(p) = line.strip_prefix("# par:") {
             let (label, spec) = parse_par(p.trim())?;
             options.parallelize.insert(label, spec);
+        } else if let Some(b) = line.strip_prefix("# backend:") {
+            options.backend = match b.trim() {
+                "cpu" => Backend::Cpu,
+                "cuda" => Backend::Cuda,
+                "metal" => Backend::Metal,
+                other => return Err(format!("unknown backend `{other}`")),
+            };
+        } else if let Some(n) = line.strip_prefix("# force_int_size:") {
+            force_int = Some(n.trim().parse::<u32>().map_err(|e| e.to_string())?);
+        } else if let Some(n) = line.strip_prefix("# force_float_size:") {
+            force_float = Some(n.trim().parse::<u32>().map_err(|e| e.to_string())?);
         } else if line.starts_with("def ") {
             first_line = Some(i);
             break;
         }
     }
+    set_sizes(&mut options, force_int, force_float)?;
     let first = first_line.ok_or("no `def` line")?;
     let func: String = text.lines().skip(first).map(|l| format!("{l}\n")).collect();
     let source = SourceFile::from_function_text(&rel, &func, first as u32 + 1);
@@ -167,6 +180,26 @@ fn load(dir: &str, path: &Path) -> Result<Case, String> {
         options,
         source,
     })
+}
+
+/// The int and float types of Python scalars, as the binding derives them
+/// from `force_int_size` / `force_float_size` and the backend (32-bit by
+/// default on Metal, 64-bit elsewhere).
+fn set_sizes(o: &mut Options, int: Option<u32>, float: Option<u32>) -> Result<(), String> {
+    let metal = o.backend == Backend::Metal;
+    o.int_type = match int {
+        None if metal => ElemTy::I32,
+        None | Some(64) => ElemTy::I64,
+        Some(32) => ElemTy::I32,
+        Some(n) => return Err(format!("force_int_size {n} is not used by the tests")),
+    };
+    o.float_type = match float {
+        None if metal => ElemTy::F32,
+        None | Some(64) => ElemTy::F64,
+        Some(32) => ElemTy::F32,
+        Some(n) => return Err(format!("force_float_size {n} is not used by the tests")),
+    };
+    Ok(())
 }
 
 enum Outcome {
@@ -371,6 +404,184 @@ fn golden_cuda() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The clang command that syntax-checks a Metal file as C++17 against the
+/// stub of `metal_stdlib` in `tests/metal_stub` (unknown attributes such as
+/// `[[kernel]]` are ignored; every other warning is an error).
+fn metal_check_cmd(clang: &str, src: &Path) -> std::process::Command {
+    let stub = root().join("metal_stub");
+    let mut c = std::process::Command::new(clang);
+    c.args(["-x", "c++", "-std=c++17", "-fsyntax-only"])
+        .args(["-Wall", "-Wextra", "-Wno-unknown-attributes", "-Werror"])
+        .arg("-I")
+        .arg(&stub)
+        .arg("-include")
+        .arg(stub.join("metal_stub.h"))
+        .arg(src);
+    c
+}
+
+/// Syntax-checks Metal text with Debian's `clang-19` (or `$PARPY_CLANG`).
+/// `None` when it is not installed, which fails under `CI=true`.
+fn metal_check(name: &str, text: &str) -> Option<Result<(), String>> {
+    let dir = std::env::temp_dir().join(format!("parpy-golden-metal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let src = dir.join(format!("{name}.metal"));
+    std::fs::write(&src, text).ok()?;
+    let clang = std::env::var("PARPY_CLANG").unwrap_or_else(|_| "clang-19".into());
+    match metal_check_cmd(&clang, &src).output() {
+        Ok(o) if o.status.success() => Some(Ok(())),
+        Ok(o) => Some(Err(String::from_utf8_lossy(&o.stderr).into_owned())),
+        Err(e) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but `{clang}` cannot run ({e}): the Metal syntax check needs \
+                 Debian's clang-19 (apt-get install clang-19)"
+            );
+            None
+        }
+    }
+}
+
+/// The arguments with every float64 replaced by float32 (what a Metal user
+/// passes), or `None` when there is no float64 argument.
+fn f32_args(args: &[ArgType]) -> Option<Vec<ArgType>> {
+    let mut changed = false;
+    let out = args
+        .iter()
+        .map(|a| match a {
+            ArgType::Array {
+                elem: ElemTy::F64,
+                shape,
+            } => {
+                changed = true;
+                ArgType::Array {
+                    elem: ElemTy::F32,
+                    shape: shape.clone(),
+                }
+            }
+            other => other.clone(),
+        })
+        .collect();
+    changed.then_some(out)
+}
+
+/// Every `tests/in` program is also compiled for Metal (with Metal's 32-bit
+/// default int and float): the code goes to `tests/out/metal/NAME.metal`
+/// and is syntax-checked by clang against the stub header. A program with
+/// float64 arrays, which Metal cannot hold, has the rendered error in
+/// `tests/out/metal/NAME.txt`, and its code for float32 arrays in
+/// `tests/out/metal/NAME.f32.metal`. A program the GPU passes reject (as
+/// for CUDA) has its rendered diagnostics in `NAME.txt` instead.
+#[test]
+fn golden_metal() {
+    let files = inputs("in");
+    let mut failures = vec![];
+    let mut no_clang = false;
+    let out = root().join("out/metal");
+    let mut emitted = 0;
+    for path in &files {
+        let mut case = match load("in", path) {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(format!("{}: bad header: {e}", path.display()));
+                continue;
+            }
+        };
+        case.options.backend = Backend::Metal;
+        case.options.debug_print = false;
+        if let Err(e) = set_sizes(&mut case.options, None, None) {
+            failures.push(format!("{}: {e}", case.rel));
+            continue;
+        }
+        let def = match parse_function(case.source.clone()) {
+            Ok(d) => d,
+            Err(d) => {
+                failures.push(format!("{}: parse failed:\n{}", case.rel, render_all(&d)));
+                continue;
+            }
+        };
+        let resolver = StaticResolver::new();
+        let mut variants = vec![(case.name.clone(), case.args.clone(), true)];
+        if let Some(a) = f32_args(&case.args) {
+            variants[0].2 = false;
+            variants.push((format!("{}.f32", case.name), a, true));
+        }
+        for (name, args, may_compile) in variants {
+            let (metal, txt) = (
+                out.join(format!("{name}.metal")),
+                out.join(format!("{name}.txt")),
+            );
+            match compile(&def, &args, &resolver, &case.options) {
+                Ok(_) if !may_compile => failures.push(format!(
+                    "{}: compiled for Metal with float64 arrays (expected the float64 error)",
+                    case.rel
+                )),
+                Ok(o) => {
+                    emitted += 1;
+                    check(&metal, &o.code, &mut failures);
+                    if !bless() && txt.exists() {
+                        failures.push(format!("{} is stale (the program compiles)", txt.display()));
+                    }
+                    match metal_check(&name, &o.code) {
+                        None => no_clang = true,
+                        Some(Ok(())) => {}
+                        Some(Err(e)) => failures.push(format!(
+                            "{}: the Metal code for `{name}` fails the clang check:\n{e}",
+                            case.rel
+                        )),
+                    }
+                }
+                Err(CompileError::User(d)) => {
+                    let text = render_all(&d);
+                    if !may_compile && !text.contains("Metal has no 64-bit floats") {
+                        failures.push(format!("{}: expected the float64 error:\n{text}", case.rel));
+                    }
+                    check(&txt, &(text + "\n"), &mut failures);
+                    if !bless() && metal.exists() {
+                        failures.push(format!("{} is stale (the program fails)", metal.display()));
+                    }
+                }
+                Err(CompileError::Internal(m)) => {
+                    failures.push(format!("{}: internal error: {m}", case.rel))
+                }
+            }
+        }
+    }
+    assert!(emitted > 0, "no Metal file was emitted");
+    if no_clang {
+        eprintln!("note: clang-19 not found; the Metal syntax check was skipped (CI=true fails)");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The clang check is not vacuous: a golden Metal file with an undeclared
+/// identifier, a type error or a float64 value in a kernel must fail it.
+#[test]
+fn metal_check_rejects_broken_kernels() {
+    let path = root().join("out/metal/sum_rows.metal");
+    let good = std::fs::read_to_string(&path).expect("tests/out/metal/sum_rows.metal");
+    match metal_check("sum_rows_good", &good) {
+        None => return,
+        Some(r) => r.expect("the golden sum_rows.metal passes the check"),
+    }
+    let kernel_end = good.find("#if 0").expect("the host part");
+    let (device, host) = good.split_at(kernel_end);
+    let body_end = device.rfind('}').expect("a kernel body");
+    let broken = [
+        ("undeclared", "  parpy_undeclared_name += 1;\n"),
+        ("type_error", "  float *parpy_p = 1.5f;\n  (void)parpy_p;\n"),
+        ("float64", "  double parpy_d = 0.0;\n  (void)parpy_d;\n"),
+        ("unknown_function", "  simd_reduce(1.0f);\n"),
+    ];
+    for (name, line) in broken {
+        let text = format!("{}{line}{}{host}", &device[..body_end], &device[body_end..]);
+        match metal_check(&format!("sum_rows_{name}"), &text) {
+            Some(Err(_)) | None => {}
+            Some(Ok(())) => panic!("the clang check accepted a broken kernel ({name}):\n{text}"),
+        }
+    }
 }
 
 #[test]

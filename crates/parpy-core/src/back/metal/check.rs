@@ -9,7 +9,9 @@ use std::collections::BTreeSet;
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{Block, Expr, ExprKind, Function, Place, Program, StmtKind, Type};
 use crate::options::Options;
+use crate::syntax::FunctionDef;
 use crate::types::ElemTy;
+use crate::ArgType;
 
 /// At most this many float64 values are pointed at; the rest are counted.
 const MAX_VALUE_ERRORS: usize = 4;
@@ -49,8 +51,46 @@ fn options_errors(o: &Options) -> Vec<Diagnostic> {
     out
 }
 
-/// Every float64 argument: arrays live in Metal buffers and scalars are
-/// passed to kernels, and neither can hold a 64-bit float.
+/// The float64 arguments of a call, checked before the front end types the
+/// body (so the user sees this rather than a consequence of it). A Python
+/// float is float64 only when `force_float_size` is 64.
+pub fn check_args(def: &FunctionDef, args: &[ArgType], options: &Options) -> Vec<Diagnostic> {
+    let mut out = vec![];
+    for (p, a) in def.params.iter().zip(args) {
+        match a {
+            ArgType::Array {
+                elem: ElemTy::F64, ..
+            } => out.push(f64_array(&p.name, p.span)),
+            ArgType::Scalar {
+                elem: ElemTy::F64, ..
+            } if options.float_type == ElemTy::F64 => out.push(f64_scalar(&p.name, p.span)),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn f64_array(name: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(format!(
+        "Metal has no 64-bit floats, but argument `{name}` is a float64 array"
+    ))
+    .at(span, "a float64 array")
+    .help(format!(
+        "pass a float32 array instead (for example `{name}.astype(numpy.float32)`)"
+    ))
+}
+
+fn f64_scalar(name: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(format!(
+        "Metal has no 64-bit floats, but argument `{name}` is a float64 scalar"
+    ))
+    .at(span, "a float64 scalar")
+    .help("leave `force_float_size` unset or set it to 32 (Python floats are float32 on Metal)")
+}
+
+/// Every float64 parameter of the final program: arrays live in Metal
+/// buffers and scalars are passed to kernels, and neither can hold a 64-bit
+/// float.
 fn f64_params(p: &Program) -> Vec<Diagnostic> {
     let mut out = vec![];
     for &v in &p.host.params {
@@ -58,28 +98,8 @@ fn f64_params(p: &Program) -> Vec<Diagnostic> {
         match &var.ty {
             Type::Array {
                 elem: ElemTy::F64, ..
-            } => out.push(
-                Diagnostic::error(format!(
-                    "Metal has no 64-bit floats, but argument `{}` is a float64 array",
-                    var.name
-                ))
-                .at(var.span, "a float64 array")
-                .help(format!(
-                    "pass a float32 array instead (for example `{}.astype(numpy.float32)`)",
-                    var.name
-                )),
-            ),
-            Type::Scalar(ElemTy::F64) => out.push(
-                Diagnostic::error(format!(
-                    "Metal has no 64-bit floats, but argument `{}` is a float64 scalar",
-                    var.name
-                ))
-                .at(var.span, "a float64 scalar")
-                .help(
-                    "leave `force_float_size` unset or set it to 32 (Python floats are \
-                     float32 on Metal), or pass a numpy.float32 value",
-                ),
-            ),
+            } => out.push(f64_array(&var.name, var.span)),
+            Type::Scalar(ElemTy::F64) => out.push(f64_scalar(&var.name, var.span)),
             _ => {}
         }
     }
