@@ -132,8 +132,8 @@ fn f64_values(p: &Program) -> Vec<Diagnostic> {
             let d = Diagnostic::error("Metal has no 64-bit floats, but this value is a float64")
                 .at(s, "computed as float64 on the device")
                 .help(
-                    "use float32 (Python floats are float32 on Metal unless `force_float_size` \
-                     is 64; leave it unset or set it to 32)",
+                    "compute in float32 (`parpy.types.F32`); Python floats are float32 on \
+                     Metal unless `force_float_size` is 64",
                 );
             if i + 1 == MAX_VALUE_ERRORS && total > MAX_VALUE_ERRORS {
                 d.note(format!(
