@@ -620,14 +620,14 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 "{q} T parpy_floordiv_S(T a, T b) {{\n  T q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}}\n"
             )),
             PreludeFn::FloorDiv(e) if e.is_float() => (e, format!(
-                "{q} T parpy_floordiv_S(T a, T b) {{\n  T m = FMOD(a, b);\n  T d = (a - m) / b;\n  if (m != 0 && ((b < 0) != (m < 0))) {{\n    d -= 1;\n  }}\n  if (d == 0) {{\n    return COPYSIGN(0, a / b);\n  }}\n  T f = FLOOR(d);\n  return (d - f > (T)0.5) ? f + 1 : f;\n}}\n"
+                "{q} T parpy_floordiv_S(T a, T b) {{\n  T m = FMOD(a, b);\n  T d = (a - m) / b;\n  if (m != 0 && ((b < 0) != (m < 0))) {{\n    d -= 1;\n  }}\n  if (d == 0) {{\n    return COPYSIGN((T)0, a / b);\n  }}\n  T f = FLOOR(d);\n  return (d - f > (T)0.5) ? f + 1 : f;\n}}\n"
             )),
             PreludeFn::FloorDiv(e) => (e, format!("{q} T parpy_floordiv_S(T a, T b) {{\n  return a / b;\n}}\n")),
             PreludeFn::Mod(e) if e.is_signed_int() => (e, format!(
                 "{q} T parpy_mod_S(T a, T b) {{\n  T r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}}\n"
             )),
             PreludeFn::Mod(e) if e.is_float() => (e, format!(
-                "{q} T parpy_mod_S(T a, T b) {{\n  T r = FMOD(a, b);\n  if (r != 0) {{\n    if ((r < 0) != (b < 0)) {{\n      r += b;\n    }}\n  }} else {{\n    r = COPYSIGN(0, b);\n  }}\n  return r;\n}}\n"
+                "{q} T parpy_mod_S(T a, T b) {{\n  T r = FMOD(a, b);\n  if (r != 0) {{\n    if ((r < 0) != (b < 0)) {{\n      r += b;\n    }}\n  }} else {{\n    r = COPYSIGN((T)0, b);\n  }}\n  return r;\n}}\n"
             )),
             PreludeFn::Mod(e) => (e, format!("{q} T parpy_mod_S(T a, T b) {{\n  return a % b;\n}}\n")),
             PreludeFn::Pow(e) => (e, format!(

@@ -22,7 +22,7 @@ static inline double parpy_floordiv_f64(double a, double b) {
     d -= 1;
   }
   if (d == 0) {
-    return copysign(0, a / b);
+    return copysign((double)0, a / b);
   }
   double f = floor(d);
   return (d - f > (double)0.5) ? f + 1 : f;
@@ -40,7 +40,7 @@ static inline double parpy_mod_f64(double a, double b) {
       r += b;
     }
   } else {
-    r = copysign(0, b);
+    r = copysign((double)0, b);
   }
   return r;
 }

@@ -39,7 +39,7 @@ static __host__ __device__ inline double parpy_floordiv_f64(double a, double b) 
     d -= 1;
   }
   if (d == 0) {
-    return copysign(0, a / b);
+    return copysign((double)0, a / b);
   }
   double f = floor(d);
   return (d - f > (double)0.5) ? f + 1 : f;
@@ -57,7 +57,7 @@ static __host__ __device__ inline double parpy_mod_f64(double a, double b) {
       r += b;
     }
   } else {
-    r = copysign(0, b);
+    r = copysign((double)0, b);
   }
   return r;
 }

@@ -21,7 +21,7 @@ static inline float parpy_floordiv_f32(float a, float b) {
     d -= 1;
   }
   if (d == 0) {
-    return copysign(0, a / b);
+    return copysign((float)0, a / b);
   }
   float f = metal::floor(d);
   return (d - f > (float)0.5) ? f + 1 : f;
@@ -39,7 +39,7 @@ static inline float parpy_mod_f32(float a, float b) {
       r += b;
     }
   } else {
-    r = copysign(0, b);
+    r = copysign((float)0, b);
   }
   return r;
 }

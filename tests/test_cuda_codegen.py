@@ -1,0 +1,304 @@
+"""CUDA code generation checked on machines without a GPU.
+
+Every golden CUDA file (crates/parpy-core/tests/out/cuda/*.cu) and the file
+`print_compiled` returns with the Cuda backend for a set of the execution-test
+programs (tests/test_programs.py) is compiled twice:
+
+(a) its device part (everything before the host function: includes, prelude,
+    helpers, kernels; the same text as `CompileOutput.device_code`) with
+    NVRTC for sm_90, loaded with ctypes from the `nvidia-cuda-nvrtc` wheel;
+(b) the whole file with `nvcc -c` from the `nvidia-cuda-nvcc` wheel.
+
+Tests that need a wheel are skipped, saying which, when it is not installed
+(`pip install nvidia-cuda-nvrtc nvidia-cuda-nvcc nvidia-cuda-cccl
+nvidia-cuda-runtime`).
+"""
+
+import ctypes
+import os
+import pathlib
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+import parpy
+import test_programs as tp
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "crates" / "parpy-core" / "tests" / "out" / "cuda"
+ARCH = "sm_90"
+HOST_MARK = '\nextern "C" int32_t '
+
+
+def _nvidia_dirs():
+    """The `nvidia/cu13` (or cu12) folders of the installed wheels."""
+    try:
+        import nvidia  # namespace package of the NVIDIA wheels
+    except ImportError:
+        return []
+    dirs = []
+    for base in getattr(nvidia, "__path__", []):
+        for sub in ("cu13", "cu12"):
+            d = pathlib.Path(base) / sub
+            if d.is_dir():
+                dirs.append(d)
+    return dirs
+
+
+def _find(rel_paths):
+    for d in _nvidia_dirs():
+        for rel in rel_paths:
+            p = d / rel
+            if p.exists():
+                return p
+    return None
+
+
+NVRTC_PATH = _find(["lib/libnvrtc.so.13", "lib/libnvrtc.so.12"])
+NVCC_PATH = _find(["bin/nvcc"])
+
+needs_nvrtc = pytest.mark.skipif(
+    NVRTC_PATH is None,
+    reason="the nvidia-cuda-nvrtc wheel is not installed (pip install nvidia-cuda-nvrtc)")
+needs_nvcc = pytest.mark.skipif(
+    NVCC_PATH is None,
+    reason="the nvidia-cuda-nvcc wheel is not installed "
+           "(pip install nvidia-cuda-nvcc nvidia-cuda-cccl nvidia-cuda-runtime)")
+
+
+class Nvrtc:
+    """The few NVRTC entry points the check needs, through ctypes."""
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(str(path))
+        self.lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+
+    def _err(self, code):
+        return self.lib.nvrtcGetErrorString(code).decode()
+
+    def compile(self, source, name="parpy.cu"):
+        """Returns (ok, log, cubin_size)."""
+        lib = self.lib
+        prog = ctypes.c_void_p()
+        r = lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(),
+                                   0, None, None)
+        assert r == 0, f"nvrtcCreateProgram: {self._err(r)}"
+        try:
+            opts = [f"--gpu-architecture={ARCH}".encode(), b"--std=c++17"]
+            arr = (ctypes.c_char_p * len(opts))(*opts)
+            rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
+            size = ctypes.c_size_t()
+            lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+            buf = ctypes.create_string_buffer(size.value + 1)
+            lib.nvrtcGetProgramLog(prog, buf)
+            log = buf.value.decode(errors="replace")
+            cubin = ctypes.c_size_t(0)
+            if rc == 0:
+                lib.nvrtcGetCUBINSize(prog, ctypes.byref(cubin))
+            return rc == 0, f"{self._err(rc)}\n{log}", cubin.value
+        finally:
+            lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+_NVRTC = None
+
+
+def nvrtc():
+    global _NVRTC
+    if _NVRTC is None:
+        _NVRTC = Nvrtc(NVRTC_PATH)
+    return _NVRTC
+
+
+def device_part(code):
+    """The file up to the host function: what NVRTC compiles."""
+    i = code.find(HOST_MARK)
+    assert i > 0, "no host function in the CUDA file"
+    return code[:i + 1]
+
+
+def check_nvrtc(code, name):
+    dev = device_part(code)
+    assert "<<<" not in dev and "cudaMalloc" not in dev
+    ok, log, cubin = nvrtc().compile(dev, name)
+    assert ok, f"NVRTC rejected the device code of {name}:\n{log}\n--- code\n{dev}"
+    assert cubin > 0
+    # Warnings are defects of the generator too.
+    assert "warning" not in log, f"NVRTC warnings for {name}:\n{log}"
+
+
+def check_nvcc(code, name):
+    with tempfile.TemporaryDirectory() as d:
+        src = pathlib.Path(d) / f"{name}.cu"
+        src.write_text(code)
+        r = subprocess.run(
+            [str(NVCC_PATH), "-c", f"-arch={ARCH}", "-Werror", "all-warnings",
+             str(src), "-o", str(pathlib.Path(d) / f"{name}.o")],
+            capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, (
+            f"nvcc -c failed for {name}:\n{r.stdout}\n{r.stderr}\n--- code\n{code}")
+
+
+# --------------------------------------------------------------------------
+# golden files
+
+GOLDEN_FILES = sorted(GOLDEN.glob("*.cu"))
+
+
+def test_there_are_golden_cuda_files():
+    names = {p.stem for p in GOLDEN_FILES}
+    assert {"sum_rows", "softmax", "time_loop", "gpu_scalar"} <= names, names
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: p.stem)
+def test_golden_nvrtc(path):
+    check_nvrtc(path.read_text(), path.stem)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: p.stem)
+def test_golden_nvcc(path):
+    check_nvcc(path.read_text(), path.stem)
+
+
+# --------------------------------------------------------------------------
+# the checkers themselves must be able to fail
+
+BROKEN = """extern "C" __global__ void broken(float *x) {
+  x[threadIdx.x] = undefined_function(x[0]);
+}
+extern "C" int32_t host(void) { return 0; }
+"""
+
+
+@needs_nvrtc
+def test_nvrtc_rejects_a_broken_kernel():
+    ok, log, _ = nvrtc().compile(device_part(BROKEN), "broken.cu")
+    assert not ok
+    assert "undefined_function" in log
+
+
+@needs_nvcc
+def test_nvcc_rejects_a_broken_kernel():
+    with pytest.raises(AssertionError, match="nvcc -c failed"):
+        check_nvcc(BROKEN, "broken")
+
+
+# --------------------------------------------------------------------------
+# print_compiled for execution-test programs
+
+
+def cuda_opts(spec=None, **fields):
+    opts = parpy.par(dict(spec or {}))
+    opts.backend = parpy.CompileBackend.Cuda
+    for k, v in fields.items():
+        setattr(opts, k, v)
+    return opts
+
+
+def f32(*shape):
+    return np.zeros(shape, np.float32)
+
+
+def f64(*shape):
+    return np.zeros(shape, np.float64)
+
+
+def i64(*shape):
+    return np.zeros(shape, np.int64)
+
+
+T = parpy.threads
+
+PROGRAMS = {
+    "sum_rows": (tp.sum_rows, [f32(100, 1024), f32(100), 100], {'outer': T(100)}),
+    "sum_rows_strided": (tp.sum_rows, [f64(7, 33), f64(7), 7], {'outer': T(4)}),
+    "sum_rows_par": (tp.sum_rows_par, [f32(10, 1000), f32(10), 10],
+                     {'N': T(10), 'M': T(256)}),
+    "sum_rows_par_tpb": (tp.sum_rows_par, [f32(10, 1000), f32(10), 10],
+                         {'N': T(10), 'M': T(2048).tpb(512)}),
+    "normalize_rows": (tp.normalize_rows, [f64(64, 257), 64], {'N': T(64), 'M': T(32)}),
+    "softmax_seq": (tp.softmax_seq, [f64(13, 100), f64(13, 100), 13, 100], {'N': T(13)}),
+    "softmax_par": (tp.softmax_par, [f32(32, 1024), f32(32, 1024), 32],
+                    {'N': T(32), 'M': T(128)}),
+    "matvec_loop": (tp.matvec_loop, [f64(50, 70), f64(70), f64(50), 50, 70], {'N': T(50)}),
+    "matvec_sum": (tp.matvec_sum, [f32(40, 300), f32(300), f32(40), 40],
+                   {'N': T(40), 'M': T(64)}),
+    "axpy": (tp.axpy, [2.5, f64(1000), f64(1000), 1000], {'N': T(1000)}),
+    "axpy_blocks": (tp.axpy, [2.5, f64(5000), f64(5000), 5000], {'N': T(5000)}),
+    "add_2d": (tp.add_2d, [f32(64, 300), f32(64, 300), f32(64, 300)], {'ij': T(32)}),
+    "row_prod_par_int": (tp.row_prod_par, [i64(6, 57), i64(6), 6], {'N': T(6), 'M': T(16)}),
+    "row_max_par": (tp.row_max_par, [f32(6, 57), f32(6), 6], {'N': T(6), 'M': T(16)}),
+    "row_min_par": (tp.row_min_par, [f64(6, 57), f64(6), 6], {'N': T(6), 'M': T(16)}),
+    "manual_sum": (tp.manual_sum, [f64(1000), f64(1), 1000],
+                   {'N': T(64).par_reduction()}),
+    "map_2d": (tp.map_2d, [f64(20, 30), f64(20, 30), 20, 30], {'i': T(20), 'j': T(8)}),
+    "collatz": (tp.collatz, [i64(50), i64(50), 50], {'N': T(7)}),
+    "clamp_sign": (tp.clamp_sign, [f64(100), f64(100), 100], {'N': T(16)}),
+    "divmod_arrays": (tp.divmod_arrays, [i64(8), i64(8), i64(8), i64(8), 8], {'N': T(4)}),
+    "jacobi_1d": (tp.jacobi_1d, [f64(100), f64(100), 100, 5], {'N': T(8)}),
+    "cond_expr": (tp.cond_expr, [f64(333), f64(333), 333], {'N': T(8)}),
+    "math_fns": (tp.math_fns, [f32(400), f32(400), 400], {'N': T(8)}),
+    "prefix_then_scale": (tp.prefix_then_scale, [f64(40), f64(40), 40], {'N': T(8)}),
+}
+
+
+def printed(name, **fields):
+    fn, args, spec = PROGRAMS[name]
+    return parpy.print_compiled(fn, args, cuda_opts(spec, **fields))
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_print_compiled_is_deterministic_and_shaped(name):
+    code = printed(name)
+    assert code == printed(name)
+    assert "__global__" in code
+    assert "<<<" in code
+    assert "// parpy-entry: parpy_entry_" in code
+    assert "cudaGetLastError()" in code
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_print_compiled_nvrtc(name):
+    check_nvrtc(printed(name), name)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_print_compiled_nvcc(name):
+    check_nvcc(printed(name), name)
+
+
+@needs_nvrtc
+def test_runtime_scalars_nvrtc():
+    code = printed("axpy", specialize_scalars=False)
+    assert "double a" in code
+    check_nvrtc(code, "axpy_runtime_scalars")
+
+
+def test_grid_mapping_in_printed_code():
+    # One parallel level: the rows on threadIdx.x of one block.
+    code = printed("sum_rows")
+    assert "__launch_bounds__(100)" in code
+    assert "<<<dim3(1, 1, 1), dim3(100, 1, 1)>>>" in code
+    # 5000 threads spill into 5 blocks of tpb = 1024 threads (strided).
+    code = printed("axpy_blocks")
+    assert "<<<dim3(5, 1, 1), dim3(1024, 1, 1)>>>" in code
+    assert "i = (int64_t)threadIdx.x + (int64_t)blockIdx.x * 1024; i < 5000; i += 5120" in code
+    # Two levels: rows on blocks, the reduction tree inside each block.
+    code = printed("softmax_par")
+    assert "<<<dim3(32, 1, 1), dim3(128, 1, 1)>>>" in code
+    assert "__shfl_xor_sync" in code and "__shared__" in code and "__syncthreads();" in code
+
+
+def test_host_store_is_an_error_on_cuda():
+    a = np.zeros(12)
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.print_compiled(tp.slice_bounds, [a, a.copy(), a.copy()], cuda_opts())
+    msg = str(e.value)
+    assert "assigning to device data from host code" in msg
+    assert "use `with parpy.gpu:` or a reduction operator" in msg
