@@ -25,6 +25,10 @@ step "installing parpy and the test dependencies"
 python -m pip install --quiet ".[test]"
 # the suite's own needs, in case the package's [test] extra lacks them
 python -m pip install --quiet numpy pytest
+# CUDA code generation checks without a GPU (tests/test_cuda_codegen.py):
+# NVRTC and nvcc from the PyPI wheels
+python -m pip install --quiet "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-nvcc==13.*" \
+    "nvidia-cuda-cccl==13.*" "nvidia-cuda-runtime==13.*"
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
