@@ -212,6 +212,11 @@ pub trait Dialect {
         let _ = (name, f, names, written, launch);
         None
     }
+    /// An integer literal of type `ty` (the default is [`int_literal`]:
+    /// C's `INT64_C`/`INT32_MIN` macros, which not every target has).
+    fn int_literal(&self, v: i64, ty: ElemTy) -> String {
+        int_literal(v, ty)
+    }
     /// The launch of kernel `k` (printed as `kernel`) from host code, with
     /// the kernel's IR at hand; the default is [`Dialect::launch_checked`].
     fn launch_kernel(
@@ -1245,7 +1250,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 e
             } else {
                 (
-                    format!("{} * {}", paren(e, P_MUL), int_literal(stride, ElemTy::I64)),
+                    format!(
+                        "{} * {}",
+                        paren(e, P_MUL),
+                        self.d.int_literal(stride, ElemTy::I64)
+                    ),
                     P_MUL,
                 )
             };
@@ -1271,7 +1280,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 } else if ty == ElemTy::Bool {
                     ((if *i != 0 { "true" } else { "false" }).into(), P_ATOM)
                 } else {
-                    let s = int_literal(*i, ty);
+                    let s = self.d.int_literal(*i, ty);
                     let p = if s.starts_with('-') { P_UNARY } else { P_ATOM };
                     (s, p)
                 }

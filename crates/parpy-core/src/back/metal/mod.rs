@@ -330,6 +330,18 @@ impl Dialect for MetalDialect {
         )
     }
 
+    fn int_literal(&self, v: i64, ty: ElemTy) -> String {
+        // Metal has no INT64_C / INT32_MIN macros: plain C++ literals.
+        match ty {
+            ElemTy::I64 if v == i64::MIN => "(-9223372036854775807L - 1)".into(),
+            ElemTy::I64 if i32::try_from(v).is_err() => format!("{v}L"),
+            ElemTy::I32 if v == i32::MIN as i64 => "(-2147483647 - 1)".into(),
+            ElemTy::U64 => format!("{}UL", v as u64),
+            ElemTy::U32 => format!("{}u", v as u32),
+            _ => v.to_string(),
+        }
+    }
+
     fn gpu_index(&self, g: GpuIndex) -> Result<String, String> {
         let (_, name, _) = grid_param(g);
         Ok(match g {

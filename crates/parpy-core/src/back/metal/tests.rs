@@ -207,6 +207,18 @@ fn scalar_types_are_metal_names() {
 }
 
 #[test]
+fn integer_literals_need_no_c_macros() {
+    let d = MetalDialect;
+    assert_eq!(d.int_literal(5, ElemTy::I32), "5");
+    assert_eq!(d.int_literal(-7, ElemTy::I64), "-7");
+    assert_eq!(d.int_literal(i32::MIN as i64, ElemTy::I32), "(-2147483647 - 1)");
+    assert_eq!(d.int_literal(5_000_000_000, ElemTy::I64), "5000000000L");
+    assert_eq!(d.int_literal(i64::MIN, ElemTy::I64), "(-9223372036854775807L - 1)");
+    assert_eq!(d.int_literal(7, ElemTy::U32), "7u");
+    assert_eq!(d.int_literal(7, ElemTy::U64), "7UL");
+}
+
+#[test]
 fn kernel_signature_binds_buffers_then_params_then_grid() {
     let text = emit_ok(&row_sum_program(ElemTy::F32, ElemTy::I32));
     let expected_sig = "\
