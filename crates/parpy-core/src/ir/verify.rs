@@ -281,6 +281,43 @@ mod tests {
     }
 
     #[test]
+    fn gpu_nodes_only_in_kernels() {
+        let mut p = sum_rows_program();
+        p.host
+            .body
+            .push(crate::ir::Stmt::new(StmtKind::Barrier, sp()));
+        let e = verify_program(&p).unwrap_err();
+        assert!(e.contains("barrier outside a kernel"), "{e}");
+
+        let mut p = sum_rows_program();
+        let y = VarId(1);
+        let tid = crate::ir::Expr::new(
+            ExprKind::GpuIndex(crate::ir::GpuIndex::Lane),
+            Type::Scalar(crate::types::ElemTy::I64),
+            sp(),
+        );
+        p.host
+            .body
+            .push(store(y, vec![tid], float(0.0, crate::types::ElemTy::F32)));
+        let e = verify_program(&p).unwrap_err();
+        assert!(e.contains("`lane` outside a kernel"), "{e}");
+
+        let mut p = sum_rows_program();
+        p.host.add_var(crate::ir::Var {
+            name: "shm".into(),
+            ty: Type::Array {
+                elem: crate::types::ElemTy::F32,
+                shape: vec![4],
+            },
+            kind: VarKind::Shared,
+            value: None,
+            span: sp(),
+        });
+        let e = verify_program(&p).unwrap_err();
+        assert!(e.contains("shared array `shm` outside a kernel"), "{e}");
+    }
+
+    #[test]
     fn rejects_bad_launch() {
         let mut p = sum_rows_program();
         p.host.body.push(crate::ir::Stmt::new(

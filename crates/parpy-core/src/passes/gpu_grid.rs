@@ -409,3 +409,293 @@ pub fn visit_exprs(b: &Block, f: &mut dyn FnMut(&Expr)) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::print::program_to_string;
+    use crate::ir::verify::verify_program;
+    use crate::ir::{LoopPar, ReduceOp, Reduction};
+    use crate::passes::testutil::bin;
+    use crate::passes::testutil::*;
+    use crate::passes::{gpu_reductions, outline_kernels};
+
+    fn par(threads: i64, tpb: i64) -> Option<LoopPar> {
+        Some(LoopPar { threads, tpb })
+    }
+
+    /// Outlines, lowers reductions and maps the grid; returns the kernels.
+    fn lower(mut p: Program) -> Result<String, Vec<Diagnostic>> {
+        outline_kernels::run(&mut p);
+        let e = gpu_reductions::run(&mut p);
+        if !e.is_empty() {
+            return Err(e);
+        }
+        let e = run(&mut p);
+        if !e.is_empty() {
+            return Err(e);
+        }
+        assert_eq!(verify_program(&p), Ok(()));
+        Ok(program_to_string(&p))
+    }
+
+    #[test]
+    fn one_level_runs_on_the_threads_of_one_block() {
+        let mut p = sum_rows_program();
+        if let StmtKind::For(l) = &mut p.host.body[0].kind {
+            l.par = par(100, 1024);
+        }
+        let text = lower(p).unwrap();
+        assert!(
+            text.starts_with(
+                "\
+kernel sum_rows_outer(x: f32[100, 1024], y: f32[100]) launch(levels=[100], tpb=1024, blocks=[1, 1, 1], threads=[100, 1, 1]) {
+  for i in thread.x..100 step 100 [outer] {
+    acc: f32 = 0.0
+    for j in 0..1024 step 1 [] reduce(sum -> acc) {
+      acc = (acc + x[i, j])
+    }
+    y[i] = acc
+  }
+}
+"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn more_threads_than_tpb_spill_into_blocks() {
+        // for i in 0..5000 par(3000, tpb 1024) { y[i] = x[i] }
+        let mut b = FnBuilder::new("copy");
+        let x = b.array("x", ElemTy::F32, &[5000]);
+        let y = b.array("y", ElemTy::F32, &[5000]);
+        let i = b.index_var("i");
+        let f = &b.f;
+        let mut l = for_loop(
+            i,
+            0,
+            5000,
+            &["i"],
+            vec![store(y, vec![var_e(f, i)], idx(f, x, vec![var_e(f, i)]))],
+        );
+        l.par = par(3000, 1024);
+        b.push(for_stmt(l));
+        let text = lower(program(b.f)).unwrap();
+        assert!(
+            text.starts_with(
+                "\
+kernel copy_i(x: f32[5000], y: f32[5000]) launch(levels=[3000], tpb=1024, blocks=[3, 1, 1], threads=[1024, 1, 1]) {
+  for i in (thread.x + (block.x * 1024))..5000 step 3072 [i] {
+    y[i] = x[i]
+  }
+}
+"
+            ),
+            "{text}"
+        );
+    }
+
+    /// for i in 0..4 par(4) [N] { t = 0; for j in 0..64 par(m) [M] reduce(sum -> t)
+    /// { t = t + x[i, j] }; y[i] = t }
+    fn row_sums(m: i64) -> Program {
+        let mut b = FnBuilder::new("rows");
+        let x = b.array("x", ElemTy::F32, &[4, 64]);
+        let y = b.array("y", ElemTy::F32, &[4]);
+        let i = b.index_var("i");
+        let j = b.index_var("j");
+        let t = b.local("t", ElemTy::F32);
+        let f = &b.f;
+        let mut inner = for_loop(
+            j,
+            0,
+            64,
+            &["M"],
+            vec![assign(
+                t,
+                bin(
+                    BinOp::Add,
+                    var_e(f, t),
+                    idx(f, x, vec![var_e(f, i), var_e(f, j)]),
+                ),
+            )],
+        );
+        inner.par = par(m, 1024);
+        inner.reduction = Some(Reduction {
+            op: ReduceOp::Sum,
+            acc: t,
+        });
+        let mut outer = for_loop(
+            i,
+            0,
+            4,
+            &["N"],
+            vec![
+                assign(t, float(0.0, ElemTy::F32)),
+                for_stmt(inner),
+                store(y, vec![var_e(f, i)], var_e(f, t)),
+            ],
+        );
+        outer.par = par(4, 1024);
+        b.push(for_stmt(outer));
+        program(b.f)
+    }
+
+    #[test]
+    fn two_levels_with_a_tree_reduction() {
+        let text = lower(row_sums(64)).unwrap();
+        assert!(
+            text.starts_with(
+                "\
+kernel rows_N(x: f32[4, 64], y: f32[4]) launch(levels=[4, 64], tpb=1024, blocks=[4, 1, 1], threads=[64, 1, 1]) {
+  shared shm_f32: f32[2]
+  for i in block.x..4 step 4 [N] {
+    t: f32 = 0.0
+    partial: f32 = 0.0
+    for j in thread.x..64 step 64 [M] {
+      partial = (partial + x[i, j])
+    }
+    partial = warp_sum(partial)
+    if (lane == 0) {
+      shm_f32[warp] = partial
+    }
+    barrier
+    partial = warp_sum((shm_f32[lane] if (lane < 2) else 0.0))
+    barrier
+    t = (t + partial)
+    if (thread.x == 0) {
+      y[i] = t
+    }
+  }
+}
+"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_reduction_level_stays_in_one_block_of_whole_warps() {
+        // 3000 threads at the reduction level: one block of 1024 threads.
+        let text = lower(row_sums(3000)).unwrap();
+        assert!(
+            text.contains("blocks=[4, 1, 1], threads=[1024, 1, 1]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("for j in thread.x..64 step 1024 [M]"),
+            "{text}"
+        );
+        // 40 threads are rounded up to two warps.
+        let text = lower(row_sums(40)).unwrap();
+        assert!(text.contains("threads=[64, 1, 1]"), "{text}");
+    }
+
+    #[test]
+    fn inner_loops_that_store_are_followed_by_a_barrier() {
+        // for i par(8) { for j par(32) { y[i, j] = 1 }; for j par(32) { z[i, j] = y[i, 31 - j] } }
+        let mut b = FnBuilder::new("two");
+        let y = b.array("y", ElemTy::F64, &[8, 32]);
+        let z = b.array("z", ElemTy::F64, &[8, 32]);
+        let i = b.index_var("i");
+        let j = b.index_var("j");
+        let f = &b.f;
+        let mut a = for_loop(
+            j,
+            0,
+            32,
+            &["M"],
+            vec![store(
+                y,
+                vec![var_e(f, i), var_e(f, j)],
+                float(1.0, ElemTy::F64),
+            )],
+        );
+        a.par = par(32, 1024);
+        let mut c = for_loop(
+            j,
+            0,
+            32,
+            &["M"],
+            vec![store(
+                z,
+                vec![var_e(f, i), var_e(f, j)],
+                idx(
+                    f,
+                    y,
+                    vec![var_e(f, i), bin(BinOp::Sub, int(31), var_e(f, j))],
+                ),
+            )],
+        );
+        c.par = par(32, 1024);
+        let mut outer = for_loop(i, 0, 8, &["N"], vec![for_stmt(a), for_stmt(c)]);
+        outer.par = par(8, 1024);
+        b.push(for_stmt(outer));
+        let text = lower(program(b.f)).unwrap();
+        assert!(
+            text.contains(
+                "    for j in thread.x..32 step 32 [M] {\n      y[i, j] = 1.0\n    }\n    barrier\n    for j in thread.x..32 step 32 [M] {"
+            ),
+            "{text}"
+        );
+        // No barrier after the last loop.
+        assert_eq!(text.matches("barrier").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn too_many_block_axes_is_an_error() {
+        // Four nested levels [2, 2, 2, 2048]: three outer axes plus a spill.
+        let mut b = FnBuilder::new("deep");
+        let y = b.array("y", ElemTy::F32, &[2048]);
+        let vars: Vec<_> = (0..4).map(|k| b.index_var(&format!("i{k}"))).collect();
+        let f = &b.f;
+        let mut l = for_loop(
+            vars[3],
+            0,
+            2048,
+            &["d"],
+            vec![store(y, vec![var_e(f, vars[3])], float(0.0, ElemTy::F32))],
+        );
+        l.par = par(2048, 1024);
+        for k in (0..3).rev() {
+            let mut o = for_loop(vars[k], 0, 2, &["o"], vec![for_stmt(l)]);
+            o.par = par(2, 1024);
+            l = o;
+        }
+        b.push(for_stmt(l));
+        let e = lower(program(b.f)).unwrap_err();
+        let text = crate::diag::render_all(&e);
+        assert!(
+            text.contains("needs 4 block axes; a GPU grid has 3"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn tpb_above_the_maximum_is_an_error() {
+        let mut p = sum_rows_program();
+        if let StmtKind::For(l) = &mut p.host.body[0].kind {
+            l.par = par(100, 2048);
+        }
+        let e = lower(p).unwrap_err();
+        let text = crate::diag::render_all(&e);
+        assert!(text.contains("2048 threads per block"), "{text}");
+    }
+
+    #[test]
+    fn on_device_kernels_run_one_thread() {
+        let mut b = FnBuilder::new("dev");
+        let y = b.array("y", ElemTy::F32, &[1]);
+        b.push(Stmt::new(
+            StmtKind::OnDevice(vec![store(y, vec![int(0)], float(1.0, ElemTy::F32))]),
+            sp(),
+        ));
+        let text = lower(program(b.f)).unwrap();
+        assert!(
+            text.starts_with(
+                "kernel dev_gpu(y: f32[1]) launch(levels=[], tpb=1, blocks=[1, 1, 1], threads=[1, 1, 1]) {\n  y[0] = 1.0\n}\n"
+            ),
+            "{text}"
+        );
+    }
+}

@@ -335,3 +335,152 @@ fn subst_expr(e: &mut Expr, from: VarId, to: VarId) {
         | ExprKind::GpuIndex(_) => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::print::program_to_string;
+    use crate::ir::verify::verify_program;
+    use crate::ir::{LoopPar, Reduction};
+    use crate::passes::outline_kernels;
+    use crate::passes::testutil::assign;
+    use crate::passes::testutil::*;
+
+    fn par(threads: i64) -> Option<LoopPar> {
+        Some(LoopPar { threads, tpb: 1024 })
+    }
+
+    /// acc = 5; for i in 0..100 par(n) reduce(max -> acc) { acc = max(acc, x[i]) }; y[0] = acc
+    /// inside `for r in 0..1 par(1)` so the result is stored by the kernel.
+    fn max_program(n: i64) -> Program {
+        let mut b = FnBuilder::new("m");
+        let x = b.array("x", ElemTy::F64, &[100]);
+        let y = b.array("y", ElemTy::F64, &[1]);
+        let r = b.index_var("r");
+        let i = b.index_var("i");
+        let acc = b.local("acc", ElemTy::F64);
+        let f = &b.f;
+        let mut l = for_loop(
+            i,
+            0,
+            100,
+            &["i"],
+            vec![assign(
+                acc,
+                bin(BinOp::Max, var_e(f, acc), idx(f, x, vec![var_e(f, i)])),
+            )],
+        );
+        l.par = par(n);
+        l.reduction = Some(Reduction {
+            op: ReduceOp::Max,
+            acc,
+        });
+        let mut outer = for_loop(
+            r,
+            0,
+            1,
+            &["r"],
+            vec![
+                assign(acc, float(5.0, ElemTy::F64)),
+                for_stmt(l),
+                store(y, vec![int(0)], var_e(f, acc)),
+            ],
+        );
+        outer.par = par(1);
+        b.push(for_stmt(outer));
+        let mut p = program(b.f);
+        outline_kernels::run(&mut p);
+        p
+    }
+
+    #[test]
+    fn tree_reduction_before_grid_mapping() {
+        let mut p = max_program(100);
+        assert!(run(&mut p).is_empty());
+        assert_eq!(verify_program(&p), Ok(()));
+        let text = program_to_string(&p);
+        assert!(
+            text.starts_with(
+                "\
+kernel m_r(x: f64[100], y: f64[1]) launch(levels=[1, 100], tpb=1024, blocks=[1, 1, 1], threads=[1, 1, 1]) {
+  shared shm_f64: f64[4]
+  for r in 0..1 step 1 [r] par(threads=1, tpb=1024) {
+    acc: f64 = 5.0
+    partial: f64 = -inf
+    for i in 0..100 step 1 [i] par(threads=100, tpb=1024) {
+      partial = max(partial, x[i])
+    }
+    partial = warp_max(partial)
+    if (lane == 0) {
+      shm_f64[warp] = partial
+    }
+    barrier
+    partial = warp_max((shm_f64[lane] if (lane < 4) else -inf))
+    barrier
+    acc = max(acc, partial)
+    y[0] = acc
+  }
+}
+"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn one_warp_needs_no_shared_memory() {
+        let mut p = max_program(32);
+        assert!(run(&mut p).is_empty());
+        let text = program_to_string(&p);
+        assert!(!text.contains("shared"), "{text}");
+        assert!(!text.contains("barrier"), "{text}");
+        assert!(
+            text.contains("    partial = warp_max(partial)\n    acc = max(acc, partial)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn reduction_around_parallel_loops_is_an_error() {
+        // for i par reduce(sum -> acc) { for j par { y[j] = 0 }; acc = acc + 1 }
+        let mut b = FnBuilder::new("bad");
+        let y = b.array("y", ElemTy::F64, &[8]);
+        let i = b.index_var("i");
+        let j = b.index_var("j");
+        let acc = b.local("acc", ElemTy::F64);
+        let f = &b.f;
+        let mut inner = for_loop(
+            j,
+            0,
+            8,
+            &["j"],
+            vec![store(y, vec![var_e(f, j)], float(0.0, ElemTy::F64))],
+        );
+        inner.par = par(8);
+        let mut l = for_loop(
+            i,
+            0,
+            8,
+            &["i"],
+            vec![
+                for_stmt(inner),
+                assign(acc, bin(BinOp::Add, var_e(f, acc), float(1.0, ElemTy::F64))),
+            ],
+        );
+        l.par = par(8);
+        l.reduction = Some(Reduction {
+            op: ReduceOp::Sum,
+            acc,
+        });
+        b.push(assign(acc, float(0.0, ElemTy::F64)));
+        b.push(for_stmt(l));
+        let mut p = program(b.f);
+        outline_kernels::run(&mut p);
+        let e = run(&mut p);
+        let text = crate::diag::render_all(&e);
+        assert!(
+            text.contains("a parallel reduction around other parallel loops"),
+            "{text}"
+        );
+    }
+}

@@ -360,3 +360,87 @@ impl Dialect for CudaDialect {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warp_helpers_by_type() {
+        let d = CudaDialect { f16: false };
+        let f = d
+            .warp_reduce_helper(ReduceOp::Sum, ElemTy::F32)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            f,
+            "static __device__ inline float parpy_warp_sum_f32(float v) {\n  for (int k = 16; k > 0; k /= 2) {\n    float o = __shfl_xor_sync(0xffffffffu, v, k);\n    v = v + o;\n  }\n  return v;\n}\n"
+        );
+        // Small ints travel through `int`.
+        let f = d
+            .warp_reduce_helper(ReduceOp::Max, ElemTy::I8)
+            .unwrap()
+            .unwrap();
+        assert!(
+            f.contains("int8_t o = (int8_t)__shfl_xor_sync(0xffffffffu, (int)v, k);"),
+            "{f}"
+        );
+        assert!(f.contains("v = o > v ? o : v;"), "{f}");
+        assert_eq!(
+            d.warp_reduce(ReduceOp::Min, ElemTy::F64, "x").unwrap(),
+            "parpy_warp_min_f64(x)"
+        );
+    }
+
+    #[test]
+    fn f16_includes_cuda_fp16_only_when_used() {
+        assert!(!CudaDialect { f16: false }
+            .includes()
+            .contains("cuda_fp16.h"));
+        assert!(CudaDialect { f16: true }
+            .includes()
+            .contains("#include <cuda_fp16.h>"));
+        assert_eq!(
+            CudaDialect { f16: true }.scalar_type(ElemTy::F16),
+            Ok("__half")
+        );
+    }
+
+    #[test]
+    fn device_temporaries_are_freed_on_every_exit() {
+        let d = CudaDialect { f16: false };
+        let cleanup = vec!["cudaFree(a);".to_string()];
+        assert_eq!(
+            d.host_alloc("float", "b", 1, &cleanup).join("\n"),
+            "float *b = NULL;\nif (cudaMalloc((void **)&b, 1 * sizeof(float)) != cudaSuccess) {\n  cudaFree(a);\n  return 2;\n}"
+        );
+        assert_eq!(
+            d.host_load("float", "s", "a", "0", &cleanup).join("\n"),
+            "if (cudaMemcpy(&s, a + 0, sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) {\n  cudaFree(a);\n  return 3;\n}"
+        );
+        let launch = LaunchInfo {
+            levels: vec![64],
+            tpb: 1024,
+            blocks: [2, 3, 1],
+            threads: [64, 1, 1],
+        };
+        assert_eq!(
+            d.launch_checked("k", &["x".into(), "a".into()], &launch, 0, &cleanup),
+            "k<<<dim3(2, 3, 1), dim3(64, 1, 1)>>>(x, a);\nif (cudaGetLastError() != cudaSuccess) {\n  cudaFree(a);\n  return 1;\n}"
+        );
+        assert_eq!(d.host_end(&cleanup), vec!["cudaFree(a);", "return 0;"]);
+    }
+
+    #[test]
+    fn grid_indices_are_int64() {
+        let d = CudaDialect { f16: false };
+        assert_eq!(
+            d.gpu_index(GpuIndex::Block(Axis::Y)).unwrap(),
+            "(int64_t)blockIdx.y"
+        );
+        assert_eq!(
+            d.gpu_index(GpuIndex::Lane).unwrap(),
+            "(int64_t)(threadIdx.x % 32)"
+        );
+    }
+}
