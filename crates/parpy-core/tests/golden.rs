@@ -521,6 +521,13 @@ fn golden_metal() {
                 Ok(o) => {
                     emitted += 1;
                     check(&metal, &o.code, &mut failures);
+                    match &o.device_code {
+                        Some(dev) if o.code.contains(dev.as_str()) && !dev.contains("#if 0") => {}
+                        _ => failures.push(format!(
+                            "{}: the Metal device code is missing or not part of the file",
+                            case.rel
+                        )),
+                    }
                     if !bless() && txt.exists() {
                         failures.push(format!("{} is stale (the program compiles)", txt.display()));
                     }

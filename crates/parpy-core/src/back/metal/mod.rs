@@ -46,7 +46,21 @@ pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> 
     if !errors.is_empty() {
         return Err(CompileError::User(errors));
     }
-    c_writer::write_program(&MetalDialect, p, options)
+    let parts = c_writer::write_parts(&MetalDialect, p, options)?;
+    // The device unit alone is the Metal library source a runtime would
+    // compile (MTLDevice newLibraryWithSource:); the file adds the header
+    // lines and the host part.
+    let device = parts.device_unit();
+    let mut text = parts.header.clone();
+    text.push_str(&device);
+    text.push_str(&parts.host);
+    Ok(EmitOutput {
+        text,
+        entry_symbol: parts.entry_symbol,
+        params: parts.params,
+        device_text: Some(device),
+        kernel_names: parts.kernel_names,
+    })
 }
 
 /// Names of the Metal standard library and language that generated names
@@ -502,6 +516,7 @@ fn host_intro() -> String {
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
+// The kernels assume 32-thread SIMD groups (Apple GPUs).
 "
     .to_string()
 }

@@ -211,9 +211,15 @@ fn integer_literals_need_no_c_macros() {
     let d = MetalDialect;
     assert_eq!(d.int_literal(5, ElemTy::I32), "5");
     assert_eq!(d.int_literal(-7, ElemTy::I64), "-7");
-    assert_eq!(d.int_literal(i32::MIN as i64, ElemTy::I32), "(-2147483647 - 1)");
+    assert_eq!(
+        d.int_literal(i32::MIN as i64, ElemTy::I32),
+        "(-2147483647 - 1)"
+    );
     assert_eq!(d.int_literal(5_000_000_000, ElemTy::I64), "5000000000L");
-    assert_eq!(d.int_literal(i64::MIN, ElemTy::I64), "(-9223372036854775807L - 1)");
+    assert_eq!(
+        d.int_literal(i64::MIN, ElemTy::I64),
+        "(-9223372036854775807L - 1)"
+    );
     assert_eq!(d.int_literal(7, ElemTy::U32), "7u");
     assert_eq!(d.int_literal(7, ElemTy::U64), "7UL");
 }
@@ -269,6 +275,18 @@ fn host_part_shows_the_dispatch_and_is_not_compiled() {
     }
     // Nothing of the host part reaches the device code.
     assert!(!text[..text.find("#if 0").unwrap_or(0)].contains("MTL"));
+}
+
+#[test]
+fn device_text_is_the_msl_part_of_the_file() {
+    let out = emit(&row_sum_program(ElemTy::F32, ElemTy::I32), &metal_options())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dev = out.device_text.expect("Metal device text");
+    assert!(out.text.contains(&dev));
+    assert!(dev.starts_with("#include <metal_stdlib>"), "{dev}");
+    assert!(dev.contains("[[kernel]] void row_sum_rows("), "{dev}");
+    assert!(!dev.contains("#if 0") && !dev.contains("MTL"), "{dev}");
+    assert_eq!(out.kernel_names, vec!["row_sum_rows".to_string()]);
 }
 
 #[test]

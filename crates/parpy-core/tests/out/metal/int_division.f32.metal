@@ -71,6 +71,7 @@ struct parpy_params_divmod_all_i {
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
+// The kernels assume 32-thread SIMD groups (Apple GPUs).
 void divmod_all(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> q, id<MTLBuffer> r, id<MTLBuffer> f, int k) {
   // divmod_all_i: 1 x 1 x 1 threadgroups of 16 x 1 x 1 threads
   {

@@ -31,6 +31,7 @@ struct parpy_params_scale2d_row {
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
+// The kernels assume 32-thread SIMD groups (Apple GPUs).
 void scale2d(id<MTLBuffer> x, id<MTLBuffer> y, float a) {
   // scale2d_row: 8 x 1 x 1 threadgroups of 300 x 1 x 1 threads
   {
