@@ -193,13 +193,17 @@ pub fn observe(
         *val = bits;
         return Ok((false, false, 0));
     }
+    if let Some(r) = crate::cuda_args::observe(obj, i, key, val, ctx)? {
+        return Ok(r);
+    }
     Err(unsupported_object(obj, i, ctx))
 }
 
 pub fn unsupported_object(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyErr {
     PyTypeError::new_err(format!(
         "argument `{}` of `{}` has type {}, which parpy cannot pass to compiled code \
-         (expected a NumPy array, or a bool, int or float)",
+         (expected a NumPy array, a CUDA array (torch, CuPy, __cuda_array_interface__), or a \
+         bool, int or float)",
         ctx.name(i),
         ctx.func,
         type_name(obj)
@@ -348,6 +352,9 @@ pub fn arg_type(
             elem,
             value: keep(v),
         });
+    }
+    if let Some(d) = crate::cuda_args::arg_type(obj, i, ctx)? {
+        return Ok(d.ty);
     }
     Err(unsupported_object(obj, i, ctx))
 }

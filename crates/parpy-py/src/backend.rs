@@ -14,24 +14,7 @@ pub fn explain(b: Backend) -> (bool, String) {
             ),
             Err(e) => (false, format!("Cpu: not usable: {e}")),
         },
-        Backend::Cuda => {
-            let driver = ["libcuda.so.1", "libcuda.so"]
-                .iter()
-                .any(|name| parpy_runtime::library::probe(name));
-            if driver {
-                (
-                    false,
-                    "Cuda: not usable: an NVIDIA driver is present, but this parpy build has no \
-                     CUDA runtime yet (the Cuda backend can print code with print_compiled)"
-                        .to_string(),
-                )
-            } else {
-                (
-                    false,
-                    "Cuda: not usable: no NVIDIA driver (libcuda.so.1 not found)".to_string(),
-                )
-            }
-        }
+        Backend::Cuda => cuda_explain(),
         Backend::Metal => {
             if cfg!(target_os = "macos") {
                 (
@@ -40,6 +23,54 @@ pub fn explain(b: Backend) -> (bool, String) {
                 )
             } else {
                 (false, "Metal: not usable: not macOS".to_string())
+            }
+        }
+    }
+}
+
+/// The driver and GPU part of the Cuda check (probed once per process).
+fn cuda_driver() -> Result<String, String> {
+    static PROBE: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    PROBE
+        .get_or_init(|| {
+            use parpy_runtime::cuda::driver;
+            let n = driver::init().map_err(|e| match e {
+                parpy_runtime::cuda::CudaError::NoDriver(m) => m,
+                e => e.to_string(),
+            })?;
+            if n == 0 {
+                return Err("the NVIDIA driver loads but finds no GPU".into());
+            }
+            let version = driver::driver_version().unwrap_or(0);
+            let mut gpus = vec![];
+            for d in 0..n as i64 {
+                match driver::context(d) {
+                    Ok(c) => gpus.push(format!("{d}: {} (sm_{})", c.name, c.arch)),
+                    Err(e) => gpus.push(format!("{d}: unusable ({e})")),
+                }
+            }
+            Ok(format!(
+                "driver CUDA {}.{}, GPU {}",
+                version / 1000,
+                (version % 1000) / 10,
+                gpus.join(", ")
+            ))
+        })
+        .clone()
+}
+
+fn cuda_explain() -> (bool, String) {
+    match cuda_driver() {
+        Err(e) => (false, format!("Cuda: not usable: {e}")),
+        Ok(gpus) => {
+            let (ok, nvrtc) = pyo3::Python::attach(crate::cuda::nvrtc_status);
+            if ok {
+                (true, format!("Cuda: usable: {gpus}; {nvrtc}"))
+            } else {
+                (
+                    false,
+                    format!("Cuda: not usable: {gpus}, but NVRTC is missing: {nvrtc}"),
+                )
             }
         }
     }

@@ -14,6 +14,9 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
 
 use crate::args::{self, ArgCtx};
 use crate::options::CompileOptions;
+use parpy_core::ArgType;
+use parpy_runtime::cuda::driver;
+use parpy_runtime::cuda::nvcc::Nvcc;
 use parpy_runtime::header::{parse_header, HeaderParam, HeaderTy};
 use parpy_runtime::LoadedEntry;
 
@@ -23,6 +26,9 @@ pub struct CompiledString {
     names: Vec<String>,
     params: Vec<HeaderParam>,
     entry: LoadedEntry,
+    /// Cuda: the CUDA device the entry runs on (arrays are device pointers;
+    /// NumPy arguments are copied there and back).
+    cuda_device: Option<i64>,
 }
 
 impl CompiledString {
@@ -52,6 +58,38 @@ impl CompiledString {
                     shape,
                     written,
                 } => {
+                    if self.cuda_device.is_some() && a.cast::<PyUntypedArray>().is_err() {
+                        if let Some(d) = crate::cuda_args::arg_type(&a, i, &ctx)? {
+                            let ArgType::Array {
+                                elem: got,
+                                shape: ashape,
+                            } = &d.ty
+                            else {
+                                return Err(crate::internal_error(
+                                    "a device array without a shape",
+                                ));
+                            };
+                            if got != elem
+                                || ashape.len() != shape.len()
+                                || !ashape
+                                    .iter()
+                                    .zip(shape)
+                                    .all(|(&d, s)| s.is_none_or(|s| s == d))
+                            {
+                                return Err(PyValueError::new_err(format!(
+                                    "argument `{pname}` of `{}` is a {} array of shape {}, but \
+                                     the code expects {}",
+                                    self.name,
+                                    got.numpy_name(),
+                                    shape_str(ashape.iter().map(|d| d.to_string())),
+                                    elem.numpy_name()
+                                )));
+                            }
+                            vals[i] = d.ptr;
+                            is_arr[i] = true;
+                            continue;
+                        }
+                    }
                     let arr = a.cast::<PyUntypedArray>().map_err(|_| {
                         PyTypeError::new_err(format!(
                             "argument `{pname}` of `{}` must be a NumPy array of {}, got {}",
@@ -120,14 +158,66 @@ impl CompiledString {
                 }
             }
         }
+        let mut staged: Vec<(u64, u64, usize, bool)> = Vec::new();
+        if let Some(device) = self.cuda_device {
+            let ctx_dev = crate::cuda::context(device)?;
+            ctx_dev
+                .bind()
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            for (i, (a, p)) in args.iter().zip(&self.params).enumerate() {
+                let HeaderTy::Array { elem, written, .. } = &p.ty else {
+                    continue;
+                };
+                let Ok(arr) = a.cast::<PyUntypedArray>() else {
+                    continue;
+                };
+                let bytes = elem.size() * arr.len();
+                let r = (|| {
+                    let d = driver::alloc(bytes, 0)?;
+                    staged.push((d, vals[i], bytes, *written));
+                    // SAFETY: the NumPy array holds `bytes` bytes and lives
+                    // for the call.
+                    unsafe { driver::copy_htod(d, vals[i] as usize as *const c_void, bytes, 0)? };
+                    Ok::<u64, parpy_runtime::cuda::CudaError>(d)
+                })();
+                match r {
+                    Ok(d) => vals[i] = d,
+                    Err(e) => {
+                        for &(d, ..) in &staged {
+                            driver::free(d, 0);
+                        }
+                        return Err(PyRuntimeError::new_err(format!("`{}`: {e}", self.name)));
+                    }
+                }
+            }
+        }
         let mut argv: Vec<*mut c_void> = vals
             .iter_mut()
             .zip(&is_arr)
             .map(|(v, &a)| args::as_arg(a, v))
             .collect();
-        self.entry
+        let r = self
+            .entry
             .call(&mut argv)
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()));
+        if self.cuda_device.is_none() {
+            return r;
+        }
+        let back = (|| {
+            for &(d, host, bytes, written) in &staged {
+                if written {
+                    // SAFETY: a writeable NumPy array of `bytes` bytes,
+                    // synchronised below.
+                    unsafe { driver::copy_dtoh(host as usize as *mut c_void, d, bytes, 0)? };
+                }
+            }
+            driver::sync(0)
+        })();
+        for &(d, ..) in &staged {
+            driver::free(d, 0);
+        }
+        r?;
+        back.map_err(|e| PyRuntimeError::new_err(format!("`{}` on the GPU: {e}", self.name)))
     }
 }
 
@@ -210,6 +300,9 @@ pub fn compile_string(
     crate::guard(|| {
         let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
         let (backend, _) = crate::backend::resolve(data.backend);
+        if backend == parpy_core::Backend::Cuda {
+            return compile_cuda(py, fn_name, code, data.device, &data);
+        }
         if backend != parpy_core::Backend::Cpu || !crate::backend::is_enabled(backend) {
             let (_, why) = crate::backend::explain(backend);
             return Err(PyRuntimeError::new_err(format!(
@@ -225,6 +318,60 @@ pub fn compile_string(
             names: params.iter().map(|p| p.name.clone()).collect(),
             params,
             entry,
+            cuda_device: None,
         })
+    })
+}
+
+/// compile_string for Cuda: nvcc builds the whole file (kernels and host
+/// entry) into a shared library; arrays are passed as device pointers.
+fn compile_cuda(
+    py: Python<'_>,
+    fn_name: &str,
+    code: &str,
+    device: i64,
+    data: &crate::options::OptData,
+) -> PyResult<CompiledString> {
+    let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
+    let cuda = py.import("parpy._cuda")?;
+    let nvcc_path: Option<String> = cuda.call_method0("nvcc_path")?.extract()?;
+    let Some(nvcc_path) = nvcc_path else {
+        return Err(PyRuntimeError::new_err(
+            "compile_string for the Cuda backend needs nvcc, and none was found: not on PATH, \
+             not in $CUDA_HOME/bin, and the nvidia-cuda-nvcc wheel is not installed (pip install \
+             nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl)",
+        ));
+    };
+    let roots: Vec<std::path::PathBuf> = cuda
+        .call_method0("nvcc_dirs")?
+        .extract::<Vec<String>>()?
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    // The GPU's architecture when there is one; sm_90 otherwise (the
+    // library builds but cannot run without a GPU).
+    let arch = parpy_runtime::cuda::driver::context(device)
+        .map(|c| c.arch)
+        .unwrap_or(90);
+    let cache = crate::jit::cache_for(data);
+    let nvcc = Nvcc::new(std::path::Path::new(&nvcc_path), &roots)
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let so = py
+        .detach(|| nvcc.build_cached(code, arch, &cache))
+        .map_err(|e| match e {
+            e @ parpy_runtime::RuntimeError::CompileFailed { .. } => {
+                crate::CompileErrorPy::new_err(e.to_string())
+            }
+            e => PyRuntimeError::new_err(e.to_string()),
+        })?
+        .0;
+    let entry =
+        LoadedEntry::load(&so, &entry_sym).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    Ok(CompiledString {
+        name: fn_name.to_string(),
+        names: params.iter().map(|p| p.name.clone()).collect(),
+        params,
+        entry,
+        cuda_device: Some(device),
     })
 }

@@ -21,11 +21,19 @@ use crate::{
 
 /// One compiled specialization.
 pub struct Compiled {
-    entry: LoadedEntry,
+    exec: Exec,
     /// For each entry parameter: (argument index, is an array).
     params: Vec<(usize, bool)>,
     /// Arguments the function writes (bit i = argument i).
     written_mask: u64,
+}
+
+/// What runs a specialization.
+enum Exec {
+    /// The CPU backend: a shared library's entry.
+    Cpu(LoadedEntry),
+    /// The CUDA backend: a module and its launch plan.
+    Cuda(Box<crate::cuda::CudaFn>),
 }
 
 struct FnCache {
@@ -235,12 +243,15 @@ impl JitFunction {
                 ctx.name(i)
             )));
         }
+        let entry = match &compiled.exec {
+            Exec::Cpu(e) => e,
+            Exec::Cuda(f) => return f.call(py, &vals),
+        };
         let mut argv: [*mut c_void; MAX_ARGS] = [std::ptr::null_mut(); MAX_ARGS];
         for (j, &(ai, is_array)) in compiled.params.iter().enumerate() {
             argv[j] = args::as_arg(is_array, &mut vals[ai]);
         }
         let np = compiled.params.len();
-        let entry = &compiled.entry;
         let result = if elems >= DETACH_ELEMS {
             // The pointers stay valid: the caller keeps the arrays alive.
             let argv_addr = argv.as_mut_ptr() as usize;
@@ -284,7 +295,7 @@ impl JitFunction {
         if data.verbose_backend_resolution {
             stderr_write(py, &format!("parpy: {}\n", why.join("\nparpy: ")))?;
         }
-        if backend != Backend::Cpu || !backend::is_enabled(backend) {
+        if backend == Backend::Metal || !backend::is_enabled(backend) {
             let (_, sentence) = backend::explain(backend);
             return Err(PyRuntimeError::new_err(format!(
                 "cannot run `{}` on the {} backend: {sentence}",
@@ -295,6 +306,19 @@ impl JitFunction {
         let ctx = self.ctx();
         let mut types = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
+            if backend == Backend::Cpu
+                && a.cast::<numpy::PyUntypedArray>().is_err()
+                && crate::cuda_args::arg_type(&a, i, &ctx)?.is_some()
+            {
+                return Err(PyValueError::new_err(format!(
+                    "argument `{}` of `{}` is a CUDA device array, but `{}` runs on the Cpu \
+                     backend, which takes NumPy arrays (use backend=parpy.CompileBackend.Cuda, \
+                     or copy it to NumPy)",
+                    ctx.name(i),
+                    self.name,
+                    self.name
+                )));
+            }
             types.push(args::arg_type(&a, i, specialize, &ctx)?);
         }
         let options = data.to_core(backend)?;
@@ -323,9 +347,31 @@ impl JitFunction {
             }
             params.push((ai, is_array));
         }
-        let entry = build_entry(py, &data, &out.code, &out.entry_symbol, &options, false)?;
+        let exec = if backend == Backend::Cuda {
+            let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
+            let index: Vec<usize> = params.iter().map(|&(ai, _)| ai).collect();
+            Exec::Cuda(Box::new(crate::cuda::CudaFn::build(
+                py,
+                &self.name,
+                &out,
+                &items,
+                &types,
+                data.device,
+                &cache_for(&data),
+                &index,
+            )?))
+        } else {
+            Exec::Cpu(build_entry(
+                py,
+                &data,
+                &out.code,
+                &out.entry_symbol,
+                &options,
+                false,
+            )?)
+        };
         Ok(Compiled {
-            entry,
+            exec,
             params,
             written_mask,
         })
@@ -354,7 +400,7 @@ pub fn run_compile(
     Ok(out)
 }
 
-fn cache_for(data: &OptData) -> DiskCache {
+pub fn cache_for(data: &OptData) -> DiskCache {
     let c = match &data.cache_dir {
         Some(d) => DiskCache::new(d),
         None => DiskCache::default_location(),

@@ -4,6 +4,8 @@
 mod args;
 mod backend;
 mod cstring;
+mod cuda;
+mod cuda_args;
 mod jit;
 mod options;
 mod resolver;
@@ -213,5 +215,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(backend_explain, m)?)?;
     m.add_function(wrap_pyfunction!(backend_is_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(backend_available, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::_cuda_nvrtc_compile, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::_cuda_nvrtc_version, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::_cuda_dry_run, m)?)?;
     Ok(())
 }

@@ -15,6 +15,7 @@
 //!   run against a [`plan::Device`] (the driver, or a mock in tests).
 
 pub mod driver;
+pub mod nvcc;
 pub mod nvrtc;
 pub mod plan;
 
@@ -42,6 +43,12 @@ pub enum CudaError {
     },
     #[error("{0}")]
     Plan(String),
+}
+
+impl From<crate::RuntimeError> for CudaError {
+    fn from(e: crate::RuntimeError) -> CudaError {
+        CudaError::Plan(e.to_string())
+    }
 }
 
 /// Runs `f`, turning a panic (cudarc's "library not found" or "missing

@@ -1,0 +1,374 @@
+//! The CUDA backend's runtime side in the binding: NVRTC from the wheel,
+//! cubins through the disk cache, modules, and the cached call (inspect
+//! arguments, look up, launch).
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use parpy_core::{ArgType, CompileOutput};
+use parpy_runtime::cuda::driver::{self, Context, Launcher, Module, Stream};
+use parpy_runtime::cuda::nvrtc::{self, Nvrtc};
+use parpy_runtime::cuda::plan::Plan;
+use parpy_runtime::cuda::CudaError;
+use parpy_runtime::DiskCache;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::args::MAX_ARGS;
+use crate::cuda_args::{self, DevKind};
+
+/// The NVRTC library path that the Python side finds
+/// (`parpy._cuda.nvrtc_path()`: `$PARPY_NVRTC_PATH` or the wheel).
+fn nvrtc_path(py: Python<'_>) -> PyResult<Option<PathBuf>> {
+    let p = py.import("parpy._cuda")?.call_method0("nvrtc_path")?;
+    if p.is_none() {
+        Ok(None)
+    } else {
+        Ok(Some(PathBuf::from(p.extract::<String>()?)))
+    }
+}
+
+/// NVRTC, loaded once.
+pub fn nvrtc(py: Python<'_>) -> PyResult<&'static Nvrtc> {
+    if let Some(n) = nvrtc::loaded() {
+        return Ok(n);
+    }
+    let path = nvrtc_path(py)?;
+    nvrtc::load(path.as_deref()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Whether NVRTC can be loaded, with a sentence (for backend resolution).
+pub fn nvrtc_status(py: Python<'_>) -> (bool, String) {
+    match nvrtc(py) {
+        Ok(n) => (
+            true,
+            format!(
+                "NVRTC {} ({})",
+                n.version_string(),
+                n.path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "system library".into())
+            ),
+        ),
+        Err(e) => (false, e.value(py).to_string()),
+    }
+}
+
+/// Device `ordinal`'s context, or a RuntimeError.
+pub fn context(ordinal: i64) -> PyResult<&'static Context> {
+    driver::context(ordinal).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Include directories with NVRTC's bundled headers (`cuda_fp16.h`...),
+/// extracted once into the cache directory.
+fn header_dirs(n: &Nvrtc, cache: &DiskCache) -> Result<Vec<PathBuf>, CudaError> {
+    static DIRS: OnceLock<Result<Vec<PathBuf>, CudaError>> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        n.install_headers(
+            &cache
+                .dir
+                .join(format!("nvrtc-headers-{}", n.version_string())),
+        )
+    })
+    .clone()
+}
+
+/// The cubin of `code` for `sm_{arch}`, through the disk cache (keyed by the
+/// code, the NVRTC version, the architecture and the options).
+pub fn cubin(
+    n: &Nvrtc,
+    code: &str,
+    name: &str,
+    arch: u32,
+    cache: &DiskCache,
+) -> Result<Vec<u8>, CudaError> {
+    let includes = if nvrtc::needs_headers(code) {
+        header_dirs(n, cache)?
+    } else {
+        vec![]
+    };
+    let extra: Vec<String> = vec![];
+    let version = n.version_string();
+    let arch_s = arch.to_string();
+    let opts = extra.join("\0");
+    let key = DiskCache::blob_key(&[
+        b"cubin",
+        code.as_bytes(),
+        version.as_bytes(),
+        arch_s.as_bytes(),
+        opts.as_bytes(),
+    ]);
+    let (path, _) = cache.get_or_build_blob(&key, "cubin", || {
+        n.compile_cubin(code, name, arch, &includes, &extra)
+    })?;
+    std::fs::read(&path).map_err(|e| CudaError::Plan(format!("{}: {e}", path.display())))
+}
+
+/// How one entry parameter is passed on a call.
+#[derive(Clone, Copy, Debug)]
+enum Pass {
+    Scalar,
+    /// A torch / `__cuda_array_interface__` array: its pointer, in place.
+    Device,
+    /// A NumPy array: copied to a device buffer of `bytes`, and back when
+    /// the function writes it.
+    Host {
+        bytes: usize,
+        written: bool,
+    },
+}
+
+/// One compiled CUDA specialization.
+pub struct CudaFn {
+    name: String,
+    ctx: &'static Context,
+    module: Module,
+    plan: Plan,
+    /// Per host parameter: (argument index, how it is passed).
+    params: Vec<(usize, Pass)>,
+    /// Some torch tensor is passed: run on torch's current stream.
+    torch_device: Option<i64>,
+}
+
+fn device_err(name: &str, e: CudaError) -> PyErr {
+    let msg = e.to_string();
+    if msg.contains("CUDA_ERROR_OUT_OF_MEMORY") {
+        return pyo3::exceptions::PyMemoryError::new_err(format!(
+            "`{name}` on the GPU: out of device memory: {msg}"
+        ));
+    }
+    PyRuntimeError::new_err(format!("`{name}` on the GPU: {msg}"))
+}
+
+impl CudaFn {
+    /// The miss path after the core compiled `out` for the Cuda backend.
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(
+        py: Python<'_>,
+        name: &str,
+        out: &CompileOutput,
+        args: &[Bound<'_, PyAny>],
+        types: &[ArgType],
+        device: i64,
+        cache: &DiskCache,
+        param_index: &[usize],
+    ) -> PyResult<CudaFn> {
+        let Some(code) = &out.device_code else {
+            return Err(crate::internal_error(&format!(
+                "the Cuda backend produced no device code for `{name}`"
+            )));
+        };
+        let ctx = context(device)?;
+        let n = nvrtc(py)?;
+        // check the device arguments: right device, and which ones are torch
+        let mut torch_device = None;
+        let ctx_args = crate::args::ArgCtx {
+            func: name,
+            params: &[],
+        };
+        let mut pass = Vec::with_capacity(out.params.len());
+        for (p, &ai) in out.params.iter().zip(param_index) {
+            let a = &args[ai];
+            let kind = if !matches!(p.ty, ArgType::Array { .. }) {
+                Pass::Scalar
+            } else if let Some(d) = cuda_args::arg_type(a, ai, &ctx_args)? {
+                let dev = match d.device {
+                    Some(dev) => dev,
+                    None => {
+                        ctx.bind().map_err(|e| device_err(name, e))?;
+                        ctx.pointer_device(d.ptr).map(|o| o as i64).map_err(|_| {
+                            PyValueError::new_err(format!(
+                                "argument `{}` of `{name}`: its __cuda_array_interface__ \
+                                 pointer is not CUDA device memory",
+                                p.name
+                            ))
+                        })?
+                    }
+                };
+                if dev != device {
+                    return Err(PyValueError::new_err(format!(
+                        "argument `{}` of `{name}` is on CUDA device {dev}, but the function \
+                         runs on device {device} (opts.device); move it with .to('cuda:{device}') \
+                         or set device={dev}",
+                        p.name
+                    )));
+                }
+                if d.kind == DevKind::Torch {
+                    torch_device = Some(dev);
+                }
+                Pass::Device
+            } else {
+                let bytes = match &types[ai] {
+                    ArgType::Array { elem, shape } => {
+                        elem.size() * shape.iter().map(|&d| d.max(0) as usize).product::<usize>()
+                    }
+                    _ => 0,
+                };
+                Pass::Host {
+                    bytes,
+                    written: p.written,
+                }
+            };
+            pass.push((ai, kind));
+        }
+        let arch = ctx.arch;
+        let cubin = py
+            .detach(|| cubin(n, code, name, arch, cache))
+            .map_err(|e| match e {
+                CudaError::NvrtcCompile { .. } => crate::internal_error(&format!(
+                    "the generated CUDA code of `{name}` does not compile: {e}"
+                )),
+                e => PyRuntimeError::new_err(e.to_string()),
+            })?;
+        let shared = vec![0u32; out.kernel_names.len()];
+        let module = ctx
+            .load_module(&cubin, &out.kernel_names, &shared)
+            .map_err(|e| device_err(name, e))?;
+        let plan = Plan::new(&out.program, &out.kernel_names, &shared)
+            .map_err(|e| crate::internal_error(&e.to_string()))?;
+        Ok(CudaFn {
+            name: name.to_string(),
+            ctx,
+            module,
+            plan,
+            params: pass,
+            torch_device,
+        })
+    }
+
+    /// One call: `vals[i]` holds argument i's data pointer (device pointer
+    /// or NumPy host pointer) or scalar slot.
+    pub fn call(&self, py: Python<'_>, vals: &[u64; MAX_ARGS]) -> PyResult<()> {
+        let stream: Stream = match self.torch_device {
+            Some(d) => cuda_args::torch_stream(py, d)?,
+            None => 0,
+        };
+        self.ctx.bind().map_err(|e| device_err(&self.name, e))?;
+        let mut args = [0u64; MAX_ARGS];
+        let mut staged: Vec<(u64, u64, usize, bool)> = Vec::new();
+        let result = (|| -> Result<(), CudaError> {
+            for (j, &(ai, pass)) in self.params.iter().enumerate() {
+                args[j] = match pass {
+                    Pass::Scalar | Pass::Device => vals[ai],
+                    Pass::Host { bytes, written } => {
+                        let d = driver::alloc(bytes, stream)?;
+                        staged.push((d, vals[ai], bytes, written));
+                        // SAFETY: the NumPy array (kept alive by the caller)
+                        // holds `bytes` bytes; pageable copies complete
+                        // before returning.
+                        unsafe {
+                            driver::copy_htod(d, vals[ai] as usize as *const _, bytes, stream)?
+                        };
+                        d
+                    }
+                };
+            }
+            let launcher = Launcher {
+                module: &self.module,
+                stream,
+            };
+            self.plan.run(&launcher, &args[..self.params.len()])?;
+            for &(d, host, bytes, written) in &staged {
+                if written {
+                    // SAFETY: a writeable NumPy array of `bytes` bytes; the
+                    // stream is synchronised below before returning.
+                    unsafe { driver::copy_dtoh(host as usize as *mut _, d, bytes, stream)? };
+                }
+            }
+            if !staged.is_empty() {
+                driver::sync(stream).map_err(|e| {
+                    let names: Vec<&str> = self
+                        .plan
+                        .kernels()
+                        .iter()
+                        .map(|k| k.symbol.as_str())
+                        .collect();
+                    CudaError::Plan(format!(
+                        "{e} (raised while running the kernels {})",
+                        names.join(", ")
+                    ))
+                })?;
+            }
+            Ok(())
+        })();
+        for &(d, ..) in &staged {
+            driver::free(d, stream);
+        }
+        result.map_err(|e| device_err(&self.name, e))
+    }
+}
+
+/// `_native._cuda_nvrtc_compile(code, name, arch)`: NVRTC from the wheel,
+/// code to a cubin (for tests and CI; no GPU needed).
+#[pyfunction]
+#[pyo3(signature = (code, name, arch=90))]
+pub fn _cuda_nvrtc_compile<'py>(
+    py: Python<'py>,
+    code: &str,
+    name: &str,
+    arch: u32,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    crate::guard(|| {
+        let n = nvrtc(py)?;
+        let cache = DiskCache::default_location();
+        let includes = if nvrtc::needs_headers(code) {
+            header_dirs(n, &cache).map_err(|e| PyRuntimeError::new_err(e.to_string()))?
+        } else {
+            vec![]
+        };
+        let cubin = py
+            .detach(|| n.compile_cubin(code, name, arch, &includes, &[]))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(pyo3::types::PyBytes::new(py, &cubin))
+    })
+}
+
+/// `_native._cuda_nvrtc_version()`: `"13.5"`.
+#[pyfunction]
+pub fn _cuda_nvrtc_version(py: Python<'_>) -> PyResult<String> {
+    crate::guard(|| Ok(nvrtc(py)?.version_string()))
+}
+
+/// `_native._cuda_dry_run(fn, args, opts, arch=90)`: the whole Cuda miss
+/// path except the GPU: compile for the Cuda backend, NVRTC the device code
+/// to a cubin (through the disk cache) and build the launch plan. Returns
+/// `(kernel names, [(grid, block)], cubin size)`.
+#[pyfunction]
+#[pyo3(signature = (fun, args, opts=None, arch=90))]
+#[allow(clippy::type_complexity)]
+pub fn _cuda_dry_run(
+    py: Python<'_>,
+    fun: &Bound<'_, PyAny>,
+    args: Vec<Bound<'_, PyAny>>,
+    opts: Option<&Bound<'_, crate::options::CompileOptions>>,
+    arch: u32,
+) -> PyResult<(Vec<String>, Vec<([u32; 3], [u32; 3])>, usize)> {
+    crate::guard(|| {
+        let (def, resolver, name, params) = crate::jit::def_and_resolver(fun)?;
+        let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
+        let ctx = crate::args::ArgCtx {
+            func: &name,
+            params: &params,
+        };
+        let mut types = vec![];
+        for (i, a) in args.iter().enumerate() {
+            types.push(crate::args::arg_type(a, i, data.specialize_scalars, &ctx)?);
+        }
+        let options = data.to_core(parpy_core::Backend::Cuda)?;
+        let out = crate::jit::run_compile(py, &def, &types, &resolver, &options)?;
+        let Some(code) = &out.device_code else {
+            return Err(crate::internal_error("no device code for the Cuda backend"));
+        };
+        let n = nvrtc(py)?;
+        let cache = crate::jit::cache_for(&data);
+        let bin = py
+            .detach(|| cubin(n, code, &name, arch, &cache))
+            .map_err(|e| crate::internal_error(&e.to_string()))?;
+        let shared = vec![0u32; out.kernel_names.len()];
+        let plan = Plan::new(&out.program, &out.kernel_names, &shared)
+            .map_err(|e| crate::internal_error(&e.to_string()))?;
+        let launches = plan.kernels().iter().map(|k| (k.grid, k.block)).collect();
+        Ok((out.kernel_names.clone(), launches, bin.len()))
+    })
+}

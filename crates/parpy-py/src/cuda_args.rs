@@ -1,0 +1,284 @@
+//! Device arrays as call arguments: torch CUDA tensors (read through cheap
+//! calls: `data_ptr()`, `shape`, `dtype`, `is_contiguous()`,
+//! `get_device()`; never `__cuda_array_interface__`, which costs ~2 µs on
+//! torch) and any object with `__cuda_array_interface__` (CuPy, Numba, ...).
+//!
+//! torch is never imported: an object can only be a torch tensor when
+//! `"torch"` is in `sys.modules`, and `torch.Tensor` is fetched from there.
+
+use parpy_core::{ArgType, ElemTy};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+
+use crate::args::{elem_of, ArgCtx, KeyBuf};
+
+const TAG_TORCH: u64 = 6;
+const TAG_CAI: u64 = 7;
+
+/// What a device argument is, for the miss path.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum DevKind {
+    Torch,
+    Cai,
+}
+
+/// A device array seen on the miss path.
+pub struct DevArg {
+    pub ty: ArgType,
+    pub kind: DevKind,
+    /// The CUDA device index (torch), or `None` when only the pointer knows.
+    pub device: Option<i64>,
+    pub ptr: u64,
+}
+
+fn torch_tensor_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyType>>> {
+    static TENSOR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    if let Some(t) = TENSOR.get(py) {
+        return Ok(Some(t.bind(py)));
+    }
+    let modules = py.import("sys")?.getattr("modules")?;
+    let modules = modules.cast::<PyDict>()?;
+    let Some(torch) = modules.get_item("torch")? else {
+        return Ok(None);
+    };
+    let Ok(t) = torch.getattr("Tensor") else {
+        return Ok(None);
+    };
+    let t = t.cast_into::<PyType>()?;
+    let _ = TENSOR.set(py, t.unbind());
+    Ok(TENSOR.get(py).map(|t| t.bind(py)))
+}
+
+/// Whether `obj` is a torch tensor (without importing torch).
+pub fn is_torch(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match torch_tensor_type(obj.py())? {
+        Some(t) => obj.is_instance(t),
+        None => Ok(false),
+    }
+}
+
+/// torch dtype name (`torch.float32`) to our element type.
+fn torch_elem(name: &str) -> Option<ElemTy> {
+    Some(match name {
+        "torch.bool" => ElemTy::Bool,
+        "torch.int8" => ElemTy::I8,
+        "torch.int16" => ElemTy::I16,
+        "torch.int32" => ElemTy::I32,
+        "torch.int64" => ElemTy::I64,
+        "torch.uint8" => ElemTy::U8,
+        "torch.uint16" => ElemTy::U16,
+        "torch.uint32" => ElemTy::U32,
+        "torch.uint64" => ElemTy::U64,
+        "torch.float16" => ElemTy::F16,
+        "torch.float32" => ElemTy::F32,
+        "torch.float64" => ElemTy::F64,
+        _ => return None,
+    })
+}
+
+fn not_contiguous(i: usize, ctx: &ArgCtx<'_>, fix: &str) -> PyErr {
+    let n = ctx.name(i);
+    PyValueError::new_err(format!(
+        "argument `{n}` of `{}` is not contiguous; pass {n}.{fix}",
+        ctx.func
+    ))
+}
+
+fn cpu_tensor(i: usize, ctx: &ArgCtx<'_>) -> PyErr {
+    let n = ctx.name(i);
+    PyValueError::new_err(format!(
+        "argument `{n}` of `{}` is a torch tensor on the CPU; parpy takes torch tensors on a \
+         CUDA device (pass {n}.cuda(), or {n}.numpy() to copy through NumPy)",
+        ctx.func
+    ))
+}
+
+/// `typestr` like `<f4` to an element type.
+fn typestr_elem(s: &str) -> Option<ElemTy> {
+    let b = s.as_bytes();
+    if b.len() < 3 {
+        return None;
+    }
+    let native = if cfg!(target_endian = "little") {
+        b'<'
+    } else {
+        b'>'
+    };
+    if b[0] != native && b[0] != b'|' {
+        return None;
+    }
+    let size: usize = s[2..].parse().ok()?;
+    elem_of(b[1], size)
+}
+
+fn pack_str(s: &str) -> u64 {
+    let mut v = 0u64;
+    for (k, b) in s.bytes().take(8).enumerate() {
+        v |= (b as u64) << (8 * k);
+    }
+    v
+}
+
+/// The fast-path observation of a device array: pushes the key, stores the
+/// device pointer in `val`; `None` when `obj` is not a device array.
+#[inline]
+pub fn observe(
+    obj: &Bound<'_, PyAny>,
+    i: usize,
+    key: &mut KeyBuf,
+    val: &mut u64,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<Option<(bool, bool, usize)>> {
+    let py = obj.py();
+    if is_torch(obj)? {
+        let dev: i64 = obj
+            .call_method0(pyo3::intern!(py, "get_device"))?
+            .extract()?;
+        if dev < 0 {
+            return Err(cpu_tensor(i, ctx));
+        }
+        if !obj
+            .call_method0(pyo3::intern!(py, "is_contiguous"))?
+            .is_truthy()?
+        {
+            return Err(not_contiguous(i, ctx, "contiguous()"));
+        }
+        let dtype = obj.getattr(pyo3::intern!(py, "dtype"))?;
+        let shape = obj.getattr(pyo3::intern!(py, "shape"))?;
+        let shape = shape.cast::<PyTuple>()?;
+        key.push(TAG_TORCH | ((dev as u64 & 0xffff) << 8) | ((shape.len() as u64) << 48));
+        // torch dtypes are interned singletons: their address identifies them.
+        key.push(dtype.as_ptr() as usize as u64);
+        let mut count = 1usize;
+        for d in shape.iter() {
+            let d: i64 = d.extract()?;
+            key.push(d as u64);
+            count = count.saturating_mul(d.max(0) as usize);
+        }
+        let ptr: u64 = obj.call_method0(pyo3::intern!(py, "data_ptr"))?.extract()?;
+        *val = ptr;
+        return Ok(Some((true, true, count)));
+    }
+    let Ok(cai) = obj.getattr(pyo3::intern!(py, "__cuda_array_interface__")) else {
+        return Ok(None);
+    };
+    let (elem_key, shape, ptr, readonly) = parse_cai(&cai, i, ctx)?;
+    key.push(TAG_CAI | ((shape.len() as u64) << 48));
+    key.push(elem_key);
+    let mut count = 1usize;
+    for &d in &shape {
+        key.push(d as u64);
+        count = count.saturating_mul(d.max(0) as usize);
+    }
+    *val = ptr;
+    Ok(Some((true, !readonly, count)))
+}
+
+/// `(typestr packed, shape, pointer, readonly)` of a
+/// `__cuda_array_interface__` dict; non-contiguous strides are an error.
+fn parse_cai(
+    cai: &Bound<'_, PyAny>,
+    i: usize,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<(u64, Vec<i64>, u64, bool)> {
+    let bad = |what: &str| {
+        PyTypeError::new_err(format!(
+            "argument `{}` of `{}` has an invalid __cuda_array_interface__ ({what})",
+            ctx.name(i),
+            ctx.func
+        ))
+    };
+    let d = cai.cast::<PyDict>().map_err(|_| bad("not a dict"))?;
+    let shape: Vec<i64> = d
+        .get_item("shape")?
+        .ok_or_else(|| bad("no shape"))?
+        .extract()
+        .map_err(|_| bad("shape is not a tuple of ints"))?;
+    let typestr: String = d
+        .get_item("typestr")?
+        .ok_or_else(|| bad("no typestr"))?
+        .extract()
+        .map_err(|_| bad("typestr is not a str"))?;
+    let (ptr, readonly): (u64, bool) = d
+        .get_item("data")?
+        .ok_or_else(|| bad("no data"))?
+        .extract()
+        .map_err(|_| bad("data is not (pointer, readonly)"))?;
+    if let Some(strides) = d.get_item("strides")? {
+        if !strides.is_none() {
+            let strides: Vec<i64> = strides.extract().map_err(|_| bad("bad strides"))?;
+            let size = typestr[2.min(typestr.len())..]
+                .parse::<i64>()
+                .map_err(|_| bad("bad typestr"))?;
+            let mut want = size;
+            for (k, &s) in shape.iter().enumerate().rev() {
+                if shape[k] > 1 && strides.get(k) != Some(&want) {
+                    return Err(not_contiguous(i, ctx, "copy()"));
+                }
+                let _ = s;
+                want *= shape[k].max(1);
+            }
+        }
+    }
+    Ok((pack_str(&typestr), shape, ptr, readonly))
+}
+
+/// The miss-path view of a device array, or `None` when `obj` is not one.
+pub fn arg_type(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option<DevArg>> {
+    let py = obj.py();
+    let unsupported = |what: String| {
+        PyTypeError::new_err(format!(
+            "argument `{}` of `{}` has dtype {what}, which parpy does not support",
+            ctx.name(i),
+            ctx.func
+        ))
+    };
+    if is_torch(obj)? {
+        let dev: i64 = obj.call_method0("get_device")?.extract()?;
+        if dev < 0 {
+            return Err(cpu_tensor(i, ctx));
+        }
+        let dtype: String = obj.getattr("dtype")?.str()?.extract()?;
+        let elem = torch_elem(&dtype)
+            .filter(|e| e.is_supported())
+            .ok_or_else(|| unsupported(dtype.clone()))?;
+        let shape: Vec<i64> = obj.getattr("shape")?.extract()?;
+        let ptr: u64 = obj.call_method0("data_ptr")?.extract()?;
+        return Ok(Some(DevArg {
+            ty: ArgType::Array { elem, shape },
+            kind: DevKind::Torch,
+            device: Some(dev),
+            ptr,
+        }));
+    }
+    let Ok(cai) = obj.getattr(pyo3::intern!(py, "__cuda_array_interface__")) else {
+        return Ok(None);
+    };
+    let (_, shape, ptr, _) = parse_cai(&cai, i, ctx)?;
+    let typestr: String = cai.get_item("typestr")?.extract()?;
+    let elem = typestr_elem(&typestr)
+        .filter(|e| e.is_supported())
+        .ok_or_else(|| unsupported(typestr.clone()))?;
+    Ok(Some(DevArg {
+        ty: ArgType::Array { elem, shape },
+        kind: DevKind::Cai,
+        device: None,
+        ptr,
+    }))
+}
+
+/// torch's current raw stream on `device` (`torch._C._cuda_getCurrentRawStream`).
+pub fn torch_stream(py: Python<'_>, device: i64) -> PyResult<u64> {
+    static GET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let f = GET.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let modules = py.import("sys")?.getattr("modules")?;
+        let torch = modules.get_item("torch")?;
+        Ok(torch
+            .getattr("_C")?
+            .getattr("_cuda_getCurrentRawStream")?
+            .unbind())
+    })?;
+    f.bind(py).call1((device,))?.extract()
+}

@@ -1,0 +1,64 @@
+"""Finding the NVIDIA pieces parpy's Cuda backend loads: NVRTC from the
+`nvidia-cuda-nvrtc` wheel (or `$PARPY_NVRTC_PATH`), and nvcc for
+`compile_string` (PATH, `$CUDA_HOME`, or the `nvidia-cuda-nvcc` wheel).
+
+Nothing here imports torch or any CUDA Python package; the wheels are found
+as files under the `nvidia` namespace package's folders.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from typing import List, Optional
+
+
+def _nvidia_roots() -> List[str]:
+    """`site-packages/nvidia/cu13` of every installed NVIDIA wheel folder."""
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    roots = []
+    for base in spec.submodule_search_locations or []:
+        d = os.path.join(base, "cu13")
+        if os.path.isdir(d):
+            roots.append(d)
+    return roots
+
+
+def nvrtc_path() -> Optional[str]:
+    """The absolute path of `libnvrtc.so.13`, or None."""
+    env = os.environ.get("PARPY_NVRTC_PATH")
+    if env:
+        return env
+    for r in _nvidia_roots():
+        p = os.path.join(r, "lib", "libnvrtc.so.13")
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def nvcc_path() -> Optional[str]:
+    """nvcc from PATH, `$CUDA_HOME/bin`, or the `nvidia-cuda-nvcc` wheel."""
+    p = shutil.which("nvcc")
+    if p:
+        return p
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(var)
+        if home and os.path.isfile(os.path.join(home, "bin", "nvcc")):
+            return os.path.join(home, "bin", "nvcc")
+    for r in _nvidia_roots():
+        p = os.path.join(r, "bin", "nvcc")
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def nvcc_dirs() -> List[str]:
+    """Extra `-I`/`-L` roots for an nvcc from the wheels (their include and
+    lib folders: cuda_runtime.h from nvidia-cuda-runtime, CCCL...)."""
+    return _nvidia_roots()
