@@ -302,3 +302,28 @@ def test_host_store_is_an_error_on_cuda():
     msg = str(e.value)
     assert "assigning to device data from host code" in msg
     assert "use `with parpy.gpu:` or a reduction operator" in msg
+
+
+@parpy.jit
+def scaled_total(x, y, N):
+    parpy.label('a')
+    s = parpy.operators.sum(x[:]) * 2.0
+    parpy.label('b')
+    for i in range(N):
+        y[i] = x[i] / s
+
+
+def test_device_values_reach_the_host_by_copies():
+    # The reduction runs in a kernel; the host copies its result back to
+    # compute `s`, then passes `s` to the second kernel by value.
+    x = np.zeros(4096, np.float32)
+    code = parpy.print_compiled(scaled_total, [x, x.copy(), 4096],
+                                cuda_opts({'a': T(256), 'b': T(4096)}))
+    assert "cudaMalloc((void **)&acc, 1 * sizeof(float))" in code
+    assert "cudaMemcpyHostToDevice" in code  # the reduction's start value
+    assert "cudaMemcpyDeviceToHost" in code  # its result
+    assert code.count("cudaFree(acc);") >= 3  # on every exit
+    if NVRTC_PATH is not None:
+        check_nvrtc(code, "scaled_total")
+    if NVCC_PATH is not None:
+        check_nvcc(code, "scaled_total")

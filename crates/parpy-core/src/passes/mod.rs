@@ -8,9 +8,11 @@
 //!    device arrays (the combine step of a top-level `par_reduction()` moves
 //!    to the device).
 //! 6. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels.
-//! 7. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
+//! 7. [`gpu_host_reads`] — GPU backends only: host reads of device
+//!    temporaries become explicit copies `v = tmp[i]`.
+//! 8. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
 //!    reductions (warp reductions, block-shared memory, barriers).
-//! 8. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
+//! 9. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
 //!    (thread and block indices, strided loops, `LaunchInfo.blocks/threads`).
 //!
 //! The IR is verified after every pass in tests and debug builds; with
@@ -21,6 +23,7 @@ pub mod check_host_device;
 pub mod check_parallel_structure;
 pub mod fold_constants;
 pub mod gpu_grid;
+pub mod gpu_host_reads;
 pub mod gpu_reductions;
 pub mod lower_reductions;
 pub mod outline_kernels;
@@ -111,6 +114,10 @@ pub fn run_pipeline(
     r.after("outline_kernels", &program, t)?;
 
     if gpu {
+        let t = Instant::now();
+        gpu_host_reads::run(&mut program);
+        r.after("gpu_host_reads", &program, t)?;
+
         let t = Instant::now();
         let errors = gpu_reductions::run(&mut program);
         if !errors.is_empty() {
