@@ -25,6 +25,12 @@ step "installing parpy and the test dependencies"
 python -m pip install --quiet ".[test]"
 # the suite's own needs, in case the package's [test] extra lacks them
 python -m pip install --quiet numpy pytest
+# the Cuda backend's compilers (NVRTC in-process, nvcc for compile_string):
+# the CUDA tests that need no GPU compile with them (Linux x86_64/aarch64)
+if [ "$(uname -s)" = Linux ]; then
+    python -m pip install --quiet "nvidia-cuda-nvrtc>=13,<14" "nvidia-cuda-nvcc>=13,<14" \
+        "nvidia-cuda-runtime>=13,<14" "nvidia-cuda-cccl>=13,<14"
+fi
 # CUDA code generation checks without a GPU (tests/test_cuda_codegen.py):
 # NVRTC and nvcc from the PyPI wheels
 python -m pip install --quiet "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-nvcc==13.*" \
