@@ -9,6 +9,7 @@ using namespace metal;
 struct parpy_params_add_2d_ij {
   int j;
 };
+static_assert(sizeof(parpy_params_add_2d_ij) == 4, "the host packs 4 bytes");
 
 [[kernel]] void add_2d_ij(
     const device float *a [[buffer(0)]],
@@ -40,7 +41,7 @@ void add_2d(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> y) {
       [parpy_enc setBuffer:a offset:0 atIndex:0];
       [parpy_enc setBuffer:b offset:0 atIndex:1];
       [parpy_enc setBuffer:y offset:0 atIndex:2];
-      parpy_params_add_2d_ij parpy_params = {j};
+      parpy_params_add_2d_ij parpy_params = {j}; // 4 bytes
       [parpy_enc setBytes:&parpy_params length:sizeof(parpy_params) atIndex:3];
       [parpy_enc dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(32, 1, 1)];
       [parpy_enc endEncoding];

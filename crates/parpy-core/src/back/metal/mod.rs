@@ -25,6 +25,7 @@
 //! features) with diagnostics before anything is written.
 
 pub mod check;
+pub mod plan;
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -453,14 +454,18 @@ impl Dialect for MetalDialect {
         args: &[String],
         _cleanup: &[String],
     ) -> String {
-        // Buffer indices depend only on which parameters are arrays.
-        let (binds, params_at) = bindings(&k.func, &BTreeSet::new());
-        let l = &k.launch;
+        let d = match plan::dispatch(k, kernel) {
+            Ok(d) => d,
+            // Reported as a comment: the host part is never compiled, and
+            // the device code (checked) is already written.
+            Err(e) => return format!("// cannot describe the dispatch of {kernel}: {e}"),
+        };
+        let (g, t) = (d.threadgroups, d.threads);
         let mut out = String::new();
         let _ = writeln!(
             out,
             "// {kernel}: {} x {} x {} threadgroups of {} x {} x {} threads",
-            l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2]
+            g[0], g[1], g[2], t[0], t[1], t[2]
         );
         out.push_str("{\n");
         out.push_str("  id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];\n");
@@ -471,21 +476,22 @@ impl Dialect for MetalDialect {
             out,
             "  [parpy_enc setComputePipelineState:parpy_pipeline_{kernel}];"
         );
-        let mut fields = vec![];
-        for (b, a) in binds.iter().zip(args) {
-            match b {
-                Binding::Buffer { index, .. } => {
-                    let _ = writeln!(out, "  [parpy_enc setBuffer:{a} offset:0 atIndex:{index}];");
-                }
-                Binding::Field => fields.push(a.clone()),
-            }
-        }
-        if let Some(at) = params_at {
+        let arg = |i: usize| args.get(i).map(|s| s.as_str()).unwrap_or("?");
+        for &(param, index) in &d.buffers {
             let _ = writeln!(
                 out,
-                "  {} parpy_params = {{{}}};",
+                "  [parpy_enc setBuffer:{} offset:0 atIndex:{index}];",
+                arg(param)
+            );
+        }
+        if let Some(at) = d.params_index {
+            let fields: Vec<&str> = d.fields.iter().map(|f| arg(f.param)).collect();
+            let _ = writeln!(
+                out,
+                "  {} parpy_params = {{{}}}; // {} bytes",
                 params_struct(kernel),
-                fields.join(", ")
+                fields.join(", "),
+                d.params_size
             );
             let _ = writeln!(
                 out,
@@ -495,8 +501,8 @@ impl Dialect for MetalDialect {
         let _ = writeln!(
             out,
             "  [parpy_enc dispatchThreadgroups:{} threadsPerThreadgroup:{}];",
-            size3(l.blocks),
-            size3(l.threads)
+            size3(g),
+            size3(t)
         );
         out.push_str("  [parpy_enc endEncoding];\n");
         out.push_str("  [parpy_cmd commit];\n");
@@ -561,7 +567,12 @@ impl MetalDialect {
         let mut sig = String::new();
         if let Some(at) = params_at {
             let s = params_struct(name);
-            let _ = writeln!(sig, "struct {s} {{\n{}\n}};\n", fields.join("\n"));
+            let (_, size) = plan::param_struct(f)?;
+            let _ = writeln!(
+                sig,
+                "struct {s} {{\n{}\n}};\nstatic_assert(sizeof({s}) == {size}, \"the host packs {size} bytes\");\n",
+                fields.join("\n")
+            );
             sig_params.push(format!("constant {s} &parpy_params [[buffer({at})]]"));
         }
         for g in grid_uses(f) {

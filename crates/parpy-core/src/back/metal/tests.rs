@@ -231,6 +231,7 @@ fn kernel_signature_binds_buffers_then_params_then_grid() {
 struct parpy_params_row_sum_rows {
   int k;
 };
+static_assert(sizeof(parpy_params_row_sum_rows) == 4, \"the host packs 4 bytes\");
 
 [[kernel]] void row_sum_rows(
     const device float *x [[buffer(0)]],
@@ -266,7 +267,7 @@ fn host_part_shows_the_dispatch_and_is_not_compiled() {
         "[parpy_enc setComputePipelineState:parpy_pipeline_row_sum_rows];",
         "[parpy_enc setBuffer:x offset:0 atIndex:0];",
         "[parpy_enc setBuffer:y offset:0 atIndex:1];",
-        "parpy_params_row_sum_rows parpy_params = {k};",
+        "parpy_params_row_sum_rows parpy_params = {k}; // 4 bytes",
         "[parpy_enc setBytes:&parpy_params length:sizeof(parpy_params) atIndex:2];",
         "[parpy_enc dispatchThreadgroups:MTLSizeMake(64, 1, 1) threadsPerThreadgroup:MTLSizeMake(256, 1, 1)];",
         "[parpy_cmd waitUntilCompleted];",
@@ -408,4 +409,74 @@ fn bindings_number_buffers_in_parameter_order() {
         ]
     );
     assert_eq!(at, Some(2));
+}
+
+#[test]
+fn dispatch_plan_binds_arrays_then_packs_scalars() {
+    let mut p = row_sum_program(ElemTy::F32, ElemTy::I32);
+    // Add a bool and a long scalar after `k` to see the packing.
+    for (name, elem) in [("flag", ElemTy::Bool), ("n", ElemTy::I64)] {
+        let v = p.kernels[0].func.add_var(Var {
+            name: name.into(),
+            ty: Type::Scalar(elem),
+            kind: VarKind::Param,
+            value: None,
+            span: sp(),
+        });
+        p.kernels[0].func.params.push(v);
+    }
+    let d = plan::dispatches(&p, &["row_sum_rows".to_string()]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(d.len(), 1);
+    let d = &d[0];
+    assert_eq!(d.name, "row_sum_rows");
+    assert_eq!(d.threadgroups, [64, 1, 1]);
+    assert_eq!(d.threads, [256, 1, 1]);
+    assert_eq!(d.buffers, vec![(0, 0), (1, 1)]);
+    assert_eq!(d.params_index, Some(2));
+    let layout: Vec<(usize, ElemTy, usize)> = d
+        .fields
+        .iter()
+        .map(|f| (f.param, f.elem, f.offset))
+        .collect();
+    assert_eq!(
+        layout,
+        vec![
+            (2, ElemTy::I32, 0),
+            (3, ElemTy::Bool, 4),
+            (4, ElemTy::I64, 8)
+        ]
+    );
+    assert_eq!(d.params_size, 16);
+    assert!(plan::dispatches(&p, &[]).is_err());
+
+    // The same layout is asserted in the generated code, where clang checks
+    // it against the C++ layout of the struct.
+    for (name, elem) in [("flag", ElemTy::Bool), ("n", ElemTy::I64)] {
+        let v = p.host.add_var(Var {
+            name: name.into(),
+            ty: Type::Scalar(elem),
+            kind: VarKind::Param,
+            value: None,
+            span: sp(),
+        });
+        p.host.params.push(v);
+        if let StmtKind::Launch { args, .. } = &mut p.host.body[0].kind {
+            args.push(v);
+        }
+    }
+    let text = emit_ok(&p);
+    assert!(
+        text.contains("struct parpy_params_row_sum_rows {\n  int k;\n  bool flag;\n  long n;\n};"),
+        "{text}"
+    );
+    assert!(
+        text.contains("static_assert(sizeof(parpy_params_row_sum_rows) == 16,"),
+        "{text}"
+    );
+    assert!(text.contains("parpy_params_row_sum_rows parpy_params = {k, flag, n}; // 16 bytes"));
+    if let Some(r) = clang("packed", &text) {
+        r.unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let wrong = text.replace("== 16,", "== 12,");
+        assert!(matches!(clang("packed_wrong", &wrong), Some(Err(_))));
+    }
 }

@@ -9,6 +9,7 @@ using namespace metal;
 struct parpy_params_prefix_sum_gpu {
   int N;
 };
+static_assert(sizeof(parpy_params_prefix_sum_gpu) == 4, "the host packs 4 bytes");
 
 [[kernel]] void prefix_sum_gpu(
     const device long *x [[buffer(0)]],
@@ -37,7 +38,7 @@ void prefix_sum(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
     [parpy_enc setComputePipelineState:parpy_pipeline_prefix_sum_gpu];
     [parpy_enc setBuffer:x offset:0 atIndex:0];
     [parpy_enc setBuffer:y offset:0 atIndex:1];
-    parpy_params_prefix_sum_gpu parpy_params = {N};
+    parpy_params_prefix_sum_gpu parpy_params = {N}; // 4 bytes
     [parpy_enc setBytes:&parpy_params length:sizeof(parpy_params) atIndex:2];
     [parpy_enc dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(1, 1, 1)];
     [parpy_enc endEncoding];

@@ -47,6 +47,7 @@ static inline float parpy_mod_f32(float a, float b) {
 struct parpy_params_divmod_all_i {
   int k;
 };
+static_assert(sizeof(parpy_params_divmod_all_i) == 4, "the host packs 4 bytes");
 
 [[kernel]] void divmod_all_i(
     const device long *a [[buffer(0)]],
@@ -83,7 +84,7 @@ void divmod_all(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> q, id<MTLBuffer>
     [parpy_enc setBuffer:q offset:0 atIndex:2];
     [parpy_enc setBuffer:r offset:0 atIndex:3];
     [parpy_enc setBuffer:f offset:0 atIndex:4];
-    parpy_params_divmod_all_i parpy_params = {k};
+    parpy_params_divmod_all_i parpy_params = {k}; // 4 bytes
     [parpy_enc setBytes:&parpy_params length:sizeof(parpy_params) atIndex:5];
     [parpy_enc dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(16, 1, 1)];
     [parpy_enc endEncoding];

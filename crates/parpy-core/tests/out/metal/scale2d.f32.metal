@@ -9,6 +9,7 @@ using namespace metal;
 struct parpy_params_scale2d_row {
   float a;
 };
+static_assert(sizeof(parpy_params_scale2d_row) == 4, "the host packs 4 bytes");
 
 [[kernel]] void scale2d_row(
     const device float *x [[buffer(0)]],
@@ -40,7 +41,7 @@ void scale2d(id<MTLBuffer> x, id<MTLBuffer> y, float a) {
     [parpy_enc setComputePipelineState:parpy_pipeline_scale2d_row];
     [parpy_enc setBuffer:x offset:0 atIndex:0];
     [parpy_enc setBuffer:y offset:0 atIndex:1];
-    parpy_params_scale2d_row parpy_params = {a};
+    parpy_params_scale2d_row parpy_params = {a}; // 4 bytes
     [parpy_enc setBytes:&parpy_params length:sizeof(parpy_params) atIndex:2];
     [parpy_enc dispatchThreadgroups:MTLSizeMake(8, 1, 1) threadsPerThreadgroup:MTLSizeMake(300, 1, 1)];
     [parpy_enc endEncoding];
