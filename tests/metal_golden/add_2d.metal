@@ -30,7 +30,9 @@ static_assert(sizeof(parpy_params_add_2d_ij) == 4, "the host packs 4 bytes");
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
-// The kernels assume 32-thread SIMD groups (Apple GPUs).
+// The library is the device part above, built with newLibraryWithSource:
+// and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
+// CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void add_2d(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> y) {
   for (int j = 0; j < 64; j += 1) {
     // add_2d_ij: 1 x 1 x 1 threadgroups of 32 x 1 x 1 threads

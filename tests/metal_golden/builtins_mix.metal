@@ -43,7 +43,9 @@ static inline int parpy_abs_i32(int a) {
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
-// The kernels assume 32-thread SIMD groups (Apple GPUs).
+// The library is the device part above, built with newLibraryWithSource:
+// and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
+// CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void builtins_mix(id<MTLBuffer> x, id<MTLBuffer> k, id<MTLBuffer> y, id<MTLBuffer> z, int N) {
   (void)N;
   // builtins_mix_N: 1 x 1 x 1 threadgroups of 4 x 1 x 1 threads

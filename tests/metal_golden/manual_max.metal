@@ -49,7 +49,9 @@ static inline int parpy_max_i32(int a, int b) {
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
-// The kernels assume 32-thread SIMD groups (Apple GPUs).
+// The library is the device part above, built with newLibraryWithSource:
+// and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
+// CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void manual_max(id<MTLBuffer> x, id<MTLBuffer> acc, int N) {
   (void)N;
   id<MTLBuffer> t = [parpy_device newBufferWithLength:1 * sizeof(int) options:MTLResourceStorageModeShared];

@@ -36,7 +36,9 @@ static inline float parpy_min_f32(float a, float b) {
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
-// The kernels assume 32-thread SIMD groups (Apple GPUs).
+// The library is the device part above, built with newLibraryWithSource:
+// and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
+// CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void row_min_par(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
   (void)N;
   // row_min_par_N: 6 x 1 x 1 threadgroups of 32 x 1 x 1 threads

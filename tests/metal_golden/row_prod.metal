@@ -26,7 +26,9 @@ using namespace metal;
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
-// The kernels assume 32-thread SIMD groups (Apple GPUs).
+// The library is the device part above, built with newLibraryWithSource:
+// and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
+// CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void row_prod(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
   (void)N;
   // row_prod_N: 1 x 1 x 1 threadgroups of 6 x 1 x 1 threads

@@ -39,7 +39,9 @@ static int clip_int(int v, int lo, int hi) {
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
-// The kernels assume 32-thread SIMD groups (Apple GPUs).
+// The library is the device part above, built with newLibraryWithSource:
+// and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
+// CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void use_helpers(id<MTLBuffer> x, id<MTLBuffer> y, id<MTLBuffer> k, int N) {
   (void)N;
   // use_helpers_N: 1 x 1 x 1 threadgroups of 8 x 1 x 1 threads

@@ -72,7 +72,9 @@ static_assert(sizeof(parpy_params_divmod_all_i) == 4, "the host packs 4 bytes");
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
-// The kernels assume 32-thread SIMD groups (Apple GPUs).
+// The library is the device part above, built with newLibraryWithSource:
+// and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
+// CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void divmod_all(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> q, id<MTLBuffer> r, id<MTLBuffer> f, int k) {
   // divmod_all_i: 1 x 1 x 1 threadgroups of 16 x 1 x 1 threads
   {

@@ -32,7 +32,9 @@ static_assert(sizeof(parpy_params_scale2d_row) == 4, "the host packs 4 bytes");
 // `parpy_pipeline_K` the compute pipeline state of kernel K. Arrays are
 // MTLBuffers in shared storage; the scalars of a kernel are passed by value
 // in its constant parameter struct. Each dispatch waits for the previous.
-// The kernels assume 32-thread SIMD groups (Apple GPUs).
+// The library is the device part above, built with newLibraryWithSource:
+// and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
+// CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void scale2d(id<MTLBuffer> x, id<MTLBuffer> y, float a) {
   // scale2d_row: 8 x 1 x 1 threadgroups of 300 x 1 x 1 threads
   {
