@@ -292,6 +292,12 @@ impl Device for Launcher<'_> {
     fn free(&self, ptr: u64) {
         free(ptr, self.stream);
     }
+
+    fn write(&self, dst: u64, data: &[u8]) -> Result<(), CudaError> {
+        // SAFETY: `data` is readable; a copy from pageable memory has
+        // consumed it when the call returns.
+        unsafe { copy_htod(dst, data.as_ptr() as *const c_void, data.len(), self.stream) }
+    }
 }
 
 /// Stream-ordered allocation.

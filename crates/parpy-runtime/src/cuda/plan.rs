@@ -33,6 +33,9 @@ pub trait Device {
     ) -> Result<(), CudaError>;
     fn alloc(&self, bytes: usize) -> Result<u64, CudaError>;
     fn free(&self, ptr: u64);
+    /// Copies `data` to device address `dst` (host code setting an element
+    /// of a device temporary); `data` may be reused when this returns.
+    fn write(&self, dst: u64, data: &[u8]) -> Result<(), CudaError>;
 }
 
 /// How one kernel parameter is passed.
@@ -356,6 +359,10 @@ fn check_block(b: &Block, f: &Function, p: &Program) -> Result<(), CudaError> {
                 match dst {
                     Place::Var(v) if !f.var(*v).ty.is_array() => {}
                     Place::Var(_) => return Err(unsupported("assigns an array", f)),
+                    // an element of a device temporary: one small copy
+                    Place::Index { array, indices } if f.var(*array).kind == VarKind::Local => {
+                        indices.iter().try_for_each(|i| check_expr(i, f))?;
+                    }
                     Place::Index { array, .. } => {
                         return Err(unsupported(
                             &format!("writes to the device array `{}`", f.var(*array).name),
@@ -465,8 +472,9 @@ impl Exec<'_> {
             match &s.kind {
                 StmtKind::Assign { dst, value } => {
                     let v = self.eval(value)?;
-                    if let Place::Var(id) = dst {
-                        self.vals[id.0 as usize] = v;
+                    match dst {
+                        Place::Var(id) => self.vals[id.0 as usize] = v,
+                        Place::Index { array, indices } => self.store(*array, indices, v)?,
                     }
                 }
                 StmtKind::For(l) => {
@@ -513,6 +521,33 @@ impl Exec<'_> {
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// `array[indices] = v` for a device temporary.
+    fn store(&mut self, array: VarId, indices: &[Expr], v: Value) -> Result<(), CudaError> {
+        let var = self.plan.host.var(array);
+        let Type::Array { elem, shape } = &var.ty else {
+            return Err(err(self.plan, "indexing a scalar"));
+        };
+        let mut flat: i64 = 0;
+        for (i, d) in indices.iter().zip(shape) {
+            let i = self.eval(i)?.as_i64();
+            let i = if i < 0 { i + d } else { i };
+            if i < 0 || i >= *d {
+                return Err(err(
+                    self.plan,
+                    &format!("index out of bounds for the temporary `{}`", var.name),
+                ));
+            }
+            flat = flat * d + i;
+        }
+        let Value::Ptr(base) = self.vals[array.0 as usize] else {
+            return Err(err(self.plan, "a temporary without device memory"));
+        };
+        let size = elem.size();
+        let bytes = pack(v, ParamKind::Scalar(*elem)).to_le_bytes();
+        self.dev
+            .write(base + flat as u64 * size as u64, &bytes[..size])
     }
 
     fn launch(&mut self, k: usize, args: &[VarId]) -> Result<(), CudaError> {

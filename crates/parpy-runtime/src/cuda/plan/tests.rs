@@ -15,6 +15,7 @@ struct Mock {
     /// (kernel, grid, block, packed parameter slots)
     launches: RefCell<Vec<Launch>>,
     allocs: RefCell<Vec<(u64, usize)>>,
+    writes: RefCell<Vec<(u64, Vec<u8>)>>,
     frees: RefCell<Vec<u64>>,
     fail_launch: Option<usize>,
 }
@@ -51,6 +52,10 @@ impl Device for Mock {
     }
     fn free(&self, ptr: u64) {
         self.frees.borrow_mut().push(ptr);
+    }
+    fn write(&self, dst: u64, data: &[u8]) -> Result<(), CudaError> {
+        self.writes.borrow_mut().push((dst, data.to_vec()));
+        Ok(())
     }
 }
 
@@ -271,4 +276,49 @@ fn parameters_are_packed_in_their_c_size() {
         pack(Value::Float(1.0), ParamKind::Scalar(ElemTy::F16)),
         0x3c00
     );
+}
+
+#[test]
+fn host_code_initialises_device_temporaries() {
+    // a manual reduction: the accumulator's temporary is set to 0 on the host
+    let src = "@parpy.jit
+def manual_sum(x, acc, N):
+    parpy.label('N')
+    for i in range(N):
+        acc[0] += x[i]
+";
+    let mut options = Options {
+        backend: parpy_core::Backend::Cuda,
+        ..Options::default()
+    };
+    options.parallelize.insert(
+        "N".into(),
+        ParSpec {
+            threads: 64,
+            tpb: None,
+            reduction: true,
+        },
+    );
+    let def = parpy_core::parse_function(SourceFile::from_function_text("t.py", src, 1)).unwrap();
+    let args = [
+        arr(ElemTy::F32, 100),
+        arr(ElemTy::F32, 1),
+        ArgType::Scalar {
+            elem: ElemTy::I64,
+            value: Some(parpy_core::ScalarValue::Int(100)),
+        },
+    ];
+    let p = parpy_core::sema::lower(&def, &args, &StaticResolver::new(), &options).unwrap();
+    let p = parpy_core::passes::run_pipeline(p, &options, &mut String::new())
+        .unwrap()
+        .0;
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    let dev = Mock::default();
+    plan.run(&dev, &[0xA0, 0xB0, 100]).unwrap();
+    let allocs = dev.allocs.borrow().clone();
+    assert_eq!(allocs, vec![(0x1000_0000, 4)]);
+    // 0.0f32 written into the temporary before the kernels read it
+    assert_eq!(*dev.writes.borrow(), vec![(0x1000_0000, vec![0u8; 4])]);
+    assert_eq!(dev.launches.borrow().len(), p.kernels.len());
+    assert!(dev.launches.borrow()[0].3.contains(&0x1000_0000));
 }

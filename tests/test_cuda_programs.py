@@ -1,0 +1,108 @@
+"""The differential programs of tests/test_programs.py on the Cuda backend.
+
+Every `test_*` of that module is re-collected here with its parametrization,
+with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
+it runs:
+
+* on a machine with an NVIDIA GPU (`-m cuda`, scripts/gpu-check.sh), `run_both`
+  runs the plain-Python reference and the JIT function on the Cuda backend,
+  then the `print_compiled` file built by `compile_string` (nvcc) with the
+  same arguments, and compares all three;
+* without a GPU (every machine), the `_dry` variant runs the whole Cuda miss
+  path except the GPU for each call: compile for Cuda, NVRTC the device code
+  to an sm_90 cubin, build the launch plan (skipped without the NVRTC wheel
+  off Linux, like tests/test_cuda_runtime.py).
+
+test_programs.py itself is not edited.
+"""
+
+import functools
+import sys
+
+import numpy as np
+import pytest
+
+import conftest
+import parpy
+from parpy import _cuda, _native
+import test_programs as tp
+
+HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
+HAS_NVRTC = _cuda.nvrtc_path() is not None
+
+
+def cuda_opts(spec=None, **fields):
+    opts = conftest.cpu_opts(spec, **fields)
+    opts.backend = parpy.CompileBackend.Cuda
+    return opts
+
+
+def _copies(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def run_three(fn, args, opts, rtol=None, atol=None):
+    """Reference vs JIT on Cuda (conftest.run_both), then print_compiled +
+    compile_string (nvcc) on fresh copies, compared with the JIT results."""
+    jit_out = conftest.run_both(fn, args, opts, rtol=rtol, atol=atol)
+    code = parpy.print_compiled(fn, _copies(args), opts)
+    built = parpy.compile_string(fn.__name__, code, opts)
+    nvcc_out = _copies(args)
+    built(*nvcc_out)
+    for k, (a, b) in enumerate(zip(jit_out, nvcc_out)):
+        if isinstance(a, np.ndarray):
+            tol = conftest.tolerances(a.dtype)
+            if rtol is not None:
+                tol["rtol"] = rtol
+            if atol is not None:
+                tol["atol"] = atol
+            np.testing.assert_allclose(
+                b, a, err_msg=f"argument {k} of {fn.__name__}: compile_string vs JIT", **tol)
+    return jit_out
+
+
+def dry_run(fn, args, opts, rtol=None, atol=None):
+    """No GPU: the Cuda miss path up to the cubin and the launch plan. Returns
+    the plain-Python results, so the checks that follow in the test still
+    hold (they check the reference, not the GPU, here)."""
+    names, launches, size = _native._cuda_dry_run(fn, _copies(args), opts, 90)
+    assert len(names) == len(launches) and size > 0
+    ref = _copies(args)
+    conftest.plain_python(fn)(*ref)
+    return ref
+
+
+def _swap(f, run):
+    @functools.wraps(f)
+    def wrapper(*a, **k):
+        saved = tp.cpu_opts, tp.run_both
+        tp.cpu_opts, tp.run_both = cuda_opts, run
+        try:
+            return f(*a, **k)
+        except parpy.CompileError as e:
+            # REFERENCE.md: on a GPU backend, host code cannot touch device
+            # data; such CPU programs are rejected with that error.
+            if "from host code (backend Cuda)" in str(e):
+                pytest.skip("not a Cuda program: " + str(e).splitlines()[0])
+            raise
+        finally:
+            tp.cpu_opts, tp.run_both = saved
+    return wrapper
+
+
+_gpu_marks = [pytest.mark.cuda,
+              pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")]
+_dry_marks = [pytest.mark.skipif(not HAS_NVRTC and not sys.platform.startswith("linux"),
+                                 reason="the nvidia-cuda-nvrtc wheel exists for Linux only")]
+
+for _name, _f in sorted(vars(tp).items()):
+    if not (_name.startswith("test_") and callable(_f)):
+        continue
+    _g = _swap(_f, run_three)
+    for _m in _gpu_marks:
+        _g = _m(_g)
+    globals()[_name + "_cuda"] = _g
+    _d = _swap(_f, dry_run)
+    for _m in _dry_marks:
+        _d = _m(_d)
+    globals()[_name + "_dry"] = _d
