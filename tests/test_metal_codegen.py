@@ -96,6 +96,18 @@ def b8(*shape):
 
 T = parpy.threads
 
+
+@parpy.jit
+def scaled_total(x, y, N):
+    # The reduction runs in a kernel; the host reads its result from the
+    # shared-storage buffer and passes `s` to the second kernel by value.
+    parpy.label('a')
+    s = parpy.operators.sum(x[:]) * 2.0
+    parpy.label('b')
+    for i in range(N):
+        y[i] = x[i] / s
+
+
 # The execution-test programs (tests/test_programs.py) with data Metal
 # supports (float32, int32, bool arrays; Python ints and floats are 32-bit
 # on Metal). Programs whose host code writes device arrays are rejected on
@@ -145,6 +157,7 @@ PROGRAMS = {
     "powers": (tp.powers, [f32(40), f32(40), i32(40), 40], {'N': T(4)}),
     "bitwise": (tp.bitwise, [i32(64), i32(64), i32(64), 64], {'N': T(4)}),
     "builtins_mix": (tp.builtins_mix, [f32(50), i32(50), f32(50), i32(50), 50], {'N': T(4)}),
+    "scaled_total": (scaled_total, [f32(4096), f32(4096), 4096], {'a': T(256), 'b': T(4096)}),
 }
 
 
@@ -301,6 +314,16 @@ def test_host_loop_around_dispatches():
     host = code.partition("#if 0 // host side")[2]
     loop = host.index("for (")
     assert host.index("dispatchThreadgroups:", loop) > loop
+
+
+def test_device_values_reach_the_host_through_shared_buffers():
+    host = printed("scaled_total").partition("#if 0 // host side")[2]
+    alloc = host.index("id<MTLBuffer> acc = [parpy_device newBufferWithLength:1 * sizeof(float)")
+    first = host.index("dispatchThreadgroups:", alloc)
+    read = host.index("acc_value = ((float *)[acc contents])[0];", first)
+    second = host.index("parpy_params_scaled_total_b parpy_params = {s};", read)
+    assert host.index("dispatchThreadgroups:", second) > second
+    assert "acc = nil;" in host
 
 
 # --------------------------------------------------------------------------
