@@ -106,6 +106,13 @@ pub trait Dialect {
     fn gpu_index(&self, g: GpuIndex) -> Result<String, String> {
         Err(format!("`{}` on a target without a grid", g.name()))
     }
+    /// A grid position converted to `to` in one step (`(int)tid.x` rather
+    /// than a conversion of [`Dialect::gpu_index`]); `None` (the default)
+    /// converts the `gpu_index` text.
+    fn gpu_index_as(&self, g: GpuIndex, to: ElemTy) -> Result<Option<String>, String> {
+        let _ = (g, to);
+        Ok(None)
+    }
     /// The block-level barrier statement (with its `;`).
     fn barrier(&self) -> Result<String, String> {
         Err("a barrier on a target without blocks".into())
@@ -1313,6 +1320,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 let to = elem.ok_or("conversion to a non-scalar type")?;
                 if arg.ty == e.ty {
                     return self.expr(arg);
+                }
+                if let ExprKind::GpuIndex(g) = &arg.kind {
+                    if let Some(t) = self.d.gpu_index_as(*g, to)? {
+                        return Ok((t, P_UNARY));
+                    }
                 }
                 let a = self.expr(arg)?;
                 if to == ElemTy::Bool {

@@ -368,6 +368,21 @@ impl Dialect for MetalDialect {
         })
     }
 
+    fn gpu_index_as(&self, g: GpuIndex, to: ElemTy) -> Result<Option<String>, String> {
+        if !to.is_int() {
+            return Ok(None);
+        }
+        let ty = self.scalar_type(to)?;
+        let (_, name, _) = grid_param(g);
+        Ok(Some(match g {
+            GpuIndex::Thread(a)
+            | GpuIndex::Block(a)
+            | GpuIndex::BlockDim(a)
+            | GpuIndex::GridDim(a) => format!("({ty}){name}.{}", a.name()),
+            GpuIndex::Lane | GpuIndex::Warp => format!("({ty}){name}"),
+        }))
+    }
+
     fn barrier(&self) -> Result<String, String> {
         Ok("threadgroup_barrier(mem_flags::mem_threadgroup);".into())
     }

@@ -204,6 +204,19 @@ fn scalar_types_are_metal_names() {
         Ok("simd_max(v)")
     );
     assert!(d.warp_reduce(ReduceOp::Sum, ElemTy::I64, "v").is_err());
+    assert_eq!(
+        d.gpu_index(GpuIndex::Block(Axis::Y)).as_deref(),
+        Ok("(long)parpy_block.y")
+    );
+    assert_eq!(
+        d.gpu_index_as(GpuIndex::Thread(Axis::X), ElemTy::I32),
+        Ok(Some("(int)parpy_thread.x".to_string()))
+    );
+    assert_eq!(
+        d.gpu_index_as(GpuIndex::Lane, ElemTy::I32),
+        Ok(Some("(int)parpy_lane".to_string()))
+    );
+    assert_eq!(d.gpu_index_as(GpuIndex::Lane, ElemTy::F32), Ok(None));
 }
 
 #[test]

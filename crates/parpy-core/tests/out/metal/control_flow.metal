@@ -16,7 +16,7 @@ static inline int parpy_mod_i32(int a, int b) {
     const device int *n [[buffer(1)]],
     device float *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 256; i += 256) {
+  for (int i = (int)parpy_thread.x; i < 256; i += 256) {
     int k = 0;
     float v = x[i];
     while (k < n[i]) {

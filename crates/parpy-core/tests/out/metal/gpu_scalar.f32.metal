@@ -23,7 +23,7 @@ using namespace metal;
     const device float *m_ref [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   float m = m_ref[0];
-  for (int i = (int)(long)parpy_thread.x; i < 10; i += 10) {
+  for (int i = (int)parpy_thread.x; i < 10; i += 10) {
     y[i] = x[i] - m;
   }
 }

@@ -58,7 +58,7 @@ static_assert(sizeof(parpy_params_divmod_all_i) == 4, "the host packs 4 bytes");
     constant parpy_params_divmod_all_i &parpy_params [[buffer(5)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   int k = parpy_params.k;
-  for (int i = (int)(long)parpy_thread.x; i < 16; i += 16) {
+  for (int i = (int)parpy_thread.x; i < 16; i += 16) {
     q[i] = parpy_floordiv_i64(a[i], b[i]) + (long)k;
     r[i] = parpy_mod_i64(a[i], b[i]);
     f[i] = parpy_mod_f32(f[i], 2.5f) + parpy_floordiv_f32(f[i], -1.5f);

@@ -13,7 +13,7 @@ using namespace metal;
     const device float *x [[buffer(1)]],
     device float *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 32; i += 32) {
+  for (int i = (int)parpy_thread.x; i < 32; i += 32) {
     float acc = 0.0f;
     for (int j = 0; j < 48; j += 1) {
       acc = acc + A[i * 48 + j] * x[j];

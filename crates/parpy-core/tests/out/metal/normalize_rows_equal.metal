@@ -14,10 +14,10 @@ using namespace metal;
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[8];
-  for (int i = (int)(long)parpy_block.x; i < 64; i += 64) {
+  for (int i = (int)parpy_block.x; i < 64; i += 64) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)(long)parpy_thread.x; j < 256; j += 256) {
+    for (int j = (int)parpy_thread.x; j < 256; j += 256) {
       partial = partial + x[i * 256 + j];
     }
     partial = simd_sum(partial);
@@ -29,7 +29,7 @@ using namespace metal;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = acc + partial;
     float s = acc;
-    for (int j_1 = (int)(long)parpy_thread.x; j_1 < 256; j_1 += 256) {
+    for (int j_1 = (int)parpy_thread.x; j_1 < 256; j_1 += 256) {
       y[i * 256 + j_1] = x[i * 256 + j_1] / s;
     }
   }

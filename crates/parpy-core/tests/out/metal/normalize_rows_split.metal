@@ -15,10 +15,10 @@ using namespace metal;
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[4];
-  for (int i = (int)(long)parpy_block.x; i < 64; i += 64) {
+  for (int i = (int)parpy_block.x; i < 64; i += 64) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)(long)parpy_thread.x; j < 256; j += 128) {
+    for (int j = (int)parpy_thread.x; j < 256; j += 128) {
       partial = partial + x[i * 256 + j];
     }
     partial = simd_sum(partial);
@@ -41,8 +41,8 @@ using namespace metal;
     device float *y [[buffer(2)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_block.x; i < 64; i += 64) {
-    for (int j = (int)(long)parpy_thread.x; j < 256; j += 256) {
+  for (int i = (int)parpy_block.x; i < 64; i += 64) {
+    for (int j = (int)parpy_thread.x; j < 256; j += 256) {
       y[i * 256 + j] = x[i * 256 + j] / s[i];
     }
   }

@@ -18,10 +18,10 @@ static inline float parpy_max_f32(float a, float b) {
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[8];
-  for (int i = (int)(long)parpy_block.x; i < 64; i += 64) {
+  for (int i = (int)parpy_block.x; i < 64; i += 64) {
     float acc = -INFINITY;
     float partial = -INFINITY;
-    for (int j = (int)(long)parpy_thread.x; j < 512; j += 256) {
+    for (int j = (int)parpy_thread.x; j < 512; j += 256) {
       partial = parpy_max_f32(partial, x[i * 512 + j]);
     }
     partial = simd_max(partial);
@@ -33,13 +33,13 @@ static inline float parpy_max_f32(float a, float b) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = parpy_max_f32(acc, partial);
     float m = acc;
-    for (int j_1 = (int)(long)parpy_thread.x; j_1 < 512; j_1 += 256) {
+    for (int j_1 = (int)parpy_thread.x; j_1 < 512; j_1 += 256) {
       y[i * 512 + j_1] = metal::exp(x[i * 512 + j_1] - m);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float acc_1 = 0.0f;
     float partial_1 = 0.0f;
-    for (int j_2 = (int)(long)parpy_thread.x; j_2 < 512; j_2 += 256) {
+    for (int j_2 = (int)parpy_thread.x; j_2 < 512; j_2 += 256) {
       partial_1 = partial_1 + y[i * 512 + j_2];
     }
     partial_1 = simd_sum(partial_1);
@@ -51,7 +51,7 @@ static inline float parpy_max_f32(float a, float b) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc_1 = acc_1 + partial_1;
     float s = acc_1;
-    for (int j_3 = (int)(long)parpy_thread.x; j_3 < 512; j_3 += 256) {
+    for (int j_3 = (int)parpy_thread.x; j_3 < 512; j_3 += 256) {
       y[i * 512 + j_3] = y[i * 512 + j_3] / s;
     }
   }

@@ -11,7 +11,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 1 + (int)(long)parpy_thread.x; i < 999; i += 1000) {
+  for (int i = 1 + (int)parpy_thread.x; i < 999; i += 1000) {
     y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3.0f;
   }
 }
@@ -20,7 +20,7 @@ using namespace metal;
     device float *x [[buffer(0)]],
     const device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 1 + (int)(long)parpy_thread.x; i < 999; i += 1000) {
+  for (int i = 1 + (int)parpy_thread.x; i < 999; i += 1000) {
     x[i] = y[i];
   }
 }
