@@ -235,6 +235,10 @@ PROGRAMS = {
     "row_min_par": (tp.row_min_par, [f64(6, 57), f64(6), 6], {'N': T(6), 'M': T(16)}),
     "manual_sum": (tp.manual_sum, [f64(1000), f64(1), 1000],
                    {'N': T(64).par_reduction()}),
+    "manual_sum_two_stage": (tp.manual_sum, [f64(100000), f64(1), 100000],
+                             {'N': T(8192).par_reduction()}),
+    "normalize_rows_two_stage": (tp.normalize_rows, [f64(8, 5000), 8],
+                                 {'N': T(8), 'M': T(4096)}),
     "map_2d": (tp.map_2d, [f64(20, 30), f64(20, 30), 20, 30], {'i': T(20), 'j': T(8)}),
     "collatz": (tp.collatz, [i64(50), i64(50), 50], {'N': T(7)}),
     "clamp_sign": (tp.clamp_sign, [f64(100), f64(100), 100], {'N': T(16)}),
@@ -327,3 +331,16 @@ def test_device_values_reach_the_host_by_copies():
         check_nvrtc(code, "scaled_total")
     if NVCC_PATH is not None:
         check_nvcc(code, "scaled_total")
+
+
+def test_wide_reductions_use_two_kernels():
+    # 8192 threads: 8 blocks of 1024 write partials, a second kernel reduces them.
+    code = printed("manual_sum_two_stage")
+    assert "manual_sum_N_partial<<<dim3(8, 1, 1), dim3(1024, 1, 1)>>>" in code
+    assert "manual_sum_N_final<<<dim3(1, 1, 1), dim3(32, 1, 1)>>>" in code
+    assert "cudaMalloc((void **)&parts, 8 * sizeof(double))" in code
+    # Rows of 5000 with 4096 threads: 4 blocks per row (1250 iterations each),
+    # then one block per row reduces and divides.
+    code = printed("normalize_rows_two_stage")
+    assert "<<<dim3(8, 4, 1), dim3(1024, 1, 1)>>>" in code
+    assert "normalize_rows_N_final<<<dim3(8, 1, 1), dim3(1024, 1, 1)>>>" in code

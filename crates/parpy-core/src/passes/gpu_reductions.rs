@@ -20,9 +20,10 @@
 //! loop is combined exactly once. Every thread of the block ends with the
 //! same result. `shm` is one block-shared array per element type.
 //!
-//! A reduction level with more threads than fit in one block runs in one
-//! block (each thread covers more iterations); a second stage across blocks
-//! is not implemented yet. A parallel reduction at an outer parallel level
+//! A reduction level with more threads than fit in one block was split into
+//! two kernels by `gpu_two_stage` when the kernel has the shape that pass
+//! handles; otherwise it runs in one block (each thread covers more
+//! iterations). A parallel reduction at an outer parallel level
 //! (one whose body holds more parallel loops) is an error.
 
 use std::collections::BTreeMap;
@@ -266,7 +267,7 @@ impl Lower<'_> {
 }
 
 /// Replaces every use (read or write) of `from` by `to`.
-fn subst_block(b: &mut Block, from: VarId, to: VarId) {
+pub(crate) fn subst_block(b: &mut Block, from: VarId, to: VarId) {
     for s in b {
         match &mut s.kind {
             StmtKind::Assign { dst, value } => {

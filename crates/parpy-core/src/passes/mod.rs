@@ -10,9 +10,12 @@
 //! 6. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels.
 //! 7. [`gpu_host_reads`] — GPU backends only: host reads of device
 //!    temporaries become explicit copies `v = tmp[i]`.
-//! 8. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
+//! 8. [`gpu_two_stage`] — GPU backends only: a reduction over more threads
+//!    than one block holds becomes two kernels (per-block partials, then
+//!    their reduction).
+//! 9. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
 //!    reductions (warp reductions, block-shared memory, barriers).
-//! 9. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
+//! 10. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
 //!    (thread and block indices, strided loops, `LaunchInfo.blocks/threads`).
 //!
 //! The IR is verified after every pass in tests and debug builds; with
@@ -25,6 +28,7 @@ pub mod fold_constants;
 pub mod gpu_grid;
 pub mod gpu_host_reads;
 pub mod gpu_reductions;
+pub mod gpu_two_stage;
 pub mod lower_reductions;
 pub mod outline_kernels;
 
@@ -117,6 +121,10 @@ pub fn run_pipeline(
         let t = Instant::now();
         gpu_host_reads::run(&mut program);
         r.after("gpu_host_reads", &program, t)?;
+
+        let t = Instant::now();
+        gpu_two_stage::run(&mut program);
+        r.after("gpu_two_stage", &program, t)?;
 
         let t = Instant::now();
         let errors = gpu_reductions::run(&mut program);
