@@ -18,7 +18,7 @@ static_assert(sizeof(parpy_params_add_2d_ij) == 4, "the host packs 4 bytes");
     constant parpy_params_add_2d_ij &parpy_params [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   int j = parpy_params.j;
-  for (int j_1 = (int)(long)parpy_thread.x; j_1 < 300; j_1 += 32) {
+  for (int j_1 = (int)parpy_thread.x; j_1 < 300; j_1 += 32) {
     y[j * 300 + j_1] = a[j * 300 + j_1] + b[j * 300 + j_1];
   }
 }

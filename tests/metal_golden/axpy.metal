@@ -11,7 +11,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 1000; i += 1000) {
+  for (int i = (int)parpy_thread.x; i < 1000; i += 1000) {
     y[i] = 2.5f * x[i] + y[i];
   }
 }

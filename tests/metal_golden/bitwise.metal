@@ -12,7 +12,7 @@ using namespace metal;
     const device int *b [[buffer(1)]],
     device int *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 64; i += 4) {
+  for (int i = (int)parpy_thread.x; i < 64; i += 4) {
     y[i] = ((a[i] & b[i]) | (a[i] ^ 5)) + (a[i] << 2) - (b[i] >> 1) + ~a[i];
   }
 }

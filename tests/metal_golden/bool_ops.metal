@@ -14,7 +14,7 @@ using namespace metal;
     device bool *out [[buffer(2)]],
     device bool *both [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 200; i += 8) {
+  for (int i = (int)parpy_thread.x; i < 200; i += 8) {
     out[i] = x[i] > 0.0f;
     both[i] = (x[i] > 0.0f && m[i]) || (!m[i] && x[i] < -1.0f);
     if (m[i]) {

@@ -30,7 +30,7 @@ static inline int parpy_abs_i32(int a) {
     device float *y [[buffer(2)]],
     device int *z [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 50; i += 4) {
+  for (int i = (int)parpy_thread.x; i < 50; i += 4) {
     y[i] = parpy_max_f32(x[i], 0.5f) + parpy_min_f32(x[i], -0.5f) + metal::abs(x[i]) + (float)k[i];
     z[i] = (int)(x[i] * 10.0f) + parpy_max_i32(k[i], 2) - parpy_abs_i32(k[i]);
   }

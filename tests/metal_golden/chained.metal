@@ -12,7 +12,7 @@ using namespace metal;
     const device int *x [[buffer(0)]],
     device int *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 40; i += 4) {
+  for (int i = (int)parpy_thread.x; i < 40; i += 4) {
     y[i] = 0 <= x[i] && x[i] < 10 ? 1 : (x[i] < 0 && true ? 2 : 0);
   }
 }

@@ -10,7 +10,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 100; i += 16) {
+  for (int i = (int)parpy_thread.x; i < 100; i += 16) {
     if (x[i] < -0.5f) {
       y[i] = -1.0f;
     } else if (x[i] > 0.5f) {

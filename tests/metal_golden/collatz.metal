@@ -20,7 +20,7 @@ static inline int parpy_mod_i32(int a, int b) {
     const device int *x [[buffer(0)]],
     device int *steps [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 50; i += 7) {
+  for (int i = (int)parpy_thread.x; i < 50; i += 7) {
     int n = x[i];
     int k = 0;
     while (n != 1) {

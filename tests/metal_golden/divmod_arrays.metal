@@ -24,7 +24,7 @@ static inline int parpy_mod_i32(int a, int b) {
     device int *q [[buffer(2)]],
     device int *r [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 8; i += 4) {
+  for (int i = (int)parpy_thread.x; i < 8; i += 4) {
     q[i] = parpy_floordiv_i32(a[i], b[i]);
     r[i] = parpy_mod_i32(a[i], b[i]);
   }

@@ -10,7 +10,7 @@ using namespace metal;
     const device int *x [[buffer(0)]],
     device int *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 100 + (int)(long)parpy_thread.x * (int)-3; i > 0; i -= 9) {
+  for (int i = 100 + (int)parpy_thread.x * (int)-3; i > 0; i -= 9) {
     y[i] = x[i] + 100;
   }
 }

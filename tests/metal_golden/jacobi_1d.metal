@@ -11,7 +11,7 @@ using namespace metal;
     const device float *A [[buffer(0)]],
     device float *B [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 1 + (int)(long)parpy_thread.x; i < 99; i += 8) {
+  for (int i = 1 + (int)parpy_thread.x; i < 99; i += 8) {
     B[i] = 0.33333f * (A[i - 1] + A[i] + A[i + 1]);
   }
 }
@@ -20,7 +20,7 @@ using namespace metal;
     device float *A [[buffer(0)]],
     const device float *B [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 1 + (int)(long)parpy_thread.x; i < 99; i += 8) {
+  for (int i = 1 + (int)parpy_thread.x; i < 99; i += 8) {
     A[i] = 0.33333f * (B[i - 1] + B[i] + B[i + 1]);
   }
 }

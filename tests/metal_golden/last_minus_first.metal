@@ -10,7 +10,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 6; i += 2) {
+  for (int i = (int)parpy_thread.x; i < 6; i += 2) {
     y[i] = x[i * 9 + 8] - x[i * 9 + 0] + x[5 * 9 + 7];
   }
 }

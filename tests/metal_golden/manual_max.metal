@@ -19,7 +19,7 @@ static inline int parpy_max_i32(int a, int b) {
   threadgroup int shm_i32[2];
   int t = t_ref[0];
   int partial = (-2147483647 - 1);
-  for (int i = (int)(long)parpy_thread.x; i < 1000; i += 64) {
+  for (int i = (int)parpy_thread.x; i < 1000; i += 64) {
     partial = parpy_max_i32(partial, x[i]);
   }
   partial = simd_max(partial);

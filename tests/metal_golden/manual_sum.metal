@@ -15,7 +15,7 @@ using namespace metal;
   threadgroup float shm_f32[2];
   float t = t_ref[0];
   float partial = 0.0f;
-  for (int i = (int)(long)parpy_thread.x; i < 1000; i += 64) {
+  for (int i = (int)parpy_thread.x; i < 1000; i += 64) {
     partial = partial + x[i];
   }
   partial = simd_sum(partial);

@@ -12,8 +12,8 @@ using namespace metal;
     device float *y [[buffer(1)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_block.x; i < 20; i += 20) {
-    for (int j = (int)(long)parpy_thread.x; j < 30; j += 8) {
+  for (int i = (int)parpy_block.x; i < 20; i += 20) {
+    for (int j = (int)parpy_thread.x; j < 30; j += 8) {
       y[i * 30 + j] = x[i * 30 + j] * 3.0f + (float)i - (float)(2 * j);
     }
   }

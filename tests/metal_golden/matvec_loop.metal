@@ -13,7 +13,7 @@ using namespace metal;
     const device float *x [[buffer(1)]],
     device float *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 50; i += 50) {
+  for (int i = (int)parpy_thread.x; i < 50; i += 50) {
     float acc = 0.0f;
     for (int j = 0; j < 70; j += 1) {
       acc = acc + A[i * 70 + j] * x[j];

@@ -16,10 +16,10 @@ using namespace metal;
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[2];
-  for (int i = (int)(long)parpy_block.x; i < 40; i += 40) {
+  for (int i = (int)parpy_block.x; i < 40; i += 40) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)(long)parpy_thread.x; j < 300; j += 64) {
+    for (int j = (int)parpy_thread.x; j < 300; j += 64) {
       partial = partial + A[i * 300 + j] * x[j];
     }
     partial = simd_sum(partial);

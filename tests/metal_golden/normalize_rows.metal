@@ -9,16 +9,16 @@ using namespace metal;
     device float *x [[buffer(0)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_block.x; i < 64; i += 64) {
+  for (int i = (int)parpy_block.x; i < 64; i += 64) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)(long)parpy_thread.x; j < 257; j += 32) {
+    for (int j = (int)parpy_thread.x; j < 257; j += 32) {
       partial = partial + x[i * 257 + j];
     }
     partial = simd_sum(partial);
     acc = acc + partial;
     float s = acc;
-    for (int j_1 = (int)(long)parpy_thread.x; j_1 < 257; j_1 += 32) {
+    for (int j_1 = (int)parpy_thread.x; j_1 < 257; j_1 += 32) {
       x[i * 257 + j_1] = x[i * 257 + j_1] / s;
     }
   }

@@ -27,7 +27,7 @@ static inline int parpy_pow_i32(int b, int e) {
     device float *y [[buffer(1)]],
     device int *k [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 40; i += 4) {
+  for (int i = (int)parpy_thread.x; i < 40; i += 4) {
     y[i] = metal::pow(x[i], 2.0f) + metal::pow(x[i], 0.5f);
     k[i] = parpy_pow_i32(k[i], 3);
   }

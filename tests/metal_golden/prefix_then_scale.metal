@@ -18,7 +18,7 @@ using namespace metal;
 [[kernel]] void prefix_then_scale_N(
     device float *y [[buffer(0)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 40; i += 8) {
+  for (int i = (int)parpy_thread.x; i < 40; i += 8) {
     y[i] = y[i] * 2.0f;
   }
 }

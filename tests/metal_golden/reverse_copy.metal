@@ -10,7 +10,7 @@ using namespace metal;
     const device int *x [[buffer(0)]],
     device int *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 100 + (int)(long)parpy_thread.x * (int)-1; i > -1; i -= 4) {
+  for (int i = 100 + (int)parpy_thread.x * (int)-1; i > -1; i -= 4) {
     y[100 - i] = x[i];
   }
 }

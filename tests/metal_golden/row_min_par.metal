@@ -15,10 +15,10 @@ static inline float parpy_min_f32(float a, float b) {
     device float *y [[buffer(1)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_block.x; i < 6; i += 6) {
+  for (int i = (int)parpy_block.x; i < 6; i += 6) {
     float acc = INFINITY;
     float partial = INFINITY;
-    for (int j = (int)(long)parpy_thread.x; j < 57; j += 32) {
+    for (int j = (int)parpy_thread.x; j < 57; j += 32) {
       partial = parpy_min_f32(partial, x[i * 57 + j]);
     }
     partial = simd_min(partial);

@@ -10,7 +10,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 6; i += 6) {
+  for (int i = (int)parpy_thread.x; i < 6; i += 6) {
     float acc = 1.0f;
     for (int j = 0; j < 57; j += 1) {
       acc = acc * x[i * 57 + j];

@@ -11,10 +11,10 @@ using namespace metal;
     device int *y [[buffer(1)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_block.x; i < 6; i += 6) {
+  for (int i = (int)parpy_block.x; i < 6; i += 6) {
     int acc = 1;
     int partial = 1;
-    for (int j = (int)(long)parpy_thread.x; j < 57; j += 32) {
+    for (int j = (int)parpy_thread.x; j < 57; j += 32) {
       partial = partial * x[i * 57 + j];
     }
     partial = simd_product(partial);

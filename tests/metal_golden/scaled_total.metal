@@ -15,7 +15,7 @@ using namespace metal;
   threadgroup float shm_f32[8];
   float acc = acc_ref[0];
   float partial = 0.0f;
-  for (int j = (int)(long)parpy_thread.x; j < 4096; j += 256) {
+  for (int j = (int)parpy_thread.x; j < 4096; j += 256) {
     partial = partial + x[j];
   }
   partial = simd_sum(partial);

@@ -18,10 +18,10 @@ static inline float parpy_max_f32(float a, float b) {
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[4];
-  for (int i = (int)(long)parpy_block.x; i < 32; i += 32) {
+  for (int i = (int)parpy_block.x; i < 32; i += 32) {
     float acc = -INFINITY;
     float partial = -INFINITY;
-    for (int j = (int)(long)parpy_thread.x; j < 1024; j += 128) {
+    for (int j = (int)parpy_thread.x; j < 1024; j += 128) {
       partial = parpy_max_f32(partial, x[i * 1024 + j]);
     }
     partial = simd_max(partial);
@@ -33,13 +33,13 @@ static inline float parpy_max_f32(float a, float b) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = parpy_max_f32(acc, partial);
     float m = acc;
-    for (int j_1 = (int)(long)parpy_thread.x; j_1 < 1024; j_1 += 128) {
+    for (int j_1 = (int)parpy_thread.x; j_1 < 1024; j_1 += 128) {
       y[i * 1024 + j_1] = metal::exp(x[i * 1024 + j_1] - m);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float acc_1 = 0.0f;
     float partial_1 = 0.0f;
-    for (int j_2 = (int)(long)parpy_thread.x; j_2 < 1024; j_2 += 128) {
+    for (int j_2 = (int)parpy_thread.x; j_2 < 1024; j_2 += 128) {
       partial_1 = partial_1 + y[i * 1024 + j_2];
     }
     partial_1 = simd_sum(partial_1);
@@ -51,7 +51,7 @@ static inline float parpy_max_f32(float a, float b) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc_1 = acc_1 + partial_1;
     float s = acc_1;
-    for (int j_3 = (int)(long)parpy_thread.x; j_3 < 1024; j_3 += 128) {
+    for (int j_3 = (int)parpy_thread.x; j_3 < 1024; j_3 += 128) {
       y[i * 1024 + j_3] = y[i * 1024 + j_3] / s;
     }
   }

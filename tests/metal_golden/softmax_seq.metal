@@ -15,7 +15,7 @@ static inline float parpy_max_f32(float a, float b) {
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 13; i += 13) {
+  for (int i = (int)parpy_thread.x; i < 13; i += 13) {
     float acc = -INFINITY;
     for (int j = 0; j < 100; j += 1) {
       acc = parpy_max_f32(acc, x[i * 100 + j]);

@@ -14,10 +14,10 @@ using namespace metal;
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[8];
-  for (int i = (int)(long)parpy_block.x; i < 10; i += 10) {
+  for (int i = (int)parpy_block.x; i < 10; i += 10) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)(long)parpy_thread.x; j < 1000; j += 256) {
+    for (int j = (int)parpy_thread.x; j < 1000; j += 256) {
       partial = partial + x[i * 1000 + j];
     }
     partial = simd_sum(partial);

@@ -14,10 +14,10 @@ using namespace metal;
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup int shm_i32[2];
-  for (int i = (int)(long)parpy_block.x; i < 10; i += 10) {
+  for (int i = (int)parpy_block.x; i < 10; i += 10) {
     int acc = 0;
     int partial = 0;
-    for (int j = (int)(long)parpy_thread.x; j < 31; j += 64) {
+    for (int j = (int)parpy_thread.x; j < 31; j += 64) {
       partial = partial + x[i * 31 + j];
     }
     partial = simd_sum(partial);

@@ -10,7 +10,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 10; i += 10) {
+  for (int i = (int)parpy_thread.x; i < 10; i += 10) {
     float acc = 0.0f;
     for (int j = 0; j < 50; j += 1) {
       acc = acc + x[i * 50 + j];

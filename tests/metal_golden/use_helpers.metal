@@ -26,7 +26,7 @@ static int clip_int(int v, int lo, int hi) {
     device float *y [[buffer(1)]],
     device int *k [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 64; i += 8) {
+  for (int i = (int)parpy_thread.x; i < 64; i += 8) {
     y[i] = poly(x[i], x[63 - i]);
     k[i] = clip_int(k[i], -3, 3);
   }

@@ -10,7 +10,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)(long)parpy_thread.x; i < 256; i += 8) {
+  for (int i = (int)parpy_thread.x; i < 256; i += 8) {
     y[i] = x[i] * 2.0f + 0.1f - x[i] / 3.0f;
   }
 }
