@@ -440,7 +440,7 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) {
     k2.func.name = format!("{}_final", orig.func.name);
     // Without other parallel loops after the reduction, one warp-rounded
     // thread per partial is enough.
-    let tail_par = |b: &[Stmt], from: usize| b.iter().skip(from).any(|s| contains_par(s));
+    let tail_par = |b: &[Stmt], from: usize| b.iter().skip(from).any(contains_par);
     let tail_has_par = match plan.outer_at {
         Some(at) => {
             tail_par(&orig.func.body, at + 1)

@@ -16,7 +16,7 @@
 //! 9. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
 //!    reductions (warp reductions, block-shared memory, barriers).
 //! 10. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
-//!    (thread and block indices, strided loops, `LaunchInfo.blocks/threads`).
+//!     (thread and block indices, strided loops, `LaunchInfo.blocks/threads`).
 //!
 //! The IR is verified after every pass in tests and debug builds; with
 //! `debug_print` the IR after each pass is appended to the log with the time
