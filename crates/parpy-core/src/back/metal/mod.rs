@@ -19,7 +19,14 @@
 //!   function as Objective-C++ pseudo-code over the Metal API, showing for
 //!   each dispatch the grid and threadgroup sizes and the buffer order, with
 //!   the host loops and conditions around the dispatches. The launch plan
-//!   itself is the final `ir::Program`, the same structure CUDA uses.
+//!   itself is the final `ir::Program`, the same structure CUDA uses;
+//!   [`plan`] adds what is Metal's own: the buffer index of each array and
+//!   the layout of each kernel's parameter struct (also asserted with a
+//!   `static_assert` in the device code).
+//!
+//! `CompileOutput::device_code` is the device part alone (the Metal library
+//! source). Python ints and floats are 32-bit on Metal unless
+//! `force_int_size` / `force_float_size` say otherwise.
 //!
 //! Metal has no 64-bit floats; [`check`] rejects them (and CUDA-only
 //! features) with diagnostics before anything is written.
