@@ -17,6 +17,7 @@ test_programs.py itself is not edited.
 """
 
 import functools
+import os
 import sys
 
 import numpy as np
@@ -45,6 +46,8 @@ def run_three(fn, args, opts, rtol=None, atol=None):
     """Reference vs JIT on Cuda (conftest.run_both), then print_compiled +
     compile_string (nvcc) on fresh copies, compared with the JIT results."""
     jit_out = conftest.run_both(fn, args, opts, rtol=rtol, atol=atol)
+    if os.environ.get("PARPY_TEST_NO_NVCC") == "1":  # scripts/gpu-check.sh without nvcc
+        return jit_out
     code = parpy.print_compiled(fn, _copies(args), opts)
     built = parpy.compile_string(fn.__name__, code, opts)
     nvcc_out = _copies(args)

@@ -266,10 +266,17 @@ fn program_log(prog: &Program) -> Result<String, CudaError> {
     Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
 }
 
-/// Whether `src` includes headers that need NVRTC's bundled headers.
+/// Whether `src` includes CUDA headers that NVRTC only has in its bundle
+/// (`cuda_fp16.h`, `cuda_bf16.h`, CCCL's `cuda/...`). Generated code keeps
+/// its C headers behind `#ifndef __CUDACC_RTC__`, so they do not count.
 pub fn needs_headers(src: &str) -> bool {
-    src.lines()
-        .any(|l| l.trim_start().starts_with("#include") && !l.contains("parpy-"))
+    src.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("#include")
+            && ["cuda_fp16.h", "cuda_bf16.h", "<cuda/", "\"cuda/"]
+                .iter()
+                .any(|h| l.contains(h))
+    })
 }
 
 /// Finds the wheel's NVRTC for tests: `$PARPY_NVRTC_PATH`, else
@@ -366,6 +373,9 @@ extern "C" __global__ void axpy(float *y, const float *x, float a, long long n) 
         let inc = n.install_headers(&dir).unwrap();
         let src = "#include <cuda_fp16.h>\nextern \"C\" __global__ void h(__half *y) { y[0] = __float2half(1.0f); }\n";
         assert!(needs_headers(src));
+        assert!(!needs_headers(
+            "#ifdef __CUDACC_RTC__\n#define X 1\n#else\n#include <stdint.h>\n#endif\n"
+        ));
         let cubin = n.compile_cubin(src, "half", 90, &inc, &[]).unwrap();
         assert_eq!(&cubin[..4], b"\x7fELF");
         let _ = std::fs::remove_dir_all(&dir);
