@@ -6,27 +6,56 @@
 #include <metal_stdlib>
 using namespace metal;
 
-[[kernel]] void sum_rows_par_N(
+static inline int parpy_min_i32(int a, int b) {
+  return b < a ? b : a;
+}
+
+[[kernel]] void sum_rows_par_N_partial(
     const device float *x [[buffer(0)]],
-    device float *y [[buffer(1)]],
+    const device float *y [[buffer(1)]],
+    device float *parts [[buffer(2)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]],
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
+  (void)y;
   threadgroup float shm_f32[16];
+  for (int i = (int)parpy_block.x; i < 10; i += 10) {
+    for (long c = (long)parpy_block.y; c < 2; c += 2) {
+      float blk = 0.0f;
+      float partial = 0.0f;
+      for (int j = c * 500 + (long)parpy_thread.x; j < parpy_min_i32(1000, c * 500 + 500); j += 512) {
+        partial = partial + x[i * 1000 + j];
+      }
+      partial = simd_sum(partial);
+      if ((long)parpy_lane == 0) {
+        shm_f32[(long)parpy_simd_group] = partial;
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      partial = simd_sum((long)parpy_lane < 16 ? shm_f32[(long)parpy_lane] : 0.0f);
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      blk = blk + partial;
+      if ((long)parpy_thread.x == 0) {
+        parts[(long)i * 2 + c] = blk;
+      }
+    }
+  }
+}
+
+[[kernel]] void sum_rows_par_N_final(
+    const device float *x [[buffer(0)]],
+    device float *y [[buffer(1)]],
+    const device float *parts [[buffer(2)]],
+    uint3 parpy_block [[threadgroup_position_in_grid]],
+    uint3 parpy_thread [[thread_position_in_threadgroup]]) {
+  (void)x;
   for (int i = (int)parpy_block.x; i < 10; i += 10) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)parpy_thread.x; j < 1000; j += 512) {
-      partial = partial + x[i * 1000 + j];
+    for (long b = (long)parpy_thread.x; b < 2; b += 32) {
+      partial = partial + parts[(long)i * 2 + b];
     }
     partial = simd_sum(partial);
-    if ((long)parpy_lane == 0) {
-      shm_f32[(long)parpy_simd_group] = partial;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_sum((long)parpy_lane < 16 ? shm_f32[(long)parpy_lane] : 0.0f);
-    threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = acc + partial;
     if ((long)parpy_thread.x == 0) {
       y[i] = acc;
@@ -46,18 +75,34 @@ using namespace metal;
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void sum_rows_par(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
   (void)N;
-  // sum_rows_par_N: 10 x 1 x 1 threadgroups of 512 x 1 x 1 threads
+  id<MTLBuffer> parts = [parpy_device newBufferWithLength:20 * sizeof(float) options:MTLResourceStorageModeShared];
+  // sum_rows_par_N_partial: 10 x 2 x 1 threadgroups of 512 x 1 x 1 threads
   {
     id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];
     id<MTLComputeCommandEncoder> parpy_enc = [parpy_cmd computeCommandEncoder];
-    [parpy_enc setComputePipelineState:parpy_pipeline_sum_rows_par_N];
+    [parpy_enc setComputePipelineState:parpy_pipeline_sum_rows_par_N_partial];
     [parpy_enc setBuffer:x offset:0 atIndex:0];
     [parpy_enc setBuffer:y offset:0 atIndex:1];
-    [parpy_enc dispatchThreadgroups:MTLSizeMake(10, 1, 1) threadsPerThreadgroup:MTLSizeMake(512, 1, 1)];
+    [parpy_enc setBuffer:parts offset:0 atIndex:2];
+    [parpy_enc dispatchThreadgroups:MTLSizeMake(10, 2, 1) threadsPerThreadgroup:MTLSizeMake(512, 1, 1)];
     [parpy_enc endEncoding];
     [parpy_cmd commit];
     [parpy_cmd waitUntilCompleted];
   }
+  // sum_rows_par_N_final: 10 x 1 x 1 threadgroups of 32 x 1 x 1 threads
+  {
+    id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];
+    id<MTLComputeCommandEncoder> parpy_enc = [parpy_cmd computeCommandEncoder];
+    [parpy_enc setComputePipelineState:parpy_pipeline_sum_rows_par_N_final];
+    [parpy_enc setBuffer:x offset:0 atIndex:0];
+    [parpy_enc setBuffer:y offset:0 atIndex:1];
+    [parpy_enc setBuffer:parts offset:0 atIndex:2];
+    [parpy_enc dispatchThreadgroups:MTLSizeMake(10, 1, 1) threadsPerThreadgroup:MTLSizeMake(32, 1, 1)];
+    [parpy_enc endEncoding];
+    [parpy_cmd commit];
+    [parpy_cmd waitUntilCompleted];
+  }
+  parts = nil;
 }
 
 // The uniform entry point `parpy_entry_sum_rows_par` would unpack its arguments and call `sum_rows_par`;
