@@ -126,17 +126,24 @@ pub fn lower(
         .iter()
         .map(|a| matches!(a, ArgType::Scalar { elem, .. } if *elem != crate::ir::ElemTy::Bool))
         .collect();
-    // They take the options' int and float types (`force_int_size`,
-    // `force_float_size`, 32-bit on Metal).
+    // Python's `float` and `int` (float64 and int64 as the binding reports
+    // them) take the options' float and int types (`force_float_size`,
+    // `force_int_size`, 32-bit on Metal); narrower NumPy scalars keep theirs.
     let args: Vec<ArgType> = args
         .iter()
         .zip(&weak)
         .map(|(a, &w)| match a {
-            ArgType::Scalar { elem, value } if w && elem.is_float() => ArgType::Scalar {
+            ArgType::Scalar {
+                elem: crate::ir::ElemTy::F64,
+                value,
+            } if w => ArgType::Scalar {
                 elem: options.float_type,
                 value: *value,
             },
-            ArgType::Scalar { elem, value } if w && elem.is_int() => ArgType::Scalar {
+            ArgType::Scalar {
+                elem: crate::ir::ElemTy::I64,
+                value,
+            } if w => ArgType::Scalar {
                 elem: options.int_type,
                 value: *value,
             },
