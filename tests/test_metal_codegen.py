@@ -20,6 +20,7 @@ Without clang-19 the syntax checks are skipped, except under CI=true where a
 missing clang-19 is a failure (.ci/run installs it).
 """
 
+import functools
 import os
 import pathlib
 import re
@@ -47,10 +48,10 @@ CLANG = shutil.which(os.environ.get("PARPY_CLANG", "clang-19"))
 def needs_clang(f):
     """Skips without clang-19, except under CI=true, where it fails."""
     if CLANG is None and IN_CI:
+        @functools.wraps(f)
         def fail(*args, **kwargs):
             pytest.fail("CI=true but clang-19 is not installed: the Metal syntax check "
                         "needs it (apt-get install clang-19)")
-        fail.__name__ = f.__name__
         return fail
     return pytest.mark.skipif(
         CLANG is None, reason="clang-19 is not installed (apt-get install clang-19)")(f)

@@ -153,36 +153,36 @@ fn stub_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/metal_stub")
 }
 
-/// Runs the clang syntax check of a Metal file against the stub header;
-/// `None` when no clang is installed (outside CI).
+/// Runs the clang syntax check of a Metal file against the stub header
+/// with Debian's `clang-19` (or `$PARPY_CLANG`); `None` when it is not
+/// installed (outside CI).
 fn clang(name: &str, text: &str) -> Option<Result<(), String>> {
     let dir = std::env::temp_dir().join(format!("parpy-metal-unit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).ok()?;
     let src = dir.join(format!("{name}.metal"));
     std::fs::write(&src, text).ok()?;
     let stub = stub_dir();
-    for cc in ["clang-19", "clang"] {
-        let out = std::process::Command::new(cc)
-            .args(["-x", "c++", "-std=c++17", "-fsyntax-only"])
-            .args(["-Wall", "-Wextra", "-Wno-unknown-attributes", "-Werror"])
-            .arg("-I")
-            .arg(&stub)
-            .arg("-include")
-            .arg(stub.join("metal_stub.h"))
-            .arg(&src)
-            .output();
-        if let Ok(o) = out {
-            return Some(if o.status.success() {
-                Ok(())
-            } else {
-                Err(String::from_utf8_lossy(&o.stderr).into_owned())
-            });
-        }
+    let cc = std::env::var("PARPY_CLANG").unwrap_or_else(|_| "clang-19".into());
+    let out = std::process::Command::new(&cc)
+        .args(["-x", "c++", "-std=c++17", "-fsyntax-only"])
+        .args(["-Wall", "-Wextra", "-Wno-unknown-attributes", "-Werror"])
+        .arg("-I")
+        .arg(&stub)
+        .arg("-include")
+        .arg(stub.join("metal_stub.h"))
+        .arg(&src)
+        .output();
+    if let Ok(o) = out {
+        return Some(if o.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&o.stderr).into_owned())
+        });
     }
     if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
-        panic!("CI=true but no clang-19 is installed for the Metal syntax check");
+        panic!("CI=true but `{cc}` cannot run: the Metal syntax check needs clang-19");
     }
-    eprintln!("note: no clang found; the Metal syntax check of {name} was skipped");
+    eprintln!("note: `{cc}` not found; the Metal syntax check of {name} was skipped");
     None
 }
 
