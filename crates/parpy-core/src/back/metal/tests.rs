@@ -493,3 +493,41 @@ fn dispatch_plan_binds_arrays_then_packs_scalars() {
         assert!(matches!(clang("packed_wrong", &wrong), Some(Err(_))));
     }
 }
+
+#[test]
+fn grid_sizes_come_from_their_attributes() {
+    let mut p = row_sum_program(ElemTy::F32, ElemTy::I32);
+    // y[block.x] = (float)(block_dim.x * grid_dim.y), by thread 0.
+    let body = vec![if_then(
+        bin(BinOp::Eq, gpu(GpuIndex::Thread(Axis::X)), int(0)),
+        vec![store(
+            crate::ir::VarId(1),
+            vec![gpu(GpuIndex::Block(Axis::X))],
+            convert(
+                bin(
+                    BinOp::Mul,
+                    gpu(GpuIndex::BlockDim(Axis::X)),
+                    gpu(GpuIndex::GridDim(Axis::Y)),
+                ),
+                ElemTy::F32,
+            ),
+        )],
+    )];
+    p.kernels[0].func.body = body;
+    // The shared array is unused now: make it an (undeclared) local.
+    p.kernels[0].func.vars[5].kind = VarKind::Local;
+    let text = emit_ok(&p);
+    for piece in [
+        "uint3 parpy_block [[threadgroup_position_in_grid]],",
+        "uint3 parpy_thread [[thread_position_in_threadgroup]],",
+        "uint3 parpy_block_dim [[threads_per_threadgroup]],",
+        "uint3 parpy_grid_dim [[threadgroups_per_grid]]) {",
+        "y[(long)parpy_block.x] = (float)((long)parpy_block_dim.x * (long)parpy_grid_dim.y);",
+    ] {
+        assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
+    }
+    // The unused parameters `x` and `k` are voided; the file passes.
+    if let Some(r) = clang("grid_sizes", &text) {
+        r.unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+}
