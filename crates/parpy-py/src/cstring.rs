@@ -362,11 +362,12 @@ fn compile_cuda(
             e @ parpy_runtime::RuntimeError::CompileFailed { .. } => {
                 crate::CompileErrorPy::new_err(e.to_string())
             }
-            e => PyRuntimeError::new_err(e.to_string()),
+            e => PyRuntimeError::new_err(format!("compile_string for the Cuda backend: {e}")),
         })?
         .0;
-    let entry =
-        LoadedEntry::load(&so, &entry_sym).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let entry = LoadedEntry::load(&so, &entry_sym).map_err(|e| {
+        PyRuntimeError::new_err(format!("compile_string for the Cuda backend: {e}"))
+    })?;
     Ok(CompiledString {
         name: fn_name.to_string(),
         names: params.iter().map(|p| p.name.clone()).collect(),
