@@ -196,6 +196,35 @@ fn sum_rows(x: f32[100, 1024], y: f32[100], N: i64 = 100) {
     }
 
     #[test]
+    fn cuda_pipeline_runs_the_gpu_passes() {
+        let mut log = String::new();
+        let mut o = opts(&[("outer", 100)]);
+        o.backend = Backend::Cuda;
+        o.debug_print = true;
+        let (p, _) = run_pipeline(sum_rows_program(), &o, &mut log).unwrap();
+        for pass in [
+            "check_host_device",
+            "outline_kernels",
+            "gpu_host_reads",
+            "gpu_two_stage",
+            "gpu_reductions",
+            "gpu_grid",
+        ] {
+            assert!(
+                log.contains(&format!("=== after {pass} (")),
+                "{pass}: {log}"
+            );
+        }
+        assert_eq!(p.kernels[0].launch.threads, [100, 1, 1]);
+        // The CPU pipeline does not run them.
+        let mut log = String::new();
+        let mut o = opts(&[("outer", 100)]);
+        o.debug_print = true;
+        run_pipeline(sum_rows_program(), &o, &mut log).unwrap();
+        assert!(!log.contains("gpu_grid"), "{log}");
+    }
+
+    #[test]
     fn errors_stop_the_pipeline() {
         let mut log = String::new();
         let o = opts(&[("outer", 0)]);
