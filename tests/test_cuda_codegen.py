@@ -344,3 +344,27 @@ def test_wide_reductions_use_two_kernels():
     code = printed("normalize_rows_two_stage")
     assert "<<<dim3(8, 4, 1), dim3(1024, 1, 1)>>>" in code
     assert "normalize_rows_N_final<<<dim3(8, 1, 1), dim3(1024, 1, 1)>>>" in code
+
+
+@parpy.jit
+def device_flag(x, y, N):
+    with parpy.gpu:
+        m = x[0]
+    if m > 0.0:
+        parpy.label('N')
+        for i in range(N):
+            y[i] = x[i] * m
+
+
+def test_host_condition_on_a_device_value():
+    # `m` is set on the device; the host copies it back to decide, and the
+    # kernel reads it from the device temporary.
+    x = np.zeros(64)
+    code = parpy.print_compiled(device_flag, [x, x.copy(), 64], cuda_opts({'N': T(64)}))
+    assert "device_flag_gpu<<<dim3(1, 1, 1), dim3(1, 1, 1)>>>" in code
+    assert "cudaMemcpy(&m_value, m + 0, sizeof(double), cudaMemcpyDeviceToHost)" in code
+    assert "if (m_value > 0.0) {" in code
+    if NVRTC_PATH is not None:
+        check_nvrtc(code, "device_flag")
+    if NVCC_PATH is not None:
+        check_nvcc(code, "device_flag")
