@@ -158,6 +158,32 @@ def test_cubin_disk_cache_hits_and_rebuilds_corrupt_entries(tmp_path):
     assert not list(tmp_path.glob("*.cubin"))
 
 
+@needs_nvrtc
+def test_warm_disk_cache_needs_no_nvrtc_in_a_new_process(tmp_path):
+    """G3: a new process with a warm disk cache reads the cubin and never
+    loads NVRTC (loading it alone costs ~30 ms)."""
+    code = f"""
+        import sys, time
+        sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
+        import numpy as np, parpy
+        from parpy import _native
+        import test_programs as tp
+        o = parpy.par({{'outer': parpy.threads(100)}})
+        o.backend = parpy.CompileBackend.Cuda
+        o.cache_dir = {str(tmp_path)!r}
+        args = [np.zeros((100, 1024), np.float32), np.zeros(100, np.float32), 100]
+        t = time.perf_counter()
+        _native._cuda_dry_run(tp.sum_rows, args, o, 90)
+        print("LOADED" if _native._cuda_nvrtc_loaded() else "NOT-LOADED",
+              "%.2f ms" % ((time.perf_counter() - t) * 1e3))
+    """
+    rc, out = run_py(code)
+    assert rc == 0 and "LOADED" in out and "NOT-LOADED" not in out, out
+    rc, out = run_py(code)
+    assert rc == 0 and "NOT-LOADED" in out, out
+    print(out)
+
+
 # --------------------------------------------------------------------------
 # backend resolution without a driver
 

@@ -74,32 +74,65 @@ fn header_dirs(n: &Nvrtc, cache: &DiskCache) -> Result<Vec<PathBuf>, CudaError> 
     .clone()
 }
 
+/// Where NVRTC comes from and what identifies it in cache keys, found
+/// without loading it (loading costs ~30 ms, which a warm disk cache must
+/// not pay): the wheel's file path, size and modification time, or the
+/// version of an NVRTC found on the system path (which must be loaded).
+pub struct NvrtcSource {
+    path: Option<PathBuf>,
+    identity: String,
+}
+
+pub fn nvrtc_source(py: Python<'_>) -> PyResult<NvrtcSource> {
+    let path = match nvrtc::loaded() {
+        Some(n) => n.path.clone(),
+        None => nvrtc_path(py)?,
+    };
+    let identity = match &path {
+        Some(p) => {
+            let m = std::fs::metadata(p).map_err(|e| {
+                PyRuntimeError::new_err(format!("NVRTC is not available: {}: {e}", p.display()))
+            })?;
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            format!("{}|{}|{mtime}", p.display(), m.len())
+        }
+        None => format!("system nvrtc {}", nvrtc(py)?.version_string()),
+    };
+    Ok(NvrtcSource { path, identity })
+}
+
 /// The cubin of `code` for `sm_{arch}`, through the disk cache (keyed by the
-/// code, the NVRTC version, the architecture and the options).
+/// code, the NVRTC identity, the architecture and the options). NVRTC is
+/// loaded only on a miss.
 pub fn cubin(
-    n: &Nvrtc,
+    src: &NvrtcSource,
     code: &str,
     name: &str,
     arch: u32,
     cache: &DiskCache,
 ) -> Result<Vec<u8>, CudaError> {
-    let includes = if nvrtc::needs_headers(code) {
-        header_dirs(n, cache)?
-    } else {
-        vec![]
-    };
     let extra: Vec<String> = vec![];
-    let version = n.version_string();
     let arch_s = arch.to_string();
     let opts = extra.join("\0");
     let key = DiskCache::blob_key(&[
         b"cubin",
         code.as_bytes(),
-        version.as_bytes(),
+        src.identity.as_bytes(),
         arch_s.as_bytes(),
         opts.as_bytes(),
     ]);
     let (path, _) = cache.get_or_build_blob(&key, "cubin", || {
+        let n = nvrtc::load(src.path.as_deref())?;
+        let includes = if nvrtc::needs_headers(code) {
+            header_dirs(n, cache)?
+        } else {
+            vec![]
+        };
         n.compile_cubin(code, name, arch, &includes, &extra)
     })?;
     std::fs::read(&path).map_err(|e| CudaError::Plan(format!("{}: {e}", path.display())))
@@ -160,7 +193,7 @@ impl CudaFn {
             )));
         };
         let ctx = context(device)?;
-        let n = nvrtc(py)?;
+        let n = nvrtc_source(py)?;
         // check the device arguments: right device, and which ones are torch
         let mut torch_device = None;
         let ctx_args = crate::args::ArgCtx {
@@ -214,7 +247,7 @@ impl CudaFn {
         }
         let arch = ctx.arch;
         let cubin = py
-            .detach(|| cubin(n, code, name, arch, cache))
+            .detach(|| cubin(&n, code, name, arch, cache))
             .map_err(|e| match e {
                 CudaError::NvrtcCompile { .. } => crate::internal_error(&format!(
                     "the generated CUDA code of `{name}` does not compile: {e}"
@@ -360,10 +393,10 @@ pub fn _cuda_dry_run(
         let Some(code) = &out.device_code else {
             return Err(crate::internal_error("no device code for the Cuda backend"));
         };
-        let n = nvrtc(py)?;
+        let n = nvrtc_source(py)?;
         let cache = crate::jit::cache_for(&data);
         let bin = py
-            .detach(|| cubin(n, code, &name, arch, &cache))
+            .detach(|| cubin(&n, code, &name, arch, &cache))
             .map_err(|e| crate::internal_error(&e.to_string()))?;
         let shared = vec![0u32; out.kernel_names.len()];
         let plan = Plan::new(&out.program, &out.kernel_names, &shared)
@@ -371,4 +404,11 @@ pub fn _cuda_dry_run(
         let launches = plan.kernels().iter().map(|k| (k.grid, k.block)).collect();
         Ok((out.kernel_names.clone(), launches, bin.len()))
     })
+}
+
+/// `_native._cuda_nvrtc_loaded()`: whether this process has loaded NVRTC
+/// (a warm disk cache never needs to).
+#[pyfunction]
+pub fn _cuda_nvrtc_loaded() -> bool {
+    nvrtc::loaded().is_some()
 }
