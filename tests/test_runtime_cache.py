@@ -197,14 +197,23 @@ def test_entries_are_so_plus_verified_meta(tmp_path):
     assert all(n.endswith((".so", ".meta")) for n in entries(tmp_path))
 
 
+def replace_bytes(path, data):
+    # Damage the entry the way a crash or a bad disk would leave it, but as a
+    # new file: this process still has the old library mapped, and writing
+    # into a mapped shared object in place crashes the process (SIGBUS).
+    tmp = path.with_name(path.name + ".damaged")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def corrupt_flip(so, meta):
     b = bytearray(so.read_bytes())
     b[len(b) // 2] ^= 0xFF
-    so.write_bytes(bytes(b))
+    replace_bytes(so, bytes(b))
 
 
 def corrupt_truncate(so, meta):
-    so.write_bytes(so.read_bytes()[:100])
+    replace_bytes(so, so.read_bytes()[:100])
 
 
 def corrupt_no_meta(so, meta):
