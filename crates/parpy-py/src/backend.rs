@@ -43,9 +43,9 @@ fn cuda_driver() -> Result<String, String> {
             }
             let version = driver::driver_version().unwrap_or(0);
             let mut gpus = vec![];
-            for d in 0..n as i64 {
-                match driver::context(d) {
-                    Ok(c) => gpus.push(format!("{d}: {} (sm_{})", c.name, c.arch)),
+            for d in 0..n {
+                match driver::device_info(d) {
+                    Ok((name, arch)) => gpus.push(format!("{d}: {name} (sm_{arch})")),
                     Err(e) => gpus.push(format!("{d}: unusable ({e})")),
                 }
             }

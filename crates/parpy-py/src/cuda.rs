@@ -38,21 +38,32 @@ pub fn nvrtc(py: Python<'_>) -> PyResult<&'static Nvrtc> {
 }
 
 /// Whether NVRTC can be loaded, with a sentence (for backend resolution).
+/// The wheel's library is only looked for here, not loaded (a warm disk
+/// cache never needs it).
 pub fn nvrtc_status(py: Python<'_>) -> (bool, String) {
-    match nvrtc(py) {
-        Ok(n) => (
-            true,
-            format!(
-                "NVRTC {} ({})",
-                n.version_string(),
-                n.path
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "system library".into())
-            ),
-        ),
+    if let Some(n) = nvrtc::loaded() {
+        return (true, describe(n));
+    }
+    match nvrtc_path(py) {
+        Ok(Some(p)) if p.is_file() => (true, format!("NVRTC {}", p.display())),
+        Ok(Some(p)) => (false, format!("{} does not exist", p.display())),
+        Ok(None) => match nvrtc(py) {
+            Ok(n) => (true, describe(n)),
+            Err(e) => (false, e.value(py).to_string()),
+        },
         Err(e) => (false, e.value(py).to_string()),
     }
+}
+
+fn describe(n: &Nvrtc) -> String {
+    format!(
+        "NVRTC {} ({})",
+        n.version_string(),
+        n.path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "system library".into())
+    )
 }
 
 /// Device `ordinal`'s context, or a RuntimeError.
@@ -179,7 +190,7 @@ impl CudaFn {
     #[allow(clippy::too_many_arguments)]
     pub fn build(
         py: Python<'_>,
-        name: &str,
+        ctx_args: &crate::args::ArgCtx<'_>,
         out: &CompileOutput,
         args: &[Bound<'_, PyAny>],
         types: &[ArgType],
@@ -187,6 +198,7 @@ impl CudaFn {
         cache: &DiskCache,
         param_index: &[usize],
     ) -> PyResult<CudaFn> {
+        let name = ctx_args.func;
         let Some(code) = &out.device_code else {
             return Err(crate::internal_error(&format!(
                 "the Cuda backend produced no device code for `{name}`"
@@ -196,16 +208,12 @@ impl CudaFn {
         let n = nvrtc_source(py)?;
         // check the device arguments: right device, and which ones are torch
         let mut torch_device = None;
-        let ctx_args = crate::args::ArgCtx {
-            func: name,
-            params: &[],
-        };
         let mut pass = Vec::with_capacity(out.params.len());
         for (p, &ai) in out.params.iter().zip(param_index) {
             let a = &args[ai];
             let kind = if !matches!(p.ty, ArgType::Array { .. }) {
                 Pass::Scalar
-            } else if let Some(d) = cuda_args::arg_type(a, ai, &ctx_args)? {
+            } else if let Some(d) = cuda_args::arg_type(a, ai, ctx_args)? {
                 let dev = match d.device {
                     Some(dev) => dev,
                     None => {

@@ -352,7 +352,7 @@ impl JitFunction {
             let index: Vec<usize> = params.iter().map(|&(ai, _)| ai).collect();
             Exec::Cuda(Box::new(crate::cuda::CudaFn::build(
                 py,
-                &self.name,
+                &ctx,
                 &out,
                 &items,
                 &types,
