@@ -257,6 +257,59 @@ def test_unsupported_cai_dtype_and_bad_interface():
         tp.sum_rows(bad, np.zeros(4, np.float32), 4, opts=opts)
 
 
+class FakeDlpack:
+    """An object with only `__dlpack__`, returning a hand-made DLPack capsule
+    (DLManagedTensor built with ctypes; no deleter)."""
+
+    _NAME = b"dltensor"
+
+    def __init__(self, shape, device_type=2, code=2, bits=32, strides=None):
+        import ctypes as C
+
+        class DLTensor(C.Structure):
+            _fields_ = [("data", C.c_void_p), ("device_type", C.c_int32),
+                        ("device_id", C.c_int32), ("ndim", C.c_int32), ("code", C.c_uint8),
+                        ("bits", C.c_uint8), ("lanes", C.c_uint16),
+                        ("shape", C.POINTER(C.c_int64)), ("strides", C.POINTER(C.c_int64)),
+                        ("byte_offset", C.c_uint64)]
+
+        class DLManagedTensor(C.Structure):
+            _fields_ = [("t", DLTensor), ("ctx", C.c_void_p), ("deleter", C.c_void_p)]
+
+        self._shape = (C.c_int64 * len(shape))(*shape)
+        self._strides = (C.c_int64 * len(shape))(*strides) if strides else None
+        m = DLManagedTensor()
+        m.t.data = 0x7000_0000
+        m.t.device_type = device_type
+        m.t.ndim = len(shape)
+        m.t.code, m.t.bits, m.t.lanes = code, bits, 1
+        m.t.shape = self._shape
+        if self._strides is not None:
+            m.t.strides = self._strides
+        self._m = m
+        new = C.pythonapi.PyCapsule_New
+        new.restype = C.py_object
+        new.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
+        self._new = lambda: new(C.addressof(self._m), self._NAME, None)
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._new()
+
+
+def test_dlpack_arrays_are_read_and_checked():
+    from conftest import cpu_opts
+    opts = cpu_opts({'outer': parpy.threads(4)})
+    y = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="argument `x` of `sum_rows` is a CUDA device array"):
+        tp.sum_rows(FakeDlpack((4, 8)), y, 4, opts=opts)
+    with pytest.raises(ValueError, match="DLPack array on a non-CUDA device"):
+        tp.sum_rows(FakeDlpack((4, 8), device_type=1), y, 4, opts=opts)
+    with pytest.raises(ValueError, match="is not contiguous"):
+        tp.sum_rows(FakeDlpack((4, 8), strides=(1, 4)), y, 4, opts=opts)
+    with pytest.raises(TypeError, match="DLPack"):
+        tp.sum_rows(FakeDlpack((4, 8), code=5, bits=64), y, 4, opts=opts)
+
+
 FAKE_TORCH = """
 import sys, types
 torch = types.ModuleType("torch")

@@ -16,12 +16,14 @@ use crate::args::{elem_of, ArgCtx, KeyBuf};
 
 const TAG_TORCH: u64 = 6;
 const TAG_CAI: u64 = 7;
+const TAG_DLPACK: u64 = 8;
 
 /// What a device argument is, for the miss path.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum DevKind {
     Torch,
     Cai,
+    DlPack,
 }
 
 /// A device array seen on the miss path.
@@ -162,7 +164,18 @@ pub fn observe(
         return Ok(Some((true, true, count)));
     }
     let Ok(cai) = obj.getattr(pyo3::intern!(py, "__cuda_array_interface__")) else {
-        return Ok(None);
+        let Some(d) = dlpack(obj, i, ctx)? else {
+            return Ok(None);
+        };
+        key.push(TAG_DLPACK | ((d.device as u64 & 0xffff) << 8) | ((d.shape.len() as u64) << 48));
+        key.push(d.dtype as u64);
+        let mut count = 1usize;
+        for &n in &d.shape {
+            key.push(n as u64);
+            count = count.saturating_mul(n.max(0) as usize);
+        }
+        *val = d.ptr;
+        return Ok(Some((true, true, count)));
     };
     let (elem_key, shape, ptr, readonly) = parse_cai(&cai, i, ctx)?;
     key.push(TAG_CAI | ((shape.len() as u64) << 48));
@@ -254,7 +267,33 @@ pub fn arg_type(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<
         }));
     }
     let Ok(cai) = obj.getattr(pyo3::intern!(py, "__cuda_array_interface__")) else {
-        return Ok(None);
+        let Some(d) = dlpack(obj, i, ctx)? else {
+            return Ok(None);
+        };
+        let (code, bits, lanes) = (d.dtype & 0xff, (d.dtype >> 8) & 0xff, d.dtype >> 16);
+        let kind = match code {
+            0 => b'i',
+            1 => b'u',
+            2 => b'f',
+            6 => b'b',
+            _ => 0,
+        };
+        let elem = (lanes == 1)
+            .then(|| elem_of(kind, (bits / 8) as usize))
+            .flatten()
+            .filter(|e| e.is_supported())
+            .ok_or_else(|| {
+                unsupported(format!("DLPack (code {code}, {bits} bits, {lanes} lanes)"))
+            })?;
+        return Ok(Some(DevArg {
+            ty: ArgType::Array {
+                elem,
+                shape: d.shape,
+            },
+            kind: DevKind::DlPack,
+            device: Some(d.device),
+            ptr: d.ptr,
+        }));
     };
     let (_, shape, ptr, _) = parse_cai(&cai, i, ctx)?;
     let typestr: String = cai.get_item("typestr")?.extract()?;
@@ -281,4 +320,83 @@ pub fn torch_stream(py: Python<'_>, device: i64) -> PyResult<u64> {
             .unbind())
     })?;
     f.bind(py).call1((device,))?.extract()
+}
+
+/// `DLDevice` + `DLDataType` + the fields parpy reads of a `DLTensor`
+/// (DLPack's stable C ABI).
+#[repr(C)]
+struct DlTensor {
+    data: *mut std::ffi::c_void,
+    device_type: i32,
+    device_id: i32,
+    ndim: i32,
+    dtype_code: u8,
+    dtype_bits: u8,
+    dtype_lanes: u16,
+    shape: *const i64,
+    strides: *const i64,
+    byte_offset: u64,
+}
+
+const DL_CUDA: i32 = 2;
+const DL_CUDA_MANAGED: i32 = 13;
+
+/// A device array read through `__dlpack__()`.
+struct DlArg {
+    ptr: u64,
+    device: i64,
+    shape: Vec<i64>,
+    /// code | bits << 8 | lanes << 16
+    dtype: u32,
+}
+
+/// Reads an object's `__dlpack__()` capsule (the capsule keeps its name,
+/// so its destructor calls the producer's deleter when it is dropped; the
+/// argument itself keeps the memory alive during the call).
+fn dlpack(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option<DlArg>> {
+    let py = obj.py();
+    let Ok(f) = obj.getattr(pyo3::intern!(py, "__dlpack__")) else {
+        return Ok(None);
+    };
+    let cap = f.call0()?;
+    let cap = cap.cast::<pyo3::types::PyCapsule>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "argument `{}` of `{}`: __dlpack__() did not return a capsule",
+            ctx.name(i),
+            ctx.func
+        ))
+    })?;
+    use pyo3::types::PyCapsuleMethods;
+    let p = cap.pointer_checked(Some(c"dltensor"))?;
+    // SAFETY: a "dltensor" capsule holds a DLManagedTensor, whose first
+    // member is the DLTensor; it lives as long as the capsule.
+    let t = unsafe { &*(p.as_ptr() as *const DlTensor) };
+    let n = ctx.name(i);
+    if t.device_type != DL_CUDA && t.device_type != DL_CUDA_MANAGED {
+        return Err(PyValueError::new_err(format!(
+            "argument `{n}` of `{}` is a DLPack array on a non-CUDA device (type {}); the Cuda \
+             backend takes CUDA arrays or NumPy arrays",
+            ctx.func, t.device_type
+        )));
+    }
+    let nd = t.ndim.max(0) as usize;
+    // SAFETY: `shape` has `ndim` entries; `strides` too when not null.
+    let shape: Vec<i64> = (0..nd).map(|k| unsafe { *t.shape.add(k) }).collect();
+    if !t.strides.is_null() {
+        let mut want = 1i64;
+        for k in (0..nd).rev() {
+            // SAFETY: as above.
+            let st = unsafe { *t.strides.add(k) };
+            if shape[k] > 1 && st != want {
+                return Err(not_contiguous(i, ctx, "contiguous()"));
+            }
+            want *= shape[k].max(1);
+        }
+    }
+    Ok(Some(DlArg {
+        ptr: (t.data as usize as u64).wrapping_add(t.byte_offset),
+        device: t.device_id as i64,
+        shape,
+        dtype: t.dtype_code as u32 | (t.dtype_bits as u32) << 8 | (t.dtype_lanes as u32) << 16,
+    }))
 }
