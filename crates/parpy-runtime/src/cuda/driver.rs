@@ -330,6 +330,12 @@ impl Device for Launcher<'_> {
         free(ptr, self.stream);
     }
 
+    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), CudaError> {
+        // SAFETY: `out` is writable and outlives the synchronisation below.
+        unsafe { copy_dtoh(out.as_mut_ptr() as *mut c_void, src, out.len(), self.stream)? };
+        sync(self.stream)
+    }
+
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), CudaError> {
         // SAFETY: `data` is readable; a copy from pageable memory has
         // consumed it when the call returns.

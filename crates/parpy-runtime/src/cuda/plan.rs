@@ -36,6 +36,9 @@ pub trait Device {
     /// Copies `data` to device address `dst` (host code setting an element
     /// of a device temporary); `data` may be reused when this returns.
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), CudaError>;
+    /// Copies `out.len()` bytes from device address `src` into `out`, after
+    /// the work queued before it (host code reading a device temporary).
+    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), CudaError>;
 }
 
 /// How one kernel parameter is passed.
@@ -352,6 +355,36 @@ pub fn pack(v: Value, k: ParamKind) -> u64 {
     }
 }
 
+/// The value of an element of type `e` from its little-endian bytes.
+pub fn unpack(bits: u64, e: ElemTy) -> Value {
+    match e {
+        ElemTy::Bool => Value::Bool(bits & 0xff != 0),
+        ElemTy::F64 => Value::Float(f64::from_bits(bits)),
+        ElemTy::F32 => Value::Float(f32::from_bits(bits as u32) as f64),
+        ElemTy::F16 => Value::Float(f16_to_f32(bits as u16) as f64),
+        ElemTy::I8 => Value::Int(bits as u8 as i8 as i64),
+        ElemTy::I16 => Value::Int(bits as u16 as i16 as i64),
+        ElemTy::I32 => Value::Int(bits as u32 as i32 as i64),
+        ElemTy::U8 => Value::Int(bits as u8 as i64),
+        ElemTy::U16 => Value::Int(bits as u16 as i64),
+        ElemTy::U32 => Value::Int(bits as u32 as i64),
+        _ => Value::Int(bits as i64),
+    }
+}
+
+/// IEEE half bits to f32.
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let man = (h & 0x3ff) as f32;
+    match exp {
+        0 => sign * man * 2f32.powi(-24),
+        0x1f if man == 0.0 => sign * f32::INFINITY,
+        0x1f => f32::NAN,
+        e => sign * (1.0 + man / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
 fn check_block(b: &Block, f: &Function, p: &Program) -> Result<(), CudaError> {
     for s in b {
         match &s.kind {
@@ -428,6 +461,9 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
             } else {
                 Ok(())
             }
+        }
+        ExprKind::Index { array, indices } if f.var(*array).kind == VarKind::Local => {
+            indices.iter().try_for_each(|i| check_expr(i, f))
         }
         ExprKind::Index { array, .. } => Err(unsupported(
             &format!("reads the device array `{}`", f.var(*array).name),
@@ -523,8 +559,9 @@ impl Exec<'_> {
         Ok(Flow::Next)
     }
 
-    /// `array[indices] = v` for a device temporary.
-    fn store(&mut self, array: VarId, indices: &[Expr], v: Value) -> Result<(), CudaError> {
+    /// The device address and element type of `array[indices]` (a device
+    /// temporary).
+    fn element(&self, array: VarId, indices: &[Expr]) -> Result<(u64, ElemTy), CudaError> {
         let var = self.plan.host.var(array);
         let Type::Array { elem, shape } = &var.ty else {
             return Err(err(self.plan, "indexing a scalar"));
@@ -544,10 +581,22 @@ impl Exec<'_> {
         let Value::Ptr(base) = self.vals[array.0 as usize] else {
             return Err(err(self.plan, "a temporary without device memory"));
         };
-        let size = elem.size();
-        let bytes = pack(v, ParamKind::Scalar(*elem)).to_le_bytes();
-        self.dev
-            .write(base + flat as u64 * size as u64, &bytes[..size])
+        Ok((base + flat as u64 * elem.size() as u64, *elem))
+    }
+
+    /// `array[indices] = v` for a device temporary.
+    fn store(&mut self, array: VarId, indices: &[Expr], v: Value) -> Result<(), CudaError> {
+        let (addr, elem) = self.element(array, indices)?;
+        let bytes = pack(v, ParamKind::Scalar(elem)).to_le_bytes();
+        self.dev.write(addr, &bytes[..elem.size()])
+    }
+
+    /// `array[indices]` of a device temporary, read back to the host.
+    fn load(&self, array: VarId, indices: &[Expr]) -> Result<Value, CudaError> {
+        let (addr, elem) = self.element(array, indices)?;
+        let mut b = [0u8; 8];
+        self.dev.read(addr, &mut b[..elem.size()])?;
+        Ok(unpack(u64::from_le_bytes(b), elem))
     }
 
     fn launch(&mut self, k: usize, args: &[VarId]) -> Result<(), CudaError> {
@@ -615,6 +664,7 @@ impl Exec<'_> {
                 let b = self.eval(rhs)?;
                 self.binary(*op, a, b, lhs.ty.elem().unwrap_or(elem), elem)?
             }
+            ExprKind::Index { array, indices } => self.load(*array, indices)?,
             ExprKind::Select { cond, then, else_ } => {
                 if self.eval(cond)?.truthy() {
                     self.eval(then)?

@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use parpy_core::ir::{Place, Stmt, StmtKind};
+use parpy_core::ir::{Expr, ExprKind, Place, Stmt, StmtKind};
 use parpy_core::{ArgType, ElemTy, Options, ParSpec, SourceFile, StaticResolver};
 
 use super::*;
@@ -16,6 +16,7 @@ struct Mock {
     launches: RefCell<Vec<Launch>>,
     allocs: RefCell<Vec<(u64, usize)>>,
     writes: RefCell<Vec<(u64, Vec<u8>)>>,
+    reads: RefCell<Vec<u64>>,
     frees: RefCell<Vec<u64>>,
     fail_launch: Option<usize>,
 }
@@ -55,6 +56,16 @@ impl Device for Mock {
     }
     fn write(&self, dst: u64, data: &[u8]) -> Result<(), CudaError> {
         self.writes.borrow_mut().push((dst, data.to_vec()));
+        Ok(())
+    }
+    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), CudaError> {
+        // the device "memory" holds what was last written there, else 7s
+        let w = self.writes.borrow();
+        match w.iter().rev().find(|(d, _)| *d == src) {
+            Some((_, data)) => out.copy_from_slice(&data[..out.len()]),
+            None => out.fill(7),
+        }
+        self.reads.borrow_mut().push(src);
         Ok(())
     }
 }
@@ -321,4 +332,85 @@ def manual_sum(x, acc, N):
     assert_eq!(*dev.writes.borrow(), vec![(0x1000_0000, vec![0u8; 4])]);
     assert_eq!(dev.launches.borrow().len(), p.kernels.len());
     assert!(dev.launches.borrow()[0].3.contains(&0x1000_0000));
+}
+
+#[test]
+fn host_code_reads_device_temporaries() {
+    // t[0] = 1.5; T = int(t[0] * 2.0); then the time loop: three steps
+    let mut p = program(
+        SMOOTH,
+        &[arr(ElemTy::F32, 100), arr(ElemTy::F32, 100), int(), int()],
+        &[("a", 100), ("b", 100)],
+    );
+    let span = p.host.span;
+    let tmp = p.host.add_var(parpy_core::ir::Var {
+        name: "t".into(),
+        ty: Type::Array {
+            elem: ElemTy::F64,
+            shape: vec![1],
+        },
+        kind: VarKind::Local,
+        value: None,
+        span,
+    });
+    let t_param = p.host.params[2];
+    let idx = vec![parpy_core::ir::Expr::int(0, ElemTy::I64, span)];
+    let f = |v: f64| Expr::new(ExprKind::Float(v), Type::Scalar(ElemTy::F64), span);
+    let read = Expr::new(
+        ExprKind::Index {
+            array: tmp,
+            indices: idx.clone(),
+        },
+        Type::Scalar(ElemTy::F64),
+        span,
+    );
+    let prod = Expr::new(
+        ExprKind::Binary {
+            op: BinOp::Mul,
+            lhs: Box::new(read),
+            rhs: Box::new(f(2.0)),
+        },
+        Type::Scalar(ElemTy::F64),
+        span,
+    );
+    let conv = Expr::new(
+        ExprKind::Convert {
+            arg: Box::new(prod),
+        },
+        Type::Scalar(ElemTy::I64),
+        span,
+    );
+    let mut pre = vec![
+        Stmt::new(
+            StmtKind::Assign {
+                dst: Place::Index {
+                    array: tmp,
+                    indices: idx,
+                },
+                value: f(1.5),
+            },
+            span,
+        ),
+        Stmt::new(
+            StmtKind::Assign {
+                dst: Place::Var(t_param),
+                value: conv,
+            },
+            span,
+        ),
+    ];
+    pre.append(&mut p.host.body);
+    p.host.body = pre;
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    let dev = Mock::default();
+    plan.run(&dev, &[0xA000, 0xB000, 100, 100]).unwrap();
+    assert_eq!(dev.reads.borrow().len(), 1);
+    assert_eq!(dev.launches.borrow().len(), 6);
+    assert_eq!(
+        unpack(1.5f32.to_bits() as u64, ElemTy::F32),
+        Value::Float(1.5)
+    );
+    assert_eq!(unpack(0xffff_fffe, ElemTy::I32), Value::Int(-2));
+    assert_eq!(f16_to_f32(0x3c00), 1.0);
+    assert!((f16_to_f32(f16_bits(0.1)) - 0.1).abs() < 1e-4);
 }
