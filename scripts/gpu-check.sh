@@ -11,13 +11,15 @@
 #   mkdir -p gpu-carry
 #   maturin build --release -o gpu-carry                  # parpy-*.whl (abi3)
 #   pip download --no-deps -d gpu-carry "nvidia-cuda-nvrtc>=13,<14"
+#   pip download -d gpu-carry pytest                      # if the machine lacks it
 #   # for compile_string (nvcc), unless the GPU machine has nvcc on PATH
 #   # or in $CUDA_HOME (about 54 MB more):
 #   pip download --no-deps -d gpu-carry "nvidia-cuda-nvcc>=13,<14" \
 #       "nvidia-cuda-runtime>=13,<14" "nvidia-cuda-cccl>=13,<14"
 #
-# and carry `gpu-carry` to the GPU machine with the working tree (the run
-# tool's `carry: ["gpu-carry"]`; the NVRTC wheel alone is 58 MB, so when the
+# and carry `gpu-carry` to the GPU machine with the working tree (untracked
+# files travel with it; if the folder is git-ignored, name it in the run
+# tool's `carry`). The NVRTC wheel alone is 58 MB, so when the
 # carry limit is 64 MiB leave the nvcc wheels out and rely on the machine's
 # nvcc, or set PARPY_GPU_CHECK_NO_NVCC=1 to skip the compile_string
 # comparisons, which the summary then reports as SKIPPED, not passed).
@@ -67,8 +69,9 @@ for w in "$CARRY"/nvidia_cuda_*.whl; do
     [ -e "$w" ] || continue
     "$PY" -m pip install --no-index --no-deps -q "$w" || { record "install $(basename "$w")" FAIL; finish; }
 done
-"$PY" -m pip install --no-index -q pytest 2>/dev/null || "$PY" -c "import pytest" || {
-    record "pytest available" FAIL; finish; }
+"$PY" -c "import pytest" 2>/dev/null \
+    || "$PY" -m pip install --no-index --find-links "$CARRY" -q pytest \
+    || { record "pytest available" FAIL; finish; }
 record "install" PASS
 
 step "backend resolution"
