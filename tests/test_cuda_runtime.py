@@ -184,6 +184,11 @@ def test_warm_disk_cache_needs_no_nvrtc_in_a_new_process(tmp_path):
     print(out)
 
 
+def test_sync_without_gpu_work_is_a_no_op():
+    parpy.sync()
+    parpy.sync()
+
+
 # --------------------------------------------------------------------------
 # backend resolution without a driver
 
@@ -434,7 +439,7 @@ def test_gpu_torch_tensors_in_place_on_the_current_stream():
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
         tp.axpy(2.0, x, y, 4096, opts=opts)
-    s.synchronize()
+    parpy.sync()
     assert torch.allclose(y, 2 * x + 1)
     with pytest.raises(ValueError, match="torch tensor on the CPU"):
         tp.axpy(2.0, x.cpu(), y, 4096, opts=opts)

@@ -113,7 +113,9 @@ reduce = _Reduce(
 
 
 def sync() -> None:
-    """Waits for the device to finish (nothing to wait for on the CPU)."""
-    return None
+    """Waits for the GPUs parpy has used to finish their work (calls with
+    torch or other device arrays return before the kernels end); an error
+    from that work is raised here. Nothing to wait for on the CPU."""
+    _native._cuda_sync()
 
 

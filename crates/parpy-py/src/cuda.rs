@@ -420,3 +420,16 @@ pub fn _cuda_dry_run(
 pub fn _cuda_nvrtc_loaded() -> bool {
     nvrtc::loaded().is_some()
 }
+
+/// `_native._cuda_sync()`: waits for the GPUs parpy used (`parpy.sync()`);
+/// an error from earlier asynchronous work surfaces here.
+#[pyfunction]
+pub fn _cuda_sync(py: Python<'_>) -> PyResult<()> {
+    crate::guard(|| {
+        py.detach(driver::sync_all).map_err(|e| {
+            PyRuntimeError::new_err(format!(
+                "parpy.sync(): the GPU reported an error from earlier asynchronous work: {e}"
+            ))
+        })
+    })
+}

@@ -133,9 +133,30 @@ unsafe impl Send for Context {}
 // SAFETY: as above; the context itself is immutable here.
 unsafe impl Sync for Context {}
 
+/// The contexts retained so far.
+static CTXS: Mutex<Vec<(i32, &'static Context)>> = Mutex::new(Vec::new());
+
+/// Waits for all work on every device parpy has used (`parpy.sync()`);
+/// does nothing when parpy never touched a GPU in this process.
+pub fn sync_all() -> Result<(), CudaError> {
+    let all: Vec<&'static Context> = CTXS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|(_, c)| *c)
+        .collect();
+    for c in all {
+        c.bind()?;
+        no_panic("cuCtxSynchronize", || {
+            // SAFETY: the context is current.
+            check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+        })?;
+    }
+    Ok(())
+}
+
 /// The primary context of device `ordinal` (retained once, never released).
 pub fn context(ordinal: i64) -> Result<&'static Context, CudaError> {
-    static CTXS: Mutex<Vec<(i32, &'static Context)>> = Mutex::new(Vec::new());
     let n = init()?;
     if ordinal < 0 || ordinal >= n as i64 {
         return Err(CudaError::NoDriver(format!(
