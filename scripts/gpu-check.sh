@@ -58,19 +58,26 @@ fi
 
 step "installing parpy from $CARRY"
 VENV="$(mktemp -d)/venv"
-"$PY" -m venv --system-site-packages "$VENV" || { record "venv" FAIL; finish; }
-PY="$VENV/bin/python"
+if "$PY" -m venv --system-site-packages "$VENV" >/dev/null 2>&1; then
+    PY="$VENV/bin/python"
+    PIP=("$PY" -m pip install)
+else
+    # no venv module: install into a folder put first on PYTHONPATH
+    SITE="$(mktemp -d)/site"
+    export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+    PIP=("$PY" -m pip install --target "$SITE")
+fi
 WHEEL=$(ls "$CARRY"/parpy-*.whl 2>/dev/null | head -1)
 if [ -z "$WHEEL" ]; then echo "no parpy-*.whl in $CARRY" >&2; record "install parpy wheel" FAIL; finish; fi
-if ! "$PY" -m pip install --no-index --no-deps --force-reinstall -q "$WHEEL"; then
+if ! "${PIP[@]}" --no-index --no-deps --force-reinstall -q "$WHEEL"; then
     record "install parpy wheel" FAIL; finish
 fi
 for w in "$CARRY"/nvidia_cuda_*.whl; do
     [ -e "$w" ] || continue
-    "$PY" -m pip install --no-index --no-deps -q "$w" || { record "install $(basename "$w")" FAIL; finish; }
+    "${PIP[@]}" --no-index --no-deps -q "$w" || { record "install $(basename "$w")" FAIL; finish; }
 done
 "$PY" -c "import pytest" 2>/dev/null \
-    || "$PY" -m pip install --no-index --find-links "$CARRY" -q pytest \
+    || "${PIP[@]}" --no-index --find-links "$CARRY" -q pytest \
     || { record "pytest available" FAIL; finish; }
 record "install" PASS
 

@@ -8,24 +8,21 @@ as files under the `nvidia` namespace package's folders.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
+import sys
 from typing import List, Optional
 
 
 def _nvidia_roots() -> List[str]:
-    """`site-packages/nvidia/cu13` of every installed NVIDIA wheel folder."""
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        return []
-    if spec is None:
-        return []
+    """`<entry>/nvidia/cu13` for every `sys.path` entry that has one (the
+    folders of the NVIDIA wheels). sys.path is scanned directly rather than
+    through the `nvidia` package: an old wheel's `nvidia/__init__.py`
+    elsewhere on the path would hide the namespace's other folders."""
     roots = []
-    for base in spec.submodule_search_locations or []:
-        d = os.path.join(base, "cu13")
-        if os.path.isdir(d):
+    for base in sys.path:
+        d = os.path.join(base or ".", "nvidia", "cu13")
+        if os.path.isdir(d) and d not in roots:
             roots.append(d)
     return roots
 
