@@ -10,6 +10,8 @@
 #
 #   mkdir -p gpu-carry
 #   maturin build --release -o gpu-carry                  # parpy-*.whl (abi3)
+#   # (tagged manylinux_2_34 on this project's machines: the GPU machine
+#   # needs glibc >= 2.34; pip says so if it has less)
 #   pip download --no-deps -d gpu-carry "nvidia-cuda-nvrtc>=13,<14"
 #   pip download -d gpu-carry pytest                      # if the machine lacks it
 #   # for compile_string (nvcc), unless the GPU machine has nvcc on PATH
