@@ -415,12 +415,13 @@ def test_compile_string_cuda_without_nvcc_is_a_clear_error(monkeypatch):
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
 @pytest.mark.parametrize("specialize", [True, False])
-def test_gpu_axpy_numpy_copies_back_only_written(specialize):
-    tp.axpy.py_func  # the same jit function as the CPU tests
+def test_gpu_axpy_numpy_in_and_out(specialize):
+    """NumPy arguments are copied to the device and the written one back; a
+    read-only input is accepted (it is not written, so not copied back)."""
     parpy.clear_cache()
     x = np.arange(5000, dtype=np.float64)
     y = np.ones(5000, np.float64)
-    x.setflags(write=False)  # read only: never written back
+    x.setflags(write=False)
     opts = cuda_opts({'N': T(5000)}, specialize_scalars=specialize)
     tp.axpy(2.0, x, y, 5000, opts=opts)
     np.testing.assert_allclose(y, 2.0 * x + 1.0)
