@@ -82,8 +82,18 @@ pub trait Dialect {
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String>;
     /// The qualifier of prelude helper functions (`static inline`).
     fn prelude_qualifier(&self) -> &'static str;
-    /// A parameter declaration. Arrays are pointers to their elements.
-    fn param(&self, role: FnRole, ty_text: &str, name: &str, array: bool, written: bool) -> String;
+    /// A parameter declaration. Arrays are pointers to their elements
+    /// (`const` in kernels and helpers that only read them); the default is
+    /// plain C's.
+    fn param(&self, role: FnRole, ty_text: &str, name: &str, array: bool, written: bool) -> String {
+        if !array {
+            format!("{ty_text} {name}")
+        } else if written || role == FnRole::Host {
+            format!("{ty_text} *{name}")
+        } else {
+            format!("const {ty_text} *{name}")
+        }
+    }
     /// A function's signature (without the body).
     fn signature(
         &self,
@@ -442,17 +452,7 @@ pub fn write_program<D: Dialect>(
     p: &Program,
     options: &Options,
 ) -> Result<EmitOutput, CompileError> {
-    let parts = write_parts(d, p, options)?;
-    let mut out = parts.header.clone();
-    out.push_str(&parts.device_unit());
-    out.push_str(&parts.host);
-    Ok(EmitOutput {
-        text: out,
-        entry_symbol: parts.entry_symbol,
-        params: parts.params,
-        device_text: None,
-        kernel_names: parts.kernel_names,
-    })
+    Ok(write_parts(d, p, options)?.into_output(false))
 }
 
 /// The pieces of a generated file, for dialects that also need the device
@@ -486,6 +486,22 @@ impl Parts {
         }
         out.push_str(&self.device);
         out
+    }
+
+    /// The whole file (header, device unit, host part) as the backend's
+    /// output; `with_device_text` also keeps the device unit alone.
+    pub fn into_output(self, with_device_text: bool) -> EmitOutput {
+        let device = self.device_unit();
+        let mut text = self.header;
+        text.push_str(&device);
+        text.push_str(&self.host);
+        EmitOutput {
+            text,
+            entry_symbol: self.entry_symbol,
+            params: self.params,
+            device_text: with_device_text.then_some(device),
+            kernel_names: self.kernel_names,
+        }
     }
 }
 
@@ -1565,6 +1581,56 @@ pub fn float_literal(v: f64, ty: ElemTy) -> (String, u8) {
 /// `void **args` of the Entry ABI: an array's pointer (host or device,
 /// depending on the backend), or the 8-byte slot of a scalar converted to
 /// the parameter's type.
+/// The arguments of the host call in an entry trampoline (`entry_arg` of
+/// each parameter, joined) and the line that marks `args` used when there
+/// are none.
+pub fn entry_call_args(params: &[EntryParam]) -> (String, &'static str) {
+    let args: Vec<String> = params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| entry_arg(i, p))
+        .collect();
+    let unused = if params.is_empty() {
+        "  (void)args;\n"
+    } else {
+        ""
+    };
+    (args.join(", "), unused)
+}
+
+/// The C type of an element type in the `<stdint.h>` family; `None` for
+/// float16, whose type differs between C-family targets.
+pub fn stdint_type(e: ElemTy) -> Option<&'static str> {
+    Some(match e {
+        ElemTy::Bool => "bool",
+        ElemTy::I8 => "int8_t",
+        ElemTy::I16 => "int16_t",
+        ElemTy::I32 => "int32_t",
+        ElemTy::I64 => "int64_t",
+        ElemTy::U8 => "uint8_t",
+        ElemTy::U16 => "uint16_t",
+        ElemTy::U32 => "uint32_t",
+        ElemTy::U64 => "uint64_t",
+        ElemTy::F32 => "float",
+        ElemTy::F64 => "double",
+        ElemTy::F16 => return None,
+    })
+}
+
+/// The `<math.h>` name of a math function for `float` (`sqrtf`) or
+/// `double` (`sqrt`); `None` for other element types.
+pub fn libm_name(f: MathFn, e: ElemTy) -> Option<String> {
+    let base = match f {
+        MathFn::Abs => "fabs",
+        other => other.name(),
+    };
+    match e {
+        ElemTy::F32 => Some(format!("{base}f")),
+        ElemTy::F64 => Some(base.to_string()),
+        _ => None,
+    }
+}
+
 pub fn entry_arg(i: usize, p: &EntryParam) -> String {
     match &p.ty {
         Type::Array { .. } => format!("({} *)args[{i}]", p.elem_ty),

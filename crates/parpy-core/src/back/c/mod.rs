@@ -10,7 +10,7 @@
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
 use super::EmitOutput;
-use crate::ir::{LaunchInfo, MathFn, Program, ReduceOp, Type};
+use crate::ir::{LaunchInfo, MathFn, Program, ReduceOp};
 use crate::options::Options;
 use crate::types::ElemTy;
 use crate::CompileError;
@@ -48,46 +48,16 @@ impl Dialect for CDialect {
     }
 
     fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
-        Ok(match e {
-            ElemTy::Bool => "bool",
-            ElemTy::I8 => "int8_t",
-            ElemTy::I16 => "int16_t",
-            ElemTy::I32 => "int32_t",
-            ElemTy::I64 => "int64_t",
-            ElemTy::U8 => "uint8_t",
-            ElemTy::U16 => "uint16_t",
-            ElemTy::U32 => "uint32_t",
-            ElemTy::U64 => "uint64_t",
-            ElemTy::F32 => "float",
-            ElemTy::F64 => "double",
-            ElemTy::F16 => return Err("float16 is not supported by the C backend".into()),
-        })
+        c_writer::stdint_type(e).ok_or_else(|| "float16 is not supported by the C backend".into())
     }
 
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
-        let base = match f {
-            MathFn::Abs => "fabs",
-            other => other.name(),
-        };
-        match e {
-            ElemTy::F32 => Ok(format!("{base}f")),
-            ElemTy::F64 => Ok(base.to_string()),
-            other => Err(format!("`{}` on {} in C", f.name(), other.short_name())),
-        }
+        c_writer::libm_name(f, e)
+            .ok_or_else(|| format!("`{}` on {} in C", f.name(), e.short_name()))
     }
 
     fn prelude_qualifier(&self) -> &'static str {
         "static inline"
-    }
-
-    fn param(&self, role: FnRole, ty: &str, name: &str, array: bool, written: bool) -> String {
-        if !array {
-            format!("{ty} {name}")
-        } else if written || role == FnRole::Host {
-            format!("{ty} *{name}")
-        } else {
-            format!("const {ty} *{name}")
-        }
     }
 
     fn signature(
@@ -152,27 +122,8 @@ impl Dialect for CDialect {
     }
 
     fn entry(&self, symbol: &str, host: &str, params: &[EntryParam]) -> String {
-        let args: Vec<String> = params
-            .iter()
-            .enumerate()
-            .map(|(i, p)| match &p.ty {
-                Type::Array { .. } => format!("({} *)args[{i}]", p.elem_ty),
-                Type::Scalar(ElemTy::Bool) => format!("*(int64_t *)args[{i}] != 0"),
-                Type::Scalar(ElemTy::I64) => format!("*(int64_t *)args[{i}]"),
-                Type::Scalar(ElemTy::F64) => format!("*(double *)args[{i}]"),
-                Type::Scalar(e) if e.is_float() => format!("({})*(double *)args[{i}]", p.elem_ty),
-                _ => format!("({})*(int64_t *)args[{i}]", p.elem_ty),
-            })
-            .collect();
-        let unused = if params.is_empty() {
-            "  (void)args;\n"
-        } else {
-            ""
-        };
-        format!(
-            "int32_t {symbol}(void **args) {{\n{unused}  {host}({});\n  return 0;\n}}\n",
-            args.join(", ")
-        )
+        let (args, unused) = c_writer::entry_call_args(params);
+        format!("int32_t {symbol}(void **args) {{\n{unused}  {host}({args});\n  return 0;\n}}\n")
     }
 }
 

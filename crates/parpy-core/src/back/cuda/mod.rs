@@ -17,7 +17,7 @@
 //! ([`EmitOutput::device_text`]) that the runtime compiles with NVRTC
 //! (`__CUDACC_RTC__` selects the header-free prelude).
 
-use super::c_writer::{self, entry_arg, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
+use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
 use super::EmitOutput;
 use crate::ir::{Axis, GpuIndex, LaunchInfo, MathFn, Program, ReduceOp, WARP_SIZE};
 use crate::options::Options;
@@ -39,18 +39,7 @@ fn uses_f16(p: &Program) -> bool {
 
 pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> {
     let d = CudaDialect { f16: uses_f16(p) };
-    let parts = c_writer::write_parts(&d, p, options)?;
-    let device = parts.device_unit();
-    let mut text = parts.header.clone();
-    text.push_str(&device);
-    text.push_str(&parts.host);
-    Ok(EmitOutput {
-        text,
-        entry_symbol: parts.entry_symbol,
-        params: parts.params,
-        device_text: Some(device),
-        kernel_names: parts.kernel_names,
-    })
+    Ok(c_writer::write_parts(&d, p, options)?.into_output(true))
 }
 
 fn axis(a: Axis) -> &'static str {
@@ -128,50 +117,21 @@ impl Dialect for CudaDialect {
     }
 
     fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
-        Ok(match e {
-            ElemTy::Bool => "bool",
-            ElemTy::I8 => "int8_t",
-            ElemTy::I16 => "int16_t",
-            ElemTy::I32 => "int32_t",
-            ElemTy::I64 => "int64_t",
-            ElemTy::U8 => "uint8_t",
-            ElemTy::U16 => "uint16_t",
-            ElemTy::U32 => "uint32_t",
-            ElemTy::U64 => "uint64_t",
-            ElemTy::F16 => "__half",
-            ElemTy::F32 => "float",
-            ElemTy::F64 => "double",
-        })
+        Ok(c_writer::stdint_type(e).unwrap_or("__half"))
     }
 
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
-        let base = match f {
-            MathFn::Abs => "fabs",
-            other => other.name(),
-        };
-        match e {
-            ElemTy::F32 => Ok(format!("{base}f")),
-            ElemTy::F64 => Ok(base.to_string()),
-            other => Err(format!(
+        c_writer::libm_name(f, e).ok_or_else(|| {
+            format!(
                 "`{}` on {} is not supported by the CUDA backend yet",
                 f.name(),
-                other.short_name()
-            )),
-        }
+                e.short_name()
+            )
+        })
     }
 
     fn prelude_qualifier(&self) -> &'static str {
         "static __host__ __device__ inline"
-    }
-
-    fn param(&self, role: FnRole, ty: &str, name: &str, array: bool, written: bool) -> String {
-        if !array {
-            format!("{ty} {name}")
-        } else if written || role == FnRole::Host {
-            format!("{ty} *{name}")
-        } else {
-            format!("const {ty} *{name}")
-        }
     }
 
     fn signature(
@@ -230,19 +190,9 @@ impl Dialect for CudaDialect {
     }
 
     fn entry(&self, symbol: &str, host: &str, params: &[EntryParam]) -> String {
-        let args: Vec<String> = params
-            .iter()
-            .enumerate()
-            .map(|(i, p)| entry_arg(i, p))
-            .collect();
-        let unused = if params.is_empty() {
-            "  (void)args;\n"
-        } else {
-            ""
-        };
+        let (args, unused) = c_writer::entry_call_args(params);
         format!(
-            "extern \"C\" int32_t {symbol}(void **args) {{\n{unused}  return {host}({});\n}}\n",
-            args.join(", ")
+            "extern \"C\" int32_t {symbol}(void **args) {{\n{unused}  return {host}({args});\n}}\n"
         )
     }
 

@@ -54,21 +54,10 @@ pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> 
     if !errors.is_empty() {
         return Err(CompileError::User(errors));
     }
-    let parts = c_writer::write_parts(&MetalDialect, p, options)?;
     // The device unit alone is the Metal library source a runtime would
     // compile (MTLDevice newLibraryWithSource:); the file adds the header
     // lines and the host part.
-    let device = parts.device_unit();
-    let mut text = parts.header.clone();
-    text.push_str(&device);
-    text.push_str(&parts.host);
-    Ok(EmitOutput {
-        text,
-        entry_symbol: parts.entry_symbol,
-        params: parts.params,
-        device_text: Some(device),
-        kernel_names: parts.kernel_names,
-    })
+    Ok(c_writer::write_parts(&MetalDialect, p, options)?.into_output(true))
 }
 
 /// Names of the Metal standard library and language that generated names
