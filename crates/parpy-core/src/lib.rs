@@ -141,6 +141,15 @@ pub fn compile(
 /// Runs `f`, turning a panic into an internal error so no Rust panic can
 /// reach the caller (the binding uses this around every entry point).
 pub fn catch_internal<T>(f: impl FnOnce() -> Result<T, CompileError>) -> Result<T, CompileError> {
+    catch_panic(f, CompileError::Internal)
+}
+
+/// Runs `f`; a panic becomes the error `on_panic` makes of its message
+/// (`unknown panic` when the payload is not a string).
+pub fn catch_panic<T, E>(
+    f: impl FnOnce() -> Result<T, E>,
+    on_panic: impl FnOnce(String) -> E,
+) -> Result<T, E> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(e) => {
@@ -149,7 +158,7 @@ pub fn catch_internal<T>(f: impl FnOnce() -> Result<T, CompileError>) -> Result<
                 .cloned()
                 .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".to_string());
-            Err(CompileError::Internal(msg))
+            Err(on_panic(msg))
         }
     }
 }

@@ -79,17 +79,7 @@ pub(crate) fn internal_error(details: &str) -> PyErr {
 
 /// Runs `f`, turning a Rust panic into `InternalError`.
 pub(crate) fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(e) => {
-            let msg = e
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".to_string());
-            Err(internal_error(&format!("panic: {msg}")))
-        }
-    }
+    parpy_core::catch_panic(f, |msg| internal_error(&format!("panic: {msg}")))
 }
 
 pub(crate) fn stderr_write(py: Python<'_>, s: &str) -> PyResult<()> {

@@ -54,17 +54,7 @@ impl From<crate::RuntimeError> for CudaError {
 /// Runs `f`, turning a panic (cudarc's "library not found" or "missing
 /// symbol") into an error naming `what`.
 pub fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(e) => {
-            let msg = e
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".to_string());
-            Err(CudaError::Plan(format!("{what}: {msg}")))
-        }
-    }
+    parpy_core::catch_panic(f, |msg| CudaError::Plan(format!("{what}: {msg}")))
 }
 
 /// Opens a shared library by path or name, globally (so that cudarc's later
