@@ -87,36 +87,43 @@ pub fn driver_version() -> Result<i32, CudaError> {
 pub fn device_info(ordinal: i32) -> Result<(String, u32), CudaError> {
     init()?;
     no_panic("querying a CUDA device", || {
-        let mut dev: sys::CUdevice = 0;
-        // SAFETY: valid out-pointers.
-        check("cuDeviceGet", unsafe {
-            sys::cuDeviceGet(&mut dev, ordinal)
-        })?;
-        let (mut major, mut minor) = (0, 0);
-        check("cuDeviceGetAttribute", unsafe {
-            sys::cuDeviceGetAttribute(
-                &mut major,
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                dev,
-            )
-        })?;
-        check("cuDeviceGetAttribute", unsafe {
-            sys::cuDeviceGetAttribute(
-                &mut minor,
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                dev,
-            )
-        })?;
-        let mut name = [0 as std::ffi::c_char; 256];
-        check("cuDeviceGetName", unsafe {
-            sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, dev)
-        })?;
-        // SAFETY: the driver wrote a NUL-terminated name.
-        let name = unsafe { CStr::from_ptr(name.as_ptr()) }
-            .to_string_lossy()
-            .into_owned();
-        Ok((name, (major.max(0) * 10 + minor.max(0)) as u32))
+        let (_, name, arch) = query_device(ordinal)?;
+        Ok((name, arch))
     })
+}
+
+/// The handle, name and architecture (`major * 10 + minor`) of device
+/// `ordinal` (the driver is initialised; callers catch panics).
+fn query_device(ordinal: i32) -> Result<(sys::CUdevice, String, u32), CudaError> {
+    let mut dev: sys::CUdevice = 0;
+    // SAFETY: valid out-pointers.
+    check("cuDeviceGet", unsafe {
+        sys::cuDeviceGet(&mut dev, ordinal)
+    })?;
+    let (mut major, mut minor) = (0, 0);
+    check("cuDeviceGetAttribute", unsafe {
+        sys::cuDeviceGetAttribute(
+            &mut major,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            dev,
+        )
+    })?;
+    check("cuDeviceGetAttribute", unsafe {
+        sys::cuDeviceGetAttribute(
+            &mut minor,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            dev,
+        )
+    })?;
+    let mut name = [0 as std::ffi::c_char; 256];
+    check("cuDeviceGetName", unsafe {
+        sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, dev)
+    })?;
+    // SAFETY: the driver wrote a NUL-terminated name.
+    let name = unsafe { CStr::from_ptr(name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    Ok((dev, name, (major.max(0) * 10 + minor.max(0)) as u32))
 }
 
 /// One device's primary context, retained for the life of the process.
@@ -169,34 +176,8 @@ pub fn context(ordinal: i64) -> Result<&'static Context, CudaError> {
         return Ok(c);
     }
     let c = no_panic("creating a CUDA context", || {
-        let mut dev: sys::CUdevice = 0;
-        // SAFETY: valid out-pointers; `ordinal` is in range.
-        check("cuDeviceGet", unsafe {
-            sys::cuDeviceGet(&mut dev, ordinal)
-        })?;
-        let (mut major, mut minor) = (0, 0);
-        check("cuDeviceGetAttribute", unsafe {
-            sys::cuDeviceGetAttribute(
-                &mut major,
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                dev,
-            )
-        })?;
-        check("cuDeviceGetAttribute", unsafe {
-            sys::cuDeviceGetAttribute(
-                &mut minor,
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                dev,
-            )
-        })?;
-        let mut name = [0 as std::ffi::c_char; 256];
-        check("cuDeviceGetName", unsafe {
-            sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, dev)
-        })?;
-        // SAFETY: the driver wrote a NUL-terminated name.
-        let name = unsafe { CStr::from_ptr(name.as_ptr()) }
-            .to_string_lossy()
-            .into_owned();
+        // `ordinal` is in range.
+        let (dev, name, arch) = query_device(ordinal)?;
         let mut ctx: sys::CUcontext = std::ptr::null_mut();
         check("cuDevicePrimaryCtxRetain", unsafe {
             sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
@@ -204,7 +185,7 @@ pub fn context(ordinal: i64) -> Result<&'static Context, CudaError> {
         Ok(Context {
             ordinal,
             name,
-            arch: (major.max(0) * 10 + minor.max(0)) as u32,
+            arch,
             ctx,
         })
     })?;

@@ -716,25 +716,9 @@ impl Exec<'_> {
             operand.is_float() || matches!(a, Value::Float(_)) || matches!(b, Value::Float(_));
         if op.is_comparison() {
             let r = if float {
-                let (x, y) = (a.as_f64(), b.as_f64());
-                match op {
-                    Eq => x == y,
-                    Ne => x != y,
-                    Lt => x < y,
-                    Le => x <= y,
-                    Gt => x > y,
-                    _ => x >= y,
-                }
+                compare(op, a.as_f64(), b.as_f64())
             } else {
-                let (x, y) = (a.as_i64(), b.as_i64());
-                match op {
-                    Eq => x == y,
-                    Ne => x != y,
-                    Lt => x < y,
-                    Le => x <= y,
-                    Gt => x > y,
-                    _ => x >= y,
-                }
+                compare(op, a.as_i64(), b.as_i64())
             };
             return Ok(Value::Bool(r));
         }
@@ -824,6 +808,18 @@ fn convert(v: Value, e: ElemTy) -> Value {
         Value::Float(round(v.as_f64(), e))
     } else {
         Value::Int(wrap(v.as_i64(), e))
+    }
+}
+
+/// The comparison `op` (one for which `is_comparison` holds) of `x` and `y`.
+fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
+    match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        _ => x >= y,
     }
 }
 
