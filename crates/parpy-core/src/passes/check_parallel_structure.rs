@@ -6,6 +6,7 @@
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{Block, ForLoop, Program, StmtKind};
 use crate::options::Options;
+use crate::passes::util::sub_blocks;
 
 /// Returns all inconsistencies found, as errors.
 pub fn run(p: &Program, options: &Options) -> Vec<Diagnostic> {
@@ -21,19 +22,11 @@ fn find_nests(b: &Block, options: &Options, errors: &mut Vec<Diagnostic>) {
     for s in b {
         match &s.kind {
             StmtKind::For(l) if l.par.is_some() => check_nest(l, s.span, options, errors),
-            StmtKind::For(l) => find_nests(&l.body, options, errors),
-            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
-                find_nests(body, options, errors)
+            _ => {
+                for body in sub_blocks(s) {
+                    find_nests(body, options, errors);
+                }
             }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                find_nests(then_body, options, errors);
-                find_nests(else_body, options, errors);
-            }
-            _ => {}
         }
     }
 }
@@ -101,18 +94,11 @@ fn collect(b: &Block, depth: usize, options: &Options, levels: &mut Vec<Vec<ParL
                     collect(&l.body, depth, options, levels);
                 }
             }
-            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
-                collect(body, depth, options, levels)
+            _ => {
+                for body in sub_blocks(s) {
+                    collect(body, depth, options, levels);
+                }
             }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                collect(then_body, depth, options, levels);
-                collect(else_body, depth, options, levels);
-            }
-            _ => {}
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::ir::{
     Axis, BinOp, Block, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, Place, Program, Stmt,
     StmtKind, Type, VarKind, WARP_SIZE,
 };
-use crate::types::ElemTy;
+use crate::passes::util::{bin, i64e, sub_blocks};
 
 /// The largest block a GPU backend launches.
 pub const MAX_TPB: i64 = 1024;
@@ -144,30 +144,8 @@ struct Mapper<'a> {
     blocks: [i64; 3],
 }
 
-fn i64e(kind: ExprKind, span: Span) -> Expr {
-    Expr::new(kind, Type::Scalar(ElemTy::I64), span)
-}
-
 fn gidx(g: GpuIndex, span: Span) -> Expr {
     i64e(ExprKind::GpuIndex(g), span)
-}
-
-fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
-    let ty = if op.is_comparison() || matches!(op, BinOp::And) {
-        Type::Scalar(ElemTy::Bool)
-    } else {
-        lhs.ty.clone()
-    };
-    let span = lhs.span;
-    Expr::new(
-        ExprKind::Binary {
-            op,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        },
-        ty,
-        span,
-    )
 }
 
 fn to_ty(e: Expr, ty: &Type) -> Expr {
@@ -184,14 +162,7 @@ fn stores_array(b: &Block, f: &Function) -> bool {
             dst: Place::Index { array, .. },
             ..
         } => f.var(*array).kind != VarKind::Shared,
-        StmtKind::For(l) => stores_array(&l.body, f),
-        StmtKind::While { body, .. } | StmtKind::OnDevice(body) => stores_array(body, f),
-        StmtKind::If {
-            then_body,
-            else_body,
-            ..
-        } => stores_array(then_body, f) || stores_array(else_body, f),
-        _ => false,
+        _ => sub_blocks(s).into_iter().any(|b| stores_array(b, f)),
     })
 }
 
@@ -419,6 +390,7 @@ mod tests {
     use crate::passes::testutil::bin;
     use crate::passes::testutil::*;
     use crate::passes::{gpu_reductions, outline_kernels};
+    use crate::types::ElemTy;
 
     fn par(threads: i64, tpb: i64) -> Option<LoopPar> {
         Some(LoopPar { threads, tpb })

@@ -35,6 +35,7 @@ use crate::ir::{
 };
 use crate::passes::gpu_grid::block_threads;
 use crate::passes::lower_reductions::identity;
+use crate::passes::util::{assign_var, binary, i64e};
 use crate::types::ElemTy;
 
 pub fn run(p: &mut Program) -> Vec<Diagnostic> {
@@ -70,23 +71,6 @@ struct Lower<'a> {
     errors: &'a mut Vec<Diagnostic>,
 }
 
-fn i64e(kind: ExprKind, span: Span) -> Expr {
-    Expr::new(kind, Type::Scalar(ElemTy::I64), span)
-}
-
-fn binop(op: BinOp, lhs: Expr, rhs: Expr, ty: Type) -> Expr {
-    let span = lhs.span;
-    Expr::new(
-        ExprKind::Binary {
-            op,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        },
-        ty,
-        span,
-    )
-}
-
 fn combine_op(op: ReduceOp) -> BinOp {
     match op {
         ReduceOp::Sum => BinOp::Add,
@@ -104,16 +88,6 @@ fn warp(op: ReduceOp, arg: Expr) -> Expr {
             arg: Box::new(arg),
         },
         ty,
-        span,
-    )
-}
-
-fn assign(v: VarId, value: Expr, span: Span) -> Stmt {
-    Stmt::new(
-        StmtKind::Assign {
-            dst: Place::Var(v),
-            value,
-        },
         span,
     )
 }
@@ -167,10 +141,10 @@ impl Lower<'_> {
                             l.reduction = None;
                             l.wants_reduction = false;
                             subst_block(&mut l.body, r.acc, p);
-                            out.push(assign(p, identity(r.op, e, span), span));
+                            out.push(assign_var(p, identity(r.op, e, span), span));
                             out.push(Stmt::new(StmtKind::For(l), span));
                             let pe = Expr::var(p, ty.clone(), span);
-                            out.push(assign(p, warp(r.op, pe.clone()), span));
+                            out.push(assign_var(p, warp(r.op, pe.clone()), span));
                             if self.warps > 1 {
                                 let shm = self.shared_array(e, span);
                                 let lane = i64e(ExprKind::GpuIndex(GpuIndex::Lane), span);
@@ -178,7 +152,7 @@ impl Lower<'_> {
                                 let bool_t = Type::Scalar(ElemTy::Bool);
                                 out.push(Stmt::new(
                                     StmtKind::If {
-                                        cond: binop(
+                                        cond: binary(
                                             BinOp::Eq,
                                             lane.clone(),
                                             i64e(ExprKind::Int(0), span),
@@ -201,7 +175,7 @@ impl Lower<'_> {
                                 out.push(Stmt::new(StmtKind::Barrier, span));
                                 let read = Expr::new(
                                     ExprKind::Select {
-                                        cond: Box::new(binop(
+                                        cond: Box::new(binary(
                                             BinOp::Lt,
                                             lane.clone(),
                                             i64e(ExprKind::Int(self.warps), span),
@@ -220,11 +194,15 @@ impl Lower<'_> {
                                     ty.clone(),
                                     span,
                                 );
-                                out.push(assign(p, warp(r.op, read), span));
+                                out.push(assign_var(p, warp(r.op, read), span));
                                 out.push(Stmt::new(StmtKind::Barrier, span));
                             }
                             let acc = Expr::var(r.acc, ty.clone(), span);
-                            out.push(assign(r.acc, binop(combine_op(r.op), acc, pe, ty), span));
+                            out.push(assign_var(
+                                r.acc,
+                                binary(combine_op(r.op), acc, pe, ty),
+                                span,
+                            ));
                         }
                         (true, Some(_)) => {
                             self.errors.push(

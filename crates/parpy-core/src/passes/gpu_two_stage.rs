@@ -26,13 +26,13 @@
 //! Both stages are then ordinary block-level tree reductions for
 //! `gpu_reductions`. Kernels of another shape keep the one-block reduction.
 
-use crate::diag::Span;
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Kernel, KernelId, LoopPar, Place, Program,
-    Reduction, Stmt, StmtKind, Type, Var, VarId, VarKind,
+    Reduction, Stmt, StmtKind, Type, VarId, VarKind,
 };
 use crate::passes::gpu_grid::block_threads;
 use crate::passes::lower_reductions::identity;
+use crate::passes::util::{bin, int, new_var, sub_blocks, sub_blocks_mut};
 use crate::types::ElemTy;
 
 pub fn run(p: &mut Program) {
@@ -91,16 +91,10 @@ fn is_scalar_code(b: &[Stmt]) -> bool {
 }
 
 fn contains_par(s: &Stmt) -> bool {
-    match &s.kind {
-        StmtKind::For(l) => l.par.is_some() || l.body.iter().any(contains_par),
-        StmtKind::While { body, .. } | StmtKind::OnDevice(body) => body.iter().any(contains_par),
-        StmtKind::If {
-            then_body,
-            else_body,
-            ..
-        } => then_body.iter().chain(else_body).any(contains_par),
-        _ => false,
-    }
+    matches!(&s.kind, StmtKind::For(l) if l.par.is_some())
+        || sub_blocks(s)
+            .into_iter()
+            .any(|b| b.iter().any(contains_par))
 }
 
 /// The first parallel loop of a block.
@@ -161,37 +155,6 @@ fn plan(k: &Kernel) -> Option<Plan> {
         blocks,
         threads,
         chunk,
-    })
-}
-
-fn i64e(kind: ExprKind, span: Span) -> Expr {
-    Expr::new(kind, Type::Scalar(ElemTy::I64), span)
-}
-
-fn int(v: i64, span: Span) -> Expr {
-    i64e(ExprKind::Int(v), span)
-}
-
-fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
-    let (ty, span) = (lhs.ty.clone(), lhs.span);
-    Expr::new(
-        ExprKind::Binary {
-            op,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        },
-        ty,
-        span,
-    )
-}
-
-fn local(f: &mut Function, name: &str, ty: Type, kind: VarKind, span: Span) -> VarId {
-    f.add_var(Var {
-        name: name.into(),
-        ty,
-        kind,
-        value: None,
-        span,
     })
 }
 
@@ -263,11 +226,11 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) {
         elem,
         shape: vec![outer_trips * plan.blocks],
     };
-    let host_parts = local(&mut p.host, "parts", parts_ty.clone(), VarKind::Local, span);
+    let host_parts = new_var(&mut p.host, "parts", parts_ty.clone(), VarKind::Local, span);
 
     // Kernel 1: everything up to the reduction, then the chunked reduction.
     let mut k1 = orig.clone();
-    let parts1 = local(
+    let parts1 = new_var(
         &mut k1.func,
         "parts",
         parts_ty.clone(),
@@ -275,14 +238,14 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) {
         span,
     );
     k1.func.params.push(parts1);
-    let c = local(
+    let c = new_var(
         &mut k1.func,
         "c",
         Type::Scalar(ElemTy::I64),
         VarKind::LoopIndex,
         span,
     );
-    let blk = local(
+    let blk = new_var(
         &mut k1.func,
         "blk",
         Type::Scalar(elem),
@@ -378,9 +341,9 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) {
 
     // Kernel 2: the original with R reducing the partials.
     let mut k2 = orig.clone();
-    let parts2 = local(&mut k2.func, "parts", parts_ty, VarKind::Param, span);
+    let parts2 = new_var(&mut k2.func, "parts", parts_ty, VarKind::Param, span);
     k2.func.params.push(parts2);
-    let s = local(
+    let s = new_var(
         &mut k2.func,
         "b",
         Type::Scalar(ElemTy::I64),
@@ -492,19 +455,11 @@ fn add_second_launch(b: &mut Block, first: KernelId, second: KernelId, parts: Va
                 ));
                 continue;
             }
-            StmtKind::For(l) => add_second_launch(&mut l.body, first, second, parts),
-            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
-                add_second_launch(body, first, second, parts)
+            _ => {
+                for body in sub_blocks_mut(&mut s) {
+                    add_second_launch(body, first, second, parts);
+                }
             }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                add_second_launch(then_body, first, second, parts);
-                add_second_launch(else_body, first, second, parts);
-            }
-            _ => {}
         }
         b.push(s);
     }

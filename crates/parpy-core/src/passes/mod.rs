@@ -31,6 +31,7 @@ pub mod gpu_reductions;
 pub mod gpu_two_stage;
 pub mod lower_reductions;
 pub mod outline_kernels;
+pub mod util;
 
 #[cfg(test)]
 pub(crate) mod testutil;
