@@ -320,14 +320,10 @@ mod tests {
     use super::*;
     use crate::ir::print::program_to_string;
     use crate::ir::verify::verify_program;
-    use crate::ir::{LoopPar, Reduction};
+    use crate::ir::Reduction;
     use crate::passes::outline_kernels;
     use crate::passes::testutil::assign;
     use crate::passes::testutil::*;
-
-    fn par(threads: i64) -> Option<LoopPar> {
-        Some(LoopPar { threads, tpb: 1024 })
-    }
 
     /// acc = 5; for i in 0..100 par(n) reduce(max -> acc) { acc = max(acc, x[i]) }; y[0] = acc
     /// inside `for r in 0..1 par(1)` so the result is stored by the kernel.

@@ -475,10 +475,6 @@ mod tests {
     use crate::passes::testutil::*;
     use crate::passes::{gpu_grid, gpu_reductions, outline_kernels};
 
-    fn par(threads: i64) -> Option<LoopPar> {
-        Some(LoopPar { threads, tpb: 1024 })
-    }
-
     /// for i in 0..4 par(4) { t = 0; for j in 0..8192 par(m) reduce(sum -> t)
     /// { t = t + x[i, j] }; y[i] = t }
     fn rows(m: i64) -> Program {

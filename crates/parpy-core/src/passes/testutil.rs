@@ -3,8 +3,8 @@
 
 use crate::diag::Span;
 use crate::ir::{
-    BinOp, Expr, ExprKind, ForLoop, Function, Place, Program, ReduceOp, Reduction, Stmt, StmtKind,
-    Type, Var, VarId, VarKind,
+    BinOp, Expr, ExprKind, ForLoop, Function, LoopPar, Place, Program, ReduceOp, Reduction, Stmt,
+    StmtKind, Type, Var, VarId, VarKind,
 };
 use crate::types::{ElemTy, ScalarValue};
 
@@ -99,6 +99,11 @@ pub fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
         ty,
         sp(),
     )
+}
+
+/// A loop's parallel spec: `threads` threads, 1024 a block.
+pub fn par(threads: i64) -> Option<LoopPar> {
+    Some(LoopPar { threads, tpb: 1024 })
 }
 
 pub fn assign(dst: VarId, value: Expr) -> Stmt {
