@@ -77,6 +77,29 @@ impl ArgCtx<'_> {
             .cloned()
             .unwrap_or_else(|| format!("#{i}"))
     }
+
+    /// The `TypeError` for a call with `n` positional arguments.
+    pub fn arity_error(&self, n: usize) -> PyErr {
+        PyTypeError::new_err(format!(
+            "{}() takes {} positional argument{} ({}) but {n} {} given",
+            self.func,
+            self.params.len(),
+            if self.params.len() == 1 { "" } else { "s" },
+            self.params.join(", "),
+            if n == 1 { "was" } else { "were" }
+        ))
+    }
+
+    /// The Python int `obj` (argument `i`) as an `i64`.
+    fn int_arg(&self, obj: &Bound<'_, PyAny>, i: usize) -> PyResult<i64> {
+        obj.extract().map_err(|_| {
+            PyOverflowError::new_err(format!(
+                "argument `{}` of `{}` does not fit in a 64-bit integer",
+                self.name(i),
+                self.func
+            ))
+        })
+    }
 }
 
 fn np_generic(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
@@ -159,13 +182,7 @@ pub fn observe(
         return Ok((false, false, 0));
     }
     if obj.is_instance_of::<PyInt>() {
-        let v: i64 = obj.extract().map_err(|_| {
-            PyOverflowError::new_err(format!(
-                "argument `{}` of `{}` does not fit in a 64-bit integer",
-                ctx.name(i),
-                ctx.func
-            ))
-        })?;
+        let v = ctx.int_arg(obj, i)?;
         key.push(TAG_INT);
         if specialize {
             key.push(v as u64);
@@ -328,13 +345,7 @@ pub fn arg_type(
         });
     }
     if obj.is_instance_of::<PyInt>() {
-        let v: i64 = obj.extract().map_err(|_| {
-            PyOverflowError::new_err(format!(
-                "argument `{}` of `{}` does not fit in a 64-bit integer",
-                ctx.name(i),
-                ctx.func
-            ))
-        })?;
+        let v = ctx.int_arg(obj, i)?;
         return Ok(ArgType::Scalar {
             elem: ElemTy::I64,
             value: keep(ScalarValue::Int(v)),

@@ -34,20 +34,13 @@ pub struct CompiledString {
 impl CompiledString {
     fn call_inner(&self, args: &Bound<'_, PyTuple>) -> PyResult<()> {
         let n = args.len();
-        if n != self.params.len() {
-            return Err(PyTypeError::new_err(format!(
-                "{}() takes {} positional argument{} ({}) but {n} {} given",
-                self.name,
-                self.params.len(),
-                if self.params.len() == 1 { "" } else { "s" },
-                self.names.join(", "),
-                if n == 1 { "was" } else { "were" }
-            )));
-        }
         let ctx = ArgCtx {
             func: &self.name,
             params: &self.names,
         };
+        if n != self.params.len() {
+            return Err(ctx.arity_error(n));
+        }
         let mut vals = vec![0u64; n];
         let mut is_arr = vec![false; n];
         for (i, (a, p)) in args.iter().zip(&self.params).enumerate() {

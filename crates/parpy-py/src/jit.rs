@@ -199,18 +199,11 @@ impl JitFunction {
         })?;
         let opts = opts.get();
         let n = args.len();
+        let ctx = self.ctx();
         if n != self.params.len() {
-            return Err(PyTypeError::new_err(format!(
-                "{}() takes {} positional argument{} ({}) but {n} {} given",
-                self.name,
-                self.params.len(),
-                if self.params.len() == 1 { "" } else { "s" },
-                self.params.join(", "),
-                if n == 1 { "was" } else { "were" }
-            )));
+            return Err(ctx.arity_error(n));
         }
         let specialize = opts.specialize_scalars();
-        let ctx = self.ctx();
         let mut key = KeyBuf::new();
         key.push(opts.fingerprint());
         let mut vals = [0u64; MAX_ARGS];
