@@ -36,16 +36,44 @@ def cache_dir(tmp_path_factory):
         os.environ["XDG_CACHE_HOME"] = old
 
 
-def cpu_opts(spec=None, **fields):
-    """CompileOptions for the CPU backend with the session's cache directory.
-    `fields` sets further CompileOptions attributes."""
+def backend_opts(backend, spec=None, cache_dir=None, **fields):
+    """CompileOptions for `backend` with the parallel `spec`, the cache in
+    `cache_dir` (when given); `fields` sets further CompileOptions
+    attributes."""
     opts = parpy.par(dict(spec or {}))
-    opts.backend = parpy.CompileBackend.Cpu
-    if _SESSION_CACHE_DIR is not None:
-        opts.cache_dir = _SESSION_CACHE_DIR
+    opts.backend = backend
+    if cache_dir is not None:
+        opts.cache_dir = str(cache_dir)
     for k, v in fields.items():
         setattr(opts, k, v)
     return opts
+
+
+def cpu_opts(spec=None, **fields):
+    """CompileOptions for the CPU backend with the session's cache directory.
+    `fields` sets further CompileOptions attributes."""
+    return backend_opts(parpy.CompileBackend.Cpu, spec, _SESSION_CACHE_DIR, **fields)
+
+
+def f32(*shape):
+    """A float32 array of zeros (argument of a codegen-only test)."""
+    return np.zeros(shape, np.float32)
+
+
+def f64(*shape):
+    return np.zeros(shape, np.float64)
+
+
+def i32(*shape):
+    return np.zeros(shape, np.int32)
+
+
+def i64(*shape):
+    return np.zeros(shape, np.int64)
+
+
+def b8(*shape):
+    return np.zeros(shape, np.bool_)
 
 
 def py_func(fn):

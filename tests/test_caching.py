@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import parpy
+from conftest import backend_opts
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -48,12 +49,7 @@ def cc_log(tmp_path, monkeypatch):
 
 
 def opts_for(cache_dir, **fields):
-    opts = parpy.par({'N': parpy.threads(4)})
-    opts.backend = parpy.CompileBackend.Cpu
-    opts.cache_dir = str(cache_dir)
-    for k, v in fields.items():
-        setattr(opts, k, v)
-    return opts
+    return backend_opts(parpy.CompileBackend.Cpu, {'N': parpy.threads(4)}, cache_dir, **fields)
 
 
 def cache_files(cache_dir):

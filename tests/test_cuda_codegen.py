@@ -25,6 +25,7 @@ import pytest
 
 import parpy
 import test_programs as tp
+from conftest import backend_opts, f32, f64, i64
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "crates" / "parpy-core" / "tests" / "out" / "cuda"
@@ -192,23 +193,7 @@ def test_nvcc_rejects_a_broken_kernel():
 
 
 def cuda_opts(spec=None, **fields):
-    opts = parpy.par(dict(spec or {}))
-    opts.backend = parpy.CompileBackend.Cuda
-    for k, v in fields.items():
-        setattr(opts, k, v)
-    return opts
-
-
-def f32(*shape):
-    return np.zeros(shape, np.float32)
-
-
-def f64(*shape):
-    return np.zeros(shape, np.float64)
-
-
-def i64(*shape):
-    return np.zeros(shape, np.int64)
+    return backend_opts(parpy.CompileBackend.Cuda, spec, **fields)
 
 
 T = parpy.threads

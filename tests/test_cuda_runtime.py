@@ -21,6 +21,7 @@ from parpy import _cuda
 
 import test_programs as tp
 from conftest import _SESSION_CACHE_DIR  # noqa: F401  (set by the fixture)
+from conftest import f32, f64
 
 HAS_NVRTC = _cuda.nvrtc_path() is not None
 HAS_NVCC = _cuda.nvcc_path() is not None
@@ -98,14 +99,6 @@ def test_nvrtc_bundled_headers_give_cuda_fp16():
     src = ('#include <cuda_fp16.h>\n'
            'extern "C" __global__ void h(__half *y) { y[0] = __hadd(y[0], __float2half(1.0f)); }\n')
     assert _native._cuda_nvrtc_compile(src, "half", 90)[:4] == b"\x7fELF"
-
-
-def f32(*s):
-    return np.zeros(s, np.float32)
-
-
-def f64(*s):
-    return np.zeros(s, np.float64)
 
 
 T = parpy.threads

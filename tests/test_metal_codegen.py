@@ -33,6 +33,7 @@ import pytest
 
 import parpy
 import test_programs as tp
+from conftest import b8, backend_opts, f32, i32
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CRATE_TESTS = ROOT / "crates" / "parpy-core" / "tests"
@@ -76,23 +77,7 @@ def assert_clang_ok(code, name):
 
 
 def metal_opts(spec=None, **fields):
-    opts = parpy.par(dict(spec or {}))
-    opts.backend = parpy.CompileBackend.Metal
-    for k, v in fields.items():
-        setattr(opts, k, v)
-    return opts
-
-
-def f32(*shape):
-    return np.zeros(shape, np.float32)
-
-
-def i32(*shape):
-    return np.zeros(shape, np.int32)
-
-
-def b8(*shape):
-    return np.zeros(shape, np.bool_)
+    return backend_opts(parpy.CompileBackend.Metal, spec, **fields)
 
 
 T = parpy.threads

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import parpy
+from conftest import backend_opts
 
 SUM_ROWS_C = textwrap.dedent("""\
     // parpy-entry: sum_rows_entry
@@ -52,12 +53,7 @@ SCALE_ANY_C = textwrap.dedent("""\
 
 
 def opts_in(d, **fields):
-    o = parpy.par({})
-    o.backend = parpy.CompileBackend.Cpu
-    o.cache_dir = str(d)
-    for k, v in fields.items():
-        setattr(o, k, v)
-    return o
+    return backend_opts(parpy.CompileBackend.Cpu, None, d, **fields)
 
 
 def entries(d):
