@@ -61,6 +61,17 @@ pub struct LoopIntro {
     pub absorbs_child: bool,
 }
 
+impl LoopIntro {
+    /// No introduction: a plain loop.
+    pub fn none() -> LoopIntro {
+        LoopIntro {
+            lines: vec![],
+            vector: false,
+            absorbs_child: false,
+        }
+    }
+}
+
 /// One entry parameter, for the dialect's entry trampoline.
 pub struct EntryParam {
     pub name: String,
@@ -103,7 +114,12 @@ pub trait Dialect {
         params: &[String],
         launch: Option<&LaunchInfo>,
     ) -> String;
-    fn loop_intro(&self, ctx: &LoopCtx) -> LoopIntro;
+    /// What introduces a loop (pragmas); the default is nothing (GPU
+    /// dialects map parallel loops onto the grid instead).
+    fn loop_intro(&self, ctx: &LoopCtx) -> LoopIntro {
+        let _ = ctx;
+        LoopIntro::none()
+    }
     /// The statement that launches a kernel from host code.
     fn launch(&self, kernel: &str, args: &[String], launch: &LaunchInfo) -> String;
     /// The uniform entry point `int32_t SYM(void **args)` calling `host`.

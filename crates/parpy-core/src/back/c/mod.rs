@@ -84,11 +84,7 @@ impl Dialect for CDialect {
             .reduction
             .map(|(op, acc)| format!(" reduction({}:{acc})", omp_op(op)))
             .unwrap_or_default();
-        let none = LoopIntro {
-            lines: vec![],
-            vector: false,
-            absorbs_child: false,
-        };
+        let none = LoopIntro::none();
         if ctx.absorbed {
             none
         } else if ctx.outermost_parallel && !ctx.inside_vector {

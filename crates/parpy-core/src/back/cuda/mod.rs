@@ -17,7 +17,7 @@
 //! ([`EmitOutput::device_text`]) that the runtime compiles with NVRTC
 //! (`__CUDACC_RTC__` selects the header-free prelude).
 
-use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
+use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
 use crate::ir::{Axis, GpuIndex, LaunchInfo, MathFn, Program, ReduceOp, WARP_SIZE};
 use crate::options::Options;
@@ -153,14 +153,6 @@ impl Dialect for CudaDialect {
                 )
             }
             FnRole::Helper => format!("static __host__ __device__ {ret} {name}({params})"),
-        }
-    }
-
-    fn loop_intro(&self, _ctx: &LoopCtx) -> LoopIntro {
-        LoopIntro {
-            lines: vec![],
-            vector: false,
-            absorbs_child: false,
         }
     }
 

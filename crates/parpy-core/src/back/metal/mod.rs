@@ -37,7 +37,7 @@ pub mod plan;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
+use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
 use crate::ir::{
     Block, Expr, ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Place, Program,
@@ -314,14 +314,6 @@ impl Dialect for MetalDialect {
         }
     }
 
-    fn loop_intro(&self, _ctx: &LoopCtx) -> LoopIntro {
-        LoopIntro {
-            lines: vec![],
-            vector: false,
-            absorbs_child: false,
-        }
-    }
-
     fn launch(&self, kernel: &str, args: &[String], launch: &LaunchInfo) -> String {
         // Only reached without the kernel's IR; `launch_kernel` is the path
         // the writer takes.
@@ -441,10 +433,6 @@ impl Dialect for MetalDialect {
         _cleanup: &[String],
     ) -> Vec<String> {
         vec![format!("{dst} = (({ty} *)[{temp} contents])[{at}];")]
-    }
-
-    fn host_end(&self, cleanup: &[String]) -> Vec<String> {
-        cleanup.to_vec()
     }
 
     fn kernel_header(
