@@ -85,20 +85,7 @@ pub fn idx(f: &Function, array: VarId, indices: Vec<Expr>) -> Expr {
 }
 
 pub fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
-    let ty = if op.is_comparison() {
-        Type::Scalar(ElemTy::Bool)
-    } else {
-        lhs.ty.clone()
-    };
-    Expr::new(
-        ExprKind::Binary {
-            op,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        },
-        ty,
-        sp(),
-    )
+    crate::passes::util::bin(op, lhs, rhs)
 }
 
 /// A loop's parallel spec: `threads` threads, 1024 a block.
