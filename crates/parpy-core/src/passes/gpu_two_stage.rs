@@ -26,6 +26,7 @@
 //! Both stages are then ordinary block-level tree reductions for
 //! `gpu_reductions`. Kernels of another shape keep the one-block reduction.
 
+use crate::diag::{Diagnostic, Span};
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Kernel, KernelId, LoopPar, Place, Program,
     Reduction, Stmt, StmtKind, Type, VarId, VarKind,
@@ -35,13 +36,95 @@ use crate::passes::lower_reductions::identity;
 use crate::passes::util::{bin, int, new_var, sub_blocks, sub_blocks_mut};
 use crate::types::ElemTy;
 
-pub fn run(p: &mut Program) {
+pub fn run(p: &mut Program) -> Vec<Diagnostic> {
+    let mut warnings = vec![];
     let n = p.kernels.len();
     for k in 0..n {
-        let Some(plan) = plan(&p.kernels[k]) else {
-            continue;
-        };
-        split(p, KernelId(k as u32), plan);
+        match plan(&p.kernels[k]) {
+            Ok(plan) => {
+                let final_var = split(p, KernelId(k as u32), plan);
+                // Later wide reductions of the second kernel stay in one
+                // block per outer iteration.
+                if let (Some(v), Some(k2)) = (final_var, p.kernels.last()) {
+                    warnings.extend(one_block_warnings(
+                        k2,
+                        Some(v),
+                        "only the first parallel reduction of a kernel is split into several \
+                         blocks; this one comes after it",
+                    ));
+                }
+            }
+            Err(why) => warnings.extend(one_block_warnings(&p.kernels[k], None, why)),
+        }
+    }
+    warnings
+}
+
+/// A warning for each reduction loop of the innermost parallel level of `k`
+/// (except the one over `skip`) that asks for more threads than one block
+/// holds and has more iterations than that, saying it runs in one block.
+fn one_block_warnings(k: &Kernel, skip: Option<VarId>, why: &str) -> Vec<Diagnostic> {
+    let levels = &k.launch.levels;
+    let Some(&m) = levels.last() else {
+        return vec![];
+    };
+    let threads = block_threads(m, k.launch.tpb, true);
+    if m <= threads {
+        return vec![];
+    }
+    let mut found = vec![];
+    wide_reductions(&k.func.body, 0, levels.len() - 1, threads, skip, &mut found);
+    let per = if levels.len() > 1 {
+        " per outer iteration"
+    } else {
+        ""
+    };
+    found
+        .into_iter()
+        .map(|(span, label)| {
+            let what = match label {
+                Some(l) => format!("level `{l}`"),
+                None => "this level".to_string(),
+            };
+            Diagnostic::warning(format!(
+                "this parallel reduction asks for {m} threads but runs in one block of \
+                 {threads} threads{per}"
+            ))
+            .at(span, format!("reduction of {what}"))
+            .note(why.to_string())
+            .help(
+                "a reduction spans several blocks when it is the first parallel loop of at most \
+                 one outer parallel loop, the code before it only computes scalars, and the loop \
+                 bounds are compile-time constants",
+            )
+        })
+        .collect()
+}
+
+/// Collects the span and first label of each reduction loop at parallel
+/// depth `inner` whose trip count is unknown or larger than `threads`.
+fn wide_reductions(
+    b: &[Stmt],
+    depth: usize,
+    inner: usize,
+    threads: i64,
+    skip: Option<VarId>,
+    out: &mut Vec<(Span, Option<String>)>,
+) {
+    for s in b {
+        if let StmtKind::For(l) = &s.kind {
+            if l.par.is_some() {
+                let wide = trip(l).map(|(_, n)| n > threads).unwrap_or(true);
+                if depth == inner && l.reduction.is_some() && Some(l.var) != skip && wide {
+                    out.push((s.span, l.labels.first().cloned()));
+                }
+                wide_reductions(&l.body, depth + 1, inner, threads, skip, out);
+                continue;
+            }
+        }
+        for sub in sub_blocks(s) {
+            wide_reductions(sub, depth, inner, threads, skip, out);
+        }
     }
 }
 
@@ -103,52 +186,66 @@ fn first_par(b: &[Stmt]) -> Option<usize> {
         .position(|s| matches!(&s.kind, StmtKind::For(l) if l.par.is_some()))
 }
 
-fn plan(k: &Kernel) -> Option<Plan> {
+/// The split of `k`, or why it cannot be split (only reported when `k` has
+/// a reduction wider than one block; see [`one_block_warnings`]).
+fn plan(k: &Kernel) -> Result<Plan, &'static str> {
+    const NOT_PAR: &str = "the kernel has no parallel loop to split";
     let levels = &k.launch.levels;
-    let (&m, outer_levels) = levels.split_last()?;
+    let (&m, outer_levels) = levels.split_last().ok_or(NOT_PAR)?;
     if outer_levels.len() > 1 {
-        return None;
+        return Err("the reduction is nested under more than one outer parallel level");
     }
     let threads = block_threads(m, k.launch.tpb, true);
     let blocks = (m + threads - 1) / threads;
     if blocks <= 1 {
-        return None;
+        return Err("the reduction fits in one block");
     }
     let body = &k.func.body;
-    let at = first_par(body)?;
+    let at = first_par(body).ok_or(NOT_PAR)?;
     if !is_scalar_code(&body[..at]) {
-        return None;
+        return Err("the kernel stores into arrays or synchronizes before its parallel loop");
     }
     let StmtKind::For(first) = &body[at].kind else {
-        return None;
+        return Err(NOT_PAR);
     };
     let (outer_at, outer, block) = if outer_levels.is_empty() {
         (None, None, body)
     } else {
-        let (lo, n) = trip(first)?;
+        let (lo, n) = trip(first).ok_or(
+            "the bounds of the outer parallel loop are not compile-time constants \
+             (a run-time scalar sizes the temporary of partial results)",
+        )?;
         (Some(at), Some((lo, first.step, n)), &first.body)
     };
-    let red_at = first_par(block)?;
+    let red_at = first_par(block).ok_or(NOT_PAR)?;
     if !is_scalar_code(&block[..red_at]) {
-        return None;
+        return Err(
+            "the outer loop body stores into arrays before the reduction, \
+             which would have to run before the partial results",
+        );
     }
     let StmtKind::For(r) = &block[red_at].kind else {
-        return None;
+        return Err(NOT_PAR);
     };
-    if r.reduction.is_none()
-        || r.body
-            .iter()
-            .any(|s| first_par(std::slice::from_ref(s)).is_some())
-    {
-        return None;
+    if r.reduction.is_none() {
+        return Err("the first parallel loop of the outer loop body is not a reduction");
     }
-    let (_, n) = trip(r)?;
+    if r.body
+        .iter()
+        .any(|s| first_par(std::slice::from_ref(s)).is_some())
+    {
+        return Err("the reduction's body holds a parallel loop");
+    }
+    let (_, n) = trip(r).ok_or(
+        "the bounds of the reduction are not compile-time constants \
+         (the iterations cannot be divided among blocks)",
+    )?;
     if n <= threads {
-        return None;
+        return Err("the reduction fits in one block");
     }
     let blocks = blocks.min((n + threads - 1) / threads);
     let chunk = (n + blocks - 1) / blocks;
-    Some(Plan {
+    Ok(Plan {
         outer_at,
         outer,
         red_at,
@@ -183,7 +280,9 @@ fn part_index(f: &Function, outer: Option<(VarId, i64, i64)>, blocks: i64, c: Ex
     }
 }
 
-fn split(p: &mut Program, id: KernelId, plan: Plan) {
+/// Splits the kernel; returns the variable of the second kernel's loop over
+/// the partials (`None` when the kernel is left as it is).
+fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
     let k = id.0 as usize;
     let orig = p.kernels[k].clone();
     let span = orig.func.span;
@@ -214,14 +313,10 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) {
             None => red_block(&mut b),
         }
     }) else {
-        return;
+        return None;
     };
-    let Some(red) = r.reduction else {
-        return;
-    };
-    let Some(elem) = orig.func.var(red.acc).ty.elem() else {
-        return;
-    };
+    let red = r.reduction?;
+    let elem = orig.func.var(red.acc).ty.elem()?;
     let parts_ty = Type::Array {
         elem,
         shape: vec![outer_trips * plan.blocks],
@@ -426,6 +521,7 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) {
     let mut body = std::mem::take(&mut p.host.body);
     add_second_launch(&mut body, id, id2, host_parts);
     p.host.body = body;
+    Some(s)
 }
 
 fn drop_assigns_to(b: &mut Block, v: VarId) {
@@ -478,6 +574,12 @@ mod tests {
     /// for i in 0..4 par(4) { t = 0; for j in 0..8192 par(m) reduce(sum -> t)
     /// { t = t + x[i, j] }; y[i] = t }
     fn rows(m: i64) -> Program {
+        rows_with(m, false, false)
+    }
+
+    /// `rows(m)`, with `y[i] = 1` before the reduction (`store_first`) or a
+    /// second reduction `u` over the row after it, stored into `y[i]` too.
+    fn rows_with(m: i64, store_first: bool, second: bool) -> Program {
         let mut b = FnBuilder::new("rows");
         let x = b.array("x", ElemTy::F32, &[4, 8192]);
         let y = b.array("y", ElemTy::F32, &[4]);
@@ -504,17 +606,41 @@ mod tests {
             op: ReduceOp::Sum,
             acc: t,
         });
-        let mut outer = for_loop(
-            i,
-            0,
-            4,
-            &["N"],
-            vec![
-                assign(t, float(0.0, ElemTy::F32)),
-                for_stmt(inner),
-                store(y, vec![var_e(f, i)], var_e(f, t)),
-            ],
-        );
+        let mut body = vec![];
+        if store_first {
+            body.push(store(y, vec![var_e(f, i)], float(1.0, ElemTy::F32)));
+        }
+        body.push(assign(t, float(0.0, ElemTy::F32)));
+        let mut again = inner.clone();
+        body.push(for_stmt(inner));
+        if second {
+            let u = b.local("u", ElemTy::F32);
+            let k = b.index_var("k");
+            let f = &b.f;
+            again.var = k;
+            again.body = vec![assign(
+                u,
+                tbin(
+                    BinOp::Max,
+                    var_e(f, u),
+                    idx(f, x, vec![var_e(f, i), var_e(f, k)]),
+                ),
+            )];
+            again.reduction = Some(Reduction {
+                op: ReduceOp::Max,
+                acc: u,
+            });
+            body.push(assign(u, float(0.0, ElemTy::F32)));
+            body.push(for_stmt(again));
+            body.push(store(
+                y,
+                vec![var_e(f, i)],
+                tbin(BinOp::Add, var_e(f, t), var_e(f, u)),
+            ));
+        } else {
+            body.push(store(y, vec![var_e(&b.f, i)], var_e(&b.f, t)));
+        }
+        let mut outer = for_loop(i, 0, 4, &["N"], body);
         outer.par = par(4);
         b.push(for_stmt(outer));
         let mut p = program(b.f);
@@ -525,7 +651,7 @@ mod tests {
     #[test]
     fn a_wide_row_reduction_becomes_two_kernels() {
         let mut p = rows(4096);
-        run(&mut p);
+        assert!(run(&mut p).is_empty());
         assert_eq!(verify_program(&p), Ok(()));
         assert_eq!(
             program_to_string(&p),
@@ -572,7 +698,74 @@ fn rows(x: f32[4, 8192], y: f32[4]) {
     fn a_reduction_that_fits_one_block_is_left_alone() {
         let mut p = rows(1024);
         let before = program_to_string(&p);
-        run(&mut p);
+        assert!(run(&mut p).is_empty());
         assert_eq!(program_to_string(&p), before);
+    }
+
+    #[test]
+    fn a_store_before_the_reduction_keeps_one_block_and_warns() {
+        let mut p = rows_with(4096, true, false);
+        let before = program_to_string(&p);
+        let w = run(&mut p);
+        assert_eq!(program_to_string(&p), before);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(!w[0].is_error());
+        assert_eq!(
+            w[0].message,
+            "this parallel reduction asks for 4096 threads but runs in one block of 1024 \
+             threads per outer iteration"
+        );
+        assert_eq!(w[0].labels[0].message, "reduction of level `M`");
+        assert!(
+            w[0].notes[0].contains("stores into arrays before the reduction"),
+            "{:?}",
+            w[0].notes
+        );
+        // The fallback still lowers: one block per row.
+        assert!(gpu_reductions::run(&mut p).is_empty());
+        assert!(gpu_grid::run(&mut p).is_empty());
+        assert_eq!(p.kernels[0].launch.blocks, [4, 1, 1]);
+        assert_eq!(p.kernels[0].launch.threads, [1024, 1, 1]);
+    }
+
+    #[test]
+    fn a_runtime_outer_bound_keeps_one_block_and_warns() {
+        let mut p = rows(4096);
+        let n = new_var(
+            &mut p.kernels[0].func,
+            "n",
+            Type::Scalar(ElemTy::I64),
+            VarKind::Param,
+            Span::default(),
+        );
+        p.kernels[0].func.params.push(n);
+        if let StmtKind::For(l) = &mut p.kernels[0].func.body[0].kind {
+            l.hi = Expr::var(n, Type::Scalar(ElemTy::I64), Span::default());
+        }
+        let before = program_to_string(&p);
+        let w = run(&mut p);
+        assert_eq!(program_to_string(&p), before);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].notes[0].contains("not compile-time constants"));
+    }
+
+    #[test]
+    fn a_second_wide_reduction_after_the_split_warns() {
+        let mut p = rows_with(4096, false, true);
+        let w = run(&mut p);
+        assert_eq!(verify_program(&p), Ok(()));
+        assert_eq!(p.kernels.len(), 2);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].notes[0].contains("only the first parallel reduction"));
+        // The second kernel keeps the row's width for the later reduction.
+        assert_eq!(p.kernels[1].launch.levels, [4, 4096]);
+    }
+
+    #[test]
+    fn a_narrow_level_never_warns() {
+        // 1024 threads fit one block: no split and nothing to say, even
+        // with a store before the reduction.
+        let mut p = rows_with(1024, true, true);
+        assert!(run(&mut p).is_empty());
     }
 }

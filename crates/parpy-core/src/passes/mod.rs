@@ -86,7 +86,7 @@ pub fn run_pipeline(
     }
 
     let t = Instant::now();
-    let warnings = crate::schedule::apply(&mut program, options).map_err(CompileError::User)?;
+    let mut warnings = crate::schedule::apply(&mut program, options).map_err(CompileError::User)?;
     r.after("schedule", &program, t)?;
 
     let t = Instant::now();
@@ -124,7 +124,7 @@ pub fn run_pipeline(
         r.after("gpu_host_reads", &program, t)?;
 
         let t = Instant::now();
-        gpu_two_stage::run(&mut program);
+        warnings.extend(gpu_two_stage::run(&mut program));
         r.after("gpu_two_stage", &program, t)?;
 
         let t = Instant::now();
