@@ -212,8 +212,9 @@ fn plan(k: &Kernel) -> Result<Plan, &'static str> {
         (None, None, body)
     } else {
         let (lo, n) = trip(first).ok_or(
-            "the bounds of the outer parallel loop are not compile-time constants \
-             (a run-time scalar sizes the temporary of partial results)",
+            "the bounds of the outer parallel loop are not compile-time constants, and the \
+             temporary of partial results needs a compile-time size (with \
+             `specialize_scalars=False`, scalar bounds are run-time values)",
         )?;
         (Some(at), Some((lo, first.step, n)), &first.body)
     };
