@@ -224,6 +224,9 @@ PROGRAMS = {
                              {'N': T(8192).par_reduction()}),
     "normalize_rows_two_stage": (tp.normalize_rows, [f64(8, 5000), 8],
                                  {'N': T(8), 'M': T(4096)}),
+    # Benchmark G5's shape with narrower rows: 64 blocks of partials per row.
+    "row_sum_wide": (tp.sum_rows_par, [f32(10, 100000), f32(10), 10],
+                     {'N': T(10), 'M': T(1 << 16)}),
     "use_helpers": (tp.use_helpers, [f64(64), f64(64), i64(64), 64], {'N': T(8)}),
     "weak_literals": (tp.weak_literals, [f32(256), f32(256), 256], {'N': T(8)}),
     "reverse_copy": (tp.reverse_copy, [i64(101), i64(101), 101], {'N': T(8)}),
@@ -342,6 +345,34 @@ def test_wide_reductions_use_two_kernels():
     code = printed("normalize_rows_two_stage")
     assert "<<<dim3(8, 4, 1), dim3(1024, 1, 1)>>>" in code
     assert "normalize_rows_N_final<<<dim3(8, 1, 1), dim3(1024, 1, 1)>>>" in code
+
+
+def test_wide_row_reductions_under_an_outer_level_span_blocks():
+    # G5: 65536 threads per row are 64 blocks of 1024, each summing a chunk
+    # of ceil(100000 / 64) = 1563 elements; grid (rows, blocks). Then one
+    # block of 64 threads per row reduces its 64 partials.
+    code = printed("row_sum_wide")
+    assert "sum_rows_par_N_partial<<<dim3(10, 64, 1), dim3(1024, 1, 1)>>>" in code
+    assert "sum_rows_par_N_final<<<dim3(10, 1, 1), dim3(64, 1, 1)>>>" in code
+    assert "cudaMalloc((void **)&parts, 640 * sizeof(float))" in code
+    assert "parts[i * 64 + c] = blk;" in code
+    assert "partial = partial + parts[i * 64 + b];" in code
+    assert "j < parpy_min_i64(100000, c * 1563 + 1563)" in code
+    assert "y[i] = acc;" in code
+
+
+def test_a_wide_reduction_that_cannot_be_split_warns():
+    # With a run-time N the partials cannot be sized: one block per row, and
+    # a ParpyWarning says so (pointing at the reduction).
+    fn, args, spec = PROGRAMS["row_sum_wide"]
+    with pytest.warns(parpy.ParpyWarning, match="runs in one block of 1024 threads"):
+        code = parpy.print_compiled(fn, args, cuda_opts(spec, specialize_scalars=False))
+    assert "_partial" not in code
+    # The splittable program compiles without warnings.
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", parpy.ParpyWarning)
+        printed("row_sum_wide")
 
 
 @parpy.jit
