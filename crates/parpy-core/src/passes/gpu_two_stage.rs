@@ -296,26 +296,20 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
         _ => None,
     };
     let outer_trips = plan.outer.map(|o| o.2).unwrap_or(1);
-    let red_block = |b: &mut Block| -> Option<Box<ForLoop>> {
-        match b.get(plan.red_at).map(|s| &s.kind) {
-            Some(StmtKind::For(l)) => Some(l.clone()),
-            _ => None,
-        }
+    // The reduction loop, R.
+    let red_block = match plan.outer_at {
+        Some(at) => match orig.func.body.get(at).map(|s| &s.kind) {
+            Some(StmtKind::For(l)) => &l.body,
+            _ => return None,
+        },
+        None => &orig.func.body,
+    };
+    let r = match red_block.get(plan.red_at).map(|s| &s.kind) {
+        Some(StmtKind::For(l)) => l.clone(),
+        _ => return None,
     };
 
     // The device temporary, in the host and as a parameter of both kernels.
-    let Some(r) = ({
-        let mut b = orig.func.body.clone();
-        match plan.outer_at {
-            Some(at) => match b.get_mut(at).map(|s| &mut s.kind) {
-                Some(StmtKind::For(l)) => red_block(&mut l.body),
-                _ => None,
-            },
-            None => red_block(&mut b),
-        }
-    }) else {
-        return None;
-    };
     let red = r.reduction?;
     let elem = orig.func.var(red.acc).ty.elem()?;
     let parts_ty = Type::Array {
