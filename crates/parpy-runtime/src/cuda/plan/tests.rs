@@ -414,3 +414,64 @@ fn host_code_reads_device_temporaries() {
     assert_eq!(f16_to_f32(0x3c00), 1.0);
     assert!((f16_to_f32(f16_bits(0.1)) - 0.1).abs() < 1e-4);
 }
+
+#[test]
+fn wide_row_reductions_launch_partials_then_finals() {
+    // Benchmark G5's shape (narrower rows): 10 rows, 65536 threads per row
+    // reduction, i.e. 64 blocks of 1024 per row, then one block per row.
+    let src = "@parpy.jit
+def row_sum(x, y):
+    parpy.label('N')
+    for i in range(10):
+        parpy.label('M')
+        y[i] = parpy.operators.sum(x[i, :])
+";
+    let x = ArgType::Array {
+        elem: ElemTy::F32,
+        shape: vec![10, 100_000],
+    };
+    // `program` runs the CPU pipeline; the split is a GPU pass.
+    let def =
+        parpy_core::parse_function(SourceFile::from_function_text("t.py", src, 1)).expect("parses");
+    let mut options = Options {
+        backend: parpy_core::Backend::Cuda,
+        ..Options::default()
+    };
+    for (l, n) in [("N", 10), ("M", 65536)] {
+        options.parallelize.insert(
+            l.to_string(),
+            ParSpec {
+                threads: n,
+                tpb: None,
+                reduction: false,
+            },
+        );
+    }
+    let args = [x, arr(ElemTy::F32, 10)];
+    let p = parpy_core::sema::lower(&def, &args, &StaticResolver::new(), &options).expect("lowers");
+    let (p, warnings) =
+        parpy_core::passes::run_pipeline(p, &options, &mut String::new()).expect("passes");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(p.kernels.len(), 2);
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    let dev = Mock::default();
+    plan.run(&dev, &[0xA0, 0xB0]).unwrap();
+    let allocs = dev.allocs.borrow().clone();
+    assert_eq!(allocs.len(), 1, "{allocs:?}");
+    // 10 rows x 64 partials of f32
+    assert_eq!(allocs[0].1, 640 * 4);
+    let tmp = allocs[0].0;
+    let l = dev.launches.borrow();
+    let shapes: Vec<_> = l.iter().map(|x| (x.0, x.1, x.2)).collect();
+    assert_eq!(
+        shapes,
+        vec![(0, [10, 64, 1], [1024, 1, 1]), (1, [10, 1, 1], [64, 1, 1])]
+    );
+    for launch in l.iter() {
+        assert_eq!(launch.3, vec![0xA0, 0xB0, tmp]);
+    }
+    // The partials are only on the device: no host copies.
+    assert!(dev.writes.borrow().is_empty());
+    assert!(dev.reads.borrow().is_empty());
+    assert_eq!(*dev.frees.borrow(), vec![tmp]);
+}
