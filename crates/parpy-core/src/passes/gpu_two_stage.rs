@@ -24,7 +24,16 @@
 //! ```
 //! where `C = ceil(trip(R) / S)` and `k` is the outer iteration number.
 //! Both stages are then ordinary block-level tree reductions for
-//! `gpu_reductions`. Kernels of another shape keep the one-block reduction.
+//! `gpu_reductions`, and `gpu_grid` maps kernel 1's levels onto blocks
+//! `(outer, S)` of `T` threads (e.g. benchmark G5: 10 rows x 64 blocks).
+//!
+//! Kernels of another shape keep the one-block reduction (`gpu_grid` keeps a
+//! level holding a tree reduction in one block), but the request is not
+//! dropped silently: each reduction of the innermost level that asks for
+//! more threads than a block holds and has more iterations than that gets a
+//! warning at its span saying it runs in one block (per outer iteration) and
+//! why. So does a later wide reduction in the second kernel of a split (only
+//! the first reduction of a kernel is split).
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{
@@ -114,7 +123,7 @@ fn wide_reductions(
     for s in b {
         if let StmtKind::For(l) = &s.kind {
             if l.par.is_some() {
-                let wide = trip(l).map(|(_, n)| n > threads).unwrap_or(true);
+                let wide = trip_count(l).map(|n| n > threads).unwrap_or(true);
                 if depth == inner && l.reduction.is_some() && Some(l.var) != skip && wide {
                     out.push((s.span, l.labels.first().cloned()));
                 }
@@ -147,6 +156,17 @@ fn lit(e: &Expr) -> Option<i64> {
         ExprKind::Int(v) => Some(v),
         _ => None,
     }
+}
+
+/// The number of iterations of a loop with literal bounds (any step).
+fn trip_count(l: &ForLoop) -> Option<i64> {
+    let (lo, hi) = (lit(&l.lo)?, lit(&l.hi)?);
+    let (span, step) = match l.step {
+        0 => return None,
+        s if s > 0 => (hi.checked_sub(lo)?, s),
+        s => (lo.checked_sub(hi)?, s.checked_neg()?),
+    };
+    Some((span.max(0) + step - 1) / step)
 }
 
 fn trip(l: &ForLoop) -> Option<(i64, i64)> {
@@ -242,7 +262,10 @@ fn plan(k: &Kernel) -> Result<Plan, &'static str> {
          (the iterations cannot be divided among blocks)",
     )?;
     if n <= threads {
-        return Err("the reduction fits in one block");
+        return Err(
+            "only the first parallel reduction of the outer loop body is split into several \
+             blocks, and that one fits in one block",
+        );
     }
     let blocks = blocks.min((n + threads - 1) / threads);
     let chunk = (n + blocks - 1) / blocks;
@@ -575,9 +598,21 @@ mod tests {
     /// `rows(m)`, with `y[i] = 1` before the reduction (`store_first`) or a
     /// second reduction `u` over the row after it, stored into `y[i]` too.
     fn rows_with(m: i64, store_first: bool, second: bool) -> Program {
+        rows_of(4, 8192, 4, m, store_first, second)
+    }
+
+    /// `n` rows of `cols` elements, `outer` threads for the rows.
+    fn rows_of(
+        n: i64,
+        cols: i64,
+        outer_threads: i64,
+        m: i64,
+        store_first: bool,
+        second: bool,
+    ) -> Program {
         let mut b = FnBuilder::new("rows");
-        let x = b.array("x", ElemTy::F32, &[4, 8192]);
-        let y = b.array("y", ElemTy::F32, &[4]);
+        let x = b.array("x", ElemTy::F32, &[n, cols]);
+        let y = b.array("y", ElemTy::F32, &[n]);
         let i = b.index_var("i");
         let j = b.index_var("j");
         let t = b.local("t", ElemTy::F32);
@@ -585,7 +620,7 @@ mod tests {
         let mut inner = for_loop(
             j,
             0,
-            8192,
+            cols,
             &["M"],
             vec![assign(
                 t,
@@ -635,8 +670,8 @@ mod tests {
         } else {
             body.push(store(y, vec![var_e(&b.f, i)], var_e(&b.f, t)));
         }
-        let mut outer = for_loop(i, 0, 4, &["N"], body);
-        outer.par = par(4);
+        let mut outer = for_loop(i, 0, n, &["N"], body);
+        outer.par = par(outer_threads);
         b.push(for_stmt(outer));
         let mut p = program(b.f);
         outline_kernels::run(&mut p);
@@ -687,6 +722,72 @@ fn rows(x: f32[4, 8192], y: f32[4]) {
         assert_eq!(p.kernels[0].launch.threads, [1024, 1, 1]);
         assert_eq!(p.kernels[1].launch.blocks, [4, 1, 1]);
         assert_eq!(p.kernels[1].launch.threads, [32, 1, 1]);
+    }
+
+    #[test]
+    fn benchmark_g5_rows_span_64_blocks_each() {
+        // 10 x 1e8 f32, N = threads(10), M = threads(65536).
+        let mut p = rows_of(10, 100_000_000, 10, 65536, false, false);
+        assert_eq!(
+            program_to_string(&p),
+            "\
+kernel rows_N(x: f32[10, 100000000], y: f32[10]) launch(levels=[10, 65536], tpb=1024, blocks=[1, 1, 1], threads=[1, 1, 1]) {
+  for i in 0..10 step 1 [N] par(threads=10, tpb=1024) {
+    t: f32 = 0.0
+    for j in 0..100000000 step 1 [M] par(threads=65536, tpb=1024) reduce(sum -> t) {
+      t = (t + x[i, j])
+    }
+    y[i] = t
+  }
+}
+
+fn rows(x: f32[10, 100000000], y: f32[10]) {
+  launch rows_N(x, y)
+}
+"
+        );
+        assert!(run(&mut p).is_empty());
+        assert_eq!(verify_program(&p), Ok(()));
+        assert_eq!(
+            program_to_string(&p),
+            "\
+kernel rows_N_partial(x: f32[10, 100000000], y: f32[10], parts: f32[640]) launch(levels=[10, 64, 1024], tpb=1024, blocks=[1, 1, 1], threads=[1, 1, 1]) {
+  for i in 0..10 step 1 [N] par(threads=10, tpb=1024) {
+    for c in 0..64 step 1 [] par(threads=64, tpb=1024) {
+      blk: f32 = 0.0
+      for j in (c * 1562500)..min(100000000, ((c * 1562500) + 1562500)) step 1 [M] par(threads=1024, tpb=1024) reduce(sum -> blk) {
+        blk = (blk + x[i, j])
+      }
+      parts[((i * 64) + c)] = blk
+    }
+  }
+}
+
+kernel rows_N_final(x: f32[10, 100000000], y: f32[10], parts: f32[640]) launch(levels=[10, 64], tpb=1024, blocks=[1, 1, 1], threads=[1, 1, 1]) {
+  for i in 0..10 step 1 [N] par(threads=10, tpb=1024) {
+    t: f32 = 0.0
+    for b in 0..64 step 1 [M] par(threads=65536, tpb=1024) reduce(sum -> t) {
+      t = (t + parts[((i * 64) + b)])
+    }
+    y[i] = t
+  }
+}
+
+fn rows(x: f32[10, 100000000], y: f32[10]) {
+  launch rows_N_partial(x, y, parts)
+  launch rows_N_final(x, y, parts)
+}
+"
+        );
+        assert!(gpu_reductions::run(&mut p).is_empty());
+        assert!(gpu_grid::run(&mut p).is_empty());
+        assert_eq!(verify_program(&p), Ok(()));
+        // Grid (rows, blocks per row) of 1024 threads, then one block of
+        // 64 threads per row.
+        assert_eq!(p.kernels[0].launch.blocks, [10, 64, 1]);
+        assert_eq!(p.kernels[0].launch.threads, [1024, 1, 1]);
+        assert_eq!(p.kernels[1].launch.blocks, [10, 1, 1]);
+        assert_eq!(p.kernels[1].launch.threads, [64, 1, 1]);
     }
 
     #[test]
@@ -754,6 +855,22 @@ fn rows(x: f32[4, 8192], y: f32[4]) {
         assert!(w[0].notes[0].contains("only the first parallel reduction"));
         // The second kernel keeps the row's width for the later reduction.
         assert_eq!(p.kernels[1].launch.levels, [4, 4096]);
+    }
+
+    #[test]
+    fn a_narrow_first_reduction_before_a_wide_one_warns_about_the_wide_one() {
+        let mut p = rows_with(4096, false, true);
+        // The first reduction covers 512 elements of the row only.
+        if let StmtKind::For(outer) = &mut p.kernels[0].func.body[0].kind {
+            if let StmtKind::For(r) = &mut outer.body[1].kind {
+                r.hi = crate::passes::util::int(512, Span::default());
+            }
+        }
+        let before = program_to_string(&p);
+        let w = run(&mut p);
+        assert_eq!(program_to_string(&p), before);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].notes[0].contains("that one fits in one block"));
     }
 
     #[test]
