@@ -255,6 +255,18 @@ def test_unsupported_cai_dtype_and_bad_interface():
         tp.sum_rows(bad, np.zeros(4, np.float32), 4, opts=opts)
 
 
+def test_cai_typestr_with_non_ascii_characters_is_a_clear_error():
+    # the size after the first two characters is sliced from user text; a
+    # multi-byte character there must not reach Rust's char-boundary panic
+    from conftest import cpu_opts
+    opts = cpu_opts({'outer': parpy.threads(4)})
+    with pytest.raises(TypeError, match="dtype <\u00e94"):
+        tp.sum_rows(FakeCai((4, 8), typestr="<\u00e94"), np.zeros(4, np.float32), 4, opts=opts)
+    with pytest.raises(TypeError, match="invalid __cuda_array_interface__ \\(bad typestr\\)"):
+        tp.sum_rows(FakeCai((4, 8), typestr="<\u00e94", strides=(32, 4)),
+                    np.zeros(4, np.float32), 4, opts=opts)
+
+
 class FakeDlpack:
     """An object with only `__dlpack__`, returning a hand-made DLPack capsule
     (DLManagedTensor built with ctypes; no deleter)."""

@@ -111,7 +111,8 @@ fn typestr_elem(s: &str) -> Option<ElemTy> {
     if b[0] != native && b[0] != b'|' {
         return None;
     }
-    let size: usize = s[2..].parse().ok()?;
+    // `get`: a typestr from Python may hold any characters.
+    let size: usize = s.get(2..)?.parse().ok()?;
     elem_of(b[1], size)
 }
 
@@ -222,16 +223,16 @@ fn parse_cai(
     if let Some(strides) = d.get_item("strides")? {
         if !strides.is_none() {
             let strides: Vec<i64> = strides.extract().map_err(|_| bad("bad strides"))?;
-            let size = typestr[2.min(typestr.len())..]
-                .parse::<i64>()
-                .map_err(|_| bad("bad typestr"))?;
+            let size = typestr
+                .get(2..)
+                .and_then(|t| t.parse::<i64>().ok())
+                .ok_or_else(|| bad("bad typestr"))?;
             let mut want = size;
-            for (k, &s) in shape.iter().enumerate().rev() {
-                if shape[k] > 1 && strides.get(k) != Some(&want) {
+            for (k, &n) in shape.iter().enumerate().rev() {
+                if n > 1 && strides.get(k) != Some(&want) {
                     return Err(not_contiguous(i, ctx, "copy()"));
                 }
-                let _ = s;
-                want *= shape[k].max(1);
+                want = want.saturating_mul(n.max(1));
             }
         }
     }
@@ -390,7 +391,7 @@ fn dlpack(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option
             if shape[k] > 1 && st != want {
                 return Err(not_contiguous(i, ctx, "contiguous()"));
             }
-            want *= shape[k].max(1);
+            want = want.saturating_mul(shape[k].max(1));
         }
     }
     Ok(Some(DlArg {
