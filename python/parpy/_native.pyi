@@ -40,7 +40,12 @@ class CompileBackend:
 
 class CompileOptions:
     """Options of one compilation. Mutable; assign fields (in-place changes
-    to the returned `parallelize` dict or lists are not seen)."""
+    to the returned `parallelize` dict or lists are not seen).
+
+    `max_unroll_count`, `use_cuda_thread_block_clusters`,
+    `max_thread_blocks_per_cluster` and `use_cuda_graphs` are checked and
+    stored for compatibility but do not change the generated code yet (the
+    Metal backend rejects the two CUDA-only switches when they are on)."""
 
     parallelize: Dict[str, LoopPar]
     backend: CompileBackend
