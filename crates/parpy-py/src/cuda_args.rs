@@ -7,7 +7,7 @@
 //! `"torch"` is in `sys.modules`, and `torch.Tensor` is fetched from there.
 
 use parpy_core::{ArgType, ElemTy};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -35,14 +35,26 @@ pub struct DevArg {
     pub ptr: u64,
 }
 
+/// `sys.modules`, fetched once (asked on every call with a device array
+/// while torch is not imported).
+fn sys_modules(py: Python<'_>) -> PyResult<&Bound<'_, PyDict>> {
+    static MODULES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+    let m = MODULES.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+        Ok(py
+            .import("sys")?
+            .getattr("modules")?
+            .cast_into::<PyDict>()?
+            .unbind())
+    })?;
+    Ok(m.bind(py))
+}
+
 fn torch_tensor_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyType>>> {
     static TENSOR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     if let Some(t) = TENSOR.get(py) {
         return Ok(Some(t.bind(py)));
     }
-    let modules = py.import("sys")?.getattr("modules")?;
-    let modules = modules.cast::<PyDict>()?;
-    let Some(torch) = modules.get_item("torch")? else {
+    let Some(torch) = sys_modules(py)?.get_item(pyo3::intern!(py, "torch"))? else {
         return Ok(None);
     };
     let Ok(t) = torch.getattr("Tensor") else {
@@ -313,8 +325,9 @@ pub fn arg_type(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<
 pub fn torch_stream(py: Python<'_>, device: i64) -> PyResult<u64> {
     static GET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let f = GET.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        let modules = py.import("sys")?.getattr("modules")?;
-        let torch = modules.get_item("torch")?;
+        let torch = sys_modules(py)?
+            .get_item("torch")?
+            .ok_or_else(|| PyRuntimeError::new_err("torch is not imported"))?;
         Ok(torch
             .getattr("_C")?
             .getattr("_cuda_getCurrentRawStream")?
