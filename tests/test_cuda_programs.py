@@ -75,6 +75,16 @@ def dry_run(fn, args, opts, rtol=None, atol=None):
     return ref
 
 
+# The CPU programs whose host code touches arrays (REFERENCE.md: on a GPU
+# backend such programs are rejected); any other program rejected that way is
+# a failure, not a skip.
+HOST_TOUCHES_DEVICE = frozenset({
+    "test_negative_step",
+    "test_sequential_2d_stencil_nested_subscripts",
+    "test_slice_1d_with_bounds",
+})
+
+
 def _swap(f, run):
     @functools.wraps(f)
     def wrapper(*a, **k):
@@ -83,9 +93,7 @@ def _swap(f, run):
         try:
             return f(*a, **k)
         except parpy.CompileError as e:
-            # REFERENCE.md: on a GPU backend, host code cannot touch device
-            # data; such CPU programs are rejected with that error.
-            if "from host code (backend Cuda)" in str(e):
+            if f.__name__ in HOST_TOUCHES_DEVICE and "from host code (backend Cuda)" in str(e):
                 pytest.skip("not a Cuda program: " + str(e).splitlines()[0])
             raise
         finally:
