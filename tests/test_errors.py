@@ -319,6 +319,19 @@ def test_complex128_is_rejected():
     assert "complex128" in str(info.value)
 
 
+def test_non_native_byte_order_and_complex_scalar_name_the_dtype():
+    opts = cpu_opts({'N': parpy.threads(4)})
+    src = np.zeros(8, np.dtype(np.float64).newbyteorder())
+    dst = np.zeros(8, np.float64)
+    with pytest.raises(TypeError, match=r"`src`.*dtype >f8.*non-native byte order"):
+        copy_args(src, dst, 8, opts=opts)
+    with pytest.raises(TypeError, match=r"`N`.*dtype complex64.*does not support"):
+        copy_args(dst.copy(), dst, np.complex64(8), opts=opts)
+    # a NumPy integer scalar is accepted like a Python int
+    copy_args(np.arange(8.0), dst, np.int32(8), opts=opts)
+    np.testing.assert_array_equal(dst, np.arange(8.0))
+
+
 def test_dtype_mismatch_with_print_compiled_also_errors():
     src = np.zeros(8, np.complex128)
     dst = np.zeros(8, np.float64)

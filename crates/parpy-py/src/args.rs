@@ -267,11 +267,17 @@ fn supported_list() -> String {
 /// The element type of a dtype object (`arr.dtype`), or a TypeError naming
 /// argument `i`.
 pub fn dtype_elem(dtype: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<ElemTy> {
-    let kind: String = dtype.getattr("kind")?.extract()?;
-    let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
-    let byteorder: String = dtype.getattr("byteorder")?.extract()?;
-    let name: String = dtype.str()?.extract()?;
+    let py = dtype.py();
+    // one-character strings; called on every call with a NumPy scalar (and
+    // by compile_string's wrapper), so nothing here allocates on success
+    let kind: char = dtype.getattr(pyo3::intern!(py, "kind"))?.extract()?;
+    let itemsize: usize = dtype.getattr(pyo3::intern!(py, "itemsize"))?.extract()?;
+    let byteorder: char = dtype.getattr(pyo3::intern!(py, "byteorder"))?.extract()?;
     let err = |extra: &str| {
+        let name = dtype
+            .str()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".into());
         PyTypeError::new_err(format!(
             "argument `{}` of `{}` has dtype {name}, which parpy does not support{extra} \
              (supported: {})",
@@ -281,14 +287,15 @@ pub fn dtype_elem(dtype: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyRes
         ))
     };
     let native = if cfg!(target_endian = "little") {
-        "<"
+        '<'
     } else {
-        ">"
+        '>'
     };
-    if byteorder != "=" && byteorder != "|" && byteorder != native {
+    if byteorder != '=' && byteorder != '|' && byteorder != native {
         return Err(err(" (non-native byte order)"));
     }
-    let elem = elem_of(kind.bytes().next().unwrap_or(0), itemsize).ok_or_else(|| err(""))?;
+    let kind = if kind.is_ascii() { kind as u8 } else { 0 };
+    let elem = elem_of(kind, itemsize).ok_or_else(|| err(""))?;
     if !elem.is_supported() {
         return Err(err(" yet"));
     }
@@ -300,8 +307,9 @@ fn numpy_scalar(
     i: usize,
     ctx: &ArgCtx<'_>,
 ) -> PyResult<(ElemTy, ScalarValue)> {
-    let elem = dtype_elem(&obj.getattr("dtype")?, i, ctx)?;
-    let item = obj.call_method0("item")?;
+    let py = obj.py();
+    let elem = dtype_elem(&obj.getattr(pyo3::intern!(py, "dtype"))?, i, ctx)?;
+    let item = obj.call_method0(pyo3::intern!(py, "item"))?;
     let v = if elem == ElemTy::Bool {
         ScalarValue::Bool(item.extract()?)
     } else if elem.is_float() {
