@@ -16,7 +16,7 @@ pub const MAX_ARGS: usize = 64;
 
 const NPY_ARRAY_C_CONTIGUOUS: i32 = 0x0001;
 const NPY_ARRAY_ALIGNED: i32 = 0x0100;
-const NPY_ARRAY_WRITEABLE: i32 = 0x0400;
+pub const NPY_ARRAY_WRITEABLE: i32 = 0x0400;
 
 const TAG_ARRAY: u64 = 1;
 const TAG_BOOL: u64 = 2;

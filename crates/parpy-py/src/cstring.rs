@@ -124,17 +124,17 @@ impl CompiledString {
                             self.name
                         )));
                     }
-                    let writeable: bool = arr.getattr("flags")?.getattr("writeable")?.extract()?;
-                    if *written && !writeable {
+                    // SAFETY: reading the flags and data pointer of a live array.
+                    let (flags, data) = unsafe {
+                        let f = &*numpy::npyffi::_PyArray_GET_ITEM_DATA(arr.as_array_ptr());
+                        (f.flags, f.data)
+                    };
+                    if *written && flags & args::NPY_ARRAY_WRITEABLE == 0 {
                         return Err(PyValueError::new_err(format!(
                             "argument `{pname}` of `{}` is read-only, but the code writes to it",
                             self.name
                         )));
                     }
-                    // SAFETY: reading the data pointer of a live array.
-                    let data = unsafe {
-                        (*numpy::npyffi::_PyArray_GET_ITEM_DATA(arr.as_array_ptr())).data
-                    };
                     vals[i] = data as usize as u64;
                     is_arr[i] = true;
                 }
