@@ -127,15 +127,15 @@ pub fn cubin(
     arch: u32,
     cache: &DiskCache,
 ) -> Result<Vec<u8>, CudaError> {
-    let extra: Vec<String> = vec![];
     let arch_s = arch.to_string();
-    let opts = extra.join("\0");
+    // the last part (extra NVRTC options, none today) stays in the key so
+    // existing cache entries keep their names
     let key = DiskCache::blob_key(&[
         b"cubin",
         code.as_bytes(),
         src.identity.as_bytes(),
         arch_s.as_bytes(),
-        opts.as_bytes(),
+        b"",
     ]);
     let (path, _) = cache.get_or_build_blob(&key, "cubin", || {
         let n = nvrtc::load(src.path.as_deref())?;
@@ -144,7 +144,7 @@ pub fn cubin(
         } else {
             vec![]
         };
-        n.compile_cubin(code, name, arch, &includes, &extra)
+        n.compile_cubin(code, name, arch, &includes, &[])
     })?;
     std::fs::read(&path).map_err(|e| CudaError::Plan(format!("{}: {e}", path.display())))
 }
