@@ -125,9 +125,16 @@ impl DiskCache {
         }
         fs::create_dir_all(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))?;
         let uniq = unique_suffix();
-        let src_tmp = self.dir.join(format!("{key}.{uniq}.c"));
+        // The source keeps the same file name in every build of a key (in a
+        // private directory): the compiler records that name in the
+        // library, and concurrent builders of one key must produce the same
+        // bytes, or the last rename and the last metadata written could
+        // come from different builds.
+        let src_dir = self.dir.join(format!("{key}.{uniq}.d"));
+        let src_tmp = src_dir.join(format!("{key}.c"));
         let so_tmp = self.dir.join(format!("{key}.{uniq}.so.tmp"));
         let result = (|| {
+            fs::create_dir(&src_dir).map_err(|e| RuntimeError::io(&src_dir, e))?;
             write_synced(&src_tmp, code.as_bytes())?;
             compiler.build(&src_tmp, &so_tmp, flags)?;
             let bytes = fs::read(&so_tmp).map_err(|e| RuntimeError::io(&so_tmp, e))?;
@@ -140,7 +147,7 @@ impl DiskCache {
             sync_dir(&self.dir);
             Ok(())
         })();
-        let _ = fs::remove_file(&src_tmp);
+        let _ = fs::remove_dir_all(&src_dir);
         let _ = fs::remove_file(&so_tmp);
         result.map(|()| (so, outcome))
     }
@@ -250,10 +257,20 @@ pub fn clear(dir: &Path) -> Result<usize, RuntimeError> {
         let is_ours = name.len() > 65
             && name.as_bytes()[..64].iter().all(u8::is_ascii_hexdigit)
             && name.as_bytes()[64] == b'.'
-            && [".so", ".meta", ".tmp", ".c", ".cubin"]
+            && [".so", ".meta", ".tmp", ".c", ".cubin", ".d"]
                 .iter()
                 .any(|s| name.ends_with(s));
-        if is_ours && fs::remove_file(entry.path()).is_ok() {
+        if !is_ours {
+            continue;
+        }
+        let path = entry.path();
+        let removed = if name.ends_with(".d") {
+            // a build's private source directory left by a killed process
+            path.is_dir() && fs::remove_dir_all(&path).is_ok()
+        } else {
+            fs::remove_file(&path).is_ok()
+        };
+        if removed {
             n += 1;
         }
     }
@@ -402,6 +419,28 @@ mod tests {
     }
 
     #[test]
+    fn builds_of_one_key_are_byte_identical() {
+        let (a, b) = (
+            DiskCache::new(tmp_dir("same-bytes-a")),
+            DiskCache::new(tmp_dir("same-bytes-b")),
+        );
+        let cc = Compiler::find().unwrap();
+        let f = BuildFlags::default();
+        let pa = a.get_or_build(CODE, &cc, &f).unwrap();
+        let pb = b.get_or_build(CODE, &cc, &f).unwrap();
+        assert_eq!(fs::read(&pa).unwrap(), fs::read(&pb).unwrap());
+        // no temporary source directory is left behind
+        let names: Vec<_> = fs::read_dir(&a.dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        let _ = fs::remove_dir_all(&a.dir);
+        let _ = fs::remove_dir_all(&b.dir);
+    }
+
+    #[test]
     fn concurrent_builds_of_one_key_all_succeed() {
         let cache = DiskCache::new(tmp_dir("concurrent"));
         let cc = Compiler::find().unwrap();
@@ -484,7 +523,11 @@ mod tests {
         assert_eq!(fs::read_dir(&cache.dir).unwrap().count(), 0);
         cache.get_or_build(CODE, &cc, &f).unwrap();
         fs::write(cache.dir.join("keep-me.txt"), "x").unwrap();
-        assert_eq!(cache.clear().unwrap(), 2);
+        // the source directory a killed build leaves behind
+        let stray = cache.dir.join(format!("{}.1-2-3.d", "a".repeat(64)));
+        fs::create_dir(&stray).unwrap();
+        fs::write(stray.join("x.c"), "int x;").unwrap();
+        assert_eq!(cache.clear().unwrap(), 3);
         let names: Vec<_> = fs::read_dir(&cache.dir)
             .unwrap()
             .flatten()
