@@ -437,6 +437,20 @@ def test_gpu_axpy_numpy_in_and_out(specialize):
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
+def test_gpu_write_output_names_the_file_cu(tmp_path, capsys):
+    """write_output on the Cuda backend writes the CUDA file as `.cu`."""
+    x = np.arange(64, dtype=np.float64)
+    y = np.zeros(64, np.float64)
+    opts = cuda_opts({'N': T(64)}, cache_dir=str(tmp_path), write_output=True)
+    tp.axpy(2.0, x, y, 64, opts=opts)
+    files = list((tmp_path / "generated").glob("axpy-*.cu"))
+    assert len(files) == 1, list((tmp_path / "generated").iterdir())
+    assert "__global__" in files[0].read_text()
+    assert str(files[0]) in capsys.readouterr().err
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
 def test_gpu_torch_tensors_in_place_on_the_current_stream():
     torch = pytest.importorskip("torch")
     x = torch.arange(4096, dtype=torch.float32, device="cuda")

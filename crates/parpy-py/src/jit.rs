@@ -317,7 +317,7 @@ impl JitFunction {
         let options = data.to_core(backend)?;
         let out = run_compile(py, &self.def, &types, self.resolver.as_ref(), &options)?;
         if data.write_output {
-            write_output(py, &data, &self.name, &out.code)?;
+            write_output(py, &data, backend, &self.name, &out.code)?;
         }
         let mut params = Vec::with_capacity(out.params.len());
         let mut written_mask = 0u64;
@@ -439,10 +439,23 @@ pub fn build_entry(
     }
 }
 
-fn write_output(py: Python<'_>, data: &OptData, name: &str, code: &str) -> PyResult<()> {
+/// Writes the generated file under `<cache_dir>/generated/`, with the
+/// extension of the backend's language.
+fn write_output(
+    py: Python<'_>,
+    data: &OptData,
+    backend: Backend,
+    name: &str,
+    code: &str,
+) -> PyResult<()> {
     let dir = cache_for(data).dir.join("generated");
     let hash = parpy_runtime::cache::sha256_hex(code.as_bytes());
-    let path = dir.join(format!("{name}-{}.c", &hash[..12]));
+    let ext = match backend {
+        Backend::Cpu => "c",
+        Backend::Cuda => "cu",
+        Backend::Metal => "metal",
+    };
+    let path = dir.join(format!("{name}-{}.{ext}", &hash[..12]));
     std::fs::create_dir_all(&dir)
         .and_then(|()| std::fs::write(&path, code))
         .map_err(|e| PyRuntimeError::new_err(format!("write_output: {}: {e}", path.display())))?;
