@@ -417,6 +417,56 @@ def test_compile_string_cuda_without_nvcc_is_a_clear_error(monkeypatch):
 # on a GPU
 
 
+# -- how the Cuda backend takes each kind of argument (no GPU needed) --------
+
+class _CpuDlpack:
+    """A non-NumPy object exporting a CPU DLPack tensor."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kw):
+        return self._a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+class _FakeCai:
+    def __init__(self):
+        self.__cuda_array_interface__ = {
+            "shape": (4,), "typestr": "<f4", "data": (4096, False), "version": 3}
+
+
+@pytest.mark.parametrize("value", [
+    np.zeros(8, np.float32),
+    np.zeros((3, 4), np.int64),
+    np.zeros(8, np.float64)[::2],
+    2.0, 3, np.float32(1.5),
+])
+def test_numpy_arrays_and_scalars_are_staged_not_device_arrays(value):
+    """NumPy arrays export __dlpack__ (a CPU tensor): the Cuda backend must
+    still take them as NumPy arrays to copy, not reject them as CPU DLPack
+    (the first GPU run failed 204 tests that way)."""
+    assert _native._cuda_arg_kind(value) is None
+
+
+def test_readonly_numpy_array_is_staged():
+    # NumPy's __dlpack__ raises BufferError on a read-only array
+    x = np.arange(5.0)
+    x.setflags(write=False)
+    assert _native._cuda_arg_kind(x) is None
+
+
+def test_cpu_dlpack_object_is_rejected_naming_the_argument():
+    with pytest.raises(ValueError, match=r"argument `x` .* non-CUDA device"):
+        _native._cuda_arg_kind(_CpuDlpack(np.zeros(4, np.float32)))
+
+
+def test_cuda_array_interface_object_is_taken_in_place():
+    assert _native._cuda_arg_kind(_FakeCai()) == "cai"
+
+
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
 @pytest.mark.parametrize("specialize", [True, False])
@@ -480,18 +530,18 @@ def test_gpu_cai_arrays_in_place():
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
 def test_gpu_illegal_address_is_a_python_exception_naming_the_function():
     # in a subprocess: an illegal address poisons the CUDA context
+    bad = (
+        "// parpy-entry: parpy_entry_bad\n"
+        "// parpy-param: y f32[16] written\n"
+        "#include <stdint.h>\n"
+        "__global__ void bad_kernel(float *y) { float *p = (float *)0x10; p[threadIdx.x] = 1.0f; }\n"
+        'extern "C" int32_t parpy_entry_bad(void **args) '
+        "{ bad_kernel<<<1, 16>>>((float *)args[0]); return 0; }\n"
+    )
     code = f"""
-        import sys
-        sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
         import numpy as np, parpy
-        code = '''// parpy-entry: parpy_entry_bad
-// parpy-param: y f32[16] written
-#include <stdint.h>
-__global__ void bad_kernel(float *y) {{ float *p = (float *)0x10; p[threadIdx.x] = 1.0f; }}
-extern "C" int32_t parpy_entry_bad(void **args) {{ bad_kernel<<<1, 16>>>((float *)args[0]); return 0; }}
-'''
         opts = parpy.CompileOptions(); opts.backend = parpy.CompileBackend.Cuda
-        f = parpy.compile_string("bad", code, opts)
+        f = parpy.compile_string("bad", {bad!r}, opts)
         try:
             f(np.zeros(16, np.float32))
         except RuntimeError as e:

@@ -128,14 +128,16 @@ pub fn cubin(
     cache: &DiskCache,
 ) -> Result<Vec<u8>, CudaError> {
     let arch_s = arch.to_string();
-    // the last part (extra NVRTC options, none today) stays in the key so
-    // existing cache entries keep their names
+    // extra NVRTC options for experiments (`PARPY_NVRTC_OPTIONS`, split at
+    // whitespace); the last part of the key
+    let extra_s = std::env::var("PARPY_NVRTC_OPTIONS").unwrap_or_default();
+    let extra: Vec<String> = extra_s.split_whitespace().map(String::from).collect();
     let key = DiskCache::blob_key(&[
         b"cubin",
         code.as_bytes(),
         src.identity.as_bytes(),
         arch_s.as_bytes(),
-        b"",
+        extra.join(" ").as_bytes(),
     ]);
     let (path, _) = cache.get_or_build_blob(&key, "cubin", || {
         let n = nvrtc::load(src.path.as_deref())?;
@@ -144,7 +146,7 @@ pub fn cubin(
         } else {
             vec![]
         };
-        n.compile_cubin(code, name, arch, &includes, &[])
+        n.compile_cubin(code, name, arch, &includes, &extra)
     })?;
     std::fs::read(&path).map_err(|e| CudaError::Plan(format!("{}: {e}", path.display())))
 }
@@ -343,12 +345,13 @@ impl CudaFn {
 /// `_native._cuda_nvrtc_compile(code, name, arch)`: NVRTC from the wheel,
 /// code to a cubin (for tests and CI; no GPU needed).
 #[pyfunction]
-#[pyo3(signature = (code, name, arch=90))]
+#[pyo3(signature = (code, name, arch=90, options=vec![]))]
 pub fn _cuda_nvrtc_compile<'py>(
     py: Python<'py>,
     code: &str,
     name: &str,
     arch: u32,
+    options: Vec<String>,
 ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
     crate::guard(|| {
         let n = nvrtc(py)?;
@@ -359,7 +362,7 @@ pub fn _cuda_nvrtc_compile<'py>(
             vec![]
         };
         let cubin = py
-            .detach(|| n.compile_cubin(code, name, arch, &includes, &[]))
+            .detach(|| n.compile_cubin(code, name, arch, &includes, &options))
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         Ok(pyo3::types::PyBytes::new(py, &cubin))
     })

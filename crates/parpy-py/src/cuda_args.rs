@@ -367,7 +367,12 @@ struct DlArg {
 /// Reads an object's `__dlpack__()` capsule (the capsule keeps its name,
 /// so its destructor calls the producer's deleter when it is dropped; the
 /// argument itself keeps the memory alive during the call).
+/// NumPy arrays (which have `__dlpack__` since NumPy 1.22, on the CPU) are
+/// not device arrays: `None`, so the caller stages them.
 fn dlpack(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option<DlArg>> {
+    if obj.cast::<numpy::PyUntypedArray>().is_ok() {
+        return Ok(None);
+    }
     let py = obj.py();
     let Ok(f) = obj.getattr(pyo3::intern!(py, "__dlpack__")) else {
         return Ok(None);
@@ -413,4 +418,24 @@ fn dlpack(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option
         shape,
         dtype: t.dtype_code as u32 | (t.dtype_bits as u32) << 8 | (t.dtype_lanes as u32) << 16,
     }))
+}
+
+/// `_native._cuda_arg_kind(obj)`: how the Cuda backend takes `obj`:
+/// `"torch"`, `"cai"` or `"dlpack"` (in place), or `None` (a NumPy array
+/// or a scalar, staged). Internal; lets the tests check the classification
+/// without a GPU.
+#[pyfunction]
+pub fn _cuda_arg_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
+    crate::guard(|| {
+        let params = vec!["x".to_string()];
+        let ctx = ArgCtx {
+            func: "_cuda_arg_kind",
+            params: &params,
+        };
+        Ok(arg_type(obj, 0, &ctx)?.map(|d| match d.kind {
+            DevKind::Torch => "torch",
+            DevKind::Cai => "cai",
+            DevKind::DlPack => "dlpack",
+        }))
+    })
 }

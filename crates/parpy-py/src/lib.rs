@@ -209,6 +209,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda::_cuda_nvrtc_version, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_dry_run, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_nvrtc_loaded, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_args::_cuda_arg_kind, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_sync, m)?)?;
     Ok(())
 }
