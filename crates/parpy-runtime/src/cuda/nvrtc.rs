@@ -195,8 +195,14 @@ impl Nvrtc {
             .map_err(|_| CudaError::Plan("the CUDA source contains a NUL byte".into()))?;
         let cname = CString::new(format!("{name}.cu"))
             .map_err(|_| CudaError::Plan("the program name contains a NUL byte".into()))?;
-        let mut opts: Vec<String> =
-            vec![format!("--gpu-architecture=sm_{arch}"), "-std=c++17".into()];
+        // --minimal leaves out texture, device-runtime and driver-type
+        // declarations that generated code never uses: a first call on an
+        // H200 machine (NVRTC 13.0) went from ~20 to ~13 ms for softmax
+        let mut opts: Vec<String> = vec![
+            format!("--gpu-architecture=sm_{arch}"),
+            "-std=c++17".into(),
+            "--minimal".into(),
+        ];
         for d in include_dirs {
             opts.push(format!("-I{}", d.display()));
         }
