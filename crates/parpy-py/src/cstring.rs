@@ -166,7 +166,7 @@ impl CompiledString {
                 };
                 let bytes = elem.size() * arr.len();
                 let r = (|| {
-                    let d = driver::alloc(bytes, 0)?;
+                    let d = ctx_dev.alloc(bytes, 0)?;
                     staged.push((d, vals[i], bytes, *written));
                     // SAFETY: the NumPy array holds `bytes` bytes and lives
                     // for the call.

@@ -295,7 +295,7 @@ impl CudaFn {
                 args[j] = match pass {
                     Pass::Scalar | Pass::Device => vals[ai],
                     Pass::Host { bytes, written } => {
-                        let d = driver::alloc(bytes, stream)?;
+                        let d = self.ctx.alloc(bytes, stream)?;
                         staged.push((d, vals[ai], bytes, written));
                         // SAFETY: the NumPy array (kept alive by the caller)
                         // holds `bytes` bytes; pageable copies complete
@@ -308,6 +308,7 @@ impl CudaFn {
                 };
             }
             let launcher = Launcher {
+                ctx: self.ctx,
                 module: &self.module,
                 stream,
             };

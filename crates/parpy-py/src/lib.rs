@@ -191,6 +191,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("ParpyWarning", py.get_type::<ParpyWarning>())?;
     m.add("__version__", parpy_core::VERSION)?;
+    // Loads NumPy's C API now (rust-numpy does it on first use, and it
+    // checks NumPy's version with a regex: ~0.5 ms that otherwise lands on
+    // the first call of the process).
+    let _ = numpy::PyArrayDescr::of::<f64>(py);
     m.add_class::<options::LoopPar>()?;
     m.add_class::<options::CompileBackend>()?;
     m.add_class::<options::CompileOptions>()?;

@@ -133,6 +133,11 @@ pub struct Context {
     /// `major * 10 + minor` (90 on an H100/H200).
     pub arch: u32,
     ctx: sys::CUcontext,
+    /// parpy's own stream-ordered memory pool on this device (device
+    /// temporaries, staged NumPy arrays), which keeps freed memory for reuse
+    /// (release threshold: unlimited); null when the driver would not make
+    /// one, then allocations come from the device's default pool.
+    pool: sys::CUmemoryPool,
 }
 
 // SAFETY: a CUcontext handle may be used from any thread (cuCtxSetCurrent).
@@ -187,6 +192,7 @@ pub fn context(ordinal: i64) -> Result<&'static Context, CudaError> {
             name,
             arch,
             ctx,
+            pool: make_pool(ordinal),
         })
     })?;
     let c: &'static Context = Box::leak(Box::new(c));
@@ -194,7 +200,47 @@ pub fn context(ordinal: i64) -> Result<&'static Context, CudaError> {
     Ok(c)
 }
 
+/// A memory pool on device `ordinal` that never gives memory back to the
+/// driver on its own: the default pool's release threshold is 0, so every
+/// synchronisation returned a call's temporaries and the next call mapped
+/// them again. Null when the pool cannot be made.
+fn make_pool(ordinal: i32) -> sys::CUmemoryPool {
+    // SAFETY: zeroed props are valid (no handle types, default size); the
+    // location's id is the first member (an int) of its union.
+    unsafe {
+        let mut props: sys::CUmemPoolProps = std::mem::zeroed();
+        props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+        *(std::ptr::addr_of_mut!(props.location.__bindgen_anon_1) as *mut i32) = ordinal;
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        if sys::cuMemPoolCreate(&mut pool, &props) != sys::CUresult::CUDA_SUCCESS {
+            return std::ptr::null_mut();
+        }
+        let mut keep: u64 = u64::MAX;
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            &mut keep as *mut u64 as *mut c_void,
+        );
+        pool
+    }
+}
+
 impl Context {
+    /// Stream-ordered allocation from parpy's pool on this device (the
+    /// context must be current).
+    pub fn alloc(&self, bytes: usize, stream: Stream) -> Result<u64, CudaError> {
+        if self.pool.is_null() {
+            return alloc(bytes, stream);
+        }
+        let mut p: sys::CUdeviceptr = 0;
+        // SAFETY: valid out-pointer; a pool of this context's device.
+        check("cuMemAllocFromPoolAsync", unsafe {
+            sys::cuMemAllocFromPoolAsync(&mut p, bytes.max(1), self.pool, stream as sys::CUstream)
+        })?;
+        Ok(p)
+    }
+
     /// Makes this context current on the calling thread.
     #[inline]
     pub fn bind(&self) -> Result<(), CudaError> {
@@ -286,6 +332,7 @@ pub type Stream = u64;
 /// Launches on one stream through one module: the [`Device`] the plan runs
 /// against on a real GPU.
 pub struct Launcher<'a> {
+    pub ctx: &'a Context,
     pub module: &'a Module,
     pub stream: Stream,
 }
@@ -325,7 +372,7 @@ impl Device for Launcher<'_> {
     }
 
     fn alloc(&self, bytes: usize) -> Result<u64, CudaError> {
-        alloc(bytes.max(1), self.stream)
+        self.ctx.alloc(bytes, self.stream)
     }
 
     fn free(&self, ptr: u64) {
