@@ -397,3 +397,58 @@ def test_host_condition_on_a_device_value():
         check_nvrtc(code, "device_flag")
     if NVCC_PATH is not None:
         check_nvcc(code, "device_flag")
+
+
+# --------------------------------------------------------------------------
+# gpu_register_rows: a thread's share of a row stays in registers across the
+# loops that walk it
+
+
+@parpy.jit
+def row_then_peek(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        s = parpy.operators.sum(x[i, :])
+        parpy.label('M')
+        y[i, :] = x[i, :] / s
+        y[i, 0] = x[i, 0]
+
+
+@parpy.jit
+def shifted_rows(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        s = parpy.operators.sum(x[i, :])
+        parpy.label('M')
+        y[i, :] = x[i + 1, :] / s
+
+
+def test_softmax_rows_are_read_once_and_written_once():
+    # 1024 columns over 128 threads: 8 elements per thread, no bound check
+    code = printed("softmax_par")
+    assert "float x_reg[8];" in code and "float y_reg[8];" in code
+    assert code.count("= x[i * 1024 + ") == 1      # the load before the walks
+    assert code.count("y[i * 1024 + ") == 1        # the store after them
+    assert code.count("#pragma unroll") == 6
+    assert "j < 1024" not in code
+
+
+def test_a_ragged_share_checks_the_bound_and_in_place_rows_load_first():
+    # 257 columns over 32 threads: 9 per thread, the last one partial; the
+    # row is read (sum) before it is written, so it is loaded first
+    code = printed("normalize_rows")
+    assert "double x_reg[9];" in code
+    assert code.count("if (j") >= 4
+    assert code.count("x[i * 257 + ") == 2         # one load, one store
+
+
+def test_rows_used_elsewhere_or_at_other_rows_are_not_cached():
+    x, y = f32(16, 256), f32(16, 256)
+    opts = cuda_opts({'N': T(16), 'M': T(64)})
+    code = parpy.print_compiled(row_then_peek, [x, y, 16], opts)
+    assert "x_reg" not in code          # x[i, 0] is read outside the walks
+    assert "y_reg" not in code          # y[i, 0] is written outside them
+    code = parpy.print_compiled(shifted_rows, [f32(17, 256), y, 16], opts)
+    assert "x_reg" not in code          # x[i, :] and x[i + 1, :] differ

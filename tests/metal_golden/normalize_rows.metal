@@ -9,17 +9,40 @@ using namespace metal;
     device float *x [[buffer(0)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
+  float x_reg[9];
   for (int i = (int)parpy_block.x; i < 64; i += 64) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)parpy_thread.x; j < 257; j += 32) {
-      partial = partial + x[i * 257 + j];
+    #pragma unroll
+    for (int k_2 = 0; k_2 < 9; k_2 += 1) {
+      int j_2 = (int)parpy_thread.x + k_2 * 32;
+      if (j_2 < 257) {
+        x_reg[k_2] = x[i * 257 + j_2];
+      }
+    }
+    #pragma unroll
+    for (int k = 0; k < 9; k += 1) {
+      int j = (int)parpy_thread.x + k * 32;
+      if (j < 257) {
+        partial = partial + x_reg[k];
+      }
     }
     partial = simd_sum(partial);
     acc = acc + partial;
     float s = acc;
-    for (int j_1 = (int)parpy_thread.x; j_1 < 257; j_1 += 32) {
-      x[i * 257 + j_1] = x[i * 257 + j_1] / s;
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 9; k_1 += 1) {
+      int j_1 = (int)parpy_thread.x + k_1 * 32;
+      if (j_1 < 257) {
+        x_reg[k_1] = x_reg[k_1] / s;
+      }
+    }
+    #pragma unroll
+    for (int k_3 = 0; k_3 < 9; k_3 += 1) {
+      int j_3 = (int)parpy_thread.x + k_3 * 32;
+      if (j_3 < 257) {
+        x[i * 257 + j_3] = x_reg[k_3];
+      }
     }
   }
 }

@@ -18,11 +18,19 @@ static inline float parpy_max_f32(float a, float b) {
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[4];
+  float x_reg[8];
+  float y_reg[8];
   for (int i = (int)parpy_block.x; i < 32; i += 32) {
     float acc = -INFINITY;
     float partial = -INFINITY;
-    for (int j = (int)parpy_thread.x; j < 1024; j += 128) {
-      partial = parpy_max_f32(partial, x[i * 1024 + j]);
+    #pragma unroll
+    for (int k_4 = 0; k_4 < 8; k_4 += 1) {
+      int j_4 = (int)parpy_thread.x + k_4 * 128;
+      x_reg[k_4] = x[i * 1024 + j_4];
+    }
+    #pragma unroll
+    for (int k = 0; k < 8; k += 1) {
+      partial = parpy_max_f32(partial, x_reg[k]);
     }
     partial = simd_max(partial);
     if ((long)parpy_lane == 0) {
@@ -33,14 +41,16 @@ static inline float parpy_max_f32(float a, float b) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = parpy_max_f32(acc, partial);
     float m = acc;
-    for (int j_1 = (int)parpy_thread.x; j_1 < 1024; j_1 += 128) {
-      y[i * 1024 + j_1] = metal::exp(x[i * 1024 + j_1] - m);
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 8; k_1 += 1) {
+      y_reg[k_1] = metal::exp(x_reg[k_1] - m);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float acc_1 = 0.0f;
     float partial_1 = 0.0f;
-    for (int j_2 = (int)parpy_thread.x; j_2 < 1024; j_2 += 128) {
-      partial_1 = partial_1 + y[i * 1024 + j_2];
+    #pragma unroll
+    for (int k_2 = 0; k_2 < 8; k_2 += 1) {
+      partial_1 = partial_1 + y_reg[k_2];
     }
     partial_1 = simd_sum(partial_1);
     if ((long)parpy_lane == 0) {
@@ -51,8 +61,14 @@ static inline float parpy_max_f32(float a, float b) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc_1 = acc_1 + partial_1;
     float s = acc_1;
-    for (int j_3 = (int)parpy_thread.x; j_3 < 1024; j_3 += 128) {
-      y[i * 1024 + j_3] = y[i * 1024 + j_3] / s;
+    #pragma unroll
+    for (int k_3 = 0; k_3 < 8; k_3 += 1) {
+      y_reg[k_3] = y_reg[k_3] / s;
+    }
+    #pragma unroll
+    for (int k_5 = 0; k_5 < 8; k_5 += 1) {
+      int j_5 = (int)parpy_thread.x + k_5 * 128;
+      y[i * 1024 + j_5] = y_reg[k_5];
     }
   }
 }

@@ -874,18 +874,24 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             }
         }
         for (i, var) in self.f.vars.iter().enumerate() {
-            if var.kind != VarKind::Shared {
+            if !matches!(var.kind, VarKind::Shared | VarKind::Register) {
                 continue;
             }
             let Type::Array { elem, shape } = &var.ty else {
-                return Err(format!("shared variable `{}` is not an array", var.name));
+                return Err(format!(
+                    "kernel-local variable `{}` is not an array",
+                    var.name
+                ));
             };
             let ty = self.d.scalar_type(*elem)?;
-            let text = self.d.shared_decl(
-                ty,
-                &self.name(VarId(i as u32)),
-                shape.iter().product::<i64>().max(1),
-            )?;
+            let name = self.name(VarId(i as u32));
+            let len = shape.iter().product::<i64>().max(1);
+            let text = if var.kind == VarKind::Shared {
+                self.d.shared_decl(ty, &name, len)?
+            } else {
+                // a thread's own array: the same declaration in every dialect
+                format!("{ty} {name}[{len}];")
+            };
             self.line(1, &text);
         }
         for v in self.temps.clone() {
@@ -1223,6 +1229,10 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         };
         let intro = self.d.loop_intro(&ctx);
         self.absorbed = intro.absorbs_child;
+        if l.unroll {
+            // understood by nvcc/NVRTC and Metal's compiler (clang)
+            self.line(depth, "#pragma unroll");
+        }
         for line in &intro.lines {
             self.line(depth, line);
         }

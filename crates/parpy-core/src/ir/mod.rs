@@ -68,6 +68,10 @@ pub enum VarKind {
     /// `threadgroup`): one instance per block, visible to all its threads.
     /// Only in kernels, only arrays; produced by the GPU lowering passes.
     Shared,
+    /// A kernel-local array private to each thread (kept in registers when
+    /// every index is a constant after unrolling). Only in kernels, only
+    /// arrays; produced by `passes::gpu_register_rows`.
+    Register,
 }
 
 #[derive(Clone, PartialEq, Debug)]
@@ -243,6 +247,10 @@ pub struct ForLoop {
     /// The loop was marked with `par_reduction()`: `passes::lower_reductions`
     /// must turn its body into a reduction into a scalar accumulator.
     pub wants_reduction: bool,
+    /// Unroll completely (GPU: `#pragma unroll`); set by GPU passes on loops
+    /// with a small constant trip count whose body indexes a
+    /// [`VarKind::Register`] array with the loop variable.
+    pub unroll: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]

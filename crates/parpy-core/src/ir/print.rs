@@ -168,14 +168,17 @@ fn print_function(f: &Function, keyword: &str, kernel: Option<&Kernel>, ctx: &Ct
         p.declared.insert(id);
     }
     for (i, v) in f.vars.iter().enumerate() {
-        if v.kind == VarKind::Shared {
-            let line = format!(
-                "  shared {}: {}\n",
-                p.name(VarId(i as u32)),
-                type_to_string(&v.ty)
-            );
-            p.out.push_str(&line);
-        }
+        let what = match v.kind {
+            VarKind::Shared => "shared",
+            VarKind::Register => "register",
+            _ => continue,
+        };
+        let line = format!(
+            "  {what} {}: {}\n",
+            p.name(VarId(i as u32)),
+            type_to_string(&v.ty)
+        );
+        p.out.push_str(&line);
     }
     p.block(&f.body, 1);
     p.out.push_str("}\n");
@@ -308,6 +311,9 @@ impl Printer<'_> {
         }
         if l.wants_reduction {
             self.out.push_str(" par_reduction");
+        }
+        if l.unroll {
+            self.out.push_str(" unroll");
         }
         self.out.push_str(" {\n");
         self.block(&l.body, depth + 1);

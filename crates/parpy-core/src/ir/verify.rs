@@ -35,13 +35,16 @@ fn verify_function(p: &Program, f: &Function, kernel: bool) -> Result<(), String
         }
     }
     for v in &f.vars {
-        if v.kind == VarKind::Shared {
-            if !kernel {
-                return Err(format!("shared array `{}` outside a kernel", v.name));
-            }
-            if !v.ty.is_array() {
-                return Err(format!("shared variable `{}` is not an array", v.name));
-            }
+        let what = match v.kind {
+            VarKind::Shared => "shared",
+            VarKind::Register => "register",
+            _ => continue,
+        };
+        if !kernel {
+            return Err(format!("{what} array `{}` outside a kernel", v.name));
+        }
+        if !v.ty.is_array() {
+            return Err(format!("{what} variable `{}` is not an array", v.name));
         }
     }
     V { p, f, kernel }.block(&f.body)

@@ -427,6 +427,7 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
         }),
         reduction: None,
         wants_reduction: false,
+        unroll: false,
     };
     let chunk_stmt = Stmt::new(StmtKind::For(Box::new(chunk_loop)), span);
     let cut = |b: &mut Block, at: usize, s: Stmt| {
@@ -503,6 +504,7 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
         par: r.par,
         reduction: Some(red),
         wants_reduction: false,
+        unroll: false,
     };
     let final_stmt = Stmt::new(StmtKind::For(Box::new(final_loop)), span);
     match plan.outer_at {

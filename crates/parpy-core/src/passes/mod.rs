@@ -28,6 +28,7 @@ pub mod fold_constants;
 pub mod gpu_grid;
 pub mod gpu_host_reads;
 pub mod gpu_reductions;
+pub mod gpu_register_rows;
 pub mod gpu_two_stage;
 pub mod lower_reductions;
 pub mod outline_kernels;
@@ -140,6 +141,10 @@ pub fn run_pipeline(
             return Err(CompileError::User(errors));
         }
         r.after("gpu_grid", &program, t)?;
+
+        let t = Instant::now();
+        gpu_register_rows::run(&mut program);
+        r.after("gpu_register_rows", &program, t)?;
     }
 
     Ok((program, warnings))

@@ -124,6 +124,7 @@ pub fn for_loop(var: VarId, lo: i64, hi: i64, labels: &[&str], body: Vec<Stmt>) 
         par: None,
         reduction: None,
         wants_reduction: false,
+        unroll: false,
     }
 }
 

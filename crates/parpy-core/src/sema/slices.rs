@@ -70,6 +70,7 @@ fn loop_nest(
             par: None,
             reduction: reduction.take(),
             wants_reduction: false,
+            unroll: false,
         };
         body = vec![Stmt::new(StmtKind::For(Box::new(l)), span)];
     }

@@ -474,6 +474,7 @@ impl Lowerer<'_, '_> {
             par: None,
             reduction: None,
             wants_reduction: false,
+            unroll: false,
         })))
     }
 

@@ -34,11 +34,18 @@ static __device__ inline float parpy_warp_sum_f32(float v) {
 
 extern "C" __global__ void __launch_bounds__(256) normalize_rows_N(const float *x, float *y) {
   __shared__ float shm_f32[8];
+  float x_reg[1];
   for (int64_t i = (int64_t)blockIdx.x; i < 64; i += 64) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int64_t j = (int64_t)threadIdx.x; j < 256; j += 256) {
-      partial = partial + x[i * 256 + j];
+    #pragma unroll
+    for (int64_t k_2 = 0; k_2 < 1; k_2 += 1) {
+      int64_t j_2 = (int64_t)threadIdx.x + k_2 * 256;
+      x_reg[k_2] = x[i * 256 + j_2];
+    }
+    #pragma unroll
+    for (int64_t k = 0; k < 1; k += 1) {
+      partial = partial + x_reg[k];
     }
     partial = parpy_warp_sum_f32(partial);
     if ((int64_t)(threadIdx.x % 32) == 0) {
@@ -49,8 +56,10 @@ extern "C" __global__ void __launch_bounds__(256) normalize_rows_N(const float *
     __syncthreads();
     acc = acc + partial;
     float s = acc;
-    for (int64_t j_1 = (int64_t)threadIdx.x; j_1 < 256; j_1 += 256) {
-      y[i * 256 + j_1] = x[i * 256 + j_1] / s;
+    #pragma unroll
+    for (int64_t k_1 = 0; k_1 < 1; k_1 += 1) {
+      int64_t j_1 = (int64_t)threadIdx.x + k_1 * 256;
+      y[i * 256 + j_1] = x_reg[k_1] / s;
     }
   }
 }

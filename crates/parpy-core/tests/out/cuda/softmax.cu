@@ -46,11 +46,19 @@ static __device__ inline float parpy_warp_max_f32(float v) {
 
 extern "C" __global__ void __launch_bounds__(256) softmax_N(const float *x, float *y) {
   __shared__ float shm_f32[8];
+  float x_reg[2];
+  float y_reg[2];
   for (int64_t i = (int64_t)blockIdx.x; i < 64; i += 64) {
     float acc = -INFINITY;
     float partial = -INFINITY;
-    for (int64_t j = (int64_t)threadIdx.x; j < 512; j += 256) {
-      partial = parpy_max_f32(partial, x[i * 512 + j]);
+    #pragma unroll
+    for (int64_t k_4 = 0; k_4 < 2; k_4 += 1) {
+      int64_t j_4 = (int64_t)threadIdx.x + k_4 * 256;
+      x_reg[k_4] = x[i * 512 + j_4];
+    }
+    #pragma unroll
+    for (int64_t k = 0; k < 2; k += 1) {
+      partial = parpy_max_f32(partial, x_reg[k]);
     }
     partial = parpy_warp_max_f32(partial);
     if ((int64_t)(threadIdx.x % 32) == 0) {
@@ -61,14 +69,16 @@ extern "C" __global__ void __launch_bounds__(256) softmax_N(const float *x, floa
     __syncthreads();
     acc = parpy_max_f32(acc, partial);
     float m = acc;
-    for (int64_t j_1 = (int64_t)threadIdx.x; j_1 < 512; j_1 += 256) {
-      y[i * 512 + j_1] = expf(x[i * 512 + j_1] - m);
+    #pragma unroll
+    for (int64_t k_1 = 0; k_1 < 2; k_1 += 1) {
+      y_reg[k_1] = expf(x_reg[k_1] - m);
     }
     __syncthreads();
     float acc_1 = 0.0f;
     float partial_1 = 0.0f;
-    for (int64_t j_2 = (int64_t)threadIdx.x; j_2 < 512; j_2 += 256) {
-      partial_1 = partial_1 + y[i * 512 + j_2];
+    #pragma unroll
+    for (int64_t k_2 = 0; k_2 < 2; k_2 += 1) {
+      partial_1 = partial_1 + y_reg[k_2];
     }
     partial_1 = parpy_warp_sum_f32(partial_1);
     if ((int64_t)(threadIdx.x % 32) == 0) {
@@ -79,8 +89,14 @@ extern "C" __global__ void __launch_bounds__(256) softmax_N(const float *x, floa
     __syncthreads();
     acc_1 = acc_1 + partial_1;
     float s = acc_1;
-    for (int64_t j_3 = (int64_t)threadIdx.x; j_3 < 512; j_3 += 256) {
-      y[i * 512 + j_3] = y[i * 512 + j_3] / s;
+    #pragma unroll
+    for (int64_t k_3 = 0; k_3 < 2; k_3 += 1) {
+      y_reg[k_3] = y_reg[k_3] / s;
+    }
+    #pragma unroll
+    for (int64_t k_5 = 0; k_5 < 2; k_5 += 1) {
+      int64_t j_5 = (int64_t)threadIdx.x + k_5 * 256;
+      y[i * 512 + j_5] = y_reg[k_5];
     }
   }
 }

@@ -14,11 +14,18 @@ using namespace metal;
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[8];
+  float x_reg[1];
   for (int i = (int)parpy_block.x; i < 64; i += 64) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)parpy_thread.x; j < 256; j += 256) {
-      partial = partial + x[i * 256 + j];
+    #pragma unroll
+    for (int k_2 = 0; k_2 < 1; k_2 += 1) {
+      int j_2 = (int)parpy_thread.x + k_2 * 256;
+      x_reg[k_2] = x[i * 256 + j_2];
+    }
+    #pragma unroll
+    for (int k = 0; k < 1; k += 1) {
+      partial = partial + x_reg[k];
     }
     partial = simd_sum(partial);
     if ((long)parpy_lane == 0) {
@@ -29,8 +36,10 @@ using namespace metal;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = acc + partial;
     float s = acc;
-    for (int j_1 = (int)parpy_thread.x; j_1 < 256; j_1 += 256) {
-      y[i * 256 + j_1] = x[i * 256 + j_1] / s;
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 1; k_1 += 1) {
+      int j_1 = (int)parpy_thread.x + k_1 * 256;
+      y[i * 256 + j_1] = x_reg[k_1] / s;
     }
   }
 }

@@ -18,11 +18,19 @@ static inline float parpy_max_f32(float a, float b) {
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[8];
+  float x_reg[2];
+  float y_reg[2];
   for (int i = (int)parpy_block.x; i < 64; i += 64) {
     float acc = -INFINITY;
     float partial = -INFINITY;
-    for (int j = (int)parpy_thread.x; j < 512; j += 256) {
-      partial = parpy_max_f32(partial, x[i * 512 + j]);
+    #pragma unroll
+    for (int k_4 = 0; k_4 < 2; k_4 += 1) {
+      int j_4 = (int)parpy_thread.x + k_4 * 256;
+      x_reg[k_4] = x[i * 512 + j_4];
+    }
+    #pragma unroll
+    for (int k = 0; k < 2; k += 1) {
+      partial = parpy_max_f32(partial, x_reg[k]);
     }
     partial = simd_max(partial);
     if ((long)parpy_lane == 0) {
@@ -33,14 +41,16 @@ static inline float parpy_max_f32(float a, float b) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = parpy_max_f32(acc, partial);
     float m = acc;
-    for (int j_1 = (int)parpy_thread.x; j_1 < 512; j_1 += 256) {
-      y[i * 512 + j_1] = metal::exp(x[i * 512 + j_1] - m);
+    #pragma unroll
+    for (int k_1 = 0; k_1 < 2; k_1 += 1) {
+      y_reg[k_1] = metal::exp(x_reg[k_1] - m);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float acc_1 = 0.0f;
     float partial_1 = 0.0f;
-    for (int j_2 = (int)parpy_thread.x; j_2 < 512; j_2 += 256) {
-      partial_1 = partial_1 + y[i * 512 + j_2];
+    #pragma unroll
+    for (int k_2 = 0; k_2 < 2; k_2 += 1) {
+      partial_1 = partial_1 + y_reg[k_2];
     }
     partial_1 = simd_sum(partial_1);
     if ((long)parpy_lane == 0) {
@@ -51,8 +61,14 @@ static inline float parpy_max_f32(float a, float b) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc_1 = acc_1 + partial_1;
     float s = acc_1;
-    for (int j_3 = (int)parpy_thread.x; j_3 < 512; j_3 += 256) {
-      y[i * 512 + j_3] = y[i * 512 + j_3] / s;
+    #pragma unroll
+    for (int k_3 = 0; k_3 < 2; k_3 += 1) {
+      y_reg[k_3] = y_reg[k_3] / s;
+    }
+    #pragma unroll
+    for (int k_5 = 0; k_5 < 2; k_5 += 1) {
+      int j_5 = (int)parpy_thread.x + k_5 * 256;
+      y[i * 512 + j_5] = y_reg[k_5];
     }
   }
 }
