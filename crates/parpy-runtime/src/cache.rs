@@ -172,34 +172,78 @@ impl DiskCache {
         s
     }
 
-    /// The verified file `KEY.EXT` (`ext` is `cubin` or `so`), building its
-    /// bytes with `build` when the entry is absent or bad. Same guarantees
-    /// as [`DiskCache::get_or_build_outcome`]: `.meta` verification, atomic
-    /// writes, corrupt entries rebuilt.
+    /// The verified file of key `key` (`ext` is `cubin` or `so`), building
+    /// its bytes with `build` when the entry is absent or bad. Same
+    /// guarantees as [`DiskCache::get_or_build_outcome`]: verification on
+    /// load, atomic writes, corrupt entries rebuilt.
+    ///
+    /// The bytes go to `KEY.HASH.EXT`, named by their content, and
+    /// `KEY.meta` (written last, atomically) names that file with its hash
+    /// and size. Concurrent builders of one key whose builds differ (nvcc
+    /// output is not byte-for-byte reproducible) each write their own file,
+    /// so the meta that wins always describes a complete file; a library
+    /// replaced under the same name would also be shadowed by `dlopen`'s
+    /// per-path handle in a process that loaded the old one.
     pub fn get_or_build_blob<E: From<RuntimeError>>(
         &self,
         key: &str,
         ext: &str,
         build: impl FnOnce() -> Result<Vec<u8>, E>,
     ) -> Result<(PathBuf, Outcome), E> {
-        let path = self.dir.join(format!("{key}.{ext}"));
         let meta = self.meta_path(key);
         let mut outcome = Outcome::Built;
-        match self.verify(&path, &meta) {
-            Verified::Ok => return Ok((path, Outcome::Hit)),
-            Verified::Absent => {}
-            Verified::Bad => {
+        match self.verify_blob(key, ext, &meta) {
+            (Verified::Ok, Some(path)) => return Ok((path, Outcome::Hit)),
+            (Verified::Absent, _) => {}
+            (_, named) => {
                 let _ = fs::remove_file(&meta);
+                if let Some(p) = named {
+                    let _ = fs::remove_file(p);
+                }
                 outcome = Outcome::Rebuilt;
             }
         }
         let bytes = build()?;
         fs::create_dir_all(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))?;
+        let sha = sha256_hex(&bytes);
+        let name = format!("{key}.{}.{ext}", &sha[..16]);
+        let path = self.dir.join(&name);
         write_atomic(&path, &bytes)?;
-        let meta_text = format!("sha256={}\nsize={}\n", sha256_hex(&bytes), bytes.len());
+        let meta_text = format!("file={name}\nsha256={sha}\nsize={}\n", bytes.len());
         write_atomic(&meta, meta_text.as_bytes())?;
         sync_dir(&self.dir);
         Ok((path, outcome))
+    }
+
+    /// Checks a blob entry: its meta, and the file the meta names against
+    /// the recorded hash and size. Also returns the named file's path.
+    fn verify_blob(&self, key: &str, ext: &str, meta: &Path) -> (Verified, Option<PathBuf>) {
+        let Ok(text) = fs::read_to_string(meta) else {
+            return (Verified::Absent, None);
+        };
+        let field = |k: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(|v| v.trim().to_string())
+        };
+        let name = field("file=").filter(|n| {
+            n.starts_with(key)
+                && n.ends_with(&format!(".{ext}"))
+                && !n.contains('/')
+                && !n.contains('\\')
+        });
+        let Some(name) = name else {
+            return (Verified::Bad, None);
+        };
+        let path = self.dir.join(name);
+        let size = field("size=").and_then(|v| v.parse::<u64>().ok());
+        let ok = match (fs::read(&path), field("sha256="), size) {
+            (Ok(bytes), Some(sha), Some(size)) => {
+                bytes.len() as u64 == size && sha256_hex(&bytes) == sha
+            }
+            _ => false,
+        };
+        (if ok { Verified::Ok } else { Verified::Bad }, Some(path))
     }
 
     fn verify(&self, so: &Path, meta: &Path) -> Verified {
@@ -471,6 +515,40 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_blob_builds_that_differ_all_succeed() {
+        // nvcc output differs between builds: the winner's meta must name
+        // the winner's file (it named the last-renamed file before, so a
+        // later call found a mismatch and rebuilt)
+        let cache = DiskCache::new(tmp_dir("blobrace"));
+        let key = DiskCache::blob_key(&[b"race"]);
+        let handles: Vec<_> = (0..8u8)
+            .map(|n| {
+                let (cache, key) = (cache.clone(), key.clone());
+                std::thread::spawn(move || {
+                    let (p, _) = cache
+                        .get_or_build_blob(&key, "so", || {
+                            std::thread::sleep(std::time::Duration::from_millis(5));
+                            Ok::<_, RuntimeError>(vec![n; 4096])
+                        })
+                        .unwrap();
+                    let got = fs::read(&p).unwrap();
+                    assert!(got.len() == 4096 && got.iter().all(|&b| b == got[0]));
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        for _ in 0..3 {
+            let (_, o) = cache
+                .get_or_build_blob(&key, "so", || Ok::<_, RuntimeError>(vec![99; 4096]))
+                .unwrap();
+            assert_eq!(o, Outcome::Hit);
+        }
+        let _ = fs::remove_dir_all(&cache.dir);
+    }
+
+    #[test]
     fn blobs_are_cached_verified_and_rebuilt() {
         let cache = DiskCache::new(tmp_dir("blob"));
         let key = DiskCache::blob_key(&[b"code", b"sm_90"]);
@@ -479,13 +557,20 @@ mod tests {
         let build = |n: u8| move || Ok::<_, RuntimeError>(vec![n; 100]);
         let (p, o) = cache.get_or_build_blob(&key, "cubin", build(1)).unwrap();
         assert_eq!(o, Outcome::Built);
-        let (_, o) = cache.get_or_build_blob(&key, "cubin", build(2)).unwrap();
-        assert_eq!(o, Outcome::Hit);
+        let (p2, o) = cache.get_or_build_blob(&key, "cubin", build(2)).unwrap();
+        assert_eq!((o, &p2), (Outcome::Hit, &p));
         assert_eq!(fs::read(&p).unwrap(), vec![1; 100]);
         fs::write(&p, [1u8; 50]).unwrap();
+        let (p3, o) = cache.get_or_build_blob(&key, "cubin", build(3)).unwrap();
+        assert_eq!(o, Outcome::Rebuilt);
+        assert_eq!(fs::read(&p3).unwrap(), vec![3; 100]);
+        assert!(!p.exists(), "the corrupt file is removed");
+        // a meta naming a file outside the entry is bad, not followed
+        let meta = cache.meta_path(&key);
+        let text = fs::read_to_string(&meta).unwrap();
+        fs::write(&meta, text.replace("file=", "file=../")).unwrap();
         let (_, o) = cache.get_or_build_blob(&key, "cubin", build(3)).unwrap();
         assert_eq!(o, Outcome::Rebuilt);
-        assert_eq!(fs::read(&p).unwrap(), vec![3; 100]);
         let err = cache
             .get_or_build_blob(&DiskCache::blob_key(&[b"x"]), "cubin", || {
                 Err(RuntimeError::NoCompiler { tried: "x".into() })
