@@ -56,18 +56,12 @@ def main(argv=None):
     assert np.allclose(y2, expected, atol=1e-3), "compile_string result differs"
     print("compile_string: result matches NumPy")
 
-    # 3. Optionally, the code for another backend (works without its hardware
-    #    when the backend's code generator exists).
+    # 3. Optionally, the code for another backend (printing needs no GPU).
     if args.backend in ("cuda", "metal"):
         opts.backend = getattr(parpy.CompileBackend, args.backend.capitalize())
-        try:
-            other = parpy.print_compiled(sum_rows, [x, y, N], opts)
-        except (parpy.CompileError, parpy.InternalError, NotImplementedError) as e:
-            print(f"the {args.backend} backend is not available in this build of parpy:")
-            print(e)
-        else:
-            print(f"---- generated {args.backend} code ----")
-            print(other)
+        other = parpy.print_compiled(sum_rows, [x, y, N], opts)
+        print(f"---- generated {args.backend} code ----")
+        print(other)
     return 0
 
 
