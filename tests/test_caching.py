@@ -243,3 +243,21 @@ def test_print_compiled_does_not_build(tmp_path, cc_log):
     assert "#pragma omp" in code
     assert cc_log() == 0
     assert shared_libraries(tmp_path / "cache") == []
+
+
+def test_a_jit_function_in_a_reference_cycle_is_collected():
+    """JitFunction takes part in cycle collection: a function that refers to
+    its own jit wrapper is freed once unreachable (it leaked before)."""
+    import gc
+    import weakref
+
+    def body(x, N):
+        for i in range(N):
+            x[i] = 1.0
+
+    f = parpy.jit(body)
+    body.jitted = f  # body -> f -> body
+    ref = weakref.ref(body)
+    del body, f
+    gc.collect()
+    assert ref() is None

@@ -470,6 +470,15 @@ fn write_output(
 
 #[pymethods]
 impl JitFunction {
+    /// The Python objects this function holds (the decorated function, its
+    /// globals and closure cells), for the cycle collector: a function
+    /// that refers to its own `JitFunction` (through a global, a closure or
+    /// an attribute) is freed when unreachable.
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.py_func)?;
+        self.resolver.traverse(&visit)
+    }
+
     #[new]
     fn py_new(f: &Bound<'_, PyAny>) -> PyResult<JitFunction> {
         crate::guard(|| JitFunction::from_py_function(f))

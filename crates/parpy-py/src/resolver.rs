@@ -15,6 +15,15 @@ pub struct PyResolver {
 }
 
 impl PyResolver {
+    /// Visits the Python objects held (for `JitFunction.__traverse__`).
+    pub fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.globals)?;
+        for (_, cell) in &self.closure {
+            visit.call(cell)?;
+        }
+        Ok(())
+    }
+
     /// The resolver of a Python function object (`__globals__`, `__closure__`).
     pub fn of_function(f: &Bound<'_, PyAny>) -> PyResult<PyResolver> {
         let globals = f.getattr("__globals__")?.cast_into::<PyDict>()?.unbind();
