@@ -550,3 +550,20 @@ def test_gpu_illegal_address_is_a_python_exception_naming_the_function():
     """
     rc, out = run_py(code)
     assert rc == 0 and "OK" in out, out
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
+def test_gpu_same_numpy_array_twice_shares_one_copy():
+    # axpy(a, x, x): x = a*x + x, as on the CPU (two copies gave x = x)
+    x = np.arange(1000, dtype=np.float64)
+    tp.axpy(2.0, x, x, 1000, opts=cuda_opts({'N': T(1000)}))
+    np.testing.assert_allclose(x, 3 * np.arange(1000))
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
+def test_gpu_overlapping_numpy_views_are_an_error():
+    buf = np.zeros(1001, np.float64)
+    with pytest.raises(ValueError, match=r"`x` and `y` of `axpy` are NumPy arrays that overlap"):
+        tp.axpy(2.0, buf[1:], buf[:-1], 1000, opts=cuda_opts({'N': T(1000)}))

@@ -173,6 +173,8 @@ pub struct CudaFn {
     plan: Plan,
     /// Per host parameter: (argument index, how it is passed).
     params: Vec<(usize, Pass)>,
+    /// The Python name of each argument (for errors).
+    arg_names: Vec<String>,
     /// Some torch tensor is passed: run on torch's current stream.
     torch_device: Option<i64>,
 }
@@ -276,6 +278,7 @@ impl CudaFn {
             module,
             plan,
             params: pass,
+            arg_names: (0..args.len()).map(|i| ctx_args.name(i).to_string()).collect(),
             torch_device,
         })
     }
@@ -287,13 +290,27 @@ impl CudaFn {
             Some(d) => cuda_args::torch_stream(py, d)?,
             None => 0,
         };
+        self.check_host_overlap(vals)?;
         self.ctx.bind().map_err(|e| device_err(&self.name, e))?;
         let mut args = [0u64; MAX_ARGS];
+        // (device copy, host pointer, bytes, written)
         let mut staged: Vec<(u64, u64, usize, bool)> = Vec::new();
         let result = (|| -> Result<(), CudaError> {
             for (j, &(ai, pass)) in self.params.iter().enumerate() {
                 args[j] = match pass {
                     Pass::Scalar | Pass::Device => vals[ai],
+                    // the same NumPy array passed twice shares one copy
+                    Pass::Host { bytes, written } if staged
+                        .iter()
+                        .any(|e| e.1 == vals[ai] && e.2 == bytes) =>
+                    {
+                        let e = staged
+                            .iter_mut()
+                            .find(|e| e.1 == vals[ai] && e.2 == bytes)
+                            .expect("found above");
+                        e.3 |= written;
+                        e.0
+                    }
                     Pass::Host { bytes, written } => {
                         let d = self.ctx.alloc(bytes, stream)?;
                         staged.push((d, vals[ai], bytes, written));
@@ -340,6 +357,39 @@ impl CudaFn {
             driver::free(d, stream);
         }
         result.map_err(|e| device_err(&self.name, e))
+    }
+}
+
+impl CudaFn {
+    /// NumPy arguments are copied to the GPU one by one, so two that share
+    /// memory without being the same array (overlapping views) cannot keep
+    /// their aliasing there: a clear error instead of silently different
+    /// results. The same array passed twice shares one copy.
+    fn check_host_overlap(&self, vals: &[u64; MAX_ARGS]) -> PyResult<()> {
+        let hosts: Vec<(usize, u64, usize)> = self
+            .params
+            .iter()
+            .filter_map(|&(ai, p)| match p {
+                Pass::Host { bytes, .. } => Some((ai, vals[ai], bytes)),
+                _ => None,
+            })
+            .collect();
+        for (n, &(a, pa, ba)) in hosts.iter().enumerate() {
+            for &(b, pb, bb) in &hosts[n + 1..] {
+                let same = pa == pb && ba == bb;
+                let overlap = pa < pb.saturating_add(bb as u64) && pb < pa.saturating_add(ba as u64);
+                if overlap && !same {
+                    return Err(PyValueError::new_err(format!(
+                        "arguments `{}` and `{}` of `{}` are NumPy arrays that overlap in \
+                         memory; the Cuda backend copies NumPy arguments to the GPU one by \
+                         one, so pass arrays that do not overlap (e.g. `{}.copy()`), or \
+                         device arrays",
+                        self.arg_names[a], self.arg_names[b], self.name, self.arg_names[b]
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
