@@ -94,7 +94,32 @@ pub struct NvrtcSource {
     identity: String,
 }
 
+/// The wheel's NVRTC as found by the first miss of the process (a file
+/// path with its identity): looking again costs a `stat` per `sys.path`
+/// entry, which is slow under sandboxes such as gVisor and lands on every
+/// miss, including a warm disk cache's first call.
+/// Also keyed by `$PARPY_NVRTC_PATH`, which overrides the search.
+static WHEEL_NVRTC: std::sync::OnceLock<(Option<String>, PathBuf, String)> =
+    std::sync::OnceLock::new();
+
 pub fn nvrtc_source(py: Python<'_>) -> PyResult<NvrtcSource> {
+    let env = std::env::var("PARPY_NVRTC_PATH").ok();
+    if let Some((e, p, id)) = WHEEL_NVRTC.get() {
+        if *e == env && nvrtc::loaded().is_none_or(|n| n.path.as_deref() == Some(p.as_path())) {
+            return Ok(NvrtcSource {
+                path: Some(p.clone()),
+                identity: id.clone(),
+            });
+        }
+    }
+    let s = find_nvrtc_source(py)?;
+    if let Some(p) = &s.path {
+        let _ = WHEEL_NVRTC.set((env, p.clone(), s.identity.clone()));
+    }
+    Ok(s)
+}
+
+fn find_nvrtc_source(py: Python<'_>) -> PyResult<NvrtcSource> {
     let path = match nvrtc::loaded() {
         Some(n) => n.path.clone(),
         None => nvrtc_path(py)?,
@@ -278,7 +303,9 @@ impl CudaFn {
             module,
             plan,
             params: pass,
-            arg_names: (0..args.len()).map(|i| ctx_args.name(i).to_string()).collect(),
+            arg_names: (0..args.len())
+                .map(|i| ctx_args.name(i).to_string())
+                .collect(),
             torch_device,
         })
     }
@@ -300,9 +327,8 @@ impl CudaFn {
                 args[j] = match pass {
                     Pass::Scalar | Pass::Device => vals[ai],
                     // the same NumPy array passed twice shares one copy
-                    Pass::Host { bytes, written } if staged
-                        .iter()
-                        .any(|e| e.1 == vals[ai] && e.2 == bytes) =>
+                    Pass::Host { bytes, written }
+                        if staged.iter().any(|e| e.1 == vals[ai] && e.2 == bytes) =>
                     {
                         let e = staged
                             .iter_mut()
@@ -377,7 +403,8 @@ impl CudaFn {
         for (n, &(a, pa, ba)) in hosts.iter().enumerate() {
             for &(b, pb, bb) in &hosts[n + 1..] {
                 let same = pa == pb && ba == bb;
-                let overlap = pa < pb.saturating_add(bb as u64) && pb < pa.saturating_add(ba as u64);
+                let overlap =
+                    pa < pb.saturating_add(bb as u64) && pb < pa.saturating_add(ba as u64);
                 if overlap && !same {
                     return Err(PyValueError::new_err(format!(
                         "arguments `{}` and `{}` of `{}` are NumPy arrays that overlap in \
