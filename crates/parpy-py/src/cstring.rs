@@ -71,11 +71,12 @@ impl CompiledString {
                             {
                                 return Err(PyValueError::new_err(format!(
                                     "argument `{pname}` of `{}` is a {} array of shape {}, but \
-                                     the code expects {}",
+                                     the code expects a {} array of shape {}",
                                     self.name,
                                     got.numpy_name(),
                                     shape_str(ashape.iter().map(|d| d.to_string())),
-                                    elem.numpy_name()
+                                    elem.numpy_name(),
+                                    expected_shape(shape)
                                 )));
                             }
                             vals[i] = d.ptr;
@@ -107,15 +108,11 @@ impl CompiledString {
                             .zip(shape)
                             .all(|(&d, s)| s.is_none_or(|s| s == d as i64));
                     if !ok {
-                        let want: Vec<String> = shape
-                            .iter()
-                            .map(|s| s.map(|s| s.to_string()).unwrap_or_else(|| "?".into()))
-                            .collect();
                         return Err(PyValueError::new_err(format!(
                             "argument `{pname}` of `{}` has shape {}, but the code expects {}",
                             self.name,
                             shape_str(ashape.iter().map(|d| d.to_string())),
-                            shape_str(want.into_iter())
+                            expected_shape(shape)
                         )));
                     }
                     if !arr.is_c_contiguous() {
@@ -212,6 +209,15 @@ impl CompiledString {
         r?;
         back.map_err(|e| PyRuntimeError::new_err(format!("`{}` on the GPU: {e}", self.name)))
     }
+}
+
+/// A header's shape, `?` for a dimension it leaves open.
+fn expected_shape(shape: &[Option<i64>]) -> String {
+    shape_str(
+        shape
+            .iter()
+            .map(|s| s.map(|s| s.to_string()).unwrap_or_else(|| "?".into())),
+    )
 }
 
 fn shape_str(dims: impl Iterator<Item = String>) -> String {
