@@ -268,11 +268,20 @@ fn supported_list() -> String {
 /// argument `i`.
 pub fn dtype_elem(dtype: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<ElemTy> {
     let py = dtype.py();
-    // one-character strings; called on every call with a NumPy scalar (and
-    // by compile_string's wrapper), so nothing here allocates on success
-    let kind: char = dtype.getattr(pyo3::intern!(py, "kind"))?.extract()?;
-    let itemsize: usize = dtype.getattr(pyo3::intern!(py, "itemsize"))?.extract()?;
-    let byteorder: char = dtype.getattr(pyo3::intern!(py, "byteorder"))?.extract()?;
+    // called on every call with a NumPy scalar (and by compile_string's
+    // wrapper): a dtype object's fields are read directly, nothing allocates
+    // on success
+    let (kind, itemsize, byteorder) = match dtype.cast::<numpy::PyArrayDescr>() {
+        Ok(d) => {
+            use numpy::PyArrayDescrMethods;
+            (d.kind() as char, d.itemsize(), d.byteorder() as char)
+        }
+        Err(_) => (
+            dtype.getattr(pyo3::intern!(py, "kind"))?.extract()?,
+            dtype.getattr(pyo3::intern!(py, "itemsize"))?.extract()?,
+            dtype.getattr(pyo3::intern!(py, "byteorder"))?.extract()?,
+        ),
+    };
     let err = |extra: &str| {
         let name = dtype
             .str()
@@ -302,26 +311,66 @@ pub fn dtype_elem(dtype: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyRes
     Ok(elem)
 }
 
+/// A NumPy scalar's element type and value, read through NumPy's C API
+/// (`PyArray_DescrFromScalar`, `PyArray_ScalarAsCtype`): no Python-level
+/// calls, since this runs on every cached call that passes one.
 fn numpy_scalar(
     obj: &Bound<'_, PyAny>,
     i: usize,
     ctx: &ArgCtx<'_>,
 ) -> PyResult<(ElemTy, ScalarValue)> {
+    use numpy::npyffi::PY_ARRAY_API;
     let py = obj.py();
-    let elem = dtype_elem(&obj.getattr(pyo3::intern!(py, "dtype"))?, i, ctx)?;
-    let item = obj.call_method0(pyo3::intern!(py, "item"))?;
-    let v = if elem == ElemTy::Bool {
-        ScalarValue::Bool(item.extract()?)
-    } else if elem.is_float() {
-        ScalarValue::Float(item.extract()?)
-    } else {
-        ScalarValue::Int(item.extract().map_err(|_| {
-            PyOverflowError::new_err(format!(
-                "argument `{}` of `{}` does not fit in a 64-bit integer",
-                ctx.name(i),
-                ctx.func
-            ))
-        })?)
+    // SAFETY: `obj` is an instance of np.generic; the call returns a new
+    // reference to its dtype, or null with an exception set.
+    let descr = unsafe {
+        let d = PY_ARRAY_API.PyArray_DescrFromScalar(py, obj.as_ptr());
+        Bound::from_owned_ptr_or_err(py, d as *mut pyo3::ffi::PyObject)?
+    };
+    let elem = dtype_elem(&descr, i, ctx)?;
+    // every supported type fits in 8 bytes (checked by dtype_elem)
+    let mut buf = [0u8; 16];
+    // SAFETY: copies the scalar's value (elem.size() <= 8 bytes) into `buf`.
+    unsafe {
+        PY_ARRAY_API.PyArray_ScalarAsCtype(py, obj.as_ptr(), buf.as_mut_ptr() as *mut c_void)
+    };
+    let b8 = |n: usize| {
+        let mut a = [0u8; 8];
+        a[..n].copy_from_slice(&buf[..n]);
+        a
+    };
+    let v = match elem {
+        ElemTy::Bool => ScalarValue::Bool(buf[0] != 0),
+        ElemTy::I8 => ScalarValue::Int(buf[0] as i8 as i64),
+        ElemTy::I16 => ScalarValue::Int(i16::from_ne_bytes([buf[0], buf[1]]) as i64),
+        ElemTy::I32 => {
+            ScalarValue::Int(i32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as i64)
+        }
+        ElemTy::I64 => ScalarValue::Int(i64::from_ne_bytes(b8(8))),
+        ElemTy::U8 => ScalarValue::Int(buf[0] as i64),
+        ElemTy::U16 => ScalarValue::Int(u16::from_ne_bytes([buf[0], buf[1]]) as i64),
+        ElemTy::U32 => {
+            ScalarValue::Int(u32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as i64)
+        }
+        ElemTy::U64 => {
+            let v = u64::from_ne_bytes(b8(8));
+            ScalarValue::Int(i64::try_from(v).map_err(|_| {
+                PyOverflowError::new_err(format!(
+                    "argument `{}` of `{}` does not fit in a 64-bit integer",
+                    ctx.name(i),
+                    ctx.func
+                ))
+            })?)
+        }
+        ElemTy::F32 => {
+            ScalarValue::Float(f32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as f64)
+        }
+        ElemTy::F64 => ScalarValue::Float(f64::from_ne_bytes(b8(8))),
+        ElemTy::F16 => {
+            return Err(crate::internal_error(
+                "a float16 scalar passed the dtype check",
+            ));
+        }
     };
     Ok((elem, v))
 }
