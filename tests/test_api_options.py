@@ -515,3 +515,21 @@ def test_unsupported_global_is_a_compile_error(tmp_path):
 
     with pytest.raises(parpy.CompileError, match="list"):
         h(np.zeros(2), 2, opts=cpu(cache_dir=tmp_path))
+
+
+@pytest.mark.parametrize("value", [
+    np.int32(-7), np.int64(-(2 ** 40)), np.float32(1.25), np.float64(-0.1),
+    np.bool_(True), np.bool_(False),
+])
+@pytest.mark.parametrize("specialize", [True, False])
+def test_numpy_scalar_arguments_pass_their_value(value, specialize):
+    """NumPy scalars (read through NumPy's C API on every call) reach the
+    compiled code with their exact value, specialized or not."""
+    x = np.ones(4)
+    y = np.zeros(4)
+    opts = cpu({'i': parpy.threads(2)}, specialize_scalars=specialize)
+    want = float(value.item())
+    axpy(x, y, value, 4, opts=opts)
+    np.testing.assert_array_equal(y, np.full(4, want))
+    axpy(x, y, value, np.int32(4), opts=opts)     # the cached call, again
+    np.testing.assert_array_equal(y, np.full(4, 2 * want))
