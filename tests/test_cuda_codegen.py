@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import parpy
+import test_int_types as ti
 import test_programs as tp
 from conftest import backend_opts, f32, f64, i64
 
@@ -248,6 +249,15 @@ PROGRAMS = {
     "cond_expr": (tp.cond_expr, [f64(333), f64(333), 333], {'N': T(8)}),
     "math_fns": (tp.math_fns, [f32(400), f32(400), 400], {'N': T(8)}),
     "prefix_then_scale": (tp.prefix_then_scale, [f64(40), f64(40), 40], {'N': T(8)}),
+    # 8/16-bit and unsigned integers: wrapping casts, Python // and %, and
+    # warp reductions over them
+    "int8_div_mod_bits": (ti.div_mod_bits, [np.zeros(300, np.int8) for _ in range(5)] + [300],
+                          {'N': T(64)}),
+    "int16_negate": (ti.negate_invert, [np.zeros(100, np.int16)] * 3 + [100], {'N': T(32)}),
+    "uint16_row_stats": (ti.row_stats, [np.zeros((13, 300), np.uint16), np.zeros(13, np.uint64),
+                                        np.zeros(13, np.uint16), np.zeros(13, np.uint16), 13],
+                         {'N': T(13), 'M': T(64)}),
+    "uint8_affine": (ti.affine, [np.zeros(64, np.uint8)] * 2 + [64], {'N': T(64)}),
 }
 
 

@@ -1340,15 +1340,21 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             ExprKind::Unary { op, arg } => {
                 let a = self.expr(arg)?;
                 let a = paren(a, P_UNARY);
+                let wrap = *op != UnOp::Not && elem.is_some_and(wraps_narrow);
                 let op = match op {
                     UnOp::Neg => "-",
                     UnOp::Not => "!",
                     UnOp::BitNot => "~",
                 };
-                if a.starts_with(['-', '!', '~']) {
-                    (format!("{op}({a})"), P_UNARY)
+                let text = if a.starts_with(['-', '!', '~']) {
+                    format!("{op}({a})")
                 } else {
-                    (format!("{op}{a}"), P_UNARY)
+                    format!("{op}{a}")
+                };
+                match elem {
+                    // -(-128) and ~ of an 8/16-bit value are ints in C
+                    Some(t) if wrap => (format!("({})({text})", self.d.scalar_type(t)?), P_UNARY),
+                    _ => (text, P_UNARY),
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs)?,
@@ -1485,6 +1491,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         };
         let l = paren(self.expr(lhs)?, lmin);
         let r = paren(self.expr(rhs)?, rmin);
+        if wraps_narrow(ty) && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl) {
+            // C computes 8/16-bit operands in `int`; NumPy wraps every
+            // operation at the type's width
+            let t = self.d.scalar_type(ty)?;
+            return Ok((format!("({t})({l} {sym} {r})"), P_UNARY));
+        }
         Ok((format!("{l} {sym} {r}"), prec))
     }
 }
@@ -1553,6 +1565,11 @@ fn shallow_uses(
     read.extend(reads);
 }
 
+/// 8- and 16-bit integers, whose arithmetic C does in `int`.
+fn wraps_narrow(t: ElemTy) -> bool {
+    matches!(t, ElemTy::I8 | ElemTy::I16 | ElemTy::U8 | ElemTy::U16)
+}
+
 /// An integer literal of the given type.
 pub fn int_literal(v: i64, ty: ElemTy) -> String {
     match ty {
@@ -1566,8 +1583,8 @@ pub fn int_literal(v: i64, ty: ElemTy) -> String {
             }
         }
         ElemTy::I32 if v == i32::MIN as i64 => "INT32_MIN".into(),
-        ElemTy::U64 => format!("UINT64_C({v})"),
-        ElemTy::U32 => format!("{v}u"),
+        ElemTy::U64 => format!("UINT64_C({})", v as u64),
+        ElemTy::U32 => format!("{}u", v as u32),
         _ => v.to_string(),
     }
 }

@@ -105,7 +105,8 @@ fn int_max(ty: ElemTy) -> i64 {
         ElemTy::U8 => u8::MAX as i64,
         ElemTy::U16 => u16::MAX as i64,
         ElemTy::U32 => u32::MAX as i64,
-        // u64::MAX does not fit; i64::MAX is the best an Int literal holds.
+        // u64::MAX as its bit pattern (literals print as `v as u64`)
+        ElemTy::U64 => -1,
         _ => i64::MAX,
     }
 }

@@ -309,11 +309,20 @@ impl Lowerer<'_, '_> {
             );
             return None;
         };
-        let acc_ty = if et == ElemTy::Bool && matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
-            self.opts.int_type
-        } else {
-            et
-        };
+        // like NumPy, sums and products of bools and of 8/16-bit integers
+        // accumulate in the default integer (unsigned ones in the unsigned
+        // integer of its width)
+        let small = matches!(et, ElemTy::I8 | ElemTy::I16 | ElemTy::U8 | ElemTy::U16);
+        let acc_ty =
+            if (et == ElemTy::Bool || small) && matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
+                match (et, self.opts.int_type) {
+                    (ElemTy::U8 | ElemTy::U16, ElemTy::I32) => ElemTy::U32,
+                    (ElemTy::U8 | ElemTy::U16, _) => ElemTy::U64,
+                    (_, t) => t,
+                }
+            } else {
+                et
+            };
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
         let bop = match op {

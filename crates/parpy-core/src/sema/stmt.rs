@@ -86,7 +86,7 @@ impl Lowerer<'_, '_> {
                         e.numpy_name()
                     ))
                     .at(p.span, "unsupported element type")
-                    .help("supported types are bool, int32, int64, float32 and float64"),
+                    .help("supported types are bool, the integer types, float32 and float64"),
                 );
             }
         }

@@ -1,4 +1,4 @@
-# Metal SIMD-group reductions work on 32-bit values: a parallel sum over
+# Metal SIMD-group reductions work on 16- and 32-bit values: a parallel sum over
 # int64 data has no Metal counterpart.
 # backend: metal
 # args: x: i64[64, 512], y: i64[64]

@@ -176,14 +176,24 @@ fn wide_warp_reductions(p: &Program) -> Vec<Diagnostic> {
         block_exprs(&k.func.body, &mut |e| {
             if let ExprKind::WarpReduce { op, arg } = &e.kind {
                 let elem = arg.ty.elem();
-                if matches!(elem, Some(ElemTy::I64 | ElemTy::U64))
-                    && seen.insert((e.span.file.0, e.span.lo, e.span.hi))
-                {
+                // what `simd_sum` & co. take (the dialect's `warp_reduce`)
+                let simd = matches!(
+                    elem,
+                    Some(
+                        ElemTy::F32
+                            | ElemTy::F16
+                            | ElemTy::I32
+                            | ElemTy::U32
+                            | ElemTy::I16
+                            | ElemTy::U16
+                    )
+                );
+                if !simd && seen.insert((e.span.file.0, e.span.lo, e.span.hi)) {
                     let ty = elem.map(|t| t.numpy_name()).unwrap_or("int64");
                     out.push(
                         Diagnostic::error(format!(
                             "a parallel `{}` reduction over {ty} values has no Metal counterpart \
-                             (Metal SIMD-group reductions work on 32-bit values)",
+                             (Metal SIMD-group reductions work on 16- and 32-bit values)",
                             op.name()
                         ))
                         .at(e.span, format!("reduces {ty} values across threads"))
