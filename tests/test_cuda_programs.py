@@ -1,6 +1,7 @@
-"""The differential programs of tests/test_programs.py on the Cuda backend.
+"""The differential programs of tests/test_programs.py and
+tests/test_int_types.py on the Cuda backend.
 
-Every `test_*` of that module is re-collected here with its parametrization,
+Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
 it runs:
 
@@ -13,7 +14,7 @@ it runs:
   to an sm_90 cubin, build the launch plan (skipped without the NVRTC wheel
   off Linux, like tests/test_cuda_runtime.py).
 
-test_programs.py itself is not edited.
+The modules themselves are not edited.
 """
 
 import functools
@@ -26,6 +27,7 @@ import pytest
 import conftest
 import parpy
 from parpy import _cuda, _native
+import test_int_types as ti
 import test_programs as tp
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
@@ -85,11 +87,11 @@ HOST_TOUCHES_DEVICE = frozenset({
 })
 
 
-def _swap(f, run):
+def _swap(f, run, mod):
     @functools.wraps(f)
     def wrapper(*a, **k):
-        saved = tp.cpu_opts, tp.run_both
-        tp.cpu_opts, tp.run_both = cuda_opts, run
+        saved = mod.cpu_opts, mod.run_both
+        mod.cpu_opts, mod.run_both = cuda_opts, run
         try:
             return f(*a, **k)
         except parpy.CompileError as e:
@@ -97,7 +99,7 @@ def _swap(f, run):
                 pytest.skip("not a Cuda program: " + str(e).splitlines()[0])
             raise
         finally:
-            tp.cpu_opts, tp.run_both = saved
+            mod.cpu_opts, mod.run_both = saved
     return wrapper
 
 
@@ -106,14 +108,23 @@ _gpu_marks = [pytest.mark.cuda,
 _dry_marks = [pytest.mark.skipif(not HAS_NVRTC and not sys.platform.startswith("linux"),
                                  reason="the nvidia-cuda-nvrtc wheel exists for Linux only")]
 
-for _name, _f in sorted(vars(tp).items()):
-    if not (_name.startswith("test_") and callable(_f)):
-        continue
-    _g = _swap(_f, run_three)
-    for _m in _gpu_marks:
-        _g = _m(_g)
-    globals()[_name + "_cuda"] = _g
-    _d = _swap(_f, dry_run)
-    for _m in _dry_marks:
-        _d = _m(_d)
-    globals()[_name + "_dry"] = _d
+# tests that are not differential runs (error checks, other backends) stay
+# in their own module
+_NOT_DIFFERENTIAL = frozenset({
+    "test_an_unsupported_dtype_names_the_argument",
+    "test_metal_rejects_8_bit_parallel_reductions_clearly",
+})
+
+for _mod in (tp, ti):
+    for _name, _f in sorted(vars(_mod).items()):
+        if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
+            continue
+        assert _name + "_cuda" not in globals(), f"two modules define {_name}"
+        _g = _swap(_f, run_three, _mod)
+        for _m in _gpu_marks:
+            _g = _m(_g)
+        globals()[_name + "_cuda"] = _g
+        _d = _swap(_f, dry_run, _mod)
+        for _m in _dry_marks:
+            _d = _m(_d)
+        globals()[_name + "_dry"] = _d
