@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 import parpy
+import test_int_types as ti
 import test_programs as tp
 from conftest import b8, backend_opts, f32, i32
 
@@ -144,6 +145,14 @@ PROGRAMS = {
     "bitwise": (tp.bitwise, [i32(64), i32(64), i32(64), 64], {'N': T(4)}),
     "builtins_mix": (tp.builtins_mix, [f32(50), i32(50), f32(50), i32(50), 50], {'N': T(4)}),
     "scaled_total": (scaled_total, [f32(4096), f32(4096), 4096], {'a': T(256), 'b': T(4096)}),
+    # 8/16-bit and unsigned integers (char, ushort, uint...): wrapping casts,
+    # Python // and %, SIMD reductions over 16-bit values
+    "int8_div_mod_bits": (ti.div_mod_bits, [np.zeros(300, np.int8) for _ in range(5)] + [300],
+                          {'N': T(64)}),
+    "uint16_row_stats": (ti.row_stats, [np.zeros((13, 300), np.uint16), np.zeros(13, np.uint32),
+                                        np.zeros(13, np.uint16), np.zeros(13, np.uint16), 13],
+                         {'N': T(13), 'M': T(64)}),
+    "int16_negate": (ti.negate_invert, [np.zeros(100, np.int16)] * 3 + [100], {'N': T(32)}),
 }
 
 
