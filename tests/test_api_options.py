@@ -162,13 +162,6 @@ def test_par_validates_its_argument():
         parpy.par(['a'])
 
 
-def test_parallelize_getter_is_a_copy():
-    o = parpy.par({'a': parpy.threads(4)})
-    d = o.parallelize
-    d['b'] = parpy.threads(2)
-    assert list(o.parallelize) == ['a']
-
-
 def test_cache_dir_accepts_paths_and_expands_user(tmp_path, monkeypatch):
     o = parpy.CompileOptions()
     o.cache_dir = tmp_path
@@ -533,3 +526,14 @@ def test_numpy_scalar_arguments_pass_their_value(value, specialize):
     np.testing.assert_array_equal(y, np.full(4, want))
     axpy(x, y, value, np.int32(4), opts=opts)     # the cached call, again
     np.testing.assert_array_equal(y, np.full(4, 2 * want))
+
+
+def test_parallelize_cannot_be_changed_in_place():
+    """`opts.parallelize` is a copy: changing it in place used to be silently
+    ignored; now it raises, and assignment is the way."""
+    opts = parpy.par({'N': parpy.threads(4)})
+    with pytest.raises(TypeError):
+        opts.parallelize['M'] = parpy.threads(8)
+    opts.parallelize = {**opts.parallelize, 'M': parpy.threads(8)}
+    assert set(opts.parallelize) == {'N', 'M'}
+    assert opts.parallelize == {'N': parpy.threads(4), 'M': parpy.threads(8)}

@@ -1,6 +1,6 @@
 """Type stubs for parpy's native module (the pyo3 binding in crates/parpy-py)."""
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 __version__: str
 
@@ -39,15 +39,16 @@ class CompileBackend:
     Cpu: CompileBackend
 
 class CompileOptions:
-    """Options of one compilation. Mutable; assign fields (in-place changes
-    to the returned `parallelize` dict or lists are not seen).
+    """Options of one compilation. Mutable; assign fields. `parallelize`
+    reads as a read-only mapping (changing it in place raises TypeError:
+    assign `opts.parallelize = {...}`).
 
     `max_unroll_count`, `use_cuda_thread_block_clusters`,
     `max_thread_blocks_per_cluster` and `use_cuda_graphs` are checked and
     stored for compatibility but do not change the generated code yet (the
     Metal backend rejects the two CUDA-only switches when they are on)."""
 
-    parallelize: Dict[str, LoopPar]
+    parallelize: Mapping[str, LoopPar]
     backend: CompileBackend
     verbose_backend_resolution: bool
     debug_print: bool

@@ -263,11 +263,17 @@ impl OptData {
     fn get(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         let o: Py<PyAny> = match name {
             "parallelize" => {
+                // a read-only view of a copy: changing it in place would
+                // silently not reach the options, so it raises TypeError
+                // (assign `opts.parallelize = {...}` instead)
                 let d = PyDict::new(py);
                 for (k, v) in &self.parallelize {
                     d.set_item(k, Py::new(py, *v)?)?;
                 }
-                d.into_any().unbind()
+                py.import("types")?
+                    .getattr("MappingProxyType")?
+                    .call1((d,))?
+                    .unbind()
             }
             "backend" => Py::new(py, self.backend)?.into_any(),
             "verbose_backend_resolution" => b(py, self.verbose_backend_resolution),
