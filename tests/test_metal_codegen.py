@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 import parpy
+import test_float16 as tf
 import test_int_types as ti
 import test_programs as tp
 from conftest import b8, backend_opts, f32, i32
@@ -153,6 +154,10 @@ PROGRAMS = {
                                         np.zeros(13, np.uint16), np.zeros(13, np.uint16), 13],
                          {'N': T(13), 'M': T(64)}),
     "int16_negate": (ti.negate_invert, [np.zeros(100, np.int16)] * 3 + [100], {'N': T(32)}),
+    # float16 (`half`): rounded literals, per-operation casts, SIMD reductions
+    "float16_fma": (tf.fma_like, [np.zeros(64, np.float16)] * 3 + [64], {'N': T(64)}),
+    "float16_row_stats": (tf.row_stats, [np.zeros((8, 64), np.float16), np.zeros(8, np.float16),
+                                         np.zeros(8, np.float16), 8], {'N': T(8), 'M': T(32)}),
 }
 
 

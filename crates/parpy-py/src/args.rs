@@ -258,7 +258,6 @@ pub fn elem_of(kind: u8, itemsize: usize) -> Option<ElemTy> {
 fn supported_list() -> String {
     ElemTy::ALL
         .iter()
-        .filter(|t| t.is_supported())
         .map(|t| t.numpy_name())
         .collect::<Vec<_>>()
         .join(", ")
@@ -304,11 +303,7 @@ pub fn dtype_elem(dtype: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyRes
         return Err(err(" (non-native byte order)"));
     }
     let kind = if kind.is_ascii() { kind as u8 } else { 0 };
-    let elem = elem_of(kind, itemsize).ok_or_else(|| err(""))?;
-    if !elem.is_supported() {
-        return Err(err(" yet"));
-    }
-    Ok(elem)
+    elem_of(kind, itemsize).ok_or_else(|| err(""))
 }
 
 /// A NumPy scalar's element type and value, read through NumPy's C API
@@ -366,13 +361,22 @@ fn numpy_scalar(
             ScalarValue::Float(f32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as f64)
         }
         ElemTy::F64 => ScalarValue::Float(f64::from_ne_bytes(b8(8))),
-        ElemTy::F16 => {
-            return Err(crate::internal_error(
-                "a float16 scalar passed the dtype check",
-            ));
-        }
+        ElemTy::F16 => ScalarValue::Float(half_to_f64(u16::from_ne_bytes([buf[0], buf[1]]))),
     };
     Ok((elem, v))
+}
+
+/// The value of IEEE binary16 bits (exact in f64).
+fn half_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as f64;
+    match exp {
+        0 => sign * frac * 2f64.powi(-24),
+        31 if frac == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
+    }
 }
 
 /// The core's view of argument `i` (slow path, on a cache miss).

@@ -267,9 +267,7 @@ pub fn arg_type(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<
             return Err(cpu_tensor(i, ctx));
         }
         let dtype: String = obj.getattr("dtype")?.str()?.extract()?;
-        let elem = torch_elem(&dtype)
-            .filter(|e| e.is_supported())
-            .ok_or_else(|| unsupported(dtype.clone()))?;
+        let elem = torch_elem(&dtype).ok_or_else(|| unsupported(dtype.clone()))?;
         let shape: Vec<i64> = obj.getattr("shape")?.extract()?;
         let ptr: u64 = obj.call_method0("data_ptr")?.extract()?;
         return Ok(Some(DevArg {
@@ -294,7 +292,6 @@ pub fn arg_type(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<
         let elem = (lanes == 1)
             .then(|| elem_of(kind, (bits / 8) as usize))
             .flatten()
-            .filter(|e| e.is_supported())
             .ok_or_else(|| {
                 unsupported(format!("DLPack (code {code}, {bits} bits, {lanes} lanes)"))
             })?;
@@ -310,9 +307,7 @@ pub fn arg_type(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<
     };
     let (_, shape, ptr, _) = parse_cai(&cai, i, ctx)?;
     let typestr: String = cai.get_item("typestr")?.extract()?;
-    let elem = typestr_elem(&typestr)
-        .filter(|e| e.is_supported())
-        .ok_or_else(|| unsupported(typestr.clone()))?;
+    let elem = typestr_elem(&typestr).ok_or_else(|| unsupported(typestr.clone()))?;
     Ok(Some(DevArg {
         ty: ArgType::Array { elem, shape },
         kind: DevKind::Cai,

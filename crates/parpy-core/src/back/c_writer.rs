@@ -1324,7 +1324,10 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             ExprKind::Bool(b) => ((if *b { "true" } else { "false" }).into(), P_ATOM),
             ExprKind::Int(i) => {
                 let ty = elem.unwrap_or(ElemTy::I64);
-                if ty.is_float() {
+                if ty == ElemTy::F16 {
+                    let (text, _) = float_literal(*i as f64, ty);
+                    (format!("({}){text}", self.d.scalar_type(ty)?), P_UNARY)
+                } else if ty.is_float() {
                     float_literal(*i as f64, ty)
                 } else if ty == ElemTy::Bool {
                     ((if *i != 0 { "true" } else { "false" }).into(), P_ATOM)
@@ -1333,6 +1336,14 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     let p = if s.starts_with('-') { P_UNARY } else { P_ATOM };
                     (s, p)
                 }
+            }
+            ExprKind::Float(f) if elem == Some(ElemTy::F16) => {
+                // rounded to float16 first, as NumPy does a weak Python float
+                let (text, _) = float_literal(*f, ElemTy::F16);
+                (
+                    format!("({}){text}", self.d.scalar_type(ElemTy::F16)?),
+                    P_UNARY,
+                )
             }
             ExprKind::Float(f) => float_literal(*f, elem.unwrap_or(ElemTy::F64)),
             ExprKind::Var(v) => (self.name(*v), P_ATOM),
@@ -1491,9 +1502,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         };
         let l = paren(self.expr(lhs)?, lmin);
         let r = paren(self.expr(rhs)?, rmin);
-        if wraps_narrow(ty) && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl) {
-            // C computes 8/16-bit operands in `int`; NumPy wraps every
-            // operation at the type's width
+        let rounds_half = ty == ElemTy::F16 && matches!(op, BinOp::Div);
+        if (wraps_narrow(ty) || ty == ElemTy::F16)
+            && (rounds_half || matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl))
+        {
+            // C computes 8/16-bit integer operands in `int` and float16 ones
+            // in float; NumPy rounds (wraps) every operation to the type
             let t = self.d.scalar_type(ty)?;
             return Ok((format!("({t})({l} {sym} {r})"), P_UNARY));
         }
@@ -1591,18 +1605,24 @@ pub fn int_literal(v: i64, ty: ElemTy) -> String {
 
 /// A float literal of the given type (`1.0f` for f32, `1.0` for f64).
 pub fn float_literal(v: f64, ty: ElemTy) -> (String, u8) {
-    let suffix = if ty == ElemTy::F32 { "f" } else { "" };
+    // float16 literals are floats: `_Float16 * float` computes in float
+    // and the result is rounded to float16 (see `binary`), as in NumPy
+    let suffix = if matches!(ty, ElemTy::F32 | ElemTy::F16) {
+        "f"
+    } else {
+        ""
+    };
     if v.is_nan() {
         return ("NAN".into(), P_ATOM);
     }
-    if v.is_infinite() || (ty == ElemTy::F32 && (v as f32).is_infinite()) {
+    if v.is_infinite() || (ty != ElemTy::F64 && (v as f32).is_infinite()) {
         return if v > 0.0 {
             ("INFINITY".into(), P_ATOM)
         } else {
             ("-INFINITY".into(), P_UNARY)
         };
     }
-    let text = if ty == ElemTy::F32 {
+    let text = if ty != ElemTy::F64 {
         format!("{:?}", v as f32)
     } else {
         format!("{v:?}")

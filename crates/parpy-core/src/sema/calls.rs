@@ -198,10 +198,13 @@ impl Lowerer<'_, '_> {
     fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
         if e.dotted_path().is_some() && !self.is_local_root(e) {
             if let Resolved::Dtype(t) = self.resolve_global(e)? {
-                if !t.is_supported() {
+                if !t.is_supported_on(self.opts.backend) {
                     self.error(
-                        Diagnostic::error(format!("element type `{t}` is not supported yet"))
-                            .at(e.span, "unsupported type"),
+                        Diagnostic::error(format!(
+                            "element type `{t}` is not supported on the {:?} backend yet",
+                            self.opts.backend
+                        ))
+                        .at(e.span, "unsupported type"),
                     );
                     return None;
                 }

@@ -78,15 +78,17 @@ impl Lowerer<'_, '_> {
             ),
         };
         if let Some(e) = ty.elem() {
-            if !e.is_supported() {
+            if !e.is_supported_on(self.opts.backend) {
                 self.error(
                     Diagnostic::error(format!(
-                        "parameter `{}` has element type `{}`, which is not supported yet",
+                        "parameter `{}` has element type `{}`, which the {:?} backend does not \
+                         support yet",
                         p.name,
-                        e.numpy_name()
+                        e.numpy_name(),
+                        self.opts.backend
                     ))
                     .at(p.span, "unsupported element type")
-                    .help("supported types are bool, the integer types, float32 and float64"),
+                    .help("use float32 data, or the Cpu backend"),
                 );
             }
         }

@@ -423,8 +423,30 @@ fn wrong_index_counts() {
 
 #[test]
 fn unsupported_param_type_and_arg_count() {
-    let e = lower_err("def f(y):\n    pass\n", &[arr(ElemTy::F16, &[2])]);
-    assert!(e.contains("parameter `y`") && e.contains("float16"), "{e}");
+    let def = parse_function(SourceFile::from_function_text(
+        "t.py",
+        "def f(y):\n    pass\n",
+        1,
+    ))
+    .unwrap();
+    let opts = Options {
+        backend: crate::options::Backend::Cuda,
+        ..Options::default()
+    };
+    let e = match super::lower(
+        &def,
+        &[arr(ElemTy::F16, &[2])],
+        &StaticResolver::new(),
+        &opts,
+    ) {
+        Err(CompileError::User(d)) => render_all(&d),
+        _ => panic!("float16 on Cuda must be a user error"),
+    };
+    assert!(
+        e.contains("parameter `y`") && e.contains("float16") && e.contains("Cuda"),
+        "{e}"
+    );
+    lower_ok("def f(y):\n    y[0] = y[1]\n", &[arr(ElemTy::F16, &[2])]);
     let e = lower_err("def f(y):\n    pass\n", &[]);
     assert!(e.contains("takes 1 argument"), "{e}");
 }

@@ -48,10 +48,18 @@ impl Dialect for CDialect {
     }
 
     fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
-        c_writer::stdint_type(e).ok_or_else(|| "float16 is not supported by the C backend".into())
+        // float16: C23's `_Float16` (GCC >= 12 and clang >= 15 on x86-64 and
+        // arm64)
+        Ok(c_writer::stdint_type(e).unwrap_or("_Float16"))
     }
 
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
+        if e == ElemTy::F16 {
+            // computed in float and rounded once, as NumPy does for float16
+            if let Some(n) = c_writer::libm_name(f, ElemTy::F32) {
+                return Ok(format!("(_Float16){n}"));
+            }
+        }
         c_writer::libm_name(f, e)
             .ok_or_else(|| format!("`{}` on {} in C", f.name(), e.short_name()))
     }
