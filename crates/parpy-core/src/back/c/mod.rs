@@ -93,7 +93,10 @@ impl Dialect for CDialect {
             .map(|(op, acc)| format!(" reduction({}:{acc})", omp_op(op)))
             .unwrap_or_default();
         let none = LoopIntro::none();
-        if ctx.absorbed {
+        // one worker asked for: a plain loop (a parallel region would still
+        // wake the OpenMP team, ~2 us per call)
+        let one_worker = ctx.par.is_some_and(|p| p.threads == 1) && ctx.reduction.is_none();
+        if ctx.absorbed || one_worker {
             none
         } else if ctx.outermost_parallel && !ctx.inside_vector {
             // Two perfectly nested parallel levels with independent bounds
