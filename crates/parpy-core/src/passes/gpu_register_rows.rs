@@ -237,7 +237,7 @@ impl Cx<'_> {
             self.f.vars[j.0 as usize].kind = VarKind::Local;
             let mut body = std::mem::take(&mut l.body);
             let kv = Expr::var(k, ity.clone(), span);
-            rewrite_block(&mut body, j, &kv, &touches);
+            rewrite_block(&mut body, &kv, &touches);
             let lo = l.lo.clone();
             let share = self.share_body(j, lo, k, hi, body, span);
             b[i] = Stmt::new(
@@ -579,7 +579,7 @@ fn starts_with_store(body: &Block, array: VarId) -> bool {
 }
 
 /// Replaces `A[P.., j]` by `A_reg[k]` for the cached arrays.
-fn rewrite_block(b: &mut Block, j: VarId, kv: &Expr, cached: &[&Cached]) {
+fn rewrite_block(b: &mut Block, kv: &Expr, cached: &[&Cached]) {
     for s in b.iter_mut() {
         if let StmtKind::Assign {
             dst: Place::Index { array, indices },
@@ -594,38 +594,36 @@ fn rewrite_block(b: &mut Block, j: VarId, kv: &Expr, cached: &[&Cached]) {
         match &mut s.kind {
             StmtKind::Assign { dst, value } => {
                 if let Place::Index { indices, .. } = dst {
-                    indices
-                        .iter_mut()
-                        .for_each(|e| rewrite_expr(e, j, kv, cached));
+                    indices.iter_mut().for_each(|e| rewrite_expr(e, kv, cached));
                 }
-                rewrite_expr(value, j, kv, cached);
+                rewrite_expr(value, kv, cached);
             }
             StmtKind::For(l) => {
-                rewrite_expr(&mut l.lo, j, kv, cached);
-                rewrite_expr(&mut l.hi, j, kv, cached);
-                rewrite_block(&mut l.body, j, kv, cached);
+                rewrite_expr(&mut l.lo, kv, cached);
+                rewrite_expr(&mut l.hi, kv, cached);
+                rewrite_block(&mut l.body, kv, cached);
             }
             StmtKind::While { cond, body } => {
-                rewrite_expr(cond, j, kv, cached);
-                rewrite_block(body, j, kv, cached);
+                rewrite_expr(cond, kv, cached);
+                rewrite_block(body, kv, cached);
             }
             StmtKind::If {
                 cond,
                 then_body,
                 else_body,
             } => {
-                rewrite_expr(cond, j, kv, cached);
-                rewrite_block(then_body, j, kv, cached);
-                rewrite_block(else_body, j, kv, cached);
+                rewrite_expr(cond, kv, cached);
+                rewrite_block(then_body, kv, cached);
+                rewrite_block(else_body, kv, cached);
             }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => rewrite_expr(e, j, kv, cached),
-            StmtKind::OnDevice(body) => rewrite_block(body, j, kv, cached),
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => rewrite_expr(e, kv, cached),
+            StmtKind::OnDevice(body) => rewrite_block(body, kv, cached),
             _ => {}
         }
     }
 }
 
-fn rewrite_expr(e: &mut Expr, j: VarId, kv: &Expr, cached: &[&Cached]) {
+fn rewrite_expr(e: &mut Expr, kv: &Expr, cached: &[&Cached]) {
     if let ExprKind::Index { array, indices } = &mut e.kind {
         if let Some(c) = cached.iter().find(|c| c.array == *array) {
             *array = c.reg;
@@ -633,8 +631,7 @@ fn rewrite_expr(e: &mut Expr, j: VarId, kv: &Expr, cached: &[&Cached]) {
             return;
         }
     }
-    let _ = j;
     for c in children_mut(e) {
-        rewrite_expr(c, j, kv, cached);
+        rewrite_expr(c, kv, cached);
     }
 }
