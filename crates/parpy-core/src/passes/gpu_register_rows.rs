@@ -34,7 +34,10 @@ use crate::ir::{
     Axis, BinOp, Block, Expr, ExprKind, ForLoop, Function, GpuIndex, Place, Program, Stmt,
     StmtKind, Type, VarId, VarKind,
 };
-use crate::passes::util::{assign_var, bin, new_var};
+use crate::passes::util::{
+    assign_var, bin, expr_children, expr_children_mut, new_var, stmt_exprs, stmt_exprs_mut,
+    sub_blocks, sub_blocks_mut,
+};
 
 /// The most elements of one array a thread keeps in registers.
 pub const MAX_SHARE: i64 = 16;
@@ -88,22 +91,16 @@ struct Cached {
 impl Cx<'_> {
     fn block(&mut self, b: &mut Block) {
         for s in b.iter_mut() {
-            match &mut s.kind {
-                StmtKind::For(l) => {
-                    self.enclosing.push(l.var);
-                    self.block(&mut l.body);
-                    self.enclosing.pop();
-                }
-                StmtKind::While { body, .. } | StmtKind::OnDevice(body) => self.block(body),
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    self.block(then_body);
-                    self.block(else_body);
-                }
-                _ => {}
+            let var = match &s.kind {
+                StmtKind::For(l) => Some(l.var),
+                _ => None,
+            };
+            self.enclosing.extend(var);
+            for sub in sub_blocks_mut(s) {
+                self.block(sub);
+            }
+            if var.is_some() {
+                self.enclosing.pop();
             }
         }
         let mut groups: Vec<(i64, Vec<usize>)> = vec![];
@@ -422,8 +419,10 @@ fn collect_accesses(b: &[Stmt], j: VarId, out: &mut Vec<Access>) {
         {
             out.push(access(*array, indices, j, true));
         }
-        for_each_stmt_expr(s, &mut |e| expr_accesses(e, j, out));
-        for sub in crate::passes::util::sub_blocks(s) {
+        stmt_exprs(s)
+            .into_iter()
+            .for_each(|e| expr_accesses(e, j, out));
+        for sub in sub_blocks(s) {
             collect_accesses(sub, j, out);
         }
     }
@@ -457,58 +456,9 @@ fn expr_accesses(e: &Expr, j: VarId, out: &mut Vec<Access>) {
             write: false,
             at: 0,
         }),
-        _ => children(e)
+        _ => expr_children(e)
             .into_iter()
             .for_each(|c| expr_accesses(c, j, out)),
-    }
-}
-
-/// The expressions a statement holds itself (not those of nested blocks).
-fn for_each_stmt_expr<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
-    match &s.kind {
-        StmtKind::Assign { dst, value } => {
-            if let Place::Index { indices, .. } = dst {
-                indices.iter().for_each(&mut *f);
-            }
-            f(value);
-        }
-        StmtKind::For(l) => {
-            f(&l.lo);
-            f(&l.hi);
-        }
-        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => f(cond),
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => f(e),
-        _ => {}
-    }
-}
-
-fn children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Index { indices, .. } => indices.iter().collect(),
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => {
-            vec![arg]
-        }
-        ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
-        ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().collect(),
-        _ => vec![],
-    }
-}
-
-fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
-    match &mut e.kind {
-        ExprKind::Index { indices, .. } => indices.iter_mut().collect(),
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => {
-            vec![arg]
-        }
-        ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
-        ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter_mut().collect(),
-        _ => vec![],
     }
 }
 
@@ -537,7 +487,7 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
         (ExprKind::Convert { .. }, ExprKind::Convert { .. }) => true,
         _ => false,
     };
-    let (ca, cb) = (children(a), children(b));
+    let (ca, cb) = (expr_children(a), expr_children(b));
     same_node
         && a.ty == b.ty
         && ca.len() == cb.len()
@@ -554,10 +504,8 @@ fn has_sync(b: &Block) -> bool {
         }
     });
     found
-        || b.iter().any(|s| {
-            matches!(s.kind, StmtKind::Barrier)
-                || crate::passes::util::sub_blocks(s).into_iter().any(has_sync)
-        })
+        || b.iter()
+            .any(|s| matches!(s.kind, StmtKind::Barrier) || sub_blocks(s).into_iter().any(has_sync))
 }
 
 /// The first statement of `body` that uses `array` is a store to one of its
@@ -591,34 +539,11 @@ fn rewrite_block(b: &mut Block, kv: &Expr, cached: &[&Cached]) {
                 *indices = vec![kv.clone()];
             }
         }
-        match &mut s.kind {
-            StmtKind::Assign { dst, value } => {
-                if let Place::Index { indices, .. } = dst {
-                    indices.iter_mut().for_each(|e| rewrite_expr(e, kv, cached));
-                }
-                rewrite_expr(value, kv, cached);
-            }
-            StmtKind::For(l) => {
-                rewrite_expr(&mut l.lo, kv, cached);
-                rewrite_expr(&mut l.hi, kv, cached);
-                rewrite_block(&mut l.body, kv, cached);
-            }
-            StmtKind::While { cond, body } => {
-                rewrite_expr(cond, kv, cached);
-                rewrite_block(body, kv, cached);
-            }
-            StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            } => {
-                rewrite_expr(cond, kv, cached);
-                rewrite_block(then_body, kv, cached);
-                rewrite_block(else_body, kv, cached);
-            }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => rewrite_expr(e, kv, cached),
-            StmtKind::OnDevice(body) => rewrite_block(body, kv, cached),
-            _ => {}
+        for e in stmt_exprs_mut(s) {
+            rewrite_expr(e, kv, cached);
+        }
+        for sub in sub_blocks_mut(s) {
+            rewrite_block(sub, kv, cached);
         }
     }
 }
@@ -631,7 +556,7 @@ fn rewrite_expr(e: &mut Expr, kv: &Expr, cached: &[&Cached]) {
             return;
         }
     }
-    for c in children_mut(e) {
+    for c in expr_children_mut(e) {
         rewrite_expr(c, kv, cached);
     }
 }

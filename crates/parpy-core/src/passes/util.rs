@@ -93,6 +93,76 @@ pub fn sub_blocks_mut(s: &mut Stmt) -> Vec<&mut Block> {
     }
 }
 
+/// The expressions a statement holds itself, not those of nested blocks:
+/// a store's indices and value, a loop's bounds, a condition, a returned or
+/// evaluated expression.
+pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
+    match &s.kind {
+        StmtKind::Assign { dst, value } => {
+            let mut v: Vec<&Expr> = match dst {
+                Place::Index { indices, .. } => indices.iter().collect(),
+                Place::Var(_) => vec![],
+            };
+            v.push(value);
+            v
+        }
+        StmtKind::For(l) => vec![&l.lo, &l.hi],
+        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => vec![cond],
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => vec![e],
+        _ => vec![],
+    }
+}
+
+/// [`stmt_exprs`], mutable.
+pub fn stmt_exprs_mut(s: &mut Stmt) -> Vec<&mut Expr> {
+    match &mut s.kind {
+        StmtKind::Assign { dst, value } => {
+            let mut v: Vec<&mut Expr> = match dst {
+                Place::Index { indices, .. } => indices.iter_mut().collect(),
+                Place::Var(_) => vec![],
+            };
+            v.push(value);
+            v
+        }
+        StmtKind::For(l) => vec![&mut l.lo, &mut l.hi],
+        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => vec![cond],
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => vec![e],
+        _ => vec![],
+    }
+}
+
+/// The direct operands of an expression.
+pub fn expr_children(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Index { indices, .. } => indices.iter().collect(),
+        ExprKind::Unary { arg, .. }
+        | ExprKind::Convert { arg }
+        | ExprKind::WarpReduce { arg, .. } => {
+            vec![arg]
+        }
+        ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
+        ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().collect(),
+        _ => vec![],
+    }
+}
+
+/// [`expr_children`], mutable.
+pub fn expr_children_mut(e: &mut Expr) -> Vec<&mut Expr> {
+    match &mut e.kind {
+        ExprKind::Index { indices, .. } => indices.iter_mut().collect(),
+        ExprKind::Unary { arg, .. }
+        | ExprKind::Convert { arg }
+        | ExprKind::WarpReduce { arg, .. } => {
+            vec![arg]
+        }
+        ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
+        ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter_mut().collect(),
+        _ => vec![],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
