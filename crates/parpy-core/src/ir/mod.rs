@@ -524,6 +524,44 @@ impl Expr {
     pub fn new(kind: ExprKind, ty: Type, span: Span) -> Expr {
         Expr { kind, ty, span }
     }
+
+    /// The direct operands, in evaluation order: the one place that knows
+    /// which kinds hold sub-expressions (the passes' walkers recurse
+    /// through it).
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Index { indices, .. } => indices.iter().collect(),
+            ExprKind::Unary { arg, .. }
+            | ExprKind::Convert { arg }
+            | ExprKind::WarpReduce { arg, .. } => vec![arg],
+            ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
+            ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
+            ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().collect(),
+            ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Var(_)
+            | ExprKind::GpuIndex(_) => vec![],
+        }
+    }
+
+    /// [`Expr::children`], mutable.
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match &mut self.kind {
+            ExprKind::Index { indices, .. } => indices.iter_mut().collect(),
+            ExprKind::Unary { arg, .. }
+            | ExprKind::Convert { arg }
+            | ExprKind::WarpReduce { arg, .. } => vec![arg],
+            ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
+            ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
+            ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter_mut().collect(),
+            ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Var(_)
+            | ExprKind::GpuIndex(_) => vec![],
+        }
+    }
     pub fn int(v: i64, ty: ElemTy, span: Span) -> Expr {
         Expr::new(ExprKind::Int(v), Type::Scalar(ty), span)
     }

@@ -25,7 +25,7 @@ use crate::ir::{
     Axis, BinOp, Block, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, Place, Program, Stmt,
     StmtKind, Type, VarKind, WARP_SIZE,
 };
-use crate::passes::util::{bin, i64e, sub_blocks};
+use crate::passes::util::{bin, i64e, sub_blocks, walk_exprs};
 
 /// The largest block a GPU backend launches.
 pub const MAX_TPB: i64 = 1024;
@@ -69,10 +69,11 @@ pub fn run(p: &mut Program) -> Vec<Diagnostic> {
 
 fn contains_warp_reduce(b: &Block) -> bool {
     let mut found = false;
-    visit_exprs(b, &mut |e| {
+    walk_exprs(b, &mut |e| {
         if matches!(e.kind, ExprKind::WarpReduce { .. }) {
             found = true;
         }
+        true
     });
     found
 }
@@ -317,67 +318,6 @@ impl Mapper<'_> {
         l.par = None;
         l.body = self.block(std::mem::take(&mut l.body), d + 1, f);
         l
-    }
-}
-
-/// Calls `f` on every expression of a block (outermost first).
-pub fn visit_exprs(b: &Block, f: &mut dyn FnMut(&Expr)) {
-    fn expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-        f(e);
-        match &e.kind {
-            ExprKind::Index { indices, .. } => indices.iter().for_each(|i| expr(i, f)),
-            ExprKind::Unary { arg, .. }
-            | ExprKind::Convert { arg }
-            | ExprKind::WarpReduce { arg, .. } => expr(arg, f),
-            ExprKind::Binary { lhs, rhs, .. } => {
-                expr(lhs, f);
-                expr(rhs, f);
-            }
-            ExprKind::Select { cond, then, else_ } => {
-                expr(cond, f);
-                expr(then, f);
-                expr(else_, f);
-            }
-            ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-                args.iter().for_each(|a| expr(a, f))
-            }
-            ExprKind::Bool(_)
-            | ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Var(_)
-            | ExprKind::GpuIndex(_) => {}
-        }
-    }
-    for s in b {
-        match &s.kind {
-            StmtKind::Assign { dst, value } => {
-                if let Place::Index { indices, .. } = dst {
-                    indices.iter().for_each(|i| expr(i, f));
-                }
-                expr(value, f);
-            }
-            StmtKind::For(l) => {
-                expr(&l.lo, f);
-                expr(&l.hi, f);
-                visit_exprs(&l.body, f);
-            }
-            StmtKind::While { cond, body } => {
-                expr(cond, f);
-                visit_exprs(body, f);
-            }
-            StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            } => {
-                expr(cond, f);
-                visit_exprs(then_body, f);
-                visit_exprs(else_body, f);
-            }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr(e, f),
-            StmtKind::OnDevice(body) => visit_exprs(body, f),
-            StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
-        }
     }
 }
 

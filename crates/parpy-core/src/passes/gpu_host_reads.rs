@@ -52,30 +52,8 @@ impl Hoist<'_> {
     /// Replaces the device reads inside `e` by fresh host scalars; pushes the
     /// copies into `loads`.
     fn expr(&mut self, e: &mut Expr, loads: &mut Vec<Stmt>) {
-        match &mut e.kind {
-            ExprKind::Index { indices, .. } => {
-                indices.iter_mut().for_each(|i| self.expr(i, loads));
-            }
-            ExprKind::Unary { arg, .. }
-            | ExprKind::Convert { arg }
-            | ExprKind::WarpReduce { arg, .. } => self.expr(arg, loads),
-            ExprKind::Binary { lhs, rhs, .. } => {
-                self.expr(lhs, loads);
-                self.expr(rhs, loads);
-            }
-            ExprKind::Select { cond, then, else_ } => {
-                self.expr(cond, loads);
-                self.expr(then, loads);
-                self.expr(else_, loads);
-            }
-            ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-                args.iter_mut().for_each(|a| self.expr(a, loads))
-            }
-            ExprKind::Bool(_)
-            | ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Var(_)
-            | ExprKind::GpuIndex(_) => {}
+        for c in e.children_mut() {
+            self.expr(c, loads);
         }
         if self.is_temp_read(e) {
             let ExprKind::Index { array, .. } = &e.kind else {

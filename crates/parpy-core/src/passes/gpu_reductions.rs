@@ -35,7 +35,7 @@ use crate::ir::{
 };
 use crate::passes::gpu_grid::block_threads;
 use crate::passes::lower_reductions::identity;
-use crate::passes::util::{assign_var, binary, i64e};
+use crate::passes::util::{assign_var, binary, i64e, stmt_exprs_mut, sub_blocks_mut};
 use crate::types::ElemTy;
 
 pub fn run(p: &mut Program) -> Vec<Diagnostic> {
@@ -248,42 +248,21 @@ impl Lower<'_> {
 pub(crate) fn subst_block(b: &mut Block, from: VarId, to: VarId) {
     for s in b {
         match &mut s.kind {
-            StmtKind::Assign { dst, value } => {
-                match dst {
-                    Place::Var(v) if *v == from => *v = to,
-                    Place::Var(_) => {}
-                    Place::Index { indices, .. } => {
-                        indices.iter_mut().for_each(|i| subst_expr(i, from, to))
-                    }
-                }
-                subst_expr(value, from, to);
-            }
+            StmtKind::Assign {
+                dst: Place::Var(v), ..
+            } if *v == from => *v = to,
             StmtKind::For(l) => {
-                subst_expr(&mut l.lo, from, to);
-                subst_expr(&mut l.hi, from, to);
-                if let Some(r) = &mut l.reduction {
-                    if r.acc == from {
-                        r.acc = to;
-                    }
+                if let Some(r) = l.reduction.as_mut().filter(|r| r.acc == from) {
+                    r.acc = to;
                 }
-                subst_block(&mut l.body, from, to);
             }
-            StmtKind::While { cond, body } => {
-                subst_expr(cond, from, to);
-                subst_block(body, from, to);
-            }
-            StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            } => {
-                subst_expr(cond, from, to);
-                subst_block(then_body, from, to);
-                subst_block(else_body, from, to);
-            }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => subst_expr(e, from, to),
-            StmtKind::OnDevice(body) => subst_block(body, from, to),
-            StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
+            _ => {}
+        }
+        for e in stmt_exprs_mut(s) {
+            subst_expr(e, from, to);
+        }
+        for sub in sub_blocks_mut(s) {
+            subst_block(sub, from, to);
         }
     }
 }
@@ -291,27 +270,10 @@ pub(crate) fn subst_block(b: &mut Block, from: VarId, to: VarId) {
 fn subst_expr(e: &mut Expr, from: VarId, to: VarId) {
     match &mut e.kind {
         ExprKind::Var(v) if *v == from => *v = to,
-        ExprKind::Index { indices, .. } => indices.iter_mut().for_each(|i| subst_expr(i, from, to)),
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => subst_expr(arg, from, to),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            subst_expr(lhs, from, to);
-            subst_expr(rhs, from, to);
-        }
-        ExprKind::Select { cond, then, else_ } => {
-            subst_expr(cond, from, to);
-            subst_expr(then, from, to);
-            subst_expr(else_, from, to);
-        }
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-            args.iter_mut().for_each(|a| subst_expr(a, from, to))
-        }
-        ExprKind::Bool(_)
-        | ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Var(_)
-        | ExprKind::GpuIndex(_) => {}
+        _ => e
+            .children_mut()
+            .into_iter()
+            .for_each(|c| subst_expr(c, from, to)),
     }
 }
 

@@ -35,8 +35,7 @@ use crate::ir::{
     StmtKind, Type, VarId, VarKind,
 };
 use crate::passes::util::{
-    assign_var, bin, expr_children, expr_children_mut, new_var, stmt_exprs, stmt_exprs_mut,
-    sub_blocks, sub_blocks_mut,
+    assign_var, bin, new_var, stmt_exprs, stmt_exprs_mut, sub_blocks, sub_blocks_mut, walk_exprs,
 };
 
 /// The most elements of one array a thread keeps in registers.
@@ -456,7 +455,8 @@ fn expr_accesses(e: &Expr, j: VarId, out: &mut Vec<Access>) {
             write: false,
             at: 0,
         }),
-        _ => expr_children(e)
+        _ => e
+            .children()
             .into_iter()
             .for_each(|c| expr_accesses(c, j, out)),
     }
@@ -487,7 +487,7 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
         (ExprKind::Convert { .. }, ExprKind::Convert { .. }) => true,
         _ => false,
     };
-    let (ca, cb) = (expr_children(a), expr_children(b));
+    let (ca, cb) = (a.children(), b.children());
     same_node
         && a.ty == b.ty
         && ca.len() == cb.len()
@@ -498,10 +498,11 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
 /// under a per-thread condition).
 fn has_sync(b: &Block) -> bool {
     let mut found = false;
-    crate::passes::gpu_grid::visit_exprs(b, &mut |e| {
+    walk_exprs(b, &mut |e| {
         if matches!(e.kind, ExprKind::WarpReduce { .. }) {
             found = true;
         }
+        true
     });
     found
         || b.iter()
@@ -556,7 +557,7 @@ fn rewrite_expr(e: &mut Expr, kv: &Expr, cached: &[&Cached]) {
             return;
         }
     }
-    for c in expr_children_mut(e) {
+    for c in e.children_mut() {
         rewrite_expr(c, kv, cached);
     }
 }

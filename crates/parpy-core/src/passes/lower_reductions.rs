@@ -186,19 +186,8 @@ fn same_exprs(a: &[Expr], b: &[Expr]) -> bool {
 /// Does `e` read variable `v`?
 pub fn uses_var(e: &Expr, v: VarId) -> bool {
     match &e.kind {
-        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::GpuIndex(_) => false,
-        ExprKind::Var(x) => *x == v,
-        ExprKind::Index { array, indices } => *array == v || indices.iter().any(|i| uses_var(i, v)),
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => uses_var(arg, v),
-        ExprKind::Binary { lhs, rhs, .. } => uses_var(lhs, v) || uses_var(rhs, v),
-        ExprKind::Select { cond, then, else_ } => {
-            uses_var(cond, v) || uses_var(then, v) || uses_var(else_, v)
-        }
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-            args.iter().any(|a| uses_var(a, v))
-        }
+        ExprKind::Var(x) | ExprKind::Index { array: x, .. } if *x == v => true,
+        _ => e.children().into_iter().any(|c| uses_var(c, v)),
     }
 }
 

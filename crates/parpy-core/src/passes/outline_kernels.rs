@@ -19,6 +19,7 @@ use crate::ir::{
     Block, Expr, ExprKind, ForLoop, Function, Kernel, KernelId, LaunchInfo, Place, Program, Stmt,
     StmtKind, Type, Var, VarId, VarKind,
 };
+use crate::passes::util::{stmt_exprs_mut, sub_blocks_mut};
 use crate::types::ElemTy;
 
 pub fn run(p: &mut Program) {
@@ -284,30 +285,12 @@ pub fn stmt_uses(s: &Stmt, used: &mut BTreeSet<VarId>, assigned: &mut BTreeSet<V
 
 pub fn expr_uses(e: &Expr, used: &mut BTreeSet<VarId>) {
     match &e.kind {
-        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::GpuIndex(_) => {}
-        ExprKind::Var(v) => {
+        ExprKind::Var(v) | ExprKind::Index { array: v, .. } => {
             used.insert(*v);
         }
-        ExprKind::Index { array, indices } => {
-            used.insert(*array);
-            indices.iter().for_each(|i| expr_uses(i, used));
-        }
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => expr_uses(arg, used),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            expr_uses(lhs, used);
-            expr_uses(rhs, used);
-        }
-        ExprKind::Select { cond, then, else_ } => {
-            expr_uses(cond, used);
-            expr_uses(then, used);
-            expr_uses(else_, used);
-        }
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-            args.iter().for_each(|a| expr_uses(a, used))
-        }
+        _ => {}
     }
+    e.children().into_iter().for_each(|c| expr_uses(c, used));
 }
 
 struct Builder<'a> {
@@ -633,28 +616,12 @@ fn remap_loop(l: &mut ForLoop, map: &BTreeMap<VarId, VarId>) {
 
 fn remap_expr(e: &mut Expr, map: &BTreeMap<VarId, VarId>) {
     match &mut e.kind {
-        ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::GpuIndex(_) => {}
-        ExprKind::Var(v) => m(v, map),
-        ExprKind::Index { array, indices } => {
-            m(array, map);
-            indices.iter_mut().for_each(|i| remap_expr(i, map));
-        }
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => remap_expr(arg, map),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            remap_expr(lhs, map);
-            remap_expr(rhs, map);
-        }
-        ExprKind::Select { cond, then, else_ } => {
-            remap_expr(cond, map);
-            remap_expr(then, map);
-            remap_expr(else_, map);
-        }
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-            args.iter_mut().for_each(|a| remap_expr(a, map))
-        }
+        ExprKind::Var(v) | ExprKind::Index { array: v, .. } => m(v, map),
+        _ => {}
     }
+    e.children_mut()
+        .into_iter()
+        .for_each(|c| remap_expr(c, map));
 }
 
 /// In the host, a converted scalar `v` is read and written as `v[0]`.
@@ -663,74 +630,33 @@ fn to_elem_block(b: &mut Block, conv: &BTreeSet<VarId>) {
         return;
     }
     for s in b.iter_mut() {
-        match &mut s.kind {
-            StmtKind::Assign { dst, value } => {
-                match dst {
-                    Place::Var(v) if conv.contains(v) => {
-                        *dst = Place::Index {
-                            array: *v,
-                            indices: vec![Expr::int(0, ElemTy::I64, s.span)],
-                        };
-                    }
-                    Place::Var(_) => {}
-                    Place::Index { indices, .. } => {
-                        indices.iter_mut().for_each(|i| to_elem_expr(i, conv))
-                    }
+        let span = s.span;
+        if let StmtKind::Assign { dst, .. } = &mut s.kind {
+            if let Place::Var(v) = dst {
+                if conv.contains(v) {
+                    *dst = Place::Index {
+                        array: *v,
+                        indices: vec![Expr::int(0, ElemTy::I64, span)],
+                    };
                 }
-                to_elem_expr(value, conv);
             }
-            StmtKind::For(l) => {
-                to_elem_expr(&mut l.lo, conv);
-                to_elem_expr(&mut l.hi, conv);
-                to_elem_block(&mut l.body, conv);
-            }
-            StmtKind::While { cond, body } => {
-                to_elem_expr(cond, conv);
-                to_elem_block(body, conv);
-            }
-            StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            } => {
-                to_elem_expr(cond, conv);
-                to_elem_block(then_body, conv);
-                to_elem_block(else_body, conv);
-            }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => to_elem_expr(e, conv),
-            StmtKind::OnDevice(b) => to_elem_block(b, conv),
-            StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
+        }
+        for e in stmt_exprs_mut(s) {
+            to_elem_expr(e, conv);
+        }
+        for sub in sub_blocks_mut(s) {
+            to_elem_block(sub, conv);
         }
     }
 }
 
 fn to_elem_expr(e: &mut Expr, conv: &BTreeSet<VarId>) {
-    match &mut e.kind {
-        ExprKind::Var(v) if conv.contains(v) => {
-            let v = *v;
-            *e = elem0(v, &e.ty, e.span);
-        }
-        ExprKind::Bool(_)
-        | ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Var(_)
-        | ExprKind::GpuIndex(_) => {}
-        ExprKind::Index { indices, .. } => indices.iter_mut().for_each(|i| to_elem_expr(i, conv)),
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => to_elem_expr(arg, conv),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            to_elem_expr(lhs, conv);
-            to_elem_expr(rhs, conv);
-        }
-        ExprKind::Select { cond, then, else_ } => {
-            to_elem_expr(cond, conv);
-            to_elem_expr(then, conv);
-            to_elem_expr(else_, conv);
-        }
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-            args.iter_mut().for_each(|a| to_elem_expr(a, conv))
-        }
+    match &e.kind {
+        ExprKind::Var(v) if conv.contains(v) => *e = elem0(*v, &e.ty, e.span),
+        _ => e
+            .children_mut()
+            .into_iter()
+            .for_each(|c| to_elem_expr(c, conv)),
     }
 }
 

@@ -131,35 +131,18 @@ pub fn stmt_exprs_mut(s: &mut Stmt) -> Vec<&mut Expr> {
     }
 }
 
-/// The direct operands of an expression.
-pub fn expr_children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Index { indices, .. } => indices.iter().collect(),
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => {
-            vec![arg]
+/// Calls `f` on every expression of a block, nested blocks included,
+/// outermost first; where `f` returns false the expression's operands are
+/// skipped.
+pub fn walk_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr) -> bool) {
+    fn expr(e: &Expr, f: &mut dyn FnMut(&Expr) -> bool) {
+        if f(e) {
+            e.children().into_iter().for_each(|c| expr(c, f));
         }
-        ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
-        ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().collect(),
-        _ => vec![],
     }
-}
-
-/// [`expr_children`], mutable.
-pub fn expr_children_mut(e: &mut Expr) -> Vec<&mut Expr> {
-    match &mut e.kind {
-        ExprKind::Index { indices, .. } => indices.iter_mut().collect(),
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => {
-            vec![arg]
-        }
-        ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
-        ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter_mut().collect(),
-        _ => vec![],
+    for s in b {
+        stmt_exprs(s).into_iter().for_each(|e| expr(e, f));
+        sub_blocks(s).into_iter().for_each(|sub| walk_exprs(sub, f));
     }
 }
 

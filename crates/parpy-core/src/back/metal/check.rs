@@ -7,8 +7,9 @@
 use std::collections::BTreeSet;
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{Block, Expr, ExprKind, Function, Place, Program, StmtKind, Type};
+use crate::ir::{Expr, ExprKind, Function, Program, Type};
 use crate::options::Options;
+use crate::passes::util::walk_exprs;
 use crate::syntax::FunctionDef;
 use crate::types::ElemTy;
 use crate::ArgType;
@@ -114,7 +115,7 @@ fn f64_values(p: &Program) -> Vec<Diagnostic> {
     let device = p.kernels.iter().map(|k| &k.func).chain(p.helpers.iter());
     for f in device {
         let mut found = vec![];
-        block_exprs(&f.body, &mut |e| outermost_f64(e, &mut found));
+        walk_exprs(&f.body, &mut |e| outermost_f64(e, &mut found));
         f64_vars(f, &mut found);
         for s in found {
             if seen.insert((s.file.0, s.lo, s.hi)) {
@@ -173,7 +174,7 @@ fn wide_warp_reductions(p: &Program) -> Vec<Diagnostic> {
     let mut out = vec![];
     let mut seen = BTreeSet::new();
     for k in &p.kernels {
-        block_exprs(&k.func.body, &mut |e| {
+        walk_exprs(&k.func.body, &mut |e| {
             if let ExprKind::WarpReduce { op, arg } = &e.kind {
                 let elem = arg.ty.elem();
                 // what `simd_sum` & co. take (the dialect's `warp_reduce`)
@@ -208,69 +209,4 @@ fn wide_warp_reductions(p: &Program) -> Vec<Diagnostic> {
         });
     }
     out
-}
-
-/// Calls `f` on every expression of a block, outermost first; `f` returns
-/// whether to visit the sub-expressions.
-fn block_exprs(b: &Block, f: &mut dyn FnMut(&Expr) -> bool) {
-    for s in b {
-        match &s.kind {
-            StmtKind::Assign { dst, value } => {
-                if let Place::Index { indices, .. } = dst {
-                    indices.iter().for_each(|i| expr_walk(i, f));
-                }
-                expr_walk(value, f);
-            }
-            StmtKind::For(l) => {
-                expr_walk(&l.lo, f);
-                expr_walk(&l.hi, f);
-                block_exprs(&l.body, f);
-            }
-            StmtKind::While { cond, body } => {
-                expr_walk(cond, f);
-                block_exprs(body, f);
-            }
-            StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            } => {
-                expr_walk(cond, f);
-                block_exprs(then_body, f);
-                block_exprs(else_body, f);
-            }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_walk(e, f),
-            StmtKind::OnDevice(body) => block_exprs(body, f),
-            StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
-        }
-    }
-}
-
-fn expr_walk(e: &Expr, f: &mut dyn FnMut(&Expr) -> bool) {
-    if !f(e) {
-        return;
-    }
-    match &e.kind {
-        ExprKind::Index { indices, .. } => indices.iter().for_each(|i| expr_walk(i, f)),
-        ExprKind::Unary { arg, .. }
-        | ExprKind::Convert { arg }
-        | ExprKind::WarpReduce { arg, .. } => expr_walk(arg, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            expr_walk(lhs, f);
-            expr_walk(rhs, f);
-        }
-        ExprKind::Select { cond, then, else_ } => {
-            expr_walk(cond, f);
-            expr_walk(then, f);
-            expr_walk(else_, f);
-        }
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-            args.iter().for_each(|a| expr_walk(a, f))
-        }
-        ExprKind::Bool(_)
-        | ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Var(_)
-        | ExprKind::GpuIndex(_) => {}
-    }
 }

@@ -39,11 +39,9 @@ use std::fmt::Write;
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
-use crate::ir::{
-    Block, Expr, ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Place, Program,
-    ReduceOp, StmtKind,
-};
+use crate::ir::{ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Program, ReduceOp};
 use crate::options::Options;
+use crate::passes::util::walk_exprs;
 use crate::types::ElemTy;
 use crate::CompileError;
 
@@ -173,63 +171,13 @@ pub fn bindings(f: &Function, written: &BTreeSet<usize>) -> (Vec<Binding>, Optio
 fn grid_uses(f: &Function) -> Vec<GpuIndex> {
     let mut found: BTreeSet<(u8, &'static str)> = BTreeSet::new();
     let mut reps: Vec<GpuIndex> = vec![];
-    fn block(b: &Block, out: &mut Vec<GpuIndex>) {
-        for s in b {
-            match &s.kind {
-                StmtKind::Assign { dst, value } => {
-                    if let Place::Index { indices, .. } = dst {
-                        indices.iter().for_each(|e| expr(e, out));
-                    }
-                    expr(value, out);
-                }
-                StmtKind::For(l) => {
-                    expr(&l.lo, out);
-                    expr(&l.hi, out);
-                    block(&l.body, out);
-                }
-                StmtKind::While { cond, body } => {
-                    expr(cond, out);
-                    block(body, out);
-                }
-                StmtKind::If {
-                    cond,
-                    then_body,
-                    else_body,
-                } => {
-                    expr(cond, out);
-                    block(then_body, out);
-                    block(else_body, out);
-                }
-                StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr(e, out),
-                StmtKind::OnDevice(b) => block(b, out),
-                StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
-            }
-        }
-    }
-    fn expr(e: &Expr, out: &mut Vec<GpuIndex>) {
-        match &e.kind {
-            ExprKind::GpuIndex(g) => out.push(*g),
-            ExprKind::Index { indices, .. } => indices.iter().for_each(|i| expr(i, out)),
-            ExprKind::Unary { arg, .. }
-            | ExprKind::Convert { arg }
-            | ExprKind::WarpReduce { arg, .. } => expr(arg, out),
-            ExprKind::Binary { lhs, rhs, .. } => {
-                expr(lhs, out);
-                expr(rhs, out);
-            }
-            ExprKind::Select { cond, then, else_ } => {
-                expr(cond, out);
-                expr(then, out);
-                expr(else_, out);
-            }
-            ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-                args.iter().for_each(|a| expr(a, out))
-            }
-            ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Var(_) => {}
-        }
-    }
     let mut all = vec![];
-    block(&f.body, &mut all);
+    walk_exprs(&f.body, &mut |e| {
+        if let ExprKind::GpuIndex(g) = e.kind {
+            all.push(g);
+        }
+        true
+    });
     for g in all {
         if found.insert((grid_param_rank(g), grid_param(g).1)) {
             reps.push(g);
