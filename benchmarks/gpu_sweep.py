@@ -25,43 +25,34 @@ def row(**kw):
     print(json.dumps(kw), flush=True)
 
 
+def sweep_one(torch, runs, bench, fn, args, n, counts, check, cache):
+    """Times `fn(*args)` with 'N' on n threads and 'M' on each of `counts`,
+    after checking its result (`check()`)."""
+    for m in counts:
+        o = gpu.opts_for({'N': parpy.threads(n), 'M': parpy.threads(m)}, cache)
+        fn(*args, opts=o)
+        torch.cuda.synchronize()
+        row(bench=bench, M=m, ok=bool(check()),
+            ms=gpu.events_ms(torch, lambda: fn(*args, opts=o), runs))
+
+
 def sweep_threads(torch, runs):
     cache = tempfile.mkdtemp()
-    x = torch.rand(10, 10**8, device="cuda")
-    y = torch.zeros(10, device="cuda")
-    ref = x.sum(dim=1)
-    for blocks in (64, 128, 256, 512):
-        o = gpu.opts_for({'N': parpy.threads(10), 'M': parpy.threads(blocks * 1024)}, cache)
-        gpu.row_sum(x, y, 10, opts=o)
-        torch.cuda.synchronize()
-        ok = bool(torch.allclose(y, ref, rtol=1e-3, atol=1e-2))
-        row(bench="G5", M=blocks * 1024, ok=ok,
-            ms=gpu.events_ms(torch, lambda: gpu.row_sum(x, y, 10, opts=o), runs))
-    del x
-    x = torch.rand(65536, 1024, device="cuda")
-    y = torch.zeros(65536, device="cuda")
-    ref = x.sum(dim=1)
-    for m in (32, 64, 128):
-        o = gpu.opts_for({'N': parpy.threads(65536), 'M': parpy.threads(m)}, cache)
-        gpu.row_sum(x, y, 65536, opts=o)
-        torch.cuda.synchronize()
-        ok = bool(torch.allclose(y, ref, rtol=1e-3, atol=1e-2))
-        row(bench="G6", M=m, ok=ok,
-            ms=gpu.events_ms(torch, lambda: gpu.row_sum(x, y, 65536, opts=o), runs))
-    del x
+    for bench, (rows, cols), counts in (("G5", (10, 10**8), [b * 1024 for b in (64, 128, 256, 512)]),
+                                        ("G6", (65536, 1024), (32, 64, 128))):
+        x = torch.rand(rows, cols, device="cuda")
+        y = torch.zeros(rows, device="cuda")
+        ref = x.sum(dim=1)
+        sweep_one(torch, runs, bench, gpu.row_sum, [x, y, rows], rows, counts,
+                  lambda: torch.allclose(y, ref, rtol=1e-3, atol=1e-2), cache)
+        del x
     shape = (64, 16, 448, 448)
     x = torch.randn(*shape, device="cuda")
     y = torch.zeros_like(x)
     n = shape[0] * shape[1] * shape[2]
-    x2, y2 = x.view(n, shape[3]), y.view(n, shape[3])
     ref = torch.softmax(x, dim=-1)
-    for m in (32, 64, 128):
-        o = gpu.opts_for({'N': parpy.threads(n), 'M': parpy.threads(m)}, cache)
-        gpu.softmax(x2, y2, n, opts=o)
-        torch.cuda.synchronize()
-        ok = bool(torch.allclose(y, ref, rtol=1e-3, atol=1e-5))
-        row(bench="G7", M=m, ok=ok,
-            ms=gpu.events_ms(torch, lambda: gpu.softmax(x2, y2, n, opts=o), runs))
+    sweep_one(torch, runs, "G7", gpu.softmax, [x.view(n, shape[3]), y.view(n, shape[3]), n], n,
+              (32, 64, 128), lambda: torch.allclose(y, ref, rtol=1e-3, atol=1e-5), cache)
 
 
 def sweep_nvrtc(torch, runs):

@@ -326,18 +326,14 @@ impl CudaFn {
             for (j, &(ai, pass)) in self.params.iter().enumerate() {
                 args[j] = match pass {
                     Pass::Scalar | Pass::Device => vals[ai],
-                    // the same NumPy array passed twice shares one copy
-                    Pass::Host { bytes, written }
-                        if staged.iter().any(|e| e.1 == vals[ai] && e.2 == bytes) =>
-                    {
-                        let e = staged
-                            .iter_mut()
-                            .find(|e| e.1 == vals[ai] && e.2 == bytes)
-                            .expect("found above");
-                        e.3 |= written;
-                        e.0
-                    }
                     Pass::Host { bytes, written } => {
+                        // the same NumPy array passed twice shares one copy
+                        let same = staged.iter().position(|e| e.1 == vals[ai] && e.2 == bytes);
+                        if let Some(k) = same {
+                            staged[k].3 |= written;
+                            args[j] = staged[k].0;
+                            continue;
+                        }
                         let d = self.ctx.alloc(bytes, stream)?;
                         staged.push((d, vals[ai], bytes, written));
                         // SAFETY: the NumPy array (kept alive by the caller)

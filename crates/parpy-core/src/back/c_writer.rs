@@ -1318,17 +1318,24 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         Ok(flat.map(|f| f.0).unwrap_or_else(|| "0".into()))
     }
 
+    /// A float literal of type `ty`; a float16 one is cast, so it is rounded
+    /// to float16 first as NumPy rounds a weak Python float.
+    fn float_lit(&self, v: f64, ty: ElemTy) -> Result<(String, u8), String> {
+        let (text, p) = float_literal(v, ty);
+        if ty == ElemTy::F16 {
+            return Ok((format!("({}){text}", self.d.scalar_type(ty)?), P_UNARY));
+        }
+        Ok((text, p))
+    }
+
     fn expr(&mut self, e: &Expr) -> Result<(String, u8), String> {
         let elem = e.ty.elem();
         Ok(match &e.kind {
             ExprKind::Bool(b) => ((if *b { "true" } else { "false" }).into(), P_ATOM),
             ExprKind::Int(i) => {
                 let ty = elem.unwrap_or(ElemTy::I64);
-                if ty == ElemTy::F16 {
-                    let (text, _) = float_literal(*i as f64, ty);
-                    (format!("({}){text}", self.d.scalar_type(ty)?), P_UNARY)
-                } else if ty.is_float() {
-                    float_literal(*i as f64, ty)
+                if ty.is_float() {
+                    self.float_lit(*i as f64, ty)?
                 } else if ty == ElemTy::Bool {
                     ((if *i != 0 { "true" } else { "false" }).into(), P_ATOM)
                 } else {
@@ -1337,15 +1344,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     (s, p)
                 }
             }
-            ExprKind::Float(f) if elem == Some(ElemTy::F16) => {
-                // rounded to float16 first, as NumPy does a weak Python float
-                let (text, _) = float_literal(*f, ElemTy::F16);
-                (
-                    format!("({}){text}", self.d.scalar_type(ElemTy::F16)?),
-                    P_UNARY,
-                )
-            }
-            ExprKind::Float(f) => float_literal(*f, elem.unwrap_or(ElemTy::F64)),
+            ExprKind::Float(f) => self.float_lit(*f, elem.unwrap_or(ElemTy::F64))?,
             ExprKind::Var(v) => (self.name(*v), P_ATOM),
             ExprKind::Index { array, indices } => (self.index(*array, indices)?, P_POSTFIX),
             ExprKind::Unary { op, arg } => {
@@ -1502,12 +1501,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         };
         let l = paren(self.expr(lhs)?, lmin);
         let r = paren(self.expr(rhs)?, rmin);
-        let rounds_half = ty == ElemTy::F16 && matches!(op, BinOp::Div);
-        if (wraps_narrow(ty) || ty == ElemTy::F16)
-            && (rounds_half || matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl))
-        {
-            // C computes 8/16-bit integer operands in `int` and float16 ones
-            // in float; NumPy rounds (wraps) every operation to the type
+        if rounds_to_type(ty, op) {
             let t = self.d.scalar_type(ty)?;
             return Ok((format!("({t})({l} {sym} {r})"), P_UNARY));
         }
@@ -1582,6 +1576,18 @@ fn shallow_uses(
 /// 8- and 16-bit integers, whose arithmetic C does in `int`.
 fn wraps_narrow(t: ElemTy) -> bool {
     matches!(t, ElemTy::I8 | ElemTy::I16 | ElemTy::U8 | ElemTy::U16)
+}
+
+/// Whether `op` on `ty` operands needs a cast back to `ty`: C computes
+/// 8/16-bit integer operands in `int` and float16 ones in float, while
+/// NumPy wraps (rounds) every operation to the type.
+fn rounds_to_type(ty: ElemTy, op: BinOp) -> bool {
+    match op {
+        BinOp::Add | BinOp::Sub | BinOp::Mul => wraps_narrow(ty) || ty == ElemTy::F16,
+        BinOp::Shl => wraps_narrow(ty),
+        BinOp::Div => ty == ElemTy::F16,
+        _ => false,
+    }
 }
 
 /// An integer literal of the given type.
