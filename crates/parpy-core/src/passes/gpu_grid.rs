@@ -67,7 +67,8 @@ pub fn run(p: &mut Program) -> Vec<Diagnostic> {
     errors
 }
 
-fn contains_warp_reduce(b: &Block) -> bool {
+/// Whether a warp reduction appears anywhere in `b`.
+pub(crate) fn contains_warp_reduce(b: &[Stmt]) -> bool {
     let mut found = false;
     walk_exprs(b, &mut |e| {
         if matches!(e.kind, ExprKind::WarpReduce { .. }) {

@@ -35,7 +35,7 @@ use crate::ir::{
     StmtKind, Type, VarId, VarKind,
 };
 use crate::passes::util::{
-    assign_var, bin, new_var, stmt_exprs, stmt_exprs_mut, sub_blocks, sub_blocks_mut, walk_exprs,
+    assign_var, bin, new_var, stmt_exprs, stmt_exprs_mut, sub_blocks, sub_blocks_mut,
 };
 
 /// The most elements of one array a thread keeps in registers.
@@ -497,14 +497,7 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
 /// A barrier or warp reduction anywhere in `b` (such a body cannot run
 /// under a per-thread condition).
 fn has_sync(b: &Block) -> bool {
-    let mut found = false;
-    walk_exprs(b, &mut |e| {
-        if matches!(e.kind, ExprKind::WarpReduce { .. }) {
-            found = true;
-        }
-        true
-    });
-    found
+    crate::passes::gpu_grid::contains_warp_reduce(b)
         || b.iter()
             .any(|s| matches!(s.kind, StmtKind::Barrier) || sub_blocks(s).into_iter().any(has_sync))
 }
