@@ -24,6 +24,7 @@ from ._native import (
     threads,
 )
 from . import backend, builtin, math, operators, types
+from . import _pickle  # noqa: F401  (registers pickling of jit functions and options)
 from ._builtins import Namespace as _Namespace
 from ._builtins import mark as _mark
 from .types import ElemSize

@@ -1,0 +1,153 @@
+"""Pickling of jit functions and options, and parpy on Dask workers."""
+
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import parpy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OFFSET = 3
+
+
+@parpy.jit
+def add_offset(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x[i] + OFFSET
+
+
+def cpu_opts(spec):
+    o = parpy.par(spec)
+    o.backend = parpy.CompileBackend.Cpu
+    return o
+
+
+def test_options_round_trip():
+    o = cpu_opts({'i': parpy.threads(8).tpb(64), 'r': parpy.threads(16).par_reduction(),
+                  'q': parpy.reduce()})
+    o.specialize_scalars = False
+    o.extra_flags = ["-O2"]
+    o2 = pickle.loads(pickle.dumps(o))
+    assert o2 == o
+    assert o2 is not o
+    assert repr(o2) == repr(o)
+    assert dict(o2.parallelize)['i'].threads_per_block == 64
+    assert dict(o2.parallelize)['r'].is_reduction
+    for b in (parpy.CompileBackend.Cpu, parpy.CompileBackend.Cuda, parpy.CompileBackend.Metal,
+              parpy.CompileBackend.Auto):
+        assert pickle.loads(pickle.dumps(b)) == b
+
+
+def test_jit_function_by_reference(tmp_path, monkeypatch):
+    (tmp_path / "kmod_pickle.py").write_text(textwrap.dedent("""
+        import parpy
+        @parpy.jit
+        def twice(x, N):
+            parpy.label('i')
+            for i in range(N):
+                x[i] = x[i] * 2
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import kmod_pickle
+    assert pickle.loads(pickle.dumps(kmod_pickle.twice)) is kmod_pickle.twice
+
+
+def test_jit_function_from_main_of_child_process(tmp_path):
+    # A function defined in __main__ of another process is rebuilt here
+    # from its source, with the module-level constant it uses.
+    script = tmp_path / "child_main.py"
+    script.write_text(textwrap.dedent("""
+        import pickle, sys
+        import parpy
+        FACTOR = 5
+        @parpy.jit
+        def scaled(x, y, N):
+            parpy.label('i')
+            for i in range(N):
+                y[i] = x[i] * FACTOR
+        @parpy.jit
+        def broken(x, N):
+            parpy.label('i')
+            for i in range(N):
+                x[i] = undefined_name
+        sys.stdout.buffer.write(pickle.dumps((scaled, broken)))
+    """))
+    blob = subprocess.run([sys.executable, str(script)], check=True,
+                          capture_output=True, timeout=120).stdout
+    scaled, broken = pickle.loads(blob)
+    x = np.arange(10, dtype=np.int64)
+    y = np.zeros(10, dtype=np.int64)
+    scaled(x, y, 10, opts=cpu_opts({'i': parpy.threads(4)}))
+    assert (y == x * 5).all()
+    # diagnostics of the rebuilt function still point at the child's file
+    with pytest.raises(parpy.CompileError) as e:
+        broken(x, 10, opts=cpu_opts({'i': parpy.threads(4)}))
+    assert "child_main.py:14" in str(e.value)
+    assert "undefined_name" in str(e.value)
+
+
+def test_jit_function_not_importable_rebuilt_from_source():
+    # This test module is not importable by name in a fresh process (tests/
+    # is not a package); the payload carries the source as a fallback.
+    blob = pickle.dumps(add_offset)
+    code = textwrap.dedent("""
+        import pickle, sys, numpy as np, parpy
+        f = pickle.loads(sys.stdin.buffer.read())
+        x = np.arange(6, dtype=np.float64); y = np.zeros(6)
+        o = parpy.par({'i': parpy.threads(2)}); o.backend = parpy.CompileBackend.Cpu
+        f(x, y, 6, opts=o)
+        assert (y == x + 3).all(), y
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True,
+                         timeout=120, cwd="/")
+    assert out.returncode == 0, out.stderr.decode()
+    assert out.stdout.decode().strip() == "ok"
+
+
+def test_unpicklable_closure_value_is_a_clear_error_at_compile_time():
+    holder = object()
+
+    @parpy.jit
+    def uses_object(x, N):
+        parpy.label('i')
+        for i in range(N):
+            x[i] = holder
+    f = pickle.loads(pickle.dumps(uses_object))
+    with pytest.raises(parpy.CompileError, match="holder"):
+        f(np.zeros(3), 3, opts=cpu_opts({'i': parpy.threads(2)}))
+
+
+def test_dask_map_blocks_on_two_worker_processes():
+    pytest.importorskip("dask.array")
+    pytest.importorskip("dask.distributed")
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "dask_rows.py"),
+                          "--workers", "2", "--rows", "4000", "--cols", "64"],
+                         capture_output=True, timeout=300, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "on 2 worker processes agree with NumPy" in out.stdout
+
+
+def test_dask_with_kernel_of_a_module_the_workers_cannot_import():
+    pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("dask.distributed")
+    import dask.array as da
+
+    def block(b, opts):
+        y = np.empty(b.shape[0], dtype=b.dtype)
+        add_offset(b, y, b.shape[0], opts=opts)
+        return y
+
+    opts = cpu_opts({'i': parpy.threads(4)})
+    x = da.arange(1000, chunks=250, dtype=np.float64)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        got = client.compute(x.map_blocks(block, opts, dtype=x.dtype), sync=True)
+    assert (got == np.arange(1000) + 3).all()
