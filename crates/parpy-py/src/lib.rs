@@ -151,6 +151,12 @@ fn clear_cache() -> PyResult<()> {
     })
 }
 
+/// The disk cache directory used when `CompileOptions.cache_dir` is unset.
+#[pyfunction]
+fn default_cache_dir() -> PathBuf {
+    parpy_runtime::default_cache_dir()
+}
+
 /// `(usable, sentence)` for one backend.
 #[pyfunction]
 fn backend_explain(b: options::CompileBackend) -> (bool, String) {
@@ -206,6 +212,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(print_compiled, m)?)?;
     m.add_function(wrap_pyfunction!(cstring::compile_string, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(default_cache_dir, m)?)?;
     m.add_function(wrap_pyfunction!(backend_explain, m)?)?;
     m.add_function(wrap_pyfunction!(backend_is_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(backend_available, m)?)?;
