@@ -4,10 +4,12 @@
   the default user cache directory is redirected into it, so the tests never
   touch the user's cache and never depend on what an earlier run left there;
 * `cpu_opts(spec)` builds CompileOptions for the CPU backend that use it;
-* `run_both(fn, args, opts)` runs the plain-Python reference (`fn.py_func` on
+* `run_both(fn, args, opts)` runs the reference (`fn` with
+  `CompileBackend.Python`: plain Python with the jit meaning of builtins, on
   copies of the arrays) and the compiled function, then compares every array.
 """
 
+import copy
 import os
 import types
 
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 
 import parpy
+from parpy import _pymode
 
 _SESSION_CACHE_DIR = None
 
@@ -87,20 +90,18 @@ def py_func(fn):
     raise AttributeError(f"{fn!r} does not expose the undecorated function (.py_func)")
 
 
-def plain_python(fn, _memo=None):
-    """`fn`'s undecorated function with every jit function among its globals
-    replaced by its own plain version, so helper calls work in plain Python."""
-    memo = {} if _memo is None else _memo
-    f = py_func(fn)
-    if id(f) in memo:
-        return memo[id(f)]
-    g = dict(f.__globals__)
-    clone = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__)
-    memo[id(f)] = clone
-    for name, value in list(g.items()):
-        if value is not fn and hasattr(value, "py_func") and callable(value):
-            g[name] = plain_python(value, memo)
-    return clone
+def plain_python(fn):
+    """`fn` as `CompileBackend.Python` runs it: its undecorated function with
+    helper jit functions replaced by their plain versions and `min`/`max`
+    promoting like jit code (parpy._pymode.plain)."""
+    return _pymode.plain(py_func(fn))
+
+
+def python_opts(opts):
+    """A copy of `opts` with `backend = CompileBackend.Python`."""
+    o = copy.copy(opts)
+    o.backend = parpy.CompileBackend.Python
+    return o
 
 
 def tolerances(dtype):
@@ -115,12 +116,13 @@ def tolerances(dtype):
 
 
 def run_both(fn, args, opts, rtol=None, atol=None):
-    """Runs `fn`'s plain Python version on copies of the array arguments and
-    the compiled `fn(*args, opts=opts)` on other copies; compares all arrays
-    (tolerances by dtype unless given). Returns the compiled run's arrays."""
+    """Runs `fn` in Python mode (`CompileBackend.Python`, the reference) on
+    copies of the array arguments and the compiled `fn(*args, opts=opts)` on
+    other copies; compares all arrays (tolerances by dtype unless given).
+    Returns the compiled run's arrays."""
     ref_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     out_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    plain_python(fn)(*ref_args)
+    assert fn(*ref_args, opts=python_opts(opts)) is None
     result = fn(*out_args, opts=opts)
     assert result is None, f"a jit function without `return` returned {result!r}"
     for k, (ref, got) in enumerate(zip(ref_args, out_args)):

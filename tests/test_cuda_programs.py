@@ -26,7 +26,7 @@ import pytest
 
 import conftest
 import parpy
-from parpy import _cuda, _native
+from parpy import _cuda, _native, _pymode
 import test_int_types as ti
 import test_programs as tp
 
@@ -73,7 +73,7 @@ def dry_run(fn, args, opts, rtol=None, atol=None):
     names, launches, size = _native._cuda_dry_run(fn, _copies(args), opts, 90)
     assert len(names) == len(launches) and size > 0
     ref = _copies(args)
-    conftest.plain_python(fn)(*ref)
+    _pymode.run(fn, ref)
     return ref
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
+import numpy as np
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -29,3 +31,55 @@ class Namespace:
 
     def __repr__(self) -> str:
         return f"<parpy namespace {self._name}>"
+
+
+# --- the semantics of builtins on NumPy values --------------------------
+#
+# Jit code types Python ints, floats and bools (literals, scalar arguments,
+# loop counters, `len`, `float()`, `int()`) as *weak* scalars (NEP 50): they
+# take the type of the NumPy value they meet. A builtin applied only to
+# weak scalars gives a weak scalar (a Python value); with any NumPy value,
+# NumPy's result. These helpers give the builtins that meaning from plain
+# Python, so an undecorated function (and `CompileBackend.Python`) computes
+# what the compiled one does.
+
+_WEAK = (bool, int, float)
+
+
+def is_weak(x: Any) -> bool:
+    """A Python bool, int or float (not a NumPy scalar, not an array)."""
+    return isinstance(x, _WEAK)
+
+
+def weak_result(args: Any, value: Any) -> Any:
+    """`value` (a NumPy result) as a Python scalar when every argument was
+    weak; unchanged otherwise."""
+    if all(is_weak(a) for a in args) and isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def convert_value(e: Any, dtype: Any) -> Any:
+    """`e` converted to `dtype` as a C cast does, which is what NumPy's
+    `astype` does: integers wrap at the target width (NumPy's scalar
+    constructors would raise instead), floats truncate toward zero, any
+    non-zero value is True. Arrays convert elementwise."""
+    dt = np.dtype(dtype)
+    if isinstance(e, np.ndarray):
+        return e.astype(dt)
+    with np.errstate(all="ignore"):
+        return np.asarray(e).astype(dt)[()]
+
+
+def binary_extreme(take_min: bool, a: Any, b: Any) -> Any:
+    """`min(a, b)` / `max(a, b)` as jit code computes them: the operands
+    promoted like `a + b` would be (NEP 50), then the smaller/larger.
+    Two weak operands give a weak result (a float if either is one)."""
+    if is_weak(a) and is_weak(b):
+        r = (a if a <= b else b) if take_min else (a if a >= b else b)
+        if isinstance(a, float) or isinstance(b, float):
+            return float(r)
+        if isinstance(a, bool) and isinstance(b, bool):
+            return bool(r)
+        return int(r)
+    return np.minimum(a, b) if take_min else np.maximum(a, b)

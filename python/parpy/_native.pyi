@@ -37,6 +37,7 @@ class CompileBackend:
     Cuda: CompileBackend
     Metal: CompileBackend
     Cpu: CompileBackend
+    Python: CompileBackend
 
 class CompileOptions:
     """Options of one compilation. Mutable; assign fields. `parallelize`

@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ._builtins import mark
+from ._builtins import binary_extreme, convert_value, mark
 
 __all__ = [
     "convert", "maximum", "minimum", "inf", "inline", "static_backend_eq",
@@ -17,20 +17,24 @@ __all__ = [
 
 @mark("builtin.convert")
 def convert(e: Any, ty: Any) -> Any:
-    """Converts `e` to the element type `ty` (a `parpy.types` type or a NumPy dtype)."""
+    """Converts `e` to the element type `ty` (a `parpy.types` type or a NumPy
+    dtype) as a C cast does: integers wrap at the width of `ty`, floats
+    truncate toward zero."""
     name = getattr(ty, "__parpy_dtype__", None)
-    dtype = np.dtype(name) if name is not None else np.dtype(ty)
-    return dtype.type(e)
+    return convert_value(e, np.dtype(name) if name is not None else np.dtype(ty))
 
 
 @mark("builtin.maximum")
 def maximum(a: Any, b: Any) -> Any:
-    return np.maximum(a, b)
+    """The larger of `a` and `b`, promoted as `a + b` would be (two Python
+    numbers give a Python number)."""
+    return binary_extreme(False, a, b)
 
 
 @mark("builtin.minimum")
 def minimum(a: Any, b: Any) -> Any:
-    return np.minimum(a, b)
+    """The smaller of `a` and `b` (see `maximum`)."""
+    return binary_extreme(True, a, b)
 
 
 class _Inf(float):

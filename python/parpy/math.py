@@ -1,5 +1,10 @@
-"""Math functions usable inside jit code (`parpy.math.sqrt(x)`); from plain
-Python they apply NumPy's versions."""
+"""Math functions usable inside jit code (`parpy.math.sqrt(x)`).
+
+From plain Python they apply NumPy's versions with NumPy's result types
+(`sqrt` of an int16 value is a float32, of an int8 value a float16); applied
+only to Python numbers (weak scalars) they give a Python number, as jit code
+does (see `_builtins.weak_result`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._builtins import mark
+from ._builtins import mark, weak_result
 
 __all__ = [
     "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "abs", "atan2", "floor",
@@ -15,61 +20,68 @@ __all__ = [
 ]
 
 
+def _apply(f: Any, *args: Any) -> Any:
+    with np.errstate(all="ignore"):
+        return weak_result(args, f(*args))
+
+
 @mark("math.sqrt")
 def sqrt(x: Any) -> Any:
-    return np.sqrt(x)
+    return _apply(np.sqrt, x)
 
 
 @mark("math.exp")
 def exp(x: Any) -> Any:
-    return np.exp(x)
+    return _apply(np.exp, x)
 
 
 @mark("math.log")
 def log(x: Any) -> Any:
-    return np.log(x)
+    return _apply(np.log, x)
 
 
 @mark("math.sin")
 def sin(x: Any) -> Any:
-    return np.sin(x)
+    return _apply(np.sin, x)
 
 
 @mark("math.cos")
 def cos(x: Any) -> Any:
-    return np.cos(x)
+    return _apply(np.cos, x)
 
 
 @mark("math.tan")
 def tan(x: Any) -> Any:
-    return np.tan(x)
+    return _apply(np.tan, x)
 
 
 @mark("math.tanh")
 def tanh(x: Any) -> Any:
-    return np.tanh(x)
+    return _apply(np.tanh, x)
 
 
 @mark("math.abs")
 def abs(x: Any) -> Any:  # noqa: A001
-    return np.abs(x)
+    if isinstance(x, bool):  # a weak bool: Python's abs gives an int
+        return int(x)
+    return _apply(np.abs, x)
 
 
 @mark("math.atan2")
 def atan2(y: Any, x: Any) -> Any:
-    return np.arctan2(y, x)
+    return _apply(np.arctan2, y, x)
 
 
 @mark("math.floor")
 def floor(x: Any) -> Any:
-    return np.floor(x)
+    return _apply(np.floor, x)
 
 
 @mark("math.ceil")
 def ceil(x: Any) -> Any:
-    return np.ceil(x)
+    return _apply(np.ceil, x)
 
 
 @mark("math.pow")
 def pow(x: Any, y: Any) -> Any:  # noqa: A001
-    return np.power(x, y)
+    return _apply(np.power, x, y)

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from ._builtins import convert_value
+
 __all__ = [
     "ElemType", "Bool", "I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64",
     "F16", "F32", "F64", "ElemSize",
@@ -28,8 +30,9 @@ class ElemType:
         return np.dtype(self.__parpy_dtype__)
 
     def __call__(self, value: Any) -> Any:
-        """Converts a value as NumPy would (`parpy.types.F32(1.5)`)."""
-        return self.dtype.type(value)
+        """Converts a value as `parpy.builtin.convert` does
+        (`parpy.types.F32(1.5)`; integers wrap at the width)."""
+        return convert_value(value, self.dtype)
 
     def __repr__(self) -> str:
         return f"parpy.types.{self.name}"

@@ -3,6 +3,7 @@
 use parpy_core::Backend;
 
 use crate::options::CompileBackend;
+use pyo3::PyResult;
 
 /// Whether `b` can execute code here, with one sentence saying why.
 pub fn explain(b: Backend) -> (bool, String) {
@@ -86,6 +87,22 @@ pub fn available() -> Vec<Backend> {
         .into_iter()
         .filter(|b| is_enabled(*b))
         .collect()
+}
+
+/// The sentence for `CompileBackend::Python`.
+pub const PYTHON_SENTENCE: &str =
+    "Python: runs the function as plain Python on NumPy values (no compilation; always usable)";
+
+/// A clear error for the operations that need generated code, which the
+/// `Python` backend does not have.
+pub fn refuse_python(sel: CompileBackend, what: &str) -> PyResult<()> {
+    if sel == CompileBackend::Python {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{what} needs a compiled backend (Cpu, Cuda or Metal); \
+             CompileBackend.Python runs the function as plain Python and generates no code"
+        )));
+    }
+    Ok(())
 }
 
 /// Resolves `Auto`; returns the backend and the sentences explaining it.

@@ -298,6 +298,7 @@ pub fn compile_string(
 ) -> PyResult<CompiledString> {
     crate::guard(|| {
         let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
+        crate::backend::refuse_python(data.backend, "compile_string")?;
         let (backend, _) = crate::backend::resolve(data.backend);
         if backend == parpy_core::Backend::Cuda {
             return compile_cuda(py, fn_name, code, data.device, &data);

@@ -34,6 +34,9 @@ enum Exec {
     Cpu(LoadedEntry),
     /// The CUDA backend: a module and its launch plan.
     Cuda(Box<crate::cuda::CudaFn>),
+    /// `CompileBackend.Python`: the function runs as plain Python
+    /// (`parpy._pymode.run`).
+    Python,
 }
 
 struct FnCache {
@@ -239,6 +242,7 @@ impl JitFunction {
         let entry = match &compiled.exec {
             Exec::Cpu(e) => e,
             Exec::Cuda(f) => return f.call(py, &vals),
+            Exec::Python => return self.run_python(py, args),
         };
         let mut argv: [*mut c_void; MAX_ARGS] = [std::ptr::null_mut(); MAX_ARGS];
         for (j, &(ai, is_array)) in compiled.params.iter().enumerate() {
@@ -257,6 +261,14 @@ impl JitFunction {
             entry.call(&mut argv[..np])
         };
         result.map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    /// `CompileBackend.Python`: `parpy._pymode.run(py_func, args)`.
+    fn run_python(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        py.import("parpy._pymode")?
+            .getattr("run")?
+            .call1((self.py_func.bind(py), args))?;
+        Ok(())
     }
 
     fn bad_kwargs(&self, kw: &Bound<'_, PyDict>) -> PyErr {
@@ -284,6 +296,18 @@ impl JitFunction {
         specialize: bool,
     ) -> PyResult<Compiled> {
         let data = opts.snapshot();
+        if data.backend == crate::options::CompileBackend::Python {
+            // The arguments are checked as for a compiled backend; nothing to build.
+            let ctx = self.ctx();
+            for (i, a) in args.iter().enumerate() {
+                args::arg_type(&a, i, specialize, &ctx)?;
+            }
+            return Ok(Compiled {
+                exec: Exec::Python,
+                params: vec![],
+                written_mask: 0,
+            });
+        }
         let (backend, why) = backend::resolve(data.backend);
         if data.verbose_backend_resolution {
             stderr_write(py, &format!("parpy: {}\n", why.join("\nparpy: ")))?;

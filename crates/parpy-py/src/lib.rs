@@ -100,6 +100,7 @@ fn print_compiled(
     guard(|| {
         let (def, resolver, name, params) = jit::def_and_resolver(fun)?;
         let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
+        backend::refuse_python(data.backend, "print_compiled")?;
         let items: Vec<Bound<'_, PyAny>> = args
             .try_iter()
             .map_err(|_| {
@@ -160,6 +161,9 @@ fn default_cache_dir() -> PathBuf {
 /// `(usable, sentence)` for one backend.
 #[pyfunction]
 fn backend_explain(b: options::CompileBackend) -> (bool, String) {
+    if b == options::CompileBackend::Python {
+        return (true, backend::PYTHON_SENTENCE.to_string());
+    }
     match b.core() {
         Some(c) => backend::explain(c),
         None => {
@@ -171,6 +175,9 @@ fn backend_explain(b: options::CompileBackend) -> (bool, String) {
 
 #[pyfunction]
 fn backend_is_enabled(b: options::CompileBackend) -> bool {
+    if b == options::CompileBackend::Python {
+        return true;
+    }
     match b.core() {
         Some(c) => backend::is_enabled(c),
         None => true,

@@ -128,12 +128,17 @@ pub enum CompileBackend {
     Cuda,
     Metal,
     Cpu,
+    /// Runs the function as plain Python on NumPy values (`parpy._pymode`):
+    /// no compilation; for debugging, and the oracle of differential tests.
+    Python,
 }
 
 impl CompileBackend {
+    /// The compiled backend selected (`None` for `Auto`, and for `Python`,
+    /// which compiles nothing: callers check `Python` first).
     pub fn core(self) -> Option<Backend> {
         match self {
-            CompileBackend::Auto => None,
+            CompileBackend::Auto | CompileBackend::Python => None,
             CompileBackend::Cuda => Some(Backend::Cuda),
             CompileBackend::Metal => Some(Backend::Metal),
             CompileBackend::Cpu => Some(Backend::Cpu),

@@ -1,0 +1,101 @@
+"""`CompileBackend.Python`: a jit function run as plain Python.
+
+`fn(*args, opts=o)` with `o.backend = parpy.CompileBackend.Python` checks
+its arguments as a compiled call does, then calls `run(fn.py_func, args)`:
+the undecorated function on the caller's own arrays, so `print`,
+`breakpoint()` and pdb work inside it. parpy's builtins (`parpy.label`,
+`parpy.operators.*`, `parpy.math.*`, `parpy.builtin.*`, `parpy.gpu`,
+`parpy.types`) already have their jit meaning from plain Python; `run`
+adds what plain Python lacks:
+
+- calls to other jit functions (helpers) run their plain versions;
+- `min(a, b)` and `max(a, b)` promote their operands like jit code does
+  (Python's would return one operand unchanged, of its own type);
+- NumPy's floating-point and overflow warnings are off: integers wrap and
+  division by zero gives NumPy's value, silently, as compiled code does.
+
+The parallel specification is ignored: the loops run in order, which is
+one of the orders a race-free program allows.
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+from typing import Any, Callable, Dict, Sequence
+
+import numpy as np
+
+from ._builtins import binary_extreme
+
+
+def _extreme(take_min: bool) -> Callable[..., Any]:
+    py = builtins.min if take_min else builtins.max
+
+    def f(*args: Any, **kwargs: Any) -> Any:
+        if len(args) < 2 or kwargs:  # min(iterable), key=...: Python's own
+            return py(*args, **kwargs)
+        acc = args[0]
+        for a in args[1:]:
+            acc = binary_extreme(take_min, acc, a)
+        return acc
+
+    f.__name__ = py.__name__
+    f.__doc__ = f"`{py.__name__}` with the promotion of jit code (parpy Python mode)."
+    return f
+
+
+_OVERRIDES = {"min": _extreme(True), "max": _extreme(False)}
+
+
+def _substitute(value: Any, memo: Dict[int, Any]) -> Any:
+    py_func = getattr(value, "py_func", None)
+    if py_func is not None and type(value).__name__ == "JitFunction":
+        return plain(py_func, memo)
+    return value
+
+
+def plain(f: Any, memo: Dict[int, Any] | None = None) -> Any:
+    """`f` (a Python function or a jit function) as the function Python mode
+    runs: the same code over a copy of its globals in which jit functions
+    are their plain versions and `min`/`max` promote like jit code.
+    Closure variables that hold jit functions are replaced the same way."""
+    memo = {} if memo is None else memo
+    f = getattr(f, "py_func", f)
+    if id(f) in memo:
+        return memo[id(f)]
+    g = dict(f.__globals__)
+    closure = None
+    if f.__closure__:
+        cells = []
+        for c in f.__closure__:
+            try:
+                cells.append(types.CellType(c.cell_contents))
+            except ValueError:  # an empty cell
+                cells.append(c)
+        closure = tuple(cells)
+    clone = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, closure)
+    clone.__kwdefaults__ = f.__kwdefaults__
+    clone.__qualname__ = f.__qualname__
+    clone.__doc__ = f.__doc__
+    memo[id(f)] = clone
+    for name, value in list(g.items()):
+        g[name] = _substitute(value, memo)
+    for name, value in _OVERRIDES.items():
+        if name not in f.__globals__:
+            g[name] = value
+    if closure:
+        for c in closure:
+            try:
+                c.cell_contents = _substitute(c.cell_contents, memo)
+            except ValueError:
+                pass
+    return clone
+
+
+def run(f: Any, args: Sequence[Any]) -> Any:
+    """Runs `f` (a jit function or its `py_func`) as plain Python on `args`
+    with the meaning of jit code (see the module docstring)."""
+    fn = plain(f)
+    with np.errstate(all="ignore"):
+        return fn(*args)
