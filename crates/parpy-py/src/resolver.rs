@@ -1,7 +1,9 @@
 //! Name resolution over a Python function's globals, closure and builtins.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
+use parpy_core::syntax::FunctionDef;
 use parpy_core::{Builtin, ElemTy, Resolved, Resolver, ScalarValue};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyModule, PyString, PyTuple, PyType};
@@ -164,11 +166,8 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     let inspect = py.import("inspect")?;
     if inspect.call_method1("isfunction", (obj,))?.is_truthy()? {
         let name = str_attr(obj, "__name__").unwrap_or_default();
-        return Ok(match JitFunction::parse_py_function(obj) {
-            Ok((def, resolver)) => Resolved::Function {
-                def,
-                globals: Arc::new(resolver),
-            },
+        return Ok(match plain_function(obj) {
+            Ok((def, globals)) => Resolved::Function { def, globals },
             Err(e) => Resolved::Unsupported(format!(
                 "function '{name}' (its source cannot be compiled: {})",
                 e.value(py)
@@ -196,4 +195,27 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         _ => format!("an object of type '{tn}'"),
     };
     Ok(Resolved::Unsupported(desc))
+}
+
+/// An undecorated Python function called from jit code, parsed once per
+/// function object (kept alive here, so its address stays its identity):
+/// the same object always gives the same `FunctionDef`, which is what sema
+/// compares to share specializations and to detect recursion (a plain
+/// function calling itself used to be parsed anew at every call, without
+/// end).
+fn plain_function(obj: &Bound<'_, PyAny>) -> PyResult<(Arc<FunctionDef>, Arc<dyn Resolver>)> {
+    type Parsed = (Py<PyAny>, Arc<FunctionDef>, Arc<dyn Resolver>);
+    static PARSED: OnceLock<Mutex<HashMap<usize, Parsed>>> = OnceLock::new();
+    let table = PARSED.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = obj.as_ptr() as usize;
+    if let Some((_, def, globals)) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok((def.clone(), globals.clone()));
+    }
+    let (def, resolver) = JitFunction::parse_py_function(obj)?;
+    let globals: Arc<dyn Resolver> = Arc::new(resolver);
+    table
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, (obj.clone().unbind(), def.clone(), globals.clone()));
+    Ok((def, globals))
 }

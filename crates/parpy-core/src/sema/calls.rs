@@ -318,7 +318,7 @@ impl Lowerer<'_, '_> {
         }
         let fid = helper_for(self.sh, def, globals, &types, &weak, span)?;
         let h = &self.sh.helpers[fid.0 as usize];
-        let ret = h.func.as_ref().map(|f| f.ret.clone()).unwrap_or(Type::Void);
+        let ret = h.func.ret.clone();
         let ret_weak = h.ret_weak;
         Some(TExpr {
             e: Expr::new(

@@ -37,7 +37,7 @@ pub(crate) struct TExpr {
     pub weak: bool,
 }
 
-/// One helper specialization (or one being lowered).
+/// One lowered helper specialization.
 struct HelperEntry {
     def_ptr: usize,
     /// The Python name of the function (specializations get `_1`, `_2`).
@@ -45,7 +45,7 @@ struct HelperEntry {
     args: Vec<ArgType>,
     /// Which scalar arguments were weak (Python literals) at the call.
     weak: Vec<bool>,
-    func: Option<Function>,
+    func: Function,
     /// Every `return e` returned a weak value.
     ret_weak: bool,
 }
@@ -159,17 +159,7 @@ pub fn lower(
     let host = host.ok_or_else(|| {
         CompileError::Internal("lowering failed without a diagnostic".to_string())
     })?;
-    let mut helpers = vec![];
-    for h in sh.helpers {
-        match h.func {
-            Some(f) => helpers.push(f),
-            None => {
-                return Err(CompileError::Internal(
-                    "a helper function was not lowered".to_string(),
-                ))
-            }
-        }
-    }
+    let helpers = sh.helpers.into_iter().map(|h| h.func).collect();
     Ok(Program {
         host,
         kernels: vec![],
@@ -243,6 +233,9 @@ fn def_id(def: &Arc<FunctionDef>) -> usize {
     Arc::as_ptr(def) as usize
 }
 
+/// How deeply helper calls may nest while lowering.
+const MAX_CALL_DEPTH: usize = 64;
+
 /// Looks up or lowers the specialization of helper `def` for `args`.
 fn helper_for(
     sh: &mut Shared<'_>,
@@ -264,6 +257,20 @@ fn helper_for(
         );
         return None;
     }
+    // A resolver that hands out a new definition at each call (so the check
+    // above cannot see the cycle) still ends here instead of overflowing the
+    // stack.
+    if sh.stack.len() >= MAX_CALL_DEPTH {
+        sh.error(
+            Diagnostic::error(format!(
+                "calls nested more than {MAX_CALL_DEPTH} deep at `{}`: is it recursive?",
+                def.name
+            ))
+            .at(call_span, "call nested too deeply")
+            .help("recursion is not supported; rewrite it as a loop"),
+        );
+        return None;
+    }
     if let Some(i) = sh
         .helpers
         .iter()
@@ -271,26 +278,24 @@ fn helper_for(
     {
         return Some(FuncId(i as u32));
     }
+    // The specialization gets its index and name once lowered, after the
+    // helpers it calls: `Program.helpers` is in dependency order (callees
+    // first), so every backend prints them in that order without prototypes.
+    sh.stack.push(id);
+    let f = lower_function(sh, def, args, weak, globals.as_ref(), false, &def.name);
+    sh.stack.pop();
+    let (mut f, ret_weak) = f?;
     let same_name = sh.helpers.iter().filter(|h| h.base == def.name).count();
-    let name = if same_name == 0 {
-        def.name.clone()
-    } else {
-        format!("{}_{}", def.name, same_name)
-    };
-    let index = sh.helpers.len();
+    if same_name > 0 {
+        f.name = format!("{}_{}", def.name, same_name);
+    }
     sh.helpers.push(HelperEntry {
         def_ptr: id,
         base: def.name.clone(),
         args: args.to_vec(),
         weak: weak.to_vec(),
-        func: None,
-        ret_weak: false,
+        func: f,
+        ret_weak,
     });
-    sh.stack.push(id);
-    let f = lower_function(sh, def, args, weak, globals.as_ref(), false, &name);
-    sh.stack.pop();
-    let (f, ret_weak) = f?;
-    sh.helpers[index].func = Some(f);
-    sh.helpers[index].ret_weak = ret_weak;
-    Some(FuncId(index as u32))
+    Some(FuncId(sh.helpers.len() as u32 - 1))
 }

@@ -1,0 +1,180 @@
+"""ParPy language features (issue 12): helpers, labels, reductions, arrays.
+
+Every program here runs on the Cpu backend against its plain-Python version
+(`run_both`), and its Cuda and Metal output is compiled: NVRTC for the Cuda
+device code, clang-19 as a syntax check for Metal (each skipped, saying why,
+when the tool is missing; see test_cuda_codegen.py and test_metal_codegen.py).
+"""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import backend_opts, cpu_opts, run_both
+from test_cuda_codegen import check_nvrtc, needs_nvrtc
+from test_metal_codegen import assert_clang_ok, needs_clang
+
+T = parpy.threads
+rng = np.random.default_rng(12)
+
+
+def rand(*shape, dtype=np.float32):
+    return rng.random(shape).astype(dtype)
+
+
+def cuda_code(fn, args, spec):
+    return parpy.print_compiled(fn, args, backend_opts(parpy.CompileBackend.Cuda, spec))
+
+
+def metal_code(fn, args, spec):
+    return parpy.print_compiled(fn, args, backend_opts(parpy.CompileBackend.Metal, spec))
+
+
+# --------------------------------------------------------------------------
+# 1. helper specializations are printed after the helpers they call
+
+
+@parpy.jit
+def square(x):
+    return x * x
+
+
+@parpy.jit
+def add(x, y):
+    return x + y
+
+
+@parpy.jit
+def add_then_square(x):
+    # calls `add` and a second specialization of `square`: both must be
+    # printed before this helper
+    return add(x, 1.0) + square(x)
+
+
+@parpy.jit
+def helper_chain(a, out, N):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = square(a[i]) + square(2)
+        out[i] = add(add(out[i], a[i]), a[i]) + add_then_square(a[i])
+
+
+# --------------------------------------------------------------------------
+# the table of programs checked on every backend
+
+PROGRAMS = {
+    "helper_chain": (helper_chain, lambda: [rand(37), rand(37), 37], {'N': T(16)}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_runs_on_cpu(name):
+    fn, args, spec = PROGRAMS[name]
+    run_both(fn, args(), cpu_opts(spec))
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_cuda_compiles(name):
+    fn, args, spec = PROGRAMS[name]
+    check_nvrtc(cuda_code(fn, args(), spec), name)
+
+
+@needs_clang
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_metal_parses(name):
+    fn, args, spec = PROGRAMS[name]
+    assert_clang_ok(metal_code(fn, args(), spec), name)
+
+
+def test_helpers_come_before_their_callers():
+    fn, args, spec = PROGRAMS["helper_chain"]
+    code = parpy.print_compiled(fn, args(), cpu_opts(spec))
+    first = {name: code.index(name + "(") for name in ("square", "square_1", "add",
+                                                       "add_then_square")}
+    assert first["square_1"] < first["add_then_square"]
+    assert first["add"] < first["add_then_square"]
+
+
+# --------------------------------------------------------------------------
+# 2. recursion through undecorated functions is a CompileError
+
+
+def countdown(x):
+    if x > 0:
+        return countdown(x - 1)
+    return x
+
+
+def is_even(x):
+    if x > 0:
+        return is_odd(x - 1)
+    return 1
+
+
+def is_odd(x):
+    if x > 0:
+        return is_even(x - 1)
+    return 0
+
+
+@parpy.jit
+def through_jit(x):
+    return back_to_jit(x - 1)
+
+
+def back_to_jit(x):
+    return through_jit(x)
+
+
+@parpy.jit
+def calls_countdown(a, out, N):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = countdown(a[i])
+
+
+@parpy.jit
+def calls_is_even(a, out, N):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = is_even(a[i])
+
+
+@parpy.jit
+def calls_through_jit(a, out, N):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = through_jit(a[i])
+
+
+@pytest.mark.parametrize("backend", [parpy.CompileBackend.Cpu, parpy.CompileBackend.Cuda,
+                                     parpy.CompileBackend.Metal], ids=str)
+@pytest.mark.parametrize("fn,name", [(calls_countdown, "countdown"),
+                                     (calls_is_even, "is_even"),
+                                     (calls_through_jit, "through_jit")])
+def test_recursion_through_plain_functions_is_a_compile_error(fn, name, backend):
+    args = [np.arange(4, dtype=np.float32), np.zeros(4, np.float32), 4]
+    opts = backend_opts(backend, {'N': T(4)})
+    with pytest.raises(parpy.CompileError, match=f"recursive call of `{name}`"):
+        parpy.print_compiled(fn, args, opts)
+    if backend == parpy.CompileBackend.Cpu:
+        with pytest.raises(parpy.CompileError, match="recursion is not supported"):
+            fn(*args, opts=cpu_opts({'N': T(4)}))
+
+
+def test_a_plain_helper_called_twice_is_one_specialization():
+    @parpy.jit
+    def twice(a, out, N):
+        parpy.label('N')
+        for i in range(N):
+            out[i] = plain_square(a[i]) + plain_square(a[i] + 1.0)
+
+    args = [rand(8), rand(8), 8]
+    run_both(twice, args, cpu_opts({'N': T(8)}))
+    code = parpy.print_compiled(twice, args, cpu_opts({'N': T(8)}))
+    assert "plain_square(" in code and "plain_square_1" not in code
+
+
+def plain_square(x):
+    return x * x
