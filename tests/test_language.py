@@ -60,10 +60,42 @@ def helper_chain(a, out, N):
 
 
 # --------------------------------------------------------------------------
+# 3. several labels on one slice statement; one label on a reduction covers
+#    all its dimensions
+
+
+@parpy.jit
+def stencil_2d(A, B):
+    # 'j' (the last label) is the innermost sliced dimension, 'i' the outer
+    parpy.label('i')
+    parpy.label('j')
+    B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[:-2, 1:-1]
+                           + A[2:, 1:-1])
+
+
+@parpy.jit
+def inner_label_only(A, B):
+    parpy.label('j')
+    B[:, :] = A[:, :] * 2.0
+
+
+@parpy.jit
+def sum_planes(x, out):
+    parpy.label('i')
+    for i in range(x.shape[0]):
+        parpy.label('r')
+        out[i] = parpy.operators.sum(x[i, :, :])
+
+
+# --------------------------------------------------------------------------
 # the table of programs checked on every backend
 
 PROGRAMS = {
     "helper_chain": (helper_chain, lambda: [rand(37), rand(37), 37], {'N': T(16)}),
+    "stencil_2d": (stencil_2d, lambda: [rand(20, 70), rand(20, 70)], {'i': T(4), 'j': T(32)}),
+    "stencil_2d_inner": (stencil_2d, lambda: [rand(9, 40), rand(9, 40)], {'j': T(32)}),
+    "inner_label_only": (inner_label_only, lambda: [rand(9, 40), rand(9, 40)], {'j': T(32)}),
+    "sum_planes": (sum_planes, lambda: [rand(5, 7, 9), rand(5)], {'i': T(5), 'r': T(32)}),
 }
 
 
@@ -178,3 +210,44 @@ def test_a_plain_helper_called_twice_is_one_specialization():
 
 def plain_square(x):
     return x * x
+
+
+def loop_labels_in_ir(fn, args, spec):
+    """The parallel loops of the C output: (index variable, bound) pairs of
+    the `omp parallel for` loops, outermost first."""
+    code = parpy.print_compiled(fn, args, cpu_opts(spec))
+    lines = code.splitlines()
+    return [lines[k + 1].strip() for k, line in enumerate(lines) if "omp parallel for" in line]
+
+
+def test_the_last_label_is_the_innermost_dimension():
+    A = rand(20, 70)
+    # only 'i' mapped: the outer dimension (18 rows) is parallel
+    loops = loop_labels_in_ir(stencil_2d, [A, A.copy()], {'i': T(4)})
+    assert len(loops) == 1 and "< 18;" in loops[0], loops
+    # only 'j' mapped: the inner dimension (68 columns)
+    loops = loop_labels_in_ir(stencil_2d, [A, A.copy()], {'j': T(4)})
+    assert len(loops) == 1 and "< 68;" in loops[0], loops
+
+
+def test_more_labels_than_sliced_dimensions_is_an_error():
+    @parpy.jit
+    def three_labels(A, B):
+        parpy.label('i')
+        parpy.label('j')
+        parpy.label('k')
+        B[:, :] = A[:, :]
+
+    with pytest.raises(parpy.CompileError, match="3 labels on a statement with 2 sliced"):
+        three_labels(rand(3, 4), rand(3, 4), opts=cpu_opts({'k': T(4)}))
+
+
+def test_two_labels_on_a_reduction_is_an_error():
+    @parpy.jit
+    def two_labels(x, out):
+        parpy.label('a')
+        parpy.label('b')
+        out[0] = parpy.operators.sum(x[:, :])
+
+    with pytest.raises(parpy.CompileError, match="a reduction takes at most one label"):
+        two_labels(rand(3, 4), rand(1), opts=cpu_opts({'a': T(4)}))

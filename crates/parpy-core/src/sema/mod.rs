@@ -81,7 +81,7 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// reduction argument.
     slice: Option<SliceCtx>,
     /// Labels for the next reduction loop of the current statement.
-    red_labels: Option<Vec<String>>,
+    red_labels: Option<Vec<(String, Span)>>,
     /// Weakness of each parameter's argument.
     arg_weak: Vec<bool>,
     /// Types of the values of the `return e` statements seen so far; the

@@ -45,28 +45,29 @@ fn shape_str(s: &[i64]) -> String {
     }
 }
 
-/// Wraps `body` in one loop per variable, outermost first; the innermost
-/// loop gets the labels and the reduction.
+/// Wraps `body` in one loop per variable, outermost first. `labels[d]` are
+/// the labels of the loop over dimension `d`; the innermost loop gets the
+/// reduction.
 fn loop_nest(
     vars: &[VarId],
     extents: &[i64],
     body: Block,
-    labels: Vec<String>,
+    mut labels: Vec<Vec<String>>,
     reduction: Option<Reduction>,
     int_ty: ElemTy,
     span: Span,
 ) -> Vec<Stmt> {
     let mut body = body;
-    let mut labels = Some(labels);
     let mut reduction = reduction;
-    for (v, n) in vars.iter().zip(extents).rev() {
+    labels.resize(vars.len(), vec![]);
+    for ((v, n), labels) in vars.iter().zip(extents).zip(labels).rev() {
         let l = ForLoop {
             var: *v,
             lo: Expr::int(0, int_ty, span),
             hi: Expr::int(*n, int_ty, span),
             step: 1,
             body,
-            labels: labels.take().unwrap_or_default(),
+            labels,
             par: None,
             reduction: reduction.take(),
             wants_reduction: false,
@@ -75,6 +76,17 @@ fn loop_nest(
         body = vec![Stmt::new(StmtKind::For(Box::new(l)), span)];
     }
     body
+}
+
+/// Replaces every read of `var` in `e` by `by`.
+fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
+    if e.kind == ExprKind::Var(var) {
+        *e = by.clone();
+        return;
+    }
+    for c in e.children_mut() {
+        substitute(c, var, by);
+    }
 }
 
 /// The identity of a reduction over `ty`.
@@ -110,6 +122,33 @@ fn identity(op: ReduceOp, ty: ElemTy, span: Span) -> Expr {
         ReduceOp::Min => max,
     };
     Expr::int(v, ty, span)
+}
+
+/// `(flat / stride) % n`: the index of one dimension in a flattened nest
+/// (the division left out for the innermost, the modulo for the outermost; indices are non-negative, so C's `/` and `%` agree
+/// with Python's).
+fn flat_index(flat: VarId, stride: i64, n: i64, outermost: bool, ty: ElemTy, span: Span) -> Expr {
+    let t = Type::Scalar(ty);
+    let bin = |op, lhs: Expr, rhs: i64| {
+        Expr::new(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(Expr::int(rhs, ty, span)),
+            },
+            t.clone(),
+            span,
+        )
+    };
+    let mut e = Expr::var(flat, t.clone(), span);
+    if stride > 1 {
+        e = bin(BinOp::FloorDiv, e, stride);
+    }
+    if outermost {
+        e
+    } else {
+        bin(BinOp::Mod, e, n)
+    }
 }
 
 impl Lowerer<'_, '_> {
@@ -249,7 +288,7 @@ impl Lowerer<'_, '_> {
         &mut self,
         target: &ast::Expr,
         value: &ast::Expr,
-        labels: Vec<String>,
+        labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<Stmt>> {
         let saved = self.slice.replace(SliceCtx::default());
@@ -270,6 +309,33 @@ impl Lowerer<'_, '_> {
         };
         let value = self.store_convert(v, elem, target.span)?;
         let extents = ctx.extents?;
+        // The last label to the innermost sliced dimension, the one before
+        // it to the next dimension outwards, and so on.
+        if labels.len() > extents.len() {
+            let n = extents.len();
+            let (extra, _) = labels.split_at(labels.len() - n);
+            let mut d = Diagnostic::error(format!(
+                "{} labels on a statement with {n} sliced dimension{}",
+                labels.len(),
+                if n == 1 { "" } else { "s" }
+            ))
+            .at(
+                span,
+                format!(
+                    "this statement loops over {n} dimension{}",
+                    if n == 1 { "" } else { "s" }
+                ),
+            );
+            for (_, s) in extra {
+                d = d.also(*s, "no dimension left for this label");
+            }
+            self.error(d.note(
+                "the last label goes to the innermost sliced dimension, the one before it to the next dimension outwards",
+            ));
+            return None;
+        }
+        let mut per_dim = vec![vec![]; extents.len() - labels.len()];
+        per_dim.extend(labels.iter().map(|l| vec![l.0.clone()]));
         let body = vec![Stmt::new(
             StmtKind::Assign {
                 dst: Place::Index { array, indices },
@@ -281,7 +347,7 @@ impl Lowerer<'_, '_> {
             &ctx.vars,
             &extents,
             body,
-            labels,
+            per_dim,
             None,
             self.opts.int_type,
             span,
@@ -340,14 +406,47 @@ impl Lowerer<'_, '_> {
             Type::Scalar(acc_ty),
             span,
         );
-        let body = vec![Stmt::new(
+        let mut body = vec![Stmt::new(
             StmtKind::Assign {
                 dst: Place::Var(acc),
                 value: update,
             },
             span,
         )];
+        // A reduction takes zero or one label, which covers all the
+        // dimensions it reduces: a labelled reduction over several
+        // dimensions is one loop over their product.
         let labels = self.red_labels.take().unwrap_or_default();
+        if labels.len() > 1 {
+            let mut d = Diagnostic::error(format!(
+                "{} labels on a reduction: a reduction takes at most one label",
+                labels.len()
+            ))
+            .at(span, "this reduction");
+            for (_, s) in &labels[1..] {
+                d = d.also(*s, "one label too many");
+            }
+            self.error(d.note("the label of a reduction covers all the dimensions it reduces"));
+            return None;
+        }
+        let (vars, extents) = if labels.is_empty() || extents.len() < 2 {
+            (ctx.vars, extents)
+        } else {
+            let int_ty = self.opts.int_type;
+            let flat = self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span);
+            let mut stride = 1;
+            for (d, (v, n)) in ctx.vars.iter().zip(&extents).enumerate().rev() {
+                let idx = flat_index(flat, stride, *n, d == 0, int_ty, span);
+                for s in &mut body {
+                    if let StmtKind::Assign { value, .. } = &mut s.kind {
+                        substitute(value, *v, &idx);
+                    }
+                }
+                stride *= n;
+            }
+            (vec![flat], vec![stride])
+        };
+        let labels = vec![labels.into_iter().map(|l| l.0).collect()];
         self.pre.push(Stmt::new(
             StmtKind::Assign {
                 dst: Place::Var(acc),
@@ -356,7 +455,7 @@ impl Lowerer<'_, '_> {
             span,
         ));
         let nest = loop_nest(
-            &ctx.vars,
+            &vars,
             &extents,
             body,
             labels,

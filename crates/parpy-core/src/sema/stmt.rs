@@ -487,7 +487,6 @@ impl Lowerer<'_, '_> {
         labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<ir::Stmt>> {
-        let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
         let sliced = has_slice(target) || {
             let (n, depth) = subscript_depth(target);
             n.and_then(|n| self.scope.get(n))
@@ -498,9 +497,9 @@ impl Lowerer<'_, '_> {
                 .unwrap_or(false)
         };
         if sliced {
-            return self.slice_assign(target, value, names, span);
+            return self.slice_assign(target, value, labels, span);
         }
-        self.red_labels = (!names.is_empty()).then_some(names);
+        self.red_labels = (!labels.is_empty()).then(|| labels.to_vec());
         let r = self.scalar_assign(target, value);
         if self.red_labels.take().is_some() {
             self.label_error(labels, span);
