@@ -12,6 +12,7 @@ import pytest
 import parpy
 from conftest import backend_opts, cpu_opts, run_both
 from test_cuda_codegen import check_nvrtc, needs_nvrtc
+from test_cuda_programs import HAS_GPU, cuda_opts, dry_run, run_three
 from test_metal_codegen import assert_clang_ok, needs_clang
 
 T = parpy.threads
@@ -88,6 +89,40 @@ def sum_planes(x, out):
 
 
 # --------------------------------------------------------------------------
+# 4. a labelled reduction at the top level (on a GPU: a reduction kernel,
+#    then a one-thread kernel stores the result)
+
+
+@parpy.jit
+def top_sum(x, out):
+    parpy.label('r')
+    out[0] = parpy.reduce.sum(x[:])
+
+
+@parpy.jit
+def top_max_2d(x, out):
+    parpy.label('r')
+    out[0] = parpy.reduce.max(x[:, :])
+
+
+@parpy.jit
+def top_min_prod(x, out):
+    parpy.label('r')
+    out[0] = parpy.reduce.min(x[:]) + 1.0
+    parpy.label('r')
+    out[1] = parpy.operators.prod(x[:])
+
+
+@parpy.jit
+def top_sum_then_scale(x, out, N):
+    parpy.label('r')
+    s = parpy.reduce.sum(x[:, :])
+    parpy.label('N')
+    for i in range(N):
+        out[i] = x[i, 0] / s
+
+
+# --------------------------------------------------------------------------
 # the table of programs checked on every backend
 
 PROGRAMS = {
@@ -96,6 +131,12 @@ PROGRAMS = {
     "stencil_2d_inner": (stencil_2d, lambda: [rand(9, 40), rand(9, 40)], {'j': T(32)}),
     "inner_label_only": (inner_label_only, lambda: [rand(9, 40), rand(9, 40)], {'j': T(32)}),
     "sum_planes": (sum_planes, lambda: [rand(5, 7, 9), rand(5)], {'i': T(5), 'r': T(32)}),
+    "top_sum": (top_sum, lambda: [rand(1000), rand(1)], {'r': T(256)}),
+    "top_sum_wide": (top_sum, lambda: [rand(100000), rand(1)], {'r': T(4096)}),
+    "top_max_2d": (top_max_2d, lambda: [rand(30, 50), rand(1)], {'r': T(128)}),
+    "top_min_prod": (top_min_prod, lambda: [rand(40) + 0.5, rand(2)], {'r': T(64)}),
+    "top_sum_then_scale": (top_sum_then_scale, lambda: [rand(8, 300), rand(8), 8],
+                           {'r': T(512), 'N': T(8)}),
 }
 
 
@@ -103,6 +144,21 @@ PROGRAMS = {
 def test_runs_on_cpu(name):
     fn, args, spec = PROGRAMS[name]
     run_both(fn, args(), cpu_opts(spec))
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_runs_on_cuda(name):
+    fn, args, spec = PROGRAMS[name]
+    run_three(fn, args(), cuda_opts(spec))
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_cuda_dry_run(name):
+    """The Cuda miss path up to the cubin and the launch plan (no GPU)."""
+    fn, args, spec = PROGRAMS[name]
+    dry_run(fn, args(), cuda_opts(spec))
 
 
 @needs_nvrtc

@@ -8,10 +8,12 @@
 //! - reading an array (or passing one to a helper) from host code is an
 //!   error too.
 //!
-//! One host statement is the compiler's own: `lower_reductions` puts the
-//! combine step `lhs = lhs OP t` of a top-level `par_reduction()` loop right
-//! after the loop. When `lhs` is an array element, that statement is wrapped
-//! in an `OnDevice` block (a one-thread kernel) instead of being reported.
+//! One host statement is allowed: the store of a top-level parallel
+//! reduction's result, right after its loop (the combine step `lhs = lhs OP
+//! t` that `lower_reductions` puts after a `par_reduction()` loop, or
+//! `out[0] = parpy.reduce.sum(x[:])` under a label). When it stores into an
+//! array element, it is wrapped in an `OnDevice` block (a one-thread kernel)
+//! instead of being reported.
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{Block, Expr, ExprKind, Place, Program, Stmt, StmtKind};
@@ -45,8 +47,9 @@ fn on_device(s: &Stmt) -> bool {
     }
 }
 
-/// The combine step after a top-level `par_reduction()` loop: `a[..] = ...`
-/// reading the loop's accumulator.
+/// The combine step after a top-level parallel reduction loop (a
+/// `par_reduction()` loop or a labelled `parpy.reduce.*` statement):
+/// `a[..] = ...` reading the loop's accumulator.
 fn is_combine(prev: Option<&Stmt>, s: &Stmt) -> bool {
     let Some(Stmt {
         kind: StmtKind::For(l),
@@ -55,7 +58,7 @@ fn is_combine(prev: Option<&Stmt>, s: &Stmt) -> bool {
     else {
         return false;
     };
-    let (Some(r), true, true) = (l.reduction, l.wants_reduction, l.par.is_some()) else {
+    let (Some(r), true) = (l.reduction, l.par.is_some()) else {
         return false;
     };
     matches!(&s.kind, StmtKind::Assign { dst: Place::Index { .. }, value }
