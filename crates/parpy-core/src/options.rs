@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 
 use crate::types::ElemTy;
 
+/// The compiler version, baked into cache keys and generated file headers.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Backend {
     Cpu,
@@ -19,6 +22,12 @@ impl Backend {
             Backend::Cuda => "Cuda",
             Backend::Metal => "Metal",
         }
+    }
+    /// Whether this backend takes element type `t`: all do, except float16
+    /// on Cuda (the `__half` code is generated but has not run on a GPU
+    /// yet).
+    pub fn supports(self, t: ElemTy) -> bool {
+        !(t == ElemTy::F16 && self == Backend::Cuda)
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::ir::{MathFn, ReduceOp};
+use crate::ops::{MathFn, ReduceOp};
 use crate::syntax::FunctionDef;
 use crate::types::{ElemTy, ScalarValue};
 

@@ -93,12 +93,6 @@ impl ElemTy {
             ElemTy::F64 => "f64",
         }
     }
-    /// Whether `backend` takes this element type: all do, except float16
-    /// on Cuda (the `__half` code is generated but has not run on a GPU
-    /// yet).
-    pub fn is_supported_on(self, backend: crate::options::Backend) -> bool {
-        !(self == ElemTy::F16 && backend == crate::options::Backend::Cuda)
-    }
 }
 
 impl fmt::Display for ElemTy {

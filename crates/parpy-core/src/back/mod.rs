@@ -9,9 +9,10 @@ pub mod metal;
 
 use std::collections::BTreeSet;
 
+use crate::error::CompileError;
 use crate::ir::{Block, ExprKind, Function, Place, Program, StmtKind, Type, VarId};
 use crate::options::{Backend, Options};
-use crate::{ArgType, CompileError, ParamInfo};
+use crate::signature::{ArgType, ParamInfo};
 
 pub struct EmitOutput {
     pub text: String,

@@ -40,11 +40,11 @@ pub(crate) mod testutil;
 use std::time::Instant;
 
 use crate::diag::Diagnostic;
+use crate::error::CompileError;
 use crate::ir::print::program_to_string;
 use crate::ir::verify::verify_program;
 use crate::ir::Program;
 use crate::options::{Backend, Options};
-use crate::CompileError;
 
 struct Run<'a> {
     options: &'a Options,

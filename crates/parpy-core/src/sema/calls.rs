@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{BinOp, ElemTy, Expr, ExprKind, MathFn, Type};
 use crate::resolve::{Builtin, Resolved, Resolver};
+use crate::signature::ArgType;
 use crate::syntax::{ast, FunctionDef};
-use crate::ArgType;
 
 use super::types::{convert, promote};
 use super::{helper_for, Lowerer, TExpr};
@@ -198,7 +198,7 @@ impl Lowerer<'_, '_> {
     fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
         if e.dotted_path().is_some() && !self.is_local_root(e) {
             if let Resolved::Dtype(t) = self.resolve_global(e)? {
-                if !t.is_supported_on(self.opts.backend) {
+                if !self.opts.backend.supports(t) {
                     self.error(
                         Diagnostic::error(format!(
                             "element type `{t}` is not supported on the {:?} backend yet",

@@ -20,11 +20,12 @@ mod tests;
 use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Span};
+use crate::error::CompileError;
 use crate::ir::{Block, Expr, FuncId, Function, Program, Type, Var, VarKind};
 use crate::options::Options;
 use crate::resolve::Resolver;
+use crate::signature::ArgType;
 use crate::syntax::FunctionDef;
-use crate::{ArgType, CompileError};
 
 use scope::Scope;
 use slices::SliceCtx;

@@ -5,8 +5,8 @@
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, Type, VarKind};
 use crate::resolve::{Builtin, Resolved};
+use crate::signature::ArgType;
 use crate::syntax::ast;
-use crate::ArgType;
 
 use super::expr::Sub;
 use super::scope::Binding;
@@ -78,7 +78,7 @@ impl Lowerer<'_, '_> {
             ),
         };
         if let Some(e) = ty.elem() {
-            if !e.is_supported_on(self.opts.backend) {
+            if !self.opts.backend.supports(e) {
                 self.error(
                     Diagnostic::error(format!(
                         "parameter `{}` has element type `{}`, which the {:?} backend does not \

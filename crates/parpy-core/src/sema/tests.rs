@@ -4,13 +4,14 @@
 use std::sync::Arc;
 
 use crate::diag::{render_all, SourceFile};
+use crate::error::CompileError;
 use crate::ir::print::program_to_string;
 use crate::ir::{ExprKind, Program, ReduceOp, StmtKind, Type};
 use crate::options::Options;
 use crate::resolve::{Resolved, StaticResolver};
+use crate::signature::ArgType;
 use crate::syntax::parse_function;
 use crate::types::{ElemTy, ScalarValue};
-use crate::{ArgType, CompileError};
 
 fn arr(elem: ElemTy, shape: &[i64]) -> ArgType {
     ArgType::Array {

@@ -3,7 +3,7 @@
 //! (the converter in `syntax/convert.rs` rejects them).
 
 use crate::diag::{SourceId, Span};
-use crate::ir::{BinOp, UnOp};
+use crate::ops::{BinOp, UnOp};
 
 /// One parsed `def` (decorators ignored).
 #[derive(Clone, Debug)]

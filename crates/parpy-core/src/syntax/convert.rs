@@ -8,7 +8,7 @@ use rustpython_parser::text_size::TextRange;
 
 use super::ast::*;
 use crate::diag::{Diagnostic, SourceId, Span};
-use crate::ir::{BinOp, UnOp};
+use crate::ops::{BinOp, UnOp};
 
 pub(super) struct Converter {
     file: SourceId,

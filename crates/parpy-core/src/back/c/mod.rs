@@ -10,10 +10,10 @@
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
 use super::EmitOutput;
+use crate::error::CompileError;
 use crate::ir::{LaunchInfo, MathFn, Program, ReduceOp};
 use crate::options::Options;
 use crate::types::ElemTy;
-use crate::CompileError;
 
 pub struct CDialect;
 

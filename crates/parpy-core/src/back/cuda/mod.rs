@@ -19,10 +19,10 @@
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
+use crate::error::CompileError;
 use crate::ir::{Axis, GpuIndex, LaunchInfo, MathFn, Program, ReduceOp, WARP_SIZE};
 use crate::options::Options;
 use crate::types::ElemTy;
-use crate::CompileError;
 
 pub struct CudaDialect {
     /// The program uses float16 (`cuda_fp16.h` is included).

@@ -10,9 +10,9 @@ use crate::diag::{Diagnostic, Span};
 use crate::ir::{Expr, ExprKind, Function, Program, Type};
 use crate::options::Options;
 use crate::passes::util::walk_exprs;
+use crate::signature::ArgType;
 use crate::syntax::FunctionDef;
 use crate::types::ElemTy;
-use crate::ArgType;
 
 /// At most this many float64 values are pointed at; the rest are counted.
 const MAX_VALUE_ERRORS: usize = 4;

@@ -39,11 +39,11 @@ use std::fmt::Write;
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
+use crate::error::CompileError;
 use crate::ir::{ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Program, ReduceOp};
 use crate::options::Options;
 use crate::passes::util::walk_exprs;
 use crate::types::ElemTy;
-use crate::CompileError;
 
 pub struct MetalDialect;
 

@@ -1,0 +1,69 @@
+//! The compile driver: source text -> parsed function (at decoration), and
+//! one specialization -> generated code (sema, passes, back end).
+
+use crate::diag::{Diagnostic, SourceFile};
+use crate::error::CompileError;
+use crate::options::{Backend, Options};
+use crate::resolve::Resolver;
+use crate::signature::{ArgType, ParamInfo};
+use crate::{back, ir, passes, sema, syntax};
+
+/// The result of compiling one specialization.
+#[derive(Clone, Debug)]
+pub struct CompileOutput {
+    /// The complete generated source file for the backend.
+    pub code: String,
+    /// Symbol of the uniform entry point: `int32_t SYM(void **args)`, where
+    /// `args[i]` is the data pointer of array parameter i, or a pointer to an
+    /// 8-byte slot holding an `int64_t` (ints and bools) or a `double`.
+    pub entry_symbol: String,
+    pub params: Vec<ParamInfo>,
+    /// Warnings (for example a label in the spec that matches no statement).
+    pub warnings: Vec<Diagnostic>,
+    /// The IR after each pass, with timings, when `debug_print` is set.
+    pub debug_log: String,
+    /// GPU backends: the device-only translation unit (kernels, helpers and
+    /// prelude; `extern "C" __global__` kernels, no host code) for NVRTC.
+    pub device_code: Option<String>,
+    /// The emitted (unmangled) name of each kernel, indexed by `KernelId`.
+    pub kernel_names: Vec<String>,
+    /// The final IR: its host function (scalar code, loops, `Launch`
+    /// statements, device temporaries) is the launch plan a GPU runtime
+    /// interprets; each kernel's `LaunchInfo` gives its grid.
+    pub program: ir::Program,
+}
+
+/// Parses a function's source at decoration time. Unsupported constructs are
+/// reported here, all of them, with spans.
+pub fn parse_function(file: SourceFile) -> Result<syntax::FunctionDef, Vec<Diagnostic>> {
+    syntax::parse_function(file)
+}
+
+/// Compiles one specialization of `def` for `args` under `options`.
+pub fn compile(
+    def: &syntax::FunctionDef,
+    args: &[ArgType],
+    resolver: &dyn Resolver,
+    options: &Options,
+) -> Result<CompileOutput, CompileError> {
+    let mut log = String::new();
+    if options.backend == Backend::Metal {
+        let errors = back::metal::check::check_args(def, args, options);
+        if !errors.is_empty() {
+            return Err(CompileError::User(errors));
+        }
+    }
+    let program = sema::lower(def, args, resolver, options)?;
+    let (program, warnings) = passes::run_pipeline(program, options, &mut log)?;
+    let code = back::emit(&program, options)?;
+    Ok(CompileOutput {
+        code: code.text,
+        entry_symbol: code.entry_symbol,
+        params: code.params,
+        warnings,
+        debug_log: log,
+        device_code: code.device_text,
+        kernel_names: code.kernel_names,
+        program,
+    })
+}
