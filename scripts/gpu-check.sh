@@ -120,7 +120,7 @@ PAR=()
 "$PY" -c "import pytest_timeout" 2>/dev/null && PAR+=(--timeout=120)
 timeout "${PARPY_GPU_TEST_TIMEOUT:-360}" "$PY" -m pytest -q -p no:cacheprovider -m cuda -rfE "${PAR[@]}" \
     --junitxml="$LOGDIR/cuda-tests.xml" \
-    tests/test_cuda_runtime.py tests/test_cuda_programs.py ${KEXPR:+-k "$KEXPR"} \
+    tests ${KEXPR:+-k "$KEXPR"} \
     > "$LOGDIR/pytest.log" 2>&1
 RC=$?
 grep -E '^(FAILED|ERROR)' "$LOGDIR/pytest.log" | head -60
@@ -129,6 +129,18 @@ N=$(grep -o -E '[0-9]+ passed' "$LOGDIR/pytest.log" | tail -1 | grep -o -E '[0-9
 if [ "$RC" = 0 ] && [ "${N:-0}" -gt 0 ]; then record "pytest -m cuda ($N passed)" PASS; else
     sed -n '/= FAILURES =/,/short test summary/p' "$LOGDIR/pytest.log" | head -200
     record "pytest -m cuda (rc $RC, $N passed)" FAIL
+fi
+
+# ParPy's own test suite on Cuda (informational: the compatibility yardstick).
+# Carry it as CARRY_DIR/yardstick (ParPy's test/ folder with its data; the
+# conftest there may add backends); its result is reported, not judged.
+if [ -d "$CARRY/yardstick/test" ]; then
+    step "ParPy test suite (yardstick) on Cuda"
+    ( cd "$CARRY/yardstick" && timeout "${PARPY_GPU_YARDSTICK_TIMEOUT:-240}" "$PY" -m pytest test -q \
+        -p no:cacheprovider "${PAR[@]}" > "$LOGDIR/yardstick.log" 2>&1 )
+    tail -1 "$LOGDIR/yardstick.log"
+    grep -E '^(FAILED|ERROR)' "$LOGDIR/yardstick.log" | cut -c1-160 | head -40
+    SUMMARY+=("$(printf '%-34s %s' "ParPy tests on Cuda (info)" "$(tail -1 "$LOGDIR/yardstick.log" | cut -c1-80)")")
 fi
 
 step "GPU benchmarks G1-G7"
