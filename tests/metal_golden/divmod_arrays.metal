@@ -9,11 +9,20 @@
 using namespace metal;
 
 static inline int parpy_floordiv_i32(int a, int b) {
+  if (b == 0) {
+    return 0;
+  }
+  if (b == -1) {
+    return (int)(0 - (uint)a);
+  }
   int q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 static inline int parpy_mod_i32(int a, int b) {
+  if (b == 0 || b == -1) {
+    return 0;
+  }
   int r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }

@@ -19,8 +19,8 @@ static inline half parpy_max_f16(half a, half b) {
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   half x_reg[2];
   for (int i = (int)parpy_block.x; i < 8; i += 8) {
-    half acc = (half)0.0f;
-    half partial = (half)0.0f;
+    float acc = 0.0f;
+    float partial = 0.0f;
     #pragma unroll
     for (int k_2 = 0; k_2 < 2; k_2 += 1) {
       int j_2 = (int)parpy_thread.x + k_2 * 32;
@@ -28,12 +28,12 @@ static inline half parpy_max_f16(half a, half b) {
     }
     #pragma unroll
     for (int k = 0; k < 2; k += 1) {
-      partial = (half)(partial + x_reg[k]);
+      partial = partial + (float)x_reg[k];
     }
     partial = simd_sum(partial);
-    acc = (half)(acc + partial);
+    acc = acc + partial;
     if ((long)parpy_thread.x == 0) {
-      s[i] = acc;
+      s[i] = (half)acc;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     half acc_1 = (half)-INFINITY;

@@ -10,11 +10,20 @@
 using namespace metal;
 
 static inline char parpy_floordiv_i8(char a, char b) {
+  if (b == 0) {
+    return 0;
+  }
+  if (b == -1) {
+    return (char)(0 - (uint)a);
+  }
   char q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 static inline char parpy_mod_i8(char a, char b) {
+  if (b == 0 || b == -1) {
+    return 0;
+  }
   char r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }

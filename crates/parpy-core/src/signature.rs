@@ -8,11 +8,15 @@ use crate::types::{ElemTy, ScalarValue};
 pub enum ArgType {
     /// A contiguous array (NumPy or other) with its element type and shape.
     Array { elem: ElemTy, shape: Vec<i64> },
-    /// A Python scalar: `bool` -> Bool, `int` -> I64, `float` -> F64 (the
-    /// options may narrow them). `value` is set when scalars are specialized.
+    /// A scalar: `bool` -> Bool, `int` -> I64, `float` -> F64 (the options
+    /// may narrow these), a NumPy scalar -> its dtype. `value` is set when
+    /// scalars are specialized. `weak`: a Python `bool`/`int`/`float`, whose
+    /// type yields to the other operand's (NEP 50); NumPy scalars are strong
+    /// (`np.int8(5) * 100` is int8).
     Scalar {
         elem: ElemTy,
         value: Option<ScalarValue>,
+        weak: bool,
     },
 }
 

@@ -47,6 +47,21 @@ impl ElemTy {
     pub fn is_unsigned_int(self) -> bool {
         matches!(self, ElemTy::U8 | ElemTy::U16 | ElemTy::U32 | ElemTy::U64)
     }
+    /// The smallest and largest value of an integer type (bool: 0 and 1;
+    /// floats: `None`).
+    pub fn int_bounds(self) -> Option<(i128, i128)> {
+        Some(match self {
+            ElemTy::Bool => (0, 1),
+            ElemTy::U8 | ElemTy::U16 | ElemTy::U32 | ElemTy::U64 => {
+                (0, (1i128 << (8 * self.size())) - 1)
+            }
+            ElemTy::I8 | ElemTy::I16 | ElemTy::I32 | ElemTy::I64 => {
+                let h = 1i128 << (8 * self.size() - 1);
+                (-h, h - 1)
+            }
+            ElemTy::F16 | ElemTy::F32 | ElemTy::F64 => return None,
+        })
+    }
     /// Size in bytes of one element.
     pub fn size(self) -> usize {
         match self {

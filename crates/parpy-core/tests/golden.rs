@@ -103,7 +103,11 @@ fn parse_arg(s: &str) -> Result<ArgType, String> {
             v.parse().map_err(|e| format!("{e} in `{s}`"))?,
         )),
     };
-    Ok(ArgType::Scalar { elem: e, value })
+    Ok(ArgType::Scalar {
+        elem: e,
+        value,
+        weak: true,
+    })
 }
 
 /// `outer = threads(100).tpb(32).par_reduction()`
@@ -642,7 +646,8 @@ fn header_parsing() {
         parse_arg("N: i64 = 100"),
         Ok(ArgType::Scalar {
             elem: ElemTy::I64,
-            value: Some(ScalarValue::Int(100))
+            value: Some(ScalarValue::Int(100)),
+            weak: true,
         })
     );
     let (l, s) = parse_par("inner = threads(64).tpb(32).par_reduction()").unwrap();

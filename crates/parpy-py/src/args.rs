@@ -190,7 +190,8 @@ pub fn observe(
         *val = v as u64;
         return Ok((false, false, 0));
     }
-    if let Ok(f) = obj.cast::<PyFloat>() {
+    // np.float64 is a subclass of float but a strong NumPy scalar (below)
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
         let v = f.value();
         key.push(TAG_FLOAT);
         if specialize {
@@ -403,6 +404,7 @@ pub fn arg_type(
         return Ok(ArgType::Scalar {
             elem: ElemTy::Bool,
             value: keep(ScalarValue::Bool(b.is_true())),
+            weak: true,
         });
     }
     if obj.is_instance_of::<PyInt>() {
@@ -410,12 +412,15 @@ pub fn arg_type(
         return Ok(ArgType::Scalar {
             elem: ElemTy::I64,
             value: keep(ScalarValue::Int(v)),
+            weak: true,
         });
     }
-    if let Ok(f) = obj.cast::<PyFloat>() {
+    // np.float64 is a subclass of float but a strong NumPy scalar
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
         return Ok(ArgType::Scalar {
             elem: ElemTy::F64,
             value: keep(ScalarValue::Float(f.value())),
+            weak: true,
         });
     }
     if obj.is_instance(np_generic(obj.py())?)? {
@@ -423,6 +428,7 @@ pub fn arg_type(
         return Ok(ArgType::Scalar {
             elem,
             value: keep(v),
+            weak: false,
         });
     }
     if let Some(d) = crate::cuda_args::arg_type(obj, i, ctx)? {

@@ -7,9 +7,11 @@ use std::time::UNIX_EPOCH;
 use crate::RuntimeError;
 
 /// The fixed flags every CPU build uses (before the user's flags).
-pub const BASE_FLAGS: [&str; 6] = [
+pub const BASE_FLAGS: [&str; 7] = [
     "-std=c11",
     "-O3",
+    // signed overflow wraps, as in NumPy (not C's undefined behaviour)
+    "-fwrapv",
     "-march=native",
     "-fopenmp",
     "-fPIC",

@@ -432,6 +432,10 @@ enum PreludeFn {
     Max(ElemTy),
     Min(ElemTy),
     Abs(ElemTy),
+    /// Shifts by any count, as NumPy: counts at or above the width or
+    /// negative give 0 (`>>` of a negative value: -1), never C's UB.
+    Shl(ElemTy),
+    Shr(ElemTy),
     /// A dialect's warp-reduction helper.
     Warp(ReduceOp, ElemTy),
 }
@@ -660,20 +664,34 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             continue;
         }
         let (e, text) = match *f {
+            // integer division never traps: by 0 it gives 0 and MIN // -1
+            // wraps to MIN, as NumPy (which warns)
             PreludeFn::FloorDiv(e) if e.is_signed_int() => (e, format!(
-                "{q} T parpy_floordiv_S(T a, T b) {{\n  T q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}}\n"
+                "{q} T parpy_floordiv_S(T a, T b) {{\n  if (b == 0) {{\n    return 0;\n  }}\n  if (b == -1) {{\n    return (T)(0 - (UW)a);\n  }}\n  T q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}}\n"
             )),
             PreludeFn::FloorDiv(e) if e.is_float() => (e, format!(
-                "{q} T parpy_floordiv_S(T a, T b) {{\n  T m = FMOD(a, b);\n  T d = (a - m) / b;\n  if (m != 0 && ((b < 0) != (m < 0))) {{\n    d -= 1;\n  }}\n  if (d == 0) {{\n    return COPYSIGN((T)0, a / b);\n  }}\n  T f = FLOOR(d);\n  return (d - f > (T)0.5) ? f + 1 : f;\n}}\n"
+                "{q} T parpy_floordiv_S(T a, T b) {{\n  if (b == 0) {{\n    return a / b;\n  }}\n  T m = FMOD(a, b);\n  T d = (a - m) / b;\n  if (m != 0 && ((b < 0) != (m < 0))) {{\n    d -= 1;\n  }}\n  if (d == 0) {{\n    return COPYSIGN((T)0, a / b);\n  }}\n  T f = FLOOR(d);\n  return (d - f > (T)0.5) ? f + 1 : f;\n}}\n"
             )),
-            PreludeFn::FloorDiv(e) => (e, format!("{q} T parpy_floordiv_S(T a, T b) {{\n  return a / b;\n}}\n")),
+            PreludeFn::FloorDiv(e) => (e, format!("{q} T parpy_floordiv_S(T a, T b) {{\n  return b == 0 ? 0 : a / b;\n}}\n")),
             PreludeFn::Mod(e) if e.is_signed_int() => (e, format!(
-                "{q} T parpy_mod_S(T a, T b) {{\n  T r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}}\n"
+                "{q} T parpy_mod_S(T a, T b) {{\n  if (b == 0 || b == -1) {{\n    return 0;\n  }}\n  T r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}}\n"
             )),
             PreludeFn::Mod(e) if e.is_float() => (e, format!(
                 "{q} T parpy_mod_S(T a, T b) {{\n  T r = FMOD(a, b);\n  if (r != 0) {{\n    if ((r < 0) != (b < 0)) {{\n      r += b;\n    }}\n  }} else {{\n    r = COPYSIGN((T)0, b);\n  }}\n  return r;\n}}\n"
             )),
-            PreludeFn::Mod(e) => (e, format!("{q} T parpy_mod_S(T a, T b) {{\n  return a % b;\n}}\n")),
+            PreludeFn::Mod(e) => (e, format!("{q} T parpy_mod_S(T a, T b) {{\n  return b == 0 ? 0 : a % b;\n}}\n")),
+            PreludeFn::Shl(e) if e.is_signed_int() => (e, format!(
+                "{q} T parpy_shl_S(T a, T b) {{\n  return (b < 0 || b >= BITS) ? 0 : (T)((UW)a << b);\n}}\n"
+            )),
+            PreludeFn::Shl(e) => (e, format!(
+                "{q} T parpy_shl_S(T a, T b) {{\n  return b >= BITS ? 0 : (T)((UW)a << b);\n}}\n"
+            )),
+            PreludeFn::Shr(e) if e.is_signed_int() => (e, format!(
+                "{q} T parpy_shr_S(T a, T b) {{\n  return (b < 0 || b >= BITS) ? (a < 0 ? -1 : 0) : a >> b;\n}}\n"
+            )),
+            PreludeFn::Shr(e) => (e, format!(
+                "{q} T parpy_shr_S(T a, T b) {{\n  return b >= BITS ? 0 : a >> b;\n}}\n"
+            )),
             PreludeFn::Pow(e) => (e, format!(
                 "{q} T parpy_pow_S(T b, T e) {{\n  T r = 1;\n  if (e < 0) {{\n    return b == 1 ? 1 : 0;\n  }}\n  while (e > 0) {{\n    if (e & 1) {{\n      r *= b;\n    }}\n    b *= b;\n    e >>= 1;\n  }}\n  return r;\n}}\n"
             )),
@@ -692,28 +710,39 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             .replace("parpy_pow_S", &format!("parpy_pow_{}", e.short_name()))
             .replace("parpy_max_S", &format!("parpy_max_{}", e.short_name()))
             .replace("parpy_min_S", &format!("parpy_min_{}", e.short_name()))
-            .replace("parpy_abs_S", &format!("parpy_abs_{}", e.short_name()));
+            .replace("parpy_abs_S", &format!("parpy_abs_{}", e.short_name()))
+            .replace("parpy_shl_S", &format!("parpy_shl_{}", e.short_name()))
+            .replace("parpy_shr_S", &format!("parpy_shr_{}", e.short_name()))
+            .replace("BITS", &(8 * e.size()).to_string());
         if e.is_float() {
             text = text
                 .replace("FMOD", &d.math_name_extra("fmod", e)?)
                 .replace("COPYSIGN", &d.math_name_extra("copysign", e)?)
                 .replace("FLOOR", &d.math_name(MathFn::Floor, e)?);
         }
-        // Replace the type placeholder `T` as a whole word only.
+        // Replace the type placeholders `T` and `UW` (an unsigned type at
+        // least as wide, and not promoted to `int`) as whole words only.
+        let uty = d.scalar_type(if e.size() <= 4 {
+            ElemTy::U32
+        } else {
+            ElemTy::U64
+        })?;
         let mut typed = String::new();
-        let chars: Vec<char> = text.chars().collect();
-        for (i, &c) in chars.iter().enumerate() {
-            let prev_ident = i > 0 && (chars[i - 1].is_ascii_alphanumeric() || chars[i - 1] == '_');
-            let next_ident = chars
-                .get(i + 1)
-                .map(|n| n.is_ascii_alphanumeric() || *n == '_')
-                .unwrap_or(false);
-            if c == 'T' && !prev_ident && !next_ident {
-                typed.push_str(ty);
-            } else {
-                typed.push(c);
+        let mut word = String::new();
+        for c in text.chars().chain(std::iter::once('\n')) {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+                continue;
             }
+            typed.push_str(match word.as_str() {
+                "T" => ty,
+                "UW" => uty,
+                w => w,
+            });
+            word.clear();
+            typed.push(c);
         }
+        typed.pop();
         if !out.is_empty() {
             out.push('\n');
         }
@@ -1464,6 +1493,13 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             BinOp::Mod if ty.is_int() || ty.is_float() => {
                 return helper(self, PreludeFn::Mod(ty), "mod")
             }
+            BinOp::Shl | BinOp::Shr if !shift_in_range(rhs, ty) => {
+                return if op == BinOp::Shl {
+                    helper(self, PreludeFn::Shl(ty), "shl")
+                } else {
+                    helper(self, PreludeFn::Shr(ty), "shr")
+                };
+            }
             BinOp::Max => return helper(self, PreludeFn::Max(ty), "max"),
             BinOp::Min => return helper(self, PreludeFn::Min(ty), "min"),
             BinOp::Pow if ty.is_int() => return helper(self, PreludeFn::Pow(ty), "pow"),
@@ -1507,6 +1543,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         }
         Ok((format!("{l} {sym} {r}"), prec))
     }
+}
+
+/// A literal shift count below the width of `ty`, which C's shifts
+/// compute as NumPy does (others go through the prelude helpers).
+fn shift_in_range(count: &Expr, ty: ElemTy) -> bool {
+    matches!(count.kind, ExprKind::Int(c) if (0..8 * ty.size() as i64).contains(&c))
 }
 
 /// The number of iterations of a loop with literal bounds.

@@ -188,10 +188,12 @@ pub fn param_infos(p: &Program, writes: &Writes) -> Vec<ParamInfo> {
                 Type::Scalar(e) => ArgType::Scalar {
                     elem: *e,
                     value: var.value,
+                    weak: false,
                 },
                 Type::Void => ArgType::Scalar {
                     elem: crate::types::ElemTy::I64,
                     value: None,
+                    weak: false,
                 },
             };
             ParamInfo {

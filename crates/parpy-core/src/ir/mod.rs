@@ -14,6 +14,7 @@
 //! Invariant: after every pass, [`verify::verify_program`] accepts the IR.
 
 pub mod print;
+pub mod value_range;
 pub mod verify;
 
 use crate::diag::Span;
@@ -381,6 +382,33 @@ impl GpuIndex {
 impl Expr {
     pub fn new(kind: ExprKind, ty: Type, span: Span) -> Expr {
         Expr { kind, ty, span }
+    }
+
+    /// The value a reduction `op` over `ty` starts from (the whole range
+    /// of the type: `min` of uint64 starts at 2**64 - 1, stored as its bit
+    /// pattern -1, which literals of unsigned types print as unsigned).
+    pub fn reduce_identity(op: ReduceOp, ty: ElemTy, span: Span) -> Expr {
+        let t = Type::Scalar(ty);
+        if ty.is_float() {
+            let v = match op {
+                ReduceOp::Sum => 0.0,
+                ReduceOp::Prod => 1.0,
+                ReduceOp::Max => f64::NEG_INFINITY,
+                ReduceOp::Min => f64::INFINITY,
+            };
+            return Expr::new(ExprKind::Float(v), t, span);
+        }
+        let (min, max) = ty.int_bounds().unwrap_or((0, 0));
+        let v = match op {
+            ReduceOp::Sum => 0,
+            ReduceOp::Prod => 1,
+            ReduceOp::Max => min,
+            ReduceOp::Min => max,
+        };
+        if ty == ElemTy::Bool {
+            return Expr::new(ExprKind::Bool(v != 0), t, span);
+        }
+        Expr::new(ExprKind::Int(v as i64), t, span)
     }
 
     /// The direct operands, in evaluation order: the one place that knows

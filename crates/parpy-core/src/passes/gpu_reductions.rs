@@ -34,7 +34,6 @@ use crate::ir::{
     StmtKind, Type, Var, VarId, VarKind, WARP_SIZE,
 };
 use crate::passes::gpu_grid::block_threads;
-use crate::passes::lower_reductions::identity;
 use crate::passes::util::{assign_var, binary, i64e, stmt_exprs_mut, sub_blocks_mut};
 use crate::types::ElemTy;
 
@@ -141,7 +140,7 @@ impl Lower<'_> {
                             l.reduction = None;
                             l.wants_reduction = false;
                             subst_block(&mut l.body, r.acc, p);
-                            out.push(assign_var(p, identity(r.op, e, span), span));
+                            out.push(assign_var(p, Expr::reduce_identity(r.op, e, span), span));
                             out.push(Stmt::new(StmtKind::For(l), span));
                             let pe = Expr::var(p, ty.clone(), span);
                             out.push(assign_var(p, warp(r.op, pe.clone()), span));
@@ -189,7 +188,7 @@ impl Lower<'_> {
                                             ty.clone(),
                                             span,
                                         )),
-                                        else_: Box::new(identity(r.op, e, span)),
+                                        else_: Box::new(Expr::reduce_identity(r.op, e, span)),
                                     },
                                     ty.clone(),
                                     span,

@@ -41,7 +41,6 @@ use crate::ir::{
     Reduction, Stmt, StmtKind, Type, VarId, VarKind,
 };
 use crate::passes::gpu_grid::block_threads;
-use crate::passes::lower_reductions::identity;
 use crate::passes::util::{bin, int, new_var, sub_blocks, sub_blocks_mut};
 use crate::types::ElemTy;
 
@@ -413,7 +412,7 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
             Stmt::new(
                 StmtKind::Assign {
                     dst: Place::Var(blk),
-                    value: identity(red.op, elem, span),
+                    value: Expr::reduce_identity(red.op, elem, span),
                 },
                 span,
             ),

@@ -13,7 +13,6 @@ use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, ReduceOp, Reduction, Stmt, StmtKind,
     Type, Var, VarId, VarKind,
 };
-use crate::types::ElemTy;
 
 /// Rewrites every function of the program; returns all errors.
 pub fn run(p: &mut crate::ir::Program) -> Vec<Diagnostic> {
@@ -64,50 +63,6 @@ fn lower_block(f: &mut Function, b: &mut Block, errors: &mut Vec<Diagnostic>) {
             _ => {}
         }
         b.push(s);
-    }
-}
-
-/// The value every reduction starts from.
-pub fn identity(op: ReduceOp, ty: ElemTy, span: Span) -> Expr {
-    let t = Type::Scalar(ty);
-    let kind = match (op, ty.is_float()) {
-        (ReduceOp::Sum, true) => ExprKind::Float(0.0),
-        (ReduceOp::Prod, true) => ExprKind::Float(1.0),
-        (ReduceOp::Max, true) => ExprKind::Float(f64::NEG_INFINITY),
-        (ReduceOp::Min, true) => ExprKind::Float(f64::INFINITY),
-        (ReduceOp::Sum, false) if ty == ElemTy::Bool => ExprKind::Bool(false),
-        (ReduceOp::Prod, false) if ty == ElemTy::Bool => ExprKind::Bool(true),
-        (ReduceOp::Max, false) if ty == ElemTy::Bool => ExprKind::Bool(false),
-        (ReduceOp::Min, false) if ty == ElemTy::Bool => ExprKind::Bool(true),
-        (ReduceOp::Sum, false) => ExprKind::Int(0),
-        (ReduceOp::Prod, false) => ExprKind::Int(1),
-        (ReduceOp::Max, false) => ExprKind::Int(int_min(ty)),
-        (ReduceOp::Min, false) => ExprKind::Int(int_max(ty)),
-    };
-    Expr::new(kind, t, span)
-}
-
-fn int_min(ty: ElemTy) -> i64 {
-    match ty {
-        ElemTy::I8 => i8::MIN as i64,
-        ElemTy::I16 => i16::MIN as i64,
-        ElemTy::I32 => i32::MIN as i64,
-        ElemTy::I64 => i64::MIN,
-        _ => 0,
-    }
-}
-
-fn int_max(ty: ElemTy) -> i64 {
-    match ty {
-        ElemTy::I8 => i8::MAX as i64,
-        ElemTy::I16 => i16::MAX as i64,
-        ElemTy::I32 => i32::MAX as i64,
-        ElemTy::U8 => u8::MAX as i64,
-        ElemTy::U16 => u16::MAX as i64,
-        ElemTy::U32 => u32::MAX as i64,
-        // u64::MAX as its bit pattern (literals print as `v as u64`)
-        ElemTy::U64 => -1,
-        _ => i64::MAX,
     }
 }
 
@@ -314,7 +269,7 @@ fn lower_loop(f: &mut Function, l: &mut ForLoop, span: Span) -> Result<(Stmt, St
     let init = Stmt::new(
         StmtKind::Assign {
             dst: Place::Var(t),
-            value: identity(rop, ty, sspan),
+            value: Expr::reduce_identity(rop, ty, sspan),
         },
         sspan,
     );
@@ -327,6 +282,7 @@ fn lower_loop(f: &mut Function, l: &mut ForLoop, span: Span) -> Result<(Stmt, St
 mod tests {
     use super::*;
     use crate::ir::print::program_to_string;
+    use crate::ir::ElemTy;
     use crate::ir::LoopPar;
     use crate::passes::testutil::*;
 

@@ -244,7 +244,14 @@ impl Lowerer<'_, '_> {
             (ty, weak) = promote((ty, weak), (t, v.weak), self.opts);
         }
         if f != MathFn::Abs && !ty.is_float() {
-            ty = self.opts.float_type;
+            // NumPy: the smallest float that holds every value of the type
+            // (float16 for bool and 8-bit, float32 for 16-bit integers);
+            // float16 where the backend lacks it: float32
+            ty = match (weak, ty.size()) {
+                (false, 1) if self.opts.backend.supports(ElemTy::F16) => ElemTy::F16,
+                (false, 1 | 2) => ElemTy::F32,
+                _ => self.opts.float_type,
+            };
         }
         if f == MathFn::Abs && ty == ElemTy::Bool {
             ty = self.opts.int_type;
@@ -309,7 +316,11 @@ impl Lowerer<'_, '_> {
                 ok = false;
                 continue;
             };
-            types.push(ArgType::Scalar { elem, value: None });
+            types.push(ArgType::Scalar {
+                elem,
+                value: None,
+                weak: t.weak,
+            });
             weak.push(t.weak);
             exprs.push(t.e);
         }

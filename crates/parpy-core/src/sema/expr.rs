@@ -227,9 +227,11 @@ impl Lowerer<'_, '_> {
                 ),
                 weak: true,
             }),
+            // Python bools are weak like Python ints: `np.int8(1) + True`
+            // is int8, `True + True` is the int 2
             ast::ExprKind::Bool(b) => Some(TExpr {
                 e: Expr::new(ExprKind::Bool(*b), Type::Scalar(ElemTy::Bool), span),
-                weak: false,
+                weak: true,
             }),
             ast::ExprKind::Str(_) => {
                 self.error(
@@ -289,12 +291,21 @@ impl Lowerer<'_, '_> {
             ast::ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.lower_expr(lhs);
                 let b = self.lower_expr(rhs);
+                if matches!(op, BinOp::Div | BinOp::FloorDiv | BinOp::Mod) && is_literal_zero(rhs) {
+                    self.error(
+                        Diagnostic::error("division by zero")
+                            .at(rhs.span, "this divisor is zero")
+                            .note("Python raises ZeroDivisionError here"),
+                    );
+                    return None;
+                }
                 self.binary(*op, a?, b?, span)
             }
             ast::ExprKind::Compare { first, rest } => {
                 let mut prev = self.lower_expr(first);
                 let mut acc: Option<Expr> = None;
                 let mut ok = prev.is_some();
+                let mut all_weak = true;
                 for (op, rhs) in rest {
                     let r = self.lower_expr(rhs);
                     let (Some(p), Some(r)) = (prev.clone(), r.clone()) else {
@@ -308,6 +319,7 @@ impl Lowerer<'_, '_> {
                         prev = Some(r);
                         continue;
                     };
+                    all_weak &= c.weak;
                     acc = Some(match acc {
                         None => c.e,
                         Some(a) => bool_binary(BinOp::And, a, c.e, span),
@@ -319,17 +331,19 @@ impl Lowerer<'_, '_> {
                 }
                 Some(TExpr {
                     e: acc?,
-                    weak: false,
+                    weak: all_weak,
                 })
             }
             ast::ExprKind::BoolOp { op, values } => {
                 let mut acc: Option<Expr> = None;
                 let mut ok = true;
+                let mut all_weak = true;
                 for v in values {
                     let Some(t) = self.lower_expr(v) else {
                         ok = false;
                         continue;
                     };
+                    all_weak &= t.weak;
                     let Some(b) = self.truthy(t) else {
                         ok = false;
                         continue;
@@ -344,7 +358,7 @@ impl Lowerer<'_, '_> {
                 }
                 Some(TExpr {
                     e: acc?,
-                    weak: false,
+                    weak: all_weak,
                 })
             }
             ast::ExprKind::IfExp { cond, then, else_ } => {
@@ -407,7 +421,8 @@ impl Lowerer<'_, '_> {
                         Type::Scalar(ElemTy::Bool),
                         span,
                     ),
-                    weak: false,
+                    // `not` always gives a Python bool
+                    weak: true,
                 })
             }
             UnOp::BitNot => {
@@ -418,11 +433,22 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 }
+                // `~` of a NumPy bool is logical not; of a Python bool, the
+                // int's `~` (`~True` is -2)
+                let (op, ty, arg) = match (ty, a.weak) {
+                    (ElemTy::Bool, false) => (UnOp::Not, ty, a.e),
+                    (ElemTy::Bool, true) => (
+                        UnOp::BitNot,
+                        self.opts.int_type,
+                        convert(a.e, self.opts.int_type),
+                    ),
+                    _ => (UnOp::BitNot, ty, a.e),
+                };
                 Some(TExpr {
                     e: Expr::new(
                         ExprKind::Unary {
-                            op: UnOp::BitNot,
-                            arg: Box::new(a.e),
+                            op,
+                            arg: Box::new(arg),
                         },
                         Type::Scalar(ty),
                         span,
@@ -443,6 +469,11 @@ impl Lowerer<'_, '_> {
                 weak: false,
             });
         }
+        if op.is_comparison() {
+            if let Some(c) = self.int_comparison(op, &a, &b, span) {
+                return c;
+            }
+        }
         let (mut l, mut r, mut ty, weak) = self.unify(a, b)?;
         let is_bitwise = matches!(
             op,
@@ -458,22 +489,54 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
+        let mut op = op;
         if op == BinOp::Div && !ty.is_float() {
             ty = self.opts.float_type;
             l = convert(l, ty);
             r = convert(r, ty);
+        } else if ty == ElemTy::Bool && !weak {
+            // NumPy bools: `+` is logical or, `*` logical and, `-` an error;
+            // `//`, `%`, `**` and shifts compute in int8
+            match op {
+                BinOp::Add => op = BinOp::Or,
+                BinOp::Mul => op = BinOp::And,
+                BinOp::Sub => {
+                    self.error(
+                        Diagnostic::error("cannot subtract NumPy bools")
+                            .at(span, "`-` on bools")
+                            .note("NumPy does not support `-` on bools")
+                            .help("use `^` for a logical xor, or convert to an integer first"),
+                    );
+                    return None;
+                }
+                BinOp::FloorDiv | BinOp::Mod | BinOp::Pow | BinOp::Shl | BinOp::Shr => {
+                    ty = ElemTy::I8;
+                    l = convert(l, ty);
+                    r = convert(r, ty);
+                }
+                _ => {}
+            }
         } else if ty == ElemTy::Bool
             && matches!(
                 op,
-                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::FloorDiv | BinOp::Mod | BinOp::Pow
+                BinOp::Add
+                    | BinOp::Sub
+                    | BinOp::Mul
+                    | BinOp::FloorDiv
+                    | BinOp::Mod
+                    | BinOp::Pow
+                    | BinOp::Shl
+                    | BinOp::Shr
             )
         {
+            // Python bools compute as Python ints
             ty = self.opts.int_type;
             l = convert(l, ty);
             r = convert(r, ty);
         }
         let (res_ty, res_weak) = if op.is_comparison() {
-            (ElemTy::Bool, false)
+            // a comparison of Python values is a Python bool
+            (ElemTy::Bool, weak)
         } else {
             (ty, weak)
         };
@@ -605,7 +668,7 @@ impl Lowerer<'_, '_> {
                     self.opts.int_type,
                     ix.span,
                 ))),
-                _ => slots.push(IndexSlot::Scalar(i)),
+                _ => slots.push(IndexSlot::Scalar(self.wrap_negative(i, *dim))),
             }
         }
         if !ok {
@@ -617,6 +680,55 @@ impl Lowerer<'_, '_> {
             indices,
             elem,
         })
+    }
+
+    /// The bounds of an integer expression, where known.
+    pub(super) fn bounds(&self, e: &Expr) -> crate::ir::value_range::Bounds {
+        crate::ir::value_range::bounds(e, &|v| {
+            self.loop_bounds.get(&v).copied().unwrap_or((None, None))
+        })
+    }
+
+    /// `i < 0 ? i + dim : i` (Python's negative indices) unless `i` cannot
+    /// be negative; constant indices are wrapped when lowering them.
+    fn wrap_negative(&self, i: Expr, dim: i64) -> Expr {
+        if self.bounds(&i).0.is_some_and(|m| m >= 0) {
+            return i;
+        }
+        let (ty, span) = (i.ty.clone(), i.span);
+        let bin = |op, l: Expr, r: Expr, t: Type| {
+            Expr::new(
+                ExprKind::Binary {
+                    op,
+                    lhs: Box::new(l),
+                    rhs: Box::new(r),
+                },
+                t,
+                span,
+            )
+        };
+        let int_ty = i.elem();
+        let neg = bin(
+            BinOp::Lt,
+            i.clone(),
+            Expr::int(0, int_ty, span),
+            Type::Scalar(ElemTy::Bool),
+        );
+        let wrapped = bin(
+            BinOp::Add,
+            i.clone(),
+            Expr::int(dim, int_ty, span),
+            ty.clone(),
+        );
+        Expr::new(
+            ExprKind::Select {
+                cond: Box::new(neg),
+                then: Box::new(wrapped),
+                else_: Box::new(i),
+            },
+            ty,
+            span,
+        )
     }
 
     fn shape_index(
@@ -648,6 +760,16 @@ impl Lowerer<'_, '_> {
                 None
             }
         }
+    }
+}
+
+/// A literal zero (`0`, `0.0`, `-0`) in the source.
+fn is_literal_zero(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Int(0) | ast::ExprKind::Bool(false) => true,
+        ast::ExprKind::Float(f) => *f == 0.0,
+        ast::ExprKind::Unary { op: UnOp::Neg, arg } => is_literal_zero(arg),
+        _ => false,
     }
 }
 

@@ -90,6 +90,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     returns: Vec<(crate::ir::ElemTy, bool)>,
     /// A bare `return` was seen.
     bare_return: Option<Span>,
+    /// The bounds of each loop counter, where known (indices that cannot
+    /// be negative need no wrap).
+    loop_bounds: std::collections::HashMap<crate::ir::VarId, crate::ir::value_range::Bounds>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -122,31 +125,35 @@ pub fn lower(
         helpers: vec![],
         stack: vec![def as *const FunctionDef as usize],
     };
-    // Python ints and floats passed to the entry are weak scalars.
+    // Python bools, ints and floats passed to the entry are weak scalars;
+    // NumPy scalars are strong.
     let weak: Vec<bool> = args
         .iter()
-        .map(|a| matches!(a, ArgType::Scalar { elem, .. } if *elem != crate::ir::ElemTy::Bool))
+        .map(|a| matches!(a, ArgType::Scalar { weak: true, .. }))
         .collect();
     // Python's `float` and `int` (float64 and int64 as the binding reports
     // them) take the options' float and int types (`force_float_size`,
-    // `force_int_size`, 32-bit on Metal); narrower NumPy scalars keep theirs.
+    // `force_int_size`, 32-bit on Metal); NumPy scalars keep theirs.
     let args: Vec<ArgType> = args
         .iter()
-        .zip(&weak)
-        .map(|(a, &w)| match a {
+        .map(|a| match a {
             ArgType::Scalar {
                 elem: crate::ir::ElemTy::F64,
                 value,
-            } if w => ArgType::Scalar {
+                weak: true,
+            } => ArgType::Scalar {
                 elem: options.float_type,
                 value: *value,
+                weak: true,
             },
             ArgType::Scalar {
                 elem: crate::ir::ElemTy::I64,
                 value,
-            } if w => ArgType::Scalar {
+                weak: true,
+            } => ArgType::Scalar {
                 elem: options.int_type,
                 value: *value,
+                weak: true,
             },
             other => other.clone(),
         })
@@ -201,6 +208,7 @@ fn lower_function(
         arg_weak: weak.to_vec(),
         returns: vec![],
         bare_return: None,
+        loop_bounds: Default::default(),
     };
     if args.len() != def.params.len() {
         let d = Diagnostic::error(format!(

@@ -89,39 +89,96 @@ fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
     }
 }
 
-/// The identity of a reduction over `ty`.
-fn identity(op: ReduceOp, ty: ElemTy, span: Span) -> Expr {
-    let t = Type::Scalar(ty);
-    if ty.is_float() {
-        let v = match op {
-            ReduceOp::Sum => 0.0,
-            ReduceOp::Prod => 1.0,
-            ReduceOp::Max => f64::NEG_INFINITY,
-            ReduceOp::Min => f64::INFINITY,
-        };
-        return Expr::new(ExprKind::Float(v), t, span);
+/// The loop order a slice assignment needs so that each element of its
+/// destination is read before it is written.
+#[derive(Debug)]
+enum Order {
+    /// No read of the destination meets another iteration's write.
+    Any,
+    /// Forward loops read every element before writing it.
+    Forward,
+    /// Loops walked from the end do.
+    Backward,
+    /// Reads in both directions, or through indices not known as offsets.
+    Unknown,
+}
+
+/// `e` as `var + c` or `c` (`None` when it is neither); `vars` are the
+/// loop counters of the slice dimensions.
+fn affine(e: &Expr, vars: &[VarId]) -> Option<(Option<VarId>, i64)> {
+    match &e.kind {
+        ExprKind::Int(c) => Some((None, *c)),
+        ExprKind::Var(v) if vars.contains(v) => Some((Some(*v), 0)),
+        ExprKind::Binary {
+            op: BinOp::Add,
+            lhs,
+            rhs,
+        } => match (affine(lhs, vars)?, affine(rhs, vars)?) {
+            ((a, x), (None, y)) | ((None, x), (a, y)) => Some((a, x.checked_add(y)?)),
+            _ => None,
+        },
+        _ => None,
     }
-    if ty == ElemTy::Bool {
-        let v = matches!(op, ReduceOp::Prod | ReduceOp::Min);
-        return Expr::new(ExprKind::Bool(v), t, span);
+}
+
+/// `e` with spans cleared, for structural comparison.
+fn unspanned(e: &Expr) -> Expr {
+    let mut e = e.clone();
+    fn clear(e: &mut Expr) {
+        e.span = Span::default();
+        e.children_mut().into_iter().for_each(clear);
     }
-    let (min, max) = match ty {
-        ElemTy::I8 => (i8::MIN as i64, i8::MAX as i64),
-        ElemTy::I16 => (i16::MIN as i64, i16::MAX as i64),
-        ElemTy::I32 => (i32::MIN as i64, i32::MAX as i64),
-        ElemTy::U8 => (0, u8::MAX as i64),
-        ElemTy::U16 => (0, u16::MAX as i64),
-        ElemTy::U32 => (0, u32::MAX as i64),
-        ElemTy::U64 => (0, i64::MAX),
-        _ => (i64::MIN, i64::MAX),
-    };
-    let v = match op {
-        ReduceOp::Sum => 0,
-        ReduceOp::Prod => 1,
-        ReduceOp::Max => min,
-        ReduceOp::Min => max,
-    };
-    Expr::int(v, ty, span)
+    clear(&mut e);
+    e
+}
+
+fn overlap_order(array: VarId, dst: &[Expr], value: &Expr, vars: &[VarId]) -> Order {
+    let mut reads = vec![];
+    fn collect<'e>(e: &'e Expr, array: VarId, out: &mut Vec<&'e [Expr]>) {
+        if let ExprKind::Index { array: a, indices } = &e.kind {
+            if *a == array {
+                out.push(indices);
+            }
+        }
+        e.children()
+            .into_iter()
+            .for_each(|c| collect(c, array, out));
+    }
+    collect(value, array, &mut reads);
+    let (mut forward, mut backward) = (false, false);
+    for r in reads {
+        // the iteration distance per slice variable: read(I) is written
+        // by iteration I + distance
+        let mut dist: Vec<(VarId, i64)> = vec![];
+        let mut disjoint = false;
+        for (w, r) in dst.iter().zip(r) {
+            match (affine(w, vars), affine(r, vars)) {
+                (Some((Some(v), a)), Some((Some(u), b))) if u == v => dist.push((v, b - a)),
+                (Some((None, a)), Some((None, b))) => disjoint |= a != b,
+                _ if unspanned(w) == unspanned(r) => {}
+                _ => return Order::Unknown,
+            }
+        }
+        if disjoint {
+            continue;
+        }
+        // lexicographic sign in loop order (outermost first)
+        let first = vars
+            .iter()
+            .filter_map(|v| dist.iter().find(|(u, _)| u == v).map(|(_, d)| *d))
+            .find(|d| *d != 0);
+        match first {
+            Some(d) if d > 0 => forward = true,
+            Some(_) => backward = true,
+            None => {}
+        }
+    }
+    match (forward, backward) {
+        (false, false) => Order::Any,
+        (true, false) => Order::Forward,
+        (false, true) => Order::Backward,
+        (true, true) => Order::Unknown,
+    }
 }
 
 /// `(flat / stride) % n`: the index of one dimension in a flattened nest
@@ -225,6 +282,9 @@ impl Lowerer<'_, '_> {
                     .iter()
                     .map(|_| self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span))
                     .collect();
+                for (v, n) in ctx.vars.iter().zip(&shape) {
+                    self.loop_bounds.insert(*v, (Some(0), Some(n - 1)));
+                }
                 ctx.extents = Some(shape.clone());
                 ctx.def_span = span;
                 shape.clone()
@@ -307,7 +367,8 @@ impl Lowerer<'_, '_> {
             );
             return None;
         };
-        let value = self.store_convert(v, elem, target.span)?;
+        let mut value = self.store_convert(v, elem, target.span)?;
+        let mut indices = indices;
         let extents = ctx.extents?;
         // The last label to the innermost sliced dimension, the one before
         // it to the next dimension outwards, and so on.
@@ -336,6 +397,45 @@ impl Lowerer<'_, '_> {
         }
         let mut per_dim = vec![vec![]; extents.len() - labels.len()];
         per_dim.extend(labels.iter().map(|l| vec![l.0.clone()]));
+        // NumPy evaluates the right side before writing: a read of the
+        // destination that another iteration writes must happen first
+        match overlap_order(array, &indices, &value, &ctx.vars) {
+            Order::Any => {}
+            Order::Forward if labels.is_empty() => {}
+            Order::Backward if labels.is_empty() => {
+                // walk every slice dimension from its end
+                for (v, n) in ctx.vars.iter().zip(&extents) {
+                    let j = Expr::var(*v, Type::Scalar(self.opts.int_type), span);
+                    let rev = Expr::new(
+                        ExprKind::Binary {
+                            op: BinOp::Sub,
+                            lhs: Box::new(Expr::int(n - 1, self.opts.int_type, span)),
+                            rhs: Box::new(j),
+                        },
+                        Type::Scalar(self.opts.int_type),
+                        span,
+                    );
+                    indices.iter_mut().for_each(|e| substitute(e, *v, &rev));
+                    substitute(&mut value, *v, &rev);
+                }
+            }
+            order => {
+                let why = if matches!(order, Order::Unknown) {
+                    "reads elements of it that the assignment also writes"
+                } else {
+                    "is parallel and reads elements of it that other iterations write"
+                };
+                let name = self.func.var(array).name.clone();
+                self.error(
+                    Diagnostic::error(format!("this slice assignment to `{name}` {why}"))
+                        .at(value.span, format!("reads `{name}`"))
+                        .also(target.span, "writes an overlapping slice")
+                        .note("NumPy evaluates the right-hand side before writing")
+                        .help("compute the right-hand side into another array first"),
+                );
+                return None;
+            }
+        }
         let body = vec![Stmt::new(
             StmtKind::Assign {
                 dst: Place::Index { array, indices },
@@ -375,20 +475,26 @@ impl Lowerer<'_, '_> {
             );
             return None;
         };
-        // like NumPy, sums and products of bools and of 8/16-bit integers
-        // accumulate in the default integer (unsigned ones in the unsigned
-        // integer of its width)
-        let small = matches!(et, ElemTy::I8 | ElemTy::I16 | ElemTy::U8 | ElemTy::U16);
-        let acc_ty =
-            if (et == ElemTy::Bool || small) && matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
-                match (et, self.opts.int_type) {
-                    (ElemTy::U8 | ElemTy::U16, ElemTy::I32) => ElemTy::U32,
-                    (ElemTy::U8 | ElemTy::U16, _) => ElemTy::U64,
-                    (_, t) => t,
-                }
-            } else {
+        // like NumPy, sums and products of bools and integers narrower than
+        // the default integer accumulate in it (unsigned ones in the
+        // unsigned integer of its width), float16 ones in float32, rounded
+        // to float16 at the end
+        let sum_or_prod = matches!(op, ReduceOp::Sum | ReduceOp::Prod);
+        let int_ty = self.opts.int_type;
+        let acc_ty = match et {
+            ElemTy::F16 if sum_or_prod => ElemTy::F32,
+            _ if !sum_or_prod
+                || et.is_float()
+                || et.size() >= int_ty.size() && et != ElemTy::Bool =>
+            {
                 et
-            };
+            }
+            _ if et.is_unsigned_int() => match int_ty.size() {
+                4 => ElemTy::U32,
+                _ => ElemTy::U64,
+            },
+            _ => int_ty,
+        };
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
         let bop = match op {
@@ -450,7 +556,7 @@ impl Lowerer<'_, '_> {
         self.pre.push(Stmt::new(
             StmtKind::Assign {
                 dst: Place::Var(acc),
-                value: identity(op, acc_ty, span),
+                value: Expr::reduce_identity(op, acc_ty, span),
             },
             span,
         ));
@@ -465,7 +571,11 @@ impl Lowerer<'_, '_> {
         );
         self.pre.extend(nest);
         Some(TExpr {
-            e: acc_e,
+            e: if et == ElemTy::F16 {
+                convert(acc_e, et)
+            } else {
+                acc_e
+            },
             weak: false,
         })
     }

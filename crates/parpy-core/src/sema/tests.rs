@@ -24,6 +24,7 @@ fn int(v: i64) -> ArgType {
     ArgType::Scalar {
         elem: ElemTy::I64,
         value: Some(ScalarValue::Int(v)),
+        weak: true,
     }
 }
 
@@ -262,6 +263,7 @@ def f(x, y, s):
             ArgType::Scalar {
                 elem: ElemTy::F64,
                 value: Some(ScalarValue::Float(2.0)),
+                weak: true,
             },
         ],
     );
@@ -627,8 +629,8 @@ fn python_suite_programs_lower() {
             vec![
                 f64s(8),
                 arr(I64, &[8]),
-                ArgType::Scalar { elem: F64, value: Some(ScalarValue::Float(-0.5)) },
-                ArgType::Scalar { elem: F64, value: None },
+                ArgType::Scalar { elem: F64, value: Some(ScalarValue::Float(-0.5)), weak: true },
+                ArgType::Scalar { elem: F64, value: None, weak: true },
                 int(8),
             ],
         ),
@@ -670,7 +672,7 @@ fn python_suite_programs_lower() {
         ),
         (
             "def axpy(a, x, y, N):\n    parpy.label('N')\n    for i in range(N):\n        y[i] = a * x[i] + y[i]\n",
-            vec![ArgType::Scalar { elem: I64, value: None }, arr(I64, &[4]), arr(I64, &[4]), int(4)],
+            vec![ArgType::Scalar { elem: I64, value: None, weak: true }, arr(I64, &[4]), arr(I64, &[4]), int(4)],
         ),
         (
             "def slice_bounds(a, b, y):\n    y[2:10] = a[0:8] * b[3:11]\n    y[0] = a[0]\n",

@@ -134,6 +134,17 @@ pub(crate) fn convert(e: Expr, ty: ElemTy) -> Expr {
     }
 }
 
+/// `a op b` == `b flip(op) a` for comparisons.
+fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Ge => BinOp::Le,
+        o => o,
+    }
+}
+
 /// A compile-time integer value of an IR expression, if it has one.
 pub(crate) fn const_int(e: &Expr) -> Option<i64> {
     match &e.kind {
@@ -192,6 +203,83 @@ impl Lowerer<'_, '_> {
         let tb = self.scalar_elem(&b)?;
         let (t, weak) = promote((ta, a.weak), (tb, b.weak), self.opts);
         Some((convert(a.e, t), convert(b.e, t), t, weak))
+    }
+
+    /// A comparison of a strong integer with a weak (Python) integer, done
+    /// on the mathematical values as NumPy does (`u32 < -2` is false,
+    /// `i8 == 300` false), not in the strong type where the weak value
+    /// would wrap. `None` when the rule does not apply.
+    pub(super) fn int_comparison(
+        &mut self,
+        op: BinOp,
+        a: &TExpr,
+        b: &TExpr,
+        span: Span,
+    ) -> Option<Option<TExpr>> {
+        let (ta, tb) = (a.e.ty.elem()?, b.e.ty.elem()?);
+        if !ta.is_int() || !tb.is_int() || a.weak == b.weak {
+            return None;
+        }
+        // the strong operand `s`, the weak `w`, and `s sop w` == `a op b`
+        let (s, w, ts, tw, sop) = if b.weak {
+            (a, b, ta, tb, op)
+        } else {
+            (b, a, tb, ta, flip(op))
+        };
+        let (lo, hi) = ts.int_bounds()?;
+        // the answer for every `s` when `w` lies below (above) its range
+        let outside = |below: bool| match sop {
+            BinOp::Lt | BinOp::Le => !below,
+            BinOp::Gt | BinOp::Ge => below,
+            BinOp::Eq => false,
+            _ => true,
+        };
+        let bool_lit = |v: bool| Expr::new(ExprKind::Bool(v), Type::Scalar(ElemTy::Bool), span);
+        // `a op b` with `s` and `w` converted
+        let cmp = |s: Expr, w: Expr| {
+            let (l, r) = if b.weak { (s, w) } else { (w, s) };
+            Expr::new(
+                ExprKind::Binary {
+                    op,
+                    lhs: Box::new(l),
+                    rhs: Box::new(r),
+                },
+                Type::Scalar(ElemTy::Bool),
+                span,
+            )
+        };
+        let strong = |e: Expr| Some(Some(TExpr { e, weak: false }));
+        if let Some(c) = const_int(&w.e) {
+            let c = c as i128;
+            if (lo..=hi).contains(&c) {
+                return None;
+            }
+            return strong(bool_lit(outside(c < lo)));
+        }
+        if ts.size() < 8 || ts.is_signed_int() {
+            // a type holding both
+            let t = promote_strong(ts, tw);
+            return strong(cmp(convert(s.e.clone(), t), convert(w.e.clone(), t)));
+        }
+        // uint64 against a runtime Python int: `w < 0 ? outside : s op (u64)w`
+        let neg = Expr::new(
+            ExprKind::Binary {
+                op: BinOp::Lt,
+                lhs: Box::new(w.e.clone()),
+                rhs: Box::new(Expr::int(0, tw, span)),
+            },
+            Type::Scalar(ElemTy::Bool),
+            span,
+        );
+        strong(Expr::new(
+            ExprKind::Select {
+                cond: Box::new(neg),
+                then: Box::new(bool_lit(outside(true))),
+                else_: Box::new(cmp(s.e.clone(), convert(w.e.clone(), ts))),
+            },
+            Type::Scalar(ElemTy::Bool),
+            span,
+        ))
     }
 
     /// Converts a value for a store into `dst`: implicit when the value is

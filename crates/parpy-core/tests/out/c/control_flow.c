@@ -8,6 +8,9 @@
 #include <math.h>
 
 static inline int64_t parpy_mod_i64(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) {
+    return 0;
+  }
   int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
@@ -17,7 +20,7 @@ static void control_flow_i(const float *x, const int32_t *n, float *y) {
   for (int64_t i = 0; i < 256; i += 1) {
     int64_t k = 0;
     float v = x[i];
-    while ((int32_t)k < n[i]) {
+    while (k < (int64_t)n[i]) {
       v = sqrtf(fabsf(v)) + 1.0f;
       k = k + 1;
     }

@@ -25,6 +25,9 @@ typedef unsigned long long uint64_t;
 #endif
 
 static __host__ __device__ inline int64_t parpy_mod_i64(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) {
+    return 0;
+  }
   int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
@@ -33,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(256) control_flow_i(const float *x,
   for (int64_t i = (int64_t)threadIdx.x; i < 256; i += 256) {
     int64_t k = 0;
     float v = x[i];
-    while ((int32_t)k < n[i]) {
+    while (k < (int64_t)n[i]) {
       v = sqrtf(fabsf(v)) + 1.0f;
       k = k + 1;
     }

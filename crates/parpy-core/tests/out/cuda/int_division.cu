@@ -28,11 +28,20 @@ typedef unsigned long long uint64_t;
 #endif
 
 static __host__ __device__ inline int64_t parpy_floordiv_i64(int64_t a, int64_t b) {
+  if (b == 0) {
+    return 0;
+  }
+  if (b == -1) {
+    return (int64_t)(0 - (uint64_t)a);
+  }
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 static __host__ __device__ inline double parpy_floordiv_f64(double a, double b) {
+  if (b == 0) {
+    return a / b;
+  }
   double m = fmod(a, b);
   double d = (a - m) / b;
   if (m != 0 && ((b < 0) != (m < 0))) {
@@ -46,6 +55,9 @@ static __host__ __device__ inline double parpy_floordiv_f64(double a, double b) 
 }
 
 static __host__ __device__ inline int64_t parpy_mod_i64(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) {
+    return 0;
+  }
   int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }

@@ -7,6 +7,9 @@
 using namespace metal;
 
 static inline int parpy_mod_i32(int a, int b) {
+  if (b == 0 || b == -1) {
+    return 0;
+  }
   int r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }

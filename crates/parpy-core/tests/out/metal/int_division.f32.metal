@@ -10,11 +10,20 @@
 using namespace metal;
 
 static inline long parpy_floordiv_i64(long a, long b) {
+  if (b == 0) {
+    return 0;
+  }
+  if (b == -1) {
+    return (long)(0 - (ulong)a);
+  }
   long q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 static inline float parpy_floordiv_f32(float a, float b) {
+  if (b == 0) {
+    return a / b;
+  }
   float m = fmod(a, b);
   float d = (a - m) / b;
   if (m != 0 && ((b < 0) != (m < 0))) {
@@ -28,6 +37,9 @@ static inline float parpy_floordiv_f32(float a, float b) {
 }
 
 static inline long parpy_mod_i64(long a, long b) {
+  if (b == 0 || b == -1) {
+    return 0;
+  }
   long r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }

@@ -104,6 +104,7 @@ fn int() -> ArgType {
     ArgType::Scalar {
         elem: ElemTy::I64,
         value: None,
+        weak: true,
     }
 }
 
@@ -317,6 +318,7 @@ def manual_sum(x, acc, N):
         ArgType::Scalar {
             elem: ElemTy::I64,
             value: Some(parpy_core::ScalarValue::Int(100)),
+            weak: true,
         },
     ];
     let p = parpy_core::sema::lower(&def, &args, &StaticResolver::new(), &options).unwrap();

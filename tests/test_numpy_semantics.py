@@ -1,0 +1,255 @@
+"""NumPy's arithmetic rules, each checked against plain Python over NumPy
+values (issue 9): bool operators, reduction accumulators and identities,
+math on small integers, strong NumPy scalars, shifts by any count,
+comparisons with out-of-range Python ints, negative runtime indices,
+overlapping slice assignments and integer division by zero.
+tests/test_cuda_programs.py re-runs every test here on Cuda."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's division notes
+
+
+@parpy.jit
+def bool_ops(a, b, n, s, p, N):
+    parpy.label('N')
+    for i in range(N):
+        n[i] = ~a[i]
+        s[i] = a[i] + b[i]
+        p[i] = a[i] * b[i]
+
+
+def test_bool_invert_add_and_mul_stay_bool():
+    a = np.array([True, False, True, False])
+    b = np.array([True, True, False, False])
+    out = run_both(bool_ops, [a, b, *(np.zeros(4, bool) for _ in range(3)), 4],
+                   cpu_opts({'N': parpy.threads(2)}))
+    assert out[2].tolist() == [False, True, False, True]
+
+
+@parpy.jit
+def python_bool_plus_int(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] += (i > 0) + 1
+
+
+def test_python_bool_arithmetic_is_a_weak_int():
+    run_both(python_bool_plus_int, [np.arange(5, dtype=np.uint64), 5],
+             cpu_opts({'N': parpy.threads(2)}))
+
+
+@parpy.jit
+def row_min_max(x, mn, mx, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        mn[i] = parpy.operators.min(x[i, :])
+        parpy.label('M')
+        mx[i] = parpy.operators.max(x[i, :])
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.uint32, np.int64, np.int8])
+@pytest.mark.parametrize("par_rows", [False, True])
+def test_min_max_identities_cover_the_type(dtype, par_rows):
+    info = np.iinfo(dtype)
+    x = np.full((3, 64), info.max, dtype)
+    x[1] = info.min
+    x[2, 5] = info.max - 1
+    spec = {'N': parpy.threads(3)}
+    if par_rows:
+        spec['M'] = parpy.threads(32).par_reduction()
+    run_both(row_min_max, [x, np.zeros(3, dtype), np.zeros(3, dtype), 3], cpu_opts(spec))
+
+
+@parpy.jit
+def row_sum_prod(x, s, p, N):
+    parpy.label('N')
+    for i in range(N):
+        s[i] = parpy.operators.sum(x[i, :])
+        p[i] = parpy.operators.prod(x[i, :])
+
+
+@pytest.mark.parametrize("dtype,acc", [(np.int32, np.int64), (np.uint32, np.uint64)])
+def test_32_bit_sums_and_products_accumulate_in_64_bits(dtype, acc):
+    x = np.full((2, 3), 2**30, dtype)
+    x[1] = 3 * 2**29
+    assert x.sum(axis=1).dtype == acc
+    out = run_both(row_sum_prod, [x, np.zeros(2, acc), np.zeros(2, acc), 2],
+                   cpu_opts({'N': parpy.threads(2)}))
+    assert out[1][0] == 3 * 2**30
+
+
+@parpy.jit
+def row_sum(x, s, N):
+    parpy.label('N')
+    for i in range(N):
+        s[i] = parpy.operators.sum(x[i, :])
+
+
+def test_float16_sum_accumulates_in_float32():
+    x = np.ones((2, 4096), np.float16)
+    out = run_both(row_sum, [x, np.zeros(2, np.float16), 2], cpu_opts({'N': parpy.threads(2)}))
+    assert out[1].tolist() == [4096.0, 4096.0]
+
+
+@parpy.jit
+def math_small(k, b, y, z, w, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = parpy.math.sqrt(k[i])
+        z[i] = parpy.math.sin(b[i]) * 10000
+        w[i] = parpy.math.cos(b[i] > 0)
+
+
+def test_math_on_small_ints_computes_in_float16_or_float32():
+    k = np.arange(9, dtype=np.int16)
+    b = np.arange(-4, 5, dtype=np.int8)
+    args = [k, b, np.zeros(9, np.float32), np.zeros(9, np.float64), np.zeros(9, np.float16), 9]
+    out = run_both(math_small, args, cpu_opts({'N': parpy.threads(2)}), rtol=0, atol=0)
+    assert out[3][5] == 8416.0
+
+
+@parpy.jit
+def scale(a, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = a * 100
+
+
+@pytest.mark.parametrize("a,dtype", [
+    (np.int8(5), np.int64), (np.uint8(200), np.int64), (np.float32(0.1), np.float64),
+    (np.float64(0.1), np.float64), (5, np.int64), (np.bool_(True), np.int64),
+])
+@pytest.mark.parametrize("specialize", [True, False])
+def test_numpy_scalars_are_strong_python_scalars_weak(a, dtype, specialize):
+    run_both(scale, [a, np.zeros(3, dtype), 3],
+             cpu_opts({'N': parpy.threads(2)}, specialize_scalars=specialize))
+
+
+@parpy.jit
+def shifts(x, s, l, r, c, N):
+    parpy.label('N')
+    for i in range(N):
+        l[i] = x[i] << s[i]
+        r[i] = x[i] >> s[i]
+        c[i] = (x[i] >> 40) + (x[i] << 33)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint32, np.uint64, np.int64])
+def test_shifts_by_any_count_match_numpy(dtype):
+    signed = np.issubdtype(dtype, np.signedinteger)
+    x = np.array([-5, 7, 100, -1, 3, 1, 9, -100] if signed else [5, 7, 100, 1, 3, 1, 9, 200], dtype)
+    s = np.array([40, 32, -1, 31, 8, 63, 64, 7] if signed else [40, 32, 70, 31, 8, 63, 64, 7], dtype)
+    run_both(shifts, [x, s, *(np.zeros(8, dtype) for _ in range(3)), 8],
+             cpu_opts({'N': parpy.threads(2)}))
+
+
+@parpy.jit
+def compare_python_ints(u, c, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i, 0] = u[i] < -2
+        y[i, 1] = u[i] > -2
+        y[i, 2] = -2 != u[i]
+        y[i, 3] = u[i] == 300
+        y[i, 4] = u[i] >= c
+        y[i, 5] = c < u[i]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.uint64, np.int8])
+@pytest.mark.parametrize("c,specialize", [(-2, False), (-2, True), (2**40, False), (3, False)])
+def test_comparisons_with_python_ints_are_exact(dtype, c, specialize):
+    u = np.arange(5).astype(dtype)
+    run_both(compare_python_ints, [u, c, np.zeros((5, 6), bool), 5],
+             cpu_opts({'N': parpy.threads(2)}, specialize_scalars=specialize))
+
+
+@parpy.jit
+def read_at(x, y, k):
+    with parpy.gpu:
+        y[0] = x[k]
+        y[1] = x[k - 1]
+
+
+@pytest.mark.parametrize("k", [-1, -4, 2])
+@pytest.mark.parametrize("specialize", [True, False])
+def test_negative_runtime_indices_wrap(k, specialize):
+    run_both(read_at, [np.arange(5.0), np.zeros(2), k], cpu_opts(specialize_scalars=specialize))
+
+
+@parpy.jit
+def gather(x, idx, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[idx[i]]
+
+
+def test_negative_indices_read_from_an_array_wrap():
+    idx = np.array([0, -1, 3, -4], np.int64)
+    run_both(gather, [np.arange(4.0), idx, np.zeros(4), 4], cpu_opts({'N': parpy.threads(2)}))
+
+
+@parpy.jit
+def shift_right_by_one(y):
+    with parpy.gpu:
+        y[1:] = y[:-1] + 1
+
+
+@parpy.jit
+def shift_left_by_one(y):
+    with parpy.gpu:
+        y[:-1] = y[1:] * 2
+
+
+@parpy.jit
+def shift_rows(y):
+    with parpy.gpu:
+        y[1:, :] = y[:-1, :] + y[1:, :]
+
+
+@pytest.mark.parametrize("fn", [shift_right_by_one, shift_left_by_one])
+def test_overlapping_slice_assignment_reads_first(fn):
+    out = run_both(fn, [np.zeros(6, np.int64) + np.arange(6) % 2], cpu_opts())
+    if fn is shift_right_by_one:
+        assert out[0].tolist() == [0, 1, 2, 1, 2, 1]
+
+
+def test_overlapping_2d_slice_assignment_reads_first():
+    run_both(shift_rows, [np.arange(12.0).reshape(4, 3)], cpu_opts())
+
+
+@parpy.jit
+def div_mod(a, b, q, r, N):
+    parpy.label('N')
+    for i in range(N):
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint32, np.uint64, np.float64])
+def test_division_by_zero_and_min_by_minus_one_never_trap(dtype):
+    if np.issubdtype(dtype, np.floating):
+        a = np.array([5.0, -5.0, 0.0, 7.5, -7.5])
+        b = np.array([0.0, 0.0, 0.0, 2.0, -0.0])
+    else:
+        lo = np.iinfo(dtype).min
+        a = np.array([5, lo, lo, 7, 9], dtype)
+        b = np.array([0, 0, -1 if lo < 0 else 1, 2, 0], dtype)
+    q, r = np.zeros(5, dtype), np.zeros(5, dtype)
+    run_both(div_mod, [a, b, q, r, 5], cpu_opts({'N': parpy.threads(2)}))
+
+
+def test_constant_division_by_zero_is_a_compile_error():
+    @parpy.jit
+    def by_zero(x, N):
+        for i in range(N):
+            x[i] = x[i] // 0
+
+    with pytest.raises(parpy.CompileError, match="division by zero") as e:
+        by_zero(np.ones(3, np.int64), 3, opts=cpu_opts())
+    assert "x[i] // 0" in str(e.value)
