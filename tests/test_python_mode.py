@@ -140,6 +140,8 @@ def test_min_max_promote_like_jit_code():
 
 def test_math_on_python_numbers_stays_weak_and_on_numpy_values_follows_numpy():
     assert type(parpy.math.sqrt(4)) is float
+    assert type(parpy.math.sqrt(np.float64(4))) is np.float64  # strong, though a float
+    assert type(parpy.builtin.maximum(np.float64(1), 2.0)) is np.float64
     assert parpy.math.sqrt(np.int16(4)).dtype == np.float32
     assert parpy.math.sin(np.int8(1)).dtype == np.float16
     assert parpy.math.exp(np.float32(1)).dtype == np.float32

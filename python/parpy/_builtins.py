@@ -47,8 +47,9 @@ _WEAK = (bool, int, float)
 
 
 def is_weak(x: Any) -> bool:
-    """A Python bool, int or float (not a NumPy scalar, not an array)."""
-    return isinstance(x, _WEAK)
+    """A Python bool, int or float (not a NumPy scalar, not an array;
+    `np.float64` derives from `float` but is strong)."""
+    return isinstance(x, _WEAK) and not isinstance(x, np.generic)
 
 
 def weak_result(args: Any, value: Any) -> Any:

@@ -122,8 +122,11 @@ bool isinf(float x);
 bool signbit(float x);
 
 // Integer and generic functions of metal_integer / metal_common.
+char abs(char x);
+short abs(short x);
 int abs(int x);
 long abs(long x);
+half abs(half x);
 float abs(float x);
 template <typename T> T max(T x, T y);
 template <typename T> T min(T x, T y);

@@ -1,0 +1,1452 @@
+"""parpy's differential fuzzer.
+
+    python -m parpy._fuzz --seconds 600            # Cpu, until the time is up
+    python -m parpy._fuzz --cases 10000 --backend cuda --out fuzz-out
+    python -m parpy._fuzz --seed 1234 --show       # print one generated program
+
+Each case is a random, race-free parpy program generated from its seed
+alone (same seed, same program and arguments): nested labelled parallel
+loops whose thread counts do and do not divide the trip counts, sequential
+loops around and inside them, slices, reductions (labelled or not),
+`par_reduction` loops, `if`/`while`, helper jit functions, `with
+parpy.gpu:` blocks, every element type, Python and NumPy scalar arguments,
+specialized or not. It runs in Python mode (`CompileBackend.Python`, the
+oracle) and on the chosen backend, and every array is compared (integers
+and bools exactly, floats with a tolerance for reordered reductions and
+fused multiply-adds). Every case is also compiled for Cuda through NVRTC
+(when the `nvidia-cuda-nvrtc` wheel is present) and printed for Metal and
+syntax-checked by clang-19 (when installed, in a checkout); an internal
+error there is a failure, a documented backend limitation (float16 on
+Cuda, float64 on Metal, ...) is not.
+
+A failure is a mismatch, a compile error (valid programs must compile), an
+internal error, a crash or a hang (each case runs in a worker process).
+Each failure is written as a standalone script `OUT/seedN.py` that rebuilds
+the arguments, runs the oracle and the backend and prints `same` or
+`DIFFERENT` per array (`python OUT/seedN.py Cpu`).
+
+Race freedom by construction: an output array is written by one top-level
+unit; inside a parallel loop nest it is written only at depth d, at an
+index whose first d subscripts are the enclosing parallel loop variables,
+and read there only at that prefix (or anywhere once the loops that write
+it have finished).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import itertools
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import traceback
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+FLOATS = ["float16", "float32", "float64"]
+DTYPES = ["bool"] + INTS + FLOATS
+THREADS = [1, 2, 3, 5, 8, 16, 31, 32, 64, 100, 128, 256, 1000, 1024]
+TPB = [32, 64, 128, 256, 512, 1024]
+# features that the numbered items of issue 9 concern (`--avoid` turns them off)
+FEATURES = [
+    "bool_invert", "bool_arith", "numpy_scalar", "reduce_sum_narrow", "reduce_u64_minmax",
+    "math_narrow_int", "uint_cmp_negative", "f16_reduce", "neg_index", "slice_overlap",
+    "float_floordiv", "no_specialize",
+    # found by this fuzzer, open: a helper calling another helper (C: no
+    # prototype); warnings of clang on the Metal output (`&`/`|` of bools, a
+    # bitwise condition of `?:`, an unused helper, `x == x`): avoiding
+    # `metal_warnings` silences those four warnings in the clang check
+    "nested_helper", "metal_warnings",
+]
+
+
+# --------------------------------------------------------------------------
+# types: a NumPy dtype name (strong) or "wi"/"wf"/"wb" (weak Python int,
+# float, bool: NEP 50). Result types are found by evaluating the operation
+# on sample values with NumPy itself.
+
+WEAK = {"wi": int, "wf": float, "wb": bool}
+
+
+def _sample(t: str) -> Any:
+    if t == "wi":
+        return 1
+    if t == "wf":
+        return 1.5
+    if t == "wb":
+        return True
+    return np.dtype(t).type(1)
+
+
+def _type_of(v: Any) -> Optional[str]:
+    if isinstance(v, np.generic):  # before float: np.float64 derives from it
+        return v.dtype.name
+    if isinstance(v, bool):
+        return "wb"
+    if isinstance(v, int):
+        return "wi"
+    if isinstance(v, float):
+        return "wf"
+    if isinstance(v, np.generic):
+        return v.dtype.name
+    return None
+
+
+def result_type(op: str, a: str, b: Optional[str] = None) -> Optional[str]:
+    """The type of `a op b` (or of `op a`) in NumPy, or None if NumPy refuses."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if b is None:
+                v = eval(f"{op} x", {"x": _sample(a)})
+            else:
+                v = eval(f"x {op} y", {"x": _sample(a), "y": _sample(b)})
+    except Exception:
+        return None
+    return _type_of(v)
+
+
+def kind(t: str) -> str:
+    if t in WEAK:
+        return {"wi": "i", "wf": "f", "wb": "b"}[t]
+    return np.dtype(t).kind  # b i u f
+
+
+class E:
+    """A generated expression: its text, type, whether its value may differ
+    by rounding between the oracle and compiled code (`approx`), the range
+    of a weak int, and whether it is a float leaf (safe to convert)."""
+
+    __slots__ = ("text", "t", "approx", "rng", "leaf")
+
+    def __init__(self, text: str, t: str, approx: bool = False,
+                 rng: Optional[Tuple[int, int]] = None, leaf: bool = False) -> None:
+        self.text, self.t, self.approx, self.rng, self.leaf = text, t, approx, rng, leaf
+
+
+# --------------------------------------------------------------------------
+# the generator
+
+
+class Arr:
+    def __init__(self, name: str, dtype: str, shape: List[int], role: str) -> None:
+        self.name, self.dtype, self.shape, self.role = name, dtype, shape, role
+        self.unit: Optional[int] = None   # the top-level unit that writes it
+        self.depth = 0                    # parallel depth of its writes (in a nest)
+
+
+class Scope:
+    """What the statement being generated can see."""
+
+    def __init__(self, unit: int, par: List[Tuple[str, int]], vars_: Dict[str, E],
+                 level: int, gpu: bool, nest: Optional["Nest"]) -> None:
+        self.unit = unit
+        self.par = par          # enclosing parallel loop vars and extents
+        self.vars = vars_       # readable locals and loop vars
+        self.level = level      # locals assignable here have this level
+        self.gpu = gpu          # inside `with parpy.gpu:` (sequential, any index)
+        self.nest = nest
+        self.own: Dict[str, int] = {}  # locals defined at this level: name -> level
+
+    def child(self, par: Optional[List[Tuple[str, int]]] = None, level: Optional[int] = None
+              ) -> "Scope":
+        s = Scope(self.unit, self.par if par is None else par, dict(self.vars),
+                  self.level if level is None else level, self.gpu, self.nest)
+        s.own = dict(self.own)
+        return s
+
+    @property
+    def depth(self) -> int:
+        return len(self.par)
+
+
+class Nest:
+    """One top-level parallel loop nest: a thread count and an extent per level."""
+
+    def __init__(self) -> None:
+        self.threads: List[int] = []
+        self.tpb: List[Optional[int]] = []
+        self.extents: List[Tuple[str, int]] = []
+
+
+class Gen:
+    def __init__(self, seed: int, avoid: Sequence[str] = (), float16: bool = True) -> None:
+        self.seed = seed
+        self.r = random.Random(seed)
+        self.avoid = set(avoid)
+        self.features: set = set()
+        self.lines: List[str] = []
+        self.helpers: List[str] = []
+        self.arrays: List[Arr] = []
+        self.spec: Dict[str, Tuple[int, Optional[int], bool]] = {}
+        self.nlabel = 0
+        self.nvar = 0
+        self.nhelper = 0
+        self.in_helper = False
+        self.dtypes = DTYPES if float16 else [d for d in DTYPES if d != "float16"]
+        r = self.r
+        self.sizes = [r.choice([1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 32, 33, 40])
+                      for _ in range(3)]
+        self.specialize = True
+        if "no_specialize" not in self.avoid and r.random() < 0.35:
+            self.specialize = False
+            self.features.add("no_specialize")
+        # scalar arguments: sizes N0..N2, c0 (int), s0 (float), b0 (bool)
+        self.scalars: List[Dict[str, Any]] = []
+        for k, n in enumerate(self.sizes):
+            self.scalars.append({"name": f"N{k}", "kind": "int", "value": n})
+        c = r.choice([-6, -3, -1, 0, 1, 2, 5, 7, 11])
+        s = r.choice([-0.75, 0.25, 0.5, 1.5, 2.0, 3.25])
+        ckind, skind, bkind = "int", "float", "bool"
+        if "numpy_scalar" not in self.avoid and r.random() < 0.3:
+            ckind = "np." + r.choice(["int8", "int16", "int32", "int64"])
+            self.features.add("numpy_scalar")
+        if "numpy_scalar" not in self.avoid and r.random() < 0.3:
+            skind = "np." + r.choice(["float32", "float64"] + (["float16"] if float16 else []))
+            self.features.add("numpy_scalar")
+        self.scalars.append({"name": "c0", "kind": ckind, "value": c})
+        self.scalars.append({"name": "s0", "kind": skind, "value": s})
+        self.scalars.append({"name": "b0", "kind": bkind, "value": r.random() < 0.5})
+        self.vals_mode = r.choice(["small", "mid"])
+
+    # -- helpers ---------------------------------------------------------
+
+    def on(self, feature: str, p: float) -> bool:
+        """Whether to use a feature (probability p), unless avoided."""
+        if feature in self.avoid or self.r.random() >= p:
+            return False
+        self.features.add(feature)
+        return True
+
+    def fresh(self, prefix: str) -> str:
+        self.nvar += 1
+        return f"{prefix}{self.nvar}"
+
+    def scalar_exprs(self) -> List[E]:
+        out: List[E] = []
+        if self.in_helper:
+            return out
+        for s in self.scalars:
+            k, v = s["kind"], s["value"]
+            if k == "int":
+                out.append(E(s["name"], "wi", rng=(v, v)))
+            elif k == "float":
+                out.append(E(s["name"], "wf", leaf=True))
+            elif k == "bool":
+                out.append(E(s["name"], "wb"))
+            else:
+                out.append(E(s["name"], k[3:], leaf=kind(k[3:]) == "f"))
+        return out
+
+    def new_array(self, dtype: Optional[str], shape: List[int], role: str) -> Arr:
+        dt = dtype or self.r.choice(self.dtypes)
+        name = f"{'x' if role == 'in' else 'o'}{len(self.arrays)}"
+        a = Arr(name, dt, shape, role)
+        self.arrays.append(a)
+        return a
+
+    def label(self, nest: Optional[Nest], level: int, reduction: bool = False) -> str:
+        """A new label for a parallel statement at `level` of `nest`."""
+        self.nlabel += 1
+        name = f"L{self.nlabel}"
+        if nest is None:
+            return name
+        while len(nest.threads) <= level:
+            nest.threads.append(self.r.choice(THREADS))
+            nest.tpb.append(self.r.choice(TPB) if self.r.random() < 0.25 else None)
+        self.spec[name] = (nest.threads[level], nest.tpb[level], reduction)
+        return name
+
+    # -- expressions -----------------------------------------------------
+
+    def literal(self, k: str) -> E:
+        r = self.r
+        if k == "b":
+            return E(r.choice(["True", "False"]), "wb")
+        if k == "f":
+            return E(r.choice(["0.5", "0.25", "1.5", "2.0", "3.0", "-0.75", "0.125"]), "wf",
+                     leaf=True)
+        v = r.choice([0, 1, 2, 3, 5, 7, 10, 100, -1, -3])
+        return E(str(v) if v >= 0 else f"({v})", "wi", rng=(v, v))
+
+    def index_any(self, sc: Scope, extent: int) -> E:
+        """An index in [0, extent) (or a negative one counting from the end)."""
+        r = self.r
+        ints = [e for e in sc.vars.values() if e.t == "wi" and e.rng is not None]
+        x = r.random()
+        if x < 0.3:
+            v = r.randrange(extent)
+            if v > 0 and self.on("neg_index", 0.2):
+                return E(f"({v - extent})", "wi", rng=(v - extent, v - extent))
+            return E(str(v), "wi", rng=(v, v))
+        if x < 0.55:
+            fits = [e for e in ints if e.rng[0] >= 0 and e.rng[1] < extent]
+            if fits:
+                return r.choice(fits)
+        if x < 0.65 and self.scalars[3]["kind"] == "int" and "neg_index" not in self.avoid:
+            c = self.scalars[3]["value"]
+            if -extent <= c < extent:
+                if c < 0:
+                    self.features.add("neg_index")
+                return E("c0", "wi", rng=(c, c))
+        base = r.choice(ints) if ints else E("c0", "wi", rng=(0, 0))
+        off = r.randrange(4)
+        return E(f"(({base.text} + {off}) % {extent})", "wi", rng=(0, extent - 1))
+
+    def read_array(self, sc: Scope, want: Optional[str]) -> Optional[E]:
+        """An element read of a readable array of kind `want`."""
+        cands = []
+        for a in self.arrays:
+            if want is not None and kind(a.dtype) != want and not (
+                    want == "i" and kind(a.dtype) == "u"):
+                continue
+            if a.role == "out" and a.unit == sc.unit and sc.nest is not None:
+                # own slab only: the enclosing parallel variables first
+                if len(sc.par) < a.depth and a.depth > 0 and len(sc.par) == 0:
+                    continue
+            cands.append(a)
+        if not cands:
+            return None
+        a = self.r.choice(cands)
+        idx = []
+        own = a.role == "out" and a.unit == sc.unit and sc.nest is not None
+        for d, n in enumerate(a.shape):
+            if own and d < min(a.depth, sc.depth):
+                idx.append(sc.par[d][0])
+            else:
+                idx.append(self.index_any(sc, n).text)
+        text = f"{a.name}[{', '.join(idx)}]"
+        fk = kind(a.dtype) == "f"
+        return E(text, a.dtype, approx=fk and a.role == "out", leaf=fk and a.role == "in")
+
+    def leaf(self, sc: Scope, k: str, exact: bool) -> E:
+        r = self.r
+        opts: List[E] = []
+        for e in sc.vars.values():
+            if kind(e.t) == k or (k == "i" and kind(e.t) == "u"):
+                if not (exact and e.approx):
+                    opts.append(e)
+        for e in self.scalar_exprs():
+            if kind(e.t) == k or (k == "i" and kind(e.t) == "u"):
+                opts.append(e)
+        x = r.random()
+        if x < 0.45:
+            a = self.read_array(sc, k)
+            if a is not None and not (exact and a.approx):
+                return a
+        if x < 0.8 and opts:
+            return r.choice(opts)
+        return self.literal(k)
+
+    def fits(self, w: E, t: str) -> bool:
+        """Whether weak int `w` may meet strong type `t` (NumPy raises when
+        a Python int is out of the range of an integer type)."""
+        if w.t != "wi" or t in WEAK or kind(t) not in "iu":
+            return True
+        if w.rng is None:
+            return False
+        info = np.iinfo(np.dtype(t))
+        return info.min <= w.rng[0] and w.rng[1] <= info.max
+
+    def combine(self, op: str, a: E, b: E) -> Optional[E]:
+        t = result_type(op, a.t, b.t)
+        if t is None or not self.fits(a, b.t) or not self.fits(b, a.t):
+            return None
+        rng = None
+        if t == "wi" and a.rng and b.rng and op in "+-*":
+            vals = [eval(f"x {op} y", {"x": x, "y": y}) for x in a.rng for y in b.rng]
+            rng = (min(vals), max(vals))
+            if max(abs(rng[0]), abs(rng[1])) > 10**6:
+                return None
+        return E(f"({a.text} {op} {b.text})", t, approx=a.approx or b.approx, rng=rng)
+
+    def expr(self, sc: Scope, k: str, depth: int, exact: bool = False) -> E:
+        """An expression of kind k ('i' integer, 'f' float, 'b' bool)."""
+        for _ in range(8):
+            e = self._expr(sc, k, depth, exact)
+            if e is not None and (kind(e.t) == k or (k == "i" and kind(e.t) == "u")):
+                return e
+        return self.literal(k)
+
+    def _expr(self, sc: Scope, k: str, depth: int, exact: bool) -> Optional[E]:
+        r = self.r
+        if depth <= 0 or r.random() < 0.25:
+            return self.leaf(sc, k, exact)
+        if k == "i":
+            return self.int_expr(sc, depth, exact)
+        if k == "f":
+            return self.float_expr(sc, depth, exact)
+        return self.bool_expr(sc, depth)
+
+    def safe_divisor(self, sc: Scope, depth: int) -> E:
+        d = self.expr(sc, "i", depth - 1)
+        if d.t == "wi":
+            return E(f"(({d.text} & 7) + 1)", "wi", rng=(1, 8))
+        return E(f"(({d.text} & 7) + 1)", d.t)
+
+    def int_expr(self, sc: Scope, depth: int, exact: bool) -> Optional[E]:
+        r = self.r
+        x = r.random()
+        if x < 0.35:
+            op = r.choice(["+", "-", "*", "&", "|", "^"])
+            return self.combine(op, self.expr(sc, "i", depth - 1), self.expr(sc, "i", depth - 1))
+        if x < 0.45:
+            a = self.expr(sc, "i", depth - 1)
+            bits = 8 * (np.dtype(a.t).itemsize if a.t not in WEAK else 1)
+            cnt = r.randrange(min(bits, 8))
+            return self.combine(r.choice(["<<", ">>"]), a, E(str(cnt), "wi", rng=(cnt, cnt)))
+        if x < 0.55:
+            op = r.choice(["//", "%"])
+            return self.combine(op, self.expr(sc, "i", depth - 1), self.safe_divisor(sc, depth))
+        if x < 0.62:
+            a = self.expr(sc, "i", depth - 1)
+            op = r.choice(["-", "~"])
+            if a.t == "wi" and a.rng:
+                rng = (-a.rng[1], -a.rng[0]) if op == "-" else (~a.rng[1], ~a.rng[0])
+                return E(f"({op}{a.text})", "wi", rng=rng)
+            t = result_type(op, a.t)
+            return None if t is None else E(f"({op}{a.text})", t)
+        if x < 0.7:
+            f = r.choice(["min", "max", "parpy.builtin.minimum", "parpy.builtin.maximum"])
+            a, b = self.expr(sc, "i", depth - 1), self.expr(sc, "i", depth - 1)
+            e = self.combine("+", a, b)
+            if e is None:
+                return None
+            rng = None
+            if e.t == "wi" and a.rng and b.rng:
+                rng = (min(a.rng[0], b.rng[0]), max(a.rng[1], b.rng[1]))
+            return E(f"{f}({a.text}, {b.text})", e.t, rng=rng)
+        if x < 0.8:
+            # a conversion: from an int (wraps) or a float leaf (in range)
+            t = r.choice(INTS)
+            if r.random() < 0.5:
+                a = self.expr(sc, "i", depth - 1)
+            else:
+                a = self.leaf(sc, "f", True)
+                if not a.leaf:
+                    return None
+                if kind(t) == "u":
+                    a = E(f"abs({a.text})", a.t)
+            return E(f"parpy.builtin.convert({a.text}, parpy.types.{_short(t)})", t)
+        if x < 0.85:
+            return self.reduce_expr(sc, "i")
+        if x < 0.9:
+            return self.helper_call(sc, "i", depth)
+        if x < 0.95:
+            c = self.bool_expr(sc, depth - 1)
+            a = self.expr(sc, "i", depth - 1)
+            b = self.expr(sc, "i", depth - 1)
+            if a.t != b.t:
+                if a.t in WEAK:
+                    return None
+                b = E(f"parpy.builtin.convert({b.text}, parpy.types.{_short(a.t)})", a.t)
+            return E(f"({a.text} if {c.text} else {b.text})", a.t, rng=None if a.t != "wi"
+                     else (a.rng and b.rng and (min(a.rng[0], b.rng[0]), max(a.rng[1], b.rng[1]))))
+        return self.leaf(sc, "i", exact)
+
+    def float_expr(self, sc: Scope, depth: int, exact: bool) -> Optional[E]:
+        r = self.r
+        if exact:
+            x = r.random()
+            if x < 0.3:
+                a = self.expr(sc, "i", depth - 1)
+                t = r.choice(["float32", "float64"] + (["float16"] if "float16" in self.dtypes
+                                                       else []))
+                if t == "float16" and a.t not in ("int8", "uint8", "bool", "wb"):
+                    t = "float32"
+                return E(f"parpy.builtin.convert({a.text}, parpy.types.{_short(t)})", t)
+            a = self.leaf(sc, "f", True)
+            if x < 0.5:
+                return E(f"abs({a.text})", a.t if a.t != "wb" else "wi", leaf=a.leaf)
+            return a
+        x = r.random()
+        if x < 0.4:
+            op = r.choice(["+", "-", "*"])
+            a = self.expr(sc, "f", depth - 1)
+            b = self.expr(sc, r.choice("fi"), depth - 1)
+            if r.random() < 0.5:
+                a, b = b, a
+            e = self.combine(op, a, b)
+            if e is not None:
+                e.approx = True
+            return e
+        if x < 0.5:
+            a = self.expr(sc, "f", depth - 1)
+            b = self.expr(sc, "f", depth - 1)
+            e = self.combine("/", a, E(f"(abs({b.text}) + 1.0)", b.t if b.t != "wb" else "wf"))
+            if e is not None:
+                e.approx = True
+            return e
+        if x < 0.55 and self.on("float_floordiv", 0.5):
+            a = self.leaf(sc, "f", True)
+            d = r.choice(["0.5", "1.5", "2.0", "3.0"])
+            e = self.combine(r.choice(["//", "%"]), a, E(d, "wf"))
+            if e is not None:
+                e.approx = True
+            return e
+        if x < 0.72:
+            return self.math_call(sc, depth)
+        if x < 0.8:
+            a = self.expr(sc, "i", depth - 1)
+            e = E(f"float({a.text})", "wf", approx=False)
+            return e
+        if x < 0.9:
+            return self.reduce_expr(sc, "f")
+        if x < 0.95:
+            return self.helper_call(sc, "f", depth)
+        f = r.choice(["min", "max", "parpy.builtin.maximum"])
+        a, b = self.expr(sc, "f", depth - 1), self.expr(sc, "f", depth - 1)
+        e = self.combine("+", a, b)
+        if e is None:
+            return None
+        return E(f"{f}({a.text}, {b.text})", e.t, approx=a.approx or b.approx)
+
+    def math_call(self, sc: Scope, depth: int) -> Optional[E]:
+        r = self.r
+        if r.random() < 0.25 and self.on("math_narrow_int", 0.5):
+            a = self.expr(sc, "i", depth - 1)
+        else:
+            a = self.expr(sc, "f", depth - 1)
+        f = r.choice(["sqrt", "exp", "log", "sin", "cos", "tanh", "atan2", "pow", "abs",
+                      "floor", "ceil"])
+        if f in ("floor", "ceil"):
+            if kind(a.t) != "f":
+                return None
+            a = self.leaf(sc, "f", True)  # discontinuous: an exact argument only
+            text = f"parpy.math.{f}({a.text})"
+        elif f == "sqrt":
+            text = f"parpy.math.sqrt(abs({a.text}))"
+        elif f == "log":
+            text = f"parpy.math.log(abs({a.text}) + 1.0)"
+        elif f == "exp":
+            text = f"parpy.math.exp(min(max({a.text}, -4.0), 4.0))"
+        elif f == "atan2":
+            b = self.expr(sc, "f", depth - 1)
+            text = f"parpy.math.atan2(abs({a.text}) + 0.5, {b.text})"
+        elif f == "pow":
+            text = f"parpy.math.pow(abs({a.text}) + 0.5, {r.choice(['2.0', '1.5', '0.5'])})"
+        else:
+            text = f"parpy.math.{f}({a.text})"
+        t = self._eval_type(text, a)
+        if t is None:
+            return None
+        return E(text, t, approx=True)
+
+    def _eval_type(self, text: str, a: E) -> Optional[str]:
+        """The type of `text`, whose only free operand is `a` (replaced by a
+        sample of its type) and possibly a second one of the same type."""
+        import parpy  # noqa: F401  (for eval)
+        from . import _pymode
+        env = {"parpy": parpy, "min": _pymode._OVERRIDES["min"],
+               "max": _pymode._OVERRIDES["max"], "__SAMPLE__": _sample(a.t)}
+        expr = text.replace(a.text, "__SAMPLE__")
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                v = eval(expr, env)
+        except Exception:
+            return None
+        return _type_of(v)
+
+    def bool_expr(self, sc: Scope, depth: int) -> E:
+        r = self.r
+        x = r.random()
+        if depth <= 0 or x < 0.15:
+            return self.leaf(sc, "b", True)
+        if x < 0.6:
+            k = r.choice("iif")
+            a = self.expr(sc, k, depth - 1, exact=True)
+            b = self.expr(sc, k, depth - 1, exact=True)
+            op = r.choice(["<", "<=", ">", ">=", "==", "!="])
+            if kind(a.t) == "u" and b.t == "wi" and b.rng and b.rng[0] < 0:
+                if not self.on("uint_cmp_negative", 0.5):
+                    return self.leaf(sc, "b", True)
+            t = result_type(op, a.t, b.t)
+            if t is None:
+                return self.leaf(sc, "b", True)
+            return E(f"({a.text} {op} {b.text})", t)
+        if x < 0.8:
+            a, b = self.bool_expr(sc, depth - 1), self.bool_expr(sc, depth - 1)
+            ops = ["&", "|", "^"]
+            if self.on("bool_arith", 0.15):
+                ops = ["+", "*"]
+            op = r.choice(ops)
+            t = result_type(op, a.t, b.t)
+            if t is None or kind(t) != "b":
+                return a
+            return E(f"({a.text} {op} {b.text})", t)
+        if x < 0.88:
+            a = self.bool_expr(sc, depth - 1)
+            if a.t != "wb" and self.on("bool_invert", 0.3):
+                return E(f"(~{a.text})", a.t)
+            return E(f"({a.text} != {r.choice(['True', 'False'])})", result_type("!=", a.t, "wb")
+                     or "wb")
+        return self.leaf(sc, "b", True)
+
+    def cond(self, sc: Scope) -> str:
+        """A condition for `if`/`while`/conditional expressions (exact)."""
+        r = self.r
+        a = self.bool_expr(sc, 2)
+        if r.random() < 0.2:
+            b = self.bool_expr(sc, 1)
+            return f"({a.text} {r.choice(['and', 'or'])} not {b.text})"
+        return a.text
+
+    # -- reductions and slices -------------------------------------------
+
+    def slice_of(self, sc: Scope, k: str, length: int) -> Optional[Tuple[str, str, bool]]:
+        """A slice of `length` elements of a readable array of kind k, along
+        its last dimension: (text, dtype, approx)."""
+        cands = [a for a in self.arrays
+                 if (kind(a.dtype) == k or (k == "i" and kind(a.dtype) == "u"))
+                 and a.shape[-1] >= length
+                 and not (a.role == "out" and a.unit == sc.unit and sc.nest is not None
+                          and a.depth > sc.depth)]
+        if not cands:
+            return None
+        a = self.r.choice(cands)
+        own = a.role == "out" and a.unit == sc.unit and sc.nest is not None
+        idx = []
+        for d, n in enumerate(a.shape[:-1]):
+            if own and d < min(a.depth, sc.depth):
+                idx.append(sc.par[d][0])
+            else:
+                idx.append(self.index_any(sc, n).text)
+        if own and len(a.shape) - 1 < min(a.depth, sc.depth):
+            return None
+        lo = self.r.randrange(a.shape[-1] - length + 1)
+        if lo == 0 and length == a.shape[-1] and self.r.random() < 0.5:
+            s = ":"
+        elif lo + length == a.shape[-1] and self.r.random() < 0.5:
+            s = f"{lo}:" if self.r.random() < 0.5 else f"{lo - a.shape[-1]}:"
+        else:
+            s = f"{lo}:{lo + length}"
+        idx.append(s)
+        fk = kind(a.dtype) == "f"
+        return f"{a.name}[{', '.join(idx)}]", a.dtype, fk and a.role == "out"
+
+    def reduce_expr(self, sc: Scope, k: str, label: Optional[str] = None) -> Optional[E]:
+        r = self.r
+        n = r.choice([1, 2, 3, 5, 8, 16, 32])
+        s = self.slice_of(sc, k, n)
+        if s is None:
+            return None
+        text, dt, approx = s
+        op = r.choice(["sum", "max", "min", "prod"] if kind(dt) != "f" or n <= 8
+                      else ["sum", "max", "min"])
+        if op == "sum" and dt in ("int8", "int16", "int32", "uint8", "uint16", "uint32", "bool"):
+            if not self.on("reduce_sum_narrow", 0.5):
+                return None
+        if op in ("max", "min") and dt == "uint64" and not self.on("reduce_u64_minmax", 0.5):
+            return None
+        if dt == "float16" and not self.on("f16_reduce", 0.5):
+            return None
+        if dt == "bool" and op == "prod":
+            return None
+        if r.random() < 0.3 and kind(dt) in "iuf":
+            text = f"{text} * {r.choice(['2', '3'])}"
+        ns = r.choice(["parpy.operators", "parpy.reduce"])
+        full = f"{ns}.{op}({text})" if r.random() < 0.9 else f"parpy.sum({text})"
+        if full.startswith("parpy.sum"):
+            op = "sum"
+        sample = np.ones(2, dtype=np.dtype(dt))
+        with np.errstate(all="ignore"):
+            v = getattr(np, op)(sample * 2 if "* 2" in text or "* 3" in text else sample)
+        return E(full, _type_of(v) or dt, approx=kind(dt) == "f" or approx)
+
+    # -- helpers ---------------------------------------------------------
+
+    def helper_call(self, sc: Scope, k: str, depth: int) -> Optional[E]:
+        if self.nhelper >= 3 or depth < 1:
+            return None
+        if self.in_helper and not self.on("nested_helper", 1.0):
+            return None
+        r = self.r
+        nargs = r.randrange(1, 4)
+        args = [self.expr(sc, r.choice("iif"), depth - 1) for _ in range(nargs)]
+        name = f"h{self.nhelper}"
+        self.nhelper += 1
+        params = [f"p{j}" for j in range(nargs)]
+        hs = Scope(-1, [], {p: E(p, a.t, approx=a.approx, rng=a.rng, leaf=a.leaf)
+                            for p, a in zip(params, args)}, 0, True, None)
+        saved, saved_in = self.arrays, self.in_helper
+        self.arrays = []  # helpers see only their parameters
+        self.in_helper = True
+        try:
+            body = []
+            if r.random() < 0.4:
+                t = self.fresh("t")
+                v = self.expr(hs, r.choice("if"), 2)
+                body.append(f"    {t} = {v.text}")
+                hs.vars[t] = E(t, v.t, approx=v.approx, rng=v.rng)
+            ret = self.expr(hs, k, 2)
+            if ret.t not in WEAK and r.random() < 0.4:
+                c = self.cond(hs)
+                other = self.expr(hs, k, 1)
+                if other.approx and kind(ret.t) != "f":
+                    other = ret
+                body.append(f"    if {c}:")
+                body.append(f"        return parpy.builtin.convert({other.text}, "
+                            f"parpy.types.{_short(ret.t)})")
+            body.append(f"    return {ret.text}")
+        finally:
+            self.arrays = saved
+            self.in_helper = saved_in
+        self.helpers.append("@parpy.jit\n" + f"def {name}({', '.join(params)}):\n"
+                            + "\n".join(body) + "\n")
+        return E(f"{name}({', '.join(a.text for a in args)})", ret.t, approx=ret.approx,
+                 rng=None)
+
+    # -- statements ------------------------------------------------------
+
+    def emit(self, ind: int, s: str) -> None:
+        self.lines.append("    " * ind + s)
+
+    def store_value(self, sc: Scope, a: Arr, aug: bool = False) -> Optional[str]:
+        """The right-hand side of a store into an element of `a`."""
+        k = kind(a.dtype)
+        want = "i" if k == "u" else k
+        e = self.expr(sc, want, self.r.choice([1, 2, 3]))
+        if e.t == a.dtype:
+            return e.text
+        if e.t in WEAK:
+            if (k in "iu" and e.t == "wi" and self.fits(e, a.dtype)) or \
+                    (k == "f" and e.t in ("wi", "wf")) or (k == "b" and e.t == "wb"):
+                return e.text
+        if e.approx and k in "iub":
+            return None
+        if kind(e.t) == "f" and k in "iub" and not e.leaf:
+            return None
+        if kind(e.t) == "f" and k == "u":
+            return f"parpy.builtin.convert(abs({e.text}), parpy.types.{_short(a.dtype)})"
+        if e.t not in WEAK and k != "b" and np.can_cast(e.t, a.dtype, "safe"):
+            return e.text
+        return f"parpy.builtin.convert({e.text}, parpy.types.{_short(a.dtype)})"
+
+    def owned_array(self, sc: Scope) -> Arr:
+        """An output array this statement may write (own slab), maybe new."""
+        mine = [a for a in self.arrays if a.role == "out" and a.unit == sc.unit
+                and (sc.nest is None or a.depth == sc.depth)]
+        if mine and self.r.random() < 0.6:
+            return self.r.choice(mine)
+        prefix = [n for _, n in sc.par] if sc.nest is not None else []
+        extra = [self.r.choice(self.sizes) for _ in range(self.r.choice([0, 1, 1, 2]))]
+        if not prefix and not extra:
+            extra = [self.r.choice(self.sizes)]
+        a = self.new_array(None, prefix + extra, "out")
+        a.unit, a.depth = sc.unit, (sc.depth if sc.nest is not None else 0)
+        return a
+
+    def target(self, sc: Scope, a: Arr, slice_len: Optional[int] = None) -> Optional[str]:
+        idx = []
+        nfixed = a.depth if sc.nest is not None else 0
+        for d, n in enumerate(a.shape):
+            if d < nfixed:
+                idx.append(sc.par[d][0])
+            elif slice_len is not None and d == len(a.shape) - 1:
+                if n < slice_len:
+                    return None
+                lo = self.r.randrange(n - slice_len + 1)
+                idx.append(":" if slice_len == n and lo == 0 else f"{lo}:{lo + slice_len}")
+            else:
+                idx.append(self.index_any(sc, n).text)
+        return f"{a.name}[{', '.join(idx)}]"
+
+    def stmt_store(self, sc: Scope, ind: int) -> None:
+        a = self.owned_array(sc)
+        tgt = self.target(sc, a)
+        v = self.store_value(sc, a)
+        if tgt is None or v is None:
+            return
+        if self.r.random() < 0.15 and kind(a.dtype) in "iu":
+            e = self.expr(sc, "i", 1)
+            t = result_type("+", a.dtype, e.t)
+            if t == a.dtype and self.fits(e, a.dtype):
+                self.emit(ind, f"{tgt} {self.r.choice(['+=', '-=', '*=', '^=', '|='])} {e.text}")
+                return
+        self.emit(ind, f"{tgt} = {v}")
+
+    def stmt_local(self, sc: Scope, ind: int) -> None:
+        k = self.r.choice("iifb")
+        e = self.expr(sc, k, 2, exact=k != "f" and self.r.random() < 0.5)
+        name = self.fresh("t")
+        self.emit(ind, f"{name} = {e.text}")
+        sc.vars[name] = E(name, e.t, approx=e.approx, rng=e.rng, leaf=e.leaf)
+        sc.own[name] = sc.level
+
+    def stmt_slice(self, sc: Scope, ind: int) -> None:
+        """`o[prefix, lo:hi] = expr of slices` (labelled: parallel)."""
+        r = self.r
+        a = self.owned_array(sc)
+        if a.dtype == "bool" or len(a.shape) <= (a.depth if sc.nest is not None else 0):
+            return
+        n = r.randrange(1, a.shape[-1] + 1)
+        tgt = self.target(sc, a, slice_len=n)
+        if tgt is None:
+            return
+        k = "i" if kind(a.dtype) in "iu" else "f"
+        s1 = self.slice_of(sc, k, n)
+        if s1 is None:
+            return
+        text, t, _ = s1
+        if a.name + "[" in text and text.split("[")[0] == a.name:
+            if not self.on("slice_overlap", 0.5):
+                return
+        e = E(text, t)
+        if r.random() < 0.6:
+            other = self.leaf(sc, k, True) if r.random() < 0.5 else None
+            s2 = self.slice_of(sc, k, n) if other is None else None
+            b = other or (E(s2[0], s2[1]) if s2 else None)
+            if b is not None:
+                op = r.choice(["+", "-", "*"])
+                e2 = self.combine(op, e, b)
+                if e2 is not None:
+                    e = e2
+        if e.t != a.dtype and not (e.t not in WEAK and np.can_cast(e.t, a.dtype, "safe")):
+            return
+        if sc.nest is not None and r.random() < 0.6:
+            self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
+        self.emit(ind, f"{tgt} = {e.text}")
+
+    def stmt_reduce(self, sc: Scope, ind: int) -> None:
+        """`t = parpy.operators.op(slice)`, labelled (parallel) or not."""
+        k = self.r.choice("if")
+        e = self.reduce_expr(sc, k)
+        if e is None:
+            return
+        name = self.fresh("t")
+        if sc.nest is not None and self.r.random() < 0.6:
+            self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
+        self.emit(ind, f"{name} = {e.text}")
+        sc.vars[name] = E(name, e.t, approx=e.approx)
+        sc.own[name] = sc.level
+
+    def stmt_par_reduction(self, sc: Scope, ind: int) -> None:
+        r = self.r
+        if sc.nest is None:
+            return
+        k = r.choice("iif")
+        t = r.choice([d for d in self.dtypes if kind(d) == ("f" if k == "f" else "i")]
+                     + (["uint32", "uint64"] if k == "i" else []))
+        if t == "float16" and not self.on("f16_reduce", 0.5):
+            return
+        acc = self.fresh("acc")
+        op = r.choice(["+", "max", "min"] + (["*"] if k == "i" else []))
+        init = {"+": "0", "*": "1", "max": "0", "min": "0"}[op]
+        self.emit(ind, f"{acc} = parpy.builtin.convert({init}, parpy.types.{_short(t)})")
+        n = r.choice(self.sizes)
+        v = self.fresh("r")
+        lab = self.label(sc.nest, sc.depth, reduction=True)
+        self.emit(ind, f"parpy.label('{lab}')")
+        self.emit(ind, f"for {v} in range({n}):")
+        inner = sc.child(level=sc.level + 1)
+        inner.vars[v] = E(v, "wi", rng=(0, n - 1))
+        e = self.expr(inner, k, 2)
+        if e.t != t:
+            if e.approx and k != "f":
+                e = self.leaf(inner, k, True)
+            e = E(f"parpy.builtin.convert({e.text}, parpy.types.{_short(t)})", t)
+        if op == "*":
+            e = E(f"(({e.text} & 3) + 1)", t)  # keeps the product from overflowing early
+            if result_type("&", t, "wi") != t:
+                return
+        if op in ("max", "min"):
+            self.emit(ind + 1, f"{acc} = {op}({acc}, {e.text})")
+        elif r.random() < 0.5:
+            self.emit(ind + 1, f"{acc} {op}= {e.text}")
+        else:
+            self.emit(ind + 1, f"{acc} = {acc} {op} {e.text}")
+        sc.vars[acc] = E(acc, t, approx=k == "f")
+        sc.own[acc] = sc.level
+
+    def stmt_seq_for(self, sc: Scope, ind: int, budget: int) -> None:
+        r = self.r
+        v = self.fresh("s")
+        n = r.choice([1, 2, 3, 4])
+        lo = r.choice([0, 0, 1])
+        if r.random() < 0.3:
+            self.emit(ind, f"for {v} in range({lo + n - 1}, {lo - 1}, -1):")
+        else:
+            self.emit(ind, f"for {v} in range({lo}, {lo + n}):")
+        inner = sc.child()
+        inner.vars[v] = E(v, "wi", rng=(lo, lo + n - 1))
+        self.block(inner, ind + 1, budget - 1, allow_par=sc.nest is not None)
+
+    def stmt_if(self, sc: Scope, ind: int, budget: int) -> None:
+        self.emit(ind, f"if {self.cond(sc)}:")
+        self.block(sc.child(), ind + 1, budget - 1, allow_par=False)
+        if self.r.random() < 0.5:
+            self.emit(ind, "else:")
+            self.block(sc.child(), ind + 1, budget - 1, allow_par=False)
+
+    def stmt_while(self, sc: Scope, ind: int, budget: int) -> None:
+        w = self.fresh("w")
+        n = self.r.choice([1, 2, 3])
+        self.emit(ind, f"{w} = 0")
+        self.emit(ind, f"while {w} < {n}:")
+        inner = sc.child()
+        inner.vars[w] = E(w, "wi", rng=(0, n - 1))
+        self.block(inner, ind + 1, budget - 1, allow_par=False)
+        self.emit(ind + 1, f"{w} += 1")
+
+    def par_loop(self, sc: Scope, ind: int, nest: Nest, budget: int) -> None:
+        """A labelled parallel loop at level `sc.depth` of `nest`."""
+        r = self.r
+        level = sc.depth
+        if len(nest.extents) <= level:
+            k = r.randrange(3)
+            nest.extents.append((f"N{k}", self.sizes[k]))
+        ename, ext = nest.extents[level]
+        v = self.fresh("i")
+        lab = self.label(nest, level)
+        self.emit(ind, f"parpy.label('{lab}')")
+        x = r.random()
+        if x < 0.5:
+            rng_text, lo, hi = f"range({ename})", 0, ext - 1
+        elif x < 0.65:
+            rng_text, lo, hi = f"range({ext - 1}, -1, -1)", 0, ext - 1
+        elif x < 0.8 and ext > 1:
+            rng_text, lo, hi = f"range(1, {ename})", 1, ext - 1
+        else:
+            st = r.choice([2, 3])
+            rng_text, lo, hi = f"range(0, {ename}, {st})", 0, ext - 1
+        self.emit(ind, f"for {v} in {rng_text}:")
+        inner = sc.child(par=sc.par + [(v, ext)], level=sc.level + 1)
+        inner.vars[v] = E(v, "wi", rng=(lo, hi))
+        self.block(inner, ind + 1, budget - 1, allow_par=level < 2, first_store=True)
+
+    def block(self, sc: Scope, ind: int, budget: int, allow_par: bool,
+              first_store: bool = False) -> None:
+        r = self.r
+        n = r.randrange(1, 4)
+        start = len(self.lines)
+        for j in range(n):
+            x = r.random()
+            if first_store and j == 0:
+                self.stmt_store(sc, ind)
+            elif x < 0.3 or budget <= 0:
+                self.stmt_store(sc, ind)
+            elif x < 0.42:
+                self.stmt_local(sc, ind)
+            elif x < 0.52 and allow_par and sc.nest is not None:
+                self.par_loop(sc, ind, sc.nest, budget)
+            elif x < 0.6:
+                self.stmt_seq_for(sc, ind, budget)
+            elif x < 0.68:
+                self.stmt_if(sc, ind, budget)
+            elif x < 0.73:
+                self.stmt_while(sc, ind, budget)
+            elif x < 0.81:
+                self.stmt_reduce(sc, ind)
+            elif x < 0.88:
+                self.stmt_par_reduction(sc, ind)
+            else:
+                self.stmt_slice(sc, ind)
+        if len(self.lines) == start:
+            self.emit(ind, "pass") if budget <= 0 else self.stmt_store(sc, ind)
+            if len(self.lines) == start:
+                self.emit(ind, "pass")
+
+    def program(self) -> None:
+        r = self.r
+        for _ in range(r.randrange(1, 4)):
+            nd = r.choice([1, 1, 2, 2, 3])
+            self.new_array(None, [r.choice(self.sizes) for _ in range(nd)], "in")
+        top = Scope(0, [], {}, 0, False, None)
+        for unit in range(1, r.randrange(2, 5)):
+            x = r.random()
+            sc = top.child()
+            sc.unit = unit
+            if x < 0.6:
+                sc.nest = Nest()
+                self.par_loop(sc, 1, sc.nest, 3)
+            elif x < 0.8:
+                sc.gpu = True
+                self.emit(1, "with parpy.gpu:")
+                self.block(sc, 2, 2, allow_par=False, first_store=True)
+            else:
+                v = self.fresh("k")
+                self.emit(1, f"for {v} in range({r.choice([1, 2, 3])}):")
+                sc.vars[v] = E(v, "wi", rng=(0, 2))
+                sc.nest = Nest()
+                self.par_loop(sc, 2, sc.nest, 3)
+
+    def case(self) -> Dict[str, Any]:
+        self.program()
+        params = [a.name for a in self.arrays] + [s["name"] for s in self.scalars]
+        src = ("import numpy as np\nimport parpy\n\n\n" + "\n\n".join(self.helpers)
+               + ("\n\n" if self.helpers else "")
+               + f"@parpy.jit\ndef kern({', '.join(params)}):\n" + "\n".join(self.lines) + "\n")
+        args = [{"name": a.name, "array": True, "dtype": a.dtype, "shape": a.shape,
+                 "role": a.role} for a in self.arrays]
+        args += [dict(s, array=False) for s in self.scalars]
+        # floats compare with the tolerance of the narrowest float type in
+        # the program (a float16 value may end in a float64 array)
+        used = set(a.dtype for a in self.arrays) | {s["kind"][3:] for s in self.scalars}
+        used |= {t for t, short in (("float16", "F16"), ("float32", "F32")) if short in src}
+        ftol = 2e-2 if "float16" in used else (1e-4 if "float32" in used else 1e-9)
+        return {"seed": self.seed, "source": src, "args": args, "ftol": ftol,
+                "spec": {k: list(v) for k, v in self.spec.items()},
+                "specialize": self.specialize, "vals_mode": self.vals_mode,
+                "features": sorted(self.features)}
+
+
+def _short(dtype: str) -> str:
+    return {"bool": "Bool", "int8": "I8", "int16": "I16", "int32": "I32", "int64": "I64",
+            "uint8": "U8", "uint16": "U16", "uint32": "U32", "uint64": "U64",
+            "float16": "F16", "float32": "F32", "float64": "F64"}[dtype]
+
+
+def generate(seed: int, avoid: Sequence[str] = (), float16: bool = True) -> Dict[str, Any]:
+    """The case of `seed`: program text, arguments, parallel spec (a JSON-able
+    dict). Deterministic: depends on the seed, `avoid` and `float16` only."""
+    return Gen(seed, avoid, float16).case()
+
+
+# --------------------------------------------------------------------------
+# running a case (this block is copied into every repro script)
+
+
+def build_args(case):
+    """The arguments of a case: arrays from a generator seeded by the case's
+    seed, scalars as recorded (Python or NumPy scalars)."""
+    import numpy as np
+    rng = np.random.default_rng(case["seed"] * 7919 + 17)
+    out = []
+    for a in case["args"]:
+        if not a["array"]:
+            k, v = a["kind"], a["value"]
+            if k in ("int", "float", "bool"):
+                out.append({"int": int, "float": float, "bool": bool}[k](v))
+            else:
+                out.append(getattr(np, k.split(".")[1])(v))
+            continue
+        dt = np.dtype(a["dtype"])
+        shape = tuple(a["shape"])
+        if dt == np.bool_:
+            x = rng.random(shape) < 0.5
+        elif dt.kind in "iu":
+            info = np.iinfo(dt)
+            lim = 20 if case["vals_mode"] == "small" else 1000
+            x = rng.integers(max(int(info.min), -lim), min(int(info.max), lim),
+                             size=shape, endpoint=True).astype(dt)
+        else:
+            scale = 4.0 if dt == np.float16 else (2.0 if case["vals_mode"] == "small" else 10.0)
+            x = rng.uniform(-scale, scale, size=shape).astype(dt)
+            m = rng.random(shape) < 0.2
+            x[m] = np.round(x[m] * 2) / 2
+        out.append(np.ascontiguousarray(x))
+    return out
+
+
+def compare(case, ref, got):
+    """Per array argument: (name, same, detail). Integers and bools exactly;
+    floats up to a relative and absolute tolerance by type (reductions may
+    add in another order, C and CUDA may fuse multiply-adds), NaN equal to
+    NaN, and a float16 infinity equal to a value beyond float16's range."""
+    import numpy as np
+    out = []
+    for spec, r, g in zip(case["args"], ref, got):
+        if not spec["array"]:
+            continue
+        if r.dtype.kind in "biu":
+            ok = r == g
+        else:
+            tol = case.get("ftol", 1e-4)
+            rr, gg = r.astype(np.float64), g.astype(np.float64)
+            with np.errstate(all="ignore"):
+                ok = np.isclose(rr, gg, rtol=tol, atol=tol, equal_nan=True)
+            if r.dtype == np.float16:
+                ok |= np.isinf(rr) & (np.abs(gg) > 6e4) | np.isinf(gg) & (np.abs(rr) > 6e4)
+        same = bool(np.all(ok))
+        detail = ""
+        if not same:
+            bad = tuple(int(i) for i in np.argwhere(~ok)[0])
+            detail = (f"{int(np.sum(~ok))} of {ok.size} differ; at {bad}: expected {r[bad]!r}, "
+                      f"got {g[bad]!r}")
+        out.append((spec["name"], same, detail))
+    return out
+
+
+def make_opts(case, backend):
+    import parpy
+    spec = {}
+    for label, (threads, tpb, reduction) in case["spec"].items():
+        p = parpy.threads(threads)
+        if tpb is not None:
+            p = p.tpb(tpb)
+        if reduction:
+            p = p.par_reduction()
+        spec[label] = p
+    opts = parpy.par(spec)
+    opts.backend = getattr(parpy.CompileBackend, backend)
+    opts.specialize_scalars = case["specialize"]
+    return opts
+
+
+# -- end of the block copied into repro scripts
+
+
+def _load(case: Dict[str, Any], workdir: str) -> Any:
+    path = os.path.join(workdir, f"case{case['seed']}.py")
+    with open(path, "w") as f:
+        f.write(case["source"])
+    name = f"parpy_fuzz_case{case['seed']}_{os.getpid()}_{time.monotonic_ns()}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_ACCEPTED = {
+    # documented limitations of a code-generation-only check
+    "Cuda": ("float16", "`f16`", "host code"),
+    "Metal": ("Metal", "float64", "8-bit", "16-bit"),
+}
+
+
+def _metal_stub() -> Optional[str]:
+    d = os.path.dirname(os.path.abspath(__file__))
+    for _ in range(4):
+        d = os.path.dirname(d)
+        p = os.path.join(d, "crates", "parpy-core", "tests", "metal_stub")
+        if os.path.isdir(p):
+            return p
+    return None
+
+
+def _codegen_checks(case: Dict[str, Any], kern: Any, args: List[Any], cache: str,
+                    avoid: Sequence[str] = ()) -> List[Tuple[str, str]]:
+    """Cuda through NVRTC and Metal through clang-19: [(kind, message)]."""
+    import parpy
+    from parpy import _cuda, _native
+    fails = []
+    for backend in ("Cuda", "Metal"):
+        opts = make_opts(case, backend)
+        opts.cache_dir = cache
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if backend == "Cuda":
+                    if _cuda.nvrtc_path() is None:
+                        parpy.print_compiled(kern, args, opts)
+                    else:
+                        _native._cuda_dry_run(kern, [a.copy() if isinstance(a, np.ndarray)
+                                                     else a for a in args], opts, 90)
+                    continue
+                code = parpy.print_compiled(kern, args, opts)
+        except parpy.InternalError as e:
+            fails.append((f"internal-{backend.lower()}", str(e)))
+            continue
+        except parpy.CompileError as e:
+            msg = str(e)
+            if not any(w in msg for w in _ACCEPTED[backend]):
+                fails.append((f"refused-{backend.lower()}", msg))
+            continue
+        except Exception as e:  # noqa: BLE001
+            fails.append((f"error-{backend.lower()}", f"{type(e).__name__}: {e}"))
+            continue
+        clang = shutil.which(os.environ.get("PARPY_CLANG", "clang-19"))
+        stub = _metal_stub()
+        if clang and stub:
+            with tempfile.TemporaryDirectory() as d:
+                src = os.path.join(d, "k.metal")
+                with open(src, "w") as f:
+                    f.write(code)
+                p = subprocess.run(
+                    [clang, "-x", "c++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra",
+                     "-Wno-unknown-attributes", "-Werror",
+                     *(["-Wno-bitwise-instead-of-logical",
+                        "-Wno-bitwise-conditional-parentheses", "-Wno-unused-function",
+                        "-Wno-tautological-compare"]
+                       if "metal_warnings" in avoid else []),
+                     "-I", stub, "-include",
+                     os.path.join(stub, "metal_stub.h"), src],
+                    capture_output=True, text=True, timeout=120)
+                if p.returncode != 0:
+                    fails.append(("metal-clang", p.stderr[-2000:]))
+    return fails
+
+
+def run_case(case: Dict[str, Any], backend: str, workdir: str, codegen: bool = True,
+             avoid: Sequence[str] = ()) -> Dict[str, Any]:
+    """Runs one case in this process: {"status": "ok" | kind, "message": ...}.
+    Statuses: ok, invalid (the oracle itself failed: a generator bug),
+    mismatch, refused (CompileError), internal, error, and codegen ones."""
+    import parpy
+    res: Dict[str, Any] = {"seed": case["seed"], "status": "ok", "message": "",
+                           "features": case["features"]}
+    mod = _load(case, workdir)
+    kern = mod.kern
+    args = build_args(case)
+    ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    cache = os.path.join(workdir, "cache")
+    try:
+        kern(*ref, opts=make_opts(case, "Python"))
+    except Exception:  # noqa: BLE001
+        res.update(status="invalid", message=traceback.format_exc(limit=3))
+        return res
+    opts = make_opts(case, backend)
+    opts.cache_dir = cache
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kern(*got, opts=opts)
+    except parpy.InternalError as e:
+        res.update(status="internal", message=str(e))
+    except parpy.CompileError as e:
+        res.update(status="refused", message=str(e))
+    except Exception as e:  # noqa: BLE001
+        res.update(status="error", message=f"{type(e).__name__}: {e}")
+    else:
+        bad = [f"{n}: {d}" for n, same, d in compare(case, ref, got) if not same]
+        if bad:
+            res.update(status="mismatch", message="\n".join(bad))
+    if codegen and res["status"] == "ok":
+        fails = _codegen_checks(case, kern, args, cache, avoid)
+        if fails:
+            res.update(status=fails[0][0], message=fails[0][1])
+    return res
+
+
+# --------------------------------------------------------------------------
+# repro scripts
+
+
+def repro_script(case: Dict[str, Any], res: Dict[str, Any], backend: str) -> str:
+    import inspect
+    block = "\n\n".join(inspect.getsource(f) for f in (build_args, compare, make_opts))
+    head = "\n".join(
+        [f"# parpy fuzz case {case['seed']}: {res['status']} on {backend}",
+         f"# usage: python seed{case['seed']}.py [Cpu|Cuda]  (prints DIFFERENT for an array "
+         "that disagrees with Python mode)",
+         f"# features: {', '.join(case['features']) or '-'}"]
+        + ["# " + line for line in res["message"].strip().splitlines()[:12]])
+    src = case["source"].split("\n", 2)[2]  # without the two imports
+    meta = {k: case[k] for k in ("seed", "args", "spec", "specialize", "vals_mode", "features",
+                                 "ftol")}
+    return f'''{head}
+import json
+import sys
+import warnings
+
+import numpy as np
+import parpy
+{src}
+
+CASE = json.loads(r"""{json.dumps(meta)}""")
+
+
+{block}
+
+if __name__ == "__main__":
+    backend = sys.argv[1] if len(sys.argv) > 1 else {backend!r}
+    args = build_args(CASE)
+    ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    kern(*ref, opts=make_opts(CASE, "Python"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kern(*got, opts=make_opts(CASE, backend))
+    for name, same, detail in compare(CASE, ref, got):
+        print(name, "same" if same else "DIFFERENT", detail)
+'''
+
+
+# --------------------------------------------------------------------------
+# workers and the driver
+
+
+def _worker(backend: str, workdir: str, codegen: bool, avoid: List[str], float16: bool
+            ) -> None:
+    """Reads seeds (one per line) on stdin, writes one JSON result per line."""
+    out = sys.stdout
+    sys.stdout = sys.stderr  # whatever the programs print stays off the channel
+    for line in sys.stdin:
+        seed = int(line)
+        try:
+            case = generate(seed, avoid, float16)
+            res = run_case(case, backend, workdir, codegen, avoid)
+        except Exception:  # noqa: BLE001
+            res = {"seed": seed, "status": "invalid", "message": traceback.format_exc(limit=4),
+                   "features": []}
+        out.write(json.dumps(res) + "\n")
+        out.flush()
+
+
+class Pool:
+    """Worker processes that run cases; a worker that dies or hangs is
+    replaced and the case reported as `crash` / `hang`."""
+
+    def __init__(self, n: int, backend: str, workdir: str, codegen: bool,
+                 avoid: Sequence[str], float16: bool, timeout: float) -> None:
+        self.cmd = [sys.executable, "-m", "parpy._fuzz", "--worker", "--backend", backend,
+                    "--workdir", workdir, "--avoid", ",".join(avoid)]
+        if not codegen:
+            self.cmd.append("--no-codegen")
+        if not float16:
+            self.cmd.append("--no-float16")
+        self.n, self.timeout = n, timeout
+        self.procs: List[Optional[subprocess.Popen]] = [None] * n
+
+    def _proc(self, i: int) -> subprocess.Popen:
+        p = self.procs[i]
+        if p is None or p.poll() is not None:
+            p = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True, bufsize=1)
+            self.procs[i] = p
+        return p
+
+    def run(self, i: int, seed: int) -> Dict[str, Any]:
+        import select
+        p = self._proc(i)
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write(f"{seed}\n")
+        p.stdin.flush()
+        ready, _, _ = select.select([p.stdout], [], [], self.timeout)
+        line = p.stdout.readline() if ready else ""
+        if line:
+            return json.loads(line)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+            self.procs[i] = None
+            return {"seed": seed, "status": "hang", "message": f"no answer in {self.timeout}s",
+                    "features": []}
+        self.procs[i] = None
+        return {"seed": seed, "status": "crash", "message": f"worker died ({p.returncode})",
+                "features": []}
+
+    def close(self) -> None:
+        for p in self.procs:
+            if p is not None and p.poll() is None:
+                p.stdin.close()  # type: ignore[union-attr]
+                p.wait(timeout=30)
+
+
+def fuzz(seeds: Any, backend: str = "Cpu", out: Optional[str] = None, seconds: float = 0,
+         codegen: bool = True, avoid: Sequence[str] = (), jobs: int = 1,
+         timeout: float = 120, verbose: bool = False) -> Dict[str, Any]:
+    """Runs the cases of `seeds` (an iterable) until it ends or `seconds`
+    pass; writes a repro script per failure under `out`. Returns a summary:
+    cases, seconds, failures [(seed, status, first line)], invalid."""
+    import threading
+    float16 = backend != "Cuda"
+    workdir = tempfile.mkdtemp(prefix="parpy-fuzz-")
+    pool = Pool(jobs, backend, workdir, codegen, avoid, float16, timeout)
+    start = time.monotonic()
+    summary: Dict[str, Any] = {"cases": 0, "failures": [], "invalid": [], "backend": backend}
+    it = iter(seeds)
+    lock = threading.Lock()
+
+    def next_seed() -> Optional[int]:
+        with lock:
+            if seconds and time.monotonic() - start > seconds:
+                return None
+            return next(it, None)
+
+    def work(i: int) -> None:
+        while True:
+            seed = next_seed()
+            if seed is None:
+                return
+            res = pool.run(i, seed)
+            with lock:
+                summary["cases"] += 1
+                st = res["status"]
+                if st == "invalid":
+                    summary["invalid"].append((seed, res["message"].strip().splitlines()[-1:]))
+                elif st != "ok":
+                    first = (res["message"].strip().splitlines() or [""])[0]
+                    summary["failures"].append((seed, st, first[:200]))
+                    if out:
+                        os.makedirs(out, exist_ok=True)
+                        case = generate(seed, avoid, float16)
+                        with open(os.path.join(out, f"seed{seed}.py"), "w") as f:
+                            f.write(repro_script(case, res, backend))
+                if verbose and st != "ok":
+                    print(f"seed {seed}: {st}: {res['message'].strip()[:300]}", flush=True)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    pool.close()
+    shutil.rmtree(workdir, ignore_errors=True)
+    summary["seconds"] = time.monotonic() - start
+    return summary
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m parpy._fuzz", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=0, help="stop after this many seconds")
+    ap.add_argument("--cases", type=int, default=0, help="number of cases (default 100, or "
+                    "unbounded with --seconds)")
+    ap.add_argument("--seed", type=int, default=0, help="first seed (seeds run consecutively)")
+    ap.add_argument("--backend", default="cpu", help="cpu (default) or cuda")
+    ap.add_argument("--out", default="fuzz-failures", help="folder for the repro scripts")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds per case before a hang")
+    ap.add_argument("--no-codegen", action="store_true",
+                    help="skip the Cuda (NVRTC) and Metal (clang-19) code checks")
+    ap.add_argument("--avoid", default="", help="features not to generate, comma-separated: "
+                    + ", ".join(FEATURES))
+    ap.add_argument("--show", action="store_true", help="print the program of --seed and exit")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--workdir", help=argparse.SUPPRESS)
+    ap.add_argument("--no-float16", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    backend = {"cpu": "Cpu", "cuda": "Cuda"}.get(a.backend.lower())
+    if backend is None:
+        ap.error(f"--backend must be cpu or cuda, not {a.backend!r}")
+    avoid = [f for f in a.avoid.split(",") if f]
+    unknown = [f for f in avoid if f not in FEATURES]
+    if unknown:
+        ap.error(f"unknown features in --avoid: {', '.join(unknown)}")
+    if a.worker:
+        _worker(backend, a.workdir, not a.no_codegen, avoid, not a.no_float16)
+        return 0
+    if a.show:
+        case = generate(a.seed, avoid, backend != "Cuda")
+        print(case["source"])
+        print(json.dumps({k: v for k, v in case.items() if k != "source"}, indent=1))
+        return 0
+    if backend == "Cuda":
+        import parpy
+        if not parpy.backend.is_enabled(parpy.CompileBackend.Cuda):
+            print("parpy: " + parpy.backend.explain(parpy.CompileBackend.Cuda), file=sys.stderr)
+            return 2
+    n = a.cases or (0 if a.seconds else 100)
+    seeds = range(a.seed, a.seed + n) if n else itertools.count(a.seed)
+    s = fuzz(seeds, backend, a.out, a.seconds, not a.no_codegen, avoid, a.jobs, a.timeout,
+             verbose=True)
+    rate = s["cases"] / s["seconds"] if s["seconds"] else 0.0
+    print(f"parpy fuzz: {s['cases']} cases on {backend} in {s['seconds']:.0f} s "
+          f"({rate:.2f} cases/s), {len(s['failures'])} failures, "
+          f"{len(s['invalid'])} invalid (generator) cases")
+    by: Dict[str, int] = {}
+    for _, st, _ in s["failures"]:
+        by[st] = by.get(st, 0) + 1
+    for st, c in sorted(by.items()):
+        print(f"  {st}: {c}")
+    if s["failures"]:
+        print(f"repro scripts in {a.out}/")
+    return 1 if s["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
