@@ -143,6 +143,17 @@ if [ -d "$CARRY/yardstick/test" ]; then
     SUMMARY+=("$(printf '%-34s %s' "ParPy tests on Cuda (info)" "$(tail -1 "$LOGDIR/yardstick.log" | cut -c1-80)")")
 fi
 
+step "differential fuzzer on Cuda"
+FUZZ_S="${PARPY_GPU_FUZZ_SECONDS:-90}"
+if [ "$FUZZ_S" != 0 ]; then
+    timeout $(( FUZZ_S + 120 )) "$PY" -m parpy._fuzz --backend cuda --seconds "$FUZZ_S" \
+        --jobs "${PARPY_GPU_FUZZ_JOBS:-8}" --out "$LOGDIR/fuzz" > "$LOGDIR/fuzz.log" 2>&1
+    FRC=$?
+    tail -8 "$LOGDIR/fuzz.log"
+    if [ "$FRC" = 0 ]; then record "fuzzer on Cuda (${FUZZ_S}s)" PASS
+    else record "fuzzer on Cuda (rc $FRC, see $LOGDIR/fuzz)" FAIL; fi
+fi
+
 step "GPU benchmarks G1-G7"
 if timeout "${PARPY_GPU_BENCH_TIMEOUT:-300}" "$PY" benchmarks/gpu.py ${QUICK:+--quick} | tee "$LOGDIR/bench.txt"; then record "benchmarks G1-G7 (results checked)" PASS
 else record "benchmarks G1-G7 (results checked)" FAIL; fi
