@@ -1,5 +1,6 @@
 """Finding the NVIDIA pieces parpy's Cuda backend loads: NVRTC from the
-`nvidia-cuda-nvrtc` wheel (or `$PARPY_NVRTC_PATH`), and nvcc for
+`nvidia-cuda-nvrtc` wheel (`$PARPY_NVRTC_PATH`, read by the runtime,
+overrides it), and nvcc for
 `compile_string` (PATH, `$CUDA_HOME`, or the `nvidia-cuda-nvcc` wheel).
 
 Nothing here imports torch or any CUDA Python package; the wheels are found
@@ -28,10 +29,15 @@ def _nvidia_roots() -> List[str]:
 
 
 def nvrtc_path() -> Optional[str]:
-    """The absolute path of `libnvrtc.so.13`, or None."""
-    env = os.environ.get("PARPY_NVRTC_PATH")
-    if env:
-        return env
+    """The absolute path of `libnvrtc.so.13` parpy loads (`$PARPY_NVRTC_PATH`
+    or the wheel's), or None."""
+    from parpy import _native
+
+    return _native._nvrtc_path()
+
+
+def wheel_nvrtc_path() -> Optional[str]:
+    """The `nvidia-cuda-nvrtc` wheel's `libnvrtc.so.13`, or None."""
     for r in _nvidia_roots():
         p = os.path.join(r, "lib", "libnvrtc.so.13")
         if os.path.isfile(p):

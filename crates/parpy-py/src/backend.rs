@@ -64,7 +64,7 @@ fn cuda_explain() -> (bool, String) {
     match cuda_driver() {
         Err(e) => (false, format!("Cuda: not usable: {e}")),
         Ok(gpus) => {
-            let (ok, nvrtc) = pyo3::Python::attach(crate::cuda::nvrtc_status);
+            let (ok, nvrtc) = pyo3::Python::attach(crate::toolchain::nvrtc_status);
             if ok {
                 (true, format!("Cuda: usable: {gpus}; {nvrtc}"))
             } else {

@@ -13,7 +13,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
 
 use crate::args::{self, ArgCtx};
+use crate::errors::{guard, internal_error, CompileErrorPy};
 use crate::options::CompileOptions;
+use crate::service;
 use parpy_core::ArgType;
 use parpy_runtime::cuda::driver;
 use parpy_runtime::cuda::nvcc::Nvcc;
@@ -52,15 +54,13 @@ impl CompiledString {
                     written,
                 } => {
                     if self.cuda_device.is_some() && a.cast::<PyUntypedArray>().is_err() {
-                        if let Some(d) = crate::cuda_args::arg_type(&a, i, &ctx)? {
+                        if let Some(d) = args::device::inspect(&a, i, &ctx)? {
                             let ArgType::Array {
                                 elem: got,
                                 shape: ashape,
                             } = &d.ty
                             else {
-                                return Err(crate::internal_error(
-                                    "a device array without a shape",
-                                ));
+                                return Err(internal_error("a device array without a shape"));
                             };
                             if got != elem
                                 || ashape.len() != shape.len()
@@ -265,7 +265,7 @@ fn scalar_value(a: &Bound<'_, PyAny>, elem: ElemTy) -> Option<ScalarValue> {
 impl CompiledString {
     #[pyo3(signature = (*args))]
     fn __call__(&self, args: &Bound<'_, PyTuple>) -> PyResult<()> {
-        crate::guard(|| self.call_inner(args))
+        guard(|| self.call_inner(args))
     }
 
     #[getter]
@@ -296,10 +296,10 @@ pub fn compile_string(
     code: &str,
     opts: Option<&Bound<'_, CompileOptions>>,
 ) -> PyResult<CompiledString> {
-    crate::guard(|| {
+    guard(|| {
         let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
         crate::backend::refuse_python(data.backend, "compile_string")?;
-        let (backend, _) = crate::backend::resolve(data.backend);
+        let backend = service::resolve_backend(py, &data)?;
         if backend == parpy_core::Backend::Cuda {
             return compile_cuda(py, fn_name, code, data.device, &data);
         }
@@ -312,7 +312,7 @@ pub fn compile_string(
         }
         let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
         let options = data.to_core(backend)?;
-        let entry = crate::jit::build_entry(py, &data, code, &entry_sym, &options, true)?;
+        let entry = service::build_entry(py, &data, code, &entry_sym, &options, true)?;
         Ok(CompiledString {
             name: fn_name.to_string(),
             names: params.iter().map(|p| p.name.clone()).collect(),
@@ -333,34 +333,25 @@ fn compile_cuda(
     data: &crate::options::OptData,
 ) -> PyResult<CompiledString> {
     let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
-    let cuda = py.import("parpy._cuda")?;
-    let nvcc_path: Option<String> = cuda.call_method0("nvcc_path")?.extract()?;
-    let Some(nvcc_path) = nvcc_path else {
+    let Some((nvcc_path, roots)) = crate::toolchain::nvcc(py)? else {
         return Err(PyRuntimeError::new_err(
             "compile_string for the Cuda backend needs nvcc, and none was found: not on PATH, \
              not in $CUDA_HOME/bin, and the nvidia-cuda-nvcc wheel is not installed (pip install \
              nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl)",
         ));
     };
-    let roots: Vec<std::path::PathBuf> = cuda
-        .call_method0("nvcc_dirs")?
-        .extract::<Vec<String>>()?
-        .into_iter()
-        .map(Into::into)
-        .collect();
     // The GPU's architecture when there is one; sm_90 otherwise (the
     // library builds but cannot run without a GPU).
     let arch = parpy_runtime::cuda::driver::context(device)
         .map(|c| c.arch)
         .unwrap_or(90);
-    let cache = crate::jit::cache_for(data);
-    let nvcc = Nvcc::new(std::path::Path::new(&nvcc_path), &roots)
-        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let cache = service::cache_for(data);
+    let nvcc = Nvcc::new(&nvcc_path, &roots).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     let so = py
         .detach(|| nvcc.build_cached(code, arch, &cache))
         .map_err(|e| match e {
             e @ parpy_runtime::RuntimeError::CompileFailed { .. } => {
-                crate::CompileErrorPy::new_err(e.to_string())
+                CompileErrorPy::new_err(e.to_string())
             }
             e => PyRuntimeError::new_err(format!("compile_string for the Cuda backend: {e}")),
         })?

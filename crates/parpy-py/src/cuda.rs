@@ -1,179 +1,24 @@
-//! The CUDA backend's runtime side in the binding: NVRTC from the wheel,
-//! cubins through the disk cache, modules, and the cached call (inspect
-//! arguments, look up, launch).
-
-use std::path::PathBuf;
-use std::sync::OnceLock;
+//! The CUDA backend's call side in the binding: a compiled function's
+//! module and launch plan ([`CudaFn::build`], after the compile service
+//! produced the cubin) and the cached call (stage NumPy arguments, launch,
+//! copy back).
 
 use parpy_core::{ArgType, CompileOutput};
 use parpy_runtime::cuda::driver::{self, Context, Launcher, Module, Stream};
-use parpy_runtime::cuda::nvrtc::{self, Nvrtc};
 use parpy_runtime::cuda::plan::Plan;
 use parpy_runtime::cuda::CudaError;
 use parpy_runtime::DiskCache;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::args::MAX_ARGS;
-use crate::cuda_args::{self, DevKind};
-
-/// The NVRTC library path that the Python side finds
-/// (`parpy._cuda.nvrtc_path()`: `$PARPY_NVRTC_PATH` or the wheel).
-fn nvrtc_path(py: Python<'_>) -> PyResult<Option<PathBuf>> {
-    let p = py.import("parpy._cuda")?.call_method0("nvrtc_path")?;
-    if p.is_none() {
-        Ok(None)
-    } else {
-        Ok(Some(PathBuf::from(p.extract::<String>()?)))
-    }
-}
-
-/// NVRTC, loaded once.
-pub fn nvrtc(py: Python<'_>) -> PyResult<&'static Nvrtc> {
-    if let Some(n) = nvrtc::loaded() {
-        return Ok(n);
-    }
-    let path = nvrtc_path(py)?;
-    nvrtc::load(path.as_deref()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
-}
-
-/// Whether NVRTC can be loaded, with a sentence (for backend resolution).
-/// The wheel's library is only looked for here, not loaded (a warm disk
-/// cache never needs it).
-pub fn nvrtc_status(py: Python<'_>) -> (bool, String) {
-    if let Some(n) = nvrtc::loaded() {
-        return (true, describe(n));
-    }
-    match nvrtc_path(py) {
-        Ok(Some(p)) if p.is_file() => (true, format!("NVRTC {}", p.display())),
-        Ok(Some(p)) => (false, format!("{} does not exist", p.display())),
-        Ok(None) => match nvrtc(py) {
-            Ok(n) => (true, describe(n)),
-            Err(e) => (false, e.value(py).to_string()),
-        },
-        Err(e) => (false, e.value(py).to_string()),
-    }
-}
-
-fn describe(n: &Nvrtc) -> String {
-    format!(
-        "NVRTC {} ({})",
-        n.version_string(),
-        n.path
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| "system library".into())
-    )
-}
+use crate::args::device::{self, DevKind};
+use crate::args::{ArgCtx, ArgRecord, MAX_ARGS};
+use crate::errors::internal_error;
+use crate::service;
 
 /// Device `ordinal`'s context, or a RuntimeError.
 pub fn context(ordinal: i64) -> PyResult<&'static Context> {
     driver::context(ordinal).map_err(|e| PyRuntimeError::new_err(e.to_string()))
-}
-
-/// Include directories with NVRTC's bundled headers (`cuda_fp16.h`...),
-/// extracted once into the cache directory.
-fn header_dirs(n: &Nvrtc, cache: &DiskCache) -> Result<Vec<PathBuf>, CudaError> {
-    static DIRS: OnceLock<Result<Vec<PathBuf>, CudaError>> = OnceLock::new();
-    DIRS.get_or_init(|| {
-        n.install_headers(
-            &cache
-                .dir
-                .join(format!("nvrtc-headers-{}", n.version_string())),
-        )
-    })
-    .clone()
-}
-
-/// Where NVRTC comes from and what identifies it in cache keys, found
-/// without loading it (loading costs ~30 ms, which a warm disk cache must
-/// not pay): the wheel's file path, size and modification time, or the
-/// version of an NVRTC found on the system path (which must be loaded).
-pub struct NvrtcSource {
-    path: Option<PathBuf>,
-    identity: String,
-}
-
-/// The wheel's NVRTC as found by the first miss of the process (a file
-/// path with its identity): looking again costs a `stat` per `sys.path`
-/// entry, which is slow under sandboxes such as gVisor and lands on every
-/// miss, including a warm disk cache's first call.
-/// Also keyed by `$PARPY_NVRTC_PATH`, which overrides the search.
-static WHEEL_NVRTC: std::sync::OnceLock<(Option<String>, PathBuf, String)> =
-    std::sync::OnceLock::new();
-
-pub fn nvrtc_source(py: Python<'_>) -> PyResult<NvrtcSource> {
-    let env = std::env::var("PARPY_NVRTC_PATH").ok();
-    if let Some((e, p, id)) = WHEEL_NVRTC.get() {
-        if *e == env && nvrtc::loaded().is_none_or(|n| n.path.as_deref() == Some(p.as_path())) {
-            return Ok(NvrtcSource {
-                path: Some(p.clone()),
-                identity: id.clone(),
-            });
-        }
-    }
-    let s = find_nvrtc_source(py)?;
-    if let Some(p) = &s.path {
-        let _ = WHEEL_NVRTC.set((env, p.clone(), s.identity.clone()));
-    }
-    Ok(s)
-}
-
-fn find_nvrtc_source(py: Python<'_>) -> PyResult<NvrtcSource> {
-    let path = match nvrtc::loaded() {
-        Some(n) => n.path.clone(),
-        None => nvrtc_path(py)?,
-    };
-    let identity = match &path {
-        Some(p) => {
-            let m = std::fs::metadata(p).map_err(|e| {
-                PyRuntimeError::new_err(format!("NVRTC is not available: {}: {e}", p.display()))
-            })?;
-            let mtime = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            format!("{}|{}|{mtime}", p.display(), m.len())
-        }
-        None => format!("system nvrtc {}", nvrtc(py)?.version_string()),
-    };
-    Ok(NvrtcSource { path, identity })
-}
-
-/// The cubin of `code` for `sm_{arch}`, through the disk cache (keyed by the
-/// code, the NVRTC identity, the architecture and the options). NVRTC is
-/// loaded only on a miss.
-pub fn cubin(
-    src: &NvrtcSource,
-    code: &str,
-    name: &str,
-    arch: u32,
-    cache: &DiskCache,
-) -> Result<Vec<u8>, CudaError> {
-    let arch_s = arch.to_string();
-    // extra NVRTC options for experiments (`PARPY_NVRTC_OPTIONS`, split at
-    // whitespace); the last part of the key
-    let extra_s = std::env::var("PARPY_NVRTC_OPTIONS").unwrap_or_default();
-    let extra: Vec<String> = extra_s.split_whitespace().map(String::from).collect();
-    let key = DiskCache::blob_key(&[
-        b"cubin",
-        code.as_bytes(),
-        src.identity.as_bytes(),
-        arch_s.as_bytes(),
-        extra.join(" ").as_bytes(),
-    ]);
-    let (path, _) = cache.get_or_build_blob(&key, "cubin", || {
-        let n = nvrtc::load(src.path.as_deref())?;
-        let includes = if nvrtc::needs_headers(code) {
-            header_dirs(n, cache)?
-        } else {
-            vec![]
-        };
-        n.compile_cubin(code, name, arch, &includes, &extra)
-    })?;
-    std::fs::read(&path).map_err(|e| CudaError::Plan(format!("{}: {e}", path.display())))
 }
 
 /// How one entry parameter is passed on a call.
@@ -219,30 +64,29 @@ impl CudaFn {
     #[allow(clippy::too_many_arguments)]
     pub fn build(
         py: Python<'_>,
-        ctx_args: &crate::args::ArgCtx<'_>,
+        ctx_args: &ArgCtx<'_>,
         out: &CompileOutput,
-        args: &[Bound<'_, PyAny>],
-        types: &[ArgType],
+        records: &[ArgRecord],
         device: i64,
         cache: &DiskCache,
         param_index: &[usize],
     ) -> PyResult<CudaFn> {
         let name = ctx_args.func;
         let Some(code) = &out.device_code else {
-            return Err(crate::internal_error(&format!(
+            return Err(internal_error(&format!(
                 "the Cuda backend produced no device code for `{name}`"
             )));
         };
         let ctx = context(device)?;
-        let n = nvrtc_source(py)?;
+        let n = crate::toolchain::nvrtc_source(py)?;
         // check the device arguments: right device, and which ones are torch
         let mut torch_device = None;
         let mut pass = Vec::with_capacity(out.params.len());
         for (p, &ai) in out.params.iter().zip(param_index) {
-            let a = &args[ai];
+            let rec = &records[ai];
             let kind = if !matches!(p.ty, ArgType::Array { .. }) {
                 Pass::Scalar
-            } else if let Some(d) = cuda_args::arg_type(a, ai, ctx_args)? {
+            } else if let Some(d) = &rec.device {
                 let dev = match d.device {
                     Some(dev) => dev,
                     None => {
@@ -269,7 +113,7 @@ impl CudaFn {
                 }
                 Pass::Device
             } else {
-                let bytes = match &types[ai] {
+                let bytes = match &rec.ty {
                     ArgType::Array { elem, shape } => {
                         elem.size() * shape.iter().map(|&d| d.max(0) as usize).product::<usize>()
                     }
@@ -283,27 +127,25 @@ impl CudaFn {
             pass.push((ai, kind));
         }
         let arch = ctx.arch;
-        let cubin = py
-            .detach(|| cubin(&n, code, name, arch, cache))
-            .map_err(|e| match e {
-                CudaError::NvrtcCompile { .. } => crate::internal_error(&format!(
-                    "the generated CUDA code of `{name}` does not compile: {e}"
-                )),
-                e => PyRuntimeError::new_err(e.to_string()),
-            })?;
+        let cubin = service::cubin(py, &n, code, name, arch, cache).map_err(|e| match e {
+            CudaError::NvrtcCompile { .. } => internal_error(&format!(
+                "the generated CUDA code of `{name}` does not compile: {e}"
+            )),
+            e => PyRuntimeError::new_err(e.to_string()),
+        })?;
         let shared = vec![0u32; out.kernel_names.len()];
         let module = ctx
             .load_module(&cubin, &out.kernel_names, &shared)
             .map_err(|e| device_err(name, e))?;
         let plan = Plan::new(&out.program, &out.kernel_names, &shared)
-            .map_err(|e| crate::internal_error(&e.to_string()))?;
+            .map_err(|e| internal_error(&e.to_string()))?;
         Ok(CudaFn {
             name: name.to_string(),
             ctx,
             module,
             plan,
             params: pass,
-            arg_names: (0..args.len())
+            arg_names: (0..records.len())
                 .map(|i| ctx_args.name(i).to_string())
                 .collect(),
             torch_device,
@@ -314,7 +156,7 @@ impl CudaFn {
     /// or NumPy host pointer) or scalar slot.
     pub fn call(&self, py: Python<'_>, vals: &[u64; MAX_ARGS]) -> PyResult<()> {
         let stream: Stream = match self.torch_device {
-            Some(d) => cuda_args::torch_stream(py, d)?,
+            Some(d) => device::torch_stream(py, d)?,
             None => 0,
         };
         self.check_host_overlap(vals)?;
@@ -414,99 +256,4 @@ impl CudaFn {
         }
         Ok(())
     }
-}
-
-/// `_native._cuda_nvrtc_compile(code, name, arch)`: NVRTC from the wheel,
-/// code to a cubin (for tests and CI; no GPU needed).
-#[pyfunction]
-#[pyo3(signature = (code, name, arch=90, options=vec![]))]
-pub fn _cuda_nvrtc_compile<'py>(
-    py: Python<'py>,
-    code: &str,
-    name: &str,
-    arch: u32,
-    options: Vec<String>,
-) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-    crate::guard(|| {
-        let n = nvrtc(py)?;
-        let cache = DiskCache::default_location();
-        let includes = if nvrtc::needs_headers(code) {
-            header_dirs(n, &cache).map_err(|e| PyRuntimeError::new_err(e.to_string()))?
-        } else {
-            vec![]
-        };
-        let cubin = py
-            .detach(|| n.compile_cubin(code, name, arch, &includes, &options))
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        Ok(pyo3::types::PyBytes::new(py, &cubin))
-    })
-}
-
-/// `_native._cuda_nvrtc_version()`: `"13.5"`.
-#[pyfunction]
-pub fn _cuda_nvrtc_version(py: Python<'_>) -> PyResult<String> {
-    crate::guard(|| Ok(nvrtc(py)?.version_string()))
-}
-
-/// `_native._cuda_dry_run(fn, args, opts, arch=90)`: the whole Cuda miss
-/// path except the GPU: compile for the Cuda backend, NVRTC the device code
-/// to a cubin (through the disk cache) and build the launch plan. Returns
-/// `(kernel names, [(grid, block)], cubin size)`.
-#[pyfunction]
-#[pyo3(signature = (fun, args, opts=None, arch=90))]
-#[allow(clippy::type_complexity)]
-pub fn _cuda_dry_run(
-    py: Python<'_>,
-    fun: &Bound<'_, PyAny>,
-    args: Vec<Bound<'_, PyAny>>,
-    opts: Option<&Bound<'_, crate::options::CompileOptions>>,
-    arch: u32,
-) -> PyResult<(Vec<String>, Vec<([u32; 3], [u32; 3])>, usize)> {
-    crate::guard(|| {
-        let (def, resolver, name, params) = crate::jit::def_and_resolver(fun)?;
-        let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
-        let ctx = crate::args::ArgCtx {
-            func: &name,
-            params: &params,
-        };
-        let mut types = vec![];
-        for (i, a) in args.iter().enumerate() {
-            types.push(crate::args::arg_type(a, i, data.specialize_scalars, &ctx)?);
-        }
-        let options = data.to_core(parpy_core::Backend::Cuda)?;
-        let out = crate::jit::run_compile(py, &def, &types, &resolver, &options)?;
-        let Some(code) = &out.device_code else {
-            return Err(crate::internal_error("no device code for the Cuda backend"));
-        };
-        let n = nvrtc_source(py)?;
-        let cache = crate::jit::cache_for(&data);
-        let bin = py
-            .detach(|| cubin(&n, code, &name, arch, &cache))
-            .map_err(|e| crate::internal_error(&e.to_string()))?;
-        let shared = vec![0u32; out.kernel_names.len()];
-        let plan = Plan::new(&out.program, &out.kernel_names, &shared)
-            .map_err(|e| crate::internal_error(&e.to_string()))?;
-        let launches = plan.kernels().iter().map(|k| (k.grid, k.block)).collect();
-        Ok((out.kernel_names.clone(), launches, bin.len()))
-    })
-}
-
-/// `_native._cuda_nvrtc_loaded()`: whether this process has loaded NVRTC
-/// (a warm disk cache never needs to).
-#[pyfunction]
-pub fn _cuda_nvrtc_loaded() -> bool {
-    nvrtc::loaded().is_some()
-}
-
-/// `_native._cuda_sync()`: waits for the GPUs parpy used (`parpy.sync()`);
-/// an error from earlier asynchronous work surfaces here.
-#[pyfunction]
-pub fn _cuda_sync(py: Python<'_>) -> PyResult<()> {
-    crate::guard(|| {
-        py.detach(driver::sync_all).map_err(|e| {
-            PyRuntimeError::new_err(format!(
-                "parpy.sync(): the GPU reported an error from earlier asynchronous work: {e}"
-            ))
-        })
-    })
 }

@@ -6,18 +6,18 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use parpy_core::syntax::FunctionDef;
-use parpy_core::{ArgType, Backend, CompileError, CompileOutput, Options, SourceFile};
-use parpy_runtime::{BuildFlags, DiskCache, LoadedEntry};
+use parpy_core::{ArgType, Backend};
+use parpy_runtime::LoadedEntry;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::args::{self, ArgCtx, KeyBuf, MAX_ARGS};
-use crate::options::{CompileOptions, OptData};
-use crate::resolver::PyResolver;
-use crate::{
-    backend, compile_error_to_py, generation, internal_error, note_cache_dir, stderr_write,
-};
+use crate::backend;
+use crate::errors::internal_error;
+use crate::options::CompileOptions;
+use crate::resolver::{self, PyResolver};
+use crate::service::{self, generation};
 
 /// One compiled specialization.
 pub struct Compiled {
@@ -60,56 +60,11 @@ pub struct JitFunction {
     cache: Mutex<FnCache>,
 }
 
-/// The source text, file name and first line of a Python function.
-fn source_of(f: &Bound<'_, PyAny>) -> PyResult<SourceFile> {
-    let py = f.py();
-    let inspect = py.import("inspect")?;
-    let name: String = f
-        .getattr("__name__")
-        .and_then(|n| n.extract())
-        .unwrap_or_else(|_| "<function>".into());
-    let text: String = inspect
-        .call_method1("getsource", (f,))
-        .and_then(|t| t.extract())
-        .map_err(|e| {
-            crate::CompileErrorPy::new_err(format!(
-                "parpy needs the source code of `{name}` but Python cannot find it ({}); \
-                 define the function in a file",
-                e.value(py)
-            ))
-        })?;
-    let code = f.getattr("__code__")?;
-    let path: String = match inspect.call_method1("getsourcefile", (f,)) {
-        Ok(p) if !p.is_none() => p.extract()?,
-        _ => code.getattr("co_filename")?.extract()?,
-    };
-    let first: u32 = code.getattr("co_firstlineno")?.extract()?;
-    Ok(SourceFile::from_function_text(&path, &text, first))
-}
-
-fn param_names(f: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-    let code = f.getattr("__code__")?;
-    let n: usize = code.getattr("co_argcount")?.extract()?;
-    let names: Vec<String> = code.getattr("co_varnames")?.extract()?;
-    Ok(names.into_iter().take(n).collect())
-}
-
 impl JitFunction {
-    /// Parses a Python function (decoration time); user mistakes become
-    /// `CompileError`.
-    pub fn parse_py_function(f: &Bound<'_, PyAny>) -> PyResult<(Arc<FunctionDef>, PyResolver)> {
-        let file = source_of(f)?;
-        let def = parpy_core::catch_internal(|| {
-            parpy_core::parse_function(file).map_err(CompileError::User)
-        })
-        .map_err(compile_error_to_py)?;
-        Ok((Arc::new(def), PyResolver::of_function(f)?))
-    }
-
     pub fn from_py_function(f: &Bound<'_, PyAny>) -> PyResult<JitFunction> {
-        let (def, resolver) = JitFunction::parse_py_function(f)?;
+        let (def, resolver) = resolver::parse_function(f)?;
         let name: String = f.getattr("__name__")?.extract()?;
-        let params = param_names(f)?;
+        let params = resolver::param_names(f)?;
         if params.len() > MAX_ARGS {
             return Err(PyTypeError::new_err(format!(
                 "`{name}` has {} parameters; parpy supports at most {MAX_ARGS}",
@@ -287,7 +242,8 @@ impl JitFunction {
         ))
     }
 
-    /// The miss path: compile, build (disk cache), load.
+    /// The miss path: inspect the arguments (once), compile, build (disk
+    /// cache), load.
     fn compile_for(
         &self,
         py: Python<'_>,
@@ -296,22 +252,17 @@ impl JitFunction {
         specialize: bool,
     ) -> PyResult<Compiled> {
         let data = opts.snapshot();
+        let ctx = self.ctx();
         if data.backend == crate::options::CompileBackend::Python {
             // The arguments are checked as for a compiled backend; nothing to build.
-            let ctx = self.ctx();
-            for (i, a) in args.iter().enumerate() {
-                args::arg_type(&a, i, specialize, &ctx)?;
-            }
+            args::inspect_all(args.iter(), specialize, &ctx)?;
             return Ok(Compiled {
                 exec: Exec::Python,
                 params: vec![],
                 written_mask: 0,
             });
         }
-        let (backend, why) = backend::resolve(data.backend);
-        if data.verbose_backend_resolution {
-            stderr_write(py, &format!("parpy: {}\n", why.join("\nparpy: ")))?;
-        }
+        let backend = service::resolve_backend(py, &data)?;
         if backend == Backend::Metal || !backend::is_enabled(backend) {
             let (_, sentence) = backend::explain(backend);
             return Err(PyRuntimeError::new_err(format!(
@@ -320,13 +271,9 @@ impl JitFunction {
                 backend.name()
             )));
         }
-        let ctx = self.ctx();
-        let mut types = Vec::with_capacity(args.len());
-        for (i, a) in args.iter().enumerate() {
-            if backend == Backend::Cpu
-                && a.cast::<numpy::PyUntypedArray>().is_err()
-                && crate::cuda_args::arg_type(&a, i, &ctx)?.is_some()
-            {
+        let records = args::inspect_all(args.iter(), specialize, &ctx)?;
+        if backend == Backend::Cpu {
+            if let Some(i) = records.iter().position(|r| r.device.is_some()) {
                 return Err(PyValueError::new_err(format!(
                     "argument `{}` of `{}` is a CUDA device array, but `{}` runs on the Cpu \
                      backend, which takes NumPy arrays (use backend=parpy.CompileBackend.Cuda, \
@@ -336,12 +283,12 @@ impl JitFunction {
                     self.name
                 )));
             }
-            types.push(args::arg_type(&a, i, specialize, &ctx)?);
         }
+        let types: Vec<ArgType> = records.iter().map(|r| r.ty.clone()).collect();
         let options = data.to_core(backend)?;
-        let out = run_compile(py, &self.def, &types, self.resolver.as_ref(), &options)?;
+        let out = service::run_compile(py, &self.def, &types, self.resolver.as_ref(), &options)?;
         if data.write_output {
-            write_output(py, &data, backend, &self.name, &out.code)?;
+            service::write_output(py, &data, backend, &self.name, &out.code)?;
         }
         let mut params = Vec::with_capacity(out.params.len());
         let mut written_mask = 0u64;
@@ -353,7 +300,7 @@ impl JitFunction {
                 )));
             };
             let is_array = matches!(p.ty, ArgType::Array { .. });
-            if is_array != matches!(types[ai], ArgType::Array { .. }) {
+            if is_array != records[ai].is_array() {
                 return Err(internal_error(&format!(
                     "the compiled entry of `{}` disagrees about whether `{}` is an array",
                     self.name, p.name
@@ -365,20 +312,18 @@ impl JitFunction {
             params.push((ai, is_array));
         }
         let exec = if backend == Backend::Cuda {
-            let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
             let index: Vec<usize> = params.iter().map(|&(ai, _)| ai).collect();
             Exec::Cuda(Box::new(crate::cuda::CudaFn::build(
                 py,
                 &ctx,
                 &out,
-                &items,
-                &types,
+                &records,
                 data.device,
-                &cache_for(&data),
+                &service::cache_for(&data),
                 &index,
             )?))
         } else {
-            Exec::Cpu(build_entry(
+            Exec::Cpu(service::build_entry(
                 py,
                 &data,
                 &out.code,
@@ -395,103 +340,6 @@ impl JitFunction {
     }
 }
 
-/// Runs the core compiler with panics caught; emits warnings and the debug log.
-pub fn run_compile(
-    py: Python<'_>,
-    def: &FunctionDef,
-    types: &[ArgType],
-    resolver: &PyResolver,
-    options: &Options,
-) -> PyResult<CompileOutput> {
-    let out = parpy_core::catch_internal(|| parpy_core::compile(def, types, resolver, options))
-        .map_err(compile_error_to_py)?;
-    if options.debug_print && !out.debug_log.is_empty() {
-        stderr_write(py, &out.debug_log)?;
-    }
-    for w in &out.warnings {
-        let msg = std::ffi::CString::new(w.render().replace('\0', " "))
-            .unwrap_or_else(|_| c"parpy warning".to_owned());
-        let cat = py.get_type::<crate::ParpyWarning>();
-        PyErr::warn(py, cat.as_any(), &msg, 1)?;
-    }
-    Ok(out)
-}
-
-pub fn cache_for(data: &OptData) -> DiskCache {
-    let c = match &data.cache_dir {
-        Some(d) => DiskCache::new(d),
-        None => DiskCache::default_location(),
-    };
-    note_cache_dir(&c.dir);
-    c
-}
-
-/// Builds through the disk cache with the GIL released, and loads the entry.
-pub fn build_entry(
-    py: Python<'_>,
-    data: &OptData,
-    code: &str,
-    symbol: &str,
-    options: &Options,
-    user_code: bool,
-) -> PyResult<LoadedEntry> {
-    let cache = cache_for(data);
-    let flags = BuildFlags::from_options(options);
-    let r = py.detach(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            parpy_runtime::build_and_load(code, symbol, &flags, &cache)
-        }))
-    });
-    match r {
-        Ok(Ok(e)) => Ok(e),
-        Ok(Err(e @ parpy_runtime::RuntimeError::CompileFailed { .. })) => {
-            let user_flags = !(flags.includes.is_empty()
-                && flags.libs.is_empty()
-                && flags.extra_flags.is_empty());
-            if user_code || user_flags {
-                Err(crate::CompileErrorPy::new_err(e.to_string()))
-            } else {
-                Err(internal_error(&format!(
-                    "the generated code does not compile: {e}"
-                )))
-            }
-        }
-        Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
-        Err(_) => Err(internal_error(
-            "the runtime panicked while building the code",
-        )),
-    }
-}
-
-/// Writes the generated file under `<cache_dir>/generated/`, with the
-/// extension of the backend's language.
-fn write_output(
-    py: Python<'_>,
-    data: &OptData,
-    backend: Backend,
-    name: &str,
-    code: &str,
-) -> PyResult<()> {
-    let dir = cache_for(data).dir.join("generated");
-    let hash = parpy_runtime::cache::sha256_hex(code.as_bytes());
-    let ext = match backend {
-        Backend::Cpu => "c",
-        Backend::Cuda => "cu",
-        Backend::Metal => "metal",
-    };
-    let path = dir.join(format!("{name}-{}.{ext}", &hash[..12]));
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&path, code))
-        .map_err(|e| PyRuntimeError::new_err(format!("write_output: {}: {e}", path.display())))?;
-    stderr_write(
-        py,
-        &format!(
-            "parpy: wrote the generated code of `{name}` to {}\n",
-            path.display()
-        ),
-    )
-}
-
 #[pymethods]
 impl JitFunction {
     /// The Python objects this function holds (the decorated function, its
@@ -505,7 +353,7 @@ impl JitFunction {
 
     #[new]
     fn py_new(f: &Bound<'_, PyAny>) -> PyResult<JitFunction> {
-        crate::guard(|| JitFunction::from_py_function(f))
+        crate::errors::guard(|| JitFunction::from_py_function(f))
     }
 
     #[pyo3(signature = (*args, **kwargs))]
@@ -515,7 +363,7 @@ impl JitFunction {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
-        crate::guard(|| self.call_inner(py, args, kwargs))
+        crate::errors::guard(|| self.call_inner(py, args, kwargs))
     }
 
     /// The undecorated Python function.
@@ -584,11 +432,11 @@ pub fn def_and_resolver(f: &Bound<'_, PyAny>) -> PyResult<ParsedFunction> {
             args::type_name(f)
         )));
     }
-    let (def, r) = JitFunction::parse_py_function(f)?;
+    let (def, r) = resolver::parse_function(f)?;
     let name: String = f
         .getattr("__name__")?
         .cast_into::<PyString>()?
         .to_cow()?
         .into_owned();
-    Ok((def, Arc::new(r), name, param_names(f)?))
+    Ok((def, Arc::new(r), name, resolver::param_names(f)?))
 }

@@ -19,11 +19,11 @@ use crate::RuntimeError;
 
 /// `$XDG_CACHE_HOME/parpy`, else `~/.cache/parpy`, else a temp directory.
 pub fn default_cache_dir() -> PathBuf {
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|s| !s.is_empty()) {
-        return PathBuf::from(x).join("parpy");
+    if let Some(x) = crate::env::xdg_cache_home() {
+        return x.join("parpy");
     }
-    if let Some(h) = std::env::var_os("HOME").filter(|s| !s.is_empty()) {
-        return PathBuf::from(h).join(".cache").join("parpy");
+    if let Some(h) = crate::env::home() {
+        return h.join(".cache").join("parpy");
     }
     std::env::temp_dir().join("parpy-cache")
 }

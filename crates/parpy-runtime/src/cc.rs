@@ -90,8 +90,7 @@ impl Compiler {
     /// `$CC` if set (and non-empty), else the first of `cc`, `gcc`, `clang`
     /// found on `PATH`.
     pub fn find() -> Result<Compiler, RuntimeError> {
-        let cc_env = std::env::var("CC").ok().filter(|s| !s.trim().is_empty());
-        Compiler::find_with(cc_env.as_deref(), std::env::var_os("PATH").as_deref())
+        Compiler::find_with(crate::env::cc().as_deref(), crate::env::path().as_deref())
     }
 
     /// [`Compiler::find`] with explicit inputs (for tests).
@@ -211,8 +210,7 @@ mod tests {
 
     #[test]
     fn finds_a_compiler_on_path() {
-        let c =
-            Compiler::find_with(None, std::env::var_os("PATH").as_deref()).expect("a C compiler");
+        let c = Compiler::find_with(None, crate::env::path().as_deref()).expect("a C compiler");
         assert!(c.path.is_absolute());
         assert!(c.identity.contains('|'));
     }

@@ -15,6 +15,7 @@
 pub mod cache;
 pub mod cc;
 pub mod cuda;
+pub mod env;
 pub mod header;
 pub mod library;
 

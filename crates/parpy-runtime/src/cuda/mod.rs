@@ -9,11 +9,13 @@
 //!
 //! - [`nvrtc`]: loads `libnvrtc.so.13` by absolute path (the PyPI wheel),
 //!   compiles to a cubin for `sm_XY`, installs the bundled headers.
+//! - [`cubin`]: cubins through the disk cache (NVRTC identity, key).
 //! - [`driver`]: the driver (`libcuda.so.1`): probe, primary contexts,
 //!   modules, memory, launches, and error names.
 //! - [`plan`]: the host function of a compiled program as a launch plan,
 //!   run against a [`plan::Device`] (the driver, or a mock in tests).
 
+pub mod cubin;
 pub mod driver;
 pub mod nvcc;
 pub mod nvrtc;

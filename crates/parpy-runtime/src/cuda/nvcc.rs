@@ -133,8 +133,8 @@ impl Nvcc {
 /// Finds nvcc for tests: `$PARPY_NVCC`, else the wheel in the workspace's
 /// `.venv`; returns it with the wheel root.
 pub fn find_for_tests() -> Option<(PathBuf, Vec<PathBuf>)> {
-    if let Some(p) = std::env::var_os("PARPY_NVCC") {
-        return Some((PathBuf::from(p), vec![]));
+    if let Some(p) = crate::env::nvcc() {
+        return Some((p, vec![]));
     }
     let lib = super::nvrtc::find_for_tests()?;
     let root = lib.parent()?.parent()?.to_path_buf();

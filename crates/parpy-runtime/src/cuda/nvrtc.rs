@@ -289,8 +289,8 @@ pub fn needs_headers(src: &str) -> bool {
 /// `.venv/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13` above
 /// the crate.
 pub fn find_for_tests() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PARPY_NVRTC_PATH") {
-        return Some(PathBuf::from(p));
+    if let Some(p) = crate::env::nvrtc_path() {
+        return Some(p);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/lib");
     let rd = std::fs::read_dir(root).ok()?;

@@ -1,5 +1,14 @@
-//! Reading call arguments: the fast key (dtype, shape, scalar bits) and, on a
-//! miss, the core's `ArgType`s.
+//! Reading call arguments, in two ways:
+//! - [`observe`] (every call): the specialization key words (dtype, shape,
+//!   scalar bits) and the data pointer or scalar slot, without allocating;
+//! - [`inspect`] (a cache miss, once per argument): an [`ArgRecord`] with
+//!   the core's `ArgType` and, for a device array, what the Cuda backend
+//!   needs ([`device::DevArg`]).
+//!
+//! NumPy arrays and scalars are read here; device arrays (torch, CuPy,
+//! DLPack) in [`device`].
+
+pub mod device;
 
 use std::ffi::c_void;
 
@@ -211,7 +220,7 @@ pub fn observe(
         *val = bits;
         return Ok((false, false, 0));
     }
-    if let Some(r) = crate::cuda_args::observe(obj, i, key, val, ctx)? {
+    if let Some(r) = device::observe(obj, i, key, val, ctx)? {
         return Ok(r);
     }
     Err(unsupported_object(obj, i, ctx))
@@ -380,13 +389,37 @@ fn half_to_f64(h: u16) -> f64 {
     }
 }
 
-/// The core's view of argument `i` (slow path, on a cache miss).
-pub fn arg_type(
+/// What the miss path knows about one argument.
+pub struct ArgRecord {
+    /// The core's view (element type and shape, or scalar type and value
+    /// when scalars are specialized).
+    pub ty: ArgType,
+    /// A device array (torch, `__cuda_array_interface__`, DLPack).
+    pub device: Option<device::DevArg>,
+}
+
+impl ArgRecord {
+    pub fn is_array(&self) -> bool {
+        matches!(self.ty, ArgType::Array { .. })
+    }
+}
+
+/// Inspects argument `i` once on a cache miss.
+pub fn inspect(
     obj: &Bound<'_, PyAny>,
     i: usize,
     specialize: bool,
     ctx: &ArgCtx<'_>,
-) -> PyResult<ArgType> {
+) -> PyResult<ArgRecord> {
+    // `weak`: a Python scalar (NumPy's weak promotion), not a NumPy one
+    let scalar = |elem: ElemTy, v: ScalarValue, weak: bool| ArgRecord {
+        ty: ArgType::Scalar {
+            elem,
+            value: specialize.then_some(v),
+            weak,
+        },
+        device: None,
+    };
     if let Ok(a) = obj.cast::<PyUntypedArray>() {
         let elem = dtype_elem(a.dtype().as_any(), i, ctx)?;
         if !a.is_c_contiguous() {
@@ -397,44 +430,48 @@ pub fn arg_type(
             )));
         }
         let shape = a.shape().iter().map(|&d| d as i64).collect();
-        return Ok(ArgType::Array { elem, shape });
-    }
-    let keep = |v: ScalarValue| if specialize { Some(v) } else { None };
-    if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok(ArgType::Scalar {
-            elem: ElemTy::Bool,
-            value: keep(ScalarValue::Bool(b.is_true())),
-            weak: true,
+        return Ok(ArgRecord {
+            ty: ArgType::Array { elem, shape },
+            device: None,
         });
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(scalar(ElemTy::Bool, ScalarValue::Bool(b.is_true()), true));
     }
     if obj.is_instance_of::<PyInt>() {
-        let v = ctx.int_arg(obj, i)?;
-        return Ok(ArgType::Scalar {
-            elem: ElemTy::I64,
-            value: keep(ScalarValue::Int(v)),
-            weak: true,
-        });
+        return Ok(scalar(
+            ElemTy::I64,
+            ScalarValue::Int(ctx.int_arg(obj, i)?),
+            true,
+        ));
     }
     // np.float64 is a subclass of float but a strong NumPy scalar
     if let Ok(f) = obj.cast_exact::<PyFloat>() {
-        return Ok(ArgType::Scalar {
-            elem: ElemTy::F64,
-            value: keep(ScalarValue::Float(f.value())),
-            weak: true,
-        });
+        return Ok(scalar(ElemTy::F64, ScalarValue::Float(f.value()), true));
     }
     if obj.is_instance(np_generic(obj.py())?)? {
         let (elem, v) = numpy_scalar(obj, i, ctx)?;
-        return Ok(ArgType::Scalar {
-            elem,
-            value: keep(v),
-            weak: false,
+        return Ok(scalar(elem, v, false));
+    }
+    if let Some(d) = device::inspect(obj, i, ctx)? {
+        return Ok(ArgRecord {
+            ty: d.ty.clone(),
+            device: Some(d),
         });
     }
-    if let Some(d) = crate::cuda_args::arg_type(obj, i, ctx)? {
-        return Ok(d.ty);
-    }
     Err(unsupported_object(obj, i, ctx))
+}
+
+/// [`inspect`] for every argument.
+pub fn inspect_all<'py>(
+    args: impl IntoIterator<Item = Bound<'py, PyAny>>,
+    specialize: bool,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<Vec<ArgRecord>> {
+    args.into_iter()
+        .enumerate()
+        .map(|(i, a)| inspect(&a, i, specialize, ctx))
+        .collect()
 }
 
 /// A data pointer or a pointer to a slot, as the entry ABI wants.

@@ -252,7 +252,7 @@ fn parse_cai(
 }
 
 /// The miss-path view of a device array, or `None` when `obj` is not one.
-pub fn arg_type(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option<DevArg>> {
+pub fn inspect(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option<DevArg>> {
     let py = obj.py();
     let unsupported = |what: String| {
         PyTypeError::new_err(format!(
@@ -413,24 +413,4 @@ fn dlpack(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option
         shape,
         dtype: t.dtype_code as u32 | (t.dtype_bits as u32) << 8 | (t.dtype_lanes as u32) << 16,
     }))
-}
-
-/// `_native._cuda_arg_kind(obj)`: how the Cuda backend takes `obj`:
-/// `"torch"`, `"cai"` or `"dlpack"` (in place), or `None` (a NumPy array
-/// or a scalar, staged). Internal; lets the tests check the classification
-/// without a GPU.
-#[pyfunction]
-pub fn _cuda_arg_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
-    crate::guard(|| {
-        let params = vec!["x".to_string()];
-        let ctx = ArgCtx {
-            func: "_cuda_arg_kind",
-            params: &params,
-        };
-        Ok(arg_type(obj, 0, &ctx)?.map(|d| match d.kind {
-            DevKind::Torch => "torch",
-            DevKind::Cai => "cai",
-            DevKind::DlPack => "dlpack",
-        }))
-    })
 }

@@ -1,0 +1,265 @@
+//! The module-level functions of `parpy._native` (the classes live in
+//! `jit.rs`, `cstring.rs` and `options.rs`): `print_compiled`,
+//! `clear_cache`, backend queries, and the internal `_cuda_*` helpers the
+//! tests and the GPU check use.
+
+use parpy_core::{Backend, CompileOutput};
+use parpy_runtime::cuda::cubin;
+use parpy_runtime::cuda::driver;
+use parpy_runtime::cuda::nvrtc;
+use parpy_runtime::cuda::plan::Plan;
+use parpy_runtime::DiskCache;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use std::path::PathBuf;
+
+use crate::args::{self, device::DevKind, ArgCtx};
+use crate::backend;
+use crate::errors::{guard, internal_error};
+use crate::jit;
+use crate::options::{CompileBackend, CompileOptions, OptData};
+use crate::service;
+use crate::toolchain;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(print_compiled, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(default_cache_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(backend_explain, m)?)?;
+    m.add_function(wrap_pyfunction!(backend_is_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(backend_available, m)?)?;
+    m.add_function(wrap_pyfunction!(_nvrtc_path, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_nvrtc_compile, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_nvrtc_version, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_dry_run, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_nvrtc_loaded, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_arg_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_sync, m)?)?;
+    Ok(())
+}
+
+/// Compiles `fun` (a jit or plain function) for `args` on `backend`, with
+/// no cache; also returns the function's name.
+fn compile_with(
+    py: Python<'_>,
+    fun: &Bound<'_, PyAny>,
+    items: Vec<Bound<'_, PyAny>>,
+    data: &OptData,
+    backend: Backend,
+) -> PyResult<(CompileOutput, String)> {
+    let (def, resolver, name, params) = jit::def_and_resolver(fun)?;
+    if items.len() != params.len() {
+        return Err(PyTypeError::new_err(format!(
+            "{name}() takes {} positional arguments ({}) but {} were given",
+            params.len(),
+            params.join(", "),
+            items.len()
+        )));
+    }
+    let ctx = ArgCtx {
+        func: &name,
+        params: &params,
+    };
+    let types = args::inspect_all(items, data.specialize_scalars, &ctx)?
+        .into_iter()
+        .map(|r| r.ty)
+        .collect::<Vec<_>>();
+    let options = data.to_core(backend)?;
+    let out = service::run_compile(py, &def, &types, resolver.as_ref(), &options)?;
+    Ok((out, name))
+}
+
+/// `parpy.print_compiled(fn, args, opts)`: the generated code, no cache.
+#[pyfunction]
+#[pyo3(signature = (fun, args, opts=None))]
+fn print_compiled(
+    py: Python<'_>,
+    fun: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyAny>,
+    opts: Option<&Bound<'_, CompileOptions>>,
+) -> PyResult<String> {
+    guard(|| {
+        let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
+        let items: Vec<Bound<'_, PyAny>> = args
+            .try_iter()
+            .map_err(|_| {
+                PyTypeError::new_err(
+                    "print_compiled(fn, args, opts): `args` must be a list of the arguments",
+                )
+            })?
+            .collect::<PyResult<_>>()?;
+        backend::refuse_python(data.backend, "print_compiled")?;
+        let backend = service::resolve_backend(py, &data)?;
+        Ok(compile_with(py, fun, items, &data, backend)
+            .map_err(|e| {
+                // the arity message names print_compiled
+                if e.is_instance_of::<PyTypeError>(py)
+                    && e.value(py).to_string().contains("positional arguments")
+                {
+                    PyTypeError::new_err(format!("{} to print_compiled", e.value(py)))
+                } else {
+                    e
+                }
+            })?
+            .0
+            .code)
+    })
+}
+
+/// Drops every in-memory specialization and the disk cache entries.
+#[pyfunction]
+fn clear_cache() -> PyResult<()> {
+    guard(service::clear_cache)
+}
+
+/// The disk cache directory used when `CompileOptions.cache_dir` is unset.
+#[pyfunction]
+fn default_cache_dir() -> PathBuf {
+    parpy_runtime::default_cache_dir()
+}
+
+/// `(usable, sentence)` for one backend.
+#[pyfunction]
+fn backend_explain(b: CompileBackend) -> (bool, String) {
+    if b == CompileBackend::Python {
+        return (true, backend::PYTHON_SENTENCE.to_string());
+    }
+    match b.core() {
+        Some(c) => backend::explain(c),
+        None => {
+            let (c, lines) = backend::resolve(b);
+            (backend::is_enabled(c), lines.join("\n"))
+        }
+    }
+}
+
+#[pyfunction]
+fn backend_is_enabled(b: CompileBackend) -> bool {
+    if b == CompileBackend::Python {
+        return true;
+    }
+    match b.core() {
+        Some(c) => backend::is_enabled(c),
+        None => true,
+    }
+}
+
+#[pyfunction]
+fn backend_available(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list: Vec<CompileBackend> = backend::available()
+        .into_iter()
+        .map(|b| match b {
+            Backend::Cpu => CompileBackend::Cpu,
+            Backend::Cuda => CompileBackend::Cuda,
+            Backend::Metal => CompileBackend::Metal,
+        })
+        .collect();
+    PyList::new(py, list)
+}
+
+/// `_native._nvrtc_path()`: the `libnvrtc.so.13` parpy would load
+/// (`$PARPY_NVRTC_PATH`, else the wheel's), or None.
+#[pyfunction]
+fn _nvrtc_path(py: Python<'_>) -> PyResult<Option<String>> {
+    Ok(toolchain::nvrtc_path(py)?.map(|p| p.to_string_lossy().into_owned()))
+}
+
+/// `_native._cuda_arg_kind(obj)`: how the Cuda backend takes `obj`:
+/// `"torch"`, `"cai"` or `"dlpack"` (in place), or `None` (a NumPy array
+/// or a scalar, staged). Internal; lets the tests check the classification
+/// without a GPU.
+#[pyfunction]
+fn _cuda_arg_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
+    guard(|| {
+        let params = vec!["x".to_string()];
+        let ctx = ArgCtx {
+            func: "_cuda_arg_kind",
+            params: &params,
+        };
+        Ok(args::device::inspect(obj, 0, &ctx)?.map(|d| match d.kind {
+            DevKind::Torch => "torch",
+            DevKind::Cai => "cai",
+            DevKind::DlPack => "dlpack",
+        }))
+    })
+}
+
+/// `_native._cuda_nvrtc_compile(code, name, arch)`: NVRTC from the wheel,
+/// code to a cubin (for tests and CI; no GPU needed).
+#[pyfunction]
+#[pyo3(signature = (code, name, arch=90, options=vec![]))]
+fn _cuda_nvrtc_compile<'py>(
+    py: Python<'py>,
+    code: &str,
+    name: &str,
+    arch: u32,
+    options: Vec<String>,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    guard(|| {
+        let n = toolchain::nvrtc(py)?;
+        let cache = DiskCache::default_location();
+        let cubin = py
+            .detach(|| cubin::compile(n, code, name, arch, &options, &cache))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(pyo3::types::PyBytes::new(py, &cubin))
+    })
+}
+
+/// `_native._cuda_nvrtc_version()`: `"13.5"`.
+#[pyfunction]
+fn _cuda_nvrtc_version(py: Python<'_>) -> PyResult<String> {
+    guard(|| Ok(toolchain::nvrtc(py)?.version_string()))
+}
+
+/// `_native._cuda_dry_run(fn, args, opts, arch=90)`: the whole Cuda miss
+/// path except the GPU: compile for the Cuda backend, NVRTC the device code
+/// to a cubin (through the disk cache) and build the launch plan. Returns
+/// `(kernel names, [(grid, block)], cubin size)`.
+#[pyfunction]
+#[pyo3(signature = (fun, args, opts=None, arch=90))]
+#[allow(clippy::type_complexity)]
+fn _cuda_dry_run(
+    py: Python<'_>,
+    fun: &Bound<'_, PyAny>,
+    args: Vec<Bound<'_, PyAny>>,
+    opts: Option<&Bound<'_, CompileOptions>>,
+    arch: u32,
+) -> PyResult<(Vec<String>, Vec<([u32; 3], [u32; 3])>, usize)> {
+    guard(|| {
+        let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
+        let (out, name) = compile_with(py, fun, args, &data, Backend::Cuda)?;
+        let Some(code) = &out.device_code else {
+            return Err(internal_error("no device code for the Cuda backend"));
+        };
+        let n = toolchain::nvrtc_source(py)?;
+        let cache = service::cache_for(&data);
+        let bin = service::cubin(py, &n, code, &name, arch, &cache)
+            .map_err(|e| internal_error(&e.to_string()))?;
+        let shared = vec![0u32; out.kernel_names.len()];
+        let plan = Plan::new(&out.program, &out.kernel_names, &shared)
+            .map_err(|e| internal_error(&e.to_string()))?;
+        let launches = plan.kernels().iter().map(|k| (k.grid, k.block)).collect();
+        Ok((out.kernel_names.clone(), launches, bin.len()))
+    })
+}
+
+/// `_native._cuda_nvrtc_loaded()`: whether this process has loaded NVRTC
+/// (a warm disk cache never needs to).
+#[pyfunction]
+fn _cuda_nvrtc_loaded() -> bool {
+    nvrtc::loaded().is_some()
+}
+
+/// `_native._cuda_sync()`: waits for the GPUs parpy used (`parpy.sync()`);
+/// an error from earlier asynchronous work surfaces here.
+#[pyfunction]
+fn _cuda_sync(py: Python<'_>) -> PyResult<()> {
+    guard(|| {
+        py.detach(driver::sync_all).map_err(|e| {
+            PyRuntimeError::new_err(format!(
+                "parpy.sync(): the GPU reported an error from earlier asynchronous work: {e}"
+            ))
+        })
+    })
+}

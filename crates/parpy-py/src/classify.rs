@@ -1,0 +1,170 @@
+//! What a Python object denotes inside jit code (`Resolved`): parpy's
+//! dtypes and builtins, constants, NumPy dtypes, other jit or plain
+//! functions, namespaces; the `Resolver` the core asks.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use parpy_core::syntax::FunctionDef;
+use parpy_core::{Builtin, ElemTy, Resolved, Resolver, ScalarValue};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString, PyType};
+
+use crate::args::type_name;
+use crate::jit::JitFunction;
+use crate::resolver::{parse_function, PyResolver};
+
+impl Resolver for PyResolver {
+    fn resolve(&self, path: &[&str]) -> Resolved {
+        Python::attach(|py| {
+            resolve_py(self, py, path).unwrap_or_else(|e| {
+                Resolved::Unsupported(format!("an object that failed to load ({e})"))
+            })
+        })
+    }
+}
+
+fn resolve_py(r: &PyResolver, py: Python<'_>, path: &[&str]) -> PyResult<Resolved> {
+    match r.lookup(py, path)? {
+        Some(obj) => classify(&obj),
+        None => Ok(Resolved::NotFound),
+    }
+}
+
+fn str_attr(obj: &Bound<'_, PyAny>, name: &str) -> Option<String> {
+    let v = obj.getattr(name).ok()?;
+    let s = v.cast::<PyString>().ok()?;
+    s.to_cow().ok().map(|c| c.into_owned())
+}
+
+/// What a Python object denotes inside jit code.
+pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
+    let py = obj.py();
+    if let Ok(j) = obj.cast::<JitFunction>() {
+        let j = j.get();
+        return Ok(Resolved::Function {
+            def: j.def.clone(),
+            globals: j.resolver.clone(),
+        });
+    }
+    // parpy's own objects first: dtypes and builtins carry a marker.
+    if let Some(name) = str_attr(obj, "__parpy_dtype__") {
+        return Ok(match ElemTy::from_numpy_name(&name) {
+            Some(t) => Resolved::Dtype(t),
+            None => Resolved::Unsupported(format!("the element type {name}")),
+        });
+    }
+    if let Some(name) = str_attr(obj, "__parpy_builtin__") {
+        return Ok(match Builtin::from_name(&name) {
+            Some(b) => Resolved::Builtin(b),
+            None => Resolved::Unsupported(format!(
+                "parpy.{name} (not supported inside jit code by this version)"
+            )),
+        });
+    }
+    let builtins = py.import("builtins")?;
+    for name in ["range", "min", "max", "abs", "float", "int", "len"] {
+        if obj.is(&builtins.getattr(name)?) {
+            if let Some(b) = Builtin::from_name(name) {
+                return Ok(Resolved::Builtin(b));
+            }
+        }
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Resolved::Const(ScalarValue::Bool(b.is_true())));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(match obj.extract::<i64>() {
+            Ok(v) => Resolved::Const(ScalarValue::Int(v)),
+            Err(_) => Resolved::Unsupported("an int that does not fit in 64 bits".into()),
+        });
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Resolved::Const(ScalarValue::Float(f.value())));
+    }
+    // NumPy: dtype classes, dtype objects, scalars.
+    if let Ok(np) = py.import("sys")?.getattr("modules")?.get_item("numpy") {
+        let generic = np.getattr("generic")?;
+        let dtype_cls = np.getattr("dtype")?;
+        let is_generic_cls = obj
+            .cast::<PyType>()
+            .map(|t| t.is_subclass(&generic).unwrap_or(false))
+            .unwrap_or(false);
+        if is_generic_cls || obj.is_instance(&dtype_cls)? {
+            let dt = dtype_cls.call1((obj,))?;
+            let name: String = dt.getattr("name")?.extract()?;
+            return Ok(match ElemTy::from_numpy_name(&name) {
+                Some(t) => Resolved::Dtype(t),
+                None => Resolved::Unsupported(format!("the dtype {name}")),
+            });
+        }
+        if obj.is_instance(&generic)? {
+            let item = obj.call_method0("item")?;
+            return classify(&item);
+        }
+        if obj.is_instance(&np.getattr("ndarray")?)? {
+            return Ok(Resolved::Unsupported(
+                "a NumPy array (global arrays cannot be used in jit code; pass it as an argument)"
+                    .into(),
+            ));
+        }
+    }
+    if obj.is_instance_of::<PyModule>() || obj.hasattr("__parpy_namespace__")? {
+        return Ok(Resolved::Namespace);
+    }
+    let inspect = py.import("inspect")?;
+    if inspect.call_method1("isfunction", (obj,))?.is_truthy()? {
+        let name = str_attr(obj, "__name__").unwrap_or_default();
+        return Ok(match plain_function(obj) {
+            Ok((def, globals)) => Resolved::Function { def, globals },
+            Err(e) => Resolved::Unsupported(format!(
+                "function '{name}' (its source cannot be compiled: {})",
+                e.value(py)
+            )),
+        });
+    }
+    if inspect.call_method1("isbuiltin", (obj,))?.is_truthy()? {
+        let name = str_attr(obj, "__name__").unwrap_or_default();
+        return Ok(Resolved::Unsupported(format!("function '{name}'")));
+    }
+    if let Ok(t) = obj.cast::<PyType>() {
+        return Ok(Resolved::Unsupported(format!(
+            "the class '{}'",
+            t.name().map(|n| n.to_string()).unwrap_or_default()
+        )));
+    }
+    let tn = type_name(obj);
+    let desc = match tn.as_str() {
+        "list" => "a list".to_string(),
+        "dict" => "a dict".to_string(),
+        "tuple" => "a tuple".to_string(),
+        "str" => "a str".to_string(),
+        "set" => "a set".to_string(),
+        "NoneType" => "None".to_string(),
+        _ => format!("an object of type '{tn}'"),
+    };
+    Ok(Resolved::Unsupported(desc))
+}
+
+/// An undecorated Python function called from jit code, parsed once per
+/// function object (kept alive here, so its address stays its identity):
+/// the same object always gives the same `FunctionDef`, which is what sema
+/// compares to share specializations and to detect recursion (a plain
+/// function calling itself used to be parsed anew at every call, without
+/// end).
+fn plain_function(obj: &Bound<'_, PyAny>) -> PyResult<(Arc<FunctionDef>, Arc<dyn Resolver>)> {
+    type Parsed = (Py<PyAny>, Arc<FunctionDef>, Arc<dyn Resolver>);
+    static PARSED: OnceLock<Mutex<HashMap<usize, Parsed>>> = OnceLock::new();
+    let table = PARSED.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = obj.as_ptr() as usize;
+    if let Some((_, def, globals)) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok((def.clone(), globals.clone()));
+    }
+    let (def, resolver) = parse_function(obj)?;
+    let globals: Arc<dyn Resolver> = Arc::new(resolver);
+    table
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, (obj.clone().unbind(), def.clone(), globals.clone()));
+    Ok((def, globals))
+}

@@ -1,0 +1,177 @@
+//! The compile service: everything between a call's arguments and a
+//! callable specialization that `JitFunction`, `compile_string` and the
+//! module functions share: backend choice, the core compiler (warnings,
+//! debug log), the disk cache (its directory, C builds, cubins, clearing)
+//! and the generation counter of the in-memory caches.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use parpy_core::syntax::FunctionDef;
+use parpy_core::{ArgType, Backend, CompileOutput, Options, Resolver};
+use parpy_runtime::cuda::cubin::NvrtcSource;
+use parpy_runtime::cuda::CudaError;
+use parpy_runtime::{BuildFlags, DiskCache, LoadedEntry};
+use pyo3::exceptions::{PyOSError, PyRuntimeError};
+use pyo3::prelude::*;
+
+use crate::backend;
+use crate::errors::{compile_error_to_py, internal_error, stderr_write, warn, CompileErrorPy};
+use crate::options::OptData;
+
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// Bumped by `clear_cache`; in-memory caches compare it on lookup.
+#[inline]
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
+}
+
+fn cache_dirs() -> &'static Mutex<BTreeSet<PathBuf>> {
+    static DIRS: OnceLock<Mutex<BTreeSet<PathBuf>>> = OnceLock::new();
+    DIRS.get_or_init(|| Mutex::new(BTreeSet::new()))
+}
+
+/// Remembers a disk cache directory used in this process (for clear_cache).
+fn note_cache_dir(dir: &Path) {
+    let mut d = cache_dirs().lock().unwrap_or_else(|e| e.into_inner());
+    if !d.contains(dir) {
+        d.insert(dir.to_path_buf());
+    }
+}
+
+/// Drops every in-memory specialization and the disk cache entries of
+/// every cache directory this process used (and the default one).
+pub fn clear_cache() -> PyResult<()> {
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+    let mut dirs: BTreeSet<PathBuf> = cache_dirs()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    dirs.insert(parpy_runtime::default_cache_dir());
+    for d in dirs {
+        parpy_runtime::cache::clear(&d).map_err(|e| PyOSError::new_err(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The disk cache of these options.
+pub fn cache_for(data: &OptData) -> DiskCache {
+    let c = match &data.cache_dir {
+        Some(d) => DiskCache::new(d),
+        None => DiskCache::default_location(),
+    };
+    note_cache_dir(&c.dir);
+    c
+}
+
+/// Resolves the options' backend, printing why when asked to.
+pub fn resolve_backend(py: Python<'_>, data: &OptData) -> PyResult<Backend> {
+    let (backend, why) = backend::resolve(data.backend);
+    if data.verbose_backend_resolution {
+        stderr_write(py, &format!("parpy: {}\n", why.join("\nparpy: ")))?;
+    }
+    Ok(backend)
+}
+
+/// Runs the core compiler with panics caught; emits warnings and the debug log.
+pub fn run_compile(
+    py: Python<'_>,
+    def: &FunctionDef,
+    types: &[ArgType],
+    resolver: &dyn Resolver,
+    options: &Options,
+) -> PyResult<CompileOutput> {
+    let out = parpy_core::catch_internal(|| parpy_core::compile(def, types, resolver, options))
+        .map_err(compile_error_to_py)?;
+    if options.debug_print && !out.debug_log.is_empty() {
+        stderr_write(py, &out.debug_log)?;
+    }
+    for w in &out.warnings {
+        warn(py, &w.render())?;
+    }
+    Ok(out)
+}
+
+/// Builds C code through the disk cache with the GIL released, and loads
+/// the entry. `user_code`: the code is the user's (compile_string), so a
+/// compile error is theirs.
+pub fn build_entry(
+    py: Python<'_>,
+    data: &OptData,
+    code: &str,
+    symbol: &str,
+    options: &Options,
+    user_code: bool,
+) -> PyResult<LoadedEntry> {
+    let cache = cache_for(data);
+    let flags = BuildFlags::from_options(options);
+    let r = py.detach(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            parpy_runtime::build_and_load(code, symbol, &flags, &cache)
+        }))
+    });
+    match r {
+        Ok(Ok(e)) => Ok(e),
+        Ok(Err(e @ parpy_runtime::RuntimeError::CompileFailed { .. })) => {
+            let user_flags = !(flags.includes.is_empty()
+                && flags.libs.is_empty()
+                && flags.extra_flags.is_empty());
+            if user_code || user_flags {
+                Err(CompileErrorPy::new_err(e.to_string()))
+            } else {
+                Err(internal_error(&format!(
+                    "the generated code does not compile: {e}"
+                )))
+            }
+        }
+        Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
+        Err(_) => Err(internal_error(
+            "the runtime panicked while building the code",
+        )),
+    }
+}
+
+/// The cubin of `code` for `sm_{arch}` through the disk cache, with the
+/// GIL released.
+pub fn cubin(
+    py: Python<'_>,
+    src: &NvrtcSource,
+    code: &str,
+    name: &str,
+    arch: u32,
+    cache: &DiskCache,
+) -> Result<Vec<u8>, CudaError> {
+    py.detach(|| parpy_runtime::cuda::cubin::cached(src, code, name, arch, cache))
+}
+
+/// Writes the generated file under `<cache_dir>/generated/`, with the
+/// extension of the backend's language.
+pub fn write_output(
+    py: Python<'_>,
+    data: &OptData,
+    backend: Backend,
+    name: &str,
+    code: &str,
+) -> PyResult<()> {
+    let dir = cache_for(data).dir.join("generated");
+    let hash = parpy_runtime::cache::sha256_hex(code.as_bytes());
+    let ext = match backend {
+        Backend::Cpu => "c",
+        Backend::Cuda => "cu",
+        Backend::Metal => "metal",
+    };
+    let path = dir.join(format!("{name}-{}.{ext}", &hash[..12]));
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&path, code))
+        .map_err(|e| PyRuntimeError::new_err(format!("write_output: {}: {e}", path.display())))?;
+    stderr_write(
+        py,
+        &format!(
+            "parpy: wrote the generated code of `{name}` to {}\n",
+            path.display()
+        ),
+    )
+}
