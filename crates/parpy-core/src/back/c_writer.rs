@@ -2,15 +2,16 @@
 //! statements and expressions (C with OpenMP today; CUDA and Metal reuse it
 //! through their own [`Dialect`]).
 //!
-//! It handles precedence-aware parenthesization, typed literals, stable
-//! keyword-safe names ([`Namer`]), multi-dimensional index flattening with
-//! the static shapes, declaration placement of locals, the prelude of helper
-//! functions (only those used), and the file layout with the machine-readable
-//! `parpy-` header lines.
+//! It handles precedence-aware parenthesization, typed literals,
+//! multi-dimensional index flattening with the static shapes, the prelude of
+//! helper functions (only those used), and the file layout with the
+//! machine-readable `parpy-` header lines. Names come from
+//! [`super::c_names`], declaration placement from [`super::c_decls`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use super::c_names::{Namer, COMMON_RESERVED};
 use super::{param_infos, param_line, EmitOutput, Writes};
 use crate::error::CompileError;
 use crate::ir::{
@@ -260,166 +261,6 @@ pub trait Dialect {
         cleanup: &[String],
     ) -> String {
         self.launch_checked(kernel, args, &k.launch, k.shared_bytes(), cleanup)
-    }
-}
-
-/// C-family keywords and library names no generated name may take.
-pub const COMMON_RESERVED: &[&str] = &[
-    "auto",
-    "break",
-    "case",
-    "char",
-    "const",
-    "continue",
-    "default",
-    "do",
-    "double",
-    "else",
-    "enum",
-    "extern",
-    "float",
-    "for",
-    "goto",
-    "if",
-    "inline",
-    "int",
-    "long",
-    "register",
-    "restrict",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "struct",
-    "switch",
-    "typedef",
-    "union",
-    "unsigned",
-    "void",
-    "volatile",
-    "while",
-    "bool",
-    "true",
-    "false",
-    "NULL",
-    "main",
-    "int8_t",
-    "int16_t",
-    "int32_t",
-    "int64_t",
-    "uint8_t",
-    "uint16_t",
-    "uint32_t",
-    "uint64_t",
-    "size_t",
-    "INFINITY",
-    "NAN",
-    "sqrt",
-    "sqrtf",
-    "exp",
-    "expf",
-    "log",
-    "logf",
-    "sin",
-    "sinf",
-    "cos",
-    "cosf",
-    "tan",
-    "tanf",
-    "tanh",
-    "tanhf",
-    "fabs",
-    "fabsf",
-    "atan2",
-    "atan2f",
-    "floor",
-    "floorf",
-    "ceil",
-    "ceilf",
-    "pow",
-    "powf",
-    "fmod",
-    "fmodf",
-    "copysign",
-    "copysignf",
-    "abs",
-    "llabs",
-    "args",
-    "class",
-    "namespace",
-    "template",
-    "new",
-    "delete",
-    "this",
-    "private",
-    "public",
-    "protected",
-    "virtual",
-    "operator",
-    "using",
-    "device",
-    "kernel",
-    "thread",
-    "threadgroup",
-    "constant",
-    "half",
-    "uint",
-    "vec",
-    "min",
-    "max",
-    "signbit",
-    "isnan",
-];
-
-/// Makes names valid and unique: Python names are kept where possible,
-/// reserved words are avoided, duplicates get `_1`, `_2`. Stable: the same
-/// sequence of requests gives the same names.
-#[derive(Clone, Default)]
-pub struct Namer {
-    taken: BTreeSet<String>,
-}
-
-impl Namer {
-    pub fn new(reserved: &[&str]) -> Namer {
-        Namer {
-            taken: reserved.iter().map(|s| s.to_string()).collect(),
-        }
-    }
-    pub fn reserve(&mut self, name: &str) {
-        self.taken.insert(name.to_string());
-    }
-    pub fn fresh(&mut self, wanted: &str) -> String {
-        let mut base: String = wanted
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if base.is_empty() {
-            base = "v".into();
-        }
-        if base.starts_with(|c: char| c.is_ascii_digit()) || base.starts_with("parpy_") {
-            base = format!("v_{base}");
-        }
-        // Leading `__` (and `_X`) are reserved in C.
-        if base.starts_with("__")
-            || (base.starts_with('_') && base[1..].starts_with(|c: char| c.is_ascii_uppercase()))
-        {
-            base = format!("v{base}");
-        }
-        let mut name = base.clone();
-        let mut n = 1;
-        while self.taken.contains(&name) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        self.taken.insert(name.clone());
-        name
     }
 }
 
@@ -767,13 +608,6 @@ impl<D: Dialect> MathExtra for D {
     }
 }
 
-/// Where a local is declared: the block and the index of the first
-/// statement of that block that touches it.
-#[derive(Clone, Debug)]
-struct DeclSite {
-    path: Vec<(usize, usize)>,
-}
-
 struct FnWriter<'a, D: Dialect> {
     d: &'a D,
     p: &'a Program,
@@ -859,7 +693,9 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 .map(|(i, _)| VarId(i as u32))
                 .collect();
         }
-        self.plan_decls();
+        let plan = super::c_decls::plan(self.f, &self.temps);
+        self.decls = plan.decls;
+        self.read = plan.read;
         let mut params = vec![];
         for (i, &v) in self.f.params.iter().enumerate() {
             let var = self.f.var(v);
@@ -948,92 +784,6 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         }
         self.out.push_str("}\n");
         Ok(self.out)
-    }
-
-    // ---- declaration planning -------------------------------------------
-
-    fn plan_decls(&mut self) {
-        let mut sites: BTreeMap<VarId, DeclSite> = BTreeMap::new();
-        let mut read = BTreeSet::new();
-        self.next_block = 0;
-        let mut stack = vec![];
-        let body = &self.f.body;
-        self.plan_block(body, &mut stack, &mut sites, &mut read);
-        for (v, site) in sites {
-            if self.temps.contains(&v) {
-                continue;
-            }
-            if let Some(&last) = site.path.last() {
-                self.decls.entry(last).or_default().push(v);
-            }
-        }
-        self.read = read;
-    }
-
-    fn plan_block(
-        &mut self,
-        b: &[Stmt],
-        stack: &mut Vec<(usize, usize)>,
-        sites: &mut BTreeMap<VarId, DeclSite>,
-        read: &mut BTreeSet<VarId>,
-    ) {
-        let id = self.next_block;
-        self.next_block += 1;
-        for (i, s) in b.iter().enumerate() {
-            stack.push((id, i));
-            let mut used = BTreeSet::new();
-            let mut assigned = BTreeSet::new();
-            shallow_uses(s, &mut used, &mut assigned, read);
-            for v in used {
-                let var = self.f.var(v);
-                if var.kind != VarKind::Local {
-                    continue;
-                }
-                let here = DeclSite {
-                    path: stack.clone(),
-                };
-                match sites.get_mut(&v) {
-                    None => {
-                        sites.insert(v, here);
-                    }
-                    Some(site) => {
-                        let mut common = vec![];
-                        for (a, b) in site.path.iter().zip(&here.path) {
-                            if a == b {
-                                common.push(*a);
-                            } else {
-                                if a.0 == b.0 {
-                                    common.push((a.0, a.1.min(b.1)));
-                                }
-                                break;
-                            }
-                        }
-                        if common.is_empty() {
-                            // Different blocks at the top: cannot happen for
-                            // one function body; keep the first site.
-                            continue;
-                        }
-                        site.path = common;
-                    }
-                }
-            }
-            match &s.kind {
-                StmtKind::For(l) => self.plan_block(&l.body, stack, sites, read),
-                StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
-                    self.plan_block(body, stack, sites, read)
-                }
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    self.plan_block(then_body, stack, sites, read);
-                    self.plan_block(else_body, stack, sites, read);
-                }
-                _ => {}
-            }
-            stack.pop();
-        }
     }
 
     // ---- statements -----------------------------------------------------
@@ -1570,49 +1320,6 @@ fn unreachable_op(op: BinOp) -> Result<(&'static str, u8, u8, u8), String> {
         "operator `{}` reached the infix printer",
         op.symbol()
     ))
-}
-
-/// Variables a statement touches at its own level (not inside nested
-/// blocks, which the planner visits itself), plus every variable it reads.
-fn shallow_uses(
-    s: &Stmt,
-    used: &mut BTreeSet<VarId>,
-    assigned: &mut BTreeSet<VarId>,
-    read: &mut BTreeSet<VarId>,
-) {
-    use crate::passes::outline_kernels::expr_uses;
-    let mut reads = BTreeSet::new();
-    match &s.kind {
-        StmtKind::Assign { dst, value } => {
-            match dst {
-                Place::Var(v) => {
-                    used.insert(*v);
-                    assigned.insert(*v);
-                }
-                Place::Index { array, indices } => {
-                    used.insert(*array);
-                    reads.insert(*array);
-                    indices.iter().for_each(|i| expr_uses(i, &mut reads));
-                }
-            }
-            expr_uses(value, &mut reads);
-        }
-        StmtKind::For(l) => {
-            used.insert(l.var);
-            expr_uses(&l.lo, &mut reads);
-            expr_uses(&l.hi, &mut reads);
-            if let Some(r) = &l.reduction {
-                // The reduction clause names the accumulator outside the loop.
-                reads.insert(r.acc);
-            }
-        }
-        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr_uses(cond, &mut reads),
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut reads),
-        StmtKind::Return(None) | StmtKind::OnDevice(_) | StmtKind::Barrier => {}
-        StmtKind::Launch { args, .. } => reads.extend(args.iter().copied()),
-    }
-    used.extend(reads.iter().copied());
-    read.extend(reads);
 }
 
 /// 8- and 16-bit integers, whose arithmetic C does in `int`.

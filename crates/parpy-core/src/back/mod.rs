@@ -3,6 +3,8 @@
 //! Backends never change the IR.
 
 pub mod c;
+pub mod c_decls;
+pub mod c_names;
 pub mod c_writer;
 pub mod cuda;
 pub mod metal;

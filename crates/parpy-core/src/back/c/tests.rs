@@ -89,7 +89,8 @@ int32_t parpy_entry_sum_rows(void **args) {
 
 mod writer {
     use super::cc_check;
-    use crate::back::c_writer::{float_literal, int_literal, Namer, COMMON_RESERVED};
+    use crate::back::c_names::{Namer, COMMON_RESERVED};
+    use crate::back::c_writer::{float_literal, int_literal};
     use crate::ir::{BinOp, Expr, ExprKind, ReduceOp, Reduction, Stmt, StmtKind, Type, UnOp};
     use crate::options::Options;
     use crate::passes::testutil::*;

@@ -1,0 +1,160 @@
+//! Declaration placement for the C-family writer: each local is declared
+//! before the first statement of the innermost block that contains every
+//! use of it (blocks numbered in the writer's visiting order).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ir::{Function, Place, Stmt, StmtKind, VarId, VarKind};
+
+/// Where a local is declared: the block and the index of the first
+/// statement of that block that touches it.
+#[derive(Clone, Debug)]
+struct DeclSite {
+    path: Vec<(usize, usize)>,
+}
+
+/// The declarations of one function.
+#[derive(Default)]
+pub struct DeclPlan {
+    /// (block id, statement index) -> locals to declare before it.
+    pub decls: BTreeMap<(usize, usize), Vec<VarId>>,
+    /// Every variable some statement reads.
+    pub read: BTreeSet<VarId>,
+}
+
+/// Plans the declarations of `f`'s locals, leaving out `skip` (declared
+/// elsewhere, such as device temporaries).
+pub fn plan(f: &Function, skip: &BTreeSet<VarId>) -> DeclPlan {
+    let mut sites: BTreeMap<VarId, DeclSite> = BTreeMap::new();
+    let mut read = BTreeSet::new();
+    let mut next_block = 0;
+    let mut stack = vec![];
+    plan_block(
+        f,
+        &f.body,
+        &mut next_block,
+        &mut stack,
+        &mut sites,
+        &mut read,
+    );
+    let mut decls: BTreeMap<(usize, usize), Vec<VarId>> = BTreeMap::new();
+    for (v, site) in sites {
+        if skip.contains(&v) {
+            continue;
+        }
+        if let Some(&last) = site.path.last() {
+            decls.entry(last).or_default().push(v);
+        }
+    }
+    DeclPlan { decls, read }
+}
+
+fn plan_block(
+    f: &Function,
+    b: &[Stmt],
+    next_block: &mut usize,
+    stack: &mut Vec<(usize, usize)>,
+    sites: &mut BTreeMap<VarId, DeclSite>,
+    read: &mut BTreeSet<VarId>,
+) {
+    let id = *next_block;
+    *next_block += 1;
+    for (i, s) in b.iter().enumerate() {
+        stack.push((id, i));
+        let mut used = BTreeSet::new();
+        let mut assigned = BTreeSet::new();
+        shallow_uses(s, &mut used, &mut assigned, read);
+        for v in used {
+            let var = f.var(v);
+            if var.kind != VarKind::Local {
+                continue;
+            }
+            let here = DeclSite {
+                path: stack.clone(),
+            };
+            match sites.get_mut(&v) {
+                None => {
+                    sites.insert(v, here);
+                }
+                Some(site) => {
+                    let mut common = vec![];
+                    for (a, b) in site.path.iter().zip(&here.path) {
+                        if a == b {
+                            common.push(*a);
+                        } else {
+                            if a.0 == b.0 {
+                                common.push((a.0, a.1.min(b.1)));
+                            }
+                            break;
+                        }
+                    }
+                    if common.is_empty() {
+                        // Different blocks at the top: cannot happen for
+                        // one function body; keep the first site.
+                        continue;
+                    }
+                    site.path = common;
+                }
+            }
+        }
+        match &s.kind {
+            StmtKind::For(l) => plan_block(f, &l.body, next_block, stack, sites, read),
+            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
+                plan_block(f, body, next_block, stack, sites, read)
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                plan_block(f, then_body, next_block, stack, sites, read);
+                plan_block(f, else_body, next_block, stack, sites, read);
+            }
+            _ => {}
+        }
+        stack.pop();
+    }
+}
+
+/// Variables a statement touches at its own level (not inside nested
+/// blocks, which the planner visits itself), plus every variable it reads.
+fn shallow_uses(
+    s: &Stmt,
+    used: &mut BTreeSet<VarId>,
+    assigned: &mut BTreeSet<VarId>,
+    read: &mut BTreeSet<VarId>,
+) {
+    use crate::passes::outline_kernels::expr_uses;
+    let mut reads = BTreeSet::new();
+    match &s.kind {
+        StmtKind::Assign { dst, value } => {
+            match dst {
+                Place::Var(v) => {
+                    used.insert(*v);
+                    assigned.insert(*v);
+                }
+                Place::Index { array, indices } => {
+                    used.insert(*array);
+                    reads.insert(*array);
+                    indices.iter().for_each(|i| expr_uses(i, &mut reads));
+                }
+            }
+            expr_uses(value, &mut reads);
+        }
+        StmtKind::For(l) => {
+            used.insert(l.var);
+            expr_uses(&l.lo, &mut reads);
+            expr_uses(&l.hi, &mut reads);
+            if let Some(r) = &l.reduction {
+                // The reduction clause names the accumulator outside the loop.
+                reads.insert(r.acc);
+            }
+        }
+        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr_uses(cond, &mut reads),
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut reads),
+        StmtKind::Return(None) | StmtKind::OnDevice(_) | StmtKind::Barrier => {}
+        StmtKind::Launch { args, .. } => reads.extend(args.iter().copied()),
+    }
+    used.extend(reads.iter().copied());
+    read.extend(reads);
+}
