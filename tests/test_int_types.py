@@ -139,3 +139,18 @@ def test_metal_rejects_8_bit_parallel_reductions_clearly():
     opts.backend = parpy.CompileBackend.Metal
     with pytest.raises(parpy.CompileError, match=r"`max` reduction over int8 values has no Metal"):
         parpy.print_compiled(row_stats, args, opts)
+
+
+@pytest.mark.parametrize("parallel_rows", [False, True])
+def test_uint64_minimum_above_int64_max(parallel_rows):
+    # the min reduction of a slice starts from uint64's largest value (it
+    # started from int64's, so every row of values above it gave 2**63-1)
+    N, M = 3, 40
+    x = np.full((N, M), 2**64 - 5, np.uint64)
+    x[1, 7] = 2**63 + 11
+    s, mx, mn = np.zeros(N, np.uint64), np.zeros(N, np.uint64), np.zeros(N, np.uint64)
+    spec = {'N': parpy.threads(N)}
+    if parallel_rows:
+        spec['M'] = parpy.threads(32)
+    out = run_both(row_stats, [x, s, mx, mn, N], cpu_opts(spec))
+    np.testing.assert_array_equal(out[3], x.min(axis=1))

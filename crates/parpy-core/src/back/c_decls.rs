@@ -124,7 +124,7 @@ fn shallow_uses(
     assigned: &mut BTreeSet<VarId>,
     read: &mut BTreeSet<VarId>,
 ) {
-    use crate::passes::outline_kernels::expr_uses;
+    use crate::ir::visit::expr_uses;
     let mut reads = BTreeSet::new();
     match &s.kind {
         StmtKind::Assign { dst, value } => {

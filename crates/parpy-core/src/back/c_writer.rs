@@ -684,14 +684,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
 
     fn write(mut self, name: &str, launch: Option<&LaunchInfo>) -> Result<String, String> {
         if self.role == FnRole::Host && self.d.device_temps() {
-            self.temps = self
-                .f
-                .vars
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| v.kind == VarKind::Local && v.ty.is_array())
-                .map(|(i, _)| VarId(i as u32))
-                .collect();
+            self.temps = self.f.local_arrays().collect();
         }
         let plan = super::c_decls::plan(self.f, &self.temps);
         self.decls = plan.decls;
@@ -731,7 +724,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         }
         let mut used = BTreeSet::new();
         for s in &self.f.body {
-            crate::passes::outline_kernels::stmt_uses(s, &mut used, &mut BTreeSet::new());
+            crate::ir::visit::stmt_uses(s, &mut used, &mut BTreeSet::new());
         }
         for &v in &self.f.params {
             if !used.contains(&v) {
@@ -807,7 +800,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             if let Some(vars) = self.decls.get(&(id, i)).cloned() {
                 for v in vars {
                     let fusable = matches!(&s.kind, StmtKind::Assign { dst: Place::Var(d), value }
-                        if *d == v && !crate::passes::lower_reductions::uses_var(value, v));
+                        if *d == v && !crate::ir::visit::uses_var(value, v));
                     if fusable {
                         self.fuse = Some(v);
                         continue;
@@ -985,7 +978,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
     }
 
     fn for_loop(&mut self, l: &ForLoop, depth: usize) -> Result<(), String> {
-        use crate::passes::lower_reductions::uses_var;
+        use crate::ir::visit::uses_var;
         let acc_name = l.reduction.map(|r| self.name(r.acc));
         let perfect_par_child = l.reduction.is_none()
             && matches!(l.body.as_slice(), [Stmt { kind: StmtKind::For(c), .. }]
@@ -1002,7 +995,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             outermost_parallel: l.par.is_some() && !self.in_parallel,
             inside_vector: self.in_vector,
             perfect_par_child,
-            trip_count: trip_count(l),
+            trip_count: l.trip_count(),
             absorbed,
             role: self.role,
         };
@@ -1299,20 +1292,6 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
 /// compute as NumPy does (others go through the prelude helpers).
 fn shift_in_range(count: &Expr, ty: ElemTy) -> bool {
     matches!(count.kind, ExprKind::Int(c) if (0..8 * ty.size() as i64).contains(&c))
-}
-
-/// The number of iterations of a loop with literal bounds.
-pub fn trip_count(l: &ForLoop) -> Option<i64> {
-    let (ExprKind::Int(lo), ExprKind::Int(hi)) = (&l.lo.kind, &l.hi.kind) else {
-        return None;
-    };
-    let (lo, hi, step) = (*lo as i128, *hi as i128, l.step as i128);
-    let n = if step > 0 {
-        (hi - lo + step - 1).div_euclid(step)
-    } else {
-        (lo - hi - step - 1).div_euclid(-step)
-    };
-    i64::try_from(n.max(0)).ok()
 }
 
 fn unreachable_op(op: BinOp) -> Result<(&'static str, u8, u8, u8), String> {

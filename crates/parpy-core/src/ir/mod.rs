@@ -16,6 +16,7 @@
 pub mod print;
 pub mod value_range;
 pub mod verify;
+pub mod visit;
 
 use crate::diag::Span;
 pub use crate::ops::{BinOp, MathFn, ReduceOp, UnOp};
@@ -108,6 +109,16 @@ impl Function {
     pub fn add_var(&mut self, var: Var) -> VarId {
         self.vars.push(var);
         VarId(self.vars.len() as u32 - 1)
+    }
+    /// The local arrays of the function. In the host function of a GPU
+    /// program these are the device temporaries (allocated on entry, freed
+    /// on exit, touched by the host one element at a time).
+    pub fn local_arrays(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.vars
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.kind == VarKind::Local && v.ty.is_array())
+            .map(|(i, _)| VarId(i as u32))
     }
 }
 
@@ -457,6 +468,25 @@ impl Expr {
     /// The scalar element type (panics on arrays/void: callers know better).
     pub fn elem(&self) -> ElemTy {
         self.ty.elem().expect("scalar expression")
+    }
+}
+
+impl ForLoop {
+    /// The number of iterations when both bounds are literals (any
+    /// non-zero step; `None` for a zero step or a count beyond `i64`).
+    pub fn trip_count(&self) -> Option<i64> {
+        let (ExprKind::Int(lo), ExprKind::Int(hi)) = (&self.lo.kind, &self.hi.kind) else {
+            return None;
+        };
+        let (lo, hi, step) = (*lo as i128, *hi as i128, self.step as i128);
+        let n = if step > 0 {
+            (hi - lo + step - 1).div_euclid(step)
+        } else if step < 0 {
+            (lo - hi - step - 1).div_euclid(-step)
+        } else {
+            return None;
+        };
+        i64::try_from(n.max(0)).ok()
     }
 }
 

@@ -62,7 +62,7 @@ fn is_combine(prev: Option<&Stmt>, s: &Stmt) -> bool {
         return false;
     };
     matches!(&s.kind, StmtKind::Assign { dst: Place::Index { .. }, value }
-        if crate::passes::lower_reductions::uses_var(value, r.acc))
+        if crate::ir::visit::uses_var(value, r.acc))
 }
 
 impl Check<'_> {

@@ -19,14 +19,7 @@ use crate::ir::{
 };
 
 pub fn run(p: &mut Program) {
-    let temps: BTreeSet<VarId> = p
-        .host
-        .vars
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.kind == VarKind::Local && v.ty.is_array())
-        .map(|(i, _)| VarId(i as u32))
-        .collect();
+    let temps: BTreeSet<VarId> = p.host.local_arrays().collect();
     if temps.is_empty() {
         return;
     }

@@ -325,7 +325,7 @@ impl Cx<'_> {
         let mut used = std::collections::BTreeSet::new();
         let mut assigned = std::collections::BTreeSet::new();
         for s in &body {
-            crate::passes::outline_kernels::stmt_uses(s, &mut used, &mut assigned);
+            crate::ir::visit::stmt_uses(s, &mut used, &mut assigned);
         }
         let mut out = vec![];
         if guard || used.contains(&j) {

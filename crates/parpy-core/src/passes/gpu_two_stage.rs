@@ -122,7 +122,7 @@ fn wide_reductions(
     for s in b {
         if let StmtKind::For(l) = &s.kind {
             if l.par.is_some() {
-                let wide = trip_count(l).map(|n| n > threads).unwrap_or(true);
+                let wide = l.trip_count().map(|n| n > threads).unwrap_or(true);
                 if depth == inner && l.reduction.is_some() && Some(l.var) != skip && wide {
                     out.push((s.span, l.labels.first().cloned()));
                 }
@@ -157,23 +157,13 @@ fn lit(e: &Expr) -> Option<i64> {
     }
 }
 
-/// The number of iterations of a loop with literal bounds (any step).
-fn trip_count(l: &ForLoop) -> Option<i64> {
-    let (lo, hi) = (lit(&l.lo)?, lit(&l.hi)?);
-    let (span, step) = match l.step {
-        0 => return None,
-        s if s > 0 => (hi.checked_sub(lo)?, s),
-        s => (lo.checked_sub(hi)?, s.checked_neg()?),
-    };
-    Some((span.max(0) + step - 1) / step)
-}
-
+/// The start and the trip count of a loop with literal bounds and a
+/// positive step.
 fn trip(l: &ForLoop) -> Option<(i64, i64)> {
-    let (lo, hi) = (lit(&l.lo)?, lit(&l.hi)?);
     if l.step <= 0 {
         return None;
     }
-    Some((lo, (hi - lo + l.step - 1).div_euclid(l.step).max(0)))
+    Some((lit(&l.lo)?, l.trip_count()?))
 }
 
 /// No parallel loop, no array store, no barrier.

@@ -9,9 +9,10 @@
 //! ```
 
 use crate::diag::{Diagnostic, Span};
+use crate::ir::visit::uses_var;
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, ReduceOp, Reduction, Stmt, StmtKind,
-    Type, Var, VarId, VarKind,
+    Type, Var, VarKind,
 };
 
 /// Rewrites every function of the program; returns all errors.
@@ -136,14 +137,6 @@ pub fn same_expr(a: &Expr, b: &Expr) -> bool {
 
 fn same_exprs(a: &[Expr], b: &[Expr]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_expr(x, y))
-}
-
-/// Does `e` read variable `v`?
-pub fn uses_var(e: &Expr, v: VarId) -> bool {
-    match &e.kind {
-        ExprKind::Var(x) | ExprKind::Index { array: x, .. } if *x == v => true,
-        _ => e.children().into_iter().any(|c| uses_var(c, v)),
-    }
 }
 
 fn place_expr(f: &Function, p: &Place, span: Span) -> Option<Expr> {

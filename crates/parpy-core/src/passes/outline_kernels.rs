@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::Span;
+use crate::ir::visit::{expr_uses, stmt_uses};
 use crate::ir::{
     Block, Expr, ExprKind, ForLoop, Function, Kernel, KernelId, LaunchInfo, Place, Program, Stmt,
     StmtKind, Type, Var, VarId, VarKind,
@@ -233,66 +234,6 @@ fn first_touch(s: &Stmt, seen: &mut BTreeSet<VarId>, live_in: &mut BTreeSet<VarI
     }
 }
 
-/// Adds every variable a statement reads or writes to `used`, and the scalar
-/// variables it assigns to `assigned`.
-pub fn stmt_uses(s: &Stmt, used: &mut BTreeSet<VarId>, assigned: &mut BTreeSet<VarId>) {
-    match &s.kind {
-        StmtKind::Assign { dst, value } => {
-            match dst {
-                Place::Var(v) => {
-                    used.insert(*v);
-                    assigned.insert(*v);
-                }
-                Place::Index { array, indices } => {
-                    used.insert(*array);
-                    indices.iter().for_each(|i| expr_uses(i, used));
-                }
-            }
-            expr_uses(value, used);
-        }
-        StmtKind::For(l) => {
-            used.insert(l.var);
-            assigned.insert(l.var);
-            expr_uses(&l.lo, used);
-            expr_uses(&l.hi, used);
-            if let Some(r) = &l.reduction {
-                used.insert(r.acc);
-                assigned.insert(r.acc);
-            }
-            l.body.iter().for_each(|s| stmt_uses(s, used, assigned));
-        }
-        StmtKind::While { cond, body } => {
-            expr_uses(cond, used);
-            body.iter().for_each(|s| stmt_uses(s, used, assigned));
-        }
-        StmtKind::If {
-            cond,
-            then_body,
-            else_body,
-        } => {
-            expr_uses(cond, used);
-            then_body
-                .iter()
-                .chain(else_body)
-                .for_each(|s| stmt_uses(s, used, assigned));
-        }
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, used),
-        StmtKind::Return(None) | StmtKind::Barrier => {}
-        StmtKind::OnDevice(body) => body.iter().for_each(|s| stmt_uses(s, used, assigned)),
-        StmtKind::Launch { args, .. } => used.extend(args.iter().copied()),
-    }
-}
-
-pub fn expr_uses(e: &Expr, used: &mut BTreeSet<VarId>) {
-    match &e.kind {
-        ExprKind::Var(v) | ExprKind::Index { array: v, .. } => {
-            used.insert(*v);
-        }
-        _ => {}
-    }
-    e.children().into_iter().for_each(|c| expr_uses(c, used));
-}
-
 struct Builder<'a> {
     host: &'a Function,
     converted: &'a BTreeSet<VarId>,
@@ -490,7 +431,7 @@ fn written_first(region: &Stmt, v: VarId) -> bool {
         } = &s.kind
         {
             if *d == v {
-                return !crate::passes::lower_reductions::uses_var(value, v);
+                return !crate::ir::visit::uses_var(value, v);
             }
         }
         let mut used = BTreeSet::new();

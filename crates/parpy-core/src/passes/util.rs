@@ -3,9 +3,12 @@
 
 use crate::diag::Span;
 use crate::ir::{
-    BinOp, Block, Expr, ExprKind, Function, Place, Stmt, StmtKind, Type, Var, VarId, VarKind,
+    BinOp, Expr, ExprKind, Function, Place, Stmt, StmtKind, Type, Var, VarId, VarKind,
 };
 use crate::types::ElemTy;
+
+// The traversals live in the IR layer (the back ends use them too).
+pub use crate::ir::visit::{stmt_exprs, stmt_exprs_mut, sub_blocks, sub_blocks_mut, walk_exprs};
 
 /// An `int64` expression.
 pub fn i64e(kind: ExprKind, span: Span) -> Expr {
@@ -62,88 +65,6 @@ pub fn new_var(f: &mut Function, name: &str, ty: Type, kind: VarKind, span: Span
         value: None,
         span,
     })
-}
-
-/// The blocks nested directly in a statement (a loop's body, the branches
-/// of an `if` in order, an `OnDevice` block); empty for the others.
-pub fn sub_blocks(s: &Stmt) -> Vec<&Block> {
-    match &s.kind {
-        StmtKind::For(l) => vec![&l.body],
-        StmtKind::While { body, .. } | StmtKind::OnDevice(body) => vec![body],
-        StmtKind::If {
-            then_body,
-            else_body,
-            ..
-        } => vec![then_body, else_body],
-        _ => vec![],
-    }
-}
-
-/// [`sub_blocks`], mutably.
-pub fn sub_blocks_mut(s: &mut Stmt) -> Vec<&mut Block> {
-    match &mut s.kind {
-        StmtKind::For(l) => vec![&mut l.body],
-        StmtKind::While { body, .. } | StmtKind::OnDevice(body) => vec![body],
-        StmtKind::If {
-            then_body,
-            else_body,
-            ..
-        } => vec![then_body, else_body],
-        _ => vec![],
-    }
-}
-
-/// The expressions a statement holds itself, not those of nested blocks:
-/// a store's indices and value, a loop's bounds, a condition, a returned or
-/// evaluated expression.
-pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
-    match &s.kind {
-        StmtKind::Assign { dst, value } => {
-            let mut v: Vec<&Expr> = match dst {
-                Place::Index { indices, .. } => indices.iter().collect(),
-                Place::Var(_) => vec![],
-            };
-            v.push(value);
-            v
-        }
-        StmtKind::For(l) => vec![&l.lo, &l.hi],
-        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => vec![cond],
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => vec![e],
-        _ => vec![],
-    }
-}
-
-/// [`stmt_exprs`], mutable.
-pub fn stmt_exprs_mut(s: &mut Stmt) -> Vec<&mut Expr> {
-    match &mut s.kind {
-        StmtKind::Assign { dst, value } => {
-            let mut v: Vec<&mut Expr> = match dst {
-                Place::Index { indices, .. } => indices.iter_mut().collect(),
-                Place::Var(_) => vec![],
-            };
-            v.push(value);
-            v
-        }
-        StmtKind::For(l) => vec![&mut l.lo, &mut l.hi],
-        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => vec![cond],
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => vec![e],
-        _ => vec![],
-    }
-}
-
-/// Calls `f` on every expression of a block, nested blocks included,
-/// outermost first; where `f` returns false the expression's operands are
-/// skipped.
-pub fn walk_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr) -> bool) {
-    fn expr(e: &Expr, f: &mut dyn FnMut(&Expr) -> bool) {
-        if f(e) {
-            e.children().into_iter().for_each(|c| expr(c, f));
-        }
-    }
-    for s in b {
-        stmt_exprs(s).into_iter().for_each(|e| expr(e, f));
-        sub_blocks(s).into_iter().for_each(|sub| walk_exprs(sub, f));
-    }
 }
 
 #[cfg(test)]

@@ -180,13 +180,10 @@ impl Plan {
         }
         check_block(&host.body, host, program)?;
         let temporaries = host
-            .vars
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| v.kind == VarKind::Local)
-            .filter_map(|(i, v)| match &v.ty {
+            .local_arrays()
+            .filter_map(|v| match &host.var(v).ty {
                 Type::Array { elem, shape } => Some((
-                    VarId(i as u32),
+                    v,
                     elem.size() * shape.iter().map(|&d| d.max(0) as usize).product::<usize>(),
                 )),
                 _ => None,

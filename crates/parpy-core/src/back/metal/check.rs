@@ -7,9 +7,9 @@
 use std::collections::BTreeSet;
 
 use crate::diag::{Diagnostic, Span};
+use crate::ir::visit::walk_exprs;
 use crate::ir::{Expr, ExprKind, Function, Program, Type};
 use crate::options::Options;
-use crate::passes::util::walk_exprs;
 use crate::signature::ArgType;
 use crate::syntax::FunctionDef;
 use crate::types::ElemTy;

@@ -40,9 +40,9 @@ use std::fmt::Write;
 use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
 use crate::error::CompileError;
+use crate::ir::visit::walk_exprs;
 use crate::ir::{ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Program, ReduceOp};
 use crate::options::Options;
-use crate::passes::util::walk_exprs;
 use crate::types::ElemTy;
 
 pub struct MetalDialect;
