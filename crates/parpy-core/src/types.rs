@@ -116,10 +116,88 @@ impl fmt::Display for ElemTy {
     }
 }
 
+/// The IEEE binary16 bits nearest to `v` (ties to even; overflow to
+/// infinity, NaN stays NaN): what NumPy's `float16(v)` holds.
+pub fn f16_bits(v: f64) -> u16 {
+    let b = v.to_bits();
+    let sign = ((b >> 48) & 0x8000) as u16;
+    let exp = ((b >> 52) & 0x7ff) as i32;
+    let man = b & ((1u64 << 52) - 1);
+    if exp == 0x7ff {
+        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
+    }
+    // the exponent of the result, biased
+    let e = exp - 1023 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    // the result's bits before rounding, and the bits shifted out
+    let (half, shift, m) = if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = man | (1u64 << 52);
+        let shift = (43 - e) as u32;
+        (m >> shift, shift, m)
+    } else {
+        (((e as u64) << 10) | (man >> 42), 42, man)
+    };
+    let rem = m & ((1u64 << shift) - 1);
+    let mid = 1u64 << (shift - 1);
+    // a carry out of the mantissa raises the exponent (up to infinity)
+    let r = if rem > mid || (rem == mid && half & 1 == 1) {
+        half + 1
+    } else {
+        half
+    };
+    sign | r as u16
+}
+
+/// The value of IEEE binary16 bits (exact in f64).
+pub fn f16_value(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as f64;
+    match exp {
+        0 => sign * frac * 2f64.powi(-24),
+        31 if frac == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
 /// A compile-time scalar value (a specialized argument or a module constant).
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum ScalarValue {
     Bool(bool),
     Int(i64),
     Float(f64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_conversions_round_trip_and_round_to_nearest_even() {
+        for h in 0..=u16::MAX {
+            let v = f16_value(h);
+            if v.is_nan() {
+                assert_eq!(f16_bits(v) & 0x7c00, 0x7c00, "{h:#x}");
+                assert_ne!(f16_bits(v) & 0x3ff, 0, "{h:#x}");
+            } else {
+                assert_eq!(f16_bits(v), h, "{h:#x} = {v}");
+            }
+        }
+        // halfway between 1 and the next float16 (1 + 2**-10): to even
+        assert_eq!(f16_bits(1.0 + 2f64.powi(-11)), 0x3c00);
+        assert_eq!(f16_bits(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02);
+        // just above halfway rounds up (f64 input, no double rounding)
+        assert_eq!(f16_bits(1.0 + 2f64.powi(-11) + 2f64.powi(-40)), 0x3c01);
+        assert_eq!(f16_bits(65520.0), 0x7c00); // rounds to infinity
+        assert_eq!(f16_bits(65519.99), 0x7bff);
+        assert_eq!(f16_bits(2f64.powi(-25)), 0x0000); // tie to even zero
+        assert_eq!(f16_bits(-(2f64.powi(-25) * 1.5)), 0x8001);
+        assert_eq!(f16_bits(0.1), 0x2e66);
+    }
 }

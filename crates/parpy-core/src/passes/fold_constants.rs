@@ -1,10 +1,12 @@
 //! Folds arithmetic, comparisons and conversions whose operands are literals,
-//! with Python semantics (`//` and `%` round toward negative infinity).
+//! with Python semantics (`ir::eval` in Python mode: `//` and `%` round
+//! toward negative infinity).
 //! Nothing is folded that would overflow or divide by zero: those stay in
 //! the code and behave as the target does.
 
-use crate::ir::{BinOp, Block, Expr, ExprKind, Function, Place, Program, StmtKind, Type, UnOp};
-use crate::types::ElemTy;
+use crate::ir::eval::{self, Mode};
+use crate::ir::{BinOp, Block, Expr, ExprKind, Function, Place, Program, StmtKind, Type};
+use crate::types::{ElemTy, ScalarValue};
 
 pub fn run(p: &mut Program) {
     fold_function(&mut p.host);
@@ -54,170 +56,43 @@ fn fold_block(b: &mut Block) {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Lit {
-    B(bool),
-    I(i64),
-    F(f64),
-}
-
-fn lit(e: &Expr) -> Option<Lit> {
+fn lit(e: &Expr) -> Option<ScalarValue> {
     match e.kind {
-        ExprKind::Bool(b) => Some(Lit::B(b)),
-        ExprKind::Int(i) => Some(Lit::I(i)),
-        ExprKind::Float(f) => Some(Lit::F(f)),
+        ExprKind::Bool(b) => Some(ScalarValue::Bool(b)),
+        ExprKind::Int(i) => Some(ScalarValue::Int(i)),
+        ExprKind::Float(f) => Some(ScalarValue::Float(f)),
         _ => None,
     }
 }
 
 /// Rounds a value to what the element type can hold; `None` if it cannot.
-fn to_kind(v: Lit, ty: &Type) -> Option<ExprKind> {
+fn to_kind(v: ScalarValue, ty: &Type) -> Option<ExprKind> {
     let Type::Scalar(t) = ty else { return None };
     match v {
-        Lit::B(b) if *t == ElemTy::Bool => Some(ExprKind::Bool(b)),
-        Lit::I(i) if t.is_int() && fits(i, *t) => Some(ExprKind::Int(i)),
-        Lit::F(f) if *t == ElemTy::F32 => Some(ExprKind::Float(f as f32 as f64)),
-        Lit::F(f) if *t == ElemTy::F64 => Some(ExprKind::Float(f)),
+        ScalarValue::Bool(b) if *t == ElemTy::Bool => Some(ExprKind::Bool(b)),
+        ScalarValue::Int(i) if t.is_int() && fits(i, *t) => Some(ExprKind::Int(i)),
+        ScalarValue::Float(f) if *t == ElemTy::F32 => Some(ExprKind::Float(f as f32 as f64)),
+        ScalarValue::Float(f) if *t == ElemTy::F64 => Some(ExprKind::Float(f)),
         _ => None,
     }
 }
 
 fn fits(i: i64, t: ElemTy) -> bool {
-    match t {
-        ElemTy::I8 => i8::try_from(i).is_ok(),
-        ElemTy::I16 => i16::try_from(i).is_ok(),
-        ElemTy::I32 => i32::try_from(i).is_ok(),
-        ElemTy::I64 => true,
-        ElemTy::U8 => u8::try_from(i).is_ok(),
-        ElemTy::U16 => u16::try_from(i).is_ok(),
-        ElemTy::U32 => u32::try_from(i).is_ok(),
-        ElemTy::U64 => i >= 0,
-        _ => false,
-    }
+    t.int_bounds()
+        .is_some_and(|(lo, hi)| (lo..=hi).contains(&(i as i128)))
 }
 
-/// Python's integer floor division; `None` on division by zero or overflow.
-pub fn py_floordiv(a: i64, b: i64) -> Option<i64> {
-    let q = a.checked_div(b)?;
-    if (a % b != 0) && ((a < 0) != (b < 0)) {
-        q.checked_sub(1)
-    } else {
-        Some(q)
+/// `a op b` as Python computes it, for operands of one kind (`None` where
+/// Python raises or the result needs more than 64 bits).
+fn fold_binary(op: BinOp, a: ScalarValue, b: ScalarValue) -> Option<ScalarValue> {
+    if std::mem::discriminant(&a) != std::mem::discriminant(&b) {
+        return None;
     }
-}
-
-/// Python's integer modulo (sign of the divisor).
-pub fn py_mod(a: i64, b: i64) -> Option<i64> {
-    let r = a.checked_rem(b)?;
-    if r != 0 && ((r < 0) != (b < 0)) {
-        Some(r + b)
-    } else {
-        Some(r)
+    // float powers are left to the target's pow
+    if op == BinOp::Pow && matches!(a, ScalarValue::Float(_)) {
+        return None;
     }
-}
-
-/// Python's float modulo.
-pub fn py_fmod(a: f64, b: f64) -> f64 {
-    let r = a % b;
-    if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
-        r + b
-    } else if r == 0.0 {
-        0.0f64.copysign(b)
-    } else {
-        r
-    }
-}
-
-/// Python's float floor division (CPython's algorithm).
-pub fn py_ffloordiv(a: f64, b: f64) -> f64 {
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
-        div -= 1.0;
-    }
-    if div == 0.0 {
-        return 0.0f64.copysign(a / b);
-    }
-    let fl = div.floor();
-    if div - fl > 0.5 {
-        fl + 1.0
-    } else {
-        fl
-    }
-}
-
-fn fold_binary(op: BinOp, a: Lit, b: Lit) -> Option<Lit> {
-    use Lit::*;
-    Some(match (a, b) {
-        (I(x), I(y)) => match op {
-            BinOp::Add => I(x.checked_add(y)?),
-            BinOp::Sub => I(x.checked_sub(y)?),
-            BinOp::Mul => I(x.checked_mul(y)?),
-            BinOp::FloorDiv => I(py_floordiv(x, y)?),
-            BinOp::Mod => I(py_mod(x, y)?),
-            BinOp::Pow => I(x.checked_pow(u32::try_from(y).ok()?)?),
-            BinOp::BitAnd => I(x & y),
-            BinOp::BitOr => I(x | y),
-            BinOp::BitXor => I(x ^ y),
-            BinOp::Shl if (0..63).contains(&y) => I(x.checked_shl(y as u32)?),
-            BinOp::Shr if (0..64).contains(&y) => I(x >> y),
-            BinOp::Eq => B(x == y),
-            BinOp::Ne => B(x != y),
-            BinOp::Lt => B(x < y),
-            BinOp::Le => B(x <= y),
-            BinOp::Gt => B(x > y),
-            BinOp::Ge => B(x >= y),
-            BinOp::Max => I(x.max(y)),
-            BinOp::Min => I(x.min(y)),
-            _ => return None,
-        },
-        (F(x), F(y)) => match op {
-            BinOp::Add => F(x + y),
-            BinOp::Sub => F(x - y),
-            BinOp::Mul => F(x * y),
-            BinOp::Div if y != 0.0 => F(x / y),
-            BinOp::FloorDiv if y != 0.0 => F(py_ffloordiv(x, y)),
-            BinOp::Mod if y != 0.0 => F(py_fmod(x, y)),
-            BinOp::Eq => B(x == y),
-            BinOp::Ne => B(x != y),
-            BinOp::Lt => B(x < y),
-            BinOp::Le => B(x <= y),
-            BinOp::Gt => B(x > y),
-            BinOp::Ge => B(x >= y),
-            BinOp::Max if !x.is_nan() && !y.is_nan() => F(if y > x { y } else { x }),
-            BinOp::Min if !x.is_nan() && !y.is_nan() => F(if y < x { y } else { x }),
-            _ => return None,
-        },
-        (B(x), B(y)) => match op {
-            BinOp::And => B(x && y),
-            BinOp::Or => B(x || y),
-            BinOp::Eq => B(x == y),
-            BinOp::Ne => B(x != y),
-            BinOp::BitAnd => B(x & y),
-            BinOp::BitOr => B(x | y),
-            BinOp::BitXor => B(x ^ y),
-            _ => return None,
-        },
-        _ => return None,
-    })
-}
-
-fn convert(v: Lit, to: &Type) -> Option<Lit> {
-    let Type::Scalar(t) = to else { return None };
-    Some(match (v, *t) {
-        (Lit::B(b), ElemTy::Bool) => Lit::B(b),
-        (Lit::I(i), ElemTy::Bool) => Lit::B(i != 0),
-        (Lit::F(f), ElemTy::Bool) => Lit::B(f != 0.0),
-        (Lit::B(b), t) if t.is_int() => Lit::I(b as i64),
-        (Lit::I(i), t) if t.is_int() => Lit::I(i),
-        (Lit::F(f), t) if t.is_int() && f.is_finite() && f.abs() < 9.0e18 => {
-            Lit::I(f.trunc() as i64)
-        }
-        (Lit::B(b), t) if t.is_float() => Lit::F(b as i64 as f64),
-        (Lit::I(i), t) if t.is_float() => Lit::F(i as f64),
-        (Lit::F(f), t) if t.is_float() => Lit::F(f),
-        _ => return None,
-    })
+    eval::binary(op, a, b, Mode::Python).ok()
 }
 
 pub fn fold_expr(e: &mut Expr) {
@@ -233,15 +108,9 @@ pub fn fold_expr(e: &mut Expr) {
         }
         ExprKind::Unary { op, arg } => {
             fold_expr(arg);
-            match (op, lit(arg)) {
-                (UnOp::Neg, Some(Lit::I(i))) => {
-                    i.checked_neg().and_then(|v| to_kind(Lit::I(v), &e.ty))
-                }
-                (UnOp::Neg, Some(Lit::F(f))) => to_kind(Lit::F(-f), &e.ty),
-                (UnOp::Not, Some(Lit::B(b))) => to_kind(Lit::B(!b), &e.ty),
-                (UnOp::BitNot, Some(Lit::I(i))) => to_kind(Lit::I(!i), &e.ty),
-                _ => None,
-            }
+            lit(arg)
+                .and_then(|v| eval::unary(*op, v, Mode::Python).ok())
+                .and_then(|v| to_kind(v, &e.ty))
         }
         ExprKind::Binary { op, lhs, rhs } => {
             fold_expr(lhs);
@@ -256,15 +125,17 @@ pub fn fold_expr(e: &mut Expr) {
             fold_expr(then);
             fold_expr(else_);
             match lit(cond) {
-                Some(Lit::B(true)) => Some(then.kind.clone()),
-                Some(Lit::B(false)) => Some(else_.kind.clone()),
+                Some(ScalarValue::Bool(true)) => Some(then.kind.clone()),
+                Some(ScalarValue::Bool(false)) => Some(else_.kind.clone()),
                 _ => None,
             }
         }
         ExprKind::Convert { arg } => {
             fold_expr(arg);
+            let to = e.ty.elem();
             lit(arg)
-                .and_then(|v| convert(v, &e.ty))
+                .zip(to)
+                .and_then(|(v, to)| eval::convert(v, to, Mode::Python).ok())
                 .and_then(|v| to_kind(v, &e.ty))
         }
         ExprKind::WarpReduce { arg, .. } => {
@@ -337,5 +208,12 @@ mod tests {
     fn overflow_is_not_folded() {
         let e = bin(BinOp::Add, int(i64::MAX), int(1));
         assert!(matches!(fold(e), ExprKind::Binary { .. }));
+        // 3 << 62 needs 64 bits plus a sign (was folded to a wrapped value)
+        let e = bin(BinOp::Shl, int(3), int(62));
+        assert!(matches!(fold(e), ExprKind::Binary { .. }));
+        assert_eq!(
+            fold(bin(BinOp::Shl, int(-1), int(63))),
+            ExprKind::Int(i64::MIN)
+        );
     }
 }

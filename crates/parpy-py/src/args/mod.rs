@@ -14,6 +14,7 @@ use std::ffi::c_void;
 
 use numpy::npyffi::{_PyArray_GET_ITEM_DATA, _PyDataType_GET_ITEM_DATA};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use parpy_core::types::f16_value;
 use parpy_core::{ArgType, ElemTy, ScalarValue};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -371,22 +372,9 @@ fn numpy_scalar(
             ScalarValue::Float(f32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as f64)
         }
         ElemTy::F64 => ScalarValue::Float(f64::from_ne_bytes(b8(8))),
-        ElemTy::F16 => ScalarValue::Float(half_to_f64(u16::from_ne_bytes([buf[0], buf[1]]))),
+        ElemTy::F16 => ScalarValue::Float(f16_value(u16::from_ne_bytes([buf[0], buf[1]]))),
     };
     Ok((elem, v))
-}
-
-/// The value of IEEE binary16 bits (exact in f64).
-fn half_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let frac = (h & 0x3ff) as f64;
-    match exp {
-        0 => sign * frac * 2f64.powi(-24),
-        31 if frac == 0.0 => sign * f64::INFINITY,
-        31 => f64::NAN,
-        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
-    }
 }
 
 /// What the miss path knows about one argument.

@@ -11,10 +11,11 @@
 
 use std::ffi::c_void;
 
+use parpy_core::ir::eval::{self, wrap_int, Mode};
 use parpy_core::ir::{
-    BinOp, Block, Expr, ExprKind, Function, MathFn, Place, Program, StmtKind, Type, UnOp, VarId,
-    VarKind,
+    BinOp, Block, Expr, ExprKind, Function, MathFn, Place, Program, StmtKind, Type, VarId, VarKind,
 };
+use parpy_core::types::{f16_bits, f16_value};
 use parpy_core::{ElemTy, ScalarValue};
 
 use super::CudaError;
@@ -222,7 +223,7 @@ impl Plan {
                 (_, Some(v)) => scalar(v),
                 (Type::Scalar(e), None) if e.is_float() => Value::Float(f64::from_bits(a)),
                 (Type::Scalar(ElemTy::Bool), None) => Value::Bool(a != 0),
-                (Type::Scalar(e), None) => Value::Int(wrap(a as i64, *e)),
+                (Type::Scalar(e), None) => Value::Int(wrap_int(a as i64, *e)),
                 (Type::Void, None) => Value::Int(0),
             };
         }
@@ -266,66 +267,6 @@ fn scalar(v: ScalarValue) -> Value {
     }
 }
 
-/// Wraps an integer to the width of `e` (two's complement, as C does).
-fn wrap(v: i64, e: ElemTy) -> i64 {
-    match e {
-        ElemTy::I8 => v as i8 as i64,
-        ElemTy::I16 => v as i16 as i64,
-        ElemTy::I32 => v as i32 as i64,
-        ElemTy::U8 => v as u8 as i64,
-        ElemTy::U16 => v as u16 as i64,
-        ElemTy::U32 => v as u32 as i64,
-        _ => v,
-    }
-}
-
-/// Rounds a float to the precision of `e`.
-fn round(v: f64, e: ElemTy) -> f64 {
-    match e {
-        ElemTy::F32 | ElemTy::F16 => v as f32 as f64,
-        _ => v,
-    }
-}
-
-/// IEEE half bits of `v` (round to nearest even), for f16 kernel parameters.
-pub fn f16_bits(v: f32) -> u16 {
-    let b = v.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32;
-    let man = b & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        let m = man | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = m >> shift;
-        let rem = m & ((1 << shift) - 1);
-        let mid = 1 << (shift - 1);
-        let r = if rem > mid || (rem == mid && half & 1 == 1) {
-            half + 1
-        } else {
-            half
-        };
-        return sign | r as u16;
-    }
-    let half = ((e as u32) << 10) | (man >> 13);
-    let rem = man & 0x1fff;
-    let r = if rem > 0x1000 || (rem == 0x1000 && half & 1 == 1) {
-        half + 1
-    } else {
-        half
-    };
-    sign | r as u16
-}
-
 /// Packs `v` as a kernel parameter of kind `k` into an 8-byte slot
 /// (little-endian: the parameter's bytes come first).
 pub fn pack(v: Value, k: ParamKind) -> u64 {
@@ -338,9 +279,9 @@ pub fn pack(v: Value, k: ParamKind) -> u64 {
             ElemTy::Bool => v.truthy() as u64,
             ElemTy::F64 => v.as_f64().to_bits(),
             ElemTy::F32 => (v.as_f64() as f32).to_bits() as u64,
-            ElemTy::F16 => f16_bits(v.as_f64() as f32) as u64,
+            ElemTy::F16 => f16_bits(v.as_f64()) as u64,
             e => {
-                let w = wrap(v.as_i64(), e) as u64;
+                let w = wrap_int(v.as_i64(), e) as u64;
                 match e.size() {
                     1 => w & 0xff,
                     2 => w & 0xffff,
@@ -358,7 +299,7 @@ pub fn unpack(bits: u64, e: ElemTy) -> Value {
         ElemTy::Bool => Value::Bool(bits & 0xff != 0),
         ElemTy::F64 => Value::Float(f64::from_bits(bits)),
         ElemTy::F32 => Value::Float(f32::from_bits(bits as u32) as f64),
-        ElemTy::F16 => Value::Float(f16_to_f32(bits as u16) as f64),
+        ElemTy::F16 => Value::Float(f16_value(bits as u16)),
         ElemTy::I8 => Value::Int(bits as u8 as i8 as i64),
         ElemTy::I16 => Value::Int(bits as u16 as i16 as i64),
         ElemTy::I32 => Value::Int(bits as u32 as i32 as i64),
@@ -366,19 +307,6 @@ pub fn unpack(bits: u64, e: ElemTy) -> Value {
         ElemTy::U16 => Value::Int(bits as u16 as i64),
         ElemTy::U32 => Value::Int(bits as u32 as i64),
         _ => Value::Int(bits as i64),
-    }
-}
-
-/// IEEE half bits to f32.
-pub fn f16_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let man = (h & 0x3ff) as f32;
-    match exp {
-        0 => sign * man * 2f32.powi(-24),
-        0x1f if man == 0.0 => sign * f32::INFINITY,
-        0x1f => f32::NAN,
-        e => sign * (1.0 + man / 1024.0) * 2f32.powi(e - 15),
     }
 }
 
@@ -637,14 +565,10 @@ impl Exec<'_> {
                 }
             }
             ExprKind::Unary { op, arg } => {
-                let a = self.eval(arg)?;
-                match op {
-                    UnOp::Not => Value::Bool(!a.truthy()),
-                    UnOp::Neg if elem.is_float() => Value::Float(-a.as_f64()),
-                    UnOp::Neg => Value::Int(wrap(a.as_i64().wrapping_neg(), elem)),
-                    UnOp::BitNot if elem == ElemTy::Bool => Value::Bool(!a.truthy()),
-                    UnOp::BitNot => Value::Int(wrap(!a.as_i64(), elem)),
-                }
+                let a = of_kind(self.eval(arg)?, elem);
+                let r = eval::unary(*op, a, Mode::Target)
+                    .map_err(|e| err(self.plan, &e.to_string()))?;
+                convert(scalar(r), elem)
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 if *op == BinOp::And {
@@ -673,7 +597,7 @@ impl Exec<'_> {
             ExprKind::Math { func, args } => {
                 let a = self.eval(&args[0])?;
                 if *func == MathFn::Abs && !elem.is_float() {
-                    return Ok(Value::Int(wrap(a.as_i64().wrapping_abs(), elem)));
+                    return Ok(Value::Int(wrap_int(a.as_i64().wrapping_abs(), elem)));
                 }
                 let x = a.as_f64();
                 let y = match args.get(1) {
@@ -700,6 +624,10 @@ impl Exec<'_> {
         })
     }
 
+    /// `a op b` on operands of type `operand` giving an `elem`: the values
+    /// take the kind the types say (floats where either is a float or for
+    /// `/`, bools for a bool result, else integers) and `ir::eval` computes
+    /// what the generated code would.
     fn binary(
         &self,
         op: BinOp,
@@ -708,116 +636,52 @@ impl Exec<'_> {
         operand: ElemTy,
         elem: ElemTy,
     ) -> Result<Value, CudaError> {
-        use BinOp::*;
         let float =
             operand.is_float() || matches!(a, Value::Float(_)) || matches!(b, Value::Float(_));
-        if op.is_comparison() {
-            let r = if float {
-                compare(op, a.as_f64(), b.as_f64())
+        let kind = if op.is_comparison() {
+            if float {
+                ElemTy::F64
             } else {
-                compare(op, a.as_i64(), b.as_i64())
-            };
-            return Ok(Value::Bool(r));
-        }
-        if elem == ElemTy::Bool {
-            let (x, y) = (a.truthy(), b.truthy());
-            return Ok(Value::Bool(match op {
-                BitAnd | Min | Mul => x & y,
-                BitOr | Max | Add => x | y,
-                BitXor | Ne => x ^ y,
-                _ => return Err(err(self.plan, &format!("`{}` on bools", op.symbol()))),
-            }));
-        }
-        if elem.is_float() || op == Div {
-            let (x, y) = (a.as_f64(), b.as_f64());
-            let r = match op {
-                Add => x + y,
-                Sub => x - y,
-                Mul => x * y,
-                Div => x / y,
-                FloorDiv => (x / y).floor(),
-                Mod => {
-                    let r = x % y;
-                    if r != 0.0 && (r < 0.0) != (y < 0.0) {
-                        r + y
-                    } else {
-                        r
-                    }
-                }
-                Pow => x.powf(y),
-                Max => x.max(y),
-                Min => x.min(y),
-                _ => return Err(err(self.plan, &format!("`{}` on floats", op.symbol()))),
-            };
-            return Ok(Value::Float(round(r, elem)));
-        }
-        let (x, y) = (a.as_i64(), b.as_i64());
-        let zero = || err(self.plan, "integer division or modulo by zero");
-        let r = match op {
-            Add => x.wrapping_add(y),
-            Sub => x.wrapping_sub(y),
-            Mul => x.wrapping_mul(y),
-            FloorDiv => {
-                if y == 0 {
-                    return Err(zero());
-                }
-                let q = x.wrapping_div(y);
-                if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
-                    q - 1
-                } else {
-                    q
-                }
+                ElemTy::I64
             }
-            Mod => {
-                if y == 0 {
-                    return Err(zero());
-                }
-                let r = x.wrapping_rem(y);
-                if r != 0 && ((r < 0) != (y < 0)) {
-                    r + y
-                } else {
-                    r
-                }
-            }
-            Pow => {
-                if y < 0 {
-                    return Err(err(self.plan, "negative integer power"));
-                }
-                x.wrapping_pow(y.min(u32::MAX as i64) as u32)
-            }
-            BitAnd => x & y,
-            BitOr => x | y,
-            BitXor => x ^ y,
-            Shl => x.wrapping_shl(y as u32),
-            Shr => x.wrapping_shr(y as u32),
-            Max => x.max(y),
-            Min => x.min(y),
-            _ => return Err(err(self.plan, &format!("`{}` on integers", op.symbol()))),
+        } else if elem == ElemTy::Bool {
+            ElemTy::Bool
+        } else if elem.is_float() || op == BinOp::Div {
+            ElemTy::F64
+        } else {
+            ElemTy::I64
         };
-        Ok(Value::Int(wrap(r, elem)))
+        let r = eval::binary(op, of_kind(a, kind), of_kind(b, kind), Mode::Target)
+            .map_err(|e| err(self.plan, &e.to_string()))?;
+        Ok(if op.is_comparison() {
+            scalar(r)
+        } else {
+            convert(scalar(r), elem)
+        })
     }
 }
 
-fn convert(v: Value, e: ElemTy) -> Value {
+/// `v` as a scalar of the kind of `e` (bool, integer or float).
+fn of_kind(v: Value, e: ElemTy) -> ScalarValue {
     if e == ElemTy::Bool {
-        Value::Bool(v.truthy())
+        ScalarValue::Bool(v.truthy())
     } else if e.is_float() {
-        Value::Float(round(v.as_f64(), e))
+        ScalarValue::Float(v.as_f64())
     } else {
-        Value::Int(wrap(v.as_i64(), e))
+        ScalarValue::Int(v.as_i64())
     }
 }
 
-/// The comparison `op` (one for which `is_comparison` holds) of `x` and `y`.
-fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
-    match op {
-        BinOp::Eq => x == y,
-        BinOp::Ne => x != y,
-        BinOp::Lt => x < y,
-        BinOp::Le => x <= y,
-        BinOp::Gt => x > y,
-        _ => x >= y,
-    }
+/// `v` converted to `e` as a C cast does (wrapped, rounded).
+fn convert(v: Value, e: ElemTy) -> Value {
+    let v = match v {
+        Value::Ptr(p) => ScalarValue::Int(p as i64),
+        Value::Bool(b) => ScalarValue::Bool(b),
+        Value::Int(i) => ScalarValue::Int(i),
+        Value::Float(f) => ScalarValue::Float(f),
+    };
+    // a cast to the target's type never fails
+    scalar(eval::convert(v, e, Mode::Target).unwrap_or(v))
 }
 
 #[cfg(test)]

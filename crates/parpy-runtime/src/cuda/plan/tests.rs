@@ -413,8 +413,8 @@ fn host_code_reads_device_temporaries() {
         Value::Float(1.5)
     );
     assert_eq!(unpack(0xffff_fffe, ElemTy::I32), Value::Int(-2));
-    assert_eq!(f16_to_f32(0x3c00), 1.0);
-    assert!((f16_to_f32(f16_bits(0.1)) - 0.1).abs() < 1e-4);
+    assert_eq!(f16_value(0x3c00), 1.0);
+    assert!((f16_value(f16_bits(0.1)) - 0.1).abs() < 1e-4);
 }
 
 #[test]
@@ -476,4 +476,47 @@ def row_sum(x, y):
     assert!(dev.writes.borrow().is_empty());
     assert!(dev.reads.borrow().is_empty());
     assert_eq!(*dev.frees.borrow(), vec![tmp]);
+}
+
+fn float() -> ArgType {
+    ArgType::Scalar {
+        elem: ElemTy::F64,
+        value: None,
+        weak: true,
+    }
+}
+
+/// How many times the kernel of `src` (host code deciding how often to
+/// launch from floats `a` and `b`) is launched.
+fn launches_for(src: &str, a: f64, b: f64) -> usize {
+    let p = program(src, &[arr(ElemTy::F64, 16), float(), float()], &[("i", 16)]);
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    let dev = Mock::default();
+    plan.run(&dev, &[0x10, a.to_bits(), b.to_bits()]).unwrap();
+    let n = dev.launches.borrow().len();
+    n
+}
+
+#[test]
+fn float_floor_division_and_modulo_in_host_code_are_pythons() {
+    // floor(1.0 / 0.1) is 10; Python's 1.0 // 0.1 is 9.0 (the plan gave 10)
+    let src = "@parpy.jit
+def f(x, a, b):
+    for t in range(int(a // b)):
+        parpy.label('i')
+        for i in range(16):
+            x[i] = x[i] + 1.0
+";
+    assert_eq!(launches_for(src, 1.0, 0.1), 9);
+    assert_eq!(launches_for(src, 7.5, 2.0), 3);
+    // -0.0 % 1.0 is 0.0 in Python (the plan gave -0.0): 1 / it is +inf
+    let src = "@parpy.jit
+def f(x, a, b):
+    if 1.0 / (a % b) > 0.0:
+        parpy.label('i')
+        for i in range(16):
+            x[i] = x[i] + 1.0
+";
+    assert_eq!(launches_for(src, -0.0, 1.0), 1);
+    assert_eq!(launches_for(src, -0.5, -1.0), 0);
 }

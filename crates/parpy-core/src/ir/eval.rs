@@ -1,0 +1,366 @@
+//! The one evaluator of the IR's scalar operations, with Python's rules:
+//! `//` and `%` round toward negative infinity (floats by CPython's
+//! algorithm: `1.0 // 0.1 == 9.0`, `-0.0 % 1.0 == 0.0`), `max`/`min` keep
+//! the first operand unless the second is strictly greater/smaller,
+//! comparisons are IEEE's.
+//!
+//! Two modes. [`Mode::Python`] is what Python computes: an integer result
+//! that does not fit in 64 bits, a division by zero, a negative shift
+//! count or a complex power is an error (constant folding then leaves the
+//! expression alone). [`Mode::Target`] is what the generated code computes
+//! (the C-family prelude; the launch plan interprets host code with it):
+//! integers wrap, NumPy's answers where Python raises (an integer divided
+//! by zero is 0, a float floor-divided by zero is the IEEE quotient,
+//! shifts beyond 64 bits shift every bit out).
+
+use crate::ops::{BinOp, UnOp};
+use crate::types::{f16_bits, f16_value, ElemTy, ScalarValue};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    Python,
+    Target,
+}
+
+/// Why an operation has no value.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("division or modulo by zero")]
+    DivisionByZero,
+    #[error("the result does not fit in 64 bits")]
+    Overflow,
+    #[error("negative integer power")]
+    NegativePower,
+    #[error("negative shift count")]
+    NegativeShift,
+    #[error("`{0}` on these operands")]
+    Unsupported(&'static str),
+}
+
+type R = Result<ScalarValue, EvalError>;
+
+fn as_f64(v: ScalarValue) -> f64 {
+    match v {
+        ScalarValue::Bool(b) => b as i64 as f64,
+        ScalarValue::Int(i) => i as f64,
+        ScalarValue::Float(f) => f,
+    }
+}
+
+fn as_i64(v: ScalarValue) -> i64 {
+    match v {
+        ScalarValue::Bool(b) => b as i64,
+        ScalarValue::Int(i) => i,
+        ScalarValue::Float(f) => f as i64,
+    }
+}
+
+/// Python's truth value.
+pub fn truthy(v: ScalarValue) -> bool {
+    match v {
+        ScalarValue::Bool(b) => b,
+        ScalarValue::Int(i) => i != 0,
+        ScalarValue::Float(f) => f != 0.0,
+    }
+}
+
+/// `a op b`. Bools with ints compute as ints and anything with a float as
+/// floats (Python's promotion), except in [`Mode::Target`], where two bools
+/// follow NumPy's bool arithmetic (`+` is `or`, `*` is `and`).
+pub fn binary(op: BinOp, a: ScalarValue, b: ScalarValue, mode: Mode) -> R {
+    use ScalarValue::*;
+    if matches!(op, BinOp::And | BinOp::Or) {
+        let (x, y) = (truthy(a), truthy(b));
+        return Ok(Bool(if op == BinOp::And { x && y } else { x || y }));
+    }
+    // Python divides and compares ints with floats exactly; converting an
+    // int beyond 2**53 to a float is not exact
+    let inexact = |v: ScalarValue| matches!(v, Int(i) if i.unsigned_abs() > 1 << 53);
+    let has_float = matches!(a, Float(_)) || matches!(b, Float(_));
+    if mode == Mode::Python
+        && (inexact(a) || inexact(b))
+        && (op == BinOp::Div || (has_float && op.is_comparison()))
+    {
+        return Err(EvalError::Unsupported(op.symbol()));
+    }
+    match (a, b) {
+        (Bool(x), Bool(y)) if mode == Mode::Target || !is_arith(op) => bool_binary(op, x, y),
+        _ if has_float || op == BinOp::Div => float_binary(op, as_f64(a), as_f64(b), mode),
+        _ => int_binary(op, as_i64(a), as_i64(b), mode),
+    }
+}
+
+/// Operators that turn Python bools into ints.
+fn is_arith(op: BinOp) -> bool {
+    use BinOp::*;
+    matches!(op, Add | Sub | Mul | Div | FloorDiv | Mod | Pow | Shl | Shr)
+}
+
+fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> Option<bool> {
+    Some(match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        _ => return None,
+    })
+}
+
+fn bool_binary(op: BinOp, x: bool, y: bool) -> R {
+    use BinOp::*;
+    if let Some(c) = compare(op, x, y) {
+        return Ok(ScalarValue::Bool(c));
+    }
+    Ok(ScalarValue::Bool(match op {
+        BitAnd | Min | Mul => x & y,
+        BitOr | Max | Add => x | y,
+        BitXor => x ^ y,
+        _ => return Err(EvalError::Unsupported(op.symbol())),
+    }))
+}
+
+/// Python's integer floor division (`None`: division by zero, or the one
+/// overflow `i64::MIN // -1`).
+pub fn int_floordiv(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    if a % b != 0 && ((a < 0) != (b < 0)) {
+        q.checked_sub(1)
+    } else {
+        Some(q)
+    }
+}
+
+/// Python's integer modulo: the sign of the divisor (`None`: by zero).
+pub fn int_mod(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let r = a.wrapping_rem(b);
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    })
+}
+
+/// Python's float modulo (CPython's algorithm; the sign of the divisor,
+/// a zero result takes the divisor's sign).
+pub fn float_mod(a: f64, b: f64) -> f64 {
+    let r = a % b;
+    if r != 0.0 {
+        if (r < 0.0) != (b < 0.0) {
+            r + b
+        } else {
+            r
+        }
+    } else {
+        0.0f64.copysign(b)
+    }
+}
+
+/// Python's float floor division (CPython's algorithm, which rounds the
+/// exact quotient: `1.0 // 0.1 == 9.0` where `floor(1.0 / 0.1)` is 10).
+pub fn float_floordiv(a: f64, b: f64) -> f64 {
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+        div -= 1.0;
+    }
+    if div == 0.0 {
+        return 0.0f64.copysign(a / b);
+    }
+    let fl = div.floor();
+    if div - fl > 0.5 {
+        fl + 1.0
+    } else {
+        fl
+    }
+}
+
+fn int_binary(op: BinOp, x: i64, y: i64, mode: Mode) -> R {
+    use BinOp::*;
+    use ScalarValue::Int;
+    let exact = mode == Mode::Python;
+    let fit = |v: Option<i64>, wrapped: i64| match v {
+        Some(v) => Ok(Int(v)),
+        None if exact => Err(EvalError::Overflow),
+        None => Ok(Int(wrapped)),
+    };
+    if let Some(c) = compare(op, x, y) {
+        return Ok(ScalarValue::Bool(c));
+    }
+    match op {
+        Add => fit(x.checked_add(y), x.wrapping_add(y)),
+        Sub => fit(x.checked_sub(y), x.wrapping_sub(y)),
+        Mul => fit(x.checked_mul(y), x.wrapping_mul(y)),
+        FloorDiv | Mod if y == 0 && exact => Err(EvalError::DivisionByZero),
+        // NumPy: an integer divided by zero is 0 (with a warning)
+        FloorDiv | Mod if y == 0 => Ok(Int(0)),
+        FloorDiv => fit(int_floordiv(x, y), x.wrapping_div(y)),
+        Mod => Ok(Int(int_mod(x, y).unwrap_or(0))),
+        Pow if exact && x == 0 && y < 0 => Err(EvalError::DivisionByZero),
+        Pow if exact && y < 0 => Err(EvalError::NegativePower),
+        // the generated code's answer for a negative power (NumPy refuses)
+        Pow if y < 0 => Ok(Int((x == 1) as i64)),
+        Pow => {
+            let e = u32::try_from(y).unwrap_or(u32::MAX);
+            let exact_pow = u32::try_from(y).ok().and_then(|e| x.checked_pow(e));
+            let exact_pow = exact_pow.or(match x {
+                0 | 1 => Some(x),
+                -1 => Some(if y % 2 == 0 { 1 } else { -1 }),
+                _ => None,
+            });
+            fit(exact_pow, x.wrapping_pow(e))
+        }
+        BitAnd => Ok(Int(x & y)),
+        BitOr => Ok(Int(x | y)),
+        BitXor => Ok(Int(x ^ y)),
+        Shl | Shr if exact && y < 0 => Err(EvalError::NegativeShift),
+        Shl if exact => {
+            if x == 0 {
+                return Ok(Int(0));
+            }
+            let r = if y < 64 { x << y } else { 0 };
+            fit((y < 64 && r >> y == x).then_some(r), r)
+        }
+        Shr if exact => Ok(Int(if y < 64 { x >> y } else { x >> 63 })),
+        // NumPy: counts beyond the width shift every bit out
+        Shl => Ok(Int(if (0..64).contains(&y) { x << y } else { 0 })),
+        Shr => Ok(Int(if (0..64).contains(&y) {
+            x >> y
+        } else {
+            x >> 63
+        })),
+        Max => Ok(Int(if y > x { y } else { x })),
+        Min => Ok(Int(if y < x { y } else { x })),
+        _ => Err(EvalError::Unsupported(op.symbol())),
+    }
+}
+
+fn float_binary(op: BinOp, x: f64, y: f64, mode: Mode) -> R {
+    use BinOp::*;
+    use ScalarValue::Float;
+    let exact = mode == Mode::Python;
+    if let Some(c) = compare(op, x, y) {
+        return Ok(ScalarValue::Bool(c));
+    }
+    if exact && y == 0.0 && matches!(op, Div | FloorDiv | Mod) {
+        return Err(EvalError::DivisionByZero);
+    }
+    Ok(Float(match op {
+        Add => x + y,
+        Sub => x - y,
+        Mul => x * y,
+        Div => x / y,
+        // NumPy: a float floor-divided by zero is the quotient (inf or nan)
+        FloorDiv if y == 0.0 => x / y,
+        FloorDiv => float_floordiv(x, y),
+        Mod => float_mod(x, y),
+        Pow => {
+            if exact {
+                if x == 0.0 && y < 0.0 && y.is_finite() {
+                    return Err(EvalError::DivisionByZero);
+                }
+                if x < 0.0 && x.is_finite() && y.is_finite() && y.fract() != 0.0 {
+                    return Err(EvalError::Unsupported("** (a complex result)"));
+                }
+            }
+            let r = x.powf(y);
+            if exact && r.is_infinite() && x.is_finite() && y.is_finite() {
+                return Err(EvalError::Overflow);
+            }
+            r
+        }
+        Max => {
+            if y > x {
+                y
+            } else {
+                x
+            }
+        }
+        Min => {
+            if y < x {
+                y
+            } else {
+                x
+            }
+        }
+        _ => return Err(EvalError::Unsupported(op.symbol())),
+    }))
+}
+
+/// `op a`. `not` gives a bool; `-` and `~` of a bool are ints in
+/// [`Mode::Python`], while in [`Mode::Target`] `~` of a bool is `not`
+/// (NumPy).
+pub fn unary(op: UnOp, a: ScalarValue, mode: Mode) -> R {
+    use ScalarValue::*;
+    let exact = mode == Mode::Python;
+    Ok(match (op, a) {
+        (UnOp::Not, v) => Bool(!truthy(v)),
+        (UnOp::Neg, Float(f)) => Float(-f),
+        (UnOp::Neg, v) => match as_i64(v).checked_neg() {
+            Some(n) => Int(n),
+            None if exact => return Err(EvalError::Overflow),
+            None => Int(i64::MIN),
+        },
+        (UnOp::BitNot, Bool(b)) if !exact => Bool(!b),
+        (UnOp::BitNot, Float(_)) => return Err(EvalError::Unsupported("~")),
+        (UnOp::BitNot, v) => Int(!as_i64(v)),
+    })
+}
+
+/// Wraps an integer to the width of `e` (two's complement, as a C cast
+/// does; 64-bit values are kept as their bit pattern).
+pub fn wrap_int(v: i64, e: ElemTy) -> i64 {
+    match e {
+        ElemTy::I8 => v as i8 as i64,
+        ElemTy::I16 => v as i16 as i64,
+        ElemTy::I32 => v as i32 as i64,
+        ElemTy::U8 => v as u8 as i64,
+        ElemTy::U16 => v as u16 as i64,
+        ElemTy::U32 => v as u32 as i64,
+        _ => v,
+    }
+}
+
+/// Rounds a float to the precision of `e` (to nearest, ties to even).
+pub fn round_float(v: f64, e: ElemTy) -> f64 {
+    match e {
+        ElemTy::F32 => v as f32 as f64,
+        ElemTy::F16 => f16_value(f16_bits(v)),
+        _ => v,
+    }
+}
+
+/// The value converted to `e`. [`Mode::Python`] converts as `bool()`,
+/// `int()` and `float()` do (a float that is not finite or does not fit
+/// in 64 bits is an error; the width of `e` is the caller's business).
+/// [`Mode::Target`] converts as a C cast does: wrapped to the width of
+/// `e`, rounded to its precision.
+pub fn convert(v: ScalarValue, e: ElemTy, mode: Mode) -> R {
+    use ScalarValue::*;
+    Ok(if e == ElemTy::Bool {
+        Bool(truthy(v))
+    } else if e.is_float() {
+        let f = as_f64(v);
+        Float(if mode == Mode::Target {
+            round_float(f, e)
+        } else {
+            f
+        })
+    } else {
+        match (v, mode) {
+            (Float(f), Mode::Python) if !(f.is_finite() && f.abs() < 9.0e18) => {
+                return Err(EvalError::Overflow)
+            }
+            (Float(f), Mode::Python) => Int(f.trunc() as i64),
+            (v, Mode::Python) => Int(as_i64(v)),
+            (v, Mode::Target) => Int(wrap_int(as_i64(v), e)),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+//! `ir::eval` against CPython: `cpython_table.txt` (written by
+//! `cpython_table.py`) holds what CPython computes for every operator on a
+//! grid of values; Python mode must agree on every line, values and
+//! errors alike.
+
+use super::*;
+
+fn value(t: &str) -> ScalarValue {
+    let (kind, rest) = t.split_at(1);
+    match kind {
+        "b" => ScalarValue::Bool(rest == "1"),
+        "i" => ScalarValue::Int(rest.parse().unwrap()),
+        "f" => ScalarValue::Float(rest.parse().unwrap()),
+        _ => panic!("bad value {t}"),
+    }
+}
+
+fn binop(s: &str) -> BinOp {
+    use BinOp::*;
+    [
+        Add, Sub, Mul, Div, FloorDiv, Mod, Pow, BitAnd, BitOr, BitXor, Shl, Shr, Eq, Ne, Lt, Le,
+        Gt, Ge, Max, Min,
+    ]
+    .into_iter()
+    .find(|o| o.symbol() == s)
+    .unwrap_or_else(|| panic!("bad operator {s}"))
+}
+
+fn unop(s: &str) -> UnOp {
+    match s {
+        "-" => UnOp::Neg,
+        "~" => UnOp::BitNot,
+        "not" => UnOp::Not,
+        _ => panic!("bad operator {s}"),
+    }
+}
+
+/// The same value: floats bit for bit (so the sign of a zero counts), any
+/// NaN equal to any NaN.
+fn same(a: ScalarValue, b: ScalarValue) -> bool {
+    match (a, b) {
+        (ScalarValue::Float(x), ScalarValue::Float(y)) => {
+            (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits()
+        }
+        _ => a == b,
+    }
+}
+
+fn error_kind(e: EvalError) -> &'static str {
+    match e {
+        EvalError::DivisionByZero => "ZeroDivision",
+        EvalError::Overflow => "Overflow",
+        EvalError::NegativePower => "NegativePower",
+        EvalError::NegativeShift => "NegativeShift",
+        EvalError::Unsupported(_) => "Unsupported",
+    }
+}
+
+#[test]
+fn python_mode_agrees_with_cpython() {
+    let table = include_str!("cpython_table.txt");
+    let mut checked = 0;
+    let mut wrong = vec![];
+    for line in table.lines() {
+        let (lhs, want) = line.split_once(" = ").expect("`=` in every line");
+        let parts: Vec<&str> = lhs.split(' ').collect();
+        let got = match parts[..] {
+            [op, a, b] => binary(binop(op), value(a), value(b), Mode::Python),
+            [op, a] => unary(unop(op), value(a), Mode::Python),
+            _ => panic!("bad line {line}"),
+        };
+        let ok = match (want.strip_prefix("E:"), got) {
+            (Some(kind), Err(e)) => kind == error_kind(e),
+            (None, Ok(v)) => same(v, value(want)),
+            _ => false,
+        };
+        if !ok {
+            wrong.push(format!("{lhs}: CPython {want}, eval {got:?}"));
+        }
+        checked += 1;
+    }
+    assert!(checked > 5_000, "only {checked} lines");
+    assert!(
+        wrong.is_empty(),
+        "{} of {checked} differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn float_floor_division_and_modulo_are_cpythons_in_both_modes() {
+    let f = ScalarValue::Float;
+    for mode in [Mode::Python, Mode::Target] {
+        // floor(1.0 / 0.1) is 10; Python rounds the exact quotient
+        assert_eq!(binary(BinOp::FloorDiv, f(1.0), f(0.1), mode), Ok(f(9.0)));
+        let r = binary(BinOp::Mod, f(-0.0), f(1.0), mode).unwrap();
+        assert!(same(r, f(0.0)), "{r:?}");
+        let r = binary(BinOp::Mod, f(1.0), f(-0.5), mode).unwrap();
+        assert!(same(r, f(-0.0)), "{r:?}");
+    }
+}
+
+#[test]
+fn target_mode_wraps_where_python_mode_refuses() {
+    let i = ScalarValue::Int;
+    let t = Mode::Target;
+    assert_eq!(binary(BinOp::Add, i(i64::MAX), i(1), t), Ok(i(i64::MIN)));
+    assert_eq!(
+        binary(BinOp::FloorDiv, i(i64::MIN), i(-1), t),
+        Ok(i(i64::MIN))
+    );
+    assert_eq!(binary(BinOp::Mod, i(i64::MIN), i(-1), t), Ok(i(0)));
+    assert_eq!(unary(UnOp::Neg, i(i64::MIN), t), Ok(i(i64::MIN)));
+    // NumPy's integer division by zero, shifts beyond the width
+    assert_eq!(binary(BinOp::Mod, i(5), i(0), t), Ok(i(0)));
+    assert_eq!(binary(BinOp::FloorDiv, i(5), i(0), t), Ok(i(0)));
+    assert_eq!(binary(BinOp::Shl, i(3), i(64), t), Ok(i(0)));
+    assert_eq!(binary(BinOp::Shr, i(-3), i(70), t), Ok(i(-1)));
+    let f = ScalarValue::Float;
+    assert_eq!(
+        binary(BinOp::FloorDiv, f(-1.0), f(0.0), t),
+        Ok(f(f64::NEG_INFINITY))
+    );
+    // floats follow IEEE
+    let r = binary(
+        BinOp::Div,
+        ScalarValue::Float(1.0),
+        ScalarValue::Float(0.0),
+        t,
+    );
+    assert_eq!(r, Ok(ScalarValue::Float(f64::INFINITY)));
+    // NumPy's bools: `+` is `or`, `~` is `not`
+    let b = ScalarValue::Bool;
+    assert_eq!(binary(BinOp::Add, b(true), b(true), t), Ok(b(true)));
+    assert_eq!(unary(UnOp::BitNot, b(true), t), Ok(b(false)));
+    assert_eq!(wrap_int(300, ElemTy::U8), 44);
+    assert_eq!(convert(ScalarValue::Float(-1.5), ElemTy::I8, t), Ok(i(-1)));
+    assert_eq!(round_float(0.1, ElemTy::F16), 0.0999755859375);
+}
