@@ -1,34 +1,102 @@
 //! IR verifier: structural checks that every pass must keep. A failure is a
 //! bug in parpy (reported as `CompileError::Internal` with the IR dump).
+//! Every broken invariant is reported, each with its location.
 
+use std::fmt;
+
+use super::visit::sub_blocks;
 use super::{Block, Expr, ExprKind, Function, Place, Program, StmtKind, Type, VarId, VarKind};
+use crate::diag::Span;
 
-/// Checks the whole program; returns the first problem found.
-pub fn verify_program(p: &Program) -> Result<(), String> {
-    verify_function(p, &p.host, false).map_err(|e| format!("in `{}`: {e}", p.host.name))?;
-    for k in &p.kernels {
-        verify_function(p, &k.func, true)
-            .map_err(|e| format!("in kernel `{}`: {e}", k.func.name))?;
-    }
-    for h in &p.helpers {
-        verify_function(p, h, false).map_err(|e| format!("in helper `{}`: {e}", h.name))?;
-    }
-    Ok(())
+/// One broken invariant and where it is.
+#[derive(Clone, PartialEq, Debug)]
+pub struct VerifyError {
+    /// `host `f``, `kernel `k``, `helper `h``.
+    pub function: String,
+    /// The statement: its index in its block, after the indices of the
+    /// enclosing statements and of the sub-block holding it (a loop's body
+    /// is 0; an if's then-branch 0, else-branch 1). Empty: the function's
+    /// variables.
+    pub path: Vec<usize>,
+    /// The statement's span (default when the problem is a variable's).
+    pub span: Span,
+    pub message: String,
 }
 
-fn verify_function(p: &Program, f: &Function, kernel: bool) -> Result<(), String> {
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "in {}", self.function)?;
+        if !self.path.is_empty() {
+            let path: Vec<String> = self.path.iter().map(|i| i.to_string()).collect();
+            write!(
+                f,
+                ", statement {} (bytes {}..{})",
+                path.join("."),
+                self.span.lo,
+                self.span.hi
+            )?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// All the problems, one a line.
+pub fn render(errors: &[VerifyError]) -> String {
+    let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    lines.join("\n")
+}
+
+/// Checks the whole program; returns every problem found.
+pub fn verify_program(p: &Program) -> Result<(), Vec<VerifyError>> {
+    let mut errors = vec![];
+    verify_function(
+        p,
+        &p.host,
+        false,
+        format!("host `{}`", p.host.name),
+        &mut errors,
+    );
+    for k in &p.kernels {
+        let name = format!("kernel `{}`", k.func.name);
+        verify_function(p, &k.func, true, name, &mut errors);
+    }
+    for h in &p.helpers {
+        verify_function(p, h, false, format!("helper `{}`", h.name), &mut errors);
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+fn verify_function(
+    p: &Program,
+    f: &Function,
+    kernel: bool,
+    function: String,
+    errors: &mut Vec<VerifyError>,
+) {
+    let mut var_error = |message: String| {
+        errors.push(VerifyError {
+            function: function.clone(),
+            path: vec![],
+            span: Span::default(),
+            message,
+        })
+    };
     for &id in &f.params {
-        let v = f
-            .vars
-            .get(id.0 as usize)
-            .ok_or("parameter id out of range")?;
-        if v.kind != VarKind::Param {
-            return Err(format!("parameter `{}` is not of kind Param", v.name));
+        match f.vars.get(id.0 as usize) {
+            None => var_error("parameter id out of range".into()),
+            Some(v) if v.kind != VarKind::Param => {
+                var_error(format!("parameter `{}` is not of kind Param", v.name))
+            }
+            Some(_) => {}
         }
     }
     for (i, v) in f.vars.iter().enumerate() {
         if v.kind == VarKind::Param && !f.params.contains(&VarId(i as u32)) {
-            return Err(format!(
+            var_error(format!(
                 "variable `{}` is a Param but not in the params",
                 v.name
             ));
@@ -41,13 +109,14 @@ fn verify_function(p: &Program, f: &Function, kernel: bool) -> Result<(), String
             _ => continue,
         };
         if !kernel {
-            return Err(format!("{what} array `{}` outside a kernel", v.name));
-        }
-        if !v.ty.is_array() {
-            return Err(format!("{what} variable `{}` is not an array", v.name));
+            var_error(format!("{what} array `{}` outside a kernel", v.name));
+        } else if !v.ty.is_array() {
+            var_error(format!("{what} variable `{}` is not an array", v.name));
         }
     }
-    V { p, f, kernel }.block(&f.body)
+    let v = V { p, f, kernel };
+    let mut path = vec![];
+    v.block(&f.body, &mut path, &function, errors);
 }
 
 struct V<'a> {
@@ -65,9 +134,37 @@ impl V<'_> {
             .ok_or_else(|| format!("variable id {} out of range", id.0))
     }
 
-    fn block(&self, b: &Block) -> Result<(), String> {
-        for s in b {
-            match &s.kind {
+    /// Checks every statement of `b` and of the blocks nested in it.
+    fn block(
+        &self,
+        b: &Block,
+        path: &mut Vec<usize>,
+        function: &str,
+        errors: &mut Vec<VerifyError>,
+    ) {
+        for (i, s) in b.iter().enumerate() {
+            path.push(i);
+            if let Err(message) = self.stmt(&s.kind) {
+                errors.push(VerifyError {
+                    function: function.to_string(),
+                    path: path.clone(),
+                    span: s.span,
+                    message,
+                });
+            }
+            for (j, sub) in sub_blocks(s).into_iter().enumerate() {
+                path.push(j);
+                self.block(sub, path, function, errors);
+                path.pop();
+            }
+            path.pop();
+        }
+    }
+
+    /// Checks one statement itself (not the blocks nested in it).
+    fn stmt(&self, kind: &StmtKind) -> Result<(), String> {
+        {
+            match kind {
                 StmtKind::Assign { dst, value } => {
                     self.expr(value)?;
                     match dst {
@@ -105,20 +202,12 @@ impl V<'_> {
                             ));
                         }
                     }
-                    self.block(&l.body)?;
                 }
-                StmtKind::While { cond, body } => {
+                StmtKind::While { cond, .. } => {
                     self.expr(cond)?;
-                    self.block(body)?;
                 }
-                StmtKind::If {
-                    cond,
-                    then_body,
-                    else_body,
-                } => {
+                StmtKind::If { cond, .. } => {
                     self.expr(cond)?;
-                    self.block(then_body)?;
-                    self.block(else_body)?;
                 }
                 StmtKind::Return(e) => {
                     if let Some(e) = e {
@@ -126,7 +215,7 @@ impl V<'_> {
                     }
                 }
                 StmtKind::Expr(e) => self.expr(e)?,
-                StmtKind::OnDevice(b) => self.block(b)?,
+                StmtKind::OnDevice(_) => {}
                 StmtKind::Barrier => {
                     if !self.kernel {
                         return Err("barrier outside a kernel".into());
@@ -279,7 +368,7 @@ mod tests {
         let x = VarId(0);
         let bad = store(x, vec![int(0)], float(1.0, crate::types::ElemTy::F32));
         p.host.body.push(bad);
-        let e = verify_program(&p).unwrap_err();
+        let e = render(&verify_program(&p).unwrap_err());
         assert!(e.contains("has 2 dimensions but is indexed with 1"), "{e}");
     }
 
@@ -289,7 +378,7 @@ mod tests {
         p.host
             .body
             .push(crate::ir::Stmt::new(StmtKind::Barrier, sp()));
-        let e = verify_program(&p).unwrap_err();
+        let e = render(&verify_program(&p).unwrap_err());
         assert!(e.contains("barrier outside a kernel"), "{e}");
 
         let mut p = sum_rows_program();
@@ -302,7 +391,7 @@ mod tests {
         p.host
             .body
             .push(store(y, vec![tid], float(0.0, crate::types::ElemTy::F32)));
-        let e = verify_program(&p).unwrap_err();
+        let e = render(&verify_program(&p).unwrap_err());
         assert!(e.contains("`lane` outside a kernel"), "{e}");
 
         let mut p = sum_rows_program();
@@ -316,7 +405,7 @@ mod tests {
             value: None,
             span: sp(),
         });
-        let e = verify_program(&p).unwrap_err();
+        let e = render(&verify_program(&p).unwrap_err());
         assert!(e.contains("shared array `shm` outside a kernel"), "{e}");
     }
 
@@ -331,5 +420,27 @@ mod tests {
             sp(),
         ));
         assert!(verify_program(&p).is_err());
+    }
+
+    #[test]
+    fn reports_every_broken_invariant_with_its_location() {
+        let mut p = sum_rows_program();
+        let n = p.host.body.len();
+        let x = VarId(0);
+        let bad = store(x, vec![int(0)], float(1.0, crate::types::ElemTy::F32));
+        p.host.body.push(bad);
+        p.host
+            .body
+            .push(crate::ir::Stmt::new(StmtKind::Barrier, sp()));
+        let e = verify_program(&p).unwrap_err();
+        assert_eq!(e.len(), 2, "{}", render(&e));
+        assert_eq!(e[0].path, vec![n]);
+        assert_eq!(e[1].path, vec![n + 1]);
+        let text = render(&e);
+        assert!(
+            text.contains(&format!("in host `sum_rows`, statement {n} (bytes ")),
+            "{text}"
+        );
+        assert!(text.contains("barrier outside a kernel"), "{text}");
     }
 }

@@ -18,9 +18,13 @@
 //! 10. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
 //!     (thread and block indices, strided loops, `LaunchInfo.blocks/threads`).
 //!
-//! The IR is verified after every pass in tests and debug builds; with
-//! `debug_print` the IR after each pass is appended to the log with the time
-//! the pass took.
+//! 11. [`gpu_register_rows`] — GPU backends only: a thread's share of a row
+//!     stays in registers across the loops that walk it.
+//!
+//! [`PASSES`] is this list as a table: every pass has one signature
+//! ([`PassFn`]). The IR is verified after every pass in tests and debug
+//! builds; with `debug_print` the IR after each pass is appended to the log
+//! with the time the pass took.
 
 pub mod check_host_device;
 pub mod check_parallel_structure;
@@ -42,36 +46,72 @@ use std::time::Instant;
 use crate::diag::Diagnostic;
 use crate::error::CompileError;
 use crate::ir::print::program_to_string;
-use crate::ir::verify::verify_program;
+use crate::ir::verify::{render, verify_program};
 use crate::ir::Program;
 use crate::options::{Backend, Options};
 
-struct Run<'a> {
-    options: &'a Options,
-    log: &'a mut String,
+/// What every pass is: it rewrites (or only inspects) the program and
+/// returns its diagnostics, errors and warnings told apart by severity.
+pub type PassFn = fn(&mut Program, &Options) -> Vec<Diagnostic>;
+
+/// One entry of the pipeline.
+pub struct Pass {
+    pub name: &'static str,
+    /// Runs only for the GPU backends (Cuda, Metal).
+    pub gpu_only: bool,
+    /// Errors stop the pipeline after this pass (`false`: the next pass
+    /// runs and its errors join the same report).
+    pub stops_on_error: bool,
+    pub run: PassFn,
 }
 
-impl Run<'_> {
-    fn after(&mut self, pass: &str, p: &Program, started: Instant) -> Result<(), CompileError> {
-        let elapsed = started.elapsed();
-        if cfg!(debug_assertions) {
-            if let Err(e) = verify_program(p) {
-                return Err(CompileError::Internal(format!(
-                    "the IR after pass `{pass}` is invalid: {e}\n{}",
-                    program_to_string(p)
-                )));
-            }
-        }
-        if self.options.debug_print {
-            self.log.push_str(&format!(
-                "=== after {pass} ({:.3} ms) ===\n{}\n",
-                elapsed.as_secs_f64() * 1000.0,
-                program_to_string(p)
-            ));
-        }
-        Ok(())
+const fn pass(name: &'static str, gpu_only: bool, run: PassFn) -> Pass {
+    Pass {
+        name,
+        gpu_only,
+        stops_on_error: true,
+        run,
     }
 }
+
+/// The pipeline, in order (see the module documentation).
+pub const PASSES: &[Pass] = &[
+    pass("schedule", false, |p, o| {
+        match crate::schedule::apply(p, o) {
+            Ok(warnings) => warnings,
+            Err(errors) => errors,
+        }
+    }),
+    Pass {
+        stops_on_error: false,
+        ..pass("check_parallel_structure", false, |p, o| {
+            check_parallel_structure::run(p, o)
+        })
+    },
+    pass("lower_reductions", false, |p, _| lower_reductions::run(p)),
+    pass("fold_constants", false, |p, _| {
+        fold_constants::run(p);
+        vec![]
+    }),
+    pass("check_host_device", true, |p, o| {
+        check_host_device::run(p, o.backend)
+    }),
+    pass("outline_kernels", false, |p, _| {
+        outline_kernels::run(p);
+        vec![]
+    }),
+    pass("gpu_host_reads", true, |p, _| {
+        gpu_host_reads::run(p);
+        vec![]
+    }),
+    pass("gpu_two_stage", true, |p, _| gpu_two_stage::run(p)),
+    pass("gpu_reductions", true, |p, _| gpu_reductions::run(p)),
+    pass("gpu_grid", true, |p, _| gpu_grid::run(p)),
+    pass("gpu_register_rows", true, |p, _| {
+        gpu_register_rows::run(p);
+        vec![]
+    }),
+];
 
 /// Runs every pass in order. Returns the rewritten program and the warnings,
 /// or all the errors of the first phase that found some.
@@ -80,73 +120,42 @@ pub fn run_pipeline(
     options: &Options,
     log: &mut String,
 ) -> Result<(Program, Vec<Diagnostic>), CompileError> {
-    let mut r = Run { options, log };
     if options.debug_print {
-        r.log
-            .push_str(&format!("=== input ===\n{}\n", program_to_string(&program)));
+        log.push_str(&format!("=== input ===\n{}\n", program_to_string(&program)));
     }
-
-    let t = Instant::now();
-    let mut warnings = crate::schedule::apply(&mut program, options).map_err(CompileError::User)?;
-    r.after("schedule", &program, t)?;
-
-    let t = Instant::now();
-    let mut errors = check_parallel_structure::run(&program, options);
-    r.after("check_parallel_structure", &program, t)?;
-
-    let t = Instant::now();
-    errors.extend(lower_reductions::run(&mut program));
-    if !errors.is_empty() {
-        return Err(CompileError::User(errors));
-    }
-    r.after("lower_reductions", &program, t)?;
-
-    let t = Instant::now();
-    fold_constants::run(&mut program);
-    r.after("fold_constants", &program, t)?;
-
     let gpu = matches!(options.backend, Backend::Cuda | Backend::Metal);
-    if gpu {
-        let t = Instant::now();
-        let errors = check_host_device::run(&mut program, options.backend);
-        if !errors.is_empty() {
+    let mut warnings = vec![];
+    let mut errors = vec![];
+    for pass in PASSES.iter().filter(|p| gpu || !p.gpu_only) {
+        let started = Instant::now();
+        let (e, w): (Vec<_>, Vec<_>) = (pass.run)(&mut program, options)
+            .into_iter()
+            .partition(|d| d.is_error());
+        errors.extend(e);
+        warnings.extend(w);
+        if pass.stops_on_error && !errors.is_empty() {
             return Err(CompileError::User(errors));
         }
-        r.after("check_host_device", &program, t)?;
+        let elapsed = started.elapsed();
+        if cfg!(debug_assertions) {
+            if let Err(e) = verify_program(&program) {
+                return Err(CompileError::Internal(format!(
+                    "the IR after pass `{}` is invalid:\n{}\n{}",
+                    pass.name,
+                    render(&e),
+                    program_to_string(&program)
+                )));
+            }
+        }
+        if options.debug_print {
+            log.push_str(&format!(
+                "=== after {} ({:.3} ms) ===\n{}\n",
+                pass.name,
+                elapsed.as_secs_f64() * 1000.0,
+                program_to_string(&program)
+            ));
+        }
     }
-
-    let t = Instant::now();
-    outline_kernels::run(&mut program);
-    r.after("outline_kernels", &program, t)?;
-
-    if gpu {
-        let t = Instant::now();
-        gpu_host_reads::run(&mut program);
-        r.after("gpu_host_reads", &program, t)?;
-
-        let t = Instant::now();
-        warnings.extend(gpu_two_stage::run(&mut program));
-        r.after("gpu_two_stage", &program, t)?;
-
-        let t = Instant::now();
-        let errors = gpu_reductions::run(&mut program);
-        if !errors.is_empty() {
-            return Err(CompileError::User(errors));
-        }
-        r.after("gpu_reductions", &program, t)?;
-
-        let t = Instant::now();
-        let errors = gpu_grid::run(&mut program);
-        if !errors.is_empty() {
-            return Err(CompileError::User(errors));
-        }
-        r.after("gpu_grid", &program, t)?;
-
-        let t = Instant::now();
-        gpu_register_rows::run(&mut program);
-        r.after("gpu_register_rows", &program, t)?;
-    }
-
     Ok((program, warnings))
 }
 
@@ -170,6 +179,26 @@ mod tests {
             );
         }
         o
+    }
+
+    #[test]
+    fn the_log_follows_the_table() {
+        let mut log = String::new();
+        let mut o = opts(&[("outer", 100)]);
+        o.debug_print = true;
+        run_pipeline(sum_rows_program(), &o, &mut log).unwrap();
+        let ran: Vec<&str> = log
+            .lines()
+            .filter_map(|l| l.strip_prefix("=== after "))
+            .map(|l| l.split(' ').next().unwrap())
+            .collect();
+        let cpu: Vec<&str> = PASSES
+            .iter()
+            .filter(|p| !p.gpu_only)
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(ran, cpu);
+        assert_eq!(PASSES.len(), 11);
     }
 
     #[test]

@@ -37,7 +37,11 @@ fn lower_with(src: &str, args: &[ArgType], r: &StaticResolver) -> Result<Program
     })?;
     // Every program sema produces must satisfy the IR verifier.
     if let Err(m) = crate::ir::verify::verify_program(&p) {
-        panic!("the IR verifier rejected:\n{}\n{m}", program_to_string(&p));
+        panic!(
+            "the IR verifier rejected:\n{}\n{}",
+            program_to_string(&p),
+            crate::ir::verify::render(&m)
+        );
     }
     Ok(p)
 }
