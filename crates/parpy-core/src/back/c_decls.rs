@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ir::{Function, Place, Stmt, StmtKind, VarId, VarKind};
+use crate::ir::visit::own_uses;
+use crate::ir::{Function, Stmt, StmtKind, VarId, VarKind};
 
 /// Where a local is declared: the block and the index of the first
 /// statement of that block that touches it.
@@ -62,8 +63,7 @@ fn plan_block(
     for (i, s) in b.iter().enumerate() {
         stack.push((id, i));
         let mut used = BTreeSet::new();
-        let mut assigned = BTreeSet::new();
-        shallow_uses(s, &mut used, &mut assigned, read);
+        shallow_uses(s, &mut used, read);
         for v in used {
             let var = f.var(v);
             if var.kind != VarKind::Local {
@@ -117,44 +117,10 @@ fn plan_block(
 }
 
 /// Variables a statement touches at its own level (not inside nested
-/// blocks, which the planner visits itself), plus every variable it reads.
-fn shallow_uses(
-    s: &Stmt,
-    used: &mut BTreeSet<VarId>,
-    assigned: &mut BTreeSet<VarId>,
-    read: &mut BTreeSet<VarId>,
-) {
-    use crate::ir::visit::expr_uses;
-    let mut reads = BTreeSet::new();
-    match &s.kind {
-        StmtKind::Assign { dst, value } => {
-            match dst {
-                Place::Var(v) => {
-                    used.insert(*v);
-                    assigned.insert(*v);
-                }
-                Place::Index { array, indices } => {
-                    used.insert(*array);
-                    reads.insert(*array);
-                    indices.iter().for_each(|i| expr_uses(i, &mut reads));
-                }
-            }
-            expr_uses(value, &mut reads);
-        }
-        StmtKind::For(l) => {
-            used.insert(l.var);
-            expr_uses(&l.lo, &mut reads);
-            expr_uses(&l.hi, &mut reads);
-            if let Some(r) = &l.reduction {
-                // The reduction clause names the accumulator outside the loop.
-                reads.insert(r.acc);
-            }
-        }
-        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr_uses(cond, &mut reads),
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut reads),
-        StmtKind::Return(None) | StmtKind::OnDevice(_) | StmtKind::Barrier => {}
-        StmtKind::Launch { args, .. } => reads.extend(args.iter().copied()),
-    }
-    used.extend(reads.iter().copied());
-    read.extend(reads);
+/// blocks, which the planner visits itself) into `used`; those it reads,
+/// arrays stored into included, into `read`.
+fn shallow_uses(s: &Stmt, used: &mut BTreeSet<VarId>, read: &mut BTreeSet<VarId>) {
+    let u = own_uses(s);
+    used.extend(u.reads.iter().chain(&u.assigned).chain(&u.stored).copied());
+    read.extend(u.reads.into_iter().chain(u.stored));
 }

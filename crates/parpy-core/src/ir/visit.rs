@@ -87,53 +87,60 @@ pub fn walk_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr) -> bool) {
     }
 }
 
-/// Adds every variable a statement reads or writes to `used`, and the scalar
-/// variables it assigns to `assigned`.
-pub fn stmt_uses(s: &Stmt, used: &mut BTreeSet<VarId>, assigned: &mut BTreeSet<VarId>) {
+/// The variables one statement touches itself (not in nested blocks).
+#[derive(Default, Debug)]
+pub struct OwnUses {
+    /// Read by its expressions (indices, values, bounds, conditions), the
+    /// accumulator of a reduction loop, the arguments of a launch.
+    pub reads: BTreeSet<VarId>,
+    /// Scalars it assigns: `v = ...`, a loop's counter, a reduction's
+    /// accumulator.
+    pub assigned: BTreeSet<VarId>,
+    /// Arrays it stores into (`a[i] = ...`).
+    pub stored: BTreeSet<VarId>,
+}
+
+/// The variables statement `s` touches at its own level.
+pub fn own_uses(s: &Stmt) -> OwnUses {
+    let mut u = OwnUses::default();
     match &s.kind {
         StmtKind::Assign { dst, value } => {
             match dst {
                 Place::Var(v) => {
-                    used.insert(*v);
-                    assigned.insert(*v);
+                    u.assigned.insert(*v);
                 }
                 Place::Index { array, indices } => {
-                    used.insert(*array);
-                    indices.iter().for_each(|i| expr_uses(i, used));
+                    u.stored.insert(*array);
+                    indices.iter().for_each(|i| expr_uses(i, &mut u.reads));
                 }
             }
-            expr_uses(value, used);
+            expr_uses(value, &mut u.reads);
         }
         StmtKind::For(l) => {
-            used.insert(l.var);
-            assigned.insert(l.var);
-            expr_uses(&l.lo, used);
-            expr_uses(&l.hi, used);
+            u.assigned.insert(l.var);
+            expr_uses(&l.lo, &mut u.reads);
+            expr_uses(&l.hi, &mut u.reads);
             if let Some(r) = &l.reduction {
-                used.insert(r.acc);
-                assigned.insert(r.acc);
+                u.reads.insert(r.acc);
+                u.assigned.insert(r.acc);
             }
-            l.body.iter().for_each(|s| stmt_uses(s, used, assigned));
         }
-        StmtKind::While { cond, body } => {
-            expr_uses(cond, used);
-            body.iter().for_each(|s| stmt_uses(s, used, assigned));
-        }
-        StmtKind::If {
-            cond,
-            then_body,
-            else_body,
-        } => {
-            expr_uses(cond, used);
-            then_body
-                .iter()
-                .chain(else_body)
-                .for_each(|s| stmt_uses(s, used, assigned));
-        }
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, used),
-        StmtKind::Return(None) | StmtKind::Barrier => {}
-        StmtKind::OnDevice(body) => body.iter().for_each(|s| stmt_uses(s, used, assigned)),
-        StmtKind::Launch { args, .. } => used.extend(args.iter().copied()),
+        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr_uses(cond, &mut u.reads),
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut u.reads),
+        StmtKind::Return(None) | StmtKind::OnDevice(_) | StmtKind::Barrier => {}
+        StmtKind::Launch { args, .. } => u.reads.extend(args.iter().copied()),
+    }
+    u
+}
+
+/// Adds every variable a statement reads or writes to `used`, and the scalar
+/// variables it assigns to `assigned`, nested blocks included.
+pub fn stmt_uses(s: &Stmt, used: &mut BTreeSet<VarId>, assigned: &mut BTreeSet<VarId>) {
+    let u = own_uses(s);
+    used.extend(u.reads.iter().chain(&u.assigned).chain(&u.stored).copied());
+    assigned.extend(u.assigned);
+    for b in sub_blocks(s) {
+        b.iter().for_each(|s| stmt_uses(s, used, assigned));
     }
 }
 
