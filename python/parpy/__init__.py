@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional
 
 from . import _native
 from ._native import (
+    BuildError,
     CompileBackend,
     CompileError,
     CompileOptions,
@@ -33,7 +34,7 @@ __version__: str = _native.__version__
 
 __all__ = [
     "jit", "label", "threads", "par", "reduce", "LoopPar", "CompileOptions",
-    "CompileBackend", "CompileError", "InternalError", "ParpyWarning",
+    "BuildError", "CompileBackend", "CompileError", "InternalError", "ParpyWarning",
     "print_compiled", "compile_string", "clear_cache", "sync", "gpu", "sum",
     "operators", "math", "builtin", "types", "backend", "ElemSize",
     "JitFunction",

@@ -11,6 +11,10 @@ class CompileError(Exception):
 class InternalError(Exception):
     """A bug in parpy."""
 
+class BuildError(RuntimeError):
+    """The environment failed a build (the C compiler, the disk, the cache
+    directory); the message names the compiler or path and what to check."""
+
 class ParpyWarning(UserWarning):
     """A warning from the compiler (e.g. a label that matches nothing)."""
 

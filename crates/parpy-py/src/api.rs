@@ -233,7 +233,7 @@ fn _cuda_dry_run(
             return Err(internal_error("no device code for the Cuda backend"));
         };
         let n = toolchain::nvrtc_source(py)?;
-        let cache = service::cache_for(&data);
+        let cache = service::cache_for(py, &data)?;
         let bin = service::cubin(py, &n, code, &name, arch, &cache)
             .map_err(|e| internal_error(&e.to_string()))?;
         let shared = vec![0u32; out.kernel_names.len()];

@@ -345,7 +345,7 @@ fn compile_cuda(
     let arch = parpy_runtime::cuda::driver::context(device)
         .map(|c| c.arch)
         .unwrap_or(90);
-    let cache = service::cache_for(data);
+    let cache = service::cache_for(py, data)?;
     let nvcc = Nvcc::new(&nvcc_path, &roots).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     let so = py
         .detach(|| nvcc.build_cached(code, arch, &cache))

@@ -22,13 +22,59 @@ pub mod exc {
     );
     pyo3::create_exception!(
         parpy,
+        BuildError,
+        pyo3::exceptions::PyRuntimeError,
+        "The environment failed a build: the C compiler could not run or failed without \
+         a diagnostic on the generated code, a file could not be written or loaded (full \
+         disk, permissions, a cache cleared under it). The message says what and where."
+    );
+    pyo3::create_exception!(
+        parpy,
         ParpyWarning,
         pyo3::exceptions::PyUserWarning,
         "A warning from the parpy compiler."
     );
 }
 
-pub use exc::{CompileError as CompileErrorPy, InternalError, ParpyWarning};
+pub use exc::{BuildError, CompileError as CompileErrorPy, InternalError, ParpyWarning};
+
+/// What to check when the environment fails a build.
+const BUILD_HINT: &str = "check that the C compiler ($CC, else cc/gcc/clang on PATH) runs, that \
+     the disk has room and the cache directory is writable; `python -m parpy info` shows the \
+     compiler and the cache directory";
+
+/// A failed build or load. `user_code`: the code (or the flags) are the
+/// user's, so a compiler diagnostic is a `CompileError`. A compiler that
+/// fails with diagnostics on the generated file is a parpy bug; one that
+/// fails without any (CC=/bin/false, a full disk, a crash) is the
+/// environment's: `BuildError`.
+pub fn build_error_to_py(e: parpy_runtime::RuntimeError, user_code: bool) -> PyErr {
+    use parpy_runtime::RuntimeError as R;
+    match &e {
+        R::CompileFailed {
+            stderr,
+            source_path,
+            ..
+        } => {
+            let file = std::path::Path::new(source_path)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let diagnoses_source = !file.is_empty()
+                && stderr.contains(&format!("{file}:"))
+                && !stderr.contains("No space left on device");
+            if diagnoses_source && user_code {
+                CompileErrorPy::new_err(e.to_string())
+            } else if diagnoses_source {
+                internal_error(&format!("the generated code does not compile: {e}"))
+            } else {
+                BuildError::new_err(format!("{e}\n{BUILD_HINT}"))
+            }
+        }
+        R::NonZero { .. } => pyo3::exceptions::PyRuntimeError::new_err(e.to_string()),
+        _ => BuildError::new_err(format!("{e}\n{BUILD_HINT}")),
+    }
+}
 
 pub fn compile_error_to_py(e: CompileError) -> PyErr {
     match e {

@@ -319,7 +319,7 @@ impl JitFunction {
                 &out,
                 &records,
                 data.device,
-                &service::cache_for(&data),
+                &service::cache_for(py, &data)?,
                 &index,
             )?))
         } else {

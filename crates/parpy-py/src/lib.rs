@@ -29,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CompileError", py.get_type::<errors::CompileErrorPy>())?;
     m.add("InternalError", py.get_type::<errors::InternalError>())?;
+    m.add("BuildError", py.get_type::<errors::BuildError>())?;
     m.add("ParpyWarning", py.get_type::<errors::ParpyWarning>())?;
     m.add("__version__", parpy_core::VERSION)?;
     // Loads NumPy's C API now (rust-numpy does it on first use, and it

@@ -379,13 +379,20 @@ impl OptData {
                         .call1((v,))
                         .map_err(|_| type_err(name, "a str path or None", v))?;
                     let expanded = os.getattr("path")?.getattr("expanduser")?.call1((fs,))?;
-                    Some(
-                        expanded
-                            .cast::<PyString>()
-                            .map_err(|_| type_err(name, "a str path or None", v))?
-                            .to_cow()?
-                            .into_owned(),
-                    )
+                    let dir = expanded
+                        .cast::<PyString>()
+                        .map_err(|_| type_err(name, "a str path or None", v))?
+                        .to_cow()?
+                        .into_owned();
+                    // '' would be the working directory: refused, not
+                    // guessed (None is the default location)
+                    if dir.is_empty() {
+                        return Err(PyValueError::new_err(
+                            "cache_dir must name a directory; '' does not (set None for the \
+                             default cache directory, or a path such as '.parpy-cache')",
+                        ));
+                    }
+                    Some(dir)
                 }
             }
             _ => {

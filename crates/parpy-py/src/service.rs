@@ -14,11 +14,11 @@ use parpy_core::{ArgType, Backend, CompileOutput, Options, Resolver};
 use parpy_runtime::cuda::cubin::NvrtcSource;
 use parpy_runtime::cuda::CudaError;
 use parpy_runtime::{BuildFlags, DiskCache, LoadedEntry};
-use pyo3::exceptions::{PyOSError, PyRuntimeError};
+use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
 use crate::backend;
-use crate::errors::{compile_error_to_py, internal_error, stderr_write, warn, CompileErrorPy};
+use crate::errors::{build_error_to_py, compile_error_to_py, internal_error, stderr_write, warn};
 use crate::options::OptData;
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
@@ -57,14 +57,25 @@ pub fn clear_cache() -> PyResult<()> {
     Ok(())
 }
 
-/// The disk cache of these options.
-pub fn cache_for(data: &OptData) -> DiskCache {
-    let c = match &data.cache_dir {
-        Some(d) => DiskCache::new(d),
-        None => DiskCache::default_location(),
+/// The disk cache of these options: the directory is created 0700, and
+/// one that is not the user's or that others may write is replaced by a
+/// private temporary directory, with a `ParpyWarning` (once per directory
+/// and process).
+pub fn cache_for(py: Python<'_>, data: &OptData) -> PyResult<DiskCache> {
+    static WARNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let dir = match &data.cache_dir {
+        Some(d) => PathBuf::from(d),
+        None => parpy_runtime::default_cache_dir(),
     };
+    let (c, why) = DiskCache::open(&dir).map_err(|e| build_error_to_py(e, false))?;
+    if let Some(why) = why {
+        let first = WARNED.lock().unwrap_or_else(|e| e.into_inner()).insert(dir);
+        if first {
+            warn(py, &why)?;
+        }
+    }
     note_cache_dir(&c.dir);
-    c
+    Ok(c)
 }
 
 /// Resolves the options' backend, printing why when asked to.
@@ -106,28 +117,18 @@ pub fn build_entry(
     options: &Options,
     user_code: bool,
 ) -> PyResult<LoadedEntry> {
-    let cache = cache_for(data);
+    let cache = cache_for(py, data)?;
     let flags = BuildFlags::from_options(options);
     let r = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             parpy_runtime::build_and_load(code, symbol, &flags, &cache)
         }))
     });
+    let user_flags =
+        !(flags.includes.is_empty() && flags.libs.is_empty() && flags.extra_flags.is_empty());
     match r {
         Ok(Ok(e)) => Ok(e),
-        Ok(Err(e @ parpy_runtime::RuntimeError::CompileFailed { .. })) => {
-            let user_flags = !(flags.includes.is_empty()
-                && flags.libs.is_empty()
-                && flags.extra_flags.is_empty());
-            if user_code || user_flags {
-                Err(CompileErrorPy::new_err(e.to_string()))
-            } else {
-                Err(internal_error(&format!(
-                    "the generated code does not compile: {e}"
-                )))
-            }
-        }
-        Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
+        Ok(Err(e)) => Err(build_error_to_py(e, user_code || user_flags)),
         Err(_) => Err(internal_error(
             "the runtime panicked while building the code",
         )),
@@ -156,7 +157,7 @@ pub fn write_output(
     name: &str,
     code: &str,
 ) -> PyResult<()> {
-    let dir = cache_for(data).dir.join("generated");
+    let dir = cache_for(py, data)?.dir.join("generated");
     let hash = parpy_runtime::cache::sha256_hex(code.as_bytes());
     let ext = match backend {
         Backend::Cpu => "c",
@@ -164,9 +165,10 @@ pub fn write_output(
         Backend::Metal => "metal",
     };
     let path = dir.join(format!("{name}-{}.{ext}", &hash[..12]));
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&path, code))
-        .map_err(|e| PyRuntimeError::new_err(format!("write_output: {}: {e}", path.display())))?;
+    // a temporary file renamed over the name: a symlink planted there is
+    // replaced, never followed
+    parpy_runtime::cache::write_private(&path, code.as_bytes())
+        .map_err(|e| build_error_to_py(e, false))?;
     stderr_write(
         py,
         &format!(

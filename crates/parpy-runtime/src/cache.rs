@@ -7,6 +7,14 @@
 //! deleted) and rebuilt; the rebuilt library replaces the bad one by rename.
 //! Everything is written to a temporary name in the same directory, synced,
 //! then renamed, so a concurrent reader never sees a partial file.
+//!
+//! Safety: the directory is created 0700; a directory that is not the
+//! user's or is group/world-writable is refused ([`DiskCache::open`] gives
+//! a private temporary directory and a warning instead), and so is an
+//! entry file that is not a regular file of the user's that only the user
+//! may write (it is rebuilt). Files are created 0600 (libraries 0700),
+//! whatever the umask. Entries are opened without following symlinks and
+//! without blocking (a FIFO is an entry to rebuild, not a hang).
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -17,7 +25,9 @@ use sha2::{Digest, Sha256};
 use crate::cc::{BuildFlags, Compiler};
 use crate::RuntimeError;
 
-/// `$XDG_CACHE_HOME/parpy`, else `~/.cache/parpy`, else a temp directory.
+/// `$XDG_CACHE_HOME/parpy`, else `~/.cache/parpy`, else
+/// `$TMPDIR/parpy-cache-UID` (the user's own; [`DiskCache::open`] refuses
+/// it when someone else made it).
 pub fn default_cache_dir() -> PathBuf {
     if let Some(x) = crate::env::xdg_cache_home() {
         return x.join("parpy");
@@ -25,7 +35,155 @@ pub fn default_cache_dir() -> PathBuf {
     if let Some(h) = crate::env::home() {
         return h.join(".cache").join("parpy");
     }
-    std::env::temp_dir().join("parpy-cache")
+    std::env::temp_dir().join(format!("parpy-cache-{}", user_id()))
+}
+
+/// The effective user id (0 where there are none).
+pub fn user_id() -> u32 {
+    #[cfg(unix)]
+    {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() }
+    }
+    #[cfg(not(unix))]
+    {
+        0
+    }
+}
+
+/// Why a cache directory or entry with this metadata may not be trusted:
+/// another user owns it, or others may write it.
+fn distrust(m: &fs::Metadata) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if m.uid() != user_id() {
+            return Some(format!(
+                "owned by uid {}, not by you (uid {})",
+                m.uid(),
+                user_id()
+            ));
+        }
+        if m.mode() & 0o022 != 0 {
+            return Some(format!(
+                "writable by group or others (mode {:o})",
+                m.mode() & 0o7777
+            ));
+        }
+    }
+    let _ = m;
+    None
+}
+
+/// Creates `dir` (mode 0700) and its missing parents.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if let Some(parent) = dir.parent() {
+        if !parent.as_os_str().is_empty() {
+            fs::create_dir_all(parent)?;
+        }
+    }
+    let mut b = fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    match b.create(dir) {
+        Ok(()) => set_mode(dir, 0o700),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, mode);
+        Ok(())
+    }
+}
+
+/// This process's private cache directory (used when the configured one
+/// cannot be trusted): a new 0700 directory under the system temp dir.
+fn private_dir() -> Result<PathBuf, RuntimeError> {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(d) = DIR.get() {
+        return Ok(d.clone());
+    }
+    for _ in 0..8 {
+        let d =
+            std::env::temp_dir().join(format!("parpy-private-{}-{}", user_id(), unique_suffix()));
+        let mut b = fs::DirBuilder::new();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            b.mode(0o700);
+        }
+        match b.create(&d) {
+            Ok(()) => {
+                let _ = set_mode(&d, 0o700);
+                return Ok(DIR.get_or_init(|| d).clone());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(RuntimeError::io(&d, e)),
+        }
+    }
+    Err(RuntimeError::io(
+        std::env::temp_dir(),
+        std::io::Error::other("could not create a private cache directory"),
+    ))
+}
+
+/// What reading a cache entry's file found.
+enum Entry {
+    Absent,
+    /// Not a regular file, not the user's, writable by others, unreadable.
+    Bad,
+    Ok(Vec<u8>),
+}
+
+/// Reads a cache entry's file without following a symlink and without
+/// blocking (a FIFO or a device is `Bad`, never waited on).
+fn read_entry(path: &Path) -> Entry {
+    let mut o = fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let f = match o.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Entry::Absent,
+        Err(_) => return Entry::Bad,
+    };
+    match f.metadata() {
+        Ok(m) if m.is_file() && distrust(&m).is_none() => {}
+        _ => return Entry::Bad,
+    }
+    let mut bytes = Vec::new();
+    match std::io::Read::read_to_end(&mut { f }, &mut bytes) {
+        Ok(_) => Entry::Ok(bytes),
+        Err(_) => Entry::Bad,
+    }
+}
+
+/// Removes a bad entry's file, whatever it is (a directory included).
+fn remove_entry(path: &Path) {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {
@@ -60,6 +218,51 @@ impl DiskCache {
         DiskCache::new(default_cache_dir())
     }
 
+    /// The cache in `dir`, created 0700 when missing. A directory that
+    /// another user owns, that others may write, or that cannot be created
+    /// is refused: the cache is then a private temporary directory of this
+    /// process, returned with a sentence saying why (for a warning).
+    pub fn open(dir: impl Into<PathBuf>) -> Result<(DiskCache, Option<String>), RuntimeError> {
+        let dir = dir.into();
+        let why = match create_private_dir(&dir).and_then(|()| fs::metadata(&dir)) {
+            Ok(m) if !m.is_dir() => Some("it is not a directory".to_string()),
+            Ok(m) => distrust(&m),
+            Err(e) => Some(format!("it cannot be created ({e})")),
+        };
+        match why {
+            None => Ok((DiskCache { dir }, None)),
+            Some(why) => {
+                let private = private_dir()?;
+                let msg = format!(
+                    "parpy does not use the cache directory {}: {why}; building in the private \
+                     directory {} instead (set CompileOptions.cache_dir to a directory of yours \
+                     with mode 0700)",
+                    dir.display(),
+                    private.display()
+                );
+                Ok((DiskCache { dir: private }, Some(msg)))
+            }
+        }
+    }
+
+    /// A private hard link to the entry file `path` (`NAME.UNIQUE.pin.tmp`,
+    /// which [`clear`] leaves to its owner), so that a concurrent clear
+    /// cannot remove the file between its verification and its use.
+    pub fn pin(&self, path: &Path) -> std::io::Result<PathBuf> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let pinned = self.dir.join(format!("{name}.{}.pin.tmp", unique_suffix()));
+        fs::hard_link(path, &pinned)?;
+        Ok(pinned)
+    }
+
+    /// Creates the directory (0700) if missing.
+    fn ensure_dir(&self) -> Result<(), RuntimeError> {
+        create_private_dir(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))
+    }
+
     /// The cache key of one build.
     pub fn key(code: &str, compiler: &Compiler, flags: &BuildFlags) -> String {
         let mut h = Sha256::new();
@@ -67,6 +270,7 @@ impl DiskCache {
             "parpy",
             parpy_core::VERSION,
             &compiler.identity,
+            crate::cc::target_cpu(),
             &compiler.pre_args.join("\0"),
             &flags.fingerprint(),
         ] {
@@ -108,22 +312,62 @@ impl DiskCache {
         compiler: &Compiler,
         flags: &BuildFlags,
     ) -> Result<(PathBuf, Outcome), RuntimeError> {
+        self.get_or_build_inner(code, compiler, flags, false)
+    }
+
+    /// [`DiskCache::get_or_build`], returning a private hard link to the
+    /// verified (or just built) library ([`DiskCache::pin`]) that a
+    /// concurrent [`clear`] cannot remove; the caller deletes it after
+    /// loading. `None` where the file system has no hard links.
+    pub fn get_or_build_pinned(
+        &self,
+        code: &str,
+        compiler: &Compiler,
+        flags: &BuildFlags,
+    ) -> Result<(PathBuf, Option<PathBuf>), RuntimeError> {
+        let entry = self.so_path(&DiskCache::key(code, compiler, flags));
+        let (got, _) = self.get_or_build_inner(code, compiler, flags, true)?;
+        Ok(if got == entry {
+            (entry, None)
+        } else {
+            (entry, Some(got))
+        })
+    }
+
+    fn get_or_build_inner(
+        &self,
+        code: &str,
+        compiler: &Compiler,
+        flags: &BuildFlags,
+        pin: bool,
+    ) -> Result<(PathBuf, Outcome), RuntimeError> {
         let key = DiskCache::key(code, compiler, flags);
         let so = self.so_path(&key);
         let meta = self.meta_path(&key);
         let mut outcome = Outcome::Built;
         match self.verify(&so, &meta) {
-            Verified::Ok => return Ok((so, Outcome::Hit)),
+            Verified::Ok if !pin => return Ok((so, Outcome::Hit)),
+            Verified::Ok => match self.pin(&so) {
+                Ok(p) => return Ok((p, Outcome::Hit)),
+                // cleared since the verification: build it again
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => return Ok((so, Outcome::Hit)),
+            },
             Verified::Absent => {}
             Verified::Bad => {
                 // Invalidate the entry by its metadata only: the library is
                 // replaced by an atomic rename below, so a process that has
-                // just verified and is about to load it never finds it gone.
-                let _ = fs::remove_file(&meta);
+                // just verified and is about to load it never finds it gone
+                // (unless it is not a regular file: a rename cannot
+                // replace a directory).
+                remove_entry(&meta);
+                if fs::symlink_metadata(&so).is_ok_and(|m| !m.is_file()) {
+                    remove_entry(&so);
+                }
                 outcome = Outcome::Rebuilt;
             }
         }
-        fs::create_dir_all(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))?;
+        self.ensure_dir()?;
         let uniq = unique_suffix();
         // The source keeps the same file name in every build of a key (in a
         // private directory): the compiler records that name in the
@@ -134,22 +378,32 @@ impl DiskCache {
         let src_tmp = src_dir.join(format!("{key}.c"));
         let so_tmp = self.dir.join(format!("{key}.{uniq}.so.tmp"));
         let result = (|| {
-            fs::create_dir(&src_dir).map_err(|e| RuntimeError::io(&src_dir, e))?;
+            create_private_dir(&src_dir).map_err(|e| RuntimeError::io(&src_dir, e))?;
             write_synced(&src_tmp, code.as_bytes())?;
             compiler.build(&src_tmp, &so_tmp, flags)?;
+            set_mode(&so_tmp, 0o700).map_err(|e| RuntimeError::io(&so_tmp, e))?;
+            // pinned before it is published, so no clear can take it away
+            let pinned = if pin { self.pin(&so_tmp).ok() } else { None };
             let bytes = fs::read(&so_tmp).map_err(|e| RuntimeError::io(&so_tmp, e))?;
             File::open(&so_tmp)
                 .and_then(|f| f.sync_all())
                 .map_err(|e| RuntimeError::io(&so_tmp, e))?;
             let meta_text = format!("sha256={}\nsize={}\n", sha256_hex(&bytes), bytes.len());
-            fs::rename(&so_tmp, &so).map_err(|e| RuntimeError::io(&so, e))?;
-            write_atomic(&meta, meta_text.as_bytes())?;
+            let published = fs::rename(&so_tmp, &so)
+                .map_err(|e| RuntimeError::io(&so, e))
+                .and_then(|()| write_atomic(&meta, meta_text.as_bytes()));
+            if let Err(e) = published {
+                if let Some(p) = &pinned {
+                    let _ = fs::remove_file(p);
+                }
+                return Err(e);
+            }
             sync_dir(&self.dir);
-            Ok(())
+            Ok(pinned)
         })();
         let _ = fs::remove_dir_all(&src_dir);
         let _ = fs::remove_file(&so_tmp);
-        result.map(|()| (so, outcome))
+        result.map(|pinned| (pinned.unwrap_or(so), outcome))
     }
 
     /// The cache key of an artifact that is not built by the C compiler
@@ -196,15 +450,15 @@ impl DiskCache {
             (Verified::Ok, Some(path)) => return Ok((path, Outcome::Hit)),
             (Verified::Absent, _) => {}
             (_, named) => {
-                let _ = fs::remove_file(&meta);
+                remove_entry(&meta);
                 if let Some(p) = named {
-                    let _ = fs::remove_file(p);
+                    remove_entry(&p);
                 }
                 outcome = Outcome::Rebuilt;
             }
         }
         let bytes = build()?;
-        fs::create_dir_all(&self.dir).map_err(|e| RuntimeError::io(&self.dir, e))?;
+        self.ensure_dir()?;
         let sha = sha256_hex(&bytes);
         let name = format!("{key}.{}.{ext}", &sha[..16]);
         let path = self.dir.join(&name);
@@ -218,8 +472,10 @@ impl DiskCache {
     /// Checks a blob entry: its meta, and the file the meta names against
     /// the recorded hash and size. Also returns the named file's path.
     fn verify_blob(&self, key: &str, ext: &str, meta: &Path) -> (Verified, Option<PathBuf>) {
-        let Ok(text) = fs::read_to_string(meta) else {
-            return (Verified::Absent, None);
+        let text = match read_entry(meta) {
+            Entry::Absent => return (Verified::Absent, None),
+            Entry::Bad => return (Verified::Bad, None),
+            Entry::Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         };
         let field = |k: &str| {
             text.lines()
@@ -237,8 +493,8 @@ impl DiskCache {
         };
         let path = self.dir.join(name);
         let size = field("size=").and_then(|v| v.parse::<u64>().ok());
-        let ok = match (fs::read(&path), field("sha256="), size) {
-            (Ok(bytes), Some(sha), Some(size)) => {
+        let ok = match (read_entry(&path), field("sha256="), size) {
+            (Entry::Ok(bytes), Some(sha), Some(size)) => {
                 bytes.len() as u64 == size && sha256_hex(&bytes) == sha
             }
             _ => false,
@@ -247,11 +503,9 @@ impl DiskCache {
     }
 
     fn verify(&self, so: &Path, meta: &Path) -> Verified {
-        let so_exists = so.exists();
-        let meta_text = fs::read_to_string(meta);
-        let meta_text = match (so_exists, meta_text) {
-            (false, Err(_)) => return Verified::Absent,
-            (true, Ok(t)) => t,
+        let (bytes, meta_text) = match (read_entry(so), read_entry(meta)) {
+            (Entry::Absent, Entry::Absent) => return Verified::Absent,
+            (Entry::Ok(b), Entry::Ok(t)) => (b, String::from_utf8_lossy(&t).into_owned()),
             _ => return Verified::Bad,
         };
         let mut want_sha = None;
@@ -266,11 +520,10 @@ impl DiskCache {
         let (Some(want_sha), Some(want_size)) = (want_sha, want_size) else {
             return Verified::Bad;
         };
-        match fs::read(so) {
-            Ok(bytes) if bytes.len() as u64 == want_size && sha256_hex(&bytes) == want_sha => {
-                Verified::Ok
-            }
-            _ => Verified::Bad,
+        if bytes.len() as u64 == want_size && sha256_hex(&bytes) == want_sha {
+            Verified::Ok
+        } else {
+            Verified::Bad
         }
     }
 
@@ -287,32 +540,52 @@ enum Verified {
     Bad,
 }
 
-/// Removes parpy's cache entries from `dir`; returns how many files went.
+/// Temporary files and build directories older than this are leftovers
+/// of killed processes; younger ones belong to builds in flight.
+const STALE_SECS: u64 = 3600;
+
+/// Removes parpy's complete cache entries from `dir` (metadata first, so
+/// an entry is never half there), and the temporary files of builds
+/// that died more than an hour ago; builds in flight (in this or other
+/// processes) keep their files and finish. Returns how many files went.
 pub fn clear(dir: &Path) -> Result<usize, RuntimeError> {
     let rd = match fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(RuntimeError::io(dir, e)),
     };
+    let mut names: Vec<(String, PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.to_string(), e.path())))
+        .filter(|(name, _)| {
+            name.len() > 65
+                && name.as_bytes()[..64].iter().all(u8::is_ascii_hexdigit)
+                && name.as_bytes()[64] == b'.'
+        })
+        .collect();
+    // metadata first: a reader then finds an absent entry, not half of one
+    names.sort_by_key(|(name, _)| !name.ends_with(".meta"));
+    let now = std::time::SystemTime::now();
     let mut n = 0;
-    for entry in rd.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let is_ours = name.len() > 65
-            && name.as_bytes()[..64].iter().all(u8::is_ascii_hexdigit)
-            && name.as_bytes()[64] == b'.'
-            && [".so", ".meta", ".tmp", ".c", ".cubin", ".d"]
-                .iter()
-                .any(|s| name.ends_with(s));
-        if !is_ours {
-            continue;
-        }
-        let path = entry.path();
-        let removed = if name.ends_with(".d") {
-            // a build's private source directory left by a killed process
-            path.is_dir() && fs::remove_dir_all(&path).is_ok()
-        } else {
+    for (name, path) in names {
+        let complete = [".so", ".meta", ".cubin"].iter().any(|s| name.ends_with(s));
+        let temporary = [".tmp", ".c", ".d"].iter().any(|s| name.ends_with(s));
+        let removed = if complete {
             fs::remove_file(&path).is_ok()
+        } else if temporary {
+            let stale = fs::symlink_metadata(&path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age.as_secs() > STALE_SECS);
+            stale
+                && if name.ends_with(".d") {
+                    fs::remove_dir_all(&path).is_ok()
+                } else {
+                    fs::remove_file(&path).is_ok()
+                }
+        } else {
+            false
         };
         if removed {
             n += 1;
@@ -331,14 +604,24 @@ fn unique_suffix() -> String {
     format!("{}-{tid}-{nanos}", std::process::id())
 }
 
+/// Creates `path` (which must not exist) with mode 0600, writes and syncs.
 fn write_synced(path: &Path, data: &[u8]) -> Result<(), RuntimeError> {
-    let mut f = File::create(path).map_err(|e| RuntimeError::io(path, e))?;
+    let mut o = fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let mut f = o.open(path).map_err(|e| RuntimeError::io(path, e))?;
     f.write_all(data)
         .and_then(|()| f.sync_all())
         .map_err(|e| RuntimeError::io(path, e))
 }
 
-/// Writes `data` to `path` through a synced temporary file and a rename.
+/// Writes `data` to `path` through a synced temporary file (mode 0600)
+/// and a rename, which replaces a file or symlink at `path` without
+/// following it.
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), RuntimeError> {
     let name = path
         .file_name()
@@ -351,6 +634,15 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), RuntimeError> {
         let _ = fs::remove_file(&tmp);
     }
     r
+}
+
+/// Writes `data` to `path` through [`write_atomic`], creating its
+/// directory with mode 0700 when missing.
+pub fn write_private(path: &Path, data: &[u8]) -> Result<(), RuntimeError> {
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir).map_err(|e| RuntimeError::io(dir, e))?;
+    }
+    write_atomic(path, data)
 }
 
 fn sync_dir(dir: &Path) {
@@ -581,6 +873,64 @@ mod tests {
         let _ = fs::remove_dir_all(&cache.dir);
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn entries_that_are_not_regular_files_are_rebuilt_without_blocking() {
+        let cache = DiskCache::new(tmp_dir("fifo"));
+        let cc = Compiler::find().unwrap();
+        let f = BuildFlags::default();
+        let key = DiskCache::key(CODE, &cc, &f);
+        fs::create_dir_all(&cache.dir).unwrap();
+        // a directory as the library, a FIFO as the metadata
+        fs::create_dir(cache.so_path(&key)).unwrap();
+        let meta = std::ffi::CString::new(cache.meta_path(&key).to_str().unwrap()).unwrap();
+        // SAFETY: a valid path.
+        assert_eq!(unsafe { libc::mkfifo(meta.as_ptr(), 0o600) }, 0);
+        let (so, o) = cache.get_or_build_outcome(CODE, &cc, &f).unwrap();
+        assert_eq!(o, Outcome::Rebuilt);
+        assert_eq!(call(&so), 42);
+        assert!(fs::symlink_metadata(cache.meta_path(&key))
+            .unwrap()
+            .is_file());
+        let _ = fs::remove_dir_all(&cache.dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_and_directories_are_private_and_shared_directories_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tmp_dir("modes");
+        // SAFETY: umask only changes this process's file creation mask.
+        let old = unsafe { libc::umask(0) };
+        let (cache, why) = DiskCache::open(&dir).unwrap();
+        let cc = Compiler::find().unwrap();
+        let (so, _) = cache
+            .get_or_build_outcome(CODE, &cc, &BuildFlags::default())
+            .unwrap();
+        // SAFETY: as above.
+        unsafe { libc::umask(old) };
+        assert!(why.is_none());
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&so), 0o700);
+        let key = so.file_stem().unwrap().to_str().unwrap().to_string();
+        assert_eq!(mode(&cache.meta_path(&key)), 0o600);
+        // a world-writable directory is refused for a private one
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        let (other, why) = DiskCache::open(&dir).unwrap();
+        assert!(why.unwrap().contains("writable by group or others"));
+        assert_ne!(other.dir, dir);
+        assert_eq!(mode(&other.dir), 0o700);
+        // an entry others may write is rebuilt, not loaded
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        fs::set_permissions(&so, fs::Permissions::from_mode(0o666)).unwrap();
+        let (_, o) = cache
+            .get_or_build_outcome(CODE, &cc, &BuildFlags::default())
+            .unwrap();
+        assert_eq!(o, Outcome::Rebuilt);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn atomic_write_leaves_no_temporaries() {
         let dir = tmp_dir("atomic");
@@ -608,11 +958,18 @@ mod tests {
         assert_eq!(fs::read_dir(&cache.dir).unwrap().count(), 0);
         cache.get_or_build(CODE, &cc, &f).unwrap();
         fs::write(cache.dir.join("keep-me.txt"), "x").unwrap();
-        // the source directory a killed build leaves behind
+        // the source directory a killed build left behind two hours ago
+        // goes; one of a build in flight stays
         let stray = cache.dir.join(format!("{}.1-2-3.d", "a".repeat(64)));
         fs::create_dir(&stray).unwrap();
         fs::write(stray.join("x.c"), "int x;").unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        File::open(&stray).unwrap().set_modified(old).unwrap();
+        let in_flight = cache.dir.join(format!("{}.4-5-6.d", "b".repeat(64)));
+        fs::create_dir(&in_flight).unwrap();
         assert_eq!(cache.clear().unwrap(), 3);
+        assert!(in_flight.is_dir());
+        fs::remove_dir(&in_flight).unwrap();
         let names: Vec<_> = fs::read_dir(&cache.dir)
             .unwrap()
             .flatten()

@@ -81,8 +81,9 @@ pub struct Compiler {
     pub path: PathBuf,
     /// Arguments that came with `$CC` (e.g. `CC="ccache gcc"` -> `["gcc"]`).
     pub pre_args: Vec<String>,
-    /// Path, file size and modification time: changes when the compiler is
-    /// replaced, without running it.
+    /// The resolved path and the SHA-256 of the program's bytes (and of
+    /// the launcher's compiler, for `CC="ccache gcc"`): changes when the
+    /// compiler is replaced, whatever its size and modification time.
     pub identity: String,
 }
 
@@ -113,7 +114,14 @@ impl Compiler {
         for (prog, pre_args) in candidates {
             tried.push(prog.clone());
             if let Some(path) = resolve_program(&prog, path_var) {
-                let identity = identity_of(&path);
+                let mut identity = identity_of(&path);
+                // a launcher's compiler (`ccache gcc`) is found on PATH too
+                if let Some(next) = pre_args.first().filter(|a| !a.starts_with('-')) {
+                    match resolve_program(next, path_var) {
+                        Some(p) => identity.push_str(&format!(" + {}", identity_of(&p))),
+                        None => identity.push_str(&format!(" + {next}")),
+                    }
+                }
                 return Ok(Compiler {
                     path,
                     pre_args,
@@ -189,19 +197,89 @@ fn is_executable(p: &Path) -> bool {
     }
 }
 
+/// `PATH|sha256 of the file`. The hash is remembered within the process
+/// per path, size, modification and change time and inode (a compiler
+/// driver is a few MB: hashing it once costs about a millisecond); the
+/// change time cannot be set back, so a rewrite is always seen.
 fn identity_of(path: &Path) -> String {
-    let (size, mtime) = match std::fs::metadata(path) {
-        Ok(m) => (
-            m.len(),
-            m.modified()
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static HASHES: OnceLock<Mutex<HashMap<(PathBuf, String), String>>> = OnceLock::new();
+    let stamp = match std::fs::metadata(path) {
+        Ok(m) => {
+            let mtime = m
+                .modified()
                 .ok()
                 .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                 .map(|d| d.as_nanos())
-                .unwrap_or(0),
-        ),
-        Err(_) => (0, 0),
+                .unwrap_or(0);
+            #[cfg(unix)]
+            let (ino, ctime) = {
+                use std::os::unix::fs::MetadataExt;
+                (m.ino(), (m.ctime(), m.ctime_nsec()))
+            };
+            #[cfg(not(unix))]
+            let (ino, ctime) = (0, (0, 0));
+            format!("{}|{mtime}|{ino}|{ctime:?}", m.len())
+        }
+        Err(_) => String::new(),
     };
-    format!("{}|{size}|{mtime}", path.display())
+    let key = (path.to_path_buf(), stamp);
+    let table = HASHES.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(h) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return h.clone();
+    }
+    let hash = std::fs::read(path)
+        .map(|b| crate::cache::sha256_hex(&b))
+        .unwrap_or_else(|e| format!("unreadable ({e})"));
+    let id = format!("{}|{hash}", path.display());
+    table
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, id.clone());
+    id
+}
+
+/// What `-march=native` compiles for: the CPU's vendor, family, model and
+/// feature flags (`/proc/cpuinfo`), hashed; the architecture name where
+/// that file does not exist. Part of every C cache key, so a cache shared
+/// between machines never serves code built for another CPU.
+pub fn target_cpu() -> &'static str {
+    use std::sync::OnceLock;
+    static CPU: OnceLock<String> = OnceLock::new();
+    CPU.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let mut parts: Vec<&str> = Vec::new();
+        for line in info.lines() {
+            if line.trim().is_empty() && !parts.is_empty() {
+                break; // the first processor is enough
+            }
+            let key = line.split(':').next().unwrap_or("").trim();
+            if [
+                "vendor_id",
+                "cpu family",
+                "model",
+                "model name",
+                "flags",
+                "CPU implementer",
+                "CPU architecture",
+                "CPU variant",
+                "CPU part",
+                "Features",
+                "isa",
+                "uarch",
+            ]
+            .contains(&key)
+            {
+                parts.push(line.trim());
+            }
+        }
+        format!(
+            "{}|{}",
+            std::env::consts::ARCH,
+            crate::cache::sha256_hex(parts.join("\n").as_bytes())
+        )
+    })
 }
 
 #[cfg(test)]
@@ -213,6 +291,14 @@ mod tests {
         let c = Compiler::find_with(None, crate::env::path().as_deref()).expect("a C compiler");
         assert!(c.path.is_absolute());
         assert!(c.identity.contains('|'));
+        // the program's content hash, not its size and mtime
+        let bytes = std::fs::read(&c.path).unwrap();
+        assert!(
+            c.identity.ends_with(&crate::cache::sha256_hex(&bytes)),
+            "{}",
+            c.identity
+        );
+        assert!(target_cpu().starts_with(std::env::consts::ARCH));
     }
 
     #[test]

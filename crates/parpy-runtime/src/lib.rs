@@ -73,6 +73,22 @@ pub fn build_and_load(
     cache: &DiskCache,
 ) -> Result<LoadedEntry, RuntimeError> {
     let compiler = Compiler::find()?;
-    let so = cache.get_or_build(code, &compiler, flags)?;
-    LoadedEntry::load(&so, symbol)
+    // A `clear_cache()` in another thread or process may remove the entry
+    // between its verification and the load: the library is loaded through
+    // a private hard link made before that (see `get_or_build_pinned`).
+    let (so, pinned) = cache.get_or_build_pinned(code, &compiler, flags)?;
+    let Some(pinned) = pinned else {
+        return LoadedEntry::load(&so, symbol);
+    };
+    let r = LoadedEntry::load(&pinned, symbol);
+    let _ = std::fs::remove_file(&pinned);
+    r.map_err(|e| match e {
+        RuntimeError::Load { msg, .. } => RuntimeError::Load { path: so, msg },
+        RuntimeError::Symbol { symbol, msg, .. } => RuntimeError::Symbol {
+            path: so,
+            symbol,
+            msg,
+        },
+        e => e,
+    })
 }
