@@ -6,6 +6,7 @@ this package is the thin public layer over it.
 
 from __future__ import annotations
 
+from builtins import sum as builtins_sum
 from typing import Any, Callable, Optional
 
 from . import _native
@@ -37,7 +38,7 @@ __all__ = [
     "BuildError", "CompileBackend", "CompileError", "InternalError", "ParpyWarning",
     "print_compiled", "compile_string", "clear_cache", "sync", "gpu", "sum",
     "operators", "math", "builtin", "types", "backend", "ElemSize",
-    "JitFunction",
+    "JitFunction", "explain",
 ]
 
 
@@ -121,3 +122,25 @@ def sync() -> None:
     _native._cuda_sync()
 
 
+
+
+def explain(fn: JitFunction) -> str:
+    """Why `fn` was compiled: one paragraph per build since the caches were
+    last cleared (oldest first, at most 64) with the argument types it was
+    specialized on, the backend, where the code came from (`built`, `disk`
+    cache, `rebuilt`, `python`), the time of each phase and the reason for
+    the cache miss ("new shape for x: (100, 64) -> (100, 65)").
+    `fn.specializations()` gives the same as data; `PARPY_LOG=info` prints
+    one line per build as it happens."""
+    if not isinstance(fn, JitFunction):
+        raise TypeError(f"parpy.explain expects a @parpy.jit function, got {type(fn).__name__}")
+    specs = fn.specializations()
+    lines = [f"{fn.__name__}: {len(specs)} build{'s' if len(specs) != 1 else ''}"]
+    for i, s in enumerate(specs, 1):
+        total = 1e3 * builtins_sum(s["phases"].values())
+        phases = ", ".join(f"{k} {1e3 * v:.2f}" for k, v in s["phases"].items())
+        lines.append(f"[{i}] {s['backend']}, {s['origin']}, {total:.1f} ms ({phases} ms)")
+        lines.append("    " + "  ".join(f"{k}: {v}" for k, v in s["args"].items()))
+        lines.append(f"    options: {s['options']}")
+        lines.append(f"    why: {s['reason']}")
+    return "\n".join(lines)

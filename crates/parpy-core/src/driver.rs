@@ -1,6 +1,8 @@
 //! The compile driver: source text -> parsed function (at decoration), and
 //! one specialization -> generated code (sema, passes, back end).
 
+use std::time::Instant;
+
 use crate::diag::{Diagnostic, SourceFile};
 use crate::error::CompileError;
 use crate::options::{Backend, Options};
@@ -22,6 +24,9 @@ pub struct CompileOutput {
     pub warnings: Vec<Diagnostic>,
     /// The IR after each pass, with timings, when `debug_print` is set.
     pub debug_log: String,
+    /// Seconds spent in each phase of this compile: `lower` (names, types,
+    /// specialization), `passes`, `codegen`.
+    pub phases: Vec<(&'static str, f64)>,
     /// GPU backends: the device-only translation unit (kernels, helpers and
     /// prelude; `extern "C" __global__` kernels, no host code) for NVRTC.
     pub device_code: Option<String>,
@@ -53,15 +58,23 @@ pub fn compile(
             return Err(CompileError::User(errors));
         }
     }
+    let mut phases = Vec::with_capacity(3);
+    let t = Instant::now();
     let program = sema::lower(def, args, resolver, options)?;
+    phases.push(("lower", t.elapsed().as_secs_f64()));
+    let t = Instant::now();
     let (program, warnings) = passes::run_pipeline(program, options, &mut log)?;
+    phases.push(("passes", t.elapsed().as_secs_f64()));
+    let t = Instant::now();
     let code = back::emit(&program, options)?;
+    phases.push(("codegen", t.elapsed().as_secs_f64()));
     Ok(CompileOutput {
         code: code.text,
         entry_symbol: code.entry_symbol,
         params: code.params,
         warnings,
         debug_log: log,
+        phases,
         device_code: code.device_text,
         kernel_names: code.kernel_names,
         program,

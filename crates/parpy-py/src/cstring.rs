@@ -312,7 +312,7 @@ pub fn compile_string(
         }
         let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
         let options = data.to_core(backend)?;
-        let entry = service::build_entry(py, &data, code, &entry_sym, &options, true)?;
+        let (entry, _) = service::build_entry(py, &data, code, &entry_sym, &options, true)?;
         Ok(CompiledString {
             name: fn_name.to_string(),
             names: params.iter().map(|p| p.name.clone()).collect(),

@@ -47,6 +47,8 @@ pub struct CudaFn {
     arg_names: Vec<String>,
     /// Some torch tensor is passed: run on torch's current stream.
     torch_device: Option<i64>,
+    /// Whether the cubin came from the disk cache (for `specializations()`).
+    pub origin: parpy_runtime::Outcome,
 }
 
 fn device_err(name: &str, e: CudaError) -> PyErr {
@@ -127,12 +129,13 @@ impl CudaFn {
             pass.push((ai, kind));
         }
         let arch = ctx.arch;
-        let cubin = service::cubin(py, &n, code, name, arch, cache).map_err(|e| match e {
-            CudaError::NvrtcCompile { .. } => internal_error(&format!(
-                "the generated CUDA code of `{name}` does not compile: {e}"
-            )),
-            e => PyRuntimeError::new_err(e.to_string()),
-        })?;
+        let (cubin, origin) =
+            service::cubin(py, &n, code, name, arch, cache).map_err(|e| match e {
+                CudaError::NvrtcCompile { .. } => internal_error(&format!(
+                    "the generated CUDA code of `{name}` does not compile: {e}"
+                )),
+                e => PyRuntimeError::new_err(e.to_string()),
+            })?;
         let shared = vec![0u32; out.kernel_names.len()];
         let module = ctx
             .load_module(&cubin, &out.kernel_names, &shared)
@@ -149,6 +152,7 @@ impl CudaFn {
                 .map(|i| ctx_args.name(i).to_string())
                 .collect(),
             torch_device,
+            origin,
         })
     }
 

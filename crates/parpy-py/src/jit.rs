@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use parpy_core::syntax::FunctionDef;
 use parpy_core::{ArgType, Backend};
@@ -14,7 +15,7 @@ use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::args::{self, ArgCtx, KeyBuf, MAX_ARGS};
 use crate::backend;
-use crate::errors::internal_error;
+use crate::errors::{internal_error, stderr_write};
 use crate::options::CompileOptions;
 use crate::resolver::{self, PyResolver};
 use crate::service::{self, generation};
@@ -44,6 +45,128 @@ struct FnCache {
     last_key: Vec<u64>,
     last: Option<Arc<Compiled>>,
     map: HashMap<Box<[u64]>, Arc<Compiled>>,
+    /// The builds of this generation, oldest first (at most `HISTORY`).
+    history: Vec<SpecRecord>,
+}
+
+/// How many builds `specializations()` remembers per function.
+const HISTORY: usize = 64;
+
+/// What `specializations()` and `PARPY_LOG=info` say of one build.
+#[derive(Clone)]
+struct SpecRecord {
+    /// (parameter, its type as specialized), in parameter order.
+    args: Vec<(String, String)>,
+    options: String,
+    backend: &'static str,
+    /// `built`, `disk` (loaded from the disk cache), `rebuilt` (a bad disk
+    /// entry replaced) or `python` (nothing to build).
+    origin: &'static str,
+    /// Seconds per phase: inspect, lower, passes, codegen, build (C compiler
+    /// or NVRTC, or reading the disk cache) and load.
+    phases: Vec<(&'static str, f64)>,
+    /// Why the in-memory cache missed, compared with the previous build.
+    reason: String,
+}
+
+fn origin_name(o: parpy_runtime::Outcome) -> &'static str {
+    match o {
+        parpy_runtime::Outcome::Hit => "disk",
+        parpy_runtime::Outcome::Built => "built",
+        parpy_runtime::Outcome::Rebuilt => "rebuilt",
+    }
+}
+
+/// An argument's type as a call specializes on it: `float32[100, 64]`,
+/// `int (Python) = 100`, `float32 (NumPy)`.
+fn describe_arg(ty: &ArgType) -> String {
+    match ty {
+        ArgType::Array { elem, shape } => {
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            format!("{}[{}]", elem.numpy_name(), dims.join(", "))
+        }
+        ArgType::Scalar { elem, value, weak } => {
+            let kind = if *weak {
+                match elem {
+                    parpy_core::ElemTy::Bool => "bool (Python)".to_string(),
+                    e if e.is_float() => "float (Python)".to_string(),
+                    _ => "int (Python)".to_string(),
+                }
+            } else {
+                format!("{} (NumPy)", elem.numpy_name())
+            };
+            match value {
+                Some(parpy_core::ScalarValue::Bool(b)) => {
+                    format!("{kind} = {}", if *b { "True" } else { "False" })
+                }
+                Some(parpy_core::ScalarValue::Int(i)) => format!("{kind} = {i}"),
+                Some(parpy_core::ScalarValue::Float(f)) => format!("{kind} = {f:?}"),
+                None => kind,
+            }
+        }
+    }
+}
+
+fn shape_tuple(s: &str) -> String {
+    // `float32[100, 64]` -> `(100, 64)`; one dimension -> `(5,)`
+    let inner = s
+        .split_once('[')
+        .map(|(_, r)| r.trim_end_matches(']'))
+        .unwrap_or("");
+    if inner.contains(',') || inner.is_empty() {
+        format!("({inner})")
+    } else {
+        format!("({inner},)")
+    }
+}
+
+/// Why a build happened, compared with the previous one.
+fn miss_reason(prev: Option<&SpecRecord>, args: &[(String, String)], options: &str) -> String {
+    let Some(prev) = prev else {
+        return "first call".to_string();
+    };
+    let mut why = Vec::new();
+    for ((name, old), (_, new)) in prev.args.iter().zip(args) {
+        if old == new {
+            continue;
+        }
+        let (od, nd) = (old.split('[').next(), new.split('[').next());
+        if old.contains('[') && new.contains('[') && od == nd {
+            why.push(format!(
+                "new shape for {name}: {} -> {}",
+                shape_tuple(old),
+                shape_tuple(new)
+            ));
+        } else if old.contains('[') && new.contains('[') {
+            why.push(format!(
+                "new dtype for {name}: {} -> {}",
+                od.unwrap_or(""),
+                nd.unwrap_or("")
+            ));
+        } else if let (Some((ok, ov)), Some((nk, nv))) =
+            (old.split_once(" = "), new.split_once(" = "))
+        {
+            if ok == nk {
+                why.push(format!("new value for {name}: {ov} -> {nv}"));
+            } else {
+                why.push(format!("new type for {name}: {old} -> {new}"));
+            }
+        } else if old.split_once(" = ").map(|(k, _)| k) == Some(new.as_str()) {
+            why.push(format!("{name} is passed at run time (not specialized)"));
+        } else if new.split_once(" = ").map(|(k, _)| k) == Some(old.as_str()) {
+            why.push(format!("{name} is specialized on its value"));
+        } else {
+            why.push(format!("new type for {name}: {old} -> {new}"));
+        }
+    }
+    if prev.options != options {
+        why.push("different options".to_string());
+    }
+    if why.is_empty() {
+        // same arguments and options: the entry left the in-memory cache
+        why.push("not in the in-memory cache".to_string());
+    }
+    why.join("; ")
 }
 
 /// Arrays with at least this many elements in total run with the GIL
@@ -82,6 +205,7 @@ impl JitFunction {
                 last_key: Vec::new(),
                 last: None,
                 map: HashMap::new(),
+                history: Vec::new(),
             }),
         })
     }
@@ -105,6 +229,7 @@ impl JitFunction {
             c.map.clear();
             c.last = None;
             c.last_key.clear();
+            c.history.clear();
             return None;
         }
         if c.last.is_some() && c.last_key.as_slice() == key {
@@ -117,6 +242,54 @@ impl JitFunction {
             c.last = Some(h.clone());
         }
         hit
+    }
+
+    /// Remembers a build for `specializations()`; with `PARPY_LOG=info`,
+    /// prints one line saying why it was needed.
+    fn record(
+        &self,
+        py: Python<'_>,
+        records: &[args::ArgRecord],
+        opts: &CompileOptions,
+        backend: &'static str,
+        origin: &'static str,
+        phases: Vec<(&'static str, f64)>,
+    ) -> PyResult<()> {
+        let args: Vec<(String, String)> = self
+            .params
+            .iter()
+            .zip(records)
+            .map(|(p, r)| (p.clone(), describe_arg(&r.ty)))
+            .collect();
+        let options = opts.__repr__();
+        let rec = {
+            let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            let reason = miss_reason(c.history.last(), &args, &options);
+            let rec = SpecRecord {
+                args,
+                options,
+                backend,
+                origin,
+                phases,
+                reason,
+            };
+            if c.history.len() == HISTORY {
+                c.history.remove(0);
+            }
+            c.history.push(rec.clone());
+            rec
+        };
+        if parpy_runtime::env::log_builds() {
+            let ms: f64 = rec.phases.iter().map(|(_, s)| s).sum::<f64>() * 1e3;
+            stderr_write(
+                py,
+                &format!(
+                    "parpy: {} for {} ({}, {ms:.1} ms): {}\n",
+                    self.name, rec.backend, rec.origin, rec.reason
+                ),
+            )?;
+        }
+        Ok(())
     }
 
     fn insert(&self, key: &[u64], compiled: Arc<Compiled>) {
@@ -253,9 +426,12 @@ impl JitFunction {
     ) -> PyResult<Compiled> {
         let data = opts.snapshot();
         let ctx = self.ctx();
+        let started = Instant::now();
         if data.backend == crate::options::CompileBackend::Python {
             // The arguments are checked as for a compiled backend; nothing to build.
-            args::inspect_all(args.iter(), specialize, &ctx)?;
+            let records = args::inspect_all(args.iter(), specialize, &ctx)?;
+            let phases = vec![("inspect", started.elapsed().as_secs_f64())];
+            self.record(py, &records, opts, "Python", "python", phases)?;
             return Ok(Compiled {
                 exec: Exec::Python,
                 params: vec![],
@@ -272,6 +448,7 @@ impl JitFunction {
             )));
         }
         let records = args::inspect_all(args.iter(), specialize, &ctx)?;
+        let mut phases = vec![("inspect", started.elapsed().as_secs_f64())];
         if backend == Backend::Cpu {
             if let Some(i) = records.iter().position(|r| r.device.is_some()) {
                 return Err(PyValueError::new_err(format!(
@@ -287,6 +464,7 @@ impl JitFunction {
         let types: Vec<ArgType> = records.iter().map(|r| r.ty.clone()).collect();
         let options = data.to_core(backend)?;
         let out = service::run_compile(py, &self.def, &types, self.resolver.as_ref(), &options)?;
+        phases.extend(out.phases.iter().copied());
         if data.write_output {
             service::write_output(py, &data, backend, &self.name, &out.code)?;
         }
@@ -311,9 +489,10 @@ impl JitFunction {
             }
             params.push((ai, is_array));
         }
-        let exec = if backend == Backend::Cuda {
+        let built = Instant::now();
+        let (exec, origin) = if backend == Backend::Cuda {
             let index: Vec<usize> = params.iter().map(|&(ai, _)| ai).collect();
-            Exec::Cuda(Box::new(crate::cuda::CudaFn::build(
+            let f = crate::cuda::CudaFn::build(
                 py,
                 &ctx,
                 &out,
@@ -321,17 +500,16 @@ impl JitFunction {
                 data.device,
                 &service::cache_for(py, &data)?,
                 &index,
-            )?))
+            )?;
+            let origin = origin_name(f.origin);
+            (Exec::Cuda(Box::new(f)), origin)
         } else {
-            Exec::Cpu(service::build_entry(
-                py,
-                &data,
-                &out.code,
-                &out.entry_symbol,
-                &options,
-                false,
-            )?)
+            let (entry, outcome) =
+                service::build_entry(py, &data, &out.code, &out.entry_symbol, &options, false)?;
+            (Exec::Cpu(entry), origin_name(outcome))
         };
+        phases.push(("build+load", built.elapsed().as_secs_f64()));
+        self.record(py, &records, opts, backend.name(), origin, phases)?;
         Ok(Compiled {
             exec,
             params,
@@ -393,6 +571,43 @@ impl JitFunction {
     }
 
     /// Number of specializations held in memory.
+    /// The builds of this function since the caches were last cleared
+    /// (at most 64, oldest first): one dict per build with `args`
+    /// (parameter -> type as specialized), `options`, `backend`, `origin`
+    /// (`built`, `disk`, `rebuilt` or `python`), `phases` (phase -> seconds)
+    /// and `reason` (why the in-memory cache missed).
+    fn specializations<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let history = {
+            let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if c.generation != generation() {
+                Vec::new()
+            } else {
+                c.history.clone()
+            }
+        };
+        history
+            .iter()
+            .map(|r| {
+                let d = PyDict::new(py);
+                let a = PyDict::new(py);
+                for (k, v) in &r.args {
+                    a.set_item(k, v)?;
+                }
+                d.set_item("args", a)?;
+                d.set_item("options", &r.options)?;
+                d.set_item("backend", r.backend)?;
+                d.set_item("origin", r.origin)?;
+                let ph = PyDict::new(py);
+                for (k, v) in &r.phases {
+                    ph.set_item(*k, *v)?;
+                }
+                d.set_item("phases", ph)?;
+                d.set_item("reason", &r.reason)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
     fn cache_size(&self) -> usize {
         let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if c.generation != generation() {

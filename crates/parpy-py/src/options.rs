@@ -607,7 +607,7 @@ impl CompileOptions {
         }
     }
 
-    fn __repr__(&self) -> String {
+    pub fn __repr__(&self) -> String {
         let d = self.lock();
         let spec: Vec<String> = d
             .parallelize

@@ -13,7 +13,7 @@ use parpy_core::syntax::FunctionDef;
 use parpy_core::{ArgType, Backend, CompileOutput, Options, Resolver};
 use parpy_runtime::cuda::cubin::NvrtcSource;
 use parpy_runtime::cuda::CudaError;
-use parpy_runtime::{BuildFlags, DiskCache, LoadedEntry};
+use parpy_runtime::{BuildFlags, DiskCache, LoadedEntry, Outcome};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
@@ -107,8 +107,9 @@ pub fn run_compile(
 }
 
 /// Builds C code through the disk cache with the GIL released, and loads
-/// the entry. `user_code`: the code is the user's (compile_string), so a
-/// compile error is theirs.
+/// the entry; says whether the library came from the disk cache.
+/// `user_code`: the code is the user's (compile_string), so a compile
+/// error is theirs.
 pub fn build_entry(
     py: Python<'_>,
     data: &OptData,
@@ -116,12 +117,12 @@ pub fn build_entry(
     symbol: &str,
     options: &Options,
     user_code: bool,
-) -> PyResult<LoadedEntry> {
+) -> PyResult<(LoadedEntry, Outcome)> {
     let cache = cache_for(py, data)?;
     let flags = BuildFlags::from_options(options);
     let r = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            parpy_runtime::build_and_load(code, symbol, &flags, &cache)
+            parpy_runtime::build_and_load_outcome(code, symbol, &flags, &cache)
         }))
     });
     let user_flags =
@@ -136,7 +137,7 @@ pub fn build_entry(
 }
 
 /// The cubin of `code` for `sm_{arch}` through the disk cache, with the
-/// GIL released.
+/// GIL released, and whether it came from there.
 pub fn cubin(
     py: Python<'_>,
     src: &NvrtcSource,
@@ -144,7 +145,7 @@ pub fn cubin(
     name: &str,
     arch: u32,
     cache: &DiskCache,
-) -> Result<Vec<u8>, CudaError> {
+) -> Result<(Vec<u8>, Outcome), CudaError> {
     py.detach(|| parpy_runtime::cuda::cubin::cached(src, code, name, arch, cache))
 }
 

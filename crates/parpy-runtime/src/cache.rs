@@ -324,13 +324,13 @@ impl DiskCache {
         code: &str,
         compiler: &Compiler,
         flags: &BuildFlags,
-    ) -> Result<(PathBuf, Option<PathBuf>), RuntimeError> {
+    ) -> Result<(PathBuf, Option<PathBuf>, Outcome), RuntimeError> {
         let entry = self.so_path(&DiskCache::key(code, compiler, flags));
-        let (got, _) = self.get_or_build_inner(code, compiler, flags, true)?;
+        let (got, outcome) = self.get_or_build_inner(code, compiler, flags, true)?;
         Ok(if got == entry {
-            (entry, None)
+            (entry, None, outcome)
         } else {
-            (entry, Some(got))
+            (entry, Some(got), outcome)
         })
     }
 

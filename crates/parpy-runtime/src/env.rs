@@ -9,6 +9,7 @@
 //! | `PARPY_NVRTC_PATH` | `libnvrtc.so.13` to load instead of the wheel's |
 //! | `PARPY_NVRTC_OPTIONS` | extra NVRTC options (split at whitespace; part of the cubin key) |
 //! | `PARPY_NVCC` | nvcc for the runtime's own tests |
+//! | `PARPY_LOG` | `info`: one line on stderr per build, with the reason for the cache miss |
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -54,4 +55,14 @@ pub fn nvrtc_options() -> Vec<String> {
 /// `$PARPY_NVCC`, unless unset or empty.
 pub fn nvcc() -> Option<PathBuf> {
     non_empty("PARPY_NVCC").map(PathBuf::from)
+}
+
+/// `$PARPY_LOG` asks for one line per build (`info`, `debug`; read once).
+pub fn log_builds() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        std::env::var("PARPY_LOG")
+            .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "info" | "debug"))
+            .unwrap_or(false)
+    })
 }

@@ -21,7 +21,7 @@ pub mod library;
 
 use std::path::PathBuf;
 
-pub use cache::{default_cache_dir, DiskCache};
+pub use cache::{default_cache_dir, DiskCache, Outcome};
 pub use cc::{BuildFlags, Compiler};
 pub use library::{EntryFn, LoadedEntry};
 
@@ -72,17 +72,28 @@ pub fn build_and_load(
     flags: &BuildFlags,
     cache: &DiskCache,
 ) -> Result<LoadedEntry, RuntimeError> {
+    build_and_load_outcome(code, symbol, flags, cache).map(|(e, _)| e)
+}
+
+/// `build_and_load`, also saying whether the library came from the disk
+/// cache or was built.
+pub fn build_and_load_outcome(
+    code: &str,
+    symbol: &str,
+    flags: &BuildFlags,
+    cache: &DiskCache,
+) -> Result<(LoadedEntry, cache::Outcome), RuntimeError> {
     let compiler = Compiler::find()?;
     // A `clear_cache()` in another thread or process may remove the entry
     // between its verification and the load: the library is loaded through
     // a private hard link made before that (see `get_or_build_pinned`).
-    let (so, pinned) = cache.get_or_build_pinned(code, &compiler, flags)?;
+    let (so, pinned, outcome) = cache.get_or_build_pinned(code, &compiler, flags)?;
     let Some(pinned) = pinned else {
-        return LoadedEntry::load(&so, symbol);
+        return Ok((LoadedEntry::load(&so, symbol)?, outcome));
     };
     let r = LoadedEntry::load(&pinned, symbol);
     let _ = std::fs::remove_file(&pinned);
-    r.map_err(|e| match e {
+    r.map(|e| (e, outcome)).map_err(|e| match e {
         RuntimeError::Load { msg, .. } => RuntimeError::Load { path: so, msg },
         RuntimeError::Symbol { symbol, msg, .. } => RuntimeError::Symbol {
             path: so,

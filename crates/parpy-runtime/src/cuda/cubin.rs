@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use super::nvrtc::{self, Nvrtc};
 use super::CudaError;
+use crate::cache::Outcome;
 use crate::DiskCache;
 
 /// Where NVRTC comes from and what identifies it in cache keys, found
@@ -113,18 +114,21 @@ pub fn key(src: &NvrtcSource, code: &str, arch: u32, extra: &[String]) -> String
     ])
 }
 
-/// The cubin of `code` for `sm_{arch}`, through the disk cache. NVRTC is
-/// loaded only on a miss.
+/// The cubin of `code` for `sm_{arch}`, through the disk cache, and
+/// whether it came from there. NVRTC is loaded only on a miss.
 pub fn cached(
     src: &NvrtcSource,
     code: &str,
     name: &str,
     arch: u32,
     cache: &DiskCache,
-) -> Result<Vec<u8>, CudaError> {
+) -> Result<(Vec<u8>, Outcome), CudaError> {
     let extra = crate::env::nvrtc_options();
-    let (path, _) = cache.get_or_build_blob(&key(src, code, arch, &extra), "cubin", || {
-        compile(src.load()?, code, name, arch, &extra, cache)
-    })?;
-    std::fs::read(&path).map_err(|e| CudaError::Plan(format!("{}: {e}", path.display())))
+    let (path, outcome) =
+        cache.get_or_build_blob(&key(src, code, arch, &extra), "cubin", || {
+            compile(src.load()?, code, name, arch, &extra, cache)
+        })?;
+    let bytes =
+        std::fs::read(&path).map_err(|e| CudaError::Plan(format!("{}: {e}", path.display())))?;
+    Ok((bytes, outcome))
 }
