@@ -123,6 +123,74 @@ def top_sum_then_scale(x, out, N):
 
 
 # --------------------------------------------------------------------------
+# 9./10. inlined helpers: parpy.builtin.inline, labels inside helpers, rows
+#        and slices passed to helpers, values returned by helpers with loops
+
+
+@parpy.jit
+def add_row(x, y, M):
+    parpy.label('1d')
+    y[:] += x[:]
+
+
+@parpy.jit
+def add_rows(x, y, N, M):
+    parpy.label('2d')
+    for i in range(N):
+        parpy.builtin.inline(add_row(x[i], y[i], M))
+
+
+@parpy.jit
+def add_rows_implicit(x, y, z, N, M):
+    # a helper with labels is inlined without being asked
+    parpy.label('2d')
+    for i in range(N):
+        add_row(x[i], y[i, :], M)
+        add_row(y[i], z[i], M)
+
+
+@parpy.jit
+def add_planes(x, y, N, M, K):
+    parpy.label('3d')
+    for i in range(N):
+        parpy.builtin.inline(add_rows(x[i], y[i], M, K))
+
+
+@parpy.jit
+def row_total(row, n):
+    s = 0.0
+    for j in range(n):
+        s += row[j]
+    return s
+
+
+@parpy.jit
+def row_norm(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = row_total(x[i], x.shape[1]) + parpy.builtin.inline(row_total(x[i, :], 2))
+
+
+@parpy.jit
+def labelled_sum(row):
+    parpy.label('r')
+    return parpy.reduce.sum(row[:])
+
+
+@parpy.jit
+def sum_rows_helper(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = labelled_sum(x[i]) * 2.0
+
+
+@parpy.jit
+def elementwise_helper(x, y, N):
+    parpy.label('N')
+    y[:] = add(x[:], y[:]) * square(x[:])
+
+
+# --------------------------------------------------------------------------
 # the table of programs checked on every backend
 
 PROGRAMS = {
@@ -135,6 +203,19 @@ PROGRAMS = {
     "top_sum_wide": (top_sum, lambda: [rand(100000), rand(1)], {'r': T(4096)}),
     "top_max_2d": (top_max_2d, lambda: [rand(30, 50), rand(1)], {'r': T(128)}),
     "top_min_prod": (top_min_prod, lambda: [rand(40) + 0.5, rand(2)], {'r': T(64)}),
+    "add_rows": (add_rows, lambda: [rand(10, 15), rand(10, 15), 10, 15],
+                 {'2d': T(10), '1d': T(15)}),
+    "add_rows_seq_inner": (add_rows, lambda: [rand(10, 15), rand(10, 15), 10, 15],
+                           {'2d': T(10)}),
+    "add_rows_implicit": (add_rows_implicit,
+                          lambda: [rand(6, 40), rand(6, 40), rand(6, 40), 6, 40],
+                          {'2d': T(6), '1d': T(32)}),
+    "add_planes": (add_planes, lambda: [rand(4, 5, 33), rand(4, 5, 33), 4, 5, 33],
+                   {'3d': T(4), '2d': T(5), '1d': T(32)}),
+    "row_norm": (row_norm, lambda: [rand(7, 9), rand(7), 7], {'N': T(7)}),
+    "sum_rows_helper": (sum_rows_helper, lambda: [rand(9, 300), rand(9), 9],
+                        {'N': T(9), 'r': T(128)}),
+    "elementwise_helper": (elementwise_helper, lambda: [rand(50), rand(50), 50], {'N': T(16)}),
     "top_sum_then_scale": (top_sum_then_scale, lambda: [rand(8, 300), rand(8), 8],
                            {'r': T(512), 'N': T(8)}),
 }
@@ -307,3 +388,117 @@ def test_two_labels_on_a_reduction_is_an_error():
 
     with pytest.raises(parpy.CompileError, match="a reduction takes at most one label"):
         two_labels(rand(3, 4), rand(1), opts=cpu_opts({'a': T(4)}))
+
+
+# --------------------------------------------------------------------------
+# 9. compile-time branches: static_backend_eq, static_types_eq, static_fail
+
+B = parpy.CompileBackend
+
+
+@parpy.jit
+def backend_code(x):
+    with parpy.gpu:
+        if parpy.builtin.static_backend_eq(parpy.CompileBackend.Cuda):
+            x[0] = 10
+        elif parpy.builtin.static_backend_eq(parpy.CompileBackend.Metal):
+            x[0] = 20
+        elif parpy.builtin.static_backend_eq(B.Cpu) and not parpy.builtin.static_types_eq(
+                x, parpy.types.F32):
+            x[0] = 30
+        else:
+            parpy.builtin.static_fail("backend_code: no code for this backend")
+
+
+@parpy.jit
+def type_code(x, out):
+    with parpy.gpu:
+        if parpy.builtin.static_types_eq(x, parpy.types.F32):
+            out[0] = 32
+        elif parpy.builtin.static_types_eq(x, np.float64):
+            out[0] = 64
+        elif parpy.builtin.static_types_eq(x[0], parpy.types.I16):
+            out[0] = 16
+        else:
+            parpy.builtin.static_fail("type_code: float32, float64 or int16 arrays only")
+
+
+def test_static_backend_eq_compiles_only_the_branch_taken():
+    x = np.zeros(1, np.int32)
+    backend_code(x, opts=cpu_opts())
+    assert x[0] == 30
+    cuda = cuda_code(backend_code, [x], {})
+    assert "= 10;" in cuda and "= 20;" not in cuda and "= 30;" not in cuda
+    metal = metal_code(backend_code, [x], {})
+    assert "= 20;" in metal and "= 10;" not in metal
+
+
+@needs_nvrtc
+def test_static_backend_eq_cuda_compiles():
+    check_nvrtc(cuda_code(backend_code, [np.zeros(1, np.int32)], {}), "backend_code")
+
+
+@needs_clang
+def test_static_backend_eq_metal_parses():
+    assert_clang_ok(metal_code(backend_code, [np.zeros(1, np.int32)], {}), "backend_code")
+
+
+def test_static_fail_is_a_compile_error_with_the_message():
+    with pytest.raises(parpy.CompileError, match="backend_code: no code for this backend"):
+        backend_code(np.zeros(1, np.float32), opts=cpu_opts())
+    with pytest.raises(parpy.CompileError, match="float32, float64 or int16 arrays only"):
+        type_code(np.zeros(1, np.int32), np.zeros(1, np.int32), opts=cpu_opts())
+
+
+@pytest.mark.parametrize("dtype,code", [(np.float32, 32), (np.float64, 64), (np.int16, 16)])
+def test_static_types_eq(dtype, code):
+    out = np.zeros(1, np.int64)
+    type_code(np.zeros(3, dtype), out, opts=cpu_opts())
+    assert out[0] == code
+    # plain Python agrees (Python mode)
+    ref = np.zeros(1, np.int64)
+    type_code.py_func(np.zeros(3, dtype), ref)
+    assert ref[0] == code
+
+
+def test_static_builtins_from_plain_python():
+    assert parpy.builtin.inline(3) == 3
+    assert parpy.builtin.static_backend_eq(B.Python)
+    assert not parpy.builtin.static_backend_eq(B.Cuda)
+    assert parpy.builtin.static_types_eq(np.zeros(2, np.float32), parpy.types.F32)
+    with pytest.raises(RuntimeError, match="boom"):
+        parpy.builtin.static_fail("boom")
+
+
+def test_inline_needs_a_jit_call():
+    @parpy.jit
+    def bad(x):
+        with parpy.gpu:
+            x[0] = parpy.builtin.inline(3)
+
+    with pytest.raises(parpy.CompileError, match="takes one call of a jit function"):
+        bad(np.zeros(1, np.float32), opts=cpu_opts())
+
+
+@parpy.jit
+def early_return(x, n):
+    for i in range(n):
+        if x[i] < 0.0:
+            return x[i]
+    return 0.0
+
+
+def test_an_inlined_helper_returns_only_at_its_end():
+    @parpy.jit
+    def caller(x, out):
+        with parpy.gpu:
+            out[0] = parpy.builtin.inline(early_return(x, 3))
+
+    with pytest.raises(parpy.CompileError, match="can only return a value in its last statement"):
+        caller(rand(3), rand(1), opts=cpu_opts())
+
+
+def test_labels_in_a_helper_take_the_callers_spec():
+    x, y = rand(10, 15), np.zeros((10, 15), np.float32)
+    loops = loop_labels_in_ir(add_rows, [x, y, 10, 15], {'1d': T(4)})
+    assert len(loops) == 1 and "< 15;" in loops[0], loops

@@ -52,28 +52,52 @@ class _Inf(float):
 inf = _Inf()
 
 
-def _only_in_jit(name: str) -> NoReturn:
-    raise RuntimeError(
-        f"parpy.builtin.{name} is a compile-time construct: it only has a meaning "
-        "inside a @parpy.jit function, and this version of parpy does not support it yet"
-    )
+def _dtype_of(x: Any) -> Any:
+    """The NumPy dtype an argument of `static_types_eq` denotes: a type
+    (`parpy.types.F32`, `np.float32`), an array, or a scalar value."""
+    name = getattr(x, "__parpy_dtype__", None)
+    if name is not None:
+        return np.dtype(name)
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and not isinstance(x, type):
+        return np.dtype(str(dtype).replace("torch.", ""))
+    if isinstance(x, bool):
+        return np.dtype(np.bool_)
+    if isinstance(x, int):
+        return np.dtype(np.int64)
+    if isinstance(x, float):
+        return np.dtype(np.float64)
+    return np.dtype(x)
 
 
 @mark("builtin.inline")
-def inline(*args: Any) -> NoReturn:
-    _only_in_jit("inline")
+def inline(value: Any = None) -> Any:
+    """Inside jit code, `inline(f(...))` compiles `f`'s body in place of the
+    call (its labels then take the caller's parallel spec). From plain
+    Python the call has already run: its value is returned."""
+    return value
 
 
 @mark("builtin.static_backend_eq")
-def static_backend_eq(*args: Any) -> NoReturn:
-    _only_in_jit("static_backend_eq")
+def static_backend_eq(backend: Any) -> bool:
+    """Inside jit code, whether the code is compiled for `backend` (decided
+    when compiling: only the branch taken is compiled). From plain Python
+    no compiled backend runs: true only for `CompileBackend.Python`."""
+    from ._native import CompileBackend
+
+    return bool(backend == CompileBackend.Python)
 
 
 @mark("builtin.static_types_eq")
-def static_types_eq(*args: Any) -> NoReturn:
-    _only_in_jit("static_types_eq")
+def static_types_eq(a: Any, b: Any) -> bool:
+    """Whether two types (or the types of two arrays or values) are the same,
+    decided when compiling."""
+    return bool(_dtype_of(a) == _dtype_of(b))
 
 
 @mark("builtin.static_fail")
-def static_fail(*args: Any) -> NoReturn:
-    _only_in_jit("static_fail")
+def static_fail(message: str = "static_fail was reached") -> NoReturn:
+    """A compile error with `message` when the compiler reaches it (in a
+    branch that static conditions do not remove); from plain Python, a
+    RuntimeError."""
+    raise RuntimeError(message)

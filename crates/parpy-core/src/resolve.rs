@@ -27,6 +27,14 @@ pub enum Builtin {
     Minimum,
     /// `parpy.builtin.inf`
     Inf,
+    /// `parpy.builtin.inline(f(...))`: the helper's body in place of the call.
+    Inline,
+    /// `parpy.builtin.static_backend_eq(b)`: a compile-time bool.
+    StaticBackendEq,
+    /// `parpy.builtin.static_types_eq(a, b)`: a compile-time bool.
+    StaticTypesEq,
+    /// `parpy.builtin.static_fail(msg)`: a compile error when reached.
+    StaticFail,
     /// Python builtins.
     Range,
     Min,
@@ -50,6 +58,10 @@ impl Builtin {
             "builtin.maximum" => Builtin::Maximum,
             "builtin.minimum" => Builtin::Minimum,
             "builtin.inf" => Builtin::Inf,
+            "builtin.inline" => Builtin::Inline,
+            "builtin.static_backend_eq" => Builtin::StaticBackendEq,
+            "builtin.static_types_eq" => Builtin::StaticTypesEq,
+            "builtin.static_fail" => Builtin::StaticFail,
             "range" => Builtin::Range,
             "min" => Builtin::Min,
             "max" => Builtin::Max,
@@ -88,6 +100,9 @@ pub enum Resolved {
     Dtype(ElemTy),
     /// A module-level constant (int, float or bool).
     Const(ScalarValue),
+    /// A `parpy.CompileBackend` value (`None` for `Auto` and others that
+    /// name no compiled backend).
+    Backend(Option<crate::options::Backend>),
     /// Another jit function, with the resolver for its own globals.
     Function {
         def: Arc<FunctionDef>,

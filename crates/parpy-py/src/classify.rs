@@ -47,6 +47,9 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             globals: j.resolver.clone(),
         });
     }
+    if let Ok(b) = obj.extract::<crate::options::CompileBackend>() {
+        return Ok(Resolved::Backend(b.core()));
+    }
     // parpy's own objects first: dtypes and builtins carry a marker.
     if let Some(name) = str_attr(obj, "__parpy_dtype__") {
         return Ok(match ElemTy::from_numpy_name(&name) {

@@ -55,7 +55,9 @@ impl Lowerer<'_, '_> {
         }
         match self.resolve_global(func)? {
             Resolved::Builtin(b) => self.builtin_call(b, &name, args, span),
-            Resolved::Function { def, globals } => self.helper_call(&def, &globals, args, span),
+            Resolved::Function { def, globals } => {
+                self.helper_call(&def, &globals, args, span, false)
+            }
             Resolved::Unsupported(desc) => {
                 self.error(
                     Diagnostic::error(format!("cannot call `{name}` ({desc}) in a parpy function"))
@@ -184,6 +186,87 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
+            Builtin::Inline => {
+                let call = match args {
+                    [a] => match &a.kind {
+                        ast::ExprKind::Call { func, args } if !self.is_local_root(func) => func
+                            .dotted_path()
+                            .and_then(|_| self.resolve_global(func))
+                            .and_then(|r| match r {
+                                Resolved::Function { def, globals } => Some((def, globals, args)),
+                                _ => None,
+                            }),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some((def, globals, args)) = call else {
+                    self.error(
+                        Diagnostic::error(
+                            "`parpy.builtin.inline` takes one call of a jit function",
+                        )
+                        .at(span, "nothing to inline")
+                        .help("write `parpy.builtin.inline(f(x, y))`"),
+                    );
+                    return None;
+                };
+                self.helper_call(&def, &globals, args, span, true)
+            }
+            Builtin::StaticBackendEq => {
+                let b = match args {
+                    [a] if a.dotted_path().is_some() && !self.is_local_root(a) => {
+                        match self.resolve_global(a) {
+                            Some(Resolved::Backend(b)) => Some(b),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                let Some(b) = b else {
+                    self.error(
+                        Diagnostic::error("`static_backend_eq` takes one backend")
+                            .at(span, "not a backend")
+                            .help("write `parpy.builtin.static_backend_eq(parpy.CompileBackend.Cuda)`"),
+                    );
+                    return None;
+                };
+                let eq = b == Some(self.opts.backend);
+                Some(TExpr {
+                    e: Expr::new(ExprKind::Bool(eq), Type::Scalar(ElemTy::Bool), span),
+                    weak: false,
+                })
+            }
+            Builtin::StaticTypesEq => {
+                if args.len() != 2 {
+                    self.arity_error(name, "2 arguments (types or values)", args.len(), span);
+                    return None;
+                }
+                let a = self.type_of_arg(&args[0]);
+                let b = self.type_of_arg(&args[1]);
+                let eq = a? == b?;
+                Some(TExpr {
+                    e: Expr::new(ExprKind::Bool(eq), Type::Scalar(ElemTy::Bool), span),
+                    weak: false,
+                })
+            }
+            Builtin::StaticFail => {
+                let msg = match args {
+                    [ast::Expr {
+                        kind: ast::ExprKind::Str(m),
+                        ..
+                    }] => m.clone(),
+                    _ => "static_fail was reached".to_string(),
+                };
+                self.error(
+                    Diagnostic::error(msg)
+                        .at(span, "`parpy.builtin.static_fail` reached when compiling")
+                        .note(format!(
+                            "compiling for the {} backend",
+                            self.opts.backend.name()
+                        )),
+                );
+                None
+            }
             Builtin::Gpu | Builtin::Inf => {
                 self.error(
                     Diagnostic::error(format!("`{name}` is not callable"))
@@ -263,8 +346,24 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// The element type an argument of `static_types_eq` denotes: a type
+    /// (`parpy.types.F32`, `np.float32`), an array (its element type) or a
+    /// scalar value (its type).
+    fn type_of_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
+        if e.dotted_path().is_some() && !self.is_local_root(e) {
+            if let Some(Resolved::Dtype(t)) = self.resolve_global(e) {
+                return Some(t);
+            }
+        }
+        if let Some((_, ty)) = self.array_arg(e) {
+            return ty.elem();
+        }
+        let v = self.lower_expr(e)?;
+        self.scalar_elem(&v)
+    }
+
     /// An array argument: a name bound to an array variable.
-    fn array_arg(&self, e: &ast::Expr) -> Option<(crate::ir::VarId, Type)> {
+    pub(super) fn array_arg(&self, e: &ast::Expr) -> Option<(crate::ir::VarId, Type)> {
         if let ast::ExprKind::Name(n) = &e.kind {
             let b = self.scope.get(n)?;
             let ty = self.func.var(b.var).ty.clone();
@@ -281,6 +380,7 @@ impl Lowerer<'_, '_> {
         globals: &Arc<dyn Resolver>,
         args: &[ast::Expr],
         span: Span,
+        force_inline: bool,
     ) -> Option<TExpr> {
         if args.len() != def.params.len() {
             let n = def.params.len();
@@ -291,6 +391,14 @@ impl Lowerer<'_, '_> {
                 span,
             );
             return None;
+        }
+        // inlined: when asked, when the helper holds labels (its loops take
+        // the caller's parallel spec) and when it is passed a row `x[i]`
+        if force_inline
+            || super::inline::has_labels(&def.body, globals.as_ref())
+            || args.iter().any(|a| self.row_view(a).is_some())
+        {
+            return self.inline_call(def, globals, args, span);
         }
         let mut types = vec![];
         let mut weak = vec![];

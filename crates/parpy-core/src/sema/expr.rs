@@ -24,7 +24,7 @@ pub(super) enum Sub {
 }
 
 /// `a[i][j]` -> (`a`, [`i`, `j`]).
-fn flatten_subscript(e: &ast::Expr) -> (&ast::Expr, Vec<&ast::Expr>) {
+pub(super) fn flatten_subscript(e: &ast::Expr) -> (&ast::Expr, Vec<&ast::Expr>) {
     let mut groups: Vec<&Vec<ast::Expr>> = vec![];
     let mut cur = e;
     while let ast::ExprKind::Subscript { value, indices } = &cur.kind {

@@ -9,6 +9,7 @@
 
 mod calls;
 mod expr;
+mod inline;
 mod scope;
 mod slices;
 mod stmt;
@@ -73,9 +74,12 @@ pub(crate) struct Lowerer<'a, 'o> {
     opts: &'o Options,
     func: Function,
     scope: Scope,
-    /// The entry function (helpers may return values, labels are not
-    /// supported in helpers yet).
+    /// The entry function (helpers may return values).
     is_entry: bool,
+    /// Labels may be used: in the entry and in helpers inlined into it.
+    labels_ok: bool,
+    /// Lowering a helper's body inlined at a call (`sema::inline`).
+    inlined: bool,
     /// Statements hoisted before the statement being lowered (reductions).
     pre: Vec<crate::ir::Stmt>,
     /// The active elementwise context when lowering a slice statement or a
@@ -202,6 +206,8 @@ fn lower_function(
         },
         scope: Scope::default(),
         is_entry,
+        labels_ok: is_entry,
+        inlined: false,
         pre: vec![],
         slice: None,
         red_labels: None,
@@ -242,18 +248,9 @@ fn def_id(def: &Arc<FunctionDef>) -> usize {
     Arc::as_ptr(def) as usize
 }
 
-/// How deeply helper calls may nest while lowering.
-const MAX_CALL_DEPTH: usize = 64;
-
-/// Looks up or lowers the specialization of helper `def` for `args`.
-fn helper_for(
-    sh: &mut Shared<'_>,
-    def: &Arc<FunctionDef>,
-    globals: &Arc<dyn Resolver>,
-    args: &[ArgType],
-    weak: &[bool],
-    call_span: Span,
-) -> Option<FuncId> {
+/// Pushes `def` on the stack of jit functions being lowered, or reports the
+/// recursion (or the runaway nesting) and returns false.
+fn enter_helper(sh: &mut Shared<'_>, def: &Arc<FunctionDef>, call_span: Span) -> bool {
     let id = def_id(def);
     if sh.stack.contains(&id) {
         sh.error(
@@ -264,7 +261,7 @@ fn helper_for(
             .at(call_span, "recursive call")
             .help("rewrite the recursion as a loop"),
         );
-        return None;
+        return false;
     }
     // A resolver that hands out a new definition at each call (so the check
     // above cannot see the cycle) still ends here instead of overflowing the
@@ -278,6 +275,26 @@ fn helper_for(
             .at(call_span, "call nested too deeply")
             .help("recursion is not supported; rewrite it as a loop"),
         );
+        return false;
+    }
+    sh.stack.push(id);
+    true
+}
+
+/// How deeply helper calls may nest while lowering.
+const MAX_CALL_DEPTH: usize = 64;
+
+/// Looks up or lowers the specialization of helper `def` for `args`.
+fn helper_for(
+    sh: &mut Shared<'_>,
+    def: &Arc<FunctionDef>,
+    globals: &Arc<dyn Resolver>,
+    args: &[ArgType],
+    weak: &[bool],
+    call_span: Span,
+) -> Option<FuncId> {
+    let id = def_id(def);
+    if !enter_helper(sh, def, call_span) {
         return None;
     }
     if let Some(i) = sh
@@ -285,12 +302,12 @@ fn helper_for(
         .iter()
         .position(|h| h.def_ptr == id && h.args == args && h.weak == weak)
     {
+        sh.stack.pop();
         return Some(FuncId(i as u32));
     }
     // The specialization gets its index and name once lowered, after the
     // helpers it calls: `Program.helpers` is in dependency order (callees
     // first), so every backend prints them in that order without prototypes.
-    sh.stack.push(id);
     let f = lower_function(sh, def, args, weak, globals.as_ref(), false, &def.name);
     sh.stack.pop();
     let (mut f, ret_weak) = f?;

@@ -3,7 +3,7 @@
 //! `with parpy.gpu:`, returns and expression statements.
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{self, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, Type, VarKind};
+use crate::ir::{self, BinOp, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, Type, VarKind};
 use crate::resolve::{Builtin, Resolved};
 use crate::signature::ArgType;
 use crate::syntax::ast;
@@ -147,7 +147,7 @@ impl Lowerer<'_, '_> {
 
     /// If `s` is `parpy.label('name')`, its label (`Some(None)` after an
     /// error in the label).
-    fn label_of(&mut self, s: &ast::Stmt) -> Option<Option<(String, Span)>> {
+    pub(super) fn label_of(&mut self, s: &ast::Stmt) -> Option<Option<(String, Span)>> {
         let ast::StmtKind::Expr(e) = &s.kind else {
             return None;
         };
@@ -179,11 +179,11 @@ impl Lowerer<'_, '_> {
         for s in stmts {
             if let Some(l) = self.label_of(s) {
                 if let Some(l) = l {
-                    if !self.is_entry {
+                    if !self.labels_ok {
                         self.error(
                             Diagnostic::error("labels inside helper functions are not supported yet")
                                 .at(l.1, "label in a helper")
-                                .help("move the labelled loop into the function called with the parallel spec"),
+                                .help("inline this helper where it is called from the function called with the parallel spec (`parpy.builtin.inline(f(...))`)"),
                         );
                     } else {
                         labels.push(l);
@@ -208,7 +208,7 @@ impl Lowerer<'_, '_> {
         out
     }
 
-    fn label_error(&mut self, labels: &[(String, Span)], stmt: Span) {
+    pub(super) fn label_error(&mut self, labels: &[(String, Span)], stmt: Span) {
         for (_, span) in labels {
             self.error(
                 Diagnostic::error(
@@ -279,6 +279,18 @@ impl Lowerer<'_, '_> {
                 else_body,
             } => {
                 let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
+                // A condition known when compiling (`static_backend_eq`,
+                // `static_types_eq`, literals): only the branch taken is
+                // compiled, so the other may hold `static_fail` or code
+                // meant for another backend or type.
+                if let Some(taken) = c.as_ref().and_then(const_bool) {
+                    let body = self.lower_block(if taken { then_body } else { else_body });
+                    return Some(StmtKind::If {
+                        cond: ir::Expr::new(ExprKind::Bool(true), Type::Scalar(ElemTy::Bool), span),
+                        then_body: body,
+                        else_body: vec![],
+                    });
+                }
                 let then_body = self.lower_block(then_body);
                 let else_body = self.lower_block(else_body);
                 Some(StmtKind::If {
@@ -309,6 +321,9 @@ impl Lowerer<'_, '_> {
                     let t = self.lower_expr(e)?;
                     if matches!(t.e.kind, ExprKind::Call { .. }) {
                         Some(StmtKind::Expr(t.e))
+                    } else if t.e.ty == Type::Void {
+                        // an inlined helper: its statements were hoisted
+                        None
                     } else {
                         self.error(
                             Diagnostic::error("the result of this call is not used")
@@ -338,6 +353,16 @@ impl Lowerer<'_, '_> {
             self.bare_return.get_or_insert(span);
             return Some(StmtKind::Return(None));
         };
+        if self.inlined {
+            self.error(
+                Diagnostic::error(
+                    "an inlined function can only return a value in its last statement",
+                )
+                .at(v.span, "returned here")
+                .help("compute the result into a variable and return it at the end"),
+            );
+            return None;
+        }
         if self.is_entry {
             self.error(
                 Diagnostic::error("the function called from Python cannot return a value")
@@ -523,8 +548,10 @@ impl Lowerer<'_, '_> {
                 match self.scope.get(n) {
                     Some(b) => {
                         let var = self.func.var(b.var).clone();
-                        if var.kind != VarKind::Local {
-                            let what = if var.kind == VarKind::Param {
+                        // a Local with a value is a constant argument of an
+                        // inlined helper: a parameter
+                        if var.kind != VarKind::Local || var.value.is_some() {
+                            let what = if var.kind != VarKind::LoopIndex {
                                 "parameter"
                             } else {
                                 "loop variable"
@@ -615,5 +642,27 @@ impl Lowerer<'_, '_> {
                 None
             }
         }
+    }
+}
+
+/// The value of a condition made of bool literals, `not`, `and` and `or`.
+fn const_bool(e: &ir::Expr) -> Option<bool> {
+    match &e.kind {
+        ExprKind::Bool(b) => Some(*b),
+        ExprKind::Unary {
+            op: crate::ir::UnOp::Not,
+            arg,
+        } => const_bool(arg).map(|b| !b),
+        ExprKind::Binary { op, lhs, rhs } if matches!(op, BinOp::And | BinOp::Or) => {
+            let (l, r) = (const_bool(lhs), const_bool(rhs));
+            match (op, l, r) {
+                (BinOp::And, Some(false), _) | (BinOp::And, _, Some(false)) => Some(false),
+                (BinOp::Or, Some(true), _) | (BinOp::Or, _, Some(true)) => Some(true),
+                (BinOp::And, Some(a), Some(b)) => Some(a && b),
+                (_, Some(a), Some(b)) => Some(a || b),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }

@@ -1,0 +1,420 @@
+//! Inlining a jit helper at its call site: `parpy.builtin.inline(f(...))`,
+//! and every call of a helper that holds labels or takes a row of an array
+//! (`f(x[i], y[i, :])`).
+//!
+//! The helper's body is lowered into the caller's function with a scope of
+//! its own: array arguments bind the parameter to the caller's array, scalar
+//! arguments are evaluated once into a local (a compile-time constant stays
+//! one), and a row argument `x[i]` evaluates its indices once and stands for
+//! `x[i]` wherever the parameter is named (the body is rewritten with
+//! `param` -> `x[i]`, under names with a `#`, which no Python name
+//! has). Its statements are hoisted before the calling statement; a value
+//! returned by the last statement is the value of the call. Labels in the
+//! body label the inlined loops, so the caller's parallel spec applies.
+
+use std::sync::Arc;
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{self, Expr, ExprKind, Function, Place, StmtKind, Type, VarKind};
+use crate::resolve::{Builtin, Resolved, Resolver};
+use crate::syntax::{ast, FunctionDef};
+
+use super::expr::flatten_subscript;
+use super::scope::{Binding, Scope};
+use super::{enter_helper, Lowerer, TExpr};
+
+/// Does `body` hold a `parpy.label(...)` statement (as `globals` resolves
+/// names)?
+pub(super) fn has_labels(body: &[ast::Stmt], globals: &dyn Resolver) -> bool {
+    body.iter().any(|s| match &s.kind {
+        ast::StmtKind::Expr(ast::Expr {
+            kind: ast::ExprKind::Call { func, .. },
+            ..
+        }) => func
+            .dotted_path()
+            .is_some_and(|p| matches!(globals.resolve(&p), Resolved::Builtin(Builtin::Label))),
+        ast::StmtKind::For { body, .. }
+        | ast::StmtKind::While { body, .. }
+        | ast::StmtKind::With { body, .. } => has_labels(body, globals),
+        ast::StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => has_labels(then_body, globals) || has_labels(else_body, globals),
+        _ => false,
+    })
+}
+
+/// Replaces every `Name(param)` by its argument expression.
+fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
+    use ast::ExprKind as K;
+    match &mut e.kind {
+        K::Name(n) => {
+            if let Some((_, by)) = subst.iter().find(|(p, _)| p == n) {
+                *e = by.clone();
+            }
+        }
+        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) => {}
+        K::Attr { value, .. } => subst_expr(value, subst),
+        K::Subscript { value, indices } => {
+            subst_expr(value, subst);
+            indices.iter_mut().for_each(|i| subst_expr(i, subst));
+        }
+        K::Slice { lo, hi } => {
+            for b in [lo, hi].into_iter().flatten() {
+                subst_expr(b, subst);
+            }
+        }
+        K::Unary { arg, .. } => subst_expr(arg, subst),
+        K::Binary { lhs, rhs, .. } => {
+            subst_expr(lhs, subst);
+            subst_expr(rhs, subst);
+        }
+        K::Compare { first, rest } => {
+            subst_expr(first, subst);
+            rest.iter_mut().for_each(|(_, e)| subst_expr(e, subst));
+        }
+        K::BoolOp { values, .. } => values.iter_mut().for_each(|v| subst_expr(v, subst)),
+        K::IfExp { cond, then, else_ } => {
+            subst_expr(cond, subst);
+            subst_expr(then, subst);
+            subst_expr(else_, subst);
+        }
+        K::Call { func, args } => {
+            // the callee is a global path: only its arguments are values
+            if func.dotted_path().is_none() {
+                subst_expr(func, subst);
+            }
+            args.iter_mut().for_each(|a| subst_expr(a, subst));
+        }
+    }
+}
+
+fn subst_stmts(stmts: &mut [ast::Stmt], subst: &[(String, ast::Expr)]) {
+    for s in stmts {
+        match &mut s.kind {
+            ast::StmtKind::Assign { target, value }
+            | ast::StmtKind::AugAssign { target, value, .. } => {
+                subst_expr(target, subst);
+                subst_expr(value, subst);
+            }
+            ast::StmtKind::For { iter, body, .. } => {
+                subst_expr(iter, subst);
+                subst_stmts(body, subst);
+            }
+            ast::StmtKind::While { cond, body } => {
+                subst_expr(cond, subst);
+                subst_stmts(body, subst);
+            }
+            ast::StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                subst_expr(cond, subst);
+                subst_stmts(then_body, subst);
+                subst_stmts(else_body, subst);
+            }
+            ast::StmtKind::With { ctx, body } => {
+                subst_expr(ctx, subst);
+                subst_stmts(body, subst);
+            }
+            ast::StmtKind::Return(Some(e)) | ast::StmtKind::Expr(e) => subst_expr(e, subst),
+            ast::StmtKind::Return(None) | ast::StmtKind::Pass => {}
+        }
+    }
+}
+
+/// Does `b` hold a `return` (anywhere)?
+fn has_return(b: &[ir::Stmt]) -> Option<Span> {
+    for s in b {
+        let inner = match &s.kind {
+            StmtKind::Return(_) => return Some(s.span),
+            StmtKind::For(l) => has_return(&l.body),
+            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => has_return(body),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => has_return(then_body).or_else(|| has_return(else_body)),
+            _ => None,
+        };
+        if inner.is_some() {
+            return inner;
+        }
+    }
+    None
+}
+
+impl Lowerer<'_, '_> {
+    /// `x[i]` / `x[i, :]` (fewer indices than dimensions, trailing full
+    /// slices dropped) outside a slice statement: the array and the indices.
+    pub(super) fn row_view<'e>(&self, e: &'e ast::Expr) -> Option<(ir::VarId, Vec<&'e ast::Expr>)> {
+        if self.slice.is_some() {
+            return None;
+        }
+        if !matches!(e.kind, ast::ExprKind::Subscript { .. }) {
+            return None;
+        }
+        let (base, mut idx) = flatten_subscript(e);
+        let ast::ExprKind::Name(n) = &base.kind else {
+            return None;
+        };
+        let b = self.scope.get(n)?;
+        let Type::Array { shape, .. } = &self.func.var(b.var).ty else {
+            return None;
+        };
+        while let Some(ast::Expr {
+            kind: ast::ExprKind::Slice { lo: None, hi: None },
+            ..
+        }) = idx.last()
+        {
+            idx.pop();
+        }
+        let scalar_indices = idx
+            .iter()
+            .all(|i| !matches!(i.kind, ast::ExprKind::Slice { .. }));
+        (scalar_indices && !idx.is_empty() && idx.len() < shape.len()).then_some((b.var, idx))
+    }
+
+    /// Lowers `def(args)` in place (see the module comment).
+    pub(super) fn inline_call(
+        &mut self,
+        def: &Arc<FunctionDef>,
+        globals: &Arc<dyn Resolver>,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        if self.slice.is_some() {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{}` cannot be inlined inside a slice statement or reduction",
+                    def.name
+                ))
+                .at(span, "inlined here")
+                .help("call it in a statement of its own (inside a loop over the elements)"),
+            );
+            return None;
+        }
+        if !enter_helper(self.sh, def, span) {
+            return None;
+        }
+        let r = self.inline_body(def, globals, args, span);
+        self.sh.stack.pop();
+        r
+    }
+
+    fn inline_body(
+        &mut self,
+        def: &Arc<FunctionDef>,
+        globals: &Arc<dyn Resolver>,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        let mut scope = Scope::default();
+        let mut subst: Vec<(String, ast::Expr)> = vec![];
+        let mut ok = true;
+        let depth = self.sh.stack.len();
+        for (k, (p, a)) in def.params.iter().zip(args).enumerate() {
+            scope.params.push(p.name.clone());
+            if let Some((v, _)) = self.array_arg(a) {
+                scope.bind(
+                    &p.name,
+                    Binding {
+                        var: v,
+                        weak: false,
+                    },
+                );
+                continue;
+            }
+            if let Some((base, idx)) = self.row_view(a) {
+                let base_name = format!("{}#{depth}.{k}", self.func.var(base).name);
+                scope.bind(
+                    &base_name,
+                    Binding {
+                        var: base,
+                        weak: false,
+                    },
+                );
+                let mut indices = vec![];
+                for (j, ix) in idx.into_iter().enumerate() {
+                    let Some(t) = self.lower_expr(ix) else {
+                        ok = false;
+                        continue;
+                    };
+                    let Some(i) = self.index_value(t, "an array index") else {
+                        ok = false;
+                        continue;
+                    };
+                    let name = format!("{}#{depth}.{k}.{j}", p.name);
+                    // a variable is used as it is: the body cannot assign
+                    // to a name it cannot spell
+                    let var = match i.kind {
+                        ExprKind::Var(v) => v,
+                        _ => self.bind_value(&format!("{}_i{j}", p.name), i, ix.span),
+                    };
+                    scope.bind(&name, Binding { var, weak: true });
+                    indices.push(ast::Expr {
+                        kind: ast::ExprKind::Name(name),
+                        span: ix.span,
+                    });
+                }
+                subst.push((
+                    p.name.clone(),
+                    ast::Expr {
+                        kind: ast::ExprKind::Subscript {
+                            value: Box::new(ast::Expr {
+                                kind: ast::ExprKind::Name(base_name),
+                                span: a.span,
+                            }),
+                            indices,
+                        },
+                        span: a.span,
+                    },
+                ));
+                continue;
+            }
+            let Some(t) = self.lower_expr(a) else {
+                ok = false;
+                continue;
+            };
+            if self.scalar_elem(&t).is_none() {
+                ok = false;
+                continue;
+            }
+            let weak = t.weak;
+            let var = self.bind_value(&p.name, t.e, a.span);
+            scope.bind(&p.name, Binding { var, weak });
+        }
+        if !ok {
+            return None;
+        }
+        let mut body = def.body.clone();
+        subst_stmts(&mut body, &subst);
+        let (stmts, ret) = match body.split_last() {
+            Some((
+                ast::Stmt {
+                    kind: ast::StmtKind::Return(Some(e)),
+                    ..
+                },
+                rest,
+            )) => (rest, Some(e)),
+            _ => (&body[..], None),
+        };
+        let placeholder = Function {
+            name: String::new(),
+            params: vec![],
+            vars: vec![],
+            body: vec![],
+            ret: Type::Void,
+            span,
+        };
+        let before = self.sh.diags.len();
+        let mut child = Lowerer {
+            sh: &mut *self.sh,
+            resolver: globals.as_ref(),
+            opts: self.opts,
+            func: std::mem::replace(&mut self.func, placeholder),
+            scope,
+            is_entry: false,
+            labels_ok: self.labels_ok,
+            inlined: true,
+            pre: vec![],
+            slice: None,
+            red_labels: None,
+            arg_weak: vec![],
+            returns: vec![],
+            bare_return: None,
+        };
+        // labels right before the final `return e` label its reduction
+        let mut split = stmts.len();
+        let mut labels = vec![];
+        if ret.is_some() {
+            while split > 0 {
+                match child.label_of(&stmts[split - 1]) {
+                    Some(l) => labels.extend(l),
+                    None => break,
+                }
+                split -= 1;
+            }
+            labels.reverse();
+        }
+        let mut lowered = child.lower_block(&stmts[..split]);
+        let value = ret.and_then(|e| {
+            child.red_labels = (!labels.is_empty()).then(|| labels.clone());
+            let t = child.lower_expr(e);
+            if child.red_labels.take().is_some() {
+                child.label_error(&labels, e.span);
+            }
+            lowered.append(&mut child.pre);
+            t
+        });
+        self.func = child.func;
+        if self.sh.diags[before..].iter().any(|d| d.is_error()) {
+            return None;
+        }
+        if let Some(at) = has_return(&lowered) {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{}` is inlined, so it can only return at its end",
+                    def.name
+                ))
+                .at(at, "return before the end")
+                .help("compute the result into a variable and return it in the last statement"),
+            );
+            return None;
+        }
+        self.pre.extend(lowered);
+        match value {
+            Some(t) => {
+                let elem = self.scalar_elem(&t)?;
+                let var = self.new_var(
+                    &format!("{}_result", def.name),
+                    Type::Scalar(elem),
+                    VarKind::Local,
+                    span,
+                );
+                self.pre.push(ir::Stmt::new(
+                    StmtKind::Assign {
+                        dst: Place::Var(var),
+                        value: t.e,
+                    },
+                    span,
+                ));
+                Some(TExpr {
+                    e: Expr::var(var, Type::Scalar(elem), span),
+                    weak: t.weak,
+                })
+            }
+            None => Some(TExpr {
+                e: Expr::new(ExprKind::Bool(false), Type::Void, span),
+                weak: false,
+            }),
+        }
+    }
+
+    /// A local holding `value` (computed once, before the inlined body); a
+    /// compile-time constant stays one (reads see the value, as for a
+    /// specialized parameter).
+    fn bind_value(&mut self, name: &str, value: Expr, span: Span) -> ir::VarId {
+        let ty = value.ty.clone();
+        let constant = match &value.kind {
+            ExprKind::Int(i) => Some(crate::types::ScalarValue::Int(*i)),
+            ExprKind::Float(f) => Some(crate::types::ScalarValue::Float(*f)),
+            ExprKind::Bool(b) => Some(crate::types::ScalarValue::Bool(*b)),
+            _ => None,
+        };
+        let var = self.new_var(name, ty, VarKind::Local, span);
+        match constant {
+            Some(c) => self.func.vars[var.0 as usize].value = Some(c),
+            None => self.pre.push(ir::Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(var),
+                    value,
+                },
+                span,
+            )),
+        }
+        var
+    }
+}
