@@ -191,6 +191,50 @@ def elementwise_helper(x, y, N):
 
 
 # --------------------------------------------------------------------------
+# 11. re-binding arrays: a name that refers to one of several arrays of one
+#     type and shape
+
+
+@parpy.jit
+def ping_pong(a, b, out, N, steps):
+    src = a
+    dst = b
+    for t in range(steps):
+        parpy.label('N')
+        for i in range(1, N - 1):
+            dst[i] = (src[i - 1] + src[i] + src[i + 1]) / 3.0
+        tmp = src
+        src = dst
+        dst = tmp
+    parpy.label('N')
+    out[:] = src[:]
+
+
+@parpy.jit
+def pick_array(x, y, out, c, N):
+    if c > 0:
+        a = x
+    else:
+        a = y
+    parpy.label('N')
+    for i in range(N):
+        out[i, :] = a[i, :] * 2.0 + a[i, 0]
+
+
+@parpy.jit
+def swap_inside(x, y, out, N):
+    # re-bound inside the parallel loop, per thread, and passed to a helper
+    parpy.label('N')
+    for i in range(N):
+        p = x
+        q = y
+        if i % 2 == 1:
+            p = y
+            q = x
+        out[i] = row_total(p[i], 3) - q[i, 0]
+
+
+# --------------------------------------------------------------------------
 # the table of programs checked on every backend
 
 PROGRAMS = {
@@ -216,6 +260,11 @@ PROGRAMS = {
     "sum_rows_helper": (sum_rows_helper, lambda: [rand(9, 300), rand(9), 9],
                         {'N': T(9), 'r': T(128)}),
     "elementwise_helper": (elementwise_helper, lambda: [rand(50), rand(50), 50], {'N': T(16)}),
+    "ping_pong": (ping_pong, lambda: [rand(40), rand(40), rand(40), 40, 5], {'N': T(16)}),
+    "pick_array": (pick_array, lambda: [rand(6, 7), rand(6, 7), rand(6, 7), 1, 6], {'N': T(6)}),
+    "pick_array_else": (pick_array, lambda: [rand(6, 7), rand(6, 7), rand(6, 7), 0, 6],
+                        {'N': T(6)}),
+    "swap_inside": (swap_inside, lambda: [rand(8, 5), rand(8, 5), rand(8), 8], {'N': T(8)}),
     "top_sum_then_scale": (top_sum_then_scale, lambda: [rand(8, 300), rand(8), 8],
                            {'r': T(512), 'N': T(8)}),
 }
@@ -502,3 +551,16 @@ def test_labels_in_a_helper_take_the_callers_spec():
     x, y = rand(10, 15), np.zeros((10, 15), np.float32)
     loops = loop_labels_in_ir(add_rows, [x, y, 10, 15], {'1d': T(4)})
     assert len(loops) == 1 and "< 15;" in loops[0], loops
+
+
+def test_re_binding_to_arrays_of_other_shapes_is_an_error():
+    @parpy.jit
+    def bad(x, y, out):
+        a = x
+        if out[0] > 0.0:
+            a = y
+        parpy.label('N')
+        out[:] = a[:]
+
+    with pytest.raises(parpy.CompileError, match="refers to arrays of different types or shapes"):
+        bad(rand(4), rand(5), rand(4), opts=cpu_opts({'N': T(4)}))

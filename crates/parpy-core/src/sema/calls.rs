@@ -362,6 +362,22 @@ impl Lowerer<'_, '_> {
         self.scalar_elem(&v)
     }
 
+    /// An array argument or a re-bound array name: its variable (the array,
+    /// or the selector of `sema::alias`).
+    pub(super) fn array_or_alias_arg(&self, e: &ast::Expr) -> Option<crate::ir::VarId> {
+        if let Some((v, _)) = self.array_arg(e) {
+            return Some(v);
+        }
+        match &e.kind {
+            ast::ExprKind::Name(n) => self
+                .scope
+                .get(n)
+                .filter(|b| self.alias_of(b.var).is_some())
+                .map(|b| b.var),
+            _ => None,
+        }
+    }
+
     /// An array argument: a name bound to an array variable.
     pub(super) fn array_arg(&self, e: &ast::Expr) -> Option<(crate::ir::VarId, Type)> {
         if let ast::ExprKind::Name(n) = &e.kind {
@@ -397,6 +413,9 @@ impl Lowerer<'_, '_> {
         if force_inline
             || super::inline::has_labels(&def.body, globals.as_ref())
             || args.iter().any(|a| self.row_view(a).is_some())
+            || args
+                .iter()
+                .any(|a| self.array_or_alias_arg(a).is_some() && self.array_arg(a).is_none())
         {
             return self.inline_call(def, globals, args, span);
         }

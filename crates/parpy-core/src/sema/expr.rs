@@ -18,6 +18,9 @@ pub(super) enum Sub {
         array: VarId,
         indices: Vec<Expr>,
         elem: ElemTy,
+        /// Through a re-bound name: its selector (`array` is the first of
+        /// the arrays it can refer to).
+        alias: Option<VarId>,
     },
     /// `x.shape[k]`: a compile-time constant.
     Const(i64),
@@ -170,6 +173,30 @@ impl Lowerer<'_, '_> {
 
     fn read_name(&mut self, name: &str, span: Span) -> Option<TExpr> {
         let b = self.scope.get(name)?;
+        if let Some(c) = self.alias_of(b.var) {
+            // a re-bound array name: as `name[:, ...]`
+            let e = ast::Expr {
+                kind: ast::ExprKind::Subscript {
+                    value: Box::new(ast::Expr {
+                        kind: ast::ExprKind::Name(name.to_string()),
+                        span,
+                    }),
+                    indices: vec![],
+                },
+                span,
+            };
+            if self.slice.is_some() && !c.is_empty() {
+                return self.lower_expr(&e);
+            }
+            self.error(
+                Diagnostic::error(format!("array `{name}` is used as a scalar value"))
+                    .at(span, "this refers to an array")
+                    .help(format!(
+                        "index it (`{name}[i]`), or use it in a slice assignment or a reduction"
+                    )),
+            );
+            return None;
+        }
         let var = self.func.var(b.var).clone();
         match &var.ty {
             Type::Scalar(t) => {
@@ -275,8 +302,14 @@ impl Lowerer<'_, '_> {
                     array,
                     indices,
                     elem,
+                    alias,
                 } => Some(TExpr {
-                    e: Expr::new(ExprKind::Index { array, indices }, Type::Scalar(elem), span),
+                    e: match alias {
+                        Some(sel) => self.alias_read(sel, indices, elem, span),
+                        None => {
+                            Expr::new(ExprKind::Index { array, indices }, Type::Scalar(elem), span)
+                        }
+                    },
                     weak: false,
                 }),
             },
@@ -562,7 +595,8 @@ impl Lowerer<'_, '_> {
             if attr == "shape" {
                 if let ast::ExprKind::Name(n) = &value.kind {
                     if let Some(b) = self.scope.get(n) {
-                        let shape = match &self.func.var(b.var).ty {
+                        let var = self.alias_of(b.var).map_or(b.var, |c| c[0]);
+                        let shape = match &self.func.var(var).ty {
                             Type::Array { shape, .. } => shape.clone(),
                             _ => vec![],
                         };
@@ -571,9 +605,14 @@ impl Lowerer<'_, '_> {
                 }
             }
         }
+        let mut alias = None;
         let (array, elem, shape, name) = match &base.kind {
             ast::ExprKind::Name(n) if self.scope.get(n).is_some() => {
-                let b = self.scope.get(n)?;
+                let mut b = self.scope.get(n)?;
+                if let Some(c) = self.alias_of(b.var) {
+                    alias = Some(b.var);
+                    b.var = c[0];
+                }
                 match &self.func.var(b.var).ty {
                     Type::Array { elem, shape } => (b.var, *elem, shape.clone(), n.clone()),
                     t => {
@@ -679,6 +718,7 @@ impl Lowerer<'_, '_> {
             array,
             indices,
             elem,
+            alias,
         })
     }
 

@@ -148,7 +148,8 @@ fn has_return(b: &[ir::Stmt]) -> Option<Span> {
 
 impl Lowerer<'_, '_> {
     /// `x[i]` / `x[i, :]` (fewer indices than dimensions, trailing full
-    /// slices dropped) outside a slice statement: the array and the indices.
+    /// slices dropped) outside a slice statement: the array (or the
+    /// selector of a re-bound name) and the indices.
     pub(super) fn row_view<'e>(&self, e: &'e ast::Expr) -> Option<(ir::VarId, Vec<&'e ast::Expr>)> {
         if self.slice.is_some() {
             return None;
@@ -161,7 +162,9 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let b = self.scope.get(n)?;
-        let Type::Array { shape, .. } = &self.func.var(b.var).ty else {
+        // a re-bound name (`sema::alias`) has the shape of its arrays
+        let array = self.alias_of(b.var).map_or(b.var, |c| c[0]);
+        let Type::Array { shape, .. } = &self.func.var(array).ty else {
             return None;
         };
         while let Some(ast::Expr {
@@ -217,7 +220,7 @@ impl Lowerer<'_, '_> {
         let depth = self.sh.stack.len();
         for (k, (p, a)) in def.params.iter().zip(args).enumerate() {
             scope.params.push(p.name.clone());
-            if let Some((v, _)) = self.array_arg(a) {
+            if let Some(v) = self.array_or_alias_arg(a) {
                 scope.bind(
                     &p.name,
                     Binding {
@@ -325,7 +328,11 @@ impl Lowerer<'_, '_> {
             arg_weak: vec![],
             returns: vec![],
             bare_return: None,
+            loop_bounds: self.loop_bounds.clone(),
+            aliases: self.aliases.clone(),
+            alias_plan: Default::default(),
         };
+        child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction
         let mut split = stmts.len();
         let mut labels = vec![];

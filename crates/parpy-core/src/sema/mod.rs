@@ -7,6 +7,7 @@
 //! conversions, stores), `expr.rs`, `stmt.rs`, `slices.rs` (slice statements
 //! and reductions to loops) and `calls.rs` (builtins and helper functions).
 
+mod alias;
 mod calls;
 mod expr;
 mod inline;
@@ -18,6 +19,7 @@ mod types;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Span};
@@ -97,6 +99,11 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The bounds of each loop counter, where known (indices that cannot
     /// be negative need no wrap).
     loop_bounds: std::collections::HashMap<crate::ir::VarId, crate::ir::value_range::Bounds>,
+    /// Re-bound array names: selector variable -> the arrays it can refer
+    /// to (`sema::alias`).
+    aliases: BTreeMap<crate::ir::VarId, Vec<crate::ir::VarId>>,
+    /// Name -> the arrays it is assigned in this body (`plan_aliases`).
+    alias_plan: BTreeMap<String, Vec<crate::ir::VarId>>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -215,6 +222,8 @@ fn lower_function(
         returns: vec![],
         bare_return: None,
         loop_bounds: Default::default(),
+        aliases: BTreeMap::new(),
+        alias_plan: BTreeMap::new(),
     };
     if args.len() != def.params.len() {
         let d = Diagnostic::error(format!(
@@ -232,6 +241,7 @@ fn lower_function(
         let w = l.arg_weak.get(k).copied().unwrap_or(false);
         l.bind_param(p, a, w);
     }
+    l.plan_aliases(&def.body);
     let body: Block = l.lower_block(&def.body);
     l.func.body = body;
     let ret_weak = l.finish_returns();

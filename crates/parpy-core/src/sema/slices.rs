@@ -360,6 +360,7 @@ impl Lowerer<'_, '_> {
             array,
             indices,
             elem,
+            alias,
         } = t
         else {
             self.error(
@@ -436,13 +437,14 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         }
-        let body = vec![Stmt::new(
-            StmtKind::Assign {
+        let store = match alias {
+            Some(sel) => self.alias_store(sel, indices, value, span),
+            None => StmtKind::Assign {
                 dst: Place::Index { array, indices },
                 value,
             },
-            span,
-        )];
+        };
+        let body = vec![Stmt::new(store, span)];
         Some(loop_nest(
             &ctx.vars,
             &extents,

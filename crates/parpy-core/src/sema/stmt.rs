@@ -524,7 +524,8 @@ impl Lowerer<'_, '_> {
         let sliced = has_slice(target) || {
             let (n, depth) = subscript_depth(target);
             n.and_then(|n| self.scope.get(n))
-                .map(|b| match &self.func.var(b.var).ty {
+                .map(|b| self.alias_of(b.var).map_or(b.var, |c| c[0]))
+                .map(|v| match &self.func.var(v).ty {
                     Type::Array { shape, .. } => depth > 0 && depth < shape.len(),
                     _ => false,
                 })
@@ -544,6 +545,9 @@ impl Lowerer<'_, '_> {
     fn scalar_assign(&mut self, target: &ast::Expr, value: &ast::Expr) -> Option<StmtKind> {
         match &target.kind {
             ast::ExprKind::Name(n) => {
+                if let Some(s) = self.alias_assign(n, value, target.span) {
+                    return s;
+                }
                 let v = self.lower_expr(value);
                 match self.scope.get(n) {
                     Some(b) => {
@@ -618,8 +622,12 @@ impl Lowerer<'_, '_> {
                         array,
                         indices,
                         elem,
+                        alias,
                     } => {
                         let e = self.store_convert(v?, elem, target.span)?;
+                        if let Some(sel) = alias {
+                            return Some(self.alias_store(sel, indices, e, target.span));
+                        }
                         Some(StmtKind::Assign {
                             dst: Place::Index { array, indices },
                             value: e,

@@ -1,0 +1,244 @@
+//! Array re-binding: a local name that refers to one of several arrays of
+//! one type and shape (`src = alpha1` ... `src = alpha2`, or
+//! `if c: a = x else: a = y`).
+//!
+//! The name is bound to a scalar selector holding the [`VarId`] number of
+//! the array it refers to now (so `a = b` between two such names copies the
+//! selector). Before a function (or an inlined helper body) is lowered,
+//! [`Lowerer::plan_aliases`] collects, for every name assigned an array
+//! name, every array it can refer to; a read `a[i]` is a select over them
+//! (`sel == x ? x[i] : y[i]`), a store an `if` chain. The selector is an
+//! ordinary scalar, so host code can switch arrays between kernel launches.
+
+use std::collections::BTreeMap;
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{BinOp, Expr, ExprKind, Place, Stmt, StmtKind, Type, VarId, VarKind};
+use crate::syntax::ast;
+use crate::types::ElemTy;
+
+use super::scope::Binding;
+use super::Lowerer;
+
+/// `name = other` pairs of a body (names only), in order.
+fn name_copies<'a>(body: &'a [ast::Stmt], out: &mut Vec<(&'a str, &'a str)>) {
+    for s in body {
+        match &s.kind {
+            ast::StmtKind::Assign {
+                target:
+                    ast::Expr {
+                        kind: ast::ExprKind::Name(n),
+                        ..
+                    },
+                value:
+                    ast::Expr {
+                        kind: ast::ExprKind::Name(m),
+                        ..
+                    },
+            } => out.push((n, m)),
+            ast::StmtKind::For { body, .. }
+            | ast::StmtKind::While { body, .. }
+            | ast::StmtKind::With { body, .. } => name_copies(body, out),
+            ast::StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                name_copies(then_body, out);
+                name_copies(else_body, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// The arrays a re-bound name `sel` can refer to.
+    pub(super) fn alias_of(&self, var: VarId) -> Option<&[VarId]> {
+        self.aliases.get(&var).map(|v| v.as_slice())
+    }
+
+    /// Records, for each name of `body` assigned an array name, the arrays
+    /// (bound now in the scope) it can refer to.
+    pub(super) fn plan_aliases(&mut self, body: &[ast::Stmt]) {
+        let mut pairs = vec![];
+        name_copies(body, &mut pairs);
+        let mut plan: BTreeMap<String, Vec<VarId>> = BTreeMap::new();
+        loop {
+            let mut changed = false;
+            for (n, m) in &pairs {
+                let from: Vec<VarId> = match self.scope.get(m) {
+                    Some(b) if self.func.var(b.var).ty.is_array() => vec![b.var],
+                    Some(b) if self.aliases.contains_key(&b.var) => self.aliases[&b.var].clone(),
+                    _ => plan.get(*m).cloned().unwrap_or_default(),
+                };
+                let to = plan.entry(n.to_string()).or_default();
+                for v in from {
+                    if !to.contains(&v) {
+                        to.push(v);
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        plan.retain(|_, v| !v.is_empty());
+        for v in plan.values_mut() {
+            v.sort();
+        }
+        self.alias_plan = plan;
+    }
+
+    /// `name = other` where `other` names an array (or a re-bound name):
+    /// `Some(statement)` when it is such an assignment (`Some(None)` after
+    /// an error), `None` when it is not.
+    pub(super) fn alias_assign(
+        &mut self,
+        name: &str,
+        value: &ast::Expr,
+        span: Span,
+    ) -> Option<Option<StmtKind>> {
+        let ast::ExprKind::Name(m) = &value.kind else {
+            return None;
+        };
+        let src = self.scope.get(m)?;
+        let src_is_array = self.func.var(src.var).ty.is_array();
+        if !src_is_array && !self.aliases.contains_key(&src.var) {
+            return None;
+        }
+        let src_ty = match self.alias_of(src.var) {
+            Some(c) => self.func.var(c[0]).ty.clone(),
+            None => self.func.var(src.var).ty.clone(),
+        };
+        let cands = self.alias_plan.get(name).cloned().unwrap_or_default();
+        let sel = match self.scope.get(name) {
+            Some(b) if self.aliases.contains_key(&b.var) => b.var,
+            Some(b) => {
+                let what = if self.func.var(b.var).ty.is_array() {
+                    "the array parameter"
+                } else {
+                    "the scalar"
+                };
+                self.error(
+                    Diagnostic::error(format!(
+                        "cannot make {what} `{name}` refer to the array `{m}`"
+                    ))
+                    .at(span, "array assigned here")
+                    .help("use a new name for the array reference"),
+                );
+                return Some(None);
+            }
+            None => {
+                let int_ty = self.opts.int_type;
+                let sel = self.new_var(name, Type::Scalar(int_ty), VarKind::Local, span);
+                self.scope.bind(
+                    name,
+                    Binding {
+                        var: sel,
+                        weak: false,
+                    },
+                );
+                self.aliases.insert(sel, cands.clone());
+                sel
+            }
+        };
+        for c in &cands {
+            if self.func.var(*c).ty != src_ty {
+                let show = |t: &Type| crate::ir::print::type_to_string(t);
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` refers to arrays of different types or shapes: `{}` is `{}` but `{m}` is `{}`",
+                        self.func.var(*c).name,
+                        show(&self.func.var(*c).ty),
+                        show(&src_ty)
+                    ))
+                    .at(span, "array assigned here")
+                    .note("a name re-bound to several arrays needs them all of one type and shape"),
+                );
+                return Some(None);
+            }
+        }
+        let int_ty = self.opts.int_type;
+        let value = if src_is_array {
+            Expr::int(src.var.0 as i64, int_ty, span)
+        } else {
+            Expr::var(src.var, Type::Scalar(int_ty), span)
+        };
+        Some(Some(StmtKind::Assign {
+            dst: Place::Var(sel),
+            value,
+        }))
+    }
+
+    fn refers_to(&self, sel: VarId, array: VarId, span: Span) -> Expr {
+        let int_ty = self.opts.int_type;
+        Expr::new(
+            ExprKind::Binary {
+                op: BinOp::Eq,
+                lhs: Box::new(Expr::var(sel, Type::Scalar(int_ty), span)),
+                rhs: Box::new(Expr::int(array.0 as i64, int_ty, span)),
+            },
+            Type::Scalar(ElemTy::Bool),
+            span,
+        )
+    }
+
+    /// `name[indices]` read through the selector `sel`.
+    pub(super) fn alias_read(
+        &self,
+        sel: VarId,
+        indices: Vec<Expr>,
+        elem: ElemTy,
+        span: Span,
+    ) -> Expr {
+        let cands = self.alias_of(sel).unwrap_or_default();
+        let index = |a: VarId| {
+            Expr::new(
+                ExprKind::Index {
+                    array: a,
+                    indices: indices.clone(),
+                },
+                Type::Scalar(elem),
+                span,
+            )
+        };
+        let (last, rest) = cands.split_last().expect("an alias has candidates");
+        rest.iter().rev().fold(index(*last), |acc, c| {
+            Expr::new(
+                ExprKind::Select {
+                    cond: Box::new(self.refers_to(sel, *c, span)),
+                    then: Box::new(index(*c)),
+                    else_: Box::new(acc),
+                },
+                Type::Scalar(elem),
+                span,
+            )
+        })
+    }
+
+    /// `name[indices] = value` through the selector `sel`.
+    pub(super) fn alias_store(
+        &self,
+        sel: VarId,
+        indices: Vec<Expr>,
+        value: Expr,
+        span: Span,
+    ) -> StmtKind {
+        let cands = self.alias_of(sel).unwrap_or_default();
+        let store = |a: VarId| StmtKind::Assign {
+            dst: Place::Index {
+                array: a,
+                indices: indices.clone(),
+            },
+            value: value.clone(),
+        };
+        let (last, rest) = cands.split_last().expect("an alias has candidates");
+        rest.iter().rev().fold(store(*last), |acc, c| StmtKind::If {
+            cond: self.refers_to(sel, *c, span),
+            then_body: vec![Stmt::new(store(*c), span)],
+            else_body: vec![Stmt::new(acc, span)],
+        })
+    }
+}
