@@ -20,13 +20,7 @@ KNOWN = ["slice_overlap", "reduce_in_par_reduction", "metal_warnings"]
 
 # cases that fail for a cause found by the fuzzer and not fixed yet:
 # seed -> the cause (see the report of issue 9)
-KNOWN_FAILING = {
-    # the Cpu backend prints the inner parallel loop as `#pragma omp simd`;
-    # an iteration that reads an element it wrote one statement before, at a
-    # subscript the compiler cannot see is its own ((i + 2) % 2), reads the
-    # old value (o4[i, j, 1] = 2.0; o4[i, j, 0] = o4[i, j, (i + 2) % 2] + 1.0)
-    37: "omp simd reorders a read after a write of the same iteration",
-}
+KNOWN_FAILING = {}
 
 
 def test_generation_is_deterministic_per_seed():

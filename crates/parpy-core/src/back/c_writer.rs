@@ -50,6 +50,10 @@ pub struct LoopCtx<'a> {
     /// [`LoopIntro::absorbs_child`]).
     pub absorbed: bool,
     pub role: FnRole,
+    /// The iterations only read the elements they write at the subscripts
+    /// they write them ([`crate::ir::visit::lanes_independent`]): safe to
+    /// run as SIMD lanes. Computed for parallel and reduction loops only.
+    pub lanes_independent: bool,
 }
 
 /// How the dialect introduces a loop: lines printed before the `for` (for
@@ -998,6 +1002,8 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             trip_count: l.trip_count(),
             absorbed,
             role: self.role,
+            lanes_independent: (l.par.is_some() || l.reduction.is_some())
+                && crate::ir::visit::lanes_independent(&l.body),
         };
         let intro = self.d.loop_intro(&ctx);
         self.absorbed = intro.absorbs_child;

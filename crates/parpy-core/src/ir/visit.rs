@@ -162,3 +162,68 @@ pub fn uses_var(e: &Expr, v: VarId) -> bool {
         _ => e.children().into_iter().any(|c| uses_var(c, v)),
     }
 }
+
+/// Structural equality of expressions, ignoring source spans.
+pub fn same_expr(a: &Expr, b: &Expr) -> bool {
+    fn unspanned(e: &Expr) -> Expr {
+        let mut c = e.clone();
+        fn clear(e: &mut Expr) {
+            e.span = Default::default();
+            for k in e.children_mut() {
+                clear(k);
+            }
+        }
+        clear(&mut c);
+        c
+    }
+    a.ty == b.ty && unspanned(a) == unspanned(b)
+}
+
+/// Structural equality of index lists, ignoring source spans.
+pub fn same_exprs(a: &[Expr], b: &[Expr]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_expr(x, y))
+}
+
+/// Whether the iterations of a loop with this body may be run as SIMD
+/// lanes: every read of an array the body writes is at one of the
+/// subscripts the body writes it at (an iteration then reads only its own
+/// elements, in order). A read at another subscript (`o[i, j, k % 2]`
+/// beside `o[i, j, 1] = ...`) may be the element another lane writes, or
+/// one this iteration wrote a statement earlier that the vectorizer no
+/// longer orders before the read.
+pub fn lanes_independent(body: &[Stmt]) -> bool {
+    fn stores<'a>(b: &'a [Stmt], out: &mut Vec<(VarId, &'a [Expr])>) {
+        for s in b {
+            if let StmtKind::Assign {
+                dst: Place::Index { array, indices },
+                ..
+            } = &s.kind
+            {
+                out.push((*array, indices));
+            }
+            for sb in sub_blocks(s) {
+                stores(sb, out);
+            }
+        }
+    }
+    let mut written = Vec::new();
+    stores(body, &mut written);
+    if written.is_empty() {
+        return true;
+    }
+    let mut ok = true;
+    walk_exprs(body, &mut |e| {
+        if let ExprKind::Index { array, indices } = &e.kind {
+            let mine: Vec<&[Expr]> = written
+                .iter()
+                .filter(|(a, _)| a == array)
+                .map(|(_, ix)| *ix)
+                .collect();
+            if !mine.is_empty() && !mine.iter().any(|ix| same_exprs(ix, indices)) {
+                ok = false;
+            }
+        }
+        ok
+    });
+    ok
+}

@@ -30,6 +30,7 @@
 use std::collections::HashMap;
 
 use crate::diag::Span;
+use crate::ir::visit::same_exprs;
 use crate::ir::{
     Axis, BinOp, Block, Expr, ExprKind, ForLoop, Function, GpuIndex, Place, Program, Stmt,
     StmtKind, Type, VarId, VarKind,
@@ -172,7 +173,7 @@ impl Cx<'_> {
                 && acc.len() == self.counts.get(&array).copied().unwrap_or(0)
                 && acc
                     .iter()
-                    .all(|a| a.exact && same_prefix(&a.prefix, &first.prefix))
+                    .all(|a| a.exact && same_exprs(&a.prefix, &first.prefix))
                 && first.prefix.iter().all(|e| self.invariant(e))
                 && acc.iter().any(|a| a.at != first.at)
                 && regs + k_count <= MAX_REGS;
@@ -470,28 +471,6 @@ fn count_uses(b: &Block, counts: &mut HashMap<VarId, usize>) {
     for a in acc {
         *counts.entry(a.array).or_default() += 1;
     }
-}
-
-/// Structural equality of index prefixes, ignoring source spans.
-fn same_prefix(a: &[Expr], b: &[Expr]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_expr(x, y))
-}
-
-fn same_expr(a: &Expr, b: &Expr) -> bool {
-    let same_node = match (&a.kind, &b.kind) {
-        (ExprKind::Int(x), ExprKind::Int(y)) => x == y,
-        (ExprKind::Bool(x), ExprKind::Bool(y)) => x == y,
-        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
-        (ExprKind::Unary { op: x, .. }, ExprKind::Unary { op: y, .. }) => x == y,
-        (ExprKind::Binary { op: x, .. }, ExprKind::Binary { op: y, .. }) => x == y,
-        (ExprKind::Convert { .. }, ExprKind::Convert { .. }) => true,
-        _ => false,
-    };
-    let (ca, cb) = (a.children(), b.children());
-    same_node
-        && a.ty == b.ty
-        && ca.len() == cb.len()
-        && ca.iter().zip(&cb).all(|(x, y)| same_expr(x, y))
 }
 
 /// A barrier or warp reduction anywhere in `b` (such a body cannot run

@@ -9,7 +9,7 @@
 //! ```
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::visit::uses_var;
+use crate::ir::visit::{same_expr, uses_var};
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, ReduceOp, Reduction, Stmt, StmtKind,
     Type, Var, VarKind,
@@ -75,68 +75,6 @@ fn reduce_op(op: BinOp) -> Option<ReduceOp> {
         BinOp::Min => Some(ReduceOp::Min),
         _ => None,
     }
-}
-
-/// Structural equality of expressions, ignoring spans.
-pub fn same_expr(a: &Expr, b: &Expr) -> bool {
-    if a.ty != b.ty {
-        return false;
-    }
-    match (&a.kind, &b.kind) {
-        (ExprKind::Bool(x), ExprKind::Bool(y)) => x == y,
-        (ExprKind::Int(x), ExprKind::Int(y)) => x == y,
-        (ExprKind::Float(x), ExprKind::Float(y)) => x.to_bits() == y.to_bits(),
-        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
-        (
-            ExprKind::Index {
-                array: a1,
-                indices: i1,
-            },
-            ExprKind::Index {
-                array: a2,
-                indices: i2,
-            },
-        ) => a1 == a2 && same_exprs(i1, i2),
-        (ExprKind::Unary { op: o1, arg: x }, ExprKind::Unary { op: o2, arg: y }) => {
-            o1 == o2 && same_expr(x, y)
-        }
-        (
-            ExprKind::Binary {
-                op: o1,
-                lhs: l1,
-                rhs: r1,
-            },
-            ExprKind::Binary {
-                op: o2,
-                lhs: l2,
-                rhs: r2,
-            },
-        ) => o1 == o2 && same_expr(l1, l2) && same_expr(r1, r2),
-        (
-            ExprKind::Select {
-                cond: c1,
-                then: t1,
-                else_: e1,
-            },
-            ExprKind::Select {
-                cond: c2,
-                then: t2,
-                else_: e2,
-            },
-        ) => same_expr(c1, c2) && same_expr(t1, t2) && same_expr(e1, e2),
-        (ExprKind::Convert { arg: x }, ExprKind::Convert { arg: y }) => same_expr(x, y),
-        (ExprKind::Math { func: f1, args: a1 }, ExprKind::Math { func: f2, args: a2 }) => {
-            f1 == f2 && same_exprs(a1, a2)
-        }
-        (ExprKind::Call { func: f1, args: a1 }, ExprKind::Call { func: f2, args: a2 }) => {
-            f1 == f2 && same_exprs(a1, a2)
-        }
-        _ => false,
-    }
-}
-
-fn same_exprs(a: &[Expr], b: &[Expr]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_expr(x, y))
 }
 
 fn place_expr(f: &Function, p: &Place, span: Span) -> Option<Expr> {

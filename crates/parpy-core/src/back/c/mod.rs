@@ -113,7 +113,10 @@ impl Dialect for CDialect {
                 vector: false,
                 absorbs_child: collapse_it,
             }
-        } else if (ctx.par.is_some() || ctx.reduction.is_some()) && !ctx.inside_vector {
+        } else if (ctx.par.is_some() || ctx.reduction.is_some())
+            && !ctx.inside_vector
+            && ctx.lanes_independent
+        {
             LoopIntro {
                 lines: vec![format!("#pragma omp simd{red}")],
                 vector: true,
