@@ -253,3 +253,93 @@ def test_constant_division_by_zero_is_a_compile_error():
     with pytest.raises(parpy.CompileError, match="division by zero") as e:
         by_zero(np.ones(3, np.int64), 3, opts=cpu_opts())
     assert "x[i] // 0" in str(e.value)
+
+
+# --------------------------------------------------------------------------
+# GPU launch structure (issue 9 item 14): the programs run differentially
+# here on the Cpu and on Cuda through test_cuda_programs; the checks of the
+# printed CUDA hold on any machine.
+
+def cuda_code(fn, args, spec, **fields):
+    opts = cpu_opts(spec, **fields)
+    opts.backend = parpy.CompileBackend.Cuda
+    return parpy.print_compiled(fn, args, opts)
+
+
+@parpy.jit
+def middle_level_then_read(x, y, z, N):
+    parpy.label('A')
+    for i in range(N):
+        parpy.label('B')
+        for j in range(8):
+            parpy.label('C')
+            for k in range(4):
+                y[i, j, k] = x[i, j, k] * 2.0
+        z[i] = y[i, 7, 3] + y[i, 0, 0]
+
+
+MIDDLE_SPEC = {'A': parpy.threads(4), 'B': parpy.threads(8), 'C': parpy.threads(4)}
+
+
+def test_a_middle_level_read_afterwards_stays_in_the_block():
+    # seed349/1405/1633: the middle level ran on other blocks (blockIdx.y),
+    # so z[i] read y before those blocks wrote it
+    x = np.arange(4 * 8 * 4, dtype=np.float64).reshape(4, 8, 4)
+    args = [x, np.zeros((4, 8, 4)), np.zeros(4), 4]
+    run_both(middle_level_then_read, args, cpu_opts(MIDDLE_SPEC))
+    code = cuda_code(middle_level_then_read, args, MIDDLE_SPEC)
+    assert "blockIdx.y" not in code and "dim3(4, 1, 1)" in code
+
+
+@parpy.jit
+def wide_level_then_read(x, y, z, N):
+    parpy.label('A')
+    for i in range(N):
+        parpy.label('B')
+        for j in range(2048):
+            y[i, j] = x[i, j] + 1.0
+        z[i] = y[i, 2047] + y[i, 0]
+
+
+def test_an_innermost_level_read_afterwards_does_not_spill_into_blocks():
+    spec = {'A': parpy.threads(2), 'B': parpy.threads(2048)}
+    x = np.arange(2 * 2048, dtype=np.float64).reshape(2, 2048)
+    args = [x, np.zeros((2, 2048)), np.zeros(2), 2]
+    run_both(wide_level_then_read, args, cpu_opts(spec))
+    code = cuda_code(wide_level_then_read, args, spec)
+    assert "blockIdx.y" not in code and "dim3(2, 1, 1), dim3(1024, 1, 1)" in code
+
+
+@parpy.jit
+def store_ends_a_sequential_loop(a, s, N):
+    parpy.label('N')
+    for i in range(N):
+        for t in range(3):
+            parpy.label('M')
+            for j in range(64):
+                a[i, j] = a[i, j] + s[i]
+            s[i] = s[i] * 2.0
+
+
+def test_a_store_at_the_end_of_a_sequential_loop_is_followed_by_a_barrier():
+    spec = {'N': parpy.threads(4), 'M': parpy.threads(64)}
+    args = [np.zeros((4, 64)), np.ones(4), 4]
+    run_both(store_ends_a_sequential_loop, args, cpu_opts(spec))
+    code = cuda_code(store_ends_a_sequential_loop, args, spec)
+    store = code.index("s[i] = s[i] * 2.0;")
+    assert "__syncthreads();" in code[store:code.index("}\n}", store)]
+
+
+@parpy.jit
+def square_minus(x, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        z[i] = (x[i] * x[i] - y[i]) * 18014398509481984.0  # 2**54
+
+
+def test_no_fused_multiply_add():
+    # with a*b - c fused the rounding of a*b is skipped: 1.0 instead of 0.0
+    x = np.full(4, 1 + 2.0 ** -27)
+    y = x * x
+    out = run_both(square_minus, [x, y, np.zeros(4), 4], cpu_opts({'N': parpy.threads(4)}))
+    assert out[2].tolist() == [0.0] * 4

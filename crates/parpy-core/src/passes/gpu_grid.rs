@@ -17,7 +17,8 @@
 //!   array stores there are done by thread 0 of the block only (and by block
 //!   0 of every axis that does not index the statement's level), followed by
 //!   a barrier; a barrier also follows each inner parallel loop that stores
-//!   into arrays and is followed by more code.
+//!   into arrays and is followed by more code (the next iteration of an
+//!   enclosing sequential loop counts as more code).
 //! - `OnDevice` kernels (no parallel level) run with one thread.
 
 use crate::diag::{Diagnostic, Span};
@@ -136,7 +137,7 @@ fn map_kernel(k: &mut Kernel) -> Result<(), Diagnostic> {
         blocks,
     };
     let body = std::mem::take(&mut k.func.body);
-    k.func.body = m.block(body, 0, &k.func);
+    k.func.body = m.block(body, 0, &k.func, true);
     Ok(())
 }
 
@@ -218,13 +219,15 @@ impl Mapper<'_> {
     }
 
     /// Rewrites a block at parallel depth `d` (the number of enclosing
-    /// parallel loops).
-    fn block(&mut self, b: Block, d: usize, f: &Function) -> Block {
+    /// parallel loops). `tail`: nothing of the enclosing parallel iteration
+    /// runs after this block (the body of a sequential loop is followed by
+    /// its next iteration, which may read what the last statement stored).
+    fn block(&mut self, b: Block, d: usize, f: &Function, tail: bool) -> Block {
         let mut out = vec![];
         let n = b.len();
         for (i, s) in b.into_iter().enumerate() {
             let span = s.span;
-            let last = i + 1 == n;
+            let last = i + 1 == n && tail;
             match s.kind {
                 StmtKind::For(l) if l.par.is_some() => {
                     let inner = d >= self.innermost();
@@ -237,11 +240,11 @@ impl Mapper<'_> {
                     }
                 }
                 StmtKind::For(mut l) => {
-                    l.body = self.block(std::mem::take(&mut l.body), d, f);
+                    l.body = self.block(std::mem::take(&mut l.body), d, f, false);
                     out.push(Stmt::new(StmtKind::For(l), span));
                 }
                 StmtKind::While { cond, body } => {
-                    let body = self.block(body, d, f);
+                    let body = self.block(body, d, f, false);
                     out.push(Stmt::new(StmtKind::While { cond, body }, span));
                 }
                 StmtKind::If {
@@ -249,8 +252,8 @@ impl Mapper<'_> {
                     then_body,
                     else_body,
                 } => {
-                    let then_body = self.block(then_body, d, f);
-                    let else_body = self.block(else_body, d, f);
+                    let then_body = self.block(then_body, d, f, last);
+                    let else_body = self.block(else_body, d, f, last);
                     out.push(Stmt::new(
                         StmtKind::If {
                             cond,
@@ -317,7 +320,7 @@ impl Mapper<'_> {
         };
         l.step *= workers;
         l.par = None;
-        l.body = self.block(std::mem::take(&mut l.body), d + 1, f);
+        l.body = self.block(std::mem::take(&mut l.body), d + 1, f, true);
         l
     }
 }

@@ -8,17 +8,19 @@
 //!    device arrays (the combine step of a top-level `par_reduction()` moves
 //!    to the device).
 //! 6. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels.
-//! 7. [`gpu_host_reads`] — GPU backends only: host reads of device
+//! 7. [`gpu_block_levels`] — GPU backends only: a parallel level whose
+//!    surrounding code reads what it writes stays inside one block (a
+//!    middle level runs sequentially, the innermost within one block).
+//! 8. [`gpu_host_reads`] — GPU backends only: host reads of device
 //!    temporaries become explicit copies `v = tmp[i]`.
-//! 8. [`gpu_two_stage`] — GPU backends only: a reduction over more threads
+//! 9. [`gpu_two_stage`] — GPU backends only: a reduction over more threads
 //!    than one block holds becomes two kernels (per-block partials, then
 //!    their reduction).
-//! 9. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
-//!    reductions (warp reductions, block-shared memory, barriers).
-//! 10. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
+//! 10. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
+//!     reductions (warp reductions, block-shared memory, barriers).
+//! 11. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
 //!     (thread and block indices, strided loops, `LaunchInfo.blocks/threads`).
-//!
-//! 11. [`gpu_register_rows`] — GPU backends only: a thread's share of a row
+//! 12. [`gpu_register_rows`] — GPU backends only: a thread's share of a row
 //!     stays in registers across the loops that walk it.
 //!
 //! [`PASSES`] is this list as a table: every pass has one signature
@@ -29,6 +31,7 @@
 pub mod check_host_device;
 pub mod check_parallel_structure;
 pub mod fold_constants;
+pub mod gpu_block_levels;
 pub mod gpu_grid;
 pub mod gpu_host_reads;
 pub mod gpu_reductions;
@@ -98,6 +101,10 @@ pub const PASSES: &[Pass] = &[
     }),
     pass("outline_kernels", false, |p, _| {
         outline_kernels::run(p);
+        vec![]
+    }),
+    pass("gpu_block_levels", true, |p, _| {
+        gpu_block_levels::run(p);
         vec![]
     }),
     pass("gpu_host_reads", true, |p, _| {
@@ -198,7 +205,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 11);
+        assert_eq!(PASSES.len(), 12);
     }
 
     #[test]

@@ -461,7 +461,7 @@ fn elem0(array: VarId, ty: &Type, span: Span) -> Expr {
 
 /// Threads per parallel depth (the first loop found at each depth) and the
 /// threads per block of the innermost level.
-fn launch_levels(s: &Stmt) -> (Vec<i64>, i64) {
+pub(crate) fn launch_levels(s: &Stmt) -> (Vec<i64>, i64) {
     fn walk(b: &[Stmt], depth: usize, levels: &mut Vec<(i64, i64)>) {
         for s in b {
             match &s.kind {

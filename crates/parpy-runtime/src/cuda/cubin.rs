@@ -103,13 +103,15 @@ pub fn compile(
 }
 
 /// The cache key of a cubin: the code, the NVRTC identity, the
-/// architecture and the extra options (`$PARPY_NVRTC_OPTIONS`).
+/// architecture, the fixed float options and the extra options
+/// (`$PARPY_NVRTC_OPTIONS`).
 pub fn key(src: &NvrtcSource, code: &str, arch: u32, extra: &[String]) -> String {
     DiskCache::blob_key(&[
         b"cubin",
         code.as_bytes(),
         src.identity.as_bytes(),
         arch.to_string().as_bytes(),
+        nvrtc::NUMPY_FLOAT_OPTIONS.join(" ").as_bytes(),
         extra.join(" ").as_bytes(),
     ])
 }

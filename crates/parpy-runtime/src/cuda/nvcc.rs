@@ -52,6 +52,11 @@ impl Nvcc {
             "--cudart=static".into(),
             format!("-arch=sm_{arch}"),
         ];
+        a.extend(
+            super::nvrtc::NUMPY_FLOAT_OPTIONS
+                .iter()
+                .map(|o| o.to_string()),
+        );
         for r in &self.roots {
             a.push(format!("-I{}", r.join("include").display()));
             a.push(format!("-L{}", r.join("lib").display()));
@@ -74,6 +79,7 @@ impl Nvcc {
             b"nvcc-so",
             self.identity.as_bytes(),
             arch_s.as_bytes(),
+            super::nvrtc::NUMPY_FLOAT_OPTIONS.join(" ").as_bytes(),
             code.as_bytes(),
         ]);
         cache.get_or_build_blob(&key, "so", || {

@@ -13,6 +13,13 @@ use cudarc::nvrtc::sys;
 
 use super::{no_panic, open_global, CudaError};
 
+/// NVRTC and nvcc options that keep float arithmetic as NumPy does it: no
+/// contraction of `a * b + c` into one fused multiply-add (rounded once,
+/// where NumPy and the C backend round twice), which a later conversion to
+/// an integer or a comparison can turn into a different answer. Part of
+/// every cubin and nvcc cache key.
+pub const NUMPY_FLOAT_OPTIONS: &[&str] = &["--fmad=false"];
+
 /// A loaded NVRTC.
 pub struct Nvrtc {
     /// Where it was loaded from (`None`: found by cudarc on the system path).
@@ -180,7 +187,8 @@ impl Nvrtc {
         })
     }
 
-    /// Compiles `src` to a cubin for `sm_{arch}` (e.g. 90). `include_dirs`
+    /// Compiles `src` to a cubin for `sm_{arch}` (e.g. 90), with
+    /// [`NUMPY_FLOAT_OPTIONS`]. `include_dirs`
     /// become `-I` options; `extra` are passed as given. A compile error
     /// returns the NVRTC log.
     pub fn compile_cubin(
@@ -203,6 +211,7 @@ impl Nvrtc {
             "-std=c++17".into(),
             "--minimal".into(),
         ];
+        opts.extend(NUMPY_FLOAT_OPTIONS.iter().map(|o| o.to_string()));
         for d in include_dirs {
             opts.push(format!("-I{}", d.display()));
         }
