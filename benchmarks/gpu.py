@@ -91,10 +91,16 @@ def softmax(x, y, N):
         y[i, :] = y[i, :] / s
 
 
+# opts.bounds_check of every parpy run (--bounds-check off: without the
+# run-time index checks, to compare)
+BOUNDS_CHECK = [True]
+
+
 def opts_for(spec, cache_dir, **fields):
     o = parpy.par(spec)
     o.backend = parpy.CompileBackend.Cuda
     o.cache_dir = cache_dir
+    o.bounds_check = BOUNDS_CHECK[0]
     for k, v in fields.items():
         setattr(o, k, v)
     return o
@@ -351,7 +357,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--bounds-check", choices=["on", "off"], default="on",
+                    help="opts.bounds_check of the parpy runs (run both to compare)")
     args = ap.parse_args()
+    BOUNDS_CHECK[0] = args.bounds_check == "on"
     import torch
     if not torch.cuda.is_available() or not parpy.backend.is_enabled(parpy.CompileBackend.Cuda):
         print("needs an NVIDIA GPU, torch with CUDA and parpy's Cuda backend: "

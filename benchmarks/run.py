@@ -4,6 +4,8 @@
     python benchmarks/run.py            # all CPU workloads
     python benchmarks/run.py --quick    # fewer repetitions, under a minute
     python benchmarks/run.py --only C1,C3
+    python benchmarks/run.py --bounds-check compare   # checks on, then off
+
 
 Every result is checked against NumPy before it is timed. Each measurement
 is printed as one JSON object on stdout (median of --runs timed runs after
@@ -40,9 +42,17 @@ except ImportError:  # optional peer
 
 RESULTS = []
 NOTES = []
+# opts.bounds_check of every parpy measurement; `--bounds-check compare`
+# runs each benchmark with checks on, then off (parpy rows only)
+BOUNDS_CHECK = [True]
+OFF = " [bounds_check=off]"
 
 
 def emit(bench, system, times, **extra):
+    if not BOUNDS_CHECK[0]:
+        if not system.startswith("parpy"):
+            return  # measured in the pass with checks on
+        system += OFF
     row = {
         "bench": bench,
         "system": system,
@@ -86,6 +96,7 @@ def per_call(fn, calls, runs):
 def cpu_opts(spec, **fields):
     opts = parpy.par(spec)
     opts.backend = parpy.CompileBackend.Cpu
+    opts.bounds_check = BOUNDS_CHECK[0]
     for k, v in fields.items():
         setattr(opts, k, v)
     return opts
@@ -506,6 +517,17 @@ def print_table():
     for n in NOTES:
         print(f"note: {n}")
     print("parpy / this < 1 means parpy is faster than that system in this run.")
+    pairs = [(r, next((o for o in RESULTS if o["bench"] == r["bench"]
+                       and o["system"] == r["system"] + OFF), None)) for r in RESULTS]
+    pairs = [(on, off) for on, off in pairs if off is not None]
+    if pairs:
+        print()
+        print("| bench | system | checks on | checks off | on / off |")
+        print("|---|---|---|---|---|")
+        for on, off in pairs:
+            print(f"| {on['bench']} | {on['system']} | {fmt_time(on['median_s']).strip()} | "
+                  f"{fmt_time(off['median_s']).strip()} | "
+                  f"{on['median_s'] / off['median_s']:.3f} |")
 
 
 def main():
@@ -513,6 +535,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer runs; C1-C4 only; < 1 minute")
     ap.add_argument("--runs", type=int, default=None, help="timed runs per measurement")
     ap.add_argument("--only", default=None, help="comma-separated list, e.g. C1,C3")
+    ap.add_argument("--bounds-check", choices=["on", "off", "compare"], default="on",
+                    help="opts.bounds_check of the parpy runs; compare: on, then off")
     args = ap.parse_args()
     if args.runs is None:
         args.runs = 5 if args.quick else 10
@@ -527,8 +551,11 @@ def main():
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
                     "numpy": np.__version__,
                     "numba": getattr(numba, "__version__", None)}}), flush=True)
+    passes = {"on": [True], "off": [False], "compare": [True, False]}[args.bounds_check]
     for n in names:
-        BENCHES[n](args)
+        for checks in passes:
+            BOUNDS_CHECK[0] = checks
+            BENCHES[n](args)
     print_table()
 
 

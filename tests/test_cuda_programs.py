@@ -27,6 +27,7 @@ import pytest
 import conftest
 import parpy
 from parpy import _cuda, _native, _pymode
+import test_bounds as tb
 import test_int_types as ti
 import test_numpy_semantics as tn
 import test_programs as tp
@@ -88,11 +89,32 @@ HOST_TOUCHES_DEVICE = frozenset({
 })
 
 
+def dry_call(fn, args, opts):
+    """No GPU: test_bounds's `call` compiles to the cubin and runs nothing."""
+    _native._cuda_dry_run(fn, args, opts, 90)
+    return False
+
+
+def dry_expect_index_error(fn, args, opts, *words):
+    """No GPU: the failing call of a test_bounds test compiles, with a
+    run-time check in the device code."""
+    dry_call(fn, args, opts)
+    assert "parpy_check_index" in parpy.print_compiled(fn, args, opts)
+
+
 def _swap(f, run, mod):
+    dry = run is dry_run
+    # test_bounds's helpers: run on the GPU, or only compiled
+    extra = {"call": dry_call, "expect_index_error": dry_expect_index_error} if dry else {}
+    extra = {k: v for k, v in extra.items() if hasattr(mod, k)}
+
     @functools.wraps(f)
     def wrapper(*a, **k):
         saved = mod.cpu_opts, mod.run_both
+        saved_extra = {k: getattr(mod, k) for k in extra}
         mod.cpu_opts, mod.run_both = cuda_opts, run
+        for name, v in extra.items():
+            setattr(mod, name, v)
         try:
             return f(*a, **k)
         except parpy.CompileError as e:
@@ -101,6 +123,8 @@ def _swap(f, run, mod):
             raise
         finally:
             mod.cpu_opts, mod.run_both = saved
+            for name, v in saved_extra.items():
+                setattr(mod, name, v)
     return wrapper
 
 
@@ -120,7 +144,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_math_on_small_ints_computes_in_float16_or_float32",
 })
 
-for _mod in (tp, ti, tn):
+for _mod in (tp, ti, tn, tb):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

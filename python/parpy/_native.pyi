@@ -68,6 +68,7 @@ class CompileOptions:
     libs: List[str]
     extra_flags: List[str]
     specialize_scalars: bool
+    bounds_check: bool
     device: int
     cache_dir: Optional[str]
     def __init__(self, **fields: Any) -> None: ...

@@ -11,7 +11,7 @@ using namespace metal;
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int i = (int)parpy_thread.x; i < 6; i += 2) {
-    y[i] = x[i * 9 + 8] - x[i * 9 + 0] + x[5 * 9 + 7];
+    y[i] = x[i * 9 + 8] - x[i * 9 + 0] + x[45 + 7];
   }
 }
 

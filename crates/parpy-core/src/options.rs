@@ -64,6 +64,9 @@ pub struct Options {
     pub use_cuda_thread_block_clusters: bool,
     pub max_thread_blocks_per_cluster: i64,
     pub use_cuda_graphs: bool,
+    /// Check at run time the array indices not proven in range
+    /// (`passes::check_bounds`; default true).
+    pub bounds_check: bool,
 }
 
 impl Default for Options {
@@ -82,6 +85,7 @@ impl Default for Options {
             use_cuda_thread_block_clusters: false,
             max_thread_blocks_per_cluster: 8,
             use_cuda_graphs: false,
+            bounds_check: true,
         }
     }
 }

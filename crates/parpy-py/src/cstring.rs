@@ -19,7 +19,7 @@ use crate::service;
 use parpy_core::ArgType;
 use parpy_runtime::cuda::driver;
 use parpy_runtime::cuda::nvcc::Nvcc;
-use parpy_runtime::header::{parse_header, HeaderParam, HeaderTy};
+use parpy_runtime::header::{parse_bounds, parse_header, HeaderParam, HeaderTy};
 use parpy_runtime::LoadedEntry;
 
 #[pyclass(frozen, module = "parpy", name = "CompiledFunction")]
@@ -27,6 +27,9 @@ pub struct CompiledString {
     name: String,
     names: Vec<String>,
     params: Vec<HeaderParam>,
+    /// The `// parpy-bounds:` lines: when there are some, the entry takes
+    /// a bounds record last.
+    bounds: Vec<String>,
     entry: LoadedEntry,
     /// Cuda: the CUDA device the entry runs on (arrays are device pointers;
     /// NumPy arguments are copied there and back).
@@ -181,17 +184,54 @@ impl CompiledString {
                 }
             }
         }
+        // [site + 1, index] of the first failed index check (on the GPU:
+        // staged like a written array)
+        let mut record = [0i64; 2];
+        let rec_ptr = record.as_mut_ptr();
+        let mut rec_arg = rec_ptr as u64;
+        if !self.bounds.is_empty() {
+            if let Some(device) = self.cuda_device {
+                let ctx_dev = crate::cuda::context(device)?;
+                let r = (|| {
+                    let d = ctx_dev.alloc(16, 0)?;
+                    staged.push((d, rec_arg, 16, true));
+                    // SAFETY: `record` holds 16 bytes and outlives the call.
+                    unsafe { driver::copy_htod(d, rec_ptr as *const c_void, 16, 0)? };
+                    Ok::<u64, parpy_runtime::cuda::CudaError>(d)
+                })();
+                match r {
+                    Ok(d) => rec_arg = d,
+                    Err(e) => {
+                        for &(d, ..) in &staged {
+                            driver::free(d, 0);
+                        }
+                        return Err(PyRuntimeError::new_err(format!("`{}`: {e}", self.name)));
+                    }
+                }
+            }
+        }
         let mut argv: Vec<*mut c_void> = vals
             .iter_mut()
             .zip(&is_arr)
             .map(|(v, &a)| args::as_arg(a, v))
             .collect();
+        if !self.bounds.is_empty() {
+            argv.push(rec_arg as usize as *mut c_void);
+        }
+        let check = || {
+            // SAFETY: `record` is alive; the entry (or the copy back) wrote it.
+            let rec = unsafe { [*rec_ptr, *rec_ptr.add(1)] };
+            match parpy_runtime::bounds_error(&self.name, &self.bounds, rec) {
+                Some(msg) => Err(pyo3::exceptions::PyIndexError::new_err(msg)),
+                None => Ok(()),
+            }
+        };
         let r = self
             .entry
             .call(&mut argv)
             .map_err(|e| PyRuntimeError::new_err(e.to_string()));
         if self.cuda_device.is_none() {
-            return r;
+            return r.and_then(|()| check());
         }
         let back = (|| {
             for &(d, host, bytes, written) in &staged {
@@ -207,7 +247,8 @@ impl CompiledString {
             driver::free(d, 0);
         }
         r?;
-        back.map_err(|e| PyRuntimeError::new_err(format!("`{}` on the GPU: {e}", self.name)))
+        back.map_err(|e| PyRuntimeError::new_err(format!("`{}` on the GPU: {e}", self.name)))?;
+        check()
     }
 }
 
@@ -317,6 +358,7 @@ pub fn compile_string(
             name: fn_name.to_string(),
             names: params.iter().map(|p| p.name.clone()).collect(),
             params,
+            bounds: parse_bounds(code),
             entry,
             cuda_device: None,
         })
@@ -363,6 +405,7 @@ fn compile_cuda(
         name: fn_name.to_string(),
         names: params.iter().map(|p| p.name.clone()).collect(),
         params,
+        bounds: parse_bounds(code),
         entry,
         cuda_device: Some(device),
     })

@@ -52,6 +52,9 @@ pub struct CudaFn {
 }
 
 fn device_err(name: &str, e: CudaError) -> PyErr {
+    if let CudaError::IndexOutOfBounds(msg) = e {
+        return pyo3::exceptions::PyIndexError::new_err(msg);
+    }
     let msg = e.to_string();
     if msg.contains("CUDA_ERROR_OUT_OF_MEMORY") {
         return pyo3::exceptions::PyMemoryError::new_err(format!(

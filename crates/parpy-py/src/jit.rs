@@ -9,7 +9,7 @@ use std::time::Instant;
 use parpy_core::syntax::FunctionDef;
 use parpy_core::{ArgType, Backend};
 use parpy_runtime::LoadedEntry;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
@@ -27,6 +27,9 @@ pub struct Compiled {
     params: Vec<(usize, bool)>,
     /// Arguments the function writes (bit i = argument i).
     written_mask: u64,
+    /// The run-time index checks (`BoundsSite::describe` of each site);
+    /// when there are some, the entry takes a bounds record last.
+    bounds: Vec<String>,
 }
 
 /// What runs a specialization.
@@ -372,11 +375,17 @@ impl JitFunction {
             Exec::Cuda(f) => return f.call(py, &vals),
             Exec::Python => return self.run_python(py, args),
         };
-        let mut argv: [*mut c_void; MAX_ARGS] = [std::ptr::null_mut(); MAX_ARGS];
+        let mut argv: [*mut c_void; MAX_ARGS + 1] = [std::ptr::null_mut(); MAX_ARGS + 1];
         for (j, &(ai, is_array)) in compiled.params.iter().enumerate() {
             argv[j] = args::as_arg(is_array, &mut vals[ai]);
         }
-        let np = compiled.params.len();
+        let mut np = compiled.params.len();
+        // [site + 1, index] of the first failed index check
+        let mut record = [0i64; 2];
+        if !compiled.bounds.is_empty() {
+            argv[np] = record.as_mut_ptr().cast();
+            np += 1;
+        }
         let result = if elems >= DETACH_ELEMS {
             // The pointers stay valid: the caller keeps the arrays alive.
             let argv_addr = argv.as_mut_ptr() as usize;
@@ -388,7 +397,11 @@ impl JitFunction {
         } else {
             entry.call(&mut argv[..np])
         };
-        result.map_err(|e| PyRuntimeError::new_err(e.to_string()))
+        result.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        match parpy_runtime::bounds_error(&self.name, &compiled.bounds, record) {
+            Some(msg) => Err(PyIndexError::new_err(msg)),
+            None => Ok(()),
+        }
     }
 
     /// `CompileBackend.Python`: `parpy._pymode.run(py_func, args)`.
@@ -436,6 +449,7 @@ impl JitFunction {
                 exec: Exec::Python,
                 params: vec![],
                 written_mask: 0,
+                bounds: vec![],
             });
         }
         let backend = service::resolve_backend(py, &data)?;
@@ -510,10 +524,18 @@ impl JitFunction {
         };
         phases.push(("build+load", built.elapsed().as_secs_f64()));
         self.record(py, &records, opts, backend.name(), origin, phases)?;
+        let bounds = out
+            .program
+            .bounds
+            .iter()
+            .flat_map(|b| &b.sites)
+            .map(|s| s.describe())
+            .collect();
         Ok(Compiled {
             exec,
             params,
             written_mask,
+            bounds,
         })
     }
 }

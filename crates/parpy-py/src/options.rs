@@ -164,6 +164,8 @@ pub struct OptData {
     pub libs: Vec<String>,
     pub extra_flags: Vec<String>,
     pub specialize_scalars: bool,
+    /// Run-time checks of the indices not proven in range (an IndexError).
+    pub bounds_check: bool,
     pub device: i64,
     pub cache_dir: Option<String>,
 }
@@ -187,13 +189,14 @@ impl Default for OptData {
             libs: vec![],
             extra_flags: vec![],
             specialize_scalars: true,
+            bounds_check: d.bounds_check,
             device: 0,
             cache_dir: None,
         }
     }
 }
 
-pub const FIELDS: [&str; 17] = [
+pub const FIELDS: [&str; 18] = [
     "parallelize",
     "backend",
     "verbose_backend_resolution",
@@ -209,6 +212,7 @@ pub const FIELDS: [&str; 17] = [
     "libs",
     "extra_flags",
     "specialize_scalars",
+    "bounds_check",
     "device",
     "cache_dir",
 ];
@@ -262,6 +266,7 @@ impl OptData {
             use_cuda_thread_block_clusters: self.use_cuda_thread_block_clusters,
             max_thread_blocks_per_cluster: self.max_thread_blocks_per_cluster,
             use_cuda_graphs: self.use_cuda_graphs,
+            bounds_check: self.bounds_check,
         })
     }
 
@@ -298,6 +303,7 @@ impl OptData {
             "libs" => PyList::new(py, &self.libs)?.into_any().unbind(),
             "extra_flags" => PyList::new(py, &self.extra_flags)?.into_any().unbind(),
             "specialize_scalars" => b(py, self.specialize_scalars),
+            "bounds_check" => b(py, self.bounds_check),
             "device" => self.device.into_pyobject(py)?.into_any().unbind(),
             "cache_dir" => self
                 .cache_dir
@@ -358,6 +364,7 @@ impl OptData {
             "libs" => self.libs = get_strs(name, v)?,
             "extra_flags" => self.extra_flags = get_strs(name, v)?,
             "specialize_scalars" => self.specialize_scalars = get_bool(name, v)?,
+            "bounds_check" => self.bounds_check = get_bool(name, v)?,
             "device" => {
                 let n = get_int(name, v)?;
                 if n < 0 {

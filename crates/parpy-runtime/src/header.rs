@@ -5,7 +5,12 @@
 //! // parpy-entry: <symbol>                       (int32_t <symbol>(void **args))
 //! // parpy-param: <name> <dtype>[<d0>,<d1>,...] [written]   (an array)
 //! // parpy-param: <name> <dtype>                  (a scalar, passed at run time)
+//! // parpy-bounds: <what site k checks>          (one per run-time index check)
 //! ```
+//!
+//! With `parpy-bounds` lines the entry takes one more argument, last: a
+//! pointer to an `int64_t[2]` record, zeroed by the caller, that holds
+//! `[k + 1, index]` after a call where check `k` failed.
 //!
 //! `<dtype>` is a NumPy name (`float32`) or a short name (`f32`); a dimension
 //! that is not an integer (`?`, `N`) accepts any size. The parameters are
@@ -103,6 +108,15 @@ fn parse_param(line: &str) -> Result<HeaderParam, String> {
         t => t,
     };
     Ok(HeaderParam { name, ty })
+}
+
+/// The text of the `// parpy-bounds:` lines, in order.
+pub fn parse_bounds(code: &str) -> Vec<String> {
+    code.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("//"))
+        .filter_map(|c| c.trim_start().strip_prefix("parpy-bounds:"))
+        .map(|v| v.trim().to_string())
+        .collect()
 }
 
 /// Reads the `// parpy-entry:` and `// parpy-param:` lines.

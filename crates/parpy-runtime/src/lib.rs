@@ -103,3 +103,19 @@ pub fn build_and_load_outcome(
         e => e,
     })
 }
+
+/// The `IndexError` message of a bounds record read after a call of
+/// `name`: `record` is `[site + 1, index]` (`[0, _]`: no check failed, no
+/// message); `sites[k]` says what site `k` checks (`BoundsSite::describe`
+/// in the core, the `// parpy-bounds:` lines of a generated file).
+pub fn bounds_error(name: &str, sites: &[String], record: [i64; 2]) -> Option<String> {
+    if record[0] == 0 {
+        return None;
+    }
+    let what = usize::try_from(record[0] - 1)
+        .ok()
+        .and_then(|k| sites.get(k))
+        .map(String::as_str)
+        .unwrap_or("is out of bounds");
+    Some(format!("`{name}`: index {} {what}", record[1]))
+}

@@ -98,6 +98,12 @@ pub trait Dialect {
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String>;
     /// The qualifier of prelude helper functions (`static inline`).
     fn prelude_qualifier(&self) -> &'static str;
+    /// The statement of `parpy_check_index` that stores `[site + 1, i]`
+    /// into `rec` unless an earlier failure is there (C11: GCC/Clang
+    /// atomics, safe across OpenMP threads).
+    fn bounds_record(&self) -> &'static str {
+        "  int64_t none = 0;\n  if (__atomic_compare_exchange_n(rec, &none, site + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {\n    rec[1] = i;\n  }\n"
+    }
     /// A parameter declaration. Arrays are pointers to their elements
     /// (`const` in kernels and helpers that only read them); the default is
     /// plain C's.
@@ -283,6 +289,10 @@ enum PreludeFn {
     Shr(ElemTy),
     /// A dialect's warp-reduction helper.
     Warp(ReduceOp, ElemTy),
+    /// `parpy_wrap_index`: a negative index counts from the end.
+    WrapIndex,
+    /// `parpy_check_index`: wrap, and record an index out of bounds.
+    CheckIndex,
 }
 
 // C precedence levels (higher binds tighter).
@@ -475,6 +485,10 @@ pub fn write_parts<D: Dialect>(
     for pi in &params {
         let _ = writeln!(out, "// parpy-param: {}", param_line(pi));
     }
+    // the entry takes one more slot: the bounds record (see ir::Bounds)
+    for site in p.bounds.iter().flat_map(|b| &b.sites) {
+        let _ = writeln!(out, "// parpy-bounds: {}", site.describe());
+    }
     let pre = write_prelude(d, &prelude).map_err(CompileError::Internal)?;
     Ok(Parts {
         header: out,
@@ -544,6 +558,13 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::Min(e) => (e, format!("{q} T parpy_min_S(T a, T b) {{\n  return b < a ? b : a;\n}}\n")),
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
             PreludeFn::Warp(..) => continue,
+            PreludeFn::WrapIndex => (ElemTy::I64, format!(
+                "{q} T parpy_wrap_index(T i, T n) {{\n  return i < 0 ? i + n : i;\n}}\n"
+            )),
+            PreludeFn::CheckIndex => (ElemTy::I64, format!(
+                "{q} T parpy_check_index(T i, T n, T site, T *rec) {{\n  T j = i < 0 ? i + n : i;\n  if (j >= 0 && j < n) {{\n    return j;\n  }}\n{}  return 0;\n}}\n",
+                d.bounds_record()
+            )),
         };
         let ty = d.scalar_type(e)?;
         let mut text = text
@@ -1069,11 +1090,25 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 indices.len()
             ));
         }
+        // Offsets of arrays past 2^31 elements need 64 bits: a literal index
+        // is multiplied here, a narrower index is widened first.
+        let wide = shape.iter().product::<i64>() > i32::MAX as i64;
         let mut flat: Option<(String, u8)> = None;
         for (k, ix) in indices.iter().enumerate() {
             let stride: i64 = shape[k + 1..].iter().product();
-            let e = self.expr(ix)?;
-            let term = if stride == 1 {
+            let e = match ix.kind {
+                ExprKind::Int(c) if stride != 1 => {
+                    let lit = self.d.int_literal(c.saturating_mul(stride), ElemTy::I64);
+                    (lit, P_ATOM)
+                }
+                _ if wide && !matches!(ix.ty.elem(), Some(ElemTy::I64 | ElemTy::U64)) => {
+                    let e = self.expr(ix)?;
+                    let t = self.d.scalar_type(ElemTy::I64)?;
+                    (format!("({t}){}", paren(e, P_UNARY)), P_UNARY)
+                }
+                _ => self.expr(ix)?,
+            };
+            let term = if stride == 1 || matches!(ix.kind, ExprKind::Int(_)) {
                 e
             } else {
                 (
@@ -1125,6 +1160,29 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             ExprKind::Float(f) => self.float_lit(*f, elem.unwrap_or(ElemTy::F64))?,
             ExprKind::Var(v) => (self.name(*v), P_ATOM),
             ExprKind::Index { array, indices } => (self.index(*array, indices)?, P_POSTFIX),
+            ExprKind::CheckIndex {
+                arg,
+                size,
+                site,
+                record,
+            } => {
+                let a = self.expr(arg)?.0;
+                let n = self.d.int_literal(*size, ElemTy::I64);
+                match record {
+                    Some(r) => {
+                        self.prelude.insert(PreludeFn::CheckIndex);
+                        let r = self.expr(r)?.0;
+                        (
+                            format!("parpy_check_index({a}, {n}, {site}, {r})"),
+                            P_POSTFIX,
+                        )
+                    }
+                    None => {
+                        self.prelude.insert(PreludeFn::WrapIndex);
+                        (format!("parpy_wrap_index({a}, {n})"), P_POSTFIX)
+                    }
+                }
+            }
             ExprKind::Unary { op, arg } => {
                 let a = self.expr(arg)?;
                 let a = paren(a, P_UNARY);

@@ -123,6 +123,13 @@ fn written_vars(
                 expr(else_, helpers, out);
             }
             ExprKind::Math { args, .. } => args.iter().for_each(|a| expr(a, helpers, out)),
+            ExprKind::CheckIndex { arg, record, .. } => {
+                // a failed check writes the record
+                if let Some(ExprKind::Var(v)) = record.as_ref().map(|r| &r.kind) {
+                    out.insert(*v);
+                }
+                expr(arg, helpers, out);
+            }
             _ => {}
         }
     }
@@ -176,10 +183,12 @@ fn written_vars(
 /// The entry parameters with their types, as `compile_string` and the
 /// runtime see them.
 pub fn param_infos(p: &Program, writes: &Writes) -> Vec<ParamInfo> {
+    let record = p.bounds.as_ref().map(|b| b.record);
     p.host
         .params
         .iter()
         .enumerate()
+        .filter(|&(_, &v)| Some(v) != record)
         .map(|(i, &v)| {
             let var = p.host.var(v);
             let ty = match &var.ty {

@@ -15,6 +15,7 @@
 
 pub mod eval;
 pub mod print;
+pub mod range;
 pub mod value_range;
 pub mod verify;
 pub mod visit;
@@ -169,6 +170,56 @@ pub struct Program {
     /// Device/host helper functions (jit functions called from the entry),
     /// specialized per argument types.
     pub helpers: Vec<Function>,
+    /// The run-time index checks left after `passes::check_bounds` (none
+    /// when every index is proven in range or checks are off).
+    pub bounds: Option<Bounds>,
+}
+
+/// Run-time index checks: the record they write and what each one checks.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Bounds {
+    /// The host parameter (the last one, `i64[2]`, not a user argument)
+    /// pointing at the record: `[site + 1, index]` of the first failed
+    /// check, `[0, 0]` when none failed. The caller zeroes it before the
+    /// call and reads it after.
+    pub record: VarId,
+    /// `sites[k]` describes the checks with `site == k`.
+    pub sites: Vec<BoundsSite>,
+}
+
+/// What one run-time index check guards, for the error message.
+#[derive(Clone, PartialEq, Debug)]
+pub struct BoundsSite {
+    /// The array's Python name.
+    pub array: String,
+    /// The dimension the index is for.
+    pub axis: usize,
+    pub shape: Vec<i64>,
+    /// The index expression in the source.
+    pub span: Span,
+}
+
+impl BoundsSite {
+    /// What an `IndexError` says after `index N `: the axis, the array,
+    /// its shape and the source line (one line of text).
+    pub fn describe(&self) -> String {
+        let dims: Vec<String> = self.shape.iter().map(|d| d.to_string()).collect();
+        let shape = if dims.len() == 1 {
+            format!("({},)", dims[0])
+        } else {
+            format!("({})", dims.join(", "))
+        };
+        let mut s = format!(
+            "is out of bounds for axis {} of `{}` with shape {shape}",
+            self.axis, self.array
+        );
+        if let Some(f) = crate::diag::source(self.span.file) {
+            let (line, _) = f.line_col(self.span.lo);
+            let text = f.text.lines().nth(line as usize - 1).unwrap_or("").trim();
+            s.push_str(&format!(" (at {}:{line}: {text})", f.path));
+        }
+        s.replace(['\n', '\r'], " ")
+    }
 }
 
 pub type Block = Vec<Stmt>;
@@ -326,6 +377,18 @@ pub enum ExprKind {
         op: ReduceOp,
         arg: Box<Expr>,
     },
+    /// An array index made safe at run time (`passes::check_bounds`; its
+    /// type is `arg`'s): a negative `arg` counts from the end (`arg + size`,
+    /// as NumPy). With a `record` (the function's bounds-record array), an
+    /// index still outside `[0, size)` stores `[site + 1, arg]` into the
+    /// record unless an earlier failure is there, and yields 0, so memory
+    /// is never touched out of bounds.
+    CheckIndex {
+        arg: Box<Expr>,
+        size: i64,
+        site: u32,
+        record: Option<Box<Expr>>,
+    },
 }
 
 /// The threads of a warp (CUDA) / SIMD group (Metal on Apple GPUs) that a
@@ -435,6 +498,11 @@ impl Expr {
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
             ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().collect(),
+            ExprKind::CheckIndex { arg, record, .. } => {
+                let mut v: Vec<&Expr> = vec![arg];
+                v.extend(record.as_deref());
+                v
+            }
             ExprKind::Bool(_)
             | ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -453,6 +521,11 @@ impl Expr {
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
             ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter_mut().collect(),
+            ExprKind::CheckIndex { arg, record, .. } => {
+                let mut v: Vec<&mut Expr> = vec![arg];
+                v.extend(record.as_deref_mut());
+                v
+            }
             ExprKind::Bool(_)
             | ExprKind::Int(_)
             | ExprKind::Float(_)

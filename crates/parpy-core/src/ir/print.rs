@@ -371,6 +371,19 @@ impl Printer<'_> {
             ExprKind::WarpReduce { op, arg } => {
                 format!("warp_{}({})", op.name(), self.expr(arg))
             }
+            ExprKind::CheckIndex {
+                arg,
+                size,
+                site,
+                record,
+            } => match record {
+                Some(r) => format!(
+                    "check_index({}, {size}, site={site}, {})",
+                    self.expr(arg),
+                    self.expr(r)
+                ),
+                None => format!("wrap_index({}, {size})", self.expr(arg)),
+            },
             ExprKind::Call { func, args } => {
                 let name = self
                     .ctx

@@ -293,6 +293,31 @@ impl V<'_> {
                 }
             }
             ExprKind::Index { array, indices } => self.index(*array, indices)?,
+            ExprKind::CheckIndex {
+                arg, size, record, ..
+            } => {
+                self.expr(arg)?;
+                if arg.ty != e.ty || !arg.ty.elem().is_some_and(|t| t.is_int()) || *size < 1 {
+                    return Err("an index check with a wrong type or size".into());
+                }
+                if let Some(r) = record {
+                    let ok = match &r.kind {
+                        ExprKind::Var(v) => {
+                            let v = self.var(*v)?;
+                            v.ty == r.ty
+                                && r.ty
+                                    == (Type::Array {
+                                        elem: crate::types::ElemTy::I64,
+                                        shape: vec![2],
+                                    })
+                        }
+                        _ => false,
+                    };
+                    if !ok {
+                        return Err("an index check whose record is not an i64[2] array".into());
+                    }
+                }
+            }
             ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => self.expr(arg)?,
             ExprKind::Binary { op, lhs, rhs } => {
                 self.expr(lhs)?;

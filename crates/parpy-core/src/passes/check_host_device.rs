@@ -159,7 +159,8 @@ impl Check<'_> {
             | ExprKind::GpuIndex(_) => {}
             ExprKind::Unary { arg, .. }
             | ExprKind::Convert { arg }
-            | ExprKind::WarpReduce { arg, .. } => self.expr(arg),
+            | ExprKind::WarpReduce { arg, .. }
+            | ExprKind::CheckIndex { arg, .. } => self.expr(arg),
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.expr(lhs);
                 self.expr(rhs);

@@ -7,8 +7,10 @@
 //! 5. [`check_host_device`] — GPU backends only: host code may not touch
 //!    device arrays (the combine step of a top-level `par_reduction()` moves
 //!    to the device).
-//! 6. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels.
-//! 7. [`gpu_block_levels`] — GPU backends only: a parallel level whose
+//! 6. [`check_bounds`] — indices not proven in range: wrapped (negative)
+//!    or checked at run time (a record the caller reads).
+//! 7. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels.
+//! 7a. [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a
 //!    middle level runs sequentially, the innermost within one block).
 //! 8. [`gpu_host_reads`] — GPU backends only: host reads of device
@@ -28,6 +30,7 @@
 //! builds; with `debug_print` the IR after each pass is appended to the log
 //! with the time the pass took.
 
+pub mod check_bounds;
 pub mod check_host_device;
 pub mod check_parallel_structure;
 pub mod fold_constants;
@@ -98,6 +101,10 @@ pub const PASSES: &[Pass] = &[
     }),
     pass("check_host_device", true, |p, o| {
         check_host_device::run(p, o.backend)
+    }),
+    pass("check_bounds", false, |p, o| {
+        check_bounds::run(p, o);
+        vec![]
     }),
     pass("outline_kernels", false, |p, _| {
         outline_kernels::run(p);

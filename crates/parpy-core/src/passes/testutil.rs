@@ -137,6 +137,7 @@ pub fn program(host: Function) -> Program {
         host,
         kernels: vec![],
         helpers: vec![],
+        bounds: None,
     }
 }
 

@@ -183,6 +183,7 @@ pub fn lower(
         host,
         kernels: vec![],
         helpers,
+        bounds: None,
     })
 }
 

@@ -91,6 +91,22 @@ impl Lowerer<'_, '_> {
         if let Some(ann) = &p.annotation {
             self.check_annotation(p, ann, a);
         }
+        // indices are computed in the int type: with force_int_size=32 it
+        // must reach every position of a dimension (the writer computes the
+        // flat offset in 64 bits)
+        if let (ArgType::Array { shape, .. }, ElemTy::I32) = (a, self.opts.int_type) {
+            if let Some(d) = shape.iter().find(|&&d| d - 1 > i32::MAX as i64) {
+                self.error(
+                    Diagnostic::error(format!(
+                        "parameter `{}` has a dimension of {d} elements, more than the 32-bit \
+                         integers of force_int_size=32 can index",
+                        p.name
+                    ))
+                    .at(p.span, "too large for the index type")
+                    .help("leave force_int_size unset (64-bit indices), or pass a smaller array"),
+                );
+            }
+        }
         let var = self.func.add_var(ir::Var {
             name: p.name.clone(),
             ty,

@@ -45,6 +45,10 @@ pub enum CudaError {
     },
     #[error("{0}")]
     Plan(String),
+    /// A run-time index check failed (the message names the index, the
+    /// array, its shape and the source line): an `IndexError` in Python.
+    #[error("{0}")]
+    IndexOutOfBounds(String),
 }
 
 impl From<crate::RuntimeError> for CudaError {

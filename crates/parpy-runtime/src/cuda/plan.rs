@@ -108,6 +108,10 @@ pub struct Plan {
     kernels: Vec<KernelInfo>,
     /// Local arrays of the host function: device temporaries, with sizes.
     temporaries: Vec<(VarId, usize)>,
+    /// The index checks: the record parameter (allocated, zeroed and read
+    /// back by [`Plan::run`], not passed by the caller) and what each
+    /// site says after `index N `.
+    bounds: Option<Vec<String>>,
 }
 
 fn unsupported(what: &str, f: &Function) -> CudaError {
@@ -190,11 +194,16 @@ impl Plan {
                 _ => None,
             })
             .collect();
+        let bounds = program
+            .bounds
+            .as_ref()
+            .map(|b| b.sites.iter().map(|s| s.describe()).collect::<Vec<_>>());
         Ok(Plan {
             name: host.name.clone(),
             host: host.clone(),
             kernels,
             temporaries,
+            bounds,
         })
     }
 
@@ -204,15 +213,40 @@ impl Plan {
 
     /// Runs the host code. `args[i]` is, for host parameter i, the device
     /// pointer of an array or the 8-byte slot of a scalar (entry ABI:
-    /// `int64_t` for ints and bools, `double` for floats).
+    /// `int64_t` for ints and bools, `double` for floats); the bounds
+    /// record, when there are index checks, is the plan's own.
     pub fn run(&self, dev: &dyn Device, args: &[u64]) -> Result<(), CudaError> {
+        let Some(sites) = &self.bounds else {
+            return self.run_with(dev, args);
+        };
+        let mut all = args.to_vec();
+        let rec = dev.alloc(16)?;
+        all.push(rec);
+        let mut result = dev
+            .write(rec, &[0u8; 16])
+            .and_then(|()| self.run_with(dev, &all));
+        let mut bytes = [0u8; 16];
+        if result.is_ok() {
+            result = dev.read(rec, &mut bytes);
+        }
+        dev.free(rec);
+        result?;
+        let site = i64::from_le_bytes(bytes[..8].try_into().unwrap_or_default());
+        let index = i64::from_le_bytes(bytes[8..].try_into().unwrap_or_default());
+        match crate::bounds_error(&self.name, sites, [site, index]) {
+            Some(msg) => Err(CudaError::IndexOutOfBounds(msg)),
+            None => Ok(()),
+        }
+    }
+
+    fn run_with(&self, dev: &dyn Device, args: &[u64]) -> Result<(), CudaError> {
         let h = &self.host;
         if args.len() != h.params.len() {
             return Err(CudaError::Plan(format!(
                 "`{}` takes {} arguments, the plan got {}",
                 self.name,
-                h.params.len(),
-                args.len()
+                h.params.len() - self.bounds.is_some() as usize,
+                args.len() - self.bounds.is_some() as usize
             )));
         }
         let mut vals = vec![Value::Int(0); h.vars.len()];
@@ -409,6 +443,8 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
         ExprKind::GpuIndex(_) | ExprKind::WarpReduce { .. } => {
             Err(unsupported("uses a GPU thread index", f))
         }
+        // a check hoisted in front of a loop nest (the record is not read)
+        ExprKind::CheckIndex { arg, .. } => check_expr(arg, f),
     }
 }
 
@@ -594,6 +630,25 @@ impl Exec<'_> {
                 }
             }
             ExprKind::Convert { arg } => convert(self.eval(arg)?, elem),
+            ExprKind::CheckIndex {
+                arg,
+                size,
+                site,
+                record,
+            } => {
+                let i = self.eval(arg)?.as_i64();
+                let j = if i < 0 { i.wrapping_add(*size) } else { i };
+                if (0..*size).contains(&j) {
+                    Value::Int(j)
+                } else if record.is_some() {
+                    // on the host: stop before launching anything more
+                    let sites = self.plan.bounds.as_deref().unwrap_or_default();
+                    let msg = crate::bounds_error(&self.plan.name, sites, [*site as i64 + 1, i]);
+                    return Err(CudaError::IndexOutOfBounds(msg.unwrap_or_default()));
+                } else {
+                    Value::Int(0)
+                }
+            }
             ExprKind::Math { func, args } => {
                 let a = self.eval(&args[0])?;
                 if *func == MathFn::Abs && !elem.is_float() {

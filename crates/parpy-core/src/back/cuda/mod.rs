@@ -134,6 +134,12 @@ impl Dialect for CudaDialect {
         "static __host__ __device__ inline"
     }
 
+    /// On the device an atomic; in host code (a check in front of a loop
+    /// nest, nvcc builds) `rec` is a device pointer: a copy.
+    fn bounds_record(&self) -> &'static str {
+        "#ifdef __CUDA_ARCH__\n  if (atomicCAS((unsigned long long *)rec, 0ull, (unsigned long long)(site + 1)) == 0ull) {\n    rec[1] = i;\n  }\n#else\n  int64_t v[2] = {site + 1, i};\n  cudaMemcpy(rec, v, sizeof v, cudaMemcpyHostToDevice);\n#endif\n"
+    }
+
     fn signature(
         &self,
         role: FnRole,

@@ -3,22 +3,38 @@
 // parpy-param: x i64[100]
 // parpy-param: y i64[100] written
 // parpy-param: N i64
+// parpy-bounds: is out of bounds for axis 0 of `y` with shape (100,) (at tests/in/gpu_block.py:11: y[i] = y[i - 1] + x[i])
+// parpy-bounds: is out of bounds for axis 0 of `x` with shape (100,) (at tests/in/gpu_block.py:11: y[i] = y[i - 1] + x[i])
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>
 
-static void prefix_sum_gpu(const int64_t *x, int64_t *y, int64_t N) {
+static inline int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
+  int64_t j = i < 0 ? i + n : i;
+  if (j >= 0 && j < n) {
+    return j;
+  }
+  int64_t none = 0;
+  if (__atomic_compare_exchange_n(rec, &none, site + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    rec[1] = i;
+  }
+  return 0;
+}
+
+static void prefix_sum_gpu(const int64_t *x, int64_t *y, int64_t N, int64_t *bounds) {
   y[0] = x[0];
-  for (int64_t i = 1; i < N; i += 1) {
-    y[i] = y[i - 1] + x[i];
+  if ((!(1 < N) || parpy_check_index(N - 2, 100, 0, bounds) == N - 2) && (!(1 < N) || parpy_check_index(N - 1, 100, 1, bounds) == N - 1)) {
+    for (int64_t i = 1; i < N; i += 1) {
+      y[i] = y[i - 1] + x[i];
+    }
   }
 }
 
-void prefix_sum(int64_t *x, int64_t *y, int64_t N) {
-  prefix_sum_gpu(x, y, N);
+void prefix_sum(int64_t *x, int64_t *y, int64_t N, int64_t *bounds) {
+  prefix_sum_gpu(x, y, N, bounds);
 }
 
 int32_t parpy_entry_prefix_sum(void **args) {
-  prefix_sum((int64_t *)args[0], (int64_t *)args[1], *(int64_t *)args[2]);
+  prefix_sum((int64_t *)args[0], (int64_t *)args[1], *(int64_t *)args[2], (int64_t *)args[3]);
   return 0;
 }

@@ -19,6 +19,9 @@ struct Mock {
     reads: RefCell<Vec<u64>>,
     frees: RefCell<Vec<u64>>,
     fail_launch: Option<usize>,
+    /// A kernel's index check fails: each launch stores this record
+    /// through its last parameter (the bounds record).
+    failed_check: Option<[i64; 2]>,
 }
 
 impl Device for Mock {
@@ -39,10 +42,14 @@ impl Device for Mock {
             });
         }
         // SAFETY: the plan passes pointers to 8-byte slots.
-        let vals = params
+        let vals: Vec<u64> = params
             .iter()
             .map(|p| unsafe { *(*p as *const u64) })
             .collect();
+        if let (Some(r), Some(&rec)) = (self.failed_check, vals.last()) {
+            let bytes = [r[0].to_le_bytes(), r[1].to_le_bytes()].concat();
+            self.writes.borrow_mut().push((rec, bytes));
+        }
         self.launches.borrow_mut().push((kernel, grid, block, vals));
         Ok(())
     }
@@ -337,6 +344,49 @@ def manual_sum(x, acc, N):
 }
 
 #[test]
+fn a_failed_index_check_is_reported_after_the_launches() {
+    // N is passed at run time: `x[i + 1]` cannot be proven in range
+    let p = program(
+        SMOOTH,
+        &[arr(ElemTy::F32, 100), arr(ElemTy::F32, 100), int(), int()],
+        &[("a", 100), ("b", 100)],
+    );
+    let sites = &p.bounds.as_ref().expect("index checks").sites;
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    // no failure: the record is allocated, zeroed, read back and freed
+    let dev = Mock::default();
+    plan.run(&dev, &[0xA000, 0xB000, 1, 100]).unwrap();
+    let rec = dev.allocs.borrow()[0];
+    assert_eq!(rec.1, 16);
+    assert_eq!(dev.writes.borrow()[0], (rec.0, vec![0u8; 16]));
+    assert_eq!(*dev.reads.borrow(), vec![rec.0]);
+    assert!(dev.frees.borrow().contains(&rec.0));
+    // every launch gets the record as its last argument
+    assert!(dev
+        .launches
+        .borrow()
+        .iter()
+        .all(|l| l.3.last() == Some(&rec.0)));
+    // a failure: IndexOutOfBounds naming the site
+    let dev = Mock {
+        failed_check: Some([sites.len() as i64, 120]),
+        ..Mock::default()
+    };
+    let e = plan.run(&dev, &[0xA000, 0xB000, 1, 121]).unwrap_err();
+    let last = sites.last().unwrap();
+    match e {
+        CudaError::IndexOutOfBounds(msg) => {
+            assert!(
+                msg.starts_with("`smooth`: index 120 is out of bounds"),
+                "{msg}"
+            );
+            assert!(msg.contains(&format!("of `{}`", last.array)), "{msg}");
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
 fn host_code_reads_device_temporaries() {
     // t[0] = 1.5; T = int(t[0] * 2.0); then the time loop: three steps
     let mut p = program(
@@ -406,7 +456,8 @@ fn host_code_reads_device_temporaries() {
     let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
     let dev = Mock::default();
     plan.run(&dev, &[0xA000, 0xB000, 100, 100]).unwrap();
-    assert_eq!(dev.reads.borrow().len(), 1);
+    // t[0], then the bounds record (N is not known: `x[i + 1]` is checked)
+    assert_eq!(dev.reads.borrow().len(), 2);
     assert_eq!(dev.launches.borrow().len(), 6);
     assert_eq!(
         unpack(1.5f32.to_bits() as u64, ElemTy::F32),

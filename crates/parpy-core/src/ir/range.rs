@@ -1,0 +1,286 @@
+//! Integer ranges of expressions (interval analysis), shared by the passes
+//! that need to know what values an index can take (`passes::check_bounds`).
+//!
+//! Shapes and specialized scalars are constants, so most index expressions
+//! are affine in loop counters whose ranges follow from the loop bounds.
+//! Every result is sound: a value the expression can take at run time lies
+//! in the interval (an operation that may wrap around gives its type's whole
+//! range).
+
+use std::collections::HashMap;
+
+use crate::ir::{BinOp, Expr, ExprKind, ForLoop, Function, ScalarValue, Type, UnOp, VarId};
+use crate::types::ElemTy;
+
+/// The integers `lo..=hi`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Interval {
+    pub lo: i128,
+    pub hi: i128,
+}
+
+impl Interval {
+    pub fn new(lo: i128, hi: i128) -> Interval {
+        Interval { lo, hi }
+    }
+    pub fn point(v: i128) -> Interval {
+        Interval { lo: v, hi: v }
+    }
+    /// Every value of an integer or bool type; `None` for the others.
+    pub fn of_type(t: ElemTy) -> Option<Interval> {
+        Some(match t {
+            ElemTy::Bool => Interval::new(0, 1),
+            ElemTy::I8 => Interval::new(i8::MIN as i128, i8::MAX as i128),
+            ElemTy::I16 => Interval::new(i16::MIN as i128, i16::MAX as i128),
+            ElemTy::I32 => Interval::new(i32::MIN as i128, i32::MAX as i128),
+            ElemTy::I64 => Interval::new(i64::MIN as i128, i64::MAX as i128),
+            ElemTy::U8 => Interval::new(0, u8::MAX as i128),
+            ElemTy::U16 => Interval::new(0, u16::MAX as i128),
+            ElemTy::U32 => Interval::new(0, u32::MAX as i128),
+            ElemTy::U64 => Interval::new(0, u64::MAX as i128),
+            _ => return None,
+        })
+    }
+    /// Every value lies in `lo..=hi`.
+    pub fn within(self, lo: i128, hi: i128) -> bool {
+        self.lo >= lo && self.hi <= hi
+    }
+    fn union(self, o: Interval) -> Interval {
+        Interval::new(self.lo.min(o.lo), self.hi.max(o.hi))
+    }
+    /// `self` when it fits `t`, else all of `t` (the operation wraps).
+    fn fit(self, t: ElemTy) -> Option<Interval> {
+        let all = Interval::of_type(t)?;
+        Some(if self.within(all.lo, all.hi) {
+            self
+        } else {
+            all
+        })
+    }
+}
+
+/// What is known about variables at one point of a function: the ranges of
+/// loop counters, of locals assigned once, and those implied by the
+/// conditions of the enclosing `if`s.
+#[derive(Clone, Default, Debug)]
+pub struct Ranges {
+    vars: HashMap<VarId, Interval>,
+}
+
+fn scalar_elem(e: &Expr) -> Option<ElemTy> {
+    match &e.ty {
+        Type::Scalar(t) => Some(*t),
+        _ => None,
+    }
+}
+
+impl Ranges {
+    pub fn set(&mut self, v: VarId, r: Interval) {
+        self.vars.insert(v, r);
+    }
+
+    /// The values `e` (of function `f`) can take; `None` when it is not an
+    /// integer or bool.
+    pub fn expr(&self, f: &Function, e: &Expr) -> Option<Interval> {
+        let t = scalar_elem(e)?;
+        let all = Interval::of_type(t)?;
+        let r = match &e.kind {
+            ExprKind::Int(v) => Interval::point(*v as i128),
+            ExprKind::Bool(b) => Interval::point(*b as i128),
+            ExprKind::Var(v) => match f.var(*v).value {
+                Some(ScalarValue::Int(c)) => Interval::point(c as i128),
+                Some(ScalarValue::Bool(b)) => Interval::point(b as i128),
+                _ => self.vars.get(v).copied().unwrap_or(all),
+            },
+            ExprKind::Convert { arg } => match scalar_elem(arg) {
+                Some(a) if !a.is_float() => self.expr(f, arg).unwrap_or(all),
+                _ => all,
+            },
+            ExprKind::Unary { op: UnOp::Neg, arg } => {
+                let a = self.expr(f, arg)?;
+                Interval::new(-a.hi, -a.lo)
+            }
+            ExprKind::Select { then, else_, .. } => self.expr(f, then)?.union(self.expr(f, else_)?),
+            ExprKind::CheckIndex { size, .. } => Interval::new(0, (*size - 1).max(0) as i128),
+            ExprKind::Binary { op, lhs, rhs } if !op.is_comparison() => {
+                match (self.expr(f, lhs), self.expr(f, rhs)) {
+                    (Some(a), Some(b)) => binary(*op, a, b).unwrap_or(all),
+                    _ => all,
+                }
+            }
+            _ => all,
+        };
+        r.fit(t)
+    }
+
+    /// The values the counter of `l` takes inside its body (sound when the
+    /// body does not assign the counter; the caller checks that).
+    pub fn loop_counter(&self, f: &Function, l: &ForLoop) -> Option<Interval> {
+        let lo = self.expr(f, &l.lo)?;
+        let hi = self.expr(f, &l.hi)?;
+        Some(if l.step > 0 {
+            Interval::new(lo.lo, hi.hi - 1)
+        } else {
+            Interval::new(hi.lo + 1, lo.hi)
+        })
+    }
+
+    /// Narrows the ranges to what holds where `cond` is true (`v < e`,
+    /// `v + c >= e`, ... joined by `and`).
+    pub fn assume(&mut self, f: &Function, cond: &Expr) {
+        let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
+            return;
+        };
+        match op {
+            BinOp::And => {
+                self.assume(f, lhs);
+                self.assume(f, rhs);
+            }
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                self.narrow(f, *op, lhs, rhs);
+                let flipped = match op {
+                    BinOp::Lt => BinOp::Gt,
+                    BinOp::Le => BinOp::Ge,
+                    BinOp::Gt => BinOp::Lt,
+                    _ => BinOp::Le,
+                };
+                self.narrow(f, flipped, rhs, lhs);
+            }
+            _ => {}
+        }
+    }
+
+    /// `a op b` holds: narrow the variable of `a = v + c` (a comparison
+    /// is done in a type both sides fit, so it holds of the values). Only
+    /// variables given a range with [`Ranges::set`] are narrowed: the
+    /// caller sets only those that keep their value.
+    fn narrow(&mut self, f: &Function, op: BinOp, a: &Expr, b: &Expr) {
+        let Some((v, c)) = var_plus_const(a) else {
+            return;
+        };
+        let Some(b) = self.expr(f, b) else { return };
+        let Some(&cur) = self.vars.get(&v) else {
+            return;
+        };
+        // `v + c` must not wrap around
+        match scalar_elem(a).and_then(Interval::of_type) {
+            Some(t) if Interval::new(cur.lo + c, cur.hi + c).within(t.lo, t.hi) => {}
+            _ => return,
+        }
+        let n = match op {
+            BinOp::Lt => Interval::new(cur.lo, cur.hi.min(b.hi - 1 - c)),
+            BinOp::Le => Interval::new(cur.lo, cur.hi.min(b.hi - c)),
+            BinOp::Gt => Interval::new(cur.lo.max(b.lo + 1 - c), cur.hi),
+            _ => Interval::new(cur.lo.max(b.lo - c), cur.hi),
+        };
+        self.vars.insert(v, n);
+    }
+}
+
+/// `v`, `v + c`, `v - c` (through conversions that keep the value) as
+/// `(v, c)`.
+pub fn var_plus_const(e: &Expr) -> Option<(VarId, i128)> {
+    match &e.kind {
+        ExprKind::Var(v) => Some((*v, 0)),
+        ExprKind::Binary {
+            op: op @ (BinOp::Add | BinOp::Sub),
+            lhs,
+            rhs,
+        } => {
+            let ExprKind::Int(c) = rhs.kind else {
+                return None;
+            };
+            let (v, k) = var_plus_const(lhs)?;
+            let c = c as i128;
+            Some((v, if *op == BinOp::Add { k + c } else { k - c }))
+        }
+        _ => None,
+    }
+}
+
+fn binary(op: BinOp, a: Interval, b: Interval) -> Option<Interval> {
+    let corners = |f: &dyn Fn(i128, i128) -> Option<i128>| -> Option<Interval> {
+        let v = [
+            f(a.lo, b.lo)?,
+            f(a.lo, b.hi)?,
+            f(a.hi, b.lo)?,
+            f(a.hi, b.hi)?,
+        ];
+        Some(Interval::new(*v.iter().min()?, *v.iter().max()?))
+    };
+    match op {
+        BinOp::Add => Some(Interval::new(a.lo + b.lo, a.hi + b.hi)),
+        BinOp::Sub => Some(Interval::new(a.lo - b.hi, a.hi - b.lo)),
+        BinOp::Mul => corners(&|x, y| x.checked_mul(y)),
+        BinOp::Max => Some(Interval::new(a.lo.max(b.lo), a.hi.max(b.hi))),
+        BinOp::Min => Some(Interval::new(a.lo.min(b.lo), a.hi.min(b.hi))),
+        // Python floor division and modulo by a positive divisor
+        BinOp::FloorDiv if b.lo > 0 => corners(&|x, y| Some(x.div_euclid(y))),
+        BinOp::Mod if b.lo > 0 => Some(Interval::new(0, b.hi - 1)),
+        BinOp::BitAnd if a.lo >= 0 || b.lo >= 0 => {
+            let hi = match (a.lo >= 0, b.lo >= 0) {
+                (true, true) => a.hi.min(b.hi),
+                (true, false) => a.hi,
+                _ => b.hi,
+            };
+            Some(Interval::new(0, hi))
+        }
+        BinOp::Shr if a.lo >= 0 && b.lo >= 0 && b.hi < 64 => {
+            Some(Interval::new(a.lo >> b.hi, a.hi >> b.lo))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::testutil::*;
+
+    #[test]
+    fn affine_in_a_counter() {
+        let mut b = FnBuilder::new("f");
+        let i = b.index_var("i");
+        let mut r = Ranges::default();
+        r.set(i, Interval::new(0, 9));
+        let f = &b.f;
+        let e = bin(BinOp::Add, bin(BinOp::Mul, var_e(f, i), int(2)), int(5));
+        assert_eq!(r.expr(f, &e), Some(Interval::new(5, 23)));
+        let m = bin(BinOp::Mod, var_e(f, i), int(4));
+        assert_eq!(r.expr(f, &m), Some(Interval::new(0, 3)));
+        let d = bin(
+            BinOp::FloorDiv,
+            bin(BinOp::Sub, var_e(f, i), int(3)),
+            int(2),
+        );
+        assert_eq!(r.expr(f, &d), Some(Interval::new(-2, 3)));
+    }
+
+    #[test]
+    fn conditions_narrow() {
+        let mut b = FnBuilder::new("f");
+        let i = b.index_var("i");
+        let mut r = Ranges::default();
+        r.set(i, Interval::new(0, 99));
+        let f = &b.f;
+        let c = bin(
+            BinOp::And,
+            bin(BinOp::Gt, var_e(f, i), int(0)),
+            bin(BinOp::Lt, bin(BinOp::Add, var_e(f, i), int(1)), int(100)),
+        );
+        r.assume(f, &c);
+        let e = bin(BinOp::Sub, var_e(f, i), int(1));
+        assert_eq!(r.expr(f, &e), Some(Interval::new(0, 97)));
+    }
+
+    #[test]
+    fn wrapping_gives_the_whole_type() {
+        let mut b = FnBuilder::new("f");
+        let i = b.index_var("i");
+        let mut r = Ranges::default();
+        r.set(i, Interval::new(0, i64::MAX as i128));
+        let f = &b.f;
+        let e = bin(BinOp::Add, var_e(f, i), int(1));
+        assert_eq!(r.expr(f, &e), Interval::of_type(ElemTy::I64));
+    }
+}

@@ -1,0 +1,563 @@
+//! Array indices made safe: each index the range analysis (`ir::range`)
+//! proves inside its dimension is left as it is (no cost); one that may be
+//! negative but not below `-size` only counts from the end, as NumPy does;
+//! any other becomes a run-time check ([`ExprKind::CheckIndex`]) that
+//! records the first failure in a record array the caller reads after the
+//! call (an `IndexError` in Python). With `bounds_check` off (and on Metal,
+//! which has no run-time record yet) indices are only wrapped.
+//!
+//! Runs before outlining: loops still have their bounds, and the record,
+//! a host parameter, reaches kernels as any array they use. Helpers that
+//! check get the record as a last parameter, passed at every call.
+
+use std::collections::BTreeMap;
+
+use crate::ir::range::var_plus_const;
+use crate::ir::range::{Interval, Ranges};
+use crate::ir::{
+    BinOp, Block, Bounds, BoundsSite, Expr, ExprKind, Function, Place, Program, Stmt, StmtKind,
+    Type, UnOp, Var, VarId, VarKind,
+};
+use crate::options::{Backend, Options};
+use crate::passes::util::bin;
+use crate::types::ElemTy;
+
+/// The type of the record: `[site + 1, index]`.
+pub fn record_type() -> Type {
+    Type::Array {
+        elem: ElemTy::I64,
+        shape: vec![2],
+    }
+}
+
+pub fn run(p: &mut Program, options: &Options) {
+    let checks = options.bounds_check && options.backend != Backend::Metal;
+    let mut sites = vec![];
+    let mut host_rec = guard_function(&mut p.host, checks, &mut sites);
+    let mut recs: Vec<Option<VarId>> = p
+        .helpers
+        .iter_mut()
+        .map(|h| guard_function(h, checks, &mut sites))
+        .collect();
+    // A function that calls a helper with a record passes its own.
+    loop {
+        let takes = record_arity(&p.helpers, &recs);
+        let mut changed = false;
+        for (h, rec) in p.helpers.iter_mut().zip(recs.iter_mut()) {
+            changed |= pass_record(h, rec, &takes);
+        }
+        let takes = record_arity(&p.helpers, &recs);
+        changed |= pass_record(&mut p.host, &mut host_rec, &takes);
+        if !changed {
+            break;
+        }
+    }
+    p.bounds = host_rec.map(|record| Bounds { record, sites });
+}
+
+/// For each helper that takes the record (its last parameter): its number
+/// of parameters.
+fn record_arity(helpers: &[Function], recs: &[Option<VarId>]) -> Vec<Option<usize>> {
+    helpers
+        .iter()
+        .zip(recs)
+        .map(|(h, r)| r.map(|_| h.params.len()))
+        .collect()
+}
+
+/// Adds the record parameter to `f`.
+fn add_record(f: &mut Function) -> VarId {
+    let v = f.add_var(Var {
+        name: "bounds".into(),
+        ty: record_type(),
+        kind: VarKind::Param,
+        value: None,
+        span: f.span,
+    });
+    f.params.push(v);
+    v
+}
+
+/// Appends the record to the calls of `f` to helpers that take one (and
+/// gives `f` a record when it needs one). True when something changed.
+fn pass_record(f: &mut Function, rec: &mut Option<VarId>, takes: &[Option<usize>]) -> bool {
+    let mut calls = 0;
+    count_calls(&f.body, takes, &mut calls);
+    if calls == 0 {
+        return false;
+    }
+    let r = *rec.get_or_insert_with(|| add_record(f));
+    let mut body = std::mem::take(&mut f.body);
+    let arg = Expr::var(r, record_type(), f.span);
+    for_each_expr(&mut body, &mut |e| append_record(e, takes, &arg));
+    f.body = body;
+    true
+}
+
+fn count_calls(b: &Block, takes: &[Option<usize>], n: &mut usize) {
+    crate::passes::util::walk_exprs(b, &mut |e| {
+        if let ExprKind::Call { func, args } = &e.kind {
+            if needs_record(func.0 as usize, args, takes) {
+                *n += 1;
+            }
+        }
+        true
+    });
+}
+
+/// A call of a helper that takes the record and is not given it yet.
+fn needs_record(h: usize, args: &[Expr], takes: &[Option<usize>]) -> bool {
+    takes.get(h).copied().flatten() == Some(args.len() + 1)
+}
+
+fn append_record(e: &mut Expr, takes: &[Option<usize>], arg: &Expr) {
+    for c in e.children_mut() {
+        append_record(c, takes, arg);
+    }
+    if let ExprKind::Call { func, args } = &mut e.kind {
+        if needs_record(func.0 as usize, args, takes) {
+            args.push(arg.clone());
+        }
+    }
+}
+
+fn for_each_expr(b: &mut Block, f: &mut dyn FnMut(&mut Expr)) {
+    for s in b.iter_mut() {
+        for e in crate::passes::util::stmt_exprs_mut(s) {
+            f(e);
+        }
+        for sub in crate::passes::util::sub_blocks_mut(s) {
+            for_each_expr(sub, f);
+        }
+    }
+}
+
+/// Guards the indices of `f`; returns its record parameter when some
+/// check needs one.
+fn guard_function(f: &mut Function, checks: bool, sites: &mut Vec<BoundsSite>) -> Option<VarId> {
+    let mut assigned = BTreeMap::new();
+    count_assignments(&f.body, &mut assigned);
+    let mut env = Ranges::default();
+    // parameters that keep their value: their type's range, narrowed by
+    // the conditions around a use
+    for &p in &f.params {
+        let v = f.var(p);
+        if let (Type::Scalar(t), None, false) = (&v.ty, v.value, assigned.contains_key(&p)) {
+            if let Some(r) = Interval::of_type(*t) {
+                env.set(p, r);
+            }
+        }
+    }
+    let mut body = std::mem::take(&mut f.body);
+    let mut g = Guard {
+        f,
+        checks,
+        sites,
+        assigned,
+        record: VarId(f.vars.len() as u32),
+        used: false,
+        loops: vec![],
+        cond_depth: 0,
+    };
+    g.block(&mut body, &mut env);
+    let used = g.used;
+    let record = g.record;
+    f.body = body;
+    if used {
+        let r = add_record(f);
+        debug_assert_eq!(r, record);
+        Some(r)
+    } else {
+        None
+    }
+}
+
+fn count_assignments(b: &Block, out: &mut BTreeMap<VarId, usize>) {
+    for s in b {
+        if let StmtKind::Assign {
+            dst: Place::Var(v), ..
+        } = &s.kind
+        {
+            *out.entry(*v).or_default() += 1;
+        }
+        if let StmtKind::For(l) = &s.kind {
+            if let Some(r) = l.reduction {
+                *out.entry(r.acc).or_default() += 2;
+            }
+        }
+        for sub in crate::passes::util::sub_blocks(s) {
+            count_assignments(sub, out);
+        }
+    }
+}
+
+struct Guard<'a> {
+    f: &'a Function,
+    checks: bool,
+    sites: &'a mut Vec<BoundsSite>,
+    /// How often each variable is assigned.
+    assigned: BTreeMap<VarId, usize>,
+    /// The record parameter the function gets if a check needs it.
+    record: VarId,
+    used: bool,
+    /// The `for` loops around the current statement, outermost first.
+    loops: Vec<Enclosing>,
+    /// How many conditionals (`if`, `while`, a branch of `a if c else b`,
+    /// the right side of `and`/`or`) are around the current point.
+    cond_depth: usize,
+}
+
+/// A loop around the current point, and the checks hoisted in front of it.
+struct Enclosing {
+    var: VarId,
+    lo: Expr,
+    hi: Expr,
+    /// Step 1 and bounds that keep their value in the function: the
+    /// counter's last value is `hi - 1`, known before the loop.
+    hoistable: bool,
+    cond_depth: usize,
+    /// Conditions (bool) that must hold to run the loop: the hoisted checks.
+    checks: Vec<Expr>,
+    /// The (last index, size) of each hoisted check.
+    hoisted: Vec<(Expr, i64)>,
+}
+
+impl Guard<'_> {
+    fn block(&mut self, b: &mut Block, env: &mut Ranges) {
+        for s in b.iter_mut() {
+            match &mut s.kind {
+                StmtKind::Assign { dst, value } => {
+                    self.expr(value, env);
+                    match dst {
+                        Place::Index { array, indices } => self.indices(*array, indices, env),
+                        Place::Var(v) => {
+                            let var = self.f.var(*v);
+                            if var.kind == VarKind::Local && self.assigned.get(v) == Some(&1) {
+                                if let Some(r) = env.expr(self.f, value) {
+                                    env.set(*v, r);
+                                }
+                            }
+                        }
+                    }
+                }
+                StmtKind::For(l) => {
+                    self.expr(&mut l.lo, env);
+                    self.expr(&mut l.hi, env);
+                    let mut inner = env.clone();
+                    if !self.assigned.contains_key(&l.var) {
+                        if let Some(r) = env.loop_counter(self.f, l) {
+                            inner.set(l.var, r);
+                        }
+                    }
+                    let hoistable = l.step == 1
+                        && !self.assigned.contains_key(&l.var)
+                        && self.invariant(&l.lo)
+                        && self.invariant(&l.hi);
+                    self.loops.push(Enclosing {
+                        var: l.var,
+                        lo: l.lo.clone(),
+                        hi: l.hi.clone(),
+                        hoistable,
+                        cond_depth: self.cond_depth,
+                        checks: vec![],
+                        hoisted: vec![],
+                    });
+                    self.block(&mut l.body, &mut inner);
+                    let done = self.loops.pop().map(|e| e.checks).unwrap_or_default();
+                    if let Some(cond) = done.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
+                        // the loop runs only when its hoisted checks pass
+                        let span = s.span;
+                        let lp = std::mem::replace(&mut s.kind, StmtKind::Barrier);
+                        s.kind = StmtKind::If {
+                            cond,
+                            then_body: vec![Stmt::new(lp, span)],
+                            else_body: vec![],
+                        };
+                    }
+                }
+                StmtKind::While { cond, body } => {
+                    self.expr(cond, env);
+                    self.cond_depth += 1;
+                    self.block(body, &mut env.clone());
+                    self.cond_depth -= 1;
+                }
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    self.expr(cond, env);
+                    let mut then_env = env.clone();
+                    then_env.assume(self.f, cond);
+                    self.cond_depth += 1;
+                    self.block(then_body, &mut then_env);
+                    self.block(else_body, &mut env.clone());
+                    self.cond_depth -= 1;
+                }
+                StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, env),
+                StmtKind::OnDevice(body) => self.block(body, &mut env.clone()),
+                StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
+            }
+        }
+    }
+
+    /// `e` has the same value everywhere in the function: literals and
+    /// parameters that are never assigned.
+    fn invariant(&self, e: &Expr) -> bool {
+        let here = match &e.kind {
+            ExprKind::Int(_) | ExprKind::Bool(_) => true,
+            ExprKind::Var(v) => {
+                self.f.var(*v).kind == VarKind::Param && !self.assigned.contains_key(v)
+            }
+            ExprKind::Unary { .. } | ExprKind::Binary { .. } | ExprKind::Convert { .. } => true,
+            _ => false,
+        };
+        here && e.children().into_iter().all(|c| self.invariant(c))
+    }
+
+    fn expr(&mut self, e: &mut Expr, env: &Ranges) {
+        // operands evaluated only sometimes: the branches of a select, the
+        // right side of `and` / `or`
+        let conditional_from = match &e.kind {
+            ExprKind::Select { .. } => 1,
+            ExprKind::Binary {
+                op: BinOp::And | BinOp::Or,
+                ..
+            } => 1,
+            _ => usize::MAX,
+        };
+        for (k, c) in e.children_mut().into_iter().enumerate() {
+            let cond = k >= conditional_from;
+            self.cond_depth += cond as usize;
+            self.expr(c, env);
+            self.cond_depth -= cond as usize;
+        }
+        if let ExprKind::Index { array, indices } = &mut e.kind {
+            let a = *array;
+            self.guard_all(a, indices, env);
+        }
+    }
+
+    /// The indices of a store: their own reads, then the indices.
+    fn indices(&mut self, array: VarId, indices: &mut [Expr], env: &Ranges) {
+        for ix in indices.iter_mut() {
+            self.expr(ix, env);
+        }
+        self.guard_all(array, indices, env);
+    }
+
+    fn guard_all(&mut self, array: VarId, indices: &mut [Expr], env: &Ranges) {
+        let var = self.f.var(array);
+        let Type::Array { shape, .. } = &var.ty else {
+            return;
+        };
+        for (k, ix) in indices.iter_mut().enumerate() {
+            let Some(&n) = shape.get(k) else { return };
+            let r = env
+                .expr(self.f, ix)
+                .unwrap_or(Interval::new(i64::MIN as i128, i64::MAX as i128));
+            let n128 = n as i128;
+            if r.within(0, n128 - 1) {
+                continue;
+            }
+            let only_wrap = r.within(-n128, n128 - 1);
+            if !self.checks || only_wrap {
+                if r.lo >= 0 {
+                    // no check asked and never negative: nothing to do
+                    continue;
+                }
+                wrap_in_check(ix, n, 0, None);
+                continue;
+            }
+            let site = BoundsSite {
+                array: var.name.clone(),
+                axis: k,
+                shape: shape.clone(),
+                span: ix.span,
+            };
+            if self.hoist(ix, n, env, &site) {
+                continue;
+            }
+            self.sites.push(site);
+            self.used = true;
+            let record = Expr::var(self.record, record_type(), ix.span);
+            wrap_in_check(ix, n, self.sites.len() as u32 - 1, Some(record));
+        }
+    }
+
+    /// An index `i + c` of a loop counter `i` whose bounds are known before
+    /// the loop, in a loop nest with nothing conditional around the index:
+    /// one check of its last value `hi - 1 + c` in front of the nest (the
+    /// nest then runs only if it passes) instead of one per access.
+    fn hoist(&mut self, ix: &Expr, n: i64, env: &Ranges, site: &BoundsSite) -> bool {
+        let Some((v, c)) = var_plus_const(ix) else {
+            return false;
+        };
+        let Some(at) = self.loops.iter().position(|l| l.var == v) else {
+            return false;
+        };
+        // the outermost loop from which on everything is hoistable and
+        // unconditional
+        let mut target = self.loops.len();
+        while target > 0 {
+            let l = &self.loops[target - 1];
+            if !l.hoistable || l.cond_depth != self.cond_depth {
+                break;
+            }
+            target -= 1;
+        }
+        let l = &self.loops[at];
+        if target > at || n < 1 || l.hi.ty != ix.ty || l.lo.ty != ix.ty {
+            return false;
+        }
+        // the first value, `lo + c`, must be in range: proven here
+        let Ok(c64) = i64::try_from(c) else {
+            return false;
+        };
+        let first = bin(BinOp::Add, l.lo.clone(), Expr::int(c64, ix.elem(), ix.span));
+        match env.expr(self.f, &first) {
+            Some(r) if r.within(0, n as i128 - 1) => {}
+            _ => return false,
+        }
+        let last = match c64 - 1 {
+            0 => l.hi.clone(),
+            d if d < 0 => bin(
+                BinOp::Sub,
+                l.hi.clone(),
+                Expr::int(-d, ix.elem(), l.hi.span),
+            ),
+            d => bin(BinOp::Add, l.hi.clone(), Expr::int(d, ix.elem(), l.hi.span)),
+        };
+        if self.loops[target].hoisted.contains(&(last.clone(), n)) {
+            return true; // the same check is already there
+        }
+        self.loops[target].hoisted.push((last.clone(), n));
+        self.sites.push(site.clone());
+        self.used = true;
+        let mut checked = last.clone();
+        let record = Expr::var(self.record, record_type(), ix.span);
+        wrap_in_check(&mut checked, n, self.sites.len() as u32 - 1, Some(record));
+        // runs: every loop from the target in is entered; then the check
+        let entered = self.loops[target..]
+            .iter()
+            .map(|l| bin(BinOp::Lt, l.lo.clone(), l.hi.clone()))
+            .reduce(|a, b| bin(BinOp::And, a, b));
+        let ok = bin(BinOp::Eq, checked, last);
+        let cond = match entered {
+            Some(e) => bin(
+                BinOp::Or,
+                Expr::new(
+                    ExprKind::Unary {
+                        op: UnOp::Not,
+                        arg: Box::new(e),
+                    },
+                    Type::Scalar(ElemTy::Bool),
+                    ix.span,
+                ),
+                ok,
+            ),
+            None => ok,
+        };
+        self.loops[target].checks.push(cond);
+        true
+    }
+}
+
+fn wrap_in_check(ix: &mut Expr, size: i64, site: u32, record: Option<Expr>) {
+    let span = ix.span;
+    let ty = ix.ty.clone();
+    let arg = std::mem::replace(ix, Expr::new(ExprKind::Int(0), ty.clone(), span));
+    *ix = Expr::new(
+        ExprKind::CheckIndex {
+            arg: Box::new(arg),
+            size,
+            site,
+            record: record.map(Box::new),
+        },
+        ty,
+        span,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::testutil::{for_loop, for_stmt, idx, int, program, store, var_e, FnBuilder};
+    use std::collections::BTreeSet;
+
+    /// The sites' variables, for tests.
+    fn checked(p: &Program) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        crate::passes::util::walk_exprs(&p.host.body, &mut |e| {
+            if let ExprKind::CheckIndex { record, .. } = &e.kind {
+                out.insert(if record.is_some() { "check" } else { "wrap" }.to_string());
+            }
+            true
+        });
+        out
+    }
+
+    fn run_on(p: &mut Program, checks: bool) {
+        let o = Options {
+            bounds_check: checks,
+            ..Options::default()
+        };
+        run(p, &o);
+        crate::ir::verify::verify_program(p).unwrap();
+    }
+
+    /// `for i in range(lo, hi): y[f(i)] = x[i]` over `x, y: f32[100]`.
+    fn shifted(lo: i64, hi: i64, index: impl Fn(Expr) -> Expr) -> Program {
+        let mut b = FnBuilder::new("f");
+        let x = b.array("x", ElemTy::F32, &[100]);
+        let y = b.array("y", ElemTy::F32, &[100]);
+        let i = b.index_var("i");
+        let f = &b.f;
+        let body = vec![store(
+            y,
+            vec![index(var_e(f, i))],
+            idx(f, x, vec![var_e(f, i)]),
+        )];
+        let l = for_loop(i, lo, hi, &[], body);
+        b.push(for_stmt(l));
+        program(b.f)
+    }
+
+    #[test]
+    fn proven_indices_cost_nothing() {
+        let mut p = shifted(0, 95, |i| bin(BinOp::Add, i, int(5)));
+        run_on(&mut p, true);
+        assert!(checked(&p).is_empty());
+        assert!(p.bounds.is_none());
+        assert_eq!(p.host.params.len(), 2);
+    }
+
+    #[test]
+    fn unproven_indices_are_checked() {
+        let mut p = shifted(0, 100, |i| bin(BinOp::Add, i, int(5)));
+        run_on(&mut p, true);
+        assert_eq!(checked(&p), BTreeSet::from(["check".to_string()]));
+        let b = p.bounds.as_ref().unwrap();
+        assert_eq!(b.sites.len(), 1);
+        assert_eq!(b.sites[0].array, "y");
+        assert_eq!(*p.host.params.last().unwrap(), b.record);
+    }
+
+    #[test]
+    fn negative_indices_wrap_without_a_check() {
+        let mut p = shifted(0, 100, |i| bin(BinOp::Sub, i, int(1)));
+        run_on(&mut p, true);
+        assert_eq!(checked(&p), BTreeSet::from(["wrap".to_string()]));
+        assert!(p.bounds.is_none());
+    }
+
+    #[test]
+    fn off_leaves_only_wrapping() {
+        let mut p = shifted(0, 100, |i| bin(BinOp::Add, i, int(5)));
+        run_on(&mut p, false);
+        assert!(checked(&p).is_empty());
+        let mut p = shifted(0, 100, |i| bin(BinOp::Sub, i, int(200)));
+        run_on(&mut p, false);
+        assert_eq!(checked(&p), BTreeSet::from(["wrap".to_string()]));
+    }
+}

@@ -1,0 +1,257 @@
+"""Bounds checks and 64-bit index arithmetic (issue 10, items 1-2).
+
+Indices proven in range cost nothing (no check in the code); the others are
+checked at run time and a failure is an IndexError naming the array, the
+index, the shape and the source line. Negative indices count from the end as
+in NumPy, whether their value is known at compile time or not.
+
+tests/test_cuda_programs.py re-collects every test here for the Cuda backend
+(`cpu_opts`, `run_both` and `expect_index_error` swapped), so the GPU check
+runs them on a GPU and every machine compiles them to a cubin.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def expect_index_error(fn, args, opts, *words):
+    """`fn(*args, opts=opts)` raises IndexError with each of `words` in
+    its message."""
+    with pytest.raises(IndexError) as e:
+        fn(*args, opts=opts)
+    for w in words:
+        assert w in str(e.value), str(e.value)
+
+
+def call(fn, args, opts):
+    """Runs `fn(*args, opts=opts)`; returns whether it ran (the Cuda dry run
+    of test_cuda_programs only compiles)."""
+    fn(*args, opts=opts)
+    return True
+
+
+def runs_compile_string(opts):
+    """compile_string can build and run the printed code here."""
+    if opts.backend != parpy.CompileBackend.Cuda:
+        return True
+    return (parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
+            and os.environ.get("PARPY_TEST_NO_NVCC") != "1")
+
+
+def code_of(fn, args, opts):
+    return parpy.print_compiled(fn, args, opts)
+
+
+@parpy.jit
+def shifted(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i + 5] = x[i]
+
+
+def test_a_store_past_the_end_raises():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(10, np.float32)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    line = open(__file__).read().split("\n").index("        y[i + 5] = x[i]") + 1
+    # one check of the last index, 9 + 5, in front of the loop
+    expect_index_error(shifted, [x, y, 10], opts,
+                       "index 14 ", "axis 0 of `y`", "shape (10,)", f"test_bounds.py:{line}",
+                       "y[i + 5] = x[i]")
+
+
+def test_a_proven_index_has_no_check():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(10, np.float32)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    assert "parpy_check_index" not in code_of(shifted, [x, y, 5], opts)
+    run_both(shifted, [x, y, 5], opts)
+
+
+@parpy.jit
+def scale(x, y, n, a):
+    parpy.label('i')
+    for i in range(n):
+        y[i] = x[i] * a
+
+
+def test_a_runtime_loop_bound_is_checked_once_in_front_of_the_loop():
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    opts = cpu_opts({'i': parpy.threads(4)}, specialize_scalars=False)
+    code = code_of(scale, [x, y, 16, 2.0], opts)
+    body = [ln for ln in code.splitlines() if "y[i] = " in ln]
+    assert body and not any("parpy_check_index" in ln for ln in body), code
+    assert "parpy_check_index(n - 1, 16" in code, code
+    run_both(scale, [x, y, 16, 2.0], opts)
+    run_both(scale, [x, y, 0, 2.0], opts)
+    expect_index_error(scale, [x, y, 17, 2.0], opts, "index 16 ", "shape (16,)")
+
+
+@parpy.jit
+def shifted_if(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        if x[i] > 100.0:
+            y[i + 5] = x[i]
+
+
+def test_a_conditional_access_is_checked_only_when_it_runs():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(10, np.float32)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(shifted_if, [x, y, 10], opts)
+    x[7] = 1000.0
+    expect_index_error(shifted_if, [x, y, 10], opts, "index 12 ", "`y`")
+
+
+@parpy.jit
+def gather(x, y, idx):
+    parpy.label('i')
+    for i in range(3):
+        y[i] = x[idx[i]]
+
+
+def test_indices_read_from_an_array_are_checked():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(3, np.float32)
+    opts = cpu_opts({'i': parpy.threads(3)})
+    # negative indices count from the end, as in NumPy
+    run_both(gather, [x, y, np.array([0, -1, -10], np.int64)], opts)
+    expect_index_error(gather, [x, y, np.array([0, 12, 1], np.int64)], opts,
+                       "index 12 ", "`x`", "shape (10,)")
+    expect_index_error(gather, [x, y, np.array([0, -11, 1], np.int64)], opts, "index -11 ")
+    # far away: an IndexError, not a crash
+    expect_index_error(gather, [x, y, np.array([10**12, 0, 1], np.int64)], opts,
+                       f"index {10**12} ")
+
+
+def test_bounds_check_off_removes_the_checks():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(3, np.float32)
+    opts = cpu_opts({'i': parpy.threads(3)}, bounds_check=False)
+    idx = np.array([0, -1, 4], np.int64)
+    code = code_of(gather, [x, y, idx], opts)
+    assert "parpy_check_index" not in code and "parpy-bounds" not in code
+    run_both(gather, [x, y, idx], opts)
+    assert cpu_opts().bounds_check is True
+
+
+@parpy.jit
+def read_at(x, y, k):
+    with parpy.gpu:
+        y[0] = x[k]
+
+
+def test_runtime_scalar_indices_wrap_and_are_checked():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(1, np.float32)
+    opts = cpu_opts(specialize_scalars=False)
+    run_both(read_at, [x, y, -1], opts)
+    run_both(read_at, [x, y, 9], opts)
+    expect_index_error(read_at, [x, y, 10], opts, "index 10 ", "`x`")
+    expect_index_error(read_at, [x, y, -11], opts, "index -11 ")
+
+
+@parpy.jit
+def stencil(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        if i > 0 and i < N - 1:
+            y[i] = x[i - 1] + x[i + 1]
+
+
+def test_guarded_stencil_is_proven():
+    x = np.arange(16, dtype=np.float64)
+    y = np.zeros(16)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    code = code_of(stencil, [x, y, 16], opts)
+    assert "parpy_check_index" not in code and "parpy_wrap_index" not in code
+    run_both(stencil, [x, y, 16], opts)
+
+
+@parpy.jit
+def pick(x, k):
+    return x[k]
+
+
+@parpy.jit
+def via_helper(x, y, idx):
+    parpy.label('i')
+    for i in range(3):
+        y[i] = pick(x, idx[i])
+
+
+def test_a_check_in_a_helper_reaches_the_caller():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(3, np.float32)
+    opts = cpu_opts({'i': parpy.threads(3)})
+    run_both(via_helper, [x, y, np.array([1, -2, 3], np.int64)], opts)
+    expect_index_error(via_helper, [x, y, np.array([1, 2, 30], np.int64)], opts,
+                       "index 30 ", "`x`", "return x[k]")
+
+
+def test_compile_string_reports_the_failed_check():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(3, np.float32)
+    opts = cpu_opts({'i': parpy.threads(3)})
+    idx = np.array([0, 1, 2], np.int64)
+    code = code_of(gather, [x, y, idx], opts)
+    assert "// parpy-bounds: is out of bounds for axis 0 of `x`" in code
+    if not runs_compile_string(opts):
+        return
+    built = parpy.compile_string("gather", code, opts)
+    built(x, y, idx)
+    np.testing.assert_array_equal(y, x[:3])
+    with pytest.raises(IndexError, match="index 11 is out of bounds for axis 0 of `x`"):
+        built(x, y, np.array([0, 11, 2], np.int64))
+
+
+@parpy.jit
+def corner(x, y):
+    with parpy.gpu:
+        y[0] = x[65536, 32767]
+
+
+def test_offsets_past_2_31_elements_are_64_bit():
+    # 2^31 + 32768 bytes of zeros: mapped lazily, only one page is touched
+    x = np.zeros((65537, 32768), np.int8)
+    x[65536, 32767] = 7
+    y = np.zeros(1, np.int8)
+    opts = cpu_opts()
+    code = code_of(corner, [x, y], opts)
+    assert "x[65536 * 32768" not in code, code
+    if call(corner, [x, y], opts):
+        assert y[0] == 7
+
+
+@parpy.jit
+def corner_at(x, y, i, j):
+    with parpy.gpu:
+        y[0] = x[i, j]
+
+
+def test_int32_indices_into_a_wide_array_are_widened():
+    x = np.zeros((65537, 32768), np.int8)
+    x[65536, 32767] = 5
+    y = np.zeros(1, np.int8)
+    opts = cpu_opts(force_int_size=32, specialize_scalars=False)
+    code = code_of(corner_at, [x, y, 65536, 32767], opts)
+    assert "(int64_t)" in code or "(long)" in code, code
+    if call(corner_at, [x, y, 65536, 32767], opts):
+        assert y[0] == 5
+
+
+def test_int32_indices_cannot_reach_past_2_31_elements():
+    x = np.zeros(2**31 + 8, np.int8)
+    y = np.zeros(1, np.int8)
+    opts = cpu_opts(force_int_size=32)
+    with pytest.raises(parpy.CompileError, match="force_int_size=32"):
+        code_of(corner_at, [x.reshape(1, -1), y, 0, 2**31 + 1], opts)
