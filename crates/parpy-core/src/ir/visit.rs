@@ -72,6 +72,15 @@ pub fn stmt_exprs_mut(s: &mut Stmt) -> Vec<&mut Expr> {
     }
 }
 
+/// Calls `f` on every statement of a block, nested blocks included,
+/// outermost first.
+pub fn walk_stmts(b: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+    for s in b {
+        f(s);
+        sub_blocks(s).into_iter().for_each(|sub| walk_stmts(sub, f));
+    }
+}
+
 /// Calls `f` on every expression of a block, nested blocks included,
 /// outermost first; where `f` returns false the expression's operands are
 /// skipped.

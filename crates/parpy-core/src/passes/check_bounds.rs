@@ -95,7 +95,7 @@ fn pass_record(f: &mut Function, rec: &mut Option<VarId>, takes: &[Option<usize>
 }
 
 fn count_calls(b: &Block, takes: &[Option<usize>], n: &mut usize) {
-    crate::passes::util::walk_exprs(b, &mut |e| {
+    crate::ir::visit::walk_exprs(b, &mut |e| {
         if let ExprKind::Call { func, args } = &e.kind {
             if needs_record(func.0 as usize, args, takes) {
                 *n += 1;
@@ -123,10 +123,10 @@ fn append_record(e: &mut Expr, takes: &[Option<usize>], arg: &Expr) {
 
 fn for_each_expr(b: &mut Block, f: &mut dyn FnMut(&mut Expr)) {
     for s in b.iter_mut() {
-        for e in crate::passes::util::stmt_exprs_mut(s) {
+        for e in crate::ir::visit::stmt_exprs_mut(s) {
             f(e);
         }
-        for sub in crate::passes::util::sub_blocks_mut(s) {
+        for sub in crate::ir::visit::sub_blocks_mut(s) {
             for_each_expr(sub, f);
         }
     }
@@ -185,7 +185,7 @@ fn count_assignments(b: &Block, out: &mut BTreeMap<VarId, usize>) {
                 *out.entry(r.acc).or_default() += 2;
             }
         }
-        for sub in crate::passes::util::sub_blocks(s) {
+        for sub in crate::ir::visit::sub_blocks(s) {
             count_assignments(sub, out);
         }
     }
@@ -488,7 +488,7 @@ mod tests {
     /// The sites' variables, for tests.
     fn checked(p: &Program) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        crate::passes::util::walk_exprs(&p.host.body, &mut |e| {
+        crate::ir::visit::walk_exprs(&p.host.body, &mut |e| {
             if let ExprKind::CheckIndex { record, .. } = &e.kind {
                 out.insert(if record.is_some() { "check" } else { "wrap" }.to_string());
             }

@@ -112,6 +112,9 @@ pub struct Plan {
     /// back by [`Plan::run`], not passed by the caller) and what each
     /// site says after `index N `.
     bounds: Option<Vec<String>>,
+    /// Some kernel takes the record: it lives on the device for the call.
+    /// (Checks in host code alone fail before any launch and need none.)
+    device_record: bool,
 }
 
 fn unsupported(what: &str, f: &Function) -> CudaError {
@@ -198,12 +201,22 @@ impl Plan {
             .bounds
             .as_ref()
             .map(|b| b.sites.iter().map(|s| s.describe()).collect::<Vec<_>>());
+        let device_record = program.bounds.as_ref().is_some_and(|b| {
+            let mut launched = false;
+            parpy_core::ir::visit::walk_stmts(&host.body, &mut |s| {
+                if let StmtKind::Launch { args, .. } = &s.kind {
+                    launched |= args.contains(&b.record);
+                }
+            });
+            launched
+        });
         Ok(Plan {
             name: host.name.clone(),
             host: host.clone(),
             kernels,
             temporaries,
             bounds,
+            device_record,
         })
     }
 
@@ -220,6 +233,10 @@ impl Plan {
             return self.run_with(dev, args);
         };
         let mut all = args.to_vec();
+        if !self.device_record {
+            all.push(0);
+            return self.run_with(dev, &all);
+        }
         let rec = dev.alloc(16)?;
         all.push(rec);
         let mut result = dev

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <math.h>
 
-static inline int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
+static inline __attribute__((unused)) int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
   int64_t j = i < 0 ? i + n : i;
   if (j >= 0 && j < n) {
     return j;

@@ -26,7 +26,7 @@ typedef unsigned long long uint64_t;
 #include <cuda_runtime.h>
 #endif
 
-static __host__ __device__ inline int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
+static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
   int64_t j = i < 0 ? i + n : i;
   if (j >= 0 && j < n) {
     return j;

@@ -343,25 +343,37 @@ def manual_sum(x, acc, N):
     assert!(dev.launches.borrow()[0].3.contains(&0x1000_0000));
 }
 
+const GATHER: &str = "@parpy.jit
+def gather(x, y, idx):
+    parpy.label('i')
+    for i in range(100):
+        y[i] = x[idx[i]]
+";
+
 #[test]
 fn a_failed_index_check_is_reported_after_the_launches() {
-    // N is passed at run time: `x[i + 1]` cannot be proven in range
+    // `x[idx[i]]` is checked on the device
     let p = program(
-        SMOOTH,
-        &[arr(ElemTy::F32, 100), arr(ElemTy::F32, 100), int(), int()],
-        &[("a", 100), ("b", 100)],
+        GATHER,
+        &[
+            arr(ElemTy::F32, 100),
+            arr(ElemTy::F32, 100),
+            arr(ElemTy::I64, 100),
+        ],
+        &[("i", 100)],
     );
     let sites = &p.bounds.as_ref().expect("index checks").sites;
+    assert_eq!(sites.len(), 1);
     let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
     // no failure: the record is allocated, zeroed, read back and freed
     let dev = Mock::default();
-    plan.run(&dev, &[0xA000, 0xB000, 1, 100]).unwrap();
+    plan.run(&dev, &[0xA000, 0xB000, 0xC000]).unwrap();
     let rec = dev.allocs.borrow()[0];
     assert_eq!(rec.1, 16);
     assert_eq!(dev.writes.borrow()[0], (rec.0, vec![0u8; 16]));
     assert_eq!(*dev.reads.borrow(), vec![rec.0]);
     assert!(dev.frees.borrow().contains(&rec.0));
-    // every launch gets the record as its last argument
+    // the kernel gets the record as its last argument
     assert!(dev
         .launches
         .borrow()
@@ -369,21 +381,46 @@ fn a_failed_index_check_is_reported_after_the_launches() {
         .all(|l| l.3.last() == Some(&rec.0)));
     // a failure: IndexOutOfBounds naming the site
     let dev = Mock {
-        failed_check: Some([sites.len() as i64, 120]),
+        failed_check: Some([1, 120]),
         ..Mock::default()
     };
-    let e = plan.run(&dev, &[0xA000, 0xB000, 1, 121]).unwrap_err();
-    let last = sites.last().unwrap();
-    match e {
+    match plan.run(&dev, &[0xA000, 0xB000, 0xC000]).unwrap_err() {
         CudaError::IndexOutOfBounds(msg) => {
             assert!(
-                msg.starts_with("`smooth`: index 120 is out of bounds"),
+                msg.starts_with("`gather`: index 120 is out of bounds for axis 0 of `x`"),
                 "{msg}"
             );
-            assert!(msg.contains(&format!("of `{}`", last.array)), "{msg}");
         }
         e => panic!("{e}"),
     }
+}
+
+#[test]
+fn a_check_in_front_of_a_loop_fails_before_the_launch() {
+    // N is passed at run time: `x[i + 1]` for i < N - 1 is checked once,
+    // on the host
+    let p = program(
+        SMOOTH,
+        &[arr(ElemTy::F32, 100), arr(ElemTy::F32, 100), int(), int()],
+        &[("a", 100), ("b", 100)],
+    );
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    let dev = Mock::default();
+    plan.run(&dev, &[0xA000, 0xB000, 1, 100]).unwrap();
+    assert_eq!(dev.launches.borrow().len(), 2);
+    // no kernel checks: no record on the device, nothing read back
+    assert!(dev.allocs.borrow().is_empty() && dev.reads.borrow().is_empty());
+    let dev = Mock::default();
+    match plan.run(&dev, &[0xA000, 0xB000, 1, 102]).unwrap_err() {
+        CudaError::IndexOutOfBounds(msg) => {
+            assert!(
+                msg.starts_with("`smooth`: index 100 is out of bounds"),
+                "{msg}"
+            );
+        }
+        e => panic!("{e}"),
+    }
+    assert!(dev.launches.borrow().is_empty());
 }
 
 #[test]
@@ -456,8 +493,8 @@ fn host_code_reads_device_temporaries() {
     let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
     let dev = Mock::default();
     plan.run(&dev, &[0xA000, 0xB000, 100, 100]).unwrap();
-    // t[0], then the bounds record (N is not known: `x[i + 1]` is checked)
-    assert_eq!(dev.reads.borrow().len(), 2);
+    // t[0] (`x[i + 1]` is checked in front of the loops, on the host)
+    assert_eq!(dev.reads.borrow().len(), 1);
     assert_eq!(dev.launches.borrow().len(), 6);
     assert_eq!(
         unpack(1.5f32.to_bits() as u64, ElemTy::F32),
