@@ -289,9 +289,7 @@ enum PreludeFn {
     Shr(ElemTy),
     /// A dialect's warp-reduction helper.
     Warp(ReduceOp, ElemTy),
-    /// `parpy_wrap_index`: a negative index counts from the end.
-    WrapIndex,
-    /// `parpy_check_index`: wrap, and record an index out of bounds.
+    /// `parpy_check_index`: record an index out of bounds.
     CheckIndex,
 }
 
@@ -558,13 +556,10 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::Min(e) => (e, format!("{q} T parpy_min_S(T a, T b) {{\n  return b < a ? b : a;\n}}\n")),
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
             PreludeFn::Warp(..) => continue,
-            // (used by host code alone, they are still in a GPU's device
+            // (used by host code alone, it is still in a GPU's device
             // code: `unused` keeps NVRTC quiet)
-            PreludeFn::WrapIndex => (ElemTy::I64, format!(
-                "{q} __attribute__((unused)) T parpy_wrap_index(T i, T n) {{\n  return i < 0 ? i + n : i;\n}}\n"
-            )),
             PreludeFn::CheckIndex => (ElemTy::I64, format!(
-                "{q} __attribute__((unused)) T parpy_check_index(T i, T n, T site, T *rec) {{\n  T j = i < 0 ? i + n : i;\n  if (j >= 0 && j < n) {{\n    return j;\n  }}\n{}  return 0;\n}}\n",
+                "{q} __attribute__((unused)) T parpy_check_index(T i, T n, T site, T *rec) {{\n  if (i >= 0 && i < n) {{\n    return i;\n  }}\n{}  return 0;\n}}\n",
                 d.bounds_record()
             )),
         };
@@ -1179,10 +1174,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                             P_POSTFIX,
                         )
                     }
-                    None => {
-                        self.prelude.insert(PreludeFn::WrapIndex);
-                        (format!("parpy_wrap_index({a}, {n})"), P_POSTFIX)
-                    }
+                    None => self.expr(arg)?,
                 }
             }
             ExprKind::Unary { op, arg } => {

@@ -377,12 +377,12 @@ pub enum ExprKind {
         op: ReduceOp,
         arg: Box<Expr>,
     },
-    /// An array index made safe at run time (`passes::check_bounds`; its
-    /// type is `arg`'s): a negative `arg` counts from the end (`arg + size`,
-    /// as NumPy). With a `record` (the function's bounds-record array), an
-    /// index still outside `[0, size)` stores `[site + 1, arg]` into the
-    /// record unless an earlier failure is there, and yields 0, so memory
-    /// is never touched out of bounds.
+    /// An array index checked at run time (`passes::check_bounds`; its type
+    /// is `arg`'s; sema has already made a negative index count from the
+    /// end): an `arg` outside `[0, size)` stores `[site + 1, arg]` into the
+    /// `record` (the function's bounds-record array) unless an earlier
+    /// failure is there, and yields 0, so memory is never touched out of
+    /// bounds. Without a record it is `arg` unchecked.
     CheckIndex {
         arg: Box<Expr>,
         size: i64,

@@ -100,7 +100,22 @@ impl Ranges {
                 let a = self.expr(f, arg)?;
                 Interval::new(-a.hi, -a.lo)
             }
-            ExprKind::Select { then, else_, .. } => self.expr(f, then)?.union(self.expr(f, else_)?),
+            ExprKind::Select { cond, then, else_ } => match wrap_of(cond, then, else_) {
+                // `a < 0 ? a + c : a` (sema's negative index): each side
+                // only where it is taken
+                Some((a, c)) => {
+                    let r = self.expr(f, a)?;
+                    let neg = (r.lo < 0).then(|| Interval::new(r.lo + c, r.hi.min(-1) + c));
+                    let pos = (r.hi >= 0).then(|| Interval::new(r.lo.max(0), r.hi));
+                    match (neg, pos) {
+                        (Some(n), Some(p)) => n.union(p),
+                        (Some(n), None) => n,
+                        (None, Some(p)) => p,
+                        (None, None) => all,
+                    }
+                }
+                None => self.expr(f, then)?.union(self.expr(f, else_)?),
+            },
             ExprKind::CheckIndex { size, .. } => Interval::new(0, (*size - 1).max(0) as i128),
             ExprKind::Binary { op, lhs, rhs } if !op.is_comparison() => {
                 match (self.expr(f, lhs), self.expr(f, rhs)) {
@@ -174,6 +189,32 @@ impl Ranges {
             _ => Interval::new(cur.lo.max(b.lo - c), cur.hi),
         };
         self.vars.insert(v, n);
+    }
+}
+
+/// `a < 0 ? a + c : a` as `(a, c)`.
+fn wrap_of<'e>(cond: &'e Expr, then: &'e Expr, else_: &'e Expr) -> Option<(&'e Expr, i128)> {
+    let ExprKind::Binary {
+        op: BinOp::Lt,
+        lhs,
+        rhs,
+    } = &cond.kind
+    else {
+        return None;
+    };
+    let ExprKind::Binary {
+        op: BinOp::Add,
+        lhs: a,
+        rhs: c,
+    } = &then.kind
+    else {
+        return None;
+    };
+    match (&rhs.kind, &c.kind) {
+        (ExprKind::Int(0), ExprKind::Int(c)) if **lhs == *else_ && **a == *else_ && *c > 0 => {
+            Some((else_, *c as i128))
+        }
+        _ => None,
     }
 }
 

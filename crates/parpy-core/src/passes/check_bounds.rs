@@ -1,10 +1,10 @@
 //! Array indices made safe: each index the range analysis (`ir::range`)
-//! proves inside its dimension is left as it is (no cost); one that may be
-//! negative but not below `-size` only counts from the end, as NumPy does;
-//! any other becomes a run-time check ([`ExprKind::CheckIndex`]) that
-//! records the first failure in a record array the caller reads after the
-//! call (an `IndexError` in Python). With `bounds_check` off (and on Metal,
-//! which has no run-time record yet) indices are only wrapped.
+//! proves inside its dimension is left as it is (no cost); any other
+//! becomes a run-time check ([`ExprKind::CheckIndex`]) that records the
+//! first failure in a record array the caller reads after the call (an
+//! `IndexError` in Python). Negative indices were already made to count
+//! from the end by sema (`ir::range` knows that form). With `bounds_check`
+//! off (and on Metal, which has no run-time record yet) nothing is checked.
 //!
 //! Runs before outlining: loops still have their bounds, and the record,
 //! a host parameter, reaches kernels as any array they use. Helpers that
@@ -360,13 +360,7 @@ impl Guard<'_> {
             if r.within(0, n128 - 1) {
                 continue;
             }
-            let only_wrap = r.within(-n128, n128 - 1);
-            if !self.checks || only_wrap {
-                if r.lo >= 0 {
-                    // no check asked and never negative: nothing to do
-                    continue;
-                }
-                wrap_in_check(ix, n, 0, None);
+            if !self.checks {
                 continue;
             }
             let site = BoundsSite {
@@ -490,7 +484,7 @@ mod tests {
         let mut out = BTreeSet::new();
         crate::ir::visit::walk_exprs(&p.host.body, &mut |e| {
             if let ExprKind::CheckIndex { record, .. } = &e.kind {
-                out.insert(if record.is_some() { "check" } else { "wrap" }.to_string());
+                out.insert(if record.is_some() { "check" } else { "none" }.to_string());
             }
             true
         });
@@ -544,20 +538,20 @@ mod tests {
     }
 
     #[test]
-    fn negative_indices_wrap_without_a_check() {
+    fn a_possibly_negative_index_is_checked() {
+        // (sema wraps negative indices first; this IR has no wrap)
         let mut p = shifted(0, 100, |i| bin(BinOp::Sub, i, int(1)));
         run_on(&mut p, true);
-        assert_eq!(checked(&p), BTreeSet::from(["wrap".to_string()]));
-        assert!(p.bounds.is_none());
+        assert_eq!(checked(&p), BTreeSet::from(["check".to_string()]));
     }
 
     #[test]
-    fn off_leaves_only_wrapping() {
+    fn off_leaves_no_check() {
         let mut p = shifted(0, 100, |i| bin(BinOp::Add, i, int(5)));
         run_on(&mut p, false);
         assert!(checked(&p).is_empty());
         let mut p = shifted(0, 100, |i| bin(BinOp::Sub, i, int(200)));
         run_on(&mut p, false);
-        assert_eq!(checked(&p), BTreeSet::from(["wrap".to_string()]));
+        assert!(checked(&p).is_empty());
     }
 }

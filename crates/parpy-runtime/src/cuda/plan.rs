@@ -654,16 +654,13 @@ impl Exec<'_> {
                 record,
             } => {
                 let i = self.eval(arg)?.as_i64();
-                let j = if i < 0 { i.wrapping_add(*size) } else { i };
-                if (0..*size).contains(&j) {
-                    Value::Int(j)
-                } else if record.is_some() {
+                if (0..*size).contains(&i) || record.is_none() {
+                    Value::Int(i)
+                } else {
                     // on the host: stop before launching anything more
                     let sites = self.plan.bounds.as_deref().unwrap_or_default();
                     let msg = crate::bounds_error(&self.plan.name, sites, [*site as i64 + 1, i]);
                     return Err(CudaError::IndexOutOfBounds(msg.unwrap_or_default()));
-                } else {
-                    Value::Int(0)
                 }
             }
             ExprKind::Math { func, args } => {

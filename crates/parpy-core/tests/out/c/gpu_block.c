@@ -10,9 +10,8 @@
 #include <math.h>
 
 static inline __attribute__((unused)) int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
-  int64_t j = i < 0 ? i + n : i;
-  if (j >= 0 && j < n) {
-    return j;
+  if (i >= 0 && i < n) {
+    return i;
   }
   int64_t none = 0;
   if (__atomic_compare_exchange_n(rec, &none, site + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {

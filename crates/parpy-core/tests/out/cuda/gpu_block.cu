@@ -27,9 +27,8 @@ typedef unsigned long long uint64_t;
 #endif
 
 static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
-  int64_t j = i < 0 ? i + n : i;
-  if (j >= 0 && j < n) {
-    return j;
+  if (i >= 0 && i < n) {
+    return i;
   }
 #ifdef __CUDA_ARCH__
   if (atomicCAS((unsigned long long *)rec, 0ull, (unsigned long long)(site + 1)) == 0ull) {
