@@ -7,8 +7,8 @@
 //! 5. [`check_host_device`] — GPU backends only: host code may not touch
 //!    device arrays (the combine step of a top-level `par_reduction()` moves
 //!    to the device).
-//! 6. [`check_bounds`] — indices not proven in range: wrapped (negative)
-//!    or checked at run time (a record the caller reads).
+//! 6. [`check_bounds`] — indices not proven in range are checked at run
+//!    time (a record the caller reads).
 //! 7. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels.
 //! 7a. [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a
