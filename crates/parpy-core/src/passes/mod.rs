@@ -9,8 +9,8 @@
 //!    to the device).
 //! 6. [`check_bounds`] — indices not proven in range are checked at run
 //!    time (a record the caller reads).
-//! 7. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels.
-//! 7a. [`gpu_block_levels`] — GPU backends only: a parallel level whose
+//! 7. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels;
+//!    then [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a
 //!    middle level runs sequentially, the innermost within one block).
 //! 8. [`gpu_host_reads`] — GPU backends only: host reads of device
@@ -212,7 +212,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 12);
+        assert_eq!(PASSES.len(), 13);
     }
 
     #[test]
