@@ -186,14 +186,7 @@ fn remove_entry(path: &Path) {
     }
 }
 
-pub fn sha256_hex(data: &[u8]) -> String {
-    let digest = Sha256::digest(data);
-    let mut s = String::with_capacity(64);
-    for b in digest.iter() {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
+pub use crate::hash::sha256_hex;
 
 /// What happened on a lookup (for tests and `verbose` output).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -230,7 +230,7 @@ fn identity_of(path: &Path) -> String {
         return h.clone();
     }
     let hash = std::fs::read(path)
-        .map(|b| crate::cache::sha256_hex(&b))
+        .map(|b| crate::hash::sha256_hex(&b))
         .unwrap_or_else(|e| format!("unreadable ({e})"));
     let id = format!("{}|{hash}", path.display());
     table
@@ -277,7 +277,7 @@ pub fn target_cpu() -> &'static str {
         format!(
             "{}|{}",
             std::env::consts::ARCH,
-            crate::cache::sha256_hex(parts.join("\n").as_bytes())
+            crate::hash::sha256_hex(parts.join("\n").as_bytes())
         )
     })
 }
@@ -294,7 +294,7 @@ mod tests {
         // the program's content hash, not its size and mtime
         let bytes = std::fs::read(&c.path).unwrap();
         assert!(
-            c.identity.ends_with(&crate::cache::sha256_hex(&bytes)),
+            c.identity.ends_with(&crate::hash::sha256_hex(&bytes)),
             "{}",
             c.identity
         );

@@ -16,6 +16,7 @@ pub mod cache;
 pub mod cc;
 pub mod cuda;
 pub mod env;
+pub mod hash;
 pub mod header;
 pub mod library;
 
@@ -82,7 +83,7 @@ pub fn build_and_load_outcome(
     symbol: &str,
     flags: &BuildFlags,
     cache: &DiskCache,
-) -> Result<(LoadedEntry, cache::Outcome), RuntimeError> {
+) -> Result<(LoadedEntry, Outcome), RuntimeError> {
     let compiler = Compiler::find()?;
     // A `clear_cache()` in another thread or process may remove the entry
     // between its verification and the load: the library is loaded through
