@@ -381,7 +381,7 @@ def test_print_compiled_on_undecorated_function():
 
 def test_unused_label_warns(tmp_path):
     x = np.arange(4.0)
-    opts = cpu({'i': parpy.threads(2), 'nowhere': parpy.threads(2)}, tmp_path)
+    opts = cpu({'nowhere': parpy.threads(2)}, tmp_path)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         axpy(x, x.copy(), 1.0, 4, opts=opts)
@@ -390,7 +390,9 @@ def test_unused_label_warns(tmp_path):
 
 
 def test_exception_classes():
-    assert issubclass(parpy.CompileError, Exception)
+    assert issubclass(parpy.CompileError, RuntimeError)
+    assert issubclass(parpy.CompileTypeError, parpy.CompileError)
+    assert issubclass(parpy.CompileTypeError, TypeError)
     assert issubclass(parpy.InternalError, Exception)
     assert issubclass(parpy.ParpyWarning, UserWarning)
     assert not issubclass(parpy.CompileError, parpy.InternalError)

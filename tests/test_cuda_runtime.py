@@ -354,8 +354,8 @@ def test_torch_is_not_imported_and_fake_tensors_are_recognised():
         assert "torch" not in sys.modules, "calling imported torch"
         {textwrap.indent(FAKE_TORCH, '        ').strip()}
         sys.modules["torch"] = torch
-        for t, want in [(Tensor(-1), "is a torch tensor on the CPU"),
-                        (Tensor(0, contiguous=False), "is not contiguous"),
+        # (tensors in host memory are read in place: test_parpy_compat.py)
+        for t, want in [(Tensor(0, contiguous=False), "is not contiguous"),
                         (Tensor(0), "is a CUDA device array")]:
             try:
                 tp.sum_rows(t, y, 4, opts=opts)

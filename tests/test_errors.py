@@ -232,10 +232,32 @@ def test_unused_label_warns():
     fn = parpy.jit(mod.copy)
     x = np.arange(10, dtype=np.float64)
     y = np.zeros(10, np.float64)
-    opts = cpu_opts({'N': parpy.threads(4), 'Nope': parpy.threads(8)})
+    opts = cpu_opts({'Nope': parpy.threads(8)})
     with pytest.warns(parpy.ParpyWarning, match="Nope"):
         fn(x, y, 10, opts=opts)
     np.testing.assert_array_equal(x, y)
+
+
+def test_shared_spec_does_not_warn_for_absent_labels():
+    # one specification for several functions: `K` is not in `copy`, but
+    # `N` is, so nothing warns (ParPy's programs share specs like this)
+    mod = load("labels")
+    fn = parpy.jit(mod.copy)
+    x = np.arange(10, dtype=np.float64)
+    y = np.zeros(10, np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fn(x, y, 10, opts=cpu_opts({'N': parpy.threads(4), 'K': parpy.threads(8)}))
+    np.testing.assert_array_equal(x, y)
+
+
+def test_label_differing_in_case_warns():
+    mod = load("labels")
+    fn = parpy.jit(mod.copy)
+    x = np.arange(10, dtype=np.float64)
+    y = np.zeros(10, np.float64)
+    with pytest.warns(parpy.ParpyWarning, match="`n`"):
+        fn(x, y, 10, opts=cpu_opts({'n': parpy.threads(4)}))
 
 
 def test_used_labels_do_not_warn():

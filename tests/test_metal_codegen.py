@@ -336,7 +336,7 @@ def test_float64_array_is_an_error_pointing_at_the_argument():
     with pytest.raises(parpy.CompileError) as e:
         parpy.print_compiled(tp.sum_rows, [x, y, 4], metal_opts({'outer': T(4)}))
     msg = str(e.value)
-    assert "Metal has no 64-bit floats, but argument `x` is a float64 array" in msg
+    assert "Metal does not support double-precision floating-point numbers (float64), but argument `x` is a float64 array" in msg
     assert "def sum_rows(x, y, N):" in msg
     assert "astype(numpy.float32)" in msg
 

@@ -6,6 +6,7 @@ this package is the thin public layer over it.
 
 from __future__ import annotations
 
+import enum
 from builtins import sum as builtins_sum
 from typing import Any, Callable, Optional
 
@@ -15,10 +16,12 @@ from ._native import (
     CompileBackend,
     CompileError,
     CompileOptions,
+    CompileTypeError,
     InternalError,
     JitFunction,
     LoopPar,
     ParpyWarning,
+    backend_available,
     clear_cache,
     compile_string,
     par,
@@ -26,6 +29,8 @@ from ._native import (
     threads,
 )
 from . import backend, builtin, math, operators, types
+from . import parpy  # noqa: F401  (ParPy's module of native names)
+from . import buffer  # noqa: F401  (parpy.buffer.from_array, ...)
 from . import _pickle  # noqa: F401  (registers pickling of jit functions and options)
 from ._builtins import Namespace as _Namespace
 from ._builtins import mark as _mark
@@ -35,10 +40,11 @@ __version__: str = _native.__version__
 
 __all__ = [
     "jit", "label", "threads", "par", "reduce", "LoopPar", "CompileOptions",
-    "BuildError", "CompileBackend", "CompileError", "InternalError", "ParpyWarning",
-    "print_compiled", "compile_string", "clear_cache", "sync", "gpu", "sum",
-    "operators", "math", "builtin", "types", "backend", "ElemSize",
-    "JitFunction", "explain",
+    "BuildError", "CompileBackend", "CompileError", "CompileTypeError",
+    "InternalError", "ParpyWarning", "print_compiled", "compile_string",
+    "clear_cache", "sync", "gpu", "sum", "operators", "math", "builtin", "types",
+    "backend", "ElemSize", "JitFunction", "explain", "par_reduction", "Target",
+    "backend_available", "buffer",
 ]
 
 
@@ -115,11 +121,26 @@ reduce = _Reduce(
 )
 
 
-def sync() -> None:
+def par_reduction() -> LoopPar:
+    """A reduction loop without a thread count of its own (ParPy's
+    `parpy.par_reduction()`); same as `parpy.reduce()`."""
+    return _native.reduce_marker(None)
+
+
+class Target(enum.Enum):
+    """Where an external function runs (ParPy's `parpy.Target`)."""
+
+    Host = 0
+    Device = 1
+
+
+def sync(backend: Optional[CompileBackend] = None) -> None:
     """Waits for the GPUs parpy has used to finish their work (calls with
     torch or other device arrays return before the kernels end); an error
-    from that work is raised here. Nothing to wait for on the CPU."""
-    _native._cuda_sync()
+    from that work is raised here. Nothing to wait for on the CPU.
+    `backend` (ParPy's spelling) may name the backend; only Cuda waits."""
+    if backend is None or backend == CompileBackend.Cuda:
+        _native._cuda_sync()
 
 
 

@@ -135,6 +135,9 @@ pub struct Diagnostic {
     pub notes: Vec<String>,
     /// Suggested fixes (`= help: ...`).
     pub help: Vec<String>,
+    /// A value of the wrong type or kind reached an operation, a parameter
+    /// annotation or a backend (the binding raises a `TypeError` subclass).
+    pub type_error: bool,
 }
 
 impl Diagnostic {
@@ -145,6 +148,7 @@ impl Diagnostic {
             labels: vec![],
             notes: vec![],
             help: vec![],
+            type_error: false,
         }
     }
     pub fn warning(message: impl Into<String>) -> Diagnostic {
@@ -177,6 +181,11 @@ impl Diagnostic {
     }
     pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help.push(help.into());
+        self
+    }
+    /// Marks a type error (see `type_error`).
+    pub fn type_error(mut self) -> Diagnostic {
+        self.type_error = true;
         self
     }
     pub fn is_error(&self) -> bool {

@@ -22,6 +22,19 @@ impl fmt::Display for CompileError {
     }
 }
 
+impl CompileError {
+    /// Whether the first error is a type error (`Diagnostic::type_error`).
+    pub fn is_type_error(&self) -> bool {
+        match self {
+            CompileError::User(d) => d
+                .iter()
+                .find(|d| d.is_error())
+                .is_some_and(|d| d.type_error),
+            CompileError::Internal(_) => false,
+        }
+    }
+}
+
 impl From<Vec<Diagnostic>> for CompileError {
     fn from(d: Vec<Diagnostic>) -> CompileError {
         CompileError::User(d)

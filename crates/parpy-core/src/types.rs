@@ -63,6 +63,19 @@ impl ElemTy {
         })
     }
     /// Size in bytes of one element.
+    /// The smallest and largest value of an integer type (`None` otherwise).
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        if !self.is_int() {
+            return None;
+        }
+        let bits = self.size() as u32 * 8;
+        Some(if self.is_signed_int() {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        })
+    }
+
     pub fn size(self) -> usize {
         match self {
             ElemTy::Bool | ElemTy::I8 | ElemTy::U8 => 1,

@@ -36,7 +36,24 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_cuda_nvrtc_loaded, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_arg_kind, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_sync, m)?)?;
+    m.add_function(wrap_pyfunction!(_scalar_sizes, m)?)?;
     Ok(())
+}
+
+/// `(int, float)`: the `parpy.types` element types of Python ints and
+/// floats under `opts` (what ParPy calls `ScalarSizes`).
+#[pyfunction]
+fn _scalar_sizes<'py>(
+    py: Python<'py>,
+    opts: &Bound<'py, CompileOptions>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let d = opts.get().snapshot();
+    let (backend, _) = backend::resolve(d.backend);
+    let (i, f) = d.scalar_types(backend);
+    Ok((
+        crate::options::elem_type_object(py, i)?,
+        crate::options::elem_type_object(py, f)?,
+    ))
 }
 
 /// Compiles `fun` (a jit or plain function) for `args` on `backend`, with
@@ -61,6 +78,12 @@ fn compile_with(
         func: &name,
         params: &params,
     };
+    let py_func = match fun.cast::<jit::JitFunction>() {
+        Ok(j) => j.getattr("py_func")?,
+        Err(_) => fun.clone(),
+    };
+    let tuple = pyo3::types::PyTuple::new(py, &items)?;
+    let _symbols = crate::resolver::check_value_annotations(&py_func, tuple.as_any())?;
     let types = args::inspect_all(items, data.specialize_scalars, &ctx)?
         .into_iter()
         .map(|r| r.ty)

@@ -65,6 +65,16 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             )),
         });
     }
+    if str_attr(obj, "__parpy_annotation__").as_deref() == Some("symbol") {
+        return Ok(match crate::resolver::symbol_value(obj.as_ptr() as usize) {
+            Some(v) => Resolved::Const(ScalarValue::Int(v)),
+            None => Resolved::Unsupported(
+                "a shape symbol (parpy.types.symbol()) that no parameter annotation of the \
+                 called function binds"
+                    .into(),
+            ),
+        });
+    }
     let builtins = py.import("builtins")?;
     for name in ["range", "min", "max", "abs", "float", "int", "len"] {
         if obj.is(&builtins.getattr(name)?) {

@@ -87,6 +87,7 @@ impl CompiledString {
                             continue;
                         }
                     }
+                    let a = args::host_numpy_view(&a)?.unwrap_or(a);
                     let arr = a.cast::<PyUntypedArray>().map_err(|_| {
                         PyTypeError::new_err(format!(
                             "argument `{pname}` of `{}` must be a NumPy array of {}, got {}",

@@ -11,8 +11,8 @@ pub mod exc {
     pyo3::create_exception!(
         parpy,
         CompileError,
-        pyo3::exceptions::PyException,
-        "A mistake in a parpy program or its options, found by the compiler."
+        pyo3::exceptions::PyRuntimeError,
+        "A mistake in a parpy program or its options, found by the compiler (a RuntimeError)."
     );
     pyo3::create_exception!(
         parpy,
@@ -76,8 +76,38 @@ pub fn build_error_to_py(e: parpy_runtime::RuntimeError, user_code: bool) -> PyE
     }
 }
 
+/// `parpy.CompileTypeError`: a `CompileError` that is also a `TypeError`
+/// (a value of the wrong type; ParPy programs catch `TypeError`). Built at
+/// import with both bases, which `create_exception!` cannot express.
+pub fn compile_type_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
+    T.get_or_try_init(py, || {
+        let bases = (
+            py.get_type::<CompileErrorPy>(),
+            py.get_type::<pyo3::exceptions::PyTypeError>(),
+        );
+        let ns = pyo3::types::PyDict::new(py);
+        ns.set_item("__module__", "parpy")?;
+        ns.set_item(
+            "__doc__",
+            "A type error in a parpy program: both a CompileError and a TypeError.",
+        )?;
+        let t = py
+            .get_type::<pyo3::types::PyType>()
+            .call1(("CompileTypeError", bases, ns))?;
+        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
+    })
+    .map(|t| t.bind(py))
+}
+
 pub fn compile_error_to_py(e: CompileError) -> PyErr {
     match e {
+        CompileError::User(_) if e.is_type_error() => {
+            Python::attach(|py| match compile_type_error(py) {
+                Ok(t) => PyErr::from_type(t.clone(), e.to_string()),
+                Err(err) => err,
+            })
+        }
         CompileError::User(_) => CompileErrorPy::new_err(e.to_string()),
         CompileError::Internal(m) => internal_error(&m),
     }

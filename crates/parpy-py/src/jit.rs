@@ -461,6 +461,7 @@ impl JitFunction {
                 backend.name()
             )));
         }
+        let _symbols = resolver::check_value_annotations(self.py_func.bind(py), args.as_any())?;
         let records = args::inspect_all(args.iter(), specialize, &ctx)?;
         let mut phases = vec![("inspect", started.elapsed().as_secs_f64())];
         if backend == Backend::Cpu {

@@ -28,6 +28,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CompileError", py.get_type::<errors::CompileErrorPy>())?;
+    m.add("CompileTypeError", errors::compile_type_error(py)?)?;
     m.add("InternalError", py.get_type::<errors::InternalError>())?;
     m.add("BuildError", py.get_type::<errors::BuildError>())?;
     m.add("ParpyWarning", py.get_type::<errors::ParpyWarning>())?;

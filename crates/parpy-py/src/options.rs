@@ -158,8 +158,8 @@ pub struct OptData {
     pub use_cuda_thread_block_clusters: bool,
     pub max_thread_blocks_per_cluster: i64,
     pub use_cuda_graphs: bool,
-    pub force_int_size: Option<i64>,
-    pub force_float_size: Option<i64>,
+    pub force_int_size: Option<Forced>,
+    pub force_float_size: Option<Forced>,
     pub includes: Vec<String>,
     pub libs: Vec<String>,
     pub extra_flags: Vec<String>,
@@ -168,6 +168,62 @@ pub struct OptData {
     pub bounds_check: bool,
     pub device: i64,
     pub cache_dir: Option<String>,
+    /// Accepted for ParPy programs; parpy has no callbacks to debug.
+    pub debug_callbacks: bool,
+}
+
+/// A forced scalar type: given as a bit count (`64`) or as an element type
+/// (`parpy.types.I64`, ParPy's spelling); read back as it was given.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Forced {
+    pub elem: ElemTy,
+    pub as_type: bool,
+}
+
+impl Forced {
+    fn to_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.as_type {
+            Ok(elem_type_object(py, self.elem)?.unbind())
+        } else {
+            Ok((self.elem.size() as i64 * 8)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind())
+        }
+    }
+
+    fn show(f: Option<Forced>) -> String {
+        match f {
+            None => "None".into(),
+            Some(f) if f.as_type => format!("parpy.types.{}", elem_type_name(f.elem)),
+            Some(f) => (f.elem.size() * 8).to_string(),
+        }
+    }
+}
+
+/// The name of an element type in `parpy.types` (`I32`, `F64`, `Bool`).
+pub fn elem_type_name(e: ElemTy) -> String {
+    match e {
+        ElemTy::Bool => "Bool".into(),
+        _ => e
+            .numpy_name()
+            .replace("uint", "U")
+            .replace("int", "I")
+            .replace("float", "F"),
+    }
+}
+
+/// `parpy.types.<T>` for an element type.
+pub fn elem_type_object(py: Python<'_>, e: ElemTy) -> PyResult<Bound<'_, PyAny>> {
+    py.import("parpy.types")?
+        .getattr(elem_type_name(e).as_str())
+}
+
+/// The element type of a `parpy.types` object (anything carrying
+/// `__parpy_dtype__`), or `None`.
+pub fn elem_of_type_object(v: &Bound<'_, PyAny>) -> Option<ElemTy> {
+    let name: String = v.getattr("__parpy_dtype__").ok()?.extract().ok()?;
+    ElemTy::ALL.into_iter().find(|e| e.numpy_name() == name)
 }
 
 impl Default for OptData {
@@ -192,6 +248,7 @@ impl Default for OptData {
             bounds_check: d.bounds_check,
             device: 0,
             cache_dir: None,
+            debug_callbacks: false,
         }
     }
 }
@@ -215,6 +272,7 @@ pub const FIELDS: [&str; 18] = [
     "bounds_check",
     "device",
     "cache_dir",
+    "debug_callbacks",
 ];
 
 impl OptData {
@@ -237,21 +295,7 @@ impl OptData {
                 },
             );
         }
-        // Metal's default int and float are 32-bit (it has no 64-bit floats).
-        let metal = backend == Backend::Metal;
-        let int_type = match self.force_int_size {
-            None if metal => ElemTy::I32,
-            None | Some(64) => ElemTy::I64,
-            Some(8) => ElemTy::I8,
-            Some(16) => ElemTy::I16,
-            Some(_) => ElemTy::I32,
-        };
-        let float_type = match self.force_float_size {
-            None if metal => ElemTy::F32,
-            None | Some(64) => ElemTy::F64,
-            Some(16) => ElemTy::F16,
-            Some(_) => ElemTy::F32,
-        };
+        let (int_type, float_type) = self.scalar_types(backend);
         Ok(Options {
             backend,
             parallelize,
@@ -268,6 +312,21 @@ impl OptData {
             use_cuda_graphs: self.use_cuda_graphs,
             bounds_check: self.bounds_check,
         })
+    }
+
+    /// The types of Python ints and floats on `backend`: the forced ones,
+    /// else 64-bit (Metal: 32-bit, it has no 64-bit floats).
+    pub fn scalar_types(&self, backend: Backend) -> (ElemTy, ElemTy) {
+        let metal = backend == Backend::Metal;
+        let default = |f: Option<Forced>, m: ElemTy, d: ElemTy| match f {
+            Some(f) => f.elem,
+            None if metal => m,
+            None => d,
+        };
+        (
+            default(self.force_int_size, ElemTy::I32, ElemTy::I64),
+            default(self.force_float_size, ElemTy::F32, ElemTy::F64),
+        )
     }
 
     fn get(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
@@ -297,8 +356,18 @@ impl OptData {
                 .into_any()
                 .unbind(),
             "use_cuda_graphs" => b(py, self.use_cuda_graphs),
-            "force_int_size" => self.force_int_size.into_pyobject(py)?.into_any().unbind(),
-            "force_float_size" => self.force_float_size.into_pyobject(py)?.into_any().unbind(),
+            "force_int_size" | "force_float_size" => {
+                let f = if name == "force_int_size" {
+                    self.force_int_size
+                } else {
+                    self.force_float_size
+                };
+                match f {
+                    Some(f) => f.to_py(py)?,
+                    None => py.None(),
+                }
+            }
+            "debug_callbacks" => b(py, self.debug_callbacks),
             "includes" => PyList::new(py, &self.includes)?.into_any().unbind(),
             "libs" => PyList::new(py, &self.libs)?.into_any().unbind(),
             "extra_flags" => PyList::new(py, &self.extra_flags)?.into_any().unbind(),
@@ -354,12 +423,9 @@ impl OptData {
                 self.max_thread_blocks_per_cluster = n;
             }
             "use_cuda_graphs" => self.use_cuda_graphs = get_bool(name, v)?,
-            "force_int_size" => {
-                self.force_int_size = get_size(name, v, &[8, 16, 32, 64])?;
-            }
-            "force_float_size" => {
-                self.force_float_size = get_size(name, v, &[16, 32, 64])?;
-            }
+            "force_int_size" => self.force_int_size = get_forced(name, v, false)?,
+            "force_float_size" => self.force_float_size = get_forced(name, v, true)?,
+            "debug_callbacks" => self.debug_callbacks = get_bool(name, v)?,
             "includes" => self.includes = get_strs(name, v)?,
             "libs" => self.libs = get_strs(name, v)?,
             "extra_flags" => self.extra_flags = get_strs(name, v)?,
@@ -452,19 +518,54 @@ fn get_int(field: &str, v: &Bound<'_, PyAny>) -> PyResult<i64> {
     v.extract::<i64>().map_err(|_| type_err(field, "an int", v))
 }
 
-fn get_size(field: &str, v: &Bound<'_, PyAny>, allowed: &[i64]) -> PyResult<Option<i64>> {
+/// `force_int_size` / `force_float_size`: None, a bit count, or an element
+/// type of the right kind (`parpy.types.I64`; unsigned ints too).
+fn get_forced(field: &str, v: &Bound<'_, PyAny>, float: bool) -> PyResult<Option<Forced>> {
     if v.is_none() {
         return Ok(None);
     }
-    let n = get_int(field, v)?;
-    if !allowed.contains(&n) {
-        let list: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
-        return Err(PyValueError::new_err(format!(
-            "{field} must be None or one of {}, got {n}",
-            list.join(", ")
-        )));
+    let fits = |e: ElemTy| if float { e.is_float() } else { e.is_int() };
+    let choices: Vec<ElemTy> = ElemTy::ALL.into_iter().filter(|&e| fits(e)).collect();
+    if let Some(elem) = elem_of_type_object(v) {
+        if !fits(elem) {
+            let names: Vec<String> = choices
+                .iter()
+                .map(|&e| format!("parpy.types.{}", elem_type_name(e)))
+                .collect();
+            return Err(PyValueError::new_err(format!(
+                "{field} must be None, a bit count or one of {}, got parpy.types.{}",
+                names.join(", "),
+                elem_type_name(elem)
+            )));
+        }
+        return Ok(Some(Forced {
+            elem,
+            as_type: true,
+        }));
     }
-    Ok(Some(n))
+    let n = get_int(field, v)
+        .map_err(|_| type_err(field, "None, a bit count or a parpy.types element type", v))?;
+    let signed = |e: &ElemTy| float || e.is_signed_int();
+    match choices
+        .iter()
+        .find(|e| signed(e) && e.size() as i64 * 8 == n)
+    {
+        Some(&elem) => Ok(Some(Forced {
+            elem,
+            as_type: false,
+        })),
+        None => {
+            let list: Vec<String> = choices
+                .iter()
+                .filter(|e| signed(e))
+                .map(|e| (e.size() * 8).to_string())
+                .collect();
+            Err(PyValueError::new_err(format!(
+                "{field} must be None or one of {}, got {n}",
+                list.join(", ")
+            )))
+        }
+    }
 }
 
 fn get_strs(field: &str, v: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
@@ -628,8 +729,8 @@ impl CompileOptions {
             d.backend,
             pybool(d.specialize_scalars),
             pybool(d.debug_print),
-            d.force_int_size.map(|n| n.to_string()).unwrap_or_else(|| "None".into()),
-            d.force_float_size.map(|n| n.to_string()).unwrap_or_else(|| "None".into()),
+            Forced::show(d.force_int_size),
+            Forced::show(d.force_float_size),
             d.cache_dir.as_ref().map(|c| format!("{c:?}")).unwrap_or_else(|| "None".into())
         )
     }

@@ -11,6 +11,58 @@ use pyo3::types::{PyDict, PyTuple};
 
 use crate::errors::{compile_error_to_py, CompileErrorPy};
 
+thread_local! {
+    /// The values of the shape symbols (`parpy.types.symbol()`, by object
+    /// address) that the annotations of the function being compiled bind.
+    static SYMBOLS: std::cell::RefCell<Vec<(usize, i64)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Binds shape symbols to values while it lives (one compilation).
+pub struct SymbolScope(());
+
+impl SymbolScope {
+    pub fn bind(values: Vec<(usize, i64)>) -> SymbolScope {
+        SYMBOLS.with(|s| *s.borrow_mut() = values);
+        SymbolScope(())
+    }
+}
+
+impl Drop for SymbolScope {
+    fn drop(&mut self) {
+        SYMBOLS.with(|s| s.borrow_mut().clear());
+    }
+}
+
+/// The value a `SymbolScope` binds to the symbol object at address `id`.
+pub fn symbol_value(id: usize) -> Option<i64> {
+    SYMBOLS.with(|s| s.borrow().iter().find(|e| e.0 == id).map(|e| e.1))
+}
+
+/// Checks the annotations that are Python values rather than type names
+/// (`parpy.types.buffer(T, [N])`, `type_var()`, `symbol()`) against the
+/// arguments: `parpy._annotations.check` (on a cache miss only).
+/// Returns the shape symbols they bind, for the compilation that follows.
+pub fn check_value_annotations(
+    f: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyAny>,
+) -> PyResult<SymbolScope> {
+    let py = f.py();
+    let has = f
+        .getattr(pyo3::intern!(py, "__annotations__"))
+        .and_then(|a| a.is_truthy())
+        .unwrap_or(false);
+    let mut symbols = vec![];
+    if has {
+        let d = py
+            .import("parpy._annotations")?
+            .call_method1("check", (f, args))?;
+        for (k, v) in d.cast::<PyDict>()?.iter() {
+            symbols.push((k.extract::<usize>()?, v.extract::<i64>()?));
+        }
+    }
+    Ok(SymbolScope::bind(symbols))
+}
+
 pub struct PyResolver {
     globals: Py<PyDict>,
     /// Free variable names with their cells.

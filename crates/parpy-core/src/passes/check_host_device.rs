@@ -65,6 +65,10 @@ fn is_combine(prev: Option<&Stmt>, s: &Stmt) -> bool {
         if crate::ir::visit::uses_var(value, r.acc))
 }
 
+/// The note of both errors (also the words ParPy's message uses).
+const NO_PARALLELISM: &str = "Data cannot be accessed outside parallel code, and this statement \
+     does not contain any parallelism (no label of the parallel specification maps it to threads)";
+
 impl Check<'_> {
     fn block(&mut self, b: &mut Block) {
         let old = std::mem::take(b);
@@ -94,6 +98,7 @@ impl Check<'_> {
                 span,
                 "this statement runs on the host, but the array lives on the device",
             )
+            .note(NO_PARALLELISM)
             .help("use `with parpy.gpu:` or a reduction operator"),
         );
     }
@@ -144,6 +149,7 @@ impl Check<'_> {
                 e.span,
                 "this array lives on the device; host code cannot read it",
             )
+            .note(NO_PARALLELISM)
             .help("move this code into the parallel loop nest, or into a `with parpy.gpu:` block"),
         );
     }

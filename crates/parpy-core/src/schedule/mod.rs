@@ -3,7 +3,8 @@
 //! For each `for` loop with a label that the spec maps, the loop gets
 //! `par = LoopPar { threads, tpb }` and `wants_reduction` from the spec.
 //! Errors: two labels of one loop mapped to different specs, a thread count
-//! below one. A label of the spec that matches no statement is a warning.
+//! below one. A specification none of whose labels matches a statement is
+//! a warning (a shared specification may name labels a function lacks).
 
 use std::collections::BTreeSet;
 
@@ -53,10 +54,23 @@ pub fn apply(p: &mut Program, options: &Options) -> Result<Vec<Diagnostic>, Vec<
     if !st.errors.is_empty() {
         return Err(st.errors);
     }
+    // One specification is often shared by several functions (ParPy's
+    // programs pass one dict with `N`, `M`, `K` to all of them), so labels a
+    // function lacks are expected; only a specification that matches nothing
+    // in the function and its callees is a warning (one per label).
+    // A label that differs from a used one only in case or underscores is
+    // a likely typo and warns too.
     let mut warnings = vec![];
     let all = labels_of_program(p);
+    let nothing_used = options.parallelize.keys().all(|l| !st.seen.contains(l));
+    let fold = |l: &str| l.replace('_', "").to_lowercase();
     for label in options.parallelize.keys() {
-        if !st.seen.contains(label) {
+        let typo = || {
+            all.iter().any(|a| {
+                a != label && fold(a) == fold(label) && !options.parallelize.contains_key(a)
+            })
+        };
+        if !st.seen.contains(label) && (nothing_used || typo()) {
             warnings.push(unused_label(label, &p.host, &all));
         }
     }

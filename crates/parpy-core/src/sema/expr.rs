@@ -426,7 +426,8 @@ impl Lowerer<'_, '_> {
                     self.error(
                         Diagnostic::error("cannot negate a bool")
                             .at(span, "`-` on a bool")
-                            .help("use `not` for a logical negation"),
+                            .help("use `not` for a logical negation")
+                            .type_error(),
                     );
                     return None;
                 }
@@ -462,7 +463,8 @@ impl Lowerer<'_, '_> {
                 if ty.is_float() {
                     self.error(
                         Diagnostic::error("`~` needs an integer or bool operand")
-                            .at(a.e.span, format!("this has type `{ty}`")),
+                            .at(a.e.span, format!("this has type `{ty}`"))
+                            .type_error(),
                     );
                     return None;
                 }
@@ -518,7 +520,8 @@ impl Lowerer<'_, '_> {
                     "the operator `{}` needs integer operands, found `{ty}`",
                     op.symbol()
                 ))
-                .at(span, "float operands"),
+                .at(span, "float operands")
+                .type_error(),
             );
             return None;
         }

@@ -7,6 +7,7 @@ use crate::ir::{self, BinOp, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, 
 use crate::resolve::{Builtin, Resolved};
 use crate::signature::ArgType;
 use crate::syntax::ast;
+use crate::ScalarValue;
 
 use super::expr::Sub;
 use super::scope::Binding;
@@ -62,6 +63,10 @@ fn convert_returns(block: &mut Block, ty: ElemTy) {
 
 impl Lowerer<'_, '_> {
     pub(super) fn bind_param(&mut self, p: &ast::Param, a: &ArgType, weak_arg: bool) {
+        let annotated = match &p.annotation {
+            Some(ann) => self.check_annotation(p, ann, a),
+            None => None,
+        };
         let (ty, value, weak) = match a {
             ArgType::Array { elem, shape } => (
                 Type::Array {
@@ -69,6 +74,12 @@ impl Lowerer<'_, '_> {
                     shape: shape.clone(),
                 },
                 None,
+                false,
+            ),
+            // an int annotated with another int type takes that type
+            ArgType::Scalar { value, .. } if annotated.is_some() => (
+                Type::Scalar(annotated.unwrap_or(ElemTy::I64)),
+                *value,
                 false,
             ),
             ArgType::Scalar { elem, value, .. } => (Type::Scalar(*elem), *value, weak_arg),
@@ -84,12 +95,10 @@ impl Lowerer<'_, '_> {
                         self.opts.backend
                     ))
                     .at(p.span, "unsupported element type")
-                    .help("use float32 data, or the Cpu backend"),
+                    .help("use float32 data, or the Cpu backend")
+                    .type_error(),
                 );
             }
-        }
-        if let Some(ann) = &p.annotation {
-            self.check_annotation(p, ann, a);
         }
         // indices are computed in the int type: with force_int_size=32 it
         // must reach every position of a dimension (the writer computes the
@@ -120,45 +129,61 @@ impl Lowerer<'_, '_> {
     }
 
     /// Checks a parameter annotation that names a type (`int`, `float`,
-    /// `parpy.types.F32`, `np.float32`) against the argument. Other
-    /// annotations are ignored.
-    fn check_annotation(&mut self, p: &ast::Param, ann: &ast::Expr, a: &ArgType) {
+    /// `parpy.types.F32`, `np.float32`) against the argument (a mismatch
+    /// is a type error). An integer scalar annotated with another integer
+    /// type is converted to it (`n: parpy.types.I32` given a Python int):
+    /// the returned type. Other annotations are ignored.
+    fn check_annotation(&mut self, p: &ast::Param, ann: &ast::Expr, a: &ArgType) -> Option<ElemTy> {
         if ann.dotted_path().is_none() || self.is_local_root(ann) {
-            return;
+            return None;
         }
-        let Some(path) = ann.dotted_path() else {
-            return;
-        };
-        let (elem, is_array) = match a {
-            ArgType::Array { elem, .. } => (*elem, true),
-            ArgType::Scalar { elem, .. } => (*elem, false),
-        };
-        let found = if is_array {
-            format!("an array of {}", elem.numpy_name())
-        } else {
-            format!("a scalar of type {}", elem.numpy_name())
-        };
-        let expected = match self.resolver.resolve(&path) {
-            Resolved::Builtin(Builtin::Int)
-                if is_array || !(elem.is_int() || elem == ElemTy::Bool) =>
-            {
-                Some("an `int`".to_string())
+        let path = ann.dotted_path()?;
+        let (elem, found) = match a {
+            ArgType::Array { elem, shape } => {
+                let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+                (
+                    *elem,
+                    format!("{}[{}] (an array)", elem.numpy_name(), dims.join(", ")),
+                )
             }
-            Resolved::Builtin(Builtin::Float) if is_array || elem == ElemTy::Bool => {
-                Some("a `float`".to_string())
-            }
-            Resolved::Dtype(t) if t != elem => Some(format!("elements of type {}", t.numpy_name())),
-            _ => None,
+            ArgType::Scalar { elem, .. } => (*elem, format!("{} (a scalar)", elem.numpy_name())),
         };
-        if let Some(expected) = expected {
+        let is_array = matches!(a, ArgType::Array { .. });
+        let mut converted = None;
+        let mismatch = match self.resolver.resolve(&path) {
+            Resolved::Builtin(Builtin::Int) => is_array || !(elem.is_int() || elem == ElemTy::Bool),
+            Resolved::Builtin(Builtin::Float) => is_array || elem == ElemTy::Bool,
+            Resolved::Dtype(t) if t == elem => false,
+            Resolved::Dtype(t) if !is_array && t.is_int() && elem.is_int() => {
+                converted = Some(t);
+                let fits = match a {
+                    ArgType::Scalar {
+                        value: Some(ScalarValue::Int(v)),
+                        ..
+                    } => t
+                        .int_range()
+                        .is_some_and(|(lo, hi)| (lo..=hi).contains(&(*v as i128))),
+                    _ => true,
+                };
+                !fits
+            }
+            Resolved::Dtype(_) => true,
+            _ => false,
+        };
+        if mismatch {
             self.error(
                 Diagnostic::error(format!(
-                    "argument `{}` does not match its annotation: expected {expected}, got {found}",
-                    p.name
+                    "Parameter {} was annotated with type {} which is incompatible with \
+                     argument type {found}",
+                    p.name,
+                    path.join(".")
                 ))
-                .at(ann.span, "annotation"),
+                .at(ann.span, "annotation")
+                .type_error(),
             );
+            return None;
         }
+        converted
     }
 
     /// If `s` is `parpy.label('name')`, its label (`Some(None)` after an
@@ -381,9 +406,13 @@ impl Lowerer<'_, '_> {
         }
         if self.is_entry {
             self.error(
-                Diagnostic::error("the function called from Python cannot return a value")
-                    .at(v.span, "returned value")
-                    .help("write the result into an array argument instead"),
+                Diagnostic::error(format!(
+                    "Main function {} cannot return a value (it is called from Python)",
+                    self.func.name
+                ))
+                .at(v.span, "returned value")
+                .help("write the result into an array argument instead")
+                .type_error(),
             );
             return None;
         }

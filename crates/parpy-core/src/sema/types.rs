@@ -184,7 +184,8 @@ impl Lowerer<'_, '_> {
                 self.error(
                     Diagnostic::error("an array cannot be used as a scalar value")
                         .at(t.e.span, "this is an array")
-                        .help("index it (`x[i]`) or use a slice in a slice assignment"),
+                        .help("index it (`x[i]`) or use a slice in a slice assignment")
+                        .type_error(),
                 );
                 None
             }
@@ -307,7 +308,8 @@ impl Lowerer<'_, '_> {
         .help(format!(
             "convert explicitly: `parpy.builtin.convert(e, parpy.types.{})`",
             dst.short_name().to_uppercase()
-        ));
+        ))
+        .type_error();
         // `float()` / `int()` convert to the default types only.
         if dst == self.opts.float_type {
             d = d.help("or use `float(e)`");
@@ -348,7 +350,8 @@ impl Lowerer<'_, '_> {
             self.error(
                 Diagnostic::error(format!("{what} must be an integer, found `{ty}`"))
                     .at(t.e.span, format!("this has type `{ty}`"))
-                    .help("convert it with `int(...)`"),
+                    .help("convert it with `int(...)`")
+                    .type_error(),
             );
             return None;
         }

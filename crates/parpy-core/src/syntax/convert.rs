@@ -83,7 +83,15 @@ impl Converter {
             if let Some(d) = &p.default {
                 self.reject(d.range(), "default parameter values");
             }
-            let annotation = p.def.annotation.as_ref().map(|e| self.expr(e));
+            // A name or attribute path is checked by sema; other annotations
+            // (`parpy.types.buffer(T, [N])`) are Python values the binding
+            // checks, so their syntax is not parpy's concern here.
+            let annotation = p
+                .def
+                .annotation
+                .as_ref()
+                .filter(|e| is_dotted(e))
+                .map(|e| self.expr(e));
             params.push(Param {
                 name: p.def.arg.to_string(),
                 annotation,
@@ -478,5 +486,14 @@ impl Converter {
             }
             other => self.expr(other),
         }
+    }
+}
+
+/// Whether `e` is a name or an attribute path (`parpy.types.F32`).
+fn is_dotted(e: &py::Expr) -> bool {
+    match e {
+        py::Expr::Name(_) => true,
+        py::Expr::Attribute(a) => is_dotted(&a.value),
+        _ => false,
     }
 }

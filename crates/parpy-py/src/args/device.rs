@@ -17,6 +17,7 @@ use crate::args::{elem_of, ArgCtx, KeyBuf};
 const TAG_TORCH: u64 = 6;
 const TAG_CAI: u64 = 7;
 const TAG_DLPACK: u64 = 8;
+const TAG_TORCH_HOST: u64 = 9;
 
 /// What a device argument is, for the miss path.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -100,13 +101,82 @@ fn not_contiguous(i: usize, ctx: &ArgCtx<'_>, fix: &str) -> PyErr {
     ))
 }
 
-fn cpu_tensor(i: usize, ctx: &ArgCtx<'_>) -> PyErr {
-    let n = ctx.name(i);
-    PyValueError::new_err(format!(
-        "argument `{n}` of `{}` is a torch tensor on the CPU; parpy takes torch tensors on a \
-         CUDA device (pass {n}.cuda(), or {n}.numpy() to copy through NumPy)",
-        ctx.func
-    ))
+/// A torch tensor in host memory, taken in place like a NumPy array (the
+/// Cpu backend reads and writes it; the Cuda backend stages it, copying
+/// back only what the function writes). A 0-d tensor is a scalar.
+pub struct HostTensor {
+    pub elem: ElemTy,
+    pub shape: Vec<i64>,
+    pub ptr: u64,
+    /// The value of a 0-d tensor.
+    pub scalar: Option<parpy_core::ScalarValue>,
+}
+
+/// `obj` as a torch tensor in host memory, with NumPy's checks (a
+/// supported dtype, C-contiguous, aligned); `None` for anything else.
+pub fn torch_host(
+    obj: &Bound<'_, PyAny>,
+    i: usize,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<Option<HostTensor>> {
+    let py = obj.py();
+    if !is_torch(obj)? {
+        return Ok(None);
+    }
+    let dev: i64 = obj
+        .call_method0(pyo3::intern!(py, "get_device"))?
+        .extract()?;
+    if dev >= 0 {
+        return Ok(None);
+    }
+    let dtype: String = obj.getattr(pyo3::intern!(py, "dtype"))?.str()?.extract()?;
+    let elem = torch_elem(&dtype).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "argument `{}` of `{}` has dtype {dtype}, which parpy does not support",
+            ctx.name(i),
+            ctx.func
+        ))
+    })?;
+    let shape: Vec<i64> = obj.getattr(pyo3::intern!(py, "shape"))?.extract()?;
+    let ptr: u64 = obj.call_method0(pyo3::intern!(py, "data_ptr"))?.extract()?;
+    let count: i64 = shape.iter().product();
+    if count > 0 && ptr == 0 {
+        return Err(PyValueError::new_err(format!(
+            "argument `{}` of `{}` is a torch tensor without data in memory (device {})",
+            ctx.name(i),
+            ctx.func,
+            obj.getattr("device")?.str()?
+        )));
+    }
+    if shape.is_empty() {
+        // SAFETY: a 0-d tensor in host memory holds one element at `ptr`.
+        let v = unsafe { super::zero_d_value(elem, ptr as usize as *const u8, i, ctx)? };
+        return Ok(Some(HostTensor {
+            elem,
+            shape,
+            ptr,
+            scalar: Some(v),
+        }));
+    }
+    if !obj
+        .call_method0(pyo3::intern!(py, "is_contiguous"))?
+        .is_truthy()?
+    {
+        return Err(not_contiguous(i, ctx, "contiguous()"));
+    }
+    if !ptr.is_multiple_of(elem.size() as u64) {
+        let n = ctx.name(i);
+        return Err(PyValueError::new_err(format!(
+            "argument `{n}` of `{}` is not aligned; pass {n}.clone()",
+            ctx.func
+        )));
+    }
+    Ok(Some(HostTensor {
+        elem,
+        shape,
+        ptr,
+        scalar: None,
+    }))
 }
 
 /// `typestr` like `<f4` to an element type.
@@ -142,6 +212,7 @@ fn pack_str(s: &str) -> u64 {
 pub fn observe(
     obj: &Bound<'_, PyAny>,
     i: usize,
+    specialize: bool,
     key: &mut KeyBuf,
     val: &mut u64,
     ctx: &ArgCtx<'_>,
@@ -152,7 +223,21 @@ pub fn observe(
             .call_method0(pyo3::intern!(py, "get_device"))?
             .extract()?;
         if dev < 0 {
-            return Err(cpu_tensor(i, ctx));
+            let Some(t) = torch_host(obj, i, ctx)? else {
+                return Ok(None);
+            };
+            if let Some(v) = t.scalar {
+                super::push_scalar_key(key, t.elem, v, specialize, val);
+                return Ok(Some((false, false, 0)));
+            }
+            key.push(TAG_TORCH_HOST | ((t.elem as u64) << 8) | ((t.shape.len() as u64) << 48));
+            let mut count = 1usize;
+            for &d in &t.shape {
+                key.push(d as u64);
+                count = count.saturating_mul(d.max(0) as usize);
+            }
+            *val = t.ptr;
+            return Ok(Some((true, true, count)));
         }
         if !obj
             .call_method0(pyo3::intern!(py, "is_contiguous"))?
@@ -264,7 +349,8 @@ pub fn inspect(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<O
     if is_torch(obj)? {
         let dev: i64 = obj.call_method0("get_device")?.extract()?;
         if dev < 0 {
-            return Err(cpu_tensor(i, ctx));
+            // in host memory: staged like NumPy (`torch_host`)
+            return Ok(None);
         }
         let dtype: String = obj.getattr("dtype")?.str()?.extract()?;
         let elem = torch_elem(&dtype).ok_or_else(|| unsupported(dtype.clone()))?;

@@ -165,6 +165,13 @@ pub fn observe(
             )));
         }
         let nd = nd.max(0) as usize;
+        if nd == 0 {
+            let elem = dtype_elem(a.dtype().as_any(), i, ctx)?;
+            // SAFETY: a 0-d array holds one element of its dtype at `data`.
+            let v = unsafe { zero_d_value(elem, data as *const u8, i, ctx)? };
+            push_scalar_key(key, elem, v, specialize, val);
+            return Ok((false, false, 0));
+        }
         key.push(
             TAG_ARRAY
                 | ((type_num as u32 as u64) << 8)
@@ -213,25 +220,67 @@ pub fn observe(
     let py = obj.py();
     if obj.is_instance(np_generic(py)?)? {
         let (elem, value) = numpy_scalar(obj, i, ctx)?;
-        key.push(TAG_NPSCALAR | ((elem as u64) << 8));
-        let bits = slot_bits(value);
-        if specialize {
-            key.push(bits);
-        }
-        *val = bits;
+        push_scalar_key(key, elem, value, specialize, val);
         return Ok((false, false, 0));
     }
-    if let Some(r) = device::observe(obj, i, key, val, ctx)? {
+    if let Some(r) = device::observe(obj, i, specialize, key, val, ctx)? {
         return Ok(r);
     }
+    if let Some(a) = host_buffer(obj)? {
+        return observe(&a, i, specialize, key, val, ctx);
+    }
     Err(unsupported_object(obj, i, ctx))
+}
+
+/// The key words and slot of a typed scalar (a NumPy scalar or a 0-d array).
+#[inline]
+pub fn push_scalar_key(
+    key: &mut KeyBuf,
+    elem: ElemTy,
+    value: ScalarValue,
+    specialize: bool,
+    val: &mut u64,
+) {
+    key.push(TAG_NPSCALAR | ((elem as u64) << 8));
+    let bits = slot_bits(value);
+    if specialize {
+        key.push(bits);
+    }
+    *val = bits;
+}
+
+/// A NumPy view of a host-memory array that is not a NumPy array (a torch
+/// tensor on the CPU, a `parpy.buffer`), sharing its memory; `None` for
+/// other objects. For checks written against NumPy arrays (compile_string).
+pub fn host_numpy_view<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = obj.py();
+    if device::is_torch(obj)? {
+        let dev: i64 = obj
+            .call_method0(pyo3::intern!(py, "get_device"))?
+            .extract()?;
+        if dev < 0 {
+            let t = obj.call_method0(pyo3::intern!(py, "detach"))?;
+            return Ok(Some(t.call_method0(pyo3::intern!(py, "numpy"))?));
+        }
+        return Ok(None);
+    }
+    host_buffer(obj)
+}
+
+/// The NumPy array behind a `parpy.buffer` in host memory (its
+/// `__parpy_host_array__`), or `None` for other objects.
+fn host_buffer<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match obj.getattr(pyo3::intern!(obj.py(), "__parpy_host_array__")) {
+        Ok(a) if a.cast::<PyUntypedArray>().is_ok() => Ok(Some(a)),
+        _ => Ok(None),
+    }
 }
 
 pub fn unsupported_object(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyErr {
     PyTypeError::new_err(format!(
         "argument `{}` of `{}` has type {}, which parpy cannot pass to compiled code \
-         (expected a NumPy array, a CUDA array (torch, CuPy, __cuda_array_interface__), or a \
-         bool, int or float)",
+         (expected a NumPy array, a torch tensor, a CUDA array (CuPy, \
+         __cuda_array_interface__, DLPack), or a bool, int or float)",
         ctx.name(i),
         ctx.func,
         type_name(obj)
@@ -340,6 +389,34 @@ fn numpy_scalar(
     unsafe {
         PY_ARRAY_API.PyArray_ScalarAsCtype(py, obj.as_ptr(), buf.as_mut_ptr() as *mut c_void)
     };
+    Ok((elem, decode_scalar(elem, &buf, i, ctx)?))
+}
+
+/// The value of a 0-d array (NumPy or a torch tensor on the CPU): the
+/// element at `data`, passed as a scalar of its type (ParPy passes
+/// `torch.tensor(0.5)` as a scalar).
+///
+/// # Safety
+/// `data` points to one readable element of type `elem`.
+pub unsafe fn zero_d_value(
+    elem: ElemTy,
+    data: *const u8,
+    i: usize,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<ScalarValue> {
+    let mut buf = [0u8; 16];
+    // SAFETY: the caller guarantees `elem.size()` (<= 8) readable bytes.
+    unsafe { std::ptr::copy_nonoverlapping(data, buf.as_mut_ptr(), elem.size()) };
+    decode_scalar(elem, &buf, i, ctx)
+}
+
+/// A scalar of type `elem` from its native-endian bytes.
+fn decode_scalar(
+    elem: ElemTy,
+    buf: &[u8; 16],
+    i: usize,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<ScalarValue> {
     let b8 = |n: usize| {
         let mut a = [0u8; 8];
         a[..n].copy_from_slice(&buf[..n]);
@@ -374,7 +451,7 @@ fn numpy_scalar(
         ElemTy::F64 => ScalarValue::Float(f64::from_ne_bytes(b8(8))),
         ElemTy::F16 => ScalarValue::Float(f16_value(u16::from_ne_bytes([buf[0], buf[1]]))),
     };
-    Ok((elem, v))
+    Ok(v)
 }
 
 /// What the miss path knows about one argument.
@@ -410,6 +487,13 @@ pub fn inspect(
     };
     if let Ok(a) = obj.cast::<PyUntypedArray>() {
         let elem = dtype_elem(a.dtype().as_any(), i, ctx)?;
+        if a.ndim() == 0 {
+            // SAFETY: a 0-d array holds one element of its dtype; it is
+            // strong like a NumPy scalar (NEP 50)
+            let data = unsafe { (*_PyArray_GET_ITEM_DATA(a.as_array_ptr())).data };
+            let v = unsafe { zero_d_value(elem, data as *const u8, i, ctx)? };
+            return Ok(scalar(elem, v, false));
+        }
         if !a.is_c_contiguous() {
             let n = ctx.name(i);
             return Err(PyValueError::new_err(format!(
@@ -441,11 +525,26 @@ pub fn inspect(
         let (elem, v) = numpy_scalar(obj, i, ctx)?;
         return Ok(scalar(elem, v, false));
     }
+    if let Some(t) = device::torch_host(obj, i, ctx)? {
+        return Ok(match t.scalar {
+            Some(v) => scalar(t.elem, v, false),
+            None => ArgRecord {
+                ty: ArgType::Array {
+                    elem: t.elem,
+                    shape: t.shape,
+                },
+                device: None,
+            },
+        });
+    }
     if let Some(d) = device::inspect(obj, i, ctx)? {
         return Ok(ArgRecord {
             ty: d.ty.clone(),
             device: Some(d),
         });
+    }
+    if let Some(a) = host_buffer(obj)? {
+        return inspect(&a, i, specialize, ctx);
     }
     Err(unsupported_object(obj, i, ctx))
 }

@@ -73,9 +73,10 @@ pub fn check_args(def: &FunctionDef, args: &[ArgType], options: &Options) -> Vec
 
 fn f64_array(name: &str, span: Span) -> Diagnostic {
     Diagnostic::error(format!(
-        "Metal has no 64-bit floats, but argument `{name}` is a float64 array"
+        "Metal does not support double-precision floating-point numbers (float64), but argument `{name}` is a float64 array"
     ))
     .at(span, "a float64 array")
+    .type_error()
     .help(format!(
         "pass a float32 array instead (for example `{name}.astype(numpy.float32)`)"
     ))
@@ -83,9 +84,10 @@ fn f64_array(name: &str, span: Span) -> Diagnostic {
 
 fn f64_scalar(name: &str, span: Span) -> Diagnostic {
     Diagnostic::error(format!(
-        "Metal has no 64-bit floats, but argument `{name}` is a float64 scalar"
+        "Metal does not support double-precision floating-point numbers (float64), but argument `{name}` is a float64 scalar"
     ))
     .at(span, "a float64 scalar")
+    .type_error()
     .help("leave `force_float_size` unset or set it to 32 (Python floats are float32 on Metal)")
 }
 
@@ -130,8 +132,9 @@ fn f64_values(p: &Program) -> Vec<Diagnostic> {
         .take(MAX_VALUE_ERRORS)
         .enumerate()
         .map(|(i, s)| {
-            let d = Diagnostic::error("Metal has no 64-bit floats, but this value is a float64")
+            let d = Diagnostic::error("Metal does not support double-precision floating-point numbers (float64), but this value is a float64")
                 .at(s, "computed as float64 on the device")
+                .type_error()
                 .help(
                     "compute in float32 (`parpy.types.F32`); Python floats are float32 on \
                      Metal unless `force_float_size` is 64",

@@ -351,7 +351,7 @@ fn generated_kernel_passes_the_clang_check_and_broken_ones_fail() {
 fn float64_array_argument_is_an_error_at_the_argument() {
     let msg = emit_err(&row_sum_program(ElemTy::F64, ElemTy::I32), &metal_options());
     assert!(
-        msg.contains("Metal has no 64-bit floats, but argument `x` is a float64 array"),
+        msg.contains("Metal does not support double-precision floating-point numbers (float64), but argument `x` is a float64 array"),
         "{msg}"
     );
     assert!(msg.contains("argument `y` is a float64 array"), "{msg}");
@@ -378,7 +378,7 @@ fn float64_value_in_a_kernel_is_an_error() {
     );
     let msg = emit_err(&p, &metal_options());
     assert!(
-        msg.contains("Metal has no 64-bit floats, but this value is a float64"),
+        msg.contains("Metal does not support double-precision floating-point numbers (float64), but this value is a float64"),
         "{msg}"
     );
 }

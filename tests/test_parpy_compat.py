@@ -1,0 +1,408 @@
+"""ParPy compatibility (issue 11): the names, exception classes and argument
+kinds that programs written for ParPy use. Each block says which item."""
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts
+
+CPU = parpy.CompileBackend.Cpu
+
+
+# --------------------------------------------------------------------------
+# 1. names
+
+
+def test_backend_list_and_is_enabled_verbose(capsys):
+    assert parpy.CompileBackend.Cuda in parpy.backend.backends
+    assert parpy.CompileBackend.Metal in parpy.backend.backends
+    assert isinstance(parpy.backend.backends, list)
+    assert parpy.backend.is_enabled(CPU, verbose=True)
+    capsys.readouterr()
+    # Metal never runs here (code generation only): verbose says why
+    assert not parpy.backend.is_enabled(parpy.CompileBackend.Metal, verbose=True)
+    assert "Metal" in capsys.readouterr().out
+    assert CPU in parpy.backend_available()
+
+
+def test_element_type_conversions():
+    assert parpy.types.F32.to_numpy() == np.dtype(np.float32)
+    assert parpy.types.U16.to_numpy() == np.dtype(np.uint16)
+    assert parpy.types.I64.size() == 8 and parpy.types.F16.size() == 2
+    assert parpy.ElemSize.I8 is parpy.types.I8
+
+
+def test_parpy_parpy_module_and_scalar_sizes():
+    from parpy.parpy import ElemSize, ScalarSizes
+
+    opts = parpy.CompileOptions()
+    opts.backend = parpy.CompileBackend.Metal
+    s = ScalarSizes(opts)
+    assert (s.int, s.float) == (ElemSize.I32, ElemSize.F32)
+    opts.backend = CPU
+    assert (ScalarSizes(opts).int, ScalarSizes(opts).float) == (ElemSize.I64, ElemSize.F64)
+    opts.force_int_size = parpy.types.U8
+    assert ScalarSizes(opts).int is parpy.types.U8
+
+
+def test_top_level_names():
+    lp = parpy.par_reduction()
+    assert lp.is_reduction and lp.threads is None
+    assert parpy.Target.Host != parpy.Target.Device
+    parpy.sync(CPU)  # nothing to wait for
+    parpy.sync()
+
+
+def test_debug_callbacks_option():
+    opts = parpy.CompileOptions()
+    assert opts.debug_callbacks is False
+    opts.debug_callbacks = True
+    assert opts.debug_callbacks is True
+    assert opts != parpy.CompileOptions()
+    with pytest.raises(TypeError):
+        opts.debug_callbacks = 1
+
+
+@parpy.jit
+def _keep_scalar(x, y):
+    with parpy.gpu:
+        y[0] = x
+
+
+def test_force_sizes_take_element_types_or_bits():
+    opts = cpu_opts()
+    opts.force_int_size = parpy.types.I32
+    assert opts.force_int_size is parpy.types.I32
+    assert "int32_t x" in parpy.print_compiled(_keep_scalar, [1, np.zeros(1, np.int64)], opts)
+    opts.force_int_size = parpy.types.U16
+    assert "uint16_t x" in parpy.print_compiled(_keep_scalar, [1, np.zeros(1, np.int64)], opts)
+    opts.force_int_size = 16  # our spelling, read back as given
+    assert opts.force_int_size == 16
+    assert "int16_t x" in parpy.print_compiled(_keep_scalar, [1, np.zeros(1, np.int64)], opts)
+    opts.force_float_size = parpy.types.F32
+    assert "float x" in parpy.print_compiled(_keep_scalar, [1.5, np.zeros(1)], opts)
+    with pytest.raises(ValueError, match="force_float_size"):
+        opts.force_float_size = parpy.types.I32
+    with pytest.raises(ValueError, match="force_int_size"):
+        opts.force_int_size = parpy.types.F64
+    with pytest.raises(ValueError, match="8, 16, 32, 64"):
+        opts.force_int_size = 12
+
+
+# --------------------------------------------------------------------------
+# 2. exception classes
+
+
+def test_compile_error_is_a_runtime_error():
+    assert issubclass(parpy.CompileError, RuntimeError)
+    assert issubclass(parpy.CompileTypeError, parpy.CompileError)
+    assert issubclass(parpy.CompileTypeError, TypeError)
+
+
+@parpy.jit
+def _bitand(y, a, b):
+    with parpy.gpu:
+        y[0] = a[0] & b[0]
+
+
+def test_type_errors_are_type_errors_with_source():
+    x = np.ones(1, np.float32)
+    with pytest.raises(TypeError) as e:
+        _bitand(x, x, x, opts=cpu_opts())
+    assert isinstance(e.value, parpy.CompileError)
+    assert "test_parpy_compat.py" in str(e.value)
+
+
+@parpy.jit
+def _returns(x):
+    with parpy.gpu:
+        return x[0]
+
+
+def test_main_function_return_message():
+    with pytest.raises(TypeError, match="Main function _returns cannot return a value"):
+        _returns(np.ones(1), opts=cpu_opts())
+
+
+def test_metal_double_precision_message():
+    opts = parpy.par({})
+    opts.backend = parpy.CompileBackend.Metal
+    with pytest.raises(TypeError, match="does not support double-precision floating-point"):
+        parpy.print_compiled(_keep_scalar, [1.0, np.zeros(1)], opts)
+
+
+def _host_store(x, y):
+    parpy.label('N')
+    y[:] = x[:]
+
+
+def test_host_access_on_gpu_names_missing_parallelism():
+    opts = parpy.par({})
+    opts.backend = parpy.CompileBackend.Cuda
+    x = np.zeros(4, np.float32)
+    with pytest.raises(RuntimeError) as e:
+        parpy.print_compiled(_host_store, [x, x.copy()], opts)
+    assert e.match("does not contain any parallelism")
+    assert e.match("Data cannot be accessed outside parallel code")
+
+
+# --------------------------------------------------------------------------
+# 3 and 5. torch tensors in host memory; 0-d arrays as scalars
+
+
+def _scale(x, a, y):
+    parpy.label('N')
+    for i in range(4):
+        y[i] = x[i] * a
+
+
+def test_zero_d_numpy_array_is_a_scalar():
+    f = parpy.jit(_scale)
+    x = np.arange(4, dtype=np.float32)
+    y = np.zeros(4, np.float32)
+    opts = cpu_opts({'N': parpy.threads(4)})
+    f(x, np.array(0.5, np.float32), y, opts=opts)
+    np.testing.assert_array_equal(y, x * 0.5)
+    f(x, np.array(3.0, np.float32), y, opts=opts)  # cached: the new value
+    np.testing.assert_array_equal(y, x * 3.0)
+    code = parpy.print_compiled(f, [x, np.array(2, np.int8), y], cpu_opts({"N": parpy.threads(4)}))
+    assert "int8_t a" in code  # strong, like np.int8(2)
+
+
+_FAKE_TORCH = textwrap.dedent('''
+    # A stand-in for torch (not installed in CI): the attributes parpy reads.
+    import sys, types
+    import numpy as np
+
+    class dtype:
+        def __init__(self, name): self.name = name
+        def __str__(self): return "torch." + self.name
+
+    class Tensor:
+        def __init__(self, a, device=-1):
+            self.a = a; self.dev = device
+        def get_device(self): return self.dev
+        @property
+        def dtype(self): return DTYPES[self.a.dtype.name]
+        @property
+        def shape(self): return tuple(self.a.shape)
+        def data_ptr(self): return self.a.ctypes.data
+        def is_contiguous(self): return self.a.flags.c_contiguous
+
+    DTYPES = {n: dtype(n) for n in ["float32", "float64", "int32", "int64", "complex64"]}
+    torch = types.ModuleType("torch"); torch.Tensor = Tensor
+    sys.modules["torch"] = torch
+''')
+
+
+def _run_child(body):
+    code = _FAKE_TORCH + textwrap.dedent(body)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_host_tensors_in_place_with_numpys_checks(tmp_path):
+    src = tmp_path / "prog.py"
+    src.write_text(
+        "import parpy\n"
+        "def scale(x, a, y):\n"
+        "    parpy.label('N')\n"
+        "    for i in range(4):\n"
+        "        y[i] = x[i] * a\n"
+    )
+    out = _run_child(f'''
+        sys.path.insert(0, {str(tmp_path)!r})
+        import parpy, prog
+        f = parpy.jit(prog.scale)
+        opts = parpy.par({{'N': parpy.threads(4)}})
+        opts.backend = parpy.CompileBackend.Cpu
+        opts.cache_dir = {str(tmp_path / "cache")!r}
+        x = np.arange(4, dtype=np.float32); y = np.zeros(4, np.float32)
+        f(Tensor(x), Tensor(np.array(0.5, np.float32)), Tensor(y), opts=opts)
+        print(y.tolist())
+        print("float *x" in parpy.print_compiled(f, [Tensor(x), 2.0, Tensor(y)], opts))
+        for bad in [Tensor(np.arange(8, dtype=np.float32)[::2]),
+                    Tensor(np.zeros(4, np.complex64))]:
+            try:
+                f(bad, 1.0, Tensor(y), opts=opts)
+            except (ValueError, TypeError) as e:
+                print(type(e).__name__, str(e).split(";")[0])
+    ''')
+    lines = out.splitlines()
+    assert lines[0] == "[0.0, 0.5, 1.0, 1.5]"
+    assert lines[1] == "True"
+    assert lines[2] == "ValueError argument `x` of `scale` is not contiguous"
+    assert lines[3].startswith("TypeError argument `x` of `scale` has dtype torch.complex64")
+
+
+def test_real_torch_cpu_tensors():
+    torch = pytest.importorskip("torch")
+    f = parpy.jit(_scale)
+    x = torch.arange(4, dtype=torch.float32)
+    y = torch.zeros(4)
+    f(x, torch.tensor(0.5), y, opts=cpu_opts({'N': parpy.threads(4)}))
+    assert y.tolist() == [0.0, 0.5, 1.0, 1.5]
+
+
+# --------------------------------------------------------------------------
+# 6. annotations: an int annotated with an integer type takes that type
+
+
+@parpy.jit
+def _annotated(n: parpy.types.I32, y):
+    with parpy.gpu:
+        y[0] = n + 1
+
+
+def test_int_converted_to_annotated_int_type():
+    y = np.zeros(1, np.int32)
+    _annotated(41, y, opts=cpu_opts())
+    assert y[0] == 42
+    _annotated(np.int64(9), y, opts=cpu_opts())
+    assert y[0] == 10
+    assert "int32_t n" in parpy.print_compiled(_annotated, [41, y], cpu_opts())
+    with pytest.raises(TypeError, match="Parameter n was annotated with type parpy.types.I32"):
+        _annotated(2**40, y, opts=cpu_opts())
+    with pytest.raises(TypeError, match="incompatible with argument type float64"):
+        _annotated(1.5, y, opts=cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# 8. label warnings: a shared specification is quiet about absent labels
+
+
+def test_shared_spec_quiet_but_useless_spec_warns():
+    f = parpy.jit(_scale)
+    x = np.arange(4, dtype=np.float32)
+    y = np.zeros(4, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(x, 1.0, y, opts=cpu_opts({'N': parpy.threads(4), 'M': parpy.threads(8)}))
+    with pytest.warns(parpy.ParpyWarning, match="`M`"):
+        f(x, 1.0, y, opts=cpu_opts({'M': parpy.threads(8)}))
+
+
+# --------------------------------------------------------------------------
+# 6. value annotations: buffer(T, [N]), symbol(), type_var()
+
+N = parpy.types.symbol()
+T = parpy.types.type_var()
+
+
+def _annot_add(x: parpy.types.buffer(parpy.types.F32, [N]),
+               y: parpy.types.buffer(parpy.types.F32, [N])):
+    parpy.label('N')
+    x[:] += y[:]
+
+
+def _annot_tv(x: parpy.types.buffer(T, [N, 2]), y: parpy.types.buffer(T, [N, 2])):
+    parpy.label('N')
+    x[:, :] = y[:, :]
+
+
+def test_buffer_annotations_check_shapes_and_types():
+    f = parpy.jit(_annot_add)
+    opts = cpu_opts({'N': parpy.threads(4)})
+    x = np.ones(4, np.float32)
+    f(x, np.ones(4, np.float32), opts=opts)
+    np.testing.assert_array_equal(x, 2.0)
+    with pytest.raises(TypeError, match=r"Parameter y was annotated with type buffer\(F32, \[N\]\) "
+                                        r"which is incompatible with argument type float32\[5\]"):
+        f(x, np.ones(5, np.float32), opts=opts)
+    with pytest.raises(parpy.CompileTypeError, match="its elements are int32, not float32"):
+        f(x, np.ones(4, np.int32), opts=opts)
+    with pytest.raises(TypeError, match="it is not an array"):
+        parpy.print_compiled(f, [x, 1.0], opts)
+
+
+def test_type_variables_must_agree():
+    f = parpy.jit(_annot_tv)
+    opts = cpu_opts({'N': parpy.threads(4)})
+    f(np.zeros((3, 2), np.int32), np.ones((3, 2), np.int32), opts=opts)
+    with pytest.raises(TypeError, match="Parameter y was annotated with type buffer.T, .N, 2..."):
+        f(np.zeros((3, 2), np.int32), np.ones((3, 2), np.float32), opts=opts)
+
+
+def test_annotation_objects_reject_bad_parts():
+    with pytest.raises(TypeError, match="elem must be"):
+        parpy.types.buffer(np.float32, [N])
+    with pytest.raises(TypeError, match="shape must hold"):
+        parpy.types.buffer(parpy.types.F32, ["N"])
+
+
+# --------------------------------------------------------------------------
+# 7. parpy.buffer in host memory
+
+
+def test_host_buffers_share_memory_and_convert():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = parpy.buffer.from_array(a, CPU)
+    assert b.buf.src is a and b.shape == (2, 3) and b.size() == 24
+    assert b.dtype == parpy.buffer.DataType.from_elem_size(parpy.types.F32)
+    assert b[1, 2] == 5.0 and np.array_equal(b[1].numpy(), a[1])
+    with pytest.raises(IndexError):
+        b[2]
+    z = parpy.buffer.zeros_like(b)
+    assert z._get_ptr() != b._get_ptr() and not z.numpy().any()
+    assert float(parpy.buffer.from_array(np.array(2.5), None)) == 2.5
+    assert int(parpy.buffer.from_array(np.array(7, np.int32), CPU)) == 7
+    with pytest.raises(ValueError, match="only a buffer with one element"):
+        float(b)
+    with pytest.raises(ValueError, match="Cannot reshape buffer of shape"):
+        b.reshape(4, 2)
+    u = parpy.buffer.zeros((3,), parpy.types.I32, CPU).with_type(parpy.types.U32)
+    assert u.dtype.elem is parpy.types.U32 and u.size() == 12
+    with pytest.raises(ValueError, match="unknown backend 5"):
+        parpy.buffer.from_array(a, 5)
+    with pytest.raises(RuntimeError, match="not available"):
+        parpy.buffer.zeros((2,), parpy.types.F32, parpy.CompileBackend.Cuda)
+    r = parpy.buffer.from_raw(a.ctypes.data, (6,), parpy.types.F32, CPU)
+    assert r.numpy().tolist() == list(range(6))
+
+
+def _add_one(x):
+    parpy.label('N')
+    for i in range(3):
+        x[i] += 1.0
+
+
+def test_jit_functions_take_host_buffers():
+    a = np.zeros((2, 3), np.float32)
+    b = parpy.buffer.from_array(a, CPU)
+    parpy.jit(_add_one)(b[1], opts=cpu_opts({'N': parpy.threads(3)}))
+    assert a.tolist() == [[0, 0, 0], [1, 1, 1]]
+
+
+def test_compile_string_takes_host_buffers():
+    x = np.arange(3, dtype=np.float32)
+    opts = cpu_opts({'N': parpy.threads(3)})
+    code = parpy.print_compiled(_add_one, [x], opts)
+    fn = parpy.compile_string("_add_one", code, opts)
+    fn(parpy.buffer.from_array(x, CPU))
+    assert x.tolist() == [1.0, 2.0, 3.0]
+
+
+M = parpy.types.symbol()
+
+
+def _fill_rows(x: parpy.types.buffer(parpy.types.F32, [M])):
+    parpy.label('N')
+    for i in range(M):
+        x[i] = 2.0
+
+
+def test_shape_symbols_have_their_values_in_the_body():
+    f = parpy.jit(_fill_rows)
+    x = np.zeros(5, np.float32)
+    f(x, opts=cpu_opts({'N': parpy.threads(5)}))
+    assert x.tolist() == [2.0] * 5
+    y = np.zeros(3, np.float32)
+    f(y, opts=cpu_opts({'N': parpy.threads(5)}))  # another shape: another value
+    assert y.tolist() == [2.0] * 3
