@@ -4,9 +4,14 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 __version__: str
 
-class CompileError(Exception):
+class CompileError(RuntimeError):
     """A mistake in a parpy program or its options (the message is the
     rendered diagnostics)."""
+
+class CompileTypeError(CompileError, TypeError):
+    """A type error in a parpy program (operand types, a narrowing store,
+    an annotation the argument does not match): both a CompileError and a
+    TypeError."""
 
 class InternalError(Exception):
     """A bug in parpy."""
@@ -62,8 +67,11 @@ class CompileOptions:
     use_cuda_thread_block_clusters: bool
     max_thread_blocks_per_cluster: int
     use_cuda_graphs: bool
-    force_int_size: Optional[int]
-    force_float_size: Optional[int]
+    # a bit count (64) or a parpy.types element type (parpy.types.I64),
+    # read back as given
+    force_int_size: Optional[Any]
+    force_float_size: Optional[Any]
+    debug_callbacks: bool
     includes: List[str]
     libs: List[str]
     extra_flags: List[str]
@@ -113,6 +121,8 @@ def default_cache_dir() -> str: ...
 def backend_explain(b: CompileBackend) -> Tuple[bool, str]: ...
 def backend_is_enabled(b: CompileBackend) -> bool: ...
 def backend_available() -> List[CompileBackend]: ...
+def _scalar_sizes(opts: CompileOptions) -> Tuple[Any, Any]:
+    """(int, float): the parpy.types element types of Python scalars under `opts`."""
 
 # Cuda runtime helpers (internal; used by the tests and CI without a GPU)
 def _cuda_nvrtc_compile(

@@ -253,7 +253,7 @@ impl Default for OptData {
     }
 }
 
-pub const FIELDS: [&str; 18] = [
+pub const FIELDS: [&str; 19] = [
     "parallelize",
     "backend",
     "verbose_backend_resolution",
