@@ -17,7 +17,6 @@ use crate::args::{elem_of, ArgCtx, KeyBuf};
 const TAG_TORCH: u64 = 6;
 const TAG_CAI: u64 = 7;
 const TAG_DLPACK: u64 = 8;
-const TAG_TORCH_HOST: u64 = 9;
 
 /// What a device argument is, for the miss path.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -108,8 +107,6 @@ pub struct HostTensor {
     pub elem: ElemTy,
     pub shape: Vec<i64>,
     pub ptr: u64,
-    /// The value of a 0-d tensor.
-    pub scalar: Option<parpy_core::ScalarValue>,
 }
 
 /// `obj` as a torch tensor in host memory, with NumPy's checks (a
@@ -149,14 +146,8 @@ pub fn torch_host(
         )));
     }
     if shape.is_empty() {
-        // SAFETY: a 0-d tensor in host memory holds one element at `ptr`.
-        let v = unsafe { super::zero_d_value(elem, ptr as usize as *const u8, i, ctx)? };
-        return Ok(Some(HostTensor {
-            elem,
-            shape,
-            ptr,
-            scalar: Some(v),
-        }));
+        // a 0-d tensor: one element at `ptr`, read as a scalar by the caller
+        return Ok(Some(HostTensor { elem, shape, ptr }));
     }
     if !obj
         .call_method0(pyo3::intern!(py, "is_contiguous"))?
@@ -171,12 +162,7 @@ pub fn torch_host(
             ctx.func
         )));
     }
-    Ok(Some(HostTensor {
-        elem,
-        shape,
-        ptr,
-        scalar: None,
-    }))
+    Ok(Some(HostTensor { elem, shape, ptr }))
 }
 
 /// `typestr` like `<f4` to an element type.
@@ -212,7 +198,6 @@ fn pack_str(s: &str) -> u64 {
 pub fn observe(
     obj: &Bound<'_, PyAny>,
     i: usize,
-    specialize: bool,
     key: &mut KeyBuf,
     val: &mut u64,
     ctx: &ArgCtx<'_>,
@@ -223,21 +208,8 @@ pub fn observe(
             .call_method0(pyo3::intern!(py, "get_device"))?
             .extract()?;
         if dev < 0 {
-            let Some(t) = torch_host(obj, i, ctx)? else {
-                return Ok(None);
-            };
-            if let Some(v) = t.scalar {
-                super::push_scalar_key(key, t.elem, v, specialize, val);
-                return Ok(Some((false, false, 0)));
-            }
-            key.push(TAG_TORCH_HOST | ((t.elem as u64) << 8) | ((t.shape.len() as u64) << 48));
-            let mut count = 1usize;
-            for &d in &t.shape {
-                key.push(d as u64);
-                count = count.saturating_mul(d.max(0) as usize);
-            }
-            *val = t.ptr;
-            return Ok(Some((true, true, count)));
+            // in host memory: the caller takes it (`torch_host`)
+            return Ok(None);
         }
         if !obj
             .call_method0(pyo3::intern!(py, "is_contiguous"))?

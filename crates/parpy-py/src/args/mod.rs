@@ -33,6 +33,8 @@ const TAG_BOOL: u64 = 2;
 const TAG_INT: u64 = 3;
 const TAG_FLOAT: u64 = 4;
 const TAG_NPSCALAR: u64 = 5;
+/// A torch tensor in host memory (tags 6-8 are device arrays, `device.rs`).
+const TAG_TORCH_HOST: u64 = 9;
 
 /// A specialization key built without allocating for small calls.
 pub struct KeyBuf {
@@ -223,7 +225,23 @@ pub fn observe(
         push_scalar_key(key, elem, value, specialize, val);
         return Ok((false, false, 0));
     }
-    if let Some(r) = device::observe(obj, i, specialize, key, val, ctx)? {
+    if let Some(t) = device::torch_host(obj, i, ctx)? {
+        if t.shape.is_empty() {
+            // SAFETY: a 0-d tensor in host memory holds one element at `ptr`.
+            let v = unsafe { zero_d_value(t.elem, t.ptr as usize as *const u8, i, ctx)? };
+            push_scalar_key(key, t.elem, v, specialize, val);
+            return Ok((false, false, 0));
+        }
+        key.push(TAG_TORCH_HOST | ((t.elem as u64) << 8) | ((t.shape.len() as u64) << 48));
+        let mut count = 1usize;
+        for &d in &t.shape {
+            key.push(d as u64);
+            count = count.saturating_mul(d.max(0) as usize);
+        }
+        *val = t.ptr;
+        return Ok((true, true, count));
+    }
+    if let Some(r) = device::observe(obj, i, key, val, ctx)? {
         return Ok(r);
     }
     if let Some(a) = host_buffer(obj)? {
@@ -526,15 +544,17 @@ pub fn inspect(
         return Ok(scalar(elem, v, false));
     }
     if let Some(t) = device::torch_host(obj, i, ctx)? {
-        return Ok(match t.scalar {
-            Some(v) => scalar(t.elem, v, false),
-            None => ArgRecord {
-                ty: ArgType::Array {
-                    elem: t.elem,
-                    shape: t.shape,
-                },
-                device: None,
+        if t.shape.is_empty() {
+            // SAFETY: a 0-d tensor in host memory holds one element at `ptr`.
+            let v = unsafe { zero_d_value(t.elem, t.ptr as usize as *const u8, i, ctx)? };
+            return Ok(scalar(t.elem, v, false));
+        }
+        return Ok(ArgRecord {
+            ty: ArgType::Array {
+                elem: t.elem,
+                shape: t.shape,
             },
+            device: None,
         });
     }
     if let Some(d) = device::inspect(obj, i, ctx)? {
