@@ -25,6 +25,7 @@ import pytest
 
 import parpy
 import test_int_types as ti
+import test_natural as tn
 import test_programs as tp
 from conftest import backend_opts, f32, f64, i64
 
@@ -258,6 +259,16 @@ PROGRAMS = {
                                         np.zeros(13, np.uint16), np.zeros(13, np.uint16), 13],
                          {'N': T(13), 'M': T(64)}),
     "uint8_affine": (ti.affine, [np.zeros(64, np.uint8)] * 2 + [64], {'N': T(64)}),
+    # natural Python (issue 13): tuple assignment, np/math functions, methods
+    "mandelbrot": (tn.mandelbrot, [np.zeros((24, 36), np.int32), -2.0, -1.2, 0.08, 0.1, 50],
+                   {'i': T(24)}),
+    "black_scholes": (tn.black_scholes, [f32(64), f32(64), f32(64), 0.02, 0.3, f32(64), f32(64),
+                                         64], {'i': T(64)}),
+    "more_math_f32": (tn.more_math, [f32(12), f32(12, 9), np.zeros((12, 3), bool), 12],
+                      {'N': T(12)}),
+    "more_math_f64": (tn.more_math, [f64(12), f64(12, 9), np.zeros((12, 3), bool), 12],
+                      {'N': T(12)}),
+    "logsumexp": (tn.logsumexp, [f32(6, 300), f32(6), 6], {'i': T(6)}),
 }
 
 

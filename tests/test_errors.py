@@ -359,3 +359,26 @@ def test_dtype_mismatch_with_print_compiled_also_errors():
     dst = np.zeros(8, np.float64)
     with pytest.raises(TypeError, match=r"\bsrc\b"):
         parpy.print_compiled(copy_args, [src, dst, 8], cpu_opts({'N': parpy.threads(4)}))
+
+
+# --------------------------------------------------------------------------
+# natural Python (issue 13): NumPy allocation, unpacking, methods
+
+
+def natural_args():
+    return [np.ones((4, 8), np.float32), np.zeros(4, np.float32), 4]
+
+
+@pytest.mark.parametrize("fn,needle,first,snap", [
+    ("allocates", "np.zeros", "allocates a new array", "natural_np_zeros"),
+    ("unpack_count", "x[0, 0], x[1, 0], x[2, 0]", "cannot unpack 3 values into 2 targets",
+     "natural_unpack_count"),
+    ("unpack_scalar", "x[3, 0]", "only a tuple", "natural_unpack_scalar"),
+    ("bad_method", "x[i, :].mean", "method `mean` is not supported", "natural_bad_method"),
+    ("no_equivalent", "np.median", "no parpy equivalent", "natural_no_equivalent"),
+])
+def test_natural_python_errors(fn, needle, first, snap):
+    text = compile_error("natural", fn, natural_args(), cpu_opts())
+    assert first in text.splitlines()[0], text
+    assert_points_at(text, "natural", needle)
+    check_snapshot(snap, text)

@@ -34,6 +34,7 @@ import pytest
 import parpy
 import test_float16 as tf
 import test_int_types as ti
+import test_natural as tn
 import test_programs as tp
 from conftest import b8, backend_opts, f32, i32
 
@@ -158,6 +159,10 @@ PROGRAMS = {
     "float16_fma": (tf.fma_like, [np.zeros(64, np.float16)] * 3 + [64], {'N': T(64)}),
     "float16_row_stats": (tf.row_stats, [np.zeros((8, 64), np.float16), np.zeros(8, np.float16),
                                          np.zeros(8, np.float16), 8], {'N': T(8), 'M': T(32)}),
+    # natural Python (issue 13): tuple assignment, np/math functions, methods
+    "mandelbrot": (tn.mandelbrot, [i32(24, 36), -2.0, -1.2, 0.08, 0.1, 50], {'i': T(24)}),
+    "metal_math": (tn.metal_math, [f32(10), f32(10, 3), b8(10, 3), 10], {'N': T(10)}),
+    "logsumexp": (tn.logsumexp, [f32(6, 300), f32(6), 6], {'i': T(6)}),
 }
 
 
@@ -372,3 +377,10 @@ def test_host_store_is_an_error():
     a = np.zeros(12, np.float32)
     with pytest.raises(parpy.CompileError, match="assigning to device data from host code"):
         parpy.print_compiled(tp.slice_bounds, [a, a.copy(), a.copy()], metal_opts())
+
+
+def test_functions_missing_from_metal_are_rejected_by_name():
+    with pytest.raises(parpy.CompileError, match="`erf` is not in the Metal standard library"):
+        parpy.print_compiled(tn.black_scholes,
+                             [f32(64), f32(64), f32(64), 0.02, 0.3, f32(64), f32(64), 64],
+                             metal_opts({'i': T(64)}))

@@ -91,6 +91,26 @@ def sum(x: Any) -> Any:  # noqa: A001
     return operators.sum(x)
 
 
+# `parpy.prod`, `parpy.max`, `parpy.min` like `parpy.sum` (not in `__all__`:
+# a star import must not shadow Python's `max` and `min`).
+@_mark("operators.prod")
+def prod(x: Any) -> Any:
+    """Same as `parpy.operators.prod`."""
+    return operators.prod(x)
+
+
+@_mark("operators.max")
+def max(x: Any) -> Any:  # noqa: A001
+    """Same as `parpy.operators.max`."""
+    return operators.max(x)
+
+
+@_mark("operators.min")
+def min(x: Any) -> Any:  # noqa: A001
+    """Same as `parpy.operators.min`."""
+    return operators.min(x)
+
+
 class _Reduce(_Namespace):
     """`parpy.reduce`: the older spelling of `par_reduction` when called
     (`parpy.reduce(n)` is `parpy.threads(n).par_reduction()`), and a

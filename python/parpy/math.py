@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import math as _math
+
 import numpy as np
 
 from ._builtins import mark, weak_result
 
 __all__ = [
     "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "abs", "atan2", "floor",
-    "ceil", "pow",
+    "ceil", "pow", "erf", "erfc", "expm1", "log1p", "hypot", "copysign", "fmod",
+    "cbrt", "round", "isnan", "isinf", "isfinite",
 ]
 
 
@@ -85,3 +88,78 @@ def ceil(x: Any) -> Any:
 @mark("math.pow")
 def pow(x: Any, y: Any) -> Any:  # noqa: A001
     return _apply(np.power, x, y)
+
+
+
+def _np_erf(f: Any) -> Any:
+    """NumPy has no `erf`: `f` (a scalar function of `math`) elementwise,
+    with the float type NumPy's unary ufuncs give (`np.sqrt`'s)."""
+
+    def g(x: Any) -> Any:
+        a = np.asarray(x)
+        dtype = np.sqrt(np.zeros((), a.dtype)).dtype
+        r = np.vectorize(f, otypes=[np.float64])(a).astype(dtype)
+        return r if r.ndim else r[()]
+
+    return g
+
+
+@mark("math.erf")
+def erf(x: Any) -> Any:
+    return _apply(_np_erf(_math.erf), x)
+
+
+@mark("math.erfc")
+def erfc(x: Any) -> Any:
+    return _apply(_np_erf(_math.erfc), x)
+
+
+@mark("math.expm1")
+def expm1(x: Any) -> Any:
+    return _apply(np.expm1, x)
+
+
+@mark("math.log1p")
+def log1p(x: Any) -> Any:
+    return _apply(np.log1p, x)
+
+
+@mark("math.hypot")
+def hypot(x: Any, y: Any) -> Any:
+    return _apply(np.hypot, x, y)
+
+
+@mark("math.copysign")
+def copysign(x: Any, y: Any) -> Any:
+    return _apply(np.copysign, x, y)
+
+
+@mark("math.fmod")
+def fmod(x: Any, y: Any) -> Any:
+    return _apply(np.fmod, x, y)
+
+
+@mark("math.cbrt")
+def cbrt(x: Any) -> Any:
+    return _apply(np.cbrt, x)
+
+
+@mark("math.round")
+def round(x: Any) -> Any:  # noqa: A001
+    """Rounds half to even, as `np.round` (the result keeps `x`'s type)."""
+    return _apply(np.round, x)
+
+
+@mark("math.isnan")
+def isnan(x: Any) -> Any:
+    return _apply(np.isnan, x)
+
+
+@mark("math.isinf")
+def isinf(x: Any) -> Any:
+    return _apply(np.isinf, x)
+
+
+@mark("math.isfinite")
+def isfinite(x: Any) -> Any:
+    return _apply(np.isfinite, x)

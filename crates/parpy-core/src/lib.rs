@@ -31,6 +31,9 @@ pub use diag::{Diagnostic, SourceFile, Span};
 pub use driver::{compile, parse_function, CompileOutput};
 pub use error::{catch_internal, catch_panic, CompileError};
 pub use options::{Backend, Options, ParSpec, VERSION};
-pub use resolve::{Builtin, Resolved, Resolver, StaticResolver};
+pub use resolve::{
+    math_module_builtin, numpy_allocates, numpy_builtin, Builtin, Resolved, Resolver,
+    StaticResolver,
+};
 pub use signature::{ArgType, ParamInfo};
 pub use types::{ElemTy, ScalarValue};

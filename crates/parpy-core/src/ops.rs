@@ -75,7 +75,8 @@ impl BinOp {
     }
 }
 
-/// Math functions of `parpy.math` (and `abs`).
+/// Math functions of `parpy.math` (and `abs`). Each follows the NumPy
+/// function of the same name (`Round` is `np.round`: half to even).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum MathFn {
     Sqrt,
@@ -90,9 +91,28 @@ pub enum MathFn {
     Floor,
     Ceil,
     Pow,
+    Erf,
+    Erfc,
+    Expm1,
+    Log1p,
+    Hypot,
+    Copysign,
+    Fmod,
+    Cbrt,
+    Round,
+    IsNan,
+    IsInf,
+    IsFinite,
 }
 
 impl MathFn {
+    pub const ALL: [MathFn; 24] = {
+        use MathFn::*;
+        [
+            Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Abs, Atan2, Floor, Ceil, Pow, Erf, Erfc, Expm1,
+            Log1p, Hypot, Copysign, Fmod, Cbrt, Round, IsNan, IsInf, IsFinite,
+        ]
+    };
     pub fn name(self) -> &'static str {
         match self {
             MathFn::Sqrt => "sqrt",
@@ -107,21 +127,33 @@ impl MathFn {
             MathFn::Floor => "floor",
             MathFn::Ceil => "ceil",
             MathFn::Pow => "pow",
+            MathFn::Erf => "erf",
+            MathFn::Erfc => "erfc",
+            MathFn::Expm1 => "expm1",
+            MathFn::Log1p => "log1p",
+            MathFn::Hypot => "hypot",
+            MathFn::Copysign => "copysign",
+            MathFn::Fmod => "fmod",
+            MathFn::Cbrt => "cbrt",
+            MathFn::Round => "round",
+            MathFn::IsNan => "isnan",
+            MathFn::IsInf => "isinf",
+            MathFn::IsFinite => "isfinite",
         }
     }
     pub fn from_name(name: &str) -> Option<MathFn> {
-        use MathFn::*;
-        [
-            Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Abs, Atan2, Floor, Ceil, Pow,
-        ]
-        .into_iter()
-        .find(|f| f.name() == name)
+        MathFn::ALL.into_iter().find(|f| f.name() == name)
     }
     pub fn arity(self) -> usize {
         match self {
-            MathFn::Atan2 | MathFn::Pow => 2,
+            MathFn::Atan2 | MathFn::Pow | MathFn::Hypot | MathFn::Copysign | MathFn::Fmod => 2,
             _ => 1,
         }
+    }
+    /// `isnan`, `isinf`, `isfinite`: a bool result (the argument keeps its
+    /// float type).
+    pub fn is_predicate(self) -> bool {
+        matches!(self, MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite)
     }
 }
 
@@ -141,5 +173,10 @@ impl ReduceOp {
             ReduceOp::Max => "max",
             ReduceOp::Min => "min",
         }
+    }
+    pub fn from_name(name: &str) -> Option<ReduceOp> {
+        [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min]
+            .into_iter()
+            .find(|op| op.name() == name)
     }
 }

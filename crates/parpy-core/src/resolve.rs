@@ -18,8 +18,11 @@ pub enum Builtin {
     Gpu,
     /// `parpy.operators.sum` / `parpy.reduce.sum` / `parpy.sum`, ...
     Reduce(ReduceOp),
-    /// `parpy.math.sqrt`, ...
+    /// `parpy.math.sqrt`, `np.sqrt`, `math.sqrt`, ...
     Math(MathFn),
+    /// A math function whose Python result is an `int`: `math.floor`,
+    /// `math.ceil`, `round(x)`.
+    MathToInt(MathFn),
     /// `parpy.builtin.convert(e, ty)`
     Convert,
     /// `parpy.builtin.maximum` / `minimum`
@@ -69,18 +72,13 @@ impl Builtin {
             "float" => Builtin::Float,
             "int" => Builtin::Int,
             "len" => Builtin::Len,
+            "round" => Builtin::MathToInt(MathFn::Round),
             _ => {
                 if let Some(op) = name
                     .strip_prefix("operators.")
                     .or_else(|| name.strip_prefix("reduce."))
                 {
-                    return match op {
-                        "sum" => Some(Builtin::Reduce(ReduceOp::Sum)),
-                        "prod" => Some(Builtin::Reduce(ReduceOp::Prod)),
-                        "max" => Some(Builtin::Reduce(ReduceOp::Max)),
-                        "min" => Some(Builtin::Reduce(ReduceOp::Min)),
-                        _ => None,
-                    };
+                    return ReduceOp::from_name(op).map(Builtin::Reduce);
                 }
                 if let Some(f) = name.strip_prefix("math.") {
                     return MathFn::from_name(f).map(Builtin::Math);
@@ -90,6 +88,67 @@ impl Builtin {
         };
         Some(b)
     }
+}
+
+/// Which builtin a NumPy function stands for inside jit code (`np.sqrt` is
+/// `parpy.math.sqrt`, `np.sum` is `parpy.sum`); `name` is the function's
+/// `__name__` (`np.abs` is `absolute`).
+pub fn numpy_builtin(name: &str) -> Option<Builtin> {
+    let math = |f| Some(Builtin::Math(f));
+    match name {
+        "sqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "floor" | "ceil" | "expm1"
+        | "log1p" | "hypot" | "copysign" | "fmod" | "cbrt" | "round" | "isnan" | "isinf"
+        | "isfinite" => MathFn::from_name(name).map(Builtin::Math),
+        "around" => math(MathFn::Round),
+        "absolute" | "abs" | "fabs" => Some(Builtin::Abs),
+        "arctan2" => math(MathFn::Atan2),
+        "power" | "pow" => math(MathFn::Pow),
+        "minimum" | "fmin" => Some(Builtin::Minimum),
+        "maximum" | "fmax" => Some(Builtin::Maximum),
+        "sum" => Some(Builtin::Reduce(ReduceOp::Sum)),
+        "prod" => Some(Builtin::Reduce(ReduceOp::Prod)),
+        "max" | "amax" => Some(Builtin::Reduce(ReduceOp::Max)),
+        "min" | "amin" => Some(Builtin::Reduce(ReduceOp::Min)),
+        _ => None,
+    }
+}
+
+/// Which builtin a function of Python's `math` module stands for.
+pub fn math_module_builtin(name: &str) -> Option<Builtin> {
+    match name {
+        "sqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "atan2" | "pow" | "erf"
+        | "erfc" | "expm1" | "log1p" | "hypot" | "copysign" | "fmod" | "cbrt" | "isnan"
+        | "isinf" | "isfinite" => MathFn::from_name(name).map(Builtin::Math),
+        "fabs" => Some(Builtin::Math(MathFn::Abs)),
+        "floor" | "ceil" => MathFn::from_name(name).map(Builtin::MathToInt),
+        _ => None,
+    }
+}
+
+/// NumPy functions that create a new array (jit code cannot allocate).
+pub fn numpy_allocates(name: &str) -> bool {
+    matches!(
+        name,
+        "zeros"
+            | "ones"
+            | "empty"
+            | "full"
+            | "zeros_like"
+            | "ones_like"
+            | "empty_like"
+            | "full_like"
+            | "array"
+            | "asarray"
+            | "arange"
+            | "linspace"
+            | "copy"
+            | "concatenate"
+            | "stack"
+            | "eye"
+            | "identity"
+            | "tile"
+            | "repeat"
+    )
 }
 
 /// What a global name (or a dotted path below one) denotes.
@@ -113,6 +172,9 @@ pub enum Resolved {
     /// The name exists but denotes something jit code cannot use; the string
     /// describes it for the error message (`a list`, `function 'print'`).
     Unsupported(String),
+    /// A function that allocates a new array (`np.zeros`); the string
+    /// names it.
+    Allocates(String),
     NotFound,
 }
 
@@ -153,8 +215,8 @@ impl Resolver for StaticResolver {
                 if let Some(b) = Builtin::from_name(&name) {
                     return Resolved::Builtin(b);
                 }
-                if name == "sum" {
-                    return Resolved::Builtin(Builtin::Reduce(ReduceOp::Sum));
+                if let Some(op) = ReduceOp::from_name(&name) {
+                    return Resolved::Builtin(Builtin::Reduce(op));
                 }
                 match rest {
                     ["operators" | "reduce" | "math" | "builtin" | "types"] => Resolved::Namespace,
@@ -164,8 +226,24 @@ impl Resolver for StaticResolver {
                     _ => Resolved::NotFound,
                 }
             }
-            ["numpy" | "np", t] => ElemTy::from_numpy_name(t)
-                .map(Resolved::Dtype)
+            ["numpy" | "np", t] => {
+                if let Some(d) = ElemTy::from_numpy_name(t) {
+                    Resolved::Dtype(d)
+                } else if let Some(b) = numpy_builtin(t) {
+                    Resolved::Builtin(b)
+                } else if numpy_allocates(t) {
+                    Resolved::Allocates(format!("numpy.{t}"))
+                } else {
+                    match *t {
+                        "pi" => Resolved::Const(ScalarValue::Float(std::f64::consts::PI)),
+                        "inf" => Resolved::Const(ScalarValue::Float(f64::INFINITY)),
+                        _ => Resolved::NotFound,
+                    }
+                }
+            }
+            ["math"] => Resolved::Namespace,
+            ["math", f] => math_module_builtin(f)
+                .map(Resolved::Builtin)
                 .unwrap_or(Resolved::NotFound),
             [name] => Builtin::from_name(name)
                 .filter(|b| {
@@ -178,6 +256,7 @@ impl Resolver for StaticResolver {
                             | Builtin::Float
                             | Builtin::Int
                             | Builtin::Len
+                            | Builtin::MathToInt(MathFn::Round)
                     )
                 })
                 .map(Resolved::Builtin)

@@ -6,7 +6,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use parpy_core::syntax::FunctionDef;
-use parpy_core::{Builtin, ElemTy, Resolved, Resolver, ScalarValue};
+use parpy_core::{
+    math_module_builtin, numpy_allocates, numpy_builtin, Builtin, ElemTy, Resolved, Resolver,
+    ScalarValue,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString, PyType};
 
@@ -76,7 +79,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         });
     }
     let builtins = py.import("builtins")?;
-    for name in ["range", "min", "max", "abs", "float", "int", "len"] {
+    for name in ["range", "min", "max", "abs", "float", "int", "len", "round"] {
         if obj.is(&builtins.getattr(name)?) {
             if let Some(b) = Builtin::from_name(name) {
                 return Ok(Resolved::Builtin(b));
@@ -115,6 +118,9 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             let item = obj.call_method0("item")?;
             return classify(&item);
         }
+        if let Some(r) = numpy_function(&np, obj)? {
+            return Ok(r);
+        }
         if obj.is_instance(&np.getattr("ndarray")?)? {
             return Ok(Resolved::Unsupported(
                 "a NumPy array (global arrays cannot be used in jit code; pass it as an argument)"
@@ -124,6 +130,9 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     }
     if obj.is_instance_of::<PyModule>() || obj.hasattr("__parpy_namespace__")? {
         return Ok(Resolved::Namespace);
+    }
+    if let Some(r) = math_function(obj)? {
+        return Ok(r);
     }
     let inspect = py.import("inspect")?;
     if inspect.call_method1("isfunction", (obj,))?.is_truthy()? {
@@ -180,4 +189,46 @@ fn plain_function(obj: &Bound<'_, PyAny>) -> PyResult<(Arc<FunctionDef>, Arc<dyn
         .unwrap_or_else(|e| e.into_inner())
         .insert(key, (obj.clone().unbind(), def.clone(), globals.clone()));
     Ok((def, globals))
+}
+
+/// The name under which `module` holds exactly `obj` (`np.abs` is
+/// `absolute`), if it does.
+fn member_name(module: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let Some(name) = str_attr(obj, "__name__") else {
+        return Ok(None);
+    };
+    Ok(match module.getattr(name.as_str()) {
+        Ok(o) if o.is(obj) => Some(name),
+        _ => None,
+    })
+}
+
+/// A NumPy function (`np.sqrt`, `np.sum`, `np.zeros`) inside jit code.
+fn numpy_function(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Option<Resolved>> {
+    let Some(name) = member_name(np, obj)? else {
+        return Ok(None);
+    };
+    Ok(Some(if let Some(b) = numpy_builtin(&name) {
+        Resolved::Builtin(b)
+    } else if numpy_allocates(&name) {
+        Resolved::Allocates(format!("numpy.{name}"))
+    } else {
+        Resolved::Unsupported(format!(
+            "numpy.{name}, which has no parpy equivalent inside jit code"
+        ))
+    }))
+}
+
+/// A function of Python's `math` module (`math.sqrt`) inside jit code.
+fn math_function(obj: &Bound<'_, PyAny>) -> PyResult<Option<Resolved>> {
+    let math = obj.py().import("math")?;
+    let Some(name) = member_name(math.as_any(), obj)? else {
+        return Ok(None);
+    };
+    Ok(Some(match math_module_builtin(&name) {
+        Some(b) => Resolved::Builtin(b),
+        None => Resolved::Unsupported(format!(
+            "math.{name}, which has no parpy equivalent inside jit code"
+        )),
+    }))
 }

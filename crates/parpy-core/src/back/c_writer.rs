@@ -1475,8 +1475,14 @@ pub fn stdint_type(e: ElemTy) -> Option<&'static str> {
 /// The `<math.h>` name of a math function for `float` (`sqrtf`) or
 /// `double` (`sqrt`); `None` for other element types.
 pub fn libm_name(f: MathFn, e: ElemTy) -> Option<String> {
+    if f.is_predicate() {
+        // `isnan`, `isinf`, `isfinite`: type-generic macros.
+        return e.is_float().then(|| f.name().to_string());
+    }
     let base = match f {
         MathFn::Abs => "fabs",
+        // half to even in the default rounding mode, as `np.round`
+        MathFn::Round => "rint",
         other => other.name(),
     };
     match e {

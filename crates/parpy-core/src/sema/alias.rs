@@ -20,22 +20,27 @@ use crate::types::ElemTy;
 use super::scope::Binding;
 use super::Lowerer;
 
+/// The `name = other` pairs of one target and value: a name assigned a
+/// name, or the names of a tuple assigned a tuple (`a, b = b, a`).
+fn copy_pairs<'a>(t: &'a ast::Expr, v: &'a ast::Expr, out: &mut Vec<(&'a str, &'a str)>) {
+    match (&t.kind, &v.kind) {
+        (ast::ExprKind::Name(n), ast::ExprKind::Name(m)) => out.push((n, m)),
+        (ast::ExprKind::Tuple(ts), ast::ExprKind::Tuple(vs)) if ts.len() == vs.len() => {
+            ts.iter().zip(vs).for_each(|(t, v)| copy_pairs(t, v, out))
+        }
+        _ => {}
+    }
+}
+
 /// `name = other` pairs of a body (names only), in order.
 fn name_copies<'a>(body: &'a [ast::Stmt], out: &mut Vec<(&'a str, &'a str)>) {
     for s in body {
         match &s.kind {
-            ast::StmtKind::Assign {
-                target:
-                    ast::Expr {
-                        kind: ast::ExprKind::Name(n),
-                        ..
-                    },
-                value:
-                    ast::Expr {
-                        kind: ast::ExprKind::Name(m),
-                        ..
-                    },
-            } => out.push((n, m)),
+            ast::StmtKind::Assign { targets, value } => {
+                for t in targets {
+                    copy_pairs(t, value, out);
+                }
+            }
             ast::StmtKind::For { body, .. }
             | ast::StmtKind::While { body, .. }
             | ast::StmtKind::With { body, .. } => name_copies(body, out),
@@ -170,6 +175,85 @@ impl Lowerer<'_, '_> {
             dst: Place::Var(sel),
             value,
         }))
+    }
+
+    /// Does `e` name an array or a re-bound array name?
+    fn names_array(&self, e: &ast::Expr) -> bool {
+        let ast::ExprKind::Name(m) = &e.kind else {
+            return false;
+        };
+        self.scope.get(m).is_some_and(|b| {
+            self.func.var(b.var).ty.is_array() || self.aliases.contains_key(&b.var)
+        })
+    }
+
+    /// `a, b = b, a` and `a = b = x` over array names: `None` when the
+    /// values are not all array names. Python evaluates the right side
+    /// first, so each value's array is kept in a fresh selector before any
+    /// target is re-bound.
+    pub(super) fn alias_multi_assign(
+        &mut self,
+        targets: &[ast::Expr],
+        value: &ast::Expr,
+        span: Span,
+    ) -> Option<Vec<Stmt>> {
+        let values: Vec<&ast::Expr> = match &value.kind {
+            ast::ExprKind::Tuple(vs) => vs.iter().collect(),
+            _ => vec![value],
+        };
+        if !values.iter().all(|v| self.names_array(v)) {
+            return None;
+        }
+        let is_name = |t: &ast::Expr| matches!(t.kind, ast::ExprKind::Name(_));
+        let shapes_match = targets.iter().all(|t| match (&t.kind, &value.kind) {
+            (ast::ExprKind::Tuple(ts), ast::ExprKind::Tuple(vs)) => {
+                ts.len() == vs.len() && ts.iter().all(is_name)
+            }
+            (ast::ExprKind::Name(_), ast::ExprKind::Name(_)) => true,
+            _ => false,
+        });
+        if !shapes_match {
+            return None;
+        }
+        let mut out = vec![];
+        let mut held = vec![];
+        for v in &values {
+            let ast::ExprKind::Name(m) = &v.kind else {
+                unreachable!("checked by names_array")
+            };
+            let var = self.scope.get(m).expect("checked by names_array").var;
+            let cands = match self.alias_of(var) {
+                Some(c) => c.to_vec(),
+                None => vec![var],
+            };
+            // not a Python identifier: no user name can refer to it
+            let tmp = format!("{m} (value {})", self.func.vars.len());
+            self.alias_plan.insert(tmp.clone(), cands);
+            match self.alias_assign(&tmp, v, span) {
+                Some(Some(k)) => out.push(Stmt::new(k, span)),
+                // an error was reported (types or shapes differ)
+                _ => return Some(out),
+            }
+            held.push(ast::Expr {
+                kind: ast::ExprKind::Name(tmp),
+                span: v.span,
+            });
+        }
+        for t in targets {
+            let names: Vec<&ast::Expr> = match &t.kind {
+                ast::ExprKind::Tuple(ts) => ts.iter().collect(),
+                _ => vec![t],
+            };
+            for (n, h) in names.into_iter().zip(&held) {
+                let ast::ExprKind::Name(n) = &n.kind else {
+                    unreachable!("checked above")
+                };
+                if let Some(Some(k)) = self.alias_assign(n, h, span) {
+                    out.push(Stmt::new(k, span));
+                }
+            }
+        }
+        Some(out)
     }
 
     fn refers_to(&self, sel: VarId, array: VarId, span: Span) -> Expr {

@@ -42,6 +42,9 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        if let Some(r) = self.method_call(func, args, span) {
+            return r;
+        }
         let name = func
             .dotted_path()
             .map(|p| p.join("."))
@@ -58,11 +61,23 @@ impl Lowerer<'_, '_> {
             Resolved::Function { def, globals } => {
                 self.helper_call(&def, &globals, args, span, false)
             }
+            Resolved::Dtype(t) => self.dtype_call(t, &name, args, span),
             Resolved::Unsupported(desc) => {
                 self.error(
                     Diagnostic::error(format!("cannot call `{name}` ({desc}) in a parpy function"))
                         .at(func.span, "not callable from jit code")
-                        .help("only parpy builtins and other `@parpy.jit` functions can be called"),
+                        .help("only parpy builtins, the `math` and NumPy functions listed in the README and other `@parpy.jit` functions can be called"),
+                );
+                None
+            }
+            Resolved::Allocates(what) => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` allocates a new array, which jit code cannot do"
+                    ))
+                    .at(func.span, format!("`{what}` allocates"))
+                    .help("allocate the array in Python before the call and pass it as an argument")
+                    .help("for a running value, use a local scalar (`acc = 0.0`)"),
                 );
                 None
             }
@@ -92,6 +107,13 @@ impl Lowerer<'_, '_> {
                 self.reduction(op, &args[0], span)
             }
             Builtin::Math(f) => self.math_call(f, name, args, span),
+            Builtin::MathToInt(f) => {
+                // Python's `math.floor`, `math.ceil` and `round(x)` return an int.
+                let t = self.math_call(f, name, args, span)?;
+                let mut e = convert(t.e, self.opts.int_type);
+                e.span = span;
+                Some(TExpr { e, weak: true })
+            }
             Builtin::Abs => self.math_call(MathFn::Abs, name, args, span),
             Builtin::Min | Builtin::Max | Builtin::Minimum | Builtin::Maximum => {
                 if args.len() < 2 {
@@ -281,17 +303,7 @@ impl Lowerer<'_, '_> {
     fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
         if e.dotted_path().is_some() && !self.is_local_root(e) {
             if let Resolved::Dtype(t) = self.resolve_global(e)? {
-                if !self.opts.backend.supports(t) {
-                    self.error(
-                        Diagnostic::error(format!(
-                            "element type `{t}` is not supported on the {:?} backend yet",
-                            self.opts.backend
-                        ))
-                        .at(e.span, "unsupported type"),
-                    );
-                    return None;
-                }
-                return Some(t);
+                return self.supported_dtype(t, e.span);
             }
         }
         self.error(
@@ -326,6 +338,14 @@ impl Lowerer<'_, '_> {
             let t = self.scalar_elem(v)?;
             (ty, weak) = promote((ty, weak), (t, v.weak), self.opts);
         }
+        if !ty.is_float() && matches!(f, MathFn::Round | MathFn::Floor | MathFn::Ceil) {
+            // NumPy keeps an integer as it is.
+            let mut v = vals.remove(0);
+            if ty == ElemTy::Bool {
+                v.e = convert(v.e, self.opts.int_type);
+            }
+            return Some(v);
+        }
         if f != MathFn::Abs && !ty.is_float() {
             // NumPy: the smallest float that holds every value of the type
             // (float16 for bool and 8-bit, float32 for 16-bit integers);
@@ -340,6 +360,16 @@ impl Lowerer<'_, '_> {
             ty = self.opts.int_type;
         }
         let args: Vec<Expr> = vals.drain(..).map(|v| convert(v.e, ty)).collect();
+        if f.is_predicate() {
+            return Some(TExpr {
+                e: Expr::new(
+                    ExprKind::Math { func: f, args },
+                    Type::Scalar(ElemTy::Bool),
+                    span,
+                ),
+                weak: false,
+            });
+        }
         Some(TExpr {
             e: Expr::new(ExprKind::Math { func: f, args }, Type::Scalar(ty), span),
             weak,
@@ -376,6 +406,77 @@ impl Lowerer<'_, '_> {
                 .map(|b| b.var),
             _ => None,
         }
+    }
+
+    /// `t` when the backend supports it, else an error at `span`.
+    fn supported_dtype(&mut self, t: ElemTy, span: Span) -> Option<ElemTy> {
+        if self.opts.backend.supports(t) {
+            return Some(t);
+        }
+        self.error(
+            Diagnostic::error(format!(
+                "element type `{t}` is not supported on the {:?} backend yet",
+                self.opts.backend
+            ))
+            .at(span, "unsupported type"),
+        );
+        None
+    }
+
+    /// `np.float32(x)`, `parpy.types.F32(x)`: a conversion to that type.
+    fn dtype_call(
+        &mut self,
+        t: ElemTy,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        if args.len() != 1 {
+            self.arity_error(name, "1 argument", args.len(), span);
+            return None;
+        }
+        self.supported_dtype(t, span)?;
+        let v = self.lower_expr(&args[0])?;
+        self.scalar_elem(&v)?;
+        let mut e = convert(v.e, t);
+        e.span = span;
+        Some(TExpr { e, weak: false })
+    }
+
+    /// `x[i, :].max()`, `x.sum()`: a reduction written as a method; `None`
+    /// when `func` is not a method of a local value.
+    fn method_call(
+        &mut self,
+        func: &ast::Expr,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Option<TExpr>> {
+        let ast::ExprKind::Attr { value, attr } = &func.kind else {
+            return None;
+        };
+        let on_local = value.dotted_path().is_none() || self.is_local_root(value);
+        if !on_local {
+            return None;
+        }
+        let Some(op) = crate::ir::ReduceOp::from_name(attr) else {
+            self.error(
+                Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
+                    .at(func.span, "unknown method")
+                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()` and `.min()` of an array or a slice"),
+            );
+            return Some(None);
+        };
+        if !args.is_empty() {
+            self.error(
+                Diagnostic::error(format!("`.{attr}()` takes no arguments in parpy functions"))
+                    .at(span, "arguments given")
+                    .help(format!(
+                        "reduce a slice instead of passing an axis: `x[i, :].{attr}()`"
+                    )),
+            );
+            return Some(None);
+        }
+        Some(self.reduction(op, value, span))
     }
 
     /// An array argument: a name bound to an array variable.

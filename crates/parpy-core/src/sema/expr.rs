@@ -75,6 +75,10 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn not_defined(&mut self, name: &str, span: Span) {
+        if self.scope.is_failed(name) {
+            // Its assignment was already reported.
+            return;
+        }
         let mut d =
             Diagnostic::error(format!("name `{name}` is not defined")).at(span, "not defined here");
         if let Some(c) = self.scope.closest(name) {
@@ -171,7 +175,7 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    fn read_name(&mut self, name: &str, span: Span) -> Option<TExpr> {
+    pub(super) fn read_name(&mut self, name: &str, span: Span) -> Option<TExpr> {
         let b = self.scope.get(name)?;
         if let Some(c) = self.alias_of(b.var) {
             // a re-bound array name: as `name[:, ...]`
@@ -317,6 +321,14 @@ impl Lowerer<'_, '_> {
                 self.error(
                     Diagnostic::error("a slice can only appear inside a subscript")
                         .at(span, "slice here"),
+                );
+                None
+            }
+            ast::ExprKind::Tuple(_) => {
+                self.error(
+                    Diagnostic::error("a tuple can only be the value of an assignment")
+                        .at(span, "tuple here")
+                        .help("unpack it where it is made: `a, b = x, y`"),
                 );
                 None
             }

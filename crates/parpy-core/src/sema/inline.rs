@@ -74,7 +74,9 @@ fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
             subst_expr(first, subst);
             rest.iter_mut().for_each(|(_, e)| subst_expr(e, subst));
         }
-        K::BoolOp { values, .. } => values.iter_mut().for_each(|v| subst_expr(v, subst)),
+        K::BoolOp { values, .. } | K::Tuple(values) => {
+            values.iter_mut().for_each(|v| subst_expr(v, subst))
+        }
         K::IfExp { cond, then, else_ } => {
             subst_expr(cond, subst);
             subst_expr(then, subst);
@@ -93,8 +95,11 @@ fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
 fn subst_stmts(stmts: &mut [ast::Stmt], subst: &[(String, ast::Expr)]) {
     for s in stmts {
         match &mut s.kind {
-            ast::StmtKind::Assign { target, value }
-            | ast::StmtKind::AugAssign { target, value, .. } => {
+            ast::StmtKind::Assign { targets, value } => {
+                targets.iter_mut().for_each(|t| subst_expr(t, subst));
+                subst_expr(value, subst);
+            }
+            ast::StmtKind::AugAssign { target, value, .. } => {
                 subst_expr(target, subst);
                 subst_expr(value, subst);
             }

@@ -8,6 +8,7 @@
 //! and reductions to loops) and `calls.rs` (builtins and helper functions).
 
 mod alias;
+mod assign;
 mod calls;
 mod expr;
 mod inline;
@@ -171,7 +172,7 @@ pub fn lower(
         .collect();
     let args = &args[..];
     let host = lower_function(&mut sh, def, args, &weak, resolver, true, &def.name).map(|(f, _)| f);
-    let errors: Vec<Diagnostic> = sh.diags.into_iter().filter(|d| d.is_error()).collect();
+    let errors = cap_repeats(sh.diags.into_iter().filter(|d| d.is_error()).collect());
     if !errors.is_empty() {
         return Err(CompileError::User(errors));
     }
@@ -185,6 +186,36 @@ pub fn lower(
         helpers,
         bounds: None,
     })
+}
+
+/// At most this many errors with the same message are shown.
+const MAX_REPEATS: usize = 3;
+
+/// Keeps the first [`MAX_REPEATS`] errors of each message; the last one
+/// kept says how many more were left out.
+fn cap_repeats(errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut count: std::collections::HashMap<String, usize> = Default::default();
+    for d in &errors {
+        *count.entry(d.message.clone()).or_default() += 1;
+    }
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    let mut out = vec![];
+    for d in errors {
+        let n = seen.entry(d.message.clone()).or_default();
+        *n += 1;
+        let total = count[&d.message];
+        if *n < MAX_REPEATS || (*n == MAX_REPEATS && total == MAX_REPEATS) {
+            out.push(d);
+        } else if *n == MAX_REPEATS {
+            let more = total - MAX_REPEATS;
+            out.push(d.note(format!(
+                "{more} more error{} with this message {} not shown",
+                if more == 1 { "" } else { "s" },
+                if more == 1 { "is" } else { "are" }
+            )));
+        }
+    }
+    out
 }
 
 /// Lowers one function; `None` when errors were reported. Also returns
@@ -243,7 +274,8 @@ fn lower_function(
         l.bind_param(p, a, w);
     }
     l.plan_aliases(&def.body);
-    let body: Block = l.lower_block(&def.body);
+    let mut body: Block = l.copy_assigned_params(&def.body);
+    body.extend(l.lower_block(&def.body));
     l.func.body = body;
     let ret_weak = l.finish_returns();
     if l.sh.diags[before..].iter().any(|d| d.is_error()) {

@@ -1,7 +1,7 @@
 //! Names inside one function: parameters, locals and loop variables (Python
 //! has one scope per function), plus "did you mean" suggestions.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::VarId;
 
@@ -19,6 +19,9 @@ pub(crate) struct Scope {
     names: BTreeMap<String, Binding>,
     /// Parameter names in order (for help messages).
     pub params: Vec<String>,
+    /// Names whose assignment failed with an error: defined with an unknown
+    /// type, so their uses report nothing more (one error per root cause).
+    failed: BTreeSet<String>,
 }
 
 impl Scope {
@@ -31,6 +34,15 @@ impl Scope {
     }
     pub fn unbind(&mut self, name: &str) {
         self.names.remove(name);
+    }
+    /// Marks `name` as assigned by a statement that failed.
+    pub fn mark_failed(&mut self, name: &str) {
+        if !self.names.contains_key(name) {
+            self.failed.insert(name.to_string());
+        }
+    }
+    pub fn is_failed(&self, name: &str) -> bool {
+        self.failed.contains(name)
     }
     /// The defined name closest to `name` by edit distance, if close enough.
     pub fn closest(&self, name: &str) -> Option<&str> {

@@ -14,6 +14,13 @@ use super::scope::Binding;
 use super::types::{const_int, convert, promote};
 use super::{Lowerer, TExpr};
 
+/// The value of an assignment: still to be lowered, or lowered already
+/// (`None` after an error in it).
+pub(super) enum Value<'e> {
+    Ast(&'e ast::Expr),
+    Lowered(Option<TExpr>),
+}
+
 /// Does this target contain a slice (or is an under-indexed array)?
 fn has_slice(e: &ast::Expr) -> bool {
     match &e.kind {
@@ -266,9 +273,15 @@ impl Lowerer<'_, '_> {
         let span = s.span;
         let one = |k: StmtKind| vec![ir::Stmt::new(k, span)];
         match &s.kind {
-            ast::StmtKind::Assign { target, value } => {
-                self.assign(target, value, labels, span).unwrap_or_default()
-            }
+            ast::StmtKind::Assign { targets, value } => match targets.as_slice() {
+                [target]
+                    if !matches!(target.kind, ast::ExprKind::Tuple(_))
+                        && !matches!(value.kind, ast::ExprKind::Tuple(_)) =>
+                {
+                    self.assign(target, value, labels, span).unwrap_or_default()
+                }
+                _ => self.multi_assign(targets, value, labels, span),
+            },
             ast::StmtKind::AugAssign { target, op, value } => {
                 let combined = ast::Expr {
                     kind: ast::ExprKind::Binary {
@@ -389,6 +402,13 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    fn value_of(&mut self, v: Value<'_>) -> Option<TExpr> {
+        match v {
+            Value::Ast(e) => self.lower_expr(e),
+            Value::Lowered(t) => t,
+        }
+    }
+
     fn return_stmt(&mut self, v: Option<&ast::Expr>, span: Span) -> Option<StmtKind> {
         let Some(v) = v else {
             self.bare_return.get_or_insert(span);
@@ -505,17 +525,31 @@ impl Lowerer<'_, '_> {
                 }
             }
         };
+        // A local of the same name (Python has one scope per function) gets
+        // the index at the start of each iteration, so that after the loop
+        // it holds the last value, or its old one when the loop ran zero
+        // times. Not in a labelled (possibly parallel) loop: every iteration
+        // would write the same variable.
+        let mut copy_to = None;
         if let Some(b) = self.scope.get(var) {
-            let kind = self.func.var(b.var).kind;
-            if kind != VarKind::LoopIndex {
+            let old = self.func.var(b.var);
+            let kind = old.kind;
+            let int_local = kind == VarKind::Local
+                && old.ty.elem().is_some_and(|t| t.is_int())
+                && !old.ty.is_array();
+            if int_local && labels.is_empty() {
+                copy_to = Some(b.var);
+            } else if kind != VarKind::LoopIndex {
+                let what = if kind == VarKind::Param {
+                    "parameter"
+                } else if int_local {
+                    "local variable of a labelled loop"
+                } else {
+                    "local variable"
+                };
                 self.error(
                     Diagnostic::error(format!(
-                        "the loop variable `{var}` is already used as a {}",
-                        if kind == VarKind::Param {
-                            "parameter"
-                        } else {
-                            "local variable"
-                        }
+                        "the loop variable `{var}` is already used as a {what}"
                     ))
                     .at(var_span, "already defined")
                     .help("use a fresh name for the loop variable"),
@@ -538,7 +572,25 @@ impl Lowerer<'_, '_> {
         };
         self.loop_bounds.insert(v, counter);
         let prev = self.scope.bind(var, Binding { var: v, weak: true });
-        let body = self.lower_block(body);
+        let mut body = self.lower_block(body);
+        if let Some(local) = copy_to {
+            let ty = self.func.var(local).ty.clone();
+            let e = ir::Expr::var(v, Type::Scalar(int_ty), var_span);
+            let value = match ty.elem() {
+                Some(t) => super::types::convert(e, t),
+                None => e,
+            };
+            body.insert(
+                0,
+                ir::Stmt::new(
+                    StmtKind::Assign {
+                        dst: Place::Var(local),
+                        value,
+                    },
+                    var_span,
+                ),
+            );
+        }
         match prev {
             Some(p) => {
                 self.scope.bind(var, p);
@@ -566,7 +618,21 @@ impl Lowerer<'_, '_> {
         labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<ir::Stmt>> {
-        let sliced = has_slice(target) || {
+        if self.is_slice_target(target) {
+            return self.slice_assign(target, value, labels, span);
+        }
+        self.red_labels = (!labels.is_empty()).then(|| labels.to_vec());
+        let r = self.scalar_assign(target, Value::Ast(value));
+        if self.red_labels.take().is_some() {
+            self.label_error(labels, span);
+        }
+        r.map(|k| vec![ir::Stmt::new(k, span)])
+    }
+
+    /// Is `target` a slice (`a[i, :]`) or an under-indexed array (`a[i]`
+    /// of a matrix)?
+    pub(super) fn is_slice_target(&self, target: &ast::Expr) -> bool {
+        has_slice(target) || {
             let (n, depth) = subscript_depth(target);
             n.and_then(|n| self.scope.get(n))
                 .map(|b| self.alias_of(b.var).map_or(b.var, |c| c[0]))
@@ -575,25 +641,28 @@ impl Lowerer<'_, '_> {
                     _ => false,
                 })
                 .unwrap_or(false)
-        };
-        if sliced {
-            return self.slice_assign(target, value, labels, span);
         }
-        self.red_labels = (!labels.is_empty()).then(|| labels.to_vec());
-        let r = self.scalar_assign(target, value);
-        if self.red_labels.take().is_some() {
-            self.label_error(labels, span);
-        }
-        r.map(|k| vec![ir::Stmt::new(k, span)])
     }
 
-    fn scalar_assign(&mut self, target: &ast::Expr, value: &ast::Expr) -> Option<StmtKind> {
+    /// `target = value` for a name or an element; the value is lowered here
+    /// (after the target's indices, as Python evaluates them) or was
+    /// lowered before (multiple assignments).
+    pub(super) fn scalar_assign(
+        &mut self,
+        target: &ast::Expr,
+        value: Value<'_>,
+    ) -> Option<StmtKind> {
         match &target.kind {
             ast::ExprKind::Name(n) => {
-                if let Some(s) = self.alias_assign(n, value, target.span) {
-                    return s;
-                }
-                let v = self.lower_expr(value);
+                let v = match value {
+                    Value::Ast(e) => {
+                        if let Some(s) = self.alias_assign(n, e, target.span) {
+                            return s;
+                        }
+                        self.lower_expr(e)
+                    }
+                    Value::Lowered(t) => t,
+                };
                 match self.scope.get(n) {
                     Some(b) => {
                         let var = self.func.var(b.var).clone();
@@ -642,7 +711,10 @@ impl Lowerer<'_, '_> {
                         })
                     }
                     None => {
-                        let v: TExpr = v?;
+                        let Some(v) = v else {
+                            self.scope.mark_failed(n);
+                            return None;
+                        };
                         let ty = self.scalar_elem(&v)?;
                         let id = self.new_var(n, Type::Scalar(ty), VarKind::Local, target.span);
                         self.scope.bind(
@@ -661,7 +733,7 @@ impl Lowerer<'_, '_> {
             }
             ast::ExprKind::Subscript { .. } => {
                 let t = self.lower_subscript(target);
-                let v = self.lower_expr(value);
+                let v = self.value_of(value);
                 match t? {
                     Sub::Elem {
                         array,

@@ -482,8 +482,15 @@ fn module_constants_and_unsupported_calls() {
 #[test]
 fn assignments_to_params_and_locals() {
     let a = [arr(ElemTy::F32, &[2]), int(3)];
-    let e = lower_err("def f(y, n):\n    n = 2\n", &a);
-    assert!(e.contains("cannot assign to the parameter `n`"), "{e}");
+    // A scalar parameter is a local variable in Python: assigning it works
+    // on a copy.
+    let t = lower_ok("def f(y, n):\n    n = n - 1\n    y[0] = n\n", &a);
+    assert!(
+        t.contains("n_1: i64 = 3") && t.contains("n_1 = (n_1 - 1)"),
+        "{t}"
+    );
+    let e = lower_err("def f(y, n):\n    y = 2\n", &a);
+    assert!(e.contains("cannot assign to the parameter `y`"), "{e}");
     let e = lower_err(
         "def f(y, n):\n    t = y[0]\n    t = parpy.builtin.convert(n, parpy.types.F64)\n",
         &a,
@@ -774,4 +781,42 @@ fn float_into_int_local_is_an_error() {
     );
     assert!(e.contains("t.py:3:5"), "{e}");
     assert!(e.contains("`t = 0.0`"), "{e}");
+}
+
+#[test]
+fn one_error_per_root_cause() {
+    let a = [arr(ElemTy::F32, &[4]), int(4)];
+    // `p` fails to be defined: its uses below report nothing more.
+    let e = lower_err(
+        "def f(y, n):\n    p = undefined_thing + 1.0\n    q = p * 2.0\n    for i in range(n):\n        y[i] = p + q\n",
+        &a,
+    );
+    assert_eq!(e.matches("error:").count(), 1, "{e}");
+    assert!(e.contains("`undefined_thing` is not defined"), "{e}");
+    // Repeats of one message are capped.
+    let body: String = (0..6)
+        .map(|k| format!("    y[{}] = zz{k}\n", k % 4))
+        .collect();
+    let e = lower_err(&format!("def f(y, n):\n{body}"), &a);
+    assert_eq!(e.matches("error:").count(), 6, "{e}");
+    let body: String = (0..6).map(|_| "    y[0] = 1.0 + y\n".to_string()).collect();
+    let e = lower_err(&format!("def f(y, n):\n{body}"), &a);
+    assert_eq!(e.matches("error:").count(), 3, "{e}");
+    assert!(
+        e.contains("3 more errors with this message are not shown"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tuple_assignment_evaluates_the_right_side_first() {
+    let a = [arr(ElemTy::F64, &[2]), int(4)];
+    let t = lower_ok(
+        "def f(y, n):\n    a = y[0]\n    b = y[1]\n    a, b = b, a + b\n    y[0] = a\n    y[1] = b\n",
+        &a,
+    );
+    // `a + b` is kept before `a` changes; `b` goes straight into `a`.
+    assert!(t.contains("b_new: f64 = (a + b)"), "{t}");
+    assert!(t.contains("a = b\n"), "{t}");
+    assert!(t.contains("b = b_new"), "{t}");
 }

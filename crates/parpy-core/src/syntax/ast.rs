@@ -30,9 +30,11 @@ pub struct Stmt {
 
 #[derive(Clone, Debug)]
 pub enum StmtKind {
-    /// `target = value`; the target is a `Name` or a `Subscript`.
+    /// `t0 = t1 = ... = value` (Python evaluates `value` once and assigns
+    /// it to each target from left to right). A target is a `Name`, a
+    /// `Subscript` or a `Tuple` of those (`a, b = b, a`).
     Assign {
-        target: Expr,
+        targets: Vec<Expr>,
         value: Expr,
     },
     /// `target op= value`.
@@ -125,6 +127,9 @@ pub enum ExprKind {
         then: Box<Expr>,
         else_: Box<Expr>,
     },
+    /// `(e0, e1, ...)`: only as an assignment target or the value of an
+    /// assignment (`a, b = b, a`); rejected elsewhere by the converter.
+    Tuple(Vec<Expr>),
     /// `func(args...)`, positional arguments only.
     Call {
         func: Box<Expr>,

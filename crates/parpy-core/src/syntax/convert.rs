@@ -129,21 +129,19 @@ impl Converter {
         let r = s.range();
         let kind = match s {
             py::Stmt::Assign(a) => {
-                if a.targets.len() != 1 {
-                    self.reject(r, "chained assignments (`a = b = ...`)");
-                    return None;
-                }
-                let target = self.target(&a.targets[0])?;
+                let targets: Vec<Option<Expr>> =
+                    a.targets.iter().map(|t| self.target(t, true)).collect();
+                let value = self.assign_value(&a.value);
                 StmtKind::Assign {
-                    target,
-                    value: self.expr(&a.value),
+                    targets: targets.into_iter().collect::<Option<Vec<_>>>()?,
+                    value,
                 }
             }
             py::Stmt::AnnAssign(a) => match &a.value {
                 Some(v) => {
-                    let target = self.target(&a.target)?;
+                    let target = self.target(&a.target, false)?;
                     StmtKind::Assign {
-                        target,
+                        targets: vec![target],
                         value: self.expr(v),
                     }
                 }
@@ -153,7 +151,7 @@ impl Converter {
                 }
             },
             py::Stmt::AugAssign(a) => {
-                let target = self.target(&a.target)?;
+                let target = self.target(&a.target, false)?;
                 let op = self.operator(a.op, r)?;
                 StmtKind::AugAssign {
                     target,
@@ -172,7 +170,10 @@ impl Converter {
                             t.range(),
                             "loop targets must be a single name",
                             "not a name",
-                            Some("write `for i in range(n):`"),
+                            Some(
+                                "loop over an index with `for i in range(n):` and read the \
+                                 values inside the loop (`a, b = x[i], y[i]`)",
+                            ),
                         );
                         return None;
                     }
@@ -247,17 +248,49 @@ impl Converter {
         })
     }
 
-    /// An assignment target: a name or a subscript.
-    fn target(&mut self, t: &py::Expr) -> Option<Expr> {
+    /// An assignment target: a name, a subscript or (when `tuple_ok`) a
+    /// tuple of those.
+    fn target(&mut self, t: &py::Expr, tuple_ok: bool) -> Option<Expr> {
         match t {
             py::Expr::Name(_) | py::Expr::Subscript(_) => Some(self.expr(t)),
+            py::Expr::Tuple(py::ExprTuple { elts, .. })
+            | py::Expr::List(py::ExprList { elts, .. })
+                if tuple_ok =>
+            {
+                let mut items: Vec<Option<Expr>> = vec![];
+                for e in elts {
+                    if matches!(e, py::Expr::Tuple(_) | py::Expr::List(_)) {
+                        self.reject_with(
+                            e.range(),
+                            "nested tuple targets are not supported in parpy functions",
+                            "nested tuple",
+                            Some(
+                                "unpack one level at a time: `a, b = ...` with names or subscripts",
+                            ),
+                        );
+                        items.push(None);
+                    } else {
+                        items.push(self.target(e, false));
+                    }
+                }
+                Some(Expr {
+                    kind: ExprKind::Tuple(items.into_iter().collect::<Option<Vec<_>>>()?),
+                    span: self.span(t.range()),
+                })
+            }
             py::Expr::Tuple(_) | py::Expr::List(_) => {
                 self.reject_with(
                     t.range(),
-                    "tuple-unpacking assignments are not supported in parpy functions",
+                    "tuple targets are not supported in this statement",
                     "not supported",
-                    Some("assign each variable in its own statement"),
+                    Some(
+                        "use a plain assignment: `a, b = b, a` is supported, `a, b += ...` is not",
+                    ),
                 );
+                None
+            }
+            py::Expr::Starred(_) => {
+                self.reject(t.range(), "starred assignment targets (`*rest`)");
                 None
             }
             py::Expr::Attribute(_) => {
@@ -273,6 +306,18 @@ impl Converter {
                 );
                 None
             }
+        }
+    }
+
+    /// The value of an `=` assignment: a tuple (`a, b = b, a`) or an
+    /// ordinary expression.
+    fn assign_value(&mut self, v: &py::Expr) -> Expr {
+        match v {
+            py::Expr::Tuple(t) => Expr {
+                kind: ExprKind::Tuple(t.elts.iter().map(|e| self.expr(e)).collect()),
+                span: self.span(t.range),
+            },
+            other => self.expr(other),
         }
     }
 

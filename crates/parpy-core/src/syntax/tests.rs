@@ -28,9 +28,10 @@ fn parses_sum_rows() {
         panic!("not a for loop: {:?}", f.body[1]);
     };
     assert_eq!(var, "i");
-    let StmtKind::Assign { value, .. } = &body[0].kind else {
+    let StmtKind::Assign { value, targets } = &body[0].kind else {
         panic!("not an assignment");
     };
+    assert_eq!(targets.len(), 1);
     let ExprKind::Call { func, args } = &value.kind else {
         panic!("not a call");
     };
@@ -126,9 +127,16 @@ fn rejects_each_construct_with_location() {
         ),
         ("    g(*x)\n", "starred arguments", "t.py:11:7"),
         (
-            "    a, b = 1, 2\n",
-            "tuple-unpacking assignments",
+            "    (a, b), c = x, 3\n",
+            "nested tuple targets",
             "t.py:11:5",
+        ),
+        ("    a, b += 1, 2\n", "tuple targets", "t.py:11:5"),
+        ("    a, *b = x\n", "starred assignment targets", "t.py:11:8"),
+        (
+            "    for i, j in range(3):\n        pass\n",
+            "loop targets must be a single name",
+            "t.py:11:9",
         ),
         ("    x[::2] = 1\n", "strided slices", "t.py:11:9"),
         ("    y = (yield 1)\n", "`yield` expressions", "t.py:11:10"),
@@ -182,4 +190,28 @@ fn compound_statements_are_pointed_at_by_their_first_line() {
     // A single-line caret run under `try:` and no bracket over the body.
     assert!(text.contains("^^^^ not supported"), "{text}");
     assert!(!text.contains("|_"), "{text}");
+}
+
+#[test]
+fn parses_tuple_and_chained_assignments() {
+    let f = parse("def f(x):\n    a, b = b, a\n    c = d = 0.0\n    H, W = x.shape\n").unwrap();
+    let StmtKind::Assign { targets, value } = &f.body[0].kind else {
+        panic!("not an assignment");
+    };
+    assert!(matches!(&targets[..], [Expr { kind: ExprKind::Tuple(t), .. }] if t.len() == 2));
+    assert!(matches!(&value.kind, ExprKind::Tuple(v) if v.len() == 2));
+    let StmtKind::Assign { targets, .. } = &f.body[1].kind else {
+        panic!("not an assignment");
+    };
+    assert_eq!(targets.len(), 2);
+    let StmtKind::Assign { value, .. } = &f.body[2].kind else {
+        panic!("not an assignment");
+    };
+    assert!(matches!(&value.kind, ExprKind::Attr { attr, .. } if attr == "shape"));
+}
+
+#[test]
+fn tuples_outside_assignments_are_rejected() {
+    let text = err("def f(x):\n    g((1, 2))\n");
+    assert!(text.contains("tuple expressions"), "{text}");
 }

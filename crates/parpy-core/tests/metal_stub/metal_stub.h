@@ -108,6 +108,7 @@ PARPY_STUB_MATH1(floor)
 PARPY_STUB_MATH1(ceil)
 PARPY_STUB_MATH1(trunc)
 PARPY_STUB_MATH1(round)
+PARPY_STUB_MATH1(rint)
 PARPY_STUB_MATH2(atan2)
 PARPY_STUB_MATH2(pow)
 PARPY_STUB_MATH2(powr)
@@ -119,6 +120,7 @@ PARPY_STUB_MATH2(fmin)
 #undef PARPY_STUB_MATH2
 bool isnan(float x);
 bool isinf(float x);
+bool isfinite(float x);
 bool signbit(float x);
 
 // Integer and generic functions of metal_integer / metal_common.

@@ -673,6 +673,14 @@ impl Exec<'_> {
                     Some(b) => self.eval(b)?.as_f64(),
                     None => 0.0,
                 };
+                if func.is_predicate() {
+                    let b = match func {
+                        MathFn::IsNan => x.is_nan(),
+                        MathFn::IsInf => x.is_infinite(),
+                        _ => x.is_finite(),
+                    };
+                    return Ok(Value::Bool(b));
+                }
                 let r = match func {
                     MathFn::Sqrt => x.sqrt(),
                     MathFn::Exp => x.exp(),
@@ -686,6 +694,18 @@ impl Exec<'_> {
                     MathFn::Floor => x.floor(),
                     MathFn::Ceil => x.ceil(),
                     MathFn::Pow => x.powf(y),
+                    MathFn::Expm1 => x.exp_m1(),
+                    MathFn::Log1p => x.ln_1p(),
+                    MathFn::Hypot => x.hypot(y),
+                    MathFn::Copysign => x.copysign(y),
+                    MathFn::Fmod => x % y,
+                    MathFn::Cbrt => x.cbrt(),
+                    MathFn::Round => x.round_ties_even(),
+                    MathFn::Erf
+                    | MathFn::Erfc
+                    | MathFn::IsNan
+                    | MathFn::IsInf
+                    | MathFn::IsFinite => return Err(err(self.plan, "`erf`/`erfc` in host code")),
                 };
                 convert(Value::Float(r), elem)
             }

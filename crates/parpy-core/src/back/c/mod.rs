@@ -54,7 +54,7 @@ impl Dialect for CDialect {
     }
 
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
-        if e == ElemTy::F16 {
+        if e == ElemTy::F16 && !f.is_predicate() {
             // computed in float and rounded once, as NumPy does for float16
             if let Some(n) = c_writer::libm_name(f, ElemTy::F32) {
                 return Ok(format!("(_Float16){n}"));

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::visit::walk_exprs;
-use crate::ir::{Expr, ExprKind, Function, Program, Type};
+use crate::ir::{Expr, ExprKind, Function, MathFn, Program, Type};
 use crate::options::Options;
 use crate::signature::ArgType;
 use crate::syntax::FunctionDef;
@@ -29,6 +29,38 @@ pub fn check(p: &Program, options: &Options) -> Vec<Diagnostic> {
         out.extend(f64_values(p));
     }
     out.extend(wide_warp_reductions(p));
+    out.extend(missing_math(p));
+    out
+}
+
+/// Math functions the Metal standard library does not have.
+pub(super) fn lacks(f: MathFn) -> bool {
+    use MathFn::*;
+    matches!(f, Erf | Erfc | Expm1 | Log1p | Hypot | Cbrt)
+}
+
+/// Uses of math functions that Metal lacks, once per function.
+fn missing_math(p: &Program) -> Vec<Diagnostic> {
+    let mut out = vec![];
+    let mut seen = BTreeSet::new();
+    let device = p.kernels.iter().map(|k| &k.func).chain(p.helpers.iter());
+    for f in device {
+        walk_exprs(&f.body, &mut |e| {
+            if let ExprKind::Math { func, .. } = &e.kind {
+                if lacks(*func) && seen.insert(func.name()) {
+                    out.push(
+                        Diagnostic::error(format!(
+                            "`{}` is not in the Metal standard library",
+                            func.name()
+                        ))
+                        .at(e.span, "not available on Metal")
+                        .help("use the Cpu or Cuda backend for this function"),
+                    );
+                }
+            }
+            true
+        });
+    }
     out
 }
 

@@ -224,7 +224,17 @@ impl Dialect for MetalDialect {
     }
 
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
-        let base = f.name();
+        if check::lacks(f) {
+            // `check::check` reports these as user errors first.
+            return Err(format!(
+                "`{}` is not in the Metal standard library",
+                f.name()
+            ));
+        }
+        let base = match f {
+            MathFn::Round => "rint",
+            _ => f.name(),
+        };
         match e {
             ElemTy::F32 | ElemTy::F16 => Ok(format!("metal::{base}")),
             // Host pseudo-code only (see `scalar_type`).

@@ -1,0 +1,261 @@
+//! Multiple assignment: tuple unpacking (`a, b = b, a`, `H, W = x.shape`)
+//! and chained assignment (`a = b = 0.0`). Python evaluates the whole right
+//! side first, then assigns the targets from left to right; values that a
+//! later target could see changed are kept in temporaries.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{self, ExprKind, Place, StmtKind, Type, VarKind};
+use crate::syntax::ast;
+
+use super::stmt::Value;
+use super::{Lowerer, TExpr};
+
+/// One value of the right side: lowered (or `None` after an error).
+type Lowered = (Option<TExpr>, Span);
+
+/// Does the value need no temporary (a literal is the same value whenever
+/// it is read)?
+fn is_literal(e: &ir::Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_)
+    )
+}
+
+impl Lowerer<'_, '_> {
+    /// The right side as a list of values: the elements of a tuple, the
+    /// extents of `x.shape` (`None` for a single value).
+    fn unpacked_values(&mut self, value: &ast::Expr) -> Option<Vec<Lowered>> {
+        match &value.kind {
+            ast::ExprKind::Tuple(vs) => {
+                Some(vs.iter().map(|v| (self.lower_expr(v), v.span)).collect())
+            }
+            ast::ExprKind::Attr { value: base, attr } if attr == "shape" => {
+                let ast::ExprKind::Name(n) = &base.kind else {
+                    return None;
+                };
+                let b = self.scope.get(n)?;
+                match &self.func.var(b.var).ty {
+                    Type::Array { shape, .. } => {
+                        let shape = shape.clone();
+                        Some(
+                            shape
+                                .iter()
+                                .map(|d| (Some(self.weak_int(*d, value.span)), value.span))
+                                .collect(),
+                        )
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn multi_assign(
+        &mut self,
+        targets: &[ast::Expr],
+        value: &ast::Expr,
+        labels: &[(String, Span)],
+        span: Span,
+    ) -> Vec<ir::Stmt> {
+        if !labels.is_empty() {
+            self.label_error(labels, span);
+        }
+        if let Some(stmts) = self.alias_multi_assign(targets, value, span) {
+            return stmts;
+        }
+        let unpacked = self.unpacked_values(value);
+        let is_tuple = unpacked.is_some();
+        let mut values: Vec<Lowered> =
+            unpacked.unwrap_or_else(|| vec![(self.lower_expr(value), value.span)]);
+        let mut out = vec![];
+        // A value read by more than one target, or after an earlier target
+        // was assigned, is computed once into a temporary first.
+        let direct_first = targets.len() == 1;
+        for (k, (v, vspan)) in values.iter_mut().enumerate() {
+            let Some(t) = v.as_ref() else { continue };
+            if is_literal(&t.e) || (k == 0 && direct_first) {
+                continue;
+            }
+            let Some(ty) = t.e.ty.elem().filter(|_| !t.e.ty.is_array()) else {
+                continue;
+            };
+            let name = self.temp_name(targets, k);
+            let tmp = self.new_var(&name, Type::Scalar(ty), VarKind::Local, *vspan);
+            let t = v.take().expect("checked above");
+            out.push(ir::Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(tmp),
+                    value: t.e,
+                },
+                *vspan,
+            ));
+            *v = Some(TExpr {
+                e: ir::Expr::var(tmp, Type::Scalar(ty), *vspan),
+                weak: t.weak,
+            });
+        }
+        for target in targets {
+            match &target.kind {
+                ast::ExprKind::Tuple(ts) => {
+                    if !is_tuple {
+                        self.error(
+                            Diagnostic::error(
+                                "only a tuple (`a, b = x, y`) or an array's shape (`H, W = x.shape`) can be unpacked",
+                            )
+                            .at(value.span, "not a tuple")
+                            .also(target.span, format!("{} targets", ts.len())),
+                        );
+                        self.mark_failed_targets(ts);
+                        continue;
+                    }
+                    if ts.len() != values.len() {
+                        self.error(
+                            Diagnostic::error(format!(
+                                "cannot unpack {} value{} into {} target{}",
+                                values.len(),
+                                if values.len() == 1 { "" } else { "s" },
+                                ts.len(),
+                                if ts.len() == 1 { "" } else { "s" },
+                            ))
+                            .at(value.span, format!("{} values", values.len()))
+                            .also(target.span, format!("{} targets", ts.len())),
+                        );
+                        self.mark_failed_targets(ts);
+                        continue;
+                    }
+                    for (t, (v, _)) in ts.iter().zip(&values) {
+                        out.extend(self.assign_one(t, v.clone()));
+                    }
+                }
+                _ if is_tuple => {
+                    self.error(
+                        Diagnostic::error("a tuple cannot be stored in one variable")
+                            .at(target.span, "a single target")
+                            .also(value.span, format!("{} values", values.len()))
+                            .help("unpack it into as many names: `a, b = ...`"),
+                    );
+                    self.mark_failed_targets(std::slice::from_ref(target));
+                }
+                _ => {
+                    let v = values.first().and_then(|v| v.0.clone());
+                    out.extend(self.assign_one(target, v));
+                }
+            }
+        }
+        out
+    }
+
+    /// The names among `targets` count as defined (with an unknown type)
+    /// after an error in their assignment.
+    fn mark_failed_targets(&mut self, targets: &[ast::Expr]) {
+        for t in targets {
+            if let ast::ExprKind::Name(n) = &t.kind {
+                self.scope.mark_failed(n);
+            }
+        }
+    }
+
+    /// The name of the temporary for value `k` (after its target's name).
+    fn temp_name(&self, targets: &[ast::Expr], k: usize) -> String {
+        let first = targets.first().map(|t| match &t.kind {
+            ast::ExprKind::Tuple(ts) => ts.get(k),
+            _ => Some(t),
+        });
+        match first.flatten().map(|t| &t.kind) {
+            Some(ast::ExprKind::Name(n)) => format!("{n}_new"),
+            _ => "value".to_string(),
+        }
+    }
+
+    /// One target of a multiple assignment.
+    fn assign_one(&mut self, target: &ast::Expr, v: Option<TExpr>) -> Option<ir::Stmt> {
+        if self.is_slice_target(target) {
+            self.error(
+                Diagnostic::error("slices cannot be targets of a multiple assignment")
+                    .at(target.span, "a slice")
+                    .help("assign the slice in its own statement"),
+            );
+            return None;
+        }
+        let span = target.span;
+        self.scalar_assign(target, Value::Lowered(v))
+            .map(|k| ir::Stmt::new(k, span))
+    }
+}
+
+/// Adds the names that `stmts` assign (`n = ...`, `n += ...`, tuple and
+/// chained targets), in nested blocks too, to `out`.
+fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
+    fn target_names(t: &ast::Expr, out: &mut Vec<String>) {
+        match &t.kind {
+            ast::ExprKind::Name(n) => out.push(n.clone()),
+            ast::ExprKind::Tuple(ts) => ts.iter().for_each(|t| target_names(t, out)),
+            _ => {}
+        }
+    }
+    for s in stmts {
+        match &s.kind {
+            ast::StmtKind::Assign { targets, .. } => {
+                targets.iter().for_each(|t| target_names(t, out))
+            }
+            ast::StmtKind::AugAssign { target, .. } => target_names(target, out),
+            ast::StmtKind::For { var, body, .. } => {
+                out.push(var.clone());
+                assigned_names(body, out);
+            }
+            ast::StmtKind::While { body, .. } | ast::StmtKind::With { body, .. } => {
+                assigned_names(body, out)
+            }
+            ast::StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                assigned_names(then_body, out);
+                assigned_names(else_body, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// A scalar parameter that the body assigns is a local variable in
+    /// Python: copy it into a local on entry and bind the name to the copy.
+    pub(super) fn copy_assigned_params(&mut self, body: &[ast::Stmt]) -> Vec<ir::Stmt> {
+        let mut names = vec![];
+        assigned_names(body, &mut names);
+        let mut out = vec![];
+        for p in self.scope.params.clone() {
+            if !names.contains(&p) {
+                continue;
+            }
+            let Some(b) = self.scope.get(&p) else {
+                continue;
+            };
+            let var = self.func.var(b.var).clone();
+            let Type::Scalar(_) = var.ty else { continue };
+            let Some(init) = self.read_name(&p, var.span) else {
+                continue;
+            };
+            let local = self.new_var(&p, var.ty.clone(), VarKind::Local, var.span);
+            out.push(ir::Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(local),
+                    value: init.e,
+                },
+                var.span,
+            ));
+            self.scope.bind(
+                &p,
+                super::scope::Binding {
+                    var: local,
+                    weak: b.weak,
+                },
+            );
+        }
+        out
+    }
+}

@@ -1,0 +1,321 @@
+"""Natural Python inside jit code (issue 13): the way people write kernels
+in Numba style compiles unchanged. Each program runs as plain Python/NumPy
+(the reference, `fn.py_func`) and compiled for the CPU (conftest.run_both)."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+# --------------------------------------------------------------------------
+# 1. tuple unpacking and multiple assignment
+
+
+@parpy.jit
+def mandelbrot(out, x0, y0, dx, dy, max_iter):
+    H, W = out.shape
+    parpy.label('i')
+    for i in range(H):
+        for j in range(W):
+            cr, ci = x0 + j * dx, y0 + i * dy
+            zr, zi = 0.0, 0.0
+            n = 0
+            while n < max_iter and zr * zr + zi * zi <= 4.0:
+                # simultaneous: both right sides use the old zr and zi
+                zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci
+                n += 1
+            out[i, j] = n
+
+
+def test_mandelbrot_simultaneous_assignment():
+    out = np.zeros((24, 36), np.int32)
+    res = run_both(mandelbrot, [out, -2.0, -1.2, 0.08, 0.1, 50],
+                   cpu_opts({'i': parpy.threads(4)}))
+    # the sequential reading (zr assigned before zi is computed) differs
+    assert len(np.unique(res[0])) > 5
+
+
+@parpy.jit
+def swap_elems(x, y, N):
+    for i in range(N):
+        a, b = x[i], y[i]
+        a, b = b, a
+        x[i], y[i] = a, b
+    x[0], x[1] = x[1], x[0]
+
+
+def test_swap():
+    x = np.arange(6, dtype=np.float32)
+    y = -np.arange(6, dtype=np.float32)
+    run_both(swap_elems, [x, y, 6], cpu_opts())
+
+
+@parpy.jit
+def ping_pong(a, b, out, T, N):
+    src, dst = a, b
+    for t in range(T):
+        parpy.label('i')
+        for i in range(1, N - 1):
+            dst[i] = (src[i - 1] + src[i] + src[i + 1]) / 3.0
+        src, dst = dst, src
+    first = last = src
+    parpy.label('i')
+    for i in range(N):
+        out[i] = first[i] + last[i]
+
+
+@pytest.mark.parametrize("T", [0, 1, 4, 7])
+def test_array_names_swapped_in_a_tuple(T):
+    # the right side is read before either name is re-bound: a sequential
+    # reading (src = dst; dst = src) would leave both names on one array
+    a = rng(T).random(16)
+    b = a.copy()
+    out = np.zeros(16)
+    res = run_both(ping_pong, [a, b, out, T, 16],
+                   cpu_opts({'i': parpy.threads(4)}))
+    assert not np.allclose(res[2], 2 * a) or T == 0
+
+
+@parpy.jit
+def swap_mismatched(a, c, N):
+    src, dst = a, c
+    src, dst = dst, src
+    for i in range(N):
+        src[i] = 1.0
+
+
+def test_array_swap_of_different_shapes_is_an_error():
+    with pytest.raises(parpy.CompileError, match="different types or shapes"):
+        swap_mismatched(np.zeros(4), np.zeros(5), 4, opts=cpu_opts())
+
+
+@parpy.jit
+def chained_and_shape(x, y):
+    N, M = x.shape
+    a = b = 0.0
+    for i in range(N):
+        for j in range(M):
+            a += x[i, j]
+            b = c = b + 2.0 * x[i, j]
+            y[i] = c
+    y[0] = a - b
+
+
+def test_chained_and_shape():
+    x = rng().standard_normal((5, 7))
+    y = np.zeros(5)
+    run_both(chained_and_shape, [x, y], cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# 5. reassigned parameters, reused loop variables
+
+
+@parpy.jit
+def param_reassigned(y, n, scale):
+    scale = scale * 2.0
+    while n > 0:
+        n -= 1
+        y[n] = scale * n
+
+
+@parpy.jit
+def loop_var_reused(x, y, N):
+    for i in range(N):
+        y[i] = x[i]
+    for i in range(N):
+        y[i] += x[N - 1 - i]
+    i = 0
+    y[i] = -1.0
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+def test_param_reassigned(specialize):
+    y = np.zeros(6)
+    run_both(param_reassigned, [y, 6, 1.5], cpu_opts(specialize_scalars=specialize))
+
+
+def test_loop_var_reused():
+    x = rng().standard_normal(9)
+    run_both(loop_var_reused, [x, np.zeros(9), 9], cpu_opts())
+
+
+@parpy.jit
+def loop_var_was_local(x, y, N):
+    i = 100
+    for i in range(N):
+        y[i] = x[i]
+    y[0] = i
+    k = 7
+    for k in range(0):
+        y[1] = 0.0
+    y[1] = k
+
+
+@pytest.mark.parametrize("N", [1, 5])
+def test_loop_var_was_a_local(N):
+    x = rng().standard_normal(5)
+    run_both(loop_var_was_local, [x, np.zeros(5), N], cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# 2. `math.*` and `np.*` inside jit code; 3. reductions as methods
+
+
+import math  # noqa: E402
+
+
+@parpy.jit
+def black_scholes(S, K, T, r, v, call, put, N):
+    parpy.label('i')
+    for i in range(N):
+        sqrt_t = np.sqrt(T[i])
+        d1 = (np.log(S[i] / K[i]) + (r + 0.5 * v * v) * T[i]) / (v * sqrt_t)
+        d2 = d1 - v * sqrt_t
+        cdf1 = 0.5 * (1.0 + math.erf(d1 / math.sqrt(2.0)))
+        cdf2 = 0.5 * (1.0 + math.erf(d2 / math.sqrt(2.0)))
+        disc = np.exp(-r * T[i])
+        call[i] = S[i] * cdf1 - K[i] * disc * cdf2
+        put[i] = K[i] * disc * (1.0 - cdf2) - S[i] * (1.0 - cdf1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_black_scholes_np_and_math(dtype):
+    N = 64
+    g = rng(2)
+    S = g.uniform(10, 100, N).astype(dtype)
+    K = g.uniform(10, 100, N).astype(dtype)
+    T = g.uniform(0.1, 2, N).astype(dtype)
+    call = np.zeros(N, dtype)
+    put = np.zeros(N, dtype)
+    run_both(black_scholes, [S, K, T, 0.02, 0.3, call, put, N],
+             cpu_opts({'i': parpy.threads(8)}),
+             rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-3)
+
+
+@parpy.jit
+def np_builtins(x, y, N):
+    for i in range(N):
+        a = np.abs(x[i]) + np.float32(0.5)
+        b = np.minimum(a, 2.0) + np.maximum(x[i], -np.inf)
+        c = np.float64(x[i]) * math.pi + np.pi
+        k = math.floor(x[i]) + math.ceil(x[i]) + round(x[i])
+        y[i, 0] = a
+        y[i, 1] = b
+        y[i, 2] = c
+        y[i, 3] = k
+        y[i, 4] = np.sum(x[:]) + np.max(x[:]) - np.min(x[:])
+        y[i, 5] = np.power(np.fabs(x[i]), 1.5) + np.arctan2(x[i], 2.0)
+
+
+def test_np_and_math_builtins():
+    x = (rng(3).standard_normal(7) * 3).astype(np.float32)
+    x[0] = 2.5  # round half to even
+    y = np.zeros((7, 6), np.float64)
+    run_both(np_builtins, [x, y, 7], cpu_opts(), rtol=1e-6)
+
+
+@parpy.jit
+def layernorm(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        M = x.shape[1]
+        mean = x[i, :].sum() / M
+        var = ((x[i, :] - mean) * (x[i, :] - mean)).sum() / M
+        y[i, :] = (x[i, :] - mean) / np.sqrt(var + 1e-5)
+
+
+@parpy.jit
+def row_stats(x, out, N):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = x[i, :].max()
+        out[i, 1] = x[i, :].min()
+        out[i, 2] = x[i, 1:4].prod()
+        out[i, 3] = parpy.max(x[i, :]) - parpy.min(x[i, :]) + parpy.prod(x[i, :2])
+    out[0, 4] = x.sum()
+
+
+@parpy.jit
+def logsumexp(x, out, N):
+    parpy.label('i')
+    for i in range(N):
+        m = x[i, :].max()
+        out[i] = m + np.log(np.exp(x[i, :] - m).sum())
+
+
+def test_reduction_methods():
+    x = rng(4).standard_normal((6, 9))
+    run_both(row_stats, [x, np.zeros((6, 5)), 6], cpu_opts({'i': parpy.threads(3)}))
+    run_both(layernorm, [x, np.zeros((6, 9)), 6], cpu_opts({'i': parpy.threads(3)}))
+    run_both(logsumexp, [x * 10, np.zeros(6), 6], cpu_opts({'i': parpy.threads(3)}))
+
+
+# --------------------------------------------------------------------------
+# 4. more math, with NumPy's result types
+
+
+@parpy.jit
+def more_math(x, y, f, N):
+    parpy.label('N')
+    for i in range(N):
+        v = x[i]
+        y[i, 0] = parpy.math.erf(v)
+        y[i, 1] = parpy.math.erfc(v)
+        y[i, 2] = np.expm1(v)
+        y[i, 3] = np.log1p(np.abs(v))
+        y[i, 4] = np.hypot(v, 3.0)
+        y[i, 5] = np.copysign(2.0, v)
+        y[i, 6] = np.fmod(v, 0.75)
+        y[i, 7] = np.cbrt(v)
+        y[i, 8] = np.round(v)
+        f[i, 0] = np.isnan(v)
+        f[i, 1] = np.isinf(v)
+        f[i, 2] = math.isfinite(v)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_more_math(dtype):
+    x = (rng(5).standard_normal(12) * 4).astype(dtype)
+    x[:6] = [np.nan, np.inf, -np.inf, 0.5, 1.5, -2.5]
+    y = np.zeros((12, 9), dtype)
+    f = np.zeros((12, 3), np.bool_)
+    with np.errstate(invalid="ignore"):
+        run_both(more_math, [x, y, f, 12], cpu_opts(),
+                 rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+
+
+def test_more_math_result_types():
+    # NumPy's types: float32 stays float32, predicates are bool
+    src = parpy.print_compiled(more_math, [np.zeros(3, np.float32), np.zeros((3, 9), np.float32),
+                                           np.zeros((3, 3), np.bool_), 3], cpu_opts())
+    for name in ["erff(", "erfcf(", "expm1f(", "log1pf(", "hypotf(", "copysignf(", "fmodf(",
+                 "cbrtf(", "rintf(", "isnan(", "isinf(", "isfinite("]:
+        assert name in src, name
+    assert "double" not in src.split("void more_math(")[1].split("parpy_entry")[0]
+
+
+@parpy.jit
+def metal_math(x, y, f, N):
+    parpy.label('N')
+    for i in range(N):
+        v = x[i]
+        y[i, 0] = np.copysign(2.0, v)
+        y[i, 1] = np.fmod(v, 0.75)
+        y[i, 2] = np.round(v)
+        f[i, 0] = np.isnan(v)
+        f[i, 1] = np.isinf(v)
+        f[i, 2] = np.isfinite(v)
+
+
+def test_metal_math_on_cpu():
+    x = (rng(6).standard_normal(10) * 4).astype(np.float32)
+    x[:3] = [np.nan, np.inf, 2.5]
+    run_both(metal_math, [x, np.zeros((10, 3), np.float32), np.zeros((10, 3), np.bool_), 10],
+             cpu_opts(), rtol=1e-6)
