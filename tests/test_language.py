@@ -235,6 +235,46 @@ def swap_inside(x, y, out, N):
 
 
 # --------------------------------------------------------------------------
+# 6. sibling parallel loops with different thread counts under a loop that
+#    holds only parallel loops: one kernel per loop
+
+
+@parpy.jit
+def sibling_counts(x, y, N, M, K):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        for j in range(M):
+            parpy.label('K_1')
+            for k in range(K):
+                x[i, j, k] = x[i, j, k] + 1.0
+        parpy.label('M')
+        for j in range(M):
+            parpy.label('K_2')
+            for k in range(K):
+                y[i, j, k] = y[i, j, k] * 2.0 + x[i, j, k]
+
+
+@parpy.jit
+def inner_siblings(x, y, N, M, K):
+    # the split happens one level down: M holds the two loops with other
+    # counts, and A, B (equal counts) stay together in the first part
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        for j in range(M):
+            parpy.label('A')
+            for k in range(K):
+                x[i, j, k] = x[i, j, k] - 0.5
+            parpy.label('B')
+            for k in range(K):
+                x[i, j, k] = x[i, j, k] * 3.0
+            parpy.label('C')
+            for k in range(K):
+                y[i, j, k] = x[i, j, k] + y[i, j, k]
+
+
+# --------------------------------------------------------------------------
 # the table of programs checked on every backend
 
 PROGRAMS = {
@@ -265,6 +305,10 @@ PROGRAMS = {
     "pick_array_else": (pick_array, lambda: [rand(6, 7), rand(6, 7), rand(6, 7), 0, 6],
                         {'N': T(6)}),
     "swap_inside": (swap_inside, lambda: [rand(8, 5), rand(8, 5), rand(8), 8], {'N': T(8)}),
+    "sibling_counts": (sibling_counts, lambda: [rand(10, 20, 70), rand(10, 20, 70), 10, 20, 70],
+                       {'N': T(10), 'M': T(20), 'K_1': T(32), 'K_2': T(64)}),
+    "inner_siblings": (inner_siblings, lambda: [rand(4, 6, 50), rand(4, 6, 50), 4, 6, 50],
+                       {'N': T(4), 'M': T(6), 'A': T(32), 'B': T(32), 'C': T(64)}),
     "top_sum_then_scale": (top_sum_then_scale, lambda: [rand(8, 300), rand(8), 8],
                            {'r': T(512), 'N': T(8)}),
 }
@@ -564,3 +608,32 @@ def test_re_binding_to_arrays_of_other_shapes_is_an_error():
 
     with pytest.raises(parpy.CompileError, match="refers to arrays of different types or shapes"):
         bad(rand(4), rand(5), rand(4), opts=cpu_opts({'N': T(4)}))
+
+
+def test_sibling_loops_with_other_counts_become_two_kernels():
+    fn, args, spec = PROGRAMS["sibling_counts"]
+    code = cuda_code(fn, args(), spec)
+    assert code.count("__global__") == 2
+    assert "dim3(32, " in code and "dim3(64, " in code
+    fn, args, spec = PROGRAMS["inner_siblings"]
+    assert cuda_code(fn, args(), spec).count("__global__") == 2
+    assert metal_code(fn, args(), spec).count("[[kernel]] void") == 2
+
+
+def test_a_value_carried_between_sibling_loops_is_still_an_error():
+    # (the tutorial's reduction case is test_errors.py's); a statement
+    # between the loops keeps the nest whole
+    @parpy.jit
+    def carried(x, y, N, M):
+        parpy.label('N')
+        for i in range(N):
+            parpy.label('M1')
+            for j in range(M):
+                x[i, j] = x[i, j] + 1.0
+            first = x[i, 0]
+            parpy.label('M2')
+            for j in range(M):
+                y[i, j] = first
+    spec = {'N': T(4), 'M1': T(32), 'M2': T(64)}
+    with pytest.raises(parpy.CompileError, match="inconsistent parallel structure"):
+        carried(rand(4, 70), rand(4, 70), 4, 70, opts=cpu_opts(spec))

@@ -45,11 +45,23 @@ fn loop_name(l: &ForLoop, options: &Options) -> String {
         .unwrap_or_else(|| "<unlabelled>".to_string())
 }
 
-fn check_nest(top: &ForLoop, top_span: Span, options: &Options, errors: &mut Vec<Diagnostic>) {
-    // levels[d] = the parallel loops at parallel depth d + 1 below the top.
+/// levels[d] = the parallel loops at parallel depth d + 1 below `top`.
+fn levels(top: &ForLoop, options: &Options) -> Vec<Vec<ParLoop>> {
     let mut levels: Vec<Vec<ParLoop>> = vec![];
     collect(&top.body, 0, options, &mut levels);
-    for level in &levels {
+    levels
+}
+
+/// Do all parallel loops at each depth below `top` ask for the same number
+/// of threads? (`split_parallel_nests` splits the nests where they don't.)
+pub fn is_consistent(top: &ForLoop, options: &Options) -> bool {
+    levels(top, options)
+        .iter()
+        .all(|l| l.iter().all(|p| p.threads == l[0].threads))
+}
+
+fn check_nest(top: &ForLoop, top_span: Span, options: &Options, errors: &mut Vec<Diagnostic>) {
+    for level in &levels(top, options) {
         let Some(first) = level.first() else { continue };
         let mut reported: Vec<i64> = vec![];
         for other in &level[1..] {

@@ -1,28 +1,30 @@
 //! The pass pipeline, in order:
 //!
 //! 1. `schedule::apply` — the parallel spec onto labelled loops.
-//! 2. [`check_parallel_structure`] — one thread count per level of a nest.
-//! 3. [`lower_reductions`] — `par_reduction()` loops to reduction loops.
-//! 4. [`fold_constants`] — literal arithmetic, Python semantics.
-//! 5. [`check_host_device`] — GPU backends only: host code may not touch
+//! 2. [`split_parallel_nests`] — a nest of only parallel loops whose
+//!    siblings ask for different thread counts becomes one nest per loop.
+//! 3. [`check_parallel_structure`] — one thread count per level of a nest.
+//! 4. [`lower_reductions`] — `par_reduction()` loops to reduction loops.
+//! 5. [`fold_constants`] — literal arithmetic, Python semantics.
+//! 6. [`check_host_device`] — GPU backends only: host code may not touch
 //!    device arrays (the combine step of a top-level `par_reduction()` moves
 //!    to the device).
-//! 6. [`check_bounds`] — indices not proven in range are checked at run
+//! 7. [`check_bounds`] — indices not proven in range are checked at run
 //!    time (a record the caller reads).
-//! 7. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels;
+//! 8. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels;
 //!    then [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a
 //!    middle level runs sequentially, the innermost within one block).
-//! 8. [`gpu_host_reads`] — GPU backends only: host reads of device
+//! 9. [`gpu_host_reads`] — GPU backends only: host reads of device
 //!    temporaries become explicit copies `v = tmp[i]`.
-//! 9. [`gpu_two_stage`] — GPU backends only: a reduction over more threads
-//!    than one block holds becomes two kernels (per-block partials, then
-//!    their reduction).
-//! 10. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
+//! 10. [`gpu_two_stage`] — GPU backends only: a reduction over more threads
+//!     than one block holds becomes two kernels (per-block partials, then
+//!     their reduction).
+//! 11. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
 //!     reductions (warp reductions, block-shared memory, barriers).
-//! 11. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
+//! 12. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
 //!     (thread and block indices, strided loops, `LaunchInfo.blocks/threads`).
-//! 12. [`gpu_register_rows`] — GPU backends only: a thread's share of a row
+//! 13. [`gpu_register_rows`] — GPU backends only: a thread's share of a row
 //!     stays in registers across the loops that walk it.
 //!
 //! [`PASSES`] is this list as a table: every pass has one signature
@@ -42,6 +44,7 @@ pub mod gpu_register_rows;
 pub mod gpu_two_stage;
 pub mod lower_reductions;
 pub mod outline_kernels;
+pub mod split_parallel_nests;
 pub mod util;
 
 #[cfg(test)]
@@ -88,6 +91,7 @@ pub const PASSES: &[Pass] = &[
             Err(errors) => errors,
         }
     }),
+    pass("split_parallel_nests", false, split_parallel_nests::run),
     Pass {
         stops_on_error: false,
         ..pass("check_parallel_structure", false, |p, o| {
@@ -212,7 +216,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 13);
+        assert_eq!(PASSES.len(), 14);
     }
 
     #[test]
