@@ -14,9 +14,8 @@ import pytest
 from parpy import _fuzz
 
 # features whose programs are refused or warned about today (see
-# _fuzz.FEATURES; overlapping slice assignments are refused by design unless
-# every read is at a constant offset); remove one when its fix lands
-KNOWN = ["slice_overlap", "reduce_in_par_reduction", "metal_warnings"]
+# _fuzz.FEATURES); remove one when its fix lands
+KNOWN = ["reduce_in_par_reduction", "metal_warnings"]
 
 # cases that fail for a cause found by the fuzzer and not fixed yet:
 # seed -> the cause (see the report of issue 9)

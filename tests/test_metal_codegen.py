@@ -384,3 +384,17 @@ def test_functions_missing_from_metal_are_rejected_by_name():
         parpy.print_compiled(tn.black_scholes,
                              [f32(64), f32(64), f32(64), 0.02, 0.3, f32(64), f32(64), 64],
                              metal_opts({'i': T(64)}))
+
+
+@needs_clang
+@pytest.mark.parametrize("name", ["par_shift", "par_row_shift", "row_smooth", "shift_picked"])
+def test_overlap_temporaries_clang(name):
+    # overlapping slice assignments through a temporary (a device buffer
+    # between two kernels, or a thread's own array)
+    import test_numpy_semantics as sem
+    args = {"par_shift": [i32(100), 100], "par_row_shift": [f32(3, 10), 3],
+            "row_smooth": [f32(3, 10), 3], "shift_picked": [f32(8), f32(8), 1, 8]}[name]
+    code = parpy.print_compiled(getattr(sem, name), args,
+                                metal_opts({'N': T(3), 'M': T(4)}))
+    assert "_rhs" in code
+    assert_clang_ok(code, name)

@@ -223,6 +223,83 @@ def test_overlapping_2d_slice_assignment_reads_first():
     run_both(shift_rows, [np.arange(12.0).reshape(4, 3)], cpu_opts())
 
 
+# Overlapping slice assignments that no loop order serves go through a
+# temporary: parallel ones, reads on both sides, a re-bound array name.
+@parpy.jit
+def par_shift(y, N):
+    parpy.label('N')
+    y[1:N] = y[0:N - 1] + 1
+
+
+@parpy.jit
+def par_row_shift(x, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        x[i, 1:] = x[i, :-1] * 2 + x[i, 1:]
+
+
+@parpy.jit
+def row_smooth(x, N):
+    parpy.label('N')
+    for i in range(N):
+        x[i, 1:-1] = x[i, :-2] + x[i, 2:]
+
+
+@parpy.jit
+def shift_picked(x, y, c, N):
+    if c > 0:
+        a = x
+    else:
+        a = y
+    parpy.label('N')
+    a[1:] = a[:-1] + y[:-1]
+
+
+@parpy.jit
+def half_swap(y, N):
+    parpy.label('N')
+    y[:4] = y[4:] + 1
+
+
+def test_parallel_overlapping_slice_assignment_reads_first():
+    out = run_both(par_shift, [np.arange(100, dtype=np.int64) % 3, 100],
+                   cpu_opts({'N': parpy.threads(16)}))
+    assert out[0][:4].tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("spec", [{'N': parpy.threads(3)},
+                                  {'N': parpy.threads(3), 'M': parpy.threads(4)}])
+def test_overlapping_row_assignments_in_a_parallel_loop(spec):
+    x = np.arange(30.0).reshape(3, 10) % 7
+    run_both(par_row_shift, [x, 3], cpu_opts(spec))
+    run_both(row_smooth, [x, 3], cpu_opts(spec))
+
+
+@pytest.mark.parametrize("c", [1, 0])
+def test_overlap_through_a_re_bound_array_name(c):
+    run_both(shift_picked, [np.arange(8.0), np.arange(8.0) * 10, c, 8],
+             cpu_opts({'N': parpy.threads(4)}))
+
+
+def test_overlap_temporary_only_where_needed():
+    from parpy import print_compiled
+    shift = print_compiled(shift_right_by_one, [np.zeros(6, np.int64)], cpu_opts())
+    apart = print_compiled(half_swap, [np.zeros(8), 8], cpu_opts({'N': parpy.threads(4)}))
+    par = print_compiled(par_shift, [np.zeros(8), 8], cpu_opts({'N': parpy.threads(4)}))
+    assert "y_rhs" not in shift and "y_rhs" not in apart and "y_rhs" in par
+    run_both(half_swap, [np.arange(8.0), 8], cpu_opts({'N': parpy.threads(4)}))
+
+
+@pytest.mark.parametrize("fn", [par_shift, par_row_shift])
+def test_large_overlap_temporaries_are_not_on_the_stack(fn):
+    # 16 MiB temporaries: more than a thread's stack
+    n = 1 << 21
+    x = np.arange(n, dtype=np.float64)
+    args = [x, n] if fn is par_shift else [x.reshape(2, n // 2), 2]
+    run_both(fn, args, cpu_opts({'N': parpy.threads(2)}))
+
+
 @parpy.jit
 def div_mod(a, b, q, r, N):
     parpy.label('N')

@@ -174,6 +174,18 @@ pub trait Dialect {
         let _ = (ty, len);
         Err(format!("shared array `{name}` on a target without blocks"))
     }
+    /// A local array of `len` elements too large for the stack
+    /// ([`HEAP_BYTES`]): the line declaring and allocating it and the line
+    /// freeing it at the end of its block. `None` (the default) keeps it on
+    /// the stack (GPU threads have no heap worth the name).
+    fn heap_array(&self, ty: &str, name: &str, len: i64) -> Option<(String, String)> {
+        let _ = (ty, name, len);
+        None
+    }
+    /// What [`Dialect::heap_array`]'s lines need in front of the prelude.
+    fn heap_prelude(&self) -> &'static str {
+        ""
+    }
     /// Whether local arrays of the host function are device temporaries
     /// (allocated by [`Dialect::host_alloc`], accessed through
     /// [`Dialect::host_store`] / [`Dialect::host_load`]).
@@ -274,9 +286,15 @@ pub trait Dialect {
     }
 }
 
+/// Local arrays above this size go on the heap where the dialect can
+/// ([`Dialect::heap_array`]): an OpenMP thread's stack may be 2 MiB.
+pub const HEAP_BYTES: i64 = 64 * 1024;
+
 /// Prelude helpers, recorded when used and printed in a fixed order.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum PreludeFn {
+    /// What [`Dialect::heap_array`] needs (`<stdlib.h>`).
+    Heap,
     FloorDiv(ElemTy),
     Mod(ElemTy),
     Pow(ElemTy),
@@ -511,6 +529,10 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
     let q = d.prelude_qualifier();
     let mut out = String::new();
     for f in used {
+        if *f == PreludeFn::Heap {
+            out.push_str(d.heap_prelude());
+            continue;
+        }
         if let PreludeFn::Warp(op, e) = *f {
             if let Some(text) = d.warp_reduce_helper(op, e)? {
                 if !out.is_empty() {
@@ -555,7 +577,7 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::Max(e) => (e, format!("{q} T parpy_max_S(T a, T b) {{\n  return b > a ? b : a;\n}}\n")),
             PreludeFn::Min(e) => (e, format!("{q} T parpy_min_S(T a, T b) {{\n  return b < a ? b : a;\n}}\n")),
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
-            PreludeFn::Warp(..) => continue,
+            PreludeFn::Warp(..) | PreludeFn::Heap => continue,
             // (used by host code alone, it is still in a GPU's device
             // code: `unused` keeps NVRTC quiet)
             PreludeFn::CheckIndex => (ElemTy::I64, format!(
@@ -654,6 +676,8 @@ struct FnWriter<'a, D: Dialect> {
     temps: BTreeSet<VarId>,
     /// Lines freeing the device temporaries, run on every exit.
     cleanup: Vec<String>,
+    /// Per open block: the lines freeing its heap arrays.
+    frees: Vec<Vec<String>>,
 }
 
 impl<'a, D: Dialect> FnWriter<'a, D> {
@@ -687,6 +711,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             absorbed: false,
             temps: BTreeSet::new(),
             cleanup: vec![],
+            frees: vec![],
         }
     }
 
@@ -816,6 +841,15 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
     }
 
     fn block(&mut self, b: &[Stmt], depth: usize) -> Result<(), String> {
+        self.frees.push(vec![]);
+        self.block_stmts(b, depth)?;
+        for l in self.frees.pop().unwrap_or_default() {
+            self.line(depth, &l);
+        }
+        Ok(())
+    }
+
+    fn block_stmts(&mut self, b: &[Stmt], depth: usize) -> Result<(), String> {
         let id = self.next_block;
         self.next_block += 1;
         for (i, s) in b.iter().enumerate() {
@@ -830,9 +864,22 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     let var = self.f.var(v);
                     let ty = self.ty_text(&var.ty)?;
                     let decl = match &var.ty {
-                        Type::Array { shape, .. } => {
-                            let n: i64 = shape.iter().product();
-                            format!("{ty} {}[{}];", self.name(v), n.max(1))
+                        Type::Array { shape, elem } => {
+                            let n: i64 = shape.iter().product::<i64>().max(1);
+                            let name = self.name(v);
+                            let heap = if n.saturating_mul(elem.size() as i64) > HEAP_BYTES {
+                                self.d.heap_array(ty, &name, n)
+                            } else {
+                                None
+                            };
+                            match heap {
+                                Some((decl, free)) => {
+                                    self.prelude.insert(PreludeFn::Heap);
+                                    self.frees.last_mut().ok_or("no open block")?.push(free);
+                                    decl
+                                }
+                                None => format!("{ty} {name}[{n}];"),
+                            }
                         }
                         _ => format!("{ty} {};", self.name(v)),
                     };
@@ -967,6 +1014,24 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 }
             }
             StmtKind::Return(e) => match e {
+                // (a heap array is a statement's temporary: never read here)
+                _ if self.frees.iter().any(|f| !f.is_empty()) => {
+                    for l in self
+                        .frees
+                        .iter()
+                        .rev()
+                        .flatten()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                    {
+                        self.line(depth, &l);
+                    }
+                    let e = match e {
+                        Some(e) => format!(" {}", self.expr(e)?.0),
+                        None => String::new(),
+                    };
+                    self.line(depth, &format!("return{e};"));
+                }
                 Some(e) => {
                     let e = self.expr(e)?.0;
                     self.line(depth, &format!("return {e};"));

@@ -112,15 +112,20 @@ impl Function {
         self.vars.push(var);
         VarId(self.vars.len() as u32 - 1)
     }
-    /// The local arrays of the function. In the host function of a GPU
-    /// program these are the device temporaries (allocated on entry, freed
-    /// on exit, touched by the host one element at a time).
+    /// The local arrays the function's body uses (a temporary that went
+    /// into a kernel stays in the list of variables, unused). In the host
+    /// function of a GPU program these are the device temporaries
+    /// (allocated on entry, freed on exit, touched by the host one element
+    /// at a time).
     pub fn local_arrays(&self) -> impl Iterator<Item = VarId> + '_ {
-        self.vars
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| v.kind == VarKind::Local && v.ty.is_array())
-            .map(|(i, _)| VarId(i as u32))
+        let mut used = std::collections::BTreeSet::new();
+        for s in &self.body {
+            visit::stmt_uses(s, &mut used, &mut std::collections::BTreeSet::new());
+        }
+        used.into_iter().filter(|v| {
+            let var = self.var(*v);
+            var.kind == VarKind::Local && var.ty.is_array()
+        })
     }
 }
 

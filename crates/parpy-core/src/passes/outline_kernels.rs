@@ -35,8 +35,17 @@ pub fn run(p: &mut Program) {
         .flat_map(|r| r.live_in.iter().copied())
         .collect();
     let host = &p.host;
+    // A local array is a statement's temporary (sema's overlapping slice
+    // assignments): each use writes it whole before reading it, so it is
+    // shared only when the host or another region uses it too; otherwise
+    // it is the kernel's own (per thread, per iteration of the nest).
+    let regions_using = |v: VarId| scan.regions.iter().filter(|r| r.used.contains(&v)).count();
     let shared = |v: VarId| {
-        host.var(v).kind == VarKind::Param || scan.host_used.contains(&v) || live_in.contains(&v)
+        let var = host.var(v);
+        if var.kind == VarKind::Local && var.ty.is_array() {
+            return scan.host_used.contains(&v) || regions_using(v) > 1;
+        }
+        var.kind == VarKind::Param || scan.host_used.contains(&v) || live_in.contains(&v)
     };
     let mut converted: BTreeSet<VarId> = BTreeSet::new();
     for r in &scan.regions {

@@ -103,6 +103,18 @@ enum Order {
     Unknown,
 }
 
+impl Order {
+    /// The order that satisfies both.
+    fn join(self, other: Order) -> Order {
+        match (self, other) {
+            (Order::Any, o) | (o, Order::Any) => o,
+            (Order::Forward, Order::Forward) => Order::Forward,
+            (Order::Backward, Order::Backward) => Order::Backward,
+            _ => Order::Unknown,
+        }
+    }
+}
+
 /// `e` as `var + c` or `c` (`None` when it is neither); `vars` are the
 /// loop counters of the slice dimensions.
 fn affine(e: &Expr, vars: &[VarId]) -> Option<(Option<VarId>, i64)> {
@@ -132,19 +144,32 @@ fn unspanned(e: &Expr) -> Expr {
     e
 }
 
-fn overlap_order(array: VarId, dst: &[Expr], value: &Expr, vars: &[VarId]) -> Order {
+/// `vars[d]` runs over `0..extents[d]`.
+fn overlap_order(
+    array: VarId,
+    dst: &[Expr],
+    value: &Expr,
+    vars: &[VarId],
+    extents: &[i64],
+) -> Order {
     let mut reads = vec![];
-    fn collect<'e>(e: &'e Expr, array: VarId, out: &mut Vec<&'e [Expr]>) {
-        if let ExprKind::Index { array: a, indices } = &e.kind {
-            if *a == array {
-                out.push(indices);
-            }
+    // `whole`: the array itself is an operand (a helper's argument), its
+    // reads unknown here
+    fn collect<'e>(e: &'e Expr, array: VarId, out: &mut Vec<&'e [Expr]>, whole: &mut bool) {
+        match &e.kind {
+            ExprKind::Index { array: a, indices } if *a == array => out.push(indices),
+            ExprKind::Var(v) if *v == array => *whole = true,
+            _ => {}
         }
         e.children()
             .into_iter()
-            .for_each(|c| collect(c, array, out));
+            .for_each(|c| collect(c, array, out, whole));
     }
-    collect(value, array, &mut reads);
+    let mut whole = false;
+    collect(value, array, &mut reads, &mut whole);
+    if whole {
+        return Order::Unknown;
+    }
     let (mut forward, mut backward) = (false, false);
     for r in reads {
         // the iteration distance per slice variable: read(I) is written
@@ -159,6 +184,15 @@ fn overlap_order(array: VarId, dst: &[Expr], value: &Expr, vars: &[VarId]) -> Or
                 _ => return Order::Unknown,
             }
         }
+        // a distance as long as the dimension: no iteration writes what
+        // another reads (`y[:4] = y[4:]`)
+        disjoint |= dist.iter().any(|(v, d)| {
+            let n = vars
+                .iter()
+                .position(|u| u == v)
+                .map_or(i64::MAX, |k| extents[k]);
+            d.unsigned_abs() >= n as u64
+        });
         if disjoint {
             continue;
         }
@@ -354,7 +388,7 @@ impl Lowerer<'_, '_> {
         let saved = self.slice.replace(SliceCtx::default());
         let t = self.lower_subscript(target);
         let v = self.lower_expr(value);
-        let ctx = std::mem::replace(&mut self.slice, saved)?;
+        let mut ctx = std::mem::replace(&mut self.slice, saved)?;
         let (t, v) = (t?, v?);
         let Sub::Elem {
             array,
@@ -399,42 +433,97 @@ impl Lowerer<'_, '_> {
         let mut per_dim = vec![vec![]; extents.len() - labels.len()];
         per_dim.extend(labels.iter().map(|l| vec![l.0.clone()]));
         // NumPy evaluates the right side before writing: a read of the
-        // destination that another iteration writes must happen first
-        match overlap_order(array, &indices, &value, &ctx.vars) {
+        // destination that another iteration writes must happen first. The
+        // loop order sees to it when the loops are sequential and every read
+        // is at a known distance; otherwise the right side goes through a
+        // temporary (one more loop nest).
+        let written: Vec<VarId> = match alias {
+            Some(sel) => self.alias_of(sel).map(|c| c.to_vec()).unwrap_or_default(),
+            None => vec![array],
+        };
+        let order = written
+            .iter()
+            .map(|a| overlap_order(*a, &indices, &value, &ctx.vars, &extents))
+            .fold(Order::Any, Order::join);
+        let int_ty = self.opts.int_type;
+        let mut out = vec![];
+        match order {
             Order::Any => {}
             Order::Forward if labels.is_empty() => {}
             Order::Backward if labels.is_empty() => {
                 // walk every slice dimension from its end
                 for (v, n) in ctx.vars.iter().zip(&extents) {
-                    let j = Expr::var(*v, Type::Scalar(self.opts.int_type), span);
+                    let j = Expr::var(*v, Type::Scalar(int_ty), span);
                     let rev = Expr::new(
                         ExprKind::Binary {
                             op: BinOp::Sub,
-                            lhs: Box::new(Expr::int(n - 1, self.opts.int_type, span)),
+                            lhs: Box::new(Expr::int(n - 1, int_ty, span)),
                             rhs: Box::new(j),
                         },
-                        Type::Scalar(self.opts.int_type),
+                        Type::Scalar(int_ty),
                         span,
                     );
                     indices.iter_mut().for_each(|e| substitute(e, *v, &rev));
                     substitute(&mut value, *v, &rev);
                 }
             }
-            order => {
-                let why = if matches!(order, Order::Unknown) {
-                    "reads elements of it that the assignment also writes"
-                } else {
-                    "is parallel and reads elements of it that other iterations write"
-                };
-                let name = self.func.var(array).name.clone();
-                self.error(
-                    Diagnostic::error(format!("this slice assignment to `{name}` {why}"))
-                        .at(value.span, format!("reads `{name}`"))
-                        .also(target.span, "writes an overlapping slice")
-                        .note("NumPy evaluates the right-hand side before writing")
-                        .help("compute the right-hand side into another array first"),
+            _ => {
+                // tmp[j...] = value; then dst[...] = tmp[j...] over fresh
+                // counters (the same labels on both nests)
+                let name = format!("{}_rhs", self.func.var(array).name);
+                let tmp = self.new_var(
+                    &name,
+                    Type::Array {
+                        elem,
+                        shape: extents.clone(),
+                    },
+                    VarKind::Local,
+                    span,
                 );
-                return None;
+                let at = |vars: &[VarId]| -> Vec<Expr> {
+                    vars.iter()
+                        .map(|v| Expr::var(*v, Type::Scalar(int_ty), span))
+                        .collect()
+                };
+                let fill = StmtKind::Assign {
+                    dst: Place::Index {
+                        array: tmp,
+                        indices: at(&ctx.vars),
+                    },
+                    value,
+                };
+                out.extend(loop_nest(
+                    &ctx.vars,
+                    &extents,
+                    vec![Stmt::new(fill, span)],
+                    per_dim.clone(),
+                    None,
+                    int_ty,
+                    span,
+                ));
+                let vars: Vec<VarId> = ctx
+                    .vars
+                    .iter()
+                    .zip(&extents)
+                    .map(|(_, n)| {
+                        let v = self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span);
+                        self.loop_bounds.insert(v, (Some(0), Some(n - 1)));
+                        v
+                    })
+                    .collect();
+                for (old, new) in ctx.vars.iter().zip(&vars) {
+                    let e = Expr::var(*new, Type::Scalar(int_ty), span);
+                    indices.iter_mut().for_each(|i| substitute(i, *old, &e));
+                }
+                value = Expr::new(
+                    ExprKind::Index {
+                        array: tmp,
+                        indices: at(&vars),
+                    },
+                    Type::Scalar(elem),
+                    span,
+                );
+                ctx.vars = vars;
             }
         }
         let store = match alias {
@@ -445,15 +534,10 @@ impl Lowerer<'_, '_> {
             },
         };
         let body = vec![Stmt::new(store, span)];
-        Some(loop_nest(
-            &ctx.vars,
-            &extents,
-            body,
-            per_dim,
-            None,
-            self.opts.int_type,
-            span,
-        ))
+        out.extend(loop_nest(
+            &ctx.vars, &extents, body, per_dim, None, int_ty, span,
+        ));
+        Some(out)
     }
 
     /// `parpy.operators.<op>(arg)`: accumulator + hoisted reduction loops.

@@ -43,6 +43,17 @@ impl Dialect for CDialect {
         &["omp_get_thread_num", "omp_get_num_threads"]
     }
 
+    fn heap_array(&self, ty: &str, name: &str, len: i64) -> Option<(String, String)> {
+        Some((
+            format!("{ty} *{name} = ({ty} *)malloc((size_t){len} * sizeof({ty}));"),
+            format!("free({name});"),
+        ))
+    }
+
+    fn heap_prelude(&self) -> &'static str {
+        "#include <stdlib.h>\n"
+    }
+
     fn includes(&self) -> String {
         "#include <stdint.h>\n#include <stdbool.h>\n#include <math.h>\n".into()
     }
