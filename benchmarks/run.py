@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""parpy CPU benchmarks (C1-C7 of BENCHMARKS.md) against NumPy and Numba.
+"""parpy CPU benchmarks (C1-C7 of BENCHMARKS.md; N1-N4: natural loops,
+issue 13: conv2d, k-means assignment, naive matmul, batched GEMM with an
+unannotated `acc = 0.0`) against NumPy and Numba.
 
     python benchmarks/run.py            # all CPU workloads
     python benchmarks/run.py --quick    # fewer repetitions, under a minute
@@ -479,9 +481,201 @@ def bench_c7(args):
     emit("C7", "numba", timeit(lambda: nb_spmv(rows, cols, vals, x, y2), args.runs))
 
 
+# ---------------------------------------------------------------------------
+# N1-N4: natural loops written as a Numba user writes them (issue 13): an
+# unannotated accumulator `acc = 0.0` over float32 data, tuple unpacking of
+# shapes; the same source for parpy (a label) and Numba (`prange`).
+
+
+@parpy.jit
+def conv2d_nat(x, w, y):
+    H, W = y.shape
+    K = w.shape[0]
+    parpy.label('i')
+    for i in range(H):
+        for j in range(W):
+            acc = 0.0
+            for a in range(K):
+                for b in range(K):
+                    acc += x[i + a, j + b] * w[a, b]
+            y[i, j] = acc
+
+
+@parpy.jit
+def kmeans_assign_nat(X, C, labels):
+    N, D = X.shape
+    K = C.shape[0]
+    parpy.label('i')
+    for i in range(N):
+        best = 0
+        best_d = np.inf
+        for k in range(K):
+            d = 0.0
+            for j in range(D):
+                t = X[i, j] - C[k, j]
+                d += t * t
+            if d < best_d:
+                best_d = d
+                best = k
+        labels[i] = best
+
+
+@parpy.jit
+def matmul_nat(A, B, Cm):
+    N, K = A.shape
+    M = B.shape[1]
+    parpy.label('i')
+    for i in range(N):
+        for j in range(M):
+            acc = 0.0
+            for k in range(K):
+                acc += A[i, k] * B[k, j]
+            Cm[i, j] = acc
+
+
+@parpy.jit
+def bgemm_nat(A, B, Cm):
+    Bt, N, K = A.shape
+    M = B.shape[2]
+    parpy.label('b')
+    for b in range(Bt):
+        for i in range(N):
+            for j in range(M):
+                acc = 0.0
+                for k in range(K):
+                    acc += A[b, i, k] * B[b, k, j]
+                Cm[b, i, j] = acc
+
+
+if numba is not None:
+    @njit(parallel=True)
+    def nb_conv2d(x, w, y):
+        H, W = y.shape
+        K = w.shape[0]
+        for i in prange(H):
+            for j in range(W):
+                acc = 0.0
+                for a in range(K):
+                    for b in range(K):
+                        acc += x[i + a, j + b] * w[a, b]
+                y[i, j] = acc
+
+    @njit(parallel=True)
+    def nb_kmeans_assign(X, C, labels):
+        N, D = X.shape
+        K = C.shape[0]
+        for i in prange(N):
+            best = 0
+            best_d = np.inf
+            for k in range(K):
+                d = 0.0
+                for j in range(D):
+                    t = X[i, j] - C[k, j]
+                    d += t * t
+                if d < best_d:
+                    best_d = d
+                    best = k
+            labels[i] = best
+
+    @njit(parallel=True)
+    def nb_matmul(A, B, Cm):
+        N, K = A.shape
+        M = B.shape[1]
+        for i in prange(N):
+            for j in range(M):
+                acc = 0.0
+                for k in range(K):
+                    acc += A[i, k] * B[k, j]
+                Cm[i, j] = acc
+
+    @njit(parallel=True)
+    def nb_bgemm(A, B, Cm):
+        Bt, N, K = A.shape
+        M = B.shape[2]
+        for b in prange(Bt):
+            for i in range(N):
+                for j in range(M):
+                    acc = 0.0
+                    for k in range(K):
+                        acc += A[b, i, k] * B[b, k, j]
+                    Cm[b, i, j] = acc
+
+
+def natural_bench(name, par_fn, nb_name, args_fn, out_index, ref, spec, runs, rtol, atol):
+    """Times `par_fn` (parpy) and the Numba twin on fresh outputs from
+    `args_fn`, after checking both against `ref` (`rtol=None`: labels, of
+    which at most 0.1% may differ: float32 near-ties)."""
+    def check_out(who, got):
+        if rtol is None:
+            bad = np.mean(got != ref)
+            if bad > 1e-3:
+                raise SystemExit(f"{who}: {bad:.2%} of the labels differ from NumPy's")
+        else:
+            check(who, got, ref, rtol, atol)
+
+    a = args_fn()
+    opts = cpu_opts(spec)
+    par_fn(*a, opts=opts)
+    check_out(f"{name} parpy", a[out_index])
+    emit(name, "parpy", timeit(lambda: par_fn(*a, opts=opts), runs))
+    if numba is None:
+        return numba_missing(name)
+    nb = globals()[nb_name]
+    b = args_fn()
+    nb(*b)
+    check_out(f"{name} numba", b[out_index])
+    emit(name, "numba", timeit(lambda: nb(*b), runs))
+
+
+def bench_n1(args):
+    rng = np.random.default_rng(11)
+    H, W, K = 1024, 1024, 5
+    x = rng.standard_normal((H + K - 1, W + K - 1)).astype(np.float32)
+    w = rng.standard_normal((K, K)).astype(np.float32)
+    ref = np.zeros((H, W))
+    for a in range(K):
+        for b in range(K):
+            ref += x[a:a + H, b:b + W].astype(np.float64) * w[a, b]
+    natural_bench("N1", conv2d_nat, "nb_conv2d", lambda: [x, w, np.zeros((H, W), np.float32)],
+                  2, ref, {'i': parpy.threads(H)}, args.runs, 1e-4, 1e-3)
+
+
+def bench_n2(args):
+    rng = np.random.default_rng(12)
+    N, D, K = 200_000, 16, 16
+    X = rng.standard_normal((N, D)).astype(np.float32)
+    C = rng.standard_normal((K, D)).astype(np.float32)
+    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+    ref = d.argmin(axis=1)
+    natural_bench("N2", kmeans_assign_nat, "nb_kmeans_assign",
+                  lambda: [X, C, np.zeros(N, np.int32)], 2, ref, {'i': parpy.threads(N)},
+                  args.runs, None, None)
+
+
+def bench_n3(args):
+    rng = np.random.default_rng(13)
+    N = 512
+    A = rng.standard_normal((N, N)).astype(np.float32)
+    B = rng.standard_normal((N, N)).astype(np.float32)
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    natural_bench("N3", matmul_nat, "nb_matmul", lambda: [A, B, np.zeros((N, N), np.float32)],
+                  2, ref, {'i': parpy.threads(N)}, args.runs, 1e-3, 1e-3)
+
+
+def bench_n4(args):
+    rng = np.random.default_rng(14)
+    Bt, N = 64, 96
+    A = rng.standard_normal((Bt, N, N)).astype(np.float32)
+    B = rng.standard_normal((Bt, N, N)).astype(np.float32)
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    natural_bench("N4", bgemm_nat, "nb_bgemm", lambda: [A, B, np.zeros((Bt, N, N), np.float32)],
+                  2, ref, {'b': parpy.threads(Bt)}, args.runs, 1e-3, 1e-3)
+
+
 BENCHES = {
     "C1": bench_c1, "C2": bench_c2, "C3": bench_c3, "C4": bench_c4,
     "C5": bench_c5, "C6": bench_c6, "C7": bench_c7,
+    "N1": bench_n1, "N2": bench_n2, "N3": bench_n3, "N4": bench_n4,
 }
 
 

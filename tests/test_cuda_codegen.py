@@ -269,6 +269,10 @@ PROGRAMS = {
     "more_math_f64": (tn.more_math, [f64(12), f64(12, 9), np.zeros((12, 3), bool), 12],
                       {'N': T(12)}),
     "logsumexp": (tn.logsumexp, [f32(6, 300), f32(6), 6], {'i': T(6)}),
+    "dot_with_locals": (tn.dot_with_locals, [f64(1000), f64(1000), f64(1), 1000],
+                        {'N': T(256).par_reduction()}),
+    "matmul_natural": (tn.matmul_natural, [f32(64, 32), f32(32, 48), f32(64, 48)],
+                       {'i': T(64)}),
 }
 
 

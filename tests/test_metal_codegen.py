@@ -163,6 +163,10 @@ PROGRAMS = {
     "mandelbrot": (tn.mandelbrot, [i32(24, 36), -2.0, -1.2, 0.08, 0.1, 50], {'i': T(24)}),
     "metal_math": (tn.metal_math, [f32(10), f32(10, 3), b8(10, 3), 10], {'N': T(10)}),
     "logsumexp": (tn.logsumexp, [f32(6, 300), f32(6), 6], {'i': T(6)}),
+    "dot_with_locals": (tn.dot_with_locals, [f32(1000), f32(1000), f32(1), 1000],
+                        {'N': T(256).par_reduction()}),
+    "matmul_natural": (tn.matmul_natural, [f32(64, 32), f32(32, 48), f32(64, 48)],
+                       {'i': T(64)}),
 }
 
 

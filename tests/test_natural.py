@@ -319,3 +319,167 @@ def test_metal_math_on_cpu():
     x[:3] = [np.nan, np.inf, 2.5]
     run_both(metal_math, [x, np.zeros((10, 3), np.float32), np.zeros((10, 3), np.bool_), 10],
              cpu_opts(), rtol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# 8. accumulators typed by use: `acc = 0.0` over float32 data is a float32
+
+
+@parpy.jit
+def matmul_natural(A, B, C):
+    N, K = A.shape
+    M = B.shape[1]
+    parpy.label('i')
+    for i in range(N):
+        for j in range(M):
+            acc = 0.0
+            for k in range(K):
+                acc += A[i, k] * B[k, j]
+            C[i, j] = acc
+
+
+@parpy.jit
+def kmeans_assign(X, C, labels, dist):
+    N, D = X.shape
+    K = C.shape[0]
+    parpy.label('i')
+    for i in range(N):
+        best = 0
+        best_d = np.inf
+        for k in range(K):
+            d = 0.0
+            for j in range(D):
+                t = X[i, j] - C[k, j]
+                d += t * t
+            if d < best_d:
+                best_d = d
+                best = k
+        labels[i] = best
+        dist[i] = best_d / D
+
+
+@parpy.jit
+def int_accumulator(x, out, N):
+    s = 0
+    for i in range(N):
+        s += x[i]
+    out[0] = s
+
+
+def test_accumulators_typed_by_use():
+    g = rng(8)
+    A = g.standard_normal((9, 13)).astype(np.float32)
+    B = g.standard_normal((13, 7)).astype(np.float32)
+    opts = cpu_opts({'i': parpy.threads(3)})
+    run_both(matmul_natural, [A, B, np.zeros((9, 7), np.float32)], opts, rtol=0, atol=0)
+    src = parpy.print_compiled(matmul_natural, [A, B, np.zeros((9, 7), np.float32)], opts)
+    assert "double" not in src.split("parpy_entry")[0], src
+    X = g.standard_normal((50, 4)).astype(np.float32)
+    C = g.standard_normal((5, 4)).astype(np.float32)
+    # bit-identical to NumPy: the distances are float32 from the first update
+    run_both(kmeans_assign, [X, C, np.zeros(50, np.int32), np.zeros(50, np.float64)], opts,
+             rtol=0, atol=0)
+    # int32 wraps at 32 bits, as `0 + np.int32(...)` does in NumPy
+    x = np.full(4, 2**30, np.int32)
+    out = run_both(int_accumulator, [x, np.zeros(1, np.int64), 4], cpu_opts())
+    assert out[1][0] == np.int32(0)
+
+
+# --------------------------------------------------------------------------
+# 9. scalars that change every call stop being specialized on
+
+
+@parpy.jit
+def shift(x, y, c, N):
+    for i in range(N):
+        y[i] = x[i] + c
+
+
+def test_scalar_values_stop_specializing():
+    import warnings
+    shift_fn = parpy.jit(shift.py_func)
+    x = np.arange(5.0)
+    y = np.zeros(5)
+    opts = cpu_opts()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for k in range(10):
+            shift_fn(x, y, 0.5 * k, 5, opts=opts)
+            np.testing.assert_array_equal(y, x + 0.5 * k)
+    msgs = [str(m.message) for m in w if issubclass(m.category, parpy.ParpyWarning)]
+    assert len(msgs) == 1 and "`c`" in msgs[0], msgs
+    # 4 specialized values + one compilation for all the others
+    assert shift_fn.cache_size() == 5
+    # `N` kept one value: still specialized
+    assert "c" in msgs[0] and "`N`" not in msgs[0]
+
+
+@parpy.jit
+def prefix_double(x, y, n):
+    parpy.label('i')
+    y[0:n] = x[0:n] * 2.0
+
+
+def test_scalar_needed_at_compile_time_stays_specialized():
+    # a slice bound must be known when compiling: after its 5th value `n`
+    # is tried at run time, that fails, and `n` stays specialized (no
+    # warning, every value right)
+    import warnings
+    fn = parpy.jit(prefix_double.py_func)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for n in range(1, 9):
+            x, y = np.arange(8.0), np.zeros(8)
+            fn(x, y, n, opts=opts)
+            np.testing.assert_array_equal(y, np.where(np.arange(8) < n, 2 * x, 0))
+    assert not [m for m in w if issubclass(m.category, parpy.ParpyWarning)]
+    assert fn.cache_size() == 8
+
+
+def test_python_mode_calls_do_not_count_as_compilations():
+    import warnings
+    fn = parpy.jit(shift.py_func)
+    x, y = np.arange(5.0), np.zeros(5)
+    py = parpy.CompileOptions()
+    py.backend = parpy.CompileBackend.Python
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for k in range(10):
+            fn(x, y, 0.5 * k, 5, opts=py)
+        for k in range(3):
+            fn(x, y, 0.5 * k, 5, opts=cpu_opts())
+            np.testing.assert_array_equal(y, x + 0.5 * k)
+    assert not [m for m in w if issubclass(m.category, parpy.ParpyWarning)]
+
+
+# --------------------------------------------------------------------------
+# 5. a par_reduction() loop whose body computes locals before the update
+
+
+@parpy.jit
+def dot_with_locals(x, y, out, N):
+    parpy.label('N')
+    for i in range(N):
+        a = x[i] * 2.0
+        b = a * y[i] + 1.0
+        out[0] += b
+
+
+@parpy.jit
+def reduction_local_used_after(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        a = x[i] * 2.0
+        out[0] += a
+    out[1] = a
+
+
+def test_par_reduction_with_several_statements():
+    x = rng(9).standard_normal(1000)
+    y = rng(10).standard_normal(1000)
+    opts = cpu_opts({'N': parpy.threads(8).par_reduction()})
+    run_both(dot_with_locals, [x, y, np.zeros(1), 1000], opts, rtol=1e-10)
+    # `a` is read after the loop: not private to an iteration
+    with pytest.raises(parpy.CompileError, match="used only in this loop"):
+        reduction_local_used_after(x, np.zeros(2), 1000, opts=opts)

@@ -84,10 +84,14 @@ fn compile_with(
     };
     let tuple = pyo3::types::PyTuple::new(py, &items)?;
     let _symbols = crate::resolver::check_value_annotations(&py_func, tuple.as_any())?;
-    let types = args::inspect_all(items, data.specialize_scalars, &ctx)?
-        .into_iter()
-        .map(|r| r.ty)
-        .collect::<Vec<_>>();
+    let types = args::inspect_all(
+        items,
+        if data.specialize_scalars { u64::MAX } else { 0 },
+        &ctx,
+    )?
+    .into_iter()
+    .map(|r| r.ty)
+    .collect::<Vec<_>>();
     let options = data.to_core(backend)?;
     let out = service::run_compile(py, &def, &types, resolver.as_ref(), &options)?;
     Ok((out, name))

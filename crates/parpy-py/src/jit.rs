@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -48,6 +49,9 @@ struct FnCache {
     last_key: Vec<u64>,
     last: Option<Arc<Compiled>>,
     map: HashMap<Box<[u64]>, Arc<Compiled>>,
+    /// The distinct values compiled for, per scalar parameter (while it is
+    /// still specialized on).
+    seen: Vec<Vec<u64>>,
     /// The builds of this generation, oldest first (at most `HISTORY`).
     history: Vec<SpecRecord>,
 }
@@ -184,7 +188,18 @@ pub struct JitFunction {
     pub resolver: Arc<PyResolver>,
     py_func: Py<PyAny>,
     cache: Mutex<FnCache>,
+    /// Scalar parameters no longer specialized on (bit i = parameter i):
+    /// they took more than [`MAX_SPECIALIZED_VALUES`] values.
+    generic: AtomicU64,
+    /// Scalar parameters always specialized on: compiling without their
+    /// values failed (the function needs them at compile time).
+    pinned: AtomicU64,
 }
+
+/// A scalar parameter is specialized on its first this many distinct values;
+/// after that it is passed at run time (one more compilation serves all
+/// values) and a `ParpyWarning` says so once.
+pub const MAX_SPECIALIZED_VALUES: usize = 4;
 
 impl JitFunction {
     pub fn from_py_function(f: &Bound<'_, PyAny>) -> PyResult<JitFunction> {
@@ -209,7 +224,10 @@ impl JitFunction {
                 last: None,
                 map: HashMap::new(),
                 history: Vec::new(),
+                seen: vec![],
             }),
+            generic: AtomicU64::new(0),
+            pinned: AtomicU64::new(0),
         })
     }
 
@@ -295,6 +313,49 @@ impl JitFunction {
         Ok(())
     }
 
+    /// Records the values of the specialized scalar parameters (`mask`) of
+    /// a call that missed the cache. A parameter whose distinct values
+    /// exceed [`MAX_SPECIALIZED_VALUES`] stops being specialized; returns
+    /// those parameters (bit i = parameter i).
+    fn note_values(&self, mask: u64, vals: &[u64]) -> u64 {
+        let mask = mask & !self.pinned.load(Ordering::Acquire);
+        let mut stopped = 0;
+        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if c.seen.len() < self.params.len() {
+            c.seen.resize(self.params.len(), vec![]);
+        }
+        for (i, &v) in vals.iter().enumerate().take(self.params.len()) {
+            if mask >> i & 1 == 0 || c.seen[i].contains(&v) {
+                continue;
+            }
+            if c.seen[i].len() < MAX_SPECIALIZED_VALUES {
+                c.seen[i].push(v);
+            } else {
+                c.seen[i].clear();
+                stopped |= 1 << i;
+            }
+        }
+        self.generic.fetch_or(stopped, Ordering::AcqRel);
+        stopped
+    }
+
+    /// Says once, with a `ParpyWarning`, that the parameters `bits` are
+    /// passed at run time from now on.
+    fn warn_generic(&self, py: Python<'_>, bits: u64) -> PyResult<()> {
+        for i in (0..self.params.len()).filter(|i| bits >> i & 1 != 0) {
+            let msg = format!(
+                concat!(
+                    "`{}` was compiled for {} values of its scalar parameter `{}` and got ",
+                    "another one: parpy now passes `{}` at run time (one more compilation ",
+                    "serves all its values); set `specialize_scalars = False` to start that way"
+                ),
+                self.name, MAX_SPECIALIZED_VALUES, self.params[i], self.params[i]
+            );
+            crate::errors::warn(py, &msg)?;
+        }
+        Ok(())
+    }
+
     fn insert(&self, key: &[u64], compiled: Arc<Compiled>) {
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         c.map.insert(key.into(), compiled.clone());
@@ -337,27 +398,65 @@ impl JitFunction {
         if n != self.params.len() {
             return Err(ctx.arity_error(n));
         }
-        let specialize = opts.specialize_scalars();
         let mut key = KeyBuf::new();
-        key.push(opts.fingerprint());
         let mut vals = [0u64; MAX_ARGS];
-        let mut writeable: u64 = 0;
-        let mut elems: usize = 0;
-        for (i, a) in args.iter().enumerate() {
-            let (is_array, w, count) =
-                args::observe(&a, i, specialize, &mut key, &mut vals[i], &ctx)?;
-            if is_array && w {
-                writeable |= 1 << i;
+        let mut writeable: u64;
+        let mut elems: usize;
+        // parameters that stopped being specialized during this call
+        let mut stopped: u64 = 0;
+        let compiled = loop {
+            let spec = if opts.specialize_scalars() {
+                !self.generic.load(Ordering::Acquire)
+            } else {
+                0
+            };
+            key.clear();
+            key.push(opts.fingerprint());
+            key.push(spec);
+            writeable = 0;
+            elems = 0;
+            let mut scalars: u64 = 0;
+            for (i, a) in args.iter().enumerate() {
+                let (is_array, w, count) =
+                    args::observe(&a, i, spec >> i & 1 != 0, &mut key, &mut vals[i], &ctx)?;
+                if is_array && w {
+                    writeable |= 1 << i;
+                }
+                if !is_array {
+                    scalars |= 1 << i;
+                }
+                elems = elems.saturating_add(count);
             }
-            elems = elems.saturating_add(count);
-        }
-        let compiled = match self.lookup(key.as_slice()) {
-            Some(c) => c,
-            None => {
-                let c = Arc::new(self.compile_for(py, args, opts, specialize)?);
-                self.insert(key.as_slice(), c.clone());
-                c
+            if let Some(c) = self.lookup(key.as_slice()) {
+                break c;
             }
+            if opts.lock().backend != crate::options::CompileBackend::Python {
+                let now = self.note_values(spec & scalars, &vals);
+                if now != 0 {
+                    stopped |= now;
+                    continue; // a parameter stopped being specialized: new key
+                }
+            }
+            let c = match self.compile_for(py, args, opts, spec) {
+                Ok(c) => Arc::new(c),
+                Err(e) => {
+                    let dropped = self.generic.load(Ordering::Acquire) & scalars;
+                    if spec == 0 || dropped == 0 {
+                        return Err(e);
+                    }
+                    // The function needs these values at compile time (a
+                    // slice bound, say): specialize on them for good.
+                    self.pinned.fetch_or(dropped, Ordering::AcqRel);
+                    self.generic.fetch_and(!dropped, Ordering::AcqRel);
+                    stopped &= !dropped;
+                    continue;
+                }
+            };
+            if stopped != 0 {
+                self.warn_generic(py, stopped)?;
+            }
+            self.insert(key.as_slice(), c.clone());
+            break c;
         };
         let readonly_written = compiled.written_mask & !writeable;
         if readonly_written != 0 {
@@ -435,14 +534,14 @@ impl JitFunction {
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         opts: &CompileOptions,
-        specialize: bool,
+        spec: u64,
     ) -> PyResult<Compiled> {
         let data = opts.snapshot();
         let ctx = self.ctx();
         let started = Instant::now();
         if data.backend == crate::options::CompileBackend::Python {
             // The arguments are checked as for a compiled backend; nothing to build.
-            let records = args::inspect_all(args.iter(), specialize, &ctx)?;
+            let records = args::inspect_all(args.iter(), spec, &ctx)?;
             let phases = vec![("inspect", started.elapsed().as_secs_f64())];
             self.record(py, &records, opts, "Python", "python", phases)?;
             return Ok(Compiled {
@@ -462,7 +561,7 @@ impl JitFunction {
             )));
         }
         let _symbols = resolver::check_value_annotations(self.py_func.bind(py), args.as_any())?;
-        let records = args::inspect_all(args.iter(), specialize, &ctx)?;
+        let records = args::inspect_all(args.iter(), spec, &ctx)?;
         let mut phases = vec![("inspect", started.elapsed().as_secs_f64())];
         if backend == Backend::Cpu {
             if let Some(i) = records.iter().position(|r| r.device.is_some()) {

@@ -1,6 +1,7 @@
-//! Lowers `par_reduction()` loops. The body must be exactly one statement
+//! Lowers `par_reduction()` loops. The body must end with one statement
 //! `lhs = lhs OP e` (OP one of `+ * max min`, `lhs` not depending on the loop
-//! variable); it becomes
+//! variable), after assignments to locals used only in the loop (private to
+//! each iteration, feeding `e`); it becomes
 //!
 //! ```text
 //! t = identity(OP)
@@ -12,7 +13,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::ir::visit::{same_expr, uses_var};
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, ReduceOp, Reduction, Stmt, StmtKind,
-    Type, Var, VarKind,
+    Type, Var, VarId, VarKind,
 };
 
 /// Rewrites every function of the program; returns all errors.
@@ -30,18 +31,50 @@ pub fn run(p: &mut crate::ir::Program) -> Vec<Diagnostic> {
 
 fn lower_function(f: &mut Function, errors: &mut Vec<Diagnostic>) {
     let mut body = std::mem::take(&mut f.body);
-    lower_block(f, &mut body, errors);
+    let refs = var_refs(&body);
+    lower_block(f, &mut body, &refs, errors);
     f.body = body;
 }
 
-fn lower_block(f: &mut Function, b: &mut Block, errors: &mut Vec<Diagnostic>) {
+/// How many times each variable is read or assigned in `b`.
+fn var_refs(b: &[Stmt]) -> std::collections::HashMap<VarId, usize> {
+    let mut n = std::collections::HashMap::new();
+    fn count(b: &[Stmt], n: &mut std::collections::HashMap<VarId, usize>) {
+        for s in b {
+            if let StmtKind::Assign {
+                dst: Place::Var(v), ..
+            } = &s.kind
+            {
+                *n.entry(*v).or_default() += 1;
+            }
+            for sub in crate::ir::visit::sub_blocks(s) {
+                count(sub, n);
+            }
+        }
+    }
+    count(b, &mut n);
+    crate::ir::visit::walk_exprs(b, &mut |e| {
+        if let ExprKind::Var(v) = &e.kind {
+            *n.entry(*v).or_default() += 1;
+        }
+        true
+    });
+    n
+}
+
+fn lower_block(
+    f: &mut Function,
+    b: &mut Block,
+    refs: &std::collections::HashMap<VarId, usize>,
+    errors: &mut Vec<Diagnostic>,
+) {
     let old = std::mem::take(b);
     for mut s in old {
         match &mut s.kind {
             StmtKind::For(l) => {
-                lower_block(f, &mut l.body, errors);
+                lower_block(f, &mut l.body, refs, errors);
                 if l.wants_reduction && l.reduction.is_none() {
-                    match lower_loop(f, l, s.span) {
+                    match lower_loop(f, l, s.span, refs) {
                         Ok((init, fin)) => {
                             b.push(init);
                             b.push(s);
@@ -52,14 +85,16 @@ fn lower_block(f: &mut Function, b: &mut Block, errors: &mut Vec<Diagnostic>) {
                     }
                 }
             }
-            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => lower_block(f, body, errors),
+            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
+                lower_block(f, body, refs, errors)
+            }
             StmtKind::If {
                 then_body,
                 else_body,
                 ..
             } => {
-                lower_block(f, then_body, errors);
-                lower_block(f, else_body, errors);
+                lower_block(f, then_body, refs, errors);
+                lower_block(f, else_body, refs, errors);
             }
             _ => {}
         }
@@ -102,19 +137,39 @@ fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
     ))
     .at(at, why.to_string())
     .also(crate::schedule::header_span(span), "in this loop")
-    .help("a par_reduction() loop body must be exactly one statement `lhs = lhs OP e` (or `lhs OP= e`) with OP one of `+`, `*`, `max`, `min`, where `lhs` does not depend on the loop variable, e.g. `s[0] += x[i]`")
+    .help("a par_reduction() loop body must end with one statement `lhs = lhs OP e` (or `lhs OP= e`) with OP one of `+`, `*`, `max`, `min`, where `lhs` does not depend on the loop variable, e.g. `s[0] += x[i]`; the statements before it may only assign local variables used nowhere else")
 }
 
 /// Returns the statements before and after the loop, and rewrites the loop.
-fn lower_loop(f: &mut Function, l: &mut ForLoop, span: Span) -> Result<(Stmt, Stmt), Diagnostic> {
-    if l.body.len() != 1 {
-        return Err(bad_body(
-            l,
-            span,
-            &format!("expected one statement, found {}", l.body.len()),
-        ));
+fn lower_loop(
+    f: &mut Function,
+    l: &mut ForLoop,
+    span: Span,
+    refs: &std::collections::HashMap<VarId, usize>,
+) -> Result<(Stmt, Stmt), Diagnostic> {
+    let Some((s, prefix)) = l.body.split_last() else {
+        return Err(bad_body(l, span, "the loop body is empty"));
+    };
+    // Statements before the update: iteration-private locals.
+    let inside = var_refs(&l.body);
+    for p in prefix {
+        let private = match &p.kind {
+            StmtKind::Assign {
+                dst: Place::Var(v), ..
+            } => f.var(*v).kind == VarKind::Local && inside.get(v) == refs.get(v),
+            _ => false,
+        };
+        if !private {
+            let mut d = bad_body(
+                l,
+                span,
+                "expected assignments to local variables used only in this loop, then the update",
+            );
+            d.labels[0].span = p.span;
+            return Err(d);
+        }
     }
-    let s = &l.body[0];
+    let prefix = prefix.to_vec();
     let StmtKind::Assign { dst, value } = &s.kind else {
         return Err(bad_body(l, span, "expected an assignment `lhs = lhs OP e`"));
     };
@@ -204,7 +259,8 @@ fn lower_loop(f: &mut Function, l: &mut ForLoop, span: Span) -> Result<(Stmt, St
         },
         sspan,
     );
-    l.body = vec![body];
+    l.body = prefix;
+    l.body.push(body);
     l.reduction = Some(Reduction { op: rop, acc: t });
     Ok((init, fin))
 }

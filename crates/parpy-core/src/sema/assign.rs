@@ -4,7 +4,7 @@
 //! later target could see changed are kept in temporaries.
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{self, ExprKind, Place, StmtKind, Type, VarKind};
+use crate::ir::{self, ElemTy, ExprKind, Place, StmtKind, Type, VarKind};
 use crate::syntax::ast;
 
 use super::stmt::Value;
@@ -255,6 +255,57 @@ impl Lowerer<'_, '_> {
                     weak: b.weak,
                 },
             );
+        }
+        out
+    }
+}
+
+/// Is the literal `e` exactly a value of type `t`?
+fn exact_in(e: &ir::Expr, t: ElemTy) -> bool {
+    match e.kind {
+        ExprKind::Float(f) => match t {
+            ElemTy::F32 => f.is_nan() || (f as f32) as f64 == f,
+            ElemTy::F64 => true,
+            _ => false,
+        },
+        ExprKind::Int(i) if t.is_int() => {
+            let bits = 8 * t.size() as u32;
+            let (lo, hi) = if t.is_signed_int() {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else {
+                (0, (1i128 << bits) - 1)
+            };
+            (lo..=hi).contains(&(i as i128))
+        }
+        _ => false,
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// Accumulators typed by use: a local first assigned a Python literal
+    /// (`acc = 0.0`, weak) and afterwards only values of one strong type T
+    /// (`acc += x[i] * w[i]` over float32 data) holds a T under NumPy's
+    /// rules from its first update on. When the literal is exactly a T,
+    /// typing the variable T from the start gives the same values (and
+    /// saves a conversion per update). Returns those variables' first
+    /// assignment spans with T.
+    pub(super) fn typed_by_use(&self) -> std::collections::HashMap<Span, ElemTy> {
+        let mut out = std::collections::HashMap::new();
+        for (id, (lit, stores)) in &self.acc_uses {
+            let var = self.func.var(*id);
+            let Some(cur) = var.ty.elem() else { continue };
+            let Some(&(t, false)) = stores.first() else {
+                continue;
+            };
+            if stores.iter().any(|s| *s != (t, false))
+                || t == cur
+                || t == ElemTy::Bool
+                || t.is_float() != cur.is_float()
+                || !exact_in(lit, t)
+            {
+                continue;
+            }
+            out.insert(var.span, t);
         }
         out
     }

@@ -336,6 +336,10 @@ impl Lowerer<'_, '_> {
             loop_bounds: self.loop_bounds.clone(),
             aliases: self.aliases.clone(),
             alias_plan: Default::default(),
+            // accumulators in inlined bodies keep their literal's type (a
+            // helper inlined at several types must not share one retyping)
+            acc_uses: Default::default(),
+            retype: Default::default(),
         };
         child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction

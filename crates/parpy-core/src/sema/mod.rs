@@ -105,6 +105,13 @@ pub(crate) struct Lowerer<'a, 'o> {
     aliases: BTreeMap<crate::ir::VarId, Vec<crate::ir::VarId>>,
     /// Name -> the arrays it is assigned in this body (`plan_aliases`).
     alias_plan: BTreeMap<String, Vec<crate::ir::VarId>>,
+    /// Locals first assigned a weak literal, with that literal and the
+    /// (type, weak) of every value stored into them later.
+    acc_uses: std::collections::HashMap<crate::ir::VarId, (Expr, Vec<(crate::ir::ElemTy, bool)>)>,
+    /// Types found by a first lowering of the function: the local first
+    /// assigned at this span holds this (strong) type (see
+    /// `assign::typed_by_use`).
+    retype: std::collections::HashMap<Span, crate::ir::ElemTy>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -231,57 +238,72 @@ fn lower_function(
 ) -> Option<(Function, bool)> {
     let opts = sh.opts;
     let before = sh.diags.len();
-    let mut l = Lowerer {
-        sh,
-        resolver,
-        opts,
-        func: Function {
-            name: name.to_string(),
-            params: vec![],
-            vars: vec![],
-            body: vec![],
-            ret: Type::Void,
-            span: def.span,
-        },
-        scope: Scope::default(),
-        is_entry,
-        labels_ok: is_entry,
-        inlined: false,
-        pre: vec![],
-        slice: None,
-        red_labels: None,
-        arg_weak: weak.to_vec(),
-        returns: vec![],
-        bare_return: None,
-        loop_bounds: Default::default(),
-        aliases: BTreeMap::new(),
-        alias_plan: BTreeMap::new(),
-    };
-    if args.len() != def.params.len() {
-        let d = Diagnostic::error(format!(
-            "`{}` takes {} argument{} but {} were given",
-            def.name,
-            def.params.len(),
-            if def.params.len() == 1 { "" } else { "s" },
-            args.len()
-        ))
-        .at(def.span, "defined here");
-        l.error(d);
-        return None;
-    }
-    for (k, (p, a)) in def.params.iter().zip(args).enumerate() {
-        let w = l.arg_weak.get(k).copied().unwrap_or(false);
-        l.bind_param(p, a, w);
-    }
-    l.plan_aliases(&def.body);
-    let mut body: Block = l.copy_assigned_params(&def.body);
-    body.extend(l.lower_block(&def.body));
-    l.func.body = body;
-    let ret_weak = l.finish_returns();
-    if l.sh.diags[before..].iter().any(|d| d.is_error()) {
-        None
-    } else {
-        Some((l.func, ret_weak))
+    let mut retype = std::collections::HashMap::new();
+    loop {
+        let mut l = Lowerer {
+            sh: &mut *sh,
+            resolver,
+            opts,
+            func: Function {
+                name: name.to_string(),
+                params: vec![],
+                vars: vec![],
+                body: vec![],
+                ret: Type::Void,
+                span: def.span,
+            },
+            scope: Scope::default(),
+            is_entry,
+            labels_ok: is_entry,
+            inlined: false,
+            pre: vec![],
+            slice: None,
+            red_labels: None,
+            arg_weak: weak.to_vec(),
+            returns: vec![],
+            bare_return: None,
+            loop_bounds: Default::default(),
+            aliases: BTreeMap::new(),
+            alias_plan: BTreeMap::new(),
+            acc_uses: Default::default(),
+            retype: std::mem::take(&mut retype),
+        };
+        if args.len() != def.params.len() {
+            let d = Diagnostic::error(format!(
+                "`{}` takes {} argument{} but {} were given",
+                def.name,
+                def.params.len(),
+                if def.params.len() == 1 { "" } else { "s" },
+                args.len()
+            ))
+            .at(def.span, "defined here");
+            l.error(d);
+            return None;
+        }
+        for (k, (p, a)) in def.params.iter().zip(args).enumerate() {
+            let w = l.arg_weak.get(k).copied().unwrap_or(false);
+            l.bind_param(p, a, w);
+        }
+        l.plan_aliases(&def.body);
+        let mut body: Block = l.copy_assigned_params(&def.body);
+        body.extend(l.lower_block(&def.body));
+        l.func.body = body;
+        let ret_weak = l.finish_returns();
+        if l.sh.diags[before..].iter().any(|d| d.is_error()) {
+            return None;
+        }
+        // Accumulators typed by use: lower once more with their types.
+        let found = if l.retype.is_empty() {
+            l.typed_by_use()
+        } else {
+            Default::default()
+        };
+        if found.is_empty() {
+            return Some((l.func, ret_weak));
+        }
+        drop(l);
+        sh.diags.truncate(before);
+        retype = found;
     }
 }
 

@@ -704,6 +704,9 @@ impl Lowerer<'_, '_> {
                             );
                             return None;
                         }
+                        if let Some(u) = self.acc_uses.get_mut(&b.var) {
+                            u.1.push((vt, v.weak));
+                        }
                         let e = self.store_convert(v, elem, target.span)?;
                         Some(StmtKind::Assign {
                             dst: Place::Var(b.var),
@@ -715,8 +718,20 @@ impl Lowerer<'_, '_> {
                             self.scope.mark_failed(n);
                             return None;
                         };
-                        let ty = self.scalar_elem(&v)?;
+                        let (ty, v) = match self.retype.get(&target.span) {
+                            Some(&t) => (
+                                t,
+                                TExpr {
+                                    e: convert(v.e, t),
+                                    weak: false,
+                                },
+                            ),
+                            None => (self.scalar_elem(&v)?, v),
+                        };
                         let id = self.new_var(n, Type::Scalar(ty), VarKind::Local, target.span);
+                        if v.weak && matches!(v.e.kind, ExprKind::Int(_) | ExprKind::Float(_)) {
+                            self.acc_uses.insert(id, (v.e.clone(), vec![]));
+                        }
                         self.scope.bind(
                             n,
                             Binding {

@@ -820,3 +820,24 @@ fn tuple_assignment_evaluates_the_right_side_first() {
     assert!(t.contains("a = b\n"), "{t}");
     assert!(t.contains("b = b_new"), "{t}");
 }
+
+#[test]
+fn accumulators_are_typed_by_use() {
+    let a = [
+        arr(ElemTy::F32, &[8]),
+        arr(ElemTy::F32, &[8]),
+        arr(ElemTy::I32, &[8]),
+    ];
+    let src = "def f(x, y, k):\n    acc = 0.0\n    far = 0.1\n    mixed = 0.0\n    s = 0\n    n = 0\n    for i in range(8):\n        acc += x[i] * y[i]\n        far += x[i]\n        mixed += x[i]\n        mixed += 1.0\n        s += k[i]\n        n += 1\n    y[0] = acc + far + mixed\n    k[0] = s + n\n";
+    let t = lower_ok(src, &a);
+    // float32 stores into a literal that float32 holds exactly
+    assert!(t.contains("acc: f32 = 0.0"), "{t}");
+    assert!(t.contains("acc = (acc + (x[i] * y[i]))"), "{t}");
+    // 0.1 is not a float32: the variable keeps float64
+    assert!(t.contains("far: f64"), "{t}");
+    // a weak store (`+= 1.0`) keeps the literal's type
+    assert!(t.contains("mixed: f64"), "{t}");
+    // int32 stores into `s = 0`; `n` only gets weak values
+    assert!(t.contains("s: i32 = 0"), "{t}");
+    assert!(t.contains("n: i64 = 0"), "{t}");
+}

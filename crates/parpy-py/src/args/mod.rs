@@ -67,6 +67,12 @@ impl KeyBuf {
     }
 
     #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.heap.clear();
+    }
+
+    #[inline]
     pub fn as_slice(&self) -> &[u64] {
         if self.len <= self.inline.len() {
             &self.inline[..self.len]
@@ -572,12 +578,12 @@ pub fn inspect(
 /// [`inspect`] for every argument.
 pub fn inspect_all<'py>(
     args: impl IntoIterator<Item = Bound<'py, PyAny>>,
-    specialize: bool,
+    specialize: u64,
     ctx: &ArgCtx<'_>,
 ) -> PyResult<Vec<ArgRecord>> {
     args.into_iter()
         .enumerate()
-        .map(|(i, a)| inspect(&a, i, specialize, ctx))
+        .map(|(i, a)| inspect(&a, i, specialize >> i & 1 != 0, ctx))
         .collect()
 }
 
