@@ -33,6 +33,7 @@ from . import parpy  # noqa: F401  (ParPy's module of native names)
 from . import buffer  # noqa: F401  (parpy.buffer.from_array, ...)
 from . import _pickle  # noqa: F401  (registers pickling of jit functions and options)
 from ._builtins import Namespace as _Namespace
+from ._callback import callback
 from ._builtins import mark as _mark
 from .types import ElemSize
 
@@ -43,7 +44,7 @@ __all__ = [
     "BuildError", "CompileBackend", "CompileError", "CompileTypeError",
     "InternalError", "ParpyWarning", "print_compiled", "compile_string",
     "clear_cache", "sync", "gpu", "sum", "operators", "math", "builtin", "types",
-    "backend", "ElemSize", "JitFunction", "explain", "par_reduction", "Target",
+    "backend", "callback", "ElemSize", "JitFunction", "explain", "par_reduction", "Target",
     "backend_available", "buffer",
 ]
 

@@ -156,6 +156,21 @@ class Buffer:
 
         return torch.from_numpy(self.buf.array)
 
+    def copy_from(self, src: Any) -> None:
+        """Copies the data of `src` (a buffer, NumPy array, torch tensor or
+        anything NumPy can read, of the buffer's shape) into the buffer."""
+        if isinstance(src, Buffer):
+            data = src.buf.array
+        elif hasattr(src, "detach") and hasattr(src, "cpu"):
+            data = src.detach().cpu().numpy()
+        else:
+            data = np.asarray(src)
+        if tuple(data.shape) != self.shape:
+            raise ValueError(
+                f"cannot copy data of shape {tuple(data.shape)} into a buffer of shape {self.shape}"
+            )
+        np.copyto(self.buf.array, data, casting="same_kind")
+
     def copy(self) -> "Buffer":
         return Buffer(_Storage(self.buf.array.copy()), self.dtype, self.backend)
 

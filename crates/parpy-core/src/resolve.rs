@@ -167,6 +167,12 @@ pub enum Resolved {
         def: Arc<FunctionDef>,
         globals: Arc<dyn Resolver>,
     },
+    /// A `parpy.callback` Python function, called from host code; `id` is
+    /// the binding's handle on it.
+    Callback {
+        id: u64,
+        name: String,
+    },
     /// A module or namespace: look at its attributes (`parpy`, `parpy.math`).
     Namespace,
     /// The name exists but denotes something jit code cannot use; the string

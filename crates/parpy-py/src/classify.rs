@@ -68,6 +68,13 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             )),
         });
     }
+    if obj.hasattr("__parpy_callback__")? {
+        let name = str_attr(obj, "__name__").unwrap_or_else(|| "callback".into());
+        return Ok(Resolved::Callback {
+            id: crate::callbacks::register(obj),
+            name,
+        });
+    }
     if str_attr(obj, "__parpy_annotation__").as_deref() == Some("symbol") {
         return Ok(match crate::resolver::symbol_value(obj.as_ptr() as usize) {
             Some(v) => Resolved::Const(ScalarValue::Int(v)),

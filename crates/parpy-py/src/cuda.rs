@@ -49,6 +49,8 @@ pub struct CudaFn {
     torch_device: Option<i64>,
     /// Whether the cubin came from the disk cache (for `specializations()`).
     pub origin: parpy_runtime::Outcome,
+    /// The callback calls of the host code.
+    callbacks: Option<crate::callbacks::Sites>,
 }
 
 fn device_err(name: &str, e: CudaError) -> PyErr {
@@ -156,6 +158,7 @@ impl CudaFn {
                 .collect(),
             torch_device,
             origin,
+            callbacks: crate::callbacks::sites(&out.program),
         })
     }
 
@@ -171,6 +174,7 @@ impl CudaFn {
         let mut args = [0u64; MAX_ARGS];
         // (device copy, host pointer, bytes, written)
         let mut staged: Vec<(u64, u64, usize, bool)> = Vec::new();
+        let raised = std::cell::RefCell::new(None);
         let result = (|| -> Result<(), CudaError> {
             for (j, &(ai, pass)) in self.params.iter().enumerate() {
                 args[j] = match pass {
@@ -200,7 +204,18 @@ impl CudaFn {
                 module: &self.module,
                 stream,
             };
-            self.plan.run(&launcher, &args[..self.params.len()])?;
+            match &self.callbacks {
+                // views of the device arrays are copied to host buffers
+                // around each call (after the work queued before it)
+                Some(sites) => self.plan.run_calling(
+                    &launcher,
+                    &args[..self.params.len()],
+                    &|site, vals| {
+                        crate::callbacks::call_device(py, sites, site, vals, &launcher, &raised)
+                    },
+                )?,
+                None => self.plan.run(&launcher, &args[..self.params.len()])?,
+            }
             for &(d, host, bytes, written) in &staged {
                 if written {
                     // SAFETY: a writeable NumPy array of `bytes` bytes; the
@@ -226,6 +241,9 @@ impl CudaFn {
         })();
         for &(d, ..) in &staged {
             driver::free(d, stream);
+        }
+        if let Some(e) = raised.into_inner() {
+            return Err(e);
         }
         result.map_err(|e| device_err(&self.name, e))
     }

@@ -31,6 +31,8 @@ pub struct Compiled {
     /// The run-time index checks (`BoundsSite::describe` of each site);
     /// when there are some, the entry takes a bounds record last.
     bounds: Vec<String>,
+    /// The callback calls of the host code (Cpu; the Cuda plan has its own).
+    callbacks: Option<crate::callbacks::Sites>,
 }
 
 /// What runs a specialization.
@@ -485,7 +487,19 @@ impl JitFunction {
             argv[np] = record.as_mut_ptr().cast();
             np += 1;
         }
-        let result = if elems >= DETACH_ELEMS {
+        let result = if let Some(sites) = &compiled.callbacks {
+            // host code calling Python: on this thread, holding the GIL
+            // between callbacks
+            entry
+                .set_callback(crate::callbacks::trampoline)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            let (result, raised) =
+                crate::callbacks::with_frame(sites, || entry.call(&mut argv[..np]));
+            if let Some(e) = raised {
+                return Err(e);
+            }
+            result
+        } else if elems >= DETACH_ELEMS {
             // The pointers stay valid: the caller keeps the arrays alive.
             let argv_addr = argv.as_mut_ptr() as usize;
             py.detach(move || {
@@ -549,6 +563,7 @@ impl JitFunction {
                 params: vec![],
                 written_mask: 0,
                 bounds: vec![],
+                callbacks: None,
             });
         }
         let backend = service::resolve_backend(py, &data)?;
@@ -636,6 +651,7 @@ impl JitFunction {
             params,
             written_mask,
             bounds,
+            callbacks: crate::callbacks::sites(&out.program),
         })
     }
 }

@@ -5,13 +5,16 @@
 //! `errors` (exception classes), `options`, `args` (argument inspection),
 //! `resolver` (globals and closure), `toolchain` (NVRTC and nvcc from the
 //! wheels), `backend` (which backends run here), `service` (the compile
-//! service: core compiler, disk cache, builds), `cuda` (the Cuda call),
+//! service: core compiler, disk cache, builds), `callbacks` (the registry of
+//! `parpy.callback` functions and their calls from generated code), `cuda`
+//! (the Cuda call),
 //! `jit` (`JitFunction`), `classify` (Python objects to `Resolved`),
 //! `cstring` (`compile_string`), `api` (module-level functions).
 
 mod api;
 mod args;
 mod backend;
+mod callbacks;
 mod classify;
 mod cstring;
 mod cuda;

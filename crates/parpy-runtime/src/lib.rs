@@ -24,7 +24,7 @@ use std::path::PathBuf;
 
 pub use cache::{default_cache_dir, DiskCache, Outcome};
 pub use cc::{BuildFlags, Compiler};
-pub use library::{EntryFn, LoadedEntry};
+pub use library::{CallbackFn, EntryFn, LoadedEntry};
 
 /// Everything that can go wrong while building, caching or running code.
 #[derive(Debug, thiserror::Error)]

@@ -9,6 +9,10 @@ use crate::RuntimeError;
 /// `int32_t SYM(void **args)`.
 pub type EntryFn = unsafe extern "C" fn(*mut *mut c_void) -> i32;
 
+/// `int32_t f(int64_t site, void **args)`: how generated host code calls
+/// Python callbacks (the global `parpy_callback` of the library).
+pub type CallbackFn = unsafe extern "C" fn(i64, *mut *mut c_void) -> i32;
+
 /// Opens a library that is never unmapped: generated code uses OpenMP, whose
 /// worker threads keep running inside libgomp after a call, so unloading the
 /// library (and with it libgomp) under them would crash the process.
@@ -78,6 +82,26 @@ impl LoadedEntry {
     /// The raw function pointer (valid while `self` lives).
     pub fn raw(&self) -> EntryFn {
         self.func
+    }
+
+    /// Stores `f` in the library's `parpy_callback` global, through which
+    /// its host code calls callbacks (code without callbacks has none: an
+    /// error).
+    pub fn set_callback(&self, f: CallbackFn) -> Result<(), RuntimeError> {
+        // SAFETY: generated code declares `parpy_callback_t parpy_callback`,
+        // a function pointer of this signature; the symbol is its address.
+        unsafe {
+            let s: libloading::Symbol<'_, *mut Option<CallbackFn>> = self
+                ._lib
+                .get(b"parpy_callback")
+                .map_err(|e| RuntimeError::Symbol {
+                    path: std::path::PathBuf::from(self.symbol.as_ref()),
+                    symbol: "parpy_callback".into(),
+                    msg: e.to_string(),
+                })?;
+            **s = Some(f);
+        }
+        Ok(())
     }
 
     /// Calls the entry with `args`; a non-zero return is an error.

@@ -15,8 +15,8 @@ use super::c_names::{Namer, COMMON_RESERVED};
 use super::{param_infos, param_line, EmitOutput, Writes};
 use crate::error::CompileError;
 use crate::ir::{
-    BinOp, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, LaunchInfo, LoopPar, MathFn, Place,
-    Program, ReduceOp, Stmt, StmtKind, Type, UnOp, VarId, VarKind,
+    BinOp, Callback, CallbackArg, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, LaunchInfo,
+    LoopPar, MathFn, Place, Program, ReduceOp, Stmt, StmtKind, Type, UnOp, VarId, VarKind,
 };
 use crate::options::Options;
 use crate::types::ElemTy;
@@ -248,6 +248,28 @@ pub trait Dialect {
         cleanup.to_vec()
     }
 
+    /// The global through which host code calls Python callbacks: the
+    /// binding stores its trampoline `int32_t f(int64_t site, void **args)`
+    /// in `parpy_callback` before a call (args as in the entry ABI: array
+    /// data pointers, pointers to 8-byte scalar slots).
+    fn callback_decl(&self) -> String {
+        "typedef int32_t (*parpy_callback_t)(int64_t site, void **args);\n\
+         parpy_callback_t parpy_callback = 0;\n"
+            .into()
+    }
+    /// Lines calling callback `site` with the argument array `argv`; when
+    /// it fails (or no trampoline was set) the host function stops after
+    /// `cleanup` (the binding raises the callback's exception).
+    fn callback_call(&self, site: usize, argv: &str, cleanup: &[String]) -> Vec<String> {
+        let mut lines = vec![format!(
+            "if (parpy_callback == 0 || parpy_callback({site}, {argv}) != 0) {{"
+        )];
+        lines.extend(cleanup.iter().map(|c| format!("  {c}")));
+        lines.push("  return;".into());
+        lines.push("}".into());
+        lines
+    }
+
     // ---- Whole-kernel hooks, for targets that bind kernel parameters by
     // kind rather than one declaration each (Metal: buffers by index,
     // scalars in one constant struct, grid positions as attributed params).
@@ -457,6 +479,10 @@ pub fn write_parts<D: Dialect>(
         body.push('\n');
     }
     let device = std::mem::take(&mut body);
+    if has_callbacks(&p.host) {
+        body.push_str(&d.callback_decl());
+        body.push('\n');
+    }
     let text = FnWriter::new(
         d,
         p,
@@ -516,6 +542,14 @@ pub fn write_parts<D: Dialect>(
         params,
         kernel_names: names.kernels.clone(),
     })
+}
+
+fn has_callbacks(f: &Function) -> bool {
+    let mut found = false;
+    crate::ir::visit::walk_stmts(&f.body, &mut |s| {
+        found |= matches!(s.kind, StmtKind::Callback(_));
+    });
+    found
 }
 
 struct Globals {
@@ -1047,6 +1081,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 self.block(body, depth + 1)?;
                 self.line(depth, "}");
             }
+            StmtKind::Callback(c) => self.callback(c, depth)?,
             StmtKind::Launch { kernel, args } => {
                 let k = self
                     .p
@@ -1062,6 +1097,53 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             }
         }
         Ok(())
+    }
+
+    /// A callback call: its arguments in an array of pointers, as the entry
+    /// ABI passes them (scalars in 8-byte slots).
+    fn callback(&mut self, c: &Callback, depth: usize) -> Result<(), String> {
+        self.line(depth, "{");
+        let argv = "parpy_cb_args";
+        let n = c.args.len().max(1);
+        self.line(depth + 1, &format!("void *{argv}[{n}];"));
+        for (i, a) in c.args.iter().enumerate() {
+            match a {
+                CallbackArg::Array { array, prefix } => {
+                    let at = if prefix.is_empty() {
+                        "0".to_string()
+                    } else {
+                        self.flat_prefix(*array, prefix)?
+                    };
+                    let t = format!("{argv}[{i}] = (void *)&{}[{at}];", self.name(*array));
+                    self.line(depth + 1, &t);
+                }
+                CallbackArg::Scalar(e) => {
+                    let slot = match e.ty.elem() {
+                        Some(t) if t.is_float() => "double",
+                        _ => "int64_t",
+                    };
+                    let v = self.expr(e)?.0;
+                    self.line(depth + 1, &format!("{slot} parpy_cb_{i} = ({slot})({v});"));
+                    self.line(depth + 1, &format!("{argv}[{i}] = &parpy_cb_{i};"));
+                }
+            }
+        }
+        for l in self.d.callback_call(c.site, argv, &self.cleanup) {
+            self.line(depth + 1, &l);
+        }
+        self.line(depth, "}");
+        Ok(())
+    }
+
+    /// The flat offset of element `prefix + [0, ...]` of `array`.
+    fn flat_prefix(&mut self, array: VarId, prefix: &[Expr]) -> Result<String, String> {
+        let Type::Array { shape, .. } = &self.f.var(array).ty else {
+            return Err("a callback view of a scalar".into());
+        };
+        let mut full = prefix.to_vec();
+        let span = prefix[0].span;
+        full.extend((prefix.len()..shape.len()).map(|_| Expr::int(0, ElemTy::I64, span)));
+        self.flat_index(array, &full)
     }
 
     fn for_loop(&mut self, l: &ForLoop, depth: usize) -> Result<(), String> {

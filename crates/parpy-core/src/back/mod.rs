@@ -167,6 +167,10 @@ fn written_vars(
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr(e, helpers, out),
             StmtKind::Return(None) | StmtKind::Barrier => {}
+            StmtKind::Callback(c) => {
+                c.exprs().into_iter().for_each(|e| expr(e, helpers, out));
+                out.extend(c.arrays());
+            }
             StmtKind::OnDevice(body) => written_vars(body, kernels, helpers, out),
             StmtKind::Launch { kernel, args } => {
                 let w = kernels.get(kernel.0 as usize);

@@ -279,6 +279,63 @@ pub enum StmtKind {
     /// ordering block-shared memory. Every thread of the block must reach it.
     /// Only in kernels.
     Barrier,
+    /// A call of a `parpy.callback` Python function from host code (never
+    /// inside a parallel loop, a kernel or `with parpy.gpu:`).
+    Callback(Box<Callback>),
+}
+
+/// A call of a Python callback (see [`StmtKind::Callback`]).
+#[derive(Clone, PartialEq, Debug)]
+pub struct Callback {
+    /// The call's number among the program's callback calls, in the order
+    /// of the host body (set by sema; the generated code and the runtime
+    /// name a call by it).
+    pub site: usize,
+    /// The binding's identifier of the Python function.
+    pub id: u64,
+    /// The function's name (messages, printing).
+    pub name: String,
+    pub args: Vec<CallbackArg>,
+}
+
+/// One argument of a [`Callback`].
+#[derive(Clone, PartialEq, Debug)]
+pub enum CallbackArg {
+    /// The array `array` with its first `prefix.len()` dimensions fixed at
+    /// `prefix` (empty: the whole array): a view of the other dimensions.
+    Array { array: VarId, prefix: Vec<Expr> },
+    /// A scalar value.
+    Scalar(Expr),
+}
+
+impl Callback {
+    /// Every expression of the call (scalar values and view indices).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        self.args
+            .iter()
+            .flat_map(|a| match a {
+                CallbackArg::Array { prefix, .. } => prefix.iter().collect::<Vec<_>>(),
+                CallbackArg::Scalar(e) => vec![e],
+            })
+            .collect()
+    }
+    /// [`Callback::exprs`], mutably.
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        self.args
+            .iter_mut()
+            .flat_map(|a| match a {
+                CallbackArg::Array { prefix, .. } => prefix.iter_mut().collect::<Vec<_>>(),
+                CallbackArg::Scalar(e) => vec![e],
+            })
+            .collect()
+    }
+    /// The arrays it passes (the callback may read and write them).
+    pub fn arrays(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.args.iter().filter_map(|a| match a {
+            CallbackArg::Array { array, .. } => Some(*array),
+            CallbackArg::Scalar(_) => None,
+        })
+    }
 }
 
 /// How a loop's iterations are executed.

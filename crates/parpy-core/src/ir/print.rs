@@ -274,6 +274,28 @@ impl Printer<'_> {
                 self.close(depth);
             }
             StmtKind::Barrier => self.out.push_str("barrier\n"),
+            StmtKind::Callback(c) => {
+                let args: Vec<String> = c
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        crate::ir::CallbackArg::Array { array, prefix } if prefix.is_empty() => {
+                            self.name(*array)
+                        }
+                        crate::ir::CallbackArg::Array { array, prefix } => {
+                            self.index(*array, prefix)
+                        }
+                        crate::ir::CallbackArg::Scalar(e) => self.expr(e),
+                    })
+                    .collect();
+                let _ = writeln!(
+                    self.out,
+                    "callback#{} {}({})",
+                    c.site,
+                    c.name,
+                    args.join(", ")
+                );
+            }
             StmtKind::Launch { kernel, args } => {
                 let name = self
                     .ctx

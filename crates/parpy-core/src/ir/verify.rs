@@ -221,6 +221,30 @@ impl V<'_> {
                         return Err("barrier outside a kernel".into());
                     }
                 }
+                StmtKind::Callback(c) => {
+                    if self.kernel {
+                        return Err(format!("callback `{}` inside a kernel", c.name));
+                    }
+                    for e in c.exprs() {
+                        self.expr(e)?;
+                    }
+                    for a in &c.args {
+                        if let crate::ir::CallbackArg::Array { array, prefix } = a {
+                            match &self.var(*array)?.ty {
+                                Type::Array { shape, .. } if prefix.len() < shape.len() => {}
+                                _ => {
+                                    return Err(format!(
+                                        "callback `{}` passes a view of `{}` that is not an array \
+                                         with more than {} dimensions",
+                                        c.name,
+                                        self.var(*array)?.name,
+                                        prefix.len()
+                                    ))
+                                }
+                            }
+                        }
+                    }
+                }
                 StmtKind::Launch { kernel, args } => {
                     let k = self
                         .p

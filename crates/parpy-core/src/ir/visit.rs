@@ -50,6 +50,7 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         StmtKind::For(l) => vec![&l.lo, &l.hi],
         StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => vec![cond],
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => vec![e],
+        StmtKind::Callback(c) => c.exprs(),
         _ => vec![],
     }
 }
@@ -68,6 +69,7 @@ pub fn stmt_exprs_mut(s: &mut Stmt) -> Vec<&mut Expr> {
         StmtKind::For(l) => vec![&mut l.lo, &mut l.hi],
         StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => vec![cond],
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => vec![e],
+        StmtKind::Callback(c) => c.exprs_mut(),
         _ => vec![],
     }
 }
@@ -138,6 +140,13 @@ pub fn own_uses(s: &Stmt) -> OwnUses {
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut u.reads),
         StmtKind::Return(None) | StmtKind::OnDevice(_) | StmtKind::Barrier => {}
         StmtKind::Launch { args, .. } => u.reads.extend(args.iter().copied()),
+        StmtKind::Callback(c) => {
+            c.exprs()
+                .into_iter()
+                .for_each(|e| expr_uses(e, &mut u.reads));
+            u.reads.extend(c.arrays());
+            u.stored.extend(c.arrays());
+        }
     }
     u
 }

@@ -295,6 +295,16 @@ impl Guard<'_> {
                     self.cond_depth -= 1;
                 }
                 StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, env),
+                StmtKind::Callback(c) => {
+                    for a in c.args.iter_mut() {
+                        match a {
+                            crate::ir::CallbackArg::Array { array, prefix } => {
+                                self.indices(*array, prefix, env)
+                            }
+                            crate::ir::CallbackArg::Scalar(e) => self.expr(e, env),
+                        }
+                    }
+                }
                 StmtKind::OnDevice(body) => self.block(body, &mut env.clone()),
                 StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
             }

@@ -132,6 +132,8 @@ impl Check<'_> {
                 self.block(else_body);
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e),
+            // the runtime copies the arrays around the call
+            StmtKind::Callback(c) => c.exprs_mut().into_iter().for_each(|e| self.expr(e)),
             StmtKind::Return(None)
             | StmtKind::OnDevice(_)
             | StmtKind::Launch { .. }

@@ -1,7 +1,9 @@
 //! Checks that every top-level parallel loop nest (a loop with `par`, not
 //! inside another parallel loop) has a consistent parallel structure: all
 //! parallel loops at the same parallel depth of one nest ask for the same
-//! number of threads. Each such nest becomes one kernel.
+//! number of threads. Each such nest becomes one kernel. Also: callbacks
+//! (Python code) run in host code only, never inside a nest or a
+//! `with parpy.gpu:` block.
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{Block, ForLoop, Program, StmtKind};
@@ -21,7 +23,13 @@ pub fn run(p: &Program, options: &Options) -> Vec<Diagnostic> {
 fn find_nests(b: &Block, options: &Options, errors: &mut Vec<Diagnostic>) {
     for s in b {
         match &s.kind {
-            StmtKind::For(l) if l.par.is_some() => check_nest(l, s.span, options, errors),
+            StmtKind::For(l) if l.par.is_some() => {
+                check_nest(l, s.span, options, errors);
+                callbacks_inside(&l.body, s.span, "parallel loop", errors);
+            }
+            StmtKind::OnDevice(body) => {
+                callbacks_inside(body, s.span, "`with parpy.gpu:` block", errors);
+            }
             _ => {
                 for body in sub_blocks(s) {
                     find_nests(body, options, errors);
@@ -29,6 +37,26 @@ fn find_nests(b: &Block, options: &Options, errors: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// Reports each callback call in `b`, which runs on the device.
+fn callbacks_inside(b: &Block, outer: Span, what: &str, errors: &mut Vec<Diagnostic>) {
+    crate::ir::visit::walk_stmts(b, &mut |s| {
+        if let StmtKind::Callback(c) = &s.kind {
+            errors.push(
+                Diagnostic::error(format!(
+                    "the callback `{}` is called inside a {what}, but callbacks run in host code",
+                    c.name
+                ))
+                .at(s.span, "called here")
+                .also(
+                    crate::schedule::header_span(outer),
+                    format!("this {what} runs on the device (or in parallel)"),
+                )
+                .help("call it outside the parallel code, between the loops"),
+            );
+        }
+    });
 }
 
 /// One parallel loop of a nest, as the check sees it.

@@ -50,6 +50,7 @@ fn fold_block(b: &mut Block) {
                 fold_block(else_body);
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => fold_expr(e),
+            StmtKind::Callback(c) => c.exprs_mut().into_iter().for_each(fold_expr),
             StmtKind::OnDevice(body) => fold_block(body),
             StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
         }

@@ -112,6 +112,10 @@ impl Hoist<'_> {
                     *else_body = self.block(std::mem::take(else_body));
                 }
                 StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, &mut loads),
+                StmtKind::Callback(c) => c
+                    .exprs_mut()
+                    .into_iter()
+                    .for_each(|e| self.expr(e, &mut loads)),
                 StmtKind::OnDevice(body) => *body = self.block(std::mem::take(body)),
                 StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
             }

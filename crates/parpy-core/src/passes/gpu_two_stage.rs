@@ -178,7 +178,10 @@ fn is_scalar_code(b: &[Stmt]) -> bool {
             ..
         } => is_scalar_code(then_body) && is_scalar_code(else_body),
         StmtKind::Return(_) | StmtKind::Expr(_) => true,
-        StmtKind::OnDevice(_) | StmtKind::Launch { .. } | StmtKind::Barrier => false,
+        StmtKind::OnDevice(_)
+        | StmtKind::Launch { .. }
+        | StmtKind::Barrier
+        | StmtKind::Callback(_) => false,
     })
 }
 

@@ -232,6 +232,14 @@ fn first_touch(s: &Stmt, seen: &mut BTreeSet<VarId>, live_in: &mut BTreeSet<VarI
         }
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => read(e, seen, live_in),
         StmtKind::Return(None) | StmtKind::Barrier => {}
+        StmtKind::Callback(c) => {
+            c.exprs().into_iter().for_each(|e| read(e, seen, live_in));
+            for a in c.arrays() {
+                if seen.insert(a) {
+                    live_in.insert(a);
+                }
+            }
+        }
         StmtKind::OnDevice(b) => b.iter().for_each(|s| first_touch(s, seen, live_in)),
         StmtKind::Launch { args, .. } => {
             for a in args {
@@ -549,6 +557,17 @@ fn remap_stmt(s: &mut Stmt, map: &BTreeMap<VarId, VarId>) {
         }
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => remap_expr(e, map),
         StmtKind::Return(None) | StmtKind::Barrier => {}
+        StmtKind::Callback(c) => {
+            for a in c.args.iter_mut() {
+                match a {
+                    crate::ir::CallbackArg::Array { array, prefix } => {
+                        m(array, map);
+                        prefix.iter_mut().for_each(|i| remap_expr(i, map));
+                    }
+                    crate::ir::CallbackArg::Scalar(e) => remap_expr(e, map),
+                }
+            }
+        }
         StmtKind::OnDevice(b) => b.iter_mut().for_each(|s| remap_stmt(s, map)),
         StmtKind::Launch { args, .. } => args.iter_mut().for_each(|a| m(a, map)),
     }

@@ -62,6 +62,15 @@ impl Lowerer<'_, '_> {
                 self.helper_call(&def, &globals, args, span, false)
             }
             Resolved::Dtype(t) => self.dtype_call(t, &name, args, span),
+            Resolved::Callback { .. } => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "the callback `{name}` returns nothing: call it as a statement of its own"
+                    ))
+                    .at(span, "its value is used here"),
+                );
+                None
+            }
             Resolved::Unsupported(desc) => {
                 self.error(
                     Diagnostic::error(format!("cannot call `{name}` ({desc}) in a parpy function"))

@@ -746,7 +746,7 @@ impl Lowerer<'_, '_> {
 
     /// `i < 0 ? i + dim : i` (Python's negative indices) unless `i` cannot
     /// be negative; constant indices are wrapped when lowering them.
-    fn wrap_negative(&self, i: Expr, dim: i64) -> Expr {
+    pub(super) fn wrap_negative(&self, i: Expr, dim: i64) -> Expr {
         if self.bounds(&i).0.is_some_and(|m| m >= 0) {
             return i;
         }

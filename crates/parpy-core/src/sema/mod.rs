@@ -9,6 +9,7 @@
 
 mod alias;
 mod assign;
+mod callback;
 mod calls;
 mod expr;
 mod inline;
@@ -62,6 +63,8 @@ pub(crate) struct Shared<'o> {
     helpers: Vec<HelperEntry>,
     /// The jit functions being lowered (identity of their `FunctionDef`).
     stack: Vec<usize>,
+    /// Callback calls lowered so far (the next one's `site`).
+    callback_sites: usize,
 }
 
 impl Shared<'_> {
@@ -143,6 +146,7 @@ pub fn lower(
         diags: vec![],
         helpers: vec![],
         stack: vec![def as *const FunctionDef as usize],
+        callback_sites: 0,
     };
     // Python bools, ints and floats passed to the entry are weak scalars;
     // NumPy scalars are strong.

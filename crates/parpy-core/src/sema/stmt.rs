@@ -371,6 +371,9 @@ impl Lowerer<'_, '_> {
             ast::StmtKind::Expr(e) => match &e.kind {
                 // Docstrings and other bare strings.
                 ast::ExprKind::Str(_) => None,
+                ast::ExprKind::Call { func, args } if self.callback_of(func).is_some() => {
+                    self.callback_stmt(func, args, span)
+                }
                 ast::ExprKind::Call { .. } => {
                     let t = self.lower_expr(e)?;
                     if matches!(t.e.kind, ExprKind::Call { .. }) {

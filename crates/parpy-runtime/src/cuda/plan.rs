@@ -13,7 +13,8 @@ use std::ffi::c_void;
 
 use parpy_core::ir::eval::{self, wrap_int, Mode};
 use parpy_core::ir::{
-    BinOp, Block, Expr, ExprKind, Function, MathFn, Place, Program, StmtKind, Type, VarId, VarKind,
+    BinOp, Block, Callback, CallbackArg, Expr, ExprKind, Function, MathFn, Place, Program,
+    StmtKind, Type, VarId, VarKind,
 };
 use parpy_core::types::{f16_bits, f16_value};
 use parpy_core::{ElemTy, ScalarValue};
@@ -98,6 +99,22 @@ impl Value {
         }
     }
 }
+
+/// An argument of a callback call (`StmtKind::Callback`), as the plan
+/// hands it to the caller's handler.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum CallbackValue {
+    /// A view of a device array: its first element's address and its size.
+    Array {
+        ptr: u64,
+        bytes: usize,
+    },
+    Scalar(Value),
+}
+
+/// Runs callback `site` with its arguments (the binding calls Python);
+/// the plan has queued all work before it on the device.
+pub type CallbackHandler<'a> = &'a dyn Fn(usize, &[CallbackValue]) -> Result<(), CudaError>;
 
 /// A compiled function's host side.
 #[derive(Clone, Debug)]
@@ -229,19 +246,34 @@ impl Plan {
     /// `int64_t` for ints and bools, `double` for floats); the bounds
     /// record, when there are index checks, is the plan's own.
     pub fn run(&self, dev: &dyn Device, args: &[u64]) -> Result<(), CudaError> {
+        self.run_calling(dev, args, &|_, _| {
+            Err(CudaError::Plan(
+                "this call cannot run Python callbacks".into(),
+            ))
+        })
+    }
+
+    /// [`Plan::run`], calling `callbacks` for the callback calls of the
+    /// host code.
+    pub fn run_calling(
+        &self,
+        dev: &dyn Device,
+        args: &[u64],
+        callbacks: CallbackHandler<'_>,
+    ) -> Result<(), CudaError> {
         let Some(sites) = &self.bounds else {
-            return self.run_with(dev, args);
+            return self.run_with(dev, args, callbacks);
         };
         let mut all = args.to_vec();
         if !self.device_record {
             all.push(0);
-            return self.run_with(dev, &all);
+            return self.run_with(dev, &all, callbacks);
         }
         let rec = dev.alloc(16)?;
         all.push(rec);
         let mut result = dev
             .write(rec, &[0u8; 16])
-            .and_then(|()| self.run_with(dev, &all));
+            .and_then(|()| self.run_with(dev, &all, callbacks));
         let mut bytes = [0u8; 16];
         if result.is_ok() {
             result = dev.read(rec, &mut bytes);
@@ -256,7 +288,12 @@ impl Plan {
         }
     }
 
-    fn run_with(&self, dev: &dyn Device, args: &[u64]) -> Result<(), CudaError> {
+    fn run_with(
+        &self,
+        dev: &dyn Device,
+        args: &[u64],
+        callbacks: CallbackHandler<'_>,
+    ) -> Result<(), CudaError> {
         let h = &self.host;
         if args.len() != h.params.len() {
             return Err(CudaError::Plan(format!(
@@ -300,6 +337,7 @@ impl Plan {
                 plan: self,
                 dev,
                 vals,
+                callbacks,
             };
             result = ex.block(&h.body).map(|_| ());
         }
@@ -412,6 +450,7 @@ fn check_block(b: &Block, f: &Function, p: &Program) -> Result<(), CudaError> {
                 ))
             }
             StmtKind::Barrier => return Err(unsupported("has a barrier", f)),
+            StmtKind::Callback(c) => c.exprs().into_iter().try_for_each(|e| check_expr(e, f))?,
             StmtKind::Launch { kernel, args } => {
                 let Some(k) = p.kernels.get(kernel.0 as usize) else {
                     return Err(unsupported("launches a kernel that does not exist", f));
@@ -474,6 +513,7 @@ struct Exec<'a> {
     plan: &'a Plan,
     dev: &'a dyn Device,
     vals: Vec<Value>,
+    callbacks: CallbackHandler<'a>,
 }
 
 fn err(plan: &Plan, msg: &str) -> CudaError {
@@ -529,6 +569,7 @@ impl Exec<'_> {
                 }
                 StmtKind::Return(_) => return Ok(Flow::Return),
                 StmtKind::Launch { kernel, args } => self.launch(kernel.0 as usize, args)?,
+                StmtKind::Callback(c) => self.callback(c)?,
                 StmtKind::Expr(_) | StmtKind::OnDevice(_) | StmtKind::Barrier => {
                     return Err(err(self.plan, "unsupported statement"))
                 }
@@ -575,6 +616,45 @@ impl Exec<'_> {
         let mut b = [0u8; 8];
         self.dev.read(addr, &mut b[..elem.size()])?;
         Ok(unpack(u64::from_le_bytes(b), elem))
+    }
+
+    /// A callback call: each array argument as the address and size of its
+    /// view, each scalar evaluated.
+    fn callback(&mut self, c: &Callback) -> Result<(), CudaError> {
+        let mut vals = Vec::with_capacity(c.args.len());
+        for a in &c.args {
+            vals.push(match a {
+                CallbackArg::Array { array, prefix } => {
+                    let var = self.plan.host.var(*array);
+                    let Type::Array { elem, shape } = &var.ty else {
+                        return Err(err(self.plan, "a callback view of a scalar"));
+                    };
+                    let Value::Ptr(base) = self.vals[array.0 as usize] else {
+                        return Err(err(self.plan, "a callback array without device memory"));
+                    };
+                    let mut flat: i64 = 0;
+                    for (i, d) in prefix.iter().zip(shape) {
+                        let i = self.eval(i)?.as_i64();
+                        if i < 0 || i >= *d {
+                            return Err(CudaError::IndexOutOfBounds(format!(
+                                "index {i} is out of bounds for axis of size {d} of `{}` \
+                                 passed to the callback `{}`",
+                                var.name, c.name
+                            )));
+                        }
+                        flat = flat * d + i;
+                    }
+                    let rest: i64 = shape[prefix.len()..].iter().product();
+                    let size = elem.size() as u64;
+                    CallbackValue::Array {
+                        ptr: base + flat as u64 * rest as u64 * size,
+                        bytes: (rest as u64 * size) as usize,
+                    }
+                }
+                CallbackArg::Scalar(e) => CallbackValue::Scalar(self.eval(e)?),
+            });
+        }
+        (self.callbacks)(c.site, &vals)
     }
 
     fn launch(&mut self, k: usize, args: &[VarId]) -> Result<(), CudaError> {

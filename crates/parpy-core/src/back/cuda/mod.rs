@@ -307,6 +307,26 @@ impl Dialect for CudaDialect {
         v.push("return 0;".into());
         v
     }
+
+    fn callback_decl(&self) -> String {
+        // host code: after the device unit (NVRTC never sees it)
+        "extern \"C\" int32_t (*parpy_callback)(int64_t site, void **args);\n\
+         int32_t (*parpy_callback)(int64_t site, void **args) = 0;\n"
+            .into()
+    }
+
+    /// The device finishes its work first; the callback gets device
+    /// pointers (the jit runtime runs callbacks through its launch plan,
+    /// with host copies, instead of this host code).
+    fn callback_call(&self, site: usize, argv: &str, cleanup: &[String]) -> Vec<String> {
+        let mut v = checked("cudaDeviceSynchronize()", cleanup, 1);
+        v.push(format!(
+            "if (parpy_callback == 0 || parpy_callback({site}, {argv}) != 0) {{"
+        ));
+        v.extend(fail(cleanup, 4));
+        v.push("}".into());
+        v
+    }
 }
 
 #[cfg(test)]

@@ -608,3 +608,74 @@ def f(x, a, b):
     assert_eq!(launches_for(src, -0.0, 1.0), 1);
     assert_eq!(launches_for(src, -0.5, -1.0), 0);
 }
+
+#[test]
+fn callbacks_get_device_views_and_scalars_in_order() {
+    let src = "def f(x, y, n):\n    parpy.label('N')\n    for i in range(4):\n        x[i] = 1.0\n    for k in range(2):\n        cb(x, y[k + 1], n * 2)\n";
+    let file = SourceFile::from_function_text("t.py", src, 1);
+    let def = parpy_core::parse_function(file).expect("parses");
+    let mut options = Options {
+        specialize_scalars: false,
+        backend: parpy_core::Backend::Cuda,
+        ..Options::default()
+    };
+    options.parallelize.insert(
+        "N".into(),
+        ParSpec {
+            threads: 4,
+            tpb: None,
+            reduction: false,
+        },
+    );
+    let resolver = StaticResolver::new().with(
+        "cb",
+        parpy_core::Resolved::Callback {
+            id: 7,
+            name: "cb".into(),
+        },
+    );
+    let args = [
+        arr(ElemTy::F32, 4),
+        ArgType::Array {
+            elem: ElemTy::F32,
+            shape: vec![3, 5],
+        },
+        int(),
+    ];
+    let p = parpy_core::sema::lower(&def, &args, &resolver, &options).expect("lowers");
+    let p = parpy_core::passes::run_pipeline(p, &options, &mut String::new())
+        .expect("passes")
+        .0;
+    let plan = Plan::new(&p, &symbols(&p), &[0; 1]).expect("plan");
+    let dev = Mock::default();
+    let seen = RefCell::new(vec![]);
+    plan.run_calling(&dev, &[0x100, 0x200, 3], &|site, vals| {
+        // the kernel before the first call was queued before it
+        assert_eq!(dev.launches.borrow().len(), 1);
+        seen.borrow_mut().push((site, vals.to_vec()));
+        Ok(())
+    })
+    .expect("runs");
+    let row = |k: u64| CallbackValue::Array {
+        ptr: 0x200 + k * 20,
+        bytes: 20,
+    };
+    let x = CallbackValue::Array {
+        ptr: 0x100,
+        bytes: 16,
+    };
+    let six = CallbackValue::Scalar(Value::Int(6));
+    assert_eq!(
+        seen.into_inner(),
+        vec![(0, vec![x, row(1), six]), (0, vec![x, row(2), six])]
+    );
+    // a failing callback stops the plan with its error
+    let e = plan
+        .run_calling(&dev, &[0x100, 0x200, 3], &|_, _| {
+            Err(CudaError::Plan("raised".into()))
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("raised"), "{e}");
+    // `run` has no Python to call
+    assert!(plan.run(&dev, &[0x100, 0x200, 3]).is_err());
+}

@@ -1,0 +1,72 @@
+"""`parpy.callback`: a Python function that jit code calls from its host
+code, between kernels (never inside parallel code).
+
+The compiled code calls `invoke` with one spec per argument: arrays as
+buffers over the memory the compiled code works on (on the Cpu backend
+the arguments' own memory; on Cuda host copies of the device data,
+copied back after the call), scalars as Python numbers. Called from plain
+Python (or `CompileBackend.Python`), a callback gets its NumPy arguments
+as buffers too, so both ways run the same code.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, List, Tuple
+
+import numpy as np
+
+from ._native import CompileBackend
+from .buffer import Buffer, from_array, from_raw
+
+__all__ = ["Callback", "callback"]
+
+
+def _as_buffer(a: Any) -> Any:
+    if isinstance(a, np.ndarray) and a.ndim > 0:
+        return from_array(a, CompileBackend.Cpu)
+    return a
+
+
+class Callback:
+    """A Python function jit code may call (see `parpy.callback`)."""
+
+    __parpy_callback__ = True
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        if not callable(fn):
+            raise TypeError(f"parpy.callback expects a function, got {type(fn).__name__}")
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any) -> None:
+        self.fn(*[_as_buffer(a) for a in args])
+
+    def __repr__(self) -> str:
+        return f"<parpy.callback {getattr(self.fn, '__qualname__', self.fn)!r}>"
+
+
+def callback(fn: Callable[..., Any]) -> Callback:
+    """Marks `fn` as a callback: jit code may call it as a statement of its
+    host code (outside parallel loops and `with parpy.gpu:`). It receives
+    arrays as `parpy.buffer.Buffer`s over the data (`.numpy()`, `.torch()`,
+    `.copy_from(...)`; writes are seen by the code after the call) and
+    scalars as Python numbers; its return value is ignored."""
+    return Callback(fn)
+
+
+def invoke(cb: Callback, specs: List[Tuple[Any, ...]]) -> None:
+    """The compiled code's call (see the module documentation)."""
+    args = []
+    for spec in specs:
+        if spec[0] == "array":
+            _, data, shape, dtype = spec
+            if isinstance(data, int):
+                args.append(from_raw(data, shape, dtype, CompileBackend.Cpu))
+            else:
+                view = np.frombuffer(data, dtype=dtype).reshape(shape)
+                args.append(from_array(view, CompileBackend.Cpu))
+        else:
+            _, value, dtype = spec
+            args.append(value)
+    cb.fn(*args)
