@@ -15,7 +15,7 @@ from parpy import _fuzz
 
 # features whose programs are refused or warned about today (see
 # _fuzz.FEATURES); remove one when its fix lands
-KNOWN = ["reduce_in_par_reduction", "metal_warnings"]
+KNOWN = ["metal_warnings"]
 
 # cases that fail for a cause found by the fuzzer and not fixed yet:
 # seed -> the cause (see the report of issue 9)

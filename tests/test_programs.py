@@ -438,6 +438,53 @@ def test_par_reduction_max(dtype):
     run_both(manual_max, [x, acc, N], cpu_opts({'N': parpy.threads(16).par_reduction()}))
 
 
+# a slice reduction (its accumulator and loop) before the update of a
+# par_reduction() loop
+
+
+@parpy.jit
+def reduce_of_row_sums(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        acc = 0.0
+        parpy.label('R')
+        for r in range(x.shape[0]):
+            acc += parpy.operators.sum(x[r, :]) * i
+        out[i] = acc
+
+
+@parpy.jit
+def total_of_row_maxima(x, acc, N):
+    parpy.label('N')
+    for i in range(N):
+        m = parpy.operators.max(x[i, :])
+        acc[0] += m * 2
+
+
+@pytest.mark.parametrize("threads", [3, 64])
+def test_slice_reductions_inside_a_par_reduction(threads):
+    x = randn((37, 50), np.float64)
+    run_both(reduce_of_row_sums, [x, np.zeros(5), 5],
+             cpu_opts({'N': parpy.threads(5), 'R': parpy.threads(threads).par_reduction()}))
+    run_both(total_of_row_maxima, [x, np.zeros(1), 37],
+             cpu_opts({'N': parpy.threads(threads).par_reduction()}))
+
+
+@parpy.jit
+def reduction_copies_rows(x, y, acc, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i, :] = x[i, :]
+        acc[0] += y[i, 0]
+
+
+def test_a_loop_storing_into_an_array_in_a_par_reduction_is_an_error():
+    x = np.ones((8, 4))
+    with pytest.raises(parpy.CompileError, match="used only in this loop"):
+        parpy.print_compiled(reduction_copies_rows, [x, x.copy(), np.zeros(1), 8],
+                             cpu_opts({'N': parpy.threads(4).par_reduction()}))
+
+
 # --------------------------------------------------------------------------
 # 9. nested labelled loops: a 2-D map
 

@@ -62,10 +62,10 @@ FEATURES = [
     "bool_invert", "bool_arith", "numpy_scalar", "reduce_sum_narrow", "reduce_u64_minmax",
     "math_narrow_int", "uint_cmp_negative", "f16_reduce", "neg_index", "slice_overlap",
     "float_floordiv", "no_specialize",
-    # found by this fuzzer, open: a slice reduction inside the body of a
-    # par_reduction loop is refused; clang warnings on the Metal output (`&`
-    # or `|` of bools, a bitwise condition of `?:`, an unused helper):
-    # avoiding `metal_warnings` silences those in the clang check
+    # found by this fuzzer: a slice reduction inside the body of a
+    # par_reduction loop (refused before); clang warnings on the Metal
+    # output (`&` or `|` of bools, a bitwise condition of `?:`, an unused
+    # helper): avoiding `metal_warnings` silences those in the clang check
     "reduce_in_par_reduction", "metal_warnings",
 ]
 

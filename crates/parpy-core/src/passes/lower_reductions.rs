@@ -137,7 +137,32 @@ fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
     ))
     .at(at, why.to_string())
     .also(crate::schedule::header_span(span), "in this loop")
-    .help("a par_reduction() loop body must end with one statement `lhs = lhs OP e` (or `lhs OP= e`) with OP one of `+`, `*`, `max`, `min`, where `lhs` does not depend on the loop variable, e.g. `s[0] += x[i]`; the statements before it may only assign local variables used nowhere else")
+    .help("a par_reduction() loop body must end with one statement `lhs = lhs OP e` (or `lhs OP= e`) with OP one of `+`, `*`, `max`, `min`, where `lhs` does not depend on the loop variable, e.g. `s[0] += x[i]`; the statements before it may only assign local variables used nowhere else (a slice reduction is fine)")
+}
+
+/// Whether `s` only assigns locals used nowhere outside the loop (`inside`
+/// counts the loop body's references, `refs` the function's): an
+/// assignment, or a loop of such statements (a slice reduction's
+/// `acc = 0; for j reduce(sum -> acc) { acc = acc + x[r, j] }`).
+fn computes_privately(
+    f: &Function,
+    s: &Stmt,
+    inside: &std::collections::HashMap<VarId, usize>,
+    refs: &std::collections::HashMap<VarId, usize>,
+) -> bool {
+    let private = |v: &VarId| f.var(*v).kind == VarKind::Local && inside.get(v) == refs.get(v);
+    match &s.kind {
+        StmtKind::Assign {
+            dst: Place::Var(v), ..
+        } => private(v),
+        StmtKind::For(l) => {
+            l.reduction.as_ref().is_none_or(|r| private(&r.acc))
+                && l.body
+                    .iter()
+                    .all(|s| computes_privately(f, s, inside, refs))
+        }
+        _ => false,
+    }
 }
 
 /// Returns the statements before and after the loop, and rewrites the loop.
@@ -153,13 +178,7 @@ fn lower_loop(
     // Statements before the update: iteration-private locals.
     let inside = var_refs(&l.body);
     for p in prefix {
-        let private = match &p.kind {
-            StmtKind::Assign {
-                dst: Place::Var(v), ..
-            } => f.var(*v).kind == VarKind::Local && inside.get(v) == refs.get(v),
-            _ => false,
-        };
-        if !private {
+        if !computes_privately(f, p, &inside, refs) {
             let mut d = bad_body(
                 l,
                 span,
