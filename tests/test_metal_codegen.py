@@ -402,3 +402,30 @@ def test_overlap_temporaries_clang(name):
                                 metal_opts({'N': T(3), 'M': T(4)}))
     assert "_rhs" in code
     assert_clang_ok(code, name)
+
+
+@parpy.jit
+def _unused_after_folding(p0):
+    return p0 * 2
+
+
+@parpy.jit
+def clang_quiet(m, x, y, o, N, c):
+    parpy.label('N')
+    for i in range(N):
+        # `&`/`|` of bools whose right side calls a prelude helper; a
+        # bitwise condition of `?:`; a helper called in a folded branch
+        m[i] = m[i] & (x[(i + 1) % 4] > 0) | m[(i + 3) % 4]
+        o[i] = 7 if (m[i] | (x[i] > y[i])) else N | 7
+        o[i] += 1 if (m[(i + 1) % 4] ^ (x[i] > 0)) else 2
+        y[i] = x[i] if c > 0 else _unused_after_folding(x[i])
+
+
+@needs_clang
+def test_metal_output_has_no_clang_warnings():
+    # found by the fuzzer (seeds 33, 307, 1802): -Wbitwise-instead-of-logical,
+    # -Wbitwise-conditional-parentheses, -Wunused-function
+    code = parpy.print_compiled(clang_quiet, [b8(4), f32(4), f32(4), i32(4), 4, 1],
+                                metal_opts({'N': T(4)}))
+    assert "_unused_after_folding" not in code.partition("#if 0")[0]
+    assert_clang_ok(code, "clang_quiet")

@@ -62,11 +62,9 @@ FEATURES = [
     "bool_invert", "bool_arith", "numpy_scalar", "reduce_sum_narrow", "reduce_u64_minmax",
     "math_narrow_int", "uint_cmp_negative", "f16_reduce", "neg_index", "slice_overlap",
     "float_floordiv", "no_specialize",
-    # found by this fuzzer: a slice reduction inside the body of a
-    # par_reduction loop (refused before); clang warnings on the Metal
-    # output (`&` or `|` of bools, a bitwise condition of `?:`, an unused
-    # helper): avoiding `metal_warnings` silences those in the clang check
-    "reduce_in_par_reduction", "metal_warnings",
+    # found by this fuzzer, fixed: a slice reduction inside the body of a
+    # par_reduction loop (refused before)
+    "reduce_in_par_reduction",
 ]
 
 
@@ -1170,9 +1168,6 @@ def _codegen_checks(case: Dict[str, Any], kern: Any, args: List[Any], cache: str
                     [clang, "-x", "c++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra",
                      "-Wno-unknown-attributes", "-Werror",
                      "-Wno-tautological-compare",  # `x >= x` of the generated source
-                     *(["-Wno-bitwise-instead-of-logical",
-                        "-Wno-bitwise-conditional-parentheses", "-Wno-unused-function"]
-                       if "metal_warnings" in avoid else []),
                      "-I", stub, "-include",
                      os.path.join(stub, "metal_stub.h"), src],
                     capture_output=True, text=True, timeout=120)

@@ -448,7 +448,13 @@ pub fn write_parts<D: Dialect>(
 
     let mut prelude: BTreeSet<PreludeFn> = BTreeSet::new();
     let mut body = String::new();
+    // helpers nothing calls any more are left out (clang and gcc warn of
+    // unused static functions)
+    let called = crate::ir::visit::called_helpers(p);
     for (i, h) in p.helpers.iter().enumerate() {
+        if !called[i] {
+            continue;
+        }
         let text = FnWriter::new(
             d,
             p,
@@ -1346,7 +1352,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             }
             ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs)?,
             ExprKind::Select { cond, then, else_ } => {
-                let c = paren(self.expr(cond)?, P_COND + 1);
+                // a bitwise or arithmetic condition in parentheses
+                // (clang: -Wbitwise-conditional-parentheses, -Wparentheses)
+                let (c, p) = self.expr(cond)?;
+                let quiet = (P_BOR..=P_BAND).contains(&p) || (P_SHIFT..P_UNARY).contains(&p);
+                let c = paren((c, p), if quiet { P_UNARY } else { P_COND + 1 });
                 let t = paren(self.expr(then)?, P_COND + 1);
                 let f = paren(self.expr(else_)?, P_COND + 1);
                 (format!("{c} ? {t} : {f}"), P_COND)
@@ -1485,6 +1495,13 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         };
         let l = paren(self.expr(lhs)?, lmin);
         let r = paren(self.expr(rhs)?, rmin);
+        if ty == ElemTy::Bool && matches!(op, BinOp::BitAnd | BinOp::BitOr) {
+            // both sides evaluated, as NumPy does (a run-time index check
+            // on the right must run), computed on ints: clang warns of `&`
+            // and `|` on bools (-Wbitwise-instead-of-logical)
+            let t = self.d.scalar_type(ty)?;
+            return Ok((format!("({t})((int){l} {sym} (int){r})"), P_UNARY));
+        }
         if rounds_to_type(ty, op) {
             let t = self.d.scalar_type(ty)?;
             return Ok((format!("({t})({l} {sym} {r})"), P_UNARY));

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::ir::{Block, Expr, ExprKind, Place, Stmt, StmtKind, VarId};
+use crate::ir::{Block, Expr, ExprKind, Place, Program, Stmt, StmtKind, VarId};
 
 /// The blocks nested directly in a statement (a loop's body, the branches
 /// of an `if` in order, an `OnDevice` block); empty for the others.
@@ -96,6 +96,28 @@ pub fn walk_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr) -> bool) {
         stmt_exprs(s).into_iter().for_each(|e| expr(e, f));
         sub_blocks(s).into_iter().for_each(|sub| walk_exprs(sub, f));
     }
+}
+
+/// Whether each helper of `p` is called, directly or through other helpers,
+/// from the host function or a kernel (a call in a branch that constant
+/// folding removed leaves its helper uncalled).
+pub fn called_helpers(p: &Program) -> Vec<bool> {
+    let mut called = vec![false; p.helpers.len()];
+    let mut todo: Vec<&Block> = vec![&p.host.body];
+    todo.extend(p.kernels.iter().map(|k| &k.func.body));
+    while let Some(b) = todo.pop() {
+        walk_exprs(b, &mut |e| {
+            if let ExprKind::Call { func, .. } = &e.kind {
+                let i = func.0 as usize;
+                if i < called.len() && !called[i] {
+                    called[i] = true;
+                    todo.push(&p.helpers[i].body);
+                }
+            }
+            true
+        });
+    }
+    called
 }
 
 /// The variables one statement touches itself (not in nested blocks).
