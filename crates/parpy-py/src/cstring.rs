@@ -353,8 +353,8 @@ pub fn compile_string(
             )));
         }
         let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
-        let options = data.to_core(backend)?;
-        let (entry, _) = service::build_entry(py, &data, code, &entry_sym, &options, true)?;
+        data.to_core(backend)?; // the options are checked as for a jit call
+        let (entry, _) = service::build_entry(py, &data, code, &entry_sym, true)?;
         Ok(CompiledString {
             name: fn_name.to_string(),
             names: params.iter().map(|p| p.name.clone()).collect(),

@@ -634,7 +634,7 @@ impl JitFunction {
             (Exec::Cuda(Box::new(f)), origin)
         } else {
             let (entry, outcome) =
-                service::build_entry(py, &data, &out.code, &out.entry_symbol, &options, false)?;
+                service::build_entry(py, &data, &out.code, &out.entry_symbol, false)?;
             (Exec::Cpu(entry), origin_name(outcome))
         };
         phases.push(("build+load", built.elapsed().as_secs_f64()));

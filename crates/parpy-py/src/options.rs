@@ -276,6 +276,16 @@ pub const FIELDS: [&str; 19] = [
 ];
 
 impl OptData {
+    /// The C compiler flags the user added (`includes`, `libs`,
+    /// `extra_flags`): the build's business, not the core compiler's.
+    pub fn build_flags(&self) -> parpy_runtime::BuildFlags {
+        parpy_runtime::BuildFlags {
+            includes: self.includes.clone(),
+            libs: self.libs.clone(),
+            extra_flags: self.extra_flags.clone(),
+        }
+    }
+
     /// The core's view, for a resolved backend.
     pub fn to_core(&self, backend: Backend) -> PyResult<Options> {
         let mut parallelize = BTreeMap::new();
@@ -304,9 +314,6 @@ impl OptData {
             float_type,
             max_unroll_count: self.max_unroll_count,
             debug_print: self.debug_print,
-            includes: self.includes.clone(),
-            libs: self.libs.clone(),
-            extra_flags: self.extra_flags.clone(),
             use_cuda_thread_block_clusters: self.use_cuda_thread_block_clusters,
             max_thread_blocks_per_cluster: self.max_thread_blocks_per_cluster,
             use_cuda_graphs: self.use_cuda_graphs,

@@ -13,7 +13,7 @@ use parpy_core::syntax::FunctionDef;
 use parpy_core::{ArgType, Backend, CompileOutput, Options, Resolver};
 use parpy_runtime::cuda::cubin::NvrtcSource;
 use parpy_runtime::cuda::CudaError;
-use parpy_runtime::{BuildFlags, DiskCache, LoadedEntry, Outcome};
+use parpy_runtime::{DiskCache, LoadedEntry, Outcome};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
@@ -115,11 +115,10 @@ pub fn build_entry(
     data: &OptData,
     code: &str,
     symbol: &str,
-    options: &Options,
     user_code: bool,
 ) -> PyResult<(LoadedEntry, Outcome)> {
     let cache = cache_for(py, data)?;
-    let flags = BuildFlags::from_options(options);
+    let flags = data.build_flags();
     let r = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             parpy_runtime::build_and_load_outcome(code, symbol, &flags, &cache)

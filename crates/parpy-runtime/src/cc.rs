@@ -28,14 +28,6 @@ pub struct BuildFlags {
 }
 
 impl BuildFlags {
-    pub fn from_options(o: &parpy_core::Options) -> BuildFlags {
-        BuildFlags {
-            includes: o.includes.clone(),
-            libs: o.libs.clone(),
-            extra_flags: o.extra_flags.clone(),
-        }
-    }
-
     /// The complete argument list after the source file name: base flags,
     /// `-I` includes, extra flags, `-o out`, `-l` libs, `-lm`.
     fn args(&self, source: &Path, out: &Path) -> Vec<String> {
