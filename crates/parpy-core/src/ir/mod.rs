@@ -13,6 +13,7 @@
 //!
 //! Invariant: after every pass, [`verify::verify_program`] accepts the IR.
 
+pub mod affine;
 pub mod eval;
 pub mod print;
 pub mod range;

@@ -193,7 +193,7 @@ impl Ranges {
 }
 
 /// `a < 0 ? a + c : a` as `(a, c)`.
-fn wrap_of<'e>(cond: &'e Expr, then: &'e Expr, else_: &'e Expr) -> Option<(&'e Expr, i128)> {
+pub fn wrap_of<'e>(cond: &'e Expr, then: &'e Expr, else_: &'e Expr) -> Option<(&'e Expr, i128)> {
     let ExprKind::Binary {
         op: BinOp::Lt,
         lhs,

@@ -203,19 +203,21 @@ pub fn uses_var(e: &Expr, v: VarId) -> bool {
     }
 }
 
+/// A copy of `e` with every source span cleared.
+pub fn unspanned(e: &Expr) -> Expr {
+    let mut c = e.clone();
+    fn clear(e: &mut Expr) {
+        e.span = Default::default();
+        for k in e.children_mut() {
+            clear(k);
+        }
+    }
+    clear(&mut c);
+    c
+}
+
 /// Structural equality of expressions, ignoring source spans.
 pub fn same_expr(a: &Expr, b: &Expr) -> bool {
-    fn unspanned(e: &Expr) -> Expr {
-        let mut c = e.clone();
-        fn clear(e: &mut Expr) {
-            e.span = Default::default();
-            for k in e.children_mut() {
-                clear(k);
-            }
-        }
-        clear(&mut c);
-        c
-    }
     a.ty == b.ty && unspanned(a) == unspanned(b)
 }
 

@@ -66,7 +66,9 @@ struct ParLoop {
     span: Span,
 }
 
-fn loop_name(l: &ForLoop, options: &Options) -> String {
+/// The label a diagnostic names a loop by: the one the spec maps, else
+/// its first label.
+pub fn loop_name(l: &ForLoop, options: &Options) -> String {
     crate::schedule::spec_label(&l.labels, options)
         .map(|(n, _)| n.to_string())
         .or_else(|| l.labels.first().cloned())

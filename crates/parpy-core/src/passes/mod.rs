@@ -6,6 +6,10 @@
 //! 3. [`check_parallel_structure`] — one thread count per level of a nest.
 //! 4. [`lower_reductions`] — `par_reduction()` loops to reduction loops.
 //! 5. [`fold_constants`] — literal arithmetic, Python semantics.
+//!    Then [`check_races`] — data races of parallel loops that are
+//!    provable at compile time (the same element written by every
+//!    iteration, an update at an index two iterations may share, a read of
+//!    what another iteration writes, a shared scalar) are errors.
 //! 6. [`check_host_device`] — GPU backends only: host code may not touch
 //!    device arrays (the combine step of a top-level `par_reduction()` moves
 //!    to the device).
@@ -35,6 +39,7 @@
 pub mod check_bounds;
 pub mod check_host_device;
 pub mod check_parallel_structure;
+pub mod check_races;
 pub mod fold_constants;
 pub mod gpu_block_levels;
 pub mod gpu_grid;
@@ -103,6 +108,7 @@ pub const PASSES: &[Pass] = &[
         fold_constants::run(p);
         vec![]
     }),
+    pass("check_races", false, check_races::run_pass),
     pass("check_host_device", true, |p, o| {
         check_host_device::run(p, o.backend)
     }),
@@ -216,7 +222,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 14);
+        assert_eq!(PASSES.len(), 15);
     }
 
     #[test]

@@ -1,0 +1,706 @@
+//! Refuses the data races of parallel loops that can be proven at compile
+//! time. For every parallel loop `L` over `p` (mapped to more than one
+//! thread, more than one iteration, not a `par_reduction()` loop; nested
+//! parallel loops are each checked for their own variable), the array
+//! stores of its body (nested loops included) are checked:
+//!
+//! 1. a store whose indices do not depend on `p` (every iteration writes
+//!    the same element: `s[0] = x[i]`, `s[0] += x[i]`) is refused, unless
+//!    it sits under a condition that depends on `p` in a way other than a
+//!    range test (`if x[i] > 0: found[0] = 1` is allowed);
+//! 2. a read-modify-write (the body reads the element it stores) whose
+//!    index is not provably injective in `p` is refused (`hist[b] += 1`
+//!    with `b = x[i]`, `y[i // 2] += v`); injective means one dimension
+//!    is `c*p + e` with `c != 0` and `e` invariant in `L`;
+//! 3. for an injective store, a read or another store of the same array
+//!    whose index is provably the element another iteration writes (every
+//!    dimension affine with the store's coefficient of `p`, and the offsets
+//!    differing by a constant that `c * delta` matches for one `delta != 0`
+//!    inside the loop's range) is refused: `x[i] = x[i - 1] + x[i]`;
+//! 4. a scalar local that the body assigns and that is used outside the
+//!    loop, or read in the body before it is assigned (its value carried
+//!    from before the loop or from another iteration), is refused.
+//!
+//! Everything else is accepted: a store under `if p == e` (one iteration),
+//! a plain scatter `y[perm[i]] = x[i]`, indices that cannot be compared,
+//! stores inside called helpers, and atomic updates (`parpy.atomic.*`).
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::affine::{affine, Affine};
+use crate::ir::visit::{
+    own_uses, same_expr, stmt_exprs, stmt_uses, sub_blocks, unspanned, uses_var,
+};
+use crate::ir::{
+    BinOp, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt, StmtKind, VarId, VarKind,
+};
+use crate::options::Options;
+use crate::passes::check_parallel_structure::loop_name;
+
+/// Returns one error per racy statement.
+pub fn run(p: &Program, options: &Options) -> Vec<Diagnostic> {
+    let mut errors = vec![];
+    let funcs = std::iter::once(&p.host)
+        .chain(&p.helpers)
+        .chain(p.kernels.iter().map(|k| &k.func));
+    for f in funcs {
+        let mut reported = BTreeSet::new();
+        find_loops(f, &f.body, options, &mut reported, &mut errors);
+    }
+    errors
+}
+
+fn find_loops(
+    f: &Function,
+    b: &[Stmt],
+    options: &Options,
+    reported: &mut BTreeSet<(u32, u32)>,
+    errors: &mut Vec<Diagnostic>,
+) {
+    for s in b {
+        if let StmtKind::For(l) = &s.kind {
+            let checked = l.par.is_some_and(|p| p.threads > 1)
+                && l.reduction.is_none()
+                && !l.wants_reduction
+                && l.trip_count().is_none_or(|n| n > 1);
+            if checked {
+                let cx = LoopCx::new(f, l, s.span, options);
+                for d in cx.check() {
+                    if reported.insert(d.0) {
+                        errors.push(d.1);
+                    }
+                }
+            }
+        }
+        for sb in sub_blocks(s) {
+            find_loops(f, sb, options, reported, errors);
+        }
+    }
+}
+
+/// The conditions an access sits under, inside the loop, as far as `p`
+/// goes.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Ctx {
+    /// No condition that depends on `p`.
+    Clean,
+    /// Conditions that only cut the range of `p` (`i > 0`, `i < n - 1`).
+    Range,
+    /// A condition that depends on `p` otherwise (data, `i % 2 == 0`).
+    Other,
+    /// `p == e`: at most one iteration gets here.
+    Pinned,
+}
+
+impl Ctx {
+    fn and(self, o: Ctx) -> Ctx {
+        self.max(o)
+    }
+    /// Both may run for every value of `p` (range cuts aside).
+    fn unconditional(self) -> bool {
+        matches!(self, Ctx::Clean | Ctx::Range)
+    }
+}
+
+/// A condition that is the same in every iteration, and the side of it an
+/// access is on (the selectors of re-bound array names are such).
+type Guard = (Expr, bool);
+
+/// An array element the body reads or stores.
+struct Access<'a> {
+    array: VarId,
+    indices: &'a [Expr],
+    span: Span,
+    ctx: Ctx,
+    /// The loop-invariant conditions it sits under.
+    guards: Vec<Guard>,
+}
+
+impl Access<'_> {
+    /// Do both run whenever one of them does, as far as the loop-invariant
+    /// conditions go (the same ones on both)? A read of re-bound name `src`
+    /// and a store through `dst` (each under its own selector test) touch
+    /// the same array only when the selectors agree, which cannot be known
+    /// here.
+    fn together(&self, o: &Access) -> bool {
+        let within = |a: &[Guard], b: &[Guard]| {
+            a.iter()
+                .all(|(e, p)| b.iter().any(|(f, q)| p == q && same_expr(e, f)))
+        };
+        within(&self.guards, &o.guards) && within(&o.guards, &self.guards)
+    }
+}
+
+struct LoopCx<'a> {
+    f: &'a Function,
+    l: &'a ForLoop,
+    header: Span,
+    label: String,
+    /// Scalars the body assigns (loop counters included).
+    assigned: BTreeSet<VarId>,
+    /// Arrays the body stores into.
+    stored: BTreeSet<VarId>,
+    /// Locals the body assigns exactly once, with their value.
+    defs: HashMap<VarId, Expr>,
+    /// Scalars whose value may differ between iterations (`p` first).
+    tainted: BTreeSet<VarId>,
+}
+
+impl<'a> LoopCx<'a> {
+    fn new(f: &'a Function, l: &'a ForLoop, header: Span, options: &Options) -> LoopCx<'a> {
+        let mut used = BTreeSet::new();
+        let mut assigned = BTreeSet::new();
+        let mut stored = BTreeSet::new();
+        let mut counts: HashMap<VarId, usize> = HashMap::new();
+        let mut values: HashMap<VarId, Expr> = HashMap::new();
+        crate::ir::visit::walk_stmts(&l.body, &mut |s| {
+            stmt_uses(s, &mut used, &mut assigned);
+            let u = own_uses(s);
+            stored.extend(u.stored);
+            for v in u.assigned {
+                *counts.entry(v).or_default() += 1;
+            }
+            if let StmtKind::Assign {
+                dst: Place::Var(v),
+                value,
+            } = &s.kind
+            {
+                values.insert(*v, value.clone());
+            }
+        });
+        let defs = values
+            .into_iter()
+            .filter(|(v, e)| {
+                counts.get(v) == Some(&1) && f.var(*v).kind == VarKind::Local && !uses_var(e, *v)
+            })
+            .collect();
+        let mut cx = LoopCx {
+            f,
+            l,
+            header: crate::schedule::header_span(header),
+            label: loop_name(l, options),
+            assigned,
+            stored,
+            defs,
+            tainted: BTreeSet::from([l.var]),
+        };
+        cx.taint();
+        cx
+    }
+
+    fn p(&self) -> VarId {
+        self.l.var
+    }
+
+    fn name(&self, v: VarId) -> &str {
+        &self.f.var(v).name
+    }
+
+    /// May `e` differ between iterations? (It reads `p`, a scalar that
+    /// depends on it, or an array the body writes.)
+    fn varies(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Var(v) if self.tainted.contains(v) => true,
+            ExprKind::Index { array, .. } if self.stored.contains(array) => true,
+            _ => e.children().into_iter().any(|c| self.varies(c)),
+        }
+    }
+
+    /// The scalars that depend on `p`, through values and control.
+    fn taint(&mut self) {
+        fn walk(cx: &mut LoopCx, b: &[Stmt], ctl: bool) {
+            for s in b {
+                match &s.kind {
+                    StmtKind::Assign {
+                        dst: Place::Var(v),
+                        value,
+                    } => {
+                        if ctl || cx.varies(value) {
+                            cx.tainted.insert(*v);
+                        }
+                    }
+                    StmtKind::For(l) => {
+                        let c = ctl || cx.varies(&l.lo) || cx.varies(&l.hi);
+                        if c {
+                            cx.tainted.insert(l.var);
+                        }
+                        walk(cx, &l.body, c);
+                    }
+                    StmtKind::While { cond, body } => {
+                        let c = ctl || cx.varies(cond);
+                        walk(cx, body, c);
+                    }
+                    StmtKind::If {
+                        cond,
+                        then_body,
+                        else_body,
+                    } => {
+                        let c = ctl || cx.varies(cond);
+                        walk(cx, then_body, c);
+                        walk(cx, else_body, c);
+                    }
+                    _ => sub_blocks(s).into_iter().for_each(|sb| walk(cx, sb, ctl)),
+                }
+            }
+        }
+        loop {
+            let before = self.tainted.len();
+            walk(self, &self.l.body, false);
+            if self.tainted.len() == before {
+                break;
+            }
+        }
+    }
+
+    fn form(&self, e: &Expr) -> Affine {
+        affine(e, &|v| self.defs.get(&v).cloned())
+    }
+
+    /// Does `e` read nothing the body changes (and not `p`)?
+    fn invariant(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Var(v) => *v != self.p() && !self.assigned.contains(v),
+            ExprKind::Index { array, .. } if self.stored.contains(array) => false,
+            _ => e.children().into_iter().all(|c| self.invariant(c)),
+        }
+    }
+
+    /// `c*p + e` with `c != 0` and `e` invariant: the coefficient.
+    fn moves_with_p(&self, f: &Affine) -> Option<i128> {
+        let c = f.coef_of(self.p());
+        let rest = f.without(self.p());
+        (c != 0 && rest.terms.iter().all(|(a, _)| self.invariant(a))).then_some(c)
+    }
+
+    /// Distinct iterations store distinct elements.
+    fn injective(&self, ix: &[Expr]) -> bool {
+        ix.iter()
+            .any(|e| self.moves_with_p(&self.form(e)).is_some())
+    }
+
+    fn same_element(&self, a: &[Expr], b: &[Expr]) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| self.form(x).minus(&self.form(y)).as_const() == Some(0))
+    }
+
+    /// `delta != 0` such that the element `read` names in iteration `p` is
+    /// the one `write` names in iteration `p + delta`, where provable.
+    fn conflict(&self, write: &[Expr], read: &[Expr]) -> Option<i128> {
+        if write.len() != read.len() {
+            return None;
+        }
+        let p = self.p();
+        let mut delta: Option<i128> = None;
+        for (w, r) in write.iter().zip(read) {
+            let (fw, fr) = (self.form(w), self.form(r));
+            let c = fw.coef_of(p);
+            if c != fr.coef_of(p) {
+                return None;
+            }
+            let k = fr.without(p).minus(&fw.without(p)).as_const()?;
+            if c == 0 {
+                if k != 0 {
+                    return None;
+                }
+                continue;
+            }
+            if k % c != 0 || delta.is_some_and(|d| d != k / c) {
+                return None;
+            }
+            delta = Some(k / c);
+        }
+        let d = delta.filter(|d| *d != 0)?;
+        let step = self.l.step as i128;
+        if d % step != 0 {
+            return None;
+        }
+        match self.l.trip_count() {
+            Some(n) if (d / step).abs() >= n as i128 => None,
+            _ => Some(d),
+        }
+    }
+
+    /// How a condition on the way to an access depends on `p`.
+    fn cond_ctx(&self, cond: &Expr) -> Ctx {
+        if !self.varies(cond) {
+            return Ctx::Clean;
+        }
+        match &cond.kind {
+            ExprKind::Binary {
+                op: BinOp::And,
+                lhs,
+                rhs,
+            } => {
+                let (a, b) = (self.cond_ctx(lhs), self.cond_ctx(rhs));
+                if a == Ctx::Pinned || b == Ctx::Pinned {
+                    Ctx::Pinned
+                } else {
+                    a.and(b)
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } if op.is_comparison() => {
+                let diff = self.form(lhs).minus(&self.form(rhs));
+                if self.moves_with_p(&diff).is_none() {
+                    Ctx::Other
+                } else if *op == BinOp::Eq {
+                    Ctx::Pinned
+                } else {
+                    Ctx::Range
+                }
+            }
+            _ => Ctx::Other,
+        }
+    }
+
+    /// Every array read and store of the body, with its context.
+    fn accesses(&self) -> (Vec<Access<'a>>, Vec<Access<'a>>) {
+        let (mut r, mut w) = (vec![], vec![]);
+        self.walk(&self.l.body, Ctx::Clean, &[], &mut r, &mut w);
+        (r, w)
+    }
+
+    /// `ctx` and `guards` for the two sides of condition `cond`.
+    fn split(&self, cond: &Expr, ctx: Ctx, guards: &[Guard]) -> [(Ctx, Vec<Guard>); 2] {
+        let c = self.cond_ctx(cond);
+        // the other side of `p == e` is a range cut
+        let e = if c == Ctx::Pinned { Ctx::Range } else { c };
+        let side = |pol: bool| {
+            let mut g = guards.to_vec();
+            if !self.varies(cond) {
+                g.push((unspanned(cond), pol));
+            }
+            g
+        };
+        [(ctx.and(c), side(true)), (ctx.and(e), side(false))]
+    }
+
+    fn reads(&self, e: &'a Expr, ctx: Ctx, guards: &[Guard], out: &mut Vec<Access<'a>>) {
+        match &e.kind {
+            ExprKind::Index { array, indices } => out.push(Access {
+                array: *array,
+                indices,
+                span: e.span,
+                ctx,
+                guards: guards.to_vec(),
+            }),
+            ExprKind::Select { cond, then, else_ } => {
+                self.reads(cond, ctx, guards, out);
+                let [(ct, gt), (ce, ge)] = self.split(cond, ctx, guards);
+                self.reads(then, ct, &gt, out);
+                self.reads(else_, ce, &ge, out);
+                return;
+            }
+            _ => {}
+        }
+        e.children()
+            .into_iter()
+            .for_each(|c| self.reads(c, ctx, guards, out));
+    }
+
+    fn walk(
+        &self,
+        b: &'a [Stmt],
+        ctx: Ctx,
+        guards: &[Guard],
+        r: &mut Vec<Access<'a>>,
+        w: &mut Vec<Access<'a>>,
+    ) {
+        let loop_ctx = |varies: bool| if varies { Ctx::Other } else { Ctx::Clean };
+        for s in b {
+            stmt_exprs(s)
+                .into_iter()
+                .for_each(|e| self.reads(e, ctx, guards, r));
+            match &s.kind {
+                StmtKind::Assign {
+                    dst: Place::Index { array, indices },
+                    ..
+                } => w.push(Access {
+                    array: *array,
+                    indices,
+                    span: s.span,
+                    ctx,
+                    guards: guards.to_vec(),
+                }),
+                StmtKind::For(l) => {
+                    let c = loop_ctx(self.varies(&l.lo) || self.varies(&l.hi));
+                    self.walk(&l.body, ctx.and(c), guards, r, w);
+                }
+                StmtKind::While { cond, body } => {
+                    let c = loop_ctx(self.varies(cond));
+                    self.walk(body, ctx.and(c), guards, r, w);
+                }
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    let [(ct, gt), (ce, ge)] = self.split(cond, ctx, guards);
+                    self.walk(then_body, ct, &gt, r, w);
+                    self.walk(else_body, ce, &ge, r, w);
+                }
+                _ => sub_blocks(s)
+                    .into_iter()
+                    .for_each(|sb| self.walk(sb, ctx, guards, r, w)),
+            }
+        }
+    }
+
+    fn check(&self) -> Vec<((u32, u32), Diagnostic)> {
+        let mut out = vec![];
+        let (reads, stores) = self.accesses();
+        let key = |s: Span| (s.lo, s.hi);
+        for st in stores.iter().filter(|s| s.ctx != Ctx::Pinned) {
+            let a = self.name(st.array);
+            let rmw = reads.iter().any(|r| {
+                r.array == st.array
+                    && r.ctx != Ctx::Pinned
+                    && r.together(st)
+                    && self.same_element(r.indices, st.indices)
+            });
+            if !st.indices.iter().any(|e| self.varies(e)) {
+                if st.ctx != Ctx::Other || rmw {
+                    out.push((key(st.span), self.same_element_error(st, a, rmw)));
+                }
+                continue;
+            }
+            if !self.injective(st.indices) {
+                if rmw {
+                    out.push((key(st.span), self.rmw_error(st, a)));
+                }
+                continue;
+            }
+            if !st.ctx.unconditional() {
+                continue;
+            }
+            let others = reads
+                .iter()
+                .map(|r| (r, false))
+                .chain(stores.iter().map(|w| (w, true)));
+            for (o, is_store) in others {
+                if o.array != st.array || !o.ctx.unconditional() || !o.together(st) {
+                    continue;
+                }
+                if let Some(d) = self.conflict(st.indices, o.indices) {
+                    out.push((key(st.span), self.carried_error(st, o, is_store, a, d)));
+                    break;
+                }
+            }
+        }
+        out.extend(self.scalar_errors());
+        out
+    }
+
+    fn base(&self, msg: String) -> Diagnostic {
+        Diagnostic::error(msg)
+    }
+
+    fn same_element_error(&self, st: &Access, a: &str, rmw: bool) -> Diagnostic {
+        let (p, l) = (self.name(self.p()), &self.label);
+        if rmw {
+            self.base(format!(
+                "every iteration of the parallel loop `{l}` updates the same element of `{a}`"
+            ))
+            .at(st.span, format!("the index does not depend on `{p}`"))
+            .also(self.header, format!("parallel loop `{l}`"))
+            .note("the iterations run at the same time, so updates are lost")
+            .help(format!(
+                "combine the values in a reduction loop ('{l}': parpy.threads(n).par_reduction(), body `{a}[...] += ...`), or run `{l}` sequentially (leave it out of the parallel spec)"
+            ))
+        } else {
+            self.base(format!(
+                "every iteration of the parallel loop `{l}` writes the same element of `{a}`"
+            ))
+            .at(st.span, format!("the index does not depend on `{p}`"))
+            .also(self.header, format!("parallel loop `{l}`"))
+            .note("the iterations run at the same time, so which value is left is not defined")
+            .help(format!(
+                "write `{a}` at an index that depends on `{p}` (one element per iteration), or run `{l}` sequentially (leave it out of the parallel spec)"
+            ))
+        }
+    }
+
+    fn rmw_error(&self, st: &Access, a: &str) -> Diagnostic {
+        let (p, l) = (self.name(self.p()), &self.label);
+        self.base(format!(
+            "iterations of the parallel loop `{l}` may update the same element of `{a}`"
+        ))
+        .at(
+            st.span,
+            format!("read and written at an index that two values of `{p}` may share"),
+        )
+        .also(self.header, format!("parallel loop `{l}`"))
+        .note("the iterations run at the same time, so updates are lost")
+        .help(format!(
+            "run `{l}` sequentially (leave it out of the parallel spec), or give every iteration its own element (an index `c*{p} + e`)"
+        ))
+    }
+
+    fn carried_error(
+        &self,
+        st: &Access,
+        other: &Access,
+        is_store: bool,
+        a: &str,
+        d: i128,
+    ) -> Diagnostic {
+        let (p, l) = (self.name(self.p()), &self.label);
+        let it = match d {
+            d if d > 0 => format!("`{p} + {d}`"),
+            d => format!("`{p} - {}`", -d),
+        };
+        let (msg, lab) = if is_store {
+            (
+                format!("iterations of the parallel loop `{l}` write the same elements of `{a}`"),
+                format!("iteration `{p}` writes what iteration {it} also writes"),
+            )
+        } else {
+            (
+                format!(
+                    "the parallel loop `{l}` reads elements of `{a}` that other iterations write"
+                ),
+                format!("iteration `{p}` reads what iteration {it} writes"),
+            )
+        };
+        self.base(msg)
+            .at(other.span, lab)
+            .also(st.span, "written here")
+            .also(self.header, format!("parallel loop `{l}`"))
+            .note("the iterations run in no fixed order, so the read may see the old or the new value")
+            .help(format!(
+                "write the results into another array (reading `{a}` only), or run `{l}` sequentially (leave it out of the parallel spec)"
+            ))
+    }
+
+    /// Rule 4: scalars shared by the iterations.
+    fn scalar_errors(&self) -> Vec<((u32, u32), Diagnostic)> {
+        let (p, l) = (self.name(self.p()), &self.label);
+        let mut out = vec![];
+        for &v in &self.assigned {
+            let var = self.f.var(v);
+            if var.kind != VarKind::Local || var.ty.is_array() {
+                continue;
+            }
+            let carried = live_in(&self.l.body, v);
+            if !carried && !self.used_outside(v) {
+                continue;
+            }
+            let Some(site) = first_assignment(&self.l.body, v) else {
+                continue;
+            };
+            let why = if carried {
+                "and reads it before assigning it (its value comes from before the loop or from another iteration)"
+            } else {
+                "and it is also used outside the loop"
+            };
+            let name = &var.name;
+            out.push((
+                (site.lo, site.hi),
+                self.base(format!(
+                    "every iteration of the parallel loop `{l}` assigns the variable `{name}`, {why}"
+                ))
+                .at(site, format!("`{name}` is one variable shared by all iterations"))
+                .also(self.header, format!("parallel loop `{l}`"))
+                .note("the iterations run at the same time, so its value is not defined")
+                .help(format!(
+                    "use a fresh variable assigned first inside the loop, keep one value per iteration in an array indexed by `{p}`, or combine the values in a reduction loop ('{l}': parpy.threads(n).par_reduction())"
+                )),
+            ));
+        }
+        out
+    }
+
+    /// Is `v` touched in the function outside this loop (other than inside
+    /// another parallel loop that assigns it before reading it, where it is
+    /// a variable of its own)?
+    fn used_outside(&self, v: VarId) -> bool {
+        fn walk(b: &[Stmt], me: &ForLoop, v: VarId) -> bool {
+            for s in b {
+                if let StmtKind::For(l) = &s.kind {
+                    if std::ptr::eq(&**l, me) {
+                        continue;
+                    }
+                    let private = l.par.is_some() && !contains(&l.body, me) && !live_in(&l.body, v);
+                    if private {
+                        continue;
+                    }
+                }
+                let u = own_uses(s);
+                if u.reads.contains(&v) || u.assigned.contains(&v) {
+                    return true;
+                }
+                if sub_blocks(s).into_iter().any(|sb| walk(sb, me, v)) {
+                    return true;
+                }
+            }
+            false
+        }
+        walk(&self.f.body, self.l, v)
+    }
+}
+
+fn contains(b: &[Stmt], me: &ForLoop) -> bool {
+    b.iter().any(|s| match &s.kind {
+        StmtKind::For(l) if std::ptr::eq(&**l, me) => true,
+        _ => sub_blocks(s).into_iter().any(|sb| contains(sb, me)),
+    })
+}
+
+/// Is the first touch of `v` in `b` (in textual order) a read?
+fn live_in(b: &[Stmt], v: VarId) -> bool {
+    fn go(b: &[Stmt], v: VarId) -> Option<bool> {
+        for s in b {
+            let u = own_uses(s);
+            if u.reads.contains(&v) {
+                return Some(true);
+            }
+            if let StmtKind::For(l) = &s.kind {
+                if l.reduction.is_some_and(|r| r.acc == v) {
+                    return Some(true);
+                }
+            }
+            if u.assigned.contains(&v) {
+                return Some(false);
+            }
+            for sb in sub_blocks(s) {
+                if let Some(r) = go(sb, v) {
+                    return Some(r);
+                }
+            }
+        }
+        None
+    }
+    go(b, v).unwrap_or(false)
+}
+
+/// The span of the first statement that assigns `v`.
+fn first_assignment(b: &[Stmt], v: VarId) -> Option<Span> {
+    for s in b {
+        if let StmtKind::Assign {
+            dst: Place::Var(d), ..
+        } = &s.kind
+        {
+            if *d == v {
+                return Some(s.span);
+            }
+        }
+        if let StmtKind::For(l) = &s.kind {
+            if l.var == v {
+                return Some(s.span);
+            }
+        }
+        for sb in sub_blocks(s) {
+            if let Some(r) = first_assignment(sb, v) {
+                return Some(r);
+            }
+        }
+    }
+    None
+}
+
+/// [`run`] with the pipeline's signature.
+pub fn run_pass(p: &mut Program, options: &Options) -> Vec<Diagnostic> {
+    run(p, options)
+}

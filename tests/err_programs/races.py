@@ -1,0 +1,62 @@
+# Races in parallel loops that the compiler refuses (tests/test_races.py).
+import parpy
+
+
+def histogram(x, hist, N):
+    parpy.label('N')
+    for i in range(N):
+        b = x[i]
+        hist[b] += 1
+
+
+def last_value(x, s, N):
+    parpy.label('N')
+    for i in range(N):
+        s[0] = x[i]
+
+
+def total(x, s, N):
+    parpy.label('N')
+    for i in range(N):
+        s[0] += x[i]
+
+
+def naive_scan(x, N):
+    parpy.label('N')
+    for i in range(1, N):
+        x[i] = x[i - 1] + x[i]
+
+
+def in_place_stencil(x, N):
+    parpy.label('N')
+    for i in range(1, N - 1):
+        x[i] = (x[i - 1] + x[i] + x[i + 1]) / 3.0
+
+
+def pairs(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i // 2] = y[i // 2] + x[i]
+
+
+def shared_scalar(x, y, N):
+    t = 0.0
+    parpy.label('N')
+    for i in range(N):
+        t = t + x[i]
+        y[i] = t
+
+
+def column_sums(x, y, N, M):
+    parpy.label('N')
+    for i in range(N):
+        for j in range(M):
+            y[j] += x[i, j]
+
+
+def inner_scan(x, N, M):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        for j in range(1, M):
+            x[i, j] = x[i, j - 1] * 0.5

@@ -1,0 +1,199 @@
+"""The compile-time race check (passes/check_races.rs): what it refuses,
+compared as rendered text, and what it must keep accepting (each accepted
+program runs on Cpu with several threads and matches plain Python)."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both
+from test_errors import assert_points_at, check_snapshot, compile_error
+
+N = 64
+
+
+def first_line(text):
+    return text.splitlines()[0]
+
+
+def test_histogram_update_is_refused():
+    x = np.arange(N, dtype=np.int64) % 7
+    h = np.zeros(8, np.int64)
+    text = compile_error("races", "histogram", [x, h, N], cpu_opts({'N': parpy.threads(8)}))
+    assert "may update the same element of `hist`" in first_line(text), text
+    assert "`N`" in first_line(text)
+    assert_points_at(text, "races", "hist[b] += 1", width=len("hist[b] += 1"))
+    check_snapshot("race_histogram", text)
+
+
+def test_same_element_store_is_refused():
+    x = np.ones(N)
+    text = compile_error("races", "last_value", [x, np.zeros(1), N], cpu_opts({'N': parpy.threads(8)}))
+    assert "writes the same element of `s`" in first_line(text), text
+    assert_points_at(text, "races", "s[0] = x[i]")
+    check_snapshot("race_same_element", text)
+
+
+def test_same_element_update_suggests_a_reduction():
+    x = np.ones(N)
+    text = compile_error("races", "total", [x, np.zeros(1), N], cpu_opts({'N': parpy.threads(8)}))
+    assert "updates the same element of `s`" in first_line(text), text
+    assert "par_reduction()" in text
+    assert_points_at(text, "races", "s[0] += x[i]")
+
+
+def test_naive_scan_is_refused():
+    x = np.ones(N)
+    text = compile_error("races", "naive_scan", [x, N], cpu_opts({'N': parpy.threads(8)}))
+    assert "reads elements of `x` that other iterations write" in first_line(text), text
+    assert "iteration `i - 1`" in text
+    assert_points_at(text, "races", "x[i - 1]", width=len("x[i - 1]"))
+    check_snapshot("race_naive_scan", text)
+
+
+def test_in_place_stencil_is_refused():
+    x = np.ones(N)
+    text = compile_error("races", "in_place_stencil", [x, N], cpu_opts({'N': parpy.threads(8)}))
+    assert "reads elements of `x` that other iterations write" in first_line(text), text
+
+
+def test_floor_division_index_update_is_refused():
+    text = compile_error("races", "pairs", [np.ones(N), np.zeros(N // 2), N],
+                         cpu_opts({'N': parpy.threads(8)}))
+    assert "may update the same element of `y`" in first_line(text), text
+
+
+def test_shared_scalar_is_refused():
+    text = compile_error("races", "shared_scalar", [np.ones(N), np.zeros(N), N],
+                         cpu_opts({'N': parpy.threads(8)}))
+    assert "assigns the variable `t`" in first_line(text), text
+    assert_points_at(text, "races", "t = t + x[i]")
+    check_snapshot("race_shared_scalar", text)
+
+
+def test_inner_loop_over_the_same_elements_is_refused():
+    text = compile_error("races", "column_sums", [np.ones((N, 4)), np.zeros(4), N, 4],
+                         cpu_opts({'N': parpy.threads(8)}))
+    assert "updates the same element of `y`" in first_line(text), text
+
+
+def test_nested_parallel_loop_is_checked_for_its_own_variable():
+    x = np.ones((4, N))
+    opts = cpu_opts({'N': parpy.threads(4), 'M': parpy.threads(8)})
+    text = compile_error("races", "inner_scan", [x, 4, N], opts)
+    assert "parallel loop `M` reads elements of `x`" in first_line(text), text
+    # sequential inner loop: the same program is fine
+    mod_opts = cpu_opts({'N': parpy.threads(4)})
+    from test_errors import load
+    run_both(parpy.jit(load("races").inner_scan), [x, 4, N], mod_opts)
+
+
+def test_one_thread_or_sequential_is_accepted():
+    from test_errors import load
+    mod = load("races")
+    x = np.arange(N, dtype=np.int64) % 7
+    h = np.zeros(8, np.int64)
+    run_both(parpy.jit(mod.histogram), [x, h, N], cpu_opts({'N': parpy.threads(1)}))
+    run_both(parpy.jit(mod.naive_scan), [np.ones(N), N], cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# what stays accepted
+
+
+@parpy.jit
+def scatter(x, perm, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[perm[i]] = x[i]
+
+
+@parpy.jit
+def first_only(x, s, found, N):
+    parpy.label('N')
+    for i in range(N):
+        if i == 0:
+            s[0] = x[0]
+        if x[i] > 0.5:
+            found[0] = 1
+
+
+@parpy.jit
+def red_black(x, color, N):
+    parpy.label('N')
+    for i in range(1, N - 1):
+        if i % 2 == color:
+            x[i] = (x[i - 1] + x[i + 1]) * 0.5
+
+
+@parpy.jit
+def interleave(x, N):
+    parpy.label('N')
+    for i in range(N // 2):
+        x[2 * i + 1] = x[2 * i] + x[2 * i + 1]
+
+
+@parpy.jit
+def row_scans(x, y, N, M):
+    parpy.label('N')
+    for i in range(N):
+        for j in range(1, M):
+            x[i, j] = x[i, j - 1] + x[i, j]
+        k = N - 1 - i
+        for j in range(M):
+            y[k] += x[i, j]
+
+
+@parpy.jit
+def grid(x, y, N, M):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        for j in range(M):
+            y[i, j] = x[i, j] * 2.0
+        t = y[i, 0]
+        y[i, 0] = t + 1.0
+
+
+@parpy.jit
+def slices(x, N):
+    parpy.label('N')
+    for i in range(N):
+        x[i, 1:] = x[i, :-1] * 2.0
+        x[i, :] = x[i, :] + 1.0
+
+
+@parpy.jit
+def private_scalars(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        t = x[i] * 2.0
+        y[i] = t
+    parpy.label('N')
+    for i in range(N):
+        t = y[i] + 1.0
+        y[i] = t
+
+
+@parpy.jit
+def sum_reduction(x, s, N):
+    parpy.label('R')
+    for i in range(N):
+        s[0] += x[i]
+
+
+def test_accepted_programs_match_python():
+    rng = np.random.default_rng(1)
+    opts = cpu_opts({'N': parpy.threads(8), 'M': parpy.threads(4)})
+    x = rng.random(N)
+    run_both(scatter, [x, rng.permutation(N).astype(np.int64), np.zeros(N), N], opts)
+    run_both(first_only, [x, np.zeros(1), np.zeros(1, np.int64), N], opts)
+    for c in (0, 1):
+        run_both(red_black, [x, c, N], opts)
+    run_both(interleave, [x, N], opts)
+    run_both(row_scans, [rng.random((N, 5)), np.zeros(N), N, 5], opts)
+    run_both(grid, [rng.random((N, 4)), np.zeros((N, 4)), N, 4], opts)
+    run_both(slices, [rng.random((N, 6)), N], opts)
+    run_both(private_scalars, [x, np.zeros(N), N], opts)
+    red = cpu_opts({'R': parpy.threads(8).par_reduction()})
+    run_both(sum_reduction, [x, np.zeros(1), N], red)
