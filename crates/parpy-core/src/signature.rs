@@ -18,6 +18,62 @@ pub enum ArgType {
         value: Option<ScalarValue>,
         weak: bool,
     },
+    /// A dict of arrays, scalars and dicts passed as one argument, its
+    /// entries in the dict's order. Sema gives each leaf a parameter of its
+    /// own, named by [`entry_name`]; it never reaches the IR.
+    Dict(Vec<(String, ArgType)>),
+}
+
+impl ArgType {
+    /// The arrays and scalars of this argument passed as `name`, depth
+    /// first in entry order, with their names (`A['values']`); an array or
+    /// a scalar is its own one leaf.
+    pub fn leaves(&self, name: &str) -> Vec<(String, &ArgType)> {
+        let mut out = vec![];
+        self.push_leaves(name.to_string(), &mut out);
+        out
+    }
+
+    fn push_leaves<'a>(&'a self, name: String, out: &mut Vec<(String, &'a ArgType)>) {
+        match self {
+            ArgType::Dict(entries) => {
+                for (k, v) in entries {
+                    v.push_leaves(entry_name(&name, k), out);
+                }
+            }
+            leaf => out.push((name, leaf)),
+        }
+    }
+
+    /// This argument with `f` applied to each leaf (the dict structure kept).
+    pub fn map_leaves(&self, f: &impl Fn(&ArgType) -> ArgType) -> ArgType {
+        match self {
+            ArgType::Dict(entries) => ArgType::Dict(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.map_leaves(f)))
+                    .collect(),
+            ),
+            leaf => f(leaf),
+        }
+    }
+}
+
+/// The name of entry `key` of the dict named `base`: `A['values']`, nested
+/// `A['m']['rows']` (no Python identifier spells it, so it cannot collide
+/// with a name of the function). Characters that would break the one-line
+/// `parpy-param` header (spaces, quotes, backslashes, control characters)
+/// are escaped.
+pub fn entry_name(base: &str, key: &str) -> String {
+    let mut k = String::with_capacity(key.len());
+    for c in key.chars() {
+        if c.is_whitespace() || c.is_control() || c == '\\' || c == '\'' {
+            k.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            k.push(c);
+        }
+    }
+    format!("{base}['{k}']")
 }
 
 /// The description of one entry-point parameter, for the runtime and for

@@ -84,14 +84,8 @@ fn compile_with(
     };
     let tuple = pyo3::types::PyTuple::new(py, &items)?;
     let _symbols = crate::resolver::check_value_annotations(&py_func, tuple.as_any())?;
-    let types = args::inspect_all(
-        items,
-        if data.specialize_scalars { u64::MAX } else { 0 },
-        &ctx,
-    )?
-    .into_iter()
-    .map(|r| r.ty)
-    .collect::<Vec<_>>();
+    let spec = if data.specialize_scalars { u64::MAX } else { 0 };
+    let types = args::inspect_call(items, spec, &ctx)?.types;
     let options = data.to_core(backend)?;
     let out = service::run_compile(py, &def, &types, resolver.as_ref(), &options)?;
     Ok((out, name))

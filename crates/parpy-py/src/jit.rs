@@ -113,6 +113,13 @@ fn describe_arg(ty: &ArgType) -> String {
                 None => kind,
             }
         }
+        ArgType::Dict(entries) => {
+            let e: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{k:?}: {}", describe_arg(v)))
+                .collect();
+            format!("dict{{{}}}", e.join(", "))
+        }
     }
 }
 
@@ -272,16 +279,16 @@ impl JitFunction {
     fn record(
         &self,
         py: Python<'_>,
-        records: &[args::ArgRecord],
+        ins: &args::Inspected,
         opts: &CompileOptions,
         backend: &'static str,
         origin: &'static str,
         phases: Vec<(&'static str, f64)>,
     ) -> PyResult<()> {
-        let args: Vec<(String, String)> = self
-            .params
+        let args: Vec<(String, String)> = ins
+            .names
             .iter()
-            .zip(records)
+            .zip(&ins.records)
             .map(|(p, r)| (p.clone(), describe_arg(&r.ty)))
             .collect();
         let options = opts.__repr__();
@@ -406,21 +413,38 @@ impl JitFunction {
         let mut elems: usize;
         // parameters that stopped being specialized during this call
         let mut stopped: u64 = 0;
+        // dict arguments: their leaves take the slots (`args::dicts`); the
+        // scalars in them stay specialized (the de-specialization below
+        // counts parameters, not leaves)
+        let flat = if args::dicts::any_dict(args.iter()) {
+            Some(args::dicts::Flat::new(args.iter(), &ctx)?)
+        } else {
+            None
+        };
+        let ctx = ArgCtx {
+            func: &self.name,
+            params: flat.as_ref().map_or(&self.params[..], |f| &f.names[..]),
+        };
         let compiled = loop {
-            let spec = if opts.specialize_scalars() {
-                !self.generic.load(Ordering::Acquire)
-            } else {
+            let spec = if !opts.specialize_scalars() {
                 0
+            } else if flat.is_some() {
+                u64::MAX
+            } else {
+                !self.generic.load(Ordering::Acquire)
             };
             key.clear();
             key.push(opts.fingerprint());
             key.push(spec);
+            if let Some(f) = &flat {
+                f.push_key(&mut key);
+            }
             writeable = 0;
             elems = 0;
             let mut scalars: u64 = 0;
-            for (i, a) in args.iter().enumerate() {
+            let mut observe = |i: usize, a: &Bound<'_, PyAny>| -> PyResult<()> {
                 let (is_array, w, count) =
-                    args::observe(&a, i, spec >> i & 1 != 0, &mut key, &mut vals[i], &ctx)?;
+                    args::observe(a, i, spec >> i & 1 != 0, &mut key, &mut vals[i], &ctx)?;
                 if is_array && w {
                     writeable |= 1 << i;
                 }
@@ -428,11 +452,23 @@ impl JitFunction {
                     scalars |= 1 << i;
                 }
                 elems = elems.saturating_add(count);
+                Ok(())
+            };
+            match &flat {
+                Some(f) => f
+                    .objs
+                    .iter()
+                    .enumerate()
+                    .try_for_each(|(i, a)| observe(i, a))?,
+                None => args
+                    .iter()
+                    .enumerate()
+                    .try_for_each(|(i, a)| observe(i, &a))?,
             }
             if let Some(c) = self.lookup(key.as_slice()) {
                 break c;
             }
-            if opts.lock().backend != crate::options::CompileBackend::Python {
+            if flat.is_none() && opts.lock().backend != crate::options::CompileBackend::Python {
                 let now = self.note_values(spec & scalars, &vals);
                 if now != 0 {
                     stopped |= now;
@@ -555,9 +591,9 @@ impl JitFunction {
         let started = Instant::now();
         if data.backend == crate::options::CompileBackend::Python {
             // The arguments are checked as for a compiled backend; nothing to build.
-            let records = args::inspect_all(args.iter(), spec, &ctx)?;
+            let ins = args::inspect_call(args.iter().collect(), spec, &ctx)?;
             let phases = vec![("inspect", started.elapsed().as_secs_f64())];
-            self.record(py, &records, opts, "Python", "python", phases)?;
+            self.record(py, &ins, opts, "Python", "python", phases)?;
             return Ok(Compiled {
                 exec: Exec::Python,
                 params: vec![],
@@ -576,7 +612,12 @@ impl JitFunction {
             )));
         }
         let _symbols = resolver::check_value_annotations(self.py_func.bind(py), args.as_any())?;
-        let records = args::inspect_all(args.iter(), spec, &ctx)?;
+        let ins = args::inspect_call(args.iter().collect(), spec, &ctx)?;
+        let records = &ins.records;
+        let ctx = ArgCtx {
+            func: &self.name,
+            params: &ins.names,
+        };
         let mut phases = vec![("inspect", started.elapsed().as_secs_f64())];
         if backend == Backend::Cpu {
             if let Some(i) = records.iter().position(|r| r.device.is_some()) {
@@ -590,9 +631,9 @@ impl JitFunction {
                 )));
             }
         }
-        let types: Vec<ArgType> = records.iter().map(|r| r.ty.clone()).collect();
         let options = data.to_core(backend)?;
-        let out = service::run_compile(py, &self.def, &types, self.resolver.as_ref(), &options)?;
+        let out =
+            service::run_compile(py, &self.def, &ins.types, self.resolver.as_ref(), &options)?;
         phases.extend(out.phases.iter().copied());
         if data.write_output {
             service::write_output(py, &data, backend, &self.name, &out.code)?;
@@ -600,7 +641,7 @@ impl JitFunction {
         let mut params = Vec::with_capacity(out.params.len());
         let mut written_mask = 0u64;
         for p in &out.params {
-            let Some(ai) = self.params.iter().position(|n| *n == p.name) else {
+            let Some(ai) = ins.names.iter().position(|n| *n == p.name) else {
                 return Err(internal_error(&format!(
                     "the compiled entry of `{}` has a parameter `{}` that is not an argument",
                     self.name, p.name
@@ -625,7 +666,7 @@ impl JitFunction {
                 py,
                 &ctx,
                 &out,
-                &records,
+                records,
                 data.device,
                 &service::cache_for(py, &data)?,
                 &index,
@@ -638,7 +679,7 @@ impl JitFunction {
             (Exec::Cpu(entry), origin_name(outcome))
         };
         phases.push(("build+load", built.elapsed().as_secs_f64()));
-        self.record(py, &records, opts, backend.name(), origin, phases)?;
+        self.record(py, &ins, opts, backend.name(), origin, phases)?;
         let bounds = out
             .program
             .bounds

@@ -534,6 +534,29 @@ impl Lowerer<'_, '_> {
         let mut exprs = vec![];
         let mut ok = true;
         for a in args {
+            // a whole dict: the helper is specialized for its type (the
+            // leaves' values are not), the call passes its leaves
+            if let Some((_, ty)) = self.dict_arg(a) {
+                types.push(ty.map_leaves(&|l| match l {
+                    ArgType::Scalar { elem, weak, .. } => ArgType::Scalar {
+                        elem: *elem,
+                        value: None,
+                        weak: *weak,
+                    },
+                    other => other.clone(),
+                }));
+                weak.push(false);
+                for leaf in self.expand_dict_args(std::slice::from_ref(a)) {
+                    match self.array_arg(&leaf) {
+                        Some((v, ty)) => exprs.push(Expr::var(v, ty, a.span)),
+                        None => match self.lower_expr(&leaf) {
+                            Some(t) => exprs.push(t.e),
+                            None => ok = false,
+                        },
+                    }
+                }
+                continue;
+            }
             if let Some((v, ty)) = self.array_arg(a) {
                 if let Type::Array { elem, shape } = &ty {
                     types.push(ArgType::Array {

@@ -75,6 +75,9 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn not_defined(&mut self, name: &str, span: Span) {
+        if self.dict_misused(name, span) {
+            return;
+        }
         if self.scope.is_failed(name) {
             // Its assignment was already reported.
             return;
@@ -274,6 +277,8 @@ impl Lowerer<'_, '_> {
             ast::ExprKind::Name(n) => {
                 if self.scope.get(n).is_some() {
                     self.read_name(n, span)
+                } else if self.dict_misused(n, span) {
+                    None
                 } else {
                     self.global_value(e)
                 }

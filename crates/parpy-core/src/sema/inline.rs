@@ -219,6 +219,23 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        // whole dicts: the helper's dict parameters flattened like the
+        // caller's (`sema::dicts`), each leaf bound to the caller's leaf
+        let flat;
+        let expanded;
+        let mut dicts = Default::default();
+        let (def, args): (&FunctionDef, &[ast::Expr]) =
+            if args.iter().any(|a| self.dict_arg(a).is_some()) {
+                let types: Vec<_> = args
+                    .iter()
+                    .map(|a| self.dict_arg(a).map(|(_, t)| t))
+                    .collect();
+                (flat, dicts) = super::dicts::flatten_params(def, &types, &mut self.sh.diags)?;
+                expanded = self.expand_dict_args(args);
+                (&flat, &expanded[..])
+            } else {
+                (def.as_ref(), args)
+            };
         let mut scope = Scope::default();
         let mut subst: Vec<(String, ast::Expr)> = vec![];
         let mut ok = true;
@@ -340,6 +357,7 @@ impl Lowerer<'_, '_> {
             // helper inlined at several types must not share one retyping)
             acc_uses: Default::default(),
             retype: Default::default(),
+            dicts,
         };
         child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction

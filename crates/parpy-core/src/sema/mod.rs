@@ -11,6 +11,7 @@ mod alias;
 mod assign;
 mod callback;
 mod calls;
+mod dicts;
 mod expr;
 mod inline;
 mod scope;
@@ -115,6 +116,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// assigned at this span holds this (strong) type (see
     /// `assign::typed_by_use`).
     retype: std::collections::HashMap<Span, crate::ir::ElemTy>,
+    /// Names that stand for a whole dict argument (`sema::dicts`) -> its
+    /// type; their leaves are parameters of their own.
+    dicts: BTreeMap<String, ArgType>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -154,31 +158,34 @@ pub fn lower(
         .iter()
         .map(|a| matches!(a, ArgType::Scalar { weak: true, .. }))
         .collect();
+    // (inside a dict too: each leaf keeps its own weakness)
     // Python's `float` and `int` (float64 and int64 as the binding reports
     // them) take the options' float and int types (`force_float_size`,
     // `force_int_size`, 32-bit on Metal); NumPy scalars keep theirs.
     let args: Vec<ArgType> = args
         .iter()
-        .map(|a| match a {
-            ArgType::Scalar {
-                elem: crate::ir::ElemTy::F64,
-                value,
-                weak: true,
-            } => ArgType::Scalar {
-                elem: options.float_type,
-                value: *value,
-                weak: true,
-            },
-            ArgType::Scalar {
-                elem: crate::ir::ElemTy::I64,
-                value,
-                weak: true,
-            } => ArgType::Scalar {
-                elem: options.int_type,
-                value: *value,
-                weak: true,
-            },
-            other => other.clone(),
+        .map(|a| {
+            a.map_leaves(&|a| match a {
+                ArgType::Scalar {
+                    elem: crate::ir::ElemTy::F64,
+                    value,
+                    weak: true,
+                } => ArgType::Scalar {
+                    elem: options.float_type,
+                    value: *value,
+                    weak: true,
+                },
+                ArgType::Scalar {
+                    elem: crate::ir::ElemTy::I64,
+                    value,
+                    weak: true,
+                } => ArgType::Scalar {
+                    elem: options.int_type,
+                    value: *value,
+                    weak: true,
+                },
+                other => other.clone(),
+            })
         })
         .collect();
     let args = &args[..];
@@ -242,6 +249,17 @@ fn lower_function(
 ) -> Option<(Function, bool)> {
     let opts = sh.opts;
     let before = sh.diags.len();
+    // dict arguments: one parameter per leaf, the body rewritten
+    let flat =
+        if args.len() == def.params.len() && args.iter().any(|a| matches!(a, ArgType::Dict(_))) {
+            Some(dicts::flatten(def, args, weak, &mut sh.diags)?)
+        } else {
+            None
+        };
+    let (def, args, weak) = match &flat {
+        Some(f) => (&f.def, &f.args[..], &f.weak[..]),
+        None => (def, args, weak),
+    };
     let mut retype = std::collections::HashMap::new();
     loop {
         let mut l = Lowerer {
@@ -271,6 +289,7 @@ fn lower_function(
             alias_plan: BTreeMap::new(),
             acc_uses: Default::default(),
             retype: std::mem::take(&mut retype),
+            dicts: flat.as_ref().map(|f| f.dicts.clone()).unwrap_or_default(),
         };
         if args.len() != def.params.len() {
             let d = Diagnostic::error(format!(

@@ -90,6 +90,14 @@ impl Lowerer<'_, '_> {
                 false,
             ),
             ArgType::Scalar { elem, value, .. } => (Type::Scalar(*elem), *value, weak_arg),
+            // `sema::dicts` flattened every dict before the parameters are bound
+            ArgType::Dict(_) => {
+                self.error(Diagnostic::error(format!(
+                    "internal: the dict parameter `{}` was not flattened",
+                    p.name
+                )));
+                return;
+            }
         };
         if let Some(e) = ty.elem() {
             if !self.opts.backend.supports(e) {
@@ -154,6 +162,7 @@ impl Lowerer<'_, '_> {
                 )
             }
             ArgType::Scalar { elem, .. } => (*elem, format!("{} (a scalar)", elem.numpy_name())),
+            ArgType::Dict(_) => return None,
         };
         let is_array = matches!(a, ArgType::Array { .. });
         let mut converted = None;

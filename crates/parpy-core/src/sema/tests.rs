@@ -841,3 +841,60 @@ fn accumulators_are_typed_by_use() {
     assert!(t.contains("s: i32 = 0"), "{t}");
     assert!(t.contains("n: i64 = 0"), "{t}");
 }
+
+fn dict(entries: &[(&str, ArgType)]) -> ArgType {
+    ArgType::Dict(
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+    )
+}
+
+#[test]
+fn dict_entries_become_parameters_of_their_own() {
+    let src = "def f(A, y):\n    for i in range(A['m']['n']):\n        y[i] = A['v'][i] * 2.0\n";
+    let a = dict(&[("v", arr(ElemTy::F32, &[4])), ("m", dict(&[("n", int(4))]))]);
+    let p = lower_with(src, &[a, arr(ElemTy::F32, &[4])], &StaticResolver::new()).unwrap();
+    let names: Vec<&str> = p
+        .host
+        .params
+        .iter()
+        .map(|v| p.host.var(*v).name.as_str())
+        .collect();
+    assert_eq!(names, ["A['v']", "A['m']['n']", "y"]);
+}
+
+#[test]
+fn dict_misuse_is_reported_at_the_source() {
+    let a = dict(&[("v", arr(ElemTy::F32, &[4]))]);
+    let y = arr(ElemTy::F32, &[4]);
+    let e = lower_err(
+        "def f(A, y):\n    y[0] = A['w'][0]\n",
+        &[a.clone(), y.clone()],
+    );
+    assert!(
+        e.contains("the dict `A` has no key 'w'") && e.contains("t.py:2"),
+        "{e}"
+    );
+    let e = lower_err(
+        "def f(A, y):\n    k = 0\n    y[0] = A[k][0]\n",
+        &[a.clone(), y.clone()],
+    );
+    assert!(e.contains("constant string key"), "{e}");
+    let e = lower_err("def f(A, y):\n    A['v'] = y\n", &[a.clone(), y.clone()]);
+    assert!(e.contains("cannot assign to `A['v']`"), "{e}");
+    let e = lower_err("def f(A, y):\n    y[0] = A\n", &[a, y]);
+    assert!(e.contains("`A` is a dict, not a value"), "{e}");
+}
+
+#[test]
+fn entry_names_escape_what_would_break_the_header() {
+    assert_eq!(
+        crate::signature::entry_name("A", "a b'"),
+        "A['a\\u{20}b\\u{27}']"
+    );
+    let t = dict(&[("x", int(1)), ("d", dict(&[("y", int(2))]))]);
+    let leaves: Vec<String> = t.leaves("P").into_iter().map(|(n, _)| n).collect();
+    assert_eq!(leaves, ["P['x']", "P['d']['y']"]);
+}

@@ -9,6 +9,7 @@
 //! DLPack) in [`device`].
 
 pub mod device;
+pub mod dicts;
 
 use std::ffi::c_void;
 
@@ -585,6 +586,45 @@ pub fn inspect_all<'py>(
         .enumerate()
         .map(|(i, a)| inspect(&a, i, specialize >> i & 1 != 0, ctx))
         .collect()
+}
+
+/// A call's arguments as a miss sees them: one record per leaf (an
+/// argument, or an array or scalar inside a dict argument), the leaves'
+/// names, and the core's type of each parameter.
+pub struct Inspected {
+    pub records: Vec<ArgRecord>,
+    pub names: Vec<String>,
+    pub types: Vec<ArgType>,
+}
+
+/// [`inspect`] for a call's arguments, dicts flattened ([`dicts::Flat`]).
+/// `specialize`: bit i set, leaf i is specialized on its value.
+pub fn inspect_call<'py>(
+    args: Vec<Bound<'py, PyAny>>,
+    specialize: u64,
+    ctx: &ArgCtx<'_>,
+) -> PyResult<Inspected> {
+    if !dicts::any_dict(&args) {
+        let records = inspect_all(args, specialize, ctx)?;
+        let types = records.iter().map(|r| r.ty.clone()).collect();
+        return Ok(Inspected {
+            records,
+            names: ctx.params.to_vec(),
+            types,
+        });
+    }
+    let flat = dicts::Flat::new(args, ctx)?;
+    let leaf_ctx = ArgCtx {
+        func: ctx.func,
+        params: &flat.names,
+    };
+    let records = inspect_all(flat.objs.iter().cloned(), specialize, &leaf_ctx)?;
+    let types = flat.assemble(records.iter().map(|r| r.ty.clone()).collect());
+    Ok(Inspected {
+        records,
+        names: flat.names,
+        types,
+    })
 }
 
 /// A data pointer or a pointer to a slot, as the entry ABI wants.

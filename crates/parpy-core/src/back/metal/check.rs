@@ -89,14 +89,19 @@ fn options_errors(o: &Options) -> Vec<Diagnostic> {
 /// float is float64 only when `force_float_size` is 64.
 pub fn check_args(def: &FunctionDef, args: &[ArgType], options: &Options) -> Vec<Diagnostic> {
     let mut out = vec![];
-    for (p, a) in def.params.iter().zip(args) {
+    let leaves = def
+        .params
+        .iter()
+        .zip(args)
+        .flat_map(|(p, a)| a.leaves(&p.name).into_iter().map(move |l| (p.span, l)));
+    for (span, (name, a)) in leaves {
         match a {
             ArgType::Array {
                 elem: ElemTy::F64, ..
-            } => out.push(f64_array(&p.name, p.span)),
+            } => out.push(f64_array(&name, span)),
             ArgType::Scalar {
                 elem: ElemTy::F64, ..
-            } if options.float_type == ElemTy::F64 => out.push(f64_scalar(&p.name, p.span)),
+            } if options.float_type == ElemTy::F64 => out.push(f64_scalar(&name, span)),
             _ => {}
         }
     }
