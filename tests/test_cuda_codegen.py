@@ -32,7 +32,7 @@ from conftest import backend_opts, f32, f64, i64
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "crates" / "parpy-core" / "tests" / "out" / "cuda"
 ARCH = "sm_90"
-HOST_MARK = '\nextern "C" int32_t '
+HOST_MARK = '\nstatic int32_t '
 
 
 def _nvidia_dirs():
@@ -173,7 +173,7 @@ def test_golden_nvcc(path):
 BROKEN = """extern "C" __global__ void broken(float *x) {
   x[threadIdx.x] = undefined_function(x[0]);
 }
-extern "C" int32_t host(void) { return 0; }
+static int32_t host(void) { return 0; }
 """
 
 

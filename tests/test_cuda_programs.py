@@ -1,5 +1,6 @@
 """The differential programs of tests/test_programs.py,
-tests/test_int_types.py and tests/test_numpy_semantics.py on the Cuda backend.
+tests/test_int_types.py, tests/test_numpy_semantics.py, tests/test_bounds.py
+and tests/test_generated_names.py on the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -28,6 +29,7 @@ import conftest
 import parpy
 from parpy import _cuda, _native, _pymode
 import test_bounds as tb
+import test_generated_names as tg
 import test_int_types as ti
 import test_numpy_semantics as tn
 import test_programs as tp
@@ -142,9 +144,15 @@ _NOT_DIFFERENTIAL = frozenset({
     # float16 is not on Cuda yet (math on 8-bit ints computes in float32 there)
     "test_float16_sum_accumulates_in_float32",
     "test_math_on_small_ints_computes_in_float16_or_float32",
+    # test_generated_names: symbol tables and other backends' code
+    "test_the_entry_is_the_only_exported_symbol",
+    "test_cuda_code_of_clashing_names_compiles_with_nvrtc",
+    "test_cuda_file_of_clashing_names_compiles_with_nvcc",
+    "test_metal_code_of_clashing_names_passes_clang",
+    "test_clashing_names_are_renamed_in_the_code",
 })
 
-for _mod in (tp, ti, tn, tb):
+for _mod in (tp, ti, tn, tb, tg):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use super::c_names::{Namer, COMMON_RESERVED};
+use super::c_names::{identifier_chars, Namer};
 use super::{param_infos, param_line, EmitOutput, Writes};
 use crate::error::CompileError;
 use crate::ir::{
@@ -89,8 +89,6 @@ pub struct EntryParam {
 pub trait Dialect {
     /// Shown in the header comment (`C with OpenMP`).
     fn target_name(&self) -> &'static str;
-    /// Names that must not be used for variables or functions.
-    fn reserved(&self) -> &'static [&'static str];
     /// `#include` lines and other fixed text at the top of the file.
     fn includes(&self) -> String;
     fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String>;
@@ -427,12 +425,10 @@ pub fn write_parts<D: Dialect>(
     let writes = Writes::of(p);
     let params = param_infos(p, &writes);
     // Global names: the host keeps the Python name where possible.
-    let mut globals = Namer::new(COMMON_RESERVED);
-    for r in d.reserved() {
-        globals.reserve(r);
-    }
+    let mut globals = Namer::new();
     let host_name = globals.fresh(&p.host.name);
-    let entry_symbol = format!("parpy_entry_{host_name}");
+    // the Python name (no user name starts with `parpy_`, see `Namer`)
+    let entry_symbol = format!("parpy_entry_{}", identifier_chars(&p.host.name));
     globals.reserve(&entry_symbol);
     let helper_names: Vec<String> = p.helpers.iter().map(|h| globals.fresh(&h.name)).collect();
     let kernel_names: Vec<String> = p

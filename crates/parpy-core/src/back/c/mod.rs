@@ -5,8 +5,9 @@
 //! reduction loop); inner parallel levels and every other reduction loop are
 //! `#pragma omp simd` (with the reduction clause), which vectorizes row sums
 //! and dot products at -O3. The thread counts of the spec are a GPU notion:
-//! on the CPU the iterations are spread over OpenMP's threads. Kernels are
-//! plain `static` functions called from the host function.
+//! on the CPU the iterations are spread over OpenMP's threads. Kernels,
+//! helpers and the host function are `static`: the entry trampoline is the
+//! library's only exported symbol.
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
 use super::EmitOutput;
@@ -37,10 +38,6 @@ fn omp_op(op: ReduceOp) -> &'static str {
 impl Dialect for CDialect {
     fn target_name(&self) -> &'static str {
         "C with OpenMP"
-    }
-
-    fn reserved(&self) -> &'static [&'static str] {
-        &["omp_get_thread_num", "omp_get_num_threads"]
     }
 
     fn heap_array(&self, ty: &str, name: &str, len: i64) -> Option<(String, String)> {
@@ -81,7 +78,7 @@ impl Dialect for CDialect {
 
     fn signature(
         &self,
-        role: FnRole,
+        _role: FnRole,
         ret: &str,
         name: &str,
         params: &[String],
@@ -92,10 +89,9 @@ impl Dialect for CDialect {
         } else {
             params.join(", ")
         };
-        match role {
-            FnRole::Host => format!("{ret} {name}({params})"),
-            FnRole::Kernel | FnRole::Helper => format!("static {ret} {name}({params})"),
-        }
+        // only the entry is exported: a host named `free` or `y0` must not
+        // be bound to (or interpose) the C library's
+        format!("static {ret} {name}({params})")
     }
 
     fn loop_intro(&self, ctx: &LoopCtx) -> LoopIntro {

@@ -72,7 +72,7 @@ static void sum_rows_outer(const float *x, float *y) {
   }
 }
 
-void sum_rows(float *x, float *y, int64_t N) {
+static void sum_rows(float *x, float *y, int64_t N) {
   (void)N;
   sum_rows_outer(x, y);
 }
@@ -89,7 +89,7 @@ int32_t parpy_entry_sum_rows(void **args) {
 
 mod writer {
     use super::cc_check;
-    use crate::back::c_names::{Namer, COMMON_RESERVED};
+    use crate::back::c_names::Namer;
     use crate::back::c_writer::{float_literal, int_literal};
     use crate::ir::{BinOp, Expr, ExprKind, ReduceOp, Reduction, Stmt, StmtKind, Type, UnOp};
     use crate::options::Options;
@@ -115,7 +115,7 @@ mod writer {
 
     #[test]
     fn namer_is_keyword_safe_unique_and_stable() {
-        let mut n = Namer::new(COMMON_RESERVED);
+        let mut n = Namer::new();
         assert_eq!(n.fresh("x"), "x");
         assert_eq!(n.fresh("x"), "x_1");
         assert_eq!(n.fresh("int"), "int_1");
@@ -123,7 +123,28 @@ mod writer {
         assert_eq!(n.fresh("parpy_t"), "v_parpy_t");
         assert_eq!(n.fresh("__x"), "v__x");
         assert_eq!(n.fresh(""), "v");
-        let mut m = Namer::new(COMMON_RESERVED);
+        // C, CUDA and Metal names: library functions, macros, prefixes
+        for (wanted, got) in [
+            ("printf", "printf_1"),
+            ("y0", "y0_1"),
+            ("INT64_MAX", "v_INT64_MAX"),
+            ("HUGE_VAL", "v_HUGE_VAL"),
+            ("log2", "log2_1"),
+            ("log2f", "log2f_1"),
+            ("isinf", "isinf_1"),
+            ("erf", "erf_1"),
+            ("omp_x", "v_omp_x"),
+            ("float4", "float4_1"),
+            ("make_int2", "make_int2_1"),
+            ("simd_sum", "v_simd_sum"),
+            ("threadIdx", "threadIdx_1"),
+            ("log2_1", "log2_1_1"),
+            ("logx", "logx"),
+            ("float5", "float5"),
+        ] {
+            assert_eq!(n.fresh(wanted), got, "{wanted}");
+        }
+        let mut m = Namer::new();
         assert_eq!(m.fresh("x"), "x");
     }
 

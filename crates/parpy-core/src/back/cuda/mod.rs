@@ -8,7 +8,7 @@
 //!
 //! The printed file is one self-contained translation unit that `nvcc -c`
 //! builds: kernels are `extern "C" __global__` with `__launch_bounds__`, the
-//! host function `extern "C" int32_t NAME(...)` takes device pointers and
+//! host function `static int32_t NAME(...)` takes device pointers and
 //! scalars, allocates the temporaries with `cudaMalloc`, launches with
 //! `<<<grid, block, shared>>>`, checks `cudaGetLastError()` after each
 //! launch and returns non-zero on failure; the entry trampoline
@@ -63,28 +63,6 @@ fn checked(call: &str, cleanup: &[String], code: i32) -> Vec<String> {
 impl Dialect for CudaDialect {
     fn target_name(&self) -> &'static str {
         "CUDA C++"
-    }
-
-    fn reserved(&self) -> &'static [&'static str] {
-        &[
-            "threadIdx",
-            "blockIdx",
-            "blockDim",
-            "gridDim",
-            "warpSize",
-            "dim3",
-            "cudaMalloc",
-            "cudaFree",
-            "cudaMemcpy",
-            "cudaGetLastError",
-            "cudaSuccess",
-            "cudaError_t",
-            "cudaMemcpyHostToDevice",
-            "cudaMemcpyDeviceToHost",
-            "std",
-            "nullptr",
-            "__half",
-        ]
     }
 
     fn includes(&self) -> String {
@@ -150,7 +128,8 @@ impl Dialect for CudaDialect {
     ) -> String {
         let params = params.join(", ");
         match role {
-            FnRole::Host => format!("extern \"C\" int32_t {name}({params})"),
+            // private: only the entry is exported from an nvcc build
+            FnRole::Host => format!("static int32_t {name}({params})"),
             FnRole::Kernel => {
                 let t: i64 = launch.map(|l| l.threads.iter().product()).unwrap_or(1);
                 format!(

@@ -58,56 +58,6 @@ pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> 
     Ok(c_writer::write_parts(&MetalDialect, p, options)?.into_output(true))
 }
 
-/// Names of the Metal standard library and language that generated names
-/// must not take (besides the C-family ones of the shared writer).
-const RESERVED: &[&str] = &[
-    "metal",
-    "vertex",
-    "fragment",
-    "sampler",
-    "texture",
-    "uchar",
-    "ushort",
-    "ulong",
-    "uint2",
-    "uint3",
-    "uint4",
-    "int2",
-    "int3",
-    "int4",
-    "float2",
-    "float3",
-    "float4",
-    "half2",
-    "half3",
-    "half4",
-    "mem_flags",
-    "threadgroup_barrier",
-    "simdgroup_barrier",
-    "simd_sum",
-    "simd_product",
-    "simd_max",
-    "simd_min",
-    "simd_broadcast",
-    "simd_shuffle",
-    "simd_shuffle_down",
-    "simd_shuffle_up",
-    "simd_shuffle_xor",
-    "fmax",
-    "fmin",
-    "rsqrt",
-    "clamp",
-    "select",
-    "isinf",
-    "MAXFLOAT",
-    "FLT_MAX",
-    "INT_MAX",
-    "INT_MIN",
-    "LONG_MAX",
-    "LONG_MIN",
-    "UINT_MAX",
-];
-
 /// The attributed kernel parameter that gives a grid position.
 fn grid_param(g: GpuIndex) -> (&'static str, &'static str, &'static str) {
     // (type, name, attribute)
@@ -194,10 +144,6 @@ fn size3(v: [i64; 3]) -> String {
 impl Dialect for MetalDialect {
     fn target_name(&self) -> &'static str {
         "Metal Shading Language"
-    }
-
-    fn reserved(&self) -> &'static [&'static str] {
-        RESERVED
     }
 
     fn includes(&self) -> String {

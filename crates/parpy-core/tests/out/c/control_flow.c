@@ -34,7 +34,7 @@ static void control_flow_i(const float *x, const int32_t *n, float *y) {
   }
 }
 
-void control_flow(float *x, int32_t *n, float *y) {
+static void control_flow(float *x, int32_t *n, float *y) {
   control_flow_i(x, n, y);
 }
 

@@ -29,7 +29,7 @@ static void prefix_sum_gpu(const int64_t *x, int64_t *y, int64_t N, int64_t *bou
   }
 }
 
-void prefix_sum(int64_t *x, int64_t *y, int64_t N, int64_t *bounds) {
+static void prefix_sum(int64_t *x, int64_t *y, int64_t N, int64_t *bounds) {
   prefix_sum_gpu(x, y, N, bounds);
 }
 

@@ -24,7 +24,7 @@ static void gpu_scalar_i(const double *x, double *y, const double *m_ref) {
   }
 }
 
-void gpu_scalar(double *x, double *y) {
+static void gpu_scalar(double *x, double *y) {
   double m[1];
   gpu_scalar_gpu(x, m);
   gpu_scalar_i(x, y, m);

@@ -66,7 +66,7 @@ static void divmod_all_i(const int64_t *a, const int64_t *b, int64_t *q, int64_t
   }
 }
 
-void divmod_all(int64_t *a, int64_t *b, int64_t *q, int64_t *r, double *f, int64_t k) {
+static void divmod_all(int64_t *a, int64_t *b, int64_t *q, int64_t *r, double *f, int64_t k) {
   divmod_all_i(a, b, q, r, f, k);
 }
 

@@ -20,7 +20,7 @@ static void matvec_row(const double *A, const double *x, double *y) {
   }
 }
 
-void matvec(double *A, double *x, double *y, int64_t N, int64_t M) {
+static void matvec(double *A, double *x, double *y, int64_t N, int64_t M) {
   (void)N;
   (void)M;
   matvec_row(A, x, y);

@@ -23,7 +23,7 @@ static void normalize_rows_N(const float *x, float *y) {
   }
 }
 
-void normalize_rows(float *x, float *y, int64_t N) {
+static void normalize_rows(float *x, float *y, int64_t N) {
   (void)N;
   normalize_rows_N(x, y);
 }

@@ -30,7 +30,7 @@ static void normalize_rows_N_1(const float *x, const float *s, float *y) {
   }
 }
 
-void normalize_rows(float *x, float *s, float *y, int64_t N) {
+static void normalize_rows(float *x, float *s, float *y, int64_t N) {
   (void)N;
   normalize_rows_N(x, s);
   normalize_rows_N_1(x, s, y);

@@ -16,7 +16,7 @@ static void psum_red(const double *x, double *t_ref) {
   t_ref[0] = t;
 }
 
-void psum(double *x, double *s, int64_t N) {
+static void psum(double *x, double *s, int64_t N) {
   (void)N;
   double t[1];
   t[0] = 0.0;

@@ -29,7 +29,7 @@ static void rows_in_registers_N(float *x, const float *w) {
   }
 }
 
-void rows_in_registers(float *x, float *w, int64_t N) {
+static void rows_in_registers(float *x, float *w, int64_t N) {
   (void)N;
   rows_in_registers_N(x, w);
 }

@@ -16,7 +16,7 @@ static void scale2d_row(const double *x, double *y, double a) {
   }
 }
 
-void scale2d(double *x, double *y, double a) {
+static void scale2d(double *x, double *y, double a) {
   scale2d_row(x, y, a);
 }
 

@@ -37,7 +37,7 @@ static void softmax_N(const float *x, float *y) {
   }
 }
 
-void softmax(float *x, float *y, int64_t N) {
+static void softmax(float *x, float *y, int64_t N) {
   (void)N;
   softmax_N(x, y);
 }

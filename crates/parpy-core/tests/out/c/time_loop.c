@@ -22,7 +22,7 @@ static void smooth_b(float *x, const float *y) {
   }
 }
 
-void smooth(float *x, float *y, int64_t T, int64_t N) {
+static void smooth(float *x, float *y, int64_t T, int64_t N) {
   (void)T;
   (void)N;
   for (int64_t t = 0; t < 10; t += 1) {

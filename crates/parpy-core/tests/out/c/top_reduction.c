@@ -15,7 +15,7 @@ static void total_all(const float *x, float *acc_ref) {
   acc_ref[0] = acc;
 }
 
-void total(float *x, float *out) {
+static void total(float *x, float *out) {
   float acc[1];
   acc[0] = 0.0f;
   total_all(x, acc);

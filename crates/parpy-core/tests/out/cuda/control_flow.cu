@@ -50,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(256) control_flow_i(const float *x,
   }
 }
 
-extern "C" int32_t control_flow(float *x, int32_t *n, float *y) {
+static int32_t control_flow(float *x, int32_t *n, float *y) {
   control_flow_i<<<dim3(1, 1, 1), dim3(256, 1, 1)>>>(x, n, y);
   if (cudaGetLastError() != cudaSuccess) {
     return 1;

@@ -50,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(1) prefix_sum_gpu(const int64_t *x,
   }
 }
 
-extern "C" int32_t prefix_sum(int64_t *x, int64_t *y, int64_t N, int64_t *bounds) {
+static int32_t prefix_sum(int64_t *x, int64_t *y, int64_t N, int64_t *bounds) {
   prefix_sum_gpu<<<dim3(1, 1, 1), dim3(1, 1, 1)>>>(x, y, N, bounds);
   if (cudaGetLastError() != cudaSuccess) {
     return 1;

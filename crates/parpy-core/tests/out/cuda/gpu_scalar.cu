@@ -40,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(10) gpu_scalar_i(const double *x, d
   }
 }
 
-extern "C" int32_t gpu_scalar(double *x, double *y) {
+static int32_t gpu_scalar(double *x, double *y) {
   double *m = NULL;
   if (cudaMalloc((void **)&m, 1 * sizeof(double)) != cudaSuccess) {
     return 2;

@@ -82,7 +82,7 @@ extern "C" __global__ void __launch_bounds__(16) divmod_all_i(const int64_t *a, 
   }
 }
 
-extern "C" int32_t divmod_all(int64_t *a, int64_t *b, int64_t *q, int64_t *r, double *f, int64_t k) {
+static int32_t divmod_all(int64_t *a, int64_t *b, int64_t *q, int64_t *r, double *f, int64_t k) {
   divmod_all_i<<<dim3(1, 1, 1), dim3(16, 1, 1)>>>(a, b, q, r, f, k);
   if (cudaGetLastError() != cudaSuccess) {
     return 1;

@@ -64,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(256) normalize_rows_N(const float *
   }
 }
 
-extern "C" int32_t normalize_rows(float *x, float *y, int64_t N) {
+static int32_t normalize_rows(float *x, float *y, int64_t N) {
   (void)N;
   normalize_rows_N<<<dim3(64, 1, 1), dim3(256, 1, 1)>>>(x, y);
   if (cudaGetLastError() != cudaSuccess) {

@@ -63,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(256) normalize_rows_N_1(const float
   }
 }
 
-extern "C" int32_t normalize_rows(float *x, float *s, float *y, int64_t N) {
+static int32_t normalize_rows(float *x, float *s, float *y, int64_t N) {
   (void)N;
   normalize_rows_N<<<dim3(64, 1, 1), dim3(128, 1, 1)>>>(x, s);
   if (cudaGetLastError() != cudaSuccess) {

@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(1) psum_gpu(double *s, const double
   s[0] = s[0] + t;
 }
 
-extern "C" int32_t psum(double *x, double *s, int64_t N) {
+static int32_t psum(double *x, double *s, int64_t N) {
   (void)N;
   double *t = NULL;
   if (cudaMalloc((void **)&t, 1 * sizeof(double)) != cudaSuccess) {

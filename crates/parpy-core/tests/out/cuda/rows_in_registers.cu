@@ -83,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(32) rows_in_registers_N(float *x, c
   }
 }
 
-extern "C" int32_t rows_in_registers(float *x, float *w, int64_t N) {
+static int32_t rows_in_registers(float *x, float *w, int64_t N) {
   (void)N;
   rows_in_registers_N<<<dim3(16, 1, 1), dim3(32, 1, 1)>>>(x, w);
   if (cudaGetLastError() != cudaSuccess) {

@@ -32,7 +32,7 @@ extern "C" __global__ void __launch_bounds__(300) scale2d_row(const double *x, d
   }
 }
 
-extern "C" int32_t scale2d(double *x, double *y, double a) {
+static int32_t scale2d(double *x, double *y, double a) {
   scale2d_row<<<dim3(8, 1, 1), dim3(300, 1, 1)>>>(x, y, a);
   if (cudaGetLastError() != cudaSuccess) {
     return 1;

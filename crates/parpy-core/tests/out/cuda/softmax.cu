@@ -101,7 +101,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_N(const float *x, floa
   }
 }
 
-extern "C" int32_t softmax(float *x, float *y, int64_t N) {
+static int32_t softmax(float *x, float *y, int64_t N) {
   (void)N;
   softmax_N<<<dim3(64, 1, 1), dim3(256, 1, 1)>>>(x, y);
   if (cudaGetLastError() != cudaSuccess) {

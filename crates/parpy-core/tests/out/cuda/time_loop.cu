@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(1000) smooth_b(float *x, const floa
   }
 }
 
-extern "C" int32_t smooth(float *x, float *y, int64_t T, int64_t N) {
+static int32_t smooth(float *x, float *y, int64_t T, int64_t N) {
   (void)T;
   (void)N;
   for (int64_t t = 0; t < 10; t += 1) {
