@@ -166,3 +166,19 @@ def test_clashing_names_are_renamed_in_the_code():
         assert renamed in code, code
     assert "static void printf_1(" in _printed(printf, parpy.CompileBackend.Cpu, np.float64)
 
+
+# --------------------------------------------------------------------------
+# identifiers are NFKC-normalized as Python does (item 6)
+
+@parpy.jit
+def fullwidth(ｖ, y, N):
+    parpy.label("i")
+    for ｉ in range(N):
+        t = v[i] * 2.0
+        ｔ = ｔ + ｖ[ｉ]
+        y[i] = t
+
+
+def test_fullwidth_identifiers_are_the_ascii_names():
+    out = run_both(fullwidth, _args(np.float64), cpu_opts({"i": parpy.threads(4)}))
+    np.testing.assert_allclose(out[1], 3.0 * (np.arange(6) + 1))

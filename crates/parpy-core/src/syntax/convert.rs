@@ -15,6 +15,16 @@ pub(super) struct Converter {
     diags: Vec<Diagnostic>,
 }
 
+/// An identifier as Python sees it: NFKC-normalized (PEP 3131), so the
+/// fullwidth `ｖ` is the name `v`.
+fn ident(name: &str) -> String {
+    if name.is_ascii() {
+        name.to_string()
+    } else {
+        unicode_normalization::UnicodeNormalization::nfkc(name).collect()
+    }
+}
+
 fn unsupported(what: &str, plural: bool) -> String {
     format!(
         "{what} {} not supported in parpy functions",
@@ -93,7 +103,7 @@ impl Converter {
                 .filter(|e| is_dotted(e))
                 .map(|e| self.expr(e));
             params.push(Param {
-                name: p.def.arg.to_string(),
+                name: ident(&p.def.arg),
                 annotation,
                 span: self.span(p.def.range),
             });
@@ -110,7 +120,7 @@ impl Converter {
         let body = self.block(&f.body);
         if self.diags.is_empty() {
             Ok(FunctionDef {
-                name: f.name.to_string(),
+                name: ident(&f.name),
                 params,
                 body,
                 span: self.span(f.range),
@@ -164,7 +174,7 @@ impl Converter {
                     self.reject(r, "`for ... else` statements");
                 }
                 let (var, var_span) = match f.target.as_ref() {
-                    py::Expr::Name(n) => (n.id.to_string(), self.span(n.range)),
+                    py::Expr::Name(n) => (ident(&n.id), self.span(n.range)),
                     t => {
                         self.reject_with(
                             t.range(),
@@ -386,10 +396,10 @@ impl Converter {
                     return self.bad(r);
                 }
             },
-            py::Expr::Name(n) => ExprKind::Name(n.id.to_string()),
+            py::Expr::Name(n) => ExprKind::Name(ident(&n.id)),
             py::Expr::Attribute(a) => ExprKind::Attr {
                 value: self.boxed(&a.value),
-                attr: a.attr.to_string(),
+                attr: ident(&a.attr),
             },
             py::Expr::Subscript(s) => {
                 let indices = match s.slice.as_ref() {

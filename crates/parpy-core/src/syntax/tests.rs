@@ -215,3 +215,31 @@ fn tuples_outside_assignments_are_rejected() {
     let text = err("def f(x):\n    g((1, 2))\n");
     assert!(text.contains("tuple expressions"), "{text}");
 }
+
+#[test]
+fn identifiers_are_nfkc_normalized_as_python_does() {
+    // `ｖ` (fullwidth) is `v`, `ﬁ` is `fi`, `ｐarpy.ｌabel` is `parpy.label`
+    let f = parse(
+        "def ｆ(ｖ, y):\n    ｐarpy.ｌabel('i')\n    for ｉ in range(2):\n        y[i] = v[ｉ] + ﬁ\n",
+    )
+    .unwrap();
+    assert_eq!(f.name, "f");
+    let names: Vec<_> = f.params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["v", "y"]);
+    let StmtKind::Expr(call) = &f.body[0].kind else {
+        panic!("not an expression statement: {:?}", f.body[0]);
+    };
+    let ExprKind::Call { func, .. } = &call.kind else {
+        panic!("not a call");
+    };
+    assert_eq!(func.dotted_path().unwrap(), ["parpy", "label"]);
+    let StmtKind::For { var, body, .. } = &f.body[1].kind else {
+        panic!("not a for loop: {:?}", f.body[1]);
+    };
+    assert_eq!(var, "i");
+    let text = format!("{:?}", body[0]);
+    assert!(
+        text.contains("Name(\"fi\")") && !text.contains('ｉ'),
+        "{text}"
+    );
+}
