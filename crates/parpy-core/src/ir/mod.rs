@@ -17,7 +17,6 @@ pub mod affine;
 pub mod eval;
 pub mod print;
 pub mod range;
-pub mod value_range;
 pub mod verify;
 pub mod visit;
 

@@ -1,5 +1,7 @@
-//! Integer ranges of expressions (interval analysis), shared by the passes
-//! that need to know what values an index can take (`passes::check_bounds`).
+//! Integer ranges of expressions (interval analysis): the one analysis of
+//! what values an index can take. Sema uses it to skip the wrap of negative
+//! indices (`x[k]` with `k < 0` reads `x[k + n]`) where an index cannot be
+//! negative; `passes::check_bounds` to prove indices in range.
 //!
 //! Shapes and specialized scalars are constants, so most index expressions
 //! are affine in loop counters whose ranges follow from the loop bounds.
@@ -117,6 +119,7 @@ impl Ranges {
                 None => self.expr(f, then)?.union(self.expr(f, else_)?),
             },
             ExprKind::CheckIndex { size, .. } => Interval::new(0, (*size - 1).max(0) as i128),
+            ExprKind::GpuIndex(_) => Interval::new(0, all.hi),
             ExprKind::Binary { op, lhs, rhs } if !op.is_comparison() => {
                 match (self.expr(f, lhs), self.expr(f, rhs)) {
                     (Some(a), Some(b)) => binary(*op, a, b).unwrap_or(all),
@@ -131,13 +134,7 @@ impl Ranges {
     /// The values the counter of `l` takes inside its body (sound when the
     /// body does not assign the counter; the caller checks that).
     pub fn loop_counter(&self, f: &Function, l: &ForLoop) -> Option<Interval> {
-        let lo = self.expr(f, &l.lo)?;
-        let hi = self.expr(f, &l.hi)?;
-        Some(if l.step > 0 {
-            Interval::new(lo.lo, hi.hi - 1)
-        } else {
-            Interval::new(hi.lo + 1, lo.hi)
-        })
+        Some(counter(self.expr(f, &l.lo)?, self.expr(f, &l.hi)?, l.step))
     }
 
     /// Narrows the ranges to what holds where `cond` is true (`v < e`,
@@ -189,6 +186,16 @@ impl Ranges {
             _ => Interval::new(cur.lo.max(b.lo - c), cur.hi),
         };
         self.vars.insert(v, n);
+    }
+}
+
+/// The values of the counter of `range(lo, hi, step)` (lo..=hi-1 going up,
+/// hi+1..=lo going down) from the ranges of its bounds.
+pub fn counter(lo: Interval, hi: Interval, step: i64) -> Interval {
+    if step > 0 {
+        Interval::new(lo.lo, hi.hi - 1)
+    } else {
+        Interval::new(hi.lo + 1, lo.hi)
     }
 }
 
@@ -312,6 +319,15 @@ mod tests {
         r.assume(f, &c);
         let e = bin(BinOp::Sub, var_e(f, i), int(1));
         assert_eq!(r.expr(f, &e), Some(Interval::new(0, 97)));
+    }
+
+    #[test]
+    fn loop_counters_up_and_down() {
+        let p = Interval::point;
+        // range(0, 10), range(9, -1, -1), range(2, n) with n in 5..=7
+        assert_eq!(counter(p(0), p(10), 1), Interval::new(0, 9));
+        assert_eq!(counter(p(9), p(-1), -1), Interval::new(0, 9));
+        assert_eq!(counter(p(2), Interval::new(5, 7), 3), Interval::new(2, 6));
     }
 
     #[test]

@@ -742,17 +742,15 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// The bounds of an integer expression, where known.
-    pub(super) fn bounds(&self, e: &Expr) -> crate::ir::value_range::Bounds {
-        crate::ir::value_range::bounds(e, &|v| {
-            self.loop_bounds.get(&v).copied().unwrap_or((None, None))
-        })
+    /// The values an integer expression can take (`None`: not an integer).
+    pub(super) fn range(&self, e: &Expr) -> Option<crate::ir::range::Interval> {
+        self.loop_ranges.expr(&self.func, e)
     }
 
     /// `i < 0 ? i + dim : i` (Python's negative indices) unless `i` cannot
     /// be negative; constant indices are wrapped when lowering them.
     pub(super) fn wrap_negative(&self, i: Expr, dim: i64) -> Expr {
-        if self.bounds(&i).0.is_some_and(|m| m >= 0) {
+        if self.range(&i).is_some_and(|r| r.lo >= 0) {
             return i;
         }
         let (ty, span) = (i.ty.clone(), i.span);

@@ -350,7 +350,7 @@ impl Lowerer<'_, '_> {
             arg_weak: vec![],
             returns: vec![],
             bare_return: None,
-            loop_bounds: self.loop_bounds.clone(),
+            loop_ranges: self.loop_ranges.clone(),
             aliases: self.aliases.clone(),
             alias_plan: Default::default(),
             // accumulators in inlined bodies keep their literal's type (a

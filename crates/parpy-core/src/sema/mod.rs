@@ -101,9 +101,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     returns: Vec<(crate::ir::ElemTy, bool)>,
     /// A bare `return` was seen.
     bare_return: Option<Span>,
-    /// The bounds of each loop counter, where known (indices that cannot
-    /// be negative need no wrap).
-    loop_bounds: std::collections::HashMap<crate::ir::VarId, crate::ir::value_range::Bounds>,
+    /// The range of each loop counter (indices that cannot be negative need
+    /// no wrap).
+    loop_ranges: crate::ir::range::Ranges,
     /// Re-bound array names: selector variable -> the arrays it can refer
     /// to (`sema::alias`).
     aliases: BTreeMap<crate::ir::VarId, Vec<crate::ir::VarId>>,
@@ -284,7 +284,7 @@ fn lower_function(
             arg_weak: weak.to_vec(),
             returns: vec![],
             bare_return: None,
-            loop_bounds: Default::default(),
+            loop_ranges: Default::default(),
             aliases: BTreeMap::new(),
             alias_plan: BTreeMap::new(),
             acc_uses: Default::default(),

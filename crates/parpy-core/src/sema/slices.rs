@@ -317,7 +317,8 @@ impl Lowerer<'_, '_> {
                     .map(|_| self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span))
                     .collect();
                 for (v, n) in ctx.vars.iter().zip(&shape) {
-                    self.loop_bounds.insert(*v, (Some(0), Some(n - 1)));
+                    self.loop_ranges
+                        .set(*v, crate::ir::range::Interval::new(0, *n as i128 - 1));
                 }
                 ctx.extents = Some(shape.clone());
                 ctx.def_span = span;
@@ -507,7 +508,8 @@ impl Lowerer<'_, '_> {
                     .zip(&extents)
                     .map(|(_, n)| {
                         let v = self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span);
-                        self.loop_bounds.insert(v, (Some(0), Some(n - 1)));
+                        self.loop_ranges
+                            .set(v, crate::ir::range::Interval::new(0, *n as i128 - 1));
                         v
                     })
                     .collect();

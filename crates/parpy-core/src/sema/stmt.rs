@@ -570,19 +570,11 @@ impl Lowerer<'_, '_> {
             }
         }
         let v = self.new_var(var, Type::Scalar(int_ty), VarKind::LoopIndex, var_span);
-        let b = |this: &Self, e: &Option<ir::Expr>| match e {
-            Some(e) => this.bounds(e),
-            None => (None, None),
-        };
-        let (lo_b, hi_b) = (b(self, &lo), b(self, &hi));
-        let counter = match step {
-            // `range(lo, hi)` takes values in lo..=hi-1, `range(lo, hi, -s)`
-            // in hi+1..=lo
-            Some(s) if s > 0 => (lo_b.0, hi_b.1.and_then(|h| h.checked_sub(1))),
-            Some(_) => (hi_b.0.and_then(|h| h.checked_add(1)), lo_b.1),
-            None => (None, None),
-        };
-        self.loop_bounds.insert(v, counter);
+        let range = |e: &Option<ir::Expr>| e.as_ref().and_then(|e| self.range(e));
+        if let (Some(lo), Some(hi), Some(s)) = (range(&lo), range(&hi), step) {
+            self.loop_ranges
+                .set(v, crate::ir::range::counter(lo, hi, s));
+        }
         let prev = self.scope.bind(var, Binding { var: v, weak: true });
         let mut body = self.lower_block(body);
         if let Some(local) = copy_to {
