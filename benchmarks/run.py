@@ -6,7 +6,7 @@ unannotated `acc = 0.0`) against NumPy and Numba.
     python benchmarks/run.py            # all CPU workloads
     python benchmarks/run.py --quick    # fewer repetitions, under a minute
     python benchmarks/run.py --only C1,C3
-    python benchmarks/run.py --bounds-check compare   # checks on, then off
+    python benchmarks/run.py --bounds-check compare   # checks on vs off
 
 
 Every result is checked against NumPy before it is timed. Each measurement
@@ -45,9 +45,13 @@ except ImportError:  # optional peer
 RESULTS = []
 NOTES = []
 # opts.bounds_check of every parpy measurement; `--bounds-check compare`
-# runs each benchmark with checks on, then off (parpy rows only)
+# runs each benchmark in --rounds rounds with checks on and off in
+# alternating order (on off, off on, ...), so that a load that comes and goes
+# weighs on both; the samples of all rounds are pooled (parpy rows only)
 BOUNDS_CHECK = [True]
 OFF = " [bounds_check=off]"
+# (bench, system) -> every sample so far (all rounds)
+SAMPLES = {}
 
 
 def emit(bench, system, times, **extra):
@@ -55,6 +59,9 @@ def emit(bench, system, times, **extra):
         if not system.startswith("parpy"):
             return  # measured in the pass with checks on
         system += OFF
+    times = SAMPLES.setdefault((bench, system), []) + list(times)
+    SAMPLES[(bench, system)] = times
+    RESULTS[:] = [r for r in RESULTS if (r["bench"], r["system"]) != (bench, system)]
     row = {
         "bench": bench,
         "system": system,
@@ -68,6 +75,8 @@ def emit(bench, system, times, **extra):
 
 
 def note(msg):
+    if msg in NOTES:
+        return  # said in an earlier round
     NOTES.append(msg)
     print(json.dumps({"note": msg}), flush=True)
 
@@ -716,12 +725,14 @@ def print_table():
     pairs = [(on, off) for on, off in pairs if off is not None]
     if pairs:
         print()
-        print("| bench | system | checks on | checks off | on / off |")
-        print("|---|---|---|---|---|")
+        print("| bench | system | checks on | checks off | on / off | runs |")
+        print("|---|---|---|---|---|---|")
         for on, off in pairs:
+            ratio = on["median_s"] / off["median_s"]
+            flag = " (> 3%)" if ratio > 1.03 else ""
             print(f"| {on['bench']} | {on['system']} | {fmt_time(on['median_s']).strip()} | "
-                  f"{fmt_time(off['median_s']).strip()} | "
-                  f"{on['median_s'] / off['median_s']:.3f} |")
+                  f"{fmt_time(off['median_s']).strip()} | {ratio:.3f}{flag} | "
+                  f"{on['runs']} + {off['runs']} |")
 
 
 def main():
@@ -730,7 +741,10 @@ def main():
     ap.add_argument("--runs", type=int, default=None, help="timed runs per measurement")
     ap.add_argument("--only", default=None, help="comma-separated list, e.g. C1,C3")
     ap.add_argument("--bounds-check", choices=["on", "off", "compare"], default="on",
-                    help="opts.bounds_check of the parpy runs; compare: on, then off")
+                    help="opts.bounds_check of the parpy runs; compare: on and off, "
+                         "alternating, in --rounds rounds")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="--bounds-check compare: rounds of on/off per benchmark")
     args = ap.parse_args()
     if args.runs is None:
         args.runs = 5 if args.quick else 10
@@ -745,7 +759,12 @@ def main():
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
                     "numpy": np.__version__,
                     "numba": getattr(numba, "__version__", None)}}), flush=True)
-    passes = {"on": [True], "off": [False], "compare": [True, False]}[args.bounds_check]
+    if args.bounds_check == "compare":
+        # on off, off on, on off, ...: neither setting always runs first
+        passes = [c for r in range(max(args.rounds, 1))
+                  for c in ([True, False] if r % 2 == 0 else [False, True])]
+    else:
+        passes = [args.bounds_check == "on"]
     for n in names:
         for checks in passes:
             BOUNDS_CHECK[0] = checks
