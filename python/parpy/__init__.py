@@ -34,6 +34,7 @@ from . import buffer  # noqa: F401  (parpy.buffer.from_array, ...)
 from . import _pickle  # noqa: F401  (registers pickling of jit functions and options)
 from ._builtins import Namespace as _Namespace
 from ._callback import callback
+from ._external import external
 from ._builtins import mark as _mark
 from .types import ElemSize
 
@@ -44,7 +45,7 @@ __all__ = [
     "BuildError", "CompileBackend", "CompileError", "CompileTypeError",
     "InternalError", "ParpyWarning", "print_compiled", "compile_string",
     "clear_cache", "sync", "gpu", "sum", "operators", "math", "builtin", "types",
-    "backend", "callback", "ElemSize", "JitFunction", "explain", "par_reduction", "Target",
+    "backend", "callback", "external", "ElemSize", "JitFunction", "explain", "par_reduction", "Target",
     "backend_available", "buffer",
 ]
 

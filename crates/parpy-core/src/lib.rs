@@ -35,5 +35,5 @@ pub use resolve::{
     math_module_builtin, numpy_allocates, numpy_builtin, Builtin, Resolved, Resolver,
     StaticResolver,
 };
-pub use signature::{ArgType, ParamInfo};
+pub use signature::{ArgType, ExtDecl, ExtDim, ExtParam, ExtTarget, ParamInfo};
 pub use types::{ElemTy, ScalarValue};

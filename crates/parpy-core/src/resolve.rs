@@ -173,6 +173,12 @@ pub enum Resolved {
         id: u64,
         name: String,
     },
+    /// A `parpy.external` function: its declaration for each backend it
+    /// was declared for.
+    External {
+        name: String,
+        decls: Vec<(crate::options::Backend, crate::signature::ExtDecl)>,
+    },
     /// A module or namespace: look at its attributes (`parpy`, `parpy.math`).
     Namespace,
     /// The name exists but denotes something jit code cannot use; the string

@@ -76,6 +76,50 @@ pub fn entry_name(base: &str, key: &str) -> String {
     format!("{base}['{k}']")
 }
 
+/// Where an external function runs (ParPy's `parpy.Target`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ExtTarget {
+    /// Called from host code only.
+    Host,
+    /// Called from parallel code (and, on Cpu, anywhere).
+    Device,
+}
+
+/// One dimension of an external's array parameter: a number, or a shape
+/// symbol (by the binding's id) that must be the same wherever it appears.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ExtDim {
+    Fixed(i64),
+    Symbol(u64),
+}
+
+/// One parameter of an external function, as declared in Python.
+#[derive(Clone, PartialEq, Debug)]
+pub enum ExtParam {
+    Scalar(ElemTy),
+    /// Passed as a pointer to its first element.
+    Array {
+        elem: ElemTy,
+        dims: Vec<ExtDim>,
+    },
+}
+
+/// An external function (`parpy.external`): its name in the target
+/// language, the header declaring it and its declared Python signature.
+#[derive(Clone, PartialEq, Debug)]
+pub struct ExtDecl {
+    /// The function's name in C / CUDA / Metal (`powf`, `metal::sqrt`).
+    pub name: String,
+    pub target: ExtTarget,
+    /// `<name.h>` or `"name.h"` (a bare name is quoted).
+    pub header: Option<String>,
+    pub params: Vec<(String, ExtParam)>,
+    /// `None`: returns nothing.
+    pub ret: Option<ElemTy>,
+    /// `parallelize=parpy.threads(n)`: the threads that call it together.
+    pub threads: Option<i64>,
+}
+
 /// The description of one entry-point parameter, for the runtime and for
 /// `compile_string`'s argument checks.
 #[derive(Clone, PartialEq, Debug)]

@@ -255,7 +255,7 @@ fn _cuda_dry_run(
         };
         let n = toolchain::nvrtc_source(py)?;
         let cache = service::cache_for(py, &data)?;
-        let (bin, _) = service::cubin(py, &n, code, &name, arch, &cache)
+        let (bin, _) = service::cubin(py, &n, code, &name, arch, &cache, &data.includes)
             .map_err(|e| internal_error(&e.to_string()))?;
         let shared = vec![0u32; out.kernel_names.len()];
         let plan = Plan::new(&out.program, &out.kernel_names, &shared)

@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
-use parpy_core::ir::{CallbackArg, Program, StmtKind, Type};
+use parpy_core::ir::{CallArg, Program, StmtKind, Type};
 use parpy_core::ElemTy;
 use parpy_runtime::cuda::plan::{CallbackValue, Device, Value};
 use parpy_runtime::cuda::CudaError;
@@ -69,14 +69,14 @@ pub fn sites(p: &Program) -> Option<Sites> {
             .args
             .iter()
             .map(|a| match a {
-                CallbackArg::Array { array, prefix } => match &p.host.var(*array).ty {
+                CallArg::Array { array, prefix } => match &p.host.var(*array).ty {
                     Type::Array { elem, shape } => SiteArg::Array {
                         elem: *elem,
                         shape: shape[prefix.len().min(shape.len())..].to_vec(),
                     },
                     _ => SiteArg::Scalar(ElemTy::I64),
                 },
-                CallbackArg::Scalar(e) => SiteArg::Scalar(e.ty.elem().unwrap_or(ElemTy::I64)),
+                CallArg::Scalar(e) => SiteArg::Scalar(e.ty.elem().unwrap_or(ElemTy::I64)),
             })
             .collect();
         if out.len() <= c.site {

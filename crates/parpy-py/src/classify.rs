@@ -68,6 +68,10 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             )),
         });
     }
+    if let Ok(decls) = obj.getattr("__parpy_external__") {
+        let name = str_attr(obj, "__name__").unwrap_or_else(|| "external".into());
+        return external_decls(&name, &decls);
+    }
     if obj.hasattr("__parpy_callback__")? {
         let name = str_attr(obj, "__name__").unwrap_or_else(|| "callback".into());
         return Ok(Resolved::Callback {
@@ -238,4 +242,61 @@ fn math_function(obj: &Bound<'_, PyAny>) -> PyResult<Option<Resolved>> {
             "math.{name}, which has no parpy equivalent inside jit code"
         )),
     }))
+}
+
+/// `parpy.external`'s declarations (`parpy._external.ExternalDecl` per
+/// backend) as the core's; a malformed one is `Unsupported`.
+fn external_decls(name: &str, decls: &Bound<'_, PyAny>) -> PyResult<Resolved> {
+    use parpy_core::{ExtDecl, ExtDim, ExtParam, ExtTarget};
+    let elem = |s: String| {
+        ElemTy::from_numpy_name(&s)
+            .ok_or_else(|| pyo3::exceptions::PyTypeError::new_err(format!("dtype {s}")))
+    };
+    let mut out = vec![];
+    for (b, d) in decls.cast::<pyo3::types::PyDict>()?.iter() {
+        let Some(backend) = b.extract::<crate::options::CompileBackend>()?.core() else {
+            continue;
+        };
+        let mut params = vec![];
+        for p in d.getattr("params")?.try_iter()? {
+            let (pname, spec): (String, Bound<'_, PyAny>) = p?.extract()?;
+            let kind: String = spec.get_item(0)?.extract()?;
+            let e = elem(spec.get_item(1)?.extract()?)?;
+            let param = if kind == "array" {
+                let mut dims = vec![];
+                for dim in spec.get_item(2)?.try_iter()? {
+                    let dim = dim?;
+                    dims.push(match dim.extract::<i64>() {
+                        Ok(n) => ExtDim::Fixed(n),
+                        Err(_) => ExtDim::Symbol(dim.get_item(1)?.extract()?),
+                    });
+                }
+                ExtParam::Array { elem: e, dims }
+            } else {
+                ExtParam::Scalar(e)
+            };
+            params.push((pname, param));
+        }
+        let ret: Option<String> = d.getattr("ret")?.extract()?;
+        let target: String = d.getattr("target")?.extract()?;
+        out.push((
+            backend,
+            ExtDecl {
+                name: d.getattr("name")?.extract()?,
+                target: if target == "host" {
+                    ExtTarget::Host
+                } else {
+                    ExtTarget::Device
+                },
+                header: d.getattr("header")?.extract()?,
+                params,
+                ret: ret.map(elem).transpose()?,
+                threads: d.getattr("threads")?.extract()?,
+            },
+        ));
+    }
+    Ok(Resolved::External {
+        name: name.to_string(),
+        decls: out,
+    })
 }

@@ -77,6 +77,7 @@ impl CudaFn {
         device: i64,
         cache: &DiskCache,
         param_index: &[usize],
+        includes: &[String],
     ) -> PyResult<CudaFn> {
         let name = ctx_args.func;
         let Some(code) = &out.device_code else {
@@ -134,8 +135,15 @@ impl CudaFn {
             pass.push((ai, kind));
         }
         let arch = ctx.arch;
+        let code = &(service::header_stamp(&out.program, includes) + code);
         let (cubin, origin) =
-            service::cubin(py, &n, code, name, arch, cache).map_err(|e| match e {
+            service::cubin(py, &n, code, name, arch, cache, includes).map_err(|e| match e {
+                CudaError::NvrtcCompile { .. } if !out.program.externals.is_empty() => {
+                    crate::errors::CompileErrorPy::new_err(format!(
+                        "the CUDA code of `{name}` with its external functions does not \
+                         compile (check their headers, opts.includes and declarations): {e}"
+                    ))
+                }
                 CudaError::NvrtcCompile { .. } => internal_error(&format!(
                     "the generated CUDA code of `{name}` does not compile: {e}"
                 )),

@@ -670,12 +670,20 @@ impl JitFunction {
                 data.device,
                 &service::cache_for(py, &data)?,
                 &index,
+                &data.includes,
             )?;
             let origin = origin_name(f.origin);
             (Exec::Cuda(Box::new(f)), origin)
         } else {
             let (entry, outcome) =
-                service::build_entry(py, &data, &out.code, &out.entry_symbol, false)?;
+                // with external functions the user's headers are part of it
+                service::build_entry(
+                    py,
+                    &data,
+                    &(service::header_stamp(&out.program, &data.includes) + &out.code),
+                    &out.entry_symbol,
+                    !out.program.externals.is_empty(),
+                )?;
             (Exec::Cpu(entry), origin_name(outcome))
         };
         phases.push(("build+load", built.elapsed().as_secs_f64()));

@@ -144,8 +144,9 @@ pub fn cubin(
     name: &str,
     arch: u32,
     cache: &DiskCache,
+    includes: &[String],
 ) -> Result<(Vec<u8>, Outcome), CudaError> {
-    py.detach(|| parpy_runtime::cuda::cubin::cached(src, code, name, arch, cache))
+    py.detach(|| parpy_runtime::cuda::cubin::cached(src, code, name, arch, cache, includes))
 }
 
 /// Writes the generated file under `<cache_dir>/generated/`, with the
@@ -176,4 +177,28 @@ pub fn write_output(
             path.display()
         ),
     )
+}
+
+/// Comment lines naming the content hash of each header of the program's
+/// external functions found in `includes` (or the working directory), so
+/// that editing a header changes the code the disk cache is keyed by.
+/// Headers they include in turn are not followed.
+pub fn header_stamp(p: &parpy_core::ir::Program, includes: &[String]) -> String {
+    let mut out = String::new();
+    for h in p.externals.iter().filter_map(|e| e.header.as_deref()) {
+        let name = h.trim().trim_matches(|c| matches!(c, '<' | '>' | '"'));
+        let found = includes
+            .iter()
+            .map(std::path::PathBuf::from)
+            .chain(std::iter::once(std::path::PathBuf::from(".")))
+            .map(|d| d.join(name))
+            .find_map(|path| std::fs::read(path).ok());
+        if let Some(bytes) = found {
+            out.push_str(&format!(
+                "// parpy-header: {name} {}\n",
+                parpy_runtime::cache::sha256_hex(&bytes)
+            ));
+        }
+    }
+    out
 }

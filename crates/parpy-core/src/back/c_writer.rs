@@ -15,7 +15,7 @@ use super::c_names::{identifier_chars, Namer};
 use super::{param_infos, param_line, EmitOutput, Writes};
 use crate::error::CompileError;
 use crate::ir::{
-    BinOp, Callback, CallbackArg, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, LaunchInfo,
+    BinOp, CallArg, Callback, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, LaunchInfo,
     LoopPar, MathFn, Place, Program, ReduceOp, Stmt, StmtKind, Type, UnOp, VarId, VarKind,
 };
 use crate::options::Options;
@@ -534,9 +534,22 @@ pub fn write_parts<D: Dialect>(
         let _ = writeln!(out, "// parpy-bounds: {}", site.describe());
     }
     let pre = write_prelude(d, &prelude).map_err(CompileError::Internal)?;
+    let mut includes = d.includes();
+    let mut seen = BTreeSet::new();
+    for h in p.externals.iter().filter_map(|e| e.header.as_deref()) {
+        let h = h.trim();
+        let line = if h.starts_with('<') || h.starts_with('"') {
+            format!("#include {h}\n")
+        } else {
+            format!("#include \"{h}\"\n")
+        };
+        if seen.insert(line.clone()) {
+            includes.push_str(&line);
+        }
+    }
     Ok(Parts {
         header: out,
-        includes: d.includes(),
+        includes,
         prelude: pre,
         device,
         host: body,
@@ -1110,7 +1123,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         self.line(depth + 1, &format!("void *{argv}[{n}];"));
         for (i, a) in c.args.iter().enumerate() {
             match a {
-                CallbackArg::Array { array, prefix } => {
+                CallArg::Array { array, prefix } => {
                     let at = if prefix.is_empty() {
                         "0".to_string()
                     } else {
@@ -1119,7 +1132,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     let t = format!("{argv}[{i}] = (void *)&{}[{at}];", self.name(*array));
                     self.line(depth + 1, &t);
                 }
-                CallbackArg::Scalar(e) => {
+                CallArg::Scalar(e) => {
                     let slot = match e.ty.elem() {
                         Some(t) if t.is_float() => "double",
                         _ => "int64_t",
@@ -1423,6 +1436,27 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 let mut a = vec![];
                 for x in args {
                     a.push(self.expr(x)?.0);
+                }
+                (format!("{name}({})", a.join(", ")), P_POSTFIX)
+            }
+            ExprKind::External { ext, args } => {
+                let name = self
+                    .p
+                    .externals
+                    .get(*ext as usize)
+                    .ok_or("call of an unknown external")?
+                    .name
+                    .clone();
+                let mut a = vec![];
+                for x in args {
+                    a.push(match x {
+                        CallArg::Array { array, prefix } if prefix.is_empty() => self.name(*array),
+                        CallArg::Array { array, prefix } => {
+                            let at = self.flat_prefix(*array, prefix)?;
+                            format!("&{}[{at}]", self.name(*array))
+                        }
+                        CallArg::Scalar(e) => self.expr(e)?.0,
+                    });
                 }
                 (format!("{name}({})", a.join(", ")), P_POSTFIX)
             }

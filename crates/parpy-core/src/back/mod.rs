@@ -110,6 +110,13 @@ fn written_vars(
                 }
             }
             ExprKind::Index { indices, .. } => indices.iter().for_each(|i| expr(i, helpers, out)),
+            ExprKind::External { args, .. } => {
+                // an external may write any array it gets
+                out.extend(crate::ir::call_arg_arrays(args));
+                crate::ir::call_arg_exprs(args)
+                    .into_iter()
+                    .for_each(|e| expr(e, helpers, out));
+            }
             ExprKind::Unary { arg, .. }
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. } => expr(arg, helpers, out),

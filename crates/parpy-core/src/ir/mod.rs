@@ -178,6 +178,9 @@ pub struct Program {
     /// The run-time index checks left after `passes::check_bounds` (none
     /// when every index is proven in range or checks are off).
     pub bounds: Option<Bounds>,
+    /// The external functions called (`ExprKind::External { ext }` indexes
+    /// this).
+    pub externals: Vec<crate::signature::ExtDecl>,
 }
 
 /// Run-time index checks: the record they write and what each one checks.
@@ -295,12 +298,12 @@ pub struct Callback {
     pub id: u64,
     /// The function's name (messages, printing).
     pub name: String,
-    pub args: Vec<CallbackArg>,
+    pub args: Vec<CallArg>,
 }
 
-/// One argument of a [`Callback`].
+/// One argument of a [`Callback`] or an external call.
 #[derive(Clone, PartialEq, Debug)]
-pub enum CallbackArg {
+pub enum CallArg {
     /// The array `array` with its first `prefix.len()` dimensions fixed at
     /// `prefix` (empty: the whole array): a view of the other dimensions.
     Array { array: VarId, prefix: Vec<Expr> },
@@ -308,33 +311,46 @@ pub enum CallbackArg {
     Scalar(Expr),
 }
 
+/// Every expression of call arguments (scalar values and view indices).
+pub fn call_arg_exprs(args: &[CallArg]) -> Vec<&Expr> {
+    args.iter()
+        .flat_map(|a| match a {
+            CallArg::Array { prefix, .. } => prefix.iter().collect::<Vec<_>>(),
+            CallArg::Scalar(e) => vec![e],
+        })
+        .collect()
+}
+
+/// [`call_arg_exprs`], mutably.
+pub fn call_arg_exprs_mut(args: &mut [CallArg]) -> Vec<&mut Expr> {
+    args.iter_mut()
+        .flat_map(|a| match a {
+            CallArg::Array { prefix, .. } => prefix.iter_mut().collect::<Vec<_>>(),
+            CallArg::Scalar(e) => vec![e],
+        })
+        .collect()
+}
+
+/// The arrays call arguments pass (the callee may read and write them).
+pub fn call_arg_arrays(args: &[CallArg]) -> impl Iterator<Item = VarId> + '_ {
+    args.iter().filter_map(|a| match a {
+        CallArg::Array { array, .. } => Some(*array),
+        CallArg::Scalar(_) => None,
+    })
+}
+
 impl Callback {
     /// Every expression of the call (scalar values and view indices).
     pub fn exprs(&self) -> Vec<&Expr> {
-        self.args
-            .iter()
-            .flat_map(|a| match a {
-                CallbackArg::Array { prefix, .. } => prefix.iter().collect::<Vec<_>>(),
-                CallbackArg::Scalar(e) => vec![e],
-            })
-            .collect()
+        call_arg_exprs(&self.args)
     }
     /// [`Callback::exprs`], mutably.
     pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
-        self.args
-            .iter_mut()
-            .flat_map(|a| match a {
-                CallbackArg::Array { prefix, .. } => prefix.iter_mut().collect::<Vec<_>>(),
-                CallbackArg::Scalar(e) => vec![e],
-            })
-            .collect()
+        call_arg_exprs_mut(&mut self.args)
     }
     /// The arrays it passes (the callback may read and write them).
     pub fn arrays(&self) -> impl Iterator<Item = VarId> + '_ {
-        self.args.iter().filter_map(|a| match a {
-            CallbackArg::Array { array, .. } => Some(*array),
-            CallbackArg::Scalar(_) => None,
-        })
+        call_arg_arrays(&self.args)
     }
 }
 
@@ -427,6 +443,14 @@ pub enum ExprKind {
     Call {
         func: FuncId,
         args: Vec<Expr>,
+    },
+    /// A call of external function `ext` (index into
+    /// [`Program::externals`]); arrays are passed as pointers to the first
+    /// element of their view. Its type is the declared return type (or
+    /// `Void`).
+    External {
+        ext: u32,
+        args: Vec<CallArg>,
     },
     /// GPU: a position of the executing thread in the launch grid (type
     /// `i64`). Only in kernels; produced by `passes::gpu_grid`.
@@ -560,6 +584,7 @@ impl Expr {
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
             ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().collect(),
+            ExprKind::External { args, .. } => call_arg_exprs(args),
             ExprKind::CheckIndex { arg, record, .. } => {
                 let mut v: Vec<&Expr> = vec![arg];
                 v.extend(record.as_deref());
@@ -583,6 +608,7 @@ impl Expr {
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
             ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter_mut().collect(),
+            ExprKind::External { args, .. } => call_arg_exprs_mut(args),
             ExprKind::CheckIndex { arg, record, .. } => {
                 let mut v: Vec<&mut Expr> = vec![arg];
                 v.extend(record.as_deref_mut());

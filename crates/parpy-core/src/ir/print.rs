@@ -275,26 +275,8 @@ impl Printer<'_> {
             }
             StmtKind::Barrier => self.out.push_str("barrier\n"),
             StmtKind::Callback(c) => {
-                let args: Vec<String> = c
-                    .args
-                    .iter()
-                    .map(|a| match a {
-                        crate::ir::CallbackArg::Array { array, prefix } if prefix.is_empty() => {
-                            self.name(*array)
-                        }
-                        crate::ir::CallbackArg::Array { array, prefix } => {
-                            self.index(*array, prefix)
-                        }
-                        crate::ir::CallbackArg::Scalar(e) => self.expr(e),
-                    })
-                    .collect();
-                let _ = writeln!(
-                    self.out,
-                    "callback#{} {}({})",
-                    c.site,
-                    c.name,
-                    args.join(", ")
-                );
+                let args = self.call_args(&c.args);
+                let _ = writeln!(self.out, "callback#{} {}({args})", c.site, c.name);
             }
             StmtKind::Launch { kernel, args } => {
                 let name = self
@@ -345,6 +327,20 @@ impl Printer<'_> {
     fn index(&self, array: VarId, indices: &[Expr]) -> String {
         let idx: Vec<String> = indices.iter().map(|e| self.expr(e)).collect();
         format!("{}[{}]", self.name(array), idx.join(", "))
+    }
+
+    /// Arrays by name, row views as `a[i]`, scalars.
+    fn call_args(&self, args: &[crate::ir::CallArg]) -> String {
+        args.iter()
+            .map(|a| match a {
+                crate::ir::CallArg::Array { array, prefix } if prefix.is_empty() => {
+                    self.name(*array)
+                }
+                crate::ir::CallArg::Array { array, prefix } => self.index(*array, prefix),
+                crate::ir::CallArg::Scalar(e) => self.expr(e),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn exprs(&self, es: &[Expr]) -> String {
@@ -414,6 +410,9 @@ impl Printer<'_> {
                     .cloned()
                     .unwrap_or_else(|| format!("helper#{}", func.0));
                 format!("{name}({})", self.exprs(args))
+            }
+            ExprKind::External { ext, args } => {
+                format!("external#{ext}({})", self.call_args(args))
             }
         }
     }

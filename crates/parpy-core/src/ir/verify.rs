@@ -229,7 +229,7 @@ impl V<'_> {
                         self.expr(e)?;
                     }
                     for a in &c.args {
-                        if let crate::ir::CallbackArg::Array { array, prefix } = a {
+                        if let crate::ir::CallArg::Array { array, prefix } = a {
                             match &self.var(*array)?.ty {
                                 Type::Array { shape, .. } if prefix.len() < shape.len() => {}
                                 _ => {
@@ -381,6 +381,19 @@ impl V<'_> {
                 self.expr(arg)?;
                 if arg.ty != e.ty || e.ty.is_array() {
                     return Err("warp reduction with a wrong type".into());
+                }
+            }
+            ExprKind::External { ext, args } => {
+                let d = self
+                    .p
+                    .externals
+                    .get(*ext as usize)
+                    .ok_or("call of an external id out of range")?;
+                if d.params.len() != args.len() {
+                    return Err(format!("call of `{}` with a wrong argument count", d.name));
+                }
+                for e in crate::ir::call_arg_exprs(args) {
+                    self.expr(e)?;
                 }
             }
             ExprKind::Call { func, args } => {

@@ -190,6 +190,7 @@ pub fn expr_uses(e: &Expr, used: &mut BTreeSet<VarId>) {
         ExprKind::Var(v) | ExprKind::Index { array: v, .. } => {
             used.insert(*v);
         }
+        ExprKind::External { args, .. } => used.extend(crate::ir::call_arg_arrays(args)),
         _ => {}
     }
     e.children().into_iter().for_each(|c| expr_uses(c, used));
@@ -199,6 +200,7 @@ pub fn expr_uses(e: &Expr, used: &mut BTreeSet<VarId>) {
 pub fn uses_var(e: &Expr, v: VarId) -> bool {
     match &e.kind {
         ExprKind::Var(x) | ExprKind::Index { array: x, .. } if *x == v => true,
+        ExprKind::External { args, .. } if crate::ir::call_arg_arrays(args).any(|a| a == v) => true,
         _ => e.children().into_iter().any(|c| uses_var(c, v)),
     }
 }

@@ -298,10 +298,10 @@ impl Guard<'_> {
                 StmtKind::Callback(c) => {
                     for a in c.args.iter_mut() {
                         match a {
-                            crate::ir::CallbackArg::Array { array, prefix } => {
+                            crate::ir::CallArg::Array { array, prefix } => {
                                 self.indices(*array, prefix, env)
                             }
-                            crate::ir::CallbackArg::Scalar(e) => self.expr(e, env),
+                            crate::ir::CallArg::Scalar(e) => self.expr(e, env),
                         }
                     }
                 }
@@ -342,9 +342,20 @@ impl Guard<'_> {
             self.expr(c, env);
             self.cond_depth -= cond as usize;
         }
-        if let ExprKind::Index { array, indices } = &mut e.kind {
-            let a = *array;
-            self.guard_all(a, indices, env);
+        match &mut e.kind {
+            ExprKind::Index { array, indices } => {
+                let a = *array;
+                self.guard_all(a, indices, env);
+            }
+            ExprKind::External { args, .. } => {
+                for arg in args.iter_mut() {
+                    if let crate::ir::CallArg::Array { array, prefix } = arg {
+                        let a = *array;
+                        self.guard_all(a, prefix, env);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 

@@ -179,6 +179,24 @@ impl Check<'_> {
                 self.expr(else_);
             }
             ExprKind::Math { args, .. } => args.iter().for_each(|a| self.expr(a)),
+            ExprKind::External { ext, .. } => {
+                let d = &self.p.externals[*ext as usize];
+                let msg = match d.target {
+                    crate::signature::ExtTarget::Device => format!(
+                        "the external function `{}` runs on the device, but this call is in host code",
+                        d.name
+                    ),
+                    crate::signature::ExtTarget::Host => format!(
+                        "host external functions (`{}`) run on the Cpu backend only for now",
+                        d.name
+                    ),
+                };
+                self.errors.push(
+                    Diagnostic::error(msg)
+                        .at(e.span, "called from host code")
+                        .help("call a device external inside a parallel loop or a `with parpy.gpu:` block"),
+                );
+            }
             ExprKind::Call { args, .. } => {
                 // Only the first offending argument is reported.
                 let _ = self.p;

@@ -6,56 +6,76 @@
 //! `with parpy.gpu:` block.
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{Block, ForLoop, Program, StmtKind};
+use crate::ir::{Block, ExprKind, ForLoop, Program, StmtKind};
 use crate::options::Options;
 use crate::passes::util::sub_blocks;
+use crate::signature::ExtTarget;
 
 /// Returns all inconsistencies found, as errors.
 pub fn run(p: &Program, options: &Options) -> Vec<Diagnostic> {
     let mut errors = vec![];
-    find_nests(&p.host.body, options, &mut errors);
+    find_nests(p, &p.host.body, options, &mut errors);
     for k in &p.kernels {
-        find_nests(&k.func.body, options, &mut errors);
+        find_nests(p, &k.func.body, options, &mut errors);
     }
     errors
 }
 
-fn find_nests(b: &Block, options: &Options, errors: &mut Vec<Diagnostic>) {
+fn find_nests(p: &Program, b: &Block, options: &Options, errors: &mut Vec<Diagnostic>) {
     for s in b {
         match &s.kind {
             StmtKind::For(l) if l.par.is_some() => {
                 check_nest(l, s.span, options, errors);
-                callbacks_inside(&l.body, s.span, "parallel loop", errors);
+                host_calls_inside(p, &l.body, s.span, "parallel loop", errors);
             }
             StmtKind::OnDevice(body) => {
-                callbacks_inside(body, s.span, "`with parpy.gpu:` block", errors);
+                host_calls_inside(p, body, s.span, "`with parpy.gpu:` block", errors);
             }
             _ => {
                 for body in sub_blocks(s) {
-                    find_nests(body, options, errors);
+                    find_nests(p, body, options, errors);
                 }
             }
         }
     }
 }
 
-/// Reports each callback call in `b`, which runs on the device.
-fn callbacks_inside(b: &Block, outer: Span, what: &str, errors: &mut Vec<Diagnostic>) {
+/// Reports each call in `b` of what runs in host code only: callbacks and
+/// `Target.Host` externals.
+fn host_calls_inside(
+    p: &Program,
+    b: &Block,
+    outer: Span,
+    what: &str,
+    errors: &mut Vec<Diagnostic>,
+) {
+    let mut report = |name: &str, kind: &str, span: Span| {
+        errors.push(
+            Diagnostic::error(format!(
+                "the {kind} `{name}` is called inside a {what}, but it runs in host code"
+            ))
+            .at(span, "called here")
+            .also(
+                crate::schedule::header_span(outer),
+                format!("this {what} runs on the device (or in parallel)"),
+            )
+            .help("call it outside the parallel code, between the loops"),
+        );
+    };
     crate::ir::visit::walk_stmts(b, &mut |s| {
         if let StmtKind::Callback(c) = &s.kind {
-            errors.push(
-                Diagnostic::error(format!(
-                    "the callback `{}` is called inside a {what}, but callbacks run in host code",
-                    c.name
-                ))
-                .at(s.span, "called here")
-                .also(
-                    crate::schedule::header_span(outer),
-                    format!("this {what} runs on the device (or in parallel)"),
-                )
-                .help("call it outside the parallel code, between the loops"),
-            );
+            report(&c.name, "callback", s.span);
         }
+    });
+    crate::ir::visit::walk_exprs(b, &mut |e| {
+        if let ExprKind::External { ext, .. } = &e.kind {
+            if let Some(d) = p.externals.get(*ext as usize) {
+                if d.target == ExtTarget::Host {
+                    report(&d.name, "host external function", e.span);
+                }
+            }
+        }
+        true
     });
 }
 

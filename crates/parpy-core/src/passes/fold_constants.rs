@@ -147,6 +147,12 @@ pub fn fold_expr(e: &mut Expr) {
             args.iter_mut().for_each(fold_expr);
             None
         }
+        ExprKind::External { args, .. } => {
+            crate::ir::call_arg_exprs_mut(args)
+                .into_iter()
+                .for_each(fold_expr);
+            None
+        }
     };
     if let Some(k) = new_kind {
         e.kind = k;

@@ -149,6 +149,12 @@ impl Access {
             ExprKind::Index { array, .. } => {
                 self.reads.insert(*array);
             }
+            ExprKind::External { args, .. } => {
+                for a in crate::ir::call_arg_arrays(args) {
+                    self.reads.insert(a);
+                    self.writes.insert(a);
+                }
+            }
             // a helper may write the arrays it is given
             ExprKind::Call { args, .. } => {
                 for a in args {

@@ -448,6 +448,20 @@ fn expr_accesses(e: &Expr, j: VarId, out: &mut Vec<Access>) {
             out.push(access(*array, indices, j, false));
             indices.iter().for_each(|i| expr_accesses(i, j, out));
         }
+        ExprKind::External { args, .. } => {
+            for a in crate::ir::call_arg_arrays(args) {
+                out.push(Access {
+                    array: a,
+                    exact: false,
+                    prefix: vec![],
+                    write: true,
+                    at: 0,
+                });
+            }
+            e.children()
+                .into_iter()
+                .for_each(|c| expr_accesses(c, j, out));
+        }
         // a whole array used as a value (a helper's argument): never exact
         ExprKind::Var(v) if e.ty.is_array() => out.push(Access {
             array: *v,

@@ -560,11 +560,11 @@ fn remap_stmt(s: &mut Stmt, map: &BTreeMap<VarId, VarId>) {
         StmtKind::Callback(c) => {
             for a in c.args.iter_mut() {
                 match a {
-                    crate::ir::CallbackArg::Array { array, prefix } => {
+                    crate::ir::CallArg::Array { array, prefix } => {
                         m(array, map);
                         prefix.iter_mut().for_each(|i| remap_expr(i, map));
                     }
-                    crate::ir::CallbackArg::Scalar(e) => remap_expr(e, map),
+                    crate::ir::CallArg::Scalar(e) => remap_expr(e, map),
                 }
             }
         }
@@ -586,6 +586,13 @@ fn remap_loop(l: &mut ForLoop, map: &BTreeMap<VarId, VarId>) {
 fn remap_expr(e: &mut Expr, map: &BTreeMap<VarId, VarId>) {
     match &mut e.kind {
         ExprKind::Var(v) | ExprKind::Index { array: v, .. } => m(v, map),
+        ExprKind::External { args, .. } => {
+            for a in args.iter_mut() {
+                if let crate::ir::CallArg::Array { array, .. } = a {
+                    m(array, map);
+                }
+            }
+        }
         _ => {}
     }
     e.children_mut()

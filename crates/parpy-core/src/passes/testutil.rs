@@ -138,6 +138,7 @@ pub fn program(host: Function) -> Program {
         kernels: vec![],
         helpers: vec![],
         bounds: None,
+        externals: vec![],
     }
 }
 

@@ -3,7 +3,7 @@
 //! (`a[i]`, `a[i, :]`: views of the other dimensions) and scalars.
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{Callback, CallbackArg, StmtKind, Type};
+use crate::ir::{CallArg, Callback, StmtKind, Type};
 use crate::resolve::Resolved;
 use crate::syntax::ast;
 
@@ -59,10 +59,10 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    fn callback_arg(&mut self, a: &ast::Expr) -> Option<CallbackArg> {
+    fn callback_arg(&mut self, a: &ast::Expr) -> Option<CallArg> {
         if let Some((array, _)) = self.array_arg(a) {
             if self.alias_of(array).is_none() {
-                return Some(CallbackArg::Array {
+                return Some(CallArg::Array {
                     array,
                     prefix: vec![],
                 });
@@ -84,16 +84,8 @@ impl Lowerer<'_, '_> {
                 );
                 return None;
             }
-            let Type::Array { shape, .. } = self.func.var(array).ty.clone() else {
-                return None;
-            };
-            let mut prefix = vec![];
-            for (ix, dim) in idx.into_iter().zip(shape) {
-                let t = self.lower_expr(ix)?;
-                let i = self.index_value(t, "an array index")?;
-                prefix.push(self.wrap_negative(i, dim));
-            }
-            return Some(CallbackArg::Array { array, prefix });
+            let prefix = self.view_prefix(array, idx)?;
+            return Some(CallArg::Array { array, prefix });
         }
         if matches!(a.kind, ast::ExprKind::Subscript { .. }) && self.lower_subscript_is_view(a) {
             self.error(
@@ -105,7 +97,26 @@ impl Lowerer<'_, '_> {
         }
         let t = self.lower_expr(a)?;
         self.scalar_elem(&t)?;
-        Some(CallbackArg::Scalar(t.e))
+        Some(CallArg::Scalar(t.e))
+    }
+
+    /// The indices of a row view `array[idx]` (`row_view`), lowered and
+    /// wrapped like any index (negative ones count from the end).
+    pub(super) fn view_prefix(
+        &mut self,
+        array: crate::ir::VarId,
+        idx: Vec<&ast::Expr>,
+    ) -> Option<Vec<crate::ir::Expr>> {
+        let Type::Array { shape, .. } = self.func.var(array).ty.clone() else {
+            return None;
+        };
+        let mut prefix = vec![];
+        for (ix, dim) in idx.into_iter().zip(shape) {
+            let t = self.lower_expr(ix)?;
+            let i = self.index_value(t, "an array index")?;
+            prefix.push(self.wrap_negative(i, dim));
+        }
+        Some(prefix)
     }
 
     /// `a[...]` with a slice among its indices.

@@ -62,6 +62,7 @@ impl Lowerer<'_, '_> {
                 self.helper_call(&def, &globals, args, span, false)
             }
             Resolved::Dtype(t) => self.dtype_call(t, &name, args, span),
+            Resolved::External { name, decls } => self.external_call(&name, &decls, args, span),
             Resolved::Callback { .. } => {
                 self.error(
                     Diagnostic::error(format!(

@@ -13,6 +13,7 @@ mod callback;
 mod calls;
 mod dicts;
 mod expr;
+mod external;
 mod inline;
 mod scope;
 mod slices;
@@ -66,6 +67,8 @@ pub(crate) struct Shared<'o> {
     stack: Vec<usize>,
     /// Callback calls lowered so far (the next one's `site`).
     callback_sites: usize,
+    /// The external functions called so far (`Program::externals`).
+    externals: Vec<crate::signature::ExtDecl>,
 }
 
 impl Shared<'_> {
@@ -151,6 +154,7 @@ pub fn lower(
         helpers: vec![],
         stack: vec![def as *const FunctionDef as usize],
         callback_sites: 0,
+        externals: vec![],
     };
     // Python bools, ints and floats passed to the entry are weak scalars;
     // NumPy scalars are strong.
@@ -197,12 +201,16 @@ pub fn lower(
     let host = host.ok_or_else(|| {
         CompileError::Internal("lowering failed without a diagnostic".to_string())
     })?;
-    let helpers = sh.helpers.into_iter().map(|h| h.func).collect();
+    let helpers = std::mem::take(&mut sh.helpers)
+        .into_iter()
+        .map(|h| h.func)
+        .collect();
     Ok(Program {
         host,
         kernels: vec![],
         helpers,
         bounds: None,
+        externals: sh.externals,
     })
 }
 

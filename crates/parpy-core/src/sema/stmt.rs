@@ -385,7 +385,9 @@ impl Lowerer<'_, '_> {
                 }
                 ast::ExprKind::Call { .. } => {
                     let t = self.lower_expr(e)?;
-                    if matches!(t.e.kind, ExprKind::Call { .. }) {
+                    if matches!(t.e.kind, ExprKind::Call { .. })
+                        || (matches!(t.e.kind, ExprKind::External { .. }) && t.e.ty == Type::Void)
+                    {
                         Some(StmtKind::Expr(t.e))
                     } else if t.e.ty == Type::Void {
                         // an inlined helper: its statements were hoisted

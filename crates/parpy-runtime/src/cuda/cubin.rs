@@ -117,15 +117,19 @@ pub fn key(src: &NvrtcSource, code: &str, arch: u32, extra: &[String]) -> String
 }
 
 /// The cubin of `code` for `sm_{arch}`, through the disk cache, and
-/// whether it came from there. NVRTC is loaded only on a miss.
+/// whether it came from there. NVRTC is loaded only on a miss. `includes`
+/// are the user's header directories (`CompileOptions.includes`, for the
+/// headers of external functions).
 pub fn cached(
     src: &NvrtcSource,
     code: &str,
     name: &str,
     arch: u32,
     cache: &DiskCache,
+    includes: &[String],
 ) -> Result<(Vec<u8>, Outcome), CudaError> {
-    let extra = crate::env::nvrtc_options();
+    let mut extra = crate::env::nvrtc_options();
+    extra.extend(includes.iter().map(|i| format!("-I{i}")));
     let (path, outcome) =
         cache.get_or_build_blob(&key(src, code, arch, &extra), "cubin", || {
             compile(src.load()?, code, name, arch, &extra, cache)

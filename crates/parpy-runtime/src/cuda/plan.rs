@@ -13,8 +13,8 @@ use std::ffi::c_void;
 
 use parpy_core::ir::eval::{self, wrap_int, Mode};
 use parpy_core::ir::{
-    BinOp, Block, Callback, CallbackArg, Expr, ExprKind, Function, MathFn, Place, Program,
-    StmtKind, Type, VarId, VarKind,
+    BinOp, Block, CallArg, Callback, Expr, ExprKind, Function, MathFn, Place, Program, StmtKind,
+    Type, VarId, VarKind,
 };
 use parpy_core::types::{f16_bits, f16_value};
 use parpy_core::{ElemTy, ScalarValue};
@@ -496,6 +496,7 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
         }
         ExprKind::Math { args, .. } => args.iter().try_for_each(|a| check_expr(a, f)),
         ExprKind::Call { .. } => Err(unsupported("calls a helper function", f)),
+        ExprKind::External { .. } => Err(unsupported("calls an external function", f)),
         ExprKind::GpuIndex(_) | ExprKind::WarpReduce { .. } => {
             Err(unsupported("uses a GPU thread index", f))
         }
@@ -624,7 +625,7 @@ impl Exec<'_> {
         let mut vals = Vec::with_capacity(c.args.len());
         for a in &c.args {
             vals.push(match a {
-                CallbackArg::Array { array, prefix } => {
+                CallArg::Array { array, prefix } => {
                     let var = self.plan.host.var(*array);
                     let Type::Array { elem, shape } = &var.ty else {
                         return Err(err(self.plan, "a callback view of a scalar"));
@@ -651,7 +652,7 @@ impl Exec<'_> {
                         bytes: (rest as u64 * size) as usize,
                     }
                 }
-                CallbackArg::Scalar(e) => CallbackValue::Scalar(self.eval(e)?),
+                CallArg::Scalar(e) => CallbackValue::Scalar(self.eval(e)?),
             });
         }
         (self.callbacks)(c.site, &vals)

@@ -1,0 +1,321 @@
+"""`parpy.external` (issue 12, item 7): C / CUDA / Metal functions declared
+in Python and called from jit code.
+
+On Cpu the functions come from a header (tests/data/ext/parpy_ext_test.h,
+found through `opts.includes`) or a shared library built here; each program
+runs against its plain-Python version (the decorated function's body). The
+Cuda output is compiled by NVRTC with the user's include directory (the
+jit's own path, by a dry run), Metal's syntax-checked by clang.
+"""
+
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import parpy
+from parpy import types
+from conftest import backend_opts, cpu_opts, run_both
+from test_cuda_codegen import device_part, needs_nvrtc
+from test_cuda_programs import HAS_GPU, cuda_opts, dry_run
+from test_metal_codegen import assert_clang_ok, needs_clang
+
+T = parpy.threads
+HERE = pathlib.Path(__file__).parent
+INCLUDE = str(HERE / "data" / "ext")
+N = types.symbol()
+rng = np.random.default_rng(7)
+
+
+def with_includes(opts):
+    opts.includes += [INCLUDE]
+    return opts
+
+
+@parpy.external("clamp_ext", parpy.CompileBackend.Cpu, parpy.Target.Device,
+                header="parpy_ext_test.h")
+@parpy.external("clamp_ext", parpy.CompileBackend.Cuda, parpy.Target.Device,
+                header="<parpy_ext_test.cuh>")
+def clamp(x: types.F32, lo: types.F32, hi: types.F32) -> types.F32:
+    return min(max(x, lo), hi)
+
+
+@parpy.external("sum_row_ext", parpy.CompileBackend.Cpu, parpy.Target.Device,
+                header="<parpy_ext_test.h>")
+@parpy.external("sum_row_ext", parpy.CompileBackend.Cuda, parpy.Target.Device,
+                header="<parpy_ext_test.cuh>")
+def sum_row(x: types.buffer(types.F64, [N]), n: types.I64) -> types.F64:
+    return x[:n].sum()
+
+
+@parpy.external("prefix_sum_ext", parpy.CompileBackend.Cpu, parpy.Target.Host,
+                header='"parpy_ext_test.h"')
+def prefix_sum(x: types.buffer(types.F32, [N]), n: types.I64):
+    np.cumsum(x[:n], out=x[:n])
+
+
+@parpy.external("metal::sqrt", parpy.CompileBackend.Metal, parpy.Target.Device)
+def metal_sqrt(x: types.F32) -> types.F32:
+    return np.sqrt(x)
+
+
+@parpy.jit
+def clamp_rows(x, y, z, w, N, M):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = clamp(x[i], 0.25, 0.75)
+    parpy.label('N')
+    for i in range(N):
+        w[i] = sum_row(z[i], M) + sum_row(z[i, :], 2)
+
+
+@parpy.jit
+def clamp_then_scan(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = clamp(x[i], 0.25, 0.75)
+    prefix_sum(y, N)
+
+
+def clamp_rows_args():
+    return [rng.random(8).astype(np.float32), np.zeros(8, np.float32), rng.random((8, 5)),
+            np.zeros(8), 8, 5]
+
+
+def test_device_externals_from_a_header_on_cpu():
+    x, y, z, w, n, m = clamp_rows_args()
+    run_both(clamp_rows, [x, y, z, w, n, m], with_includes(cpu_opts({'N': T(8)})))
+    clamp_rows(x, y, z, w, n, m, opts=with_includes(cpu_opts({'N': T(8)})))
+    np.testing.assert_allclose(y, np.clip(x, 0.25, 0.75))
+    np.testing.assert_allclose(w, z.sum(axis=1) + z[:, :2].sum(axis=1))
+
+
+def test_a_host_external_runs_in_host_code():
+    x, y = rng.random(16).astype(np.float32), np.zeros(16, np.float32)
+    run_both(clamp_then_scan, [x, y, 16], with_includes(cpu_opts({'N': T(16)})))
+    clamp_then_scan(x, y, 16, opts=with_includes(cpu_opts({'N': T(16)})))
+    np.testing.assert_allclose(y, np.cumsum(np.clip(x, 0.25, 0.75)), rtol=1e-6)
+
+
+def test_an_external_from_a_shared_library(tmp_path):
+    lib_dir = tmp_path / "lib"
+    lib_dir.mkdir()
+    src = lib_dir / "dot.c"
+    src.write_text("#include <stdint.h>\n"
+                   "double parpy_test_dot(const double *a, const double *b, int64_t n) {\n"
+                   "  double s = 0; for (int64_t i = 0; i < n; i++) s += a[i] * b[i];\n"
+                   "  return s;\n}\n")
+    cc = os.environ.get("CC", "cc")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(lib_dir / "libparpydot.so"),
+                    str(src)], check=True)
+    (lib_dir / "parpy_dot.h").write_text(
+        "#include <stdint.h>\n"
+        "double parpy_test_dot(const double *a, const double *b, int64_t n);\n")
+
+    @parpy.external("parpy_test_dot", parpy.CompileBackend.Cpu, parpy.Target.Device,
+                    header="parpy_dot.h")
+    def dot(a: types.buffer(types.F64, [N]), b: types.buffer(types.F64, [N]),
+            n: types.I64) -> types.F64:
+        return float(a[:n] @ b[:n])
+
+    @parpy.jit
+    def row_dots(a, b, out, R, C):
+        parpy.label('R')
+        for i in range(R):
+            out[i] = dot(a[i], b[i], C)
+
+    opts = cpu_opts({'R': T(6)})
+    opts.includes += [str(lib_dir)]
+    opts.libs += ["parpydot"]
+    opts.extra_flags += [f"-L{lib_dir}", f"-Wl,-rpath,{lib_dir}"]
+    a, b, out = rng.random((6, 9)), rng.random((6, 9)), np.zeros(6)
+    row_dots(a, b, out, 6, 9, opts=opts)
+    np.testing.assert_allclose(out, (a * b).sum(axis=1))
+
+
+def compile_error(fn, args, opts=None):
+    with pytest.raises(parpy.CompileError) as e:
+        fn(*args, opts=with_includes(opts or cpu_opts({'N': T(8)})))
+    return str(e.value)
+
+
+def test_argument_types_are_checked_against_the_declaration():
+    @parpy.jit
+    def strong_float64(x, y, N):
+        for i in range(N):
+            y[i] = clamp(x[i], 0.25, 0.75)
+
+    msg = compile_error(strong_float64, [np.zeros(8), np.zeros(8), 8])
+    assert "argument `x` of the external `clamp` is float64, but its declaration says " \
+           "float32" in msg
+
+    @parpy.jit
+    def wrong_elem(z, w, N):
+        for i in range(N):
+            w[i] = sum_row(z[i], 5)
+
+    msg = compile_error(wrong_elem, [np.zeros((8, 5), np.float32), np.zeros(8), 8])
+    assert "argument `x` of the external `sum_row` is float32[5]" in msg
+    assert "float64[_]" in msg
+
+    @parpy.jit
+    def wrong_rank(z, w):
+        w[0] = sum_row(z, 5)
+
+    msg = compile_error(wrong_rank, [np.zeros((8, 5)), np.zeros(8)])
+    assert "is float64[8, 5], but its declaration says float64[_]" in msg
+
+    @parpy.jit
+    def scalar_for_array(w):
+        w[0] = sum_row(w[0], 5)
+
+    assert "is a slice or an element" in compile_error(scalar_for_array, [np.zeros(8)])
+
+    @parpy.jit
+    def too_few(w):
+        w[0] = sum_row(w)
+
+    assert "takes 2 arguments but 1 were given" in compile_error(too_few, [np.zeros(8)])
+
+
+def test_fixed_and_symbolic_sizes_are_checked():
+    M = types.symbol()
+
+    @parpy.external("pair_ext", parpy.CompileBackend.Cpu, parpy.Target.Device)
+    def pair(a: types.buffer(types.F64, [M]), b: types.buffer(types.F64, [M]),
+             c: types.buffer(types.F64, [3])) -> types.F64:
+        return 0.0
+
+    @parpy.jit
+    def bad_symbol(a, b, c):
+        c[0] = pair(a, b, c)
+
+    msg = compile_error(bad_symbol, [np.zeros(4), np.zeros(5), np.zeros(3)])
+    assert "dimension 0 of argument `b` of the external `pair` is 5, but the same shape " \
+           "symbol is 4 in dimension 0 of `a`" in msg
+    msg = compile_error(bad_symbol, [np.zeros(4), np.zeros(4), np.zeros(6)])
+    assert "argument `c` of the external `pair` is float64[6], but its declaration says " \
+           "float64[3]" in msg
+
+
+def test_a_host_external_inside_a_parallel_loop_is_an_error():
+    @parpy.jit
+    def scan_rows(x, N):
+        parpy.label('N')
+        for i in range(N):
+            prefix_sum(x[i], 4)
+
+    msg = compile_error(scan_rows, [np.zeros((8, 4), np.float32), 8])
+    assert "host external function `prefix_sum_ext` is called inside a parallel loop" in msg
+
+
+def test_an_external_of_another_backend_is_an_error():
+    @parpy.jit
+    def uses_metal(x):
+        x[0] = metal_sqrt(x[0])
+
+    msg = compile_error(uses_metal, [np.ones(2, np.float32)])
+    assert "`metal_sqrt` is an external function for Metal, not for the Cpu backend" in msg
+
+
+def test_a_missing_header_is_a_compile_error():
+    @parpy.external("nope_ext", parpy.CompileBackend.Cpu, parpy.Target.Device,
+                    header="parpy_no_such_header.h")
+    def nope(x: types.F32) -> types.F32:
+        return x
+
+    @parpy.jit
+    def calls_nope(x):
+        x[0] = nope(x[0])
+
+    with pytest.raises(parpy.CompileError, match="parpy_no_such_header.h"):
+        calls_nope(np.ones(2, np.float32), opts=cpu_opts({}))
+
+
+def test_declaration_errors():
+    with pytest.raises(TypeError, match="parameter `x` needs a type annotation"):
+        @parpy.external("f", parpy.CompileBackend.Cpu, parpy.Target.Device)
+        def f(x):
+            return x
+    with pytest.raises(RuntimeError, match="Host externals cannot be parallel"):
+        parpy.external("f", parpy.CompileBackend.Cpu, parpy.Target.Host,
+                       parallelize=parpy.threads(32))
+    with pytest.raises(TypeError, match="target must be parpy.Target"):
+        parpy.external("f", parpy.CompileBackend.Cpu, "device")
+    with pytest.raises(TypeError, match="needs concrete element types"):
+        @parpy.external("g", parpy.CompileBackend.Cpu, parpy.Target.Device)
+        def g(x: types.buffer(types.type_var(), [4])) -> types.F32:
+            return 0.0
+
+
+def test_a_plain_call_runs_the_python_body():
+    assert clamp(2.0, 0.0, 1.0) == 1.0
+
+
+@needs_nvrtc
+def test_cuda_device_code_with_the_users_header_compiles():
+    args = clamp_rows_args()
+    opts = with_includes(cuda_opts({'N': T(8)}))
+    code = parpy.print_compiled(clamp_rows, args, opts)
+    assert "#include <parpy_ext_test.cuh>" in code and "sum_row_ext(&z[" in code
+    parpy._native._cuda_nvrtc_compile(device_part(code), "clamp_rows", 90, [f"-I{INCLUDE}"])
+    # the jit's own path: NVRTC through the disk cache with opts.includes
+    dry_run(clamp_rows, args, opts)
+
+
+def test_cuda_externals_in_host_code_are_errors():
+    @parpy.jit
+    def host_call(x, y):
+        y[0] = clamp(x[0], 0.0, 1.0)
+
+    with pytest.raises(parpy.CompileError, match="runs on the device, but this call is in host"):
+        parpy.print_compiled(host_call, [np.ones(2, np.float32), np.ones(2, np.float32)],
+                             with_includes(cuda_opts({})))
+
+
+@needs_clang
+def test_metal_external_parses():
+    @parpy.jit
+    def roots(x, y, N):
+        parpy.label('N')
+        for i in range(N):
+            y[i] = metal_sqrt(x[i])
+
+    code = parpy.print_compiled(roots, [np.ones(8, np.float32), np.ones(8, np.float32), 8],
+                                backend_opts(parpy.CompileBackend.Metal, {'N': T(8)}))
+    assert "metal::sqrt(" in code
+    assert_clang_ok(code, "roots")
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
+def test_runs_on_cuda():
+    run_both(clamp_rows, clamp_rows_args(), with_includes(cuda_opts({'N': T(8)})))
+
+
+def test_editing_a_header_rebuilds(tmp_path):
+    header = tmp_path / "parpy_k.h"
+
+    @parpy.external("parpy_k", parpy.CompileBackend.Cpu, parpy.Target.Device,
+                    header="parpy_k.h")
+    def k() -> types.F32:
+        return 0.0
+
+    def run():
+        # a new jit function each time: only the disk cache could remember
+        @parpy.jit
+        def put_k(x):
+            x[0] = k()
+
+        x = np.zeros(1, np.float32)
+        opts = cpu_opts({})
+        opts.includes += [str(tmp_path)]
+        put_k(x, opts=opts)
+        return x[0]
+
+    header.write_text("static inline float parpy_k(void) { return 1.0f; }\n")
+    assert run() == 1.0
+    header.write_text("static inline float parpy_k(void) { return 2.0f; }\n")
+    assert run() == 2.0
