@@ -32,7 +32,9 @@ from conftest import backend_opts, f32, f64, i64
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "crates" / "parpy-core" / "tests" / "out" / "cuda"
 ARCH = "sm_90"
-HOST_MARK = '\nstatic int32_t '
+# the host part starts with the host function (static) or, before it, the
+# callback pointer (extern "C")
+HOST_MARKS = ('\nstatic int32_t ', '\nextern "C" int32_t ')
 
 
 def _nvidia_dirs():
@@ -117,8 +119,9 @@ def nvrtc():
 
 def device_part(code):
     """The file up to the host function: what NVRTC compiles."""
-    i = code.find(HOST_MARK)
-    assert i > 0, "no host function in the CUDA file"
+    found = [i for i in (code.find(m) for m in HOST_MARKS) if i > 0]
+    assert found, "no host function in the CUDA file"
+    i = min(found)
     return code[:i + 1]
 
 

@@ -9,20 +9,11 @@
 #include <metal_stdlib>
 using namespace metal;
 
-struct parpy_params_mandelbrot_i {
-  int H;
-  int W;
-};
-static_assert(sizeof(parpy_params_mandelbrot_i) == 8, "the host packs 8 bytes");
-
 [[kernel]] void mandelbrot_i(
     device int *out [[buffer(0)]],
-    constant parpy_params_mandelbrot_i &parpy_params [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  int H = parpy_params.H;
-  int W = parpy_params.W;
-  for (int i = (int)parpy_thread.x; i < H; i += 24) {
-    for (int j = 0; j < W; j += 1) {
+  for (int i = (int)parpy_thread.x; i < 24; i += 24) {
+    for (int j = 0; j < 36; j += 1) {
       float ci_new = -1.2f + (float)i * 0.1f;
       float cr = -2.0f + (float)j * 0.08f;
       float ci = ci_new;
@@ -50,22 +41,18 @@ static_assert(sizeof(parpy_params_mandelbrot_i) == 8, "the host packs 8 bytes");
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void mandelbrot(id<MTLBuffer> out, float x0, float y0, float dx, float dy, int max_iter) {
+void mandelbrot(id<MTLBuffer> out, float x0, float y0_1, float dx, float dy, int max_iter) {
   (void)x0;
-  (void)y0;
+  (void)y0_1;
   (void)dx;
   (void)dy;
   (void)max_iter;
-  int H = 24;
-  int W = 36;
   // mandelbrot_i: 1 x 1 x 1 threadgroups of 24 x 1 x 1 threads
   {
     id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];
     id<MTLComputeCommandEncoder> parpy_enc = [parpy_cmd computeCommandEncoder];
     [parpy_enc setComputePipelineState:parpy_pipeline_mandelbrot_i];
     [parpy_enc setBuffer:out offset:0 atIndex:0];
-    parpy_params_mandelbrot_i parpy_params = {H, W}; // 8 bytes
-    [parpy_enc setBytes:&parpy_params length:sizeof(parpy_params) atIndex:1];
     [parpy_enc dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(24, 1, 1)];
     [parpy_enc endEncoding];
     [parpy_cmd commit];

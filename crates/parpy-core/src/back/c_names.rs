@@ -845,13 +845,48 @@ impl Namer {
         } else if base.starts_with(|c: char| c.is_ascii_digit()) || has_reserved_prefix(&base) {
             base = format!("v_{base}");
         }
+        // the numbered names: `M_1` would start with a reserved prefix
+        // (`M_`, like `M_PI`) for every number, so those become `v_M_1`
+        let stem = if has_reserved_prefix(&format!("{base}_1")) {
+            format!("v_{base}")
+        } else {
+            base.clone()
+        };
         let mut name = base.clone();
         let mut n = 1;
         while self.taken.contains(&name) || is_reserved(&name) {
-            name = format!("{base}_{n}");
+            name = format!("{stem}_{n}");
             n += 1;
         }
         self.taken.insert(name.clone());
         name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_names_avoid_reserved_prefixes() {
+        // `M` twice once looped for ever: every `M_n` starts with `M_`
+        for p in RESERVED_PREFIXES {
+            let stem = p.trim_end_matches('_');
+            if stem.is_empty() {
+                continue;
+            }
+            let mut namer = Namer::default();
+            let names: Vec<String> = (0..3).map(|_| namer.fresh(stem)).collect();
+            for n in &names {
+                assert!(!is_reserved(n), "{n} from {stem}");
+            }
+            assert_eq!(names.iter().collect::<BTreeSet<_>>().len(), 3, "{names:?}");
+        }
+        let mut namer = Namer::default();
+        let got: Vec<String> = ["M", "M", "M", "x", "x"]
+            .iter()
+            .map(|n| namer.fresh(n))
+            .collect();
+        assert_eq!(got, ["M", "v_M_1", "v_M_2", "x", "x_1"]);
     }
 }

@@ -453,6 +453,9 @@ impl<'a> LoopCx<'a> {
         let (reads, stores) = self.accesses();
         let key = |s: Span| (s.lo, s.hi);
         for st in stores.iter().filter(|s| s.ctx != Ctx::Pinned) {
+            if self.private_array(st.array) {
+                continue;
+            }
             let a = self.name(st.array);
             let rmw = reads.iter().any(|r| {
                 r.array == st.array
@@ -610,6 +613,14 @@ impl<'a> LoopCx<'a> {
             ));
         }
         out
+    }
+
+    /// A compiler temporary (a local array, such as an overlapping slice
+    /// assignment's `NAME_rhs`) that only this loop's body touches: the
+    /// writer declares it inside the body, one per iteration.
+    fn private_array(&self, v: VarId) -> bool {
+        let var = self.f.var(v);
+        var.kind == VarKind::Local && var.ty.is_array() && !self.used_outside(v)
     }
 
     /// Is `v` touched in the function outside this loop (other than inside
