@@ -483,3 +483,24 @@ def test_par_reduction_with_several_statements():
     # `a` is read after the loop: not private to an iteration
     with pytest.raises(parpy.CompileError, match="used only in this loop"):
         reduction_local_used_after(x, np.zeros(2), 1000, opts=opts)
+
+
+@parpy.jit
+def double_by_shape(x, y):
+    H, W = x.shape
+    n = W - 1
+    parpy.label('N')
+    for i in range(H):
+        for j in range(n):
+            y[i, j] = x[i, j + 1] * 2.0
+
+
+def test_shape_locals_are_constant_trip_counts():
+    # locals that hold one specialized value are that literal in the code:
+    # the C compiler sees constant trip counts
+    x, y = np.arange(15.0).reshape(3, 5), np.zeros((3, 5))
+    opts = cpu_opts({'N': parpy.threads(3)})
+    code = parpy.print_compiled(double_by_shape, [x, y], opts)
+    assert "j < 4;" in code and "i < 3;" in code, code
+    assert " W " not in code and " n " not in code, code
+    run_both(double_by_shape, [x, y], opts)

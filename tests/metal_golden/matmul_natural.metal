@@ -6,26 +6,15 @@
 #include <metal_stdlib>
 using namespace metal;
 
-struct parpy_params_matmul_natural_i {
-  int N;
-  int K;
-  int M;
-};
-static_assert(sizeof(parpy_params_matmul_natural_i) == 12, "the host packs 12 bytes");
-
 [[kernel]] void matmul_natural_i(
     const device float *A [[buffer(0)]],
     const device float *B [[buffer(1)]],
     device float *C [[buffer(2)]],
-    constant parpy_params_matmul_natural_i &parpy_params [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  int N = parpy_params.N;
-  int K = parpy_params.K;
-  int M = parpy_params.M;
-  for (int i = (int)parpy_thread.x; i < N; i += 64) {
-    for (int j = 0; j < M; j += 1) {
+  for (int i = (int)parpy_thread.x; i < 64; i += 64) {
+    for (int j = 0; j < 48; j += 1) {
       float acc = 0.0f;
-      for (int k = 0; k < K; k += 1) {
+      for (int k = 0; k < 32; k += 1) {
         acc = acc + A[i * 32 + k] * B[k * 48 + j];
       }
       C[i * 48 + j] = acc;
@@ -44,9 +33,6 @@ static_assert(sizeof(parpy_params_matmul_natural_i) == 12, "the host packs 12 by
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void matmul_natural(id<MTLBuffer> A, id<MTLBuffer> B, id<MTLBuffer> C) {
-  int N = 64;
-  int K = 32;
-  int M = 48;
   // matmul_natural_i: 1 x 1 x 1 threadgroups of 64 x 1 x 1 threads
   {
     id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];
@@ -55,8 +41,6 @@ void matmul_natural(id<MTLBuffer> A, id<MTLBuffer> B, id<MTLBuffer> C) {
     [parpy_enc setBuffer:A offset:0 atIndex:0];
     [parpy_enc setBuffer:B offset:0 atIndex:1];
     [parpy_enc setBuffer:C offset:0 atIndex:2];
-    parpy_params_matmul_natural_i parpy_params = {N, K, M}; // 12 bytes
-    [parpy_enc setBytes:&parpy_params length:sizeof(parpy_params) atIndex:3];
     [parpy_enc dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(64, 1, 1)];
     [parpy_enc endEncoding];
     [parpy_cmd commit];

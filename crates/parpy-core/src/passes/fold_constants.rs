@@ -3,9 +3,21 @@
 //! toward negative infinity).
 //! Nothing is folded that would overflow or divide by zero: those stay in
 //! the code and behave as the target does.
+//!
+//! A local assigned exactly once, in the function's top-level block, a
+//! literal of its own type (`H, W = y.shape`, `K = 5`, `n = N - 1` once
+//! `N` is specialized) is that literal wherever it is read: the reads
+//! become the literal (so the C compiler sees constant trip counts and the
+//! bounds proofs see constant ranges) and the assignment goes. Folding and
+//! propagation alternate until nothing changes.
+
+use std::collections::BTreeMap;
 
 use crate::ir::eval::{self, Mode};
-use crate::ir::{BinOp, Block, Expr, ExprKind, Function, Place, Program, StmtKind, Type};
+use crate::ir::visit::{own_uses, stmt_exprs_mut, sub_blocks_mut, walk_stmts};
+use crate::ir::{
+    BinOp, Block, Expr, ExprKind, Function, Place, Program, StmtKind, Type, VarId, VarKind,
+};
 use crate::types::{ElemTy, ScalarValue};
 
 pub fn run(p: &mut Program) {
@@ -19,7 +31,85 @@ pub fn run(p: &mut Program) {
 }
 
 fn fold_function(f: &mut Function) {
-    fold_block(&mut f.body);
+    loop {
+        fold_block(&mut f.body);
+        if !propagate_constants(f) {
+            break;
+        }
+    }
+}
+
+/// Replaces the reads of the locals that hold one literal for their whole
+/// life (see the module comment); returns whether it replaced any.
+fn propagate_constants(f: &mut Function) -> bool {
+    // how often each variable is assigned, anywhere; variables a statement
+    // names other than in an expression (launch arguments) are excluded
+    let mut assigned: BTreeMap<VarId, usize> = BTreeMap::new();
+    let mut pinned = std::collections::BTreeSet::new();
+    walk_stmts(&f.body, &mut |s| {
+        for v in own_uses(s).assigned {
+            *assigned.entry(v).or_default() += 1;
+        }
+        if let StmtKind::Launch { args, .. } = &s.kind {
+            pinned.extend(args.iter().copied());
+        }
+    });
+    let mut consts: BTreeMap<VarId, Expr> = BTreeMap::new();
+    for s in &f.body {
+        let StmtKind::Assign {
+            dst: Place::Var(v),
+            value,
+        } = &s.kind
+        else {
+            continue;
+        };
+        let var = f.var(*v);
+        let literal = matches!(
+            value.kind,
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_)
+        );
+        if literal
+            && var.kind == VarKind::Local
+            && value.ty == var.ty
+            && assigned.get(v) == Some(&1)
+            && !pinned.contains(v)
+        {
+            consts.insert(*v, value.clone());
+        }
+    }
+    if consts.is_empty() {
+        return false;
+    }
+    f.body.retain(|s| {
+        !matches!(&s.kind, StmtKind::Assign { dst: Place::Var(v), .. } if consts.contains_key(v))
+    });
+    substitute_block(&mut f.body, &consts);
+    true
+}
+
+fn substitute_block(b: &mut Block, consts: &BTreeMap<VarId, Expr>) {
+    for s in b.iter_mut() {
+        stmt_exprs_mut(s)
+            .into_iter()
+            .for_each(|e| substitute_expr(e, consts));
+        sub_blocks_mut(s)
+            .into_iter()
+            .for_each(|b| substitute_block(b, consts));
+    }
+}
+
+fn substitute_expr(e: &mut Expr, consts: &BTreeMap<VarId, Expr>) {
+    if let ExprKind::Var(v) = &e.kind {
+        if let Some(c) = consts.get(v) {
+            let span = e.span;
+            *e = c.clone();
+            e.span = span;
+            return;
+        }
+    }
+    e.children_mut()
+        .into_iter()
+        .for_each(|c| substitute_expr(c, consts));
 }
 
 fn fold_block(b: &mut Block) {
