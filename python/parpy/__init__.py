@@ -28,7 +28,7 @@ from ._native import (
     print_compiled,
     threads,
 )
-from . import backend, builtin, math, operators, types
+from . import atomic, backend, builtin, math, operators, types
 from . import parpy  # noqa: F401  (ParPy's module of native names)
 from . import buffer  # noqa: F401  (parpy.buffer.from_array, ...)
 from . import _pickle  # noqa: F401  (registers pickling of jit functions and options)
@@ -44,7 +44,7 @@ __all__ = [
     "jit", "label", "threads", "par", "reduce", "LoopPar", "CompileOptions",
     "BuildError", "CompileBackend", "CompileError", "CompileTypeError",
     "InternalError", "ParpyWarning", "print_compiled", "compile_string",
-    "clear_cache", "sync", "gpu", "sum", "operators", "math", "builtin", "types",
+    "clear_cache", "sync", "gpu", "sum", "operators", "atomic", "math", "builtin", "types",
     "backend", "callback", "external", "ElemSize", "JitFunction", "explain", "par_reduction", "Target",
     "backend_available", "buffer",
 ]

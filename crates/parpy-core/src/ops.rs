@@ -180,3 +180,21 @@ impl ReduceOp {
             .find(|op| op.name() == name)
     }
 }
+
+/// The operation of an atomic update (`ir::ExprKind::Atomic`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum AtomicOp {
+    Add,
+    Max,
+    Min,
+}
+
+impl AtomicOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "add",
+            AtomicOp::Max => "max",
+            AtomicOp::Min => "min",
+        }
+    }
+}

@@ -29,6 +29,20 @@ impl Backend {
     pub fn supports(self, t: ElemTy) -> bool {
         !(t == ElemTy::F16 && self == Backend::Cuda)
     }
+
+    /// The element types whose array elements `parpy.atomic.*` updates:
+    /// the C backend takes every number type (GCC/Clang `__atomic`
+    /// builtins); CUDA the 32- and 64-bit ones (`atomicAdd`, `atomicMax`,
+    /// `atomicCAS`); Metal `int32`, `uint32` and `float32` (its atomic
+    /// types).
+    pub fn supports_atomic(self, t: ElemTy) -> bool {
+        use ElemTy::*;
+        match self {
+            Backend::Cpu => t != Bool,
+            Backend::Cuda => matches!(t, I32 | I64 | U32 | U64 | F32 | F64),
+            Backend::Metal => matches!(t, I32 | U32 | F32),
+        }
+    }
 }
 
 /// The parallelism requested for one label: `parpy.threads(n)` with its

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::ops::{MathFn, ReduceOp};
+use crate::ops::{AtomicOp, MathFn, ReduceOp};
 use crate::syntax::FunctionDef;
 use crate::types::{ElemTy, ScalarValue};
 
@@ -38,6 +38,8 @@ pub enum Builtin {
     StaticTypesEq,
     /// `parpy.builtin.static_fail(msg)`: a compile error when reached.
     StaticFail,
+    /// `parpy.atomic.add` / `max` / `min` (a statement of its own).
+    Atomic(AtomicOp),
     /// Python builtins.
     Range,
     Min,
@@ -72,6 +74,9 @@ impl Builtin {
             "float" => Builtin::Float,
             "int" => Builtin::Int,
             "len" => Builtin::Len,
+            "atomic.add" => Builtin::Atomic(AtomicOp::Add),
+            "atomic.max" => Builtin::Atomic(AtomicOp::Max),
+            "atomic.min" => Builtin::Atomic(AtomicOp::Min),
             "round" => Builtin::MathToInt(MathFn::Round),
             _ => {
                 if let Some(op) = name

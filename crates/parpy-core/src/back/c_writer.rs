@@ -15,8 +15,9 @@ use super::c_names::{identifier_chars, Namer};
 use super::{param_infos, param_line, EmitOutput, Writes};
 use crate::error::CompileError;
 use crate::ir::{
-    BinOp, CallArg, Callback, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, LaunchInfo,
-    LoopPar, MathFn, Place, Program, ReduceOp, Stmt, StmtKind, Type, UnOp, VarId, VarKind,
+    AtomicOp, BinOp, CallArg, Callback, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel,
+    LaunchInfo, LoopPar, MathFn, Place, Program, ReduceOp, Stmt, StmtKind, Type, UnOp, VarId,
+    VarKind,
 };
 use crate::options::Options;
 use crate::types::ElemTy;
@@ -101,6 +102,38 @@ pub trait Dialect {
     /// atomics, safe across OpenMP threads).
     fn bounds_record(&self) -> &'static str {
         "  int64_t none = 0;\n  if (__atomic_compare_exchange_n(rec, &none, site + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {\n    rec[1] = i;\n  }\n"
+    }
+    /// The statement(s) of an atomic update `*p = op(*p, v)` of the element
+    /// `place` (an lvalue of C type `ty`) by the value `v` (already of that
+    /// type); lines separated by `\n`. The default is C's: GCC/Clang
+    /// `__atomic` builtins, a fetch-add for integers and a compare-exchange
+    /// loop otherwise (safe across OpenMP threads).
+    fn atomic_update(
+        &self,
+        op: AtomicOp,
+        e: ElemTy,
+        ty: &str,
+        place: &str,
+        v: &str,
+    ) -> Result<String, String> {
+        if op == AtomicOp::Add && !e.is_float() {
+            return Ok(format!(
+                "__atomic_fetch_add(&{place}, {v}, __ATOMIC_RELAXED);"
+            ));
+        }
+        let new = atomic_combine(op, e, ty, "parpy_old", "parpy_v");
+        Ok(format!(
+            "{{
+  {ty} *parpy_p = &{place};
+  {ty} parpy_v = {v};
+  {ty} parpy_old;
+  __atomic_load(parpy_p, &parpy_old, __ATOMIC_RELAXED);
+  {ty} parpy_new;
+  do {{
+    parpy_new = {new};
+  }} while (!__atomic_compare_exchange(parpy_p, &parpy_old, &parpy_new, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}}"
+        ))
     }
     /// A parameter declaration. Arrays are pointers to their elements
     /// (`const` in kernels and helpers that only read them); the default is
@@ -309,6 +342,24 @@ pub trait Dialect {
 /// Local arrays above this size go on the heap where the dialect can
 /// ([`Dialect::heap_array`]): an OpenMP thread's stack may be 2 MiB.
 pub const HEAP_BYTES: i64 = 64 * 1024;
+
+/// `op(a, b)` in C of the type `ty` for a compare-exchange loop of an
+/// atomic update: `max` and `min` as NumPy's `maximum` and `minimum` (a
+/// NaN operand gives NaN; equal values keep `a`).
+pub(crate) fn atomic_combine(op: AtomicOp, e: ElemTy, ty: &str, a: &str, b: &str) -> String {
+    let nan = |pick: String| {
+        if e.is_float() {
+            format!("({a} != {a} || {b} != {b}) ? ({ty})({a} + {b}) : {pick}")
+        } else {
+            pick
+        }
+    };
+    match op {
+        AtomicOp::Add => format!("({ty})({a} + {b})"),
+        AtomicOp::Max => nan(format!("({b} > {a} ? {b} : {a})")),
+        AtomicOp::Min => nan(format!("({b} < {a} ? {b} : {a})")),
+    }
+}
 
 /// Prelude helpers, recorded when used and printed in a fixed order.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -988,6 +1039,20 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 let b = self.d.barrier()?;
                 self.line(depth, &b);
             }
+            StmtKind::Assign {
+                dst: Place::Index { array, indices },
+                value,
+            } if crate::ir::atomic_of(value).is_some() => {
+                let (op, v) = crate::ir::atomic_of(value).ok_or("no atomic")?;
+                let e = v.ty.elem().ok_or("atomic update of a non-scalar")?;
+                let v = self.expr(v)?.0;
+                let place = self.index(*array, indices)?;
+                let ty = self.d.scalar_type(e)?;
+                let text = self.d.atomic_update(op, e, ty, &place, &v)?;
+                for l in text.lines() {
+                    self.line(depth, l);
+                }
+            }
             StmtKind::Assign { dst, value } => {
                 let v = self.expr(value)?.0;
                 match dst {
@@ -1420,6 +1485,9 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 (format!("{name}({})", a.join(", ")), P_POSTFIX)
             }
             ExprKind::GpuIndex(g) => (self.d.gpu_index(*g)?, P_UNARY),
+            ExprKind::Atomic { .. } => {
+                return Err("an atomic update other than as an element's new value".into())
+            }
             ExprKind::WarpReduce { op, arg } => {
                 let ty = arg.ty.elem().ok_or("a warp reduction of a non-scalar")?;
                 self.prelude.insert(PreludeFn::Warp(*op, ty));

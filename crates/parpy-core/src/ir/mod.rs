@@ -21,7 +21,7 @@ pub mod verify;
 pub mod visit;
 
 use crate::diag::Span;
-pub use crate::ops::{BinOp, MathFn, ReduceOp, UnOp};
+pub use crate::ops::{AtomicOp, BinOp, MathFn, ReduceOp, UnOp};
 pub use crate::types::{ElemTy, ScalarValue};
 
 /// The type of a variable or expression.
@@ -396,6 +396,14 @@ pub struct ForLoop {
     pub unroll: bool,
 }
 
+/// An atomic update's value, if `value` is one (`dst = atomic op(v)`).
+pub fn atomic_of(value: &Expr) -> Option<(AtomicOp, &Expr)> {
+    match &value.kind {
+        ExprKind::Atomic { op, value } => Some((*op, value)),
+        _ => None,
+    }
+}
+
 #[derive(Clone, PartialEq, Debug)]
 pub struct Expr {
     pub kind: ExprKind,
@@ -451,6 +459,14 @@ pub enum ExprKind {
     External {
         ext: u32,
         args: Vec<CallArg>,
+    },
+    /// The value of an atomic update: only as the whole value of an
+    /// `Assign` to an array element (the verifier checks), meaning
+    /// `dst = op(dst, value)` done atomically (`parpy.atomic.add/max/min`);
+    /// `value` has the element's type, and so has this expression.
+    Atomic {
+        op: AtomicOp,
+        value: Box<Expr>,
     },
     /// GPU: a position of the executing thread in the launch grid (type
     /// `i64`). Only in kernels; produced by `passes::gpu_grid`.
@@ -580,7 +596,8 @@ impl Expr {
             ExprKind::Index { indices, .. } => indices.iter().collect(),
             ExprKind::Unary { arg, .. }
             | ExprKind::Convert { arg }
-            | ExprKind::WarpReduce { arg, .. } => vec![arg],
+            | ExprKind::WarpReduce { arg, .. }
+            | ExprKind::Atomic { value: arg, .. } => vec![arg],
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
             ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().collect(),
@@ -604,7 +621,8 @@ impl Expr {
             ExprKind::Index { indices, .. } => indices.iter_mut().collect(),
             ExprKind::Unary { arg, .. }
             | ExprKind::Convert { arg }
-            | ExprKind::WarpReduce { arg, .. } => vec![arg],
+            | ExprKind::WarpReduce { arg, .. }
+            | ExprKind::Atomic { value: arg, .. } => vec![arg],
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
             ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter_mut().collect(),

@@ -389,6 +389,9 @@ impl Printer<'_> {
             ExprKind::WarpReduce { op, arg } => {
                 format!("warp_{}({})", op.name(), self.expr(arg))
             }
+            ExprKind::Atomic { op, value } => {
+                format!("atomic_{}({})", op.name(), self.expr(value))
+            }
             ExprKind::CheckIndex {
                 arg,
                 size,

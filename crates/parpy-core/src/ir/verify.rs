@@ -166,7 +166,15 @@ impl V<'_> {
         {
             match kind {
                 StmtKind::Assign { dst, value } => {
-                    self.expr(value)?;
+                    match (crate::ir::atomic_of(value), dst) {
+                        (Some((_, v)), Place::Index { .. }) => {
+                            self.expr(v)?;
+                            if v.ty != value.ty {
+                                return Err("atomic update with a value of another type".into());
+                            }
+                        }
+                        _ => self.expr(value)?,
+                    }
                     match dst {
                         Place::Var(id) => {
                             if self.var(*id)?.ty.is_array() {
@@ -373,6 +381,9 @@ impl V<'_> {
                 if e.ty != Type::Scalar(crate::types::ElemTy::I64) {
                     return Err(format!("`{}` is not of type i64", g.name()));
                 }
+            }
+            ExprKind::Atomic { .. } => {
+                return Err("atomic update other than as the value of an element store".into());
             }
             ExprKind::WarpReduce { arg, .. } => {
                 if !self.kernel {

@@ -158,7 +158,8 @@ impl Check<'_> {
 
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
-            ExprKind::Index { .. } => self.read_error(e),
+            // an atomic update reads its element too
+            ExprKind::Index { .. } | ExprKind::Atomic { .. } => self.read_error(e),
             ExprKind::Var(_) if e.ty.is_array() => self.read_error(e),
             ExprKind::Bool(_)
             | ExprKind::Int(_)

@@ -414,6 +414,8 @@ impl<'a> LoopCx<'a> {
                 .into_iter()
                 .for_each(|e| self.reads(e, ctx, guards, r));
             match &s.kind {
+                // atomic updates are made for this
+                StmtKind::Assign { value, .. } if crate::ir::atomic_of(value).is_some() => {}
                 StmtKind::Assign {
                     dst: Place::Index { array, indices },
                     ..
@@ -510,7 +512,7 @@ impl<'a> LoopCx<'a> {
             .also(self.header, format!("parallel loop `{l}`"))
             .note("the iterations run at the same time, so updates are lost")
             .help(format!(
-                "combine the values in a reduction loop ('{l}': parpy.threads(n).par_reduction(), body `{a}[...] += ...`), or run `{l}` sequentially (leave it out of the parallel spec)"
+                "combine the values in a reduction loop ('{l}': parpy.threads(n).par_reduction(), body `{a}[...] += ...`), update the element atomically (`parpy.atomic.add({a}, index, value)`; also `max`, `min`), or run `{l}` sequentially (leave it out of the parallel spec)"
             ))
         } else {
             self.base(format!(
@@ -537,7 +539,7 @@ impl<'a> LoopCx<'a> {
         .also(self.header, format!("parallel loop `{l}`"))
         .note("the iterations run at the same time, so updates are lost")
         .help(format!(
-            "run `{l}` sequentially (leave it out of the parallel spec), or give every iteration its own element (an index `c*{p} + e`)"
+            "update the element atomically (`parpy.atomic.add({a}, index, value)`; also `max`, `min`), run `{l}` sequentially (leave it out of the parallel spec), or give every iteration its own element (an index `c*{p} + e`)"
         ))
     }
 

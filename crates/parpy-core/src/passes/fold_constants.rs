@@ -229,7 +229,9 @@ pub fn fold_expr(e: &mut Expr) {
                 .and_then(|(v, to)| eval::convert(v, to, Mode::Python).ok())
                 .and_then(|v| to_kind(v, &e.ty))
         }
-        ExprKind::WarpReduce { arg, .. } | ExprKind::CheckIndex { arg, .. } => {
+        ExprKind::WarpReduce { arg, .. }
+        | ExprKind::CheckIndex { arg, .. }
+        | ExprKind::Atomic { value: arg, .. } => {
             fold_expr(arg);
             None
         }

@@ -25,7 +25,8 @@
 //! - Barriers stay: they also order shared memory and the other arrays.
 //!
 //! Like the rest of the GPU lowering, this relies on parallel iterations not
-//! sharing elements and on array arguments not overlapping.
+//! sharing elements (loops with `parpy.atomic.*` updates are left alone)
+//! and on array arguments not overlapping.
 
 use std::collections::HashMap;
 
@@ -138,7 +139,8 @@ impl Cx<'_> {
             && l.par.is_none()
             && l.reduction.is_none()
             && (1..=MAX_SHARE).contains(&k)
-            && !has_sync(&l.body))
+            && !has_sync(&l.body)
+            && !has_atomic(&l.body))
         .then_some(hi)
     }
 
@@ -493,6 +495,16 @@ fn has_sync(b: &Block) -> bool {
     crate::passes::gpu_grid::contains_warp_reduce(b)
         || b.iter()
             .any(|s| matches!(s.kind, StmtKind::Barrier) || sub_blocks(s).into_iter().any(has_sync))
+}
+
+/// An atomic update anywhere in `b`: its element is shared with other
+/// threads, so nothing of such a loop stays in registers.
+fn has_atomic(b: &Block) -> bool {
+    let mut found = false;
+    crate::ir::visit::walk_stmts(b, &mut |s| {
+        found |= matches!(&s.kind, StmtKind::Assign { value, .. } if crate::ir::atomic_of(value).is_some());
+    });
+    found
 }
 
 /// The first statement of `body` that uses `array` is a store to one of its

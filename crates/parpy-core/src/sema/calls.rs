@@ -299,6 +299,16 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
+            Builtin::Atomic(op) => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` updates an array element and has no value: call it as a statement of its own"
+                    ))
+                    .at(span, "its value is used here")
+                    .help(format!("write `parpy.atomic.{}(a, i, v)` on a line of its own", op.name())),
+                );
+                None
+            }
             Builtin::Gpu | Builtin::Inf => {
                 self.error(
                     Diagnostic::error(format!("`{name}` is not callable"))

@@ -331,9 +331,11 @@ impl Lowerer<'_, '_> {
             }
             ast::ExprKind::Tuple(_) => {
                 self.error(
-                    Diagnostic::error("a tuple can only be the value of an assignment")
-                        .at(span, "tuple here")
-                        .help("unpack it where it is made: `a, b = x, y`"),
+                    Diagnostic::error(
+                        "a tuple can only be the value of an assignment or the index of `parpy.atomic.*`",
+                    )
+                    .at(span, "tuple here")
+                    .help("unpack it where it is made: `a, b = x, y`"),
                 );
                 None
             }

@@ -9,6 +9,7 @@
 
 mod alias;
 mod assign;
+mod atomic;
 mod callback;
 mod calls;
 mod dicts;

@@ -383,6 +383,10 @@ impl Lowerer<'_, '_> {
                 ast::ExprKind::Call { func, args } if self.callback_of(func).is_some() => {
                     self.callback_stmt(func, args, span)
                 }
+                ast::ExprKind::Call { func, args } if self.atomic_op(func).is_some() => {
+                    let op = self.atomic_op(func)?;
+                    self.atomic_stmt(op, args, span)
+                }
                 ast::ExprKind::Call { .. } => {
                     let t = self.lower_expr(e)?;
                     if matches!(t.e.kind, ExprKind::Call { .. })

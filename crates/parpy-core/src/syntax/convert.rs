@@ -319,7 +319,8 @@ impl Converter {
         }
     }
 
-    /// The value of an `=` assignment: a tuple (`a, b = b, a`) or an
+    /// The value of an `=` assignment or a call's argument: a tuple
+    /// (`a, b = b, a`; the index of `parpy.atomic.add(a, (i, j), v)`) or an
     /// ordinary expression.
     fn assign_value(&mut self, v: &py::Expr) -> Expr {
         match v {
@@ -489,7 +490,7 @@ impl Converter {
                     );
                 }
                 let func = self.boxed(&c.func);
-                let args = c.args.iter().map(|a| self.expr(a)).collect();
+                let args = c.args.iter().map(|a| self.assign_value(a)).collect();
                 ExprKind::Call { func, args }
             }
             other => {

@@ -135,6 +135,38 @@ template <typename T> T min(T x, T y);
 template <typename T> T clamp(T x, T minval, T maxval);
 template <typename T> T select(T a, T b, bool c);
 
+// Reinterpreting bits (same size).
+template <typename T, typename U> T as_type(U x);
+
+// Atomics of metal_atomic: the types parpy.atomic.* updates (atomic_float
+// is MSL 3.0; max and min exist for the integer types only).
+enum memory_order { memory_order_relaxed };
+template <typename T> struct _atomic {
+  T value;
+};
+typedef _atomic<int> atomic_int;
+typedef _atomic<uint> atomic_uint;
+typedef _atomic<float> atomic_float;
+#define PARPY_STUB_ATOMIC(T)                                                   \
+  T atomic_load_explicit(const device _atomic<T> *object, memory_order order); \
+  T atomic_fetch_add_explicit(device _atomic<T> *object, T operand,            \
+                              memory_order order);                             \
+  bool atomic_compare_exchange_weak_explicit(                                  \
+      device _atomic<T> *object, thread T *expected, T desired,                \
+      memory_order succ, memory_order fail);
+#define PARPY_STUB_ATOMIC_INT(T)                                               \
+  T atomic_fetch_max_explicit(device _atomic<T> *object, T operand,            \
+                              memory_order order);                             \
+  T atomic_fetch_min_explicit(device _atomic<T> *object, T operand,            \
+                              memory_order order);
+PARPY_STUB_ATOMIC(int)
+PARPY_STUB_ATOMIC(uint)
+PARPY_STUB_ATOMIC(float)
+PARPY_STUB_ATOMIC_INT(int)
+PARPY_STUB_ATOMIC_INT(uint)
+#undef PARPY_STUB_ATOMIC
+#undef PARPY_STUB_ATOMIC_INT
+
 } // namespace metal
 
 // Metal has no 64-bit floating point type.

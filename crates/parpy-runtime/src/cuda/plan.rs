@@ -497,6 +497,7 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
         ExprKind::Math { args, .. } => args.iter().try_for_each(|a| check_expr(a, f)),
         ExprKind::Call { .. } => Err(unsupported("calls a helper function", f)),
         ExprKind::External { .. } => Err(unsupported("calls an external function", f)),
+        ExprKind::Atomic { .. } => Err(unsupported("updates an element atomically", f)),
         ExprKind::GpuIndex(_) | ExprKind::WarpReduce { .. } => {
             Err(unsupported("uses a GPU thread index", f))
         }

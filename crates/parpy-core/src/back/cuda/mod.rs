@@ -20,7 +20,7 @@
 use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
 use crate::error::CompileError;
-use crate::ir::{Axis, GpuIndex, LaunchInfo, MathFn, Program, ReduceOp, WARP_SIZE};
+use crate::ir::{AtomicOp, Axis, GpuIndex, LaunchInfo, MathFn, Program, ReduceOp, WARP_SIZE};
 use crate::options::Options;
 use crate::types::ElemTy;
 
@@ -110,6 +110,62 @@ impl Dialect for CudaDialect {
 
     fn prelude_qualifier(&self) -> &'static str {
         "static __host__ __device__ inline"
+    }
+
+    /// `atomicAdd`, `atomicMax`, `atomicMin` on the 32- and 64-bit types
+    /// (64-bit integers through their unsigned / `long long` overloads);
+    /// float `max`/`min` as an `atomicCAS` loop on the bits.
+    fn atomic_update(
+        &self,
+        op: AtomicOp,
+        e: ElemTy,
+        ty: &str,
+        place: &str,
+        v: &str,
+    ) -> Result<String, String> {
+        use ElemTy::*;
+        let f = match op {
+            AtomicOp::Add => "atomicAdd",
+            AtomicOp::Max => "atomicMax",
+            AtomicOp::Min => "atomicMin",
+        };
+        let int_ty = match (op, e) {
+            (_, I32) => Some("int"),
+            (_, U32) => Some("unsigned int"),
+            (AtomicOp::Add, I64 | U64) | (_, U64) => Some("unsigned long long"),
+            (_, I64) => Some("long long"),
+            (AtomicOp::Add, F32 | F64) => {
+                return Ok(format!("{f}(&{place}, {v});"));
+            }
+            _ => None,
+        };
+        if let Some(t) = int_ty {
+            return Ok(format!("{f}(({t} *)&{place}, ({t})({v}));"));
+        }
+        let (bits, to_bits, from_bits) = match e {
+            F32 => ("unsigned int", "__float_as_uint", "__uint_as_float"),
+            F64 => (
+                "unsigned long long",
+                "(unsigned long long)__double_as_longlong",
+                "__longlong_as_double",
+            ),
+            _ => {
+                return Err(format!(
+                    "`parpy.atomic.{}` on {} is not supported by the CUDA backend",
+                    op.name(),
+                    e.short_name()
+                ))
+            }
+        };
+        let from = if e == F64 {
+            format!("{from_bits}((long long)parpy_seen)")
+        } else {
+            format!("{from_bits}(parpy_seen)")
+        };
+        let new = c_writer::atomic_combine(op, e, ty, "parpy_a", "parpy_v");
+        Ok(format!(
+            "{{\n  {bits} *parpy_p = ({bits} *)&{place};\n  {ty} parpy_v = {v};\n  {bits} parpy_seen;\n  {bits} parpy_old = *parpy_p;\n  do {{\n    parpy_seen = parpy_old;\n    {ty} parpy_a = {from};\n    parpy_old = atomicCAS(parpy_p, parpy_seen, {to_bits}({new}));\n  }} while (parpy_old != parpy_seen);\n}}"
+        ))
     }
 
     /// On the device an atomic; in host code (a check in front of a loop

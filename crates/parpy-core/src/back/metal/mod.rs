@@ -41,7 +41,9 @@ use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
 use crate::error::CompileError;
 use crate::ir::visit::walk_exprs;
-use crate::ir::{ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Program, ReduceOp};
+use crate::ir::{
+    AtomicOp, ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Program, ReduceOp,
+};
 use crate::options::Options;
 use crate::types::ElemTy;
 
@@ -148,6 +150,41 @@ impl Dialect for MetalDialect {
 
     fn includes(&self) -> String {
         "#include <metal_stdlib>\nusing namespace metal;\n".into()
+    }
+
+    /// Metal's atomic types: `atomic_fetch_{add,max,min}_explicit` on
+    /// `int` and `uint`, `atomic_fetch_add_explicit` on `float` (MSL 3);
+    /// float `max`/`min` as a compare-exchange loop on the bits.
+    fn atomic_update(
+        &self,
+        op: AtomicOp,
+        e: ElemTy,
+        ty: &str,
+        place: &str,
+        v: &str,
+    ) -> Result<String, String> {
+        let atomic = match e {
+            ElemTy::I32 => "atomic_int",
+            ElemTy::U32 => "atomic_uint",
+            ElemTy::F32 => "atomic_float",
+            _ => {
+                return Err(format!(
+                    "`parpy.atomic.{}` on {} is not supported by the Metal backend",
+                    op.name(),
+                    e.short_name()
+                ))
+            }
+        };
+        if op == AtomicOp::Add || !e.is_float() {
+            return Ok(format!(
+                "atomic_fetch_{}_explicit((device {atomic} *)&{place}, {v}, memory_order_relaxed);",
+                op.name()
+            ));
+        }
+        let new = c_writer::atomic_combine(op, e, ty, "parpy_a", "parpy_v");
+        Ok(format!(
+            "{{\n  device atomic_uint *parpy_p = (device atomic_uint *)&{place};\n  {ty} parpy_v = {v};\n  uint parpy_old = atomic_load_explicit(parpy_p, memory_order_relaxed);\n  {ty} parpy_a;\n  do {{\n    parpy_a = as_type<{ty}>(parpy_old);\n  }} while (!atomic_compare_exchange_weak_explicit(parpy_p, &parpy_old, as_type<uint>({new}), memory_order_relaxed, memory_order_relaxed));\n}}"
+        ))
     }
 
     fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
