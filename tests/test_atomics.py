@@ -42,6 +42,23 @@ def grid_counts(rows, cols, counts, N):
 
 
 @parpy.jit
+def block_histogram(x, w, hist, grid, N):
+    parpy.label('i')
+    for i in range(N):
+        with parpy.atomic:
+            hist[x[i]] += w[i]
+            grid[x[i] % 2, x[i] % 3] += 1
+
+
+@parpy.jit
+def block_with_a_store(x, hist, N):
+    parpy.label('i')
+    for i in range(N):
+        with parpy.atomic:
+            hist[x[i]] = 1
+
+
+@parpy.jit
 def sequential_add(x, hist, N):
     for i in range(N):
         parpy.atomic.add(hist, x[i], 2)
@@ -102,6 +119,23 @@ def test_two_dimensional_index():
     expect = np.zeros((4, 5), np.int64)
     np.add.at(expect, (rows, cols), 1)
     assert out[2].tolist() == expect.tolist()
+
+
+def test_atomic_block_updates_match_python():
+    n = 4000
+    x = (np.arange(n) * 13 % 9).astype(np.int64)
+    w = (np.arange(n) % 3).astype(np.float64)
+    out = run_both(block_histogram, [x, w, np.zeros(9), np.zeros((2, 3), np.int32), n], spec(16))
+    assert out[2].tolist() == np.bincount(x, weights=w, minlength=9).tolist()
+    code = parpy.print_compiled(block_histogram, [x, w, np.zeros(9), np.zeros((2, 3), np.int32), n],
+                                spec(16))
+    assert "__atomic_fetch_add(&grid[" in code and "__atomic_compare_exchange(" in code, code
+
+
+def test_atomic_block_holds_only_updates():
+    x = np.zeros(4, np.int64)
+    text = errors(block_with_a_store, [x, np.zeros(4, np.int64), 4], spec())
+    assert "holds only updates of array elements" in text and "test_atomics.py" in text, text
 
 
 def test_sequential_use_and_plain_python():

@@ -28,11 +28,12 @@ from ._native import (
     print_compiled,
     threads,
 )
-from . import atomic, backend, builtin, math, operators, types
+from . import backend, builtin, math, operators, types
 from . import parpy  # noqa: F401  (ParPy's module of native names)
 from . import buffer  # noqa: F401  (parpy.buffer.from_array, ...)
 from . import _pickle  # noqa: F401  (registers pickling of jit functions and options)
 from ._builtins import Namespace as _Namespace
+from ._atomic import atomic
 from ._callback import callback
 from ._external import external
 from ._builtins import mark as _mark

@@ -40,6 +40,9 @@ pub enum Builtin {
     StaticFail,
     /// `parpy.atomic.add` / `max` / `min` (a statement of its own).
     Atomic(AtomicOp),
+    /// `parpy.atomic` itself, as in `with parpy.atomic:` (its `+=` updates
+    /// of array elements are atomic).
+    AtomicBlock,
     /// Python builtins.
     Range,
     Min,
@@ -74,6 +77,7 @@ impl Builtin {
             "float" => Builtin::Float,
             "int" => Builtin::Int,
             "len" => Builtin::Len,
+            "atomic" => Builtin::AtomicBlock,
             "atomic.add" => Builtin::Atomic(AtomicOp::Add),
             "atomic.max" => Builtin::Atomic(AtomicOp::Max),
             "atomic.min" => Builtin::Atomic(AtomicOp::Min),

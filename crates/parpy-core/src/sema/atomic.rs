@@ -2,6 +2,8 @@
 //! element `a[i]` (`i` one index or a tuple), a statement of its own. The
 //! value is converted to the element type first, as a store converts it;
 //! the result is `Assign { a[i], ExprKind::Atomic { op, v } }`.
+//! `with parpy.atomic:` marks the elements its `a[i] += v` statements
+//! update: each is `parpy.atomic.add(a, i, v)`.
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{AtomicOp, Expr, ExprKind, Place, StmtKind, Type};
@@ -18,6 +20,55 @@ impl Lowerer<'_, '_> {
             Builtin::Atomic(op) => Some(op),
             _ => None,
         }
+    }
+
+    /// The body of `with parpy.atomic:`: element updates `a[...] += v`
+    /// only, each an atomic add.
+    pub(super) fn atomic_block(&mut self, body: &[ast::Stmt]) -> Vec<crate::ir::Stmt> {
+        let mut out = vec![];
+        for s in body {
+            let update = match &s.kind {
+                ast::StmtKind::AugAssign {
+                    target,
+                    op: crate::ir::BinOp::Add,
+                    value,
+                } => match &target.kind {
+                    ast::ExprKind::Subscript {
+                        value: base,
+                        indices,
+                    } => Some((base, indices, target.span, value)),
+                    _ => None,
+                },
+                ast::StmtKind::Pass => continue,
+                ast::StmtKind::Expr(ast::Expr {
+                    kind: ast::ExprKind::Str(_),
+                    ..
+                }) => continue,
+                _ => None,
+            };
+            let Some((base, indices, tspan, value)) = update else {
+                self.error(
+                    Diagnostic::error(
+                        "`with parpy.atomic:` holds only updates of array elements `a[i] += v`",
+                    )
+                    .at(s.span, "not an element update with `+=`")
+                    .help("move this statement out of the block; for max and min call `parpy.atomic.max(a, i, v)` / `parpy.atomic.min(a, i, v)`"),
+                );
+                continue;
+            };
+            let index = match indices.as_slice() {
+                [one] => one.clone(),
+                many => ast::Expr {
+                    kind: ast::ExprKind::Tuple(many.to_vec()),
+                    span: tspan,
+                },
+            };
+            let args = [(**base).clone(), index, value.clone()];
+            if let Some(k) = self.atomic_stmt(AtomicOp::Add, &args, s.span) {
+                out.push(crate::ir::Stmt::new(k, s.span));
+            }
+        }
+        out
     }
 
     pub(super) fn atomic_stmt(

@@ -309,7 +309,7 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
-            Builtin::Gpu | Builtin::Inf => {
+            Builtin::Gpu | Builtin::Inf | Builtin::AtomicBlock => {
                 self.error(
                     Diagnostic::error(format!("`{name}` is not callable"))
                         .at(span, "cannot be called"),

@@ -363,14 +363,22 @@ impl Lowerer<'_, '_> {
                 })
             }
             ast::StmtKind::With { ctx, body } => {
-                let is_gpu = matches!(
+                let named = matches!(
                     ctx.kind,
                     ast::ExprKind::Name(_) | ast::ExprKind::Attr { .. }
-                ) && self.builtin_of(ctx) == Some(Builtin::Gpu);
+                );
+                if named && self.builtin_of(ctx) == Some(Builtin::AtomicBlock) {
+                    let stmts = self.atomic_block(body);
+                    self.pre.extend(stmts);
+                    return None;
+                }
+                let is_gpu = named && self.builtin_of(ctx) == Some(Builtin::Gpu);
                 if !is_gpu {
                     self.error(
-                        Diagnostic::error("only `with parpy.gpu:` is supported")
-                            .at(ctx.span, "unsupported context manager"),
+                        Diagnostic::error(
+                            "only `with parpy.gpu:` and `with parpy.atomic:` are supported",
+                        )
+                        .at(ctx.span, "unsupported context manager"),
                     );
                 }
                 let body = self.lower_block(body);
