@@ -13,6 +13,7 @@ use std::fmt::Write;
 
 use super::c_names::{identifier_chars, Namer};
 use super::{param_infos, param_line, EmitOutput, Writes};
+use crate::back::EmitError;
 use crate::error::CompileError;
 use crate::ir::{
     AtomicOp, BinOp, CallArg, Callback, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel,
@@ -92,9 +93,9 @@ pub trait Dialect {
     fn target_name(&self) -> &'static str;
     /// `#include` lines and other fixed text at the top of the file.
     fn includes(&self) -> String;
-    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String>;
+    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, EmitError>;
     /// The name of a float math function for an element type (`sqrtf`).
-    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String>;
+    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, EmitError>;
     /// The qualifier of prelude helper functions (`static inline`).
     fn prelude_qualifier(&self) -> &'static str;
     /// The statement of `parpy_check_index` that stores `[site + 1, i]`
@@ -115,7 +116,7 @@ pub trait Dialect {
         ty: &str,
         place: &str,
         v: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, EmitError> {
         if op == AtomicOp::Add && !e.is_float() {
             return Ok(format!(
                 "__atomic_fetch_add(&{place}, {v}, __ATOMIC_RELAXED);"
@@ -171,39 +172,36 @@ pub trait Dialect {
     // holds these nodes only after the GPU lowering passes.
 
     /// A grid position ([`GpuIndex`]) as an `int64_t`-compatible expression.
-    fn gpu_index(&self, g: GpuIndex) -> Result<String, String> {
-        Err(format!("`{}` on a target without a grid", g.name()))
+    fn gpu_index(&self, g: GpuIndex) -> Result<String, EmitError> {
+        Err(format!("`{}` on a target without a grid", g.name()).into())
     }
     /// A grid position converted to `to` in one step (`(int)tid.x` rather
     /// than a conversion of [`Dialect::gpu_index`]); `None` (the default)
     /// converts the `gpu_index` text.
-    fn gpu_index_as(&self, g: GpuIndex, to: ElemTy) -> Result<Option<String>, String> {
+    fn gpu_index_as(&self, g: GpuIndex, to: ElemTy) -> Result<Option<String>, EmitError> {
         let _ = (g, to);
         Ok(None)
     }
     /// The block-level barrier statement (with its `;`).
-    fn barrier(&self) -> Result<String, String> {
+    fn barrier(&self) -> Result<String, EmitError> {
         Err("a barrier on a target without blocks".into())
     }
     /// The expression reducing `arg` (already printed, of type `ty`) with `op`
     /// across a warp / SIMD group.
-    fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, String> {
+    fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, EmitError> {
         let _ = (e, arg);
-        Err(format!(
-            "warp reduction `{}` on a target without warps",
-            op.name()
-        ))
+        Err(format!("warp reduction `{}` on a target without warps", op.name()).into())
     }
     /// The definition of a helper that [`Dialect::warp_reduce`] calls, printed
     /// once in the prelude when used (None when it needs none).
-    fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, String> {
+    fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
         let _ = (op, e);
         Ok(None)
     }
     /// The declaration of a block-shared array of `len` elements.
-    fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, String> {
+    fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, EmitError> {
         let _ = (ty, len);
-        Err(format!("shared array `{name}` on a target without blocks"))
+        Err(format!("shared array `{name}` on a target without blocks").into())
     }
     /// A local array of `len` elements too large for the stack
     /// ([`HEAP_BYTES`]): the line declaring and allocating it and the line
@@ -317,7 +315,7 @@ pub trait Dialect {
         names: &[String],
         written: &BTreeSet<usize>,
         launch: &LaunchInfo,
-    ) -> Option<Result<(String, Vec<String>), String>> {
+    ) -> Option<Result<(String, Vec<String>), EmitError>> {
         let _ = (name, f, names, written, launch);
         None
     }
@@ -512,7 +510,7 @@ pub fn write_parts<D: Dialect>(
             &mut prelude,
         )
         .write(&names.helpers[i], None)
-        .map_err(CompileError::Internal)?;
+        .map_err(CompileError::from)?;
         body.push_str(&text);
         body.push('\n');
     }
@@ -527,7 +525,7 @@ pub fn write_parts<D: Dialect>(
             &mut prelude,
         )
         .write(&names.kernels[i], Some(&k.launch))
-        .map_err(CompileError::Internal)?;
+        .map_err(CompileError::from)?;
         body.push_str(&text);
         body.push('\n');
     }
@@ -546,7 +544,7 @@ pub fn write_parts<D: Dialect>(
         &mut prelude,
     )
     .write(&host_name, None)
-    .map_err(CompileError::Internal)?;
+    .map_err(CompileError::from)?;
     body.push_str(&text);
     body.push('\n');
 
@@ -560,10 +558,7 @@ pub fn write_parts<D: Dialect>(
         entry_params.push(EntryParam {
             name: var.name.clone(),
             ty: var.ty.clone(),
-            elem_ty: d
-                .scalar_type(elem)
-                .map_err(CompileError::Internal)?
-                .to_string(),
+            elem_ty: d.scalar_type(elem).map_err(CompileError::from)?.to_string(),
         });
     }
     body.push_str(&d.entry(&entry_symbol, &host_name, &entry_params));
@@ -584,7 +579,7 @@ pub fn write_parts<D: Dialect>(
     for site in p.bounds.iter().flat_map(|b| &b.sites) {
         let _ = writeln!(out, "// parpy-bounds: {}", site.describe());
     }
-    let pre = write_prelude(d, &prelude).map_err(CompileError::Internal)?;
+    let pre = write_prelude(d, &prelude).map_err(CompileError::from)?;
     let mut includes = d.includes();
     let mut seen = BTreeSet::new();
     for h in p.externals.iter().filter_map(|e| e.header.as_deref()) {
@@ -625,7 +620,7 @@ struct Globals {
     base: Namer,
 }
 
-fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String, String> {
+fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String, EmitError> {
     let q = d.prelude_qualifier();
     let mut out = String::new();
     for f in used {
@@ -738,11 +733,11 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
 
 /// Extra math names the prelude needs (not in [`MathFn`]).
 trait MathExtra {
-    fn math_name_extra(&self, base: &str, e: ElemTy) -> Result<String, String>;
+    fn math_name_extra(&self, base: &str, e: ElemTy) -> Result<String, EmitError>;
 }
 
 impl<D: Dialect> MathExtra for D {
-    fn math_name_extra(&self, base: &str, e: ElemTy) -> Result<String, String> {
+    fn math_name_extra(&self, base: &str, e: ElemTy) -> Result<String, EmitError> {
         // Derive the suffix convention from a known function.
         let sqrt = self.math_name(MathFn::Sqrt, e)?;
         Ok(format!(
@@ -822,14 +817,14 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             .unwrap_or_else(|| format!("parpy_bad_var_{}", v.0))
     }
 
-    fn ty_text(&self, t: &Type) -> Result<&'static str, String> {
+    fn ty_text(&self, t: &Type) -> Result<&'static str, EmitError> {
         match t {
             Type::Scalar(e) | Type::Array { elem: e, .. } => self.d.scalar_type(*e),
             Type::Void => Ok("void"),
         }
     }
 
-    fn write(mut self, name: &str, launch: Option<&LaunchInfo>) -> Result<String, String> {
+    fn write(mut self, name: &str, launch: Option<&LaunchInfo>) -> Result<String, EmitError> {
         if self.role == FnRole::Host && self.d.device_temps() {
             self.temps = self.f.local_arrays().collect();
         }
@@ -883,10 +878,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 continue;
             }
             let Type::Array { elem, shape } = &var.ty else {
-                return Err(format!(
-                    "kernel-local variable `{}` is not an array",
-                    var.name
-                ));
+                return Err(format!("kernel-local variable `{}` is not an array", var.name).into());
             };
             let ty = self.d.scalar_type(*elem)?;
             let name = self.name(VarId(i as u32));
@@ -940,7 +932,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         self.out.push('\n');
     }
 
-    fn block(&mut self, b: &[Stmt], depth: usize) -> Result<(), String> {
+    fn block(&mut self, b: &[Stmt], depth: usize) -> Result<(), EmitError> {
         self.frees.push(vec![]);
         self.block_stmts(b, depth)?;
         for l in self.frees.pop().unwrap_or_default() {
@@ -949,7 +941,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         Ok(())
     }
 
-    fn block_stmts(&mut self, b: &[Stmt], depth: usize) -> Result<(), String> {
+    fn block_stmts(&mut self, b: &[Stmt], depth: usize) -> Result<(), EmitError> {
         let id = self.next_block;
         self.next_block += 1;
         for (i, s) in b.iter().enumerate() {
@@ -997,7 +989,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
 
     /// A host statement that moves one element to or from a device
     /// temporary (GPU dialects): `tmp[i] = e` or `v = tmp[i]`.
-    fn temp_transfer(&mut self, dst: &Place, value: &Expr, depth: usize) -> Result<bool, String> {
+    fn temp_transfer(
+        &mut self,
+        dst: &Place,
+        value: &Expr,
+        depth: usize,
+    ) -> Result<bool, EmitError> {
         if self.temps.is_empty() {
             return Ok(false);
         }
@@ -1032,7 +1029,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         Ok(false)
     }
 
-    fn stmt(&mut self, s: &Stmt, depth: usize) -> Result<(), String> {
+    fn stmt(&mut self, s: &Stmt, depth: usize) -> Result<(), EmitError> {
         match &s.kind {
             StmtKind::Assign { dst, value } if self.temp_transfer(dst, value, depth)? => {}
             StmtKind::Barrier => {
@@ -1181,7 +1178,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
 
     /// A callback call: its arguments in an array of pointers, as the entry
     /// ABI passes them (scalars in 8-byte slots).
-    fn callback(&mut self, c: &Callback, depth: usize) -> Result<(), String> {
+    fn callback(&mut self, c: &Callback, depth: usize) -> Result<(), EmitError> {
         self.line(depth, "{");
         let argv = "parpy_cb_args";
         let n = c.args.len().max(1);
@@ -1216,7 +1213,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
     }
 
     /// The flat offset of element `prefix + [0, ...]` of `array`.
-    fn flat_prefix(&mut self, array: VarId, prefix: &[Expr]) -> Result<String, String> {
+    fn flat_prefix(&mut self, array: VarId, prefix: &[Expr]) -> Result<String, EmitError> {
         let Type::Array { shape, .. } = &self.f.var(array).ty else {
             return Err("a callback view of a scalar".into());
         };
@@ -1226,7 +1223,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         self.flat_index(array, &full)
     }
 
-    fn for_loop(&mut self, l: &ForLoop, depth: usize) -> Result<(), String> {
+    fn for_loop(&mut self, l: &ForLoop, depth: usize) -> Result<(), EmitError> {
         use crate::ir::visit::uses_var;
         let acc_name = l.reduction.map(|r| self.name(r.acc));
         let perfect_par_child = l.reduction.is_none()
@@ -1288,23 +1285,24 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
 
     // ---- expressions ----------------------------------------------------
 
-    fn index(&mut self, array: VarId, indices: &[Expr]) -> Result<String, String> {
+    fn index(&mut self, array: VarId, indices: &[Expr]) -> Result<String, EmitError> {
         let flat = self.flat_index(array, indices)?;
         if !self.temps.is_empty() && self.temps.contains(&array) {
             return Err(format!(
                 "host code reads the device temporary `{}` inside an expression",
                 self.f.var(array).name
-            ));
+            )
+            .into());
         }
         Ok(format!("{}[{flat}]", self.name(array)))
     }
 
     /// The row-major offset of `array[indices]`.
-    fn flat_index(&mut self, array: VarId, indices: &[Expr]) -> Result<String, String> {
+    fn flat_index(&mut self, array: VarId, indices: &[Expr]) -> Result<String, EmitError> {
         let var = self.f.var(array);
         let shape = match &var.ty {
             Type::Array { shape, .. } => shape.clone(),
-            _ => return Err(format!("`{}` is indexed but is not an array", var.name)),
+            _ => return Err(format!("`{}` is indexed but is not an array", var.name).into()),
         };
         if shape.len() != indices.len() {
             return Err(format!(
@@ -1312,7 +1310,8 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 var.name,
                 shape.len(),
                 indices.len()
-            ));
+            )
+            .into());
         }
         // Offsets of arrays past 2^31 elements need 64 bits: a literal index
         // is multiplied here, a narrower index is widened first.
@@ -1357,7 +1356,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
 
     /// A float literal of type `ty`; a float16 one is cast, so it is rounded
     /// to float16 first as NumPy rounds a weak Python float.
-    fn float_lit(&self, v: f64, ty: ElemTy) -> Result<(String, u8), String> {
+    fn float_lit(&self, v: f64, ty: ElemTy) -> Result<(String, u8), EmitError> {
         let (text, p) = float_literal(v, ty);
         if ty == ElemTy::F16 {
             return Ok((format!("({}){text}", self.d.scalar_type(ty)?), P_UNARY));
@@ -1365,7 +1364,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         Ok((text, p))
     }
 
-    fn expr(&mut self, e: &Expr) -> Result<(String, u8), String> {
+    fn expr(&mut self, e: &Expr) -> Result<(String, u8), EmitError> {
         let elem = e.ty.elem();
         Ok(match &e.kind {
             ExprKind::Bool(b) => ((if *b { "true" } else { "false" }).into(), P_ATOM),
@@ -1479,7 +1478,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                             self.prelude.insert(PreludeFn::Pow(ty));
                             format!("parpy_pow_{}", ty.short_name())
                         }
-                        _ => return Err(format!("`{}` of an integer", func.name())),
+                        _ => return Err(format!("`{}` of an integer", func.name()).into()),
                     }
                 };
                 (format!("{name}({})", a.join(", ")), P_POSTFIX)
@@ -1531,9 +1530,9 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         })
     }
 
-    fn binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<(String, u8), String> {
+    fn binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<(String, u8), EmitError> {
         let ty = lhs.ty.elem().unwrap_or(ElemTy::F64);
-        let helper = |w: &mut Self, f: PreludeFn, name: &str| -> Result<(String, u8), String> {
+        let helper = |w: &mut Self, f: PreludeFn, name: &str| -> Result<(String, u8), EmitError> {
             w.prelude.insert(f);
             let l = w.expr(lhs)?.0;
             let r = w.expr(rhs)?.0;
@@ -1614,11 +1613,8 @@ fn shift_in_range(count: &Expr, ty: ElemTy) -> bool {
     matches!(count.kind, ExprKind::Int(c) if (0..8 * ty.size() as i64).contains(&c))
 }
 
-fn unreachable_op(op: BinOp) -> Result<(&'static str, u8, u8, u8), String> {
-    Err(format!(
-        "operator `{}` reached the infix printer",
-        op.symbol()
-    ))
+fn unreachable_op(op: BinOp) -> Result<(&'static str, u8, u8, u8), EmitError> {
+    Err(format!("operator `{}` reached the infix printer", op.symbol()).into())
 }
 
 /// 8- and 16-bit integers, whose arithmetic C does in `int`.

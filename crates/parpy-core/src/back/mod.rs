@@ -7,6 +7,7 @@ pub mod c_decls;
 pub mod c_names;
 pub mod c_writer;
 pub mod cuda;
+pub mod error;
 pub mod metal;
 
 use std::collections::BTreeSet;
@@ -15,6 +16,7 @@ use crate::error::CompileError;
 use crate::ir::{Block, ExprKind, Function, Place, Program, StmtKind, Type, VarId};
 use crate::options::{Backend, Options};
 use crate::signature::{ArgType, ParamInfo};
+pub use error::EmitError;
 
 pub struct EmitOutput {
     pub text: String,

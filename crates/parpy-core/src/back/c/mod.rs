@@ -11,6 +11,7 @@
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
 use super::EmitOutput;
+use crate::back::EmitError;
 use crate::error::CompileError;
 use crate::ir::{LaunchInfo, MathFn, Program, ReduceOp};
 use crate::options::Options;
@@ -55,21 +56,26 @@ impl Dialect for CDialect {
         "#include <stdint.h>\n#include <stdbool.h>\n#include <math.h>\n".into()
     }
 
-    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
+    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, EmitError> {
         // float16: C23's `_Float16` (GCC >= 12 and clang >= 15 on x86-64 and
         // arm64)
         Ok(c_writer::stdint_type(e).unwrap_or("_Float16"))
     }
 
-    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
+    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, EmitError> {
         if e == ElemTy::F16 && !f.is_predicate() {
             // computed in float and rounded once, as NumPy does for float16
             if let Some(n) = c_writer::libm_name(f, ElemTy::F32) {
                 return Ok(format!("(_Float16){n}"));
             }
         }
-        c_writer::libm_name(f, e)
-            .ok_or_else(|| format!("`{}` on {} in C", f.name(), e.short_name()))
+        c_writer::libm_name(f, e).ok_or_else(|| {
+            EmitError::Unsupported(format!(
+                "`{}` on {} is not supported by the C backend",
+                f.name(),
+                e.short_name()
+            ))
+        })
     }
 
     fn prelude_qualifier(&self) -> &'static str {

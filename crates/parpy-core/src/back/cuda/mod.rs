@@ -19,6 +19,7 @@
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
+use crate::back::EmitError;
 use crate::error::CompileError;
 use crate::ir::{AtomicOp, Axis, GpuIndex, LaunchInfo, MathFn, Program, ReduceOp, WARP_SIZE};
 use crate::options::Options;
@@ -94,17 +95,17 @@ impl Dialect for CudaDialect {
         s
     }
 
-    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
+    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, EmitError> {
         Ok(c_writer::stdint_type(e).unwrap_or("__half"))
     }
 
-    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
+    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, EmitError> {
         c_writer::libm_name(f, e).ok_or_else(|| {
-            format!(
+            EmitError::Unsupported(format!(
                 "`{}` on {} is not supported by the CUDA backend yet",
                 f.name(),
                 e.short_name()
-            )
+            ))
         })
     }
 
@@ -122,7 +123,7 @@ impl Dialect for CudaDialect {
         ty: &str,
         place: &str,
         v: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, EmitError> {
         use ElemTy::*;
         let f = match op {
             AtomicOp::Add => "atomicAdd",
@@ -150,11 +151,12 @@ impl Dialect for CudaDialect {
                 "__longlong_as_double",
             ),
             _ => {
-                return Err(format!(
+                // (sema reports these with the source line first)
+                return Err(EmitError::Unsupported(format!(
                     "`parpy.atomic.{}` on {} is not supported by the CUDA backend",
                     op.name(),
                     e.short_name()
-                ))
+                )));
             }
         };
         let from = if e == F64 {
@@ -229,7 +231,7 @@ impl Dialect for CudaDialect {
         )
     }
 
-    fn gpu_index(&self, g: GpuIndex) -> Result<String, String> {
+    fn gpu_index(&self, g: GpuIndex) -> Result<String, EmitError> {
         Ok(match g {
             GpuIndex::Thread(a) => format!("(int64_t)threadIdx.{}", axis(a)),
             GpuIndex::Block(a) => format!("(int64_t)blockIdx.{}", axis(a)),
@@ -240,11 +242,11 @@ impl Dialect for CudaDialect {
         })
     }
 
-    fn barrier(&self) -> Result<String, String> {
+    fn barrier(&self) -> Result<String, EmitError> {
         Ok("__syncthreads();".into())
     }
 
-    fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, String> {
+    fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, EmitError> {
         Ok(format!(
             "parpy_warp_{}_{}({arg})",
             op.name(),
@@ -252,7 +254,7 @@ impl Dialect for CudaDialect {
         ))
     }
 
-    fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, String> {
+    fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
         let ty = self.scalar_type(e)?;
         // Types without a `__shfl_xor_sync` overload travel as `int`.
         let via_int = matches!(
@@ -280,7 +282,7 @@ impl Dialect for CudaDialect {
         )))
     }
 
-    fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, String> {
+    fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, EmitError> {
         Ok(format!("__shared__ {ty} {name}[{len}];"))
     }
 

@@ -39,6 +39,7 @@ use std::fmt::Write;
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
+use crate::back::EmitError;
 use crate::error::CompileError;
 use crate::ir::visit::walk_exprs;
 use crate::ir::{
@@ -162,17 +163,18 @@ impl Dialect for MetalDialect {
         ty: &str,
         place: &str,
         v: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, EmitError> {
         let atomic = match e {
             ElemTy::I32 => "atomic_int",
             ElemTy::U32 => "atomic_uint",
             ElemTy::F32 => "atomic_float",
             _ => {
-                return Err(format!(
+                // (sema reports these with the source line first)
+                return Err(EmitError::Unsupported(format!(
                     "`parpy.atomic.{}` on {} is not supported by the Metal backend",
                     op.name(),
                     e.short_name()
-                ))
+                )));
             }
         };
         if op == AtomicOp::Add || !e.is_float() {
@@ -187,7 +189,7 @@ impl Dialect for MetalDialect {
         ))
     }
 
-    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, String> {
+    fn scalar_type(&self, e: ElemTy) -> Result<&'static str, EmitError> {
         Ok(match e {
             ElemTy::Bool => "bool",
             ElemTy::I8 => "char",
@@ -206,13 +208,13 @@ impl Dialect for MetalDialect {
         })
     }
 
-    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, String> {
+    fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, EmitError> {
         if check::lacks(f) {
             // `check::check` reports these as user errors first.
-            return Err(format!(
+            return Err(EmitError::Unsupported(format!(
                 "`{}` is not in the Metal standard library",
                 f.name()
-            ));
+            )));
         }
         let base = match f {
             MathFn::Round => "rint",
@@ -222,7 +224,10 @@ impl Dialect for MetalDialect {
             ElemTy::F32 | ElemTy::F16 => Ok(format!("metal::{base}")),
             // Host pseudo-code only (see `scalar_type`).
             ElemTy::F64 => Ok(base.to_string()),
-            other => Err(format!("`{base}` on {} in Metal", other.short_name())),
+            other => Err(EmitError::Unsupported(format!(
+                "`{base}` on {} is not supported by the Metal backend",
+                other.short_name()
+            ))),
         }
     }
 
@@ -286,7 +291,7 @@ impl Dialect for MetalDialect {
         }
     }
 
-    fn gpu_index(&self, g: GpuIndex) -> Result<String, String> {
+    fn gpu_index(&self, g: GpuIndex) -> Result<String, EmitError> {
         let (_, name, _) = grid_param(g);
         Ok(match g {
             GpuIndex::Thread(a)
@@ -297,7 +302,7 @@ impl Dialect for MetalDialect {
         })
     }
 
-    fn gpu_index_as(&self, g: GpuIndex, to: ElemTy) -> Result<Option<String>, String> {
+    fn gpu_index_as(&self, g: GpuIndex, to: ElemTy) -> Result<Option<String>, EmitError> {
         if !to.is_int() {
             return Ok(None);
         }
@@ -312,11 +317,11 @@ impl Dialect for MetalDialect {
         }))
     }
 
-    fn barrier(&self) -> Result<String, String> {
+    fn barrier(&self) -> Result<String, EmitError> {
         Ok("threadgroup_barrier(mem_flags::mem_threadgroup);".into())
     }
 
-    fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, String> {
+    fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, EmitError> {
         if !matches!(
             e,
             ElemTy::F32 | ElemTy::F16 | ElemTy::I32 | ElemTy::U32 | ElemTy::I16 | ElemTy::U16
@@ -325,7 +330,8 @@ impl Dialect for MetalDialect {
                 "a SIMD-group {} over {} (rejected by the Metal checks)",
                 op.name(),
                 e.short_name()
-            ));
+            )
+            .into());
         }
         let f = match op {
             ReduceOp::Sum => "simd_sum",
@@ -336,7 +342,7 @@ impl Dialect for MetalDialect {
         Ok(format!("{f}({arg})"))
     }
 
-    fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, String> {
+    fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, EmitError> {
         Ok(format!("threadgroup {ty} {name}[{len}];"))
     }
 
@@ -383,7 +389,7 @@ impl Dialect for MetalDialect {
         names: &[String],
         written: &BTreeSet<usize>,
         _launch: &LaunchInfo,
-    ) -> Option<Result<(String, Vec<String>), String>> {
+    ) -> Option<Result<(String, Vec<String>), EmitError>> {
         Some(self.kernel_header_impl(name, f, names, written))
     }
 
@@ -476,12 +482,12 @@ impl MetalDialect {
         f: &Function,
         names: &[String],
         written: &BTreeSet<usize>,
-    ) -> Result<(String, Vec<String>), String> {
-        let var_name = |v: crate::ir::VarId| -> Result<String, String> {
+    ) -> Result<(String, Vec<String>), EmitError> {
+        let var_name = |v: crate::ir::VarId| -> Result<String, EmitError> {
             names
                 .get(v.0 as usize)
                 .cloned()
-                .ok_or_else(|| format!("no name for variable {}", v.0))
+                .ok_or_else(|| EmitError::Invariant(format!("no name for variable {}", v.0)))
         };
         let (binds, params_at) = bindings(f, written);
         let mut sig_params = vec![];

@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 
 use super::{bindings, Binding};
+use crate::back::EmitError;
 use crate::ir::{Function, Kernel, Program};
 use crate::types::ElemTy;
 
@@ -42,13 +43,14 @@ pub struct Dispatch {
 
 /// The dispatch of every kernel of `p`; `names[i]` is the emitted name of
 /// kernel i (`EmitOutput::kernel_names`).
-pub fn dispatches(p: &Program, names: &[String]) -> Result<Vec<Dispatch>, String> {
+pub fn dispatches(p: &Program, names: &[String]) -> Result<Vec<Dispatch>, EmitError> {
     if names.len() != p.kernels.len() {
         return Err(format!(
             "{} kernels but {} kernel names",
             p.kernels.len(),
             names.len()
-        ));
+        )
+        .into());
     }
     p.kernels
         .iter()
@@ -59,7 +61,7 @@ pub fn dispatches(p: &Program, names: &[String]) -> Result<Vec<Dispatch>, String
 
 /// The scalar fields of a kernel's parameter struct, in parameter order,
 /// and `sizeof` the struct (0 without scalars).
-pub fn param_struct(f: &Function) -> Result<(Vec<Field>, usize), String> {
+pub fn param_struct(f: &Function) -> Result<(Vec<Field>, usize), EmitError> {
     let (binds, _) = bindings(f, &BTreeSet::new());
     let mut fields = vec![];
     let (mut offset, mut align) = (0usize, 1usize);
@@ -91,7 +93,7 @@ pub fn param_struct(f: &Function) -> Result<(Vec<Field>, usize), String> {
 }
 
 /// The dispatch of one kernel.
-pub fn dispatch(k: &Kernel, name: &str) -> Result<Dispatch, String> {
+pub fn dispatch(k: &Kernel, name: &str) -> Result<Dispatch, EmitError> {
     let (binds, params_index) = bindings(&k.func, &BTreeSet::new());
     let buffers = binds
         .iter()
