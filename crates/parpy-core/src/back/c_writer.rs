@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use super::c_names::{identifier_chars, Namer};
 use super::{param_infos, param_line, EmitOutput, Writes};
-use crate::back::EmitError;
+use crate::back::error::EmitError;
 use crate::error::CompileError;
 use crate::ir::{
     AtomicOp, BinOp, CallArg, Callback, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel,

@@ -11,7 +11,7 @@
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole, LoopCtx, LoopIntro};
 use super::EmitOutput;
-use crate::back::EmitError;
+use crate::back::error::EmitError;
 use crate::error::CompileError;
 use crate::ir::{LaunchInfo, MathFn, Program, ReduceOp};
 use crate::options::Options;

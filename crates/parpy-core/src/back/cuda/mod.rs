@@ -19,7 +19,7 @@
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
-use crate::back::EmitError;
+use crate::back::error::EmitError;
 use crate::error::CompileError;
 use crate::ir::{AtomicOp, Axis, GpuIndex, LaunchInfo, MathFn, Program, ReduceOp, WARP_SIZE};
 use crate::options::Options;

@@ -39,7 +39,7 @@ use std::fmt::Write;
 
 use super::c_writer::{self, Dialect, EntryParam, FnRole};
 use super::EmitOutput;
-use crate::back::EmitError;
+use crate::back::error::EmitError;
 use crate::error::CompileError;
 use crate::ir::visit::walk_exprs;
 use crate::ir::{

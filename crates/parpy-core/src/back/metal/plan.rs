@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use super::{bindings, Binding};
-use crate::back::EmitError;
+use crate::back::error::EmitError;
 use crate::ir::{Function, Kernel, Program};
 use crate::types::ElemTy;
 
