@@ -23,6 +23,7 @@ from ._native import (
     ParpyWarning,
     backend_available,
     clear_cache,
+    set_max_loaded,
     compile_string,
     par,
     print_compiled,
@@ -45,7 +46,7 @@ __all__ = [
     "jit", "label", "threads", "par", "reduce", "LoopPar", "CompileOptions",
     "BuildError", "CompileBackend", "CompileError", "CompileTypeError",
     "InternalError", "ParpyWarning", "print_compiled", "compile_string",
-    "clear_cache", "sync", "gpu", "sum", "operators", "atomic", "math", "builtin", "types",
+    "clear_cache", "set_max_loaded", "sync", "gpu", "sum", "operators", "atomic", "math", "builtin", "types",
     "backend", "callback", "external", "ElemSize", "JitFunction", "explain", "par_reduction", "Target",
     "backend_available", "buffer",
 ]

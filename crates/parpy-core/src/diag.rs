@@ -5,6 +5,7 @@
 //! registered once in a process-wide table (so a [`Span`] stays `Copy` and
 //! small); the numeric ids never appear in generated code or in messages.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -57,22 +58,37 @@ impl SourceFile {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct SourceId(pub u32);
 
-fn registry() -> &'static Mutex<Vec<Arc<SourceFile>>> {
-    static REG: OnceLock<Mutex<Vec<Arc<SourceFile>>>> = OnceLock::new();
-    REG.get_or_init(|| Mutex::new(Vec::new()))
+/// The registered files, and each (path, text)'s id.
+#[derive(Default)]
+struct Registry {
+    files: Vec<Arc<SourceFile>>,
+    ids: HashMap<(String, String), SourceId>,
 }
 
-/// Registers a source file and returns its id.
+fn registry() -> &'static Mutex<Registry> {
+    static REG: OnceLock<Mutex<Registry>> = OnceLock::new();
+    REG.get_or_init(|| Mutex::new(Registry::default()))
+}
+
+/// Registers a source file and returns its id. The same path and text get
+/// the same id: decorating a function again (a jit function made in a
+/// loop, a module reloaded) adds nothing to the table.
 pub fn register_source(file: SourceFile) -> SourceId {
     let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
-    reg.push(Arc::new(file));
-    SourceId((reg.len() - 1) as u32)
+    let key = (file.path.clone(), file.text.clone());
+    if let Some(id) = reg.ids.get(&key) {
+        return *id;
+    }
+    reg.files.push(Arc::new(file));
+    let id = SourceId((reg.files.len() - 1) as u32);
+    reg.ids.insert(key, id);
+    id
 }
 
 /// Looks up a registered source file.
 pub fn source(id: SourceId) -> Option<Arc<SourceFile>> {
     let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
-    reg.get(id.0 as usize).cloned()
+    reg.files.get(id.0 as usize).cloned()
 }
 
 /// A byte range in a registered source file.
@@ -271,6 +287,19 @@ mod tests {
         let f = SourceFile::from_function_text("t.py", "    def f(x):\n        y = 1\n", 5);
         let off = f.text.find("y = 1").unwrap() as u32;
         assert_eq!(f.line_col(off), (6, 9));
+    }
+
+    #[test]
+    fn the_same_source_registers_once() {
+        // a function decorated again (in a loop) must not grow the table
+        let text = "def again(x):\n    x[0] = 1\n";
+        let a = register_source(SourceFile::from_function_text("again.py", text, 1));
+        let n = registry().lock().unwrap().files.len();
+        let b = register_source(SourceFile::from_function_text("again.py", text, 1));
+        assert_eq!(a, b);
+        assert_eq!(registry().lock().unwrap().files.len(), n);
+        let c = register_source(SourceFile::from_function_text("other.py", text, 1));
+        assert_ne!(a, c);
     }
 
     #[test]

@@ -25,6 +25,8 @@ use crate::toolchain;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(print_compiled, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(set_max_loaded, m)?)?;
+    m.add_function(wrap_pyfunction!(_loaded_specializations, m)?)?;
     m.add_function(wrap_pyfunction!(default_cache_dir, m)?)?;
     m.add_function(wrap_pyfunction!(backend_explain, m)?)?;
     m.add_function(wrap_pyfunction!(backend_is_enabled, m)?)?;
@@ -132,6 +134,22 @@ fn print_compiled(
 #[pyfunction]
 fn clear_cache() -> PyResult<()> {
     guard(service::clear_cache)
+}
+
+/// Sets how many specializations (over all jit functions) stay loaded in
+/// memory, at least 1; returns the previous bound. Past it the least
+/// recently used one is dropped: its library is unloaded once no call runs
+/// it, and a later call loads it again from the disk cache. The default is
+/// 256, or `$PARPY_MAX_LOADED`.
+#[pyfunction]
+fn set_max_loaded(n: usize) -> usize {
+    crate::loaded::set_limit(n)
+}
+
+/// How many specializations are loaded in memory now (tests).
+#[pyfunction]
+fn _loaded_specializations() -> usize {
+    crate::loaded::count()
 }
 
 /// The disk cache directory used when `CompileOptions.cache_dir` is unset.

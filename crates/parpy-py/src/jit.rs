@@ -33,6 +33,9 @@ pub struct Compiled {
     bounds: Vec<String>,
     /// The callback calls of the host code (Cpu; the Cuda plan has its own).
     callbacks: Option<crate::callbacks::Sites>,
+    /// When it was last called ([`crate::loaded::tick`]): the least
+    /// recently used specialization goes first past the memory bound.
+    used: AtomicU64,
 }
 
 /// What runs a specialization.
@@ -196,7 +199,9 @@ pub struct JitFunction {
     pub params: Vec<String>,
     pub resolver: Arc<PyResolver>,
     py_func: Py<PyAny>,
-    cache: Mutex<FnCache>,
+    /// Registered with [`crate::loaded`] (the bound on loaded
+    /// specializations, `clear_cache`).
+    cache: Arc<Mutex<FnCache>>,
     /// Scalar parameters no longer specialized on (bit i = parameter i):
     /// they took more than [`MAX_SPECIALIZED_VALUES`] values.
     generic: AtomicU64,
@@ -221,20 +226,23 @@ impl JitFunction {
                 params.len()
             )));
         }
+        let cache = Arc::new(Mutex::new(FnCache {
+            generation: generation(),
+            last_key: Vec::new(),
+            last: None,
+            map: HashMap::new(),
+            history: Vec::new(),
+            seen: vec![],
+        }));
+        let registered: Arc<dyn crate::loaded::SpecCache> = cache.clone();
+        crate::loaded::register(Arc::downgrade(&registered));
         Ok(JitFunction {
             name,
             def,
             params,
             resolver: Arc::new(resolver),
             py_func: f.clone().unbind(),
-            cache: Mutex::new(FnCache {
-                generation: generation(),
-                last_key: Vec::new(),
-                last: None,
-                map: HashMap::new(),
-                history: Vec::new(),
-                seen: vec![],
-            }),
+            cache,
             generic: AtomicU64::new(0),
             pinned: AtomicU64::new(0),
         })
@@ -262,11 +270,15 @@ impl JitFunction {
             c.history.clear();
             return None;
         }
-        if c.last.is_some() && c.last_key.as_slice() == key {
-            return c.last.clone();
+        if c.last_key.as_slice() == key {
+            if let Some(h) = &c.last {
+                h.used.store(crate::loaded::tick(), Ordering::Relaxed);
+                return Some(h.clone());
+            }
         }
         let hit = c.map.get(key).cloned();
         if let Some(h) = &hit {
+            h.used.store(crate::loaded::tick(), Ordering::Relaxed);
             c.last_key.clear();
             c.last_key.extend_from_slice(key);
             c.last = Some(h.clone());
@@ -366,11 +378,14 @@ impl JitFunction {
     }
 
     fn insert(&self, key: &[u64], compiled: Arc<Compiled>) {
-        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        c.map.insert(key.into(), compiled.clone());
-        c.last_key.clear();
-        c.last_key.extend_from_slice(key);
-        c.last = Some(compiled);
+        {
+            let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            c.map.insert(key.into(), compiled.clone());
+            c.last_key.clear();
+            c.last_key.extend_from_slice(key);
+            c.last = Some(compiled);
+        }
+        crate::loaded::enforce();
     }
 
     fn call_inner(
@@ -600,6 +615,7 @@ impl JitFunction {
                 written_mask: 0,
                 bounds: vec![],
                 callbacks: None,
+                used: AtomicU64::new(crate::loaded::tick()),
             });
         }
         let backend = service::resolve_backend(py, &data)?;
@@ -701,6 +717,7 @@ impl JitFunction {
             written_mask,
             bounds,
             callbacks: crate::callbacks::sites(&out.program),
+            used: AtomicU64::new(crate::loaded::tick()),
         })
     }
 }
@@ -841,4 +858,44 @@ pub fn def_and_resolver(f: &Bound<'_, PyAny>) -> PyResult<ParsedFunction> {
         .to_cow()?
         .into_owned();
     Ok((def, Arc::new(r), name, resolver::param_names(f)?))
+}
+
+impl crate::loaded::SpecCache for Mutex<FnCache> {
+    fn len(&self) -> usize {
+        self.lock().unwrap_or_else(|e| e.into_inner()).map.len()
+    }
+
+    fn oldest(&self) -> Option<u64> {
+        let c = self.lock().unwrap_or_else(|e| e.into_inner());
+        c.map.values().map(|v| v.used.load(Ordering::Relaxed)).min()
+    }
+
+    fn evict_oldest(&self) {
+        let gone = {
+            let mut c = self.lock().unwrap_or_else(|e| e.into_inner());
+            let key = c
+                .map
+                .iter()
+                .min_by_key(|(_, v)| v.used.load(Ordering::Relaxed))
+                .map(|(k, _)| k.clone());
+            let Some(key) = key else { return };
+            if c.last_key.as_slice() == &key[..] {
+                c.last = None;
+                c.last_key.clear();
+            }
+            c.map.remove(&key)
+        };
+        // the library goes here (outside the lock), unless a call runs it
+        drop(gone);
+    }
+
+    fn clear(&self) {
+        let gone = {
+            let mut c = self.lock().unwrap_or_else(|e| e.into_inner());
+            c.last = None;
+            c.last_key.clear();
+            std::mem::take(&mut c.map)
+        };
+        drop(gone);
+    }
 }

@@ -20,6 +20,7 @@ mod cstring;
 mod cuda;
 mod errors;
 mod jit;
+mod loaded;
 mod options;
 mod resolver;
 mod service;

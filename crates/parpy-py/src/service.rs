@@ -46,6 +46,8 @@ fn note_cache_dir(dir: &Path) {
 /// every cache directory this process used (and the default one).
 pub fn clear_cache() -> PyResult<()> {
     GENERATION.fetch_add(1, Ordering::AcqRel);
+    // the libraries go now (a call in flight keeps its own until it returns)
+    crate::loaded::clear_all();
     let mut dirs: BTreeSet<PathBuf> = cache_dirs()
         .lock()
         .unwrap_or_else(|e| e.into_inner())

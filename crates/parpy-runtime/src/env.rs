@@ -10,6 +10,7 @@
 //! | `PARPY_NVRTC_OPTIONS` | extra NVRTC options (split at whitespace; part of the cubin key) |
 //! | `PARPY_NVCC` | nvcc for the runtime's own tests |
 //! | `PARPY_LOG` | `info`: one line on stderr per build, with the reason for the cache miss |
+//! | `PARPY_MAX_LOADED` | how many specializations stay loaded in memory (default 256; least recently used ones are dropped) |
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -65,4 +66,13 @@ pub fn log_builds() -> bool {
             .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "info" | "debug"))
             .unwrap_or(false)
     })
+}
+
+/// `$PARPY_MAX_LOADED`: the bound on specializations loaded in memory, if
+/// set to a positive integer.
+pub fn max_loaded() -> Option<usize> {
+    std::env::var("PARPY_MAX_LOADED")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
 }

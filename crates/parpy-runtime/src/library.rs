@@ -13,26 +13,60 @@ pub type EntryFn = unsafe extern "C" fn(*mut *mut c_void) -> i32;
 /// Python callbacks (the global `parpy_callback` of the library).
 pub type CallbackFn = unsafe extern "C" fn(i64, *mut *mut c_void) -> i32;
 
-/// Opens a library that is never unmapped: generated code uses OpenMP, whose
-/// worker threads keep running inside libgomp after a call, so unloading the
-/// library (and with it libgomp) under them would crash the process.
+/// Opens a library that is unmapped again when the last [`LoadedEntry`] of
+/// it goes (the binding bounds how many stay loaded). Generated code uses
+/// OpenMP, whose worker threads stay alive inside the OpenMP runtime after
+/// a call: that runtime, loaded with the first library, is pinned for the
+/// life of the process ([`pin_openmp_runtime`]), so only our code goes.
 fn open_library(path: &Path) -> Result<libloading::Library, libloading::Error> {
     #[cfg(unix)]
     {
         use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
-        #[cfg(any(target_os = "macos", target_os = "ios"))]
-        const RTLD_NODELETE: std::os::raw::c_int = 0x80;
-        #[cfg(not(any(target_os = "macos", target_os = "ios")))]
-        const RTLD_NODELETE: std::os::raw::c_int = 0x1000;
         // SAFETY: the library is one parpy built from generated (or the
         // user's compile_string) C code.
-        unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) }
-            .map(libloading::Library::from)
+        let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }?;
+        pin_openmp_runtime();
+        Ok(libloading::Library::from(lib))
     }
     #[cfg(not(unix))]
     {
         // SAFETY: as above.
         unsafe { libloading::Library::new(path) }
+    }
+}
+
+/// Keeps every OpenMP runtime that is loaded now loaded for good: a handle
+/// opened with `RTLD_NOLOAD` (which loads nothing new) and never closed.
+/// Unloading libgomp or libomp while its idle worker threads live would
+/// crash the process.
+#[cfg(unix)]
+fn pin_openmp_runtime() {
+    use libloading::os::unix::{Library, RTLD_NOW};
+    use std::sync::Mutex;
+    #[cfg(any(target_os = "macos", target_os = "ios"))]
+    const RTLD_NOLOAD: std::os::raw::c_int = 0x10;
+    #[cfg(not(any(target_os = "macos", target_os = "ios")))]
+    const RTLD_NOLOAD: std::os::raw::c_int = 0x4;
+    const RUNTIMES: &[&str] = &[
+        "libgomp.so.1",
+        "libomp.so.5",
+        "libomp.so",
+        "libiomp5.so",
+        "libgomp.1.dylib",
+        "libomp.dylib",
+    ];
+    static PINNED: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut pinned = PINNED.lock().unwrap_or_else(|e| e.into_inner());
+    for name in RUNTIMES {
+        if pinned.contains(name) {
+            continue;
+        }
+        // SAFETY: RTLD_NOLOAD only finds a library already loaded (as a
+        // dependency of the generated code); nothing new runs.
+        if let Ok(lib) = unsafe { Library::open(Some(*name), RTLD_NOW | RTLD_NOLOAD) } {
+            std::mem::forget(lib);
+            pinned.push(name);
+        }
     }
 }
 
