@@ -244,3 +244,29 @@ def test_metal_atomics_parse(dtype):
     assert_clang_ok(code, "extremes")
     code = parpy.print_compiled(weighted, [np.zeros(10, np.int64), v[:10], v, 10], opts)
     assert_clang_ok(code, "weighted")
+
+
+@parpy.jit
+def atomic_of_a_gathered_value(x, idx, h, N):
+    parpy.label('i')
+    for i in range(N):
+        parpy.atomic.max(h, 0, x[idx[i]])
+
+
+def test_a_checked_index_inside_the_value():
+    # the run-time index check inside the atomic's value writes the bounds
+    # record: the kernel's record parameter must not be const (the fuzzer's
+    # seed 1376: NVRTC refused the Cuda code)
+    x, idx = np.arange(8.0), np.array([3, 7, 1], np.int64)
+    out = run_both(atomic_of_a_gathered_value, [x, idx, np.zeros(1), 3], spec(3))
+    assert out[2][0] == 7.0
+    with pytest.raises(IndexError, match="x"):
+        atomic_of_a_gathered_value(x, np.array([3, 9], np.int64), np.zeros(1), 2, opts=spec(2))
+
+
+@needs_nvrtc
+def test_a_checked_index_inside_the_value_compiles_for_cuda():
+    opts = backend_opts(parpy.CompileBackend.Cuda, {'i': parpy.threads(64)})
+    code = parpy.print_compiled(atomic_of_a_gathered_value,
+                                [np.zeros(8), np.zeros(3, np.int64), np.zeros(1), 3], opts)
+    check_nvrtc(code, "atomic_of_a_gathered_value")

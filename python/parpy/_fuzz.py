@@ -65,6 +65,8 @@ FEATURES = [
     # found by this fuzzer, fixed: a slice reduction inside the body of a
     # par_reduction loop (refused before)
     "reduce_in_par_reduction",
+    # parpy.atomic.add/max/min on arrays only atomic updates touch
+    "atomics",
 ]
 
 
@@ -305,6 +307,8 @@ class Gen:
         """An element read of a readable array of kind `want`."""
         cands = []
         for a in self.arrays:
+            if a.role == "atomic":
+                continue  # read while other threads update it: a race
             if want is not None and kind(a.dtype) != want and not (
                     want == "i" and kind(a.dtype) == "u"):
                 continue
@@ -606,7 +610,8 @@ class Gen:
         """A slice of `length` elements of a readable array of kind k, along
         its last dimension: (text, dtype, approx)."""
         cands = [a for a in self.arrays
-                 if (kind(a.dtype) == k or (k == "i" and kind(a.dtype) == "u"))
+                 if a.role != "atomic"
+                 and (kind(a.dtype) == k or (k == "i" and kind(a.dtype) == "u"))
                  and a.shape[-1] >= length
                  and not (a.role == "out" and a.unit == sc.unit and sc.nest is not None
                           and a.depth > sc.depth)]
@@ -771,6 +776,31 @@ class Gen:
                 self.emit(ind, f"{tgt} {self.r.choice(['+=', '-=', '*=', '^=', '|='])} {e.text}")
                 return
         self.emit(ind, f"{tgt} = {v}")
+
+    def stmt_atomic(self, sc: Scope, ind: int) -> None:
+        """`parpy.atomic.op(o, index, v)` on an array that only atomic
+        updates touch (a data-dependent index: iterations share elements).
+        Types every backend takes; float adds are left out (their order
+        changes the rounding)."""
+        r = self.r
+        if sc.nest is None or not self.on("atomics", 1.0):
+            return
+        dt = r.choice([d for d in ("int32", "uint32", "float32") if d in self.dtypes] or ["int32"])
+        mine = [a for a in self.arrays if a.role == "atomic" and a.unit == sc.unit
+                and a.dtype == dt]
+        if mine and r.random() < 0.5:
+            a = r.choice(mine)
+        else:
+            a = self.new_array(dt, [r.choice(self.sizes) for _ in range(r.choice([1, 1, 2]))],
+                               "atomic")
+            a.unit = sc.unit
+        v = self.store_value(sc, a)
+        if v is None:
+            return
+        idx = [self.index_any(sc, n).text for n in a.shape]
+        index = idx[0] if len(idx) == 1 else f"({', '.join(idx)})"
+        op = r.choice(["max", "min"] if kind(dt) == "f" else ["add", "add", "max", "min"])
+        self.emit(ind, f"parpy.atomic.{op}({a.name}, {index}, {v})")
 
     def stmt_local(self, sc: Scope, ind: int) -> None:
         k = self.r.choice("iifb")
@@ -949,8 +979,10 @@ class Gen:
                 self.stmt_reduce(sc, ind)
             elif x < 0.88:
                 self.stmt_par_reduction(sc, ind)
-            else:
+            elif x < 0.95 or sc.nest is None:
                 self.stmt_slice(sc, ind)
+            else:
+                self.stmt_atomic(sc, ind)
         if len(self.lines) == start:
             self.emit(ind, "pass") if budget <= 0 else self.stmt_store(sc, ind)
             if len(self.lines) == start:

@@ -98,6 +98,9 @@ fn written_vars(
     helpers: &[BTreeSet<usize>],
     out: &mut BTreeSet<VarId>,
 ) {
+    /// The variables `e` writes (arrays passed to helpers that write them or
+    /// to externals, a bounds record a check may fill), through every
+    /// sub-expression (`Expr::children`: no kind is missed).
     fn expr(e: &crate::ir::Expr, helpers: &[BTreeSet<usize>], out: &mut BTreeSet<VarId>) {
         match &e.kind {
             ExprKind::Call { func, args } => {
@@ -108,39 +111,19 @@ fn written_vars(
                             out.insert(v);
                         }
                     }
-                    expr(a, helpers, out);
                 }
             }
-            ExprKind::Index { indices, .. } => indices.iter().for_each(|i| expr(i, helpers, out)),
-            ExprKind::External { args, .. } => {
-                // an external may write any array it gets
-                out.extend(crate::ir::call_arg_arrays(args));
-                crate::ir::call_arg_exprs(args)
-                    .into_iter()
-                    .for_each(|e| expr(e, helpers, out));
-            }
-            ExprKind::Unary { arg, .. }
-            | ExprKind::Convert { arg }
-            | ExprKind::WarpReduce { arg, .. } => expr(arg, helpers, out),
-            ExprKind::Binary { lhs, rhs, .. } => {
-                expr(lhs, helpers, out);
-                expr(rhs, helpers, out);
-            }
-            ExprKind::Select { cond, then, else_ } => {
-                expr(cond, helpers, out);
-                expr(then, helpers, out);
-                expr(else_, helpers, out);
-            }
-            ExprKind::Math { args, .. } => args.iter().for_each(|a| expr(a, helpers, out)),
-            ExprKind::CheckIndex { arg, record, .. } => {
-                // a failed check writes the record
+            // an external may write any array it gets
+            ExprKind::External { args, .. } => out.extend(crate::ir::call_arg_arrays(args)),
+            // a failed check writes the record
+            ExprKind::CheckIndex { record, .. } => {
                 if let Some(ExprKind::Var(v)) = record.as_ref().map(|r| &r.kind) {
                     out.insert(*v);
                 }
-                expr(arg, helpers, out);
             }
             _ => {}
         }
+        e.children().into_iter().for_each(|c| expr(c, helpers, out));
     }
     for s in b {
         match &s.kind {
