@@ -406,3 +406,60 @@ def test_shape_symbols_have_their_values_in_the_body():
     y = np.zeros(3, np.float32)
     f(y, opts=cpu_opts({'N': parpy.threads(5)}))  # another shape: another value
     assert y.tolist() == [2.0] * 3
+
+
+def test_shape_symbols_in_python_mode():
+    # Python mode reads a symbol the annotations bind as its value too.
+    f = parpy.jit(_fill_rows)
+    x = np.zeros(4, np.float32)
+    opts = cpu_opts({'N': parpy.threads(4)})
+    opts.backend = parpy.CompileBackend.Python
+    f(x, opts=opts)
+    assert x.tolist() == [2.0] * 4
+
+
+# A type variable read in the body denotes the element type the annotations
+# bind it to: static_types_eq branches on it, convert converts to it.
+S = parpy.types.type_var()
+K = parpy.types.symbol()
+
+
+def _code_by_type(x: parpy.types.buffer(S, [K]), y: parpy.types.buffer(S, [K])):
+    parpy.label('K')
+    for i in range(K):
+        if parpy.builtin.static_types_eq(S, parpy.types.F32):
+            y[i] = x[i] * 2.0
+        elif parpy.builtin.static_types_eq(S, parpy.types.U8):
+            y[i] = x[i] + parpy.builtin.convert(300, S)
+        elif parpy.builtin.static_types_eq(parpy.types.I64, S):
+            y[i] = x[i] - 1
+        else:
+            parpy.builtin.static_fail("no code for this type")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.int64])
+def test_type_variables_in_the_body(run_both, dtype):
+    f = parpy.jit(_code_by_type)
+    x = np.arange(6).astype(dtype)
+    out = run_both(f, [x, np.zeros_like(x)], cpu_opts({'K': parpy.threads(6)}))
+    expect = {np.float32: x * 2, np.uint8: x + np.uint8(44), np.int64: x - 1}[dtype]
+    np.testing.assert_array_equal(out[1], expect)
+
+
+def test_type_variable_branch_to_static_fail():
+    f = parpy.jit(_code_by_type)
+    x = np.zeros(3, np.int32)
+    with pytest.raises(parpy.CompileError, match="no code for this type"):
+        f(x, x.copy(), opts=cpu_opts({'K': parpy.threads(3)}))
+
+
+def test_unbound_type_variable_is_named():
+    other = parpy.types.type_var()
+
+    @parpy.jit
+    def conv(x: parpy.types.buffer(S, [K])):
+        with parpy.gpu:
+            x[0] = parpy.builtin.convert(1.0, other)
+
+    with pytest.raises(RuntimeError, match="unresolved type variable"):
+        parpy.print_compiled(conv, [np.zeros(1, np.float32)], cpu_opts())

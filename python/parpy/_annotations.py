@@ -77,11 +77,12 @@ def _global_names(fn: Any) -> Dict[int, str]:
     return out
 
 
-def check(fn: Any, args: Sequence[Any]) -> Dict[int, int]:
-    """Checks `args` against `fn`'s value annotations; returns the value of
-    each shape symbol (by `id`)."""
+def check(fn: Any, args: Sequence[Any]) -> Dict[int, Any]:
+    """Checks `args` against `fn`'s value annotations; returns what each
+    shape symbol and type variable is bound to (by `id`): an int for a
+    symbol, the NumPy dtype name (a str) for a type variable."""
     anns = getattr(fn, "__annotations__", None)
-    symbols: Dict[int, int] = {}
+    symbols: Dict[int, Any] = {}
     if not anns:
         return symbols
     code = fn.__code__
@@ -138,4 +139,18 @@ def check(fn: Any, args: Sequence[Any]) -> Dict[int, int]:
                 f"  --> {where} (in the definition of `{fn.__name__}`)\n"
                 f"  = note: {problem}"
             )
+    symbols.update(types)
     return symbols
+
+
+def bindings(fn: Any, args: Sequence[Any]) -> Dict[int, Any]:
+    """`check`, with each type variable bound to its `parpy.types` element
+    type instead of a dtype name (Python mode substitutes these values for
+    the symbols and type variables the function's body reads)."""
+    from . import types as _types
+
+    by_name = {
+        t.__parpy_dtype__: t for t in vars(_types).values() if isinstance(t, ElemType)
+    }
+    out = check(fn, args)
+    return {k: by_name.get(v, v) if isinstance(v, str) else v for k, v in out.items()}

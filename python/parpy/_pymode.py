@@ -12,7 +12,11 @@ adds what plain Python lacks:
 - `min(a, b)` and `max(a, b)` promote their operands like jit code does
   (Python's would return one operand unchanged, of its own type);
 - NumPy's floating-point and overflow warnings are off: integers wrap and
-  division by zero gives NumPy's value, silently, as compiled code does.
+  division by zero gives NumPy's value, silently, as compiled code does;
+- shape symbols (`parpy.types.symbol()`) and type variables
+  (`parpy.types.type_var()`) that the entry function's annotations bind
+  read as their values (an int, a `parpy.types` element type) in the
+  function and its helpers, as in compiled code.
 
 The parallel specification is ignored: the loops run in order, which is
 one of the orders a race-free program allows.
@@ -48,19 +52,25 @@ def _extreme(take_min: bool) -> Callable[..., Any]:
 _OVERRIDES = {"min": _extreme(True), "max": _extreme(False)}
 
 
-def _substitute(value: Any, memo: Dict[int, Any]) -> Any:
+def _substitute(value: Any, memo: Dict[int, Any], bound: Dict[int, Any]) -> Any:
+    if id(value) in bound:
+        return bound[id(value)]
     py_func = getattr(value, "py_func", None)
     if py_func is not None and type(value).__name__ == "JitFunction":
-        return plain(py_func, memo)
+        return plain(py_func, memo, bound)
     return value
 
 
-def plain(f: Any, memo: Dict[int, Any] | None = None) -> Any:
+def plain(
+    f: Any, memo: Dict[int, Any] | None = None, bound: Dict[int, Any] | None = None
+) -> Any:
     """`f` (a Python function or a jit function) as the function Python mode
     runs: the same code over a copy of its globals in which jit functions
     are their plain versions and `min`/`max` promote like jit code.
-    Closure variables that hold jit functions are replaced the same way."""
+    Closure variables that hold jit functions are replaced the same way;
+    `bound` maps the ids of symbols and type variables to their values."""
     memo = {} if memo is None else memo
+    bound = {} if bound is None else bound
     f = getattr(f, "py_func", f)
     if id(f) in memo:
         return memo[id(f)]
@@ -80,14 +90,14 @@ def plain(f: Any, memo: Dict[int, Any] | None = None) -> Any:
     clone.__doc__ = f.__doc__
     memo[id(f)] = clone
     for name, value in list(g.items()):
-        g[name] = _substitute(value, memo)
+        g[name] = _substitute(value, memo, bound)
     for name, value in _OVERRIDES.items():
         if name not in f.__globals__:
             g[name] = value
     if closure:
         for c in closure:
             try:
-                c.cell_contents = _substitute(c.cell_contents, memo)
+                c.cell_contents = _substitute(c.cell_contents, memo, bound)
             except ValueError:
                 pass
     return clone
@@ -96,6 +106,10 @@ def plain(f: Any, memo: Dict[int, Any] | None = None) -> Any:
 def run(f: Any, args: Sequence[Any]) -> Any:
     """Runs `f` (a jit function or its `py_func`) as plain Python on `args`
     with the meaning of jit code (see the module docstring)."""
-    fn = plain(f)
+    from ._annotations import bindings
+
+    py_f = getattr(f, "py_func", f)
+    bound = bindings(py_f, args) if getattr(py_f, "__annotations__", None) else {}
+    fn = plain(f, None, bound)
     with np.errstate(all="ignore"):
         return fn(*args)

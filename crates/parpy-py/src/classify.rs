@@ -15,7 +15,7 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString, PyType};
 
 use crate::args::type_name;
 use crate::jit::JitFunction;
-use crate::resolver::{parse_function, PyResolver};
+use crate::resolver::{parse_function, AnnBinding, PyResolver};
 
 impl Resolver for PyResolver {
     fn resolve(&self, path: &[&str]) -> Resolved {
@@ -79,15 +79,28 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             name,
         });
     }
-    if str_attr(obj, "__parpy_annotation__").as_deref() == Some("symbol") {
-        return Ok(match crate::resolver::symbol_value(obj.as_ptr() as usize) {
-            Some(v) => Resolved::Const(ScalarValue::Int(v)),
-            None => Resolved::Unsupported(
-                "a shape symbol (parpy.types.symbol()) that no parameter annotation of the \
-                 called function binds"
-                    .into(),
-            ),
-        });
+    match str_attr(obj, "__parpy_annotation__").as_deref() {
+        Some("symbol") => {
+            return Ok(match crate::resolver::symbol_value(obj.as_ptr() as usize) {
+                Some(AnnBinding::Int(v)) => Resolved::Const(ScalarValue::Int(v)),
+                _ => Resolved::Unsupported(
+                    "a shape symbol (parpy.types.symbol()) that no parameter annotation of \
+                     the called function binds"
+                        .into(),
+                ),
+            });
+        }
+        Some("type_var") => {
+            return Ok(match crate::resolver::symbol_value(obj.as_ptr() as usize) {
+                Some(AnnBinding::Dtype(t)) => Resolved::Dtype(t),
+                _ => Resolved::Unsupported(
+                    "an unresolved type variable (parpy.types.type_var()) that no parameter \
+                     annotation of the called function binds"
+                        .into(),
+                ),
+            });
+        }
+        _ => {}
     }
     let builtins = py.import("builtins")?;
     for name in ["range", "min", "max", "abs", "float", "int", "len", "round"] {

@@ -5,23 +5,32 @@
 use std::sync::Arc;
 
 use parpy_core::syntax::FunctionDef;
-use parpy_core::{CompileError, SourceFile};
+use parpy_core::{CompileError, ElemTy, SourceFile};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::errors::{compile_error_to_py, CompileErrorPy};
 
-thread_local! {
-    /// The values of the shape symbols (`parpy.types.symbol()`, by object
-    /// address) that the annotations of the function being compiled bind.
-    static SYMBOLS: std::cell::RefCell<Vec<(usize, i64)>> = const { std::cell::RefCell::new(Vec::new()) };
+/// What an annotation variable is bound to for one compilation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AnnBinding {
+    /// A shape symbol (`parpy.types.symbol()`): an extent or scalar value.
+    Int(i64),
+    /// A type variable (`parpy.types.type_var()`): an element type.
+    Dtype(ElemTy),
 }
 
-/// Binds shape symbols to values while it lives (one compilation).
+thread_local! {
+    /// The values of the shape symbols and type variables (by object
+    /// address) that the annotations of the function being compiled bind.
+    static SYMBOLS: std::cell::RefCell<Vec<(usize, AnnBinding)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Binds shape symbols and type variables while it lives (one compilation).
 pub struct SymbolScope(());
 
 impl SymbolScope {
-    pub fn bind(values: Vec<(usize, i64)>) -> SymbolScope {
+    pub fn bind(values: Vec<(usize, AnnBinding)>) -> SymbolScope {
         SYMBOLS.with(|s| *s.borrow_mut() = values);
         SymbolScope(())
     }
@@ -33,15 +42,17 @@ impl Drop for SymbolScope {
     }
 }
 
-/// The value a `SymbolScope` binds to the symbol object at address `id`.
-pub fn symbol_value(id: usize) -> Option<i64> {
+/// The value a `SymbolScope` binds to the symbol or type variable object
+/// at address `id`.
+pub fn symbol_value(id: usize) -> Option<AnnBinding> {
     SYMBOLS.with(|s| s.borrow().iter().find(|e| e.0 == id).map(|e| e.1))
 }
 
 /// Checks the annotations that are Python values rather than type names
 /// (`parpy.types.buffer(T, [N])`, `type_var()`, `symbol()`) against the
 /// arguments: `parpy._annotations.check` (on a cache miss only).
-/// Returns the shape symbols they bind, for the compilation that follows.
+/// Returns the shape symbols and type variables they bind, for the
+/// compilation that follows.
 pub fn check_value_annotations(
     f: &Bound<'_, PyAny>,
     args: &Bound<'_, PyAny>,
@@ -57,7 +68,17 @@ pub fn check_value_annotations(
             .import("parpy._annotations")?
             .call_method1("check", (f, args))?;
         for (k, v) in d.cast::<PyDict>()?.iter() {
-            symbols.push((k.extract::<usize>()?, v.extract::<i64>()?));
+            let bound = match v.extract::<i64>() {
+                Ok(n) => AnnBinding::Int(n),
+                Err(_) => {
+                    let name: String = v.extract()?;
+                    match ElemTy::from_numpy_name(&name) {
+                        Some(t) => AnnBinding::Dtype(t),
+                        None => continue,
+                    }
+                }
+            };
+            symbols.push((k.extract::<usize>()?, bound));
         }
     }
     Ok(SymbolScope::bind(symbols))

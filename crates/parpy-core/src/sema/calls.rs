@@ -321,9 +321,25 @@ impl Lowerer<'_, '_> {
 
     /// The element type named by a dtype argument (`parpy.types.F32`).
     fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
-        if e.dotted_path().is_some() && !self.is_local_root(e) {
-            if let Resolved::Dtype(t) = self.resolve_global(e)? {
-                return self.supported_dtype(t, e.span);
+        if let Some(path) = e.dotted_path().filter(|_| !self.is_local_root(e)) {
+            match self.resolve_global(e)? {
+                Resolved::Dtype(t) => return self.supported_dtype(t, e.span),
+                Resolved::Unsupported(desc) => {
+                    // "Found unresolved type variable ..." (ParPy's words).
+                    let what = desc
+                        .strip_prefix("an ")
+                        .or_else(|| desc.strip_prefix("a "))
+                        .unwrap_or(&desc);
+                    self.error(
+                        Diagnostic::error(format!(
+                            "Found {what} where an element type is expected"
+                        ))
+                        .at(e.span, format!("`{}` is not a type", path.join(".")))
+                        .help("use a type such as `parpy.types.F32` or `np.float32`"),
+                    );
+                    return None;
+                }
+                _ => {}
             }
         }
         self.error(
