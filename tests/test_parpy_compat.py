@@ -463,3 +463,42 @@ def test_unbound_type_variable_is_named():
 
     with pytest.raises(RuntimeError, match="unresolved type variable"):
         parpy.print_compiled(conv, [np.zeros(1, np.float32)], cpu_opts())
+
+
+# Implicit shape labels (ParPy's default): a loop over range(N), or a slice
+# statement reading N, where N is a shape symbol of the annotations, carries
+# the label 'N'; opts.implicit_shape_labels = False turns this off.
+def _implicit(x: parpy.types.buffer(parpy.types.F32, [K]),
+              y: parpy.types.buffer(parpy.types.F32, [K])):
+    for i in range(K):
+        x[i] = x[i] * 2.0
+    y[:K] += x[:K]
+
+
+def test_implicit_shape_labels(run_both):
+    f = parpy.jit(_implicit)
+    x = np.arange(8, dtype=np.float32)
+    opts = cpu_opts({'K': parpy.threads(8)})
+    assert opts.implicit_shape_labels is True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code = parpy.print_compiled(f, [x, x.copy()], opts)
+        assert code.count("#pragma omp parallel for") == 2
+        run_both(f, [x, np.ones(8, np.float32)], opts)
+    opts.implicit_shape_labels = False
+    with pytest.warns(parpy.ParpyWarning, match="matches no statement"):
+        code = parpy.print_compiled(f, [x, x.copy()], opts)
+    assert "#pragma omp parallel" not in code
+
+
+def test_implicit_shape_labels_only_for_symbols():
+    # a plain int global or a local named like a spec label is no label
+    def g(x: parpy.types.buffer(parpy.types.F32, [K]), n):
+        L = n
+        for i in range(L):
+            x[i] = 1.0
+
+    opts = cpu_opts({'K': parpy.threads(8), 'L': parpy.threads(8)})
+    with pytest.warns(parpy.ParpyWarning):
+        code = parpy.print_compiled(parpy.jit(g), [np.zeros(8, np.float32), 8], opts)
+    assert "#pragma omp parallel" not in code

@@ -143,6 +143,22 @@ def check(fn: Any, args: Sequence[Any]) -> Dict[int, Any]:
     return symbols
 
 
+def symbol_names(fn: Any) -> List[str]:
+    """The names under which `fn`'s globals and closure hold the shape
+    symbols its parameter annotations use (ParPy's implicit shape labels:
+    a loop over `range(N)` is labelled 'N')."""
+    anns = getattr(fn, "__annotations__", None) or {}
+    used = set()
+    for ann in anns.values():
+        if isinstance(ann, Symbol):
+            used.add(id(ann))
+        elif isinstance(ann, Buffer):
+            used.update(id(d) for d in ann.shape if isinstance(d, Symbol))
+    if not used:
+        return []
+    return sorted(name for i, name in _global_names(fn).items() if i in used)
+
+
 def bindings(fn: Any, args: Sequence[Any]) -> Dict[int, Any]:
     """`check`, with each type variable bound to its `parpy.types` element
     type instead of a dtype name (Python mode substitutes these values for

@@ -72,6 +72,7 @@ class CompileOptions:
     force_int_size: Optional[Any]
     force_float_size: Optional[Any]
     debug_callbacks: bool
+    implicit_shape_labels: bool
     includes: List[str]
     libs: List[str]
     extra_flags: List[str]

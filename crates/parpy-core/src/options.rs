@@ -78,6 +78,11 @@ pub struct Options {
     /// Check at run time the array indices not proven in range
     /// (`passes::check_bounds`; default true).
     pub bounds_check: bool,
+    /// The names (in the entry function's scope) of the shape symbols its
+    /// parameter annotations bind: a `for` loop whose bounds, or a slice
+    /// assignment whose sides, read one of them gets a label of that name
+    /// (ParPy's implicit shape labels; empty: none).
+    pub implicit_labels: Vec<String>,
 }
 
 impl Default for Options {
@@ -94,6 +99,7 @@ impl Default for Options {
             max_thread_blocks_per_cluster: 8,
             use_cuda_graphs: false,
             bounds_check: true,
+            implicit_labels: vec![],
         }
     }
 }

@@ -85,10 +85,13 @@ fn compile_with(
         Err(_) => fun.clone(),
     };
     let tuple = pyo3::types::PyTuple::new(py, &items)?;
-    let _symbols = crate::resolver::check_value_annotations(&py_func, tuple.as_any())?;
+    let symbols = crate::resolver::check_value_annotations(&py_func, tuple.as_any())?;
     let spec = if data.specialize_scalars { u64::MAX } else { 0 };
     let types = args::inspect_call(items, spec, &ctx)?.types;
-    let options = data.to_core(backend)?;
+    let mut options = data.to_core(backend)?;
+    if data.implicit_shape_labels {
+        options.implicit_labels = symbols.names.clone();
+    }
     let out = service::run_compile(py, &def, &types, resolver.as_ref(), &options)?;
     Ok((out, name))
 }

@@ -627,7 +627,7 @@ impl JitFunction {
                 backend.name()
             )));
         }
-        let _symbols = resolver::check_value_annotations(self.py_func.bind(py), args.as_any())?;
+        let symbols = resolver::check_value_annotations(self.py_func.bind(py), args.as_any())?;
         let ins = args::inspect_call(args.iter().collect(), spec, &ctx)?;
         let records = &ins.records;
         let ctx = ArgCtx {
@@ -647,7 +647,10 @@ impl JitFunction {
                 )));
             }
         }
-        let options = data.to_core(backend)?;
+        let mut options = data.to_core(backend)?;
+        if data.implicit_shape_labels {
+            options.implicit_labels = symbols.names.clone();
+        }
         let out =
             service::run_compile(py, &self.def, &ins.types, self.resolver.as_ref(), &options)?;
         phases.extend(out.phases.iter().copied());

@@ -170,6 +170,9 @@ pub struct OptData {
     pub cache_dir: Option<String>,
     /// Accepted for ParPy programs; parpy has no callbacks to debug.
     pub debug_callbacks: bool,
+    /// Label loops and slice statements by the shape symbols they use
+    /// (ParPy's default; `Options::implicit_labels`).
+    pub implicit_shape_labels: bool,
 }
 
 /// A forced scalar type: given as a bit count (`64`) or as an element type
@@ -249,11 +252,12 @@ impl Default for OptData {
             device: 0,
             cache_dir: None,
             debug_callbacks: false,
+            implicit_shape_labels: true,
         }
     }
 }
 
-pub const FIELDS: [&str; 19] = [
+pub const FIELDS: [&str; 20] = [
     "parallelize",
     "backend",
     "verbose_backend_resolution",
@@ -273,6 +277,7 @@ pub const FIELDS: [&str; 19] = [
     "device",
     "cache_dir",
     "debug_callbacks",
+    "implicit_shape_labels",
 ];
 
 impl OptData {
@@ -318,6 +323,7 @@ impl OptData {
             max_thread_blocks_per_cluster: self.max_thread_blocks_per_cluster,
             use_cuda_graphs: self.use_cuda_graphs,
             bounds_check: self.bounds_check,
+            implicit_labels: vec![],
         })
     }
 
@@ -375,6 +381,7 @@ impl OptData {
                 }
             }
             "debug_callbacks" => b(py, self.debug_callbacks),
+            "implicit_shape_labels" => b(py, self.implicit_shape_labels),
             "includes" => PyList::new(py, &self.includes)?.into_any().unbind(),
             "libs" => PyList::new(py, &self.libs)?.into_any().unbind(),
             "extra_flags" => PyList::new(py, &self.extra_flags)?.into_any().unbind(),
@@ -433,6 +440,7 @@ impl OptData {
             "force_int_size" => self.force_int_size = get_forced(name, v, false)?,
             "force_float_size" => self.force_float_size = get_forced(name, v, true)?,
             "debug_callbacks" => self.debug_callbacks = get_bool(name, v)?,
+            "implicit_shape_labels" => self.implicit_shape_labels = get_bool(name, v)?,
             "includes" => self.includes = get_strs(name, v)?,
             "libs" => self.libs = get_strs(name, v)?,
             "extra_flags" => self.extra_flags = get_strs(name, v)?,

@@ -27,12 +27,16 @@ thread_local! {
 }
 
 /// Binds shape symbols and type variables while it lives (one compilation).
-pub struct SymbolScope(());
+pub struct SymbolScope {
+    /// The names of the shape symbols the annotations use, in the
+    /// function's scope (`Options::implicit_labels`).
+    pub names: Vec<String>,
+}
 
 impl SymbolScope {
-    pub fn bind(values: Vec<(usize, AnnBinding)>) -> SymbolScope {
+    pub fn bind(values: Vec<(usize, AnnBinding)>, names: Vec<String>) -> SymbolScope {
         SYMBOLS.with(|s| *s.borrow_mut() = values);
-        SymbolScope(())
+        SymbolScope { names }
     }
 }
 
@@ -63,10 +67,11 @@ pub fn check_value_annotations(
         .and_then(|a| a.is_truthy())
         .unwrap_or(false);
     let mut symbols = vec![];
+    let mut names = vec![];
     if has {
-        let d = py
-            .import("parpy._annotations")?
-            .call_method1("check", (f, args))?;
+        let m = py.import("parpy._annotations")?;
+        names = m.call_method1("symbol_names", (f,))?.extract()?;
+        let d = m.call_method1("check", (f, args))?;
         for (k, v) in d.cast::<PyDict>()?.iter() {
             let bound = match v.extract::<i64>() {
                 Ok(n) => AnnBinding::Int(n),
@@ -81,7 +86,7 @@ pub fn check_value_annotations(
             symbols.push((k.extract::<usize>()?, bound));
         }
     }
-    Ok(SymbolScope::bind(symbols))
+    Ok(SymbolScope::bind(symbols, names))
 }
 
 pub struct PyResolver {

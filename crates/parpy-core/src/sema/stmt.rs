@@ -277,7 +277,48 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// The implicit shape labels of a statement (`Options::implicit_labels`):
+    /// the symbols that a `for` loop's range or a slice assignment's
+    /// sides read by name, in order of appearance, after `labels`.
+    fn implicit_labels(&self, s: &ast::Stmt, labels: &[(String, Span)]) -> Vec<(String, Span)> {
+        let mut out = labels.to_vec();
+        if self.opts.implicit_labels.is_empty() || !self.labels_ok {
+            return out;
+        }
+        let exprs: Vec<&ast::Expr> = match &s.kind {
+            ast::StmtKind::For { iter, .. } => vec![iter],
+            ast::StmtKind::Assign { targets, value } if targets.len() == 1 => {
+                if !has_slice(&targets[0]) {
+                    return out;
+                }
+                vec![&targets[0], value]
+            }
+            ast::StmtKind::AugAssign { target, value, .. } => {
+                if !has_slice(target) {
+                    return out;
+                }
+                vec![target, value]
+            }
+            _ => return out,
+        };
+        let mut found = vec![];
+        for e in exprs {
+            names_in(e, &mut found);
+        }
+        for n in found {
+            if self.opts.implicit_labels.iter().any(|l| l == n)
+                && self.scope.get(n).is_none()
+                && !out.iter().any(|(l, _)| l == n)
+            {
+                out.push((n.to_string(), s.span));
+            }
+        }
+        out
+    }
+
     fn lower_stmt(&mut self, s: &ast::Stmt, labels: &[(String, Span)]) -> Vec<ir::Stmt> {
+        let with_implicit = self.implicit_labels(s, labels);
+        let labels = with_implicit.as_slice();
         let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
         let span = s.span;
         let one = |k: StmtKind| vec![ir::Stmt::new(k, span)];
@@ -822,5 +863,50 @@ fn const_bool(e: &ir::Expr) -> Option<bool> {
             }
         }
         _ => None,
+    }
+}
+
+/// The plain names an expression reads (not attribute names), in order.
+fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
+    use ast::ExprKind as K;
+    match &e.kind {
+        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) => {}
+        K::Name(n) => out.push(n),
+        K::Attr { value, .. } => {
+            // `parpy.types.x` is a path, not a read of a name
+            if !matches!(value.kind, K::Name(_) | K::Attr { .. }) {
+                names_in(value, out);
+            }
+        }
+        K::Subscript { value, indices } => {
+            names_in(value, out);
+            indices.iter().for_each(|i| names_in(i, out));
+        }
+        K::Slice { lo, hi } => {
+            lo.iter().chain(hi.iter()).for_each(|x| names_in(x, out));
+        }
+        K::Unary { arg, .. } => names_in(arg, out),
+        K::Binary { lhs, rhs, .. } => {
+            names_in(lhs, out);
+            names_in(rhs, out);
+        }
+        K::Compare { first, rest } => {
+            names_in(first, out);
+            rest.iter().for_each(|(_, x)| names_in(x, out));
+        }
+        K::BoolOp { values, .. } | K::Tuple(values) => {
+            values.iter().for_each(|x| names_in(x, out));
+        }
+        K::IfExp { cond, then, else_ } => {
+            names_in(cond, out);
+            names_in(then, out);
+            names_in(else_, out);
+        }
+        K::Call { func, args } => {
+            if !matches!(func.kind, K::Name(_) | K::Attr { .. }) {
+                names_in(func, out);
+            }
+            args.iter().for_each(|x| names_in(x, out));
+        }
     }
 }
