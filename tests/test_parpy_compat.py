@@ -313,7 +313,7 @@ def test_buffer_annotations_check_shapes_and_types():
     x = np.ones(4, np.float32)
     f(x, np.ones(4, np.float32), opts=opts)
     np.testing.assert_array_equal(x, 2.0)
-    with pytest.raises(TypeError, match=r"Parameter y was annotated with type buffer\(F32, \[N\]\) "
+    with pytest.raises(TypeError, match=r"Parameter y was annotated with type parpy.types.buffer\(parpy.types.F32, \[N\]\) "
                                         r"which is incompatible with argument type float32\[5\]"):
         f(x, np.ones(5, np.float32), opts=opts)
     with pytest.raises(parpy.CompileTypeError, match="its elements are int32, not float32"):
@@ -326,7 +326,7 @@ def test_type_variables_must_agree():
     f = parpy.jit(_annot_tv)
     opts = cpu_opts({'N': parpy.threads(4)})
     f(np.zeros((3, 2), np.int32), np.ones((3, 2), np.int32), opts=opts)
-    with pytest.raises(TypeError, match="Parameter y was annotated with type buffer.T, .N, 2..."):
+    with pytest.raises(TypeError, match="Parameter y was annotated with type parpy.types.buffer.T, .N, 2..."):
         f(np.zeros((3, 2), np.int32), np.ones((3, 2), np.float32), opts=opts)
 
 
@@ -502,3 +502,17 @@ def test_implicit_shape_labels_only_for_symbols():
     with pytest.warns(parpy.ParpyWarning):
         code = parpy.print_compiled(parpy.jit(g), [np.zeros(8, np.float32), 8], opts)
     assert "#pragma omp parallel" not in code
+
+
+def test_slice_shape_mismatch_is_a_type_error():
+    # ParPy programs catch TypeError and match "incompatible shapes"
+    @parpy.jit
+    def add(x, y, out):
+        with parpy.gpu:
+            out[0] = parpy.reduce.sum(x[:, :] * y[:])
+
+    args = [np.zeros((10, 12), np.float32), np.zeros(10, np.float32), np.zeros(1, np.float32)]
+    with pytest.raises(TypeError, match="incompatible shapes") as e:
+        parpy.print_compiled(add, args, cpu_opts())
+    assert isinstance(e.value, parpy.CompileError)
+    assert "(10, 12) and (10,)" in str(e.value)

@@ -49,11 +49,12 @@ def _show(ann: Any, names: Dict[int, str]) -> str:
         if isinstance(x, (Symbol, TypeVar)):
             return names.get(id(x), "?")
         if isinstance(x, ElemType):
-            return x.name
+            return repr(x)
         return repr(x)
 
     if isinstance(ann, Buffer):
-        return f"buffer({one(ann.elem)}, [{', '.join(one(d) for d in ann.shape)}])"
+        dims = ", ".join(one(d) for d in ann.shape)
+        return f"parpy.types.buffer({one(ann.elem)}, [{dims}])"
     return one(ann)
 
 

@@ -334,13 +334,14 @@ impl Lowerer<'_, '_> {
         if mismatch {
             self.error(
                 Diagnostic::error(format!(
-                    "slice shapes do not match: {} and {}",
+                    "incompatible shapes: the slices {} and {} do not match",
                     shape_str(&extents),
                     shape_str(&shape)
                 ))
                 .at(ctx.def_span, format!("this has shape {}", shape_str(&extents)))
                 .also(span, format!("this operand has shape {}", shape_str(&shape)))
-                .note("the shapes of all slices in a statement must match (dimensions of length 1 broadcast)"),
+                .note("the shapes of all slices in a statement must match (dimensions of length 1 broadcast)")
+                .type_error(),
             );
             self.slice = Some(ctx);
             return None;

@@ -281,7 +281,7 @@ fn slice_shape_mismatch() {
     let src = "def f(a, y):\n    y[:] = a[0:3]\n";
     let e = lower_err(src, &[arr(ElemTy::F32, &[8]), arr(ElemTy::F32, &[4])]);
     assert!(
-        e.contains("slice shapes do not match: (4,) and (3,)"),
+        e.contains("incompatible shapes: the slices (4,) and (3,) do not match"),
         "{e}"
     );
     // The header points at the statement's target, the operand is labelled.
