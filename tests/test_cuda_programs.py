@@ -1,6 +1,6 @@
 """The differential programs of tests/test_programs.py,
-tests/test_int_types.py, tests/test_numpy_semantics.py, tests/test_bounds.py
-and tests/test_generated_names.py on the Cuda backend.
+tests/test_int_types.py, tests/test_numpy_semantics.py, tests/test_bounds.py,
+tests/test_generated_names.py and tests/test_float16.py on the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -30,6 +30,7 @@ import parpy
 from parpy import _cuda, _native, _pymode
 import test_atomics as ta
 import test_bounds as tb
+import test_float16 as tf
 import test_generated_names as tg
 import test_int_types as ti
 import test_numpy_semantics as tn
@@ -145,9 +146,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_an_unsupported_dtype_names_the_argument",
     "test_metal_rejects_8_bit_parallel_reductions_clearly",
     "test_constant_division_by_zero_is_a_compile_error",
-    # float16 is not on Cuda yet (math on 8-bit ints computes in float32 there)
-    "test_float16_sum_accumulates_in_float32",
-    "test_math_on_small_ints_computes_in_float16_or_float32",
+    "test_cuda_code_uses_half_and_computes_math_in_float",
     # test_generated_names: symbol tables and other backends' code
     "test_the_entry_is_the_only_exported_symbol",
     "test_cuda_code_of_clashing_names_compiles_with_nvrtc",
@@ -166,7 +165,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_a_checked_index_inside_the_value",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta):
+for _mod in (tp, ti, tn, tb, tg, ta, tf):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -1,8 +1,8 @@
 """float16 on the Cpu backend (C `_Float16`), against plain Python over
 NumPy: every operation is rounded to float16 as NumPy rounds it (computed in
 float32, then rounded), weak Python floats are rounded to float16 first, and
-math functions are computed in float32. The Cuda backend rejects float16
-until its `__half` code has run on a GPU."""
+math functions are computed in float32. On Cuda the same programs use
+`__half` (cuda_fp16.h) with the same rounding (tests/test_cuda_programs.py)."""
 
 import numpy as np
 import pytest
@@ -111,9 +111,13 @@ def test_row_sums_and_maxima(parallel_rows):
     np.testing.assert_array_equal(out[2], x.max(axis=1))
 
 
-def test_cuda_rejects_float16_naming_the_parameter():
+def test_cuda_code_uses_half_and_computes_math_in_float():
+    # tests/test_cuda_programs.py runs every program above on Cuda too (NVRTC
+    # to the cubin here, on the GPU with -m cuda)
     x = np.zeros(8, H)
     opts = parpy.par({'N': parpy.threads(8)})
     opts.backend = parpy.CompileBackend.Cuda
-    with pytest.raises(parpy.CompileError, match=r"parameter `x` has element type `float16`"):
-        parpy.print_compiled(scaled, [x, x, 1.0, 8], opts)
+    code = parpy.print_compiled(math_mix, [x, x.copy(), 8], opts)
+    assert "#include <cuda_fp16.h>" in code
+    assert "__half *y" in code
+    assert "(__half)expf(" in code and "(__half)sinf(" in code

@@ -23,12 +23,6 @@ impl Backend {
             Backend::Metal => "Metal",
         }
     }
-    /// Whether this backend takes element type `t`: all do, except float16
-    /// on Cuda (the `__half` code is generated but has not run on a GPU
-    /// yet).
-    pub fn supports(self, t: ElemTy) -> bool {
-        !(t == ElemTy::F16 && self == Backend::Cuda)
-    }
 
     /// The element types whose array elements `parpy.atomic.*` updates:
     /// the C backend takes every number type (GCC/Clang `__atomic`

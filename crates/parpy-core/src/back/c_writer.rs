@@ -643,6 +643,14 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::FloorDiv(e) if e.is_signed_int() => (e, format!(
                 "{q} T parpy_floordiv_S(T a, T b) {{\n  if (b == 0) {{\n    return 0;\n  }}\n  if (b == -1) {{\n    return (T)(0 - (UW)a);\n  }}\n  T q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}}\n"
             )),
+            // float16: computed in float and rounded once, as NumPy does
+            // (and CUDA's `__half` has no mixed comparisons with int literals)
+            PreludeFn::FloorDiv(ElemTy::F16) => (ElemTy::F16, format!(
+                "{q} T parpy_floordiv_S(T a16, T b16) {{\n  float a = (float)a16, b = (float)b16;\n  if (b == 0) {{\n    return (T)(a / b);\n  }}\n  float m = FMOD(a, b);\n  float d = (a - m) / b;\n  if (m != 0 && ((b < 0) != (m < 0))) {{\n    d -= 1;\n  }}\n  if (d == 0) {{\n    return (T)COPYSIGN(0.0f, a / b);\n  }}\n  float f = FLOOR(d);\n  return (T)((d - f > 0.5f) ? f + 1 : f);\n}}\n"
+            )),
+            PreludeFn::Mod(ElemTy::F16) => (ElemTy::F16, format!(
+                "{q} T parpy_mod_S(T a16, T b16) {{\n  float a = (float)a16, b = (float)b16;\n  float r = FMOD(a, b);\n  if (r != 0) {{\n    if ((r < 0) != (b < 0)) {{\n      r += b;\n    }}\n  }} else {{\n    r = COPYSIGN(0.0f, b);\n  }}\n  return (T)r;\n}}\n"
+            )),
             PreludeFn::FloorDiv(e) if e.is_float() => (e, format!(
                 "{q} T parpy_floordiv_S(T a, T b) {{\n  if (b == 0) {{\n    return a / b;\n  }}\n  T m = FMOD(a, b);\n  T d = (a - m) / b;\n  if (m != 0 && ((b < 0) != (m < 0))) {{\n    d -= 1;\n  }}\n  if (d == 0) {{\n    return COPYSIGN((T)0, a / b);\n  }}\n  T f = FLOOR(d);\n  return (d - f > (T)0.5) ? f + 1 : f;\n}}\n"
             )),
@@ -695,10 +703,12 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             .replace("parpy_shr_S", &format!("parpy_shr_{}", e.short_name()))
             .replace("BITS", &(8 * e.size()).to_string());
         if e.is_float() {
+            // the float16 helpers compute in float
+            let m = if e == ElemTy::F16 { ElemTy::F32 } else { e };
             text = text
-                .replace("FMOD", &d.math_name_extra("fmod", e)?)
-                .replace("COPYSIGN", &d.math_name_extra("copysign", e)?)
-                .replace("FLOOR", &d.math_name(MathFn::Floor, e)?);
+                .replace("FMOD", &d.math_name_extra("fmod", m)?)
+                .replace("COPYSIGN", &d.math_name_extra("copysign", m)?)
+                .replace("FLOOR", &d.math_name(MathFn::Floor, m)?);
         }
         // Replace the type placeholders `T` and `UW` (an unsigned type at
         // least as wide, and not promoted to `int`) as whole words only.

@@ -323,7 +323,7 @@ impl Lowerer<'_, '_> {
     fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
         if let Some(path) = e.dotted_path().filter(|_| !self.is_local_root(e)) {
             match self.resolve_global(e)? {
-                Resolved::Dtype(t) => return self.supported_dtype(t, e.span),
+                Resolved::Dtype(t) => return Some(t),
                 Resolved::Unsupported(desc) => {
                     // "Found unresolved type variable ..." (ParPy's words).
                     let what = desc
@@ -384,11 +384,10 @@ impl Lowerer<'_, '_> {
         }
         if f != MathFn::Abs && !ty.is_float() {
             // NumPy: the smallest float that holds every value of the type
-            // (float16 for bool and 8-bit, float32 for 16-bit integers);
-            // float16 where the backend lacks it: float32
+            // (float16 for bool and 8-bit, float32 for 16-bit integers)
             ty = match (weak, ty.size()) {
-                (false, 1) if self.opts.backend.supports(ElemTy::F16) => ElemTy::F16,
-                (false, 1 | 2) => ElemTy::F32,
+                (false, 1) => ElemTy::F16,
+                (false, 2) => ElemTy::F32,
                 _ => self.opts.float_type,
             };
         }
@@ -444,21 +443,6 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// `t` when the backend supports it, else an error at `span`.
-    fn supported_dtype(&mut self, t: ElemTy, span: Span) -> Option<ElemTy> {
-        if self.opts.backend.supports(t) {
-            return Some(t);
-        }
-        self.error(
-            Diagnostic::error(format!(
-                "element type `{t}` is not supported on the {:?} backend yet",
-                self.opts.backend
-            ))
-            .at(span, "unsupported type"),
-        );
-        None
-    }
-
     /// `np.float32(x)`, `parpy.types.F32(x)`: a conversion to that type.
     fn dtype_call(
         &mut self,
@@ -471,7 +455,6 @@ impl Lowerer<'_, '_> {
             self.arity_error(name, "1 argument", args.len(), span);
             return None;
         }
-        self.supported_dtype(t, span)?;
         let v = self.lower_expr(&args[0])?;
         self.scalar_elem(&v)?;
         let mut e = convert(v.e, t);

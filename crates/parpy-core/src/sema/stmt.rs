@@ -99,22 +99,6 @@ impl Lowerer<'_, '_> {
                 return;
             }
         };
-        if let Some(e) = ty.elem() {
-            if !self.opts.backend.supports(e) {
-                self.error(
-                    Diagnostic::error(format!(
-                        "parameter `{}` has element type `{}`, which the {:?} backend does not \
-                         support yet",
-                        p.name,
-                        e.numpy_name(),
-                        self.opts.backend
-                    ))
-                    .at(p.span, "unsupported element type")
-                    .help("use float32 data, or the Cpu backend")
-                    .type_error(),
-                );
-            }
-        }
         // indices are computed in the int type: with force_int_size=32 it
         // must reach every position of a dimension (the writer computes the
         // flat offset in 64 bits)

@@ -100,6 +100,13 @@ impl Dialect for CudaDialect {
     }
 
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, EmitError> {
+        if e == ElemTy::F16 && !f.is_predicate() {
+            // computed in float (the argument converts implicitly) and
+            // rounded once, as NumPy does for float16 and as the C backend does
+            if let Some(n) = c_writer::libm_name(f, ElemTy::F32) {
+                return Ok(format!("(__half){n}"));
+            }
+        }
         c_writer::libm_name(f, e).ok_or_else(|| {
             EmitError::Unsupported(format!(
                 "`{}` on {} is not supported by the CUDA backend yet",
