@@ -516,3 +516,35 @@ def test_slice_shape_mismatch_is_a_type_error():
         parpy.print_compiled(add, args, cpu_opts())
     assert isinstance(e.value, parpy.CompileError)
     assert "(10, 12) and (10,)" in str(e.value)
+
+
+def test_rejected_compound_statements_name_their_lines():
+    # ParPy's messages name a rejected statement's lines ("lines A-B")
+    src = textwrap.dedent('''\
+        import parpy
+
+        def f(x, N):
+            i = 0
+            while i < N:
+                i += 1
+            else:
+                x[0] = 1.0
+        ''')
+    code = compile(src, "<compat>", "exec")
+    ns = {}
+    exec(code, ns)
+    import linecache
+    linecache.cache["<compat>"] = (len(src), None, src.splitlines(True), "<compat>")
+    try:
+        with pytest.raises(RuntimeError, match=r"while \.\.\. else(.|\n)*lines 5-8"):
+            parpy.jit(ns["f"])
+    finally:
+        del linecache.cache["<compat>"]
+
+
+def test_zero_range_step_is_rejected_at_decoration():
+    with pytest.raises(RuntimeError, match="step size must be non-zero"):
+        @parpy.jit
+        def zero_step(x, N):
+            for i in range(0, N, 0):
+                x[i] = i

@@ -407,6 +407,12 @@ fn range_step_must_be_constant() {
         "def f(y):\n    for i in range(0, 4, 0):\n        pass\n",
         &[arr(ElemTy::I64, &[4])],
     );
+    // a literal 0 is rejected when parsing (at decoration)
+    assert!(e.contains("step size must be non-zero"), "{e}");
+    let e = lower_err(
+        "def f(y):\n    for i in range(0, 4, 2 - 2):\n        pass\n",
+        &[arr(ElemTy::I64, &[4])],
+    );
     assert!(e.contains("non-zero integer constant"), "{e}");
 }
 

@@ -46,7 +46,21 @@ impl Converter {
 
     /// Reports an unsupported construct (`what` is plural: "list literals").
     fn reject(&mut self, r: TextRange, what: &str) {
-        let d = Diagnostic::error(unsupported(what, true)).at(self.span(r), "not supported");
+        self.reject_in(r, r, what);
+    }
+
+    /// `reject` of a part `r` of the statement at `stmt`; a statement over
+    /// several lines is named by them too (ParPy's messages say "lines A-B").
+    fn reject_in(&mut self, r: TextRange, stmt: TextRange, what: &str) {
+        let mut d = Diagnostic::error(unsupported(what, true)).at(self.span(r), "not supported");
+        if let Some(f) = crate::diag::source(self.file) {
+            let lo = stmt.start().to_u32();
+            let (first, _) = f.line_col(lo);
+            let (last, _) = f.line_col(stmt.end().to_u32().saturating_sub(1).max(lo));
+            if last > first {
+                d = d.note(format!("the statement covers lines {first}-{last}"));
+            }
+        }
         self.diags.push(d);
     }
 
@@ -188,10 +202,23 @@ impl Converter {
                         return None;
                     }
                 };
+                let iter = self.expr(&f.iter);
+                if let ExprKind::Call { func, args } = &iter.kind {
+                    let zero_step = matches!(&func.kind, ExprKind::Name(n) if n == "range")
+                        && matches!(args.get(2).map(|a| &a.kind), Some(ExprKind::Int(0)));
+                    if zero_step {
+                        self.reject_with(
+                            f.iter.range(),
+                            "the step size must be non-zero: `range` with a step of 0 never ends",
+                            "step of 0",
+                            None,
+                        );
+                    }
+                }
                 StmtKind::For {
                     var,
                     var_span,
-                    iter: self.expr(&f.iter),
+                    iter,
                     body: self.block(&f.body),
                 }
             }
@@ -216,7 +243,7 @@ impl Converter {
                 }
                 let item = &w.items[0];
                 if let Some(v) = &item.optional_vars {
-                    self.reject(v.range(), "`with ... as` targets");
+                    self.reject_in(v.range(), r, "`with ... as` targets");
                 }
                 StmtKind::With {
                     ctx: self.expr(&item.context_expr),
