@@ -548,3 +548,50 @@ def test_zero_range_step_is_rejected_at_decoration():
         def zero_step(x, N):
             for i in range(0, N, 0):
                 x[i] = i
+
+
+# A helper's parameters annotated with one type variable must agree at each
+# call (an inlined helper too); each call binds it anew, a weak literal adapts.
+def _tv_helpers():
+    tv = parpy.types.type_var()  # local: not a free variable of the helpers
+
+    @parpy.jit
+    def add(x: tv, y: tv) -> tv:
+        return x + y
+
+    @parpy.jit
+    def rows(x, y, N):
+        parpy.label('N')
+        for i in range(N):
+            x[i] = add(x[i], y[i])
+
+    @parpy.jit
+    def sliced(x, y):
+        parpy.label('N')
+        x[:] = add(x[:], y[:])
+
+    @parpy.jit
+    def two_types(x, k):
+        with parpy.gpu:
+            x[0] = add(x[0], 1.5)
+            k[0] = add(k[0], k[1])
+
+    return rows, sliced, two_types
+
+
+def test_type_variables_of_helpers_must_agree():
+    rows, sliced, _ = _tv_helpers()
+    x, y = np.zeros(4, np.float32), np.zeros(4, np.int32)
+    for f, args in [(rows, [x, y, 4]), (sliced, [x, y])]:
+        with pytest.raises(TypeError, match="Parameter y was annotated with type tv which is "
+                                            "incompatible with argument type int32") as e:
+            parpy.print_compiled(f, args, cpu_opts({'N': parpy.threads(4)}))
+        assert "`tv` is float32 from an earlier parameter" in str(e.value)
+
+
+def test_type_variables_of_helpers_bind_per_call(run_both):
+    rows, sliced, two_types = _tv_helpers()
+    x = np.arange(4, dtype=np.float32)
+    run_both(rows, [x, x * 2, 4], cpu_opts({'N': parpy.threads(4)}))
+    run_both(sliced, [x, x * 3], cpu_opts({'N': parpy.threads(4)}))
+    run_both(two_types, [x, np.array([3, 4], np.int64)], cpu_opts())

@@ -188,6 +188,10 @@ pub enum Resolved {
         name: String,
         decls: Vec<(crate::options::Backend, crate::signature::ExtDecl)>,
     },
+    /// A `parpy.types.type_var()` that the entry function's annotations do
+    /// not bind (those resolve to `Dtype`), by identity: a helper's
+    /// parameter annotations bind it for that helper's body.
+    TypeVar(u64),
     /// A module or namespace: look at its attributes (`parpy`, `parpy.math`).
     Namespace,
     /// The name exists but denotes something jit code cannot use; the string
@@ -198,6 +202,11 @@ pub enum Resolved {
     Allocates(String),
     NotFound,
 }
+
+/// The first element of the path `[ANNOTATION, param]`: the object a
+/// parameter is annotated with, when the resolver knows it (a type variable
+/// or shape symbol), else `NotFound` and the annotation's own path decides.
+pub const ANNOTATION: &str = "#annotation";
 
 /// Resolves dotted global paths (`["parpy", "operators", "sum"]`, `["N"]`).
 pub trait Resolver: Send + Sync {

@@ -93,11 +93,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         Some("type_var") => {
             return Ok(match crate::resolver::symbol_value(obj.as_ptr() as usize) {
                 Some(AnnBinding::Dtype(t)) => Resolved::Dtype(t),
-                _ => Resolved::Unsupported(
-                    "an unresolved type variable (parpy.types.type_var()) that no parameter \
-                     annotation of the called function binds"
-                        .into(),
-                ),
+                _ => Resolved::TypeVar(obj.as_ptr() as usize as u64),
             });
         }
         _ => {}

@@ -93,6 +93,12 @@ pub struct PyResolver {
     globals: Py<PyDict>,
     /// Free variable names with their cells.
     closure: Vec<(String, Py<PyAny>)>,
+    /// Parameters annotated with a type variable or shape symbol, with that
+    /// object (`__annotations__`): the path `["#annotation", param]` (see
+    /// `parpy_core::resolve::ANNOTATION`). An annotation need not be a
+    /// free variable of the function (a `type_var()` local to the enclosing
+    /// function is evaluated there), so its name may not resolve.
+    annotations: Vec<(String, Py<PyAny>)>,
 }
 
 impl PyResolver {
@@ -101,6 +107,9 @@ impl PyResolver {
         visit.call(&self.globals)?;
         for (_, cell) in &self.closure {
             visit.call(cell)?;
+        }
+        for (_, a) in &self.annotations {
+            visit.call(a)?;
         }
         Ok(())
     }
@@ -117,7 +126,25 @@ impl PyResolver {
                 closure.push((n, c.unbind()));
             }
         }
-        Ok(PyResolver { globals, closure })
+        let mut annotations = vec![];
+        if let Ok(anns) = f.getattr("__annotations__") {
+            if let Ok(anns) = anns.cast::<PyDict>() {
+                for (k, v) in anns.iter() {
+                    let marked = v
+                        .getattr("__parpy_annotation__")
+                        .and_then(|m| m.extract::<String>())
+                        .is_ok_and(|m| m == "type_var" || m == "symbol");
+                    if let (true, Ok(k)) = (marked, k.extract::<String>()) {
+                        annotations.push((k, v.unbind()));
+                    }
+                }
+            }
+        }
+        Ok(PyResolver {
+            globals,
+            closure,
+            annotations,
+        })
     }
 
     pub(crate) fn root<'py>(
@@ -147,6 +174,10 @@ impl PyResolver {
         let Some((first, rest)) = path.split_first() else {
             return Ok(None);
         };
+        if *first == parpy_core::resolve::ANNOTATION {
+            let found = self.annotations.iter().find(|(k, _)| rest == [k.as_str()]);
+            return Ok(found.map(|(_, v)| v.bind(py).clone()));
+        }
         let Some(mut obj) = self.root(py, first)? else {
             return Ok(None);
         };

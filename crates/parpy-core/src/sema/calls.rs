@@ -319,11 +319,29 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// The element type a type variable stands for in this function (its
+    /// parameter annotations bind it), else an error.
+    fn type_var(&mut self, id: u64, name: &str, span: Span) -> Option<ElemTy> {
+        if let Some(t) = self.type_vars.get(&id) {
+            return Some(*t);
+        }
+        self.error(
+            Diagnostic::error("Found unresolved type variable where an element type is expected")
+                .at(span, format!("`{name}` is not bound by an annotation"))
+                .help(format!(
+                    "annotate a parameter of this function with `{name}` (for example \
+                     `parpy.types.buffer({name}, [N])`), or use a type such as `parpy.types.F32`"
+                )),
+        );
+        None
+    }
+
     /// The element type named by a dtype argument (`parpy.types.F32`).
     fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
         if let Some(path) = e.dotted_path().filter(|_| !self.is_local_root(e)) {
             match self.resolve_global(e)? {
                 Resolved::Dtype(t) => return Some(t),
+                Resolved::TypeVar(id) => return self.type_var(id, &path.join("."), e.span),
                 Resolved::Unsupported(desc) => {
                     // "Found unresolved type variable ..." (ParPy's words).
                     let what = desc
@@ -415,9 +433,11 @@ impl Lowerer<'_, '_> {
     /// (`parpy.types.F32`, `np.float32`), an array (its element type) or a
     /// scalar value (its type).
     fn type_of_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
-        if e.dotted_path().is_some() && !self.is_local_root(e) {
-            if let Some(Resolved::Dtype(t)) = self.resolve_global(e) {
-                return Some(t);
+        if let Some(path) = e.dotted_path().filter(|_| !self.is_local_root(e)) {
+            match self.resolve_global(e) {
+                Some(Resolved::Dtype(t)) => return Some(t),
+                Some(Resolved::TypeVar(id)) => return self.type_var(id, &path.join("."), e.span),
+                _ => {}
             }
         }
         if let Some((_, ty)) = self.array_arg(e) {

@@ -12,6 +12,7 @@
 //! returned by the last statement is the value of the call. Labels in the
 //! body label the inlined loops, so the caller's parallel spec applies.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Span};
@@ -238,6 +239,7 @@ impl Lowerer<'_, '_> {
             };
         let mut scope = Scope::default();
         let mut subst: Vec<(String, ast::Expr)> = vec![];
+        let mut type_vars = BTreeMap::new();
         let mut ok = true;
         let depth = self.sh.stack.len();
         for (k, (p, a)) in def.params.iter().zip(args).enumerate() {
@@ -308,6 +310,12 @@ impl Lowerer<'_, '_> {
                 continue;
             }
             let weak = t.weak;
+            if let (Some(ann), Some(elem), false) = (&p.annotation, self.scalar_elem(&t), weak) {
+                if !self.bind_type_var(globals.as_ref(), &mut type_vars, p, ann, elem) {
+                    ok = false;
+                    continue;
+                }
+            }
             let var = self.bind_value(&p.name, t.e, a.span);
             scope.bind(&p.name, Binding { var, weak });
         }
@@ -358,6 +366,7 @@ impl Lowerer<'_, '_> {
             acc_uses: Default::default(),
             retype: Default::default(),
             dicts,
+            type_vars,
         };
         child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction

@@ -123,6 +123,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// Names that stand for a whole dict argument (`sema::dicts`) -> its
     /// type; their leaves are parameters of their own.
     dicts: BTreeMap<String, ArgType>,
+    /// The element types the parameter annotations of this function bind
+    /// to type variables (`Resolved::TypeVar`, by identity).
+    type_vars: BTreeMap<u64, crate::types::ElemTy>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -299,6 +302,7 @@ fn lower_function(
             acc_uses: Default::default(),
             retype: std::mem::take(&mut retype),
             dicts: flat.as_ref().map(|f| f.dicts.clone()).unwrap_or_default(),
+            type_vars: BTreeMap::new(),
         };
         if args.len() != def.params.len() {
             let d = Diagnostic::error(format!(

@@ -2,6 +2,8 @@
 //! (locals, array elements, slice statements), loops, conditionals,
 //! `with parpy.gpu:`, returns and expression statements.
 
+use std::collections::BTreeMap;
+
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, BinOp, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, Type, VarKind};
 use crate::resolve::{Builtin, Resolved};
@@ -71,7 +73,7 @@ fn convert_returns(block: &mut Block, ty: ElemTy) {
 impl Lowerer<'_, '_> {
     pub(super) fn bind_param(&mut self, p: &ast::Param, a: &ArgType, weak_arg: bool) {
         let annotated = match &p.annotation {
-            Some(ann) => self.check_annotation(p, ann, a),
+            Some(ann) => self.check_annotation(p, ann, a, weak_arg),
             None => None,
         };
         let (ty, value, weak) = match a {
@@ -132,7 +134,13 @@ impl Lowerer<'_, '_> {
     /// is a type error). An integer scalar annotated with another integer
     /// type is converted to it (`n: parpy.types.I32` given a Python int):
     /// the returned type. Other annotations are ignored.
-    fn check_annotation(&mut self, p: &ast::Param, ann: &ast::Expr, a: &ArgType) -> Option<ElemTy> {
+    fn check_annotation(
+        &mut self,
+        p: &ast::Param,
+        ann: &ast::Expr,
+        a: &ArgType,
+        weak_arg: bool,
+    ) -> Option<ElemTy> {
         if ann.dotted_path().is_none() || self.is_local_root(ann) {
             return None;
         }
@@ -150,7 +158,33 @@ impl Lowerer<'_, '_> {
         };
         let is_array = matches!(a, ArgType::Array { .. });
         let mut converted = None;
-        let mismatch = match self.resolver.resolve(&path) {
+        let mut note = None;
+        let by_param = self
+            .resolver
+            .resolve(&[crate::resolve::ANNOTATION, p.name.as_str()]);
+        let resolved = match by_param {
+            Resolved::NotFound => self.resolver.resolve(&path),
+            r => r,
+        };
+        let mismatch = match resolved {
+            // a type variable: the first parameter it annotates binds it (a
+            // weak literal adapts to it), the others must agree
+            Resolved::TypeVar(_) if weak_arg => false,
+            Resolved::TypeVar(id) => match self.type_vars.get(&id) {
+                Some(t) if *t != elem => {
+                    note = Some(format!(
+                        "`{}` is {} from an earlier parameter",
+                        path.join("."),
+                        t.numpy_name()
+                    ));
+                    true
+                }
+                Some(_) => false,
+                None => {
+                    self.type_vars.insert(id, elem);
+                    false
+                }
+            },
             Resolved::Builtin(Builtin::Int) => is_array || !(elem.is_int() || elem == ElemTy::Bool),
             Resolved::Builtin(Builtin::Float) => is_array || elem == ElemTy::Bool,
             Resolved::Dtype(t) if t == elem => false,
@@ -171,19 +205,72 @@ impl Lowerer<'_, '_> {
             _ => false,
         };
         if mismatch {
-            self.error(
-                Diagnostic::error(format!(
-                    "Parameter {} was annotated with type {} which is incompatible with \
-                     argument type {found}",
-                    p.name,
-                    path.join(".")
-                ))
-                .at(ann.span, "annotation")
-                .type_error(),
-            );
+            let mut d = Diagnostic::error(format!(
+                "Parameter {} was annotated with type {} which is incompatible with \
+                 argument type {found}",
+                p.name,
+                path.join(".")
+            ))
+            .at(ann.span, "annotation")
+            .type_error();
+            if let Some(n) = note {
+                d = d.note(n);
+            }
+            self.error(d);
             return None;
         }
         converted
+    }
+
+    /// An inlined helper's scalar parameter annotated with a type variable
+    /// (`x: T`): binds it in `type_vars` or checks it against the earlier
+    /// binding, as `check_annotation` does for called helpers. False after
+    /// an error.
+    pub(super) fn bind_type_var(
+        &mut self,
+        resolver: &dyn crate::resolve::Resolver,
+        type_vars: &mut BTreeMap<u64, ElemTy>,
+        p: &ast::Param,
+        ann: &ast::Expr,
+        elem: ElemTy,
+    ) -> bool {
+        let Some(path) = ann.dotted_path() else {
+            return true;
+        };
+        let by_param = resolver.resolve(&[crate::resolve::ANNOTATION, p.name.as_str()]);
+        let resolved = match by_param {
+            Resolved::NotFound => resolver.resolve(&path),
+            r => r,
+        };
+        let Resolved::TypeVar(id) = resolved else {
+            return true;
+        };
+        match type_vars.get(&id) {
+            None => {
+                type_vars.insert(id, elem);
+                true
+            }
+            Some(t) if *t == elem => true,
+            Some(t) => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "Parameter {} was annotated with type {} which is incompatible with \
+                         argument type {} (a scalar)",
+                        p.name,
+                        path.join("."),
+                        elem.numpy_name()
+                    ))
+                    .at(ann.span, "annotation")
+                    .note(format!(
+                        "`{}` is {} from an earlier parameter",
+                        path.join("."),
+                        t.numpy_name()
+                    ))
+                    .type_error(),
+                );
+                false
+            }
+        }
     }
 
     /// If `s` is `parpy.label('name')`, its label (`Some(None)` after an
