@@ -218,8 +218,11 @@ def test_wrong_argument_count(tmp_path):
 
 def test_missing_opts():
     x = np.arange(4.0)
-    with pytest.raises(TypeError, match="missing the keyword argument `opts`"):
+    with pytest.raises(TypeError, match="missing the keyword argument `opts`") as e:
         axpy(x, x.copy(), 1.0, 4)
+    # also a RuntimeError with ParPy's words (ParPy programs catch those)
+    assert isinstance(e.value, RuntimeError)
+    assert "Missing required keyword argument opts in call to axpy" in str(e.value)
 
 
 def test_unknown_keyword(tmp_path):

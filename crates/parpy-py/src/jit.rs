@@ -401,12 +401,20 @@ impl JitFunction {
             },
             Some(kw) if !kw.is_empty() => return Err(self.bad_kwargs(kw)),
             _ => {
-                return Err(PyTypeError::new_err(format!(
-                    "{}() missing the keyword argument `opts` (a parpy.CompileOptions, e.g. \
-                     opts=parpy.par({{...}})); call it as {}",
-                    self.name,
-                    self.signature()
-                )))
+                // a CompileTypeError: a TypeError as Python's own, and a
+                // RuntimeError with ParPy's words for programs written for it
+                let t = crate::errors::compile_type_error(py)?;
+                return Err(PyErr::from_type(
+                    t.clone(),
+                    format!(
+                        "Missing required keyword argument opts in call to {}: {}() missing the \
+                         keyword argument `opts` (a parpy.CompileOptions, e.g. \
+                         opts=parpy.par({{...}})); call it as {}",
+                        self.name,
+                        self.name,
+                        self.signature()
+                    ),
+                ));
             }
         };
         let opts = opts_obj.cast::<CompileOptions>().map_err(|_| {
