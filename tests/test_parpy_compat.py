@@ -542,6 +542,14 @@ def test_rejected_compound_statements_name_their_lines():
         del linecache.cache["<compat>"]
 
 
+def test_with_over_a_non_path_is_rejected_at_decoration():
+    with pytest.raises(RuntimeError, match=r"but `parpy.gpu`(.|\n)*lines"):
+        @parpy.jit
+        def with_five():
+            with 5:
+                pass
+
+
 def test_zero_range_step_is_rejected_at_decoration():
     with pytest.raises(RuntimeError, match="step size must be non-zero"):
         @parpy.jit

@@ -242,6 +242,15 @@ impl Converter {
                     return None;
                 }
                 let item = &w.items[0];
+                // only a name or attribute path can be `parpy.gpu` (which sema
+                // checks); anything else is rejected now, at decoration
+                if !matches!(
+                    &item.context_expr,
+                    py::Expr::Name(_) | py::Expr::Attribute(_)
+                ) {
+                    self.reject(r, "`with` statements over anything but `parpy.gpu`");
+                    return None;
+                }
                 if let Some(v) = &item.optional_vars {
                     self.reject_in(v.range(), r, "`with ... as` targets");
                 }
