@@ -298,7 +298,7 @@ def test_default_sizes_are_32_bit():
 def test_force_int_size_is_honoured():
     code = printed("reverse_copy", specialize_scalars=False, force_int_size=64)
     assert "// parpy-param: N i64" in code
-    assert "long N = parpy_params.N;" in code
+    assert "int64_t N = parpy_params.N;" in code
     assert_clang_ok_if_possible(code, "reverse_copy_i64")
 
 

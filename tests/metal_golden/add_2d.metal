@@ -7,7 +7,7 @@
 using namespace metal;
 
 struct parpy_params_add_2d_ij {
-  int j;
+  int32_t j;
 };
 static_assert(sizeof(parpy_params_add_2d_ij) == 4, "the host packs 4 bytes");
 
@@ -17,8 +17,8 @@ static_assert(sizeof(parpy_params_add_2d_ij) == 4, "the host packs 4 bytes");
     device float *y [[buffer(2)]],
     constant parpy_params_add_2d_ij &parpy_params [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  int j = parpy_params.j;
-  for (int j_1 = (int)parpy_thread.x; j_1 < 300; j_1 += 32) {
+  int32_t j = parpy_params.j;
+  for (int32_t j_1 = (int32_t)parpy_thread.x; j_1 < 300; j_1 += 32) {
     y[j * 300 + j_1] = a[j * 300 + j_1] + b[j * 300 + j_1];
   }
 }
@@ -34,7 +34,7 @@ static_assert(sizeof(parpy_params_add_2d_ij) == 4, "the host packs 4 bytes");
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void add_2d(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> y) {
-  for (int j = 0; j < 64; j += 1) {
+  for (int32_t j = 0; j < 64; j += 1) {
     // add_2d_ij: 1 x 1 x 1 threadgroups of 32 x 1 x 1 threads
     {
       id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];

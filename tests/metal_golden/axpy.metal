@@ -11,7 +11,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 1000; i += 1000) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 1000; i += 1000) {
     y[i] = 2.5f * x[i] + y[i];
   }
 }
@@ -26,7 +26,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void axpy(float a, id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void axpy(float a, id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)a;
   (void)N;
   // axpy_N: 1 x 1 x 1 threadgroups of 1000 x 1 x 1 threads

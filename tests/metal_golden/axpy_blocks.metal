@@ -12,7 +12,7 @@ using namespace metal;
     device float *y [[buffer(1)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)((long)parpy_thread.x + (long)parpy_block.x * 1024); i < 5000; i += 5120) {
+  for (int32_t i = (int32_t)((int64_t)parpy_thread.x + (int64_t)parpy_block.x * 1024); i < 5000; i += 5120) {
     y[i] = 2.5f * x[i] + y[i];
   }
 }
@@ -27,7 +27,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void axpy(float a, id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void axpy(float a, id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)a;
   (void)N;
   // axpy_N: 5 x 1 x 1 threadgroups of 1024 x 1 x 1 threads

@@ -8,11 +8,11 @@
 using namespace metal;
 
 [[kernel]] void bitwise_N(
-    const device int *a [[buffer(0)]],
-    const device int *b [[buffer(1)]],
-    device int *y [[buffer(2)]],
+    const device int32_t *a [[buffer(0)]],
+    const device int32_t *b [[buffer(1)]],
+    device int32_t *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 64; i += 4) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 64; i += 4) {
     y[i] = ((a[i] & b[i]) | (a[i] ^ 5)) + (a[i] << 2) - (b[i] >> 1) + ~a[i];
   }
 }
@@ -27,7 +27,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void bitwise(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> y, int N) {
+void bitwise(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // bitwise_N: 1 x 1 x 1 threadgroups of 4 x 1 x 1 threads
   {

@@ -14,7 +14,7 @@ using namespace metal;
     device bool *out [[buffer(2)]],
     device bool *both [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 200; i += 8) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 200; i += 8) {
     out[i] = x[i] > 0.0f;
     both[i] = (x[i] > 0.0f && m[i]) || (!m[i] && x[i] < -1.0f);
     if (m[i]) {
@@ -33,7 +33,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void bool_ops(id<MTLBuffer> x, id<MTLBuffer> m, id<MTLBuffer> out, id<MTLBuffer> both, int N) {
+void bool_ops(id<MTLBuffer> x, id<MTLBuffer> m, id<MTLBuffer> out, id<MTLBuffer> both, int32_t N) {
   (void)N;
   // bool_ops_N: 1 x 1 x 1 threadgroups of 8 x 1 x 1 threads
   {

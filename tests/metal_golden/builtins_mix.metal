@@ -8,7 +8,7 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline int parpy_max_i32(int a, int b) {
+static inline int32_t parpy_max_i32(int32_t a, int32_t b) {
   return b > a ? b : a;
 }
 
@@ -20,19 +20,19 @@ static inline float parpy_min_f32(float a, float b) {
   return b < a ? b : a;
 }
 
-static inline int parpy_abs_i32(int a) {
+static inline int32_t parpy_abs_i32(int32_t a) {
   return a < 0 ? -a : a;
 }
 
 [[kernel]] void builtins_mix_N(
     const device float *x [[buffer(0)]],
-    const device int *k [[buffer(1)]],
+    const device int32_t *k [[buffer(1)]],
     device float *y [[buffer(2)]],
-    device int *z [[buffer(3)]],
+    device int32_t *z [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 50; i += 4) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 50; i += 4) {
     y[i] = parpy_max_f32(x[i], 0.5f) + parpy_min_f32(x[i], -0.5f) + metal::abs(x[i]) + (float)k[i];
-    z[i] = (int)(x[i] * 10.0f) + parpy_max_i32(k[i], 2) - parpy_abs_i32(k[i]);
+    z[i] = (int32_t)(x[i] * 10.0f) + parpy_max_i32(k[i], 2) - parpy_abs_i32(k[i]);
   }
 }
 
@@ -46,7 +46,7 @@ static inline int parpy_abs_i32(int a) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void builtins_mix(id<MTLBuffer> x, id<MTLBuffer> k, id<MTLBuffer> y, id<MTLBuffer> z, int N) {
+void builtins_mix(id<MTLBuffer> x, id<MTLBuffer> k, id<MTLBuffer> y, id<MTLBuffer> z, int32_t N) {
   (void)N;
   // builtins_mix_N: 1 x 1 x 1 threadgroups of 4 x 1 x 1 threads
   {

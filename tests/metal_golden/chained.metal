@@ -9,10 +9,10 @@
 using namespace metal;
 
 [[kernel]] void chained_N(
-    const device int *x [[buffer(0)]],
-    device int *y [[buffer(1)]],
+    const device int32_t *x [[buffer(0)]],
+    device int32_t *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 40; i += 4) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 40; i += 4) {
     y[i] = 0 <= x[i] && x[i] < 10 ? 1 : (x[i] < 0 && true ? 2 : 0);
   }
 }
@@ -27,7 +27,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void chained(id<MTLBuffer> x, id<MTLBuffer> y, int lo, int hi, int N) {
+void chained(id<MTLBuffer> x, id<MTLBuffer> y, int32_t lo, int32_t hi, int32_t N) {
   (void)lo;
   (void)hi;
   (void)N;

@@ -10,7 +10,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 100; i += 16) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 100; i += 16) {
     if (x[i] < -0.5f) {
       y[i] = -1.0f;
     } else if (x[i] > 0.5f) {
@@ -33,7 +33,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void clamp_sign(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void clamp_sign(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // clamp_sign_N: 1 x 1 x 1 threadgroups of 16 x 1 x 1 threads
   {

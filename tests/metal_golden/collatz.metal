@@ -6,32 +6,32 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline int parpy_floordiv_i32(int a, int b) {
+static inline int32_t parpy_floordiv_i32(int32_t a, int32_t b) {
   if (b == 0) {
     return 0;
   }
   if (b == -1) {
-    return (int)(0 - (uint)a);
+    return (int32_t)(0 - (uint32_t)a);
   }
-  int q = a / b;
+  int32_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-static inline int parpy_mod_i32(int a, int b) {
+static inline int32_t parpy_mod_i32(int32_t a, int32_t b) {
   if (b == 0 || b == -1) {
     return 0;
   }
-  int r = a % b;
+  int32_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
 [[kernel]] void collatz_N(
-    const device int *x [[buffer(0)]],
-    device int *steps [[buffer(1)]],
+    const device int32_t *x [[buffer(0)]],
+    device int32_t *steps [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 50; i += 7) {
-    int n = x[i];
-    int k = 0;
+  for (int32_t i = (int32_t)parpy_thread.x; i < 50; i += 7) {
+    int32_t n = x[i];
+    int32_t k = 0;
     while (n != 1) {
       if (parpy_mod_i32(n, 2) == 0) {
         n = parpy_floordiv_i32(n, 2);
@@ -54,7 +54,7 @@ static inline int parpy_mod_i32(int a, int b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void collatz(id<MTLBuffer> x, id<MTLBuffer> steps, int N) {
+void collatz(id<MTLBuffer> x, id<MTLBuffer> steps, int32_t N) {
   (void)N;
   // collatz_N: 1 x 1 x 1 threadgroups of 7 x 1 x 1 threads
   {

@@ -8,32 +8,32 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline int parpy_floordiv_i32(int a, int b) {
+static inline int32_t parpy_floordiv_i32(int32_t a, int32_t b) {
   if (b == 0) {
     return 0;
   }
   if (b == -1) {
-    return (int)(0 - (uint)a);
+    return (int32_t)(0 - (uint32_t)a);
   }
-  int q = a / b;
+  int32_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-static inline int parpy_mod_i32(int a, int b) {
+static inline int32_t parpy_mod_i32(int32_t a, int32_t b) {
   if (b == 0 || b == -1) {
     return 0;
   }
-  int r = a % b;
+  int32_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
 [[kernel]] void divmod_arrays_N(
-    const device int *a [[buffer(0)]],
-    const device int *b [[buffer(1)]],
-    device int *q [[buffer(2)]],
-    device int *r [[buffer(3)]],
+    const device int32_t *a [[buffer(0)]],
+    const device int32_t *b [[buffer(1)]],
+    device int32_t *q [[buffer(2)]],
+    device int32_t *r [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 8; i += 4) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 8; i += 4) {
     q[i] = parpy_floordiv_i32(a[i], b[i]);
     r[i] = parpy_mod_i32(a[i], b[i]);
   }
@@ -49,7 +49,7 @@ static inline int parpy_mod_i32(int a, int b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void divmod_arrays(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> q, id<MTLBuffer> r, int N) {
+void divmod_arrays(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> q, id<MTLBuffer> r, int32_t N) {
   (void)N;
   // divmod_arrays_N: 1 x 1 x 1 threadgroups of 4 x 1 x 1 threads
   {

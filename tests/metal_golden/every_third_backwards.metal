@@ -7,10 +7,10 @@
 using namespace metal;
 
 [[kernel]] void every_third_backwards_N(
-    const device int *x [[buffer(0)]],
-    device int *y [[buffer(1)]],
+    const device int32_t *x [[buffer(0)]],
+    device int32_t *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 100 + (int)parpy_thread.x * (int)-3; i > 0; i -= 9) {
+  for (int32_t i = 100 + (int32_t)parpy_thread.x * (int32_t)-3; i > 0; i -= 9) {
     y[i] = x[i] + 100;
   }
 }
@@ -25,7 +25,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void every_third_backwards(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void every_third_backwards(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // every_third_backwards_N: 1 x 1 x 1 threadgroups of 3 x 1 x 1 threads
   {

@@ -12,7 +12,7 @@ using namespace metal;
     const device half *z [[buffer(1)]],
     device half *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 64; i += 64) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 64; i += 64) {
     y[i] = (half)((half)((half)(x[i] * (half)0.1f) + (half)(z[i] / (half)3.0f)) - (half)(x[i] * z[i]));
   }
 }
@@ -27,7 +27,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void fma_like(id<MTLBuffer> x, id<MTLBuffer> z, id<MTLBuffer> y, int N) {
+void fma_like(id<MTLBuffer> x, id<MTLBuffer> z, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // fma_like_N: 1 x 1 x 1 threadgroups of 64 x 1 x 1 threads
   {

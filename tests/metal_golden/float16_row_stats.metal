@@ -18,33 +18,33 @@ static inline half parpy_max_f16(half a, half b) {
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   half x_reg[2];
-  for (int i = (int)parpy_block.x; i < 8; i += 8) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 8; i += 8) {
     float acc = 0.0f;
     float partial = 0.0f;
     #pragma unroll
-    for (int k_2 = 0; k_2 < 2; k_2 += 1) {
-      int j_2 = (int)parpy_thread.x + k_2 * 32;
+    for (int32_t k_2 = 0; k_2 < 2; k_2 += 1) {
+      int32_t j_2 = (int32_t)parpy_thread.x + k_2 * 32;
       x_reg[k_2] = x[i * 64 + j_2];
     }
     #pragma unroll
-    for (int k = 0; k < 2; k += 1) {
+    for (int32_t k = 0; k < 2; k += 1) {
       partial = partial + (float)x_reg[k];
     }
     partial = simd_sum(partial);
     acc = acc + partial;
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       s[i] = (half)acc;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     half acc_1 = (half)-INFINITY;
     half partial_1 = (half)-INFINITY;
     #pragma unroll
-    for (int k_1 = 0; k_1 < 2; k_1 += 1) {
+    for (int32_t k_1 = 0; k_1 < 2; k_1 += 1) {
       partial_1 = parpy_max_f16(partial_1, x_reg[k_1]);
     }
     partial_1 = simd_max(partial_1);
     acc_1 = parpy_max_f16(acc_1, partial_1);
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       mx[i] = acc_1;
     }
   }
@@ -60,7 +60,7 @@ static inline half parpy_max_f16(half a, half b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void row_stats(id<MTLBuffer> x, id<MTLBuffer> s, id<MTLBuffer> mx, int N) {
+void row_stats(id<MTLBuffer> x, id<MTLBuffer> s, id<MTLBuffer> mx, int32_t N) {
   (void)N;
   // row_stats_N: 8 x 1 x 1 threadgroups of 32 x 1 x 1 threads
   {

@@ -8,13 +8,13 @@
 using namespace metal;
 
 [[kernel]] void negate_invert_N(
-    const device short *x [[buffer(0)]],
-    device short *y [[buffer(1)]],
-    device short *z [[buffer(2)]],
+    const device int16_t *x [[buffer(0)]],
+    device int16_t *y [[buffer(1)]],
+    device int16_t *z [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 100; i += 32) {
-    y[i] = (short)(-x[i]);
-    z[i] = (short)(~x[i]);
+  for (int32_t i = (int32_t)parpy_thread.x; i < 100; i += 32) {
+    y[i] = (int16_t)(-x[i]);
+    z[i] = (int16_t)(~x[i]);
   }
 }
 
@@ -28,7 +28,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void negate_invert(id<MTLBuffer> x, id<MTLBuffer> y, id<MTLBuffer> z, int N) {
+void negate_invert(id<MTLBuffer> x, id<MTLBuffer> y, id<MTLBuffer> z, int32_t N) {
   (void)N;
   // negate_invert_N: 1 x 1 x 1 threadgroups of 32 x 1 x 1 threads
   {

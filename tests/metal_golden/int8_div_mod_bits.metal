@@ -9,36 +9,36 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline char parpy_floordiv_i8(char a, char b) {
+static inline int8_t parpy_floordiv_i8(int8_t a, int8_t b) {
   if (b == 0) {
     return 0;
   }
   if (b == -1) {
-    return (char)(0 - (uint)a);
+    return (int8_t)(0 - (uint32_t)a);
   }
-  char q = a / b;
+  int8_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-static inline char parpy_mod_i8(char a, char b) {
+static inline int8_t parpy_mod_i8(int8_t a, int8_t b) {
   if (b == 0 || b == -1) {
     return 0;
   }
-  char r = a % b;
+  int8_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
 [[kernel]] void div_mod_bits_N(
-    const device char *a [[buffer(0)]],
-    const device char *b [[buffer(1)]],
-    device char *q [[buffer(2)]],
-    device char *r [[buffer(3)]],
-    device char *s [[buffer(4)]],
+    const device int8_t *a [[buffer(0)]],
+    const device int8_t *b [[buffer(1)]],
+    device int8_t *q [[buffer(2)]],
+    device int8_t *r [[buffer(3)]],
+    device int8_t *s [[buffer(4)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 300; i += 64) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 300; i += 64) {
     q[i] = parpy_floordiv_i8(a[i], b[i]);
     r[i] = parpy_mod_i8(a[i], b[i]);
-    s[i] = ((char)((a[i] & 15) << 3) ^ b[i]) | ((a[i] >> 1) & b[i]);
+    s[i] = ((int8_t)((a[i] & 15) << 3) ^ b[i]) | ((a[i] >> 1) & b[i]);
   }
 }
 
@@ -52,7 +52,7 @@ static inline char parpy_mod_i8(char a, char b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void div_mod_bits(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> q, id<MTLBuffer> r, id<MTLBuffer> s, int N) {
+void div_mod_bits(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> q, id<MTLBuffer> r, id<MTLBuffer> s, int32_t N) {
   (void)N;
   // div_mod_bits_N: 1 x 1 x 1 threadgroups of 64 x 1 x 1 threads
   {

@@ -11,7 +11,7 @@ using namespace metal;
     const device float *A [[buffer(0)]],
     device float *B [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 1 + (int)parpy_thread.x; i < 99; i += 8) {
+  for (int32_t i = 1 + (int32_t)parpy_thread.x; i < 99; i += 8) {
     B[i] = 0.33333f * (A[i - 1] + A[i] + A[i + 1]);
   }
 }
@@ -20,7 +20,7 @@ using namespace metal;
     device float *A [[buffer(0)]],
     const device float *B [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 1 + (int)parpy_thread.x; i < 99; i += 8) {
+  for (int32_t i = 1 + (int32_t)parpy_thread.x; i < 99; i += 8) {
     A[i] = 0.33333f * (B[i - 1] + B[i] + B[i + 1]);
   }
 }
@@ -35,10 +35,10 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void jacobi_1d(id<MTLBuffer> A, id<MTLBuffer> B, int N, int T) {
+void jacobi_1d(id<MTLBuffer> A, id<MTLBuffer> B, int32_t N, int32_t T) {
   (void)N;
   (void)T;
-  for (int t = 0; t < 5; t += 1) {
+  for (int32_t t = 0; t < 5; t += 1) {
     // jacobi_1d_N: 1 x 1 x 1 threadgroups of 8 x 1 x 1 threads
     {
       id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];

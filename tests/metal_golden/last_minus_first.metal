@@ -10,7 +10,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 6; i += 2) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 6; i += 2) {
     y[i] = x[i * 9 + 8] - x[i * 9 + 0] + x[45 + 7];
   }
 }
@@ -25,7 +25,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void last_minus_first(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void last_minus_first(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // last_minus_first_N: 1 x 1 x 1 threadgroups of 2 x 1 x 1 threads
   {

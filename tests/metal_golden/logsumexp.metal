@@ -14,14 +14,14 @@ static inline float parpy_max_f32(float a, float b) {
     const device float *x [[buffer(0)]],
     device float *out [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 6; i += 6) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 6; i += 6) {
     float acc = -INFINITY;
-    for (int j = 0; j < 300; j += 1) {
+    for (int32_t j = 0; j < 300; j += 1) {
       acc = parpy_max_f32(acc, x[i * 300 + j]);
     }
     float m = acc;
     float acc_1 = 0.0f;
-    for (int j_1 = 0; j_1 < 300; j_1 += 1) {
+    for (int32_t j_1 = 0; j_1 < 300; j_1 += 1) {
       acc_1 = acc_1 + metal::exp(x[i * 300 + j_1] - m);
     }
     out[i] = m + metal::log(acc_1);
@@ -38,7 +38,7 @@ static inline float parpy_max_f32(float a, float b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void logsumexp(id<MTLBuffer> x, id<MTLBuffer> out, int N) {
+void logsumexp(id<MTLBuffer> x, id<MTLBuffer> out, int32_t N) {
   (void)N;
   // logsumexp_i: 1 x 1 x 1 threadgroups of 6 x 1 x 1 threads
   {

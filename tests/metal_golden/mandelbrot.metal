@@ -10,16 +10,16 @@
 using namespace metal;
 
 [[kernel]] void mandelbrot_i(
-    device int *out [[buffer(0)]],
+    device int32_t *out [[buffer(0)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 24; i += 24) {
-    for (int j = 0; j < 36; j += 1) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 24; i += 24) {
+    for (int32_t j = 0; j < 36; j += 1) {
       float ci_new = -1.2f + (float)i * 0.1f;
       float cr = -2.0f + (float)j * 0.08f;
       float ci = ci_new;
       float zr = 0.0f;
       float zi = 0.0f;
-      int n = 0;
+      int32_t n = 0;
       while (n < 50 && zr * zr + zi * zi <= 4.0f) {
         float zi_new = 2.0f * zr * zi + ci;
         zr = zr * zr - zi * zi + cr;
@@ -41,7 +41,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void mandelbrot(id<MTLBuffer> out, float x0, float y0_1, float dx, float dy, int max_iter) {
+void mandelbrot(id<MTLBuffer> out, float x0, float y0_1, float dx, float dy, int32_t max_iter) {
   (void)x0;
   (void)y0_1;
   (void)dx;

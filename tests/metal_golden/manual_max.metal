@@ -6,39 +6,39 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline int parpy_max_i32(int a, int b) {
+static inline int32_t parpy_max_i32(int32_t a, int32_t b) {
   return b > a ? b : a;
 }
 
 [[kernel]] void manual_max_N(
-    const device int *x [[buffer(0)]],
-    device int *t_ref [[buffer(1)]],
+    const device int32_t *x [[buffer(0)]],
+    device int32_t *t_ref [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]],
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
-  threadgroup int shm_i32[2];
-  int t = t_ref[0];
-  int partial = (-2147483647 - 1);
-  for (int i = (int)parpy_thread.x; i < 1000; i += 64) {
+  threadgroup int32_t shm_i32[2];
+  int32_t t = t_ref[0];
+  int32_t partial = (-2147483647 - 1);
+  for (int32_t i = (int32_t)parpy_thread.x; i < 1000; i += 64) {
     partial = parpy_max_i32(partial, x[i]);
   }
   partial = simd_max(partial);
-  if ((long)parpy_lane == 0) {
-    shm_i32[(long)parpy_simd_group] = partial;
+  if ((int64_t)parpy_lane == 0) {
+    shm_i32[(int64_t)parpy_simd_group] = partial;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  partial = simd_max((long)parpy_lane < 2 ? shm_i32[(long)parpy_lane] : (-2147483647 - 1));
+  partial = simd_max((int64_t)parpy_lane < 2 ? shm_i32[(int64_t)parpy_lane] : (-2147483647 - 1));
   threadgroup_barrier(mem_flags::mem_threadgroup);
   t = parpy_max_i32(t, partial);
-  if ((long)parpy_thread.x == 0) {
+  if ((int64_t)parpy_thread.x == 0) {
     t_ref[0] = t;
   }
 }
 
 [[kernel]] void manual_max_gpu(
-    device int *acc [[buffer(0)]],
-    const device int *t_ref [[buffer(1)]]) {
-  int t = t_ref[0];
+    device int32_t *acc [[buffer(0)]],
+    const device int32_t *t_ref [[buffer(1)]]) {
+  int32_t t = t_ref[0];
   acc[0] = parpy_max_i32(acc[0], t);
 }
 
@@ -52,10 +52,10 @@ static inline int parpy_max_i32(int a, int b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void manual_max(id<MTLBuffer> x, id<MTLBuffer> acc, int N) {
+void manual_max(id<MTLBuffer> x, id<MTLBuffer> acc, int32_t N) {
   (void)N;
-  id<MTLBuffer> t = [parpy_device newBufferWithLength:1 * sizeof(int) options:MTLResourceStorageModeShared];
-  ((int *)[t contents])[0] = (-2147483647 - 1);
+  id<MTLBuffer> t = [parpy_device newBufferWithLength:1 * sizeof(int32_t) options:MTLResourceStorageModeShared];
+  ((int32_t *)[t contents])[0] = (-2147483647 - 1);
   // manual_max_N: 1 x 1 x 1 threadgroups of 64 x 1 x 1 threads
   {
     id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];

@@ -15,18 +15,18 @@ using namespace metal;
   threadgroup float shm_f32[2];
   float t = t_ref[0];
   float partial = 0.0f;
-  for (int i = (int)parpy_thread.x; i < 1000; i += 64) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 1000; i += 64) {
     partial = partial + x[i];
   }
   partial = simd_sum(partial);
-  if ((long)parpy_lane == 0) {
-    shm_f32[(long)parpy_simd_group] = partial;
+  if ((int64_t)parpy_lane == 0) {
+    shm_f32[(int64_t)parpy_simd_group] = partial;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  partial = simd_sum((long)parpy_lane < 2 ? shm_f32[(long)parpy_lane] : 0.0f);
+  partial = simd_sum((int64_t)parpy_lane < 2 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
   threadgroup_barrier(mem_flags::mem_threadgroup);
   t = t + partial;
-  if ((long)parpy_thread.x == 0) {
+  if ((int64_t)parpy_thread.x == 0) {
     t_ref[0] = t;
   }
 }
@@ -48,7 +48,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void manual_sum(id<MTLBuffer> x, id<MTLBuffer> acc, int N) {
+void manual_sum(id<MTLBuffer> x, id<MTLBuffer> acc, int32_t N) {
   (void)N;
   id<MTLBuffer> t = [parpy_device newBufferWithLength:1 * sizeof(float) options:MTLResourceStorageModeShared];
   ((float *)[t contents])[0] = 0.0f;

@@ -12,8 +12,8 @@ using namespace metal;
     device float *y [[buffer(1)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_block.x; i < 20; i += 20) {
-    for (int j = (int)parpy_thread.x; j < 30; j += 8) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 20; i += 20) {
+    for (int32_t j = (int32_t)parpy_thread.x; j < 30; j += 8) {
       y[i * 30 + j] = x[i * 30 + j] * 3.0f + (float)i - (float)(2 * j);
     }
   }
@@ -29,7 +29,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void map_2d(id<MTLBuffer> x, id<MTLBuffer> y, int N, int M) {
+void map_2d(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N, int32_t M) {
   (void)N;
   (void)M;
   // map_2d_i: 20 x 1 x 1 threadgroups of 8 x 1 x 1 threads

@@ -10,7 +10,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 400; i += 8) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 400; i += 8) {
     y[i] = metal::sqrt(x[i]) + metal::exp(-x[i]) + metal::tanh(x[i] - 1.0f);
   }
 }
@@ -25,7 +25,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void math_fns(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void math_fns(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // math_fns_N: 1 x 1 x 1 threadgroups of 8 x 1 x 1 threads
   {

@@ -11,10 +11,10 @@ using namespace metal;
     const device float *B [[buffer(1)]],
     device float *C [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 64; i += 64) {
-    for (int j = 0; j < 48; j += 1) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 64; i += 64) {
+    for (int32_t j = 0; j < 48; j += 1) {
       float acc = 0.0f;
-      for (int k = 0; k < 32; k += 1) {
+      for (int32_t k = 0; k < 32; k += 1) {
         acc = acc + A[i * 32 + k] * B[k * 48 + j];
       }
       C[i * 48 + j] = acc;

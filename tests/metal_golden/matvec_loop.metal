@@ -13,9 +13,9 @@ using namespace metal;
     const device float *x [[buffer(1)]],
     device float *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 50; i += 50) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 50; i += 50) {
     float acc = 0.0f;
-    for (int j = 0; j < 70; j += 1) {
+    for (int32_t j = 0; j < 70; j += 1) {
       acc = acc + A[i * 70 + j] * x[j];
     }
     y[i] = acc;
@@ -32,7 +32,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void matvec_loop(id<MTLBuffer> A, id<MTLBuffer> x, id<MTLBuffer> y, int N, int M) {
+void matvec_loop(id<MTLBuffer> A, id<MTLBuffer> x, id<MTLBuffer> y, int32_t N, int32_t M) {
   (void)N;
   (void)M;
   // matvec_loop_N: 1 x 1 x 1 threadgroups of 50 x 1 x 1 threads

@@ -12,7 +12,7 @@ using namespace metal;
     device float *y [[buffer(1)]],
     device bool *f [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 10; i += 10) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 10; i += 10) {
     float v = x[i];
     y[i * 3 + 0] = metal::copysign(2.0f, v);
     y[i * 3 + 1] = metal::fmod(v, 0.75f);
@@ -33,7 +33,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void metal_math(id<MTLBuffer> x, id<MTLBuffer> y, id<MTLBuffer> f, int N) {
+void metal_math(id<MTLBuffer> x, id<MTLBuffer> y, id<MTLBuffer> f, int32_t N) {
   (void)N;
   // metal_math_N: 1 x 1 x 1 threadgroups of 10 x 1 x 1 threads
   {

@@ -7,8 +7,8 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline int parpy_pow_i32(int b, int e) {
-  int r = 1;
+static inline int32_t parpy_pow_i32(int32_t b, int32_t e) {
+  int32_t r = 1;
   if (e < 0) {
     return b == 1 ? 1 : 0;
   }
@@ -25,9 +25,9 @@ static inline int parpy_pow_i32(int b, int e) {
 [[kernel]] void powers_N(
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
-    device int *k [[buffer(2)]],
+    device int32_t *k [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 40; i += 4) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 40; i += 4) {
     y[i] = metal::pow(x[i], 2.0f) + metal::pow(x[i], 0.5f);
     k[i] = parpy_pow_i32(k[i], 3);
   }
@@ -43,7 +43,7 @@ static inline int parpy_pow_i32(int b, int e) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void powers(id<MTLBuffer> x, id<MTLBuffer> y, id<MTLBuffer> k, int N) {
+void powers(id<MTLBuffer> x, id<MTLBuffer> y, id<MTLBuffer> k, int32_t N) {
   (void)N;
   // powers_N: 1 x 1 x 1 threadgroups of 4 x 1 x 1 threads
   {

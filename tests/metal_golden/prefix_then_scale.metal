@@ -10,7 +10,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]]) {
   y[0] = x[0];
-  for (int i = 1; i < 40; i += 1) {
+  for (int32_t i = 1; i < 40; i += 1) {
     y[i] = y[i - 1] + x[i];
   }
 }
@@ -18,7 +18,7 @@ using namespace metal;
 [[kernel]] void prefix_then_scale_N(
     device float *y [[buffer(0)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 40; i += 8) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 40; i += 8) {
     y[i] = y[i] * 2.0f;
   }
 }
@@ -33,7 +33,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void prefix_then_scale(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void prefix_then_scale(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // prefix_then_scale_gpu: 1 x 1 x 1 threadgroups of 1 x 1 x 1 threads
   {

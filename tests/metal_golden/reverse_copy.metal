@@ -7,10 +7,10 @@
 using namespace metal;
 
 [[kernel]] void reverse_copy_N(
-    const device int *x [[buffer(0)]],
-    device int *y [[buffer(1)]],
+    const device int32_t *x [[buffer(0)]],
+    device int32_t *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 100 + (int)parpy_thread.x * (int)-1; i > -1; i -= 4) {
+  for (int32_t i = 100 + (int32_t)parpy_thread.x * (int32_t)-1; i > -1; i -= 4) {
     y[100 - i] = x[i];
   }
 }
@@ -25,7 +25,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void reverse_copy(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void reverse_copy(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // reverse_copy_N: 1 x 1 x 1 threadgroups of 4 x 1 x 1 threads
   {

@@ -15,15 +15,15 @@ static inline float parpy_min_f32(float a, float b) {
     device float *y [[buffer(1)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_block.x; i < 6; i += 6) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 6; i += 6) {
     float acc = INFINITY;
     float partial = INFINITY;
-    for (int j = (int)parpy_thread.x; j < 57; j += 32) {
+    for (int32_t j = (int32_t)parpy_thread.x; j < 57; j += 32) {
       partial = parpy_min_f32(partial, x[i * 57 + j]);
     }
     partial = simd_min(partial);
     acc = parpy_min_f32(acc, partial);
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;
     }
   }
@@ -39,7 +39,7 @@ static inline float parpy_min_f32(float a, float b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void row_min_par(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void row_min_par(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // row_min_par_N: 6 x 1 x 1 threadgroups of 32 x 1 x 1 threads
   {

@@ -7,19 +7,19 @@
 using namespace metal;
 
 [[kernel]] void row_prod_par_N(
-    const device int *x [[buffer(0)]],
-    device int *y [[buffer(1)]],
+    const device int32_t *x [[buffer(0)]],
+    device int32_t *y [[buffer(1)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_block.x; i < 6; i += 6) {
-    int acc = 1;
-    int partial = 1;
-    for (int j = (int)parpy_thread.x; j < 57; j += 32) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 6; i += 6) {
+    int32_t acc = 1;
+    int32_t partial = 1;
+    for (int32_t j = (int32_t)parpy_thread.x; j < 57; j += 32) {
       partial = partial * x[i * 57 + j];
     }
     partial = simd_product(partial);
     acc = acc * partial;
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;
     }
   }
@@ -35,7 +35,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void row_prod_par(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void row_prod_par(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // row_prod_par_N: 6 x 1 x 1 threadgroups of 32 x 1 x 1 threads
   {

@@ -15,18 +15,18 @@ using namespace metal;
   threadgroup float shm_f32[8];
   float acc = acc_ref[0];
   float partial = 0.0f;
-  for (int j = (int)parpy_thread.x; j < 4096; j += 256) {
+  for (int32_t j = (int32_t)parpy_thread.x; j < 4096; j += 256) {
     partial = partial + x[j];
   }
   partial = simd_sum(partial);
-  if ((long)parpy_lane == 0) {
-    shm_f32[(long)parpy_simd_group] = partial;
+  if ((int64_t)parpy_lane == 0) {
+    shm_f32[(int64_t)parpy_simd_group] = partial;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  partial = simd_sum((long)parpy_lane < 8 ? shm_f32[(long)parpy_lane] : 0.0f);
+  partial = simd_sum((int64_t)parpy_lane < 8 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
   threadgroup_barrier(mem_flags::mem_threadgroup);
   acc = acc + partial;
-  if ((long)parpy_thread.x == 0) {
+  if ((int64_t)parpy_thread.x == 0) {
     acc_ref[0] = acc;
   }
 }
@@ -43,7 +43,7 @@ static_assert(sizeof(parpy_params_scaled_total_b) == 4, "the host packs 4 bytes"
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   float s = parpy_params.s;
-  for (int i = (int)((long)parpy_thread.x + (long)parpy_block.x * 1024); i < 4096; i += 4096) {
+  for (int32_t i = (int32_t)((int64_t)parpy_thread.x + (int64_t)parpy_block.x * 1024); i < 4096; i += 4096) {
     y[i] = x[i] / s;
   }
 }
@@ -58,7 +58,7 @@ static_assert(sizeof(parpy_params_scaled_total_b) == 4, "the host packs 4 bytes"
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void scaled_total(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void scaled_total(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   id<MTLBuffer> acc = [parpy_device newBufferWithLength:1 * sizeof(float) options:MTLResourceStorageModeShared];
   ((float *)[acc contents])[0] = 0.0f;

@@ -20,54 +20,54 @@ static inline float parpy_max_f32(float a, float b) {
   threadgroup float shm_f32[4];
   float x_reg[8];
   float y_reg[8];
-  for (int i = (int)parpy_block.x; i < 32; i += 32) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 32; i += 32) {
     float acc = -INFINITY;
     float partial = -INFINITY;
     #pragma unroll
-    for (int k_4 = 0; k_4 < 8; k_4 += 1) {
-      int j_4 = (int)parpy_thread.x + k_4 * 128;
+    for (int32_t k_4 = 0; k_4 < 8; k_4 += 1) {
+      int32_t j_4 = (int32_t)parpy_thread.x + k_4 * 128;
       x_reg[k_4] = x[i * 1024 + j_4];
     }
     #pragma unroll
-    for (int k = 0; k < 8; k += 1) {
+    for (int32_t k = 0; k < 8; k += 1) {
       partial = parpy_max_f32(partial, x_reg[k]);
     }
     partial = simd_max(partial);
-    if ((long)parpy_lane == 0) {
-      shm_f32[(long)parpy_simd_group] = partial;
+    if ((int64_t)parpy_lane == 0) {
+      shm_f32[(int64_t)parpy_simd_group] = partial;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_max((long)parpy_lane < 4 ? shm_f32[(long)parpy_lane] : -INFINITY);
+    partial = simd_max((int64_t)parpy_lane < 4 ? shm_f32[(int64_t)parpy_lane] : -INFINITY);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = parpy_max_f32(acc, partial);
     float m = acc;
     #pragma unroll
-    for (int k_1 = 0; k_1 < 8; k_1 += 1) {
+    for (int32_t k_1 = 0; k_1 < 8; k_1 += 1) {
       y_reg[k_1] = metal::exp(x_reg[k_1] - m);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float acc_1 = 0.0f;
     float partial_1 = 0.0f;
     #pragma unroll
-    for (int k_2 = 0; k_2 < 8; k_2 += 1) {
+    for (int32_t k_2 = 0; k_2 < 8; k_2 += 1) {
       partial_1 = partial_1 + y_reg[k_2];
     }
     partial_1 = simd_sum(partial_1);
-    if ((long)parpy_lane == 0) {
-      shm_f32[(long)parpy_simd_group] = partial_1;
+    if ((int64_t)parpy_lane == 0) {
+      shm_f32[(int64_t)parpy_simd_group] = partial_1;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial_1 = simd_sum((long)parpy_lane < 4 ? shm_f32[(long)parpy_lane] : 0.0f);
+    partial_1 = simd_sum((int64_t)parpy_lane < 4 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc_1 = acc_1 + partial_1;
     float s = acc_1;
     #pragma unroll
-    for (int k_3 = 0; k_3 < 8; k_3 += 1) {
+    for (int32_t k_3 = 0; k_3 < 8; k_3 += 1) {
       y_reg[k_3] = y_reg[k_3] / s;
     }
     #pragma unroll
-    for (int k_5 = 0; k_5 < 8; k_5 += 1) {
-      int j_5 = (int)parpy_thread.x + k_5 * 128;
+    for (int32_t k_5 = 0; k_5 < 8; k_5 += 1) {
+      int32_t j_5 = (int32_t)parpy_thread.x + k_5 * 128;
       y[i * 1024 + j_5] = y_reg[k_5];
     }
   }
@@ -83,7 +83,7 @@ static inline float parpy_max_f32(float a, float b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void softmax_par(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void softmax_par(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // softmax_par_N: 32 x 1 x 1 threadgroups of 128 x 1 x 1 threads
   {

@@ -15,21 +15,21 @@ static inline float parpy_max_f32(float a, float b) {
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 13; i += 13) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 13; i += 13) {
     float acc = -INFINITY;
-    for (int j = 0; j < 100; j += 1) {
+    for (int32_t j = 0; j < 100; j += 1) {
       acc = parpy_max_f32(acc, x[i * 100 + j]);
     }
     float m = acc;
-    for (int j_1 = 0; j_1 < 100; j_1 += 1) {
+    for (int32_t j_1 = 0; j_1 < 100; j_1 += 1) {
       y[i * 100 + j_1] = metal::exp(x[i * 100 + j_1] - m);
     }
     float acc_1 = 0.0f;
-    for (int j_2 = 0; j_2 < 100; j_2 += 1) {
+    for (int32_t j_2 = 0; j_2 < 100; j_2 += 1) {
       acc_1 = acc_1 + y[i * 100 + j_2];
     }
     float s = acc_1;
-    for (int j_3 = 0; j_3 < 100; j_3 += 1) {
+    for (int32_t j_3 = 0; j_3 < 100; j_3 += 1) {
       y[i * 100 + j_3] = y[i * 100 + j_3] / s;
     }
   }
@@ -45,7 +45,7 @@ static inline float parpy_max_f32(float a, float b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void softmax_seq(id<MTLBuffer> x, id<MTLBuffer> y, int N, int M) {
+void softmax_seq(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N, int32_t M) {
   (void)N;
   (void)M;
   // softmax_seq_N: 1 x 1 x 1 threadgroups of 13 x 1 x 1 threads

@@ -14,21 +14,21 @@ using namespace metal;
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[8];
-  for (int i = (int)parpy_block.x; i < 10; i += 10) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 10; i += 10) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)parpy_thread.x; j < 1000; j += 256) {
+    for (int32_t j = (int32_t)parpy_thread.x; j < 1000; j += 256) {
       partial = partial + x[i * 1000 + j];
     }
     partial = simd_sum(partial);
-    if ((long)parpy_lane == 0) {
-      shm_f32[(long)parpy_simd_group] = partial;
+    if ((int64_t)parpy_lane == 0) {
+      shm_f32[(int64_t)parpy_simd_group] = partial;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_sum((long)parpy_lane < 8 ? shm_f32[(long)parpy_lane] : 0.0f);
+    partial = simd_sum((int64_t)parpy_lane < 8 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = acc + partial;
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;
     }
   }
@@ -44,7 +44,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void sum_rows_par(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void sum_rows_par(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // sum_rows_par_N: 10 x 1 x 1 threadgroups of 256 x 1 x 1 threads
   {

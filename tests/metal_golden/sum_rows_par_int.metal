@@ -7,28 +7,28 @@
 using namespace metal;
 
 [[kernel]] void sum_rows_par_N(
-    const device int *x [[buffer(0)]],
-    device int *y [[buffer(1)]],
+    const device int32_t *x [[buffer(0)]],
+    device int32_t *y [[buffer(1)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]],
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
-  threadgroup int shm_i32[2];
-  for (int i = (int)parpy_block.x; i < 10; i += 10) {
-    int acc = 0;
-    int partial = 0;
-    for (int j = (int)parpy_thread.x; j < 31; j += 64) {
+  threadgroup int32_t shm_i32[2];
+  for (int32_t i = (int32_t)parpy_block.x; i < 10; i += 10) {
+    int32_t acc = 0;
+    int32_t partial = 0;
+    for (int32_t j = (int32_t)parpy_thread.x; j < 31; j += 64) {
       partial = partial + x[i * 31 + j];
     }
     partial = simd_sum(partial);
-    if ((long)parpy_lane == 0) {
-      shm_i32[(long)parpy_simd_group] = partial;
+    if ((int64_t)parpy_lane == 0) {
+      shm_i32[(int64_t)parpy_simd_group] = partial;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_sum((long)parpy_lane < 2 ? shm_i32[(long)parpy_lane] : 0);
+    partial = simd_sum((int64_t)parpy_lane < 2 ? shm_i32[(int64_t)parpy_lane] : 0);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = acc + partial;
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;
     }
   }
@@ -44,7 +44,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void sum_rows_par(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void sum_rows_par(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // sum_rows_par_N: 10 x 1 x 1 threadgroups of 64 x 1 x 1 threads
   {

@@ -6,7 +6,7 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline int parpy_min_i32(int a, int b) {
+static inline int32_t parpy_min_i32(int32_t a, int32_t b) {
   return b < a ? b : a;
 }
 
@@ -20,23 +20,23 @@ static inline int parpy_min_i32(int a, int b) {
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   (void)y;
   threadgroup float shm_f32[16];
-  for (int i = (int)parpy_block.x; i < 10; i += 10) {
-    for (long c = (long)parpy_block.y; c < 2; c += 2) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 10; i += 10) {
+    for (int64_t c = (int64_t)parpy_block.y; c < 2; c += 2) {
       float blk = 0.0f;
       float partial = 0.0f;
-      for (int j = c * 500 + (long)parpy_thread.x; j < parpy_min_i32(1000, c * 500 + 500); j += 512) {
+      for (int32_t j = c * 500 + (int64_t)parpy_thread.x; j < parpy_min_i32(1000, c * 500 + 500); j += 512) {
         partial = partial + x[i * 1000 + j];
       }
       partial = simd_sum(partial);
-      if ((long)parpy_lane == 0) {
-        shm_f32[(long)parpy_simd_group] = partial;
+      if ((int64_t)parpy_lane == 0) {
+        shm_f32[(int64_t)parpy_simd_group] = partial;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      partial = simd_sum((long)parpy_lane < 16 ? shm_f32[(long)parpy_lane] : 0.0f);
+      partial = simd_sum((int64_t)parpy_lane < 16 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
       threadgroup_barrier(mem_flags::mem_threadgroup);
       blk = blk + partial;
-      if ((long)parpy_thread.x == 0) {
-        parts[(long)i * 2 + c] = blk;
+      if ((int64_t)parpy_thread.x == 0) {
+        parts[(int64_t)i * 2 + c] = blk;
       }
     }
   }
@@ -49,15 +49,15 @@ static inline int parpy_min_i32(int a, int b) {
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   (void)x;
-  for (int i = (int)parpy_block.x; i < 10; i += 10) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 10; i += 10) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (long b = (long)parpy_thread.x; b < 2; b += 32) {
-      partial = partial + parts[(long)i * 2 + b];
+    for (int64_t b = (int64_t)parpy_thread.x; b < 2; b += 32) {
+      partial = partial + parts[(int64_t)i * 2 + b];
     }
     partial = simd_sum(partial);
     acc = acc + partial;
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;
     }
   }
@@ -73,7 +73,7 @@ static inline int parpy_min_i32(int a, int b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void sum_rows_par(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void sum_rows_par(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   id<MTLBuffer> parts = [parpy_device newBufferWithLength:20 * sizeof(float) options:MTLResourceStorageModeShared];
   // sum_rows_par_N_partial: 10 x 2 x 1 threadgroups of 512 x 1 x 1 threads

@@ -8,94 +8,94 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline ushort parpy_max_u16(ushort a, ushort b) {
+static inline uint16_t parpy_max_u16(uint16_t a, uint16_t b) {
   return b > a ? b : a;
 }
 
-static inline ushort parpy_min_u16(ushort a, ushort b) {
+static inline uint16_t parpy_min_u16(uint16_t a, uint16_t b) {
   return b < a ? b : a;
 }
 
 [[kernel]] void row_stats_N(
-    const device ushort *x [[buffer(0)]],
-    device uint *s [[buffer(1)]],
-    device ushort *mx [[buffer(2)]],
-    device ushort *mn [[buffer(3)]],
+    const device uint16_t *x [[buffer(0)]],
+    device uint32_t *s [[buffer(1)]],
+    device uint16_t *mx [[buffer(2)]],
+    device uint16_t *mn [[buffer(3)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]],
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
-  threadgroup uint shm_u32[2];
-  threadgroup ushort shm_u16[2];
-  ushort x_reg[5];
-  for (int i = (int)parpy_block.x; i < 13; i += 13) {
-    uint acc = 0u;
-    uint partial = 0u;
+  threadgroup uint32_t shm_u32[2];
+  threadgroup uint16_t shm_u16[2];
+  uint16_t x_reg[5];
+  for (int32_t i = (int32_t)parpy_block.x; i < 13; i += 13) {
+    uint32_t acc = 0u;
+    uint32_t partial = 0u;
     #pragma unroll
-    for (int k_3 = 0; k_3 < 5; k_3 += 1) {
-      int j_3 = (int)parpy_thread.x + k_3 * 64;
+    for (int32_t k_3 = 0; k_3 < 5; k_3 += 1) {
+      int32_t j_3 = (int32_t)parpy_thread.x + k_3 * 64;
       if (j_3 < 300) {
         x_reg[k_3] = x[i * 300 + j_3];
       }
     }
     #pragma unroll
-    for (int k = 0; k < 5; k += 1) {
-      int j = (int)parpy_thread.x + k * 64;
+    for (int32_t k = 0; k < 5; k += 1) {
+      int32_t j = (int32_t)parpy_thread.x + k * 64;
       if (j < 300) {
-        partial = partial + (uint)x_reg[k];
+        partial = partial + (uint32_t)x_reg[k];
       }
     }
     partial = simd_sum(partial);
-    if ((long)parpy_lane == 0) {
-      shm_u32[(long)parpy_simd_group] = partial;
+    if ((int64_t)parpy_lane == 0) {
+      shm_u32[(int64_t)parpy_simd_group] = partial;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_sum((long)parpy_lane < 2 ? shm_u32[(long)parpy_lane] : 0u);
+    partial = simd_sum((int64_t)parpy_lane < 2 ? shm_u32[(int64_t)parpy_lane] : 0u);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = acc + partial;
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       s[i] = acc;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    ushort acc_1 = 0;
-    ushort partial_1 = 0;
+    uint16_t acc_1 = 0;
+    uint16_t partial_1 = 0;
     #pragma unroll
-    for (int k_1 = 0; k_1 < 5; k_1 += 1) {
-      int j_1 = (int)parpy_thread.x + k_1 * 64;
+    for (int32_t k_1 = 0; k_1 < 5; k_1 += 1) {
+      int32_t j_1 = (int32_t)parpy_thread.x + k_1 * 64;
       if (j_1 < 300) {
         partial_1 = parpy_max_u16(partial_1, x_reg[k_1]);
       }
     }
     partial_1 = simd_max(partial_1);
-    if ((long)parpy_lane == 0) {
-      shm_u16[(long)parpy_simd_group] = partial_1;
+    if ((int64_t)parpy_lane == 0) {
+      shm_u16[(int64_t)parpy_simd_group] = partial_1;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial_1 = simd_max((long)parpy_lane < 2 ? shm_u16[(long)parpy_lane] : 0);
+    partial_1 = simd_max((int64_t)parpy_lane < 2 ? shm_u16[(int64_t)parpy_lane] : 0);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc_1 = parpy_max_u16(acc_1, partial_1);
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       mx[i] = acc_1;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    ushort acc_2 = 65535;
-    ushort partial_2 = 65535;
+    uint16_t acc_2 = 65535;
+    uint16_t partial_2 = 65535;
     #pragma unroll
-    for (int k_2 = 0; k_2 < 5; k_2 += 1) {
-      int j_2 = (int)parpy_thread.x + k_2 * 64;
+    for (int32_t k_2 = 0; k_2 < 5; k_2 += 1) {
+      int32_t j_2 = (int32_t)parpy_thread.x + k_2 * 64;
       if (j_2 < 300) {
         partial_2 = parpy_min_u16(partial_2, x_reg[k_2]);
       }
     }
     partial_2 = simd_min(partial_2);
-    if ((long)parpy_lane == 0) {
-      shm_u16[(long)parpy_simd_group] = partial_2;
+    if ((int64_t)parpy_lane == 0) {
+      shm_u16[(int64_t)parpy_simd_group] = partial_2;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial_2 = simd_min((long)parpy_lane < 2 ? shm_u16[(long)parpy_lane] : 65535);
+    partial_2 = simd_min((int64_t)parpy_lane < 2 ? shm_u16[(int64_t)parpy_lane] : 65535);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc_2 = parpy_min_u16(acc_2, partial_2);
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       mn[i] = acc_2;
     }
   }
@@ -111,7 +111,7 @@ static inline ushort parpy_min_u16(ushort a, ushort b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void row_stats(id<MTLBuffer> x, id<MTLBuffer> s, id<MTLBuffer> mx, id<MTLBuffer> mn, int N) {
+void row_stats(id<MTLBuffer> x, id<MTLBuffer> s, id<MTLBuffer> mx, id<MTLBuffer> mn, int32_t N) {
   (void)N;
   // row_stats_N: 13 x 1 x 1 threadgroups of 64 x 1 x 1 threads
   {

@@ -11,7 +11,7 @@ static float poly(float a, float b) {
   return a * a + 3.0f * b - 1.0f;
 }
 
-static int clip_int(int v, int lo, int hi) {
+static int32_t clip_int(int32_t v, int32_t lo, int32_t hi) {
   if (v < lo) {
     return lo;
   }
@@ -24,9 +24,9 @@ static int clip_int(int v, int lo, int hi) {
 [[kernel]] void use_helpers_N(
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
-    device int *k [[buffer(2)]],
+    device int32_t *k [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 64; i += 8) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 64; i += 8) {
     y[i] = poly(x[i], x[63 - i]);
     k[i] = clip_int(k[i], -3, 3);
   }
@@ -42,7 +42,7 @@ static int clip_int(int v, int lo, int hi) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void use_helpers(id<MTLBuffer> x, id<MTLBuffer> y, id<MTLBuffer> k, int N) {
+void use_helpers(id<MTLBuffer> x, id<MTLBuffer> y, id<MTLBuffer> k, int32_t N) {
   (void)N;
   // use_helpers_N: 1 x 1 x 1 threadgroups of 8 x 1 x 1 threads
   {

@@ -185,27 +185,16 @@ impl Dialect for MetalDialect {
         }
         let new = c_writer::atomic_combine(op, e, ty, "parpy_a", "parpy_v");
         Ok(format!(
-            "{{\n  device atomic_uint *parpy_p = (device atomic_uint *)&{place};\n  {ty} parpy_v = {v};\n  uint parpy_old = atomic_load_explicit(parpy_p, memory_order_relaxed);\n  {ty} parpy_a;\n  do {{\n    parpy_a = as_type<{ty}>(parpy_old);\n  }} while (!atomic_compare_exchange_weak_explicit(parpy_p, &parpy_old, as_type<uint>({new}), memory_order_relaxed, memory_order_relaxed));\n}}"
+            "{{\n  device atomic_uint *parpy_p = (device atomic_uint *)&{place};\n  {ty} parpy_v = {v};\n  uint32_t parpy_old = atomic_load_explicit(parpy_p, memory_order_relaxed);\n  {ty} parpy_a;\n  do {{\n    parpy_a = as_type<{ty}>(parpy_old);\n  }} while (!atomic_compare_exchange_weak_explicit(parpy_p, &parpy_old, as_type<uint32_t>({new}), memory_order_relaxed, memory_order_relaxed));\n}}"
         ))
     }
 
+    /// The fixed-width names (`int32_t`, `uint8_t`: MSL has them, and the C
+    /// and CUDA output uses them too), `half` and `float`; `double` is only
+    /// ever reached by the host pseudo-code (`check` rejects float64 on the
+    /// device before writing).
     fn scalar_type(&self, e: ElemTy) -> Result<&'static str, EmitError> {
-        Ok(match e {
-            ElemTy::Bool => "bool",
-            ElemTy::I8 => "char",
-            ElemTy::I16 => "short",
-            ElemTy::I32 => "int",
-            ElemTy::I64 => "long",
-            ElemTy::U8 => "uchar",
-            ElemTy::U16 => "ushort",
-            ElemTy::U32 => "uint",
-            ElemTy::U64 => "ulong",
-            ElemTy::F16 => "half",
-            ElemTy::F32 => "float",
-            // Only ever reached by the host pseudo-code: `check` rejects
-            // float64 on the device before writing.
-            ElemTy::F64 => "double",
-        })
+        Ok(c_writer::stdint_type(e).unwrap_or("half"))
     }
 
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, EmitError> {
@@ -297,8 +286,8 @@ impl Dialect for MetalDialect {
             GpuIndex::Thread(a)
             | GpuIndex::Block(a)
             | GpuIndex::BlockDim(a)
-            | GpuIndex::GridDim(a) => format!("(long){name}.{}", a.name()),
-            GpuIndex::Lane | GpuIndex::Warp => format!("(long){name}"),
+            | GpuIndex::GridDim(a) => format!("(int64_t){name}.{}", a.name()),
+            GpuIndex::Lane | GpuIndex::Warp => format!("(int64_t){name}"),
         })
     }
 

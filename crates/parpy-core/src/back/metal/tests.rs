@@ -189,9 +189,10 @@ fn clang(name: &str, text: &str) -> Option<Result<(), String>> {
 #[test]
 fn scalar_types_are_metal_names() {
     let d = MetalDialect;
-    assert_eq!(d.scalar_type(ElemTy::I32), Ok("int"));
-    assert_eq!(d.scalar_type(ElemTy::I64), Ok("long"));
-    assert_eq!(d.scalar_type(ElemTy::U32), Ok("uint"));
+    assert_eq!(d.scalar_type(ElemTy::I32), Ok("int32_t"));
+    assert_eq!(d.scalar_type(ElemTy::I64), Ok("int64_t"));
+    assert_eq!(d.scalar_type(ElemTy::U32), Ok("uint32_t"));
+    assert_eq!(d.scalar_type(ElemTy::I8), Ok("int8_t"));
     assert_eq!(d.scalar_type(ElemTy::F32), Ok("float"));
     assert_eq!(d.scalar_type(ElemTy::F16), Ok("half"));
     assert_eq!(
@@ -206,15 +207,15 @@ fn scalar_types_are_metal_names() {
     assert!(d.warp_reduce(ReduceOp::Sum, ElemTy::I64, "v").is_err());
     assert_eq!(
         d.gpu_index(GpuIndex::Block(Axis::Y)).as_deref(),
-        Ok("(long)parpy_block.y")
+        Ok("(int64_t)parpy_block.y")
     );
     assert_eq!(
         d.gpu_index_as(GpuIndex::Thread(Axis::X), ElemTy::I32),
-        Ok(Some("(int)parpy_thread.x".to_string()))
+        Ok(Some("(int32_t)parpy_thread.x".to_string()))
     );
     assert_eq!(
         d.gpu_index_as(GpuIndex::Lane, ElemTy::I32),
-        Ok(Some("(int)parpy_lane".to_string()))
+        Ok(Some("(int32_t)parpy_lane".to_string()))
     );
     assert_eq!(d.gpu_index_as(GpuIndex::Lane, ElemTy::F32), Ok(None));
 }
@@ -242,7 +243,7 @@ fn kernel_signature_binds_buffers_then_params_then_grid() {
     let text = emit_ok(&row_sum_program(ElemTy::F32, ElemTy::I32));
     let expected_sig = "\
 struct parpy_params_row_sum_rows {
-  int k;
+  int32_t k;
 };
 static_assert(sizeof(parpy_params_row_sum_rows) == 4, \"the host packs 4 bytes\");
 
@@ -254,16 +255,16 @@ static_assert(sizeof(parpy_params_row_sum_rows) == 4, \"the host packs 4 bytes\"
     uint3 parpy_thread [[thread_position_in_threadgroup]],
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
-  int k = parpy_params.k;
+  int32_t k = parpy_params.k;
   threadgroup float partial[8];
 ";
     assert!(text.contains(expected_sig), "{text}");
     for piece in [
         "acc = simd_sum(acc);",
         "threadgroup_barrier(mem_flags::mem_threadgroup);",
-        "partial[(long)parpy_simd_group] = acc;",
-        "for (long j = (long)parpy_thread.x; j < 256; j += 256) {",
-        "x[(long)parpy_block.x * 256 + j] * (float)k",
+        "partial[(int64_t)parpy_simd_group] = acc;",
+        "for (int64_t j = (int64_t)parpy_thread.x; j < 256; j += 256) {",
+        "x[(int64_t)parpy_block.x * 256 + j] * (float)k",
     ] {
         assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
     }
@@ -275,7 +276,7 @@ fn host_part_shows_the_dispatch_and_is_not_compiled() {
     let host = &text[text.find("#if 0 // host side").expect("host part")..];
     assert!(host.trim_end().ends_with("#endif // host side"), "{host}");
     for piece in [
-        "void row_sum(id<MTLBuffer> x, id<MTLBuffer> y, int k) {",
+        "void row_sum(id<MTLBuffer> x, id<MTLBuffer> y, int32_t k) {",
         "// row_sum_rows: 64 x 1 x 1 threadgroups of 256 x 1 x 1 threads",
         "[parpy_enc setComputePipelineState:parpy_pipeline_row_sum_rows];",
         "[parpy_enc setBuffer:x offset:0 atIndex:0];",
@@ -326,7 +327,7 @@ fn generated_kernel_passes_the_clang_check_and_broken_ones_fail() {
         ),
         (
             "type_error",
-            text.replace("y[(long)parpy_block.x] =", "y ="),
+            text.replace("y[(int64_t)parpy_block.x] =", "y ="),
         ),
         (
             "double",
@@ -479,7 +480,9 @@ fn dispatch_plan_binds_arrays_then_packs_scalars() {
     }
     let text = emit_ok(&p);
     assert!(
-        text.contains("struct parpy_params_row_sum_rows {\n  int k;\n  bool flag;\n  long n;\n};"),
+        text.contains(
+            "struct parpy_params_row_sum_rows {\n  int32_t k;\n  bool flag;\n  int64_t n;\n};"
+        ),
         "{text}"
     );
     assert!(
@@ -522,7 +525,7 @@ fn grid_sizes_come_from_their_attributes() {
         "uint3 parpy_thread [[thread_position_in_threadgroup]],",
         "uint3 parpy_block_dim [[threads_per_threadgroup]],",
         "uint3 parpy_grid_dim [[threadgroups_per_grid]]) {",
-        "y[(long)parpy_block.x] = (float)((long)parpy_block_dim.x * (long)parpy_grid_dim.y);",
+        "y[(int64_t)parpy_block.x] = (float)((int64_t)parpy_block_dim.x * (int64_t)parpy_grid_dim.y);",
     ] {
         assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
     }

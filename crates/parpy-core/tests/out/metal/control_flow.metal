@@ -6,21 +6,21 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline int parpy_mod_i32(int a, int b) {
+static inline int32_t parpy_mod_i32(int32_t a, int32_t b) {
   if (b == 0 || b == -1) {
     return 0;
   }
-  int r = a % b;
+  int32_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
 [[kernel]] void control_flow_i(
     const device float *x [[buffer(0)]],
-    const device int *n [[buffer(1)]],
+    const device int32_t *n [[buffer(1)]],
     device float *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 256; i += 256) {
-    int k = 0;
+  for (int32_t i = (int32_t)parpy_thread.x; i < 256; i += 256) {
+    int32_t k = 0;
     float v = x[i];
     while (k < n[i]) {
       v = metal::sqrt(metal::abs(v)) + 1.0f;

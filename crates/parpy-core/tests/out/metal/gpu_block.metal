@@ -7,17 +7,17 @@
 using namespace metal;
 
 struct parpy_params_prefix_sum_gpu {
-  int N;
+  int32_t N;
 };
 static_assert(sizeof(parpy_params_prefix_sum_gpu) == 4, "the host packs 4 bytes");
 
 [[kernel]] void prefix_sum_gpu(
-    const device long *x [[buffer(0)]],
-    device long *y [[buffer(1)]],
+    const device int64_t *x [[buffer(0)]],
+    device int64_t *y [[buffer(1)]],
     constant parpy_params_prefix_sum_gpu &parpy_params [[buffer(2)]]) {
-  int N = parpy_params.N;
+  int32_t N = parpy_params.N;
   y[0] = x[0];
-  for (int i = 1; i < N; i += 1) {
+  for (int32_t i = 1; i < N; i += 1) {
     y[i] = y[i - 1] + x[i];
   }
 }
@@ -32,7 +32,7 @@ static_assert(sizeof(parpy_params_prefix_sum_gpu) == 4, "the host packs 4 bytes"
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void prefix_sum(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void prefix_sum(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   // prefix_sum_gpu: 1 x 1 x 1 threadgroups of 1 x 1 x 1 threads
   {
     id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];

@@ -9,7 +9,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *m_ref [[buffer(1)]]) {
   float m = x[0];
-  for (int i = 1; i < 10; i += 1) {
+  for (int32_t i = 1; i < 10; i += 1) {
     if (x[i] > m) {
       m = x[i];
     }
@@ -23,7 +23,7 @@ using namespace metal;
     const device float *m_ref [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   float m = m_ref[0];
-  for (int i = (int)parpy_thread.x; i < 10; i += 10) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 10; i += 10) {
     y[i] = x[i] - m;
   }
 }

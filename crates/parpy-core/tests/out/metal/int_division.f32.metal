@@ -9,14 +9,14 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline long parpy_floordiv_i64(long a, long b) {
+static inline int64_t parpy_floordiv_i64(int64_t a, int64_t b) {
   if (b == 0) {
     return 0;
   }
   if (b == -1) {
-    return (long)(0 - (ulong)a);
+    return (int64_t)(0 - (uint64_t)a);
   }
-  long q = a / b;
+  int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
@@ -36,11 +36,11 @@ static inline float parpy_floordiv_f32(float a, float b) {
   return (d - f > (float)0.5) ? f + 1 : f;
 }
 
-static inline long parpy_mod_i64(long a, long b) {
+static inline int64_t parpy_mod_i64(int64_t a, int64_t b) {
   if (b == 0 || b == -1) {
     return 0;
   }
-  long r = a % b;
+  int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
@@ -57,21 +57,21 @@ static inline float parpy_mod_f32(float a, float b) {
 }
 
 struct parpy_params_divmod_all_i {
-  int k;
+  int32_t k;
 };
 static_assert(sizeof(parpy_params_divmod_all_i) == 4, "the host packs 4 bytes");
 
 [[kernel]] void divmod_all_i(
-    const device long *a [[buffer(0)]],
-    const device long *b [[buffer(1)]],
-    device long *q [[buffer(2)]],
-    device long *r [[buffer(3)]],
+    const device int64_t *a [[buffer(0)]],
+    const device int64_t *b [[buffer(1)]],
+    device int64_t *q [[buffer(2)]],
+    device int64_t *r [[buffer(3)]],
     device float *f [[buffer(4)]],
     constant parpy_params_divmod_all_i &parpy_params [[buffer(5)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  int k = parpy_params.k;
-  for (int i = (int)parpy_thread.x; i < 16; i += 16) {
-    q[i] = parpy_floordiv_i64(a[i], b[i]) + (long)k;
+  int32_t k = parpy_params.k;
+  for (int32_t i = (int32_t)parpy_thread.x; i < 16; i += 16) {
+    q[i] = parpy_floordiv_i64(a[i], b[i]) + (int64_t)k;
     r[i] = parpy_mod_i64(a[i], b[i]);
     f[i] = parpy_mod_f32(f[i], 2.5f) + parpy_floordiv_f32(f[i], -1.5f);
   }
@@ -87,7 +87,7 @@ static_assert(sizeof(parpy_params_divmod_all_i) == 4, "the host packs 4 bytes");
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void divmod_all(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> q, id<MTLBuffer> r, id<MTLBuffer> f, int k) {
+void divmod_all(id<MTLBuffer> a, id<MTLBuffer> b, id<MTLBuffer> q, id<MTLBuffer> r, id<MTLBuffer> f, int32_t k) {
   // divmod_all_i: 1 x 1 x 1 threadgroups of 16 x 1 x 1 threads
   {
     id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];

@@ -15,30 +15,30 @@ using namespace metal;
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[8];
   float x_reg[1];
-  for (int i = (int)parpy_block.x; i < 64; i += 64) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 64; i += 64) {
     float acc = 0.0f;
     float partial = 0.0f;
     #pragma unroll
-    for (int k_2 = 0; k_2 < 1; k_2 += 1) {
-      int j_2 = (int)parpy_thread.x + k_2 * 256;
+    for (int32_t k_2 = 0; k_2 < 1; k_2 += 1) {
+      int32_t j_2 = (int32_t)parpy_thread.x + k_2 * 256;
       x_reg[k_2] = x[i * 256 + j_2];
     }
     #pragma unroll
-    for (int k = 0; k < 1; k += 1) {
+    for (int32_t k = 0; k < 1; k += 1) {
       partial = partial + x_reg[k];
     }
     partial = simd_sum(partial);
-    if ((long)parpy_lane == 0) {
-      shm_f32[(long)parpy_simd_group] = partial;
+    if ((int64_t)parpy_lane == 0) {
+      shm_f32[(int64_t)parpy_simd_group] = partial;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_sum((long)parpy_lane < 8 ? shm_f32[(long)parpy_lane] : 0.0f);
+    partial = simd_sum((int64_t)parpy_lane < 8 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = acc + partial;
     float s = acc;
     #pragma unroll
-    for (int k_1 = 0; k_1 < 1; k_1 += 1) {
-      int j_1 = (int)parpy_thread.x + k_1 * 256;
+    for (int32_t k_1 = 0; k_1 < 1; k_1 += 1) {
+      int32_t j_1 = (int32_t)parpy_thread.x + k_1 * 256;
       y[i * 256 + j_1] = x_reg[k_1] / s;
     }
   }
@@ -54,7 +54,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void normalize_rows(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void normalize_rows(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // normalize_rows_N: 64 x 1 x 1 threadgroups of 256 x 1 x 1 threads
   {

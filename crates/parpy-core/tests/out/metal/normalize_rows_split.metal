@@ -15,21 +15,21 @@ using namespace metal;
     uint parpy_lane [[thread_index_in_simdgroup]],
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   threadgroup float shm_f32[4];
-  for (int i = (int)parpy_block.x; i < 64; i += 64) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 64; i += 64) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (int j = (int)parpy_thread.x; j < 256; j += 128) {
+    for (int32_t j = (int32_t)parpy_thread.x; j < 256; j += 128) {
       partial = partial + x[i * 256 + j];
     }
     partial = simd_sum(partial);
-    if ((long)parpy_lane == 0) {
-      shm_f32[(long)parpy_simd_group] = partial;
+    if ((int64_t)parpy_lane == 0) {
+      shm_f32[(int64_t)parpy_simd_group] = partial;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_sum((long)parpy_lane < 4 ? shm_f32[(long)parpy_lane] : 0.0f);
+    partial = simd_sum((int64_t)parpy_lane < 4 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = acc + partial;
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       s[i] = acc;
     }
   }
@@ -41,8 +41,8 @@ using namespace metal;
     device float *y [[buffer(2)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_block.x; i < 64; i += 64) {
-    for (int j = (int)parpy_thread.x; j < 256; j += 256) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 64; i += 64) {
+    for (int32_t j = (int32_t)parpy_thread.x; j < 256; j += 256) {
       y[i * 256 + j] = x[i * 256 + j] / s[i];
     }
   }
@@ -58,7 +58,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void normalize_rows(id<MTLBuffer> x, id<MTLBuffer> s, id<MTLBuffer> y, int N) {
+void normalize_rows(id<MTLBuffer> x, id<MTLBuffer> s, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // normalize_rows_N: 64 x 1 x 1 threadgroups of 128 x 1 x 1 threads
   {

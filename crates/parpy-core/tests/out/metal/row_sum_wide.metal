@@ -6,7 +6,7 @@
 #include <metal_stdlib>
 using namespace metal;
 
-static inline int parpy_min_i32(int a, int b) {
+static inline int32_t parpy_min_i32(int32_t a, int32_t b) {
   return b < a ? b : a;
 }
 
@@ -20,23 +20,23 @@ static inline int parpy_min_i32(int a, int b) {
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   (void)y;
   threadgroup float shm_f32[32];
-  for (int i = (int)parpy_block.x; i < 10; i += 10) {
-    for (long c = (long)parpy_block.y; c < 64; c += 64) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 10; i += 10) {
+    for (int64_t c = (int64_t)parpy_block.y; c < 64; c += 64) {
       float blk = 0.0f;
       float partial = 0.0f;
-      for (int j = c * 1562500 + (long)parpy_thread.x; j < parpy_min_i32(100000000, c * 1562500 + 1562500); j += 1024) {
+      for (int32_t j = c * 1562500 + (int64_t)parpy_thread.x; j < parpy_min_i32(100000000, c * 1562500 + 1562500); j += 1024) {
         partial = partial + x[i * 100000000 + j];
       }
       partial = simd_sum(partial);
-      if ((long)parpy_lane == 0) {
-        shm_f32[(long)parpy_simd_group] = partial;
+      if ((int64_t)parpy_lane == 0) {
+        shm_f32[(int64_t)parpy_simd_group] = partial;
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      partial = simd_sum((long)parpy_lane < 32 ? shm_f32[(long)parpy_lane] : 0.0f);
+      partial = simd_sum((int64_t)parpy_lane < 32 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
       threadgroup_barrier(mem_flags::mem_threadgroup);
       blk = blk + partial;
-      if ((long)parpy_thread.x == 0) {
-        parts[(long)i * 64 + c] = blk;
+      if ((int64_t)parpy_thread.x == 0) {
+        parts[(int64_t)i * 64 + c] = blk;
       }
     }
   }
@@ -52,21 +52,21 @@ static inline int parpy_min_i32(int a, int b) {
     uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
   (void)x;
   threadgroup float shm_f32[2];
-  for (int i = (int)parpy_block.x; i < 10; i += 10) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 10; i += 10) {
     float acc = 0.0f;
     float partial = 0.0f;
-    for (long b = (long)parpy_thread.x; b < 64; b += 64) {
-      partial = partial + parts[(long)i * 64 + b];
+    for (int64_t b = (int64_t)parpy_thread.x; b < 64; b += 64) {
+      partial = partial + parts[(int64_t)i * 64 + b];
     }
     partial = simd_sum(partial);
-    if ((long)parpy_lane == 0) {
-      shm_f32[(long)parpy_simd_group] = partial;
+    if ((int64_t)parpy_lane == 0) {
+      shm_f32[(int64_t)parpy_simd_group] = partial;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_sum((long)parpy_lane < 2 ? shm_f32[(long)parpy_lane] : 0.0f);
+    partial = simd_sum((int64_t)parpy_lane < 2 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = acc + partial;
-    if ((long)parpy_thread.x == 0) {
+    if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;
     }
   }
@@ -82,7 +82,7 @@ static inline int parpy_min_i32(int a, int b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void row_sum(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void row_sum(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   id<MTLBuffer> parts = [parpy_device newBufferWithLength:640 * sizeof(float) options:MTLResourceStorageModeShared];
   // row_sum_N_partial: 10 x 64 x 1 threadgroups of 1024 x 1 x 1 threads

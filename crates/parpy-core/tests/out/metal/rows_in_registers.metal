@@ -12,19 +12,19 @@ using namespace metal;
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   float x_reg[9];
-  for (int i = (int)parpy_block.x; i < 16; i += 16) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 16; i += 16) {
     float acc = 0.0f;
     float partial = 0.0f;
     #pragma unroll
-    for (int k_3 = 0; k_3 < 9; k_3 += 1) {
-      int j_3 = (int)parpy_thread.x + k_3 * 32;
+    for (int32_t k_3 = 0; k_3 < 9; k_3 += 1) {
+      int32_t j_3 = (int32_t)parpy_thread.x + k_3 * 32;
       if (j_3 < 257) {
         x_reg[k_3] = x[i * 257 + j_3];
       }
     }
     #pragma unroll
-    for (int k = 0; k < 9; k += 1) {
-      int j = (int)parpy_thread.x + k * 32;
+    for (int32_t k = 0; k < 9; k += 1) {
+      int32_t j = (int32_t)parpy_thread.x + k * 32;
       if (j < 257) {
         partial = partial + x_reg[k];
       }
@@ -35,8 +35,8 @@ using namespace metal;
     float acc_1 = 0.0f;
     float partial_1 = 0.0f;
     #pragma unroll
-    for (int k_1 = 0; k_1 < 9; k_1 += 1) {
-      int j_1 = (int)parpy_thread.x + k_1 * 32;
+    for (int32_t k_1 = 0; k_1 < 9; k_1 += 1) {
+      int32_t j_1 = (int32_t)parpy_thread.x + k_1 * 32;
       if (j_1 < 257) {
         partial_1 = partial_1 + w[i * 257 + j_1];
       }
@@ -45,15 +45,15 @@ using namespace metal;
     acc_1 = acc_1 + partial_1;
     float t = acc_1;
     #pragma unroll
-    for (int k_2 = 0; k_2 < 9; k_2 += 1) {
-      int j_2 = (int)parpy_thread.x + k_2 * 32;
+    for (int32_t k_2 = 0; k_2 < 9; k_2 += 1) {
+      int32_t j_2 = (int32_t)parpy_thread.x + k_2 * 32;
       if (j_2 < 257) {
         x_reg[k_2] = x_reg[k_2] * w[i * 257 + j_2] / (s + t + w[i * 257 + 0]);
       }
     }
     #pragma unroll
-    for (int k_4 = 0; k_4 < 9; k_4 += 1) {
-      int j_4 = (int)parpy_thread.x + k_4 * 32;
+    for (int32_t k_4 = 0; k_4 < 9; k_4 += 1) {
+      int32_t j_4 = (int32_t)parpy_thread.x + k_4 * 32;
       if (j_4 < 257) {
         x[i * 257 + j_4] = x_reg[k_4];
       }
@@ -71,7 +71,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void rows_in_registers(id<MTLBuffer> x, id<MTLBuffer> w, int N) {
+void rows_in_registers(id<MTLBuffer> x, id<MTLBuffer> w, int32_t N) {
   (void)N;
   // rows_in_registers_N: 16 x 1 x 1 threadgroups of 32 x 1 x 1 threads
   {

@@ -18,8 +18,8 @@ static_assert(sizeof(parpy_params_scale2d_row) == 4, "the host packs 4 bytes");
     uint3 parpy_block [[threadgroup_position_in_grid]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   float a = parpy_params.a;
-  for (int i = (int)parpy_block.x; i < 8; i += 8) {
-    for (int j = (int)parpy_thread.x; j < 300; j += 300) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 8; i += 8) {
+    for (int32_t j = (int32_t)parpy_thread.x; j < 300; j += 300) {
       y[i * 300 + j] = a * x[i * 300 + j] + 1.0f;
     }
   }

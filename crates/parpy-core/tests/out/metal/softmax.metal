@@ -20,54 +20,54 @@ static inline float parpy_max_f32(float a, float b) {
   threadgroup float shm_f32[8];
   float x_reg[2];
   float y_reg[2];
-  for (int i = (int)parpy_block.x; i < 64; i += 64) {
+  for (int32_t i = (int32_t)parpy_block.x; i < 64; i += 64) {
     float acc = -INFINITY;
     float partial = -INFINITY;
     #pragma unroll
-    for (int k_4 = 0; k_4 < 2; k_4 += 1) {
-      int j_4 = (int)parpy_thread.x + k_4 * 256;
+    for (int32_t k_4 = 0; k_4 < 2; k_4 += 1) {
+      int32_t j_4 = (int32_t)parpy_thread.x + k_4 * 256;
       x_reg[k_4] = x[i * 512 + j_4];
     }
     #pragma unroll
-    for (int k = 0; k < 2; k += 1) {
+    for (int32_t k = 0; k < 2; k += 1) {
       partial = parpy_max_f32(partial, x_reg[k]);
     }
     partial = simd_max(partial);
-    if ((long)parpy_lane == 0) {
-      shm_f32[(long)parpy_simd_group] = partial;
+    if ((int64_t)parpy_lane == 0) {
+      shm_f32[(int64_t)parpy_simd_group] = partial;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_max((long)parpy_lane < 8 ? shm_f32[(long)parpy_lane] : -INFINITY);
+    partial = simd_max((int64_t)parpy_lane < 8 ? shm_f32[(int64_t)parpy_lane] : -INFINITY);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = parpy_max_f32(acc, partial);
     float m = acc;
     #pragma unroll
-    for (int k_1 = 0; k_1 < 2; k_1 += 1) {
+    for (int32_t k_1 = 0; k_1 < 2; k_1 += 1) {
       y_reg[k_1] = metal::exp(x_reg[k_1] - m);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float acc_1 = 0.0f;
     float partial_1 = 0.0f;
     #pragma unroll
-    for (int k_2 = 0; k_2 < 2; k_2 += 1) {
+    for (int32_t k_2 = 0; k_2 < 2; k_2 += 1) {
       partial_1 = partial_1 + y_reg[k_2];
     }
     partial_1 = simd_sum(partial_1);
-    if ((long)parpy_lane == 0) {
-      shm_f32[(long)parpy_simd_group] = partial_1;
+    if ((int64_t)parpy_lane == 0) {
+      shm_f32[(int64_t)parpy_simd_group] = partial_1;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial_1 = simd_sum((long)parpy_lane < 8 ? shm_f32[(long)parpy_lane] : 0.0f);
+    partial_1 = simd_sum((int64_t)parpy_lane < 8 ? shm_f32[(int64_t)parpy_lane] : 0.0f);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc_1 = acc_1 + partial_1;
     float s = acc_1;
     #pragma unroll
-    for (int k_3 = 0; k_3 < 2; k_3 += 1) {
+    for (int32_t k_3 = 0; k_3 < 2; k_3 += 1) {
       y_reg[k_3] = y_reg[k_3] / s;
     }
     #pragma unroll
-    for (int k_5 = 0; k_5 < 2; k_5 += 1) {
-      int j_5 = (int)parpy_thread.x + k_5 * 256;
+    for (int32_t k_5 = 0; k_5 < 2; k_5 += 1) {
+      int32_t j_5 = (int32_t)parpy_thread.x + k_5 * 256;
       y[i * 512 + j_5] = y_reg[k_5];
     }
   }
@@ -83,7 +83,7 @@ static inline float parpy_max_f32(float a, float b) {
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void softmax(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void softmax(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // softmax_N: 64 x 1 x 1 threadgroups of 256 x 1 x 1 threads
   {

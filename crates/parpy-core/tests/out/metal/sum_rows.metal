@@ -10,9 +10,9 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = (int)parpy_thread.x; i < 100; i += 100) {
+  for (int32_t i = (int32_t)parpy_thread.x; i < 100; i += 100) {
     float acc = 0.0f;
-    for (int j = 0; j < 1024; j += 1) {
+    for (int32_t j = 0; j < 1024; j += 1) {
       acc = acc + x[i * 1024 + j];
     }
     y[i] = acc;
@@ -29,7 +29,7 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void sum_rows(id<MTLBuffer> x, id<MTLBuffer> y, int N) {
+void sum_rows(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
   // sum_rows_outer: 1 x 1 x 1 threadgroups of 100 x 1 x 1 threads
   {

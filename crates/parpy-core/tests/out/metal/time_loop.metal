@@ -11,7 +11,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 1 + (int)parpy_thread.x; i < 999; i += 1000) {
+  for (int32_t i = 1 + (int32_t)parpy_thread.x; i < 999; i += 1000) {
     y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3.0f;
   }
 }
@@ -20,7 +20,7 @@ using namespace metal;
     device float *x [[buffer(0)]],
     const device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int i = 1 + (int)parpy_thread.x; i < 999; i += 1000) {
+  for (int32_t i = 1 + (int32_t)parpy_thread.x; i < 999; i += 1000) {
     x[i] = y[i];
   }
 }
@@ -35,10 +35,10 @@ using namespace metal;
 // The library is the device part above, built with newLibraryWithSource:
 // and MTLCompileOptions.mathMode = MTLMathModeSafe (IEEE math, as on the
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
-void smooth(id<MTLBuffer> x, id<MTLBuffer> y, int T, int N) {
+void smooth(id<MTLBuffer> x, id<MTLBuffer> y, int32_t T, int32_t N) {
   (void)T;
   (void)N;
-  for (int t = 0; t < 10; t += 1) {
+  for (int32_t t = 0; t < 10; t += 1) {
     // smooth_a: 1 x 1 x 1 threadgroups of 1000 x 1 x 1 threads
     {
       id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];
