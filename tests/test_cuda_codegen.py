@@ -480,3 +480,24 @@ def test_rows_used_elsewhere_or_at_other_rows_are_not_cached():
     assert "y_reg" not in code          # y[i, 0] is written outside them
     code = parpy.print_compiled(shifted_rows, [f32(17, 256), y, 16], opts)
     assert "x_reg" not in code          # x[i, :] and x[i + 1, :] differ
+
+
+@parpy.jit
+def tanh_of_int8(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = parpy.math.tanh(x[i])
+
+
+@needs_nvrtc
+def test_float16_values_without_float16_variables_include_cuda_fp16():
+    # math on int8 computes in float16 (as NumPy): the code uses __half with
+    # no float16 array or local, and needs cuda_fp16.h all the same (the
+    # fuzzer's seeds 20363, 21194, ...: NVRTC said __half is undefined)
+    opts = backend_opts(parpy.CompileBackend.Cuda, {'i': parpy.threads(32)})
+    args = [np.zeros(8, np.int8), np.zeros(8), 8]
+    code = parpy.print_compiled(tanh_of_int8, args, opts)
+    assert "__half" in code and "#include <cuda_fp16.h>" in code
+    # NVRTC with the headers the runtime gives it, to the cubin
+    names, launches, size = parpy._native._cuda_dry_run(tanh_of_int8, args, opts, 90)
+    assert size > 0

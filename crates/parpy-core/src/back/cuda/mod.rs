@@ -30,12 +30,28 @@ pub struct CudaDialect {
     pub f16: bool,
 }
 
+/// Whether any variable or any value of the program is a float16 (math on
+/// 8-bit integers and bools computes in float16 with no float16 variable).
 fn uses_f16(p: &Program) -> bool {
-    let fns = std::iter::once(&p.host)
-        .chain(p.kernels.iter().map(|k| &k.func))
-        .chain(p.helpers.iter());
-    fns.flat_map(|f| f.vars.iter())
+    let fns = || {
+        std::iter::once(&p.host)
+            .chain(p.kernels.iter().map(|k| &k.func))
+            .chain(p.helpers.iter())
+    };
+    if fns()
+        .flat_map(|f| f.vars.iter())
         .any(|v| v.ty.elem() == Some(ElemTy::F16))
+    {
+        return true;
+    }
+    let mut found = false;
+    for f in fns() {
+        crate::ir::visit::walk_exprs(&f.body, &mut |e| {
+            found |= e.ty.elem() == Some(ElemTy::F16);
+            !found
+        });
+    }
+    found
 }
 
 pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> {
