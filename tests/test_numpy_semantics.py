@@ -420,3 +420,23 @@ def test_no_fused_multiply_add():
     y = x * x
     out = run_both(square_minus, [x, y, np.zeros(4), 4], cpu_opts({'N': parpy.threads(4)}))
     assert out[2].tolist() == [0.0] * 4
+
+
+@parpy.jit
+def shift_negative_left(x, y, c):
+    with parpy.gpu:
+        y[0] = c << 7
+        y[1] = x[0] << 3
+
+
+def test_negative_values_shifted_left_wrap_as_numpy():
+    # C leaves a negative value shifted left undefined (clang refused the
+    # Metal code of a specialized np.int8(-3) << 7: the fuzzer's seed 24422)
+    x, y = np.array([-5], np.int8), np.zeros(2, np.int8)
+    out = run_both(shift_negative_left, [x, y, np.int8(-3)], cpu_opts())
+    assert out[1].tolist() == [np.int8(-3) << np.int8(7), np.int8(-5) << np.int8(3)]
+    from test_metal_codegen import assert_clang_ok_if_possible
+    metal = cpu_opts()
+    metal.backend = parpy.CompileBackend.Metal
+    assert_clang_ok_if_possible(parpy.print_compiled(shift_negative_left, [x, y, np.int8(-3)], metal),
+                                "shift_negative_left")

@@ -7,13 +7,17 @@
 #include <metal_stdlib>
 using namespace metal;
 
+static inline int32_t parpy_shl_i32(int32_t a, int32_t b) {
+  return (b < 0 || b >= 32) ? 0 : (int32_t)((uint32_t)a << b);
+}
+
 [[kernel]] void bitwise_N(
     const device int32_t *a [[buffer(0)]],
     const device int32_t *b [[buffer(1)]],
     device int32_t *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = (int32_t)parpy_thread.x; i < 64; i += 4) {
-    y[i] = ((a[i] & b[i]) | (a[i] ^ 5)) + (a[i] << 2) - (b[i] >> 1) + ~a[i];
+    y[i] = ((a[i] & b[i]) | (a[i] ^ 5)) + parpy_shl_i32(a[i], 2) - (b[i] >> 1) + ~a[i];
   }
 }
 

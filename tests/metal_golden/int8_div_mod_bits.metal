@@ -28,6 +28,10 @@ static inline int8_t parpy_mod_i8(int8_t a, int8_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+static inline int8_t parpy_shl_i8(int8_t a, int8_t b) {
+  return (b < 0 || b >= 8) ? 0 : (int8_t)((uint32_t)a << b);
+}
+
 [[kernel]] void div_mod_bits_N(
     const device int8_t *a [[buffer(0)]],
     const device int8_t *b [[buffer(1)]],
@@ -38,7 +42,7 @@ static inline int8_t parpy_mod_i8(int8_t a, int8_t b) {
   for (int32_t i = (int32_t)parpy_thread.x; i < 300; i += 64) {
     q[i] = parpy_floordiv_i8(a[i], b[i]);
     r[i] = parpy_mod_i8(a[i], b[i]);
-    s[i] = ((int8_t)((a[i] & 15) << 3) ^ b[i]) | ((a[i] >> 1) & b[i]);
+    s[i] = (parpy_shl_i8(a[i] & 15, 3) ^ b[i]) | ((a[i] >> 1) & b[i]);
   }
 }
 

@@ -1558,7 +1558,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             BinOp::Mod if ty.is_int() || ty.is_float() => {
                 return helper(self, PreludeFn::Mod(ty), "mod")
             }
-            BinOp::Shl | BinOp::Shr if !shift_in_range(rhs, ty) => {
+            // a negative value shifted left is undefined in C (clang warns
+            // on a negative constant): signed shifts go through unsigned
+            BinOp::Shl | BinOp::Shr
+                if !shift_in_range(rhs, ty) || (op == BinOp::Shl && ty.is_signed_int()) =>
+            {
                 return if op == BinOp::Shl {
                     helper(self, PreludeFn::Shl(ty), "shl")
                 } else {
