@@ -242,7 +242,7 @@ mod writer {
             "  y[2] = -(-a);",
             "  int64_t t;",
             "  if ((a & 3) == 1) {",
-            "    t = (a + 1) << 2;",
+            "    t = parpy_shl_i64(a + 1, 2);",
             "    t = parpy_floordiv_i64(a, -2);",
             "  int64_t unused = INT64_C(5000000000);",
             "  (void)unused;",
