@@ -272,13 +272,13 @@ impl JitFunction {
         }
         if c.last_key.as_slice() == key {
             if let Some(h) = &c.last {
-                h.used.store(crate::loaded::tick(), Ordering::Relaxed);
+                h.used.store(crate::loaded::now(), Ordering::Relaxed);
                 return Some(h.clone());
             }
         }
         let hit = c.map.get(key).cloned();
         if let Some(h) = &hit {
-            h.used.store(crate::loaded::tick(), Ordering::Relaxed);
+            h.used.store(crate::loaded::now(), Ordering::Relaxed);
             c.last_key.clear();
             c.last_key.extend_from_slice(key);
             c.last = Some(h.clone());

@@ -27,9 +27,17 @@ static REGISTRY: Mutex<Vec<Weak<dyn SpecCache>>> = Mutex::new(Vec::new());
 static LIMIT: AtomicUsize = AtomicUsize::new(0);
 static TICK: AtomicU64 = AtomicU64::new(1);
 
-/// A stamp for "used now" (increasing).
+/// A new stamp, for a specialization just built: newer than every stamp
+/// given so far, so the build just made is never the one dropped.
 pub fn tick() -> u64 {
-    TICK.fetch_add(1, Ordering::Relaxed)
+    TICK.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// The stamp of a call that hit the cache: "used since the last build".
+/// A plain load (no read-modify-write on a line every calling thread
+/// shares), which is all the eviction order needs: it runs after a build.
+pub fn now() -> u64 {
+    TICK.load(Ordering::Relaxed)
 }
 
 /// The bound in force.

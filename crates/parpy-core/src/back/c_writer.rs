@@ -341,6 +341,16 @@ pub trait Dialect {
 /// ([`Dialect::heap_array`]): an OpenMP thread's stack may be 2 MiB.
 pub const HEAP_BYTES: i64 = 64 * 1024;
 
+/// A dialect's answer for an element type it has no atomics for (sema
+/// reports these first, with the source line: `Backend::supports_atomic`).
+pub(crate) fn atomic_unsupported(op: AtomicOp, e: ElemTy, target: &str) -> EmitError {
+    EmitError::Unsupported(format!(
+        "`parpy.atomic.{}` on {} is not supported by the {target} backend",
+        op.name(),
+        e.short_name()
+    ))
+}
+
 /// `op(a, b)` in C of the type `ty` for a compare-exchange loop of an
 /// atomic update: `max` and `min` as NumPy's `maximum` and `minimum` (a
 /// NaN operand gives NaN; equal values keep `a`).

@@ -46,7 +46,7 @@ impl Lowerer<'_, '_> {
                 }) => continue,
                 _ => None,
             };
-            let Some((base, indices, tspan, value)) = update else {
+            let Some((base, indices, place_span, value)) = update else {
                 self.error(
                     Diagnostic::error(
                         "`with parpy.atomic:` holds only updates of array elements `a[i] += v`",
@@ -56,15 +56,9 @@ impl Lowerer<'_, '_> {
                 );
                 continue;
             };
-            let index = match indices.as_slice() {
-                [one] => one.clone(),
-                many => ast::Expr {
-                    kind: ast::ExprKind::Tuple(many.to_vec()),
-                    span: tspan,
-                },
-            };
-            let args = [(**base).clone(), index, value.clone()];
-            if let Some(k) = self.atomic_stmt(AtomicOp::Add, &args, s.span) {
+            if let Some(k) =
+                self.lower_atomic(AtomicOp::Add, base, indices.clone(), place_span, value)
+            {
                 out.push(crate::ir::Stmt::new(k, s.span));
             }
         }
@@ -94,12 +88,26 @@ impl Lowerer<'_, '_> {
             ast::ExprKind::Tuple(v) => v.clone(),
             _ => vec![index.clone()],
         };
+        self.lower_atomic(op, array, indices, array.span.to(index.span), value)
+    }
+
+    /// `op` of `value` into the element `array[indices]` (`place_span`
+    /// covers both): the element store whose value is `ExprKind::Atomic`.
+    fn lower_atomic(
+        &mut self,
+        op: AtomicOp,
+        array: &ast::Expr,
+        indices: Vec<ast::Expr>,
+        place_span: Span,
+        value: &ast::Expr,
+    ) -> Option<StmtKind> {
+        let name = format!("parpy.atomic.{}", op.name());
         let place = ast::Expr {
             kind: ast::ExprKind::Subscript {
                 value: Box::new(array.clone()),
                 indices,
             },
-            span: array.span.to(index.span),
+            span: place_span,
         };
         let sub = self.lower_subscript(&place);
         let v = self.lower_expr(value);

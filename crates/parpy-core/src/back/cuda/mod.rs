@@ -174,12 +174,7 @@ impl Dialect for CudaDialect {
                 "__longlong_as_double",
             ),
             _ => {
-                // (sema reports these with the source line first)
-                return Err(EmitError::Unsupported(format!(
-                    "`parpy.atomic.{}` on {} is not supported by the CUDA backend",
-                    op.name(),
-                    e.short_name()
-                )));
+                return Err(c_writer::atomic_unsupported(op, e, "CUDA"));
             }
         };
         let from = if e == F64 {

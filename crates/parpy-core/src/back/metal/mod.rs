@@ -169,12 +169,7 @@ impl Dialect for MetalDialect {
             ElemTy::U32 => "atomic_uint",
             ElemTy::F32 => "atomic_float",
             _ => {
-                // (sema reports these with the source line first)
-                return Err(EmitError::Unsupported(format!(
-                    "`parpy.atomic.{}` on {} is not supported by the Metal backend",
-                    op.name(),
-                    e.short_name()
-                )));
+                return Err(c_writer::atomic_unsupported(op, e, "Metal"));
             }
         };
         if op == AtomicOp::Add || !e.is_float() {
