@@ -382,3 +382,16 @@ def test_natural_python_errors(fn, needle, first, snap):
     assert first in text.splitlines()[0], text
     assert_points_at(text, "natural", needle)
     check_snapshot(snap, text)
+
+
+# --------------------------------------------------------------------------
+# re-binding a local to a type that no integer type shares with its first
+
+
+def test_rebinding_without_integer_join_points_at_both_assignments():
+    args = [np.arange(4, dtype=np.int64), np.zeros(4, np.int64), 4]
+    text = compile_error("rebinding", "rebind_signedness", args, cpu_opts())
+    assert "variable `v` holds `i64` values but this assigns a `u64`" in text.splitlines()[0]
+    assert_points_at(text, "rebinding", "parpy.builtin.convert(i, parpy.types.U64)")
+    assert_points_at(text, "rebinding", "v = x[i]", mark="-")
+    check_snapshot("rebinding_no_join", text)

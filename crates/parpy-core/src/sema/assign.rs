@@ -8,6 +8,7 @@ use crate::ir::{self, ElemTy, ExprKind, Place, StmtKind, Type, VarKind};
 use crate::syntax::ast;
 
 use super::stmt::Value;
+use super::types::{promote_strong, widens};
 use super::{Lowerer, TExpr};
 
 /// One value of the right side: lowered (or `None` after an error).
@@ -308,5 +309,41 @@ impl Lowerer<'_, '_> {
             out.insert(var.span, t);
         }
         out
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// A strong value of integer type `src` assigned to the integer local
+    /// first assigned at `first`, of type `cur` that cannot hold it
+    /// (`pred = state` after `pred = convert(0, I16)`). Python re-binds
+    /// the name to the new value; parpy keeps one variable and gives it
+    /// the join of both types, which holds every value assigned to it
+    /// exactly. Records the join and returns true (the function is lowered
+    /// again); false when there is no integer join (`u64` and `i64`: it
+    /// is a float) or no more passes are allowed, and the store is checked
+    /// as any other.
+    pub(super) fn widen_local(&mut self, first: Span, cur: ElemTy, src: ElemTy) -> bool {
+        if widens(src, cur)
+            || self.sh.widen_frozen
+            || !cur.is_int()
+            || !src.is_int()
+            || cur == ElemTy::Bool
+            || src == ElemTy::Bool
+        {
+            return false;
+        }
+        let join = promote_strong(cur, src);
+        if !join.is_int() {
+            return false;
+        }
+        let join = match self.sh.widened.get(&first) {
+            Some(&t) if promote_strong(t, join).is_int() => promote_strong(t, join),
+            Some(_) => return false,
+            None => join,
+        };
+        if self.sh.widened.insert(first, join) != Some(join) {
+            self.sh.widen_gen += 1;
+        }
+        true
     }
 }

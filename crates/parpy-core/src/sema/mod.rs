@@ -70,6 +70,18 @@ pub(crate) struct Shared<'o> {
     callback_sites: usize,
     /// The external functions called so far (`Program::externals`).
     externals: Vec<crate::signature::ExtDecl>,
+    /// Integer locals re-bound to a wider integer type (`pred = state`
+    /// after `pred = convert(0, I16)`): first-assignment span -> the join
+    /// of every type assigned to them (`assign::widen_local`). Python
+    /// re-binds the name; one variable of the join type holds every value
+    /// exactly.
+    widened: std::collections::HashMap<Span, crate::ir::ElemTy>,
+    /// Bumped whenever `widened` changes: a function lowered while it
+    /// changed is lowered again.
+    widen_gen: u32,
+    /// No more lowering passes: a re-binding that needs a wider type is
+    /// the narrowing-store error again.
+    widen_frozen: bool,
 }
 
 impl Shared<'_> {
@@ -159,6 +171,9 @@ pub fn lower(
         stack: vec![def as *const FunctionDef as usize],
         callback_sites: 0,
         externals: vec![],
+        widened: Default::default(),
+        widen_gen: 0,
+        widen_frozen: false,
     };
     // Python bools, ints and floats passed to the entry are weak scalars;
     // NumPy scalars are strong.
@@ -273,7 +288,12 @@ fn lower_function(
         None => (def, args, weak),
     };
     let mut retype = std::collections::HashMap::new();
+    let mut pass = 0;
     loop {
+        pass += 1;
+        let gen = sh.widen_gen;
+        let frozen = sh.widen_frozen;
+        sh.widen_frozen |= pass >= MAX_PASSES;
         let mut l = Lowerer {
             sh: &mut *sh,
             resolver,
@@ -325,23 +345,32 @@ fn lower_function(
         body.extend(l.lower_block(&def.body));
         l.func.body = body;
         let ret_weak = l.finish_returns();
+        let widened = l.sh.widen_gen != gen;
+        l.sh.widen_frozen = frozen;
         if l.sh.diags[before..].iter().any(|d| d.is_error()) {
             return None;
         }
-        // Accumulators typed by use: lower once more with their types.
+        // Accumulators typed by use, and locals re-bound to a wider
+        // integer type: lower once more with their types.
         let found = if l.retype.is_empty() {
             l.typed_by_use()
         } else {
             Default::default()
         };
-        if found.is_empty() {
+        if found.is_empty() && !widened {
             return Some((l.func, ret_weak));
         }
+        let kept = std::mem::take(&mut l.retype);
         drop(l);
         sh.diags.truncate(before);
-        retype = found;
+        retype = if found.is_empty() { kept } else { found };
     }
 }
+
+/// Lowering passes of one function before a re-binding that still needs
+/// a wider type is reported (each pass widens at least one local, along
+/// chains like `a = b` with `b` widened the pass before).
+const MAX_PASSES: u32 = 8;
 
 /// Identity of a jit function definition (for the helper table and the
 /// recursion check; never reaches generated code).

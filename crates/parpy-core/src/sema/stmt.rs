@@ -13,7 +13,7 @@ use crate::ScalarValue;
 
 use super::expr::Sub;
 use super::scope::Binding;
-use super::types::{const_int, convert, promote};
+use super::types::{const_int, convert, promote, widens};
 use super::{Lowerer, TExpr};
 
 /// The value of an assignment: still to be lowered, or lowered already
@@ -837,6 +837,35 @@ impl Lowerer<'_, '_> {
                         if let Some(u) = self.acc_uses.get_mut(&b.var) {
                             u.1.push((vt, v.weak));
                         }
+                        if !v.weak && self.widen_local(var.span, elem, vt) {
+                            // lowered again with the variable of the
+                            // wider type; this pass's IR is dropped
+                            return Some(StmtKind::Assign {
+                                dst: Place::Var(b.var),
+                                value: convert(v.e, elem),
+                            });
+                        }
+                        if !v.weak && !widens(vt, elem) && vt.is_int() && elem.is_int() {
+                            self.error(
+                                Diagnostic::error(format!(
+                                    "variable `{n}` holds `{elem}` values but this assigns a `{vt}`"
+                                ))
+                                .at(v.e.span, format!("this has type `{vt}`"))
+                                .also(var.span, format!("`{n}` was first assigned here"))
+                                .note(format!(
+                                    "parpy gives `{n}` one type that holds every value assigned \
+                                     to it; no integer type holds both `{elem}` and `{vt}` (NumPy \
+                                     promotes them to a float)"
+                                ))
+                                .help(format!(
+                                    "convert explicitly: `parpy.builtin.convert(e, parpy.types.{})`, \
+                                     or use a new variable",
+                                    elem.short_name().to_uppercase()
+                                ))
+                                .type_error(),
+                            );
+                            return None;
+                        }
                         let e = self.store_convert(v, elem, target.span)?;
                         Some(StmtKind::Assign {
                             dst: Place::Var(b.var),
@@ -848,7 +877,12 @@ impl Lowerer<'_, '_> {
                             self.scope.mark_failed(n);
                             return None;
                         };
-                        let (ty, v) = match self.retype.get(&target.span) {
+                        let retyped = self
+                            .sh
+                            .widened
+                            .get(&target.span)
+                            .or_else(|| self.retype.get(&target.span));
+                        let (ty, v) = match retyped {
                             Some(&t) => (
                                 t,
                                 TExpr {
