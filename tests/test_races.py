@@ -197,3 +197,47 @@ def test_accepted_programs_match_python():
     run_both(private_scalars, [x, np.zeros(N), N], opts)
     red = cpu_opts({'R': parpy.threads(8).par_reduction()})
     run_both(sum_reduction, [x, np.zeros(1), N], red)
+
+
+# rule 5: an array updated atomically and also touched plainly in the loop
+
+
+def test_plain_read_of_an_atomically_updated_array_is_refused():
+    x = np.arange(N, dtype=np.int64) % 7
+    args = [x, np.zeros(8, np.int64), np.zeros(N, np.int64), N]
+    text = compile_error("races", "histogram_peek", args, cpu_opts({'N': parpy.threads(8)}))
+    assert ("`hist` is updated atomically in the parallel loop `N` and also read there"
+            in first_line(text)), text
+    assert_points_at(text, "races", "hist[x[i]]", width=len("hist[x[i]]"), occurrence=0)
+    assert_points_at(text, "races", "parpy.atomic.add(hist, x[i], 1)", mark="-", occurrence=0)
+    check_snapshot("race_atomic_plain_read", text)
+
+
+def test_plain_store_of_an_atomically_updated_element_is_refused():
+    x = np.arange(N, dtype=np.int64)
+    text = compile_error("races", "counter_reset", [x, np.zeros(1, np.int64), N],
+                         cpu_opts({'N': parpy.threads(8)}))
+    assert "`count` is updated atomically" in first_line(text), text
+    assert "also written there" in first_line(text), text
+    assert_points_at(text, "races", "count[0] = 0")
+
+
+def test_atomic_updates_of_own_elements_may_be_read_back():
+    mod = load_races()
+    fn = parpy.jit(mod.own_element_atomics)
+    x = np.arange(N, dtype=np.int64)
+    run_both(fn, [x, np.ones(N, np.int64), np.zeros(N, np.int64), N],
+             cpu_opts({'N': parpy.threads(8)}))
+
+
+def test_atomic_results_read_in_a_later_loop_are_accepted():
+    mod = load_races()
+    fn = parpy.jit(mod.histogram_then_read)
+    x = np.arange(N, dtype=np.int64) % 7
+    run_both(fn, [x, np.zeros(8, np.int64), np.zeros(N, np.int64), N],
+             cpu_opts({'N': parpy.threads(8)}))
+
+
+def load_races():
+    from test_errors import load
+    return load("races")

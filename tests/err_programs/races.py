@@ -60,3 +60,34 @@ def inner_scan(x, N, M):
         parpy.label('M')
         for j in range(1, M):
             x[i, j] = x[i, j - 1] * 0.5
+
+
+def histogram_peek(x, hist, seen, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.atomic.add(hist, x[i], 1)
+        seen[i] = hist[x[i]]
+
+
+def counter_reset(x, count, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.atomic.add(count, 0, x[i])
+        if x[i] > 100:
+            count[0] = 0
+
+
+def own_element_atomics(x, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.atomic.add(y, i, x[i])
+        z[i] = y[i]
+
+
+def histogram_then_read(x, hist, seen, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.atomic.add(hist, x[i], 1)
+    parpy.label('N')
+    for i in range(N):
+        seen[i] = hist[x[i]]

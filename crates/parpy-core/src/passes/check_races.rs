@@ -21,9 +21,16 @@
 //!    loop, or read in the body before it is assigned (its value carried
 //!    from before the loop or from another iteration), is refused.
 //!
+//! 5. an array updated atomically (`parpy.atomic.*`) and also read or
+//!    stored without an atomic operation in the body is refused, unless
+//!    the atomic index is injective in `p` and the plain access is not
+//!    provably another iteration's element (rule 3's test): other
+//!    iterations update the element while the plain access runs.
+//!
 //! Everything else is accepted: a store under `if p == e` (one iteration),
 //! a plain scatter `y[perm[i]] = x[i]`, indices that cannot be compared,
-//! stores inside called helpers, and atomic updates (`parpy.atomic.*`).
+//! stores inside called helpers, and atomic updates (`parpy.atomic.*`)
+//! of arrays the body does not otherwise touch.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -130,6 +137,16 @@ impl Access<'_> {
         };
         within(&self.guards, &o.guards) && within(&o.guards, &self.guards)
     }
+}
+
+/// The array accesses of a loop body.
+#[derive(Default)]
+struct Accesses<'a> {
+    reads: Vec<Access<'a>>,
+    /// Plain stores.
+    stores: Vec<Access<'a>>,
+    /// Atomic updates (`parpy.atomic.*`).
+    atomics: Vec<Access<'a>>,
 }
 
 struct LoopCx<'a> {
@@ -355,11 +372,12 @@ impl<'a> LoopCx<'a> {
         }
     }
 
-    /// Every array read and store of the body, with its context.
-    fn accesses(&self) -> (Vec<Access<'a>>, Vec<Access<'a>>) {
-        let (mut r, mut w) = (vec![], vec![]);
-        self.walk(&self.l.body, Ctx::Clean, &[], &mut r, &mut w);
-        (r, w)
+    /// Every array read, plain store and atomic update of the body, with
+    /// its context.
+    fn accesses(&self) -> Accesses<'a> {
+        let mut acc = Accesses::default();
+        self.walk(&self.l.body, Ctx::Clean, &[], &mut acc);
+        acc
     }
 
     /// `ctx` and `guards` for the two sides of condition `cond`.
@@ -400,39 +418,37 @@ impl<'a> LoopCx<'a> {
             .for_each(|c| self.reads(c, ctx, guards, out));
     }
 
-    fn walk(
-        &self,
-        b: &'a [Stmt],
-        ctx: Ctx,
-        guards: &[Guard],
-        r: &mut Vec<Access<'a>>,
-        w: &mut Vec<Access<'a>>,
-    ) {
+    fn walk(&self, b: &'a [Stmt], ctx: Ctx, guards: &[Guard], acc: &mut Accesses<'a>) {
         let loop_ctx = |varies: bool| if varies { Ctx::Other } else { Ctx::Clean };
         for s in b {
             stmt_exprs(s)
                 .into_iter()
-                .for_each(|e| self.reads(e, ctx, guards, r));
+                .for_each(|e| self.reads(e, ctx, guards, &mut acc.reads));
             match &s.kind {
-                // atomic updates are made for this
-                StmtKind::Assign { value, .. } if crate::ir::atomic_of(value).is_some() => {}
                 StmtKind::Assign {
                     dst: Place::Index { array, indices },
-                    ..
-                } => w.push(Access {
-                    array: *array,
-                    indices,
-                    span: s.span,
-                    ctx,
-                    guards: guards.to_vec(),
-                }),
+                    value,
+                } => {
+                    let a = Access {
+                        array: *array,
+                        indices,
+                        span: s.span,
+                        ctx,
+                        guards: guards.to_vec(),
+                    };
+                    if crate::ir::atomic_of(value).is_some() {
+                        acc.atomics.push(a);
+                    } else {
+                        acc.stores.push(a);
+                    }
+                }
                 StmtKind::For(l) => {
                     let c = loop_ctx(self.varies(&l.lo) || self.varies(&l.hi));
-                    self.walk(&l.body, ctx.and(c), guards, r, w);
+                    self.walk(&l.body, ctx.and(c), guards, acc);
                 }
                 StmtKind::While { cond, body } => {
                     let c = loop_ctx(self.varies(cond));
-                    self.walk(body, ctx.and(c), guards, r, w);
+                    self.walk(body, ctx.and(c), guards, acc);
                 }
                 StmtKind::If {
                     cond,
@@ -440,20 +456,25 @@ impl<'a> LoopCx<'a> {
                     else_body,
                 } => {
                     let [(ct, gt), (ce, ge)] = self.split(cond, ctx, guards);
-                    self.walk(then_body, ct, &gt, r, w);
-                    self.walk(else_body, ce, &ge, r, w);
+                    self.walk(then_body, ct, &gt, acc);
+                    self.walk(else_body, ce, &ge, acc);
                 }
                 _ => sub_blocks(s)
                     .into_iter()
-                    .for_each(|sb| self.walk(sb, ctx, guards, r, w)),
+                    .for_each(|sb| self.walk(sb, ctx, guards, acc)),
             }
         }
     }
 
     fn check(&self) -> Vec<((u32, u32), Diagnostic)> {
         let mut out = vec![];
-        let (reads, stores) = self.accesses();
+        let Accesses {
+            reads,
+            stores,
+            atomics,
+        } = self.accesses();
         let key = |s: Span| (s.lo, s.hi);
+        out.extend(self.atomic_errors(&atomics, &reads, &stores));
         for st in stores.iter().filter(|s| s.ctx != Ctx::Pinned) {
             if self.private_array(st.array) {
                 continue;
@@ -496,6 +517,62 @@ impl<'a> LoopCx<'a> {
         }
         out.extend(self.scalar_errors());
         out
+    }
+
+    /// Rule 5: plain reads and stores of an array the body updates
+    /// atomically; one error per plain access.
+    fn atomic_errors(
+        &self,
+        atomics: &[Access],
+        reads: &[Access],
+        stores: &[Access],
+    ) -> Vec<((u32, u32), Diagnostic)> {
+        let mut out = vec![];
+        let plain = reads
+            .iter()
+            .map(|r| (r, false))
+            .chain(stores.iter().map(|w| (w, true)));
+        for (o, is_store) in plain {
+            if o.ctx == Ctx::Pinned || self.private_array(o.array) {
+                continue;
+            }
+            let hit = atomics.iter().find(|at| {
+                if at.array != o.array || at.ctx == Ctx::Pinned || !at.together(o) {
+                    return false;
+                }
+                let own = at.indices.iter().any(|e| self.varies(e)) && self.injective(at.indices);
+                !own || self.conflict(at.indices, o.indices).is_some()
+            });
+            if let Some(at) = hit {
+                out.push(((o.span.lo, o.span.hi), self.atomic_error(at, o, is_store)));
+            }
+        }
+        out
+    }
+
+    fn atomic_error(&self, at: &Access, o: &Access, is_store: bool) -> Diagnostic {
+        let (a, l) = (self.name(at.array), &self.label);
+        let (what, note, help) = if is_store {
+            (
+                "written",
+                "a plain store and the atomic updates of other iterations run at the same time, so either may be lost",
+                format!("write `{a}` before or after the loop, or make this update atomic too (`parpy.atomic.*`)"),
+            )
+        } else {
+            (
+                "read",
+                "the atomic updates of other iterations run at the same time, so the read sees some of them and not others",
+                format!("read `{a}` after the loop has finished (in a later loop, or after the call)"),
+            )
+        };
+        self.base(format!(
+            "`{a}` is updated atomically in the parallel loop `{l}` and also {what} there without an atomic operation"
+        ))
+        .at(o.span, format!("`{a}` {what} here"))
+        .also(at.span, "updated atomically here")
+        .also(self.header, format!("parallel loop `{l}`"))
+        .note(note)
+        .help(help)
     }
 
     fn base(&self, msg: String) -> Diagnostic {
