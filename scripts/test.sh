@@ -4,7 +4,7 @@
 #
 #   bash scripts/test.sh
 #
-# Needs Rust (cargo), Python >= 3.9 with pip and a C compiler. Outside an
+# Needs Rust (cargo), Python >= 3.10 with pip and a C compiler. Outside an
 # active virtual environment it creates and uses .venv in the repository.
 set -euo pipefail
 

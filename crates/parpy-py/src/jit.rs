@@ -392,15 +392,15 @@ impl JitFunction {
         &self,
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
+        opts: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
-        let opts_obj = match kwargs {
-            Some(kw) if kw.len() == 1 => match kw.get_item(pyo3::intern!(py, "opts"))? {
-                Some(o) => o,
-                None => return Err(self.bad_kwargs(kw)),
-            },
-            Some(kw) if !kw.is_empty() => return Err(self.bad_kwargs(kw)),
-            _ => {
+        if let Some(kw) = kwargs.filter(|kw| !kw.is_empty()) {
+            return Err(self.bad_kwargs(kw));
+        }
+        let opts_obj = match opts {
+            Some(o) => o.clone(),
+            None => {
                 // a CompileTypeError: a TypeError as Python's own, and a
                 // RuntimeError with ParPy's words for programs written for it
                 let t = crate::errors::compile_type_error(py)?;
@@ -749,14 +749,17 @@ impl JitFunction {
         crate::errors::guard(|| JitFunction::from_py_function(f))
     }
 
-    #[pyo3(signature = (*args, **kwargs))]
+    // `opts` as a keyword parameter of its own: PyO3 matches it without
+    // building a dict of the keyword arguments (C1's cached call)
+    #[pyo3(signature = (*args, opts = None, **kwargs))]
     fn __call__(
         &self,
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
+        opts: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
-        crate::errors::guard(|| self.call_inner(py, args, kwargs))
+        crate::errors::guard(|| self.call_inner(py, args, opts, kwargs))
     }
 
     /// The undecorated Python function.
