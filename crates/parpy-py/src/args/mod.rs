@@ -40,7 +40,9 @@ const TAG_TORCH_HOST: u64 = 9;
 /// A specialization key built without allocating for small calls.
 pub struct KeyBuf {
     len: usize,
-    inline: [u64; 48],
+    /// The first `min(len, 48)` words are initialized (not zeroed when
+    /// made: every cached call makes one).
+    inline: [std::mem::MaybeUninit<u64>; 48],
     heap: Vec<u64>,
 }
 
@@ -49,7 +51,7 @@ impl KeyBuf {
     pub fn new() -> KeyBuf {
         KeyBuf {
             len: 0,
-            inline: [0; 48],
+            inline: [std::mem::MaybeUninit::uninit(); 48],
             heap: Vec::new(),
         }
     }
@@ -57,10 +59,11 @@ impl KeyBuf {
     #[inline]
     pub fn push(&mut self, v: u64) {
         if self.len < self.inline.len() {
-            self.inline[self.len] = v;
+            self.inline[self.len] = std::mem::MaybeUninit::new(v);
         } else {
             if self.heap.is_empty() {
-                self.heap.extend_from_slice(&self.inline);
+                let words = init_words(&self.inline, self.len);
+                self.heap.extend_from_slice(words);
             }
             self.heap.push(v);
         }
@@ -73,14 +76,50 @@ impl KeyBuf {
         self.heap.clear();
     }
 
+    /// The initialized inline words.
+    #[inline]
+    fn initialized(&self) -> &[u64] {
+        init_words(&self.inline, self.len)
+    }
+
     #[inline]
     pub fn as_slice(&self) -> &[u64] {
         if self.len <= self.inline.len() {
-            &self.inline[..self.len]
+            self.initialized()
         } else {
             &self.heap
         }
     }
+}
+
+/// The first `len` words of a [`KeyBuf`]'s inline store (all of them
+/// when `len` is larger).
+#[inline]
+fn init_words(inline: &[std::mem::MaybeUninit<u64>; 48], len: usize) -> &[u64] {
+    let n = len.min(inline.len());
+    // SAFETY: `KeyBuf::push` wrote the first `n` words; MaybeUninit<u64>
+    // has u64's layout.
+    unsafe { std::slice::from_raw_parts(inline.as_ptr().cast::<u64>(), n) }
+}
+
+/// `obj` as a NumPy array (an `ndarray` or a subclass), checked against
+/// the array type fetched once (rust-numpy's check asks NumPy's API table
+/// for it on every call).
+#[inline]
+pub fn as_ndarray<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PyUntypedArray>> {
+    static ARRAY_TYPE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let at = *ARRAY_TYPE.get_or_init(|| {
+        <PyUntypedArray as pyo3::type_object::PyTypeInfo>::type_object_raw(obj.py()) as usize
+    }) as *mut pyo3::ffi::PyTypeObject;
+    // SAFETY: `obj` is a live object (its type is valid while we hold it);
+    // `at` is NumPy's array type, alive as long as NumPy is loaded (for
+    // good once imported).
+    let is = unsafe {
+        let t = pyo3::ffi::Py_TYPE(obj.as_ptr());
+        t == at || pyo3::ffi::PyType_IsSubtype(t, at) != 0
+    };
+    // SAFETY: checked just above.
+    is.then(|| unsafe { obj.cast_unchecked::<PyUntypedArray>() })
 }
 
 /// Who an argument belongs to, for error messages.
@@ -145,7 +184,7 @@ pub fn observe(
     val: &mut u64,
     ctx: &ArgCtx<'_>,
 ) -> PyResult<(bool, bool, usize)> {
-    if let Ok(a) = obj.cast::<PyUntypedArray>() {
+    if let Some(a) = as_ndarray(obj) {
         // SAFETY: `a` is a NumPy array; its fields and descriptor are valid
         // while we hold the reference and the GIL.
         let (flags, nd, dims, data, type_num, kind, byteorder) = unsafe {
