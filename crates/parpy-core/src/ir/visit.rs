@@ -83,6 +83,19 @@ pub fn walk_stmts(b: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
     }
 }
 
+/// Is `s` a parallel loop, or does it hold one (at any depth)?
+pub fn contains_par(s: &Stmt) -> bool {
+    matches!(&s.kind, StmtKind::For(l) if l.par.is_some())
+        || sub_blocks(s)
+            .into_iter()
+            .any(|b| b.iter().any(contains_par))
+}
+
+/// Does block `b` hold a parallel loop (at any depth)?
+pub fn has_parallel_loop(b: &[Stmt]) -> bool {
+    b.iter().any(contains_par)
+}
+
 /// Calls `f` on every expression of a block, nested blocks included,
 /// outermost first; where `f` returns false the expression's operands are
 /// skipped.

@@ -204,13 +204,28 @@ impl Lower<'_> {
                             ));
                         }
                         (true, Some(_)) => {
-                            self.errors.push(
+                            let holds = crate::ir::visit::has_parallel_loop(&l.body);
+                            let d = if holds {
                                 Diagnostic::error(
                                     "a parallel reduction around other parallel loops is not supported on the GPU yet",
                                 )
                                 .at(span, "this reduction loop holds parallel loops")
-                                .help("parallelize the inner loops only, or reduce in a separate loop nest"),
-                            );
+                                .help("parallelize the inner loops only, or reduce in a separate loop nest")
+                            } else {
+                                // a sibling nest makes the kernel deeper:
+                                // this level maps to blocks, not threads
+                                Diagnostic::error(
+                                    "a parallel reduction beside a deeper parallel nest is not supported on the GPU yet",
+                                )
+                                .at(span, "this reduction loop is at an outer parallel level of its kernel")
+                                .note(format!(
+                                    "another loop of the same nest goes {} parallel level{} deeper, so this level maps to thread blocks, which cannot combine a reduction",
+                                    self.innermost - d,
+                                    if self.innermost - d == 1 { "" } else { "s" }
+                                ))
+                                .help("leave this loop out of the parallel spec (it runs sequentially in each thread), or move it to a loop nest of its own")
+                            };
+                            self.errors.push(d);
                             out.push(Stmt::new(StmtKind::For(l), span));
                         }
                         _ => out.push(Stmt::new(StmtKind::For(l), span)),
@@ -418,5 +433,65 @@ kernel m_r(x: f64[100], y: f64[1]) launch(levels=[1, 100], tpb=1024, blocks=[1, 
             text.contains("a parallel reduction around other parallel loops"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn reduction_beside_a_deeper_nest_says_so() {
+        // for i par { for j par { for k par { y[j] = 0 } }; for r par reduce(sum -> acc) { acc += 1 } }
+        let mut b = FnBuilder::new("sibling");
+        let y = b.array("y", ElemTy::F64, &[8]);
+        let i = b.index_var("i");
+        let j = b.index_var("j");
+        let k = b.index_var("k");
+        let r = b.index_var("r");
+        let acc = b.local("acc", ElemTy::F64);
+        let f = &b.f;
+        let mut kl = for_loop(
+            k,
+            0,
+            4,
+            &["k"],
+            vec![store(y, vec![var_e(f, j)], float(0.0, ElemTy::F64))],
+        );
+        kl.par = par(4);
+        let mut jl = for_loop(j, 0, 8, &["j"], vec![for_stmt(kl)]);
+        jl.par = par(8);
+        let mut rl = for_loop(
+            r,
+            0,
+            5,
+            &["r"],
+            vec![assign(
+                acc,
+                bin(BinOp::Add, var_e(f, acc), float(1.0, ElemTy::F64)),
+            )],
+        );
+        rl.par = par(5);
+        rl.reduction = Some(Reduction {
+            op: ReduceOp::Sum,
+            acc,
+        });
+        let mut il = for_loop(
+            i,
+            0,
+            2,
+            &["i"],
+            vec![
+                for_stmt(jl),
+                assign(acc, float(0.0, ElemTy::F64)),
+                for_stmt(rl),
+            ],
+        );
+        il.par = par(2);
+        b.push(for_stmt(il));
+        let mut p = program(b.f);
+        outline_kernels::run(&mut p);
+        let text = crate::diag::render_all(&run(&mut p));
+        assert!(
+            text.contains("a parallel reduction beside a deeper parallel nest"),
+            "{text}"
+        );
+        assert!(text.contains("goes 1 parallel level deeper"), "{text}");
+        assert!(!text.contains("holds parallel loops"), "{text}");
     }
 }

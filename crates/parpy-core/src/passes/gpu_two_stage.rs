@@ -36,6 +36,7 @@
 //! the first reduction of a kernel is split).
 
 use crate::diag::{Diagnostic, Span};
+use crate::ir::visit::contains_par;
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Kernel, KernelId, LoopPar, Place, Program,
     Reduction, Stmt, StmtKind, Type, VarId, VarKind,
@@ -183,13 +184,6 @@ fn is_scalar_code(b: &[Stmt]) -> bool {
         | StmtKind::Barrier
         | StmtKind::Callback(_) => false,
     })
-}
-
-fn contains_par(s: &Stmt) -> bool {
-    matches!(&s.kind, StmtKind::For(l) if l.par.is_some())
-        || sub_blocks(s)
-            .into_iter()
-            .any(|b| b.iter().any(contains_par))
 }
 
 /// The first parallel loop of a block.
