@@ -501,3 +501,13 @@ def test_float16_values_without_float16_variables_include_cuda_fp16():
     # NVRTC with the headers the runtime gives it, to the cubin
     names, launches, size = parpy._native._cuda_dry_run(tanh_of_int8, args, opts, 90)
     assert size > 0
+
+
+def test_parallel_reduction_beside_a_deeper_nest_runs_sequentially_with_a_warning():
+    import test_programs as tp
+    opts = cuda_opts(tp.SIBLING_SPEC)
+    with pytest.warns(parpy.ParpyWarning, match="runs sequentially on the GPU"):
+        code = parpy.print_compiled(tp.sibling_nest_reduction, tp.sibling_args(), opts)
+    assert "for (int64_t r = 0; r < 8; r += 1)" in code, code
+    if NVRTC_PATH is not None:
+        check_nvrtc(code, "sibling_nest_reduction")

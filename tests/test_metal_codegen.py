@@ -429,3 +429,13 @@ def test_metal_output_has_no_clang_warnings():
                                 metal_opts({'N': T(4)}))
     assert "_unused_after_folding" not in code.partition("#if 0")[0]
     assert_clang_ok(code, "clang_quiet")
+
+
+def test_parallel_reduction_beside_a_deeper_nest_parses():
+    import test_programs as tp
+    with pytest.warns(parpy.ParpyWarning, match="runs sequentially on the GPU"):
+        code = parpy.print_compiled(tp.sibling_nest_reduction,
+                                    [a.astype(np.float32) if isinstance(a, np.ndarray) else a
+                                     for a in tp.sibling_args()],
+                                    metal_opts(tp.SIBLING_SPEC))
+    assert_clang_ok_if_possible(code, "sibling_nest_reduction")

@@ -953,3 +953,38 @@ def test_parpy_builtin_namespace():
     x = randn((N,), np.float64) * 2
     y = np.zeros(N)
     run_both(parpy_builtins, [x, y, N], cpu_opts({'N': parpy.threads(4)}))
+
+
+# --------------------------------------------------------------------------
+# a parallel reduction beside a deeper sibling nest (issue 12 item 5): on a
+# GPU its level maps to thread blocks, so it runs sequentially in each
+# thread there (a warning); on every backend the answer is Python's
+
+
+@parpy.jit
+def sibling_nest_reduction(x, y, z, N, M, K):
+    parpy.label('i')
+    for i in range(N):
+        parpy.label('j')
+        for j in range(M):
+            parpy.label('k')
+            for k in range(K):
+                y[i, j, k] = x[i, k] * 2.0 + j
+        acc = 1.0
+        parpy.label('r')
+        for r in range(M):
+            acc = acc + x[i, r]
+        z[i] = acc
+
+
+SIBLING_SPEC = {'i': parpy.threads(4), 'j': parpy.threads(8), 'k': parpy.threads(64),
+                'r': parpy.threads(8).par_reduction()}
+
+
+def sibling_args():
+    x = randn((4, 64), np.float64)
+    return [x, np.zeros((4, 8, 64)), np.zeros(4), 4, 8, 64]
+
+
+def test_parallel_reduction_beside_a_deeper_nest():
+    run_both(sibling_nest_reduction, sibling_args(), cpu_opts(SIBLING_SPEC))

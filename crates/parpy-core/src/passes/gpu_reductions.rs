@@ -23,8 +23,10 @@
 //! A reduction level with more threads than fit in one block was split into
 //! two kernels by `gpu_two_stage` when the kernel has the shape that pass
 //! handles; otherwise it runs in one block (each thread covers more
-//! iterations). A parallel reduction at an outer parallel level
-//! (one whose body holds more parallel loops) is an error.
+//! iterations). A parallel reduction at an outer parallel level whose
+//! body holds more parallel loops is an error; one at an outer level only
+//! because a sibling nest is deeper runs sequentially in each thread (a
+//! warning), as the other code at that level does.
 
 use std::collections::BTreeMap;
 
@@ -203,29 +205,38 @@ impl Lower<'_> {
                                 span,
                             ));
                         }
-                        (true, Some(_)) => {
-                            let holds = crate::ir::visit::has_parallel_loop(&l.body);
-                            let d = if holds {
+                        (true, Some(_)) if crate::ir::visit::has_parallel_loop(&l.body) => {
+                            self.errors.push(
                                 Diagnostic::error(
                                     "a parallel reduction around other parallel loops is not supported on the GPU yet",
                                 )
                                 .at(span, "this reduction loop holds parallel loops")
-                                .help("parallelize the inner loops only, or reduce in a separate loop nest")
-                            } else {
-                                // a sibling nest makes the kernel deeper:
-                                // this level maps to blocks, not threads
-                                Diagnostic::error(
-                                    "a parallel reduction beside a deeper parallel nest is not supported on the GPU yet",
+                                .help("parallelize the inner loops only, or reduce in a separate loop nest"),
+                            );
+                            out.push(Stmt::new(StmtKind::For(l), span));
+                        }
+                        (true, Some(_)) => {
+                            // Beside a deeper nest, this level maps to thread
+                            // blocks, which cannot combine a reduction: the
+                            // loop runs sequentially in every thread of the
+                            // level below (as the code around it does; its
+                            // stores are guarded to one thread), which gives
+                            // the same value.
+                            let deeper = self.innermost - d;
+                            self.errors.push(
+                                Diagnostic::warning(
+                                    "this parallel reduction runs sequentially on the GPU: a sibling loop nest makes its parallel level one of thread blocks",
                                 )
-                                .at(span, "this reduction loop is at an outer parallel level of its kernel")
+                                .at(span, "reduced sequentially in each thread")
                                 .note(format!(
-                                    "another loop of the same nest goes {} parallel level{} deeper, so this level maps to thread blocks, which cannot combine a reduction",
-                                    self.innermost - d,
-                                    if self.innermost - d == 1 { "" } else { "s" }
+                                    "another loop of the same nest goes {deeper} parallel level{} deeper; thread blocks cannot combine a reduction",
+                                    if deeper == 1 { "" } else { "s" }
                                 ))
-                                .help("leave this loop out of the parallel spec (it runs sequentially in each thread), or move it to a loop nest of its own")
-                            };
-                            self.errors.push(d);
+                                .help("to reduce in parallel, move this loop to a loop nest of its own; to silence this, leave it out of the parallel spec"),
+                            );
+                            l.par = None;
+                            l.reduction = None;
+                            l.wants_reduction = false;
                             out.push(Stmt::new(StmtKind::For(l), span));
                         }
                         _ => out.push(Stmt::new(StmtKind::For(l), span)),
@@ -436,7 +447,7 @@ kernel m_r(x: f64[100], y: f64[1]) launch(levels=[1, 100], tpb=1024, blocks=[1, 
     }
 
     #[test]
-    fn reduction_beside_a_deeper_nest_says_so() {
+    fn reduction_beside_a_deeper_nest_runs_sequentially() {
         // for i par { for j par { for k par { y[j] = 0 } }; for r par reduce(sum -> acc) { acc += 1 } }
         let mut b = FnBuilder::new("sibling");
         let y = b.array("y", ElemTy::F64, &[8]);
@@ -486,12 +497,15 @@ kernel m_r(x: f64[100], y: f64[1]) launch(levels=[1, 100], tpb=1024, blocks=[1, 
         b.push(for_stmt(il));
         let mut p = program(b.f);
         outline_kernels::run(&mut p);
-        let text = crate::diag::render_all(&run(&mut p));
-        assert!(
-            text.contains("a parallel reduction beside a deeper parallel nest"),
-            "{text}"
-        );
+        let diags = run(&mut p);
+        assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
+        let text = crate::diag::render_all(&diags);
+        assert!(text.contains("runs sequentially on the GPU"), "{text}");
         assert!(text.contains("goes 1 parallel level deeper"), "{text}");
-        assert!(!text.contains("holds parallel loops"), "{text}");
+        assert_eq!(verify_program(&p), Ok(()));
+        let text = program_to_string(&p);
+        // the r loop is a plain loop now: no partial, no warp reduction
+        assert!(text.contains("for r in 0..5 step 1 [r] {"), "{text}");
+        assert!(!text.contains("warp_sum"), "{text}");
     }
 }
