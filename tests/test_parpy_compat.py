@@ -362,7 +362,7 @@ def test_host_buffers_share_memory_and_convert():
     with pytest.raises(ValueError, match="unknown backend 5"):
         parpy.buffer.from_array(a, 5)
     with pytest.raises(RuntimeError, match="not available"):
-        parpy.buffer.zeros((2,), parpy.types.F32, parpy.CompileBackend.Cuda)
+        parpy.buffer.zeros((2,), parpy.types.F32, parpy.CompileBackend.Metal)
     r = parpy.buffer.from_raw(a.ctypes.data, (6,), parpy.types.F32, CPU)
     assert r.numpy().tolist() == list(range(6))
 

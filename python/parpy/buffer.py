@@ -3,10 +3,16 @@ several calls can share data without copies (ParPy's buffers).
 
 On the Cpu backend (and with `backend=None`) a buffer is host memory: it
 shares the memory of the NumPy array or CPU torch tensor it was made from
-when that array is C-contiguous, and owns a NumPy array otherwise. jit
-functions take buffers as arguments like arrays. Buffers in Cuda device
-memory are not available yet: asking for one raises a RuntimeError that
-says so (pass torch CUDA tensors or NumPy arrays instead).
+when that array is C-contiguous, and owns a NumPy array otherwise.
+
+On the Cuda backend a buffer is device memory that parpy owns
+(`_native.DeviceMemory`): `from_array` copies the data to the device (to
+CUDA device `device`, 0 unless given or unless the data is a torch CUDA
+tensor), and the data stays there across calls until `numpy()` or
+`torch()` (a torch tensor sharing the device memory) asks for it. jit
+functions take buffers as arguments like arrays, a Cuda buffer through
+its `__cuda_array_interface__`. Buffers in Metal memory are not available
+(parpy's Metal backend prints code; it does not run it).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from ._native import CompileBackend
 from .types import ElemType, ElemSize
 
 __all__ = [
-    "Buffer", "DataType", "empty", "empty_like", "zeros", "zeros_like",
+    "Buffer", "CudaBuffer", "DataType", "empty", "empty_like", "zeros", "zeros_like",
     "from_array", "from_raw", "sync",
 ]
 
@@ -78,16 +84,57 @@ class _Storage:
         self.src = src
 
 
-def _check_backend(backend: Any, what: str) -> None:
+def _check_backend(backend: Any, what: str) -> bool:
+    """Whether `backend` keeps buffers in Cuda device memory (False: host)."""
     if backend is None or backend == CompileBackend.Cpu:
-        return
-    if backend == CompileBackend.Cuda or backend == CompileBackend.Metal:
+        return False
+    if backend == CompileBackend.Cuda:
+        return True
+    if backend == CompileBackend.Metal:
         raise RuntimeError(
-            f"parpy.buffer: {what} in {backend} device memory is not available in this "
-            "version of parpy; use backend=parpy.CompileBackend.Cpu (host memory), or pass "
-            "NumPy arrays / torch CUDA tensors to jit functions directly"
+            f"parpy.buffer: {what} in Metal memory are not available: parpy's Metal backend "
+            "prints code (print_compiled) and does not run it; use "
+            "backend=parpy.CompileBackend.Cpu or parpy.CompileBackend.Cuda"
         )
     raise ValueError(f"Cannot convert to buffer of unknown backend {backend}")
+
+
+class _DeviceStorage:
+    """The memory of a Cuda buffer: `nbytes` bytes at byte `offset` of
+    `mem` (a `_native.DeviceMemory`, shared by views), holding a C-ordered
+    array of `shape` and NumPy dtype `dtype`."""
+
+    __slots__ = ("mem", "offset", "shape", "dtype")
+
+    def __init__(self, mem: Any, offset: int, shape: Tuple[int, ...], dtype: Any) -> None:
+        self.mem = mem
+        self.offset = offset
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+
+    @staticmethod
+    def alloc(shape: Tuple[int, ...], dtype: Any, device: int) -> "_DeviceStorage":
+        from ._native import DeviceMemory
+
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        return _DeviceStorage(DeviceMemory(n, int(device)), 0, shape, dt)
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    @property
+    def ptr(self) -> int:
+        return int(self.mem.ptr) + self.offset
+
+    def to_host(self) -> np.ndarray:
+        a = np.empty(self.shape, self.dtype)
+        self.mem.read(self.offset, a)
+        return a
+
+    def write(self, data: np.ndarray) -> None:
+        self.mem.write(self.offset, np.ascontiguousarray(data, dtype=self.dtype))
 
 
 def _elem(dtype: Any) -> ElemType:
@@ -114,6 +161,14 @@ def _host_view(t: Any) -> Tuple[np.ndarray, bool]:
     if isinstance(t, Buffer):
         return t.numpy(), True
     return np.ascontiguousarray(np.asarray(t)), False
+
+
+def _int_parts(idx: Any) -> Tuple[Any, ...]:
+    """The indices of `buffer[idx]`, which must all be integers."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if not all(isinstance(i, (int, np.integer)) for i in parts):
+        raise TypeError("parpy buffers are indexed by integers only")
+    return parts
 
 
 class Buffer:
@@ -208,16 +263,17 @@ class Buffer:
     def __bool__(self) -> bool:
         return bool(self._scalar("bool"))
 
+    def _np_dtype(self) -> np.dtype[Any]:
+        return self.buf.array.dtype
+
     def __index__(self) -> int:
-        if self.buf.array.dtype.kind not in "iu":
+        if self._np_dtype().kind not in "iu":
             raise TypeError("only an integer buffer can be used as an index")
         return int(self._scalar("int"))
 
     def __getitem__(self, idx: Any) -> Any:
         """An element (all dimensions indexed by ints) or a view buffer."""
-        parts = idx if isinstance(idx, tuple) else (idx,)
-        if not all(isinstance(i, (int, np.integer)) for i in parts):
-            raise TypeError("parpy buffers are indexed by integers only")
+        parts = _int_parts(idx)
         r = self.buf.array[idx]  # raises IndexError out of bounds
         if len(parts) == self.buf.array.ndim:
             return r.item() if isinstance(r, np.ndarray) else r
@@ -233,39 +289,229 @@ class Buffer:
         return f"parpy.buffer.Buffer(shape={self.shape}, dtype={self.dtype.elem!r}, {where})"
 
 
-def from_array(t: Any, backend: Optional[CompileBackend]) -> Buffer:
+class CudaBuffer(Buffer):
+    """An array in CUDA device memory that parpy owns (`buf` is its
+    `_DeviceStorage`; views made by indexing share it)."""
+
+    __slots__ = ()
+
+    def __init__(self, buf: Any, dtype: DataType, backend: Optional[CompileBackend] = None) -> None:
+        self.buf = buf
+        self.shape = buf.shape
+        self.dtype = dtype
+        self.backend = CompileBackend.Cuda
+
+    @property
+    def device(self) -> int:
+        """The CUDA device index of the memory."""
+        return int(self.buf.mem.device)
+
+    # jit functions take the buffer in place, as a device array
+    @property
+    def __cuda_array_interface__(self) -> Any:
+        return {
+            "shape": self.shape,
+            "typestr": self.buf.dtype.str,
+            "data": (self.buf.ptr, False),
+            "strides": None,
+            "version": 3,
+        }
+
+    @property
+    def __parpy_host_array__(self) -> Any:
+        raise AttributeError("a Cuda buffer is not in host memory")
+
+    @property
+    def __array_interface__(self) -> Any:
+        raise AttributeError("a Cuda buffer is not in host memory; use .numpy()")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def _get_ptr(self) -> int:
+        return self.buf.ptr
+
+    def size(self) -> int:
+        return self.buf.nbytes
+
+    def sync(self) -> None:
+        """Waits for all work parpy queued on the device."""
+        sync(CompileBackend.Cuda)
+
+    def numpy(self) -> np.ndarray:
+        """A copy of the data in host memory (after the work queued before)."""
+        sync(CompileBackend.Cuda)
+        return self.buf.to_host()
+
+    def torch(self) -> Any:
+        """A torch tensor on the buffer's device sharing its memory."""
+        import torch
+
+        return torch.as_tensor(self, device=f"cuda:{self.device}")
+
+    def copy_from(self, src: Any) -> None:
+        if isinstance(src, CudaBuffer):
+            if src.shape != self.shape or src.buf.dtype != self.buf.dtype:
+                raise ValueError(
+                    f"cannot copy a buffer of shape {src.shape} and {src.dtype} into one of "
+                    f"shape {self.shape} and {self.dtype}"
+                )
+            sync(CompileBackend.Cuda)
+            self.buf.mem.copy_from(self.buf.offset, src.buf.mem, src.buf.offset, self.size())
+            return
+        data, _ = _host_view(src)
+        if tuple(data.shape) != self.shape:
+            raise ValueError(
+                f"cannot copy data of shape {tuple(data.shape)} into a buffer of shape {self.shape}"
+            )
+        tmp = np.empty(self.shape, self.buf.dtype)
+        np.copyto(tmp, data, casting="same_kind")
+        sync(CompileBackend.Cuda)
+        self.buf.write(tmp)
+
+    def copy(self) -> "CudaBuffer":
+        out = _DeviceStorage.alloc(self.shape, self.buf.dtype, self.device)
+        sync(CompileBackend.Cuda)
+        out.mem.copy_from(0, self.buf.mem, self.buf.offset, self.size())
+        return CudaBuffer(out, self.dtype)
+
+    def reshape(self, *dims: Union[int, Sequence[int]]) -> "CudaBuffer":
+        shape = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
+        if int(np.prod(shape, dtype=np.int64)) != int(np.prod(self.shape, dtype=np.int64)):
+            raise ValueError(f"Cannot reshape buffer of shape {self.shape} to {tuple(shape)}")
+        b = self.buf
+        return CudaBuffer(_DeviceStorage(b.mem, b.offset, tuple(shape), b.dtype), self.dtype)
+
+    def with_type(self, elem: ElemType) -> "CudaBuffer":
+        e = _elem(elem)
+        b = self.buf
+        to = np.dtype(e.to_numpy())
+        if to.itemsize == b.dtype.itemsize and to.kind in "iu" and b.dtype.kind in "iu":
+            return CudaBuffer(_DeviceStorage(b.mem, b.offset, b.shape, to), DataType(e))
+        out = _DeviceStorage.alloc(b.shape, to, self.device)
+        out.write(self.numpy().astype(to))
+        return CudaBuffer(out, DataType(e))
+
+    def _scalar(self, what: str) -> Any:
+        if int(np.prod(self.shape, dtype=np.int64)) != 1:
+            raise ValueError(
+                f"only a buffer with one element can be converted to {what}, this one has "
+                f"shape {self.shape}"
+            )
+        return self.numpy().reshape(()).item()
+
+    def _np_dtype(self) -> np.dtype[Any]:
+        return self.buf.dtype
+
+    def __getitem__(self, idx: Any) -> Any:
+        parts = _int_parts(idx)
+        if len(parts) > len(self.shape):
+            raise IndexError(
+                f"too many indices for a buffer of shape {self.shape}: {len(parts)}"
+            )
+        b = self.buf
+        offset = b.offset
+        stride = int(np.prod(self.shape, dtype=np.int64)) * b.dtype.itemsize
+        for k, i in enumerate(parts):
+            n = self.shape[k]
+            stride //= max(n, 1)
+            j = int(i) + n if int(i) < 0 else int(i)
+            if not 0 <= j < n:
+                raise IndexError(
+                    f"index {int(i)} is out of bounds for dimension {k} with size {n}"
+                )
+            offset += j * stride
+        view = CudaBuffer(_DeviceStorage(b.mem, offset, self.shape[len(parts):], b.dtype),
+                          self.dtype)
+        if len(parts) == len(self.shape):
+            return view._scalar("a value")
+        return view
+
+    def __repr__(self) -> str:
+        return (f"parpy.buffer.Buffer(shape={self.shape}, dtype={self.dtype.elem!r}, "
+                f"cuda:{self.device})")
+
+
+def _device_of(t: Any) -> int:
+    """The CUDA device of a torch CUDA tensor (else 0)."""
+    dev = getattr(t, "device", None)
+    if getattr(dev, "type", None) == "cuda" and getattr(dev, "index", None) is not None:
+        return int(dev.index)
+    return 0
+
+
+def _to_host(t: Any) -> np.ndarray:
+    """`t` (a NumPy array, torch tensor on any device, CuPy array, buffer,
+    or anything NumPy reads) as a C-contiguous NumPy array."""
+    if isinstance(t, CudaBuffer):
+        return t.numpy()
+    if hasattr(t, "detach") and hasattr(t, "cpu"):
+        return np.ascontiguousarray(t.detach().cpu().numpy())
+    if hasattr(t, "__cuda_array_interface__") and hasattr(t, "get"):  # CuPy
+        return np.ascontiguousarray(t.get())
+    return _host_view(t)[0]
+
+
+def _cuda_from_host(a: np.ndarray, device: int) -> CudaBuffer:
+    st = _DeviceStorage.alloc(tuple(a.shape), a.dtype, device)
+    st.write(a)
+    return CudaBuffer(st, DataType.from_numpy(a.dtype))
+
+
+def from_array(t: Any, backend: Optional[CompileBackend], device: Optional[int] = None) -> Buffer:
     """A buffer holding the data of `t` (a NumPy array, a torch tensor or
     anything NumPy can read); in host memory it shares `t`'s memory when
     `t` is C-contiguous."""
-    _check_backend(backend, "buffers")
+    if _check_backend(backend, "buffers"):
+        a = _to_host(t)
+        DataType.from_numpy(a.dtype)  # a supported dtype, before allocating
+        return _cuda_from_host(a, _device_of(t) if device is None else device)
     a, shared = _host_view(t)
     return Buffer(_Storage(a, t if shared else None), DataType.from_numpy(a.dtype), backend)
 
 
-def empty(shape: Sequence[int], dtype: Any, backend: Optional[CompileBackend]) -> Buffer:
-    _check_backend(backend, "buffers")
+def empty(shape: Sequence[int], dtype: Any, backend: Optional[CompileBackend],
+          device: int = 0) -> Buffer:
     e = _elem(dtype)
+    if _check_backend(backend, "buffers"):
+        return CudaBuffer(_DeviceStorage.alloc(tuple(shape), e.to_numpy(), device), DataType(e))
     return Buffer(_Storage(np.empty(tuple(shape), e.to_numpy())), DataType(e), backend)
 
 
-def zeros(shape: Sequence[int], dtype: Any, backend: Optional[CompileBackend]) -> Buffer:
-    _check_backend(backend, "buffers")
+def zeros(shape: Sequence[int], dtype: Any, backend: Optional[CompileBackend],
+          device: int = 0) -> Buffer:
     e = _elem(dtype)
+    if _check_backend(backend, "buffers"):
+        st = _DeviceStorage.alloc(tuple(shape), e.to_numpy(), device)
+        st.mem.zero(0, st.nbytes)
+        return CudaBuffer(st, DataType(e))
     return Buffer(_Storage(np.zeros(tuple(shape), e.to_numpy())), DataType(e), backend)
 
 
+def _device_kw(b: Buffer) -> int:
+    return b.device if isinstance(b, CudaBuffer) else 0
+
+
 def empty_like(b: Buffer) -> Buffer:
-    return empty(b.shape, b.dtype, b.backend)
+    return empty(b.shape, b.dtype, b.backend, _device_kw(b))
 
 
 def zeros_like(b: Buffer) -> Buffer:
-    return zeros(b.shape, b.dtype, b.backend)
+    return zeros(b.shape, b.dtype, b.backend, _device_kw(b))
 
 
 def from_raw(ptr: int, shape: Sequence[int], dtype: Any,
              backend: Optional[CompileBackend]) -> Buffer:
-    """A buffer over memory at address `ptr` that the caller keeps alive."""
-    _check_backend(backend, "raw buffers")
+    """A buffer over host memory at address `ptr` that the caller keeps
+    alive (Cpu; device memory at a raw address is not taken: wrap it in an
+    object with `__cuda_array_interface__` and pass that to jit functions)."""
+    if _check_backend(backend, "raw buffers"):
+        raise RuntimeError(
+            "parpy.buffer.from_raw: raw device addresses are not taken (parpy cannot know "
+            "the memory's size or owner); pass an object with __cuda_array_interface__ "
+            "(a torch or CuPy array) to jit functions instead, or use from_array"
+        )
     e = _elem(dtype)
     shape = tuple(shape)
     n = int(np.prod(shape, dtype=np.int64)) * e.size()

@@ -8,6 +8,7 @@
 //! service: core compiler, disk cache, builds), `callbacks` (the registry of
 //! `parpy.callback` functions and their calls from generated code), `cuda`
 //! (the Cuda call),
+//! `devmem` (device memory of Cuda buffers),
 //! `jit` (`JitFunction`), `classify` (Python objects to `Resolved`),
 //! `cstring` (`compile_string`), `api` (module-level functions).
 
@@ -18,6 +19,7 @@ mod callbacks;
 mod classify;
 mod cstring;
 mod cuda;
+mod devmem;
 mod errors;
 mod jit;
 mod loaded;
@@ -46,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<options::CompileOptions>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_class::<cstring::CompiledString>()?;
+    m.add_class::<devmem::DeviceMemory>()?;
     m.add_function(wrap_pyfunction!(options::threads_fn, m)?)?;
     m.add_function(wrap_pyfunction!(options::reduce_marker, m)?)?;
     m.add_function(wrap_pyfunction!(options::par, m)?)?;

@@ -442,6 +442,28 @@ pub unsafe fn copy_dtoh(
     })
 }
 
+/// Device to device.
+///
+/// # Safety
+/// `src` and `dst` must be device allocations holding `bytes` bytes.
+pub unsafe fn copy_dtod(dst: u64, src: u64, bytes: usize, stream: Stream) -> Result<(), CudaError> {
+    // SAFETY: the caller passes two device ranges of `bytes` bytes.
+    check("cuMemcpyDtoDAsync", unsafe {
+        sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, stream as sys::CUstream)
+    })
+}
+
+/// Sets `bytes` bytes at device address `dst` to zero.
+///
+/// # Safety
+/// `dst` must be a device allocation holding `bytes` bytes.
+pub unsafe fn zero(dst: u64, bytes: usize, stream: Stream) -> Result<(), CudaError> {
+    // SAFETY: the caller passes a device range of `bytes` bytes.
+    check("cuMemsetD8Async", unsafe {
+        sys::cuMemsetD8Async(dst, 0, bytes, stream as sys::CUstream)
+    })
+}
+
 pub fn sync(stream: Stream) -> Result<(), CudaError> {
     // SAFETY: a valid stream handle (or 0).
     check("cuStreamSynchronize", unsafe {
