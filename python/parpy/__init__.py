@@ -16,7 +16,9 @@ from ._native import (
     CompileBackend,
     CompileError,
     CompileOptions,
+    CompileNameError,
     CompileTypeError,
+    CompileValueError,
     InternalError,
     JitFunction,
     LoopPar,
@@ -44,7 +46,7 @@ __version__: str = _native.__version__
 
 __all__ = [
     "jit", "label", "threads", "par", "reduce", "LoopPar", "CompileOptions",
-    "BuildError", "CompileBackend", "CompileError", "CompileTypeError",
+    "BuildError", "CompileBackend", "CompileError", "CompileTypeError", "CompileValueError", "CompileNameError",
     "InternalError", "ParpyWarning", "print_compiled", "compile_string",
     "clear_cache", "set_max_loaded", "sync", "gpu", "sum", "operators", "atomic", "math", "builtin", "types",
     "backend", "callback", "external", "ElemSize", "JitFunction", "explain", "par_reduction", "Target",

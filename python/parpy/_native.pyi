@@ -13,6 +13,15 @@ class CompileTypeError(CompileError, TypeError):
     an annotation the argument does not match): both a CompileError and a
     TypeError."""
 
+class CompileNameError(CompileError, NameError):
+    """A name without a value where the program reads it (not defined, or
+    a shape symbol no parameter annotation uses): both a CompileError and a
+    NameError."""
+
+class CompileValueError(CompileError, ValueError):
+    """An option given a value it cannot take (CompileOptions fields): both
+    a CompileError and a ValueError."""
+
 class InternalError(Exception):
     """A bug in parpy."""
 

@@ -154,6 +154,9 @@ pub struct Diagnostic {
     /// A value of the wrong type or kind reached an operation, a parameter
     /// annotation or a backend (the binding raises a `TypeError` subclass).
     pub type_error: bool,
+    /// A name has no value where it is read: not defined, or a shape
+    /// symbol nothing binds (the binding raises a `NameError` subclass).
+    pub name_error: bool,
 }
 
 impl Diagnostic {
@@ -165,6 +168,7 @@ impl Diagnostic {
             notes: vec![],
             help: vec![],
             type_error: false,
+            name_error: false,
         }
     }
     pub fn warning(message: impl Into<String>) -> Diagnostic {
@@ -202,6 +206,11 @@ impl Diagnostic {
     /// Marks a type error (see `type_error`).
     pub fn type_error(mut self) -> Diagnostic {
         self.type_error = true;
+        self
+    }
+    /// Marks a name error (see `name_error`).
+    pub fn name_error(mut self) -> Diagnostic {
+        self.name_error = true;
         self
     }
     pub fn is_error(&self) -> bool {

@@ -33,6 +33,17 @@ impl CompileError {
             CompileError::Internal(_) => false,
         }
     }
+
+    /// Whether the first error is a name error (`Diagnostic::name_error`).
+    pub fn is_name_error(&self) -> bool {
+        match self {
+            CompileError::User(d) => d
+                .iter()
+                .find(|d| d.is_error())
+                .is_some_and(|d| d.name_error),
+            CompileError::Internal(_) => false,
+        }
+    }
 }
 
 impl From<Vec<Diagnostic>> for CompileError {

@@ -100,10 +100,76 @@ pub fn compile_type_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::Py
     .map(|t| t.bind(py))
 }
 
+/// `parpy.CompileNameError`: a `CompileError` that is also a `NameError`
+/// (a name with no value where it is read, as Python raises it).
+pub fn compile_name_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
+    T.get_or_try_init(py, || {
+        let bases = (
+            py.get_type::<CompileErrorPy>(),
+            py.get_type::<pyo3::exceptions::PyNameError>(),
+        );
+        let ns = pyo3::types::PyDict::new(py);
+        ns.set_item("__module__", "parpy")?;
+        ns.set_item(
+            "__doc__",
+            "A name without a value where a parpy program reads it: both a CompileError \
+             and a NameError.",
+        )?;
+        let t = py
+            .get_type::<pyo3::types::PyType>()
+            .call1(("CompileNameError", bases, ns))?;
+        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
+    })
+    .map(|t| t.bind(py))
+}
+
+/// `parpy.CompileValueError`: a `CompileError` that is also a `ValueError`
+/// (an option given a value it cannot take: Python's class for a bad value,
+/// and a `RuntimeError` as ParPy raises it).
+pub fn compile_value_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
+    T.get_or_try_init(py, || {
+        let bases = (
+            py.get_type::<CompileErrorPy>(),
+            py.get_type::<pyo3::exceptions::PyValueError>(),
+        );
+        let ns = pyo3::types::PyDict::new(py);
+        ns.set_item("__module__", "parpy")?;
+        ns.set_item(
+            "__doc__",
+            "An option given a value it cannot take: both a CompileError and a ValueError.",
+        )?;
+        let t = py
+            .get_type::<pyo3::types::PyType>()
+            .call1(("CompileValueError", bases, ns))?;
+        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
+    })
+    .map(|t| t.bind(py))
+}
+
+/// A `ValueError` of an option's value as `CompileValueError` (same
+/// message); other errors unchanged.
+pub fn option_value_error(py: Python<'_>, e: PyErr) -> PyErr {
+    if !e.is_instance_of::<pyo3::exceptions::PyValueError>(py) {
+        return e;
+    }
+    match compile_value_error(py) {
+        Ok(t) => PyErr::from_type(t.clone(), e.value(py).to_string()),
+        Err(err) => err,
+    }
+}
+
 pub fn compile_error_to_py(e: CompileError) -> PyErr {
     match e {
         CompileError::User(_) if e.is_type_error() => {
             Python::attach(|py| match compile_type_error(py) {
+                Ok(t) => PyErr::from_type(t.clone(), e.to_string()),
+                Err(err) => err,
+            })
+        }
+        CompileError::User(_) if e.is_name_error() => {
+            Python::attach(|py| match compile_name_error(py) {
                 Ok(t) => PyErr::from_type(t.clone(), e.to_string()),
                 Err(err) => err,
             })

@@ -431,7 +431,8 @@ impl OptData {
                 let n = get_int(name, v)?;
                 if n <= 0 || (n & (n - 1)) != 0 {
                     return Err(PyValueError::new_err(format!(
-                        "max_thread_blocks_per_cluster must be a power of two, got {n}"
+                        "max_thread_blocks_per_cluster: the number of thread blocks per \
+                         cluster must be a power of two, got {n}"
                     )));
                 }
                 self.max_thread_blocks_per_cluster = n;
@@ -686,7 +687,8 @@ impl CompileOptions {
         if let Some(kw) = kwargs {
             for (k, v) in kw.iter() {
                 let k: String = k.extract()?;
-                d.set(&k, &v)?;
+                d.set(&k, &v)
+                    .map_err(|e| crate::errors::option_value_error(v.py(), e))?;
             }
         }
         Ok(CompileOptions::from_data(d))
@@ -699,7 +701,8 @@ impl CompileOptions {
     fn __setattr__(&self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let mut g = self.lock();
         let mut d = g.clone();
-        d.set(name, value)?;
+        d.set(name, value)
+            .map_err(|e| crate::errors::option_value_error(value.py(), e))?;
         let fp = intern(&d);
         self.specialize
             .store(d.specialize_scalars, Ordering::Release);

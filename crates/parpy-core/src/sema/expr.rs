@@ -82,8 +82,9 @@ impl Lowerer<'_, '_> {
             // Its assignment was already reported.
             return;
         }
-        let mut d =
-            Diagnostic::error(format!("name `{name}` is not defined")).at(span, "not defined here");
+        let mut d = Diagnostic::error(format!("name `{name}` is not defined"))
+            .at(span, "not defined here")
+            .name_error();
         if let Some(c) = self.scope.closest(name) {
             d = d.help(format!("did you mean `{c}`?"));
         }
