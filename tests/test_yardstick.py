@@ -50,3 +50,33 @@ def test_undefined_name_is_a_name_error():
         reads_nothing(np.zeros(1), opts=cpu_opts())
     assert isinstance(e.value, parpy.CompileNameError)
     assert "name `not_defined_anywhere` is not defined" in str(e.value)
+
+
+# --------------------------------------------------------------------------
+# a shape symbol no annotation of its function uses: NameError at decoration
+
+
+def test_shape_symbol_no_annotation_uses_is_a_name_error_at_decoration():
+    N = types.symbol()
+    M = types.symbol()
+    with pytest.raises(NameError) as e:
+        @parpy.jit
+        def zero_n(x: types.buffer(types.F32, [M])):
+            for i in range(N):
+                x[i] = 0.0
+    assert isinstance(e.value, parpy.CompileNameError)
+    assert isinstance(e.value, parpy.CompileError)
+    msg = str(e.value)
+    assert "Found reference to unused shape variable N" in msg
+    assert "for i in range(N):" in msg  # located
+    assert "zero_n" in msg
+
+    # symbols the annotations use have their values
+    @parpy.jit
+    def zero_m(x: types.buffer(types.F32, [M])):
+        for i in range(M):
+            x[i] = 0.0
+
+    x = np.ones(3, np.float32)
+    zero_m(x, opts=cpu_opts())
+    np.testing.assert_array_equal(x, np.zeros(3, np.float32))

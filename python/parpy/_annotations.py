@@ -144,6 +144,22 @@ def check(fn: Any, args: Sequence[Any]) -> Dict[int, Any]:
     return symbols
 
 
+def annotation_symbols(fn: Any) -> Optional[List[int]]:
+    """The ids of the shape symbols `fn`'s parameter annotations use (the
+    symbols its body may read); None when an annotation is a string (not
+    evaluated, so not known)."""
+    anns = getattr(fn, "__annotations__", None) or {}
+    used: List[int] = []
+    for ann in anns.values():
+        if isinstance(ann, str):
+            return None
+        if isinstance(ann, Symbol):
+            used.append(id(ann))
+        elif isinstance(ann, Buffer):
+            used.extend(id(d) for d in ann.shape if isinstance(d, Symbol))
+    return used
+
+
 def symbol_names(fn: Any) -> List[str]:
     """The names under which `fn`'s globals and closure hold the shape
     symbols its parameter annotations use (ParPy's implicit shape labels:

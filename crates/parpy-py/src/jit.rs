@@ -218,6 +218,7 @@ pub const MAX_SPECIALIZED_VALUES: usize = 4;
 impl JitFunction {
     pub fn from_py_function(f: &Bound<'_, PyAny>) -> PyResult<JitFunction> {
         let (def, resolver) = resolver::parse_function(f)?;
+        resolver::check_symbols_read(f, &def, &resolver)?;
         let name: String = f.getattr("__name__")?.extract()?;
         let params = resolver::param_names(f)?;
         if params.len() > MAX_ARGS {

@@ -226,6 +226,60 @@ pub fn param_names(f: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     Ok(names.into_iter().take(n).collect())
 }
 
+/// A function whose body reads a shape symbol (`N = parpy.types.symbol()`)
+/// that none of its parameter annotations uses: `N` never has a value
+/// there (the annotations of the function that reads a symbol bind it), a
+/// `CompileNameError` at decoration, pointing at the first read.
+pub fn check_symbols_read(f: &Bound<'_, PyAny>, def: &FunctionDef, r: &PyResolver) -> PyResult<()> {
+    use parpy_core::Diagnostic;
+    let py = f.py();
+    let reads = def.global_reads();
+    let is_symbol = |o: &Bound<'_, PyAny>| {
+        o.getattr(pyo3::intern!(py, "__parpy_annotation__"))
+            .and_then(|m| m.extract::<String>())
+            .is_ok_and(|m| m == "symbol")
+    };
+    let mut read_symbols = vec![];
+    for (name, span) in reads {
+        if let Some(obj) = r.root(py, name)? {
+            if is_symbol(&obj) {
+                read_symbols.push((name, span, obj.as_ptr() as usize));
+            }
+        }
+    }
+    if read_symbols.is_empty() {
+        return Ok(());
+    }
+    let used: Option<Vec<usize>> = py
+        .import("parpy._annotations")?
+        .call_method1("annotation_symbols", (f,))?
+        .extract()?;
+    let Some(used) = used else {
+        return Ok(());
+    };
+    let diags: Vec<Diagnostic> = read_symbols
+        .into_iter()
+        .filter(|(_, _, id)| !used.contains(id))
+        .map(|(name, span, _)| {
+            Diagnostic::error(format!(
+                "Found reference to unused shape variable {name}: no parameter annotation of \
+                 `{}` uses the shape symbol `{name}`, so it has no value here",
+                def.name
+            ))
+            .at(span, "a parpy.types.symbol() without a value")
+            .help(format!(
+                "annotate a parameter with it (`x: parpy.types.buffer(parpy.types.F32, \
+                 [{name}])`), or pass the size as an argument"
+            ))
+            .name_error()
+        })
+        .collect();
+    if diags.is_empty() {
+        return Ok(());
+    }
+    Err(compile_error_to_py(CompileError::User(diags)))
+}
+
 /// Parses a Python function (decoration time); user mistakes become
 /// `CompileError`.
 pub fn parse_function(f: &Bound<'_, PyAny>) -> PyResult<(Arc<FunctionDef>, PyResolver)> {

@@ -151,3 +151,130 @@ impl Expr {
         }
     }
 }
+
+impl Expr {
+    /// Calls `f` on this expression and every expression inside it.
+    pub fn walk<'e>(&'e self, f: &mut dyn FnMut(&'e Expr)) {
+        f(self);
+        match &self.kind {
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_)
+            | ExprKind::Name(_) => {}
+            ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => value.walk(f),
+            ExprKind::Subscript { value, indices } => {
+                value.walk(f);
+                indices.iter().for_each(|i| i.walk(f));
+            }
+            ExprKind::Slice { lo, hi } => {
+                lo.iter().chain(hi.iter()).for_each(|e| e.walk(f));
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                lhs.walk(f);
+                rhs.walk(f);
+            }
+            ExprKind::Compare { first, rest } => {
+                first.walk(f);
+                rest.iter().for_each(|(_, e)| e.walk(f));
+            }
+            ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => {
+                values.iter().for_each(|e| e.walk(f));
+            }
+            ExprKind::IfExp { cond, then, else_ } => {
+                cond.walk(f);
+                then.walk(f);
+                else_.walk(f);
+            }
+            ExprKind::Call { func, args } => {
+                func.walk(f);
+                args.iter().for_each(|a| a.walk(f));
+            }
+        }
+    }
+}
+
+impl FunctionDef {
+    /// The names the body reads that are neither parameters nor assigned in
+    /// it (Python's globals and free variables of the function), each with
+    /// the span of its first read, in source order.
+    pub fn global_reads(&self) -> Vec<(&str, Span)> {
+        fn assigned<'s>(t: &'s Expr, out: &mut Vec<&'s str>) {
+            match &t.kind {
+                ExprKind::Name(n) => out.push(n),
+                ExprKind::Tuple(ts) => ts.iter().for_each(|t| assigned(t, out)),
+                _ => {}
+            }
+        }
+        fn stmts<'s>(b: &'s [Stmt], locals: &mut Vec<&'s str>, reads: &mut Vec<&'s Expr>) {
+            for s in b {
+                let mut read = |e: &'s Expr| e.walk(&mut |x| reads.push(x));
+                match &s.kind {
+                    StmtKind::Assign { targets, value } => {
+                        for t in targets {
+                            assigned(t, locals);
+                            // the indices and array of `x[i] = ...` are read
+                            if !matches!(t.kind, ExprKind::Name(_) | ExprKind::Tuple(_)) {
+                                read(t);
+                            } else if let ExprKind::Tuple(ts) = &t.kind {
+                                ts.iter()
+                                    .filter(|t| !matches!(t.kind, ExprKind::Name(_)))
+                                    .for_each(&mut read);
+                            }
+                        }
+                        read(value);
+                    }
+                    StmtKind::AugAssign { target, value, .. } => {
+                        assigned(target, locals);
+                        read(target);
+                        read(value);
+                    }
+                    StmtKind::For {
+                        var, iter, body, ..
+                    } => {
+                        locals.push(var);
+                        read(iter);
+                        stmts(body, locals, reads);
+                    }
+                    StmtKind::While { cond, body } => {
+                        read(cond);
+                        stmts(body, locals, reads);
+                    }
+                    StmtKind::If {
+                        cond,
+                        then_body,
+                        else_body,
+                    } => {
+                        read(cond);
+                        stmts(then_body, locals, reads);
+                        stmts(else_body, locals, reads);
+                    }
+                    StmtKind::With { ctx, body } => {
+                        read(ctx);
+                        stmts(body, locals, reads);
+                    }
+                    StmtKind::Return(Some(e)) | StmtKind::Expr(e) => read(e),
+                    StmtKind::Return(None) | StmtKind::Pass => {}
+                }
+            }
+        }
+        let mut locals: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+        let mut reads = vec![];
+        stmts(&self.body, &mut locals, &mut reads);
+        let mut names: Vec<(&str, Span)> = reads
+            .into_iter()
+            .filter_map(|e| match &e.kind {
+                ExprKind::Name(n) if !locals.contains(&n.as_str()) => Some((n.as_str(), e.span)),
+                _ => None,
+            })
+            .collect();
+        names.sort_by_key(|(_, s)| s.lo);
+        let mut out: Vec<(&str, Span)> = vec![];
+        for (n, s) in names {
+            if out.iter().all(|(m, _)| *m != n) {
+                out.push((n, s));
+            }
+        }
+        out
+    }
+}

@@ -245,3 +245,13 @@ fn identifiers_are_nfkc_normalized_as_python_does() {
         "{text}"
     );
 }
+
+#[test]
+fn global_reads_are_the_names_neither_parameters_nor_assigned() {
+    let f = parse(
+        "def f(x, n):\n    t = K\n    a, b = n, M\n    for i in range(N):\n        x[i, J] = t + i + a + b\n    with parpy.gpu:\n        s = 0\n        s += L\n    return helper(x)\n",
+    )
+    .unwrap();
+    let names: Vec<&str> = f.global_reads().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["K", "M", "range", "N", "J", "parpy", "L", "helper"]);
+}
