@@ -80,3 +80,85 @@ def test_shape_symbol_no_annotation_uses_is_a_name_error_at_decoration():
     x = np.ones(3, np.float32)
     zero_m(x, opts=cpu_opts())
     np.testing.assert_array_equal(x, np.zeros(3, np.float32))
+
+
+# --------------------------------------------------------------------------
+# an element-type annotation is a scalar's
+
+
+def test_element_type_annotation_refuses_an_array():
+    @parpy.jit
+    def add_scalar(x: types.F32, y):
+        with parpy.gpu:
+            y[:] += x
+
+    y = np.zeros(4, np.float32)
+    with pytest.raises(parpy.CompileTypeError) as e:
+        add_scalar(np.zeros(4, np.float32), y, opts=cpu_opts())
+    msg = str(e.value)
+    assert ("Parameter x was annotated with type types.F32 which is incompatible "
+            "with argument type float32[4] (an array)") in msg
+    assert "`buffer(types.F32, [...])` (parpy.types.buffer)" in msg
+    add_scalar(np.float32(1.5), y, opts=cpu_opts())
+    np.testing.assert_array_equal(y, np.full(4, 1.5, np.float32))
+
+
+# --------------------------------------------------------------------------
+# a helper's parpy.types.buffer annotations, checked at each call
+
+
+S = types.symbol()
+E = types.type_var()
+
+
+@parpy.jit
+def add_rows(x: types.buffer(types.F32, [S]), y: types.buffer(types.F32, [S])):
+    parpy.label('S')
+    x[:] += y[:]
+
+
+@parpy.jit
+def copy_row(x: types.buffer(E, [S]), y: types.buffer(E, [S])):
+    for i in range(4):
+        x[i] = y[i]
+
+
+def test_helper_buffer_annotations_are_checked_at_each_call():
+    @parpy.jit
+    def inlined(a, b, n):
+        parpy.label('N')
+        for i in range(n):
+            add_rows(a[i], b[i])
+
+    opts = cpu_opts({'N': parpy.threads(4), 'S': parpy.threads(4)})
+    with pytest.raises(parpy.CompileTypeError) as e:
+        parpy.print_compiled(inlined, [np.zeros((4, 8), np.float32),
+                                       np.zeros((4, 9), np.float32), 4], opts)
+    msg = str(e.value)
+    assert ("Parameter y was annotated with type types.buffer(types.F32, [S]) which is "
+            "incompatible with argument type float32[9] (an array)") in msg
+    assert "the same shape symbol is 8 in parameter `x`" in msg
+    assert "add_rows(a[i], b[i])" in msg  # the call's argument
+
+    a = np.ones((4, 8), np.float32)
+    inlined(a, np.ones((4, 8), np.float32), 4, opts=opts)
+    np.testing.assert_array_equal(a, np.full((4, 8), 2.0, np.float32))
+
+    @parpy.jit
+    def called(a, b):
+        with parpy.gpu:
+            copy_row(a, b)
+
+    def message(*args):
+        with pytest.raises(parpy.CompileTypeError) as e:
+            called(*args, opts=cpu_opts())
+        return str(e.value)
+
+    f4 = np.zeros(4, np.float32)
+    assert "the same shape symbol is 4 in parameter `x`" in message(f4, np.zeros(5, np.float32))
+    assert "element type variable is float32" in message(f4, np.zeros(4, np.float64))
+    assert "the annotation has 1 dimension, the argument 2" in message(
+        np.zeros((4, 2), np.float32), f4)
+    b = np.arange(4, dtype=np.float32)
+    called(f4, b, opts=cpu_opts())
+    np.testing.assert_array_equal(f4, b)

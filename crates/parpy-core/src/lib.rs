@@ -32,7 +32,7 @@ pub use driver::{compile, parse_function, CompileOutput};
 pub use error::{catch_internal, catch_panic, CompileError};
 pub use options::{Backend, Options, ParSpec, VERSION};
 pub use resolve::{
-    math_module_builtin, numpy_allocates, numpy_builtin, Builtin, Resolved, Resolver,
+    math_module_builtin, numpy_allocates, numpy_builtin, AnnElem, Builtin, Resolved, Resolver,
     StaticResolver,
 };
 pub use signature::{ArgType, ExtDecl, ExtDim, ExtParam, ExtTarget, ParamInfo};

@@ -160,6 +160,14 @@ pub fn numpy_allocates(name: &str) -> bool {
     )
 }
 
+/// The element type of a `parpy.types.buffer` annotation.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum AnnElem {
+    Dtype(ElemTy),
+    /// A `type_var()` no entry annotation binds (by identity).
+    TypeVar(u64),
+}
+
 /// What a global name (or a dotted path below one) denotes.
 #[derive(Clone)]
 pub enum Resolved {
@@ -192,6 +200,14 @@ pub enum Resolved {
     /// not bind (those resolve to `Dtype`), by identity: a helper's
     /// parameter annotations bind it for that helper's body.
     TypeVar(u64),
+    /// A `parpy.types.buffer(T, [dims])` annotation (the path `[ANNOTATION,
+    /// param]` of a parameter annotated with one): checked against the
+    /// array each call passes (a helper's, as the binding checks the
+    /// entry's).
+    Buffer {
+        elem: AnnElem,
+        dims: Vec<crate::signature::ExtDim>,
+    },
     /// A module or namespace: look at its attributes (`parpy`, `parpy.math`).
     Namespace,
     /// The name exists but denotes something jit code cannot use; the string
@@ -204,8 +220,9 @@ pub enum Resolved {
 }
 
 /// The first element of the path `[ANNOTATION, param]`: the object a
-/// parameter is annotated with, when the resolver knows it (a type variable
-/// or shape symbol), else `NotFound` and the annotation's own path decides.
+/// parameter is annotated with, when the resolver knows it (a type variable,
+/// shape symbol or buffer annotation), else `NotFound` and the annotation's
+/// own path decides.
 pub const ANNOTATION: &str = "#annotation";
 
 /// Resolves dotted global paths (`["parpy", "operators", "sum"]`, `["N"]`).

@@ -29,9 +29,38 @@ impl Resolver for PyResolver {
 
 fn resolve_py(r: &PyResolver, py: Python<'_>, path: &[&str]) -> PyResult<Resolved> {
     match r.lookup(py, path)? {
+        Some(obj)
+            if path.first() == Some(&parpy_core::resolve::ANNOTATION)
+                && str_attr(&obj, "__parpy_annotation__").as_deref() == Some("buffer") =>
+        {
+            buffer_annotation(&obj)
+        }
         Some(obj) => classify(&obj),
         None => Ok(Resolved::NotFound),
     }
+}
+
+/// A parameter's `parpy.types.buffer(T, [dims])` annotation: its element
+/// type (or type variable) and dimensions (ints, shape symbols by identity).
+fn buffer_annotation(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
+    use parpy_core::{AnnElem, ExtDim};
+    let elem = match classify(&obj.getattr("elem")?)? {
+        Resolved::Dtype(t) => AnnElem::Dtype(t),
+        Resolved::TypeVar(id) => AnnElem::TypeVar(id),
+        _ => return Ok(Resolved::NotFound),
+    };
+    let mut dims = vec![];
+    for d in obj.getattr("shape")?.try_iter()? {
+        let d = d?;
+        dims.push(
+            if str_attr(&d, "__parpy_annotation__").as_deref() == Some("symbol") {
+                ExtDim::Symbol(d.as_ptr() as usize as u64)
+            } else {
+                ExtDim::Fixed(d.extract()?)
+            },
+        );
+    }
+    Ok(Resolved::Buffer { elem, dims })
 }
 
 fn str_attr(obj: &Bound<'_, PyAny>, name: &str) -> Option<String> {

@@ -93,8 +93,9 @@ pub struct PyResolver {
     globals: Py<PyDict>,
     /// Free variable names with their cells.
     closure: Vec<(String, Py<PyAny>)>,
-    /// Parameters annotated with a type variable or shape symbol, with that
-    /// object (`__annotations__`): the path `["#annotation", param]` (see
+    /// Parameters annotated with a type variable, shape symbol or
+    /// `parpy.types.buffer(...)`, with that object (`__annotations__`): the
+    /// path `["#annotation", param]` (see
     /// `parpy_core::resolve::ANNOTATION`). An annotation need not be a
     /// free variable of the function (a `type_var()` local to the enclosing
     /// function is evaluated there), so its name may not resolve.
@@ -133,7 +134,7 @@ impl PyResolver {
                     let marked = v
                         .getattr("__parpy_annotation__")
                         .and_then(|m| m.extract::<String>())
-                        .is_ok_and(|m| m == "type_var" || m == "symbol");
+                        .is_ok_and(|m| m == "type_var" || m == "symbol" || m == "buffer");
                     if let (true, Ok(k)) = (marked, k.extract::<String>()) {
                         annotations.push((k, v.unbind()));
                     }

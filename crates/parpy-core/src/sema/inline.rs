@@ -22,6 +22,7 @@ use crate::syntax::{ast, FunctionDef};
 
 use super::expr::flatten_subscript;
 use super::scope::{Binding, Scope};
+use super::stmt::{buffer_annotation_error, Passed};
 use super::{enter_helper, Lowerer, TExpr};
 
 /// Does `body` hold a `parpy.label(...)` statement (as `globals` resolves
@@ -213,6 +214,26 @@ impl Lowerer<'_, '_> {
         r
     }
 
+    /// A `parpy.types.buffer` annotation of an inlined helper's parameter
+    /// against the argument (an array, a row or a scalar); false after an
+    /// error.
+    fn check_buffer(
+        &mut self,
+        resolver: &dyn Resolver,
+        (p, a): (&ast::Param, &ast::Expr),
+        passed: Passed<'_>,
+        syms: &mut BTreeMap<u64, (i64, String)>,
+        type_vars: &mut BTreeMap<u64, ir::ElemTy>,
+    ) -> bool {
+        match buffer_annotation_error(resolver, p, passed, syms, type_vars) {
+            Some(d) => {
+                self.error(d.at(p.span, "annotation").also(a.span, "the argument"));
+                false
+            }
+            None => true,
+        }
+    }
+
     fn inline_body(
         &mut self,
         def: &Arc<FunctionDef>,
@@ -240,11 +261,21 @@ impl Lowerer<'_, '_> {
         let mut scope = Scope::default();
         let mut subst: Vec<(String, ast::Expr)> = vec![];
         let mut type_vars = BTreeMap::new();
+        let mut syms = BTreeMap::new();
         let mut ok = true;
         let depth = self.sh.stack.len();
         for (k, (p, a)) in def.params.iter().zip(args).enumerate() {
             scope.params.push(p.name.clone());
             if let Some(v) = self.array_or_alias_arg(a) {
+                if let Type::Array { elem, shape } = self.func.var(v).ty.clone() {
+                    ok &= self.check_buffer(
+                        globals.as_ref(),
+                        (p, a),
+                        Passed::Array(elem, &shape),
+                        &mut syms,
+                        &mut type_vars,
+                    );
+                }
                 scope.bind(
                     &p.name,
                     Binding {
@@ -255,6 +286,16 @@ impl Lowerer<'_, '_> {
                 continue;
             }
             if let Some((base, idx)) = self.row_view(a) {
+                if let Type::Array { elem, shape } = self.func.var(base).ty.clone() {
+                    let row = shape.get(idx.len()..).unwrap_or(&[]);
+                    ok &= self.check_buffer(
+                        globals.as_ref(),
+                        (p, a),
+                        Passed::Array(elem, row),
+                        &mut syms,
+                        &mut type_vars,
+                    );
+                }
                 let base_name = format!("{}#{depth}.{k}", self.func.var(base).name);
                 scope.bind(
                     &base_name,
@@ -310,6 +351,18 @@ impl Lowerer<'_, '_> {
                 continue;
             }
             let weak = t.weak;
+            if let (None, Some(elem)) = (&p.annotation, self.scalar_elem(&t)) {
+                if !self.check_buffer(
+                    globals.as_ref(),
+                    (p, a),
+                    Passed::Scalar(elem),
+                    &mut syms,
+                    &mut type_vars,
+                ) {
+                    ok = false;
+                    continue;
+                }
+            }
             if let (Some(ann), Some(elem), false) = (&p.annotation, self.scalar_elem(&t), weak) {
                 if !self.bind_type_var(globals.as_ref(), &mut type_vars, p, ann, elem) {
                     ok = false;
@@ -367,6 +420,7 @@ impl Lowerer<'_, '_> {
             retype: Default::default(),
             dicts,
             type_vars,
+            shape_syms: BTreeMap::new(),
         };
         child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction

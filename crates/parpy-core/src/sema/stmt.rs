@@ -70,12 +70,143 @@ fn convert_returns(block: &mut Block, ty: ElemTy) {
     }
 }
 
+/// What a call passes for a parameter, as a `parpy.types.buffer`
+/// annotation is checked against it.
+pub(super) enum Passed<'s> {
+    Array(ElemTy, &'s [i64]),
+    Scalar(ElemTy),
+}
+
+/// The annotation as written (`parpy.types.buffer(parpy.types.F32, [N])`),
+/// from the parameter's source text.
+fn annotation_text(p: &ast::Param) -> String {
+    crate::diag::source(p.span.file)
+        .and_then(|f| {
+            let text = f.text.get(p.span.lo as usize..p.span.hi as usize)?;
+            Some(text.split_once(':')?.1.trim().to_string())
+        })
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "parpy.types.buffer(...)".to_string())
+}
+
+/// A parameter annotated `parpy.types.buffer(T, [dims])` (`Resolved::Buffer`
+/// for the path `[ANNOTATION, param]`) checked against what one call passes:
+/// an array of that element type (a type variable binds to the first one it
+/// meets, `type_vars`), rank and fixed sizes, and one size per shape symbol
+/// over all the parameters of the call (`syms`: symbol -> its size and the
+/// parameter that fixed it). The type error, if any (without its labels).
+pub(super) fn buffer_annotation_error(
+    resolver: &dyn crate::resolve::Resolver,
+    p: &ast::Param,
+    passed: Passed<'_>,
+    syms: &mut BTreeMap<u64, (i64, String)>,
+    type_vars: &mut BTreeMap<u64, ElemTy>,
+) -> Option<Diagnostic> {
+    use crate::resolve::AnnElem;
+    use crate::signature::ExtDim;
+    let Resolved::Buffer {
+        elem: ann_elem,
+        dims,
+    } = resolver.resolve(&[crate::resolve::ANNOTATION, p.name.as_str()])
+    else {
+        return None;
+    };
+    let (elem, shape, found) = match passed {
+        Passed::Array(elem, shape) => {
+            let d: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            (
+                elem,
+                shape,
+                format!("{}[{}] (an array)", elem.numpy_name(), d.join(", ")),
+            )
+        }
+        Passed::Scalar(elem) => (elem, &[][..], format!("{} (a scalar)", elem.numpy_name())),
+    };
+    let why: Option<String> = if matches!(passed, Passed::Scalar(_)) {
+        Some("the annotation is an array's, and the argument is a scalar".to_string())
+    } else if dims.len() != shape.len() {
+        Some(format!(
+            "the annotation has {} dimension{}, the argument {}",
+            dims.len(),
+            if dims.len() == 1 { "" } else { "s" },
+            shape.len()
+        ))
+    } else {
+        let elem_why = match ann_elem {
+            AnnElem::Dtype(t) if t != elem => Some(format!(
+                "the annotation's element type is {}",
+                t.numpy_name()
+            )),
+            AnnElem::Dtype(_) => None,
+            AnnElem::TypeVar(id) => match type_vars.get(&id) {
+                Some(t) if *t != elem => Some(format!(
+                    "its element type variable is {} from an earlier parameter",
+                    t.numpy_name()
+                )),
+                Some(_) => None,
+                None => {
+                    type_vars.insert(id, elem);
+                    None
+                }
+            },
+        };
+        elem_why.or_else(|| {
+            dims.iter()
+                .zip(shape)
+                .enumerate()
+                .find_map(|(k, (d, &n))| match *d {
+                    ExtDim::Fixed(m) if m != n => Some(format!(
+                        "dimension {k} of the argument is {n}, the annotation says {m}"
+                    )),
+                    ExtDim::Fixed(_) => None,
+                    ExtDim::Symbol(id) => match syms.get(&id) {
+                        Some((m, first)) if *m != n => Some(format!(
+                            "dimension {k} of the argument is {n}, but the same shape symbol is \
+                         {m} in parameter `{first}`"
+                        )),
+                        Some(_) => None,
+                        None => {
+                            syms.insert(id, (n, p.name.clone()));
+                            None
+                        }
+                    },
+                })
+        })
+    };
+    let why = why?;
+    Some(
+        Diagnostic::error(format!(
+            "Parameter {} was annotated with type {} which is incompatible with argument \
+             type {found}",
+            p.name,
+            annotation_text(p)
+        ))
+        .note(why)
+        .type_error(),
+    )
+}
+
 impl Lowerer<'_, '_> {
     pub(super) fn bind_param(&mut self, p: &ast::Param, a: &ArgType, weak_arg: bool) {
         let annotated = match &p.annotation {
             Some(ann) => self.check_annotation(p, ann, a, weak_arg),
             None => None,
         };
+        let passed = match a {
+            ArgType::Array { elem, shape } => Some(Passed::Array(*elem, shape)),
+            ArgType::Scalar { elem, .. } => Some(Passed::Scalar(*elem)),
+            ArgType::Dict(_) => None,
+        };
+        if let Some(passed) = passed.filter(|_| p.annotation.is_none()) {
+            let mut syms = std::mem::take(&mut self.shape_syms);
+            let mut type_vars = std::mem::take(&mut self.type_vars);
+            let e = buffer_annotation_error(self.resolver, p, passed, &mut syms, &mut type_vars);
+            self.shape_syms = syms;
+            self.type_vars = type_vars;
+            if let Some(d) = e {
+                self.error(d.at(p.span, "annotation"));
+            }
+        }
         let (ty, value, weak) = match a {
             ArgType::Array { elem, shape } => (
                 Type::Array {
@@ -166,6 +297,7 @@ impl Lowerer<'_, '_> {
             Resolved::NotFound => self.resolver.resolve(&path),
             r => r,
         };
+        let dtype_for_array = is_array && matches!(resolved, Resolved::Dtype(_));
         let mismatch = match resolved {
             // a type variable: the first parameter it annotates binds it (a
             // weak literal adapts to it), the others must agree
@@ -187,7 +319,9 @@ impl Lowerer<'_, '_> {
             },
             Resolved::Builtin(Builtin::Int) => is_array || !(elem.is_int() || elem == ElemTy::Bool),
             Resolved::Builtin(Builtin::Float) => is_array || elem == ElemTy::Bool,
-            Resolved::Dtype(t) if t == elem => false,
+            // an element type annotates a scalar: an array (even of that
+            // element type) is a mismatch
+            Resolved::Dtype(t) if t == elem => is_array,
             Resolved::Dtype(t) if !is_array && t.is_int() && elem.is_int() => {
                 converted = Some(t);
                 let fits = match a {
@@ -215,6 +349,14 @@ impl Lowerer<'_, '_> {
             .type_error();
             if let Some(n) = note {
                 d = d.note(n);
+            }
+            if dtype_for_array {
+                d = d.help(format!(
+                    "`{}` is the type of a scalar; an array parameter is annotated \
+                     `buffer({}, [...])` (parpy.types.buffer)",
+                    path.join("."),
+                    path.join(".")
+                ));
             }
             self.error(d);
             return None;

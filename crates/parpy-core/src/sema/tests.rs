@@ -749,8 +749,27 @@ def scale_offset(x, y, N):
 #[test]
 fn annotations_are_checked() {
     let a = [arr(ElemTy::F32, &[4]), int(4)];
-    lower_ok("def f(x: parpy.types.F32, n: int):\n    x[0] = 1.0\n", &a);
-    lower_ok("def f(x: np.float32, n):\n    x[0] = 1.0\n", &a);
+    lower_ok("def f(x, n: int):\n    x[0] = 1.0\n", &a);
+    let f32_scalar = ArgType::Scalar {
+        elem: ElemTy::F32,
+        value: Some(ScalarValue::Float(0.5)),
+        weak: false,
+    };
+    let s = [arr(ElemTy::F32, &[4]), f32_scalar];
+    lower_ok("def f(x, v: parpy.types.F32):\n    x[0] = v\n", &s);
+    lower_ok("def f(x, v: np.float32):\n    x[0] = v\n", &s);
+    // an element type annotates a scalar: not an array, even of that type
+    for ann in ["parpy.types.F32", "np.float32"] {
+        let e = lower_err(&format!("def f(x: {ann}, n):\n    x[0] = 1.0\n"), &a);
+        assert!(
+            e.contains(&format!(
+                "Parameter x was annotated with type {ann} which is incompatible with \
+                 argument type float32[4] (an array)"
+            )),
+            "{e}"
+        );
+        assert!(e.contains("(parpy.types.buffer)"), "{e}");
+    }
     let e = lower_err("def f(x: parpy.types.F64, n):\n    x[0] = 1.0\n", &a);
     assert!(
         e.contains(
