@@ -162,3 +162,138 @@ def test_helper_buffer_annotations_are_checked_at_each_call():
     b = np.arange(4, dtype=np.float32)
     called(f4, b, opts=cpu_opts())
     np.testing.assert_array_equal(f4, b)
+
+
+# --------------------------------------------------------------------------
+# parpy.external: Python's int and float name no width
+
+
+def test_external_python_number_annotations_are_rejected():
+    for ann, fixed in [(int, "parpy.types.I64"), (float, "parpy.types.F32")]:
+        with pytest.raises(parpy.CompileTypeError) as e:
+            @parpy.external("ext_n", CPU, parpy.Target.Device)
+            def ext_n(x: ann) -> types.I32:
+                return 0
+        # a TypeError here, a RuntimeError as ParPy raises it
+        assert isinstance(e.value, TypeError) and isinstance(e.value, RuntimeError)
+        msg = str(e.value)
+        assert f"Unsupported parameter type annotation {ann.__name__}" in msg
+        assert "parameter `x`" in msg and fixed in msg
+
+    with pytest.raises(parpy.CompileTypeError, match="Unsupported return type annotation float"):
+        @parpy.external("ext_r", CPU, parpy.Target.Device)
+        def ext_r(x: types.F32) -> float:
+            return x
+
+    # fixed-width types are fine: parpy's, NumPy's, and bool
+    @parpy.external("ext_ok", CPU, parpy.Target.Device)
+    def ext_ok(x: np.float32, b: bool, n: types.I64) -> types.F32:
+        return x
+
+
+# --------------------------------------------------------------------------
+# an external declared for another backend only
+
+
+def test_external_of_another_backend_is_an_unknown_function_and_a_type_error():
+    @parpy.external("_zero", parpy.CompileBackend.Cuda, parpy.Target.Device)
+    def zero() -> types.I32:
+        return 0
+
+    @parpy.jit
+    def fill(x):
+        with parpy.gpu:
+            x[0] = zero()
+
+    with pytest.raises(TypeError) as e:
+        fill(np.ones(2, np.int32), opts=cpu_opts())
+    assert isinstance(e.value, parpy.CompileError)
+    msg = str(e.value)
+    assert "Call to unknown function `zero` on the Cpu backend" in msg
+    assert "external function for Cuda, not for the Cpu backend" in msg
+
+
+# --------------------------------------------------------------------------
+# a host external reached through helpers inside parallel code
+
+
+@parpy.external("host_add", CPU, parpy.Target.Host)
+def host_add(x: types.F32, y: types.F32) -> types.F32:
+    return x + y
+
+
+@parpy.external("host_log", CPU, parpy.Target.Host)
+def host_log(x: types.F32):
+    pass
+
+
+@parpy.external("dev_add", CPU, parpy.Target.Device, header='"dev_add.h"')
+def dev_add(x: types.F32, y: types.F32) -> types.F32:
+    return x + y
+
+
+@parpy.jit
+def adds_on_host(a, b):
+    return a + host_add(a, b)
+
+
+@parpy.jit
+def through_two(a, b):
+    return adds_on_host(a, b) * 2.0
+
+
+@parpy.jit
+def logs_on_host(a):
+    host_log(a)
+
+
+@parpy.jit
+def adds_on_device(a, b):
+    return dev_add(a, b) + 1.0
+
+
+def test_host_external_through_helpers_in_parallel_code():
+    @parpy.jit
+    def rows(x, n):
+        parpy.label('N')
+        for i in range(n):
+            x[i] = through_two(x[i], 1.0)
+
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.print_compiled(rows, [np.zeros(4, np.float32), 4], cpu_opts({'N': parpy.threads(4)}))
+    msg = str(e.value)
+    assert ("the host external function `host_add` is called inside a parallel loop "
+            "(through `through_two`)") in msg
+    assert "x[i] = through_two(x[i], 1.0)" in msg  # the call in the loop
+    assert "return a + host_add(a, b)" in msg      # and the host call itself
+    assert "Host function returning a non-void value cannot be called from parallel code" in msg
+
+    @parpy.jit
+    def logs(x, n):
+        parpy.label('N')
+        for i in range(n):
+            logs_on_host(x[i])
+
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.print_compiled(logs, [np.zeros(4, np.float32), 4], cpu_opts({'N': parpy.threads(4)}))
+    assert "host external function `host_log`" in str(e.value)
+    assert "non-void" not in str(e.value)
+
+    # device externals through helpers are fine, and so is host code
+    @parpy.jit
+    def dev_rows(x, n):
+        parpy.label('N')
+        for i in range(n):
+            x[i] = adds_on_device(x[i], 1.0)
+
+    code = parpy.print_compiled(dev_rows, [np.zeros(4, np.float32), 4],
+                                cpu_opts({'N': parpy.threads(4)}))
+    assert "dev_add(" in code
+
+    @parpy.jit
+    def on_host(x, y):
+        y[0] = through_two(x[0], 1.0)
+
+    code = parpy.print_compiled(on_host, [np.zeros(1, np.float32), np.zeros(1, np.float32)],
+                                cpu_opts())
+    assert "host_add(" in code

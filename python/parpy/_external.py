@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._native import CompileBackend, LoopPar
+from ._native import CompileBackend, CompileTypeError, LoopPar
 from .types import Buffer, ElemType, Symbol, TypeVar
 
 __all__ = ["external"]
@@ -51,17 +51,36 @@ class ExternalDecl:
         return f"ExternalDecl({self.name!r}, {self.target}, header={self.header!r})"
 
 
+# Python's own number types name no width (C's `int` is 32 bits, Python's
+# int 64; `float` is a C double): the declaration of a C / CUDA / Metal
+# function must say which one it means.
+_WIDTHLESS = {int: "parpy.types.I64 or parpy.types.I32",
+              float: "parpy.types.F64 or parpy.types.F32"}
+
+
+def _unsupported(what: str, t: Any, hint: str) -> CompileTypeError:
+    """ParPy's words first ('Unsupported parameter type annotation'), then
+    which one and why. A CompileTypeError: both a TypeError and (as ParPy
+    raises) a RuntimeError."""
+    kind = "return type" if what.endswith("return type") else "parameter type"
+    shown = getattr(t, "__name__", None) if isinstance(t, type) else None
+    return CompileTypeError(f"Unsupported {kind} annotation {shown or repr(t)} in {what}: {hint}")
+
+
 def _elem_name(t: Any, what: str) -> str:
     if isinstance(t, ElemType):
         return str(t.to_numpy().name)
     if isinstance(t, TypeVar):
         raise TypeError(f"{what}: an external function needs concrete element types, "
                         "not a type_var()")
+    if isinstance(t, type) and t in _WIDTHLESS:
+        raise _unsupported(what, t, "it does not say how wide the value is in the target "
+                           f"language; use {_WIDTHLESS[t]}")
     try:
         return str(np.dtype(t).name)
     except TypeError:
-        raise TypeError(f"{what}: expected a parpy.types element type or "
-                        f"parpy.types.buffer(...), got {t!r}") from None
+        raise _unsupported(what, t, "expected a parpy.types element type or "
+                           "parpy.types.buffer(...)") from None
 
 
 def _param(t: Any, what: str) -> Tuple[Any, ...]:

@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::ir::{Block, ExprKind, ForLoop, Program, StmtKind};
 use crate::options::Options;
 use crate::passes::util::sub_blocks;
-use crate::signature::ExtTarget;
+use crate::signature::{ExtDecl, ExtTarget};
 
 /// Returns all inconsistencies found, as errors.
 pub fn run(p: &Program, options: &Options) -> Vec<Diagnostic> {
@@ -41,7 +41,7 @@ fn find_nests(p: &Program, b: &Block, options: &Options, errors: &mut Vec<Diagno
 }
 
 /// Reports each call in `b` of what runs in host code only: callbacks and
-/// `Target.Host` externals.
+/// `Target.Host` externals, also those a called helper reaches.
 fn host_calls_inside(
     p: &Program,
     b: &Block,
@@ -49,34 +49,97 @@ fn host_calls_inside(
     what: &str,
     errors: &mut Vec<Diagnostic>,
 ) {
-    let mut report = |name: &str, kind: &str, span: Span| {
-        errors.push(
-            Diagnostic::error(format!(
-                "the {kind} `{name}` is called inside a {what}, but it runs in host code"
-            ))
-            .at(span, "called here")
-            .also(
-                crate::schedule::header_span(outer),
-                format!("this {what} runs on the device (or in parallel)"),
-            )
-            .help("call it outside the parallel code, between the loops"),
-        );
+    let outer_label = |d: Diagnostic| {
+        d.also(
+            crate::schedule::header_span(outer),
+            format!("this {what} runs on the device (or in parallel)"),
+        )
+        .help("call it outside the parallel code, between the loops")
     };
     crate::ir::visit::walk_stmts(b, &mut |s| {
         if let StmtKind::Callback(c) = &s.kind {
-            report(&c.name, "callback", s.span);
+            errors.push(outer_label(
+                Diagnostic::error(format!(
+                    "the callback `{}` is called inside a {what}, but it runs in host code",
+                    c.name
+                ))
+                .at(s.span, "called here"),
+            ));
         }
     });
     crate::ir::visit::walk_exprs(b, &mut |e| {
-        if let ExprKind::External { ext, .. } = &e.kind {
-            if let Some(d) = p.externals.get(*ext as usize) {
-                if d.target == ExtTarget::Host {
-                    report(&d.name, "host external function", e.span);
+        let (decl, through) = match &e.kind {
+            ExprKind::External { ext, .. } => match p.externals.get(*ext as usize) {
+                Some(d) if d.target == ExtTarget::Host => (d, None),
+                _ => return true,
+            },
+            ExprKind::Call { func, .. } => {
+                let mut seen = vec![false; p.helpers.len()];
+                match host_external_in(p, func.0 as usize, &mut seen) {
+                    Some((d, at)) => (d, Some((&p.helpers[func.0 as usize].name, at))),
+                    None => return true,
                 }
             }
+            _ => return true,
+        };
+        let name = &decl.name;
+        let mut d = match through {
+            None => Diagnostic::error(format!(
+                "the host external function `{name}` is called inside a {what}, but it \
+                 runs in host code"
+            ))
+            .at(e.span, "called here"),
+            Some((helper, at)) => Diagnostic::error(format!(
+                "the host external function `{name}` is called inside a {what} (through \
+                 `{helper}`), but it runs in host code"
+            ))
+            .at(e.span, format!("`{helper}` calls `{name}`"))
+            .also(at, "the host function is called here"),
+        };
+        // ParPy's words for the same rule (it allows only host functions
+        // that return nothing in parallel code; parpy none)
+        if decl.ret.is_some() {
+            d = d.note(
+                "Host function returning a non-void value cannot be called from parallel code",
+            );
         }
+        errors.push(outer_label(d));
         true
     });
+}
+
+/// The first `Target.Host` external that helper `h` calls, itself or
+/// through the helpers it calls, with the span of that call.
+fn host_external_in<'p>(
+    p: &'p Program,
+    h: usize,
+    seen: &mut Vec<bool>,
+) -> Option<(&'p ExtDecl, Span)> {
+    if h >= p.helpers.len() || seen[h] {
+        return None;
+    }
+    seen[h] = true;
+    let mut found = None;
+    let mut callees = vec![];
+    crate::ir::visit::walk_exprs(&p.helpers[h].body, &mut |e| {
+        match &e.kind {
+            ExprKind::External { ext, .. } if found.is_none() => {
+                if let Some(d) = p.externals.get(*ext as usize) {
+                    if d.target == ExtTarget::Host {
+                        found = Some((d, e.span));
+                    }
+                }
+            }
+            ExprKind::Call { func, .. } => callees.push(func.0 as usize),
+            _ => {}
+        }
+        found.is_none()
+    });
+    found.or_else(|| {
+        callees
+            .into_iter()
+            .find_map(|c| host_external_in(p, c, seen))
+    })
 }
 
 /// One parallel loop of a nest, as the check sees it.

@@ -26,12 +26,18 @@ impl Lowerer<'_, '_> {
         let Some((_, decl)) = decls.iter().find(|(b, _)| *b == backend) else {
             let declared: Vec<&str> = decls.iter().map(|(b, _)| b.name()).collect();
             self.error(
+                // ParPy's words first ("Call to unknown function"); a
+                // TypeError there, as here (the function has no declaration
+                // of the kind this backend needs)
                 Diagnostic::error(format!(
-                    "`{name}` is an external function for {}, not for the {} backend",
+                    "Call to unknown function `{name}` on the {} backend: `{name}` is an \
+                     external function for {}, not for the {} backend",
+                    backend.name(),
                     declared.join(" and "),
                     backend.name()
                 ))
                 .at(span, "no declaration for this backend")
+                .type_error()
                 .help(format!(
                     "declare it for {} too: @parpy.external(\"...\", parpy.CompileBackend.{}, ...)",
                     backend.name(),
