@@ -297,3 +297,40 @@ def test_host_external_through_helpers_in_parallel_code():
     code = parpy.print_compiled(on_host, [np.zeros(1, np.float32), np.zeros(1, np.float32)],
                                 cpu_opts())
     assert "host_add(" in code
+
+
+# --------------------------------------------------------------------------
+# a static_fail the program reaches is its own verdict, before Metal's
+# float64 argument check
+
+
+T_any = types.type_var()
+N_any = types.symbol()
+
+
+@parpy.jit
+def by_type(x: types.buffer(T_any, [N_any])):
+    with parpy.gpu:
+        if parpy.builtin.static_types_eq(T_any, types.F32):
+            x[0] = 1.0
+        elif (parpy.builtin.static_backend_eq(parpy.CompileBackend.Cuda)
+              and parpy.builtin.static_types_eq(T_any, types.F64)):
+            x[0] = 2.0
+        else:
+            parpy.builtin.static_fail("by_type: not for this element type")
+
+
+@parpy.jit
+def plain_copy(x, y):
+    with parpy.gpu:
+        y[0] = x[0]
+
+
+def test_static_fail_comes_before_metal_float64_arguments():
+    with pytest.raises(parpy.CompileError, match="by_type: not for this element type") as e:
+        parpy.print_compiled(by_type, [np.zeros(2, np.float64)], backend_opts(METAL))
+    assert "double-precision" not in str(e.value)
+    # without a static_fail, the float64 argument is still named
+    with pytest.raises(TypeError, match="does not support double-precision"):
+        parpy.print_compiled(plain_copy, [np.zeros(2), np.zeros(2)], backend_opts(METAL))
+    assert parpy.print_compiled(by_type, [np.zeros(2, np.float32)], backend_opts(METAL))

@@ -55,6 +55,16 @@ pub fn compile(
     if options.backend == Backend::Metal {
         let errors = back::metal::check::check_args(def, args, options);
         if !errors.is_empty() {
+            // A `static_fail` the program reaches for these arguments is
+            // its own verdict on them (`else: static_fail("not for this
+            // type")` after the branches of the types it serves): that
+            // message, rather than the float64 arguments it was written for.
+            if let Err(CompileError::User(d)) = sema::lower(def, args, resolver, options) {
+                let reached: Vec<Diagnostic> = d.into_iter().filter(sema::is_static_fail).collect();
+                if !reached.is_empty() {
+                    return Err(CompileError::User(reached));
+                }
+            }
             return Err(CompileError::User(errors));
         }
     }

@@ -291,7 +291,7 @@ impl Lowerer<'_, '_> {
                 };
                 self.error(
                     Diagnostic::error(msg)
-                        .at(span, "`parpy.builtin.static_fail` reached when compiling")
+                        .at(span, super::STATIC_FAIL_LABEL)
                         .note(format!(
                             "compiling for the {} backend",
                             self.opts.backend.name()

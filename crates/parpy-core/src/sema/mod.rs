@@ -159,6 +159,18 @@ impl<'a, 'o> Lowerer<'a, 'o> {
     }
 }
 
+/// The label of the error a reached `parpy.builtin.static_fail` gives.
+const STATIC_FAIL_LABEL: &str = "`parpy.builtin.static_fail` reached when compiling";
+
+/// Is `d` the error of a `parpy.builtin.static_fail` the program reached
+/// (its message is the program's own)?
+pub fn is_static_fail(d: &Diagnostic) -> bool {
+    d.is_error()
+        && d.labels
+            .iter()
+            .any(|l| l.primary && l.message == STATIC_FAIL_LABEL)
+}
+
 /// Lowers `def` specialized for `args` into a program whose host function is
 /// the entry and whose helpers are the jit functions it calls.
 pub fn lower(
