@@ -334,3 +334,33 @@ def test_static_fail_comes_before_metal_float64_arguments():
     with pytest.raises(TypeError, match="does not support double-precision"):
         parpy.print_compiled(plain_copy, [np.zeros(2), np.zeros(2)], backend_opts(METAL))
     assert parpy.print_compiled(by_type, [np.zeros(2, np.float32)], backend_opts(METAL))
+
+
+# --------------------------------------------------------------------------
+# label warnings: a function of `with parpy.gpu:` blocks without labels is
+# sequential by design
+
+
+@parpy.jit
+def gpu_block_sum(x, y):
+    with parpy.gpu:
+        y[0] = parpy.operators.sum(x[:])
+
+
+@parpy.jit
+def unlabelled_loop(x, y, n):
+    for i in range(n):
+        y[i] = x[i]
+
+
+def test_shared_spec_is_quiet_for_sequential_gpu_block_functions():
+    x = np.arange(6, dtype=np.float32)
+    y = np.zeros(1, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gpu_block_sum(x, y, opts=cpu_opts({'N': parpy.threads(8)}))
+    assert y[0] == 15.0
+    # a loop without a label and a spec: probably a forgotten label, still
+    # a warning with the help to add it
+    with pytest.warns(parpy.ParpyWarning, match="has no labels"):
+        unlabelled_loop(x, np.zeros(6, np.float32), 6, opts=cpu_opts({'N': parpy.threads(8)}))

@@ -57,12 +57,17 @@ pub fn apply(p: &mut Program, options: &Options) -> Result<Vec<Diagnostic>, Vec<
     // One specification is often shared by several functions (ParPy's
     // programs pass one dict with `N`, `M`, `K` to all of them), so labels a
     // function lacks are expected; only a specification that matches nothing
-    // in the function and its callees is a warning (one per label).
+    // in the function and its callees is a warning (one per label). A
+    // function without any label whose device code is written as `with
+    // parpy.gpu:` blocks is sequential by design: no specification can
+    // apply to it, and one passed along with the others is no mistake.
     // A label that differs from a used one only in case or underscores is
     // a likely typo and warns too.
     let mut warnings = vec![];
     let all = labels_of_program(p);
-    let nothing_used = options.parallelize.keys().all(|l| !st.seen.contains(l));
+    let sequential_by_design = all.is_empty() && has_gpu_block(p);
+    let nothing_used =
+        !sequential_by_design && options.parallelize.keys().all(|l| !st.seen.contains(l));
     let fold = |l: &str| l.replace('_', "").to_lowercase();
     for label in options.parallelize.keys() {
         let typo = || {
@@ -121,6 +126,17 @@ fn unused_label(label: &str, host: &Function, all: &BTreeSet<String>) -> Diagnos
             names.join(", ")
         ))
     }
+}
+
+/// Does the program (entry or helper) hold a `with parpy.gpu:` block?
+fn has_gpu_block(p: &Program) -> bool {
+    let mut found = false;
+    let mut look = |s: &crate::ir::Stmt| found |= matches!(s.kind, StmtKind::OnDevice(_));
+    crate::ir::visit::walk_stmts(&p.host.body, &mut look);
+    for h in &p.helpers {
+        crate::ir::visit::walk_stmts(&h.body, &mut look);
+    }
+    found
 }
 
 /// Every label attached to a loop anywhere in the program (sorted).
@@ -264,6 +280,29 @@ mod tests {
             w[0].help,
             vec!["the labels in `sum_rows` are `outer`".to_string()]
         );
+    }
+
+    #[test]
+    fn spec_is_quiet_for_a_function_of_gpu_blocks_without_labels() {
+        // `with parpy.gpu:` code and no label: sequential by design
+        let mut p = sum_rows_program();
+        let body = std::mem::take(&mut p.host.body);
+        let span = p.host.span;
+        p.host.body = vec![crate::ir::Stmt::new(StmtKind::OnDevice(body), span)];
+        if let StmtKind::OnDevice(b) = &mut p.host.body[0].kind {
+            if let StmtKind::For(l) = &mut b[0].kind {
+                l.labels.clear();
+            }
+        }
+        let mut o = Options::default();
+        o.parallelize.insert("N".into(), spec(100));
+        assert!(apply(&mut p, &o).unwrap().is_empty());
+        // the same loop without labels and outside a gpu block warns
+        let mut p = sum_rows_program();
+        if let StmtKind::For(l) = &mut p.host.body[0].kind {
+            l.labels.clear();
+        }
+        assert_eq!(apply(&mut p, &o).unwrap().len(), 1);
     }
 
     #[test]
