@@ -364,3 +364,21 @@ def test_shared_spec_is_quiet_for_sequential_gpu_block_functions():
     # a warning with the help to add it
     with pytest.warns(parpy.ParpyWarning, match="has no labels"):
         unlabelled_loop(x, np.zeros(6, np.float32), 6, opts=cpu_opts({'N': parpy.threads(8)}))
+
+
+# --------------------------------------------------------------------------
+# a slice assigned to a name
+
+
+def test_slice_assigned_to_a_name_says_the_target_has_no_dimensions():
+    @parpy.jit
+    def to_name(x):
+        with parpy.gpu:
+            y = x[:]
+
+    with pytest.raises(parpy.CompileError) as e:
+        to_name(np.zeros(4, np.float32), opts=cpu_opts())
+    msg = str(e.value)
+    assert "Slice statements cannot have more slice dimensions than their target" in msg
+    assert "`y` is a name, without dimensions" in msg
+    assert "a slice with 1 dimension" in msg

@@ -421,6 +421,7 @@ impl Lowerer<'_, '_> {
             dicts,
             type_vars,
             shape_syms: BTreeMap::new(),
+            name_target: None,
         };
         child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction

@@ -138,6 +138,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The element types the parameter annotations of this function bind
     /// to type variables (`Resolved::TypeVar`, by identity).
     type_vars: BTreeMap<u64, crate::types::ElemTy>,
+    /// The name (and its span) the value being lowered is assigned to, in
+    /// `name = value` (a slice there has no dimensions to go to).
+    name_target: Option<(String, Span)>,
     /// The size each shape symbol of this function's `parpy.types.buffer`
     /// annotations has in this call, with the parameter that fixed it.
     shape_syms: BTreeMap<u64, (i64, String)>,
@@ -339,6 +342,7 @@ fn lower_function(
             dicts: flat.as_ref().map(|f| f.dicts.clone()).unwrap_or_default(),
             type_vars: BTreeMap::new(),
             shape_syms: BTreeMap::new(),
+            name_target: None,
         };
         if args.len() != def.params.len() {
             let d = Diagnostic::error(format!(

@@ -301,11 +301,32 @@ impl Lowerer<'_, '_> {
             );
         }
         let Some(mut ctx) = self.slice.take() else {
-            self.error(
-                Diagnostic::error("slices can only be used in slice assignments and reductions")
-                    .at(span, "slice used here")
-                    .help("assign to a slice (`y[i, :] = x[i, :]`) or reduce it (`parpy.operators.sum(x[i, :])`)"),
-            );
+            let d = match &self.name_target {
+                // `y = x[:]`: ParPy's words, which say just that
+                Some((name, at)) => Diagnostic::error(format!(
+                    "Slice statements cannot have more slice dimensions than their target: \
+                     `{name}` is a name, without dimensions"
+                ))
+                .at(
+                    span,
+                    format!(
+                        "a slice with {} dimension{}",
+                        shape.len(),
+                        if shape.len() == 1 { "" } else { "s" }
+                    ),
+                )
+                .also(*at, "the target")
+                .help(format!(
+                    "assign into an array (`out[:] = ...`), or reduce the slice \
+                     (`{name} = parpy.operators.sum(...)`)"
+                )),
+                None => Diagnostic::error(
+                    "slices can only be used in slice assignments and reductions",
+                )
+                .at(span, "slice used here")
+                .help("assign to a slice (`y[i, :] = x[i, :]`) or reduce it (`parpy.operators.sum(x[i, :])`)"),
+            };
+            self.error(d);
             return None;
         };
         let int_ty = self.opts.int_type;

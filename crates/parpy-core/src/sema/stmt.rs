@@ -931,7 +931,10 @@ impl Lowerer<'_, '_> {
                         if let Some(s) = self.alias_assign(n, e, target.span) {
                             return s;
                         }
-                        self.lower_expr(e)
+                        let outer = self.name_target.replace((n.clone(), target.span));
+                        let t = self.lower_expr(e);
+                        self.name_target = outer;
+                        t
                     }
                     Value::Lowered(t) => t,
                 };
