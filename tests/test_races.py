@@ -241,3 +241,36 @@ def test_atomic_results_read_in_a_later_loop_are_accepted():
 def load_races():
     from test_errors import load
     return load("races")
+
+
+# a name each iteration assigns first, whose value after the loop is dead,
+# reused after the loop (ParPy's HMM kernel: `maxp`): accepted, and the
+# loop's copy is private to each thread
+
+
+@pytest.mark.parametrize("fn,args", [
+    ("reused_name", lambda: [np.arange(N, dtype=np.float64), np.zeros(N), np.zeros(1), N]),
+    ("reused_name_in_a_time_loop",
+     lambda: [np.arange(N, dtype=np.float64), np.zeros(N), np.zeros(1), 3, N]),
+])
+def test_a_reused_name_with_a_dead_value_is_private_to_each_iteration(fn, args):
+    f = parpy.jit(getattr(load_races(), fn))
+    opts = cpu_opts({'N': parpy.threads(8)})
+    run_both(f, args(), opts)
+    code = parpy.print_compiled(f, args(), opts)
+    kernel = code[code.index("#pragma omp parallel for"):]
+    loop_body = kernel[:kernel.index("\n}\n")]
+    assert "double m = " in loop_body, code  # declared inside the loop
+
+
+def test_the_value_read_after_the_loop_is_still_a_shared_scalar():
+    text = compile_error("races", "value_read_after",
+                         [np.ones(N), np.zeros(N), np.zeros(1), N], cpu_opts({'N': parpy.threads(8)}))
+    assert "assigns the variable `m`, and its value may be read after the loop" in first_line(text)
+
+
+def test_a_name_assigned_on_one_branch_carries_its_value():
+    # the iterations where x[i] <= 0 read m from an earlier iteration
+    text = compile_error("races", "assigned_on_one_branch", [np.ones(N), np.zeros(N), N],
+                         cpu_opts({'N': parpy.threads(8)}))
+    assert "assigns the variable `m`, and reads it before assigning it" in first_line(text), text

@@ -91,3 +91,40 @@ def histogram_then_read(x, hist, seen, N):
     parpy.label('N')
     for i in range(N):
         seen[i] = hist[x[i]]
+
+
+def reused_name(x, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        m = x[i] * 2.0
+        y[i] = m
+    m = x[0]
+    z[0] = m
+
+
+def reused_name_in_a_time_loop(x, y, z, T, N):
+    for t in range(T):
+        parpy.label('N')
+        for i in range(N):
+            if i > 0:
+                m = x[i] + t
+                y[i] = m
+    m = parpy.operators.max(y[:])
+    z[0] = m
+
+
+def value_read_after(x, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        m = x[i] * 2.0
+        y[i] = m
+    z[0] = m
+
+
+def assigned_on_one_branch(x, y, N):
+    m = 0.0
+    parpy.label('N')
+    for i in range(N):
+        if x[i] > 0:
+            m = x[i]
+        y[i] = m

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::ir::{Block, Expr, ExprKind, Place, Program, Stmt, StmtKind, VarId};
+use crate::ir::{Block, Expr, ExprKind, ForLoop, Place, Program, Stmt, StmtKind, VarId};
 
 /// The blocks nested directly in a statement (a loop's body, the branches
 /// of an `if` in order, an `OnDevice` block); empty for the others.
@@ -283,4 +283,101 @@ pub fn lanes_independent(body: &[Stmt]) -> bool {
         ok
     });
     ok
+}
+
+/// May some path through `b` read scalar `v` before assigning it? Sound
+/// over the control flow: an `if` assigns only when both branches do, a
+/// loop body may run zero times (it never counts as an assignment after
+/// the loop), and a read inside a loop body before the body assigns is a
+/// read. A reduction loop over `v` reads it.
+pub fn reads_before_def(b: &[Stmt], v: VarId) -> bool {
+    flow(b, v, false).0
+}
+
+/// `(a read of v may come first, v is assigned on every path)` through
+/// `b`, entered with `v` assigned (`defined`) or not.
+fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> (bool, bool) {
+    for s in b {
+        let u = own_uses(s);
+        if !defined && u.reads.contains(&v) {
+            return (true, defined);
+        }
+        match &s.kind {
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                let (rt, dt) = flow(then_body, v, defined);
+                let (re, de) = flow(else_body, v, defined);
+                if rt || re {
+                    return (true, defined);
+                }
+                defined = defined || (dt && de);
+            }
+            StmtKind::For(_) | StmtKind::While { .. } | StmtKind::OnDevice(_) => {
+                let body = sub_blocks(s)[0];
+                if flow(body, v, defined).0 {
+                    return (true, defined);
+                }
+                // a `with parpy.gpu:` block runs once: its assignments count
+                if matches!(s.kind, StmtKind::OnDevice(_)) {
+                    defined = defined || flow(body, v, defined).1;
+                }
+            }
+            _ => {}
+        }
+        // a loop counter is assigned by its loop only inside the body
+        if u.assigned.contains(&v) && !matches!(s.kind, StmtKind::For(_)) {
+            defined = true;
+        }
+    }
+    (false, defined)
+}
+
+/// May the value scalar `v` holds when loop `me` (somewhere in `body`, a
+/// function's body) ends be read afterwards? What runs after `me`: the
+/// rest of each enclosing block, innermost first, and for an enclosing
+/// sequential loop its body again (its next iteration; a parallel loop's
+/// other iterations are other threads, which its own check covers).
+pub fn live_after_loop(body: &[Stmt], me: &ForLoop, v: VarId) -> bool {
+    /// `Some(live)` once decided; `None` when `me` is not in `b`, or the
+    /// rest of `b` after it neither reads nor assigns `v` on every path.
+    fn go(b: &[Stmt], me: &ForLoop, v: VarId) -> Option<Option<bool>> {
+        for (k, s) in b.iter().enumerate() {
+            let is_me = matches!(&s.kind, StmtKind::For(l) if std::ptr::eq(&**l, me));
+            if !is_me {
+                let inner = sub_blocks(s).into_iter().find_map(|sb| go(sb, me, v));
+                match inner {
+                    None => continue,
+                    Some(Some(live)) => return Some(Some(live)),
+                    Some(None) => {
+                        // the end of the sub-block: a sequential loop
+                        // starts its body again
+                        let again = match &s.kind {
+                            StmtKind::For(l) if l.par.is_none() => Some(&l.body),
+                            StmtKind::While { body, .. } => Some(body),
+                            _ => None,
+                        };
+                        if let Some(body) = again {
+                            let (read, defined) = flow(body, v, false);
+                            if read {
+                                return Some(Some(true));
+                            }
+                            if defined {
+                                return Some(Some(false));
+                            }
+                        }
+                    }
+                }
+            }
+            let (read, defined) = flow(&b[k + 1..], v, false);
+            if read {
+                return Some(Some(true));
+            }
+            return Some(if defined { Some(false) } else { None });
+        }
+        None
+    }
+    go(body, me, v).flatten().unwrap_or(false)
 }

@@ -37,7 +37,8 @@ use std::collections::{BTreeSet, HashMap};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::affine::{affine, Affine};
 use crate::ir::visit::{
-    own_uses, same_expr, stmt_exprs, stmt_uses, sub_blocks, unspanned, uses_var,
+    live_after_loop, own_uses, reads_before_def, same_expr, stmt_exprs, stmt_uses, sub_blocks,
+    unspanned, uses_var,
 };
 use crate::ir::{
     BinOp, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt, StmtKind, VarId, VarKind,
@@ -665,8 +666,8 @@ impl<'a> LoopCx<'a> {
             if var.kind != VarKind::Local || var.ty.is_array() {
                 continue;
             }
-            let carried = live_in(&self.l.body, v);
-            if !carried && !self.used_outside(v) {
+            let carried = reads_before_def(&self.l.body, v);
+            if !carried && !live_after_loop(&self.f.body, self.l, v) {
                 continue;
             }
             let Some(site) = first_assignment(&self.l.body, v) else {
@@ -675,7 +676,7 @@ impl<'a> LoopCx<'a> {
             let why = if carried {
                 "and reads it before assigning it (its value comes from before the loop or from another iteration)"
             } else {
-                "and it is also used outside the loop"
+                "and its value may be read after the loop"
             };
             let name = &var.name;
             out.push((
@@ -712,7 +713,8 @@ impl<'a> LoopCx<'a> {
                     if std::ptr::eq(&**l, me) {
                         continue;
                     }
-                    let private = l.par.is_some() && !contains(&l.body, me) && !live_in(&l.body, v);
+                    let private =
+                        l.par.is_some() && !contains(&l.body, me) && !reads_before_def(&l.body, v);
                     if private {
                         continue;
                     }
@@ -736,33 +738,6 @@ fn contains(b: &[Stmt], me: &ForLoop) -> bool {
         StmtKind::For(l) if std::ptr::eq(&**l, me) => true,
         _ => sub_blocks(s).into_iter().any(|sb| contains(sb, me)),
     })
-}
-
-/// Is the first touch of `v` in `b` (in textual order) a read?
-fn live_in(b: &[Stmt], v: VarId) -> bool {
-    fn go(b: &[Stmt], v: VarId) -> Option<bool> {
-        for s in b {
-            let u = own_uses(s);
-            if u.reads.contains(&v) {
-                return Some(true);
-            }
-            if let StmtKind::For(l) = &s.kind {
-                if l.reduction.is_some_and(|r| r.acc == v) {
-                    return Some(true);
-                }
-            }
-            if u.assigned.contains(&v) {
-                return Some(false);
-            }
-            for sb in sub_blocks(s) {
-                if let Some(r) = go(sb, v) {
-                    return Some(r);
-                }
-            }
-        }
-        None
-    }
-    go(b, v).unwrap_or(false)
 }
 
 /// The span of the first statement that assigns `v`.

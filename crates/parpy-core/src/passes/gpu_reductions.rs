@@ -36,7 +36,7 @@ use crate::ir::{
     StmtKind, Type, Var, VarId, VarKind, WARP_SIZE,
 };
 use crate::passes::gpu_grid::block_threads;
-use crate::passes::util::{assign_var, binary, i64e, stmt_exprs_mut, sub_blocks_mut};
+use crate::passes::util::{assign_var, binary, i64e};
 use crate::types::ElemTy;
 
 pub fn run(p: &mut Program) -> Vec<Diagnostic> {
@@ -141,7 +141,7 @@ impl Lower<'_> {
                             });
                             l.reduction = None;
                             l.wants_reduction = false;
-                            subst_block(&mut l.body, r.acc, p);
+                            crate::passes::util::subst_block(&mut l.body, r.acc, p);
                             out.push(assign_var(p, Expr::reduce_identity(r.op, e, span), span));
                             out.push(Stmt::new(StmtKind::For(l), span));
                             let pe = Expr::var(p, ty.clone(), span);
@@ -266,39 +266,6 @@ impl Lower<'_> {
             }
         }
         out
-    }
-}
-
-/// Replaces every use (read or write) of `from` by `to`.
-pub(crate) fn subst_block(b: &mut Block, from: VarId, to: VarId) {
-    for s in b {
-        match &mut s.kind {
-            StmtKind::Assign {
-                dst: Place::Var(v), ..
-            } if *v == from => *v = to,
-            StmtKind::For(l) => {
-                if let Some(r) = l.reduction.as_mut().filter(|r| r.acc == from) {
-                    r.acc = to;
-                }
-            }
-            _ => {}
-        }
-        for e in stmt_exprs_mut(s) {
-            subst_expr(e, from, to);
-        }
-        for sub in sub_blocks_mut(s) {
-            subst_block(sub, from, to);
-        }
-    }
-}
-
-fn subst_expr(e: &mut Expr, from: VarId, to: VarId) {
-    match &mut e.kind {
-        ExprKind::Var(v) if *v == from => *v = to,
-        _ => e
-            .children_mut()
-            .into_iter()
-            .for_each(|c| subst_expr(c, from, to)),
     }
 }
 

@@ -379,7 +379,7 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
         op: red.op,
         acc: blk,
     });
-    crate::passes::gpu_reductions::subst_block(&mut inner.body, red.acc, blk);
+    crate::passes::util::subst_block(&mut inner.body, red.acc, blk);
     let store = Stmt::new(
         StmtKind::Assign {
             dst: Place::Index {

@@ -9,7 +9,10 @@
 //!    Then [`check_races`] — data races of parallel loops that are
 //!    provable at compile time (the same element written by every
 //!    iteration, an update at an index two iterations may share, a read of
-//!    what another iteration writes, a shared scalar) are errors.
+//!    what another iteration writes, a shared scalar) are errors; then
+//!    [`privatize_scalars`] — a scalar each iteration assigns first and
+//!    whose value after the loop is dead, but that the function also uses
+//!    elsewhere, gets a variable of its own inside the loop.
 //! 6. [`check_host_device`] — GPU backends only: host code may not touch
 //!    device arrays (the combine step of a top-level `par_reduction()` moves
 //!    to the device).
@@ -49,6 +52,7 @@ pub mod gpu_register_rows;
 pub mod gpu_two_stage;
 pub mod lower_reductions;
 pub mod outline_kernels;
+pub mod privatize_scalars;
 pub mod split_parallel_nests;
 pub mod util;
 
@@ -109,6 +113,10 @@ pub const PASSES: &[Pass] = &[
         vec![]
     }),
     pass("check_races", false, check_races::run_pass),
+    pass("privatize_scalars", false, |p, _| {
+        privatize_scalars::run(p);
+        vec![]
+    }),
     pass("check_host_device", true, |p, o| {
         check_host_device::run(p, o.backend)
     }),
@@ -222,7 +230,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 15);
+        assert_eq!(PASSES.len(), 16);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use crate::diag::Span;
 use crate::ir::{
-    BinOp, Expr, ExprKind, Function, Place, Stmt, StmtKind, Type, Var, VarId, VarKind,
+    BinOp, Block, Expr, ExprKind, Function, Place, Stmt, StmtKind, Type, Var, VarId, VarKind,
 };
 use crate::types::ElemTy;
 
@@ -65,6 +65,39 @@ pub fn new_var(f: &mut Function, name: &str, ty: Type, kind: VarKind, span: Span
         value: None,
         span,
     })
+}
+
+/// Replaces every use (read or write) of `from` by `to`.
+pub fn subst_block(b: &mut Block, from: VarId, to: VarId) {
+    for s in b {
+        match &mut s.kind {
+            StmtKind::Assign {
+                dst: Place::Var(v), ..
+            } if *v == from => *v = to,
+            StmtKind::For(l) => {
+                if let Some(r) = l.reduction.as_mut().filter(|r| r.acc == from) {
+                    r.acc = to;
+                }
+            }
+            _ => {}
+        }
+        for e in stmt_exprs_mut(s) {
+            subst_expr(e, from, to);
+        }
+        for sub in sub_blocks_mut(s) {
+            subst_block(sub, from, to);
+        }
+    }
+}
+
+fn subst_expr(e: &mut Expr, from: VarId, to: VarId) {
+    match &mut e.kind {
+        ExprKind::Var(v) if *v == from => *v = to,
+        _ => e
+            .children_mut()
+            .into_iter()
+            .for_each(|c| subst_expr(c, from, to)),
+    }
 }
 
 #[cfg(test)]
