@@ -39,6 +39,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_cuda_arg_kind, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_sync, m)?)?;
     m.add_function(wrap_pyfunction!(_scalar_sizes, m)?)?;
+    m.add_function(wrap_pyfunction!(_observe_ns, m)?)?;
     Ok(())
 }
 
@@ -224,6 +225,33 @@ fn _cuda_arg_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
             DevKind::Cai => "cai",
             DevKind::DlPack => "dlpack",
         }))
+    })
+}
+
+/// `_native._observe_ns(args, n)`: what the cached-call fast path reads
+/// of `args` (each specialized on its value): `(nanoseconds per reading of
+/// all of them, averaged over n readings; the key words)`. Internal; for
+/// measuring the fast path (device arrays without a GPU among them) and
+/// checking its keys.
+#[pyfunction]
+fn _observe_ns(args: Vec<Bound<'_, PyAny>>, n: usize) -> PyResult<(f64, Vec<u64>)> {
+    guard(|| {
+        let params: Vec<String> = (0..args.len()).map(|i| format!("a{i}")).collect();
+        let ctx = ArgCtx {
+            func: "_observe_ns",
+            params: &params,
+        };
+        let mut key = args::KeyBuf::new();
+        let mut vals = [0u64; args::MAX_ARGS];
+        let started = std::time::Instant::now();
+        for _ in 0..n.max(1) {
+            key.clear();
+            for (i, a) in args.iter().enumerate().take(args::MAX_ARGS) {
+                std::hint::black_box(args::observe(a, i, true, &mut key, &mut vals[i], &ctx)?);
+            }
+        }
+        let ns = started.elapsed().as_nanos() as f64 / n.max(1) as f64;
+        Ok((ns, key.as_slice().to_vec()))
     })
 }
 
