@@ -14,11 +14,13 @@
 //!   modules, memory, launches, and error names.
 //! - [`plan`]: the host function of a compiled program as a launch plan,
 //!   run against a [`plan::Device`] (the driver, or a mock in tests).
+//! - [`placement`]: which device and stream a call runs on (pure rules).
 
 pub mod cubin;
 pub mod driver;
 pub mod nvcc;
 pub mod nvrtc;
+pub mod placement;
 pub mod plan;
 
 /// What can go wrong on the CUDA path.
