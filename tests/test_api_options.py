@@ -88,7 +88,7 @@ def test_defaults():
     assert o.cache_dir is None
     assert o.max_thread_blocks_per_cluster == 8
     assert o.debug_print is False and o.write_output is False
-    assert o.device == 0
+    assert o.device is None  # unset: the device of the device arguments
     for name in ["verbose_backend_resolution", "use_cuda_thread_block_clusters", "use_cuda_graphs"]:
         assert getattr(o, name) is False
     assert isinstance(o.max_unroll_count, int)
@@ -144,6 +144,8 @@ def test_fields_round_trip(tmp_path):
     ("parallelize", {1: parpy.threads(4)}, TypeError),
     ("parallelize", [('a', parpy.threads(4))], TypeError),
     ("device", -1, ValueError),
+    ("device", "cuda:1", TypeError),
+    ("device", True, TypeError),
     ("max_unroll_count", -1, ValueError),
     ("no_such_field", 1, AttributeError),
 ])
@@ -153,6 +155,27 @@ def test_invalid_values_are_rejected(field, value, exc):
     with pytest.raises(exc):
         setattr(o, field, value)
     assert repr(o) == before, "a rejected value must not change the options"
+
+
+def test_device_is_unset_by_default_settable_and_part_of_the_options():
+    o = parpy.CompileOptions()
+    assert o.device is None
+    o.device = 1
+    assert o.device == 1
+    # an explicit device 0 is another choice than "where the arguments are"
+    assert o != parpy.CompileOptions() and parpy.CompileOptions(device=0) != parpy.CompileOptions()
+    o.device = None
+    assert o.device is None and o == parpy.CompileOptions()
+    assert parpy.CompileOptions(device=None).device is None
+    with pytest.raises(TypeError, match="CompileOptions.device must be an int or None"):
+        o.device = 1.5
+    with pytest.raises(ValueError, match="device must be None or >= 0, got -2"):
+        o.device = -2
+    assert o.copy().device is None
+    import pickle
+    assert pickle.loads(pickle.dumps(o)).device is None
+    o.device = 2
+    assert pickle.loads(pickle.dumps(o)).device == 2
 
 
 def test_par_validates_its_argument():

@@ -220,11 +220,14 @@ def test_running_on_cuda_without_a_gpu_is_a_clear_error():
 class FakeCai:
     """An object with `__cuda_array_interface__` (like a CuPy array)."""
 
-    def __init__(self, shape, typestr="<f4", ptr=0x7000_0000, readonly=False, strides=None):
+    def __init__(self, shape, typestr="<f4", ptr=0x7000_0000, readonly=False, strides=None,
+                 stream=None):
         self.__cuda_array_interface__ = {
             "shape": tuple(shape), "typestr": typestr, "data": (ptr, readonly),
             "strides": strides, "version": 3,
         }
+        if stream is not None:
+            self.__cuda_array_interface__["stream"] = stream
 
 
 def test_cai_array_on_the_cpu_backend_is_rejected_by_name():
@@ -273,7 +276,7 @@ class FakeDlpack:
 
     _NAME = b"dltensor"
 
-    def __init__(self, shape, device_type=2, code=2, bits=32, strides=None):
+    def __init__(self, shape, device_type=2, code=2, bits=32, strides=None, device_id=0):
         import ctypes as C
 
         class DLTensor(C.Structure):
@@ -291,6 +294,7 @@ class FakeDlpack:
         m = DLManagedTensor()
         m.t.data = 0x7000_0000
         m.t.device_type = device_type
+        m.t.device_id = device_id
         m.t.ndim = len(shape)
         m.t.code, m.t.bits, m.t.lanes = code, bits, 1
         m.t.shape = self._shape

@@ -87,7 +87,9 @@ class CompileOptions:
     extra_flags: List[str]
     specialize_scalars: bool
     bounds_check: bool
-    device: int
+    # the CUDA device; None (the default): the device of the device-array
+    # arguments, device 0 when there are none
+    device: Optional[int]
     cache_dir: Optional[str]
     def __init__(self, **fields: Any) -> None: ...
     def copy(self) -> CompileOptions: ...

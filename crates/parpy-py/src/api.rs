@@ -243,11 +243,21 @@ fn _observe_ns(args: Vec<Bound<'_, PyAny>>, n: usize) -> PyResult<(f64, Vec<u64>
         };
         let mut key = args::KeyBuf::new();
         let mut vals = [0u64; args::MAX_ARGS];
+        let mut devs = Vec::new();
         let started = std::time::Instant::now();
         for _ in 0..n.max(1) {
             key.clear();
+            devs.clear();
             for (i, a) in args.iter().enumerate().take(args::MAX_ARGS) {
-                std::hint::black_box(args::observe(a, i, true, &mut key, &mut vals[i], &ctx)?);
+                std::hint::black_box(args::observe(
+                    a,
+                    i,
+                    true,
+                    &mut key,
+                    &mut vals[i],
+                    &mut devs,
+                    &ctx,
+                )?);
             }
         }
         let ns = started.elapsed().as_nanos() as f64 / n.max(1) as f64;

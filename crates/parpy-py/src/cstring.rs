@@ -343,7 +343,7 @@ pub fn compile_string(
         crate::backend::refuse_python(data.backend, "compile_string")?;
         let backend = service::resolve_backend(py, &data)?;
         if backend == parpy_core::Backend::Cuda {
-            return compile_cuda(py, fn_name, code, data.device, &data);
+            return compile_cuda(py, fn_name, code, data.device.unwrap_or(0), &data);
         }
         if backend != parpy_core::Backend::Cpu || !crate::backend::is_enabled(backend) {
             let (_, why) = crate::backend::explain(backend);

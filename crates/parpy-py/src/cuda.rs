@@ -1,17 +1,21 @@
-//! The CUDA backend's call side in the binding: a compiled function's
-//! module and launch plan ([`CudaFn::build`], after the compile service
-//! produced the cubin) and the cached call (stage NumPy arguments, launch,
-//! copy back).
+//! The CUDA backend's call side in the binding: where a compiled function
+//! runs ([`CudaFn::build`] places it by its device arguments and
+//! `opts.device`, then loads the cubin the compile service produced in that
+//! device's context) and the cached call (the streams of its device
+//! arguments, then `parpy_runtime::cuda::call` stages, launches and copies
+//! back).
 
 use parpy_core::{ArgType, CompileOutput};
-use parpy_runtime::cuda::driver::{self, Context, Launcher, Module, Stream};
+use parpy_runtime::cuda::call::{Pass, Specialization};
+use parpy_runtime::cuda::driver::{self, Context};
+use parpy_runtime::cuda::placement::{self, ArgDevice, StreamUse, Streams};
 use parpy_runtime::cuda::plan::Plan;
 use parpy_runtime::cuda::CudaError;
 use parpy_runtime::DiskCache;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::args::device::{self, DevKind};
+use crate::args::device::{self, DevSeen, StreamSrc};
 use crate::args::{ArgCtx, ArgRecord, MAX_ARGS};
 use crate::errors::internal_error;
 use crate::service;
@@ -21,32 +25,12 @@ pub fn context(ordinal: i64) -> PyResult<&'static Context> {
     driver::context(ordinal).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
-/// How one entry parameter is passed on a call.
-#[derive(Clone, Copy, Debug)]
-enum Pass {
-    Scalar,
-    /// A torch / `__cuda_array_interface__` array: its pointer, in place.
-    Device,
-    /// A NumPy array: copied to a device buffer of `bytes`, and back when
-    /// the function writes it.
-    Host {
-        bytes: usize,
-        written: bool,
-    },
-}
-
-/// One compiled CUDA specialization.
+/// One compiled CUDA specialization, loaded on the device it runs on.
 pub struct CudaFn {
     name: String,
-    ctx: &'static Context,
-    module: Module,
-    plan: Plan,
-    /// Per host parameter: (argument index, how it is passed).
-    params: Vec<(usize, Pass)>,
+    spec: Specialization<Context>,
     /// The Python name of each argument (for errors).
     arg_names: Vec<String>,
-    /// Some torch tensor is passed: run on torch's current stream.
-    torch_device: Option<i64>,
     /// Whether the cubin came from the disk cache (for `specializations()`).
     pub origin: parpy_runtime::Outcome,
     /// The callback calls of the host code.
@@ -66,8 +50,34 @@ fn device_err(name: &str, e: CudaError) -> PyErr {
     PyRuntimeError::new_err(format!("`{name}` on the GPU: {msg}"))
 }
 
+/// The device a Cuda call with these arguments runs on (a miss, before
+/// compiling): the device of its device arrays, or `explicit`
+/// (`opts.device`); arguments on different devices are a ValueError.
+pub fn place(
+    func: &str,
+    records: &[ArgRecord],
+    ctx_args: &ArgCtx<'_>,
+    explicit: Option<i64>,
+) -> PyResult<i64> {
+    let names: Vec<String> = (0..records.len()).map(|i| ctx_args.name(i)).collect();
+    let on: Vec<ArgDevice<'_>> = records
+        .iter()
+        .zip(&names)
+        .filter_map(|(r, n)| {
+            r.device.as_ref().map(|d| ArgDevice {
+                name: n,
+                device: d.device,
+                ptr: d.ptr,
+            })
+        })
+        .collect();
+    placement::place(&driver::Cuda, func, &on, explicit)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 impl CudaFn {
-    /// The miss path after the core compiled `out` for the Cuda backend.
+    /// The miss path after the core compiled `out` for the Cuda backend,
+    /// to run on `device` ([`place`]).
     #[allow(clippy::too_many_arguments)]
     pub fn build(
         py: Python<'_>,
@@ -85,40 +95,15 @@ impl CudaFn {
                 "the Cuda backend produced no device code for `{name}`"
             )));
         };
+        let arg_names: Vec<String> = (0..records.len()).map(|i| ctx_args.name(i)).collect();
         let ctx = context(device)?;
         let n = crate::toolchain::nvrtc_source(py)?;
-        // check the device arguments: right device, and which ones are torch
-        let mut torch_device = None;
         let mut pass = Vec::with_capacity(out.params.len());
         for (p, &ai) in out.params.iter().zip(param_index) {
             let rec = &records[ai];
             let kind = if !matches!(p.ty, ArgType::Array { .. }) {
                 Pass::Scalar
-            } else if let Some(d) = &rec.device {
-                let dev = match d.device {
-                    Some(dev) => dev,
-                    None => {
-                        ctx.bind().map_err(|e| device_err(name, e))?;
-                        ctx.pointer_device(d.ptr).map(|o| o as i64).map_err(|_| {
-                            PyValueError::new_err(format!(
-                                "argument `{}` of `{name}`: its __cuda_array_interface__ \
-                                 pointer is not CUDA device memory",
-                                p.name
-                            ))
-                        })?
-                    }
-                };
-                if dev != device {
-                    return Err(PyValueError::new_err(format!(
-                        "argument `{}` of `{name}` is on CUDA device {dev}, but the function \
-                         runs on device {device} (opts.device); move it with .to('cuda:{device}') \
-                         or set device={dev}",
-                        p.name
-                    )));
-                }
-                if d.kind == DevKind::Torch {
-                    torch_device = Some(dev);
-                }
+            } else if rec.device.is_some() {
                 Pass::Device
             } else {
                 let bytes = match &rec.ty {
@@ -150,106 +135,54 @@ impl CudaFn {
                 e => PyRuntimeError::new_err(e.to_string()),
             })?;
         let shared = vec![0u32; out.kernel_names.len()];
-        let module = ctx
-            .load_module(&cubin, &out.kernel_names, &shared)
-            .map_err(|e| device_err(name, e))?;
         let plan = Plan::new(&out.program, &out.kernel_names, &shared)
             .map_err(|e| internal_error(&e.to_string()))?;
+        let spec =
+            Specialization::load(ctx, &cubin, plan, pass).map_err(|e| device_err(name, e))?;
         Ok(CudaFn {
             name: name.to_string(),
-            ctx,
-            module,
-            plan,
-            params: pass,
-            arg_names: (0..records.len())
-                .map(|i| ctx_args.name(i).to_string())
-                .collect(),
-            torch_device,
+            spec,
+            arg_names,
             origin,
             callbacks: crate::callbacks::sites(&out.program),
         })
     }
 
-    /// One call: `vals[i]` holds argument i's data pointer (device pointer
-    /// or NumPy host pointer) or scalar slot.
-    pub fn call(&self, py: Python<'_>, vals: &[u64; MAX_ARGS]) -> PyResult<()> {
-        let stream: Stream = match self.torch_device {
-            Some(d) => device::torch_stream(py, d)?,
-            None => 0,
-        };
-        self.check_host_overlap(vals)?;
-        self.ctx.bind().map_err(|e| device_err(&self.name, e))?;
-        let mut args = [0u64; MAX_ARGS];
-        // (device copy, host pointer, bytes, written)
-        let mut staged: Vec<(u64, u64, usize, bool)> = Vec::new();
-        let raised = std::cell::RefCell::new(None);
-        let result = (|| -> Result<(), CudaError> {
-            for (j, &(ai, pass)) in self.params.iter().enumerate() {
-                args[j] = match pass {
-                    Pass::Scalar | Pass::Device => vals[ai],
-                    Pass::Host { bytes, written } => {
-                        // the same NumPy array passed twice shares one copy
-                        let same = staged.iter().position(|e| e.1 == vals[ai] && e.2 == bytes);
-                        if let Some(k) = same {
-                            staged[k].3 |= written;
-                            args[j] = staged[k].0;
-                            continue;
-                        }
-                        let d = self.ctx.alloc(bytes, stream)?;
-                        staged.push((d, vals[ai], bytes, written));
-                        // SAFETY: the NumPy array (kept alive by the caller)
-                        // holds `bytes` bytes; pageable copies complete
-                        // before returning.
-                        unsafe {
-                            driver::copy_htod(d, vals[ai] as usize as *const _, bytes, stream)?
-                        };
-                        d
-                    }
-                };
-            }
-            let launcher = Launcher {
-                ctx: self.ctx,
-                module: &self.module,
-                stream,
-            };
-            match &self.callbacks {
-                // views of the device arrays are copied to host buffers
-                // around each call (after the work queued before it)
-                Some(sites) => self.plan.run_calling(
-                    &launcher,
-                    &args[..self.params.len()],
-                    &|site, vals| {
-                        crate::callbacks::call_device(py, sites, site, vals, &launcher, &raised)
-                    },
-                )?,
-                None => self.plan.run(&launcher, &args[..self.params.len()])?,
-            }
-            for &(d, host, bytes, written) in &staged {
-                if written {
-                    // SAFETY: a writeable NumPy array of `bytes` bytes; the
-                    // stream is synchronised below before returning.
-                    unsafe { driver::copy_dtoh(host as usize as *mut _, d, bytes, stream)? };
-                }
-            }
-            if !staged.is_empty() {
-                driver::sync(stream).map_err(|e| {
-                    let names: Vec<&str> = self
-                        .plan
-                        .kernels()
-                        .iter()
-                        .map(|k| k.symbol.as_str())
-                        .collect();
-                    CudaError::Plan(format!(
-                        "{e} (raised while running the kernels {})",
-                        names.join(", ")
-                    ))
-                })?;
-            }
-            Ok(())
-        })();
-        for &(d, ..) in &staged {
-            driver::free(d, stream);
+    /// The streams of a call: what each device argument says, in argument
+    /// order (`placement::choose_streams`).
+    fn streams(&self, py: Python<'_>, devs: &[DevSeen]) -> PyResult<Streams> {
+        if devs.is_empty() {
+            return Ok(Streams::default());
         }
+        let mut uses = Vec::with_capacity(devs.len());
+        for d in devs {
+            uses.push(match d.stream {
+                StreamSrc::Torch => StreamUse::On(device::torch_stream(py, d.device)?),
+                StreamSrc::CuPy => StreamUse::On(device::cupy_stream(py, d.device)?),
+                StreamSrc::Said(u) => u,
+            });
+        }
+        Ok(placement::choose_streams(uses))
+    }
+
+    /// One call: `vals[i]` holds argument i's data pointer (device pointer
+    /// or NumPy host pointer) or scalar slot; `devs`, its device arrays.
+    pub fn call(&self, py: Python<'_>, vals: &[u64; MAX_ARGS], devs: &[DevSeen]) -> PyResult<()> {
+        let streams = self.streams(py, devs)?;
+        self.check_host_overlap(vals)?;
+        let raised = std::cell::RefCell::new(None);
+        let result = match &self.callbacks {
+            // views of the device arrays are copied to host buffers around
+            // each call (after the work queued before it)
+            Some(sites) => self.spec.run(
+                vals,
+                &streams,
+                Some(&|dev, site, v| {
+                    crate::callbacks::call_device(py, sites, site, v, dev, &raised)
+                }),
+            ),
+            None => self.spec.run(vals, &streams, None),
+        };
         if let Some(e) = raised.into_inner() {
             return Err(e);
         }
@@ -264,6 +197,7 @@ impl CudaFn {
     /// results. The same array passed twice shares one copy.
     fn check_host_overlap(&self, vals: &[u64; MAX_ARGS]) -> PyResult<()> {
         let hosts: Vec<(usize, u64, usize)> = self
+            .spec
             .params
             .iter()
             .filter_map(|&(ai, p)| match p {

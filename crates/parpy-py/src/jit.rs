@@ -433,6 +433,8 @@ impl JitFunction {
         }
         let mut key = KeyBuf::new();
         let mut vals = [0u64; MAX_ARGS];
+        // the device arrays among them (allocates only when there are some)
+        let mut devs = Vec::new();
         let mut writeable: u64;
         let mut elems: usize;
         // parameters that stopped being specialized during this call
@@ -465,10 +467,18 @@ impl JitFunction {
             }
             writeable = 0;
             elems = 0;
+            devs.clear();
             let mut scalars: u64 = 0;
             let mut observe = |i: usize, a: &Bound<'_, PyAny>| -> PyResult<()> {
-                let (is_array, w, count) =
-                    args::observe(a, i, spec >> i & 1 != 0, &mut key, &mut vals[i], &ctx)?;
+                let (is_array, w, count) = args::observe(
+                    a,
+                    i,
+                    spec >> i & 1 != 0,
+                    &mut key,
+                    &mut vals[i],
+                    &mut devs,
+                    &ctx,
+                )?;
                 if is_array && w {
                     writeable |= 1 << i;
                 }
@@ -533,7 +543,7 @@ impl JitFunction {
         }
         let entry = match &compiled.exec {
             Exec::Cpu(e) => e,
-            Exec::Cuda(f) => return f.call(py, &vals),
+            Exec::Cuda(f) => return f.call(py, &vals, &devs),
             Exec::Python => return self.run_python(py, args),
         };
         let mut argv: [*mut c_void; MAX_ARGS + 1] = [std::ptr::null_mut(); MAX_ARGS + 1];
@@ -656,6 +666,12 @@ impl JitFunction {
                 )));
             }
         }
+        // the device before compiling: arguments on two devices fail early
+        let device = if backend == Backend::Cuda {
+            crate::cuda::place(&self.name, records, &ctx, data.device)?
+        } else {
+            0
+        };
         let mut options = data.to_core(backend)?;
         if data.implicit_shape_labels {
             options.implicit_labels = symbols.names.clone();
@@ -695,7 +711,7 @@ impl JitFunction {
                 &ctx,
                 &out,
                 records,
-                data.device,
+                device,
                 &service::cache_for(py, &data)?,
                 &index,
                 &data.includes,

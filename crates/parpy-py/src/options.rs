@@ -166,7 +166,10 @@ pub struct OptData {
     pub specialize_scalars: bool,
     /// Run-time checks of the indices not proven in range (an IndexError).
     pub bounds_check: bool,
-    pub device: i64,
+    /// The CUDA device to run on; `None` (the default): the device of the
+    /// device-array arguments, device 0 when there are none
+    /// (`parpy_runtime::cuda::placement`).
+    pub device: Option<i64>,
     pub cache_dir: Option<String>,
     /// Accepted for ParPy programs; parpy has no callbacks to debug.
     pub debug_callbacks: bool,
@@ -249,7 +252,7 @@ impl Default for OptData {
             extra_flags: vec![],
             specialize_scalars: true,
             bounds_check: d.bounds_check,
-            device: 0,
+            device: None,
             cache_dir: None,
             debug_callbacks: false,
             implicit_shape_labels: true,
@@ -387,7 +390,10 @@ impl OptData {
             "extra_flags" => PyList::new(py, &self.extra_flags)?.into_any().unbind(),
             "specialize_scalars" => b(py, self.specialize_scalars),
             "bounds_check" => b(py, self.bounds_check),
-            "device" => self.device.into_pyobject(py)?.into_any().unbind(),
+            "device" => match self.device {
+                Some(d) => d.into_pyobject(py)?.into_any().unbind(),
+                None => py.None(),
+            },
             "cache_dir" => self
                 .cache_dir
                 .clone()
@@ -448,13 +454,17 @@ impl OptData {
             "specialize_scalars" => self.specialize_scalars = get_bool(name, v)?,
             "bounds_check" => self.bounds_check = get_bool(name, v)?,
             "device" => {
-                let n = get_int(name, v)?;
-                if n < 0 {
-                    return Err(PyValueError::new_err(format!(
-                        "device must be >= 0, got {n}"
-                    )));
-                }
-                self.device = n;
+                self.device = if v.is_none() {
+                    None
+                } else {
+                    let n = get_int(name, v).map_err(|_| type_err(name, "an int or None", v))?;
+                    if n < 0 {
+                        return Err(PyValueError::new_err(format!(
+                            "device must be None or >= 0, got {n}"
+                        )));
+                    }
+                    Some(n)
+                };
             }
             "cache_dir" => {
                 self.cache_dir = if v.is_none() {

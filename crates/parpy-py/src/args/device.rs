@@ -3,10 +3,17 @@
 //! `get_device()`; never `__cuda_array_interface__`, which costs ~2 µs on
 //! torch) and any object with `__cuda_array_interface__` (CuPy, Numba, ...).
 //!
-//! torch is never imported: an object can only be a torch tensor when
-//! `"torch"` is in `sys.modules`, and `torch.Tensor` is fetched from there.
+//! Each one's device is part of the cached-call key (a CAI array's is its
+//! pointer's), and the fast path notes, per device argument, where its
+//! stream comes from ([`DevSeen`]): torch's or CuPy's current stream, the
+//! CAI `stream` field, or none (DLPack).
+//!
+//! torch and CuPy are never imported: an object can only be a torch tensor
+//! (a CuPy array) when `"torch"` (`"cupy"`) is in `sys.modules`, and
+//! `torch.Tensor` (`cupy.ndarray`) is fetched from there.
 
 use parpy_core::{ArgType, ElemTy};
+use parpy_runtime::cuda::placement::{self, StreamUse};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -24,6 +31,25 @@ pub enum DevKind {
     Torch,
     Cai,
     DlPack,
+}
+
+/// Where a device argument's stream comes from, for each call.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum StreamSrc {
+    /// torch's current stream on the tensor's device.
+    Torch,
+    /// CuPy's current stream on the array's device.
+    CuPy,
+    /// What the object said (the CAI `stream` field; DLPack: nothing).
+    Said(StreamUse),
+}
+
+/// A device argument of a call, as the fast path saw it (in argument order).
+#[derive(Clone, Copy, Debug)]
+pub struct DevSeen {
+    /// Its CUDA device (-1: unknown, a CAI pointer the driver does not know).
+    pub device: i64,
+    pub stream: StreamSrc,
 }
 
 /// A device array seen on the miss path.
@@ -63,6 +89,33 @@ fn torch_tensor_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyType>>> {
     let t = t.cast_into::<PyType>()?;
     let _ = TENSOR.set(py, t.unbind());
     Ok(TENSOR.get(py).map(|t| t.bind(py)))
+}
+
+/// `cupy.ndarray`, once CuPy is imported.
+fn cupy_array_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyType>>> {
+    static NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    if let Some(t) = NDARRAY.get(py) {
+        return Ok(Some(t.bind(py)));
+    }
+    let Some(cupy) = sys_modules(py)?.get_item(pyo3::intern!(py, "cupy"))? else {
+        return Ok(None);
+    };
+    let Ok(t) = cupy.getattr("ndarray") else {
+        return Ok(None);
+    };
+    let Ok(t) = t.cast_into::<PyType>() else {
+        return Ok(None);
+    };
+    let _ = NDARRAY.set(py, t.unbind());
+    Ok(NDARRAY.get(py).map(|t| t.bind(py)))
+}
+
+/// Whether `obj` is a CuPy array (without importing CuPy).
+fn is_cupy(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match cupy_array_type(obj.py())? {
+        Some(t) => obj.is_instance(t),
+        None => Ok(false),
+    }
 }
 
 /// Whether `obj` is a torch tensor (without importing torch).
@@ -192,14 +245,16 @@ fn pack_str(s: &str) -> u64 {
     v
 }
 
-/// The fast-path observation of a device array: pushes the key, stores the
-/// device pointer in `val`; `None` when `obj` is not a device array.
+/// The fast-path observation of a device array: pushes the key (with the
+/// device), stores the device pointer in `val`, notes the argument in
+/// `devs`; `None` when `obj` is not a device array.
 #[inline]
 pub fn observe(
     obj: &Bound<'_, PyAny>,
     i: usize,
     key: &mut KeyBuf,
     val: &mut u64,
+    devs: &mut Vec<DevSeen>,
     ctx: &ArgCtx<'_>,
 ) -> PyResult<Option<(bool, bool, usize)>> {
     let py = obj.py();
@@ -231,6 +286,10 @@ pub fn observe(
         }
         let ptr: u64 = obj.call_method0(pyo3::intern!(py, "data_ptr"))?.extract()?;
         *val = ptr;
+        devs.push(DevSeen {
+            device: dev,
+            stream: StreamSrc::Torch,
+        });
         return Ok(Some((true, true, count)));
     }
     let Ok(cai) = obj.getattr(pyo3::intern!(py, "__cuda_array_interface__")) else {
@@ -245,27 +304,49 @@ pub fn observe(
             count = count.saturating_mul(n.max(0) as usize);
         }
         *val = d.ptr;
+        devs.push(DevSeen {
+            device: d.device,
+            stream: StreamSrc::Said(StreamUse::Any),
+        });
         return Ok(Some((true, true, count)));
     };
-    let (elem_key, shape, ptr, readonly) = parse_cai(&cai, i, ctx)?;
-    key.push(TAG_CAI | ((shape.len() as u64) << 48));
-    key.push(elem_key);
+    let c = parse_cai(&cai, i, ctx)?;
+    // one driver call on a machine with several GPUs (none with one)
+    let dev = parpy_runtime::cuda::driver::pointer_device_or_unknown(c.ptr);
+    key.push(TAG_CAI | ((dev as u64 & 0xffff) << 8) | ((c.shape.len() as u64) << 48));
+    key.push(c.elem_key);
     let mut count = 1usize;
-    for &d in &shape {
+    for &d in &c.shape {
         key.push(d as u64);
         count = count.saturating_mul(d.max(0) as usize);
     }
-    *val = ptr;
-    Ok(Some((true, !readonly, count)))
+    *val = c.ptr;
+    let stream = if is_cupy(obj)? {
+        StreamSrc::CuPy
+    } else {
+        StreamSrc::Said(c.stream)
+    };
+    devs.push(DevSeen {
+        device: dev,
+        stream,
+    });
+    Ok(Some((true, !c.readonly, count)))
 }
 
-/// `(typestr packed, shape, pointer, readonly)` of a
-/// `__cuda_array_interface__` dict; non-contiguous strides are an error.
-fn parse_cai(
-    cai: &Bound<'_, PyAny>,
-    i: usize,
-    ctx: &ArgCtx<'_>,
-) -> PyResult<(u64, Vec<i64>, u64, bool)> {
+/// What parpy reads of a `__cuda_array_interface__` dict.
+struct Cai {
+    /// The typestr, packed into a key word.
+    elem_key: u64,
+    shape: Vec<i64>,
+    ptr: u64,
+    readonly: bool,
+    stream: StreamUse,
+}
+
+/// A `__cuda_array_interface__` dict read and checked: non-contiguous
+/// strides and stream 0 are errors.
+fn parse_cai(cai: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Cai> {
+    let py = cai.py();
     let bad = |what: &str| {
         PyTypeError::new_err(format!(
             "argument `{}` of `{}` has an invalid __cuda_array_interface__ ({what})",
@@ -275,21 +356,21 @@ fn parse_cai(
     };
     let d = cai.cast::<PyDict>().map_err(|_| bad("not a dict"))?;
     let shape: Vec<i64> = d
-        .get_item("shape")?
+        .get_item(pyo3::intern!(py, "shape"))?
         .ok_or_else(|| bad("no shape"))?
         .extract()
         .map_err(|_| bad("shape is not a tuple of ints"))?;
     let typestr: String = d
-        .get_item("typestr")?
+        .get_item(pyo3::intern!(py, "typestr"))?
         .ok_or_else(|| bad("no typestr"))?
         .extract()
         .map_err(|_| bad("typestr is not a str"))?;
     let (ptr, readonly): (u64, bool) = d
-        .get_item("data")?
+        .get_item(pyo3::intern!(py, "data"))?
         .ok_or_else(|| bad("no data"))?
         .extract()
         .map_err(|_| bad("data is not (pointer, readonly)"))?;
-    if let Some(strides) = d.get_item("strides")? {
+    if let Some(strides) = d.get_item(pyo3::intern!(py, "strides"))? {
         if !strides.is_none() {
             let strides: Vec<i64> = strides.extract().map_err(|_| bad("bad strides"))?;
             let size = typestr
@@ -305,7 +386,27 @@ fn parse_cai(
             }
         }
     }
-    Ok((pack_str(&typestr), shape, ptr, readonly))
+    let stream = match d.get_item(pyo3::intern!(py, "stream"))? {
+        Some(s) if !s.is_none() => Some(
+            s.extract::<u64>()
+                .map_err(|_| bad("stream is not a CUstream handle or None"))?,
+        ),
+        _ => None,
+    };
+    let stream = placement::cai_stream(stream).map_err(|why| {
+        PyValueError::new_err(format!(
+            "argument `{}` of `{}` has an invalid __cuda_array_interface__: {why}",
+            ctx.name(i),
+            ctx.func
+        ))
+    })?;
+    Ok(Cai {
+        elem_key: pack_str(&typestr),
+        shape,
+        ptr,
+        readonly,
+        stream,
+    })
 }
 
 /// The miss-path view of a device array, or `None` when `obj` is not one.
@@ -363,14 +464,17 @@ pub fn inspect(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<O
             ptr: d.ptr,
         }));
     };
-    let (_, shape, ptr, _) = parse_cai(&cai, i, ctx)?;
+    let c = parse_cai(&cai, i, ctx)?;
     let typestr: String = cai.get_item("typestr")?.extract()?;
     let elem = typestr_elem(&typestr).ok_or_else(|| unsupported(typestr.clone()))?;
     Ok(Some(DevArg {
-        ty: ArgType::Array { elem, shape },
+        ty: ArgType::Array {
+            elem,
+            shape: c.shape,
+        },
         kind: DevKind::Cai,
         device: None,
-        ptr,
+        ptr: c.ptr,
     }))
 }
 
@@ -387,6 +491,33 @@ pub fn torch_stream(py: Python<'_>, device: i64) -> PyResult<u64> {
             .unbind())
     })?;
     f.bind(py).call1((device,))?.extract()
+}
+
+/// CuPy's current stream on `device` (`cupy.cuda.get_current_stream`);
+/// its null stream (pointer 0) is the legacy default stream.
+pub fn cupy_stream(py: Python<'_>, device: i64) -> PyResult<u64> {
+    static GET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let f = GET.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let cupy = sys_modules(py)?
+            .get_item("cupy")?
+            .ok_or_else(|| PyRuntimeError::new_err("cupy is not imported"))?;
+        Ok(cupy
+            .getattr("cuda")?
+            .getattr("get_current_stream")?
+            .unbind())
+    })?;
+    let f = f.bind(py);
+    // (an older CuPy takes no device: its current device's stream)
+    let s = match f.call1((device,)) {
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => f.call0()?,
+        r => r?,
+    };
+    let ptr: u64 = s.getattr(pyo3::intern!(py, "ptr"))?.extract()?;
+    Ok(if ptr == 0 {
+        placement::STREAM_LEGACY
+    } else {
+        ptr
+    })
 }
 
 /// `DLDevice` + `DLDataType` + the fields parpy reads of a `DLTensor`

@@ -173,8 +173,12 @@ pub fn type_name(v: &Bound<'_, PyAny>) -> String {
 }
 
 /// Observes argument `i` for the fast path: pushes its key words, stores the
-/// array data pointer or the scalar's 8-byte slot in `val`, and returns
-/// (is_array, writeable, element count).
+/// array data pointer or the scalar's 8-byte slot in `val`, notes a device
+/// array in `devs`, and returns (is_array, writeable, element count).
+///
+/// The key holds each device array's device; a call without device arrays
+/// runs where `opts.device` says (device 0 when unset), which the options'
+/// fingerprint at the key's start holds.
 #[inline]
 pub fn observe(
     obj: &Bound<'_, PyAny>,
@@ -182,6 +186,7 @@ pub fn observe(
     specialize: bool,
     key: &mut KeyBuf,
     val: &mut u64,
+    devs: &mut Vec<device::DevSeen>,
     ctx: &ArgCtx<'_>,
 ) -> PyResult<(bool, bool, usize)> {
     if let Some(a) = as_ndarray(obj) {
@@ -287,11 +292,11 @@ pub fn observe(
         *val = t.ptr;
         return Ok((true, true, count));
     }
-    if let Some(r) = device::observe(obj, i, key, val, ctx)? {
+    if let Some(r) = device::observe(obj, i, key, val, devs, ctx)? {
         return Ok(r);
     }
     if let Some(a) = host_buffer(obj)? {
-        return observe(&a, i, specialize, key, val, ctx);
+        return observe(&a, i, specialize, key, val, devs, ctx);
     }
     Err(unsupported_object(obj, i, ctx))
 }

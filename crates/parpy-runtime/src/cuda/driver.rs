@@ -9,7 +9,9 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys;
 
-use super::plan::Device;
+use super::call::Gpu;
+pub use super::call::Stream;
+use super::placement::Driver;
 use super::{no_panic, open_global, CudaError};
 
 /// `CUresult` to `Result`, with the driver's name and description.
@@ -42,6 +44,11 @@ pub fn check(call: &str, r: sys::CUresult) -> Result<(), CudaError> {
 
 /// The driver, initialised once: the number of devices.
 pub fn init() -> Result<i32, CudaError> {
+    init_once().clone()
+}
+
+/// [`init`] without copying its error (for the cached-call path).
+fn init_once() -> &'static Result<i32, CudaError> {
     static INIT: OnceLock<Result<i32, CudaError>> = OnceLock::new();
     INIT.get_or_init(|| {
         let lib = ["libcuda.so.1", "libcuda.so"]
@@ -66,7 +73,6 @@ pub fn init() -> Result<i32, CudaError> {
             Ok(n)
         })
     })
-    .clone()
 }
 
 /// The driver's CUDA version (e.g. 13000), once initialised.
@@ -293,23 +299,6 @@ impl Context {
             })
         })
     }
-
-    /// The device that owns a device pointer (for `__cuda_array_interface__`
-    /// arguments), or an error when it is not a device pointer.
-    pub fn pointer_device(&self, ptr: u64) -> Result<i32, CudaError> {
-        no_panic("cuPointerGetAttribute", || {
-            let mut ord: i32 = -1;
-            // SAFETY: valid out-pointer of the attribute's size.
-            check("cuPointerGetAttribute", unsafe {
-                sys::cuPointerGetAttribute(
-                    &mut ord as *mut i32 as *mut c_void,
-                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                    ptr,
-                )
-            })?;
-            Ok(ord)
-        })
-    }
 }
 
 /// A loaded module with its kernels (kept for the life of the process).
@@ -326,28 +315,41 @@ unsafe impl Send for Module {}
 // SAFETY: as above; launches do not mutate the handles.
 unsafe impl Sync for Module {}
 
-/// A raw stream handle (`0` is the legacy default stream).
-pub type Stream = u64;
+impl Gpu for Context {
+    type Module = Module;
 
-/// Launches on one stream through one module: the [`Device`] the plan runs
-/// against on a real GPU.
-pub struct Launcher<'a> {
-    pub ctx: &'a Context,
-    pub module: &'a Module,
-    pub stream: Stream,
-}
+    fn ordinal(&self) -> i64 {
+        self.ordinal as i64
+    }
 
-impl Device for Launcher<'_> {
+    fn arch(&self) -> u32 {
+        self.arch
+    }
+
+    fn bind(&self) -> Result<(), CudaError> {
+        Context::bind(self)
+    }
+
+    fn load_module(
+        &self,
+        cubin: &[u8],
+        symbols: &[String],
+        shared: &[u32],
+    ) -> Result<Module, CudaError> {
+        Context::load_module(self, cubin, symbols, shared)
+    }
+
     fn launch(
         &self,
+        module: &Module,
         kernel: usize,
         grid: [u32; 3],
         block: [u32; 3],
         shared: u32,
+        stream: Stream,
         params: &mut [*mut c_void],
     ) -> Result<(), CudaError> {
-        let f = *self
-            .module
+        let f = *module
             .funcs
             .get(kernel)
             .ok_or_else(|| CudaError::Plan(format!("no kernel #{kernel} in the module")))?;
@@ -363,7 +365,7 @@ impl Device for Launcher<'_> {
                 block[1],
                 block[2],
                 shared,
-                self.stream as sys::CUstream,
+                stream as sys::CUstream,
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
@@ -371,24 +373,109 @@ impl Device for Launcher<'_> {
         check("cuLaunchKernel", r)
     }
 
-    fn alloc(&self, bytes: usize) -> Result<u64, CudaError> {
-        self.ctx.alloc(bytes, self.stream)
+    fn alloc(&self, bytes: usize, stream: Stream) -> Result<u64, CudaError> {
+        Context::alloc(self, bytes, stream)
     }
 
-    fn free(&self, ptr: u64) {
-        free(ptr, self.stream);
+    fn free(&self, ptr: u64, stream: Stream) {
+        free(ptr, stream);
     }
 
-    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), CudaError> {
-        // SAFETY: `out` is writable and outlives the synchronisation below.
-        unsafe { copy_dtoh(out.as_mut_ptr() as *mut c_void, src, out.len(), self.stream)? };
-        sync(self.stream)
+    unsafe fn copy_htod(
+        &self,
+        dst: u64,
+        src: *const c_void,
+        bytes: usize,
+        stream: Stream,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the caller's contract.
+        unsafe { copy_htod(dst, src, bytes, stream) }
     }
 
-    fn write(&self, dst: u64, data: &[u8]) -> Result<(), CudaError> {
-        // SAFETY: `data` is readable; a copy from pageable memory has
-        // consumed it when the call returns.
-        unsafe { copy_htod(dst, data.as_ptr() as *const c_void, data.len(), self.stream) }
+    unsafe fn copy_dtoh(
+        &self,
+        dst: *mut c_void,
+        src: u64,
+        bytes: usize,
+        stream: Stream,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the caller's contract.
+        unsafe { copy_dtoh(dst, src, bytes, stream) }
+    }
+
+    fn sync(&self, stream: Stream) -> Result<(), CudaError> {
+        sync(stream)
+    }
+
+    fn join(&self, waiter: Stream, on: Stream) -> Result<(), CudaError> {
+        no_panic("joining CUDA streams", || {
+            let mut ev: sys::CUevent = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; the context is current.
+            check("cuEventCreate", unsafe {
+                sys::cuEventCreate(&mut ev, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+            })?;
+            // SAFETY: a fresh event; streams of this context (or 0/1/2).
+            let r = check("cuEventRecord", unsafe {
+                sys::cuEventRecord(ev, on as sys::CUstream)
+            })
+            .and_then(|()| {
+                check("cuStreamWaitEvent", unsafe {
+                    sys::cuStreamWaitEvent(waiter as sys::CUstream, ev, 0)
+                })
+            });
+            // the wait keeps what it needs: the event may go now
+            // SAFETY: an event of ours, not used again.
+            unsafe { sys::cuEventDestroy_v2(ev) };
+            r
+        })
+    }
+}
+
+/// The real driver, for [`super::placement::place`].
+pub struct Cuda;
+
+impl Driver for Cuda {
+    fn pointer_device(&self, ptr: u64) -> Result<i64, CudaError> {
+        pointer_device(ptr)
+    }
+}
+
+/// The device that owns a device pointer (for `__cuda_array_interface__`
+/// arguments), or an error when it is not a device pointer. Asked in the
+/// caller's current context; without one, in device 0's.
+pub fn pointer_device(ptr: u64) -> Result<i64, CudaError> {
+    init()?;
+    let ask = || {
+        no_panic("cuPointerGetAttribute", || {
+            let mut ord: i32 = -1;
+            // SAFETY: valid out-pointer of the attribute's size.
+            let r = unsafe {
+                sys::cuPointerGetAttribute(
+                    &mut ord as *mut i32 as *mut c_void,
+                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                    ptr,
+                )
+            };
+            Ok((r, ord))
+        })
+    };
+    let (mut r, mut ord) = ask()?;
+    if r == sys::CUresult::CUDA_ERROR_INVALID_CONTEXT {
+        context(0)?.bind()?;
+        (r, ord) = ask()?;
+    }
+    check("cuPointerGetAttribute", r)?;
+    Ok(ord as i64)
+}
+
+/// [`pointer_device`] for the cached-call key: no driver call on a machine
+/// with one GPU; -1 when the driver is not usable or the pointer unknown
+/// (a key no build has, so the miss path says what is wrong).
+pub fn pointer_device_or_unknown(ptr: u64) -> i64 {
+    match init_once() {
+        Ok(1) => 0,
+        Ok(_) => pointer_device(ptr).unwrap_or(-1),
+        Err(_) => -1,
     }
 }
 

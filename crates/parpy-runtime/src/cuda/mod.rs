@@ -15,7 +15,10 @@
 //! - [`plan`]: the host function of a compiled program as a launch plan,
 //!   run against a [`plan::Device`] (the driver, or a mock in tests).
 //! - [`placement`]: which device and stream a call runs on (pure rules).
+//! - [`call`]: a specialization loaded on one device and its call, over
+//!   the [`call::Gpu`] trait (the driver's contexts, or a fake in tests).
 
+pub mod call;
 pub mod cubin;
 pub mod driver;
 pub mod nvcc;
