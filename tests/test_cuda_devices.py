@@ -226,6 +226,10 @@ def test_gpu_two_devices():
         on[d] = (x, y)
     # same shapes on two devices: two specializations
     assert tp.axpy.cache_size() == 2
+    specs = tp.axpy.specializations()
+    assert [s["device"] for s in specs] == [1, 0]
+    assert specs[1]["reason"] == "new device: cuda:1 -> cuda:0"
+    assert "Cuda on cuda:1" in parpy.explain(tp.axpy)
     # CAI arrays on device 1 (the pointer says where)
     x1, y1 = on[1]
     tp.axpy(1.0, CaiOf(x1), CaiOf(y1), n, opts=opts)

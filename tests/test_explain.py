@@ -44,6 +44,7 @@ def test_reasons_for_each_build(tmp_path):
     assert specs[0]["args"] == {"x": "float64[100]", "N": "int (Python) = 50"}
     assert specs[-1]["args"]["N"] == "int (Python)"
     assert all(s["backend"] == "Cpu" for s in specs)
+    assert all(s["device"] is None for s in specs)  # a CUDA device for Cuda builds
     for s in specs:
         assert set(s["phases"]) == {"inspect", "lower", "passes", "codegen", "build+load"}
         assert all(v >= 0 for v in s["phases"].values())

@@ -186,7 +186,8 @@ def explain(fn: JitFunction) -> str:
     for i, s in enumerate(specs, 1):
         total = 1e3 * builtins_sum(s["phases"].values())
         phases = ", ".join(f"{k} {1e3 * v:.2f}" for k, v in s["phases"].items())
-        lines.append(f"[{i}] {s['backend']}, {s['origin']}, {total:.1f} ms ({phases} ms)")
+        on = "" if s.get("device") is None else f" on cuda:{s['device']}"
+        lines.append(f"[{i}] {s['backend']}{on}, {s['origin']}, {total:.1f} ms ({phases} ms)")
         lines.append("    " + "  ".join(f"{k}: {v}" for k, v in s["args"].items()))
         lines.append(f"    options: {s['options']}")
         lines.append(f"    why: {s['reason']}")

@@ -79,6 +79,8 @@ struct SpecRecord {
     phases: Vec<(&'static str, f64)>,
     /// Why the in-memory cache missed, compared with the previous build.
     reason: String,
+    /// The CUDA device it runs on (Cuda builds).
+    device: Option<i64>,
 }
 
 fn origin_name(o: parpy_runtime::Outcome) -> &'static str {
@@ -140,7 +142,12 @@ fn shape_tuple(s: &str) -> String {
 }
 
 /// Why a build happened, compared with the previous one.
-fn miss_reason(prev: Option<&SpecRecord>, args: &[(String, String)], options: &str) -> String {
+fn miss_reason(
+    prev: Option<&SpecRecord>,
+    args: &[(String, String)],
+    options: &str,
+    device: Option<i64>,
+) -> String {
     let Some(prev) = prev else {
         return "first call".to_string();
     };
@@ -180,6 +187,11 @@ fn miss_reason(prev: Option<&SpecRecord>, args: &[(String, String)], options: &s
     }
     if prev.options != options {
         why.push("different options".to_string());
+    }
+    if let (Some(old), Some(new)) = (prev.device, device) {
+        if old != new {
+            why.push(format!("new device: cuda:{old} -> cuda:{new}"));
+        }
     }
     if why.is_empty() {
         // same arguments and options: the entry left the in-memory cache
@@ -289,6 +301,7 @@ impl JitFunction {
 
     /// Remembers a build for `specializations()`; with `PARPY_LOG=info`,
     /// prints one line saying why it was needed.
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
         py: Python<'_>,
@@ -297,6 +310,7 @@ impl JitFunction {
         backend: &'static str,
         origin: &'static str,
         phases: Vec<(&'static str, f64)>,
+        device: Option<i64>,
     ) -> PyResult<()> {
         let args: Vec<(String, String)> = ins
             .names
@@ -307,7 +321,7 @@ impl JitFunction {
         let options = opts.__repr__();
         let rec = {
             let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            let reason = miss_reason(c.history.last(), &args, &options);
+            let reason = miss_reason(c.history.last(), &args, &options, device);
             let rec = SpecRecord {
                 args,
                 options,
@@ -315,6 +329,7 @@ impl JitFunction {
                 origin,
                 phases,
                 reason,
+                device,
             };
             if c.history.len() == HISTORY {
                 c.history.remove(0);
@@ -627,7 +642,7 @@ impl JitFunction {
             // The arguments are checked as for a compiled backend; nothing to build.
             let ins = args::inspect_call(args.iter().collect(), spec, &ctx)?;
             let phases = vec![("inspect", started.elapsed().as_secs_f64())];
-            self.record(py, &ins, opts, "Python", "python", phases)?;
+            self.record(py, &ins, opts, "Python", "python", phases, None)?;
             return Ok(Compiled {
                 exec: Exec::Python,
                 params: vec![],
@@ -731,7 +746,8 @@ impl JitFunction {
             (Exec::Cpu(entry), origin_name(outcome))
         };
         phases.push(("build+load", built.elapsed().as_secs_f64()));
-        self.record(py, &ins, opts, backend.name(), origin, phases)?;
+        let on = (backend == Backend::Cuda).then_some(device);
+        self.record(py, &ins, opts, backend.name(), origin, phases, on)?;
         let bounds = out
             .program
             .bounds
@@ -809,8 +825,9 @@ impl JitFunction {
     /// The builds of this function since the caches were last cleared
     /// (at most 64, oldest first): one dict per build with `args`
     /// (parameter -> type as specialized), `options`, `backend`, `origin`
-    /// (`built`, `disk`, `rebuilt` or `python`), `phases` (phase -> seconds)
-    /// and `reason` (why the in-memory cache missed).
+    /// (`built`, `disk`, `rebuilt` or `python`), `phases` (phase -> seconds),
+    /// `reason` (why the in-memory cache missed) and `device` (the CUDA
+    /// device of a Cuda build, else None).
     fn specializations<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let history = {
             let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
@@ -838,6 +855,7 @@ impl JitFunction {
                 }
                 d.set_item("phases", ph)?;
                 d.set_item("reason", &r.reason)?;
+                d.set_item("device", r.device)?;
                 Ok(d)
             })
             .collect()
