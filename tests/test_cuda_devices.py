@@ -249,3 +249,21 @@ def test_gpu_two_devices():
     y = np.ones(n, np.float32)
     tp.axpy(2.0, x, y, n, opts=opts)
     np.testing.assert_allclose(y, 2 * x + 1)
+
+
+@pytest.mark.cuda
+@gpu
+def test_gpu_compile_string_refuses_arrays_on_another_device():
+    if _gpu_count() < 2:
+        pytest.skip("needs two GPUs")
+    import torch
+    n = 1024
+    opts = cuda_opts({'N': T(n)}, specialize_scalars=False)
+    opts.device = 0
+    x = torch.arange(n, dtype=torch.float32, device="cuda:0")
+    code = parpy.print_compiled(tp.axpy, [2.0, x, x.clone(), n], opts)
+    fn = parpy.compile_string("axpy", code, opts)
+    x1 = torch.arange(n, dtype=torch.float32, device="cuda:1")
+    with pytest.raises(ValueError, match="is on CUDA device 1, but this compiled code runs on "
+                       "device 0"):
+        fn(2.0, x1, x1.clone(), n)

@@ -82,6 +82,29 @@ impl CompiledString {
                                     expected_shape(shape)
                                 )));
                             }
+                            if let Some(device) = self.cuda_device {
+                                let on = match d.device {
+                                    Some(dev) => dev,
+                                    None => parpy_runtime::cuda::driver::pointer_device(d.ptr)
+                                        .map_err(|e| {
+                                            PyValueError::new_err(format!(
+                                                "argument `{pname}` of `{}`: its \
+                                                 __cuda_array_interface__ pointer is not CUDA \
+                                                 device memory ({e})",
+                                                self.name
+                                            ))
+                                        })?,
+                                };
+                                if on != device {
+                                    return Err(PyValueError::new_err(format!(
+                                        "argument `{pname}` of `{}` is on CUDA device {on}, but \
+                                         this compiled code runs on device {device} \
+                                         (opts.device when it was compiled); move it with \
+                                         .to('cuda:{device}') or compile with opts.device = {on}",
+                                        self.name
+                                    )));
+                                }
+                            }
                             vals[i] = d.ptr;
                             is_arr[i] = true;
                             continue;
