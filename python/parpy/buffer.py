@@ -84,8 +84,9 @@ class _Storage:
         self.src = src
 
 
-def _check_backend(backend: Any, what: str) -> bool:
-    """Whether `backend` keeps buffers in Cuda device memory (False: host)."""
+def _on_device(backend: Any, what: str) -> bool:
+    """Whether `backend` keeps buffers in Cuda device memory (False: host
+    memory); an error for Metal and for what is not a backend."""
     if backend is None or backend == CompileBackend.Cpu:
         return False
     if backend == CompileBackend.Cuda:
@@ -463,7 +464,7 @@ def from_array(t: Any, backend: Optional[CompileBackend], device: Optional[int] 
     """A buffer holding the data of `t` (a NumPy array, a torch tensor or
     anything NumPy can read); in host memory it shares `t`'s memory when
     `t` is C-contiguous."""
-    if _check_backend(backend, "buffers"):
+    if _on_device(backend, "buffers"):
         a = _to_host(t)
         DataType.from_numpy(a.dtype)  # a supported dtype, before allocating
         return _cuda_from_host(a, _device_of(t) if device is None else device)
@@ -474,7 +475,7 @@ def from_array(t: Any, backend: Optional[CompileBackend], device: Optional[int] 
 def empty(shape: Sequence[int], dtype: Any, backend: Optional[CompileBackend],
           device: int = 0) -> Buffer:
     e = _elem(dtype)
-    if _check_backend(backend, "buffers"):
+    if _on_device(backend, "buffers"):
         return CudaBuffer(_DeviceStorage.alloc(tuple(shape), e.to_numpy(), device), DataType(e))
     return Buffer(_Storage(np.empty(tuple(shape), e.to_numpy())), DataType(e), backend)
 
@@ -482,7 +483,7 @@ def empty(shape: Sequence[int], dtype: Any, backend: Optional[CompileBackend],
 def zeros(shape: Sequence[int], dtype: Any, backend: Optional[CompileBackend],
           device: int = 0) -> Buffer:
     e = _elem(dtype)
-    if _check_backend(backend, "buffers"):
+    if _on_device(backend, "buffers"):
         st = _DeviceStorage.alloc(tuple(shape), e.to_numpy(), device)
         st.mem.zero(0, st.nbytes)
         return CudaBuffer(st, DataType(e))
@@ -506,7 +507,7 @@ def from_raw(ptr: int, shape: Sequence[int], dtype: Any,
     """A buffer over host memory at address `ptr` that the caller keeps
     alive (Cpu; device memory at a raw address is not taken: wrap it in an
     object with `__cuda_array_interface__` and pass that to jit functions)."""
-    if _check_backend(backend, "raw buffers"):
+    if _on_device(backend, "raw buffers"):
         raise RuntimeError(
             "parpy.buffer.from_raw: raw device addresses are not taken (parpy cannot know "
             "the memory's size or owner); pass an object with __cuda_array_interface__ "

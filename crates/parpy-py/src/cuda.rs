@@ -41,13 +41,19 @@ fn device_err(name: &str, e: CudaError) -> PyErr {
     if let CudaError::IndexOutOfBounds(msg) = e {
         return pyo3::exceptions::PyIndexError::new_err(msg);
     }
+    gpu_error(&format!("`{name}` on the GPU"), e)
+}
+
+/// A driver error as Python's exception, the message after `what`: a
+/// MemoryError when the device is out of memory, else a RuntimeError.
+pub fn gpu_error(what: &str, e: CudaError) -> PyErr {
     let msg = e.to_string();
     if msg.contains("CUDA_ERROR_OUT_OF_MEMORY") {
         return pyo3::exceptions::PyMemoryError::new_err(format!(
-            "`{name}` on the GPU: out of device memory: {msg}"
+            "{what}: out of device memory: {msg}"
         ));
     }
-    PyRuntimeError::new_err(format!("`{name}` on the GPU: {msg}"))
+    PyRuntimeError::new_err(format!("{what}: {msg}"))
 }
 
 /// The device a Cuda call with these arguments runs on (a miss, before

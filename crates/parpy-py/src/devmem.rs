@@ -7,19 +7,13 @@
 
 use parpy_runtime::cuda::driver::{self, Context};
 use parpy_runtime::cuda::CudaError;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::args::as_ndarray;
 
 fn runtime_err(what: &str, e: CudaError) -> PyErr {
-    let msg = e.to_string();
-    if msg.contains("CUDA_ERROR_OUT_OF_MEMORY") {
-        return pyo3::exceptions::PyMemoryError::new_err(format!(
-            "parpy.buffer: {what}: out of device memory: {msg}"
-        ));
-    }
-    PyRuntimeError::new_err(format!("parpy.buffer: {what}: {msg}"))
+    crate::cuda::gpu_error(&format!("parpy.buffer: {what}"), e)
 }
 
 /// `bytes` bytes of device memory on device `device`.

@@ -415,7 +415,7 @@ impl JitFunction {
             return Err(self.bad_kwargs(kw));
         }
         let opts_obj = match opts {
-            Some(o) => o.clone(),
+            Some(o) => o,
             None => {
                 // a CompileTypeError: a TypeError as Python's own, and a
                 // RuntimeError with ParPy's words for programs written for it
@@ -437,7 +437,7 @@ impl JitFunction {
             PyTypeError::new_err(format!(
                 "{}(): `opts` must be a parpy.CompileOptions (e.g. parpy.par({{...}})), got {}",
                 self.name,
-                args::type_name(&opts_obj)
+                args::type_name(opts_obj)
             ))
         })?;
         let opts = opts.get();

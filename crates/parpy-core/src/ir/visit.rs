@@ -316,13 +316,13 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> (bool, bool) {
                 defined = defined || (dt && de);
             }
             StmtKind::For(_) | StmtKind::While { .. } | StmtKind::OnDevice(_) => {
-                let body = sub_blocks(s)[0];
-                if flow(body, v, defined).0 {
+                let (read, assigns) = flow(sub_blocks(s)[0], v, defined);
+                if read {
                     return (true, defined);
                 }
                 // a `with parpy.gpu:` block runs once: its assignments count
                 if matches!(s.kind, StmtKind::OnDevice(_)) {
-                    defined = defined || flow(body, v, defined).1;
+                    defined = assigns;
                 }
             }
             _ => {}

@@ -968,12 +968,7 @@ impl Lowerer<'_, '_> {
                             // Python would rebind the name to a float; we
                             // cannot change the variable's type.
                             self.error(
-                                Diagnostic::error(format!(
-                                    "variable `{n}` holds `{elem}` values but this assigns a `{vt}`"
-                                ))
-                                .at(v.e.span, format!("this has type `{vt}`"))
-                                .also(var.span, format!("`{n}` was first assigned here"))
-                                .help(format!(
+                                rebind_error(n, elem, vt, v.e.span, var.span).help(format!(
                                     "give `{n}` a float type from its first assignment (e.g. `{n} = 0.0`), or convert with `int(...)`"
                                 )),
                             );
@@ -992,11 +987,7 @@ impl Lowerer<'_, '_> {
                         }
                         if !v.weak && !widens(vt, elem) && vt.is_int() && elem.is_int() {
                             self.error(
-                                Diagnostic::error(format!(
-                                    "variable `{n}` holds `{elem}` values but this assigns a `{vt}`"
-                                ))
-                                .at(v.e.span, format!("this has type `{vt}`"))
-                                .also(var.span, format!("`{n}` was first assigned here"))
+                                rebind_error(n, elem, vt, v.e.span, var.span)
                                 .note(format!(
                                     "parpy gives `{n}` one type that holds every value assigned \
                                      to it; no integer type holds both `{elem}` and `{vt}` (NumPy \
@@ -1159,4 +1150,14 @@ fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
             args.iter().for_each(|x| names_in(x, out));
         }
     }
+}
+
+/// A local of type `elem` (first assigned at `first`) assigned a `vt` at
+/// `at` that it cannot hold; the caller adds why and the fix.
+fn rebind_error(n: &str, elem: ElemTy, vt: ElemTy, at: Span, first: Span) -> Diagnostic {
+    Diagnostic::error(format!(
+        "variable `{n}` holds `{elem}` values but this assigns a `{vt}`"
+    ))
+    .at(at, format!("this has type `{vt}`"))
+    .also(first, format!("`{n}` was first assigned here"))
 }
