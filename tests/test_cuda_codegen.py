@@ -511,3 +511,29 @@ def test_parallel_reduction_beside_a_deeper_nest_runs_sequentially_with_a_warnin
     assert "for (int64_t r = 0; r < 8; r += 1)" in code, code
     if NVRTC_PATH is not None:
         check_nvrtc(code, "sibling_nest_reduction")
+
+
+def test_parallel_reduction_around_parallel_loops_runs_sequentially_with_a_warning():
+    # issue 12 item 5: was "not supported on the GPU yet". Inside a parallel
+    # loop the reduction runs in order, its inner reductions stay tree
+    # reductions
+    import test_programs as tp
+    with pytest.warns(parpy.ParpyWarning, match="`r` runs sequentially on the GPU: its body holds parallel loops"):
+        code = parpy.print_compiled(tp.nested_reduction, tp.nested_args(), cuda_opts(tp.NESTED_SPEC))
+    assert "for (int64_t r = 0; r < 8; r += 1)" in code, code
+    assert "parpy_warp_sum_f64" in code
+    if NVRTC_PATH is not None:
+        check_nvrtc(code, "nested_reduction")
+
+
+def test_top_level_parallel_reduction_around_parallel_loops_keeps_the_outer_one():
+    # at the top level the reduction is the kernel's tree reduction and the
+    # loops inside run in order (one kernel, not a launch per iteration)
+    import test_programs as tp
+    with pytest.warns(parpy.ParpyWarning, match="loops inside the parallel reduction `r` run sequentially"):
+        code = parpy.print_compiled(tp.top_level_nested_max, tp.top_nested_args(),
+                                    cuda_opts(tp.NESTED_SPEC))
+    assert "top_level_nested_max_r<<<dim3(1, 1, 1), dim3(32, 1, 1)>>>" in code, code
+    assert "parpy_warp_max_f64" in code and "j < 100; j += 1)" in code, code
+    if NVRTC_PATH is not None:
+        check_nvrtc(code, "top_level_nested_max")

@@ -439,3 +439,14 @@ def test_parallel_reduction_beside_a_deeper_nest_parses():
                                      for a in tp.sibling_args()],
                                     metal_opts(tp.SIBLING_SPEC))
     assert_clang_ok_if_possible(code, "sibling_nest_reduction")
+
+
+@pytest.mark.parametrize("name", ["nested_reduction", "top_level_nested_max"])
+def test_parallel_reduction_around_parallel_loops_parses(name):
+    import test_programs as tp
+    fn = getattr(tp, name)
+    args = tp.nested_args() if name == "nested_reduction" else tp.top_nested_args()
+    args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args]
+    with pytest.warns(parpy.ParpyWarning, match="runs? sequentially on the GPU"):
+        code = parpy.print_compiled(fn, args, metal_opts(tp.NESTED_SPEC))
+    assert_clang_ok_if_possible(code, name)

@@ -988,3 +988,51 @@ def sibling_args():
 
 def test_parallel_reduction_beside_a_deeper_nest():
     run_both(sibling_nest_reduction, sibling_args(), cpu_opts(SIBLING_SPEC))
+
+
+# a parallel reduction whose body holds parallel loops (issue 12 item 5): on
+# a GPU only the innermost level reduces in parallel, so the outer one runs
+# in order in every thread (a warning); on every backend the answer is
+# Python's
+
+
+@parpy.jit
+def nested_reduction(x, z, N, M):
+    parpy.label('i')
+    for i in range(N):
+        acc = 1.0
+        parpy.label('r')
+        for r in range(M):
+            parpy.label('k')
+            t = parpy.operators.sum(x[i, r, :])
+            acc = acc + t * 0.5
+        z[i] = acc
+
+
+@parpy.jit
+def top_level_nested_max(x, out, M):
+    parpy.label('r')
+    for r in range(M):
+        parpy.label('k')
+        out[0] = max(out[0], parpy.operators.sum(x[r, :]))
+
+
+NESTED_SPEC = {'i': parpy.threads(4), 'r': parpy.threads(8).par_reduction(),
+               'k': parpy.threads(64)}
+
+
+def nested_args():
+    return [randn((4, 8, 100), np.float64), np.zeros(4), 4, 8]
+
+
+def top_nested_args():
+    return [randn((8, 100), np.float64), np.full(1, -1000.0), 8]
+
+
+def test_parallel_reduction_around_parallel_reductions():
+    run_both(nested_reduction, nested_args(), cpu_opts(NESTED_SPEC))
+
+
+def test_top_level_parallel_reduction_around_parallel_reductions():
+    spec = {'r': parpy.threads(8).par_reduction(), 'k': parpy.threads(64)}
+    run_both(top_level_nested_max, top_nested_args(), cpu_opts(spec))

@@ -1153,7 +1153,7 @@ def _load(case: Dict[str, Any], workdir: str) -> Any:
 
 _ACCEPTED = {
     # documented limitations of a code-generation-only check
-    "Cuda": ("float16", "`f16`", "host code", "not supported on the GPU yet"),
+    "Cuda": ("float16", "`f16`", "host code"),
     "Metal": ("Metal", "float64", "8-bit", "16-bit"),
 }
 

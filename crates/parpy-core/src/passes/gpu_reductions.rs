@@ -23,8 +23,8 @@
 //! A reduction level with more threads than fit in one block was split into
 //! two kernels by `gpu_two_stage` when the kernel has the shape that pass
 //! handles; otherwise it runs in one block (each thread covers more
-//! iterations). A parallel reduction at an outer parallel level whose
-//! body holds more parallel loops is an error; one at an outer level only
+//! iterations). A parallel reduction whose body holds parallel loops was
+//! made sequential by `gpu_nested_reductions`; one at an outer level only
 //! because a sibling nest is deeper runs sequentially in each thread (a
 //! warning), as the other code at that level does.
 
@@ -205,16 +205,6 @@ impl Lower<'_> {
                                 span,
                             ));
                         }
-                        (true, Some(_)) if crate::ir::visit::has_parallel_loop(&l.body) => {
-                            self.errors.push(
-                                Diagnostic::error(
-                                    "a parallel reduction around other parallel loops is not supported on the GPU yet",
-                                )
-                                .at(span, "this reduction loop holds parallel loops")
-                                .help("parallelize the inner loops only, or reduce in a separate loop nest"),
-                            );
-                            out.push(Stmt::new(StmtKind::For(l), span));
-                        }
                         (true, Some(_)) => {
                             // Beside a deeper nest, this level maps to thread
                             // blocks, which cannot combine a reduction: the
@@ -365,50 +355,6 @@ kernel m_r(x: f64[100], y: f64[1]) launch(levels=[1, 100], tpb=1024, blocks=[1, 
         assert!(!text.contains("barrier"), "{text}");
         assert!(
             text.contains("    partial = warp_max(partial)\n    acc = max(acc, partial)\n"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn reduction_around_parallel_loops_is_an_error() {
-        // for i par reduce(sum -> acc) { for j par { y[j] = 0 }; acc = acc + 1 }
-        let mut b = FnBuilder::new("bad");
-        let y = b.array("y", ElemTy::F64, &[8]);
-        let i = b.index_var("i");
-        let j = b.index_var("j");
-        let acc = b.local("acc", ElemTy::F64);
-        let f = &b.f;
-        let mut inner = for_loop(
-            j,
-            0,
-            8,
-            &["j"],
-            vec![store(y, vec![var_e(f, j)], float(0.0, ElemTy::F64))],
-        );
-        inner.par = par(8);
-        let mut l = for_loop(
-            i,
-            0,
-            8,
-            &["i"],
-            vec![
-                for_stmt(inner),
-                assign(acc, bin(BinOp::Add, var_e(f, acc), float(1.0, ElemTy::F64))),
-            ],
-        );
-        l.par = par(8);
-        l.reduction = Some(Reduction {
-            op: ReduceOp::Sum,
-            acc,
-        });
-        b.push(assign(acc, float(0.0, ElemTy::F64)));
-        b.push(for_stmt(l));
-        let mut p = program(b.f);
-        outline_kernels::run(&mut p);
-        let e = run(&mut p);
-        let text = crate::diag::render_all(&e);
-        assert!(
-            text.contains("a parallel reduction around other parallel loops"),
             "{text}"
         );
     }

@@ -1,6 +1,8 @@
 //! The pass pipeline, in order:
 //!
 //! 1. `schedule::apply` — the parallel spec onto labelled loops.
+//!    Then [`gpu_nested_reductions`] — GPU backends only: a parallel
+//!    reduction whose body holds parallel loops runs sequentially (warning).
 //! 2. [`split_parallel_nests`] — a nest of only parallel loops whose
 //!    siblings ask for different thread counts becomes one nest per loop.
 //! 3. [`check_parallel_structure`] — one thread count per level of a nest.
@@ -47,6 +49,7 @@ pub mod fold_constants;
 pub mod gpu_block_levels;
 pub mod gpu_grid;
 pub mod gpu_host_reads;
+pub mod gpu_nested_reductions;
 pub mod gpu_reductions;
 pub mod gpu_register_rows;
 pub mod gpu_two_stage;
@@ -100,6 +103,7 @@ pub const PASSES: &[Pass] = &[
             Err(errors) => errors,
         }
     }),
+    pass("gpu_nested_reductions", true, gpu_nested_reductions::run),
     pass("split_parallel_nests", false, split_parallel_nests::run),
     Pass {
         stops_on_error: false,
@@ -230,7 +234,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 16);
+        assert_eq!(PASSES.len(), 17);
     }
 
     #[test]
