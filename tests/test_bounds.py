@@ -71,7 +71,7 @@ def test_a_proven_index_has_no_check():
     x = np.arange(10, dtype=np.float32)
     y = np.zeros(10, np.float32)
     opts = cpu_opts({'i': parpy.threads(4)})
-    assert "parpy_check_index" not in code_of(shifted, [x, y, 5], opts)
+    assert "parpy_check" not in code_of(shifted, [x, y, 5], opts)
     run_both(shifted, [x, y, 5], opts)
 
 
@@ -127,9 +127,12 @@ def test_indices_read_from_an_array_are_checked():
     run_both(gather, [x, y, np.array([0, -1, -10], np.int64)], opts)
     expect_index_error(gather, [x, y, np.array([0, 12, 1], np.int64)], opts,
                        "index 12 ", "`x`", "shape (10,)")
-    # (-11 counts from the end first: the check sees -1)
+    # the message gives the index the program computed, as NumPy's does
+    # (it said -1, the index after counting from the end)
     expect_index_error(gather, [x, y, np.array([0, -11, 1], np.int64)], opts,
-                       "out of bounds for axis 0 of `x`")
+                       "index -11 is out of bounds for axis 0 of `x`")
+    expect_index_error(gather, [x, y, np.array([0, 1, -20], np.int64)], opts,
+                       "index -20 is out of bounds for axis 0 of `x`")
     # far away: an IndexError, not a crash
     expect_index_error(gather, [x, y, np.array([10**12, 0, 1], np.int64)], opts,
                        f"index {10**12} ")
@@ -141,7 +144,7 @@ def test_bounds_check_off_removes_the_checks():
     opts = cpu_opts({'i': parpy.threads(3)}, bounds_check=False)
     idx = np.array([0, -1, 4], np.int64)
     code = code_of(gather, [x, y, idx], opts)
-    assert "parpy_check_index" not in code and "parpy-bounds" not in code
+    assert "parpy_check" not in code and "parpy-bounds" not in code
     run_both(gather, [x, y, idx], opts)
     assert cpu_opts().bounds_check is True
 
@@ -159,7 +162,7 @@ def test_runtime_scalar_indices_wrap_and_are_checked():
     run_both(read_at, [x, y, -1], opts)
     run_both(read_at, [x, y, 9], opts)
     expect_index_error(read_at, [x, y, 10], opts, "index 10 ", "`x`")
-    expect_index_error(read_at, [x, y, -11], opts, "out of bounds for axis 0 of `x`")
+    expect_index_error(read_at, [x, y, -11], opts, "index -11 is out of bounds for axis 0 of `x`")
 
 
 @parpy.jit
@@ -175,7 +178,7 @@ def test_guarded_stencil_is_proven():
     y = np.zeros(16)
     opts = cpu_opts({'i': parpy.threads(4)})
     code = code_of(stencil, [x, y, 16], opts)
-    assert "parpy_check_index" not in code and "parpy_wrap_index" not in code
+    assert "parpy_check" not in code and "< 0 ?" not in code
     run_both(stencil, [x, y, 16], opts)
 
 
@@ -257,3 +260,14 @@ def test_int32_indices_cannot_reach_past_2_31_elements():
     opts = cpu_opts(force_int_size=32)
     with pytest.raises(parpy.CompileError, match="force_int_size=32"):
         code_of(corner_at, [x.reshape(1, -1), y, 0, 2**31 + 1], opts)
+
+
+def test_a_wrapped_index_is_read_once():
+    # `x[idx[i]]` with a possibly negative index: one check that counts
+    # from the end, not `idx[i] < 0 ? idx[i] + 10 : idx[i]` with three reads
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(3, np.float32)
+    opts = cpu_opts({'i': parpy.threads(3)})
+    code = code_of(gather, [x, y, np.array([0, -1, 4], np.int64)], opts)
+    assert "parpy_check_wrap_index(idx[" in code, code
+    assert code.count("< 0 ?") == 1, code  # the one in the helper

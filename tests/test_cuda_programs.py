@@ -104,7 +104,7 @@ def dry_expect_index_error(fn, args, opts, *words):
     """No GPU: the failing call of a test_bounds test compiles, with a
     run-time check in the device code."""
     dry_call(fn, args, opts)
-    assert "parpy_check_index" in parpy.print_compiled(fn, args, opts)
+    assert "parpy_check_" in parpy.print_compiled(fn, args, opts)
 
 
 def _swap(f, run, mod):

@@ -388,6 +388,9 @@ enum PreludeFn {
     Warp(ReduceOp, ElemTy),
     /// `parpy_check_index`: record an index out of bounds.
     CheckIndex,
+    /// `parpy_check_wrap_index`: the same after a negative index counts
+    /// from the end (the record keeps the index as computed).
+    CheckWrapIndex,
 }
 
 // C precedence levels (higher binds tighter).
@@ -695,6 +698,10 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             // code: `unused` keeps NVRTC quiet)
             PreludeFn::CheckIndex => (ElemTy::I64, format!(
                 "{q} __attribute__((unused)) T parpy_check_index(T i, T n, T site, T *rec) {{\n  if (i >= 0 && i < n) {{\n    return i;\n  }}\n{}  return 0;\n}}\n",
+                d.bounds_record()
+            )),
+            PreludeFn::CheckWrapIndex => (ElemTy::I64, format!(
+                "{q} __attribute__((unused)) T parpy_check_wrap_index(T i, T n, T site, T *rec) {{\n  T w = i < 0 ? i + n : i;\n  if (w >= 0 && w < n) {{\n    return w;\n  }}\n{}  return 0;\n}}\n",
                 d.bounds_record()
             )),
         };
@@ -1408,17 +1415,25 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 size,
                 site,
                 record,
+                wrap,
             } => {
                 let a = self.expr(arg)?.0;
                 let n = self.d.int_literal(*size, ElemTy::I64);
                 match record {
                     Some(r) => {
-                        self.prelude.insert(PreludeFn::CheckIndex);
+                        let (f, name) = if *wrap {
+                            (PreludeFn::CheckWrapIndex, "parpy_check_wrap_index")
+                        } else {
+                            (PreludeFn::CheckIndex, "parpy_check_index")
+                        };
+                        self.prelude.insert(f);
                         let r = self.expr(r)?.0;
-                        (
-                            format!("parpy_check_index({a}, {n}, {site}, {r})"),
-                            P_POSTFIX,
-                        )
+                        (format!("{name}({a}, {n}, {site}, {r})"), P_POSTFIX)
+                    }
+                    None if *wrap => {
+                        return Err(EmitError::Invariant(
+                            "an index check that wraps has no record".into(),
+                        ))
                     }
                     None => self.expr(arg)?,
                 }

@@ -397,11 +397,13 @@ impl Printer<'_> {
                 size,
                 site,
                 record,
+                wrap,
             } => match record {
                 Some(r) => format!(
-                    "check_index({}, {size}, site={site}, {})",
+                    "check_index({}, {size}, site={site}, {}{})",
                     self.expr(arg),
-                    self.expr(r)
+                    self.expr(r),
+                    if *wrap { ", wrap" } else { "" }
                 ),
                 None => format!("wrap_index({}, {size})", self.expr(arg)),
             },

@@ -199,6 +199,46 @@ pub fn counter(lo: Interval, hi: Interval, step: i64) -> Interval {
     }
 }
 
+/// `i < 0 ? i + dim : i`: Python's negative index `i` into a dimension of
+/// size `dim` (the form [`wrap_of`] recognizes; sema builds it, and
+/// `passes::check_bounds` folds it into an index check).
+pub fn negative_wrap(i: Expr, dim: i64) -> Expr {
+    let (ty, span) = (i.ty.clone(), i.span);
+    let int_ty = i.elem();
+    let bin = |op, l: Expr, r: Expr, t: Type| {
+        Expr::new(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(l),
+                rhs: Box::new(r),
+            },
+            t,
+            span,
+        )
+    };
+    let neg = bin(
+        BinOp::Lt,
+        i.clone(),
+        Expr::int(0, int_ty, span),
+        Type::Scalar(ElemTy::Bool),
+    );
+    let wrapped = bin(
+        BinOp::Add,
+        i.clone(),
+        Expr::int(dim, int_ty, span),
+        ty.clone(),
+    );
+    Expr::new(
+        ExprKind::Select {
+            cond: Box::new(neg),
+            then: Box::new(wrapped),
+            else_: Box::new(i),
+        },
+        ty,
+        span,
+    )
+}
+
 /// `a < 0 ? a + c : a` as `(a, c)`.
 pub fn wrap_of<'e>(cond: &'e Expr, then: &'e Expr, else_: &'e Expr) -> Option<(&'e Expr, i128)> {
     let ExprKind::Binary {

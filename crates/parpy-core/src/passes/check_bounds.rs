@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::range::var_plus_const;
+use crate::ir::range::{negative_wrap, var_plus_const, wrap_of};
 use crate::ir::range::{Interval, Ranges};
 use crate::ir::{
     BinOp, Block, Bounds, BoundsSite, Expr, ExprKind, Function, Place, Program, Stmt, StmtKind,
@@ -326,6 +326,19 @@ impl Guard<'_> {
     }
 
     fn expr(&mut self, e: &mut Expr, env: &Ranges) {
+        // sema's negative-index wraps come off first, so that the checks
+        // inside them see one index expression, not three
+        let wraps: Vec<Vec<bool>> = match &mut e.kind {
+            ExprKind::Index { array, indices } => vec![self.unwrap_all(*array, indices)],
+            ExprKind::External { args, .. } => args
+                .iter_mut()
+                .map(|arg| match arg {
+                    crate::ir::CallArg::Array { array, prefix } => self.unwrap_all(*array, prefix),
+                    crate::ir::CallArg::Scalar(_) => vec![],
+                })
+                .collect(),
+            _ => vec![],
+        };
         // operands evaluated only sometimes: the branches of a select, the
         // right side of `and` / `or`
         let conditional_from = match &e.kind {
@@ -345,13 +358,13 @@ impl Guard<'_> {
         match &mut e.kind {
             ExprKind::Index { array, indices } => {
                 let a = *array;
-                self.guard_all(a, indices, env);
+                self.guard_all(a, indices, &wraps[0], env);
             }
             ExprKind::External { args, .. } => {
-                for arg in args.iter_mut() {
+                for (arg, wraps) in args.iter_mut().zip(&wraps) {
                     if let crate::ir::CallArg::Array { array, prefix } = arg {
                         let a = *array;
-                        self.guard_all(a, prefix, env);
+                        self.guard_all(a, prefix, wraps, env);
                     }
                 }
             }
@@ -361,28 +374,63 @@ impl Guard<'_> {
 
     /// The indices of a store: their own reads, then the indices.
     fn indices(&mut self, array: VarId, indices: &mut [Expr], env: &Ranges) {
+        let wraps = self.unwrap_all(array, indices);
         for ix in indices.iter_mut() {
             self.expr(ix, env);
         }
-        self.guard_all(array, indices, env);
+        self.guard_all(array, indices, &wraps, env);
     }
 
-    fn guard_all(&mut self, array: VarId, indices: &mut [Expr], env: &Ranges) {
+    /// Takes sema's wrap `a < 0 ? a + n : a` (Python's negative index, `n`
+    /// the dimension) off each index of `array`; says which had one.
+    fn unwrap_all(&self, array: VarId, indices: &mut [Expr]) -> Vec<bool> {
+        let shape = match &self.f.var(array).ty {
+            Type::Array { shape, .. } => shape.clone(),
+            _ => vec![],
+        };
+        indices
+            .iter_mut()
+            .zip(shape)
+            .map(|(ix, n)| {
+                let a = match &ix.kind {
+                    ExprKind::Select { cond, then, else_ } => wrap_of(cond, then, else_)
+                        .filter(|(_, c)| *c == n as i128)
+                        .map(|(a, _)| a.clone()),
+                    _ => None,
+                };
+                a.map(|a| *ix = a).is_some()
+            })
+            .collect()
+    }
+
+    /// Guards the indices of `array` (`wraps[k]`: index `k` lost its
+    /// negative-index wrap to `unwrap_all`, which this puts back where it
+    /// is needed: in the check, or as it was when no check is made).
+    fn guard_all(&mut self, array: VarId, indices: &mut [Expr], wraps: &[bool], env: &Ranges) {
         let var = self.f.var(array);
         let Type::Array { shape, .. } = &var.ty else {
             return;
         };
         for (k, ix) in indices.iter_mut().enumerate() {
             let Some(&n) = shape.get(k) else { return };
-            let r = env
-                .expr(self.f, ix)
-                .unwrap_or(Interval::new(i64::MIN as i128, i64::MAX as i128));
-            let n128 = n as i128;
-            if r.within(0, n128 - 1) {
-                continue;
-            }
-            if !self.checks {
-                continue;
+            // a wrap is needed where the index may be negative
+            let wrap = wraps.get(k) == Some(&true) && env.expr(self.f, ix).is_none_or(|r| r.lo < 0);
+            if wrap {
+                let wrapped = negative_wrap(ix.clone(), n);
+                let proven = env
+                    .expr(self.f, &wrapped)
+                    .is_some_and(|r| r.within(0, n as i128 - 1));
+                if proven || !self.checks {
+                    *ix = wrapped;
+                    continue;
+                }
+            } else {
+                let r = env
+                    .expr(self.f, ix)
+                    .unwrap_or(Interval::new(i64::MIN as i128, i64::MAX as i128));
+                if r.within(0, n as i128 - 1) || !self.checks {
+                    continue;
+                }
             }
             let site = BoundsSite {
                 array: var.name.clone(),
@@ -390,13 +438,13 @@ impl Guard<'_> {
                 shape: shape.clone(),
                 span: ix.span,
             };
-            if self.hoist(ix, n, env, &site) {
+            if !wrap && self.hoist(ix, n, env, &site) {
                 continue;
             }
             self.sites.push(site);
             self.used = true;
             let record = Expr::var(self.record, record_type(), ix.span);
-            wrap_in_check(ix, n, self.sites.len() as u32 - 1, Some(record));
+            wrap_in_check(ix, n, self.sites.len() as u32 - 1, Some(record), wrap);
         }
     }
 
@@ -451,7 +499,13 @@ impl Guard<'_> {
         self.used = true;
         let mut checked = last.clone();
         let record = Expr::var(self.record, record_type(), ix.span);
-        wrap_in_check(&mut checked, n, self.sites.len() as u32 - 1, Some(record));
+        wrap_in_check(
+            &mut checked,
+            n,
+            self.sites.len() as u32 - 1,
+            Some(record),
+            false,
+        );
         // runs: every loop from the target in is entered; then the check
         let entered = self.loops[target..]
             .iter()
@@ -478,7 +532,7 @@ impl Guard<'_> {
     }
 }
 
-fn wrap_in_check(ix: &mut Expr, size: i64, site: u32, record: Option<Expr>) {
+fn wrap_in_check(ix: &mut Expr, size: i64, site: u32, record: Option<Expr>, wrap: bool) {
     let span = ix.span;
     let ty = ix.ty.clone();
     let arg = std::mem::replace(ix, Expr::new(ExprKind::Int(0), ty.clone(), span));
@@ -488,6 +542,7 @@ fn wrap_in_check(ix: &mut Expr, size: i64, site: u32, record: Option<Expr>) {
             size,
             site,
             record: record.map(Box::new),
+            wrap,
         },
         ty,
         span,

@@ -756,40 +756,7 @@ impl Lowerer<'_, '_> {
         if self.range(&i).is_some_and(|r| r.lo >= 0) {
             return i;
         }
-        let (ty, span) = (i.ty.clone(), i.span);
-        let bin = |op, l: Expr, r: Expr, t: Type| {
-            Expr::new(
-                ExprKind::Binary {
-                    op,
-                    lhs: Box::new(l),
-                    rhs: Box::new(r),
-                },
-                t,
-                span,
-            )
-        };
-        let int_ty = i.elem();
-        let neg = bin(
-            BinOp::Lt,
-            i.clone(),
-            Expr::int(0, int_ty, span),
-            Type::Scalar(ElemTy::Bool),
-        );
-        let wrapped = bin(
-            BinOp::Add,
-            i.clone(),
-            Expr::int(dim, int_ty, span),
-            ty.clone(),
-        );
-        Expr::new(
-            ExprKind::Select {
-                cond: Box::new(neg),
-                then: Box::new(wrapped),
-                else_: Box::new(i),
-            },
-            ty,
-            span,
-        )
+        crate::ir::range::negative_wrap(i, dim)
     }
 
     fn shape_index(

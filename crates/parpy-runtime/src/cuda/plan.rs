@@ -734,10 +734,12 @@ impl Exec<'_> {
                 size,
                 site,
                 record,
+                wrap,
             } => {
                 let i = self.eval(arg)?.as_i64();
-                if (0..*size).contains(&i) || record.is_none() {
-                    Value::Int(i)
+                let w = if *wrap && i < 0 { i + size } else { i };
+                if (0..*size).contains(&w) || record.is_none() {
+                    Value::Int(w)
                 } else {
                     // on the host: stop before launching anything more
                     let sites = self.plan.bounds.as_deref().unwrap_or_default();
