@@ -306,7 +306,7 @@ def test_grid_mapping_in_printed_code():
     code = printed("softmax_par")
     assert ("dispatchThreadgroups:MTLSizeMake(32, 1, 1) "
             "threadsPerThreadgroup:MTLSizeMake(128, 1, 1)") in code
-    for piece in ["simd_max(", "simd_sum(", "threadgroup float ",
+    for piece in ["parpy_warp_max_f32(", "simd_shuffle_xor(", "simd_sum(", "threadgroup float ",
                   "threadgroup_barrier(mem_flags::mem_threadgroup);",
                   "[[threadgroup_position_in_grid]]", "[[thread_position_in_threadgroup]]",
                   "[[thread_index_in_simdgroup]]", "[[simdgroup_index_in_threadgroup]]",
@@ -315,7 +315,7 @@ def test_grid_mapping_in_printed_code():
     code = printed("row_prod_par_int")
     assert "simd_product(" in code
     code = printed("row_min_par")
-    assert "simd_min(" in code
+    assert "parpy_warp_min_f32(" in code  # NaN-aware; ints use simd_min
 
 
 def test_host_loop_around_dispatches():

@@ -66,6 +66,61 @@ def test_min_max_identities_cover_the_type(dtype, par_rows):
     run_both(row_min_max, [x, np.zeros(3, dtype), np.zeros(3, dtype), 3], cpu_opts(spec))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("par_rows", [False, True])
+def test_min_max_reductions_propagate_nan(dtype, par_rows):
+    # NumPy's max and min of values holding a NaN are NaN, wherever it is;
+    # they ignored it (and OpenMP's max clause dropped it depending on the
+    # lane), giving the largest number
+    x = np.random.default_rng(3).random((6, 300)).astype(dtype)
+    for row, col in enumerate([0, 1, 150, 298, 299]):
+        x[row, col] = np.nan
+    x[5, :] = 0.25
+    spec = {'N': parpy.threads(6)}
+    if par_rows:
+        spec['M'] = parpy.threads(64).par_reduction()
+    mn, mx = run_both(row_min_max, [x, np.zeros(6, dtype), np.zeros(6, dtype), 6],
+                      cpu_opts(spec))[1:3]
+    assert np.isnan(mn[:5]).all() and np.isnan(mx[:5]).all()
+    assert mn[5] == mx[5] == dtype(0.25)
+
+
+@parpy.jit
+def elementwise_extremes(x, a, b, c, d, N):
+    parpy.label('N')
+    for i in range(N):
+        a[i] = np.maximum(0.5, x[i])
+        b[i] = np.minimum(x[i], 0.5)
+        c[i] = max(x[i], 0.5, x[N - 1 - i])
+        d[i] = min(0.5, x[i])
+
+
+def test_elementwise_max_and_min_of_a_nan_are_nan():
+    # NumPy's maximum(0.5, nan) is nan; the C helper returned 0.5 when the
+    # NaN came second
+    x = np.array([np.nan, 1.0, -1.0, 0.5, np.inf, -np.inf, -0.0, np.nan])
+    outs = [np.zeros(8) for _ in range(4)]
+    got = run_both(elementwise_extremes, [x, *outs, 8], cpu_opts({'N': parpy.threads(4)}))
+    assert np.isnan(got[1][0]) and np.isnan(got[2][0]) and np.isnan(got[4][0])
+    assert np.isnan(got[3]).tolist() == [True] + [False] * 6 + [True]
+
+
+@parpy.jit
+def top_level_max(x, out, N):
+    parpy.label('r')
+    for i in range(N):
+        out[0] = max(out[0], x[i])
+
+
+@pytest.mark.parametrize("where", [0, 500, 999])
+def test_a_parallel_max_reduction_keeps_a_nan(where):
+    x = np.random.default_rng(4).random(1000)
+    x[where] = np.nan
+    got = run_both(top_level_max, [x, np.zeros(1), 1000],
+                   cpu_opts({'r': parpy.threads(128).par_reduction()}))
+    assert np.isnan(got[1][0])
+
+
 @parpy.jit
 def row_sum_prod(x, s, p, N):
     parpy.label('N')

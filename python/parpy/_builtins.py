@@ -77,7 +77,8 @@ def binary_extreme(take_min: bool, a: Any, b: Any) -> Any:
     promoted like `a + b` would be (NEP 50), then the smaller/larger.
     Two weak operands give a weak result (a float if either is one)."""
     if is_weak(a) and is_weak(b):
-        r = (a if a <= b else b) if take_min else (a if a >= b else b)
+        # NumPy's rule: `a` when it wins, ties or is NaN (a NaN gives NaN)
+        r = (a if a <= b or a != a else b) if take_min else (a if a >= b or a != a else b)
         if isinstance(a, float) or isinstance(b, float):
             return float(r)
         if isinstance(a, bool) and isinstance(b, bool):

@@ -9,15 +9,15 @@
 using namespace metal;
 
 static inline int32_t parpy_max_i32(int32_t a, int32_t b) {
-  return b > a ? b : a;
+  return a >= b ? a : b;
 }
 
 static inline float parpy_max_f32(float a, float b) {
-  return b > a ? b : a;
+  return (a >= b || a != a) ? a : b;
 }
 
 static inline float parpy_min_f32(float a, float b) {
-  return b < a ? b : a;
+  return (a <= b || a != a) ? a : b;
 }
 
 static inline int32_t parpy_abs_i32(int32_t a) {

@@ -8,7 +8,15 @@
 using namespace metal;
 
 static inline half parpy_max_f16(half a, half b) {
-  return b > a ? b : a;
+  return (a >= b || a != a) ? a : b;
+}
+
+static inline half parpy_warp_max_f16(half v) {
+  for (ushort k = 16; k > 0; k /= 2) {
+    half o = simd_shuffle_xor(v, k);
+    v = (v >= o || v != v) ? v : o;
+  }
+  return v;
 }
 
 [[kernel]] void row_stats_N(
@@ -42,7 +50,7 @@ static inline half parpy_max_f16(half a, half b) {
     for (int32_t k_1 = 0; k_1 < 2; k_1 += 1) {
       partial_1 = parpy_max_f16(partial_1, x_reg[k_1]);
     }
-    partial_1 = simd_max(partial_1);
+    partial_1 = parpy_warp_max_f16(partial_1);
     acc_1 = parpy_max_f16(acc_1, partial_1);
     if ((int64_t)parpy_thread.x == 0) {
       mx[i] = acc_1;

@@ -7,7 +7,15 @@
 using namespace metal;
 
 static inline float parpy_min_f32(float a, float b) {
-  return b < a ? b : a;
+  return (a <= b || a != a) ? a : b;
+}
+
+static inline float parpy_warp_min_f32(float v) {
+  for (ushort k = 16; k > 0; k /= 2) {
+    float o = simd_shuffle_xor(v, k);
+    v = (v <= o || v != v) ? v : o;
+  }
+  return v;
 }
 
 [[kernel]] void row_min_par_N(
@@ -21,7 +29,7 @@ static inline float parpy_min_f32(float a, float b) {
     for (int32_t j = (int32_t)parpy_thread.x; j < 57; j += 32) {
       partial = parpy_min_f32(partial, x[i * 57 + j]);
     }
-    partial = simd_min(partial);
+    partial = parpy_warp_min_f32(partial);
     acc = parpy_min_f32(acc, partial);
     if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;

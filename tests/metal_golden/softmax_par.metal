@@ -7,7 +7,15 @@
 using namespace metal;
 
 static inline float parpy_max_f32(float a, float b) {
-  return b > a ? b : a;
+  return (a >= b || a != a) ? a : b;
+}
+
+static inline float parpy_warp_max_f32(float v) {
+  for (ushort k = 16; k > 0; k /= 2) {
+    float o = simd_shuffle_xor(v, k);
+    v = (v >= o || v != v) ? v : o;
+  }
+  return v;
 }
 
 [[kernel]] void softmax_par_N(
@@ -32,12 +40,12 @@ static inline float parpy_max_f32(float a, float b) {
     for (int32_t k = 0; k < 8; k += 1) {
       partial = parpy_max_f32(partial, x_reg[k]);
     }
-    partial = simd_max(partial);
+    partial = parpy_warp_max_f32(partial);
     if ((int64_t)parpy_lane == 0) {
       shm_f32[(int64_t)parpy_simd_group] = partial;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_max((int64_t)parpy_lane < 4 ? shm_f32[(int64_t)parpy_lane] : -INFINITY);
+    partial = parpy_warp_max_f32((int64_t)parpy_lane < 4 ? shm_f32[(int64_t)parpy_lane] : -INFINITY);
     threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = parpy_max_f32(acc, partial);
     float m = acc;

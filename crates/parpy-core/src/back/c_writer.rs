@@ -35,8 +35,9 @@ pub enum FnRole {
 /// introduce it.
 pub struct LoopCtx<'a> {
     pub par: Option<LoopPar>,
-    /// The reduction operator and the (printed) accumulator name.
-    pub reduction: Option<(ReduceOp, &'a str)>,
+    /// The reduction operator, the (printed) accumulator name and its
+    /// element type.
+    pub reduction: Option<(ReduceOp, &'a str, ElemTy)>,
     /// The loop is parallel and not inside another parallel loop of this
     /// function.
     pub outermost_parallel: bool,
@@ -191,6 +192,12 @@ pub trait Dialect {
     fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, EmitError> {
         let _ = (e, arg);
         Err(format!("warp reduction `{}` on a target without warps", op.name()).into())
+    }
+    /// Lines printed after the prelude's `max` (`max`) or `min` helper of
+    /// element type `e` (C: the OpenMP reduction that combines with it).
+    fn reduction_declaration(&self, max: bool, e: ElemTy) -> Result<Option<String>, EmitError> {
+        let _ = (max, e);
+        Ok(None)
     }
     /// The definition of a helper that [`Dialect::warp_reduce`] calls, printed
     /// once in the prelude when used (None when it needs none).
@@ -352,20 +359,28 @@ pub(crate) fn atomic_unsupported(op: AtomicOp, e: ElemTy, target: &str) -> EmitE
 }
 
 /// `op(a, b)` in C of the type `ty` for a compare-exchange loop of an
-/// atomic update: `max` and `min` as NumPy's `maximum` and `minimum` (a
-/// NaN operand gives NaN; equal values keep `a`).
+/// atomic update: `max` and `min` as NumPy's `maximum` and `minimum`
+/// ([`max_min`]).
 pub(crate) fn atomic_combine(op: AtomicOp, e: ElemTy, ty: &str, a: &str, b: &str) -> String {
-    let nan = |pick: String| {
-        if e.is_float() {
-            format!("({a} != {a} || {b} != {b}) ? ({ty})({a} + {b}) : {pick}")
-        } else {
-            pick
-        }
-    };
     match op {
         AtomicOp::Add => format!("({ty})({a} + {b})"),
-        AtomicOp::Max => nan(format!("({b} > {a} ? {b} : {a})")),
-        AtomicOp::Min => nan(format!("({b} < {a} ? {b} : {a})")),
+        AtomicOp::Max => format!("({})", max_min(true, e, a, b)),
+        AtomicOp::Min => format!("({})", max_min(false, e, a, b)),
+    }
+}
+
+/// NumPy's `maximum` (`max`) or `minimum` of the C values `a` and `b` of
+/// element type `e`, as NumPy computes it: `a` when it wins, ties or is NaN,
+/// else `b` (so a NaN operand gives NaN). The one spelling of the rule for
+/// the prelude helpers, the warp reductions and the atomics of every
+/// dialect (`ir::eval` is the same rule for the constant folder and the
+/// launch plan).
+pub(crate) fn max_min(max: bool, e: ElemTy, a: &str, b: &str) -> String {
+    let cmp = if max { ">=" } else { "<=" };
+    if e.is_float() {
+        format!("({a} {cmp} {b} || {a} != {a}) ? {a} : {b}")
+    } else {
+        format!("{a} {cmp} {b} ? {a} : {b}")
     }
 }
 
@@ -690,8 +705,19 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::Pow(e) => (e, format!(
                 "{q} T parpy_pow_S(T b, T e) {{\n  T r = 1;\n  if (e < 0) {{\n    return b == 1 ? 1 : 0;\n  }}\n  while (e > 0) {{\n    if (e & 1) {{\n      r *= b;\n    }}\n    b *= b;\n    e >>= 1;\n  }}\n  return r;\n}}\n"
             )),
-            PreludeFn::Max(e) => (e, format!("{q} T parpy_max_S(T a, T b) {{\n  return b > a ? b : a;\n}}\n")),
-            PreludeFn::Min(e) => (e, format!("{q} T parpy_min_S(T a, T b) {{\n  return b < a ? b : a;\n}}\n")),
+            PreludeFn::Max(e) | PreludeFn::Min(e) => {
+                let max = matches!(f, PreludeFn::Max(_));
+                let name = if max { "parpy_max_S" } else { "parpy_min_S" };
+                let mut text = format!(
+                    "{q} T {name}(T a, T b) {{\n  return {};\n}}\n",
+                    max_min(max, e, "a", "b")
+                );
+                if let Some(decl) = d.reduction_declaration(max, e)? {
+                    text.push_str(&decl);
+                    text.push('\n');
+                }
+                (e, text)
+            }
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
             PreludeFn::Warp(..) | PreludeFn::Heap => continue,
             // (used by host code alone, it is still in a GPU's device
@@ -1262,9 +1288,10 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         let absorbed = std::mem::take(&mut self.absorbed);
         let ctx = LoopCtx {
             par: l.par,
-            reduction: l
-                .reduction
-                .map(|r| (r.op, acc_name.as_deref().unwrap_or(""))),
+            reduction: l.reduction.and_then(|r| {
+                let e = self.f.var(r.acc).ty.elem()?;
+                Some((r.op, acc_name.as_deref().unwrap_or(""), e))
+            }),
             outermost_parallel: l.par.is_some() && !self.in_parallel,
             inside_vector: self.in_vector,
             perfect_par_child,
@@ -1274,6 +1301,17 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             lanes_independent: (l.par.is_some() || l.reduction.is_some())
                 && crate::ir::visit::lanes_independent(&l.body),
         };
+        // a float max/min reduction clause names the dialect's declared
+        // reduction, printed with the helper it combines with
+        match ctx.reduction {
+            Some((ReduceOp::Max, _, e)) if e.is_float() => {
+                self.prelude.insert(PreludeFn::Max(e));
+            }
+            Some((ReduceOp::Min, _, e)) if e.is_float() => {
+                self.prelude.insert(PreludeFn::Min(e));
+            }
+            _ => {}
+        }
         let intro = self.d.loop_intro(&ctx);
         self.absorbed = intro.absorbs_child;
         if l.unroll {

@@ -273,18 +273,20 @@ fn float_binary(op: BinOp, x: f64, y: f64, mode: Mode) -> R {
             }
             r
         }
+        // NumPy's `maximum` / `minimum`: `x` when it wins, ties or is NaN
+        // (a NaN operand gives NaN), the rule the back ends print
         Max => {
-            if y > x {
-                y
-            } else {
+            if x >= y || x.is_nan() {
                 x
+            } else {
+                y
             }
         }
         Min => {
-            if y < x {
-                y
-            } else {
+            if x <= y || x.is_nan() {
                 x
+            } else {
+                y
             }
         }
         _ => return Err(EvalError::Unsupported(op.symbol())),

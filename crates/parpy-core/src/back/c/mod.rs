@@ -27,13 +27,26 @@ pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> 
     c_writer::write_program(&CDialect, p, options)
 }
 
-fn omp_op(op: ReduceOp) -> &'static str {
+/// The reduction identifier of a `reduction(...)` clause. OpenMP's own
+/// `max` and `min` drop NaNs (or not, by the order lanes and threads
+/// combine), so float max and min reductions are declared reductions
+/// combining with the prelude's helper, which propagates them as NumPy does.
+fn omp_op(op: ReduceOp, e: ElemTy) -> String {
     match op {
-        ReduceOp::Sum => "+",
-        ReduceOp::Prod => "*",
-        ReduceOp::Max => "max",
-        ReduceOp::Min => "min",
+        ReduceOp::Sum => "+".into(),
+        ReduceOp::Prod => "*".into(),
+        ReduceOp::Max | ReduceOp::Min if e.is_float() => declared_reduction(op == ReduceOp::Max, e),
+        ReduceOp::Max => "max".into(),
+        ReduceOp::Min => "min".into(),
     }
+}
+
+fn declared_reduction(max: bool, e: ElemTy) -> String {
+    format!(
+        "parpy_r{}_{}",
+        if max { "max" } else { "min" },
+        e.short_name()
+    )
 }
 
 impl Dialect for CDialect {
@@ -103,7 +116,7 @@ impl Dialect for CDialect {
     fn loop_intro(&self, ctx: &LoopCtx) -> LoopIntro {
         let red = ctx
             .reduction
-            .map(|(op, acc)| format!(" reduction({}:{acc})", omp_op(op)))
+            .map(|(op, acc, e)| format!(" reduction({}:{acc})", omp_op(op, e)))
             .unwrap_or_default();
         let none = LoopIntro::none();
         // one worker asked for: a plain loop (a parallel region would still
@@ -138,6 +151,23 @@ impl Dialect for CDialect {
         } else {
             none
         }
+    }
+
+    fn reduction_declaration(&self, max: bool, e: ElemTy) -> Result<Option<String>, EmitError> {
+        if !e.is_float() {
+            return Ok(None);
+        }
+        let ty = self.scalar_type(e)?;
+        let (helper, identity) = if max {
+            ("max", "-INFINITY")
+        } else {
+            ("min", "INFINITY")
+        };
+        Ok(Some(format!(
+            "#pragma omp declare reduction({} : {ty} : omp_out = parpy_{helper}_{}(omp_out, omp_in)) initializer(omp_priv = {identity})",
+            declared_reduction(max, e),
+            e.short_name()
+        )))
     }
 
     fn launch(&self, kernel: &str, args: &[String], _launch: &LaunchInfo) -> String {

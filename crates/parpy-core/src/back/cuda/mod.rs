@@ -285,12 +285,12 @@ impl Dialect for CudaDialect {
             "__shfl_xor_sync(0xffffffffu, v, k)".to_string()
         };
         let combine = match (op, e) {
-            (ReduceOp::Sum, ElemTy::Bool) => "v = v || o;",
-            (ReduceOp::Prod, ElemTy::Bool) => "v = v && o;",
-            (ReduceOp::Sum, _) => "v = v + o;",
-            (ReduceOp::Prod, _) => "v = v * o;",
-            (ReduceOp::Max, _) => "v = o > v ? o : v;",
-            (ReduceOp::Min, _) => "v = o < v ? o : v;",
+            (ReduceOp::Sum, ElemTy::Bool) => "v = v || o;".to_string(),
+            (ReduceOp::Prod, ElemTy::Bool) => "v = v && o;".to_string(),
+            (ReduceOp::Sum, _) => "v = v + o;".to_string(),
+            (ReduceOp::Prod, _) => "v = v * o;".to_string(),
+            (ReduceOp::Max, _) => format!("v = {};", c_writer::max_min(true, e, "v", "o")),
+            (ReduceOp::Min, _) => format!("v = {};", c_writer::max_min(false, e, "v", "o")),
         };
         Ok(Some(format!(
             "static __device__ inline {ty} parpy_warp_{}_{}({ty} v) {{\n  for (int k = {}; k > 0; k /= 2) {{\n    {ty} o = {shfl};\n    {combine}\n  }}\n  return v;\n}}\n",
@@ -408,7 +408,13 @@ mod tests {
             f.contains("int8_t o = (int8_t)__shfl_xor_sync(0xffffffffu, (int)v, k);"),
             "{f}"
         );
-        assert!(f.contains("v = o > v ? o : v;"), "{f}");
+        assert!(f.contains("v = v >= o ? v : o;"), "{f}");
+        // floats: a NaN wins, as in NumPy's maximum
+        let f = d
+            .warp_reduce_helper(ReduceOp::Max, ElemTy::F32)
+            .unwrap()
+            .unwrap();
+        assert!(f.contains("v = (v >= o || v != v) ? v : o;"), "{f}");
         assert_eq!(
             d.warp_reduce(ReduceOp::Min, ElemTy::F64, "x").unwrap(),
             "parpy_warp_min_f64(x)"

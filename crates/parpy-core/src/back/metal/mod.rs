@@ -44,6 +44,7 @@ use crate::error::CompileError;
 use crate::ir::visit::walk_exprs;
 use crate::ir::{
     AtomicOp, ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Program, ReduceOp,
+    WARP_SIZE,
 };
 use crate::options::Options;
 use crate::types::ElemTy;
@@ -320,10 +321,33 @@ impl Dialect for MetalDialect {
         let f = match op {
             ReduceOp::Sum => "simd_sum",
             ReduceOp::Prod => "simd_product",
+            // Metal does not say what `simd_max` makes of a NaN: float
+            // max and min shuffle with NumPy's rule (the helper below)
+            ReduceOp::Max | ReduceOp::Min if e.is_float() => {
+                return Ok(format!(
+                    "parpy_warp_{}_{}({arg})",
+                    op.name(),
+                    e.short_name()
+                ))
+            }
             ReduceOp::Max => "simd_max",
             ReduceOp::Min => "simd_min",
         };
         Ok(format!("{f}({arg})"))
+    }
+
+    fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
+        if !(e.is_float() && matches!(op, ReduceOp::Max | ReduceOp::Min)) {
+            return Ok(None);
+        }
+        let ty = self.scalar_type(e)?;
+        let combine = c_writer::max_min(op == ReduceOp::Max, e, "v", "o");
+        Ok(Some(format!(
+            "static inline {ty} parpy_warp_{}_{}({ty} v) {{\n  for (ushort k = {}; k > 0; k /= 2) {{\n    {ty} o = simd_shuffle_xor(v, k);\n    v = {combine};\n  }}\n  return v;\n}}\n",
+            op.name(),
+            e.short_name(),
+            WARP_SIZE / 2
+        )))
     }
 
     fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, EmitError> {

@@ -200,9 +200,22 @@ fn scalar_types_are_metal_names() {
         Ok("metal::exp")
     );
     assert!(d.math_name(MathFn::Exp, ElemTy::I32).is_err());
+    // float max and min shuffle with NumPy's NaN rule; ints use simd_max
     assert_eq!(
         d.warp_reduce(ReduceOp::Max, ElemTy::F32, "v").as_deref(),
+        Ok("parpy_warp_max_f32(v)")
+    );
+    assert_eq!(
+        d.warp_reduce(ReduceOp::Max, ElemTy::I32, "v").as_deref(),
         Ok("simd_max(v)")
+    );
+    let h = d
+        .warp_reduce_helper(ReduceOp::Min, ElemTy::F32)
+        .unwrap()
+        .unwrap();
+    assert!(
+        h.contains("simd_shuffle_xor(v, k)") && h.contains("(v <= o || v != v) ? v : o"),
+        "{h}"
     );
     assert!(d.warp_reduce(ReduceOp::Sum, ElemTy::I64, "v").is_err());
     assert_eq!(

@@ -8,14 +8,15 @@
 #include <math.h>
 
 static inline float parpy_max_f32(float a, float b) {
-  return b > a ? b : a;
+  return (a >= b || a != a) ? a : b;
 }
+#pragma omp declare reduction(parpy_rmax_f32 : float : omp_out = parpy_max_f32(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 
 static void softmax_N(const float *x, float *y) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 64; i += 1) {
     float acc = -INFINITY;
-    #pragma omp simd reduction(max:acc)
+    #pragma omp simd reduction(parpy_rmax_f32:acc)
     for (int64_t j = 0; j < 512; j += 1) {
       acc = parpy_max_f32(acc, x[i * 512 + j]);
     }
