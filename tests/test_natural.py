@@ -504,3 +504,39 @@ def test_shape_locals_are_constant_trip_counts():
     assert "j < 4;" in code and "i < 3;" in code, code
     assert " W " not in code and " n " not in code, code
     run_both(double_by_shape, [x, y], opts)
+
+
+# --------------------------------------------------------------------------
+# float('inf'), float('-inf'), float('nan'): Python's spellings of the
+# special values (they were "strings can only be used as labels")
+
+
+@parpy.jit
+def row_extremes_from_inf(x, lo, hi, bad, N, M):
+    parpy.label('i')
+    for i in range(N):
+        mn = float('inf')
+        mx = float(' -Infinity ')
+        for j in range(M):
+            mn = min(mn, x[i, j])
+            mx = max(mx, x[i, j])
+        lo[i] = mn
+        hi[i] = mx
+        bad[i] = float('nan') if mx > 0.9 else float('+inf')
+
+
+def test_float_of_inf_and_nan_strings():
+    x = rng(7).random((5, 40))
+    args = [x, np.zeros(5), np.zeros(5), np.zeros(5), 5, 40]
+    run_both(row_extremes_from_inf, args, cpu_opts({'i': parpy.threads(5)}))
+
+
+@parpy.jit
+def float_of_number_string(y):
+    with parpy.gpu:
+        y[0] = float('1.5')
+
+
+def test_float_of_a_number_string_asks_for_the_literal():
+    with pytest.raises(parpy.CompileError, match=r"write the number itself: `1\.5`"):
+        float_of_number_string(np.zeros(1), opts=cpu_opts())

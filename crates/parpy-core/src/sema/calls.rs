@@ -151,6 +151,9 @@ impl Lowerer<'_, '_> {
                     self.arity_error(name, "1 argument", args.len(), span);
                     return None;
                 }
+                if let ast::ExprKind::Str(text) = &args[0].kind {
+                    return self.float_of_string(b, text, span);
+                }
                 let v = self.lower_expr(&args[0])?;
                 self.scalar_elem(&v)?;
                 let ty = if b == Builtin::Float {
@@ -480,6 +483,49 @@ impl Lowerer<'_, '_> {
         let mut e = convert(v.e, t);
         e.span = span;
         Some(TExpr { e, weak: false })
+    }
+
+    /// `float('inf')`, `float('-inf')`, `float('nan')`: Python's spellings
+    /// of the special values (case and surrounding blanks ignored, a sign
+    /// allowed, `infinity` too), as a weak float; a number in a string is
+    /// a constant of the code, so it is asked for as a literal.
+    fn float_of_string(&mut self, b: Builtin, text: &str, span: Span) -> Option<TExpr> {
+        let t = text.trim().to_ascii_lowercase();
+        let (neg, word) = match t.strip_prefix('-') {
+            Some(w) => (true, w),
+            None => (false, t.strip_prefix('+').unwrap_or(&t)),
+        };
+        let v = match word {
+            "inf" | "infinity" => f64::INFINITY,
+            "nan" => f64::NAN,
+            _ => {
+                let hint = match text.trim().parse::<f64>() {
+                    Ok(_) => format!("write the number itself: `{}`", text.trim()),
+                    Err(_) => "`float('inf')`, `float('-inf')` and `float('nan')` are the strings jit code converts".to_string(),
+                };
+                self.error(
+                    Diagnostic::error(format!(
+                        "cannot convert the string {text:?} in a parpy function"
+                    ))
+                    .at(span, "a string converted to a number")
+                    .help(hint),
+                );
+                return None;
+            }
+        };
+        if b == Builtin::Int {
+            self.error(
+                Diagnostic::error(format!("`int({text:?})` is not a number Python can make"))
+                    .at(span, "int() of a string")
+                    .help(
+                        "`int` of a string that names infinity or NaN raises ValueError in Python",
+                    ),
+            );
+            return None;
+        }
+        let v = if neg { -v } else { v };
+        let e = Expr::new(ExprKind::Float(v), Type::Scalar(self.opts.float_type), span);
+        Some(TExpr { e, weak: true })
     }
 
     /// `x[i, :].max()`, `x.sum()`: a reduction written as a method; `None`
