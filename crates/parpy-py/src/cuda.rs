@@ -94,6 +94,7 @@ impl CudaFn {
         cache: &DiskCache,
         param_index: &[usize],
         includes: &[String],
+        graphs: bool,
     ) -> PyResult<CudaFn> {
         let name = ctx_args.func;
         let Some(code) = &out.device_code else {
@@ -126,6 +127,12 @@ impl CudaFn {
             pass.push((ai, kind));
         }
         let arch = ctx.arch;
+        let shared = vec![0u32; out.kernel_names.len()];
+        let plan = Plan::new(&out.program, &out.kernel_names, &shared)
+            .map_err(|e| internal_error(&e.to_string()))?;
+        // before NVRTC, which would reject cluster code for an older GPU
+        plan.check_device(arch, device)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         let code = &(service::header_stamp(&out.program, includes) + code);
         let (cubin, origin) =
             service::cubin(py, &n, code, name, arch, cache, includes).map_err(|e| match e {
@@ -140,11 +147,8 @@ impl CudaFn {
                 )),
                 e => PyRuntimeError::new_err(e.to_string()),
             })?;
-        let shared = vec![0u32; out.kernel_names.len()];
-        let plan = Plan::new(&out.program, &out.kernel_names, &shared)
-            .map_err(|e| internal_error(&e.to_string()))?;
-        let spec =
-            Specialization::load(ctx, &cubin, plan, pass).map_err(|e| device_err(name, e))?;
+        let spec = Specialization::load(ctx, &cubin, plan, pass, graphs)
+            .map_err(|e| device_err(name, e))?;
         Ok(CudaFn {
             name: name.to_string(),
             spec,

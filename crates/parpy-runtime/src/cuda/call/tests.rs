@@ -14,13 +14,36 @@ use crate::cuda::placement::{self, ArgDevice, Driver, StreamUse};
 enum Op {
     Bind,
     Load(Vec<String>),
-    Launch { kernel: usize, stream: Stream },
-    Alloc { bytes: usize, stream: Stream },
-    Free { stream: Stream },
-    ToDevice { bytes: usize, stream: Stream },
-    ToHost { bytes: usize, stream: Stream },
+    /// A kernel allowed a non-portable cluster size at load.
+    NonPortable(String),
+    GraphBuild(Vec<usize>),
+    GraphUpdate(usize),
+    GraphLaunch(Stream),
+    GraphDestroy,
+    Launch {
+        kernel: usize,
+        stream: Stream,
+    },
+    Alloc {
+        bytes: usize,
+        stream: Stream,
+    },
+    Free {
+        stream: Stream,
+    },
+    ToDevice {
+        bytes: usize,
+        stream: Stream,
+    },
+    ToHost {
+        bytes: usize,
+        stream: Stream,
+    },
     Sync(Stream),
-    Join { waiter: Stream, on: Stream },
+    Join {
+        waiter: Stream,
+        on: Stream,
+    },
 }
 
 /// What happened, in order: (device, operation).
@@ -28,7 +51,10 @@ type Log = Mutex<Vec<(i64, Op)>>;
 
 struct FakeGpu {
     ordinal: i64,
+    arch: u32,
     log: &'static Log,
+    /// The launches of each graph replay, in order.
+    graph_runs: Mutex<Vec<Vec<Launch>>>,
 }
 
 impl FakeGpu {
@@ -40,27 +66,61 @@ impl FakeGpu {
 /// A module of the fake: the device it was loaded on.
 struct FakeModule(i64);
 
+/// A graph of the fake: the launches its nodes hold.
+struct FakeGraph(Vec<Launch>);
+
 impl Gpu for FakeGpu {
     type Module = FakeModule;
+    type Graph = FakeGraph;
 
     fn ordinal(&self) -> i64 {
         self.ordinal
     }
     fn arch(&self) -> u32 {
-        90
+        self.arch
     }
     fn bind(&self) -> Result<(), CudaError> {
         self.note(Op::Bind);
         Ok(())
     }
-    fn load_module(
-        &self,
-        _cubin: &[u8],
-        symbols: &[String],
-        _shared: &[u32],
-    ) -> Result<FakeModule, CudaError> {
-        self.note(Op::Load(symbols.to_vec()));
+    fn load_module(&self, _cubin: &[u8], kernels: &[KernelInfo]) -> Result<FakeModule, CudaError> {
+        self.note(Op::Load(kernels.iter().map(|k| k.symbol.clone()).collect()));
+        for k in kernels.iter().filter(|k| k.non_portable_cluster()) {
+            self.note(Op::NonPortable(k.symbol.clone()));
+        }
         Ok(FakeModule(self.ordinal))
+    }
+    fn graph_build(
+        &self,
+        module: &FakeModule,
+        launches: &[Launch],
+    ) -> Result<FakeGraph, CudaError> {
+        assert_eq!(module.0, self.ordinal, "a graph of another device's module");
+        self.note(Op::GraphBuild(launches.iter().map(|l| l.kernel).collect()));
+        Ok(FakeGraph(launches.to_vec()))
+    }
+    fn graph_update(
+        &self,
+        _module: &FakeModule,
+        graph: &mut FakeGraph,
+        node: usize,
+        launch: &Launch,
+    ) -> Result<(), CudaError> {
+        assert_eq!(
+            graph.0[node].kernel, launch.kernel,
+            "a node of another kernel"
+        );
+        graph.0[node] = launch.clone();
+        self.note(Op::GraphUpdate(node));
+        Ok(())
+    }
+    fn graph_launch(&self, graph: &FakeGraph, stream: Stream) -> Result<(), CudaError> {
+        self.graph_runs.lock().unwrap().push(graph.0.clone());
+        self.note(Op::GraphLaunch(stream));
+        Ok(())
+    }
+    fn graph_destroy(&self, _graph: FakeGraph) {
+        self.note(Op::GraphDestroy);
     }
     fn launch(
         &self,
@@ -146,7 +206,14 @@ impl FakeDriver {
         let log: &'static Log = Box::leak(Box::new(Mutex::new(Vec::new())));
         FakeDriver {
             gpus: (0..n)
-                .map(|ordinal| &*Box::leak(Box::new(FakeGpu { ordinal, log })))
+                .map(|ordinal| {
+                    &*Box::leak(Box::new(FakeGpu {
+                        ordinal,
+                        arch: 90,
+                        log,
+                        graph_runs: Mutex::new(Vec::new()),
+                    }))
+                })
                 .collect(),
             log,
         }
@@ -271,7 +338,8 @@ fn arguments_on_device_1_allocate_load_and_launch_on_device_1() {
     let device = placement::place(&drv, "axpy", &args, None).unwrap();
     assert_eq!(device, 1);
     let (plan, params) = axpy(64);
-    let spec = Specialization::load(drv.gpu(device).unwrap(), b"cubin", plan, params).unwrap();
+    let spec =
+        Specialization::load(drv.gpu(device).unwrap(), b"cubin", plan, params, false).unwrap();
     assert_eq!(spec.gpu.ordinal(), 1);
     let mut y = vec![1.0f32; 64];
     let streams = placement::choose_streams([StreamUse::On(0x5000), StreamUse::Any]);
@@ -318,7 +386,8 @@ fn numpy_only_calls_run_on_device_0_or_the_chosen_one() {
             bytes: 32,
             written: false,
         };
-        let spec = Specialization::load(drv.gpu(device).unwrap(), b"", plan, params).unwrap();
+        let spec =
+            Specialization::load(drv.gpu(device).unwrap(), b"", plan, params, false).unwrap();
         let mut x = vec![0.5f32; 8];
         let mut y = vec![1.0f32; 8];
         let mut v = vals(0, &mut y);
@@ -351,7 +420,7 @@ fn two_devices_give_two_specializations_each_on_its_own_device() {
             }];
             let d = placement::place(&drv, "axpy", &arg, None).unwrap();
             let (plan, params) = axpy(16);
-            Specialization::load(drv.gpu(d).unwrap(), b"", plan, params).unwrap()
+            Specialization::load(drv.gpu(d).unwrap(), b"", plan, params, false).unwrap()
         });
         spec.run(&vals(x, &mut y), &Default::default(), None)
             .unwrap();
@@ -379,7 +448,7 @@ fn other_streams_wait_before_and_after_the_call() {
     let drv = FakeDriver::new(1);
     let (plan, mut params) = axpy(8);
     params[2].1 = Pass::Device;
-    let spec = Specialization::load(drv.gpu(0).unwrap(), b"", plan, params).unwrap();
+    let spec = Specialization::load(drv.gpu(0).unwrap(), b"", plan, params, false).unwrap();
     drv.take_log();
     // x on a torch stream, y's __cuda_array_interface__ names the
     // per-thread default stream
