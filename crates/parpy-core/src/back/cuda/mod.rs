@@ -100,8 +100,15 @@ impl Dialect for CudaDialect {
         "CUDA C++"
     }
 
+    /// With clusters, `cooperative_groups.h` comes first: under NVRTC it
+    /// brings CCCL's `<cstdint>`, whose integer macros then stand (ours
+    /// are defined only where it has none).
     fn includes(&self) -> String {
-        let mut s = String::from(
+        let mut s = String::new();
+        if self.clusters {
+            s.push_str("#include <cooperative_groups.h>\n");
+        }
+        s.push_str(
             "#ifdef __CUDACC_RTC__\n\
              typedef signed char int8_t;\n\
              typedef short int16_t;\n\
@@ -110,12 +117,22 @@ impl Dialect for CudaDialect {
              typedef unsigned char uint8_t;\n\
              typedef unsigned short uint16_t;\n\
              typedef unsigned int uint32_t;\n\
-             typedef unsigned long long uint64_t;\n\
-             #define INT64_C(v) v##LL\n\
-             #define UINT64_C(v) v##ULL\n\
-             #define INT32_MIN (-2147483647 - 1)\n\
-             #define INT64_MIN (-9223372036854775807LL - 1)\n\
-             #define INFINITY __int_as_float(0x7f800000)\n\
+             typedef unsigned long long uint64_t;\n",
+        );
+        for (name, def) in [
+            ("INT64_C", "INT64_C(v) v##LL"),
+            ("UINT64_C", "UINT64_C(v) v##ULL"),
+            ("INT32_MIN", "INT32_MIN (-2147483647 - 1)"),
+            ("INT64_MIN", "INT64_MIN (-9223372036854775807LL - 1)"),
+        ] {
+            if self.clusters {
+                s.push_str(&format!("#ifndef {name}\n#define {def}\n#endif\n"));
+            } else {
+                s.push_str(&format!("#define {def}\n"));
+            }
+        }
+        s.push_str(
+            "#define INFINITY __int_as_float(0x7f800000)\n\
              #define NAN __int_as_float(0x7fffffff)\n\
              #else\n\
              #include <stdint.h>\n\
@@ -125,9 +142,6 @@ impl Dialect for CudaDialect {
         );
         if self.f16 {
             s.push_str("#include <cuda_fp16.h>\n");
-        }
-        if self.clusters {
-            s.push_str("#include <cooperative_groups.h>\n");
         }
         s
     }

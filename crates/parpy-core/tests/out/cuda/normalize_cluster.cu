@@ -3,6 +3,7 @@
 // parpy-param: x f32[4,50000]
 // parpy-param: y f32[4,50000] written
 // parpy-param: N i64
+#include <cooperative_groups.h>
 #ifdef __CUDACC_RTC__
 typedef signed char int8_t;
 typedef short int16_t;
@@ -12,10 +13,18 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
+#ifndef INT64_C
 #define INT64_C(v) v##LL
+#endif
+#ifndef UINT64_C
 #define UINT64_C(v) v##ULL
+#endif
+#ifndef INT32_MIN
 #define INT32_MIN (-2147483647 - 1)
+#endif
+#ifndef INT64_MIN
 #define INT64_MIN (-9223372036854775807LL - 1)
+#endif
 #define INFINITY __int_as_float(0x7f800000)
 #define NAN __int_as_float(0x7fffffff)
 #else
@@ -23,7 +32,6 @@ typedef unsigned long long uint64_t;
 #include <math.h>
 #include <cuda_runtime.h>
 #endif
-#include <cooperative_groups.h>
 
 static __host__ __device__ inline int64_t parpy_min_i64(int64_t a, int64_t b) {
   return b < a ? b : a;
