@@ -54,10 +54,11 @@ def normalize(x, y, N):
 
 
 @parpy.jit
-def total(x, out):
+def scale_by_total(x, y):
     parpy.label('all')
     s = parpy.operators.sum(x[:])
-    out[0] = s
+    parpy.label('all')
+    y[:] = x[:] / s
 
 
 @parpy.jit
@@ -154,6 +155,11 @@ def test_cluster_dry_run_plans_one_cluster_kernel_and_refuses_old_gpus():
     o.use_cuda_thread_block_clusters = False
     names, _, _ = _native._cuda_dry_run(normalize, [x, y, 4], o, 80)
     assert len(names) == 2
+    # a top-level reduction: its cluster is along x
+    v = rows(1, 50000)[0]
+    o = opts({'all': T(4096)}, use_cuda_thread_block_clusters=True)
+    d = _native._cuda_dry_run(scale_by_total, [v, v.copy()], o, 90, details=True)
+    assert d["clusters"][0] == [4, 1, 1]
 
 
 def test_a_reduction_wider_than_a_cluster_warns_and_splits():
@@ -192,19 +198,19 @@ def test_graphs_take_pure_launch_sequences_and_warn_about_host_reads():
     assert d["graph_blocker"] is None
     # the host reads the reduction's result: launched one by one, and said so
     v = rows(1, 4096)[0]
-    out = np.zeros(1, np.float32)
+    out = np.zeros(4096, np.float32)
     o = opts({'all': T(1024)}, use_cuda_graphs=True)
     with pytest.warns(parpy.ParpyWarning, match="launched one by one instead of as a CUDA graph"):
-        d = _native._cuda_dry_run(total, [v, out], o, 90, details=True)
+        d = _native._cuda_dry_run(scale_by_total, [v, out], o, 90, details=True)
     assert d["graph_blocker"] is not None
     # graphs do not change the generated code
     o.use_cuda_graphs = False
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        plain = parpy.print_compiled(total, [v, out], o)
+        plain = parpy.print_compiled(scale_by_total, [v, out], o)
     o.use_cuda_graphs = True
     with pytest.warns(parpy.ParpyWarning):
-        assert parpy.print_compiled(total, [v, out], o) == plain
+        assert parpy.print_compiled(scale_by_total, [v, out], o) == plain
 
 
 # --------------------------------------------------------------------------
@@ -227,9 +233,9 @@ def test_gpu_cluster_reductions_match_numpy():
                                      max_thread_blocks_per_cluster=per_cluster))
         np.testing.assert_allclose(y, x / x.sum(axis=1, keepdims=True), rtol=1e-4)
     v = rows(1, 50000)[0]
-    out = np.zeros(1, np.float32)
-    total(v, out, opts=opts({'all': T(4096)}, use_cuda_thread_block_clusters=True))
-    np.testing.assert_allclose(out[0], v.sum(dtype=np.float64), rtol=1e-4)
+    out = np.zeros(50000, np.float32)
+    scale_by_total(v, out, opts=opts({'all': T(4096)}, use_cuda_thread_block_clusters=True))
+    np.testing.assert_allclose(out, v / v.sum(dtype=np.float64), rtol=1e-4)
 
 
 @pytest.mark.cuda
