@@ -1014,4 +1014,79 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
         let mut p = rows_with(1024, true, true);
         assert!(run(&mut p, &Options::default()).is_empty());
     }
+
+    fn cluster_opts(max: i64) -> Options {
+        Options {
+            backend: Backend::Cuda,
+            use_cuda_thread_block_clusters: true,
+            max_thread_blocks_per_cluster: max,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn with_clusters_a_wide_row_reduction_is_one_cluster_kernel() {
+        let mut p = rows(4096);
+        assert!(run(&mut p, &cluster_opts(8)).is_empty());
+        assert_eq!(verify_program(&p), Ok(()));
+        assert_eq!(
+            program_to_string(&p),
+            "\
+kernel rows_N(x: f32[4, 8192], y: f32[4]) launch(levels=[4, 4, 1024], tpb=1024, blocks=[1, 1, 1], threads=[1, 1, 1]) cluster(level=1, dims=[0, 0, 0]) {
+  for i in 0..4 step 1 [N] par(threads=4, tpb=1024) {
+    t: f32 = 0.0
+    for c in 0..4 step 1 [] par(threads=4, tpb=1024) {
+      blk: f32 = 0.0
+      for j in (c * 2048)..min(8192, ((c * 2048) + 2048)) step 1 [M] par(threads=1024, tpb=1024) reduce(sum -> blk) {
+        blk = (blk + x[i, j])
+      }
+      blk = cluster_sum(blk)
+      t = (t + blk)
+      if (c == 0) {
+        y[i] = t
+      }
+    }
+  }
+}
+
+fn rows(x: f32[4, 8192], y: f32[4]) {
+  launch rows_N(x, y)
+}
+"
+        );
+        assert!(gpu_reductions::run(&mut p).is_empty());
+        assert!(gpu_grid::run(&mut p).is_empty());
+        assert_eq!(verify_program(&p), Ok(()));
+        assert_eq!(p.kernels[0].launch.blocks, [4, 4, 1]);
+        assert_eq!(p.kernels[0].launch.cluster_dims(), Some([1, 4, 1]));
+    }
+
+    #[test]
+    fn clusters_fall_back_to_two_kernels_past_the_cluster_size_and_on_metal() {
+        let mut p = rows(4096);
+        let w = run(&mut p, &cluster_opts(2));
+        assert_eq!(p.kernels.len(), 2);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].message.contains("needs 4 blocks"), "{}", w[0].message);
+        let mut p = rows(4096);
+        let metal = Options {
+            backend: Backend::Metal,
+            ..cluster_opts(8)
+        };
+        assert!(run(&mut p, &metal).is_empty());
+        assert_eq!(p.kernels.len(), 2);
+    }
+
+    #[test]
+    fn with_clusters_a_later_wide_reduction_runs_in_the_first_block_and_warns() {
+        let mut p = rows_with(4096, false, true);
+        let w = run(&mut p, &cluster_opts(8));
+        assert_eq!(verify_program(&p), Ok(()));
+        assert_eq!(p.kernels.len(), 1);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].notes[0].contains("runs in the cluster's first block"));
+        assert!(gpu_reductions::run(&mut p).is_empty());
+        assert!(gpu_grid::run(&mut p).is_empty());
+        assert_eq!(verify_program(&p), Ok(()));
+    }
 }

@@ -752,8 +752,9 @@ def rows(x, y, N):
 ";
 
 /// The row sums of a 4 x 50000 array, 1024 threads per block, `m` threads
-/// per row, with thread block clusters of at most `max` blocks.
-fn rows_plan(m: i64, max: i64) -> Plan {
+/// per row, with thread block clusters of at most `max` blocks (`None`:
+/// without clusters).
+fn rows_plan(m: i64, max: Option<i64>) -> Plan {
     let args = [
         ArgType::Array {
             elem: ElemTy::F32,
@@ -770,8 +771,8 @@ fn rows_plan(m: i64, max: i64) -> Plan {
         },
     ];
     let options = Options {
-        use_cuda_thread_block_clusters: true,
-        max_thread_blocks_per_cluster: max,
+        use_cuda_thread_block_clusters: max.is_some(),
+        max_thread_blocks_per_cluster: max.unwrap_or(8),
         ..Options::default()
     };
     compiled(ROWS, &args, &[("N", 4), ("M", m)], options)
@@ -780,7 +781,7 @@ fn rows_plan(m: i64, max: i64) -> Plan {
 #[test]
 fn cluster_kernels_launch_plainly_and_large_clusters_opt_in_at_load() {
     // 8 blocks per row: one kernel, clusters of (1, 8, 1), a portable size
-    let plan = rows_plan(8192, 8);
+    let plan = rows_plan(8192, Some(8));
     assert_eq!(plan.kernels().len(), 1);
     let k = &plan.kernels()[0];
     assert_eq!(k.cluster, Some([1, 8, 1]));
@@ -803,7 +804,7 @@ fn cluster_kernels_launch_plainly_and_large_clusters_opt_in_at_load() {
         ]
     );
     // 16 blocks: the kernel is allowed a non-portable cluster size first
-    let plan = rows_plan(16384, 16);
+    let plan = rows_plan(16384, Some(16));
     assert_eq!(plan.kernels()[0].cluster, Some([1, 16, 1]));
     let params = vec![(0, Pass::Device), (1, Pass::Device), (2, Pass::Scalar)];
     Specialization::load(drv.gpu(0).unwrap(), b"", plan, params, false).unwrap();
@@ -812,7 +813,7 @@ fn cluster_kernels_launch_plainly_and_large_clusters_opt_in_at_load() {
         vec![Op::Load(vec!["k0".into()]), Op::NonPortable("k0".into())]
     );
     // more blocks than a cluster holds: two kernels, no clusters
-    let plan = rows_plan(16384, 8);
+    let plan = rows_plan(16384, Some(8));
     assert_eq!(plan.kernels().len(), 2);
     assert!(plan.kernels().iter().all(|k| k.cluster.is_none()));
 }
@@ -827,7 +828,7 @@ fn clusters_on_a_gpu_older_than_sm_90_are_a_clear_error() {
         graph_runs: Mutex::new(Vec::new()),
     }));
     let params = vec![(0, Pass::Device), (1, Pass::Device), (2, Pass::Scalar)];
-    let e = Specialization::load(old, b"", rows_plan(8192, 8), params, false)
+    let e = Specialization::load(old, b"", rows_plan(8192, Some(8)), params, false)
         .err()
         .expect("refused");
     let msg = e.to_string();
@@ -837,26 +838,7 @@ fn clusters_on_a_gpu_older_than_sm_90_are_a_clear_error() {
     );
     assert!(log.lock().unwrap().is_empty(), "nothing was loaded");
     // the same program without clusters loads
-    let args_plan = compiled(
-        ROWS,
-        &[
-            ArgType::Array {
-                elem: ElemTy::F32,
-                shape: vec![4, 50000],
-            },
-            ArgType::Array {
-                elem: ElemTy::F32,
-                shape: vec![4],
-            },
-            ArgType::Scalar {
-                elem: ElemTy::I64,
-                value: Some(parpy_core::ScalarValue::Int(4)),
-                weak: true,
-            },
-        ],
-        &[("N", 4), ("M", 8192)],
-        Options::default(),
-    );
+    let args_plan = rows_plan(8192, None);
     let params = vec![(0, Pass::Device), (1, Pass::Device), (2, Pass::Scalar)];
     assert!(Specialization::load(old, b"", args_plan, params, false).is_ok());
 }
