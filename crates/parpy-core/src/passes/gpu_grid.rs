@@ -20,6 +20,8 @@
 //!   into arrays and is followed by more code (the next iteration of an
 //!   enclosing sequential loop counts as more code).
 //! - `OnDevice` kernels (no parallel level) run with one thread.
+//! - A kernel with a `cluster_level` (thread block clusters) gets its
+//!   `cluster` dimensions: the block count of that level along its axis.
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{

@@ -27,6 +27,14 @@
 //! `gpu_reductions`, and `gpu_grid` maps kernel 1's levels onto blocks
 //! `(outer, S)` of `T` threads (e.g. benchmark G5: 10 rows x 64 blocks).
 //!
+//! On Cuda with `use_cuda_thread_block_clusters`, when `S` is at most
+//! `max_thread_blocks_per_cluster`, the kernel is not split: kernel 1's loop
+//! over the `S` blocks stays in the original kernel, whose `S` blocks per
+//! outer iteration form a thread block cluster (`LaunchInfo::cluster_level`);
+//! the blocks combine their results with `ExprKind::ClusterReduce` and the
+//! code after the reduction runs in the cluster's first block (see
+//! [`cluster`]). With more blocks the split above is made, with a warning.
+//!
 //! Kernels of another shape keep the one-block reduction (`gpu_grid` keeps a
 //! level holding a tree reduction in one block), but the request is not
 //! dropped silently: each reduction of the innermost level that asks for
