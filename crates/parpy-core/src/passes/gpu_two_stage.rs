@@ -33,7 +33,7 @@
 //! outer iteration form a thread block cluster (`LaunchInfo::cluster_level`);
 //! the blocks combine their results with `ExprKind::ClusterReduce` and the
 //! code after the reduction runs in the cluster's first block (see
-//! [`cluster`]). With more blocks the split above is made, with a warning.
+//! `cluster`). With more blocks the split above is made, with a warning.
 //!
 //! Kernels of another shape keep the one-block reduction (`gpu_grid` keeps a
 //! level holding a tree reduction in one block), but the request is not
