@@ -83,6 +83,18 @@ class Nvrtc:
     def _err(self, code):
         return self.lib.nvrtcGetErrorString(code).decode()
 
+    def headers(self):
+        """Include directories with NVRTC's bundled headers (NVRTC 13.3 and
+        later), extracted once: what the runtime passes for code that
+        includes `cooperative_groups.h` (thread block clusters)."""
+        if getattr(self, "_headers", None) is None:
+            d = tempfile.mkdtemp(prefix="parpy-nvrtc-headers-")
+            log = ctypes.c_char_p()
+            r = self.lib.nvrtcInstallBundledHeaders(d.encode(), 0, ctypes.byref(log))
+            assert r == 0, f"nvrtcInstallBundledHeaders: {self._err(r)}"
+            self._headers = [d, os.path.join(d, "cccl")]
+        return self._headers
+
     def compile(self, source, name="parpy.cu"):
         """Returns (ok, log, cubin_size)."""
         lib = self.lib
@@ -92,6 +104,8 @@ class Nvrtc:
         assert r == 0, f"nvrtcCreateProgram: {self._err(r)}"
         try:
             opts = [f"--gpu-architecture={ARCH}".encode(), b"--std=c++17"]
+            if "#include <cooperative_groups.h>" in source:
+                opts += [f"-I{d}".encode() for d in self.headers()]
             arr = (ctypes.c_char_p * len(opts))(*opts)
             rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
             size = ctypes.c_size_t()

@@ -170,4 +170,7 @@ def _cuda_dry_run(
     args: Sequence[Any],
     opts: Optional[CompileOptions] = None,
     arch: int = 90,
-) -> Tuple[List[str], List[Tuple[List[int], List[int]]], int]: ...
+    details: bool = False,
+) -> Any:
+    """(kernel names, [(grid, block)], cubin size); with `details=True` a
+    dict: names, launches, clusters, graph_blocker, size."""

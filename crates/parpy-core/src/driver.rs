@@ -73,7 +73,23 @@ pub fn compile(
     let program = sema::lower(def, args, resolver, options)?;
     phases.push(("lower", t.elapsed().as_secs_f64()));
     let t = Instant::now();
-    let (program, warnings) = passes::run_pipeline(program, options, &mut log)?;
+    let (program, mut warnings) = passes::run_pipeline(program, options, &mut log)?;
+    if options.backend == Backend::Cuda && options.use_cuda_graphs {
+        if let Some((s, why)) = ir::visit::host_transfer(&program.host.body) {
+            warnings.push(
+                Diagnostic::warning(format!(
+                    "`use_cuda_graphs`: the host code of `{}` {why}, so its kernels are \
+                     launched one by one instead of as a CUDA graph",
+                    program.host.name
+                ))
+                .at(s.span, "here")
+                .note(
+                    "a CUDA graph replays a fixed sequence of launches; the host code may only \
+                     compute scalars, loop, branch and launch kernels",
+                ),
+            );
+        }
+    }
     phases.push(("passes", t.elapsed().as_secs_f64()));
     let t = Instant::now();
     let code = back::emit(&program, options)?;

@@ -179,6 +179,15 @@ impl ReduceOp {
             .into_iter()
             .find(|op| op.name() == name)
     }
+    /// The binary operator that adds one value to the result.
+    pub fn combine(self) -> BinOp {
+        match self {
+            ReduceOp::Sum => BinOp::Add,
+            ReduceOp::Prod => BinOp::Mul,
+            ReduceOp::Max => BinOp::Max,
+            ReduceOp::Min => BinOp::Min,
+        }
+    }
 }
 
 /// The operation of an atomic update (`ir::ExprKind::Atomic`).

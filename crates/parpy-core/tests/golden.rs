@@ -16,6 +16,8 @@
 //! ```
 //!
 //! (`= value` specializes a scalar; without it the scalar is a run-time one.)
+//! Other option lines: `# max_unroll_count: N`,
+//! `# use_cuda_thread_block_clusters`, `# max_thread_blocks_per_cluster: N`.
 
 use std::path::{Path, PathBuf};
 
@@ -168,6 +170,13 @@ fn load(dir: &str, path: &Path) -> Result<Case, String> {
             force_int = Some(n.trim().parse::<u32>().map_err(|e| e.to_string())?);
         } else if let Some(n) = line.strip_prefix("# force_float_size:") {
             force_float = Some(n.trim().parse::<u32>().map_err(|e| e.to_string())?);
+        } else if let Some(n) = line.strip_prefix("# max_unroll_count:") {
+            options.max_unroll_count = n.trim().parse::<i64>().map_err(|e| e.to_string())?;
+        } else if let Some(n) = line.strip_prefix("# max_thread_blocks_per_cluster:") {
+            options.max_thread_blocks_per_cluster =
+                n.trim().parse::<i64>().map_err(|e| e.to_string())?;
+        } else if line.trim() == "# use_cuda_thread_block_clusters" {
+            options.use_cuda_thread_block_clusters = true;
         } else if line.starts_with("def ") {
             first_line = Some(i);
             break;

@@ -7,7 +7,6 @@ use parpy_core::{Backend, CompileOutput};
 use parpy_runtime::cuda::cubin;
 use parpy_runtime::cuda::driver;
 use parpy_runtime::cuda::nvrtc;
-use parpy_runtime::cuda::plan::Plan;
 use parpy_runtime::DiskCache;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -293,34 +292,49 @@ fn _cuda_nvrtc_version(py: Python<'_>) -> PyResult<String> {
 }
 
 /// `_native._cuda_dry_run(fn, args, opts, arch=90)`: the whole Cuda miss
-/// path except the GPU: compile for the Cuda backend, NVRTC the device code
-/// to a cubin (through the disk cache) and build the launch plan. Returns
-/// `(kernel names, [(grid, block)], cubin size)`.
+/// path except the GPU: compile for the Cuda backend, build the launch plan
+/// and check it against a device of compute capability `arch` (device 0),
+/// NVRTC the device code to a cubin (through the disk cache). Returns
+/// `(kernel names, [(grid, block)], cubin size)`; with `details=True` a
+/// dict with also each kernel's `clusters` (dimensions or None) and
+/// `graph_blocker` (why the launches cannot be a CUDA graph, or None).
 #[pyfunction]
-#[pyo3(signature = (fun, args, opts=None, arch=90))]
-#[allow(clippy::type_complexity)]
+#[pyo3(signature = (fun, args, opts=None, arch=90, details=false))]
 fn _cuda_dry_run(
     py: Python<'_>,
     fun: &Bound<'_, PyAny>,
     args: Vec<Bound<'_, PyAny>>,
     opts: Option<&Bound<'_, CompileOptions>>,
     arch: u32,
-) -> PyResult<(Vec<String>, Vec<([u32; 3], [u32; 3])>, usize)> {
+    details: bool,
+) -> PyResult<Py<PyAny>> {
     guard(|| {
         let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
         let (out, name) = compile_with(py, fun, args, &data, Backend::Cuda)?;
         let Some(code) = &out.device_code else {
             return Err(internal_error("no device code for the Cuda backend"));
         };
+        let plan = crate::cuda::plan_for(&out, arch, 0)?;
         let n = toolchain::nvrtc_source(py)?;
         let cache = service::cache_for(py, &data)?;
         let (bin, _) = service::cubin(py, &n, code, &name, arch, &cache, &data.includes)
             .map_err(|e| internal_error(&e.to_string()))?;
-        let shared = vec![0u32; out.kernel_names.len()];
-        let plan = Plan::new(&out.program, &out.kernel_names, &shared)
-            .map_err(|e| internal_error(&e.to_string()))?;
-        let launches = plan.kernels().iter().map(|k| (k.grid, k.block)).collect();
-        Ok((out.kernel_names.clone(), launches, bin.len()))
+        let launches: Vec<([u32; 3], [u32; 3])> =
+            plan.kernels().iter().map(|k| (k.grid, k.block)).collect();
+        if !details {
+            return Ok((out.kernel_names.clone(), launches, bin.len())
+                .into_pyobject(py)?
+                .into_any()
+                .unbind());
+        }
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("names", out.kernel_names.clone())?;
+        d.set_item("launches", launches)?;
+        let clusters: Vec<Option<[u32; 3]>> = plan.kernels().iter().map(|k| k.cluster).collect();
+        d.set_item("clusters", clusters)?;
+        d.set_item("graph_blocker", plan.graph_blocker())?;
+        d.set_item("size", bin.len())?;
+        Ok(d.into_any().unbind())
     })
 }
 

@@ -81,6 +81,18 @@ pub fn place(
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The launch plan of `out`, checked against the device (compute
+/// capability `arch`, CUDA device `device`) before NVRTC runs, which would
+/// reject cluster code for a GPU older than sm_90 with a less clear message.
+pub fn plan_for(out: &CompileOutput, arch: u32, device: i64) -> PyResult<Plan> {
+    let shared = vec![0u32; out.kernel_names.len()];
+    let plan = Plan::new(&out.program, &out.kernel_names, &shared)
+        .map_err(|e| internal_error(&e.to_string()))?;
+    plan.check_device(arch, device)
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    Ok(plan)
+}
+
 impl CudaFn {
     /// The miss path after the core compiled `out` for the Cuda backend,
     /// to run on `device` ([`place`]).
@@ -94,6 +106,7 @@ impl CudaFn {
         cache: &DiskCache,
         param_index: &[usize],
         includes: &[String],
+        graphs: bool,
     ) -> PyResult<CudaFn> {
         let name = ctx_args.func;
         let Some(code) = &out.device_code else {
@@ -126,6 +139,7 @@ impl CudaFn {
             pass.push((ai, kind));
         }
         let arch = ctx.arch;
+        let plan = plan_for(out, arch, device)?;
         let code = &(service::header_stamp(&out.program, includes) + code);
         let (cubin, origin) =
             service::cubin(py, &n, code, name, arch, cache, includes).map_err(|e| match e {
@@ -140,11 +154,8 @@ impl CudaFn {
                 )),
                 e => PyRuntimeError::new_err(e.to_string()),
             })?;
-        let shared = vec![0u32; out.kernel_names.len()];
-        let plan = Plan::new(&out.program, &out.kernel_names, &shared)
-            .map_err(|e| internal_error(&e.to_string()))?;
-        let spec =
-            Specialization::load(ctx, &cubin, plan, pass).map_err(|e| device_err(name, e))?;
+        let spec = Specialization::load(ctx, &cubin, plan, pass, graphs)
+            .map_err(|e| device_err(name, e))?;
         Ok(CudaFn {
             name: name.to_string(),
             spec,

@@ -730,6 +730,7 @@ impl JitFunction {
                 &service::cache_for(py, &data)?,
                 &index,
                 &data.includes,
+                data.use_cuda_graphs,
             )?;
             let origin = origin_name(f.origin);
             (Exec::Cuda(Box::new(f)), origin)

@@ -205,6 +205,22 @@ pub trait Dialect {
         let _ = (op, e);
         Ok(None)
     }
+    /// The expression reducing `arg` with `op` across the blocks of a
+    /// thread block cluster ([`crate::ir::ExprKind::ClusterReduce`]).
+    fn cluster_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, EmitError> {
+        let _ = (e, arg);
+        Err(format!(
+            "cluster reduction `{}` on a target without thread block clusters",
+            op.name()
+        )
+        .into())
+    }
+    /// The definition of the helper that [`Dialect::cluster_reduce`] calls,
+    /// printed once in the prelude when used.
+    fn cluster_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
+        let _ = (op, e);
+        Ok(None)
+    }
     /// The declaration of a block-shared array of `len` elements.
     fn shared_decl(&self, ty: &str, name: &str, len: i64) -> Result<String, EmitError> {
         let _ = (ty, len);
@@ -401,6 +417,8 @@ enum PreludeFn {
     Shr(ElemTy),
     /// A dialect's warp-reduction helper.
     Warp(ReduceOp, ElemTy),
+    /// A dialect's cluster-reduction helper (Cuda).
+    Cluster(ReduceOp, ElemTy),
     /// `parpy_check_index`: record an index out of bounds.
     CheckIndex,
     /// `parpy_check_wrap_index`: the same after a negative index counts
@@ -656,8 +674,12 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             out.push_str(d.heap_prelude());
             continue;
         }
-        if let PreludeFn::Warp(op, e) = *f {
-            if let Some(text) = d.warp_reduce_helper(op, e)? {
+        if let PreludeFn::Warp(op, e) | PreludeFn::Cluster(op, e) = *f {
+            let text = match *f {
+                PreludeFn::Warp(..) => d.warp_reduce_helper(op, e)?,
+                _ => d.cluster_reduce_helper(op, e)?,
+            };
+            if let Some(text) = text {
                 if !out.is_empty() {
                     out.push('\n');
                 }
@@ -719,7 +741,7 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 (e, text)
             }
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
-            PreludeFn::Warp(..) | PreludeFn::Heap => continue,
+            PreludeFn::Warp(..) | PreludeFn::Cluster(..) | PreludeFn::Heap => continue,
             // (used by host code alone, it is still in a GPU's device
             // code: `unused` keeps NVRTC quiet)
             PreludeFn::CheckIndex => (ElemTy::I64, format!(
@@ -1565,6 +1587,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 self.prelude.insert(PreludeFn::Warp(*op, ty));
                 let a = self.expr(arg)?.0;
                 (self.d.warp_reduce(*op, ty, &a)?, P_POSTFIX)
+            }
+            ExprKind::ClusterReduce { op, arg } => {
+                let ty = arg.ty.elem().ok_or("a cluster reduction of a non-scalar")?;
+                self.prelude.insert(PreludeFn::Cluster(*op, ty));
+                let a = self.expr(arg)?.0;
+                (self.d.cluster_reduce(*op, ty, &a)?, P_POSTFIX)
             }
             ExprKind::Call { func, args } => {
                 let name = self

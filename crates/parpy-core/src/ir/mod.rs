@@ -141,6 +141,22 @@ pub struct LaunchInfo {
     pub blocks: [i64; 3],
     /// Block size in threads, `[x, y, z]` (GPU backends; 1s on the CPU).
     pub threads: [i64; 3],
+    /// Cuda thread block clusters: the parallel level whose blocks form
+    /// one cluster (set by `passes::gpu_two_stage` with
+    /// `use_cuda_thread_block_clusters`; the kernel then holds
+    /// [`ExprKind::ClusterReduce`]).
+    pub cluster_level: Option<usize>,
+    /// The cluster's size in blocks per grid axis, `[x, y, z]`, filled by
+    /// `passes::gpu_grid` from `cluster_level` (the grid is a multiple of
+    /// it); all 0 without clusters.
+    pub cluster: [i64; 3],
+}
+
+impl LaunchInfo {
+    /// The cluster dimensions, when the kernel's blocks form clusters.
+    pub fn cluster_dims(&self) -> Option<[i64; 3]> {
+        (self.cluster.iter().product::<i64>() > 0).then_some(self.cluster)
+    }
 }
 
 #[derive(Clone, PartialEq, Debug)]
@@ -479,6 +495,18 @@ pub enum ExprKind {
         op: ReduceOp,
         arg: Box<Expr>,
     },
+    /// GPU (Cuda thread block clusters): `op` applied to `arg`, which every
+    /// thread of a block holds with the same value, across the blocks of
+    /// the kernel's cluster ([`LaunchInfo::cluster_dims`]), through
+    /// distributed shared memory; every thread of every block gets the
+    /// result, combined in block rank order (the same bits everywhere).
+    /// It synchronizes the whole cluster: every thread of every block of
+    /// the cluster must evaluate it (`gpu_two_stage` puts it where they
+    /// all do). Its type is `arg`'s.
+    ClusterReduce {
+        op: ReduceOp,
+        arg: Box<Expr>,
+    },
     /// An array index checked at run time (`passes::check_bounds`; its type
     /// is `arg`'s; sema has already made a negative index count from the
     /// end): an `arg` outside `[0, size)` stores `[site + 1, arg]` into the
@@ -602,6 +630,7 @@ impl Expr {
             ExprKind::Unary { arg, .. }
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
+            | ExprKind::ClusterReduce { arg, .. }
             | ExprKind::Atomic { value: arg, .. } => vec![arg],
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
@@ -627,6 +656,7 @@ impl Expr {
             ExprKind::Unary { arg, .. }
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
+            | ExprKind::ClusterReduce { arg, .. }
             | ExprKind::Atomic { value: arg, .. } => vec![arg],
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],

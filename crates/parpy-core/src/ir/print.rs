@@ -162,6 +162,9 @@ fn print_function(f: &Function, keyword: &str, kernel: Option<&Kernel>, ctx: &Ct
             k.launch.blocks,
             k.launch.threads
         );
+        if let Some(l) = k.launch.cluster_level {
+            let _ = write!(p.out, " cluster(level={l}, dims={:?})", k.launch.cluster);
+        }
     }
     p.out.push_str(" {\n");
     for &id in &f.params {
@@ -388,6 +391,9 @@ impl Printer<'_> {
             ExprKind::GpuIndex(g) => g.name(),
             ExprKind::WarpReduce { op, arg } => {
                 format!("warp_{}({})", op.name(), self.expr(arg))
+            }
+            ExprKind::ClusterReduce { op, arg } => {
+                format!("cluster_{}({})", op.name(), self.expr(arg))
             }
             ExprKind::Atomic { op, value } => {
                 format!("atomic_{}({})", op.name(), self.expr(value))

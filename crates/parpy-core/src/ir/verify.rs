@@ -392,13 +392,17 @@ impl V<'_> {
             ExprKind::Atomic { .. } => {
                 return Err("atomic update other than as the value of an element store".into());
             }
-            ExprKind::WarpReduce { arg, .. } => {
+            ExprKind::WarpReduce { arg, .. } | ExprKind::ClusterReduce { arg, .. } => {
+                let what = match e.kind {
+                    ExprKind::WarpReduce { .. } => "warp",
+                    _ => "cluster",
+                };
                 if !self.kernel {
-                    return Err("warp reduction outside a kernel".into());
+                    return Err(format!("{what} reduction outside a kernel"));
                 }
                 self.expr(arg)?;
                 if arg.ty != e.ty || e.ty.is_array() {
-                    return Err("warp reduction with a wrong type".into());
+                    return Err(format!("{what} reduction with a wrong type"));
                 }
             }
             ExprKind::External { ext, args } => {

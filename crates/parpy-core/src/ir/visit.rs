@@ -83,6 +83,46 @@ pub fn walk_stmts(b: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
     }
 }
 
+/// The first statement of GPU host code `b` that moves data between the
+/// host and the device (a host read or write of a device temporary,
+/// `v = tmp[i]` / `tmp[i] = e`) or calls back into Python, with what it
+/// does: host code without one is a pure sequence of launches, which the
+/// Cuda runtime can replay as a CUDA graph (`use_cuda_graphs`).
+pub fn host_transfer(b: &[Stmt]) -> Option<(&Stmt, &'static str)> {
+    for s in b {
+        let why = match &s.kind {
+            StmtKind::Callback(_) => Some("calls a Python callback"),
+            StmtKind::Assign {
+                dst: Place::Index { .. },
+                ..
+            } => Some("writes a device value from the host"),
+            _ => {
+                let mut reads = false;
+                for e in stmt_exprs(s) {
+                    walk_exprs_of(e, &mut |e| {
+                        reads |= matches!(e.kind, ExprKind::Index { .. });
+                        !reads
+                    });
+                }
+                reads.then_some("reads a device value back to the host")
+            }
+        };
+        if let Some(w) = why {
+            return Some((s, w));
+        }
+        if let Some(found) = sub_blocks(s).into_iter().find_map(|sub| host_transfer(sub)) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+fn walk_exprs_of(e: &Expr, f: &mut dyn FnMut(&Expr) -> bool) {
+    if f(e) {
+        e.children().into_iter().for_each(|c| walk_exprs_of(c, f));
+    }
+}
+
 /// Is `s` a parallel loop, or does it hold one (at any depth)?
 pub fn contains_par(s: &Stmt) -> bool {
     matches!(&s.kind, StmtKind::For(l) if l.par.is_some())
@@ -100,13 +140,8 @@ pub fn has_parallel_loop(b: &[Stmt]) -> bool {
 /// outermost first; where `f` returns false the expression's operands are
 /// skipped.
 pub fn walk_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr) -> bool) {
-    fn expr(e: &Expr, f: &mut dyn FnMut(&Expr) -> bool) {
-        if f(e) {
-            e.children().into_iter().for_each(|c| expr(c, f));
-        }
-    }
     for s in b {
-        stmt_exprs(s).into_iter().for_each(|e| expr(e, f));
+        stmt_exprs(s).into_iter().for_each(|e| walk_exprs_of(e, f));
         sub_blocks(s).into_iter().for_each(|sub| walk_exprs(sub, f));
     }
 }

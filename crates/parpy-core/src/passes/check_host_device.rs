@@ -169,6 +169,7 @@ impl Check<'_> {
             ExprKind::Unary { arg, .. }
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
+            | ExprKind::ClusterReduce { arg, .. }
             | ExprKind::CheckIndex { arg, .. } => self.expr(arg),
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.expr(lhs);

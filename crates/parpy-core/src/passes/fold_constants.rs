@@ -230,6 +230,7 @@ pub fn fold_expr(e: &mut Expr) {
                 .and_then(|v| to_kind(v, &e.ty))
         }
         ExprKind::WarpReduce { arg, .. }
+        | ExprKind::ClusterReduce { arg, .. }
         | ExprKind::CheckIndex { arg, .. }
         | ExprKind::Atomic { value: arg, .. } => {
             fold_expr(arg);

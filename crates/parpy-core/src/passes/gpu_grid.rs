@@ -20,6 +20,8 @@
 //!   into arrays and is followed by more code (the next iteration of an
 //!   enclosing sequential loop counts as more code).
 //! - `OnDevice` kernels (no parallel level) run with one thread.
+//! - A kernel with a `cluster_level` (thread block clusters) gets its
+//!   `cluster` dimensions: the block count of that level along its axis.
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{
@@ -131,6 +133,17 @@ fn map_kernel(k: &mut Kernel) -> Result<(), Diagnostic> {
     });
     k.launch.blocks = blocks;
     k.launch.threads = [t, 1, 1];
+    // The blocks of the cluster level form one cluster along its axis.
+    if let Some(a) = k
+        .launch
+        .cluster_level
+        .and_then(|d| plan.get(d).filter(|_| d + 1 < plan.len()))
+        .and_then(|l| l.axis)
+    {
+        let mut dims = [1; 3];
+        dims[a.index()] = blocks[a.index()];
+        k.launch.cluster = dims;
+    }
     let mut m = Mapper {
         plan: &plan,
         threads: t,

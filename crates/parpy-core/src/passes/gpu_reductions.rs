@@ -72,15 +72,6 @@ struct Lower<'a> {
     errors: &'a mut Vec<Diagnostic>,
 }
 
-fn combine_op(op: ReduceOp) -> BinOp {
-    match op {
-        ReduceOp::Sum => BinOp::Add,
-        ReduceOp::Prod => BinOp::Mul,
-        ReduceOp::Max => BinOp::Max,
-        ReduceOp::Min => BinOp::Min,
-    }
-}
-
 fn warp(op: ReduceOp, arg: Expr) -> Expr {
     let (ty, span) = (arg.ty.clone(), arg.span);
     Expr::new(
@@ -199,11 +190,7 @@ impl Lower<'_> {
                                 out.push(Stmt::new(StmtKind::Barrier, span));
                             }
                             let acc = Expr::var(r.acc, ty.clone(), span);
-                            out.push(assign_var(
-                                r.acc,
-                                binary(combine_op(r.op), acc, pe, ty),
-                                span,
-                            ));
+                            out.push(assign_var(r.acc, binary(r.op.combine(), acc, pe, ty), span));
                         }
                         (true, Some(_)) => {
                             // Beside a deeper nest, this level maps to thread

@@ -9,7 +9,8 @@
 //! `0..K`, `K = ceil(HI / T)`, in every walk.
 //!
 //! - A group is the loops of one block with that form and the same `HI`
-//!   (`K <= MAX_SHARE`; bodies without barriers or warp reductions).
+//!   (`K <= Options::max_unroll_count`, since each loop of the group is
+//!   unrolled completely; bodies without barriers or warp reductions).
 //! - An array `A` is cached for a group when every access to `A` in the
 //!   kernel is inside the group's loops with the index `[P.., j]`, where
 //!   `j` is that loop's variable and the prefix `P` is the same everywhere
@@ -40,12 +41,13 @@ use crate::passes::util::{
     assign_var, bin, new_var, stmt_exprs, stmt_exprs_mut, sub_blocks, sub_blocks_mut,
 };
 
-/// The most elements of one array a thread keeps in registers.
-pub const MAX_SHARE: i64 = 16;
 /// The most cached elements per thread for one group, all arrays together.
 const MAX_REGS: i64 = 48;
 
-pub fn run(p: &mut Program) {
+/// `max_unroll`: the most iterations a loop parpy unrolls completely may
+/// have (`Options::max_unroll_count`), so also the most elements of one
+/// array a thread keeps in registers.
+pub fn run(p: &mut Program, max_unroll: i64) {
     for k in &mut p.kernels {
         let [threads, ty, tz] = k.launch.threads;
         if threads < 1 || ty != 1 || tz != 1 {
@@ -57,6 +59,7 @@ pub fn run(p: &mut Program) {
         let mut cx = Cx {
             f: &mut k.func,
             threads,
+            max_unroll,
             counts: &counts,
             enclosing: vec![],
         };
@@ -68,6 +71,8 @@ pub fn run(p: &mut Program) {
 struct Cx<'a> {
     f: &'a mut Function,
     threads: i64,
+    /// The longest loop unrolled completely (`K` of a group).
+    max_unroll: i64,
     /// Uses of every array variable in the kernel (element accesses and
     /// whole-array uses).
     counts: &'a HashMap<VarId, usize>,
@@ -138,7 +143,7 @@ impl Cx<'_> {
             && l.step == self.threads
             && l.par.is_none()
             && l.reduction.is_none()
-            && (1..=MAX_SHARE).contains(&k)
+            && (1..=self.max_unroll).contains(&k)
             && !has_sync(&l.body)
             && !has_atomic(&l.body))
         .then_some(hi)

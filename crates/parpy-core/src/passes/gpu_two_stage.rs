@@ -27,6 +27,14 @@
 //! `gpu_reductions`, and `gpu_grid` maps kernel 1's levels onto blocks
 //! `(outer, S)` of `T` threads (e.g. benchmark G5: 10 rows x 64 blocks).
 //!
+//! On Cuda with `use_cuda_thread_block_clusters`, when `S` is at most
+//! `max_thread_blocks_per_cluster`, the kernel is not split: kernel 1's loop
+//! over the `S` blocks stays in the original kernel, whose `S` blocks per
+//! outer iteration form a thread block cluster (`LaunchInfo::cluster_level`);
+//! the blocks combine their results with `ExprKind::ClusterReduce` and the
+//! code after the reduction runs in the cluster's first block (see
+//! `cluster`). With more blocks the split above is made, with a warning.
+//!
 //! Kernels of another shape keep the one-block reduction (`gpu_grid` keeps a
 //! level holding a tree reduction in one block), but the request is not
 //! dropped silently: each reduction of the innermost level that asks for
@@ -41,16 +49,24 @@ use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Kernel, KernelId, LoopPar, Place, Program,
     Reduction, Stmt, StmtKind, Type, VarId, VarKind,
 };
+use crate::options::{Backend, Options};
 use crate::passes::gpu_grid::block_threads;
-use crate::passes::util::{bin, int, new_var, sub_blocks, sub_blocks_mut};
+use crate::passes::util::{assign_var, bin, int, new_var, sub_blocks, sub_blocks_mut};
 use crate::types::ElemTy;
 
-pub fn run(p: &mut Program) -> Vec<Diagnostic> {
+pub fn run(p: &mut Program, opts: &Options) -> Vec<Diagnostic> {
     let mut warnings = vec![];
     let n = p.kernels.len();
+    let clusters = opts.backend == Backend::Cuda && opts.use_cuda_thread_block_clusters;
     for k in 0..n {
         match plan(&p.kernels[k]) {
+            Ok(plan) if clusters && plan.blocks <= opts.max_thread_blocks_per_cluster => {
+                warnings.extend(cluster(p, k, plan));
+            }
             Ok(plan) => {
+                if clusters {
+                    warnings.push(too_wide_for_a_cluster(&p.kernels[k], &plan, opts));
+                }
                 let final_var = split(p, KernelId(k as u32), plan);
                 // Later wide reductions of the second kernel stay in one
                 // block per outer iteration.
@@ -337,50 +353,9 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
         span,
     );
     k1.func.params.push(parts1);
-    let c = new_var(
-        &mut k1.func,
-        "c",
-        Type::Scalar(ElemTy::I64),
-        VarKind::LoopIndex,
-        span,
-    );
-    let blk = new_var(
-        &mut k1.func,
-        "blk",
-        Type::Scalar(elem),
-        VarKind::Local,
-        span,
-    );
-    let lo = r.lo.clone();
+    let (mut chunk_loop, c, blk) = chunked(&mut k1, &r, red, elem, &plan);
     let ce = Expr::var(c, Type::Scalar(ElemTy::I64), span);
-    let span_of = |s: i64| int(s, span);
-    let offset = bin(BinOp::Mul, ce.clone(), span_of(plan.chunk * r.step));
-    let start = match lit(&lo) {
-        Some(0) => offset,
-        _ => bin(BinOp::Add, lo, offset),
-    };
-    let end = Expr::new(
-        ExprKind::Binary {
-            op: BinOp::Min,
-            lhs: Box::new(r.hi.clone()),
-            rhs: Box::new(bin(BinOp::Add, start.clone(), span_of(plan.chunk * r.step))),
-        },
-        r.hi.ty.clone(),
-        span,
-    );
-    let mut inner = (*r).clone();
-    inner.lo = start;
-    inner.hi = end;
-    inner.par = Some(LoopPar {
-        threads: plan.threads,
-        tpb: orig.launch.tpb,
-    });
-    inner.reduction = Some(Reduction {
-        op: red.op,
-        acc: blk,
-    });
-    crate::passes::util::subst_block(&mut inner.body, red.acc, blk);
-    let store = Stmt::new(
+    chunk_loop.body.push(Stmt::new(
         StmtKind::Assign {
             dst: Place::Index {
                 array: parts1,
@@ -389,32 +364,7 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
             value: Expr::var(blk, Type::Scalar(elem), span),
         },
         span,
-    );
-    let chunk_loop = ForLoop {
-        var: c,
-        lo: int(0, span),
-        hi: int(plan.blocks, span),
-        step: 1,
-        body: vec![
-            Stmt::new(
-                StmtKind::Assign {
-                    dst: Place::Var(blk),
-                    value: Expr::reduce_identity(red.op, elem, span),
-                },
-                span,
-            ),
-            Stmt::new(StmtKind::For(Box::new(inner)), span),
-            store,
-        ],
-        labels: vec![],
-        par: Some(LoopPar {
-            threads: plan.blocks,
-            tpb: orig.launch.tpb,
-        }),
-        reduction: None,
-        wants_reduction: false,
-        unroll: false,
-    };
+    ));
     let chunk_stmt = Stmt::new(StmtKind::For(Box::new(chunk_loop)), span);
     let cut = |b: &mut Block, at: usize, s: Stmt| {
         b.truncate(at);
@@ -462,12 +412,7 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
     );
     let combine = Expr::new(
         ExprKind::Binary {
-            op: match red.op {
-                crate::ir::ReduceOp::Sum => BinOp::Add,
-                crate::ir::ReduceOp::Prod => BinOp::Mul,
-                crate::ir::ReduceOp::Max => BinOp::Max,
-                crate::ir::ReduceOp::Min => BinOp::Min,
-            },
+            op: red.op.combine(),
             lhs: Box::new(acc_e),
             rhs: Box::new(read),
         },
@@ -529,6 +474,215 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
     p.host.body = body;
     Some(s)
 }
+
+/// The loop over the blocks of one reduction, `for c in 0..S par(S) { blk =
+/// identity; for j in chunk(c) par(T) reduce(op -> blk) { .. } }`, with new
+/// variables `c` and `blk` of `k` (returned after the loop).
+fn chunked(
+    k: &mut Kernel,
+    r: &ForLoop,
+    red: Reduction,
+    elem: ElemTy,
+    plan: &Plan,
+) -> (ForLoop, VarId, VarId) {
+    let span = k.func.span;
+    let c = new_var(
+        &mut k.func,
+        "c",
+        Type::Scalar(ElemTy::I64),
+        VarKind::LoopIndex,
+        span,
+    );
+    let blk = new_var(&mut k.func, "blk", Type::Scalar(elem), VarKind::Local, span);
+    let lo = r.lo.clone();
+    let ce = Expr::var(c, Type::Scalar(ElemTy::I64), span);
+    let offset = bin(BinOp::Mul, ce, int(plan.chunk * r.step, span));
+    let start = match lit(&lo) {
+        Some(0) => offset,
+        _ => bin(BinOp::Add, lo, offset),
+    };
+    let end = Expr::new(
+        ExprKind::Binary {
+            op: BinOp::Min,
+            lhs: Box::new(r.hi.clone()),
+            rhs: Box::new(bin(
+                BinOp::Add,
+                start.clone(),
+                int(plan.chunk * r.step, span),
+            )),
+        },
+        r.hi.ty.clone(),
+        span,
+    );
+    let mut inner = r.clone();
+    inner.lo = start;
+    inner.hi = end;
+    inner.par = Some(LoopPar {
+        threads: plan.threads,
+        tpb: k.launch.tpb,
+    });
+    inner.reduction = Some(Reduction {
+        op: red.op,
+        acc: blk,
+    });
+    crate::passes::util::subst_block(&mut inner.body, red.acc, blk);
+    let chunk_loop = ForLoop {
+        var: c,
+        lo: int(0, span),
+        hi: int(plan.blocks, span),
+        step: 1,
+        body: vec![
+            Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(blk),
+                    value: Expr::reduce_identity(red.op, elem, span),
+                },
+                span,
+            ),
+            Stmt::new(StmtKind::For(Box::new(inner)), span),
+        ],
+        labels: vec![],
+        par: Some(LoopPar {
+            threads: plan.blocks,
+            tpb: k.launch.tpb,
+        }),
+        reduction: None,
+        wants_reduction: false,
+        unroll: false,
+    };
+    (chunk_loop, c, blk)
+}
+
+/// The reduction loop `R` of a kernel that [`plan`] accepted, and its
+/// block (the kernel body or the outer loop's body).
+fn reduction_block<'a>(body: &'a mut Block, plan: &Plan) -> Option<&'a mut Block> {
+    match plan.outer_at {
+        Some(at) => match body.get_mut(at).map(|s| &mut s.kind) {
+            Some(StmtKind::For(l)) => Some(&mut l.body),
+            _ => None,
+        },
+        None => Some(body),
+    }
+}
+
+/// The cluster form (Cuda with `use_cuda_thread_block_clusters`, at most
+/// `max_thread_blocks_per_cluster` blocks): one kernel, the blocks of one
+/// outer iteration forming a thread block cluster.
+///
+/// ```text
+/// [pre0] for i par { [pre]
+///   for c in 0..S par(S) {                     (one cluster of S blocks)
+///     blk = identity
+///     for j in chunk(c) par(T) reduce(op -> blk) { .. }
+///     blk = cluster_op(blk)                    (every block gets the total)
+///     acc = acc op blk
+///     if c == 0 { [tail] }                     (the cluster's first block)
+/// } } [tail0]
+/// ```
+/// Warns about later wide reductions of `[tail]`, which run in one block.
+fn cluster(p: &mut Program, k: usize, plan: Plan) -> Vec<Diagnostic> {
+    let mut kc = p.kernels[k].clone();
+    let span = kc.func.span;
+    let Some(StmtKind::For(r)) = reduction_block(&mut kc.func.body, &plan)
+        .and_then(|b| b.get(plan.red_at))
+        .map(|s| s.kind.clone())
+    else {
+        return vec![];
+    };
+    let (Some(red), Some(elem)) = (
+        r.reduction,
+        r.reduction.and_then(|red| kc.func.var(red.acc).ty.elem()),
+    ) else {
+        return vec![];
+    };
+    let warnings = one_block_warnings(
+        &kc,
+        Some(r.var),
+        "only the first parallel reduction of a kernel spans a thread block cluster; this one \
+         comes after it and runs in the cluster's first block",
+    );
+    let (mut chunk_loop, c, blk) = chunked(&mut kc, &r, red, elem, &plan);
+    let ty = Type::Scalar(elem);
+    let blk_e = Expr::var(blk, ty.clone(), span);
+    let total = Expr::new(
+        ExprKind::ClusterReduce {
+            op: red.op,
+            arg: Box::new(blk_e.clone()),
+        },
+        ty.clone(),
+        span,
+    );
+    chunk_loop.body.push(assign_var(blk, total, span));
+    let acc = Expr::var(red.acc, ty.clone(), span);
+    chunk_loop.body.push(assign_var(
+        red.acc,
+        crate::passes::util::binary(red.op.combine(), acc, blk_e, ty),
+        span,
+    ));
+    let Some(block) = reduction_block(&mut kc.func.body, &plan) else {
+        return vec![];
+    };
+    let tail: Block = block.drain(plan.red_at + 1..).collect();
+    if !tail.is_empty() {
+        let first = bin(
+            BinOp::Eq,
+            Expr::var(c, Type::Scalar(ElemTy::I64), span),
+            int(0, span),
+        );
+        chunk_loop.body.push(Stmt::new(
+            StmtKind::If {
+                cond: first,
+                then_body: tail,
+                else_body: vec![],
+            },
+            span,
+        ));
+    }
+    block[plan.red_at] = Stmt::new(StmtKind::For(Box::new(chunk_loop)), span);
+    let levels = &mut kc.launch.levels;
+    levels.pop();
+    levels.push(plan.blocks);
+    levels.push(plan.threads);
+    kc.launch.cluster_level = Some(levels.len() - 2);
+    p.kernels[k] = kc;
+    warnings
+}
+
+/// Clusters were asked for but the reduction needs more blocks than one
+/// cluster may hold: it is split into two kernels instead.
+fn too_wide_for_a_cluster(k: &Kernel, plan: &Plan, opts: &Options) -> Diagnostic {
+    let (span, label) = reduction_block(&mut k.func.body.clone(), plan)
+        .and_then(|b| b.get(plan.red_at).cloned())
+        .map(|s| match &s.kind {
+            StmtKind::For(l) => (s.span, l.labels.first().cloned()),
+            _ => (s.span, None),
+        })
+        .unwrap_or((k.func.span, None));
+    let what = label.map_or("this reduction".to_string(), |l| format!("level `{l}`"));
+    Diagnostic::warning(format!(
+        "this parallel reduction needs {} blocks of {} threads, more than \
+         `max_thread_blocks_per_cluster` = {}: it runs as two kernels instead of one thread \
+         block cluster",
+        plan.blocks, plan.threads, opts.max_thread_blocks_per_cluster
+    ))
+    .at(span, format!("reduction of {what}"))
+    .help(match (plan.blocks as u64).next_power_of_two() {
+        n @ ..=MAX_CLUSTER => format!(
+            "raise `max_thread_blocks_per_cluster` to {n} (more than 8 blocks per cluster need a \
+             GPU that allows non-portable cluster sizes), or ask for at most {} threads",
+            opts.max_thread_blocks_per_cluster * plan.threads
+        ),
+        _ => format!(
+            "a cluster holds at most {MAX_CLUSTER} blocks (8 on every GPU with clusters); ask \
+             for at most {} threads to use one",
+            opts.max_thread_blocks_per_cluster * plan.threads
+        ),
+    })
+}
+
+/// The largest thread block cluster CUDA has (a non-portable size, 16 on
+/// sm_90; 8 is portable).
+const MAX_CLUSTER: u64 = 16;
 
 fn drop_assigns_to(b: &mut Block, v: VarId) {
     b.retain(|s| !matches!(&s.kind, StmtKind::Assign { dst: Place::Var(d), .. } if *d == v));
@@ -669,7 +823,7 @@ mod tests {
     #[test]
     fn a_wide_row_reduction_becomes_two_kernels() {
         let mut p = rows(4096);
-        assert!(run(&mut p).is_empty());
+        assert!(run(&mut p, &Options::default()).is_empty());
         assert_eq!(verify_program(&p), Ok(()));
         assert_eq!(
             program_to_string(&p),
@@ -734,7 +888,7 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
 }
 "
         );
-        assert!(run(&mut p).is_empty());
+        assert!(run(&mut p, &Options::default()).is_empty());
         assert_eq!(verify_program(&p), Ok(()));
         assert_eq!(
             program_to_string(&p),
@@ -782,7 +936,7 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
     fn a_reduction_that_fits_one_block_is_left_alone() {
         let mut p = rows(1024);
         let before = program_to_string(&p);
-        assert!(run(&mut p).is_empty());
+        assert!(run(&mut p, &Options::default()).is_empty());
         assert_eq!(program_to_string(&p), before);
     }
 
@@ -790,7 +944,7 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
     fn a_store_before_the_reduction_keeps_one_block_and_warns() {
         let mut p = rows_with(4096, true, false);
         let before = program_to_string(&p);
-        let w = run(&mut p);
+        let w = run(&mut p, &Options::default());
         assert_eq!(program_to_string(&p), before);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(!w[0].is_error());
@@ -827,7 +981,7 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
             l.hi = Expr::var(n, Type::Scalar(ElemTy::I64), Span::default());
         }
         let before = program_to_string(&p);
-        let w = run(&mut p);
+        let w = run(&mut p, &Options::default());
         assert_eq!(program_to_string(&p), before);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].notes[0].contains("not compile-time constants"));
@@ -836,7 +990,7 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
     #[test]
     fn a_second_wide_reduction_after_the_split_warns() {
         let mut p = rows_with(4096, false, true);
-        let w = run(&mut p);
+        let w = run(&mut p, &Options::default());
         assert_eq!(verify_program(&p), Ok(()));
         assert_eq!(p.kernels.len(), 2);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -855,7 +1009,7 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
             }
         }
         let before = program_to_string(&p);
-        let w = run(&mut p);
+        let w = run(&mut p, &Options::default());
         assert_eq!(program_to_string(&p), before);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].notes[0].contains("that one fits in one block"));
@@ -866,6 +1020,81 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
         // 1024 threads fit one block: no split and nothing to say, even
         // with a store before the reduction.
         let mut p = rows_with(1024, true, true);
-        assert!(run(&mut p).is_empty());
+        assert!(run(&mut p, &Options::default()).is_empty());
+    }
+
+    fn cluster_opts(max: i64) -> Options {
+        Options {
+            backend: Backend::Cuda,
+            use_cuda_thread_block_clusters: true,
+            max_thread_blocks_per_cluster: max,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn with_clusters_a_wide_row_reduction_is_one_cluster_kernel() {
+        let mut p = rows(4096);
+        assert!(run(&mut p, &cluster_opts(8)).is_empty());
+        assert_eq!(verify_program(&p), Ok(()));
+        assert_eq!(
+            program_to_string(&p),
+            "\
+kernel rows_N(x: f32[4, 8192], y: f32[4]) launch(levels=[4, 4, 1024], tpb=1024, blocks=[1, 1, 1], threads=[1, 1, 1]) cluster(level=1, dims=[0, 0, 0]) {
+  for i in 0..4 step 1 [N] par(threads=4, tpb=1024) {
+    t: f32 = 0.0
+    for c in 0..4 step 1 [] par(threads=4, tpb=1024) {
+      blk: f32 = 0.0
+      for j in (c * 2048)..min(8192, ((c * 2048) + 2048)) step 1 [M] par(threads=1024, tpb=1024) reduce(sum -> blk) {
+        blk = (blk + x[i, j])
+      }
+      blk = cluster_sum(blk)
+      t = (t + blk)
+      if (c == 0) {
+        y[i] = t
+      }
+    }
+  }
+}
+
+fn rows(x: f32[4, 8192], y: f32[4]) {
+  launch rows_N(x, y)
+}
+"
+        );
+        assert!(gpu_reductions::run(&mut p).is_empty());
+        assert!(gpu_grid::run(&mut p).is_empty());
+        assert_eq!(verify_program(&p), Ok(()));
+        assert_eq!(p.kernels[0].launch.blocks, [4, 4, 1]);
+        assert_eq!(p.kernels[0].launch.cluster_dims(), Some([1, 4, 1]));
+    }
+
+    #[test]
+    fn clusters_fall_back_to_two_kernels_past_the_cluster_size_and_on_metal() {
+        let mut p = rows(4096);
+        let w = run(&mut p, &cluster_opts(2));
+        assert_eq!(p.kernels.len(), 2);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].message.contains("needs 4 blocks"), "{}", w[0].message);
+        let mut p = rows(4096);
+        let metal = Options {
+            backend: Backend::Metal,
+            ..cluster_opts(8)
+        };
+        assert!(run(&mut p, &metal).is_empty());
+        assert_eq!(p.kernels.len(), 2);
+    }
+
+    #[test]
+    fn with_clusters_a_later_wide_reduction_runs_in_the_first_block_and_warns() {
+        let mut p = rows_with(4096, false, true);
+        let w = run(&mut p, &cluster_opts(8));
+        assert_eq!(verify_program(&p), Ok(()));
+        assert_eq!(p.kernels.len(), 1);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].notes[0].contains("runs in the cluster's first block"));
+        assert!(gpu_reductions::run(&mut p).is_empty());
+        assert!(gpu_grid::run(&mut p).is_empty());
+        assert_eq!(verify_program(&p), Ok(()));
     }
 }

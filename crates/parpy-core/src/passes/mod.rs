@@ -140,11 +140,11 @@ pub const PASSES: &[Pass] = &[
         gpu_host_reads::run(p);
         vec![]
     }),
-    pass("gpu_two_stage", true, |p, _| gpu_two_stage::run(p)),
+    pass("gpu_two_stage", true, gpu_two_stage::run),
     pass("gpu_reductions", true, |p, _| gpu_reductions::run(p)),
     pass("gpu_grid", true, |p, _| gpu_grid::run(p)),
-    pass("gpu_register_rows", true, |p, _| {
-        gpu_register_rows::run(p);
+    pass("gpu_register_rows", true, |p, o| {
+        gpu_register_rows::run(p, o.max_unroll_count);
         vec![]
     }),
 ];

@@ -422,6 +422,7 @@ impl Builder<'_> {
                 tpb,
                 blocks: [1, 1, 1],
                 threads: [1, 1, 1],
+                ..LaunchInfo::default()
             },
         });
         Stmt::new(

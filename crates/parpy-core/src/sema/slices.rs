@@ -607,12 +607,7 @@ impl Lowerer<'_, '_> {
         };
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
-        let bop = match op {
-            ReduceOp::Sum => BinOp::Add,
-            ReduceOp::Prod => BinOp::Mul,
-            ReduceOp::Max => BinOp::Max,
-            ReduceOp::Min => BinOp::Min,
-        };
+        let bop = op.combine();
         let update = Expr::new(
             ExprKind::Binary {
                 op: bop,

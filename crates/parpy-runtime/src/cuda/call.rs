@@ -8,9 +8,10 @@
 //! device each allocation, module load and launch went to.
 
 use std::ffi::c_void;
+use std::sync::Mutex;
 
 use super::placement::Streams;
-use super::plan::{CallbackValue, Device, Plan};
+use super::plan::{CallbackValue, Device, KernelInfo, Plan};
 use super::CudaError;
 
 /// A raw stream handle (`0` is the legacy default stream).
@@ -21,18 +22,37 @@ pub type Stream = u64;
 pub trait Gpu: Sync + 'static {
     /// A module loaded in this device's context.
     type Module: Send + Sync;
+    /// An instantiated CUDA graph of kernel launches.
+    type Graph: Send;
     fn ordinal(&self) -> i64;
     /// `major * 10 + minor`.
     fn arch(&self) -> u32;
     fn bind(&self) -> Result<(), CudaError>;
-    /// Loads a cubin and looks up `symbols` (the kernels, in plan order);
-    /// `shared[i]`: kernel i's dynamic shared memory.
-    fn load_module(
+    /// Loads a cubin and looks up the plan's kernels (in plan order), with
+    /// their dynamic shared memory; a kernel with
+    /// [`KernelInfo::non_portable_cluster`] is allowed a non-portable
+    /// cluster size.
+    fn load_module(&self, cubin: &[u8], kernels: &[KernelInfo]) -> Result<Self::Module, CudaError>;
+    /// Builds and instantiates a graph of one kernel node per launch, each
+    /// depending on the one before (the order of the plan).
+    fn graph_build(
         &self,
-        cubin: &[u8],
-        symbols: &[String],
-        shared: &[u32],
-    ) -> Result<Self::Module, CudaError>;
+        module: &Self::Module,
+        launches: &[Launch],
+    ) -> Result<Self::Graph, CudaError>;
+    /// Sets the parameters (grid, block, arguments) of kernel node `node`
+    /// of an instantiated graph to those of `launch`.
+    fn graph_update(
+        &self,
+        module: &Self::Module,
+        graph: &mut Self::Graph,
+        node: usize,
+        launch: &Launch,
+    ) -> Result<(), CudaError>;
+    /// Launches an instantiated graph on `stream`.
+    fn graph_launch(&self, graph: &Self::Graph, stream: Stream) -> Result<(), CudaError>;
+    /// Destroys an instantiated graph (errors cannot be acted on).
+    fn graph_destroy(&self, graph: Self::Graph);
     /// Launches kernel `kernel` of `module` on `stream`; `params[i]` points
     /// at the value of parameter i.
     #[allow(clippy::too_many_arguments)]
@@ -78,6 +98,113 @@ pub trait Gpu: Sync + 'static {
     /// Makes `waiter` wait (on the device) for the work queued on `on` so
     /// far.
     fn join(&self, waiter: Stream, on: Stream) -> Result<(), CudaError>;
+}
+
+/// One launch of a call, as a CUDA graph's kernel node holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    /// Index into [`Plan::kernels`].
+    pub kernel: usize,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    /// Each parameter's value in an 8-byte slot ([`super::plan::pack`]).
+    pub params: Vec<u64>,
+}
+
+impl Launch {
+    /// The same kernel with the same grid: a node this launch can update.
+    fn same_node(&self, o: &Launch) -> bool {
+        self.kernel == o.kernel
+            && self.grid == o.grid
+            && self.block == o.block
+            && self.shared == o.shared
+            && self.params.len() == o.params.len()
+    }
+}
+
+/// A specialization's CUDA graph (`use_cuda_graphs`): the launches it was
+/// built from, and the temporaries (and bounds record) the plan allocates,
+/// kept for the graph's life so that replays see the same pointers.
+struct GraphState<G: Gpu> {
+    graph: Option<(G::Graph, Vec<Launch>)>,
+    /// Device memory handed out by [`Recorder::alloc`], in request order.
+    memory: Vec<(u64, usize)>,
+    /// The stream of the last call (a later call on another stream waits
+    /// for it: replays share the temporaries).
+    stream: Option<Stream>,
+}
+
+impl<G: Gpu> GraphState<G> {
+    fn new() -> GraphState<G> {
+        GraphState {
+            graph: None,
+            memory: Vec::new(),
+            stream: None,
+        }
+    }
+}
+
+/// The plan's [`Device`] while a graph call records its launches: memory
+/// comes from the graph's own (allocated on the first call), launches are
+/// collected, copies (the bounds record's) go to the device at once.
+struct Recorder<'a, G: Gpu> {
+    launcher: &'a Launcher<'a, G>,
+    memory: std::cell::RefCell<&'a mut Vec<(u64, usize)>>,
+    next: std::cell::Cell<usize>,
+    launches: std::cell::RefCell<Vec<Launch>>,
+}
+
+impl<G: Gpu> Device for Recorder<'_, G> {
+    fn launch(
+        &self,
+        kernel: usize,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<(), CudaError> {
+        // SAFETY: the plan's slots, one 8-byte value per parameter.
+        let params = params
+            .iter()
+            .map(|&p| unsafe { *(p as *const u64) })
+            .collect();
+        self.launches.borrow_mut().push(Launch {
+            kernel,
+            grid,
+            block,
+            shared,
+            params,
+        });
+        Ok(())
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<u64, CudaError> {
+        let i = self.next.get();
+        self.next.set(i + 1);
+        let mut memory = self.memory.borrow_mut();
+        match memory.get(i) {
+            Some(&(p, b)) if b == bytes => Ok(p),
+            Some(_) => Err(CudaError::Plan(
+                "a CUDA graph's temporaries changed between calls".into(),
+            )),
+            None => {
+                let p = self.launcher.alloc(bytes)?;
+                memory.push((p, bytes));
+                Ok(p)
+            }
+        }
+    }
+
+    fn free(&self, _ptr: u64) {}
+
+    fn write(&self, dst: u64, data: &[u8]) -> Result<(), CudaError> {
+        self.launcher.write(dst, data)
+    }
+
+    fn read(&self, src: u64, out: &mut [u8]) -> Result<(), CudaError> {
+        self.launcher.read(src, out)
+    }
 }
 
 /// Launches on one stream through one module: the plan's [`Device`].
@@ -160,24 +287,95 @@ pub struct Specialization<G: Gpu> {
     pub plan: Plan,
     /// Per host parameter: (argument index, how it is passed).
     pub params: Vec<(usize, Pass)>,
+    /// `use_cuda_graphs` and a plan that is a pure launch sequence
+    /// ([`Plan::graph_blocker`]): calls replay a CUDA graph.
+    graph: Option<Mutex<GraphState<G>>>,
 }
 
 impl<G: Gpu> Specialization<G> {
-    /// Loads `cubin` (the plan's kernels) in `gpu`'s context.
+    /// Loads `cubin` (the plan's kernels) in `gpu`'s context; `graphs`:
+    /// replay the launches of each call as a CUDA graph when the plan
+    /// allows it (`use_cuda_graphs`; otherwise the compiler has warned).
     pub fn load(
         gpu: &'static G,
         cubin: &[u8],
         plan: Plan,
         params: Vec<(usize, Pass)>,
+        graphs: bool,
     ) -> Result<Specialization<G>, CudaError> {
-        let symbols: Vec<String> = plan.kernels().iter().map(|k| k.symbol.clone()).collect();
-        let shared: Vec<u32> = plan.kernels().iter().map(|k| k.shared).collect();
-        let module = gpu.load_module(cubin, &symbols, &shared)?;
+        plan.check_device(gpu.arch(), gpu.ordinal())?;
+        let module = gpu.load_module(cubin, plan.kernels())?;
+        let graph =
+            (graphs && plan.graph_blocker().is_none()).then(|| Mutex::new(GraphState::new()));
         Ok(Specialization {
             gpu,
             module,
             plan,
             params,
+            graph,
+        })
+    }
+
+    /// Whether calls replay a CUDA graph.
+    pub fn uses_graph(&self) -> bool {
+        self.graph.is_some()
+    }
+
+    /// A call's launches as a CUDA graph: recorded by running the plan, then
+    /// the graph of the first call replayed, its kernel nodes updated where
+    /// the arguments (pointers, scalars) differ, or a new graph built when
+    /// the launches differ (another kernel, grid or count).
+    fn run_graph(
+        &self,
+        state: &Mutex<GraphState<G>>,
+        launcher: &Launcher<'_, G>,
+        args: &[u64],
+    ) -> Result<(), CudaError> {
+        let gpu = self.gpu;
+        let mut st = state
+            .lock()
+            .map_err(|_| CudaError::Plan("a CUDA graph's lock is poisoned".into()))?;
+        let st = &mut *st;
+        if let Some(prev) = st.stream.filter(|&s| s != launcher.stream) {
+            gpu.join(launcher.stream, prev)?;
+        }
+        st.stream = Some(launcher.stream);
+        let rec = Recorder {
+            launcher,
+            memory: std::cell::RefCell::new(&mut st.memory),
+            next: std::cell::Cell::new(0),
+            launches: std::cell::RefCell::new(Vec::new()),
+        };
+        let graph = &mut st.graph;
+        self.plan.run_recorded(&rec, args, &mut || {
+            let launches = rec.launches.take();
+            if launches.is_empty() {
+                return Ok(());
+            }
+            let reusable = graph.as_ref().is_some_and(|(_, old)| {
+                old.len() == launches.len()
+                    && old.iter().zip(&launches).all(|(a, b)| a.same_node(b))
+            });
+            if reusable {
+                if let Some((g, old)) = graph.as_mut() {
+                    for (i, l) in launches.iter().enumerate() {
+                        if old[i] != *l {
+                            gpu.graph_update(&self.module, g, i, l)?;
+                            old[i] = l.clone();
+                        }
+                    }
+                }
+            } else {
+                if let Some((g, _)) = graph.take() {
+                    gpu.graph_destroy(g);
+                }
+                let g = gpu.graph_build(&self.module, &launches)?;
+                *graph = Some((g, launches));
+            }
+            match graph {
+                Some((g, _)) => gpu.graph_launch(g, launcher.stream),
+                None => Ok(()),
+            }
         })
     }
 
@@ -236,11 +434,12 @@ impl<G: Gpu> Specialization<G> {
                 module: &self.module,
                 stream,
             };
-            match callbacks {
-                Some(cb) => self
+            match (callbacks, &self.graph) {
+                (Some(cb), _) => self
                     .plan
                     .run_calling(&launcher, args, &|site, v| cb(&launcher, site, v))?,
-                None => self.plan.run(&launcher, args)?,
+                (None, Some(state)) => self.run_graph(state, &launcher, args)?,
+                (None, None) => self.plan.run(&launcher, args)?,
             }
             for &(d, host, bytes, written) in &staged {
                 if written {
@@ -274,6 +473,32 @@ impl<G: Gpu> Specialization<G> {
             joined = joined.and(gpu.join(s, stream));
         }
         result.and(joined)
+    }
+}
+
+impl<G: Gpu> Drop for Specialization<G> {
+    /// A graph's memory outlives its last replay: wait for it, then free.
+    fn drop(&mut self) {
+        let Some(state) = self.graph.take() else {
+            return;
+        };
+        let Ok(st) = state.into_inner() else {
+            return;
+        };
+        if st.graph.is_none() && st.memory.is_empty() {
+            return;
+        }
+        if self.gpu.bind().is_err() {
+            return;
+        }
+        let stream = st.stream.unwrap_or(0);
+        let _ = self.gpu.sync(stream);
+        if let Some((g, _)) = st.graph {
+            self.gpu.graph_destroy(g);
+        }
+        for (p, _) in st.memory {
+            self.gpu.free(p, stream);
+        }
     }
 }
 

@@ -9,9 +9,10 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys;
 
-use super::call::Gpu;
 pub use super::call::Stream;
+use super::call::{Gpu, Launch};
 use super::placement::Driver;
+use super::plan::KernelInfo;
 use super::{no_panic, open_global, CudaError};
 
 /// `CUresult` to `Result`, with the driver's name and description.
@@ -257,12 +258,8 @@ impl Context {
     /// Loads a cubin and looks up `symbols` (the kernels, in plan order).
     /// `dyn_shared[i]` bytes of dynamic shared memory above 48 KiB are
     /// enabled per kernel.
-    pub fn load_module(
-        &self,
-        cubin: &[u8],
-        symbols: &[String],
-        dyn_shared: &[u32],
-    ) -> Result<Module, CudaError> {
+    pub fn load_module(&self, cubin: &[u8], kernels: &[KernelInfo]) -> Result<Module, CudaError> {
+        let symbols: Vec<String> = kernels.iter().map(|k| k.symbol.clone()).collect();
         self.bind()?;
         no_panic("loading a CUDA module", || {
             let mut m: sys::CUmodule = std::ptr::null_mut();
@@ -279,7 +276,17 @@ impl Context {
                 check(&format!("cuModuleGetFunction({s})"), unsafe {
                     sys::cuModuleGetFunction(&mut f, m, c.as_ptr())
                 })?;
-                let shm = dyn_shared.get(i).copied().unwrap_or(0);
+                let shm = kernels[i].shared;
+                if kernels[i].non_portable_cluster() {
+                    // SAFETY: a valid function handle.
+                    check("cuFuncSetAttribute", unsafe {
+                        sys::cuFuncSetAttribute(
+                            f,
+                            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                            1,
+                        )
+                    })?;
+                }
                 if shm > 48 * 1024 {
                     // SAFETY: a valid function handle.
                     check("cuFuncSetAttribute", unsafe {
@@ -295,7 +302,7 @@ impl Context {
             Ok(Module {
                 module: m,
                 funcs,
-                names: symbols.to_vec(),
+                names: symbols,
             })
         })
     }
@@ -315,8 +322,52 @@ unsafe impl Send for Module {}
 // SAFETY: as above; launches do not mutate the handles.
 unsafe impl Sync for Module {}
 
+/// An instantiated CUDA graph and its kernel nodes, in launch order.
+pub struct Graph {
+    exec: sys::CUgraphExec,
+    graph: sys::CUgraph,
+    nodes: Vec<sys::CUgraphNode>,
+}
+
+// SAFETY: graph handles are usable from any thread with the context
+// current; the specialization serializes their use.
+unsafe impl Send for Graph {}
+
+/// The kernel node parameters of `l`; `slots` holds the pointers to its
+/// argument values (the driver copies them when the node is set).
+fn node_params(
+    module: &Module,
+    l: &Launch,
+    slots: &mut Vec<*mut c_void>,
+    values: &mut [u64],
+) -> Result<sys::CUDA_KERNEL_NODE_PARAMS, CudaError> {
+    let f = *module
+        .funcs
+        .get(l.kernel)
+        .ok_or_else(|| CudaError::Plan(format!("no kernel #{} in the module", l.kernel)))?;
+    *slots = values
+        .iter_mut()
+        .map(|v| v as *mut u64 as *mut c_void)
+        .collect();
+    Ok(sys::CUDA_KERNEL_NODE_PARAMS {
+        func: f,
+        gridDimX: l.grid[0],
+        gridDimY: l.grid[1],
+        gridDimZ: l.grid[2],
+        blockDimX: l.block[0],
+        blockDimY: l.block[1],
+        blockDimZ: l.block[2],
+        sharedMemBytes: l.shared,
+        kernelParams: slots.as_mut_ptr(),
+        extra: std::ptr::null_mut(),
+        kern: std::ptr::null_mut(),
+        ctx: std::ptr::null_mut(),
+    })
+}
+
 impl Gpu for Context {
     type Module = Module;
+    type Graph = Graph;
 
     fn ordinal(&self) -> i64 {
         self.ordinal as i64
@@ -330,13 +381,102 @@ impl Gpu for Context {
         Context::bind(self)
     }
 
-    fn load_module(
+    fn load_module(&self, cubin: &[u8], kernels: &[KernelInfo]) -> Result<Module, CudaError> {
+        Context::load_module(self, cubin, kernels)
+    }
+
+    fn graph_build(&self, module: &Module, launches: &[Launch]) -> Result<Graph, CudaError> {
+        no_panic("building a CUDA graph", || {
+            let mut graph: sys::CUgraph = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; the context is current.
+            check("cuGraphCreate", unsafe {
+                sys::cuGraphCreate(&mut graph, 0)
+            })?;
+            let mut g = Graph {
+                exec: std::ptr::null_mut(),
+                graph,
+                nodes: Vec::with_capacity(launches.len()),
+            };
+            let built = (|| {
+                for l in launches {
+                    let mut values = l.params.clone();
+                    let mut slots = Vec::new();
+                    let p = node_params(module, l, &mut slots, &mut values)?;
+                    let mut node: sys::CUgraphNode = std::ptr::null_mut();
+                    let deps = g.nodes.last().map_or(std::ptr::null(), |n| n as *const _);
+                    // SAFETY: a graph of this context; `p` points at live
+                    // parameter values, copied by the call.
+                    check("cuGraphAddKernelNode", unsafe {
+                        sys::cuGraphAddKernelNode_v2(
+                            &mut node,
+                            g.graph,
+                            deps,
+                            usize::from(!g.nodes.is_empty()),
+                            &p,
+                        )
+                    })?;
+                    g.nodes.push(node);
+                }
+                // SAFETY: a complete graph; valid out-pointer.
+                check("cuGraphInstantiateWithFlags", unsafe {
+                    sys::cuGraphInstantiateWithFlags(&mut g.exec, g.graph, 0)
+                })
+            })();
+            match built {
+                Ok(()) => Ok(g),
+                Err(e) => {
+                    self.graph_destroy(g);
+                    Err(e)
+                }
+            }
+        })
+    }
+
+    fn graph_update(
         &self,
-        cubin: &[u8],
-        symbols: &[String],
-        shared: &[u32],
-    ) -> Result<Module, CudaError> {
-        Context::load_module(self, cubin, symbols, shared)
+        module: &Module,
+        graph: &mut Graph,
+        node: usize,
+        launch: &Launch,
+    ) -> Result<(), CudaError> {
+        let n = *graph
+            .nodes
+            .get(node)
+            .ok_or_else(|| CudaError::Plan(format!("no node #{node} in the CUDA graph")))?;
+        let mut values = launch.params.clone();
+        let mut slots = Vec::new();
+        let p = node_params(module, launch, &mut slots, &mut values)?;
+        no_panic("updating a CUDA graph", || {
+            // SAFETY: an instantiated graph and one of its kernel nodes, of
+            // the same kernel; `p` points at live values.
+            check("cuGraphExecKernelNodeSetParams", unsafe {
+                sys::cuGraphExecKernelNodeSetParams_v2(graph.exec, n, &p)
+            })
+        })
+    }
+
+    fn graph_launch(&self, graph: &Graph, stream: Stream) -> Result<(), CudaError> {
+        no_panic("launching a CUDA graph", || {
+            // SAFETY: an instantiated graph of this context.
+            check("cuGraphLaunch", unsafe {
+                sys::cuGraphLaunch(graph.exec, stream as sys::CUstream)
+            })
+        })
+    }
+
+    fn graph_destroy(&self, graph: Graph) {
+        let _ = no_panic("destroying a CUDA graph", || {
+            // SAFETY: handles this graph owns (null ones skipped).
+            unsafe {
+                if !graph.exec.is_null() {
+                    sys::cuGraphExecDestroy(graph.exec);
+                }
+                if !graph.graph.is_null() {
+                    sys::cuGraphDestroy(graph.graph);
+                }
+            }
+            Ok(())
+        });
     }
 
     fn launch(

@@ -282,15 +282,22 @@ fn program_log(prog: &Program) -> Result<String, CudaError> {
 }
 
 /// Whether `src` includes CUDA headers that NVRTC only has in its bundle
-/// (`cuda_fp16.h`, `cuda_bf16.h`, CCCL's `cuda/...`). Generated code keeps
+/// (`cuda_fp16.h`, `cuda_bf16.h`, `cooperative_groups.h` (thread block
+/// clusters; it needs CCCL too), CCCL's `cuda/...`). Generated code keeps
 /// its C headers behind `#ifndef __CUDACC_RTC__`, so they do not count.
 pub fn needs_headers(src: &str) -> bool {
     src.lines().any(|l| {
         let l = l.trim_start();
         l.starts_with("#include")
-            && ["cuda_fp16.h", "cuda_bf16.h", "<cuda/", "\"cuda/"]
-                .iter()
-                .any(|h| l.contains(h))
+            && [
+                "cuda_fp16.h",
+                "cuda_bf16.h",
+                "cooperative_groups.h",
+                "<cuda/",
+                "\"cuda/",
+            ]
+            .iter()
+            .any(|h| l.contains(h))
     })
 }
 

@@ -62,6 +62,28 @@ pub struct KernelInfo {
     /// Dynamic shared memory in bytes.
     pub shared: u32,
     pub params: Vec<ParamKind>,
+    /// The thread block cluster dimensions, when its blocks form clusters
+    /// (compiled into the kernel as `__cluster_dims__`: a plain launch
+    /// forms them; the grid is a multiple).
+    pub cluster: Option<[u32; 3]>,
+}
+
+/// The most blocks a thread block cluster has on every GPU that has
+/// clusters; more (up to 16 on sm_90) is a non-portable size the kernel
+/// must opt in to.
+pub const PORTABLE_CLUSTER: u32 = 8;
+
+impl KernelInfo {
+    /// Blocks per cluster (1 without clusters).
+    pub fn cluster_size(&self) -> u32 {
+        self.cluster.map_or(1, |c| c.iter().product())
+    }
+
+    /// Its clusters are larger than every GPU allows: the kernel must opt
+    /// in to a non-portable size before it is launched.
+    pub fn non_portable_cluster(&self) -> bool {
+        self.cluster_size() > PORTABLE_CLUSTER
+    }
 }
 
 /// A host value while the plan runs.
@@ -132,6 +154,9 @@ pub struct Plan {
     /// Some kernel takes the record: it lives on the device for the call.
     /// (Checks in host code alone fail before any launch and need none.)
     device_record: bool,
+    /// Why the host code is not a pure sequence of launches
+    /// (`ir::visit::host_transfer`): it cannot be replayed as a CUDA graph.
+    transfer: Option<&'static str>,
 }
 
 fn unsupported(what: &str, f: &Function) -> CudaError {
@@ -195,12 +220,21 @@ impl Plan {
                     ))),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            let cluster = match l.cluster_dims() {
+                Some([x, y, z]) => Some([
+                    dim(x, "cluster", sym)?,
+                    dim(y, "cluster", sym)?,
+                    dim(z, "cluster", sym)?,
+                ]),
+                None => None,
+            };
             kernels.push(KernelInfo {
                 symbol: sym.clone(),
                 grid,
                 block,
                 shared: dyn_shared.get(i).copied().unwrap_or(0),
                 params,
+                cluster,
             });
         }
         check_block(&host.body, host, program)?;
@@ -234,11 +268,39 @@ impl Plan {
             temporaries,
             bounds,
             device_record,
+            transfer: parpy_core::ir::visit::host_transfer(&host.body).map(|(_, why)| why),
         })
     }
 
     pub fn kernels(&self) -> &[KernelInfo] {
         &self.kernels
+    }
+
+    /// Why the launches of a call cannot be replayed as a CUDA graph, or
+    /// `None` when they can (the host code only computes scalars, loops,
+    /// branches and launches).
+    pub fn graph_blocker(&self) -> Option<&'static str> {
+        self.transfer
+    }
+
+    /// Whether a device of compute capability `arch` (`major * 10 +
+    /// minor`), CUDA device `ordinal`, can run the kernels: thread block
+    /// clusters need 9.0 or newer. (A clear error, not a silent fallback:
+    /// the user asked for clusters; `use_cuda_thread_block_clusters=False`
+    /// compiles the two-kernel form.)
+    pub fn check_device(&self, arch: u32, ordinal: i64) -> Result<(), CudaError> {
+        match self.kernels.iter().find(|k| k.cluster.is_some()) {
+            Some(k) if arch < 90 => Err(CudaError::Plan(format!(
+                "`{}` uses thread block clusters (`use_cuda_thread_block_clusters=True`, kernel \
+                 `{}`), which need a GPU of compute capability 9.0 or newer; cuda:{ordinal} is \
+                 {}.{}: set `use_cuda_thread_block_clusters = False` for this GPU",
+                self.name,
+                k.symbol,
+                arch / 10,
+                arch % 10
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Runs the host code. `args[i]` is, for host parameter i, the device
@@ -261,19 +323,49 @@ impl Plan {
         args: &[u64],
         callbacks: CallbackHandler<'_>,
     ) -> Result<(), CudaError> {
+        self.with_record(dev, args, &mut |all| self.run_with(dev, all, callbacks))
+    }
+
+    /// Runs the host code (with no [`Plan::graph_blocker`]) against `rec`,
+    /// a device that records its launches instead of doing them (a CUDA
+    /// graph's launch sequence), then calls `flush` to run them, before the
+    /// bounds record is read back.
+    pub fn run_recorded(
+        &self,
+        rec: &dyn Device,
+        args: &[u64],
+        flush: &mut dyn FnMut() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        self.with_record(rec, args, &mut |all| {
+            self.run_with(rec, all, &|_, _| {
+                Err(CudaError::Plan(
+                    "a CUDA graph cannot run Python callbacks".into(),
+                ))
+            })?;
+            flush()
+        })
+    }
+
+    /// Calls `body` with the arguments and, when there are index checks,
+    /// the bounds record: allocated on `dev` and zeroed before, read back
+    /// after (a failure is an `IndexOutOfBounds`), freed.
+    fn with_record(
+        &self,
+        dev: &dyn Device,
+        args: &[u64],
+        body: &mut dyn FnMut(&[u64]) -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
         let Some(sites) = &self.bounds else {
-            return self.run_with(dev, args, callbacks);
+            return body(args);
         };
         let mut all = args.to_vec();
         if !self.device_record {
             all.push(0);
-            return self.run_with(dev, &all, callbacks);
+            return body(&all);
         }
         let rec = dev.alloc(16)?;
         all.push(rec);
-        let mut result = dev
-            .write(rec, &[0u8; 16])
-            .and_then(|()| self.run_with(dev, &all, callbacks));
+        let mut result = dev.write(rec, &[0u8; 16]).and_then(|()| body(&all));
         let mut bytes = [0u8; 16];
         if result.is_ok() {
             result = dev.read(rec, &mut bytes);
@@ -498,7 +590,7 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
         ExprKind::Call { .. } => Err(unsupported("calls a helper function", f)),
         ExprKind::External { .. } => Err(unsupported("calls an external function", f)),
         ExprKind::Atomic { .. } => Err(unsupported("updates an element atomically", f)),
-        ExprKind::GpuIndex(_) | ExprKind::WarpReduce { .. } => {
+        ExprKind::GpuIndex(_) | ExprKind::WarpReduce { .. } | ExprKind::ClusterReduce { .. } => {
             Err(unsupported("uses a GPU thread index", f))
         }
         // a check hoisted in front of a loop nest (the record is not read)

@@ -28,6 +28,9 @@ use crate::types::ElemTy;
 pub struct CudaDialect {
     /// The program uses float16 (`cuda_fp16.h` is included).
     pub f16: bool,
+    /// Some kernel's blocks form thread block clusters
+    /// (`cooperative_groups.h` is included).
+    pub clusters: bool,
 }
 
 /// Whether any variable or any value of the program is a float16 (math on
@@ -55,8 +58,23 @@ fn uses_f16(p: &Program) -> bool {
 }
 
 pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> {
-    let d = CudaDialect { f16: uses_f16(p) };
+    let d = CudaDialect {
+        f16: uses_f16(p),
+        clusters: p.kernels.iter().any(|k| k.launch.cluster_dims().is_some()),
+    };
     Ok(c_writer::write_parts(&d, p, options)?.into_output(true))
+}
+
+/// The statement adding `o` to `v` in the reduction helpers.
+fn combine(op: ReduceOp, e: ElemTy) -> String {
+    match (op, e) {
+        (ReduceOp::Sum, ElemTy::Bool) => "v = v || o;".to_string(),
+        (ReduceOp::Prod, ElemTy::Bool) => "v = v && o;".to_string(),
+        (ReduceOp::Sum, _) => "v = v + o;".to_string(),
+        (ReduceOp::Prod, _) => "v = v * o;".to_string(),
+        (ReduceOp::Max, _) => format!("v = {};", c_writer::max_min(true, e, "v", "o")),
+        (ReduceOp::Min, _) => format!("v = {};", c_writer::max_min(false, e, "v", "o")),
+    }
 }
 
 fn axis(a: Axis) -> &'static str {
@@ -82,8 +100,15 @@ impl Dialect for CudaDialect {
         "CUDA C++"
     }
 
+    /// With clusters, `cooperative_groups.h` comes first: under NVRTC it
+    /// brings CCCL's `<cstdint>`, whose integer macros then stand (ours
+    /// are defined only where it has none).
     fn includes(&self) -> String {
-        let mut s = String::from(
+        let mut s = String::new();
+        if self.clusters {
+            s.push_str("#include <cooperative_groups.h>\n");
+        }
+        s.push_str(
             "#ifdef __CUDACC_RTC__\n\
              typedef signed char int8_t;\n\
              typedef short int16_t;\n\
@@ -92,12 +117,22 @@ impl Dialect for CudaDialect {
              typedef unsigned char uint8_t;\n\
              typedef unsigned short uint16_t;\n\
              typedef unsigned int uint32_t;\n\
-             typedef unsigned long long uint64_t;\n\
-             #define INT64_C(v) v##LL\n\
-             #define UINT64_C(v) v##ULL\n\
-             #define INT32_MIN (-2147483647 - 1)\n\
-             #define INT64_MIN (-9223372036854775807LL - 1)\n\
-             #define INFINITY __int_as_float(0x7f800000)\n\
+             typedef unsigned long long uint64_t;\n",
+        );
+        for (name, def) in [
+            ("INT64_C", "INT64_C(v) v##LL"),
+            ("UINT64_C", "UINT64_C(v) v##ULL"),
+            ("INT32_MIN", "INT32_MIN (-2147483647 - 1)"),
+            ("INT64_MIN", "INT64_MIN (-9223372036854775807LL - 1)"),
+        ] {
+            if self.clusters {
+                s.push_str(&format!("#ifndef {name}\n#define {def}\n#endif\n"));
+            } else {
+                s.push_str(&format!("#define {def}\n"));
+            }
+        }
+        s.push_str(
+            "#define INFINITY __int_as_float(0x7f800000)\n\
              #define NAN __int_as_float(0x7fffffff)\n\
              #else\n\
              #include <stdint.h>\n\
@@ -208,8 +243,14 @@ impl Dialect for CudaDialect {
             FnRole::Host => format!("static int32_t {name}({params})"),
             FnRole::Kernel => {
                 let t: i64 = launch.map(|l| l.threads.iter().product()).unwrap_or(1);
+                // a cluster size fixed at compile time: plain launches
+                // (`<<<>>>`, cuLaunchKernel) form the clusters
+                let cluster = match launch.and_then(LaunchInfo::cluster_dims) {
+                    Some([x, y, z]) => format!("__cluster_dims__({x}, {y}, {z}) "),
+                    None => String::new(),
+                };
                 format!(
-                    "extern \"C\" __global__ void __launch_bounds__({}) {name}({params})",
+                    "extern \"C\" __global__ void {cluster}__launch_bounds__({}) {name}({params})",
                     t.max(1)
                 )
             }
@@ -284,19 +325,34 @@ impl Dialect for CudaDialect {
         } else {
             "__shfl_xor_sync(0xffffffffu, v, k)".to_string()
         };
-        let combine = match (op, e) {
-            (ReduceOp::Sum, ElemTy::Bool) => "v = v || o;".to_string(),
-            (ReduceOp::Prod, ElemTy::Bool) => "v = v && o;".to_string(),
-            (ReduceOp::Sum, _) => "v = v + o;".to_string(),
-            (ReduceOp::Prod, _) => "v = v * o;".to_string(),
-            (ReduceOp::Max, _) => format!("v = {};", c_writer::max_min(true, e, "v", "o")),
-            (ReduceOp::Min, _) => format!("v = {};", c_writer::max_min(false, e, "v", "o")),
-        };
+        let combine = combine(op, e);
         Ok(Some(format!(
             "static __device__ inline {ty} parpy_warp_{}_{}({ty} v) {{\n  for (int k = {}; k > 0; k /= 2) {{\n    {ty} o = {shfl};\n    {combine}\n  }}\n  return v;\n}}\n",
             op.name(),
             e.short_name(),
             WARP_SIZE / 2
+        )))
+    }
+
+    fn cluster_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, EmitError> {
+        Ok(format!(
+            "parpy_cluster_{}_{}({arg})",
+            op.name(),
+            e.short_name()
+        ))
+    }
+
+    /// Thread 0 of each block puts the block's value
+    /// (every thread holds it) into a shared slot; after a cluster barrier
+    /// every thread reads the slots of all blocks through distributed
+    /// shared memory, in rank order; a second barrier keeps every block's
+    /// slot alive until all have read it.
+    fn cluster_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
+        let ty = self.scalar_type(e)?;
+        let (name, short) = (op.name(), e.short_name());
+        let combine = combine(op, e);
+        Ok(Some(format!(
+            "static __device__ inline {ty} parpy_cluster_{name}_{short}({ty} v) {{\n  __shared__ {ty} parpy_slot;\n  cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();\n  if (threadIdx.x == 0) {{\n    parpy_slot = v;\n  }}\n  cl.sync();\n  v = *cl.map_shared_rank(&parpy_slot, 0);\n  for (unsigned int b = 1; b < cl.num_blocks(); b++) {{\n    {ty} o = *cl.map_shared_rank(&parpy_slot, b);\n    {combine}\n  }}\n  cl.sync();\n  return v;\n}}\n"
         )))
     }
 
@@ -390,7 +446,10 @@ mod tests {
 
     #[test]
     fn warp_helpers_by_type() {
-        let d = CudaDialect { f16: false };
+        let d = CudaDialect {
+            f16: false,
+            clusters: false,
+        };
         let f = d
             .warp_reduce_helper(ReduceOp::Sum, ElemTy::F32)
             .unwrap()
@@ -423,21 +482,34 @@ mod tests {
 
     #[test]
     fn f16_includes_cuda_fp16_only_when_used() {
-        assert!(!CudaDialect { f16: false }
-            .includes()
-            .contains("cuda_fp16.h"));
-        assert!(CudaDialect { f16: true }
-            .includes()
-            .contains("#include <cuda_fp16.h>"));
+        assert!(!CudaDialect {
+            f16: false,
+            clusters: false
+        }
+        .includes()
+        .contains("cuda_fp16.h"));
+        assert!(CudaDialect {
+            f16: true,
+            clusters: false
+        }
+        .includes()
+        .contains("#include <cuda_fp16.h>"));
         assert_eq!(
-            CudaDialect { f16: true }.scalar_type(ElemTy::F16),
+            CudaDialect {
+                f16: true,
+                clusters: false
+            }
+            .scalar_type(ElemTy::F16),
             Ok("__half")
         );
     }
 
     #[test]
     fn device_temporaries_are_freed_on_every_exit() {
-        let d = CudaDialect { f16: false };
+        let d = CudaDialect {
+            f16: false,
+            clusters: false,
+        };
         let cleanup = vec!["cudaFree(a);".to_string()];
         assert_eq!(
             d.host_alloc("float", "b", 1, &cleanup).join("\n"),
@@ -452,6 +524,7 @@ mod tests {
             tpb: 1024,
             blocks: [2, 3, 1],
             threads: [64, 1, 1],
+            ..LaunchInfo::default()
         };
         assert_eq!(
             d.launch_checked("k", &["x".into(), "a".into()], &launch, 0, &cleanup),
@@ -462,7 +535,10 @@ mod tests {
 
     #[test]
     fn grid_indices_are_int64() {
-        let d = CudaDialect { f16: false };
+        let d = CudaDialect {
+            f16: false,
+            clusters: false,
+        };
         assert_eq!(
             d.gpu_index(GpuIndex::Block(Axis::Y)).unwrap(),
             "(int64_t)blockIdx.y"

@@ -121,6 +121,7 @@ fn row_sum_program(elem: ElemTy, scalar: ElemTy) -> Program {
             tpb: 256,
             blocks: [64, 1, 1],
             threads: [256, 1, 1],
+            ..LaunchInfo::default()
         },
     });
     p

@@ -14,13 +14,36 @@ use crate::cuda::placement::{self, ArgDevice, Driver, StreamUse};
 enum Op {
     Bind,
     Load(Vec<String>),
-    Launch { kernel: usize, stream: Stream },
-    Alloc { bytes: usize, stream: Stream },
-    Free { stream: Stream },
-    ToDevice { bytes: usize, stream: Stream },
-    ToHost { bytes: usize, stream: Stream },
+    /// A kernel allowed a non-portable cluster size at load.
+    NonPortable(String),
+    GraphBuild(Vec<usize>),
+    GraphUpdate(usize),
+    GraphLaunch(Stream),
+    GraphDestroy,
+    Launch {
+        kernel: usize,
+        stream: Stream,
+    },
+    Alloc {
+        bytes: usize,
+        stream: Stream,
+    },
+    Free {
+        stream: Stream,
+    },
+    ToDevice {
+        bytes: usize,
+        stream: Stream,
+    },
+    ToHost {
+        bytes: usize,
+        stream: Stream,
+    },
     Sync(Stream),
-    Join { waiter: Stream, on: Stream },
+    Join {
+        waiter: Stream,
+        on: Stream,
+    },
 }
 
 /// What happened, in order: (device, operation).
@@ -28,7 +51,10 @@ type Log = Mutex<Vec<(i64, Op)>>;
 
 struct FakeGpu {
     ordinal: i64,
+    arch: u32,
     log: &'static Log,
+    /// The launches of each graph replay, in order.
+    graph_runs: Mutex<Vec<Vec<Launch>>>,
 }
 
 impl FakeGpu {
@@ -40,27 +66,61 @@ impl FakeGpu {
 /// A module of the fake: the device it was loaded on.
 struct FakeModule(i64);
 
+/// A graph of the fake: the launches its nodes hold.
+struct FakeGraph(Vec<Launch>);
+
 impl Gpu for FakeGpu {
     type Module = FakeModule;
+    type Graph = FakeGraph;
 
     fn ordinal(&self) -> i64 {
         self.ordinal
     }
     fn arch(&self) -> u32 {
-        90
+        self.arch
     }
     fn bind(&self) -> Result<(), CudaError> {
         self.note(Op::Bind);
         Ok(())
     }
-    fn load_module(
-        &self,
-        _cubin: &[u8],
-        symbols: &[String],
-        _shared: &[u32],
-    ) -> Result<FakeModule, CudaError> {
-        self.note(Op::Load(symbols.to_vec()));
+    fn load_module(&self, _cubin: &[u8], kernels: &[KernelInfo]) -> Result<FakeModule, CudaError> {
+        self.note(Op::Load(kernels.iter().map(|k| k.symbol.clone()).collect()));
+        for k in kernels.iter().filter(|k| k.non_portable_cluster()) {
+            self.note(Op::NonPortable(k.symbol.clone()));
+        }
         Ok(FakeModule(self.ordinal))
+    }
+    fn graph_build(
+        &self,
+        module: &FakeModule,
+        launches: &[Launch],
+    ) -> Result<FakeGraph, CudaError> {
+        assert_eq!(module.0, self.ordinal, "a graph of another device's module");
+        self.note(Op::GraphBuild(launches.iter().map(|l| l.kernel).collect()));
+        Ok(FakeGraph(launches.to_vec()))
+    }
+    fn graph_update(
+        &self,
+        _module: &FakeModule,
+        graph: &mut FakeGraph,
+        node: usize,
+        launch: &Launch,
+    ) -> Result<(), CudaError> {
+        assert_eq!(
+            graph.0[node].kernel, launch.kernel,
+            "a node of another kernel"
+        );
+        graph.0[node] = launch.clone();
+        self.note(Op::GraphUpdate(node));
+        Ok(())
+    }
+    fn graph_launch(&self, graph: &FakeGraph, stream: Stream) -> Result<(), CudaError> {
+        self.graph_runs.lock().unwrap().push(graph.0.clone());
+        self.note(Op::GraphLaunch(stream));
+        Ok(())
+    }
+    fn graph_destroy(&self, _graph: FakeGraph) {
+        self.note(Op::GraphDestroy);
     }
     fn launch(
         &self,
@@ -146,7 +206,14 @@ impl FakeDriver {
         let log: &'static Log = Box::leak(Box::new(Mutex::new(Vec::new())));
         FakeDriver {
             gpus: (0..n)
-                .map(|ordinal| &*Box::leak(Box::new(FakeGpu { ordinal, log })))
+                .map(|ordinal| {
+                    &*Box::leak(Box::new(FakeGpu {
+                        ordinal,
+                        arch: 90,
+                        log,
+                        graph_runs: Mutex::new(Vec::new()),
+                    }))
+                })
                 .collect(),
             log,
         }
@@ -271,7 +338,8 @@ fn arguments_on_device_1_allocate_load_and_launch_on_device_1() {
     let device = placement::place(&drv, "axpy", &args, None).unwrap();
     assert_eq!(device, 1);
     let (plan, params) = axpy(64);
-    let spec = Specialization::load(drv.gpu(device).unwrap(), b"cubin", plan, params).unwrap();
+    let spec =
+        Specialization::load(drv.gpu(device).unwrap(), b"cubin", plan, params, false).unwrap();
     assert_eq!(spec.gpu.ordinal(), 1);
     let mut y = vec![1.0f32; 64];
     let streams = placement::choose_streams([StreamUse::On(0x5000), StreamUse::Any]);
@@ -318,7 +386,8 @@ fn numpy_only_calls_run_on_device_0_or_the_chosen_one() {
             bytes: 32,
             written: false,
         };
-        let spec = Specialization::load(drv.gpu(device).unwrap(), b"", plan, params).unwrap();
+        let spec =
+            Specialization::load(drv.gpu(device).unwrap(), b"", plan, params, false).unwrap();
         let mut x = vec![0.5f32; 8];
         let mut y = vec![1.0f32; 8];
         let mut v = vals(0, &mut y);
@@ -351,7 +420,7 @@ fn two_devices_give_two_specializations_each_on_its_own_device() {
             }];
             let d = placement::place(&drv, "axpy", &arg, None).unwrap();
             let (plan, params) = axpy(16);
-            Specialization::load(drv.gpu(d).unwrap(), b"", plan, params).unwrap()
+            Specialization::load(drv.gpu(d).unwrap(), b"", plan, params, false).unwrap()
         });
         spec.run(&vals(x, &mut y), &Default::default(), None)
             .unwrap();
@@ -379,7 +448,7 @@ fn other_streams_wait_before_and_after_the_call() {
     let drv = FakeDriver::new(1);
     let (plan, mut params) = axpy(8);
     params[2].1 = Pass::Device;
-    let spec = Specialization::load(drv.gpu(0).unwrap(), b"", plan, params).unwrap();
+    let spec = Specialization::load(drv.gpu(0).unwrap(), b"", plan, params, false).unwrap();
     drv.take_log();
     // x on a torch stream, y's __cuda_array_interface__ names the
     // per-thread default stream
@@ -408,4 +477,368 @@ fn other_streams_wait_before_and_after_the_call() {
             },
         ]
     );
+}
+
+/// A program compiled for the Cuda backend with `options` (Cuda backend,
+/// run-time scalars) and `par`, and its plan with kernels `k0, k1, ...`.
+fn compiled(src: &str, args: &[ArgType], par: &[(&str, i64)], options: Options) -> Plan {
+    let mut options = Options {
+        backend: Backend::Cuda,
+        specialize_scalars: false,
+        ..options
+    };
+    for (l, t) in par {
+        options.parallelize.insert(
+            l.to_string(),
+            ParSpec {
+                threads: *t,
+                tpb: None,
+                reduction: false,
+            },
+        );
+    }
+    let file = SourceFile::from_function_text("t.py", src, 1);
+    let def = parpy_core::parse_function(file).expect("parses");
+    let p = parpy_core::sema::lower(&def, args, &parpy_core::StaticResolver::new(), &options)
+        .expect("lowers");
+    let p = parpy_core::passes::run_pipeline(p, &options, &mut String::new())
+        .expect("passes")
+        .0;
+    let symbols: Vec<String> = (0..p.kernels.len()).map(|i| format!("k{i}")).collect();
+    Plan::new(&p, &symbols, &[]).expect("plans")
+}
+
+fn ops(drv: &FakeDriver) -> Vec<Op> {
+    drv.take_log().into_iter().map(|(_, op)| op).collect()
+}
+
+#[test]
+fn a_graph_is_built_on_the_first_call_replayed_then_updated_when_a_pointer_changes() {
+    let drv = FakeDriver::new(1);
+    let (plan, mut params) = axpy(8);
+    params[2].1 = Pass::Device;
+    let spec = Specialization::load(drv.gpu(0).unwrap(), b"", plan, params, true).unwrap();
+    assert!(spec.uses_graph());
+    drv.take_log();
+    let s = placement::Streams::default();
+    // first call: the graph of its one launch is built, then launched
+    spec.run(&[2.0f64.to_bits(), 0x100, 0x200, 8], &s, None)
+        .unwrap();
+    assert_eq!(
+        ops(&drv),
+        vec![Op::Bind, Op::GraphBuild(vec![0]), Op::GraphLaunch(0)]
+    );
+    // the same arguments: replayed as it is
+    spec.run(&[2.0f64.to_bits(), 0x100, 0x200, 8], &s, None)
+        .unwrap();
+    assert_eq!(ops(&drv), vec![Op::Bind, Op::GraphLaunch(0)]);
+    // another x and another scalar: the node's parameters are updated
+    spec.run(&[3.0f64.to_bits(), 0x300, 0x200, 8], &s, None)
+        .unwrap();
+    assert_eq!(
+        ops(&drv),
+        vec![Op::Bind, Op::GraphUpdate(0), Op::GraphLaunch(0)]
+    );
+    let runs = drv.gpus[0].graph_runs.lock().unwrap().clone();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[0], runs[1]);
+    // kernel parameters: a as f64 bits, x, y, N (the plan's order)
+    let p = &runs[2][0].params;
+    assert!(
+        p.contains(&0x300) && p.contains(&3.0f64.to_bits()),
+        "{p:x?}"
+    );
+    assert!(!runs[0][0].params.contains(&0x300));
+    drop(spec);
+    assert_eq!(ops(&drv), vec![Op::Bind, Op::Sync(0), Op::GraphDestroy]);
+}
+
+const STEPS: &str = "@parpy.jit
+def steps(x, T, N):
+    for t in range(T):
+        parpy.label('N')
+        for i in range(N):
+            x[i] = x[i] + 1.0
+";
+
+#[test]
+fn a_graph_is_rebuilt_when_a_run_time_scalar_changes_the_launches() {
+    let drv = FakeDriver::new(1);
+    let scalar = ArgType::Scalar {
+        elem: ElemTy::I64,
+        value: None,
+        weak: true,
+    };
+    let args = [
+        ArgType::Array {
+            elem: ElemTy::F32,
+            shape: vec![16],
+        },
+        scalar.clone(),
+        scalar,
+    ];
+    let plan = compiled(STEPS, &args, &[("N", 16)], Options::default());
+    assert_eq!(plan.graph_blocker(), None);
+    let params = vec![(0, Pass::Device), (1, Pass::Scalar), (2, Pass::Scalar)];
+    let spec = Specialization::load(drv.gpu(0).unwrap(), b"", plan, params, true).unwrap();
+    drv.take_log();
+    let s = placement::Streams::default();
+    spec.run(&[0x100, 3, 16], &s, None).unwrap();
+    spec.run(&[0x100, 3, 16], &s, None).unwrap();
+    spec.run(&[0x100, 5, 16], &s, None).unwrap();
+    assert_eq!(
+        ops(&drv),
+        vec![
+            Op::Bind,
+            Op::GraphBuild(vec![0, 0, 0]),
+            Op::GraphLaunch(0),
+            Op::Bind,
+            Op::GraphLaunch(0),
+            Op::Bind,
+            Op::GraphDestroy,
+            Op::GraphBuild(vec![0, 0, 0, 0, 0]),
+            Op::GraphLaunch(0),
+        ]
+    );
+}
+
+#[test]
+fn a_graph_keeps_its_bounds_record_and_numpy_copies_update_its_nodes() {
+    // bounds checks on (x[j[i]] is checked in the kernel): the record is
+    // allocated once and zeroed before each replay, read after it; y is a
+    // NumPy array staged per call, so its node takes the new copy
+    let src = "@parpy.jit
+def gather(x, y, j, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[j[i]]
+";
+    let drv = FakeDriver::new(1);
+    let arr = ArgType::Array {
+        elem: ElemTy::F32,
+        shape: vec![8],
+    };
+    let n = ArgType::Scalar {
+        elem: ElemTy::I64,
+        value: None,
+        weak: true,
+    };
+    let idx = ArgType::Array {
+        elem: ElemTy::I64,
+        shape: vec![8],
+    };
+    let plan = compiled(
+        src,
+        &[arr.clone(), arr, idx, n],
+        &[("N", 8)],
+        Options::default(),
+    );
+    let params = vec![
+        (0, Pass::Device),
+        (
+            1,
+            Pass::Host {
+                bytes: 32,
+                written: true,
+            },
+        ),
+        (2, Pass::Device),
+        (3, Pass::Scalar),
+    ];
+    let spec = Specialization::load(drv.gpu(0).unwrap(), b"", plan, params, true).unwrap();
+    drv.take_log();
+    let mut y = vec![0.0f32; 8];
+    let yp = y.as_mut_ptr() as usize as u64;
+    let s = placement::Streams::default();
+    spec.run(&[0x100, yp, 0x300, 8], &s, None).unwrap();
+    spec.run(&[0x100, yp, 0x300, 8], &s, None).unwrap();
+    let log = ops(&drv);
+    let record_allocs = log
+        .iter()
+        .filter(|op| matches!(op, Op::Alloc { bytes: 16, .. }))
+        .count();
+    assert_eq!(record_allocs, 1, "{log:?}");
+    let builds = log
+        .iter()
+        .filter(|op| matches!(op, Op::GraphBuild(_)))
+        .count();
+    assert_eq!(builds, 1, "{log:?}");
+    // the second call: stage y, zero the record, update y's node, replay,
+    // read the record, copy y back
+    let second = log.iter().rposition(|op| *op == Op::Bind).unwrap();
+    let kinds: Vec<&str> = log[second..]
+        .iter()
+        .map(|op| match op {
+            Op::Alloc { .. } => "alloc",
+            Op::ToDevice { bytes: 32, .. } => "stage",
+            Op::ToDevice { bytes: 16, .. } => "zero record",
+            Op::GraphUpdate(_) => "update",
+            Op::GraphLaunch(_) => "replay",
+            Op::ToHost { bytes: 16, .. } => "read record",
+            Op::ToHost { .. } => "copy back",
+            Op::Sync(_) => "sync",
+            Op::Free { .. } => "free",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "other",
+            "alloc",
+            "stage",
+            "zero record",
+            "update",
+            "replay",
+            "read record",
+            "sync",
+            "copy back",
+            "sync",
+            "free"
+        ]
+    );
+    drop(spec);
+    let end = ops(&drv);
+    assert!(end.contains(&Op::GraphDestroy), "{end:?}");
+    assert_eq!(
+        end.iter()
+            .filter(|op| matches!(op, Op::Free { .. }))
+            .count(),
+        1,
+        "the record is freed with the graph: {end:?}"
+    );
+}
+
+#[test]
+fn host_reads_of_device_values_run_without_a_graph() {
+    // the host reads the reduction's result (gpu_host_reads) to compute
+    // the next launch's scalar: launches one by one
+    let src = "@parpy.jit
+def twice(x, y, N):
+    parpy.label('N')
+    s = parpy.operators.sum(x[:])
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i] / s
+";
+    let arr = ArgType::Array {
+        elem: ElemTy::F32,
+        shape: vec![64],
+    };
+    let n = ArgType::Scalar {
+        elem: ElemTy::I64,
+        value: None,
+        weak: true,
+    };
+    let plan = compiled(
+        src,
+        &[arr.clone(), arr, n],
+        &[("N", 64)],
+        Options::default(),
+    );
+    assert!(plan.graph_blocker().is_some());
+    let drv = FakeDriver::new(1);
+    let params = vec![(0, Pass::Device), (1, Pass::Device), (2, Pass::Scalar)];
+    let spec = Specialization::load(drv.gpu(0).unwrap(), b"", plan, params, true).unwrap();
+    assert!(!spec.uses_graph());
+}
+
+const ROWS: &str = "@parpy.jit
+def rows(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        y[i] = parpy.operators.sum(x[i, :])
+";
+
+/// The row sums of a 4 x 50000 array, 1024 threads per block, `m` threads
+/// per row, with thread block clusters of at most `max` blocks (`None`:
+/// without clusters).
+fn rows_plan(m: i64, max: Option<i64>) -> Plan {
+    let args = [
+        ArgType::Array {
+            elem: ElemTy::F32,
+            shape: vec![4, 50000],
+        },
+        ArgType::Array {
+            elem: ElemTy::F32,
+            shape: vec![4],
+        },
+        ArgType::Scalar {
+            elem: ElemTy::I64,
+            value: Some(parpy_core::ScalarValue::Int(4)),
+            weak: true,
+        },
+    ];
+    let options = Options {
+        use_cuda_thread_block_clusters: max.is_some(),
+        max_thread_blocks_per_cluster: max.unwrap_or(8),
+        ..Options::default()
+    };
+    compiled(ROWS, &args, &[("N", 4), ("M", m)], options)
+}
+
+#[test]
+fn cluster_kernels_launch_plainly_and_large_clusters_opt_in_at_load() {
+    // 8 blocks per row: one kernel, clusters of (1, 8, 1), a portable size
+    let plan = rows_plan(8192, Some(8));
+    assert_eq!(plan.kernels().len(), 1);
+    let k = &plan.kernels()[0];
+    assert_eq!(k.cluster, Some([1, 8, 1]));
+    assert_eq!(k.grid, [4, 8, 1]);
+    assert!(!k.non_portable_cluster());
+    let drv = FakeDriver::new(1);
+    let params = vec![(0, Pass::Device), (1, Pass::Device), (2, Pass::Scalar)];
+    let spec = Specialization::load(drv.gpu(0).unwrap(), b"", plan, params, false).unwrap();
+    spec.run(&[0x100, 0x200, 4], &Default::default(), None)
+        .unwrap();
+    assert_eq!(
+        ops(&drv),
+        vec![
+            Op::Load(vec!["k0".into()]),
+            Op::Bind,
+            Op::Launch {
+                kernel: 0,
+                stream: 0
+            }
+        ]
+    );
+    // 16 blocks: the kernel is allowed a non-portable cluster size first
+    let plan = rows_plan(16384, Some(16));
+    assert_eq!(plan.kernels()[0].cluster, Some([1, 16, 1]));
+    let params = vec![(0, Pass::Device), (1, Pass::Device), (2, Pass::Scalar)];
+    Specialization::load(drv.gpu(0).unwrap(), b"", plan, params, false).unwrap();
+    assert_eq!(
+        ops(&drv),
+        vec![Op::Load(vec!["k0".into()]), Op::NonPortable("k0".into())]
+    );
+    // more blocks than a cluster holds: two kernels, no clusters
+    let plan = rows_plan(16384, Some(8));
+    assert_eq!(plan.kernels().len(), 2);
+    assert!(plan.kernels().iter().all(|k| k.cluster.is_none()));
+}
+
+#[test]
+fn clusters_on_a_gpu_older_than_sm_90_are_a_clear_error() {
+    let log: &'static Log = Box::leak(Box::new(Mutex::new(Vec::new())));
+    let old: &'static FakeGpu = Box::leak(Box::new(FakeGpu {
+        ordinal: 0,
+        arch: 86,
+        log,
+        graph_runs: Mutex::new(Vec::new()),
+    }));
+    let params = vec![(0, Pass::Device), (1, Pass::Device), (2, Pass::Scalar)];
+    let e = Specialization::load(old, b"", rows_plan(8192, Some(8)), params, false)
+        .err()
+        .expect("refused");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("compute capability 9.0") && msg.contains("cuda:0 is 8.6"),
+        "{msg}"
+    );
+    assert!(log.lock().unwrap().is_empty(), "nothing was loaded");
+    // the same program without clusters loads
+    let args_plan = rows_plan(8192, None);
+    let params = vec![(0, Pass::Device), (1, Pass::Device), (2, Pass::Scalar)];
+    assert!(Specialization::load(old, b"", args_plan, params, false).is_ok());
 }
