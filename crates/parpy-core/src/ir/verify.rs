@@ -116,7 +116,31 @@ fn verify_function(
     }
     let v = V { p, f, kernel };
     let mut path = vec![];
-    v.block(&f.body, &mut path, &function, errors);
+    v.block(&f.body, &mut path, &function, errors, Around::NoLoop);
+}
+
+/// The loop a `break` / `continue` acts on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Around {
+    /// None (in the function or an `OnDevice` block, outside loops).
+    NoLoop,
+    Sequential,
+    /// A parallel or reduction loop: no `break`.
+    Parallel,
+}
+
+/// A `break` / `continue` has a loop to act on, and a `break` does not
+/// stop a parallel loop.
+fn jump(kind: &StmtKind, around: Around) -> Result<(), String> {
+    match (kind, around) {
+        (StmtKind::Break | StmtKind::Continue, Around::NoLoop) => {
+            Err("`break` / `continue` outside a loop".into())
+        }
+        (StmtKind::Break, Around::Parallel) => {
+            Err("`break` directly in a parallel or reduction loop".into())
+        }
+        _ => Ok(()),
+    }
 }
 
 struct V<'a> {
@@ -141,10 +165,11 @@ impl V<'_> {
         path: &mut Vec<usize>,
         function: &str,
         errors: &mut Vec<VerifyError>,
+        around: Around,
     ) {
         for (i, s) in b.iter().enumerate() {
             path.push(i);
-            if let Err(message) = self.stmt(&s.kind) {
+            if let Err(message) = self.stmt(&s.kind).and_then(|()| jump(&s.kind, around)) {
                 errors.push(VerifyError {
                     function: function.to_string(),
                     path: path.clone(),
@@ -152,9 +177,15 @@ impl V<'_> {
                     message,
                 });
             }
+            let inner = match &s.kind {
+                StmtKind::For(l) if l.par.is_some() || l.reduction.is_some() => Around::Parallel,
+                StmtKind::For(_) | StmtKind::While { .. } => Around::Sequential,
+                StmtKind::OnDevice(_) => Around::NoLoop,
+                _ => around,
+            };
             for (j, sub) in sub_blocks(s).into_iter().enumerate() {
                 path.push(j);
-                self.block(sub, path, function, errors);
+                self.block(sub, path, function, errors, inner);
                 path.pop();
             }
             path.pop();
@@ -223,7 +254,7 @@ impl V<'_> {
                     }
                 }
                 StmtKind::Expr(e) => self.expr(e)?,
-                StmtKind::OnDevice(_) => {}
+                StmtKind::OnDevice(_) | StmtKind::Break | StmtKind::Continue => {}
                 StmtKind::Barrier => {
                     if !self.kernel {
                         return Err("barrier outside a kernel".into());

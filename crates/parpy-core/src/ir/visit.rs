@@ -96,6 +96,31 @@ pub fn has_parallel_loop(b: &[Stmt]) -> bool {
     b.iter().any(contains_par)
 }
 
+/// The `break` and `continue` statements of `b` that act on the loop
+/// around `b` (those not inside a loop nested in `b`), in order.
+pub fn loop_exits(b: &[Stmt]) -> Vec<&Stmt> {
+    fn go<'a>(b: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
+        for s in b {
+            match &s.kind {
+                StmtKind::Break | StmtKind::Continue => out.push(s),
+                StmtKind::For(_) | StmtKind::While { .. } => {}
+                _ => sub_blocks(s).into_iter().for_each(|sb| go(sb, out)),
+            }
+        }
+    }
+    let mut out = vec![];
+    go(b, &mut out);
+    out
+}
+
+/// May a loop with body `body` stop before its last iteration (a `break`
+/// of its own)?
+pub fn breaks(body: &[Stmt]) -> bool {
+    loop_exits(body)
+        .iter()
+        .any(|s| matches!(s.kind, StmtKind::Break))
+}
+
 /// Calls `f` on every expression of a block, nested blocks included,
 /// outermost first; where `f` returns false the expression's operands are
 /// skipped.
@@ -173,7 +198,11 @@ pub fn own_uses(s: &Stmt) -> OwnUses {
         }
         StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr_uses(cond, &mut u.reads),
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut u.reads),
-        StmtKind::Return(None) | StmtKind::OnDevice(_) | StmtKind::Barrier => {}
+        StmtKind::Return(None)
+        | StmtKind::OnDevice(_)
+        | StmtKind::Barrier
+        | StmtKind::Break
+        | StmtKind::Continue => {}
         StmtKind::Launch { args, .. } => u.reads.extend(args.iter().copied()),
         StmtKind::Callback(c) => {
             c.exprs()
@@ -289,18 +318,34 @@ pub fn lanes_independent(body: &[Stmt]) -> bool {
 /// over the control flow: an `if` assigns only when both branches do, a
 /// loop body may run zero times (it never counts as an assignment after
 /// the loop), and a read inside a loop body before the body assigns is a
-/// read. A reduction loop over `v` reads it.
+/// read. A reduction loop over `v` reads it. A `break` / `continue` ends
+/// the paths through the rest of its block.
 pub fn reads_before_def(b: &[Stmt], v: VarId) -> bool {
-    flow(b, v, false).0
+    flow(b, v, false).read
 }
 
-/// `(a read of v may come first, v is assigned on every path)` through
-/// `b`, entered with `v` assigned (`defined`) or not.
-fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> (bool, bool) {
+/// What the paths through a block do with one scalar `v`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Flow {
+    /// A read of `v` may come before any assignment.
+    read: bool,
+    /// Every path that reaches the end of the block assigned `v` (true when
+    /// none reaches it).
+    defined: bool,
+    /// Some path leaves through a `break` / `continue` of the loop around
+    /// the block with `v` not assigned.
+    broke: bool,
+    continued: bool,
+}
+
+/// [`Flow`] through `b`, entered with `v` assigned (`defined`) or not.
+fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> Flow {
+    let mut out = Flow::default();
     for s in b {
         let u = own_uses(s);
         if !defined && u.reads.contains(&v) {
-            return (true, defined);
+            out.read = true;
+            return out;
         }
         match &s.kind {
             StmtKind::If {
@@ -308,22 +353,39 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> (bool, bool) {
                 else_body,
                 ..
             } => {
-                let (rt, dt) = flow(then_body, v, defined);
-                let (re, de) = flow(else_body, v, defined);
-                if rt || re {
-                    return (true, defined);
+                let t = flow(then_body, v, defined);
+                let e = flow(else_body, v, defined);
+                if t.read || e.read {
+                    out.read = true;
+                    return out;
                 }
-                defined = defined || (dt && de);
+                out.broke |= t.broke || e.broke;
+                out.continued |= t.continued || e.continued;
+                defined = defined || (t.defined && e.defined);
             }
             StmtKind::For(_) | StmtKind::While { .. } | StmtKind::OnDevice(_) => {
-                let (read, assigns) = flow(sub_blocks(s)[0], v, defined);
-                if read {
-                    return (true, defined);
+                // the loop's own `break` / `continue` stay inside it
+                let inner = flow(sub_blocks(s)[0], v, defined);
+                if inner.read {
+                    out.read = true;
+                    return out;
                 }
                 // a `with parpy.gpu:` block runs once: its assignments count
                 if matches!(s.kind, StmtKind::OnDevice(_)) {
-                    defined = assigns;
+                    out.broke |= inner.broke;
+                    out.continued |= inner.continued;
+                    defined = inner.defined;
                 }
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                let jump = if matches!(s.kind, StmtKind::Break) {
+                    &mut out.broke
+                } else {
+                    &mut out.continued
+                };
+                *jump |= !defined;
+                out.defined = true;
+                return out;
             }
             _ => {}
         }
@@ -332,52 +394,88 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> (bool, bool) {
             defined = true;
         }
     }
-    (false, defined)
+    out.defined = defined;
+    out
 }
 
 /// May the value scalar `v` holds when loop `me` (somewhere in `body`, a
 /// function's body) ends be read afterwards? What runs after `me`: the
-/// rest of each enclosing block, innermost first, and for an enclosing
-/// sequential loop its body again (its next iteration; a parallel loop's
-/// other iterations are other threads, which its own check covers).
+/// rest of each enclosing block, innermost first; at the end of an
+/// enclosing sequential loop's body (or at its `continue`) its body again
+/// and, since any iteration may be the last, what follows the loop; at its
+/// `break`, what follows the loop (a parallel loop's other iterations are
+/// other threads, which its own check covers).
 pub fn live_after_loop(body: &[Stmt], me: &ForLoop, v: VarId) -> bool {
-    /// `Some(live)` once decided; `None` when `me` is not in `b`, or the
-    /// rest of `b` after it neither reads nor assigns `v` on every path.
-    fn go(b: &[Stmt], me: &ForLoop, v: VarId) -> Option<Option<bool>> {
+    /// Where the paths on which `v` still holds `me`'s value go.
+    #[derive(Default)]
+    struct Open {
+        /// To the end of the block.
+        end: bool,
+        /// To a `break` / `continue` of the loop around the block.
+        broke: bool,
+        continued: bool,
+    }
+    impl Open {
+        fn any(&self) -> bool {
+            self.end || self.broke || self.continued
+        }
+    }
+    /// `None` when `me` is not in `b`; `Some(Err(()))` when a read may
+    /// follow; `Some(Ok(open))` otherwise.
+    fn go(b: &[Stmt], me: &ForLoop, v: VarId) -> Option<Result<Open, ()>> {
         for (k, s) in b.iter().enumerate() {
             let is_me = matches!(&s.kind, StmtKind::For(l) if std::ptr::eq(&**l, me));
+            let mut open = Open {
+                end: true,
+                ..Open::default()
+            };
             if !is_me {
                 let inner = sub_blocks(s).into_iter().find_map(|sb| go(sb, me, v));
-                match inner {
+                let inner = match inner {
                     None => continue,
-                    Some(Some(live)) => return Some(Some(live)),
-                    Some(None) => {
-                        // the end of the sub-block: a sequential loop
-                        // starts its body again
-                        let again = match &s.kind {
-                            StmtKind::For(l) if l.par.is_none() => Some(&l.body),
-                            StmtKind::While { body, .. } => Some(body),
-                            _ => None,
-                        };
-                        if let Some(body) = again {
-                            let (read, defined) = flow(body, v, false);
-                            if read {
-                                return Some(Some(true));
-                            }
-                            if defined {
-                                return Some(Some(false));
-                            }
+                    Some(Err(())) => return Some(Err(())),
+                    Some(Ok(open)) => open,
+                };
+                let again = match &s.kind {
+                    StmtKind::For(l) if l.par.is_none() => Some(&l.body),
+                    StmtKind::While { body, .. } => Some(body),
+                    _ => None,
+                };
+                open = match (again, &s.kind) {
+                    (Some(body), _) => {
+                        // the body again, then (or at a `break`) the loop
+                        // may end
+                        if (inner.end || inner.continued) && flow(body, v, false).read {
+                            return Some(Err(()));
+                        }
+                        Open {
+                            end: inner.any(),
+                            ..Open::default()
                         }
                     }
-                }
+                    // a parallel loop: the iteration ends
+                    (None, StmtKind::For(_)) => Open {
+                        end: inner.any(),
+                        ..Open::default()
+                    },
+                    // `if` / `with parpy.gpu:`: the jumps go on outwards
+                    (None, _) => inner,
+                };
             }
-            let (read, defined) = flow(&b[k + 1..], v, false);
-            if read {
-                return Some(Some(true));
+            if !open.end {
+                return Some(Ok(open));
             }
-            return Some(if defined { Some(false) } else { None });
+            let rest = flow(&b[k + 1..], v, false);
+            if rest.read {
+                return Some(Err(()));
+            }
+            return Some(Ok(Open {
+                end: !rest.defined,
+                broke: open.broke || rest.broke,
+                continued: open.continued || rest.continued,
+            }));
         }
         None
     }
-    go(body, me, v).flatten().unwrap_or(false)
+    matches!(go(body, me, v), Some(Err(())))
 }
