@@ -3,8 +3,7 @@
 //! parallel loops at the same parallel depth of one nest ask for the same
 //! number of threads. Each such nest becomes one kernel. Also: callbacks
 //! (Python code) run in host code only, never inside a nest or a
-//! `with parpy.gpu:` block; a `break` cannot stop a parallel loop (its
-//! iterations run at the same time).
+//! `with parpy.gpu:` block.
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{Block, ExprKind, ForLoop, Program, StmtKind};
@@ -19,51 +18,9 @@ pub fn run(p: &Program, options: &Options) -> Vec<Diagnostic> {
     for k in &p.kernels {
         find_nests(p, &k.func.body, options, &mut errors);
     }
-    let bodies = std::iter::once(&p.host.body)
-        .chain(p.kernels.iter().map(|k| &k.func.body))
-        .chain(p.helpers.iter().map(|h| &h.body));
-    for b in bodies {
-        crate::ir::visit::walk_stmts(b, &mut |s| {
-            if let StmtKind::For(l) = &s.kind {
-                if l.par.is_some() || l.reduction.is_some() {
-                    errors.extend(parallel_breaks(l, s.span, options));
-                }
-            }
-        });
-    }
     errors
 }
 
-/// One error per `break` of parallel loop `l` (Python's `break` stops the
-/// iterations after it; parallel iterations run at the same time).
-fn parallel_breaks(l: &ForLoop, span: Span, options: &Options) -> Vec<Diagnostic> {
-    let name = loop_name(l, options);
-    let what = if l.wants_reduction || l.reduction.is_some() {
-        "parallel reduction loop"
-    } else {
-        "parallel loop"
-    };
-    crate::ir::visit::loop_exits(&l.body)
-        .into_iter()
-        .filter(|s| matches!(s.kind, StmtKind::Break))
-        .map(|s| {
-            Diagnostic::error(format!("`break` cannot stop the {what} `{name}`"))
-                .at(s.span, "stops the loop here")
-                .also(
-                    crate::schedule::header_span(span),
-                    format!("{what} `{name}`"),
-                )
-                .note(
-                    "the iterations of a parallel loop run at the same time, so one of them \
-                     cannot stop the iterations after it as Python's `break` does",
-                )
-                .help(format!(
-                    "run `{name}` sequentially (leave it out of the parallel spec), or use \
-                     `continue` to skip the rest of one iteration"
-                ))
-        })
-        .collect()
-}
 
 fn find_nests(p: &Program, b: &Block, options: &Options, errors: &mut Vec<Diagnostic>) {
     for s in b {

@@ -73,9 +73,7 @@ fn lower_block(
         match &mut s.kind {
             StmtKind::For(l) => {
                 lower_block(f, &mut l.body, refs, errors);
-                // (a `break` in it is `check_parallel_structure`'s error)
-                if l.wants_reduction && l.reduction.is_none() && !crate::ir::visit::breaks(&l.body)
-                {
+                if l.wants_reduction && l.reduction.is_none() {
                     match lower_loop(f, l, s.span, refs) {
                         Ok((init, fin)) => {
                             b.push(init);
