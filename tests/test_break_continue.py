@@ -281,6 +281,59 @@ def test_registers_are_loaded_when_continue_skips_the_store():
     assert load < first_continue, code
 
 
+@parpy.jit
+def halve_on_device(x, out):
+    """The `while` condition reads a value the device computes: the host
+    copies it back at the end of each iteration and before `continue`."""
+    s = 1000.0
+    it = 0
+    while s > 1.0:
+        it += 1
+        if it % 3 == 0:
+            continue
+        with parpy.gpu:
+            s = s * 0.5 + x[0]
+    with parpy.gpu:
+        out[0] = s
+        out[1] = it
+
+
+def test_a_device_value_in_a_while_condition_is_read_again_at_continue():
+    x = np.array([0.125, 0.0])
+    out = np.zeros(2)
+    run_both(halve_on_device, [x, out], cpu_opts())
+
+
+def test_the_cuda_host_copies_the_condition_back_before_continue():
+    opts = cpu_opts()
+    opts.backend = parpy.CompileBackend.Cuda
+    code = parpy.print_compiled(halve_on_device, [np.zeros(2), np.zeros(2)], opts)
+    body = code[code.index("while (s_value > 1.0) {"):]
+    before = body[:body.index("continue;")]
+    assert "cudaMemcpy(&s_value, s + 0" in before, code
+
+
+@parpy.jit
+def shift_mix(x, T, N):
+    """A statement's temporary on the heap (`x_rhs`, 8 * N bytes) is freed
+    on the way out of the iteration at `continue`."""
+    for t in range(T):
+        if x[0] > 5.0:
+            break
+        x[1:N - 1] = x[0:N - 2] + x[2:N]
+        if t == 2:
+            continue
+        x[0] = x[0] + 1.0
+
+
+def test_a_heap_temporary_is_freed_at_continue():
+    N = 20000
+    x = np.zeros(N)
+    run_both(shift_mix, [x, 10, N], cpu_opts())
+    code = parpy.print_compiled(shift_mix, [x, 10, N], cpu_opts())
+    assert "malloc" in code and "free(x_rhs);\n      continue;" in code, code
+
+
 # --------------------------------------------------------------------------
 # index checks: a loop that may stop early need not reach its last index
 

@@ -97,6 +97,7 @@ HOST_TOUCHES_DEVICE = frozenset({
     "test_sequential_function",
     "test_break_before_an_out_of_range_index_is_no_error",
     "test_the_same_loop_runs_sequentially",
+    "test_a_heap_temporary_is_freed_at_continue",
 })
 
 
@@ -171,6 +172,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_a_checked_index_inside_the_value",
     # test_break_continue: errors, a direct call, Cuda code
     "test_registers_are_loaded_when_continue_skips_the_store",
+    "test_the_cuda_host_copies_the_condition_back_before_continue",
     "test_an_index_reached_after_no_break_is_still_checked",
     "test_break_in_a_parallel_loop_is_an_error",
     "test_break_in_a_par_reduction_loop_is_an_error",

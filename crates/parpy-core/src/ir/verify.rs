@@ -466,6 +466,43 @@ mod tests {
         assert_eq!(verify_program(&sum_rows_program()), Ok(()));
     }
 
+    /// `for i in 0..4 [par] { jump }` (or the jump alone, or inside an
+    /// `OnDevice` block in the loop): the verifier's messages.
+    fn jump_errors(kind: StmtKind, parallel: bool, in_loop: bool, on_device: bool) -> Vec<String> {
+        let mut b = FnBuilder::new("f");
+        let i = b.index_var("i");
+        let mut s = crate::ir::Stmt::new(kind, sp());
+        if on_device {
+            s = crate::ir::Stmt::new(StmtKind::OnDevice(vec![s]), sp());
+        }
+        if in_loop {
+            let mut l = for_loop(i, 0, 4, &["i"], vec![s]);
+            if parallel {
+                l.par = par(4);
+            }
+            s = for_stmt(l);
+        }
+        b.push(s);
+        match verify_program(&program(b.f)) {
+            Ok(()) => vec![],
+            Err(e) => e.into_iter().map(|e| e.message).collect(),
+        }
+    }
+
+    #[test]
+    fn jumps_need_a_loop_and_a_break_a_sequential_one() {
+        assert!(jump_errors(StmtKind::Break, false, true, false).is_empty());
+        assert!(jump_errors(StmtKind::Continue, true, true, false).is_empty());
+        assert_eq!(
+            jump_errors(StmtKind::Break, true, true, false),
+            ["`break` directly in a parallel or reduction loop"]
+        );
+        let outside = ["`break` / `continue` outside a loop"];
+        assert_eq!(jump_errors(StmtKind::Continue, false, false, false), outside);
+        // a `with parpy.gpu:` block is a kernel of its own
+        assert_eq!(jump_errors(StmtKind::Break, false, true, true), outside);
+    }
+
     #[test]
     fn rejects_wrong_index_count() {
         let mut p = sum_rows_program();

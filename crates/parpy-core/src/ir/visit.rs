@@ -479,3 +479,141 @@ pub fn live_after_loop(body: &[Stmt], me: &ForLoop, v: VarId) -> bool {
     }
     matches!(go(body, me, v), Some(Err(())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::BinOp;
+    use crate::passes::testutil::*;
+    use crate::types::ElemTy;
+
+    fn jump(brk: bool) -> Stmt {
+        let k = if brk {
+            StmtKind::Break
+        } else {
+            StmtKind::Continue
+        };
+        Stmt::new(k, sp())
+    }
+
+    fn when(cond: Expr, then_body: Vec<Stmt>) -> Stmt {
+        Stmt::new(
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body: vec![],
+            },
+            sp(),
+        )
+    }
+
+    #[test]
+    fn loop_exits_leave_nested_loops_alone() {
+        let mut b = FnBuilder::new("f");
+        let (i, j) = (b.index_var("i"), b.index_var("j"));
+        let inner = for_loop(j, 0, 4, &[], vec![jump(true)]);
+        let body = vec![
+            for_stmt(inner),
+            when(bin(BinOp::Lt, var_e(&b.f, i), int(2)), vec![jump(false)]),
+        ];
+        let exits = loop_exits(&body);
+        assert_eq!(exits.len(), 1);
+        assert!(matches!(exits[0].kind, StmtKind::Continue));
+        assert!(!breaks(&body));
+        assert!(breaks(&[when(int(1), vec![jump(true)])]));
+    }
+
+    #[test]
+    fn a_jump_ends_the_paths_through_its_block() {
+        let mut b = FnBuilder::new("f");
+        let (i, t, u) = (
+            b.index_var("i"),
+            b.local("t", ElemTy::I64),
+            b.local("u", ElemTy::I64),
+        );
+        let c = bin(BinOp::Lt, var_e(&b.f, i), int(2));
+        // `if c: continue` then `t = 1; u = t`: t is assigned first
+        let body = vec![
+            when(c.clone(), vec![jump(false)]),
+            assign(t, int(1)),
+            assign(u, var_e(&b.f, t)),
+        ];
+        assert!(!reads_before_def(&body, t));
+        // a read on the path that jumps still counts
+        let body = vec![
+            when(c.clone(), vec![assign(u, var_e(&b.f, t)), jump(true)]),
+            assign(t, int(1)),
+        ];
+        assert!(reads_before_def(&body, t));
+        // `if c: t = 1 else: continue` assigns t on every path that goes on
+        let body = vec![
+            Stmt::new(
+                StmtKind::If {
+                    cond: c,
+                    then_body: vec![assign(t, int(1))],
+                    else_body: vec![jump(false)],
+                },
+                sp(),
+            ),
+            assign(u, var_e(&b.f, t)),
+        ];
+        assert!(!reads_before_def(&body, t));
+    }
+
+    /// `for s in 0..4 { [t = 5]; for i par { t = x[i] }; [if s == 1: break];
+    /// [t = 0] }; y[0] = t`: is `t` live after the parallel loop?
+    fn live(assign_first: bool, with_break: bool, assign_last: bool) -> bool {
+        let mut b = FnBuilder::new("f");
+        let x = b.array("x", ElemTy::I64, &[8]);
+        let y = b.array("y", ElemTy::I64, &[1]);
+        let (s, i, t) = (b.index_var("s"), b.index_var("i"), b.local("t", ElemTy::I64));
+        let mut me = for_loop(
+            i,
+            0,
+            8,
+            &["i"],
+            vec![assign(t, idx(&b.f, x, vec![var_e(&b.f, i)]))],
+        );
+        me.par = par(8);
+        let mut body = vec![];
+        if assign_first {
+            body.push(assign(t, int(5)));
+        }
+        body.push(for_stmt(me));
+        if with_break {
+            body.push(when(bin(BinOp::Eq, var_e(&b.f, s), int(1)), vec![jump(true)]));
+        }
+        if assign_last {
+            body.push(assign(t, int(0)));
+        }
+        b.push(for_stmt(for_loop(s, 0, 4, &[], body)));
+        b.push(store(y, vec![int(0)], var_e(&b.f, t)));
+        let StmtKind::For(outer) = &b.f.body[0].kind else {
+            unreachable!()
+        };
+        let me = outer
+            .body
+            .iter()
+            .find_map(|s| match &s.kind {
+                StmtKind::For(l) => Some(&**l),
+                _ => None,
+            })
+            .unwrap();
+        live_after_loop(&b.f.body, me, t)
+    }
+
+    #[test]
+    fn a_break_takes_the_value_past_the_code_that_assigns_it() {
+        assert!(!live(false, false, true));
+        assert!(live(false, true, true));
+        assert!(live(true, true, true));
+    }
+
+    #[test]
+    fn any_iteration_of_a_sequential_loop_may_be_its_last() {
+        // the next iteration assigns `t` first, but after the last one the
+        // code after the loop reads the parallel loop's value
+        assert!(live(true, false, false));
+        assert!(live(false, false, false));
+    }
+}
