@@ -373,6 +373,38 @@ mod tests {
     }
 
     #[test]
+    fn false_conditions_narrow() {
+        let mut b = FnBuilder::new("f");
+        let i = b.index_var("i");
+        let f = &b.f;
+        let at = |c: &Expr| {
+            let mut r = Ranges::default();
+            r.set(i, Interval::new(0, 99));
+            r.assume_not(f, c);
+            r.expr(f, &var_e(f, i))
+        };
+        // after `if i >= 32: continue`
+        assert_eq!(
+            at(&bin(BinOp::Ge, var_e(f, i), int(32))),
+            Some(Interval::new(0, 31))
+        );
+        // `not (i < 5 or i > 90)`
+        let c = bin(
+            BinOp::Or,
+            bin(BinOp::Lt, var_e(f, i), int(5)),
+            bin(BinOp::Gt, var_e(f, i), int(90)),
+        );
+        assert_eq!(at(&c), Some(Interval::new(5, 90)));
+        // `not (a and b)` says nothing about either
+        let c = bin(
+            BinOp::And,
+            bin(BinOp::Lt, var_e(f, i), int(5)),
+            bin(BinOp::Gt, var_e(f, i), int(1)),
+        );
+        assert_eq!(at(&c), Some(Interval::new(0, 99)));
+    }
+
+    #[test]
     fn loop_counters_up_and_down() {
         let p = Interval::point;
         // range(0, 10), range(9, -1, -1), range(2, n) with n in 5..=7
