@@ -498,7 +498,10 @@ mod tests {
             ["`break` directly in a parallel or reduction loop"]
         );
         let outside = ["`break` / `continue` outside a loop"];
-        assert_eq!(jump_errors(StmtKind::Continue, false, false, false), outside);
+        assert_eq!(
+            jump_errors(StmtKind::Continue, false, false, false),
+            outside
+        );
         // a `with parpy.gpu:` block is a kernel of its own
         assert_eq!(jump_errors(StmtKind::Break, false, true, true), outside);
     }

@@ -566,7 +566,11 @@ mod tests {
         let mut b = FnBuilder::new("f");
         let x = b.array("x", ElemTy::I64, &[8]);
         let y = b.array("y", ElemTy::I64, &[1]);
-        let (s, i, t) = (b.index_var("s"), b.index_var("i"), b.local("t", ElemTy::I64));
+        let (s, i, t) = (
+            b.index_var("s"),
+            b.index_var("i"),
+            b.local("t", ElemTy::I64),
+        );
         let mut me = for_loop(
             i,
             0,
@@ -581,7 +585,10 @@ mod tests {
         }
         body.push(for_stmt(me));
         if with_break {
-            body.push(when(bin(BinOp::Eq, var_e(&b.f, s), int(1)), vec![jump(true)]));
+            body.push(when(
+                bin(BinOp::Eq, var_e(&b.f, s), int(1)),
+                vec![jump(true)],
+            ));
         }
         if assign_last {
             body.push(assign(t, int(0)));

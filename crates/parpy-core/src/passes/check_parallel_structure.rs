@@ -21,7 +21,6 @@ pub fn run(p: &Program, options: &Options) -> Vec<Diagnostic> {
     errors
 }
 
-
 fn find_nests(p: &Program, b: &Block, options: &Options, errors: &mut Vec<Diagnostic>) {
     for s in b {
         match &s.kind {

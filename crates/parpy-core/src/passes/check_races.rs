@@ -272,9 +272,14 @@ impl<'a> LoopCx<'a> {
                         walk(cx, else_body, c) || t
                     }
                     StmtKind::Break | StmtKind::Continue => ctl,
-                    _ => sub_blocks(s)
-                        .into_iter()
-                        .fold(false, |j, sb| walk(cx, sb, ctl) || j),
+                    _ => {
+                        // every sub-block is walked (no short cut)
+                        let mut j = false;
+                        for sb in sub_blocks(s) {
+                            j |= walk(cx, sb, ctl);
+                        }
+                        j
+                    }
                 };
                 if jumps {
                     left = true;
