@@ -965,6 +965,16 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         Ok(())
     }
 
+    /// Frees the heap arrays of the open blocks from the `open`-th on,
+    /// innermost first (on the way out of them: `return`, `break`,
+    /// `continue`).
+    fn free_from(&mut self, open: usize, depth: usize) {
+        let lines: Vec<String> = self.frees[open..].iter().rev().flatten().cloned().collect();
+        for l in lines {
+            self.line(depth, &l);
+        }
+    }
+
     /// The body of a `for` / `while` loop: the block its `break` and
     /// `continue` statements leave.
     fn loop_body(&mut self, b: &[Stmt], depth: usize) -> Result<(), EmitError> {
@@ -1160,16 +1170,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             StmtKind::Return(e) => match e {
                 // (a heap array is a statement's temporary: never read here)
                 _ if self.frees.iter().any(|f| !f.is_empty()) => {
-                    for l in self
-                        .frees
-                        .iter()
-                        .rev()
-                        .flatten()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                    {
-                        self.line(depth, &l);
-                    }
+                    self.free_from(0, depth);
                     let e = match e {
                         Some(e) => format!(" {}", self.expr(e)?.0),
                         None => String::new(),
@@ -1188,15 +1189,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             }
             StmtKind::Break | StmtKind::Continue => {
                 let open = *self.loop_frees.last().ok_or("`break` outside a loop")?;
-                for l in self.frees[open..]
-                    .iter()
-                    .rev()
-                    .flatten()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                {
-                    self.line(depth, &l);
-                }
+                self.free_from(open, depth);
                 let word = if matches!(s.kind, StmtKind::Break) {
                     "break;"
                 } else {
