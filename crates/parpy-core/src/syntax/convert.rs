@@ -55,6 +55,12 @@ impl Converter {
     /// `reject` of a part `r` of the statement at `stmt`; a statement over
     /// several lines is named by them too (ParPy's messages say "lines A-B").
     fn reject_in(&mut self, r: TextRange, stmt: TextRange, what: &str) {
+        let d = self.unsupported_in(r, stmt, what);
+        self.diags.push(d);
+    }
+
+    /// The diagnostic of [`Converter::reject_in`].
+    fn unsupported_in(&self, r: TextRange, stmt: TextRange, what: &str) -> Diagnostic {
         let mut d = Diagnostic::error(unsupported(what, true)).at(self.span(r), "not supported");
         if let Some(f) = crate::diag::source(self.file) {
             let lo = stmt.start().to_u32();
@@ -64,7 +70,7 @@ impl Converter {
                 d = d.note(format!("the statement covers lines {first}-{last}"));
             }
         }
-        self.diags.push(d);
+        d
     }
 
     fn reject_with(&mut self, r: TextRange, message: &str, label: &str, help: Option<&str>) {
@@ -175,15 +181,11 @@ impl Converter {
                 }
                 None => self.first_line(r),
             };
-            self.reject_with(
-                at,
-                &unsupported(what, true),
-                "not supported",
-                Some(
-                    "set a flag before the `break` (`found = True`) and test it after the \
-                     loop instead of the `else:` branch",
-                ),
+            let d = self.unsupported_in(at, r, what).help(
+                "set a flag before the `break` (`found = True`) and test it after the loop \
+                 instead of the `else:` branch",
             );
+            self.diags.push(d);
         }
     }
 
