@@ -454,6 +454,14 @@ def test_break_in_a_par_reduction_loop_is_an_error():
     assert_points_at(text, "jumps", "break", width=5, occurrence=1)
 
 
+def test_continue_in_a_par_reduction_loop_suggests_the_identity():
+    text = compile_error("jumps", "total_positive", [np.ones(64), np.zeros(1), 64],
+                         cpu_opts({'N': T(8).par_reduction()}))
+    assert "is marked par_reduction() but its body is not a reduction" in first_line(text)
+    assert "skips the update: combine the identity instead" in text, text
+    assert_points_at(text, "jumps", "continue", width=8)
+
+
 def test_break_out_of_a_gpu_block_is_an_error():
     text = compile_error("jumps", "halve_until_small", [np.full(4, 100.0)], cpu_opts())
     assert first_line(text) == "error: `break` cannot leave a `with parpy.gpu:` block", text

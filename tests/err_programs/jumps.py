@@ -33,3 +33,11 @@ def search_else(x, found, N):
             break
     else:
         found[0] = -1
+
+
+def total_positive(x, s, N):
+    parpy.label('N')
+    for i in range(N):
+        if x[i] < 0.0:
+            continue
+        s[0] += x[i]
