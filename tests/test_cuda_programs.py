@@ -1,6 +1,7 @@
 """The differential programs of tests/test_programs.py,
 tests/test_int_types.py, tests/test_numpy_semantics.py, tests/test_bounds.py,
-tests/test_generated_names.py and tests/test_float16.py on the Cuda backend.
+tests/test_generated_names.py, tests/test_float16.py and
+tests/test_break_continue.py on the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -30,6 +31,7 @@ import parpy
 from parpy import _cuda, _native, _pymode
 import test_atomics as ta
 import test_bounds as tb
+import test_break_continue as tj
 import test_float16 as tf
 import test_generated_names as tg
 import test_int_types as ti
@@ -91,6 +93,11 @@ HOST_TOUCHES_DEVICE = frozenset({
     "test_sequential_2d_stencil_nested_subscripts",
     "test_slice_1d_with_bounds",
     "test_sequential_use_and_plain_python",  # test_atomics: atomics in host code
+    # test_break_continue: sequential functions
+    "test_sequential_function",
+    "test_break_before_an_out_of_range_index_is_no_error",
+    "test_the_same_loop_runs_sequentially",
+    "test_a_heap_temporary_is_freed_at_continue",
 })
 
 
@@ -163,9 +170,18 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_a_checked_index_inside_the_value_compiles_for_cuda",
     "test_atomic_index_is_bounds_checked",
     "test_a_checked_index_inside_the_value",
+    # test_break_continue: errors, a direct call, Cuda code
+    "test_registers_are_loaded_when_continue_skips_the_store",
+    "test_the_cuda_host_copies_the_condition_back_before_continue",
+    "test_an_index_reached_after_no_break_is_still_checked",
+    "test_break_in_a_parallel_loop_is_an_error",
+    "test_break_in_a_par_reduction_loop_is_an_error",
+    "test_continue_in_a_par_reduction_loop_suggests_the_identity",
+    "test_break_out_of_a_gpu_block_is_an_error",
+    "test_for_else_is_refused_with_a_hint",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -33,7 +33,8 @@ def test_generation_is_deterministic_per_seed():
 def test_generated_programs_cover_the_features():
     text = "\n".join(_fuzz.generate(s)["source"] for s in range(60))
     for needle in ["parpy.label(", "parpy.gpu", "while ", "if ", "parpy.operators.",
-                   "parpy.math.", "parpy.builtin.convert", "@parpy.jit\ndef h", ", -1, -1)"]:
+                   "parpy.math.", "parpy.builtin.convert", "@parpy.jit\ndef h", ", -1, -1)",
+                   "break", "continue"]:
         assert needle in text, needle
     specs = [_fuzz.generate(s) for s in range(60)]
     assert any(r for c in specs for (_, _, r) in c["spec"].values())  # par_reduction

@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 import parpy
+import test_break_continue as tj
 import test_float16 as tf
 import test_int_types as ti
 import test_natural as tn
@@ -167,6 +168,12 @@ PROGRAMS = {
                         {'N': T(256).par_reduction()}),
     "matmul_natural": (tn.matmul_natural, [f32(64, 32), f32(32, 48), f32(64, 48)],
                        {'i': T(64)}),
+    # break and continue: a search loop, `while True`, a host loop around
+    # a kernel, inner parallel loops with `continue` (rows in registers)
+    "first_above": (tj.first_above, [f32(17, 40), i32(17), 17, 40], {'N': T(17)}),
+    "collatz_capped": (tj.collatz_capped, [i32(64), i32(64), 64, 100], {'N': T(8)}),
+    "steps_until": (tj.steps_until, [f32(100), f32(100), 100, 4], {'N': T(100)}),
+    "clip_rows": (tj.clip_rows, [f32(6, 64), f32(6, 64), 6, 64], {'N': T(6), 'M': T(32)}),
 }
 
 

@@ -67,6 +67,10 @@ FEATURES = [
     "reduce_in_par_reduction",
     # parpy.atomic.add/max/min on arrays only atomic updates touch
     "atomics",
+    # `break` / `continue` under a condition: in sequential `for` loops
+    # (also the host loop around a nest), `break` in `while` loops,
+    # `continue` in parallel loops
+    "jumps",
 ]
 
 
@@ -157,12 +161,15 @@ class Scope:
         self.gpu = gpu          # inside `with parpy.gpu:` (sequential, any index)
         self.nest = nest
         self.own: Dict[str, int] = {}  # locals defined at this level: name -> level
+        # the innermost loop around: "for" (sequential), "while", "par" or None
+        self.loop: Optional[str] = None
 
     def child(self, par: Optional[List[Tuple[str, int]]] = None, level: Optional[int] = None
               ) -> "Scope":
         s = Scope(self.unit, self.par if par is None else par, dict(self.vars),
                   self.level if level is None else level, self.gpu, self.nest)
         s.own = dict(self.own)
+        s.loop = self.loop
         return s
 
     @property
@@ -918,6 +925,7 @@ class Gen:
             self.emit(ind, f"for {v} in range({lo}, {lo + n}):")
         inner = sc.child()
         inner.vars[v] = E(v, "wi", rng=(lo, lo + n - 1))
+        inner.loop = "for"
         self.block(inner, ind + 1, budget - 1, allow_par=sc.nest is not None)
 
     def stmt_if(self, sc: Scope, ind: int, budget: int) -> None:
@@ -934,6 +942,7 @@ class Gen:
         self.emit(ind, f"while {w} < {n}:")
         inner = sc.child()
         inner.vars[w] = E(w, "wi", rng=(0, n - 1))
+        inner.loop = "while"  # (a `continue` would skip the `+= 1`)
         self.block(inner, ind + 1, budget - 1, allow_par=False)
         self.emit(ind + 1, f"{w} += 1")
 
@@ -961,7 +970,16 @@ class Gen:
         self.emit(ind, f"for {v} in {rng_text}:")
         inner = sc.child(par=sc.par + [(v, ext)], level=sc.level + 1)
         inner.vars[v] = E(v, "wi", rng=(lo, hi))
+        inner.loop = "par"
         self.block(inner, ind + 1, budget - 1, allow_par=level < 2, first_store=True)
+
+    def stmt_jump(self, sc: Scope, ind: int) -> None:
+        """`if c: break` / `if c: continue` for the loop around (no `break`
+        of a parallel loop, no `continue` of the `while` loops made here)."""
+        word = {"par": "continue", "while": "break"}.get(sc.loop or "") \
+            or self.r.choice(["break", "continue"])
+        self.emit(ind, f"if {self.cond(sc)}:")
+        self.emit(ind + 1, word)
 
     def block(self, sc: Scope, ind: int, budget: int, allow_par: bool,
               first_store: bool = False) -> None:
@@ -972,6 +990,8 @@ class Gen:
             x = r.random()
             if first_store and j == 0:
                 self.stmt_store(sc, ind)
+            elif sc.loop is not None and self.on("jumps", 0.1):
+                self.stmt_jump(sc, ind)
             elif x < 0.3 or budget <= 0:
                 self.stmt_store(sc, ind)
             elif x < 0.42:
@@ -1018,6 +1038,10 @@ class Gen:
                 v = self.fresh("k")
                 self.emit(1, f"for {v} in range({r.choice([1, 2, 3])}):")
                 sc.vars[v] = E(v, "wi", rng=(0, 2))
+                if self.on("jumps", 0.3):
+                    # host code: a condition on the counter only
+                    self.emit(2, f"if {v} == {r.choice([0, 1])}:")
+                    self.emit(3, r.choice(["break", "continue"]))
                 sc.nest = Nest()
                 self.par_loop(sc, 2, sc.nest, 3)
 

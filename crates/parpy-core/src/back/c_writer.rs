@@ -848,6 +848,9 @@ struct FnWriter<'a, D: Dialect> {
     cleanup: Vec<String>,
     /// Per open block: the lines freeing its heap arrays.
     frees: Vec<Vec<String>>,
+    /// Per open loop: how many entries of `frees` were open around it (a
+    /// `break` / `continue` frees the heap arrays of the blocks it leaves).
+    loop_frees: Vec<usize>,
 }
 
 impl<'a, D: Dialect> FnWriter<'a, D> {
@@ -882,6 +885,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             temps: BTreeSet::new(),
             cleanup: vec![],
             frees: vec![],
+            loop_frees: vec![],
         }
     }
 
@@ -1014,6 +1018,25 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             self.line(depth, &l);
         }
         Ok(())
+    }
+
+    /// Frees the heap arrays of the open blocks from the `open`-th on,
+    /// innermost first (on the way out of them: `return`, `break`,
+    /// `continue`).
+    fn free_from(&mut self, open: usize, depth: usize) {
+        let lines: Vec<String> = self.frees[open..].iter().rev().flatten().cloned().collect();
+        for l in lines {
+            self.line(depth, &l);
+        }
+    }
+
+    /// The body of a `for` / `while` loop: the block its `break` and
+    /// `continue` statements leave.
+    fn loop_body(&mut self, b: &[Stmt], depth: usize) -> Result<(), EmitError> {
+        self.loop_frees.push(self.frees.len());
+        let r = self.block(b, depth);
+        self.loop_frees.pop();
+        r
     }
 
     fn block_stmts(&mut self, b: &[Stmt], depth: usize) -> Result<(), EmitError> {
@@ -1153,7 +1176,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             StmtKind::While { cond, body } => {
                 let c = self.expr(cond)?.0;
                 self.line(depth, &format!("while ({c}) {{"));
-                self.block(body, depth + 1)?;
+                self.loop_body(body, depth + 1)?;
                 self.line(depth, "}");
             }
             StmtKind::If {
@@ -1202,16 +1225,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             StmtKind::Return(e) => match e {
                 // (a heap array is a statement's temporary: never read here)
                 _ if self.frees.iter().any(|f| !f.is_empty()) => {
-                    for l in self
-                        .frees
-                        .iter()
-                        .rev()
-                        .flatten()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                    {
-                        self.line(depth, &l);
-                    }
+                    self.free_from(0, depth);
                     let e = match e {
                         Some(e) => format!(" {}", self.expr(e)?.0),
                         None => String::new(),
@@ -1227,6 +1241,16 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             StmtKind::Expr(e) => {
                 let e = self.expr(e)?.0;
                 self.line(depth, &format!("{e};"));
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                let open = *self.loop_frees.last().ok_or("`break` outside a loop")?;
+                self.free_from(open, depth);
+                let word = if matches!(s.kind, StmtKind::Break) {
+                    "break;"
+                } else {
+                    "continue;"
+                };
+                self.line(depth, word);
             }
             StmtKind::OnDevice(body) => {
                 self.line(depth, "{");
@@ -1363,7 +1387,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         if intro.vector {
             self.in_vector = true;
         }
-        self.block(&l.body, depth + 1)?;
+        self.loop_body(&l.body, depth + 1)?;
         self.in_parallel = was_par;
         self.in_vector = was_vec;
         self.line(depth, "}");

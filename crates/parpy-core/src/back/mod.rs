@@ -158,7 +158,7 @@ fn written_vars(
                 written_vars(else_body, kernels, helpers, out);
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr(e, helpers, out),
-            StmtKind::Return(None) | StmtKind::Barrier => {}
+            StmtKind::Return(None) | StmtKind::Barrier | StmtKind::Break | StmtKind::Continue => {}
             StmtKind::Callback(c) => {
                 c.exprs().into_iter().for_each(|e| expr(e, helpers, out));
                 out.extend(c.arrays());

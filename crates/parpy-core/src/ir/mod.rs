@@ -301,6 +301,15 @@ pub enum StmtKind {
     /// A call of a `parpy.callback` Python function from host code (never
     /// inside a parallel loop, a kernel or `with parpy.gpu:`).
     Callback(Box<Callback>),
+    /// Python's `break`: leaves the innermost enclosing `For` / `While`.
+    /// Only inside a loop of the same function and `OnDevice` block, and
+    /// never directly (outside nested loops) in a parallel or reduction
+    /// loop, whose iterations cannot stop each other (the verifier checks).
+    Break,
+    /// Python's `continue`: the rest of the innermost enclosing loop's
+    /// iteration is skipped (a parallel loop's worker goes on with its next
+    /// index). Only inside a loop of the same function and `OnDevice` block.
+    Continue,
 }
 
 /// A call of a Python callback (see [`StmtKind::Callback`]).

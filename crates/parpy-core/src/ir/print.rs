@@ -277,6 +277,8 @@ impl Printer<'_> {
                 self.close(depth);
             }
             StmtKind::Barrier => self.out.push_str("barrier\n"),
+            StmtKind::Break => self.out.push_str("break\n"),
+            StmtKind::Continue => self.out.push_str("continue\n"),
             StmtKind::Callback(c) => {
                 let args = self.call_args(&c.args);
                 let _ = writeln!(self.out, "callback#{} {}({args})", c.site, c.name);

@@ -69,6 +69,10 @@ pub struct Ranges {
     vars: HashMap<VarId, Interval>,
 }
 
+fn is_int(e: &Expr) -> bool {
+    scalar_elem(e).is_some_and(|t| t.is_int())
+}
+
 fn scalar_elem(e: &Expr) -> Option<ElemTy> {
     match &e.ty {
         Type::Scalar(t) => Some(*t),
@@ -140,6 +144,13 @@ impl Ranges {
     /// Narrows the ranges to what holds where `cond` is true (`v < e`,
     /// `v + c >= e`, ... joined by `and`).
     pub fn assume(&mut self, f: &Function, cond: &Expr) {
+        if let ExprKind::Unary {
+            op: crate::ir::UnOp::Not,
+            arg,
+        } = &cond.kind
+        {
+            return self.assume_not(f, arg);
+        }
         let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
             return;
         };
@@ -157,6 +168,46 @@ impl Ranges {
                     _ => BinOp::Le,
                 };
                 self.narrow(f, flipped, rhs, lhs);
+            }
+            _ => {}
+        }
+    }
+
+    /// Narrows the ranges to what holds where `cond` is false (an `else`
+    /// branch, the code after `if cond: continue`): `not (v < e)` is
+    /// `v >= e` (integer comparisons), `not (a or b)` is `not a and not b`.
+    pub fn assume_not(&mut self, f: &Function, cond: &Expr) {
+        match &cond.kind {
+            ExprKind::Unary {
+                op: crate::ir::UnOp::Not,
+                arg,
+            } => self.assume(f, arg),
+            ExprKind::Binary {
+                op: BinOp::Or,
+                lhs,
+                rhs,
+            } => {
+                self.assume_not(f, lhs);
+                self.assume_not(f, rhs);
+            }
+            ExprKind::Binary { op, lhs, rhs } if is_int(lhs) && is_int(rhs) => {
+                let negated = match op {
+                    BinOp::Lt => BinOp::Ge,
+                    BinOp::Le => BinOp::Gt,
+                    BinOp::Gt => BinOp::Le,
+                    BinOp::Ge => BinOp::Lt,
+                    _ => return,
+                };
+                let c = Expr::new(
+                    ExprKind::Binary {
+                        op: negated,
+                        lhs: lhs.clone(),
+                        rhs: rhs.clone(),
+                    },
+                    cond.ty.clone(),
+                    cond.span,
+                );
+                self.assume(f, &c);
             }
             _ => {}
         }
@@ -359,6 +410,38 @@ mod tests {
         r.assume(f, &c);
         let e = bin(BinOp::Sub, var_e(f, i), int(1));
         assert_eq!(r.expr(f, &e), Some(Interval::new(0, 97)));
+    }
+
+    #[test]
+    fn false_conditions_narrow() {
+        let mut b = FnBuilder::new("f");
+        let i = b.index_var("i");
+        let f = &b.f;
+        let at = |c: &Expr| {
+            let mut r = Ranges::default();
+            r.set(i, Interval::new(0, 99));
+            r.assume_not(f, c);
+            r.expr(f, &var_e(f, i))
+        };
+        // after `if i >= 32: continue`
+        assert_eq!(
+            at(&bin(BinOp::Ge, var_e(f, i), int(32))),
+            Some(Interval::new(0, 31))
+        );
+        // `not (i < 5 or i > 90)`
+        let c = bin(
+            BinOp::Or,
+            bin(BinOp::Lt, var_e(f, i), int(5)),
+            bin(BinOp::Gt, var_e(f, i), int(90)),
+        );
+        assert_eq!(at(&c), Some(Interval::new(5, 90)));
+        // `not (a and b)` says nothing about either
+        let c = bin(
+            BinOp::And,
+            bin(BinOp::Lt, var_e(f, i), int(5)),
+            bin(BinOp::Gt, var_e(f, i), int(1)),
+        );
+        assert_eq!(at(&c), Some(Interval::new(0, 99)));
     }
 
     #[test]

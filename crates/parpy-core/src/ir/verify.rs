@@ -116,7 +116,31 @@ fn verify_function(
     }
     let v = V { p, f, kernel };
     let mut path = vec![];
-    v.block(&f.body, &mut path, &function, errors);
+    v.block(&f.body, &mut path, &function, errors, Around::NoLoop);
+}
+
+/// The loop a `break` / `continue` acts on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Around {
+    /// None (in the function or an `OnDevice` block, outside loops).
+    NoLoop,
+    Sequential,
+    /// A parallel or reduction loop: no `break`.
+    Parallel,
+}
+
+/// A `break` / `continue` has a loop to act on, and a `break` does not
+/// stop a parallel loop.
+fn jump(kind: &StmtKind, around: Around) -> Result<(), String> {
+    match (kind, around) {
+        (StmtKind::Break | StmtKind::Continue, Around::NoLoop) => {
+            Err("`break` / `continue` outside a loop".into())
+        }
+        (StmtKind::Break, Around::Parallel) => {
+            Err("`break` directly in a parallel or reduction loop".into())
+        }
+        _ => Ok(()),
+    }
 }
 
 struct V<'a> {
@@ -141,10 +165,11 @@ impl V<'_> {
         path: &mut Vec<usize>,
         function: &str,
         errors: &mut Vec<VerifyError>,
+        around: Around,
     ) {
         for (i, s) in b.iter().enumerate() {
             path.push(i);
-            if let Err(message) = self.stmt(&s.kind) {
+            if let Err(message) = self.stmt(&s.kind).and_then(|()| jump(&s.kind, around)) {
                 errors.push(VerifyError {
                     function: function.to_string(),
                     path: path.clone(),
@@ -152,9 +177,15 @@ impl V<'_> {
                     message,
                 });
             }
+            let inner = match &s.kind {
+                StmtKind::For(l) if l.par.is_some() || l.reduction.is_some() => Around::Parallel,
+                StmtKind::For(_) | StmtKind::While { .. } => Around::Sequential,
+                StmtKind::OnDevice(_) => Around::NoLoop,
+                _ => around,
+            };
             for (j, sub) in sub_blocks(s).into_iter().enumerate() {
                 path.push(j);
-                self.block(sub, path, function, errors);
+                self.block(sub, path, function, errors, inner);
                 path.pop();
             }
             path.pop();
@@ -223,7 +254,7 @@ impl V<'_> {
                     }
                 }
                 StmtKind::Expr(e) => self.expr(e)?,
-                StmtKind::OnDevice(_) => {}
+                StmtKind::OnDevice(_) | StmtKind::Break | StmtKind::Continue => {}
                 StmtKind::Barrier => {
                     if !self.kernel {
                         return Err("barrier outside a kernel".into());
@@ -444,6 +475,46 @@ mod tests {
     #[test]
     fn accepts_sum_rows() {
         assert_eq!(verify_program(&sum_rows_program()), Ok(()));
+    }
+
+    /// `for i in 0..4 [par] { jump }` (or the jump alone, or inside an
+    /// `OnDevice` block in the loop): the verifier's messages.
+    fn jump_errors(kind: StmtKind, parallel: bool, in_loop: bool, on_device: bool) -> Vec<String> {
+        let mut b = FnBuilder::new("f");
+        let i = b.index_var("i");
+        let mut s = crate::ir::Stmt::new(kind, sp());
+        if on_device {
+            s = crate::ir::Stmt::new(StmtKind::OnDevice(vec![s]), sp());
+        }
+        if in_loop {
+            let mut l = for_loop(i, 0, 4, &["i"], vec![s]);
+            if parallel {
+                l.par = par(4);
+            }
+            s = for_stmt(l);
+        }
+        b.push(s);
+        match verify_program(&program(b.f)) {
+            Ok(()) => vec![],
+            Err(e) => e.into_iter().map(|e| e.message).collect(),
+        }
+    }
+
+    #[test]
+    fn jumps_need_a_loop_and_a_break_a_sequential_one() {
+        assert!(jump_errors(StmtKind::Break, false, true, false).is_empty());
+        assert!(jump_errors(StmtKind::Continue, true, true, false).is_empty());
+        assert_eq!(
+            jump_errors(StmtKind::Break, true, true, false),
+            ["`break` directly in a parallel or reduction loop"]
+        );
+        let outside = ["`break` / `continue` outside a loop"];
+        assert_eq!(
+            jump_errors(StmtKind::Continue, false, false, false),
+            outside
+        );
+        // a `with parpy.gpu:` block is a kernel of its own
+        assert_eq!(jump_errors(StmtKind::Break, false, true, true), outside);
     }
 
     #[test]

@@ -136,6 +136,31 @@ pub fn has_parallel_loop(b: &[Stmt]) -> bool {
     b.iter().any(contains_par)
 }
 
+/// The `break` and `continue` statements of `b` that act on the loop
+/// around `b` (those not inside a loop nested in `b`), in order.
+pub fn loop_exits(b: &[Stmt]) -> Vec<&Stmt> {
+    fn go<'a>(b: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
+        for s in b {
+            match &s.kind {
+                StmtKind::Break | StmtKind::Continue => out.push(s),
+                StmtKind::For(_) | StmtKind::While { .. } => {}
+                _ => sub_blocks(s).into_iter().for_each(|sb| go(sb, out)),
+            }
+        }
+    }
+    let mut out = vec![];
+    go(b, &mut out);
+    out
+}
+
+/// May a loop with body `body` stop before its last iteration (a `break`
+/// of its own)?
+pub fn breaks(body: &[Stmt]) -> bool {
+    loop_exits(body)
+        .iter()
+        .any(|s| matches!(s.kind, StmtKind::Break))
+}
+
 /// Calls `f` on every expression of a block, nested blocks included,
 /// outermost first; where `f` returns false the expression's operands are
 /// skipped.
@@ -208,7 +233,11 @@ pub fn own_uses(s: &Stmt) -> OwnUses {
         }
         StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr_uses(cond, &mut u.reads),
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut u.reads),
-        StmtKind::Return(None) | StmtKind::OnDevice(_) | StmtKind::Barrier => {}
+        StmtKind::Return(None)
+        | StmtKind::OnDevice(_)
+        | StmtKind::Barrier
+        | StmtKind::Break
+        | StmtKind::Continue => {}
         StmtKind::Launch { args, .. } => u.reads.extend(args.iter().copied()),
         StmtKind::Callback(c) => {
             c.exprs()
@@ -324,18 +353,34 @@ pub fn lanes_independent(body: &[Stmt]) -> bool {
 /// over the control flow: an `if` assigns only when both branches do, a
 /// loop body may run zero times (it never counts as an assignment after
 /// the loop), and a read inside a loop body before the body assigns is a
-/// read. A reduction loop over `v` reads it.
+/// read. A reduction loop over `v` reads it. A `break` / `continue` ends
+/// the paths through the rest of its block.
 pub fn reads_before_def(b: &[Stmt], v: VarId) -> bool {
-    flow(b, v, false).0
+    flow(b, v, false).read
 }
 
-/// `(a read of v may come first, v is assigned on every path)` through
-/// `b`, entered with `v` assigned (`defined`) or not.
-fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> (bool, bool) {
+/// What the paths through a block do with one scalar `v`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Flow {
+    /// A read of `v` may come before any assignment.
+    read: bool,
+    /// Every path that reaches the end of the block assigned `v` (true when
+    /// none reaches it).
+    defined: bool,
+    /// Some path leaves through a `break` / `continue` of the loop around
+    /// the block with `v` not assigned.
+    broke: bool,
+    continued: bool,
+}
+
+/// [`Flow`] through `b`, entered with `v` assigned (`defined`) or not.
+fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> Flow {
+    let mut out = Flow::default();
     for s in b {
         let u = own_uses(s);
         if !defined && u.reads.contains(&v) {
-            return (true, defined);
+            out.read = true;
+            return out;
         }
         match &s.kind {
             StmtKind::If {
@@ -343,22 +388,39 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> (bool, bool) {
                 else_body,
                 ..
             } => {
-                let (rt, dt) = flow(then_body, v, defined);
-                let (re, de) = flow(else_body, v, defined);
-                if rt || re {
-                    return (true, defined);
+                let t = flow(then_body, v, defined);
+                let e = flow(else_body, v, defined);
+                if t.read || e.read {
+                    out.read = true;
+                    return out;
                 }
-                defined = defined || (dt && de);
+                out.broke |= t.broke || e.broke;
+                out.continued |= t.continued || e.continued;
+                defined = defined || (t.defined && e.defined);
             }
             StmtKind::For(_) | StmtKind::While { .. } | StmtKind::OnDevice(_) => {
-                let (read, assigns) = flow(sub_blocks(s)[0], v, defined);
-                if read {
-                    return (true, defined);
+                // the loop's own `break` / `continue` stay inside it
+                let inner = flow(sub_blocks(s)[0], v, defined);
+                if inner.read {
+                    out.read = true;
+                    return out;
                 }
                 // a `with parpy.gpu:` block runs once: its assignments count
                 if matches!(s.kind, StmtKind::OnDevice(_)) {
-                    defined = assigns;
+                    out.broke |= inner.broke;
+                    out.continued |= inner.continued;
+                    defined = inner.defined;
                 }
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                let jump = if matches!(s.kind, StmtKind::Break) {
+                    &mut out.broke
+                } else {
+                    &mut out.continued
+                };
+                *jump |= !defined;
+                out.defined = true;
+                return out;
             }
             _ => {}
         }
@@ -367,52 +429,233 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> (bool, bool) {
             defined = true;
         }
     }
-    (false, defined)
+    out.defined = defined;
+    out
 }
 
 /// May the value scalar `v` holds when loop `me` (somewhere in `body`, a
 /// function's body) ends be read afterwards? What runs after `me`: the
-/// rest of each enclosing block, innermost first, and for an enclosing
-/// sequential loop its body again (its next iteration; a parallel loop's
-/// other iterations are other threads, which its own check covers).
+/// rest of each enclosing block, innermost first; at the end of an
+/// enclosing sequential loop's body (or at its `continue`) its body again
+/// and, since any iteration may be the last, what follows the loop; at its
+/// `break`, what follows the loop (a parallel loop's other iterations are
+/// other threads, which its own check covers).
 pub fn live_after_loop(body: &[Stmt], me: &ForLoop, v: VarId) -> bool {
-    /// `Some(live)` once decided; `None` when `me` is not in `b`, or the
-    /// rest of `b` after it neither reads nor assigns `v` on every path.
-    fn go(b: &[Stmt], me: &ForLoop, v: VarId) -> Option<Option<bool>> {
+    /// Where the paths on which `v` still holds `me`'s value go.
+    #[derive(Default)]
+    struct Open {
+        /// To the end of the block.
+        end: bool,
+        /// To a `break` / `continue` of the loop around the block.
+        broke: bool,
+        continued: bool,
+    }
+    impl Open {
+        fn any(&self) -> bool {
+            self.end || self.broke || self.continued
+        }
+    }
+    /// `None` when `me` is not in `b`; `Some(Err(()))` when a read may
+    /// follow; `Some(Ok(open))` otherwise.
+    fn go(b: &[Stmt], me: &ForLoop, v: VarId) -> Option<Result<Open, ()>> {
         for (k, s) in b.iter().enumerate() {
             let is_me = matches!(&s.kind, StmtKind::For(l) if std::ptr::eq(&**l, me));
+            let mut open = Open {
+                end: true,
+                ..Open::default()
+            };
             if !is_me {
                 let inner = sub_blocks(s).into_iter().find_map(|sb| go(sb, me, v));
-                match inner {
+                let inner = match inner {
                     None => continue,
-                    Some(Some(live)) => return Some(Some(live)),
-                    Some(None) => {
-                        // the end of the sub-block: a sequential loop
-                        // starts its body again
-                        let again = match &s.kind {
-                            StmtKind::For(l) if l.par.is_none() => Some(&l.body),
-                            StmtKind::While { body, .. } => Some(body),
-                            _ => None,
-                        };
-                        if let Some(body) = again {
-                            let (read, defined) = flow(body, v, false);
-                            if read {
-                                return Some(Some(true));
-                            }
-                            if defined {
-                                return Some(Some(false));
-                            }
+                    Some(Err(())) => return Some(Err(())),
+                    Some(Ok(open)) => open,
+                };
+                let again = match &s.kind {
+                    StmtKind::For(l) if l.par.is_none() => Some(&l.body),
+                    StmtKind::While { body, .. } => Some(body),
+                    _ => None,
+                };
+                open = match (again, &s.kind) {
+                    (Some(body), _) => {
+                        // the body again, then (or at a `break`) the loop
+                        // may end
+                        if (inner.end || inner.continued) && flow(body, v, false).read {
+                            return Some(Err(()));
+                        }
+                        Open {
+                            end: inner.any(),
+                            ..Open::default()
                         }
                     }
-                }
+                    // a parallel loop: the iteration ends
+                    (None, StmtKind::For(_)) => Open {
+                        end: inner.any(),
+                        ..Open::default()
+                    },
+                    // `if` / `with parpy.gpu:`: the jumps go on outwards
+                    (None, _) => inner,
+                };
             }
-            let (read, defined) = flow(&b[k + 1..], v, false);
-            if read {
-                return Some(Some(true));
+            if !open.end {
+                return Some(Ok(open));
             }
-            return Some(if defined { Some(false) } else { None });
+            let rest = flow(&b[k + 1..], v, false);
+            if rest.read {
+                return Some(Err(()));
+            }
+            return Some(Ok(Open {
+                end: !rest.defined,
+                broke: open.broke || rest.broke,
+                continued: open.continued || rest.continued,
+            }));
         }
         None
     }
-    go(body, me, v).flatten().unwrap_or(false)
+    matches!(go(body, me, v), Some(Err(())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::BinOp;
+    use crate::passes::testutil::*;
+    use crate::types::ElemTy;
+
+    fn jump(brk: bool) -> Stmt {
+        let k = if brk {
+            StmtKind::Break
+        } else {
+            StmtKind::Continue
+        };
+        Stmt::new(k, sp())
+    }
+
+    fn when(cond: Expr, then_body: Vec<Stmt>) -> Stmt {
+        Stmt::new(
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body: vec![],
+            },
+            sp(),
+        )
+    }
+
+    #[test]
+    fn loop_exits_leave_nested_loops_alone() {
+        let mut b = FnBuilder::new("f");
+        let (i, j) = (b.index_var("i"), b.index_var("j"));
+        let inner = for_loop(j, 0, 4, &[], vec![jump(true)]);
+        let body = vec![
+            for_stmt(inner),
+            when(bin(BinOp::Lt, var_e(&b.f, i), int(2)), vec![jump(false)]),
+        ];
+        let exits = loop_exits(&body);
+        assert_eq!(exits.len(), 1);
+        assert!(matches!(exits[0].kind, StmtKind::Continue));
+        assert!(!breaks(&body));
+        assert!(breaks(&[when(int(1), vec![jump(true)])]));
+    }
+
+    #[test]
+    fn a_jump_ends_the_paths_through_its_block() {
+        let mut b = FnBuilder::new("f");
+        let (i, t, u) = (
+            b.index_var("i"),
+            b.local("t", ElemTy::I64),
+            b.local("u", ElemTy::I64),
+        );
+        let c = bin(BinOp::Lt, var_e(&b.f, i), int(2));
+        // `if c: continue` then `t = 1; u = t`: t is assigned first
+        let body = vec![
+            when(c.clone(), vec![jump(false)]),
+            assign(t, int(1)),
+            assign(u, var_e(&b.f, t)),
+        ];
+        assert!(!reads_before_def(&body, t));
+        // a read on the path that jumps still counts
+        let body = vec![
+            when(c.clone(), vec![assign(u, var_e(&b.f, t)), jump(true)]),
+            assign(t, int(1)),
+        ];
+        assert!(reads_before_def(&body, t));
+        // `if c: t = 1 else: continue` assigns t on every path that goes on
+        let body = vec![
+            Stmt::new(
+                StmtKind::If {
+                    cond: c,
+                    then_body: vec![assign(t, int(1))],
+                    else_body: vec![jump(false)],
+                },
+                sp(),
+            ),
+            assign(u, var_e(&b.f, t)),
+        ];
+        assert!(!reads_before_def(&body, t));
+    }
+
+    /// `for s in 0..4 { [t = 5]; for i par { t = x[i] }; [if s == 1: break];
+    /// [t = 0] }; y[0] = t`: is `t` live after the parallel loop?
+    fn live(assign_first: bool, with_break: bool, assign_last: bool) -> bool {
+        let mut b = FnBuilder::new("f");
+        let x = b.array("x", ElemTy::I64, &[8]);
+        let y = b.array("y", ElemTy::I64, &[1]);
+        let (s, i, t) = (
+            b.index_var("s"),
+            b.index_var("i"),
+            b.local("t", ElemTy::I64),
+        );
+        let mut me = for_loop(
+            i,
+            0,
+            8,
+            &["i"],
+            vec![assign(t, idx(&b.f, x, vec![var_e(&b.f, i)]))],
+        );
+        me.par = par(8);
+        let mut body = vec![];
+        if assign_first {
+            body.push(assign(t, int(5)));
+        }
+        body.push(for_stmt(me));
+        if with_break {
+            body.push(when(
+                bin(BinOp::Eq, var_e(&b.f, s), int(1)),
+                vec![jump(true)],
+            ));
+        }
+        if assign_last {
+            body.push(assign(t, int(0)));
+        }
+        b.push(for_stmt(for_loop(s, 0, 4, &[], body)));
+        b.push(store(y, vec![int(0)], var_e(&b.f, t)));
+        let StmtKind::For(outer) = &b.f.body[0].kind else {
+            unreachable!()
+        };
+        let me = outer
+            .body
+            .iter()
+            .find_map(|s| match &s.kind {
+                StmtKind::For(l) => Some(&**l),
+                _ => None,
+            })
+            .unwrap();
+        live_after_loop(&b.f.body, me, t)
+    }
+
+    #[test]
+    fn a_break_takes_the_value_past_the_code_that_assigns_it() {
+        assert!(!live(false, false, true));
+        assert!(live(false, true, true));
+        assert!(live(true, true, true));
+    }
+
+    #[test]
+    fn any_iteration_of_a_sequential_loop_may_be_its_last() {
+        // the next iteration assigns `t` first, but after the last one the
+        // code after the loop reads the parallel loop's value
+        assert!(live(true, false, false));
+        assert!(live(false, false, false));
+    }
 }

@@ -222,92 +222,153 @@ struct Enclosing {
     hoisted: Vec<(Expr, i64)>,
 }
 
+/// Does every path through `b` end in a `break`, `continue` or `return`?
+fn always_leaves(b: &[Stmt]) -> bool {
+    match b.last().map(|s| &s.kind) {
+        Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_)) => true,
+        Some(StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        }) => always_leaves(then_body) && always_leaves(else_body),
+        _ => false,
+    }
+}
+
+fn has_return(b: &[Stmt]) -> bool {
+    let mut ret = false;
+    crate::ir::visit::walk_stmts(b, &mut |s| ret |= matches!(s.kind, StmtKind::Return(_)));
+    ret
+}
+
+/// May a path through `b` leave it early: a `break` / `continue` of the
+/// loop around it, or a `return`?
+fn may_leave(b: &[Stmt]) -> bool {
+    has_return(b) || !crate::ir::visit::loop_exits(b).is_empty()
+}
+
 impl Guard<'_> {
     fn block(&mut self, b: &mut Block, env: &mut Ranges) {
+        // after a statement that may leave the block, the rest runs only
+        // on some paths: conditional (no hoisting past it)
+        let depth_before = self.cond_depth;
         for s in b.iter_mut() {
-            match &mut s.kind {
-                StmtKind::Assign { dst, value } => {
-                    self.expr(value, env);
-                    match dst {
-                        Place::Index { array, indices } => self.indices(*array, indices, env),
-                        Place::Var(v) => {
-                            let var = self.f.var(*v);
-                            if var.kind == VarKind::Local && self.assigned.get(v) == Some(&1) {
-                                if let Some(r) = env.expr(self.f, value) {
-                                    env.set(*v, r);
-                                }
-                            }
-                        }
-                    }
+            self.stmt(s, env);
+            if let StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } = &s.kind
+            {
+                // `if c: continue` / `if c: ... else: break`: the rest
+                // knows which side of `c` it is on
+                if always_leaves(then_body) {
+                    env.assume_not(self.f, cond);
                 }
-                StmtKind::For(l) => {
-                    self.expr(&mut l.lo, env);
-                    self.expr(&mut l.hi, env);
-                    let mut inner = env.clone();
-                    if !self.assigned.contains_key(&l.var) {
-                        if let Some(r) = env.loop_counter(self.f, l) {
-                            inner.set(l.var, r);
-                        }
-                    }
-                    let hoistable = l.step == 1
-                        && !self.assigned.contains_key(&l.var)
-                        && self.invariant(&l.lo)
-                        && self.invariant(&l.hi);
-                    self.loops.push(Enclosing {
-                        var: l.var,
-                        lo: l.lo.clone(),
-                        hi: l.hi.clone(),
-                        hoistable,
-                        cond_depth: self.cond_depth,
-                        checks: vec![],
-                        hoisted: vec![],
-                    });
-                    self.block(&mut l.body, &mut inner);
-                    let done = self.loops.pop().map(|e| e.checks).unwrap_or_default();
-                    if let Some(cond) = done.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
-                        // the loop runs only when its hoisted checks pass
-                        let span = s.span;
-                        let lp = std::mem::replace(&mut s.kind, StmtKind::Barrier);
-                        s.kind = StmtKind::If {
-                            cond,
-                            then_body: vec![Stmt::new(lp, span)],
-                            else_body: vec![],
-                        };
-                    }
+                if always_leaves(else_body) {
+                    env.assume(self.f, cond);
                 }
-                StmtKind::While { cond, body } => {
-                    self.expr(cond, env);
-                    self.cond_depth += 1;
-                    self.block(body, &mut env.clone());
-                    self.cond_depth -= 1;
-                }
-                StmtKind::If {
-                    cond,
-                    then_body,
-                    else_body,
-                } => {
-                    self.expr(cond, env);
-                    let mut then_env = env.clone();
-                    then_env.assume(self.f, cond);
-                    self.cond_depth += 1;
-                    self.block(then_body, &mut then_env);
-                    self.block(else_body, &mut env.clone());
-                    self.cond_depth -= 1;
-                }
-                StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, env),
-                StmtKind::Callback(c) => {
-                    for a in c.args.iter_mut() {
-                        match a {
-                            crate::ir::CallArg::Array { array, prefix } => {
-                                self.indices(*array, prefix, env)
-                            }
-                            crate::ir::CallArg::Scalar(e) => self.expr(e, env),
-                        }
-                    }
-                }
-                StmtKind::OnDevice(body) => self.block(body, &mut env.clone()),
-                StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
             }
+            if self.cond_depth == depth_before && may_leave(std::slice::from_ref(s)) {
+                self.cond_depth += 1;
+            }
+        }
+        self.cond_depth = depth_before;
+    }
+
+    fn stmt(&mut self, s: &mut Stmt, env: &mut Ranges) {
+        match &mut s.kind {
+            StmtKind::Assign { dst, value } => {
+                self.expr(value, env);
+                match dst {
+                    Place::Index { array, indices } => self.indices(*array, indices, env),
+                    Place::Var(v) => {
+                        let var = self.f.var(*v);
+                        if var.kind == VarKind::Local && self.assigned.get(v) == Some(&1) {
+                            if let Some(r) = env.expr(self.f, value) {
+                                env.set(*v, r);
+                            }
+                        }
+                    }
+                }
+            }
+            StmtKind::For(l) => {
+                self.expr(&mut l.lo, env);
+                self.expr(&mut l.hi, env);
+                let mut inner = env.clone();
+                if !self.assigned.contains_key(&l.var) {
+                    if let Some(r) = env.loop_counter(self.f, l) {
+                        inner.set(l.var, r);
+                    }
+                }
+                // a loop that may stop early need not reach the last
+                // index
+                let stops_early = crate::ir::visit::breaks(&l.body) || has_return(&l.body);
+                let hoistable = l.step == 1
+                    && !stops_early
+                    && !self.assigned.contains_key(&l.var)
+                    && self.invariant(&l.lo)
+                    && self.invariant(&l.hi);
+                self.loops.push(Enclosing {
+                    var: l.var,
+                    lo: l.lo.clone(),
+                    hi: l.hi.clone(),
+                    hoistable,
+                    cond_depth: self.cond_depth,
+                    checks: vec![],
+                    hoisted: vec![],
+                });
+                self.block(&mut l.body, &mut inner);
+                let done = self.loops.pop().map(|e| e.checks).unwrap_or_default();
+                if let Some(cond) = done.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
+                    // the loop runs only when its hoisted checks pass
+                    let span = s.span;
+                    let lp = std::mem::replace(&mut s.kind, StmtKind::Barrier);
+                    s.kind = StmtKind::If {
+                        cond,
+                        then_body: vec![Stmt::new(lp, span)],
+                        else_body: vec![],
+                    };
+                }
+            }
+            StmtKind::While { cond, body } => {
+                self.expr(cond, env);
+                self.cond_depth += 1;
+                self.block(body, &mut env.clone());
+                self.cond_depth -= 1;
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                self.expr(cond, env);
+                let mut then_env = env.clone();
+                then_env.assume(self.f, cond);
+                self.cond_depth += 1;
+                self.block(then_body, &mut then_env);
+                let mut else_env = env.clone();
+                else_env.assume_not(self.f, cond);
+                self.block(else_body, &mut else_env);
+                self.cond_depth -= 1;
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, env),
+            StmtKind::Callback(c) => {
+                for a in c.args.iter_mut() {
+                    match a {
+                        crate::ir::CallArg::Array { array, prefix } => {
+                            self.indices(*array, prefix, env)
+                        }
+                        crate::ir::CallArg::Scalar(e) => self.expr(e, env),
+                    }
+                }
+            }
+            StmtKind::OnDevice(body) => self.block(body, &mut env.clone()),
+            StmtKind::Return(None)
+            | StmtKind::Launch { .. }
+            | StmtKind::Barrier
+            | StmtKind::Break
+            | StmtKind::Continue => {}
         }
     }
 

@@ -137,7 +137,9 @@ impl Check<'_> {
             StmtKind::Return(None)
             | StmtKind::OnDevice(_)
             | StmtKind::Launch { .. }
-            | StmtKind::Barrier => {}
+            | StmtKind::Barrier
+            | StmtKind::Break
+            | StmtKind::Continue => {}
         }
     }
 

@@ -225,11 +225,17 @@ impl<'a> LoopCx<'a> {
         }
     }
 
-    /// The scalars that depend on `p`, through values and control.
+    /// The scalars that depend on `p`, through values and control (a
+    /// `break` / `continue` under a condition that depends on `p` makes
+    /// the rest of its block, and every assignment of its loop, depend on
+    /// it: how many iterations run varies).
     fn taint(&mut self) {
-        fn walk(cx: &mut LoopCx, b: &[Stmt], ctl: bool) {
+        /// Returns whether a `break` / `continue` leaves `b` under a
+        /// condition that depends on `p`.
+        fn walk(cx: &mut LoopCx, b: &[Stmt], mut ctl: bool) -> bool {
+            let mut left = false;
             for s in b {
-                match &s.kind {
+                let jumps = match &s.kind {
                     StmtKind::Assign {
                         dst: Place::Var(v),
                         value,
@@ -237,17 +243,24 @@ impl<'a> LoopCx<'a> {
                         if ctl || cx.varies(value) {
                             cx.tainted.insert(*v);
                         }
+                        false
                     }
                     StmtKind::For(l) => {
                         let c = ctl || cx.varies(&l.lo) || cx.varies(&l.hi);
                         if c {
                             cx.tainted.insert(l.var);
                         }
-                        walk(cx, &l.body, c);
+                        if walk(cx, &l.body, c) && !c {
+                            walk(cx, &l.body, true);
+                        }
+                        false
                     }
                     StmtKind::While { cond, body } => {
                         let c = ctl || cx.varies(cond);
-                        walk(cx, body, c);
+                        if walk(cx, body, c) && !c {
+                            walk(cx, body, true);
+                        }
+                        false
                     }
                     StmtKind::If {
                         cond,
@@ -255,12 +268,25 @@ impl<'a> LoopCx<'a> {
                         else_body,
                     } => {
                         let c = ctl || cx.varies(cond);
-                        walk(cx, then_body, c);
-                        walk(cx, else_body, c);
+                        let t = walk(cx, then_body, c);
+                        walk(cx, else_body, c) || t
                     }
-                    _ => sub_blocks(s).into_iter().for_each(|sb| walk(cx, sb, ctl)),
+                    StmtKind::Break | StmtKind::Continue => ctl,
+                    _ => {
+                        // every sub-block is walked (no short cut)
+                        let mut j = false;
+                        for sb in sub_blocks(s) {
+                            j |= walk(cx, sb, ctl);
+                        }
+                        j
+                    }
+                };
+                if jumps {
+                    left = true;
+                    ctl = true;
                 }
             }
+            left
         }
         loop {
             let before = self.tainted.len();
@@ -419,13 +445,23 @@ impl<'a> LoopCx<'a> {
             .for_each(|c| self.reads(c, ctx, guards, out));
     }
 
-    fn walk(&self, b: &'a [Stmt], ctx: Ctx, guards: &[Guard], acc: &mut Accesses<'a>) {
+    /// Collects the accesses of `b`; returns the context of the `break` /
+    /// `continue` statements that leave `b` (the most conditional one),
+    /// after which the rest of a block runs only in some iterations.
+    fn walk(
+        &self,
+        b: &'a [Stmt],
+        mut ctx: Ctx,
+        guards: &[Guard],
+        acc: &mut Accesses<'a>,
+    ) -> Option<Ctx> {
         let loop_ctx = |varies: bool| if varies { Ctx::Other } else { Ctx::Clean };
+        let mut left: Option<Ctx> = None;
         for s in b {
             stmt_exprs(s)
                 .into_iter()
                 .for_each(|e| self.reads(e, ctx, guards, &mut acc.reads));
-            match &s.kind {
+            let jumped = match &s.kind {
                 StmtKind::Assign {
                     dst: Place::Index { array, indices },
                     value,
@@ -442,14 +478,18 @@ impl<'a> LoopCx<'a> {
                     } else {
                         acc.stores.push(a);
                     }
+                    None
                 }
+                // a nested loop's own `break` / `continue` stay inside it
                 StmtKind::For(l) => {
                     let c = loop_ctx(self.varies(&l.lo) || self.varies(&l.hi));
                     self.walk(&l.body, ctx.and(c), guards, acc);
+                    None
                 }
                 StmtKind::While { cond, body } => {
                     let c = loop_ctx(self.varies(cond));
                     self.walk(body, ctx.and(c), guards, acc);
+                    None
                 }
                 StmtKind::If {
                     cond,
@@ -457,14 +497,24 @@ impl<'a> LoopCx<'a> {
                     else_body,
                 } => {
                     let [(ct, gt), (ce, ge)] = self.split(cond, ctx, guards);
-                    self.walk(then_body, ct, &gt, acc);
-                    self.walk(else_body, ce, &ge, acc);
+                    let t = self.walk(then_body, ct, &gt, acc);
+                    let e = self.walk(else_body, ce, &ge, acc);
+                    t.max(e)
                 }
+                StmtKind::Break | StmtKind::Continue => Some(ctx),
                 _ => sub_blocks(s)
                     .into_iter()
-                    .for_each(|sb| self.walk(sb, ctx, guards, acc)),
+                    .filter_map(|sb| self.walk(sb, ctx, guards, acc))
+                    .max(),
+            };
+            if let Some(j) = jumped {
+                left = left.max(Some(j));
+                // the rest runs where the jump was not taken: all
+                // iterations but one after `if p == e: continue`
+                ctx = ctx.and(if j == Ctx::Pinned { Ctx::Range } else { j });
             }
         }
+        left
     }
 
     fn check(&self) -> Vec<((u32, u32), Diagnostic)> {

@@ -142,7 +142,11 @@ fn fold_block(b: &mut Block) {
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => fold_expr(e),
             StmtKind::Callback(c) => c.exprs_mut().into_iter().for_each(fold_expr),
             StmtKind::OnDevice(body) => fold_block(body),
-            StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
+            StmtKind::Return(None)
+            | StmtKind::Launch { .. }
+            | StmtKind::Barrier
+            | StmtKind::Break
+            | StmtKind::Continue => {}
         }
     }
 }

@@ -98,8 +98,9 @@ impl Hoist<'_> {
                 StmtKind::While { cond, body } => {
                     self.expr(cond, &mut loads);
                     *body = self.block(std::mem::take(body));
-                    // Re-read at the end of every iteration, into the same
-                    // scalars.
+                    // Re-read at the end of every iteration (and before
+                    // each `continue`), into the same scalars.
+                    before_continue(body, &loads);
                     body.extend(loads.iter().cloned());
                 }
                 StmtKind::If {
@@ -117,12 +118,33 @@ impl Hoist<'_> {
                     .into_iter()
                     .for_each(|e| self.expr(e, &mut loads)),
                 StmtKind::OnDevice(body) => *body = self.block(std::mem::take(body)),
-                StmtKind::Return(None) | StmtKind::Launch { .. } | StmtKind::Barrier => {}
+                StmtKind::Return(None)
+                | StmtKind::Launch { .. }
+                | StmtKind::Barrier
+                | StmtKind::Break
+                | StmtKind::Continue => {}
             }
             out.extend(loads);
             out.push(s);
         }
         out
+    }
+}
+
+/// Puts `stmts` in front of every `continue` of the loop whose body is `b`.
+fn before_continue(b: &mut Block, stmts: &[Stmt]) {
+    if stmts.is_empty() {
+        return;
+    }
+    for mut s in std::mem::take(b) {
+        match &mut s.kind {
+            StmtKind::Continue => b.extend(stmts.iter().cloned()),
+            StmtKind::For(_) | StmtKind::While { .. } => {}
+            _ => crate::ir::visit::sub_blocks_mut(&mut s)
+                .into_iter()
+                .for_each(|sb| before_continue(sb, stmts)),
+        }
+        b.push(s);
     }
 }
 

@@ -521,6 +521,10 @@ fn starts_with_store(body: &Block, array: VarId) -> bool {
         collect_accesses(std::slice::from_ref(s), VarId(u32::MAX), &mut acc);
         let uses: Vec<&Access> = acc.iter().filter(|a| a.array == array).collect();
         if uses.is_empty() {
+            // after `if c: continue` the store is not made every iteration
+            if !crate::ir::visit::loop_exits(std::slice::from_ref(s)).is_empty() {
+                return false;
+            }
             continue;
         }
         let is_store = matches!(&s.kind,

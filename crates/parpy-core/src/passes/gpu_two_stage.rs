@@ -194,7 +194,7 @@ fn is_scalar_code(b: &[Stmt]) -> bool {
             else_body,
             ..
         } => is_scalar_code(then_body) && is_scalar_code(else_body),
-        StmtKind::Return(_) | StmtKind::Expr(_) => true,
+        StmtKind::Return(_) | StmtKind::Expr(_) | StmtKind::Break | StmtKind::Continue => true,
         StmtKind::OnDevice(_)
         | StmtKind::Launch { .. }
         | StmtKind::Barrier

@@ -179,12 +179,19 @@ fn lower_loop(
     let inside = var_refs(&l.body);
     for p in prefix {
         if !computes_privately(f, p, &inside, refs) {
-            let mut d = bad_body(
-                l,
-                span,
-                "expected assignments to local variables used only in this loop, then the update",
-            );
-            d.labels[0].span = p.span;
+            let exits = crate::ir::visit::loop_exits(std::slice::from_ref(p));
+            let (why, at) = match exits.first() {
+                None => (
+                    "expected assignments to local variables used only in this loop, then the update",
+                    p.span,
+                ),
+                Some(jump) => (
+                    "skips the update: combine the identity instead (`s[0] += x[i] if c else 0`)",
+                    jump.span,
+                ),
+            };
+            let mut d = bad_body(l, span, why);
+            d.labels[0].span = at;
             return Err(d);
         }
     }

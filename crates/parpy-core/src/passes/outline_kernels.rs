@@ -231,7 +231,7 @@ fn first_touch(s: &Stmt, seen: &mut BTreeSet<VarId>, live_in: &mut BTreeSet<VarI
                 .for_each(|s| first_touch(s, seen, live_in));
         }
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => read(e, seen, live_in),
-        StmtKind::Return(None) | StmtKind::Barrier => {}
+        StmtKind::Return(None) | StmtKind::Barrier | StmtKind::Break | StmtKind::Continue => {}
         StmtKind::Callback(c) => {
             c.exprs().into_iter().for_each(|e| read(e, seen, live_in));
             for a in c.arrays() {
@@ -557,7 +557,7 @@ fn remap_stmt(s: &mut Stmt, map: &BTreeMap<VarId, VarId>) {
                 .for_each(|s| remap_stmt(s, map));
         }
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => remap_expr(e, map),
-        StmtKind::Return(None) | StmtKind::Barrier => {}
+        StmtKind::Return(None) | StmtKind::Barrier | StmtKind::Break | StmtKind::Continue => {}
         StmtKind::Callback(c) => {
             for a in c.args.iter_mut() {
                 match a {

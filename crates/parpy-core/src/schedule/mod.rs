@@ -3,13 +3,14 @@
 //! For each `for` loop with a label that the spec maps, the loop gets
 //! `par = LoopPar { threads, tpb }` and `wants_reduction` from the spec.
 //! Errors: two labels of one loop mapped to different specs, a thread count
-//! below one. A specification none of whose labels matches a statement is
+//! below one, a `break` of a loop made parallel (its iterations run at the
+//! same time: none can stop the ones after it). A specification none of whose labels matches a statement is
 //! a warning (a shared specification may name labels a function lacks).
 
 use std::collections::BTreeSet;
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{Block, Function, LoopPar, Program, StmtKind};
+use crate::ir::{Block, ForLoop, Function, LoopPar, Program, StmtKind};
 use crate::options::{Options, ParSpec};
 
 /// The default threads per block when the spec does not give one.
@@ -180,6 +181,33 @@ pub fn spec_label<'a>(labels: &'a [String], options: &'a Options) -> Option<(&'a
         .find_map(|l| options.parallelize.get(l).map(|s| (l.as_str(), *s)))
 }
 
+/// One error per `break` of the loop `l` made parallel under `name`
+/// (Python's `break` stops the iterations after it).
+fn parallel_breaks(l: &ForLoop, name: &str, span: Span) -> Vec<Diagnostic> {
+    let what = if l.wants_reduction {
+        "parallel reduction loop"
+    } else {
+        "parallel loop"
+    };
+    crate::ir::visit::loop_exits(&l.body)
+        .into_iter()
+        .filter(|s| matches!(s.kind, StmtKind::Break))
+        .map(|s| {
+            Diagnostic::error(format!("`break` cannot stop the {what} `{name}`"))
+                .at(s.span, "stops the loop here")
+                .also(header_span(span), format!("{what} `{name}`"))
+                .note(
+                    "the iterations of a parallel loop run at the same time, so one of them \
+                     cannot stop the iterations after it as Python's `break` does",
+                )
+                .help(format!(
+                    "run `{name}` sequentially (leave it out of the parallel spec), or use \
+                     `continue` to skip the rest of one iteration"
+                ))
+        })
+        .collect()
+}
+
 struct State<'a> {
     options: &'a Options,
     seen: BTreeSet<String>,
@@ -212,12 +240,14 @@ impl State<'_> {
                             Some(_) => {}
                         }
                     }
-                    if let Some((_, spec)) = chosen {
+                    if let Some((label, spec)) = chosen {
+                        let name = label.to_string();
                         l.par = Some(LoopPar {
                             threads: spec.threads,
                             tpb: spec.tpb.unwrap_or(DEFAULT_TPB),
                         });
                         l.wants_reduction = spec.reduction;
+                        self.errors.extend(parallel_breaks(l, &name, span));
                     }
                     self.block(&mut l.body);
                 }

@@ -299,7 +299,10 @@ impl Rewriter<'_> {
                     self.stmts(body);
                 }
                 ast::StmtKind::Return(Some(e)) | ast::StmtKind::Expr(e) => self.expr(e),
-                ast::StmtKind::Return(None) | ast::StmtKind::Pass => {}
+                ast::StmtKind::Return(None)
+                | ast::StmtKind::Pass
+                | ast::StmtKind::Break
+                | ast::StmtKind::Continue => {}
             }
         }
     }

@@ -127,7 +127,10 @@ fn subst_stmts(stmts: &mut [ast::Stmt], subst: &[(String, ast::Expr)]) {
                 subst_stmts(body, subst);
             }
             ast::StmtKind::Return(Some(e)) | ast::StmtKind::Expr(e) => subst_expr(e, subst),
-            ast::StmtKind::Return(None) | ast::StmtKind::Pass => {}
+            ast::StmtKind::Return(None)
+            | ast::StmtKind::Pass
+            | ast::StmtKind::Break
+            | ast::StmtKind::Continue => {}
         }
     }
 }
@@ -405,6 +408,7 @@ impl Lowerer<'_, '_> {
             is_entry: false,
             labels_ok: self.labels_ok,
             inlined: true,
+            loops: 0,
             pre: vec![],
             slice: None,
             red_labels: None,

@@ -103,6 +103,10 @@ pub(crate) struct Lowerer<'a, 'o> {
     labels_ok: bool,
     /// Lowering a helper's body inlined at a call (`sema::inline`).
     inlined: bool,
+    /// The loops around the statement being lowered, counted from the
+    /// function's start or the innermost `with parpy.gpu:` block (a
+    /// `break` / `continue` may not leave that block).
+    loops: u32,
     /// Statements hoisted before the statement being lowered (reductions).
     pre: Vec<crate::ir::Stmt>,
     /// The active elementwise context when lowering a slice statement or a
@@ -328,6 +332,7 @@ fn lower_function(
             is_entry,
             labels_ok: is_entry,
             inlined: false,
+            loops: 0,
             pre: vec![],
             slice: None,
             red_labels: None,

@@ -587,7 +587,7 @@ impl Lowerer<'_, '_> {
                             .help("compute the reduction into a variable before the loop and at the end of its body"),
                     );
                 }
-                let body = self.lower_block(body);
+                let body = self.loop_body(body);
                 Some(StmtKind::While { cond: c?, body })
             }
             ast::StmtKind::If {
@@ -635,7 +635,10 @@ impl Lowerer<'_, '_> {
                         .at(ctx.span, "unsupported context manager"),
                     );
                 }
+                // a `break` / `continue` inside does not leave the block
+                let loops = std::mem::take(&mut self.loops);
                 let body = self.lower_block(body);
+                self.loops = loops;
                 is_gpu.then_some(StmtKind::OnDevice(body))
             }
             ast::StmtKind::Return(v) => self.return_stmt(v.as_ref(), span),
@@ -676,6 +679,27 @@ impl Lowerer<'_, '_> {
                 }
             },
             ast::StmtKind::Pass => None,
+            ast::StmtKind::Break | ast::StmtKind::Continue => {
+                let brk = matches!(kind, ast::StmtKind::Break);
+                if self.loops == 0 {
+                    // the converter saw a loop around it: a `with` between
+                    let word = if brk { "break" } else { "continue" };
+                    self.error(
+                        Diagnostic::error(format!(
+                            "`{word}` cannot leave a `with parpy.gpu:` block"
+                        ))
+                        .at(span, format!("`{word}` of a loop outside the block"))
+                        .note("the block runs on the device as a kernel of its own; the loop around it runs on the host")
+                        .help("move the loop into the `with parpy.gpu:` block, or compute a flag in the block and test it after the block"),
+                    );
+                    return None;
+                }
+                Some(if brk {
+                    StmtKind::Break
+                } else {
+                    StmtKind::Continue
+                })
+            }
             ast::StmtKind::Assign { .. }
             | ast::StmtKind::AugAssign { .. }
             | ast::StmtKind::For { .. } => None,
@@ -741,6 +765,14 @@ impl Lowerer<'_, '_> {
         self.func.ret = Type::Scalar(ty);
         convert_returns(&mut self.func.body, ty);
         weak
+    }
+
+    /// A loop's body (where `break` and `continue` act on the loop).
+    fn loop_body(&mut self, body: &[ast::Stmt]) -> Block {
+        self.loops += 1;
+        let body = self.lower_block(body);
+        self.loops -= 1;
+        body
     }
 
     fn for_loop(
@@ -844,7 +876,7 @@ impl Lowerer<'_, '_> {
                 .set(v, crate::ir::range::counter(lo, hi, s));
         }
         let prev = self.scope.bind(var, Binding { var: v, weak: true });
-        let mut body = self.lower_block(body);
+        let mut body = self.loop_body(body);
         if let Some(local) = copy_to {
             let ty = self.func.var(local).ty.clone();
             let e = ir::Expr::var(v, Type::Scalar(int_ty), var_span);

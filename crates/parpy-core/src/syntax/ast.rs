@@ -69,6 +69,10 @@ pub enum StmtKind {
     /// An expression evaluated for its effect (`parpy.label('x')`, a call).
     Expr(Expr),
     Pass,
+    /// `break` / `continue`, inside a `for` or `while` loop of the
+    /// function (the converter rejects them elsewhere).
+    Break,
+    Continue,
 }
 
 #[derive(Clone, Debug)]
@@ -254,7 +258,10 @@ impl FunctionDef {
                         stmts(body, locals, reads);
                     }
                     StmtKind::Return(Some(e)) | StmtKind::Expr(e) => read(e),
-                    StmtKind::Return(None) | StmtKind::Pass => {}
+                    StmtKind::Return(None)
+                    | StmtKind::Pass
+                    | StmtKind::Break
+                    | StmtKind::Continue => {}
                 }
             }
         }

@@ -13,6 +13,8 @@ use crate::ops::{BinOp, UnOp};
 pub(super) struct Converter {
     file: SourceId,
     diags: Vec<Diagnostic>,
+    /// The loops around the statement being converted.
+    loops: u32,
 }
 
 /// An identifier as Python sees it: NFKC-normalized (PEP 3131), so the
@@ -37,6 +39,7 @@ impl Converter {
         Converter {
             file,
             diags: vec![],
+            loops: 0,
         }
     }
 
@@ -52,6 +55,12 @@ impl Converter {
     /// `reject` of a part `r` of the statement at `stmt`; a statement over
     /// several lines is named by them too (ParPy's messages say "lines A-B").
     fn reject_in(&mut self, r: TextRange, stmt: TextRange, what: &str) {
+        let d = self.unsupported_in(r, stmt, what);
+        self.diags.push(d);
+    }
+
+    /// The diagnostic of [`Converter::reject_in`].
+    fn unsupported_in(&self, r: TextRange, stmt: TextRange, what: &str) -> Diagnostic {
         let mut d = Diagnostic::error(unsupported(what, true)).at(self.span(r), "not supported");
         if let Some(f) = crate::diag::source(self.file) {
             let lo = stmt.start().to_u32();
@@ -61,7 +70,7 @@ impl Converter {
                 d = d.note(format!("the statement covers lines {first}-{last}"));
             }
         }
-        self.diags.push(d);
+        d
     }
 
     fn reject_with(&mut self, r: TextRange, message: &str, label: &str, help: Option<&str>) {
@@ -149,6 +158,37 @@ impl Converter {
         stmts.iter().filter_map(|s| self.stmt(s)).collect()
     }
 
+    /// A loop's body (where `break` and `continue` are allowed).
+    fn loop_body(&mut self, stmts: &[py::Stmt]) -> Vec<Stmt> {
+        self.loops += 1;
+        let body = self.block(stmts);
+        self.loops -= 1;
+        body
+    }
+
+    /// The `else:` of a loop (`for ... else`, `while ... else`): refused,
+    /// pointed at the `else` keyword (after the body, before `orelse`).
+    fn loop_else(&mut self, r: TextRange, body: &[py::Stmt], orelse: &[py::Stmt], what: &str) {
+        if let Some(first) = orelse.first() {
+            let from = body.last().map_or(r.start(), |s| s.range().end());
+            let to = first.range().start();
+            let text = crate::diag::source(self.file)
+                .and_then(|f| f.text.get(from.to_usize()..to.to_usize()).map(String::from));
+            let at = match text.as_deref().and_then(|t| t.find("else")) {
+                Some(k) => {
+                    let lo = from + rustpython_parser::text_size::TextSize::from(k as u32);
+                    TextRange::new(lo, lo + rustpython_parser::text_size::TextSize::from(4))
+                }
+                None => self.first_line(r),
+            };
+            let d = self.unsupported_in(at, r, what).help(
+                "set a flag before the `break` (`found = True`) and test it after the loop \
+                 instead of the `else:` branch",
+            );
+            self.diags.push(d);
+        }
+    }
+
     fn stmt(&mut self, s: &py::Stmt) -> Option<Stmt> {
         let r = s.range();
         let kind = match s {
@@ -184,9 +224,7 @@ impl Converter {
                 }
             }
             py::Stmt::For(f) => {
-                if !f.orelse.is_empty() {
-                    self.reject(r, "`for ... else` statements");
-                }
+                self.loop_else(r, &f.body, &f.orelse, "`for ... else` statements");
                 let (var, var_span) = match f.target.as_ref() {
                     py::Expr::Name(n) => (ident(&n.id), self.span(n.range)),
                     t => {
@@ -219,16 +257,14 @@ impl Converter {
                     var,
                     var_span,
                     iter,
-                    body: self.block(&f.body),
+                    body: self.loop_body(&f.body),
                 }
             }
             py::Stmt::While(w) => {
-                if !w.orelse.is_empty() {
-                    self.reject(r, "`while ... else` statements");
-                }
+                self.loop_else(r, &w.body, &w.orelse, "`while ... else` statements");
                 StmtKind::While {
                     cond: self.expr(&w.test),
-                    body: self.block(&w.body),
+                    body: self.loop_body(&w.body),
                 }
             }
             py::Stmt::If(i) => StmtKind::If {
@@ -262,6 +298,28 @@ impl Converter {
             py::Stmt::Return(ret) => StmtKind::Return(ret.value.as_ref().map(|v| self.expr(v))),
             py::Stmt::Expr(e) => StmtKind::Expr(self.expr(&e.value)),
             py::Stmt::Pass(_) => StmtKind::Pass,
+            py::Stmt::Break(_) | py::Stmt::Continue(_) => {
+                let word = if matches!(s, py::Stmt::Break(_)) {
+                    "break"
+                } else {
+                    "continue"
+                };
+                if self.loops == 0 {
+                    // what Python says when compiling the function
+                    self.reject_with(
+                        r,
+                        &format!("`{word}` outside a loop"),
+                        "not inside a `for` or `while` loop",
+                        None,
+                    );
+                    return None;
+                }
+                if word == "break" {
+                    StmtKind::Break
+                } else {
+                    StmtKind::Continue
+                }
+            }
             other => {
                 let what = match other {
                     py::Stmt::FunctionDef(_) | py::Stmt::AsyncFunctionDef(_) => {
@@ -279,8 +337,6 @@ impl Converter {
                     py::Stmt::Import(_) | py::Stmt::ImportFrom(_) => "`import` statements",
                     py::Stmt::Global(_) => "`global` declarations",
                     py::Stmt::Nonlocal(_) => "`nonlocal` declarations",
-                    py::Stmt::Break(_) => "`break` statements",
-                    py::Stmt::Continue(_) => "`continue` statements",
                     _ => "these statements",
                 };
                 let first = self.first_line(r);

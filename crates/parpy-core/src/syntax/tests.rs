@@ -110,15 +110,21 @@ fn rejects_each_construct_with_location() {
             "nested function definitions",
             "t.py:11:5",
         ),
+        ("    break\n", "`break` outside a loop", "t.py:11:5"),
         (
-            "    for i in range(3):\n        break\n",
-            "`break` statements",
+            "    if x:\n        continue\n",
+            "`continue` outside a loop",
             "t.py:12:9",
         ),
         (
-            "    for i in range(3):\n        continue\n",
-            "`continue` statements",
-            "t.py:12:9",
+            "    for i in range(3):\n        pass\n    else:\n        pass\n",
+            "`for ... else` statements are not supported",
+            "t.py:13:5",
+        ),
+        (
+            "    while x:\n        break\n    else:\n        pass\n",
+            "`while ... else` statements are not supported",
+            "t.py:13:5",
         ),
         (
             "    g(x, axis=1)\n",
@@ -254,4 +260,24 @@ fn global_reads_are_the_names_neither_parameters_nor_assigned() {
     .unwrap();
     let names: Vec<&str> = f.global_reads().into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["K", "M", "range", "N", "J", "parpy", "L", "helper"]);
+}
+
+#[test]
+fn break_and_continue_act_on_loops() {
+    let f = parse(
+        "def f(x):\n    while x[0] > 0:\n        for i in range(3):\n            if i == 1:\n                continue\n            break\n        break\n",
+    )
+    .unwrap();
+    let StmtKind::While { body, .. } = &f.body[0].kind else {
+        panic!()
+    };
+    let StmtKind::For { body: inner, .. } = &body[0].kind else {
+        panic!()
+    };
+    assert!(matches!(inner[1].kind, StmtKind::Break));
+    let StmtKind::If { then_body, .. } = &inner[0].kind else {
+        panic!()
+    };
+    assert!(matches!(then_body[0].kind, StmtKind::Continue));
+    assert!(matches!(body[1].kind, StmtKind::Break));
 }

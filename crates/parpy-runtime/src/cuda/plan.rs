@@ -532,7 +532,7 @@ fn check_block(b: &Block, f: &Function, p: &Program) -> Result<(), CudaError> {
                 check_block(then_body, f, p)?;
                 check_block(else_body, f, p)?;
             }
-            StmtKind::Return(None) => {}
+            StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue => {}
             StmtKind::Return(Some(_)) => return Err(unsupported("returns a value", f)),
             StmtKind::Expr(_) => return Err(unsupported("calls a helper function", f)),
             StmtKind::OnDevice(_) => {
@@ -598,9 +598,13 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
     }
 }
 
+/// How a block of host code ended.
 enum Flow {
     Next,
     Return,
+    /// A `break` / `continue` of the innermost loop around the block.
+    Break,
+    Continue,
 }
 
 struct Exec<'a> {
@@ -631,8 +635,10 @@ impl Exec<'_> {
                     let mut i = lo;
                     while (l.step > 0 && i < hi) || (l.step < 0 && i > hi) {
                         self.vals[l.var.0 as usize] = Value::Int(i);
-                        if let Flow::Return = self.block(&l.body)? {
-                            return Ok(Flow::Return);
+                        match self.block(&l.body)? {
+                            Flow::Return => return Ok(Flow::Return),
+                            Flow::Break => break,
+                            Flow::Next | Flow::Continue => {}
                         }
                         i = match i.checked_add(l.step) {
                             Some(n) => n,
@@ -642,8 +648,10 @@ impl Exec<'_> {
                 }
                 StmtKind::While { cond, body } => {
                     while self.eval(cond)?.truthy() {
-                        if let Flow::Return = self.block(body)? {
-                            return Ok(Flow::Return);
+                        match self.block(body)? {
+                            Flow::Return => return Ok(Flow::Return),
+                            Flow::Break => break,
+                            Flow::Next | Flow::Continue => {}
                         }
                     }
                 }
@@ -657,11 +665,14 @@ impl Exec<'_> {
                     } else {
                         else_body
                     };
-                    if let Flow::Return = self.block(body)? {
-                        return Ok(Flow::Return);
+                    match self.block(body)? {
+                        Flow::Next => {}
+                        jump => return Ok(jump),
                     }
                 }
                 StmtKind::Return(_) => return Ok(Flow::Return),
+                StmtKind::Break => return Ok(Flow::Break),
+                StmtKind::Continue => return Ok(Flow::Continue),
                 StmtKind::Launch { kernel, args } => self.launch(kernel.0 as usize, args)?,
                 StmtKind::Callback(c) => self.callback(c)?,
                 StmtKind::Expr(_) | StmtKind::OnDevice(_) | StmtKind::Barrier => {

@@ -179,6 +179,39 @@ def f(x, N):
 }
 
 #[test]
+fn host_loops_break_and_continue() {
+    let src = "@parpy.jit
+def f(x, N):
+    for t in range(10):
+        if t == 1:
+            continue
+        if t >= N:
+            break
+        parpy.label('i')
+        for i in range(16):
+            x[i] = x[i] + 1.0
+    k = 0
+    while True:
+        k += 1
+        if k % 2 == 0:
+            continue
+        if k > N:
+            break
+        parpy.label('i')
+        for i in range(16):
+            x[i] = x[i] * 2.0
+";
+    let p = program(src, &[arr(ElemTy::F64, 16), int()], &[("i", 16)]);
+    let plan = Plan::new(&p, &symbols(&p), &[]).unwrap();
+    // for: t in 0..min(N, 10) except 1; while: the odd k up to N
+    for (n, want) in [(0i64, 0usize), (1, 2), (5, 4 + 3), (20, 9 + 10)] {
+        let dev = Mock::default();
+        plan.run(&dev, &[0x10, n as u64]).unwrap();
+        assert_eq!(dev.launches.borrow().len(), want, "N = {n}");
+    }
+}
+
+#[test]
 fn device_temporaries_are_allocated_passed_and_freed() {
     let src = "@parpy.jit
 def gpu_scalar(x, y):
