@@ -374,7 +374,7 @@ def natural_args():
     ("unpack_count", "x[0, 0], x[1, 0], x[2, 0]", "cannot unpack 3 values into 2 targets",
      "natural_unpack_count"),
     ("unpack_scalar", "x[3, 0]", "only a tuple", "natural_unpack_scalar"),
-    ("bad_method", "x[i, :].mean", "method `mean` is not supported", "natural_bad_method"),
+    ("bad_method", "x[i, :].std", "method `std` is not supported", "natural_bad_method"),
     ("no_equivalent", "np.median", "no parpy equivalent", "natural_no_equivalent"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):

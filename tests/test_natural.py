@@ -540,3 +540,132 @@ def float_of_number_string(y):
 def test_float_of_a_number_string_asks_for_the_literal():
     with pytest.raises(parpy.CompileError, match=r"write the number itself: `1\.5`"):
         float_of_number_string(np.zeros(1), opts=cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# np.where, np.clip, np.mean / .mean(), np.dot and Python's sum: NumPy's
+# (and Python's) answers, types included (they were "cannot call ...")
+
+
+@parpy.jit
+def where_clip(x, k, y, z, w, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.where(x[i] > 0.5, x[i], -1)
+        z[i] = np.clip(x[i], 0.25, 0.75)
+        w[i] = np.clip(k[i], -3, 4) + np.where(k[i] > 0, 1, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_where_and_clip(dtype):
+    x = rng(1).random(12).astype(dtype)
+    # NaN stays NaN; values on a bound stay themselves, as NumPy's
+    x[:4] = [np.nan, -0.0, 0.25, 0.75]
+    k = np.arange(-6, 6, dtype=np.int32)
+    # np.where of Python ints is a 0-d int64 array: the sum is int64
+    args = [x, k, np.zeros(12, dtype), np.zeros(12, dtype), np.zeros(12, np.int64), 12]
+    res = run_both(where_clip, args, cpu_opts({'i': parpy.threads(4)}))
+    assert np.isnan(res[3][0])
+
+
+@parpy.jit
+def clip_signed_zero(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.clip(x[i], 0.0, 1.0)
+
+
+def test_clip_keeps_the_value_on_ties_bit_for_bit():
+    x = np.array([-0.0, 0.0, 2.0, np.nan])
+    y = np.zeros(4)
+    clip_signed_zero(x, y, 4, opts=cpu_opts({'i': parpy.threads(2)}))
+    want = np.clip(x, 0.0, 1.0)
+    assert (np.signbit(y) == np.signbit(want)).all(), (y, want)
+    assert y.tobytes()[:24] == want.tobytes()[:24] and np.isnan(y[3])
+
+
+@parpy.jit
+def means(x, m1, m2, N):
+    parpy.label('i')
+    for i in range(N):
+        m1[i] = np.mean(x[i, :])
+        parpy.label('j')
+        m2[i] = x[i, :, ].mean()
+
+
+@pytest.mark.parametrize("dtype,out", [(np.float64, np.float64), (np.float32, np.float32),
+                                       (np.float16, np.float16), (np.int32, np.float64),
+                                       (np.uint8, np.float64), (np.bool_, np.float64)])
+@pytest.mark.parametrize("par", [False, True])
+def test_mean_types_and_values(dtype, out, par):
+    x = (rng(2).random((5, 300)) * 200).astype(dtype)
+    spec = {'i': parpy.threads(5)}
+    if par:
+        spec['j'] = parpy.threads(64)
+    res = run_both(means, [x, np.zeros(5, out), np.zeros(5, out), 5], cpu_opts(spec))
+    assert res[1].dtype == np.mean(x[0]).dtype
+
+
+@parpy.jit
+def mean_2d(x, m, N):
+    parpy.label('i')
+    for i in range(N):
+        m[i] = np.mean(x[i, :, 1:])
+
+
+def test_mean_of_a_2d_slice():
+    x = rng(3).random((4, 6, 9))
+    run_both(mean_2d, [x, np.zeros(4), 4], cpu_opts({'i': parpy.threads(4)}))
+
+
+@parpy.jit
+def dots_and_sums(a, b, d, s, N):
+    parpy.label('i')
+    for i in range(N):
+        d[i] = np.dot(a[i, :], b[:, i])
+        s[i] = sum(a[i, :])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int8])
+def test_dot_and_python_sum_add_in_the_element_type(dtype):
+    # int8 and int32 wrap around as NumPy's dot and Python's sum of NumPy
+    # integers do (NumPy's np.sum would widen to int64)
+    a = (rng(4).random((6, 40)) * 100).astype(dtype)
+    b = (rng(5).random((40, 6)) * 100).astype(dtype)
+    args = [a, b, np.zeros(6, dtype), np.zeros(6, dtype), 6]
+    with np.errstate(over="ignore"):
+        run_both(dots_and_sums, args, cpu_opts({'i': parpy.threads(3)}))
+
+
+@parpy.jit
+def sum_of_bools(m, s, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i] = sum(m[i, :])
+
+
+def test_python_sum_of_bools_counts():
+    m = rng(6).random((4, 50)) > 0.3
+    run_both(sum_of_bools, [m, np.zeros(4, np.int64), 4], cpu_opts({'i': parpy.threads(4)}))
+
+
+@parpy.jit
+def sum_2d(x, s, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i] = sum(x[i, :, :])
+
+
+@parpy.jit
+def dot_bools(a, b, s, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i] = np.dot(a[i, :], b[i, :])
+
+
+def test_python_sum_of_a_2d_slice_and_bool_dots_are_errors():
+    with pytest.raises(parpy.CompileError, match="`sum` of a 2-dimensional slice is not a number"):
+        sum_2d(np.zeros((2, 3, 4)), np.zeros(2), 2, opts=cpu_opts())
+    m = np.zeros((2, 3), np.bool_)
+    with pytest.raises(parpy.CompileError, match="of bool vectors is not supported"):
+        dot_bools(m, m, np.zeros(2, np.bool_), 2, opts=cpu_opts())

@@ -43,6 +43,16 @@ pub enum Builtin {
     /// `parpy.atomic` itself, as in `with parpy.atomic:` (its `+=` updates
     /// of array elements are atomic).
     AtomicBlock,
+    /// `np.where(c, a, b)` of scalars.
+    Where,
+    /// `np.clip(x, lo, hi)` of scalars.
+    Clip,
+    /// `np.mean(s)` / `s.mean()` of a slice.
+    Mean,
+    /// `np.dot(a, b)` of two 1-D slices.
+    Dot,
+    /// Python's `sum(s)` of a 1-D slice (added in the elements' type).
+    Sum,
     /// Python builtins.
     Range,
     Min,
@@ -77,6 +87,7 @@ impl Builtin {
             "float" => Builtin::Float,
             "int" => Builtin::Int,
             "len" => Builtin::Len,
+            "sum" => Builtin::Sum,
             "atomic" => Builtin::AtomicBlock,
             "atomic.add" => Builtin::Atomic(AtomicOp::Add),
             "atomic.max" => Builtin::Atomic(AtomicOp::Max),
@@ -118,6 +129,10 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "prod" => Some(Builtin::Reduce(ReduceOp::Prod)),
         "max" | "amax" => Some(Builtin::Reduce(ReduceOp::Max)),
         "min" | "amin" => Some(Builtin::Reduce(ReduceOp::Min)),
+        "where" => Some(Builtin::Where),
+        "clip" => Some(Builtin::Clip),
+        "mean" => Some(Builtin::Mean),
+        "dot" => Some(Builtin::Dot),
         _ => None,
     }
 }

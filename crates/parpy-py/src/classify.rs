@@ -128,7 +128,9 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         _ => {}
     }
     let builtins = py.import("builtins")?;
-    for name in ["range", "min", "max", "abs", "float", "int", "len", "round"] {
+    for name in [
+        "range", "min", "max", "abs", "float", "int", "len", "round", "sum",
+    ] {
         if obj.is(&builtins.getattr(name)?) {
             if let Some(b) = Builtin::from_name(name) {
                 return Ok(Resolved::Builtin(b));

@@ -9,6 +9,7 @@ use crate::resolve::{Builtin, Resolved, Resolver};
 use crate::signature::ArgType;
 use crate::syntax::{ast, FunctionDef};
 
+use super::slices::AccRule;
 use super::types::{convert, promote};
 use super::{helper_for, Lowerer, TExpr};
 
@@ -187,6 +188,90 @@ impl Lowerer<'_, '_> {
                     )
                 };
                 Some(TExpr { e, weak: false })
+            }
+            Builtin::Where => {
+                let [c, a, b] = args else {
+                    self.arity_error(
+                        name,
+                        "3 arguments (a condition and two values)",
+                        args.len(),
+                        span,
+                    );
+                    return None;
+                };
+                let c = self.lower_expr(c).and_then(|c| self.truthy(c));
+                let (a, b) = (self.lower_expr(a), self.lower_expr(b));
+                let (c, a, b) = (c?, a?, b?);
+                // NumPy promotes the two values; the result is a 0-d
+                // array, not a Python scalar (strong)
+                let (a, b, ty, _) = self.unify(a, b)?;
+                let e = Expr::new(
+                    ExprKind::Select {
+                        cond: Box::new(c),
+                        then: Box::new(a),
+                        else_: Box::new(b),
+                    },
+                    Type::Scalar(ty),
+                    span,
+                );
+                Some(TExpr { e, weak: false })
+            }
+            Builtin::Clip => {
+                let [x, lo, hi] = args else {
+                    self.arity_error(
+                        name,
+                        "3 arguments (a value, a lower and an upper bound)",
+                        args.len(),
+                        span,
+                    );
+                    return None;
+                };
+                let (x, lo, hi) = (self.lower_expr(x), self.lower_expr(lo), self.lower_expr(hi));
+                let (x, lo, hi) = (x?, lo?, hi?);
+                // NumPy's clip: `x` wins ties (the max and min of the IR
+                // keep their first operand then: -0.0 clipped at 0.0 stays
+                // -0.0), a NaN value or bound gives NaN
+                let m = self.binary(BinOp::Max, x, lo, span)?;
+                self.binary(BinOp::Min, m, hi, span)
+            }
+            Builtin::Mean => {
+                let [a] = args else {
+                    self.arity_error(
+                        name,
+                        "1 argument (use a slice for an axis)",
+                        args.len(),
+                        span,
+                    );
+                    return None;
+                };
+                self.mean(a, span)
+            }
+            Builtin::Dot => {
+                let [a, b] = args else {
+                    self.arity_error(name, "2 arguments", args.len(), span);
+                    return None;
+                };
+                let product = ast::Expr {
+                    kind: ast::ExprKind::Binary {
+                        op: BinOp::Mul,
+                        lhs: Box::new(a.clone()),
+                        rhs: Box::new(b.clone()),
+                    },
+                    span,
+                };
+                self.vector_sum(name, &product, span)
+            }
+            Builtin::Sum => {
+                let [a] = args else {
+                    self.arity_error(
+                        name,
+                        "1 argument (a start value is not supported)",
+                        args.len(),
+                        span,
+                    );
+                    return None;
+                };
+                self.vector_sum(name, a, span)
             }
             Builtin::Len => {
                 let arr = match args {
@@ -528,6 +613,58 @@ impl Lowerer<'_, '_> {
         Some(TExpr { e, weak: true })
     }
 
+    /// `np.mean(s)` / `s.mean()`: NumPy's sum in its accumulator type (float64
+    /// for integers and bools, float32 for float16) divided by the count,
+    /// float16 rounded back.
+    fn mean(&mut self, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+        let (sum, et, extents) =
+            self.reduction_with(crate::ir::ReduceOp::Sum, arg, span, AccRule::Mean)?;
+        let acc = sum.e.ty.elem()?;
+        let n: i64 = extents.iter().product();
+        let e = Expr::new(
+            ExprKind::Binary {
+                op: BinOp::Div,
+                lhs: Box::new(sum.e),
+                rhs: Box::new(Expr::new(
+                    ExprKind::Float(n as f64),
+                    Type::Scalar(acc),
+                    span,
+                )),
+            },
+            Type::Scalar(acc),
+            span,
+        );
+        let e = if et == ElemTy::F16 { convert(e, et) } else { e };
+        Some(TExpr { e, weak: false })
+    }
+
+    /// Python's `sum(v)` and `np.dot(a, b)` (`v` = `a * b`) of 1-D vectors:
+    /// the elements added in their own type, as NumPy scalars add.
+    fn vector_sum(&mut self, name: &str, v: &ast::Expr, span: Span) -> Option<TExpr> {
+        let (sum, et, extents) =
+            self.reduction_with(crate::ir::ReduceOp::Sum, v, span, AccRule::Element)?;
+        if et == ElemTy::Bool && name.ends_with("dot") {
+            self.error(
+                Diagnostic::error(format!("`{name}` of bool vectors is not supported in parpy functions"))
+                    .at(span, "NumPy's dot of bools is a bool (any pair both true)")
+                    .help("write `parpy.operators.max(a[...] & b[...])` for that, or convert the vectors to an integer type"),
+            );
+            return None;
+        }
+        if extents.len() != 1 {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of a {}-dimensional slice is not a number in Python",
+                    extents.len()
+                ))
+                .at(span, format!("this gives a {}-D result", extents.len() - 1))
+                .help("reduce every element with `np.sum(...)` / `parpy.sum(...)`, or take a 1-D slice"),
+            );
+            return None;
+        }
+        Some(sum)
+    }
+
     /// `x[i, :].max()`, `x.sum()`: a reduction written as a method; `None`
     /// when `func` is not a method of a local value.
     fn method_call(
@@ -543,11 +680,14 @@ impl Lowerer<'_, '_> {
         if !on_local {
             return None;
         }
+        if attr == "mean" && args.is_empty() {
+            return Some(self.mean(value, span));
+        }
         let Some(op) = crate::ir::ReduceOp::from_name(attr) else {
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")
-                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()` and `.min()` of an array or a slice"),
+                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()`, `.min()` and `.mean()` of an array or a slice"),
             );
             return Some(None);
         };

@@ -91,6 +91,18 @@ fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
 
 /// The loop order a slice assignment needs so that each element of its
 /// destination is read before it is written.
+/// The accumulator type of a reduction (see `Lowerer::reduction_with`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum AccRule {
+    /// `np.sum` and the parpy reductions: narrow integers and bools in the
+    /// default integer, float16 in float32 (rounded back at the end).
+    NumPy,
+    /// Python's `sum` and `np.dot`: the elements' own type.
+    Element,
+    /// `np.mean`: integers and bools in float64, float16 in float32.
+    Mean,
+}
+
 #[derive(Debug)]
 enum Order {
     /// No read of the destination meets another iteration's write.
@@ -566,6 +578,20 @@ impl Lowerer<'_, '_> {
 
     /// `parpy.operators.<op>(arg)`: accumulator + hoisted reduction loops.
     pub(super) fn reduction(&mut self, op: ReduceOp, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+        self.reduction_with(op, arg, span, AccRule::NumPy)
+            .map(|(t, _, _)| t)
+    }
+
+    /// A reduction over the slice expression `arg` whose accumulator type
+    /// follows `rule`: the reduced value, the slice's element type, and the
+    /// extents of the dimensions reduced.
+    pub(super) fn reduction_with(
+        &mut self,
+        op: ReduceOp,
+        arg: &ast::Expr,
+        span: Span,
+        rule: AccRule,
+    ) -> Option<(TExpr, ElemTy, Vec<i64>)> {
         let saved = self.slice.replace(SliceCtx::default());
         let elem = self.lower_expr(arg);
         let ctx = std::mem::replace(&mut self.slice, saved)?;
@@ -591,19 +617,29 @@ impl Lowerer<'_, '_> {
         // to float16 at the end
         let sum_or_prod = matches!(op, ReduceOp::Sum | ReduceOp::Prod);
         let int_ty = self.opts.int_type;
-        let acc_ty = match et {
-            ElemTy::F16 if sum_or_prod => ElemTy::F32,
-            _ if !sum_or_prod
-                || et.is_float()
-                || et.size() >= int_ty.size() && et != ElemTy::Bool =>
+        let acc_ty = match (rule, et) {
+            // Python's `sum` and `np.dot` add in the elements' own type (a
+            // bool counts as an int)
+            (AccRule::Element, ElemTy::Bool) => int_ty,
+            (AccRule::Element, _) => et,
+            // `np.mean` sums integers and bools in float64, float16 in
+            // float32
+            (AccRule::Mean, ElemTy::F16) => ElemTy::F32,
+            (AccRule::Mean, _) if !et.is_float() => ElemTy::F64,
+            (AccRule::Mean, _) => et,
+            (AccRule::NumPy, ElemTy::F16) if sum_or_prod => ElemTy::F32,
+            (AccRule::NumPy, _)
+                if !sum_or_prod
+                    || et.is_float()
+                    || et.size() >= int_ty.size() && et != ElemTy::Bool =>
             {
                 et
             }
-            _ if et.is_unsigned_int() => match int_ty.size() {
+            (AccRule::NumPy, _) if et.is_unsigned_int() => match int_ty.size() {
                 4 => ElemTy::U32,
                 _ => ElemTy::U64,
             },
-            _ => int_ty,
+            (AccRule::NumPy, _) => int_ty,
         };
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
@@ -640,6 +676,7 @@ impl Lowerer<'_, '_> {
             self.error(d.note("the label of a reduction covers all the dimensions it reduces"));
             return None;
         }
+        let reduced = extents.clone();
         let (vars, extents) = if labels.is_empty() || extents.len() < 2 {
             (ctx.vars, extents)
         } else {
@@ -675,13 +712,11 @@ impl Lowerer<'_, '_> {
             span,
         );
         self.pre.extend(nest);
-        Some(TExpr {
-            e: if et == ElemTy::F16 {
-                convert(acc_e, et)
-            } else {
-                acc_e
-            },
-            weak: false,
-        })
+        let e = if et == ElemTy::F16 && rule != AccRule::Mean {
+            convert(acc_e, et)
+        } else {
+            acc_e
+        };
+        Some((TExpr { e, weak: false }, et, reduced))
     }
 }
