@@ -495,3 +495,28 @@ def test_negative_values_shifted_left_wrap_as_numpy():
     metal.backend = parpy.CompileBackend.Metal
     assert_clang_ok_if_possible(parpy.print_compiled(shift_negative_left, [x, y, np.int8(-3)], metal),
                                 "shift_negative_left")
+
+
+@parpy.jit
+def total_2d(x, out):
+    parpy.label('all')
+    out[0] = parpy.operators.sum(x[:, :])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("par", [False, True])
+def test_long_float_sums_are_as_close_as_numpy_on_the_cpu(dtype, par):
+    # float32 sums of 204,800 values accumulated in float32 missed the
+    # exact sum by ~1e-3 where NumPy's pairwise sum is within ~1e-5 (ParPy's
+    # test_multi_block_reduction); the CPU now adds in float64 and rounds once
+    x = np.random.default_rng(1234).standard_normal((100, 2048)).astype(dtype)
+    exact = x.astype(np.float64).sum()
+    out = np.zeros(1, dtype)
+    opts = cpu_opts({'all': parpy.threads(256)} if par else {})
+    if opts.backend != parpy.CompileBackend.Cpu:
+        pytest.skip("the Cpu backend's float64 accumulation (tests/test_cuda_programs.py)")
+    total_2d(x, out, opts=opts)
+    assert out.dtype == x.sum().dtype
+    # rounded once: within half an ulp of the exact sum
+    assert abs(float(out[0]) - exact) <= np.spacing(np.abs(out[0])).astype(np.float64) / 2, \
+        (out[0], x.sum(), exact)

@@ -634,7 +634,11 @@ impl Lowerer<'_, '_> {
             Type::Scalar(acc),
             span,
         );
-        let e = if et == ElemTy::F16 { convert(e, et) } else { e };
+        let e = if et.is_float() && acc != et {
+            convert(e, et)
+        } else {
+            e
+        };
         Some(TExpr { e, weak: false })
     }
 

@@ -10,12 +10,12 @@
 static void normalize_rows_N(const float *x, float *y) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 64; i += 1) {
-    float acc = 0.0f;
+    double acc = 0.0;
     #pragma omp simd reduction(+:acc)
     for (int64_t j = 0; j < 256; j += 1) {
-      acc = acc + x[i * 256 + j];
+      acc = acc + (double)x[i * 256 + j];
     }
-    float s = acc;
+    float s = (float)acc;
     #pragma omp simd
     for (int64_t j_1 = 0; j_1 < 256; j_1 += 1) {
       y[i * 256 + j_1] = x[i * 256 + j_1] / s;

@@ -11,12 +11,12 @@
 static void normalize_rows_N(const float *x, float *s) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 64; i += 1) {
-    float acc = 0.0f;
+    double acc = 0.0;
     #pragma omp simd reduction(+:acc)
     for (int64_t j = 0; j < 256; j += 1) {
-      acc = acc + x[i * 256 + j];
+      acc = acc + (double)x[i * 256 + j];
     }
-    s[i] = acc;
+    s[i] = (float)acc;
   }
 }
 

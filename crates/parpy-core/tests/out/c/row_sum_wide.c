@@ -10,12 +10,12 @@
 static void row_sum_N(const float *x, float *y) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 10; i += 1) {
-    float acc = 0.0f;
+    double acc = 0.0;
     #pragma omp simd reduction(+:acc)
     for (int64_t j = 0; j < 100000000; j += 1) {
-      acc = acc + x[i * 100000000 + j];
+      acc = acc + (double)x[i * 100000000 + j];
     }
-    y[i] = acc;
+    y[i] = (float)acc;
   }
 }
 

@@ -10,18 +10,18 @@
 static void rows_unroll_bound_N(float *x, const float *w) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 16; i += 1) {
-    float acc = 0.0f;
+    double acc = 0.0;
     #pragma omp simd reduction(+:acc)
     for (int64_t j = 0; j < 257; j += 1) {
-      acc = acc + x[i * 257 + j];
+      acc = acc + (double)x[i * 257 + j];
     }
-    float s = acc;
-    float acc_1 = 0.0f;
+    float s = (float)acc;
+    double acc_1 = 0.0;
     #pragma omp simd reduction(+:acc_1)
     for (int64_t j_1 = 0; j_1 < 257; j_1 += 1) {
-      acc_1 = acc_1 + w[i * 257 + j_1];
+      acc_1 = acc_1 + (double)w[i * 257 + j_1];
     }
-    float t = acc_1;
+    float t = (float)acc_1;
     #pragma omp simd
     for (int64_t j_2 = 0; j_2 < 257; j_2 += 1) {
       x[i * 257 + j_2] = x[i * 257 + j_2] * w[i * 257 + j_2] / (s + t + w[i * 257 + 0]);

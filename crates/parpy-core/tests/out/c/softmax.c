@@ -25,12 +25,12 @@ static void softmax_N(const float *x, float *y) {
     for (int64_t j_1 = 0; j_1 < 512; j_1 += 1) {
       y[i * 512 + j_1] = expf(x[i * 512 + j_1] - m);
     }
-    float acc_1 = 0.0f;
+    double acc_1 = 0.0;
     #pragma omp simd reduction(+:acc_1)
     for (int64_t j_2 = 0; j_2 < 512; j_2 += 1) {
-      acc_1 = acc_1 + y[i * 512 + j_2];
+      acc_1 = acc_1 + (double)y[i * 512 + j_2];
     }
-    float s = acc_1;
+    float s = (float)acc_1;
     #pragma omp simd
     for (int64_t j_3 = 0; j_3 < 512; j_3 += 1) {
       y[i * 512 + j_3] = y[i * 512 + j_3] / s;

@@ -6,20 +6,20 @@
 #include <stdbool.h>
 #include <math.h>
 
-static void total_all(const float *x, float *acc_ref) {
-  float acc = acc_ref[0];
+static void total_all(const float *x, double *acc_ref) {
+  double acc = acc_ref[0];
   #pragma omp parallel for schedule(static) reduction(+:acc)
   for (int64_t j = 0; j < 1024; j += 1) {
-    acc = acc + x[j];
+    acc = acc + (double)x[j];
   }
   acc_ref[0] = acc;
 }
 
 static void total(float *x, float *out) {
-  float acc[1];
-  acc[0] = 0.0f;
+  double acc[1];
+  acc[0] = 0.0;
   total_all(x, acc);
-  float s = acc[0];
+  float s = (float)acc[0];
   out[0] = s * 2.0f;
 }
 
