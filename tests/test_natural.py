@@ -669,3 +669,47 @@ def test_python_sum_of_a_2d_slice_and_bool_dots_are_errors():
     m = np.zeros((2, 3), np.bool_)
     with pytest.raises(parpy.CompileError, match="of bool vectors is not supported"):
         dot_bools(m, m, np.zeros(2, np.bool_), 2, opts=cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# for v in x[i, :] / for v in a: iteration over a 1-D array or slice (it
+# was "`for` loops must iterate over `range(...)`")
+
+
+@parpy.jit
+def iterate_rows(x, w, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        s = 0.0
+        for v in x[i, :]:
+            s += v * v
+        t = 0.0
+        for v in x[i, -3:]:
+            t = max(t, v)
+        c = 0
+        for u in w:
+            if u > 0.5:
+                c += 1
+        y[i] = s + t + c
+        for v in x[i, 2:-100]:
+            y[i] = -1.0
+        for v in x[i, -100:2]:
+            z[i] = z[i] * 10.0 + v
+
+
+def test_iterating_over_a_1d_array_or_slice():
+    x = rng(8).random((5, 9))
+    args = [x, rng(9).random(7), np.zeros(5), np.zeros(5), 5]
+    run_both(iterate_rows, args, cpu_opts({'i': parpy.threads(5)}))
+
+
+@parpy.jit
+def iterate_2d(x, y):
+    with parpy.gpu:
+        for row in x:
+            y[0] = row[0]
+
+
+def test_iterating_over_a_2d_array_is_an_error():
+    with pytest.raises(parpy.CompileError, match="a 1-D array or a 1-D slice"):
+        iterate_2d(np.zeros((2, 3)), np.zeros(1), opts=cpu_opts())

@@ -13,6 +13,7 @@ use crate::ScalarValue;
 
 use super::expr::Sub;
 use super::scope::Binding;
+use super::slices::IndexSlot;
 use super::types::{const_int, convert, promote, widens};
 use super::{Lowerer, TExpr};
 
@@ -775,6 +776,74 @@ impl Lowerer<'_, '_> {
         body
     }
 
+    /// `for v in x:` over a 1-D array, or over a slice with one sliced
+    /// dimension (`x[i, lo:hi]`): its length and the element at the
+    /// iteration index ([`iteration_index`]).
+    fn iteration(&mut self, var: &str, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
+        let span = iter.span;
+        let index = ast::Expr {
+            kind: ast::ExprKind::Name(iteration_index(var)),
+            span,
+        };
+        let subscript = |value: ast::Expr, indices: Vec<ast::Expr>| ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: Box::new(value),
+                indices,
+            },
+            span,
+        };
+        match &iter.kind {
+            ast::ExprKind::Name(_) => match self.array_arg(iter)? {
+                (_, Type::Array { shape, .. }) if shape.len() == 1 => {
+                    Some((shape[0], subscript(iter.clone(), vec![index])))
+                }
+                _ => None,
+            },
+            ast::ExprKind::Subscript { value, indices } => {
+                let (_, Type::Array { shape, .. }) = self.array_arg(value)? else {
+                    return None;
+                };
+                let slices: Vec<usize> = indices
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| matches!(e.kind, ast::ExprKind::Slice { .. }))
+                    .map(|(k, _)| k)
+                    .collect();
+                let ([k], true) = (slices.as_slice(), indices.len() == shape.len()) else {
+                    return None;
+                };
+                let ast::ExprKind::Slice { lo, hi } = &indices[*k].kind else {
+                    return None;
+                };
+                let IndexSlot::Slice { lo: start, extent } =
+                    self.slice_bounds(lo.as_deref(), hi.as_deref(), shape[*k], span)?
+                else {
+                    return None;
+                };
+                // the element: the slice's first index (Python's, clamped
+                // and counted from the end) plus the iteration index
+                let first = match const_int(&start)? {
+                    0 => index,
+                    s => ast::Expr {
+                        kind: ast::ExprKind::Binary {
+                            op: crate::ir::BinOp::Add,
+                            lhs: Box::new(ast::Expr {
+                                kind: ast::ExprKind::Int(s),
+                                span,
+                            }),
+                            rhs: Box::new(index),
+                        },
+                        span,
+                    },
+                };
+                let mut at = indices.clone();
+                at[*k] = first;
+                Some((extent, subscript((**value).clone(), at)))
+            }
+            _ => None,
+        }
+    }
+
     fn for_loop(
         &mut self,
         var: &str,
@@ -788,10 +857,40 @@ impl Lowerer<'_, '_> {
                 args
             }
             _ => {
+                if let Some((n, elem)) = self.iteration(var, iter) {
+                    // `for v in x[i, :]:` is `for k in range(n): v = x[i, k]`
+                    // (Python reads each element when its iteration starts)
+                    let span = iter.span;
+                    let name = |n: &str| ast::Expr {
+                        kind: ast::ExprKind::Name(n.to_string()),
+                        span,
+                    };
+                    let range = ast::Expr {
+                        kind: ast::ExprKind::Call {
+                            func: Box::new(name("range")),
+                            args: vec![ast::Expr {
+                                kind: ast::ExprKind::Int(n),
+                                span,
+                            }],
+                        },
+                        span,
+                    };
+                    let mut inner = vec![ast::Stmt {
+                        kind: ast::StmtKind::Assign {
+                            targets: vec![name(var)],
+                            value: elem,
+                        },
+                        span: var_span,
+                    }];
+                    inner.extend(body.iter().cloned());
+                    return self.for_loop(&iteration_index(var), var_span, &range, &inner, labels);
+                }
                 self.error(
-                    Diagnostic::error("`for` loops must iterate over `range(...)`")
-                        .at(iter.span, "not a `range` call")
-                        .help("write `for i in range(n):`"),
+                    Diagnostic::error(
+                        "`for` loops must iterate over `range(...)`, a 1-D array or a 1-D slice",
+                    )
+                    .at(iter.span, "not a `range` call")
+                    .help("write `for i in range(n):`"),
                 );
                 return None;
             }
@@ -1192,4 +1291,10 @@ fn rebind_error(n: &str, elem: ElemTy, vt: ElemTy, at: Span, first: Span) -> Dia
     ))
     .at(at, format!("this has type `{vt}`"))
     .also(first, format!("`{n}` was first assigned here"))
+}
+
+/// The hidden index of `for v in x:` (not a Python identifier, so no name
+/// of the program can be it).
+fn iteration_index(var: &str) -> String {
+    format!("{var}.index")
 }
