@@ -270,4 +270,4 @@ def test_a_wrapped_index_is_read_once():
     opts = cpu_opts({'i': parpy.threads(3)})
     code = code_of(gather, [x, y, np.array([0, -1, 4], np.int64)], opts)
     assert "parpy_check_wrap_index(idx[" in code, code
-    assert code.count("< 0 ?") == 1, code  # the one in the helper
+    assert "< 0 ?" not in code, code

@@ -749,7 +749,9 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 d.bounds_record()
             )),
             PreludeFn::CheckWrapIndex => (ElemTy::I64, format!(
-                "{q} __attribute__((unused)) T parpy_check_wrap_index(T i, T n, T site, T *rec) {{\n  T w = i < 0 ? i + n : i;\n  if (w >= 0 && w < n) {{\n    return w;\n  }}\n{}  return 0;\n}}\n",
+                // the common case first: one unsigned comparison (a
+                // select before it made CSR SpMV ~10% slower)
+                "{q} __attribute__((unused)) T parpy_check_wrap_index(T i, T n, T site, T *rec) {{\n  if ((uint64_t)i < (uint64_t)n) {{\n    return i;\n  }}\n  if (i < 0 && i >= -n) {{\n    return i + n;\n  }}\n{}  return 0;\n}}\n",
                 d.bounds_record()
             )),
         };

@@ -10,9 +10,11 @@
 #include <math.h>
 
 static inline __attribute__((unused)) int64_t parpy_check_wrap_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
-  int64_t w = i < 0 ? i + n : i;
-  if (w >= 0 && w < n) {
-    return w;
+  if ((uint64_t)i < (uint64_t)n) {
+    return i;
+  }
+  if (i < 0 && i >= -n) {
+    return i + n;
   }
   int64_t none = 0;
   if (__atomic_compare_exchange_n(rec, &none, site + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {

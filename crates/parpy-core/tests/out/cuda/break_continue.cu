@@ -27,9 +27,11 @@ typedef unsigned long long uint64_t;
 #endif
 
 static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_wrap_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
-  int64_t w = i < 0 ? i + n : i;
-  if (w >= 0 && w < n) {
-    return w;
+  if ((uint64_t)i < (uint64_t)n) {
+    return i;
+  }
+  if (i < 0 && i >= -n) {
+    return i + n;
   }
 #ifdef __CUDA_ARCH__
   if (atomicCAS((unsigned long long *)rec, 0ull, (unsigned long long)(site + 1)) == 0ull) {
