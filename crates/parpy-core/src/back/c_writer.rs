@@ -385,6 +385,43 @@ pub(crate) fn atomic_combine(op: AtomicOp, e: ElemTy, ty: &str, a: &str, b: &str
     }
 }
 
+/// The name of the warp / SIMD-group reduction helper of `op` over `e`.
+pub(crate) fn warp_helper_name(op: ReduceOp, e: ElemTy) -> String {
+    format!("parpy_warp_{}_{}", op.name(), e.short_name())
+}
+
+/// The statement that combines a reduction's value `o` into `v` (bools:
+/// `+` is or, `*` is and; max and min: [`max_min`]).
+pub(crate) fn combine_stmt(op: ReduceOp, e: ElemTy) -> String {
+    match (op, e) {
+        (ReduceOp::Sum, ElemTy::Bool) => "v = v || o;".to_string(),
+        (ReduceOp::Prod, ElemTy::Bool) => "v = v && o;".to_string(),
+        (ReduceOp::Sum, _) => "v = v + o;".to_string(),
+        (ReduceOp::Prod, _) => "v = v * o;".to_string(),
+        (ReduceOp::Max, _) => format!("v = {};", max_min(true, e, "v", "o")),
+        (ReduceOp::Min, _) => format!("v = {};", max_min(false, e, "v", "o")),
+    }
+}
+
+/// A warp / SIMD-group reduction helper ([`warp_helper_name`]): a butterfly
+/// of `WARP_SIZE / 2, ..., 1` lane exchanges; `shuffle` reads lane `v ^ k`'s
+/// `v`, `counter` is the C type of `k`.
+pub(crate) fn butterfly_helper(
+    qualifier: &str,
+    ty: &str,
+    op: ReduceOp,
+    e: ElemTy,
+    counter: &str,
+    shuffle: &str,
+) -> String {
+    format!(
+        "{qualifier} {ty} {}({ty} v) {{\n  for ({counter} k = {}; k > 0; k /= 2) {{\n    {ty} o = {shuffle};\n    {}\n  }}\n  return v;\n}}\n",
+        warp_helper_name(op, e),
+        crate::ir::WARP_SIZE / 2,
+        combine_stmt(op, e)
+    )
+}
+
 /// NumPy's `maximum` (`max`) or `minimum` of the C values `a` and `b` of
 /// element type `e`, as NumPy computes it: `a` when it wins, ties or is NaN,
 /// else `b` (so a NaN operand gives NaN). The one spelling of the rule for

@@ -259,7 +259,7 @@ impl Lowerer<'_, '_> {
                     },
                     span,
                 };
-                self.vector_sum(name, &product, span)
+                self.vector_sum(name, &product, true, span)
             }
             Builtin::Sum => {
                 let [a] = args else {
@@ -271,7 +271,7 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 };
-                self.vector_sum(name, a, span)
+                self.vector_sum(name, a, false, span)
             }
             Builtin::Len => {
                 let arr = match args {
@@ -644,10 +644,10 @@ impl Lowerer<'_, '_> {
 
     /// Python's `sum(v)` and `np.dot(a, b)` (`v` = `a * b`) of 1-D vectors:
     /// the elements added in their own type, as NumPy scalars add.
-    fn vector_sum(&mut self, name: &str, v: &ast::Expr, span: Span) -> Option<TExpr> {
+    fn vector_sum(&mut self, name: &str, v: &ast::Expr, dot: bool, span: Span) -> Option<TExpr> {
         let (sum, et, extents) =
             self.reduction_with(crate::ir::ReduceOp::Sum, v, span, AccRule::Element)?;
-        if et == ElemTy::Bool && name.ends_with("dot") {
+        if et == ElemTy::Bool && dot {
             self.error(
                 Diagnostic::error(format!("`{name}` of bool vectors is not supported in parpy functions"))
                     .at(span, "NumPy's dot of bools is a bool (any pair both true)")

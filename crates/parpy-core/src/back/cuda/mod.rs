@@ -65,18 +65,6 @@ pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> 
     Ok(c_writer::write_parts(&d, p, options)?.into_output(true))
 }
 
-/// The statement adding `o` to `v` in the reduction helpers.
-fn combine(op: ReduceOp, e: ElemTy) -> String {
-    match (op, e) {
-        (ReduceOp::Sum, ElemTy::Bool) => "v = v || o;".to_string(),
-        (ReduceOp::Prod, ElemTy::Bool) => "v = v && o;".to_string(),
-        (ReduceOp::Sum, _) => "v = v + o;".to_string(),
-        (ReduceOp::Prod, _) => "v = v * o;".to_string(),
-        (ReduceOp::Max, _) => format!("v = {};", c_writer::max_min(true, e, "v", "o")),
-        (ReduceOp::Min, _) => format!("v = {};", c_writer::max_min(false, e, "v", "o")),
-    }
-}
-
 fn axis(a: Axis) -> &'static str {
     a.name()
 }
@@ -306,11 +294,7 @@ impl Dialect for CudaDialect {
     }
 
     fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, EmitError> {
-        Ok(format!(
-            "parpy_warp_{}_{}({arg})",
-            op.name(),
-            e.short_name()
-        ))
+        Ok(format!("{}({arg})", c_writer::warp_helper_name(op, e)))
     }
 
     fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
@@ -325,12 +309,13 @@ impl Dialect for CudaDialect {
         } else {
             "__shfl_xor_sync(0xffffffffu, v, k)".to_string()
         };
-        let combine = combine(op, e);
-        Ok(Some(format!(
-            "static __device__ inline {ty} parpy_warp_{}_{}({ty} v) {{\n  for (int k = {}; k > 0; k /= 2) {{\n    {ty} o = {shfl};\n    {combine}\n  }}\n  return v;\n}}\n",
-            op.name(),
-            e.short_name(),
-            WARP_SIZE / 2
+        Ok(Some(c_writer::butterfly_helper(
+            "static __device__ inline",
+            ty,
+            op,
+            e,
+            "int",
+            &shfl,
         )))
     }
 
@@ -350,7 +335,7 @@ impl Dialect for CudaDialect {
     fn cluster_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
         let ty = self.scalar_type(e)?;
         let (name, short) = (op.name(), e.short_name());
-        let combine = combine(op, e);
+        let combine = c_writer::combine_stmt(op, e);
         Ok(Some(format!(
             "static __device__ inline {ty} parpy_cluster_{name}_{short}({ty} v) {{\n  __shared__ {ty} parpy_slot;\n  cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();\n  if (threadIdx.x == 0) {{\n    parpy_slot = v;\n  }}\n  cl.sync();\n  v = *cl.map_shared_rank(&parpy_slot, 0);\n  for (unsigned int b = 1; b < cl.num_blocks(); b++) {{\n    {ty} o = *cl.map_shared_rank(&parpy_slot, b);\n    {combine}\n  }}\n  cl.sync();\n  return v;\n}}\n"
         )))

@@ -44,7 +44,6 @@ use crate::error::CompileError;
 use crate::ir::visit::walk_exprs;
 use crate::ir::{
     AtomicOp, ExprKind, Function, GpuIndex, Kernel, LaunchInfo, MathFn, Program, ReduceOp,
-    WARP_SIZE,
 };
 use crate::options::Options;
 use crate::types::ElemTy;
@@ -324,11 +323,7 @@ impl Dialect for MetalDialect {
             // Metal does not say what `simd_max` makes of a NaN: float
             // max and min shuffle with NumPy's rule (the helper below)
             ReduceOp::Max | ReduceOp::Min if e.is_float() => {
-                return Ok(format!(
-                    "parpy_warp_{}_{}({arg})",
-                    op.name(),
-                    e.short_name()
-                ))
+                return Ok(format!("{}({arg})", c_writer::warp_helper_name(op, e)))
             }
             ReduceOp::Max => "simd_max",
             ReduceOp::Min => "simd_min",
@@ -341,12 +336,13 @@ impl Dialect for MetalDialect {
             return Ok(None);
         }
         let ty = self.scalar_type(e)?;
-        let combine = c_writer::max_min(op == ReduceOp::Max, e, "v", "o");
-        Ok(Some(format!(
-            "static inline {ty} parpy_warp_{}_{}({ty} v) {{\n  for (ushort k = {}; k > 0; k /= 2) {{\n    {ty} o = simd_shuffle_xor(v, k);\n    v = {combine};\n  }}\n  return v;\n}}\n",
-            op.name(),
-            e.short_name(),
-            WARP_SIZE / 2
+        Ok(Some(c_writer::butterfly_helper(
+            "static inline",
+            ty,
+            op,
+            e,
+            "ushort",
+            "simd_shuffle_xor(v, k)",
         )))
     }
 
