@@ -233,8 +233,11 @@ def read_at(x, y, k):
 
 @pytest.mark.parametrize("k", [-1, -4, 2])
 @pytest.mark.parametrize("specialize", [True, False])
-def test_negative_runtime_indices_wrap(k, specialize):
-    run_both(read_at, [np.arange(5.0), np.zeros(2), k], cpu_opts(specialize_scalars=specialize))
+@pytest.mark.parametrize("checks", [True, False])
+def test_negative_runtime_indices_wrap(k, specialize, checks):
+    # without checks the wrap is parpy_wrap_<type>, not the checked helper
+    opts = cpu_opts(specialize_scalars=specialize, bounds_check=checks)
+    run_both(read_at, [np.arange(5.0), np.zeros(2), k], opts)
 
 
 @parpy.jit
@@ -244,9 +247,11 @@ def gather(x, idx, y, N):
         y[i] = x[idx[i]]
 
 
-def test_negative_indices_read_from_an_array_wrap():
+@pytest.mark.parametrize("checks", [True, False])
+def test_negative_indices_read_from_an_array_wrap(checks):
     idx = np.array([0, -1, 3, -4], np.int64)
-    run_both(gather, [np.arange(4.0), idx, np.zeros(4), 4], cpu_opts({'N': parpy.threads(2)}))
+    opts = cpu_opts({'N': parpy.threads(2)}, bounds_check=checks)
+    run_both(gather, [np.arange(4.0), idx, np.zeros(4), 4], opts)
 
 
 @parpy.jit

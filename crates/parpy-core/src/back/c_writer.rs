@@ -461,6 +461,8 @@ enum PreludeFn {
     /// `parpy_check_wrap_index`: the same after a negative index counts
     /// from the end (the record keeps the index as computed).
     CheckWrapIndex,
+    /// `parpy_wrap_<type>`: a negative index counts from the end, unchecked.
+    WrapIndex(ElemTy),
 }
 
 // C precedence levels (higher binds tighter).
@@ -785,6 +787,9 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 "{q} __attribute__((unused)) T parpy_check_index(T i, T n, T site, T *rec) {{\n  if (i >= 0 && i < n) {{\n    return i;\n  }}\n{}  return 0;\n}}\n",
                 d.bounds_record()
             )),
+            PreludeFn::WrapIndex(e) => (e, format!(
+                "{q} __attribute__((unused)) T parpy_wrap_S(T i, T n) {{\n  if (i < 0) {{\n    return i + n;\n  }}\n  return i;\n}}\n"
+            )),
             PreludeFn::CheckWrapIndex => (ElemTy::I64, format!(
                 // the common case first: one unsigned comparison (a
                 // select before it made CSR SpMV ~10% slower)
@@ -803,6 +808,7 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             .replace("parpy_max_S", &format!("parpy_max_{}", e.short_name()))
             .replace("parpy_min_S", &format!("parpy_min_{}", e.short_name()))
             .replace("parpy_abs_S", &format!("parpy_abs_{}", e.short_name()))
+            .replace("parpy_wrap_S", &format!("parpy_wrap_{}", e.short_name()))
             .replace("parpy_shl_S", &format!("parpy_shl_{}", e.short_name()))
             .replace("parpy_shr_S", &format!("parpy_shr_{}", e.short_name()))
             .replace("BITS", &(8 * e.size()).to_string());
@@ -1554,9 +1560,14 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                         (format!("{name}({a}, {n}, {site}, {r})"), P_POSTFIX)
                     }
                     None if *wrap => {
-                        return Err(EmitError::Invariant(
-                            "an index check that wraps has no record".into(),
-                        ))
+                        // in the index's own type (32-bit on GPUs by default)
+                        let ty = arg.elem();
+                        self.prelude.insert(PreludeFn::WrapIndex(ty));
+                        let n = self.d.int_literal(*size, ty);
+                        (
+                            format!("parpy_wrap_{}({a}, {n})", ty.short_name()),
+                            P_POSTFIX,
+                        )
                     }
                     None => self.expr(arg)?,
                 }

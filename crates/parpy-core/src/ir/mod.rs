@@ -521,7 +521,8 @@ pub enum ExprKind {
     /// end): an `arg` outside `[0, size)` stores `[site + 1, arg]` into the
     /// `record` (the function's bounds-record array) unless an earlier
     /// failure is there, and yields 0, so memory is never touched out of
-    /// bounds. Without a record it is `arg` unchecked. With `wrap`, a
+    /// bounds. Without a record nothing is checked (bounds checks off, or
+    /// the index proven in range after its wrap). With `wrap`, a
     /// negative `arg` counts from the end first (Python's negative index:
     /// `passes::check_bounds` folds sema's `arg < 0 ? arg + size : arg`
     /// into the check, so `arg` is evaluated once and a failure records the

@@ -413,7 +413,8 @@ impl Printer<'_> {
                     self.expr(r),
                     if *wrap { ", wrap" } else { "" }
                 ),
-                None => format!("wrap_index({}, {size})", self.expr(arg)),
+                None if *wrap => format!("wrap_index({}, {size})", self.expr(arg)),
+                None => self.expr(arg),
             },
             ExprKind::Call { func, args } => {
                 let name = self

@@ -357,18 +357,11 @@ impl V<'_> {
             }
             ExprKind::Index { array, indices } => self.index(*array, indices)?,
             ExprKind::CheckIndex {
-                arg,
-                size,
-                record,
-                wrap,
-                ..
+                arg, size, record, ..
             } => {
                 self.expr(arg)?;
                 if arg.ty != e.ty || !arg.ty.elem().is_some_and(|t| t.is_int()) || *size < 1 {
                     return Err("an index check with a wrong type or size".into());
-                }
-                if *wrap && record.is_none() {
-                    return Err("an index check that wraps has no record".into());
                 }
                 if let Some(r) = record {
                     let ok = match &r.kind {

@@ -6,6 +6,13 @@
 #include <metal_stdlib>
 using namespace metal;
 
+static inline __attribute__((unused)) int32_t parpy_wrap_i32(int32_t i, int32_t n) {
+  if (i < 0) {
+    return i + n;
+  }
+  return i;
+}
+
 [[kernel]] void break_continue_i(
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
@@ -33,10 +40,10 @@ using namespace metal;
       if (n > 32) {
         break;
       }
-      if (x[i * 32 + (n - 1 < 0 ? n - 1 + 32 : n - 1)] < 0.5f) {
+      if (x[i * 32 + parpy_wrap_i32(n - 1, 32)] < 0.5f) {
         continue;
       }
-      s = s + x[i * 32 + (n - 1 < 0 ? n - 1 + 32 : n - 1)];
+      s = s + x[i * 32 + parpy_wrap_i32(n - 1, 32)];
     }
     y[i] = s + y[i];
   }

@@ -8,6 +8,13 @@
 #include <metal_stdlib>
 using namespace metal;
 
+static inline __attribute__((unused)) int32_t parpy_wrap_i32(int32_t i, int32_t n) {
+  if (i < 0) {
+    return i + n;
+  }
+  return i;
+}
+
 [[kernel]] void csr_gather_row(
     const device int64_t *rows [[buffer(0)]],
     const device int64_t *cols [[buffer(1)]],
@@ -18,7 +25,7 @@ using namespace metal;
   for (int32_t i = (int32_t)parpy_thread.x; i < 64; i += 64) {
     float acc = 0.0f;
     for (int32_t k = (int32_t)rows[i]; k < (int32_t)rows[i + 1]; k += 1) {
-      acc = acc + vals[k < 0 ? k + 512 : k] * x[(int32_t)cols[k < 0 ? k + 512 : k] < 0 ? (int32_t)cols[k < 0 ? k + 512 : k] + 64 : (int32_t)cols[k < 0 ? k + 512 : k]];
+      acc = acc + vals[parpy_wrap_i32(k, 512)] * x[parpy_wrap_i32((int32_t)cols[parpy_wrap_i32(k, 512)], 64)];
     }
     y[i] = acc;
   }
