@@ -376,6 +376,17 @@ def natural_args():
     ("unpack_scalar", "x[3, 0]", "only a tuple", "natural_unpack_scalar"),
     ("bad_method", "x[i, :].std", "method `std` is not supported", "natural_bad_method"),
     ("no_equivalent", "np.median", "no parpy equivalent", "natural_no_equivalent"),
+    ("enumerate_one_name", "p in", "`enumerate` gives (index, element) pairs",
+     "natural_enumerate_one_name"),
+    ("zip_too_few_names", "a, b in zip", "`zip` of 3 iterables gives tuples of 3",
+     "natural_zip_too_few_names"),
+    ("tuple_over_range", "a, b in range", "a tuple loop target needs `enumerate(...)` or `zip(...)`",
+     "natural_tuple_over_range"),
+    ("enumerate_2d", "x)", "`enumerate` takes 1-D arrays or slices", "natural_enumerate_2d"),
+    ("enumerate_runtime_start", "start)", "the start of `enumerate` must be an integer constant",
+     "natural_enumerate_runtime_start"),
+    ("zip_outside_loop", "zip(x[0, :], x[1, :])", "`zip` can only be used as the iterator of a `for` loop",
+     "natural_zip_outside_loop"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

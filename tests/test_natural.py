@@ -713,3 +713,63 @@ def iterate_2d(x, y):
 def test_iterating_over_a_2d_array_is_an_error():
     with pytest.raises(parpy.CompileError, match="a 1-D array or a 1-D slice"):
         iterate_2d(np.zeros((2, 3)), np.zeros(1), opts=cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# for i, v in enumerate(...) / for a, b in zip(...): tuple loop targets (they
+# were "loop targets must be a single name")
+
+
+@parpy.jit
+def enumerate_and_zip(x, w, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        for j, v in enumerate(x[i, :]):
+            y[i, j] = v * j
+        s = 0.0
+        # zip stops at the shortest: x[i, 1:] has one element fewer
+        for a, b in zip(x[i, 1:], x[i, :]):
+            s += a - b
+        for k, v in enumerate(x[i, -4:], 10):
+            s += v * k
+        for k, (v) in enumerate(w):
+            s += v - k
+        for a, b, c in zip(w, x[i, :], w[2:]):
+            s = s * 0.5 + a * b - c
+        z[i] = s
+
+
+def test_enumerate_and_zip_over_arrays_and_slices():
+    x = rng(10).random((5, 9))
+    args = [x, rng(11).random(6), np.zeros((5, 9)), np.zeros(5), 5]
+    run_both(enumerate_and_zip, args, cpu_opts({'i': parpy.threads(5)}))
+
+
+@parpy.jit
+def enumerate_parallel(x, y):
+    parpy.label('j')
+    for j, v in enumerate(x):
+        y[j] = v + j
+
+
+def test_a_labelled_enumerate_loop_is_parallel():
+    opts = cpu_opts({'j': parpy.threads(4)})
+    run_both(enumerate_parallel, [rng(12).random(37), np.zeros(37)], opts)
+    code = parpy.print_compiled(enumerate_parallel, [np.zeros(37), np.zeros(37)], opts)
+    assert "#pragma omp parallel for" in code
+
+
+@parpy.jit
+def enumerate_scalar_start(x, y, k):
+    with parpy.gpu:
+        for i, v in enumerate(x, k):
+            y[i - k] = v * i
+
+
+def test_an_enumerate_start_must_be_known_when_compiling():
+    # a specialized parameter is a constant; without specialization the
+    # error says where to add the offset instead
+    run_both(enumerate_scalar_start, [rng(13).random(6), np.zeros(6), 3], cpu_opts())
+    with pytest.raises(parpy.CompileError, match="the start of `enumerate` must be an integer"):
+        enumerate_scalar_start(np.zeros(6), np.zeros(6), 3,
+                               opts=cpu_opts(specialize_scalars=False))

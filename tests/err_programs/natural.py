@@ -28,3 +28,34 @@ def bad_method(x, y, N):
 def no_equivalent(x, y, N):
     for i in range(N):
         y[i] = np.median(x[i, :])
+
+
+def enumerate_one_name(x, y, N):
+    for p in enumerate(x[0, :]):
+        y[0] = 1.0
+
+
+def zip_too_few_names(x, y, N):
+    for a, b in zip(x[0, :], x[1, :], x[2, :]):
+        y[0] = a + b
+
+
+def tuple_over_range(x, y, N):
+    for a, b in range(N):
+        y[0] = a + b
+
+
+def enumerate_2d(x, y, N):
+    for i, row in enumerate(x):
+        y[i] = row[0]
+
+
+def enumerate_runtime_start(x, y, N):
+    start = N
+    for i, v in enumerate(x[0, :], start):
+        y[0] = v
+
+
+def zip_outside_loop(x, y, N):
+    z = zip(x[0, :], x[1, :])
+    y[0] = 1.0

@@ -61,6 +61,10 @@ pub enum Builtin {
     Float,
     Int,
     Len,
+    /// `enumerate(x[, start])` and `zip(x, y, ...)`: the iterables of
+    /// `for` loops over arrays and slices.
+    Enumerate,
+    Zip,
 }
 
 impl Builtin {
@@ -87,6 +91,8 @@ impl Builtin {
             "float" => Builtin::Float,
             "int" => Builtin::Int,
             "len" => Builtin::Len,
+            "enumerate" => Builtin::Enumerate,
+            "zip" => Builtin::Zip,
             "sum" => Builtin::Sum,
             "atomic" => Builtin::AtomicBlock,
             "atomic.add" => Builtin::Atomic(AtomicOp::Add),

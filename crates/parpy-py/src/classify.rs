@@ -129,7 +129,17 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     }
     let builtins = py.import("builtins")?;
     for name in [
-        "range", "min", "max", "abs", "float", "int", "len", "round", "sum",
+        "range",
+        "min",
+        "max",
+        "abs",
+        "float",
+        "int",
+        "len",
+        "round",
+        "sum",
+        "enumerate",
+        "zip",
     ] {
         if obj.is(&builtins.getattr(name)?) {
             if let Some(b) = Builtin::from_name(name) {

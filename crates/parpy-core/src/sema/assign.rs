@@ -202,8 +202,11 @@ fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
                 targets.iter().for_each(|t| target_names(t, out))
             }
             ast::StmtKind::AugAssign { target, .. } => target_names(target, out),
-            ast::StmtKind::For { var, body, .. } => {
+            ast::StmtKind::For {
+                var, unpack, body, ..
+            } => {
                 out.push(var.clone());
+                out.extend(unpack.iter().map(|(n, _)| n.clone()));
                 assigned_names(body, out);
             }
             ast::StmtKind::While { body, .. } | ast::StmtKind::With { body, .. } => {

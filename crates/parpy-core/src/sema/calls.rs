@@ -14,7 +14,7 @@ use super::types::{convert, promote};
 use super::{helper_for, Lowerer, TExpr};
 
 impl Lowerer<'_, '_> {
-    fn arity_error(&mut self, name: &str, expected: &str, got: usize, span: Span) {
+    pub(super) fn arity_error(&mut self, name: &str, expected: &str, got: usize, span: Span) {
         self.error(
             Diagnostic::error(format!(
                 "`{name}` takes {expected} but {got} {} given",
@@ -299,10 +299,12 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
-            Builtin::Range => {
+            Builtin::Range | Builtin::Enumerate | Builtin::Zip => {
                 self.error(
-                    Diagnostic::error("`range` can only be used as the iterator of a `for` loop")
-                        .at(span, "not in a `for` loop"),
+                    Diagnostic::error(format!(
+                        "`{name}` can only be used as the iterator of a `for` loop"
+                    ))
+                    .at(span, "not in a `for` loop"),
                 );
                 None
             }

@@ -561,10 +561,11 @@ impl Lowerer<'_, '_> {
             ast::StmtKind::For {
                 var,
                 var_span,
+                unpack,
                 iter,
                 body,
             } => self
-                .for_loop(var, *var_span, iter, body, names)
+                .for_in(var, *var_span, unpack, iter, body, names)
                 .map(one)
                 .unwrap_or_default(),
             other => {
@@ -776,13 +777,13 @@ impl Lowerer<'_, '_> {
         body
     }
 
-    /// `for v in x:` over a 1-D array, or over a slice with one sliced
-    /// dimension (`x[i, lo:hi]`): its length and the element at the
-    /// iteration index ([`iteration_index`]).
-    fn iteration(&mut self, var: &str, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
+    /// An iterable of a `for` loop that is a 1-D array, or a slice with one
+    /// sliced dimension (`x[i, lo:hi]`): its length and its element at the
+    /// hidden index `index` ([`iteration_index`]).
+    fn element(&mut self, index: &str, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
         let span = iter.span;
         let index = ast::Expr {
-            kind: ast::ExprKind::Name(iteration_index(var)),
+            kind: ast::ExprKind::Name(index.to_string()),
             span,
         };
         let subscript = |value: ast::Expr, indices: Vec<ast::Expr>| ast::Expr {
@@ -844,6 +845,170 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `for target in iter:`. A `range(...)` loop as it is; over arrays and
+    /// slices (`x`, `enumerate(x[, start])`, `zip(x, y, ...)`) a range loop
+    /// over a hidden index whose body first assigns the targets (Python
+    /// reads each element when its iteration starts).
+    fn for_in(
+        &mut self,
+        var: &str,
+        var_span: Span,
+        unpack: &[(String, Span)],
+        iter: &ast::Expr,
+        body: &[ast::Stmt],
+        labels: Vec<String>,
+    ) -> Option<StmtKind> {
+        let span = iter.span;
+        let call = match &iter.kind {
+            ast::ExprKind::Call { func, args } => self.builtin_of(func).map(|b| (b, args)),
+            _ => None,
+        };
+        let index = iteration_index(var);
+        let name = |n: &str| ast::Expr {
+            kind: ast::ExprKind::Name(n.to_string()),
+            span,
+        };
+        let tuple_error = |this: &mut Self, what: &str, fix: &str| {
+            this.error(
+                Diagnostic::error(what.to_string())
+                    .at(var_span, "the loop target")
+                    .help(fix.to_string()),
+            );
+        };
+        // (length, [(target, value)])
+        let (n, values) = match call {
+            Some((Builtin::Range, _)) if unpack.is_empty() => {
+                return self.for_loop(var, var_span, iter, body, labels);
+            }
+            Some((Builtin::Enumerate, args)) => {
+                if unpack.len() != 2 {
+                    tuple_error(
+                        self,
+                        "`enumerate` gives (index, element) pairs: unpack them into two names",
+                        "write `for i, v in enumerate(x):`",
+                    );
+                    return None;
+                }
+                let start = match args.get(1) {
+                    None => 0,
+                    Some(s) => match self.lower_expr(s).and_then(|t| const_int(&t.e)) {
+                        Some(c) => c,
+                        None => {
+                            self.error(
+                                Diagnostic::error(
+                                    "the start of `enumerate` must be an integer constant",
+                                )
+                                .at(s.span, "not an integer constant")
+                                .help("add the offset inside the loop: `j = i + start`"),
+                            );
+                            return None;
+                        }
+                    },
+                };
+                let x = match args.as_slice() {
+                    [x] | [x, _] => x,
+                    _ => {
+                        self.arity_error("enumerate", "1 or 2 arguments", args.len(), span);
+                        return None;
+                    }
+                };
+                let (n, v) = self.iterable(&index, x, "enumerate")?;
+                let i = match start {
+                    0 => name(&index),
+                    s => ast::Expr {
+                        kind: ast::ExprKind::Binary {
+                            op: crate::ir::BinOp::Add,
+                            lhs: Box::new(name(&index)),
+                            rhs: Box::new(ast::Expr {
+                                kind: ast::ExprKind::Int(s),
+                                span,
+                            }),
+                        },
+                        span,
+                    },
+                };
+                (n, vec![(unpack[0].clone(), i), (unpack[1].clone(), v)])
+            }
+            Some((Builtin::Zip, args)) => {
+                if args.is_empty() || unpack.len() != args.len() {
+                    tuple_error(
+                        self,
+                        &format!(
+                            "`zip` of {} iterables gives tuples of {}: unpack them into as many \
+                             names",
+                            args.len(),
+                            args.len()
+                        ),
+                        "write `for a, b in zip(x, y):`",
+                    );
+                    return None;
+                }
+                let mut n = i64::MAX;
+                let mut values = vec![];
+                for (a, target) in args.iter().zip(unpack) {
+                    let (len, v) = self.iterable(&index, a, "zip")?;
+                    // Python's zip stops at the shortest
+                    n = n.min(len);
+                    values.push((target.clone(), v));
+                }
+                (n, values)
+            }
+            _ if !unpack.is_empty() => {
+                tuple_error(
+                    self,
+                    "a tuple loop target needs `enumerate(...)` or `zip(...)`",
+                    "write `for i, v in enumerate(x):` or `for a, b in zip(x, y):`",
+                );
+                return None;
+            }
+            _ => match self.element(&index, iter) {
+                Some((n, v)) => (n, vec![((var.to_string(), var_span), v)]),
+                None => return self.for_loop(var, var_span, iter, body, labels),
+            },
+        };
+        let range = ast::Expr {
+            kind: ast::ExprKind::Call {
+                func: Box::new(name("range")),
+                args: vec![ast::Expr {
+                    kind: ast::ExprKind::Int(n),
+                    span,
+                }],
+            },
+            span,
+        };
+        let mut inner: Vec<ast::Stmt> = values
+            .into_iter()
+            .map(|((target, at), value)| ast::Stmt {
+                kind: ast::StmtKind::Assign {
+                    targets: vec![ast::Expr {
+                        kind: ast::ExprKind::Name(target),
+                        span: at,
+                    }],
+                    value,
+                },
+                span: at,
+            })
+            .collect();
+        inner.extend(body.iter().cloned());
+        self.for_loop(&index, var_span, &range, &inner, labels)
+    }
+
+    /// An argument of `enumerate` / `zip`: an array or a slice (as
+    /// [`Self::element`]), else an error pointing at it.
+    fn iterable(&mut self, index: &str, x: &ast::Expr, what: &str) -> Option<(i64, ast::Expr)> {
+        let e = self.element(index, x);
+        if e.is_none() {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{what}` takes 1-D arrays or slices with one sliced dimension"
+                ))
+                .at(x.span, "not a 1-D array or slice")
+                .help("loop over an index: `for i in range(n):`"),
+            );
+        }
+        e
+    }
+
     fn for_loop(
         &mut self,
         var: &str,
@@ -857,34 +1022,6 @@ impl Lowerer<'_, '_> {
                 args
             }
             _ => {
-                if let Some((n, elem)) = self.iteration(var, iter) {
-                    // `for v in x[i, :]:` is `for k in range(n): v = x[i, k]`
-                    // (Python reads each element when its iteration starts)
-                    let span = iter.span;
-                    let name = |n: &str| ast::Expr {
-                        kind: ast::ExprKind::Name(n.to_string()),
-                        span,
-                    };
-                    let range = ast::Expr {
-                        kind: ast::ExprKind::Call {
-                            func: Box::new(name("range")),
-                            args: vec![ast::Expr {
-                                kind: ast::ExprKind::Int(n),
-                                span,
-                            }],
-                        },
-                        span,
-                    };
-                    let mut inner = vec![ast::Stmt {
-                        kind: ast::StmtKind::Assign {
-                            targets: vec![name(var)],
-                            value: elem,
-                        },
-                        span: var_span,
-                    }];
-                    inner.extend(body.iter().cloned());
-                    return self.for_loop(&iteration_index(var), var_span, &range, &inner, labels);
-                }
                 self.error(
                     Diagnostic::error(
                         "`for` loops must iterate over `range(...)`, a 1-D array or a 1-D slice",

@@ -28,6 +28,9 @@ pub struct Stmt {
     pub span: Span,
 }
 
+/// A name and where it is written.
+pub type Named = (String, Span);
+
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     /// `t0 = t1 = ... = value` (Python evaluates `value` once and assigns
@@ -43,10 +46,14 @@ pub enum StmtKind {
         op: BinOp,
         value: Expr,
     },
-    /// `for var in iter:` (the iterator is checked to be `range(...)` in sema).
+    /// `for var in iter:` (sema checks the iterator: `range(...)`, an
+    /// array or slice, `enumerate(...)`, `zip(...)`). A tuple target
+    /// `for a, b in ...:` has its names in `unpack`, and `var` is then a
+    /// name no Python identifier can be (`(a, b)`).
     For {
         var: String,
         var_span: Span,
+        unpack: Vec<Named>,
         iter: Expr,
         body: Vec<Stmt>,
     },
@@ -234,9 +241,14 @@ impl FunctionDef {
                         read(value);
                     }
                     StmtKind::For {
-                        var, iter, body, ..
+                        var,
+                        unpack,
+                        iter,
+                        body,
+                        ..
                     } => {
                         locals.push(var);
+                        locals.extend(unpack.iter().map(|(n, _)| n.as_str()));
                         read(iter);
                         stmts(body, locals, reads);
                     }

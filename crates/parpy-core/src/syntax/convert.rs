@@ -225,21 +225,7 @@ impl Converter {
             }
             py::Stmt::For(f) => {
                 self.loop_else(r, &f.body, &f.orelse, "`for ... else` statements");
-                let (var, var_span) = match f.target.as_ref() {
-                    py::Expr::Name(n) => (ident(&n.id), self.span(n.range)),
-                    t => {
-                        self.reject_with(
-                            t.range(),
-                            "loop targets must be a single name",
-                            "not a name",
-                            Some(
-                                "loop over an index with `for i in range(n):` and read the \
-                                 values inside the loop (`a, b = x[i], y[i]`)",
-                            ),
-                        );
-                        return None;
-                    }
-                };
+                let (var, var_span, unpack) = self.loop_target(&f.target)?;
                 let iter = self.expr(&f.iter);
                 if let ExprKind::Call { func, args } = &iter.kind {
                     let zero_step = matches!(&func.kind, ExprKind::Name(n) if n == "range")
@@ -256,6 +242,7 @@ impl Converter {
                 StmtKind::For {
                     var,
                     var_span,
+                    unpack,
                     iter,
                     body: self.loop_body(&f.body),
                 }
@@ -348,6 +335,53 @@ impl Converter {
             kind,
             span: self.span(r),
         })
+    }
+
+    /// A `for` loop's target: a name, or a tuple of names (`for i, v in
+    /// enumerate(x):`), whose loop variable is then `(i, v)`.
+    fn loop_target(&mut self, t: &py::Expr) -> Option<(String, Span, Vec<Named>)> {
+        let not_a_name = |this: &mut Self, r: TextRange| {
+            this.reject_with(
+                r,
+                "loop targets must be a name or a tuple of names",
+                "not a name",
+                Some(
+                    "loop over an index with `for i in range(n):` and write to the array \
+                     inside the loop (`x[i] = ...`)",
+                ),
+            );
+        };
+        match t {
+            py::Expr::Name(n) => Some((ident(&n.id), self.span(n.range), vec![])),
+            py::Expr::Tuple(py::ExprTuple { elts, .. })
+            | py::Expr::List(py::ExprList { elts, .. })
+                if !elts.is_empty() =>
+            {
+                let mut names = vec![];
+                for e in elts {
+                    match e {
+                        py::Expr::Name(n) => names.push((ident(&n.id), self.span(n.range))),
+                        _ => not_a_name(self, e.range()),
+                    }
+                }
+                if names.len() != elts.len() {
+                    return None;
+                }
+                let var = format!(
+                    "({})",
+                    names
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                Some((var, self.span(t.range()), names))
+            }
+            _ => {
+                not_a_name(self, t.range());
+                None
+            }
+        }
     }
 
     /// An assignment target: a name, a subscript or (when `tuple_ok`) a

@@ -140,9 +140,9 @@ fn rejects_each_construct_with_location() {
         ("    a, b += 1, 2\n", "tuple targets", "t.py:11:5"),
         ("    a, *b = x\n", "starred assignment targets", "t.py:11:8"),
         (
-            "    for i, j in range(3):\n        pass\n",
-            "loop targets must be a single name",
-            "t.py:11:9",
+            "    for i, (j, k) in enumerate(x):\n        pass\n",
+            "loop targets must be a name or a tuple of names",
+            "t.py:11:12",
         ),
         ("    x[::2] = 1\n", "strided slices", "t.py:11:9"),
         ("    y = (yield 1)\n", "`yield` expressions", "t.py:11:10"),
