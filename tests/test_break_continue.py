@@ -1,8 +1,8 @@
 """`break` and `continue` (REFERENCE.md §3): differential runs against plain
 Python on Cpu (tests/test_cuda_programs.py re-runs them on Cuda: a dry run
 to the cubin here), the Metal code of some of them (clang-19), and the
-errors: a `break` of a parallel loop, a jump out of `with parpy.gpu:`,
-`for ... else`."""
+errors: a `break` of a parallel loop, a jump out of `with parpy.gpu:`;
+`for ... else` and `while ... else`."""
 
 import numpy as np
 import pytest
@@ -468,10 +468,78 @@ def test_break_out_of_a_gpu_block_is_an_error():
     assert_points_at(text, "jumps", "break", width=5, occurrence=2)
 
 
-def test_for_else_is_refused_with_a_hint():
-    text = compile_error("jumps", "search_else", [np.ones(4), np.zeros(1, np.int64), 4],
-                         cpu_opts())
-    assert "`for ... else` statements are not supported" in first_line(text), text
-    assert "set a flag before the `break`" in text
-    assert_points_at(text, "jumps", "else:", width=4)
-    check_snapshot("for_else", text)
+@parpy.jit
+def search_else(x, found, N):
+    with parpy.gpu:
+        for i in range(N):
+            if x[i] > 0.0:
+                found[0] = i
+                break
+        else:
+            found[0] = -1
+
+
+@pytest.mark.parametrize("hit", [True, False])
+def test_for_else_runs_the_else_only_without_a_break(hit):
+    # (it was "`for ... else` statements are not supported")
+    x = np.zeros(4)
+    if hit:
+        x[2] = 1.0
+    run_both(search_else, [x, np.zeros(1, np.int64), 4], cpu_opts())
+
+
+@parpy.jit
+def first_above_else(x, t, out, N, M):
+    parpy.label('i')
+    for i in range(N):
+        out[i] = -1
+        for j in range(M):
+            if x[i, j] > t:
+                out[i] = j
+                break
+        else:
+            out[i] = M
+        k = 0
+        while k < M:
+            k += 1
+            if x[i, k - 1] < 0.05:
+                break
+        else:
+            out[i] += 100
+        # an inner loop's else: its break leaves the outer loop
+        for a in range(3):
+            for b in range(M):
+                if x[i, b] > 2.0:
+                    break
+            else:
+                out[i] += 1000
+                break
+        else:
+            out[i] = -7
+        # no break at all: the else follows the loop
+        for c in range(2):
+            out[i] += 1
+        else:
+            out[i] *= 2
+
+
+def test_for_else_and_while_else_in_a_parallel_loop():
+    x = np.random.default_rng(5).random((9, 6))
+    x[3, :] = 0.5
+    x[4, :] = 0.0
+    run_both(first_above_else, [x, 0.9, np.zeros(9, np.int64), 9, 6],
+             cpu_opts({'i': parpy.threads(4)}))
+
+
+@parpy.jit
+def parallel_else(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x[i] * 2.0
+    else:
+        with parpy.gpu:
+            y[0] += 1.0
+
+
+def test_the_else_of_a_parallel_loop_runs_after_it():
+    run_both(parallel_else, [np.arange(8.0), np.zeros(8), 8], cpu_opts({'i': parpy.threads(4)}))

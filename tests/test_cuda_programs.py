@@ -178,7 +178,6 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_break_in_a_par_reduction_loop_is_an_error",
     "test_continue_in_a_par_reduction_loop_suggests_the_identity",
     "test_break_out_of_a_gpu_block_is_an_error",
-    "test_for_else_is_refused_with_a_hint",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj):

@@ -26,15 +26,6 @@ def halve_until_small(x):
                 break
 
 
-def search_else(x, found, N):
-    for i in range(N):
-        if x[i] > 0.0:
-            found[0] = i
-            break
-    else:
-        found[0] = -1
-
-
 def total_positive(x, s, N):
     parpy.label('N')
     for i in range(N):

@@ -41,9 +41,11 @@ fn name_copies<'a>(body: &'a [ast::Stmt], out: &mut Vec<(&'a str, &'a str)>) {
                     copy_pairs(t, value, out);
                 }
             }
-            ast::StmtKind::For { body, .. }
-            | ast::StmtKind::While { body, .. }
-            | ast::StmtKind::With { body, .. } => name_copies(body, out),
+            ast::StmtKind::For { body, orelse, .. } | ast::StmtKind::While { body, orelse, .. } => {
+                name_copies(body, out);
+                name_copies(orelse, out);
+            }
+            ast::StmtKind::With { body, .. } => name_copies(body, out),
             ast::StmtKind::If {
                 then_body,
                 else_body,

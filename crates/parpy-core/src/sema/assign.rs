@@ -203,15 +203,22 @@ fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
             }
             ast::StmtKind::AugAssign { target, .. } => target_names(target, out),
             ast::StmtKind::For {
-                var, unpack, body, ..
+                var,
+                unpack,
+                body,
+                orelse,
+                ..
             } => {
                 out.push(var.clone());
                 out.extend(unpack.iter().map(|(n, _)| n.clone()));
                 assigned_names(body, out);
+                assigned_names(orelse, out);
             }
-            ast::StmtKind::While { body, .. } | ast::StmtKind::With { body, .. } => {
-                assigned_names(body, out)
+            ast::StmtKind::While { body, orelse, .. } => {
+                assigned_names(body, out);
+                assigned_names(orelse, out);
             }
+            ast::StmtKind::With { body, .. } => assigned_names(body, out),
             ast::StmtKind::If {
                 then_body,
                 else_body,

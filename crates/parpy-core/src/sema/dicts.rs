@@ -277,13 +277,17 @@ impl Rewriter<'_> {
                     self.target(target);
                     self.expr(value);
                 }
-                ast::StmtKind::For { iter, body, .. } => {
+                ast::StmtKind::For {
+                    iter, body, orelse, ..
+                } => {
                     self.expr(iter);
                     self.stmts(body);
+                    self.stmts(orelse);
                 }
-                ast::StmtKind::While { cond, body } => {
+                ast::StmtKind::While { cond, body, orelse } => {
                     self.expr(cond);
                     self.stmts(body);
+                    self.stmts(orelse);
                 }
                 ast::StmtKind::If {
                     cond,

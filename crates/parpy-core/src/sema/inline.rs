@@ -35,9 +35,10 @@ pub(super) fn has_labels(body: &[ast::Stmt], globals: &dyn Resolver) -> bool {
         }) => func
             .dotted_path()
             .is_some_and(|p| matches!(globals.resolve(&p), Resolved::Builtin(Builtin::Label))),
-        ast::StmtKind::For { body, .. }
-        | ast::StmtKind::While { body, .. }
-        | ast::StmtKind::With { body, .. } => has_labels(body, globals),
+        ast::StmtKind::For { body, orelse, .. } | ast::StmtKind::While { body, orelse, .. } => {
+            has_labels(body, globals) || has_labels(orelse, globals)
+        }
+        ast::StmtKind::With { body, .. } => has_labels(body, globals),
         ast::StmtKind::If {
             then_body,
             else_body,
@@ -105,13 +106,17 @@ fn subst_stmts(stmts: &mut [ast::Stmt], subst: &[(String, ast::Expr)]) {
                 subst_expr(target, subst);
                 subst_expr(value, subst);
             }
-            ast::StmtKind::For { iter, body, .. } => {
+            ast::StmtKind::For {
+                iter, body, orelse, ..
+            } => {
                 subst_expr(iter, subst);
                 subst_stmts(body, subst);
+                subst_stmts(orelse, subst);
             }
-            ast::StmtKind::While { cond, body } => {
+            ast::StmtKind::While { cond, body, orelse } => {
                 subst_expr(cond, subst);
                 subst_stmts(body, subst);
+                subst_stmts(orelse, subst);
             }
             ast::StmtKind::If {
                 cond,

@@ -531,6 +531,9 @@ impl Lowerer<'_, '_> {
     }
 
     fn lower_stmt(&mut self, s: &ast::Stmt, labels: &[(String, Span)]) -> Vec<ir::Stmt> {
+        if let Some(out) = self.loop_else(s, labels) {
+            return out;
+        }
         let with_implicit = self.implicit_labels(s, labels);
         let labels = with_implicit.as_slice();
         let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
@@ -564,6 +567,7 @@ impl Lowerer<'_, '_> {
                 unpack,
                 iter,
                 body,
+                ..
             } => self
                 .for_in(var, *var_span, unpack, iter, body, names)
                 .map(one)
@@ -579,7 +583,7 @@ impl Lowerer<'_, '_> {
 
     fn simple_stmt(&mut self, kind: &ast::StmtKind, span: Span) -> Option<StmtKind> {
         match kind {
-            ast::StmtKind::While { cond, body } => {
+            ast::StmtKind::While { cond, body, .. } => {
                 let before = self.pre.len();
                 let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
                 if self.pre.len() != before {
@@ -767,6 +771,78 @@ impl Lowerer<'_, '_> {
         self.func.ret = Type::Scalar(ty);
         convert_returns(&mut self.func.body, ty);
         weak
+    }
+
+    /// `for ... else:` / `while ... else:` (`None` for any other statement):
+    /// the `else:` runs when the loop ends without `break`. Without a
+    /// `break` of this loop it simply follows the loop; otherwise a hidden
+    /// flag (`loop@FILE.OFFSET.broke`, no Python name) is set before each `break` and
+    /// tested after the loop.
+    fn loop_else(&mut self, s: &ast::Stmt, labels: &[(String, Span)]) -> Option<Vec<ir::Stmt>> {
+        let (ast::StmtKind::For { body, orelse, .. } | ast::StmtKind::While { body, orelse, .. }) =
+            &s.kind
+        else {
+            return None;
+        };
+        if orelse.is_empty() {
+            return None;
+        }
+        let orelse = orelse.clone();
+        let mut plain = s.clone();
+        let (ast::StmtKind::For {
+            body: new_body,
+            orelse: o,
+            ..
+        }
+        | ast::StmtKind::While {
+            body: new_body,
+            orelse: o,
+            ..
+        }) = &mut plain.kind
+        else {
+            return None;
+        };
+        o.clear();
+        if !breaks(body) {
+            let mut out = self.lower_stmt(&plain, labels);
+            out.extend(self.lower_block(&orelse));
+            return Some(out);
+        }
+        let span = s.span;
+        let flag = format!("loop@{}.{}.broke", span.file.0, span.lo);
+        let name = ast::Expr {
+            kind: ast::ExprKind::Name(flag),
+            span,
+        };
+        let set = |value: bool| ast::Stmt {
+            kind: ast::StmtKind::Assign {
+                targets: vec![name.clone()],
+                value: ast::Expr {
+                    kind: ast::ExprKind::Bool(value),
+                    span,
+                },
+            },
+            span,
+        };
+        mark_breaks(new_body, &set(true));
+        let after = ast::Stmt {
+            kind: ast::StmtKind::If {
+                cond: ast::Expr {
+                    kind: ast::ExprKind::Unary {
+                        op: crate::ops::UnOp::Not,
+                        arg: Box::new(name.clone()),
+                    },
+                    span,
+                },
+                then_body: orelse,
+                else_body: vec![],
+            },
+            span,
+        };
+        let mut out = self.lower_stmt(&set(false), &[]);
+        out.extend(self.lower_stmt(&plain, labels));
+        out.extend(self.lower_stmt(&after, &[]));
+        Some(out)
     }
 
     /// A loop's body (where `break` and `continue` act on the loop).
@@ -1434,4 +1510,49 @@ fn rebind_error(n: &str, elem: ElemTy, vt: ElemTy, at: Span, first: Span) -> Dia
 /// of the program can be it).
 fn iteration_index(var: &str) -> String {
     format!("{var}.index")
+}
+
+/// Whether a loop body has a `break` of its own loop (not of a loop in it).
+fn breaks(body: &[ast::Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        ast::StmtKind::Break => true,
+        ast::StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => breaks(then_body) || breaks(else_body),
+        ast::StmtKind::With { body, .. } => breaks(body),
+        // `else:` of an inner loop belongs to this loop's body
+        ast::StmtKind::For { orelse, .. } | ast::StmtKind::While { orelse, .. } => breaks(orelse),
+        _ => false,
+    })
+}
+
+/// Puts `set` before each `break` of the loop whose body is `body` (as
+/// [`breaks`] finds them).
+fn mark_breaks(body: &mut Vec<ast::Stmt>, set: &ast::Stmt) {
+    let mut out = Vec::with_capacity(body.len());
+    for mut s in std::mem::take(body) {
+        match &mut s.kind {
+            ast::StmtKind::Break => out.push(ast::Stmt {
+                span: s.span,
+                ..set.clone()
+            }),
+            ast::StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                mark_breaks(then_body, set);
+                mark_breaks(else_body, set);
+            }
+            ast::StmtKind::With { body, .. } => mark_breaks(body, set),
+            ast::StmtKind::For { orelse, .. } | ast::StmtKind::While { orelse, .. } => {
+                mark_breaks(orelse, set)
+            }
+            _ => {}
+        }
+        out.push(s);
+    }
+    *body = out;
 }

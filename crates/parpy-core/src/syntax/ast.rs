@@ -56,10 +56,13 @@ pub enum StmtKind {
         unpack: Vec<Named>,
         iter: Expr,
         body: Vec<Stmt>,
+        /// `else:` after the loop: runs when the loop ends without `break`.
+        orelse: Vec<Stmt>,
     },
     While {
         cond: Expr,
         body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
     },
     /// `elif` chains are nested `If`s in `else_body`.
     If {
@@ -245,16 +248,19 @@ impl FunctionDef {
                         unpack,
                         iter,
                         body,
+                        orelse,
                         ..
                     } => {
                         locals.push(var);
                         locals.extend(unpack.iter().map(|(n, _)| n.as_str()));
                         read(iter);
                         stmts(body, locals, reads);
+                        stmts(orelse, locals, reads);
                     }
-                    StmtKind::While { cond, body } => {
+                    StmtKind::While { cond, body, orelse } => {
                         read(cond);
                         stmts(body, locals, reads);
+                        stmts(orelse, locals, reads);
                     }
                     StmtKind::If {
                         cond,

@@ -166,29 +166,6 @@ impl Converter {
         body
     }
 
-    /// The `else:` of a loop (`for ... else`, `while ... else`): refused,
-    /// pointed at the `else` keyword (after the body, before `orelse`).
-    fn loop_else(&mut self, r: TextRange, body: &[py::Stmt], orelse: &[py::Stmt], what: &str) {
-        if let Some(first) = orelse.first() {
-            let from = body.last().map_or(r.start(), |s| s.range().end());
-            let to = first.range().start();
-            let text = crate::diag::source(self.file)
-                .and_then(|f| f.text.get(from.to_usize()..to.to_usize()).map(String::from));
-            let at = match text.as_deref().and_then(|t| t.find("else")) {
-                Some(k) => {
-                    let lo = from + rustpython_parser::text_size::TextSize::from(k as u32);
-                    TextRange::new(lo, lo + rustpython_parser::text_size::TextSize::from(4))
-                }
-                None => self.first_line(r),
-            };
-            let d = self.unsupported_in(at, r, what).help(
-                "set a flag before the `break` (`found = True`) and test it after the loop \
-                 instead of the `else:` branch",
-            );
-            self.diags.push(d);
-        }
-    }
-
     fn stmt(&mut self, s: &py::Stmt) -> Option<Stmt> {
         let r = s.range();
         let kind = match s {
@@ -224,7 +201,6 @@ impl Converter {
                 }
             }
             py::Stmt::For(f) => {
-                self.loop_else(r, &f.body, &f.orelse, "`for ... else` statements");
                 let (var, var_span, unpack) = self.loop_target(&f.target)?;
                 let iter = self.expr(&f.iter);
                 if let ExprKind::Call { func, args } = &iter.kind {
@@ -245,15 +221,14 @@ impl Converter {
                     unpack,
                     iter,
                     body: self.loop_body(&f.body),
+                    orelse: self.block(&f.orelse),
                 }
             }
-            py::Stmt::While(w) => {
-                self.loop_else(r, &w.body, &w.orelse, "`while ... else` statements");
-                StmtKind::While {
-                    cond: self.expr(&w.test),
-                    body: self.loop_body(&w.body),
-                }
-            }
+            py::Stmt::While(w) => StmtKind::While {
+                cond: self.expr(&w.test),
+                body: self.loop_body(&w.body),
+                orelse: self.block(&w.orelse),
+            },
             py::Stmt::If(i) => StmtKind::If {
                 cond: self.expr(&i.test),
                 then_body: self.block(&i.body),

@@ -117,16 +117,6 @@ fn rejects_each_construct_with_location() {
             "t.py:12:9",
         ),
         (
-            "    for i in range(3):\n        pass\n    else:\n        pass\n",
-            "`for ... else` statements are not supported",
-            "t.py:13:5",
-        ),
-        (
-            "    while x:\n        break\n    else:\n        pass\n",
-            "`while ... else` statements are not supported",
-            "t.py:13:5",
-        ),
-        (
             "    g(x, axis=1)\n",
             "keyword arguments are not supported",
             "t.py:11:10",
