@@ -525,9 +525,9 @@ def test_rejected_compound_statements_name_their_lines():
 
         def f(x, N):
             i = 0
-            while i < N:
+            try:
                 i += 1
-            else:
+            except ValueError:
                 x[0] = 1.0
         ''')
     code = compile(src, "<compat>", "exec")
@@ -536,7 +536,7 @@ def test_rejected_compound_statements_name_their_lines():
     import linecache
     linecache.cache["<compat>"] = (len(src), None, src.splitlines(True), "<compat>")
     try:
-        with pytest.raises(RuntimeError, match=r"while \.\.\. else(.|\n)*lines 5-8"):
+        with pytest.raises(RuntimeError, match=r"`try` statements(.|\n)*lines 5-8"):
             parpy.jit(ns["f"])
     finally:
         del linecache.cache["<compat>"]

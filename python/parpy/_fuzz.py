@@ -69,7 +69,7 @@ FEATURES = [
     "atomics",
     # `break` / `continue` under a condition: in sequential `for` loops
     # (also the host loop around a nest), `break` in `while` loops,
-    # `continue` in parallel loops
+    # `continue` in parallel loops; `else:` after sequential loops
     "jumps",
 ]
 
@@ -927,6 +927,13 @@ class Gen:
         inner.vars[v] = E(v, "wi", rng=(lo, lo + n - 1))
         inner.loop = "for"
         self.block(inner, ind + 1, budget - 1, allow_par=sc.nest is not None)
+        self.loop_else(sc, ind, budget)
+
+    def loop_else(self, sc: Scope, ind: int, budget: int) -> None:
+        """`else:` after a sequential loop (it runs unless the loop broke)."""
+        if self.on("jumps", 0.25):
+            self.emit(ind, "else:")
+            self.block(sc.child(), ind + 1, budget - 1, allow_par=False)
 
     def stmt_if(self, sc: Scope, ind: int, budget: int) -> None:
         self.emit(ind, f"if {self.cond(sc)}:")
@@ -945,6 +952,7 @@ class Gen:
         inner.loop = "while"  # (a `continue` would skip the `+= 1`)
         self.block(inner, ind + 1, budget - 1, allow_par=False)
         self.emit(ind + 1, f"{w} += 1")
+        self.loop_else(sc, ind, budget)
 
     def par_loop(self, sc: Scope, ind: int, nest: Nest, budget: int) -> None:
         """A labelled parallel loop at level `sc.depth` of `nest`."""

@@ -55,12 +55,6 @@ impl Converter {
     /// `reject` of a part `r` of the statement at `stmt`; a statement over
     /// several lines is named by them too (ParPy's messages say "lines A-B").
     fn reject_in(&mut self, r: TextRange, stmt: TextRange, what: &str) {
-        let d = self.unsupported_in(r, stmt, what);
-        self.diags.push(d);
-    }
-
-    /// The diagnostic of [`Converter::reject_in`].
-    fn unsupported_in(&self, r: TextRange, stmt: TextRange, what: &str) -> Diagnostic {
         let mut d = Diagnostic::error(unsupported(what, true)).at(self.span(r), "not supported");
         if let Some(f) = crate::diag::source(self.file) {
             let lo = stmt.start().to_u32();
@@ -70,7 +64,7 @@ impl Converter {
                 d = d.note(format!("the statement covers lines {first}-{last}"));
             }
         }
-        d
+        self.diags.push(d);
     }
 
     fn reject_with(&mut self, r: TextRange, message: &str, label: &str, help: Option<&str>) {
@@ -301,8 +295,9 @@ impl Converter {
                     py::Stmt::Nonlocal(_) => "`nonlocal` declarations",
                     _ => "these statements",
                 };
+                // pointed at its first line, naming all of them
                 let first = self.first_line(r);
-                self.reject(first, what);
+                self.reject_in(first, r, what);
                 return None;
             }
         };
