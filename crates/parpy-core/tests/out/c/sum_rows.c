@@ -11,9 +11,13 @@ static void sum_rows_outer(const float *x, float *y) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 100; i += 1) {
     double acc = 0.0;
-    #pragma omp simd reduction(+:acc)
-    for (int64_t j = 0; j < 1024; j += 1) {
-      acc = acc + (double)x[i * 1024 + j];
+    for (int64_t jb = 0; jb < 8; jb += 1) {
+      float blk = 0.0f;
+      #pragma omp simd reduction(+:blk)
+      for (int64_t j = jb * 128; j < jb * 128 + 128; j += 1) {
+        blk = blk + x[i * 1024 + j];
+      }
+      acc = acc + (double)blk;
     }
     y[i] = (float)acc;
   }
