@@ -283,3 +283,18 @@ def test_metal_code_with_dicts_parses():
     P, out = layer_args()
     assert_clang_ok(parpy.print_compiled(layer, [P, out],
                                          backend_opts(parpy.CompileBackend.Metal, spec)), "layer")
+
+
+@parpy.jit
+def nested_array_as_scalar(x, y):
+    with parpy.gpu:
+        y[0] = x['a']['b']
+
+
+def test_an_array_of_a_nested_dict_used_as_a_scalar_says_where_it_is():
+    x = {'a': {'b': np.array([3], np.int64)}}
+    with pytest.raises(parpy.CompileError) as e:
+        nested_array_as_scalar(x, np.zeros(1, np.int64), opts=cpu_opts())
+    text = str(e.value)
+    assert "array `x['a']['b']` is used as a scalar value" in text
+    assert "is an array in a nested dictionary argument" in text

@@ -237,13 +237,18 @@ impl Lowerer<'_, '_> {
                         weak: false,
                     });
                 }
-                self.error(
-                    Diagnostic::error(format!("array `{name}` is used as a scalar value"))
-                        .at(span, "this is an array")
-                        .help(format!(
-                            "index it (`{name}[i]`), or use it in a slice assignment or a reduction"
-                        )),
-                );
+                let mut d = Diagnostic::error(format!("array `{name}` is used as a scalar value"))
+                    .at(span, "this is an array");
+                if name.contains("][") {
+                    // ParPy refuses nested dictionaries; parpy takes them,
+                    // and says where this array comes from
+                    d = d.note(format!(
+                        "`{name}` is an array in a nested dictionary argument"
+                    ));
+                }
+                self.error(d.help(format!(
+                    "index it (`{name}[i]`), or use it in a slice assignment or a reduction"
+                )));
                 None
             }
             Type::Void => None,
