@@ -302,6 +302,70 @@ def test_more_math_result_types():
 
 
 @parpy.jit
+def trig_and_logs(x, y, k, t, N):
+    parpy.label('N')
+    for i in range(N):
+        v = x[i]
+        y[i, 0] = np.log10(np.abs(v))
+        y[i, 1] = np.log2(np.abs(v))
+        y[i, 2] = np.exp2(v)
+        y[i, 3] = np.arcsin(v / 16)
+        y[i, 4] = math.acos(v / 16)
+        y[i, 5] = np.arctan(v)
+        y[i, 6] = math.sinh(v)
+        y[i, 7] = np.cosh(v)
+        y[i, 8] = np.arcsinh(v)
+        y[i, 9] = np.arccosh(np.abs(v) + 1)
+        y[i, 10] = math.atanh(v / 16)
+        y[i, 11] = np.trunc(v)
+        y[i, 12] = parpy.math.log2(k[i])
+        t[i, 0] = np.trunc(k[i])
+        t[i, 1] = math.trunc(float(v))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log10_log2_exp2_inverse_and_hyperbolic_trig_and_trunc(dtype):
+    # (each was "... has no parpy equivalent inside jit code")
+    x = (rng(7).standard_normal(12) * 4).astype(dtype)
+    # (no NaN or inf: Python's math.trunc raises on them)
+    x[:5] = [0.0, 8.0, -0.5, 1.5, -2.5]
+    k = np.arange(1, 13, dtype=np.int16)
+    y = np.zeros((12, 13), dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        run_both(trig_and_logs, [x, y, k, np.zeros((12, 2), np.int64), 12], cpu_opts(),
+                 rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+    src = parpy.print_compiled(trig_and_logs, [x, y, k, np.zeros((12, 2), np.int64), 12],
+                               cpu_opts())
+    suffix = "f(" if dtype == np.float32 else "("
+    for name in ["log10", "log2", "exp2", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                 "acosh", "atanh", "trunc"]:
+        assert name + suffix in src, name
+
+
+def _trig_args(int_ty):
+    return [np.zeros(12, np.float32), np.zeros((12, 13), np.float32),
+            np.zeros(12, np.int16), np.zeros((12, 2), int_ty), 12]
+
+
+def test_log10_to_trunc_compile_for_cuda():
+    import test_cuda_codegen as cc  # (it imports this module: not at the top)
+    if cc.NVRTC_PATH is None:
+        pytest.skip("the nvidia-cuda-nvrtc wheel is not installed")
+    opts = parpy.par({'N': parpy.threads(12)})
+    opts.backend = parpy.CompileBackend.Cuda
+    cc.check_nvrtc(parpy.print_compiled(trig_and_logs, _trig_args(np.int64), opts), "trig")
+
+
+def test_log10_to_trunc_are_in_metals_library():
+    import test_metal_codegen as mc
+    if mc.CLANG is None and not mc.IN_CI:
+        pytest.skip("clang-19 is not installed")
+    opts = parpy.par({'N': parpy.threads(12)})
+    opts.backend = parpy.CompileBackend.Metal
+    mc.assert_clang_ok(parpy.print_compiled(trig_and_logs, _trig_args(np.int32), opts), "trig")
+
+
+@parpy.jit
 def metal_math(x, y, f, N):
     parpy.label('N')
     for i in range(N):

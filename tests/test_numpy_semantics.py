@@ -525,3 +525,26 @@ def test_long_float_sums_are_as_close_as_numpy_on_the_cpu(dtype, par):
     # rounded once: within half an ulp of the exact sum
     assert abs(float(out[0]) - exact) <= np.spacing(np.abs(out[0])).astype(np.float64) / 2, \
         (out[0], x.sum(), exact)
+
+
+@parpy.jit
+def fmax_fmin(x, y, a, b, c, d, N):
+    parpy.label('N')
+    for i in range(N):
+        a[i] = np.fmax(x[i], y[i])
+        b[i] = np.fmin(x[i], y[i])
+        c[i] = np.fmax(x[i], 0.5)
+        d[i] = np.fmin(0.5, x[i])
+
+
+def test_fmax_and_fmin_ignore_a_nan():
+    # np.fmax(nan, 1) is 1: it was compiled as np.maximum (nan)
+    x = np.array([np.nan, 1.0, np.nan, -0.0, 0.0, 2.0])
+    y = np.array([1.0, np.nan, np.nan, 0.0, -0.0, 2.0])
+    outs = [np.zeros(6) for _ in range(4)]
+    got = run_both(fmax_fmin, [x, y, *outs, 6], cpu_opts({'N': parpy.threads(2)}))
+    np.testing.assert_array_equal(got[2], np.fmax(x, y))
+    np.testing.assert_array_equal(got[3], np.fmin(x, y))
+    # a tie keeps the first operand, as NumPy (the sign of a zero shows it)
+    assert np.signbit(got[2][3]) and not np.signbit(got[2][4])
+    assert got[4][0] == 0.5 and got[5][0] == 0.5

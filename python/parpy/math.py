@@ -19,7 +19,8 @@ from ._builtins import mark, weak_result
 __all__ = [
     "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "abs", "atan2", "floor",
     "ceil", "pow", "erf", "erfc", "expm1", "log1p", "hypot", "copysign", "fmod",
-    "cbrt", "round", "isnan", "isinf", "isfinite",
+    "cbrt", "round", "isnan", "isinf", "isfinite", "log10", "log2", "exp2", "asin",
+    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "trunc",
 ]
 
 
@@ -163,3 +164,64 @@ def isinf(x: Any) -> Any:
 @mark("math.isfinite")
 def isfinite(x: Any) -> Any:
     return _apply(np.isfinite, x)
+
+
+@mark("math.log10")
+def log10(x: Any) -> Any:
+    return _apply(np.log10, x)
+
+
+@mark("math.log2")
+def log2(x: Any) -> Any:
+    return _apply(np.log2, x)
+
+
+@mark("math.exp2")
+def exp2(x: Any) -> Any:
+    return _apply(np.exp2, x)
+
+
+@mark("math.asin")
+def asin(x: Any) -> Any:
+    return _apply(np.arcsin, x)
+
+
+@mark("math.acos")
+def acos(x: Any) -> Any:
+    return _apply(np.arccos, x)
+
+
+@mark("math.atan")
+def atan(x: Any) -> Any:
+    return _apply(np.arctan, x)
+
+
+@mark("math.sinh")
+def sinh(x: Any) -> Any:
+    return _apply(np.sinh, x)
+
+
+@mark("math.cosh")
+def cosh(x: Any) -> Any:
+    return _apply(np.cosh, x)
+
+
+@mark("math.asinh")
+def asinh(x: Any) -> Any:
+    return _apply(np.arcsinh, x)
+
+
+@mark("math.acosh")
+def acosh(x: Any) -> Any:
+    return _apply(np.arccosh, x)
+
+
+@mark("math.atanh")
+def atanh(x: Any) -> Any:
+    return _apply(np.arctanh, x)
+
+
+@mark("math.trunc")
+def trunc(x: Any) -> Any:
+    """Toward zero, as `np.trunc` (an integer keeps its type)."""
+    return _apply(np.trunc, x)

@@ -36,11 +36,40 @@ pub enum BinOp {
     /// Short-circuit logical and/or on bools.
     And,
     Or,
+    /// NumPy's `maximum` / `minimum` (and the `max` / `min` reductions):
+    /// `lhs` wins ties, a NaN operand gives NaN.
     Max,
     Min,
+    /// NumPy's `fmax` / `fmin`: a NaN operand loses to a number.
+    FMax,
+    FMin,
+}
+
+/// Which operand a float max/min gives when NaNs are involved (integers:
+/// every rule is the same).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum NanRule {
+    /// `np.maximum` (and builtin `max`, parpy's `max` reduction): NaN wins.
+    /// (Python's own `max(a, b)` keeps `a` unless `b > a`: it depends on
+    /// the operands' order, so it cannot be a parallel reduction; parpy
+    /// documents NumPy's rule for it.)
+    NumPy,
+    /// `np.fmax`: NaN loses.
+    Ignore,
 }
 
 impl BinOp {
+    /// For the max / min operators: whether it is a max, and its NaN rule.
+    pub fn max_min(self) -> Option<(bool, NanRule)> {
+        Some(match self {
+            BinOp::Max => (true, NanRule::NumPy),
+            BinOp::Min => (false, NanRule::NumPy),
+            BinOp::FMax => (true, NanRule::Ignore),
+            BinOp::FMin => (false, NanRule::Ignore),
+            _ => return None,
+        })
+    }
+
     pub fn is_comparison(self) -> bool {
         matches!(
             self,
@@ -71,6 +100,8 @@ impl BinOp {
             BinOp::Or => "or",
             BinOp::Max => "max",
             BinOp::Min => "min",
+            BinOp::FMax => "fmax",
+            BinOp::FMin => "fmin",
         }
     }
 }
@@ -103,14 +134,28 @@ pub enum MathFn {
     IsNan,
     IsInf,
     IsFinite,
+    Log10,
+    Log2,
+    Exp2,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    /// Toward zero (`np.trunc`; an integer stays as it is).
+    Trunc,
 }
 
 impl MathFn {
-    pub const ALL: [MathFn; 24] = {
+    pub const ALL: [MathFn; 36] = {
         use MathFn::*;
         [
             Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Abs, Atan2, Floor, Ceil, Pow, Erf, Erfc, Expm1,
-            Log1p, Hypot, Copysign, Fmod, Cbrt, Round, IsNan, IsInf, IsFinite,
+            Log1p, Hypot, Copysign, Fmod, Cbrt, Round, IsNan, IsInf, IsFinite, Log10, Log2, Exp2,
+            Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Trunc,
         ]
     };
     pub fn name(self) -> &'static str {
@@ -139,6 +184,18 @@ impl MathFn {
             MathFn::IsNan => "isnan",
             MathFn::IsInf => "isinf",
             MathFn::IsFinite => "isfinite",
+            MathFn::Log10 => "log10",
+            MathFn::Log2 => "log2",
+            MathFn::Exp2 => "exp2",
+            MathFn::Asin => "asin",
+            MathFn::Acos => "acos",
+            MathFn::Atan => "atan",
+            MathFn::Sinh => "sinh",
+            MathFn::Cosh => "cosh",
+            MathFn::Asinh => "asinh",
+            MathFn::Acosh => "acosh",
+            MathFn::Atanh => "atanh",
+            MathFn::Trunc => "trunc",
         }
     }
     pub fn from_name(name: &str) -> Option<MathFn> {

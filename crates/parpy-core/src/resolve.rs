@@ -25,9 +25,12 @@ pub enum Builtin {
     MathToInt(MathFn),
     /// `parpy.builtin.convert(e, ty)`
     Convert,
-    /// `parpy.builtin.maximum` / `minimum`
+    /// `parpy.builtin.maximum` / `minimum` (`np.maximum` / `np.minimum`)
     Maximum,
     Minimum,
+    /// `np.fmax` / `np.fmin`: NaN loses
+    Fmax,
+    Fmin,
     /// `parpy.builtin.inf`
     Inf,
     /// `parpy.builtin.inline(f(...))`: the helper's body in place of the call.
@@ -124,13 +127,23 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
     match name {
         "sqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "floor" | "ceil" | "expm1"
         | "log1p" | "hypot" | "copysign" | "fmod" | "cbrt" | "round" | "isnan" | "isinf"
-        | "isfinite" => MathFn::from_name(name).map(Builtin::Math),
+        | "isfinite" | "log10" | "log2" | "exp2" | "sinh" | "cosh" | "trunc" => {
+            MathFn::from_name(name).map(Builtin::Math)
+        }
         "around" => math(MathFn::Round),
+        "arcsin" => math(MathFn::Asin),
+        "arccos" => math(MathFn::Acos),
+        "arctan" => math(MathFn::Atan),
+        "arcsinh" => math(MathFn::Asinh),
+        "arccosh" => math(MathFn::Acosh),
+        "arctanh" => math(MathFn::Atanh),
         "absolute" | "abs" | "fabs" => Some(Builtin::Abs),
         "arctan2" => math(MathFn::Atan2),
         "power" | "pow" => math(MathFn::Pow),
-        "minimum" | "fmin" => Some(Builtin::Minimum),
-        "maximum" | "fmax" => Some(Builtin::Maximum),
+        "minimum" => Some(Builtin::Minimum),
+        "maximum" => Some(Builtin::Maximum),
+        "fmin" => Some(Builtin::Fmin),
+        "fmax" => Some(Builtin::Fmax),
         "sum" => Some(Builtin::Reduce(ReduceOp::Sum)),
         "prod" => Some(Builtin::Reduce(ReduceOp::Prod)),
         "max" | "amax" => Some(Builtin::Reduce(ReduceOp::Max)),
@@ -148,9 +161,11 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
     match name {
         "sqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "atan2" | "pow" | "erf"
         | "erfc" | "expm1" | "log1p" | "hypot" | "copysign" | "fmod" | "cbrt" | "isnan"
-        | "isinf" | "isfinite" => MathFn::from_name(name).map(Builtin::Math),
+        | "isinf" | "isfinite" | "log10" | "log2" | "exp2" | "asin" | "acos" | "atan" | "sinh"
+        | "cosh" | "asinh" | "acosh" | "atanh" => MathFn::from_name(name).map(Builtin::Math),
         "fabs" => Some(Builtin::Math(MathFn::Abs)),
-        "floor" | "ceil" => MathFn::from_name(name).map(Builtin::MathToInt),
+        // Python's `math.trunc` gives an int, as `math.floor`
+        "floor" | "ceil" | "trunc" => MathFn::from_name(name).map(Builtin::MathToInt),
         _ => None,
     }
 }

@@ -20,6 +20,7 @@ use crate::ir::{
     LaunchInfo, LoopPar, MathFn, Place, Program, ReduceOp, Stmt, StmtKind, Type, UnOp, VarId,
     VarKind,
 };
+use crate::ops::NanRule;
 use crate::options::Options;
 use crate::types::ElemTy;
 
@@ -429,11 +430,30 @@ pub(crate) fn butterfly_helper(
 /// dialect (`ir::eval` is the same rule for the constant folder and the
 /// launch plan).
 pub(crate) fn max_min(max: bool, e: ElemTy, a: &str, b: &str) -> String {
+    max_min_rule(max, NanRule::NumPy, e, a, b)
+}
+
+/// [`max_min`] under a NaN rule (`ir::eval::max_min` computes the same).
+pub(crate) fn max_min_rule(max: bool, rule: NanRule, e: ElemTy, a: &str, b: &str) -> String {
     let cmp = if max { ">=" } else { "<=" };
-    if e.is_float() {
-        format!("({a} {cmp} {b} || {a} != {a}) ? {a} : {b}")
-    } else {
-        format!("{a} {cmp} {b} ? {a} : {b}")
+    if !e.is_float() {
+        return format!("{a} {cmp} {b} ? {a} : {b}");
+    }
+    // the operand whose NaN wins
+    let nan = match rule {
+        NanRule::NumPy => a,
+        NanRule::Ignore => b,
+    };
+    format!("({a} {cmp} {b} || {nan} != {nan}) ? {a} : {b}")
+}
+
+/// The helper name (`parpy_<name>_<type>`) of a max / min under a NaN rule.
+fn rule_helper(max: bool, rule: NanRule) -> &'static str {
+    match (rule, max) {
+        (NanRule::NumPy, true) => "max",
+        (NanRule::NumPy, false) => "min",
+        (NanRule::Ignore, true) => "fmax",
+        (NanRule::Ignore, false) => "fmin",
     }
 }
 
@@ -447,6 +467,8 @@ enum PreludeFn {
     Pow(ElemTy),
     Max(ElemTy),
     Min(ElemTy),
+    /// `np.fmax` / `np.fmin` of floats (NaN loses).
+    MaxMinRule(bool, NanRule, ElemTy),
     Abs(ElemTy),
     /// Shifts by any count, as NumPy: counts at or above the width or
     /// negative give 0 (`>>` of a negative value: -1), never C's UB.
@@ -779,6 +801,12 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 }
                 (e, text)
             }
+            PreludeFn::MaxMinRule(max, rule, e) => (e, format!(
+                "{q} T parpy_{}_{}(T a, T b) {{\n  return {};\n}}\n",
+                rule_helper(max, rule),
+                e.short_name(),
+                max_min_rule(max, rule, e, "a", "b")
+            )),
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
             PreludeFn::Warp(..) | PreludeFn::Cluster(..) | PreludeFn::Heap => continue,
             // (used by host code alone, it is still in a GPU's device
@@ -1736,6 +1764,16 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             }
             BinOp::Max => return helper(self, PreludeFn::Max(ty), "max"),
             BinOp::Min => return helper(self, PreludeFn::Min(ty), "min"),
+            BinOp::FMax | BinOp::FMin => {
+                let (max, rule) = op.max_min().unwrap_or((true, NanRule::NumPy));
+                // integers: every rule is NumPy's
+                let (f, rule) = match ty.is_float() {
+                    true => (PreludeFn::MaxMinRule(max, rule, ty), rule),
+                    false if max => (PreludeFn::Max(ty), NanRule::NumPy),
+                    false => (PreludeFn::Min(ty), NanRule::NumPy),
+                };
+                return helper(self, f, rule_helper(max, rule));
+            }
             BinOp::Pow if ty.is_int() => return helper(self, PreludeFn::Pow(ty), "pow"),
             BinOp::Pow => {
                 let name = self.d.math_name(MathFn::Pow, ty)?;
@@ -1767,7 +1805,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             BinOp::Ne => ("!=", P_EQ, P_REL + 1, P_REL + 1),
             BinOp::And => ("&&", P_LAND, P_LAND, P_LAND + 1),
             BinOp::Or => ("||", P_LOR, P_LAND + 1, P_LAND + 1),
-            BinOp::Pow | BinOp::Max | BinOp::Min => unreachable_op(op)?,
+            BinOp::Pow | BinOp::Max | BinOp::Min | BinOp::FMax | BinOp::FMin => unreachable_op(op)?,
         };
         let l = paren(self.expr(lhs)?, lmin);
         let r = paren(self.expr(rhs)?, rmin);

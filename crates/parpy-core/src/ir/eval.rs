@@ -13,7 +13,7 @@
 //! by zero is 0, a float floor-divided by zero is the IEEE quotient,
 //! shifts beyond 64 bits shift every bit out).
 
-use crate::ops::{BinOp, UnOp};
+use crate::ops::{BinOp, NanRule, UnOp};
 use crate::types::{f16_bits, f16_value, ElemTy, ScalarValue};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -114,8 +114,8 @@ fn bool_binary(op: BinOp, x: bool, y: bool) -> R {
         return Ok(ScalarValue::Bool(c));
     }
     Ok(ScalarValue::Bool(match op {
-        BitAnd | Min | Mul => x & y,
-        BitOr | Max | Add => x | y,
+        BitAnd | Min | FMin | Mul => x & y,
+        BitOr | Max | FMax | Add => x | y,
         BitXor => x ^ y,
         _ => return Err(EvalError::Unsupported(op.symbol())),
     }))
@@ -233,8 +233,8 @@ fn int_binary(op: BinOp, x: i64, y: i64, mode: Mode) -> R {
         } else {
             x >> 63
         })),
-        Max => Ok(Int(if y > x { y } else { x })),
-        Min => Ok(Int(if y < x { y } else { x })),
+        Max | FMax => Ok(Int(if y > x { y } else { x })),
+        Min | FMin => Ok(Int(if y < x { y } else { x })),
         _ => Err(EvalError::Unsupported(op.symbol())),
     }
 }
@@ -273,24 +273,27 @@ fn float_binary(op: BinOp, x: f64, y: f64, mode: Mode) -> R {
             }
             r
         }
-        // NumPy's `maximum` / `minimum`: `x` when it wins, ties or is NaN
-        // (a NaN operand gives NaN), the rule the back ends print
-        Max => {
-            if x >= y || x.is_nan() {
-                x
-            } else {
-                y
-            }
-        }
-        Min => {
-            if x <= y || x.is_nan() {
-                x
-            } else {
-                y
-            }
-        }
-        _ => return Err(EvalError::Unsupported(op.symbol())),
+        _ => match op.max_min() {
+            Some((max, rule)) => max_min(max, rule, x, y),
+            None => return Err(EvalError::Unsupported(op.symbol())),
+        },
     }))
+}
+
+/// A float max / min under `rule`, the rule the back ends print
+/// (`back::c_writer::max_min_rule`): NumPy's `maximum` gives `x` when it
+/// wins, ties or is NaN; `fmax` gives `x` when it wins, ties or `y` is NaN.
+pub fn max_min(max: bool, rule: NanRule, x: f64, y: f64) -> f64 {
+    let wins = if max { x >= y } else { x <= y };
+    let x_kept = match rule {
+        NanRule::NumPy => wins || x.is_nan(),
+        NanRule::Ignore => wins || y.is_nan(),
+    };
+    if x_kept {
+        x
+    } else {
+        y
+    }
 }
 
 /// `op a`. `not` gives a bool; `-` and `~` of a bool are ints in

@@ -374,9 +374,7 @@ impl Printer<'_> {
                 let l = self.expr(lhs);
                 let r = self.expr(rhs);
                 match op {
-                    super::BinOp::Max | super::BinOp::Min => {
-                        format!("{}({l}, {r})", op.symbol())
-                    }
+                    op if op.max_min().is_some() => format!("{}({l}, {r})", op.symbol()),
                     _ => format!("({l} {} {r})", op.symbol()),
                 }
             }

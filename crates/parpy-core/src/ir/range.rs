@@ -351,8 +351,8 @@ fn binary(op: BinOp, a: Interval, b: Interval) -> Option<Interval> {
         BinOp::Add => Some(Interval::new(a.lo + b.lo, a.hi + b.hi)),
         BinOp::Sub => Some(Interval::new(a.lo - b.hi, a.hi - b.lo)),
         BinOp::Mul => corners(&|x, y| x.checked_mul(y)),
-        BinOp::Max => Some(Interval::new(a.lo.max(b.lo), a.hi.max(b.hi))),
-        BinOp::Min => Some(Interval::new(a.lo.min(b.lo), a.hi.min(b.hi))),
+        BinOp::Max | BinOp::FMax => Some(Interval::new(a.lo.max(b.lo), a.hi.max(b.hi))),
+        BinOp::Min | BinOp::FMin => Some(Interval::new(a.lo.min(b.lo), a.hi.min(b.hi))),
         // Python floor division and modulo by a positive divisor
         BinOp::FloorDiv if b.lo > 0 => corners(&|x, y| Some(x.div_euclid(y))),
         BinOp::Mod if b.lo > 0 => Some(Interval::new(0, b.hi - 1)),

@@ -126,15 +126,23 @@ impl Lowerer<'_, '_> {
                 Some(TExpr { e, weak: true })
             }
             Builtin::Abs => self.math_call(MathFn::Abs, name, args, span),
-            Builtin::Min | Builtin::Max | Builtin::Minimum | Builtin::Maximum => {
+            Builtin::Min
+            | Builtin::Max
+            | Builtin::Minimum
+            | Builtin::Maximum
+            | Builtin::Fmin
+            | Builtin::Fmax => {
                 if args.len() < 2 {
                     self.arity_error(name, "at least 2 arguments", args.len(), span);
                     return None;
                 }
-                let op = if matches!(b, Builtin::Min | Builtin::Minimum) {
-                    BinOp::Min
-                } else {
-                    BinOp::Max
+                // each with its NaN rule (`ops::NanRule`): builtin `min` /
+                // `max` are NumPy's `minimum` / `maximum`
+                let op = match b {
+                    Builtin::Min | Builtin::Minimum => BinOp::Min,
+                    Builtin::Max | Builtin::Maximum => BinOp::Max,
+                    Builtin::Fmin => BinOp::FMin,
+                    _ => BinOp::FMax,
                 };
                 let vals: Vec<Option<TExpr>> = args.iter().map(|a| self.lower_expr(a)).collect();
                 let mut acc: Option<TExpr> = None;
@@ -482,7 +490,12 @@ impl Lowerer<'_, '_> {
             let t = self.scalar_elem(v)?;
             (ty, weak) = promote((ty, weak), (t, v.weak), self.opts);
         }
-        if !ty.is_float() && matches!(f, MathFn::Round | MathFn::Floor | MathFn::Ceil) {
+        if !ty.is_float()
+            && matches!(
+                f,
+                MathFn::Round | MathFn::Floor | MathFn::Ceil | MathFn::Trunc
+            )
+        {
             // NumPy keeps an integer as it is.
             let mut v = vals.remove(0);
             if ty == ElemTy::Bool {

@@ -166,8 +166,8 @@ pub(crate) fn const_int(e: &Expr) -> Option<i64> {
                     let r = a.checked_rem_euclid(b)?;
                     Some(if b < 0 && r != 0 { r + b } else { r })
                 }
-                BinOp::Max => Some(a.max(b)),
-                BinOp::Min => Some(a.min(b)),
+                BinOp::Max | BinOp::FMax => Some(a.max(b)),
+                BinOp::Min | BinOp::FMin => Some(a.min(b)),
                 _ => None,
             }
         }

@@ -888,6 +888,18 @@ impl Exec<'_> {
                     MathFn::Fmod => x % y,
                     MathFn::Cbrt => x.cbrt(),
                     MathFn::Round => x.round_ties_even(),
+                    MathFn::Log10 => x.log10(),
+                    MathFn::Log2 => x.log2(),
+                    MathFn::Exp2 => x.exp2(),
+                    MathFn::Asin => x.asin(),
+                    MathFn::Acos => x.acos(),
+                    MathFn::Atan => x.atan(),
+                    MathFn::Sinh => x.sinh(),
+                    MathFn::Cosh => x.cosh(),
+                    MathFn::Asinh => x.asinh(),
+                    MathFn::Acosh => x.acosh(),
+                    MathFn::Atanh => x.atanh(),
+                    MathFn::Trunc => x.trunc(),
                     MathFn::Erf
                     | MathFn::Erfc
                     | MathFn::IsNan

@@ -143,3 +143,22 @@ fn target_mode_wraps_where_python_mode_refuses() {
     assert_eq!(convert(ScalarValue::Float(-1.5), ElemTy::I8, t), Ok(i(-1)));
     assert_eq!(round_float(0.1, ElemTy::F16), 0.0999755859375);
 }
+
+#[test]
+fn fmax_and_fmin_let_a_nan_lose_and_maximum_lets_it_win() {
+    use ScalarValue::Float;
+    let nan = f64::NAN;
+    let f = |op, x, y| match binary(op, Float(x), Float(y), Mode::Target).unwrap() {
+        Float(r) => r,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(f(BinOp::FMax, nan, 1.0), 1.0);
+    assert_eq!(f(BinOp::FMax, 1.0, nan), 1.0);
+    assert_eq!(f(BinOp::FMin, nan, 1.0), 1.0);
+    assert!(f(BinOp::FMax, nan, nan).is_nan());
+    assert!(f(BinOp::Max, 1.0, nan).is_nan());
+    assert!(f(BinOp::Min, nan, 1.0).is_nan());
+    // ties keep the first operand (the sign of a zero shows it)
+    assert!(f(BinOp::FMax, -0.0, 0.0).is_sign_negative());
+    assert!(f(BinOp::Max, 0.0, -0.0).is_sign_positive());
+}
