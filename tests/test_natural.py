@@ -837,3 +837,74 @@ def test_an_enumerate_start_must_be_known_when_compiling():
     with pytest.raises(parpy.CompileError, match="the start of `enumerate` must be an integer"):
         enumerate_scalar_start(np.zeros(6), np.zeros(6), 3,
                                opts=cpu_opts(specialize_scalars=False))
+
+
+# --------------------------------------------------------------------------
+# np.argmax / np.argmin / .argmax() / .argmin() of a 1-D slice (it was "no
+# parpy equivalent inside jit code")
+
+
+@parpy.jit
+def arg_extremes(x, k, hi, lo, khi, N):
+    parpy.label('i')
+    for i in range(N):
+        hi[i] = np.argmax(x[i, :])
+        lo[i] = x[i, 1:].argmin()
+        khi[i] = np.argmax(k[i, :]) + k[i, :].argmin() * 100
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_argmax_and_argmin_keep_the_first_index_and_a_nan_wins(dtype):
+    x = rng(20).random((7, 9)).astype(dtype)
+    x[1, 3] = x[1, 6] = np.nan     # the first NaN's index
+    x[2, :] = 0.5                   # ties: the first index
+    x[3, 0] = np.nan
+    x[4, 8] = np.inf
+    x[5, 1:] = -np.inf
+    k = rng(21).integers(-3, 3, (7, 9)).astype(np.int8)
+    outs = [np.zeros(7, np.int64) for _ in range(3)]
+    got = run_both(arg_extremes, [x, k, *outs, 7], cpu_opts({'i': parpy.threads(3)}))
+    np.testing.assert_array_equal(got[2], np.argmax(x, axis=1))
+    np.testing.assert_array_equal(got[3], np.argmin(x[:, 1:], axis=1))
+
+
+@parpy.jit
+def argmax_2d(x, y):
+    with parpy.gpu:
+        y[0] = np.argmax(x[:, :])
+
+
+@parpy.jit
+def argmax_labelled(x, y, N):
+    parpy.label('r')
+    y[0] = np.argmax(x[:])
+
+
+def test_argmax_of_a_2d_slice_or_with_a_label_is_an_error():
+    with pytest.raises(parpy.CompileError, match="`argmax` of a 2-dimensional slice"):
+        argmax_2d(np.zeros((2, 3)), np.zeros(1, np.int64), opts=cpu_opts())
+    with pytest.raises(parpy.CompileError, match="`argmax` runs sequentially and takes no label"):
+        argmax_labelled(np.zeros(4), np.zeros(1, np.int64), 4,
+                        opts=cpu_opts({'r': parpy.threads(4)}))
+
+
+def test_argmax_compiles_for_cuda_and_metal():
+    import test_cuda_codegen as cc  # (they import this module: not at the top)
+    import test_metal_codegen as mc
+    opts = parpy.par({'i': parpy.threads(7)})
+    checked = 0
+    for backend, ok, it in [(parpy.CompileBackend.Cuda, cc.NVRTC_PATH is not None, np.int64),
+                            (parpy.CompileBackend.Metal, mc.CLANG is not None, np.int32)]:
+        if not ok:
+            continue
+        opts.backend = backend
+        args = [np.zeros((7, 9), np.float32), np.zeros((7, 9), np.int8),
+                *[np.zeros(7, it) for _ in range(3)], 7]
+        code = parpy.print_compiled(arg_extremes, args, opts)
+        if backend == parpy.CompileBackend.Cuda:
+            cc.check_nvrtc(code, "arg_extremes")
+        else:
+            mc.assert_clang_ok(code, "arg_extremes")
+        checked += 1
+    if not checked:
+        pytest.skip("neither NVRTC nor clang-19 is installed")

@@ -54,6 +54,9 @@ pub enum Builtin {
     Mean,
     /// `np.dot(a, b)` of two 1-D slices.
     Dot,
+    /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
+    ArgMax,
+    ArgMin,
     /// Python's `sum(s)` of a 1-D slice (added in the elements' type).
     Sum,
     /// Python builtins.
@@ -152,6 +155,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "clip" => Some(Builtin::Clip),
         "mean" => Some(Builtin::Mean),
         "dot" => Some(Builtin::Dot),
+        "argmax" => Some(Builtin::ArgMax),
+        "argmin" => Some(Builtin::ArgMin),
         _ => None,
     }
 }

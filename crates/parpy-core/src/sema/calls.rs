@@ -242,6 +242,13 @@ impl Lowerer<'_, '_> {
                 let m = self.binary(BinOp::Max, x, lo, span)?;
                 self.binary(BinOp::Min, m, hi, span)
             }
+            Builtin::ArgMax | Builtin::ArgMin => {
+                let [a] = args else {
+                    self.arity_error(name, "1 argument (a 1-D slice)", args.len(), span);
+                    return None;
+                };
+                self.arg_extreme(b == Builtin::ArgMax, a, span)
+            }
             Builtin::Mean => {
                 let [a] = args else {
                     self.arity_error(
@@ -702,11 +709,14 @@ impl Lowerer<'_, '_> {
         if attr == "mean" && args.is_empty() {
             return Some(self.mean(value, span));
         }
+        if matches!(attr.as_str(), "argmax" | "argmin") && args.is_empty() {
+            return Some(self.arg_extreme(attr == "argmax", value, span));
+        }
         let Some(op) = crate::ir::ReduceOp::from_name(attr) else {
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")
-                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()`, `.min()` and `.mean()` of an array or a slice"),
+                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.argmax()` and `.argmin()` of an array or a slice"),
             );
             return Some(None);
         };

@@ -731,3 +731,133 @@ impl Lowerer<'_, '_> {
         Some((TExpr { e, weak: false }, et, reduced))
     }
 }
+
+impl Lowerer<'_, '_> {
+    /// `np.argmax(s)` / `s.argmax()` (and `argmin`) of a 1-D slice or array:
+    /// a sequential loop that keeps the first index of the largest
+    /// (smallest) element, as NumPy; a NaN counts as the extreme (NumPy
+    /// gives the index of the first NaN). In the default integer type
+    /// (int64 as NumPy's `intp`, unless `force_int_size` says otherwise).
+    pub(super) fn arg_extreme(&mut self, max: bool, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+        let name = if max { "argmax" } else { "argmin" };
+        let saved = self.slice.replace(SliceCtx::default());
+        let elem = self.lower_expr(arg);
+        let ctx = std::mem::replace(&mut self.slice, saved)?;
+        let elem = elem?;
+        let et = self.scalar_elem(&elem)?;
+        let fail = |this: &mut Self, msg: String, label: &str, help: &str| {
+            this.error(
+                Diagnostic::error(msg)
+                    .at(arg.span, label.to_string())
+                    .help(help.to_string()),
+            );
+            None
+        };
+        let n = match ctx.extents.as_deref() {
+            Some([n]) => *n,
+            Some(dims) => {
+                return fail(
+                    self,
+                    format!("`{name}` of a {}-dimensional slice is not supported", dims.len()),
+                    "not 1-D",
+                    "NumPy's answer is an index into the flattened slice: take one row at a time (`x[i, :]`)",
+                )
+            }
+            None => {
+                return fail(
+                    self,
+                    format!("the argument of `{name}` contains no slice"),
+                    "nothing to search",
+                    &format!("pass a 1-D slice or array, e.g. `np.{name}(x[i, :])`"),
+                )
+            }
+        };
+        if n == 0 {
+            return fail(
+                self,
+                format!("`{name}` of an empty slice"),
+                "no elements",
+                "NumPy raises ValueError for an empty sequence",
+            );
+        }
+        if let Some(labels) = self.red_labels.take().filter(|l| !l.is_empty()) {
+            self.error(
+                Diagnostic::error(format!("`{name}` runs sequentially and takes no label"))
+                    .at(labels[0].1, "this label")
+                    .help("remove the label, or label a loop around the statement"),
+            );
+            return None;
+        }
+        let j = ctx.vars[0];
+        let int_ty = self.opts.int_type;
+        let et_ty = Type::Scalar(et);
+        let best = self.new_var("best", et_ty.clone(), VarKind::Local, span);
+        let best_index = self.new_var(name, Type::Scalar(int_ty), VarKind::Local, span);
+        let v = self.new_var("v", et_ty.clone(), VarKind::Local, span);
+        let var = |id| Expr::var(id, et_ty.clone(), span);
+        let bool_op = |op, l: Expr, r: Expr| {
+            Expr::new(
+                ExprKind::Binary {
+                    op,
+                    lhs: Box::new(l),
+                    rhs: Box::new(r),
+                },
+                Type::Scalar(ElemTy::Bool),
+                span,
+            )
+        };
+        let assign = |dst, value| {
+            Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(dst),
+                    value,
+                },
+                span,
+            )
+        };
+        let mut first = elem.e.clone();
+        substitute(&mut first, j, &Expr::int(0, int_ty, span));
+        let wins = bool_op(if max { BinOp::Gt } else { BinOp::Lt }, var(v), var(best));
+        let cond = if et.is_float() {
+            // a NaN wins unless the best is one already
+            let nan = bool_op(BinOp::Ne, var(v), var(v));
+            let best_num = bool_op(BinOp::Eq, var(best), var(best));
+            bool_op(BinOp::Or, wins, bool_op(BinOp::And, nan, best_num))
+        } else {
+            wins
+        };
+        let index = Expr::var(j, Type::Scalar(int_ty), span);
+        let body = vec![
+            assign(v, elem.e),
+            Stmt::new(
+                StmtKind::If {
+                    cond,
+                    then_body: vec![assign(best, var(v)), assign(best_index, index)],
+                    else_body: vec![],
+                },
+                span,
+            ),
+        ];
+        let search = ForLoop {
+            var: j,
+            lo: Expr::int(1, int_ty, span),
+            hi: Expr::int(n, int_ty, span),
+            step: 1,
+            body,
+            labels: vec![],
+            par: None,
+            reduction: None,
+            wants_reduction: false,
+            unroll: false,
+        };
+        self.pre.push(assign(best, first));
+        self.pre
+            .push(assign(best_index, Expr::int(0, int_ty, span)));
+        self.pre
+            .push(Stmt::new(StmtKind::For(Box::new(search)), span));
+        Some(TExpr {
+            e: Expr::var(best_index, Type::Scalar(int_ty), span),
+            weak: false,
+        })
+    }
+}
