@@ -908,3 +908,40 @@ def test_argmax_compiles_for_cuda_and_metal():
         checked += 1
     if not checked:
         pytest.skip("neither NVRTC nor clang-19 is installed")
+
+
+# --------------------------------------------------------------------------
+# reversed(range(...)), reversed(x[i, :]), x.size, x.ndim (each was refused)
+
+
+@parpy.jit
+def reversed_loops(x, out, a, b):
+    with parpy.gpu:
+        k = 0
+        for i in reversed(range(a)):
+            out[k] = i
+            k += 1
+        for i in reversed(range(a, b)):
+            out[k] = i
+            k += 1
+        for i in reversed(range(a, b, 3)):
+            out[k] = i
+            k += 1
+        for i in reversed(range(b, a, -2)):
+            out[k] = i
+            k += 1
+        for i in reversed(range(b, a)):    # empty
+            out[k] = -5
+            k += 1
+        for v in reversed(x[1:]):
+            out[k] = v * 10
+            k += 1
+        out[k] = x.size * 100 + x.ndim
+
+
+@pytest.mark.filterwarnings("ignore:`reversed_loops` was compiled for")
+@pytest.mark.parametrize("a,b", [(0, 7), (2, 9), (3, 3), (4, 13), (-3, 5)])
+def test_reversed_ranges_and_slices(a, b):
+    x = np.arange(5.0)
+    for specialize in (True, False):
+        run_both(reversed_loops, [x, np.zeros(64), a, b], cpu_opts(specialize_scalars=specialize))

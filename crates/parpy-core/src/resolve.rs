@@ -71,6 +71,8 @@ pub enum Builtin {
     /// `for` loops over arrays and slices.
     Enumerate,
     Zip,
+    /// `reversed(range(...))` or `reversed(x)` of a 1-D array or slice.
+    Reversed,
 }
 
 impl Builtin {
@@ -99,6 +101,7 @@ impl Builtin {
             "len" => Builtin::Len,
             "enumerate" => Builtin::Enumerate,
             "zip" => Builtin::Zip,
+            "reversed" => Builtin::Reversed,
             "sum" => Builtin::Sum,
             "atomic" => Builtin::AtomicBlock,
             "atomic.add" => Builtin::Atomic(AtomicOp::Add),

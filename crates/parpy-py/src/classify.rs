@@ -140,6 +140,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         "sum",
         "enumerate",
         "zip",
+        "reversed",
     ] {
         if obj.is(&builtins.getattr(name)?) {
             if let Some(b) = Builtin::from_name(name) {

@@ -314,7 +314,7 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
-            Builtin::Range | Builtin::Enumerate | Builtin::Zip => {
+            Builtin::Range | Builtin::Enumerate | Builtin::Zip | Builtin::Reversed => {
                 self.error(
                     Diagnostic::error(format!(
                         "`{name}` can only be used as the iterator of a `for` loop"

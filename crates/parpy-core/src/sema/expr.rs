@@ -290,6 +290,19 @@ impl Lowerer<'_, '_> {
                 }
             }
             ast::ExprKind::Attr { value, attr } => {
+                // `x.size` and `x.ndim` of an array: constants
+                if let (ast::ExprKind::Name(n), "size" | "ndim") = (&value.kind, attr.as_str()) {
+                    if let Some(b) = self.scope.get(n) {
+                        let var = self.alias_of(b.var).map_or(b.var, |c| c[0]);
+                        if let Type::Array { shape, .. } = &self.func.var(var).ty {
+                            let v = match attr.as_str() {
+                                "size" => shape.iter().product(),
+                                _ => shape.len() as i64,
+                            };
+                            return Some(self.weak_int(v, span));
+                        }
+                    }
+                }
                 if self.is_local_root(e) {
                     let base = match &value.kind {
                         ast::ExprKind::Name(n) => n.clone(),
@@ -298,7 +311,7 @@ impl Lowerer<'_, '_> {
                     let help = if attr == "shape" {
                         format!("use `{base}.shape[k]` for the size of dimension k")
                     } else {
-                        "only `.shape[k]` is supported on arrays".to_string()
+                        "only `.shape[k]`, `.size` and `.ndim` are supported on arrays".to_string()
                     };
                     self.error(
                         Diagnostic::error(format!(

@@ -951,10 +951,27 @@ impl Lowerer<'_, '_> {
                     .help(fix.to_string()),
             );
         };
+        // `reversed(...)`: the hidden index counts down
+        let mut down = false;
         // (length, [(target, value)])
         let (n, values) = match call {
             Some((Builtin::Range, _)) if unpack.is_empty() => {
                 return self.for_loop(var, var_span, iter, body, labels);
+            }
+            Some((Builtin::Reversed, args)) if unpack.is_empty() => {
+                let [x] = args.as_slice() else {
+                    self.arity_error("reversed", "1 argument", args.len(), span);
+                    return None;
+                };
+                if let ast::ExprKind::Call { func, args: r } = &x.kind {
+                    if self.builtin_of(func) == Some(Builtin::Range) {
+                        let rev = self.reversed_range(func, r, x.span)?;
+                        return self.for_loop(var, var_span, &rev, body, labels);
+                    }
+                }
+                down = true;
+                let (n, v) = self.iterable(&index, x, "reversed")?;
+                (n, vec![((var.to_string(), var_span), v)])
             }
             Some((Builtin::Enumerate, args)) => {
                 if unpack.len() != 2 {
@@ -1042,13 +1059,17 @@ impl Lowerer<'_, '_> {
                 None => return self.for_loop(var, var_span, iter, body, labels),
             },
         };
+        let int = |v: i64| ast::Expr {
+            kind: ast::ExprKind::Int(v),
+            span,
+        };
         let range = ast::Expr {
             kind: ast::ExprKind::Call {
                 func: Box::new(name("range")),
-                args: vec![ast::Expr {
-                    kind: ast::ExprKind::Int(n),
-                    span,
-                }],
+                args: match down {
+                    false => vec![int(n)],
+                    true => vec![int(n - 1), int(-1), int(-1)],
+                },
             },
             span,
         };
@@ -1067,6 +1088,76 @@ impl Lowerer<'_, '_> {
             .collect();
         inner.extend(body.iter().cloned());
         self.for_loop(&index, var_span, &range, &inner, labels)
+    }
+
+    /// `reversed(range(...))` as a `range` counting down: `range(n)` is
+    /// `range(n - 1, -1, -1)`, `range(a, b)` is `range(b - 1, a - 1, -1)`,
+    /// and `range(a, b, s)` (a constant `s`) is `range(last, a - s, -s)`
+    /// with `last = a + (b - a - 1) // s * s` (for `s < 0`:
+    /// `a + (a - b - 1) // -s * s`), which is empty when the range is.
+    fn reversed_range(
+        &mut self,
+        range: &ast::Expr,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<ast::Expr> {
+        let int = |v: i64| ast::Expr {
+            kind: ast::ExprKind::Int(v),
+            span,
+        };
+        let bin = |op, l: ast::Expr, r: ast::Expr| ast::Expr {
+            kind: ast::ExprKind::Binary {
+                op,
+                lhs: Box::new(l),
+                rhs: Box::new(r),
+            },
+            span,
+        };
+        use crate::ir::BinOp::{Add, FloorDiv, Mul, Sub};
+        let (start, stop, step) = match args {
+            [n] => (bin(Sub, n.clone(), int(1)), int(-1), -1),
+            [a, b] => (bin(Sub, b.clone(), int(1)), bin(Sub, a.clone(), int(1)), -1),
+            [a, b, s] => {
+                let Some(s) = self
+                    .lower_expr(s)
+                    .and_then(|t| const_int(&t.e))
+                    .filter(|s| *s != 0)
+                else {
+                    self.error(
+                        Diagnostic::error(
+                            "the step of `range` must be a non-zero integer constant",
+                        )
+                        .at(s.span, "not a non-zero constant"),
+                    );
+                    return None;
+                };
+                // the number of steps to the last value
+                let span_len = match s > 0 {
+                    true => bin(Sub, bin(Sub, b.clone(), a.clone()), int(1)),
+                    false => bin(Sub, bin(Sub, a.clone(), b.clone()), int(1)),
+                };
+                let k = bin(FloorDiv, span_len, int(s.abs()));
+                let last = bin(Add, a.clone(), bin(Mul, k, int(s)));
+                (last, bin(Sub, a.clone(), int(s)), -s)
+            }
+            _ => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`range` takes 1 to 3 arguments but {} were given",
+                        args.len()
+                    ))
+                    .at(span, "invalid `range`"),
+                );
+                return None;
+            }
+        };
+        Some(ast::Expr {
+            kind: ast::ExprKind::Call {
+                func: Box::new(range.clone()),
+                args: vec![start, stop, int(step)],
+            },
+            span,
+        })
     }
 
     /// An argument of `enumerate` / `zip`: an array or a slice (as
