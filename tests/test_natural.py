@@ -945,3 +945,19 @@ def test_reversed_ranges_and_slices(a, b):
     x = np.arange(5.0)
     for specialize in (True, False):
         run_both(reversed_loops, [x, np.zeros(64), a, b], cpu_opts(specialize_scalars=specialize))
+
+
+@parpy.jit
+def matvec_at(A, w, k, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = A[i, :] @ w
+        z[i] = k[i, 1:] @ k[i, :-1]
+
+
+def test_the_at_operator_of_1d_vectors_is_a_dot_product():
+    # (it was "matrix multiplications (`@`) are not supported")
+    A = rng(30).random((5, 8))
+    k = rng(31).integers(-9, 9, (5, 8)).astype(np.int32)
+    run_both(matvec_at, [A, rng(32).random(8), k, np.zeros(5), np.zeros(5, np.int32), 5],
+             cpu_opts({'i': parpy.threads(5)}))

@@ -43,6 +43,9 @@ pub enum BinOp {
     /// NumPy's `fmax` / `fmin`: a NaN operand loses to a number.
     FMax,
     FMin,
+    /// `a @ b` of two 1-D vectors (the AST only: sema lowers it as
+    /// `np.dot(a, b)`).
+    MatMul,
 }
 
 /// Which operand a float max/min gives when NaNs are involved (integers:
@@ -102,6 +105,7 @@ impl BinOp {
             BinOp::Min => "min",
             BinOp::FMax => "fmax",
             BinOp::FMin => "fmin",
+            BinOp::MatMul => "@",
         }
     }
 }

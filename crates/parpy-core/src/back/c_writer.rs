@@ -1805,7 +1805,9 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             BinOp::Ne => ("!=", P_EQ, P_REL + 1, P_REL + 1),
             BinOp::And => ("&&", P_LAND, P_LAND, P_LAND + 1),
             BinOp::Or => ("||", P_LOR, P_LAND + 1, P_LAND + 1),
-            BinOp::Pow | BinOp::Max | BinOp::Min | BinOp::FMax | BinOp::FMin => unreachable_op(op)?,
+            BinOp::Pow | BinOp::Max | BinOp::Min | BinOp::FMax | BinOp::FMin | BinOp::MatMul => {
+                unreachable_op(op)?
+            }
         };
         let l = paren(self.expr(lhs)?, lmin);
         let r = paren(self.expr(rhs)?, rmin);

@@ -266,15 +266,7 @@ impl Lowerer<'_, '_> {
                     self.arity_error(name, "2 arguments", args.len(), span);
                     return None;
                 };
-                let product = ast::Expr {
-                    kind: ast::ExprKind::Binary {
-                        op: BinOp::Mul,
-                        lhs: Box::new(a.clone()),
-                        rhs: Box::new(b.clone()),
-                    },
-                    span,
-                };
-                self.vector_sum(name, &product, true, span)
+                self.dot(a, b, name, span)
             }
             Builtin::Sum => {
                 let [a] = args else {
@@ -633,6 +625,25 @@ impl Lowerer<'_, '_> {
         let v = if neg { -v } else { v };
         let e = Expr::new(ExprKind::Float(v), Type::Scalar(self.opts.float_type), span);
         Some(TExpr { e, weak: true })
+    }
+
+    /// `np.dot(a, b)` and `a @ b` of 1-D vectors: the sum of `a * b`.
+    pub(super) fn dot(
+        &mut self,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        name: &str,
+        span: Span,
+    ) -> Option<TExpr> {
+        let product = ast::Expr {
+            kind: ast::ExprKind::Binary {
+                op: BinOp::Mul,
+                lhs: Box::new(a.clone()),
+                rhs: Box::new(b.clone()),
+            },
+            span,
+        };
+        self.vector_sum(name, &product, true, span)
     }
 
     /// `np.mean(s)` / `s.mean()`: NumPy's sum in its accumulator type (float64

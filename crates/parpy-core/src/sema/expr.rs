@@ -359,6 +359,11 @@ impl Lowerer<'_, '_> {
                 None
             }
             ast::ExprKind::Unary { op, arg } => self.lower_unary(*op, arg, span),
+            ast::ExprKind::Binary {
+                op: BinOp::MatMul,
+                lhs,
+                rhs,
+            } => self.dot(lhs, rhs, "@", span),
             ast::ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.lower_expr(lhs);
                 let b = self.lower_expr(rhs);

@@ -187,7 +187,7 @@ impl Converter {
             },
             py::Stmt::AugAssign(a) => {
                 let target = self.target(&a.target, false)?;
-                let op = self.operator(a.op, r)?;
+                let op = Self::operator(a.op);
                 StmtKind::AugAssign {
                     target,
                     op,
@@ -428,8 +428,8 @@ impl Converter {
         }
     }
 
-    fn operator(&mut self, op: py::Operator, r: TextRange) -> Option<BinOp> {
-        Some(match op {
+    fn operator(op: py::Operator) -> BinOp {
+        match op {
             py::Operator::Add => BinOp::Add,
             py::Operator::Sub => BinOp::Sub,
             py::Operator::Mult => BinOp::Mul,
@@ -442,11 +442,8 @@ impl Converter {
             py::Operator::BitOr => BinOp::BitOr,
             py::Operator::BitXor => BinOp::BitXor,
             py::Operator::BitAnd => BinOp::BitAnd,
-            py::Operator::MatMult => {
-                self.reject(r, "matrix multiplications (`@`)");
-                return None;
-            }
-        })
+            py::Operator::MatMult => BinOp::MatMul,
+        }
     }
 
     fn boxed(&mut self, e: &py::Expr) -> Box<Expr> {
@@ -531,9 +528,10 @@ impl Converter {
             py::Expr::BinOp(b) => {
                 let lhs = self.boxed(&b.left);
                 let rhs = self.boxed(&b.right);
-                match self.operator(b.op, r) {
-                    Some(op) => ExprKind::Binary { op, lhs, rhs },
-                    None => return self.bad(r),
+                ExprKind::Binary {
+                    op: Self::operator(b.op),
+                    lhs,
+                    rhs,
                 }
             }
             py::Expr::Compare(c) => {
