@@ -961,3 +961,28 @@ def test_the_at_operator_of_1d_vectors_is_a_dot_product():
     k = rng(31).integers(-9, 9, (5, 8)).astype(np.int32)
     run_both(matvec_at, [A, rng(32).random(8), k, np.zeros(5), np.zeros(5, np.int32), 5],
              cpu_opts({'i': parpy.threads(5)}))
+
+
+@parpy.jit
+def sign_and_square(x, k, u, y, ks, us, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.sign(x[i])
+        y[i, 1] = np.square(x[i])
+        y[i, 2] = parpy.math.sign(x[i] - 0.5) * np.square(2.0)
+        ks[i, 0] = np.sign(k[i])
+        ks[i, 1] = np.square(k[i])
+        us[i] = np.sign(u[i])
+
+
+def test_sign_and_square_keep_numpys_types():
+    # (both were "no parpy equivalent inside jit code"); np.sign(nan) is
+    # nan, np.sign(-0.0) is +0.0, an int8 square wraps as in NumPy
+    x = np.array([np.nan, -0.0, 0.0, 2.5, -3.0, np.inf], np.float32)
+    k = np.array([-12, 0, 12, 100, -128, 1], np.int8)
+    u = np.array([0, 1, 200, 0, 5, 255], np.uint8)
+    got = run_both(sign_and_square, [x, k, u, np.zeros((6, 3), np.float32),
+                                     np.zeros((6, 2), np.int8), np.zeros(6, np.uint8), 6],
+                   cpu_opts({'i': parpy.threads(2)}))
+    assert not np.signbit(got[3][1, 0]) and np.isnan(got[3][0, 0])
+    np.testing.assert_array_equal(got[4][:, 1], np.square(k))

@@ -20,7 +20,7 @@ __all__ = [
     "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "abs", "atan2", "floor",
     "ceil", "pow", "erf", "erfc", "expm1", "log1p", "hypot", "copysign", "fmod",
     "cbrt", "round", "isnan", "isinf", "isfinite", "log10", "log2", "exp2", "asin",
-    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "trunc",
+    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "trunc", "sign",
 ]
 
 
@@ -225,3 +225,9 @@ def atanh(x: Any) -> Any:
 def trunc(x: Any) -> Any:
     """Toward zero, as `np.trunc` (an integer keeps its type)."""
     return _apply(np.trunc, x)
+
+
+@mark("math.sign")
+def sign(x: Any) -> Any:
+    """-1, 0 or 1 in `x`'s type, as `np.sign` (NaN stays NaN)."""
+    return _apply(np.sign, x)

@@ -151,15 +151,18 @@ pub enum MathFn {
     Atanh,
     /// Toward zero (`np.trunc`; an integer stays as it is).
     Trunc,
+    /// `np.sign`: -1, 0 or 1 in the argument's type (a NaN stays NaN, a
+    /// zero of either sign is +0).
+    Sign,
 }
 
 impl MathFn {
-    pub const ALL: [MathFn; 36] = {
+    pub const ALL: [MathFn; 37] = {
         use MathFn::*;
         [
             Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Abs, Atan2, Floor, Ceil, Pow, Erf, Erfc, Expm1,
             Log1p, Hypot, Copysign, Fmod, Cbrt, Round, IsNan, IsInf, IsFinite, Log10, Log2, Exp2,
-            Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Trunc,
+            Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Trunc, Sign,
         ]
     };
     pub fn name(self) -> &'static str {
@@ -200,6 +203,7 @@ impl MathFn {
             MathFn::Acosh => "acosh",
             MathFn::Atanh => "atanh",
             MathFn::Trunc => "trunc",
+            MathFn::Sign => "sign",
         }
     }
     pub fn from_name(name: &str) -> Option<MathFn> {

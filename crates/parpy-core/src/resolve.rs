@@ -48,6 +48,8 @@ pub enum Builtin {
     AtomicBlock,
     /// `np.where(c, a, b)` of scalars.
     Where,
+    /// `np.square(x)`: `x ** 2` (an integer stays an integer).
+    Square,
     /// `np.clip(x, lo, hi)` of scalars.
     Clip,
     /// `np.mean(s)` / `s.mean()` of a slice.
@@ -133,7 +135,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
     match name {
         "sqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "floor" | "ceil" | "expm1"
         | "log1p" | "hypot" | "copysign" | "fmod" | "cbrt" | "round" | "isnan" | "isinf"
-        | "isfinite" | "log10" | "log2" | "exp2" | "sinh" | "cosh" | "trunc" => {
+        | "isfinite" | "log10" | "log2" | "exp2" | "sinh" | "cosh" | "trunc" | "sign" => {
             MathFn::from_name(name).map(Builtin::Math)
         }
         "around" => math(MathFn::Round),
@@ -154,6 +156,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "prod" => Some(Builtin::Reduce(ReduceOp::Prod)),
         "max" | "amax" => Some(Builtin::Reduce(ReduceOp::Max)),
         "min" | "amin" => Some(Builtin::Reduce(ReduceOp::Min)),
+        "square" => Some(Builtin::Square),
         "where" => Some(Builtin::Where),
         "clip" => Some(Builtin::Clip),
         "mean" => Some(Builtin::Mean),

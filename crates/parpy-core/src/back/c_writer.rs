@@ -470,6 +470,7 @@ enum PreludeFn {
     /// `np.fmax` / `np.fmin` of floats (NaN loses).
     MaxMinRule(bool, NanRule, ElemTy),
     Abs(ElemTy),
+    Sign(ElemTy),
     /// Shifts by any count, as NumPy: counts at or above the width or
     /// negative give 0 (`>>` of a negative value: -1), never C's UB.
     Shl(ElemTy),
@@ -808,6 +809,12 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 max_min_rule(max, rule, e, "a", "b")
             )),
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
+            PreludeFn::Sign(e) if e.is_unsigned_int() => (e, format!(
+                "{q} T parpy_sign_S(T a) {{\n  return a > 0 ? 1 : 0;\n}}\n"
+            )),
+            PreludeFn::Sign(e) => (e, format!(
+                "{q} T parpy_sign_S(T a) {{\n  return a > (T)0 ? (T)1 : (a < (T)0 ? (T)-1 : (a == (T)0 ? (T)0 : a));\n}}\n"
+            )),
             PreludeFn::Warp(..) | PreludeFn::Cluster(..) | PreludeFn::Heap => continue,
             // (used by host code alone, it is still in a GPU's device
             // code: `unused` keeps NVRTC quiet)
@@ -837,6 +844,7 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             .replace("parpy_min_S", &format!("parpy_min_{}", e.short_name()))
             .replace("parpy_abs_S", &format!("parpy_abs_{}", e.short_name()))
             .replace("parpy_wrap_S", &format!("parpy_wrap_{}", e.short_name()))
+            .replace("parpy_sign_S", &format!("parpy_sign_{}", e.short_name()))
             .replace("parpy_shl_S", &format!("parpy_shl_{}", e.short_name()))
             .replace("parpy_shr_S", &format!("parpy_shr_{}", e.short_name()))
             .replace("BITS", &(8 * e.size()).to_string());
@@ -1658,7 +1666,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 for x in args {
                     a.push(self.expr(x)?.0);
                 }
-                let name = if ty.is_float() {
+                let name = if *func == MathFn::Sign {
+                    // no library has NumPy's `sign` (NaN stays NaN)
+                    self.prelude.insert(PreludeFn::Sign(ty));
+                    format!("parpy_sign_{}", ty.short_name())
+                } else if ty.is_float() {
                     self.d.math_name(*func, ty)?
                 } else {
                     match func {

@@ -242,6 +242,24 @@ impl Lowerer<'_, '_> {
                 let m = self.binary(BinOp::Max, x, lo, span)?;
                 self.binary(BinOp::Min, m, hi, span)
             }
+            Builtin::Square => {
+                let [a] = args else {
+                    self.arity_error(name, "1 argument", args.len(), span);
+                    return None;
+                };
+                let power = ast::Expr {
+                    kind: ast::ExprKind::Binary {
+                        op: BinOp::Pow,
+                        lhs: Box::new(a.clone()),
+                        rhs: Box::new(ast::Expr {
+                            kind: ast::ExprKind::Int(2),
+                            span,
+                        }),
+                    },
+                    span,
+                };
+                self.lower_expr(&power)
+            }
             Builtin::ArgMax | Builtin::ArgMin => {
                 let [a] = args else {
                     self.arity_error(name, "1 argument (a 1-D slice)", args.len(), span);
@@ -502,7 +520,7 @@ impl Lowerer<'_, '_> {
             }
             return Some(v);
         }
-        if f != MathFn::Abs && !ty.is_float() {
+        if !matches!(f, MathFn::Abs | MathFn::Sign) && !ty.is_float() {
             // NumPy: the smallest float that holds every value of the type
             // (float16 for bool and 8-bit, float32 for 16-bit integers)
             ty = match (weak, ty.size()) {
@@ -511,7 +529,7 @@ impl Lowerer<'_, '_> {
                 _ => self.opts.float_type,
             };
         }
-        if f == MathFn::Abs && ty == ElemTy::Bool {
+        if matches!(f, MathFn::Abs | MathFn::Sign) && ty == ElemTy::Bool {
             ty = self.opts.int_type;
         }
         let args: Vec<Expr> = vals.drain(..).map(|v| convert(v.e, ty)).collect();

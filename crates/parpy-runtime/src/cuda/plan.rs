@@ -900,6 +900,11 @@ impl Exec<'_> {
                     MathFn::Acosh => x.acosh(),
                     MathFn::Atanh => x.atanh(),
                     MathFn::Trunc => x.trunc(),
+                    // NumPy's: +0 for a zero of either sign, NaN stays NaN
+                    MathFn::Sign if x > 0.0 => 1.0,
+                    MathFn::Sign if x < 0.0 => -1.0,
+                    MathFn::Sign if x == 0.0 => 0.0,
+                    MathFn::Sign => x,
                     MathFn::Erf
                     | MathFn::Erfc
                     | MathFn::IsNan
