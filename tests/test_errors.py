@@ -382,7 +382,7 @@ def natural_args():
      "natural_zip_too_few_names"),
     ("tuple_over_range", "a, b in range", "a tuple loop target needs `enumerate(...)` or `zip(...)`",
      "natural_tuple_over_range"),
-    ("enumerate_2d", "x)", "`enumerate` takes 1-D arrays or slices", "natural_enumerate_2d"),
+    ("enumerate_2d", "x)", "`enumerate` takes 1-D arrays, slices", "natural_enumerate_2d"),
     ("enumerate_runtime_start", "start)", "the start of `enumerate` must be an integer constant",
      "natural_enumerate_runtime_start"),
     ("zip_outside_loop", "zip(x[0, :], x[1, :])", "`zip` can only be used as the iterator of a `for` loop",

@@ -986,3 +986,54 @@ def test_sign_and_square_keep_numpys_types():
                    cpu_opts({'i': parpy.threads(2)}))
     assert not np.signbit(got[3][1, 0]) and np.isnan(got[3][0, 0])
     np.testing.assert_array_equal(got[4][:, 1], np.square(k))
+
+
+@parpy.jit
+def divmod_and_round(x, k, y, q, N, W):
+    parpy.label('i')
+    for i in range(N):
+        r, c = divmod(i, W)
+        a, b = np.divmod(k[i], -3)
+        q[i, 0] = r * 100 + c
+        q[i, 1] = a * 100 + b
+        y[i, 0] = np.round(x[i], 2)
+        y[i, 1] = round(x[i], 1)
+        y[i, 2] = np.round(x[i] * 1000, -2)
+        y[i, 3] = np.round(k[i], 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_divmod_unpacks_and_round_takes_decimals_as_numpy(dtype):
+    # (divmod was "cannot call", np.round(x, d) "takes 1 argument")
+    x = (rng(40).standard_normal(9) * 3).astype(dtype)
+    x[:4] = [0.125, 0.135, -2.675, 1.005]
+    k = np.array([-7, -6, -1, 0, 1, 5, 6, 7, 100], np.int64)
+    run_both(divmod_and_round, [x, k, np.zeros((9, 4), dtype), np.zeros((9, 2), np.int64), 9, 4],
+             cpu_opts({'i': parpy.threads(3)}), rtol=0, atol=0)
+
+
+@parpy.jit
+def divmod_as_value(x, y):
+    with parpy.gpu:
+        t = divmod(x[0], 2)
+        y[0] = 1.0
+
+
+def test_divmod_not_unpacked_is_an_error():
+    with pytest.raises(parpy.CompileError, match="`divmod` gives a pair"):
+        divmod_as_value(np.ones(2), np.zeros(1), opts=cpu_opts())
+
+
+@parpy.jit
+def enumerate_ranges(x, y, z):
+    with parpy.gpu:
+        for k, i in enumerate(range(2, 7)):
+            y[k] = x[i]
+        for k, i in enumerate(range(9, 0, -3), 1):
+            z[k] = i
+        for i, v in zip(range(1, 20, 2), x):
+            z[0] += i * v
+
+
+def test_enumerate_and_zip_over_ranges_with_constant_bounds():
+    run_both(enumerate_ranges, [np.arange(8.0), np.zeros(5), np.zeros(5)], cpu_opts())

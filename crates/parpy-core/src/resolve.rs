@@ -75,6 +75,8 @@ pub enum Builtin {
     Zip,
     /// `reversed(range(...))` or `reversed(x)` of a 1-D array or slice.
     Reversed,
+    /// `q, r = divmod(a, b)` (unpacked where it is called).
+    Divmod,
 }
 
 impl Builtin {
@@ -104,6 +106,7 @@ impl Builtin {
             "enumerate" => Builtin::Enumerate,
             "zip" => Builtin::Zip,
             "reversed" => Builtin::Reversed,
+            "divmod" => Builtin::Divmod,
             "sum" => Builtin::Sum,
             "atomic" => Builtin::AtomicBlock,
             "atomic.add" => Builtin::Atomic(AtomicOp::Add),
@@ -157,6 +160,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "max" | "amax" => Some(Builtin::Reduce(ReduceOp::Max)),
         "min" | "amin" => Some(Builtin::Reduce(ReduceOp::Min)),
         "square" => Some(Builtin::Square),
+        "divmod" => Some(Builtin::Divmod),
         "where" => Some(Builtin::Where),
         "clip" => Some(Builtin::Clip),
         "mean" => Some(Builtin::Mean),

@@ -141,6 +141,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         "enumerate",
         "zip",
         "reversed",
+        "divmod",
     ] {
         if obj.is(&builtins.getattr(name)?) {
             if let Some(b) = Builtin::from_name(name) {

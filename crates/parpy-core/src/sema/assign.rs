@@ -31,6 +31,26 @@ impl Lowerer<'_, '_> {
             ast::ExprKind::Tuple(vs) => {
                 Some(vs.iter().map(|v| (self.lower_expr(v), v.span)).collect())
             }
+            // `q, r = divmod(a, b)`: `a // b` and `a % b`, Python's rules
+            ast::ExprKind::Call { func, args }
+                if args.len() == 2
+                    && self.builtin_of(func) == Some(crate::resolve::Builtin::Divmod) =>
+            {
+                let part = |op| ast::Expr {
+                    kind: ast::ExprKind::Binary {
+                        op,
+                        lhs: Box::new(args[0].clone()),
+                        rhs: Box::new(args[1].clone()),
+                    },
+                    span: value.span,
+                };
+                let q = part(crate::ir::BinOp::FloorDiv);
+                let r = part(crate::ir::BinOp::Mod);
+                Some(vec![
+                    (self.lower_expr(&q), value.span),
+                    (self.lower_expr(&r), value.span),
+                ])
+            }
             ast::ExprKind::Attr { value: base, attr } if attr == "shape" => {
                 let ast::ExprKind::Name(n) = &base.kind else {
                     return None;

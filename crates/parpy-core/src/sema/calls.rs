@@ -10,7 +10,7 @@ use crate::signature::ArgType;
 use crate::syntax::{ast, FunctionDef};
 
 use super::slices::AccRule;
-use super::types::{convert, promote};
+use super::types::{const_int, convert, promote};
 use super::{helper_for, Lowerer, TExpr};
 
 impl Lowerer<'_, '_> {
@@ -116,6 +116,10 @@ impl Lowerer<'_, '_> {
                     return None;
                 }
                 self.reduction(op, &args[0], span)
+            }
+            // `np.round(x, d)` / `round(x, d)`: NumPy's decimal rounding
+            Builtin::Math(MathFn::Round) | Builtin::MathToInt(MathFn::Round) if args.len() == 2 => {
+                self.round_decimals(&args[0], &args[1], span)
             }
             Builtin::Math(f) => self.math_call(f, name, args, span),
             Builtin::MathToInt(f) => {
@@ -321,6 +325,14 @@ impl Lowerer<'_, '_> {
                     Diagnostic::error("`parpy.label` must be a statement of its own")
                         .at(span, "label used inside an expression")
                         .help("write `parpy.label('name')` on the line before the loop or statement it labels"),
+                );
+                None
+            }
+            Builtin::Divmod => {
+                self.error(
+                    Diagnostic::error("`divmod` gives a pair: unpack it where it is called")
+                        .at(span, "a tuple value")
+                        .help("write `q, r = divmod(a, b)`"),
                 );
                 None
             }
@@ -643,6 +655,61 @@ impl Lowerer<'_, '_> {
         let v = if neg { -v } else { v };
         let e = Expr::new(ExprKind::Float(v), Type::Scalar(self.opts.float_type), span);
         Some(TExpr { e, weak: true })
+    }
+
+    /// `np.round(x, d)` (and `round(x, d)` of a NumPy number) as NumPy
+    /// computes it, in `x`'s float type: `rint(x * 10**d) / 10**d`, or for
+    /// `d < 0` `rint(x / 10**-d) * 10**-d`; an integer with `d >= 0` is
+    /// itself.
+    fn round_decimals(&mut self, x: &ast::Expr, d: &ast::Expr, span: Span) -> Option<TExpr> {
+        let Some(d) = self.lower_expr(d).and_then(|t| const_int(&t.e)) else {
+            self.error(
+                Diagnostic::error("the number of decimals of `round` must be an integer constant")
+                    .at(d.span, "not an integer constant"),
+            );
+            return None;
+        };
+        let v = self.lower_expr(x)?;
+        let ty = self.scalar_elem(&v)?;
+        if !ty.is_float() {
+            if d >= 0 {
+                return Some(v);
+            }
+            self.error(
+                Diagnostic::error("`round` of an integer to negative decimals is not supported")
+                    .at(x.span, format!("this is a `{ty}`"))
+                    .help("convert it to a float first: `round(float(x), d)`"),
+            );
+            return None;
+        }
+        let scale = TExpr {
+            e: Expr::new(
+                ExprKind::Float(10f64.powi(d.unsigned_abs().min(400) as i32)),
+                Type::Scalar(self.opts.float_type),
+                span,
+            ),
+            weak: true,
+        };
+        let (into, back) = if d >= 0 {
+            (BinOp::Mul, BinOp::Div)
+        } else {
+            (BinOp::Div, BinOp::Mul)
+        };
+        let weak = v.weak;
+        let y = self.binary(into, v, scale.clone(), span)?;
+        let ty = y.e.ty.clone();
+        let rounded = TExpr {
+            e: Expr::new(
+                ExprKind::Math {
+                    func: MathFn::Round,
+                    args: vec![y.e],
+                },
+                ty,
+                span,
+            ),
+            weak,
+        };
+        self.binary(back, rounded, scale, span)
     }
 
     /// `np.dot(a, b)` and `a @ b` of 1-D vectors: the sum of `a * b`.

@@ -1163,17 +1163,71 @@ impl Lowerer<'_, '_> {
     /// An argument of `enumerate` / `zip`: an array or a slice (as
     /// [`Self::element`]), else an error pointing at it.
     fn iterable(&mut self, index: &str, x: &ast::Expr, what: &str) -> Option<(i64, ast::Expr)> {
+        if let ast::ExprKind::Call { func, args } = &x.kind {
+            if self.builtin_of(func) == Some(Builtin::Range) {
+                return self.range_elements(index, args, x.span, what);
+            }
+        }
         let e = self.element(index, x);
         if e.is_none() {
             self.error(
                 Diagnostic::error(format!(
-                    "`{what}` takes 1-D arrays or slices with one sliced dimension"
+                    "`{what}` takes 1-D arrays, slices with one sliced dimension and ranges"
                 ))
-                .at(x.span, "not a 1-D array or slice")
+                .at(x.span, "not a 1-D array, slice or range")
                 .help("loop over an index: `for i in range(n):`"),
             );
         }
         e
+    }
+
+    /// A `range(...)` given to `enumerate` / `zip` (its bounds known when
+    /// compiling): its length and its value `lo + index * step`.
+    fn range_elements(
+        &mut self,
+        index: &str,
+        args: &[ast::Expr],
+        span: Span,
+        what: &str,
+    ) -> Option<(i64, ast::Expr)> {
+        let consts: Option<Vec<i64>> = args
+            .iter()
+            .map(|a| self.lower_expr(a).and_then(|t| const_int(&t.e)))
+            .collect();
+        let (lo, hi, step) = match consts.as_deref() {
+            Some([n]) => (0, *n, 1),
+            Some([a, b]) => (*a, *b, 1),
+            Some([a, b, s]) if *s != 0 => (*a, *b, *s),
+            _ => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "a `range` in `{what}` needs bounds known when compiling"
+                    ))
+                    .at(span, "not constant")
+                    .help(
+                        "loop over the range itself and count: `for j in range(a, b): i = j - a`",
+                    ),
+                );
+                return None;
+            }
+        };
+        // Python's len(range(lo, hi, step))
+        let n = if step > 0 {
+            (hi - lo + step - 1).div_euclid(step).max(0)
+        } else {
+            (lo - hi - step - 1).div_euclid(-step).max(0)
+        };
+        let e = |kind| ast::Expr { kind, span };
+        let value = e(ast::ExprKind::Binary {
+            op: crate::ir::BinOp::Add,
+            lhs: Box::new(e(ast::ExprKind::Int(lo))),
+            rhs: Box::new(e(ast::ExprKind::Binary {
+                op: crate::ir::BinOp::Mul,
+                lhs: Box::new(e(ast::ExprKind::Name(index.to_string()))),
+                rhs: Box::new(e(ast::ExprKind::Int(step))),
+            })),
+        });
+        Some((n, value))
     }
 
     fn for_loop(
