@@ -1037,3 +1037,16 @@ def enumerate_ranges(x, y, z):
 
 def test_enumerate_and_zip_over_ranges_with_constant_bounds():
     run_both(enumerate_ranges, [np.arange(8.0), np.zeros(5), np.zeros(5)], cpu_opts())
+
+
+@parpy.jit
+def enumerate_reversed(x, y):
+    with parpy.gpu:
+        for k, v in enumerate(reversed(x[1:])):
+            y[k] = v * 10 + k
+        for i, v in zip(reversed(range(3, 12, 4)), x):
+            y[7] += i * v
+
+
+def test_enumerate_and_zip_of_reversed_arrays_and_ranges():
+    run_both(enumerate_reversed, [np.arange(6.0), np.zeros(8)], cpu_opts())

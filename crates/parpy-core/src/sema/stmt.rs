@@ -862,6 +862,12 @@ impl Lowerer<'_, '_> {
             kind: ast::ExprKind::Name(index.to_string()),
             span,
         };
+        self.element_at(index, iter)
+    }
+
+    /// [`Self::element`] at the index expression `index`.
+    fn element_at(&mut self, index: ast::Expr, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
+        let span = iter.span;
         let subscript = |value: ast::Expr, indices: Vec<ast::Expr>| ast::Expr {
             kind: ast::ExprKind::Subscript {
                 value: Box::new(value),
@@ -1164,8 +1170,29 @@ impl Lowerer<'_, '_> {
     /// [`Self::element`]), else an error pointing at it.
     fn iterable(&mut self, index: &str, x: &ast::Expr, what: &str) -> Option<(i64, ast::Expr)> {
         if let ast::ExprKind::Call { func, args } = &x.kind {
-            if self.builtin_of(func) == Some(Builtin::Range) {
-                return self.range_elements(index, args, x.span, what);
+            match self.builtin_of(func) {
+                Some(Builtin::Range) => return self.range_elements(index, args, x.span, what),
+                // `reversed(x)`: the element at `n - 1 - index`
+                Some(Builtin::Reversed) if args.len() == 1 => {
+                    let (n, _) = self.iterable(index, &args[0], what)?;
+                    let span = x.span;
+                    let e = |kind| ast::Expr { kind, span };
+                    let back = e(ast::ExprKind::Binary {
+                        op: crate::ir::BinOp::Sub,
+                        lhs: Box::new(e(ast::ExprKind::Int(n - 1))),
+                        rhs: Box::new(e(ast::ExprKind::Name(index.to_string()))),
+                    });
+                    return match &args[0].kind {
+                        ast::ExprKind::Call { func, args: r }
+                            if self.builtin_of(func) == Some(Builtin::Range) =>
+                        {
+                            let (_, v) = self.range_elements("", r, span, what)?;
+                            Some((n, substitute_name(v, "", &back)))
+                        }
+                        _ => self.element_at(back, &args[0]),
+                    };
+                }
+                _ => {}
             }
         }
         let e = self.element(index, x);
@@ -1700,4 +1727,20 @@ fn mark_breaks(body: &mut Vec<ast::Stmt>, set: &ast::Stmt) {
         out.push(s);
     }
     *body = out;
+}
+
+/// `e` with every `Name(name)` replaced by `by`.
+fn substitute_name(mut e: ast::Expr, name: &str, by: &ast::Expr) -> ast::Expr {
+    fn walk(e: &mut ast::Expr, name: &str, by: &ast::Expr) {
+        match &mut e.kind {
+            ast::ExprKind::Name(n) if n == name => *e = by.clone(),
+            ast::ExprKind::Binary { lhs, rhs, .. } => {
+                walk(lhs, name, by);
+                walk(rhs, name, by);
+            }
+            _ => {}
+        }
+    }
+    walk(&mut e, name, by);
+    e
 }
