@@ -71,6 +71,9 @@ FEATURES = [
     # (also the host loop around a nest), `break` in `while` loops,
     # `continue` in parallel loops; `else:` after sequential loops
     "jumps",
+    # math added in stop 20: log10 ... atanh, trunc, sign, np.square,
+    # np.fmax / np.fmin
+    "more_math",
 ]
 
 
@@ -516,7 +519,8 @@ class Gen:
             return self.reduce_expr(sc, "f")
         if x < 0.95:
             return self.helper_call(sc, "f", depth)
-        f = r.choice(["min", "max", "parpy.builtin.maximum"])
+        f = r.choice(["min", "max", "parpy.builtin.maximum"]
+                     + (["np.fmax", "np.fmin"] if self.on("more_math", 0.5) else []))
         a, b = self.expr(sc, "f", depth - 1), self.expr(sc, "f", depth - 1)
         e = self.combine("+", a, b)
         if e is None:
@@ -530,18 +534,28 @@ class Gen:
         else:
             a = self.expr(sc, "f", depth - 1)
         f = r.choice(["sqrt", "exp", "log", "sin", "cos", "tanh", "atan2", "pow", "abs",
-                      "floor", "ceil"])
-        if f in ("floor", "ceil"):
+                      "floor", "ceil"]
+                     + (["log10", "log2", "exp2", "asin", "acos", "atan", "sinh", "cosh",
+                         "asinh", "acosh", "atanh", "trunc", "sign", "square"]
+                        if self.on("more_math", 0.4) else []))
+        if f in ("floor", "ceil", "trunc", "sign"):
             if kind(a.t) != "f":
                 return None
             a = self.leaf(sc, "f", True)  # discontinuous: an exact argument only
             text = f"parpy.math.{f}({a.text})"
         elif f == "sqrt":
             text = f"parpy.math.sqrt(abs({a.text}))"
-        elif f == "log":
-            text = f"parpy.math.log(abs({a.text}) + 1.0)"
-        elif f == "exp":
-            text = f"parpy.math.exp(min(max({a.text}, -4.0), 4.0))"
+        elif f in ("log", "log10", "log2"):
+            text = f"parpy.math.{f}(abs({a.text}) + 1.0)"
+        elif f in ("exp", "exp2", "sinh", "cosh"):
+            text = f"parpy.math.{f}(min(max({a.text}, -4.0), 4.0))"
+        elif f in ("asin", "acos", "atanh"):
+            # inside the domain; atanh(+-1) is infinite
+            text = f"parpy.math.{f}(min(max({a.text}, -0.875), 0.875))"
+        elif f == "acosh":
+            text = f"parpy.math.acosh(abs({a.text}) + 1.0)"
+        elif f == "square":
+            text = f"np.square({a.text})"
         elif f == "atan2":
             b = self.expr(sc, "f", depth - 1)
             text = f"parpy.math.atan2(abs({a.text}) + 0.5, {b.text})"
@@ -565,7 +579,7 @@ class Gen:
         sample of its type) and possibly a second one of the same type."""
         import parpy  # noqa: F401  (for eval)
         from . import _pymode
-        env = {"parpy": parpy, "min": _pymode._OVERRIDES["min"],
+        env = {"parpy": parpy, "np": np, "min": _pymode._OVERRIDES["min"],
                "max": _pymode._OVERRIDES["max"], "__SAMPLE__": _sample(a.t)}
         expr = text.replace(a.text, "__SAMPLE__")
         try:
