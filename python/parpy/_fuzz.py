@@ -74,6 +74,9 @@ FEATURES = [
     # math added in stop 20: log10 ... atanh, trunc, sign, np.square,
     # np.fmax / np.fmin
     "more_math",
+    # loops over input arrays and rows: `for v in x`, enumerate, zip,
+    # reversed (stop 20)
+    "natural_loops",
 ]
 
 
@@ -928,8 +931,49 @@ class Gen:
         sc.vars[acc] = E(acc, t, approx=k == "f")
         sc.own[acc] = sc.level
 
+    def natural_for(self, sc: Scope, ind: int, budget: int) -> bool:
+        """A sequential loop over input arrays (a 1-D one, or one row of a
+        2-D one): `for v in ...`, `enumerate`, `zip` or `reversed`."""
+        r = self.r
+        rows = []
+        for a in self.arrays:
+            if a.role != "in" or len(a.shape) not in (1, 2):
+                continue
+            if len(a.shape) == 1:
+                rows.append((a.name, a.shape[0], a.dtype))
+            else:
+                k = r.randrange(a.shape[0])
+                rows.append((f"{a.name}[{k}, :]", a.shape[1], a.dtype))
+        if not rows:
+            return False
+        inner = sc.child()
+        inner.loop = "for"
+        (src, n, t), (src2, n2, t2) = r.choice(rows), r.choice(rows)
+        v = self.fresh("v")
+        elem = lambda name, t: E(name, t, leaf=kind(t) == "f")  # noqa: E731
+        form = r.choice(["plain", "enumerate", "zip", "reversed"])
+        if form == "plain":
+            self.emit(ind, f"for {v} in {src}:")
+        elif form == "reversed":
+            self.emit(ind, f"for {v} in reversed({src}):")
+        elif form == "enumerate":
+            j = self.fresh("j")
+            start = r.choice([0, 0, 1, 3])
+            self.emit(ind, f"for {j}, {v} in enumerate({src}, {start}):")
+            inner.vars[j] = E(j, "wi", rng=(start, start + n - 1))
+        else:
+            w = self.fresh("w")
+            self.emit(ind, f"for {v}, {w} in zip({src}, {src2}):")
+            inner.vars[w] = elem(w, t2)
+        inner.vars[v] = elem(v, t)
+        self.block(inner, ind + 1, budget - 1, allow_par=False)
+        self.loop_else(sc, ind, budget)
+        return True
+
     def stmt_seq_for(self, sc: Scope, ind: int, budget: int) -> None:
         r = self.r
+        if self.on("natural_loops", 0.3) and self.natural_for(sc, ind, budget):
+            return
         v = self.fresh("s")
         n = r.choice([1, 2, 3, 4])
         lo = r.choice([0, 0, 1])
