@@ -374,7 +374,7 @@ def natural_args():
     ("unpack_count", "x[0, 0], x[1, 0], x[2, 0]", "cannot unpack 3 values into 2 targets",
      "natural_unpack_count"),
     ("unpack_scalar", "x[3, 0]", "only a tuple", "natural_unpack_scalar"),
-    ("bad_method", "x[i, :].std", "method `std` is not supported", "natural_bad_method"),
+    ("bad_method", "x[i, :].ptp", "method `ptp` is not supported", "natural_bad_method"),
     ("no_equivalent", "np.median", "no parpy equivalent", "natural_no_equivalent"),
     ("enumerate_one_name", "p in", "`enumerate` gives (index, element) pairs",
      "natural_enumerate_one_name"),

@@ -1050,3 +1050,33 @@ def enumerate_reversed(x, y):
 
 def test_enumerate_and_zip_of_reversed_arrays_and_ranges():
     run_both(enumerate_reversed, [np.arange(6.0), np.zeros(8)], cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# np.var / np.std / .var() / .std() and np.linalg.norm of slices (each was
+# "no parpy equivalent")
+
+
+@parpy.jit
+def spread(x, k, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.var(x[i, :])
+        y[i, 1] = x[i, 1:].std()
+        y[i, 2] = np.linalg.norm(x[i, :])
+        # a layer norm
+        y[i, 3] = (x[i, 0] - x[i, :].mean()) / np.sqrt(x[i, :].var() + 1e-5)
+        # integers: float64, as NumPy
+        z[i, 0] = np.std(k[i, :])
+        z[i, 1] = np.linalg.norm(k[i, :])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_var_std_and_norm_as_numpy(dtype):
+    x = (rng(50).standard_normal((6, 33)) * 3 + 1).astype(dtype)
+    k = rng(51).integers(-50, 50, (6, 33)).astype(np.int16)
+    got = run_both(spread, [x, k, np.zeros((6, 4), dtype), np.zeros((6, 2)), 6],
+                   cpu_opts({'i': parpy.threads(3)}),
+                   rtol=2e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+    np.testing.assert_allclose(got[2][:, 0], x.var(axis=1), rtol=2e-5)
+    np.testing.assert_allclose(got[3][:, 1], np.linalg.norm(k, axis=1), rtol=1e-12)

@@ -54,6 +54,11 @@ pub enum Builtin {
     Clip,
     /// `np.mean(s)` / `s.mean()` of a slice.
     Mean,
+    /// `np.var(s)` / `np.std(s)` (and the methods) of a slice.
+    Var,
+    Std,
+    /// `np.linalg.norm(v)` of a 1-D slice.
+    Norm,
     /// `np.dot(a, b)` of two 1-D slices.
     Dot,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
@@ -164,6 +169,10 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "where" => Some(Builtin::Where),
         "clip" => Some(Builtin::Clip),
         "mean" => Some(Builtin::Mean),
+        "var" => Some(Builtin::Var),
+        "std" => Some(Builtin::Std),
+        // `np.linalg.norm` (its `__name__`; found in `np.linalg`)
+        "linalg.norm" => Some(Builtin::Norm),
         "dot" => Some(Builtin::Dot),
         "argmax" => Some(Builtin::ArgMax),
         "argmin" => Some(Builtin::ArgMin),

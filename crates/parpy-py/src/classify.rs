@@ -268,8 +268,15 @@ fn member_name(module: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Op
 
 /// A NumPy function (`np.sqrt`, `np.sum`, `np.zeros`) inside jit code.
 fn numpy_function(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Option<Resolved>> {
-    let Some(name) = member_name(np, obj)? else {
-        return Ok(None);
+    let name = match member_name(np, obj)? {
+        Some(name) => name,
+        None => match np.getattr("linalg") {
+            Ok(linalg) => match member_name(&linalg, obj)? {
+                Some(name) => format!("linalg.{name}"),
+                None => return Ok(None),
+            },
+            Err(_) => return Ok(None),
+        },
     };
     Ok(Some(if let Some(b) = numpy_builtin(&name) {
         Resolved::Builtin(b)

@@ -264,6 +264,21 @@ impl Lowerer<'_, '_> {
                 };
                 self.lower_expr(&power)
             }
+            Builtin::Var | Builtin::Std | Builtin::Norm => {
+                let [a] = args else {
+                    self.arity_error(
+                        name,
+                        "1 argument (use a slice for an axis)",
+                        args.len(),
+                        span,
+                    );
+                    return None;
+                };
+                match b {
+                    Builtin::Norm => self.norm(a, span),
+                    _ => self.variance(a, b == Builtin::Std, span),
+                }
+            }
             Builtin::ArgMax | Builtin::ArgMin => {
                 let [a] = args else {
                     self.arity_error(name, "1 argument (a 1-D slice)", args.len(), span);
@@ -712,6 +727,111 @@ impl Lowerer<'_, '_> {
         self.binary(back, rounded, scale, span)
     }
 
+    /// `np.var(s)` / `np.std(s)` as NumPy computes them: the mean `m`
+    /// (`np.mean`'s types), then the sum of `(s - m) * (s - m)` divided by
+    /// the count; `std` is its square root.
+    fn variance(&mut self, arg: &ast::Expr, std: bool, span: Span) -> Option<TExpr> {
+        let m = self.mean(arg, span)?;
+        let mt = m.e.ty.clone();
+        // the mean, computed once, under a name no program can write
+        let hidden = "(mean)";
+        let mv = self.new_var("mean", mt.clone(), crate::ir::VarKind::Local, span);
+        self.pre.push(crate::ir::Stmt::new(
+            crate::ir::StmtKind::Assign {
+                dst: crate::ir::Place::Var(mv),
+                value: m.e,
+            },
+            span,
+        ));
+        let prev = self.scope.bind(
+            hidden,
+            super::scope::Binding {
+                var: mv,
+                weak: false,
+            },
+        );
+        let bin = |op, l: ast::Expr, r: ast::Expr| ast::Expr {
+            kind: ast::ExprKind::Binary {
+                op,
+                lhs: Box::new(l),
+                rhs: Box::new(r),
+            },
+            span,
+        };
+        let d = bin(
+            BinOp::Sub,
+            arg.clone(),
+            ast::Expr {
+                kind: ast::ExprKind::Name(hidden.to_string()),
+                span,
+            },
+        );
+        let sq = bin(BinOp::Mul, d.clone(), d);
+        let sum = self.reduction_with(crate::ir::ReduceOp::Sum, &sq, span, AccRule::NumPy);
+        match prev {
+            Some(p) => {
+                self.scope.bind(hidden, p);
+            }
+            None => self.scope.unbind(hidden),
+        }
+        let (sum, _, extents) = sum?;
+        let n: i64 = extents.iter().product();
+        let count = TExpr {
+            e: Expr::new(
+                ExprKind::Float(n as f64),
+                Type::Scalar(self.opts.float_type),
+                span,
+            ),
+            weak: true,
+        };
+        let var = self.binary(BinOp::Div, sum, count, span)?;
+        if !std {
+            return Some(var);
+        }
+        let ty = var.e.ty.clone();
+        Some(TExpr {
+            e: Expr::new(
+                ExprKind::Math {
+                    func: MathFn::Sqrt,
+                    args: vec![var.e],
+                },
+                ty,
+                span,
+            ),
+            weak: var.weak,
+        })
+    }
+
+    /// `np.linalg.norm(v)` of a 1-D vector: `sqrt(dot(v, v))`, integers
+    /// and bools as float64 (NumPy converts them first).
+    fn norm(&mut self, v: &ast::Expr, span: Span) -> Option<TExpr> {
+        // `v * 1.0`: exact for floats, float64 for integers (NEP 50)
+        let v = ast::Expr {
+            kind: ast::ExprKind::Binary {
+                op: BinOp::Mul,
+                lhs: Box::new(v.clone()),
+                rhs: Box::new(ast::Expr {
+                    kind: ast::ExprKind::Float(1.0),
+                    span,
+                }),
+            },
+            span,
+        };
+        let sq = self.dot(&v, &v, "np.linalg.norm", span)?;
+        let ty = sq.e.ty.clone();
+        Some(TExpr {
+            e: Expr::new(
+                ExprKind::Math {
+                    func: MathFn::Sqrt,
+                    args: vec![sq.e],
+                },
+                ty,
+                span,
+            ),
+            weak: sq.weak,
+        })
+    }
+
     /// `np.dot(a, b)` and `a @ b` of 1-D vectors: the sum of `a * b`.
     pub(super) fn dot(
         &mut self,
@@ -805,6 +925,9 @@ impl Lowerer<'_, '_> {
         if attr == "mean" && args.is_empty() {
             return Some(self.mean(value, span));
         }
+        if matches!(attr.as_str(), "var" | "std") && args.is_empty() {
+            return Some(self.variance(value, attr == "std", span));
+        }
         if matches!(attr.as_str(), "argmax" | "argmin") && args.is_empty() {
             return Some(self.arg_extreme(attr == "argmax", value, span));
         }
@@ -812,7 +935,7 @@ impl Lowerer<'_, '_> {
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")
-                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.argmax()` and `.argmin()` of an array or a slice"),
+                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.argmax()` and `.argmin()` of an array or a slice"),
             );
             return Some(None);
         };
