@@ -421,6 +421,24 @@ pub struct ForLoop {
     pub unroll: bool,
 }
 
+impl ForLoop {
+    /// `for var in range(lo, hi)`: sequential, unlabelled, no reduction.
+    pub fn sequential(var: VarId, lo: Expr, hi: Expr, body: Block) -> ForLoop {
+        ForLoop {
+            var,
+            lo,
+            hi,
+            step: 1,
+            body,
+            labels: vec![],
+            par: None,
+            reduction: None,
+            wants_reduction: false,
+            unroll: false,
+        }
+    }
+}
+
 /// An atomic update's value, if `value` is one (`dst = atomic op(v)`).
 pub fn atomic_of(value: &Expr) -> Option<(AtomicOp, &Expr)> {
     match &value.kind {
@@ -686,6 +704,18 @@ impl Expr {
     }
     pub fn int(v: i64, ty: ElemTy, span: Span) -> Expr {
         Expr::new(ExprKind::Int(v), Type::Scalar(ty), span)
+    }
+    /// `lhs op rhs` of type `ty`.
+    pub fn binary(op: BinOp, lhs: Expr, rhs: Expr, ty: Type, span: Span) -> Expr {
+        Expr::new(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            ty,
+            span,
+        )
     }
     pub fn var(id: VarId, ty: Type, span: Span) -> Expr {
         Expr::new(ExprKind::Var(id), ty, span)

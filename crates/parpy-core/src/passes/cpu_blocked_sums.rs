@@ -135,21 +135,11 @@ fn blocked(s: &Stmt, f: &mut Function) -> Option<Vec<Stmt>> {
         if var != l.var {
             subst_block(&mut body, l.var, var);
         }
-        let inner = ForLoop {
-            var,
-            lo: start,
-            hi: end,
-            step: 1,
-            body,
-            labels: vec![],
-            par: None,
-            reduction: Some(Reduction {
-                op: ReduceOp::Sum,
-                acc: blk,
-            }),
-            wants_reduction: false,
-            unroll: false,
-        };
+        let mut inner = ForLoop::sequential(var, start, end, body);
+        inner.reduction = Some(Reduction {
+            op: ReduceOp::Sum,
+            acc: blk,
+        });
         let f64t = Type::Scalar(ElemTy::F64);
         let widened = Expr::new(
             ExprKind::Convert {
@@ -186,18 +176,8 @@ fn blocked(s: &Stmt, f: &mut Function) -> Option<Vec<Stmt>> {
         _ => binary(BinOp::Add, int(lo), scaled, Type::Scalar(int_ty)),
     };
     let end = binary(BinOp::Add, start.clone(), int(BLOCK), Type::Scalar(int_ty));
-    let blocks = ForLoop {
-        var: jb,
-        lo: int(0),
-        hi: int(nb),
-        step: 1,
-        body: block(f, start, end, true),
-        labels: vec![],
-        par: None,
-        reduction: None,
-        wants_reduction: false,
-        unroll: false,
-    };
+    let body = block(f, start, end, true);
+    let blocks = ForLoop::sequential(jb, int(0), int(nb), body);
     let mut out = vec![Stmt::new(StmtKind::For(Box::new(blocks)), span)];
     if n % BLOCK != 0 {
         out.extend(block(f, int(lo + nb * BLOCK), int(lo + n), false));

@@ -378,17 +378,11 @@ impl Cx<'_> {
 
 /// `for k in 0..K unroll { body }`.
 fn counted(k: VarId, ty: &Type, count: i64, body: Block, span: Span) -> ForLoop {
+    let lo = Expr::new(ExprKind::Int(0), ty.clone(), span);
+    let hi = Expr::new(ExprKind::Int(count), ty.clone(), span);
     ForLoop {
-        var: k,
-        lo: Expr::new(ExprKind::Int(0), ty.clone(), span),
-        hi: Expr::new(ExprKind::Int(count), ty.clone(), span),
-        step: 1,
-        body,
-        labels: vec![],
-        par: None,
-        reduction: None,
-        wants_reduction: false,
         unroll: true,
+        ..ForLoop::sequential(k, lo, hi, body)
     }
 }
 

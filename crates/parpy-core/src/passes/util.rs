@@ -23,15 +23,7 @@ pub fn int(v: i64, span: Span) -> Expr {
 /// `lhs op rhs` of type `ty`, at the span of `lhs`.
 pub fn binary(op: BinOp, lhs: Expr, rhs: Expr, ty: Type) -> Expr {
     let span = lhs.span;
-    Expr::new(
-        ExprKind::Binary {
-            op,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        },
-        ty,
-        span,
-    )
+    Expr::binary(op, lhs, rhs, ty, span)
 }
 
 /// `lhs op rhs`: `bool` for comparisons and `and`, else of the type of

@@ -36,14 +36,7 @@ impl Lowerer<'_, '_> {
                 if args.len() == 2
                     && self.builtin_of(func) == Some(crate::resolve::Builtin::Divmod) =>
             {
-                let part = |op| ast::Expr {
-                    kind: ast::ExprKind::Binary {
-                        op,
-                        lhs: Box::new(args[0].clone()),
-                        rhs: Box::new(args[1].clone()),
-                    },
-                    span: value.span,
-                };
+                let part = |op| ast::Expr::binary(op, args[0].clone(), args[1].clone(), value.span);
                 let q = part(crate::ir::BinOp::FloorDiv);
                 let r = part(crate::ir::BinOp::Mod);
                 Some(vec![

@@ -251,20 +251,10 @@ impl Lowerer<'_, '_> {
                     self.arity_error(name, "1 argument", args.len(), span);
                     return None;
                 };
-                let power = ast::Expr {
-                    kind: ast::ExprKind::Binary {
-                        op: BinOp::Pow,
-                        lhs: Box::new(a.clone()),
-                        rhs: Box::new(ast::Expr {
-                            kind: ast::ExprKind::Int(2),
-                            span,
-                        }),
-                    },
-                    span,
-                };
+                let power = ast::Expr::binary(BinOp::Pow, a.clone(), ast::Expr::int(2, span), span);
                 self.lower_expr(&power)
             }
-            Builtin::Var | Builtin::Std | Builtin::Norm => {
+            Builtin::Mean | Builtin::Var | Builtin::Std | Builtin::Norm => {
                 let [a] = args else {
                     self.arity_error(
                         name,
@@ -275,6 +265,7 @@ impl Lowerer<'_, '_> {
                     return None;
                 };
                 match b {
+                    Builtin::Mean => self.mean(a, span),
                     Builtin::Norm => self.norm(a, span),
                     _ => self.variance(a, b == Builtin::Std, span),
                 }
@@ -285,18 +276,6 @@ impl Lowerer<'_, '_> {
                     return None;
                 };
                 self.arg_extreme(b == Builtin::ArgMax, a, span)
-            }
-            Builtin::Mean => {
-                let [a] = args else {
-                    self.arity_error(
-                        name,
-                        "1 argument (use a slice for an axis)",
-                        args.len(),
-                        span,
-                    );
-                    return None;
-                };
-                self.mean(a, span)
             }
             Builtin::Dot => {
                 let [a, b] = args else {
@@ -750,23 +729,8 @@ impl Lowerer<'_, '_> {
                 weak: false,
             },
         );
-        let bin = |op, l: ast::Expr, r: ast::Expr| ast::Expr {
-            kind: ast::ExprKind::Binary {
-                op,
-                lhs: Box::new(l),
-                rhs: Box::new(r),
-            },
-            span,
-        };
-        let d = bin(
-            BinOp::Sub,
-            arg.clone(),
-            ast::Expr {
-                kind: ast::ExprKind::Name(hidden.to_string()),
-                span,
-            },
-        );
-        let sq = bin(BinOp::Mul, d.clone(), d);
+        let d = ast::Expr::binary(BinOp::Sub, arg.clone(), ast::Expr::name(hidden, span), span);
+        let sq = ast::Expr::binary(BinOp::Mul, d.clone(), d, span);
         let sum = self.reduction_with(crate::ir::ReduceOp::Sum, &sq, span, AccRule::NumPy);
         match prev {
             Some(p) => {
@@ -806,17 +770,7 @@ impl Lowerer<'_, '_> {
     /// and bools as float64 (NumPy converts them first).
     fn norm(&mut self, v: &ast::Expr, span: Span) -> Option<TExpr> {
         // `v * 1.0`: exact for floats, float64 for integers (NEP 50)
-        let v = ast::Expr {
-            kind: ast::ExprKind::Binary {
-                op: BinOp::Mul,
-                lhs: Box::new(v.clone()),
-                rhs: Box::new(ast::Expr {
-                    kind: ast::ExprKind::Float(1.0),
-                    span,
-                }),
-            },
-            span,
-        };
+        let v = ast::Expr::binary(BinOp::Mul, v.clone(), ast::Expr::float(1.0, span), span);
         let sq = self.dot(&v, &v, "np.linalg.norm", span)?;
         let ty = sq.e.ty.clone();
         Some(TExpr {
@@ -840,14 +794,7 @@ impl Lowerer<'_, '_> {
         name: &str,
         span: Span,
     ) -> Option<TExpr> {
-        let product = ast::Expr {
-            kind: ast::ExprKind::Binary {
-                op: BinOp::Mul,
-                lhs: Box::new(a.clone()),
-                rhs: Box::new(b.clone()),
-            },
-            span,
-        };
+        let product = ast::Expr::binary(BinOp::Mul, a.clone(), b.clone(), span);
         self.vector_sum(name, &product, true, span)
     }
 

@@ -795,17 +795,7 @@ impl Lowerer<'_, '_> {
         let best_index = self.new_var(name, Type::Scalar(int_ty), VarKind::Local, span);
         let v = self.new_var("v", et_ty.clone(), VarKind::Local, span);
         let var = |id| Expr::var(id, et_ty.clone(), span);
-        let bool_op = |op, l: Expr, r: Expr| {
-            Expr::new(
-                ExprKind::Binary {
-                    op,
-                    lhs: Box::new(l),
-                    rhs: Box::new(r),
-                },
-                Type::Scalar(ElemTy::Bool),
-                span,
-            )
-        };
+        let bool_op = |op, l, r| Expr::binary(op, l, r, Type::Scalar(ElemTy::Bool), span);
         let assign = |dst, value| {
             Stmt::new(
                 StmtKind::Assign {
@@ -838,18 +828,12 @@ impl Lowerer<'_, '_> {
                 span,
             ),
         ];
-        let search = ForLoop {
-            var: j,
-            lo: Expr::int(1, int_ty, span),
-            hi: Expr::int(n, int_ty, span),
-            step: 1,
+        let search = ForLoop::sequential(
+            j,
+            Expr::int(1, int_ty, span),
+            Expr::int(n, int_ty, span),
             body,
-            labels: vec![],
-            par: None,
-            reduction: None,
-            wants_reduction: false,
-            unroll: false,
-        };
+        );
         self.pre.push(assign(best, first));
         self.pre
             .push(assign(best_index, Expr::int(0, int_ty, span)));

@@ -810,10 +810,7 @@ impl Lowerer<'_, '_> {
         }
         let span = s.span;
         let flag = format!("loop@{}.{}.broke", span.file.0, span.lo);
-        let name = ast::Expr {
-            kind: ast::ExprKind::Name(flag),
-            span,
-        };
+        let name = ast::Expr::name(&flag, span);
         let set = |value: bool| ast::Stmt {
             kind: ast::StmtKind::Assign {
                 targets: vec![name.clone()],
@@ -857,12 +854,7 @@ impl Lowerer<'_, '_> {
     /// sliced dimension (`x[i, lo:hi]`): its length and its element at the
     /// hidden index `index` ([`iteration_index`]).
     fn element(&mut self, index: &str, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
-        let span = iter.span;
-        let index = ast::Expr {
-            kind: ast::ExprKind::Name(index.to_string()),
-            span,
-        };
-        self.element_at(index, iter)
+        self.element_at(ast::Expr::name(index, iter.span), iter)
     }
 
     /// [`Self::element`] at the index expression `index`.
@@ -907,17 +899,12 @@ impl Lowerer<'_, '_> {
                 // and counted from the end) plus the iteration index
                 let first = match const_int(&start)? {
                     0 => index,
-                    s => ast::Expr {
-                        kind: ast::ExprKind::Binary {
-                            op: crate::ir::BinOp::Add,
-                            lhs: Box::new(ast::Expr {
-                                kind: ast::ExprKind::Int(s),
-                                span,
-                            }),
-                            rhs: Box::new(index),
-                        },
+                    s => ast::Expr::binary(
+                        crate::ir::BinOp::Add,
+                        ast::Expr::int(s, span),
+                        index,
                         span,
-                    },
+                    ),
                 };
                 let mut at = indices.clone();
                 at[*k] = first;
@@ -946,10 +933,7 @@ impl Lowerer<'_, '_> {
             _ => None,
         };
         let index = iteration_index(var);
-        let name = |n: &str| ast::Expr {
-            kind: ast::ExprKind::Name(n.to_string()),
-            span,
-        };
+        let name = |n: &str| ast::Expr::name(n, span);
         let tuple_error = |this: &mut Self, what: &str, fix: &str| {
             this.error(
                 Diagnostic::error(what.to_string())
@@ -1014,17 +998,12 @@ impl Lowerer<'_, '_> {
                 let (n, v) = self.iterable(&index, x, "enumerate")?;
                 let i = match start {
                     0 => name(&index),
-                    s => ast::Expr {
-                        kind: ast::ExprKind::Binary {
-                            op: crate::ir::BinOp::Add,
-                            lhs: Box::new(name(&index)),
-                            rhs: Box::new(ast::Expr {
-                                kind: ast::ExprKind::Int(s),
-                                span,
-                            }),
-                        },
+                    s => ast::Expr::binary(
+                        crate::ir::BinOp::Add,
+                        name(&index),
+                        ast::Expr::int(s, span),
                         span,
-                    },
+                    ),
                 };
                 (n, vec![(unpack[0].clone(), i), (unpack[1].clone(), v)])
             }
@@ -1065,20 +1044,12 @@ impl Lowerer<'_, '_> {
                 None => return self.for_loop(var, var_span, iter, body, labels),
             },
         };
-        let int = |v: i64| ast::Expr {
-            kind: ast::ExprKind::Int(v),
-            span,
+        let int = |v: i64| ast::Expr::int(v, span);
+        let bounds = match down {
+            false => vec![int(n)],
+            true => vec![int(n - 1), int(-1), int(-1)],
         };
-        let range = ast::Expr {
-            kind: ast::ExprKind::Call {
-                func: Box::new(name("range")),
-                args: match down {
-                    false => vec![int(n)],
-                    true => vec![int(n - 1), int(-1), int(-1)],
-                },
-            },
-            span,
-        };
+        let range = ast::Expr::call(name("range"), bounds, span);
         let mut inner: Vec<ast::Stmt> = values
             .into_iter()
             .map(|((target, at), value)| ast::Stmt {
@@ -1107,18 +1078,8 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<ast::Expr> {
-        let int = |v: i64| ast::Expr {
-            kind: ast::ExprKind::Int(v),
-            span,
-        };
-        let bin = |op, l: ast::Expr, r: ast::Expr| ast::Expr {
-            kind: ast::ExprKind::Binary {
-                op,
-                lhs: Box::new(l),
-                rhs: Box::new(r),
-            },
-            span,
-        };
+        let int = |v: i64| ast::Expr::int(v, span);
+        let bin = |op, l, r| ast::Expr::binary(op, l, r, span);
         use crate::ir::BinOp::{Add, FloorDiv, Mul, Sub};
         let (start, stop, step) = match args {
             [n] => (bin(Sub, n.clone(), int(1)), int(-1), -1),
@@ -1157,13 +1118,11 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         };
-        Some(ast::Expr {
-            kind: ast::ExprKind::Call {
-                func: Box::new(range.clone()),
-                args: vec![start, stop, int(step)],
-            },
+        Some(ast::Expr::call(
+            range.clone(),
+            vec![start, stop, int(step)],
             span,
-        })
+        ))
     }
 
     /// An argument of `enumerate` / `zip`: an array or a slice (as
@@ -1176,12 +1135,12 @@ impl Lowerer<'_, '_> {
                 Some(Builtin::Reversed) if args.len() == 1 => {
                     let (n, _) = self.iterable(index, &args[0], what)?;
                     let span = x.span;
-                    let e = |kind| ast::Expr { kind, span };
-                    let back = e(ast::ExprKind::Binary {
-                        op: crate::ir::BinOp::Sub,
-                        lhs: Box::new(e(ast::ExprKind::Int(n - 1))),
-                        rhs: Box::new(e(ast::ExprKind::Name(index.to_string()))),
-                    });
+                    let back = ast::Expr::binary(
+                        crate::ir::BinOp::Sub,
+                        ast::Expr::int(n - 1, span),
+                        ast::Expr::name(index, span),
+                        span,
+                    );
                     return match &args[0].kind {
                         ast::ExprKind::Call { func, args: r }
                             if self.builtin_of(func) == Some(Builtin::Range) =>
@@ -1244,16 +1203,14 @@ impl Lowerer<'_, '_> {
         } else {
             (lo - hi - step - 1).div_euclid(-step).max(0)
         };
-        let e = |kind| ast::Expr { kind, span };
-        let value = e(ast::ExprKind::Binary {
-            op: crate::ir::BinOp::Add,
-            lhs: Box::new(e(ast::ExprKind::Int(lo))),
-            rhs: Box::new(e(ast::ExprKind::Binary {
-                op: crate::ir::BinOp::Mul,
-                lhs: Box::new(e(ast::ExprKind::Name(index.to_string()))),
-                rhs: Box::new(e(ast::ExprKind::Int(step))),
-            })),
-        });
+        use crate::ir::BinOp::{Add, Mul};
+        let at = ast::Expr::binary(
+            Mul,
+            ast::Expr::name(index, span),
+            ast::Expr::int(step, span),
+            span,
+        );
+        let value = ast::Expr::binary(Add, ast::Expr::int(lo, span), at, span);
         Some((n, value))
     }
 

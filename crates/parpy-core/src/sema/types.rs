@@ -239,15 +239,7 @@ impl Lowerer<'_, '_> {
         // `a op b` with `s` and `w` converted
         let cmp = |s: Expr, w: Expr| {
             let (l, r) = if b.weak { (s, w) } else { (w, s) };
-            Expr::new(
-                ExprKind::Binary {
-                    op,
-                    lhs: Box::new(l),
-                    rhs: Box::new(r),
-                },
-                Type::Scalar(ElemTy::Bool),
-                span,
-            )
+            Expr::binary(op, l, r, Type::Scalar(ElemTy::Bool), span)
         };
         let strong = |e: Expr| Some(Some(TExpr { e, weak: false }));
         if let Some(c) = const_int(&w.e) {

@@ -152,6 +152,46 @@ pub enum ExprKind {
 }
 
 impl Expr {
+    /// Builders for the expressions sema writes itself (desugared loops,
+    /// `divmod`, `np.var`, ...).
+    pub fn int(v: i64, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Int(v),
+            span,
+        }
+    }
+    pub fn float(v: f64, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Float(v),
+            span,
+        }
+    }
+    pub fn name(n: &str, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Name(n.to_string()),
+            span,
+        }
+    }
+    pub fn binary(op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            span,
+        }
+    }
+    pub fn call(func: Expr, args: Vec<Expr>, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Call {
+                func: Box::new(func),
+                args,
+            },
+            span,
+        }
+    }
+
     /// The dotted path of a name or attribute chain (`parpy.operators.sum`).
     pub fn dotted_path(&self) -> Option<Vec<&str>> {
         match &self.kind {
