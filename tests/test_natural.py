@@ -1080,3 +1080,26 @@ def test_var_std_and_norm_as_numpy(dtype):
                    rtol=2e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
     np.testing.assert_allclose(got[2][:, 0], x.var(axis=1), rtol=2e-5)
     np.testing.assert_allclose(got[3][:, 1], np.linalg.norm(k, axis=1), rtol=1e-12)
+
+
+@parpy.jit
+def any_all(x, b, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.any(x[i, :] > 0.9)
+        y[i, 1] = x[i, :].all()
+        y[i, 2] = any(b[i, :])
+        y[i, 3] = all(x[i, :] < 2.0)
+        y[i, 4] = b[i, 1:].any() and not np.all(b[i, :])
+
+
+def test_any_and_all_of_slices():
+    # (each was "no parpy equivalent"); NaN counts as true, as in NumPy
+    x = rng(60).random((6, 9))
+    x[1, 3] = 0.0
+    x[2, :] = np.nan
+    x[3, 4] = 3.0
+    b = rng(61).random((6, 9)) > 0.7
+    b[0] = True
+    b[5] = False
+    run_both(any_all, [x, b, np.zeros((6, 5), np.bool_), 6], cpu_opts({'i': parpy.threads(3)}))

@@ -59,6 +59,10 @@ pub enum Builtin {
     Std,
     /// `np.linalg.norm(v)` of a 1-D slice.
     Norm,
+    /// `np.any(s)` / `np.all(s)` (and the methods) of a slice: whether any
+    /// / every element is non-zero.
+    Any,
+    All,
     /// `np.dot(a, b)` of two 1-D slices.
     Dot,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
@@ -112,6 +116,8 @@ impl Builtin {
             "zip" => Builtin::Zip,
             "reversed" => Builtin::Reversed,
             "divmod" => Builtin::Divmod,
+            "any" => Builtin::Any,
+            "all" => Builtin::All,
             "sum" => Builtin::Sum,
             "atomic" => Builtin::AtomicBlock,
             "atomic.add" => Builtin::Atomic(AtomicOp::Add),
@@ -170,6 +176,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "clip" => Some(Builtin::Clip),
         "mean" => Some(Builtin::Mean),
         "var" => Some(Builtin::Var),
+        "any" => Some(Builtin::Any),
+        "all" => Some(Builtin::All),
         "std" => Some(Builtin::Std),
         // `np.linalg.norm` (its `__name__`; found in `np.linalg`)
         "linalg.norm" => Some(Builtin::Norm),

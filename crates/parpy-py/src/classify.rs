@@ -142,6 +142,8 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         "zip",
         "reversed",
         "divmod",
+        "any",
+        "all",
     ] {
         if obj.is(&builtins.getattr(name)?) {
             if let Some(b) = Builtin::from_name(name) {

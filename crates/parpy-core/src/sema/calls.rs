@@ -254,7 +254,12 @@ impl Lowerer<'_, '_> {
                 let power = ast::Expr::binary(BinOp::Pow, a.clone(), ast::Expr::int(2, span), span);
                 self.lower_expr(&power)
             }
-            Builtin::Mean | Builtin::Var | Builtin::Std | Builtin::Norm => {
+            Builtin::Mean
+            | Builtin::Var
+            | Builtin::Std
+            | Builtin::Norm
+            | Builtin::Any
+            | Builtin::All => {
                 let [a] = args else {
                     self.arity_error(
                         name,
@@ -267,6 +272,7 @@ impl Lowerer<'_, '_> {
                 match b {
                     Builtin::Mean => self.mean(a, span),
                     Builtin::Norm => self.norm(a, span),
+                    Builtin::Any | Builtin::All => self.any_all(a, b == Builtin::All, span),
                     _ => self.variance(a, b == Builtin::Std, span),
                 }
             }
@@ -766,6 +772,24 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// `np.any(s)` / `np.all(s)`: the max / min reduction of `s != 0` (a
+    /// bool; NaN counts as non-zero, as in NumPy).
+    fn any_all(&mut self, arg: &ast::Expr, all: bool, span: Span) -> Option<TExpr> {
+        let nonzero = ast::Expr {
+            kind: ast::ExprKind::Compare {
+                first: Box::new(arg.clone()),
+                rest: vec![(BinOp::Ne, ast::Expr::int(0, span))],
+            },
+            span,
+        };
+        let op = if all {
+            crate::ir::ReduceOp::Min
+        } else {
+            crate::ir::ReduceOp::Max
+        };
+        self.reduction(op, &nonzero, span)
+    }
+
     /// `np.linalg.norm(v)` of a 1-D vector: `sqrt(dot(v, v))`, integers
     /// and bools as float64 (NumPy converts them first).
     fn norm(&mut self, v: &ast::Expr, span: Span) -> Option<TExpr> {
@@ -875,6 +899,9 @@ impl Lowerer<'_, '_> {
         if matches!(attr.as_str(), "var" | "std") && args.is_empty() {
             return Some(self.variance(value, attr == "std", span));
         }
+        if matches!(attr.as_str(), "any" | "all") && args.is_empty() {
+            return Some(self.any_all(value, attr == "all", span));
+        }
         if matches!(attr.as_str(), "argmax" | "argmin") && args.is_empty() {
             return Some(self.arg_extreme(attr == "argmax", value, span));
         }
@@ -882,7 +909,7 @@ impl Lowerer<'_, '_> {
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")
-                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.argmax()` and `.argmin()` of an array or a slice"),
+                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice"),
             );
             return Some(None);
         };
