@@ -63,6 +63,8 @@ pub enum Builtin {
     /// / every element is non-zero.
     Any,
     All,
+    /// `np.count_nonzero(s)` of a slice.
+    CountNonzero,
     /// `np.dot(a, b)` of two 1-D slices.
     Dot,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
@@ -178,6 +180,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "var" => Some(Builtin::Var),
         "any" => Some(Builtin::Any),
         "all" => Some(Builtin::All),
+        "count_nonzero" => Some(Builtin::CountNonzero),
         "std" => Some(Builtin::Std),
         // `np.linalg.norm` (its `__name__`; found in `np.linalg`)
         "linalg.norm" => Some(Builtin::Norm),

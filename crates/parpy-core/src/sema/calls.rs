@@ -259,7 +259,8 @@ impl Lowerer<'_, '_> {
             | Builtin::Std
             | Builtin::Norm
             | Builtin::Any
-            | Builtin::All => {
+            | Builtin::All
+            | Builtin::CountNonzero => {
                 let [a] = args else {
                     self.arity_error(
                         name,
@@ -272,7 +273,9 @@ impl Lowerer<'_, '_> {
                 match b {
                     Builtin::Mean => self.mean(a, span),
                     Builtin::Norm => self.norm(a, span),
-                    Builtin::Any | Builtin::All => self.any_all(a, b == Builtin::All, span),
+                    Builtin::Any => self.nonzero(a, crate::ir::ReduceOp::Max, span),
+                    Builtin::All => self.nonzero(a, crate::ir::ReduceOp::Min, span),
+                    Builtin::CountNonzero => self.nonzero(a, crate::ir::ReduceOp::Sum, span),
                     _ => self.variance(a, b == Builtin::Std, span),
                 }
             }
@@ -772,20 +775,16 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// `np.any(s)` / `np.all(s)`: the max / min reduction of `s != 0` (a
-    /// bool; NaN counts as non-zero, as in NumPy).
-    fn any_all(&mut self, arg: &ast::Expr, all: bool, span: Span) -> Option<TExpr> {
+    /// `np.any(s)` / `np.all(s)` / `np.count_nonzero(s)`: the max / min /
+    /// sum reduction of `s != 0` (a bool, or for the count NumPy's sum of
+    /// bools in the default integer; NaN counts as non-zero, as in NumPy).
+    fn nonzero(&mut self, arg: &ast::Expr, op: crate::ir::ReduceOp, span: Span) -> Option<TExpr> {
         let nonzero = ast::Expr {
             kind: ast::ExprKind::Compare {
                 first: Box::new(arg.clone()),
                 rest: vec![(BinOp::Ne, ast::Expr::int(0, span))],
             },
             span,
-        };
-        let op = if all {
-            crate::ir::ReduceOp::Min
-        } else {
-            crate::ir::ReduceOp::Max
         };
         self.reduction(op, &nonzero, span)
     }
@@ -900,7 +899,12 @@ impl Lowerer<'_, '_> {
             return Some(self.variance(value, attr == "std", span));
         }
         if matches!(attr.as_str(), "any" | "all") && args.is_empty() {
-            return Some(self.any_all(value, attr == "all", span));
+            let op = if attr == "all" {
+                crate::ir::ReduceOp::Min
+            } else {
+                crate::ir::ReduceOp::Max
+            };
+            return Some(self.nonzero(value, op, span));
         }
         if matches!(attr.as_str(), "argmax" | "argmin") && args.is_empty() {
             return Some(self.arg_extreme(attr == "argmax", value, span));
