@@ -465,10 +465,10 @@ enum PreludeFn {
     FloorDiv(ElemTy),
     Mod(ElemTy),
     Pow(ElemTy),
-    Max(ElemTy),
-    Min(ElemTy),
-    /// `np.fmax` / `np.fmin` of floats (NaN loses).
-    MaxMinRule(bool, NanRule, ElemTy),
+    /// `parpy_<max|min|fmax|fmin>_<type>` ([`rule_helper`]): a max (`false`)
+    /// or min (`true`) under a NaN rule; NumPy's rule also declares the
+    /// dialect's reduction over it.
+    MaxMin(NanRule, bool, ElemTy),
     Abs(ElemTy),
     Sign(ElemTy),
     /// Shifts by any count, as NumPy: counts at or above the width or
@@ -789,25 +789,22 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::Pow(e) => (e, format!(
                 "{q} T parpy_pow_S(T b, T e) {{\n  T r = 1;\n  if (e < 0) {{\n    return b == 1 ? 1 : 0;\n  }}\n  while (e > 0) {{\n    if (e & 1) {{\n      r *= b;\n    }}\n    b *= b;\n    e >>= 1;\n  }}\n  return r;\n}}\n"
             )),
-            PreludeFn::Max(e) | PreludeFn::Min(e) => {
-                let max = matches!(f, PreludeFn::Max(_));
-                let name = if max { "parpy_max_S" } else { "parpy_min_S" };
+            PreludeFn::MaxMin(rule, min, e) => {
+                let max = !min;
                 let mut text = format!(
-                    "{q} T {name}(T a, T b) {{\n  return {};\n}}\n",
-                    max_min(max, e, "a", "b")
+                    "{q} T parpy_{}_{}(T a, T b) {{\n  return {};\n}}\n",
+                    rule_helper(max, rule),
+                    e.short_name(),
+                    max_min_rule(max, rule, e, "a", "b")
                 );
-                if let Some(decl) = d.reduction_declaration(max, e)? {
-                    text.push_str(&decl);
-                    text.push('\n');
+                if rule == NanRule::NumPy {
+                    if let Some(decl) = d.reduction_declaration(max, e)? {
+                        text.push_str(&decl);
+                        text.push('\n');
+                    }
                 }
                 (e, text)
             }
-            PreludeFn::MaxMinRule(max, rule, e) => (e, format!(
-                "{q} T parpy_{}_{}(T a, T b) {{\n  return {};\n}}\n",
-                rule_helper(max, rule),
-                e.short_name(),
-                max_min_rule(max, rule, e, "a", "b")
-            )),
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
             PreludeFn::Sign(e) if e.is_unsigned_int() => (e, format!(
                 "{q} T parpy_sign_S(T a) {{\n  return a > 0 ? 1 : 0;\n}}\n"
@@ -840,8 +837,6 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             )
             .replace("parpy_mod_S", &format!("parpy_mod_{}", e.short_name()))
             .replace("parpy_pow_S", &format!("parpy_pow_{}", e.short_name()))
-            .replace("parpy_max_S", &format!("parpy_max_{}", e.short_name()))
-            .replace("parpy_min_S", &format!("parpy_min_{}", e.short_name()))
             .replace("parpy_abs_S", &format!("parpy_abs_{}", e.short_name()))
             .replace("parpy_wrap_S", &format!("parpy_wrap_{}", e.short_name()))
             .replace("parpy_sign_S", &format!("parpy_sign_{}", e.short_name()))
@@ -1430,14 +1425,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         };
         // a float max/min reduction clause names the dialect's declared
         // reduction, printed with the helper it combines with
-        match ctx.reduction {
-            Some((ReduceOp::Max, _, e)) if e.is_float() => {
-                self.prelude.insert(PreludeFn::Max(e));
+        if let Some((op @ (ReduceOp::Max | ReduceOp::Min), _, e)) = ctx.reduction {
+            if e.is_float() {
+                let min = op == ReduceOp::Min;
+                self.prelude
+                    .insert(PreludeFn::MaxMin(NanRule::NumPy, min, e));
             }
-            Some((ReduceOp::Min, _, e)) if e.is_float() => {
-                self.prelude.insert(PreludeFn::Min(e));
-            }
-            _ => {}
         }
         let intro = self.d.loop_intro(&ctx);
         self.absorbed = intro.absorbs_child;
@@ -1756,6 +1749,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 P_POSTFIX,
             ))
         };
+        if let Some((max, rule)) = op.max_min() {
+            // integers: every rule is NumPy's (one helper)
+            let rule = if ty.is_float() { rule } else { NanRule::NumPy };
+            let f = PreludeFn::MaxMin(rule, !max, ty);
+            return helper(self, f, rule_helper(max, rule));
+        }
         match op {
             BinOp::FloorDiv if ty.is_int() || ty.is_float() => {
                 return helper(self, PreludeFn::FloorDiv(ty), "floordiv")
@@ -1773,18 +1772,6 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 } else {
                     helper(self, PreludeFn::Shr(ty), "shr")
                 };
-            }
-            BinOp::Max => return helper(self, PreludeFn::Max(ty), "max"),
-            BinOp::Min => return helper(self, PreludeFn::Min(ty), "min"),
-            BinOp::FMax | BinOp::FMin => {
-                let (max, rule) = op.max_min().unwrap_or((true, NanRule::NumPy));
-                // integers: every rule is NumPy's
-                let (f, rule) = match ty.is_float() {
-                    true => (PreludeFn::MaxMinRule(max, rule, ty), rule),
-                    false if max => (PreludeFn::Max(ty), NanRule::NumPy),
-                    false => (PreludeFn::Min(ty), NanRule::NumPy),
-                };
-                return helper(self, f, rule_helper(max, rule));
             }
             BinOp::Pow if ty.is_int() => return helper(self, PreludeFn::Pow(ty), "pow"),
             BinOp::Pow => {

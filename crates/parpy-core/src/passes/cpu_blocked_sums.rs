@@ -23,7 +23,7 @@
 use crate::ir::visit::{sub_blocks_mut, uses_var};
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Program, Reduction, Stmt, StmtKind,
-    Type, VarKind,
+    Type, VarId, VarKind,
 };
 use crate::ops::ReduceOp;
 use crate::options::{Backend, Options};
@@ -117,24 +117,17 @@ fn blocked(s: &Stmt, f: &mut Function) -> Option<Vec<Stmt>> {
     };
     let int_ty = l.lo.ty.elem()?;
     let int = |v: i64| Expr::int(v, int_ty, span);
-    // one block: `blk = 0; for j in range(start, end): blk += e; acc += blk`
-    let block = |f: &mut Function, start: Expr, end: Expr, first: bool| -> Vec<Stmt> {
+    // one block over `var`: `blk = 0; for var in range(start, end): blk +=
+    // e; acc += blk`
+    let block = |f: &mut Function, var: VarId, start: Expr, end: Expr| -> Vec<Stmt> {
         let blk = new_var(f, "blk", f32t.clone(), VarKind::Local, span);
         let blk_e = Expr::var(blk, f32t.clone(), span);
-        let var = if first {
-            l.var
-        } else {
-            let old = f.var(l.var).clone();
-            new_var(f, &old.name, old.ty, VarKind::LoopIndex, old.span)
-        };
         let mut body = vec![assign_var(
             blk,
             binary(BinOp::Add, blk_e.clone(), elem.clone(), f32t.clone()),
             span,
         )];
-        if var != l.var {
-            subst_block(&mut body, l.var, var);
-        }
+        subst_block(&mut body, l.var, var);
         let mut inner = ForLoop::sequential(var, start, end, body);
         inner.reduction = Some(Reduction {
             op: ReduceOp::Sum,
@@ -176,11 +169,14 @@ fn blocked(s: &Stmt, f: &mut Function) -> Option<Vec<Stmt>> {
         _ => binary(BinOp::Add, int(lo), scaled, Type::Scalar(int_ty)),
     };
     let end = binary(BinOp::Add, start.clone(), int(BLOCK), Type::Scalar(int_ty));
-    let body = block(f, start, end, true);
+    let body = block(f, l.var, start, end);
     let blocks = ForLoop::sequential(jb, int(0), int(nb), body);
     let mut out = vec![Stmt::new(StmtKind::For(Box::new(blocks)), span)];
     if n % BLOCK != 0 {
-        out.extend(block(f, int(lo + nb * BLOCK), int(lo + n), false));
+        // the tail loop: its own counter
+        let old = f.var(l.var).clone();
+        let var = new_var(f, &old.name, old.ty, VarKind::LoopIndex, old.span);
+        out.extend(block(f, var, int(lo + nb * BLOCK), int(lo + n)));
     }
     Some(out)
 }

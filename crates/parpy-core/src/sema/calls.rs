@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{BinOp, ElemTy, Expr, ExprKind, MathFn, Type};
+use crate::ir::{BinOp, ElemTy, Expr, ExprKind, MathFn, ReduceOp, Type};
 use crate::resolve::{Builtin, Resolved, Resolver};
 use crate::signature::ArgType;
 use crate::syntax::{ast, FunctionDef};
@@ -260,7 +260,9 @@ impl Lowerer<'_, '_> {
             | Builtin::Norm
             | Builtin::Any
             | Builtin::All
-            | Builtin::CountNonzero => {
+            | Builtin::CountNonzero
+            | Builtin::ArgMax
+            | Builtin::ArgMin => {
                 let [a] = args else {
                     self.arity_error(
                         name,
@@ -270,21 +272,7 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 };
-                match b {
-                    Builtin::Mean => self.mean(a, span),
-                    Builtin::Norm => self.norm(a, span),
-                    Builtin::Any => self.nonzero(a, crate::ir::ReduceOp::Max, span),
-                    Builtin::All => self.nonzero(a, crate::ir::ReduceOp::Min, span),
-                    Builtin::CountNonzero => self.nonzero(a, crate::ir::ReduceOp::Sum, span),
-                    _ => self.variance(a, b == Builtin::Std, span),
-                }
-            }
-            Builtin::ArgMax | Builtin::ArgMin => {
-                let [a] = args else {
-                    self.arity_error(name, "1 argument (a 1-D slice)", args.len(), span);
-                    return None;
-                };
-                self.arg_extreme(b == Builtin::ArgMax, a, span)
+                self.of_slice(b, a, span)
             }
             Builtin::Dot => {
                 let [a, b] = args else {
@@ -660,6 +648,19 @@ impl Lowerer<'_, '_> {
         Some(TExpr { e, weak: true })
     }
 
+    /// A NumPy function of one slice (or its method: `s.mean()`).
+    fn of_slice(&mut self, b: Builtin, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+        match b {
+            Builtin::Mean => self.mean(arg, span),
+            Builtin::Var | Builtin::Std => self.variance(arg, b == Builtin::Std, span),
+            Builtin::Norm => self.norm(arg, span),
+            Builtin::Any => self.nonzero(arg, ReduceOp::Max, span),
+            Builtin::All => self.nonzero(arg, ReduceOp::Min, span),
+            Builtin::CountNonzero => self.nonzero(arg, ReduceOp::Sum, span),
+            _ => self.arg_extreme(b == Builtin::ArgMax, arg, span),
+        }
+    }
+
     /// `np.round(x, d)` (and `round(x, d)` of a NumPy number) as NumPy
     /// computes it, in `x`'s float type: `rint(x * 10**d) / 10**d`, or for
     /// `d < 0` `rint(x / 10**-d) * 10**-d`; an integer with `d >= 0` is
@@ -700,17 +701,9 @@ impl Lowerer<'_, '_> {
         };
         let weak = v.weak;
         let y = self.binary(into, v, scale.clone(), span)?;
-        let ty = y.e.ty.clone();
         let rounded = TExpr {
-            e: Expr::new(
-                ExprKind::Math {
-                    func: MathFn::Round,
-                    args: vec![y.e],
-                },
-                ty,
-                span,
-            ),
             weak,
+            ..math_of(MathFn::Round, y, span)
         };
         self.binary(back, rounded, scale, span)
     }
@@ -740,7 +733,7 @@ impl Lowerer<'_, '_> {
         );
         let d = ast::Expr::binary(BinOp::Sub, arg.clone(), ast::Expr::name(hidden, span), span);
         let sq = ast::Expr::binary(BinOp::Mul, d.clone(), d, span);
-        let sum = self.reduction_with(crate::ir::ReduceOp::Sum, &sq, span, AccRule::NumPy);
+        let sum = self.reduction_with(ReduceOp::Sum, &sq, span, AccRule::NumPy);
         match prev {
             Some(p) => {
                 self.scope.bind(hidden, p);
@@ -758,20 +751,10 @@ impl Lowerer<'_, '_> {
             weak: true,
         };
         let var = self.binary(BinOp::Div, sum, count, span)?;
-        if !std {
-            return Some(var);
-        }
-        let ty = var.e.ty.clone();
-        Some(TExpr {
-            e: Expr::new(
-                ExprKind::Math {
-                    func: MathFn::Sqrt,
-                    args: vec![var.e],
-                },
-                ty,
-                span,
-            ),
-            weak: var.weak,
+        Some(if std {
+            math_of(MathFn::Sqrt, var, span)
+        } else {
+            var
         })
     }
 
@@ -795,18 +778,7 @@ impl Lowerer<'_, '_> {
         // `v * 1.0`: exact for floats, float64 for integers (NEP 50)
         let v = ast::Expr::binary(BinOp::Mul, v.clone(), ast::Expr::float(1.0, span), span);
         let sq = self.dot(&v, &v, "np.linalg.norm", span)?;
-        let ty = sq.e.ty.clone();
-        Some(TExpr {
-            e: Expr::new(
-                ExprKind::Math {
-                    func: MathFn::Sqrt,
-                    args: vec![sq.e],
-                },
-                ty,
-                span,
-            ),
-            weak: sq.weak,
-        })
+        Some(math_of(MathFn::Sqrt, sq, span))
     }
 
     /// `np.dot(a, b)` and `a @ b` of 1-D vectors: the sum of `a * b`.
@@ -825,23 +797,11 @@ impl Lowerer<'_, '_> {
     /// for integers and bools, float32 for float16) divided by the count,
     /// float16 rounded back.
     fn mean(&mut self, arg: &ast::Expr, span: Span) -> Option<TExpr> {
-        let (sum, et, extents) =
-            self.reduction_with(crate::ir::ReduceOp::Sum, arg, span, AccRule::Mean)?;
+        let (sum, et, extents) = self.reduction_with(ReduceOp::Sum, arg, span, AccRule::Mean)?;
         let acc = sum.e.ty.elem()?;
         let n: i64 = extents.iter().product();
-        let e = Expr::new(
-            ExprKind::Binary {
-                op: BinOp::Div,
-                lhs: Box::new(sum.e),
-                rhs: Box::new(Expr::new(
-                    ExprKind::Float(n as f64),
-                    Type::Scalar(acc),
-                    span,
-                )),
-            },
-            Type::Scalar(acc),
-            span,
-        );
+        let count = Expr::new(ExprKind::Float(n as f64), Type::Scalar(acc), span);
+        let e = Expr::binary(BinOp::Div, sum.e, count, Type::Scalar(acc), span);
         let e = if et.is_float() && acc != et {
             convert(e, et)
         } else {
@@ -853,8 +813,7 @@ impl Lowerer<'_, '_> {
     /// Python's `sum(v)` and `np.dot(a, b)` (`v` = `a * b`) of 1-D vectors:
     /// the elements added in their own type, as NumPy scalars add.
     fn vector_sum(&mut self, name: &str, v: &ast::Expr, dot: bool, span: Span) -> Option<TExpr> {
-        let (sum, et, extents) =
-            self.reduction_with(crate::ir::ReduceOp::Sum, v, span, AccRule::Element)?;
+        let (sum, et, extents) = self.reduction_with(ReduceOp::Sum, v, span, AccRule::Element)?;
         if et == ElemTy::Bool && dot {
             self.error(
                 Diagnostic::error(format!("`{name}` of bool vectors is not supported in parpy functions"))
@@ -892,24 +851,21 @@ impl Lowerer<'_, '_> {
         if !on_local {
             return None;
         }
-        if attr == "mean" && args.is_empty() {
-            return Some(self.mean(value, span));
+        // `s.mean()` is `np.mean(s)`, and so on
+        let method = match attr.as_str() {
+            "mean" => Some(Builtin::Mean),
+            "var" => Some(Builtin::Var),
+            "std" => Some(Builtin::Std),
+            "any" => Some(Builtin::Any),
+            "all" => Some(Builtin::All),
+            "argmax" => Some(Builtin::ArgMax),
+            "argmin" => Some(Builtin::ArgMin),
+            _ => None,
+        };
+        if let (Some(b), true) = (method, args.is_empty()) {
+            return Some(self.of_slice(b, value, span));
         }
-        if matches!(attr.as_str(), "var" | "std") && args.is_empty() {
-            return Some(self.variance(value, attr == "std", span));
-        }
-        if matches!(attr.as_str(), "any" | "all") && args.is_empty() {
-            let op = if attr == "all" {
-                crate::ir::ReduceOp::Min
-            } else {
-                crate::ir::ReduceOp::Max
-            };
-            return Some(self.nonzero(value, op, span));
-        }
-        if matches!(attr.as_str(), "argmax" | "argmin") && args.is_empty() {
-            return Some(self.arg_extreme(attr == "argmax", value, span));
-        }
-        let Some(op) = crate::ir::ReduceOp::from_name(attr) else {
+        let Some(op) = ReduceOp::from_name(attr) else {
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")
@@ -1044,5 +1000,21 @@ impl Lowerer<'_, '_> {
             ),
             weak: ret_weak,
         })
+    }
+}
+
+/// `f(x)` of one argument in `x`'s type, weak if `x` is.
+fn math_of(f: MathFn, x: TExpr, span: Span) -> TExpr {
+    let ty = x.e.ty.clone();
+    TExpr {
+        e: Expr::new(
+            ExprKind::Math {
+                func: f,
+                args: vec![x.e],
+            },
+            ty,
+            span,
+        ),
+        weak: x.weak,
     }
 }

@@ -49,7 +49,7 @@ pub(super) fn has_labels(body: &[ast::Stmt], globals: &dyn Resolver) -> bool {
 }
 
 /// Replaces every `Name(param)` by its argument expression.
-fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
+pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
     use ast::ExprKind as K;
     match &mut e.kind {
         K::Name(n) => {

@@ -779,34 +779,12 @@ impl Lowerer<'_, '_> {
     /// flag (`loop@FILE.OFFSET.broke`, no Python name) is set before each `break` and
     /// tested after the loop.
     fn loop_else(&mut self, s: &ast::Stmt, labels: &[(String, Span)]) -> Option<Vec<ir::Stmt>> {
-        let (ast::StmtKind::For { body, orelse, .. } | ast::StmtKind::While { body, orelse, .. }) =
-            &s.kind
+        let (ast::StmtKind::For { orelse, .. } | ast::StmtKind::While { orelse, .. }) = &s.kind
         else {
             return None;
         };
         if orelse.is_empty() {
             return None;
-        }
-        let orelse = orelse.clone();
-        let mut plain = s.clone();
-        let (ast::StmtKind::For {
-            body: new_body,
-            orelse: o,
-            ..
-        }
-        | ast::StmtKind::While {
-            body: new_body,
-            orelse: o,
-            ..
-        }) = &mut plain.kind
-        else {
-            return None;
-        };
-        o.clear();
-        if !breaks(body) {
-            let mut out = self.lower_stmt(&plain, labels);
-            out.extend(self.lower_block(&orelse));
-            return Some(out);
         }
         let span = s.span;
         let flag = format!("loop@{}.{}.broke", span.file.0, span.lo);
@@ -821,7 +799,19 @@ impl Lowerer<'_, '_> {
             },
             span,
         };
-        mark_breaks(new_body, &set(true));
+        // the loop without its `else:`, the flag set before each `break`
+        let mut plain = s.clone();
+        let (ast::StmtKind::For { body, orelse, .. } | ast::StmtKind::While { body, orelse, .. }) =
+            &mut plain.kind
+        else {
+            return None;
+        };
+        let orelse = std::mem::take(orelse);
+        if !mark_breaks(body, &set(true)) {
+            let mut out = self.lower_stmt(&plain, labels);
+            out.extend(self.lower_block(&orelse));
+            return Some(out);
+        }
         let after = ast::Stmt {
             kind: ast::StmtKind::If {
                 cond: ast::Expr {
@@ -854,12 +844,8 @@ impl Lowerer<'_, '_> {
     /// sliced dimension (`x[i, lo:hi]`): its length and its element at the
     /// hidden index `index` ([`iteration_index`]).
     fn element(&mut self, index: &str, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
-        self.element_at(ast::Expr::name(index, iter.span), iter)
-    }
-
-    /// [`Self::element`] at the index expression `index`.
-    fn element_at(&mut self, index: ast::Expr, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
         let span = iter.span;
+        let index = ast::Expr::name(index, span);
         let subscript = |value: ast::Expr, indices: Vec<ast::Expr>| ast::Expr {
             kind: ast::ExprKind::Subscript {
                 value: Box::new(value),
@@ -1054,10 +1040,7 @@ impl Lowerer<'_, '_> {
             .into_iter()
             .map(|((target, at), value)| ast::Stmt {
                 kind: ast::StmtKind::Assign {
-                    targets: vec![ast::Expr {
-                        kind: ast::ExprKind::Name(target),
-                        span: at,
-                    }],
+                    targets: vec![ast::Expr::name(&target, at)],
                     value,
                 },
                 span: at,
@@ -1133,7 +1116,7 @@ impl Lowerer<'_, '_> {
                 Some(Builtin::Range) => return self.range_elements(index, args, x.span, what),
                 // `reversed(x)`: the element at `n - 1 - index`
                 Some(Builtin::Reversed) if args.len() == 1 => {
-                    let (n, _) = self.iterable(index, &args[0], what)?;
+                    let (n, mut v) = self.iterable(index, &args[0], what)?;
                     let span = x.span;
                     let back = ast::Expr::binary(
                         crate::ir::BinOp::Sub,
@@ -1141,15 +1124,8 @@ impl Lowerer<'_, '_> {
                         ast::Expr::name(index, span),
                         span,
                     );
-                    return match &args[0].kind {
-                        ast::ExprKind::Call { func, args: r }
-                            if self.builtin_of(func) == Some(Builtin::Range) =>
-                        {
-                            let (_, v) = self.range_elements("", r, span, what)?;
-                            Some((n, substitute_name(v, "", &back)))
-                        }
-                        _ => self.element_at(back, &args[0]),
-                    };
+                    super::inline::subst_expr(&mut v, &[(index.to_string(), back)]);
+                    return Some((n, v));
                 }
                 _ => {}
             }
@@ -1641,63 +1617,37 @@ fn iteration_index(var: &str) -> String {
     format!("{var}.index")
 }
 
-/// Whether a loop body has a `break` of its own loop (not of a loop in it).
-fn breaks(body: &[ast::Stmt]) -> bool {
-    body.iter().any(|s| match &s.kind {
-        ast::StmtKind::Break => true,
-        ast::StmtKind::If {
-            then_body,
-            else_body,
-            ..
-        } => breaks(then_body) || breaks(else_body),
-        ast::StmtKind::With { body, .. } => breaks(body),
-        // `else:` of an inner loop belongs to this loop's body
-        ast::StmtKind::For { orelse, .. } | ast::StmtKind::While { orelse, .. } => breaks(orelse),
-        _ => false,
-    })
-}
-
-/// Puts `set` before each `break` of the loop whose body is `body` (as
-/// [`breaks`] finds them).
-fn mark_breaks(body: &mut Vec<ast::Stmt>, set: &ast::Stmt) {
+/// Puts `set` before each `break` of the loop whose body is `body` (not of
+/// a loop inside it; an inner loop's `else:` belongs to this body); says
+/// whether there was one.
+fn mark_breaks(body: &mut Vec<ast::Stmt>, set: &ast::Stmt) -> bool {
+    let mut found = false;
     let mut out = Vec::with_capacity(body.len());
     for mut s in std::mem::take(body) {
         match &mut s.kind {
-            ast::StmtKind::Break => out.push(ast::Stmt {
-                span: s.span,
-                ..set.clone()
-            }),
+            ast::StmtKind::Break => {
+                found = true;
+                out.push(ast::Stmt {
+                    span: s.span,
+                    ..set.clone()
+                })
+            }
             ast::StmtKind::If {
                 then_body,
                 else_body,
                 ..
             } => {
-                mark_breaks(then_body, set);
-                mark_breaks(else_body, set);
+                // both branches, even when the first has one
+                let t = mark_breaks(then_body, set);
+                found |= mark_breaks(else_body, set) | t;
             }
-            ast::StmtKind::With { body, .. } => mark_breaks(body, set),
-            ast::StmtKind::For { orelse, .. } | ast::StmtKind::While { orelse, .. } => {
-                mark_breaks(orelse, set)
-            }
+            ast::StmtKind::With { body, .. }
+            | ast::StmtKind::For { orelse: body, .. }
+            | ast::StmtKind::While { orelse: body, .. } => found |= mark_breaks(body, set),
             _ => {}
         }
         out.push(s);
     }
     *body = out;
-}
-
-/// `e` with every `Name(name)` replaced by `by`.
-fn substitute_name(mut e: ast::Expr, name: &str, by: &ast::Expr) -> ast::Expr {
-    fn walk(e: &mut ast::Expr, name: &str, by: &ast::Expr) {
-        match &mut e.kind {
-            ast::ExprKind::Name(n) if n == name => *e = by.clone(),
-            ast::ExprKind::Binary { lhs, rhs, .. } => {
-                walk(lhs, name, by);
-                walk(rhs, name, by);
-            }
-            _ => {}
-        }
-    }
-    walk(&mut e, name, by);
-    e
+    found
 }
