@@ -256,6 +256,57 @@ def test_unknown_keyword(tmp_path):
         axpy(x, x.copy(), 1.0, 4, opts=cpu(cache_dir=tmp_path), extra=1)
 
 
+# Both entries of a call: CPython's vectorcall (a call from Python code,
+# turned on by the first call) and tp_call (PyObject_Call with a tuple and a
+# dict, as functools.partial and C extensions call). They check the same and
+# give the same answer; the vectorcall entry keeps no reference.
+
+
+def test_call_entries_agree(tmp_path):
+    import functools
+    x = np.arange(4.0)
+    opts = cpu({'i': parpy.threads(2)}, tmp_path)
+    y = np.zeros(4)
+    axpy(x, y, 2.0, 4, opts=opts)  # the first call turns the vectorcall entry on
+    assert type(axpy).__flags__ & (1 << 11), "JitFunction has no vectorcall entry"
+    y2 = np.zeros(4)
+    functools.partial(axpy, opts=opts)(x, y2, 2.0, 4)  # PyObject_Call: tp_call
+    y3 = np.zeros(4)
+    axpy(*(x, y3), *[2.0, 4], **{'opts': opts})
+    assert np.array_equal(y, 2.0 * x) and np.array_equal(y2, y) and np.array_equal(y3, y)
+    for call in (lambda **k: axpy(x, y, 1.0, 4, **k),
+                 lambda **k: functools.partial(axpy, x, y)(1.0, 4, **k)):
+        with pytest.raises(TypeError, match="unexpected keyword argument `extra`"):
+            call(opts=opts, extra=1)
+        with pytest.raises(TypeError, match="unexpected keyword argument `extra`"):
+            call(extra=1, opts=opts)
+        with pytest.raises(TypeError, match="missing the keyword argument `opts`"):
+            call()
+        with pytest.raises(TypeError, match="CompileOptions"):
+            call(opts=1)
+    with pytest.raises(TypeError, match="takes 4 positional arguments"):
+        functools.partial(axpy, x, y)(1.0, opts=opts)
+    with pytest.raises(TypeError, match="takes 4 positional arguments"):
+        functools.partial(axpy, *([x] * 70))(opts=opts)
+
+
+def test_cached_calls_keep_no_reference(tmp_path):
+    import sys
+    x = np.arange(4.0)
+    y = np.zeros(4)
+    opts = cpu({'i': parpy.threads(2)}, tmp_path)
+    axpy(x, y, 2.0, 4, opts=opts)
+    before = [sys.getrefcount(v) for v in (x, y, opts, None)]
+    for _ in range(1000):
+        axpy(x, y, 2.0, 4, opts=opts)
+    for _ in range(100):
+        with pytest.raises(TypeError):
+            axpy(x, y, 2.0, 4, opts=opts, extra=1)
+    after = [sys.getrefcount(v) for v in (x, y, opts, None)]
+    assert after[:3] == before[:3]
+    assert abs(after[3] - before[3]) < 50  # None: immortal from 3.12 on
+
+
 def test_opts_of_wrong_type():
     x = np.arange(4.0)
     with pytest.raises(TypeError, match="CompileOptions"):

@@ -11,6 +11,7 @@ use parpy_core::syntax::FunctionDef;
 use parpy_core::{ArgType, Backend};
 use parpy_runtime::LoadedEntry;
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
@@ -220,6 +221,9 @@ pub struct JitFunction {
     /// Scalar parameters always specialized on: compiling without their
     /// values failed (the function needs them at compile time).
     pinned: AtomicU64,
+    /// CPython's vectorcall entry, read by the interpreter at the offset
+    /// `enable_vectorcall` writes into the type.
+    vectorcall: ffi::vectorcallfunc,
 }
 
 /// A scalar parameter is specialized on its first this many distinct values;
@@ -258,6 +262,7 @@ impl JitFunction {
             cache,
             generic: AtomicU64::new(0),
             pinned: AtomicU64::new(0),
+            vectorcall: jit_vectorcall,
         })
     }
 
@@ -404,16 +409,15 @@ impl JitFunction {
         crate::loaded::enforce();
     }
 
+    /// One call: `args` are the positional arguments (borrowed from the
+    /// caller: a vectorcall's array or a tuple's items), `opts` the `opts=`
+    /// keyword argument.
     fn call_inner(
         &self,
         py: Python<'_>,
-        args: &Bound<'_, PyTuple>,
-        opts: Option<&Bound<'_, PyAny>>,
-        kwargs: Option<&Bound<'_, PyDict>>,
+        args: &[*mut ffi::PyObject],
+        opts: Option<Borrowed<'_, '_, PyAny>>,
     ) -> PyResult<()> {
-        if let Some(kw) = kwargs.filter(|kw| !kw.is_empty()) {
-            return Err(self.bad_kwargs(kw));
-        }
         let opts_obj = match opts {
             Some(o) => o,
             None => {
@@ -437,7 +441,7 @@ impl JitFunction {
             PyTypeError::new_err(format!(
                 "{}(): `opts` must be a parpy.CompileOptions (e.g. parpy.par({{...}})), got {}",
                 self.name,
-                args::type_name(opts_obj)
+                args::type_name(&opts_obj)
             ))
         })?;
         let opts = opts.get();
@@ -446,6 +450,12 @@ impl JitFunction {
         if n != self.params.len() {
             return Err(ctx.arity_error(n));
         }
+        // SAFETY: the caller holds a reference to each argument for the
+        // duration of the call.
+        let arg = |i: usize| unsafe { Borrowed::from_ptr(py, args[i]) };
+        // the slow paths (a dict argument, a build, the Python backend)
+        // take the arguments as a tuple
+        let tuple = || PyTuple::new(py, (0..n).map(arg));
         let mut key = KeyBuf::new();
         let mut vals = [0u64; MAX_ARGS];
         // the device arrays among them (allocates only when there are some)
@@ -457,8 +467,11 @@ impl JitFunction {
         // dict arguments: their leaves take the slots (`args::dicts`); the
         // scalars in them stay specialized (the de-specialization below
         // counts parameters, not leaves)
-        let flat = if args::dicts::any_dict(args.iter()) {
-            Some(args::dicts::Flat::new(args.iter(), &ctx)?)
+        let flat = if (0..n).any(|i| arg(i).is_instance_of::<PyDict>()) {
+            Some(args::dicts::Flat::new(
+                (0..n).map(|i| arg(i).to_owned()),
+                &ctx,
+            )?)
         } else {
             None
         };
@@ -509,10 +522,7 @@ impl JitFunction {
                     .iter()
                     .enumerate()
                     .try_for_each(|(i, a)| observe(i, a))?,
-                None => args
-                    .iter()
-                    .enumerate()
-                    .try_for_each(|(i, a)| observe(i, &a))?,
+                None => (0..n).try_for_each(|i| observe(i, &arg(i)))?,
             }
             if let Some(c) = self.lookup(key.as_slice()) {
                 break c;
@@ -524,7 +534,7 @@ impl JitFunction {
                     continue; // a parameter stopped being specialized: new key
                 }
             }
-            let c = match self.compile_for(py, args, opts, spec) {
+            let c = match self.compile_for(py, &tuple()?, opts, spec) {
                 Ok(c) => Arc::new(c),
                 Err(e) => {
                     let dropped = self.generic.load(Ordering::Acquire) & scalars;
@@ -559,7 +569,7 @@ impl JitFunction {
         let entry = match &compiled.exec {
             Exec::Cpu(e) => e,
             Exec::Cuda(f) => return f.call(py, &vals, &devs),
-            Exec::Python => return self.run_python(py, args),
+            Exec::Python => return self.run_python(py, &tuple()?),
         };
         let mut argv: [*mut c_void; MAX_ARGS + 1] = [std::ptr::null_mut(); MAX_ARGS + 1];
         for (j, &(ai, is_array)) in compiled.params.iter().enumerate() {
@@ -610,10 +620,9 @@ impl JitFunction {
         Ok(())
     }
 
-    fn bad_kwargs(&self, kw: &Bound<'_, PyDict>) -> PyErr {
-        let names: Vec<String> = kw
-            .keys()
-            .iter()
+    /// The error of a call with keyword arguments other than `opts`.
+    fn bad_kwargs<'py>(&self, keys: impl Iterator<Item = Bound<'py, PyAny>>) -> PyErr {
+        let names: Vec<String> = keys
             .filter_map(|k| k.extract::<String>().ok())
             .filter(|k| k != "opts")
             .collect();
@@ -767,6 +776,123 @@ impl JitFunction {
     }
 }
 
+/// The vectorcall entry of every `JitFunction`: positional arguments in
+/// place, keyword names in a tuple, no tuple or dict built per call (the
+/// cached call, C1). The same checks and errors as `__call__`.
+unsafe extern "C" fn jit_vectorcall(
+    callable: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls this with the GIL held (or attached).
+    let py = unsafe { Python::assume_attached() };
+    let n = nargsf & !ARGUMENTS_OFFSET;
+    // SAFETY: CPython passes the callable, whose type is `JitFunction`
+    // (the only type with this entry), and `n` positional arguments
+    // followed by one value per keyword name.
+    let result = crate::errors::guard(|| unsafe {
+        let this = Borrowed::from_ptr(py, callable).cast_unchecked::<JitFunction>();
+        let this = this.get();
+        let names = (!kwnames.is_null())
+            .then(|| Borrowed::from_ptr(py, kwnames).cast_unchecked::<PyTuple>());
+        let nk = names.map_or(0, |t| t.len());
+        let all = std::slice::from_raw_parts(args, n + nk);
+        let mut opts = None;
+        if let Some(names) = names {
+            for (j, name) in names.iter_borrowed().enumerate() {
+                if name.as_ptr() == pyo3::intern!(py, "opts").as_ptr()
+                    || name.cast::<PyString>().is_ok_and(|s| s == "opts")
+                {
+                    opts = Some(Borrowed::from_ptr(py, all[n + j]));
+                } else {
+                    return Err(this.bad_kwargs(names.iter()));
+                }
+            }
+        }
+        this.call_inner(py, &all[..n], opts)
+    });
+    match result {
+        Ok(()) => py.None().into_ptr(),
+        Err(e) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Turns on the vectorcall protocol for `JitFunction` (once per process):
+/// PyO3 gives a class only `tp_call`, where CPython builds a tuple of the
+/// arguments and a dict of `opts=` for every call. The type gets the offset
+/// of the `vectorcall` field (measured on `slf`, not assumed) and the
+/// `Py_TPFLAGS_HAVE_VECTORCALL` flag; the fields of `PyTypeObject` it
+/// writes are checked first against `PyType_GetSlot` / `PyType_GetFlags`,
+/// and on any difference (a CPython whose layout is not the one of 3.8 to
+/// 3.14) calls stay on `tp_call`, which works the same, only slower.
+fn enable_vectorcall(slf: &Bound<'_, JitFunction>) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let obj = slf.as_ptr() as usize;
+        let field = std::ptr::addr_of!(slf.get().vectorcall) as usize;
+        // SAFETY: `slf`'s type is a heap type (PyO3's classes are); the
+        // prefix is read, compared with the API's view, and written only
+        // when both agree, holding the GIL.
+        unsafe {
+            let tp = ffi::Py_TYPE(slf.as_ptr());
+            let prefix = tp.cast::<TypePrefix>();
+            let p = &mut *prefix;
+            let dealloc = ffi::PyType_GetSlot(tp, ffi::Py_tp_dealloc);
+            let call = ffi::PyType_GetSlot(tp, ffi::Py_tp_call);
+            let agrees = p.tp_dealloc == dealloc
+                && p.tp_call == call
+                && !call.is_null()
+                && p.tp_flags == ffi::PyType_GetFlags(tp)
+                && p.tp_vectorcall_offset == 0
+                && field > obj
+                && field - obj + std::mem::size_of::<usize>() <= p.tp_basicsize as usize;
+            if agrees {
+                p.tp_vectorcall_offset = (field - obj) as ffi::Py_ssize_t;
+                p.tp_flags |= HAVE_VECTORCALL;
+                ffi::PyType_Modified(tp);
+            }
+        }
+    });
+}
+
+/// `PY_VECTORCALL_ARGUMENTS_OFFSET`: the flag bit of `nargsf`.
+const ARGUMENTS_OFFSET: usize = 1 << (usize::BITS - 1);
+
+/// `Py_TPFLAGS_HAVE_VECTORCALL` (1 << 11 since CPython 3.8).
+const HAVE_VECTORCALL: std::ffi::c_ulong = 1 << 11;
+
+/// The first fields of CPython's `PyTypeObject` (unchanged from 3.8 to
+/// 3.14 in the builds abi3 wheels load in), up to `tp_flags`.
+#[repr(C)]
+struct TypePrefix {
+    ob_refcnt: ffi::Py_ssize_t,
+    ob_type: *mut c_void,
+    ob_size: ffi::Py_ssize_t,
+    tp_name: *const c_void,
+    tp_basicsize: ffi::Py_ssize_t,
+    tp_itemsize: ffi::Py_ssize_t,
+    tp_dealloc: *mut c_void,
+    tp_vectorcall_offset: ffi::Py_ssize_t,
+    tp_getattr: *mut c_void,
+    tp_setattr: *mut c_void,
+    tp_as_async: *mut c_void,
+    tp_repr: *mut c_void,
+    tp_as_number: *mut c_void,
+    tp_as_sequence: *mut c_void,
+    tp_as_mapping: *mut c_void,
+    tp_hash: *mut c_void,
+    tp_call: *mut c_void,
+    tp_str: *mut c_void,
+    tp_getattro: *mut c_void,
+    tp_setattro: *mut c_void,
+    tp_as_buffer: *mut c_void,
+    tp_flags: std::ffi::c_ulong,
+}
+
 #[pymethods]
 impl JitFunction {
     /// The Python objects this function holds (the decorated function, its
@@ -783,17 +909,35 @@ impl JitFunction {
         crate::errors::guard(|| JitFunction::from_py_function(f))
     }
 
-    // `opts` as a keyword parameter of its own: PyO3 matches it without
-    // building a dict of the keyword arguments (C1's cached call)
+    // The call through `tp_call` (a tuple and a dict): the first call of
+    // the process, calls through `PyObject_Call`, and every call where
+    // `enable_vectorcall` could not verify the type's layout. It turns on
+    // the vectorcall entry for the calls that follow.
     #[pyo3(signature = (*args, opts = None, **kwargs))]
     fn __call__(
-        &self,
+        slf: &Bound<'_, Self>,
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         opts: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
-        crate::errors::guard(|| self.call_inner(py, args, opts, kwargs))
+        enable_vectorcall(slf);
+        let this = slf.get();
+        if let Some(kw) = kwargs.filter(|kw| !kw.is_empty()) {
+            return Err(this.bad_kwargs(kw.keys().iter()));
+        }
+        let mut stack = [std::ptr::null_mut(); MAX_ARGS];
+        let heap: Vec<*mut ffi::PyObject>;
+        let ptrs = if args.len() <= MAX_ARGS {
+            for (p, a) in stack.iter_mut().zip(args.iter_borrowed()) {
+                *p = a.as_ptr();
+            }
+            &stack[..args.len()]
+        } else {
+            heap = args.iter_borrowed().map(|a| a.as_ptr()).collect();
+            &heap[..]
+        };
+        crate::errors::guard(|| this.call_inner(py, ptrs, opts.map(|o| o.as_borrowed())))
     }
 
     /// The undecorated Python function.
