@@ -548,3 +548,26 @@ def test_fmax_and_fmin_ignore_a_nan():
     # a tie keeps the first operand, as NumPy (the sign of a zero shows it)
     assert np.signbit(got[2][3]) and not np.signbit(got[2][4])
     assert got[4][0] == 0.5 and got[5][0] == 0.5
+
+
+@parpy.jit
+def bound_written_in_body(n, y, N):
+    """The bound of `range` read once, before the loop, as Python does:
+    the body writes the array element (and the scalar) the bound reads."""
+    parpy.label('N')
+    for i in range(N):
+        m = n[i]
+        for k in range(n[i]):
+            n[i] = 1
+            y[i, k] = y[i, k] + 1.0
+        for k in range(2, m):
+            m = 3
+            y[i, k] = y[i, k] + 2.0
+
+
+def test_range_bounds_are_read_once():
+    # C tests `k < n[i]` every iteration: the loop stopped after one
+    n = np.array([5, 0, 7, 3], np.int64)
+    got = run_both(bound_written_in_body, [n, np.zeros((4, 8)), 4],
+                   cpu_opts({'N': parpy.threads(2)}))
+    np.testing.assert_array_equal(got[1].sum(axis=1), [5 + 6, 0, 7 + 10, 3 + 2])

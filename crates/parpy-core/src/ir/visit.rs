@@ -171,6 +171,31 @@ pub fn walk_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr) -> bool) {
     }
 }
 
+/// Every variable a block may write, nested blocks included: the scalars
+/// it assigns (loop counters too), the arrays it stores into, and the
+/// arrays it passes to a call (a helper, an external function or a
+/// callback may write them).
+pub fn written(b: &[Stmt]) -> BTreeSet<VarId> {
+    let mut out = BTreeSet::new();
+    walk_stmts(b, &mut |s| {
+        let u = own_uses(s);
+        out.extend(u.assigned);
+        out.extend(u.stored);
+    });
+    walk_exprs(b, &mut |e| {
+        match &e.kind {
+            ExprKind::External { args, .. } => out.extend(crate::ir::call_arg_arrays(args)),
+            ExprKind::Call { args, .. } => out.extend(args.iter().filter_map(|a| match &a.kind {
+                ExprKind::Var(v) if a.ty.is_array() => Some(*v),
+                _ => None,
+            })),
+            _ => {}
+        }
+        true
+    });
+    out
+}
+
 /// Whether each helper of `p` is called, directly or through other helpers,
 /// from the host function or a kernel (a call in a branch that constant
 /// folding removed leaves its helper uncalled).

@@ -1318,6 +1318,28 @@ impl Lowerer<'_, '_> {
             }
             None => self.scope.unbind(var),
         }
+        // Python evaluates the bounds of `range` once, before the loop; C
+        // tests the condition `k < hi` every iteration. A bound that reads
+        // what the body writes (`range(n[0])` with `n[0] = ...` inside) is
+        // read once, into a local, in front of the loop.
+        let hi = hi.map(|h| {
+            let mut reads = std::collections::BTreeSet::new();
+            crate::ir::visit::expr_uses(&h, &mut reads);
+            let written = crate::ir::visit::written(&body);
+            if reads.is_disjoint(&written) {
+                return h;
+            }
+            let (ty, span) = (h.ty.clone(), h.span);
+            let t = self.new_var("hi", ty.clone(), VarKind::Local, span);
+            self.pre.push(ir::Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(t),
+                    value: h,
+                },
+                span,
+            ));
+            ir::Expr::var(t, ty, span)
+        });
         Some(StmtKind::For(Box::new(ForLoop {
             var: v,
             lo: lo?,
