@@ -271,3 +271,47 @@ def test_a_wrapped_index_is_read_once():
     code = code_of(gather, [x, y, np.array([0, -1, 4], np.int64)], opts)
     assert "parpy_check_wrap_index(idx[" in code, code
     assert "< 0 ?" not in code, code
+
+
+@parpy.jit
+def csr_rows(rows, cols, vals, x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        acc = 0.0
+        for k in range(rows[i], rows[i + 1]):
+            acc += vals[k] * x[cols[k]]
+        y[i] = acc
+
+
+def csr_args(rows, cols):
+    rng = np.random.default_rng(7)
+    rows = np.array(rows, np.int64)
+    cols = np.array(cols, np.int64)
+    return [rows, cols, rng.standard_normal(len(cols)), rng.standard_normal(6),
+            np.zeros(len(rows) - 1), len(rows) - 1]
+
+
+def test_a_loop_with_runtime_bounds_runs_unchecked_when_they_are_in_range():
+    # Cpu: `for k in range(rows[i], rows[i + 1])` gets a copy without the
+    # checks of vals[k] and cols[k], run when rows[i] >= 0 and
+    # rows[i + 1] <= len(vals); x[cols[k]] stays checked in both
+    opts = cpu_opts({'N': parpy.threads(2)})
+    args = csr_args([0, 2, 2, 5, 8], [0, 5, 1, 2, 3, 4, 0, 5])
+    run_both(csr_rows, args, opts)
+    if opts.backend == parpy.CompileBackend.Cpu:
+        code = code_of(csr_rows, args, opts)
+        assert "if (rows[i] >= 0 && rows[i + 1] <= 8) {" in code, code
+        fast = code.split("if (rows[i] >= 0")[1].split("} else {")[0]
+        assert "vals[k] * x[parpy_check_wrap_index(cols[k], 6," in fast, fast
+
+
+def test_a_loop_with_runtime_bounds_still_wraps_and_raises():
+    opts = cpu_opts({'N': parpy.threads(2)})
+    # negative bounds count from the end, as NumPy's vals[k] does
+    run_both(csr_rows, csr_args([-8, -6, 0, 3], [0, 1, 2, 3, 4, 5, 0, 1]), opts)
+    # past the end of vals: the checked copy raises
+    expect_index_error(csr_rows, csr_args([0, 4, 9], [0, 1, 2, 3, 4, 5, 0, 1]), opts,
+                       "index 8", "`vals`", "(8,)")
+    # a bad column in the unchecked copy is still caught
+    expect_index_error(csr_rows, csr_args([0, 4, 8], [0, 1, 2, 3, 4, 5, 6, 1]), opts,
+                       "index 6", "`x`", "(6,)")

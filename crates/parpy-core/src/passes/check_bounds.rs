@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use crate::ir::range::{negative_wrap, var_plus_const, wrap_of};
 use crate::ir::range::{Interval, Ranges};
 use crate::ir::{
-    BinOp, Block, Bounds, BoundsSite, Expr, ExprKind, Function, Place, Program, Stmt, StmtKind,
-    Type, UnOp, Var, VarId, VarKind,
+    BinOp, Block, Bounds, BoundsSite, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt,
+    StmtKind, Type, UnOp, Var, VarId, VarKind,
 };
 use crate::options::{Backend, Options};
 use crate::passes::util::bin;
@@ -33,11 +33,12 @@ pub fn record_type() -> Type {
 pub fn run(p: &mut Program, options: &Options) {
     let checks = options.bounds_check && options.backend != Backend::Metal;
     let mut sites = vec![];
-    let mut host_rec = guard_function(&mut p.host, checks, &mut sites);
+    let version = checks && options.backend == Backend::Cpu;
+    let mut host_rec = guard_function(&mut p.host, checks, version, &mut sites);
     let mut recs: Vec<Option<VarId>> = p
         .helpers
         .iter_mut()
-        .map(|h| guard_function(h, checks, &mut sites))
+        .map(|h| guard_function(h, checks, version, &mut sites))
         .collect();
     // A function that calls a helper with a record passes its own.
     loop {
@@ -134,7 +135,12 @@ fn for_each_expr(b: &mut Block, f: &mut dyn FnMut(&mut Expr)) {
 
 /// Guards the indices of `f`; returns its record parameter when some
 /// check needs one.
-fn guard_function(f: &mut Function, checks: bool, sites: &mut Vec<BoundsSite>) -> Option<VarId> {
+fn guard_function(
+    f: &mut Function,
+    checks: bool,
+    version: bool,
+    sites: &mut Vec<BoundsSite>,
+) -> Option<VarId> {
     let mut assigned = BTreeMap::new();
     count_assignments(&f.body, &mut assigned);
     let mut env = Ranges::default();
@@ -152,6 +158,7 @@ fn guard_function(f: &mut Function, checks: bool, sites: &mut Vec<BoundsSite>) -
     let mut g = Guard {
         f,
         checks,
+        version,
         sites,
         assigned,
         record: VarId(f.vars.len() as u32),
@@ -194,6 +201,8 @@ fn count_assignments(b: &Block, out: &mut BTreeMap<VarId, usize>) {
 struct Guard<'a> {
     f: &'a Function,
     checks: bool,
+    /// Loop versioning (`Guard::versioned`) is allowed: checks on, Cpu.
+    version: bool,
     sites: &'a mut Vec<BoundsSite>,
     /// How often each variable is assigned.
     assigned: BTreeMap<VarId, usize>,
@@ -295,39 +304,27 @@ impl Guard<'_> {
             StmtKind::For(l) => {
                 self.expr(&mut l.lo, env);
                 self.expr(&mut l.hi, env);
-                let mut inner = env.clone();
-                if !self.assigned.contains_key(&l.var) {
-                    if let Some(r) = env.loop_counter(self.f, l) {
-                        inner.set(l.var, r);
-                    }
-                }
-                // a loop that may stop early need not reach the last
-                // index
-                let stops_early = crate::ir::visit::breaks(&l.body) || has_return(&l.body);
-                let hoistable = l.step == 1
-                    && !stops_early
-                    && !self.assigned.contains_key(&l.var)
-                    && self.invariant(&l.lo)
-                    && self.invariant(&l.hi);
-                self.loops.push(Enclosing {
-                    var: l.var,
-                    lo: l.lo.clone(),
-                    hi: l.hi.clone(),
-                    hoistable,
-                    cond_depth: self.cond_depth,
-                    checks: vec![],
-                    hoisted: vec![],
-                });
-                self.block(&mut l.body, &mut inner);
-                let done = self.loops.pop().map(|e| e.checks).unwrap_or_default();
+                // the fast version is planned on the body as it was
+                let fast = self.versioned(l, env);
+                let done = self.for_body(l, env, None);
+                let span = s.span;
                 if let Some(cond) = done.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
                     // the loop runs only when its hoisted checks pass
-                    let span = s.span;
                     let lp = std::mem::replace(&mut s.kind, StmtKind::Barrier);
                     s.kind = StmtKind::If {
                         cond,
                         then_body: vec![Stmt::new(lp, span)],
                         else_body: vec![],
+                    };
+                }
+                if let Some((cond, mut fl, counter)) = fast {
+                    let hoisted = self.for_body(&mut fl, env, Some(counter));
+                    debug_assert!(hoisted.is_empty(), "a versioned loop hoists nothing");
+                    let slow = std::mem::replace(&mut s.kind, StmtKind::Barrier);
+                    s.kind = StmtKind::If {
+                        cond,
+                        then_body: vec![Stmt::new(StmtKind::For(fl), span)],
+                        else_body: vec![Stmt::new(slow, span)],
                     };
                 }
             }
@@ -370,6 +367,136 @@ impl Guard<'_> {
             | StmtKind::Break
             | StmtKind::Continue => {}
         }
+    }
+
+    /// The number of `site` in the record's table (one entry per distinct
+    /// site: a versioned loop checks some indices in both copies).
+    fn site(&mut self, site: BoundsSite) -> u32 {
+        self.used = true;
+        let at = match self.sites.iter().position(|s| *s == site) {
+            Some(at) => at,
+            None => {
+                self.sites.push(site);
+                self.sites.len() - 1
+            }
+        };
+        at as u32
+    }
+
+    /// Guards the body of loop `l` (its bounds already guarded), with the
+    /// counter's range `counter` when given (else the one its bounds
+    /// give); returns the checks hoisted in front of it.
+    fn for_body(&mut self, l: &mut ForLoop, env: &Ranges, counter: Option<Interval>) -> Vec<Expr> {
+        let mut inner = env.clone();
+        if !self.assigned.contains_key(&l.var) {
+            if let Some(r) = counter.or_else(|| env.loop_counter(self.f, l)) {
+                inner.set(l.var, r);
+            }
+        }
+        // a loop that may stop early need not reach the last
+        // index
+        let stops_early = crate::ir::visit::breaks(&l.body) || has_return(&l.body);
+        let hoistable = l.step == 1
+            && !stops_early
+            && !self.assigned.contains_key(&l.var)
+            && self.invariant(&l.lo)
+            && self.invariant(&l.hi);
+        self.loops.push(Enclosing {
+            var: l.var,
+            lo: l.lo.clone(),
+            hi: l.hi.clone(),
+            hoistable,
+            cond_depth: self.cond_depth,
+            checks: vec![],
+            hoisted: vec![],
+        });
+        self.block(&mut l.body, &mut inner);
+        self.loops.pop().map(|e| e.checks).unwrap_or_default()
+    }
+
+    /// Loop versioning (Cpu): an innermost sequential loop whose bounds are
+    /// only known at run time (`for k in range(rows[i], rows[i + 1])` of
+    /// CSR SpMV) and whose body indexes arrays with `k + c` gets a copy
+    /// without those checks, run when its bounds keep every such index in
+    /// range: `if lo >= A and hi <= B + 1: fast else: checked`. Returns the
+    /// condition, the unguarded copy and the counter's range in it.
+    fn versioned(&self, l: &ForLoop, env: &Ranges) -> Option<(Expr, Box<ForLoop>, Interval)> {
+        const MAX_STMTS: usize = 32;
+        let mut stmts = 0;
+        let mut nested = false;
+        crate::ir::visit::walk_stmts(&l.body, &mut |s| {
+            stmts += 1;
+            nested |= matches!(s.kind, StmtKind::For(_) | StmtKind::While { .. });
+        });
+        let sequential = l.par.is_none() && l.reduction.is_none() && !l.unroll;
+        if !self.version
+            || !sequential
+            || nested
+            || stmts > MAX_STMTS
+            || l.step != 1
+            || self.assigned.contains_key(&l.var)
+            || (self.invariant(&l.lo) && self.invariant(&l.hi))
+            || !pure(&l.lo)
+            || !pure(&l.hi)
+        {
+            return None;
+        }
+        // the counter values for which every `k + c` index is in range
+        let mut need = Interval::new(i64::MIN as i128, i64::MAX as i128);
+        let mut any = false;
+        let mut require = |array: VarId, indices: &[Expr]| {
+            let Type::Array { shape, .. } = &self.f.var(array).ty else {
+                return;
+            };
+            for (ix, &n) in indices.iter().zip(shape) {
+                let ix = match &ix.kind {
+                    ExprKind::Select { cond, then, else_ } => wrap_of(cond, then, else_)
+                        .filter(|(_, c)| *c == n as i128)
+                        .map_or(ix, |(a, _)| a),
+                    _ => ix,
+                };
+                if let Some((v, c)) = var_plus_const(ix) {
+                    if v == l.var {
+                        need = Interval::new(need.lo.max(-c), need.hi.min(n as i128 - 1 - c));
+                        any = true;
+                    }
+                }
+            }
+        };
+        crate::ir::visit::walk_stmts(&l.body, &mut |s| {
+            if let StmtKind::Assign {
+                dst: Place::Index { array, indices },
+                ..
+            } = &s.kind
+            {
+                require(*array, indices);
+            }
+        });
+        crate::ir::visit::walk_exprs(&l.body, &mut |e| {
+            if let ExprKind::Index { array, indices } = &e.kind {
+                require(*array, indices);
+            }
+            true
+        });
+        let known = env.loop_counter(self.f, l);
+        if !any || need.lo > need.hi || known.is_some_and(|r| r.within(need.lo, need.hi)) {
+            return None;
+        }
+        let (lo, hi) = (
+            i64::try_from(need.lo).ok()?,
+            i64::try_from(need.hi).ok()?.checked_add(1)?,
+        );
+        let ty = l.lo.elem();
+        let cond = bin(
+            BinOp::And,
+            bin(BinOp::Ge, l.lo.clone(), Expr::int(lo, ty, l.lo.span)),
+            bin(BinOp::Le, l.hi.clone(), Expr::int(hi, ty, l.hi.span)),
+        );
+        let counter = match known {
+            Some(r) => Interval::new(r.lo.max(need.lo), r.hi.min(need.hi)),
+            None => need,
+        };
+        Some((cond, Box::new(l.clone()), counter))
     }
 
     /// `e` has the same value everywhere in the function: literals and
@@ -506,10 +633,9 @@ impl Guard<'_> {
             if !wrap && self.hoist(ix, n, env, &site) {
                 continue;
             }
-            self.sites.push(site);
-            self.used = true;
+            let at = self.site(site);
             let record = Expr::var(self.record, record_type(), ix.span);
-            wrap_in_check(ix, n, self.sites.len() as u32 - 1, Some(record), wrap);
+            wrap_in_check(ix, n, at, Some(record), wrap);
         }
     }
 
@@ -560,17 +686,10 @@ impl Guard<'_> {
             return true; // the same check is already there
         }
         self.loops[target].hoisted.push((last.clone(), n));
-        self.sites.push(site.clone());
-        self.used = true;
+        let at = self.site(site.clone());
         let mut checked = last.clone();
         let record = Expr::var(self.record, record_type(), ix.span);
-        wrap_in_check(
-            &mut checked,
-            n,
-            self.sites.len() as u32 - 1,
-            Some(record),
-            false,
-        );
+        wrap_in_check(&mut checked, n, at, Some(record), false);
         // runs: every loop from the target in is entered; then the check
         let entered = self.loops[target..]
             .iter()
@@ -595,6 +714,15 @@ impl Guard<'_> {
         self.loops[target].checks.push(cond);
         true
     }
+}
+
+/// `e` has no effect and calls nothing: evaluating it once more (in a
+/// versioning condition) changes nothing.
+fn pure(e: &Expr) -> bool {
+    !matches!(
+        e.kind,
+        ExprKind::Call { .. } | ExprKind::External { .. } | ExprKind::Atomic { .. }
+    ) && e.children().into_iter().all(pure)
 }
 
 fn wrap_in_check(ix: &mut Expr, size: i64, site: u32, record: Option<Expr>, wrap: bool) {
@@ -694,5 +822,83 @@ mod tests {
         let mut p = shifted(0, 100, |i| bin(BinOp::Sub, i, int(200)));
         run_on(&mut p, false);
         assert!(checked(&p).is_empty());
+    }
+
+    /// `for k in range(r[0], r[1]): y[k] = x[k + 1]` over `x, y: f32[100]`,
+    /// `r: i64[2]` (bounds known only at run time).
+    fn runtime_bounds() -> Program {
+        let mut b = FnBuilder::new("f");
+        let x = b.array("x", ElemTy::F32, &[100]);
+        let y = b.array("y", ElemTy::F32, &[100]);
+        let r = b.array("r", ElemTy::I64, &[2]);
+        let k = b.index_var("k");
+        let f = &b.f;
+        let body = vec![store(
+            y,
+            vec![var_e(f, k)],
+            idx(f, x, vec![bin(BinOp::Add, var_e(f, k), int(1))]),
+        )];
+        let mut l = for_loop(k, 0, 1, &[], body);
+        l.lo = idx(f, r, vec![int(0)]);
+        l.hi = idx(f, r, vec![int(1)]);
+        b.push(for_stmt(l));
+        program(b.f)
+    }
+
+    fn run_backend(p: &mut Program, backend: Backend) {
+        let o = Options {
+            bounds_check: true,
+            backend,
+            ..Options::default()
+        };
+        run(p, &o);
+        crate::ir::verify::verify_program(p).unwrap();
+    }
+
+    #[test]
+    fn a_loop_with_runtime_bounds_gets_an_unchecked_copy() {
+        let mut p = runtime_bounds();
+        run_backend(&mut p, Backend::Cpu);
+        let [s] = p.host.body.as_slice() else {
+            panic!("one statement: {:?}", p.host.body)
+        };
+        let StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } = &s.kind
+        else {
+            panic!("a versioned loop: {s:?}")
+        };
+        // y[k] and x[k + 1] are in range for 0 <= k <= 98
+        let text = crate::ir::print::function_to_string(&p.host);
+        assert!(text.contains("if ((r[0] >= 0) and (r[1] <= 99))"), "{text}");
+        let checks = |b: &Block| {
+            let mut n = 0;
+            crate::ir::visit::walk_exprs(b, &mut |e| {
+                n += matches!(e.kind, ExprKind::CheckIndex { .. }) as usize;
+                true
+            });
+            n
+        };
+        assert_eq!(checks(then_body), 0);
+        assert_eq!(checks(else_body), 2);
+        // one site per distinct access
+        assert_eq!(p.bounds.as_ref().unwrap().sites.len(), 2);
+    }
+
+    #[test]
+    fn gpus_and_unchecked_code_are_not_versioned() {
+        for backend in [Backend::Cuda, Backend::Metal] {
+            let mut p = runtime_bounds();
+            run_backend(&mut p, backend);
+            assert!(
+                matches!(p.host.body[0].kind, StmtKind::For(_)),
+                "{backend:?}"
+            );
+        }
+        let mut p = runtime_bounds();
+        run_on(&mut p, false);
+        assert!(matches!(p.host.body[0].kind, StmtKind::For(_)));
     }
 }

@@ -30,8 +30,14 @@ static void csr_gather_row(const int64_t *rows, const int64_t *cols, const doubl
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 64; i += 1) {
     double acc = 0.0;
-    for (int64_t k = rows[i]; k < rows[i + 1]; k += 1) {
-      acc = acc + vals[parpy_check_wrap_index(k, 512, 0, bounds)] * x[parpy_check_wrap_index(cols[parpy_check_wrap_index(k, 512, 1, bounds)], 64, 2, bounds)];
+    if (rows[i] >= 0 && rows[i + 1] <= 512) {
+      for (int64_t k = rows[i]; k < rows[i + 1]; k += 1) {
+        acc = acc + vals[k] * x[parpy_check_wrap_index(cols[k], 64, 2, bounds)];
+      }
+    } else {
+      for (int64_t k = rows[i]; k < rows[i + 1]; k += 1) {
+        acc = acc + vals[parpy_check_wrap_index(k, 512, 0, bounds)] * x[parpy_check_wrap_index(cols[parpy_check_wrap_index(k, 512, 1, bounds)], 64, 2, bounds)];
+      }
     }
     y[i] = acc;
   }
