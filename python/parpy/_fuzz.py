@@ -77,6 +77,9 @@ FEATURES = [
     # loops over input arrays and rows: `for v in x`, enumerate, zip,
     # reversed (stop 20)
     "natural_loops",
+    # `for j in range(M): acc = ...; for k in range(K): acc = acc op e;
+    # o[..., j] = acc`: what the Cpu backend unrolls and jams (stop 21)
+    "jam_loops",
 ]
 
 
@@ -970,9 +973,58 @@ class Gen:
         self.loop_else(sc, ind, budget)
         return True
 
+    def jam_for(self, sc: Scope, ind: int) -> bool:
+        """A loop over the last dimension of an output array whose body
+        accumulates over an inner loop and stores the result at `j`
+        (`passes::cpu_unroll_jam` runs such loops eight iterations at a
+        time on Cpu)."""
+        r = self.r
+        a = self.owned_array(sc)
+        nfixed = a.depth if sc.nest is not None else 0
+        if a.dtype == "bool" or len(a.shape) <= nfixed or a.shape[-1] < 8:
+            # a new output array with a last dimension of at least 8
+            prefix = [n for _, n in sc.par] if sc.nest is not None else []
+            dt = r.choice([d for d in self.dtypes if d != "bool"] or ["float32"])
+            a = self.new_array(dt, prefix + [r.choice([8, 9, 16, 21, 40])], "out")
+            a.unit, a.depth = sc.unit, (sc.depth if sc.nest is not None else 0)
+            nfixed = a.depth if sc.nest is not None else 0
+        t = _short(a.dtype)
+        j, kv, acc = self.fresh("j"), self.fresh("k"), self.fresh("acc")
+        outer = sc.child()
+        outer.loop = "for"
+        outer.vars[j] = E(j, "wi", rng=(0, a.shape[-1] - 1))
+        idx = [sc.par[d][0] for d in range(nfixed)]
+        idx += [self.index_any(outer, n).text for n in a.shape[nfixed:-1]] + [j]
+        def value(scope: Scope) -> Optional[str]:
+            # mostly one that does not read `a` (a loop that reads what it
+            # writes is left alone: both kinds are tried)
+            for _ in range(3):
+                v = self.store_value(scope, a)
+                if v is not None and f"{a.name}[" not in v:
+                    return v
+            return v
+
+        init = value(outer) or "0"
+        n = r.choice(self.sizes)
+        inner = outer.child()
+        inner.vars[kv] = E(kv, "wi", rng=(0, n - 1))
+        v = value(inner)
+        if v is None:
+            return False
+        op = r.choice(["+", "+", "-", "max", "min"])
+        step = f"{op}({acc}, {v})" if op in ("max", "min") else f"{acc} {op} ({v})"
+        self.emit(ind, f"for {j} in range({a.shape[-1]}):")
+        self.emit(ind + 1, f"{acc} = parpy.builtin.convert({init}, parpy.types.{t})")
+        self.emit(ind + 1, f"for {kv} in range({n}):")
+        self.emit(ind + 2, f"{acc} = parpy.builtin.convert({step}, parpy.types.{t})")
+        self.emit(ind + 1, f"{a.name}[{', '.join(idx)}] = {acc}")
+        return True
+
     def stmt_seq_for(self, sc: Scope, ind: int, budget: int) -> None:
         r = self.r
         if self.on("natural_loops", 0.3) and self.natural_for(sc, ind, budget):
+            return
+        if self.on("jam_loops", 0.4) and self.jam_for(sc, ind):
             return
         v = self.fresh("s")
         n = r.choice([1, 2, 3, 4])

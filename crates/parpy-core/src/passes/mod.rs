@@ -21,7 +21,10 @@
 //! 7. [`check_bounds`] — indices not proven in range are checked at run
 //!    time (a record the caller reads). Then [`cpu_blocked_sums`] — Cpu
 //!    only: a float16/32 sum accumulated in float64 adds blocks of 128
-//!    elements in float32 (NumPy's accuracy at float32 speed).
+//!    elements in float32 (NumPy's accuracy at float32 speed). Then
+//!    [`cpu_unroll_jam`] — Cpu only: a sequential loop with independent
+//!    iterations around an inner loop with a loop-carried scalar runs
+//!    eight iterations side by side (bit-identical, SIMD lanes).
 //! 8. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels;
 //!    then [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a
@@ -48,6 +51,7 @@ pub mod check_host_device;
 pub mod check_parallel_structure;
 pub mod check_races;
 pub mod cpu_blocked_sums;
+pub mod cpu_unroll_jam;
 pub mod fold_constants;
 pub mod gpu_block_levels;
 pub mod gpu_grid;
@@ -133,6 +137,10 @@ pub const PASSES: &[Pass] = &[
     }),
     pass("cpu_blocked_sums", false, |p, o| {
         cpu_blocked_sums::run(p, o);
+        vec![]
+    }),
+    pass("cpu_unroll_jam", false, |p, o| {
+        cpu_unroll_jam::run(p, o);
         vec![]
     }),
     pass("outline_kernels", false, |p, _| {
@@ -241,7 +249,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 18);
+        assert_eq!(PASSES.len(), 19);
     }
 
     #[test]
