@@ -24,7 +24,7 @@
 //!    elements in float32 (NumPy's accuracy at float32 speed). Then
 //!    [`cpu_unroll_jam`] — Cpu only: a sequential loop with independent
 //!    iterations around an inner loop with a loop-carried scalar runs
-//!    eight iterations side by side (bit-identical, SIMD lanes).
+//!    16 (or 8) iterations side by side (bit-identical, SIMD lanes).
 //! 8. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels;
 //!    then [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a

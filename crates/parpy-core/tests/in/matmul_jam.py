@@ -1,7 +1,7 @@
 # Naive matmul written as loops with an `acc = 0.0` accumulator. On Cpu the
-# sequential `j` loop is unrolled and jammed: eight columns side by side,
+# sequential `j` loop is unrolled and jammed: 16 columns side by side,
 # each with its own accumulator (the same operations in the same order), and
-# the last 20 % 8 columns in the original loop.
+# the last 20 % 16 columns in the original loop.
 # args: A: f32[32, 24], B: f32[24, 20], C: f32[32, 20]
 # par: i = threads(32)
 import parpy

@@ -11,7 +11,7 @@ static void matmul_jam_i(const float *A, const float *B, float *C) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 32; i += 1) {
     float acc;
-    for (int64_t j = 0; j < 16; j += 8) {
+    for (int64_t j = 0; j < 16; j += 16) {
       acc = 0.0f;
       float acc_1 = 0.0f;
       float acc_2 = 0.0f;
@@ -20,6 +20,14 @@ static void matmul_jam_i(const float *A, const float *B, float *C) {
       float acc_5 = 0.0f;
       float acc_6 = 0.0f;
       float acc_7 = 0.0f;
+      float acc_8 = 0.0f;
+      float acc_9 = 0.0f;
+      float acc_10 = 0.0f;
+      float acc_11 = 0.0f;
+      float acc_12 = 0.0f;
+      float acc_13 = 0.0f;
+      float acc_14 = 0.0f;
+      float acc_15 = 0.0f;
       for (int64_t k = 0; k < 24; k += 1) {
         acc = acc + A[i * 24 + k] * B[k * 20 + j];
         acc_1 = acc_1 + A[i * 24 + k] * B[k * 20 + (j + 1)];
@@ -29,6 +37,14 @@ static void matmul_jam_i(const float *A, const float *B, float *C) {
         acc_5 = acc_5 + A[i * 24 + k] * B[k * 20 + (j + 5)];
         acc_6 = acc_6 + A[i * 24 + k] * B[k * 20 + (j + 6)];
         acc_7 = acc_7 + A[i * 24 + k] * B[k * 20 + (j + 7)];
+        acc_8 = acc_8 + A[i * 24 + k] * B[k * 20 + (j + 8)];
+        acc_9 = acc_9 + A[i * 24 + k] * B[k * 20 + (j + 9)];
+        acc_10 = acc_10 + A[i * 24 + k] * B[k * 20 + (j + 10)];
+        acc_11 = acc_11 + A[i * 24 + k] * B[k * 20 + (j + 11)];
+        acc_12 = acc_12 + A[i * 24 + k] * B[k * 20 + (j + 12)];
+        acc_13 = acc_13 + A[i * 24 + k] * B[k * 20 + (j + 13)];
+        acc_14 = acc_14 + A[i * 24 + k] * B[k * 20 + (j + 14)];
+        acc_15 = acc_15 + A[i * 24 + k] * B[k * 20 + (j + 15)];
       }
       C[i * 20 + j] = acc;
       C[i * 20 + (j + 1)] = acc_1;
@@ -38,6 +54,14 @@ static void matmul_jam_i(const float *A, const float *B, float *C) {
       C[i * 20 + (j + 5)] = acc_5;
       C[i * 20 + (j + 6)] = acc_6;
       C[i * 20 + (j + 7)] = acc_7;
+      C[i * 20 + (j + 8)] = acc_8;
+      C[i * 20 + (j + 9)] = acc_9;
+      C[i * 20 + (j + 10)] = acc_10;
+      C[i * 20 + (j + 11)] = acc_11;
+      C[i * 20 + (j + 12)] = acc_12;
+      C[i * 20 + (j + 13)] = acc_13;
+      C[i * 20 + (j + 14)] = acc_14;
+      C[i * 20 + (j + 15)] = acc_15;
     }
     for (int64_t j = 16; j < 20; j += 1) {
       acc = 0.0f;
