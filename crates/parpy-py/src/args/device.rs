@@ -6,7 +6,7 @@
 //! Each one's device is part of the cached-call key (a CAI array's is its
 //! pointer's), and the fast path notes, per device argument, where its
 //! stream comes from ([`DevSeen`]): torch's or CuPy's current stream, the
-//! CAI `stream` field, or none (DLPack).
+//! CAI `stream` field, or the legacy default stream to wait for (DLPack).
 //!
 //! torch and CuPy are never imported: an object can only be a torch tensor
 //! (a CuPy array) when `"torch"` (`"cupy"`) is in `sys.modules`, and
@@ -40,7 +40,8 @@ pub enum StreamSrc {
     Torch,
     /// CuPy's current stream on the array's device.
     CuPy,
-    /// What the object said (the CAI `stream` field; DLPack: nothing).
+    /// What the object said (the CAI `stream` field; DLPack: ready for
+    /// the legacy default stream).
     Said(StreamUse),
 }
 
@@ -306,7 +307,9 @@ pub fn observe(
         *val = d.ptr;
         devs.push(DevSeen {
             device: d.device,
-            stream: StreamSrc::Said(StreamUse::Any),
+            // `__dlpack__()` without a stream: the producer made the
+            // array ready for the legacy default stream
+            stream: StreamSrc::Said(StreamUse::After(placement::STREAM_LEGACY)),
         });
         return Ok(Some((true, true, count)));
     };

@@ -10,12 +10,14 @@
 //!   device 0.
 //! - **Stream.** Each device argument, in argument order, names a stream
 //!   (torch's or CuPy's current stream on its device, a
-//!   `__cuda_array_interface__` `stream` field) or none (no field, a
-//!   DLPack array). The call is queued on the first one named (the legacy
-//!   default stream when none is); every other distinct stream named is
-//!   joined: the call's stream waits for the work queued on it before the
-//!   call, and it waits for the call's work after it (events, no host
-//!   synchronisation).
+//!   `__cuda_array_interface__` `stream` field) or none (no field). A
+//!   DLPack array, read with `__dlpack__()` and no stream, was made ready
+//!   by its producer for the legacy default stream: it names that stream,
+//!   but only as one to wait for. The call is queued on the first stream
+//!   named (else the legacy default stream); every other distinct stream
+//!   named is joined: the call's stream waits for the work queued on it
+//!   before the call, and it waits for the call's work after it (events,
+//!   no host synchronisation).
 
 use std::fmt;
 
@@ -160,6 +162,10 @@ pub enum StreamUse {
     /// Its work is queued on this stream (a `CUstream`; 0 and
     /// [`STREAM_LEGACY`] are the legacy default stream).
     On(u64),
+    /// Its producer made it ready for this stream (DLPack without a stream
+    /// argument: the legacy default stream): joined, and the call's stream
+    /// only when no argument says [`StreamUse::On`].
+    After(u64),
 }
 
 /// The `stream` field of a `__cuda_array_interface__` (version 3): absent
@@ -197,15 +203,25 @@ pub fn canonical(s: u64) -> u64 {
 /// The streams of a call whose device arguments (in argument order) say
 /// `uses` (see the module's rules).
 pub fn choose_streams(uses: impl IntoIterator<Item = StreamUse>) -> Streams {
-    let mut out = Streams::default();
-    let mut first = true;
-    for u in uses {
-        let StreamUse::On(s) = u else { continue };
-        let s = canonical(s);
-        if first {
-            out.launch = s;
-            first = false;
-        } else if s != out.launch && !out.joins.contains(&s) {
+    let uses: Vec<StreamUse> = uses.into_iter().collect();
+    let named = |after: bool| {
+        uses.iter().filter_map(move |u| match *u {
+            StreamUse::On(s) if !after => Some(canonical(s)),
+            StreamUse::After(s) if after => Some(canonical(s)),
+            _ => None,
+        })
+    };
+    let launch = named(false).chain(named(true)).next().unwrap_or(0);
+    let mut out = Streams {
+        launch,
+        joins: vec![],
+    };
+    for u in &uses {
+        let s = match *u {
+            StreamUse::On(s) | StreamUse::After(s) => canonical(s),
+            StreamUse::Any => continue,
+        };
+        if s != launch && !out.joins.contains(&s) {
             out.joins.push(s);
         }
     }
@@ -315,5 +331,22 @@ mod tests {
                 joins: vec![0x60, 0x50]
             }
         );
+    }
+
+    #[test]
+    fn a_dlpack_array_waits_for_the_legacy_stream_without_choosing_it() {
+        use StreamUse::{After, Any, On};
+        let legacy = After(STREAM_LEGACY);
+        // alone: the call runs on the legacy default stream
+        assert_eq!(choose_streams([legacy, Any]), Streams::default());
+        // with torch's side stream, in either order: launched there, and
+        // the legacy default stream is joined
+        let side = Streams {
+            launch: 0x70,
+            joins: vec![0],
+        };
+        assert_eq!(choose_streams([legacy, On(0x70)]), side);
+        assert_eq!(choose_streams([On(0x70), legacy]), side);
+        assert_eq!(choose_streams([On(0), legacy]), Streams::default());
     }
 }
