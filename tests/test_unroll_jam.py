@@ -135,3 +135,31 @@ def test_dependent_iterations_are_left_alone(fn, extra):
     opts = cpu_opts()
     exact(fn, args, opts)
     assert not jammed(fn, args, opts)
+
+
+@parpy.jit
+def matmul_from(A, B, C, lo, hi):
+    N, K = A.shape
+    parpy.label('i')
+    for i in range(N):
+        for j in range(lo, hi):
+            acc = 0.0
+            for k in range(K):
+                acc += A[i, k] * B[k, j]
+            C[i, j] = acc
+
+
+@pytest.mark.parametrize("checks", [True, False])
+@pytest.mark.parametrize("lo,hi", [(0, 40), (3, 21), (5, 12), (7, 7), (9, 2), (-40, -3)])
+def test_bounds_known_at_run_time(lo, hi, checks):
+    # not specialized: the loop splits at lo + (max(hi - lo, 0) & -16);
+    # check_bounds first made a copy without checks (or, with checks off,
+    # without the negative-index wraps) for lo >= 0 and hi <= 40
+    rng = np.random.default_rng(6)
+    args = [rng.standard_normal((5, 9)).astype(np.float32),
+            rng.standard_normal((9, 40)).astype(np.float32), np.zeros((5, 40), np.float32), lo, hi]
+    opts = cpu_opts({'i': parpy.threads(2)}, specialize_scalars=False, bounds_check=checks)
+    exact(matmul_from, args, opts)
+    code = parpy.print_compiled(matmul_from, args, opts)
+    fast = code.split("if (lo >= 0 && hi <= 40) {")[1].split("} else {")[0]
+    assert "j += 16)" in fast and "B[k * 40 + (j + 15)]" in fast, fast

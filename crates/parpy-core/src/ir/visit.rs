@@ -171,6 +171,15 @@ pub fn walk_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr) -> bool) {
     }
 }
 
+/// `e` has no effect and calls nothing (no helper, external function or
+/// atomic update): evaluating it once more changes nothing.
+pub fn pure(e: &Expr) -> bool {
+    !matches!(
+        e.kind,
+        ExprKind::Call { .. } | ExprKind::External { .. } | ExprKind::Atomic { .. }
+    ) && e.children().into_iter().all(pure)
+}
+
 /// Every variable a block may write, nested blocks included: the scalars
 /// it assigns (loop counters too), the arrays it stores into, and the
 /// arrays it passes to a call (a helper, an external function or a

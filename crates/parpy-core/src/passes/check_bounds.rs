@@ -33,7 +33,7 @@ pub fn record_type() -> Type {
 pub fn run(p: &mut Program, options: &Options) {
     let checks = options.bounds_check && options.backend != Backend::Metal;
     let mut sites = vec![];
-    let version = checks && options.backend == Backend::Cpu;
+    let version = options.backend == Backend::Cpu;
     let mut host_rec = guard_function(&mut p.host, checks, version, &mut sites);
     let mut recs: Vec<Option<VarId>> = p
         .helpers
@@ -159,6 +159,7 @@ fn guard_function(
         f,
         checks,
         version,
+        in_version: false,
         sites,
         assigned,
         record: VarId(f.vars.len() as u32),
@@ -201,8 +202,11 @@ fn count_assignments(b: &Block, out: &mut BTreeMap<VarId, usize>) {
 struct Guard<'a> {
     f: &'a Function,
     checks: bool,
-    /// Loop versioning (`Guard::versioned`) is allowed: checks on, Cpu.
+    /// Loop versioning (`Guard::versioned`) is allowed (Cpu; with checks
+    /// off it drops the negative-index wraps where the bounds allow).
     version: bool,
+    /// Inside a loop that is being versioned (its loops are not).
+    in_version: bool,
     sites: &'a mut Vec<BoundsSite>,
     /// How often each variable is assigned.
     assigned: BTreeMap<VarId, usize>,
@@ -306,6 +310,10 @@ impl Guard<'_> {
                 self.expr(&mut l.hi, env);
                 // the fast version is planned on the body as it was
                 let fast = self.versioned(l, env);
+                // no versioning inside a versioned loop (at most two copies
+                // of any loop)
+                let outer = self.in_version;
+                self.in_version |= fast.is_some();
                 let done = self.for_body(l, env, None);
                 let span = s.span;
                 if let Some(cond) = done.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
@@ -327,6 +335,7 @@ impl Guard<'_> {
                         else_body: vec![Stmt::new(slow, span)],
                     };
                 }
+                self.in_version = outer;
             }
             StmtKind::While { cond, body } => {
                 self.expr(cond, env);
@@ -414,7 +423,8 @@ impl Guard<'_> {
         self.loops.pop().map(|e| e.checks).unwrap_or_default()
     }
 
-    /// Loop versioning (Cpu): an innermost sequential loop whose bounds are
+    /// Loop versioning (Cpu): a sequential loop (at most 32
+    /// statements, not inside another versioned loop) whose bounds are
     /// only known at run time (`for k in range(rows[i], rows[i + 1])` of
     /// CSR SpMV) and whose body indexes arrays with `k + c` gets a copy
     /// without those checks, run when its bounds keep every such index in
@@ -423,42 +433,40 @@ impl Guard<'_> {
     fn versioned(&self, l: &ForLoop, env: &Ranges) -> Option<(Expr, Box<ForLoop>, Interval)> {
         const MAX_STMTS: usize = 32;
         let mut stmts = 0;
-        let mut nested = false;
-        crate::ir::visit::walk_stmts(&l.body, &mut |s| {
-            stmts += 1;
-            nested |= matches!(s.kind, StmtKind::For(_) | StmtKind::While { .. });
-        });
+        crate::ir::visit::walk_stmts(&l.body, &mut |_| stmts += 1);
         let sequential = l.par.is_none() && l.reduction.is_none() && !l.unroll;
         if !self.version
+            || self.in_version
             || !sequential
-            || nested
             || stmts > MAX_STMTS
             || l.step != 1
             || self.assigned.contains_key(&l.var)
-            || (self.invariant(&l.lo) && self.invariant(&l.hi))
-            || !pure(&l.lo)
-            || !pure(&l.hi)
+            || !crate::ir::visit::pure(&l.lo)
+            || !crate::ir::visit::pure(&l.hi)
         {
             return None;
         }
         // the counter values for which every `k + c` index is in range
         let mut need = Interval::new(i64::MIN as i128, i64::MAX as i128);
+        // an access the fast copy makes cheaper: any (a check goes), or
+        // with checks off one with a negative-index wrap (the wrap goes)
         let mut any = false;
+        let checks = self.checks;
         let mut require = |array: VarId, indices: &[Expr]| {
             let Type::Array { shape, .. } = &self.f.var(array).ty else {
                 return;
             };
             for (ix, &n) in indices.iter().zip(shape) {
-                let ix = match &ix.kind {
+                let (ix, wrapped) = match &ix.kind {
                     ExprKind::Select { cond, then, else_ } => wrap_of(cond, then, else_)
                         .filter(|(_, c)| *c == n as i128)
-                        .map_or(ix, |(a, _)| a),
-                    _ => ix,
+                        .map_or((ix, false), |(a, _)| (a, true)),
+                    _ => (ix, false),
                 };
                 if let Some((v, c)) = var_plus_const(ix) {
                     if v == l.var {
                         need = Interval::new(need.lo.max(-c), need.hi.min(n as i128 - 1 - c));
-                        any = true;
+                        any |= checks || wrapped;
                     }
                 }
             }
@@ -480,6 +488,15 @@ impl Guard<'_> {
         });
         let known = env.loop_counter(self.f, l);
         if !any || need.lo > need.hi || known.is_some_and(|r| r.within(need.lo, need.hi)) {
+            return None;
+        }
+        // bounds that keep their value with a first counter value proven
+        // in range: `hoist` checks the last index once, in front of the
+        // loop, which costs less than a second copy
+        let first_proven = env
+            .expr(self.f, &l.lo)
+            .is_some_and(|r| r.within(need.lo, need.hi));
+        if self.invariant(&l.lo) && self.invariant(&l.hi) && first_proven {
             return None;
         }
         let (lo, hi) = (
@@ -716,15 +733,6 @@ impl Guard<'_> {
     }
 }
 
-/// `e` has no effect and calls nothing: evaluating it once more (in a
-/// versioning condition) changes nothing.
-fn pure(e: &Expr) -> bool {
-    !matches!(
-        e.kind,
-        ExprKind::Call { .. } | ExprKind::External { .. } | ExprKind::Atomic { .. }
-    ) && e.children().into_iter().all(pure)
-}
-
 fn wrap_in_check(ix: &mut Expr, size: i64, site: u32, record: Option<Expr>, wrap: bool) {
     let span = ix.span;
     let ty = ix.ty.clone();
@@ -888,7 +896,7 @@ mod tests {
     }
 
     #[test]
-    fn gpus_and_unchecked_code_are_not_versioned() {
+    fn gpus_and_code_without_checks_or_wraps_are_not_versioned() {
         for backend in [Backend::Cuda, Backend::Metal] {
             let mut p = runtime_bounds();
             run_backend(&mut p, backend);

@@ -12,6 +12,9 @@
 //!                                     (the original loop over the last M % 8)
 //! ```
 //!
+//! Bounds known only at run time split the loop at
+//! `lo + (max(hi - lo, 0) & -16)`, computed once into a local.
+//!
 //! Each lane does exactly the operations of its iteration, in the same
 //! order, so the results are bit for bit the same; what changes is that
 //! [`LANES`] (or [`MIN_LANES`]) independent dependency chains run side by
@@ -22,20 +25,22 @@
 //!
 //! The lanes are independent when the body (straight-line statements,
 //! `if`s and loops whose bodies hold no loop) writes only scalars that
-//! each iteration assigns before reading them and that nothing outside the
-//! loop uses, and arrays it does not read, each at an index with `j + c`
-//! (one `c` per array) in some dimension: no lane reads what another
-//! writes, and two lanes never write one element.
+//! each iteration assigns before reading them and whose value after the
+//! loop is never read, and arrays it does not read, each at an index with
+//! `j + c` (one `c` per array) in some dimension: no lane reads what
+//! another writes, and two lanes never write one element.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::range::var_plus_const;
-use crate::ir::visit::{expr_uses, reads_before_def, sub_blocks_mut, walk_exprs, walk_stmts};
+use crate::ir::visit::{
+    expr_uses, live_after_loop, reads_before_def, sub_blocks_mut, walk_exprs, walk_stmts,
+};
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt, StmtKind, VarId, VarKind,
 };
 use crate::options::{Backend, Options};
-use crate::passes::util::{new_var, subst_block, subst_block_expr};
+use crate::passes::util::{assign_var, new_var, subst_block, subst_block_expr};
 
 /// The iterations run side by side: sixteen when the loop has that many
 /// (two AVX2 registers of float32: two independent chains of vector adds,
@@ -59,50 +64,43 @@ pub fn run(p: &mut Program, o: &Options) {
 }
 
 fn jam_function(f: &mut Function) {
+    // decided on the whole function first (liveness looks past the loop),
+    // each loop known by its box's address, which the rewrite keeps
+    let mut plans = BTreeMap::new();
+    walk_stmts(&f.body, &mut |s| {
+        if let StmtKind::For(l) = &s.kind {
+            if let Some(privates) = plan(l, f) {
+                plans.insert(&**l as *const ForLoop as usize, privates);
+            }
+        }
+    });
+    if plans.is_empty() {
+        return;
+    }
     let mut body = std::mem::take(&mut f.body);
-    let mut uses = BTreeMap::new();
-    count_uses(&body, &mut uses);
-    rewrite(&mut body, f, &uses);
+    rewrite(&mut body, f, &plans);
     f.body = body;
 }
 
-fn rewrite(b: &mut Block, f: &mut Function, uses: &BTreeMap<VarId, usize>) {
+fn rewrite(b: &mut Block, f: &mut Function, plans: &BTreeMap<usize, Vec<VarId>>) {
     let mut out = Vec::with_capacity(b.len());
     for mut s in std::mem::take(b) {
         let plan = match &s.kind {
-            StmtKind::For(l) => plan(l, f, uses),
+            StmtKind::For(l) => plans.get(&(&**l as *const ForLoop as usize)),
             _ => None,
         };
         match (plan, s.kind) {
-            (Some(privates), StmtKind::For(l)) => out.extend(jam(*l, &privates, f, s.span)),
+            (Some(privates), StmtKind::For(l)) => out.extend(jam(*l, privates, f, s.span)),
             (_, kind) => {
                 s.kind = kind;
                 for sb in sub_blocks_mut(&mut s) {
-                    rewrite(sb, f, uses);
+                    rewrite(sb, f, plans);
                 }
                 out.push(s);
             }
         }
     }
     *b = out;
-}
-
-/// How often each variable occurs (read, assigned or stored into).
-fn count_uses(b: &[Stmt], out: &mut BTreeMap<VarId, usize>) {
-    walk_stmts(b, &mut |s| {
-        if let StmtKind::Assign {
-            dst: Place::Var(v), ..
-        } = &s.kind
-        {
-            *out.entry(*v).or_default() += 1;
-        }
-    });
-    walk_exprs(b, &mut |e| {
-        if let ExprKind::Var(v) | ExprKind::Index { array: v, .. } = &e.kind {
-            *out.entry(*v).or_default() += 1;
-        }
-        true
-    });
 }
 
 /// A sequential loop without control flow out of it, not parallel, not a
@@ -126,12 +124,20 @@ fn straight(b: &[Stmt]) -> bool {
 
 /// The private scalars of `l` when it can be jammed (see the module
 /// documentation), else None.
-fn plan(l: &ForLoop, f: &Function, uses: &BTreeMap<VarId, usize>) -> Option<Vec<VarId>> {
-    let (ExprKind::Int(lo), ExprKind::Int(hi)) = (&l.lo.kind, &l.hi.kind) else {
+fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
+    if !plain(l) {
         return None;
-    };
-    if !plain(l) || hi.checked_sub(*lo).is_none_or(|n| n < MIN_LANES) {
-        return None;
+    }
+    match (&l.lo.kind, &l.hi.kind) {
+        (ExprKind::Int(lo), ExprKind::Int(hi)) => {
+            if hi.checked_sub(*lo).is_none_or(|n| n < MIN_LANES) {
+                return None;
+            }
+        }
+        // bounds known at run time: evaluated once more, in front of the
+        // loop, to split it
+        _ if crate::ir::visit::pure(&l.lo) && crate::ir::visit::pure(&l.hi) => {}
+        _ => return None,
     }
     let mut stmts = 0;
     walk_stmts(&l.body, &mut |_| stmts += 1);
@@ -151,14 +157,12 @@ fn plan(l: &ForLoop, f: &Function, uses: &BTreeMap<VarId, usize>) -> Option<Vec<
     if privates.contains(&l.var) {
         return None;
     }
-    let mut inside = BTreeMap::new();
-    count_uses(&l.body, &mut inside);
     for &v in &privates {
         let var = f.var(v);
         if var.kind != VarKind::Local
             || var.ty.is_array()
             || reads_before_def(&l.body, v)
-            || inside.get(&v) != uses.get(&v)
+            || live_after_loop(&f.body, l, v)
         {
             return None;
         }
@@ -194,6 +198,12 @@ fn plan(l: &ForLoop, f: &Function, uses: &BTreeMap<VarId, usize>) -> Option<Vec<
     let mut written: BTreeMap<VarId, (usize, i128)> = BTreeMap::new();
     for (array, indices) in stores(&l.body) {
         let at = indices.iter().enumerate().find_map(|(d, ix)| {
+            // a checked index (bounds known at run time) is `j + c` too: a
+            // failed check raises in Python whatever the lanes wrote
+            let ix = match &ix.kind {
+                ExprKind::CheckIndex { arg, .. } => arg,
+                _ => ix,
+            };
             var_plus_const(ix)
                 .filter(|(v, _)| *v == l.var)
                 .map(|(_, c)| (d, c))
@@ -250,15 +260,28 @@ fn lane_safe_exprs(b: &[Stmt]) -> bool {
 }
 
 /// The jammed loop over the first `M - M % lanes` iterations and the
-/// original loop over the rest.
+/// original loop over the rest. Bounds known only at run time split at
+/// `lo + (max(hi - lo, 0) & -lanes)`, computed into a local first.
 fn jam(l: ForLoop, privates: &[VarId], f: &mut Function, span: crate::diag::Span) -> Vec<Stmt> {
-    let (ExprKind::Int(lo), ExprKind::Int(hi)) = (l.lo.kind.clone(), l.hi.kind.clone()) else {
-        unreachable!("plan() takes constant bounds only")
-    };
-    let lanes = if hi - lo >= LANES { LANES } else { MIN_LANES };
-    let split = lo + (hi - lo) / lanes * lanes;
     let ty = l.lo.ty.clone();
     let int = |v: i64| Expr::new(ExprKind::Int(v), ty.clone(), span);
+    let mut out = vec![];
+    let (lanes, split, rest) = match (&l.lo.kind, &l.hi.kind) {
+        (ExprKind::Int(lo), ExprKind::Int(hi)) => {
+            let lanes = if hi - lo >= LANES { LANES } else { MIN_LANES };
+            let split = lo + (hi - lo) / lanes * lanes;
+            (lanes, int(split), split < *hi)
+        }
+        _ => {
+            let n = Expr::binary(BinOp::Sub, l.hi.clone(), l.lo.clone(), ty.clone(), span);
+            let n = Expr::binary(BinOp::Max, n, int(0), ty.clone(), span);
+            let whole = Expr::binary(BinOp::BitAnd, n, int(-LANES), ty.clone(), span);
+            let at = Expr::binary(BinOp::Add, l.lo.clone(), whole, ty.clone(), span);
+            let v = new_var(f, "split", ty.clone(), VarKind::Local, span);
+            out.push(assign_var(v, at, span));
+            (LANES, Expr::var(v, ty.clone(), span), true)
+        }
+    };
     let jty = f.var(l.var).ty.clone();
     // lane 0 keeps the variables; the others get copies
     let mut renames: Vec<Vec<(VarId, VarId)>> = vec![vec![]];
@@ -301,17 +324,14 @@ fn jam(l: ForLoop, privates: &[VarId], f: &mut Function, span: crate::diag::Span
     }
     body.extend(all(&segment));
     let main = ForLoop {
-        hi: int(split),
+        hi: split.clone(),
         step: lanes,
         body,
         ..l.clone()
     };
-    let mut out = vec![Stmt::new(StmtKind::For(Box::new(main)), span)];
-    if split < hi {
-        let rest = ForLoop {
-            lo: int(split),
-            ..l
-        };
+    out.push(Stmt::new(StmtKind::For(Box::new(main)), span));
+    if rest {
+        let rest = ForLoop { lo: split, ..l };
         out.push(Stmt::new(StmtKind::For(Box::new(rest)), span));
     }
     out
