@@ -315,3 +315,23 @@ def test_a_loop_with_runtime_bounds_still_wraps_and_raises():
     # a bad column in the unchecked copy is still caught
     expect_index_error(csr_rows, csr_args([0, 4, 8], [0, 1, 2, 3, 4, 5, 6, 1]), opts,
                        "index 6", "`x`", "(6,)")
+
+
+@parpy.jit
+def runtime_nest(x, y, lo, hi, K):
+    parpy.label('r')
+    for r in range(2):
+        for j in range(lo, hi):
+            for k in range(K):
+                y[r, j] += x[k]
+
+
+def test_a_versioned_loop_keeps_the_checks_hoisted_inside_it():
+    # the copy of `for j in range(lo, hi)` without the checks of y[r, j]
+    # still checks x[k] (its last index, in front of the inner loop nest)
+    opts = cpu_opts({'r': parpy.threads(2)}, specialize_scalars=False)
+    run_both(runtime_nest, [np.ones(4), np.zeros((2, 8)), 1, 7, 4], opts)
+    expect_index_error(runtime_nest, [np.ones(4), np.zeros((2, 8)), 0, 8, 6], opts,
+                       "index 5", "`x`", "(4,)")
+    expect_index_error(runtime_nest, [np.ones(4), np.zeros((2, 8)), 2, 9, 3], opts,
+                       "index 8", "`y`", "(2, 8)")

@@ -316,22 +316,16 @@ impl Guard<'_> {
                 self.in_version |= fast.is_some();
                 let done = self.for_body(l, env, None);
                 let span = s.span;
-                if let Some(cond) = done.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
-                    // the loop runs only when its hoisted checks pass
-                    let lp = std::mem::replace(&mut s.kind, StmtKind::Barrier);
-                    s.kind = StmtKind::If {
-                        cond,
-                        then_body: vec![Stmt::new(lp, span)],
-                        else_body: vec![],
-                    };
-                }
+                let lp = std::mem::replace(&mut s.kind, StmtKind::Barrier);
+                s.kind = only_if(done, lp, span);
                 if let Some((cond, mut fl, counter)) = fast {
-                    let hoisted = self.for_body(&mut fl, env, Some(counter));
-                    debug_assert!(hoisted.is_empty(), "a versioned loop hoists nothing");
+                    // the copy's own hoisted checks (of the loops inside it)
+                    // guard it as they guard the checked loop
+                    let done = self.for_body(&mut fl, env, Some(counter));
                     let slow = std::mem::replace(&mut s.kind, StmtKind::Barrier);
                     s.kind = StmtKind::If {
                         cond,
-                        then_body: vec![Stmt::new(StmtKind::For(fl), span)],
+                        then_body: vec![Stmt::new(only_if(done, StmtKind::For(fl), span), span)],
                         else_body: vec![Stmt::new(slow, span)],
                     };
                 }
@@ -730,6 +724,18 @@ impl Guard<'_> {
         };
         self.loops[target].checks.push(cond);
         true
+    }
+}
+
+/// `lp` (a loop), run only when the checks hoisted in front of it pass.
+fn only_if(checks: Vec<Expr>, lp: StmtKind, span: crate::diag::Span) -> StmtKind {
+    match checks.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
+        Some(cond) => StmtKind::If {
+            cond,
+            then_body: vec![Stmt::new(lp, span)],
+            else_body: vec![],
+        },
+        None => lp,
     }
 }
 
