@@ -990,9 +990,15 @@ class Gen:
             nfixed = a.depth if sc.nest is not None else 0
         t = _short(a.dtype)
         j, kv, acc = self.fresh("j"), self.fresh("k"), self.fresh("acc")
+        # the bounds: constants, or the size parameters N0..N2 (run-time
+        # values when not specialized)
+        m = a.shape[-1]
+        sized = lambda n: [f"N{k}" for k, v in enumerate(self.sizes) if v == n]  # noqa: E731
+        lo = r.choice([0, 0, 0, 1, 2])
+        hi = r.choice(sized(m) + [str(m)]) if r.random() < 0.6 else str(m)
         outer = sc.child()
         outer.loop = "for"
-        outer.vars[j] = E(j, "wi", rng=(0, a.shape[-1] - 1))
+        outer.vars[j] = E(j, "wi", rng=(lo, m - 1))
         idx = [sc.par[d][0] for d in range(nfixed)]
         idx += [self.index_any(outer, n).text for n in a.shape[nfixed:-1]] + [j]
         def value(scope: Scope) -> Optional[str]:
@@ -1006,6 +1012,7 @@ class Gen:
 
         init = value(outer) or "0"
         n = r.choice(self.sizes)
+        inner_hi = r.choice(sized(n) + [str(n)])
         inner = outer.child()
         inner.vars[kv] = E(kv, "wi", rng=(0, n - 1))
         v = value(inner)
@@ -1013,9 +1020,9 @@ class Gen:
             return False
         op = r.choice(["+", "+", "-", "max", "min"])
         step = f"{op}({acc}, {v})" if op in ("max", "min") else f"{acc} {op} ({v})"
-        self.emit(ind, f"for {j} in range({a.shape[-1]}):")
+        self.emit(ind, f"for {j} in range({lo}, {hi}):")
         self.emit(ind + 1, f"{acc} = parpy.builtin.convert({init}, parpy.types.{t})")
-        self.emit(ind + 1, f"for {kv} in range({n}):")
+        self.emit(ind + 1, f"for {kv} in range({inner_hi}):")
         self.emit(ind + 2, f"{acc} = parpy.builtin.convert({step}, parpy.types.{t})")
         self.emit(ind + 1, f"{a.name}[{', '.join(idx)}] = {acc}")
         return True
