@@ -11,7 +11,8 @@ unannotated `acc = 0.0`) against NumPy and Numba.
 
 Every result is checked against NumPy before it is timed. Each measurement
 is printed as one JSON object on stdout (median of --runs timed runs after
-warm-up); a table with ratios between systems measured in this same run
+warm-up, pooled over --rounds rounds in which parpy and its peers take
+turns); a table with ratios between systems measured in this same run
 follows at the end. Numba (`@njit(parallel=True)` with `prange`) and SciPy
 are optional: their rows are skipped with a note when they are not installed.
 """
@@ -743,11 +744,16 @@ def main():
     ap.add_argument("--bounds-check", choices=["on", "off", "compare"], default="on",
                     help="opts.bounds_check of the parpy runs; compare: on and off, "
                          "alternating, in --rounds rounds")
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="--bounds-check compare: rounds of on/off per benchmark")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="rounds per benchmark, samples pooled (default 3, --quick 1): "
+                         "parpy and its peers take turns in blocks of --runs, so a "
+                         "load that comes and goes weighs on all of them; with "
+                         "--bounds-check compare, rounds of on/off")
     args = ap.parse_args()
     if args.runs is None:
         args.runs = 5 if args.quick else 10
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
     if args.only:
         names = [s.strip().upper() for s in args.only.split(",")]
     else:
@@ -764,7 +770,7 @@ def main():
         passes = [c for r in range(max(args.rounds, 1))
                   for c in ([True, False] if r % 2 == 0 else [False, True])]
     else:
-        passes = [args.bounds_check == "on"]
+        passes = [args.bounds_check == "on"] * max(args.rounds, 1)
     for n in names:
         for checks in passes:
             BOUNDS_CHECK[0] = checks
