@@ -22,7 +22,9 @@ from typing import Dict, List, Optional, Tuple
 
 
 def read_rows(path: str) -> List[dict]:
-    rows = []
+    """The timing rows of a run, the last one of each (bench, system): run.py
+    prints a row per round, each with the samples pooled so far."""
+    rows: Dict[Tuple[str, str], dict] = {}
     with open(path) as f:
         for line in f:
             line = line.strip()
@@ -33,8 +35,9 @@ def read_rows(path: str) -> List[dict]:
             except json.JSONDecodeError:
                 continue
             if "bench" in row and "system" in row:
-                rows.append(row)
-    return rows
+                rows.pop((row["bench"], row["system"]), None)
+                rows[(row["bench"], row["system"])] = row
+    return list(rows.values())
 
 
 def value_of(row: dict) -> Optional[float]:

@@ -46,3 +46,19 @@ def test_plot_writes_png(tmp_path):
     png = tmp_path / "out" / "cpu.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "C3 0.50x" in r.stdout
+
+
+def test_the_last_row_of_each_system_counts(tmp_path):
+    # run.py prints one row per round, each pooling the samples so far
+    src = tmp_path / "rounds.jsonl"
+    rounds = [
+        {"bench": "C7", "system": "parpy", "median_s": 0.020},
+        {"bench": "C7", "system": "numba", "median_s": 0.040},
+        {"bench": "C7", "system": "parpy", "median_s": 0.030},
+        {"bench": "C7", "system": "numba", "median_s": 0.030},
+    ]
+    src.write_text("\n".join(json.dumps(r) for r in rounds) + "\n")
+    rows = plot.read_rows(str(src))
+    assert [(r["system"], r["median_s"]) for r in rows] == [("parpy", 0.030), ("numba", 0.030)]
+    pts, _ = plot.ratios(rows)
+    assert pts == [("C7", 1.0, "numba")]
