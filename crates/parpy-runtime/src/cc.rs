@@ -73,10 +73,15 @@ pub struct Compiler {
     pub path: PathBuf,
     /// Arguments that came with `$CC` (e.g. `CC="ccache gcc"` -> `["gcc"]`).
     pub pre_args: Vec<String>,
-    /// The resolved path and the SHA-256 of the program's bytes (and of
-    /// the launcher's compiler, for `CC="ccache gcc"`): changes when the
-    /// compiler is replaced, whatever its size and modification time.
+    /// The resolved path and the stamp of the program (size, modification
+    /// and change time, inode), and of the launcher's compiler for
+    /// `CC="ccache gcc"`: cheap, and changes whenever the file is
+    /// rewritten (the change time cannot be set back). The disk cache keys
+    /// on [`Compiler::content_identity`], which it remembers per stamp.
     pub identity: String,
+    /// The programs whose bytes identify it: the compiler, and the
+    /// launcher's compiler when there is one.
+    pub programs: Vec<PathBuf>,
 }
 
 impl Compiler {
@@ -106,11 +111,15 @@ impl Compiler {
         for (prog, pre_args) in candidates {
             tried.push(prog.clone());
             if let Some(path) = resolve_program(&prog, path_var) {
-                let mut identity = identity_of(&path);
+                let mut identity = stamp_of(&path);
+                let mut programs = vec![path.clone()];
                 // a launcher's compiler (`ccache gcc`) is found on PATH too
                 if let Some(next) = pre_args.first().filter(|a| !a.starts_with('-')) {
                     match resolve_program(next, path_var) {
-                        Some(p) => identity.push_str(&format!(" + {}", identity_of(&p))),
+                        Some(p) => {
+                            identity.push_str(&format!(" + {}", stamp_of(&p)));
+                            programs.push(p);
+                        }
                         None => identity.push_str(&format!(" + {next}")),
                     }
                 }
@@ -118,6 +127,7 @@ impl Compiler {
                     path,
                     pre_args,
                     identity,
+                    programs,
                 });
             }
         }
@@ -189,14 +199,9 @@ fn is_executable(p: &Path) -> bool {
     }
 }
 
-/// `PATH|sha256 of the file`. The hash is remembered within the process
-/// per path, size, modification and change time and inode (a compiler
-/// driver is a few MB: hashing it once costs about a millisecond); the
-/// change time cannot be set back, so a rewrite is always seen.
-fn identity_of(path: &Path) -> String {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static HASHES: OnceLock<Mutex<HashMap<(PathBuf, String), String>>> = OnceLock::new();
+/// `PATH|size|mtime|inode|ctime` of a file (`PATH|` when it cannot be
+/// read).
+fn stamp_of(path: &Path) -> String {
     let stamp = match std::fs::metadata(path) {
         Ok(m) => {
             let mtime = m
@@ -216,20 +221,44 @@ fn identity_of(path: &Path) -> String {
         }
         Err(_) => String::new(),
     };
-    let key = (path.to_path_buf(), stamp);
-    let table = HASHES.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(h) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return h.clone();
+    format!("{}|{stamp}", path.display())
+}
+
+impl Compiler {
+    /// `PATH|sha256 of the bytes` of each of [`Compiler::programs`]
+    /// (joined by ` + `): what the compiler is, whatever its stamp. A
+    /// driver is a megabyte or more, so this costs milliseconds: the disk
+    /// cache remembers it per [`Compiler::identity`]
+    /// (`DiskCache::compiler_id`), and this process per stamp.
+    pub fn content_identity(&self) -> String {
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock};
+        static HASHES: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+        let table = HASHES.get_or_init(|| Mutex::new(HashMap::new()));
+        let one = |path: &Path| {
+            let stamp = stamp_of(path);
+            if let Some(h) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&stamp) {
+                return h.clone();
+            }
+            let hash = std::fs::read(path)
+                .map(|b| crate::hash::sha256_hex(&b))
+                .unwrap_or_else(|e| format!("unreadable ({e})"));
+            let id = format!("{}|{hash}", path.display());
+            table
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(stamp, id.clone());
+            id
+        };
+        let mut out: Vec<String> = self.programs.iter().map(|p| one(p)).collect();
+        // a launcher whose compiler is not on PATH: its name
+        if let Some(next) = self.pre_args.first().filter(|a| !a.starts_with('-')) {
+            if self.programs.len() < 2 {
+                out.push(next.clone());
+            }
+        }
+        out.join(" + ")
     }
-    let hash = std::fs::read(path)
-        .map(|b| crate::hash::sha256_hex(&b))
-        .unwrap_or_else(|e| format!("unreadable ({e})"));
-    let id = format!("{}|{hash}", path.display());
-    table
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, id.clone());
-    id
 }
 
 /// What `-march=native` compiles for: the CPU's vendor, family, model and
@@ -282,14 +311,11 @@ mod tests {
     fn finds_a_compiler_on_path() {
         let c = Compiler::find_with(None, crate::env::path().as_deref()).expect("a C compiler");
         assert!(c.path.is_absolute());
-        assert!(c.identity.contains('|'));
+        assert!(c.identity.starts_with(&format!("{}|", c.path.display())));
         // the program's content hash, not its size and mtime
         let bytes = std::fs::read(&c.path).unwrap();
-        assert!(
-            c.identity.ends_with(&crate::hash::sha256_hex(&bytes)),
-            "{}",
-            c.identity
-        );
+        let id = c.content_identity();
+        assert!(id.ends_with(&crate::hash::sha256_hex(&bytes)), "{id}");
         assert!(target_cpu().starts_with(std::env::consts::ARCH));
     }
 
