@@ -258,8 +258,8 @@ impl DiskCache {
 
     /// What `compiler` is ([`Compiler::content_identity`]: the hash of its
     /// bytes), remembered per stamp ([`Compiler::identity`]) in this
-    /// process and in the file `cc-<hash of the stamp>.id` of the cache
-    /// directory, read as entries are (a regular file of this user that
+    /// process and in the file `compilers/<hash of the stamp>.id` of the
+    /// cache directory, read as entries are (a regular file of this user that
     /// no one else may write): a new process with a warm cache does not
     /// hash a megabyte of compiler again (~2.5 ms of the first call).
     pub fn compiler_id(&self, compiler: &Compiler) -> String {
@@ -274,10 +274,7 @@ impl DiskCache {
         {
             return id.clone();
         }
-        let memo = self.dir.join(format!(
-            "cc-{}.id",
-            &sha256_hex(compiler.identity.as_bytes())[..32]
-        ));
+        let memo = self.compiler_memo(compiler);
         let id = match read_entry(&memo) {
             Entry::Ok(b) => String::from_utf8(b)
                 .ok()
@@ -288,9 +285,7 @@ impl DiskCache {
             let id = compiler.content_identity();
             // best effort: a cache directory that cannot take it only
             // costs the hash again
-            if self.ensure_dir().is_ok() {
-                let _ = write_atomic(&memo, id.as_bytes());
-            }
+            let _ = write_private(&memo, id.as_bytes());
             id
         });
         known
@@ -298,6 +293,14 @@ impl DiskCache {
             .unwrap_or_else(|e| e.into_inner())
             .insert(compiler.identity.clone(), id.clone());
         id
+    }
+
+    /// Where [`DiskCache::compiler_id`] remembers the hash of `compiler`:
+    /// `compilers/<hash of its stamp>.id` (a directory of its own, so that
+    /// the entries stay alone at the top).
+    fn compiler_memo(&self, compiler: &Compiler) -> PathBuf {
+        let name = &sha256_hex(compiler.identity.as_bytes())[..32];
+        self.dir.join("compilers").join(format!("{name}.id"))
     }
 
     /// The cache key of one build.
@@ -703,6 +706,19 @@ mod tests {
         d
     }
 
+    /// The names in `dir`, sorted, without the directory of compiler
+    /// memos, which the first key computed in this process writes.
+    fn listed(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "compilers")
+            .collect();
+        names.sort();
+        names
+    }
+
     fn call(path: &Path) -> i64 {
         let e = LoadedEntry::load(path, "entry").unwrap();
         let mut slot: i64 = 1;
@@ -741,12 +757,9 @@ mod tests {
             identity: format!("{}|test-stamp-{}", real.path.display(), unique_suffix()),
             ..real.clone()
         };
-        let memo = cache.dir.join(format!(
-            "cc-{}.id",
-            &sha256_hex(cc.identity.as_bytes())[..32]
-        ));
+        let memo = cache.compiler_memo(&cc);
         // the memo is trusted as an entry is: a file others may write is not
-        fs::create_dir_all(&cache.dir).unwrap();
+        fs::create_dir_all(memo.parent().unwrap()).unwrap();
         fs::write(&memo, "planted").unwrap();
         set_mode(&memo, 0o666).unwrap();
         assert_eq!(cache.compiler_id(&cc), real.content_identity());
@@ -756,11 +769,7 @@ mod tests {
             identity: format!("{}|test-stamp-{}", real.path.display(), unique_suffix()),
             ..real.clone()
         };
-        let memo2 = cache.dir.join(format!(
-            "cc-{}.id",
-            &sha256_hex(fresh.identity.as_bytes())[..32]
-        ));
-        write_atomic(&memo2, b"remembered").unwrap();
+        write_atomic(&cache.compiler_memo(&fresh), b"remembered").unwrap();
         assert_eq!(cache.compiler_id(&fresh), "remembered");
         let _ = fs::remove_dir_all(&cache.dir);
     }
@@ -834,13 +843,7 @@ mod tests {
         let pb = b.get_or_build(CODE, &cc, &f).unwrap();
         assert_eq!(fs::read(&pa).unwrap(), fs::read(&pb).unwrap());
         // no temporary source directory is left behind
-        // (besides the entry's two files, maybe the compiler's memo)
-        let names: Vec<_> = fs::read_dir(&a.dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| !n.starts_with("cc-"))
-            .collect();
+        let names = listed(&a.dir);
         assert_eq!(names.len(), 2, "{names:?}");
         let _ = fs::remove_dir_all(&a.dir);
         let _ = fs::remove_dir_all(&b.dir);
@@ -867,11 +870,7 @@ mod tests {
             cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
             Outcome::Hit
         );
-        let names: Vec<_> = fs::read_dir(&cache.dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
+        let names = listed(&cache.dir);
         assert_eq!(names.len(), 2, "{names:?}");
         let _ = fs::remove_dir_all(&cache.dir);
     }
@@ -1025,7 +1024,7 @@ mod tests {
         let f = BuildFlags::default();
         let err = cache.get_or_build("this is not C", &cc, &f).unwrap_err();
         assert!(err.to_string().contains("failed"), "{err}");
-        assert_eq!(fs::read_dir(&cache.dir).unwrap().count(), 0);
+        assert!(listed(&cache.dir).is_empty());
         cache.get_or_build(CODE, &cc, &f).unwrap();
         fs::write(cache.dir.join("keep-me.txt"), "x").unwrap();
         // the source directory a killed build left behind two hours ago
@@ -1040,12 +1039,7 @@ mod tests {
         assert_eq!(cache.clear().unwrap(), 3);
         assert!(in_flight.is_dir());
         fs::remove_dir(&in_flight).unwrap();
-        let names: Vec<_> = fs::read_dir(&cache.dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("keep-me.txt")]);
+        assert_eq!(listed(&cache.dir), vec!["keep-me.txt".to_string()]);
         let _ = fs::remove_dir_all(&cache.dir);
     }
 }
