@@ -35,7 +35,6 @@ def read_rows(path: str) -> List[dict]:
             except json.JSONDecodeError:
                 continue
             if "bench" in row and "system" in row:
-                rows.pop((row["bench"], row["system"]), None)
                 rows[(row["bench"], row["system"])] = row
     return list(rows.values())
 

@@ -467,7 +467,7 @@ impl JitFunction {
         // dict arguments: their leaves take the slots (`args::dicts`); the
         // scalars in them stay specialized (the de-specialization below
         // counts parameters, not leaves)
-        let flat = if (0..n).any(|i| arg(i).is_instance_of::<PyDict>()) {
+        let flat = if args::dicts::any_dict((0..n).map(arg)) {
             Some(args::dicts::Flat::new(
                 (0..n).map(|i| arg(i).to_owned()),
                 &ctx,

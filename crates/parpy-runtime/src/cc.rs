@@ -85,6 +85,28 @@ pub struct Compiler {
 }
 
 impl Compiler {
+    /// `PATH|sha256 of the bytes` of each of [`Compiler::programs`]
+    /// (joined by ` + `): what the compiler is, whatever its stamp. A
+    /// driver is a megabyte or more, so this costs milliseconds: the disk
+    /// cache remembers it per [`Compiler::identity`], in the process and on
+    /// disk (`DiskCache::compiler_id`).
+    pub fn content_identity(&self) -> String {
+        let one = |path: &PathBuf| {
+            let hash = std::fs::read(path)
+                .map(|b| crate::hash::sha256_hex(&b))
+                .unwrap_or_else(|e| format!("unreadable ({e})"));
+            format!("{}|{hash}", path.display())
+        };
+        let mut out: Vec<String> = self.programs.iter().map(one).collect();
+        // a launcher whose compiler is not on PATH: its name
+        if let Some(next) = self.pre_args.first().filter(|a| !a.starts_with('-')) {
+            if self.programs.len() < 2 {
+                out.push(next.clone());
+            }
+        }
+        out.join(" + ")
+    }
+
     /// `$CC` if set (and non-empty), else the first of `cc`, `gcc`, `clang`
     /// found on `PATH`.
     pub fn find() -> Result<Compiler, RuntimeError> {
@@ -222,43 +244,6 @@ fn stamp_of(path: &Path) -> String {
         Err(_) => String::new(),
     };
     format!("{}|{stamp}", path.display())
-}
-
-impl Compiler {
-    /// `PATH|sha256 of the bytes` of each of [`Compiler::programs`]
-    /// (joined by ` + `): what the compiler is, whatever its stamp. A
-    /// driver is a megabyte or more, so this costs milliseconds: the disk
-    /// cache remembers it per [`Compiler::identity`]
-    /// (`DiskCache::compiler_id`), and this process per stamp.
-    pub fn content_identity(&self) -> String {
-        use std::collections::HashMap;
-        use std::sync::{Mutex, OnceLock};
-        static HASHES: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
-        let table = HASHES.get_or_init(|| Mutex::new(HashMap::new()));
-        let one = |path: &Path| {
-            let stamp = stamp_of(path);
-            if let Some(h) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&stamp) {
-                return h.clone();
-            }
-            let hash = std::fs::read(path)
-                .map(|b| crate::hash::sha256_hex(&b))
-                .unwrap_or_else(|e| format!("unreadable ({e})"));
-            let id = format!("{}|{hash}", path.display());
-            table
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(stamp, id.clone());
-            id
-        };
-        let mut out: Vec<String> = self.programs.iter().map(|p| one(p)).collect();
-        // a launcher whose compiler is not on PATH: its name
-        if let Some(next) = self.pre_args.first().filter(|a| !a.starts_with('-')) {
-            if self.programs.len() < 2 {
-                out.push(next.clone());
-            }
-        }
-        out.join(" + ")
-    }
 }
 
 /// What `-march=native` compiles for: the CPU's vendor, family, model and

@@ -290,6 +290,17 @@ pub fn negative_wrap(i: Expr, dim: i64) -> Expr {
     )
 }
 
+/// The index inside sema's negative-index wrap of a dimension of size
+/// `dim` (`a < 0 ? a + dim : a` -> `a`), or None when `ix` is not one.
+pub fn unwrapped(ix: &Expr, dim: i64) -> Option<&Expr> {
+    match &ix.kind {
+        ExprKind::Select { cond, then, else_ } => wrap_of(cond, then, else_)
+            .filter(|(_, c)| *c == dim as i128)
+            .map(|(a, _)| a),
+        _ => None,
+    }
+}
+
 /// `a < 0 ? a + c : a` as `(a, c)`.
 pub fn wrap_of<'e>(cond: &'e Expr, then: &'e Expr, else_: &'e Expr) -> Option<(&'e Expr, i128)> {
     let ExprKind::Binary {

@@ -180,6 +180,31 @@ pub fn pure(e: &Expr) -> bool {
     ) && e.children().into_iter().all(pure)
 }
 
+/// Calls `f(array, indices, is_store)` on every element access of a
+/// block, nested blocks included: the stores (`a[i] = v`) and the reads
+/// (`a[i]` in any expression).
+pub fn for_each_access<'a>(b: &'a [Stmt], f: &mut dyn FnMut(VarId, &'a [Expr], bool)) {
+    fn reads<'a>(e: &'a Expr, f: &mut dyn FnMut(VarId, &'a [Expr], bool)) {
+        if let ExprKind::Index { array, indices } = &e.kind {
+            f(*array, indices, false);
+        }
+        e.children().into_iter().for_each(|c| reads(c, f));
+    }
+    for s in b {
+        if let StmtKind::Assign {
+            dst: Place::Index { array, indices },
+            ..
+        } = &s.kind
+        {
+            f(*array, indices, true);
+        }
+        stmt_exprs(s).into_iter().for_each(|e| reads(e, f));
+        sub_blocks(s)
+            .into_iter()
+            .for_each(|sub| for_each_access(sub, f));
+    }
+}
+
 /// Every variable a block may write, nested blocks included: the scalars
 /// it assigns (loop counters too), the arrays it stores into, and the
 /// arrays it passes to a call (a helper, an external function or a

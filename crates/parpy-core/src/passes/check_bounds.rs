@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::range::{negative_wrap, var_plus_const, wrap_of};
+use crate::ir::range::{negative_wrap, unwrapped, var_plus_const};
 use crate::ir::range::{Interval, Ranges};
 use crate::ir::{
     BinOp, Block, Bounds, BoundsSite, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt,
@@ -446,39 +446,19 @@ impl Guard<'_> {
         // with checks off one with a negative-index wrap (the wrap goes)
         let mut any = false;
         let checks = self.checks;
-        let mut require = |array: VarId, indices: &[Expr]| {
+        crate::ir::visit::for_each_access(&l.body, &mut |array, indices, _| {
             let Type::Array { shape, .. } = &self.f.var(array).ty else {
                 return;
             };
             for (ix, &n) in indices.iter().zip(shape) {
-                let (ix, wrapped) = match &ix.kind {
-                    ExprKind::Select { cond, then, else_ } => wrap_of(cond, then, else_)
-                        .filter(|(_, c)| *c == n as i128)
-                        .map_or((ix, false), |(a, _)| (a, true)),
-                    _ => (ix, false),
-                };
-                if let Some((v, c)) = var_plus_const(ix) {
+                let inner = unwrapped(ix, n);
+                if let Some((v, c)) = var_plus_const(inner.unwrap_or(ix)) {
                     if v == l.var {
                         need = Interval::new(need.lo.max(-c), need.hi.min(n as i128 - 1 - c));
-                        any |= checks || wrapped;
+                        any |= checks || inner.is_some();
                     }
                 }
             }
-        };
-        crate::ir::visit::walk_stmts(&l.body, &mut |s| {
-            if let StmtKind::Assign {
-                dst: Place::Index { array, indices },
-                ..
-            } = &s.kind
-            {
-                require(*array, indices);
-            }
-        });
-        crate::ir::visit::walk_exprs(&l.body, &mut |e| {
-            if let ExprKind::Index { array, indices } = &e.kind {
-                require(*array, indices);
-            }
-            true
         });
         let known = env.loop_counter(self.f, l);
         if !any || need.lo > need.hi || known.is_some_and(|r| r.within(need.lo, need.hi)) {
@@ -590,15 +570,7 @@ impl Guard<'_> {
         indices
             .iter_mut()
             .zip(shape)
-            .map(|(ix, n)| {
-                let a = match &ix.kind {
-                    ExprKind::Select { cond, then, else_ } => wrap_of(cond, then, else_)
-                        .filter(|(_, c)| *c == n as i128)
-                        .map(|(a, _)| a.clone()),
-                    _ => None,
-                };
-                a.map(|a| *ix = a).is_some()
-            })
+            .map(|(ix, n)| unwrapped(ix, n).cloned().map(|a| *ix = a).is_some())
             .collect()
     }
 

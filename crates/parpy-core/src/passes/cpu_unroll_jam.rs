@@ -34,7 +34,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::range::var_plus_const;
 use crate::ir::visit::{
-    expr_uses, live_after_loop, reads_before_def, sub_blocks_mut, walk_exprs, walk_stmts,
+    expr_uses, for_each_access, live_after_loop, reads_before_def, sub_blocks_mut, walk_exprs,
+    walk_stmts,
 };
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt, StmtKind, VarId, VarKind,
@@ -181,7 +182,7 @@ fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
                     || bounds.contains(&l.var)
                     || bounds.iter().any(|v| privates.contains(v))
                     || privates.contains(&inner.var)
-                    || stores(&inner.body).next().is_some()
+                    || !stores(&inner.body).is_empty()
                 {
                     return None;
                 }
@@ -224,24 +225,14 @@ fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
 }
 
 /// The stores of a block (`a[...] = v`), nested blocks included.
-fn stores(b: &[Stmt]) -> impl Iterator<Item = (VarId, &[Expr])> {
+fn stores(b: &[Stmt]) -> Vec<(VarId, &[Expr])> {
     let mut out = vec![];
-    fn go<'a>(b: &'a [Stmt], out: &mut Vec<(VarId, &'a [Expr])>) {
-        for s in b {
-            if let StmtKind::Assign {
-                dst: Place::Index { array, indices },
-                ..
-            } = &s.kind
-            {
-                out.push((*array, indices.as_slice()));
-            }
-            for sub in crate::ir::visit::sub_blocks(s) {
-                go(sub, out);
-            }
+    for_each_access(b, &mut |array, indices, store| {
+        if store {
+            out.push((array, indices));
         }
-    }
-    go(b, &mut out);
-    out.into_iter()
+    });
+    out
 }
 
 /// No expression of `b` may act on another lane: no atomic update, no

@@ -38,11 +38,10 @@ pub struct Flat<'py> {
 
 /// Does any argument hold a dict?
 #[inline]
-pub fn any_dict<'py, B: std::borrow::Borrow<Bound<'py, PyAny>>>(
+pub fn any_dict<'py, B: std::ops::Deref<Target = Bound<'py, PyAny>>>(
     args: impl IntoIterator<Item = B>,
 ) -> bool {
-    args.into_iter()
-        .any(|a| a.borrow().is_instance_of::<PyDict>())
+    args.into_iter().any(|a| a.is_instance_of::<PyDict>())
 }
 
 impl<'py> Flat<'py> {
