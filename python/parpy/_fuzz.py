@@ -80,6 +80,10 @@ FEATURES = [
     # `for j in range(M): acc = ...; for k in range(K): acc = acc op e;
     # o[..., j] = acc`: what the Cpu backend unrolls and jams (stop 21)
     "jam_loops",
+    # two sibling parallel loops over rows, the second reading rows `i + c`
+    # of what the first writes (and the first reading what the second
+    # writes): what the Cpu backend fuses with a skew (stop 22)
+    "skew_loops",
 ]
 
 
@@ -1142,6 +1146,56 @@ class Gen:
             if len(self.lines) == start:
                 self.emit(ind, "pass")
 
+    def skew_pair(self, ind: int) -> bool:
+        """Two labelled parallel loops over the same rows of `p` and `q`:
+        the first writes `q` at row `i + w1` from rows `i + c` of `p`, the
+        second writes `p` at row `i + w2` from rows of `q` (each loop alone
+        is race free; together they form a stencil step)."""
+        r = self.r
+        tall = [k for k, n in enumerate(self.sizes) if n >= 5]
+        if not tall:
+            return False
+        k = r.choice(tall)
+        rows, cols = self.sizes[k], r.choice(self.sizes)
+        dt = r.choice(["float64", "float32", "int32", "int64"])
+        p, q = self.new_array(dt, [rows, cols], "out"), self.new_array(dt, [rows, cols], "out")
+        for a in (p, q):
+            a.unit, a.depth = -1, -1   # no other statement writes them
+        reads1 = sorted(set(r.choice([-2, -1, -1, 0, 0, 1, 1, 2]) for _ in range(r.randrange(1, 4))))
+        reads2 = sorted(set(r.choice([-2, -1, -1, 0, 0, 1, 1, 2]) for _ in range(r.randrange(1, 4))))
+        w1, w2 = r.choice([0, 0, 0, 1, -1]), r.choice([0, 0, 0, 1, -1])
+        offs = reads1 + reads2 + [w1, w2]
+        lo, cut = max(0, -min(offs)), max(0, max(offs))
+        hi = f"N{k} - {cut}" if cut else f"N{k}"
+        if rows - cut - lo < 1:
+            return False
+        if r.random() < 0.3:
+            hi = str(rows - cut)
+        j = self.fresh("j")
+        jx = r.choice([j, j, f"{cols - 1} - {j}"])
+
+        def row(i: str, c: int) -> str:
+            return i if c == 0 else (f"{i} + {c}" if c > 0 else f"{i} - {-c}")
+
+        def value(src: Arr, i: str, offs: List[int]) -> str:
+            terms = [f"{src.name}[{row(i, c)}, {jx if n % 2 else j}]" for n, c in enumerate(offs)]
+            s = " + ".join(terms)
+            if kind(dt) == "f":
+                return f"0.25 * ({s}) + 0.5"
+            return f"{s} - {len(terms) - 1} * {src.name}[{row(i, offs[0])}, {j}]"
+
+        nest_threads = [t for t in THREADS if t != 1]
+        for dst, src, w, offs_k in ((q, p, w1, reads1), (p, q, w2, reads2)):
+            i = self.fresh("i")
+            self.nlabel += 1
+            lab = f"L{self.nlabel}"
+            self.spec[lab] = (r.choice(nest_threads), None, False)
+            self.emit(ind, f"parpy.label('{lab}')")
+            self.emit(ind, f"for {i} in range({lo}, {hi}):")
+            self.emit(ind + 1, f"for {j} in range({cols}):")
+            self.emit(ind + 2, f"{dst.name}[{row(i, w)}, {j}] = {value(src, i, offs_k)}")
+        return True
+
     def program(self) -> None:
         r = self.r
         for _ in range(r.randrange(1, 4)):
@@ -1152,7 +1206,15 @@ class Gen:
             x = r.random()
             sc = top.child()
             sc.unit = unit
-            if x < 0.6:
+            if self.on("skew_loops", 0.12):
+                if r.random() < 0.4:
+                    t = self.fresh("t")
+                    self.emit(1, f"for {t} in range({r.choice([2, 3])}):")
+                    if not self.skew_pair(2):
+                        self.emit(2, "pass")
+                elif not self.skew_pair(1):
+                    self.emit(1, "pass")
+            elif x < 0.6:
                 sc.nest = Nest()
                 self.par_loop(sc, 1, sc.nest, 3)
             elif x < 0.8:

@@ -235,6 +235,12 @@ pub trait Dialect {
         let _ = (ty, name, len);
         None
     }
+    /// The number of threads of a parallel loop ([`ExprKind::CpuThreads`]),
+    /// as an `int64_t` expression, and what it needs in front of the
+    /// prelude (an include).
+    fn cpu_threads(&self) -> Result<(&'static str, &'static str), EmitError> {
+        Err("the CPU's thread count on a GPU target".into())
+    }
     /// What [`Dialect::heap_array`]'s lines need in front of the prelude.
     fn heap_prelude(&self) -> &'static str {
         ""
@@ -462,6 +468,8 @@ fn rule_helper(max: bool, rule: NanRule) -> &'static str {
 enum PreludeFn {
     /// What [`Dialect::heap_array`] needs (`<stdlib.h>`).
     Heap,
+    /// What [`Dialect::cpu_threads`] needs (`<omp.h>`).
+    CpuThreads,
     FloorDiv(ElemTy),
     Mod(ElemTy),
     Pow(ElemTy),
@@ -736,6 +744,10 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             out.push_str(d.heap_prelude());
             continue;
         }
+        if *f == PreludeFn::CpuThreads {
+            out.push_str(d.cpu_threads()?.1);
+            continue;
+        }
         if let PreludeFn::Warp(op, e) | PreludeFn::Cluster(op, e) = *f {
             let text = match *f {
                 PreludeFn::Warp(..) => d.warp_reduce_helper(op, e)?,
@@ -812,7 +824,10 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::Sign(e) => (e, format!(
                 "{q} T parpy_sign_S(T a) {{\n  return a > (T)0 ? (T)1 : (a < (T)0 ? (T)-1 : (a == (T)0 ? (T)0 : a));\n}}\n"
             )),
-            PreludeFn::Warp(..) | PreludeFn::Cluster(..) | PreludeFn::Heap => continue,
+            PreludeFn::Warp(..)
+            | PreludeFn::Cluster(..)
+            | PreludeFn::Heap
+            | PreludeFn::CpuThreads => continue,
             // (used by host code alone, it is still in a GPU's device
             // code: `unused` keeps NVRTC quiet)
             PreludeFn::CheckIndex => (ElemTy::I64, format!(
@@ -1686,6 +1701,10 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 (format!("{name}({})", a.join(", ")), P_POSTFIX)
             }
             ExprKind::GpuIndex(g) => (self.d.gpu_index(*g)?, P_UNARY),
+            ExprKind::CpuThreads => {
+                self.prelude.insert(PreludeFn::CpuThreads);
+                (self.d.cpu_threads()?.0.into(), P_UNARY)
+            }
             ExprKind::Atomic { .. } => {
                 return Err("an atomic update other than as an element's new value".into())
             }

@@ -514,6 +514,11 @@ pub enum ExprKind {
     /// GPU: a position of the executing thread in the launch grid (type
     /// `i64`). Only in kernels; produced by `passes::gpu_grid`.
     GpuIndex(GpuIndex),
+    /// Cpu: the number of threads a parallel loop runs on (OpenMP's
+    /// `omp_get_max_threads()`, at least 1), type `i64`. Produced by
+    /// `passes::cpu_skew_fuse`, which gives each thread one chunk of the
+    /// iterations of two fused loops.
+    CpuThreads,
     /// GPU: `op` applied to `arg` across the [`WARP_SIZE`] threads of the
     /// warp / SIMD group; every thread of the group gets the result (CUDA
     /// `__shfl_xor_sync` butterfly, Metal `simd_sum`...). All threads of the
@@ -673,7 +678,8 @@ impl Expr {
             | ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Var(_)
-            | ExprKind::GpuIndex(_) => vec![],
+            | ExprKind::GpuIndex(_)
+            | ExprKind::CpuThreads => vec![],
         }
     }
 
@@ -699,7 +705,8 @@ impl Expr {
             | ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Var(_)
-            | ExprKind::GpuIndex(_) => vec![],
+            | ExprKind::GpuIndex(_)
+            | ExprKind::CpuThreads => vec![],
         }
     }
     pub fn int(v: i64, ty: ElemTy, span: Span) -> Expr {

@@ -389,6 +389,7 @@ impl Printer<'_> {
             }
             ExprKind::Math { func, args } => format!("{}({})", func.name(), self.exprs(args)),
             ExprKind::GpuIndex(g) => g.name(),
+            ExprKind::CpuThreads => "cpu_threads()".into(),
             ExprKind::WarpReduce { op, arg } => {
                 format!("warp_{}({})", op.name(), self.expr(arg))
             }

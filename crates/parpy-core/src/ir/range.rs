@@ -124,6 +124,7 @@ impl Ranges {
             },
             ExprKind::CheckIndex { size, .. } => Interval::new(0, (*size - 1).max(0) as i128),
             ExprKind::GpuIndex(_) => Interval::new(0, all.hi),
+            ExprKind::CpuThreads => Interval::new(1, all.hi),
             ExprKind::Binary { op, lhs, rhs } if !op.is_comparison() => {
                 match (self.expr(f, lhs), self.expr(f, rhs)) {
                     (Some(a), Some(b)) => binary(*op, a, b).unwrap_or(all),

@@ -413,6 +413,11 @@ impl V<'_> {
                     return Err(format!("`{}` is not of type i64", g.name()));
                 }
             }
+            ExprKind::CpuThreads => {
+                if e.ty != Type::Scalar(crate::types::ElemTy::I64) {
+                    return Err("`cpu_threads()` is not of type i64".into());
+                }
+            }
             ExprKind::Atomic { .. } => {
                 return Err("atomic update other than as the value of an element store".into());
             }

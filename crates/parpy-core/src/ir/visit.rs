@@ -205,6 +205,22 @@ pub fn for_each_access<'a>(b: &'a [Stmt], f: &mut dyn FnMut(VarId, &'a [Expr], b
     }
 }
 
+/// Every array element `b` touches is one [`for_each_access`] shows: no
+/// atomic update (it acts on other threads' elements too), no external
+/// function, no helper given an array (either may touch any element).
+pub fn accesses_explicit(b: &[Stmt]) -> bool {
+    let mut ok = true;
+    walk_exprs(b, &mut |e| {
+        ok &= match &e.kind {
+            ExprKind::Atomic { .. } | ExprKind::External { .. } => false,
+            ExprKind::Call { args, .. } => args.iter().all(|a| !a.ty.is_array()),
+            _ => true,
+        };
+        ok
+    });
+    ok
+}
+
 /// Every variable a block may write, nested blocks included: the scalars
 /// it assigns (loop counters too), the arrays it stores into, and the
 /// arrays it passes to a call (a helper, an external function or a

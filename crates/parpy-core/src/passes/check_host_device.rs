@@ -167,7 +167,8 @@ impl Check<'_> {
             | ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Var(_)
-            | ExprKind::GpuIndex(_) => {}
+            | ExprKind::GpuIndex(_)
+            | ExprKind::CpuThreads => {}
             ExprKind::Unary { arg, .. }
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }

@@ -34,8 +34,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::range::var_plus_const;
 use crate::ir::visit::{
-    expr_uses, for_each_access, live_after_loop, reads_before_def, sub_blocks_mut, walk_exprs,
-    walk_stmts,
+    accesses_explicit, expr_uses, for_each_access, live_after_loop, reads_before_def,
+    sub_blocks_mut, walk_exprs, walk_stmts,
 };
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt, StmtKind, VarId, VarKind,
@@ -192,7 +192,7 @@ fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
             _ => return None,
         }
     }
-    if !carried || !lane_safe_exprs(&l.body) {
+    if !carried || !accesses_explicit(&l.body) {
         return None;
     }
     // the arrays written: not read, one `j + c` dimension each
@@ -233,21 +233,6 @@ fn stores(b: &[Stmt]) -> Vec<(VarId, &[Expr])> {
         }
     });
     out
-}
-
-/// No expression of `b` may act on another lane: no atomic update, no
-/// external function, no helper given an array (it may write it).
-fn lane_safe_exprs(b: &[Stmt]) -> bool {
-    let mut ok = true;
-    walk_exprs(b, &mut |e| {
-        ok &= match &e.kind {
-            ExprKind::Atomic { .. } | ExprKind::External { .. } => false,
-            ExprKind::Call { args, .. } => args.iter().all(|a| !a.ty.is_array()),
-            _ => true,
-        };
-        ok
-    });
-    ok
 }
 
 /// The jammed loop over the first `M - M % lanes` iterations and the

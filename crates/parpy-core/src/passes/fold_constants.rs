@@ -196,7 +196,8 @@ pub fn fold_expr(e: &mut Expr) {
         | ExprKind::Int(_)
         | ExprKind::Float(_)
         | ExprKind::Var(_)
-        | ExprKind::GpuIndex(_) => None,
+        | ExprKind::GpuIndex(_)
+        | ExprKind::CpuThreads => None,
         ExprKind::Index { indices, .. } => {
             indices.iter_mut().for_each(fold_expr);
             None

@@ -25,6 +25,10 @@
 //!    [`cpu_unroll_jam`] — Cpu only: a sequential loop with independent
 //!    iterations around an inner loop with a loop-carried scalar runs
 //!    16 (or 8) iterations side by side (bit-identical, SIMD lanes).
+//!    Then [`cpu_skew_fuse`] — Cpu only: two sibling parallel loops, the
+//!    second reading near index `i` what the first writes at `i`, run
+//!    fused over one chunk per thread, the second a few iterations behind
+//!    (a Jacobi step moves each array through memory once, not twice).
 //! 8. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels;
 //!    then [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a
@@ -51,6 +55,7 @@ pub mod check_host_device;
 pub mod check_parallel_structure;
 pub mod check_races;
 pub mod cpu_blocked_sums;
+pub mod cpu_skew_fuse;
 pub mod cpu_unroll_jam;
 pub mod fold_constants;
 pub mod gpu_block_levels;
@@ -141,6 +146,10 @@ pub const PASSES: &[Pass] = &[
     }),
     pass("cpu_unroll_jam", false, |p, o| {
         cpu_unroll_jam::run(p, o);
+        vec![]
+    }),
+    pass("cpu_skew_fuse", false, |p, o| {
+        cpu_skew_fuse::run(p, o);
         vec![]
     }),
     pass("outline_kernels", false, |p, _| {
@@ -249,7 +258,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 19);
+        assert_eq!(PASSES.len(), 20);
     }
 
     #[test]

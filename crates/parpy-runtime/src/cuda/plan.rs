@@ -593,6 +593,7 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
         ExprKind::GpuIndex(_) | ExprKind::WarpReduce { .. } | ExprKind::ClusterReduce { .. } => {
             Err(unsupported("uses a GPU thread index", f))
         }
+        ExprKind::CpuThreads => Err(unsupported("uses the CPU's thread count", f)),
         // a check hoisted in front of a loop nest (the record is not read)
         ExprKind::CheckIndex { arg, .. } => check_expr(arg, f),
     }

@@ -65,6 +65,10 @@ impl Dialect for CDialect {
         "#include <stdlib.h>\n"
     }
 
+    fn cpu_threads(&self) -> Result<(&'static str, &'static str), EmitError> {
+        Ok(("(int64_t)omp_get_max_threads()", "#include <omp.h>\n"))
+    }
+
     fn includes(&self) -> String {
         "#include <stdint.h>\n#include <stdbool.h>\n#include <math.h>\n".into()
     }

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <math.h>
 
-static void normalize_rows_N(const float *x, float *s) {
+static void normalize_rows_N(const float *x, float *s, float *y) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 64; i += 1) {
     double acc = 0.0;
@@ -17,23 +17,16 @@ static void normalize_rows_N(const float *x, float *s) {
       acc = acc + (double)x[i * 256 + j];
     }
     s[i] = (float)acc;
-  }
-}
-
-static void normalize_rows_N_1(const float *x, const float *s, float *y) {
-  #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < 64; i += 1) {
     #pragma omp simd
-    for (int64_t j = 0; j < 256; j += 1) {
-      y[i * 256 + j] = x[i * 256 + j] / s[i];
+    for (int64_t j_1 = 0; j_1 < 256; j_1 += 1) {
+      y[i * 256 + j_1] = x[i * 256 + j_1] / s[i];
     }
   }
 }
 
 static void normalize_rows(float *x, float *s, float *y, int64_t N) {
   (void)N;
-  normalize_rows_N(x, s);
-  normalize_rows_N_1(x, s, y);
+  normalize_rows_N(x, s, y);
 }
 
 int32_t parpy_entry_normalize_rows(void **args) {
