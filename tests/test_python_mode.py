@@ -56,6 +56,37 @@ def test_print_and_breakpoints_work_inside(capsys, monkeypatch):
     assert seen == [True, True] and x.tolist() == [1.0, 1.0]
 
 
+@parpy.jit
+def quad(a):
+    return twice(twice(a))
+
+
+@parpy.jit
+def with_nested_helpers(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = quad(x[i]) + 1
+
+
+def test_helpers_of_an_undecorated_body_run_undecorated():
+    # `fn.py_func(...)` is plain Python: the jit helpers it calls (and
+    # theirs) run as plain Python too, with no `opts`
+    x = np.arange(5, dtype=np.int64)
+    y = np.zeros(5, np.int64)
+    assert with_nested_helpers.py_func(x, y, 5) is None
+    assert y.tolist() == [1, 5, 9, 13, 17]
+    got = np.zeros(5, np.int64)
+    with_nested_helpers(x, got, 5, opts=cpu_opts({'i': parpy.threads(5)}))
+    assert np.array_equal(got, y)
+    # elsewhere a call without `opts` stays an error
+    def plain_caller():
+        return quad(3)
+    with pytest.raises(TypeError, match="missing the keyword argument `opts`"):
+        plain_caller()
+    with pytest.raises(TypeError, match="missing the keyword argument `opts`"):
+        quad(3)
+
+
 def test_arguments_are_checked_as_for_a_compiled_backend():
     with pytest.raises(TypeError, match="missing the keyword argument `opts`"):
         with_helper(np.zeros(2, np.int8), np.zeros(2, np.int8), 2)

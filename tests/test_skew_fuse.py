@@ -150,7 +150,19 @@ def shifted_store(p, q, N, M):
             p[i, j] = q[i, j] * s - q[i + 1, j]
 
 
-@pytest.mark.parametrize("fn", [ahead_two, behind_two, overwrite_read_rows, shifted_store])
+@parpy.jit
+def slice_rows(p, q, N, M):
+    # row slices; the second loop's reads its own row of `p` it writes
+    parpy.label('a')
+    for i in range(1, N - 1):
+        q[i, :] = p[i - 1, :] + p[i + 1, :]
+    parpy.label('b')
+    for i in range(1, N - 1):
+        p[i, 1:] = p[i, :-1] + q[i - 1, 1:] * 0.5
+
+
+@pytest.mark.parametrize("fn", [ahead_two, behind_two, overwrite_read_rows, shifted_store,
+                                slice_rows])
 @pytest.mark.parametrize("n", [19, 60])
 @pytest.mark.parametrize("specialize", [True, False])
 def test_skews(fn, n, specialize):

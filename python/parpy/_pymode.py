@@ -25,6 +25,7 @@ one of the orders a race-free program allows.
 from __future__ import annotations
 
 import builtins
+import sys
 import types
 from typing import Any, Callable, Dict, Sequence
 
@@ -113,3 +114,21 @@ def run(f: Any, args: Sequence[Any]) -> Any:
     fn = plain(f, None, bound)
     with np.errstate(all="ignore"):
         return fn(*args)
+
+
+# What `helper_in_plain_run` returns when the caller is not plain jit code.
+NOT_PLAIN = object()
+
+
+def helper_in_plain_run(py_func: Callable[..., Any], args: Sequence[Any]) -> Any:
+    """A jit function called without `opts=`: when the caller is the
+    undecorated body of a module-level jit function (`fn.py_func(...)`, or a
+    helper run this way), the helper runs undecorated too and its result is
+    returned; else `NOT_PLAIN` (the call is a TypeError)."""
+    from ._native import JitFunction
+
+    caller = sys._getframe(1)
+    jit = caller.f_globals.get(caller.f_code.co_name)
+    if isinstance(jit, JitFunction) and getattr(jit.py_func, "__code__", None) is caller.f_code:
+        return py_func(*args)
+    return NOT_PLAIN

@@ -409,34 +409,62 @@ impl JitFunction {
         crate::loaded::enforce();
     }
 
+    /// A call without `opts=`. From the body of a jit function run as
+    /// plain Python (`fn.py_func(...)`), a helper runs as plain Python too
+    /// (`parpy._pymode.helper_in_plain_run`); anywhere else it is a
+    /// TypeError.
+    fn without_opts(&self, py: Python<'_>, args: &[*mut ffi::PyObject]) -> PyResult<Py<PyAny>> {
+        // SAFETY: the caller holds a reference to each argument for the
+        // duration of the call.
+        let args = PyTuple::new(
+            py,
+            args.iter().map(|&a| unsafe { Borrowed::from_ptr(py, a) }),
+        )?;
+        let pymode = py.import("parpy._pymode")?;
+        let got = pymode
+            .getattr("helper_in_plain_run")?
+            .call1((self.py_func.bind(py), args))?;
+        if !got.is(&pymode.getattr("NOT_PLAIN")?) {
+            return Ok(got.unbind());
+        }
+        // a CompileTypeError: a TypeError as Python's own, and a
+        // RuntimeError with ParPy's words for programs written for it
+        let t = crate::errors::compile_type_error(py)?;
+        Err(PyErr::from_type(
+            t.clone(),
+            format!(
+                "Missing required keyword argument opts in call to {}: {}() missing the \
+                 keyword argument `opts` (a parpy.CompileOptions, e.g. \
+                 opts=parpy.par({{...}})); call it as {}",
+                self.name,
+                self.name,
+                self.signature()
+            ),
+        ))
+    }
+
     /// One call: `args` are the positional arguments (borrowed from the
     /// caller: a vectorcall's array or a tuple's items), `opts` the `opts=`
-    /// keyword argument.
-    fn call_inner(
+    /// keyword argument (None: [`JitFunction::without_opts`]). Returns what
+    /// the call returns.
+    fn call(
         &self,
         py: Python<'_>,
         args: &[*mut ffi::PyObject],
         opts: Option<Borrowed<'_, '_, PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        match opts {
+            Some(o) => self.call_inner(py, args, o).map(|()| None),
+            None => self.without_opts(py, args).map(Some),
+        }
+    }
+
+    fn call_inner(
+        &self,
+        py: Python<'_>,
+        args: &[*mut ffi::PyObject],
+        opts_obj: Borrowed<'_, '_, PyAny>,
     ) -> PyResult<()> {
-        let opts_obj = match opts {
-            Some(o) => o,
-            None => {
-                // a CompileTypeError: a TypeError as Python's own, and a
-                // RuntimeError with ParPy's words for programs written for it
-                let t = crate::errors::compile_type_error(py)?;
-                return Err(PyErr::from_type(
-                    t.clone(),
-                    format!(
-                        "Missing required keyword argument opts in call to {}: {}() missing the \
-                         keyword argument `opts` (a parpy.CompileOptions, e.g. \
-                         opts=parpy.par({{...}})); call it as {}",
-                        self.name,
-                        self.name,
-                        self.signature()
-                    ),
-                ));
-            }
-        };
         let opts = opts_obj.cast::<CompileOptions>().map_err(|_| {
             PyTypeError::new_err(format!(
                 "{}(): `opts` must be a parpy.CompileOptions (e.g. parpy.par({{...}})), got {}",
@@ -810,10 +838,11 @@ unsafe extern "C" fn jit_vectorcall(
                 }
             }
         }
-        this.call_inner(py, &all[..n], opts)
+        this.call(py, &all[..n], opts)
     });
     match result {
-        Ok(()) => py.None().into_ptr(),
+        Ok(Some(v)) => v.into_ptr(),
+        Ok(None) => py.None().into_ptr(),
         Err(e) => {
             e.restore(py);
             std::ptr::null_mut()
@@ -920,7 +949,7 @@ impl JitFunction {
         args: &Bound<'_, PyTuple>,
         opts: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<()> {
+    ) -> PyResult<Py<PyAny>> {
         enable_vectorcall(slf);
         let this = slf.get();
         if let Some(kw) = kwargs.filter(|kw| !kw.is_empty()) {
@@ -937,7 +966,8 @@ impl JitFunction {
             heap = args.iter_borrowed().map(|a| a.as_ptr()).collect();
             &heap[..]
         };
-        crate::errors::guard(|| this.call_inner(py, ptrs, opts.map(|o| o.as_borrowed())))
+        crate::errors::guard(|| this.call(py, ptrs, opts.map(|o| o.as_borrowed())))
+            .map(|v| v.unwrap_or_else(|| py.None()))
     }
 
     /// The undecorated Python function.

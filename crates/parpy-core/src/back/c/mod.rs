@@ -5,7 +5,9 @@
 //! reduction loop); inner parallel levels and every other reduction loop are
 //! `#pragma omp simd` (with the reduction clause), which vectorizes row sums
 //! and dot products at -O3. The thread counts of the spec are a GPU notion:
-//! on the CPU the iterations are spread over OpenMP's threads. Kernels,
+//! on the CPU the iterations are spread over OpenMP's threads
+//! (`ExprKind::CpuThreads` is `omp_get_max_threads()`: the chunks of
+//! `passes::cpu_skew_fuse` are one per thread). Kernels,
 //! helpers and the host function are `static`: the entry trampoline is the
 //! library's only exported symbol.
 
