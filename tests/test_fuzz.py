@@ -88,3 +88,17 @@ def test_cuda_cases_have_no_float16_and_the_cli_explains_a_missing_gpu(tmp_path)
     r = subprocess.run([sys.executable, "-m", "parpy._fuzz", "--backend", "cuda", "--cases", "1",
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Cuda" in r.stderr
+
+
+@pytest.mark.skipif(__import__("shutil").which("c++") is None, reason="needs a C++ compiler")
+def test_short_run_of_the_cuda_code_on_the_emulator(tmp_path):
+    # the Cuda backend's programs run on the CPU by parpy._cuda_emu (kernels
+    # with one fiber per GPU thread, in random orders): no GPU needed
+    seeds = range(500, 540)
+    s = _fuzz.fuzz(seeds, "CudaEmu", out=str(tmp_path), avoid=KNOWN, codegen=False, jobs=1,
+                   timeout=120)
+    assert s["cases"] == len(seeds)
+    assert not s["invalid"], s["invalid"]
+    assert not s["failures"], "emulated Cuda failures (repro scripts in {}): {}".format(
+        tmp_path, "\n".join(map(str, s["failures"])))
+    assert s["skipped"] < len(seeds) // 4

@@ -2,6 +2,7 @@
 
     python -m parpy._fuzz --seconds 600            # Cpu, until the time is up
     python -m parpy._fuzz --cases 10000 --backend cuda --out fuzz-out
+    python -m parpy._fuzz --cases 1000 --backend cuda-emu   # Cuda code on the CPU
     python -m parpy._fuzz --seed 1234 --show       # print one generated program
 
 Each case is a random, race-free parpy program generated from its seed
@@ -1448,12 +1449,22 @@ def run_case(case: Dict[str, Any], backend: str, workdir: str, codegen: bool = T
     except Exception:  # noqa: BLE001
         res.update(status="invalid", message=traceback.format_exc(limit=3))
         return res
-    opts = make_opts(case, backend)
+    emulated = backend == "CudaEmu"
+    opts = make_opts(case, "Cuda" if emulated else backend)
     opts.cache_dir = cache
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            kern(*got, opts=opts)
+            if emulated:
+                from . import _cuda_emu
+                with np.errstate(all="ignore"):
+                    _cuda_emu.run(kern, got, opts, seed=case["seed"],
+                                  workdir=os.path.join(workdir, "emu"))
+            else:
+                kern(*got, opts=opts)
+    except NotImplementedError as e:
+        res.update(status="skipped", message=str(e))
+        return res
     except parpy.InternalError as e:
         res.update(status="internal", message=str(e))
     except parpy.CompileError as e:
@@ -1509,7 +1520,12 @@ if __name__ == "__main__":
     kern(*ref, opts=make_opts(CASE, "Python"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kern(*got, opts=make_opts(CASE, backend))
+        if backend == "CudaEmu":  # the Cuda program run on the CPU
+            from parpy import _cuda_emu
+            with np.errstate(all="ignore"):
+                _cuda_emu.run(kern, got, make_opts(CASE, "Cuda"), seed=CASE["seed"])
+        else:
+            kern(*got, opts=make_opts(CASE, backend))
     for name, same, detail in compare(CASE, ref, got):
         print(name, "same" if same else "DIFFERENT", detail)
 '''
@@ -1593,11 +1609,12 @@ def fuzz(seeds: Any, backend: str = "Cpu", out: Optional[str] = None, seconds: f
     pass; writes a repro script per failure under `out`. Returns a summary:
     cases, seconds, failures [(seed, status, first line)], invalid."""
     import threading
-    float16 = backend != "Cuda"
+    float16 = backend not in ("Cuda", "CudaEmu")
     workdir = tempfile.mkdtemp(prefix="parpy-fuzz-")
     pool = Pool(jobs, backend, workdir, codegen, avoid, float16, timeout)
     start = time.monotonic()
-    summary: Dict[str, Any] = {"cases": 0, "failures": [], "invalid": [], "backend": backend}
+    summary: Dict[str, Any] = {"cases": 0, "failures": [], "invalid": [], "skipped": 0,
+                               "backend": backend}
     it = iter(seeds)
     lock = threading.Lock()
 
@@ -1618,6 +1635,8 @@ def fuzz(seeds: Any, backend: str = "Cpu", out: Optional[str] = None, seconds: f
                 st = res["status"]
                 if st == "invalid":
                     summary["invalid"].append((seed, res["message"].strip().splitlines()[-1:]))
+                elif st == "skipped":
+                    summary["skipped"] += 1
                 elif st != "ok":
                     first = (res["message"].strip().splitlines() or [""])[0]
                     summary["failures"].append((seed, st, first[:200]))
@@ -1626,7 +1645,7 @@ def fuzz(seeds: Any, backend: str = "Cpu", out: Optional[str] = None, seconds: f
                         case = generate(seed, avoid, float16)
                         with open(os.path.join(out, f"seed{seed}.py"), "w") as f:
                             f.write(repro_script(case, res, backend))
-                if verbose and st != "ok":
+                if verbose and st not in ("ok", "skipped"):
                     print(f"seed {seed}: {st}: {res['message'].strip()[:300]}", flush=True)
     threads = [threading.Thread(target=work, args=(i,)) for i in range(jobs)]
     for t in threads:
@@ -1646,7 +1665,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--cases", type=int, default=0, help="number of cases (default 100, or "
                     "unbounded with --seconds)")
     ap.add_argument("--seed", type=int, default=0, help="first seed (seeds run consecutively)")
-    ap.add_argument("--backend", default="cpu", help="cpu (default) or cuda")
+    ap.add_argument("--backend", default="cpu",
+                    help="cpu (default), cuda, or cuda-emu (the Cuda code run on the CPU by "
+                    "parpy._cuda_emu: kernels and launches, without a GPU)")
     ap.add_argument("--out", default="fuzz-failures", help="folder for the repro scripts")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--timeout", type=float, default=120, help="seconds per case before a hang")
@@ -1659,9 +1680,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     ap.add_argument("--no-float16", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    backend = {"cpu": "Cpu", "cuda": "Cuda"}.get(a.backend.lower())
+    backend = {"cpu": "Cpu", "cuda": "Cuda", "cuda-emu": "CudaEmu", "cudaemu": "CudaEmu"}.get(
+        a.backend.lower())
     if backend is None:
-        ap.error(f"--backend must be cpu or cuda, not {a.backend!r}")
+        ap.error(f"--backend must be cpu, cuda or cuda-emu, not {a.backend!r}")
     avoid = [f for f in a.avoid.split(",") if f]
     unknown = [f for f in avoid if f not in FEATURES]
     if unknown:
@@ -1670,7 +1692,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _worker(backend, a.workdir, not a.no_codegen, avoid, not a.no_float16)
         return 0
     if a.show:
-        case = generate(a.seed, avoid, backend != "Cuda")
+        case = generate(a.seed, avoid, backend not in ("Cuda", "CudaEmu"))
         print(case["source"])
         print(json.dumps({k: v for k, v in case.items() if k != "source"}, indent=1))
         return 0
@@ -1686,7 +1708,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rate = s["cases"] / s["seconds"] if s["seconds"] else 0.0
     print(f"parpy fuzz: {s['cases']} cases on {backend} in {s['seconds']:.0f} s "
           f"({rate:.2f} cases/s), {len(s['failures'])} failures, "
-          f"{len(s['invalid'])} invalid (generator) cases")
+          f"{len(s['invalid'])} invalid (generator) cases"
+          + (f", {s['skipped']} skipped (what the emulator lacks)" if s["skipped"] else ""))
     by: Dict[str, int] = {}
     for _, st, _ in s["failures"]:
         by[st] = by.get(st, 0) + 1

@@ -53,6 +53,7 @@ static inline int32_t parpy_mod_i32(int32_t a, int32_t b) {
     partial = simd_sum(partial);
     acc = acc + partial;
     float s = acc;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
     for (int32_t k_3 = 0; k_3 < 2; k_3 += 1) {
       int32_t j_3 = (int32_t)parpy_thread.x + k_3 * 32;

@@ -30,6 +30,7 @@ using namespace metal;
     partial = simd_sum(partial);
     acc = acc + partial;
     float s = acc;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
     for (int32_t k_1 = 0; k_1 < 9; k_1 += 1) {
       int32_t j_1 = (int32_t)parpy_thread.x + k_1 * 32;

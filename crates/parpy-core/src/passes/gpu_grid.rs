@@ -18,17 +18,25 @@
 //!   0 of every axis that does not index the statement's level), followed by
 //!   a barrier; a barrier also follows each inner parallel loop that stores
 //!   into arrays and is followed by more code (the next iteration of an
-//!   enclosing sequential loop counts as more code).
+//!   enclosing sequential loop counts as more code). A barrier also comes
+//!   before such a store or loop when the code since the last barrier
+//!   (an earlier iteration of an enclosing sequential loop included) reads
+//!   an array it stores into: a thread still reading must not see the new
+//!   value (`if c: continue` read by every thread, then thread 0's store of
+//!   what `c` read; found by the CUDA emulator, fuzz seed 6915).
 //! - `OnDevice` kernels (no parallel level) run with one thread.
 //! - A kernel with a `cluster_level` (thread block clusters) gets its
 //!   `cluster` dimensions: the block count of that level along its axis.
 
+use std::collections::BTreeSet;
+
 use crate::diag::{Diagnostic, Span};
+use crate::ir::visit::for_each_access;
 use crate::ir::{
     Axis, BinOp, Block, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, Place, Program, Stmt,
-    StmtKind, Type, VarKind, WARP_SIZE,
+    StmtKind, Type, VarId, VarKind, WARP_SIZE,
 };
-use crate::passes::util::{bin, i64e, sub_blocks, walk_exprs};
+use crate::passes::util::{bin, i64e, walk_exprs};
 
 /// The largest block a GPU backend launches.
 pub const MAX_TPB: i64 = 1024;
@@ -150,8 +158,19 @@ fn map_kernel(k: &mut Kernel) -> Result<(), Diagnostic> {
         blocks,
     };
     let body = std::mem::take(&mut k.func.body);
-    k.func.body = m.block(body, 0, &k.func, true);
+    k.func.body = m.block(body, 0, &k.func, true, &mut BTreeSet::new());
     Ok(())
+}
+
+/// The arrays in global memory that `b` reads (`store`: stores into).
+fn arrays(b: &[Stmt], f: &Function, store: bool) -> BTreeSet<VarId> {
+    let mut out = BTreeSet::new();
+    for_each_access(b, &mut |array, _, is_store| {
+        if is_store == store && f.var(array).kind != VarKind::Shared {
+            out.insert(array);
+        }
+    });
+    out
 }
 
 struct Mapper<'a> {
@@ -170,16 +189,6 @@ fn to_ty(e: Expr, ty: &Type) -> Expr {
     }
     let span = e.span;
     Expr::new(ExprKind::Convert { arg: Box::new(e) }, ty.clone(), span)
-}
-
-fn stores_array(b: &Block, f: &Function) -> bool {
-    b.iter().any(|s| match &s.kind {
-        StmtKind::Assign {
-            dst: Place::Index { array, .. },
-            ..
-        } => f.var(*array).kind != VarKind::Shared,
-        _ => sub_blocks(s).into_iter().any(|b| stores_array(b, f)),
-    })
 }
 
 impl Mapper<'_> {
@@ -235,29 +244,63 @@ impl Mapper<'_> {
     /// parallel loops). `tail`: nothing of the enclosing parallel iteration
     /// runs after this block (the body of a sequential loop is followed by
     /// its next iteration, which may read what the last statement stored).
-    fn block(&mut self, b: Block, d: usize, f: &Function, tail: bool) -> Block {
+    /// `read`: the arrays read since the last barrier, on entry and on exit.
+    fn block(
+        &mut self,
+        b: Block,
+        d: usize,
+        f: &Function,
+        tail: bool,
+        read: &mut BTreeSet<VarId>,
+    ) -> Block {
         let mut out = vec![];
         let n = b.len();
+        // a barrier before a store into an array some thread may still read
+        let threads = self.threads;
+        let fence = |stored: &BTreeSet<VarId>, read: &mut BTreeSet<VarId>, out: &mut Block| {
+            if threads > 1 && stored.iter().any(|a| read.contains(a)) {
+                out.push(Stmt::new(StmtKind::Barrier, Span::default()));
+                read.clear();
+            }
+        };
         for (i, s) in b.into_iter().enumerate() {
             let span = s.span;
             let last = i + 1 == n && tail;
+            let reads_here = arrays(std::slice::from_ref(&s), f, false);
             match s.kind {
+                StmtKind::Barrier => {
+                    read.clear();
+                    out.push(Stmt::new(StmtKind::Barrier, span));
+                }
                 StmtKind::For(l) if l.par.is_some() => {
                     let inner = d >= self.innermost();
-                    let needs_barrier =
-                        inner && self.threads > 1 && !last && stores_array(&l.body, f);
-                    let l = self.par_loop(*l, d, f);
+                    let stored = arrays(&l.body, f, true);
+                    if inner {
+                        fence(&stored, read, &mut out);
+                    }
+                    let needs_barrier = inner && self.threads > 1 && !last && !stored.is_empty();
+                    let l = self.par_loop(*l, d, f, read);
                     out.push(Stmt::new(StmtKind::For(Box::new(l)), span));
                     if needs_barrier {
                         out.push(Stmt::new(StmtKind::Barrier, span));
+                        read.clear();
+                    } else {
+                        read.extend(reads_here);
                     }
                 }
                 StmtKind::For(mut l) => {
-                    l.body = self.block(std::mem::take(&mut l.body), d, f, false);
+                    // the next iteration follows the body's end
+                    let mut inside = read.clone();
+                    inside.extend(reads_here.iter().copied());
+                    l.body = self.block(std::mem::take(&mut l.body), d, f, false, &mut inside);
+                    read.extend(inside);
                     out.push(Stmt::new(StmtKind::For(l), span));
                 }
                 StmtKind::While { cond, body } => {
-                    let body = self.block(body, d, f, false);
+                    let mut inside = read.clone();
+                    inside.extend(reads_here.iter().copied());
+                    let body = self.block(body, d, f, false, &mut inside);
+                    read.extend(inside);
                     out.push(Stmt::new(StmtKind::While { cond, body }, span));
                 }
                 StmtKind::If {
@@ -265,8 +308,16 @@ impl Mapper<'_> {
                     then_body,
                     else_body,
                 } => {
-                    let then_body = self.block(then_body, d, f, last);
-                    let else_body = self.block(else_body, d, f, last);
+                    let mut entry = read.clone();
+                    let mut c = Default::default();
+                    crate::ir::visit::expr_uses(&cond, &mut c);
+                    entry.extend(c.into_iter().filter(|v| reads_here.contains(v)));
+                    let mut t = entry.clone();
+                    let then_body = self.block(then_body, d, f, last, &mut t);
+                    let mut e = entry;
+                    let else_body = self.block(else_body, d, f, last, &mut e);
+                    *read = t;
+                    read.extend(e);
                     out.push(Stmt::new(
                         StmtKind::If {
                             cond,
@@ -283,6 +334,7 @@ impl Mapper<'_> {
                     && f.var(array).kind != VarKind::Shared
                     && self.multi_threaded(d) =>
                 {
+                    fence(&BTreeSet::from([array]), read, &mut out);
                     let store = Stmt::new(
                         StmtKind::Assign {
                             dst: Place::Index { array, indices },
@@ -300,9 +352,13 @@ impl Mapper<'_> {
                     ));
                     if !last && self.threads > 1 {
                         out.push(Stmt::new(StmtKind::Barrier, span));
+                        read.clear();
                     }
                 }
-                kind => out.push(Stmt::new(kind, span)),
+                kind => {
+                    read.extend(reads_here);
+                    out.push(Stmt::new(kind, span));
+                }
             }
         }
         out
@@ -315,7 +371,13 @@ impl Mapper<'_> {
         self.threads > 1 || self.blocks.iter().any(|b| *b > 1)
     }
 
-    fn par_loop(&mut self, mut l: ForLoop, d: usize, f: &Function) -> ForLoop {
+    fn par_loop(
+        &mut self,
+        mut l: ForLoop,
+        d: usize,
+        f: &Function,
+        read: &BTreeSet<VarId>,
+    ) -> ForLoop {
         let d = d.min(self.innermost());
         let span = l.lo.span;
         let workers = self.plan[d].workers;
@@ -333,7 +395,8 @@ impl Mapper<'_> {
         };
         l.step *= workers;
         l.par = None;
-        l.body = self.block(std::mem::take(&mut l.body), d + 1, f, true);
+        let mut inside = read.clone();
+        l.body = self.block(std::mem::take(&mut l.body), d + 1, f, true, &mut inside);
         l
     }
 }

@@ -66,6 +66,7 @@ extern "C" __global__ void __launch_bounds__(32) rows_in_registers_N(float *x, c
     partial_1 = parpy_warp_sum_f32(partial_1);
     acc_1 = acc_1 + partial_1;
     float t = acc_1;
+    __syncthreads();
     #pragma unroll
     for (int64_t k_2 = 0; k_2 < 9; k_2 += 1) {
       int64_t j_2 = (int64_t)threadIdx.x + k_2 * 32;

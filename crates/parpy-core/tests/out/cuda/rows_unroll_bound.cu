@@ -50,6 +50,7 @@ extern "C" __global__ void __launch_bounds__(32) rows_unroll_bound_N(float *x, c
     partial_1 = parpy_warp_sum_f32(partial_1);
     acc_1 = acc_1 + partial_1;
     float t = acc_1;
+    __syncthreads();
     for (int64_t j_2 = (int64_t)threadIdx.x; j_2 < 257; j_2 += 32) {
       x[i * 257 + j_2] = x[i * 257 + j_2] * w[i * 257 + j_2] / (s + t + w[i * 257 + 0]);
     }

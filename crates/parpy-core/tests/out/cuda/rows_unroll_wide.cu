@@ -52,6 +52,7 @@ extern "C" __global__ void __launch_bounds__(32) rows_unroll_wide_N(float *x) {
     partial = parpy_warp_max_f32(partial);
     acc = parpy_max_f32(acc, partial);
     float m = acc;
+    __syncthreads();
     #pragma unroll
     for (int64_t k_1 = 0; k_1 < 24; k_1 += 1) {
       x_reg[k_1] = x_reg[k_1] - m;

@@ -44,6 +44,7 @@ using namespace metal;
     partial_1 = simd_sum(partial_1);
     acc_1 = acc_1 + partial_1;
     float t = acc_1;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
     for (int32_t k_2 = 0; k_2 < 9; k_2 += 1) {
       int32_t j_2 = (int32_t)parpy_thread.x + k_2 * 32;

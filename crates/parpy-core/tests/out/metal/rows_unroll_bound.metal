@@ -28,6 +28,7 @@ using namespace metal;
     partial_1 = simd_sum(partial_1);
     acc_1 = acc_1 + partial_1;
     float t = acc_1;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int32_t j_2 = (int32_t)parpy_thread.x; j_2 < 257; j_2 += 32) {
       x[i * 257 + j_2] = x[i * 257 + j_2] * w[i * 257 + j_2] / (s + t + w[i * 257 + 0]);
     }

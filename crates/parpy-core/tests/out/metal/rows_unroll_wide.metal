@@ -37,6 +37,7 @@ static inline float parpy_warp_max_f32(float v) {
     partial = parpy_warp_max_f32(partial);
     acc = parpy_max_f32(acc, partial);
     float m = acc;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
     for (int32_t k_1 = 0; k_1 < 24; k_1 += 1) {
       x_reg[k_1] = x_reg[k_1] - m;

@@ -1,0 +1,252 @@
+"""The CUDA emulator (`parpy._cuda_emu`): the Cuda backend's program run on
+the CPU, one fiber per GPU thread, in a random order between barriers.
+First that it catches what it is for (a barrier taken out of a tree
+reduction, a kernel that reads what another block writes), then GPU
+programs of the kinds the gpu-mismatch reports combine, which must agree
+with plain Python under several schedules."""
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import parpy
+from parpy import _cuda_emu
+from conftest import cpu_opts, python_opts
+
+pytestmark = pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")
+
+SEEDS = range(4)
+
+
+def cuda_opts(spec):
+    opts = cpu_opts(spec)
+    opts.backend = parpy.CompileBackend.Cuda
+    return opts
+
+
+def reference(fn, args, spec):
+    ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    fn(*ref, opts=python_opts(cpu_opts(spec)))
+    return ref
+
+
+def emulated(fn, args, spec, seed):
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with np.errstate(all="ignore"):
+        _cuda_emu.run(fn, got, cuda_opts(spec), seed=seed)
+    return got
+
+
+def agree(fn, args, spec, seeds=SEEDS):
+    ref = reference(fn, args, spec)
+    for seed in seeds:
+        got = emulated(fn, args, spec, seed)
+        for k, (r, g) in enumerate(zip(ref, got)):
+            if isinstance(r, np.ndarray):
+                np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6,
+                                           err_msg=f"argument {k}, schedule {seed}")
+
+
+@parpy.jit
+def row_sums(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        parpy.label('j')
+        y[i] = parpy.operators.sum(x[i, :])
+
+
+ROW_SPEC = {'i': parpy.threads(4), 'j': parpy.threads(256)}
+
+
+def test_row_sums_agree():
+    x = np.random.default_rng(1).random((4, 1000)).astype(np.float32)
+    agree(row_sums, [x, np.zeros(4, np.float32), 4], ROW_SPEC)
+
+
+def test_a_missing_barrier_is_caught():
+    x = np.random.default_rng(2).random((4, 1000)).astype(np.float32)
+    args = [x, np.zeros(4, np.float32), 4]
+    code = parpy.print_compiled(row_sums, args, cuda_opts(ROW_SPEC))
+    assert "__syncthreads();" in code
+    broken = code.replace("__syncthreads();", "")
+    ref = reference(row_sums, args, ROW_SPEC)[1]
+    wrong = 0
+    for seed in SEEDS:
+        got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        _cuda_emu.run_source(broken, got, seed=seed)
+        wrong += not np.allclose(got[1], ref, rtol=1e-5)
+    assert wrong > 0
+    # and with the barriers, every schedule agrees
+    for seed in SEEDS:
+        got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        _cuda_emu.run_source(code, got, seed=seed)
+        np.testing.assert_allclose(got[1], ref, rtol=1e-5)
+
+
+def test_a_read_of_another_blocks_write_is_caught():
+    # one block per `i` writes row i of y, then reads row i - 1, which
+    # another block writes: a race on a GPU, which the random block order
+    # shows
+    code = cross_block_program()
+    outcomes = set()
+    for seed in range(8):
+        y = np.zeros((8, 32), np.float32)
+        z = np.zeros(8, np.float32)
+        _cuda_emu.run_source(code, [np.ones(8, np.float32), y, z], seed=seed)
+        outcomes.add(tuple(z.tolist()))
+    assert len(outcomes) > 1
+
+
+def cross_block_program():
+    """A hand-written CUDA program in the printed form: block i writes
+    y[i, :] and then reads y[i - 1, 0] (without any grid-wide barrier)."""
+    return """// parpy-entry: parpy_entry_k
+// parpy-param: x f32[8]
+// parpy-param: y f32[8,32] written
+// parpy-param: z f32[8] written
+#include <stdint.h>
+#include <math.h>
+#include <cuda_runtime.h>
+extern "C" __global__ void __launch_bounds__(32) k_i(const float *x, float *y, float *z) {
+  int64_t i = (int64_t)blockIdx.x;
+  y[i * 32 + (int64_t)threadIdx.x] = x[i] + 1.0f;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    z[i] = i > 0 ? y[(i - 1) * 32] : 0.0f;
+  }
+}
+static int32_t k(float *x, float *y, float *z) {
+  k_i<<<dim3(8, 1, 1), dim3(32, 1, 1)>>>(x, y, z);
+  if (cudaGetLastError() != cudaSuccess) {
+    return 1;
+  }
+  return 0;
+}
+extern "C" int32_t parpy_entry_k(void **args) {
+  return k((float *)args[0], (float *)args[1], (float *)args[2]);
+}
+"""
+
+
+@parpy.jit
+def read_after_inner_loop(x, o1, o2):
+    # seed 349 of the gpu-mismatch reports, reduced: each `i` fills a row
+    # of o2 in a parallel loop around a parallel reduction, then reads two
+    # elements of that row. The middle level was spread over blocks (grid
+    # y), so the reads raced with other blocks' writes; it runs inside one
+    # block now (gpu_block_levels). Wrong under every schedule before.
+    parpy.label('i')
+    for i in range(8):
+        parpy.label('j')
+        for j in range(8):
+            parpy.label('k')
+            for k in range(8):
+                o2[i, j] += x[i, k] * j
+        o1[i] = o2[i, (i + 3) % 8] - o2[i, i]
+
+
+def test_reads_after_an_inner_parallel_loop_agree():
+    x = np.random.default_rng(4).integers(-50, 50, (8, 8)).astype(np.int64)
+    args = [x, np.zeros(8, np.int64), np.zeros((8, 8), np.int64)]
+    agree(read_after_inner_loop, args, {'i': parpy.threads(2), 'j': parpy.threads(512).tpb(1024),
+                                        'k': parpy.threads(31).par_reduction()})
+
+
+@parpy.jit
+def softmax(x, y, N, M):
+    parpy.label('i')
+    for i in range(N):
+        parpy.label('j')
+        m = parpy.operators.max(x[i, :])
+        parpy.label('j')
+        for j in range(M):
+            y[i, j] = parpy.math.exp(x[i, j] - m)
+        parpy.label('j')
+        s = parpy.operators.sum(y[i, :])
+        parpy.label('j')
+        for j in range(M):
+            y[i, j] = y[i, j] / s
+
+
+def test_softmax_agrees():
+    x = np.random.default_rng(5).standard_normal((6, 300)).astype(np.float32)
+    agree(softmax, [x, np.zeros_like(x), 6, 300], {'i': parpy.threads(6), 'j': parpy.threads(128)})
+
+
+@parpy.jit
+def nested_reduction(x, out, N):
+    parpy.label('r')
+    for i in range(N):
+        parpy.label('k')
+        out[0] += parpy.operators.sum(x[i, :])
+
+
+def test_a_parallel_reduction_around_a_reduction_agrees():
+    x = np.random.default_rng(6).integers(-9, 9, (40, 70)).astype(np.int64)
+    agree(nested_reduction, [x, np.zeros(1, np.int64), 40],
+          {'r': parpy.threads(64).par_reduction(), 'k': parpy.threads(32)})
+
+
+@parpy.jit
+def histogram(x, h, N):
+    parpy.label('i')
+    for i in range(N):
+        parpy.atomic.add(h, x[i] % 8, 1)
+
+
+def test_atomic_updates_agree():
+    x = np.random.default_rng(7).integers(0, 100, 500).astype(np.int64)
+    agree(histogram, [x, np.zeros(8, np.int64), 500], {'i': parpy.threads(500)})
+
+
+@parpy.jit
+def time_steps(a, b, T, N):
+    for t in range(T):
+        parpy.label('i')
+        for i in range(1, N - 1):
+            b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0
+        parpy.label('i')
+        for i in range(1, N - 1):
+            a[i] = b[i]
+
+
+def test_a_host_loop_of_launches_agrees():
+    a = np.random.default_rng(8).random(100)
+    agree(time_steps, [a, np.zeros(100), 5, 100], {'i': parpy.threads(98)})
+
+
+def test_printed_launches_become_calls():
+    src = _cuda_emu.emulated_source("k<<<dim3(2, 1, 1), dim3(64, 1, 1), 128>>>(x, f(a, b));")
+    assert src == "parpy_emu::launch(k, dim3(2, 1, 1), dim3(64, 1, 1), x, f(a, b));"
+    assert re.search(r"<<<", src) is None
+
+
+@parpy.jit
+def store_after_a_shared_read(x, o, p, N):
+    # fuzz seed 6915 (emulated Cuda), reduced: every thread of the block
+    # reads o[i] for the `continue`, then thread 0 stores into o[i]. Without
+    # a barrier between them, a thread that reads late sees the new value
+    # and leaves the iteration while the others go on
+    parpy.label('i')
+    for i in range(N):
+        o[i] = x[i]
+        if o[i] > 0:
+            continue
+        o[i] = 7
+        parpy.label('j')
+        for j in range(40):
+            p[i, j] = o[i] * j
+
+
+WAR_SPEC = {'i': parpy.threads(8), 'j': parpy.threads(64)}
+
+
+def test_a_store_waits_for_the_reads_before_it():
+    x = np.arange(-4, 4).astype(np.int64)
+    args = [x, np.zeros(8, np.int64), np.zeros((8, 40), np.int64), 8]
+    agree(store_after_a_shared_read, args, WAR_SPEC)
+    code = parpy.print_compiled(store_after_a_shared_read, args, cuda_opts(WAR_SPEC))
+    assert re.search(r"continue;\n    }\n    __syncthreads\(\);\n    if \(\(int64_t\)threadIdx.x == 0\)",
+                     code), code
