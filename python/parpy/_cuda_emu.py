@@ -38,7 +38,8 @@ import numpy as np
 
 HEADER = r"""
 // parpy's CUDA emulator: a stand-in cuda_runtime.h (see parpy/_cuda_emu.py)
-#pragma once
+#ifndef PARPY_CUDA_EMU_H
+#define PARPY_CUDA_EMU_H
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
@@ -242,6 +243,7 @@ template <typename T> static inline T __shfl_sync(unsigned int, T v, int s, int 
 }
 
 extern "C" void parpy_emu_seed(unsigned int s) { parpy_emu::rng.seed(s); }
+#endif
 """
 
 _LAUNCH = re.compile(r"(\b[A-Za-z_][A-Za-z0-9_]*)<<<(.*?)>>>\((.*?)\);")
@@ -317,7 +319,14 @@ def _build(src: str, workdir: Optional[str]) -> Any:
         return _LIBS[key]
     d = workdir or tempfile.mkdtemp(prefix="parpy-cuda-emu-")
     os.makedirs(d, exist_ok=True)
-    _write(os.path.join(d, "cuda_runtime.h"), HEADER)
+    header = os.path.join(d, "cuda_runtime.h")
+    try:
+        with open(header) as f:
+            same = f.read() == HEADER
+    except OSError:
+        same = False
+    if not same:
+        _write(header, HEADER)
     cpp = os.path.join(d, f"emu_{key}.{os.getpid()}.cpp")
     so = os.path.join(d, f"emu_{key}.{os.getpid()}.so")
     _write(cpp, '#include "cuda_runtime.h"\n' + src)
