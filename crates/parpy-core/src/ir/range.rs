@@ -328,6 +328,23 @@ pub fn wrap_of<'e>(cond: &'e Expr, then: &'e Expr, else_: &'e Expr) -> Option<(&
     }
 }
 
+/// The first dimension of an access `indices` that loop counter `var`
+/// indexes as `var + c`, as `(dimension, c)`. A run-time checked index
+/// counts (a failed check raises whatever the loop did), and so does one
+/// that would count from the end if it were negative, when it never is:
+/// `lowest` is the counter's least value, when known.
+pub fn counter_dim(indices: &[Expr], var: VarId, lowest: Option<i128>) -> Option<(usize, i128)> {
+    indices.iter().enumerate().find_map(|(d, ix)| {
+        let (ix, wraps) = match &ix.kind {
+            ExprKind::CheckIndex { arg, wrap, .. } => (&**arg, *wrap),
+            _ => (ix, false),
+        };
+        var_plus_const(ix)
+            .filter(|&(v, c)| v == var && (!wraps || lowest.is_some_and(|lo| lo + c >= 0)))
+            .map(|(_, c)| (d, c))
+    })
+}
+
 /// `v`, `v + c`, `v - c` (through conversions that keep the value) as
 /// `(v, c)`.
 pub fn var_plus_const(e: &Expr) -> Option<(VarId, i128)> {

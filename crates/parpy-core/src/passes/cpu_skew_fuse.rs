@@ -39,7 +39,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::Span;
-use crate::ir::range::var_plus_const;
+use crate::ir::range::counter_dim;
 use crate::ir::visit::{
     accesses_explicit, expr_uses, for_each_access, live_after_loop, loop_exits, pure,
     reads_before_def, same_expr, sub_blocks, sub_blocks_mut, walk_stmts, written,
@@ -352,18 +352,7 @@ fn rows(l: &ForLoop) -> BTreeMap<VarId, Rows> {
     };
     let mut out: BTreeMap<VarId, Rows> = BTreeMap::new();
     for_each_access(&l.body, &mut |array, indices, store| {
-        let at = indices.iter().enumerate().find_map(|(d, ix)| {
-            // a checked index is `var + c` too (a failed check raises
-            // whatever was written), and so is one that would count from
-            // the end if it were negative, when it never is
-            let (ix, wraps) = match &ix.kind {
-                ExprKind::CheckIndex { arg, wrap, .. } => (&**arg, *wrap),
-                _ => (ix, false),
-            };
-            var_plus_const(ix)
-                .filter(|&(v, c)| v == l.var && (!wraps || lowest.is_some_and(|lo| lo + c >= 0)))
-                .map(|(_, c)| (d, c))
-        });
+        let at = counter_dim(indices, l.var, lowest);
         let r = out.entry(array).or_default();
         let new = r.accesses.is_empty();
         match at {

@@ -32,7 +32,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ir::range::var_plus_const;
+use crate::ir::range::counter_dim;
 use crate::ir::visit::{
     accesses_explicit, expr_uses, for_each_access, live_after_loop, reads_before_def,
     sub_blocks_mut, walk_exprs, walk_stmts,
@@ -195,20 +195,15 @@ fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
     if !carried || !accesses_explicit(&l.body) {
         return None;
     }
-    // the arrays written: not read, one `j + c` dimension each
+    // the arrays written: not read, one `j + c` dimension each (an index
+    // that may count from the end is not one)
+    let lowest = match l.lo.kind {
+        ExprKind::Int(lo) => Some(lo as i128),
+        _ => None,
+    };
     let mut written: BTreeMap<VarId, (usize, i128)> = BTreeMap::new();
     for (array, indices) in stores(&l.body) {
-        let at = indices.iter().enumerate().find_map(|(d, ix)| {
-            // a checked index (bounds known at run time) is `j + c` too: a
-            // failed check raises in Python whatever the lanes wrote
-            let ix = match &ix.kind {
-                ExprKind::CheckIndex { arg, .. } => arg,
-                _ => ix,
-            };
-            var_plus_const(ix)
-                .filter(|(v, _)| *v == l.var)
-                .map(|(_, c)| (d, c))
-        })?;
+        let at = counter_dim(indices, l.var, lowest)?;
         if *written.entry(array).or_insert(at) != at {
             return None;
         }
