@@ -14,7 +14,11 @@ it runs:
 * without a GPU (every machine), the `_dry` variant runs the whole Cuda miss
   path except the GPU for each call: compile for Cuda, NVRTC the device code
   to an sm_90 cubin, build the launch plan (skipped without the NVRTC wheel
-  off Linux, like tests/test_cuda_runtime.py).
+  off Linux, like tests/test_cuda_runtime.py);
+* with `PARPY_TEST_CUDA_EMU=1` (about a second per program), the `_emu`
+  variant runs the Cuda program on the CPU with `parpy._cuda_emu` (one
+  fiber per GPU thread, a random order between barriers) and compares it
+  with the plain-Python reference.
 
 The modules themselves are not edited.
 """
@@ -28,7 +32,7 @@ import pytest
 
 import conftest
 import parpy
-from parpy import _cuda, _native, _pymode
+from parpy import _cuda, _cuda_emu, _native, _pymode
 import test_atomics as ta
 import test_bounds as tb
 import test_break_continue as tj
@@ -101,6 +105,50 @@ HOST_TOUCHES_DEVICE = frozenset({
 })
 
 
+def emu_run(fn, args, opts, rtol=None, atol=None):
+    """No GPU: the Cuda program run by the CUDA emulator, against the
+    plain-Python reference."""
+    ref = _copies(args)
+    _pymode.run(fn, ref)
+    got = _copies(args)
+    try:
+        with np.errstate(all="ignore"):
+            _cuda_emu.run(fn, got, opts, seed=1)
+    except NotImplementedError as e:
+        pytest.skip(f"the emulator: {e}")
+    for k, (a, b) in enumerate(zip(ref, got)):
+        if isinstance(a, np.ndarray):
+            tol = conftest.tolerances(a.dtype)
+            if rtol is not None:
+                tol["rtol"] = rtol
+            if atol is not None:
+                tol["atol"] = atol
+            np.testing.assert_allclose(
+                b, a, err_msg=f"argument {k} of {fn.__name__}: emulated Cuda vs Python", **tol)
+    return got
+
+
+# programs whose per-thread temporaries exceed a CUDA thread's 512 KiB of
+# local memory (8 MiB rows copied for an overlapping slice assignment): a
+# compile error on Cuda, tested below
+TOO_BIG_FOR_A_THREAD = frozenset({"test_large_overlap_temporaries_are_not_on_the_stack"})
+
+
+def test_a_thread_array_over_local_memory_is_refused():
+    n = 1 << 21
+    x = np.arange(n, dtype=np.float64).reshape(2, n // 2)
+    opts = cuda_opts({'N': parpy.threads(2)})
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.print_compiled(tn.par_row_shift, [x, 2], opts)
+    msg = str(e.value)
+    assert "`x_rhs` takes 8.0 MiB per thread, more than the local memory of a CUDA thread " \
+           "(512 KiB)" in msg, msg
+    assert "overlapping slice assignment" in msg and "a bug in parpy" not in msg
+    # 64 Ki doubles (512 KiB) still fit
+    small = np.arange(2 * 65537, dtype=np.float64).reshape(2, 65537)
+    assert "x_rhs[65536]" in parpy.print_compiled(tn.par_row_shift, [small, 2], opts)
+
+
 def dry_call(fn, args, opts):
     """No GPU: test_bounds's `call` compiles to the cubin and runs nothing."""
     _native._cuda_dry_run(fn, args, opts, 90)
@@ -115,7 +163,7 @@ def dry_expect_index_error(fn, args, opts, *words):
 
 
 def _swap(f, run, mod):
-    dry = run is dry_run
+    dry = run is dry_run or run is emu_run
     # test_bounds's helpers: run on the GPU, or only compiled
     extra = {"call": dry_call, "expect_index_error": dry_expect_index_error} if dry else {}
     extra = {k: v for k, v in extra.items() if hasattr(mod, k)}
@@ -134,6 +182,9 @@ def _swap(f, run, mod):
                 pytest.skip("not a Cuda program: " + str(e).splitlines()[0])
             if "parpy.atomic" in str(e) and "not supported by the Cuda backend" in str(e):
                 pytest.skip("an element type Cuda has no atomics for")
+            if f.__name__ in TOO_BIG_FOR_A_THREAD and "local memory of a CUDA thread" in str(e):
+                pytest.skip("a per-thread array larger than CUDA's local memory: "
+                            "test_a_thread_array_over_local_memory_is_refused")
             raise
         finally:
             mod.cpu_opts, mod.run_both = saved
@@ -146,6 +197,8 @@ _gpu_marks = [pytest.mark.cuda,
               pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")]
 _dry_marks = [pytest.mark.skipif(not HAS_NVRTC and not sys.platform.startswith("linux"),
                                  reason="the nvidia-cuda-nvrtc wheel exists for Linux only")]
+_emu_marks = [pytest.mark.skipif(os.environ.get("PARPY_TEST_CUDA_EMU") != "1",
+                                 reason="PARPY_TEST_CUDA_EMU=1 runs the Cuda programs emulated")]
 
 # tests that are not differential runs (error checks, other backends) stay
 # in their own module
@@ -193,3 +246,7 @@ for _mod in (tp, ti, tn, tb, tg, ta, tf, tj):
         for _m in _dry_marks:
             _d = _m(_d)
         globals()[_name + "_dry"] = _d
+        _e = _swap(_f, emu_run, _mod)
+        for _m in _emu_marks:
+            _e = _m(_e)
+        globals()[_name + "_emu"] = _e

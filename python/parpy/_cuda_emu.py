@@ -105,7 +105,9 @@ struct Fiber {
   unsigned char out[8];
   int src;
 };
-static const size_t STACK = 1 << 18;
+// a CUDA thread has at most 512 KiB of local memory (the Cuda backend
+// refuses larger arrays); frames come on top
+static const size_t STACK = 1 << 20;
 static std::vector<Fiber> fibers;
 static std::vector<char *> stacks;
 static ucontext_t sched;

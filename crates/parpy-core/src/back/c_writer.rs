@@ -235,6 +235,12 @@ pub trait Dialect {
         let _ = (ty, name, len);
         None
     }
+    /// The most bytes of local arrays one thread may have, where the target
+    /// has such a limit (and no heap for them): a larger array is the
+    /// user's error, not a failed launch.
+    fn local_array_limit(&self) -> Option<(i64, &'static str)> {
+        None
+    }
     /// The number of threads of a parallel loop ([`ExprKind::CpuThreads`]),
     /// as an `int64_t` expression, and what it needs in front of the
     /// prelude (an include).
@@ -364,6 +370,17 @@ pub trait Dialect {
         cleanup: &[String],
     ) -> String {
         self.launch_checked(kernel, args, &k.launch, k.shared_bytes(), cleanup)
+    }
+}
+
+/// `2048` -> "2 KiB", `8388600` -> "8.0 MiB".
+fn human_bytes(b: i64) -> String {
+    if b >= 1 << 20 {
+        format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
+    } else if b >= 1 << 10 {
+        format!("{} KiB", b >> 10)
+    } else {
+        format!("{b} bytes")
     }
 }
 
@@ -1153,6 +1170,27 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                             } else {
                                 None
                             };
+                            let bytes = n.saturating_mul(elem.size() as i64);
+                            if let (None, Some((limit, what))) = (&heap, self.d.local_array_limit())
+                            {
+                                if bytes > limit {
+                                    return Err(EmitError::Unsupported(format!(
+                                        "the array `{}` takes {} per thread, more than {what} \
+                                         ({}): allocate it outside the kernel and pass it in, or \
+                                         work on shorter rows{}",
+                                        var.name,
+                                        human_bytes(bytes),
+                                        human_bytes(limit),
+                                        if var.name.ends_with("_rhs") {
+                                            " (it holds the right-hand side of an overlapping \
+                                             slice assignment: writing the result into another \
+                                             array needs none)"
+                                        } else {
+                                            ""
+                                        }
+                                    )));
+                                }
+                            }
                             match heap {
                                 Some((decl, free)) => {
                                     self.prelude.insert(PreludeFn::Heap);

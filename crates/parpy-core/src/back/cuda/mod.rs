@@ -155,6 +155,12 @@ impl Dialect for CudaDialect {
         })
     }
 
+    fn local_array_limit(&self) -> Option<(i64, &'static str)> {
+        // CUDA's local memory per thread (every compute capability since
+        // 2.0); NVRTC compiles a larger array, and the launch fails
+        Some((512 * 1024, "the local memory of a CUDA thread"))
+    }
+
     fn prelude_qualifier(&self) -> &'static str {
         "static __host__ __device__ inline"
     }
