@@ -114,7 +114,6 @@ static ucontext_t sched;
 static int cur = -1;
 static std::function<void()> body;
 static std::mt19937 rng(1);
-static const char *failure = nullptr;
 
 static void fail(const char *what) {
   fprintf(stderr, "parpy CUDA emulator: %s\n", what);

@@ -116,19 +116,13 @@ def run(f: Any, args: Sequence[Any]) -> Any:
         return fn(*args)
 
 
-# What `helper_in_plain_run` returns when the caller is not plain jit code.
-NOT_PLAIN = object()
-
-
-def helper_in_plain_run(py_func: Callable[..., Any], args: Sequence[Any]) -> Any:
-    """A jit function called without `opts=`: when the caller is the
-    undecorated body of a module-level jit function (`fn.py_func(...)`, or a
-    helper run this way), the helper runs undecorated too and its result is
-    returned; else `NOT_PLAIN` (the call is a TypeError)."""
+def called_from_plain_jit() -> bool:
+    """Whether the jit function being called without `opts=` is called from
+    the undecorated body of a module-level jit function (`fn.py_func(...)`,
+    or a helper run that way): then it runs undecorated too (the binding
+    asks this, so the caller is the frame above)."""
     from ._native import JitFunction
 
     caller = sys._getframe(1)
     jit = caller.f_globals.get(caller.f_code.co_name)
-    if isinstance(jit, JitFunction) and getattr(jit.py_func, "__code__", None) is caller.f_code:
-        return py_func(*args)
-    return NOT_PLAIN
+    return isinstance(jit, JitFunction) and getattr(jit.py_func, "__code__", None) is caller.f_code

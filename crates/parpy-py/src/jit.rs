@@ -411,7 +411,7 @@ impl JitFunction {
 
     /// A call without `opts=`. From the body of a jit function run as
     /// plain Python (`fn.py_func(...)`), a helper runs as plain Python too
-    /// (`parpy._pymode.helper_in_plain_run`); anywhere else it is a
+    /// (`parpy._pymode.called_from_plain_jit`); anywhere else it is a
     /// TypeError.
     fn without_opts(&self, py: Python<'_>, args: &[*mut ffi::PyObject]) -> PyResult<Py<PyAny>> {
         // SAFETY: the caller holds a reference to each argument for the
@@ -420,12 +420,13 @@ impl JitFunction {
             py,
             args.iter().map(|&a| unsafe { Borrowed::from_ptr(py, a) }),
         )?;
-        let pymode = py.import("parpy._pymode")?;
-        let got = pymode
-            .getattr("helper_in_plain_run")?
-            .call1((self.py_func.bind(py), args))?;
-        if !got.is(&pymode.getattr("NOT_PLAIN")?) {
-            return Ok(got.unbind());
+        let plain = py
+            .import("parpy._pymode")?
+            .getattr("called_from_plain_jit")?
+            .call0()?
+            .is_truthy()?;
+        if plain {
+            return Ok(self.py_func.bind(py).call1(args)?.unbind());
         }
         // a CompileTypeError: a TypeError as Python's own, and a
         // RuntimeError with ParPy's words for programs written for it

@@ -49,7 +49,7 @@ use crate::ir::{
     VarKind,
 };
 use crate::options::{Backend, Options};
-use crate::passes::util::{assign_var, new_var, subst_block_expr};
+use crate::passes::util::{assign_var, loop_key, new_var, subst_block_expr};
 use crate::types::ElemTy;
 
 /// The largest `DM + DP` fused: more rows of each chunk would wait for
@@ -84,10 +84,6 @@ pub fn run(p: &mut Program, o: &Options) {
     let mut body = std::mem::take(&mut f.body);
     rewrite(&mut body, f, &plans);
     f.body = body;
-}
-
-fn key(l: &ForLoop) -> usize {
-    l as *const ForLoop as usize
 }
 
 /// A loop statement, or an `if` without `else` around one loop alone
@@ -130,18 +126,10 @@ fn find_pairs(b: &[Stmt], f: &Function, plans: &mut BTreeMap<usize, Skew>) {
     let mut k = 0;
     while k < b.len() {
         if let (Some((_, l1)), Some((c2, l2))) = (guarded(&b[k]), b.get(k + 1).and_then(guarded)) {
-            // the second guard is evaluated before the first loop runs
-            let mut read = BTreeSet::new();
-            if let Some(c) = c2 {
-                expr_uses(c, &mut read);
-            }
-            let w1 = written(&l1.body);
-            if read.iter().all(|v| !w1.contains(v)) {
-                if let Some(skew) = plan(l1, l2, f) {
-                    plans.insert(key(l1), skew);
-                    k += 2;
-                    continue;
-                }
+            if let Some(skew) = plan(l1, l2, c2, f) {
+                plans.insert(loop_key(l1), skew);
+                k += 2;
+                continue;
             }
         }
         let s = &b[k];
@@ -159,7 +147,7 @@ fn rewrite(b: &mut Block, f: &mut Function, plans: &BTreeMap<usize, Skew>) {
     let mut out = Vec::with_capacity(b.len());
     let mut it = std::mem::take(b).into_iter();
     while let Some(mut s) = it.next() {
-        let skew = guarded(&s).and_then(|(_, l)| plans.get(&key(l)).copied());
+        let skew = guarded(&s).and_then(|(_, l)| plans.get(&loop_key(l)).copied());
         let Some(skew) = skew else {
             for sb in sub_blocks_mut(&mut s) {
                 rewrite(sb, f, plans);
@@ -177,35 +165,40 @@ fn rewrite(b: &mut Block, f: &mut Function, plans: &BTreeMap<usize, Skew>) {
         // guarded: both guards first (in order), then the fused loops when
         // both pass, else each loop its guard lets run
         let bool_ty = Type::Scalar(ElemTy::Bool);
-        let mut guard = |c: Option<Expr>, out: &mut Vec<Stmt>| -> Expr {
-            let c = c.unwrap_or_else(|| Expr::new(ExprKind::Bool(true), bool_ty.clone(), span));
+        let mut guard = |c: Option<Expr>, out: &mut Vec<Stmt>| -> Option<Expr> {
+            let c = c?;
             let v = new_var(f, "checked", bool_ty.clone(), VarKind::Local, span);
             out.push(assign_var(v, c, span));
-            Expr::var(v, bool_ty.clone(), span)
+            Some(Expr::var(v, bool_ty.clone(), span))
         };
         let (ok1, ok2) = (guard(c1, &mut out), guard(c2, &mut out));
-        let alone = |ok: Expr, l: &ForLoop| {
-            let body = vec![Stmt::new(StmtKind::For(Box::new(l.clone())), span)];
-            Stmt::new(
+        let guarded_if = |cond: Option<Expr>, then_body: Block, else_body: Block| match cond {
+            Some(cond) => vec![Stmt::new(
                 StmtKind::If {
-                    cond: ok,
-                    then_body: body,
-                    else_body: vec![],
+                    cond,
+                    then_body,
+                    else_body,
                 },
                 span,
+            )],
+            None => then_body,
+        };
+        let alone = |ok: Option<Expr>, l: ForLoop| {
+            guarded_if(
+                ok,
+                vec![Stmt::new(StmtKind::For(Box::new(l)), span)],
+                vec![],
             )
         };
-        let else_body = vec![alone(ok1.clone(), &l1), alone(ok2.clone(), &l2)];
-        let both = Expr::binary(BinOp::And, ok1, ok2, bool_ty, span);
-        let then_body = fuse(l1, l2, skew, f, span);
-        out.push(Stmt::new(
-            StmtKind::If {
-                cond: both,
-                then_body,
-                else_body,
-            },
-            span,
-        ));
+        let both = match (ok1.clone(), ok2.clone()) {
+            (Some(a), Some(b)) => Expr::binary(BinOp::And, a, b, bool_ty.clone(), span),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => unreachable!("a guarded pair has a guard"),
+        };
+        let fused = fuse(l1.clone(), l2.clone(), skew, f, span);
+        let mut else_body = alone(ok1, l1);
+        else_body.extend(alone(ok2, l2));
+        out.extend(guarded_if(Some(both), fused, else_body));
     }
     *b = out;
 }
@@ -241,9 +234,9 @@ fn plain_parallel(l: &ForLoop) -> bool {
         && accesses_explicit(&l.body)
 }
 
-/// The skew with which `l2` fuses into `l1` (see the module
-/// documentation), or None.
-fn plan(l1: &ForLoop, l2: &ForLoop, f: &Function) -> Option<Skew> {
+/// The skew with which `l2` (behind the guard `c2`, if any) fuses into
+/// `l1` (see the module documentation), or None.
+fn plan(l1: &ForLoop, l2: &ForLoop, c2: Option<&Expr>, f: &Function) -> Option<Skew> {
     if !plain_parallel(l1)
         || !plain_parallel(l2)
         || !same_expr(&l1.lo, &l2.lo)
@@ -259,13 +252,20 @@ fn plan(l1: &ForLoop, l2: &ForLoop, f: &Function) -> Option<Skew> {
             return None;
         }
     }
-    // the bounds: evaluated once before the loops, so nothing the bodies
-    // write may feed them
+    // the bounds are evaluated once before the loops and the second guard
+    // before the first loop runs: nothing the bodies write may feed them
     let (w1, w2) = (written(&l1.body), written(&l2.body));
     let mut bounds = BTreeSet::new();
     expr_uses(&l1.lo, &mut bounds);
     expr_uses(&l1.hi, &mut bounds);
     if bounds.iter().any(|v| w1.contains(v) || w2.contains(v)) {
+        return None;
+    }
+    let mut guard = BTreeSet::new();
+    if let Some(c) = c2 {
+        expr_uses(c, &mut guard);
+    }
+    if guard.iter().any(|v| w1.contains(v)) {
         return None;
     }
     // the scalars the bodies assign: private to an iteration of each loop
@@ -354,21 +354,14 @@ fn rows(l: &ForLoop) -> BTreeMap<VarId, Rows> {
     for_each_access(&l.body, &mut |array, indices, store| {
         let at = counter_dim(indices, l.var, lowest);
         let r = out.entry(array).or_default();
-        let new = r.accesses.is_empty();
-        match at {
-            Some((d, c)) => {
-                if new {
-                    r.dim = Some(d);
-                } else if r.dim != Some(d) {
-                    r.dim = None;
-                }
-                r.accesses.push((c, store));
-            }
-            None => {
-                r.dim = None;
-                r.accesses.push((0, store));
-            }
-        }
+        // one dimension for all the array's accesses, or none
+        let d = at.map(|(d, _)| d);
+        r.dim = if r.accesses.is_empty() || r.dim == d {
+            d
+        } else {
+            None
+        };
+        r.accesses.push((at.map_or(0, |(_, c)| c), store));
     });
     out
 }
@@ -413,7 +406,7 @@ fn fuse(l1: ForLoop, l2: ForLoop, skew: Skew, f: &mut Function, span: Span) -> V
     let n = match (&l1.lo.kind, &l1.hi.kind) {
         (ExprKind::Int(lo), ExprKind::Int(hi)) => int((hi - lo).max(0)),
         _ => {
-            let n = bin(BinOp::Sub, l1.hi.clone(), l1.lo.clone());
+            let n = bin(BinOp::Sub, l1.hi.clone(), lo.clone());
             host_local("trip", bin(BinOp::Max, n, int(0)), &mut out)
         }
     };

@@ -41,7 +41,7 @@ use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt, StmtKind, VarId, VarKind,
 };
 use crate::options::{Backend, Options};
-use crate::passes::util::{assign_var, new_var, subst_block, subst_block_expr};
+use crate::passes::util::{assign_var, loop_key, new_var, subst_block, subst_block_expr};
 
 /// The iterations run side by side: sixteen when the loop has that many
 /// (two AVX2 registers of float32: two independent chains of vector adds,
@@ -71,7 +71,7 @@ fn jam_function(f: &mut Function) {
     walk_stmts(&f.body, &mut |s| {
         if let StmtKind::For(l) = &s.kind {
             if let Some(privates) = plan(l, f) {
-                plans.insert(&**l as *const ForLoop as usize, privates);
+                plans.insert(loop_key(l), privates);
             }
         }
     });
@@ -87,7 +87,7 @@ fn rewrite(b: &mut Block, f: &mut Function, plans: &BTreeMap<usize, Vec<VarId>>)
     let mut out = Vec::with_capacity(b.len());
     for mut s in std::mem::take(b) {
         let plan = match &s.kind {
-            StmtKind::For(l) => plans.get(&(&**l as *const ForLoop as usize)),
+            StmtKind::For(l) => plans.get(&loop_key(l)),
             _ => None,
         };
         match (plan, s.kind) {

@@ -31,7 +31,7 @@
 use std::collections::BTreeSet;
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::visit::for_each_access;
+use crate::ir::visit::{expr_uses, for_each_access};
 use crate::ir::{
     Axis, BinOp, Block, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel, Place, Program, Stmt,
     StmtKind, Type, VarId, VarKind, WARP_SIZE,
@@ -257,12 +257,13 @@ impl Mapper<'_> {
         let n = b.len();
         // a barrier before a store into an array some thread may still read
         let threads = self.threads;
-        let fence = |stored: &BTreeSet<VarId>, read: &mut BTreeSet<VarId>, out: &mut Block| {
-            if threads > 1 && stored.iter().any(|a| read.contains(a)) {
-                out.push(Stmt::new(StmtKind::Barrier, Span::default()));
-                read.clear();
-            }
-        };
+        let fence =
+            |stored: &BTreeSet<VarId>, read: &mut BTreeSet<VarId>, out: &mut Block, span| {
+                if threads > 1 && stored.iter().any(|a| read.contains(a)) {
+                    out.push(Stmt::new(StmtKind::Barrier, span));
+                    read.clear();
+                }
+            };
         for (i, s) in b.into_iter().enumerate() {
             let span = s.span;
             let last = i + 1 == n && tail;
@@ -276,7 +277,7 @@ impl Mapper<'_> {
                     let inner = d >= self.innermost();
                     let stored = arrays(&l.body, f, true);
                     if inner {
-                        fence(&stored, read, &mut out);
+                        fence(&stored, read, &mut out, span);
                     }
                     let needs_barrier = inner && self.threads > 1 && !last && !stored.is_empty();
                     let l = self.par_loop(*l, d, f, read);
@@ -309,9 +310,11 @@ impl Mapper<'_> {
                     else_body,
                 } => {
                     let mut entry = read.clone();
-                    let mut c = Default::default();
-                    crate::ir::visit::expr_uses(&cond, &mut c);
-                    entry.extend(c.into_iter().filter(|v| reads_here.contains(v)));
+                    // the condition's reads (arrays it names that the
+                    // statement reads)
+                    let mut named = BTreeSet::new();
+                    expr_uses(&cond, &mut named);
+                    entry.extend(named.into_iter().filter(|v| reads_here.contains(v)));
                     let mut t = entry.clone();
                     let then_body = self.block(then_body, d, f, last, &mut t);
                     let mut e = entry;
@@ -334,7 +337,7 @@ impl Mapper<'_> {
                     && f.var(array).kind != VarKind::Shared
                     && self.multi_threaded(d) =>
                 {
-                    fence(&BTreeSet::from([array]), read, &mut out);
+                    fence(&BTreeSet::from([array]), read, &mut out, span);
                     let store = Stmt::new(
                         StmtKind::Assign {
                             dst: Place::Index { array, indices },

@@ -3,7 +3,8 @@
 
 use crate::diag::Span;
 use crate::ir::{
-    BinOp, Block, Expr, ExprKind, Function, Place, Stmt, StmtKind, Type, Var, VarId, VarKind,
+    BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Stmt, StmtKind, Type, Var, VarId,
+    VarKind,
 };
 use crate::types::ElemTy;
 
@@ -57,6 +58,13 @@ pub fn new_var(f: &mut Function, name: &str, ty: Type, kind: VarKind, span: Span
         value: None,
         span,
     })
+}
+
+/// A loop known by its box's address: passes that decide on the whole
+/// function before rewriting it key their plans by it (the rewrite moves
+/// the boxes, not the loops in them).
+pub fn loop_key(l: &ForLoop) -> usize {
+    l as *const ForLoop as usize
 }
 
 /// Replaces every use (read or write) of `from` by `to`.
