@@ -20,8 +20,8 @@ pytestmark = pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++
 SEEDS = range(4)
 
 
-def cuda_opts(spec):
-    opts = cpu_opts(spec)
+def cuda_opts(spec, **fields):
+    opts = cpu_opts(spec, **fields)
     opts.backend = parpy.CompileBackend.Cuda
     return opts
 
@@ -32,17 +32,17 @@ def reference(fn, args, spec):
     return ref
 
 
-def emulated(fn, args, spec, seed):
+def emulated(fn, args, spec, seed, **fields):
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     with np.errstate(all="ignore"):
-        _cuda_emu.run(fn, got, cuda_opts(spec), seed=seed)
+        _cuda_emu.run(fn, got, cuda_opts(spec, **fields), seed=seed)
     return got
 
 
-def agree(fn, args, spec, seeds=SEEDS):
+def agree(fn, args, spec, seeds=SEEDS, **fields):
     ref = reference(fn, args, spec)
     for seed in seeds:
-        got = emulated(fn, args, spec, seed)
+        got = emulated(fn, args, spec, seed, **fields)
         for k, (r, g) in enumerate(zip(ref, got)):
             if isinstance(r, np.ndarray):
                 np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6,
@@ -250,3 +250,22 @@ def test_a_store_waits_for_the_reads_before_it():
     code = parpy.print_compiled(store_after_a_shared_read, args, cuda_opts(WAR_SPEC))
     assert re.search(r"continue;\n    }\n    __syncthreads\(\);\n    if \(\(int64_t\)threadIdx.x == 0\)",
                      code), code
+
+
+@parpy.jit
+def scale_f32(x, y, s, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x[i] * s
+
+
+def test_a_float_scalar_reaches_the_program_as_its_entry_reads_it():
+    # a float32 parameter (np.float32 argument) comes in a double slot that
+    # the entry converts; the emulator packed float32 bits and read 0.0
+    # (fuzz seed 6012)
+    x = np.arange(10, dtype=np.float32)
+    args = [x, np.zeros(10, np.float32), np.float32(1.5), 10]
+    spec = {'i': parpy.threads(10)}
+    code = parpy.print_compiled(scale_f32, args, cuda_opts(spec, specialize_scalars=False))
+    assert "(float)*(double *)args[2]" in code
+    agree(scale_f32, args, spec, seeds=[0], specialize_scalars=False)
