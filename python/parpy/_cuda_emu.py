@@ -1,6 +1,11 @@
 """A CUDA emulator for testing without a GPU (a developer tool, not a
 backend).
 
+`install(seed)` makes the Cuda backend of the process run on it: parpy's
+launch plan, staging and copies as on a GPU, the kernels run by the
+emulator (crates/parpy-runtime/src/cuda/emu.rs). What a GPU runs is that
+path.
+
 `run(fn, args, opts)` compiles `fn` for the Cuda backend, takes the CUDA C++
 program `print_compiled` shows (kernels and the host function that launches
 them with `<<<grid, block>>>`), and runs it on the CPU: the program is
@@ -36,216 +41,26 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-HEADER = r"""
-// parpy's CUDA emulator: a stand-in cuda_runtime.h (see parpy/_cuda_emu.py)
-#ifndef PARPY_CUDA_EMU_H
-#define PARPY_CUDA_EMU_H
-#include <stdint.h>
-#include <string.h>
-#include <stdlib.h>
-#include <stdio.h>
-#include <math.h>
-#include <cmath>
-#include <ucontext.h>
-#include <vector>
-#include <random>
-#include <functional>
-#include <algorithm>
+from . import _native
 
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __shared__ static
+# the stand-in cuda_runtime.h (crates/parpy-runtime/src/cuda/emu.h)
+HEADER: str = _native.cuda_emulator_header()
 
-struct dim3 {
-  unsigned int x, y, z;
-  dim3(unsigned int a = 1, unsigned int b = 1, unsigned int c = 1) : x(a), y(b), z(c) {}
-};
-struct uint3 { unsigned int x, y, z; };
-static uint3 threadIdx, blockIdx;
-static dim3 blockDim, gridDim;
+_INSTALLED: Dict[str, str] = {}
 
-typedef int cudaError_t;
-enum { cudaSuccess = 0 };
-enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
-static inline cudaError_t cudaGetLastError() { return cudaSuccess; }
-static inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-template <typename T> static inline cudaError_t cudaMalloc(T **p, size_t n) {
-  *p = (T *)calloc(n ? n : 1, 1);
-  return *p ? cudaSuccess : 2;
-}
-static inline cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
-static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) {
-  memmove(d, s, n);
-  return cudaSuccess;
-}
 
-static inline float __int_as_float(int v) { float f; memcpy(&f, &v, 4); return f; }
-static inline float __uint_as_float(unsigned int v) { float f; memcpy(&f, &v, 4); return f; }
-static inline unsigned int __float_as_uint(float v) { unsigned int u; memcpy(&u, &v, 4); return u; }
-static inline int __float_as_int(float v) { int u; memcpy(&u, &v, 4); return u; }
-static inline double __longlong_as_double(long long v) { double f; memcpy(&f, &v, 8); return f; }
-static inline long long __double_as_longlong(double v) { long long u; memcpy(&u, &v, 8); return u; }
+def install(seed: int = 0, workdir: Optional[str] = None) -> None:
+    """Runs the Cuda backend of this process on the emulator from now on:
+    calls with `backend=parpy.CompileBackend.Cuda` go through parpy's own
+    launch plan (argument staging, grids, temporaries, host reads of device
+    data, bounds checks, CUDA graphs), with the kernels compiled for the CPU
+    into `workdir` (a fresh private folder by default). Calling it again sets
+    the seed of the thread and block order of later launches. NumPy
+    arguments only (there are no device arrays)."""
+    if "dir" not in _INSTALLED:
+        _INSTALLED["dir"] = workdir or tempfile.mkdtemp(prefix="parpy-cuda-emu-")
+    _native.cuda_emulator(_INSTALLED["dir"], int(seed) & 0xFFFFFFFF)
 
-template <typename T> static inline T atomicAdd(T *p, T v) { T o = *p; *p = o + v; return o; }
-template <typename T> static inline T atomicMax(T *p, T v) { T o = *p; *p = o > v ? o : v; return o; }
-template <typename T> static inline T atomicMin(T *p, T v) { T o = *p; *p = o < v ? o : v; return o; }
-template <typename T> static inline T atomicCAS(T *p, T c, T v) { T o = *p; if (o == c) *p = v; return o; }
-template <typename T> static inline T atomicExch(T *p, T v) { T o = *p; *p = v; return o; }
-
-namespace parpy_emu {
-enum State { READY, BARRIER, WARP, DONE };
-struct Fiber {
-  ucontext_t ctx;
-  State st;
-  uint3 tid;
-  unsigned char val[8];
-  unsigned char out[8];
-  int src;
-};
-// a CUDA thread has at most 512 KiB of local memory (the Cuda backend
-// refuses larger arrays); frames come on top
-static const size_t STACK = 1 << 20;
-static std::vector<Fiber> fibers;
-static std::vector<char *> stacks;
-static ucontext_t sched;
-static int cur = -1;
-static std::function<void()> body;
-static std::mt19937 rng(1);
-
-static void fail(const char *what) {
-  fprintf(stderr, "parpy CUDA emulator: %s\n", what);
-  fflush(stderr);
-  abort();
-}
-
-static void trampoline() {
-  body();
-  fibers[cur].st = DONE;
-  swapcontext(&fibers[cur].ctx, &sched);
-}
-
-static void yield(State s) {
-  Fiber &f = fibers[cur];
-  f.st = s;
-  swapcontext(&f.ctx, &sched);
-}
-
-static void run_block(unsigned int n) {
-  while (stacks.size() < n) stacks.push_back((char *)malloc(STACK));
-  fibers.assign(n, Fiber());
-  for (unsigned int i = 0; i < n; i++) {
-    Fiber &f = fibers[i];
-    f.st = READY;
-    f.tid.x = i % blockDim.x;
-    f.tid.y = (i / blockDim.x) % blockDim.y;
-    f.tid.z = i / (blockDim.x * blockDim.y);
-    getcontext(&f.ctx);
-    f.ctx.uc_stack.ss_sp = stacks[i];
-    f.ctx.uc_stack.ss_size = STACK;
-    f.ctx.uc_link = nullptr;
-    makecontext(&f.ctx, trampoline, 0);
-  }
-  std::vector<unsigned int> order(n);
-  for (unsigned int i = 0; i < n; i++) order[i] = i;
-  for (;;) {
-    bool ran = false;
-    std::shuffle(order.begin(), order.end(), rng);
-    for (unsigned int i : order) {
-      if (fibers[i].st != READY) continue;
-      cur = (int)i;
-      threadIdx = fibers[i].tid;
-      swapcontext(&sched, &fibers[i].ctx);
-      ran = true;
-    }
-    if (ran) continue;
-    // nobody can run: release the warps whose live lanes all shuffle
-    bool released = false;
-    for (unsigned int w = 0; w * 32 < n; w++) {
-      unsigned int lo = w * 32, hi = std::min(n, lo + 32);
-      bool any = false, all = true;
-      for (unsigned int l = lo; l < hi; l++) {
-        if (fibers[l].st == WARP) any = true;
-        else if (fibers[l].st != DONE) all = false;
-      }
-      if (!any || !all) continue;
-      // the generated code shuffles with the full mask: all 32 lanes must
-      // be there (a lane missing or gone is undefined behaviour on a GPU)
-      for (unsigned int l = lo; l < lo + 32; l++) {
-        if (l >= hi || fibers[l].st != WARP) fail("a full-mask warp shuffle in a warp with fewer than 32 live threads");
-      }
-      for (unsigned int l = lo; l < hi; l++) {
-        memcpy(fibers[l].out, fibers[lo + (unsigned int)fibers[l].src].val, 8);
-      }
-      for (unsigned int l = lo; l < hi; l++) {
-        if (fibers[l].st == WARP) fibers[l].st = READY;
-      }
-      released = true;
-    }
-    if (released) continue;
-    bool any_barrier = false, any_warp = false;
-    for (unsigned int i = 0; i < n; i++) {
-      any_barrier |= fibers[i].st == BARRIER;
-      any_warp |= fibers[i].st == WARP;
-    }
-    if (any_warp) fail("a warp shuffle that not every live lane of the warp reaches");
-    if (!any_barrier) break;
-    for (unsigned int i = 0; i < n; i++) {
-      if (fibers[i].st == BARRIER) fibers[i].st = READY;
-    }
-  }
-}
-
-template <typename K, typename... A>
-static void launch(K kernel, dim3 grid, dim3 block, A... args) {
-  if (block.x * block.y * block.z > 1024) fail("more than 1024 threads per block");
-  gridDim = grid;
-  blockDim = block;
-  body = [&]() { kernel(args...); };
-  std::vector<uint3> blocks;
-  for (unsigned int z = 0; z < grid.z; z++)
-    for (unsigned int y = 0; y < grid.y; y++)
-      for (unsigned int x = 0; x < grid.x; x++) blocks.push_back(uint3{x, y, z});
-  std::shuffle(blocks.begin(), blocks.end(), rng);
-  for (const uint3 &b : blocks) {
-    blockIdx = b;
-    run_block(block.x * block.y * block.z);
-  }
-}
-
-template <typename T> static T shuffle(T v, int src) {
-  Fiber &f = fibers[cur];
-  memcpy(f.val, &v, sizeof(T));
-  f.src = src;
-  yield(WARP);
-  T r;
-  memcpy(&r, fibers[cur].out, sizeof(T));
-  return r;
-}
-
-static unsigned int lane() {
-  unsigned int i = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  return i % 32;
-}
-}  // namespace parpy_emu
-
-static inline void __syncthreads() { parpy_emu::yield(parpy_emu::BARRIER); }
-template <typename T> static inline T __shfl_xor_sync(unsigned int, T v, int m, int = 32) {
-  return parpy_emu::shuffle(v, (int)(parpy_emu::lane() ^ (unsigned int)m));
-}
-template <typename T> static inline T __shfl_down_sync(unsigned int, T v, unsigned int d, int = 32) {
-  unsigned int l = parpy_emu::lane() + d;
-  return parpy_emu::shuffle(v, (int)(l < 32 ? l : parpy_emu::lane()));
-}
-template <typename T> static inline T __shfl_sync(unsigned int, T v, int s, int = 32) {
-  return parpy_emu::shuffle(v, s & 31);
-}
-
-extern "C" void parpy_emu_seed(unsigned int s) { parpy_emu::rng.seed(s); }
-#endif
-"""
 
 _LAUNCH = re.compile(r"(\b[A-Za-z_][A-Za-z0-9_]*)<<<(.*?)>>>\((.*?)\);")
 
@@ -397,9 +212,15 @@ def run_source(code: str, args: Sequence[Any], seed: int = 0,
         slots.append(record.ctypes.data)
     argv = (ctypes.c_void_p * max(len(slots), 1))(*slots)
     lib.parpy_emu_seed(ctypes.c_uint(seed))
+    lib.parpy_emu_reset()
     f = getattr(lib, entry.group(1))
     f.restype = ctypes.c_int32
-    if f(argv) != 0:
+    status = f(argv)
+    lib.parpy_emu_error.restype = ctypes.c_char_p
+    why = lib.parpy_emu_error()
+    if why is not None:
+        raise RuntimeError(f"the emulated CUDA program failed: {why.decode()}")
+    if status != 0:
         raise RuntimeError("the emulated CUDA program returned an error")
     if record[0] != 0:
         raise IndexError(f"index out of bounds (check {int(record[0]) - 1}, index {int(record[1])})")

@@ -6,8 +6,9 @@
 //! back).
 
 use parpy_core::{ArgType, CompileOutput};
-use parpy_runtime::cuda::call::{Pass, Specialization};
+use parpy_runtime::cuda::call::{Gpu, Pass, Specialization};
 use parpy_runtime::cuda::driver::{self, Context};
+use parpy_runtime::cuda::emu::EmuGpu;
 use parpy_runtime::cuda::placement::{self, ArgDevice, StreamUse, Streams};
 use parpy_runtime::cuda::plan::Plan;
 use parpy_runtime::cuda::CudaError;
@@ -20,6 +21,60 @@ use crate::args::{ArgCtx, ArgRecord, MAX_ARGS};
 use crate::errors::internal_error;
 use crate::service;
 
+/// The emulated GPU, once `parpy._cuda_emu.install` has put it in place:
+/// from then on the Cuda backend of this process compiles its kernels for
+/// the CPU and runs them there ([`parpy_runtime::cuda::emu`]).
+static EMULATOR: std::sync::OnceLock<EmuGpu> = std::sync::OnceLock::new();
+
+/// The emulated GPU, when installed.
+pub fn emulator() -> Option<&'static EmuGpu> {
+    EMULATOR.get()
+}
+
+/// `_native.cuda_emulator(dir, seed)`: runs the Cuda backend of this
+/// process on the CPU emulator from now on, compiling its kernels in
+/// `dir`; later calls set the seed of the thread and block order. A
+/// developer tool (`parpy._cuda_emu.install`).
+#[pyfunction]
+pub fn cuda_emulator(dir: std::path::PathBuf, seed: u32) {
+    EMULATOR
+        .get_or_init(|| EmuGpu::new(&dir, seed))
+        .set_seed(seed);
+}
+
+/// The emulator's stand-in `cuda_runtime.h`.
+#[pyfunction]
+pub fn cuda_emulator_header() -> &'static str {
+    parpy_runtime::cuda::emu::HEADER
+}
+
+/// A specialization on a GPU, or on the emulated one.
+enum Spec {
+    Gpu(Specialization<Context>),
+    Emu(Specialization<EmuGpu>),
+}
+
+impl Spec {
+    fn params(&self) -> &[(usize, Pass)] {
+        match self {
+            Spec::Gpu(s) => &s.params,
+            Spec::Emu(s) => &s.params,
+        }
+    }
+
+    fn run(
+        &self,
+        vals: &[u64],
+        streams: &Streams,
+        callbacks: Option<parpy_runtime::cuda::call::CallbackRunner<'_>>,
+    ) -> Result<(), CudaError> {
+        match self {
+            Spec::Gpu(s) => s.run(vals, streams, callbacks),
+            Spec::Emu(s) => s.run(vals, streams, callbacks),
+        }
+    }
+}
+
 /// Device `ordinal`'s context, or a RuntimeError.
 pub fn context(ordinal: i64) -> PyResult<&'static Context> {
     driver::context(ordinal).map_err(|e| PyRuntimeError::new_err(e.to_string()))
@@ -28,7 +83,7 @@ pub fn context(ordinal: i64) -> PyResult<&'static Context> {
 /// One compiled CUDA specialization, loaded on the device it runs on.
 pub struct CudaFn {
     name: String,
-    spec: Specialization<Context>,
+    spec: Spec,
     /// The Python name of each argument (for errors).
     arg_names: Vec<String>,
     /// Whether the cubin came from the disk cache (for `specializations()`).
@@ -115,8 +170,6 @@ impl CudaFn {
             )));
         };
         let arg_names: Vec<String> = (0..records.len()).map(|i| ctx_args.name(i)).collect();
-        let ctx = context(device)?;
-        let n = crate::toolchain::nvrtc_source(py)?;
         let mut pass = Vec::with_capacity(out.params.len());
         for (p, &ai) in out.params.iter().zip(param_index) {
             let rec = &records[ai];
@@ -138,24 +191,35 @@ impl CudaFn {
             };
             pass.push((ai, kind));
         }
-        let arch = ctx.arch;
-        let plan = plan_for(out, arch, device)?;
         let code = &(service::header_stamp(&out.program, includes) + code);
-        let (cubin, origin) =
-            service::cubin(py, &n, code, name, arch, cache, includes).map_err(|e| match e {
-                CudaError::NvrtcCompile { .. } if !out.program.externals.is_empty() => {
-                    crate::errors::CompileErrorPy::new_err(format!(
-                        "the CUDA code of `{name}` with its external functions does not \
-                         compile (check their headers, opts.includes and declarations): {e}"
-                    ))
-                }
-                CudaError::NvrtcCompile { .. } => internal_error(&format!(
-                    "the generated CUDA code of `{name}` does not compile: {e}"
-                )),
-                e => PyRuntimeError::new_err(e.to_string()),
-            })?;
-        let spec = Specialization::load(ctx, &cubin, plan, pass, graphs)
-            .map_err(|e| device_err(name, e))?;
+        let (spec, origin) = if let Some(emu) = emulator() {
+            // the kernels' text is the emulator's "cubin"
+            let plan = plan_for(out, emu.arch(), device)?;
+            let spec = Specialization::load(emu, code.as_bytes(), plan, pass, graphs)
+                .map_err(|e| device_err(name, e))?;
+            (Spec::Emu(spec), parpy_runtime::Outcome::Built)
+        } else {
+            let ctx = context(device)?;
+            let n = crate::toolchain::nvrtc_source(py)?;
+            let arch = ctx.arch;
+            let plan = plan_for(out, arch, device)?;
+            let (cubin, origin) = service::cubin(py, &n, code, name, arch, cache, includes)
+                .map_err(|e| match e {
+                    CudaError::NvrtcCompile { .. } if !out.program.externals.is_empty() => {
+                        crate::errors::CompileErrorPy::new_err(format!(
+                            "the CUDA code of `{name}` with its external functions does not \
+                             compile (check their headers, opts.includes and declarations): {e}"
+                        ))
+                    }
+                    CudaError::NvrtcCompile { .. } => internal_error(&format!(
+                        "the generated CUDA code of `{name}` does not compile: {e}"
+                    )),
+                    e => PyRuntimeError::new_err(e.to_string()),
+                })?;
+            let spec = Specialization::load(ctx, &cubin, plan, pass, graphs)
+                .map_err(|e| device_err(name, e))?;
+            (Spec::Gpu(spec), origin)
+        };
         Ok(CudaFn {
             name: name.to_string(),
             spec,
@@ -215,7 +279,7 @@ impl CudaFn {
     fn check_host_overlap(&self, vals: &[u64; MAX_ARGS]) -> PyResult<()> {
         let hosts: Vec<(usize, u64, usize)> = self
             .spec
-            .params
+            .params()
             .iter()
             .filter_map(|&(ai, p)| match p {
                 Pass::Host { bytes, .. } => Some((ai, vals[ai], bytes)),

@@ -691,7 +691,8 @@ impl JitFunction {
             });
         }
         let backend = service::resolve_backend(py, &data)?;
-        if backend == Backend::Metal || !backend::is_enabled(backend) {
+        let emulated = backend == Backend::Cuda && crate::cuda::emulator().is_some();
+        if backend == Backend::Metal || !(emulated || backend::is_enabled(backend)) {
             let (_, sentence) = backend::explain(backend);
             return Err(PyRuntimeError::new_err(format!(
                 "cannot run `{}` on the {} backend: {sentence}",

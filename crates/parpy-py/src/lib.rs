@@ -55,5 +55,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(options::reduce_marker, m)?)?;
     m.add_function(wrap_pyfunction!(options::par, m)?)?;
     m.add_function(wrap_pyfunction!(cstring::compile_string, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::cuda_emulator, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::cuda_emulator_header, m)?)?;
     api::register(m)
 }

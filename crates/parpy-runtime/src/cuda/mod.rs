@@ -21,6 +21,7 @@
 pub mod call;
 pub mod cubin;
 pub mod driver;
+pub mod emu;
 pub mod nvcc;
 pub mod nvrtc;
 pub mod placement;
