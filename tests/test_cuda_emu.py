@@ -1,9 +1,12 @@
-"""The CUDA emulator (`parpy._cuda_emu`): the Cuda backend's program run on
-the CPU, one fiber per GPU thread, in a random order between barriers.
-First that it catches what it is for (a barrier taken out of a tree
-reduction, a kernel that reads what another block writes), then GPU
-programs of the kinds the gpu-mismatch reports combine, which must agree
-with plain Python under several schedules."""
+"""The CUDA emulator (`parpy._cuda_emu`): the Cuda backend's kernels run on
+the CPU, one fiber per GPU thread, in a random order between barriers,
+both as `print_compiled` prints the program (`run`, `run_source`) and
+through the Cuda backend's own call path (`install`: staging, the launch
+plan, temporaries, the bounds record, CUDA graphs). First that it catches
+what it is for (a barrier taken out of a tree reduction, a kernel that
+reads what another block writes), then GPU programs of the kinds the
+gpu-mismatch reports combine, which must agree with plain Python under
+several schedules, both ways."""
 
 import re
 import shutil
@@ -32,21 +35,29 @@ def reference(fn, args, spec):
     return ref
 
 
-def emulated(fn, args, spec, seed, **fields):
+def emulated(fn, args, spec, seed, plan=False, **fields):
+    """`fn` on copies of `args` as the printed program (`plan=False`) or
+    through the Cuda backend's call path (`plan=True`)."""
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    with np.errstate(all="ignore"):
-        _cuda_emu.run(fn, got, cuda_opts(spec, **fields), seed=seed)
+    if plan:
+        with _cuda_emu.installed(seed):
+            fn(*got, opts=cuda_opts(spec, **fields))
+    else:
+        with np.errstate(all="ignore"):
+            _cuda_emu.run(fn, got, cuda_opts(spec, **fields), seed=seed)
     return got
 
 
 def agree(fn, args, spec, seeds=SEEDS, **fields):
     ref = reference(fn, args, spec)
-    for seed in seeds:
-        got = emulated(fn, args, spec, seed, **fields)
-        for k, (r, g) in enumerate(zip(ref, got)):
-            if isinstance(r, np.ndarray):
-                np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6,
-                                           err_msg=f"argument {k}, schedule {seed}")
+    for plan in (False, True):
+        for seed in seeds:
+            got = emulated(fn, args, spec, seed, plan, **fields)
+            for k, (r, g) in enumerate(zip(ref, got)):
+                if isinstance(r, np.ndarray):
+                    np.testing.assert_allclose(
+                        g, r, rtol=1e-5, atol=1e-6,
+                        err_msg=f"argument {k}, schedule {seed}, launch plan {plan}")
 
 
 @parpy.jit
@@ -269,3 +280,82 @@ def test_a_float_scalar_reaches_the_program_as_its_entry_reads_it():
     code = parpy.print_compiled(scale_f32, args, cuda_opts(spec, specialize_scalars=False))
     assert "(float)*(double *)args[2]" in code
     agree(scale_f32, args, spec, seeds=[0], specialize_scalars=False)
+
+
+# ---------------------------------------------------------------------------
+# the Cuda backend's call path on the emulator (`install`)
+
+
+@parpy.jit
+def total(x, out, N):
+    parpy.label('r')
+    out[0] = parpy.operators.sum(x[:])
+
+
+def test_the_call_path_runs_a_reduction_over_several_blocks():
+    # two kernels (partial sums per block, then the final one) and the
+    # device temporary between them, which the launch plan allocates
+    x = np.random.default_rng(11).random(100_000)
+    spec = {'r': parpy.threads(4096)}
+    code = parpy.print_compiled(total, [x, np.zeros(1), 100_000], cuda_opts(spec))
+    assert code.count("__global__") >= 2
+    agree(total, [x, np.zeros(1), 100_000], spec, seeds=[0, 1])
+
+
+@parpy.jit
+def gather(x, idx, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x[idx[i]]
+
+
+def test_the_call_path_raises_index_error_from_the_bounds_record():
+    x = np.arange(10, dtype=np.float64)
+    idx = np.array([1, 2, 30, 4], np.int64)
+    with _cuda_emu.installed(0):
+        with pytest.raises(IndexError, match=r"x.*30|30.*x"):
+            gather(x, idx, np.zeros(4), 4, opts=cuda_opts({'i': parpy.threads(4)}))
+        y = np.zeros(4)
+        idx[2] = 3
+        gather(x, idx, y, 4, opts=cuda_opts({'i': parpy.threads(4)}))
+    np.testing.assert_array_equal(y, [1, 2, 3, 4])
+
+
+def test_the_call_path_replays_cuda_graphs():
+    # the first call records and builds the graph, the second replays it
+    # with new pointers and a new step count (updated kernel nodes)
+    spec = {'i': parpy.threads(98)}
+    rng = np.random.default_rng(12)
+    for T in (3, 5):
+        a = rng.random(100)
+        ref = reference(time_steps, [a, np.zeros(100), T, 100], spec)
+        got = emulated(time_steps, [a, np.zeros(100), T, 100], spec, 0, plan=True,
+                       use_cuda_graphs=True, specialize_scalars=False)
+        np.testing.assert_allclose(got[0], ref[0], rtol=1e-12)
+
+
+@parpy.jit
+def halve_f16(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x[i] * 0.5
+
+
+def test_the_call_path_refuses_float16_clearly():
+    x = np.ones(8, np.float16)
+    with _cuda_emu.installed(0):
+        with pytest.raises(RuntimeError, match="the CUDA emulator has no float16"):
+            halve_f16(x, np.zeros(8, np.float16), 8, opts=cuda_opts({'i': parpy.threads(8)}))
+
+
+def test_a_failing_launch_is_an_error_not_an_abort():
+    # a warp of 24 threads shuffling with the full mask is undefined on a
+    # GPU; the emulator stops the launch and says why (it used to abort
+    # the process)
+    x = np.random.default_rng(13).random((4, 1000)).astype(np.float32)
+    args = [x, np.zeros(4, np.float32), 4]
+    code = parpy.print_compiled(row_sums, args, cuda_opts(ROW_SPEC))
+    assert "__shfl_xor_sync" in code and "dim3(256, 1, 1)" in code
+    broken = code.replace("dim3(256, 1, 1)", "dim3(248, 1, 1)")
+    with pytest.raises(RuntimeError, match="fewer than 32 live threads"):
+        _cuda_emu.run_source(broken, args, seed=0)

@@ -31,13 +31,14 @@ are passed as the generated entry reads them.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
 import re
 import subprocess
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 
@@ -46,7 +47,7 @@ from . import _native
 # the stand-in cuda_runtime.h (crates/parpy-runtime/src/cuda/emu.h)
 HEADER: str = _native.cuda_emulator_header()
 
-_INSTALLED: Dict[str, str] = {}
+_DIR: Dict[str, str] = {}
 
 
 def install(seed: int = 0, workdir: Optional[str] = None) -> None:
@@ -54,12 +55,29 @@ def install(seed: int = 0, workdir: Optional[str] = None) -> None:
     calls with `backend=parpy.CompileBackend.Cuda` go through parpy's own
     launch plan (argument staging, grids, temporaries, host reads of device
     data, bounds checks, CUDA graphs), with the kernels compiled for the CPU
-    into `workdir` (a fresh private folder by default). Calling it again sets
-    the seed of the thread and block order of later launches. NumPy
-    arguments only (there are no device arrays)."""
-    if "dir" not in _INSTALLED:
-        _INSTALLED["dir"] = workdir or tempfile.mkdtemp(prefix="parpy-cuda-emu-")
-    _native.cuda_emulator(_INSTALLED["dir"], int(seed) & 0xFFFFFFFF)
+    into `workdir` (the first call's; a fresh private folder by default).
+    Calling it again sets the seed of the thread and block order of later
+    launches. NumPy arguments only (there are no device arrays)."""
+    if "dir" not in _DIR:
+        _DIR["dir"] = workdir or tempfile.mkdtemp(prefix="parpy-cuda-emu-")
+    _native.cuda_emulator(_DIR["dir"], int(seed) & 0xFFFFFFFF)
+
+
+def uninstall() -> None:
+    """Later Cuda builds go to the GPU again (specializations built on the
+    emulator stay there: use new functions)."""
+    if "dir" in _DIR:
+        _native.cuda_emulator(_DIR["dir"], None)
+
+
+@contextlib.contextmanager
+def installed(seed: int = 0) -> Iterator[None]:
+    """`install(seed)` for the duration of a `with` block."""
+    install(seed)
+    try:
+        yield
+    finally:
+        uninstall()
 
 
 _LAUNCH = re.compile(r"(\b[A-Za-z_][A-Za-z0-9_]*)<<<(.*?)>>>\((.*?)\);")

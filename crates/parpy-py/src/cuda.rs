@@ -21,25 +21,34 @@ use crate::args::{ArgCtx, ArgRecord, MAX_ARGS};
 use crate::errors::internal_error;
 use crate::service;
 
-/// The emulated GPU, once `parpy._cuda_emu.install` has put it in place:
-/// from then on the Cuda backend of this process compiles its kernels for
-/// the CPU and runs them there ([`parpy_runtime::cuda::emu`]).
+/// The emulated GPU, made by the first `parpy._cuda_emu.install`: while it
+/// is on, the Cuda backend of this process compiles its kernels for the CPU
+/// and runs them there ([`parpy_runtime::cuda::emu`]).
 static EMULATOR: std::sync::OnceLock<EmuGpu> = std::sync::OnceLock::new();
+static EMULATING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// The emulated GPU, when installed.
+/// The emulated GPU, while it is on.
 pub fn emulator() -> Option<&'static EmuGpu> {
-    EMULATOR.get()
+    if EMULATING.load(std::sync::atomic::Ordering::SeqCst) {
+        EMULATOR.get()
+    } else {
+        None
+    }
 }
 
-/// `_native.cuda_emulator(dir, seed)`: runs the Cuda backend of this
-/// process on the CPU emulator from now on, compiling its kernels in
-/// `dir`; later calls set the seed of the thread and block order. A
-/// developer tool (`parpy._cuda_emu.install`).
+/// `_native.cuda_emulator(dir, seed)`: the Cuda backend of this process
+/// runs on the CPU emulator from now on (its kernels compiled in `dir`, the
+/// first call's), its threads and blocks in the order of `seed`;
+/// `seed=None` turns it off for later builds (specializations built
+/// emulated stay so). A developer tool (`parpy._cuda_emu.install`).
 #[pyfunction]
-pub fn cuda_emulator(dir: std::path::PathBuf, seed: u32) {
-    EMULATOR
-        .get_or_init(|| EmuGpu::new(&dir, seed))
-        .set_seed(seed);
+#[pyo3(signature = (dir, seed))]
+pub fn cuda_emulator(dir: std::path::PathBuf, seed: Option<u32>) {
+    let emu = EMULATOR.get_or_init(|| EmuGpu::new(&dir, seed.unwrap_or(0)));
+    if let Some(s) = seed {
+        emu.set_seed(s);
+    }
+    EMULATING.store(seed.is_some(), std::sync::atomic::Ordering::SeqCst);
 }
 
 /// The emulator's stand-in `cuda_runtime.h`.
