@@ -17,6 +17,9 @@
 //! - [`placement`]: which device and stream a call runs on (pure rules).
 //! - [`call`]: a specialization loaded on one device and its call, over
 //!   the [`call::Gpu`] trait (the driver's contexts, or a fake in tests).
+//! - [`emu`]: the CUDA emulator as a [`call::Gpu`] (kernels compiled for
+//!   the CPU, one fiber per GPU thread): a developer tool for testing the
+//!   whole call path without a GPU.
 
 pub mod call;
 pub mod cubin;
