@@ -1,6 +1,7 @@
 """The HMM forward algorithm (examples/hmm_forward.py, ParPy's headline
 benchmark) against the expected output of ParPy's data: the shortest reads,
-k = 3 and k = 5, on Cpu; its Cuda (NVRTC) and Metal (clang) code.
+k = 3 and k = 5, on Cpu; its Cuda (NVRTC) and Metal (clang) code; its Cuda
+program run through the Cuda call path on the CUDA emulator.
 
 Needs h5py and the data files (PARPY_HMM_DATA, default
 /work/shared/data/hmm); skipped, saying which, without them.
@@ -8,6 +9,7 @@ Needs h5py and the data files (PARPY_HMM_DATA, default
 
 import os
 import pathlib
+import shutil
 import sys
 
 import numpy as np
@@ -16,7 +18,7 @@ import pytest
 import parpy
 from conftest import backend_opts
 from test_cuda_codegen import check_nvrtc, needs_nvrtc
-from parpy import _native
+from parpy import _cuda_emu, _native
 from test_metal_codegen import assert_clang_ok, needs_clang
 
 h5py = pytest.importorskip("h5py", reason="h5py is not installed (pip install h5py)")
@@ -90,3 +92,16 @@ def test_forward_on_cuda(k, n_reads):
     got = hf.run_forward(model, data, lens, backend=parpy.CompileBackend.Cuda)
     expected = hf.read_expected(DATA / f"{k}mer-expected.txt")[which]
     np.testing.assert_allclose(got, expected, rtol=1e-4)
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")
+def test_forward_on_emulated_cuda():
+    # the kernel (one block per read, a barrier per time step) and the
+    # launch plan, without a GPU: the expected output to the last bit
+    which = shortest_reads(1)
+    model = hf.load_model(DATA / "3mer-model.hdf5")
+    data, lens = hf.load_signals(DATA / "signals.hdf5", which)
+    with _cuda_emu.installed(0):
+        got = hf.run_forward(model, data, lens, backend=parpy.CompileBackend.Cuda)
+    expected = hf.read_expected(DATA / "3mer-expected.txt")[which]
+    np.testing.assert_allclose(got, expected, rtol=1e-6)

@@ -21,8 +21,9 @@ What it checks is the kernels' logic: barriers, the grid mapping, shared
 memory, warp reductions, atomic updates (each fiber runs alone, so every
 update is atomic), the host function's launches and copies. It does not
 model the memory consistency of a real GPU, its math library's rounding
-(the host's libm computes `sin`, `exp`, ...), float16, or thread block
-clusters. A program that differs here differs on a GPU; one that agrees
+(the host's libm computes `sin`, `exp`, ...), or thread block clusters.
+float16 is GCC's `_Float16` (the generated code rounds every float16
+operation by a cast, as `__half`'s operators do). A program that differs here differs on a GPU; one that agrees
 here may still differ there.
 
 The arrays are NumPy arrays (device memory is host memory here); scalars
@@ -46,6 +47,8 @@ from . import _native
 
 # the stand-in cuda_runtime.h (crates/parpy-runtime/src/cuda/emu.h)
 HEADER: str = _native.cuda_emulator_header()
+# the headers the program includes, as the emulator provides them
+_HEADERS = {"cuda_runtime.h": HEADER, "cuda_fp16.h": '#include "cuda_runtime.h"\n'}
 
 _DIR: Dict[str, str] = {}
 
@@ -101,8 +104,6 @@ def _split_top(s: str) -> List[str]:
 def emulated_source(code: str) -> str:
     """The printed CUDA program with its `<<<...>>>` launches made calls of
     the emulator."""
-    if "cuda_fp16.h" in code:
-        raise NotImplementedError("the CUDA emulator has no float16")
     if "cooperative_groups" in code:
         raise NotImplementedError("the CUDA emulator has no thread block clusters")
 
@@ -153,14 +154,15 @@ def _build(src: str, workdir: Optional[str]) -> Any:
         return _LIBS[key]
     d = workdir or tempfile.mkdtemp(prefix="parpy-cuda-emu-")
     os.makedirs(d, exist_ok=True)
-    header = os.path.join(d, "cuda_runtime.h")
-    try:
-        with open(header) as f:
-            same = f.read() == HEADER
-    except OSError:
-        same = False
-    if not same:
-        _write(header, HEADER)
+    for name, text in _HEADERS.items():
+        path = os.path.join(d, name)
+        try:
+            with open(path) as f:
+                same = f.read() == text
+        except OSError:
+            same = False
+        if not same:
+            _write(path, text)
     cpp = os.path.join(d, f"emu_{key}.{os.getpid()}.cpp")
     so = os.path.join(d, f"emu_{key}.{os.getpid()}.so")
     _write(cpp, '#include "cuda_runtime.h"\n' + src)
@@ -206,8 +208,6 @@ def run_source(code: str, args: Sequence[Any], seed: int = 0,
     keep: List[Any] = []
     slots = []
     for (name, ty, is_array), a in zip(params, args):
-        if ty == "f16":
-            raise NotImplementedError("the CUDA emulator has no float16")
         if is_array:
             if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
                 raise TypeError(f"the CUDA emulator takes C-contiguous NumPy arrays ({name})")

@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <utility>
 
+// the kernels run as device code (the device branch of parpy's bounds record)
+#define __CUDA_ARCH__ 900
 #define __global__
 #define __device__
 #define __host__
@@ -61,6 +63,15 @@ template <typename T> static inline T atomicMax(T *p, T v) { T o = *p; *p = o > 
 template <typename T> static inline T atomicMin(T *p, T v) { T o = *p; *p = o < v ? o : v; return o; }
 template <typename T> static inline T atomicCAS(T *p, T c, T v) { T o = *p; if (o == c) *p = v; return o; }
 template <typename T> static inline T atomicExch(T *p, T v) { T o = *p; *p = v; return o; }
+
+// float16 (the cuda_fp16.h stand-in includes this header): GCC's _Float16.
+// The generated code casts every float16 operation's result, so each is
+// rounded once, as __half's operators do.
+typedef _Float16 __half;
+static inline __half __float2half(float f) { return (__half)f; }
+static inline float __half2float(__half h) { return (float)h; }
+static inline unsigned short __half_as_ushort(__half h) { unsigned short u; memcpy(&u, &h, 2); return u; }
+static inline __half __ushort_as_half(unsigned short u) { __half h; memcpy(&h, &u, 2); return h; }
 
 namespace parpy_emu {
 enum State { READY, BARRIER, WARP, DONE };

@@ -10,8 +10,8 @@
 //! GPU thread of a block is a fiber of one OS thread; fibers take turns in
 //! a random order between barriers and blocks run in a random order (the
 //! seed), so a missing barrier shows. What it does not model: the memory
-//! consistency of a real GPU, CUDA's math library, float16 and thread
-//! block clusters (refused when a module is loaded).
+//! consistency of a real GPU, CUDA's math library, and thread block
+//! clusters (refused when a module is loaded).
 
 use std::ffi::{c_char, c_void, CStr};
 use std::path::{Path, PathBuf};
@@ -25,6 +25,12 @@ use super::CudaError;
 /// The stand-in `cuda_runtime.h` (also what `parpy._cuda_emu` compiles a
 /// printed program against).
 pub const HEADER: &str = include_str!("emu.h");
+
+/// The headers the device code includes, as the emulator provides them.
+pub const HEADERS: [(&str, &str); 2] = [
+    ("cuda_runtime.h", HEADER),
+    ("cuda_fp16.h", "#include \"cuda_runtime.h\"\n"),
+];
 
 /// The compute capability the emulated device reports (an H200's).
 const ARCH: u32 = 90;
@@ -114,9 +120,11 @@ impl EmuGpu {
             std::fs::write(&tmp, text).map_err(|e| io("write", &tmp, e))?;
             std::fs::rename(&tmp, path).map_err(|e| io("write", path, e))
         };
-        let header = self.dir.join("cuda_runtime.h");
-        if std::fs::read_to_string(&header).ok().as_deref() != Some(HEADER) {
-            write(&header, HEADER)?;
+        for (name, text) in HEADERS {
+            let path = self.dir.join(name);
+            if std::fs::read_to_string(&path).ok().as_deref() != Some(text) {
+                write(&path, text)?;
+            }
         }
         let key = crate::cache::sha256_hex(format!("{HEADER}\n{src}").as_bytes());
         let stem = format!("kernels_{}", &key[..24]);
@@ -214,13 +222,8 @@ impl EmuGpu {
 
 /// What the emulator cannot run, as the error for a module that needs it.
 fn unsupported(code: &str) -> Option<&'static str> {
-    if code.contains("cuda_fp16.h") {
-        Some("the CUDA emulator has no float16")
-    } else if code.contains("cooperative_groups") {
-        Some("the CUDA emulator has no thread block clusters")
-    } else {
-        None
-    }
+    code.contains("cooperative_groups")
+        .then_some("the CUDA emulator has no thread block clusters")
 }
 
 impl Gpu for EmuGpu {
