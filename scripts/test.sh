@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up and runs every test of parpy: Rust formatting, clippy (warnings
-# denied), the Rust tests, then the pytest suite against the installed package.
+# denied), the Rust tests, then the pytest suite against the installed package,
+# then its GPU tests on the CUDA emulator.
 #
 #   bash scripts/test.sh
 #
@@ -56,5 +57,16 @@ fi
 if [ "$rc" -ne 0 ]; then
     echo "pytest failed (exit code $rc)" >&2
     exit "$rc"
+fi
+
+# The GPU tests (-m cuda) without a GPU: the Cuda backend's call path (launch
+# plan, staging, temporaries, bounds record, CUDA graphs) with its kernels
+# run by the CUDA emulator (parpy._cuda_emu, one fiber per GPU thread; needs
+# a C++ compiler). Tests that need the driver itself skip.
+if command -v "${CXX:-c++}" >/dev/null 2>&1; then
+    step "pytest -m cuda on the CUDA emulator"
+    PARPY_TEST_EMULATED_GPU=1 python -m pytest tests -q -p no:cacheprovider -m cuda "$@"
+else
+    echo "no C++ compiler (${CXX:-c++}): the GPU tests on the CUDA emulator are not run" >&2
 fi
 step "all tests passed"

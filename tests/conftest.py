@@ -3,6 +3,8 @@
 * every test session gets a fresh cache directory (`cache_dir` fixture), and
   the default user cache directory is redirected into it, so the tests never
   touch the user's cache and never depend on what an earlier run left there;
+* `PARPY_TEST_EMULATED_GPU=1` runs the Cuda backend on the CUDA emulator
+  (see below);
 * `cpu_opts(spec)` builds CompileOptions for the CPU backend that use it;
 * `run_both(fn, args, opts)` runs the reference (`fn` with
   `CompileBackend.Python`: plain Python with the jit meaning of builtins, on
@@ -20,6 +22,22 @@ import parpy
 from parpy import _pymode
 
 _SESSION_CACHE_DIR = None
+
+# PARPY_TEST_EMULATED_GPU=1: the Cuda backend of the session runs on the CUDA
+# emulator (parpy._cuda_emu.install) and reports itself usable, so the GPU
+# tests (`-m cuda`, and the ones behind `is_enabled(Cuda)`) run without a
+# GPU. Tests that need CUDA device memory (torch or CuPy tensors,
+# DeviceMemory) skip or fail for want of a driver.
+EMULATED_GPU = os.environ.get("PARPY_TEST_EMULATED_GPU") == "1"
+# a GPU test that needs the CUDA driver itself (device memory, a fault)
+needs_driver = pytest.mark.skipif(
+    EMULATED_GPU, reason="needs the CUDA driver, not the emulator (PARPY_TEST_EMULATED_GPU)")
+if EMULATED_GPU:
+    from parpy import _cuda_emu
+
+    _cuda_emu.install(seed=int(os.environ.get("PARPY_TEST_EMULATED_GPU_SEED", "1")))
+    # compile_string builds the printed Cuda program with nvcc: not here
+    os.environ["PARPY_TEST_NO_NVCC"] = "1"
 
 
 @pytest.fixture(scope="session", autouse=True)

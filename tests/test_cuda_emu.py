@@ -370,3 +370,43 @@ def test_a_failing_launch_is_an_error_not_an_abort():
     broken = code.replace("dim3(256, 1, 1)", "dim3(248, 1, 1)")
     with pytest.raises(RuntimeError, match="fewer than 32 live threads"):
         _cuda_emu.run_source(broken, args, seed=0)
+
+
+@parpy.jit
+def row_sum_and_max(x, y, m, N):
+    parpy.label('i')
+    for i in range(N):
+        parpy.label('j')
+        y[i] = parpy.operators.sum(x[i, :])
+        parpy.label('j')
+        m[i] = parpy.operators.max(x[i, :])
+
+
+@pytest.mark.filterwarnings("ignore::parpy.ParpyWarning")
+def test_thread_block_clusters_agree():
+    # use_cuda_thread_block_clusters: the blocks of a cluster combine their
+    # partial sums through each other's shared memory (cluster.sync,
+    # map_shared_rank); the emulator runs a cluster's blocks at once, one OS
+    # thread each (it refused clusters before)
+    x = np.random.default_rng(15).random(100_000)
+    code = parpy.print_compiled(total, [x, np.zeros(1), 100_000],
+                                cuda_opts({'r': parpy.threads(8192)},
+                                          use_cuda_thread_block_clusters=True))
+    assert "__cluster_dims__(8, 1, 1)" in code and "map_shared_rank" in code
+    agree(total, [x, np.zeros(1), 100_000], {'r': parpy.threads(8192)}, seeds=[0, 1],
+          use_cuda_thread_block_clusters=True)
+    # clusters along y, one per row, and a second reduction in the
+    # cluster's first block
+    x = np.random.default_rng(16).random((3, 50_000)).astype(np.float32)
+    agree(row_sum_and_max, [x, np.zeros(3, np.float32), np.zeros(3, np.float32), 3],
+          {'i': parpy.threads(3), 'j': parpy.threads(4096)}, seeds=[0, 1],
+          use_cuda_thread_block_clusters=True)
+
+
+def test_cluster_launches_are_found_in_the_printed_program():
+    code = ('extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(64) k_r('
+            'double *a) {}\nk_r<<<dim3(4, 2, 1), dim3(64, 1, 1)>>>(a);\n'
+            'g<<<dim3(1, 1, 1), dim3(1, 1, 1)>>>(a);')
+    src = _cuda_emu.emulated_source(code)
+    assert "parpy_emu::launch_cluster(dim3(4, 1, 1), k_r, dim3(4, 2, 1), dim3(64, 1, 1), a);" in src
+    assert "parpy_emu::launch(g, dim3(1, 1, 1), dim3(1, 1, 1), a);" in src

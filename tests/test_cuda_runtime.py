@@ -21,7 +21,7 @@ from parpy import _cuda
 
 import test_programs as tp
 from conftest import _SESSION_CACHE_DIR  # noqa: F401  (set by the fixture)
-from conftest import f32, f64
+from conftest import f32, f64, needs_driver
 
 HAS_NVRTC = _cuda.nvrtc_path() is not None
 HAS_NVCC = _cuda.nvcc_path() is not None
@@ -476,17 +476,26 @@ def test_cuda_array_interface_object_is_taken_in_place():
 @pytest.mark.parametrize("specialize", [True, False])
 def test_gpu_axpy_numpy_in_and_out(specialize):
     """NumPy arguments are copied to the device and the written one back; a
-    read-only input is accepted (it is not written, so not copied back)."""
+    read-only input is accepted (it is not written, so not copied back).
+    A function of its own: test_programs' axpy meets other values of `a` in
+    other tests of the process, after which `a` is no longer specialized."""
     parpy.clear_cache()
     x = np.arange(5000, dtype=np.float64)
     y = np.ones(5000, np.float64)
     x.setflags(write=False)
     opts = cuda_opts({'N': T(5000)}, specialize_scalars=specialize)
-    tp.axpy(2.0, x, y, 5000, opts=opts)
+    axpy_alone(2.0, x, y, 5000, opts=opts)
     np.testing.assert_allclose(y, 2.0 * x + 1.0)
-    tp.axpy(3.0, x, y, 5000, opts=opts)
+    axpy_alone(3.0, x, y, 5000, opts=opts)
     np.testing.assert_allclose(y, 5.0 * x + 1.0)
-    assert tp.axpy.cache_size() == (2 if specialize else 1)
+    assert axpy_alone.cache_size() == (2 if specialize else 1)
+
+
+@parpy.jit
+def axpy_alone(a, x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = a * x[i] + y[i]
 
 
 @pytest.mark.cuda
@@ -532,6 +541,7 @@ def test_gpu_cai_arrays_in_place():
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")
+@needs_driver
 def test_gpu_illegal_address_is_a_python_exception_naming_the_function():
     # in a subprocess: an illegal address poisons the CUDA context
     bad = (

@@ -18,13 +18,14 @@ missing barrier, the fibers of a block take turns in a random order between
 two barriers, and the blocks run in a random order (`seed`).
 
 What it checks is the kernels' logic: barriers, the grid mapping, shared
-memory, warp reductions, atomic updates (each fiber runs alone, so every
-update is atomic), the host function's launches and copies. It does not
-model the memory consistency of a real GPU, its math library's rounding
-(the host's libm computes `sin`, `exp`, ...), or thread block clusters.
+memory, warp reductions, atomic updates (under one lock), thread block
+clusters, the host function's launches and copies. It does not
+model the memory consistency of a real GPU or its math library's rounding
+(the host's libm computes `sin`, `exp`, ...). The blocks of a thread block
+cluster run at once, one OS thread each, with their own shared memory.
 float16 is GCC's `_Float16` (the generated code rounds every float16
-operation by a cast, as `__half`'s operators do). A program that differs here differs on a GPU; one that agrees
-here may still differ there.
+operation by a cast, as `__half`'s operators do). A program that differs
+here differs on a GPU; one that agrees here may still differ there.
 
 The arrays are NumPy arrays (device memory is host memory here); scalars
 are passed as the generated entry reads them.
@@ -48,7 +49,8 @@ from . import _native
 # the stand-in cuda_runtime.h (crates/parpy-runtime/src/cuda/emu.h)
 HEADER: str = _native.cuda_emulator_header()
 # the headers the program includes, as the emulator provides them
-_HEADERS = {"cuda_runtime.h": HEADER, "cuda_fp16.h": '#include "cuda_runtime.h"\n'}
+_HEADERS = {"cuda_runtime.h": HEADER, "cuda_fp16.h": '#include "cuda_runtime.h"\n',
+            "cooperative_groups.h": '#include "cuda_runtime.h"\n'}
 
 _DIR: Dict[str, str] = {}
 
@@ -104,14 +106,17 @@ def _split_top(s: str) -> List[str]:
 def emulated_source(code: str) -> str:
     """The printed CUDA program with its `<<<...>>>` launches made calls of
     the emulator."""
-    if "cooperative_groups" in code:
-        raise NotImplementedError("the CUDA emulator has no thread block clusters")
+    # the kernels that form thread block clusters, and their dimensions
+    clusters = dict((name, dims) for dims, name in re.findall(
+        r"__cluster_dims__\(([^)]*)\)\s*(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\(", code))
 
     def launch(m: "re.Match[str]") -> str:
         geometry = _split_top(m.group(2))[:2]
         args = m.group(3).strip()
-        return (f"parpy_emu::launch({m.group(1)}, {', '.join(geometry)}"
-                + (f", {args}" if args else "") + ");")
+        name = m.group(1)
+        head = (f"parpy_emu::launch_cluster(dim3({clusters[name]}), {name}"
+                if name in clusters else f"parpy_emu::launch({name}")
+        return f"{head}, {', '.join(geometry)}" + (f", {args}" if args else "") + ");"
 
     return _LAUNCH.sub(launch, code)
 

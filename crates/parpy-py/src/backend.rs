@@ -61,6 +61,13 @@ fn cuda_driver() -> Result<String, String> {
 }
 
 fn cuda_explain() -> (bool, String) {
+    if parpy_runtime::cuda::emu::installed().is_some() {
+        return (
+            true,
+            "Cuda: emulated on the CPU by parpy._cuda_emu (a developer tool: no GPU is used)"
+                .to_string(),
+        );
+    }
     match cuda_driver() {
         Err(e) => (false, format!("Cuda: not usable: {e}")),
         Ok(gpus) => {

@@ -8,7 +8,7 @@
 use parpy_core::{ArgType, CompileOutput};
 use parpy_runtime::cuda::call::{Gpu, Pass, Specialization};
 use parpy_runtime::cuda::driver::{self, Context};
-use parpy_runtime::cuda::emu::EmuGpu;
+use parpy_runtime::cuda::emu::{self, EmuGpu};
 use parpy_runtime::cuda::placement::{self, ArgDevice, StreamUse, Streams};
 use parpy_runtime::cuda::plan::Plan;
 use parpy_runtime::cuda::CudaError;
@@ -21,21 +21,6 @@ use crate::args::{ArgCtx, ArgRecord, MAX_ARGS};
 use crate::errors::internal_error;
 use crate::service;
 
-/// The emulated GPU, made by the first `parpy._cuda_emu.install`: while it
-/// is on, the Cuda backend of this process compiles its kernels for the CPU
-/// and runs them there ([`parpy_runtime::cuda::emu`]).
-static EMULATOR: std::sync::OnceLock<EmuGpu> = std::sync::OnceLock::new();
-static EMULATING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// The emulated GPU, while it is on.
-pub fn emulator() -> Option<&'static EmuGpu> {
-    if EMULATING.load(std::sync::atomic::Ordering::SeqCst) {
-        EMULATOR.get()
-    } else {
-        None
-    }
-}
-
 /// `_native.cuda_emulator(dir, seed)`: the Cuda backend of this process
 /// runs on the CPU emulator from now on (its kernels compiled in `dir`, the
 /// first call's), its threads and blocks in the order of `seed`;
@@ -44,11 +29,7 @@ pub fn emulator() -> Option<&'static EmuGpu> {
 #[pyfunction]
 #[pyo3(signature = (dir, seed))]
 pub fn cuda_emulator(dir: std::path::PathBuf, seed: Option<u32>) {
-    let emu = EMULATOR.get_or_init(|| EmuGpu::new(&dir, seed.unwrap_or(0)));
-    if let Some(s) = seed {
-        emu.set_seed(s);
-    }
-    EMULATING.store(seed.is_some(), std::sync::atomic::Ordering::SeqCst);
+    parpy_runtime::cuda::emu::install(&dir, seed);
 }
 
 /// The emulator's stand-in `cuda_runtime.h`.
@@ -201,10 +182,18 @@ impl CudaFn {
             pass.push((ai, kind));
         }
         let code = &(service::header_stamp(&out.program, includes) + code);
-        let (spec, origin) = if let Some(emu) = emulator() {
-            // the kernels' text is the emulator's "cubin"
+        let (spec, origin) = if let Some(emu) = emu::installed() {
+            // the kernels' text is the emulator's "cubin", with the folders
+            // to find the external functions' headers in
+            let mut text = String::new();
+            let cwd = std::env::current_dir().ok();
+            let dirs = includes.iter().map(std::path::PathBuf::from).chain(cwd);
+            for d in dirs.filter_map(|d| std::path::absolute(d).ok()) {
+                text.push_str(&format!("{}{}\n", emu::INCLUDE_LINE, d.display()));
+            }
+            text.push_str(code);
             let plan = plan_for(out, emu.arch(), device)?;
-            let spec = Specialization::load(emu, code.as_bytes(), plan, pass, graphs)
+            let spec = Specialization::load(emu, text.as_bytes(), plan, pass, graphs)
                 .map_err(|e| device_err(name, e))?;
             (Spec::Emu(spec), parpy_runtime::Outcome::Built)
         } else {

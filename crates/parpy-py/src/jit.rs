@@ -691,8 +691,7 @@ impl JitFunction {
             });
         }
         let backend = service::resolve_backend(py, &data)?;
-        let emulated = backend == Backend::Cuda && crate::cuda::emulator().is_some();
-        if backend == Backend::Metal || !(emulated || backend::is_enabled(backend)) {
+        if backend == Backend::Metal || !backend::is_enabled(backend) {
             let (_, sentence) = backend::explain(backend);
             return Err(PyRuntimeError::new_err(format!(
                 "cannot run `{}` on the {} backend: {sentence}",

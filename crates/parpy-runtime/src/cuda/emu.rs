@@ -9,9 +9,9 @@
 //! copies back; only the NVRTC compile and the driver are replaced. Every
 //! GPU thread of a block is a fiber of one OS thread; fibers take turns in
 //! a random order between barriers and blocks run in a random order (the
-//! seed), so a missing barrier shows. What it does not model: the memory
-//! consistency of a real GPU, CUDA's math library, and thread block
-//! clusters (refused when a module is loaded).
+//! seed), so a missing barrier shows; the blocks of a thread block cluster
+//! run at once, one OS thread each. What it does not model: the memory
+//! consistency of a real GPU and CUDA's math library.
 
 use std::ffi::{c_char, c_void, CStr};
 use std::path::{Path, PathBuf};
@@ -26,11 +26,42 @@ use super::CudaError;
 /// printed program against).
 pub const HEADER: &str = include_str!("emu.h");
 
+/// The emulated GPU, made by the first [`install`].
+static EMULATOR: std::sync::OnceLock<EmuGpu> = std::sync::OnceLock::new();
+/// Whether the Cuda backend runs on it now.
+static ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on the Cuda backend of this process runs on the emulator (its
+/// kernels compiled in `dir`, the first call's), its threads and blocks in
+/// the order of `seed`; `None` turns it off for later builds
+/// (specializations built on it stay there).
+pub fn install(dir: &Path, seed: Option<u32>) {
+    let emu = EMULATOR.get_or_init(|| EmuGpu::new(dir, seed.unwrap_or(0)));
+    if let Some(s) = seed {
+        emu.set_seed(s);
+    }
+    ON.store(seed.is_some(), Ordering::SeqCst);
+}
+
+/// The emulated GPU, while it is installed.
+pub fn installed() -> Option<&'static EmuGpu> {
+    if ON.load(Ordering::SeqCst) {
+        EMULATOR.get()
+    } else {
+        None
+    }
+}
+
 /// The headers the device code includes, as the emulator provides them.
-pub const HEADERS: [(&str, &str); 2] = [
+pub const HEADERS: [(&str, &str); 3] = [
     ("cuda_runtime.h", HEADER),
     ("cuda_fp16.h", "#include \"cuda_runtime.h\"\n"),
+    ("cooperative_groups.h", "#include \"cuda_runtime.h\"\n"),
 ];
+
+/// A line of the device code's text naming a folder of headers
+/// (`opts.includes`, the working directory) for the emulator's compile.
+pub const INCLUDE_LINE: &str = "// parpy-emu-include: ";
 
 /// The compute capability the emulated device reports (an H200's).
 const ARCH: u32 = 90;
@@ -43,6 +74,8 @@ type ErrorFn = unsafe extern "C" fn() -> *const c_char;
 struct Fns {
     /// One per kernel of the plan (in plan order).
     launchers: Vec<LaunchFn>,
+    /// Each kernel's thread block cluster dimensions (`[1, 1, 1]`: none).
+    clusters: Vec<[u32; 3]>,
     seed: SeedFn,
     error: ErrorFn,
     /// The [`EmuGpu::set_seed`] generation this library's generator was
@@ -136,24 +169,24 @@ impl EmuGpu {
         write(&cpp, &src)?;
         let tmp_so = self.dir.join(format!("{stem}.{pid}.so"));
         let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-        let out = std::process::Command::new(&cxx)
-            .args([
-                "-std=c++17",
-                "-O1",
-                "-fwrapv",
-                "-fPIC",
-                "-shared",
-                "-w",
-                "-I",
-            ])
-            .arg(&self.dir)
-            .arg(&cpp)
-            .arg("-o")
-            .arg(&tmp_so)
-            .output()
-            .map_err(|e| {
-                CudaError::Plan(format!("the CUDA emulator could not run `{cxx}`: {e}"))
-            })?;
+        let mut cmd = std::process::Command::new(&cxx);
+        cmd.args([
+            "-std=c++17",
+            "-O1",
+            "-fwrapv",
+            "-fPIC",
+            "-shared",
+            "-w",
+            "-I",
+        ])
+        .arg(&self.dir);
+        // the folders of the external functions' headers (`opts.includes`)
+        for dir in code.lines().filter_map(|l| l.strip_prefix(INCLUDE_LINE)) {
+            cmd.arg("-I").arg(dir);
+        }
+        let out = cmd.arg(&cpp).arg("-o").arg(&tmp_so).output().map_err(|e| {
+            CudaError::Plan(format!("the CUDA emulator could not run `{cxx}`: {e}"))
+        })?;
         if !out.status.success() {
             let log = String::from_utf8_lossy(&out.stderr);
             let errors: Vec<&str> = log
@@ -193,8 +226,9 @@ impl EmuGpu {
             .lock()
             .map_err(|_| CudaError::Plan("the CUDA emulator's lock is poisoned".into()))?;
         let generation = self.generation.load(Ordering::SeqCst);
+        let c = fns.clusters[kernel];
         let geo = [
-            grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+            grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, c[0], c[1], c[2],
         ];
         // SAFETY: the library's own functions; `params` holds one pointer
         // per kernel parameter to a slot of at least its size (the plan's),
@@ -220,12 +254,6 @@ impl EmuGpu {
     }
 }
 
-/// What the emulator cannot run, as the error for a module that needs it.
-fn unsupported(code: &str) -> Option<&'static str> {
-    code.contains("cooperative_groups")
-        .then_some("the CUDA emulator has no thread block clusters")
-}
-
 impl Gpu for EmuGpu {
     type Module = EmuModule;
     type Graph = EmuGraph;
@@ -246,9 +274,6 @@ impl Gpu for EmuGpu {
     fn load_module(&self, cubin: &[u8], kernels: &[KernelInfo]) -> Result<EmuModule, CudaError> {
         let code = std::str::from_utf8(cubin)
             .map_err(|_| CudaError::Plan("the CUDA emulator takes CUDA C++ text".into()))?;
-        if let Some(why) = unsupported(code) {
-            return Err(CudaError::Plan(why.into()));
-        }
         let so = self.compile(code, kernels)?;
         let err = |e: libloading::Error| {
             CudaError::Plan(format!(
@@ -273,6 +298,10 @@ impl Gpu for EmuGpu {
             Ok(EmuModule {
                 fns: Arc::new(Fns {
                     launchers,
+                    clusters: kernels
+                        .iter()
+                        .map(|k| k.cluster.unwrap_or([1; 3]))
+                        .collect(),
                     seed,
                     error,
                     seeded: AtomicU64::new(0),
