@@ -1248,10 +1248,14 @@ class Gen:
         used |= {t for t, short in (("float16", "F16"), ("float32", "F32")) if short in src}
         used |= self.math_floats
         ftol = 2e-2 if "float16" in used else (1e-4 if "float32" in used else 1e-9)
+        # the Cuda options (drawn last: the program of a seed is the same
+        # as before they existed); other backends ignore them
+        cuda = {"clusters": self.r.random() < 0.3, "graphs": self.r.random() < 0.3}
+        self.features |= {f"cuda_{k}" for k, on in cuda.items() if on}
         return {"seed": self.seed, "source": src, "args": args, "ftol": ftol,
                 "spec": {k: list(v) for k, v in self.spec.items()},
                 "specialize": self.specialize, "vals_mode": self.vals_mode,
-                "features": sorted(self.features)}
+                "features": sorted(self.features), "cuda": cuda}
 
 
 def _short(dtype: str) -> str:
@@ -1344,6 +1348,10 @@ def make_opts(case, backend):
     opts = parpy.par(spec)
     opts.backend = getattr(parpy.CompileBackend, backend)
     opts.specialize_scalars = case["specialize"]
+    if backend == "Cuda":
+        cuda = case.get("cuda", {})
+        opts.use_cuda_thread_block_clusters = cuda.get("clusters", False)
+        opts.use_cuda_graphs = cuda.get("graphs", False)
     return opts
 
 
@@ -1502,7 +1510,7 @@ def repro_script(case: Dict[str, Any], res: Dict[str, Any], backend: str) -> str
         + ["# " + line for line in res["message"].strip().splitlines()[:12]])
     src = case["source"].split("\n", 2)[2]  # without the two imports
     meta = {k: case[k] for k in ("seed", "args", "spec", "specialize", "vals_mode", "features",
-                                 "ftol")}
+                                 "ftol", "cuda") if k in case}
     return f'''{head}
 import json
 import sys
@@ -1613,7 +1621,7 @@ def fuzz(seeds: Any, backend: str = "Cpu", out: Optional[str] = None, seconds: f
     pass; writes a repro script per failure under `out`. Returns a summary:
     cases, seconds, failures [(seed, status, first line)], invalid."""
     import threading
-    float16 = backend not in ("Cuda", "CudaEmu")
+    float16 = True  # every backend runs float16 (Cuda: __half)
     workdir = tempfile.mkdtemp(prefix="parpy-fuzz-")
     pool = Pool(jobs, backend, workdir, codegen, avoid, float16, timeout)
     start = time.monotonic()
