@@ -17,7 +17,7 @@ and bools exactly, floats with a tolerance for reordered reductions and
 fused multiply-adds). Every case is also compiled for Cuda through NVRTC
 (when the `nvidia-cuda-nvrtc` wheel is present) and printed for Metal and
 syntax-checked by clang-19 (when installed, in a checkout); an internal
-error there is a failure, a documented backend limitation (float16 on
+error there is a failure, a documented backend limitation (float16 atomics on
 Cuda, float64 on Metal, ...) is not.
 
 A failure is a mismatch, a compile error (valid programs must compile), an
