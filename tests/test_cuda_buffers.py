@@ -12,7 +12,7 @@ import pytest
 
 import parpy
 from parpy import _native
-from conftest import backend_opts, needs_driver
+from conftest import backend_opts
 
 CUDA = parpy.CompileBackend.Cuda
 HAS_GPU = parpy.backend.is_enabled(CUDA)
@@ -174,7 +174,6 @@ def add_one_rows(x, N, M):
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU")
-@needs_driver
 def test_jit_calls_update_device_buffers_in_place():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     b = parpy.buffer.from_array(a, CUDA)
@@ -189,7 +188,6 @@ def test_jit_calls_update_device_buffers_in_place():
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU")
-@needs_driver
 def test_device_buffers_on_the_gpu():
     z = parpy.buffer.zeros((4, 5), parpy.types.F64, CUDA)
     assert not z.numpy().any() and float(z[2, 3]) == 0.0

@@ -410,3 +410,31 @@ def test_cluster_launches_are_found_in_the_printed_program():
     src = _cuda_emu.emulated_source(code)
     assert "parpy_emu::launch_cluster(dim3(4, 1, 1), k_r, dim3(4, 2, 1), dim3(64, 1, 1), a);" in src
     assert "parpy_emu::launch(g, dim3(1, 1, 1), dim3(1, 1, 1), a);" in src
+
+
+class HostCai:
+    """A NumPy array posing as a CUDA array (`__cuda_array_interface__`)."""
+
+    def __init__(self, a):
+        self.a = a
+        self.__cuda_array_interface__ = {
+            "shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
+            "version": 3, "strides": None}
+
+
+def test_device_arrays_go_in_place_and_host_pointers_are_refused():
+    # parpy.buffer memory of the emulated device passes in place (the
+    # placement asks the emulated device about its pointers); a host
+    # pointer behind __cuda_array_interface__ is not device memory, as on
+    # a GPU
+    # (a miss: a cached call does not ask about its pointers again, on a
+    # GPU either)
+    spec = {'i': parpy.threads(10)}
+    with _cuda_emu.installed(0):
+        x = parpy.buffer.from_array(np.arange(10, dtype=np.float32), parpy.CompileBackend.Cuda)
+        y = parpy.buffer.zeros((10,), parpy.types.F32, parpy.CompileBackend.Cuda)
+        with pytest.raises(ValueError, match="device memory"):
+            scale_f32(HostCai(np.ones(10, np.float32)), y, np.float32(2.0), 10,
+                      opts=cuda_opts(spec))
+        scale_f32(x, y, np.float32(2.0), 10, opts=cuda_opts(spec))
+        np.testing.assert_array_equal(y.numpy(), np.arange(10) * 2.0)

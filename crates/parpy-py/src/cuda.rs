@@ -122,8 +122,11 @@ pub fn place(
             })
         })
         .collect();
-    placement::place(&driver::Cuda, func, &on, explicit)
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    match emu::installed() {
+        Some(emu) => placement::place(emu, func, &on, explicit),
+        None => placement::place(&driver::Cuda, func, &on, explicit),
+    }
+    .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The launch plan of `out`, checked against the device (compute

@@ -5,7 +5,9 @@
 //! tensor. Every copy waits for its stream before returning, so a buffer
 //! is usable from any stream once a method returns.
 
+use parpy_runtime::cuda::call::Gpu;
 use parpy_runtime::cuda::driver::{self, Context};
+use parpy_runtime::cuda::emu::EmuGpu;
 use parpy_runtime::cuda::CudaError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -16,10 +18,113 @@ fn runtime_err(what: &str, e: CudaError) -> PyErr {
     crate::cuda::gpu_error(&format!("parpy.buffer: {what}"), e)
 }
 
+/// Where the memory lives: a GPU (its context), or the CUDA emulator's
+/// device (host memory), while it is installed.
+#[derive(Clone, Copy)]
+enum Dev {
+    Gpu(&'static Context),
+    Emu(&'static EmuGpu),
+}
+
+impl Dev {
+    fn of(device: i64) -> PyResult<Dev> {
+        match parpy_runtime::cuda::emu::installed() {
+            Some(emu) => Ok(Dev::Emu(emu)),
+            None => crate::cuda::context(device).map(Dev::Gpu),
+        }
+    }
+
+    fn bind(self) -> Result<(), CudaError> {
+        match self {
+            Dev::Gpu(ctx) => ctx.bind(),
+            Dev::Emu(_) => Ok(()),
+        }
+    }
+
+    /// Stream-ordered allocation, usable from every stream when it returns.
+    fn alloc(self, bytes: usize) -> Result<u64, CudaError> {
+        match self {
+            Dev::Gpu(ctx) => {
+                ctx.bind()?;
+                let ptr = ctx.alloc(bytes, 0)?;
+                driver::sync(0)?;
+                Ok(ptr)
+            }
+            Dev::Emu(emu) => emu.alloc(bytes, 0),
+        }
+    }
+
+    /// A copy of `n` bytes, done when it returns.
+    ///
+    /// # Safety
+    /// Both ranges hold `n` bytes: `to`/`from` on the host side are a
+    /// NumPy array's, on the device side inside an allocation.
+    unsafe fn copy(self, kind: Copy, dst: u64, src: u64, n: usize) -> Result<(), CudaError> {
+        match self {
+            Dev::Gpu(_) => {
+                // SAFETY: the caller's ranges; the copy ends before the sync
+                unsafe {
+                    match kind {
+                        Copy::ToDevice => driver::copy_htod(dst, src as usize as *const _, n, 0)?,
+                        Copy::ToHost => driver::copy_dtoh(dst as usize as *mut _, src, n, 0)?,
+                        Copy::OnDevice => driver::copy_dtod(dst, src, n, 0)?,
+                    }
+                }
+                driver::sync(0)
+            }
+            Dev::Emu(_) => {
+                // SAFETY: the caller's ranges (device memory is host memory)
+                unsafe { std::ptr::copy(src as usize as *const u8, dst as usize as *mut u8, n) };
+                Ok(())
+            }
+        }
+    }
+
+    /// Zeroes `n` bytes at `dst`, done when it returns.
+    ///
+    /// # Safety
+    /// `dst` holds `n` bytes of an allocation.
+    unsafe fn zero(self, dst: u64, n: usize) -> Result<(), CudaError> {
+        match self {
+            Dev::Gpu(_) => {
+                // SAFETY: the caller's range
+                unsafe { driver::zero(dst, n, 0)? };
+                driver::sync(0)
+            }
+            Dev::Emu(_) => {
+                // SAFETY: the caller's range
+                unsafe { std::ptr::write_bytes(dst as usize as *mut u8, 0, n) };
+                Ok(())
+            }
+        }
+    }
+
+    /// Gives `ptr` back once the work queued on the device is done.
+    fn free(self, ptr: u64) {
+        match self {
+            Dev::Gpu(ctx) => {
+                let _ = driver::sync_all();
+                if ctx.bind().is_ok() {
+                    driver::free(ptr, 0);
+                }
+            }
+            Dev::Emu(emu) => emu.free(ptr, 0),
+        }
+    }
+}
+
+/// The direction of a copy.
+#[derive(Clone, Copy)]
+enum Copy {
+    ToDevice,
+    ToHost,
+    OnDevice,
+}
+
 /// `bytes` bytes of device memory on device `device`.
 #[pyclass(module = "parpy._native", name = "DeviceMemory", frozen)]
 pub struct DeviceMemory {
-    ctx: &'static Context,
+    dev: Dev,
     ptr: u64,
     bytes: usize,
     device: i64,
@@ -59,7 +164,7 @@ impl DeviceMemory {
     }
 
     fn bind(&self, what: &str) -> PyResult<()> {
-        self.ctx.bind().map_err(|e| runtime_err(what, e))
+        self.dev.bind().map_err(|e| runtime_err(what, e))
     }
 }
 
@@ -73,22 +178,16 @@ impl DeviceMemory {
                 "parpy.buffer: device must be >= 0, got {device}"
             )));
         }
-        let ctx = crate::cuda::context(device)?;
+        let dev = Dev::of(device)?;
         let what = "allocating device memory";
-        py.detach(|| {
-            ctx.bind()?;
-            let ptr = ctx.alloc(nbytes, 0)?;
-            // stream-ordered: usable from every stream once this is done
-            driver::sync(0)?;
-            Ok(ptr)
-        })
-        .map(|ptr| DeviceMemory {
-            ctx,
-            ptr,
-            bytes: nbytes,
-            device,
-        })
-        .map_err(|e| runtime_err(what, e))
+        py.detach(|| dev.alloc(nbytes))
+            .map(|ptr| DeviceMemory {
+                dev,
+                ptr,
+                bytes: nbytes,
+                device,
+            })
+            .map_err(|e| runtime_err(what, e))
     }
 
     #[getter]
@@ -113,13 +212,11 @@ impl DeviceMemory {
         self.check_range(offset, n, what)?;
         self.bind(what)?;
         let dst = self.ptr + offset as u64;
-        py.detach(|| {
-            // SAFETY: `src` (alive: the caller holds it) has `n` bytes at
-            // `host`; the range was checked; the copy ends before the sync.
-            unsafe { driver::copy_htod(dst, host as usize as *const _, n, 0)? };
-            driver::sync(0)
-        })
-        .map_err(|e| runtime_err(what, e))
+        let dev = self.dev;
+        // SAFETY: `src` (alive: the caller holds it) has `n` bytes at
+        // `host`; the range was checked.
+        py.detach(|| unsafe { dev.copy(Copy::ToDevice, dst, host, n) })
+            .map_err(|e| runtime_err(what, e))
     }
 
     /// Copies bytes from `offset` into the NumPy array `dst` (C-contiguous,
@@ -135,13 +232,11 @@ impl DeviceMemory {
         self.check_range(offset, n, what)?;
         self.bind(what)?;
         let src = self.ptr + offset as u64;
-        py.detach(|| {
-            // SAFETY: `dst` (alive: the caller holds it) has `n` writable
-            // bytes; the range was checked; the copy ends before the sync.
-            unsafe { driver::copy_dtoh(host as usize as *mut _, src, n, 0)? };
-            driver::sync(0)
-        })
-        .map_err(|e| runtime_err(what, e))
+        let dev = self.dev;
+        // SAFETY: `dst` (alive: the caller holds it) has `n` writable
+        // bytes; the range was checked.
+        py.detach(|| unsafe { dev.copy(Copy::ToHost, host, src, n) })
+            .map_err(|e| runtime_err(what, e))
     }
 
     /// Copies `nbytes` bytes from `src` at `src_offset` to `offset`.
@@ -158,12 +253,10 @@ impl DeviceMemory {
         src.check_range(src_offset, nbytes, what)?;
         self.bind(what)?;
         let (d, s) = (self.ptr + offset as u64, src.ptr + src_offset as u64);
-        py.detach(|| {
-            // SAFETY: both ranges were checked against their allocations.
-            unsafe { driver::copy_dtod(d, s, nbytes, 0)? };
-            driver::sync(0)
-        })
-        .map_err(|e| runtime_err(what, e))
+        let dev = self.dev;
+        // SAFETY: both ranges were checked against their allocations.
+        py.detach(|| unsafe { dev.copy(Copy::OnDevice, d, s, nbytes) })
+            .map_err(|e| runtime_err(what, e))
     }
 
     /// Sets `nbytes` bytes from `offset` to zero.
@@ -172,12 +265,10 @@ impl DeviceMemory {
         self.check_range(offset, nbytes, what)?;
         self.bind(what)?;
         let d = self.ptr + offset as u64;
-        py.detach(|| {
-            // SAFETY: the range was checked against the allocation.
-            unsafe { driver::zero(d, nbytes, 0)? };
-            driver::sync(0)
-        })
-        .map_err(|e| runtime_err(what, e))
+        let dev = self.dev;
+        // SAFETY: the range was checked against the allocation.
+        py.detach(|| unsafe { dev.zero(d, nbytes) })
+            .map_err(|e| runtime_err(what, e))
     }
 
     fn __repr__(&self) -> String {
@@ -193,9 +284,6 @@ impl Drop for DeviceMemory {
         // Work queued on other streams may still use it: wait for the
         // device before giving the memory back (errors cannot be reported
         // from a destructor).
-        let _ = driver::sync_all();
-        if self.ctx.bind().is_ok() {
-            driver::free(self.ptr, 0);
-        }
+        self.dev.free(self.ptr);
     }
 }

@@ -1,7 +1,8 @@
 //! An emulated GPU for testing without one (a developer tool, not a
 //! backend): a [`Gpu`] whose kernels are the generated CUDA C++ compiled for
 //! the CPU against a stand-in `cuda_runtime.h` ([`HEADER`]), and whose
-//! memory is host memory.
+//! memory is host memory (its allocations are the device's pointers, as
+//! the placement's [`Driver`] asks).
 //!
 //! With it the Cuda backend's whole call path runs here: argument staging,
 //! the launch plan ([`super::plan`]: grids, parameter packing, temporaries,
@@ -19,6 +20,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::call::{Gpu, Launch, Stream};
+use super::placement::Driver;
 use super::plan::KernelInfo;
 use super::CudaError;
 
@@ -106,6 +108,8 @@ pub struct EmuGpu {
     generation: AtomicU64,
     /// One launch at a time (a library's scheduler is global state).
     running: Mutex<()>,
+    /// The allocations (start, bytes): the device's pointers.
+    memory: Mutex<std::collections::BTreeMap<u64, usize>>,
 }
 
 impl EmuGpu {
@@ -117,6 +121,7 @@ impl EmuGpu {
             seed: AtomicU32::new(seed),
             generation: AtomicU64::new(1),
             running: Mutex::new(()),
+            memory: Mutex::new(std::collections::BTreeMap::new()),
         }
     }
 
@@ -372,10 +377,16 @@ impl Gpu for EmuGpu {
                 "the CUDA emulator could not allocate {bytes} bytes (CUDA_ERROR_OUT_OF_MEMORY)"
             )));
         }
+        if let Ok(mut m) = self.memory.lock() {
+            m.insert(p as u64, bytes);
+        }
         Ok(p as u64)
     }
 
     fn free(&self, ptr: u64, _: Stream) {
+        if let Ok(mut m) = self.memory.lock() {
+            m.remove(&ptr);
+        }
         // SAFETY: a pointer from `alloc`.
         unsafe { libc::free(ptr as usize as *mut c_void) }
     }
@@ -411,5 +422,22 @@ impl Gpu for EmuGpu {
 
     fn join(&self, _: Stream, _: Stream) -> Result<(), CudaError> {
         Ok(())
+    }
+}
+
+/// The emulated device owns the pointers of its allocations (device 0);
+/// any other pointer is not device memory, as on a GPU.
+impl Driver for EmuGpu {
+    fn pointer_device(&self, ptr: u64) -> Result<i64, CudaError> {
+        let m = self
+            .memory
+            .lock()
+            .map_err(|_| CudaError::Plan("the CUDA emulator's lock is poisoned".into()))?;
+        match m.range(..=ptr).next_back() {
+            Some((&start, &bytes)) if ptr < start + bytes.max(1) as u64 => Ok(0),
+            _ => Err(CudaError::Plan(format!(
+                "{ptr:#x} is not memory of the emulated device"
+            ))),
+        }
     }
 }
