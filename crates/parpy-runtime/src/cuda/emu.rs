@@ -61,6 +61,9 @@ pub const HEADERS: [(&str, &str); 3] = [
     ("cooperative_groups.h", "#include \"cuda_runtime.h\"\n"),
 ];
 
+/// The C++ compiler's flags for the kernels and the precompiled header.
+const FLAGS: [&str; 5] = ["-std=c++17", "-O1", "-fwrapv", "-fPIC", "-w"];
+
 /// A line of the device code's text naming a folder of headers
 /// (`opts.includes`, the working directory) for the emulator's compile.
 pub const INCLUDE_LINE: &str = "// parpy-emu-include: ";
@@ -158,11 +161,34 @@ impl EmuGpu {
             std::fs::write(&tmp, text).map_err(|e| io("write", &tmp, e))?;
             std::fs::rename(&tmp, path).map_err(|e| io("write", path, e))
         };
+        // the headers in a folder of their version, with the main one
+        // precompiled (halves each compile); another version of parpy
+        // sharing the folder has its own
+        let hkey = crate::cache::sha256_hex(HEADER.as_bytes());
+        let hdir = self.dir.join(format!("include-{}", &hkey[..12]));
+        std::fs::create_dir_all(&hdir).map_err(|e| io("create", &hdir, e))?;
         for (name, text) in HEADERS {
-            let path = self.dir.join(name);
+            let path = hdir.join(name);
             if std::fs::read_to_string(&path).ok().as_deref() != Some(text) {
                 write(&path, text)?;
             }
+        }
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+        let pch = hdir.join("cuda_runtime.h.gch");
+        if !pch.exists() {
+            let tmp = hdir.join(format!("cuda_runtime.h.{pid}.gch"));
+            let built = std::process::Command::new(&cxx)
+                .args(FLAGS)
+                .args(["-x", "c++-header"])
+                .arg(hdir.join("cuda_runtime.h"))
+                .arg("-o")
+                .arg(&tmp)
+                .output();
+            // without it each compile reads the header itself
+            if built.is_ok_and(|o| o.status.success()) {
+                let _ = std::fs::rename(&tmp, &pch);
+            }
+            let _ = std::fs::remove_file(&tmp);
         }
         let key = crate::cache::sha256_hex(format!("{HEADER}\n{src}").as_bytes());
         let stem = format!("kernels_{}", &key[..24]);
@@ -173,18 +199,8 @@ impl EmuGpu {
         let cpp = self.dir.join(format!("{stem}.{pid}.cpp"));
         write(&cpp, &src)?;
         let tmp_so = self.dir.join(format!("{stem}.{pid}.so"));
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
         let mut cmd = std::process::Command::new(&cxx);
-        cmd.args([
-            "-std=c++17",
-            "-O1",
-            "-fwrapv",
-            "-fPIC",
-            "-shared",
-            "-w",
-            "-I",
-        ])
-        .arg(&self.dir);
+        cmd.args(FLAGS).args(["-shared", "-I"]).arg(&hdir);
         // the folders of the external functions' headers (`opts.includes`)
         for dir in code.lines().filter_map(|l| l.strip_prefix(INCLUDE_LINE)) {
             cmd.arg("-I").arg(dir);
