@@ -15,10 +15,10 @@ it runs:
   path except the GPU for each call: compile for Cuda, NVRTC the device code
   to an sm_90 cubin, build the launch plan (skipped without the NVRTC wheel
   off Linux, like tests/test_cuda_runtime.py);
-* with `PARPY_TEST_CUDA_EMU=1` (about a second per program), the `_emu`
-  variant runs the Cuda program on the CPU with `parpy._cuda_emu` (one
-  fiber per GPU thread, a random order between barriers) and compares it
-  with the plain-Python reference.
+* with `PARPY_TEST_EMULATED_GPU=1` (conftest; scripts/test.sh and CI run
+  `-m cuda` so), the `_cuda` variants run on the CUDA emulator: the Cuda
+  backend's call path with its kernels on the CPU (`parpy._cuda_emu`),
+  compared with the plain-Python reference.
 
 The modules themselves are not edited.
 """
@@ -32,7 +32,7 @@ import pytest
 
 import conftest
 import parpy
-from parpy import _cuda, _cuda_emu, _native, _pymode
+from parpy import _cuda, _native, _pymode
 import test_atomics as ta
 import test_bounds as tb
 import test_break_continue as tj
@@ -105,35 +105,6 @@ HOST_TOUCHES_DEVICE = frozenset({
 })
 
 
-def emu_run(fn, args, opts, rtol=None, atol=None):
-    """No GPU: the Cuda program run by the CUDA emulator, against the
-    plain-Python reference."""
-    ref = _copies(args)
-    _pymode.run(fn, ref)
-    got = _copies(args)
-    backend = opts.backend
-    try:
-        opts.backend = parpy.CompileBackend.Cuda
-        with _cuda_emu.installed(seed=1):
-            fn(*got, opts=opts)
-    except RuntimeError as e:
-        if "the CUDA emulator has no" not in str(e):
-            raise
-        pytest.skip(f"the emulator: {e}")
-    finally:
-        opts.backend = backend
-    for k, (a, b) in enumerate(zip(ref, got)):
-        if isinstance(a, np.ndarray):
-            tol = conftest.tolerances(a.dtype)
-            if rtol is not None:
-                tol["rtol"] = rtol
-            if atol is not None:
-                tol["atol"] = atol
-            np.testing.assert_allclose(
-                b, a, err_msg=f"argument {k} of {fn.__name__}: emulated Cuda vs Python", **tol)
-    return got
-
-
 # programs whose per-thread temporaries exceed a CUDA thread's 512 KiB of
 # local memory (8 MiB rows copied for an overlapping slice assignment): a
 # compile error on Cuda, tested below
@@ -169,7 +140,7 @@ def dry_expect_index_error(fn, args, opts, *words):
 
 
 def _swap(f, run, mod):
-    dry = run is dry_run or run is emu_run
+    dry = run is dry_run
     # test_bounds's helpers: run on the GPU, or only compiled
     extra = {"call": dry_call, "expect_index_error": dry_expect_index_error} if dry else {}
     extra = {k: v for k, v in extra.items() if hasattr(mod, k)}
@@ -203,8 +174,6 @@ _gpu_marks = [pytest.mark.cuda,
               pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU (scripts/gpu-check.sh)")]
 _dry_marks = [pytest.mark.skipif(not HAS_NVRTC and not sys.platform.startswith("linux"),
                                  reason="the nvidia-cuda-nvrtc wheel exists for Linux only")]
-_emu_marks = [pytest.mark.skipif(os.environ.get("PARPY_TEST_CUDA_EMU") != "1",
-                                 reason="PARPY_TEST_CUDA_EMU=1 runs the Cuda programs emulated")]
 
 # tests that are not differential runs (error checks, other backends) stay
 # in their own module
@@ -252,7 +221,3 @@ for _mod in (tp, ti, tn, tb, tg, ta, tf, tj):
         for _m in _dry_marks:
             _d = _m(_d)
         globals()[_name + "_dry"] = _d
-        _e = _swap(_f, emu_run, _mod)
-        for _m in _emu_marks:
-            _e = _m(_e)
-        globals()[_name + "_emu"] = _e
