@@ -46,11 +46,11 @@ import numpy as np
 
 from . import _native
 
-# the stand-in cuda_runtime.h (crates/parpy-runtime/src/cuda/emu.h)
-HEADER: str = _native.cuda_emulator_header()
-# the headers the program includes, as the emulator provides them
-_HEADERS = {"cuda_runtime.h": HEADER, "cuda_fp16.h": '#include "cuda_runtime.h"\n',
-            "cooperative_groups.h": '#include "cuda_runtime.h"\n'}
+# the headers the program includes, as the emulator provides them: the
+# stand-in cuda_runtime.h (crates/parpy-runtime/src/cuda/emu.h) and the ones
+# that include it
+_HEADERS: Dict[str, str] = dict(_native.cuda_emulator_headers())
+HEADER: str = _HEADERS["cuda_runtime.h"]
 
 _DIR: Dict[str, str] = {}
 

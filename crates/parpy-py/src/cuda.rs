@@ -32,10 +32,10 @@ pub fn cuda_emulator(dir: std::path::PathBuf, seed: Option<u32>) {
     parpy_runtime::cuda::emu::install(&dir, seed);
 }
 
-/// The emulator's stand-in `cuda_runtime.h`.
+/// The emulator's stand-in headers: (file name, text).
 #[pyfunction]
-pub fn cuda_emulator_header() -> &'static str {
-    parpy_runtime::cuda::emu::HEADER
+pub fn cuda_emulator_headers() -> Vec<(&'static str, &'static str)> {
+    parpy_runtime::cuda::emu::HEADERS.to_vec()
 }
 
 /// A specialization on a GPU, or on the emulated one.

@@ -56,6 +56,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(options::par, m)?)?;
     m.add_function(wrap_pyfunction!(cstring::compile_string, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::cuda_emulator, m)?)?;
-    m.add_function(wrap_pyfunction!(cuda::cuda_emulator_header, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::cuda_emulator_headers, m)?)?;
     api::register(m)
 }
