@@ -71,6 +71,11 @@ pub const INCLUDE_LINE: &str = "// parpy-emu-include: ";
 /// The compute capability the emulated device reports (an H200's).
 const ARCH: u32 = 90;
 
+/// The error of a lock a panicking thread left behind.
+fn poisoned() -> CudaError {
+    CudaError::Plan("the CUDA emulator's lock is poisoned".into())
+}
+
 type LaunchFn = unsafe extern "C" fn(*const u32, *mut *mut c_void) -> i32;
 type SeedFn = unsafe extern "C" fn(u32);
 type ErrorFn = unsafe extern "C" fn() -> *const c_char;
@@ -228,6 +233,7 @@ impl EmuGpu {
         std::fs::rename(&tmp_so, &so).map_err(|e| io("write", &so, e))?;
         Ok(so)
     }
+
     /// One launch through a module's functions.
     fn run(
         &self,
@@ -242,10 +248,7 @@ impl EmuGpu {
             .launchers
             .get(kernel)
             .ok_or_else(|| CudaError::Plan(format!("the module has no kernel #{kernel}")))?;
-        let _one = self
-            .running
-            .lock()
-            .map_err(|_| CudaError::Plan("the CUDA emulator's lock is poisoned".into()))?;
+        let _one = self.running.lock().map_err(|_| poisoned())?;
         let generation = self.generation.load(Ordering::SeqCst);
         let c = fns.clusters[kernel];
         let geo = [
@@ -445,10 +448,7 @@ impl Gpu for EmuGpu {
 /// any other pointer is not device memory, as on a GPU.
 impl Driver for EmuGpu {
     fn pointer_device(&self, ptr: u64) -> Result<i64, CudaError> {
-        let m = self
-            .memory
-            .lock()
-            .map_err(|_| CudaError::Plan("the CUDA emulator's lock is poisoned".into()))?;
+        let m = self.memory.lock().map_err(|_| poisoned())?;
         match m.range(..=ptr).next_back() {
             Some((&start, &bytes)) if ptr < start + bytes.max(1) as u64 => Ok(0),
             _ => Err(CudaError::Plan(format!(
