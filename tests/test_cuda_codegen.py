@@ -417,6 +417,28 @@ def test_a_wide_reduction_that_cannot_be_split_warns():
         printed("row_sum_wide")
 
 
+def test_stores_before_a_wide_reduction_go_to_the_final_kernel():
+    # ParPy's `y[i] = 0.0` before `y[i] += x[i, j]` over 2048 threads: the
+    # partials kernel computes without the stores, the final kernel makes
+    # them; no warning.
+    spec = {'N': parpy.threads(6), 'M': parpy.threads(2048).par_reduction()}
+    args = [f64(6, 4001), f64(12), 0.5, 6, 4001]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", parpy.ParpyWarning)
+        code = parpy.print_compiled(tp.odd_column_sums, args, cuda_opts(spec))
+    partial = code[code.index("odd_column_sums_N_partial("):code.index("odd_column_sums_N_final(")]
+    final = code[code.index("odd_column_sums_N_final("):]
+    assert "<<<dim3(6, 2, 1), dim3(1024, 1, 1)>>>" in code
+    assert "y[" not in partial
+    assert "y[i] = 0.5;" in final and "y[6 + i] = 1.0;" in final
+    # a store into what the reduction reads: one block per row, with a warning
+    with pytest.warns(parpy.ParpyWarning, match="also reads or writes"):
+        code = parpy.print_compiled(tp.sums_after_a_first_column_store,
+                                    [f64(6, 4001), f64(6), 6, 4001], cuda_opts(spec))
+    assert "_partial" not in code
+
+
 @parpy.jit
 def device_flag(x, y, N):
     with parpy.gpu:

@@ -438,6 +438,40 @@ def test_par_reduction_max(dtype):
     run_both(manual_max, [x, acc, N], cpu_opts({'N': parpy.threads(16).par_reduction()}))
 
 
+# a row's reduction wider than a GPU block, after stores into the row's
+# result (on Cuda: the partials kernel runs without those stores, the final
+# kernel with them) or into what the reduction reads (one block per row)
+
+
+@parpy.jit
+def odd_column_sums(x, y, start, N, M):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = start
+        y[N + i] = start * 2.0
+        parpy.label('M')
+        for j in range(1, M, 2):
+            y[i] += x[i, j]
+
+
+@parpy.jit
+def sums_after_a_first_column_store(x, y, N, M):
+    parpy.label('N')
+    for i in range(N):
+        x[i, 0] = 1.0
+        parpy.label('M')
+        for j in range(M):
+            y[i] += x[i, j]
+
+
+@pytest.mark.parametrize("threads", [64, 2048])
+def test_stores_before_a_wide_row_reduction(threads):
+    x = randn((6, 4001), np.float64)
+    spec = {'N': parpy.threads(6), 'M': parpy.threads(threads).par_reduction()}
+    run_both(odd_column_sums, [x, np.zeros(12), 0.5, 6, 4001], cpu_opts(spec))
+    run_both(sums_after_a_first_column_store, [x.copy(), np.zeros(6), 6, 4001], cpu_opts(spec))
+
+
 # a slice reduction (its accumulator and loop) before the update of a
 # par_reduction() loop
 

@@ -5,14 +5,18 @@
 //! The kernel must have the shape `[pre] R [tail]` or
 //! `[pre0] for i par { [pre] R [tail] } [tail0]`, where `R` is the
 //! reduction loop of the innermost level (`M` threads, `T` per block,
-//! `S = ceil(M / T)` blocks), the `pre` statements hold no parallel loop
-//! and store no array, and the bounds of `R` and of the outer loop are
-//! literals (positive steps). Then, with `K` outer iterations and a device
+//! `S = ceil(M / T)` blocks), the `pre` statements hold no parallel loop,
+//! no barrier and no call that is given an array, and the bounds of `R` and
+//! of the outer loop are literals (positive steps). The `pre` statements may
+//! store into arrays (`y[i] = 0.0` before `y[i] += x[i, j]`) when neither
+//! `R` nor the rest of `pre` (the accumulator's start value aside) touches
+//! what they store: kernel 1 runs `pre` without those stores, kernel 2 with
+//! them. Then, with `K` outer iterations and a device
 //! temporary `parts` of `K * S` elements:
 //!
 //! ```text
 //! kernel 1 (levels [outer, S, T]):
-//!   [pre0] for i par { [pre]
+//!   [pre0'] for i par { [pre']                (their array stores dropped)
 //!     for c in 0..S par(S) {
 //!       blk = identity
 //!       for j in (lo + c*C*step)..min(hi, lo + (c+1)*C*step) step par(T) reduce(op -> blk) { .. }
@@ -44,7 +48,9 @@
 //! the first reduction of a kernel is split).
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::visit::contains_par;
+use std::collections::BTreeSet;
+
+use crate::ir::visit::{accesses_explicit, contains_par, for_each_access};
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Kernel, KernelId, LoopPar, Place, Program,
     Reduction, Stmt, StmtKind, Type, VarId, VarKind,
@@ -119,8 +125,8 @@ fn one_block_warnings(k: &Kernel, skip: Option<VarId>, why: &str) -> Vec<Diagnos
             .note(why.to_string())
             .help(
                 "a reduction spans several blocks when it is the first parallel loop of at most \
-                 one outer parallel loop, the code before it only computes scalars, and the loop \
-                 bounds are compile-time constants",
+                 one outer parallel loop, the code before it does not synchronize and stores \
+                 nothing the reduction reads, and the loop bounds are compile-time constants",
             )
         })
         .collect()
@@ -183,23 +189,55 @@ fn trip(l: &ForLoop) -> Option<(i64, i64)> {
     Some((lit(&l.lo)?, l.trip_count()?))
 }
 
-/// No parallel loop, no array store, no barrier.
-fn is_scalar_code(b: &[Stmt]) -> bool {
-    b.iter().all(|s| match &s.kind {
-        StmtKind::Assign { dst, .. } => matches!(dst, Place::Var(_)),
-        StmtKind::For(l) => l.par.is_none() && is_scalar_code(&l.body),
-        StmtKind::While { body, .. } => is_scalar_code(body),
-        StmtKind::If {
-            then_body,
-            else_body,
-            ..
-        } => is_scalar_code(then_body) && is_scalar_code(else_body),
-        StmtKind::Return(_) | StmtKind::Expr(_) | StmtKind::Break | StmtKind::Continue => true,
-        StmtKind::OnDevice(_)
-        | StmtKind::Launch { .. }
-        | StmtKind::Barrier
-        | StmtKind::Callback(_) => false,
-    })
+/// No parallel loop, no barrier, and every array element it touches is
+/// explicit (no atomic update, no call given an array): what runs once per
+/// thread before the reduction, array stores aside.
+fn is_sequential_code(b: &[Stmt]) -> bool {
+    accesses_explicit(b)
+        && b.iter().all(|s| match &s.kind {
+            StmtKind::Assign { .. } => true,
+            StmtKind::For(l) => l.par.is_none() && is_sequential_code(&l.body),
+            StmtKind::While { body, .. } => is_sequential_code(body),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => is_sequential_code(then_body) && is_sequential_code(else_body),
+            StmtKind::Return(_) | StmtKind::Expr(_) | StmtKind::Break | StmtKind::Continue => true,
+            StmtKind::OnDevice(_)
+            | StmtKind::Launch { .. }
+            | StmtKind::Barrier
+            | StmtKind::Callback(_) => false,
+        })
+}
+
+/// The arrays `b` stores into.
+fn stored_arrays(b: &[Stmt]) -> BTreeSet<VarId> {
+    let mut out = BTreeSet::new();
+    for_each_access(b, &mut |a, _, store| {
+        if store {
+            out.insert(a);
+        }
+    });
+    out
+}
+
+/// Whether the first stage, which runs the code before the reduction
+/// without its array stores (`pre`, with the accumulator's start values
+/// dropped too) and then the reduction `r`, touches an array in `stored`.
+fn first_stage_touches(pre: &[&[Stmt]], r: &ForLoop, acc: VarId, stored: &BTreeSet<VarId>) -> bool {
+    let mut hit = false;
+    for b in pre {
+        for s in b.iter() {
+            if !matches!(&s.kind, StmtKind::Assign { dst: Place::Var(d), .. } if *d == acc) {
+                for_each_access(std::slice::from_ref(s), &mut |a, _, store| {
+                    hit |= !store && stored.contains(&a)
+                });
+            }
+        }
+    }
+    for_each_access(&r.body, &mut |a, _, _| hit |= stored.contains(&a));
+    hit
 }
 
 /// The first parallel loop of a block.
@@ -224,8 +262,11 @@ fn plan(k: &Kernel) -> Result<Plan, &'static str> {
     }
     let body = &k.func.body;
     let at = first_par(body).ok_or(NOT_PAR)?;
-    if !is_scalar_code(&body[..at]) {
-        return Err("the kernel stores into arrays or synchronizes before its parallel loop");
+    if !is_sequential_code(&body[..at]) {
+        return Err(
+            "the kernel synchronizes, or calls a function that is given an array, before its \
+             parallel loop",
+        );
     }
     let StmtKind::For(first) = &body[at].kind else {
         return Err(NOT_PAR);
@@ -241,10 +282,10 @@ fn plan(k: &Kernel) -> Result<Plan, &'static str> {
         (Some(at), Some((lo, first.step, n)), &first.body)
     };
     let red_at = first_par(block).ok_or(NOT_PAR)?;
-    if !is_scalar_code(&block[..red_at]) {
+    if !is_sequential_code(&block[..red_at]) {
         return Err(
-            "the outer loop body stores into arrays before the reduction, \
-             which would have to run before the partial results",
+            "the outer loop body synchronizes, or calls a function that is given an array, \
+             before the reduction",
         );
     }
     let StmtKind::For(r) = &block[red_at].kind else {
@@ -258,6 +299,19 @@ fn plan(k: &Kernel) -> Result<Plan, &'static str> {
         .any(|s| first_par(std::slice::from_ref(s)).is_some())
     {
         return Err("the reduction's body holds a parallel loop");
+    }
+    let pre: Vec<&[Stmt]> = match outer_levels.is_empty() {
+        true => vec![&block[..red_at]],
+        false => vec![&body[..at], &block[..red_at]],
+    };
+    let stored: BTreeSet<VarId> = pre.iter().flat_map(|b| stored_arrays(b)).collect();
+    let acc = r.reduction.map(|red| red.acc);
+    if acc.is_some_and(|acc| first_stage_touches(&pre, r, acc, &stored)) {
+        return Err(
+            "the code before the reduction stores into an array that the reduction (or the \
+             code before it) also reads or writes, so it would have to run before the \
+             partial results",
+        );
     }
     let (_, n) = trip(r).ok_or(
         "the bounds of the reduction are not compile-time constants \
@@ -366,8 +420,11 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
         span,
     ));
     let chunk_stmt = Stmt::new(StmtKind::For(Box::new(chunk_loop)), span);
+    // The code before the reduction without its array stores: kernel 2
+    // makes them ([`plan`] checked that kernel 1 does not touch them).
     let cut = |b: &mut Block, at: usize, s: Stmt| {
         b.truncate(at);
+        drop_array_stores(b);
         b.push(s);
     };
     match plan.outer_at {
@@ -375,7 +432,9 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
             if let Some(StmtKind::For(l)) = k1.func.body.get_mut(at).map(|s| &mut s.kind) {
                 cut(&mut l.body, plan.red_at, chunk_stmt);
             }
-            k1.func.body.truncate(at + 1);
+            let outer = k1.func.body.drain(at..).take(1).collect::<Vec<_>>();
+            drop_array_stores(&mut k1.func.body);
+            k1.func.body.extend(outer);
         }
         None => cut(&mut k1.func.body, plan.red_at, chunk_stmt),
     }
@@ -684,6 +743,23 @@ fn too_wide_for_a_cluster(k: &Kernel, plan: &Plan, opts: &Options) -> Diagnostic
 /// sm_90; 8 is portable).
 const MAX_CLUSTER: u64 = 16;
 
+fn drop_array_stores(b: &mut Block) {
+    b.retain(|s| {
+        !matches!(
+            &s.kind,
+            StmtKind::Assign {
+                dst: Place::Index { .. },
+                ..
+            }
+        )
+    });
+    for s in b.iter_mut() {
+        for sub in sub_blocks_mut(s) {
+            drop_array_stores(sub);
+        }
+    }
+}
+
 fn drop_assigns_to(b: &mut Block, v: VarId) {
     b.retain(|s| !matches!(&s.kind, StmtKind::Assign { dst: Place::Var(d), .. } if *d == v));
     for s in b.iter_mut() {
@@ -941,8 +1017,49 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
     }
 
     #[test]
-    fn a_store_before_the_reduction_keeps_one_block_and_warns() {
+    fn a_store_before_the_reduction_is_made_by_the_second_kernel() {
+        // y[i] = 1 before the reduction (ParPy's `y[i] = 0.0` followed by
+        // `y[i] += x[i, j]`): kernel 1 computes the partials without it.
         let mut p = rows_with(4096, true, false);
+        let w = run(&mut p, &Options::default());
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(verify_program(&p), Ok(()));
+        assert_eq!(p.kernels.len(), 2);
+        let text = |k: &Kernel| {
+            let mut q = p.clone();
+            q.kernels = vec![k.clone()];
+            program_to_string(&q)
+        };
+        assert!(
+            !text(&p.kernels[0]).contains("y[i] = 1.0"),
+            "{}",
+            text(&p.kernels[0])
+        );
+        assert!(
+            text(&p.kernels[1]).contains("y[i] = 1.0"),
+            "{}",
+            text(&p.kernels[1])
+        );
+    }
+
+    #[test]
+    fn a_store_the_reduction_reads_keeps_one_block_and_warns() {
+        // x[i, 0] = 1 before a reduction over x[i, :].
+        let mut p = rows_with(4096, true, false);
+        let f = &p.kernels[0].func;
+        let x = f.params[0];
+        let StmtKind::For(outer) = &f.body[0].kind else {
+            panic!("no outer loop")
+        };
+        let i = outer.var;
+        let first = store(
+            x,
+            vec![var_e(f, i), crate::passes::util::int(0, Span::default())],
+            float(1.0, ElemTy::F32),
+        );
+        if let StmtKind::For(outer) = &mut p.kernels[0].func.body[0].kind {
+            outer.body[0] = first;
+        }
         let before = program_to_string(&p);
         let w = run(&mut p, &Options::default());
         assert_eq!(program_to_string(&p), before);
@@ -955,7 +1072,7 @@ fn rows(x: f32[10, 100000000], y: f32[10]) {
         );
         assert_eq!(w[0].labels[0].message, "reduction of level `M`");
         assert!(
-            w[0].notes[0].contains("stores into arrays before the reduction"),
+            w[0].notes[0].contains("also reads or writes"),
             "{:?}",
             w[0].notes
         );
