@@ -438,3 +438,27 @@ def test_device_arrays_go_in_place_and_host_pointers_are_refused():
                       opts=cuda_opts(spec))
         scale_f32(x, y, np.float32(2.0), 10, opts=cuda_opts(spec))
         np.testing.assert_array_equal(y.numpy(), np.arange(10) * 2.0)
+
+
+ROWS = parpy.types.symbol()
+
+
+@parpy.jit
+def add_one_annotated(x: parpy.types.buffer(parpy.types.F32, [ROWS])):
+    parpy.label('i')
+    for i in range(ROWS):
+        x[i] += 1.0
+
+
+def test_an_annotated_parameter_takes_a_cuda_buffer_view():
+    # the annotation check read a Cuda buffer's dtype (a parpy DataType) as
+    # its element type and refused the row of a buffer
+    with _cuda_emu.installed(0):
+        a = np.arange(64, dtype=np.float32).reshape(2, 32)
+        b = parpy.buffer.from_array(a, parpy.CompileBackend.Cuda)
+        add_one_annotated(b[1], opts=cuda_opts({'i': parpy.threads(32)}))
+        np.testing.assert_array_equal(b.numpy(), a + np.array([[0.0], [1.0]], np.float32))
+        with pytest.raises(parpy.CompileTypeError, match="its elements are int32, not float32"):
+            add_one_annotated(parpy.buffer.from_array(np.zeros(4, np.int32),
+                                                      parpy.CompileBackend.Cuda),
+                              opts=cuda_opts({'i': parpy.threads(32)}))

@@ -37,7 +37,8 @@ def _describe(a: Any) -> Tuple[Optional[str], Optional[Tuple[int, ...]]]:
     dt = getattr(a, "dtype", None)
     shape = getattr(a, "shape", None)
     if dt is not None and shape is not None:
-        name = str(dt)
+        to_numpy = getattr(dt, "to_numpy", None)  # a parpy buffer's DataType
+        name = np.dtype(to_numpy()).name if callable(to_numpy) else str(dt)
         name = name[len(_TORCH_PREFIX):] if name.startswith(_TORCH_PREFIX) else name
         shape = tuple(int(d) for d in shape)
         return name, (shape if shape else None)
