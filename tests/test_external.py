@@ -10,6 +10,8 @@ jit's own path, by a dry run), Metal's syntax-checked by clang.
 
 import os
 import pathlib
+import re
+import shutil
 import subprocess
 
 import numpy as np
@@ -319,3 +321,143 @@ def test_editing_a_header_rebuilds(tmp_path):
     assert run() == 1.0
     header.write_text("static inline float parpy_k(void) { return 2.0f; }\n")
     assert run() == 2.0
+
+
+# --------------------------------------------------------------------------
+# Cooperative externals: parallelize=parpy.threads(P) declares a GPU function
+# that P threads call together (it reads threadIdx.x, shuffles or shares
+# values); each iteration of the innermost parallel loop gets a block of P
+# threads that all call it, and its stores are made once.
+
+
+@parpy.external("warp_sum_ext", parpy.CompileBackend.Cuda, parpy.Target.Device,
+                header="<parpy_ext_test.cuh>", parallelize=parpy.threads(32))
+def warp_sum(x: types.buffer(types.F32, [32])) -> types.F32:
+    return x.sum()
+
+
+@parpy.external("block_max_ext", parpy.CompileBackend.Cuda, parpy.Target.Device,
+                header="<parpy_ext_test.cuh>", parallelize=parpy.threads(64))
+def block_max(x: types.buffer(types.F64, [N]), n: types.I64) -> types.F64:
+    return x[:n].max()
+
+
+@parpy.jit
+def warp_row_sums(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = warp_sum(x[i]) * 2.0 + 1.0
+
+
+@parpy.jit
+def scaled_by_max(x, y, N):
+    with parpy.gpu:
+        m = block_max(x, N)
+        for i in range(N):
+            y[i] = x[i] / m
+
+
+def test_a_cooperative_external_runs_on_a_block_per_iteration():
+    x = rng.standard_normal((10, 32)).astype(np.float32)
+    opts = with_includes(cuda_opts({'N': T(10)}))
+    code = parpy.print_compiled(warp_row_sums, [x, np.zeros(10, np.float32), 10], opts)
+    # one block of 32 threads per row; all of them call it, thread 0 stores
+    assert "<<<dim3(10, 1, 1), dim3(32, 1, 1)>>>" in code
+    call = code.index("= warp_sum_ext(&x[")
+    assert code.index("if ((int64_t)threadIdx.x == 0)", call) > call
+    # a `with parpy.gpu:` block runs on 64 threads
+    v = rng.standard_normal(100)
+    code = parpy.print_compiled(scaled_by_max, [v, np.zeros(100), 100], opts)
+    assert "<<<dim3(1, 1, 1), dim3(64, 1, 1)>>>" in code
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")
+def test_cooperative_externals_agree_on_the_emulated_gpu():
+    from parpy import _cuda_emu
+    x = rng.standard_normal((10, 32)).astype(np.float32)
+    v = rng.standard_normal(100) + 3.0
+    opts = with_includes(cuda_opts({'N': T(10)}))
+    with _cuda_emu.installed(1):
+        out = np.zeros(10, np.float32)
+        warp_row_sums(x, out, 10, opts=opts)
+        np.testing.assert_allclose(out, x.sum(axis=1) * 2.0 + 1.0, rtol=1e-5)
+        y = np.zeros(100)
+        scaled_by_max(v, y, 100, opts=opts)
+        np.testing.assert_allclose(y, v / v.max())
+
+
+@pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU")
+@pytest.mark.cuda
+def test_cooperative_externals_on_the_gpu():
+    x = rng.standard_normal((10, 32)).astype(np.float32)
+    out = np.zeros(10, np.float32)
+    warp_row_sums(x, out, 10, opts=with_includes(cuda_opts({'N': T(10)})))
+    np.testing.assert_allclose(out, x.sum(axis=1) * 2.0 + 1.0, rtol=1e-5)
+
+
+@parpy.jit
+def coop_between_loops(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        s = warp_sum(x[i])
+        parpy.label('M')
+        for j in range(32):
+            x[i, j] = x[i, j] / s
+
+
+@parpy.jit
+def coop_under_or(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = 1.0 if x[i, 0] > 0.0 else warp_sum(x[i])
+
+
+@parpy.jit
+def coop_with_a_reduction(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.label('M')
+        out[i] = warp_sum(x[i]) + parpy.operators.sum(x[i, :])
+
+
+@parpy.external("warp_sum_ext", parpy.CompileBackend.Cuda, parpy.Target.Device,
+                header="<parpy_ext_test.cuh>", parallelize=parpy.threads(64))
+def warp_sum_64(x: types.buffer(types.F32, [32])) -> types.F32:
+    return x.sum()
+
+
+@parpy.jit
+def coop_two_sizes(x, out, N):
+    with parpy.gpu:
+        out[0] = warp_sum(x[0]) + warp_sum_64(x[1])
+
+
+@pytest.mark.parametrize("fn,spec,words", [
+    (coop_between_loops, {'N': T(10), 'M': T(32)},
+     "must be called in the body of the innermost parallel loop"),
+    (coop_under_or, {'N': T(10)}, "not under `and`, `or` or a conditional expression"),
+    (coop_with_a_reduction, {'N': T(10), 'M': T(32)}, "also holds a parallel reduction"),
+    (coop_two_sizes, {}, "but `warp_sum_ext` in the same parallel code by 32"),
+])
+def test_cooperative_externals_misplaced_are_errors(fn, spec, words):
+    x = rng.standard_normal((10, 32)).astype(np.float32)
+    with pytest.raises(parpy.CompileError, match=re.escape(words)):
+        parpy.print_compiled(fn, [x, np.zeros(10, np.float32), 10],
+                             with_includes(cuda_opts(spec)))
+
+
+def test_a_cooperative_external_on_cpu_is_an_error():
+    @parpy.external("warp_sum_ext", parpy.CompileBackend.Cpu, parpy.Target.Device,
+                    header="parpy_ext_test.h", parallelize=parpy.threads(32))
+    def cpu_warp_sum(x: types.buffer(types.F32, [32])) -> types.F32:
+        return x.sum()
+
+    @parpy.jit
+    def calls(x, out, N):
+        parpy.label('N')
+        for i in range(N):
+            out[i] = cpu_warp_sum(x[i])
+
+    with pytest.raises(parpy.CompileError, match="for the Cpu backend, where one thread"):
+        calls(np.ones((2, 32), np.float32), np.zeros(2, np.float32), 2,
+              opts=with_includes(cpu_opts({'N': T(2)})))

@@ -11,6 +11,14 @@ calls against (element types, array ranks and fixed or symbolic sizes);
 its body is what a plain Python call (and `CompileBackend.Python`) runs.
 Declaring the same Python name for several backends gathers the
 declarations: jit code uses the one of the backend it is compiled for.
+
+`parallelize=parpy.threads(P)` (Cuda, Metal) declares a function that `P`
+threads of a block call together, such as a warp reduction that reads
+`threadIdx.x` and shuffles values: each iteration of the innermost parallel
+loop calling it (or the `with parpy.gpu:` block) then runs on a block of
+`P` threads, all of which call it; the code around the call runs on all
+of them, its array stores once. The call must be in that loop's own body
+and evaluated whenever its statement runs.
 """
 
 from __future__ import annotations

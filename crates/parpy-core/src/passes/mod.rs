@@ -40,6 +40,9 @@
 //!     their reduction).
 //! 11. [`gpu_reductions`] — GPU backends only: parallel reductions to tree
 //!     reductions (warp reductions, block-shared memory, barriers).
+//!     Then [`gpu_cooperative_externals`] — GPU backends only: a kernel
+//!     that calls an external declared with `parallelize=threads(P)` gets
+//!     an innermost level of `P` threads that call it together.
 //! 12. [`gpu_grid`] — GPU backends only: parallel levels onto the grid
 //!     (thread and block indices, strided loops, `LaunchInfo.blocks/threads`).
 //! 13. [`gpu_register_rows`] — GPU backends only: a thread's share of a row
@@ -59,6 +62,7 @@ pub mod cpu_skew_fuse;
 pub mod cpu_unroll_jam;
 pub mod fold_constants;
 pub mod gpu_block_levels;
+pub mod gpu_cooperative_externals;
 pub mod gpu_grid;
 pub mod gpu_host_reads;
 pub mod gpu_nested_reductions;
@@ -166,6 +170,9 @@ pub const PASSES: &[Pass] = &[
     }),
     pass("gpu_two_stage", true, gpu_two_stage::run),
     pass("gpu_reductions", true, |p, _| gpu_reductions::run(p)),
+    pass("gpu_cooperative_externals", true, |p, _| {
+        gpu_cooperative_externals::run(p)
+    }),
     pass("gpu_grid", true, |p, _| gpu_grid::run(p)),
     pass("gpu_register_rows", true, |p, o| {
         gpu_register_rows::run(p, o.max_unroll_count);
@@ -258,7 +265,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 20);
+        assert_eq!(PASSES.len(), 21);
     }
 
     #[test]

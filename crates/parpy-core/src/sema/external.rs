@@ -46,14 +46,18 @@ impl Lowerer<'_, '_> {
             );
             return None;
         };
-        if let Some(n) = decl.threads {
+        if let (Some(n), Backend::Cpu) = (decl.threads, backend) {
+            // GPU backends: passes::gpu_cooperative_externals
             self.error(
                 Diagnostic::error(format!(
-                    "the external `{name}` is declared with parallelize=parpy.threads({n}), \
-                     which this version does not support yet"
+                    "the external `{name}` is declared with parallelize=parpy.threads({n}) for \
+                     the Cpu backend, where one thread calls an external function"
                 ))
                 .at(span, "called here")
-                .help("declare it without parallelize= (one thread calls it)"),
+                .help(
+                    "declare the Cpu function without parallelize= (threads that call a \
+                       function together are a GPU notion)",
+                ),
             );
             return None;
         }
