@@ -461,3 +461,23 @@ def test_a_cooperative_external_on_cpu_is_an_error():
     with pytest.raises(parpy.CompileError, match="for the Cpu backend, where one thread"):
         calls(np.ones((2, 32), np.float32), np.zeros(2, np.float32), 2,
               opts=with_includes(cpu_opts({'N': T(2)})))
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")
+def test_an_undefined_cuda_external_fails_to_compile_with_parpys_words():
+    @parpy.external("clamp_ext_undefined", parpy.CompileBackend.Cuda, parpy.Target.Device,
+                    header="<parpy_ext_test.cuh>")
+    def undefined(x: types.F32) -> types.F32:
+        return x
+
+    @parpy.jit
+    def calls_undefined(x, N):
+        parpy.label('N')
+        for i in range(N):
+            x[i] = undefined(x[i])
+
+    from parpy import _cuda_emu
+    with _cuda_emu.installed(0):
+        with pytest.raises(RuntimeError, match="Compilation of generated CUDA code failed: "
+                                               "the CUDA emulator could not compile"):
+            calls_undefined(np.ones(4, np.float32), 4, opts=with_includes(cuda_opts({'N': T(4)})))

@@ -221,7 +221,8 @@ impl EmuGpu {
                 .take(5)
                 .collect();
             return Err(CudaError::Plan(format!(
-                "the CUDA emulator could not compile the kernels ({}):\n{}",
+                "Compilation of generated CUDA code failed: the CUDA emulator could not compile \
+                 the kernels ({}):\n{}",
                 cpp.display(),
                 if errors.is_empty() {
                     log.to_string()

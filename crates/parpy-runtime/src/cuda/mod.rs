@@ -35,7 +35,8 @@ pub mod plan;
 pub enum CudaError {
     #[error("NVRTC is not available: {0}")]
     NoNvrtc(String),
-    #[error("NVRTC could not compile `{name}` for sm_{arch}:\n{log}")]
+    // ParPy's words first ("Compilation of generated CUDA code failed")
+    #[error("Compilation of generated CUDA code failed: NVRTC could not compile `{name}` for sm_{arch}:\n{log}")]
     NvrtcCompile {
         name: String,
         arch: u32,

@@ -371,7 +371,10 @@ extern "C" __global__ void axpy(float *y, const float *x, float a, long long n) 
         let err = n.compile_cubin(bad, "broken", 90, &[], &[]).unwrap_err();
         let msg = err.to_string();
         assert!(
-            msg.contains("could not compile `broken` for sm_90"),
+            msg.starts_with(
+                "Compilation of generated CUDA code failed: NVRTC could not compile \
+                             `broken` for sm_90"
+            ),
             "{msg}"
         );
         assert!(msg.contains("undefined_name"), "{msg}");
