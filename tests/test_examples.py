@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -83,3 +84,18 @@ def test_normalize_rows(tmp_path):
 def test_examples_have_docstrings(name):
     text = (EXAMPLES / name).read_text()
     assert text.startswith('"""'), f"{name} should start with a docstring explaining it"
+
+
+def test_warp_sum_external(tmp_path):
+    out = run_example("warp_sum_external.py", cache_dir=tmp_path)
+    assert "cpu: row sums match NumPy" in out
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")
+def test_warp_sum_external_on_the_emulated_gpu(tmp_path):
+    out = run_example("warp_sum_external.py", "--backend", "cuda", "--emulate",
+                      cache_dir=tmp_path)
+    kernel = out.split("---- the CUDA kernel ----", 1)[1]
+    assert "warp_sum(&x[i * 32 + 0])" in kernel
+    assert "launch: sum_rows_N<<<dim3(100, 1, 1), dim3(32, 1, 1)>>>" in out
+    assert "cuda (emulated): row sums match NumPy" in out
