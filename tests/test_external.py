@@ -481,3 +481,27 @@ def test_an_undefined_cuda_external_fails_to_compile_with_parpys_words():
         with pytest.raises(RuntimeError, match="Compilation of generated CUDA code failed: "
                                                "the CUDA emulator could not compile"):
             calls_undefined(np.ones(4, np.float32), 4, opts=with_includes(cuda_opts({'N': T(4)})))
+
+
+@parpy.external("metal::simd_sum", parpy.CompileBackend.Metal, parpy.Target.Device,
+                parallelize=parpy.threads(32))
+def simd_sum(x: types.F32) -> types.F32:
+    return x
+
+
+@parpy.jit
+def simd_group_sums(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = simd_sum(x[i])
+
+
+@needs_clang
+def test_a_cooperative_external_on_metal_parses():
+    o = parpy.par({'N': T(8)})
+    o.backend = parpy.CompileBackend.Metal
+    code = parpy.print_compiled(simd_group_sums, [np.ones(8, np.float32),
+                                                  np.zeros(8, np.float32), 8], o)
+    assert "float ext = metal::simd_sum(x[i]);" in code
+    assert "if ((int64_t)parpy_thread.x == 0)" in code
+    assert_clang_ok(code, "simd_group_sums")
