@@ -347,8 +347,27 @@ def test_host_store_is_an_error_on_cuda():
     with pytest.raises(parpy.CompileError) as e:
         parpy.print_compiled(tp.slice_bounds, [a, a.copy(), a.copy()], cuda_opts())
     msg = str(e.value)
+    # no parallel code at all: one error saying so, at the first statement
+    assert msg.startswith("error: The function `slice_bounds` does not contain any "
+                          "parallelism, so on the Cuda backend all of it runs on the host")
+    assert msg.count("error:") == 1
+    assert "y[2:10] = a[0:8] * b[3:11]" in msg
+    assert "or use `with parpy.gpu:`" in msg
+    # with parallel code elsewhere, each host statement that touches an
+    # array is an error of its own
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.print_compiled(host_store_after_a_loop, [a, 12], cuda_opts({'N': parpy.threads(12)}))
+    msg = str(e.value)
     assert "assigning to device data from host code" in msg
     assert "use `with parpy.gpu:` or a reduction operator" in msg
+
+
+@parpy.jit
+def host_store_after_a_loop(a, N):
+    parpy.label('N')
+    for i in range(N):
+        a[i] = 1.0
+    a[0] = 2.0
 
 
 @parpy.jit

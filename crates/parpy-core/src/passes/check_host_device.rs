@@ -28,8 +28,37 @@ pub fn run(p: &mut Program, backend: Backend) -> Vec<Diagnostic> {
         errors: &mut errors,
     };
     c.block(&mut body);
+    let no_device_code = !has_device_code(&body);
     p.host.body = body;
+    if no_device_code && !errors.is_empty() {
+        // One error for a function with no parallel code at all (the spec
+        // or the labels forgotten), not one per statement.
+        let span = errors[0].labels.first().map(|l| l.span);
+        let mut d = Diagnostic::error(format!(
+            "The function `{}` does not contain any parallelism, so on the {} backend all of \
+             it runs on the host, where the arrays (in device memory) cannot be accessed",
+            p.host.name,
+            backend.name()
+        ));
+        if let Some(span) = span {
+            d = d.at(span, "this statement uses an array in host code");
+        }
+        return vec![d
+            .note("Data cannot be accessed outside parallel code")
+            .help(
+                "label a loop or a slice statement (`parpy.label('i')`) and map the label to \
+                 threads in the parallel specification (`parpy.par({'i': parpy.threads(n)})`), \
+                 or use `with parpy.gpu:`",
+            )];
+    }
     errors
+}
+
+/// Whether `b` holds a parallel loop or a device block anywhere.
+fn has_device_code(b: &[Stmt]) -> bool {
+    let mut found = false;
+    crate::ir::visit::walk_stmts(b, &mut |s| found |= on_device(s));
+    found
 }
 
 struct Check<'a> {
@@ -223,16 +252,35 @@ mod tests {
     use crate::passes::testutil::*;
     use crate::types::ElemTy;
 
-    #[test]
-    fn host_store_and_read_are_errors() {
-        // y[0] = x[1] on the host.
+    /// `y[0] = x[1]` on the host, after a device block (`device`) or alone.
+    fn host_store(device: bool) -> Program {
         let mut b = FnBuilder::new("f");
         let x = b.array("x", ElemTy::F32, &[4]);
         let y = b.array("y", ElemTy::F32, &[4]);
         let f = &b.f;
         let s = store(y, vec![int(0)], idx(f, x, vec![int(1)]));
+        if device {
+            b.push(Stmt::new(StmtKind::OnDevice(vec![]), Span::default()));
+        }
         b.push(s);
-        let mut p = program(b.f);
+        program(b.f)
+    }
+
+    #[test]
+    fn a_function_without_device_code_gets_one_error() {
+        let errs = run(&mut host_store(false), Backend::Cuda);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0]
+                .message
+                .starts_with("The function `f` does not contain any parallelism"),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn host_store_and_read_are_errors() {
+        let mut p = host_store(true);
         let errs = run(&mut p, Backend::Cuda);
         assert_eq!(errs.len(), 2, "{errs:?}");
         let text = crate::diag::render_all(&errs);
