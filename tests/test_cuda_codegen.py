@@ -592,3 +592,35 @@ def test_top_level_parallel_reduction_around_parallel_loops_keeps_the_outer_one(
     assert "parpy_warp_max_f64" in code and "j < 100; j += 1)" in code, code
     if NVRTC_PATH is not None:
         check_nvrtc(code, "top_level_nested_max")
+
+
+@parpy.jit
+def max_3d(x, out):
+    parpy.label('outer')
+    out[0] = parpy.reduce.max(x[:, :, :])
+
+
+@parpy.jit
+def sum_of_a_corner(x, out):
+    parpy.label('outer')
+    out[0] = parpy.reduce.sum(x[1:, :, 2:])
+
+
+@pytest.mark.parametrize("backend", ["Cpu", "Cuda", "Metal"])
+def test_a_flattened_whole_array_reduction_reads_by_its_counter(backend):
+    # the loop over all elements of x[:, :, :] indexes x with j // 35,
+    # (j // 7) % 5 and j % 7, whose row-major offset is j itself: no
+    # division per element
+    x = np.random.default_rng(3).standard_normal((6, 5, 7)).astype(np.float32)
+    opts = backend_opts(getattr(parpy.CompileBackend, backend), {'outer': parpy.threads(8)})
+    code = parpy.print_compiled(max_3d, [x, np.zeros(1, np.float32)], opts)
+    reads = [line.strip() for line in code.splitlines() if "x[" in line]
+    assert reads and all("x[j]" in r for r in reads), reads
+    # a slice that does not start at 0 keeps its offsets
+    code = parpy.print_compiled(sum_of_a_corner, [x, np.zeros(1, np.float32)], opts)
+    assert "x[j]" not in code
+    if backend == "Cpu":
+        for fn, want in ((max_3d, x.max()), (sum_of_a_corner, x[1:, :, 2:].sum())):
+            out = np.zeros(1, np.float32)
+            fn(x, out, opts=opts)
+            np.testing.assert_allclose(out[0], want, rtol=1e-5)

@@ -1554,9 +1554,15 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         // Offsets of arrays past 2^31 elements need 64 bits: a literal index
         // is multiplied here, a narrower index is widened first.
         let wide = shape.iter().product::<i64>() > i32::MAX as i64;
+        // Trailing indices that split one integer row-major add up to it.
+        let run = crate::ir::affine::flattened_indices(indices, &shape);
         let mut flat: Option<(String, u8)> = None;
         for (k, ix) in indices.iter().enumerate() {
-            let stride: i64 = shape[k + 1..].iter().product();
+            let (ix, stride) = match run {
+                Some((m, _)) if k > m => break,
+                Some((m, a)) if k == m => (a, 1),
+                _ => (ix, shape[k + 1..].iter().product()),
+            };
             let e = match ix.kind {
                 ExprKind::Int(c) if stride != 1 => {
                     let lit = self.d.int_literal(c.saturating_mul(stride), ElemTy::I64);

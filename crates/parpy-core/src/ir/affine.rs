@@ -137,6 +137,62 @@ fn substituted(e: &Expr, def: &dyn Fn(VarId) -> Option<Expr>, depth: u32) -> Exp
     c
 }
 
+/// The trailing indices of an access that split one integer `a` row-major
+/// over the last dimensions of `shape` (sema's flattened slice nests:
+/// `a // (d1 * d2)`, `(a // d2) % d1`, `a % d2`): the position `m` where
+/// they start (at least two of them) and `a`. Their row-major offset is `a`
+/// itself, for every integer `a`: with Python's floor `//` and `%`,
+/// `a == (a // c) * c + a % c`, applied from the innermost dimension out.
+pub fn flattened_indices<'a>(indices: &'a [Expr], shape: &[i64]) -> Option<(usize, &'a Expr)> {
+    let n = indices.len();
+    if n < 2 || shape.len() != n {
+        return None;
+    }
+    let lit = |e: &Expr| match e.kind {
+        ExprKind::Int(v) => Some(v),
+        _ => None,
+    };
+    let bin = |e: &'a Expr, op: BinOp| match &e.kind {
+        ExprKind::Binary { op: o, lhs, rhs } if *o == op => Some((&**lhs, lit(rhs)?)),
+        _ => None,
+    };
+    // `a // stride` (or `a` when the stride is 1)
+    let quotient = |e: &'a Expr, stride: i64| {
+        if stride == 1 {
+            Some(e)
+        } else {
+            bin(e, BinOp::FloorDiv).and_then(|(a, c)| (c == stride).then_some(a))
+        }
+    };
+    // the innermost index: `a % d`
+    let (a, d) = bin(&indices[n - 1], BinOp::Mod)?;
+    if d != shape[n - 1] || d <= 0 {
+        return None;
+    }
+    let mut stride = d;
+    let mut m = n - 1;
+    while m > 0 {
+        let k = m - 1;
+        let ix = &indices[k];
+        // a middle index `(a // stride) % shape[k]`, or the outermost of
+        // the run `a // stride`
+        let middle = bin(ix, BinOp::Mod)
+            .filter(|(_, c)| *c == shape[k])
+            .and_then(|(q, _)| quotient(q, stride))
+            .filter(|x| same_expr(x, a));
+        if middle.is_some() {
+            stride = stride.checked_mul(shape[k])?;
+            m = k;
+            continue;
+        }
+        if quotient(ix, stride).is_some_and(|x| same_expr(x, a)) {
+            return Some((k, a));
+        }
+        break;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +246,42 @@ mod tests {
         // i * j is one atom
         let g = affine(&b(BinOp::Mul, v(0), v(2)), &|_| None);
         assert_eq!((g.coef_of(VarId(0)), g.terms.len()), (0, 1));
+    }
+
+    #[test]
+    fn flattened_indices_add_up_to_their_source() {
+        // a // 12, (a // 4) % 3, a % 4 over shape (5, 3, 4): the offset is a
+        let a = v(0);
+        let idx = vec![
+            b(BinOp::FloorDiv, a.clone(), k(12)),
+            b(BinOp::Mod, b(BinOp::FloorDiv, a.clone(), k(4)), k(3)),
+            b(BinOp::Mod, a.clone(), k(4)),
+        ];
+        let (m, src) = flattened_indices(&idx, &[5, 3, 4]).unwrap();
+        assert_eq!(m, 0);
+        assert!(same_expr(src, &a));
+        // i, a // 4, a % 4: the run starts at 1
+        let idx2 = vec![v(1), b(BinOp::FloorDiv, a.clone(), k(4)), idx[2].clone()];
+        assert_eq!(flattened_indices(&idx2, &[5, 3, 4]).map(|r| r.0), Some(1));
+        // a divisor that is not the stride, another dividend, a short run:
+        // nothing
+        let bad = vec![
+            b(BinOp::FloorDiv, a.clone(), k(5)),
+            b(BinOp::Mod, a.clone(), k(4)),
+        ];
+        assert!(flattened_indices(&bad, &[5, 4]).is_none());
+        let other = vec![
+            b(BinOp::FloorDiv, v(2), k(4)),
+            b(BinOp::Mod, a.clone(), k(4)),
+        ];
+        assert!(flattened_indices(&other, &[5, 4]).is_none());
+        assert!(flattened_indices(&[b(BinOp::Mod, a, k(4))], &[4]).is_none());
+        // the identity itself, with Python's floor semantics, negatives too
+        for x in -50i64..50 {
+            let (q, r) = (x.div_euclid(12), x.rem_euclid(12));
+            let (q2, r2) = ((x.div_euclid(4)).rem_euclid(3), x.rem_euclid(4));
+            assert_eq!(q * 12 + q2 * 4 + r2, x);
+            assert_eq!(q * 12 + r, x);
+        }
     }
 }

@@ -26,14 +26,18 @@ pub fn run(p: &mut Program, backend: Backend) -> Vec<Diagnostic> {
         p,
         backend,
         errors: &mut errors,
+        access: vec![],
     };
     c.block(&mut body);
+    let access = std::mem::take(&mut c.access);
     let no_device_code = !has_device_code(&body);
     p.host.body = body;
-    if no_device_code && !errors.is_empty() {
+    if !no_device_code || access.is_empty() {
+        errors.extend(access);
+    } else {
         // One error for a function with no parallel code at all (the spec
         // or the labels forgotten), not one per statement.
-        let span = errors[0].labels.first().map(|l| l.span);
+        let span = access[0].labels.first().map(|l| l.span);
         let mut d = Diagnostic::error(format!(
             "The function `{}` does not contain any parallelism, so on the {} backend all of \
              it runs on the host, where the arrays (in device memory) cannot be accessed",
@@ -43,13 +47,14 @@ pub fn run(p: &mut Program, backend: Backend) -> Vec<Diagnostic> {
         if let Some(span) = span {
             d = d.at(span, "this statement uses an array in host code");
         }
-        return vec![d
-            .note("Data cannot be accessed outside parallel code")
-            .help(
-                "label a loop or a slice statement (`parpy.label('i')`) and map the label to \
+        errors.push(
+            d.note("Data cannot be accessed outside parallel code")
+                .help(
+                    "label a loop or a slice statement (`parpy.label('i')`) and map the label to \
                  threads in the parallel specification (`parpy.par({'i': parpy.threads(n)})`), \
                  or use `with parpy.gpu:`",
-            )];
+                ),
+        );
     }
     errors
 }
@@ -65,6 +70,9 @@ struct Check<'a> {
     p: &'a Program,
     backend: Backend,
     errors: &'a mut Vec<Diagnostic>,
+    /// The array accesses of host code (reported one by one, or as one
+    /// error when the function has no device code at all).
+    access: Vec<Diagnostic>,
 }
 
 /// Is `s` a parallel nest or a device block (code that runs on the device)?
@@ -118,7 +126,7 @@ impl Check<'_> {
     }
 
     fn store_error(&mut self, span: Span) {
-        self.errors.push(
+        self.access.push(
             Diagnostic::error(format!(
                 "assigning to device data from host code (backend {})",
                 self.backend.name()
@@ -173,7 +181,7 @@ impl Check<'_> {
     }
 
     fn read_error(&mut self, e: &Expr) {
-        self.errors.push(
+        self.access.push(
             Diagnostic::error(format!(
                 "reading device data from host code (backend {})",
                 self.backend.name()
