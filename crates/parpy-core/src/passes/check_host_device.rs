@@ -30,33 +30,35 @@ pub fn run(p: &mut Program, backend: Backend) -> Vec<Diagnostic> {
     };
     c.block(&mut body);
     let access = std::mem::take(&mut c.access);
-    let no_device_code = !has_device_code(&body);
-    p.host.body = body;
-    if !no_device_code || access.is_empty() {
-        errors.extend(access);
-    } else {
-        // One error for a function with no parallel code at all (the spec
-        // or the labels forgotten), not one per statement.
-        let span = access[0].labels.first().map(|l| l.span);
-        let mut d = Diagnostic::error(format!(
-            "The function `{}` does not contain any parallelism, so on the {} backend all of \
-             it runs on the host, where the arrays (in device memory) cannot be accessed",
-            p.host.name,
-            backend.name()
-        ));
-        if let Some(span) = span {
-            d = d.at(span, "this statement uses an array in host code");
+    // One error for a function with no parallel code at all (the spec or
+    // the labels forgotten), not one per statement.
+    match access.first() {
+        Some(first) if !has_device_code(&body) => {
+            errors.push(no_parallelism(&p.host.name, backend, first))
         }
-        errors.push(
-            d.note("Data cannot be accessed outside parallel code")
-                .help(
-                    "label a loop or a slice statement (`parpy.label('i')`) and map the label to \
-                 threads in the parallel specification (`parpy.par({'i': parpy.threads(n)})`), \
-                 or use `with parpy.gpu:`",
-                ),
-        );
+        _ => errors.extend(access),
     }
+    p.host.body = body;
     errors
+}
+
+/// The error of a function without device code whose host code touches
+/// arrays, at the first access (`first`).
+fn no_parallelism(name: &str, backend: Backend, first: &Diagnostic) -> Diagnostic {
+    let mut d = Diagnostic::error(format!(
+        "The function `{name}` does not contain any parallelism, so on the {} backend all of \
+         it runs on the host, where the arrays (in device memory) cannot be accessed",
+        backend.name()
+    ));
+    if let Some(l) = first.labels.first() {
+        d = d.at(l.span, "this statement uses an array in host code");
+    }
+    d.note("Data cannot be accessed outside parallel code")
+        .help(
+            "label a loop or a slice statement (`parpy.label('i')`) and map the label to threads \
+         in the parallel specification (`parpy.par({'i': parpy.threads(n)})`), or use \
+         `with parpy.gpu:`",
+        )
 }
 
 /// Whether `b` holds a parallel loop or a device block anywhere.

@@ -24,7 +24,7 @@
 //! Anything else is an error at the call.
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::visit::{stmt_exprs, stmt_exprs_mut, sub_blocks, walk_exprs};
+use crate::ir::visit::{stmt_exprs, stmt_exprs_mut, sub_blocks};
 use crate::ir::{BinOp, Block, Expr, ExprKind, Kernel, Place, Program, Stmt, StmtKind, VarKind};
 use crate::passes::gpu_grid::{contains_warp_reduce, MAX_TPB};
 use crate::passes::util::new_var;
@@ -39,16 +39,17 @@ pub fn run(p: &mut Program) -> Vec<Diagnostic> {
             .map_or("?", |d: &ExtDecl| d.name.as_str())
     };
     for h in &p.helpers {
-        for_each_call(&h.body, &threads, &mut |e, n| {
+        calls_by_depth(&h.body, 0, &threads, &mut |call| {
+            let n = call.threads;
             errors.push(
                 Diagnostic::error(format!(
                     "the external `{}` is called by {n} threads together \
                      (parallelize=parpy.threads({n})), so it cannot be called from the \
                      helper `{}`",
-                    name_of(e, &name),
+                    name(call.ext),
                     h.name
                 ))
-                .at(e.span, "called here")
+                .at(call.span, "called here")
                 .help("call it from the parallel loop of the function that runs it"),
             );
         });
@@ -59,23 +60,59 @@ pub fn run(p: &mut Program) -> Vec<Diagnostic> {
     errors
 }
 
-fn name_of<'a>(e: &Expr, name: &impl Fn(u32) -> &'a str) -> &'a str {
-    match &e.kind {
-        ExprKind::External { ext, .. } => name(*ext),
-        _ => "?",
+/// One call of a cooperative external.
+#[derive(Clone, Copy)]
+struct Call {
+    ext: u32,
+    threads: i64,
+    span: Span,
+    /// The parallel loops around it.
+    depth: usize,
+}
+
+/// Calls `f` on each call of a cooperative external in expression `e`
+/// (its arguments' calls first) at parallel depth `depth`.
+fn calls_in(
+    e: &Expr,
+    depth: usize,
+    threads: &impl Fn(u32) -> Option<i64>,
+    f: &mut dyn FnMut(Call),
+) {
+    e.children()
+        .into_iter()
+        .for_each(|c| calls_in(c, depth, threads, f));
+    if let ExprKind::External { ext, .. } = &e.kind {
+        if let Some(n) = threads(*ext) {
+            f(Call {
+                ext: *ext,
+                threads: n,
+                span: e.span,
+                depth,
+            });
+        }
     }
 }
 
-/// Calls `f(call, P)` on each call of a cooperative external in `b`.
-fn for_each_call(b: &[Stmt], threads: &impl Fn(u32) -> Option<i64>, f: &mut dyn FnMut(&Expr, i64)) {
-    walk_exprs(b, &mut |e| {
-        if let ExprKind::External { ext, .. } = &e.kind {
-            if let Some(n) = threads(*ext) {
-                f(e, n);
-            }
+/// [`calls_in`] over every expression of block `b` (at parallel depth
+/// `depth`), counting the parallel loops around each call.
+fn calls_by_depth(
+    b: &[Stmt],
+    depth: usize,
+    threads: &impl Fn(u32) -> Option<i64>,
+    f: &mut dyn FnMut(Call),
+) {
+    for s in b {
+        for e in stmt_exprs(s) {
+            calls_in(e, depth, threads, f);
         }
-        true
-    });
+        let inner = match &s.kind {
+            StmtKind::For(l) if l.par.is_some() => depth + 1,
+            _ => depth,
+        };
+        for sub in sub_blocks(s) {
+            calls_by_depth(sub, inner, threads, f);
+        }
+    }
 }
 
 fn kernel<'a>(
@@ -83,23 +120,31 @@ fn kernel<'a>(
     threads: &impl Fn(u32) -> Option<i64>,
     name: &impl Fn(u32) -> &'a str,
 ) -> Vec<Diagnostic> {
-    let mut calls: Vec<(Span, i64, usize, &'a str)> = vec![];
-    depths(&k.func.body, 0, &mut |e, depth| {
-        if let ExprKind::External { ext, .. } = &e.kind {
-            if let Some(n) = threads(*ext) {
-                calls.push((e.span, n, depth, name(*ext)));
-            }
-        }
-    });
-    let Some(&(_, n, _, first)) = calls.first() else {
+    let mut calls: Vec<Call> = vec![];
+    calls_by_depth(&k.func.body, 0, threads, &mut |c| calls.push(c));
+    let Some(&Call {
+        ext: first,
+        threads: n,
+        span: first_span,
+        ..
+    }) = calls.first()
+    else {
         return vec![];
     };
+    let first = name(first);
     let levels = k.launch.levels.len();
     let mut errors = vec![];
     let what = |name: &str, n: i64| {
         format!("the external `{name}` is called by {n} threads together (parallelize=parpy.threads({n}))")
     };
-    for &(span, m, depth, ext) in &calls {
+    for &Call {
+        ext,
+        threads: m,
+        span,
+        depth,
+    } in &calls
+    {
+        let ext = name(ext);
         if m != n {
             errors.push(
                 Diagnostic::error(format!(
@@ -131,7 +176,7 @@ fn kernel<'a>(
                 "{}, more than the {MAX_TPB} threads of a block",
                 what(first, n)
             ))
-            .at(calls[0].0, "called here"),
+            .at(first_span, "called here"),
         );
     }
     if contains_warp_reduce(&k.func.body) {
@@ -140,7 +185,7 @@ fn kernel<'a>(
                 "{}, and the parallel code that calls it also holds a parallel reduction",
                 what(first, n)
             ))
-            .at(calls[0].0, "called here")
+            .at(first_span, "called here")
             .help("compute the reduction in a separate parallel loop, or sequentially"),
         );
     }
@@ -152,25 +197,6 @@ fn kernel<'a>(
     k.launch.levels.push(n);
     k.launch.tpb = n;
     errors
-}
-
-/// Calls `f(e, depth)` on every expression of `b` with the number of
-/// parallel loops around it (`depth` at `b`).
-fn depths(b: &[Stmt], depth: usize, f: &mut dyn FnMut(&Expr, usize)) {
-    fn each(e: &Expr, depth: usize, f: &mut dyn FnMut(&Expr, usize)) {
-        f(e, depth);
-        e.children().into_iter().for_each(|c| each(c, depth, f));
-    }
-    for s in b {
-        stmt_exprs(s).into_iter().for_each(|e| each(e, depth, f));
-        let inner = match &s.kind {
-            StmtKind::For(l) if l.par.is_some() => depth + 1,
-            _ => depth,
-        };
-        for sub in sub_blocks(s) {
-            depths(sub, inner, f);
-        }
-    }
 }
 
 /// `b` with each call of a cooperative external that is not the whole
@@ -186,20 +212,16 @@ fn hoist(
         match &mut s.kind {
             StmtKind::For(l) => l.body = hoist(std::mem::take(&mut l.body), k, threads, errors),
             StmtKind::While { cond, body } => {
-                for_each_call(
-                    &[Stmt::new(StmtKind::Expr(cond.clone()), s.span)],
-                    threads,
-                    &mut |e, _| {
-                        errors.push(
+                calls_in(cond, 0, threads, &mut |call| {
+                    errors.push(
                             Diagnostic::error(
                                 "an external called by several threads together cannot be \
                                  called in a `while` condition",
                             )
-                            .at(e.span, "called here")
+                            .at(call.span, "called here")
                             .help("assign its result to a variable before the loop and at the end of its body"),
                         )
-                    },
-                );
+                });
                 *body = hoist(std::mem::take(body), k, threads, errors);
             }
             StmtKind::If {
@@ -265,21 +287,17 @@ fn lift(
     };
     for (i, c) in e.children_mut().into_iter().enumerate() {
         if conditional.contains(&i) {
-            for_each_call(
-                &[Stmt::new(StmtKind::Expr(c.clone()), span)],
-                threads,
-                &mut |x, _| {
-                    errors.push(
-                        Diagnostic::error(
-                            "an external called by several threads together must be called \
+            calls_in(c, 0, threads, &mut |call| {
+                errors.push(
+                    Diagnostic::error(
+                        "an external called by several threads together must be called \
                          whenever its statement runs, not under `and`, `or` or a conditional \
                          expression",
-                        )
-                        .at(x.span, "called here")
-                        .help("assign its result to a variable first"),
                     )
-                },
-            );
+                    .at(call.span, "called here")
+                    .help("assign its result to a variable first"),
+                )
+            });
         } else {
             lift(c, k, threads, out, errors, span);
         }

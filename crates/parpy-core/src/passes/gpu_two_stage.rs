@@ -291,9 +291,9 @@ fn plan(k: &Kernel) -> Result<Plan, &'static str> {
     let StmtKind::For(r) = &block[red_at].kind else {
         return Err(NOT_PAR);
     };
-    if r.reduction.is_none() {
+    let Some(red) = r.reduction else {
         return Err("the first parallel loop of the outer loop body is not a reduction");
-    }
+    };
     if r.body
         .iter()
         .any(|s| first_par(std::slice::from_ref(s)).is_some())
@@ -305,8 +305,7 @@ fn plan(k: &Kernel) -> Result<Plan, &'static str> {
         false => vec![&body[..at], &block[..red_at]],
     };
     let stored: BTreeSet<VarId> = pre.iter().flat_map(|b| stored_arrays(b)).collect();
-    let acc = r.reduction.map(|red| red.acc);
-    if acc.is_some_and(|acc| first_stage_touches(&pre, r, acc, &stored)) {
+    if first_stage_touches(&pre, r, red.acc, &stored) {
         return Err(
             "the code before the reduction stores into an array that the reduction (or the \
              code before it) also reads or writes, so it would have to run before the \
@@ -424,7 +423,7 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
     // makes them ([`plan`] checked that kernel 1 does not touch them).
     let cut = |b: &mut Block, at: usize, s: Stmt| {
         b.truncate(at);
-        drop_array_stores(b);
+        drop_stmts(b, &is_array_store);
         b.push(s);
     };
     match plan.outer_at {
@@ -432,14 +431,19 @@ fn split(p: &mut Program, id: KernelId, plan: Plan) -> Option<VarId> {
             if let Some(StmtKind::For(l)) = k1.func.body.get_mut(at).map(|s| &mut s.kind) {
                 cut(&mut l.body, plan.red_at, chunk_stmt);
             }
-            let outer = k1.func.body.drain(at..).take(1).collect::<Vec<_>>();
-            drop_array_stores(&mut k1.func.body);
+            // the outer loop's body is cut already (its partials' store stays)
+            k1.func.body.truncate(at + 1);
+            let outer = k1.func.body.pop();
+            drop_stmts(&mut k1.func.body, &is_array_store);
             k1.func.body.extend(outer);
         }
         None => cut(&mut k1.func.body, plan.red_at, chunk_stmt),
     }
     // The accumulator's start value is for the second stage only.
-    drop_assigns_to(&mut k1.func.body, red.acc);
+    drop_stmts(
+        &mut k1.func.body,
+        &|s| matches!(&s.kind, StmtKind::Assign { dst: Place::Var(d), .. } if *d == red.acc),
+    );
     let mut levels = orig.launch.levels.clone();
     levels.pop();
     levels.push(plan.blocks);
@@ -743,30 +747,24 @@ fn too_wide_for_a_cluster(k: &Kernel, plan: &Plan, opts: &Options) -> Diagnostic
 /// sm_90; 8 is portable).
 const MAX_CLUSTER: u64 = 16;
 
-fn drop_array_stores(b: &mut Block) {
-    b.retain(|s| {
-        !matches!(
-            &s.kind,
-            StmtKind::Assign {
-                dst: Place::Index { .. },
-                ..
-            }
-        )
-    });
+/// Removes the statements `drop` matches from `b` and its nested blocks.
+fn drop_stmts(b: &mut Block, drop: &dyn Fn(&Stmt) -> bool) {
+    b.retain(|s| !drop(s));
     for s in b.iter_mut() {
         for sub in sub_blocks_mut(s) {
-            drop_array_stores(sub);
+            drop_stmts(sub, drop);
         }
     }
 }
 
-fn drop_assigns_to(b: &mut Block, v: VarId) {
-    b.retain(|s| !matches!(&s.kind, StmtKind::Assign { dst: Place::Var(d), .. } if *d == v));
-    for s in b.iter_mut() {
-        if let StmtKind::For(l) = &mut s.kind {
-            drop_assigns_to(&mut l.body, v);
+fn is_array_store(s: &Stmt) -> bool {
+    matches!(
+        &s.kind,
+        StmtKind::Assign {
+            dst: Place::Index { .. },
+            ..
         }
-    }
+    )
 }
 
 fn add_second_launch(b: &mut Block, first: KernelId, second: KernelId, parts: VarId) {
