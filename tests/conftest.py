@@ -158,6 +158,26 @@ def run_both(fn, args, opts, rtol=None, atol=None):
     return out_args
 
 
+def check_gpu_code(fn, args_for, spec, name):
+    """Prints `fn`'s code for Cuda and Metal (`args_for(backend)` gives the
+    arguments) and checks it with NVRTC and clang-19, each where installed;
+    skips the test when neither is. Returns the code by backend."""
+    import test_cuda_codegen as cc  # (they import test modules: not at the top)
+    import test_metal_codegen as mc
+    opts = parpy.par(spec)
+    codes = {}
+    for backend, ok, check in [(parpy.CompileBackend.Cuda, cc.NVRTC_PATH is not None, cc.check_nvrtc),
+                               (parpy.CompileBackend.Metal, mc.CLANG is not None, mc.assert_clang_ok)]:
+        if not ok:
+            continue
+        opts.backend = backend
+        codes[backend] = parpy.print_compiled(fn, args_for(backend), opts)
+        check(codes[backend], name)
+    if not codes:
+        pytest.skip("neither NVRTC nor clang-19 is installed")
+    return codes
+
+
 @pytest.fixture(name="run_both")
 def run_both_fixture():
     return run_both

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts, run_both
+from conftest import check_gpu_code, cpu_opts, run_both
 
 
 def rng(seed=0):
@@ -889,25 +889,11 @@ def test_argmax_of_a_2d_slice_or_with_a_label_is_an_error():
 
 
 def test_argmax_compiles_for_cuda_and_metal():
-    import test_cuda_codegen as cc  # (they import this module: not at the top)
-    import test_metal_codegen as mc
-    opts = parpy.par({'i': parpy.threads(7)})
-    checked = 0
-    for backend, ok, it in [(parpy.CompileBackend.Cuda, cc.NVRTC_PATH is not None, np.int64),
-                            (parpy.CompileBackend.Metal, mc.CLANG is not None, np.int32)]:
-        if not ok:
-            continue
-        opts.backend = backend
-        args = [np.zeros((7, 9), np.float32), np.zeros((7, 9), np.int8),
+    def args(backend):
+        it = np.int64 if backend == parpy.CompileBackend.Cuda else np.int32
+        return [np.zeros((7, 9), np.float32), np.zeros((7, 9), np.int8),
                 *[np.zeros(7, it) for _ in range(3)], 7]
-        code = parpy.print_compiled(arg_extremes, args, opts)
-        if backend == parpy.CompileBackend.Cuda:
-            cc.check_nvrtc(code, "arg_extremes")
-        else:
-            mc.assert_clang_ok(code, "arg_extremes")
-        checked += 1
-    if not checked:
-        pytest.skip("neither NVRTC nor clang-19 is installed")
+    check_gpu_code(arg_extremes, args, {'i': parpy.threads(7)}, "arg_extremes")
 
 
 # --------------------------------------------------------------------------

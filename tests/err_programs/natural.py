@@ -51,7 +51,7 @@ def enumerate_2d(x, y, N):
 
 
 def enumerate_runtime_start(x, y, N):
-    start = N
+    start = int(x[0, 0])
     for i, v in enumerate(x[0, :], start):
         y[0] = v
 

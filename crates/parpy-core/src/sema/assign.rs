@@ -245,7 +245,64 @@ fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
     }
 }
 
+/// The names a body assigns exactly once, and the integer each of those
+/// locals holds when that one assignment stored a constant: a compile-time
+/// value wherever one is needed (`H, W = x.shape; y[:W // 2] = ...`). A
+/// read cannot see another value: there is no other assignment, and a read
+/// before this one is lowered before the value is recorded.
+#[derive(Default)]
+pub(super) struct AssignedOnce {
+    names: std::collections::HashSet<String>,
+    values: std::collections::HashMap<ir::VarId, i64>,
+}
+
+impl AssignedOnce {
+    pub(super) fn of(body: &[ast::Stmt]) -> AssignedOnce {
+        let mut all = vec![];
+        assigned_names(body, &mut all);
+        let names = all
+            .iter()
+            .filter(|n| all.iter().filter(|m| m == n).count() == 1)
+            .cloned()
+            .collect();
+        AssignedOnce {
+            names,
+            values: Default::default(),
+        }
+    }
+}
+
 impl Lowerer<'_, '_> {
+    /// Records the first assignment of local `var` (named `name`): its value
+    /// when the name is assigned only there and the value is an integer
+    /// constant.
+    pub(super) fn note_first_assignment(&mut self, name: &str, var: ir::VarId, value: &ir::Expr) {
+        if let (true, Some(c)) = (self.once.names.contains(name), self.known_int(value)) {
+            self.once.values.insert(var, c);
+        }
+    }
+
+    /// The value of integer expression `e` when it is known when compiling:
+    /// constants, and locals assigned once a constant (see [`AssignedOnce`]).
+    pub(super) fn known_int(&self, e: &ir::Expr) -> Option<i64> {
+        fn replaced(e: &mut ir::Expr, values: &std::collections::HashMap<ir::VarId, i64>) {
+            if let ExprKind::Var(v) = e.kind {
+                if let Some(c) = values.get(&v) {
+                    e.kind = ExprKind::Int(*c);
+                }
+                return;
+            }
+            e.children_mut()
+                .into_iter()
+                .for_each(|c| replaced(c, values));
+        }
+        super::types::const_int(e).or_else(|| {
+            let mut e = e.clone();
+            replaced(&mut e, &self.once.values);
+            super::types::const_int(&e)
+        })
+    }
+
     /// A scalar parameter that the body assigns is a local variable in
     /// Python: copy it into a local on entry and bind the name to the copy.
     pub(super) fn copy_assigned_params(&mut self, body: &[ast::Stmt]) -> Vec<ir::Stmt> {

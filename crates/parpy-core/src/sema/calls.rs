@@ -10,7 +10,7 @@ use crate::signature::ArgType;
 use crate::syntax::{ast, FunctionDef};
 
 use super::slices::AccRule;
-use super::types::{const_int, convert, promote};
+use super::types::{convert, promote};
 use super::{helper_for, Lowerer, TExpr};
 
 impl Lowerer<'_, '_> {
@@ -666,7 +666,7 @@ impl Lowerer<'_, '_> {
     /// `d < 0` `rint(x / 10**-d) * 10**-d`; an integer with `d >= 0` is
     /// itself.
     fn round_decimals(&mut self, x: &ast::Expr, d: &ast::Expr, span: Span) -> Option<TExpr> {
-        let Some(d) = self.lower_expr(d).and_then(|t| const_int(&t.e)) else {
+        let Some(d) = self.lower_expr(d).and_then(|t| self.known_int(&t.e)) else {
             self.error(
                 Diagnostic::error("the number of decimals of `round` must be an integer constant")
                     .at(d.span, "not an integer constant"),

@@ -214,8 +214,8 @@ impl Rewriter<'_> {
                 self.expr(value);
                 indices.iter_mut().for_each(|i| self.expr(i));
             }
-            K::Slice { lo, hi } => {
-                for b in [lo, hi].into_iter().flatten() {
+            K::Slice { lo, hi, step } => {
+                for b in [lo, hi, step].into_iter().flatten() {
                     self.expr(b);
                 }
             }

@@ -222,6 +222,7 @@ impl Lowerer<'_, '_> {
                         .map(|d| IndexSlot::Slice {
                             lo: Expr::int(0, self.opts.int_type, span),
                             extent: *d,
+                            step: 1,
                         })
                         .collect();
                     let indices = self.map_slices(slots, span)?;
@@ -720,11 +721,13 @@ impl Lowerer<'_, '_> {
                 slots.push(IndexSlot::Slice {
                     lo: Expr::int(0, self.opts.int_type, e.span),
                     extent: *dim,
+                    step: 1,
                 });
                 continue;
             };
-            if let ast::ExprKind::Slice { lo, hi } = &ix.kind {
-                match self.slice_bounds(lo.as_deref(), hi.as_deref(), *dim, ix.span) {
+            if let ast::ExprKind::Slice { lo, hi, step } = &ix.kind {
+                let parts = (lo.as_deref(), hi.as_deref(), step.as_deref());
+                match self.slice_bounds(parts, *dim, ix.span) {
                     Some(s) => slots.push(s),
                     None => ok = false,
                 }
@@ -790,7 +793,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<Sub> {
         let k = match idx {
-            [k] => self.lower_expr(k).and_then(|t| const_int(&t.e)),
+            [k] => self.lower_expr(k).and_then(|t| self.known_int(&t.e)),
             _ => None,
         };
         let n = shape.len() as i64;

@@ -63,8 +63,8 @@ pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
             subst_expr(value, subst);
             indices.iter_mut().for_each(|i| subst_expr(i, subst));
         }
-        K::Slice { lo, hi } => {
-            for b in [lo, hi].into_iter().flatten() {
+        K::Slice { lo, hi, step } => {
+            for b in [lo, hi, step].into_iter().flatten() {
                 subst_expr(b, subst);
             }
         }
@@ -183,7 +183,12 @@ impl Lowerer<'_, '_> {
             return None;
         };
         while let Some(ast::Expr {
-            kind: ast::ExprKind::Slice { lo: None, hi: None },
+            kind:
+                ast::ExprKind::Slice {
+                    lo: None,
+                    hi: None,
+                    step: None,
+                },
             ..
         }) = idx.last()
         {
@@ -431,6 +436,7 @@ impl Lowerer<'_, '_> {
             type_vars,
             shape_syms: BTreeMap::new(),
             name_target: None,
+            once: super::assign::AssignedOnce::of(&body),
         };
         child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction

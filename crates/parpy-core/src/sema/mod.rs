@@ -148,6 +148,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The size each shape symbol of this function's `parpy.types.buffer`
     /// annotations has in this call, with the parameter that fixed it.
     shape_syms: BTreeMap<u64, (i64, String)>,
+    /// The locals of this body assigned once, and the integer each holds
+    /// where that assignment stored a constant (`assign::known_int`).
+    once: assign::AssignedOnce,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -348,6 +351,7 @@ fn lower_function(
             type_vars: BTreeMap::new(),
             shape_syms: BTreeMap::new(),
             name_target: None,
+            once: Default::default(),
         };
         if args.len() != def.params.len() {
             let d = Diagnostic::error(format!(
@@ -366,6 +370,7 @@ fn lower_function(
             l.bind_param(p, a, w);
         }
         l.plan_aliases(&def.body);
+        l.once = assign::AssignedOnce::of(&def.body);
         let mut body: Block = l.copy_assigned_params(&def.body);
         body.extend(l.lower_block(&def.body));
         l.func.body = body;

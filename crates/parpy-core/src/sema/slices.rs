@@ -7,6 +7,7 @@
 //! broadcasting: right-aligned, 1-long dimensions broadcast).
 
 use crate::diag::{Diagnostic, Span};
+use crate::ir::affine::affine;
 use crate::ir::{
     BinOp, Block, ElemTy, Expr, ExprKind, ForLoop, Place, ReduceOp, Reduction, Stmt, StmtKind,
     Type, VarId, VarKind,
@@ -20,10 +21,12 @@ use super::{Lowerer, TExpr};
 /// One index position of a subscript before slices are mapped to loops.
 pub(super) enum IndexSlot {
     Scalar(Expr),
-    /// `lo:lo+extent`
+    /// `lo:lo+extent*step:step`: the elements `lo + k*step` for `k` in
+    /// `0..extent`
     Slice {
         lo: Expr,
         extent: i64,
+        step: i64,
     },
 }
 
@@ -89,8 +92,6 @@ fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
     }
 }
 
-/// The loop order a slice assignment needs so that each element of its
-/// destination is read before it is written.
 /// The accumulator type of a reduction (see `Lowerer::reduction_with`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum AccRule {
@@ -103,6 +104,8 @@ pub(super) enum AccRule {
     Mean,
 }
 
+/// The loop order a slice assignment needs so that each element of its
+/// destination is read before it is written.
 #[derive(Debug)]
 enum Order {
     /// No read of the destination meets another iteration's write.
@@ -127,33 +130,47 @@ impl Order {
     }
 }
 
-/// `e` as `var + c` or `c` (`None` when it is neither); `vars` are the
-/// loop counters of the slice dimensions.
-fn affine(e: &Expr, vars: &[VarId]) -> Option<(Option<VarId>, i64)> {
-    match &e.kind {
-        ExprKind::Int(c) => Some((None, *c)),
-        ExprKind::Var(v) if vars.contains(v) => Some((Some(*v), 0)),
-        ExprKind::Binary {
-            op: BinOp::Add,
-            lhs,
-            rhs,
-        } => match (affine(lhs, vars)?, affine(rhs, vars)?) {
-            ((a, x), (None, y)) | ((None, x), (a, y)) => Some((a, x.checked_add(y)?)),
-            _ => None,
-        },
-        _ => None,
-    }
+/// How a read index relates to the write index of the same dimension
+/// (`None`: not known, so the order is unknown).
+enum Dist {
+    /// Never the same element.
+    Disjoint,
+    /// The same element in every iteration.
+    Same,
+    /// Read by iteration `I` of `var`, written by iteration `I + d`.
+    Var(VarId, i64),
 }
 
-/// `e` with spans cleared, for structural comparison.
-fn unspanned(e: &Expr) -> Expr {
-    let mut e = e.clone();
-    fn clear(e: &mut Expr) {
-        e.span = Span::default();
-        e.children_mut().into_iter().for_each(clear);
+/// Compares write index `w` with read index `r` of one dimension; `vars`
+/// are the loop counters of the slice dimensions.
+fn distance(w: &Expr, r: &Expr, vars: &[VarId]) -> Option<Dist> {
+    let (fw, fr) = (affine(w, &|_| None), affine(r, &|_| None));
+    let counter = |f: &crate::ir::affine::Affine| -> Option<Option<(VarId, i128)>> {
+        let mut found = None;
+        for v in vars {
+            match (f.coef_of(*v), found) {
+                (0, _) => {}
+                (c, None) => found = Some((*v, c)),
+                (_, Some(_)) => return None,
+            }
+        }
+        Some(found)
+    };
+    let rest = |f: &crate::ir::affine::Affine| vars.iter().fold(f.clone(), |f, v| f.without(*v));
+    // what the two indices differ by, apart from their counters
+    let k = rest(&fr).minus(&rest(&fw)).as_const()?;
+    match (counter(&fw)?, counter(&fr)?) {
+        (None, None) if k == 0 => Some(Dist::Same),
+        (None, None) => Some(Dist::Disjoint),
+        // `lo + c*v` against `lo' + c*v`: `c*u + lo == c*v + lo'` when
+        // `u = v + (lo' - lo) / c`
+        (Some((v, c)), Some((u, c2))) if u == v && c == c2 => Some(if k % c != 0 {
+            Dist::Disjoint
+        } else {
+            Dist::Var(v, i64::try_from(k / c).ok()?)
+        }),
+        _ => None,
     }
-    clear(&mut e);
-    e
 }
 
 /// `vars[d]` runs over `0..extents[d]`.
@@ -189,11 +206,11 @@ fn overlap_order(
         let mut dist: Vec<(VarId, i64)> = vec![];
         let mut disjoint = false;
         for (w, r) in dst.iter().zip(r) {
-            match (affine(w, vars), affine(r, vars)) {
-                (Some((Some(v), a)), Some((Some(u), b))) if u == v => dist.push((v, b - a)),
-                (Some((None, a)), Some((None, b))) => disjoint |= a != b,
-                _ if unspanned(w) == unspanned(r) => {}
-                _ => return Order::Unknown,
+            match distance(w, r, vars) {
+                Some(Dist::Var(v, d)) => dist.push((v, d)),
+                Some(Dist::Disjoint) => disjoint = true,
+                Some(Dist::Same) => {}
+                None => return Order::Unknown,
             }
         }
         // a distance as long as the dimension: no iteration writes what
@@ -255,39 +272,70 @@ fn flat_index(flat: VarId, stride: i64, n: i64, outermost: bool, ty: ElemTy, spa
 }
 
 impl Lowerer<'_, '_> {
-    /// Bounds of `lo:hi` in a dimension of size `dim` (constants needed).
+    /// The elements `lo:hi:step` selects in a dimension of size `dim`, as
+    /// Python's `slice.indices` gives them (constants needed).
     pub(super) fn slice_bounds(
         &mut self,
-        lo: Option<&ast::Expr>,
-        hi: Option<&ast::Expr>,
+        (lo, hi, step): (Option<&ast::Expr>, Option<&ast::Expr>, Option<&ast::Expr>),
         dim: i64,
         span: Span,
     ) -> Option<IndexSlot> {
+        let constant = |this: &mut Self, e: &ast::Expr, what: &str| -> Option<i64> {
+            let t = this.lower_expr(e)?;
+            let i = this.index_value(t, what)?;
+            let c = this.known_int(&i);
+            if c.is_none() {
+                this.error(
+                    Diagnostic::error(format!("{what} must be a compile-time constant"))
+                        .at(e.span, "not a constant")
+                        .note("the length of every slice must be known when compiling")
+                        .help(
+                            "use constants, shapes (`x.shape[0]`) or specialized scalar arguments",
+                        ),
+                );
+            }
+            c
+        };
+        let step = match step {
+            None => 1,
+            Some(e) => match constant(self, e, "a slice step")? {
+                0 => {
+                    self.error(
+                        Diagnostic::error("slice step cannot be zero")
+                            .at(e.span, "a zero step")
+                            .note("Python raises a ValueError for it"),
+                    );
+                    return None;
+                }
+                k => k,
+            },
+        };
+        // a bound counts from the end when negative, and is clamped to the
+        // first and last positions a walk in the step's direction can take
+        let (first, last) = if step > 0 { (0, dim) } else { (-1, dim - 1) };
         let bound = |this: &mut Self, e: Option<&ast::Expr>, default: i64| -> Option<i64> {
             let Some(e) = e else {
                 return Some(default);
             };
-            let t = this.lower_expr(e)?;
-            let i = this.index_value(t, "a slice bound")?;
-            match const_int(&i) {
-                Some(c) => Some(if c < 0 { (c + dim).max(0) } else { c.min(dim) }),
-                None => {
-                    this.error(
-                        Diagnostic::error("slice bounds must be compile-time constants")
-                            .at(e.span, "not a constant")
-                            .note("the length of every slice must be known when compiling")
-                            .help("use constants, shapes (`x.shape[0]`) or specialized scalar arguments"),
-                    );
-                    None
-                }
-            }
+            let c = constant(this, e, "a slice bound")?;
+            Some(if c < 0 {
+                (c + dim).max(first)
+            } else {
+                c.min(last)
+            })
         };
-        let l = bound(self, lo, 0);
-        let h = bound(self, hi, dim);
+        let l = bound(self, lo, if step > 0 { 0 } else { dim - 1 });
+        let h = bound(self, hi, if step > 0 { dim } else { -1 });
         let (l, h) = (l?, h?);
+        let extent = if step > 0 {
+            (h - l + step - 1).div_euclid(step)
+        } else {
+            (l - h - step - 1).div_euclid(-step)
+        };
         Some(IndexSlot::Slice {
             lo: Expr::int(l, self.opts.int_type, span),
-            extent: (h - l).max(0),
+            extent: extent.max(0),
+            step,
         })
     }
 
@@ -384,27 +432,35 @@ impl Lowerer<'_, '_> {
         for s in slots {
             match s {
                 IndexSlot::Scalar(e) => out.push(e),
-                IndexSlot::Slice { lo, extent } => {
+                IndexSlot::Slice { lo, extent, step } => {
                     let d = n - m + j;
                     j += 1;
                     if extent == 1 && extents[d] != 1 {
                         out.push(lo);
                         continue;
                     }
-                    let v = Expr::var(ctx.vars[d], Type::Scalar(int_ty), span);
-                    if const_int(&lo) == Some(0) {
-                        out.push(v);
-                    } else {
-                        out.push(Expr::new(
+                    let int = Type::Scalar(int_ty);
+                    let bin = |op, lhs: Expr, rhs: Expr| {
+                        Expr::new(
                             ExprKind::Binary {
-                                op: BinOp::Add,
-                                lhs: Box::new(lo),
-                                rhs: Box::new(v),
+                                op,
+                                lhs: Box::new(lhs),
+                                rhs: Box::new(rhs),
                             },
-                            Type::Scalar(int_ty),
+                            int.clone(),
                             span,
-                        ));
+                        )
+                    };
+                    // `lo + step*j`, written `lo - |step|*j` for a negative step
+                    let mut v = Expr::var(ctx.vars[d], int.clone(), span);
+                    if step.abs() != 1 {
+                        v = bin(BinOp::Mul, Expr::int(step.abs(), int_ty, span), v);
                     }
+                    out.push(match const_int(&lo) {
+                        Some(0) if step > 0 => v,
+                        _ if step > 0 => bin(BinOp::Add, lo, v),
+                        _ => bin(BinOp::Sub, lo, v),
+                    });
                 }
             }
         }

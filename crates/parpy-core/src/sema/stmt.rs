@@ -873,24 +873,31 @@ impl Lowerer<'_, '_> {
                 let ([k], true) = (slices.as_slice(), indices.len() == shape.len()) else {
                     return None;
                 };
-                let ast::ExprKind::Slice { lo, hi } = &indices[*k].kind else {
+                let ast::ExprKind::Slice { lo, hi, step } = &indices[*k].kind else {
                     return None;
                 };
-                let IndexSlot::Slice { lo: start, extent } =
-                    self.slice_bounds(lo.as_deref(), hi.as_deref(), shape[*k], span)?
+                let parts = (lo.as_deref(), hi.as_deref(), step.as_deref());
+                let IndexSlot::Slice {
+                    lo: start,
+                    extent,
+                    step,
+                } = self.slice_bounds(parts, shape[*k], span)?
                 else {
                     return None;
                 };
                 // the element: the slice's first index (Python's, clamped
-                // and counted from the end) plus the iteration index
+                // and counted from the end) plus step times the iteration
+                // index
+                let term = |op, k: i64, e: ast::Expr| {
+                    ast::Expr::binary(op, ast::Expr::int(k, span), e, span)
+                };
+                let index = match step {
+                    1 => index,
+                    s => term(crate::ir::BinOp::Mul, s, index),
+                };
                 let first = match const_int(&start)? {
                     0 => index,
-                    s => ast::Expr::binary(
-                        crate::ir::BinOp::Add,
-                        ast::Expr::int(s, span),
-                        index,
-                        span,
-                    ),
+                    s => term(crate::ir::BinOp::Add, s, index),
                 };
                 let mut at = indices.clone();
                 at[*k] = first;
@@ -960,7 +967,7 @@ impl Lowerer<'_, '_> {
                 }
                 let start = match args.get(1) {
                     None => 0,
-                    Some(s) => match self.lower_expr(s).and_then(|t| const_int(&t.e)) {
+                    Some(s) => match self.lower_expr(s).and_then(|t| self.known_int(&t.e)) {
                         Some(c) => c,
                         None => {
                             self.error(
@@ -1070,7 +1077,7 @@ impl Lowerer<'_, '_> {
             [a, b, s] => {
                 let Some(s) = self
                     .lower_expr(s)
-                    .and_then(|t| const_int(&t.e))
+                    .and_then(|t| self.known_int(&t.e))
                     .filter(|s| *s != 0)
                 else {
                     self.error(
@@ -1154,7 +1161,7 @@ impl Lowerer<'_, '_> {
     ) -> Option<(i64, ast::Expr)> {
         let consts: Option<Vec<i64>> = args
             .iter()
-            .map(|a| self.lower_expr(a).and_then(|t| const_int(&t.e)))
+            .map(|a| self.lower_expr(a).and_then(|t| self.known_int(&t.e)))
             .collect();
         let (lo, hi, step) = match consts.as_deref() {
             Some([n]) => (0, *n, 1),
@@ -1239,7 +1246,7 @@ impl Lowerer<'_, '_> {
         let step = match args.get(2) {
             None => Some(1),
             Some(s) => {
-                let c = self.lower_expr(s).and_then(|t| const_int(&t.e));
+                let c = self.lower_expr(s).and_then(|t| self.known_int(&t.e));
                 match c {
                     Some(c) if c != 0 => Some(c),
                     _ => {
@@ -1510,6 +1517,7 @@ impl Lowerer<'_, '_> {
                                 weak: v.weak,
                             },
                         );
+                        self.note_first_assignment(n, id, &v.e);
                         Some(StmtKind::Assign {
                             dst: Place::Var(id),
                             value: v.e,
@@ -1594,8 +1602,11 @@ fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
             names_in(value, out);
             indices.iter().for_each(|i| names_in(i, out));
         }
-        K::Slice { lo, hi } => {
-            lo.iter().chain(hi.iter()).for_each(|x| names_in(x, out));
+        K::Slice { lo, hi, step } => {
+            lo.iter()
+                .chain(hi.iter())
+                .chain(step.iter())
+                .for_each(|x| names_in(x, out));
         }
         K::Unary { arg, .. } => names_in(arg, out),
         K::Binary { lhs, rhs, .. } => {

@@ -109,10 +109,11 @@ pub enum ExprKind {
         value: Box<Expr>,
         indices: Vec<Expr>,
     },
-    /// `lo:hi` inside a subscript (no step).
+    /// `lo:hi` or `lo:hi:step` inside a subscript.
     Slice {
         lo: Option<Box<Expr>>,
         hi: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
     },
     /// `-e`, `not e`, `~e` (unary `+` is dropped by the parser).
     Unary {
@@ -221,8 +222,11 @@ impl Expr {
                 value.walk(f);
                 indices.iter().for_each(|i| i.walk(f));
             }
-            ExprKind::Slice { lo, hi } => {
-                lo.iter().chain(hi.iter()).for_each(|e| e.walk(f));
+            ExprKind::Slice { lo, hi, step } => {
+                lo.iter()
+                    .chain(hi.iter())
+                    .chain(step.iter())
+                    .for_each(|e| e.walk(f));
             }
             ExprKind::Binary { lhs, rhs, .. } => {
                 lhs.walk(f);

@@ -615,22 +615,15 @@ impl Converter {
         }
     }
 
-    /// One index of a subscript: an expression or a `lo:hi` slice.
+    /// One index of a subscript: an expression or a `lo:hi:step` slice.
     fn index(&mut self, e: &py::Expr) -> Expr {
         match e {
             py::Expr::Slice(s) => {
-                if let Some(step) = &s.step {
-                    self.reject_with(
-                        step.range(),
-                        "strided slices (`a[lo:hi:step]`) are not supported in parpy functions",
-                        "step not supported",
-                        Some("write a `for` loop with `range(lo, hi, step)` instead"),
-                    );
-                }
                 let lo = s.lower.as_ref().map(|x| self.boxed(x));
                 let hi = s.upper.as_ref().map(|x| self.boxed(x));
+                let step = s.step.as_ref().map(|x| self.boxed(x));
                 Expr {
-                    kind: ExprKind::Slice { lo, hi },
+                    kind: ExprKind::Slice { lo, hi, step },
                     span: self.span(s.range),
                 }
             }
