@@ -85,6 +85,9 @@ FEATURES = [
     # of what the first writes (and the first reading what the second
     # writes): what the Cpu backend fuses with a skew (stop 22)
     "skew_loops",
+    # slices with a step, negative ones included (`x[i, 7:0:-3]`), read and
+    # written (stop 25)
+    "strided_slices",
 ]
 
 
@@ -668,16 +671,39 @@ class Gen:
                 idx.append(self.index_any(sc, n).text)
         if own and len(a.shape) - 1 < min(a.depth, sc.depth):
             return None
-        lo = self.r.randrange(a.shape[-1] - length + 1)
-        if lo == 0 and length == a.shape[-1] and self.r.random() < 0.5:
-            s = ":"
-        elif lo + length == a.shape[-1] and self.r.random() < 0.5:
-            s = f"{lo}:" if self.r.random() < 0.5 else f"{lo - a.shape[-1]}:"
-        else:
-            s = f"{lo}:{lo + length}"
-        idx.append(s)
+        idx.append(self.slice_text(a.shape[-1], length, spelled=True))
         fk = kind(a.dtype) == "f"
         return f"{a.name}[{', '.join(idx)}]", a.dtype, fk and a.role == "out"
+
+    def slice_text(self, n: int, length: int, spelled: bool = False) -> str:
+        """A slice selecting `length` (<= n) elements of a dimension of n:
+        `lo:hi` (`spelled`: also `:`, `lo:` and `-k:`), or with the
+        "strided_slices" feature a step, negative ones too, with bounds
+        counted from either end or left out where that selects the same."""
+        r = self.r
+        if length < n and self.on("strided_slices", 0.3):
+            big = n if length == 1 else (n - 1) // (length - 1)
+            step = r.randrange(1, big + 1) * r.choice([1, -1])
+            span = (length - 1) * abs(step)  # first to last selected element
+            first = r.randrange(n - span) if step > 0 else r.randrange(span, n)
+            # any stop past the last element and before the next one
+            stop = first + step * (length - 1) + (1 if step > 0 else -1) * r.randrange(1, abs(step) + 1)
+            start = str(first - n) if r.random() < 0.3 else str(first)
+            if step > 0:
+                stop_s = "" if stop >= n and r.random() < 0.5 else str(min(stop, n))
+            elif stop < 0:
+                stop_s = ""  # (-1 would count from the end)
+            else:
+                stop_s = str(stop - n) if r.random() < 0.3 else str(stop)
+            if (first == 0 and step > 0 or first == n - 1 and step < 0) and r.random() < 0.5:
+                start = ""
+            return f"{start}:{stop_s}:{step}"
+        lo = r.randrange(n - length + 1)
+        if lo == 0 and length == n and (not spelled or r.random() < 0.5):
+            return ":"
+        if spelled and lo + length == n and r.random() < 0.5:
+            return f"{lo}:" if r.random() < 0.5 else f"{lo - n}:"
+        return f"{lo}:{lo + length}"
 
     def reduce_expr(self, sc: Scope, k: str, label: Optional[str] = None) -> Optional[E]:
         r = self.r
@@ -798,8 +824,7 @@ class Gen:
             elif slice_len is not None and d == len(a.shape) - 1:
                 if n < slice_len:
                     return None
-                lo = self.r.randrange(n - slice_len + 1)
-                idx.append(":" if slice_len == n and lo == 0 else f"{lo}:{lo + slice_len}")
+                idx.append(self.slice_text(n, slice_len))
             else:
                 idx.append(self.index_any(sc, n).text)
         return f"{a.name}[{', '.join(idx)}]"
