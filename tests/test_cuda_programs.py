@@ -1,8 +1,8 @@
 """The differential programs of tests/test_programs.py,
 tests/test_int_types.py, tests/test_numpy_semantics.py, tests/test_bounds.py,
 tests/test_generated_names.py, tests/test_float16.py,
-tests/test_break_continue.py and tests/test_strided_slices.py on the Cuda
-backend.
+tests/test_break_continue.py, tests/test_strided_slices.py and
+tests/test_generators.py on the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -43,6 +43,7 @@ import test_int_types as ti
 import test_numpy_semantics as tn
 import test_programs as tp
 import test_strided_slices as ts
+import test_generators as tx
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -204,6 +205,10 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_a_zero_step_or_one_not_known_when_compiling_is_an_error",
     "test_strided_slices_compile_for_cuda_and_metal",
     "test_a_local_assigned_twice_is_not_a_compile_time_value",
+    # test_generators: errors, other backends' code
+    "test_what_cannot_be_compiled_is_a_located_error",
+    "test_a_max_over_a_range_known_only_at_run_time_is_an_error",
+    "test_generators_compile_for_cuda_and_metal",
     "test_atomic_index_is_bounds_checked",
     "test_a_checked_index_inside_the_value",
     # test_break_continue: errors, a direct call, Cuda code
@@ -216,7 +221,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_break_out_of_a_gpu_block_is_an_error",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

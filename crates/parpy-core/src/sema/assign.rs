@@ -254,6 +254,8 @@ fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
 pub(super) struct AssignedOnce {
     names: std::collections::HashSet<String>,
     values: std::collections::HashMap<ir::VarId, i64>,
+    /// Every name the body assigns.
+    all: std::collections::HashSet<String>,
 }
 
 impl AssignedOnce {
@@ -268,7 +270,13 @@ impl AssignedOnce {
         AssignedOnce {
             names,
             values: Default::default(),
+            all: all.into_iter().collect(),
         }
+    }
+
+    /// Whether the body assigns `name` anywhere.
+    pub(super) fn assigns(&self, name: &str) -> bool {
+        self.all.contains(name)
     }
 }
 

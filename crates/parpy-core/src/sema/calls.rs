@@ -109,6 +109,13 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        if let [g @ ast::Expr {
+            kind: ast::ExprKind::Generator { .. },
+            ..
+        }] = args
+        {
+            return self.generator_call(b, name, g, span);
+        }
         match b {
             Builtin::Reduce(op) => {
                 if args.len() != 1 {

@@ -209,6 +209,13 @@ impl Rewriter<'_> {
         match &mut e.kind {
             K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::Name(_) => {}
             K::Tuple(items) => items.iter_mut().for_each(|i| self.expr(i)),
+            K::Generator { elt, clauses } => {
+                for c in clauses {
+                    self.expr(&mut c.iter);
+                    c.ifs.iter_mut().for_each(|e| self.expr(e));
+                }
+                self.expr(elt);
+            }
             K::Attr { value, .. } => self.expr(value),
             K::Subscript { value, indices } => {
                 self.expr(value);

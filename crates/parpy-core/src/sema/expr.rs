@@ -349,6 +349,17 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
+            ast::ExprKind::Generator { .. } => {
+                self.error(
+                    Diagnostic::error(
+                        "a generator expression can only be the argument of `sum`, `any`, `all`, `max` or `min`",
+                    )
+                    .at(span, "a generator here")
+                    .note("kernels do not allocate: a generator is consumed where it is made")
+                    .help("write `sum(... for ... in ...)`, or a `for` loop"),
+                );
+                None
+            }
             ast::ExprKind::Tuple(_) => {
                 self.error(
                     Diagnostic::error(

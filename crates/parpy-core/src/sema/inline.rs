@@ -92,6 +92,22 @@ pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
             }
             args.iter_mut().for_each(|a| subst_expr(a, subst));
         }
+        K::Generator { elt, clauses } => {
+            // a clause's targets hide outer names from the clauses after
+            // it, its conditions and the element
+            let mut inner = subst.to_vec();
+            for c in clauses {
+                subst_expr(&mut c.iter, &inner);
+                let bound = c
+                    .targets()
+                    .into_iter()
+                    .map(String::from)
+                    .collect::<Vec<_>>();
+                inner.retain(|(p, _)| !bound.contains(p));
+                c.ifs.iter_mut().for_each(|e| subst_expr(e, &inner));
+            }
+            subst_expr(elt, &inner);
+        }
     }
 }
 

@@ -15,6 +15,7 @@ mod calls;
 mod dicts;
 mod expr;
 mod external;
+mod generators;
 mod inline;
 mod scope;
 mod slices;

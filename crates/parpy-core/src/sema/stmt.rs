@@ -1631,6 +1631,18 @@ fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
             }
             args.iter().for_each(|x| names_in(x, out));
         }
+        K::Generator { elt, clauses } => {
+            // the names it reads, less its own targets
+            let mut read = vec![];
+            let mut own = vec![];
+            for c in clauses {
+                names_in(&c.iter, &mut read);
+                own.extend(c.targets());
+                c.ifs.iter().for_each(|x| names_in(x, &mut read));
+            }
+            names_in(elt, &mut read);
+            out.extend(read.into_iter().filter(|n| !own.contains(n)));
+        }
     }
 }
 

@@ -150,6 +150,34 @@ pub enum ExprKind {
         func: Box<Expr>,
         args: Vec<Expr>,
     },
+    /// `elt for ... in ... if ...`: only as the argument of `sum`, `any`,
+    /// `all`, `max` and `min` (sema rejects it elsewhere).
+    Generator {
+        elt: Box<Expr>,
+        clauses: Vec<Clause>,
+    },
+}
+
+/// One `for var in iter if cond ...` clause of a generator expression; the
+/// target as in [`StmtKind::For`].
+#[derive(Clone, Debug)]
+pub struct Clause {
+    pub var: String,
+    pub var_span: Span,
+    pub unpack: Vec<Named>,
+    pub iter: Expr,
+    pub ifs: Vec<Expr>,
+}
+
+impl Clause {
+    /// The names the clause binds.
+    pub fn targets(&self) -> Vec<&str> {
+        if self.unpack.is_empty() {
+            vec![self.var.as_str()]
+        } else {
+            self.unpack.iter().map(|(n, _)| n.as_str()).collect()
+        }
+    }
 }
 
 impl Expr {
@@ -248,6 +276,13 @@ impl Expr {
                 func.walk(f);
                 args.iter().for_each(|a| a.walk(f));
             }
+            ExprKind::Generator { elt, clauses } => {
+                for c in clauses {
+                    c.iter.walk(f);
+                    c.ifs.iter().for_each(|e| e.walk(f));
+                }
+                elt.walk(f);
+            }
         }
     }
 }
@@ -330,6 +365,12 @@ impl FunctionDef {
         let mut locals: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
         let mut reads = vec![];
         stmts(&self.body, &mut locals, &mut reads);
+        // the targets of generator expressions are their own locals
+        for e in &reads {
+            if let ExprKind::Generator { clauses, .. } = &e.kind {
+                clauses.iter().for_each(|c| locals.extend(c.targets()));
+            }
+        }
         let mut names: Vec<(&str, Span)> = reads
             .into_iter()
             .filter_map(|e| match &e.kind {

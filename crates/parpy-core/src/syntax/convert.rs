@@ -587,12 +587,34 @@ impl Converter {
                 let args = c.args.iter().map(|a| self.assign_value(a)).collect();
                 ExprKind::Call { func, args }
             }
+            py::Expr::GeneratorExp(g) => {
+                let mut clauses = vec![];
+                for c in &g.generators {
+                    if c.is_async {
+                        self.reject(c.target.range(), "`async for` clauses");
+                        return self.bad(r);
+                    }
+                    let Some((var, var_span, unpack)) = self.loop_target(&c.target) else {
+                        return self.bad(r);
+                    };
+                    clauses.push(Clause {
+                        var,
+                        var_span,
+                        unpack,
+                        iter: self.expr(&c.iter),
+                        ifs: c.ifs.iter().map(|e| self.expr(e)).collect(),
+                    });
+                }
+                ExprKind::Generator {
+                    elt: self.boxed(&g.elt),
+                    clauses,
+                }
+            }
             other => {
                 let what = match other {
                     py::Expr::ListComp(_) => "list comprehensions",
                     py::Expr::SetComp(_) => "set comprehensions",
                     py::Expr::DictComp(_) => "dict comprehensions",
-                    py::Expr::GeneratorExp(_) => "generator expressions",
                     py::Expr::List(_) => "list literals",
                     py::Expr::Dict(_) => "dict literals",
                     py::Expr::Set(_) => "set literals",
