@@ -89,6 +89,8 @@ FEATURES = [
     # slices with a step, negative ones included (`x[i, 7:0:-3]`), read and
     # written (stop 25)
     "strided_slices",
+    # `sum(v for v in slice if v > c)`: generator expressions (stop 25)
+    "generators",
 ]
 
 
@@ -724,6 +726,11 @@ class Gen:
             return None
         if dt == "bool" and op == "prod":
             return None
+        if label is None and op == "sum" and self.on("generators", 0.35):
+            # Python's sum of the elements, in order and in their type
+            cond = f" if v > {r.choice(['0', '1'])}" if kind(dt) in "iuf" and r.random() < 0.4 else ""
+            t = "int64" if dt == "bool" else dt
+            return E(f"sum(v for v in {text}{cond})", t, approx=kind(dt) == "f" or approx)
         if r.random() < 0.3 and kind(dt) in "iuf":
             text = f"{text} * {r.choice(['2', '3'])}"
         ns = r.choice(["parpy.operators", "parpy.reduce"])
@@ -928,7 +935,8 @@ class Gen:
         if e is None:
             return
         name = self.fresh("t")
-        if sc.nest is not None and self.r.random() < 0.6:
+        # (a generator's loop is sequential: it takes no label)
+        if sc.nest is not None and " for v in " not in e.text and self.r.random() < 0.6:
             self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
         self.emit(ind, f"{name} = {e.text}")
         sc.vars[name] = E(name, e.t, approx=e.approx)
