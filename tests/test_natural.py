@@ -1091,3 +1091,36 @@ def test_any_all_and_count_nonzero_of_slices():
     b[5] = False
     run_both(any_all, [x, b, np.zeros((6, 5), np.bool_), np.zeros(6, np.int64), 6],
              cpu_opts({'i': parpy.threads(3)}))
+
+
+# --------------------------------------------------------------------------
+# bool(x) and len of slices and rows (were "cannot call `bool`" and "`len`
+# takes one array argument")
+
+
+@parpy.jit
+def truth_and_lengths(x, k, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = bool(x[i, 0]) + 2 * bool(k[i]) + 4 * bool(x[i, 1] - x[i, 1])
+        y[i, 1] = len(x[i, 1:]) + 10 * len(x[i]) + 100 * len(x[1:-1, ::2]) + 1000 * len(x[:, 0])
+        y[i, 2] = len(x[i, 2::-1]) + 10 * len(x[i, 9:])
+
+
+def test_bool_is_pythons_truth_and_len_takes_slices_and_rows():
+    x = np.array([[0.0, 1.0, 2.0], [-0.0, np.nan, 0.5], [np.inf, 0.0, 3.0], [1e-300, -1.0, 0.0]])
+    got = run_both(truth_and_lengths, [x, np.array([0, 3, -1, 0]), np.zeros((4, 3), np.int64), 4],
+                   cpu_opts({'i': parpy.threads(2)}))
+    assert list(got[2][:, 0]) == [0, 6, 3, 1]   # NaN is true, and so is NaN - NaN
+    assert got[2][0, 1] == 2 + 30 + 200 + 4000
+
+
+@parpy.jit
+def len_of_an_element(x, y):
+    with parpy.gpu:
+        y[0] = len(x[0, 0])
+
+
+def test_len_of_an_element_is_an_error():
+    with pytest.raises(parpy.CompileError, match="`len` takes one array, or a slice or row of one"):
+        len_of_an_element(np.zeros((2, 2)), np.zeros(1, np.int64), opts=cpu_opts())

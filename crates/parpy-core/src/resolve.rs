@@ -79,6 +79,8 @@ pub enum Builtin {
     Abs,
     Float,
     Int,
+    /// `bool(x)`: Python's truth of a number (NaN is true).
+    Bool,
     Len,
     /// `enumerate(x[, start])` and `zip(x, y, ...)`: the iterables of
     /// `for` loops over arrays and slices.
@@ -113,6 +115,7 @@ impl Builtin {
             "abs" => Builtin::Abs,
             "float" => Builtin::Float,
             "int" => Builtin::Int,
+            "bool" => Builtin::Bool,
             "len" => Builtin::Len,
             "enumerate" => Builtin::Enumerate,
             "zip" => Builtin::Zip,
@@ -373,6 +376,7 @@ impl Resolver for StaticResolver {
                             | Builtin::Abs
                             | Builtin::Float
                             | Builtin::Int
+                            | Builtin::Bool
                             | Builtin::Len
                             | Builtin::MathToInt(MathFn::Round)
                     )

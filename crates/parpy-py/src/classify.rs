@@ -135,6 +135,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         "abs",
         "float",
         "int",
+        "bool",
         "len",
         "round",
         "sum",

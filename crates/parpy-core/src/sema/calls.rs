@@ -9,7 +9,7 @@ use crate::resolve::{Builtin, Resolved, Resolver};
 use crate::signature::ArgType;
 use crate::syntax::{ast, FunctionDef};
 
-use super::slices::AccRule;
+use super::slices::{AccRule, IndexSlot};
 use super::types::{convert, promote};
 use super::{helper_for, Lowerer, TExpr};
 
@@ -185,6 +185,17 @@ impl Lowerer<'_, '_> {
                 e.span = span;
                 Some(TExpr { e, weak: true })
             }
+            Builtin::Bool => {
+                let [a] = args else {
+                    self.arity_error(name, "1 argument", args.len(), span);
+                    return None;
+                };
+                let v = self.lower_expr(a)?;
+                self.scalar_elem(&v)?;
+                let mut e = convert(v.e, ElemTy::Bool);
+                e.span = span;
+                Some(TExpr { e, weak: true })
+            }
             Builtin::Convert => {
                 if args.len() != 2 {
                     self.arity_error(name, "2 arguments (a value and a type)", args.len(), span);
@@ -301,22 +312,17 @@ impl Lowerer<'_, '_> {
                 self.vector_sum(name, a, false, span)
             }
             Builtin::Len => {
-                let arr = match args {
-                    [a] => self.array_arg(a),
+                let n = match args {
+                    [a] => self.leading_dim(a),
                     _ => None,
                 };
-                match arr {
-                    Some((_, Type::Array { shape, .. })) if !shape.is_empty() => {
-                        Some(self.weak_int(shape[0], span))
-                    }
-                    _ => {
-                        self.error(
-                            Diagnostic::error("`len` takes one array argument")
-                                .at(span, "invalid `len` call"),
-                        );
-                        None
-                    }
+                if n.is_none() {
+                    self.error(
+                        Diagnostic::error("`len` takes one array, or a slice or row of one")
+                            .at(span, "invalid `len` call"),
+                    );
                 }
+                Some(self.weak_int(n?, span))
             }
             Builtin::Label => {
                 self.error(
@@ -894,6 +900,28 @@ impl Lowerer<'_, '_> {
     }
 
     /// An array argument: a name bound to an array variable.
+    /// The length of the first dimension of array `e`, of a slice of one
+    /// (`x[i, 1:]`: the first sliced dimension) or of a row (`x[i]`).
+    fn leading_dim(&mut self, e: &ast::Expr) -> Option<i64> {
+        let (value, indices) = match &e.kind {
+            ast::ExprKind::Subscript { value, indices } => (&**value, indices.as_slice()),
+            _ => (e, &[][..]),
+        };
+        let (_, Type::Array { shape, .. }) = self.array_arg(value)? else {
+            return None;
+        };
+        for (k, ix) in indices.iter().enumerate() {
+            if let ast::ExprKind::Slice { lo, hi, step } = &ix.kind {
+                let parts = (lo.as_deref(), hi.as_deref(), step.as_deref());
+                return match self.slice_bounds(parts, *shape.get(k)?, ix.span)? {
+                    IndexSlot::Slice { extent, .. } => Some(extent),
+                    IndexSlot::Scalar(_) => None,
+                };
+            }
+        }
+        shape.get(indices.len()).copied()
+    }
+
     pub(super) fn array_arg(&self, e: &ast::Expr) -> Option<(crate::ir::VarId, Type)> {
         if let ast::ExprKind::Name(n) = &e.kind {
             let b = self.scope.get(n)?;
