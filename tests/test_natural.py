@@ -1124,3 +1124,55 @@ def len_of_an_element(x, y):
 def test_len_of_an_element_is_an_error():
     with pytest.raises(parpy.CompileError, match="`len` takes one array, or a slice or row of one"):
         len_of_an_element(np.zeros((2, 2)), np.zeros(1, np.int64), opts=cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# Row views: `r = x[i]` names row i of x, as NumPy's view (was "`x` has 2
+# dimensions but 1 index was given")
+
+
+def double_at(row, j):
+    return row[j] * 2.0
+
+
+@parpy.jit
+def row_views(x, z, y, N):
+    parpy.label('i')
+    for i in range(N):
+        r = x[i]
+        zi = z[i]
+        last = x[-1]
+        k = i
+        row_k = x[k]
+        k = 0                      # the view stays on row i
+        y[i, 0] = r[0] + r[-1] + last[1] + row_k[2]
+        y[i, 1] = sum(r) + parpy.operators.sum(r[1:]) + len(r) + r[1:].max()
+        s = 0.0
+        for v in r:
+            s += v
+        y[i, 2] = s + double_at(r, 1) + double_at(zi[1], 0)
+        zi[0, 0] = 5.0 + i         # a write through the view reaches z
+        y[i, 3] = z[i, 0, 0] + zi[0][0] + zi[1, 2]
+        y[i, 4:] = r[:3] * 2.0
+
+
+def test_a_name_assigned_a_row_is_a_view_of_it():
+    rng = np.random.default_rng(6)
+    got = run_both(row_views, [rng.random((6, 5)), rng.random((6, 2, 3)), np.zeros((6, 7)), 6],
+                   cpu_opts({'i': parpy.threads(3)}))
+    assert (got[1][:, 0, 0] == 5.0 + np.arange(6)).all()
+
+
+@parpy.jit
+def row_assigned_twice(x, y, N):
+    for i in range(N):
+        r = x[i]
+        if i > 0:
+            r = x[i - 1]
+        y[i] = r[0]
+
+
+def test_a_row_name_assigned_twice_is_an_error_that_says_why():
+    with pytest.raises(parpy.CompileError) as e:
+        row_assigned_twice(np.zeros((3, 2)), np.zeros(3), 3, opts=cpu_opts())
+    assert "names a row of `x` when `r` is assigned nowhere else" in str(e.value)

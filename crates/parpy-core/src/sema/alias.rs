@@ -101,6 +101,56 @@ impl Lowerer<'_, '_> {
     /// `name = other` where `other` names an array (or a re-bound name):
     /// `Some(statement)` when it is such an assignment (`Some(None)` after
     /// an error), `None` when it is not.
+    /// `name = x[i]` with fewer indices than `x` has dimensions, `name`
+    /// assigned nowhere else: a view of that row, as in NumPy. The indices
+    /// are copied into fresh locals here (the view does not move when `i`
+    /// does) and later reads of `name` stand for `x[copies]` (reads and
+    /// writes through it reach `x`). `None`: not such an assignment.
+    pub(super) fn row_assign(&mut self, name: &str, value: &ast::Expr) -> Option<Option<StmtKind>> {
+        let ast::ExprKind::Subscript {
+            value: arr,
+            indices,
+        } = &value.kind
+        else {
+            return None;
+        };
+        let (_, Type::Array { shape, .. }) = self.array_arg(arr)? else {
+            return None;
+        };
+        let scalar = indices
+            .iter()
+            .all(|i| !matches!(i.kind, ast::ExprKind::Slice { .. }));
+        if !scalar
+            || indices.is_empty()
+            || indices.len() >= shape.len()
+            || !self.once.assigns_once(name)
+            || self.scope.get(name).is_some()
+        {
+            return None;
+        }
+        let mut copies = vec![];
+        let mut stmts = vec![];
+        for ix in indices {
+            let copy = ast::Expr::name(&self.fresh_name(&format!("{name}_i")), ix.span);
+            match self.scalar_assign(&copy, super::stmt::Value::Ast(ix)) {
+                Some(k) => stmts.push(crate::ir::Stmt::new(k, ix.span)),
+                None => return Some(None),
+            }
+            copies.push(copy);
+        }
+        let last = stmts.pop().map(|s| s.kind);
+        self.pre.extend(stmts);
+        let view = ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: arr.clone(),
+                indices: copies,
+            },
+            span: value.span,
+        };
+        self.rows.push((name.to_string(), view));
+        Some(last)
+    }
+
     pub(super) fn alias_assign(
         &mut self,
         name: &str,

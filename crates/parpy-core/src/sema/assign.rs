@@ -274,6 +274,11 @@ impl AssignedOnce {
         }
     }
 
+    /// Whether the body assigns `name` exactly once.
+    pub(super) fn assigns_once(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+
     /// Whether the body assigns `name` anywhere.
     pub(super) fn assigns(&self, name: &str) -> bool {
         self.all.contains(name)
@@ -281,6 +286,22 @@ impl AssignedOnce {
 }
 
 impl Lowerer<'_, '_> {
+    /// A name for a local sema adds, bound nowhere in this function: `n_1`,
+    /// `n_2`, ...
+    pub(super) fn fresh_name(&mut self, n: &str) -> String {
+        let base = n.trim_start_matches('(');
+        let base: String = base
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        (1..)
+            .map(|k| format!("{base}_{k}"))
+            .find(|f| {
+                self.scope.get(f).is_none() && !self.once.assigns(f) && !self.scope.is_failed(f)
+            })
+            .expect("an unused name")
+    }
+
     /// Records the first assignment of local `var` (named `name`): its value
     /// when the name is assigned only there and the value is an integer
     /// constant.

@@ -713,16 +713,20 @@ impl Lowerer<'_, '_> {
             return None;
         }
         if idx.len() < shape.len() && self.slice.is_none() {
-            self.error(
-                Diagnostic::error(format!(
-                    "`{name}` has {} dimensions but {} index{} given",
-                    shape.len(),
-                    idx.len(),
-                    if idx.len() == 1 { " was" } else { "es were" }
-                ))
-                .at(e.span, "not enough indices")
-                .help("give one index per dimension (`a[i, j]`), or use a slice such as `a[i, :]` in a slice assignment or a reduction"),
-            );
+            let mut d = Diagnostic::error(format!(
+                "`{name}` has {} dimensions but {} index{} given",
+                shape.len(),
+                idx.len(),
+                if idx.len() == 1 { " was" } else { "es were" }
+            ))
+            .at(e.span, "not enough indices")
+            .help("give one index per dimension (`a[i, j]`), or use a slice such as `a[i, :]` in a slice assignment or a reduction");
+            if let Some((n, _)) = &self.name_target {
+                d = d.help(format!(
+                    "`{n} = {name}[...]` names a row of `{name}` when `{n}` is assigned nowhere else in the function"
+                ));
+            }
+            self.error(d);
             return None;
         }
         let mut slots = vec![];

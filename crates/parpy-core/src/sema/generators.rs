@@ -214,22 +214,6 @@ impl Lowerer<'_, '_> {
         Some((self.func.var(b.var).ty.elem()?, b.weak))
     }
 
-    /// A name for a local sema adds, bound nowhere in this function: `n_1`,
-    /// `n_2`, ...
-    fn fresh_name(&mut self, n: &str) -> String {
-        let base = n.trim_start_matches('(');
-        let base: String = base
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        (1..)
-            .map(|k| format!("{base}_{k}"))
-            .find(|f| {
-                self.scope.get(f).is_none() && !self.once.assigns(f) && !self.scope.is_failed(f)
-            })
-            .expect("an unused name")
-    }
-
     /// The first element of a `max` / `min` generator: every clause a
     /// non-empty `range` with known bounds and no `if`, its target at the
     /// range's start.

@@ -111,7 +111,7 @@ pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
     }
 }
 
-fn subst_stmts(stmts: &mut [ast::Stmt], subst: &[(String, ast::Expr)]) {
+pub(super) fn subst_stmts(stmts: &mut [ast::Stmt], subst: &[(String, ast::Expr)]) {
     for s in stmts {
         match &mut s.kind {
             ast::StmtKind::Assign { targets, value } => {
@@ -453,6 +453,7 @@ impl Lowerer<'_, '_> {
             shape_syms: BTreeMap::new(),
             name_target: None,
             once: super::assign::AssignedOnce::of(&body),
+            rows: vec![],
         };
         child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction

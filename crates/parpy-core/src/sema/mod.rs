@@ -34,6 +34,7 @@ use crate::ir::{Block, Expr, FuncId, Function, Program, Type, Var, VarKind};
 use crate::options::Options;
 use crate::resolve::Resolver;
 use crate::signature::ArgType;
+use crate::syntax::ast as ast_expr;
 use crate::syntax::FunctionDef;
 
 use scope::Scope;
@@ -152,6 +153,10 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The locals of this body assigned once, and the integer each holds
     /// where that assignment stored a constant (`assign::known_int`).
     once: assign::AssignedOnce,
+    /// Names bound to a row of an array (`r = x[i]`), with the subscript
+    /// they stand for (`x[r_i_1]`, its indices copied when assigned): see
+    /// `alias::row_assign`.
+    rows: Vec<(String, ast_expr::Expr)>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -353,6 +358,7 @@ fn lower_function(
             shape_syms: BTreeMap::new(),
             name_target: None,
             once: Default::default(),
+            rows: vec![],
         };
         if args.len() != def.params.len() {
             let d = Diagnostic::error(format!(

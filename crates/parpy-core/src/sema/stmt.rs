@@ -464,6 +464,16 @@ impl Lowerer<'_, '_> {
             }
             let labs = std::mem::take(&mut labels);
             let outer_pre = std::mem::take(&mut self.pre);
+            // reads of row names (`r = x[i]`) as the rows' subscripts
+            let with_rows;
+            let s = if self.rows.is_empty() {
+                s
+            } else {
+                let mut c = s.clone();
+                super::inline::subst_stmts(std::slice::from_mut(&mut c), &self.rows);
+                with_rows = c;
+                &with_rows
+            };
             let lowered = self.lower_stmt(s, &labs);
             let pre = std::mem::replace(&mut self.pre, outer_pre);
             out.extend(pre);
@@ -864,6 +874,18 @@ impl Lowerer<'_, '_> {
                 let (_, Type::Array { shape, .. }) = self.array_arg(value)? else {
                     return None;
                 };
+                // a row (`x[i]` of a matrix) is `x[i, :]`
+                let mut indices = indices.clone();
+                if indices.len() + 1 == shape.len() {
+                    indices.push(ast::Expr {
+                        kind: ast::ExprKind::Slice {
+                            lo: None,
+                            hi: None,
+                            step: None,
+                        },
+                        span,
+                    });
+                }
                 let slices: Vec<usize> = indices
                     .iter()
                     .enumerate()
@@ -1406,6 +1428,9 @@ impl Lowerer<'_, '_> {
             ast::ExprKind::Name(n) => {
                 let v = match value {
                     Value::Ast(e) => {
+                        if let Some(s) = self.row_assign(n, e) {
+                            return s;
+                        }
                         if let Some(s) = self.alias_assign(n, e, target.span) {
                             return s;
                         }
