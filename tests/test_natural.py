@@ -1176,3 +1176,36 @@ def test_a_row_name_assigned_twice_is_an_error_that_says_why():
     with pytest.raises(parpy.CompileError) as e:
         row_assigned_twice(np.zeros((3, 2)), np.zeros(3), 3, opts=cpu_opts())
     assert "names a row of `x` when `r` is assigned nowhere else" in str(e.value)
+
+
+@parpy.jit
+def rows_iterated_by_slices(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        r = x[i]
+        s = 0.0
+        for v in r[::-2]:
+            s = s * 2.0 + v
+        for v in x[i][1:3]:
+            s = s * 2.0 + v
+        y[i] = s
+
+
+def test_a_row_and_a_chained_subscript_iterate_by_their_slices():
+    x = np.random.default_rng(7).random((5, 6))
+    run_both(rows_iterated_by_slices, [x, np.zeros(5), 5], cpu_opts({'i': parpy.threads(5)}))
+
+
+@parpy.jit
+def slice_indexed_again(x, y):
+    with parpy.gpu:
+        y[:] = x[0:3][1]
+
+
+def test_indexing_a_slice_again_is_an_error_not_the_other_dimension():
+    # x[0:3, 1] (a column) is what flattening the chain would read; NumPy
+    # reads row 1
+    x = np.arange(9.0).reshape(3, 3)
+    with pytest.raises(parpy.CompileError, match="indexing a slice again is not supported") as e:
+        slice_indexed_again(x, np.zeros(3), opts=cpu_opts())
+    assert "`x[1:3][0]` is `x[1]`" in str(e.value)

@@ -26,7 +26,27 @@ pub(super) enum Sub {
     Const(i64),
 }
 
-/// `a[i][j]` -> (`a`, [`i`, `j`]).
+/// A subscript of a slice (`x[1:3][0]`): the inner subscript's span. Such a
+/// chain is not `x[1:3, 0]` (NumPy indexes the slice's own first
+/// dimension), so it is not flattened.
+pub(super) fn subscript_of_a_slice(e: &ast::Expr) -> Option<Span> {
+    let ast::ExprKind::Subscript { value, .. } = &e.kind else {
+        return None;
+    };
+    match &value.kind {
+        ast::ExprKind::Subscript { indices, .. }
+            if indices
+                .iter()
+                .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. })) =>
+        {
+            Some(value.span)
+        }
+        _ => subscript_of_a_slice(value),
+    }
+}
+
+/// `a[i][j]` -> (`a`, [`i`, `j`]) (see [`subscript_of_a_slice`] for the
+/// chains that are not that).
 pub(super) fn flatten_subscript(e: &ast::Expr) -> (&ast::Expr, Vec<&ast::Expr>) {
     let mut groups: Vec<&Vec<ast::Expr>> = vec![];
     let mut cur = e;
@@ -647,6 +667,16 @@ impl Lowerer<'_, '_> {
 
     /// Lowers a subscript (`a[i, j]`, `a[i][j]`, `a[i, :]`, `x.shape[k]`).
     pub(super) fn lower_subscript(&mut self, e: &ast::Expr) -> Option<Sub> {
+        if let Some(inner) = subscript_of_a_slice(e) {
+            self.error(
+                Diagnostic::error("indexing a slice again is not supported")
+                    .at(inner, "a slice")
+                    .also(e.span, "indexed again here")
+                    .note("NumPy indexes the slice's own dimensions (`x[1:3][0]` is `x[1]`), not the array's")
+                    .help("write the element or slice of the array in one subscript (`x[1:3][0]` as `x[1]`, `x[2:][1:]` as `x[3:]`)"),
+            );
+            return None;
+        }
         let (base, idx) = flatten_subscript(e);
         // `x.shape[k]`
         if let ast::ExprKind::Attr { value, attr } = &base.kind {

@@ -310,6 +310,9 @@ impl Lowerer<'_, '_> {
                 k => k,
             },
         };
+        // a step at least as long as the dimension selects at most the first
+        // element: the dimension's length does the same (and cannot overflow)
+        let step = step.clamp(-dim.max(1), dim.max(1));
         // a bound counts from the end when negative, and is clamped to the
         // first and last positions a walk in the step's direction can take
         let (first, last) = if step > 0 { (0, dim) } else { (-1, dim - 1) };

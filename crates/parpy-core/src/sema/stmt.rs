@@ -870,12 +870,16 @@ impl Lowerer<'_, '_> {
                 }
                 _ => None,
             },
-            ast::ExprKind::Subscript { value, indices } => {
+            ast::ExprKind::Subscript { .. }
+                if super::expr::subscript_of_a_slice(iter).is_none() =>
+            {
+                // `x[i][lo:hi]` is `x[i, lo:hi]`
+                let (value, indices) = super::expr::flatten_subscript(iter);
                 let (_, Type::Array { shape, .. }) = self.array_arg(value)? else {
                     return None;
                 };
                 // a row (`x[i]` of a matrix) is `x[i, :]`
-                let mut indices = indices.clone();
+                let mut indices: Vec<ast::Expr> = indices.into_iter().cloned().collect();
                 if indices.len() + 1 == shape.len() {
                     indices.push(ast::Expr {
                         kind: ast::ExprKind::Slice {
@@ -923,7 +927,7 @@ impl Lowerer<'_, '_> {
                 };
                 let mut at = indices.clone();
                 at[*k] = first;
-                Some((extent, subscript((**value).clone(), at)))
+                Some((extent, subscript(value.clone(), at)))
             }
             _ => None,
         }
