@@ -131,3 +131,27 @@ def test_generators_compile_for_cuda_and_metal():
                            {'i': parpy.threads(6)}, "generators")
     for code in codes.values():
         assert "sum_1" in code, code
+
+
+# --------------------------------------------------------------------------
+# Reductions and generators under `and`, `or` and `a if c else b` run only
+# where Python evaluates them (they were hoisted unconditionally: a read
+# Python skips raised a spurious IndexError)
+
+
+@parpy.jit
+def guarded_reductions(x, y, N, M):
+    parpy.label('i')
+    for i in range(N):
+        if i < N - 1 and sum(x[i + 1, j] for j in range(M)) > 1.0:
+            y[i, 0] = 1.0
+        if i == 0 or parpy.operators.max(x[i - 1, :]) > 0.5:
+            y[i, 1] = 2.0
+        y[i, 2] = parpy.operators.sum(x[i + 1, :]) if i < N - 1 else -parpy.operators.sum(x[i - 1, :])
+        y[i, 3:5] = x[i, :2] * (parpy.operators.sum(x[i + 1, :]) if i < N - 1 else 0.5)
+        y[i, 5:] = np.where(x[i, :2] > 0.5, x[i, :2].sum(), 1.0)
+
+
+def test_reductions_under_and_or_and_if_else_run_only_where_python_evaluates_them():
+    x = np.random.default_rng(8).random((4, 5))
+    run_both(guarded_reductions, [x, np.zeros((4, 7)), 4, 5], cpu_opts({'i': parpy.threads(4)}))

@@ -447,7 +447,26 @@ impl Lowerer<'_, '_> {
                 let mut ok = true;
                 let mut all_weak = true;
                 for v in values {
-                    let Some(t) = self.lower_expr(v) else {
+                    let mark = self.pre.len();
+                    let t = self.lower_expr(v);
+                    // what `v` hoists (reductions, generators) runs only
+                    // where Python evaluates `v`: after true values for
+                    // `and`, after false ones for `or`
+                    if let Some(a) = &acc {
+                        let guard = match op {
+                            BinOp::And => a.clone(),
+                            _ => Expr::new(
+                                ExprKind::Unary {
+                                    op: UnOp::Not,
+                                    arg: Box::new(a.clone()),
+                                },
+                                Type::Scalar(ElemTy::Bool),
+                                span,
+                            ),
+                        };
+                        self.guard_hoisted(mark, guard, vec![], span);
+                    }
+                    let Some(t) = t else {
                         ok = false;
                         continue;
                     };
@@ -471,8 +490,16 @@ impl Lowerer<'_, '_> {
             }
             ast::ExprKind::IfExp { cond, then, else_ } => {
                 let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
+                let mark = self.pre.len();
                 let t = self.lower_expr(then);
+                let then_pre = self.pre.split_off(mark);
                 let f = self.lower_expr(else_);
+                // each side's hoisted statements run only when it is chosen
+                if let Some(c) = &c {
+                    let else_pre = self.pre.split_off(mark);
+                    self.pre.extend(then_pre);
+                    self.guard_hoisted(mark, c.clone(), else_pre, span);
+                }
                 let (c, t, f) = (c?, t?, f?);
                 let (t, f, ty, weak) = self.unify(t, f)?;
                 Some(TExpr {
@@ -490,6 +517,74 @@ impl Lowerer<'_, '_> {
             }
             ast::ExprKind::Call { func, args } => self.lower_call(func, args, span),
         }
+    }
+
+    /// Puts the statements hoisted since `mark` under `if cond:` (with
+    /// `else_body`), when there are any.
+    fn guard_hoisted(
+        &mut self,
+        mark: usize,
+        cond: Expr,
+        else_body: Vec<crate::ir::Stmt>,
+        span: Span,
+    ) {
+        let then_body = self.pre.split_off(mark);
+        // a condition on the slice counters exists only inside the loop
+        // nest: the hoisted statements then run unconditionally
+        let per_element = self.slice.as_ref().is_some_and(|c| {
+            c.vars()
+                .iter()
+                .any(|v| crate::ir::visit::uses_var(&cond, *v))
+        });
+        if per_element {
+            self.pre.extend(then_body);
+            self.pre.extend(else_body);
+            return;
+        }
+        if then_body.is_empty() && else_body.is_empty() {
+            return;
+        }
+        // the locals they assign get a value on every path first (the
+        // unchosen side's value is never read; the race checks and the C
+        // compiler see a definition)
+        let mut assigned = vec![];
+        for b in [&then_body, &else_body] {
+            crate::ir::visit::walk_stmts(b, &mut |s| {
+                if let crate::ir::StmtKind::Assign {
+                    dst: crate::ir::Place::Var(v),
+                    ..
+                } = &s.kind
+                {
+                    if !assigned.contains(v) {
+                        assigned.push(*v);
+                    }
+                }
+            });
+        }
+        for v in assigned {
+            let Type::Scalar(t) = self.func.var(v).ty.clone() else {
+                continue;
+            };
+            let zero = match t {
+                ElemTy::Bool => Expr::new(ExprKind::Bool(false), Type::Scalar(t), span),
+                _ => convert(Expr::int(0, ElemTy::I64, span), t),
+            };
+            self.pre.push(crate::ir::Stmt::new(
+                crate::ir::StmtKind::Assign {
+                    dst: crate::ir::Place::Var(v),
+                    value: zero,
+                },
+                span,
+            ));
+        }
+        self.pre.push(crate::ir::Stmt::new(
+            crate::ir::StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            },
+            span,
+        ));
     }
 
     fn lower_unary(&mut self, op: UnOp, arg: &ast::Expr, span: Span) -> Option<TExpr> {

@@ -39,6 +39,14 @@ pub(super) struct SliceCtx {
     def_span: Span,
 }
 
+impl SliceCtx {
+    /// The counters of the sliced dimensions (defined inside the loop nest
+    /// only).
+    pub(super) fn vars(&self) -> &[VarId] {
+        &self.vars
+    }
+}
+
 fn shape_str(s: &[i64]) -> String {
     let parts: Vec<String> = s.iter().map(|d| d.to_string()).collect();
     if parts.len() == 1 {
