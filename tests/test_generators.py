@@ -118,11 +118,21 @@ def test_what_cannot_be_compiled_is_a_located_error(fn, words):
     assert "test_generators.py" in str(e.value)
 
 
+@parpy.jit
+def max_over_n(x, y, N):
+    with parpy.gpu:
+        y[0] = max(x[j] for j in range(N))
+
+
 def test_a_max_over_a_range_known_only_at_run_time_is_an_error():
     opts = cpu_opts()
     opts.specialize_scalars = False
     with pytest.raises(parpy.CompileError, match="not a `range` known to be non-empty"):
-        max_with_a_condition(np.ones(4), np.zeros(1), 4, opts=opts)
+        max_over_n(np.ones(4), np.zeros(1), 4, opts=opts)
+    # specialized (the default), `N` is known and the range is not empty
+    y = np.zeros(1)
+    max_over_n(np.arange(4.0), y, 4, opts=cpu_opts())
+    assert y[0] == 3.0
 
 
 def test_generators_compile_for_cuda_and_metal():

@@ -98,14 +98,12 @@ impl Lowerer<'_, '_> {
         self.alias_plan = plan;
     }
 
-    /// `name = other` where `other` names an array (or a re-bound name):
-    /// `Some(statement)` when it is such an assignment (`Some(None)` after
-    /// an error), `None` when it is not.
     /// `name = x[i]` with fewer indices than `x` has dimensions, `name`
     /// assigned nowhere else: a view of that row, as in NumPy. The indices
     /// are copied into fresh locals here (the view does not move when `i`
     /// does) and later reads of `name` stand for `x[copies]` (reads and
-    /// writes through it reach `x`). `None`: not such an assignment.
+    /// writes through it reach `x`). `Some(statement)` when it is such an
+    /// assignment (`Some(None)` after an error), `None` when it is not.
     pub(super) fn row_assign(&mut self, name: &str, value: &ast::Expr) -> Option<Option<StmtKind>> {
         let ast::ExprKind::Subscript {
             value: arr,
@@ -151,6 +149,9 @@ impl Lowerer<'_, '_> {
         Some(last)
     }
 
+    /// `name = other` where `other` names an array (or a re-bound name):
+    /// `Some(statement)` when it is such an assignment (`Some(None)` after
+    /// an error), `None` when it is not.
     pub(super) fn alias_assign(
         &mut self,
         name: &str,

@@ -252,36 +252,33 @@ fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
 /// before this one is lowered before the value is recorded.
 #[derive(Default)]
 pub(super) struct AssignedOnce {
-    names: std::collections::HashSet<String>,
+    /// How many assignments the body has of each name it assigns.
+    counts: std::collections::HashMap<String, usize>,
     values: std::collections::HashMap<ir::VarId, i64>,
-    /// Every name the body assigns.
-    all: std::collections::HashSet<String>,
 }
 
 impl AssignedOnce {
     pub(super) fn of(body: &[ast::Stmt]) -> AssignedOnce {
         let mut all = vec![];
         assigned_names(body, &mut all);
-        let names = all
-            .iter()
-            .filter(|n| all.iter().filter(|m| m == n).count() == 1)
-            .cloned()
-            .collect();
+        let mut counts = std::collections::HashMap::new();
+        for n in all {
+            *counts.entry(n).or_insert(0) += 1;
+        }
         AssignedOnce {
-            names,
+            counts,
             values: Default::default(),
-            all: all.into_iter().collect(),
         }
     }
 
     /// Whether the body assigns `name` exactly once.
     pub(super) fn assigns_once(&self, name: &str) -> bool {
-        self.names.contains(name)
+        self.counts.get(name) == Some(&1)
     }
 
     /// Whether the body assigns `name` anywhere.
     pub(super) fn assigns(&self, name: &str) -> bool {
-        self.all.contains(name)
+        self.counts.contains_key(name)
     }
 }
 
@@ -306,7 +303,7 @@ impl Lowerer<'_, '_> {
     /// when the name is assigned only there and the value is an integer
     /// constant.
     pub(super) fn note_first_assignment(&mut self, name: &str, var: ir::VarId, value: &ir::Expr) {
-        if let (true, Some(c)) = (self.once.names.contains(name), self.known_int(value)) {
+        if let (true, Some(c)) = (self.once.assigns_once(name), self.known_int(value)) {
             self.once.values.insert(var, c);
         }
     }
@@ -326,6 +323,9 @@ impl Lowerer<'_, '_> {
                 .for_each(|c| replaced(c, values));
         }
         super::types::const_int(e).or_else(|| {
+            if self.once.values.is_empty() {
+                return None;
+            }
             let mut e = e.clone();
             replaced(&mut e, &self.once.values);
             super::types::const_int(&e)

@@ -166,33 +166,23 @@ impl Lowerer<'_, '_> {
                 }
                 acc
             }
-            Builtin::Float | Builtin::Int => {
+            // Python's conversions; `bool` is a number's truth (NaN is true)
+            Builtin::Float | Builtin::Int | Builtin::Bool => {
                 if args.len() != 1 {
                     self.arity_error(name, "1 argument", args.len(), span);
                     return None;
                 }
-                if let ast::ExprKind::Str(text) = &args[0].kind {
+                if let (ast::ExprKind::Str(text), false) = (&args[0].kind, b == Builtin::Bool) {
                     return self.float_of_string(b, text, span);
                 }
                 let v = self.lower_expr(&args[0])?;
                 self.scalar_elem(&v)?;
-                let ty = if b == Builtin::Float {
-                    self.opts.float_type
-                } else {
-                    self.opts.int_type
+                let ty = match b {
+                    Builtin::Float => self.opts.float_type,
+                    Builtin::Int => self.opts.int_type,
+                    _ => ElemTy::Bool,
                 };
                 let mut e = convert(v.e, ty);
-                e.span = span;
-                Some(TExpr { e, weak: true })
-            }
-            Builtin::Bool => {
-                let [a] = args else {
-                    self.arity_error(name, "1 argument", args.len(), span);
-                    return None;
-                };
-                let v = self.lower_expr(a)?;
-                self.scalar_elem(&v)?;
-                let mut e = convert(v.e, ElemTy::Bool);
                 e.span = span;
                 Some(TExpr { e, weak: true })
             }
@@ -899,7 +889,6 @@ impl Lowerer<'_, '_> {
         Some(self.reduction(op, value, span))
     }
 
-    /// An array argument: a name bound to an array variable.
     /// The length of the first dimension of array `e`, of a slice of one
     /// (`x[i, 1:]`: the first sliced dimension) or of a row (`x[i]`).
     fn leading_dim(&mut self, e: &ast::Expr) -> Option<i64> {
@@ -922,6 +911,7 @@ impl Lowerer<'_, '_> {
         shape.get(indices.len()).copied()
     }
 
+    /// An array argument: a name bound to an array variable.
     pub(super) fn array_arg(&self, e: &ast::Expr) -> Option<(crate::ir::VarId, Type)> {
         if let ast::ExprKind::Name(n) = &e.kind {
             let b = self.scope.get(n)?;

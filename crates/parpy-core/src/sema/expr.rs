@@ -565,14 +565,10 @@ impl Lowerer<'_, '_> {
             let Type::Scalar(t) = self.func.var(v).ty.clone() else {
                 continue;
             };
-            let zero = match t {
-                ElemTy::Bool => Expr::new(ExprKind::Bool(false), Type::Scalar(t), span),
-                _ => convert(Expr::int(0, ElemTy::I64, span), t),
-            };
             self.pre.push(crate::ir::Stmt::new(
                 crate::ir::StmtKind::Assign {
                     dst: crate::ir::Place::Var(v),
-                    value: zero,
+                    value: literal(ScalarValue::Int(0), t, span),
                 },
                 span,
             ));

@@ -254,21 +254,10 @@ impl Lowerer<'_, '_> {
         let ast::ExprKind::Call { func, args } = &c.iter.kind else {
             return None;
         };
-        if func.dotted_path()? != ["range"] || self.scope.get("range").is_some() {
+        if self.builtin_of(func) != Some(Builtin::Range) {
             return None;
         }
-        let mut known = vec![];
-        for a in args {
-            let t = self.lower_expr(a)?;
-            known.push(self.known_int(&t.e)?);
-        }
-        let (lo, hi, step) = match known.as_slice() {
-            [n] => (0, *n, 1),
-            [a, b] => (*a, *b, 1),
-            [a, b, s] if *s != 0 => (*a, *b, *s),
-            _ => return None,
-        };
-        let nonempty = if step > 0 { lo < hi } else { lo > hi };
-        nonempty.then_some(lo)
+        let (lo, hi, step) = self.known_range(args)?;
+        (super::stmt::range_len(lo, hi, step) > 0).then_some(lo)
     }
 }

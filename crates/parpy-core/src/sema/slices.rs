@@ -338,14 +338,9 @@ impl Lowerer<'_, '_> {
         let l = bound(self, lo, if step > 0 { 0 } else { dim - 1 });
         let h = bound(self, hi, if step > 0 { dim } else { -1 });
         let (l, h) = (l?, h?);
-        let extent = if step > 0 {
-            (h - l + step - 1).div_euclid(step)
-        } else {
-            (l - h - step - 1).div_euclid(-step)
-        };
         Some(IndexSlot::Slice {
             lo: Expr::int(l, self.opts.int_type, span),
-            extent: extent.max(0),
+            extent: super::stmt::range_len(l, h, step),
             step,
         })
     }

@@ -1176,6 +1176,21 @@ impl Lowerer<'_, '_> {
         e
     }
 
+    /// `(lo, hi, step)` of `range(args)` when they are known when compiling
+    /// (the step not zero).
+    pub(super) fn known_range(&mut self, args: &[ast::Expr]) -> Option<(i64, i64, i64)> {
+        let consts: Option<Vec<i64>> = args
+            .iter()
+            .map(|a| self.lower_expr(a).and_then(|t| self.known_int(&t.e)))
+            .collect();
+        match consts?.as_slice() {
+            [n] => Some((0, *n, 1)),
+            [a, b] => Some((*a, *b, 1)),
+            [a, b, s] if *s != 0 => Some((*a, *b, *s)),
+            _ => None,
+        }
+    }
+
     /// A `range(...)` given to `enumerate` / `zip` (its bounds known when
     /// compiling): its length and its value `lo + index * step`.
     fn range_elements(
@@ -1185,15 +1200,9 @@ impl Lowerer<'_, '_> {
         span: Span,
         what: &str,
     ) -> Option<(i64, ast::Expr)> {
-        let consts: Option<Vec<i64>> = args
-            .iter()
-            .map(|a| self.lower_expr(a).and_then(|t| self.known_int(&t.e)))
-            .collect();
-        let (lo, hi, step) = match consts.as_deref() {
-            Some([n]) => (0, *n, 1),
-            Some([a, b]) => (*a, *b, 1),
-            Some([a, b, s]) if *s != 0 => (*a, *b, *s),
-            _ => {
+        let (lo, hi, step) = match self.known_range(args) {
+            Some(r) => r,
+            None => {
                 self.error(
                     Diagnostic::error(format!(
                         "a `range` in `{what}` needs bounds known when compiling"
@@ -1206,12 +1215,7 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         };
-        // Python's len(range(lo, hi, step))
-        let n = if step > 0 {
-            (hi - lo + step - 1).div_euclid(step).max(0)
-        } else {
-            (lo - hi - step - 1).div_euclid(-step).max(0)
-        };
+        let n = range_len(lo, hi, step);
         use crate::ir::BinOp::{Add, Mul};
         let at = ast::Expr::binary(
             Mul,
@@ -1724,4 +1728,16 @@ fn mark_breaks(body: &mut Vec<ast::Stmt>, set: &ast::Stmt) -> bool {
     }
     *body = out;
     found
+}
+
+/// Python's `len(range(lo, hi, step))` (`step` not zero), also the number
+/// of elements a normalized slice `lo:hi:step` selects.
+pub(super) fn range_len(lo: i64, hi: i64, step: i64) -> i64 {
+    let (lo, hi, step) = (lo as i128, hi as i128, step as i128);
+    let n = if step > 0 {
+        (hi - lo + step - 1).div_euclid(step)
+    } else {
+        (lo - hi - step - 1).div_euclid(-step)
+    };
+    n.clamp(0, i64::MAX as i128) as i64
 }
