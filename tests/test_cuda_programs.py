@@ -1,8 +1,9 @@
 """The differential programs of tests/test_programs.py,
 tests/test_int_types.py, tests/test_numpy_semantics.py, tests/test_bounds.py,
 tests/test_generated_names.py, tests/test_float16.py,
-tests/test_break_continue.py, tests/test_strided_slices.py and
-tests/test_generators.py on the Cuda backend.
+tests/test_break_continue.py, tests/test_strided_slices.py,
+tests/test_generators.py, tests/test_keywords.py and
+tests/test_array_expressions.py on the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -44,6 +45,8 @@ import test_numpy_semantics as tn
 import test_programs as tp
 import test_strided_slices as ts
 import test_generators as tx
+import test_keywords as tk
+import test_array_expressions as tv
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -219,9 +222,19 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_break_in_a_par_reduction_loop_is_an_error",
     "test_continue_in_a_par_reduction_loop_suggests_the_identity",
     "test_break_out_of_a_gpu_block_is_an_error",
+    # test_keywords: the binding (direct calls), errors, other backends' code
+    "test_call_errors_name_the_parameter",
+    "test_call_by_name_and_defaults",
+    "test_defaults_are_read_at_each_call",
+    "test_a_call_by_name_reuses_the_specialization",
+    "test_a_non_literal_default_must_be_passed_in_jit_code",
+    # test_array_expressions: errors, other backends' code
+    "test_what_a_view_cannot_be_is_a_located_error",
+    "test_array_expressions_compile_for_cuda_and_metal",
+    "test_keywords_compile_for_cuda_and_metal",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -149,7 +149,7 @@ def test_compile_error_is_not_internal():
     ("list_comprehension", "[x[j] for j in range(N)]", ["comprehension"], False),
     ("try_statement", "try:", ["try"], False),
     ("import_statement", "import math", ["import"], False),
-    ("keyword_argument", "x=x[i]", ["keyword"], False),
+    ("keyword_argument", "x=x[i]", ["keyword", "position"], False),
 ])
 def test_unsupported_construct(fn_name, needle, words, multiline):
     x = np.zeros(4, np.float64)
@@ -387,6 +387,16 @@ def natural_args():
      "natural_enumerate_runtime_start"),
     ("zip_outside_loop", "zip(x[0, :], x[1, :])", "`zip` can only be used as the iterator of a `for` loop",
      "natural_zip_outside_loop"),
+    ("keyword_typo", "decimal=2", "`np.round` has no parameter `decimal`", "natural_keyword_typo"),
+    ("keyword_twice", "a=1.0", "`scaled` got multiple values for argument `a`", "natural_keyword_twice"),
+    ("axis_not_none", "1)", "`.sum()` supports only `axis=None`", "natural_axis_not_none"),
+    ("ufunc_operand_by_name", "x=x[i, 0]", "`np.sqrt` takes no keyword argument `x`",
+     "natural_ufunc_operand_by_name"),
+    ("none_as_value", "None)", "`None` is not a value", "natural_none_as_value"),
+    ("view_of_written_array", "x[i, :] * 2.0", "`e` is an array expression that reads `x`",
+     "natural_view_of_written_array"),
+    ("view_indexed", "d[0]", "`d` is an array expression, which parpy does not store",
+     "natural_view_indexed"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

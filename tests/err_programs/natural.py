@@ -59,3 +59,46 @@ def enumerate_runtime_start(x, y, N):
 def zip_outside_loop(x, y, N):
     z = zip(x[0, :], x[1, :])
     y[0] = 1.0
+
+
+@parpy.jit
+def scaled(a, s=2.0, shift=0.5):
+    return a * s + shift
+
+
+def keyword_typo(x, y, N):
+    for i in range(N):
+        y[i] = np.round(x[i, 0], decimal=2)
+
+
+def keyword_twice(x, y, N):
+    for i in range(N):
+        y[i] = scaled(x[i, 0], a=1.0)
+
+
+def axis_not_none(x, y, N):
+    for i in range(N):
+        y[i] = x[i, :].sum(axis=1)
+
+
+def ufunc_operand_by_name(x, y, N):
+    for i in range(N):
+        y[i] = np.sqrt(x=x[i, 0])
+
+
+def none_as_value(x, y, N):
+    for i in range(N):
+        y[i] = scaled(None)
+
+
+def view_of_written_array(x, y, N):
+    for i in range(N):
+        e = x[i, :] * 2.0
+        x[i, 0] = 0.0
+        y[i] = e.sum()
+
+
+def view_indexed(x, y, N):
+    for i in range(N):
+        d = x[i, :] - 1.0
+        y[i] = d[0]

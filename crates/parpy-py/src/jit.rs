@@ -649,19 +649,82 @@ impl JitFunction {
         Ok(())
     }
 
-    /// The error of a call with keyword arguments other than `opts`.
-    fn bad_kwargs<'py>(&self, keys: impl Iterator<Item = Bound<'py, PyAny>>) -> PyErr {
-        let names: Vec<String> = keys
-            .filter_map(|k| k.extract::<String>().ok())
-            .filter(|k| k != "opts")
+    /// A call whose arguments are given by name (`named`: name, value;
+    /// `opts` not among them) or that leaves out parameters: Python's
+    /// binding to one positional argument per parameter, the left-out ones
+    /// from the function's `__defaults__` (read at each such call, as
+    /// Python does), then the call.
+    fn call_named(
+        &self,
+        py: Python<'_>,
+        pos: &[*mut ffi::PyObject],
+        named: &[(Borrowed<'_, '_, PyAny>, Borrowed<'_, '_, PyAny>)],
+        opts: Option<Borrowed<'_, '_, PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let n = self.params.len();
+        if pos.len() > n {
+            return Err(self.ctx().arity_error(pos.len()));
+        }
+        let mut slots: Vec<Option<Bound<'_, PyAny>>> = pos
+            .iter()
+            // SAFETY: the caller holds a reference to each argument.
+            .map(|&p| Some(unsafe { Borrowed::from_ptr(py, p) }.to_owned()))
             .collect();
-        PyTypeError::new_err(format!(
-            "{}() got an unexpected keyword argument `{}`; it takes its parameters by position \
-             and `opts=`: {}",
-            self.name,
-            names.join("`, `"),
-            self.signature()
-        ))
+        slots.resize(n, None);
+        for (name, value) in named {
+            let name: String = name.extract()?;
+            let Some(i) = self.params.iter().position(|p| *p == name) else {
+                return Err(PyTypeError::new_err(format!(
+                    "{}() got an unexpected keyword argument `{name}`: {}",
+                    self.name,
+                    self.signature()
+                )));
+            };
+            if slots[i].is_some() {
+                return Err(PyTypeError::new_err(format!(
+                    "{}() got multiple values for argument `{name}`: {}",
+                    self.name,
+                    self.signature()
+                )));
+            }
+            slots[i] = Some((**value).clone());
+        }
+        let defaults = self
+            .py_func
+            .bind(py)
+            .getattr(pyo3::intern!(py, "__defaults__"))?;
+        let defaults: Vec<Bound<'_, PyAny>> = if defaults.is_none() {
+            vec![]
+        } else {
+            defaults.try_iter()?.collect::<PyResult<_>>()?
+        };
+        let first_default = n.saturating_sub(defaults.len());
+        let mut missing = vec![];
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if slot.is_none() {
+                match i.checked_sub(first_default) {
+                    Some(d) => *slot = Some(defaults[d].clone()),
+                    None => missing.push(format!("`{}`", self.params[i])),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            if named.is_empty() && defaults.is_empty() {
+                return Err(self.ctx().arity_error(pos.len()));
+            }
+            return Err(PyTypeError::new_err(format!(
+                "{}() missing required argument{} {}: {}",
+                self.name,
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", "),
+                self.signature()
+            )));
+        }
+        let ptrs: Vec<*mut ffi::PyObject> = slots
+            .iter()
+            .map(|s| s.as_ref().map_or(std::ptr::null_mut(), |b| b.as_ptr()))
+            .collect();
+        self.call(py, &ptrs, opts)
     }
 
     /// The miss path: inspect the arguments (once), compile, build (disk
@@ -828,18 +891,24 @@ unsafe extern "C" fn jit_vectorcall(
         let nk = names.map_or(0, |t| t.len());
         let all = std::slice::from_raw_parts(args, n + nk);
         let mut opts = None;
-        if let Some(names) = names {
+        let mut named = vec![];
+        if let Some(names) = &names {
             for (j, name) in names.iter_borrowed().enumerate() {
+                let value = Borrowed::from_ptr(py, all[n + j]);
                 if name.as_ptr() == pyo3::intern!(py, "opts").as_ptr()
                     || name.cast::<PyString>().is_ok_and(|s| s == "opts")
                 {
-                    opts = Some(Borrowed::from_ptr(py, all[n + j]));
+                    opts = Some(value);
                 } else {
-                    return Err(this.bad_kwargs(names.iter()));
+                    named.push((name, value));
                 }
             }
         }
-        this.call(py, &all[..n], opts)
+        if named.is_empty() && n >= this.params.len() {
+            this.call(py, &all[..n], opts)
+        } else {
+            this.call_named(py, &all[..n], &named, opts)
+        }
     });
     match result {
         Ok(Some(v)) => v.into_ptr(),
@@ -953,8 +1022,19 @@ impl JitFunction {
     ) -> PyResult<Py<PyAny>> {
         enable_vectorcall(slf);
         let this = slf.get();
-        if let Some(kw) = kwargs.filter(|kw| !kw.is_empty()) {
-            return Err(this.bad_kwargs(kw.keys().iter()));
+        let kw = kwargs.filter(|kw| !kw.is_empty());
+        if kw.is_some() || args.len() < this.params.len() {
+            let named: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> =
+                kw.map(|kw| kw.iter().collect()).unwrap_or_default();
+            let named: Vec<_> = named
+                .iter()
+                .map(|(k, v)| (k.as_borrowed(), v.as_borrowed()))
+                .collect();
+            let pos: Vec<*mut ffi::PyObject> = args.iter_borrowed().map(|a| a.as_ptr()).collect();
+            return crate::errors::guard(|| {
+                this.call_named(py, &pos, &named, opts.map(|o| o.as_borrowed()))
+            })
+            .map(|v| v.unwrap_or_else(|| py.None()));
         }
         let mut stack = [std::ptr::null_mut(); MAX_ARGS];
         let heap: Vec<*mut ffi::PyObject>;

@@ -149,6 +149,142 @@ impl Lowerer<'_, '_> {
         Some(last)
     }
 
+    /// `name = e` where `e` is an array-valued expression
+    /// (`np.exp(x[i, :] - m)`, `x[i, :] * w`), outside a reduction, and `name` is assigned
+    /// nowhere else and never written through: `name` stands for `e`, as a
+    /// row view stands for its row (parpy does not allocate the array NumPy
+    /// would). The scalar locals `e` reads are copied here, so later
+    /// changes to them are not seen; an array it reads must not be written
+    /// anywhere in the function (it would be seen). `Some(statements)`
+    /// when it is such an assignment (`Some(None)` after an error), `None`
+    /// when it is not.
+    pub(super) fn expr_view_assign(
+        &mut self,
+        name: &str,
+        value: &ast::Expr,
+        span: Span,
+    ) -> Option<Option<Vec<Stmt>>> {
+        // a row (`x[i]`) and an array name are views of their own; a bare
+        // slice (`y = x[1:]`) is a view in NumPy, which writes on either
+        // side would show (not this copy-like expression): still an error
+        if matches!(
+            value.kind,
+            ast::ExprKind::Subscript { .. } | ast::ExprKind::Name(_)
+        ) || !self.once.assigns_once(name)
+            || self.once.stores(name)
+            || self.scope.get(name).is_some()
+            || !self.array_valued(value)
+        {
+            return None;
+        }
+        if let Some(at) = self.once.indexes(name) {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` is an array expression, which parpy does not store: it can be used whole, not indexed or iterated"
+                ))
+                .at(at, format!("`{name}` indexed or iterated here"))
+                .also(value.span, format!("`{name}` is this expression"))
+                .help("index or iterate the arrays the expression is made of (`x[i, j] - w[j]`), or store it into an array argument first (`tmp[i, :] = ...`)"),
+            );
+            self.scope.mark_failed(name);
+            return Some(None);
+        }
+        let mut arrays: Vec<&str> = vec![];
+        let mut scalars: Vec<&str> = vec![];
+        value.walk(&mut |e| {
+            if let ast::ExprKind::Name(n) = &e.kind {
+                if self.array_or_alias_arg(e).is_some() {
+                    arrays.push(n);
+                } else if self.scope.get(n).is_some() {
+                    scalars.push(n);
+                }
+            }
+        });
+        // a re-bound array name could change under the view
+        if arrays
+            .iter()
+            .any(|a| self.array_arg(&ast::Expr::name(a, span)).is_none())
+        {
+            return None;
+        }
+        if let Some(a) = arrays.iter().find(|a| self.once.stores(a)) {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` is an array expression that reads `{a}`, which this function writes"
+                ))
+                .at(value.span, format!("an array computed from `{a}`"))
+                .note(format!(
+                    "parpy does not allocate arrays: `{name}` stands for this expression where it is used, and would see the writes to `{a}` that NumPy's copy would not"
+                ))
+                .help(format!(
+                    "store the expression into an array argument first (`tmp[i, :] = ...`), or write it out where `{name}` is used"
+                )),
+            );
+            self.scope.mark_failed(name);
+            return Some(None);
+        }
+        scalars.sort_unstable();
+        scalars.dedup();
+        let mut subst = vec![];
+        let mut stmts = vec![];
+        for s in scalars {
+            let copy = ast::Expr::name(&self.fresh_name(&format!("{name}_{s}")), span);
+            let read = ast::Expr::name(s, span);
+            match self.scalar_assign(&copy, super::stmt::Value::Ast(&read)) {
+                Some(k) => stmts.push(Stmt::new(k, span)),
+                None => return Some(None),
+            }
+            subst.push((s.to_string(), copy));
+        }
+        let mut view = value.clone();
+        super::inline::subst_expr(&mut view, &subst);
+        self.rows.push((name.to_string(), view));
+        Some(Some(stmts))
+    }
+
+    /// Whether `e` is an array (has dimensions) outside the reductions in
+    /// it: a slice, a row, a whole array, or an operation on one.
+    fn array_valued(&self, e: &ast::Expr) -> bool {
+        use crate::resolve::Builtin as B;
+        use ast::ExprKind as K;
+        match &e.kind {
+            K::Subscript { indices, .. } => {
+                indices.iter().any(|i| matches!(i.kind, K::Slice { .. }))
+                    || self.row_view(e).is_some()
+            }
+            K::Name(_) => self.array_arg(e).is_some(),
+            K::Unary { arg, .. } => self.array_valued(arg),
+            K::Binary { lhs, rhs, .. } => self.array_valued(lhs) || self.array_valued(rhs),
+            K::Compare { first, rest } => {
+                self.array_valued(first) || rest.iter().any(|(_, r)| self.array_valued(r))
+            }
+            K::IfExp { then, else_, .. } => self.array_valued(then) || self.array_valued(else_),
+            K::Call { func, args, .. } => match (&func.kind, self.builtin_of(func)) {
+                // elementwise builtins of an array are arrays; reductions,
+                // `len`, `zip` and the rest are not
+                (
+                    _,
+                    Some(
+                        B::Math(_)
+                        | B::Abs
+                        | B::Square
+                        | B::Maximum
+                        | B::Minimum
+                        | B::Fmax
+                        | B::Fmin
+                        | B::Where
+                        | B::Clip
+                        | B::Convert,
+                    ),
+                ) => args.iter().any(|a| self.array_valued(a)),
+                (_, Some(_)) => false,
+                (K::Attr { value, attr }, None) => attr == "astype" && self.array_valued(value),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// `name = other` where `other` names an array (or a re-bound name):
     /// `Some(statement)` when it is such an assignment (`Some(None)` after
     /// an error), `None` when it is not.

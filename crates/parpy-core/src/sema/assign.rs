@@ -32,7 +32,7 @@ impl Lowerer<'_, '_> {
                 Some(vs.iter().map(|v| (self.lower_expr(v), v.span)).collect())
             }
             // `q, r = divmod(a, b)`: `a // b` and `a % b`, Python's rules
-            ast::ExprKind::Call { func, args }
+            ast::ExprKind::Call { func, args, .. }
                 if args.len() == 2
                     && self.builtin_of(func) == Some(crate::resolve::Builtin::Divmod) =>
             {
@@ -199,9 +199,190 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// The names whose elements `body` may write: the arrays of element and
+/// slice targets (`x[i] = ...`, `x[i, :] += ...`), names passed whole to
+/// a call that is not a NumPy, `math` or Python builtin (a helper, an
+/// external or callback, `parpy.atomic.*`), and the arrays behind a name
+/// bound to one of them or to a row of one (`r = x[i]`; `r[j] = ...`
+/// writes `x`). A superset: what a view of an array may not assume.
+fn stored_names(body: &[ast::Stmt]) -> std::collections::HashSet<String> {
+    use ast::ExprKind as K;
+    fn root(e: &ast::Expr) -> Option<&str> {
+        match &e.kind {
+            K::Name(n) => Some(n),
+            K::Subscript { value, .. } => root(value),
+            _ => None,
+        }
+    }
+    let pure_call = |func: &ast::Expr| match func.dotted_path().as_deref() {
+        Some(["parpy", "atomic", ..]) => false,
+        Some([_, _, ..]) => true,
+        Some([n]) => matches!(
+            *n,
+            "len"
+                | "sum"
+                | "min"
+                | "max"
+                | "abs"
+                | "range"
+                | "enumerate"
+                | "zip"
+                | "reversed"
+                | "float"
+                | "int"
+                | "bool"
+                | "round"
+                | "divmod"
+                | "any"
+                | "all"
+        ),
+        _ => true,
+    };
+    let mut stored = std::collections::HashSet::new();
+    let mut bound: Vec<(String, String)> = vec![];
+    let mut stack: Vec<&ast::Stmt> = body.iter().collect();
+    let visit = |e: &ast::Expr, stored: &mut std::collections::HashSet<String>| {
+        e.walk(&mut |x| {
+            if let K::Call { func, args, .. } = &x.kind {
+                if !pure_call(func) {
+                    for a in args {
+                        if let Some(r) = root(a) {
+                            stored.insert(r.to_string());
+                        }
+                    }
+                }
+            }
+        })
+    };
+    while let Some(s) = stack.pop() {
+        match &s.kind {
+            ast::StmtKind::Assign { targets, value } => {
+                for t in targets {
+                    let ts = match &t.kind {
+                        K::Tuple(ts) => ts.iter().collect(),
+                        _ => vec![t],
+                    };
+                    for t in ts {
+                        match (&t.kind, root(value)) {
+                            (K::Name(n), Some(r)) => bound.push((n.clone(), r.to_string())),
+                            (K::Subscript { .. }, _) => {
+                                stored.extend(root(t).map(String::from));
+                            }
+                            _ => {}
+                        }
+                        visit(t, &mut stored);
+                    }
+                }
+                visit(value, &mut stored);
+            }
+            ast::StmtKind::AugAssign { target, value, .. } => {
+                if matches!(target.kind, K::Subscript { .. }) {
+                    stored.extend(root(target).map(String::from));
+                }
+                visit(target, &mut stored);
+                visit(value, &mut stored);
+            }
+            ast::StmtKind::For {
+                iter, body, orelse, ..
+            } => {
+                visit(iter, &mut stored);
+                stack.extend(body.iter().chain(orelse));
+            }
+            ast::StmtKind::While { cond, body, orelse } => {
+                visit(cond, &mut stored);
+                stack.extend(body.iter().chain(orelse));
+            }
+            ast::StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                visit(cond, &mut stored);
+                stack.extend(then_body.iter().chain(else_body));
+            }
+            ast::StmtKind::With { ctx, body } => {
+                visit(ctx, &mut stored);
+                stack.extend(body);
+            }
+            ast::StmtKind::Return(Some(e)) | ast::StmtKind::Expr(e) => visit(e, &mut stored),
+            _ => {}
+        }
+    }
+    // writes through a name reach what it is bound to
+    loop {
+        let more: Vec<String> = bound
+            .iter()
+            .filter(|(n, r)| stored.contains(n) && !stored.contains(r))
+            .map(|(_, r)| r.clone())
+            .collect();
+        if more.is_empty() {
+            return stored;
+        }
+        stored.extend(more);
+    }
+}
+
+/// The names `body` indexes (`n[...]`, read or written) or iterates (`for
+/// v in n`, `enumerate(n)`, `zip(n, ...)`, `reversed(n)`, generator
+/// clauses), each with its first such place.
+fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> {
+    use ast::ExprKind as K;
+    fn iterated(iter: &ast::Expr, out: &mut std::collections::HashMap<String, Span>) {
+        match &iter.kind {
+            K::Name(n) => {
+                out.entry(n.clone()).or_insert(iter.span);
+            }
+            K::Call { func, args, .. } if matches!(&func.kind, K::Name(f) if f == "enumerate" || f == "zip" || f == "reversed") => {
+                args.iter().for_each(|a| iterated(a, out))
+            }
+            _ => {}
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    let mut body = body.to_vec();
+    ast::walk_stmts_mut(&mut body, &mut |e| match &e.kind {
+        K::Subscript { value, .. } => {
+            if let K::Name(n) = &value.kind {
+                out.entry(n.clone()).or_insert(e.span);
+            }
+        }
+        K::Generator { clauses, .. } => clauses.iter().for_each(|c| iterated(&c.iter, &mut out)),
+        _ => {}
+    });
+    fn loops(stmts: &[ast::Stmt], out: &mut std::collections::HashMap<String, Span>) {
+        for s in stmts {
+            match &s.kind {
+                ast::StmtKind::For {
+                    iter, body, orelse, ..
+                } => {
+                    iterated(iter, out);
+                    loops(body, out);
+                    loops(orelse, out);
+                }
+                ast::StmtKind::While { body, orelse, .. } => {
+                    loops(body, out);
+                    loops(orelse, out);
+                }
+                ast::StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    loops(then_body, out);
+                    loops(else_body, out);
+                }
+                ast::StmtKind::With { body, .. } => loops(body, out),
+                _ => {}
+            }
+        }
+    }
+    loops(&body, &mut out);
+    out
+}
+
 /// Adds the names that `stmts` assign (`n = ...`, `n += ...`, tuple and
 /// chained targets), in nested blocks too, to `out`.
-fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
+pub(super) fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
     fn target_names(t: &ast::Expr, out: &mut Vec<String>) {
         match &t.kind {
             ast::ExprKind::Name(n) => out.push(n.clone()),
@@ -255,6 +436,11 @@ pub(super) struct AssignedOnce {
     /// How many assignments the body has of each name it assigns.
     counts: std::collections::HashMap<String, usize>,
     values: std::collections::HashMap<ir::VarId, i64>,
+    /// The names whose elements the body may write (see [`stored_names`]).
+    stored: std::collections::HashSet<String>,
+    /// The names the body indexes (`n[...]`) or iterates (`for v in n`,
+    /// `enumerate(n)`, ...), with the first place it does.
+    indexed: std::collections::HashMap<String, Span>,
 }
 
 impl AssignedOnce {
@@ -268,7 +454,19 @@ impl AssignedOnce {
         AssignedOnce {
             counts,
             values: Default::default(),
+            stored: stored_names(body),
+            indexed: indexed_names(body),
         }
+    }
+
+    /// Where the body first indexes or iterates `name`, if it does.
+    pub(super) fn indexes(&self, name: &str) -> Option<Span> {
+        self.indexed.get(name).copied()
+    }
+
+    /// Whether the body may write elements of `name`.
+    pub(super) fn stores(&self, name: &str) -> bool {
+        self.stored.contains(name)
     }
 
     /// Whether the body assigns `name` exactly once.

@@ -109,6 +109,7 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        let args = &self.compact(name, super::keywords::builtin_signature(b), args)?[..];
         if let [g @ ast::Expr {
             kind: ast::ExprKind::Generator { .. },
             ..
@@ -237,22 +238,51 @@ impl Lowerer<'_, '_> {
                 Some(TExpr { e, weak: false })
             }
             Builtin::Clip => {
-                let [x, lo, hi] = args else {
-                    self.arity_error(
-                        name,
-                        "3 arguments (a value, a lower and an upper bound)",
-                        args.len(),
-                        span,
+                // `np.clip(x, lo)`: no upper bound (NumPy 2.1)
+                let none = ast::Expr {
+                    kind: ast::ExprKind::None,
+                    span,
+                };
+                let (x, lo, hi) = match args {
+                    [x, lo, hi] => (x, lo, hi),
+                    [x, lo] => (x, lo, &none),
+                    _ => {
+                        self.arity_error(
+                            name,
+                            "3 arguments (a value, a lower and an upper bound)",
+                            args.len(),
+                            span,
+                        );
+                        return None;
+                    }
+                };
+                // a bound of None is none (not both: NumPy refuses that)
+                let bound = |l: &mut Self, e: &ast::Expr| match e.kind {
+                    ast::ExprKind::None => Some(None),
+                    _ => l.lower_expr(e).map(Some),
+                };
+                if matches!(
+                    (&lo.kind, &hi.kind),
+                    (ast::ExprKind::None, ast::ExprKind::None)
+                ) {
+                    self.error(
+                        Diagnostic::error(format!("`{name}` needs a lower or an upper bound"))
+                            .at(span, "both bounds are None"),
                     );
                     return None;
-                };
-                let (x, lo, hi) = (self.lower_expr(x), self.lower_expr(lo), self.lower_expr(hi));
-                let (x, lo, hi) = (x?, lo?, hi?);
+                }
+                let (x, lo, hi) = (self.lower_expr(x), bound(self, lo), bound(self, hi));
+                let (mut x, lo, hi) = (x?, lo?, hi?);
                 // NumPy's clip: `x` wins ties (the max and min of the IR
                 // keep their first operand then: -0.0 clipped at 0.0 stays
                 // -0.0), a NaN value or bound gives NaN
-                let m = self.binary(BinOp::Max, x, lo, span)?;
-                self.binary(BinOp::Min, m, hi, span)
+                if let Some(lo) = lo {
+                    x = self.binary(BinOp::Max, x, lo, span)?;
+                }
+                match hi {
+                    Some(hi) => self.binary(BinOp::Min, x, hi, span),
+                    None => Some(x),
+                }
             }
             Builtin::Square => {
                 let [a] = args else {
@@ -261,6 +291,9 @@ impl Lowerer<'_, '_> {
                 };
                 let power = ast::Expr::binary(BinOp::Pow, a.clone(), ast::Expr::int(2, span), span);
                 self.lower_expr(&power)
+            }
+            Builtin::Var | Builtin::Std if args.len() == 2 => {
+                self.variance(&args[0], Some(&args[1]), b == Builtin::Std, span)
             }
             Builtin::Mean
             | Builtin::Var
@@ -342,7 +375,7 @@ impl Lowerer<'_, '_> {
             Builtin::Inline => {
                 let call = match args {
                     [a] => match &a.kind {
-                        ast::ExprKind::Call { func, args } if !self.is_local_root(func) => func
+                        ast::ExprKind::Call { func, args, .. } if !self.is_local_root(func) => func
                             .dotted_path()
                             .and_then(|_| self.resolve_global(func))
                             .and_then(|r| match r {
@@ -655,13 +688,29 @@ impl Lowerer<'_, '_> {
     fn of_slice(&mut self, b: Builtin, arg: &ast::Expr, span: Span) -> Option<TExpr> {
         match b {
             Builtin::Mean => self.mean(arg, span),
-            Builtin::Var | Builtin::Std => self.variance(arg, b == Builtin::Std, span),
+            Builtin::Var | Builtin::Std => self.variance(arg, None, b == Builtin::Std, span),
             Builtin::Norm => self.norm(arg, span),
             Builtin::Any => self.nonzero(arg, ReduceOp::Max, span),
             Builtin::All => self.nonzero(arg, ReduceOp::Min, span),
             Builtin::CountNonzero => self.nonzero(arg, ReduceOp::Sum, span),
             _ => self.arg_extreme(b == Builtin::ArgMax, arg, span),
         }
+    }
+
+    /// The value of `e` when it is a number known when compiling (`ddof`).
+    fn known_number(&mut self, e: &ast::Expr, what: &str) -> Option<f64> {
+        let t = self.lower_expr(e)?;
+        if let Some(v) = self.known_int(&t.e) {
+            return Some(v as f64);
+        }
+        if let ExprKind::Float(v) = t.e.kind {
+            return Some(v);
+        }
+        self.error(
+            Diagnostic::error(format!("{what} must be a number known when compiling"))
+                .at(e.span, "not a constant"),
+        );
+        None
     }
 
     /// `np.round(x, d)` (and `round(x, d)` of a NumPy number) as NumPy
@@ -714,7 +763,17 @@ impl Lowerer<'_, '_> {
     /// `np.var(s)` / `np.std(s)` as NumPy computes them: the mean `m`
     /// (`np.mean`'s types), then the sum of `(s - m) * (s - m)` divided by
     /// the count; `std` is its square root.
-    fn variance(&mut self, arg: &ast::Expr, std: bool, span: Span) -> Option<TExpr> {
+    fn variance(
+        &mut self,
+        arg: &ast::Expr,
+        ddof: Option<&ast::Expr>,
+        std: bool,
+        span: Span,
+    ) -> Option<TExpr> {
+        let ddof = match ddof {
+            None => 0.0,
+            Some(d) => self.known_number(d, "`ddof`")?,
+        };
         let m = self.mean(arg, span)?;
         let mt = m.e.ty.clone();
         // the mean, computed once, under a name no program can write
@@ -745,9 +804,10 @@ impl Lowerer<'_, '_> {
         }
         let (sum, _, extents) = sum?;
         let n: i64 = extents.iter().product();
+        // NumPy divides by `max(n - ddof, 0)`
         let count = TExpr {
             e: Expr::new(
-                ExprKind::Float(n as f64),
+                ExprKind::Float((n as f64 - ddof).max(0.0)),
                 Type::Scalar(self.opts.float_type),
                 span,
             ),
@@ -854,7 +914,19 @@ impl Lowerer<'_, '_> {
         if !on_local {
             return None;
         }
-        // `s.mean()` is `np.mean(s)`, and so on
+        let name = format!(".{attr}()");
+        let Some(args) = self.compact(&name, super::keywords::method_signature(attr), args) else {
+            return Some(None);
+        };
+        // `x.astype(T)` is `T(x)`
+        if let ("astype", [ty]) = (attr.as_str(), args.as_slice()) {
+            let Some(t) = self.dtype_arg(ty) else {
+                return Some(None);
+            };
+            return Some(self.dtype_call(t, &name, std::slice::from_ref(&**value), span));
+        }
+        // `s.mean()` is `np.mean(s)`, and so on; `s.var(ddof=1)` keeps its
+        // `ddof`
         let method = match attr.as_str() {
             "mean" => Some(Builtin::Mean),
             "var" => Some(Builtin::Var),
@@ -865,14 +937,18 @@ impl Lowerer<'_, '_> {
             "argmin" => Some(Builtin::ArgMin),
             _ => None,
         };
-        if let (Some(b), true) = (method, args.is_empty()) {
-            return Some(self.of_slice(b, value, span));
+        match (method, args.as_slice()) {
+            (Some(b @ (Builtin::Var | Builtin::Std)), [ddof]) => {
+                return Some(self.variance(value, Some(ddof), b == Builtin::Std, span));
+            }
+            (Some(b), []) => return Some(self.of_slice(b, value, span)),
+            _ => {}
         }
         let Some(op) = ReduceOp::from_name(attr) else {
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")
-                    .help("the supported methods are the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice"),
+                    .help("the supported methods are `.astype(T)` and the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice"),
             );
             return Some(None);
         };

@@ -87,6 +87,7 @@ pub(super) fn flatten_params(
                     .extend(a.leaves(&p.name).into_iter().map(|(name, _)| ast::Param {
                         name,
                         annotation: None,
+                        default: None,
                         span: p.span,
                     }));
             }
@@ -207,7 +208,7 @@ impl Rewriter<'_> {
             Path::Other => {}
         }
         match &mut e.kind {
-            K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::Name(_) => {}
+            K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::None | K::Name(_) => {}
             K::Tuple(items) => items.iter_mut().for_each(|i| self.expr(i)),
             K::Generator { elt, clauses } => {
                 for c in clauses {
@@ -241,12 +242,17 @@ impl Rewriter<'_> {
                 self.expr(then);
                 self.expr(else_);
             }
-            K::Call { func, args } => {
+            K::Call {
+                func,
+                args,
+                keywords,
+            } => {
                 // the callee is a global path: only its arguments are values
                 if func.dotted_path().is_none() {
                     self.expr(func);
                 }
                 args.iter_mut().for_each(|a| self.expr(a));
+                keywords.iter_mut().for_each(|k| self.expr(&mut k.value));
             }
         }
     }

@@ -294,6 +294,14 @@ impl Lowerer<'_, '_> {
                 e: Expr::new(ExprKind::Bool(*b), Type::Scalar(ElemTy::Bool), span),
                 weak: true,
             }),
+            ast::ExprKind::None => {
+                self.error(
+                    Diagnostic::error("`None` is not a value in parpy functions")
+                        .at(span, "`None` here")
+                        .help("`None` can only be passed for a parameter whose default it is (`np.sum(x[i, :], axis=None)`)"),
+                );
+                None
+            }
             ast::ExprKind::Str(_) => {
                 self.error(
                     Diagnostic::error("strings can only be used as labels")
@@ -515,7 +523,7 @@ impl Lowerer<'_, '_> {
                     weak,
                 })
             }
-            ast::ExprKind::Call { func, args } => self.lower_call(func, args, span),
+            ast::ExprKind::Call { func, args, .. } => self.lower_call(func, args, span),
         }
     }
 

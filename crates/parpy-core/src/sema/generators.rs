@@ -251,7 +251,7 @@ impl Lowerer<'_, '_> {
     /// The first value of `range(...)` clause `c` when its bounds are known
     /// and it is not empty.
     fn nonempty_range_start(&mut self, c: &ast::Clause) -> Option<i64> {
-        let ast::ExprKind::Call { func, args } = &c.iter.kind else {
+        let ast::ExprKind::Call { func, args, .. } = &c.iter.kind else {
             return None;
         };
         if self.builtin_of(func) != Some(Builtin::Range) {

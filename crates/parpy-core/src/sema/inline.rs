@@ -57,7 +57,7 @@ pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
                 *e = by.clone();
             }
         }
-        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) => {}
+        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::None => {}
         K::Attr { value, .. } => subst_expr(value, subst),
         K::Subscript { value, indices } => {
             subst_expr(value, subst);
@@ -85,12 +85,26 @@ pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
             subst_expr(then, subst);
             subst_expr(else_, subst);
         }
-        K::Call { func, args } => {
-            // the callee is a global path: only its arguments are values
-            if func.dotted_path().is_none() {
+        K::Call {
+            func,
+            args,
+            keywords,
+        } => {
+            // the callee is a global path (only its arguments are values)
+            // or a method of a value (`r.sum()` of a substituted `r`)
+            let method_of_subst = match &func.kind {
+                K::Attr { .. } => func
+                    .dotted_path()
+                    .is_some_and(|p| subst.iter().any(|(n, _)| n == p[0])),
+                _ => false,
+            };
+            if func.dotted_path().is_none() || method_of_subst {
                 subst_expr(func, subst);
             }
             args.iter_mut().for_each(|a| subst_expr(a, subst));
+            keywords
+                .iter_mut()
+                .for_each(|k| subst_expr(&mut k.value, subst));
         }
         K::Generator { elt, clauses } => {
             // a clause's targets hide outer names from the clauses after
@@ -404,7 +418,7 @@ impl Lowerer<'_, '_> {
         if !ok {
             return None;
         }
-        let mut body = def.body.clone();
+        let mut body = super::keywords::positional(def, globals.as_ref(), &mut self.sh.diags)?.body;
         subst_stmts(&mut body, &subst);
         let (stmts, ret) = match body.split_last() {
             Some((

@@ -17,6 +17,7 @@ mod expr;
 mod external;
 mod generators;
 mod inline;
+mod keywords;
 mod scope;
 mod slices;
 mod stmt;
@@ -307,6 +308,9 @@ fn lower_function(
 ) -> Option<(Function, bool)> {
     let opts = sh.opts;
     let before = sh.diags.len();
+    // keyword arguments and defaults: positional calls only
+    let positional = keywords::positional(def, resolver, &mut sh.diags)?;
+    let def = &positional;
     // dict arguments: one parameter per leaf, the body rewritten
     let flat =
         if args.len() == def.params.len() && args.iter().any(|a| matches!(a, ArgType::Dict(_))) {

@@ -422,7 +422,7 @@ impl Lowerer<'_, '_> {
         let ast::StmtKind::Expr(e) = &s.kind else {
             return None;
         };
-        let ast::ExprKind::Call { func, args } = &e.kind else {
+        let ast::ExprKind::Call { func, args, .. } = &e.kind else {
             return None;
         };
         if self.builtin_of(func) != Some(Builtin::Label) {
@@ -661,10 +661,10 @@ impl Lowerer<'_, '_> {
             ast::StmtKind::Expr(e) => match &e.kind {
                 // Docstrings and other bare strings.
                 ast::ExprKind::Str(_) => None,
-                ast::ExprKind::Call { func, args } if self.callback_of(func).is_some() => {
+                ast::ExprKind::Call { func, args, .. } if self.callback_of(func).is_some() => {
                     self.callback_stmt(func, args, span)
                 }
-                ast::ExprKind::Call { func, args } if self.atomic_op(func).is_some() => {
+                ast::ExprKind::Call { func, args, .. } if self.atomic_op(func).is_some() => {
                     let op = self.atomic_op(func)?;
                     self.atomic_stmt(op, args, span)
                 }
@@ -948,7 +948,7 @@ impl Lowerer<'_, '_> {
     ) -> Option<StmtKind> {
         let span = iter.span;
         let call = match &iter.kind {
-            ast::ExprKind::Call { func, args } => self.builtin_of(func).map(|b| (b, args)),
+            ast::ExprKind::Call { func, args, .. } => self.builtin_of(func).map(|b| (b, args)),
             _ => None,
         };
         let index = iteration_index(var);
@@ -972,7 +972,7 @@ impl Lowerer<'_, '_> {
                     self.arity_error("reversed", "1 argument", args.len(), span);
                     return None;
                 };
-                if let ast::ExprKind::Call { func, args: r } = &x.kind {
+                if let ast::ExprKind::Call { func, args: r, .. } = &x.kind {
                     if self.builtin_of(func) == Some(Builtin::Range) {
                         let rev = self.reversed_range(func, r, x.span)?;
                         return self.for_loop(var, var_span, &rev, body, labels);
@@ -1144,7 +1144,7 @@ impl Lowerer<'_, '_> {
     /// An argument of `enumerate` / `zip`: an array or a slice (as
     /// [`Self::element`]), else an error pointing at it.
     fn iterable(&mut self, index: &str, x: &ast::Expr, what: &str) -> Option<(i64, ast::Expr)> {
-        if let ast::ExprKind::Call { func, args } = &x.kind {
+        if let ast::ExprKind::Call { func, args, .. } = &x.kind {
             match self.builtin_of(func) {
                 Some(Builtin::Range) => return self.range_elements(index, args, x.span, what),
                 // `reversed(x)`: the element at `n - 1 - index`
@@ -1236,7 +1236,9 @@ impl Lowerer<'_, '_> {
         labels: Vec<String>,
     ) -> Option<StmtKind> {
         let args = match &iter.kind {
-            ast::ExprKind::Call { func, args } if self.builtin_of(func) == Some(Builtin::Range) => {
+            ast::ExprKind::Call { func, args, .. }
+                if self.builtin_of(func) == Some(Builtin::Range) =>
+            {
                 args
             }
             _ => {
@@ -1400,6 +1402,11 @@ impl Lowerer<'_, '_> {
     ) -> Option<Vec<ir::Stmt>> {
         if self.is_slice_target(target) {
             return self.slice_assign(target, value, labels, span);
+        }
+        if let (ast::ExprKind::Name(n), true) = (&target.kind, labels.is_empty()) {
+            if let Some(r) = self.expr_view_assign(n, value, span) {
+                return r;
+            }
         }
         self.red_labels = (!labels.is_empty()).then(|| labels.to_vec());
         let r = self.scalar_assign(target, Value::Ast(value));
@@ -1623,7 +1630,7 @@ fn const_bool(e: &ir::Expr) -> Option<bool> {
 fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
     use ast::ExprKind as K;
     match &e.kind {
-        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) => {}
+        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::None => {}
         K::Name(n) => out.push(n),
         K::Attr { value, .. } => {
             // `parpy.types.x` is a path, not a read of a name
@@ -1658,11 +1665,16 @@ fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
             names_in(then, out);
             names_in(else_, out);
         }
-        K::Call { func, args } => {
+        K::Call {
+            func,
+            args,
+            keywords,
+        } => {
             if !matches!(func.kind, K::Name(_) | K::Attr { .. }) {
                 names_in(func, out);
             }
             args.iter().for_each(|x| names_in(x, out));
+            keywords.iter().for_each(|k| names_in(&k.value, out));
         }
         K::Generator { elt, clauses } => {
             // the names it reads, less its own targets

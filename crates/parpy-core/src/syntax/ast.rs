@@ -19,6 +19,19 @@ pub struct FunctionDef {
 pub struct Param {
     pub name: String,
     pub annotation: Option<Expr>,
+    /// `name=default`: the default's expression as written (Python
+    /// evaluates it once, where the function is defined). The binding fills
+    /// in an entry function's defaults from the Python function itself;
+    /// sema uses a helper's when a call leaves the parameter out.
+    pub default: Option<Keyword>,
+    pub span: Span,
+}
+
+/// `name=value` of a call (and a parameter's default).
+#[derive(Clone, Debug)]
+pub struct Keyword {
+    pub name: String,
+    pub value: Expr,
     pub span: Span,
 }
 
@@ -98,6 +111,11 @@ pub enum ExprKind {
     Bool(bool),
     /// Only meaningful as a call argument (labels).
     Str(String),
+    /// Python's `None`: only as a keyword argument or a parameter's default
+    /// (the converter rejects it elsewhere), or where sema fills in a
+    /// parameter left out before one given by name (`np.var(s, ddof=1)` is
+    /// `np.var(s, None, None, None, 1)`).
+    None,
     Name(String),
     /// `value.attr`
     Attr {
@@ -145,10 +163,12 @@ pub enum ExprKind {
     /// `(e0, e1, ...)`: only as an assignment target or the value of an
     /// assignment (`a, b = b, a`); rejected elsewhere by the converter.
     Tuple(Vec<Expr>),
-    /// `func(args...)`, positional arguments only.
+    /// `func(args..., name=value...)`. Sema rewrites the keywords into
+    /// positional arguments (`sema::keywords`) before it lowers the call.
     Call {
         func: Box<Expr>,
         args: Vec<Expr>,
+        keywords: Vec<Keyword>,
     },
     /// `elt for ... in ... if ...`: only as the argument of `sum`, `any`,
     /// `all`, `max` and `min` (sema rejects it elsewhere).
@@ -216,6 +236,7 @@ impl Expr {
             kind: ExprKind::Call {
                 func: Box::new(func),
                 args,
+                keywords: vec![],
             },
             span,
         }
@@ -244,6 +265,7 @@ impl Expr {
             | ExprKind::Float(_)
             | ExprKind::Bool(_)
             | ExprKind::Str(_)
+            | ExprKind::None
             | ExprKind::Name(_) => {}
             ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => value.walk(f),
             ExprKind::Subscript { value, indices } => {
@@ -272,9 +294,14 @@ impl Expr {
                 then.walk(f);
                 else_.walk(f);
             }
-            ExprKind::Call { func, args } => {
+            ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => {
                 func.walk(f);
                 args.iter().for_each(|a| a.walk(f));
+                keywords.iter().for_each(|k| k.value.walk(f));
             }
             ExprKind::Generator { elt, clauses } => {
                 for c in clauses {
@@ -386,5 +413,107 @@ impl FunctionDef {
             }
         }
         out
+    }
+}
+
+impl Expr {
+    /// Calls `f` on every expression inside this one, then on this one
+    /// (children first: a rewrite of `f` sees rewritten arguments).
+    pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match &mut self.kind {
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_)
+            | ExprKind::None
+            | ExprKind::Name(_) => {}
+            ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => value.walk_mut(f),
+            ExprKind::Subscript { value, indices } => {
+                value.walk_mut(f);
+                indices.iter_mut().for_each(|i| i.walk_mut(f));
+            }
+            ExprKind::Slice { lo, hi, step } => {
+                for b in [lo, hi, step].into_iter().flatten() {
+                    b.walk_mut(f);
+                }
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                lhs.walk_mut(f);
+                rhs.walk_mut(f);
+            }
+            ExprKind::Compare { first, rest } => {
+                first.walk_mut(f);
+                rest.iter_mut().for_each(|(_, e)| e.walk_mut(f));
+            }
+            ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => {
+                values.iter_mut().for_each(|e| e.walk_mut(f));
+            }
+            ExprKind::IfExp { cond, then, else_ } => {
+                cond.walk_mut(f);
+                then.walk_mut(f);
+                else_.walk_mut(f);
+            }
+            ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => {
+                func.walk_mut(f);
+                args.iter_mut().for_each(|a| a.walk_mut(f));
+                keywords.iter_mut().for_each(|k| k.value.walk_mut(f));
+            }
+            ExprKind::Generator { elt, clauses } => {
+                for c in clauses {
+                    c.iter.walk_mut(f);
+                    c.ifs.iter_mut().for_each(|e| e.walk_mut(f));
+                }
+                elt.walk_mut(f);
+            }
+        }
+        f(self);
+    }
+}
+
+/// Calls [`Expr::walk_mut`] with `f` on every expression of `stmts`
+/// (targets, values, conditions, iterators), nested blocks included.
+pub fn walk_stmts_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
+    for s in stmts {
+        match &mut s.kind {
+            StmtKind::Assign { targets, value } => {
+                targets.iter_mut().for_each(|t| t.walk_mut(f));
+                value.walk_mut(f);
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                target.walk_mut(f);
+                value.walk_mut(f);
+            }
+            StmtKind::For {
+                iter, body, orelse, ..
+            } => {
+                iter.walk_mut(f);
+                walk_stmts_mut(body, f);
+                walk_stmts_mut(orelse, f);
+            }
+            StmtKind::While { cond, body, orelse } => {
+                cond.walk_mut(f);
+                walk_stmts_mut(body, f);
+                walk_stmts_mut(orelse, f);
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                cond.walk_mut(f);
+                walk_stmts_mut(then_body, f);
+                walk_stmts_mut(else_body, f);
+            }
+            StmtKind::With { ctx, body } => {
+                ctx.walk_mut(f);
+                walk_stmts_mut(body, f);
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => e.walk_mut(f),
+            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
+        }
     }
 }

@@ -107,9 +107,13 @@ impl Converter {
         let a = &f.args;
         let mut params = vec![];
         for p in a.posonlyargs.iter().chain(a.args.iter()) {
-            if let Some(d) = &p.default {
-                self.reject(d.range(), "default parameter values");
-            }
+            let default = p.default.as_ref().map(|d| {
+                self.keyword(
+                    &p.def.arg,
+                    d,
+                    TextRange::new(p.def.range.start(), d.range().end()),
+                )
+            });
             // A name or attribute path is checked by sema; other annotations
             // (`parpy.types.buffer(T, [N])`) are Python values the binding
             // checks, so their syntax is not parpy's concern here.
@@ -122,6 +126,7 @@ impl Converter {
             params.push(Param {
                 name: ident(&p.def.arg),
                 annotation,
+                default,
                 span: self.span(p.def.range),
             });
         }
@@ -197,7 +202,7 @@ impl Converter {
             py::Stmt::For(f) => {
                 let (var, var_span, unpack) = self.loop_target(&f.target)?;
                 let iter = self.expr(&f.iter);
-                if let ExprKind::Call { func, args } = &iter.kind {
+                if let ExprKind::Call { func, args, .. } = &iter.kind {
                     let zero_step = matches!(&func.kind, ExprKind::Name(n) if n == "range")
                         && matches!(args.get(2).map(|a| &a.kind), Some(ExprKind::Int(0)));
                     if zero_step {
@@ -571,21 +576,36 @@ impl Converter {
                 else_: self.boxed(&i.orelse),
             },
             py::Expr::Call(c) => {
+                let mut keywords = vec![];
                 for k in &c.keywords {
-                    let msg = match &k.arg {
-                        Some(name) => format!("keyword argument `{name}`"),
-                        None => "`**` argument".to_string(),
-                    };
-                    self.reject_with(
-                        k.range,
-                        "keyword arguments are not supported in parpy functions",
-                        &msg,
-                        Some("pass the arguments by position"),
-                    );
+                    match &k.arg {
+                        Some(name) => keywords.push(self.keyword(name, &k.value, k.range)),
+                        None => self.reject_with(
+                            k.range,
+                            "`**` arguments are not supported in parpy functions",
+                            "`**` argument",
+                            Some("pass the arguments by position or by name"),
+                        ),
+                    }
                 }
                 let func = self.boxed(&c.func);
-                let args = c.args.iter().map(|a| self.assign_value(a)).collect();
-                ExprKind::Call { func, args }
+                // `None` is a value only as an argument (`np.clip(x, None, 1)`)
+                let args = c
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        py::Expr::Constant(k) if matches!(k.value, py::Constant::None) => Expr {
+                            kind: ExprKind::None,
+                            span: self.span(k.range),
+                        },
+                        a => self.assign_value(a),
+                    })
+                    .collect();
+                ExprKind::Call {
+                    func,
+                    args,
+                    keywords,
+                }
             }
             py::Expr::GeneratorExp(g) => {
                 let mut clauses = vec![];
@@ -633,6 +653,23 @@ impl Converter {
         };
         Expr {
             kind,
+            span: self.span(r),
+        }
+    }
+
+    /// `name=value` (a keyword argument or a parameter's default): the only
+    /// place where Python's `None` is a value.
+    fn keyword(&mut self, name: &py::Identifier, value: &py::Expr, r: TextRange) -> Keyword {
+        let value = match value {
+            py::Expr::Constant(c) if matches!(c.value, py::Constant::None) => Expr {
+                kind: ExprKind::None,
+                span: self.span(c.range),
+            },
+            v => self.expr(v),
+        };
+        Keyword {
+            name: ident(name),
+            value,
             span: self.span(r),
         }
     }

@@ -1,0 +1,498 @@
+//! Keyword arguments and parameter defaults.
+//!
+//! Before a function body is lowered, [`positional`] rewrites every call
+//! that names an argument (`np.round(v, decimals=2)`, `h(a, eps=1e-6)`,
+//! `x[i, :].var(ddof=1)`) or leaves out a helper's parameter that has a
+//! default into a call with positional arguments only, in the order of the
+//! callee's Python signature; a parameter left out before one given by name
+//! gets its default (`np.var(s, ddof=1)` is `np.var(s, None, None, None,
+//! 1)`). The rest of sema sees positional calls only.
+//!
+//! Builtins and NumPy methods take their Python signatures from one table
+//! ([`builtin_signature`], [`method_signature`]); [`Lowerer::compact`] then
+//! checks every argument of a parameter parpy supports only at its default
+//! (`axis=None`, `out=None`, `keepdims=False`) and hands a builtin the
+//! arguments it uses. A jit helper takes its own parameter names; a default
+//! it fills in must be a literal, since the expression is read where the
+//! helper is called.
+
+use std::sync::Arc;
+
+use crate::diag::{Diagnostic, Span};
+use crate::resolve::{Builtin, Resolved, Resolver};
+use crate::syntax::ast::{self, Expr, ExprKind, FunctionDef};
+
+use super::Lowerer;
+
+/// A parameter's default, as a literal.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) enum Dflt {
+    None,
+    Bool(bool),
+    Int(i64),
+    Str(&'static str),
+}
+
+impl Dflt {
+    fn expr(self, span: Span) -> Expr {
+        let kind = match self {
+            Dflt::None => ExprKind::None,
+            Dflt::Bool(b) => ExprKind::Bool(b),
+            Dflt::Int(v) => ExprKind::Int(v),
+            Dflt::Str(s) => ExprKind::Str(s.to_string()),
+        };
+        Expr { kind, span }
+    }
+
+    /// Whether `e` is this default written out (`False` and `0` are one
+    /// value in Python).
+    fn matches(self, e: &Expr) -> bool {
+        match (self, &e.kind) {
+            (Dflt::None, ExprKind::None) => true,
+            (Dflt::Bool(b), ExprKind::Bool(c)) => b == *c,
+            (Dflt::Bool(b), ExprKind::Int(v)) => i64::from(b) == *v,
+            (Dflt::Int(v), ExprKind::Int(w)) => v == *w,
+            (Dflt::Int(v), ExprKind::Bool(c)) => v == i64::from(*c),
+            (Dflt::Str(s), ExprKind::Str(t)) => s == t,
+            _ => false,
+        }
+    }
+
+    fn text(self) -> String {
+        match self {
+            Dflt::None => "None".to_string(),
+            Dflt::Bool(b) => if b { "True" } else { "False" }.to_string(),
+            Dflt::Int(v) => v.to_string(),
+            Dflt::Str(s) => format!("'{s}'"),
+        }
+    }
+}
+
+/// How a builtin's parameter is passed and what parpy does with it.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) enum How {
+    /// Required, by position only (`np.sqrt(x, /)`).
+    PosOnly,
+    /// Required, by position or by name.
+    Req,
+    /// Optional; the builtin uses its value (`decimals`, `ddof`, `start`).
+    Opt(Dflt),
+    /// Optional; parpy supports its default value only (`axis=None`).
+    Fixed(Dflt),
+    /// Any number of positional arguments (a ufunc's operands); the
+    /// parameters after it are keyword-only.
+    Rest,
+}
+
+/// One parameter of a Python signature.
+pub(super) type Param = (&'static str, How);
+
+const AXIS: Param = ("axis", How::Fixed(Dflt::None));
+const DTYPE: Param = ("dtype", How::Fixed(Dflt::None));
+const OUT: Param = ("out", How::Fixed(Dflt::None));
+const KEEPDIMS: Param = ("keepdims", How::Fixed(Dflt::Bool(false)));
+const DDOF: Param = ("ddof", How::Opt(Dflt::Int(0)));
+
+/// The Python signature of a builtin, as far as parpy reads it: `None` when
+/// the builtin takes no keyword arguments (`range`, `min`, `np.where`).
+pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
+    use crate::ir::{MathFn, ReduceOp};
+    const A: Param = ("a", How::Req);
+    Some(match b {
+        Builtin::Reduce(ReduceOp::Sum | ReduceOp::Prod) => &[A, AXIS, DTYPE, OUT, KEEPDIMS],
+        Builtin::Reduce(_) | Builtin::Any | Builtin::All | Builtin::ArgMax | Builtin::ArgMin => {
+            &[A, AXIS, OUT, KEEPDIMS]
+        }
+        Builtin::Mean => &[A, AXIS, DTYPE, OUT, KEEPDIMS],
+        Builtin::Var | Builtin::Std => &[A, AXIS, DTYPE, OUT, DDOF, KEEPDIMS],
+        Builtin::CountNonzero => &[A, AXIS, KEEPDIMS],
+        Builtin::Norm => &[
+            ("x", How::Req),
+            ("ord", How::Fixed(Dflt::None)),
+            AXIS,
+            KEEPDIMS,
+        ],
+        Builtin::Dot => &[A, ("b", How::Req), OUT],
+        Builtin::Math(MathFn::Round) => &[A, ("decimals", How::Opt(Dflt::Int(0))), OUT],
+        Builtin::MathToInt(MathFn::Round) => {
+            &[("number", How::Req), ("ndigits", How::Opt(Dflt::None))]
+        }
+        Builtin::Clip => &[A, ("a_min", How::Req), ("a_max", How::Opt(Dflt::None)), OUT],
+        // ufuncs: operands by position, `out=None` by name
+        Builtin::Math(_)
+        | Builtin::Abs
+        | Builtin::Square
+        | Builtin::Maximum
+        | Builtin::Minimum
+        | Builtin::Fmax
+        | Builtin::Fmin => &[("x", How::Rest), OUT],
+        Builtin::Sum => &[
+            ("iterable", How::PosOnly),
+            ("start", How::Fixed(Dflt::Int(0))),
+        ],
+        Builtin::Enumerate => &[("iterable", How::Req), ("start", How::Opt(Dflt::Int(0)))],
+        Builtin::Convert => &[("e", How::Req), ("ty", How::Req)],
+        Builtin::Atomic(_) => &[("a", How::Req), ("index", How::Req), ("value", How::Req)],
+        _ => return None,
+    })
+}
+
+/// The signature of a NumPy array method (without `self`); `None` for
+/// methods parpy does not know.
+pub(super) fn method_signature(attr: &str) -> Option<&'static [Param]> {
+    Some(match attr {
+        "sum" | "prod" | "mean" => &[AXIS, DTYPE, OUT, KEEPDIMS],
+        "max" | "min" | "any" | "all" | "argmax" | "argmin" => &[AXIS, OUT, KEEPDIMS],
+        "var" | "std" => &[AXIS, DTYPE, OUT, DDOF, KEEPDIMS],
+        "astype" => &[
+            ("dtype", How::Req),
+            ("order", How::Fixed(Dflt::Str("K"))),
+            ("casting", How::Fixed(Dflt::Str("unsafe"))),
+            ("subok", How::Fixed(Dflt::Bool(true))),
+            ("copy", How::Fixed(Dflt::Bool(true))),
+        ],
+        _ => return None,
+    })
+}
+
+/// `def`'s body with every call's arguments positional (see the module
+/// doc); errors go to `diags` and give `None`.
+pub(super) fn positional(
+    def: &FunctionDef,
+    resolver: &dyn Resolver,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<FunctionDef> {
+    let mut locals: Vec<String> = def.params.iter().map(|p| p.name.clone()).collect();
+    super::assign::assigned_names(&def.body, &mut locals);
+    let mut out = def.clone();
+    let before = diags.len();
+    ast::walk_stmts_mut(&mut out.body, &mut |e| {
+        let ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &mut e.kind
+        else {
+            return;
+        };
+        let callee = Callee::of(func, &locals, resolver);
+        if keywords.is_empty() && !matches!(callee, Callee::Helper(_)) {
+            return;
+        }
+        let kws = std::mem::take(keywords);
+        let name = func
+            .dotted_path()
+            .map(|p| p.join("."))
+            .unwrap_or_else(|| "this function".to_string());
+        let bound = match callee {
+            Callee::Helper(def) => bind_helper(&def, std::mem::take(args), kws, e.span, diags),
+            Callee::Sig(sig) => bind(&name, sig, std::mem::take(args), kws, e.span, diags),
+            Callee::Other => {
+                let k = &kws[0];
+                diags.push(
+                    Diagnostic::error(format!(
+                        "`{name}` takes no keyword arguments in parpy functions"
+                    ))
+                    .at(k.span, format!("keyword argument `{}`", k.name))
+                    .help("pass the arguments by position"),
+                );
+                None
+            }
+        };
+        if let (ExprKind::Call { args, .. }, Some(b)) = (&mut e.kind, bound) {
+            *args = b;
+        }
+    });
+    (diags.len() == before).then_some(out)
+}
+
+/// What a call calls, as far as its arguments are concerned.
+enum Callee {
+    Helper(Arc<FunctionDef>),
+    Sig(&'static [Param]),
+    Other,
+}
+
+impl Callee {
+    fn of(func: &Expr, locals: &[String], resolver: &dyn Resolver) -> Callee {
+        let path = func.dotted_path();
+        let local = path
+            .as_ref()
+            .is_some_and(|p| locals.iter().any(|l| l == p[0]));
+        match path {
+            Some(p) if !local => match resolver.resolve(&p) {
+                Resolved::Function { def, .. } => Callee::Helper(def),
+                Resolved::Builtin(b) => builtin_signature(b).map_or(Callee::Other, Callee::Sig),
+                _ => Callee::Other,
+            },
+            // a method of a value: `x.sum(...)`, `x[i, :].var(...)`
+            _ => match &func.kind {
+                ExprKind::Attr { attr, .. } => {
+                    method_signature(attr).map_or(Callee::Other, Callee::Sig)
+                }
+                _ => Callee::Other,
+            },
+        }
+    }
+}
+
+/// The positional arguments of a call of `name` with signature `sig`.
+fn bind(
+    name: &str,
+    sig: &'static [Param],
+    args: Vec<Expr>,
+    kws: Vec<ast::Keyword>,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<Expr>> {
+    if let Some(rest) = sig.iter().position(|(_, h)| *h == How::Rest) {
+        // operands by position; the keyword-only parameters after them
+        // are checked (`compact` would not see them) and dropped
+        let mut ok = true;
+        for k in &kws {
+            match sig[rest + 1..].iter().find(|(n, _)| *n == k.name) {
+                Some(&(_, How::Fixed(d))) if d.matches(&k.value) => {}
+                Some(&(_, How::Fixed(d))) => {
+                    ok = false;
+                    diags.push(only_default(name, k.name.as_str(), d, k.value.span));
+                }
+                _ => {
+                    ok = false;
+                    diags.push(
+                        Diagnostic::error(format!(
+                            "`{name}` takes no keyword argument `{}`: its operands go by position",
+                            k.name
+                        ))
+                        .at(k.span, format!("keyword argument `{}`", k.name))
+                        .help("pass the arguments by position"),
+                    );
+                }
+            }
+        }
+        return ok.then_some(args);
+    }
+    let names: Vec<&str> = sig.iter().map(|(n, _)| *n).collect();
+    let defaults: Vec<Option<Expr>> = sig
+        .iter()
+        .map(|(_, h)| match h {
+            How::Opt(d) | How::Fixed(d) => Some(d.expr(span)),
+            _ => None,
+        })
+        .collect();
+    let by_name: Vec<bool> = sig.iter().map(|(_, h)| *h != How::PosOnly).collect();
+    fill(
+        name, &names, &by_name, &defaults, false, args, kws, span, diags,
+    )
+}
+
+/// The positional arguments of a call of the jit helper `def`.
+fn bind_helper(
+    def: &FunctionDef,
+    args: Vec<Expr>,
+    kws: Vec<ast::Keyword>,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<Expr>> {
+    if args.len() >= def.params.len() && kws.is_empty() {
+        // nothing left out (too many is the arity error sema reports)
+        return Some(args);
+    }
+    let names: Vec<&str> = def.params.iter().map(|p| p.name.as_str()).collect();
+    let mut defaults = vec![];
+    for p in &def.params {
+        defaults.push(match &p.default {
+            Some(k) if is_literal(&k.value) => Some(k.value.clone()),
+            Some(k) => {
+                // read where the helper is called, a non-literal could name
+                // something else there: it must be passed
+                let given = args.len() > defaults.len() || kws.iter().any(|w| w.name == p.name);
+                if !given {
+                    diags.push(
+                        Diagnostic::error(format!(
+                            "the default value of `{}` in `{}` is not a literal, so a call from jit code must pass it",
+                            p.name, def.name
+                        ))
+                        .at(span, format!("`{}` left out here", p.name))
+                        .at(k.value.span, "this default")
+                        .help(format!("pass `{}=...` in the call, or make the default a number, a bool or None", p.name)),
+                    );
+                    return None;
+                }
+                None
+            }
+            None => None,
+        });
+    }
+    let by_name = vec![true; names.len()];
+    fill(
+        &def.name, &names, &by_name, &defaults, true, args, kws, span, diags,
+    )
+}
+
+/// Python's binding of positional and keyword arguments to `names`
+/// (`by_name[k]`: the parameter may be named); parameters left out take
+/// `defaults[k]`, up to the last one given unless `all`. Errors as Python
+/// words them.
+#[allow(clippy::too_many_arguments)]
+fn fill(
+    func: &str,
+    names: &[&str],
+    by_name: &[bool],
+    defaults: &[Option<Expr>],
+    all: bool,
+    args: Vec<Expr>,
+    kws: Vec<ast::Keyword>,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<Expr>> {
+    if args.len() > names.len() {
+        // sema reports the arity with the builtin's own wording
+        if let Some(k) = kws.first() {
+            diags.push(unknown_keyword_in(func, k, names));
+            return None;
+        }
+        return Some(args);
+    }
+    let mut slots: Vec<Option<Expr>> = args.into_iter().map(Some).collect();
+    slots.resize(names.len(), None);
+    let mut ok = true;
+    for k in kws {
+        let Some(i) = names.iter().position(|n| *n == k.name) else {
+            diags.push(unknown_keyword_in(func, &k, names));
+            ok = false;
+            continue;
+        };
+        if !by_name[i] {
+            diags.push(
+                Diagnostic::error(format!("`{func}` takes `{}` by position only", k.name))
+                    .at(k.span, "given by name")
+                    .help("pass it by position"),
+            );
+            ok = false;
+        } else if slots[i].is_some() {
+            diags.push(
+                Diagnostic::error(format!(
+                    "`{func}` got multiple values for argument `{}`",
+                    k.name
+                ))
+                .at(k.span, "given again here"),
+            );
+            ok = false;
+        } else {
+            slots[i] = Some(k.value);
+        }
+    }
+    if !ok {
+        return None;
+    }
+    let last = slots.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+    let mut out = vec![];
+    for (i, s) in slots.into_iter().enumerate() {
+        match s.or_else(|| defaults[i].clone()) {
+            Some(e) if all || i < last => out.push(e),
+            Some(_) => {}
+            None => {
+                diags.push(
+                    Diagnostic::error(format!("`{func}` is missing the argument `{}`", names[i]))
+                        .at(span, "in this call"),
+                );
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Numbers, bools, strings and None, with a sign.
+fn is_literal(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Str(_)
+        | ExprKind::None => true,
+        ExprKind::Unary {
+            op: crate::ops::UnOp::Neg,
+            arg,
+        } => matches!(arg.kind, ExprKind::Int(_) | ExprKind::Float(_)),
+        _ => false,
+    }
+}
+
+fn unknown_keyword_in(func: &str, k: &ast::Keyword, names: &[&str]) -> Diagnostic {
+    let d = Diagnostic::error(format!(
+        "`{func}` has no parameter `{}` that parpy functions support",
+        k.name
+    ))
+    .at(k.span, "unknown keyword argument");
+    let near = names
+        .iter()
+        .map(|n| (super::scope::edit_distance(n, &k.name), *n))
+        .filter(|(d, n)| *d <= 2 && *d < n.len())
+        .min();
+    if let Some((_, n)) = near {
+        return d.help(format!("did you mean `{n}`?"));
+    }
+    if names.is_empty() {
+        d.help("pass the arguments by position")
+    } else {
+        let ps: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        d.help(format!("its parameters are {}", ps.join(", ")))
+    }
+}
+
+fn only_default(func: &str, param: &str, d: Dflt, span: Span) -> Diagnostic {
+    let mut diag = Diagnostic::error(format!(
+        "`{func}` supports only `{param}={}` in parpy functions",
+        d.text()
+    ))
+    .at(span, "another value");
+    if param == "axis" {
+        diag = diag.help(
+            "a reduction covers the whole slice it is given: slice the part to reduce (`x[i, :].sum()`), in a loop over the other axes",
+        );
+    }
+    diag
+}
+
+impl Lowerer<'_, '_> {
+    /// The arguments of a builtin (or method, without its value) that the
+    /// builtin uses: each argument of a parameter parpy supports only at
+    /// its default is checked and dropped, and optional parameters at their
+    /// default after the last argument that is not are dropped too.
+    /// Builtins without a signature take `args` as they are.
+    pub(super) fn compact(
+        &mut self,
+        name: &str,
+        sig: Option<&'static [Param]>,
+        args: &[Expr],
+    ) -> Option<Vec<Expr>> {
+        let Some(sig) = sig.filter(|s| !s.iter().any(|(_, h)| *h == How::Rest)) else {
+            return Some(args.to_vec());
+        };
+        if args.len() > sig.len() {
+            // the builtin's own arity error
+            return Some(args.to_vec());
+        }
+        let mut used: Vec<(Expr, Option<Dflt>)> = vec![];
+        let mut ok = true;
+        for (a, (param, how)) in args.iter().zip(sig) {
+            match how {
+                How::Fixed(d) if d.matches(a) => {}
+                How::Fixed(d) => {
+                    self.error(only_default(name, param, *d, a.span));
+                    ok = false;
+                }
+                How::Opt(d) => used.push((a.clone(), Some(*d))),
+                _ => used.push((a.clone(), None)),
+            }
+        }
+        while used
+            .last()
+            .is_some_and(|(a, d)| d.is_some_and(|d| d.matches(a)))
+        {
+            used.pop();
+        }
+        ok.then(|| used.into_iter().map(|(a, _)| a).collect())
+    }
+}

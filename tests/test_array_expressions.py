@@ -1,0 +1,135 @@
+"""Locals holding array expressions (natural Python): `e = np.exp(x[i, :] -
+m)`, then `y[i, :] = e / e.sum()`. NumPy would allocate `e`; parpy keeps it
+as the expression, read where `e` is used (in slice assignments,
+reductions, methods and elementwise math), with the scalars it reads copied
+where it is assigned. Each program runs as plain Python (the reference) and
+compiled (conftest.run_both)."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import check_gpu_code, cpu_opts, run_both
+
+
+@parpy.jit
+def softmax(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        m = x[i, :].max()
+        e = np.exp(x[i, :] - m)
+        y[i, :] = e / e.sum()
+
+
+def test_softmax_as_numpy_users_write_it():
+    x = np.random.default_rng(1).standard_normal((6, 9)) * 4
+    got = run_both(softmax, [x, np.zeros((6, 9)), 6], cpu_opts({'i': parpy.threads(6)}))
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    assert np.allclose(got[1], e / e.sum(axis=1, keepdims=True), rtol=1e-14)
+
+
+@parpy.jit
+def row_features(x, w, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        d = x[i, :] - w
+        y[i, 0] = d @ d
+        y[i, 1] = np.sqrt((d * d).sum())
+        a = np.abs(d)
+        y[i, 2] = a.max() + a.argmax()
+        z[i, :] = np.where(a > 0.3, d, 0.0)
+        r = x[i]
+        t = r[1:] - r[:-1]
+        y[i, 3] = t.mean()
+        y[i, 4] = t.std(ddof=1)
+        c = (x[i, :] > 0.5).astype(np.int64)
+        y[i, 5] = c.sum()
+        y[i, 6] = t.min() + (d > 0).sum() + np.linalg.norm(d)
+
+
+def test_views_in_reductions_methods_and_stores():
+    rng = np.random.default_rng(2)
+    x, w = rng.random((5, 7)), rng.random(7)
+    run_both(row_features, [x, w, np.zeros((5, 7)), np.zeros((5, 7)), 5],
+             cpu_opts({'i': parpy.threads(5)}))
+
+
+@parpy.jit
+def scalars_are_read_where_assigned(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        k = 2.0
+        e = x[i, :] * k + i
+        k = 3.0
+        y[i, :] = e + k
+        for t in range(3):
+            f = x[i, :] * t
+            y[i, :] += f
+
+
+def test_scalars_are_read_where_the_expression_is_assigned():
+    x = np.random.default_rng(3).random((4, 5))
+    got = run_both(scalars_are_read_where_assigned, [x, np.zeros((4, 5)), 4],
+                   cpu_opts({'i': parpy.threads(4)}))
+    assert np.allclose(got[1], x * 2 + np.arange(4)[:, None] + 3 + 3 * x)
+
+
+@parpy.jit
+def whole_arrays(x, y, N):
+    s = x * 2.0 - 1.0
+    parpy.label('i')
+    y[:] = np.maximum(s, 0.0) * s
+
+
+def test_a_whole_array_expression():
+    x = np.random.default_rng(4).random(8)
+    run_both(whole_arrays, [x, np.zeros(8), 8], cpu_opts({'i': parpy.threads(8)}))
+
+
+@parpy.jit
+def reads_a_written_array(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        e = x[i, :] * 2.0
+        x[i, 0] = 0.0
+        y[i, :] = e
+
+
+@parpy.jit
+def indexes_a_view(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        d = x[i, :] - 1.0
+        y[i, 0] = d[0]
+
+
+@pytest.mark.parametrize("fn,first", [
+    (reads_a_written_array, "`e` is an array expression that reads `x`, which this function writes"),
+    (indexes_a_view, "`d` is an array expression, which parpy does not store: "
+                     "it can be used whole, not indexed or iterated"),
+])
+def test_what_a_view_cannot_be_is_a_located_error(fn, first):
+    x = np.ones((3, 4))
+    with pytest.raises(parpy.CompileError) as e:
+        fn(x, np.zeros((3, 4)), 3, opts=cpu_opts({'i': parpy.threads(3)}))
+    assert str(e.value).splitlines()[0] == "error: " + first, str(e.value)
+
+
+def test_array_expressions_compile_for_cuda_and_metal():
+    x = np.random.default_rng(5).random((6, 9)).astype(np.float32)
+    check_gpu_code(softmax, lambda b: [x, np.zeros((6, 9), np.float32), 6],
+                   {'i': parpy.threads(6)}, "softmax_views")
+
+
+@parpy.jit
+def row_view_methods(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        r = x[i]
+        y[i] = r.sum() + r.max() * r.argmin()
+
+
+def test_methods_of_a_row_view():
+    # `r.sum()` of a row view `r = x[i]` was "name `r` is not defined"
+    x = np.random.default_rng(6).random((4, 6))
+    run_both(row_view_methods, [x, np.zeros(4), 4], cpu_opts({'i': parpy.threads(4)}))
