@@ -1209,3 +1209,24 @@ def test_indexing_a_slice_again_is_an_error_not_the_other_dimension():
     with pytest.raises(parpy.CompileError, match="indexing a slice again is not supported") as e:
         slice_indexed_again(x, np.zeros(3), opts=cpu_opts())
     assert "`x[1:3][0]` is `x[1]`" in str(e.value)
+
+
+# --------------------------------------------------------------------------
+# Python's `sum` of a slice adds in order, as Python does
+
+
+@parpy.jit
+def python_sums(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = sum(x[i, :])
+
+
+def test_python_sum_of_floats_adds_in_order():
+    # cancellation makes any other order visible: the C compiler vectorized
+    # the loop (a reduction it may reorder) and gave another number
+    row = np.array([1.0, 1e16, 1.0, -1e16] * 50 + [3.0, 1e-3] * 7)
+    x = np.stack([row, row[::-1], np.roll(row, 3)])
+    got = run_both(python_sums, [x, np.zeros(3), 3], cpu_opts({'i': parpy.threads(3)}))[1]
+    assert [float(v) for v in got] == [sum(r) for r in x]
+    assert got[0] != x[0].sum()   # NumPy's pairwise order gives another value here

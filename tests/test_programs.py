@@ -495,12 +495,23 @@ def total_of_row_maxima(x, acc, N):
         acc[0] += m * 2
 
 
+@parpy.jit
+def guarded_row_maxima(x, acc, N):
+    parpy.label('N')
+    for i in range(N):
+        acc[0] = max(acc[0], x[i, 0] if i % 3 == 0 else parpy.operators.max(x[i, 1:] * 3))
+
+
 @pytest.mark.parametrize("threads", [3, 64])
 def test_slice_reductions_inside_a_par_reduction(threads):
     x = randn((37, 50), np.float64)
     run_both(reduce_of_row_sums, [x, np.zeros(5), 5],
              cpu_opts({'N': parpy.threads(5), 'R': parpy.threads(threads).par_reduction()}))
     run_both(total_of_row_maxima, [x, np.zeros(1), 37],
+             cpu_opts({'N': parpy.threads(threads).par_reduction()}))
+    # under `a if c else b`, sema computes the reduction under its
+    # condition: an `if` the par_reduction body refused (fuzz seed 71029)
+    run_both(guarded_row_maxima, [x, np.full(1, -np.inf), 37],
              cpu_opts({'N': parpy.threads(threads).par_reduction()}))
 
 

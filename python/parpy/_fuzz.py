@@ -91,6 +91,11 @@ FEATURES = [
     "strided_slices",
     # `sum(v for v in slice if v > c)`: generator expressions (stop 25)
     "generators",
+    # keyword arguments and defaults: `np.sum(s, axis=None)`, helpers with
+    # literal defaults called by name or leaving them out (stop 26)
+    "keywords",
+    # `e = <slice expression>` then `o[..., lo:hi] = e` (stop 26)
+    "array_locals",
 ]
 
 
@@ -737,6 +742,10 @@ class Gen:
         full = f"{ns}.{op}({text})" if r.random() < 0.9 else f"parpy.sum({text})"
         if full.startswith("parpy.sum"):
             op = "sum"
+        elif self.on("keywords", 0.2):
+            # NumPy's spelling, with keywords at their defaults
+            kws = r.sample(["axis=None", "out=None", "keepdims=False"], r.randrange(1, 3))
+            full = f"np.{op}({text}, {', '.join(kws)})"
         sample = np.ones(2, dtype=np.dtype(dt))
         with np.errstate(all="ignore"):
             v = getattr(np, op)(sample * 2 if "* 2" in text or "* 3" in text else sample)
@@ -778,10 +787,24 @@ class Gen:
         finally:
             self.arrays = saved
             self.in_helper = saved_in
-        self.helpers.append("@parpy.jit\n" + f"def {name}({', '.join(params)}):\n"
+        texts = [a.text for a in args]
+        defs = list(params)
+        call = list(texts)
+        if self.on("keywords", 0.3):
+            if re.fullmatch(r"\d+(\.\d+)?", texts[-1]) and r.random() < 0.6:
+                # a literal argument becomes the default the call leaves out
+                defs[-1] = f"{params[-1]}={texts[-1]}"
+                call = texts[:-1]
+            else:
+                # the first k by position, the rest by name in any order
+                defs[-1] = f"{params[-1]}=None"
+                k = r.randrange(len(texts))
+                named = [f"{p}={t}" for p, t in zip(params[k:], texts[k:])]
+                r.shuffle(named)
+                call = texts[:k] + named
+        self.helpers.append("@parpy.jit\n" + f"def {name}({', '.join(defs)}):\n"
                             + "\n".join(body) + "\n")
-        return E(f"{name}({', '.join(a.text for a in args)})", ret.t, approx=ret.approx,
-                 rng=None)
+        return E(f"{name}({', '.join(call)})", ret.t, approx=ret.approx, rng=None)
 
     # -- statements ------------------------------------------------------
 
@@ -924,9 +947,19 @@ class Gen:
         reads_own = re.search(rf"\b{a.name}\[", e.text) is not None
         if reads_own and ("::" in tgt + e.text or re.search(r":-?\d*:", tgt + e.text)):
             return
+        value = e.text
+        read = set(re.findall(r"\b([A-Za-z_]\w*)\[", e.text))
+        names = {x.name: x for x in self.arrays}
+        if e.text != text and read \
+                and all(names.get(n) is not None and names[n].role == "in" for n in read) \
+                and self.on("array_locals", 0.7):
+            # a local holding the array expression (its arrays are inputs,
+            # which nothing writes; a bare slice is a NumPy view, refused)
+            value = self.fresh("e")
+            self.emit(ind, f"{value} = {e.text}")
         if sc.nest is not None and r.random() < 0.6:
             self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
-        self.emit(ind, f"{tgt} = {e.text}")
+        self.emit(ind, f"{tgt} = {value}")
 
     def stmt_reduce(self, sc: Scope, ind: int) -> None:
         """`t = parpy.operators.op(slice)`, labelled (parallel) or not."""

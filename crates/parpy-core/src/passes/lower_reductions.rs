@@ -142,8 +142,10 @@ fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
 
 /// Whether `s` only assigns locals used nowhere outside the loop (`inside`
 /// counts the loop body's references, `refs` the function's): an
-/// assignment, or a loop of such statements (a slice reduction's
-/// `acc = 0; for j reduce(sum -> acc) { acc = acc + x[r, j] }`).
+/// assignment, a loop of such statements (a slice reduction's
+/// `acc = 0; for j reduce(sum -> acc) { acc = acc + x[r, j] }`), or an
+/// `if` of them (a slice reduction under `a if c else b`, which sema
+/// hoists under its condition).
 fn computes_privately(
     f: &Function,
     s: &Stmt,
@@ -161,6 +163,14 @@ fn computes_privately(
                     .iter()
                     .all(|s| computes_privately(f, s, inside, refs))
         }
+        StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => then_body
+            .iter()
+            .chain(else_body)
+            .all(|s| computes_privately(f, s, inside, refs)),
         _ => false,
     }
 }

@@ -876,7 +876,12 @@ impl Lowerer<'_, '_> {
     /// Python's `sum(v)` and `np.dot(a, b)` (`v` = `a * b`) of 1-D vectors:
     /// the elements added in their own type, as NumPy scalars add.
     fn vector_sum(&mut self, name: &str, v: &ast::Expr, dot: bool, span: Span) -> Option<TExpr> {
-        let (sum, et, extents) = self.reduction_with(ReduceOp::Sum, v, span, AccRule::Element)?;
+        let rule = if dot {
+            AccRule::Element
+        } else {
+            AccRule::InOrder
+        };
+        let (sum, et, extents) = self.reduction_with(ReduceOp::Sum, v, span, rule)?;
         if et == ElemTy::Bool && dot {
             self.error(
                 Diagnostic::error(format!("`{name}` of bool vectors is not supported in parpy functions"))

@@ -106,8 +106,12 @@ pub(super) enum AccRule {
     /// `np.sum` and the parpy reductions: narrow integers and bools in the
     /// default integer, float16 in float32 (rounded back at the end).
     NumPy,
-    /// Python's `sum` and `np.dot`: the elements' own type.
+    /// `np.dot`: the elements' own type.
     Element,
+    /// Python's `sum`: the elements' own type, added in order (a float sum
+    /// without a label is a sequential loop, not a reduction the C compiler
+    /// may reorder: Python's `sum` of NumPy floats adds them one by one).
+    InOrder,
     /// `np.mean`: integers and bools in float64, float16 in float32.
     Mean,
 }
@@ -687,13 +691,13 @@ impl Lowerer<'_, '_> {
         let wide = self.opts.backend == crate::options::Backend::Cpu
             && sum_or_prod
             && matches!(et, ElemTy::F16 | ElemTy::F32)
-            && rule != AccRule::Element;
+            && !matches!(rule, AccRule::Element | AccRule::InOrder);
         let acc_ty = match (rule, et) {
             _ if wide => ElemTy::F64,
             // Python's `sum` and `np.dot` add in the elements' own type (a
             // bool counts as an int)
-            (AccRule::Element, ElemTy::Bool) => int_ty,
-            (AccRule::Element, _) => et,
+            (AccRule::Element | AccRule::InOrder, ElemTy::Bool) => int_ty,
+            (AccRule::Element | AccRule::InOrder, _) => et,
             // `np.mean` sums integers and bools in float64, float16 in
             // float32
             (AccRule::Mean, ElemTy::F16) => ElemTy::F32,
@@ -766,6 +770,7 @@ impl Lowerer<'_, '_> {
             }
             (vec![flat], vec![stride])
         };
+        let in_order = rule == AccRule::InOrder && acc_ty.is_float() && labels.is_empty();
         let labels = vec![labels.into_iter().map(|l| l.0).collect()];
         self.pre.push(Stmt::new(
             StmtKind::Assign {
@@ -779,7 +784,7 @@ impl Lowerer<'_, '_> {
             &extents,
             body,
             labels,
-            Some(Reduction { op, acc }),
+            (!in_order).then_some(Reduction { op, acc }),
             self.opts.int_type,
             span,
         );
