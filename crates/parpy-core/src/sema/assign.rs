@@ -240,21 +240,8 @@ fn stored_names(body: &[ast::Stmt]) -> std::collections::HashSet<String> {
     };
     let mut stored = std::collections::HashSet::new();
     let mut bound: Vec<(String, String)> = vec![];
-    let mut stack: Vec<&ast::Stmt> = body.iter().collect();
-    let visit = |e: &ast::Expr, stored: &mut std::collections::HashSet<String>| {
-        e.walk(&mut |x| {
-            if let K::Call { func, args, .. } = &x.kind {
-                if !pure_call(func) {
-                    for a in args {
-                        if let Some(r) = root(a) {
-                            stored.insert(r.to_string());
-                        }
-                    }
-                }
-            }
-        })
-    };
-    while let Some(s) = stack.pop() {
+    ast::for_each_stmt(body, &mut |s| {
+        // element and slice targets, and what a name is bound to
         match &s.kind {
             ast::StmtKind::Assign { targets, value } => {
                 for t in targets {
@@ -265,49 +252,30 @@ fn stored_names(body: &[ast::Stmt]) -> std::collections::HashSet<String> {
                     for t in ts {
                         match (&t.kind, root(value)) {
                             (K::Name(n), Some(r)) => bound.push((n.clone(), r.to_string())),
-                            (K::Subscript { .. }, _) => {
-                                stored.extend(root(t).map(String::from));
-                            }
+                            (K::Subscript { .. }, _) => stored.extend(root(t).map(String::from)),
                             _ => {}
                         }
-                        visit(t, &mut stored);
                     }
                 }
-                visit(value, &mut stored);
             }
-            ast::StmtKind::AugAssign { target, value, .. } => {
-                if matches!(target.kind, K::Subscript { .. }) {
-                    stored.extend(root(target).map(String::from));
-                }
-                visit(target, &mut stored);
-                visit(value, &mut stored);
+            ast::StmtKind::AugAssign { target, .. }
+                if matches!(target.kind, K::Subscript { .. }) =>
+            {
+                stored.extend(root(target).map(String::from));
             }
-            ast::StmtKind::For {
-                iter, body, orelse, ..
-            } => {
-                visit(iter, &mut stored);
-                stack.extend(body.iter().chain(orelse));
-            }
-            ast::StmtKind::While { cond, body, orelse } => {
-                visit(cond, &mut stored);
-                stack.extend(body.iter().chain(orelse));
-            }
-            ast::StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            } => {
-                visit(cond, &mut stored);
-                stack.extend(then_body.iter().chain(else_body));
-            }
-            ast::StmtKind::With { ctx, body } => {
-                visit(ctx, &mut stored);
-                stack.extend(body);
-            }
-            ast::StmtKind::Return(Some(e)) | ast::StmtKind::Expr(e) => visit(e, &mut stored),
             _ => {}
         }
-    }
+        // names passed whole to calls that may write them
+        for e in s.own_exprs() {
+            e.walk(&mut |x| {
+                if let K::Call { func, args, .. } = &x.kind {
+                    if !pure_call(func) {
+                        stored.extend(args.iter().filter_map(root).map(String::from));
+                    }
+                }
+            });
+        }
+    });
     // writes through a name reach what it is bound to
     loop {
         let more: Vec<String> = bound
@@ -339,44 +307,24 @@ fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> 
         }
     }
     let mut out = std::collections::HashMap::new();
-    let mut body = body.to_vec();
-    ast::walk_stmts_mut(&mut body, &mut |e| match &e.kind {
-        K::Subscript { value, .. } => {
-            if let K::Name(n) = &value.kind {
-                out.entry(n.clone()).or_insert(e.span);
-            }
+    ast::for_each_stmt(body, &mut |s| {
+        if let ast::StmtKind::For { iter, .. } = &s.kind {
+            iterated(iter, &mut out);
         }
-        K::Generator { clauses, .. } => clauses.iter().for_each(|c| iterated(&c.iter, &mut out)),
-        _ => {}
-    });
-    fn loops(stmts: &[ast::Stmt], out: &mut std::collections::HashMap<String, Span>) {
-        for s in stmts {
-            match &s.kind {
-                ast::StmtKind::For {
-                    iter, body, orelse, ..
-                } => {
-                    iterated(iter, out);
-                    loops(body, out);
-                    loops(orelse, out);
+        for e in s.own_exprs() {
+            e.walk(&mut |x| match &x.kind {
+                K::Subscript { value, .. } => {
+                    if let K::Name(n) = &value.kind {
+                        out.entry(n.clone()).or_insert(x.span);
+                    }
                 }
-                ast::StmtKind::While { body, orelse, .. } => {
-                    loops(body, out);
-                    loops(orelse, out);
+                K::Generator { clauses, .. } => {
+                    clauses.iter().for_each(|c| iterated(&c.iter, &mut out))
                 }
-                ast::StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    loops(then_body, out);
-                    loops(else_body, out);
-                }
-                ast::StmtKind::With { body, .. } => loops(body, out),
                 _ => {}
-            }
+            });
         }
-    }
-    loops(&body, &mut out);
+    });
     out
 }
 

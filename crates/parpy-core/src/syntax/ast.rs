@@ -517,3 +517,44 @@ pub fn walk_stmts_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
         }
     }
 }
+
+/// Calls `f` on every statement of `stmts` and of the blocks nested in
+/// them, each before the statements inside it.
+pub fn for_each_stmt<'s>(stmts: &'s [Stmt], f: &mut dyn FnMut(&'s Stmt)) {
+    for s in stmts {
+        f(s);
+        match &s.kind {
+            StmtKind::For { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                for_each_stmt(body, f);
+                for_each_stmt(orelse, f);
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                for_each_stmt(then_body, f);
+                for_each_stmt(else_body, f);
+            }
+            StmtKind::With { body, .. } => for_each_stmt(body, f),
+            _ => {}
+        }
+    }
+}
+
+impl Stmt {
+    /// The expressions of this statement itself (not of nested blocks).
+    pub fn own_exprs(&self) -> Vec<&Expr> {
+        match &self.kind {
+            StmtKind::Assign { targets, value } => targets.iter().chain([value]).collect(),
+            StmtKind::AugAssign { target, value, .. } => vec![target, value],
+            StmtKind::For { iter, .. } => vec![iter],
+            StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => vec![cond],
+            StmtKind::With { ctx, .. } => vec![ctx],
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => vec![e],
+            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {
+                vec![]
+            }
+        }
+    }
+}
