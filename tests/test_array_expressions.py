@@ -133,3 +133,53 @@ def test_methods_of_a_row_view():
     # `r.sum()` of a row view `r = x[i]` was "name `r` is not defined"
     x = np.random.default_rng(6).random((4, 6))
     run_both(row_view_methods, [x, np.zeros(4), 4], cpu_opts({'i': parpy.threads(4)}))
+
+
+@parpy.jit
+def centred_norm(v, eps=1e-9):
+    d = v - v.mean()
+    return np.sqrt((d * d).sum() + eps)
+
+
+@parpy.jit
+def row_sum_of(x, i):
+    r = x[i]
+    return r.sum()
+
+
+@parpy.jit
+def inlined_views(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = centred_norm(x[i, :])
+        y[i, 1] = parpy.builtin.inline(row_sum_of(x, i))
+
+
+def test_views_in_the_return_of_an_inlined_helper():
+    # an inlined helper's `return e` was lowered without the substitution
+    # of row views: `return r.sum()` was "name `r` is not defined"
+    x = np.random.default_rng(7).random((4, 6))
+    got = run_both(inlined_views, [x, np.zeros((4, 2)), 4], cpu_opts({'i': parpy.threads(4)}))
+    assert np.allclose(got[1][:, 1], x.sum(axis=1))
+
+
+@parpy.jit
+def nearest_centre(X, C, labels, N, K):
+    parpy.label('i')
+    for i in range(N):
+        best = np.inf
+        for k in range(K):
+            d = (X[i, :] - C[k, :]) @ (X[i, :] - C[k, :])
+            if d < best:
+                best = d
+                labels[i] = k
+
+
+def test_a_dot_product_is_a_number_not_an_array_expression():
+    # `d = a @ b` of 1-D slices was taken for an array expression, and
+    # `best = d` then for a second one ("assigned elsewhere too")
+    rng = np.random.default_rng(8)
+    X, C = rng.random((6, 3)), rng.random((4, 3))
+    got = run_both(nearest_centre, [X, C, np.zeros(6, np.int64), 6, 4],
+                   cpu_opts({'i': parpy.threads(6)}))
+    assert (got[2] == np.argmin(((X[:, None, :] - C[None]) ** 2).sum(-1), axis=1)).all()

@@ -397,6 +397,8 @@ def natural_args():
      "natural_view_of_written_array"),
     ("view_indexed", "d[0]", "`d` is an array expression, which parpy does not store",
      "natural_view_indexed"),
+    ("view_assigned_twice", "x[i, :] + 1.0", "`e` is assigned an array expression here and is "
+     "assigned elsewhere too", "natural_view_assigned_twice"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

@@ -102,3 +102,12 @@ def view_indexed(x, y, N):
     for i in range(N):
         d = x[i, :] - 1.0
         y[i] = d[0]
+
+
+def view_assigned_twice(x, y, N):
+    for i in range(N):
+        if i % 2 == 0:
+            e = x[i, :] + 1.0
+        else:
+            e = x[i, :] - 1.0
+        y[i] = e.sum()

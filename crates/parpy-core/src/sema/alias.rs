@@ -170,12 +170,22 @@ impl Lowerer<'_, '_> {
         if matches!(
             value.kind,
             ast::ExprKind::Subscript { .. } | ast::ExprKind::Name(_)
-        ) || !self.once.assigns_once(name)
-            || self.once.stores(name)
-            || self.scope.get(name).is_some()
+        ) || self.once.stores(name)
             || !self.array_valued(value)
         {
             return None;
+        }
+        if !self.once.assigns_once(name) || self.scope.get(name).is_some() {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` is assigned an array expression here and is assigned elsewhere too"
+                ))
+                .at(value.span, "an array expression")
+                .note("parpy does not allocate arrays: a local stands for an array expression only when the function assigns it once")
+                .help("give each expression its own name, or store it into an array argument (`tmp[i, :] = ...`)"),
+            );
+            self.scope.mark_failed(name);
+            return Some(None);
         }
         if let Some(at) = self.once.indexes(name) {
             self.error(
@@ -254,6 +264,11 @@ impl Lowerer<'_, '_> {
             }
             K::Name(_) => self.array_arg(e).is_some(),
             K::Unary { arg, .. } => self.array_valued(arg),
+            // `a @ b` of 1-D slices is their dot product, a number
+            K::Binary {
+                op: crate::ops::BinOp::MatMul,
+                ..
+            } => false,
             K::Binary { lhs, rhs, .. } => self.array_valued(lhs) || self.array_valued(rhs),
             K::Compare { first, rest } => {
                 self.array_valued(first) || rest.iter().any(|(_, r)| self.array_valued(r))

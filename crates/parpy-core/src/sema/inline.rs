@@ -485,8 +485,12 @@ impl Lowerer<'_, '_> {
         }
         let mut lowered = child.lower_block(&stmts[..split]);
         let value = ret.and_then(|e| {
+            // reads of row views and array expressions (`sema::alias`), as
+            // `lower_block` substitutes them in each statement
+            let mut e = e.clone();
+            subst_expr(&mut e, &child.rows);
             child.red_labels = (!labels.is_empty()).then(|| labels.clone());
-            let t = child.lower_expr(e);
+            let t = child.lower_expr(&e);
             if child.red_labels.take().is_some() {
                 child.label_error(&labels, e.span);
             }
