@@ -183,3 +183,39 @@ def test_a_dot_product_is_a_number_not_an_array_expression():
     got = run_both(nearest_centre, [X, C, np.zeros(6, np.int64), 6, 4],
                    cpu_opts({'i': parpy.threads(6)}))
     assert (got[2] == np.argmin(((X[:, None, :] - C[None]) ** 2).sum(-1), axis=1)).all()
+
+
+@parpy.jit
+def twice(v):
+    return v * 2
+
+
+@parpy.jit
+def bump_row(r):
+    r[0] = r[0] + 1.0
+
+
+@parpy.jit
+def element_passed_to_a_helper(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        e = x[i, :] * 3.0
+        y[i, :] = e + twice(x[i, 0])
+
+
+@parpy.jit
+def row_passed_to_a_helper(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        e = x[i, :] * 3.0
+        bump_row(x[i])
+        y[i, :] = e
+
+
+def test_an_element_passed_to_a_helper_is_not_a_write():
+    # an element argument cannot be written by the helper: the array stays
+    # readable by an array expression (a row argument can be: refused)
+    x = np.random.default_rng(9).random((4, 5))
+    run_both(element_passed_to_a_helper, [x, np.zeros((4, 5)), 4], cpu_opts({'i': parpy.threads(4)}))
+    with pytest.raises(parpy.CompileError, match="reads `x`, which this function writes"):
+        row_passed_to_a_helper(x, np.zeros((4, 5)), 4, opts=cpu_opts({'i': parpy.threads(4)}))

@@ -574,3 +574,25 @@ def test_range_bounds_are_read_once():
     got = run_both(bound_written_in_body, [n, np.zeros((4, 8)), 4],
                    cpu_opts({'N': parpy.threads(2)}))
     np.testing.assert_array_equal(got[1].sum(axis=1), [5 + 6, 0, 7 + 10, 3 + 2])
+
+
+@parpy.jit
+def row_products(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.prod(x[i, :])
+
+
+def test_float32_products_overflow_as_numpy_multiplies_them():
+    # NumPy multiplies float32 in order in float32: 1e20 * 1e20 is inf, and
+    # stays inf. parpy multiplied in float64 (giving 1.0 here), and the C
+    # compiler's reordering of the reduction could miss the overflow too.
+    big, small = np.float32(1e20), np.float32(1e-20)
+    x = np.array([[big, big, small, small, 1, 1, 1, 1],
+                  [big, small, big, small, 1, 1, 1, 1],
+                  [2, 3, 0.5, 4, 0.25, 1.5, 1, 2]], np.float32)
+    got = run_both(row_products, [x, np.zeros(3, np.float32), 3], cpu_opts({'i': parpy.threads(3)}))[1]
+    with np.errstate(over="ignore"):
+        ref = np.prod(x, axis=1)
+    assert np.array_equal(got, ref), (got, ref)
+    assert np.isinf(got[0]) and np.isfinite(got[1])

@@ -217,7 +217,14 @@ impl Lowerer<'_, '_> {
         {
             return None;
         }
-        if let Some(a) = arrays.iter().find(|a| self.once.stores(a)) {
+        let written = |l: &Self, a: &str| {
+            let rank = match l.array_arg(&ast::Expr::name(a, span)) {
+                Some((_, Type::Array { shape, .. })) => shape.len(),
+                _ => 0,
+            };
+            l.once.stores_array(a, rank)
+        };
+        if let Some(a) = arrays.iter().find(|a| written(self, a)) {
             self.error(
                 Diagnostic::error(format!(
                     "`{name}` is an array expression that reads `{a}`, which this function writes"

@@ -204,8 +204,10 @@ impl Lowerer<'_, '_> {
 /// a call that is not a NumPy, `math` or Python builtin (a helper, an
 /// external or callback, `parpy.atomic.*`), and the arrays behind a name
 /// bound to one of them or to a row of one (`r = x[i]`; `r[j] = ...`
-/// writes `x`). A superset: what a view of an array may not assume.
-fn stored_names(body: &[ast::Stmt]) -> std::collections::HashSet<String> {
+/// writes `x`); and the subscripts passed to such calls, with their
+/// number of scalar indices. A superset: what a view of an array may not
+/// assume.
+fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(String, usize)>) {
     use ast::ExprKind as K;
     fn root(e: &ast::Expr) -> Option<&str> {
         match &e.kind {
@@ -238,7 +240,20 @@ fn stored_names(body: &[ast::Stmt]) -> std::collections::HashSet<String> {
         ),
         _ => true,
     };
+    fn scalar_indices(e: &ast::Expr) -> usize {
+        match &e.kind {
+            K::Subscript { value, indices } => {
+                scalar_indices(value)
+                    + indices
+                        .iter()
+                        .filter(|i| !matches!(i.kind, K::Slice { .. }))
+                        .count()
+            }
+            _ => 0,
+        }
+    }
     let mut stored = std::collections::HashSet::new();
+    let mut passed: Vec<(String, usize)> = vec![];
     let mut bound: Vec<(String, String)> = vec![];
     ast::for_each_stmt(body, &mut |s| {
         // element and slice targets, and what a name is bound to
@@ -265,12 +280,24 @@ fn stored_names(body: &[ast::Stmt]) -> std::collections::HashSet<String> {
             }
             _ => {}
         }
-        // names passed whole to calls that may write them
+        // names passed whole to calls that may write them; a subscript
+        // passed is a part (a row or a slice) or an element, which the
+        // number of its scalar indices tells once the rank is known
         for e in s.own_exprs() {
             e.walk(&mut |x| {
                 if let K::Call { func, args, .. } = &x.kind {
                     if !pure_call(func) {
-                        stored.extend(args.iter().filter_map(root).map(String::from));
+                        for a in args {
+                            match (&a.kind, root(a)) {
+                                (K::Name(n), _) => {
+                                    stored.insert(n.clone());
+                                }
+                                (K::Subscript { .. }, Some(r)) => {
+                                    passed.push((r.to_string(), scalar_indices(a)))
+                                }
+                                _ => {}
+                            }
+                        }
                     }
                 }
             });
@@ -284,7 +311,7 @@ fn stored_names(body: &[ast::Stmt]) -> std::collections::HashSet<String> {
             .map(|(_, r)| r.clone())
             .collect();
         if more.is_empty() {
-            return stored;
+            return (stored, passed);
         }
         stored.extend(more);
     }
@@ -386,6 +413,10 @@ pub(super) struct AssignedOnce {
     values: std::collections::HashMap<ir::VarId, i64>,
     /// The names whose elements the body may write (see [`stored_names`]).
     stored: std::collections::HashSet<String>,
+    /// Subscripts of names passed to calls that may write them: the name
+    /// and the number of scalar indices (a part of the array when fewer
+    /// than its rank, else an element).
+    passed: Vec<(String, usize)>,
     /// The names the body indexes (`n[...]`) or iterates (`for v in n`,
     /// `enumerate(n)`, ...), with the first place it does.
     indexed: std::collections::HashMap<String, Span>,
@@ -399,10 +430,12 @@ impl AssignedOnce {
         for n in all {
             *counts.entry(n).or_insert(0) += 1;
         }
+        let (stored, passed) = stored_names(body);
         AssignedOnce {
             counts,
             values: Default::default(),
-            stored: stored_names(body),
+            stored,
+            passed,
             indexed: indexed_names(body),
         }
     }
@@ -415,6 +448,13 @@ impl AssignedOnce {
     /// Whether the body may write elements of `name`.
     pub(super) fn stores(&self, name: &str) -> bool {
         self.stored.contains(name)
+    }
+
+    /// Whether the body may write elements of array `name` of `rank`
+    /// dimensions: it stores into them, or passes the array or a part of
+    /// it (not one element) to a call that may.
+    pub(super) fn stores_array(&self, name: &str, rank: usize) -> bool {
+        self.stores(name) || self.passed.iter().any(|(n, k)| n == name && *k < rank)
     }
 
     /// Whether the body assigns `name` exactly once.

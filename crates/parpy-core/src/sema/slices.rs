@@ -683,13 +683,15 @@ impl Lowerer<'_, '_> {
         // to float16 at the end
         let sum_or_prod = matches!(op, ReduceOp::Sum | ReduceOp::Prod);
         let int_ty = self.opts.int_type;
-        // On the CPU, float16 and float32 sums and products (and means)
-        // accumulate in float64 and round once at the end: the result has
-        // NumPy's type and is at least as close to the exact value as
-        // NumPy's pairwise float32 sum (a long float32 sum missed it by
-        // 1e-3 relative to NumPy's 1e-7). GPUs keep the narrow type.
+        // On the CPU, float16 and float32 sums (and means) accumulate in
+        // float64 and round once at the end: the result has NumPy's type
+        // and is at least as close to the exact value as NumPy's pairwise
+        // float32 sum (a long float32 sum missed it by 1e-3 relative to
+        // NumPy's 1e-7). GPUs keep the narrow type. Products keep it too:
+        // NumPy multiplies in order in the narrow type, and a product that
+        // overflows there is inf, which float64 would not see.
         let wide = self.opts.backend == crate::options::Backend::Cpu
-            && sum_or_prod
+            && op == ReduceOp::Sum
             && matches!(et, ElemTy::F16 | ElemTy::F32)
             && !matches!(rule, AccRule::Element | AccRule::InOrder);
         let acc_ty = match (rule, et) {
@@ -770,7 +772,13 @@ impl Lowerer<'_, '_> {
             }
             (vec![flat], vec![stride])
         };
-        let in_order = rule == AccRule::InOrder && acc_ty.is_float() && labels.is_empty();
+        // Python's `sum` and NumPy's float products (not pairwise) add or
+        // multiply in order: a sequential loop, not a reduction the C
+        // compiler may reorder (a reordered float32 product can miss an
+        // overflow to inf, or make one)
+        let in_order = (rule == AccRule::InOrder || op == ReduceOp::Prod)
+            && acc_ty.is_float()
+            && labels.is_empty();
         let labels = vec![labels.into_iter().map(|l| l.0).collect()];
         self.pre.push(Stmt::new(
             StmtKind::Assign {
