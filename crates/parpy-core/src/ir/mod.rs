@@ -394,6 +394,25 @@ pub struct Reduction {
     pub op: ReduceOp,
     /// A local scalar variable holding the partial/total result.
     pub acc: VarId,
+    /// NumPy's order of a float sum (sema sets it on a 1-D sum with no
+    /// label, `np.sum` and `np.mean` alike): `Some(run)` adds the elements
+    /// of each run of `run` of them by NumPy's pairwise summation and the
+    /// runs' sums in order (`run` is 8192 for NumPy's buffered float16
+    /// mean, [`i64::MAX`] otherwise: one run). The Cpu backend keeps it
+    /// while the loop runs sequentially (`passes::cpu_pairwise_sums`);
+    /// elsewhere the loop adds in any order.
+    pub pairwise: Option<i64>,
+}
+
+impl Reduction {
+    /// A reduction in any order.
+    pub fn new(op: ReduceOp, acc: VarId) -> Reduction {
+        Reduction {
+            op,
+            acc,
+            pairwise: None,
+        }
+    }
 }
 
 /// `for var in range(lo, hi, step)`.

@@ -316,7 +316,17 @@ impl Printer<'_> {
             let _ = write!(self.out, " par(threads={}, tpb={})", p.threads, p.tpb);
         }
         if let Some(r) = &l.reduction {
-            let _ = write!(self.out, " reduce({} -> {})", r.op.name(), self.name(r.acc));
+            let order = match r.pairwise {
+                None => String::new(),
+                Some(i64::MAX) => ", pairwise".into(),
+                Some(run) => format!(", pairwise in runs of {run}"),
+            };
+            let _ = write!(
+                self.out,
+                " reduce({} -> {}{order})",
+                r.op.name(),
+                self.name(r.acc)
+            );
         }
         if l.wants_reduction {
             self.out.push_str(" par_reduction");

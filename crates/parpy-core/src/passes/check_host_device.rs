@@ -343,10 +343,7 @@ mod tests {
             threads: 64,
             tpb: 1024,
         });
-        l.reduction = Some(Reduction {
-            op: ReduceOp::Sum,
-            acc: t,
-        });
+        l.reduction = Some(Reduction::new(ReduceOp::Sum, t));
         l.wants_reduction = true;
         let comb = store(
             s_arr,

@@ -129,10 +129,7 @@ fn blocked(s: &Stmt, f: &mut Function) -> Option<Vec<Stmt>> {
         )];
         subst_block(&mut body, l.var, var);
         let mut inner = ForLoop::sequential(var, start, end, body);
-        inner.reduction = Some(Reduction {
-            op: ReduceOp::Sum,
-            acc: blk,
-        });
+        inner.reduction = Some(Reduction::new(ReduceOp::Sum, blk));
         let f64t = Type::Scalar(ElemTy::F64);
         let widened = Expr::new(
             ExprKind::Convert {
@@ -207,10 +204,7 @@ mod tests {
         );
         let update = binary(BinOp::Add, var_e(f, acc), wide, Type::Scalar(acc_ty));
         let mut l = for_loop(j, 0, n, &[], vec![assign(acc, update)]);
-        l.reduction = Some(Reduction {
-            op: ReduceOp::Sum,
-            acc,
-        });
+        l.reduction = Some(Reduction::new(ReduceOp::Sum, acc));
         let back = Expr::new(
             ExprKind::Convert {
                 arg: Box::new(var_e(f, acc)),

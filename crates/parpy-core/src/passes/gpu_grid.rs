@@ -516,10 +516,7 @@ kernel copy_i(x: f32[5000], y: f32[5000]) launch(levels=[3000], tpb=1024, blocks
             )],
         );
         inner.par = par(m, 1024);
-        inner.reduction = Some(Reduction {
-            op: ReduceOp::Sum,
-            acc: t,
-        });
+        inner.reduction = Some(Reduction::new(ReduceOp::Sum, t));
         let mut outer = for_loop(
             i,
             0,

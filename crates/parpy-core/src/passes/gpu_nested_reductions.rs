@@ -119,10 +119,7 @@ mod tests {
             )],
         );
         inner.par = par(64);
-        inner.reduction = Some(Reduction {
-            op: ReduceOp::Sum,
-            acc: t,
-        });
+        inner.reduction = Some(Reduction::new(ReduceOp::Sum, t));
         let mut outer = for_loop(
             r,
             0,

@@ -277,10 +277,7 @@ mod tests {
             )],
         );
         l.par = par(n);
-        l.reduction = Some(Reduction {
-            op: ReduceOp::Max,
-            acc,
-        });
+        l.reduction = Some(Reduction::new(ReduceOp::Max, acc));
         let mut outer = for_loop(
             r,
             0,
@@ -378,10 +375,7 @@ kernel m_r(x: f64[100], y: f64[1]) launch(levels=[1, 100], tpb=1024, blocks=[1, 
             )],
         );
         rl.par = par(5);
-        rl.reduction = Some(Reduction {
-            op: ReduceOp::Sum,
-            acc,
-        });
+        rl.reduction = Some(Reduction::new(ReduceOp::Sum, acc));
         let mut il = for_loop(
             i,
             0,

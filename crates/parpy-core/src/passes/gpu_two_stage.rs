@@ -584,10 +584,7 @@ fn chunked(
         threads: plan.threads,
         tpb: k.launch.tpb,
     });
-    inner.reduction = Some(Reduction {
-        op: red.op,
-        acc: blk,
-    });
+    inner.reduction = Some(Reduction::new(red.op, blk));
     crate::passes::util::subst_block(&mut inner.body, red.acc, blk);
     let chunk_loop = ForLoop {
         var: c,
@@ -848,10 +845,7 @@ mod tests {
             )],
         );
         inner.par = par(m);
-        inner.reduction = Some(Reduction {
-            op: ReduceOp::Sum,
-            acc: t,
-        });
+        inner.reduction = Some(Reduction::new(ReduceOp::Sum, t));
         let mut body = vec![];
         if store_first {
             body.push(store(y, vec![var_e(f, i)], float(1.0, ElemTy::F32)));
@@ -872,10 +866,7 @@ mod tests {
                     idx(f, x, vec![var_e(f, i), var_e(f, k)]),
                 ),
             )];
-            again.reduction = Some(Reduction {
-                op: ReduceOp::Max,
-                acc: u,
-            });
+            again.reduction = Some(Reduction::new(ReduceOp::Max, u));
             body.push(assign(u, float(0.0, ElemTy::F32)));
             body.push(for_stmt(again));
             body.push(store(

@@ -297,7 +297,7 @@ fn lower_loop(
     );
     l.body = prefix;
     l.body.push(body);
-    l.reduction = Some(Reduction { op: rop, acc: t });
+    l.reduction = Some(Reduction::new(rop, t));
     Ok((init, fin))
 }
 

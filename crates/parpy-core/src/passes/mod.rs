@@ -30,7 +30,10 @@
 //!    fused over one chunk per thread, the second a few iterations behind
 //!    (a Jacobi step moves each array through memory once, not twice).
 //! 8. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels;
-//!    then [`gpu_block_levels`] — GPU backends only: a parallel level whose
+//!    then [`cpu_pairwise_sums`] — Cpu only: a sequential 1-D float sum
+//!    that sema marked with NumPy's order calls a recursive helper that
+//!    adds as NumPy's pairwise summation does (NumPy's result bit for
+//!    bit); then [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a
 //!    middle level runs sequentially, the innermost within one block).
 //! 9. [`gpu_host_reads`] — GPU backends only: host reads of device
@@ -58,6 +61,7 @@ pub mod check_host_device;
 pub mod check_parallel_structure;
 pub mod check_races;
 pub mod cpu_blocked_sums;
+pub mod cpu_pairwise_sums;
 pub mod cpu_skew_fuse;
 pub mod cpu_unroll_jam;
 pub mod fold_constants;
@@ -158,6 +162,10 @@ pub const PASSES: &[Pass] = &[
     }),
     pass("outline_kernels", false, |p, _| {
         outline_kernels::run(p);
+        vec![]
+    }),
+    pass("cpu_pairwise_sums", false, |p, o| {
+        cpu_pairwise_sums::run(p, o);
         vec![]
     }),
     pass("gpu_block_levels", true, |p, _| {
@@ -265,7 +273,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 21);
+        assert_eq!(PASSES.len(), 22);
     }
 
     #[test]

@@ -664,10 +664,7 @@ mod tests {
         )];
         let mut l = for_loop(i, 0, 50, &["red"], body);
         l.par = par(16);
-        l.reduction = Some(Reduction {
-            op: ReduceOp::Sum,
-            acc,
-        });
+        l.reduction = Some(Reduction::new(ReduceOp::Sum, acc));
         let fin = store(
             y,
             vec![int(0)],

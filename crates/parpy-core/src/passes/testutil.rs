@@ -161,10 +161,7 @@ pub fn sum_rows_program() -> Program {
         ),
     )];
     let mut inner = for_loop(j, 0, 1024, &[], inner_body);
-    inner.reduction = Some(Reduction {
-        op: ReduceOp::Sum,
-        acc,
-    });
+    inner.reduction = Some(Reduction::new(ReduceOp::Sum, acc));
     let outer_body = vec![
         assign(acc, float(0.0, ElemTy::F32)),
         for_stmt(inner),

@@ -93,21 +93,25 @@ pub fn subst_block(b: &mut Block, from: VarId, to: VarId) {
 /// Replaces every read of `var` in `b` by `by` (`var` is not assigned in
 /// `b`).
 pub fn subst_block_expr(b: &mut Block, var: VarId, by: &Expr) {
-    fn go(e: &mut Expr, var: VarId, by: &Expr) {
-        if e.kind == ExprKind::Var(var) {
-            *e = by.clone();
-            return;
-        }
-        e.children_mut().into_iter().for_each(|c| go(c, var, by));
-    }
     for s in b {
         for e in stmt_exprs_mut(s) {
-            go(e, var, by);
+            replace_var(e, var, by);
         }
         for sub in sub_blocks_mut(s) {
             subst_block_expr(sub, var, by);
         }
     }
+}
+
+/// Replaces every read of `var` in `e` by `by`.
+pub fn replace_var(e: &mut Expr, var: VarId, by: &Expr) {
+    if e.kind == ExprKind::Var(var) {
+        *e = by.clone();
+        return;
+    }
+    e.children_mut()
+        .into_iter()
+        .for_each(|c| replace_var(c, var, by));
 }
 
 fn subst_expr(e: &mut Expr, from: VarId, to: VarId) {

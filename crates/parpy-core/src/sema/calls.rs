@@ -774,7 +774,7 @@ impl Lowerer<'_, '_> {
             None => 0.0,
             Some(d) => self.known_number(d, "`ddof`")?,
         };
-        let m = self.mean(arg, span)?;
+        let m = self.mean_with(arg, AccRule::VarMean, span)?;
         let mt = m.e.ty.clone();
         // the mean, computed once, under a name no program can write
         let hidden = "(mean)";
@@ -860,7 +860,13 @@ impl Lowerer<'_, '_> {
     /// for integers and bools, float32 for float16) divided by the count,
     /// float16 rounded back.
     fn mean(&mut self, arg: &ast::Expr, span: Span) -> Option<TExpr> {
-        let (sum, et, extents) = self.reduction_with(ReduceOp::Sum, arg, span, AccRule::Mean)?;
+        self.mean_with(arg, AccRule::Mean, span)
+    }
+
+    /// The mean by `rule` (`Mean`, or `VarMean` inside `np.var`: a float16
+    /// sum rounded to float16, then divided in float16).
+    fn mean_with(&mut self, arg: &ast::Expr, rule: AccRule, span: Span) -> Option<TExpr> {
+        let (sum, et, extents) = self.reduction_with(ReduceOp::Sum, arg, span, rule)?;
         let acc = sum.e.ty.elem()?;
         let n: i64 = extents.iter().product();
         let count = Expr::new(ExprKind::Float(n as f64), Type::Scalar(acc), span);

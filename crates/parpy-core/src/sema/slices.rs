@@ -100,6 +100,10 @@ fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
     }
 }
 
+/// The elements of one buffer of NumPy's reductions that convert their
+/// input (`np.mean` of float16 or integers): NumPy's `BUFSIZE`.
+const NUMPY_BUFFER: i64 = 8192;
+
 /// The accumulator type of a reduction (see `Lowerer::reduction_with`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum AccRule {
@@ -114,6 +118,9 @@ pub(super) enum AccRule {
     InOrder,
     /// `np.mean`: integers and bools in float64, float16 in float32.
     Mean,
+    /// The mean inside `np.var`: integers and bools in float64, floats as
+    /// `np.sum` (a float16 sum rounds to float16 before it is divided).
+    VarMean,
 }
 
 /// The loop order a slice assignment needs so that each element of its
@@ -683,16 +690,40 @@ impl Lowerer<'_, '_> {
         // to float16 at the end
         let sum_or_prod = matches!(op, ReduceOp::Sum | ReduceOp::Prod);
         let int_ty = self.opts.int_type;
-        // On the CPU, float16 and float32 sums (and means) accumulate in
-        // float64 and round once at the end: the result has NumPy's type
-        // and is at least as close to the exact value as NumPy's pairwise
-        // float32 sum (a long float32 sum missed it by 1e-3 relative to
-        // NumPy's 1e-7). GPUs keep the narrow type. Products keep it too:
-        // NumPy multiplies in order in the narrow type, and a product that
-        // overflows there is inf, which float64 would not see.
+        // NumPy adds a 1-D float sum (`np.sum`, `np.mean`) pairwise. With
+        // no label, such a sum keeps NumPy's order and accumulator type, so
+        // that the Cpu backend gives NumPy's result bit for bit
+        // (`passes::cpu_pairwise_sums`). NumPy's mean of float16 or integer
+        // elements converts them in buffers of 8192 elements, each summed
+        // pairwise, the buffers in order.
+        //
+        // Other float16 and float32 sums (and means) on the CPU (over
+        // several dimensions, or labelled) accumulate in float64 and round
+        // once at the end: the result has NumPy's type and is at least as
+        // close to the exact value as NumPy's pairwise float32 sum (a long
+        // float32 sum in float32, in the C compiler's order, missed it by
+        // 1e-3 relative to NumPy's 1e-7). GPUs keep the narrow type.
+        // Products keep it too: NumPy multiplies in order in the narrow
+        // type, and a product that overflows there is inf, which float64
+        // would not see.
+        let unlabelled = self.red_labels.as_ref().is_none_or(|l| l.is_empty());
+        let buffered_mean = matches!(rule, AccRule::Mean | AccRule::VarMean) && !et.is_float();
+        let pairwise = (op == ReduceOp::Sum
+            && extents.len() == 1
+            && unlabelled
+            && (matches!(rule, AccRule::Mean | AccRule::VarMean)
+                || rule == AccRule::NumPy && et.is_float()))
+        .then_some(
+            if rule == AccRule::Mean && et == ElemTy::F16 || buffered_mean {
+                NUMPY_BUFFER
+            } else {
+                i64::MAX
+            },
+        );
         let wide = self.opts.backend == crate::options::Backend::Cpu
             && op == ReduceOp::Sum
             && matches!(et, ElemTy::F16 | ElemTy::F32)
+            && pairwise.is_none()
             && !matches!(rule, AccRule::Element | AccRule::InOrder);
         let acc_ty = match (rule, et) {
             _ if wide => ElemTy::F64,
@@ -702,9 +733,9 @@ impl Lowerer<'_, '_> {
             (AccRule::Element | AccRule::InOrder, _) => et,
             // `np.mean` sums integers and bools in float64, float16 in
             // float32
-            (AccRule::Mean, ElemTy::F16) => ElemTy::F32,
-            (AccRule::Mean, _) if !et.is_float() => ElemTy::F64,
-            (AccRule::Mean, _) => et,
+            (AccRule::Mean | AccRule::VarMean, ElemTy::F16) => ElemTy::F32,
+            (AccRule::Mean | AccRule::VarMean, _) if !et.is_float() => ElemTy::F64,
+            (AccRule::Mean | AccRule::VarMean, _) => et,
             (AccRule::NumPy, ElemTy::F16) if sum_or_prod => ElemTy::F32,
             (AccRule::NumPy, _)
                 if !sum_or_prod
@@ -792,7 +823,7 @@ impl Lowerer<'_, '_> {
             &extents,
             body,
             labels,
-            (!in_order).then_some(Reduction { op, acc }),
+            (!in_order).then_some(Reduction { op, acc, pairwise }),
             self.opts.int_type,
             span,
         );

@@ -96,17 +96,18 @@ fn sum_rows_structure() {
     let red = inner.reduction.expect("reduction loop");
     assert_eq!(red.op, ReduceOp::Sum);
     assert_eq!(inner.hi.kind, ExprKind::Int(1024));
-    // (on the CPU a float32 sum accumulates in float64)
-    assert_eq!(p.host.var(red.acc).ty, Type::Scalar(ElemTy::F64));
+    // an unlabelled 1-D float32 sum keeps NumPy's type and order
+    assert_eq!(p.host.var(red.acc).ty, Type::Scalar(ElemTy::F32));
+    assert_eq!(red.pairwise, Some(i64::MAX));
     let text = program_to_string(&p);
     let expected = "\
 fn sum_rows(x: f32[100, 1024], y: f32[100], N: i64 = 100) {
   for i in 0..100 step 1 [outer] {
-    acc: f64 = 0.0
-    for j in 0..1024 step 1 [] reduce(sum -> acc) {
-      acc = (acc + f64(x[i, j]))
+    acc: f32 = 0.0
+    for j in 0..1024 step 1 [] reduce(sum -> acc, pairwise) {
+      acc = (acc + x[i, j])
     }
-    y[i] = f32(acc)
+    y[i] = acc
   }
 }
 ";

@@ -207,10 +207,7 @@ mod writer {
             vec![assign(acc, bin(BinOp::Mul, v(acc), v(i)))],
         );
         l.step = -2;
-        l.reduction = Some(Reduction {
-            op: ReduceOp::Prod,
-            acc,
-        });
+        l.reduction = Some(Reduction::new(ReduceOp::Prod, acc));
         body.push(for_stmt(l));
         body.push(store(
             y,

@@ -1,0 +1,512 @@
+//! Cpu backend only, the last pass: a float sum that keeps NumPy's order
+//! ([`Reduction::pairwise`], set by sema on a 1-D `np.sum` / `np.mean` with
+//! no label) and still runs sequentially adds its elements exactly as
+//! NumPy's pairwise summation does, so its result is NumPy's bit for bit.
+//!
+//! The loop `for j in range(lo, lo + n): acc = acc + e(j)` becomes
+//! `acc = acc + sum(.., lo, n)` with a new recursive helper, NumPy's
+//! `pairwise_sum` with the element `e` in place of a load:
+//!
+//! ```text
+//! def sum(<the variables e reads>, lo, n):
+//!     if n < 8:                                   # in order, from -0.0
+//!         s = -0.0
+//!         for k in range(n): s = s + e(lo + k)
+//!         return s
+//!     if n <= 128:                                # 8 partial sums
+//!         r0, .., r7 = e(lo), .., e(lo + 7)
+//!         for k in range(8, n & -8, 8): r0 = r0 + e(lo + k); ..; r7 = r7 + e(lo + k + 7)
+//!         res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+//!         for k in range(n & -8, n): res = res + e(lo + k)
+//!         return res
+//!     n2 = (n >> 1) & -8                          # halves, a multiple of 8 first
+//!     return sum(.., lo, n2) + sum(.., lo + n2, n - n2)
+//! ```
+//!
+//! The eight partial sums are independent, so the C compiler still keeps
+//! them in SIMD registers. A sum in runs (NumPy's buffered float16 and
+//! integer `mean`) calls the helper once per run, in order. The helpers go
+//! first in [`Program::helpers`], before any helper that calls them (the C
+//! writer declares nothing ahead).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::diag::Span;
+use crate::ir::visit::{expr_uses, sub_blocks_mut, uses_var};
+use crate::ir::{
+    BinOp, Block, Expr, ExprKind, ForLoop, FuncId, Function, Place, Program, Reduction, Stmt,
+    StmtKind, Type, Var, VarId, VarKind,
+};
+use crate::ops::ReduceOp;
+use crate::options::{Backend, Options};
+use crate::passes::util::{assign_var, new_var, replace_var};
+use crate::types::ElemTy;
+
+/// NumPy's `PW_BLOCKSIZE`: a run of at most this many elements is summed
+/// with eight partial sums.
+const BLOCK: i64 = 128;
+/// NumPy's unroll factor: the partial sums of a block.
+const LANES: i64 = 8;
+
+pub fn run(p: &mut Program, o: &Options) {
+    if o.backend != Backend::Cpu {
+        return;
+    }
+    let old = p.helpers.len();
+    let mut made = vec![];
+    rewrite(&mut p.host, old, &mut made);
+    for k in &mut p.kernels {
+        rewrite(&mut k.func, old, &mut made);
+    }
+    for h in &mut p.helpers {
+        rewrite(h, old, &mut made);
+    }
+    if made.is_empty() {
+        return;
+    }
+    // the new helpers go first: `old + k` becomes `k`, an old `i` moves
+    // up by their number
+    let new = made.len() as u32;
+    let old = old as u32;
+    let renumber = |f: FuncId| FuncId(if f.0 >= old { f.0 - old } else { f.0 + new });
+    let mut helpers = made;
+    helpers.append(&mut p.helpers);
+    p.helpers = helpers;
+    renumber_calls(&mut p.host.body, &renumber);
+    for k in &mut p.kernels {
+        renumber_calls(&mut k.func.body, &renumber);
+    }
+    for h in &mut p.helpers {
+        renumber_calls(&mut h.body, &renumber);
+    }
+}
+
+fn renumber_calls(b: &mut Block, f: &dyn Fn(FuncId) -> FuncId) {
+    fn expr(e: &mut Expr, f: &dyn Fn(FuncId) -> FuncId) {
+        if let ExprKind::Call { func, .. } = &mut e.kind {
+            *func = f(*func);
+        }
+        e.children_mut().into_iter().for_each(|c| expr(c, f));
+    }
+    for s in b {
+        crate::ir::visit::stmt_exprs_mut(s)
+            .into_iter()
+            .for_each(|e| expr(e, f));
+        for sb in sub_blocks_mut(s) {
+            renumber_calls(sb, f);
+        }
+    }
+}
+
+/// Rewrites the sums of `f`; each new helper is pushed on `made` and
+/// called as helper `base + its position there`.
+fn rewrite(f: &mut Function, base: usize, made: &mut Vec<Function>) {
+    let mut body = std::mem::take(&mut f.body);
+    rewrite_block(&mut body, f, base, made);
+    f.body = body;
+}
+
+fn rewrite_block(b: &mut Block, f: &mut Function, base: usize, made: &mut Vec<Function>) {
+    let mut out = Vec::with_capacity(b.len());
+    for mut s in std::mem::take(b) {
+        for sb in sub_blocks_mut(&mut s) {
+            rewrite_block(sb, f, base, made);
+        }
+        match pairwise_sum(&s) {
+            Some(sum) => {
+                let id = FuncId((base + made.len()) as u32);
+                made.push(sum.helper(f, id));
+                out.extend(sum.calls(f, id));
+            }
+            None => out.push(s),
+        }
+    }
+    *b = out;
+}
+
+/// A loop this pass rewrites: `for j in range(lo, lo + n): acc = acc + e`.
+struct Sum<'a> {
+    l: &'a ForLoop,
+    acc: VarId,
+    e: &'a Expr,
+    lo: i64,
+    n: i64,
+    run: i64,
+    span: Span,
+}
+
+fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
+    let StmtKind::For(l) = &s.kind else {
+        return None;
+    };
+    let Some(Reduction {
+        op: ReduceOp::Sum,
+        acc,
+        pairwise: Some(run),
+    }) = l.reduction
+    else {
+        return None;
+    };
+    let (ExprKind::Int(lo), ExprKind::Int(hi)) = (&l.lo.kind, &l.hi.kind) else {
+        return None;
+    };
+    let n = hi.checked_sub(*lo)?;
+    if l.par.is_some() || l.step != 1 || n <= 0 || run <= 0 {
+        return None;
+    }
+    let [Stmt {
+        kind: StmtKind::Assign {
+            dst: Place::Var(dst),
+            value,
+        },
+        ..
+    }] = l.body.as_slice()
+    else {
+        return None;
+    };
+    let ExprKind::Binary {
+        op: BinOp::Add,
+        lhs,
+        rhs: e,
+    } = &value.kind
+    else {
+        return None;
+    };
+    let float = value.ty.elem().is_some_and(|t| t.is_float());
+    let effects = |e: &Expr| {
+        let mut found = false;
+        walk(e, &mut |x| {
+            found |= matches!(x.kind, ExprKind::External { .. } | ExprKind::Atomic { .. })
+        });
+        found
+    };
+    if *dst != acc || lhs.kind != ExprKind::Var(acc) || !float || uses_var(e, acc) || effects(e) {
+        return None;
+    }
+    Some(Sum {
+        l,
+        acc,
+        e,
+        lo: *lo,
+        n,
+        run,
+        span: s.span,
+    })
+}
+
+fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    e.children().into_iter().for_each(|c| walk(c, f));
+}
+
+impl Sum<'_> {
+    /// The variables the element reads, other than the loop's counter:
+    /// the helper's first parameters, in this order.
+    fn free(&self) -> Vec<VarId> {
+        let mut used = BTreeSet::new();
+        expr_uses(self.e, &mut used);
+        used.remove(&self.l.var);
+        used.into_iter().collect()
+    }
+
+    fn acc_ty(&self) -> Type {
+        self.e.ty.clone()
+    }
+
+    /// The statements that replace the loop in `f`: one call per run.
+    fn calls(&self, f: &mut Function, id: FuncId) -> Vec<Stmt> {
+        let it = f.var(self.l.var).ty.clone();
+        let span = self.span;
+        let int = |v: i64| Expr::new(ExprKind::Int(v), it.clone(), span);
+        let args: Vec<Expr> = self
+            .free()
+            .into_iter()
+            .map(|v| Expr::var(v, f.var(v).ty.clone(), span))
+            .collect();
+        let acc = Expr::var(self.acc, f.var(self.acc).ty.clone(), span);
+        let add = |lo: Expr, n: Expr| {
+            let mut a = args.clone();
+            a.extend([lo, n]);
+            let call = Expr::new(ExprKind::Call { func: id, args: a }, self.acc_ty(), span);
+            assign_var(
+                self.acc,
+                Expr::binary(BinOp::Add, acc.clone(), call, self.acc_ty(), span),
+                span,
+            )
+        };
+        let (full, rest) = if self.n <= self.run {
+            (0, self.n)
+        } else {
+            (self.n / self.run, self.n % self.run)
+        };
+        let mut out = vec![];
+        if full > 0 {
+            // for c in range(full): acc = acc + sum(.., lo + c * run, run)
+            let c = new_var(f, "run", it.clone(), VarKind::LoopIndex, span);
+            let at = Expr::binary(
+                BinOp::Add,
+                int(self.lo),
+                Expr::binary(
+                    BinOp::Mul,
+                    Expr::var(c, it.clone(), span),
+                    int(self.run),
+                    it.clone(),
+                    span,
+                ),
+                it.clone(),
+                span,
+            );
+            let body = vec![add(at, int(self.run))];
+            out.push(Stmt::new(
+                StmtKind::For(Box::new(ForLoop::sequential(c, int(0), int(full), body))),
+                span,
+            ));
+        }
+        if rest > 0 {
+            out.push(add(int(self.lo + full * self.run), int(rest)));
+        }
+        out
+    }
+
+    /// The recursive helper (see the module documentation), helper `id`.
+    fn helper(&self, f: &Function, id: FuncId) -> Function {
+        let span = self.span;
+        let it = f.var(self.l.var).ty.clone();
+        let ty = self.acc_ty();
+        let mut h = Function {
+            name: "pairwise_sum".into(),
+            params: vec![],
+            vars: vec![],
+            body: vec![],
+            ret: ty.clone(),
+            span,
+        };
+        // the loop's counter becomes `j` of the helper, replaced by each
+        // element's index
+        let j = new_var(&mut h, "j", it.clone(), VarKind::Local, span);
+        let mut rename = BTreeMap::from([(self.l.var, j)]);
+        for v in self.free() {
+            let p = h.add_var(Var {
+                kind: VarKind::Param,
+                ..f.var(v).clone()
+            });
+            h.params.push(p);
+            rename.insert(v, p);
+        }
+        let lo = new_var(&mut h, "lo", it.clone(), VarKind::Param, span);
+        let n = new_var(&mut h, "n", it.clone(), VarKind::Param, span);
+        h.params.extend([lo, n]);
+        let mut element = self.e.clone();
+        rename_vars(&mut element, &rename);
+        let mut b = Build {
+            h,
+            it,
+            ty,
+            element,
+            j,
+            span,
+        };
+        let (lo, n) = (b.var(lo), b.var(n));
+        let n2v = b.local("n2", false);
+        let n2 = b.var(n2v);
+
+        // n < 8: in order, from -0.0
+        let s = b.local("s", true);
+        let mut small = vec![assign_var(s, b.float(-0.0), span)];
+        small.push(b.in_order(s, lo.clone(), b.int(0), n.clone()));
+        small.push(b.ret(b.var(s)));
+
+        // n <= 128: eight partial sums, then the rest in order
+        let mut block = vec![];
+        let r = b.lanes(&mut block, lo.clone(), b.and8(n.clone()));
+        let res = b.local("res", true);
+        block.push(assign_var(res, b.tree(&r), span));
+        block.push(b.in_order(res, lo.clone(), b.and8(n.clone()), n.clone()));
+        block.push(b.ret(b.var(res)));
+
+        // otherwise: the two halves, each by a call (two blocks walked
+        // side by side in one loop were twice as slow: GCC no longer
+        // vectorized the partial sums)
+        let rest = Expr::binary(BinOp::Sub, n.clone(), n2.clone(), b.it.clone(), span);
+        let halves = b.fadd(
+            b.call(id, lo.clone(), n2.clone()),
+            b.call(id, b.add(lo, n2.clone()), rest),
+        );
+        let half = Expr::binary(
+            BinOp::BitAnd,
+            Expr::binary(BinOp::Shr, n.clone(), b.int(1), b.it.clone(), span),
+            b.int(-LANES),
+            b.it.clone(),
+            span,
+        );
+        b.h.body = vec![
+            b.if_(b.cmp(BinOp::Lt, n.clone(), b.int(LANES)), small),
+            b.if_(b.cmp(BinOp::Le, n, b.int(BLOCK)), block),
+            assign_var(n2v, half, span),
+            b.ret(halves),
+        ];
+        b.h
+    }
+}
+
+/// The helper under construction and the pieces its code is made of.
+struct Build {
+    h: Function,
+    /// The index type.
+    it: Type,
+    /// The sum's type.
+    ty: Type,
+    /// The element, at index `j`.
+    element: Expr,
+    j: VarId,
+    span: Span,
+}
+
+impl Build {
+    fn var(&self, v: VarId) -> Expr {
+        Expr::var(v, self.h.var(v).ty.clone(), self.span)
+    }
+
+    fn int(&self, v: i64) -> Expr {
+        Expr::new(ExprKind::Int(v), self.it.clone(), self.span)
+    }
+
+    fn float(&self, v: f64) -> Expr {
+        Expr::new(ExprKind::Float(v), self.ty.clone(), self.span)
+    }
+
+    /// A new local: of the sum's type (`true`) or the index type.
+    fn local(&mut self, name: &str, sum: bool) -> VarId {
+        let ty = if sum { &self.ty } else { &self.it }.clone();
+        new_var(&mut self.h, name, ty, VarKind::Local, self.span)
+    }
+
+    fn counter(&mut self) -> VarId {
+        let it = self.it.clone();
+        new_var(&mut self.h, "k", it, VarKind::LoopIndex, self.span)
+    }
+
+    fn add(&self, a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Add, a, b, self.it.clone(), self.span)
+    }
+
+    /// `at + t` (`at` itself for 0).
+    fn offset(&self, at: Expr, t: i64) -> Expr {
+        if t == 0 {
+            at
+        } else {
+            self.add(at, self.int(t))
+        }
+    }
+
+    /// `n & -8`: `n` rounded down to a multiple of eight.
+    fn and8(&self, n: Expr) -> Expr {
+        Expr::binary(
+            BinOp::BitAnd,
+            n,
+            self.int(-LANES),
+            self.it.clone(),
+            self.span,
+        )
+    }
+
+    fn fadd(&self, a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Add, a, b, self.ty.clone(), self.span)
+    }
+
+    fn cmp(&self, op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::binary(op, a, b, Type::Scalar(ElemTy::Bool), self.span)
+    }
+
+    /// The element at index `at`.
+    fn elem(&self, at: Expr) -> Expr {
+        let mut e = self.element.clone();
+        replace_var(&mut e, self.j, &at);
+        e
+    }
+
+    fn seq(&self, k: VarId, lo: Expr, hi: Expr, step: i64, body: Block) -> Stmt {
+        let mut l = ForLoop::sequential(k, lo, hi, body);
+        l.step = step;
+        Stmt::new(StmtKind::For(Box::new(l)), self.span)
+    }
+
+    fn if_(&self, cond: Expr, then_body: Block) -> Stmt {
+        let else_body = vec![];
+        let kind = StmtKind::If {
+            cond,
+            then_body,
+            else_body,
+        };
+        Stmt::new(kind, self.span)
+    }
+
+    fn ret(&self, e: Expr) -> Stmt {
+        Stmt::new(StmtKind::Return(Some(e)), self.span)
+    }
+
+    fn call(&self, id: FuncId, lo: Expr, n: Expr) -> Expr {
+        let params = &self.h.params[..self.h.params.len() - 2];
+        let mut args: Vec<Expr> = params.iter().map(|&p| self.var(p)).collect();
+        args.extend([lo, n]);
+        Expr::new(
+            ExprKind::Call { func: id, args },
+            self.ty.clone(),
+            self.span,
+        )
+    }
+
+    /// `for k in range(from, to): acc = acc + e(base + k)`.
+    fn in_order(&mut self, acc: VarId, base: Expr, from: Expr, to: Expr) -> Stmt {
+        let k = self.counter();
+        let at = self.add(base, self.var(k));
+        let step = assign_var(acc, self.fadd(self.var(acc), self.elem(at)), self.span);
+        self.seq(k, from, to, 1, vec![step])
+    }
+
+    /// Eight partial sums of the elements from `base` on: `r[t]` starts as
+    /// `e(base + t)` and adds `e(base + k + t)` for `k` in
+    /// `range(8, to, 8)`. Appends the statements to `out` and returns the
+    /// partial sums.
+    fn lanes(&mut self, out: &mut Block, base: Expr, to: Expr) -> Vec<VarId> {
+        let r: Vec<VarId> = (0..LANES)
+            .map(|t| self.local(&format!("r{t}"), true))
+            .collect();
+        let k = self.counter();
+        let mut steps = vec![];
+        for (t, &v) in r.iter().enumerate() {
+            let first = self.offset(base.clone(), t as i64);
+            out.push(assign_var(v, self.elem(first), self.span));
+            let at = self.offset(self.add(base.clone(), self.var(k)), t as i64);
+            steps.push(assign_var(
+                v,
+                self.fadd(self.var(v), self.elem(at)),
+                self.span,
+            ));
+        }
+        out.push(self.seq(k, self.int(LANES), to, LANES, steps));
+        r
+    }
+
+    /// NumPy's combination of the partial sums:
+    /// `((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))`.
+    fn tree(&self, r: &[VarId]) -> Expr {
+        let pair = |a: usize| self.fadd(self.var(r[a]), self.var(r[a + 1]));
+        self.fadd(self.fadd(pair(0), pair(2)), self.fadd(pair(4), pair(6)))
+    }
+}
+
+/// Renames the variables of `e` (reads and arrays indexed) by `map`.
+fn rename_vars(e: &mut Expr, map: &BTreeMap<VarId, VarId>) {
+    match &mut e.kind {
+        ExprKind::Var(v) | ExprKind::Index { array: v, .. } => {
+            if let Some(n) = map.get(v) {
+                *v = *n;
+            }
+        }
+        _ => {}
+    }
+    e.children_mut()
+        .into_iter()
+        .for_each(|c| rename_vars(c, map));
+}
