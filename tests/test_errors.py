@@ -399,6 +399,10 @@ def natural_args():
      "natural_view_indexed"),
     ("view_assigned_twice", "x[i, :] + 1.0", "`e` is assigned an array expression here and is "
      "assigned elsewhere too", "natural_view_assigned_twice"),
+    ("tuple_of_names", "N + 0", "the elements of a loop over a tuple must be number literals",
+     "natural_tuple_of_names"),
+    ("tuple_ragged", "(1, 0.5, 2.0)", "this element has 3 values, the loop target 2 names",
+     "natural_tuple_ragged"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

@@ -1230,3 +1230,75 @@ def test_python_sum_of_floats_adds_in_order():
     got = run_both(python_sums, [x, np.zeros(3), 3], cpu_opts({'i': parpy.threads(3)}))[1]
     assert [float(v) for v in got] == [sum(r) for r in x]
     assert got[0] != x[0].sum()   # NumPy's pairwise order gives another value here
+
+
+# --------------------------------------------------------------------------
+# loops over tuples (and lists) of numbers: stencil offsets and weights
+
+
+@parpy.jit
+def smooth3(x, y, N):
+    parpy.label('i')
+    for i in range(1, N - 1):
+        s = x[i] * 0
+        for d, w in ((-1, 0.25), (0, 0.5), (1, 0.25)):
+            s += w * x[i + d]
+        y[i] = s
+
+
+def test_a_loop_over_a_tuple_of_offsets_and_weights():
+    # the weights are Python floats (weak): float32 stays float32, bit for bit
+    x = rng(1).random(9, dtype=np.float32)
+    got = run_both(smooth3, [x, np.zeros(9, np.float32), 9], cpu_opts({'i': parpy.threads(4)}),
+                   rtol=0, atol=0)[1]
+    assert got.dtype == np.float32
+
+
+@parpy.jit
+def life_step(g, out, N):
+    parpy.label('i')
+    for i in range(1, N - 1):
+        for j in range(1, N - 1):
+            n = 0
+            for dx, dy in [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]:
+                n += g[i + dx, j + dy]
+            out[i, j] = 1 if n == 3 or (n == 2 and g[i, j] == 1) else 0
+
+
+def test_game_of_life_with_a_list_of_neighbour_offsets():
+    g = (rng(2).random((12, 12)) < 0.4).astype(np.int32)
+    run_both(life_step, [g, np.zeros((12, 12), np.int32), 12], cpu_opts({'i': parpy.threads(8)}))
+
+
+@parpy.jit
+def tuple_generators(x, y, z, N):
+    parpy.label('i')
+    for i in range(1, N - 1):
+        y[i] = sum(x[i + d] for d in (-1, 0, 1))
+        z[i] = max(x[i + d] * w for d, w in ((-1, 2.0), (1, 0.5)))
+
+
+def test_generators_over_tuples():
+    x = rng(3).random(10)
+    run_both(tuple_generators, [x, np.zeros(10), np.zeros(10), 10], cpu_opts({'i': parpy.threads(8)}))
+
+
+@parpy.jit
+def first_threshold(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = -1.0
+        for c in (0.25, 0.5, 0.75):
+            if x[i] < c:
+                y[i] = c
+                break
+
+
+def test_break_leaves_a_loop_over_a_tuple():
+    x = rng(4).random(16)
+    run_both(first_threshold, [x, np.zeros(16), 16], cpu_opts({'i': parpy.threads(4)}))
+
+
+def test_tuple_loops_compile_for_cuda_and_metal():
+    check_gpu_code(smooth3, lambda b: [np.zeros(9, np.float32), np.zeros(9, np.float32), 9],
+                   {'i': parpy.threads(4)}, "smooth3")

@@ -111,3 +111,15 @@ def view_assigned_twice(x, y, N):
         else:
             e = x[i, :] - 1.0
         y[i] = e.sum()
+
+
+def tuple_of_names(x, y, N):
+    for i in range(N):
+        for w in (0.5, N + 0):
+            y[i] += w * x[i, 0]
+
+
+def tuple_ragged(x, y, N):
+    for i in range(1, N - 1):
+        for d, w in ((-1, 0.5), (1, 0.5, 2.0)):
+            y[i] += w * x[i + d, 0]

@@ -226,8 +226,8 @@ impl Lowerer<'_, '_> {
     ) -> Option<ast::Expr> {
         let mut subst = vec![];
         for c in clauses {
-            let start = self.nonempty_range_start(c);
-            let Some(start) = start.filter(|_| c.ifs.is_empty() && c.unpack.is_empty()) else {
+            let first = self.first_values(c, at).filter(|_| c.ifs.is_empty());
+            let Some(first) = first else {
                 self.error(
                     Diagnostic::error(format!(
                         "`{name}` of a generator needs to know when compiling that it is not empty"
@@ -235,17 +235,41 @@ impl Lowerer<'_, '_> {
                     .at(c.iter.span, "not a `range` known to be non-empty")
                     .note("Python raises ValueError for an empty sequence, which jit code cannot")
                     .note(format!(
-                        "`{name}` takes generators whose clauses are `range(...)` with bounds known when compiling, without `if`"
+                        "`{name}` takes generators whose clauses are `range(...)` with bounds known when compiling or tuples of numbers, without `if`"
                     ))
                     .help(format!("write the loop, starting from a value of your choice (`m = -np.inf`, then `m = {name}(m, ...)`)")),
                 );
                 return None;
             };
-            subst.push((c.var.clone(), ast::Expr::int(start, at)));
+            subst.extend(first);
         }
         let mut first = elt.clone();
         subst_expr(&mut first, &subst);
         Some(first)
+    }
+
+    /// The values clause `c`'s targets take first, when it is known not to
+    /// be empty: a `range(...)` with known bounds, or a tuple literal (its
+    /// first element, unpacked as the target says).
+    fn first_values(&mut self, c: &ast::Clause, at: Span) -> Option<Vec<(String, ast::Expr)>> {
+        if let ast::ExprKind::Tuple(items) = &c.iter.kind {
+            let first = items.first()?;
+            return match (&first.kind, c.unpack.is_empty()) {
+                (_, true) => Some(vec![(c.var.clone(), first.clone())]),
+                (ast::ExprKind::Tuple(parts), false) if parts.len() == c.unpack.len() => Some(
+                    c.unpack
+                        .iter()
+                        .map(|(n, _)| n.clone())
+                        .zip(parts.iter().cloned())
+                        .collect(),
+                ),
+                _ => None,
+            };
+        }
+        let start = self
+            .nonempty_range_start(c)
+            .filter(|_| c.unpack.is_empty())?;
+        Some(vec![(c.var.clone(), ast::Expr::int(start, at))])
     }
 
     /// The first value of `range(...)` clause `c` when its bounds are known

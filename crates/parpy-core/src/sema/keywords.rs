@@ -405,18 +405,7 @@ fn fill(
 
 /// Numbers, bools, strings and None, with a sign.
 fn is_literal(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Str(_)
-        | ExprKind::None => true,
-        ExprKind::Unary {
-            op: crate::ops::UnOp::Neg,
-            arg,
-        } => matches!(arg.kind, ExprKind::Int(_) | ExprKind::Float(_)),
-        _ => false,
-    }
+    e.is_number_literal() || matches!(e.kind, ExprKind::Str(_) | ExprKind::None)
 }
 
 fn unknown_keyword_in(func: &str, k: &ast::Keyword, names: &[&str]) -> Diagnostic {

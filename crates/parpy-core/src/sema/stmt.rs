@@ -187,6 +187,9 @@ pub(super) fn buffer_annotation_error(
     )
 }
 
+/// A loop target bound to its value at the loop's hidden index.
+type TargetValue = ((String, Span), ast::Expr);
+
 impl Lowerer<'_, '_> {
     pub(super) fn bind_param(&mut self, p: &ast::Param, a: &ArgType, weak_arg: bool) {
         let annotated = match &p.annotation {
@@ -1050,6 +1053,12 @@ impl Lowerer<'_, '_> {
                 }
                 (n, values)
             }
+            _ if matches!(iter.kind, ast::ExprKind::Tuple(_)) => {
+                let ast::ExprKind::Tuple(items) = &iter.kind else {
+                    return None;
+                };
+                self.literal_elements(&index, (var, var_span), unpack, items, span)?
+            }
             _ if !unpack.is_empty() => {
                 tuple_error(
                     self,
@@ -1081,6 +1090,122 @@ impl Lowerer<'_, '_> {
             .collect();
         inner.extend(body.iter().cloned());
         self.for_loop(&index, var_span, &range, &inner, labels)
+    }
+
+    /// A loop over a tuple (or list) literal of numbers, or of tuples of
+    /// numbers unpacked into as many names (`for dx, dy in ((0, 1), (1,
+    /// 0)):`): its length and each target's value at `index`, `e0 if index
+    /// == 0 else e1 if index == 1 else ...` (literals, so evaluating them
+    /// in the loop is evaluating them once before it, as Python does; a
+    /// literal stays a weak Python number).
+    fn literal_elements(
+        &mut self,
+        index: &str,
+        var: (&str, Span),
+        unpack: &[(String, Span)],
+        items: &[ast::Expr],
+        span: Span,
+    ) -> Option<(i64, Vec<TargetValue>)> {
+        let fail = |this: &mut Self, at: Span, msg: String, label: &str, help: &str| {
+            this.error(
+                Diagnostic::error(msg)
+                    .at(at, label.to_string())
+                    .help(help.to_string()),
+            );
+            None
+        };
+        if items.is_empty() {
+            return fail(
+                self,
+                span,
+                "a loop over an empty tuple never runs".into(),
+                "empty",
+                "remove the loop",
+            );
+        }
+        let targets: Vec<(String, Span)> = match unpack {
+            [] => vec![(var.0.to_string(), var.1)],
+            u => u.to_vec(),
+        };
+        // one column of values per target
+        let mut cols: Vec<Vec<ast::Expr>> = vec![vec![]; targets.len()];
+        for it in items {
+            let parts = match (&it.kind, unpack.is_empty()) {
+                (ast::ExprKind::Tuple(parts), false) if parts.len() == targets.len() => {
+                    parts.clone()
+                }
+                (ast::ExprKind::Tuple(parts), false) => {
+                    return fail(
+                        self,
+                        it.span,
+                        format!(
+                            "this element has {} values, the loop target {} names",
+                            parts.len(),
+                            targets.len()
+                        ),
+                        "wrong number of values",
+                        "give every element as many values as the target has names",
+                    )
+                }
+                (ast::ExprKind::Tuple(_), true) => {
+                    return fail(
+                        self,
+                        it.span,
+                        "the elements of this loop are tuples: unpack them into names".into(),
+                        "a tuple",
+                        "write `for a, b in ((1, 2), (3, 4)):`",
+                    )
+                }
+                (_, false) => {
+                    return fail(
+                        self,
+                        it.span,
+                        format!("cannot unpack a number into {} names", targets.len()),
+                        "not a tuple",
+                        "give every element as a tuple: `for a, b in ((1, 2), (3, 4)):`",
+                    )
+                }
+                (_, true) => vec![it.clone()],
+            };
+            for (col, p) in cols.iter_mut().zip(parts) {
+                if !p.is_number_literal() {
+                    return fail(
+                        self,
+                        p.span,
+                        "the elements of a loop over a tuple must be number literals".into(),
+                        "not a number literal",
+                        "loop over `range(n)` and read the values from an array argument",
+                    );
+                }
+                col.push(p);
+            }
+        }
+        let at = |k: usize| ast::Expr {
+            kind: ast::ExprKind::Compare {
+                first: Box::new(ast::Expr::name(index, span)),
+                rest: vec![(crate::ir::BinOp::Eq, ast::Expr::int(k as i64, span))],
+            },
+            span,
+        };
+        let values = targets
+            .into_iter()
+            .zip(cols)
+            .map(|(t, mut col)| {
+                let mut v = col.pop().expect("a tuple that is not empty");
+                while let Some(e) = col.pop() {
+                    v = ast::Expr {
+                        kind: ast::ExprKind::IfExp {
+                            cond: Box::new(at(col.len())),
+                            then: Box::new(e),
+                            else_: Box::new(v),
+                        },
+                        span,
+                    };
+                }
+                (t, v)
+            })
+            .collect();
+        Some((items.len() as i64, values))
     }
 
     /// `reversed(range(...))` as a `range` counting down: `range(n)` is

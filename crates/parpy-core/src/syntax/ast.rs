@@ -160,8 +160,10 @@ pub enum ExprKind {
         then: Box<Expr>,
         else_: Box<Expr>,
     },
-    /// `(e0, e1, ...)`: only as an assignment target or the value of an
-    /// assignment (`a, b = b, a`); rejected elsewhere by the converter.
+    /// `(e0, e1, ...)`: only as an assignment target, the value of an
+    /// assignment (`a, b = b, a`) or what a loop iterates (`for d in (-1,
+    /// 0, 1):`, also from a list literal); rejected elsewhere by the
+    /// converter.
     Tuple(Vec<Expr>),
     /// `func(args..., name=value...)`. Sema rewrites the keywords into
     /// positional arguments (`sema::keywords`) before it lowers the call.
@@ -201,6 +203,18 @@ impl Clause {
 }
 
 impl Expr {
+    /// A number or bool literal, maybe negated (`3`, `-0.5`, `True`).
+    pub fn is_number_literal(&self) -> bool {
+        match &self.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => true,
+            ExprKind::Unary {
+                op: crate::ops::UnOp::Neg,
+                arg,
+            } => matches!(arg.kind, ExprKind::Int(_) | ExprKind::Float(_)),
+            _ => false,
+        }
+    }
+
     /// Builders for the expressions sema writes itself (desugared loops,
     /// `divmod`, `np.var`, ...).
     pub fn int(v: i64, span: Span) -> Expr {

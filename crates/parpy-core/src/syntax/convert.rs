@@ -201,7 +201,7 @@ impl Converter {
             }
             py::Stmt::For(f) => {
                 let (var, var_span, unpack) = self.loop_target(&f.target)?;
-                let iter = self.expr(&f.iter);
+                let iter = self.iterable(&f.iter);
                 if let ExprKind::Call { func, args, .. } = &iter.kind {
                     let zero_step = matches!(&func.kind, ExprKind::Name(n) if n == "range")
                         && matches!(args.get(2).map(|a| &a.kind), Some(ExprKind::Int(0)));
@@ -420,6 +420,28 @@ impl Converter {
         }
     }
 
+    /// What a `for` loop or a generator iterates: a tuple or list literal
+    /// (`for d in (-1, 0, 1):`, its elements maybe tuples themselves:
+    /// `for dx, dy in ((0, 1), (1, 0)):`; sema checks the elements) or an
+    /// ordinary expression.
+    fn iterable(&mut self, e: &py::Expr) -> Expr {
+        match e {
+            py::Expr::Tuple(py::ExprTuple { elts, range, .. })
+            | py::Expr::List(py::ExprList { elts, range, .. }) => Expr {
+                kind: ExprKind::Tuple(
+                    elts.iter()
+                        .map(|x| match x {
+                            py::Expr::Tuple(_) | py::Expr::List(_) => self.iterable(x),
+                            _ => self.expr(x),
+                        })
+                        .collect(),
+                ),
+                span: self.span(*range),
+            },
+            other => self.expr(other),
+        }
+    }
+
     /// The value of an `=` assignment or a call's argument: a tuple
     /// (`a, b = b, a`; the index of `parpy.atomic.add(a, (i, j), v)`) or an
     /// ordinary expression.
@@ -621,7 +643,7 @@ impl Converter {
                         var,
                         var_span,
                         unpack,
-                        iter: self.expr(&c.iter),
+                        iter: self.iterable(&c.iter),
                         ifs: c.ifs.iter().map(|e| self.expr(e)).collect(),
                     });
                 }
