@@ -96,6 +96,8 @@ FEATURES = [
     "keywords",
     # `e = <slice expression>` then `o[..., lo:hi] = e` (stop 26)
     "array_locals",
+    # `for d in (2, 0, 1):`, `for d, w in ((1, 0.5), (0, 2.0)):` (stop 27)
+    "tuple_loops",
 ]
 
 
@@ -1118,6 +1120,24 @@ class Gen:
         v = self.fresh("s")
         n = r.choice([1, 2, 3, 4])
         lo = r.choice([0, 0, 1])
+        if self.on("tuple_loops", 0.35):
+            # the same range of values, in any order, maybe with weights
+            vals = [r.randint(lo, lo + n - 1) for _ in range(r.choice([1, 2, 3, 4]))]
+            inner = sc.child()
+            inner.vars[v] = E(v, "wi", rng=(min(vals), max(vals)))
+            if r.random() < 0.5:
+                w = self.fresh("w")
+                ws = [r.choice(["0.5", "0.25", "-1.5", "2.0"]) for _ in vals]
+                pairs = ", ".join(f"({a}, {b})" for a, b in zip(vals, ws))
+                self.emit(ind, f"for {v}, {w} in ({pairs},):")
+                inner.vars[w] = E(w, "wf", leaf=True)
+            else:
+                items = ", ".join(str(a) for a in vals)
+                self.emit(ind, f"for {v} in [{items}]:")
+            inner.loop = "for"
+            self.block(inner, ind + 1, budget - 1, allow_par=sc.nest is not None)
+            self.loop_else(sc, ind, budget)
+            return
         if r.random() < 0.3:
             self.emit(ind, f"for {v} in range({lo + n - 1}, {lo - 1}, -1):")
         else:
