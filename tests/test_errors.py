@@ -403,6 +403,10 @@ def natural_args():
      "natural_tuple_of_names"),
     ("tuple_ragged", "(1, 0.5, 2.0)", "this element has 3 values, the loop target 2 names",
      "natural_tuple_ragged"),
+    ("pair_as_one_value", "pair(x[i, 0])", "`pair` returns 2 values: unpack them where it is called",
+     "natural_pair_as_one_value"),
+    ("pair_into_three", "pair(x[i, 1])", "cannot unpack 2 values into 3 targets",
+     "natural_pair_into_three"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

@@ -1302,3 +1302,46 @@ def test_break_leaves_a_loop_over_a_tuple():
 def test_tuple_loops_compile_for_cuda_and_metal():
     check_gpu_code(smooth3, lambda b: [np.zeros(9, np.float32), np.zeros(9, np.float32), 9],
                    {'i': parpy.threads(4)}, "smooth3")
+
+
+# --------------------------------------------------------------------------
+# helpers that return several values: `return a, b`, unpacked by the caller
+
+
+@parpy.jit
+def rotate(a, b, c, s):
+    return c * a - s * b, s * a + c * b
+
+
+@parpy.jit
+def spin(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        u, v = x[i], y[i]
+        for k in range(3):
+            u, v = rotate(u, v, 0.8, 0.6)     # the arguments are the targets
+        x[i], y[i] = u, v
+
+
+def test_a_helper_returns_a_pair():
+    r = rng(5)
+    run_both(spin, [r.random(8), r.random(8), 8], cpu_opts({'i': parpy.threads(4)}))
+
+
+@parpy.jit
+def row_summary(x, i, scale=1.0):
+    m = np.mean(x[i, :])
+    return m * scale, np.std(x[i, :]), np.argmax(x[i, :])
+
+
+@parpy.jit
+def normalized_peaks(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        m, s, k = row_summary(x, i, scale=2.0)
+        y[i] = (x[i, k] - m) / s
+
+
+def test_a_helper_returns_reductions_by_name():
+    x = rng(6).random((5, 40), dtype=np.float32)
+    run_both(normalized_peaks, [x, np.zeros(5, np.float32), 5], cpu_opts({'i': parpy.threads(5)}))

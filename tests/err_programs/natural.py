@@ -123,3 +123,19 @@ def tuple_ragged(x, y, N):
     for i in range(1, N - 1):
         for d, w in ((-1, 0.5), (1, 0.5, 2.0)):
             y[i] += w * x[i + d, 0]
+
+
+@parpy.jit
+def pair(a):
+    return a, a + 1.0
+
+
+def pair_as_one_value(x, y, N):
+    for i in range(N):
+        y[i] = pair(x[i, 0])
+
+
+def pair_into_three(x, y, N):
+    for i in range(N):
+        a, b, c = pair(x[i, 1])
+        y[i] = a + b + c

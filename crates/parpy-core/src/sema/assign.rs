@@ -44,6 +44,30 @@ impl Lowerer<'_, '_> {
                     (self.lower_expr(&r), value.span),
                 ])
             }
+            // `lo, hi = bounds(x, i)` of a helper that returns a tuple
+            ast::ExprKind::Call { func, args, .. } if self.tuple_helper(func).is_some() => {
+                let (def, globals) = self.tuple_helper(func)?;
+                // after an error: as many unknown values as it returns
+                let failed = match def.body.last().map(|s| &s.kind) {
+                    Some(ast::StmtKind::Return(Some(ast::Expr {
+                        kind: ast::ExprKind::Tuple(items),
+                        ..
+                    }))) => vec![(None, value.span); items.len()],
+                    _ => vec![(None, value.span)],
+                };
+                if args.len() != def.params.len() {
+                    let n = def.params.len();
+                    let what = format!("{n} argument{}", if n == 1 { "" } else { "s" });
+                    self.arity_error(&def.name, &what, args.len(), value.span);
+                    return Some(failed);
+                }
+                match self.inline_values(&def, &globals, args, value.span) {
+                    Some(values) => {
+                        Some(values.into_iter().map(|t| (Some(t), value.span)).collect())
+                    }
+                    None => Some(failed),
+                }
+            }
             ast::ExprKind::Attr { value: base, attr } if attr == "shape" => {
                 let ast::ExprKind::Name(n) = &base.kind else {
                     return None;
@@ -61,6 +85,27 @@ impl Lowerer<'_, '_> {
                     }
                     _ => None,
                 }
+            }
+            _ => None,
+        }
+    }
+
+    /// The jit helper `func` names when it returns a tuple.
+    fn tuple_helper(
+        &self,
+        func: &ast::Expr,
+    ) -> Option<(
+        std::sync::Arc<crate::syntax::FunctionDef>,
+        std::sync::Arc<dyn crate::resolve::Resolver>,
+    )> {
+        if self.is_local_root(func) {
+            return None;
+        }
+        match self.resolver.resolve(&func.dotted_path()?) {
+            crate::resolve::Resolved::Function { def, globals }
+                if super::inline::returns_tuple(&def.body) =>
+            {
+                Some((def, globals))
             }
             _ => None,
         }

@@ -1029,9 +1029,11 @@ impl Lowerer<'_, '_> {
             return None;
         }
         // inlined: when asked, when the helper holds labels (its loops take
-        // the caller's parallel spec) and when it is passed a row `x[i]`
+        // the caller's parallel spec), when it returns a tuple (its values
+        // are the caller's locals) and when it is passed a row `x[i]`
         if force_inline
             || super::inline::has_labels(&def.body, globals.as_ref())
+            || super::inline::returns_tuple(&def.body)
             || args.iter().any(|a| self.row_view(a).is_some())
             || args
                 .iter()

@@ -48,6 +48,23 @@ pub(super) fn has_labels(body: &[ast::Stmt], globals: &dyn Resolver) -> bool {
     })
 }
 
+/// Does `body` return a tuple (`return a, b`) anywhere?
+pub(super) fn returns_tuple(body: &[ast::Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        ast::StmtKind::Return(Some(e)) => matches!(e.kind, ast::ExprKind::Tuple(_)),
+        ast::StmtKind::For { body, orelse, .. } | ast::StmtKind::While { body, orelse, .. } => {
+            returns_tuple(body) || returns_tuple(orelse)
+        }
+        ast::StmtKind::With { body, .. } => returns_tuple(body),
+        ast::StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => returns_tuple(then_body) || returns_tuple(else_body),
+        _ => false,
+    })
+}
+
 /// Replaces every `Name(param)` by its argument expression.
 pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
     use ast::ExprKind as K;
@@ -238,6 +255,44 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        let mut values = self.inline_values(def, globals, args, span)?;
+        match values.len() {
+            0 => Some(TExpr {
+                e: Expr::new(ExprKind::Bool(false), Type::Void, span),
+                weak: false,
+            }),
+            1 => values.pop(),
+            n => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{}` returns {n} values: unpack them where it is called",
+                        def.name
+                    ))
+                    .at(span, "a tuple, not one value")
+                    .help(format!(
+                        "write `{} = {}(...)`",
+                        (0..n)
+                            .map(|k| format!("v{k}"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        def.name
+                    )),
+                );
+                None
+            }
+        }
+    }
+
+    /// The values an inlined call of `def` returns: none, one, or the
+    /// elements of the tuple its last statement returns (`return a, b`,
+    /// unpacked by the caller: `lo, hi = bounds(x, i)`).
+    pub(super) fn inline_values(
+        &mut self,
+        def: &Arc<FunctionDef>,
+        globals: &Arc<dyn Resolver>,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Vec<TExpr>> {
         if self.slice.is_some() {
             self.error(
                 Diagnostic::error(format!(
@@ -283,7 +338,7 @@ impl Lowerer<'_, '_> {
         globals: &Arc<dyn Resolver>,
         args: &[ast::Expr],
         span: Span,
-    ) -> Option<TExpr> {
+    ) -> Option<Vec<TExpr>> {
         // whole dicts: the helper's dict parameters flattened like the
         // caller's (`sema::dicts`), each leaf bound to the caller's leaf
         let flat;
@@ -484,7 +539,14 @@ impl Lowerer<'_, '_> {
             labels.reverse();
         }
         let mut lowered = child.lower_block(&stmts[..split]);
-        let value = ret.and_then(|e| {
+        // `return e` or `return a, b`
+        let returned: Vec<&ast::Expr> = match ret.map(|e| &e.kind) {
+            None => vec![],
+            Some(ast::ExprKind::Tuple(items)) => items.iter().collect(),
+            Some(_) => ret.into_iter().collect(),
+        };
+        let mut values = vec![];
+        for e in returned {
             // reads of row views and array expressions (`sema::alias`), as
             // `lower_block` substitutes them in each statement
             let mut e = e.clone();
@@ -495,8 +557,8 @@ impl Lowerer<'_, '_> {
                 child.label_error(&labels, e.span);
             }
             lowered.append(&mut child.pre);
-            t
-        });
+            values.push(t);
+        }
         self.func = child.func;
         if self.sh.diags[before..].iter().any(|d| d.is_error()) {
             return None;
@@ -513,32 +575,29 @@ impl Lowerer<'_, '_> {
             return None;
         }
         self.pre.extend(lowered);
-        match value {
-            Some(t) => {
-                let elem = self.scalar_elem(&t)?;
-                let var = self.new_var(
-                    &format!("{}_result", def.name),
-                    Type::Scalar(elem),
-                    VarKind::Local,
-                    span,
-                );
-                self.pre.push(ir::Stmt::new(
-                    StmtKind::Assign {
-                        dst: Place::Var(var),
-                        value: t.e,
-                    },
-                    span,
-                ));
-                Some(TExpr {
-                    e: Expr::var(var, Type::Scalar(elem), span),
-                    weak: t.weak,
-                })
-            }
-            None => Some(TExpr {
-                e: Expr::new(ExprKind::Bool(false), Type::Void, span),
-                weak: false,
-            }),
+        let mut out = vec![];
+        for t in values {
+            let t = t?;
+            let elem = self.scalar_elem(&t)?;
+            let var = self.new_var(
+                &format!("{}_result", def.name),
+                Type::Scalar(elem),
+                VarKind::Local,
+                span,
+            );
+            self.pre.push(ir::Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(var),
+                    value: t.e,
+                },
+                span,
+            ));
+            out.push(TExpr {
+                e: Expr::var(var, Type::Scalar(elem), span),
+                weak: t.weak,
+            });
         }
+        Some(out)
     }
 
     /// A local holding `value` (computed once, before the inlined body); a

@@ -256,7 +256,9 @@ impl Converter {
                     body: self.block(&w.body),
                 }
             }
-            py::Stmt::Return(ret) => StmtKind::Return(ret.value.as_ref().map(|v| self.expr(v))),
+            py::Stmt::Return(ret) => {
+                StmtKind::Return(ret.value.as_ref().map(|v| self.assign_value(v)))
+            }
             py::Stmt::Expr(e) => StmtKind::Expr(self.expr(&e.value)),
             py::Stmt::Pass(_) => StmtKind::Pass,
             py::Stmt::Break(_) | py::Stmt::Continue(_) => {
