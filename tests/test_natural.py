@@ -1345,3 +1345,17 @@ def normalized_peaks(x, y, N):
 def test_a_helper_returns_reductions_by_name():
     x = rng(6).random((5, 40), dtype=np.float32)
     run_both(normalized_peaks, [x, np.zeros(5, np.float32), 5], cpu_opts({'i': parpy.threads(5)}))
+
+
+@parpy.jit
+def early_exit(x, y, N):
+    if N == 0:
+        return None
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x[i] * 2.0
+    return None
+
+
+def test_return_none_is_a_bare_return():
+    run_both(early_exit, [np.arange(4.0), np.zeros(4), 4], cpu_opts({'i': parpy.threads(4)}))

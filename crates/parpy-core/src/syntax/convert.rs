@@ -256,9 +256,21 @@ impl Converter {
                     body: self.block(&w.body),
                 }
             }
-            py::Stmt::Return(ret) => {
-                StmtKind::Return(ret.value.as_ref().map(|v| self.assign_value(v)))
-            }
+            // `return None` is `return`
+            py::Stmt::Return(ret) => StmtKind::Return(
+                ret.value
+                    .as_ref()
+                    .filter(|v| {
+                        !matches!(
+                            v.as_ref(),
+                            py::Expr::Constant(py::ExprConstant {
+                                value: py::Constant::None,
+                                ..
+                            })
+                        )
+                    })
+                    .map(|v| self.assign_value(v)),
+            ),
             py::Stmt::Expr(e) => StmtKind::Expr(self.expr(&e.value)),
             py::Stmt::Pass(_) => StmtKind::Pass,
             py::Stmt::Break(_) | py::Stmt::Continue(_) => {
