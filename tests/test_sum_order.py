@@ -190,3 +190,31 @@ def test_a_parallel_sum_keeps_its_threads():
     np.testing.assert_allclose(y, x.sum(axis=1), rtol=1e-5)
     code = parpy.print_compiled(labelled_sum, [x, y, 2], opts)
     assert "pairwise_sum" not in code
+
+
+@parpy.jit
+def affine(a, b):
+    return a * 2.0 + b
+
+
+@parpy.jit
+def scaled_row_sum(x, i):
+    return np.sum(x[i, :] * affine(x[i, 0], 1.0))
+
+
+@parpy.jit
+def sums_calling_helpers(x, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = np.sum(x[i, :] * affine(x[i, 1], 0.5))
+        z[i] = scaled_row_sum(x, i)
+
+
+def test_a_sum_whose_element_calls_a_helper():
+    # the sum's own helper calls `affine`: the C file defines `affine`
+    # first, also when the sum is inside another helper
+    x = np.random.default_rng(11).standard_normal((3, 300))
+    y, z = np.zeros(3), np.zeros(3)
+    sums_calling_helpers(x, y, z, 3, opts=cpu_opts({'N': parpy.threads(3)}))
+    same_bits(y, np.array([np.sum(x[i, :] * (x[i, 1] * 2.0 + 0.5)) for i in range(3)]))
+    same_bits(z, np.array([np.sum(x[i, :] * (x[i, 0] * 2.0 + 1.0)) for i in range(3)]))

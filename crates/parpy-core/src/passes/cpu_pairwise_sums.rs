@@ -25,9 +25,10 @@
 //!
 //! The eight partial sums are independent, so the C compiler still keeps
 //! them in SIMD registers. A sum in runs (NumPy's buffered float16 and
-//! integer `mean`) calls the helper once per run, in order. The helpers go
-//! first in [`Program::helpers`], before any helper that calls them (the C
-//! writer declares nothing ahead).
+//! integer `mean`) calls the helper once per run, in order. A new helper
+//! goes right before the helper it was made from in [`Program::helpers`]
+//! (last when made from the host or a kernel): after the helpers it calls,
+//! before the ones that call it (the C writer declares nothing ahead).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,20 +59,45 @@ pub fn run(p: &mut Program, o: &Options) {
     for k in &mut p.kernels {
         rewrite(&mut k.func, old, &mut made);
     }
-    for h in &mut p.helpers {
+    // which helper each new one comes from (`None`: the host or a kernel)
+    let mut origin = vec![None; made.len()];
+    for (i, h) in p.helpers.iter_mut().enumerate() {
+        let before = made.len();
         rewrite(h, old, &mut made);
+        origin.resize(before, None);
+        origin.resize(made.len(), Some(i));
     }
     if made.is_empty() {
         return;
     }
-    // the new helpers go first: `old + k` becomes `k`, an old `i` moves
-    // up by their number
-    let new = made.len() as u32;
-    let old = old as u32;
-    let renumber = |f: FuncId| FuncId(if f.0 >= old { f.0 - old } else { f.0 + new });
-    let mut helpers = made;
-    helpers.append(&mut p.helpers);
-    p.helpers = helpers;
+    // The C writer declares nothing ahead: a helper goes before its
+    // callers. A new helper calls the helpers its element calls, which
+    // come before the helper it was made from: it goes right before that
+    // one (after all of them when made from the host or a kernel).
+    let mut order = vec![];
+    for i in 0..old {
+        order.extend(
+            (0..made.len())
+                .filter(|&k| origin[k] == Some(i))
+                .map(|k| old + k),
+        );
+        order.push(i);
+    }
+    order.extend(
+        (0..made.len())
+            .filter(|&k| origin[k].is_none())
+            .map(|k| old + k),
+    );
+    let mut position = vec![0u32; order.len()];
+    for (at, &id) in order.iter().enumerate() {
+        position[id] = at as u32;
+    }
+    let renumber = |f: FuncId| FuncId(position[f.0 as usize]);
+    let mut all: Vec<Option<Function>> = p.helpers.drain(..).chain(made).map(Some).collect();
+    p.helpers = order
+        .iter()
+        .map(|&id| all[id].take().expect("each helper once"))
+        .collect();
     renumber_calls(&mut p.host.body, &renumber);
     for k in &mut p.kernels {
         renumber_calls(&mut k.func.body, &renumber);
