@@ -98,6 +98,9 @@ FEATURES = [
     "array_locals",
     # `for d in (2, 0, 1):`, `for d, w in ((1, 0.5), (0, 2.0)):` (stop 27)
     "tuple_loops",
+    # a helper called by each element of a reduction (stop 27: the Cpu's
+    # pairwise sum helper was written before the helper it calls)
+    "helper_in_reduce",
 ]
 
 
@@ -740,6 +743,13 @@ class Gen:
             return E(f"sum(v for v in {text}{cond})", t, approx=kind(dt) == "f" or approx)
         if r.random() < 0.3 and kind(dt) in "iuf":
             text = f"{text} * {r.choice(['2', '3'])}"
+        elif kind(dt) in "iuf" and self.on("helper_in_reduce", 0.2):
+            # each element calls a helper (converted to the element type, so
+            # the reduction's type is the one of `text * 2`)
+            h = self.helper_call(sc, "f" if kind(dt) == "f" else "i", 2)
+            if h is not None:
+                text = f"{text} * parpy.builtin.convert({h.text}, parpy.types.{_short(dt)})"
+                approx = approx or h.approx
         ns = r.choice(["parpy.operators", "parpy.reduce"])
         full = f"{ns}.{op}({text})" if r.random() < 0.9 else f"parpy.sum({text})"
         if full.startswith("parpy.sum"):
@@ -750,7 +760,8 @@ class Gen:
             full = f"np.{op}({text}, {', '.join(kws)})"
         sample = np.ones(2, dtype=np.dtype(dt))
         with np.errstate(all="ignore"):
-            v = getattr(np, op)(sample * 2 if "* 2" in text or "* 3" in text else sample)
+            scaled = any(m in text for m in ("* 2", "* 3", "* parpy.builtin.convert(h"))
+            v = getattr(np, op)(sample * 2 if scaled else sample)
         return E(full, _type_of(v) or dt, approx=kind(dt) == "f" or approx)
 
     # -- helpers ---------------------------------------------------------
