@@ -199,13 +199,6 @@ fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
         return None;
     };
     let float = value.ty.elem().is_some_and(|t| t.is_float());
-    let effects = |e: &Expr| {
-        let mut found = false;
-        walk(e, &mut |x| {
-            found |= matches!(x.kind, ExprKind::External { .. } | ExprKind::Atomic { .. })
-        });
-        found
-    };
     if *dst != acc || lhs.kind != ExprKind::Var(acc) || !float || uses_var(e, acc) || effects(e) {
         return None;
     }
@@ -220,9 +213,11 @@ fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
     })
 }
 
-fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(e);
-    e.children().into_iter().for_each(|c| walk(c, f));
+/// Does `e` call an external function or update atomically (the helper
+/// would run them in another order)?
+fn effects(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::External { .. } | ExprKind::Atomic { .. })
+        || e.children().into_iter().any(effects)
 }
 
 impl Sum<'_> {

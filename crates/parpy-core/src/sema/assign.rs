@@ -27,6 +27,12 @@ impl Lowerer<'_, '_> {
     /// The right side as a list of values: the elements of a tuple, the
     /// extents of `x.shape` (`None` for a single value).
     fn unpacked_values(&mut self, value: &ast::Expr) -> Option<Vec<Lowered>> {
+        // `lo, hi = bounds(x, i)` of a helper that returns a tuple
+        if let ast::ExprKind::Call { func, args, .. } = &value.kind {
+            if let Some((def, globals)) = self.tuple_helper(func) {
+                return Some(self.helper_values(&def, &globals, args, value.span));
+            }
+        }
         match &value.kind {
             ast::ExprKind::Tuple(vs) => {
                 Some(vs.iter().map(|v| (self.lower_expr(v), v.span)).collect())
@@ -43,30 +49,6 @@ impl Lowerer<'_, '_> {
                     (self.lower_expr(&q), value.span),
                     (self.lower_expr(&r), value.span),
                 ])
-            }
-            // `lo, hi = bounds(x, i)` of a helper that returns a tuple
-            ast::ExprKind::Call { func, args, .. } if self.tuple_helper(func).is_some() => {
-                let (def, globals) = self.tuple_helper(func)?;
-                // after an error: as many unknown values as it returns
-                let failed = match def.body.last().map(|s| &s.kind) {
-                    Some(ast::StmtKind::Return(Some(ast::Expr {
-                        kind: ast::ExprKind::Tuple(items),
-                        ..
-                    }))) => vec![(None, value.span); items.len()],
-                    _ => vec![(None, value.span)],
-                };
-                if args.len() != def.params.len() {
-                    let n = def.params.len();
-                    let what = format!("{n} argument{}", if n == 1 { "" } else { "s" });
-                    self.arity_error(&def.name, &what, args.len(), value.span);
-                    return Some(failed);
-                }
-                match self.inline_values(&def, &globals, args, value.span) {
-                    Some(values) => {
-                        Some(values.into_iter().map(|t| (Some(t), value.span)).collect())
-                    }
-                    None => Some(failed),
-                }
             }
             ast::ExprKind::Attr { value: base, attr } if attr == "shape" => {
                 let ast::ExprKind::Name(n) = &base.kind else {
@@ -87,6 +69,34 @@ impl Lowerer<'_, '_> {
                 }
             }
             _ => None,
+        }
+    }
+
+    /// The values of an inlined call of a helper that returns a tuple;
+    /// after an error, as many unknown values as its last `return` has.
+    fn helper_values(
+        &mut self,
+        def: &std::sync::Arc<crate::syntax::FunctionDef>,
+        globals: &std::sync::Arc<dyn crate::resolve::Resolver>,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Vec<Lowered> {
+        let failed = match def.body.last().map(|s| &s.kind) {
+            Some(ast::StmtKind::Return(Some(ast::Expr {
+                kind: ast::ExprKind::Tuple(items),
+                ..
+            }))) => vec![(None, span); items.len()],
+            _ => vec![(None, span)],
+        };
+        if args.len() != def.params.len() {
+            let n = def.params.len();
+            let what = format!("{n} argument{}", if n == 1 { "" } else { "s" });
+            self.arity_error(&def.name, &what, args.len(), span);
+            return failed;
+        }
+        match self.inline_values(def, globals, args, span) {
+            Some(values) => values.into_iter().map(|t| (Some(t), span)).collect(),
+            None => failed,
         }
     }
 

@@ -50,19 +50,17 @@ pub(super) fn has_labels(body: &[ast::Stmt], globals: &dyn Resolver) -> bool {
 
 /// Does `body` return a tuple (`return a, b`) anywhere?
 pub(super) fn returns_tuple(body: &[ast::Stmt]) -> bool {
-    body.iter().any(|s| match &s.kind {
-        ast::StmtKind::Return(Some(e)) => matches!(e.kind, ast::ExprKind::Tuple(_)),
-        ast::StmtKind::For { body, orelse, .. } | ast::StmtKind::While { body, orelse, .. } => {
-            returns_tuple(body) || returns_tuple(orelse)
-        }
-        ast::StmtKind::With { body, .. } => returns_tuple(body),
-        ast::StmtKind::If {
-            then_body,
-            else_body,
-            ..
-        } => returns_tuple(then_body) || returns_tuple(else_body),
-        _ => false,
-    })
+    let mut found = false;
+    ast::for_each_stmt(body, &mut |s| {
+        found |= matches!(
+            &s.kind,
+            ast::StmtKind::Return(Some(ast::Expr {
+                kind: ast::ExprKind::Tuple(_),
+                ..
+            }))
+        );
+    });
+    found
 }
 
 /// Replaces every `Name(param)` by its argument expression.
