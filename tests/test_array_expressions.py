@@ -136,6 +136,26 @@ def test_methods_of_a_row_view():
 
 
 @parpy.jit
+def sliced_row_views(x, z, y, N):
+    parpy.label('i')
+    for i in range(N):
+        r = x[i, :]
+        p = z[i, :, :]
+        y[i, :] = r + np.sum(p, axis=0)
+        r[0] = p[1, 2] + r[1:].sum()
+
+
+def test_a_row_written_with_full_slices_is_a_view():
+    # `r = x[i, :]` was "Slice statements cannot have more slice dimensions
+    # than their target"; NumPy's `x[i, :]` is the view `x[i]`
+    rng = np.random.default_rng(7)
+    x, z = rng.random((4, 6)), rng.random((4, 3, 6))
+    got = run_both(sliced_row_views, [x, z, np.zeros((4, 6)), 4],
+                   cpu_opts({'i': parpy.threads(4)}))
+    assert not np.array_equal(got[0], x)  # written through the view
+
+
+@parpy.jit
 def centred_norm(v, eps=1e-9):
     d = v - v.mean()
     return np.sqrt((d * d).sum() + eps)
@@ -219,3 +239,26 @@ def test_an_element_passed_to_a_helper_is_not_a_write():
     run_both(element_passed_to_a_helper, [x, np.zeros((4, 5)), 4], cpu_opts({'i': parpy.threads(4)}))
     with pytest.raises(parpy.CompileError, match="reads `x`, which this function writes"):
         row_passed_to_a_helper(x, np.zeros((4, 5)), 4, opts=cpu_opts({'i': parpy.threads(4)}))
+
+
+@parpy.jit
+def transposes(x, w, y, z, t, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = x.T[0, i] + x.T[1][i]
+        y[i, 1] = np.sum(x.T[:, i] * w) + x.T.shape[0]
+        z[i, :] = x.T[:, i] + w.T
+    parpy.label('j')
+    t[:, :] = x.T * 2.0
+    parpy.label('j')
+    x.T[1, :] = 0.5 * t[1, :]
+
+
+def test_transposes_read_and_write_the_array():
+    # `x.T[0, i]` was "only array parameters can be indexed"
+    rng = np.random.default_rng(8)
+    x, w = rng.random((5, 4)), rng.random(4)
+    got = run_both(transposes, [x, w, np.zeros((5, 2)), np.zeros((5, 4)), np.zeros((4, 5)), 5],
+                   cpu_opts({'i': parpy.threads(5), 'j': parpy.threads(4)}))
+    assert np.array_equal(got[4], x.T * 2.0)
+    assert np.array_equal(got[0].T[1], 0.5 * got[4][1, :])

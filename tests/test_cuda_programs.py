@@ -2,8 +2,8 @@
 tests/test_int_types.py, tests/test_numpy_semantics.py, tests/test_bounds.py,
 tests/test_generated_names.py, tests/test_float16.py,
 tests/test_break_continue.py, tests/test_strided_slices.py,
-tests/test_generators.py, tests/test_keywords.py and
-tests/test_array_expressions.py on the Cuda backend.
+tests/test_generators.py, tests/test_keywords.py,
+tests/test_array_expressions.py and tests/test_axis.py on the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -47,6 +47,7 @@ import test_strided_slices as ts
 import test_generators as tx
 import test_keywords as tk
 import test_array_expressions as tv
+import test_axis as tz
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -233,9 +234,12 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_an_element_passed_to_a_helper_is_not_a_write",
     "test_array_expressions_compile_for_cuda_and_metal",
     "test_keywords_compile_for_cuda_and_metal",
+    # test_axis: errors, other backends' code
+    "test_what_an_axis_cannot_be_is_a_located_error",
+    "test_axis_reductions_compile_for_cuda_and_metal",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

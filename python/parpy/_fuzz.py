@@ -101,6 +101,10 @@ FEATURES = [
     # a helper called by each element of a reduction (stop 27: the Cpu's
     # pairwise sum helper was written before the helper it calls)
     "helper_in_reduce",
+    # `np.sum(x[i, a:b, c:d], axis=0)` and the other reductions along one
+    # axis of a 2-D slice, in slice statements and inside reductions
+    # (stop 28)
+    "axis_reduce",
 ]
 
 
@@ -688,6 +692,48 @@ class Gen:
         fk = kind(a.dtype) == "f"
         return f"{a.name}[{', '.join(idx)}]", a.dtype, fk and a.role == "out"
 
+    def axis_reduce_of(self, sc: Scope, k: str,
+                       length: Optional[int] = None) -> Optional[Tuple[str, str, bool]]:
+        """A reduction along one axis of a 2-D slice (the last two
+        dimensions of a readable array of kind k) that leaves `length`
+        elements (any number when None): (text, dtype, approx), or None."""
+        r = self.r
+        keep_last = r.random() < 0.5
+        kept, red = (-1, -2) if keep_last else (-2, -1)
+        cands = [a for a in self.arrays
+                 if a.role == "in" and len(a.shape) >= 2
+                 and (kind(a.dtype) == k or (k == "i" and kind(a.dtype) == "u"))
+                 and a.shape[kept] >= (length or 1)]
+        if not cands:
+            return None
+        a = r.choice(cands)
+        if length is None:
+            length = r.randrange(1, min(a.shape[kept], 32) + 1)
+        m = r.randrange(1, min(a.shape[red], 16) + 1)
+        dt = a.dtype
+        ops = ["sum", "max", "min", "mean"] + (["prod"] if kind(dt) != "f" or m <= 8 else [])
+        op = r.choice(ops)
+        if op == "mean" and k != "f":
+            return None  # (a float64 mean in an integer statement)
+        if op == "sum" and dt in ("int8", "int16", "int32", "uint8", "uint16", "uint32", "bool") \
+                and not self.on("reduce_sum_narrow", 0.5):
+            return None
+        if dt == "float16" and not self.on("f16_reduce", 0.5):
+            return None
+        if dt == "uint64" and op in ("max", "min") and not self.on("reduce_u64_minmax", 0.5):
+            return None
+        idx = [self.index_any(sc, n).text for n in a.shape[:-2]]
+        lens = {kept % len(a.shape): length, red % len(a.shape): m}
+        for d in (len(a.shape) - 2, len(a.shape) - 1):
+            idx.append(self.slice_text(a.shape[d], lens[d], spelled=True))
+        ax = r.choice(["0", "-2"] if keep_last else ["1", "-1"])
+        text = f"{a.name}[{', '.join(idx)}]"
+        sample = np.ones((2, 2), dtype=np.dtype(dt))
+        with np.errstate(all="ignore"):
+            t = _type_of(getattr(np, op)(sample, axis=0)[0]) or dt
+        spelled = f"np.{op}({text}, axis={ax})" if r.random() < 0.7 else f"{text}.{op}(axis={ax})"
+        return spelled, t, kind(dt) == "f" or op == "mean"
+
     def slice_text(self, n: int, length: int, spelled: bool = False) -> str:
         """A slice selecting `length` (<= n) elements of a dimension of n:
         `lo:hi` (`spelled`: also `:`, `lo:` and `-k:`), or with the
@@ -722,6 +768,10 @@ class Gen:
         r = self.r
         n = r.choice([1, 2, 3, 5, 8, 16, 32])
         s = self.slice_of(sc, k, n)
+        axis = False
+        if self.on("axis_reduce", 0.5):
+            s = self.axis_reduce_of(sc, k) or s
+            axis = s is not None and "axis=" in s[0]
         if s is None:
             return None
         text, dt, approx = s
@@ -736,7 +786,7 @@ class Gen:
             return None
         if dt == "bool" and op == "prod":
             return None
-        if label is None and op == "sum" and self.on("generators", 0.35):
+        if label is None and op == "sum" and not axis and self.on("generators", 0.35):
             # Python's sum of the elements, in order and in their type
             cond = f" if v > {r.choice(['0', '1'])}" if kind(dt) in "iuf" and r.random() < 0.4 else ""
             t = "int64" if dt == "bool" else dt
@@ -932,6 +982,8 @@ class Gen:
             return
         k = "i" if kind(a.dtype) in "iu" else "f"
         s1 = self.slice_of(sc, k, n)
+        if self.on("axis_reduce", 0.5):
+            s1 = self.axis_reduce_of(sc, k, n) or s1
         if s1 is None:
             return
         text, t, _ = s1

@@ -76,7 +76,7 @@ def keyword_twice(x, y, N):
         y[i] = scaled(x[i, 0], a=1.0)
 
 
-def axis_not_none(x, y, N):
+def axis_out_of_bounds(x, y, N):
     for i in range(N):
         y[i] = x[i, :].sum(axis=1)
 

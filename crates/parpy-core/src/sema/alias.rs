@@ -98,8 +98,9 @@ impl Lowerer<'_, '_> {
         self.alias_plan = plan;
     }
 
-    /// `name = x[i]` with fewer indices than `x` has dimensions, `name`
-    /// assigned nowhere else: a view of that row, as in NumPy. The indices
+    /// `name = x[i]` (or `x[i, :]`) with fewer indices than `x` has
+    /// dimensions, `name` assigned nowhere else: a view of that row, as in
+    /// NumPy. The indices
     /// are copied into fresh locals here (the view does not move when `i`
     /// does) and later reads of `name` stand for `x[copies]` (reads and
     /// writes through it reach `x`). `Some(statement)` when it is such an
@@ -115,6 +116,19 @@ impl Lowerer<'_, '_> {
         let (_, Type::Array { shape, .. }) = self.array_arg(arr)? else {
             return None;
         };
+        // `x[i, :]` is the row `x[i]`: full slices after the indices
+        let full = |i: &ast::Expr| {
+            matches!(
+                &i.kind,
+                ast::ExprKind::Slice {
+                    lo: None,
+                    hi: None,
+                    step: None
+                }
+            )
+        };
+        let trailing = indices.iter().rev().take_while(|i| full(i)).count();
+        let indices = &indices[..indices.len() - trailing];
         let scalar = indices
             .iter()
             .all(|i| !matches!(i.kind, ast::ExprKind::Slice { .. }));
@@ -260,30 +274,61 @@ impl Lowerer<'_, '_> {
     }
 
     /// Whether `e` is an array (has dimensions) outside the reductions in
-    /// it: a slice, a row, a whole array, or an operation on one.
+    /// it: a slice, a row, a whole array, an operation on one, or a
+    /// reduction along some of its axes.
     fn array_valued(&self, e: &ast::Expr) -> bool {
+        self.rank(e) > 0
+    }
+
+    /// The number of dimensions of `e`, as far as its text tells (0 for a
+    /// number).
+    fn rank(&self, e: &ast::Expr) -> usize {
         use crate::resolve::Builtin as B;
         use ast::ExprKind as K;
+        let ndim = |a: &ast::Expr| match self.array_arg(super::expr::transpose_of(a).unwrap_or(a)) {
+            Some((_, Type::Array { shape, .. })) => shape.len(),
+            _ => 0,
+        };
+        // the axes an `axis` argument names (`None`: all of them)
+        let axes = |a: Option<&ast::Expr>| match a.map(|a| &a.kind) {
+            None | Some(K::None) => None,
+            Some(K::Tuple(items)) => Some(items.len()),
+            Some(_) => Some(1),
+        };
+        let reduced = |arg: &ast::Expr, axis: Option<&ast::Expr>| {
+            axes(axis).map_or(0, |n| self.rank(arg).saturating_sub(n))
+        };
         match &e.kind {
-            K::Subscript { indices, .. } => {
-                indices.iter().any(|i| matches!(i.kind, K::Slice { .. }))
-                    || self.row_view(e).is_some()
+            K::Subscript { value, indices } => {
+                if let Some((_, idx)) = self.row_view(e) {
+                    let (base, _) = super::expr::flatten_subscript(e);
+                    return ndim(base).saturating_sub(idx.len());
+                }
+                let slices = indices
+                    .iter()
+                    .filter(|i| matches!(i.kind, K::Slice { .. }))
+                    .count();
+                if slices == 0 {
+                    return 0;
+                }
+                slices + ndim(value).saturating_sub(indices.len())
             }
-            K::Name(_) => self.array_arg(e).is_some(),
-            K::Unary { arg, .. } => self.array_valued(arg),
+            K::Name(_) => ndim(e),
+            K::Attr { .. } => ndim(e),
+            K::Unary { arg, .. } => self.rank(arg),
             // `a @ b` of 1-D slices is their dot product, a number
             K::Binary {
                 op: crate::ops::BinOp::MatMul,
                 ..
-            } => false,
-            K::Binary { lhs, rhs, .. } => self.array_valued(lhs) || self.array_valued(rhs),
-            K::Compare { first, rest } => {
-                self.array_valued(first) || rest.iter().any(|(_, r)| self.array_valued(r))
-            }
-            K::IfExp { then, else_, .. } => self.array_valued(then) || self.array_valued(else_),
+            } => 0,
+            K::Binary { lhs, rhs, .. } => self.rank(lhs).max(self.rank(rhs)),
+            K::Compare { first, rest } => rest
+                .iter()
+                .map(|(_, r)| self.rank(r))
+                .fold(self.rank(first), usize::max),
+            K::IfExp { then, else_, .. } => self.rank(then).max(self.rank(else_)),
             K::Call { func, args, .. } => match (&func.kind, self.builtin_of(func)) {
-                // elementwise builtins of an array are arrays; reductions,
-                // `len`, `zip` and the rest are not
+                // elementwise builtins of an array are arrays
                 (
                     _,
                     Some(
@@ -298,12 +343,34 @@ impl Lowerer<'_, '_> {
                         | B::Clip
                         | B::Convert,
                     ),
-                ) => args.iter().any(|a| self.array_valued(a)),
-                (_, Some(_)) => false,
-                (K::Attr { value, attr }, None) => attr == "astype" && self.array_valued(value),
-                _ => false,
+                ) => args.iter().map(|a| self.rank(a)).max().unwrap_or(0),
+                // reductions leave the axes they do not reduce
+                (
+                    _,
+                    Some(
+                        B::Reduce(_)
+                        | B::Mean
+                        | B::Var
+                        | B::Std
+                        | B::Any
+                        | B::All
+                        | B::CountNonzero
+                        | B::ArgMax
+                        | B::ArgMin,
+                    ),
+                ) => args.first().map_or(0, |a| reduced(a, args.get(1))),
+                (_, Some(B::Norm)) => args.first().map_or(0, |a| reduced(a, args.get(2))),
+                // `len`, `zip` and the rest are not arrays
+                (_, Some(_)) => 0,
+                (K::Attr { value, attr }, None) => match attr.as_str() {
+                    "astype" => self.rank(value),
+                    "sum" | "prod" | "max" | "min" | "mean" | "var" | "std" | "any" | "all"
+                    | "argmax" | "argmin" => reduced(value, args.first()),
+                    _ => 0,
+                },
+                _ => 0,
             },
-            _ => false,
+            _ => 0,
         }
     }
 

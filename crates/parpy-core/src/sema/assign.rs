@@ -268,6 +268,8 @@ fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(
         match &e.kind {
             K::Name(n) => Some(n),
             K::Subscript { value, .. } => root(value),
+            // `x.T[j, i] = v` writes `x`
+            K::Attr { value, attr } if attr == "T" => root(value),
             _ => None,
         }
     }

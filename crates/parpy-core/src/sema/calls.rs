@@ -109,12 +109,66 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
-        let args = &self.compact(name, super::keywords::builtin_signature(b), args)?[..];
+        let args = self.compact(name, super::keywords::builtin_signature(b), args);
+        self.axis = self.axis_value()?;
+        let r = self.builtin_call_with(b, name, &args?, span);
+        // a builtin that reduces nothing leaves it
+        self.axis = None;
+        r
+    }
+
+    /// The axes of the `axis=` argument `compact` took (`Some(None)` when
+    /// there was none, `None` after an error): an integer or a tuple of
+    /// integers, known when compiling, normalized by the reduction.
+    fn axis_value(&mut self) -> Option<Option<(Vec<i64>, Span)>> {
+        let Some(a) = self.axis_arg.take() else {
+            return Some(None);
+        };
+        let items: Vec<ast::Expr> = match &a.kind {
+            ast::ExprKind::Tuple(items) => items.clone(),
+            _ => vec![a.clone()],
+        };
+        let mut axes = vec![];
+        for it in &items {
+            let v = self.lower_expr(it)?;
+            match (v.e.ty.elem(), self.known_int(&v.e)) {
+                (Some(t), Some(k)) if t.is_int() => axes.push(k),
+                _ => {
+                    self.error(
+                        Diagnostic::error(
+                            "`axis` must be an integer or a tuple of integers known when compiling",
+                        )
+                        .at(it.span, "not an integer constant")
+                        .type_error(),
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(Some((axes, a.span)))
+    }
+
+    /// `builtin_call` once `compact` has read the arguments.
+    fn builtin_call_with(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
         if let [g @ ast::Expr {
             kind: ast::ExprKind::Generator { .. },
             ..
         }] = args
         {
+            if let Some((_, at)) = self.axis.take() {
+                self.error(
+                    Diagnostic::error(format!("`{name}` of a generator takes no `axis`"))
+                        .at(at, "an axis")
+                        .help("a generator yields numbers: reduce a slice to use an axis"),
+                );
+                return None;
+            }
             return self.generator_call(b, name, g, span);
         }
         match b {
@@ -774,7 +828,10 @@ impl Lowerer<'_, '_> {
             None => 0.0,
             Some(d) => self.known_number(d, "`ddof`")?,
         };
+        // the mean and the sum of squares reduce the same axes
+        let axes = self.axis.clone();
         let m = self.mean_with(arg, AccRule::VarMean, span)?;
+        self.axis = axes;
         let mt = m.e.ty.clone();
         // the mean, computed once, under a name no program can write
         let hidden = "(mean)";
@@ -836,11 +893,18 @@ impl Lowerer<'_, '_> {
     }
 
     /// `np.linalg.norm(v)` of a 1-D vector: `sqrt(dot(v, v))`, integers
-    /// and bools as float64 (NumPy converts them first).
+    /// and bools as float64 (NumPy converts them first); with `axis=`, the
+    /// square root of `np.sum(v * v, axis)`.
     fn norm(&mut self, v: &ast::Expr, span: Span) -> Option<TExpr> {
         // `v * 1.0`: exact for floats, float64 for integers (NEP 50)
         let v = ast::Expr::binary(BinOp::Mul, v.clone(), ast::Expr::float(1.0, span), span);
-        let sq = self.dot(&v, &v, "np.linalg.norm", span)?;
+        let sq = if self.axis.is_some() {
+            // with an axis, NumPy adds the squares as `np.sum` does
+            let sq = ast::Expr::binary(BinOp::Mul, v.clone(), v, span);
+            self.reduction(ReduceOp::Sum, &sq, span)?
+        } else {
+            self.dot(&v, &v, "np.linalg.norm", span)?
+        };
         Some(math_of(MathFn::Sqrt, sq, span))
     }
 
@@ -926,19 +990,37 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let name = format!(".{attr}()");
-        let Some(args) = self.compact(&name, super::keywords::method_signature(attr), args) else {
+        let args = self.compact(&name, super::keywords::method_signature(attr), args);
+        let Some(axis) = self.axis_value() else {
             return Some(None);
         };
+        let Some(args) = args else {
+            return Some(None);
+        };
+        self.axis = axis;
+        let r = self.method_of(func, value, attr, &name, &args, span);
+        self.axis = None;
+        Some(r)
+    }
+
+    /// `method_call` once `compact` has read the arguments.
+    fn method_of(
+        &mut self,
+        func: &ast::Expr,
+        value: &ast::Expr,
+        attr: &str,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
         // `x.astype(T)` is `T(x)`
-        if let ("astype", [ty]) = (attr.as_str(), args.as_slice()) {
-            let Some(t) = self.dtype_arg(ty) else {
-                return Some(None);
-            };
-            return Some(self.dtype_call(t, &name, std::slice::from_ref(&**value), span));
+        if let ("astype", [ty]) = (attr, args) {
+            let t = self.dtype_arg(ty)?;
+            return self.dtype_call(t, name, std::slice::from_ref(value), span);
         }
         // `s.mean()` is `np.mean(s)`, and so on; `s.var(ddof=1)` keeps its
         // `ddof`
-        let method = match attr.as_str() {
+        let method = match attr {
             "mean" => Some(Builtin::Mean),
             "var" => Some(Builtin::Var),
             "std" => Some(Builtin::Std),
@@ -948,11 +1030,11 @@ impl Lowerer<'_, '_> {
             "argmin" => Some(Builtin::ArgMin),
             _ => None,
         };
-        match (method, args.as_slice()) {
+        match (method, args) {
             (Some(b @ (Builtin::Var | Builtin::Std)), [ddof]) => {
-                return Some(self.variance(value, Some(ddof), b == Builtin::Std, span));
+                return self.variance(value, Some(ddof), b == Builtin::Std, span);
             }
-            (Some(b), []) => return Some(self.of_slice(b, value, span)),
+            (Some(b), []) => return self.of_slice(b, value, span),
             _ => {}
         }
         let Some(op) = ReduceOp::from_name(attr) else {
@@ -961,19 +1043,17 @@ impl Lowerer<'_, '_> {
                     .at(func.span, "unknown method")
                     .help("the supported methods are `.astype(T)` and the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice"),
             );
-            return Some(None);
+            return None;
         };
         if !args.is_empty() {
             self.error(
                 Diagnostic::error(format!("`.{attr}()` takes no arguments in parpy functions"))
                     .at(span, "arguments given")
-                    .help(format!(
-                        "reduce a slice instead of passing an axis: `x[i, :].{attr}()`"
-                    )),
+                    .help(format!("call it without arguments: `x[i, :].{attr}()`")),
             );
-            return Some(None);
+            return None;
         }
-        Some(self.reduction(op, value, span))
+        self.reduction(op, value, span)
     }
 
     /// The length of the first dimension of array `e`, of a slice of one

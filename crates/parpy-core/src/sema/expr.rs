@@ -58,6 +58,18 @@ pub(super) fn flatten_subscript(e: &ast::Expr) -> (&ast::Expr, Vec<&ast::Expr>) 
     (cur, indices)
 }
 
+/// `x` of `x.T` (a name's transpose).
+pub(super) fn transpose_of(e: &ast::Expr) -> Option<&ast::Expr> {
+    match &e.kind {
+        ast::ExprKind::Attr { value, attr }
+            if attr == "T" && matches!(value.kind, ast::ExprKind::Name(_)) =>
+        {
+            Some(value)
+        }
+        _ => None,
+    }
+}
+
 /// The span of the root name of an attribute chain.
 fn root_span(e: &ast::Expr) -> Span {
     match &e.kind {
@@ -245,7 +257,7 @@ impl Lowerer<'_, '_> {
                             step: 1,
                         })
                         .collect();
-                    let indices = self.map_slices(slots, span)?;
+                    let indices = self.map_slices(slots, false, span)?;
                     return Some(TExpr {
                         e: Expr::new(
                             ExprKind::Index {
@@ -319,6 +331,17 @@ impl Lowerer<'_, '_> {
                 }
             }
             ast::ExprKind::Attr { value, attr } => {
+                // `x.T` whole: `x.T[:, :]`
+                if transpose_of(e).is_some_and(|x| self.array_arg(x).is_some()) {
+                    let whole = ast::Expr {
+                        kind: ast::ExprKind::Subscript {
+                            value: Box::new(e.clone()),
+                            indices: vec![],
+                        },
+                        span,
+                    };
+                    return self.lower_expr(&whole);
+                }
                 // `x.size` and `x.ndim` of an array: constants
                 if let (ast::ExprKind::Name(n), "size" | "ndim") = (&value.kind, attr.as_str()) {
                     if let Some(b) = self.scope.get(n) {
@@ -777,21 +800,53 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let (base, idx) = flatten_subscript(e);
-        // `x.shape[k]`
+        // `x.shape[k]` (and `x.T.shape[k]`)
         if let ast::ExprKind::Attr { value, attr } = &base.kind {
+            let (value, t) = match transpose_of(value) {
+                Some(x) => (x, true),
+                None => (&**value, false),
+            };
             if attr == "shape" {
                 if let ast::ExprKind::Name(n) = &value.kind {
                     if let Some(b) = self.scope.get(n) {
                         let var = self.alias_of(b.var).map_or(b.var, |c| c[0]);
-                        let shape = match &self.func.var(var).ty {
+                        let mut shape = match &self.func.var(var).ty {
                             Type::Array { shape, .. } => shape.clone(),
                             _ => vec![],
                         };
+                        if t {
+                            shape.reverse();
+                        }
                         return self.shape_index(n, &shape, &idx, e.span);
                     }
                 }
             }
         }
+        // `x.T[i, j]` is `x[j, i]`: the indices reversed, the ones left out
+        // full slices, whose dimensions come out in reverse order
+        let full = ast::Expr {
+            kind: ast::ExprKind::Slice {
+                lo: None,
+                hi: None,
+                step: None,
+            },
+            span: e.span,
+        };
+        let (base, idx, transposed) = match transpose_of(base) {
+            Some(x) => {
+                let rank = match self.array_arg(x) {
+                    Some((_, Type::Array { shape, .. })) => shape.len(),
+                    _ => idx.len(),
+                };
+                let mut idx = idx;
+                if idx.len() <= rank {
+                    idx.resize(rank, &full);
+                    idx.reverse();
+                }
+                (x, idx, true)
+            }
+            None => (base, idx, false),
+        };
         let mut alias = None;
         let (array, elem, shape, name) = match &base.kind {
             ast::ExprKind::Name(n) if self.scope.get(n).is_some() => {
@@ -906,7 +961,7 @@ impl Lowerer<'_, '_> {
         if !ok {
             return None;
         }
-        let indices = self.map_slices(slots, e.span)?;
+        let indices = self.map_slices(slots, transposed, e.span)?;
         Some(Sub::Elem {
             array,
             indices,

@@ -505,6 +505,8 @@ impl Lowerer<'_, '_> {
             pre: vec![],
             slice: None,
             red_labels: None,
+            axis_arg: None,
+            axis: None,
             arg_weak: vec![],
             returns: vec![],
             bare_return: None,

@@ -11,7 +11,7 @@
 //! Builtins and NumPy methods take their Python signatures from one table
 //! ([`builtin_signature`], [`method_signature`]); [`Lowerer::compact`] then
 //! checks every argument of a parameter parpy supports only at its default
-//! (`axis=None`, `out=None`, `keepdims=False`) and hands a builtin the
+//! (`out=None`, `keepdims=False`; `axis` goes to the reduction) and hands a builtin the
 //! arguments it uses. A jit helper takes its own parameter names; a default
 //! it fills in must be a literal, since the expression is read where the
 //! helper is called.
@@ -77,8 +77,11 @@ pub(super) enum How {
     Req,
     /// Optional; the builtin uses its value (`decimals`, `ddof`, `start`).
     Opt(Dflt),
-    /// Optional; parpy supports its default value only (`axis=None`).
+    /// Optional; parpy supports its default value only (`out=None`).
     Fixed(Dflt),
+    /// A reduction's `axis` (default `None`: every axis), which `compact`
+    /// hands to the reduction through `Lowerer::axis_arg`.
+    Axis,
     /// Any number of positional arguments (a ufunc's operands); the
     /// parameters after it are keyword-only.
     Rest,
@@ -87,7 +90,7 @@ pub(super) enum How {
 /// One parameter of a Python signature.
 pub(super) type Param = (&'static str, How);
 
-const AXIS: Param = ("axis", How::Fixed(Dflt::None));
+const AXIS: Param = ("axis", How::Axis);
 const DTYPE: Param = ("dtype", How::Fixed(Dflt::None));
 const OUT: Param = ("out", How::Fixed(Dflt::None));
 const KEEPDIMS: Param = ("keepdims", How::Fixed(Dflt::Bool(false)));
@@ -276,6 +279,7 @@ fn bind(
         .iter()
         .map(|(_, h)| match h {
             How::Opt(d) | How::Fixed(d) => Some(d.expr(span)),
+            How::Axis => Some(Dflt::None.expr(span)),
             _ => None,
         })
         .collect();
@@ -431,17 +435,11 @@ fn unknown_keyword_in(func: &str, k: &ast::Keyword, names: &[&str]) -> Diagnosti
 }
 
 fn only_default(func: &str, param: &str, d: Dflt, span: Span) -> Diagnostic {
-    let mut diag = Diagnostic::error(format!(
+    Diagnostic::error(format!(
         "`{func}` supports only `{param}={}` in parpy functions",
         d.text()
     ))
-    .at(span, "another value");
-    if param == "axis" {
-        diag = diag.help(
-            "a reduction covers the whole slice it is given: slice the part to reduce (`x[i, :].sum()`), in a loop over the other axes",
-        );
-    }
-    diag
+    .at(span, "another value")
 }
 
 impl Lowerer<'_, '_> {
@@ -472,6 +470,8 @@ impl Lowerer<'_, '_> {
                     self.error(only_default(name, param, *d, a.span));
                     ok = false;
                 }
+                How::Axis if Dflt::None.matches(a) => {}
+                How::Axis => self.axis_arg = Some(a.clone()),
                 How::Opt(d) => used.push((a.clone(), Some(*d))),
                 _ => used.push((a.clone(), None)),
             }

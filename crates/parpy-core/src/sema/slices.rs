@@ -6,6 +6,8 @@
 //! accumulator. Operand slice shapes are checked at compile time (NumPy
 //! broadcasting: right-aligned, 1-long dimensions broadcast).
 
+use std::collections::BTreeSet;
+
 use crate::diag::{Diagnostic, Span};
 use crate::ir::affine::affine;
 use crate::ir::{
@@ -97,6 +99,18 @@ fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
     }
     for c in e.children_mut() {
         substitute(c, var, by);
+    }
+}
+
+/// [`substitute`] in every expression of `stmts`, nested blocks included.
+fn substitute_stmts(stmts: &mut [Stmt], var: VarId, by: &Expr) {
+    for s in stmts {
+        for e in crate::ir::visit::stmt_exprs_mut(s) {
+            substitute(e, var, by);
+        }
+        for b in crate::ir::visit::sub_blocks_mut(s) {
+            substitute_stmts(b, var, by);
+        }
     }
 }
 
@@ -291,6 +305,135 @@ fn flat_index(flat: VarId, stride: i64, n: i64, outermost: bool, ty: ElemTy, spa
 }
 
 impl Lowerer<'_, '_> {
+    /// Takes the statements hoisted into `self.pre` since `from` that
+    /// depend on the counters `vars` of a loop nest being built (a
+    /// reduction with `axis=`, one per element of its result), and those
+    /// that share a variable with them: they belong inside the nest. The
+    /// others stay hoisted before it.
+    fn sink_dependent(&mut self, from: usize, vars: &[VarId]) -> Vec<Stmt> {
+        if vars.is_empty() || self.pre.len() <= from {
+            return vec![];
+        }
+        let new = self.pre.split_off(from);
+        let uses: Vec<(BTreeSet<VarId>, BTreeSet<VarId>)> = new
+            .iter()
+            .map(|s| {
+                let (mut used, mut assigned) = (BTreeSet::new(), BTreeSet::new());
+                crate::ir::visit::stmt_uses(s, &mut used, &mut assigned);
+                (used, assigned)
+            })
+            .collect();
+        let mut dep: BTreeSet<VarId> = vars.iter().copied().collect();
+        let mut inside = vec![false; new.len()];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (k, (used, assigned)) in uses.iter().enumerate() {
+                if !inside[k] && used.iter().any(|v| dep.contains(v)) {
+                    inside[k] = true;
+                    dep.extend(assigned);
+                    changed = true;
+                }
+            }
+        }
+        let mut moved = vec![];
+        for (s, m) in new.into_iter().zip(inside) {
+            if m {
+                moved.push(s);
+            } else {
+                self.pre.push(s);
+            }
+        }
+        moved
+    }
+
+    /// The dimensions a reduction reduces, given its `axis=` (taken from
+    /// `self.axis` by the caller) and the counters and extents of its
+    /// argument's dimensions: their counters and extents, and when some
+    /// dimensions are left, whether the last one (longer than 1) is one of
+    /// them (NumPy adds in order then). The dimensions left are the result's, which
+    /// take their places in the surrounding slice statement (or
+    /// reduction), as an operand's slice would: their counters in `elem`
+    /// and `inner` become that statement's indices.
+    fn apply_axes(
+        &mut self,
+        axes: Option<(Vec<i64>, Span)>,
+        (vars, extents): (&[VarId], &[i64]),
+        (elem, inner): (&mut Expr, &mut [Stmt]),
+        name: &str,
+        span: Span,
+    ) -> Option<(Vec<VarId>, Vec<i64>, Option<bool>)> {
+        let all = Some((vars.to_vec(), extents.to_vec(), None));
+        let Some((axes, at)) = axes else {
+            return all;
+        };
+        let rank = extents.len() as i64;
+        let mut reduced = vec![false; extents.len()];
+        for a in axes {
+            let d = if a < 0 { a + rank } else { a };
+            let problem = if !(0..rank).contains(&d) {
+                format!("axis {a} is out of bounds for array of dimension {rank}")
+            } else if reduced[d as usize] {
+                "repeated axis".to_string()
+            } else {
+                reduced[d as usize] = true;
+                continue;
+            };
+            self.error(
+                Diagnostic::error(format!("`{name}`: {problem}"))
+                    .at(
+                        at,
+                        format!(
+                            "the argument has {rank} dimension{}",
+                            if rank == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .note("NumPy raises AxisError for it"),
+            );
+            return None;
+        }
+        if reduced.iter().all(|r| *r) {
+            return all;
+        }
+        let left = reduced.iter().filter(|r| !**r).count();
+        if self.slice.is_none() {
+            let target = match &self.name_target {
+                Some((n, _)) => format!("`{n}` is a name, without dimensions"),
+                None => "it is not assigned to a slice".to_string(),
+            };
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` with this axis leaves {left} dimension{} (an array), but {target}",
+                    if left == 1 { "" } else { "s" }
+                ))
+                .at(span, format!("an array with {left} dimension{}", if left == 1 { "" } else { "s" }))
+                .help("assign it to a slice of an array argument (`y[i, :] = ...`), or reduce every axis"),
+            );
+            return None;
+        }
+        let slots = (0..extents.len())
+            .filter(|d| !reduced[*d])
+            .map(|d| IndexSlot::Slice {
+                lo: Expr::int(0, self.opts.int_type, span),
+                extent: extents[d],
+                step: 1,
+            })
+            .collect();
+        let at = self.map_slices(slots, false, span)?;
+        let kept = (0..extents.len()).filter(|d| !reduced[*d]);
+        for (d, by) in kept.zip(&at) {
+            substitute(elem, vars[d], by);
+            substitute_stmts(inner, vars[d], by);
+        }
+        let last = extents.len() - 1;
+        let keeps_last = !reduced[last] && extents[last] > 1;
+        let (vars, extents) = (0..extents.len())
+            .filter(|d| reduced[*d])
+            .map(|d| (vars[d], extents[d]))
+            .unzip();
+        Some((vars, extents, Some(keeps_last)))
+    }
+
     /// The elements `lo:hi:step` selects in a dimension of size `dim`, as
     /// Python's `slice.indices` gives them (constants needed).
     pub(super) fn slice_bounds(
@@ -357,15 +500,25 @@ impl Lowerer<'_, '_> {
     }
 
     /// Replaces the slice slots of one operand by indices over the loop
-    /// variables of the active elementwise context.
-    pub(super) fn map_slices(&mut self, slots: Vec<IndexSlot>, span: Span) -> Option<Vec<Expr>> {
-        let shape: Vec<i64> = slots
+    /// variables of the active elementwise context. The sliced dimensions
+    /// of a `transposed` operand (`x.T[...]`, its slots in `x`'s order)
+    /// come out last first.
+    pub(super) fn map_slices(
+        &mut self,
+        slots: Vec<IndexSlot>,
+        transposed: bool,
+        span: Span,
+    ) -> Option<Vec<Expr>> {
+        let mut shape: Vec<i64> = slots
             .iter()
             .filter_map(|s| match s {
                 IndexSlot::Slice { extent, .. } => Some(*extent),
                 IndexSlot::Scalar(_) => None,
             })
             .collect();
+        if transposed {
+            shape.reverse();
+        }
         if shape.is_empty() {
             return Some(
                 slots
@@ -450,7 +603,7 @@ impl Lowerer<'_, '_> {
             match s {
                 IndexSlot::Scalar(e) => out.push(e),
                 IndexSlot::Slice { lo, extent, step } => {
-                    let d = n - m + j;
+                    let d = n - m + if transposed { m - 1 - j } else { j };
                     j += 1;
                     if extent == 1 && extents[d] != 1 {
                         out.push(lo);
@@ -493,11 +646,14 @@ impl Lowerer<'_, '_> {
         labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<Stmt>> {
+        let from = self.pre.len();
         let saved = self.slice.replace(SliceCtx::default());
         let t = self.lower_subscript(target);
         let v = self.lower_expr(value);
         let mut ctx = std::mem::replace(&mut self.slice, saved)?;
         let (t, v) = (t?, v?);
+        // reductions with `axis=` compute an element of the right side each
+        let mut inner = self.sink_dependent(from, &ctx.vars);
         let Sub::Elem {
             array,
             indices,
@@ -549,10 +705,17 @@ impl Lowerer<'_, '_> {
             Some(sel) => self.alias_of(sel).map(|c| c.to_vec()).unwrap_or_default(),
             None => vec![array],
         };
-        let order = written
+        let mut order = written
             .iter()
             .map(|a| overlap_order(*a, &indices, &value, &ctx.vars, &extents))
             .fold(Order::Any, Order::join);
+        let (mut inner_used, mut inner_assigned) = (BTreeSet::new(), BTreeSet::new());
+        for s in &inner {
+            crate::ir::visit::stmt_uses(s, &mut inner_used, &mut inner_assigned);
+        }
+        if written.iter().any(|a| inner_used.contains(a)) {
+            order = Order::Unknown;
+        }
         let int_ty = self.opts.int_type;
         let mut out = vec![];
         match order {
@@ -573,6 +736,7 @@ impl Lowerer<'_, '_> {
                     );
                     indices.iter_mut().for_each(|e| substitute(e, *v, &rev));
                     substitute(&mut value, *v, &rev);
+                    substitute_stmts(&mut inner, *v, &rev);
                 }
             }
             _ => {
@@ -600,10 +764,12 @@ impl Lowerer<'_, '_> {
                     },
                     value,
                 };
+                let mut fill_body = std::mem::take(&mut inner);
+                fill_body.push(Stmt::new(fill, span));
                 out.extend(loop_nest(
                     &ctx.vars,
                     &extents,
-                    vec![Stmt::new(fill, span)],
+                    fill_body,
                     per_dim.clone(),
                     None,
                     int_ty,
@@ -642,7 +808,8 @@ impl Lowerer<'_, '_> {
                 value,
             },
         };
-        let body = vec![Stmt::new(store, span)];
+        let mut body = inner;
+        body.push(Stmt::new(store, span));
         out.extend(loop_nest(
             &ctx.vars, &extents, body, per_dim, None, int_ty, span,
         ));
@@ -665,12 +832,14 @@ impl Lowerer<'_, '_> {
         span: Span,
         rule: AccRule,
     ) -> Option<(TExpr, ElemTy, Vec<i64>)> {
+        let axes = self.axis.take();
+        let from = self.pre.len();
         let saved = self.slice.replace(SliceCtx::default());
         let elem = self.lower_expr(arg);
         let ctx = std::mem::replace(&mut self.slice, saved)?;
-        let elem = elem?;
+        let mut elem = elem?;
         let et = self.scalar_elem(&elem)?;
-        let Some(extents) = ctx.extents else {
+        let Some(all) = ctx.extents else {
             self.error(
                 Diagnostic::error(format!(
                     "the argument of the `{}` reduction contains no slice",
@@ -684,6 +853,22 @@ impl Lowerer<'_, '_> {
             );
             return None;
         };
+        let mut inner = self.sink_dependent(from, &ctx.vars);
+        let (vars, extents, partial) = self.apply_axes(
+            axes,
+            (&ctx.vars, &all),
+            (&mut elem.e, &mut inner),
+            op.name(),
+            span,
+        )?;
+        // NumPy adds along an axis that is not the last one in order, in
+        // the elements' type (its inner loop runs over the result)
+        let numpy_in_order = partial == Some(true) && rule != AccRule::InOrder;
+        // an element that needs statements of its own (a reduction along an
+        // axis inside) is added in order, in NumPy's accumulator type:
+        // NumPy's pairwise result for fewer than 8 elements, close to it
+        // for more (`passes::cpu_pairwise_sums` takes an expression)
+        let stmts_per_elem = !inner.is_empty();
         // like NumPy, sums and products of bools and integers narrower than
         // the default integer accumulate in it (unsigned ones in the
         // unsigned integer of its width), float16 ones in float32, rounded
@@ -711,6 +896,8 @@ impl Lowerer<'_, '_> {
         let pairwise = (op == ReduceOp::Sum
             && extents.len() == 1
             && unlabelled
+            && !numpy_in_order
+            && !stmts_per_elem
             && (matches!(rule, AccRule::Mean | AccRule::VarMean)
                 || rule == AccRule::NumPy && et.is_float()))
         .then_some(
@@ -724,9 +911,13 @@ impl Lowerer<'_, '_> {
             && op == ReduceOp::Sum
             && matches!(et, ElemTy::F16 | ElemTy::F32)
             && pairwise.is_none()
+            && !numpy_in_order
+            && !stmts_per_elem
             && !matches!(rule, AccRule::Element | AccRule::InOrder);
         let acc_ty = match (rule, et) {
             _ if wide => ElemTy::F64,
+            // (the mean inside `np.var` sums as `np.sum` does)
+            (AccRule::NumPy | AccRule::VarMean, ElemTy::F16) if numpy_in_order => ElemTy::F16,
             // Python's `sum` and `np.dot` add in the elements' own type (a
             // bool counts as an int)
             (AccRule::Element | AccRule::InOrder, ElemTy::Bool) => int_ty,
@@ -762,13 +953,14 @@ impl Lowerer<'_, '_> {
             Type::Scalar(acc_ty),
             span,
         );
-        let mut body = vec![Stmt::new(
+        let mut body = inner;
+        body.push(Stmt::new(
             StmtKind::Assign {
                 dst: Place::Var(acc),
                 value: update,
             },
             span,
-        )];
+        ));
         // A reduction takes zero or one label, which covers all the
         // dimensions it reduces: a labelled reduction over several
         // dimensions is one loop over their product.
@@ -787,18 +979,14 @@ impl Lowerer<'_, '_> {
         }
         let reduced = extents.clone();
         let (vars, extents) = if labels.is_empty() || extents.len() < 2 {
-            (ctx.vars, extents)
+            (vars, extents)
         } else {
             let int_ty = self.opts.int_type;
             let flat = self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span);
             let mut stride = 1;
-            for (d, (v, n)) in ctx.vars.iter().zip(&extents).enumerate().rev() {
+            for (d, (v, n)) in vars.iter().zip(&extents).enumerate().rev() {
                 let idx = flat_index(flat, stride, *n, d == 0, int_ty, span);
-                for s in &mut body {
-                    if let StmtKind::Assign { value, .. } = &mut s.kind {
-                        substitute(value, *v, &idx);
-                    }
-                }
+                substitute_stmts(&mut body, *v, &idx);
                 stride *= n;
             }
             (vec![flat], vec![stride])
@@ -807,9 +995,10 @@ impl Lowerer<'_, '_> {
         // multiply in order: a sequential loop, not a reduction the C
         // compiler may reorder (a reordered float32 product can miss an
         // overflow to inf, or make one)
-        let in_order = (rule == AccRule::InOrder || op == ReduceOp::Prod)
-            && acc_ty.is_float()
-            && labels.is_empty();
+        let in_order =
+            (rule == AccRule::InOrder || op == ReduceOp::Prod || numpy_in_order || stmts_per_elem)
+                && acc_ty.is_float()
+                && labels.is_empty();
         let labels = vec![labels.into_iter().map(|l| l.0).collect()];
         self.pre.push(Stmt::new(
             StmtKind::Assign {
@@ -846,10 +1035,20 @@ impl Lowerer<'_, '_> {
     /// (int64 as NumPy's `intp`, unless `force_int_size` says otherwise).
     pub(super) fn arg_extreme(&mut self, max: bool, arg: &ast::Expr, span: Span) -> Option<TExpr> {
         let name = if max { "argmax" } else { "argmin" };
+        let axes = self.axis.take();
+        if axes.as_ref().is_some_and(|(a, _)| a.len() != 1) {
+            self.error(
+                Diagnostic::error(format!("the `axis` of `{name}` is one integer"))
+                    .at(axes.map_or(span, |a| a.1), "several axes")
+                    .type_error(),
+            );
+            return None;
+        }
+        let from = self.pre.len();
         let saved = self.slice.replace(SliceCtx::default());
         let elem = self.lower_expr(arg);
         let ctx = std::mem::replace(&mut self.slice, saved)?;
-        let elem = elem?;
+        let mut elem = elem?;
         let et = self.scalar_elem(&elem)?;
         let fail = |this: &mut Self, msg: String, label: &str, help: &str| {
             this.error(
@@ -859,7 +1058,22 @@ impl Lowerer<'_, '_> {
             );
             None
         };
-        let n = match ctx.extents.as_deref() {
+        let mut inner = vec![];
+        let (vars, extents) = match ctx.extents {
+            Some(all) => {
+                inner = self.sink_dependent(from, &ctx.vars);
+                let (v, e, _) = self.apply_axes(
+                    axes,
+                    (&ctx.vars, &all),
+                    (&mut elem.e, &mut inner),
+                    name,
+                    span,
+                )?;
+                (v, Some(e))
+            }
+            None => (vec![], None),
+        };
+        let n = match extents.as_deref() {
             Some([n]) => *n,
             Some(dims) => {
                 return fail(
@@ -894,7 +1108,7 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        let j = ctx.vars[0];
+        let j = vars[0];
         let int_ty = self.opts.int_type;
         let et_ty = Type::Scalar(et);
         let best = self.new_var("best", et_ty.clone(), VarKind::Local, span);
@@ -923,7 +1137,12 @@ impl Lowerer<'_, '_> {
             wins
         };
         let index = Expr::var(j, Type::Scalar(int_ty), span);
-        let body = vec![
+        // what the element needs computed first (a reduction with `axis=`
+        // in it): for the first element, and in the loop for the others
+        let mut first_inner = inner.clone();
+        substitute_stmts(&mut first_inner, j, &Expr::int(0, int_ty, span));
+        let mut body = inner;
+        body.extend([
             assign(v, elem.e),
             Stmt::new(
                 StmtKind::If {
@@ -933,13 +1152,14 @@ impl Lowerer<'_, '_> {
                 },
                 span,
             ),
-        ];
+        ]);
         let search = ForLoop::sequential(
             j,
             Expr::int(1, int_ty, span),
             Expr::int(n, int_ty, span),
             body,
         );
+        self.pre.extend(first_inner);
         self.pre.push(assign(best, first));
         self.pre
             .push(assign(best_index, Expr::int(0, int_ty, span)));

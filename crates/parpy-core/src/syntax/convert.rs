@@ -701,7 +701,8 @@ impl Converter {
                 kind: ExprKind::None,
                 span: self.span(c.range),
             },
-            v => self.expr(v),
+            // `axis=(0, 2)`: a tuple, as a positional argument may be
+            v => self.assign_value(v),
         };
         Keyword {
             name: ident(name),
