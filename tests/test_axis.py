@@ -190,6 +190,28 @@ def test_a_local_holds_an_axis_reduction_as_an_array_expression():
 
 
 @parpy.jit
+def normalize_with_keepdims(x, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :, :] = x[i, :, :] / np.sum(x[i, :, :], axis=1, keepdims=True) \
+            - x[i, :, :].max(0, keepdims=True)
+        m = np.mean(x[i, :, :], axis=-1, keepdims=True)
+        z[i, :, :] = (x[i, :, :] - m) * np.std(x[i, :, :], keepdims=True)
+
+
+def test_keepdims_leaves_the_reduced_axes_to_broadcast():
+    # `keepdims=True` was "supports only `keepdims=False`"
+    x = _data(np.float32, (N, 4, 6)) + 10
+    opts = _par()
+    got = run_both(normalize_with_keepdims, [x, np.zeros_like(x), np.zeros_like(x), N], opts)
+    _exact_on_cpu(opts, got[1], x / x.sum(axis=2, keepdims=True) - x.max(axis=1, keepdims=True))
+    # (the std of every element adds over two dimensions at once: close to
+    # NumPy, which run_both checked, not bit for bit)
+    want = (x - x.mean(axis=2, keepdims=True)) * np.array([s.std() for s in x])[:, None, None]
+    assert np.allclose(got[2], want, rtol=1e-5)
+
+
+@parpy.jit
 def axis_sums_on_gpus(x, y, z, N):
     parpy.label('i')
     for i in range(N):

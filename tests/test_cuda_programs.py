@@ -3,7 +3,8 @@ tests/test_int_types.py, tests/test_numpy_semantics.py, tests/test_bounds.py,
 tests/test_generated_names.py, tests/test_float16.py,
 tests/test_break_continue.py, tests/test_strided_slices.py,
 tests/test_generators.py, tests/test_keywords.py,
-tests/test_array_expressions.py and tests/test_axis.py on the Cuda backend.
+tests/test_array_expressions.py, tests/test_axis.py and tests/test_assert.py
+on the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -48,6 +49,7 @@ import test_generators as tx
 import test_keywords as tk
 import test_array_expressions as tv
 import test_axis as tz
+import test_assert as tq
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -146,10 +148,19 @@ def dry_expect_index_error(fn, args, opts, *words):
     assert "parpy_check_" in parpy.print_compiled(fn, args, opts)
 
 
+def dry_expect_assertion(fn, args, opts, *words):
+    """No GPU: the failing call of a test_assert test compiles, with the
+    assertion's check in the device or host code."""
+    dry_call(fn, args, opts)
+    assert "// parpy-bounds: assertion: " in parpy.print_compiled(fn, args, opts)
+
+
 def _swap(f, run, mod):
     dry = run is dry_run
-    # test_bounds's helpers: run on the GPU, or only compiled
-    extra = {"call": dry_call, "expect_index_error": dry_expect_index_error} if dry else {}
+    # test_bounds's and test_assert's helpers: run on the GPU, or only
+    # compiled
+    extra = {"call": dry_call, "expect_index_error": dry_expect_index_error,
+             "expect_assertion": dry_expect_assertion} if dry else {}
     extra = {k: v for k, v in extra.items() if hasattr(mod, k)}
 
     @functools.wraps(f)
@@ -237,9 +248,13 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_axis: errors, other backends' code
     "test_what_an_axis_cannot_be_is_a_located_error",
     "test_axis_reductions_compile_for_cuda_and_metal",
+    # test_assert: other backends' code, the Cpu's printed code, an error
+    "test_asserts_compile_for_cuda_and_metal",
+    "test_printed_code_run_by_compile_string_raises_too",
+    "test_the_message_must_be_a_string_literal",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -246,4 +246,9 @@ def run_source(code: str, args: Sequence[Any], seed: int = 0,
     if status != 0:
         raise RuntimeError("the emulated CUDA program returned an error")
     if record[0] != 0:
-        raise IndexError(f"index out of bounds (check {int(record[0]) - 1}, index {int(record[1])})")
+        site = int(record[0]) - 1
+        sites = re.findall(r"^// parpy-bounds: (.*)$", code, re.M)
+        what = sites[site] if 0 <= site < len(sites) else ""
+        if what.startswith("assertion: "):  # parpy_core::ir::ASSERT_SITE
+            raise AssertionError(what[len("assertion: "):])
+        raise IndexError(f"index out of bounds (check {site}, index {int(record[1])})")

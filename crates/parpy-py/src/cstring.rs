@@ -245,10 +245,8 @@ impl CompiledString {
         let check = || {
             // SAFETY: `record` is alive; the entry (or the copy back) wrote it.
             let rec = unsafe { [*rec_ptr, *rec_ptr.add(1)] };
-            match parpy_runtime::bounds_error(&self.name, &self.bounds, rec) {
-                Some(msg) => Err(pyo3::exceptions::PyIndexError::new_err(msg)),
-                None => Ok(()),
-            }
+            parpy_runtime::bounds_error(&self.name, &self.bounds, rec)
+                .map_or(Ok(()), |f| Err(crate::jit::check_failure(f)))
         };
         let r = self
             .entry

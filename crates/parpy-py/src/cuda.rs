@@ -83,8 +83,10 @@ pub struct CudaFn {
 }
 
 fn device_err(name: &str, e: CudaError) -> PyErr {
-    if let CudaError::IndexOutOfBounds(msg) = e {
-        return pyo3::exceptions::PyIndexError::new_err(msg);
+    match e {
+        CudaError::IndexOutOfBounds(msg) => return pyo3::exceptions::PyIndexError::new_err(msg),
+        CudaError::AssertionFailed(msg) => return pyo3::exceptions::PyAssertionError::new_err(msg),
+        _ => {}
     }
     gpu_error(&format!("`{name}` on the GPU"), e)
 }

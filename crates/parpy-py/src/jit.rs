@@ -635,10 +635,8 @@ impl JitFunction {
             entry.call(&mut argv[..np])
         };
         result.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        match parpy_runtime::bounds_error(&self.name, &compiled.bounds, record) {
-            Some(msg) => Err(PyIndexError::new_err(msg)),
-            None => Ok(()),
-        }
+        parpy_runtime::bounds_error(&self.name, &compiled.bounds, record)
+            .map_or(Ok(()), |f| Err(check_failure(f)))
     }
 
     /// `CompileBackend.Python`: `parpy._pymode.run(py_func, args)`.
@@ -1202,5 +1200,14 @@ impl crate::loaded::SpecCache for Mutex<FnCache> {
             std::mem::take(&mut c.map)
         };
         drop(gone);
+    }
+}
+
+/// A failed run-time check as Python's exception: `IndexError` for an
+/// index, `AssertionError` for an `assert`.
+pub(crate) fn check_failure(f: parpy_runtime::CheckFailure) -> PyErr {
+    match f {
+        parpy_runtime::CheckFailure::Index(m) => PyIndexError::new_err(m),
+        parpy_runtime::CheckFailure::Assertion(m) => pyo3::exceptions::PyAssertionError::new_err(m),
     }
 }

@@ -105,11 +105,21 @@ pub fn build_and_load_outcome(
     })
 }
 
-/// The `IndexError` message of a bounds record read after a call of
-/// `name`: `record` is `[site + 1, index]` (`[0, _]`: no check failed, no
-/// message); `sites[k]` says what site `k` checks (`BoundsSite::describe`
-/// in the core, the `// parpy-bounds:` lines of a generated file).
-pub fn bounds_error(name: &str, sites: &[String], record: [i64; 2]) -> Option<String> {
+/// A run-time check that failed in a call, with its message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckFailure {
+    /// An index out of bounds: an `IndexError` in Python.
+    Index(String),
+    /// An `assert` whose condition was false: an `AssertionError`.
+    Assertion(String),
+}
+
+/// The failure a bounds record read after a call of `name` tells:
+/// `record` is `[site + 1, index]` (`[0, _]`: no check failed, `None`);
+/// `sites[k]` says what site `k` checks (`BoundsSite::describe` in the
+/// core, the `// parpy-bounds:` lines of a generated file), an assertion
+/// when it starts with `ASSERT_SITE`.
+pub fn bounds_error(name: &str, sites: &[String], record: [i64; 2]) -> Option<CheckFailure> {
     if record[0] == 0 {
         return None;
     }
@@ -118,5 +128,8 @@ pub fn bounds_error(name: &str, sites: &[String], record: [i64; 2]) -> Option<St
         .and_then(|k| sites.get(k))
         .map(String::as_str)
         .unwrap_or("is out of bounds");
-    Some(format!("`{name}`: index {} {what}", record[1]))
+    Some(match what.strip_prefix(parpy_core::ir::ASSERT_SITE) {
+        Some(message) => CheckFailure::Assertion(format!("`{name}`: {message}")),
+        None => CheckFailure::Index(format!("`{name}`: index {} {what}", record[1])),
+    })
 }

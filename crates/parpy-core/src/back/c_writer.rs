@@ -1627,6 +1627,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             ExprKind::Float(f) => self.float_lit(*f, elem.unwrap_or(ElemTy::F64))?,
             ExprKind::Var(v) => (self.name(*v), P_ATOM),
             ExprKind::Index { array, indices } => (self.index(*array, indices)?, P_POSTFIX),
+            ExprKind::Assert { .. } => {
+                return Err(EmitError::Invariant(
+                    "an `assert` left after `passes::check_bounds`".into(),
+                ))
+            }
             ExprKind::CheckIndex {
                 arg,
                 size,

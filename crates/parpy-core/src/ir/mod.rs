@@ -211,32 +211,52 @@ pub struct Bounds {
     pub sites: Vec<BoundsSite>,
 }
 
-/// What one run-time index check guards, for the error message.
+/// What one run-time check guards, for the error message.
 #[derive(Clone, PartialEq, Debug)]
 pub struct BoundsSite {
-    /// The array's Python name.
-    pub array: String,
-    /// The dimension the index is for.
-    pub axis: usize,
-    pub shape: Vec<i64>,
-    /// The index expression in the source.
+    pub kind: SiteKind,
+    /// The index expression (the `assert` statement) in the source.
     pub span: Span,
 }
 
+/// What a run-time check checks.
+#[derive(Clone, PartialEq, Debug)]
+pub enum SiteKind {
+    /// An index into dimension `axis` of the array `array` (its Python
+    /// name) of shape `shape`: a failure is an `IndexError`.
+    Index {
+        array: String,
+        axis: usize,
+        shape: Vec<i64>,
+    },
+    /// `assert cond, message`: a failure is an `AssertionError`.
+    Assert { message: Option<String> },
+}
+
+/// How [`BoundsSite::describe`] starts for an assertion (the run time
+/// raises `AssertionError` for such a site, `IndexError` for the others).
+pub const ASSERT_SITE: &str = "assertion: ";
+
 impl BoundsSite {
-    /// What an `IndexError` says after `index N `: the axis, the array,
-    /// its shape and the source line (one line of text).
+    /// The text of the error (one line): for an index, what follows
+    /// `index N `: the axis, the array, its shape; for an assertion,
+    /// [`ASSERT_SITE`] and the message. Then the source line.
     pub fn describe(&self) -> String {
-        let dims: Vec<String> = self.shape.iter().map(|d| d.to_string()).collect();
-        let shape = if dims.len() == 1 {
-            format!("({},)", dims[0])
-        } else {
-            format!("({})", dims.join(", "))
+        let mut s = match &self.kind {
+            SiteKind::Index { array, axis, shape } => {
+                let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+                let shape = if dims.len() == 1 {
+                    format!("({},)", dims[0])
+                } else {
+                    format!("({})", dims.join(", "))
+                };
+                format!("is out of bounds for axis {axis} of `{array}` with shape {shape}")
+            }
+            SiteKind::Assert { message } => format!(
+                "{ASSERT_SITE}{}",
+                message.as_deref().unwrap_or("assertion failed")
+            ),
         };
-        let mut s = format!(
-            "is out of bounds for axis {} of `{}` with shape {shape}",
-            self.axis, self.array
-        );
         if let Some(f) = crate::diag::source(self.span.file) {
             let (line, _) = f.line_col(self.span.lo);
             let text = f.text.lines().nth(line as usize - 1).unwrap_or("").trim();
@@ -576,6 +596,15 @@ pub enum ExprKind {
         record: Option<Box<Expr>>,
         wrap: bool,
     },
+    /// Python's `assert cond, message` (the value of an expression
+    /// statement; its type is `cond`'s, bool): `passes::check_bounds` makes
+    /// it a [`ExprKind::CheckIndex`] of `cond ? 0 : 1` against size 1 whose
+    /// site says it is an assertion, so a false `cond` records the site
+    /// and the call raises `AssertionError`. None are left after that pass.
+    Assert {
+        cond: Box<Expr>,
+        message: Option<String>,
+    },
 }
 
 /// The threads of a warp (CUDA) / SIMD group (Metal on Apple GPUs) that a
@@ -683,6 +712,7 @@ impl Expr {
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
             | ExprKind::ClusterReduce { arg, .. }
+            | ExprKind::Assert { cond: arg, .. }
             | ExprKind::Atomic { value: arg, .. } => vec![arg],
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
@@ -710,6 +740,7 @@ impl Expr {
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
             | ExprKind::ClusterReduce { arg, .. }
+            | ExprKind::Assert { cond: arg, .. }
             | ExprKind::Atomic { value: arg, .. } => vec![arg],
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],

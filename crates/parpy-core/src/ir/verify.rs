@@ -356,6 +356,12 @@ impl V<'_> {
                 }
             }
             ExprKind::Index { array, indices } => self.index(*array, indices)?,
+            ExprKind::Assert { cond, .. } => {
+                self.expr(cond)?;
+                if cond.ty != Type::Scalar(crate::types::ElemTy::Bool) || cond.ty != e.ty {
+                    return Err("an `assert` of something other than a bool".into());
+                }
+            }
             ExprKind::CheckIndex {
                 arg, size, record, ..
             } => {

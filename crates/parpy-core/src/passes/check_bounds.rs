@@ -6,6 +6,11 @@
 //! from the end by sema (`ir::range` knows that form). With `bounds_check`
 //! off (and on Metal, which has no run-time record yet) nothing is checked.
 //!
+//! Sema's `assert` statements ([`ExprKind::Assert`]) become checks of
+//! `cond ? 0 : 1` against size 1 whose site is an assertion
+//! ([`SiteKind::Assert`]: an `AssertionError` in Python), with
+//! `bounds_check` off too; Metal code leaves them out.
+//!
 //! Runs before outlining: loops still have their bounds, and the record,
 //! a host parameter, reaches kernels as any array they use. Helpers that
 //! check get the record as a last parameter, passed at every call.
@@ -15,8 +20,8 @@ use std::collections::BTreeMap;
 use crate::ir::range::{negative_wrap, unwrapped, var_plus_const};
 use crate::ir::range::{Interval, Ranges};
 use crate::ir::{
-    BinOp, Block, Bounds, BoundsSite, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt,
-    StmtKind, Type, UnOp, Var, VarId, VarKind,
+    BinOp, Block, Bounds, BoundsSite, Expr, ExprKind, ForLoop, Function, Place, Program, SiteKind,
+    Stmt, StmtKind, Type, UnOp, Var, VarId, VarKind,
 };
 use crate::options::{Backend, Options};
 use crate::passes::util::bin;
@@ -32,6 +37,11 @@ pub fn record_type() -> Type {
 
 pub fn run(p: &mut Program, options: &Options) {
     let checks = options.bounds_check && options.backend != Backend::Metal;
+    if options.backend == Backend::Metal {
+        for f in std::iter::once(&mut p.host).chain(&mut p.helpers) {
+            strip_asserts(&mut f.body);
+        }
+    }
     let mut sites = vec![];
     let version = options.backend == Backend::Cpu;
     let mut host_rec = guard_function(&mut p.host, checks, version, &mut sites);
@@ -233,6 +243,18 @@ struct Enclosing {
     checks: Vec<Expr>,
     /// The (last index, size) of each hoisted check.
     hoisted: Vec<(Expr, i64)>,
+}
+
+/// Removes the `assert` statements of `b` (Metal: no run-time record).
+fn strip_asserts(b: &mut Block) {
+    b.retain(
+        |s| !matches!(&s.kind, StmtKind::Expr(e) if matches!(e.kind, ExprKind::Assert { .. })),
+    );
+    for s in b {
+        crate::ir::visit::sub_blocks_mut(s)
+            .into_iter()
+            .for_each(strip_asserts);
+    }
 }
 
 /// Does every path through `b` end in a `break`, `continue` or `return`?
@@ -505,6 +527,39 @@ impl Guard<'_> {
     }
 
     fn expr(&mut self, e: &mut Expr, env: &Ranges) {
+        if let ExprKind::Assert { cond, message } = &mut e.kind {
+            self.expr(cond, env);
+            let site = self.site(BoundsSite {
+                kind: SiteKind::Assert {
+                    message: message.take(),
+                },
+                span: e.span,
+            });
+            let span = e.span;
+            let int = Type::Scalar(ElemTy::I64);
+            let cond = std::mem::replace(&mut **cond, Expr::int(0, ElemTy::I64, span));
+            let failed = Expr::new(
+                ExprKind::Select {
+                    cond: Box::new(cond),
+                    then: Box::new(Expr::int(0, ElemTy::I64, span)),
+                    else_: Box::new(Expr::int(1, ElemTy::I64, span)),
+                },
+                int.clone(),
+                span,
+            );
+            *e = Expr::new(
+                ExprKind::CheckIndex {
+                    arg: Box::new(failed),
+                    size: 1,
+                    site,
+                    record: Some(Box::new(Expr::var(self.record, record_type(), span))),
+                    wrap: false,
+                },
+                int,
+                span,
+            );
+            return;
+        }
         // sema's negative-index wraps come off first, so that the checks
         // inside them see one index expression, not three
         let wraps: Vec<Vec<bool>> = match &mut e.kind {
@@ -608,9 +663,11 @@ impl Guard<'_> {
                 }
             }
             let site = BoundsSite {
-                array: var.name.clone(),
-                axis: k,
-                shape: shape.clone(),
+                kind: SiteKind::Index {
+                    array: var.name.clone(),
+                    axis: k,
+                    shape: shape.clone(),
+                },
                 span: ix.span,
             };
             if !wrap && self.hoist(ix, n, env, &site) {
@@ -788,7 +845,7 @@ mod tests {
         assert_eq!(checked(&p), BTreeSet::from(["check".to_string()]));
         let b = p.bounds.as_ref().unwrap();
         assert_eq!(b.sites.len(), 1);
-        assert_eq!(b.sites[0].array, "y");
+        assert!(matches!(&b.sites[0].kind, SiteKind::Index { array, .. } if array == "y"));
         assert_eq!(*p.host.params.last().unwrap(), b.record);
     }
 

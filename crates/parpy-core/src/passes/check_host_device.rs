@@ -212,6 +212,7 @@ impl Check<'_> {
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
             | ExprKind::ClusterReduce { arg, .. }
+            | ExprKind::Assert { cond: arg, .. }
             | ExprKind::CheckIndex { arg, .. } => self.expr(arg),
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.expr(lhs);

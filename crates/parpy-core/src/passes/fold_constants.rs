@@ -237,6 +237,7 @@ pub fn fold_expr(e: &mut Expr) {
         ExprKind::WarpReduce { arg, .. }
         | ExprKind::ClusterReduce { arg, .. }
         | ExprKind::CheckIndex { arg, .. }
+        | ExprKind::Assert { cond: arg, .. }
         | ExprKind::Atomic { value: arg, .. } => {
             fold_expr(arg);
             None

@@ -289,15 +289,25 @@ impl Lowerer<'_, '_> {
             Some((_, Type::Array { shape, .. })) => shape.len(),
             _ => 0,
         };
-        // the axes an `axis` argument names (`None`: all of them)
-        let axes = |a: Option<&ast::Expr>| match a.map(|a| &a.kind) {
-            None | Some(K::None) => None,
-            Some(K::Tuple(items)) => Some(items.len()),
-            Some(_) => Some(1),
-        };
-        let reduced = |arg: &ast::Expr, axis: Option<&ast::Expr>| {
-            axes(axis).map_or(0, |n| self.rank(arg).saturating_sub(n))
-        };
+        // a reduction of `arg` called with `args` (bound to the parameters
+        // of `sig`, as `keywords` binds them): the dimensions its `axis`
+        // leaves (`None`: none), or all of them with `keepdims`
+        let reduced =
+            |arg: &ast::Expr, args: &[ast::Expr], sig: Option<&[super::keywords::Param]>| {
+                let at = |name: &str| {
+                    let k = sig?.iter().position(|(n, _)| *n == name)?;
+                    args.get(k).map(|a| &a.kind)
+                };
+                let axes = match at("axis") {
+                    None | Some(K::None) => return 0,
+                    Some(K::Tuple(items)) => items.len(),
+                    Some(_) => 1,
+                };
+                match at("keepdims") {
+                    Some(K::Bool(true)) => self.rank(arg),
+                    _ => self.rank(arg).saturating_sub(axes),
+                }
+            };
         match &e.kind {
             K::Subscript { value, indices } => {
                 if let Some((_, idx)) = self.row_view(e) {
@@ -348,7 +358,7 @@ impl Lowerer<'_, '_> {
                 (
                     _,
                     Some(
-                        B::Reduce(_)
+                        b @ (B::Reduce(_)
                         | B::Mean
                         | B::Var
                         | B::Std
@@ -356,16 +366,20 @@ impl Lowerer<'_, '_> {
                         | B::All
                         | B::CountNonzero
                         | B::ArgMax
-                        | B::ArgMin,
+                        | B::ArgMin
+                        | B::Norm),
                     ),
-                ) => args.first().map_or(0, |a| reduced(a, args.get(1))),
-                (_, Some(B::Norm)) => args.first().map_or(0, |a| reduced(a, args.get(2))),
+                ) => args.first().map_or(0, |a| {
+                    reduced(a, args, super::keywords::builtin_signature(b))
+                }),
                 // `len`, `zip` and the rest are not arrays
                 (_, Some(_)) => 0,
                 (K::Attr { value, attr }, None) => match attr.as_str() {
                     "astype" => self.rank(value),
                     "sum" | "prod" | "max" | "min" | "mean" | "var" | "std" | "any" | "all"
-                    | "argmax" | "argmin" => reduced(value, args.first()),
+                    | "argmax" | "argmin" => {
+                        reduced(value, args, super::keywords::method_signature(attr))
+                    }
                     _ => 0,
                 },
                 _ => 0,

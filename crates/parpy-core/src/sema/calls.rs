@@ -110,42 +110,63 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<TExpr> {
         let args = self.compact(name, super::keywords::builtin_signature(b), args);
-        self.axis = self.axis_value()?;
-        let r = self.builtin_call_with(b, name, &args?, span);
+        let axis = self.axis_value()?;
+        let args = args?;
+        self.axis = axis;
+        let r = self.builtin_call_with(b, name, &args, span);
         // a builtin that reduces nothing leaves it
         self.axis = None;
         r
     }
 
-    /// The axes of the `axis=` argument `compact` took (`Some(None)` when
-    /// there was none, `None` after an error): an integer or a tuple of
-    /// integers, known when compiling, normalized by the reduction.
-    fn axis_value(&mut self) -> Option<Option<(Vec<i64>, Span)>> {
-        let Some(a) = self.axis_arg.take() else {
-            return Some(None);
-        };
-        let items: Vec<ast::Expr> = match &a.kind {
-            ast::ExprKind::Tuple(items) => items.clone(),
-            _ => vec![a.clone()],
-        };
-        let mut axes = vec![];
-        for it in &items {
-            let v = self.lower_expr(it)?;
-            match (v.e.ty.elem(), self.known_int(&v.e)) {
-                (Some(t), Some(k)) if t.is_int() => axes.push(k),
-                _ => {
-                    self.error(
-                        Diagnostic::error(
-                            "`axis` must be an integer or a tuple of integers known when compiling",
-                        )
-                        .at(it.span, "not an integer constant")
-                        .type_error(),
-                    );
-                    return None;
+    /// The axes of the `axis=` argument `compact` took, with its
+    /// `keepdims=` (`Some(None)` when there was no axis, `None` after an
+    /// error): an integer or a tuple of integers and a bool, known when
+    /// compiling; the reduction normalizes the axes. (`keepdims` alone
+    /// keeps every dimension at length 1: the number broadcasts the same.)
+    fn axis_value(&mut self) -> Option<Option<super::slices::Axes>> {
+        let mut axis = None;
+        let mut keepdims = false;
+        for (param, a) in std::mem::take(&mut self.reduction_args) {
+            let items: Vec<ast::Expr> = match &a.kind {
+                ast::ExprKind::Tuple(items) if param == "axis" => items.clone(),
+                _ => vec![a.clone()],
+            };
+            let mut values = vec![];
+            for it in &items {
+                let v = self.lower_expr(it)?;
+                let ok = match v.e.ty.elem() {
+                    Some(ElemTy::Bool) => param == "keepdims",
+                    Some(t) => t.is_int() && param == "axis",
+                    None => false,
+                };
+                match self.known_int(&v.e).filter(|_| ok) {
+                    Some(k) => values.push(k),
+                    None => {
+                        let what = if param == "axis" {
+                            "`axis` must be an integer or a tuple of integers known when compiling"
+                        } else {
+                            "`keepdims` must be True or False, known when compiling"
+                        };
+                        self.error(
+                            Diagnostic::error(what)
+                                .at(it.span, "not a constant of that kind")
+                                .type_error(),
+                        );
+                        return None;
+                    }
                 }
             }
+            match param {
+                "axis" => axis = Some((values, a.span)),
+                _ => keepdims = values == [1],
+            }
         }
-        Some(Some((axes, a.span)))
+        Some(axis.map(|(axes, span)| super::slices::Axes {
+            axes,
+            keepdims,
+            span,
+        }))
     }
 
     /// `builtin_call` once `compact` has read the arguments.
@@ -161,10 +182,10 @@ impl Lowerer<'_, '_> {
             ..
         }] = args
         {
-            if let Some((_, at)) = self.axis.take() {
+            if let Some(a) = self.axis.take() {
                 self.error(
                     Diagnostic::error(format!("`{name}` of a generator takes no `axis`"))
-                        .at(at, "an axis")
+                        .at(a.span, "an axis")
                         .help("a generator yields numbers: reduce a slice to use an axis"),
                 );
                 return None;

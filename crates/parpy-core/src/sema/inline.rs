@@ -176,7 +176,9 @@ pub(super) fn subst_stmts(stmts: &mut [ast::Stmt], subst: &[(String, ast::Expr)]
                 subst_expr(ctx, subst);
                 subst_stmts(body, subst);
             }
-            ast::StmtKind::Return(Some(e)) | ast::StmtKind::Expr(e) => subst_expr(e, subst),
+            ast::StmtKind::Return(Some(e))
+            | ast::StmtKind::Expr(e)
+            | ast::StmtKind::Assert { test: e, .. } => subst_expr(e, subst),
             ast::StmtKind::Return(None)
             | ast::StmtKind::Pass
             | ast::StmtKind::Break
@@ -505,7 +507,7 @@ impl Lowerer<'_, '_> {
             pre: vec![],
             slice: None,
             red_labels: None,
-            axis_arg: None,
+            reduction_args: vec![],
             axis: None,
             arg_weak: vec![],
             returns: vec![],

@@ -11,7 +11,7 @@
 //! Builtins and NumPy methods take their Python signatures from one table
 //! ([`builtin_signature`], [`method_signature`]); [`Lowerer::compact`] then
 //! checks every argument of a parameter parpy supports only at its default
-//! (`out=None`, `keepdims=False`; `axis` goes to the reduction) and hands a builtin the
+//! (`out=None`, `dtype=None`; `axis` and `keepdims` go to the reduction) and hands a builtin the
 //! arguments it uses. A jit helper takes its own parameter names; a default
 //! it fills in must be a literal, since the expression is read where the
 //! helper is called.
@@ -79,9 +79,10 @@ pub(super) enum How {
     Opt(Dflt),
     /// Optional; parpy supports its default value only (`out=None`).
     Fixed(Dflt),
-    /// A reduction's `axis` (default `None`: every axis), which `compact`
-    /// hands to the reduction through `Lowerer::axis_arg`.
-    Axis,
+    /// Optional; read by the reduction (`axis`, `keepdims`): `compact`
+    /// hands it over through `Lowerer::reduction_args` unless it is the
+    /// default.
+    Reduction(Dflt),
     /// Any number of positional arguments (a ufunc's operands); the
     /// parameters after it are keyword-only.
     Rest,
@@ -90,10 +91,10 @@ pub(super) enum How {
 /// One parameter of a Python signature.
 pub(super) type Param = (&'static str, How);
 
-const AXIS: Param = ("axis", How::Axis);
+const AXIS: Param = ("axis", How::Reduction(Dflt::None));
 const DTYPE: Param = ("dtype", How::Fixed(Dflt::None));
 const OUT: Param = ("out", How::Fixed(Dflt::None));
-const KEEPDIMS: Param = ("keepdims", How::Fixed(Dflt::Bool(false)));
+const KEEPDIMS: Param = ("keepdims", How::Reduction(Dflt::Bool(false)));
 const DDOF: Param = ("ddof", How::Opt(Dflt::Int(0)));
 
 /// The Python signature of a builtin, as far as parpy reads it: `None` when
@@ -278,8 +279,7 @@ fn bind(
     let defaults: Vec<Option<Expr>> = sig
         .iter()
         .map(|(_, h)| match h {
-            How::Opt(d) | How::Fixed(d) => Some(d.expr(span)),
-            How::Axis => Some(Dflt::None.expr(span)),
+            How::Opt(d) | How::Fixed(d) | How::Reduction(d) => Some(d.expr(span)),
             _ => None,
         })
         .collect();
@@ -446,8 +446,10 @@ impl Lowerer<'_, '_> {
     /// The arguments of a builtin (or method, without its value) that the
     /// builtin uses: each argument of a parameter parpy supports only at
     /// its default is checked and dropped, and optional parameters at their
-    /// default after the last argument that is not are dropped too.
-    /// Builtins without a signature take `args` as they are.
+    /// default after the last argument that is not are dropped too. A
+    /// reduction's `axis` and `keepdims` other than their defaults go to
+    /// `self.reduction_args`. Builtins without a signature take `args` as
+    /// they are.
     pub(super) fn compact(
         &mut self,
         name: &str,
@@ -470,8 +472,8 @@ impl Lowerer<'_, '_> {
                     self.error(only_default(name, param, *d, a.span));
                     ok = false;
                 }
-                How::Axis if Dflt::None.matches(a) => {}
-                How::Axis => self.axis_arg = Some(a.clone()),
+                How::Reduction(d) if d.matches(a) => {}
+                How::Reduction(_) => self.reduction_args.push((param, a.clone())),
                 How::Opt(d) => used.push((a.clone(), Some(*d))),
                 _ => used.push((a.clone(), None)),
             }

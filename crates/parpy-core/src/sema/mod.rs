@@ -117,11 +117,12 @@ pub(crate) struct Lowerer<'a, 'o> {
     slice: Option<SliceCtx>,
     /// Labels for the next reduction loop of the current statement.
     red_labels: Option<Vec<(String, Span)>>,
-    /// The `axis=` argument `compact` took from the call being lowered.
-    axis_arg: Option<ast_expr::Expr>,
-    /// The axes of the next reduction (`axis=`, as written), taken by it
-    /// before its argument is lowered.
-    axis: Option<(Vec<i64>, Span)>,
+    /// The `axis=` and `keepdims=` arguments `compact` took from the call
+    /// being lowered.
+    reduction_args: Vec<(&'static str, ast_expr::Expr)>,
+    /// The axes of the next reduction (`axis=`), taken by it before its
+    /// argument is lowered.
+    axis: Option<slices::Axes>,
     /// Weakness of each parameter's argument.
     arg_weak: Vec<bool>,
     /// Types of the values of the `return e` statements seen so far; the
@@ -354,7 +355,7 @@ fn lower_function(
             pre: vec![],
             slice: None,
             red_labels: None,
-            axis_arg: None,
+            reduction_args: vec![],
             axis: None,
             arg_weak: weak.to_vec(),
             returns: vec![],

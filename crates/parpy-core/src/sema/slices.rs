@@ -118,6 +118,16 @@ fn substitute_stmts(stmts: &mut [Stmt], var: VarId, by: &Expr) {
 /// input (`np.mean` of float16 or integers): NumPy's `BUFSIZE`.
 const NUMPY_BUFFER: i64 = 8192;
 
+/// What a reduction's `axis=` (and `keepdims=`) say: the axes as written
+/// (negative ones count from the end), and whether the reduced ones stay
+/// as dimensions of length 1.
+#[derive(Clone, Debug)]
+pub(super) struct Axes {
+    pub axes: Vec<i64>,
+    pub keepdims: bool,
+    pub span: Span,
+}
+
 /// The accumulator type of a reduction (see `Lowerer::reduction_with`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum AccRule {
@@ -357,14 +367,19 @@ impl Lowerer<'_, '_> {
     /// and `inner` become that statement's indices.
     fn apply_axes(
         &mut self,
-        axes: Option<(Vec<i64>, Span)>,
+        axes: Option<Axes>,
         (vars, extents): (&[VarId], &[i64]),
         (elem, inner): (&mut Expr, &mut [Stmt]),
         name: &str,
         span: Span,
     ) -> Option<(Vec<VarId>, Vec<i64>, Option<bool>)> {
         let all = Some((vars.to_vec(), extents.to_vec(), None));
-        let Some((axes, at)) = axes else {
+        let Some(Axes {
+            axes,
+            keepdims,
+            span: at,
+        }) = axes
+        else {
             return all;
         };
         let rank = extents.len() as i64;
@@ -411,19 +426,24 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        let slots = (0..extents.len())
-            .filter(|d| !reduced[*d])
+        // with `keepdims`, a reduced dimension stays, of length 1
+        let dims: Vec<usize> = (0..extents.len())
+            .filter(|d| keepdims || !reduced[*d])
+            .collect();
+        let slots = dims
+            .iter()
             .map(|d| IndexSlot::Slice {
                 lo: Expr::int(0, self.opts.int_type, span),
-                extent: extents[d],
+                extent: if reduced[*d] { 1 } else { extents[*d] },
                 step: 1,
             })
             .collect();
         let at = self.map_slices(slots, false, span)?;
-        let kept = (0..extents.len()).filter(|d| !reduced[*d]);
-        for (d, by) in kept.zip(&at) {
-            substitute(elem, vars[d], by);
-            substitute_stmts(inner, vars[d], by);
+        for (d, by) in dims.iter().zip(&at) {
+            if !reduced[*d] {
+                substitute(elem, vars[*d], by);
+                substitute_stmts(inner, vars[*d], by);
+            }
         }
         let last = extents.len() - 1;
         let keeps_last = !reduced[last] && extents[last] > 1;
@@ -1036,10 +1056,10 @@ impl Lowerer<'_, '_> {
     pub(super) fn arg_extreme(&mut self, max: bool, arg: &ast::Expr, span: Span) -> Option<TExpr> {
         let name = if max { "argmax" } else { "argmin" };
         let axes = self.axis.take();
-        if axes.as_ref().is_some_and(|(a, _)| a.len() != 1) {
+        if let Some(a) = axes.as_ref().filter(|a| a.axes.len() != 1) {
             self.error(
                 Diagnostic::error(format!("the `axis` of `{name}` is one integer"))
-                    .at(axes.map_or(span, |a| a.1), "several axes")
+                    .at(a.span, "several axes")
                     .type_error(),
             );
             return None;

@@ -697,6 +697,23 @@ impl Lowerer<'_, '_> {
                     None
                 }
             },
+            // `assert test, msg`: checked where it runs (a condition known
+            // true when compiling needs no check)
+            ast::StmtKind::Assert { test, msg } => {
+                let c = self.lower_expr(test).and_then(|c| self.truthy(c))?;
+                if const_bool(&c) == Some(true) {
+                    return None;
+                }
+                let ty = c.ty.clone();
+                Some(StmtKind::Expr(ir::Expr::new(
+                    ExprKind::Assert {
+                        cond: Box::new(c),
+                        message: msg.clone(),
+                    },
+                    ty,
+                    span,
+                )))
+            }
             ast::StmtKind::Pass => None,
             ast::StmtKind::Break | ast::StmtKind::Continue => {
                 let brk = matches!(kind, ast::StmtKind::Break);

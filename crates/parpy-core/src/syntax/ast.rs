@@ -91,6 +91,11 @@ pub enum StmtKind {
     },
     /// An expression evaluated for its effect (`parpy.label('x')`, a call).
     Expr(Expr),
+    /// `assert test` / `assert test, "message"` (a string literal).
+    Assert {
+        test: Expr,
+        msg: Option<String>,
+    },
     Pass,
     /// `break` / `continue`, inside a `for` or `while` loop of the
     /// function (the converter rejects them elsewhere).
@@ -395,7 +400,9 @@ impl FunctionDef {
                         read(ctx);
                         stmts(body, locals, reads);
                     }
-                    StmtKind::Return(Some(e)) | StmtKind::Expr(e) => read(e),
+                    StmtKind::Return(Some(e))
+                    | StmtKind::Expr(e)
+                    | StmtKind::Assert { test: e, .. } => read(e),
                     StmtKind::Return(None)
                     | StmtKind::Pass
                     | StmtKind::Break
@@ -526,7 +533,9 @@ pub fn walk_stmts_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
                 ctx.walk_mut(f);
                 walk_stmts_mut(body, f);
             }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => e.walk_mut(f),
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) | StmtKind::Assert { test: e, .. } => {
+                e.walk_mut(f)
+            }
             StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
         }
     }
@@ -565,7 +574,9 @@ impl Stmt {
             StmtKind::For { iter, .. } => vec![iter],
             StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => vec![cond],
             StmtKind::With { ctx, .. } => vec![ctx],
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => vec![e],
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) | StmtKind::Assert { test: e, .. } => {
+                vec![e]
+            }
             StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {
                 vec![]
             }

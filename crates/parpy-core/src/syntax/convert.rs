@@ -272,6 +272,28 @@ impl Converter {
                     .map(|v| self.assign_value(v)),
             ),
             py::Stmt::Expr(e) => StmtKind::Expr(self.expr(&e.value)),
+            py::Stmt::Assert(a) => {
+                let msg = match a.msg.as_deref() {
+                    None => None,
+                    Some(py::Expr::Constant(py::ExprConstant {
+                        value: py::Constant::Str(m),
+                        ..
+                    })) => Some(m.to_string()),
+                    Some(other) => {
+                        self.reject_with(
+                            other.range(),
+                            "the message of an `assert` must be a string literal in parpy functions",
+                            "not a string literal",
+                            Some("write the message out (`assert n > 0, \"n must be positive\"`): compiled code cannot format values"),
+                        );
+                        return None;
+                    }
+                };
+                StmtKind::Assert {
+                    test: self.expr(&a.test),
+                    msg,
+                }
+            }
             py::Stmt::Pass(_) => StmtKind::Pass,
             py::Stmt::Break(_) | py::Stmt::Continue(_) => {
                 let word = if matches!(s, py::Stmt::Break(_)) {
@@ -308,7 +330,6 @@ impl Converter {
                     py::Stmt::Match(_) => "`match` statements",
                     py::Stmt::Raise(_) => "`raise` statements",
                     py::Stmt::Try(_) | py::Stmt::TryStar(_) => "`try` statements",
-                    py::Stmt::Assert(_) => "`assert` statements",
                     py::Stmt::Import(_) | py::Stmt::ImportFrom(_) => "`import` statements",
                     py::Stmt::Global(_) => "`global` declarations",
                     py::Stmt::Nonlocal(_) => "`nonlocal` declarations",

@@ -102,7 +102,11 @@ fn rejects_each_construct_with_location() {
         ("    import numpy\n", "`import` statements", "t.py:11:5"),
         ("    global g\n", "`global` declarations", "t.py:11:5"),
         ("    del x\n", "`del` statements", "t.py:11:5"),
-        ("    assert x\n", "`assert` statements", "t.py:11:5"),
+        (
+            "    assert x, f\"{x}\"\n",
+            "the message of an `assert` must be a string literal",
+            "t.py:11:15",
+        ),
         ("    raise E\n", "`raise` statements", "t.py:11:5"),
         (
             "    class C:\n        pass\n",

@@ -59,6 +59,19 @@ pub enum CudaError {
     /// array, its shape and the source line): an `IndexError` in Python.
     #[error("{0}")]
     IndexOutOfBounds(String),
+    /// An `assert` failed (the message and the source line): an
+    /// `AssertionError` in Python.
+    #[error("{0}")]
+    AssertionFailed(String),
+}
+
+impl From<crate::CheckFailure> for CudaError {
+    fn from(f: crate::CheckFailure) -> CudaError {
+        match f {
+            crate::CheckFailure::Index(m) => CudaError::IndexOutOfBounds(m),
+            crate::CheckFailure::Assertion(m) => CudaError::AssertionFailed(m),
+        }
+    }
 }
 
 impl From<crate::RuntimeError> for CudaError {

@@ -375,7 +375,7 @@ impl Plan {
         let site = i64::from_le_bytes(bytes[..8].try_into().unwrap_or_default());
         let index = i64::from_le_bytes(bytes[8..].try_into().unwrap_or_default());
         match crate::bounds_error(&self.name, sites, [site, index]) {
-            Some(msg) => Err(CudaError::IndexOutOfBounds(msg)),
+            Some(f) => Err(f.into()),
             None => Ok(()),
         }
     }
@@ -534,6 +534,13 @@ fn check_block(b: &Block, f: &Function, p: &Program) -> Result<(), CudaError> {
             }
             StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue => {}
             StmtKind::Return(Some(_)) => return Err(unsupported("returns a value", f)),
+            // an `assert` (`passes::check_bounds`)
+            StmtKind::Expr(
+                e @ Expr {
+                    kind: ExprKind::CheckIndex { .. },
+                    ..
+                },
+            ) => check_expr(e, f)?,
             StmtKind::Expr(_) => return Err(unsupported("calls a helper function", f)),
             StmtKind::OnDevice(_) => {
                 return Err(unsupported(
@@ -594,7 +601,9 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
             Err(unsupported("uses a GPU thread index", f))
         }
         ExprKind::CpuThreads => Err(unsupported("uses the CPU's thread count", f)),
-        // a check hoisted in front of a loop nest (the record is not read)
+        ExprKind::Assert { .. } => Err(unsupported("has an `assert` left unchecked", f)),
+        // a check hoisted in front of a loop nest, or an `assert` (the
+        // record is not read: a failure stops the call there)
         ExprKind::CheckIndex { arg, .. } => check_expr(arg, f),
     }
 }
@@ -676,6 +685,14 @@ impl Exec<'_> {
                 StmtKind::Continue => return Ok(Flow::Continue),
                 StmtKind::Launch { kernel, args } => self.launch(kernel.0 as usize, args)?,
                 StmtKind::Callback(c) => self.callback(c)?,
+                StmtKind::Expr(
+                    e @ Expr {
+                        kind: ExprKind::CheckIndex { .. },
+                        ..
+                    },
+                ) => {
+                    self.eval(e)?;
+                }
                 StmtKind::Expr(_) | StmtKind::OnDevice(_) | StmtKind::Barrier => {
                     return Err(err(self.plan, "unsupported statement"))
                 }
@@ -847,8 +864,10 @@ impl Exec<'_> {
                 } else {
                     // on the host: stop before launching anything more
                     let sites = self.plan.bounds.as_deref().unwrap_or_default();
-                    let msg = crate::bounds_error(&self.plan.name, sites, [*site as i64 + 1, i]);
-                    return Err(CudaError::IndexOutOfBounds(msg.unwrap_or_default()));
+                    return Err(
+                        crate::bounds_error(&self.plan.name, sites, [*site as i64 + 1, i])
+                            .map_or(CudaError::IndexOutOfBounds(String::new()), CudaError::from),
+                    );
                 }
             }
             ExprKind::Math { func, args } => {

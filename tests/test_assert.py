@@ -1,0 +1,120 @@
+"""`assert cond` and `assert cond, "message"` in jit code: checked where the
+statement runs, on the host or in parallel loops, with bounds checks on or
+off; a false condition makes the call raise Python's `AssertionError` with
+the message and the source line (the statements after it still run, as
+after a failed index check). A condition known true when compiling costs
+nothing."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import check_gpu_code, cpu_opts, run_both
+
+
+@parpy.jit
+def scaled_rows(x, y, N, M):
+    assert N > 0, "N must be positive"
+    assert x.shape[1] == M
+    parpy.label('i')
+    for i in range(N):
+        assert x[i, 0] >= 0.0, "rows must start with a non-negative value"
+        y[i] = x[i, :].sum() * 2.0
+
+
+def expect_assertion(fn, args, opts, *words):
+    """The call raises AssertionError with each of `words` in its message
+    (tests/test_cuda_programs.py swaps in a compile-only check where no GPU
+    is present)."""
+    with pytest.raises(AssertionError) as e:
+        fn(*args, opts=opts)
+    assert all(w in str(e.value) for w in words), str(e.value)
+
+
+def _rows(n=4, m=5, seed=0):
+    return np.abs(np.random.default_rng(seed).standard_normal((n, m))) + 0.5
+
+
+def test_asserts_that_hold_change_nothing():
+    x = _rows()
+    run_both(scaled_rows, [x, np.zeros(4), 4, 5], cpu_opts({'i': parpy.threads(4)}))
+
+
+def test_a_false_assert_raises_assertion_error_with_its_message_and_line():
+    x = _rows()
+    opts = cpu_opts({'i': parpy.threads(4)})
+    expect_assertion(scaled_rows, [x, np.zeros(4), 4, 6], opts,
+                     "`scaled_rows`: assertion failed (at ", "test_assert.py:",
+                     ": assert x.shape[1] == M)")
+    x[2, 0] = -1.0
+    expect_assertion(scaled_rows, [x, np.zeros(4), 4, 5], opts,
+                     "rows must start with a non-negative value")
+    # and the Python reference says the same
+    with pytest.raises(AssertionError, match="rows must start with a non-negative value"):
+        scaled_rows.py_func(x, np.zeros(4), 4, 5)
+
+
+def test_asserts_stay_with_bounds_checks_off_and_scalars_not_specialized():
+    x = _rows()
+    x[1, 0] = -3.0
+    for fields in ({'bounds_check': False}, {'specialize_scalars': False}):
+        opts = cpu_opts({'i': parpy.threads(4)}, **fields)
+        expect_assertion(scaled_rows, [x, np.zeros(4), 4, 5], opts, "non-negative")
+        expect_assertion(scaled_rows, [x[:0], np.zeros(0), 0, 5], opts, "N must be positive")
+
+
+@parpy.jit
+def checked_step(v, lo):
+    assert v >= lo, "below the lower bound"
+    return v - lo
+
+
+@parpy.jit
+def steps(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = checked_step(x[i], 0.25)
+
+
+def test_an_assert_in_a_helper():
+    x = np.linspace(0.5, 2.0, 8)
+    opts = cpu_opts({'i': parpy.threads(8)})
+    got = run_both(steps, [x, np.zeros(8), 8], opts)
+    assert np.array_equal(got[1], x - 0.25)
+    x[5] = 0.0
+    expect_assertion(steps, [x, np.zeros(8), 8], opts, "`steps`: below the lower bound")
+
+
+def test_asserts_compile_for_cuda_and_metal():
+    codes = check_gpu_code(scaled_rows, lambda b: [_rows().astype(np.float32), np.zeros(4, np.float32), 4, 5],
+                           {'i': parpy.threads(4)}, "asserts")
+    if parpy.CompileBackend.Cuda in codes:
+        code = codes[parpy.CompileBackend.Cuda]
+        assert "parpy_check_index" in code
+        assert "// parpy-bounds: assertion: rows must start with a non-negative value" in code
+    if parpy.CompileBackend.Metal in codes:
+        # no run-time record on Metal yet: the asserts are left out
+        assert "non-negative" not in codes[parpy.CompileBackend.Metal]
+
+
+def test_printed_code_run_by_compile_string_raises_too():
+    x = _rows()
+    x[3, 0] = -1.0
+    opts = cpu_opts({'i': parpy.threads(4)})
+    code = parpy.print_compiled(scaled_rows, [x, np.zeros(4), 4, 5], opts)
+    assert "// parpy-bounds: assertion: rows must start" in code
+    built = parpy.compile_string("scaled_rows", code, opts)
+    with pytest.raises(AssertionError, match="non-negative"):
+        built(x, np.zeros(4), 4, 5)
+
+
+def test_the_message_must_be_a_string_literal():
+    with pytest.raises(parpy.CompileError) as e:
+        @parpy.jit
+        def formatted_message(x, N):
+            parpy.label('i')
+            for i in range(N):
+                assert x[i] > 0, f"x[{i}] must be positive"
+    msg = str(e.value)
+    assert "the message of an `assert` must be a string literal" in msg
+    assert 'f"x[{i}] must be positive"' in msg
