@@ -105,6 +105,10 @@ FEATURES = [
     # axis of a 2-D slice, in slice statements and inside reductions
     # (stop 28)
     "axis_reduce",
+    # `assert` statements that hold (a parallel counter below its extent,
+    # an integer expression equal to itself), in host code and in loops
+    # (stop 28)
+    "asserts",
 ]
 
 
@@ -1263,6 +1267,21 @@ class Gen:
         inner.loop = "par"
         self.block(inner, ind + 1, budget - 1, allow_par=level < 2, first_store=True)
 
+    def stmt_assert(self, sc: Scope, ind: int) -> None:
+        """An `assert` that holds: the check must neither fire nor change
+        what the program computes."""
+        r = self.r
+        if sc.par and r.random() < 0.5:
+            v, ext = r.choice(sc.par)
+            cond = f"0 <= {v} < {ext}"
+        else:
+            e = self.expr(sc, "i", 2, exact=True)
+            if e.approx:
+                return
+            cond = f"{e.text} == {e.text}"
+        msg = f', "{r.choice(["holds", "a counter in range"])}"' if r.random() < 0.5 else ""
+        self.emit(ind, f"assert {cond}{msg}")
+
     def stmt_jump(self, sc: Scope, ind: int) -> None:
         """`if c: break` / `if c: continue` for the loop around (no `break`
         of a parallel loop, no `continue` of the `while` loops made here)."""
@@ -1282,6 +1301,8 @@ class Gen:
                 self.stmt_store(sc, ind)
             elif sc.loop is not None and self.on("jumps", 0.1):
                 self.stmt_jump(sc, ind)
+            elif self.on("asserts", 0.05):
+                self.stmt_assert(sc, ind)
             elif x < 0.3 or budget <= 0:
                 self.stmt_store(sc, ind)
             elif x < 0.42:
