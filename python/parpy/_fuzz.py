@@ -109,6 +109,8 @@ FEATURES = [
     # an integer expression equal to itself), in host code and in loops
     # (stop 28)
     "asserts",
+    # `o[..., lo:hi] = np.cumsum(slice)` / `np.cumprod` (stop 28)
+    "scans",
 ]
 
 
@@ -1030,6 +1032,30 @@ class Gen:
             self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
         self.emit(ind, f"{tgt} = {value}")
 
+    def stmt_scan(self, sc: Scope, ind: int) -> None:
+        """`o[prefix, lo:hi] = np.cumsum(slice)` (or `cumprod`, or the
+        methods): a running sum in order, without a label."""
+        r = self.r
+        a = self.owned_array(sc)
+        if a.dtype == "bool" or len(a.shape) <= (a.depth if sc.nest is not None else 0):
+            return
+        n = r.randrange(1, a.shape[-1] + 1)
+        tgt = self.target(sc, a, slice_len=n)
+        if tgt is None:
+            return
+        op = r.choice(["cumsum", "cumprod"] if n <= 8 else ["cumsum"])
+        for _ in range(6):  # a source of another array, of a type the target holds
+            s1 = self.slice_of(sc, "i" if kind(a.dtype) in "iu" else "f", n)
+            if s1 is None or re.search(rf"\b{a.name}\[", s1[0]):
+                continue  # (scans in place: tests/test_cumulative.py)
+            text, t, _ = s1
+            with np.errstate(all="ignore"):
+                st = _type_of(getattr(np, op)(np.ones(2, dtype=np.dtype(t)))[0]) or t
+            if st == a.dtype or np.can_cast(st, a.dtype, "safe"):
+                scan = f"np.{op}({text})" if r.random() < 0.6 else f"{text}.{op}()"
+                self.emit(ind, f"{tgt} = {scan}")
+                return
+
     def stmt_reduce(self, sc: Scope, ind: int) -> None:
         """`t = parpy.operators.op(slice)`, labelled (parallel) or not."""
         k = self.r.choice("if")
@@ -1303,6 +1329,8 @@ class Gen:
                 self.stmt_jump(sc, ind)
             elif self.on("asserts", 0.05):
                 self.stmt_assert(sc, ind)
+            elif self.on("scans", 0.2):
+                self.stmt_scan(sc, ind)
             elif x < 0.3 or budget <= 0:
                 self.stmt_store(sc, ind)
             elif x < 0.42:

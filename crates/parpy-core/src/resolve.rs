@@ -70,6 +70,9 @@ pub enum Builtin {
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
+    /// `np.cumsum(s)` / `np.cumprod(s)` of a 1-D slice, assigned to a
+    /// slice.
+    Cumulative(ReduceOp),
     /// Python's `sum(s)` of a 1-D slice (added in the elements' type).
     Sum,
     /// Python builtins.
@@ -190,6 +193,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "dot" => Some(Builtin::Dot),
         "argmax" => Some(Builtin::ArgMax),
         "argmin" => Some(Builtin::ArgMin),
+        "cumsum" => Some(Builtin::Cumulative(ReduceOp::Sum)),
+        "cumprod" => Some(Builtin::Cumulative(ReduceOp::Prod)),
         _ => None,
     }
 }

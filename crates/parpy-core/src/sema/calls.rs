@@ -390,6 +390,10 @@ impl Lowerer<'_, '_> {
                 };
                 self.of_slice(b, a, span)
             }
+            Builtin::Cumulative(_) => {
+                self.cumulative_outside_a_slice(name, span);
+                None
+            }
             Builtin::Dot => {
                 let [a, b] = args else {
                     self.arity_error(name, "2 arguments", args.len(), span);
@@ -1057,6 +1061,10 @@ impl Lowerer<'_, '_> {
             }
             (Some(b), []) => return self.of_slice(b, value, span),
             _ => {}
+        }
+        if matches!(attr, "cumsum" | "cumprod") {
+            self.cumulative_outside_a_slice(name, span);
+            return None;
         }
         let Some(op) = ReduceOp::from_name(attr) else {
             self.error(

@@ -117,6 +117,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             KEEPDIMS,
         ],
         Builtin::Dot => &[A, ("b", How::Req), OUT],
+        Builtin::Cumulative(_) => &[A, ("axis", How::Fixed(Dflt::None)), DTYPE, OUT],
         Builtin::Math(MathFn::Round) => &[A, ("decimals", How::Opt(Dflt::Int(0))), OUT],
         Builtin::MathToInt(MathFn::Round) => {
             &[("number", How::Req), ("ndigits", How::Opt(Dflt::None))]
@@ -148,6 +149,7 @@ pub(super) fn method_signature(attr: &str) -> Option<&'static [Param]> {
         "sum" | "prod" | "mean" => &[AXIS, DTYPE, OUT, KEEPDIMS],
         "max" | "min" | "any" | "all" | "argmax" | "argmin" => &[AXIS, OUT, KEEPDIMS],
         "var" | "std" => &[AXIS, DTYPE, OUT, DDOF, KEEPDIMS],
+        "cumsum" | "cumprod" => &[("axis", How::Fixed(Dflt::None)), DTYPE, OUT],
         "astype" => &[
             ("dtype", How::Req),
             ("order", How::Fixed(Dflt::Str("K"))),

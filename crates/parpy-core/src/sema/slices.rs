@@ -128,6 +128,23 @@ pub(super) struct Axes {
     pub span: Span,
 }
 
+/// The type NumPy's `sum` / `prod` (and `cumsum` / `cumprod`) of `et`
+/// elements accumulate in, float16 aside: bools and integers narrower than
+/// the default integer `int_ty` in it (unsigned ones in the unsigned
+/// integer of its width), the others in their own type.
+fn numpy_sum_type(et: ElemTy, int_ty: ElemTy) -> ElemTy {
+    if et.is_float() || et.size() >= int_ty.size() && et != ElemTy::Bool {
+        et
+    } else if et.is_unsigned_int() {
+        match int_ty.size() {
+            4 => ElemTy::U32,
+            _ => ElemTy::U64,
+        }
+    } else {
+        int_ty
+    }
+}
+
 /// The accumulator type of a reduction (see `Lowerer::reduction_with`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum AccRule {
@@ -666,6 +683,9 @@ impl Lowerer<'_, '_> {
         labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<Stmt>> {
+        if let Some((op, arg)) = self.cumulative_of(value) {
+            return self.cumulative_assign(target, op, arg, labels, span);
+        }
         let from = self.pre.len();
         let saved = self.slice.replace(SliceCtx::default());
         let t = self.lower_subscript(target);
@@ -836,6 +856,184 @@ impl Lowerer<'_, '_> {
         Some(out)
     }
 
+    /// `np.cumsum(s)` / `s.cumsum()` (and `cumprod`): the operation and
+    /// `s`.
+    fn cumulative_of<'e>(&self, e: &'e ast::Expr) -> Option<(ReduceOp, &'e ast::Expr)> {
+        let ast::ExprKind::Call { func, args, .. } = &e.kind else {
+            return None;
+        };
+        let op = |name: &str| match name {
+            "cumsum" => Some(ReduceOp::Sum),
+            "cumprod" => Some(ReduceOp::Prod),
+            _ => None,
+        };
+        match (&func.kind, self.builtin_of(func)) {
+            (_, Some(crate::resolve::Builtin::Cumulative(o))) => Some((o, args.first()?)),
+            (ast::ExprKind::Attr { value, attr }, None)
+                if value.dotted_path().is_none() || self.is_local_root(value) =>
+            {
+                Some((op(attr)?, value))
+            }
+            _ => None,
+        }
+    }
+
+    /// `np.cumsum` / `np.cumprod` where no slice assignment takes its
+    /// array.
+    pub(super) fn cumulative_outside_a_slice(&mut self, name: &str, span: Span) {
+        self.error(
+            Diagnostic::error(format!(
+                "`{name}` gives an array: parpy computes it only as the whole right side of a slice assignment"
+            ))
+            .at(span, "an array here")
+            .help("assign it to a slice of an array argument: `y[i, :] = np.cumsum(x[i, :])`"),
+        );
+    }
+
+    /// `target[...] = np.cumsum(arg)` (or `np.cumprod`) of a 1-D slice
+    /// `arg`: one loop, in order, that adds (multiplies) each element into
+    /// an accumulator of NumPy's type and stores the running result, as
+    /// NumPy's `add.accumulate` does (float16 in float16, narrow integers
+    /// in the default integer).
+    fn cumulative_assign(
+        &mut self,
+        target: &ast::Expr,
+        op: ReduceOp,
+        arg: &ast::Expr,
+        labels: &[(String, Span)],
+        span: Span,
+    ) -> Option<Vec<Stmt>> {
+        let name = if op == ReduceOp::Sum {
+            "cumsum"
+        } else {
+            "cumprod"
+        };
+        if let Some((_, at)) = labels.first() {
+            self.error(
+                Diagnostic::error(format!("`{name}` runs in order and takes no label"))
+                    .at(*at, "this label")
+                    .help("label a loop around the statement (each row's scan in parallel)"),
+            );
+            return None;
+        }
+        let saved = self.slice.replace(SliceCtx::default());
+        let t = self.lower_subscript(target);
+        let v = self.lower_expr(arg);
+        let ctx = std::mem::replace(&mut self.slice, saved)?;
+        let (t, v) = (t?, v?);
+        let Sub::Elem {
+            array,
+            indices,
+            elem,
+            alias,
+        } = t
+        else {
+            return None;
+        };
+        let extents = ctx.extents?;
+        if extents.len() != 1 {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of a {}-dimensional slice is not supported",
+                    extents.len()
+                ))
+                .at(arg.span, "not 1-D")
+                .note("without an axis NumPy scans the flattened array")
+                .help("scan one row at a time (`y[i, :] = np.cumsum(x[i, :])`)"),
+            );
+            return None;
+        }
+        let et = self.scalar_elem(&v)?;
+        if et == ElemTy::Bool && op == ReduceOp::Prod {
+            self.error(
+                Diagnostic::error("`cumprod` of bools is not supported")
+                    .at(arg.span, "a bool slice")
+                    .help("convert it to an integer type first"),
+            );
+            return None;
+        }
+        // NumPy reads each element before it writes the running result
+        // over it: a read of the destination at a later position is read
+        // before it is written, one at an earlier position is not
+        let written: Vec<VarId> = match alias {
+            Some(sel) => self.alias_of(sel).map(|c| c.to_vec()).unwrap_or_default(),
+            None => vec![array],
+        };
+        let order = written
+            .iter()
+            .map(|a| overlap_order(*a, &indices, &v.e, &ctx.vars, &extents))
+            .fold(Order::Any, Order::join);
+        if !matches!(order, Order::Any | Order::Forward) {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` into the array it reads, at positions it has written already"
+                ))
+                .at(span, "the destination overlaps the scanned slice")
+                .help("scan into another array argument"),
+            );
+            return None;
+        }
+        let acc_ty = numpy_sum_type(et, self.opts.int_type);
+        let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
+        let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
+        let update = Expr::binary(
+            op.combine(),
+            acc_e.clone(),
+            convert(v.e, acc_ty),
+            Type::Scalar(acc_ty),
+            span,
+        );
+        let value = self.store_convert(
+            TExpr {
+                e: acc_e,
+                weak: false,
+            },
+            elem,
+            target.span,
+        )?;
+        let store = match alias {
+            Some(sel) => self.alias_store(sel, indices, value, span),
+            None => StmtKind::Assign {
+                dst: Place::Index { array, indices },
+                value,
+            },
+        };
+        let body = vec![
+            Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(acc),
+                    value: update,
+                },
+                span,
+            ),
+            Stmt::new(store, span),
+        ];
+        // a float sum starts from -0.0, which every value added to it
+        // keeps as it is (NumPy's first result is the first element, -0.0
+        // included)
+        let first = match (op, acc_ty.is_float()) {
+            (ReduceOp::Sum, true) => Expr::new(ExprKind::Float(-0.0), Type::Scalar(acc_ty), span),
+            _ => Expr::reduce_identity(op, acc_ty, span),
+        };
+        let mut out = vec![Stmt::new(
+            StmtKind::Assign {
+                dst: Place::Var(acc),
+                value: first,
+            },
+            span,
+        )];
+        out.extend(loop_nest(
+            &ctx.vars,
+            &extents,
+            body,
+            vec![vec![]],
+            None,
+            self.opts.int_type,
+            span,
+        ));
+        Some(out)
+    }
+
     /// `parpy.operators.<op>(arg)`: accumulator + hoisted reduction loops.
     pub(super) fn reduction(&mut self, op: ReduceOp, arg: &ast::Expr, span: Span) -> Option<TExpr> {
         self.reduction_with(op, arg, span, AccRule::NumPy)
@@ -948,18 +1146,8 @@ impl Lowerer<'_, '_> {
             (AccRule::Mean | AccRule::VarMean, _) if !et.is_float() => ElemTy::F64,
             (AccRule::Mean | AccRule::VarMean, _) => et,
             (AccRule::NumPy, ElemTy::F16) if sum_or_prod => ElemTy::F32,
-            (AccRule::NumPy, _)
-                if !sum_or_prod
-                    || et.is_float()
-                    || et.size() >= int_ty.size() && et != ElemTy::Bool =>
-            {
-                et
-            }
-            (AccRule::NumPy, _) if et.is_unsigned_int() => match int_ty.size() {
-                4 => ElemTy::U32,
-                _ => ElemTy::U64,
-            },
-            (AccRule::NumPy, _) => int_ty,
+            (AccRule::NumPy, _) if !sum_or_prod => et,
+            (AccRule::NumPy, _) => numpy_sum_type(et, int_ty),
         };
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);

@@ -1,0 +1,102 @@
+"""`np.cumsum` / `np.cumprod` (and the methods) of a 1-D slice, as the right
+side of a slice assignment: one loop in order per scan, in NumPy's
+accumulator type (narrow integers and bools in int64, float16 in float16),
+so the running results are NumPy's bit for bit on every backend. Each
+program runs as plain Python (the reference) and compiled
+(conftest.run_both)."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import check_gpu_code, cpu_opts, run_both
+
+N = 4
+
+
+@parpy.jit
+def scans(x, xi, a, b, c, d, N):
+    parpy.label('i')
+    for i in range(N):
+        a[i, :] = np.cumsum(x[i, :])
+        b[i, :] = x[i, :].cumprod()
+        c[i, :] = np.cumsum(xi[i, :] * 2)
+        d[i, 1:] = np.cumsum(x[i, :-1] > 0.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_running_sums_and_products_are_numpys(dtype):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((N, 50)).astype(dtype)
+    x[0, 0] = -0.0
+    xi = rng.integers(-100, 100, (N, 50)).astype(np.int32)
+    outs = [np.zeros((N, 50), dtype), np.zeros((N, 50), dtype),
+            np.zeros((N, 50), np.int64), np.zeros((N, 50), np.int64)]
+    got = run_both(scans, [x, xi, *outs, N], cpu_opts({'i': parpy.threads(N)}))
+    for g, want in zip(got[2:6], [np.cumsum(x, axis=1), np.cumprod(x, axis=1),
+                                  np.cumsum(xi * 2, axis=1)]):
+        assert g.tobytes() == want.tobytes()
+    assert np.array_equal(got[5][:, 1:], np.cumsum(x[:, :-1] > 0.0, axis=1))
+
+
+@parpy.jit
+def in_place(x, N):
+    parpy.label('i')
+    for i in range(N):
+        x[i, :] = np.cumsum(x[i, :])
+
+
+def test_a_scan_in_place():
+    x = np.random.default_rng(2).random((N, 9))
+    got = run_both(in_place, [x, N], cpu_opts({'i': parpy.threads(N)}))
+    assert got[0].tobytes() == np.cumsum(x, axis=1).tobytes()
+
+
+def test_scans_compile_for_cuda_and_metal():
+    x = np.zeros((N, 8), np.float32)
+    check_gpu_code(scans, lambda b: [x, np.zeros((N, 8), np.int32), x, x,
+                                     np.zeros((N, 8), np.int64), np.zeros((N, 8), np.int64), N],
+                   {'i': parpy.threads(N)}, "scans")
+
+
+@parpy.jit
+def labelled_scan(x, y, N):
+    for i in range(N):
+        parpy.label('j')
+        y[i, :] = np.cumsum(x[i, :])
+
+
+@parpy.jit
+def scan_of_a_2d_slice(x, y):
+    y[:, :] = np.cumsum(x[:, :])
+
+
+@parpy.jit
+def scan_as_a_value(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.cumsum(x[i, :])
+
+
+@parpy.jit
+def shifted_in_place(x, N):
+    parpy.label('i')
+    for i in range(N):
+        x[i, 1:] = np.cumsum(x[i, :-1])
+
+
+def test_what_a_scan_cannot_be_is_a_located_error():
+    x, y = np.ones((N, 5)), np.zeros((N, 5))
+    cases = [
+        (labelled_scan, [x, y, N], {'j': parpy.threads(5)},
+         "`cumsum` runs in order and takes no label"),
+        (scan_of_a_2d_slice, [x, y], {}, "`cumsum` of a 2-dimensional slice is not supported"),
+        (scan_as_a_value, [x, np.zeros(N), N], {'i': parpy.threads(N)},
+         "`np.cumsum` gives an array"),
+        (shifted_in_place, [x, N], {'i': parpy.threads(N)},
+         "`cumsum` into the array it reads, at positions it has written already"),
+    ]
+    for fn, args, spec, words in cases:
+        with pytest.raises(parpy.CompileError) as e:
+            fn(*args, opts=cpu_opts(spec))
+        assert words in str(e.value), str(e.value)
