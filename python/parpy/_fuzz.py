@@ -976,16 +976,23 @@ class Gen:
         sc.vars[name] = E(name, e.t, approx=e.approx, rng=e.rng, leaf=e.leaf)
         sc.own[name] = sc.level
 
+    def slice_target(self, sc: Scope) -> Optional[Tuple[Arr, int, str]]:
+        """An array this scope writes, a length and a slice of it of that
+        length along its last dimension (`o[prefix, lo:hi]`), or None."""
+        a = self.owned_array(sc)
+        if a.dtype == "bool" or len(a.shape) <= (a.depth if sc.nest is not None else 0):
+            return None
+        n = self.r.randrange(1, a.shape[-1] + 1)
+        tgt = self.target(sc, a, slice_len=n)
+        return None if tgt is None else (a, n, tgt)
+
     def stmt_slice(self, sc: Scope, ind: int) -> None:
         """`o[prefix, lo:hi] = expr of slices` (labelled: parallel)."""
         r = self.r
-        a = self.owned_array(sc)
-        if a.dtype == "bool" or len(a.shape) <= (a.depth if sc.nest is not None else 0):
+        st = self.slice_target(sc)
+        if st is None:
             return
-        n = r.randrange(1, a.shape[-1] + 1)
-        tgt = self.target(sc, a, slice_len=n)
-        if tgt is None:
-            return
+        a, n, tgt = st
         k = "i" if kind(a.dtype) in "iu" else "f"
         s1 = self.slice_of(sc, k, n)
         if self.on("axis_reduce", 0.5):
@@ -1036,13 +1043,10 @@ class Gen:
         """`o[prefix, lo:hi] = np.cumsum(slice)` (or `cumprod`, or the
         methods): a running sum in order, without a label."""
         r = self.r
-        a = self.owned_array(sc)
-        if a.dtype == "bool" or len(a.shape) <= (a.depth if sc.nest is not None else 0):
+        st = self.slice_target(sc)
+        if st is None:
             return
-        n = r.randrange(1, a.shape[-1] + 1)
-        tgt = self.target(sc, a, slice_len=n)
-        if tgt is None:
-            return
+        a, n, tgt = st
         op = r.choice(["cumsum", "cumprod"] if n <= 8 else ["cumsum"])
         for _ in range(6):  # a source of another array, of a type the target holds
             s1 = self.slice_of(sc, "i" if kind(a.dtype) in "iu" else "f", n)

@@ -687,25 +687,9 @@ impl Lowerer<'_, '_> {
             return self.cumulative_assign(target, op, arg, labels, span);
         }
         let from = self.pre.len();
-        let saved = self.slice.replace(SliceCtx::default());
-        let t = self.lower_subscript(target);
-        let v = self.lower_expr(value);
-        let mut ctx = std::mem::replace(&mut self.slice, saved)?;
-        let (t, v) = (t?, v?);
+        let (mut ctx, (array, indices, elem, alias), v) = self.slice_sides(target, value)?;
         // reductions with `axis=` compute an element of the right side each
         let mut inner = self.sink_dependent(from, &ctx.vars);
-        let Sub::Elem {
-            array,
-            indices,
-            elem,
-            alias,
-        } = t
-        else {
-            self.error(
-                Diagnostic::error("cannot assign to a shape").at(target.span, "not assignable"),
-            );
-            return None;
-        };
         let mut value = self.store_convert(v, elem, target.span)?;
         let mut indices = indices;
         let extents = ctx.extents?;
@@ -856,6 +840,35 @@ impl Lowerer<'_, '_> {
         Some(out)
     }
 
+    /// The target and the right side of a slice assignment, lowered in one
+    /// elementwise context: the context, the element the target stores
+    /// (array, indices, element type, re-bound name), and the value.
+    #[allow(clippy::type_complexity)]
+    fn slice_sides(
+        &mut self,
+        target: &ast::Expr,
+        value: &ast::Expr,
+    ) -> Option<(SliceCtx, (VarId, Vec<Expr>, ElemTy, Option<VarId>), TExpr)> {
+        let saved = self.slice.replace(SliceCtx::default());
+        let t = self.lower_subscript(target);
+        let v = self.lower_expr(value);
+        let ctx = std::mem::replace(&mut self.slice, saved)?;
+        let (t, v) = (t?, v?);
+        let Sub::Elem {
+            array,
+            indices,
+            elem,
+            alias,
+        } = t
+        else {
+            self.error(
+                Diagnostic::error("cannot assign to a shape").at(target.span, "not assignable"),
+            );
+            return None;
+        };
+        Some((ctx, (array, indices, elem, alias), v))
+    }
+
     /// `np.cumsum(s)` / `s.cumsum()` (and `cumprod`): the operation and
     /// `s`.
     fn cumulative_of<'e>(&self, e: &'e ast::Expr) -> Option<(ReduceOp, &'e ast::Expr)> {
@@ -916,20 +929,7 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        let saved = self.slice.replace(SliceCtx::default());
-        let t = self.lower_subscript(target);
-        let v = self.lower_expr(arg);
-        let ctx = std::mem::replace(&mut self.slice, saved)?;
-        let (t, v) = (t?, v?);
-        let Sub::Elem {
-            array,
-            indices,
-            elem,
-            alias,
-        } = t
-        else {
-            return None;
-        };
+        let (ctx, (array, indices, elem, alias), v) = self.slice_sides(target, arg)?;
         let extents = ctx.extents?;
         if extents.len() != 1 {
             self.error(
