@@ -408,6 +408,11 @@ def natural_args():
      "natural_pair_as_one_value"),
     ("pair_into_three", "pair(x[i, 1])", "cannot unpack 2 values into 3 targets",
      "natural_pair_into_three"),
+    ("assert_formatted_message", 'f"row {i} starts below zero"',
+     "the message of an `assert` must be a string literal", "natural_assert_formatted_message"),
+    ("axis_left_in_an_element", "np.max(x[1:3, :], axis=0)",
+     "`max` with this axis leaves 1 dimension (an array), but it is not assigned to a slice",
+     "natural_axis_left_in_an_element"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

@@ -139,3 +139,14 @@ def pair_into_three(x, y, N):
     for i in range(N):
         a, b, c = pair(x[i, 1])
         y[i] = a + b + c
+
+
+def assert_formatted_message(x, y, N):
+    for i in range(N):
+        assert x[i, 0] > 0.0, f"row {i} starts below zero"
+        y[i] = x[i, 0]
+
+
+def axis_left_in_an_element(x, y, N):
+    for i in range(N):
+        y[i] = np.max(x[1:3, :], axis=0)
