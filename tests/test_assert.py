@@ -5,6 +5,8 @@ the message and the source line (the statements after it still run, as
 after a failed index check). A condition known true when compiling costs
 nothing."""
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -118,3 +120,12 @@ def test_the_message_must_be_a_string_literal():
     msg = str(e.value)
     assert "the message of an `assert` must be a string literal" in msg
     assert 'f"x[{i}] must be positive"' in msg
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="the CUDA emulator needs a C++ compiler")
+def test_printed_cuda_code_on_the_emulator_raises_too():
+    from parpy import _cuda_emu
+    x = _rows()
+    x[1, 0] = -1.0
+    with pytest.raises(AssertionError, match="rows must start with a non-negative value"):
+        _cuda_emu.run(scaled_rows, [x, np.zeros(4), 4, 5], cpu_opts({'i': parpy.threads(4)}))

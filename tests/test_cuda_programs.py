@@ -252,6 +252,7 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_assert: other backends' code, the Cpu's printed code, an error
     "test_asserts_compile_for_cuda_and_metal",
     "test_printed_code_run_by_compile_string_raises_too",
+    "test_printed_cuda_code_on_the_emulator_raises_too",
     "test_the_message_must_be_a_string_literal",
     # test_cumulative: other backends' code, errors
     "test_scans_compile_for_cuda_and_metal",

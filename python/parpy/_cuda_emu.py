@@ -249,6 +249,7 @@ def run_source(code: str, args: Sequence[Any], seed: int = 0,
         site = int(record[0]) - 1
         sites = re.findall(r"^// parpy-bounds: (.*)$", code, re.M)
         what = sites[site] if 0 <= site < len(sites) else ""
-        if what.startswith("assertion: "):  # parpy_core::ir::ASSERT_SITE
-            raise AssertionError(what[len("assertion: "):])
+        from parpy._native import ASSERT_SITE
+        if what.startswith(ASSERT_SITE):
+            raise AssertionError(what[len(ASSERT_SITE):])
         raise IndexError(f"index out of bounds (check {site}, index {int(record[1])})")

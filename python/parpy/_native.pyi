@@ -3,6 +3,8 @@
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 __version__: str
+# how a `// parpy-bounds:` line of an assertion starts
+ASSERT_SITE: str
 
 class CompileError(RuntimeError):
     """A mistake in a parpy program or its options (the message is the

@@ -50,7 +50,7 @@ impl Lowerer<'_, '_> {
             .dotted_path()
             .map(|p| p.join("."))
             .unwrap_or_else(|| "this expression".to_string());
-        if func.dotted_path().is_none() || self.is_local_root(func) {
+        if self.is_local_value(func) {
             self.error(
                 Diagnostic::error(format!("`{name}` is not a function"))
                     .at(func.span, "cannot be called"),
@@ -1010,8 +1010,7 @@ impl Lowerer<'_, '_> {
         let ast::ExprKind::Attr { value, attr } = &func.kind else {
             return None;
         };
-        let on_local = value.dotted_path().is_none() || self.is_local_root(value);
-        if !on_local {
+        if !self.is_local_value(value) {
             return None;
         }
         let name = format!(".{attr}()");

@@ -106,6 +106,12 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// Is `e` a value of the function (an expression, or a chain rooted at
+    /// a local name), not a global path such as `np.float32`?
+    pub(super) fn is_local_value(&self, e: &ast::Expr) -> bool {
+        e.dotted_path().is_none() || self.is_local_root(e)
+    }
+
     pub(super) fn not_defined(&mut self, name: &str, span: Span) {
         if self.dict_misused(name, span) {
             return;

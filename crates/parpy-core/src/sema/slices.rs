@@ -882,9 +882,7 @@ impl Lowerer<'_, '_> {
         };
         match (&func.kind, self.builtin_of(func)) {
             (_, Some(crate::resolve::Builtin::Cumulative(o))) => Some((o, args.first()?)),
-            (ast::ExprKind::Attr { value, attr }, None)
-                if value.dotted_path().is_none() || self.is_local_root(value) =>
-            {
+            (ast::ExprKind::Attr { value, attr }, None) if self.is_local_value(value) => {
                 Some((op(attr)?, value))
             }
             _ => None,

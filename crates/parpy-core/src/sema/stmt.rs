@@ -276,7 +276,7 @@ impl Lowerer<'_, '_> {
         a: &ArgType,
         weak_arg: bool,
     ) -> Option<ElemTy> {
-        if ann.dotted_path().is_none() || self.is_local_root(ann) {
+        if self.is_local_value(ann) {
             return None;
         }
         let path = ann.dotted_path()?;
