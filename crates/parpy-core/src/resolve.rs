@@ -190,7 +190,9 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "std" => Some(Builtin::Std),
         // `np.linalg.norm` (its `__name__`; found in `np.linalg`)
         "linalg.norm" => Some(Builtin::Norm),
-        "dot" => Some(Builtin::Dot),
+        // `np.matmul` is `np.dot` for the operands parpy takes (1 or 2
+        // dimensions)
+        "dot" | "matmul" => Some(Builtin::Dot),
         "argmax" => Some(Builtin::ArgMax),
         "argmin" => Some(Builtin::ArgMin),
         "cumsum" => Some(Builtin::Cumulative(ReduceOp::Sum)),
@@ -289,6 +291,8 @@ pub enum Resolved {
     },
     /// A module or namespace: look at its attributes (`parpy`, `parpy.math`).
     Namespace,
+    /// Python's `None` (`np.newaxis`): a new axis in a subscript.
+    NoneValue,
     /// The name exists but denotes something jit code cannot use; the string
     /// describes it for the error message (`a list`, `function 'print'`).
     Unsupported(String),
@@ -363,6 +367,7 @@ impl Resolver for StaticResolver {
                     match *t {
                         "pi" => Resolved::Const(ScalarValue::Float(std::f64::consts::PI)),
                         "inf" => Resolved::Const(ScalarValue::Float(f64::INFINITY)),
+                        "newaxis" => Resolved::NoneValue,
                         _ => Resolved::NotFound,
                     }
                 }

@@ -152,6 +152,9 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             }
         }
     }
+    if obj.is_none() {
+        return Ok(Resolved::NoneValue);
+    }
     if let Ok(b) = obj.cast::<PyBool>() {
         return Ok(Resolved::Const(ScalarValue::Bool(b.is_true())));
     }

@@ -282,7 +282,7 @@ impl Lowerer<'_, '_> {
 
     /// The number of dimensions of `e`, as far as its text tells (0 for a
     /// number).
-    fn rank(&self, e: &ast::Expr) -> usize {
+    pub(super) fn rank(&self, e: &ast::Expr) -> usize {
         use crate::resolve::Builtin as B;
         use ast::ExprKind as K;
         let ndim = |a: &ast::Expr| match self.array_arg(super::expr::transpose_of(a).unwrap_or(a)) {
@@ -318,19 +318,22 @@ impl Lowerer<'_, '_> {
                     .iter()
                     .filter(|i| matches!(i.kind, K::Slice { .. }))
                     .count();
-                if slices == 0 {
+                let new_axes = indices.iter().filter(|i| self.is_new_axis(i)).count();
+                if slices + new_axes == 0 {
                     return 0;
                 }
-                slices + ndim(value).saturating_sub(indices.len())
+                slices + new_axes + ndim(value).saturating_sub(indices.len() - new_axes)
             }
             K::Name(_) => ndim(e),
             K::Attr { .. } => ndim(e),
             K::Unary { arg, .. } => self.rank(arg),
-            // `a @ b` of 1-D slices is their dot product, a number
+            // `a @ b`: 1-D operands lose their dimension, matrices the
+            // one they share
             K::Binary {
                 op: crate::ops::BinOp::MatMul,
-                ..
-            } => 0,
+                lhs,
+                rhs,
+            } => (self.rank(lhs) + self.rank(rhs)).saturating_sub(2),
             K::Binary { lhs, rhs, .. } => self.rank(lhs).max(self.rank(rhs)),
             K::Compare { first, rest } => rest
                 .iter()
@@ -372,6 +375,10 @@ impl Lowerer<'_, '_> {
                 ) => args.first().map_or(0, |a| {
                     reduced(a, args, super::keywords::builtin_signature(b))
                 }),
+                (_, Some(B::Dot)) => match args.as_slice() {
+                    [a, b, ..] => (self.rank(a) + self.rank(b)).saturating_sub(2),
+                    _ => 0,
+                },
                 // `len`, `zip` and the rest are not arrays
                 (_, Some(_)) => 0,
                 (K::Attr { value, attr }, None) => match attr.as_str() {

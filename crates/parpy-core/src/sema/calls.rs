@@ -933,7 +933,11 @@ impl Lowerer<'_, '_> {
         Some(math_of(MathFn::Sqrt, sq, span))
     }
 
-    /// `np.dot(a, b)` and `a @ b` of 1-D vectors: the sum of `a * b`.
+    /// `np.dot(a, b)` and `a @ b`: of 1-D vectors, the sum of `a * b`; of a
+    /// matrix and a vector, that sum along the last axis; of a vector or a
+    /// matrix and a matrix, `np.sum(a[..., None] * b, axis=-2)`. Each element
+    /// is added in order in the elements' type, as NumPy's integer matmul
+    /// does (its float matmul calls BLAS, whose order varies).
     pub(super) fn dot(
         &mut self,
         a: &ast::Expr,
@@ -941,8 +945,97 @@ impl Lowerer<'_, '_> {
         name: &str,
         span: Span,
     ) -> Option<TExpr> {
-        let product = ast::Expr::binary(BinOp::Mul, a.clone(), b.clone(), span);
-        self.vector_sum(name, &product, true, span)
+        let (ra, rb) = (self.rank(a), self.rank(b));
+        if ra <= 1 && rb <= 1 {
+            let product = ast::Expr::binary(BinOp::Mul, a.clone(), b.clone(), span);
+            return self.vector_sum(name, &product, true, span);
+        }
+        if ra > 2 || rb > 2 {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of {ra}- and {rb}-dimensional operands is not supported in parpy functions"
+                ))
+                .at(span, "more than 2 dimensions")
+                .help("multiply one matrix at a time: index the leading dimensions (`a[k, :, :] @ b[k, :, :]`)"),
+            );
+            return None;
+        }
+        // a matrix times a vector: the vector broadcasts along the rows
+        let (product, axis) = if rb == 1 {
+            (
+                ast::Expr::binary(BinOp::Mul, a.clone(), b.clone(), span),
+                -1,
+            )
+        } else {
+            let Some(column) = self.with_new_axis(a, ra) else {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` with a matrix on the right needs its left operand to be an array or a subscript of one"
+                    ))
+                    .at(a.span, "an expression")
+                    .help("assign the left operand to an array first, or write the product out: `np.sum(a[:, :, None] * b, axis=1)`"),
+                );
+                return None;
+            };
+            (ast::Expr::binary(BinOp::Mul, column, b.clone(), span), -2)
+        };
+        self.axis = Some(super::slices::Axes {
+            axes: vec![axis],
+            keepdims: false,
+            span,
+        });
+        let (sum, et, _) = self.reduction_with(ReduceOp::Sum, &product, span, AccRule::Element)?;
+        if et == ElemTy::Bool {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of bool arrays is not supported in parpy functions"
+                ))
+                .at(
+                    span,
+                    "NumPy's product of bool matrices is a bool matrix (any pair both true)",
+                )
+                .help("convert the operands to an integer type"),
+            );
+            return None;
+        }
+        Some(sum)
+    }
+
+    /// `a[..., None]`: the array or subscript `a` (of `rank` dimensions)
+    /// with a new last axis; `None` for other expressions.
+    fn with_new_axis(&self, a: &ast::Expr, rank: usize) -> Option<ast::Expr> {
+        let full = || ast::Expr {
+            kind: ast::ExprKind::Slice {
+                lo: None,
+                hi: None,
+                step: None,
+            },
+            span: a.span,
+        };
+        let new_axis = ast::Expr {
+            kind: ast::ExprKind::None,
+            span: a.span,
+        };
+        let (value, mut indices) = match &a.kind {
+            ast::ExprKind::Subscript { value, indices } => (value.clone(), indices.clone()),
+            ast::ExprKind::Name(_) | ast::ExprKind::Attr { .. } => {
+                (Box::new(a.clone()), (0..rank).map(|_| full()).collect())
+            }
+            _ => return None,
+        };
+        // the dimensions a subscript leaves out are full slices (`x.T`
+        // has `x`'s number of them)
+        let array = super::expr::transpose_of(&value).unwrap_or(&value);
+        let (_, Type::Array { shape, .. }) = self.array_arg(array)? else {
+            return None;
+        };
+        let given = indices.iter().filter(|i| !self.is_new_axis(i)).count();
+        indices.extend((given..shape.len()).map(|_| full()));
+        indices.push(new_axis);
+        Some(ast::Expr {
+            kind: ast::ExprKind::Subscript { value, indices },
+            span: a.span,
+        })
     }
 
     /// `np.mean(s)` / `s.mean()`: NumPy's sum in its accumulator type (float64
@@ -1099,7 +1192,7 @@ impl Lowerer<'_, '_> {
                 let parts = (lo.as_deref(), hi.as_deref(), step.as_deref());
                 return match self.slice_bounds(parts, *shape.get(k)?, ix.span)? {
                     IndexSlot::Slice { extent, .. } => Some(extent),
-                    IndexSlot::Scalar(_) => None,
+                    IndexSlot::Scalar(_) | IndexSlot::NewAxis => None,
                 };
             }
         }

@@ -845,8 +845,9 @@ impl Lowerer<'_, '_> {
                     _ => idx.len(),
                 };
                 let mut idx = idx;
-                if idx.len() <= rank {
-                    idx.resize(rank, &full);
+                let new_axes = idx.iter().filter(|ix| self.is_new_axis(ix)).count();
+                if idx.len() - new_axes <= rank {
+                    idx.resize(rank + new_axes, &full);
                     idx.reverse();
                 }
                 (x, idx, true)
@@ -890,24 +891,27 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         };
-        if idx.len() > shape.len() {
+        // `None` / `np.newaxis` indexes no dimension: it adds one of length 1
+        let new_axes: Vec<bool> = idx.iter().map(|ix| self.is_new_axis(ix)).collect();
+        let given = new_axes.iter().filter(|n| !**n).count();
+        if given > shape.len() {
             self.error(
                 Diagnostic::error(format!(
                     "too many indices: `{name}` has {} dimension{} but {} indices were given",
                     shape.len(),
                     if shape.len() == 1 { "" } else { "s" },
-                    idx.len()
+                    given
                 ))
                 .at(e.span, "too many indices"),
             );
             return None;
         }
-        if idx.len() < shape.len() && self.slice.is_none() {
+        if given < shape.len() && self.slice.is_none() {
             let mut d = Diagnostic::error(format!(
                 "`{name}` has {} dimensions but {} index{} given",
                 shape.len(),
-                idx.len(),
-                if idx.len() == 1 { " was" } else { "es were" }
+                given,
+                if given == 1 { " was" } else { "es were" }
             ))
             .at(e.span, "not enough indices")
             .help("give one index per dimension (`a[i, j]`), or use a slice such as `a[i, :]` in a slice assignment or a reduction");
@@ -921,8 +925,12 @@ impl Lowerer<'_, '_> {
         }
         let mut slots = vec![];
         let mut ok = true;
+        let mut idx = idx.iter().zip(new_axes).peekable();
         for (k, dim) in shape.iter().enumerate() {
-            let Some(ix) = idx.get(k) else {
+            while idx.next_if(|(_, new)| *new).is_some() {
+                slots.push(IndexSlot::NewAxis);
+            }
+            let Some((ix, _)) = idx.next() else {
                 slots.push(IndexSlot::Slice {
                     lo: Expr::int(0, self.opts.int_type, e.span),
                     extent: *dim,
@@ -964,6 +972,7 @@ impl Lowerer<'_, '_> {
                 _ => slots.push(IndexSlot::Scalar(self.wrap_negative(i, *dim))),
             }
         }
+        slots.extend(idx.map(|_| IndexSlot::NewAxis));
         if !ok {
             return None;
         }
@@ -974,6 +983,21 @@ impl Lowerer<'_, '_> {
             elem,
             alias,
         })
+    }
+
+    /// Whether the index `ix` is `None` or a global that is (`np.newaxis`).
+    pub(super) fn is_new_axis(&self, ix: &ast::Expr) -> bool {
+        match &ix.kind {
+            ast::ExprKind::None => true,
+            ast::ExprKind::Name(_) | ast::ExprKind::Attr { .. } => {
+                let Some(path) = ix.dotted_path() else {
+                    return false;
+                };
+                self.scope.get(path[0]).is_none()
+                    && matches!(self.resolver.resolve(&path), Resolved::NoneValue)
+            }
+            _ => false,
+        }
     }
 
     /// The values an integer expression can take (`None`: not an integer).

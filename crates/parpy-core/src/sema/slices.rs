@@ -30,15 +30,24 @@ pub(super) enum IndexSlot {
         extent: i64,
         step: i64,
     },
+    /// `None` / `np.newaxis`: a dimension of length 1 that indexes nothing
+    NewAxis,
 }
 
 /// The elementwise context of one slice statement or reduction: the loop
-/// extents (fixed by the first sliced operand) and their index variables.
+/// extents and their index variables. A slice statement's extents are its
+/// target's (its first sliced operand); a reduction's are NumPy's broadcast
+/// of all its operands' shapes: when an operand's shape extends those fixed
+/// so far, `grown` keeps the broadcast and the caller lowers the argument
+/// again with it (`Lowerer::lower_reduced`).
 #[derive(Default)]
 pub(super) struct SliceCtx {
     extents: Option<Vec<i64>>,
     vars: Vec<VarId>,
     def_span: Span,
+    /// a reduction's context, whose extents grow by broadcasting
+    growable: bool,
+    grown: bool,
 }
 
 impl SliceCtx {
@@ -47,6 +56,20 @@ impl SliceCtx {
     pub(super) fn vars(&self) -> &[VarId] {
         &self.vars
     }
+}
+
+/// NumPy's broadcast of two shapes (right-aligned; a dimension of length 1
+/// takes the other's length), `None` when they do not broadcast.
+fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    let n = a.len().max(b.len());
+    let at = |s: &[i64], k: usize| (k + s.len()).checked_sub(n).map_or(1, |i| s[i]);
+    (0..n)
+        .map(|k| match (at(a, k), at(b, k)) {
+            (x, y) if x == y || y == 1 => Some(x),
+            (1, y) => Some(y),
+            _ => None,
+        })
+        .collect()
 }
 
 fn shape_str(s: &[i64]) -> String {
@@ -332,6 +355,57 @@ fn flat_index(flat: VarId, stride: i64, n: i64, outermost: bool, ty: ElemTy, spa
 }
 
 impl Lowerer<'_, '_> {
+    /// Gives `ctx` the extents `shape`, a counter for each, and the span of
+    /// the operand that fixed them.
+    fn init_ctx(&mut self, ctx: &mut SliceCtx, shape: Vec<i64>, span: Span) {
+        let int_ty = self.opts.int_type;
+        ctx.vars = shape
+            .iter()
+            .map(|_| self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span))
+            .collect();
+        for (v, n) in ctx.vars.iter().zip(&shape) {
+            self.loop_ranges
+                .set(*v, crate::ir::range::Interval::new(0, *n as i128 - 1));
+        }
+        ctx.extents = Some(shape);
+        ctx.def_span = span;
+    }
+
+    /// `arg` lowered in a reduction's elementwise context, whose shape is
+    /// NumPy's broadcast of all its operands' shapes (`np.sum(a[:, None] *
+    /// b[None, :])`): lowered a second time, over that shape, when an
+    /// operand extends the shape of the ones before it. The context is
+    /// `None` when lowering failed.
+    fn lower_reduced(&mut self, arg: &ast::Expr) -> (Option<TExpr>, Option<SliceCtx>) {
+        let (from, diags) = (self.pre.len(), self.sh.diags.len());
+        let labels = self.red_labels.clone();
+        let growable = SliceCtx {
+            growable: true,
+            ..SliceCtx::default()
+        };
+        let saved = self.slice.replace(growable);
+        let mut elem = self.lower_expr(arg);
+        let mut ctx = self.slice.take();
+        if let Some(SliceCtx {
+            extents: Some(shape),
+            def_span,
+            grown: true,
+            ..
+        }) = ctx
+        {
+            self.pre.truncate(from);
+            self.sh.diags.truncate(diags);
+            self.red_labels = labels;
+            let mut fixed = SliceCtx::default();
+            self.init_ctx(&mut fixed, shape, def_span);
+            self.slice = Some(fixed);
+            elem = self.lower_expr(arg);
+            ctx = self.slice.take();
+        }
+        self.slice = saved;
+        (elem, ctx)
+    }
+
     /// Takes the statements hoisted into `self.pre` since `from` that
     /// depend on the counters `vars` of a loop nest being built (a
     /// reduction with `axis=`, one per element of its result), and those
@@ -550,6 +624,7 @@ impl Lowerer<'_, '_> {
             .iter()
             .filter_map(|s| match s {
                 IndexSlot::Slice { extent, .. } => Some(*extent),
+                IndexSlot::NewAxis => Some(1),
                 IndexSlot::Scalar(_) => None,
             })
             .collect();
@@ -562,7 +637,7 @@ impl Lowerer<'_, '_> {
                     .into_iter()
                     .filter_map(|s| match s {
                         IndexSlot::Scalar(e) => Some(e),
-                        IndexSlot::Slice { .. } => None,
+                        IndexSlot::Slice { .. } | IndexSlot::NewAxis => None,
                     })
                     .collect(),
             );
@@ -596,30 +671,23 @@ impl Lowerer<'_, '_> {
             self.error(d);
             return None;
         };
-        let int_ty = self.opts.int_type;
         let extents = match &ctx.extents {
             Some(e) => e.clone(),
             None => {
-                ctx.vars = shape
-                    .iter()
-                    .map(|_| self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span))
-                    .collect();
-                for (v, n) in ctx.vars.iter().zip(&shape) {
-                    self.loop_ranges
-                        .set(*v, crate::ir::range::Interval::new(0, *n as i128 - 1));
-                }
-                ctx.extents = Some(shape.clone());
-                ctx.def_span = span;
+                self.init_ctx(&mut ctx, shape.clone(), span);
                 shape.clone()
             }
         };
-        let (n, m) = (extents.len(), shape.len());
-        let mismatch = m > n
-            || shape
-                .iter()
-                .enumerate()
-                .any(|(j, e)| *e != 1 && *e != extents[n - m + j]);
-        if mismatch {
+        // a value's leading dimensions of length 1 that its target lacks
+        // are dropped (NumPy: `y[:, :] = x[None]`)
+        let mut drop = 0;
+        while !ctx.growable && !transposed && shape.len() - drop > extents.len() && shape[drop] == 1
+        {
+            drop += 1;
+        }
+        shape.drain(..drop);
+        let merged = broadcast(&extents, &shape);
+        let Some(merged) = merged.filter(|m| *m == extents || ctx.growable) else {
             self.error(
                 Diagnostic::error(format!(
                     "incompatible shapes: the slices {} and {} do not match",
@@ -633,12 +701,39 @@ impl Lowerer<'_, '_> {
             );
             self.slice = Some(ctx);
             return None;
+        };
+        if merged != extents {
+            // a reduction's operands broadcast to a larger shape: its
+            // argument is lowered again over that shape
+            let def_span = ctx.def_span;
+            self.init_ctx(&mut ctx, merged, def_span);
+            ctx.grown = true;
+            let dummy = slots
+                .into_iter()
+                .filter_map(|s| match s {
+                    IndexSlot::Scalar(e) => Some(e),
+                    IndexSlot::Slice { lo, .. } => Some(lo),
+                    IndexSlot::NewAxis => None,
+                })
+                .collect();
+            self.slice = Some(ctx);
+            return Some(dummy);
         }
+        let int_ty = self.opts.int_type;
+        let (n, m) = (extents.len(), shape.len());
         let mut out = vec![];
         let mut j = 0;
         for s in slots {
+            if drop > 0 && !matches!(s, IndexSlot::Scalar(_)) {
+                drop -= 1;
+                if let IndexSlot::Slice { lo, .. } = s {
+                    out.push(lo);
+                }
+                continue;
+            }
             match s {
                 IndexSlot::Scalar(e) => out.push(e),
+                IndexSlot::NewAxis => j += 1,
                 IndexSlot::Slice { lo, extent, step } => {
                     let d = n - m + if transposed { m - 1 - j } else { j };
                     j += 1;
@@ -1050,9 +1145,8 @@ impl Lowerer<'_, '_> {
     ) -> Option<(TExpr, ElemTy, Vec<i64>)> {
         let axes = self.axis.take();
         let from = self.pre.len();
-        let saved = self.slice.replace(SliceCtx::default());
-        let elem = self.lower_expr(arg);
-        let ctx = std::mem::replace(&mut self.slice, saved)?;
+        let (elem, ctx) = self.lower_reduced(arg);
+        let ctx = ctx?;
         let mut elem = elem?;
         let et = self.scalar_elem(&elem)?;
         let Some(all) = ctx.extents else {
@@ -1251,9 +1345,8 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let from = self.pre.len();
-        let saved = self.slice.replace(SliceCtx::default());
-        let elem = self.lower_expr(arg);
-        let ctx = std::mem::replace(&mut self.slice, saved)?;
+        let (elem, ctx) = self.lower_reduced(arg);
+        let ctx = ctx?;
         let mut elem = elem?;
         let et = self.scalar_elem(&elem)?;
         let fail = |this: &mut Self, msg: String, label: &str, help: &str| {

@@ -116,8 +116,9 @@ pub enum ExprKind {
     Bool(bool),
     /// Only meaningful as a call argument (labels).
     Str(String),
-    /// Python's `None`: only as a keyword argument or a parameter's default
-    /// (the converter rejects it elsewhere), or where sema fills in a
+    /// Python's `None`: only as a keyword argument, a parameter's default or
+    /// an index (a new axis, `x[:, None]`; the converter rejects it
+    /// elsewhere), or where sema fills in a
     /// parameter left out before one given by name (`np.var(s, ddof=1)` is
     /// `np.var(s, None, None, None, 1)`).
     None,

@@ -732,7 +732,8 @@ impl Converter {
         }
     }
 
-    /// One index of a subscript: an expression or a `lo:hi:step` slice.
+    /// One index of a subscript: an expression, a `lo:hi:step` slice or
+    /// `None`.
     fn index(&mut self, e: &py::Expr) -> Expr {
         match e {
             py::Expr::Slice(s) => {
@@ -744,6 +745,11 @@ impl Converter {
                     span: self.span(s.range),
                 }
             }
+            // `x[:, None]`: a new axis
+            py::Expr::Constant(c) if matches!(c.value, py::Constant::None) => Expr {
+                kind: ExprKind::None,
+                span: self.span(c.range),
+            },
             other => self.expr(other),
         }
     }

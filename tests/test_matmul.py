@@ -1,0 +1,250 @@
+"""Matrix products (`a @ b`, `np.matmul`, `np.dot` of matrices), new axes
+(`x[:, None]`, `np.newaxis`) and broadcasting inside reductions
+(`np.sum(a[:, None] * b[None, :])`, whose shape is all operands'
+broadcast). Each program runs as plain Python (the reference) and compiled
+(conftest.run_both); integer results are NumPy's exactly, and so are float
+ones where NumPy adds in a fixed order."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import check_gpu_code, cpu_opts, run_both  # noqa: F401 (cpu_opts: swapped)
+
+N, K, M = 5, 7, 3
+
+
+def _par():
+    # every statement is labelled 'i' (the Cuda backend needs parallelism)
+    return cpu_opts({'i': parpy.threads(8)})
+
+
+def _rng(seed=3):
+    return np.random.default_rng(seed)
+
+
+def _floats(*shape, dtype=np.float64, seed=3):
+    return _rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _ints(*shape, dtype=np.int32, seed=3):
+    return _rng(seed).integers(-60, 60, shape).astype(dtype)
+
+
+# --------------------------------------------------------------------------
+# new axes
+
+
+@parpy.jit
+def outer_product(a, b, y):
+    parpy.label('i')
+    y[:, :] = a[:, None] * b[np.newaxis, :]
+
+
+def test_new_axes_broadcast_to_an_outer_product():
+    a, b = _floats(N), _floats(M, seed=4)
+    got = run_both(outer_product, [a, b, np.zeros((N, M))], _par())
+    assert got[2].tobytes() == np.multiply.outer(a, b).tobytes()
+
+
+@parpy.jit
+def new_axes_everywhere(x, y, z, w):
+    parpy.label('i')
+    y[:, :, :] = x[:, None, :]
+    parpy.label('i')
+    z[:, :, :] = x.T[:, :, None]
+    parpy.label('i')
+    w[:, :] = x[None]
+
+
+def test_new_axes_in_any_position_of_an_array_and_its_transpose():
+    x = _floats(N, K)
+    got = run_both(new_axes_everywhere,
+                   [x, np.zeros((N, 1, K)), np.zeros((K, N, 1)), np.zeros((N, K))], _par())
+    assert np.array_equal(got[2][:, :, 0], x.T)
+    # NumPy drops the value's leading 1-long dimensions the target lacks
+    assert np.array_equal(got[3], x)
+
+
+@parpy.jit
+def distances(p, d, N):
+    parpy.label('i')
+    for i in range(N):
+        d[i, :] = np.sqrt(np.sum((p[i, None, :] - p) ** 2, axis=1))
+
+
+@parpy.jit
+def all_distances(p, d):
+    parpy.label('i')
+    d[:, :] = np.sqrt(np.sum((p[:, None, :] - p[None, :, :]) ** 2, axis=-1))
+
+
+def test_pairwise_distances_are_numpys_bits():
+    p = _floats(6, 4)
+    want = np.sqrt(np.sum((p[:, None, :] - p[None, :, :]) ** 2, axis=-1))
+    opts = _par()
+    got = run_both(distances, [p, np.zeros((6, 6)), 6], opts)
+    # (other backends: close, which run_both checked)
+    exact = opts.backend == parpy.CompileBackend.Cpu
+    assert got[1].tobytes() == want.tobytes() or not exact
+    got = run_both(all_distances, [p, np.zeros((6, 6))], _par())
+    assert got[1].tobytes() == want.tobytes() or not exact
+
+
+@parpy.jit
+def reductions_that_broadcast(a, b, x, y):
+    # the first operand fixes a shape that a later one extends
+    parpy.label('i')
+    y[0] = np.sum(a[:, None] * b[None, :])
+    parpy.label('i')
+    y[1] = np.max(b * a[:, None])
+    parpy.label('i')
+    y[2] = np.sum(x[0:1, :] * x)
+    parpy.label('i')
+    y[3] = (a[:, None, None] * b[:, None]).sum()
+
+
+def test_a_reduction_takes_the_broadcast_of_all_its_operands():
+    a, b, x = _ints(N, dtype=np.int64), _ints(M, dtype=np.int64, seed=5), _ints(N, K, dtype=np.int64)
+    got = run_both(reductions_that_broadcast, [a, b, x, np.zeros(4, np.int64)], _par())
+    assert list(got[3]) == [np.sum(np.multiply.outer(a, b)), np.max(np.multiply.outer(a, b)),
+                            np.sum(x[0:1] * x), np.sum(a[:, None, None] * b[:, None])]
+
+
+# --------------------------------------------------------------------------
+# matrix products
+
+
+@parpy.jit
+def matmul(a, b, c):
+    parpy.label('i')
+    c[:, :] = a @ b
+
+
+@parpy.jit
+def matmul_rows(a, b, c, N):
+    parpy.label('i')
+    for i in range(N):
+        c[i, :] = a[i, :] @ b
+
+
+@parpy.jit
+def matvec(a, v, y):
+    parpy.label('i')
+    y[:] = a @ v
+
+
+@parpy.jit
+def numpy_names(a, b, c, d):
+    parpy.label('i')
+    c[:, :] = np.matmul(a, b)
+    parpy.label('i')
+    d[:, :] = np.dot(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
+def test_integer_matrix_products_are_numpys(dtype):
+    a, b = _ints(N, K, dtype=dtype), _ints(K, M, dtype=dtype, seed=6)
+    want = a @ b
+    assert want.dtype == dtype
+    got = run_both(matmul, [a, b, np.zeros((N, M), dtype)], _par())
+    assert np.array_equal(got[2], want)
+    got = run_both(matmul_rows, [a, b, np.zeros((N, M), dtype), N], _par())
+    assert np.array_equal(got[2], want)
+    got = run_both(matvec, [a, b[:, 0].copy(), np.zeros(N, dtype)], _par())
+    assert np.array_equal(got[2], a @ b[:, 0])
+    got = run_both(numpy_names, [a, b, np.zeros((N, M), dtype), np.zeros((N, M), dtype)], _par())
+    assert np.array_equal(got[2], want) and np.array_equal(got[3], want)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float_matrix_products_match_numpy(dtype):
+    a, b = _floats(N, K, dtype=dtype), _floats(K, M, dtype=dtype, seed=6)
+    run_both(matmul, [a, b, np.zeros((N, M), dtype)], _par())
+    run_both(matmul_rows, [a, b, np.zeros((N, M), dtype), N], _par())
+    run_both(matvec, [a, b[:, 0].copy(), np.zeros(N, dtype)], _par())
+
+
+@parpy.jit
+def products_of_views(x, w, v, g, s, t, y):
+    parpy.label('i')
+    g[:, :] = x @ x.T
+    parpy.label('i')
+    s[:, :] = x[1:3, :] @ w[:, ::-1]
+    parpy.label('i')
+    t[:] = (x @ w) @ v
+    parpy.label('i')
+    y[:] = np.sum(x @ w, axis=1)
+
+
+def test_products_of_transposes_slices_and_products():
+    x, w, v = _ints(N, K, dtype=np.int64), _ints(K, M, dtype=np.int64, seed=7), _ints(M, dtype=np.int64, seed=8)
+    got = run_both(products_of_views, [x, w, v, np.zeros((N, N), np.int64), np.zeros((2, M), np.int64),
+                                       np.zeros(N, np.int64), np.zeros(N, np.int64)], _par())
+    assert np.array_equal(got[3], x @ x.T)
+    assert np.array_equal(got[4], x[1:3] @ w[:, ::-1])
+    assert np.array_equal(got[5], (x @ w) @ v)
+    assert np.array_equal(got[6], np.sum(x @ w, axis=1))
+
+
+@parpy.jit
+def dense_relu(x, w, b, y, N):
+    parpy.label('i')
+    for i in range(N):
+        r = x[i, :]
+        y[i, :] = np.maximum(r @ w + b, 0.0)
+
+
+def test_a_dense_layer_on_row_views():
+    x, w, b = _floats(N, K, dtype=np.float32), _floats(K, M, dtype=np.float32, seed=9), _floats(M, dtype=np.float32, seed=10)
+    got = run_both(dense_relu, [x, w, b, np.zeros((N, M), np.float32), N], _par())
+    np.testing.assert_allclose(got[3], np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-6)
+
+
+def test_matrix_products_compile_for_cuda_and_metal():
+    def args(backend):
+        return [np.zeros((N, K), np.float32), np.zeros((K, M), np.float32), np.zeros((N, M), np.float32), N]
+    check_gpu_code(matmul_rows, args, {'i': parpy.threads(N)}, "matmul_rows")
+
+
+# --------------------------------------------------------------------------
+# what is refused
+
+
+@parpy.jit
+def matmul_of_an_expression(x, y):
+    parpy.label('i')
+    y[:, :] = (x + 1.0) @ x.T
+
+
+@parpy.jit
+def matmul_3d(x, y):
+    parpy.label('i')
+    y[0] = np.sum(x[None, :, :] @ x.T)
+
+
+@parpy.jit
+def matmul_bool(m, y):
+    parpy.label('i')
+    y[:, :] = m @ m
+
+
+@parpy.jit
+def newaxis_as_a_value(x, y):
+    a = np.newaxis
+    parpy.label('i')
+    y[0] = x[0]
+
+
+@pytest.mark.parametrize("fn,args,message", [
+    (matmul_of_an_expression, [np.ones((3, 4)), np.zeros((3, 3))],
+     "`@` with a matrix on the right needs its left operand to be an array or a subscript of one"),
+    (matmul_3d, [np.ones((3, 4)), np.zeros(1)], "`@` of 3- and 2-dimensional operands is not supported"),
+    (matmul_bool, [np.ones((3, 3), bool), np.zeros((3, 3), bool)], "`@` of bool arrays is not supported"),
+    (newaxis_as_a_value, [np.ones(3), np.zeros(3)], "`np.newaxis` cannot be used as a value"),
+])
+def test_what_a_matrix_product_cannot_be_is_a_located_error(fn, args, message):
+    with pytest.raises(parpy.CompileError) as e:
+        fn(*args, opts=_par())
+    assert message in str(e.value), str(e.value)
+    assert "test_matmul.py:" in str(e.value), str(e.value)
