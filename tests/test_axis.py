@@ -297,3 +297,23 @@ def test_an_axis_may_be_a_specialized_scalar_argument():
     assert np.array_equal(got[1], x.max(axis=1))
     got = run_both(axis_from_a_scalar_argument, [x, np.zeros((N, 4)), N, -1], _par())
     assert np.array_equal(got[1], x.max(axis=2))
+
+
+@parpy.jit
+def labelled_max_of_row_sums(x, y):
+    parpy.label('i')
+    y[0] = np.max(np.sum(x, axis=1))
+
+
+def test_a_statements_label_goes_to_its_reduction_not_one_inside():
+    # the label parallelizes the max; each row sum is an element of it (the
+    # label used to reach the sum, which left the Cuda statement without a
+    # parallel loop)
+    x = _data(np.float32, (40, 9))
+    opts = cpu_opts({'i': parpy.threads(32)})
+    got = run_both(labelled_max_of_row_sums, [x, np.zeros(1, np.float32)], opts)
+    assert np.isclose(got[1][0], x.sum(axis=1).max(), rtol=1e-6)
+    cuda = parpy.par({'i': parpy.threads(32)})
+    cuda.backend = parpy.CompileBackend.Cuda
+    code = parpy.print_compiled(labelled_max_of_row_sums, [x, np.zeros(1, np.float32)], cuda)
+    assert "parpy_warp_max_f32(partial)" in code

@@ -413,6 +413,11 @@ def natural_args():
     ("axis_left_in_an_element", "np.max(x[1:3, :], axis=0)",
      "`max` with this axis leaves 1 dimension (an array), but it is not assigned to a slice",
      "natural_axis_left_in_an_element"),
+    ("matmul_of_an_expression", "np.max(x, axis=0, keepdims=True)",
+     "`@` with a matrix on the right takes a left operand built elementwise from arrays",
+     "natural_matmul_of_an_expression"),
+    ("newaxis_as_a_value", "np.newaxis", "`np.newaxis` cannot be used as a value",
+     "natural_newaxis_as_a_value"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

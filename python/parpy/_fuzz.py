@@ -111,6 +111,10 @@ FEATURES = [
     "asserts",
     # `o[..., lo:hi] = np.cumsum(slice)` / `np.cumprod` (stop 28)
     "scans",
+    # `v @ m`, `m @ v`, `np.dot(m, v)`, `np.sum(v[:, None] * m, axis=0)`:
+    # products of a 1-D and a 2-D slice where an axis reduction goes
+    # (stop 29)
+    "matmul",
 ]
 
 
@@ -704,6 +708,8 @@ class Gen:
         dimensions of a readable array of kind k) that leaves `length`
         elements (any number when None): (text, dtype, approx), or None."""
         r = self.r
+        if self.on("matmul", 0.5):
+            return self.matmul_of(sc, k, length)
         keep_last = r.random() < 0.5
         kept, red = (-1, -2) if keep_last else (-2, -1)
         cands = [a for a in self.arrays
@@ -739,6 +745,52 @@ class Gen:
             t = _type_of(getattr(np, op)(sample, axis=0)[0]) or dt
         spelled = f"np.{op}({text}, axis={ax})" if r.random() < 0.7 else f"{text}.{op}(axis={ax})"
         return spelled, t, kind(dt) == "f" or op == "mean"
+
+    def matmul_of(self, sc: Scope, k: str,
+                  length: Optional[int] = None) -> Optional[Tuple[str, str, bool]]:
+        """A product of a 1-D slice and a 2-D slice of readable arrays of
+        one dtype of kind k (not bool or float16) that leaves `length`
+        elements (any number when None): `v @ m` or `m @ v`, as
+        `np.dot`/`np.matmul` too, or spelled out with a new axis and a sum
+        along an axis. (text, dtype, approx), or None."""
+        r = self.r
+        mats = [a for a in self.arrays
+                if a.role == "in" and len(a.shape) >= 2 and a.dtype not in ("bool", "float16")
+                and (kind(a.dtype) == k or (k == "i" and kind(a.dtype) == "u"))]
+        if not mats:
+            return None
+        m = r.choice(mats)
+        vec_right = r.random() < 0.5  # `m @ v`: m's rows are the result
+        kept, red = (-2, -1) if vec_right else (-1, -2)
+        if length is None:
+            length = r.randrange(1, min(m.shape[kept], 16) + 1)
+        if m.shape[kept] < length:
+            return None
+        inner = r.randrange(1, min(m.shape[red], 12) + 1)
+        vecs = [a for a in self.arrays if a.role == "in" and a.dtype == m.dtype and a.shape[-1] >= inner]
+        if not vecs:
+            return None
+        v = r.choice(vecs)
+        vt = f"{v.name}[{', '.join([self.index_any(sc, n).text for n in v.shape[:-1]] + [self.slice_text(v.shape[-1], inner, spelled=True)])}]"
+        lens = {len(m.shape) + kept: length, len(m.shape) + red: inner}
+        idx = [self.index_any(sc, n).text for n in m.shape[:-2]]
+        idx += [self.slice_text(m.shape[d], lens[d], spelled=True) for d in (len(m.shape) - 2, len(m.shape) - 1)]
+        mt = f"{m.name}[{', '.join(idx)}]"
+        a, b = (mt, vt) if vec_right else (vt, mt)
+        x = r.random()
+        if x < 0.5:
+            text = f"{a} @ {b}"
+        elif x < 0.75:
+            text = f"np.{r.choice(['dot', 'matmul'])}({a}, {b})"
+        elif vec_right:
+            text = f"np.sum({mt} * {vt}, axis=-1)"
+        else:
+            text = f"np.sum({vt[:-1]}, None] * {mt}, axis=0)"
+        t = m.dtype
+        if text.startswith("np.sum("):
+            # (NumPy's sum of narrow integers is in the default integer)
+            t = _type_of(np.sum(np.ones((2, 2), dtype=np.dtype(t)), axis=0)[0]) or t
+        return text, t, kind(m.dtype) == "f"
 
     def slice_text(self, n: int, length: int, spelled: bool = False) -> str:
         """A slice selecting `length` (<= n) elements of a dimension of n:
@@ -776,8 +828,9 @@ class Gen:
         s = self.slice_of(sc, k, n)
         axis = False
         if self.on("axis_reduce", 0.5):
-            s = self.axis_reduce_of(sc, k) or s
-            axis = s is not None and "axis=" in s[0]
+            reduced = self.axis_reduce_of(sc, k)
+            axis = reduced is not None
+            s = reduced or s
         if s is None:
             return None
         text, dt, approx = s

@@ -150,3 +150,14 @@ def assert_formatted_message(x, y, N):
 def axis_left_in_an_element(x, y, N):
     for i in range(N):
         y[i] = np.max(x[1:3, :], axis=0)
+
+
+def matmul_of_an_expression(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(np.max(x, axis=0, keepdims=True) @ x.T)
+
+
+def newaxis_as_a_value(x, y, N):
+    a = np.newaxis
+    y[0] = x[0, 0]
+

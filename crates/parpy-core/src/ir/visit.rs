@@ -386,7 +386,11 @@ pub fn same_exprs(a: &[Expr], b: &[Expr]) -> bool {
 /// elements, in order). A read at another subscript (`o[i, j, k % 2]`
 /// beside `o[i, j, 1] = ...`) may be the element another lane writes, or
 /// one this iteration wrote a statement earlier that the vectorizer no
-/// longer orders before the read.
+/// longer orders before the read. Likewise two stores into one array are
+/// at one subscript or at subscripts that differ in a constant position
+/// (`o[i, 0]`, `o[i, 1]`): under `omp simd` the compiler no longer orders
+/// stores that may reach one element (`o[i, j, 1] = a` beside `o[i, j, (w
+/// + 1) % 8] = b` in a `while` loop kept `a` where Python stores `b` last).
 pub fn lanes_independent(body: &[Stmt]) -> bool {
     fn stores<'a>(b: &'a [Stmt], out: &mut Vec<(VarId, &'a [Expr])>) {
         for s in b {
@@ -406,6 +410,20 @@ pub fn lanes_independent(body: &[Stmt]) -> bool {
     stores(body, &mut written);
     if written.is_empty() {
         return true;
+    }
+    let apart = |a: &[Expr], b: &[Expr]| {
+        same_exprs(a, b)
+            || a.iter().zip(b).any(|(x, y)| {
+                matches!((&x.kind, &y.kind), (ExprKind::Int(p), ExprKind::Int(q)) if p != q)
+            })
+    };
+    for (k, (array, ix)) in written.iter().enumerate() {
+        if written[k + 1..]
+            .iter()
+            .any(|(other, iy)| other == array && !apart(ix, iy))
+        {
+            return false;
+        }
     }
     let mut ok = true;
     walk_exprs(body, &mut |e| {

@@ -59,6 +59,25 @@ fn name_copies<'a>(body: &'a [ast::Stmt], out: &mut Vec<(&'a str, &'a str)>) {
     }
 }
 
+/// Whether `b` applies to each element of its array arguments (`np.exp`,
+/// `np.where`, `np.maximum`, a dtype conversion).
+pub(super) fn elementwise(b: crate::resolve::Builtin) -> bool {
+    use crate::resolve::Builtin as B;
+    matches!(
+        b,
+        B::Math(_)
+            | B::Abs
+            | B::Square
+            | B::Maximum
+            | B::Minimum
+            | B::Fmax
+            | B::Fmin
+            | B::Where
+            | B::Clip
+            | B::Convert
+    )
+}
+
 impl Lowerer<'_, '_> {
     /// The arrays a re-bound name `sel` can refer to.
     pub(super) fn alias_of(&self, var: VarId) -> Option<&[VarId]> {
@@ -318,10 +337,9 @@ impl Lowerer<'_, '_> {
                     .iter()
                     .filter(|i| matches!(i.kind, K::Slice { .. }))
                     .count();
+                // the dimensions left out are full slices (`x[i]` inside a
+                // slice statement, a row view read there)
                 let new_axes = indices.iter().filter(|i| self.is_new_axis(i)).count();
-                if slices + new_axes == 0 {
-                    return 0;
-                }
                 slices + new_axes + ndim(value).saturating_sub(indices.len() - new_axes)
             }
             K::Name(_) => ndim(e),
@@ -342,21 +360,9 @@ impl Lowerer<'_, '_> {
             K::IfExp { then, else_, .. } => self.rank(then).max(self.rank(else_)),
             K::Call { func, args, .. } => match (&func.kind, self.builtin_of(func)) {
                 // elementwise builtins of an array are arrays
-                (
-                    _,
-                    Some(
-                        B::Math(_)
-                        | B::Abs
-                        | B::Square
-                        | B::Maximum
-                        | B::Minimum
-                        | B::Fmax
-                        | B::Fmin
-                        | B::Where
-                        | B::Clip
-                        | B::Convert,
-                    ),
-                ) => args.iter().map(|a| self.rank(a)).max().unwrap_or(0),
+                (_, Some(b)) if elementwise(b) => {
+                    args.iter().map(|a| self.rank(a)).max().unwrap_or(0)
+                }
                 // reductions leave the axes they do not reduce
                 (
                     _,

@@ -570,7 +570,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// The element type named by a dtype argument (`parpy.types.F32`).
-    fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
+    pub(super) fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
         if let Some(path) = e.dotted_path().filter(|_| !self.is_local_root(e)) {
             match self.resolve_global(e)? {
                 Resolved::Dtype(t) => return Some(t),
@@ -967,13 +967,13 @@ impl Lowerer<'_, '_> {
                 -1,
             )
         } else {
-            let Some(column) = self.with_new_axis(a, ra) else {
+            let Some(column) = self.with_new_axis(a) else {
                 self.error(
                     Diagnostic::error(format!(
-                        "`{name}` with a matrix on the right needs its left operand to be an array or a subscript of one"
+                        "`{name}` with a matrix on the right takes a left operand built elementwise from arrays"
                     ))
-                    .at(a.span, "an expression")
-                    .help("assign the left operand to an array first, or write the product out: `np.sum(a[:, :, None] * b, axis=1)`"),
+                    .at(a.span, "not elementwise")
+                    .help("compute the left operand into an array argument first, then multiply that"),
                 );
                 return None;
             };
@@ -1001,9 +1001,61 @@ impl Lowerer<'_, '_> {
         Some(sum)
     }
 
-    /// `a[..., None]`: the array or subscript `a` (of `rank` dimensions)
-    /// with a new last axis; `None` for other expressions.
-    fn with_new_axis(&self, a: &ast::Expr, rank: usize) -> Option<ast::Expr> {
+    /// `a[..., None]`: `a` with a new last axis, given to each of its
+    /// arrays (`(x[i, :] + 1.0)[..., None]` is `x[i, :, None] + 1.0`), which
+    /// NumPy's right-aligned broadcasting keeps right; `None` for an
+    /// expression that is not elementwise (a reduction inside).
+    fn with_new_axis(&self, a: &ast::Expr) -> Option<ast::Expr> {
+        use ast::ExprKind as K;
+        let rank = self.rank(a);
+        if rank == 0 {
+            return Some(a.clone());
+        }
+        let kind = match &a.kind {
+            K::Subscript { .. } | K::Name(_) | K::Attr { .. } => {
+                return self.array_with_new_axis(a, rank)
+            }
+            K::Unary { op, arg } => K::Unary {
+                op: *op,
+                arg: Box::new(self.with_new_axis(arg)?),
+            },
+            K::Binary { op, lhs, rhs } if *op != BinOp::MatMul => K::Binary {
+                op: *op,
+                lhs: Box::new(self.with_new_axis(lhs)?),
+                rhs: Box::new(self.with_new_axis(rhs)?),
+            },
+            K::Compare { first, rest } => K::Compare {
+                first: Box::new(self.with_new_axis(first)?),
+                rest: rest
+                    .iter()
+                    .map(|(op, x)| Some((*op, self.with_new_axis(x)?)))
+                    .collect::<Option<_>>()?,
+            },
+            K::IfExp { cond, then, else_ } => K::IfExp {
+                cond: Box::new(self.with_new_axis(cond)?),
+                then: Box::new(self.with_new_axis(then)?),
+                else_: Box::new(self.with_new_axis(else_)?),
+            },
+            K::Call {
+                func,
+                args,
+                keywords,
+            } if self.builtin_of(func).is_some_and(super::alias::elementwise) => K::Call {
+                func: func.clone(),
+                args: args
+                    .iter()
+                    .map(|x| self.with_new_axis(x))
+                    .collect::<Option<_>>()?,
+                keywords: keywords.clone(),
+            },
+            _ => return None,
+        };
+        Some(ast::Expr { kind, span: a.span })
+    }
+
+    /// `a[..., None]` of an array or a subscript of one (`rank`
+    /// dimensions).
+    fn array_with_new_axis(&self, a: &ast::Expr, rank: usize) -> Option<ast::Expr> {
         let full = || ast::Expr {
             kind: ast::ExprKind::Slice {
                 lo: None,

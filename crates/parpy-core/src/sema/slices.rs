@@ -56,6 +56,11 @@ impl SliceCtx {
     pub(super) fn vars(&self) -> &[VarId] {
         &self.vars
     }
+
+    /// The extents of the loops, once an operand fixed them.
+    pub(super) fn extents(&self) -> Option<&[i64]> {
+        self.extents.as_deref()
+    }
 }
 
 /// NumPy's broadcast of two shapes (right-aligned; a dimension of length 1
@@ -84,7 +89,7 @@ fn shape_str(s: &[i64]) -> String {
 /// Wraps `body` in one loop per variable, outermost first. `labels[d]` are
 /// the labels of the loop over dimension `d`; the innermost loop gets the
 /// reduction.
-fn loop_nest(
+pub(super) fn loop_nest(
     vars: &[VarId],
     extents: &[i64],
     body: Block,
@@ -376,7 +381,7 @@ impl Lowerer<'_, '_> {
     /// b[None, :])`): lowered a second time, over that shape, when an
     /// operand extends the shape of the ones before it. The context is
     /// `None` when lowering failed.
-    fn lower_reduced(&mut self, arg: &ast::Expr) -> (Option<TExpr>, Option<SliceCtx>) {
+    pub(super) fn lower_reduced(&mut self, arg: &ast::Expr) -> (Option<TExpr>, Option<SliceCtx>) {
         let (from, diags) = (self.pre.len(), self.sh.diags.len());
         let labels = self.red_labels.clone();
         let growable = SliceCtx {
@@ -1144,6 +1149,9 @@ impl Lowerer<'_, '_> {
         rule: AccRule,
     ) -> Option<(TExpr, ElemTy, Vec<i64>)> {
         let axes = self.axis.take();
+        // the statement's labels are this reduction's, not those of a
+        // reduction inside its argument (`np.max(np.sum(s, axis=1))`)
+        let labels = self.red_labels.take();
         let from = self.pre.len();
         let (elem, ctx) = self.lower_reduced(arg);
         let ctx = ctx?;
@@ -1201,7 +1209,7 @@ impl Lowerer<'_, '_> {
         // Products keep it too: NumPy multiplies in order in the narrow
         // type, and a product that overflows there is inf, which float64
         // would not see.
-        let unlabelled = self.red_labels.as_ref().is_none_or(|l| l.is_empty());
+        let unlabelled = labels.as_ref().is_none_or(|l| l.is_empty());
         let buffered_mean = matches!(rule, AccRule::Mean | AccRule::VarMean) && !et.is_float();
         let pairwise = (op == ReduceOp::Sum
             && extents.len() == 1
@@ -1264,7 +1272,7 @@ impl Lowerer<'_, '_> {
         // A reduction takes zero or one label, which covers all the
         // dimensions it reduces: a labelled reduction over several
         // dimensions is one loop over their product.
-        let labels = self.red_labels.take().unwrap_or_default();
+        let labels = labels.unwrap_or_default();
         if labels.len() > 1 {
             let mut d = Diagnostic::error(format!(
                 "{} labels on a reduction: a reduction takes at most one label",
