@@ -4,7 +4,8 @@ tests/test_generated_names.py, tests/test_float16.py,
 tests/test_break_continue.py, tests/test_strided_slices.py,
 tests/test_generators.py, tests/test_keywords.py,
 tests/test_array_expressions.py, tests/test_axis.py, tests/test_assert.py,
-tests/test_cumulative.py and tests/test_matmul.py on the Cuda backend.
+tests/test_cumulative.py, tests/test_matmul.py and tests/test_local_arrays.py on
+the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -52,6 +53,7 @@ import test_axis as tz
 import test_assert as tq
 import test_cumulative as tw
 import test_matmul as tm
+import test_local_arrays as tl
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -261,9 +263,12 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_matmul: other backends' code, errors
     "test_matrix_products_compile_for_cuda_and_metal",
     "test_what_a_matrix_product_cannot_be_is_a_located_error",
+    # test_local_arrays: other backends' code, errors
+    "test_local_arrays_compile_for_cuda_and_metal",
+    "test_what_a_local_array_cannot_be_is_a_located_error",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

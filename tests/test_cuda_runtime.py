@@ -177,6 +177,33 @@ def test_warm_disk_cache_needs_no_nvrtc_in_a_new_process(tmp_path):
     print(out)
 
 
+def test_an_nvrtc_that_cannot_be_loaded_is_a_runtime_error_not_a_bug(tmp_path):
+    """An environment failure says what failed (a RuntimeError), not
+    "internal compiler error: this is a bug in parpy" (the dry run said so
+    for an NVRTC too old to have bundled headers, and for this library that
+    is not NVRTC)."""
+    code = f"""
+        import sys
+        sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
+        import numpy as np, parpy
+        from parpy import _native
+        import test_programs as tp
+        o = parpy.par({{'outer': parpy.threads(100)}})
+        o.backend = parpy.CompileBackend.Cuda
+        o.cache_dir = {str(tmp_path)!r}
+        args = [np.zeros((100, 1024), np.float32), np.zeros(100, np.float32), 100]
+        try:
+            _native._cuda_dry_run(tp.sum_rows, args, o, 90)
+        except RuntimeError as e:
+            print(type(e).__name__, e)
+    """
+    # a shared library that loads but is not NVRTC
+    not_nvrtc = np._core._multiarray_umath.__file__
+    rc, out = run_py(code, {"PARPY_NVRTC_PATH": not_nvrtc})
+    assert rc == 0 and out.startswith("RuntimeError NVRTC is not available"), out
+    assert "bug in parpy" not in out, out
+
+
 def test_sync_without_gpu_work_is_a_no_op():
     parpy.sync()
     parpy.sync()

@@ -115,6 +115,10 @@ FEATURES = [
     # products of a 1-D and a 2-D slice where an axis reduction goes
     # (stop 29)
     "matmul",
+    # `la = np.zeros(n, dtype=...)` (or `np.ones`, `np.full`,
+    # `np.zeros_like(slice)`) inside a parallel loop, updated element by
+    # element in a loop, then stored into a slice (stop 29)
+    "local_arrays",
 ]
 
 
@@ -1113,6 +1117,35 @@ class Gen:
                 self.emit(ind, f"{tgt} = {scan}")
                 return
 
+    def stmt_local_array(self, sc: Scope, ind: int) -> None:
+        """A local array of an iteration of the parallel loops around it:
+        made, updated element by element in a sequential loop, stored into
+        `o[prefix, lo:hi]`."""
+        r = self.r
+        st = self.slice_target(sc)
+        if st is None:
+            return
+        a, n, tgt = st
+        k = "i" if kind(a.dtype) in "iu" else "f"
+        dt = a.dtype
+        x = r.random()
+        make = f"np.zeros({n}, dtype=np.{dt})"
+        if x < 0.2:
+            make = f"np.ones(({n},), np.{dt})"
+        elif x < 0.4:
+            make = f"np.full({n}, 2, dtype=np.{dt})"
+        elif x < 0.6:
+            s1 = self.slice_of(sc, k, n)
+            if s1 is not None and s1[1] == dt:
+                make = f"np.zeros_like({s1[0]})"
+        name, j = self.fresh("la"), self.fresh("j")
+        e = self.leaf(sc, k, True)
+        value = e.text if e.t == dt or (e.t not in WEAK and np.can_cast(e.t, dt, "safe")) else "1"
+        self.emit(ind, f"{name} = {make}")
+        self.emit(ind, f"for {j} in range({n}):")
+        self.emit(ind + 1, f"{name}[{j}] = {name}[{j}] + {value}")
+        self.emit(ind, f"{tgt} = {name}")
+
     def stmt_reduce(self, sc: Scope, ind: int) -> None:
         """`t = parpy.operators.op(slice)`, labelled (parallel) or not."""
         k = self.r.choice("if")
@@ -1388,6 +1421,8 @@ class Gen:
                 self.stmt_assert(sc, ind)
             elif self.on("scans", 0.2):
                 self.stmt_scan(sc, ind)
+            elif sc.par and self.on("local_arrays", 0.2):
+                self.stmt_local_array(sc, ind)
             elif x < 0.3 or budget <= 0:
                 self.stmt_store(sc, ind)
             elif x < 0.42:
@@ -1670,8 +1705,14 @@ def _codegen_checks(case: Dict[str, Any], kern: Any, args: List[Any], cache: str
                     if _cuda.nvrtc_path() is None:
                         parpy.print_compiled(kern, args, opts)
                     else:
-                        _native._cuda_dry_run(kern, [a.copy() if isinstance(a, np.ndarray)
-                                                     else a for a in args], opts, 90)
+                        try:
+                            _native._cuda_dry_run(kern, [a.copy() if isinstance(a, np.ndarray)
+                                                         else a for a in args], opts, 90)
+                        except RuntimeError as e:
+                            # an NVRTC that cannot compile (too old): the code only
+                            if "NVRTC is not available" not in str(e):
+                                raise
+                            parpy.print_compiled(kern, args, opts)
                     continue
                 code = parpy.print_compiled(kern, args, opts)
         except parpy.InternalError as e:

@@ -6,7 +6,7 @@ import parpy
 
 def allocates(x, y, N):
     for i in range(N):
-        tmp = np.zeros(3)
+        tmp = np.arange(3)
         y[i] = x[i, 0]
 
 

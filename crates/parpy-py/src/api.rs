@@ -318,7 +318,7 @@ fn _cuda_dry_run(
         let n = toolchain::nvrtc_source(py)?;
         let cache = service::cache_for(py, &data)?;
         let (bin, _) = service::cubin(py, &n, code, &name, arch, &cache, &data.includes)
-            .map_err(|e| internal_error(&e.to_string()))?;
+            .map_err(|e| crate::cuda::cubin_error(&name, &out, e))?;
         let launches: Vec<([u32; 3], [u32; 3])> =
             plan.kernels().iter().map(|k| (k.grid, k.block)).collect();
         if !details {

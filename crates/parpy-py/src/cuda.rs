@@ -131,6 +131,25 @@ pub fn place(
     .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The error of a cubin that NVRTC did not make: generated code that does
+/// not compile is parpy's bug, unless external functions take part (then
+/// their declarations may be at fault); anything else (no NVRTC, a file
+/// that cannot be written) is the environment's, a RuntimeError.
+pub fn cubin_error(name: &str, out: &parpy_core::CompileOutput, e: CudaError) -> PyErr {
+    match e {
+        CudaError::NvrtcCompile { .. } if !out.program.externals.is_empty() => {
+            crate::errors::CompileErrorPy::new_err(format!(
+                "the CUDA code of `{name}` with its external functions does not \
+                 compile (check their headers, opts.includes and declarations): {e}"
+            ))
+        }
+        CudaError::NvrtcCompile { .. } => internal_error(&format!(
+            "the generated CUDA code of `{name}` does not compile: {e}"
+        )),
+        e => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
 /// The launch plan of `out`, checked against the device (compute
 /// capability `arch`, CUDA device `device`) before NVRTC runs, which would
 /// reject cluster code for a GPU older than sm_90 with a less clear message.
@@ -207,18 +226,7 @@ impl CudaFn {
             let arch = ctx.arch;
             let plan = plan_for(out, arch, device)?;
             let (cubin, origin) = service::cubin(py, &n, code, name, arch, cache, includes)
-                .map_err(|e| match e {
-                    CudaError::NvrtcCompile { .. } if !out.program.externals.is_empty() => {
-                        crate::errors::CompileErrorPy::new_err(format!(
-                            "the CUDA code of `{name}` with its external functions does not \
-                             compile (check their headers, opts.includes and declarations): {e}"
-                        ))
-                    }
-                    CudaError::NvrtcCompile { .. } => internal_error(&format!(
-                        "the generated CUDA code of `{name}` does not compile: {e}"
-                    )),
-                    e => PyRuntimeError::new_err(e.to_string()),
-                })?;
+                .map_err(|e| cubin_error(name, out, e))?;
             let spec = Specialization::load(ctx, &cubin, plan, pass, graphs)
                 .map_err(|e| device_err(name, e))?;
             (Spec::Gpu(spec), origin)

@@ -87,6 +87,7 @@ impl Lowerer<'_, '_> {
                         "`{name}` allocates a new array, which jit code cannot do"
                     ))
                     .at(func.span, format!("`{what}` allocates"))
+                    .note("jit code makes a new array only as `name = np.zeros(shape)` (or `np.ones`, `np.empty`, `np.full` and their `_like` forms), its shape known when compiling")
                     .help("allocate the array in Python before the call and pass it as an argument")
                     .help("for a running value, use a local scalar (`acc = 0.0`)"),
                 );
@@ -571,6 +572,14 @@ impl Lowerer<'_, '_> {
 
     /// The element type named by a dtype argument (`parpy.types.F32`).
     pub(super) fn dtype_arg(&mut self, e: &ast::Expr) -> Option<ElemTy> {
+        // `x.dtype` of an array
+        if let ast::ExprKind::Attr { value, attr } = &e.kind {
+            if let (Some((_, Type::Array { elem, .. })), "dtype") =
+                (self.array_arg(value), attr.as_str())
+            {
+                return Some(elem);
+            }
+        }
         if let Some(path) = e.dotted_path().filter(|_| !self.is_local_root(e)) {
             match self.resolve_global(e)? {
                 Resolved::Dtype(t) => return Some(t),

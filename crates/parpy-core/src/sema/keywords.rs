@@ -6,7 +6,9 @@
 //! default into a call with positional arguments only, in the order of the
 //! callee's Python signature; a parameter left out before one given by name
 //! gets its default (`np.var(s, ddof=1)` is `np.var(s, None, None, None,
-//! 1)`). The rest of sema sees positional calls only.
+//! 1)`). The rest of sema sees positional calls only, but for the NumPy
+//! allocations, whose keywords `local_arrays` reads (`np.zeros(3,
+//! dtype=np.int32)`).
 //!
 //! Builtins and NumPy methods take their Python signatures from one table
 //! ([`builtin_signature`], [`method_signature`]); [`Lowerer::compact`] then
@@ -182,7 +184,9 @@ pub(super) fn positional(
             return;
         };
         let callee = Callee::of(func, &locals, resolver);
-        if keywords.is_empty() && !matches!(callee, Callee::Helper(_)) {
+        if keywords.is_empty() && !matches!(callee, Callee::Helper(_))
+            || matches!(callee, Callee::Allocates)
+        {
             return;
         }
         let kws = std::mem::take(keywords);
@@ -193,7 +197,7 @@ pub(super) fn positional(
         let bound = match callee {
             Callee::Helper(def) => bind_helper(&def, std::mem::take(args), kws, e.span, diags),
             Callee::Sig(sig) => bind(&name, sig, std::mem::take(args), kws, e.span, diags),
-            Callee::Other => {
+            Callee::Allocates | Callee::Other => {
                 let k = &kws[0];
                 diags.push(
                     Diagnostic::error(format!(
@@ -216,6 +220,9 @@ pub(super) fn positional(
 enum Callee {
     Helper(Arc<FunctionDef>),
     Sig(&'static [Param]),
+    /// `np.zeros(3, dtype=np.int32)`: `sema::local_arrays` reads its
+    /// keywords
+    Allocates,
     Other,
 }
 
@@ -229,6 +236,7 @@ impl Callee {
             Some(p) if !local => match resolver.resolve(&p) {
                 Resolved::Function { def, .. } => Callee::Helper(def),
                 Resolved::Builtin(b) => builtin_signature(b).map_or(Callee::Other, Callee::Sig),
+                Resolved::Allocates(_) => Callee::Allocates,
                 _ => Callee::Other,
             },
             // a method of a value: `x.sum(...)`, `x[i, :].var(...)`

@@ -18,6 +18,7 @@ mod external;
 mod generators;
 mod inline;
 mod keywords;
+mod local_arrays;
 mod scope;
 mod slices;
 mod stmt;

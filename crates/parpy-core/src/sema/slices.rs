@@ -775,28 +775,16 @@ impl Lowerer<'_, '_> {
         Some(out)
     }
 
-    /// `target[... : ...] = value` as an elementwise loop nest.
-    pub(super) fn slice_assign(
+    /// The labels of each of the `n` dimensions of a statement's loop
+    /// nest: the last label to the innermost dimension, the one before it
+    /// to the next dimension outwards, and so on.
+    pub(super) fn labels_per_dim(
         &mut self,
-        target: &ast::Expr,
-        value: &ast::Expr,
         labels: &[(String, Span)],
+        n: usize,
         span: Span,
-    ) -> Option<Vec<Stmt>> {
-        if let Some((op, arg)) = self.cumulative_of(value) {
-            return self.cumulative_assign(target, op, arg, labels, span);
-        }
-        let from = self.pre.len();
-        let (mut ctx, (array, indices, elem, alias), v) = self.slice_sides(target, value)?;
-        // reductions with `axis=` compute an element of the right side each
-        let mut inner = self.sink_dependent(from, &ctx.vars);
-        let mut value = self.store_convert(v, elem, target.span)?;
-        let mut indices = indices;
-        let extents = ctx.extents?;
-        // The last label to the innermost sliced dimension, the one before
-        // it to the next dimension outwards, and so on.
-        if labels.len() > extents.len() {
-            let n = extents.len();
+    ) -> Option<Vec<Vec<String>>> {
+        if labels.len() > n {
             let (extra, _) = labels.split_at(labels.len() - n);
             let mut d = Diagnostic::error(format!(
                 "{} labels on a statement with {n} sliced dimension{}",
@@ -818,8 +806,30 @@ impl Lowerer<'_, '_> {
             ));
             return None;
         }
-        let mut per_dim = vec![vec![]; extents.len() - labels.len()];
+        let mut per_dim = vec![vec![]; n - labels.len()];
         per_dim.extend(labels.iter().map(|l| vec![l.0.clone()]));
+        Some(per_dim)
+    }
+
+    /// `target[... : ...] = value` as an elementwise loop nest.
+    pub(super) fn slice_assign(
+        &mut self,
+        target: &ast::Expr,
+        value: &ast::Expr,
+        labels: &[(String, Span)],
+        span: Span,
+    ) -> Option<Vec<Stmt>> {
+        if let Some((op, arg)) = self.cumulative_of(value) {
+            return self.cumulative_assign(target, op, arg, labels, span);
+        }
+        let from = self.pre.len();
+        let (mut ctx, (array, indices, elem, alias), v) = self.slice_sides(target, value)?;
+        // reductions with `axis=` compute an element of the right side each
+        let mut inner = self.sink_dependent(from, &ctx.vars);
+        let mut value = self.store_convert(v, elem, target.span)?;
+        let mut indices = indices;
+        let extents = ctx.extents?;
+        let per_dim = self.labels_per_dim(labels, extents.len(), span)?;
         // NumPy evaluates the right side before writing: a read of the
         // destination that another iteration writes must happen first. The
         // loop order sees to it when the loops are sequential and every read

@@ -1545,6 +1545,11 @@ impl Lowerer<'_, '_> {
         if self.is_slice_target(target) {
             return self.slice_assign(target, value, labels, span);
         }
+        if let ast::ExprKind::Name(n) = &target.kind {
+            if let Some(r) = self.local_array_assign(n, value, labels, span) {
+                return r;
+            }
+        }
         if let (ast::ExprKind::Name(n), true) = (&target.kind, labels.is_empty()) {
             if let Some(r) = self.expr_view_assign(n, value, span) {
                 return r;
