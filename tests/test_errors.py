@@ -418,6 +418,8 @@ def natural_args():
      "natural_matmul_of_an_expression"),
     ("newaxis_as_a_value", "np.newaxis", "`np.newaxis` cannot be used as a value",
      "natural_newaxis_as_a_value"),
+    ("two_ellipses", "...]", "an index can only have a single ellipsis (`...`)",
+     "natural_two_ellipses"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

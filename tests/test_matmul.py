@@ -1,5 +1,6 @@
 """Matrix products (`a @ b`, `np.matmul`, `np.dot` of matrices), new axes
-(`x[:, None]`, `np.newaxis`) and broadcasting inside reductions
+(`x[:, None]`, `np.newaxis`), the ellipsis (`x[..., 0]`) and broadcasting
+inside reductions
 (`np.sum(a[:, None] * b[None, :])`, whose shape is all operands'
 broadcast). Each program runs as plain Python (the reference) and compiled
 (conftest.run_both); integer results are NumPy's exactly, and so are float
@@ -109,6 +110,25 @@ def test_a_reduction_takes_the_broadcast_of_all_its_operands():
     got = run_both(reductions_that_broadcast, [a, b, x, np.zeros(4, np.int64)], _par())
     assert list(got[3]) == [np.sum(np.multiply.outer(a, b)), np.max(np.multiply.outer(a, b)),
                             np.sum(x[0:1] * x), np.sum(a[:, None, None] * b[:, None])]
+
+
+@parpy.jit
+def ellipses(x, y, z, w, N):
+    parpy.label('i')
+    y[...] = x[..., 0]
+    parpy.label('i')
+    for i in range(N):
+        z[i, ...] = x[i, ..., 1] * 2.0
+        t = np.zeros((x.shape[1], x.shape[2]))
+        t[...] = x[i]
+        w[i] = np.sum(t[..., 2])
+
+
+def test_an_ellipsis_stands_for_the_dimensions_left():
+    x = _floats(N, K, M)
+    got = run_both(ellipses, [x, np.zeros((N, K)), np.zeros((N, K)), np.zeros(N), N], _par())
+    assert np.array_equal(got[1], x[..., 0])
+    assert np.array_equal(got[2], x[..., 1] * 2.0)
 
 
 # --------------------------------------------------------------------------

@@ -208,7 +208,13 @@ impl Rewriter<'_> {
             Path::Other => {}
         }
         match &mut e.kind {
-            K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::None | K::Name(_) => {}
+            K::Int(_)
+            | K::Float(_)
+            | K::Bool(_)
+            | K::Str(_)
+            | K::None
+            | K::Ellipsis
+            | K::Name(_) => {}
             K::Tuple(items) => items.iter_mut().for_each(|i| self.expr(i)),
             K::Generator { elt, clauses } => {
                 for c in clauses {

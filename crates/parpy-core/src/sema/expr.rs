@@ -312,6 +312,14 @@ impl Lowerer<'_, '_> {
                 e: Expr::new(ExprKind::Bool(*b), Type::Scalar(ElemTy::Bool), span),
                 weak: true,
             }),
+            ast::ExprKind::Ellipsis => {
+                self.error(
+                    Diagnostic::error("`...` indexes only arrays")
+                        .at(span, "`...` here")
+                        .help("index an array argument or a local array: `x[..., 0]`"),
+                );
+                None
+            }
             ast::ExprKind::None => {
                 self.error(
                     Diagnostic::error("`None` is not a value in parpy functions")
@@ -891,6 +899,19 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         };
+        // (`lower_block` expanded a single `...` into full slices)
+        if let Some(second) = idx
+            .iter()
+            .filter(|ix| matches!(ix.kind, ast::ExprKind::Ellipsis))
+            .nth(1)
+        {
+            self.error(
+                Diagnostic::error("an index can only have a single ellipsis (`...`)")
+                    .at(second.span, "a second `...`")
+                    .note("NumPy raises IndexError for it"),
+            );
+            return None;
+        }
         // `None` / `np.newaxis` indexes no dimension: it adds one of length 1
         let new_axes: Vec<bool> = idx.iter().map(|ix| self.is_new_axis(ix)).collect();
         let given = new_axes.iter().filter(|n| !**n).count();

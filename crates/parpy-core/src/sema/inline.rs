@@ -72,7 +72,7 @@ pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
                 *e = by.clone();
             }
         }
-        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::None => {}
+        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::None | K::Ellipsis => {}
         K::Attr { value, .. } => subst_expr(value, subst),
         K::Subscript { value, indices } => {
             subst_expr(value, subst);

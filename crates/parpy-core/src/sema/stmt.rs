@@ -447,6 +447,55 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `s` with each `...` of a subscript of a known array replaced by
+    /// the full slices it stands for (`x[..., 0]` of a 3-D `x` is `x[:, :,
+    /// 0]`), `None` when `s` has none. An ellipsis in a block inside `s`
+    /// that indexes an array made there is expanded when that block is
+    /// lowered.
+    fn expand_ellipses(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
+        let mut any = false;
+        ast::for_each_stmt(std::slice::from_ref(s), &mut |st| {
+            for e in st.own_exprs() {
+                e.walk(&mut |x| any |= matches!(x.kind, ast::ExprKind::Ellipsis));
+            }
+        });
+        if !any {
+            return None;
+        }
+        let mut c = s.clone();
+        ast::walk_stmts_mut(std::slice::from_mut(&mut c), &mut |e| {
+            let ast::ExprKind::Subscript { value, indices } = &mut e.kind else {
+                return;
+            };
+            let is_ellipsis = |i: &ast::Expr| matches!(i.kind, ast::ExprKind::Ellipsis);
+            let (Some(at), 1) = (
+                indices.iter().position(is_ellipsis),
+                indices.iter().filter(|i| is_ellipsis(i)).count(),
+            ) else {
+                return;
+            };
+            let array = super::expr::transpose_of(value).unwrap_or(value);
+            let Some((_, Type::Array { shape, .. })) = self.array_arg(array) else {
+                return;
+            };
+            let new_axes = indices.iter().filter(|i| self.is_new_axis(i)).count();
+            let Some(n) = shape.len().checked_sub(indices.len() - 1 - new_axes) else {
+                return;
+            };
+            let span = indices[at].span;
+            let full = ast::Expr {
+                kind: ast::ExprKind::Slice {
+                    lo: None,
+                    hi: None,
+                    step: None,
+                },
+                span,
+            };
+            indices.splice(at..=at, std::iter::repeat_n(full, n));
+        });
+        Some(c)
+    }
+
     pub(super) fn lower_block(&mut self, stmts: &[ast::Stmt]) -> Block {
         let mut out = vec![];
         let mut labels: Vec<(String, Span)> = vec![];
@@ -476,6 +525,15 @@ impl Lowerer<'_, '_> {
                 super::inline::subst_stmts(std::slice::from_mut(&mut c), &self.rows);
                 with_rows = c;
                 &with_rows
+            };
+            // `x[..., 0]`: the ellipsis as the full slices it stands for
+            let with_slices;
+            let s = match self.expand_ellipses(s) {
+                Some(c) => {
+                    with_slices = c;
+                    &with_slices
+                }
+                None => s,
             };
             let lowered = self.lower_stmt(s, &labs);
             let pre = std::mem::replace(&mut self.pre, outer_pre);
@@ -1777,7 +1835,7 @@ fn const_bool(e: &ir::Expr) -> Option<bool> {
 fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
     use ast::ExprKind as K;
     match &e.kind {
-        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::None => {}
+        K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::None | K::Ellipsis => {}
         K::Name(n) => out.push(n),
         K::Attr { value, .. } => {
             // `parpy.types.x` is a path, not a read of a name

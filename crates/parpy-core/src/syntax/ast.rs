@@ -122,6 +122,9 @@ pub enum ExprKind {
     /// parameter left out before one given by name (`np.var(s, ddof=1)` is
     /// `np.var(s, None, None, None, 1)`).
     None,
+    /// `...` in a subscript: the dimensions the other indices leave, as
+    /// full slices (sema expands it where the array is known).
+    Ellipsis,
     Name(String),
     /// `value.attr`
     Attr {
@@ -286,6 +289,7 @@ impl Expr {
             | ExprKind::Bool(_)
             | ExprKind::Str(_)
             | ExprKind::None
+            | ExprKind::Ellipsis
             | ExprKind::Name(_) => {}
             ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => value.walk(f),
             ExprKind::Subscript { value, indices } => {
@@ -448,6 +452,7 @@ impl Expr {
             | ExprKind::Bool(_)
             | ExprKind::Str(_)
             | ExprKind::None
+            | ExprKind::Ellipsis
             | ExprKind::Name(_) => {}
             ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => value.walk_mut(f),
             ExprKind::Subscript { value, indices } => {

@@ -732,8 +732,8 @@ impl Converter {
         }
     }
 
-    /// One index of a subscript: an expression, a `lo:hi:step` slice or
-    /// `None`.
+    /// One index of a subscript: an expression, a `lo:hi:step` slice,
+    /// `None` or `...`.
     fn index(&mut self, e: &py::Expr) -> Expr {
         match e {
             py::Expr::Slice(s) => {
@@ -748,6 +748,11 @@ impl Converter {
             // `x[:, None]`: a new axis
             py::Expr::Constant(c) if matches!(c.value, py::Constant::None) => Expr {
                 kind: ExprKind::None,
+                span: self.span(c.range),
+            },
+            // `x[..., 0]`
+            py::Expr::Constant(c) if matches!(c.value, py::Constant::Ellipsis) => Expr {
+                kind: ExprKind::Ellipsis,
                 span: self.span(c.range),
             },
             other => self.expr(other),
