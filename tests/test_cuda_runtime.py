@@ -152,10 +152,10 @@ def test_cubin_disk_cache_hits_and_rebuilds_corrupt_entries(tmp_path):
 
 
 @needs_nvrtc
-def test_warm_disk_cache_needs_no_nvrtc_in_a_new_process(tmp_path):
-    """G3: a new process with a warm disk cache reads the cubin and never
-    loads NVRTC (loading it alone costs ~30 ms)."""
-    code = f"""
+def _dry_run_setup(cache_dir):
+    """The start of a script for a new process: `o`, Cuda options with the
+    disk cache `cache_dir`, and `args` for `tp.sum_rows`."""
+    return f"""
         import sys, time
         sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
         import numpy as np, parpy
@@ -163,8 +163,15 @@ def test_warm_disk_cache_needs_no_nvrtc_in_a_new_process(tmp_path):
         import test_programs as tp
         o = parpy.par({{'outer': parpy.threads(100)}})
         o.backend = parpy.CompileBackend.Cuda
-        o.cache_dir = {str(tmp_path)!r}
+        o.cache_dir = {str(cache_dir)!r}
         args = [np.zeros((100, 1024), np.float32), np.zeros(100, np.float32), 100]
+"""
+
+
+def test_warm_disk_cache_needs_no_nvrtc_in_a_new_process(tmp_path):
+    """G3: a new process with a warm disk cache reads the cubin and never
+    loads NVRTC (loading it alone costs ~30 ms)."""
+    code = _dry_run_setup(tmp_path) + """
         t = time.perf_counter()
         _native._cuda_dry_run(tp.sum_rows, args, o, 90)
         print("LOADED" if _native._cuda_nvrtc_loaded() else "NOT-LOADED",
@@ -182,16 +189,7 @@ def test_an_nvrtc_that_cannot_be_loaded_is_a_runtime_error_not_a_bug(tmp_path):
     "internal compiler error: this is a bug in parpy" (the dry run said so
     for an NVRTC too old to have bundled headers, and for this library that
     is not NVRTC)."""
-    code = f"""
-        import sys
-        sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
-        import numpy as np, parpy
-        from parpy import _native
-        import test_programs as tp
-        o = parpy.par({{'outer': parpy.threads(100)}})
-        o.backend = parpy.CompileBackend.Cuda
-        o.cache_dir = {str(tmp_path)!r}
-        args = [np.zeros((100, 1024), np.float32), np.zeros(100, np.float32), 100]
+    code = _dry_run_setup(tmp_path) + """
         try:
             _native._cuda_dry_run(tp.sum_rows, args, o, 90)
         except RuntimeError as e:
