@@ -215,6 +215,20 @@ def dense_relu(x, w, b, y, N):
         y[i, :] = np.maximum(r @ w + b, 0.0)
 
 
+@parpy.jit
+def transposes(x, y, g):
+    parpy.label('i')
+    y[:, :] = np.transpose(x) * 2
+    parpy.label('i')
+    g[:, :] = x.transpose() @ x
+
+
+def test_np_transpose_and_the_method_are_the_transposed_view():
+    x = _ints(N, K, dtype=np.int64)
+    got = run_both(transposes, [x, np.zeros((K, N), np.int64), np.zeros((K, K), np.int64)], _par())
+    assert np.array_equal(got[1], x.T * 2) and np.array_equal(got[2], x.T @ x)
+
+
 def test_a_dense_layer_on_row_views():
     x, w, b = _floats(N, K, dtype=np.float32), _floats(K, M, dtype=np.float32, seed=9), _floats(M, dtype=np.float32, seed=10)
     got = run_both(dense_relu, [x, w, b, np.zeros((N, M), np.float32), N], _par())
@@ -267,6 +281,12 @@ def matmul_bool(m, y):
 
 
 @parpy.jit
+def transpose_of_an_expression(x, y):
+    parpy.label('i')
+    y[:, :] = np.transpose(x + 1.0)
+
+
+@parpy.jit
 def newaxis_as_a_value(x, y):
     a = np.newaxis
     parpy.label('i')
@@ -279,6 +299,8 @@ def newaxis_as_a_value(x, y):
     (matmul_3d, [np.ones((3, 4)), np.zeros(1)], "`@` of 3- and 2-dimensional operands is not supported"),
     (matmul_bool, [np.ones((3, 3), bool), np.zeros((3, 3), bool)], "`@` of bool arrays is not supported"),
     (newaxis_as_a_value, [np.ones(3), np.zeros(3)], "`np.newaxis` cannot be used as a value"),
+    (transpose_of_an_expression, [np.ones((3, 4)), np.zeros((4, 3))],
+     "`np.transpose` takes an array argument in parpy functions"),
 ])
 def test_what_a_matrix_product_cannot_be_is_a_located_error(fn, args, message):
     with pytest.raises(parpy.CompileError) as e:

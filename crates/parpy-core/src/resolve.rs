@@ -293,6 +293,8 @@ pub enum Resolved {
     Namespace,
     /// Python's `None` (`np.newaxis`): a new axis in a subscript.
     NoneValue,
+    /// `np.transpose`: `np.transpose(x)` is `x.T`.
+    Transpose,
     /// The name exists but denotes something jit code cannot use; the string
     /// describes it for the error message (`a list`, `function 'print'`).
     Unsupported(String),
@@ -368,6 +370,7 @@ impl Resolver for StaticResolver {
                         "pi" => Resolved::Const(ScalarValue::Float(std::f64::consts::PI)),
                         "inf" => Resolved::Const(ScalarValue::Float(f64::INFINITY)),
                         "newaxis" => Resolved::NoneValue,
+                        "transpose" => Resolved::Transpose,
                         _ => Resolved::NotFound,
                     }
                 }

@@ -286,6 +286,8 @@ fn numpy_function(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Opt
     };
     Ok(Some(if let Some(b) = numpy_builtin(&name) {
         Resolved::Builtin(b)
+    } else if name == "transpose" {
+        Resolved::Transpose
     } else if numpy_allocates(&name) {
         Resolved::Allocates(format!("numpy.{name}"))
     } else {

@@ -81,6 +81,17 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
+            Resolved::Transpose => {
+                // (`np.transpose(x)` of an array is `x.T`: `stmt.rs`)
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` takes an array argument in parpy functions"
+                    ))
+                    .at(span, "not the name of an array")
+                    .help("transpose the arrays of the expression instead (`np.transpose(x + 1.0)` is `x.T + 1.0`)"),
+                );
+                None
+            }
             Resolved::Allocates(what) => {
                 self.error(
                     Diagnostic::error(format!(

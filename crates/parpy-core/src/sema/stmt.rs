@@ -447,16 +447,53 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `np.transpose(x)` or `x.transpose()` of an array `x`: `x`.
+    fn transposed_array<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
+        let ast::ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &e.kind
+        else {
+            return None;
+        };
+        // (both spelled `... .transpose`: nothing else is resolved)
+        let ast::ExprKind::Attr { value, attr } = &func.kind else {
+            return None;
+        };
+        if !keywords.is_empty() || attr != "transpose" {
+            return None;
+        }
+        let x = match args.as_slice() {
+            [] => &**value,
+            [x] => {
+                let path = func.dotted_path()?;
+                if self.scope.get(path[0]).is_some()
+                    || !matches!(self.resolver.resolve(&path), Resolved::Transpose)
+                {
+                    return None;
+                }
+                x
+            }
+            _ => return None,
+        };
+        (matches!(x.kind, ast::ExprKind::Name(_)) && self.array_arg(x).is_some()).then_some(x)
+    }
+
     /// `s` with each `...` of a subscript of a known array replaced by
     /// the full slices it stands for (`x[..., 0]` of a 3-D `x` is `x[:, :,
-    /// 0]`), `None` when `s` has none. An ellipsis in a block inside `s`
-    /// that indexes an array made there is expanded when that block is
+    /// 0]`), and `np.transpose(x)` / `x.transpose()` of an array as `x.T`;
+    /// `None` when `s` has neither. An ellipsis or a transpose in a block
+    /// inside `s` of an array made there is rewritten when that block is
     /// lowered.
     fn expand_ellipses(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
         let mut any = false;
         ast::for_each_stmt(std::slice::from_ref(s), &mut |st| {
             for e in st.own_exprs() {
-                e.walk(&mut |x| any |= matches!(x.kind, ast::ExprKind::Ellipsis));
+                e.walk(&mut |x| {
+                    any |= matches!(x.kind, ast::ExprKind::Ellipsis)
+                        || self.transposed_array(x).is_some()
+                });
             }
         });
         if !any {
@@ -464,6 +501,16 @@ impl Lowerer<'_, '_> {
         }
         let mut c = s.clone();
         ast::walk_stmts_mut(std::slice::from_mut(&mut c), &mut |e| {
+            if let Some(x) = self.transposed_array(e) {
+                *e = ast::Expr {
+                    kind: ast::ExprKind::Attr {
+                        value: Box::new(x.clone()),
+                        attr: "T".to_string(),
+                    },
+                    span: e.span,
+                };
+                return;
+            }
             let ast::ExprKind::Subscript { value, indices } = &mut e.kind else {
                 return;
             };
@@ -526,7 +573,8 @@ impl Lowerer<'_, '_> {
                 with_rows = c;
                 &with_rows
             };
-            // `x[..., 0]`: the ellipsis as the full slices it stands for
+            // `x[..., 0]`: the ellipsis as the full slices it stands for;
+            // `np.transpose(x)` as `x.T`
             let with_slices;
             let s = match self.expand_ellipses(s) {
                 Some(c) => {
