@@ -1033,15 +1033,16 @@ class Gen:
         sc.vars[name] = E(name, e.t, approx=e.approx, rng=e.rng, leaf=e.leaf)
         sc.own[name] = sc.level
 
-    def slice_target(self, sc: Scope) -> Optional[Tuple[Arr, int, str]]:
-        """An array this scope writes, a length and a slice of it of that
-        length along its last dimension (`o[prefix, lo:hi]`), or None."""
+    def slice_target(self, sc: Scope) -> Optional[Tuple[Arr, int, str, str]]:
+        """An array this scope writes, a length, a slice of it of that
+        length along its last dimension (`o[prefix, lo:hi]`) and the kind
+        of values it takes ("i" or "f"), or None."""
         a = self.owned_array(sc)
         if a.dtype == "bool" or len(a.shape) <= (a.depth if sc.nest is not None else 0):
             return None
         n = self.r.randrange(1, a.shape[-1] + 1)
         tgt = self.target(sc, a, slice_len=n)
-        return None if tgt is None else (a, n, tgt)
+        return None if tgt is None else (a, n, tgt, "i" if kind(a.dtype) in "iu" else "f")
 
     def stmt_slice(self, sc: Scope, ind: int) -> None:
         """`o[prefix, lo:hi] = expr of slices` (labelled: parallel)."""
@@ -1049,8 +1050,7 @@ class Gen:
         st = self.slice_target(sc)
         if st is None:
             return
-        a, n, tgt = st
-        k = "i" if kind(a.dtype) in "iu" else "f"
+        a, n, tgt, k = st
         s1 = self.slice_of(sc, k, n)
         if self.on("axis_reduce", 0.5):
             s1 = self.axis_reduce_of(sc, k, n) or s1
@@ -1103,10 +1103,10 @@ class Gen:
         st = self.slice_target(sc)
         if st is None:
             return
-        a, n, tgt = st
+        a, n, tgt, k = st
         op = r.choice(["cumsum", "cumprod"] if n <= 8 else ["cumsum"])
         for _ in range(6):  # a source of another array, of a type the target holds
-            s1 = self.slice_of(sc, "i" if kind(a.dtype) in "iu" else "f", n)
+            s1 = self.slice_of(sc, k, n)
             if s1 is None or re.search(rf"\b{a.name}\[", s1[0]):
                 continue  # (scans in place: tests/test_cumulative.py)
             text, t, _ = s1
@@ -1125,8 +1125,7 @@ class Gen:
         st = self.slice_target(sc)
         if st is None:
             return
-        a, n, tgt = st
-        k = "i" if kind(a.dtype) in "iu" else "f"
+        a, n, tgt, k = st
         dt = a.dtype
         x = r.random()
         make = f"np.zeros({n}, dtype=np.{dt})"

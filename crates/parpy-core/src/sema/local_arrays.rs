@@ -223,15 +223,9 @@ impl Lowerer<'_, '_> {
         self.scope.bind(name, Binding { var, weak: false });
         // fill it: one loop per dimension around the store
         let int_ty = self.opts.int_type;
-        let vars: Vec<_> = shape
-            .iter()
-            .map(|n| {
-                let v = self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span);
-                self.loop_ranges
-                    .set(v, crate::ir::range::Interval::new(0, *n as i128 - 1));
-                v
-            })
-            .collect();
+        let mut ctx = super::slices::SliceCtx::default();
+        self.init_ctx(&mut ctx, shape.clone(), span);
+        let vars = ctx.vars().to_vec();
         let store = Stmt::new(
             StmtKind::Assign {
                 dst: Place::Index {

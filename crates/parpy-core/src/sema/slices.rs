@@ -362,7 +362,7 @@ fn flat_index(flat: VarId, stride: i64, n: i64, outermost: bool, ty: ElemTy, spa
 impl Lowerer<'_, '_> {
     /// Gives `ctx` the extents `shape`, a counter for each, and the span of
     /// the operand that fixed them.
-    fn init_ctx(&mut self, ctx: &mut SliceCtx, shape: Vec<i64>, span: Span) {
+    pub(super) fn init_ctx(&mut self, ctx: &mut SliceCtx, shape: Vec<i64>, span: Span) {
         let int_ty = self.opts.int_type;
         ctx.vars = shape
             .iter()

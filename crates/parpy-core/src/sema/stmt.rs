@@ -486,7 +486,7 @@ impl Lowerer<'_, '_> {
     /// `None` when `s` has neither. An ellipsis or a transpose in a block
     /// inside `s` of an array made there is rewritten when that block is
     /// lowered.
-    fn expand_ellipses(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
+    fn rewrite_views(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
         let mut any = false;
         ast::for_each_stmt(std::slice::from_ref(s), &mut |st| {
             for e in st.own_exprs() {
@@ -576,7 +576,7 @@ impl Lowerer<'_, '_> {
             // `x[..., 0]`: the ellipsis as the full slices it stands for;
             // `np.transpose(x)` as `x.T`
             let with_slices;
-            let s = match self.expand_ellipses(s) {
+            let s = match self.rewrite_views(s) {
                 Some(c) => {
                     with_slices = c;
                     &with_slices
