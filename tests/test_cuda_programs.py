@@ -4,8 +4,8 @@ tests/test_generated_names.py, tests/test_float16.py,
 tests/test_break_continue.py, tests/test_strided_slices.py,
 tests/test_generators.py, tests/test_keywords.py,
 tests/test_array_expressions.py, tests/test_axis.py, tests/test_assert.py,
-tests/test_cumulative.py, tests/test_matmul.py and tests/test_local_arrays.py on
-the Cuda backend.
+tests/test_cumulative.py, tests/test_matmul.py, tests/test_local_arrays.py,
+tests/test_ufuncs.py and tests/test_array_methods.py on the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -54,6 +54,8 @@ import test_assert as tq
 import test_cumulative as tw
 import test_matmul as tm
 import test_local_arrays as tl
+import test_ufuncs as tu
+import test_array_methods as tam
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -167,11 +169,14 @@ def _swap(f, run, mod):
              "expect_assertion": dry_expect_assertion} if dry else {}
     extra = {k: v for k, v in extra.items() if hasattr(mod, k)}
 
+    # (a module that compares with NumPy itself has no `run_both`)
+    extra["cpu_opts"] = cuda_opts
+    if hasattr(mod, "run_both"):
+        extra["run_both"] = run
+
     @functools.wraps(f)
     def wrapper(*a, **k):
-        saved = mod.cpu_opts, mod.run_both
         saved_extra = {k: getattr(mod, k) for k in extra}
-        mod.cpu_opts, mod.run_both = cuda_opts, run
         for name, v in extra.items():
             setattr(mod, name, v)
         try:
@@ -188,7 +193,6 @@ def _swap(f, run, mod):
                             "test_a_thread_array_over_local_memory_is_refused")
             raise
         finally:
-            mod.cpu_opts, mod.run_both = saved
             for name, v in saved_extra.items():
                 setattr(mod, name, v)
     return wrapper
@@ -266,9 +270,14 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_local_arrays: other backends' code, errors
     "test_local_arrays_compile_for_cuda_and_metal",
     "test_what_a_local_array_cannot_be_is_a_located_error",
+    # test_ufuncs, test_array_methods: other backends' code
+    "test_gpu_code_of_binary_ufuncs_compiles",
+    "test_gpu_code_of_unary_ufuncs_compiles",
+    "test_logaddexp_on_gpus",
+    "test_gpu_code_of_methods_compiles",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

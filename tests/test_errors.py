@@ -420,6 +420,12 @@ def natural_args():
      "natural_newaxis_as_a_value"),
     ("two_ellipses", "...]", "an index can only have a single ellipsis (`...`)",
      "natural_two_ellipses"),
+    ("fill_as_a_value", "x[i, :].fill(0.0)", "`.fill(v)` is a statement of its own",
+     "natural_fill_as_a_value"),
+    ("outer_of_a_matrix", "x * 2.0,", "`np.outer` takes 1-D operands in parpy functions",
+     "natural_outer_of_a_matrix"),
+    ("reciprocal_of_an_int", "count)", "`np.reciprocal` of an integer is not supported",
+     "natural_reciprocal_of_an_int"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

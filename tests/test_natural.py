@@ -955,7 +955,10 @@ def sign_and_square(x, k, u, y, ks, us, N):
     for i in range(N):
         y[i, 0] = np.sign(x[i])
         y[i, 1] = np.square(x[i])
-        y[i, 2] = parpy.math.sign(x[i] - 0.5) * np.square(2.0)
+        # (`np.square(2.0)` is a NumPy float64, not a Python float: with
+        # it the product is a float64, which parpy does not store into a
+        # float32 implicitly)
+        y[i, 2] = parpy.math.sign(x[i] - 0.5) * np.square(np.float32(2.0))
         ks[i, 0] = np.sign(k[i])
         ks[i, 1] = np.square(k[i])
         us[i] = np.sign(u[i])

@@ -165,3 +165,19 @@ def newaxis_as_a_value(x, y, N):
 
 def two_ellipses(x, y, N):
     y[0] = x[..., ...]
+
+
+def fill_as_a_value(x, y, N):
+    for i in range(N):
+        y[i] = x[i, :].fill(0.0)
+
+
+def outer_of_a_matrix(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(np.outer(x * 2.0, x[i, :]))
+
+
+def reciprocal_of_an_int(x, y, N):
+    count = N
+    for i in range(N):
+        y[i] = np.reciprocal(count)

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::ops::{AtomicOp, MathFn, ReduceOp};
+use crate::ops::{AtomicOp, BinOp, MathFn, ReduceOp, UnOp};
 use crate::syntax::FunctionDef;
 use crate::types::{ElemTy, ScalarValue};
 
@@ -48,8 +48,9 @@ pub enum Builtin {
     AtomicBlock,
     /// `np.where(c, a, b)` of scalars.
     Where,
-    /// `np.square(x)`: `x ** 2` (an integer stays an integer).
-    Square,
+    /// A NumPy ufunc that parpy writes with its operators and other
+    /// builtins (`np.add(a, b)` is `a + b`): see [`Ufunc`].
+    Ufunc(Ufunc),
     /// `np.clip(x, lo, hi)` of scalars.
     Clip,
     /// `np.mean(s)` / `s.mean()` of a slice.
@@ -67,6 +68,10 @@ pub enum Builtin {
     CountNonzero,
     /// `np.dot(a, b)` of two 1-D slices.
     Dot,
+    /// `np.copyto(dst, src)` as a statement: `dst[...] = src`.
+    CopyTo,
+    /// `np.outer(a, b)` of 1-D operands: `a[:, None] * b`.
+    Outer,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -93,6 +98,45 @@ pub enum Builtin {
     Reversed,
     /// `q, r = divmod(a, b)` (unpacked where it is called).
     Divmod,
+}
+
+/// The NumPy ufuncs that `sema::ufuncs` lowers as the expression they
+/// stand for, so that each has the semantics of that expression (one rule
+/// for `np.add(a, b)` and `a + b`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Ufunc {
+    /// `np.add`, `np.less`, `np.bitwise_and`, ...: the operator.
+    Operator(BinOp),
+    /// `np.negative(x)`: `-x`; `np.invert(x)`: `~x`.
+    Unary(UnOp),
+    /// `np.positive(x)`: `x`.
+    Positive,
+    /// `np.logical_and` / `or` / `xor` (as `BitAnd` / `BitOr` / `BitXor`
+    /// of the operands' truth) and `np.logical_not`.
+    Logical(BinOp),
+    LogicalNot,
+    /// `np.square(x)`: `x ** 2` (an integer stays an integer).
+    Square,
+    /// `np.rint(x)`: `np.round(x)` in the float type NumPy computes an
+    /// integer in.
+    Rint,
+    /// `np.reciprocal(x)`: `1 / x` of a float.
+    Reciprocal,
+    /// `np.deg2rad(x)` / `np.radians(x)`: `x * (pi / 180)`, and back.
+    Deg2Rad,
+    Rad2Deg,
+    /// `np.fmod(a, b)`: C's remainder (the sign of `a`): `math.fmod` of
+    /// floats, of integers the remainder of the division toward zero (0
+    /// for a zero divisor, as NumPy gives).
+    Fmod,
+    /// `np.fabs(x)`: `abs` in the float type NumPy computes an integer in.
+    Fabs,
+    /// `np.signbit(x)`: whether the sign bit is set (`-0.0`, `-nan`).
+    SignBit,
+    /// `np.logaddexp(a, b)`: `log(exp(a) + exp(b))` without overflow, as
+    /// NumPy computes it; `np.logaddexp2` in base 2.
+    LogAddExp,
+    LogAddExp2,
 }
 
 impl Builtin {
@@ -154,10 +198,12 @@ impl Builtin {
 /// `__name__` (`np.abs` is `absolute`).
 pub fn numpy_builtin(name: &str) -> Option<Builtin> {
     let math = |f| Some(Builtin::Math(f));
+    let ufunc = |u| Some(Builtin::Ufunc(u));
+    let op = |o| Some(Builtin::Ufunc(Ufunc::Operator(o)));
     match name {
         "sqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "floor" | "ceil" | "expm1"
-        | "log1p" | "hypot" | "copysign" | "fmod" | "cbrt" | "round" | "isnan" | "isinf"
-        | "isfinite" | "log10" | "log2" | "exp2" | "sinh" | "cosh" | "trunc" | "sign" => {
+        | "log1p" | "hypot" | "copysign" | "cbrt" | "round" | "isnan" | "isinf" | "isfinite"
+        | "log10" | "log2" | "exp2" | "sinh" | "cosh" | "trunc" | "sign" => {
             MathFn::from_name(name).map(Builtin::Math)
         }
         "around" => math(MathFn::Round),
@@ -167,9 +213,13 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "arcsinh" => math(MathFn::Asinh),
         "arccosh" => math(MathFn::Acosh),
         "arctanh" => math(MathFn::Atanh),
-        "absolute" | "abs" | "fabs" => Some(Builtin::Abs),
+        "absolute" | "abs" => Some(Builtin::Abs),
+        // (`np.fabs` computes in a float type: `math.fabs`)
+        "fabs" => ufunc(Ufunc::Fabs),
         "arctan2" => math(MathFn::Atan2),
-        "power" | "pow" => math(MathFn::Pow),
+        // `np.power(a, b)` is `a ** b` (integers stay integers)
+        "power" | "pow" => op(BinOp::Pow),
+        "fmod" => ufunc(Ufunc::Fmod),
         "minimum" => Some(Builtin::Minimum),
         "maximum" => Some(Builtin::Maximum),
         "fmin" => Some(Builtin::Fmin),
@@ -178,7 +228,40 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "prod" => Some(Builtin::Reduce(ReduceOp::Prod)),
         "max" | "amax" => Some(Builtin::Reduce(ReduceOp::Max)),
         "min" | "amin" => Some(Builtin::Reduce(ReduceOp::Min)),
-        "square" => Some(Builtin::Square),
+        "square" => ufunc(Ufunc::Square),
+        "fix" => math(MathFn::Trunc),
+        "add" => op(BinOp::Add),
+        "subtract" => op(BinOp::Sub),
+        "multiply" => op(BinOp::Mul),
+        // (`np.true_divide` is `np.divide`, `np.mod` is `np.remainder`)
+        "divide" => op(BinOp::Div),
+        "floor_divide" => op(BinOp::FloorDiv),
+        "remainder" => op(BinOp::Mod),
+        "bitwise_and" => op(BinOp::BitAnd),
+        "bitwise_or" => op(BinOp::BitOr),
+        "bitwise_xor" => op(BinOp::BitXor),
+        "left_shift" => op(BinOp::Shl),
+        "right_shift" => op(BinOp::Shr),
+        "equal" => op(BinOp::Eq),
+        "not_equal" => op(BinOp::Ne),
+        "less" => op(BinOp::Lt),
+        "less_equal" => op(BinOp::Le),
+        "greater" => op(BinOp::Gt),
+        "greater_equal" => op(BinOp::Ge),
+        "negative" => ufunc(Ufunc::Unary(UnOp::Neg)),
+        "invert" => ufunc(Ufunc::Unary(UnOp::BitNot)),
+        "positive" => ufunc(Ufunc::Positive),
+        "logical_and" => ufunc(Ufunc::Logical(BinOp::BitAnd)),
+        "logical_or" => ufunc(Ufunc::Logical(BinOp::BitOr)),
+        "logical_xor" => ufunc(Ufunc::Logical(BinOp::BitXor)),
+        "logical_not" => ufunc(Ufunc::LogicalNot),
+        "rint" => ufunc(Ufunc::Rint),
+        "reciprocal" => ufunc(Ufunc::Reciprocal),
+        "deg2rad" | "radians" => ufunc(Ufunc::Deg2Rad),
+        "rad2deg" | "degrees" => ufunc(Ufunc::Rad2Deg),
+        "signbit" => ufunc(Ufunc::SignBit),
+        "logaddexp" => ufunc(Ufunc::LogAddExp),
+        "logaddexp2" => ufunc(Ufunc::LogAddExp2),
         "divmod" => Some(Builtin::Divmod),
         "where" => Some(Builtin::Where),
         "clip" => Some(Builtin::Clip),
@@ -193,6 +276,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         // `np.matmul` is `np.dot` for the operands parpy takes (1 or 2
         // dimensions)
         "dot" | "matmul" => Some(Builtin::Dot),
+        "outer" => Some(Builtin::Outer),
+        "copyto" => Some(Builtin::CopyTo),
         "argmax" => Some(Builtin::ArgMax),
         "argmin" => Some(Builtin::ArgMin),
         "cumsum" => Some(Builtin::Cumulative(ReduceOp::Sum)),

@@ -67,7 +67,7 @@ pub(super) fn elementwise(b: crate::resolve::Builtin) -> bool {
         b,
         B::Math(_)
             | B::Abs
-            | B::Square
+            | B::Ufunc(_)
             | B::Maximum
             | B::Minimum
             | B::Fmax
@@ -385,16 +385,23 @@ impl Lowerer<'_, '_> {
                     [a, b, ..] => (self.rank(a) + self.rank(b)).saturating_sub(2),
                     _ => 0,
                 },
-                // `len`, `zip` and the rest are not arrays
+                (_, Some(B::Outer)) => 2,
+                // `len`, `zip`, `min(s)` and the rest are not arrays
                 (_, Some(_)) => 0,
-                (K::Attr { value, attr }, None) => match attr.as_str() {
-                    "astype" => self.rank(value),
-                    "sum" | "prod" | "max" | "min" | "mean" | "var" | "std" | "any" | "all"
-                    | "argmax" | "argmin" => {
-                        reduced(value, args, super::keywords::method_signature(attr))
+                // a method is its builtin with the array first
+                (K::Attr { value, attr }, None) => {
+                    match (attr.as_str(), super::keywords::method_builtin(attr)) {
+                        ("astype", _) => self.rank(value),
+                        (_, Some(B::Dot)) => (self.rank(value)
+                            + args.first().map_or(0, |b| self.rank(b)))
+                        .saturating_sub(2),
+                        (_, Some(b)) if elementwise(b) => self.rank(value),
+                        (_, Some(B::Cumulative(_)) | None) => 0,
+                        (_, Some(_)) => {
+                            reduced(value, args, super::keywords::method_signature(attr))
+                        }
                     }
-                    _ => 0,
-                },
+                }
                 _ => 0,
             },
             _ => 0,

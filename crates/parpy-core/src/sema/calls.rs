@@ -231,6 +231,17 @@ impl Lowerer<'_, '_> {
             | Builtin::Maximum
             | Builtin::Fmin
             | Builtin::Fmax => {
+                if let ([s], Builtin::Min | Builtin::Max) = (args, b) {
+                    if self.rank(s) == 1 {
+                        // Python's `min(s)` of a 1-D slice: its least number
+                        // (NumPy's NaN rule, as `min(a, b)`)
+                        let op = match b {
+                            Builtin::Min => ReduceOp::Min,
+                            _ => ReduceOp::Max,
+                        };
+                        return self.reduction(op, s, span);
+                    }
+                }
                 if args.len() < 2 {
                     self.arity_error(name, "at least 2 arguments", args.len(), span);
                     return None;
@@ -371,14 +382,7 @@ impl Lowerer<'_, '_> {
                     None => Some(x),
                 }
             }
-            Builtin::Square => {
-                let [a] = args else {
-                    self.arity_error(name, "1 argument", args.len(), span);
-                    return None;
-                };
-                let power = ast::Expr::binary(BinOp::Pow, a.clone(), ast::Expr::int(2, span), span);
-                self.lower_expr(&power)
-            }
+            Builtin::Ufunc(u) => self.ufunc_call(u, name, args, span),
             Builtin::Var | Builtin::Std if args.len() == 2 => {
                 self.variance(&args[0], Some(&args[1]), b == Builtin::Std, span)
             }
@@ -406,12 +410,19 @@ impl Lowerer<'_, '_> {
                 self.cumulative_outside_a_slice(name, span);
                 None
             }
-            Builtin::Dot => {
-                let [a, b] = args else {
+            Builtin::CopyTo => {
+                self.statement_only(&format!("`{name}`"), span);
+                None
+            }
+            Builtin::Dot | Builtin::Outer => {
+                let [x, y] = args else {
                     self.arity_error(name, "2 arguments", args.len(), span);
                     return None;
                 };
-                self.dot(a, b, name, span)
+                match b {
+                    Builtin::Dot => self.dot(x, y, name, span),
+                    _ => self.outer(x, y, name, span),
+                }
             }
             Builtin::Sum => {
                 let [a] = args else {
@@ -621,6 +632,27 @@ impl Lowerer<'_, '_> {
         None
     }
 
+    /// The `n` operands of a function call, lowered (all of them, for
+    /// their errors); `None` after an error.
+    pub(super) fn operands(
+        &mut self,
+        name: &str,
+        n: usize,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Vec<TExpr>> {
+        if args.len() != n {
+            let expected = match n {
+                1 => "1 argument".to_string(),
+                _ => format!("{n} arguments"),
+            };
+            self.arity_error(name, &expected, args.len(), span);
+            return None;
+        }
+        let vals: Vec<Option<TExpr>> = args.iter().map(|a| self.lower_expr(a)).collect();
+        vals.into_iter().collect()
+    }
+
     fn math_call(
         &mut self,
         f: MathFn,
@@ -628,46 +660,38 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
-        if args.len() != f.arity() {
-            let expected = if f.arity() == 1 {
-                "1 argument".to_string()
-            } else {
-                format!("{} arguments", f.arity())
-            };
-            self.arity_error(name, &expected, args.len(), span);
-            return None;
-        }
-        let vals: Vec<Option<TExpr>> = args.iter().map(|a| self.lower_expr(a)).collect();
-        let mut vals: Vec<TExpr> = vals.into_iter().collect::<Option<Vec<_>>>()?;
+        let mut vals = self.operands(name, f.arity(), args, span)?;
         let mut ty = self.scalar_elem(&vals[0])?;
         let mut weak = vals[0].weak;
         for v in &vals[1..] {
             let t = self.scalar_elem(v)?;
             (ty, weak) = promote((ty, weak), (t, v.weak), self.opts);
         }
-        if !ty.is_float()
-            && matches!(
-                f,
-                MathFn::Round | MathFn::Floor | MathFn::Ceil | MathFn::Trunc
-            )
-        {
-            // NumPy keeps an integer as it is.
-            let mut v = vals.remove(0);
-            if ty == ElemTy::Bool {
-                v.e = convert(v.e, self.opts.int_type);
-            }
-            return Some(v);
+        // NumPy keeps an integer as it is (a bool too, but `np.round`
+        // has no bool loop: float16), as `abs` keeps a NumPy bool (of a
+        // Python bool it is an int, `abs(True)` is 1)
+        let keeps = match f {
+            MathFn::Floor | MathFn::Ceil | MathFn::Trunc => !ty.is_float(),
+            MathFn::Round => !ty.is_float() && ty != ElemTy::Bool,
+            MathFn::Abs => ty == ElemTy::Bool && !weak,
+            _ => false,
+        };
+        if keeps {
+            return Some(vals.remove(0));
         }
-        if !matches!(f, MathFn::Abs | MathFn::Sign) && !ty.is_float() {
-            // NumPy: the smallest float that holds every value of the type
-            // (float16 for bool and 8-bit, float32 for 16-bit integers)
-            ty = match (weak, ty.size()) {
-                (false, 1) => ElemTy::F16,
-                (false, 2) => ElemTy::F32,
-                _ => self.opts.float_type,
-            };
+        if f == MathFn::Sign && ty == ElemTy::Bool {
+            self.error(
+                Diagnostic::error(format!("`{name}` of a bool is not defined in NumPy"))
+                    .at(vals[0].e.span, "this is a bool")
+                    .help("convert it to an integer first: `int(b)`")
+                    .type_error(),
+            );
+            return None;
         }
-        if matches!(f, MathFn::Abs | MathFn::Sign) && ty == ElemTy::Bool {
+        if !matches!(f, MathFn::Abs | MathFn::Sign) {
+            ty = self.float_loop_type(&vals)?;
+        }
+        if f == MathFn::Abs && ty == ElemTy::Bool {
             ty = self.opts.int_type;
         }
         let args: Vec<Expr> = vals.drain(..).map(|v| convert(v.e, ty)).collect();
@@ -685,6 +709,50 @@ impl Lowerer<'_, '_> {
             e: Expr::new(ExprKind::Math { func: f, args }, Type::Scalar(ty), span),
             weak,
         })
+    }
+
+    /// The float type of the NumPy loop that a math function of `vals`
+    /// runs: NumPy takes the first loop (float16, float32, float64) that
+    /// every operand casts to safely, which is the largest of the operands'
+    /// own float types (`float_type_for`; `atan2(int8, uint8)` is float16,
+    /// where the operands' common type int16 would give float32). A Python
+    /// number counts as the type it takes next to the others (NEP 50: a
+    /// Python int next to an int8 is an int8, next to a bool an int64);
+    /// Python numbers alone give the default float.
+    pub(super) fn float_loop_type(&mut self, vals: &[TExpr]) -> Option<ElemTy> {
+        let mut common = (self.scalar_elem(vals.first()?)?, vals[0].weak);
+        for v in &vals[1..] {
+            common = promote(common, (self.scalar_elem(v)?, v.weak), self.opts);
+        }
+        if common.1 {
+            return Some(self.float_type_for(common.0, true));
+        }
+        let mut out: Option<ElemTy> = None;
+        for v in vals {
+            let own = if v.weak {
+                common.0
+            } else {
+                self.scalar_elem(v)?
+            };
+            let f = self.float_type_for(own, false);
+            out = Some(out.map_or(f, |o| promote((o, false), (f, false), self.opts).0));
+        }
+        out
+    }
+
+    /// The float type NumPy computes a math function of a `ty` value in:
+    /// `ty` itself when it is a float, else the smallest float that holds
+    /// every value of the type (float16 for bool and 8-bit, float32 for
+    /// 16-bit integers; a Python number: the default float).
+    pub(super) fn float_type_for(&self, ty: ElemTy, weak: bool) -> ElemTy {
+        if ty.is_float() {
+            return ty;
+        }
+        match (weak, ty.size()) {
+            (false, 1) => ElemTy::F16,
+            (false, 2) => ElemTy::F32,
+            _ => self.opts.float_type,
+        }
     }
 
     /// The element type an argument of `static_types_eq` denotes: a type
@@ -1021,6 +1089,42 @@ impl Lowerer<'_, '_> {
         Some(sum)
     }
 
+    /// A call that is a statement of its own (`x.fill(v)`,
+    /// `np.copyto(dst, src)`) used as a value, or of something other than
+    /// an array.
+    fn statement_only(&mut self, what: &str, span: Span) {
+        self.error(
+            Diagnostic::error(format!("{what} is a statement of its own"))
+                .at(span, "used here as a value, or not of an array")
+                .help("write it on a line of its own with an array or a slice as the destination: `y[i, :].fill(0.0)`, `np.copyto(y[i, :], x[i, :])`"),
+        );
+    }
+
+    /// `np.outer(a, b)` of 1-D operands: `a[:, None] * b` (NumPy flattens
+    /// others, which parpy does not).
+    fn outer(&mut self, a: &ast::Expr, b: &ast::Expr, name: &str, span: Span) -> Option<TExpr> {
+        for x in [a, b] {
+            let r = self.rank(x);
+            if r != 1 {
+                self.error(
+                    Diagnostic::error(format!("`{name}` takes 1-D operands in parpy functions"))
+                        .at(x.span, format!("this has {r} dimensions"))
+                        .help("take a 1-D slice, or write the product with new axes: `a[:, None] * b[None, :]`"),
+                );
+                return None;
+            }
+        }
+        let Some(column) = self.with_new_axis(a) else {
+            self.error(
+                Diagnostic::error(format!("`{name}` of this operand is not supported"))
+                    .at(a.span, "not elementwise")
+                    .help("assign the operand to a local array first"),
+            );
+            return None;
+        };
+        self.lower_expr(&ast::Expr::binary(BinOp::Mul, column, b.clone(), span))
+    }
+
     /// `a[..., None]`: `a` with a new last axis, given to each of its
     /// arrays (`(x[i, :] + 1.0)[..., None]` is `x[i, :, None] + 1.0`), which
     /// NumPy's right-aligned broadcasting keeps right; `None` for an
@@ -1207,46 +1311,30 @@ impl Lowerer<'_, '_> {
             let t = self.dtype_arg(ty)?;
             return self.dtype_call(t, name, std::slice::from_ref(value), span);
         }
-        // `s.mean()` is `np.mean(s)`, and so on; `s.var(ddof=1)` keeps its
-        // `ddof`
-        let method = match attr {
-            "mean" => Some(Builtin::Mean),
-            "var" => Some(Builtin::Var),
-            "std" => Some(Builtin::Std),
-            "any" => Some(Builtin::Any),
-            "all" => Some(Builtin::All),
-            "argmax" => Some(Builtin::ArgMax),
-            "argmin" => Some(Builtin::ArgMin),
-            _ => None,
-        };
-        match (method, args) {
-            (Some(b @ (Builtin::Var | Builtin::Std)), [ddof]) => {
-                return self.variance(value, Some(ddof), b == Builtin::Std, span);
-            }
-            (Some(b), []) => return self.of_slice(b, value, span),
-            _ => {}
-        }
-        if matches!(attr, "cumsum" | "cumprod") {
-            self.cumulative_outside_a_slice(name, span);
+        if attr == "fill" {
+            self.statement_only("`.fill(v)`", span);
             return None;
         }
-        let Some(op) = ReduceOp::from_name(attr) else {
+        // `x.item()` of an element: the number, a Python number
+        if attr == "item" {
+            let v = self.lower_expr(value)?;
+            self.scalar_elem(&v)?;
+            return Some(TExpr { e: v.e, weak: true });
+        }
+        // `s.mean()` is `np.mean(s)`, `s.var(ddof=1)` is `np.var(s, ddof=1)`
+        // and so on (`compact` read the method's own signature)
+        let Some(b) = super::keywords::method_builtin(attr) else {
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")
-                    .help("the supported methods are `.astype(T)` and the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice"),
+                    .help("the supported methods are `.astype(T)`, `.item()`, `.dot(b)`, `.clip(lo, hi)`, `.round(d)`, `.cumsum()`, `.cumprod()` and the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice"),
             );
             return None;
         };
-        if !args.is_empty() {
-            self.error(
-                Diagnostic::error(format!("`.{attr}()` takes no arguments in parpy functions"))
-                    .at(span, "arguments given")
-                    .help(format!("call it without arguments: `x[i, :].{attr}()`")),
-            );
-            return None;
-        }
-        self.reduction(op, value, span)
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(value.clone());
+        all.extend_from_slice(args);
+        self.builtin_call_with(b, name, &all, span)
     }
 
     /// The length of the first dimension of array `e`, of a slice of one

@@ -630,6 +630,11 @@ impl Lowerer<'_, '_> {
 
     fn lower_unary(&mut self, op: UnOp, arg: &ast::Expr, span: Span) -> Option<TExpr> {
         let a = self.lower_expr(arg)?;
+        self.unary(op, a, span)
+    }
+
+    /// `op a`: `-a`, `not a`, `~a`.
+    pub(super) fn unary(&mut self, op: UnOp, a: TExpr, span: Span) -> Option<TExpr> {
         let ty = self.scalar_elem(&a)?;
         match op {
             UnOp::Neg => {
@@ -752,7 +757,8 @@ impl Lowerer<'_, '_> {
                         Diagnostic::error("cannot subtract NumPy bools")
                             .at(span, "`-` on bools")
                             .note("NumPy does not support `-` on bools")
-                            .help("use `^` for a logical xor, or convert to an integer first"),
+                            .help("use `^` for a logical xor, or convert to an integer first")
+                            .type_error(),
                     );
                     return None;
                 }

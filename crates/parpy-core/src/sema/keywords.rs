@@ -118,7 +118,13 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             AXIS,
             KEEPDIMS,
         ],
-        Builtin::Dot => &[A, ("b", How::Req), OUT],
+        Builtin::Dot | Builtin::Outer => &[A, ("b", How::Req), OUT],
+        Builtin::CopyTo => &[
+            ("dst", How::Req),
+            ("src", How::Req),
+            ("casting", How::Fixed(Dflt::Str("same_kind"))),
+            ("where", How::Fixed(Dflt::Bool(true))),
+        ],
         Builtin::Cumulative(_) => &[A, ("axis", How::Fixed(Dflt::None)), DTYPE, OUT],
         Builtin::Math(MathFn::Round) => &[A, ("decimals", How::Opt(Dflt::Int(0))), OUT],
         Builtin::MathToInt(MathFn::Round) => {
@@ -128,7 +134,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         // ufuncs: operands by position, `out=None` by name
         Builtin::Math(_)
         | Builtin::Abs
-        | Builtin::Square
+        | Builtin::Ufunc(_)
         | Builtin::Maximum
         | Builtin::Minimum
         | Builtin::Fmax
@@ -144,23 +150,55 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
     })
 }
 
-/// The signature of a NumPy array method (without `self`); `None` for
-/// methods parpy does not know.
-pub(super) fn method_signature(attr: &str) -> Option<&'static [Param]> {
+/// The builtin a NumPy array method is, called with the array first:
+/// `x.sum(axis=0)` is `np.sum(x, axis=0)`, `x.dot(w)` is `np.dot(x, w)`.
+pub(super) fn method_builtin(attr: &str) -> Option<Builtin> {
+    use crate::ir::{MathFn, ReduceOp};
     Some(match attr {
-        "sum" | "prod" | "mean" => &[AXIS, DTYPE, OUT, KEEPDIMS],
-        "max" | "min" | "any" | "all" | "argmax" | "argmin" => &[AXIS, OUT, KEEPDIMS],
-        "var" | "std" => &[AXIS, DTYPE, OUT, DDOF, KEEPDIMS],
-        "cumsum" | "cumprod" => &[("axis", How::Fixed(Dflt::None)), DTYPE, OUT],
-        "astype" => &[
+        "sum" => Builtin::Reduce(ReduceOp::Sum),
+        "prod" => Builtin::Reduce(ReduceOp::Prod),
+        "max" => Builtin::Reduce(ReduceOp::Max),
+        "min" => Builtin::Reduce(ReduceOp::Min),
+        "mean" => Builtin::Mean,
+        "var" => Builtin::Var,
+        "std" => Builtin::Std,
+        "any" => Builtin::Any,
+        "all" => Builtin::All,
+        "argmax" => Builtin::ArgMax,
+        "argmin" => Builtin::ArgMin,
+        "cumsum" => Builtin::Cumulative(ReduceOp::Sum),
+        "cumprod" => Builtin::Cumulative(ReduceOp::Prod),
+        "dot" => Builtin::Dot,
+        "clip" => Builtin::Clip,
+        "round" => Builtin::Math(MathFn::Round),
+        _ => return None,
+    })
+}
+
+/// The signature of a NumPy array method (without `self`): its builtin's
+/// less the array; `None` for methods parpy does not know.
+pub(super) fn method_signature(attr: &str) -> Option<&'static [Param]> {
+    match attr {
+        "astype" => Some(&[
             ("dtype", How::Req),
             ("order", How::Fixed(Dflt::Str("K"))),
             ("casting", How::Fixed(Dflt::Str("unsafe"))),
             ("subok", How::Fixed(Dflt::Bool(true))),
             ("copy", How::Fixed(Dflt::Bool(true))),
-        ],
-        _ => return None,
-    })
+        ]),
+        // `x.item()`: the number, as a Python number
+        "item" => Some(&[]),
+        // `x.fill(v)`: a statement (`stmt.rs`)
+        "fill" => Some(&[("value", How::Req)]),
+        // `x.clip(min, max)`: the method names its bounds as NumPy 2.1's
+        // `np.clip` also does
+        "clip" => Some(&[
+            ("min", How::Opt(Dflt::None)),
+            ("max", How::Opt(Dflt::None)),
+            OUT,
+        ]),
+        _ => builtin_signature(method_builtin(attr)?).map(|sig| &sig[1..]),
+    }
 }
 
 /// `def`'s body with every call's arguments positional (see the module

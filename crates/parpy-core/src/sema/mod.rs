@@ -23,6 +23,7 @@ mod scope;
 mod slices;
 mod stmt;
 mod types;
+mod ufuncs;
 
 #[cfg(test)]
 mod tests;

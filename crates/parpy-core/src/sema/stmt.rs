@@ -447,6 +447,52 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `x.fill(v)` and `np.copyto(x, v)` as the assignments they are:
+    /// `x[...] = v` (`x[i, :] = v` of a slice); `None` for other
+    /// statements (and for a destination that is not an array, which the
+    /// call's lowering refuses).
+    fn fill_statement(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
+        let ast::StmtKind::Expr(ast::Expr {
+            kind: ast::ExprKind::Call { func, args, .. },
+            ..
+        }) = &s.kind
+        else {
+            return None;
+        };
+        let (dst, src) = match (&func.kind, args.as_slice()) {
+            (ast::ExprKind::Attr { value, attr }, [v])
+                if attr == "fill" && self.is_local_value(value) =>
+            {
+                (&**value, v)
+            }
+            (_, [d, v, ..]) if self.builtin_of(func) == Some(Builtin::CopyTo) => (d, v),
+            _ => return None,
+        };
+        if self.rank(dst) == 0 {
+            return None;
+        }
+        let target = match &dst.kind {
+            ast::ExprKind::Subscript { .. } => dst.clone(),
+            _ => ast::Expr {
+                kind: ast::ExprKind::Subscript {
+                    value: Box::new(dst.clone()),
+                    indices: vec![ast::Expr {
+                        kind: ast::ExprKind::Ellipsis,
+                        span: dst.span,
+                    }],
+                },
+                span: dst.span,
+            },
+        };
+        Some(ast::Stmt {
+            kind: ast::StmtKind::Assign {
+                targets: vec![target],
+                value: src.clone(),
+            },
+            span: s.span,
+        })
+    }
+
     /// `np.transpose(x)` or `x.transpose()` of an array `x`: `x`.
     fn transposed_array<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
         let ast::ExprKind::Call {
@@ -487,6 +533,8 @@ impl Lowerer<'_, '_> {
     /// inside `s` of an array made there is rewritten when that block is
     /// lowered.
     fn rewrite_views(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
+        let filled = self.fill_statement(s);
+        let s = filled.as_ref().unwrap_or(s);
         let mut any = false;
         ast::for_each_stmt(std::slice::from_ref(s), &mut |st| {
             for e in st.own_exprs() {
@@ -497,7 +545,7 @@ impl Lowerer<'_, '_> {
             }
         });
         if !any {
-            return None;
+            return filled;
         }
         let mut c = s.clone();
         ast::walk_stmts_mut(std::slice::from_mut(&mut c), &mut |e| {
