@@ -5,7 +5,8 @@ tests/test_break_continue.py, tests/test_strided_slices.py,
 tests/test_generators.py, tests/test_keywords.py,
 tests/test_array_expressions.py, tests/test_axis.py, tests/test_assert.py,
 tests/test_cumulative.py, tests/test_matmul.py, tests/test_local_arrays.py,
-tests/test_ufuncs.py and tests/test_array_methods.py on the Cuda backend.
+tests/test_ufuncs.py, tests/test_array_methods.py and
+tests/test_nan_reductions.py on the Cuda backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -56,6 +57,7 @@ import test_matmul as tm
 import test_local_arrays as tl
 import test_ufuncs as tu
 import test_array_methods as tam
+import test_nan_reductions as tnr
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -275,9 +277,10 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_gpu_code_of_unary_ufuncs_compiles",
     "test_logaddexp_on_gpus",
     "test_gpu_code_of_methods_compiles",
+    "test_nan_reductions_compile_for_cuda_and_metal",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -70,6 +70,14 @@ pub enum Builtin {
     Dot,
     /// `np.copyto(dst, src)` as a statement: `dst[...] = src`.
     CopyTo,
+    /// `np.nansum` / `nanprod` / `nanmax` / `nanmin` and `np.nanmean` of a
+    /// slice: NaN skipped (`sema::nan_reductions`).
+    NanReduce(ReduceOp),
+    NanMean,
+    /// `np.ptp(s)`: `max - min`.
+    Ptp,
+    /// `np.average(s)` without weights: `np.mean(s)`.
+    Average,
     /// `np.outer(a, b)` of 1-D operands: `a[:, None] * b`.
     Outer,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
@@ -277,6 +285,13 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         // dimensions)
         "dot" | "matmul" => Some(Builtin::Dot),
         "outer" => Some(Builtin::Outer),
+        "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
+        "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
+        "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),
+        "nanmin" => Some(Builtin::NanReduce(ReduceOp::Min)),
+        "nanmean" => Some(Builtin::NanMean),
+        "ptp" => Some(Builtin::Ptp),
+        "average" => Some(Builtin::Average),
         "copyto" => Some(Builtin::CopyTo),
         "argmax" => Some(Builtin::ArgMax),
         "argmin" => Some(Builtin::ArgMin),

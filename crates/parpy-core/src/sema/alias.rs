@@ -376,7 +376,11 @@ impl Lowerer<'_, '_> {
                         | B::CountNonzero
                         | B::ArgMax
                         | B::ArgMin
-                        | B::Norm),
+                        | B::Norm
+                        | B::NanReduce(_)
+                        | B::NanMean
+                        | B::Ptp
+                        | B::Average),
                     ),
                 ) => args.first().map_or(0, |a| {
                     reduced(a, args, super::keywords::builtin_signature(b))

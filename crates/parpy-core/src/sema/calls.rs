@@ -394,7 +394,11 @@ impl Lowerer<'_, '_> {
             | Builtin::All
             | Builtin::CountNonzero
             | Builtin::ArgMax
-            | Builtin::ArgMin => {
+            | Builtin::ArgMin
+            | Builtin::NanReduce(_)
+            | Builtin::NanMean
+            | Builtin::Ptp
+            | Builtin::Average => {
                 let [a] = args else {
                     self.arity_error(
                         name,
@@ -854,7 +858,10 @@ impl Lowerer<'_, '_> {
     /// A NumPy function of one slice (or its method: `s.mean()`).
     fn of_slice(&mut self, b: Builtin, arg: &ast::Expr, span: Span) -> Option<TExpr> {
         match b {
-            Builtin::Mean => self.mean(arg, span),
+            Builtin::Mean | Builtin::Average => self.mean(arg, span),
+            Builtin::NanReduce(op) => self.nan_reduction(op, arg, span),
+            Builtin::NanMean => self.nan_mean(arg, span),
+            Builtin::Ptp => self.ptp(arg, span),
             Builtin::Var | Builtin::Std => self.variance(arg, None, b == Builtin::Std, span),
             Builtin::Norm => self.norm(arg, span),
             Builtin::Any => self.nonzero(arg, ReduceOp::Max, span),
@@ -1217,7 +1224,7 @@ impl Lowerer<'_, '_> {
     /// `np.mean(s)` / `s.mean()`: NumPy's sum in its accumulator type (float64
     /// for integers and bools, float32 for float16) divided by the count,
     /// float16 rounded back.
-    fn mean(&mut self, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+    pub(super) fn mean(&mut self, arg: &ast::Expr, span: Span) -> Option<TExpr> {
         self.mean_with(arg, AccRule::Mean, span)
     }
 

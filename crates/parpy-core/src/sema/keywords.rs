@@ -109,7 +109,17 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         Builtin::Reduce(_) | Builtin::Any | Builtin::All | Builtin::ArgMax | Builtin::ArgMin => {
             &[A, AXIS, OUT, KEEPDIMS]
         }
-        Builtin::Mean => &[A, AXIS, DTYPE, OUT, KEEPDIMS],
+        Builtin::Mean | Builtin::NanMean | Builtin::NanReduce(ReduceOp::Sum | ReduceOp::Prod) => {
+            &[A, AXIS, DTYPE, OUT, KEEPDIMS]
+        }
+        Builtin::NanReduce(_) | Builtin::Ptp => &[A, AXIS, OUT, KEEPDIMS],
+        Builtin::Average => &[
+            A,
+            AXIS,
+            ("weights", How::Fixed(Dflt::None)),
+            ("returned", How::Fixed(Dflt::Bool(false))),
+            KEEPDIMS,
+        ],
         Builtin::Var | Builtin::Std => &[A, AXIS, DTYPE, OUT, DDOF, KEEPDIMS],
         Builtin::CountNonzero => &[A, AXIS, KEEPDIMS],
         Builtin::Norm => &[

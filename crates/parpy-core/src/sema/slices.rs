@@ -1158,6 +1158,20 @@ impl Lowerer<'_, '_> {
         span: Span,
         rule: AccRule,
     ) -> Option<(TExpr, ElemTy, Vec<i64>)> {
+        self.reduction_mapped(op, arg, span, rule, &|_, e| Some(e))
+    }
+
+    /// `reduction_with` of `map(element)` for each element of the slice
+    /// expression `arg` (`np.nansum`: a NaN element as 0): `map` sees the
+    /// element lowered, with its type, which the AST does not tell.
+    pub(super) fn reduction_mapped(
+        &mut self,
+        op: ReduceOp,
+        arg: &ast::Expr,
+        span: Span,
+        rule: AccRule,
+        map: &dyn Fn(&mut Self, TExpr) -> Option<TExpr>,
+    ) -> Option<(TExpr, ElemTy, Vec<i64>)> {
         let axes = self.axis.take();
         // the statement's labels are this reduction's, not those of a
         // reduction inside its argument (`np.max(np.sum(s, axis=1))`)
@@ -1165,7 +1179,7 @@ impl Lowerer<'_, '_> {
         let from = self.pre.len();
         let (elem, ctx) = self.lower_reduced(arg);
         let ctx = ctx?;
-        let mut elem = elem?;
+        let mut elem = map(self, elem?)?;
         let et = self.scalar_elem(&elem)?;
         let Some(all) = ctx.extents else {
             self.error(

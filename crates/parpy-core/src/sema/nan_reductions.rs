@@ -1,0 +1,182 @@
+//! NumPy's reductions that skip NaN, and `np.ptp`, as NumPy computes them:
+//!
+//! * `np.nansum` / `np.nanprod`: `np.sum` / `np.prod` of the slice with each
+//!   NaN replaced by 0 / 1 (NumPy's `_replace_nan`, then the same sum: the
+//!   same order and accumulator type, so the same bits);
+//! * `np.nanmax` / `np.nanmin`: the extreme of the numbers that are not NaN
+//!   (NaN replaced by -inf / +inf), NaN when every element is NaN (a second
+//!   reduction: whether any element is a number);
+//! * `np.nanmean`: the `np.nansum` divided by the count of numbers, in
+//!   float64 (float32 on Metal), rounded to the elements' float type (NumPy's
+//!   `_divide_by_count`); NaN when there is none;
+//! * `np.ptp`: `max - min` in the elements' type.
+//!
+//! Of integers and bools (no NaN) each is its plain reduction (`np.mean` for
+//! `np.nanmean`). Every reduction of one call reduces the same axes.
+
+use crate::diag::Span;
+use crate::ir::{BinOp, ElemTy, Expr, ExprKind, ReduceOp, Type};
+use crate::syntax::ast;
+
+use super::slices::AccRule;
+use super::types::convert;
+use super::{Lowerer, TExpr};
+
+/// `e` where it is not NaN, `other` (of `e`'s type) where it is; `e` itself
+/// when its type has no NaN.
+fn unless_nan(e: TExpr, ty: ElemTy, other: f64) -> TExpr {
+    if !ty.is_float() {
+        return e;
+    }
+    let span = e.e.span;
+    let is_number = Expr::new(
+        ExprKind::Binary {
+            op: BinOp::Eq,
+            lhs: Box::new(e.e.clone()),
+            rhs: Box::new(e.e.clone()),
+        },
+        Type::Scalar(ElemTy::Bool),
+        span,
+    );
+    let other = Expr::new(ExprKind::Float(other), Type::Scalar(ty), span);
+    TExpr {
+        e: Expr::new(
+            ExprKind::Select {
+                cond: Box::new(is_number),
+                then: Box::new(e.e),
+                else_: Box::new(other),
+            },
+            Type::Scalar(ty),
+            span,
+        ),
+        weak: e.weak,
+    }
+}
+
+/// Whether `e` is a number (not NaN), as a bool.
+fn is_number(e: TExpr) -> TExpr {
+    let span = e.e.span;
+    let cond = Expr::new(
+        ExprKind::Binary {
+            op: BinOp::Eq,
+            lhs: Box::new(e.e.clone()),
+            rhs: Box::new(e.e),
+        },
+        Type::Scalar(ElemTy::Bool),
+        span,
+    );
+    TExpr {
+        e: cond,
+        weak: false,
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// The element type of the slice expression `arg` reduces over (its
+    /// lowering is repeated by the reduction; this one is dropped).
+    fn reduced_elem(&mut self, arg: &ast::Expr) -> Option<ElemTy> {
+        let (from, axis) = (self.pre.len(), self.axis.clone());
+        let labels = self.red_labels.clone();
+        let (elem, ctx) = self.lower_reduced(arg);
+        self.pre.truncate(from);
+        (self.axis, self.red_labels) = (axis, labels);
+        // (an error stops here: the reduction does not repeat it)
+        ctx?;
+        let elem = elem?;
+        self.scalar_elem(&elem)
+    }
+
+    /// `np.nansum(s)`, `np.nanprod(s)`, `np.nanmax(s)`, `np.nanmin(s)`
+    /// (`op`), with the call's `axis` and `keepdims`.
+    pub(super) fn nan_reduction(
+        &mut self,
+        op: ReduceOp,
+        arg: &ast::Expr,
+        span: Span,
+    ) -> Option<TExpr> {
+        let et = self.reduced_elem(arg)?;
+        let replace = match op {
+            ReduceOp::Sum => 0.0,
+            ReduceOp::Prod => 1.0,
+            ReduceOp::Max => f64::NEG_INFINITY,
+            ReduceOp::Min => f64::INFINITY,
+        };
+        let axes = self.axis.clone();
+        let (r, _, _) = self.reduction_mapped(op, arg, span, AccRule::NumPy, &|_, e| {
+            Some(unless_nan(e, et, replace))
+        })?;
+        if !et.is_float() || matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
+            return Some(r);
+        }
+        // every element NaN: NaN (`np.fmax.reduce`)
+        self.axis = axes;
+        let (any, _, _) =
+            self.reduction_mapped(ReduceOp::Max, arg, span, AccRule::NumPy, &|_, e| {
+                Some(is_number(e))
+            })?;
+        let nan = Expr::new(ExprKind::Float(f64::NAN), r.e.ty.clone(), span);
+        let ty = r.e.ty.clone();
+        Some(TExpr {
+            e: Expr::new(
+                ExprKind::Select {
+                    cond: Box::new(any.e),
+                    then: Box::new(r.e),
+                    else_: Box::new(nan),
+                },
+                ty,
+                span,
+            ),
+            weak: false,
+        })
+    }
+
+    /// `np.nanmean(s)`: the sum of the numbers over their count, divided in
+    /// float64 and rounded to the elements' type; `np.mean` of integers.
+    pub(super) fn nan_mean(&mut self, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+        let et = self.reduced_elem(arg)?;
+        if !et.is_float() {
+            return self.mean(arg, span);
+        }
+        let axes = self.axis.clone();
+        let (tot, _, _) =
+            self.reduction_mapped(ReduceOp::Sum, arg, span, AccRule::NumPy, &|_, e| {
+                Some(unless_nan(e, et, 0.0))
+            })?;
+        self.axis = axes;
+        let (cnt, _, _) =
+            self.reduction_mapped(ReduceOp::Sum, arg, span, AccRule::NumPy, &|_, e| {
+                Some(is_number(e))
+            })?;
+        // (Metal has no float64: float32 there)
+        let wide = match self.opts.backend {
+            crate::options::Backend::Metal => ElemTy::F32,
+            _ => ElemTy::F64,
+        };
+        let q = Expr::binary(
+            BinOp::Div,
+            convert(tot.e, wide),
+            convert(cnt.e, wide),
+            Type::Scalar(wide),
+            span,
+        );
+        Some(TExpr {
+            e: convert(q, et),
+            weak: false,
+        })
+    }
+
+    /// `np.ptp(s)`: `np.max(s) - np.min(s)` in the elements' type (integers
+    /// wrap, as NumPy's).
+    pub(super) fn ptp(&mut self, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+        let axes = self.axis.clone();
+        let hi = self.reduction(ReduceOp::Max, arg, span)?;
+        self.axis = axes;
+        let lo = self.reduction(ReduceOp::Min, arg, span)?;
+        // (NumPy: `-` of bools is an error)
+        let strong = |t: TExpr| TExpr {
+            e: t.e,
+            weak: false,
+        };
+        self.binary(BinOp::Sub, strong(hi), strong(lo), span)
+    }
+}

@@ -1,0 +1,130 @@
+"""NumPy's reductions that skip NaN (`np.nansum`, `np.nanprod`,
+`np.nanmax`, `np.nanmin`, `np.nanmean`), `np.ptp` and `np.average`, with
+`axis=` and `keepdims=`: NumPy's bits wherever `np.sum` is (along an axis,
+over a 1-D slice), NaN where a whole row is NaN, integers as NumPy's plain
+reductions. Each program runs as plain Python (the reference) and compiled
+(conftest.run_both), and is compared bit for bit with NumPy itself."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import check_gpu_code, cpu_opts, run_both
+
+N = 4
+
+
+def _par():
+    return cpu_opts({'i': parpy.threads(N)})
+
+
+def data(dtype):
+    rng = np.random.default_rng(7)
+    if np.dtype(dtype).kind == 'f':
+        x = (rng.standard_normal((N, 6, 10)) * 10).astype(dtype)
+        x[0, :, 3] = np.nan     # a NaN in every row of axis 2
+        x[1, 2, :] = np.nan     # a whole row
+        x[2] = np.nan           # everything
+        x[3, 1, 1] = np.nan
+        x[3, 4, 4] = -np.inf
+        return x
+    return rng.integers(-50, 50, (N, 6, 10)).astype(dtype)
+
+
+@parpy.jit
+def along_axes(x, s, p, mx, mn, me, pt, av, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i, :] = np.nansum(x[i, :, :], axis=1)
+        p[i, :] = np.nanprod(x[i, :, 0:3], axis=1)
+        mx[i, :] = np.nanmax(x[i, :, :], axis=0)
+        mn[i, :, :] = np.nanmin(x[i, :, :], axis=1, keepdims=True)
+        me[i, :] = np.nanmean(x[i, :, :], axis=1)
+        pt[i, :] = np.ptp(x[i, :, :], axis=0)
+        av[i, :] = np.average(x[i, :, :], axis=1)
+
+
+@parpy.jit
+def of_rows(x, s, mx, mn, me, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i] = np.nansum(x[i, 2, :])
+        mx[i] = np.nanmax(x[i, 2, :])
+        mn[i] = x[i, 3, :].min() + np.nanmin(x[i, 1, :])
+        me[i] = np.nanmean(x[i, 0, :])
+
+
+def expected(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [np.nansum(x, axis=2), np.nanprod(x[:, :, 0:3], axis=2),
+                np.nanmax(x, axis=1), np.nanmin(x, axis=2, keepdims=True),
+                np.nanmean(x, axis=2), np.ptp(x, axis=1), np.average(x, axis=2)]
+
+
+def same_bits(got, want):
+    assert got.dtype == want.dtype
+    assert np.array_equal(got, want, equal_nan=True), (got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32, np.int8],
+                         ids=lambda d: np.dtype(d).name)
+def test_nan_reductions_along_axes_are_numpys(dtype):
+    # (each was "no parpy equivalent inside jit code")
+    x = data(dtype)
+    want = expected(x)
+    outs = [np.zeros(w.shape, w.dtype) for w in want]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = run_both(along_axes, [x, *outs, N], _par())
+    for g, w in zip(got[1:-1], want):
+        same_bits(g, w)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+def test_nan_reductions_of_rows(dtype):
+    x = data(dtype)
+    outs = [np.zeros(N, dtype) for _ in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = run_both(of_rows, [x, *outs, N], _par())
+        same_bits(got[1], np.nansum(x[:, 2, :], axis=1))
+        same_bits(got[2], np.nanmax(x[:, 2, :], axis=1))  # row 1: all NaN
+        same_bits(got[4], np.nanmean(x[:, 0, :], axis=1))
+    assert np.isnan(got[2][1]) and np.isnan(got[2][2])
+
+
+@parpy.jit
+def nested(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.nanmax(np.sum(x[i, :, :], axis=1)) + np.nanmin(x[i, :, 0] * 2.0)
+
+
+def test_a_reduction_inside_the_argument():
+    x = data(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_both(nested, [x, np.zeros(N), N], _par())
+
+
+@parpy.jit
+def ptp_of_bools(b, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.ptp(b[i, :])
+
+
+def test_ptp_of_bools_is_numpys_type_error():
+    b = np.zeros((N, 3), bool)
+    with pytest.raises(TypeError, match="cannot subtract NumPy bools"):
+        parpy.print_compiled(ptp_of_bools, [b, np.zeros(N, bool), N], _par())
+
+
+def test_nan_reductions_compile_for_cuda_and_metal():
+    x = np.zeros((N, 6, 10), np.float32)
+    outs = [np.zeros(w.shape, np.float32) for w in expected(x)]
+    check_gpu_code(along_axes, lambda backend: [x, *outs, N], {'i': parpy.threads(N)},
+                   "nan_reductions")
