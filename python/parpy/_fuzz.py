@@ -119,7 +119,21 @@ FEATURES = [
     # `np.zeros_like(slice)`) inside a parallel loop, updated element by
     # element in a loop, then stored into a slice (stop 29)
     "local_arrays",
+    # `np.add(a, b)`, `np.less(a, b)`, `np.negative(a)`, ...: operators
+    # spelled as NumPy's ufuncs where an operand is a NumPy value (the
+    # same type then; of Python numbers alone a ufunc gives a NumPy value)
+    # (stop 30)
+    "ufunc_names",
 ]
+
+# the ufunc of each operator (`ufunc_names`)
+UFUNC_OF = {
+    "+": "add", "-": "subtract", "*": "multiply", "/": "divide", "//": "floor_divide",
+    "%": "remainder", "**": "power", "&": "bitwise_and", "|": "bitwise_or",
+    "^": "bitwise_xor", "<<": "left_shift", ">>": "right_shift", "<": "less",
+    "<=": "less_equal", ">": "greater", ">=": "greater_equal", "==": "equal",
+    "!=": "not_equal",
+}
 
 
 # --------------------------------------------------------------------------
@@ -418,6 +432,16 @@ class Gen:
         info = np.iinfo(np.dtype(t))
         return info.min <= w.rng[0] and w.rng[1] <= info.max
 
+    def spell(self, op: str, a: E, b: Optional[E] = None) -> str:
+        """`a op b` (`op a`), or as the ufunc where an operand is a NumPy
+        value (`ufunc_names`): the same result type then."""
+        strong = a.t not in WEAK or (b is not None and b.t not in WEAK)
+        unary = {"-": "negative", "~": "invert"}
+        name = UFUNC_OF.get(op) if b is not None else unary.get(op)
+        if name and strong and self.on("ufunc_names", 0.15):
+            return f"np.{name}({a.text}, {b.text})" if b is not None else f"np.{name}({a.text})"
+        return f"({a.text} {op} {b.text})" if b is not None else f"({op}{a.text})"
+
     def combine(self, op: str, a: E, b: E) -> Optional[E]:
         t = result_type(op, a.t, b.t)
         if t is None or not self.fits(a, b.t) or not self.fits(b, a.t):
@@ -428,7 +452,7 @@ class Gen:
             rng = (min(vals), max(vals))
             if max(abs(rng[0]), abs(rng[1])) > 10**6:
                 return None
-        return E(f"({a.text} {op} {b.text})", t, approx=a.approx or b.approx, rng=rng)
+        return E(self.spell(op, a, b), t, approx=a.approx or b.approx, rng=rng)
 
     def expr(self, sc: Scope, k: str, depth: int, exact: bool = False) -> E:
         """An expression of kind k ('i' integer, 'f' float, 'b' bool)."""
@@ -475,7 +499,7 @@ class Gen:
                 rng = (-a.rng[1], -a.rng[0]) if op == "-" else (~a.rng[1], ~a.rng[0])
                 return E(f"({op}{a.text})", "wi", rng=rng)
             t = result_type(op, a.t)
-            return None if t is None else E(f"({op}{a.text})", t)
+            return None if t is None else E(self.spell(op, a), t)
         if x < 0.7:
             f = r.choice(["min", "max", "parpy.builtin.minimum", "parpy.builtin.maximum"])
             a, b = self.expr(sc, "i", depth - 1), self.expr(sc, "i", depth - 1)
@@ -651,7 +675,7 @@ class Gen:
             t = result_type(op, a.t, b.t)
             if t is None:
                 return self.leaf(sc, "b", True)
-            return E(f"({a.text} {op} {b.text})", t)
+            return E(self.spell(op, a, b), t)
         if x < 0.8:
             a, b = self.bool_expr(sc, depth - 1), self.bool_expr(sc, depth - 1)
             ops = ["&", "|", "^"]
@@ -661,7 +685,7 @@ class Gen:
             t = result_type(op, a.t, b.t)
             if t is None or kind(t) != "b":
                 return a
-            return E(f"({a.text} {op} {b.text})", t)
+            return E(self.spell(op, a, b), t)
         if x < 0.88:
             a = self.bool_expr(sc, depth - 1)
             if a.t != "wb" and self.on("bool_invert", 0.3):
