@@ -276,6 +276,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_gpu_code_of_binary_ufuncs_compiles",
     "test_gpu_code_of_unary_ufuncs_compiles",
     "test_logaddexp_on_gpus",
+    "test_float16_predicates_compile_for_gpus",
     "test_gpu_code_of_methods_compiles",
     "test_nan_reductions_compile_for_cuda_and_metal",
 })

@@ -78,6 +78,11 @@ pub enum Builtin {
     Ptp,
     /// `np.average(s)` without weights: `np.mean(s)`.
     Average,
+    /// `np.nan_to_num(x, nan=, posinf=, neginf=)` of a number
+    /// (`sema::ufuncs`).
+    NanToNum,
+    /// `np.isclose(a, b, rtol=, atol=, equal_nan=)` of numbers.
+    IsClose,
     /// `np.outer(a, b)` of 1-D operands: `a[:, None] * b`.
     Outer,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
@@ -141,6 +146,12 @@ pub enum Ufunc {
     Fabs,
     /// `np.signbit(x)`: whether the sign bit is set (`-0.0`, `-nan`).
     SignBit,
+    /// `np.heaviside(x, h0)`: 0, `h0` or 1 by the sign of `x` (NaN: NaN).
+    Heaviside,
+    /// `np.float_power(a, b)`: `a ** b` in float64.
+    FloatPower,
+    /// `np.sinc(x)`: `sin(pi x) / (pi x)` as NumPy writes it.
+    Sinc,
     /// `np.logaddexp(a, b)`: `log(exp(a) + exp(b))` without overflow, as
     /// NumPy computes it; `np.logaddexp2` in base 2.
     LogAddExp,
@@ -270,6 +281,11 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "signbit" => ufunc(Ufunc::SignBit),
         "logaddexp" => ufunc(Ufunc::LogAddExp),
         "logaddexp2" => ufunc(Ufunc::LogAddExp2),
+        "heaviside" => ufunc(Ufunc::Heaviside),
+        "float_power" => ufunc(Ufunc::FloatPower),
+        "sinc" => ufunc(Ufunc::Sinc),
+        "nan_to_num" => Some(Builtin::NanToNum),
+        "isclose" => Some(Builtin::IsClose),
         "divmod" => Some(Builtin::Divmod),
         "where" => Some(Builtin::Where),
         "clip" => Some(Builtin::Clip),

@@ -41,6 +41,15 @@ impl ElemTy {
     pub fn is_int(self) -> bool {
         !self.is_float() && self != ElemTy::Bool
     }
+    /// The largest finite value of a float type (`np.finfo(t).max`).
+    pub fn max_finite(self) -> f64 {
+        match self {
+            ElemTy::F16 => 65504.0,
+            ElemTy::F32 => f32::MAX as f64,
+            _ => f64::MAX,
+        }
+    }
+
     pub fn is_signed_int(self) -> bool {
         matches!(self, ElemTy::I8 | ElemTy::I16 | ElemTy::I32 | ElemTy::I64)
     }

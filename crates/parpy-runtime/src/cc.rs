@@ -7,11 +7,15 @@ use std::time::UNIX_EPOCH;
 use crate::RuntimeError;
 
 /// The fixed flags every CPU build uses (before the user's flags).
-pub const BASE_FLAGS: [&str; 7] = [
+pub const BASE_FLAGS: [&str; 8] = [
     "-std=c11",
     "-O3",
     // signed overflow wraps, as in NumPy (not C's undefined behaviour)
     "-fwrapv",
+    // GCC 12.2 at -O3 -march=native turns a conditional load (`c ?
+    // b[k] : -1.0`) into masked vector loads and gets a 4 x 16 nest wrong
+    // (tests/test_c_compiler_bugs.py); clang ignores the flag
+    "-fno-tree-loop-if-convert",
     "-march=native",
     "-fopenmp",
     "-fPIC",

@@ -75,6 +75,8 @@ pub(super) fn elementwise(b: crate::resolve::Builtin) -> bool {
             | B::Where
             | B::Clip
             | B::Convert
+            | B::NanToNum
+            | B::IsClose
     )
 }
 

@@ -383,6 +383,8 @@ impl Lowerer<'_, '_> {
                 }
             }
             Builtin::Ufunc(u) => self.ufunc_call(u, name, args, span),
+            Builtin::NanToNum => self.nan_to_num(name, args, span),
+            Builtin::IsClose => self.isclose(name, args, span),
             Builtin::Var | Builtin::Std if args.len() == 2 => {
                 self.variance(&args[0], Some(&args[1]), b == Builtin::Std, span)
             }
@@ -698,8 +700,8 @@ impl Lowerer<'_, '_> {
         if f == MathFn::Abs && ty == ElemTy::Bool {
             ty = self.opts.int_type;
         }
-        let args: Vec<Expr> = vals.drain(..).map(|v| convert(v.e, ty)).collect();
         if f.is_predicate() {
+            let args = vals.drain(..).map(|v| predicate_arg(v.e, ty)).collect();
             return Some(TExpr {
                 e: Expr::new(
                     ExprKind::Math { func: f, args },
@@ -709,6 +711,7 @@ impl Lowerer<'_, '_> {
                 weak: false,
             });
         }
+        let args: Vec<Expr> = vals.drain(..).map(|v| convert(v.e, ty)).collect();
         Some(TExpr {
             e: Expr::new(ExprKind::Math { func: f, args }, Type::Scalar(ty), span),
             weak,
@@ -1498,5 +1501,14 @@ fn math_of(f: MathFn, x: TExpr, span: Span) -> TExpr {
             span,
         ),
         weak: x.weak,
+    }
+}
+
+/// The argument of `isnan` / `isinf` / `isfinite` of a `ty` value: a
+/// float16 as a float32 (the same answer; CUDA has no `isfinite(__half)`).
+pub(super) fn predicate_arg(e: Expr, ty: ElemTy) -> Expr {
+    match ty {
+        ElemTy::F16 => convert(convert(e, ty), ElemTy::F32),
+        _ => convert(e, ty),
     }
 }

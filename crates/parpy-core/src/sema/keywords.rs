@@ -32,6 +32,7 @@ pub(super) enum Dflt {
     None,
     Bool(bool),
     Int(i64),
+    Float(f64),
     Str(&'static str),
 }
 
@@ -41,6 +42,7 @@ impl Dflt {
             Dflt::None => ExprKind::None,
             Dflt::Bool(b) => ExprKind::Bool(b),
             Dflt::Int(v) => ExprKind::Int(v),
+            Dflt::Float(v) => ExprKind::Float(v),
             Dflt::Str(s) => ExprKind::Str(s.to_string()),
         };
         Expr { kind, span }
@@ -55,6 +57,7 @@ impl Dflt {
             (Dflt::Bool(b), ExprKind::Int(v)) => i64::from(b) == *v,
             (Dflt::Int(v), ExprKind::Int(w)) => v == *w,
             (Dflt::Int(v), ExprKind::Bool(c)) => v == i64::from(*c),
+            (Dflt::Float(v), ExprKind::Float(w)) => v == *w,
             (Dflt::Str(s), ExprKind::Str(t)) => s == t,
             _ => false,
         }
@@ -65,6 +68,7 @@ impl Dflt {
             Dflt::None => "None".to_string(),
             Dflt::Bool(b) => if b { "True" } else { "False" }.to_string(),
             Dflt::Int(v) => v.to_string(),
+            Dflt::Float(v) => format!("{v:?}"),
             Dflt::Str(s) => format!("'{s}'"),
         }
     }
@@ -129,6 +133,20 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             KEEPDIMS,
         ],
         Builtin::Dot | Builtin::Outer => &[A, ("b", How::Req), OUT],
+        Builtin::NanToNum => &[
+            ("x", How::Req),
+            ("copy", How::Fixed(Dflt::Bool(true))),
+            ("nan", How::Opt(Dflt::Float(0.0))),
+            ("posinf", How::Opt(Dflt::None)),
+            ("neginf", How::Opt(Dflt::None)),
+        ],
+        Builtin::IsClose => &[
+            A,
+            ("b", How::Req),
+            ("rtol", How::Opt(Dflt::Float(1e-5))),
+            ("atol", How::Opt(Dflt::Float(1e-8))),
+            ("equal_nan", How::Opt(Dflt::Bool(false))),
+        ],
         Builtin::CopyTo => &[
             ("dst", How::Req),
             ("src", How::Req),

@@ -27,6 +27,8 @@ impl Ufunc {
             Ufunc::Operator(_)
             | Ufunc::Logical(_)
             | Ufunc::Fmod
+            | Ufunc::Heaviside
+            | Ufunc::FloatPower
             | Ufunc::LogAddExp
             | Ufunc::LogAddExp2 => 2,
             _ => 1,
@@ -207,6 +209,53 @@ impl Lowerer<'_, '_> {
                     _ => self.int_fmod(x, y, ty, span)?,
                 }
             }
+            (Ufunc::Heaviside, Some(b)) => {
+                // NumPy's `npy_heaviside`: NaN, `h0` at 0, else 0 or 1
+                let ty = self.float_loop_type(&[a.clone(), b.clone()])?;
+                let (x, h0) = (convert(a.e, ty), convert(b.e, ty));
+                let cmp = |op: BinOp, l: Expr, r: Expr| {
+                    Expr::binary(op, l, r, Type::Scalar(ElemTy::Bool), span)
+                };
+                let c = |v: f64| constant(v, ty, span);
+                let sign = select(cmp(BinOp::Lt, x.clone(), c(0.0)), c(0.0), c(1.0));
+                let at_zero = select(cmp(BinOp::Eq, x.clone(), c(0.0)), h0, sign);
+                weak(select(cmp(BinOp::Ne, x.clone(), x), c(f64::NAN), at_zero))
+            }
+            (Ufunc::FloatPower, Some(b)) => {
+                let args = vec![convert(a.e, ElemTy::F64), convert(b.e, ElemTy::F64)];
+                weak(math(MathFn::Pow, args, ElemTy::F64, span))
+            }
+            (Ufunc::Sinc, None) => {
+                // NumPy's Python code: `x = pi * x`, `y = where(x, x, eps)`
+                // (the type's machine epsilon), `sin(y) / y`, in the type of
+                // `pi * x` (an integer's: float64)
+                let ty = self.scalar_elem(&a)?;
+                let ty = if ty.is_float() { ty } else { ElemTy::F64 };
+                let pi = weak(constant(std::f64::consts::PI, ty, span));
+                let x = TExpr {
+                    e: convert(a.e, ty),
+                    weak: false,
+                };
+                let px = self.binary(BinOp::Mul, pi, x, span)?.e;
+                let eps = match ty {
+                    ElemTy::F16 => 2f64.powi(-10),
+                    ElemTy::F32 => f32::EPSILON as f64,
+                    _ => f64::EPSILON,
+                };
+                let nonzero = Expr::binary(
+                    BinOp::Ne,
+                    px.clone(),
+                    constant(0.0, ty, span),
+                    Type::Scalar(ElemTy::Bool),
+                    span,
+                );
+                let y = select(nonzero, px, constant(eps, ty, span));
+                let sin = TExpr {
+                    e: math(MathFn::Sin, vec![y.clone()], ty, span),
+                    weak: false,
+                };
+                self.binary(BinOp::Div, sin, TExpr { e: y, weak: false }, span)?
+            }
             (Ufunc::LogAddExp | Ufunc::LogAddExp2, Some(b)) => {
                 let ty = self.float_loop_type(&[a.clone(), b.clone()])?;
                 let (x, y) = (convert(a.e, ty), convert(b.e, ty));
@@ -221,6 +270,170 @@ impl Lowerer<'_, '_> {
             e: r.e,
             weak: false,
         })
+    }
+
+    /// `np.nan_to_num(x, nan, posinf, neginf)` (after `compact`): of a
+    /// float, NaN as `nan`, the infinities as `posinf` / `neginf` (by
+    /// default the type's largest and smallest finite numbers), each
+    /// converted to `x`'s type as NumPy's assignment does; an integer or a
+    /// bool as it is.
+    pub(super) fn nan_to_num(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        // (`compact` leaves out the trailing defaults)
+        let none = ast::Expr {
+            kind: ast::ExprKind::None,
+            span,
+        };
+        let zero = ast::Expr::float(0.0, span);
+        let (x, nan, posinf, neginf) = match args {
+            [x] => (x, &zero, &none, &none),
+            [x, n] => (x, n, &none, &none),
+            [x, n, p] => (x, n, p, &none),
+            [x, n, p, m] => (x, n, p, m),
+            _ => {
+                self.arity_error(name, "1 argument", args.len(), span);
+                return None;
+            }
+        };
+        let x = self.lower_expr(x)?;
+        let ty = self.scalar_elem(&x)?;
+        if !ty.is_float() {
+            return Some(TExpr {
+                e: x.e,
+                weak: false,
+            });
+        }
+        let largest = ty.max_finite();
+        let value = |this: &mut Self, e: &ast::Expr, default: f64| -> Option<Expr> {
+            if matches!(e.kind, ast::ExprKind::None) {
+                return Some(constant(default, ty, span));
+            }
+            let v = this.lower_expr(e)?;
+            this.scalar_elem(&v)?;
+            Some(convert(v.e, ty))
+        };
+        let nan = value(self, nan, 0.0)?;
+        let posinf = value(self, posinf, largest)?;
+        let neginf = value(self, neginf, -largest)?;
+        let cmp =
+            |op: BinOp, l: Expr, r: Expr| Expr::binary(op, l, r, Type::Scalar(ElemTy::Bool), span);
+        let inf = || constant(f64::INFINITY, ty, span);
+        let minf = || constant(f64::NEG_INFINITY, ty, span);
+        let x = x.e;
+        let finite = select(cmp(BinOp::Eq, x.clone(), minf()), neginf, x.clone());
+        let finite = select(cmp(BinOp::Eq, x.clone(), inf()), posinf, finite);
+        Some(TExpr {
+            e: select(cmp(BinOp::Ne, x.clone(), x), nan, finite),
+            weak: false,
+        })
+    }
+
+    /// `np.isclose(a, b, rtol, atol, equal_nan)` (after `compact`) as
+    /// NumPy's Python code computes it: `b` made a float (`result_type(b,
+    /// 1.0)`), then `abs(a - b) <= atol + rtol * abs(b) & isfinite(b) | (a
+    /// == b)`, or'ed with `isnan(a) & isnan(b)` when `equal_nan`.
+    pub(super) fn isclose(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<TExpr> {
+        // (`compact` leaves out the trailing defaults)
+        let defaults = [
+            ast::Expr::float(1e-5, span),
+            ast::Expr::float(1e-8, span),
+            ast::Expr {
+                kind: ast::ExprKind::Bool(false),
+                span,
+            },
+        ];
+        if !(2..=5).contains(&args.len()) {
+            self.arity_error(name, "2 arguments", args.len(), span);
+            return None;
+        }
+        let arg = |k: usize| args.get(k).unwrap_or(&defaults[k - 2]);
+        let (a, b, rtol, atol, equal_nan) = (&args[0], &args[1], arg(2), arg(3), arg(4));
+        let Some(equal_nan) = self
+            .lower_expr(equal_nan)
+            .and_then(|t| self.known_int(&t.e))
+        else {
+            self.error(
+                Diagnostic::error(format!(
+                    "`equal_nan` of `{name}` must be True or False, known when compiling"
+                ))
+                .at(equal_nan.span, "not a constant")
+                .type_error(),
+            );
+            return None;
+        };
+        let vals = self.operands(
+            name,
+            4,
+            &[a.clone(), b.clone(), rtol.clone(), atol.clone()],
+            span,
+        )?;
+        for v in &vals {
+            self.scalar_elem(v)?;
+        }
+        let [x, y, rtol, atol]: [TExpr; 4] = vals.try_into().ok()?;
+        // `y` as a float: its own float type, float64 for an integer (a
+        // Python int becomes a Python float)
+        let yt = self.scalar_elem(&y)?;
+        let ft = if yt.is_float() {
+            yt
+        } else {
+            self.opts.float_type
+        };
+        let y = TExpr {
+            e: convert(y.e, ft),
+            weak: y.weak,
+        };
+        let abs = |t: TExpr| {
+            let ty = t.e.ty.clone();
+            TExpr {
+                e: Expr::new(
+                    ExprKind::Math {
+                        func: MathFn::Abs,
+                        args: vec![t.e],
+                    },
+                    ty,
+                    span,
+                ),
+                weak: t.weak,
+            }
+        };
+        let diff = self.binary(BinOp::Sub, x.clone(), y.clone(), span)?;
+        let scaled = self.binary(BinOp::Mul, rtol, abs(y.clone()), span)?;
+        let bound = self.binary(BinOp::Add, atol, scaled, span)?;
+        let le = self.binary(BinOp::Le, abs(diff), bound, span)?;
+        let finite = Expr::new(
+            ExprKind::Math {
+                func: MathFn::IsFinite,
+                args: vec![super::calls::predicate_arg(y.e.clone(), ft)],
+            },
+            Type::Scalar(ElemTy::Bool),
+            span,
+        );
+        let eq = self.binary(BinOp::Eq, x.clone(), y.clone(), span)?;
+        let close = bool_binary(BinOp::BitAnd, le.e, finite, span);
+        let mut r = bool_binary(BinOp::BitOr, close, eq.e, span);
+        if equal_nan != 0 {
+            let nan = |t: &TExpr| {
+                Expr::binary(
+                    BinOp::Ne,
+                    t.e.clone(),
+                    t.e.clone(),
+                    Type::Scalar(ElemTy::Bool),
+                    span,
+                )
+            };
+            r = bool_binary(
+                BinOp::BitOr,
+                r,
+                bool_binary(BinOp::BitAnd, nan(&x), nan(&y), span),
+                span,
+            );
+        }
+        Some(TExpr { e: r, weak: false })
     }
 
     /// `t` in the float type NumPy computes a math function of it in (an
