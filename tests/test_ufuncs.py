@@ -314,7 +314,13 @@ def float16_predicates(a, y, N):
 
 def test_float16_predicates_compile_for_gpus():
     # (NVRTC refused `isfinite(__half)` as ambiguous: a float16 is tested
-    # as a float32)
+    # as a float32); the Cuda code goes to a cubin as a call would
+    from parpy import _cuda, _native
     a = np.zeros((N, M), np.float16)
-    check_gpu_code(float16_predicates, lambda backend: [a, np.zeros((N, M), bool), N],
-                   {'i': parpy.threads(N)}, "float16_predicates")
+    args = [a, np.zeros((N, M), bool), N]
+    opts = parpy.par({'i': parpy.threads(N)})
+    opts.backend = parpy.CompileBackend.Cuda
+    assert "isfinite((float)" in parpy.print_compiled(float16_predicates, args, opts)
+    if _cuda.nvrtc_path() is None:
+        pytest.skip("NVRTC is not installed")
+    _native._cuda_dry_run(float16_predicates, args, opts, 90)
