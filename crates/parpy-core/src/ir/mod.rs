@@ -774,6 +774,27 @@ impl Expr {
             span,
         )
     }
+    /// The bool `lhs op rhs` of a comparison `op`.
+    pub fn compare(op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
+        Expr::binary(op, lhs, rhs, Type::Scalar(ElemTy::Bool), span)
+    }
+    /// `cond ? then : else_`, of `then`'s type.
+    pub fn select(cond: Expr, then: Expr, else_: Expr) -> Expr {
+        let (ty, span) = (then.ty.clone(), then.span);
+        Expr::new(
+            ExprKind::Select {
+                cond: Box::new(cond),
+                then: Box::new(then),
+                else_: Box::new(else_),
+            },
+            ty,
+            span,
+        )
+    }
+    /// `func(args)` of scalar type `ty`.
+    pub fn math(func: MathFn, args: Vec<Expr>, ty: ElemTy, span: Span) -> Expr {
+        Expr::new(ExprKind::Math { func, args }, Type::Scalar(ty), span)
+    }
     pub fn var(id: VarId, ty: Type, span: Span) -> Expr {
         Expr::new(ExprKind::Var(id), ty, span)
     }

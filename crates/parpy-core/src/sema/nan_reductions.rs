@@ -22,52 +22,21 @@ use super::slices::AccRule;
 use super::types::convert;
 use super::{Lowerer, TExpr};
 
+/// Whether `e` is a number (not NaN), as a bool.
+fn is_number(e: &Expr) -> Expr {
+    Expr::compare(BinOp::Eq, e.clone(), e.clone(), e.span)
+}
+
 /// `e` where it is not NaN, `other` (of `e`'s type) where it is; `e` itself
 /// when its type has no NaN.
 fn unless_nan(e: TExpr, ty: ElemTy, other: f64) -> TExpr {
     if !ty.is_float() {
         return e;
     }
-    let span = e.e.span;
-    let is_number = Expr::new(
-        ExprKind::Binary {
-            op: BinOp::Eq,
-            lhs: Box::new(e.e.clone()),
-            rhs: Box::new(e.e.clone()),
-        },
-        Type::Scalar(ElemTy::Bool),
-        span,
-    );
-    let other = Expr::new(ExprKind::Float(other), Type::Scalar(ty), span);
+    let other = Expr::new(ExprKind::Float(other), Type::Scalar(ty), e.e.span);
     TExpr {
-        e: Expr::new(
-            ExprKind::Select {
-                cond: Box::new(is_number),
-                then: Box::new(e.e),
-                else_: Box::new(other),
-            },
-            Type::Scalar(ty),
-            span,
-        ),
+        e: Expr::select(is_number(&e.e), e.e, other),
         weak: e.weak,
-    }
-}
-
-/// Whether `e` is a number (not NaN), as a bool.
-fn is_number(e: TExpr) -> TExpr {
-    let span = e.e.span;
-    let cond = Expr::new(
-        ExprKind::Binary {
-            op: BinOp::Eq,
-            lhs: Box::new(e.e.clone()),
-            rhs: Box::new(e.e),
-        },
-        Type::Scalar(ElemTy::Bool),
-        span,
-    );
-    TExpr {
-        e: cond,
-        weak: false,
     }
 }
 
@@ -112,20 +81,14 @@ impl Lowerer<'_, '_> {
         self.axis = axes;
         let (any, _, _) =
             self.reduction_mapped(ReduceOp::Max, arg, span, AccRule::NumPy, &|_, e| {
-                Some(is_number(e))
+                Some(TExpr {
+                    e: is_number(&e.e),
+                    weak: false,
+                })
             })?;
         let nan = Expr::new(ExprKind::Float(f64::NAN), r.e.ty.clone(), span);
-        let ty = r.e.ty.clone();
         Some(TExpr {
-            e: Expr::new(
-                ExprKind::Select {
-                    cond: Box::new(any.e),
-                    then: Box::new(r.e),
-                    else_: Box::new(nan),
-                },
-                ty,
-                span,
-            ),
+            e: Expr::select(any.e, r.e, nan),
             weak: false,
         })
     }
@@ -145,7 +108,10 @@ impl Lowerer<'_, '_> {
         self.axis = axes;
         let (cnt, _, _) =
             self.reduction_mapped(ReduceOp::Sum, arg, span, AccRule::NumPy, &|_, e| {
-                Some(is_number(e))
+                Some(TExpr {
+                    e: is_number(&e.e),
+                    weak: false,
+                })
             })?;
         // (Metal has no float64: float32 there)
         let wide = match self.opts.backend {

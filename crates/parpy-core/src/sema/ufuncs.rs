@@ -54,23 +54,6 @@ fn compute_type(ty: ElemTy) -> ElemTy {
     }
 }
 
-fn math(func: MathFn, args: Vec<Expr>, ty: ElemTy, span: Span) -> Expr {
-    Expr::new(ExprKind::Math { func, args }, Type::Scalar(ty), span)
-}
-
-fn select(cond: Expr, then: Expr, else_: Expr) -> Expr {
-    let (ty, span) = (then.ty.clone(), then.span);
-    Expr::new(
-        ExprKind::Select {
-            cond: Box::new(cond),
-            then: Box::new(then),
-            else_: Box::new(else_),
-        },
-        ty,
-        span,
-    )
-}
-
 fn weak(e: Expr) -> TExpr {
     TExpr { e, weak: true }
 }
@@ -143,7 +126,7 @@ impl Lowerer<'_, '_> {
                     Ufunc::Rint => MathFn::Round,
                     _ => MathFn::Abs,
                 };
-                weak(math(f, vec![x.e], ty, span))
+                weak(Expr::math(f, vec![x.e], ty, span))
             }
             (Ufunc::Reciprocal, None) => {
                 let ty = self.scalar_elem(&a)?;
@@ -187,7 +170,7 @@ impl Lowerer<'_, '_> {
                     // the sign of `copysign(1, x)` is `x`'s sign bit (of
                     // -0.0 and -nan too)
                     let one = constant(1.0, ty, span);
-                    weak(math(MathFn::Copysign, vec![one, a.e], ty, span))
+                    weak(Expr::math(MathFn::Copysign, vec![one, a.e], ty, span))
                 } else {
                     a
                 };
@@ -204,7 +187,7 @@ impl Lowerer<'_, '_> {
                     t if t.is_float() => {
                         let ty = self.float_loop_type(&[a, b])?;
                         let args = vec![convert(x, ty), convert(y, ty)];
-                        weak(math(MathFn::Fmod, args, ty, span))
+                        weak(Expr::math(MathFn::Fmod, args, ty, span))
                     }
                     _ => self.int_fmod(x, y, ty, span)?,
                 }
@@ -213,17 +196,19 @@ impl Lowerer<'_, '_> {
                 // NumPy's `npy_heaviside`: NaN, `h0` at 0, else 0 or 1
                 let ty = self.float_loop_type(&[a.clone(), b.clone()])?;
                 let (x, h0) = (convert(a.e, ty), convert(b.e, ty));
-                let cmp = |op: BinOp, l: Expr, r: Expr| {
-                    Expr::binary(op, l, r, Type::Scalar(ElemTy::Bool), span)
-                };
+                let cmp = |op, l, r| Expr::compare(op, l, r, span);
                 let c = |v: f64| constant(v, ty, span);
-                let sign = select(cmp(BinOp::Lt, x.clone(), c(0.0)), c(0.0), c(1.0));
-                let at_zero = select(cmp(BinOp::Eq, x.clone(), c(0.0)), h0, sign);
-                weak(select(cmp(BinOp::Ne, x.clone(), x), c(f64::NAN), at_zero))
+                let sign = Expr::select(cmp(BinOp::Lt, x.clone(), c(0.0)), c(0.0), c(1.0));
+                let at_zero = Expr::select(cmp(BinOp::Eq, x.clone(), c(0.0)), h0, sign);
+                weak(Expr::select(
+                    cmp(BinOp::Ne, x.clone(), x),
+                    c(f64::NAN),
+                    at_zero,
+                ))
             }
             (Ufunc::FloatPower, Some(b)) => {
                 let args = vec![convert(a.e, ElemTy::F64), convert(b.e, ElemTy::F64)];
-                weak(math(MathFn::Pow, args, ElemTy::F64, span))
+                weak(Expr::math(MathFn::Pow, args, ElemTy::F64, span))
             }
             (Ufunc::Sinc, None) => {
                 // NumPy's Python code: `x = pi * x`, `y = where(x, x, eps)`
@@ -242,16 +227,10 @@ impl Lowerer<'_, '_> {
                     ElemTy::F32 => f32::EPSILON as f64,
                     _ => f64::EPSILON,
                 };
-                let nonzero = Expr::binary(
-                    BinOp::Ne,
-                    px.clone(),
-                    constant(0.0, ty, span),
-                    Type::Scalar(ElemTy::Bool),
-                    span,
-                );
-                let y = select(nonzero, px, constant(eps, ty, span));
+                let nonzero = Expr::compare(BinOp::Ne, px.clone(), constant(0.0, ty, span), span);
+                let y = Expr::select(nonzero, px, constant(eps, ty, span));
                 let sin = TExpr {
-                    e: math(MathFn::Sin, vec![y.clone()], ty, span),
+                    e: Expr::math(MathFn::Sin, vec![y.clone()], ty, span),
                     weak: false,
                 };
                 self.binary(BinOp::Div, sin, TExpr { e: y, weak: false }, span)?
@@ -324,10 +303,10 @@ impl Lowerer<'_, '_> {
         let inf = || constant(f64::INFINITY, ty, span);
         let minf = || constant(f64::NEG_INFINITY, ty, span);
         let x = x.e;
-        let finite = select(cmp(BinOp::Eq, x.clone(), minf()), neginf, x.clone());
-        let finite = select(cmp(BinOp::Eq, x.clone(), inf()), posinf, finite);
+        let finite = Expr::select(cmp(BinOp::Eq, x.clone(), minf()), neginf, x.clone());
+        let finite = Expr::select(cmp(BinOp::Eq, x.clone(), inf()), posinf, finite);
         Some(TExpr {
-            e: select(cmp(BinOp::Ne, x.clone(), x), nan, finite),
+            e: Expr::select(cmp(BinOp::Ne, x.clone(), x), nan, finite),
             weak: false,
         })
     }
@@ -387,30 +366,18 @@ impl Lowerer<'_, '_> {
             e: convert(y.e, ft),
             weak: y.weak,
         };
-        let abs = |t: TExpr| {
-            let ty = t.e.ty.clone();
-            TExpr {
-                e: Expr::new(
-                    ExprKind::Math {
-                        func: MathFn::Abs,
-                        args: vec![t.e],
-                    },
-                    ty,
-                    span,
-                ),
-                weak: t.weak,
-            }
+        let abs = |t: TExpr| TExpr {
+            weak: t.weak,
+            e: Expr::math(MathFn::Abs, vec![t.e.clone()], t.e.elem(), span),
         };
         let diff = self.binary(BinOp::Sub, x.clone(), y.clone(), span)?;
         let scaled = self.binary(BinOp::Mul, rtol, abs(y.clone()), span)?;
         let bound = self.binary(BinOp::Add, atol, scaled, span)?;
         let le = self.binary(BinOp::Le, abs(diff), bound, span)?;
-        let finite = Expr::new(
-            ExprKind::Math {
-                func: MathFn::IsFinite,
-                args: vec![super::calls::predicate_arg(y.e.clone(), ft)],
-            },
-            Type::Scalar(ElemTy::Bool),
+        let finite = Expr::math(
+            MathFn::IsFinite,
+            vec![super::calls::predicate_arg(y.e.clone(), ft)],
+            ElemTy::Bool,
             span,
         );
         let eq = self.binary(BinOp::Eq, x.clone(), y.clone(), span)?;
@@ -465,7 +432,7 @@ impl Lowerer<'_, '_> {
         let signs_differ = self.binary(BinOp::Ne, r_neg, x_neg, span)?;
         let fix = bool_binary(BinOp::BitAnd, nonzero.e, signs_differ.e, span);
         let less = self.binary(BinOp::Sub, r.clone(), strong(y), span)?;
-        Some(weak(select(fix, less.e, r.e)))
+        Some(weak(Expr::select(fix, less.e, r.e)))
     }
 
     /// NumPy's `npy_logaddexp` (`npy_logaddexp2` when `base2`), as it is
@@ -481,17 +448,9 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<Expr> {
         let c = |v: f64| constant(v, ty, span);
-        let bin = |op: BinOp, a: Expr, b: Expr| {
-            let rty = if op.is_comparison() { ElemTy::Bool } else { ty };
-            Expr::new(
-                ExprKind::Binary {
-                    op,
-                    lhs: Box::new(a),
-                    rhs: Box::new(b),
-                },
-                Type::Scalar(rty),
-                span,
-            )
+        let bin = |op: BinOp, a: Expr, b: Expr| match op.is_comparison() {
+            true => Expr::compare(op, a, b, span),
+            false => Expr::binary(op, a, b, Type::Scalar(ty), span),
         };
         let tmp = bin(BinOp::Sub, x.clone(), y.clone());
         let neg = Expr::new(
@@ -510,7 +469,12 @@ impl Lowerer<'_, '_> {
             } else {
                 (MathFn::Exp, None)
             };
-            let l = math(MathFn::Log1p, vec![math(exp, vec![d], ty, span)], ty, span);
+            let l = Expr::math(
+                MathFn::Log1p,
+                vec![Expr::math(exp, vec![d], ty, span)],
+                ty,
+                span,
+            );
             match scale {
                 Some(k) => bin(BinOp::Mul, c(k), l),
                 None => l,
@@ -523,8 +487,8 @@ impl Lowerer<'_, '_> {
         );
         let x_larger = bin(BinOp::Add, x.clone(), term(neg));
         let y_larger = bin(BinOp::Add, y.clone(), term(tmp.clone()));
-        let nan_or_y = select(bin(BinOp::Le, tmp.clone(), c(0.0)), y_larger, tmp.clone());
-        let unequal = select(bin(BinOp::Gt, tmp, c(0.0)), x_larger, nan_or_y);
-        Some(select(bin(BinOp::Eq, x, y), equal, unequal))
+        let nan_or_y = Expr::select(bin(BinOp::Le, tmp.clone(), c(0.0)), y_larger, tmp.clone());
+        let unequal = Expr::select(bin(BinOp::Gt, tmp, c(0.0)), x_larger, nan_or_y);
+        Some(Expr::select(bin(BinOp::Eq, x, y), equal, unequal))
     }
 }
