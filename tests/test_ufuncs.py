@@ -324,3 +324,35 @@ def test_float16_predicates_compile_for_gpus():
     if _cuda.nvrtc_path() is None:
         pytest.skip("NVRTC is not installed")
     _native._cuda_dry_run(float16_predicates, args, opts, 90)
+
+
+@parpy.jit
+def math_of_bools_and_mixed_ints(b, k, u, fl, ro, ab, at, N):
+    parpy.label('i')
+    for i in range(N):
+        fl[i, :] = np.floor(b[i, :])
+        ro[i, :] = np.round(b[i, :])
+        ab[i, :] = np.abs(b[i, :])
+        at[i, :] = np.arctan2(k[i, :], u[i, :])
+
+
+@parpy.jit
+def sign_of_bools(b, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :] = np.sign(b[i, :])
+
+
+def test_math_of_bools_and_mixed_integers_has_numpys_types():
+    # (floor of a bool was an int64, round of a bool an int64, abs of a
+    # bool an int64, atan2(int8, uint8) a float32; NumPy: bool, float16,
+    # bool, float16)
+    b, k, u = values(np.bool_, 13), values(np.int8, 14), values(np.uint8, 15)
+    want = [np.floor(b), np.round(b), np.abs(b), np.arctan2(k, u)]
+    outs = [np.zeros(w.shape, w.dtype) for w in want]
+    if call(math_of_bools_and_mixed_ints, [b, k, u, *outs, N],
+            cpu_opts({'i': parpy.threads(N)})):
+        for got, w in zip(outs, want):
+            check('arctan2', got, w, cpu_opts())
+    with pytest.raises(TypeError, match="of a bool is not defined in NumPy"):
+        call(sign_of_bools, [b, np.zeros((N, M), np.int8), N], cpu_opts({'i': parpy.threads(N)}))
