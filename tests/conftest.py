@@ -158,6 +158,17 @@ def run_both(fn, args, opts, rtol=None, atol=None):
     return out_args
 
 
+def same_bits(got, want):
+    """NumPy's bits on the Cpu; a GPU adds in its own order (Cuda, as
+    tests/test_cuda_programs.py re-collects these tests): within rounding."""
+    assert got.dtype == want.dtype
+    if cpu_opts().backend == parpy.CompileBackend.Cuda and want.dtype.kind == 'f':
+        rtol = {2: 1e-2, 4: 1e-5}.get(want.dtype.itemsize, 1e-12)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, equal_nan=True)
+        return
+    assert np.array_equal(got, want, equal_nan=True), (got, want)
+
+
 def check_gpu_code(fn, args_for, spec, name):
     """Prints `fn`'s code for Cuda and Metal (`args_for(backend)` gives the
     arguments) and checks it with NVRTC and clang-19, each where installed;

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import check_gpu_code, cpu_opts, run_both
+from conftest import check_gpu_code, cpu_opts, run_both, same_bits
 
 N = 4
 
@@ -62,17 +62,6 @@ def expected(x):
         return [np.nansum(x, axis=2), np.nanprod(x[:, :, 0:3], axis=2),
                 np.nanmax(x, axis=1), np.nanmin(x, axis=2, keepdims=True),
                 np.nanmean(x, axis=2), np.ptp(x, axis=1), np.average(x, axis=2)]
-
-
-def same_bits(got, want):
-    """NumPy's bits on the Cpu; a GPU adds in its own order (Cuda, as
-    tests/test_cuda_programs.py re-collects these tests): within rounding."""
-    assert got.dtype == want.dtype
-    if cpu_opts().backend == parpy.CompileBackend.Cuda and want.dtype.kind == 'f':
-        rtol = {2: 1e-2, 4: 1e-5}.get(want.dtype.itemsize, 1e-12)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, equal_nan=True)
-        return
-    assert np.array_equal(got, want, equal_nan=True), (got, want)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32, np.int8],

@@ -4,8 +4,10 @@
 //! NumPy's pairwise summation does, so its result is NumPy's bit for bit.
 //!
 //! The loop `for j in range(lo, lo + n): acc = acc + e(j)` becomes
-//! `acc = acc + sum(.., lo, n)` with a new recursive helper, NumPy's
-//! `pairwise_sum` with the element `e` in place of a load:
+//! `acc = acc + sum(.., lo, n)` (NumPy's float16 sum, `acc = f16(f32(acc)
+//! + e(j))` with `e` in float32: `acc = f16(f32(acc) + sum(.., lo, n))`)
+//! with a new recursive helper, NumPy's `pairwise_sum` with the element
+//! `e` in place of a load:
 //!
 //! ```text
 //! def sum(<the variables e reads>, lo, n):
@@ -33,7 +35,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::Span;
-use crate::ir::visit::{expr_uses, sub_blocks_mut, uses_var};
+use crate::ir::visit::{expr_uses, has_effects, sub_blocks_mut, uses_var};
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, FuncId, Function, Place, Program, Reduction, Stmt,
     StmtKind, Type, Var, VarId, VarKind,
@@ -155,6 +157,10 @@ struct Sum<'a> {
     l: &'a ForLoop,
     acc: VarId,
     e: &'a Expr,
+    /// The accumulator's type where it is narrower than the sum's (float16
+    /// with float32 runs): each run's sum is added in the sum's type and
+    /// rounded to it.
+    narrow: Option<Type>,
     lo: i64,
     n: i64,
     run: i64,
@@ -190,34 +196,40 @@ fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
     else {
         return None;
     };
+    // `acc = acc + e`, or NumPy's float16 sum: `acc = f16(f32(acc) + e)`
+    // with `e` in float32
+    let (sum, narrow) = match &value.kind {
+        ExprKind::Convert { arg } => (&**arg, true),
+        _ => (value, false),
+    };
     let ExprKind::Binary {
         op: BinOp::Add,
         lhs,
         rhs: e,
-    } = &value.kind
+    } = &sum.kind
     else {
         return None;
     };
-    let float = value.ty.elem().is_some_and(|t| t.is_float());
-    if *dst != acc || lhs.kind != ExprKind::Var(acc) || !float || uses_var(e, acc) || effects(e) {
+    let lhs = match &lhs.kind {
+        ExprKind::Convert { arg } if narrow => &**arg,
+        _ if narrow => return None,
+        _ => &**lhs,
+    };
+    let float = sum.ty.elem().is_some_and(|t| t.is_float());
+    if *dst != acc || lhs.kind != ExprKind::Var(acc) || !float || uses_var(e, acc) || has_effects(e)
+    {
         return None;
     }
     Some(Sum {
         l,
         acc,
         e,
+        narrow: narrow.then(|| value.ty.clone()),
         lo: *lo,
         n,
         run,
         span: s.span,
     })
-}
-
-/// Does `e` call an external function or update atomically (the helper
-/// would run them in another order)?
-fn effects(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::External { .. } | ExprKind::Atomic { .. })
-        || e.children().into_iter().any(effects)
 }
 
 impl Sum<'_> {
@@ -249,11 +261,21 @@ impl Sum<'_> {
             let mut a = args.clone();
             a.extend([lo, n]);
             let call = Expr::new(ExprKind::Call { func: id, args: a }, self.acc_ty(), span);
-            assign_var(
-                self.acc,
-                Expr::binary(BinOp::Add, acc.clone(), call, self.acc_ty(), span),
-                span,
-            )
+            let value = match &self.narrow {
+                None => Expr::binary(BinOp::Add, acc.clone(), call, self.acc_ty(), span),
+                Some(ty) => {
+                    let wide = Expr::new(
+                        ExprKind::Convert {
+                            arg: Box::new(acc.clone()),
+                        },
+                        self.acc_ty(),
+                        span,
+                    );
+                    let sum = Expr::binary(BinOp::Add, wide, call, self.acc_ty(), span);
+                    Expr::new(ExprKind::Convert { arg: Box::new(sum) }, ty.clone(), span)
+                }
+            };
+            assign_var(self.acc, value, span)
         };
         let (full, rest) = if self.n <= self.run {
             (0, self.n)

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::affine::affine;
+use crate::ir::visit::has_effects;
 use crate::ir::{
     BinOp, Block, ElemTy, Expr, ExprKind, ForLoop, Place, ReduceOp, Reduction, Stmt, StmtKind,
     Type, VarId, VarKind,
@@ -333,29 +334,341 @@ fn overlap_order(
 }
 
 /// `(flat / stride) % n`: the index of one dimension in a flattened nest
-/// (the division left out for the innermost, the modulo for the outermost; indices are non-negative, so C's `/` and `%` agree
-/// with Python's).
-fn flat_index(flat: VarId, stride: i64, n: i64, outermost: bool, ty: ElemTy, span: Span) -> Expr {
-    let t = Type::Scalar(ty);
+/// (the division left out for the innermost, the modulo for the
+/// outermost).
+fn flat_index(flat: Expr, stride: i64, n: i64, outermost: bool, ty: ElemTy, span: Span) -> Expr {
     let bin = |op, lhs: Expr, rhs: i64| {
-        Expr::new(
-            ExprKind::Binary {
-                op,
-                lhs: Box::new(lhs),
-                rhs: Box::new(Expr::int(rhs, ty, span)),
-            },
-            t.clone(),
-            span,
-        )
+        Expr::binary(op, lhs, Expr::int(rhs, ty, span), Type::Scalar(ty), span)
     };
-    let mut e = Expr::var(flat, t.clone(), span);
+    let mut e = flat;
     if stride > 1 {
         e = bin(BinOp::FloorDiv, e, stride);
     }
-    if outermost {
-        e
+    if !outermost {
+        e = bin(BinOp::Mod, e, n);
+    }
+    e
+}
+
+/// The value of each counter of `vars` (of the `extents`, row-major) at
+/// position `at` of the row-major order, and the number of positions.
+fn positions(
+    vars: &[VarId],
+    extents: &[i64],
+    at: &Expr,
+    int_ty: ElemTy,
+    span: Span,
+) -> (Vec<(VarId, Expr)>, i64) {
+    let mut stride = 1;
+    let mut out = vec![];
+    for (d, (v, n)) in vars.iter().zip(extents).enumerate().rev() {
+        out.push((*v, flat_index(at.clone(), stride, *n, d == 0, int_ty, span)));
+        stride *= n;
+    }
+    (out, stride)
+}
+
+/// Replaces the counters `vars` (of the `extents`, row-major) in `body`
+/// by their values at position `at` of the row-major order; returns the
+/// number of positions.
+fn unflatten(
+    body: &mut Block,
+    vars: &[VarId],
+    extents: &[i64],
+    at: &Expr,
+    int_ty: ElemTy,
+    span: Span,
+) -> i64 {
+    let (subs, n) = positions(vars, extents, at, int_ty, span);
+    for (v, by) in subs {
+        substitute_stmts(body, v, &by);
+    }
+    n
+}
+
+/// The runs in which NumPy (2.x) adds a float sum over several dimensions
+/// with no `axis`: in `blocks` of `block` elements each (in the row-major
+/// order of the reduced slice), a block summed in runs of `run` elements
+/// (the last one shorter), each pairwise, the runs in order into the
+/// result. With `unit`, NumPy copies each run into a buffer first: a run
+/// is whole units of `unit` elements, rows of the innermost dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Runs {
+    pub blocks: i64,
+    pub block: i64,
+    pub run: i64,
+    pub unit: Option<i64>,
+}
+
+/// NumPy's runs for a sum over an operand whose dimensions, once NumPy's
+/// iterator has merged the ones it walks as one (`merge_dims`), are
+/// `dims`. One dimension: one pairwise sum, in place. Otherwise the
+/// iterator copies the operand into buffers of [`NUMPY_BUFFER`] elements
+/// that hold whole rows of the innermost dimensions that fit (`core`
+/// elements): a buffer holds `NUMPY_BUFFER / core` of them and stops at
+/// the end of the next dimension; an innermost dimension longer than a
+/// buffer is summed in place, one row at a time. (Measured against NumPy
+/// 2.4 on random shapes and slices; `tests/test_sum_runs.py` keeps
+/// checking it.)
+pub(super) fn numpy_runs(dims: &[i64]) -> Runs {
+    let total: i64 = dims.iter().product();
+    if dims.len() < 2 {
+        return Runs {
+            blocks: 1,
+            block: total,
+            run: i64::MAX,
+            unit: None,
+        };
+    }
+    let (mut core, mut k) = (1, 0);
+    while k < dims.len() && core * dims[dims.len() - 1 - k] <= NUMPY_BUFFER {
+        core *= dims[dims.len() - 1 - k];
+        k += 1;
+    }
+    if k == 0 {
+        let row = dims[dims.len() - 1];
+        return Runs {
+            blocks: total / row,
+            block: row,
+            run: i64::MAX,
+            unit: None,
+        };
+    }
+    let block = if k == dims.len() {
+        total
     } else {
-        bin(BinOp::Mod, e, n)
+        core * dims[dims.len() - 1 - k]
+    };
+    Runs {
+        blocks: total / block,
+        block,
+        run: (NUMPY_BUFFER / core * core).min(block),
+        unit: Some(core),
+    }
+}
+
+/// The dimensions NumPy's iterator walks for `(extent, stride)` pairs in
+/// row-major order: dimensions of length 1 dropped, and a dimension
+/// merged into the one before it where that one steps over it exactly.
+pub(super) fn merge_dims(dims: &[(i64, i64)]) -> Vec<i64> {
+    let mut out: Vec<(i64, i64)> = vec![];
+    for &(n, stride) in dims.iter().filter(|d| d.0 != 1) {
+        match out.last_mut() {
+            Some(last) if last.1 == stride * n => *last = (last.0 * n, stride),
+            _ => out.push((n, stride)),
+        }
+    }
+    out.into_iter().map(|d| d.0).collect()
+}
+
+/// How a sum in runs adds one element to its accumulator: the update's
+/// value for an element.
+type Update<'a> = &'a dyn Fn(Expr) -> Expr;
+
+impl Lowerer<'_, '_> {
+    /// The dimensions NumPy walks when it sums the slice expression whose
+    /// element is `e` over `vars` (of the `extents`): a view of an array
+    /// (`x[i, 1:4, :]`) keeps the array's layout; anything computed is a
+    /// new row-major array, one dimension.
+    fn view_dims(&self, e: &Expr, vars: &[VarId], extents: &[i64]) -> Vec<i64> {
+        let flat = vec![extents.iter().product()];
+        let ExprKind::Index { array, indices } = &e.kind else {
+            return flat;
+        };
+        let Type::Array { shape, .. } = &self.func.var(*array).ty else {
+            return flat;
+        };
+        let counter = |ix: &Expr| match &ix.kind {
+            ExprKind::Var(v) => Some(*v),
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            } => match (&lhs.kind, &rhs.kind) {
+                (ExprKind::Var(v), ExprKind::Int(_)) | (ExprKind::Int(_), ExprKind::Var(v)) => {
+                    Some(*v)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut dims = vec![];
+        for (v, n) in vars.iter().zip(extents) {
+            let Some(p) = indices.iter().position(|ix| counter(ix) == Some(*v)) else {
+                return flat;
+            };
+            dims.push((*n, shape[p + 1..].iter().product::<i64>()));
+        }
+        merge_dims(&dims)
+    }
+
+    fn counter(&mut self, name: &str, span: Span) -> VarId {
+        let it = Type::Scalar(self.opts.int_type);
+        self.new_var(name, it, VarKind::LoopIndex, span)
+    }
+
+    fn int_e(&self, v: i64, span: Span) -> Expr {
+        Expr::int(v, self.opts.int_type, span)
+    }
+
+    /// `a * k + b` in the index type (`b` alone for `k == 0`).
+    fn mul_add(&self, a: Option<VarId>, k: i64, b: Expr, span: Span) -> Expr {
+        let it = Type::Scalar(self.opts.int_type);
+        match a {
+            Some(a) if k != 0 => {
+                let ak = Expr::binary(
+                    BinOp::Mul,
+                    Expr::var(a, it.clone(), span),
+                    self.int_e(k, span),
+                    it.clone(),
+                    span,
+                );
+                Expr::binary(BinOp::Add, ak, b, it, span)
+            }
+            _ => b,
+        }
+    }
+
+    /// `for v in range(n): body` (the body itself, with `v` as 0, for one
+    /// iteration; nothing for none).
+    fn counted(&self, v: VarId, n: i64, mut body: Block, span: Span) -> Vec<Stmt> {
+        match n {
+            0 => vec![],
+            1 => {
+                substitute_stmts(&mut body, v, &self.int_e(0, span));
+                body
+            }
+            _ => {
+                let l = ForLoop::sequential(v, self.int_e(0, span), self.int_e(n, span), body);
+                vec![Stmt::new(StmtKind::For(Box::new(l)), span)]
+            }
+        }
+    }
+
+    /// The loops of a sum in NumPy's runs `r` (`numpy_runs`) of `element`
+    /// at the counters `vars` (of the `extents`) into `acc`: `body` adds
+    /// the element (`update` of it) to `acc`.
+    fn run_nest(
+        &mut self,
+        r: Runs,
+        (vars, extents): (&[VarId], &[i64]),
+        mut body: Block,
+        (acc, update, element): (VarId, Update, &Expr),
+        span: Span,
+    ) -> Vec<Stmt> {
+        let int_ty = self.opts.int_type;
+        let it = Type::Scalar(int_ty);
+        let b = self.counter("block", span);
+        let Some(unit) = r.unit else {
+            // in place: each block one pairwise sum (in runs)
+            let j = self.counter("j", span);
+            let at = self.mul_add(Some(b), r.block, Expr::var(j, it.clone(), span), span);
+            unflatten(&mut body, vars, extents, &at, int_ty, span);
+            let mut sum =
+                ForLoop::sequential(j, self.int_e(0, span), self.int_e(r.block, span), body);
+            sum.reduction = Some(Reduction {
+                op: ReduceOp::Sum,
+                acc,
+                pairwise: Some(r.run),
+            });
+            let sum = Stmt::new(StmtKind::For(Box::new(sum)), span);
+            return self.counted(b, r.blocks, vec![sum], span);
+        };
+        // NumPy's buffered sum: each run copied into `buf` a unit (a row
+        // of the innermost dimensions, `inner` of them) at a time, then
+        // summed pairwise in place
+        let et = element.ty.elem().expect("a scalar element");
+        let buf_ty = Type::Array {
+            elem: et,
+            shape: vec![r.run],
+        };
+        let buf = self.new_var("buf", buf_ty.clone(), VarKind::Local, span);
+        let mut inner = 0;
+        while extents[extents.len() - inner..].iter().product::<i64>() < unit {
+            inner += 1;
+        }
+        let lead = vars.len() - inner;
+        let (full, rest) = (r.block / r.run, r.block % r.run);
+        let c = self.counter("run", span);
+        let mut per_block = vec![];
+        for (count, len, first) in [(full, r.run, 0), (1, rest, full * r.run)] {
+            if count == 0 || len == 0 {
+                continue;
+            }
+            // the first unit of the run: block * (block / unit) + run *
+            // (run / unit) + first / unit
+            let start = self.mul_add(
+                Some(b),
+                r.block / unit,
+                self.int_e(first / unit, span),
+                span,
+            );
+            let start = self.mul_add((count > 1).then_some(c), r.run / unit, start, span);
+            let u = self.counter("unit", span);
+            let w = self.mul_add(Some(u), 1, start, span);
+            // fresh counters for the innermost dimensions, walked in order
+            let fresh: Vec<VarId> = (0..inner).map(|_| self.counter("k", span)).collect();
+            let mut e = element.clone();
+            for (v, by) in positions(&vars[..lead], &extents[..lead], &w, int_ty, span).0 {
+                substitute(&mut e, v, &by);
+            }
+            // the element's place in the buffer
+            let mut pos = (len > unit).then(|| Expr::var(u, it.clone(), span));
+            for (k, (v, f)) in vars[lead..].iter().zip(&fresh).enumerate() {
+                let f = Expr::var(*f, it.clone(), span);
+                substitute(&mut e, *v, &f);
+                let n = extents[lead + k];
+                pos = Some(match pos {
+                    None => f,
+                    Some(p) => {
+                        let p = Expr::binary(BinOp::Mul, p, self.int_e(n, span), it.clone(), span);
+                        Expr::binary(BinOp::Add, p, f, it.clone(), span)
+                    }
+                });
+            }
+            let pos = pos.unwrap_or_else(|| self.int_e(0, span));
+            let store = Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Index {
+                        array: buf,
+                        indices: vec![pos],
+                    },
+                    value: e,
+                },
+                span,
+            );
+            let mut copy = vec![store];
+            for (k, f) in fresh.iter().enumerate().rev() {
+                copy = self.counted(*f, extents[lead + k], copy, span);
+            }
+            let mut stmts = self.counted(u, len / unit, copy, span);
+            let t = self.counter("j", span);
+            let read = Expr::new(
+                ExprKind::Index {
+                    array: buf,
+                    indices: vec![Expr::var(t, it.clone(), span)],
+                },
+                Type::Scalar(et),
+                span,
+            );
+            let add = Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(acc),
+                    value: update(read),
+                },
+                span,
+            );
+            let mut sum =
+                ForLoop::sequential(t, self.int_e(0, span), self.int_e(len, span), vec![add]);
+            sum.reduction = Some(Reduction {
+                op: ReduceOp::Sum,
+                acc,
+                pairwise: Some(i64::MAX),
+            });
+            stmts.push(Stmt::new(StmtKind::For(Box::new(sum)), span));
+            per_block.extend(self.counted(c, count, stmts, span));
+        }
+        self.counted(b, r.blocks, per_block, span)
     }
 }
 
@@ -1249,15 +1562,39 @@ impl Lowerer<'_, '_> {
                 i64::MAX
             },
         );
+        // NumPy adds a float sum over several dimensions (no `axis`) in
+        // runs, each pairwise, the runs in order (`numpy_runs`): the Cpu
+        // keeps them, bit for bit. A float16 sum rounds to float16 after
+        // each run, as NumPy's float16 loop does.
+        let runs = (self.opts.backend == crate::options::Backend::Cpu
+            && op == ReduceOp::Sum
+            && extents.len() > 1
+            && extents.iter().all(|&n| n > 0)
+            // (a sum along some axes walks them in another order)
+            && partial.is_none()
+            && unlabelled
+            && !numpy_in_order
+            && !stmts_per_elem
+            && et.is_float()
+            && match rule {
+                AccRule::NumPy | AccRule::VarMean => true,
+                // (NumPy's float16 mean converts in buffers of its own)
+                AccRule::Mean => et != ElemTy::F16,
+                AccRule::Element | AccRule::InOrder => false,
+            }
+            && !has_effects(&elem.e))
+        .then(|| numpy_runs(&self.view_dims(&elem.e, &vars, &extents)));
         let wide = self.opts.backend == crate::options::Backend::Cpu
             && op == ReduceOp::Sum
             && matches!(et, ElemTy::F16 | ElemTy::F32)
             && pairwise.is_none()
+            && runs.is_none()
             && !numpy_in_order
             && !stmts_per_elem
             && !matches!(rule, AccRule::Element | AccRule::InOrder);
         let acc_ty = match (rule, et) {
             _ if wide => ElemTy::F64,
+            _ if runs.is_some() => et,
             // (the mean inside `np.var` sums as `np.sum` does)
             (AccRule::NumPy | AccRule::VarMean, ElemTy::F16) if numpy_in_order => ElemTy::F16,
             // Python's `sum` and `np.dot` add in the elements' own type (a
@@ -1276,20 +1613,36 @@ impl Lowerer<'_, '_> {
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
         let bop = op.combine();
-        let update = Expr::new(
-            ExprKind::Binary {
-                op: bop,
-                lhs: Box::new(acc_e.clone()),
-                rhs: Box::new(convert(elem.e, acc_ty)),
-            },
-            Type::Scalar(acc_ty),
-            span,
-        );
+        let narrow = runs.is_some() && acc_ty == ElemTy::F16;
+        let update = |e: Expr| {
+            if narrow {
+                // NumPy's float16 sum: each run in float32, added to the
+                // running float16 sum in float32 and rounded
+                let f32 = |e| convert(e, ElemTy::F32);
+                let sum = Expr::binary(
+                    bop,
+                    f32(acc_e.clone()),
+                    f32(e),
+                    Type::Scalar(ElemTy::F32),
+                    span,
+                );
+                convert(sum, ElemTy::F16)
+            } else {
+                Expr::binary(
+                    bop,
+                    acc_e.clone(),
+                    convert(e, acc_ty),
+                    Type::Scalar(acc_ty),
+                    span,
+                )
+            }
+        };
+        let element = elem.e;
         let mut body = inner;
         body.push(Stmt::new(
             StmtKind::Assign {
                 dst: Place::Var(acc),
-                value: update,
+                value: update(element.clone()),
             },
             span,
         ));
@@ -1315,13 +1668,9 @@ impl Lowerer<'_, '_> {
         } else {
             let int_ty = self.opts.int_type;
             let flat = self.new_var("j", Type::Scalar(int_ty), VarKind::LoopIndex, span);
-            let mut stride = 1;
-            for (d, (v, n)) in vars.iter().zip(&extents).enumerate().rev() {
-                let idx = flat_index(flat, stride, *n, d == 0, int_ty, span);
-                substitute_stmts(&mut body, *v, &idx);
-                stride *= n;
-            }
-            (vec![flat], vec![stride])
+            let at = Expr::var(flat, Type::Scalar(int_ty), span);
+            let n = unflatten(&mut body, &vars, &extents, &at, int_ty, span);
+            (vec![flat], vec![n])
         };
         // Python's `sum` and NumPy's float products (not pairwise) add or
         // multiply in order: a sequential loop, not a reduction the C
@@ -1339,15 +1688,18 @@ impl Lowerer<'_, '_> {
             },
             span,
         ));
-        let nest = loop_nest(
-            &vars,
-            &extents,
-            body,
-            labels,
-            (!in_order).then_some(Reduction { op, acc, pairwise }),
-            self.opts.int_type,
-            span,
-        );
+        let nest = match runs {
+            Some(r) => self.run_nest(r, (&vars, &extents), body, (acc, &update, &element), span),
+            None => loop_nest(
+                &vars,
+                &extents,
+                body,
+                labels,
+                (!in_order).then_some(Reduction { op, acc, pairwise }),
+                self.opts.int_type,
+                span,
+            ),
+        };
         self.pre.extend(nest);
         // floats come back in their own type (the mean divides first)
         let e = if et.is_float() && acc_ty != et && rule != AccRule::Mean {
@@ -1500,5 +1852,41 @@ impl Lowerer<'_, '_> {
             e: Expr::var(best_index, Type::Scalar(int_ty), span),
             weak: false,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{merge_dims, numpy_runs, Runs};
+
+    #[test]
+    fn dims_that_step_over_each_other_merge() {
+        // x[i] of a (.., 5, 6) array; x[i, 1:4, 1:] of it; a column x[:, 0]
+        assert_eq!(merge_dims(&[(5, 6), (6, 1)]), vec![30]);
+        assert_eq!(merge_dims(&[(3, 6), (5, 1)]), vec![3, 5]);
+        assert_eq!(merge_dims(&[(7, 1), (1, 1), (4, 7)]), vec![7, 4]);
+        assert_eq!(merge_dims(&[(1, 9), (4, 3), (3, 1)]), vec![12]);
+    }
+
+    #[test]
+    fn runs_follow_numpys_buffers() {
+        let runs = |blocks, block, run, unit| Runs {
+            blocks,
+            block,
+            run,
+            unit,
+        };
+        // one dimension: one pairwise sum in place
+        assert_eq!(numpy_runs(&[100_000]), runs(1, 100_000, i64::MAX, None));
+        // all in one buffer
+        assert_eq!(numpy_runs(&[18, 18]), runs(1, 324, 324, Some(324)));
+        // rows of 98 in runs of 83 rows
+        assert_eq!(numpy_runs(&[298, 98]), runs(1, 29204, 8134, Some(98)));
+        // planes of 29 x 39 in runs of 7 planes
+        assert_eq!(numpy_runs(&[20, 29, 39]), runs(1, 22620, 7917, Some(1131)));
+        // rows of 399 in runs of 20 rows that stop at each plane
+        assert_eq!(numpy_runs(&[8, 29, 399]), runs(8, 11571, 7980, Some(399)));
+        // rows longer than a buffer: one at a time, in place
+        assert_eq!(numpy_runs(&[3, 19000]), runs(3, 19000, i64::MAX, None));
     }
 }

@@ -1,0 +1,121 @@
+"""NumPy adds a float sum over several dimensions (`np.sum(x[i])`,
+`np.mean(x[i, 1:-1, 1:-1])`, `x[i, :, :, 0].sum()`) in its own order: a
+view its iterator walks as one dimension is summed pairwise in place;
+otherwise NumPy copies runs of whole rows into buffers of 8192 elements
+and sums each buffer pairwise, the runs in order (float16: each run in
+float32, the running sum rounded to float16). The Cpu keeps that order, so
+its answer is NumPy's to the last bit, for every layout rule: one merged
+dimension, small slices in one buffer, many runs per block, rows longer
+than a buffer, computed operands (a new array: one dimension)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import check_gpu_code, cpu_opts, run_both, same_bits
+
+N = 3
+
+
+def _par():
+    return cpu_opts({'i': parpy.threads(N)})
+
+
+@parpy.jit
+def sums(x, s, e, m, v, t, c, n, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i] = np.sum(x[i])
+        e[i] = np.sum(x[i, 1:-1, 1:])
+        m[i] = np.mean(x[i, 1:, 1:-1])
+        v[i] = np.var(x[i, :-1, 1:-1])
+        t[i] = x[i, :, 2:].sum()
+        c[i] = np.sum(x[i, 1:, :] * 2.0)
+        n[i] = np.nansum(x[i, :, 1:])
+
+
+@parpy.jit
+def strided(x, s, m, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i] = np.sum(x[i, :, :, 1])
+        m[i] = np.mean(x[i, 1:, :-1, 0:3])
+
+
+@parpy.jit
+def on_the_host(x, y):
+    y[0] = np.sum(x[1:, 1:])
+    y[1] = np.sum(x[:, :])
+
+
+def data(shape, dtype, seed=3):
+    """Values over many orders of magnitude, so that any other order of
+    additions gives other bits."""
+    rng = np.random.default_rng(seed)
+    lo, hi = (-2, 2) if np.dtype(dtype) == np.float16 else (-3, 6)
+    x = rng.standard_normal(shape) * 10.0 ** rng.uniform(lo, hi, shape)
+    return x.astype(dtype)
+
+
+def numpys(fn, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run_both(fn, args, _par(), rtol=1e-2, atol=1e-2)
+
+
+# (rows, columns) of x[i]: one buffer; many runs per block (columns of 98:
+# runs of 83 rows); rows longer than a buffer, summed one at a time; a
+# block of one row
+SHAPES = [(5, 7), (300, 100), (4, 9000), (2, 8300), (40, 300)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_sums_over_two_dimensions_are_numpys(shape, dtype):
+    x = data((N, *shape), dtype)
+    outs = [np.zeros(N, dtype) for _ in range(7)]
+    got = numpys(sums, [x, *outs, N])[1:-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = [[f(x[i]) for i in range(N)] for f in (
+            np.sum, lambda a: np.sum(a[1:-1, 1:]), lambda a: np.mean(a[1:, 1:-1]),
+            lambda a: np.var(a[:-1, 1:-1]), lambda a: a[:, 2:].sum(),
+            lambda a: np.sum(a[1:, :] * 2.0), lambda a: np.nansum(a[:, 1:]))]
+    for g, w in zip(got, want):
+        same_bits(g, np.array(w, dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(6, 5, 4), (30, 70, 5), (3, 3000, 4)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_sums_of_strided_and_4d_views_are_numpys(shape, dtype):
+    x = data((N, *shape), dtype)
+    s, m = np.zeros(N, dtype), np.zeros(N, dtype)
+    got = numpys(strided, [x, s, m, N])
+    same_bits(got[1], np.array([np.sum(x[i, :, :, 1]) for i in range(N)], dtype))
+    same_bits(got[2], np.array([np.mean(x[i, 1:, :-1, 0:3]) for i in range(N)], dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+def test_a_sum_on_the_host_is_numpys(dtype):
+    x = data((3, 20000), dtype)
+    y = np.zeros(2, dtype)
+    got = numpys(on_the_host, [x, y])
+    same_bits(got[1], np.array([np.sum(x[1:, 1:]), np.sum(x)], dtype))
+
+
+def test_the_runs_of_a_non_contiguous_view_go_through_a_buffer():
+    x = np.zeros((N, 300, 100), np.float32)
+    code = parpy.print_compiled(strided, [x[:, :, :, None].repeat(2, 3), np.zeros(N, np.float32),
+                                          np.zeros(N, np.float32), N], _par())
+    assert "pairwise_sum" in code and "buf[" in code
+
+
+def test_sums_in_runs_compile_for_cuda_and_metal():
+    x = np.zeros((N, 40, 300), np.float32)
+    check_gpu_code(sums, lambda backend: [x, *[np.zeros(N, np.float32)] * 7, N],
+                   {'i': parpy.threads(N)}, "sums_in_runs")
