@@ -6,7 +6,9 @@ and sums each buffer pairwise, the runs in order (float16: each run in
 float32, the running sum rounded to float16). The Cpu keeps that order, so
 its answer is NumPy's to the last bit, for every layout rule: one merged
 dimension, small slices in one buffer, many runs per block, rows longer
-than a buffer, computed operands (a new array: one dimension)."""
+than a buffer, computed operands (a new array: one dimension), and the
+means of integers, bools and float16, which NumPy converts in its
+buffers."""
 
 import warnings
 
@@ -98,6 +100,45 @@ def test_sums_of_strided_and_4d_views_are_numpys(shape, dtype):
     got = numpys(strided, [x, s, m, N])
     same_bits(got[1], np.array([np.sum(x[i, :, :, 1]) for i in range(N)], dtype))
     same_bits(got[2], np.array([np.mean(x[i, 1:, :-1, 0:3]) for i in range(N)], dtype))
+
+
+@parpy.jit
+def means(x, m, e, v, N):
+    parpy.label('i')
+    for i in range(N):
+        m[i] = np.mean(x[i])
+        e[i] = np.mean(x[i, 1:-1, 1:])
+        v[i] = np.var(x[i, 1:, :-1])
+
+
+def ints(shape, dtype, seed=4):
+    """Integers whose float64 sums round (large magnitudes mixed with
+    small ones)."""
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype) == np.bool_:
+        return rng.random(shape) < 0.3
+    info = np.iinfo(dtype)
+    big = rng.integers(info.min // 2, info.max // 2, shape, dtype=dtype)
+    return np.where(rng.random(shape) < 0.5, big, rng.integers(-50, 50, shape).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.bool_, np.float16],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(5, 7), (300, 100), (3, 20000), (4, 9000)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_means_that_convert_their_elements_are_numpys(shape, dtype):
+    # NumPy's mean of integers, bools (float64) and float16 (float32)
+    # converts in its buffers: a row longer than a buffer in runs of 8192
+    x = data((N, *shape), dtype) if dtype == np.float16 else ints((N, *shape), dtype)
+    out = np.float16 if dtype == np.float16 else np.float64
+    outs = [np.zeros(N, out) for _ in range(3)]
+    got = numpys(means, [x, *outs, N])[1:-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # (a float16 variance overflows)
+        want = [[f(x[i]) for i in range(N)] for f in (
+            np.mean, lambda a: np.mean(a[1:-1, 1:]), lambda a: np.var(a[1:, :-1]))]
+    for g, w in zip(got, want):
+        same_bits(g, np.array(w, out))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)

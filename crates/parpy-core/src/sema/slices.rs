@@ -407,16 +407,19 @@ pub(super) struct Runs {
 /// that hold whole rows of the innermost dimensions that fit (`core`
 /// elements): a buffer holds `NUMPY_BUFFER / core` of them and stops at
 /// the end of the next dimension; an innermost dimension longer than a
-/// buffer is summed in place, one row at a time. (Measured against NumPy
+/// buffer is summed in place, one row at a time. A sum that converts its
+/// elements (`cast`: NumPy's mean of integers or float16) sums a row, or
+/// the one dimension, in runs of a buffer too. (Measured against NumPy
 /// 2.4 on random shapes and slices; `tests/test_sum_runs.py` keeps
 /// checking it.)
-pub(super) fn numpy_runs(dims: &[i64]) -> Runs {
+pub(super) fn numpy_runs(dims: &[i64], cast: bool) -> Runs {
     let total: i64 = dims.iter().product();
+    let in_place = if cast { NUMPY_BUFFER } else { i64::MAX };
     if dims.len() < 2 {
         return Runs {
             blocks: 1,
             block: total,
-            run: i64::MAX,
+            run: in_place,
             unit: None,
         };
     }
@@ -430,7 +433,7 @@ pub(super) fn numpy_runs(dims: &[i64]) -> Runs {
         return Runs {
             blocks: total / row,
             block: row,
-            run: i64::MAX,
+            run: in_place,
             unit: None,
         };
     }
@@ -1575,15 +1578,18 @@ impl Lowerer<'_, '_> {
             && unlabelled
             && !numpy_in_order
             && !stmts_per_elem
-            && et.is_float()
             && match rule {
-                AccRule::NumPy | AccRule::VarMean => true,
-                // (NumPy's float16 mean converts in buffers of its own)
-                AccRule::Mean => et != ElemTy::F16,
+                AccRule::NumPy => et.is_float(),
+                AccRule::Mean | AccRule::VarMean => true,
                 AccRule::Element | AccRule::InOrder => false,
             }
             && !has_effects(&elem.e))
-        .then(|| numpy_runs(&self.view_dims(&elem.e, &vars, &extents)));
+        .then(|| {
+            // NumPy's mean converts integers, bools (to float64) and
+            // float16 (to float32) in its buffers
+            let cast = buffered_mean || rule == AccRule::Mean && et == ElemTy::F16;
+            numpy_runs(&self.view_dims(&elem.e, &vars, &extents), cast)
+        });
         let wide = self.opts.backend == crate::options::Backend::Cpu
             && op == ReduceOp::Sum
             && matches!(et, ElemTy::F16 | ElemTy::F32)
@@ -1594,7 +1600,8 @@ impl Lowerer<'_, '_> {
             && !matches!(rule, AccRule::Element | AccRule::InOrder);
         let acc_ty = match (rule, et) {
             _ if wide => ElemTy::F64,
-            _ if runs.is_some() => et,
+            // (NumPy's float16 sum: a float16 running sum, see `update`)
+            (AccRule::NumPy | AccRule::VarMean, _) if runs.is_some() && et.is_float() => et,
             // (the mean inside `np.var` sums as `np.sum` does)
             (AccRule::NumPy | AccRule::VarMean, ElemTy::F16) if numpy_in_order => ElemTy::F16,
             // Python's `sum` and `np.dot` add in the elements' own type (a
@@ -1877,16 +1884,36 @@ mod tests {
             unit,
         };
         // one dimension: one pairwise sum in place
-        assert_eq!(numpy_runs(&[100_000]), runs(1, 100_000, i64::MAX, None));
+        assert_eq!(
+            numpy_runs(&[100_000], false),
+            runs(1, 100_000, i64::MAX, None)
+        );
         // all in one buffer
-        assert_eq!(numpy_runs(&[18, 18]), runs(1, 324, 324, Some(324)));
+        assert_eq!(numpy_runs(&[18, 18], false), runs(1, 324, 324, Some(324)));
         // rows of 98 in runs of 83 rows
-        assert_eq!(numpy_runs(&[298, 98]), runs(1, 29204, 8134, Some(98)));
+        assert_eq!(
+            numpy_runs(&[298, 98], false),
+            runs(1, 29204, 8134, Some(98))
+        );
         // planes of 29 x 39 in runs of 7 planes
-        assert_eq!(numpy_runs(&[20, 29, 39]), runs(1, 22620, 7917, Some(1131)));
+        assert_eq!(
+            numpy_runs(&[20, 29, 39], false),
+            runs(1, 22620, 7917, Some(1131))
+        );
         // rows of 399 in runs of 20 rows that stop at each plane
-        assert_eq!(numpy_runs(&[8, 29, 399]), runs(8, 11571, 7980, Some(399)));
+        assert_eq!(
+            numpy_runs(&[8, 29, 399], false),
+            runs(8, 11571, 7980, Some(399))
+        );
         // rows longer than a buffer: one at a time, in place
-        assert_eq!(numpy_runs(&[3, 19000]), runs(3, 19000, i64::MAX, None));
+        assert_eq!(
+            numpy_runs(&[3, 19000], false),
+            runs(3, 19000, i64::MAX, None)
+        );
+        // a mean that converts: the one dimension, or each long row, in
+        // runs of a buffer
+        assert_eq!(numpy_runs(&[100_000], true), runs(1, 100_000, 8192, None));
+        assert_eq!(numpy_runs(&[3, 19000], true), runs(3, 19000, 8192, None));
+        assert_eq!(numpy_runs(&[298, 98], true), numpy_runs(&[298, 98], false));
     }
 }
