@@ -6,7 +6,17 @@ if-converts a conditional load (`c ? b[k] : -1.0`) into masked vector
 loads and gets the 4 x 16 nest wrong: `y[i, :] = np.where(a[i, :] == 0,
 b[i, :], -1.0)` stored zeros and other elements of `b` in the second half of
 each row. parpy builds without that if-conversion
-(`-fno-tree-loop-if-convert`, parpy-runtime's `cc.rs`)."""
+(`-fno-tree-loop-if-convert`, parpy-runtime's `cc.rs`).
+
+The same GCC vectorizes the stores into two large local arrays of an
+OpenMP thread's function (two buffered sums, `np.sum(x[i, ::-1, 1:])` and
+`np.sum(x[i, 1:, ::-1])`, 64 KB each) with 32-byte aligned moves but puts
+the second array 16 bytes off: the process crashed. The C backend declares
+every local array on the stack with `__attribute__((aligned(64)))`."""
+
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -37,3 +47,33 @@ def test_a_select_with_a_conditional_load(fn, m):
     b = np.arange(4 * m, dtype=np.float64).reshape(4, m) + 100
     got = run_both(fn, [a, b, np.zeros((4, m)), 4], cpu_opts({'i': parpy.threads(4)}))
     assert np.array_equal(got[2], np.where(a == 0, b, -1.0))
+
+
+_TWO_BUFFERS = """
+    import numpy as np
+    import parpy
+
+    @parpy.jit
+    def two_buffered_sums(x, s, t, N):
+        parpy.label('i')
+        for i in range(N):
+            s[i] = np.sum(x[i, ::-1, 1:])
+            t[i] = np.sum(x[i, 1:, ::-1])
+
+    x = np.random.default_rng(1).random((3, 300, 100))
+    s, t = np.zeros(3), np.zeros(3)
+    opts = parpy.par({'i': parpy.threads(3)})
+    opts.backend = parpy.CompileBackend.Cpu
+    two_buffered_sums(x, s, t, 3, opts=opts)
+    assert all(s[i] == np.sum(x[i, ::-1, 1:]) and t[i] == np.sum(x[i, 1:, ::-1])
+               for i in range(3))
+    print("ok")
+"""
+
+
+def test_two_large_local_arrays_in_one_thread(tmp_path):
+    # in a process of its own: the miscompiled program crashed
+    src = tmp_path / "two_buffers.py"
+    src.write_text(textwrap.dedent(_TWO_BUFFERS))
+    r = subprocess.run([sys.executable, str(src)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])

@@ -47,6 +47,16 @@ def strided(x, s, m, N):
 
 
 @parpy.jit
+def stepped(x, s, t, u, w, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i] = np.sum(x[i, ::-1, 1:])
+        t[i] = np.sum(x[i, 1:, ::-1])
+        u[i] = np.sum(x[i, ::-2, ::3])
+        w[i] = np.mean(x[i, ::-1, ::-1])
+
+
+@parpy.jit
 def on_the_host(x, y):
     y[0] = np.sum(x[1:, 1:])
     y[1] = np.sum(x[:, :])
@@ -139,6 +149,19 @@ def test_means_that_convert_their_elements_are_numpys(shape, dtype):
             np.mean, lambda a: np.mean(a[1:-1, 1:]), lambda a: np.var(a[1:, :-1]))]
     for g, w in zip(got, want):
         same_bits(g, np.array(w, out))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(9, 7), (300, 100), (40, 300)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_sums_of_strided_and_reversed_views_are_numpys(shape, dtype):
+    # NumPy walks a reversed view in its own order (negative strides)
+    x = data((N, *shape), dtype)
+    got = numpys(stepped, [x, *[np.zeros(N, dtype) for _ in range(4)], N])[1:-1]
+    want = [[f(x[i]) for i in range(N)] for f in (
+        lambda a: np.sum(a[::-1, 1:]), lambda a: np.sum(a[1:, ::-1]),
+        lambda a: np.sum(a[::-2, ::3]), lambda a: np.mean(a[::-1, ::-1]))]
+    for g, w in zip(got, want):
+        same_bits(g, np.array(w, dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)

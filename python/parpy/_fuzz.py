@@ -124,6 +124,10 @@ FEATURES = [
     # same type then; of Python numbers alone a ufunc gives a NumPy value)
     # (stop 30)
     "ufunc_names",
+    # `np.sum(x[i, a:b, c:d])`, `np.mean(x[j, :, :, k])` and the other
+    # reductions of a slice of 2 or 3 dimensions without `axis` (stop 31:
+    # the Cpu adds float sums in NumPy's runs, through a local buffer)
+    "multi_reduce",
 ]
 
 # the ufunc of each operator (`ufunc_names`)
@@ -850,6 +854,23 @@ class Gen:
             return f"{lo}:" if r.random() < 0.5 else f"{lo - n}:"
         return f"{lo}:{lo + length}"
 
+    def multi_slice_of(self, sc: Scope, k: str) -> Optional[Tuple[str, str, bool]]:
+        """A slice of 2 or 3 dimensions (each up to 24 long) of a readable
+        array of kind k, its other dimensions indexed: (text, dtype,
+        approx), or None."""
+        r = self.r
+        cands = [a for a in self.arrays
+                 if a.role == "in" and len(a.shape) >= 2
+                 and (kind(a.dtype) == k or (k == "i" and kind(a.dtype) == "u"))]
+        if not cands:
+            return None
+        a = r.choice(cands)
+        nd = r.randint(2, min(3, len(a.shape)))
+        sliced = set(r.sample(range(len(a.shape)), nd))
+        idx = [self.slice_text(n, r.randrange(1, min(n, 24) + 1), spelled=True) if d in sliced
+               else self.index_any(sc, n).text for d, n in enumerate(a.shape)]
+        return f"{a.name}[{', '.join(idx)}]", a.dtype, kind(a.dtype) == "f"
+
     def reduce_expr(self, sc: Scope, k: str, label: Optional[str] = None) -> Optional[E]:
         r = self.r
         n = r.choice([1, 2, 3, 5, 8, 16, 32])
@@ -859,6 +880,8 @@ class Gen:
             reduced = self.axis_reduce_of(sc, k)
             axis = reduced is not None
             s = reduced or s
+        elif self.on("multi_reduce", 0.3):
+            s = self.multi_slice_of(sc, k) or s
         if s is None:
             return None
         text, dt, approx = s

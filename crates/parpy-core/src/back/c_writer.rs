@@ -241,6 +241,13 @@ pub trait Dialect {
     fn local_array_limit(&self) -> Option<(i64, &'static str)> {
         None
     }
+    /// What follows the declaration of a local array of `bytes` bytes on
+    /// the stack (before the `;`): an alignment, where the target needs
+    /// one spelled out.
+    fn stack_array_suffix(&self, bytes: i64) -> &'static str {
+        let _ = bytes;
+        ""
+    }
     /// The number of threads of a parallel loop ([`ExprKind::CpuThreads`]),
     /// as an `int64_t` expression, and what it needs in front of the
     /// prelude (an include).
@@ -1197,7 +1204,9 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                                     self.frees.last_mut().ok_or("no open block")?.push(free);
                                     decl
                                 }
-                                None => format!("{ty} {name}[{n}];"),
+                                None => {
+                                    format!("{ty} {name}[{n}]{};", self.d.stack_array_suffix(bytes))
+                                }
                             }
                         }
                         _ => format!("{ty} {};", self.name(v)),

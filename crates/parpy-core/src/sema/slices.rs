@@ -453,6 +453,8 @@ pub(super) fn numpy_runs(dims: &[i64], cast: bool) -> Runs {
 /// The dimensions NumPy's iterator walks for `(extent, stride)` pairs in
 /// row-major order: dimensions of length 1 dropped, and a dimension
 /// merged into the one before it where that one steps over it exactly.
+/// (A reduction keeps negative strides: NumPy walks a reversed view in
+/// its own order.)
 pub(super) fn merge_dims(dims: &[(i64, i64)]) -> Vec<i64> {
     let mut out: Vec<(i64, i64)> = vec![];
     for &(n, stride) in dims.iter().filter(|d| d.0 != 1) {
@@ -481,26 +483,24 @@ impl Lowerer<'_, '_> {
         let Type::Array { shape, .. } = &self.func.var(*array).ty else {
             return flat;
         };
-        let counter = |ix: &Expr| match &ix.kind {
-            ExprKind::Var(v) => Some(*v),
-            ExprKind::Binary {
-                op: BinOp::Add,
-                lhs,
-                rhs,
-            } => match (&lhs.kind, &rhs.kind) {
-                (ExprKind::Var(v), ExprKind::Int(_)) | (ExprKind::Int(_), ExprKind::Var(v)) => {
-                    Some(*v)
-                }
-                _ => None,
-            },
-            _ => None,
-        };
+        // each index's coefficient of each counter (`lo + step * j` of a
+        // strided slice: `step`, negative ones too)
+        let forms: Vec<_> = indices.iter().map(|ix| affine(ix, &|_| None)).collect();
         let mut dims = vec![];
         for (v, n) in vars.iter().zip(extents) {
-            let Some(p) = indices.iter().position(|ix| counter(ix) == Some(*v)) else {
+            let mut at = forms.iter().enumerate().flat_map(|(p, f)| {
+                f.terms
+                    .iter()
+                    .filter(|(t, _)| t.kind == ExprKind::Var(*v))
+                    .map(move |(_, k)| (p, *k))
+            });
+            let (Some((p, k)), None) = (at.next(), at.next()) else {
                 return flat;
             };
-            dims.push((*n, shape[p + 1..].iter().product::<i64>()));
+            let Ok(k) = i64::try_from(k) else {
+                return flat;
+            };
+            dims.push((*n, k * shape[p + 1..].iter().product::<i64>()));
         }
         merge_dims(&dims)
     }
@@ -514,22 +514,21 @@ impl Lowerer<'_, '_> {
         Expr::int(v, self.opts.int_type, span)
     }
 
-    /// `a * k + b` in the index type (`b` alone for `k == 0`).
+    /// `a * k + b` in the index type (`b` alone for `k == 0`, no `* 1`, no
+    /// `+ 0`).
     fn mul_add(&self, a: Option<VarId>, k: i64, b: Expr, span: Span) -> Expr {
         let it = Type::Scalar(self.opts.int_type);
-        match a {
-            Some(a) if k != 0 => {
-                let ak = Expr::binary(
-                    BinOp::Mul,
-                    Expr::var(a, it.clone(), span),
-                    self.int_e(k, span),
-                    it.clone(),
-                    span,
-                );
-                Expr::binary(BinOp::Add, ak, b, it, span)
-            }
-            _ => b,
+        let Some(a) = a.filter(|_| k != 0) else {
+            return b;
+        };
+        let mut ak = Expr::var(a, it.clone(), span);
+        if k != 1 {
+            ak = Expr::binary(BinOp::Mul, ak, self.int_e(k, span), it.clone(), span);
         }
+        if b.kind == ExprKind::Int(0) {
+            return ak;
+        }
+        Expr::binary(BinOp::Add, ak, b, it, span)
     }
 
     /// `for v in range(n): body` (the body itself, with `v` as 0, for one
@@ -1873,6 +1872,12 @@ mod tests {
         assert_eq!(merge_dims(&[(3, 6), (5, 1)]), vec![3, 5]);
         assert_eq!(merge_dims(&[(7, 1), (1, 1), (4, 7)]), vec![7, 4]);
         assert_eq!(merge_dims(&[(1, 9), (4, 3), (3, 1)]), vec![12]);
+        // x[i, ::-1, :] and x[i, :, ::-1] do not merge; x[i, ::-1] of 1-D rows does
+        assert_eq!(merge_dims(&[(5, -6), (6, 1)]), vec![5, 6]);
+        assert_eq!(merge_dims(&[(5, 6), (6, -1)]), vec![5, 6]);
+        assert_eq!(merge_dims(&[(5, -6), (3, 2)]), vec![5, 3]);
+        assert_eq!(merge_dims(&[(5, -6), (3, -2)]), vec![15]);
+        assert_eq!(merge_dims(&[(5, -6), (6, -1)]), vec![30]);
     }
 
     #[test]
