@@ -158,11 +158,13 @@ def run_both(fn, args, opts, rtol=None, atol=None):
     return out_args
 
 
-def same_bits(got, want):
+def same_bits(got, want, opts):
     """NumPy's bits on the Cpu; a GPU adds in its own order (Cuda, as
-    tests/test_cuda_programs.py re-collects these tests): within rounding."""
+    tests/test_cuda_programs.py re-collects these tests, swapping the test
+    module's `cpu_opts`: `opts` are the options the test ran with): within
+    rounding."""
     assert got.dtype == want.dtype
-    if cpu_opts().backend == parpy.CompileBackend.Cuda and want.dtype.kind == 'f':
+    if opts.backend == parpy.CompileBackend.Cuda and want.dtype.kind == 'f':
         rtol = {2: 1e-2, 4: 1e-5}.get(want.dtype.itemsize, 1e-12)
         np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, equal_nan=True)
         return

@@ -75,7 +75,7 @@ def test_nan_reductions_along_axes_are_numpys(dtype):
         warnings.simplefilter("ignore")
         got = run_both(along_axes, [x, *outs, N], _par())
     for g, w in zip(got[1:-1], want):
-        same_bits(g, w)
+        same_bits(g, w, _par())
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
@@ -85,10 +85,44 @@ def test_nan_reductions_of_rows(dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = run_both(of_rows, [x, *outs, N], _par())
-        same_bits(got[1], np.nansum(x[:, 2, :], axis=1))
-        same_bits(got[2], np.nanmax(x[:, 2, :], axis=1))  # row 1: all NaN
-        same_bits(got[4], np.nanmean(x[:, 0, :], axis=1))
+        same_bits(got[1], np.nansum(x[:, 2, :], axis=1), _par())
+        same_bits(got[2], np.nanmax(x[:, 2, :], axis=1), _par())  # row 1: all NaN
+        same_bits(got[4], np.nanmean(x[:, 0, :], axis=1), _par())
     assert np.isnan(got[2][1]) and np.isnan(got[2][2])
+
+
+@parpy.jit
+def variances(x, v, s, v1, va, sk, N):
+    parpy.label('i')
+    for i in range(N):
+        v[i] = np.nanvar(x[i, 2, :])
+        s[i] = np.nanstd(x[i, :, :])
+        v1[i] = np.nanvar(x[i, 3, :], ddof=1)
+        va[i, :] = np.nanvar(x[i, :, :], axis=1)
+        sk[i, :, :] = np.nanstd(x[i, :, 1:], axis=0, keepdims=True, ddof=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32],
+                         ids=lambda d: np.dtype(d).name)
+def test_nanvar_and_nanstd_are_numpys(dtype):
+    # (each was "no parpy equivalent inside jit code"): the mean of the
+    # numbers, the squared deviations of the numbers, `ddof`, NaN where
+    # fewer than `ddof + 1` numbers remain; integers as np.var / np.std
+    x = data(dtype)
+    out = np.float64 if np.dtype(dtype).kind == 'i' else dtype
+    outs = [np.zeros(N, out), np.zeros(N, out), np.zeros(N, out), np.zeros((N, 6), out),
+            np.zeros((N, 1, 9), out)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = run_both(variances, [x, *outs, N], _par(), rtol=1e-2, atol=1e-2)
+        want = [np.array([f(x[i]) for i in range(N)]) for f in (
+            lambda a: np.nanvar(a[2, :]), np.nanstd, lambda a: np.nanvar(a[3, :], ddof=1))]
+        want += [np.nanvar(x, axis=2),
+                np.nanstd(x[:, :, 1:], axis=1, keepdims=True, ddof=2)]
+    for g, w in zip(got[1:-1], want):
+        same_bits(g, w.astype(out), _par())
+    if np.dtype(dtype).kind == 'f':
+        assert np.isnan(got[1][2])          # all NaN
 
 
 @parpy.jit

@@ -97,7 +97,7 @@ def test_sums_over_two_dimensions_are_numpys(shape, dtype):
             lambda a: np.var(a[:-1, 1:-1]), lambda a: a[:, 2:].sum(),
             lambda a: np.sum(a[1:, :] * 2.0), lambda a: np.nansum(a[:, 1:]))]
     for g, w in zip(got, want):
-        same_bits(g, np.array(w, dtype))
+        same_bits(g, np.array(w, dtype), _par())
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16],
@@ -108,8 +108,8 @@ def test_sums_of_strided_and_4d_views_are_numpys(shape, dtype):
     x = data((N, *shape), dtype)
     s, m = np.zeros(N, dtype), np.zeros(N, dtype)
     got = numpys(strided, [x, s, m, N])
-    same_bits(got[1], np.array([np.sum(x[i, :, :, 1]) for i in range(N)], dtype))
-    same_bits(got[2], np.array([np.mean(x[i, 1:, :-1, 0:3]) for i in range(N)], dtype))
+    same_bits(got[1], np.array([np.sum(x[i, :, :, 1]) for i in range(N)], dtype), _par())
+    same_bits(got[2], np.array([np.mean(x[i, 1:, :-1, 0:3]) for i in range(N)], dtype), _par())
 
 
 @parpy.jit
@@ -148,7 +148,7 @@ def test_means_that_convert_their_elements_are_numpys(shape, dtype):
         want = [[f(x[i]) for i in range(N)] for f in (
             np.mean, lambda a: np.mean(a[1:-1, 1:]), lambda a: np.var(a[1:, :-1]))]
     for g, w in zip(got, want):
-        same_bits(g, np.array(w, out))
+        same_bits(g, np.array(w, out), _par())
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
@@ -161,7 +161,7 @@ def test_sums_of_strided_and_reversed_views_are_numpys(shape, dtype):
         lambda a: np.sum(a[::-1, 1:]), lambda a: np.sum(a[1:, ::-1]),
         lambda a: np.sum(a[::-2, ::3]), lambda a: np.mean(a[::-1, ::-1]))]
     for g, w in zip(got, want):
-        same_bits(g, np.array(w, dtype))
+        same_bits(g, np.array(w, dtype), _par())
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
@@ -169,7 +169,7 @@ def test_a_sum_on_the_host_is_numpys(dtype):
     x = data((3, 20000), dtype)
     y = np.zeros(2, dtype)
     got = numpys(on_the_host, [x, y])
-    same_bits(got[1], np.array([np.sum(x[1:, 1:]), np.sum(x)], dtype))
+    same_bits(got[1], np.array([np.sum(x[1:, 1:]), np.sum(x)], dtype), _par())
 
 
 def test_the_runs_of_a_non_contiguous_view_go_through_a_buffer():

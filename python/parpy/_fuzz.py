@@ -875,13 +875,15 @@ class Gen:
         r = self.r
         n = r.choice([1, 2, 3, 5, 8, 16, 32])
         s = self.slice_of(sc, k, n)
-        axis = False
+        axis = multi = False
         if self.on("axis_reduce", 0.5):
             reduced = self.axis_reduce_of(sc, k)
             axis = reduced is not None
             s = reduced or s
         elif self.on("multi_reduce", 0.3):
-            s = self.multi_slice_of(sc, k) or s
+            several = self.multi_slice_of(sc, k)
+            multi = several is not None
+            s = several or s
         if s is None:
             return None
         text, dt, approx = s
@@ -896,7 +898,9 @@ class Gen:
             return None
         if dt == "bool" and op == "prod":
             return None
-        if label is None and op == "sum" and not axis and self.on("generators", 0.35):
+        # (Python's `sum` of a 2-D slice adds its rows: arrays)
+        if label is None and op == "sum" and not axis and not multi \
+                and self.on("generators", 0.35):
             # Python's sum of the elements, in order and in their type
             cond = f" if v > {r.choice(['0', '1'])}" if kind(dt) in "iuf" and r.random() < 0.4 else ""
             t = "int64" if dt == "bool" else dt

@@ -74,6 +74,10 @@ pub enum Builtin {
     /// slice: NaN skipped (`sema::nan_reductions`).
     NanReduce(ReduceOp),
     NanMean,
+    /// `np.nanvar` / `np.nanstd` of a slice: NaN skipped
+    /// (`sema::nan_reductions`).
+    NanVar,
+    NanStd,
     /// `np.ptp(s)`: `max - min`.
     Ptp,
     /// `np.average(s)` without weights: `np.mean(s)`.
@@ -306,6 +310,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),
         "nanmin" => Some(Builtin::NanReduce(ReduceOp::Min)),
         "nanmean" => Some(Builtin::NanMean),
+        "nanvar" => Some(Builtin::NanVar),
+        "nanstd" => Some(Builtin::NanStd),
         "ptp" => Some(Builtin::Ptp),
         "average" => Some(Builtin::Average),
         "copyto" => Some(Builtin::CopyTo),

@@ -381,6 +381,8 @@ impl Lowerer<'_, '_> {
                         | B::Norm
                         | B::NanReduce(_)
                         | B::NanMean
+                        | B::NanVar
+                        | B::NanStd
                         | B::Ptp
                         | B::Average),
                     ),

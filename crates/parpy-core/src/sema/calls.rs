@@ -388,6 +388,9 @@ impl Lowerer<'_, '_> {
             Builtin::Var | Builtin::Std if args.len() == 2 => {
                 self.variance(&args[0], Some(&args[1]), b == Builtin::Std, span)
             }
+            Builtin::NanVar | Builtin::NanStd if args.len() == 2 => {
+                self.nan_variance(&args[0], Some(&args[1]), b == Builtin::NanStd, span)
+            }
             Builtin::Mean
             | Builtin::Var
             | Builtin::Std
@@ -399,6 +402,8 @@ impl Lowerer<'_, '_> {
             | Builtin::ArgMin
             | Builtin::NanReduce(_)
             | Builtin::NanMean
+            | Builtin::NanVar
+            | Builtin::NanStd
             | Builtin::Ptp
             | Builtin::Average => {
                 let [a] = args else {
@@ -866,6 +871,9 @@ impl Lowerer<'_, '_> {
             Builtin::NanMean => self.nan_mean(arg, span),
             Builtin::Ptp => self.ptp(arg, span),
             Builtin::Var | Builtin::Std => self.variance(arg, None, b == Builtin::Std, span),
+            Builtin::NanVar | Builtin::NanStd => {
+                self.nan_variance(arg, None, b == Builtin::NanStd, span)
+            }
             Builtin::Norm => self.norm(arg, span),
             Builtin::Any => self.nonzero(arg, ReduceOp::Max, span),
             Builtin::All => self.nonzero(arg, ReduceOp::Min, span),
@@ -875,7 +883,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// The value of `e` when it is a number known when compiling (`ddof`).
-    fn known_number(&mut self, e: &ast::Expr, what: &str) -> Option<f64> {
+    pub(super) fn known_number(&mut self, e: &ast::Expr, what: &str) -> Option<f64> {
         let t = self.lower_expr(e)?;
         if let Some(v) = self.known_int(&t.e) {
             return Some(v as f64);
@@ -940,7 +948,7 @@ impl Lowerer<'_, '_> {
     /// `np.var(s)` / `np.std(s)` as NumPy computes them: the mean `m`
     /// (`np.mean`'s types), then the sum of `(s - m) * (s - m)` divided by
     /// the count; `std` is its square root.
-    fn variance(
+    pub(super) fn variance(
         &mut self,
         arg: &ast::Expr,
         ddof: Option<&ast::Expr>,
@@ -1489,7 +1497,7 @@ impl Lowerer<'_, '_> {
 }
 
 /// `f(x)` of one argument in `x`'s type, weak if `x` is.
-fn math_of(f: MathFn, x: TExpr, span: Span) -> TExpr {
+pub(super) fn math_of(f: MathFn, x: TExpr, span: Span) -> TExpr {
     let ty = x.e.ty.clone();
     TExpr {
         e: Expr::new(

@@ -124,7 +124,9 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("returned", How::Fixed(Dflt::Bool(false))),
             KEEPDIMS,
         ],
-        Builtin::Var | Builtin::Std => &[A, AXIS, DTYPE, OUT, DDOF, KEEPDIMS],
+        Builtin::Var | Builtin::Std | Builtin::NanVar | Builtin::NanStd => {
+            &[A, AXIS, DTYPE, OUT, DDOF, KEEPDIMS]
+        }
         Builtin::CountNonzero => &[A, AXIS, KEEPDIMS],
         Builtin::Norm => &[
             ("x", How::Req),

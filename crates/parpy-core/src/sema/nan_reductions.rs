@@ -9,15 +9,21 @@
 //! * `np.nanmean`: the `np.nansum` divided by the count of numbers, in
 //!   float64 (float32 on Metal), rounded to the elements' float type (NumPy's
 //!   `_divide_by_count`); NaN when there is none;
+//! * `np.nanvar` / `np.nanstd`: that mean kept in the elements' type, then
+//!   the sum of the numbers' squared deviations from it (a NaN counts 0)
+//!   over `count - ddof`, divided in float64 and rounded likewise; NaN
+//!   where `count - ddof` is not positive; `nanstd` its square root;
 //! * `np.ptp`: `max - min` in the elements' type.
 //!
 //! Of integers and bools (no NaN) each is its plain reduction (`np.mean` for
 //! `np.nanmean`). Every reduction of one call reduces the same axes.
 
 use crate::diag::Span;
-use crate::ir::{BinOp, ElemTy, Expr, ExprKind, ReduceOp, Type};
+use crate::ir::VarKind;
+use crate::ir::{BinOp, ElemTy, Expr, ExprKind, MathFn, Place, ReduceOp, Stmt, StmtKind, Type};
 use crate::syntax::ast;
 
+use super::calls::math_of;
 use super::slices::AccRule;
 use super::types::convert;
 use super::{Lowerer, TExpr};
@@ -100,6 +106,106 @@ impl Lowerer<'_, '_> {
         if !et.is_float() {
             return self.mean(arg, span);
         }
+        let (tot, cnt) = self.sum_and_count(arg, et, span)?;
+        Some(self.divide_by_count(tot, cnt, et, span))
+    }
+
+    /// NumPy's `_divide_by_count`: `a / count` in float64 (float32 on
+    /// Metal, which has no float64), rounded to `et`.
+    fn divide_by_count(&self, a: Expr, count: Expr, et: ElemTy, span: Span) -> TExpr {
+        let wide = match self.opts.backend {
+            crate::options::Backend::Metal => ElemTy::F32,
+            _ => ElemTy::F64,
+        };
+        let q = Expr::binary(
+            BinOp::Div,
+            convert(a, wide),
+            convert(count, wide),
+            Type::Scalar(wide),
+            span,
+        );
+        TExpr {
+            e: convert(q, et),
+            weak: false,
+        }
+    }
+
+    /// `np.nanvar(s)` / `np.nanstd(s)` (`std`) with `ddof`; `np.var` /
+    /// `np.std` of integers and bools.
+    pub(super) fn nan_variance(
+        &mut self,
+        arg: &ast::Expr,
+        ddof: Option<&ast::Expr>,
+        std: bool,
+        span: Span,
+    ) -> Option<TExpr> {
+        let et = self.reduced_elem(arg)?;
+        if !et.is_float() {
+            return self.variance(arg, ddof, std, span);
+        }
+        let ddof = match ddof {
+            None => 0.0,
+            Some(d) => self.known_number(d, "`ddof`")?,
+        };
+        // the three reductions reduce the same axes
+        let axes = self.axis.clone();
+        let (tot, cnt) = self.sum_and_count(arg, et, span)?;
+        let keep = |this: &mut Self, name: &str, e: Expr| {
+            let v = this.new_var(name, e.ty.clone(), VarKind::Local, span);
+            let ty = e.ty.clone();
+            this.pre.push(Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Var(v),
+                    value: e,
+                },
+                span,
+            ));
+            Expr::var(v, ty, span)
+        };
+        let cnt = keep(self, "count", cnt);
+        let avg = self.divide_by_count(tot, cnt.clone(), et, span).e;
+        let avg = keep(self, "mean", avg);
+        self.axis = axes;
+        let (sq, _, _) =
+            self.reduction_mapped(ReduceOp::Sum, arg, span, AccRule::NumPy, &|this, e| {
+                let number = is_number(&e.e);
+                let strong = |e| TExpr { e, weak: false };
+                let d = this.binary(BinOp::Sub, strong(e.e), strong(avg.clone()), span)?;
+                let sq = this.binary(BinOp::Mul, d.clone(), d, span)?;
+                let zero = Expr::new(ExprKind::Float(0.0), sq.e.ty.clone(), span);
+                Some(strong(Expr::select(number, sq.e, zero)))
+            })?;
+        // NumPy divides by `count - ddof`, NaN where that is not positive
+        let dof = Expr::binary(
+            BinOp::Sub,
+            convert(cnt, ElemTy::F64),
+            Expr::new(ExprKind::Float(ddof), Type::Scalar(ElemTy::F64), span),
+            Type::Scalar(ElemTy::F64),
+            span,
+        );
+        let var = self.divide_by_count(sq.e, dof.clone(), et, span);
+        let positive = Expr::compare(
+            BinOp::Gt,
+            dof,
+            Expr::new(ExprKind::Float(0.0), Type::Scalar(ElemTy::F64), span),
+            span,
+        );
+        let nan = Expr::new(ExprKind::Float(f64::NAN), Type::Scalar(et), span);
+        let var = TExpr {
+            e: Expr::select(positive, var.e, nan),
+            weak: false,
+        };
+        Some(if std {
+            math_of(MathFn::Sqrt, var, span)
+        } else {
+            var
+        })
+    }
+
+    /// The sum of the numbers of the float slice expression `arg` (NaN
+    /// replaced by 0, as `np.nansum`) and their count, reducing the call's
+    /// axes.
+    fn sum_and_count(&mut self, arg: &ast::Expr, et: ElemTy, span: Span) -> Option<(Expr, Expr)> {
         let axes = self.axis.clone();
         let (tot, _, _) =
             self.reduction_mapped(ReduceOp::Sum, arg, span, AccRule::NumPy, &|_, e| {
@@ -113,22 +219,7 @@ impl Lowerer<'_, '_> {
                     weak: false,
                 })
             })?;
-        // (Metal has no float64: float32 there)
-        let wide = match self.opts.backend {
-            crate::options::Backend::Metal => ElemTy::F32,
-            _ => ElemTy::F64,
-        };
-        let q = Expr::binary(
-            BinOp::Div,
-            convert(tot.e, wide),
-            convert(cnt.e, wide),
-            Type::Scalar(wide),
-            span,
-        );
-        Some(TExpr {
-            e: convert(q, et),
-            weak: false,
-        })
+        Some((tot.e, cnt.e))
     }
 
     /// `np.ptp(s)`: `np.max(s) - np.min(s)` in the elements' type (integers
