@@ -179,6 +179,14 @@ def test_the_runs_of_a_non_contiguous_view_go_through_a_buffer():
     assert "pairwise_sum" in code and "buf[" in code
 
 
+def test_the_full_runs_and_the_last_one_share_their_helper():
+    # x[i, ::-1, 1:] of 300 x 100: three runs of 82 rows and one of 54;
+    # four sums, four helpers (one per element), not seven
+    x = np.zeros((N, 300, 100))
+    code = parpy.print_compiled(stepped, [x, *[np.zeros(N) for _ in range(4)], N], _par())
+    assert code.count("static double pairwise_sum") == 4
+
+
 def test_sums_in_runs_compile_for_cuda_and_metal():
     x = np.zeros((N, 40, 300), np.float32)
     check_gpu_code(sums, lambda backend: [x, *[np.zeros(N, np.float32)] * 7, N],

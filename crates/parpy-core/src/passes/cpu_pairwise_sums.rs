@@ -35,7 +35,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::Span;
-use crate::ir::visit::{expr_uses, has_effects, sub_blocks_mut, uses_var};
+use crate::ir::visit::{expr_uses, has_effects, sub_blocks_mut, unspanned, uses_var};
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, FuncId, Function, Place, Program, Reduction, Stmt,
     StmtKind, Type, Var, VarId, VarKind,
@@ -127,23 +127,43 @@ fn renumber_calls(b: &mut Block, f: &dyn Fn(FuncId) -> FuncId) {
 }
 
 /// Rewrites the sums of `f`; each new helper is pushed on `made` and
-/// called as helper `base + its position there`.
+/// called as helper `base + its position there`. Sums of `f` with the same
+/// helper (the full runs and the last one of a buffered sum) share it.
 fn rewrite(f: &mut Function, base: usize, made: &mut Vec<Function>) {
     let mut body = std::mem::take(&mut f.body);
-    rewrite_block(&mut body, f, base, made);
+    let mut seen = vec![];
+    rewrite_block(&mut body, f, (base, made), &mut seen);
     f.body = body;
 }
 
-fn rewrite_block(b: &mut Block, f: &mut Function, base: usize, made: &mut Vec<Function>) {
+/// What makes two helpers of one function the same: the element (its
+/// counter as a placeholder, spans cleared), the variables it reads and
+/// the sum's types.
+type HelperKey = (Expr, Vec<VarId>, Type, Option<Type>);
+
+fn rewrite_block(
+    b: &mut Block,
+    f: &mut Function,
+    (base, made): (usize, &mut Vec<Function>),
+    seen: &mut Vec<(HelperKey, FuncId)>,
+) {
     let mut out = Vec::with_capacity(b.len());
     for mut s in std::mem::take(b) {
         for sb in sub_blocks_mut(&mut s) {
-            rewrite_block(sb, f, base, made);
+            rewrite_block(sb, f, (base, made), seen);
         }
         match pairwise_sum(&s) {
             Some(sum) => {
-                let id = FuncId((base + made.len()) as u32);
-                made.push(sum.helper(f, id));
+                let key = sum.key(f);
+                let id = match seen.iter().find(|(k, _)| *k == key) {
+                    Some((_, id)) => *id,
+                    None => {
+                        let id = FuncId((base + made.len()) as u32);
+                        made.push(sum.helper(f, id));
+                        seen.push((key, id));
+                        id
+                    }
+                };
                 out.extend(sum.calls(f, id));
             }
             None => out.push(s),
@@ -244,6 +264,14 @@ impl Sum<'_> {
 
     fn acc_ty(&self) -> Type {
         self.e.ty.clone()
+    }
+
+    fn key(&self, f: &Function) -> HelperKey {
+        let mut e = unspanned(self.e);
+        let it = f.var(self.l.var).ty.clone();
+        let placeholder = Expr::new(ExprKind::Int(i64::MIN), it, Span::default());
+        replace_var(&mut e, self.l.var, &placeholder);
+        (e, self.free(), self.acc_ty(), self.narrow.clone())
     }
 
     /// The statements that replace the loop in `f`: one call per run.
