@@ -10,7 +10,11 @@ than a buffer, computed operands (a new array: one dimension), and the
 means of integers, bools and float16, which NumPy converts in its
 buffers."""
 
+import functools
+import importlib.util
+import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -191,3 +195,65 @@ def test_sums_in_runs_compile_for_cuda_and_metal():
     x = np.zeros((N, 40, 300), np.float32)
     check_gpu_code(sums, lambda backend: [x, *[np.zeros(N, np.float32)] * 7, N],
                    {'i': parpy.threads(N)}, "sums_in_runs")
+
+
+def _random_slices(count, seed):
+    """`count` random slice texts of a (N, a, b, c) array `x`, each of two or
+    three dimensions (steps, negative ones, and bounds from either end)
+    with the other dimensions indexed, and the shape of `x` they need."""
+    import random
+    r = random.Random(seed)
+    out = []
+    for _ in range(count):
+        shape = tuple(r.choice([1, 2, 3, 7, 40, 130, 300]) for _ in range(3))
+        while np.prod(shape) > 120000:  # (at most 3 MB of float64 per i)
+            shape = tuple(n // 2 if n == max(shape) else n for n in shape)
+        dims = []
+        for n in shape:
+            kind = r.random()
+            if kind < 0.2:
+                dims.append(str(r.randrange(n)))
+            elif kind < 0.4:
+                dims.append(":")
+            else:
+                lo, hi = sorted(r.sample(range(-n, n + 1), 2)) if n > 1 else (0, 1)
+                step = r.choice([1, 1, 2, -1, -3])
+                dims.append(f"{hi}:{lo}:{step}" if step < 0 else f"{lo}:{hi}:{step}")
+        out.append((f"x[i, {', '.join(dims)}]", shape))
+    return out
+
+
+_CASES = _random_slices(24, 31)
+
+
+@functools.cache
+def random_kernels():
+    """The kernels of `_CASES`, one per slice, `s[i] = np.sum(SLICE)` and
+    `m[i] = np.mean(SLICE)`, written into a module of their own."""
+    src = ["import numpy as np", "import parpy", ""]
+    for k, (text, _) in enumerate(_CASES):
+        src += ["@parpy.jit", f"def k{k}(x, s, m, N):", "    parpy.label('i')",
+                "    for i in range(N):", f"        s[i] = np.sum({text})",
+                f"        m[i] = np.mean({text})", ""]
+    path = Path(tempfile.mkdtemp(prefix="parpy-sum-runs-")) / "sum_run_kernels.py"
+    path.write_text("\n".join(src))
+    spec = importlib.util.spec_from_file_location("sum_run_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("case", range(len(_CASES)), ids=lambda k: _CASES[k][0])
+def test_random_views_sum_as_numpy_does(case, dtype):
+    text, shape = _CASES[case]
+    x = data((N, *shape), dtype, seed=case)
+    view = eval(text.replace("x[i, ", "x[:, "), {"x": x})
+    if view.ndim < 3 or view.size == 0:
+        pytest.skip("not a sum over several dimensions")
+    fn = getattr(random_kernels(), f"k{case}")
+    s, m = np.zeros(N, dtype), np.zeros(N, dtype)
+    got = numpys(fn, [x, s, m, N])
+    rows = [view[i] for i in range(N)]
+    same_bits(got[1], np.array([np.sum(v) for v in rows], dtype), _par())
+    same_bits(got[2], np.array([np.mean(v) for v in rows], dtype), _par())
