@@ -89,6 +89,9 @@ pub enum Builtin {
     IsClose,
     /// `np.outer(a, b)` of 1-D operands: `a[:, None] * b`.
     Outer,
+    /// `np.flip(x, axis)` of an array or a subscript (the axis given:
+    /// `np.fliplr` is 1, `np.flipud` 0): its slices walked backwards.
+    Flip(Option<i64>),
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -305,6 +308,9 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         // dimensions)
         "dot" | "matmul" => Some(Builtin::Dot),
         "outer" => Some(Builtin::Outer),
+        "flip" => Some(Builtin::Flip(None)),
+        "fliplr" => Some(Builtin::Flip(Some(1))),
+        "flipud" => Some(Builtin::Flip(Some(0))),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

@@ -425,6 +425,7 @@ impl Lowerer<'_, '_> {
                 self.statement_only(&format!("`{name}`"), span);
                 None
             }
+            Builtin::Flip(axis) => self.flip(name, args, axis, span),
             Builtin::Dot | Builtin::Outer => {
                 let [x, y] = args else {
                     self.arity_error(name, "2 arguments", args.len(), span);
@@ -882,6 +883,15 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// The `ddof` of `np.var` and its kin: 0 unless given, a number known
+    /// when compiling.
+    pub(super) fn ddof(&mut self, ddof: Option<&ast::Expr>) -> Option<f64> {
+        match ddof {
+            None => Some(0.0),
+            Some(d) => self.known_number(d, "`ddof`"),
+        }
+    }
+
     /// The value of `e` when it is a number known when compiling (`ddof`).
     pub(super) fn known_number(&mut self, e: &ast::Expr, what: &str) -> Option<f64> {
         let t = self.lower_expr(e)?;
@@ -955,10 +965,7 @@ impl Lowerer<'_, '_> {
         std: bool,
         span: Span,
     ) -> Option<TExpr> {
-        let ddof = match ddof {
-            None => 0.0,
-            Some(d) => self.known_number(d, "`ddof`")?,
-        };
+        let ddof = self.ddof(ddof)?;
         // the mean and the sum of squares reduce the same axes
         let axes = self.axis.clone();
         let m = self.mean_with(arg, AccRule::VarMean, span)?;

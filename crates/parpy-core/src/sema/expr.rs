@@ -809,6 +809,8 @@ impl Lowerer<'_, '_> {
 
     /// Lowers a subscript (`a[i, j]`, `a[i][j]`, `a[i, :]`, `x.shape[k]`).
     pub(super) fn lower_subscript(&mut self, e: &ast::Expr) -> Option<Sub> {
+        // (`np.flip`'s, for this subscript only: not its indices')
+        let flip = self.flip.take();
         if let Some(inner) = subscript_of_a_slice(e) {
             self.error(
                 Diagnostic::error("indexing a slice again is not supported")
@@ -1002,6 +1004,9 @@ impl Lowerer<'_, '_> {
         slots.extend(idx.map(|_| IndexSlot::NewAxis));
         if !ok {
             return None;
+        }
+        if let Some(axis) = flip {
+            self.flip_slots(&mut slots, axis, transposed, e.span)?;
         }
         let indices = self.map_slices(slots, transposed, e.span)?;
         Some(Sub::Elem {

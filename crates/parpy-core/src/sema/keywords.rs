@@ -135,6 +135,8 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             KEEPDIMS,
         ],
         Builtin::Dot | Builtin::Outer => &[A, ("b", How::Req), OUT],
+        Builtin::Flip(None) => &[("m", How::Req), ("axis", How::Opt(Dflt::None))],
+        Builtin::Flip(Some(_)) => &[("m", How::Req)],
         Builtin::NanToNum => &[
             ("x", How::Req),
             ("copy", How::Fixed(Dflt::Bool(true))),

@@ -126,6 +126,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The axes of the next reduction (`axis=`), taken by it before its
     /// argument is lowered.
     axis: Option<slices::Axes>,
+    /// `np.flip`: the next subscript walks its slices backwards (all of
+    /// them, or the one of this axis of the view), taken by it first.
+    flip: Option<Option<i64>>,
     /// Weakness of each parameter's argument.
     arg_weak: Vec<bool>,
     /// Types of the values of the `return e` statements seen so far; the
@@ -360,6 +363,7 @@ fn lower_function(
             red_labels: None,
             reduction_args: vec![],
             axis: None,
+            flip: None,
             arg_weak: weak.to_vec(),
             returns: vec![],
             bare_return: None,

@@ -143,10 +143,7 @@ impl Lowerer<'_, '_> {
         if !et.is_float() {
             return self.variance(arg, ddof, std, span);
         }
-        let ddof = match ddof {
-            None => 0.0,
-            Some(d) => self.known_number(d, "`ddof`")?,
-        };
+        let ddof = self.ddof(ddof)?;
         // the three reductions reduce the same axes
         let axes = self.axis.clone();
         let (tot, cnt) = self.sum_and_count(arg, et, span)?;

@@ -1718,6 +1718,122 @@ impl Lowerer<'_, '_> {
 }
 
 impl Lowerer<'_, '_> {
+    /// `np.flip(m)` / `np.flip(m, axis)` (`axis`: `np.fliplr` / `np.flipud`)
+    /// of an array or a subscript: the subscript with its slices (or the
+    /// one of the view's dimension `axis`) walked backwards
+    /// (`Lowerer::flip_slots`). NumPy's `flip` is a view: nothing is
+    /// computed, so a computed operand is refused with the rewrite.
+    pub(super) fn flip(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        axis: Option<i64>,
+        span: Span,
+    ) -> Option<TExpr> {
+        let (m, axis) = match (args, axis) {
+            ([m], axis) => (m, axis),
+            ([m, a], None) => {
+                let v = self.known_number(a, "the `axis` of `np.flip`")?;
+                if v.fract() != 0.0 {
+                    self.error(
+                        Diagnostic::error("the `axis` of `np.flip` is one integer")
+                            .at(a.span, "not an integer")
+                            .type_error(),
+                    );
+                    return None;
+                }
+                (m, Some(v as i64))
+            }
+            _ => {
+                self.arity_error(name, "1 argument and an `axis`", args.len(), span);
+                return None;
+            }
+        };
+        let whole;
+        let sub = match &m.kind {
+            ast::ExprKind::Subscript { .. } => m,
+            ast::ExprKind::Name(n)
+                if self.scope.get(n).is_some_and(|b| {
+                    self.func.var(b.var).ty.is_array() || self.alias_of(b.var).is_some()
+                }) =>
+            {
+                whole = ast::Expr {
+                    kind: ast::ExprKind::Subscript {
+                        value: Box::new(m.clone()),
+                        indices: vec![],
+                    },
+                    span: m.span,
+                };
+                &whole
+            }
+            _ => {
+                self.error(
+                    Diagnostic::error(format!("`{name}` of a computed value is not supported"))
+                        .at(m.span, "not an array or a subscript of one")
+                        .help(format!(
+                            "flip the arrays it reads: `{name}(x[i, :]) * 2` for `{name}(x[i, :] * 2)`"
+                        )),
+                );
+                return None;
+            }
+        };
+        self.flip = Some(axis);
+        let r = self.lower_expr(sub);
+        self.flip = None;
+        r
+    }
+
+    /// The slots of a subscript under `np.flip` (`axis`: of the view's
+    /// dimensions, which come out reversed for `x.T`): each slice chosen
+    /// walked from its last element, `lo + step * (extent - 1)`, by
+    /// `-step`.
+    pub(super) fn flip_slots(
+        &mut self,
+        slots: &mut [IndexSlot],
+        axis: Option<i64>,
+        transposed: bool,
+        span: Span,
+    ) -> Option<()> {
+        let mut dims: Vec<usize> = (0..slots.len())
+            .filter(|&k| !matches!(slots[k], IndexSlot::Scalar(_)))
+            .collect();
+        if transposed {
+            dims.reverse();
+        }
+        let chosen = match axis {
+            None => dims,
+            Some(a) => {
+                let n = dims.len() as i64;
+                if a < -n || a >= n {
+                    self.error(
+                        Diagnostic::error(format!(
+                            "axis {a} is out of bounds for a view of {n} dimension{}",
+                            if n == 1 { "" } else { "s" }
+                        ))
+                        .at(span, "this flip")
+                        .note("NumPy raises AxisError"),
+                    );
+                    return None;
+                }
+                vec![dims[a.rem_euclid(n) as usize]]
+            }
+        };
+        let int_ty = self.opts.int_type;
+        for k in chosen {
+            if let IndexSlot::Slice { lo, extent, step } = &mut slots[k] {
+                if *extent > 0 {
+                    let last = Expr::int(*step * (*extent - 1), int_ty, span);
+                    let start = std::mem::replace(lo, Expr::int(0, int_ty, span));
+                    *lo = Expr::binary(BinOp::Add, start, last, Type::Scalar(int_ty), span);
+                }
+                *step = -*step;
+            }
+        }
+        Some(())
+    }
+}
+
+impl Lowerer<'_, '_> {
     /// `np.argmax(s)` / `s.argmax()` (and `argmin`) of a 1-D slice or array:
     /// a sequential loop that keeps the first index of the largest
     /// (smallest) element, as NumPy; a NaN counts as the extreme (NumPy
