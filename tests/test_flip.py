@@ -1,8 +1,10 @@
 """`np.flip(m)`, `np.flip(m, axis)`, `np.fliplr` and `np.flipud` of an
 array or a subscript inside jit code: NumPy's view with the slices walked
 backwards (nothing copied), wherever a slice goes (slice statements,
-reductions, operands of an expression), compared with plain Python. A
-computed operand is refused with the rewrite."""
+reductions, operands of an expression); `np.diff(a, n, axis)`: NumPy's
+differences of neighbours, `n` times, in the elements' type (`!=` of
+bools). Compared with plain Python; a computed operand is refused with
+the rewrite."""
 
 import numpy as np
 import pytest
@@ -74,3 +76,55 @@ def test_flips_compile_for_cuda_and_metal():
             np.zeros((N, 4), np.float32), np.zeros((N, 6, 3), np.float32)]
     check_gpu_code(flips, lambda backend: [x, np.zeros(6, np.float32), *outs, N],
                    {'i': parpy.threads(N)}, "flips")
+
+
+@parpy.jit
+def diffs(x, k, b, d1, d2, d3, dk, db, s, N):
+    parpy.label('i')
+    for i in range(N):
+        d1[i, :] = np.diff(x[i, 0, :])
+        d2[i, :, :] = np.diff(x[i, :, 1:], n=2)
+        d3[i, :, :] = np.diff(x[i], 3, axis=0)
+        dk[i, :] = np.diff(k[i, :])
+        db[i, :] = np.diff(b[i, :])
+        s[i] = np.sum(np.diff(x[i, 1, ::-1]) ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16],
+                         ids=lambda d: np.dtype(d).name)
+def test_differences_are_numpys(dtype):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((N, 5, 6)) * 10).astype(dtype)
+    k = rng.integers(0, 256, (N, 7)).astype(np.uint8)        # wraps as NumPy's
+    b = rng.random((N, 7)) < 0.5                             # `!=` of bools
+    outs = [np.zeros((N, 5), dtype), np.zeros((N, 5, 3), dtype), np.zeros((N, 2, 6), dtype),
+            np.zeros((N, 6), np.uint8), np.zeros((N, 6), bool), np.zeros(N, dtype)]
+    got = run_both(diffs, [x, k, b, *outs, N], _par())
+    assert np.array_equal(got[3], np.diff(x[:, 0, :]))
+    assert np.array_equal(got[4], np.diff(x[:, :, 1:], n=2))
+    assert np.array_equal(got[5], np.diff(x, 3, axis=1))
+    assert np.array_equal(got[6], np.diff(k))
+    assert np.array_equal(got[7], np.diff(b))
+
+
+@parpy.jit
+def diff_of_order(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :] = np.diff(x[i, :], n=-1)
+
+
+def test_a_negative_order_is_an_error():
+    x = np.zeros((N, 4))
+    with pytest.raises(parpy.CompileError, match="order `n` of `np.diff` is negative"):
+        parpy.print_compiled(diff_of_order, [x, np.zeros((N, 4)), N], _par())
+
+
+def test_differences_compile_for_cuda_and_metal():
+    x = np.zeros((N, 5, 6), np.float32)
+    k = np.zeros((N, 7), np.uint8)
+    b = np.zeros((N, 7), bool)
+    outs = [np.zeros((N, 5), np.float32), np.zeros((N, 5, 3), np.float32),
+            np.zeros((N, 2, 6), np.float32), np.zeros((N, 6), np.uint8), np.zeros((N, 6), bool),
+            np.zeros(N, np.float32)]
+    check_gpu_code(diffs, lambda backend: [x, k, b, *outs, N], {'i': parpy.threads(N)}, "diffs")

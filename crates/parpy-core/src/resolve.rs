@@ -92,6 +92,9 @@ pub enum Builtin {
     /// `np.flip(x, axis)` of an array or a subscript (the axis given:
     /// `np.fliplr` is 1, `np.flipud` 0): its slices walked backwards.
     Flip(Option<i64>),
+    /// `np.diff(x, n, axis)` of an array or a subscript: differences of
+    /// its windows (`x[1:] - x[:-1]`, `n` times).
+    Diff,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -311,6 +314,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "flip" => Some(Builtin::Flip(None)),
         "fliplr" => Some(Builtin::Flip(Some(1))),
         "flipud" => Some(Builtin::Flip(Some(0))),
+        "diff" => Some(Builtin::Diff),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

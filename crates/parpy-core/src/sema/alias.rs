@@ -394,7 +394,7 @@ impl Lowerer<'_, '_> {
                     _ => 0,
                 },
                 (_, Some(B::Outer)) => 2,
-                (_, Some(B::Flip(_))) => args.first().map_or(0, |a| self.rank(a)),
+                (_, Some(B::Flip(_) | B::Diff)) => args.first().map_or(0, |a| self.rank(a)),
                 // `len`, `zip`, `min(s)` and the rest are not arrays
                 (_, Some(_)) => 0,
                 // a method is its builtin with the array first

@@ -426,6 +426,7 @@ impl Lowerer<'_, '_> {
                 None
             }
             Builtin::Flip(axis) => self.flip(name, args, axis, span),
+            Builtin::Diff => self.diff(name, args, span),
             Builtin::Dot | Builtin::Outer => {
                 let [x, y] = args else {
                     self.arity_error(name, "2 arguments", args.len(), span);

@@ -809,8 +809,9 @@ impl Lowerer<'_, '_> {
 
     /// Lowers a subscript (`a[i, j]`, `a[i][j]`, `a[i, :]`, `x.shape[k]`).
     pub(super) fn lower_subscript(&mut self, e: &ast::Expr) -> Option<Sub> {
-        // (`np.flip`'s, for this subscript only: not its indices')
-        let flip = self.flip.take();
+        // (`np.flip`'s or `np.diff`'s, for this subscript only: not its
+        // indices')
+        let view_op = self.view_op.take();
         if let Some(inner) = subscript_of_a_slice(e) {
             self.error(
                 Diagnostic::error("indexing a slice again is not supported")
@@ -1005,8 +1006,8 @@ impl Lowerer<'_, '_> {
         if !ok {
             return None;
         }
-        if let Some(axis) = flip {
-            self.flip_slots(&mut slots, axis, transposed, e.span)?;
+        if let Some(op) = view_op {
+            self.view_slots(&mut slots, op, transposed, e.span)?;
         }
         let indices = self.map_slices(slots, transposed, e.span)?;
         Some(Sub::Elem {

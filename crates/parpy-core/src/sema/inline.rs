@@ -509,7 +509,7 @@ impl Lowerer<'_, '_> {
             red_labels: None,
             reduction_args: vec![],
             axis: None,
-            flip: None,
+            view_op: None,
             arg_weak: vec![],
             returns: vec![],
             bare_return: None,

@@ -137,6 +137,13 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         Builtin::Dot | Builtin::Outer => &[A, ("b", How::Req), OUT],
         Builtin::Flip(None) => &[("m", How::Req), ("axis", How::Opt(Dflt::None))],
         Builtin::Flip(Some(_)) => &[("m", How::Req)],
+        Builtin::Diff => &[
+            A,
+            ("n", How::Opt(Dflt::Int(1))),
+            ("axis", How::Opt(Dflt::Int(-1))),
+            ("prepend", How::Fixed(Dflt::None)),
+            ("append", How::Fixed(Dflt::None)),
+        ],
         Builtin::NanToNum => &[
             ("x", How::Req),
             ("copy", How::Fixed(Dflt::Bool(true))),

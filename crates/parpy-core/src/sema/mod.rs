@@ -126,9 +126,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The axes of the next reduction (`axis=`), taken by it before its
     /// argument is lowered.
     axis: Option<slices::Axes>,
-    /// `np.flip`: the next subscript walks its slices backwards (all of
-    /// them, or the one of this axis of the view), taken by it first.
-    flip: Option<Option<i64>>,
+    /// `np.flip` / `np.diff`: how the next subscript changes its slices,
+    /// taken by it first.
+    view_op: Option<slices::ViewOp>,
     /// Weakness of each parameter's argument.
     arg_weak: Vec<bool>,
     /// Types of the values of the `return e` statements seen so far; the
@@ -363,7 +363,7 @@ fn lower_function(
             red_labels: None,
             reduction_args: vec![],
             axis: None,
-            flip: None,
+            view_op: None,
             arg_weak: weak.to_vec(),
             returns: vec![],
             bare_return: None,

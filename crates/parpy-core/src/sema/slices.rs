@@ -35,6 +35,17 @@ pub(super) enum IndexSlot {
     NewAxis,
 }
 
+/// How `np.flip` and `np.diff` change the slices of the subscript they
+/// take (`Lowerer::view_slots`); `axis` counts the view's dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ViewOp {
+    /// The slices (all, or the one of `axis`) walked backwards.
+    Flip(Option<i64>),
+    /// The slice of `axis` from its element `from` on, `n` elements
+    /// shorter: an operand of `np.diff`'s `n`-th differences.
+    Window { axis: i64, from: i64, n: i64 },
+}
+
 /// The elementwise context of one slice statement or reduction: the loop
 /// extents and their index variables. A slice statement's extents are its
 /// target's (its first sliced operand); a reduction's are NumPy's broadcast
@@ -1720,9 +1731,9 @@ impl Lowerer<'_, '_> {
 impl Lowerer<'_, '_> {
     /// `np.flip(m)` / `np.flip(m, axis)` (`axis`: `np.fliplr` / `np.flipud`)
     /// of an array or a subscript: the subscript with its slices (or the
-    /// one of the view's dimension `axis`) walked backwards
-    /// (`Lowerer::flip_slots`). NumPy's `flip` is a view: nothing is
-    /// computed, so a computed operand is refused with the rewrite.
+    /// one of the view's dimension `axis`) walked backwards. NumPy's
+    /// `flip` is a view: nothing is computed, so a computed operand is
+    /// refused with the rewrite.
     pub(super) fn flip(
         &mut self,
         name: &str,
@@ -1732,65 +1743,128 @@ impl Lowerer<'_, '_> {
     ) -> Option<TExpr> {
         let (m, axis) = match (args, axis) {
             ([m], axis) => (m, axis),
-            ([m, a], None) => {
-                let v = self.known_number(a, "the `axis` of `np.flip`")?;
-                if v.fract() != 0.0 {
-                    self.error(
-                        Diagnostic::error("the `axis` of `np.flip` is one integer")
-                            .at(a.span, "not an integer")
-                            .type_error(),
-                    );
-                    return None;
-                }
-                (m, Some(v as i64))
-            }
+            ([m, a], None) => (m, Some(self.known_axis(a, name)?)),
             _ => {
                 self.arity_error(name, "1 argument and an `axis`", args.len(), span);
                 return None;
             }
         };
-        let whole;
-        let sub = match &m.kind {
-            ast::ExprKind::Subscript { .. } => m,
+        let sub = self.view_operand(m, name, "flip")?;
+        self.lower_view(&sub, ViewOp::Flip(axis))
+    }
+
+    /// `np.diff(a, n, axis)` of an array or a subscript: `n` times the
+    /// differences of neighbours along `axis` (the last by default), as
+    /// NumPy computes them, `a[1:] - a[:-1]` in the elements' type (`!=`
+    /// of bools); each operand a window of the subscript's slice.
+    pub(super) fn diff(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<TExpr> {
+        let (a, n, axis) = match args {
+            [a] => (a, 1, -1),
+            [a, n] => (a, self.known_axis(n, name)?, -1),
+            [a, n, axis] => (a, self.known_axis(n, name)?, self.known_axis(axis, name)?),
+            _ => {
+                self.arity_error(name, "1 argument, `n` and `axis`", args.len(), span);
+                return None;
+            }
+        };
+        if n < 0 {
+            self.error(
+                Diagnostic::error(format!("the order `n` of `{name}` is negative ({n})"))
+                    .at(args[1].span, "negative")
+                    .note("NumPy raises ValueError: order must be non-negative"),
+            );
+            return None;
+        }
+        let sub = self.view_operand(a, name, "take the differences of")?;
+        self.differences(&sub, n, (axis, 0, n), span)
+    }
+
+    /// The `order`-th differences of `sub` along `axis`, from element
+    /// `from` on, in windows `n` elements shorter than the slice
+    /// (`ViewOp::Window`): NumPy's recursion, in its order of operations.
+    fn differences(
+        &mut self,
+        sub: &ast::Expr,
+        order: i64,
+        (axis, from, n): (i64, i64, i64),
+        span: Span,
+    ) -> Option<TExpr> {
+        if order == 0 {
+            return self.lower_view(sub, ViewOp::Window { axis, from, n });
+        }
+        let hi = self.differences(sub, order - 1, (axis, from + 1, n), span)?;
+        let lo = self.differences(sub, order - 1, (axis, from, n), span)?;
+        let strong = |t: TExpr| TExpr {
+            e: t.e,
+            weak: false,
+        };
+        let bools = matches!(hi.e.ty, Type::Scalar(ElemTy::Bool));
+        let op = if bools { BinOp::Ne } else { BinOp::Sub };
+        self.binary(op, strong(hi), strong(lo), span)
+    }
+
+    /// `m` as a subscript for `np.flip` / `np.diff` (`what` they do): an
+    /// array name is its whole subscript; anything else is refused.
+    fn view_operand(&mut self, m: &ast::Expr, name: &str, what: &str) -> Option<ast::Expr> {
+        match &m.kind {
+            ast::ExprKind::Subscript { .. } => Some(m.clone()),
             ast::ExprKind::Name(n)
                 if self.scope.get(n).is_some_and(|b| {
                     self.func.var(b.var).ty.is_array() || self.alias_of(b.var).is_some()
                 }) =>
             {
-                whole = ast::Expr {
+                Some(ast::Expr {
                     kind: ast::ExprKind::Subscript {
                         value: Box::new(m.clone()),
                         indices: vec![],
                     },
                     span: m.span,
-                };
-                &whole
+                })
             }
             _ => {
                 self.error(
                     Diagnostic::error(format!("`{name}` of a computed value is not supported"))
                         .at(m.span, "not an array or a subscript of one")
                         .help(format!(
-                            "flip the arrays it reads: `{name}(x[i, :]) * 2` for `{name}(x[i, :] * 2)`"
+                            "{what} the arrays it reads: `{name}(x[i, :]) * 2` for `{name}(x[i, :] * 2)`"
                         )),
                 );
-                return None;
+                None
             }
-        };
-        self.flip = Some(axis);
+        }
+    }
+
+    /// `sub` lowered with its slices changed by `op` (`view_slots`).
+    fn lower_view(&mut self, sub: &ast::Expr, op: ViewOp) -> Option<TExpr> {
+        self.view_op = Some(op);
         let r = self.lower_expr(sub);
-        self.flip = None;
+        self.view_op = None;
         r
     }
 
-    /// The slots of a subscript under `np.flip` (`axis`: of the view's
-    /// dimensions, which come out reversed for `x.T`): each slice chosen
-    /// walked from its last element, `lo + step * (extent - 1)`, by
-    /// `-step`.
-    pub(super) fn flip_slots(
+    /// An integer argument known when compiling (`axis`, `n`).
+    fn known_axis(&mut self, e: &ast::Expr, name: &str) -> Option<i64> {
+        let v = self.known_number(e, &format!("this argument of `{name}`"))?;
+        if v.fract() != 0.0 {
+            self.error(
+                Diagnostic::error(format!("this argument of `{name}` is one integer"))
+                    .at(e.span, "not an integer")
+                    .type_error(),
+            );
+            return None;
+        }
+        Some(v as i64)
+    }
+
+    /// The slots of a subscript under `op` (its `axis`: of the view's
+    /// dimensions, which come out reversed for `x.T`): `Flip`, each slice
+    /// chosen walked from its last element, `lo + step * (extent - 1)`,
+    /// by `-step`; `Window`, the slice from its element `from` on, `n`
+    /// elements shorter.
+    pub(super) fn view_slots(
         &mut self,
         slots: &mut [IndexSlot],
-        axis: Option<i64>,
+        op: ViewOp,
         transposed: bool,
         span: Span,
     ) -> Option<()> {
@@ -1800,6 +1874,10 @@ impl Lowerer<'_, '_> {
         if transposed {
             dims.reverse();
         }
+        let axis = match op {
+            ViewOp::Flip(axis) => axis,
+            ViewOp::Window { axis, .. } => Some(axis),
+        };
         let chosen = match axis {
             None => dims,
             Some(a) => {
@@ -1810,7 +1888,7 @@ impl Lowerer<'_, '_> {
                             "axis {a} is out of bounds for a view of {n} dimension{}",
                             if n == 1 { "" } else { "s" }
                         ))
-                        .at(span, "this flip")
+                        .at(span, "this view")
                         .note("NumPy raises AxisError"),
                     );
                     return None;
@@ -1819,14 +1897,39 @@ impl Lowerer<'_, '_> {
             }
         };
         let int_ty = self.opts.int_type;
+        let advance = |lo: &mut Expr, by: i64| {
+            if by != 0 {
+                let start = std::mem::replace(lo, Expr::int(0, int_ty, span));
+                let by = Expr::int(by, int_ty, span);
+                *lo = Expr::binary(BinOp::Add, start, by, Type::Scalar(int_ty), span);
+            }
+        };
         for k in chosen {
-            if let IndexSlot::Slice { lo, extent, step } = &mut slots[k] {
-                if *extent > 0 {
-                    let last = Expr::int(*step * (*extent - 1), int_ty, span);
-                    let start = std::mem::replace(lo, Expr::int(0, int_ty, span));
-                    *lo = Expr::binary(BinOp::Add, start, last, Type::Scalar(int_ty), span);
+            match (&mut slots[k], op) {
+                (IndexSlot::Slice { lo, extent, step }, ViewOp::Flip(_)) => {
+                    if *extent > 0 {
+                        advance(lo, *step * (*extent - 1));
+                    }
+                    *step = -*step;
                 }
-                *step = -*step;
+                (IndexSlot::Slice { lo, extent, step }, ViewOp::Window { from, n, .. }) => {
+                    let len = (*extent - n).max(0);
+                    if len > 0 {
+                        advance(lo, *step * from);
+                    }
+                    *extent = len;
+                }
+                // (a new axis: one element, which flips to itself; NumPy
+                // takes the differences along it: none are left)
+                (IndexSlot::NewAxis, ViewOp::Window { n, .. }) if n > 0 => {
+                    self.error(
+                        Diagnostic::error("`np.diff` along a new axis is not supported")
+                            .at(span, "this view")
+                            .help("take the differences along a dimension of the array"),
+                    );
+                    return None;
+                }
+                _ => {}
             }
         }
         Some(())
