@@ -85,13 +85,7 @@ impl Lowerer<'_, '_> {
         }
         // every element NaN: NaN (`np.fmax.reduce`)
         self.axis = axes;
-        let (any, _, _) =
-            self.reduction_mapped(ReduceOp::Max, arg, span, AccRule::NumPy, &|_, e| {
-                Some(TExpr {
-                    e: is_number(&e.e),
-                    weak: false,
-                })
-            })?;
+        let any = self.of_numbers(ReduceOp::Max, arg, span)?;
         let nan = Expr::new(ExprKind::Float(f64::NAN), r.e.ty.clone(), span);
         Some(TExpr {
             e: Expr::select(any.e, r.e, nan),
@@ -209,14 +203,20 @@ impl Lowerer<'_, '_> {
                 Some(unless_nan(e, et, 0.0))
             })?;
         self.axis = axes;
-        let (cnt, _, _) =
-            self.reduction_mapped(ReduceOp::Sum, arg, span, AccRule::NumPy, &|_, e| {
-                Some(TExpr {
-                    e: is_number(&e.e),
-                    weak: false,
-                })
-            })?;
+        let cnt = self.of_numbers(ReduceOp::Sum, arg, span)?;
         Some((tot.e, cnt.e))
+    }
+
+    /// The `op` reduction of whether each element of `arg` is a number:
+    /// whether any is (`Max`), how many are (`Sum`).
+    fn of_numbers(&mut self, op: ReduceOp, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+        let (r, _, _) = self.reduction_mapped(op, arg, span, AccRule::NumPy, &|_, e| {
+            Some(TExpr {
+                e: is_number(&e.e),
+                weak: false,
+            })
+        })?;
+        Some(r)
     }
 
     /// `np.ptp(s)`: `np.max(s) - np.min(s)` in the elements' type (integers
