@@ -59,6 +59,8 @@ import test_ufuncs as tu
 import test_array_methods as tam
 import test_nan_reductions as tnr
 import test_flip as tfl
+import test_diagonal as tdg
+import test_roll as trl
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -280,9 +282,17 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_float16_predicates_compile_for_gpus",
     "test_gpu_code_of_methods_compiles",
     "test_nan_reductions_compile_for_cuda_and_metal",
+    # test_diagonal: other backends' code, errors
+    "test_diagonals_compile_for_cuda_and_metal",
+    "test_misuse_is_refused_as_numpy_refuses_it",
+    # test_roll: the Cpu's code, other backends' code, errors
+    "test_a_roll_indexes_without_a_check",
+    "test_misuse_of_roll_and_cross_is_refused",
+    "test_a_shift_must_be_known_when_compiling",
+    "test_rolls_and_crosses_compile_for_cuda_and_metal",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -95,6 +95,17 @@ pub enum Builtin {
     /// `np.diff(x, n, axis)` of an array or a subscript: differences of
     /// its windows (`x[1:] - x[:-1]`, `n` times).
     Diff,
+    /// `np.diagonal(x, offset, axis1, axis2)` and `np.diag(x, k)` (`true`;
+    /// of a 2-D view) of an array or a subscript: the diagonal's view.
+    Diagonal(bool),
+    /// `np.trace(x, offset, axis1, axis2)`: the sum of the diagonal.
+    Trace,
+    /// `np.roll(x, shift, axis)` of an array or a subscript: its slice
+    /// rolled (indices cyclic).
+    Roll,
+    /// `np.cross(a, b)` of 3-element vectors (the last axis): NumPy's
+    /// formula, of rolled views of `a` and `b`.
+    Cross,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -315,6 +326,11 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "fliplr" => Some(Builtin::Flip(Some(1))),
         "flipud" => Some(Builtin::Flip(Some(0))),
         "diff" => Some(Builtin::Diff),
+        "diagonal" => Some(Builtin::Diagonal(false)),
+        "diag" => Some(Builtin::Diagonal(true)),
+        "trace" => Some(Builtin::Trace),
+        "roll" => Some(Builtin::Roll),
+        "cross" => Some(Builtin::Cross),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

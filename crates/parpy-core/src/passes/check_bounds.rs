@@ -486,6 +486,12 @@ impl Guard<'_> {
         if !any || need.lo > need.hi || known.is_some_and(|r| r.within(need.lo, need.hi)) {
             return None;
         }
+        // bounds that never keep every index in range (`np.roll`'s wrapped
+        // `j - 1` over all of `0..n`): the fast copy would never run
+        let never = |e: &Expr, bad: &dyn Fn(Interval) -> bool| env.expr(self.f, e).is_some_and(bad);
+        if never(&l.lo, &|r| r.hi < need.lo) || never(&l.hi, &|r| r.lo > need.hi + 1) {
+            return None;
+        }
         // bounds that keep their value with a first counter value proven
         // in range: `hoist` checks the last index once, in front of the
         // loop, which costs less than a second copy

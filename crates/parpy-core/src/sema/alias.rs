@@ -394,13 +394,22 @@ impl Lowerer<'_, '_> {
                     _ => 0,
                 },
                 (_, Some(B::Outer)) => 2,
-                (_, Some(B::Flip(_) | B::Diff)) => args.first().map_or(0, |a| self.rank(a)),
+                (_, Some(B::Flip(_) | B::Diff | B::Roll)) => {
+                    args.first().map_or(0, |a| self.rank(a))
+                }
+                (_, Some(B::Cross)) => args.iter().map(|a| self.rank(a)).max().unwrap_or(0),
+                (_, Some(B::Diagonal(_))) => {
+                    args.first().map_or(0, |a| self.rank(a).saturating_sub(1))
+                }
+                (_, Some(B::Trace)) => args.first().map_or(0, |a| self.rank(a).saturating_sub(2)),
                 // `len`, `zip`, `min(s)` and the rest are not arrays
                 (_, Some(_)) => 0,
                 // a method is its builtin with the array first
                 (K::Attr { value, attr }, None) => {
                     match (attr.as_str(), super::keywords::method_builtin(attr)) {
                         ("astype", _) => self.rank(value),
+                        (_, Some(B::Diagonal(_))) => self.rank(value).saturating_sub(1),
+                        (_, Some(B::Trace)) => self.rank(value).saturating_sub(2),
                         (_, Some(B::Dot)) => (self.rank(value)
                             + args.first().map_or(0, |b| self.rank(b)))
                         .saturating_sub(2),

@@ -427,6 +427,9 @@ impl Lowerer<'_, '_> {
             }
             Builtin::Flip(axis) => self.flip(name, args, axis, span),
             Builtin::Diff => self.diff(name, args, span),
+            Builtin::Diagonal(_) | Builtin::Trace => self.diagonal(b, name, args, span),
+            Builtin::Roll => self.roll(name, args, span),
+            Builtin::Cross => self.cross(name, args, span),
             Builtin::Dot | Builtin::Outer => {
                 let [x, y] = args else {
                     self.arity_error(name, "2 arguments", args.len(), span);
@@ -1353,7 +1356,7 @@ impl Lowerer<'_, '_> {
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")
-                    .help("the supported methods are `.astype(T)`, `.item()`, `.dot(b)`, `.clip(lo, hi)`, `.round(d)`, `.cumsum()`, `.cumprod()` and the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice"),
+                    .help("the supported methods are `.astype(T)`, `.item()`, `.dot(b)`, `.clip(lo, hi)`, `.round(d)`, `.cumsum()`, `.cumprod()`, `.diagonal()`, `.trace()` and the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice"),
             );
             return None;
         };
@@ -1378,7 +1381,7 @@ impl Lowerer<'_, '_> {
                 let parts = (lo.as_deref(), hi.as_deref(), step.as_deref());
                 return match self.slice_bounds(parts, *shape.get(k)?, ix.span)? {
                     IndexSlot::Slice { extent, .. } => Some(extent),
-                    IndexSlot::Scalar(_) | IndexSlot::NewAxis => None,
+                    IndexSlot::Scalar(_) | IndexSlot::NewAxis | IndexSlot::Tied { .. } => None,
                 };
             }
         }

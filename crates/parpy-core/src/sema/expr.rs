@@ -257,11 +257,7 @@ impl Lowerer<'_, '_> {
                     // A whole array in an elementwise context: `x` == `x[:, :]`.
                     let slots = shape
                         .iter()
-                        .map(|d| IndexSlot::Slice {
-                            lo: Expr::int(0, self.opts.int_type, span),
-                            extent: *d,
-                            step: 1,
-                        })
+                        .map(|d| IndexSlot::full(*d, self.opts.int_type, span))
                         .collect();
                     let indices = self.map_slices(slots, false, span)?;
                     return Some(TExpr {
@@ -809,9 +805,12 @@ impl Lowerer<'_, '_> {
 
     /// Lowers a subscript (`a[i, j]`, `a[i][j]`, `a[i, :]`, `x.shape[k]`).
     pub(super) fn lower_subscript(&mut self, e: &ast::Expr) -> Option<Sub> {
-        // (`np.flip`'s or `np.diff`'s, for this subscript only: not its
-        // indices')
-        let view_op = self.view_op.take();
+        // (`np.flip`'s, `np.diff`'s or `np.diagonal`'s, for this subscript
+        // only: not its indices')
+        let view_op = self
+            .view_op
+            .filter(|(at, _)| *at == e.span)
+            .map(|(_, op)| op);
         if let Some(inner) = subscript_of_a_slice(e) {
             self.error(
                 Diagnostic::error("indexing a slice again is not supported")
@@ -961,11 +960,7 @@ impl Lowerer<'_, '_> {
                 slots.push(IndexSlot::NewAxis);
             }
             let Some((ix, _)) = idx.next() else {
-                slots.push(IndexSlot::Slice {
-                    lo: Expr::int(0, self.opts.int_type, e.span),
-                    extent: *dim,
-                    step: 1,
-                });
+                slots.push(IndexSlot::full(*dim, self.opts.int_type, e.span));
                 continue;
             };
             if let ast::ExprKind::Slice { lo, hi, step } = &ix.kind {

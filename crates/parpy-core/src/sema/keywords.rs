@@ -102,6 +102,9 @@ const DTYPE: Param = ("dtype", How::Fixed(Dflt::None));
 const OUT: Param = ("out", How::Fixed(Dflt::None));
 const KEEPDIMS: Param = ("keepdims", How::Reduction(Dflt::Bool(false)));
 const DDOF: Param = ("ddof", How::Opt(Dflt::Int(0)));
+const OFFSET: Param = ("offset", How::Opt(Dflt::Int(0)));
+const AXIS1: Param = ("axis1", How::Opt(Dflt::Int(0)));
+const AXIS2: Param = ("axis2", How::Opt(Dflt::Int(1)));
 
 /// The Python signature of a builtin, as far as parpy reads it: `None` when
 /// the builtin takes no keyword arguments (`range`, `min`, `np.where`).
@@ -137,6 +140,18 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         Builtin::Dot | Builtin::Outer => &[A, ("b", How::Req), OUT],
         Builtin::Flip(None) => &[("m", How::Req), ("axis", How::Opt(Dflt::None))],
         Builtin::Flip(Some(_)) => &[("m", How::Req)],
+        Builtin::Diagonal(false) => &[A, OFFSET, AXIS1, AXIS2],
+        Builtin::Diagonal(true) => &[("v", How::Req), ("k", How::Opt(Dflt::Int(0)))],
+        Builtin::Trace => &[A, OFFSET, AXIS1, AXIS2, DTYPE, OUT],
+        Builtin::Roll => &[A, ("shift", How::Req), ("axis", How::Opt(Dflt::None))],
+        Builtin::Cross => &[
+            A,
+            ("b", How::Req),
+            ("axisa", How::Fixed(Dflt::Int(-1))),
+            ("axisb", How::Fixed(Dflt::Int(-1))),
+            ("axisc", How::Fixed(Dflt::Int(-1))),
+            ("axis", How::Fixed(Dflt::None)),
+        ],
         Builtin::Diff => &[
             A,
             ("n", How::Opt(Dflt::Int(1))),
@@ -210,6 +225,8 @@ pub(super) fn method_builtin(attr: &str) -> Option<Builtin> {
         "dot" => Builtin::Dot,
         "clip" => Builtin::Clip,
         "round" => Builtin::Math(MathFn::Round),
+        "diagonal" => Builtin::Diagonal(false),
+        "trace" => Builtin::Trace,
         _ => return None,
     })
 }

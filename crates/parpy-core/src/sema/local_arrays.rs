@@ -276,8 +276,10 @@ impl Lowerer<'_, '_> {
         Some(shape)
     }
 
-    /// The shape and element type of the array or slice `e`, for `_like`.
-    fn shape_of(&mut self, e: &ast::Expr, call: &str) -> Option<(Vec<i64>, ElemTy)> {
+    /// The shape and element type of the array or slice `e`, for `_like`
+    /// (and `np.cross`), found by lowering it once (its statements
+    /// dropped).
+    pub(super) fn shape_of(&mut self, e: &ast::Expr, call: &str) -> Option<(Vec<i64>, ElemTy)> {
         let (from, diags) = (self.pre.len(), self.sh.diags.len());
         let (elem, ctx) = self.lower_reduced(e);
         self.pre.truncate(from);
@@ -288,11 +290,12 @@ impl Lowerer<'_, '_> {
         match ctx.and_then(|c| c.extents().map(<[i64]>::to_vec)) {
             Some(shape) => Some((shape, elem)),
             None => {
-                self.error(
-                    Diagnostic::error(format!("`{call}` of a number"))
-                        .at(e.span, "not an array")
-                        .help("use a local scalar (`acc = 0.0`)"),
-                );
+                let d =
+                    Diagnostic::error(format!("`{call}` of a number")).at(e.span, "not an array");
+                self.error(match call.ends_with("_like") {
+                    true => d.help("use a local scalar (`acc = 0.0`)"),
+                    false => d,
+                });
                 None
             }
         }

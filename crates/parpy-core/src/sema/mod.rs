@@ -126,9 +126,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The axes of the next reduction (`axis=`), taken by it before its
     /// argument is lowered.
     axis: Option<slices::Axes>,
-    /// `np.flip` / `np.diff`: how the next subscript changes its slices,
-    /// taken by it first.
-    view_op: Option<slices::ViewOp>,
+    /// `np.flip` / `np.diff` / `np.diagonal`: how the subscript at this
+    /// span changes its slices (not the subscripts in its indices).
+    view_op: Option<(crate::diag::Span, slices::ViewOp)>,
     /// Weakness of each parameter's argument.
     arg_weak: Vec<bool>,
     /// Types of the values of the `return e` statements seen so far; the

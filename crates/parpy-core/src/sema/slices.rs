@@ -15,6 +15,7 @@ use crate::ir::{
     BinOp, Block, ElemTy, Expr, ExprKind, ForLoop, Place, ReduceOp, Reduction, Stmt, StmtKind,
     Type, VarId, VarKind,
 };
+use crate::resolve::Builtin;
 use crate::syntax::ast;
 
 use super::expr::Sub;
@@ -25,18 +26,40 @@ use super::{Lowerer, TExpr};
 pub(super) enum IndexSlot {
     Scalar(Expr),
     /// `lo:lo+extent*step:step`: the elements `lo + k*step` for `k` in
-    /// `0..extent`
+    /// `0..extent`; rolled by `rot` (`np.roll`), the element `lo +
+    /// ((k + rot) % extent)*step`
     Slice {
         lo: Expr,
         extent: i64,
         step: i64,
+        rot: i64,
     },
     /// `None` / `np.newaxis`: a dimension of length 1 that indexes nothing
     NewAxis,
+    /// `lo + k*step` for the counter `k` of the slice of slot `owner`
+    /// (a diagonal, `np.diagonal`): no dimension of its own
+    Tied {
+        lo: Expr,
+        step: i64,
+        owner: usize,
+    },
 }
 
-/// How `np.flip` and `np.diff` change the slices of the subscript they
-/// take (`Lowerer::view_slots`); `axis` counts the view's dimensions.
+impl IndexSlot {
+    /// `0:extent`, all of a dimension.
+    pub(super) fn full(extent: i64, int_ty: ElemTy, span: Span) -> IndexSlot {
+        IndexSlot::Slice {
+            lo: Expr::int(0, int_ty, span),
+            extent,
+            step: 1,
+            rot: 0,
+        }
+    }
+}
+
+/// How `np.flip`, `np.diff`, `np.diagonal` and `np.roll` change the
+/// slices of the subscript they take (`Lowerer::view_slots`); axes count
+/// the view's dimensions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ViewOp {
     /// The slices (all, or the one of `axis`) walked backwards.
@@ -44,6 +67,18 @@ pub(super) enum ViewOp {
     /// The slice of `axis` from its element `from` on, `n` elements
     /// shorter: an operand of `np.diff`'s `n`-th differences.
     Window { axis: i64, from: i64, n: i64 },
+    /// The elements `[.., k, .., k + offset, ..]` of the slices of `axes`,
+    /// one dimension where the first of them was (`np.trace` reduces it
+    /// there); `last`: NumPy's `np.diagonal`, which puts it last, so that
+    /// it must be the last already.
+    Diagonal {
+        offset: i64,
+        axes: (i64, i64),
+        last: bool,
+    },
+    /// The slice of `axis` (`None`: of a 1-D view) rolled by `shift`
+    /// (element `k` is the slice's `k - shift`, cyclically).
+    Roll { shift: i64, axis: Option<i64> },
 }
 
 /// The elementwise context of one slice statement or reduction: the loop
@@ -129,6 +164,15 @@ pub(super) fn loop_nest(
         body = vec![Stmt::new(StmtKind::For(Box::new(l)), span)];
     }
     body
+}
+
+/// `lo + by` in place (nothing for `by == 0`).
+fn advance(lo: &mut Expr, by: i64, int_ty: ElemTy, span: Span) {
+    if by != 0 {
+        let start = std::mem::replace(lo, Expr::int(0, int_ty, span));
+        let by = Expr::int(by, int_ty, span);
+        *lo = Expr::binary(BinOp::Add, start, by, Type::Scalar(int_ty), span);
+    }
 }
 
 /// Replaces every read of `var` in `e` by `by`.
@@ -499,19 +543,22 @@ impl Lowerer<'_, '_> {
         let forms: Vec<_> = indices.iter().map(|ix| affine(ix, &|_| None)).collect();
         let mut dims = vec![];
         for (v, n) in vars.iter().zip(extents) {
-            let mut at = forms.iter().enumerate().flat_map(|(p, f)| {
-                f.terms
-                    .iter()
-                    .filter(|(t, _)| t.kind == ExprKind::Var(*v))
-                    .map(move |(_, k)| (p, *k))
-            });
-            let (Some((p, k)), None) = (at.next(), at.next()) else {
-                return flat;
-            };
-            let Ok(k) = i64::try_from(k) else {
-                return flat;
-            };
-            dims.push((*n, k * shape[p + 1..].iter().product::<i64>()));
+            // (a diagonal's counter indexes two positions: its stride is
+            // the sum of theirs)
+            let mut stride = Some(0i64);
+            for (p, f) in forms.iter().enumerate() {
+                for (_, k) in f.terms.iter().filter(|(t, _)| t.kind == ExprKind::Var(*v)) {
+                    let below = shape[p + 1..].iter().product::<i64>();
+                    stride = stride.and_then(|s| {
+                        let k = i64::try_from(*k).ok()?;
+                        s.checked_add(k.checked_mul(below)?)
+                    });
+                }
+            }
+            match stride {
+                Some(s) if s != 0 => dims.push((*n, s)),
+                _ => return flat,
+            }
         }
         merge_dims(&dims)
     }
@@ -854,10 +901,9 @@ impl Lowerer<'_, '_> {
             .collect();
         let slots = dims
             .iter()
-            .map(|d| IndexSlot::Slice {
-                lo: Expr::int(0, self.opts.int_type, span),
-                extent: if reduced[*d] { 1 } else { extents[*d] },
-                step: 1,
+            .map(|d| {
+                let n = if reduced[*d] { 1 } else { extents[*d] };
+                IndexSlot::full(n, self.opts.int_type, span)
             })
             .collect();
         let at = self.map_slices(slots, false, span)?;
@@ -938,6 +984,7 @@ impl Lowerer<'_, '_> {
             lo: Expr::int(l, self.opts.int_type, span),
             extent: super::stmt::range_len(l, h, step),
             step,
+            rot: 0,
         })
     }
 
@@ -956,7 +1003,7 @@ impl Lowerer<'_, '_> {
             .filter_map(|s| match s {
                 IndexSlot::Slice { extent, .. } => Some(*extent),
                 IndexSlot::NewAxis => Some(1),
-                IndexSlot::Scalar(_) => None,
+                IndexSlot::Scalar(_) | IndexSlot::Tied { .. } => None,
             })
             .collect();
         if transposed {
@@ -968,7 +1015,9 @@ impl Lowerer<'_, '_> {
                     .into_iter()
                     .filter_map(|s| match s {
                         IndexSlot::Scalar(e) => Some(e),
-                        IndexSlot::Slice { .. } | IndexSlot::NewAxis => None,
+                        IndexSlot::Slice { .. } | IndexSlot::NewAxis | IndexSlot::Tied { .. } => {
+                            None
+                        }
                     })
                     .collect(),
             );
@@ -1043,7 +1092,7 @@ impl Lowerer<'_, '_> {
                 .into_iter()
                 .filter_map(|s| match s {
                     IndexSlot::Scalar(e) => Some(e),
-                    IndexSlot::Slice { lo, .. } => Some(lo),
+                    IndexSlot::Slice { lo, .. } | IndexSlot::Tied { lo, .. } => Some(lo),
                     IndexSlot::NewAxis => None,
                 })
                 .collect();
@@ -1052,9 +1101,41 @@ impl Lowerer<'_, '_> {
         }
         let int_ty = self.opts.int_type;
         let (n, m) = (extents.len(), shape.len());
+        let int = Type::Scalar(int_ty);
+        // `lo + step*j`, written `lo - |step|*j` for a negative step; `j`
+        // rolled by `rot` of `n`: `j - (n - rot)`, wrapped as a negative
+        // index (`ir::range` knows it is in `0..n`)
+        let index = |lo: Expr, step: i64, var: Option<VarId>, (rot, n): (i64, i64)| {
+            let Some(var) = var else {
+                return lo;
+            };
+            let bin = |op, lhs: Expr, rhs: Expr| Expr::binary(op, lhs, rhs, int.clone(), span);
+            let mut v = Expr::var(var, int.clone(), span);
+            if rot != 0 {
+                let back = bin(BinOp::Sub, v, Expr::int(n - rot, int_ty, span));
+                v = crate::ir::range::negative_wrap(back, n);
+            }
+            if step.abs() != 1 {
+                v = bin(BinOp::Mul, Expr::int(step.abs(), int_ty, span), v);
+            }
+            match const_int(&lo) {
+                Some(0) if step > 0 => v,
+                _ if step > 0 => bin(BinOp::Add, lo, v),
+                _ => bin(BinOp::Sub, lo, v),
+            }
+        };
+        // the counter of each slot's slice (`None`: its first element),
+        // and the tied slots, indexed once their owners are known
+        let mut counter: Vec<Option<VarId>> = vec![None; slots.len()];
+        let mut tied = vec![];
         let mut out = vec![];
         let mut j = 0;
-        for s in slots {
+        for (k, s) in slots.into_iter().enumerate() {
+            if let IndexSlot::Tied { lo, step, owner } = s {
+                tied.push((out.len(), lo, step, owner));
+                out.push(Expr::int(0, int_ty, span));
+                continue;
+            }
             if drop > 0 && !matches!(s, IndexSlot::Scalar(_)) {
                 drop -= 1;
                 if let IndexSlot::Slice { lo, .. } = s {
@@ -1065,37 +1146,24 @@ impl Lowerer<'_, '_> {
             match s {
                 IndexSlot::Scalar(e) => out.push(e),
                 IndexSlot::NewAxis => j += 1,
-                IndexSlot::Slice { lo, extent, step } => {
+                IndexSlot::Tied { .. } => {}
+                IndexSlot::Slice {
+                    lo,
+                    extent,
+                    step,
+                    rot,
+                } => {
                     let d = n - m + if transposed { m - 1 - j } else { j };
                     j += 1;
-                    if extent == 1 && extents[d] != 1 {
-                        out.push(lo);
-                        continue;
+                    if extent != 1 || extents[d] == 1 {
+                        counter[k] = Some(ctx.vars[d]);
                     }
-                    let int = Type::Scalar(int_ty);
-                    let bin = |op, lhs: Expr, rhs: Expr| {
-                        Expr::new(
-                            ExprKind::Binary {
-                                op,
-                                lhs: Box::new(lhs),
-                                rhs: Box::new(rhs),
-                            },
-                            int.clone(),
-                            span,
-                        )
-                    };
-                    // `lo + step*j`, written `lo - |step|*j` for a negative step
-                    let mut v = Expr::var(ctx.vars[d], int.clone(), span);
-                    if step.abs() != 1 {
-                        v = bin(BinOp::Mul, Expr::int(step.abs(), int_ty, span), v);
-                    }
-                    out.push(match const_int(&lo) {
-                        Some(0) if step > 0 => v,
-                        _ if step > 0 => bin(BinOp::Add, lo, v),
-                        _ => bin(BinOp::Sub, lo, v),
-                    });
+                    out.push(index(lo, step, counter[k], (rot, extent)));
                 }
             }
+        }
+        for (at, lo, step, owner) in tied {
+            out[at] = index(lo, step, counter[owner], (0, 0));
         }
         self.slice = Some(ctx);
         Some(out)
@@ -1803,6 +1871,136 @@ impl Lowerer<'_, '_> {
         self.binary(op, strong(hi), strong(lo), span)
     }
 
+    /// `np.diagonal(a, offset, axis1, axis2)` (`a.diagonal(...)`),
+    /// `np.diag(a, k)` of a 2-D view and `np.trace(a, offset, axis1,
+    /// axis2)` of an array or a subscript: the view of the diagonal
+    /// (`ViewOp::Diagonal`), and its sum for `trace`, reduced where the
+    /// diagonal is (NumPy's sum of its last axis).
+    pub(super) fn diagonal(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        let most = if b == Builtin::Diagonal(true) { 2 } else { 4 };
+        let Some((a, rest)) = args.split_first().filter(|_| args.len() <= most) else {
+            let what = if most == 2 {
+                "1 argument and `k`"
+            } else {
+                "1 argument, `offset`, `axis1` and `axis2`"
+            };
+            self.arity_error(name, what, args.len(), span);
+            return None;
+        };
+        let known: Vec<i64> = rest
+            .iter()
+            .map(|e| self.known_axis(e, name))
+            .collect::<Option<_>>()?;
+        let at = |k: usize, d: i64| known.get(k).copied().unwrap_or(d);
+        let (offset, axes) = (at(0, 0), (at(1, 0), at(2, 1)));
+        let sub = self.view_operand(a, name, "take the diagonal of")?;
+        let rank = self.rank(&sub) as i64;
+        if b == Builtin::Diagonal(true) && rank != 2 {
+            let d = Diagnostic::error(format!("`{name}` of a {rank}-D view is not supported")).at(
+                a.span,
+                format!("{rank} dimension{}", if rank == 1 { "" } else { "s" }),
+            );
+            self.error(match rank {
+                1 => d
+                    .note("NumPy builds a new matrix with this vector on its diagonal")
+                    .help("write the matrix: zero it (`y[i, :, :] = 0`), then `y[i, k, k] = v[k]` in a loop over `k`"),
+                _ => d.note("NumPy raises ValueError: Input must be 1- or 2-d."),
+            });
+            return None;
+        }
+        let op = ViewOp::Diagonal {
+            offset,
+            axes,
+            last: b != Builtin::Trace,
+        };
+        if b != Builtin::Trace {
+            return self.lower_view(&sub, op);
+        }
+        // the view's other dimensions stay (reduced where the diagonal is)
+        let norm = |a: i64| (-rank..rank).contains(&a).then(|| a.rem_euclid(rank));
+        if let (true, Some(a1), Some(a2)) = (rank > 2, norm(axes.0), norm(axes.1)) {
+            self.axis = Some(Axes {
+                axes: vec![a1.min(a2)],
+                keepdims: false,
+                span,
+            });
+        }
+        self.with_view(&sub, op, |l| l.reduction(ReduceOp::Sum, &sub, span))
+    }
+
+    /// `np.roll(a, shift, axis)` of an array or a subscript: the slice of
+    /// `axis` (of a 1-D view without one) rolled, `shift` known when
+    /// compiling. NumPy's copy has the same elements.
+    pub(super) fn roll(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<TExpr> {
+        let (a, shift, axis) = match args {
+            [a, s] => (a, self.known_axis(s, name)?, None),
+            [a, s, ast::Expr {
+                kind: ast::ExprKind::None,
+                ..
+            }] => (a, self.known_axis(s, name)?, None),
+            [a, s, axis] => (
+                a,
+                self.known_axis(s, name)?,
+                Some(self.known_axis(axis, name)?),
+            ),
+            _ => {
+                self.arity_error(name, "2 arguments and an `axis`", args.len(), span);
+                return None;
+            }
+        };
+        let sub = self.view_operand(a, name, "roll")?;
+        self.lower_view(&sub, ViewOp::Roll { shift, axis })
+    }
+
+    /// `np.cross(a, b)` of 3-element vectors along the last axis of two
+    /// arrays or subscripts (broadcast): NumPy's products and difference,
+    /// `a[1]*b[2] - a[2]*b[1]` and so on, each operand a rolled view.
+    pub(super) fn cross(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<TExpr> {
+        let [a, b] = args else {
+            self.arity_error(name, "2 arguments", args.len(), span);
+            return None;
+        };
+        let mut vector = |v: &ast::Expr| {
+            let sub = self.view_operand(v, name, "take the cross product of")?;
+            let n = *self.shape_of(&sub, name)?.0.last()?;
+            if n != 3 {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` of vectors of {n} element{} is not supported",
+                        if n == 1 { "" } else { "s" }
+                    ))
+                    .at(v.span, format!("vectors of {n} along the last axis"))
+                    .note("parpy takes vectors of 3 elements (NumPy 2 deprecates those of 2, whose cross product is a number)"),
+                );
+                return None;
+            }
+            Some(sub)
+        };
+        let (a, b) = (vector(a), vector(b));
+        let (a, b) = (a?, b?);
+        let rolled = |l: &mut Self, sub: &ast::Expr, shift: i64| {
+            let op = ViewOp::Roll {
+                shift,
+                axis: Some(-1),
+            };
+            l.lower_view(sub, op).map(|t| TExpr {
+                e: t.e,
+                weak: false,
+            })
+        };
+        let (a1, b2) = (rolled(self, &a, -1)?, rolled(self, &b, -2)?);
+        let (a2, b1) = (rolled(self, &a, -2)?, rolled(self, &b, -1)?);
+        let p = self.binary(BinOp::Mul, a1, b2, span)?;
+        let q = self.binary(BinOp::Mul, a2, b1, span)?;
+        self.binary(BinOp::Sub, p, q, span)
+    }
+
     /// `m` as a subscript for `np.flip` / `np.diff` (`what` they do): an
     /// array name is its whole subscript; anything else is refused.
     fn view_operand(&mut self, m: &ast::Expr, name: &str, what: &str) -> Option<ast::Expr> {
@@ -1836,9 +2034,16 @@ impl Lowerer<'_, '_> {
 
     /// `sub` lowered with its slices changed by `op` (`view_slots`).
     fn lower_view(&mut self, sub: &ast::Expr, op: ViewOp) -> Option<TExpr> {
-        self.view_op = Some(op);
-        let r = self.lower_expr(sub);
-        self.view_op = None;
+        self.with_view(sub, op, |l| l.lower_expr(sub))
+    }
+
+    /// `f`, in which the subscript `sub` stands for its view by `op`
+    /// (however often `f` lowers it: a reduction lowers its argument again
+    /// when it broadcasts).
+    fn with_view<T>(&mut self, sub: &ast::Expr, op: ViewOp, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = self.view_op.replace((sub.span, op));
+        let r = f(self);
+        self.view_op = saved;
         r
     }
 
@@ -1877,47 +2082,59 @@ impl Lowerer<'_, '_> {
         let axis = match op {
             ViewOp::Flip(axis) => axis,
             ViewOp::Window { axis, .. } => Some(axis),
+            ViewOp::Diagonal { offset, axes, last } => {
+                return self.diagonal_slots(slots, &dims, (offset, axes, last), span);
+            }
+            ViewOp::Roll { axis: None, .. } if dims.len() != 1 => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`np.roll` without an axis of a view of {} dimensions is not supported",
+                        dims.len()
+                    ))
+                    .at(span, "this view")
+                    .note("NumPy rolls the flattened array")
+                    .help("give the axis to roll along (`np.roll(x[i], 1, axis=0)`)"),
+                );
+                return None;
+            }
+            ViewOp::Roll { axis, .. } => Some(axis.unwrap_or(0)),
         };
         let chosen = match axis {
             None => dims,
-            Some(a) => {
-                let n = dims.len() as i64;
-                if a < -n || a >= n {
-                    self.error(
-                        Diagnostic::error(format!(
-                            "axis {a} is out of bounds for a view of {n} dimension{}",
-                            if n == 1 { "" } else { "s" }
-                        ))
-                        .at(span, "this view")
-                        .note("NumPy raises AxisError"),
-                    );
-                    return None;
-                }
-                vec![dims[a.rem_euclid(n) as usize]]
-            }
+            Some(a) => vec![dims[self.view_axis(a, dims.len(), span)?]],
         };
         let int_ty = self.opts.int_type;
-        let advance = |lo: &mut Expr, by: i64| {
-            if by != 0 {
-                let start = std::mem::replace(lo, Expr::int(0, int_ty, span));
-                let by = Expr::int(by, int_ty, span);
-                *lo = Expr::binary(BinOp::Add, start, by, Type::Scalar(int_ty), span);
-            }
-        };
+        let advance = |lo: &mut Expr, by: i64| advance(lo, by, int_ty, span);
         for k in chosen {
             match (&mut slots[k], op) {
-                (IndexSlot::Slice { lo, extent, step }, ViewOp::Flip(_)) => {
+                (
+                    IndexSlot::Slice {
+                        lo, extent, step, ..
+                    },
+                    ViewOp::Flip(_),
+                ) => {
                     if *extent > 0 {
                         advance(lo, *step * (*extent - 1));
                     }
                     *step = -*step;
                 }
-                (IndexSlot::Slice { lo, extent, step }, ViewOp::Window { from, n, .. }) => {
+                (
+                    IndexSlot::Slice {
+                        lo, extent, step, ..
+                    },
+                    ViewOp::Window { from, n, .. },
+                ) => {
                     let len = (*extent - n).max(0);
                     if len > 0 {
                         advance(lo, *step * from);
                     }
                     *extent = len;
+                }
+                // element `k` is `k - shift`: `k + rot`, cyclically
+                (IndexSlot::Slice { extent, rot, .. }, ViewOp::Roll { shift, .. })
+                    if *extent > 0 =>
+                {
+                    *rot = (*extent - shift.rem_euclid(*extent)) % *extent;
                 }
                 // (a new axis: one element, which flips to itself; NumPy
                 // takes the differences along it: none are left)
@@ -1931,6 +2148,112 @@ impl Lowerer<'_, '_> {
                 }
                 _ => {}
             }
+        }
+        Some(())
+    }
+
+    /// The view's dimension `a` of `n` (negative: from the end).
+    fn view_axis(&mut self, a: i64, n: usize, span: Span) -> Option<usize> {
+        let n = n as i64;
+        if a < -n || a >= n {
+            self.error(
+                Diagnostic::error(format!(
+                    "axis {a} is out of bounds for a view of {n} dimension{}",
+                    if n == 1 { "" } else { "s" }
+                ))
+                .at(span, "this view")
+                .note("NumPy raises AxisError"),
+            );
+            return None;
+        }
+        Some(a.rem_euclid(n) as usize)
+    }
+
+    /// `ViewOp::Diagonal` of the slots whose view dimensions are `dims`:
+    /// the slice of the first of the two axes (in the view's order) walks
+    /// the diagonal, the other is tied to its counter.
+    fn diagonal_slots(
+        &mut self,
+        slots: &mut [IndexSlot],
+        dims: &[usize],
+        (offset, (axis1, axis2), last): (i64, (i64, i64), bool),
+        span: Span,
+    ) -> Option<()> {
+        if dims.len() < 2 {
+            self.error(
+                Diagnostic::error(format!(
+                    "a diagonal needs a view of at least 2 dimensions, not {}",
+                    dims.len()
+                ))
+                .at(span, "this view")
+                .note("NumPy raises ValueError: diag requires an array of at least two dimensions"),
+            );
+            return None;
+        }
+        let a1 = self.view_axis(axis1, dims.len(), span)?;
+        let a2 = self.view_axis(axis2, dims.len(), span)?;
+        if a1 == a2 {
+            self.error(
+                Diagnostic::error(format!(
+                    "the two axes of a diagonal are the same ({axis1} and {axis2})"
+                ))
+                .at(span, "this view")
+                .note("NumPy raises ValueError: axis1 and axis2 cannot be the same"),
+            );
+            return None;
+        }
+        if last && a1.min(a2) != dims.len() - 2 {
+            self.error(
+                Diagnostic::error(
+                    "a diagonal of axes other than the last two of a view is not supported",
+                )
+                .at(span, format!("a view of {} dimensions", dims.len()))
+                .note("NumPy puts the diagonal after the other dimensions")
+                .help("take the diagonal of the last two axes (`axis1=-2, axis2=-1`), or of a subscript that leaves two dimensions"),
+            );
+            return None;
+        }
+        let slice = |s: &IndexSlot| match s {
+            IndexSlot::Slice { extent, step, .. } => Some((*extent, *step)),
+            _ => None,
+        };
+        let (Some((n1, _)), Some((n2, _))) = (slice(&slots[dims[a1]]), slice(&slots[dims[a2]]))
+        else {
+            self.error(
+                Diagnostic::error("a diagonal along a new axis is not supported")
+                    .at(span, "this view")
+                    .help("take the diagonal of two dimensions of the array"),
+            );
+            return None;
+        };
+        // `offset` elements into the second axis (the first, when negative)
+        let len = if offset >= 0 {
+            n1.min(n2 - offset)
+        } else {
+            (n1 + offset).min(n2)
+        }
+        .max(0);
+        let int_ty = self.opts.int_type;
+        let start = |slot: &mut IndexSlot, skip: i64| {
+            if let IndexSlot::Slice { lo, step, .. } = slot {
+                if len > 0 {
+                    advance(lo, *step * skip, int_ty, span);
+                }
+            }
+        };
+        start(&mut slots[dims[a1]], (-offset).max(0));
+        start(&mut slots[dims[a2]], offset.max(0));
+        let (owner, tied) = (dims[a1.min(a2)], dims[a1.max(a2)]);
+        let tie = IndexSlot::Tied {
+            lo: Expr::int(0, int_ty, span),
+            step: 0,
+            owner,
+        };
+        if let IndexSlot::Slice { lo, step, .. } = std::mem::replace(&mut slots[tied], tie) {
+            slots[tied] = IndexSlot::Tied { lo, step, owner };
+        }
+        if let IndexSlot::Slice { extent, .. } = &mut slots[owner] {
+            *extent = len;
         }
         Some(())
     }

@@ -1081,6 +1081,7 @@ impl Lowerer<'_, '_> {
                     lo: start,
                     extent,
                     step,
+                    ..
                 } = self.slice_bounds(parts, shape[*k], span)?
                 else {
                     return None;
