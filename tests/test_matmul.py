@@ -229,6 +229,36 @@ def test_np_transpose_and_the_method_are_the_transposed_view():
     assert np.array_equal(got[1], x.T * 2) and np.array_equal(got[2], x.T @ x)
 
 
+@parpy.jit
+def transposes_of_subscripts(x, v, a, b, c, N):
+    parpy.label('i')
+    for i in range(N):
+        a[i, :, :] = x[i].T
+        b[i, :, :] = np.transpose(x[i, 1:, ::2]) + x[i, 1:, 1:].transpose()
+        c[i, :] = x[i].T @ v
+
+
+@parpy.jit
+def transpose_in_place(s, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i, :, :] = s[i].T * 2
+
+
+def test_a_transpose_of_a_subscript_is_the_transposed_view():
+    x, v = _ints(N, K, M, dtype=np.int64), _ints(K, dtype=np.int64, seed=3)
+    outs = [np.zeros((N, M, K), np.int64), np.zeros((N, 2, K - 1), np.int64),
+            np.zeros((N, M), np.int64)]
+    a, b, c = run_both(transposes_of_subscripts, [x, v, *outs, N], _par())[2:5]
+    assert np.array_equal(a, x.transpose(0, 2, 1))
+    assert np.array_equal(b, [np.transpose(m[1:, ::2]) + m[1:, 1:].transpose() for m in x])
+    assert np.array_equal(c, [m.T @ v for m in x])
+    # a write through the view it reads: NumPy reads all of it first
+    s = _ints(N, K, K, dtype=np.int64)
+    got = run_both(transpose_in_place, [s, N], _par())[0]
+    assert np.array_equal(got, s.transpose(0, 2, 1) * 2)
+
+
 def test_a_dense_layer_on_row_views():
     x, w, b = _floats(N, K, dtype=np.float32), _floats(K, M, dtype=np.float32, seed=9), _floats(M, dtype=np.float32, seed=10)
     got = run_both(dense_relu, [x, w, b, np.zeros((N, M), np.float32), N], _par())
@@ -300,7 +330,7 @@ def newaxis_as_a_value(x, y):
     (matmul_bool, [np.ones((3, 3), bool), np.zeros((3, 3), bool)], "`@` of bool arrays is not supported"),
     (newaxis_as_a_value, [np.ones(3), np.zeros(3)], "`np.newaxis` cannot be used as a value"),
     (transpose_of_an_expression, [np.ones((3, 4)), np.zeros((4, 3))],
-     "`np.transpose` takes an array argument in parpy functions"),
+     "`np.transpose` takes an array argument or a subscript of one in parpy functions"),
 ])
 def test_what_a_matrix_product_cannot_be_is_a_located_error(fn, args, message):
     with pytest.raises(parpy.CompileError) as e:

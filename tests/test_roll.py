@@ -51,6 +51,24 @@ def test_rolls_are_numpys():
     same_bits(s, np.array([np.sum(np.roll(m, 3, 1)) for m in u]), _par())
 
 
+@parpy.jit
+def rolls_in_place(u, v, N):
+    parpy.label('i')
+    for i in range(N):
+        u[i, :] = np.roll(u[i, :], 1)
+        v[i, :, :] = np.roll(v[i], -2, axis=1) * 2.0 + np.roll(v[i], 1, axis=0)
+
+
+def test_a_roll_written_over_what_it_reads_reads_it_all_first():
+    # (a roll's index is no constant distance from the element written:
+    # the statement goes through a temporary, as NumPy's copy)
+    rng = np.random.default_rng(8)
+    u, v = rng.standard_normal((N, 9)), rng.standard_normal((N, 4, 5))
+    got = run_both(rolls_in_place, [u, v, N], _par())
+    assert np.array_equal(got[0], np.roll(u, 1, axis=1))
+    assert np.array_equal(got[1], np.roll(v, -2, axis=2) * 2.0 + np.roll(v, 1, axis=1))
+
+
 def test_a_roll_indexes_without_a_check():
     code = parpy.print_compiled(periodic_laplacian, [np.zeros((N, 6)), np.zeros((N, 6)), N],
                                 _par())

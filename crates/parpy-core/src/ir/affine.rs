@@ -78,6 +78,21 @@ pub fn affine(e: &Expr, def: &dyn Fn(VarId) -> Option<Expr>) -> Affine {
     form(e, def, 0)
 }
 
+/// Whether `e` holds sema's wrap of a negative index around an expression
+/// that reads one of `vars` (`np.roll`'s `j - 1`, negative for some
+/// values of the counter `j`): `affine` assumes a wrapped index is not
+/// negative, which such an index is, so its form is not the element's.
+pub fn wraps_any(e: &Expr, vars: &[VarId]) -> bool {
+    if let ExprKind::Select { cond, then, else_ } = &e.kind {
+        if let Some((a, _)) = wrap_of(cond, then, else_) {
+            if vars.iter().any(|v| super::visit::uses_var(a, *v)) {
+                return true;
+            }
+        }
+    }
+    e.children().into_iter().any(|c| wraps_any(c, vars))
+}
+
 fn form(e: &Expr, def: &dyn Fn(VarId) -> Option<Expr>, depth: u32) -> Affine {
     let is_int = |x: &Expr| x.ty.elem().is_some_and(|t| t.is_int());
     match &e.kind {

@@ -82,12 +82,13 @@ impl Lowerer<'_, '_> {
                 None
             }
             Resolved::Transpose => {
-                // (`np.transpose(x)` of an array is `x.T`: `stmt.rs`)
+                // (`np.transpose(x)` of an array is `x.T`, of a subscript
+                // `x.T[...]`: `stmt.rs`)
                 self.error(
                     Diagnostic::error(format!(
-                        "`{name}` takes an array argument in parpy functions"
+                        "`{name}` takes an array argument or a subscript of one in parpy functions"
                     ))
-                    .at(span, "not the name of an array")
+                    .at(span, "not an array or a subscript of one")
                     .help("transpose the arrays of the expression instead (`np.transpose(x + 1.0)` is `x.T + 1.0`)"),
                 );
                 None

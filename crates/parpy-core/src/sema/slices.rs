@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::affine::affine;
+use crate::ir::affine::{affine, wraps_any};
 use crate::ir::visit::has_effects;
 use crate::ir::{
     BinOp, Block, ElemTy, Expr, ExprKind, ForLoop, Place, ReduceOp, Reduction, Stmt, StmtKind,
@@ -288,6 +288,9 @@ enum Dist {
 /// Compares write index `w` with read index `r` of one dimension; `vars`
 /// are the loop counters of the slice dimensions.
 fn distance(w: &Expr, r: &Expr, vars: &[VarId]) -> Option<Dist> {
+    if wraps_any(w, vars) || wraps_any(r, vars) {
+        return None;
+    }
     let (fw, fr) = (affine(w, &|_| None), affine(r, &|_| None));
     let counter = |f: &crate::ir::affine::Affine| -> Option<Option<(VarId, i128)>> {
         let mut found = None;
@@ -539,7 +542,11 @@ impl Lowerer<'_, '_> {
             return flat;
         };
         // each index's coefficient of each counter (`lo + step * j` of a
-        // strided slice: `step`, negative ones too)
+        // strided slice: `step`, negative ones too); a rolled index is no
+        // view (NumPy's `np.roll` is a new array)
+        if indices.iter().any(|ix| wraps_any(ix, vars)) {
+            return flat;
+        }
         let forms: Vec<_> = indices.iter().map(|ix| affine(ix, &|_| None)).collect();
         let mut dims = vec![];
         for (v, n) in vars.iter().zip(extents) {

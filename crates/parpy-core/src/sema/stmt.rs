@@ -495,6 +495,12 @@ impl Lowerer<'_, '_> {
 
     /// `np.transpose(x)` or `x.transpose()` of an array `x`: `x`.
     fn transposed_array<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
+        let x = self.transposed_call(e)?;
+        (matches!(x.kind, ast::ExprKind::Name(_)) && self.array_arg(x).is_some()).then_some(x)
+    }
+
+    /// The operand `x` of `np.transpose(x)` or `x.transpose()`.
+    fn transposed_call<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
         let ast::ExprKind::Call {
             func,
             args,
@@ -523,7 +529,55 @@ impl Lowerer<'_, '_> {
             }
             _ => return None,
         };
-        (matches!(x.kind, ast::ExprKind::Name(_)) && self.array_arg(x).is_some()).then_some(x)
+        Some(x)
+    }
+
+    /// `x[idx].T` (or `np.transpose(x[idx])`, `x[idx].transpose()`) of an
+    /// array argument `x`: `x.T` indexed by `idx` reversed, after the full
+    /// slices of the dimensions `idx` leaves out (`x[i].T` of a 3-D `x` is
+    /// `x.T[:, :, i]`). `None` for anything else (a new axis or `...` in
+    /// `idx`: not rewritten).
+    fn transposed_subscript(&self, e: &ast::Expr) -> Option<ast::Expr> {
+        let sub = match &e.kind {
+            ast::ExprKind::Attr { value, attr } if attr == "T" => &**value,
+            ast::ExprKind::Call { .. } => self.transposed_call(e)?,
+            _ => return None,
+        };
+        let ast::ExprKind::Subscript { value, indices } = &sub.kind else {
+            return None;
+        };
+        let Some((_, Type::Array { shape, .. })) = self.array_arg(value) else {
+            return None;
+        };
+        let plain =
+            |i: &ast::Expr| !matches!(i.kind, ast::ExprKind::Ellipsis) && !self.is_new_axis(i);
+        if indices.len() > shape.len() || !indices.iter().all(plain) {
+            return None;
+        }
+        let full = ast::Expr {
+            kind: ast::ExprKind::Slice {
+                lo: None,
+                hi: None,
+                step: None,
+            },
+            span: sub.span,
+        };
+        let mut idx = indices.clone();
+        idx.resize(shape.len(), full);
+        idx.reverse();
+        Some(ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: Box::new(ast::Expr {
+                    kind: ast::ExprKind::Attr {
+                        value: value.clone(),
+                        attr: "T".to_string(),
+                    },
+                    span: value.span,
+                }),
+                indices: idx,
+            },
+            span: e.span,
+        })
     }
 
     /// `s` with each `...` of a subscript of a known array replaced by
@@ -541,6 +595,7 @@ impl Lowerer<'_, '_> {
                 e.walk(&mut |x| {
                     any |= matches!(x.kind, ast::ExprKind::Ellipsis)
                         || self.transposed_array(x).is_some()
+                        || self.transposed_subscript(x).is_some()
                 });
             }
         });
@@ -557,6 +612,10 @@ impl Lowerer<'_, '_> {
                     },
                     span: e.span,
                 };
+                return;
+            }
+            if let Some(t) = self.transposed_subscript(e) {
+                *e = t;
                 return;
             }
             let ast::ExprKind::Subscript { value, indices } = &mut e.kind else {
