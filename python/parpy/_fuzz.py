@@ -128,6 +128,10 @@ FEATURES = [
     # reductions of a slice of 2 or 3 dimensions without `axis` (stop 31:
     # the Cpu adds float sums in NumPy's runs, through a local buffer)
     "multi_reduce",
+    # `np.flip(s)`, `np.roll(s, k, axis)` of the slices read, `s.T`,
+    # `np.diagonal(s, 0, -2, -1)` and `np.trace(s)` of those reduced
+    # (stop 32: views without a copy; a roll written over what it reads)
+    "views",
 ]
 
 # the ufunc of each operator (`ufunc_names`)
@@ -854,6 +858,22 @@ class Gen:
             return f"{lo}:" if r.random() < 0.5 else f"{lo - n}:"
         return f"{lo}:{lo + length}"
 
+    def view_of(self, text: str, nd: int, reduced: bool) -> str:
+        """`text` (a subscript with `nd` sliced dimensions) as NumPy's view
+        of it, or a roll of it, with the same elements (`views`); with
+        `reduced` (all of it reduced), also its transpose and the diagonal
+        of its last two dimensions."""
+        r = self.r
+        if not self.on("views", 0.3):
+            return text
+        axis = f", {r.randrange(-nd, nd)}" if nd > 1 or r.random() < 0.3 else ""
+        shift = r.randrange(-40, 41)
+        views = [f"np.flip({text})", f"np.flip({text}{axis})" if axis else f"np.flip({text})",
+                 f"np.roll({text}, {shift}{axis})"]
+        if reduced and nd > 1:
+            views += [f"{text}.T", f"np.diagonal({text}, 0, -2, -1)"]
+        return r.choice(views)
+
     def multi_slice_of(self, sc: Scope, k: str) -> Optional[Tuple[str, str, bool]]:
         """A slice of 2 or 3 dimensions (each up to 24 long) of a readable
         array of kind k, its other dimensions indexed: (text, dtype,
@@ -869,7 +889,8 @@ class Gen:
         sliced = set(r.sample(range(len(a.shape)), nd))
         idx = [self.slice_text(n, r.randrange(1, min(n, 24) + 1), spelled=True) if d in sliced
                else self.index_any(sc, n).text for d, n in enumerate(a.shape)]
-        return f"{a.name}[{', '.join(idx)}]", a.dtype, kind(a.dtype) == "f"
+        text = self.view_of(f"{a.name}[{', '.join(idx)}]", nd, True)
+        return text, a.dtype, kind(a.dtype) == "f"
 
     def reduce_expr(self, sc: Scope, k: str, label: Optional[str] = None) -> Optional[E]:
         r = self.r
@@ -905,6 +926,8 @@ class Gen:
             cond = f" if v > {r.choice(['0', '1'])}" if kind(dt) in "iuf" and r.random() < 0.4 else ""
             t = "int64" if dt == "bool" else dt
             return E(f"sum(v for v in {text}{cond})", t, approx=kind(dt) == "f" or approx)
+        if not axis and not multi:
+            text = self.view_of(text, 1, True)
         if r.random() < 0.3 and kind(dt) in "iuf":
             text = f"{text} * {r.choice(['2', '3'])}"
         elif kind(dt) in "iuf" and self.on("helper_in_reduce", 0.2):
@@ -1103,14 +1126,19 @@ class Gen:
             return
         a, n, tgt, k = st
         s1 = self.slice_of(sc, k, n)
+        view = s1 is not None
         if self.on("axis_reduce", 0.5):
-            s1 = self.axis_reduce_of(sc, k, n) or s1
+            reduced = self.axis_reduce_of(sc, k, n)
+            view = view and reduced is None
+            s1 = reduced or s1
         if s1 is None:
             return
         text, t, _ = s1
         if a.name + "[" in text and text.split("[")[0] == a.name:
             if not self.on("slice_overlap", 0.5):
                 return
+        if view:
+            text = self.view_of(text, 1, False)
         e = E(text, t)
         if r.random() < 0.6:
             other = self.leaf(sc, k, True) if r.random() < 0.5 else None
