@@ -8,7 +8,9 @@
 //! 3. [`check_parallel_structure`] — one thread count per level of a nest.
 //! 4. [`lower_reductions`] — `par_reduction()` loops to reduction loops.
 //! 5. [`fold_constants`] — literal arithmetic, Python semantics.
-//!    Then [`check_races`] — data races of parallel loops that are
+//!    Then [`drop_unread_locals`] — a store of a scalar local nothing
+//!    reads goes when its value cannot fail (no call, array read or
+//!    assert). Then [`check_races`] — data races of parallel loops that are
 //!    provable at compile time (the same element written by every
 //!    iteration, an update at an index two iterations may share, a read of
 //!    what another iteration writes, a shared scalar) are errors; then
@@ -64,6 +66,7 @@ pub mod cpu_blocked_sums;
 pub mod cpu_pairwise_sums;
 pub mod cpu_skew_fuse;
 pub mod cpu_unroll_jam;
+pub mod drop_unread_locals;
 pub mod fold_constants;
 pub mod gpu_block_levels;
 pub mod gpu_cooperative_externals;
@@ -134,6 +137,10 @@ pub const PASSES: &[Pass] = &[
     pass("lower_reductions", false, |p, _| lower_reductions::run(p)),
     pass("fold_constants", false, |p, _| {
         fold_constants::run(p);
+        vec![]
+    }),
+    pass("drop_unread_locals", false, |p, _| {
+        drop_unread_locals::run(p);
         vec![]
     }),
     pass("check_races", false, check_races::run_pass),
@@ -273,7 +280,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 22);
+        assert_eq!(PASSES.len(), 23);
     }
 
     #[test]

@@ -72,6 +72,51 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// Whether `v` is a tuple: `divmod(a, b)`, a call of a helper that
+    /// returns a tuple.
+    pub(super) fn tuple_valued(&self, v: &ast::Expr) -> bool {
+        match &v.kind {
+            ast::ExprKind::Call { func, args, .. } => {
+                self.tuple_helper(func).is_some()
+                    || args.len() == 2
+                        && self.builtin_of(func) == Some(crate::resolve::Builtin::Divmod)
+            }
+            _ => false,
+        }
+    }
+
+    /// `v[k]` of a `tuple_valued` `v`: its element `k`, a constant.
+    pub(super) fn tuple_element(&mut self, e: &ast::Expr) -> Option<TExpr> {
+        let ast::ExprKind::Subscript { value, indices } = &e.kind else {
+            return None;
+        };
+        let k = match indices.as_slice() {
+            [k] => self.known_axis(k, "a tuple index"),
+            _ => {
+                self.error(
+                    Diagnostic::error("a tuple takes one index")
+                        .at(e.span, "several indices")
+                        .type_error(),
+                );
+                None
+            }
+        };
+        let values = self.unpacked_values(value)?;
+        let k = k?;
+        let n = values.len() as i64;
+        if k < -n || k >= n {
+            self.error(
+                Diagnostic::error(format!(
+                    "tuple index {k} is out of range for a tuple of {n}"
+                ))
+                .at(indices[0].span, "out of range")
+                .note("Python raises IndexError: tuple index out of range"),
+            );
+            return None;
+        }
+        values.into_iter().nth(k.rem_euclid(n) as usize)?.0
+    }
+
     /// The values of an inlined call of a helper that returns a tuple;
     /// after an error, as many unknown values as its last `return` has.
     fn helper_values(

@@ -386,6 +386,13 @@ impl Lowerer<'_, '_> {
                 }
                 self.global_value(e)
             }
+            ast::ExprKind::Subscript { value, .. } if self.tuple_valued(value) => {
+                self.tuple_element(e)
+            }
+            ast::ExprKind::Subscript { .. } if self.computed_base(e).is_some() => {
+                let (value, idx) = flatten_subscript(e);
+                self.element_of(value, &idx, span)
+            }
             ast::ExprKind::Subscript { .. } => match self.lower_subscript(e)? {
                 Sub::Const(v) => Some(self.weak_int(v, span)),
                 Sub::Elem {
@@ -801,6 +808,20 @@ impl Lowerer<'_, '_> {
             ),
             weak: res_weak,
         })
+    }
+
+    /// The value indexed by subscript `e` when it is computed (a call, an
+    /// operator: `np.diff(u)[0]`), not an array, a transpose or a shape.
+    fn computed_base<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
+        let (base, _) = flatten_subscript(e);
+        match &base.kind {
+            ast::ExprKind::Call { .. }
+            | ast::ExprKind::Binary { .. }
+            | ast::ExprKind::Unary { .. }
+            | ast::ExprKind::Compare { .. }
+            | ast::ExprKind::IfExp { .. } => Some(base),
+            _ => None,
+        }
     }
 
     /// Lowers a subscript (`a[i, j]`, `a[i][j]`, `a[i, :]`, `x.shape[k]`).

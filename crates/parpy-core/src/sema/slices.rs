@@ -1804,6 +1804,102 @@ impl Lowerer<'_, '_> {
 }
 
 impl Lowerer<'_, '_> {
+    /// `value[k0, k1, ...]` of an array-valued expression (`np.diff(u[i,
+    /// :])[0]`, `a[i].sum(axis=0)[j]`, `(x[i, :] * 2)[-1]`), one integer per
+    /// dimension: the expression's element there, each counter of its
+    /// elementwise context replaced by its index (constants checked when
+    /// compiling; a run-time index must be known to be in range, as no
+    /// array is left to check it against).
+    pub(super) fn element_of(
+        &mut self,
+        value: &ast::Expr,
+        idx: &[&ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        if let Some(ix) = idx.iter().find(|ix| {
+            matches!(
+                ix.kind,
+                ast::ExprKind::Slice { .. } | ast::ExprKind::Ellipsis
+            ) || self.is_new_axis(ix)
+        }) {
+            self.error(
+                Diagnostic::error("a computed array can only be indexed by integers")
+                    .at(ix.span, "not an integer index")
+                    .note("jit code does not allocate: a slice of a computed array would be a new array")
+                    .help("slice the arrays the expression reads instead (`(x[i, :] * 2)[1:]` as `x[i, 1:] * 2`)"),
+            );
+            return None;
+        }
+        let mut at = vec![];
+        for ix in idx {
+            let t = self.lower_expr(ix)?;
+            at.push(self.index_value(t, "an array index")?);
+        }
+        let from = self.pre.len();
+        let (elem, ctx) = self.lower_reduced(value);
+        let (elem, ctx) = (elem?, ctx?);
+        let Some(extents) = ctx.extents.clone() else {
+            self.error(
+                Diagnostic::error("a number cannot be indexed")
+                    .at(value.span, "this is a number, not an array"),
+            );
+            return None;
+        };
+        if extents.len() != at.len() {
+            self.error(
+                Diagnostic::error(format!(
+                    "this computed array has {} dimension{} but {} index{} given",
+                    extents.len(),
+                    if extents.len() == 1 { "" } else { "s" },
+                    at.len(),
+                    if at.len() == 1 { " was" } else { "es were" }
+                ))
+                .at(span, format!("shape {}", shape_str(&extents)))
+                .help("give one integer per dimension: a computed array cannot be sliced"),
+            );
+            return None;
+        }
+        let mut inner = self.sink_dependent(from, &ctx.vars);
+        let mut e = elem.e;
+        for (((v, n), i), ix) in ctx.vars.iter().zip(&extents).zip(at).zip(idx) {
+            let i = match const_int(&i) {
+                Some(c) if (-n..*n).contains(&c) => Expr::int(c.rem_euclid(*n), i.elem(), ix.span),
+                Some(c) => {
+                    self.error(
+                        Diagnostic::error(format!(
+                            "index {c} is out of bounds for a dimension of size {n} of this computed array"
+                        ))
+                        .at(ix.span, "out of bounds")
+                        .also(value.span, format!("shape {}", shape_str(&extents))),
+                    );
+                    return None;
+                }
+                None => {
+                    let i = self.wrap_negative(i, *n);
+                    if !self
+                        .range(&i)
+                        .is_some_and(|r| r.lo >= 0 && r.hi < *n as i128)
+                    {
+                        self.error(
+                            Diagnostic::error(
+                                "an index of a computed array must be known to be in range when compiling",
+                            )
+                            .at(ix.span, format!("not known to be in 0..{n}"))
+                            .also(value.span, format!("shape {}", shape_str(&extents)))
+                            .help("index with a constant, or a loop counter whose range is inside the dimension"),
+                        );
+                        return None;
+                    }
+                    i
+                }
+            };
+            substitute(&mut e, *v, &i);
+            substitute_stmts(&mut inner, *v, &i);
+        }
+        self.pre.extend(inner);
+        Some(TExpr { e, weak: false })
+    }
+
     /// `np.flip(m)` / `np.flip(m, axis)` (`axis`: `np.fliplr` / `np.flipud`)
     /// of an array or a subscript: the subscript with its slices (or the
     /// one of the view's dimension `axis`) walked backwards. NumPy's
@@ -2055,7 +2151,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// An integer argument known when compiling (`axis`, `n`).
-    fn known_axis(&mut self, e: &ast::Expr, name: &str) -> Option<i64> {
+    pub(super) fn known_axis(&mut self, e: &ast::Expr, name: &str) -> Option<i64> {
         let v = self.known_number(e, &format!("this argument of `{name}`"))?;
         if v.fract() != 0.0 {
             self.error(
