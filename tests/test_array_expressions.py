@@ -96,17 +96,36 @@ def reads_a_written_array(x, y, N):
 
 
 @parpy.jit
+def elements_of_a_view(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        d = np.diff(x[i, :])
+        y[i, 0] = d[0] + d[-1] * d.sum()
+        for j in range(3):
+            y[i, j + 1] = d[j] * d[j + 1]
+
+
+def test_an_element_of_an_array_expression_is_the_expression_there():
+    x = np.random.default_rng(5).standard_normal((3, 5))
+    got = run_both(elements_of_a_view, [x, np.zeros((3, 4)), 3],
+                   cpu_opts({'i': parpy.threads(3)}), rtol=0, atol=0)[1]
+    d = np.diff(x)
+    assert np.array_equal(got[:, 0], d[:, 0] + d[:, -1] * d.sum(axis=1))
+    assert np.array_equal(got[:, 1:], d[:, :3] * d[:, 1:])
+
+
+@parpy.jit
 def indexes_a_view(x, y, N):
     parpy.label('i')
     for i in range(N):
         d = x[i, :] - 1.0
-        y[i, 0] = d[0]
+        y[i, 0] = d[1:].sum()
 
 
 @pytest.mark.parametrize("fn,first", [
     (reads_a_written_array, "`e` is an array expression that reads `x`, which this function writes"),
     (indexes_a_view, "`d` is an array expression, which parpy does not store: "
-                     "it can be used whole, not indexed or iterated"),
+                     "it can be used whole or by element, not sliced or iterated"),
 ])
 def test_what_a_view_cannot_be_is_a_located_error(fn, first):
     x = np.ones((3, 4))

@@ -396,7 +396,7 @@ def natural_args():
     ("none_as_value", "None)", "`None` is not a value", "natural_none_as_value"),
     ("view_of_written_array", "x[i, :] * 2.0", "`e` is an array expression that reads `x`",
      "natural_view_of_written_array"),
-    ("view_indexed", "d[0]", "`d` is an array expression, which parpy does not store",
+    ("view_indexed", "d[1:]", "`d` is an array expression, which parpy does not store",
      "natural_view_indexed"),
     ("view_assigned_twice", "x[i, :] + 1.0", "`e` is assigned an array expression here and is "
      "assigned elsewhere too", "natural_view_assigned_twice"),

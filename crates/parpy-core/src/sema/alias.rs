@@ -225,11 +225,11 @@ impl Lowerer<'_, '_> {
         if let Some(at) = self.once.indexes(name) {
             self.error(
                 Diagnostic::error(format!(
-                    "`{name}` is an array expression, which parpy does not store: it can be used whole, not indexed or iterated"
+                    "`{name}` is an array expression, which parpy does not store: it can be used whole or by element, not sliced or iterated"
                 ))
-                .at(at, format!("`{name}` indexed or iterated here"))
+                .at(at, format!("`{name}` sliced or iterated here"))
                 .also(value.span, format!("`{name}` is this expression"))
-                .help("index or iterate the arrays the expression is made of (`x[i, j] - w[j]`), or store it into an array argument first (`tmp[i, :] = ...`)"),
+                .help("slice or iterate the arrays the expression is made of (`x[i, 1:] - w[1:]`), or store it into an array argument first (`tmp[i, :] = ...`)"),
             );
             self.scope.mark_failed(name);
             return Some(None);

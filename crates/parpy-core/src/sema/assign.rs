@@ -419,9 +419,10 @@ fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(
     }
 }
 
-/// The names `body` indexes (`n[...]`, read or written) or iterates (`for
-/// v in n`, `enumerate(n)`, `zip(n, ...)`, `reversed(n)`, generator
-/// clauses), each with its first such place.
+/// The names `body` slices (`n[1:]`, `n[..., 0]`, read or written) or
+/// iterates (`for v in n`, `enumerate(n)`, `zip(n, ...)`, `reversed(n)`,
+/// generator clauses), each with its first such place; an element `n[0,
+/// k]` does not count (of an array expression, `element_of` reads it).
 fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> {
     use ast::ExprKind as K;
     fn iterated(iter: &ast::Expr, out: &mut std::collections::HashMap<String, Span>) {
@@ -442,8 +443,11 @@ fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> 
         }
         for e in s.own_exprs() {
             e.walk(&mut |x| match &x.kind {
-                K::Subscript { value, .. } => {
-                    if let K::Name(n) = &value.kind {
+                K::Subscript { value, indices } => {
+                    let sliced = indices
+                        .iter()
+                        .any(|i| matches!(i.kind, K::Slice { .. } | K::Ellipsis | K::None));
+                    if let (K::Name(n), true) = (&value.kind, sliced) {
                         out.entry(n.clone()).or_insert(x.span);
                     }
                 }
@@ -542,7 +546,7 @@ impl AssignedOnce {
         }
     }
 
-    /// Where the body first indexes or iterates `name`, if it does.
+    /// Where the body first slices or iterates `name`, if it does.
     pub(super) fn indexes(&self, name: &str) -> Option<Span> {
         self.indexed.get(name).copied()
     }
