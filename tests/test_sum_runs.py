@@ -257,3 +257,29 @@ def test_random_views_sum_as_numpy_does(case, dtype):
     rows = [view[i] for i in range(N)]
     same_bits(got[1], np.array([np.sum(v) for v in rows], dtype), _par())
     same_bits(got[2], np.array([np.mean(v) for v in rows], dtype), _par())
+
+
+@parpy.jit
+def transposed(x, s, t, m, d, N):
+    parpy.label('i')
+    for i in range(N):
+        s[i] = np.sum(x[i].T)
+        t[i] = np.sum(x.T[::-1, 1:, i])
+        m[i] = np.mean(np.transpose(x[i, ::2, ::-1]))
+        d[i] = np.sum(np.diagonal(x[i].T, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(5, 7), (300, 100), (40, 300)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_transposed_view_sums_in_the_arrays_order(shape, dtype):
+    # NumPy's iterator walks a view's dimensions by the length of their
+    # strides in memory: the sum of `x[i].T` is the sum of `x[i]`
+    x = data((N, *shape), dtype)
+    got = numpys(transposed, [x, *[np.zeros(N, dtype) for _ in range(4)], N])[1:-1]
+    want = [[np.sum(m.T) for m in x], [np.sum(x.T[::-1, 1:, i]) for i in range(N)],
+            [np.mean(np.transpose(m[::2, ::-1])) for m in x],
+            [np.sum(np.diagonal(m.T, 1)) for m in x]]
+    for g, w in zip(got, want):
+        same_bits(g, np.array(w, dtype), _par())

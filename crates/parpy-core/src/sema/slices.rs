@@ -529,45 +529,67 @@ pub(super) fn merge_dims(dims: &[(i64, i64)]) -> Vec<i64> {
 type Update<'a> = &'a dyn Fn(Expr) -> Expr;
 
 impl Lowerer<'_, '_> {
-    /// The dimensions NumPy walks when it sums the slice expression whose
-    /// element is `e` over `vars` (of the `extents`): a view of an array
-    /// (`x[i, 1:4, :]`) keeps the array's layout; anything computed is a
-    /// new row-major array, one dimension.
-    fn view_dims(&self, e: &Expr, vars: &[VarId], extents: &[i64]) -> Vec<i64> {
-        let flat = vec![extents.iter().product()];
+    /// The stride in memory of each counter of `vars` when the slice
+    /// expression whose element is `e` is a view of an array (`x[i, 1:4,
+    /// :]`, `x.T[:, i]`, a diagonal); `None` for anything computed (a new
+    /// row-major array in NumPy), a rolled index included.
+    fn view_strides(&self, e: &Expr, vars: &[VarId]) -> Option<Vec<i64>> {
         let ExprKind::Index { array, indices } = &e.kind else {
-            return flat;
+            return None;
         };
         let Type::Array { shape, .. } = &self.func.var(*array).ty else {
-            return flat;
+            return None;
         };
-        // each index's coefficient of each counter (`lo + step * j` of a
-        // strided slice: `step`, negative ones too); a rolled index is no
-        // view (NumPy's `np.roll` is a new array)
         if indices.iter().any(|ix| wraps_any(ix, vars)) {
-            return flat;
+            return None;
         }
+        // each index's coefficient of each counter (`lo + step * j` of a
+        // strided slice: `step`, negative ones too)
         let forms: Vec<_> = indices.iter().map(|ix| affine(ix, &|_| None)).collect();
-        let mut dims = vec![];
-        for (v, n) in vars.iter().zip(extents) {
+        let mut strides = vec![];
+        for v in vars {
             // (a diagonal's counter indexes two positions: its stride is
             // the sum of theirs)
-            let mut stride = Some(0i64);
+            let mut stride = 0i64;
             for (p, f) in forms.iter().enumerate() {
                 for (_, k) in f.terms.iter().filter(|(t, _)| t.kind == ExprKind::Var(*v)) {
                     let below = shape[p + 1..].iter().product::<i64>();
-                    stride = stride.and_then(|s| {
-                        let k = i64::try_from(*k).ok()?;
-                        s.checked_add(k.checked_mul(below)?)
-                    });
+                    stride = stride.checked_add(i64::try_from(*k).ok()?.checked_mul(below)?)?;
                 }
             }
-            match stride {
-                Some(s) if s != 0 => dims.push((*n, s)),
-                _ => return flat,
-            }
+            strides.push(stride);
         }
-        merge_dims(&dims)
+        Some(strides)
+    }
+
+    /// The counters and extents of a sum of `e` in the order NumPy's
+    /// iterator walks them, outermost first: a view's dimensions sorted by
+    /// the length of their strides in memory (a transposed view adds in
+    /// the array's order), its other dimensions as they are.
+    fn memory_order(&self, e: &Expr, vars: &[VarId], extents: &[i64]) -> (Vec<VarId>, Vec<i64>) {
+        let mut dims: Vec<(VarId, i64)> =
+            vars.iter().copied().zip(extents.iter().copied()).collect();
+        if let Some(strides) = self.view_strides(e, vars) {
+            let mut keyed: Vec<_> = dims.into_iter().zip(strides).collect();
+            keyed.sort_by_key(|(_, s)| std::cmp::Reverse(s.unsigned_abs()));
+            dims = keyed.into_iter().map(|(d, _)| d).collect();
+        }
+        dims.into_iter().unzip()
+    }
+
+    /// The dimensions NumPy walks when it sums the slice expression whose
+    /// element is `e` over `vars` (of the `extents`, in `memory_order`): a
+    /// view of an array keeps the array's layout (dimensions that step over
+    /// each other merge); anything computed is a new row-major array, one
+    /// dimension.
+    fn view_dims(&self, e: &Expr, vars: &[VarId], extents: &[i64]) -> Vec<i64> {
+        match self.view_strides(e, vars) {
+            Some(strides) if !strides.contains(&0) => {
+                let dims: Vec<(i64, i64)> = extents.iter().copied().zip(strides).collect();
+                merge_dims(&dims)
+            }
+            _ => vec![extents.iter().product()],
+        }
     }
 
     fn counter(&mut self, name: &str, span: Span) -> VarId {
@@ -1673,7 +1695,10 @@ impl Lowerer<'_, '_> {
             // NumPy's mean converts integers, bools (to float64) and
             // float16 (to float32) in its buffers
             let cast = buffered_mean || rule == AccRule::Mean && et == ElemTy::F16;
-            numpy_runs(&self.view_dims(&elem.e, &vars, &extents), cast)
+            // (walked in memory order: the nest below too)
+            let (vars, extents) = self.memory_order(&elem.e, &vars, &extents);
+            let runs = numpy_runs(&self.view_dims(&elem.e, &vars, &extents), cast);
+            (runs, vars, extents)
         });
         let wide = self.opts.backend == crate::options::Backend::Cpu
             && op == ReduceOp::Sum
@@ -1781,7 +1806,9 @@ impl Lowerer<'_, '_> {
             span,
         ));
         let nest = match runs {
-            Some(r) => self.run_nest(r, (&vars, &extents), body, (acc, &update, &element), span),
+            Some((r, vars, extents)) => {
+                self.run_nest(r, (&vars, &extents), body, (acc, &update, &element), span)
+            }
             None => loop_nest(
                 &vars,
                 &extents,
