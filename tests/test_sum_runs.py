@@ -283,3 +283,36 @@ def test_a_transposed_view_sums_in_the_arrays_order(shape, dtype):
             [np.sum(np.diagonal(m.T, 1)) for m in x]]
     for g, w in zip(got, want):
         same_bits(g, np.array(w, dtype), _par())
+
+
+@parpy.jit
+def nested(x, a, b, c, d, e, N):
+    parpy.label('i')
+    for i in range(N):
+        a[i] = np.sum(np.sum(x[i], axis=0))
+        b[i] = np.mean(np.max(x[i], axis=1))
+        c[i] = np.var(np.sum(x[i], axis=1))
+        d[i] = np.sum(np.sum(x[i], axis=1) * 2)
+        e[i] = np.mean(np.sum(x[i, :, ::-1], axis=0) - np.min(x[i], axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(5, 7), (300, 100), (3000, 5)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_reduction_of_reductions_is_numpys(shape, dtype):
+    # NumPy computes the inner reductions into a new array, then reduces
+    # that (pairwise, in buffers where it converts): so does the Cpu,
+    # through a local array
+    x = ints((N, *shape), dtype) if dtype == np.int32 else data((N, *shape), dtype)
+    s = np.sum(x[0], axis=0).dtype
+    m = np.mean(x[0, 0]).dtype
+    outs = [np.zeros(N, s), np.zeros(N, m), np.zeros(N, m), np.zeros(N, s), np.zeros(N, m)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = run_both(nested, [x, *outs, N], _par(), rtol=1e-2, atol=1e-2)[1:-1]
+        want = [[np.sum(np.sum(v, axis=0)) for v in x], [np.mean(np.max(v, axis=1)) for v in x],
+                [np.var(np.sum(v, axis=1)) for v in x], [np.sum(np.sum(v, axis=1) * 2) for v in x],
+                [np.mean(np.sum(v[:, ::-1], axis=0) - np.min(v, axis=0)) for v in x]]
+    for g, w in zip(got, want):
+        same_bits(g, np.array(w, g.dtype), _par())

@@ -166,6 +166,11 @@ pub(super) fn loop_nest(
     body
 }
 
+/// The most elements an operand whose elements need statements of their
+/// own is stored into a local array to be summed in NumPy's order (1 MiB
+/// of float64, on the heap); a larger one is added in order.
+const MATERIALIZED_MAX: i64 = 1 << 17;
+
 /// `lo + by` in place (nothing for `by == 0`).
 fn advance(lo: &mut Expr, by: i64, int_ty: ElemTy, span: Span) {
     if by != 0 {
@@ -590,6 +595,63 @@ impl Lowerer<'_, '_> {
             }
             _ => vec![extents.iter().product()],
         }
+    }
+
+    /// The elements `elem` of a reduction over `vars` (of the `extents`),
+    /// computed by the statements `inner` each, stored into a local array
+    /// `tmp` in row-major order by a loop nest hoisted before the
+    /// statement; `elem` becomes `tmp[j]` (`inner` empty) over the counter
+    /// `j` returned.
+    fn materialize(
+        &mut self,
+        (vars, extents): (&[VarId], &[i64]),
+        inner: &mut Block,
+        elem: &mut Expr,
+        et: ElemTy,
+        span: Span,
+    ) -> VarId {
+        let n: i64 = extents.iter().product();
+        let ty = Type::Array {
+            elem: et,
+            shape: vec![n],
+        };
+        let tmp = self.new_var("tmp", ty, VarKind::Local, span);
+        let it = Type::Scalar(self.opts.int_type);
+        let mut at = self.int_e(0, span);
+        for (v, ext) in vars.iter().zip(extents) {
+            let scaled = Expr::binary(BinOp::Mul, at, self.int_e(*ext, span), it.clone(), span);
+            at = Expr::binary(
+                BinOp::Add,
+                scaled,
+                Expr::var(*v, it.clone(), span),
+                it.clone(),
+                span,
+            );
+        }
+        let value = std::mem::replace(elem, Expr::int(0, self.opts.int_type, span));
+        let mut body = std::mem::take(inner);
+        body.push(Stmt::new(
+            StmtKind::Assign {
+                dst: Place::Index {
+                    array: tmp,
+                    indices: vec![at],
+                },
+                value,
+            },
+            span,
+        ));
+        let nest = loop_nest(vars, extents, body, vec![], None, self.opts.int_type, span);
+        self.pre.extend(nest);
+        let j = self.counter("j", span);
+        *elem = Expr::new(
+            ExprKind::Index {
+                array: tmp,
+                indices: vec![Expr::var(j, it, span)],
+            },
+            Type::Scalar(et),
+            span,
+        );
+        j
     }
 
     fn counter(&mut self, name: &str, span: Span) -> VarId {
@@ -1619,7 +1681,7 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let mut inner = self.sink_dependent(from, &ctx.vars);
-        let (vars, extents, partial) = self.apply_axes(
+        let (mut vars, mut extents, partial) = self.apply_axes(
             axes,
             (&ctx.vars, &all),
             (&mut elem.e, &mut inner),
@@ -1629,6 +1691,26 @@ impl Lowerer<'_, '_> {
         // NumPy adds along an axis that is not the last one in order, in
         // the elements' type (its inner loop runs over the result)
         let numpy_in_order = partial == Some(true) && rule != AccRule::InOrder;
+        let unlabelled = labels.as_ref().is_none_or(|l| l.is_empty());
+        // NumPy computes an operand whose elements need statements of their
+        // own (an axis reduction inside: `np.sum(np.trace(b[i], 0, 0, 2))`)
+        // into a new array, then sums that one dimension: so does the Cpu,
+        // its elements in a local array first (an unlabelled float sum or
+        // mean, as below)
+        let n: i64 = extents.iter().product();
+        if self.opts.backend == crate::options::Backend::Cpu
+            && !inner.is_empty()
+            && op == ReduceOp::Sum
+            && unlabelled
+            && partial.is_none()
+            && (matches!(rule, AccRule::Mean | AccRule::VarMean)
+                || rule == AccRule::NumPy && et.is_float())
+            && (1..=MATERIALIZED_MAX).contains(&n)
+            && !has_effects(&elem.e)
+        {
+            let j = self.materialize((&vars, &extents), &mut inner, &mut elem.e, et, span);
+            (vars, extents) = (vec![j], vec![n]);
+        }
         // an element that needs statements of its own (a reduction along an
         // axis inside) is added in order, in NumPy's accumulator type:
         // NumPy's pairwise result for fewer than 8 elements, close to it
@@ -1656,7 +1738,6 @@ impl Lowerer<'_, '_> {
         // Products keep it too: NumPy multiplies in order in the narrow
         // type, and a product that overflows there is inf, which float64
         // would not see.
-        let unlabelled = labels.as_ref().is_none_or(|l| l.is_empty());
         let buffered_mean = matches!(rule, AccRule::Mean | AccRule::VarMean) && !et.is_float();
         let pairwise = (op == ReduceOp::Sum
             && extents.len() == 1
