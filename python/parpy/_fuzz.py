@@ -927,6 +927,12 @@ class Gen:
             t = "int64" if dt == "bool" else dt
             return E(f"sum(v for v in {text}{cond})", t, approx=kind(dt) == "f" or approx)
         if not axis and not multi:
+            if label is None and n >= 2 and kind(dt) in "iuf" and self.on("views", 0.15):
+                # an element of a computed array: the expression there (no
+                # reduction: `stmt_reduce` gives it no label)
+                k = r.randrange(-(n - 1), n - 1)
+                elem = r.choice([f"np.diff({text})[{k}]", f"({text} * 2)[{k}]"])
+                return E(elem, dt, approx=approx)
             text = self.view_of(text, 1, True)
         if r.random() < 0.3 and kind(dt) in "iuf":
             text = f"{text} * {r.choice(['2', '3'])}"
@@ -1232,7 +1238,8 @@ class Gen:
             return
         name = self.fresh("t")
         # (a generator's loop is sequential: it takes no label)
-        if sc.nest is not None and " for v in " not in e.text and self.r.random() < 0.6:
+        if sc.nest is not None and " for v in " not in e.text and not e.text.endswith("]") \
+                and self.r.random() < 0.6:
             self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
         self.emit(ind, f"{name} = {e.text}")
         sc.vars[name] = E(name, e.t, approx=e.approx)
