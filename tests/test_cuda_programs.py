@@ -62,6 +62,7 @@ import test_flip as tfl
 import test_diagonal as tdg
 import test_roll as trl
 import test_computed_elements as tce
+import test_median as tmd
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -294,9 +295,12 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_computed_elements: other backends' code, errors
     "test_an_index_that_cannot_be_checked_is_refused",
     "test_elements_compile_for_cuda_and_metal",
+    # test_median: other backends' code, errors
+    "test_what_a_median_cannot_be_is_refused",
+    "test_medians_compile_for_cuda_and_metal",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -106,6 +106,8 @@ pub enum Builtin {
     /// `np.cross(a, b)` of 3-element vectors (the last axis): NumPy's
     /// formula, of rolled views of `a` and `b`.
     Cross,
+    /// `np.median(s)` of a slice, all its elements (`sema::median`).
+    Median,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -331,6 +333,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "trace" => Some(Builtin::Trace),
         "roll" => Some(Builtin::Roll),
         "cross" => Some(Builtin::Cross),
+        "median" => Some(Builtin::Median),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

@@ -827,4 +827,15 @@ impl Stmt {
     pub fn new(kind: StmtKind, span: Span) -> Stmt {
         Stmt { kind, span }
     }
+
+    /// `v = value`.
+    pub fn assign_var(v: VarId, value: Expr, span: Span) -> Stmt {
+        Stmt::new(
+            StmtKind::Assign {
+                dst: Place::Var(v),
+                value,
+            },
+            span,
+        )
+    }
 }

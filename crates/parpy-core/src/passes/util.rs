@@ -40,13 +40,7 @@ pub fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
 
 /// `v = value`.
 pub fn assign_var(v: VarId, value: Expr, span: Span) -> Stmt {
-    Stmt::new(
-        StmtKind::Assign {
-            dst: Place::Var(v),
-            value,
-        },
-        span,
-    )
+    Stmt::assign_var(v, value, span)
 }
 
 /// A new variable of `f` without a known value.

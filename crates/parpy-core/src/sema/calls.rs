@@ -431,6 +431,13 @@ impl Lowerer<'_, '_> {
             Builtin::Diagonal(_) | Builtin::Trace => self.diagonal(b, name, args, span),
             Builtin::Roll => self.roll(name, args, span),
             Builtin::Cross => self.cross(name, args, span),
+            Builtin::Median => {
+                let [a] = args else {
+                    self.arity_error(name, "1 argument", args.len(), span);
+                    return None;
+                };
+                self.median(name, a, span)
+            }
             Builtin::Dot | Builtin::Outer => {
                 let [x, y] = args else {
                     self.arity_error(name, "2 arguments", args.len(), span);

@@ -143,6 +143,13 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         Builtin::Diagonal(false) => &[A, OFFSET, AXIS1, AXIS2],
         Builtin::Diagonal(true) => &[("v", How::Req), ("k", How::Opt(Dflt::Int(0)))],
         Builtin::Trace => &[A, OFFSET, AXIS1, AXIS2, DTYPE, OUT],
+        Builtin::Median => &[
+            A,
+            ("axis", How::Fixed(Dflt::None)),
+            OUT,
+            ("overwrite_input", How::Fixed(Dflt::Bool(false))),
+            ("keepdims", How::Fixed(Dflt::Bool(false))),
+        ],
         Builtin::Roll => &[A, ("shift", How::Req), ("axis", How::Opt(Dflt::None))],
         Builtin::Cross => &[
             A,

@@ -19,6 +19,7 @@ mod generators;
 mod inline;
 mod keywords;
 mod local_arrays;
+mod median;
 mod nan_reductions;
 mod scope;
 mod slices;

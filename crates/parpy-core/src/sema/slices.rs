@@ -602,7 +602,7 @@ impl Lowerer<'_, '_> {
     /// `tmp` in row-major order by a loop nest hoisted before the
     /// statement; `elem` becomes `tmp[j]` (`inner` empty) over the counter
     /// `j` returned.
-    fn materialize(
+    pub(super) fn materialize(
         &mut self,
         (vars, extents): (&[VarId], &[i64]),
         inner: &mut Block,
@@ -880,7 +880,7 @@ impl Lowerer<'_, '_> {
     /// reduction with `axis=`, one per element of its result), and those
     /// that share a variable with them: they belong inside the nest. The
     /// others stay hoisted before it.
-    fn sink_dependent(&mut self, from: usize, vars: &[VarId]) -> Vec<Stmt> {
+    pub(super) fn sink_dependent(&mut self, from: usize, vars: &[VarId]) -> Vec<Stmt> {
         if vars.is_empty() || self.pre.len() <= from {
             return vec![];
         }
@@ -2471,6 +2471,20 @@ impl Lowerer<'_, '_> {
 }
 
 impl Lowerer<'_, '_> {
+    /// `None` (and an error) when the statement's reduction is labelled:
+    /// `name` (a search, `np.median`) runs sequentially.
+    pub(super) fn sequential_only(&mut self, name: &str) -> Option<()> {
+        if let Some(labels) = self.red_labels.take().filter(|l| !l.is_empty()) {
+            self.error(
+                Diagnostic::error(format!("`{name}` runs sequentially and takes no label"))
+                    .at(labels[0].1, "this label")
+                    .help("remove the label, or label a loop around the statement"),
+            );
+            return None;
+        }
+        Some(())
+    }
+
     /// `np.argmax(s)` / `s.argmax()` (and `argmin`) of a 1-D slice or array:
     /// a sequential loop that keeps the first index of the largest
     /// (smallest) element, as NumPy; a NaN counts as the extreme (NumPy
@@ -2542,14 +2556,7 @@ impl Lowerer<'_, '_> {
                 "NumPy raises ValueError for an empty sequence",
             );
         }
-        if let Some(labels) = self.red_labels.take().filter(|l| !l.is_empty()) {
-            self.error(
-                Diagnostic::error(format!("`{name}` runs sequentially and takes no label"))
-                    .at(labels[0].1, "this label")
-                    .help("remove the label, or label a loop around the statement"),
-            );
-            return None;
-        }
+        self.sequential_only(name)?;
         let j = vars[0];
         let int_ty = self.opts.int_type;
         let et_ty = Type::Scalar(et);
@@ -2558,15 +2565,7 @@ impl Lowerer<'_, '_> {
         let v = self.new_var("v", et_ty.clone(), VarKind::Local, span);
         let var = |id| Expr::var(id, et_ty.clone(), span);
         let bool_op = |op, l, r| Expr::binary(op, l, r, Type::Scalar(ElemTy::Bool), span);
-        let assign = |dst, value| {
-            Stmt::new(
-                StmtKind::Assign {
-                    dst: Place::Var(dst),
-                    value,
-                },
-                span,
-            )
-        };
+        let assign = |dst, value| Stmt::assign_var(dst, value, span);
         let mut first = elem.e.clone();
         substitute(&mut first, j, &Expr::int(0, int_ty, span));
         let wins = bool_op(if max { BinOp::Gt } else { BinOp::Lt }, var(v), var(best));
