@@ -63,6 +63,7 @@ import test_diagonal as tdg
 import test_roll as trl
 import test_computed_elements as tce
 import test_median as tmd
+import test_windows as twn
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -298,9 +299,12 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_median: other backends' code, errors
     "test_what_a_median_cannot_be_is_refused",
     "test_medians_compile_for_cuda_and_metal",
+    # test_windows: other backends' code, errors
+    "test_a_window_that_may_leave_the_array_is_refused",
+    "test_windows_compile_for_cuda_and_metal",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -1021,6 +1021,11 @@ impl Lowerer<'_, '_> {
         dim: i64,
         span: Span,
     ) -> Option<IndexSlot> {
+        if let (Some(l), Some(h), None) = (lo, hi, step) {
+            if let Some(window) = self.window(l, h, dim) {
+                return window;
+            }
+        }
         let constant = |this: &mut Self, e: &ast::Expr, what: &str| -> Option<i64> {
             let t = this.lower_expr(e)?;
             let i = this.index_value(t, what)?;
@@ -1077,6 +1082,61 @@ impl Lowerer<'_, '_> {
             step,
             rot: 0,
         })
+    }
+
+    /// `lo:hi` whose bounds are known only at run time but differ by a
+    /// constant (`x[i - 1:i + 2]`, a stencil's window): a slice of that
+    /// length from `lo`, when the loops around keep both bounds inside the
+    /// dimension (Python would clamp them, and the length would change).
+    /// `None` when the bounds are constants (or the difference is not
+    /// one): `slice_bounds` takes them.
+    fn window(&mut self, lo: &ast::Expr, hi: &ast::Expr, dim: i64) -> Option<Option<IndexSlot>> {
+        let literal = |e: &ast::Expr| match &e.kind {
+            ast::ExprKind::Int(_) => true,
+            ast::ExprKind::Unary { arg, .. } => matches!(arg.kind, ast::ExprKind::Int(_)),
+            _ => false,
+        };
+        if literal(lo) || literal(hi) {
+            return None;
+        }
+        let (l, h) = (self.lower_expr(lo), self.lower_expr(hi));
+        let (Some(l), Some(h)) = (l, h) else {
+            return Some(None);
+        };
+        let (l, h) = (
+            self.index_value(l, "a slice bound"),
+            self.index_value(h, "a slice bound"),
+        );
+        let (Some(l), Some(h)) = (l, h) else {
+            return Some(None);
+        };
+        if self.known_int(&l).is_some() && self.known_int(&h).is_some() {
+            return None;
+        }
+        let n = affine(&h, &|_| None)
+            .minus(&affine(&l, &|_| None))
+            .as_const()
+            .and_then(|n| i64::try_from(n).ok())?;
+        let inside = |r: Option<crate::ir::range::Interval>| {
+            r.is_some_and(|r| r.lo >= 0 && r.hi <= dim as i128)
+        };
+        if !inside(self.range(&l)) || !inside(self.range(&h)) {
+            self.error(
+                Diagnostic::error(format!(
+                    "the bounds of this window are not known to stay inside its dimension (of {dim})"
+                ))
+                .at(lo.span.to(hi.span), format!("a window of {n}"))
+                .note("Python clamps a slice's bounds to the dimension (and counts negative ones from its end): the window would change length")
+                .help("loop over the positions where the whole window fits (`for i in range(1, n - 1):` for `x[i - 1:i + 2]`)"),
+            );
+            return Some(None);
+        }
+        Some(Some(IndexSlot::Slice {
+            lo: l,
+            extent: n.max(0),
+            step: 1,
+            rot: 0,
+        }))
     }
 
     /// Replaces the slice slots of one operand by indices over the loop
