@@ -316,3 +316,19 @@ def test_a_reduction_of_reductions_is_numpys(shape, dtype):
                 [np.mean(np.sum(v[:, ::-1], axis=0) - np.min(v, axis=0)) for v in x]]
     for g, w in zip(got, want):
         same_bits(g, np.array(w, g.dtype), _par())
+
+
+@parpy.jit
+def inside_a_par_reduction(x, s, N):
+    parpy.label('i')
+    for i in range(N):
+        s[0] += np.sum(np.sum(x[i], axis=0)) + np.sum(x[i, :, 1:])
+
+
+def test_a_sum_through_a_local_array_fits_in_a_par_reduction_body():
+    # (its local array is private to the iteration, as its scalars are:
+    # refused as "not a reduction" before)
+    x = data((N, 40, 30), np.float64)
+    opts = cpu_opts({'i': parpy.threads(N).par_reduction()})
+    s = run_both(inside_a_par_reduction, [x, np.zeros(1), N], opts, rtol=1e-12)[1]
+    assert np.isclose(s[0], sum(np.sum(np.sum(m, axis=0)) + np.sum(m[:, 1:]) for m in x))

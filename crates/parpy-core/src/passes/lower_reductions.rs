@@ -36,13 +36,15 @@ fn lower_function(f: &mut Function, errors: &mut Vec<Diagnostic>) {
     f.body = body;
 }
 
-/// How many times each variable is read or assigned in `b`.
+/// How many times each variable is read or assigned in `b` (an array:
+/// its elements).
 fn var_refs(b: &[Stmt]) -> std::collections::HashMap<VarId, usize> {
     let mut n = std::collections::HashMap::new();
     fn count(b: &[Stmt], n: &mut std::collections::HashMap<VarId, usize>) {
         for s in b {
             if let StmtKind::Assign {
-                dst: Place::Var(v), ..
+                dst: Place::Var(v) | Place::Index { array: v, .. },
+                ..
             } = &s.kind
             {
                 *n.entry(*v).or_default() += 1;
@@ -54,7 +56,7 @@ fn var_refs(b: &[Stmt]) -> std::collections::HashMap<VarId, usize> {
     }
     count(b, &mut n);
     crate::ir::visit::walk_exprs(b, &mut |e| {
-        if let ExprKind::Var(v) = &e.kind {
+        if let ExprKind::Var(v) | ExprKind::Index { array: v, .. } = &e.kind {
             *n.entry(*v).or_default() += 1;
         }
         true
@@ -142,10 +144,11 @@ fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
 
 /// Whether `s` only assigns locals used nowhere outside the loop (`inside`
 /// counts the loop body's references, `refs` the function's): an
-/// assignment, a loop of such statements (a slice reduction's
-/// `acc = 0; for j reduce(sum -> acc) { acc = acc + x[r, j] }`), or an
-/// `if` of them (a slice reduction under `a if c else b`, which sema
-/// hoists under its condition).
+/// assignment (of a scalar, or of an element of a local array: the `buf`
+/// or `tmp` a sum in NumPy's order fills), a loop of such statements (a
+/// slice reduction's `acc = 0; for j reduce(sum -> acc) { acc = acc +
+/// x[r, j] }`), or an `if` of them (a slice reduction under `a if c else
+/// b`, which sema hoists under its condition).
 fn computes_privately(
     f: &Function,
     s: &Stmt,
@@ -155,7 +158,8 @@ fn computes_privately(
     let private = |v: &VarId| f.var(*v).kind == VarKind::Local && inside.get(v) == refs.get(v);
     match &s.kind {
         StmtKind::Assign {
-            dst: Place::Var(v), ..
+            dst: Place::Var(v) | Place::Index { array: v, .. },
+            ..
         } => private(v),
         StmtKind::For(l) => {
             l.reduction.as_ref().is_none_or(|r| private(&r.acc))
