@@ -596,3 +596,28 @@ def test_float32_products_overflow_as_numpy_multiplies_them():
         ref = np.prod(x, axis=1)
     assert np.array_equal(got, ref), (got, ref)
     assert np.isinf(got[0]) and np.isfinite(got[1])
+
+
+# --------------------------------------------------------------------------
+# A float32 or float16 constant widened to float64 keeps its rounding
+# (`np.float32(0.1)` stored into a float64 array was 0.1: sema folded the
+# conversion of a literal without rounding it)
+
+
+@parpy.jit
+def narrow_constants(y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.float32(0.1)
+        y[i, 1] = np.float16(0.1)
+        y[i, 2] = np.float16(65520.0)
+        y[i, 3] = np.float32(16777217)
+        y[i, 4] = np.float16(1 / 3) * 3
+
+
+def test_narrow_constants_widen_with_their_rounding():
+    with np.errstate(over="ignore"):
+        y = run_both(narrow_constants, [np.zeros((2, 5)), 2], cpu_opts({'i': parpy.threads(2)}),
+                     rtol=0, atol=0)[0]
+    assert y[0, 0] == 0.10000000149011612 and y[0, 1] == 0.0999755859375
+    assert np.isinf(y[0, 2]) and y[0, 3] == 16777216.0

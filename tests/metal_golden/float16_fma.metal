@@ -13,7 +13,7 @@ using namespace metal;
     device half *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = (int32_t)parpy_thread.x; i < 64; i += 64) {
-    y[i] = (half)((half)((half)(x[i] * (half)0.1f) + (half)(z[i] / (half)3.0f)) - (half)(x[i] * z[i]));
+    y[i] = (half)((half)((half)(x[i] * (half)0.099975586f) + (half)(z[i] / (half)3.0f)) - (half)(x[i] * z[i]));
   }
 }
 

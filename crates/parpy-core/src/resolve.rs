@@ -106,8 +106,17 @@ pub enum Builtin {
     /// `np.cross(a, b)` of 3-element vectors (the last axis): NumPy's
     /// formula, of rolled views of `a` and `b`.
     Cross,
-    /// `np.median(s)` of a slice, all its elements (`sema::median`).
+    /// `np.median(s)` of a slice, all its elements (`sema::order_stats`).
     Median,
+    /// `np.percentile(s, q)` (`true`) / `np.quantile(s, q)` of a slice, all
+    /// its elements (`sema::order_stats`).
+    Quantile(bool),
+    /// `np.sort(s)` / `np.argsort(s)` (`true`) of a 1-D slice, assigned to a
+    /// slice (`sema::sort`).
+    Sort(bool),
+    /// `np.searchsorted(s, v, side)` of a 1-D slice and a number
+    /// (`sema::sort`).
+    SearchSorted,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -334,6 +343,11 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "roll" => Some(Builtin::Roll),
         "cross" => Some(Builtin::Cross),
         "median" => Some(Builtin::Median),
+        "percentile" => Some(Builtin::Quantile(true)),
+        "quantile" => Some(Builtin::Quantile(false)),
+        "sort" => Some(Builtin::Sort(false)),
+        "argsort" => Some(Builtin::Sort(true)),
+        "searchsorted" => Some(Builtin::SearchSorted),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

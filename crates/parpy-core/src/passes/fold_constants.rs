@@ -166,8 +166,7 @@ fn to_kind(v: ScalarValue, ty: &Type) -> Option<ExprKind> {
     match v {
         ScalarValue::Bool(b) if *t == ElemTy::Bool => Some(ExprKind::Bool(b)),
         ScalarValue::Int(i) if t.is_int() && fits(i, *t) => Some(ExprKind::Int(i)),
-        ScalarValue::Float(f) if *t == ElemTy::F32 => Some(ExprKind::Float(f as f32 as f64)),
-        ScalarValue::Float(f) if *t == ElemTy::F64 => Some(ExprKind::Float(f)),
+        ScalarValue::Float(f) if t.is_float() => Some(ExprKind::Float(eval::round_float(f, *t))),
         _ => None,
     }
 }

@@ -127,13 +127,22 @@ impl Lowerer<'_, '_> {
     /// writes through it reach `x`). `Some(statement)` when it is such an
     /// assignment (`Some(None)` after an error), `None` when it is not.
     pub(super) fn row_assign(&mut self, name: &str, value: &ast::Expr) -> Option<Option<StmtKind>> {
-        let ast::ExprKind::Subscript {
-            value: arr,
-            indices,
-        } = &value.kind
-        else {
+        if !matches!(value.kind, ast::ExprKind::Subscript { .. }) {
             return None;
+        }
+        // a view of a view (`s = r[1:]` after `r = x[i]`): one subscript
+        let flat = match super::expr::subscript_of_a_slice(value) {
+            Some(_) if self.once.assigns_once(name) && self.scope.get(name).is_none() => {
+                match self.composed_subscript(value) {
+                    Some(f) => f,
+                    None => return Some(None),
+                }
+            }
+            Some(_) => return None,
+            None => value.clone(),
         };
+        let (arr, indices) = super::expr::flatten_subscript(&flat);
+        let indices: Vec<ast::Expr> = indices.into_iter().cloned().collect();
         let (_, Type::Array { shape, .. }) = self.array_arg(arr)? else {
             return None;
         };
@@ -150,20 +159,32 @@ impl Lowerer<'_, '_> {
         };
         let trailing = indices.iter().rev().take_while(|i| full(i)).count();
         let indices = &indices[..indices.len() - trailing];
-        let scalar = indices
-            .iter()
-            .all(|i| !matches!(i.kind, ast::ExprKind::Slice { .. }));
-        if !scalar
-            || indices.is_empty()
-            || indices.len() >= shape.len()
+        let is_slice = |i: &ast::Expr| matches!(i.kind, ast::ExprKind::Slice { .. });
+        let scalars = indices.iter().filter(|i| !is_slice(i)).count();
+        if (scalars == indices.len() && (indices.is_empty() || indices.len() >= shape.len()))
+            || indices.len() > shape.len()
+            || indices
+                .iter()
+                .any(|i| matches!(i.kind, ast::ExprKind::Ellipsis) || self.is_new_axis(i))
             || !self.once.assigns_once(name)
             || self.scope.get(name).is_some()
         {
             return None;
         }
+        // a slice's bounds are taken when compiling (`r = x[i, 1:]`,
+        // `c = x[:, j]`); a window (`x[i - 1:i + 2]`) is not a view here
+        let mut slices = vec![];
+        for ix in indices.iter().filter(|i| is_slice(i)) {
+            slices.push(self.constant_bounds(ix)?);
+        }
+        let mut slices = slices.into_iter();
         let mut copies = vec![];
         let mut stmts = vec![];
         for ix in indices {
+            if is_slice(ix) {
+                copies.push(slices.next().expect("one per slice"));
+                continue;
+            }
             let copy = ast::Expr::name(&self.fresh_name(&format!("{name}_i")), ix.span);
             match self.scalar_assign(&copy, super::stmt::Value::Ast(ix)) {
                 Some(k) => stmts.push(crate::ir::Stmt::new(k, ix.span)),
@@ -175,13 +196,34 @@ impl Lowerer<'_, '_> {
         self.pre.extend(stmts);
         let view = ast::Expr {
             kind: ast::ExprKind::Subscript {
-                value: arr.clone(),
+                value: Box::new(arr.clone()),
                 indices: copies,
             },
             span: value.span,
         };
         self.rows.push((name.to_string(), view));
         Some(last)
+    }
+
+    /// The slice `s` with each bound that is known when compiling as its
+    /// number; `None` when a bound is known only at run time.
+    fn constant_bounds(&mut self, s: &ast::Expr) -> Option<ast::Expr> {
+        let ast::ExprKind::Slice { lo, hi, step } = &s.kind else {
+            return None;
+        };
+        let mut part = |p: &Option<Box<ast::Expr>>| -> Option<Option<Box<ast::Expr>>> {
+            let Some(p) = p else {
+                return Some(None);
+            };
+            let v = self.lower_expr(p).and_then(|t| self.known_int(&t.e))?;
+            Some(Some(Box::new(ast::Expr::int(v, p.span))))
+        };
+        let kind = ast::ExprKind::Slice {
+            lo: part(lo)?,
+            hi: part(hi)?,
+            step: part(step)?,
+        };
+        Some(ast::Expr { kind, span: s.span })
     }
 
     /// `name = e` where `e` is an array-valued expression

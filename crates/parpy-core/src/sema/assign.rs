@@ -563,6 +563,11 @@ impl AssignedOnce {
         self.stores(name) || self.passed.iter().any(|(n, k)| n == name && *k < rank)
     }
 
+    /// Records `name` (a fresh one sema adds) as assigned once.
+    pub(super) fn bind_once(&mut self, name: &str) {
+        self.counts.insert(name.to_string(), 1);
+    }
+
     /// Whether the body assigns `name` exactly once.
     pub(super) fn assigns_once(&self, name: &str) -> bool {
         self.counts.get(name) == Some(&1)

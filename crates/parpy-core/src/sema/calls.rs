@@ -422,6 +422,11 @@ impl Lowerer<'_, '_> {
                 self.cumulative_outside_a_slice(name, span);
                 None
             }
+            Builtin::Sort(_) => {
+                self.sort_outside_a_slice(name, span);
+                None
+            }
+            Builtin::SearchSorted => self.searchsorted(name, args, span),
             Builtin::CopyTo => {
                 self.statement_only(&format!("`{name}`"), span);
                 None
@@ -437,6 +442,13 @@ impl Lowerer<'_, '_> {
                     return None;
                 };
                 self.median(name, a, span)
+            }
+            Builtin::Quantile(percent) => {
+                let [a, q] = args else {
+                    self.arity_error(name, "2 arguments", args.len(), span);
+                    return None;
+                };
+                self.quantile(name, a, q, percent, span)
             }
             Builtin::Dot | Builtin::Outer => {
                 let [x, y] = args else {
@@ -614,6 +626,100 @@ impl Lowerer<'_, '_> {
                 )),
         );
         None
+    }
+
+    /// `np.finfo(t).attr` / `np.iinfo(t).attr` (`t` a dtype or `x.dtype`):
+    /// the constant NumPy gives, typed as NumPy types it (a float of `t`
+    /// for `finfo`'s values, a Python int for `iinfo`'s and for `bits`).
+    /// `None` when `call` is not such a call (nothing reported),
+    /// `Some(None)` after an error.
+    pub(super) fn type_info(
+        &mut self,
+        call: &ast::Expr,
+        attr: &str,
+        span: Span,
+    ) -> Option<Option<TExpr>> {
+        let ast::ExprKind::Call { func, args, .. } = &call.kind else {
+            return None;
+        };
+        let path = func.dotted_path().filter(|_| !self.is_local_root(func))?;
+        let float = match path.as_slice() {
+            ["np" | "numpy", "finfo"] => true,
+            ["np" | "numpy", "iinfo"] => false,
+            _ => return None,
+        };
+        let name = if float { "finfo" } else { "iinfo" };
+        let [arg] = args.as_slice() else {
+            self.arity_error(&format!("np.{name}"), "1 argument", args.len(), call.span);
+            return Some(None);
+        };
+        let Some(t) = self.dtype_arg(arg) else {
+            return Some(None);
+        };
+        let fail = |this: &mut Self, msg: String, label: &str| {
+            this.error(Diagnostic::error(msg).at(span, label.to_string()));
+            Some(None)
+        };
+        if float != t.is_float() {
+            let kind = if float { "an inexact" } else { "an integer" };
+            return fail(
+                self,
+                format!("`np.{name}` takes {kind} type, not {}", t.numpy_name()),
+                "NumPy raises a ValueError",
+            );
+        }
+        if attr == "bits" {
+            return Some(Some(self.weak_int(8 * t.size() as i64, span)));
+        }
+        if !float {
+            let (lo, hi) = t.int_bounds().expect("an integer type");
+            let v = match attr {
+                "min" => lo,
+                "max" => hi,
+                _ => {
+                    return fail(
+                        self,
+                        format!("`np.iinfo` has no attribute `{attr}` here"),
+                        "use `min`, `max` or `bits`",
+                    )
+                }
+            };
+            // a Python int; uint64's maximum does not fit one of ours
+            return Some(Some(match i64::try_from(v) {
+                Ok(v) => self.weak_int(v, span),
+                Err(_) => TExpr {
+                    e: Expr::new(ExprKind::Int(v as i64), Type::Scalar(t), span),
+                    weak: false,
+                },
+            }));
+        }
+        // (mantissa bits, minimum exponent, decimal precision)
+        let (m, emin, digits) = match t {
+            ElemTy::F16 => (10, -14, 3),
+            ElemTy::F32 => (23, -126, 6),
+            _ => (52, -1022, 15),
+        };
+        let two = |k: i32| 2f64.powi(k);
+        let v = match attr {
+            "eps" => two(-m),
+            "epsneg" => two(-m - 1),
+            "max" => t.max_finite(),
+            "min" => -t.max_finite(),
+            "tiny" | "smallest_normal" => two(emin),
+            "smallest_subnormal" => two(emin - m),
+            "resolution" => 10f64.powi(-digits),
+            _ => {
+                return fail(
+                    self,
+                    format!("`np.finfo` has no attribute `{attr}` here"),
+                    "use `eps`, `epsneg`, `max`, `min`, `tiny`, `smallest_normal`, `smallest_subnormal`, `resolution` or `bits`",
+                )
+            }
+        };
+        Some(Some(TExpr {
+            e: super::expr::literal(crate::ir::ScalarValue::Float(v), t, span),
+            weak: false,
+        }))
     }
 
     /// The element type named by a dtype argument (`parpy.types.F32`).

@@ -352,6 +352,10 @@ impl Lowerer<'_, '_> {
                     };
                     return self.lower_expr(&whole);
                 }
+                // `np.finfo(t).eps`, `np.iinfo(t).max`, ...: constants
+                if let Some(c) = self.type_info(value, attr, span) {
+                    return c;
+                }
                 // `x.size` and `x.ndim` of an array: constants
                 if let (ast::ExprKind::Name(n), "size" | "ndim") = (&value.kind, attr.as_str()) {
                     if let Some(b) = self.scope.get(n) {
@@ -832,15 +836,10 @@ impl Lowerer<'_, '_> {
             .view_op
             .filter(|(at, _)| *at == e.span)
             .map(|(_, op)| op);
-        if let Some(inner) = subscript_of_a_slice(e) {
-            self.error(
-                Diagnostic::error("indexing a slice again is not supported")
-                    .at(inner, "a slice")
-                    .also(e.span, "indexed again here")
-                    .note("NumPy indexes the slice's own dimensions (`x[1:3][0]` is `x[1]`), not the array's")
-                    .help("write the element or slice of the array in one subscript (`x[1:3][0]` as `x[1]`, `x[2:][1:]` as `x[3:]`)"),
-            );
-            return None;
+        // `x[i, 1:][j]` as `x[i, 1 + j]` (sema::chains)
+        if subscript_of_a_slice(e).is_some() {
+            let flat = self.composed_subscript(e)?;
+            return self.lower_subscript(&flat);
         }
         let (base, idx) = flatten_subscript(e);
         // `x.shape[k]` (and `x.T.shape[k]`)

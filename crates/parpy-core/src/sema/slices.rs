@@ -181,7 +181,7 @@ fn advance(lo: &mut Expr, by: i64, int_ty: ElemTy, span: Span) {
 }
 
 /// Replaces every read of `var` in `e` by `by`.
-fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
+pub(super) fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
     if e.kind == ExprKind::Var(var) {
         *e = by.clone();
         return;
@@ -1367,6 +1367,9 @@ impl Lowerer<'_, '_> {
         if let Some((op, arg)) = self.cumulative_of(value) {
             return self.cumulative_assign(target, op, arg, labels, span);
         }
+        if let Some((argsort, args)) = self.sort_of(value) {
+            return self.sort_assign(target, argsort, &args, labels, span);
+        }
         let from = self.pre.len();
         let (mut ctx, (array, indices, elem, alias), v) = self.slice_sides(target, value)?;
         // reductions with `axis=` compute an element of the right side each
@@ -1499,7 +1502,7 @@ impl Lowerer<'_, '_> {
     /// elementwise context: the context, the element the target stores
     /// (array, indices, element type, re-bound name), and the value.
     #[allow(clippy::type_complexity)]
-    fn slice_sides(
+    pub(super) fn slice_sides(
         &mut self,
         target: &ast::Expr,
         value: &ast::Expr,

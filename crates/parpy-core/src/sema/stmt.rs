@@ -760,6 +760,14 @@ impl Lowerer<'_, '_> {
         if let Some(out) = self.loop_else(s, labels) {
             return out;
         }
+        // a store into a subscript of a slice (`x[i, 1:][j] = v`) as a
+        // store into the one subscript it is (sema::chains)
+        if let Some(flat) = self.composed_target(s) {
+            return match flat {
+                Some(flat) => self.lower_stmt(&flat, labels),
+                None => vec![],
+            };
+        }
         let with_implicit = self.implicit_labels(s, labels);
         let labels = with_implicit.as_slice();
         let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
@@ -1083,9 +1091,12 @@ impl Lowerer<'_, '_> {
         body
     }
 
-    /// An iterable of a `for` loop that is a 1-D array, or a slice with one
-    /// sliced dimension (`x[i, lo:hi]`): its length and its element at the
-    /// hidden index `index` ([`iteration_index`]).
+    /// An iterable of a `for` loop that is an array or a slice of one: its
+    /// length and its element at the hidden index `index`
+    /// ([`iteration_index`]). Python iterates the first dimension of the
+    /// view: the element of a 1-D view is a number, of a matrix `x` the row
+    /// `x[index]` (a row view, as `r = x[i]`), of `x[1:4, ::2]` the view
+    /// `x[1 + index, ::2]`.
     fn element(&mut self, index: &str, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
         let span = iter.span;
         let index = ast::Expr::name(index, span);
@@ -1098,7 +1109,7 @@ impl Lowerer<'_, '_> {
         };
         match &iter.kind {
             ast::ExprKind::Name(_) => match self.array_arg(iter)? {
-                (_, Type::Array { shape, .. }) if shape.len() == 1 => {
+                (_, Type::Array { shape, .. }) if !shape.is_empty() => {
                     Some((shape[0], subscript(iter.clone(), vec![index])))
                 }
                 _ => None,
@@ -1113,7 +1124,7 @@ impl Lowerer<'_, '_> {
                 };
                 // a row (`x[i]` of a matrix) is `x[i, :]`
                 let mut indices: Vec<ast::Expr> = indices.into_iter().cloned().collect();
-                if indices.len() + 1 == shape.len() {
+                while indices.len() < shape.len() {
                     indices.push(ast::Expr {
                         kind: ast::ExprKind::Slice {
                             lo: None,
@@ -1129,7 +1140,7 @@ impl Lowerer<'_, '_> {
                     .filter(|(_, e)| matches!(e.kind, ast::ExprKind::Slice { .. }))
                     .map(|(k, _)| k)
                     .collect();
-                let ([k], true) = (slices.as_slice(), indices.len() == shape.len()) else {
+                let (Some(k), true) = (slices.first(), indices.len() == shape.len()) else {
                     return None;
                 };
                 let ast::ExprKind::Slice { lo, hi, step } = &indices[*k].kind else {
@@ -1309,6 +1320,24 @@ impl Lowerer<'_, '_> {
             true => vec![int(n - 1), int(-1), int(-1)],
         };
         let range = ast::Expr::call(name("range"), bounds, span);
+        // a view target (a row of `x`) re-bound by another loop (`for row
+        // in x:` twice): a view is one name bound once, so the body reads
+        // a fresh name
+        let mut renames = vec![];
+        let values: Vec<TargetValue> = values
+            .into_iter()
+            .map(|((target, at), value)| {
+                if self.rank(&value) == 0 || self.once.assigns_once(&target) {
+                    return ((target, at), value);
+                }
+                let fresh = self.fresh_name(&target);
+                self.once.bind_once(&fresh);
+                renames.push((target, ast::Expr::name(&fresh, at)));
+                ((fresh, at), value)
+            })
+            .collect();
+        let mut body = body.to_vec();
+        super::inline::subst_stmts(&mut body, &renames);
         let mut inner: Vec<ast::Stmt> = values
             .into_iter()
             .map(|((target, at), value)| ast::Stmt {
@@ -1319,7 +1348,7 @@ impl Lowerer<'_, '_> {
                 span: at,
             })
             .collect();
-        inner.extend(body.iter().cloned());
+        inner.extend(body);
         self.for_loop(&index, var_span, &range, &inner, labels)
     }
 
@@ -1523,9 +1552,9 @@ impl Lowerer<'_, '_> {
         if e.is_none() {
             self.error(
                 Diagnostic::error(format!(
-                    "`{what}` takes 1-D arrays, slices with one sliced dimension and ranges"
+                    "`{what}` takes arrays, slices of arrays and ranges"
                 ))
-                .at(x.span, "not a 1-D array, slice or range")
+                .at(x.span, "not an array, slice or range")
                 .help("loop over an index: `for i in range(n):`"),
             );
         }
@@ -1600,7 +1629,7 @@ impl Lowerer<'_, '_> {
             _ => {
                 self.error(
                     Diagnostic::error(
-                        "`for` loops must iterate over `range(...)`, a 1-D array or a 1-D slice",
+                        "`for` loops must iterate over `range(...)`, an array or a slice of one",
                     )
                     .at(iter.span, "not a `range` call")
                     .help("write `for i in range(n):`"),

@@ -3,7 +3,7 @@
 //! check, truthiness, and small constant folding on IR expressions.
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{BinOp, ElemTy, Expr, ExprKind, Type, UnOp};
+use crate::ir::{BinOp, ElemTy, Expr, ExprKind, ScalarValue, Type, UnOp};
 use crate::options::Options;
 
 use super::{Lowerer, TExpr};
@@ -111,17 +111,25 @@ pub(crate) fn widens(src: ElemTy, dst: ElemTy) -> bool {
 
 /// Converts `e` to `ty`, folding literals and skipping no-op conversions.
 pub(crate) fn convert(e: Expr, ty: ElemTy) -> Expr {
+    use crate::ir::eval::round_float;
     if e.ty == Type::Scalar(ty) {
         return e;
     }
     let span = e.span;
+    // a literal converted when compiling: rounded as the conversion rounds
+    // (a float32 literal is a float32 value where it is widened)
+    let round = |v: f64| {
+        let from = e.ty.elem().map_or(v, |t| round_float(v, t));
+        round_float(from, ty)
+    };
     match e.kind {
         ExprKind::Int(v) if ty.is_float() => {
-            Expr::new(ExprKind::Float(v as f64), Type::Scalar(ty), span)
+            let v = round_float(v as f64, ty);
+            Expr::new(ExprKind::Float(v), Type::Scalar(ty), span)
         }
         ExprKind::Int(v) if ty.is_int() => Expr::int(v, ty, span),
         ExprKind::Float(v) if ty.is_float() => {
-            Expr::new(ExprKind::Float(v), Type::Scalar(ty), span)
+            Expr::new(ExprKind::Float(round(v)), Type::Scalar(ty), span)
         }
         ExprKind::Bool(b) if ty.is_int() => Expr::int(i64::from(b), ty, span),
         kind => Expr::new(
@@ -142,6 +150,25 @@ fn flip(op: BinOp) -> BinOp {
         BinOp::Gt => BinOp::Lt,
         BinOp::Ge => BinOp::Le,
         o => o,
+    }
+}
+
+/// The value of an IR expression made of literals, as Python computes it
+/// (`1.0 / 3.0`, `-2 * 0.5`), if it has one.
+pub(crate) fn const_scalar(e: &Expr) -> Option<ScalarValue> {
+    use crate::ir::eval::{self, Mode};
+    match &e.kind {
+        ExprKind::Int(v) => Some(ScalarValue::Int(*v)),
+        ExprKind::Float(v) => Some(ScalarValue::Float(*v)),
+        ExprKind::Bool(b) => Some(ScalarValue::Bool(*b)),
+        ExprKind::Convert { arg } => {
+            eval::convert(const_scalar(arg)?, e.ty.elem()?, Mode::Python).ok()
+        }
+        ExprKind::Unary { op, arg } => eval::unary(*op, const_scalar(arg)?, Mode::Python).ok(),
+        ExprKind::Binary { op, lhs, rhs } => {
+            eval::binary(*op, const_scalar(lhs)?, const_scalar(rhs)?, Mode::Python).ok()
+        }
+        _ => None,
     }
 }
 

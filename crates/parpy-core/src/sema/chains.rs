@@ -1,0 +1,245 @@
+//! Subscripts of slices: `x[i, 1:][j]`, `x[2:8][1:3]`, `x[:, k][i]`, and
+//! the views that make them (`r = x[i, 1:]`, then `r[j]`).
+//!
+//! NumPy indexes a slice's own dimensions: `x[1:][0]` is `x[1]`. Such a
+//! chain is rewritten into the one subscript of the array it reads, each
+//! later index taking the place of the next sliced dimension: an index
+//! `j` of a slice `lo:hi:s` is `lo + s * j`, a slice of a slice is a slice
+//! with composed bounds. NumPy raises an `IndexError` for an index outside
+//! the slice even where the array has an element, so an index must be
+//! known to stay inside the slice: a constant is checked when compiling, a
+//! run-time index must be proven in range by the loops around it
+//! (`ir::range`), or the chain is refused with the subscript to write.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::Type;
+use crate::syntax::ast;
+
+use super::slices::IndexSlot;
+use super::Lowerer;
+
+/// A full slice `:`.
+fn full_slice(span: Span) -> ast::Expr {
+    ast::Expr {
+        kind: ast::ExprKind::Slice {
+            lo: None,
+            hi: None,
+            step: None,
+        },
+        span,
+    }
+}
+
+fn int(v: i64, span: Span) -> Box<ast::Expr> {
+    Box::new(ast::Expr::int(v, span))
+}
+
+/// The slice `lo, lo + step, ...` of `extent` elements as Python writes it
+/// (a stop that would be negative is left out: `-1` counts from the end).
+fn slice_expr(lo: i64, extent: i64, step: i64, span: Span) -> ast::Expr {
+    let hi = lo + step * extent;
+    ast::Expr {
+        kind: ast::ExprKind::Slice {
+            lo: Some(int(lo, span)),
+            hi: (hi >= 0).then(|| int(hi, span)),
+            step: (step != 1).then(|| int(step, span)),
+        },
+        span,
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// The first index and step of a slice of a dimension of `dim` elements
+    /// and its length, when its bounds are known when compiling (`None`
+    /// after an error, or for a window whose start is known only at run
+    /// time, which `what` names in the error).
+    fn constant_slice(&mut self, s: &ast::Expr, dim: i64) -> Option<Option<(i64, i64, i64)>> {
+        let ast::ExprKind::Slice { lo, hi, step } = &s.kind else {
+            return Some(None);
+        };
+        let parts = (lo.as_deref(), hi.as_deref(), step.as_deref());
+        match self.slice_bounds(parts, dim, s.span)? {
+            IndexSlot::Slice {
+                lo,
+                extent,
+                step,
+                rot: 0,
+            } => Some(super::types::const_int(&lo).map(|lo| (lo, step, extent))),
+            _ => Some(None),
+        }
+    }
+
+    /// `s` with its store target rewritten when that is a subscript of a
+    /// slice (`x[i, 1:][j] = v`, `x[2:][:3] += 1`): `None` when it is not,
+    /// `Some(None)` after an error.
+    pub(super) fn composed_target(&mut self, s: &ast::Stmt) -> Option<Option<ast::Stmt>> {
+        let mut c = s.clone();
+        let target = match &mut c.kind {
+            ast::StmtKind::Assign { targets, .. } if targets.len() == 1 => &mut targets[0],
+            ast::StmtKind::AugAssign { target, .. } => target,
+            _ => return None,
+        };
+        super::expr::subscript_of_a_slice(target)?;
+        *target = match self.composed_subscript(target) {
+            Some(t) => t,
+            None => return Some(None),
+        };
+        Some(Some(c))
+    }
+
+    /// `e` (a subscript of a slice, `x[i, 1:][j]`) as the one subscript of
+    /// the array it reads; `None` after an error.
+    pub(super) fn composed_subscript(&mut self, e: &ast::Expr) -> Option<ast::Expr> {
+        let ast::ExprKind::Subscript { value, indices } = &e.kind else {
+            return Some(e.clone());
+        };
+        let inner = match super::expr::subscript_of_a_slice(value) {
+            Some(_) => self.composed_subscript(value)?,
+            None => (**value).clone(),
+        };
+        let (base, first) = super::expr::flatten_subscript(&inner);
+        let refuse = |this: &mut Self, why: &str| {
+            this.error(
+                Diagnostic::error("indexing a slice again is not supported here")
+                    .at(value.span, "a slice")
+                    .also(e.span, "indexed again here")
+                    .note(why.to_string())
+                    .help("write the element or slice of the array in one subscript (`x[1:3][0]` as `x[1]`, `x[2:][1:]` as `x[3:]`)"),
+            );
+            None
+        };
+        let shape = match self.array_arg(base) {
+            Some((_, Type::Array { shape, .. })) if matches!(base.kind, ast::ExprKind::Name(_)) => {
+                shape
+            }
+            _ => {
+                return refuse(
+                    self,
+                    "only a slice of an array argument or a view of one can be indexed again",
+                )
+            }
+        };
+        let odd = |this: &Self, i: &ast::Expr| {
+            matches!(i.kind, ast::ExprKind::Ellipsis) || this.is_new_axis(i)
+        };
+        if first
+            .iter()
+            .copied()
+            .chain(indices.iter())
+            .any(|i| odd(self, i))
+        {
+            return refuse(self, "a chain with `...` or `None` is not rewritten");
+        }
+        let mut out: Vec<ast::Expr> = first.into_iter().cloned().collect();
+        if out.len() > shape.len() {
+            // the error for too many indices comes from lowering it
+            return Some(inner);
+        }
+        while out.len() < shape.len() {
+            out.push(full_slice(value.span));
+        }
+        let sliced: Vec<usize> = (0..out.len())
+            .filter(|&k| matches!(out[k].kind, ast::ExprKind::Slice { .. }))
+            .collect();
+        if indices.len() > sliced.len() {
+            self.error(
+                Diagnostic::error(format!(
+                    "too many indices: this slice has {} dimension{}, indexed with {}",
+                    sliced.len(),
+                    if sliced.len() == 1 { "" } else { "s" },
+                    indices.len()
+                ))
+                .at(e.span, "indexed again here")
+                .note("NumPy raises an IndexError"),
+            );
+            return None;
+        }
+        for (ix, &k) in indices.iter().zip(&sliced) {
+            let Some((lo, step, extent)) = self.constant_slice(&out[k], shape[k])? else {
+                return refuse(
+                    self,
+                    "the slice's start is known only at run time (a window)",
+                );
+            };
+            out[k] = match &ix.kind {
+                ast::ExprKind::Slice { .. } => {
+                    let Some((lo2, step2, n)) = self.constant_slice(ix, extent)? else {
+                        return refuse(
+                            self,
+                            "a window of a slice (bounds known only at run time) is not rewritten",
+                        );
+                    };
+                    slice_expr(lo + step * lo2, n, step * step2, ix.span)
+                }
+                _ => self.index_into_slice(ix, (lo, step, extent), e.span)?,
+            };
+        }
+        Some(ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: Box::new(base.clone()),
+                indices: out,
+            },
+            span: e.span,
+        })
+    }
+
+    /// The array index of element `ix` of the slice `lo, lo + step, ...` of
+    /// `extent` elements (Python's negative indices count from its end).
+    fn index_into_slice(
+        &mut self,
+        ix: &ast::Expr,
+        (lo, step, extent): (i64, i64, i64),
+        at: Span,
+    ) -> Option<ast::Expr> {
+        let span = ix.span;
+        let t = self.lower_expr(ix)?;
+        let i = self.index_value(t, "an index")?;
+        let bin = |op, l, r| ast::Expr::binary(op, l, r, span);
+        use crate::ir::BinOp::{Add, Mul};
+        if let Some(c) = self.known_int(&i) {
+            let k = if c < 0 { c + extent } else { c };
+            if !(0..extent).contains(&k) {
+                self.error(
+                    Diagnostic::error(format!(
+                        "index {c} is out of bounds for a slice of {extent} element{}",
+                        if extent == 1 { "" } else { "s" }
+                    ))
+                    .at(span, "out of bounds")
+                    .also(at, "this slice")
+                    .note("NumPy raises an IndexError"),
+                );
+                return None;
+            }
+            return Some(ast::Expr::int(lo + step * k, span));
+        }
+        let r = self.range(&i);
+        let (j, shift) = match r {
+            Some(r) if r.lo >= 0 && r.hi < extent as i128 => (ix.clone(), 0),
+            Some(r) if r.lo >= -(extent as i128) && r.hi < 0 => (ix.clone(), extent),
+            _ => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "this index is not known to stay inside the slice it indexes (of {extent} element{})",
+                        if extent == 1 { "" } else { "s" }
+                    ))
+                    .at(span, "an index of a slice")
+                    .also(at, "the subscript")
+                    .note("NumPy raises an IndexError for an index outside the slice, even where the array has an element there")
+                    .help(format!(
+                        "index the array itself (the element `j` of `lo:hi:s` is `lo + s * j`), or loop over `range({extent})`"
+                    )),
+                );
+                return None;
+            }
+        };
+        // lo + step * (j + shift)
+        let scaled = match step {
+            1 => j,
+            s => bin(Mul, *int(s, span), j),
+        };
+        Some(match lo + step * shift {
+            0 => scaled,
+            c => bin(Add, *int(c, span), scaled),
+        })
+    }
+}

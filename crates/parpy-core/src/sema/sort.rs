@@ -1,0 +1,376 @@
+//! `y[i, :] = np.sort(s)` and `y[i, :] = np.argsort(s, kind='stable')` of
+//! a 1-D slice `s`, as the whole right side of a slice assignment, and
+//! `np.searchsorted(s, v, side)` (NumPy's binary search, at the end).
+//!
+//! Jit code does not call a sort: the elements go into a local array
+//! (`Lowerer::materialize`, so the destination may be the slice itself),
+//! and each element is stored at its rank, the number of elements that
+//! sort before it (n² comparisons: at most [`SORT_MAX`] elements). The
+//! order is NumPy's: NaN after every number; equal elements keep their
+//! order, which is what a stable sort gives (so `argsort` needs
+//! `kind='stable'`: NumPy's default sort may order equal elements either
+//! way, and their indices differ; their values do not, but for `-0.0` and
+//! `0.0`, which NumPy's default sort may also swap).
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{BinOp, ElemTy, Expr, ExprKind, ForLoop, Place, Stmt, StmtKind, Type, VarKind};
+use crate::syntax::ast;
+
+use super::types::convert;
+use super::{Lowerer, TExpr};
+
+/// The most elements a sort ranks (16 M comparisons).
+const SORT_MAX: i64 = 4096;
+
+impl Lowerer<'_, '_> {
+    /// `np.sort(s, ...)` / `np.argsort(s, ...)` / `s.argsort(...)`: whether
+    /// it is an argsort, and its arguments in the order of its Python
+    /// signature (`keywords.rs` has put them there): `a`, `axis`, `kind`,
+    /// `order`, `stable`.
+    pub(super) fn sort_of(&self, e: &ast::Expr) -> Option<(bool, Vec<ast::Expr>)> {
+        let ast::ExprKind::Call { func, args, .. } = &e.kind else {
+            return None;
+        };
+        match (&func.kind, self.builtin_of(func)) {
+            (_, Some(crate::resolve::Builtin::Sort(arg))) => Some((arg, args.clone())),
+            // the method: its array first
+            (ast::ExprKind::Attr { value, attr }, None)
+                if attr == "argsort" && self.is_local_value(value) =>
+            {
+                let mut all = vec![(**value).clone()];
+                all.extend(args.iter().cloned());
+                Some((true, all))
+            }
+            _ => None,
+        }
+    }
+
+    /// `np.sort` / `np.argsort` where no slice assignment takes its array.
+    pub(super) fn sort_outside_a_slice(&mut self, name: &str, span: Span) {
+        self.error(
+            Diagnostic::error(format!(
+                "`{name}` gives an array: parpy computes it only as the whole right side of a slice assignment"
+            ))
+            .at(span, "an array here")
+            .help(format!("assign it to a slice of an array argument: `y[i, :] = {name}(x[i, :])`")),
+        );
+    }
+
+    /// `target = np.sort(args[0])` (`argsort`: the indices that sort it).
+    pub(super) fn sort_assign(
+        &mut self,
+        target: &ast::Expr,
+        argsort: bool,
+        args: &[ast::Expr],
+        labels: &[(String, Span)],
+        span: Span,
+    ) -> Option<Vec<Stmt>> {
+        let name = if argsort { "np.argsort" } else { "np.sort" };
+        let Some(arg) = args.first().filter(|_| args.len() <= 5) else {
+            self.arity_error(name, "1 to 5 arguments", args.len(), span);
+            return None;
+        };
+        let stable = self.sort_params(name, &args[1..])?;
+        if let Some((_, at)) = labels.first() {
+            self.error(
+                Diagnostic::error(format!("`{name}` runs in order and takes no label"))
+                    .at(*at, "this label")
+                    .help("label a loop around the statement (each row sorted in parallel)"),
+            );
+            return None;
+        }
+        if argsort && !stable {
+            self.error(
+                Diagnostic::error("`np.argsort` needs `kind='stable'` here")
+                    .at(span, "NumPy's default sort")
+                    .note("NumPy's default sort may put equal elements in either order: their indices would differ from parpy's")
+                    .help("write `np.argsort(s, kind='stable')` (or `stable=True`): NumPy's order of equal elements is then theirs in `s`, as parpy's"),
+            );
+            return None;
+        }
+        let from = self.pre.len();
+        let (ctx, (array, indices, elem, alias), v) = self.slice_sides(target, arg)?;
+        let extents = ctx.extents()?.to_vec();
+        let [n] = extents[..] else {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of a {}-dimensional slice is not supported",
+                    extents.len()
+                ))
+                .at(arg.span, "not 1-D")
+                .help(format!(
+                    "sort one row at a time (`y[i, :] = {name}(x[i, :])`)"
+                )),
+            );
+            return None;
+        };
+        if n > SORT_MAX {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of {n} elements is not supported (at most {SORT_MAX})"
+                ))
+                .at(arg.span, format!("{n} elements"))
+                .note("jit code sorts by counting each element's rank, n² comparisons, in a local copy")
+                .help("sort the data outside the kernel, or sort smaller windows"),
+            );
+            return None;
+        }
+        let et = self.scalar_elem(&v)?;
+        let mut inner = self.sink_dependent(from, ctx.vars());
+        let mut e = v.e;
+        let j = self.materialize((ctx.vars(), &extents), &mut inner, &mut e, et, span);
+        let ExprKind::Index { array: tmp, .. } = e.kind else {
+            return None;
+        };
+        let int_ty = self.opts.int_type;
+        let (et_ty, it, bt) = (
+            Type::Scalar(et),
+            Type::Scalar(int_ty),
+            Type::Scalar(ElemTy::Bool),
+        );
+        let k = self.new_var("k", it.clone(), VarKind::LoopIndex, span);
+        let rank = self.new_var("rank", it.clone(), VarKind::Local, span);
+        let var = |id, ty: &Type| Expr::var(id, ty.clone(), span);
+        let read = |at| {
+            Expr::new(
+                ExprKind::Index {
+                    array: tmp,
+                    indices: vec![var(at, &it)],
+                },
+                et_ty.clone(),
+                span,
+            )
+        };
+        let bin = |op, l, r, ty: &Type| Expr::binary(op, l, r, ty.clone(), span);
+        let (w, x) = (read(k), read(j));
+        // w sorts before x: smaller, or equal and earlier; a NaN after
+        // every number, NaNs equal
+        let (less, equal) = match et.is_float() {
+            true => {
+                let nan = |a: &Expr| bin(BinOp::Ne, a.clone(), a.clone(), &bt);
+                let num = |a: &Expr| bin(BinOp::Eq, a.clone(), a.clone(), &bt);
+                let lt = bin(BinOp::Lt, w.clone(), x.clone(), &bt);
+                let num_before_nan = bin(BinOp::And, num(&w), nan(&x), &bt);
+                let eq = bin(BinOp::Eq, w.clone(), x.clone(), &bt);
+                let both_nan = bin(BinOp::And, nan(&w), nan(&x), &bt);
+                (
+                    bin(BinOp::Or, lt, num_before_nan, &bt),
+                    bin(BinOp::Or, eq, both_nan, &bt),
+                )
+            }
+            false => (
+                bin(BinOp::Lt, w.clone(), x.clone(), &bt),
+                bin(BinOp::Eq, w, x.clone(), &bt),
+            ),
+        };
+        let earlier = bin(BinOp::Lt, var(k, &it), var(j, &it), &bt);
+        let before = bin(BinOp::Or, less, bin(BinOp::And, equal, earlier, &bt), &bt);
+        let count = Stmt::assign_var(
+            rank,
+            bin(BinOp::Add, var(rank, &it), convert(before, int_ty), &it),
+            span,
+        );
+        let int = |c| Expr::int(c, int_ty, span);
+        let counting = ForLoop::sequential(k, int(0), int(n), vec![count]);
+        // the destination at the rank: its slice's counter replaced
+        let mut at = indices;
+        let by = var(rank, &it);
+        for ix in &mut at {
+            super::slices::substitute(ix, ctx.vars()[0], &by);
+        }
+        let value = match argsort {
+            true => TExpr {
+                e: var(j, &it),
+                weak: false,
+            },
+            false => TExpr { e: x, weak: false },
+        };
+        let value = self.store_convert(value, elem, target.span)?;
+        let store = match alias {
+            Some(sel) => self.alias_store(sel, at, value, span),
+            None => StmtKind::Assign {
+                dst: Place::Index { array, indices: at },
+                value,
+            },
+        };
+        let body = vec![
+            Stmt::assign_var(rank, int(0), span),
+            Stmt::new(StmtKind::For(Box::new(counting)), span),
+            Stmt::new(store, span),
+        ];
+        let ranking = ForLoop::sequential(j, int(0), int(n), body);
+        Some(vec![Stmt::new(StmtKind::For(Box::new(ranking)), span)])
+    }
+
+    /// Checks the parameters after the array of a sort of a 1-D slice
+    /// (`axis` -1, 0 or `None`, `order=None`); whether `kind` / `stable`
+    /// ask for a stable sort. `None` after an error.
+    fn sort_params(&mut self, name: &str, params: &[ast::Expr]) -> Option<bool> {
+        let mut stable = false;
+        for (param, v) in ["axis", "kind", "order", "stable"].into_iter().zip(params) {
+            let ok = match (param, &v.kind) {
+                (_, ast::ExprKind::None) => true,
+                ("axis", _) => matches!(
+                    self.lower_expr(v).and_then(|t| self.known_int(&t.e)),
+                    Some(-1 | 0)
+                ),
+                ("kind", ast::ExprKind::Str(s)) => {
+                    stable |= s == "stable" || s == "mergesort";
+                    true
+                }
+                ("stable", ast::ExprKind::Bool(b)) => {
+                    stable |= *b;
+                    true
+                }
+                _ => false,
+            };
+            if !ok {
+                self.error(
+                    Diagnostic::error(format!("`{param}` of `{name}` is not supported here"))
+                        .at(v.span, "not supported")
+                        .note("parpy sorts a 1-D slice: `axis` -1, 0 or None, `kind` a string, `stable` a bool, no `order`"),
+                );
+                return None;
+            }
+        }
+        Some(stable)
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// `np.searchsorted(a, v, side)` of a 1-D slice `a` and a number `v`:
+    /// NumPy's binary search (the same steps, so an unsorted `a` gives
+    /// NumPy's index too), comparing in the common type of `a` and `v`
+    /// with NaN after every number; an index of the default integer type.
+    pub(super) fn searchsorted(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        let (arg, key, side) = match args {
+            [a, v] => (a, v, None),
+            [a, v, s] => (a, v, Some(s)),
+            _ => {
+                self.arity_error(name, "2 or 3 arguments", args.len(), span);
+                return None;
+            }
+        };
+        let right = match side.map(|s| &s.kind) {
+            None => false,
+            Some(ast::ExprKind::Str(s)) if s == "left" => false,
+            Some(ast::ExprKind::Str(s)) if s == "right" => true,
+            Some(_) => {
+                self.error(
+                    Diagnostic::error(format!("the `side` of `{name}` is 'left' or 'right'"))
+                        .at(side.map_or(span, |s| s.span), "not 'left' or 'right'")
+                        .note("NumPy raises a ValueError"),
+                );
+                return None;
+            }
+        };
+        self.sequential_only(name)?;
+        let key = self.lower_expr(key)?;
+        let from = self.pre.len();
+        let (elem, ctx) = self.lower_reduced(arg);
+        let (ctx, elem) = (ctx?, elem?);
+        let n = match ctx.extents() {
+            Some([n]) => *n,
+            _ => {
+                self.error(
+                    Diagnostic::error(format!("`{name}` searches a 1-D slice"))
+                        .at(arg.span, "not a 1-D slice")
+                        .help(format!("search one row at a time (`{name}(x[i, :], v)`)")),
+                );
+                return None;
+            }
+        };
+        let et = self.scalar_elem(&elem)?;
+        let mut inner = self.sink_dependent(from, ctx.vars());
+        let mut e = elem.e;
+        let j = match inner.is_empty() {
+            true => ctx.vars()[0],
+            // (elements that need statements of their own: copied first)
+            false => self.materialize((ctx.vars(), &[n]), &mut inner, &mut e, et, span),
+        };
+        let int_ty = self.opts.int_type;
+        let it = Type::Scalar(int_ty);
+        let (lo, hi, mid) = (
+            self.new_var("lo", it.clone(), VarKind::Local, span),
+            self.new_var("hi", it.clone(), VarKind::Local, span),
+            self.new_var("mid", it.clone(), VarKind::Local, span),
+        );
+        let var = |id| Expr::var(id, it.clone(), span);
+        let int = |c| Expr::int(c, int_ty, span);
+        let bin = |op, l, r| Expr::binary(op, l, r, it.clone(), span);
+        // the element at `mid` and the key, each read once a step
+        super::slices::substitute(&mut e, j, &var(mid));
+        let kt = self.scalar_elem(&key)?;
+        let k = self.new_var("key", Type::Scalar(kt), VarKind::Local, span);
+        self.pre.push(Stmt::assign_var(k, key.e, span));
+        let key = TExpr {
+            e: Expr::var(k, Type::Scalar(kt), span),
+            weak: key.weak,
+        };
+        let mv = self.new_var("mid_value", Type::Scalar(et), VarKind::Local, span);
+        let mid_val = TExpr {
+            e: Expr::var(mv, Type::Scalar(et), span),
+            weak: false,
+        };
+        // NumPy's `less` (a NaN after every number); side='right' goes on
+        // while not less(key, mid)
+        let less = |this: &mut Self, a: TExpr, b: TExpr| -> Option<Expr> {
+            let lt = this.binary(BinOp::Lt, a.clone(), b.clone(), span)?;
+            if !et.is_float() && !kt.is_float() {
+                return Some(lt.e);
+            }
+            let b_nan = this.binary(BinOp::Ne, b.clone(), b, span)?;
+            let a_num = this.binary(BinOp::Eq, a.clone(), a, span)?;
+            let both = this.binary(BinOp::And, b_nan, a_num, span)?;
+            Some(this.binary(BinOp::Or, lt, both, span)?.e)
+        };
+        let go_right = match right {
+            false => less(self, mid_val, key)?,
+            true => {
+                let l = less(self, key, mid_val)?;
+                let not = ExprKind::Unary {
+                    op: crate::ir::UnOp::Not,
+                    arg: Box::new(l),
+                };
+                Expr::new(not, Type::Scalar(ElemTy::Bool), span)
+            }
+        };
+        let half = bin(BinOp::Shr, bin(BinOp::Sub, var(hi), var(lo)), int(1));
+        let mut body = vec![Stmt::assign_var(mid, bin(BinOp::Add, var(lo), half), span)];
+        body.extend(inner);
+        body.push(Stmt::assign_var(mv, e, span));
+        body.push(Stmt::new(
+            StmtKind::If {
+                cond: go_right,
+                then_body: vec![Stmt::assign_var(
+                    lo,
+                    bin(BinOp::Add, var(mid), int(1)),
+                    span,
+                )],
+                else_body: vec![Stmt::assign_var(hi, var(mid), span)],
+            },
+            span,
+        ));
+        let cond = Expr::binary(
+            BinOp::Lt,
+            var(lo),
+            var(hi),
+            Type::Scalar(ElemTy::Bool),
+            span,
+        );
+        self.pre.extend([
+            Stmt::assign_var(lo, int(0), span),
+            Stmt::assign_var(hi, int(n), span),
+            Stmt::new(StmtKind::While { cond, body }, span),
+        ]);
+        Some(TExpr {
+            e: var(lo),
+            weak: false,
+        })
+    }
+}

@@ -1,0 +1,104 @@
+"""`y[i, :] = np.sort(s)` and `y[i, :] = np.argsort(s, kind='stable')` of a
+1-D slice inside jit code: NumPy's result on every backend (NaN after every
+number, equal elements in their order), also in place (`x[i, :] =
+np.sort(x[i, :])`) and of computed slices. The default `np.argsort`, whose
+order of equal elements NumPy leaves open, is refused. Compared with plain
+Python."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import check_gpu_code, cpu_opts, run_both
+
+N = 4
+
+
+def _par():
+    return cpu_opts({'i': parpy.threads(N)})
+
+
+@parpy.jit
+def sorted_rows(x, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :] = np.sort(x[i, :])
+        z[i, :] = np.argsort(x[i, :], kind='stable')
+
+
+@parpy.jit
+def sort_in_place(x, N):
+    parpy.label('i')
+    for i in range(N):
+        x[i, :] = np.sort(x[i, :])
+
+
+@parpy.jit
+def sort_computed(x, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 1:] = np.sort(np.abs(x[i, ::2]) - 1.0)
+        z[i, :] = x[i, 1:].argsort(stable=True)
+
+
+def _values(rng, dtype, n):
+    if np.dtype(dtype).kind in "iub":
+        # few distinct values: ties
+        return rng.integers(0, 5, (N, n)).astype(dtype)
+    x = (rng.standard_normal((N, n)) * 10).astype(dtype)
+    if n > 3:
+        x[1, n // 2] = np.nan
+        x[1, 0] = np.nan
+        x[2, :3] = x[2, 3]  # ties
+        x[3, 0] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32, np.uint8,
+                                   np.int64, np.bool_], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("n", [1, 2, 7, 64, 101])
+def test_sorts_are_numpys(dtype, n):
+    x = _values(np.random.default_rng(n), dtype, n)
+    y, z = run_both(sorted_rows, [x, np.zeros((N, n), dtype), np.zeros((N, n), np.int64), N], _par(),
+                    rtol=0, atol=0)[1:3]
+    assert np.array_equal(y, np.sort(x, axis=1), equal_nan=True)
+    assert np.array_equal(z, np.argsort(x, axis=1, kind='stable'))
+    out = run_both(sort_in_place, [x, N], _par(), rtol=0, atol=0)[0]
+    assert np.array_equal(out, np.sort(x, axis=1), equal_nan=True)
+
+
+def test_sorts_of_computed_slices():
+    x = _values(np.random.default_rng(3), np.float64, 9)
+    run_both(sort_computed, [x, np.zeros((N, 6)), np.zeros((N, 8), np.int64), N], _par(), rtol=0, atol=0)
+
+
+@parpy.jit
+def default_argsort(x, z):
+    z[:] = np.argsort(x)
+
+
+@parpy.jit
+def sort_as_value(x, y):
+    y[0] = np.sort(x)[0]
+
+
+@parpy.jit
+def labelled_sort(x, y):
+    parpy.label('j')
+    y[:] = np.sort(x)
+
+
+def test_misuse_is_refused_at_the_line():
+    x = np.zeros(5)
+    with pytest.raises(parpy.CompileError, match="`np.argsort` needs `kind='stable'` here"):
+        default_argsort(x, np.zeros(5, np.int64), opts=cpu_opts())
+    with pytest.raises(parpy.CompileError, match="`np.sort` gives an array: parpy computes it only as"):
+        sort_as_value(x, np.zeros(1), opts=cpu_opts())
+    with pytest.raises(parpy.CompileError, match="`np.sort` runs in order and takes no label"):
+        labelled_sort(x, np.zeros(5), opts=cpu_opts({'j': parpy.threads(5)}))
+
+
+def test_sorts_compile_for_cuda_and_metal():
+    check_gpu_code(sorted_rows, lambda backend: [np.zeros((N, 9), np.float32), np.zeros((N, 9), np.float32),
+                                                 np.zeros((N, 9), np.int64), N],
+                   {'i': parpy.threads(N)}, "sorted_rows")
