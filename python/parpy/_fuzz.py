@@ -132,6 +132,9 @@ FEATURES = [
     # `np.diagonal(s, 0, -2, -1)` and `np.trace(s)` of those reduced
     # (stop 32: views without a copy; a roll written over what it reads)
     "views",
+    # `x[i, 2:9][1:4]`: a slice of a slice, which indexes the first one's
+    # elements (stop 33: composed into one subscript)
+    "chains",
 ]
 
 # the ufunc of each operator (`ufunc_names`)
@@ -734,8 +737,14 @@ class Gen:
                 idx.append(self.index_any(sc, n).text)
         if own and len(a.shape) - 1 < min(a.depth, sc.depth):
             return None
-        idx.append(self.slice_text(a.shape[-1], length, spelled=True))
-        fk = kind(a.dtype) == "f"
+        n, fk = a.shape[-1], kind(a.dtype) == "f"
+        if n > length and self.on("chains", 0.35):
+            # a longer slice, then `length` of its elements
+            m = self.r.randrange(length + 1, n + 1)
+            idx.append(self.slice_text(n, m, spelled=True))
+            inner = self.slice_text(m, length, spelled=True)
+            return f"{a.name}[{', '.join(idx)}][{inner}]", a.dtype, fk and a.role == "out"
+        idx.append(self.slice_text(n, length, spelled=True))
         return f"{a.name}[{', '.join(idx)}]", a.dtype, fk and a.role == "out"
 
     def axis_reduce_of(self, sc: Scope, k: str,
