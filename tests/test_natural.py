@@ -1362,3 +1362,42 @@ def early_exit(x, y, N):
 
 def test_return_none_is_a_bare_return():
     run_both(early_exit, [np.arange(4.0), np.zeros(4), 4], cpu_opts({'i': parpy.threads(4)}))
+
+
+# --------------------------------------------------------------------------
+# np.linalg.norm(v, ord) of a vector and math.log(x, base): NumPy's and
+# Python's formulas (were refused: "supports only `ord=None`", "`math.log`
+# takes 1 argument")
+
+
+@parpy.jit
+def vector_norms(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.linalg.norm(x[i, :], 1)
+        y[i, 1] = np.linalg.norm(x[i, :], np.inf)
+        y[i, 2] = np.linalg.norm(x[i, :], -np.inf)
+        y[i, 3] = np.linalg.norm(x[i, :], 0)
+        y[i, 4] = np.linalg.norm(x[i, :], 3)
+        y[i, 5] = np.linalg.norm(x[i, :], ord=0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32],
+                         ids=lambda d: np.dtype(d).name)
+def test_vector_norms_of_an_ord_are_numpys(dtype):
+    x = (rng(11).standard_normal((4, 9)) * 3).astype(dtype)
+    x[1, :3] = 0
+    rt = np.linalg.norm(x[0], 1).dtype
+    run_both(vector_norms, [x, np.zeros((4, 6), rt), 4], cpu_opts({'i': parpy.threads(4)}),
+             rtol=0, atol=0)
+
+
+@parpy.jit
+def logs_of_a_base(x, y, N):
+    for i in range(N):
+        y[i] = math.log(x[i], 2) + math.log(x[i] + 1.0, 10.0)
+
+
+def test_math_log_of_a_base_is_pythons():
+    x = rng(12).random(6) * 100 + 0.5
+    run_both(logs_of_a_base, [x, np.zeros(6), 6], cpu_opts(), rtol=0, atol=0)

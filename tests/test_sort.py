@@ -102,3 +102,18 @@ def test_sorts_compile_for_cuda_and_metal():
     check_gpu_code(sorted_rows, lambda backend: [np.zeros((N, 9), np.float32), np.zeros((N, 9), np.float32),
                                                  np.zeros((N, 9), np.int64), N],
                    {'i': parpy.threads(N)}, "sorted_rows")
+
+
+@parpy.jit
+def sort_methods(x, N):
+    parpy.label('i')
+    for i in range(N):
+        r = x[i]
+        r[2:].sort(kind='stable')
+        x[i, :2].sort()
+
+
+def test_the_sort_method_sorts_in_place():
+    x = _values(np.random.default_rng(9), np.float32, 11)
+    out = run_both(sort_methods, [x, N], _par(), rtol=0, atol=0)[0]
+    assert np.array_equal(out[:, 2:], np.sort(x[:, 2:], axis=1), equal_nan=True)

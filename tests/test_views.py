@@ -146,3 +146,19 @@ def test_too_many_indices_for_a_slice_is_an_error():
 def test_views_compile_for_cuda_and_metal():
     check_gpu_code(tail_stats, lambda backend: [np.zeros((6, 9), np.float32), np.zeros((6, 3), np.float32), 6],
                    {'i': parpy.threads(6)}, "tail_stats")
+
+
+@parpy.jit
+def iterate_chains(x, y, N):
+    for i in range(N):
+        s = 0.0
+        for v in x[i, 1:][::2]:
+            s = s * 2.0 + v
+        y[i] = s + sum(v for v in x[i, 2:8][1:4] if v > 0)
+
+
+def test_loops_over_slices_of_slices():
+    # (found by the fuzzer's `chains`: a generator over `x[i, 2:26][7:9]`
+    # was refused)
+    x = np.random.default_rng(8).standard_normal((5, 9))
+    run_both(iterate_chains, [x, np.zeros(5), 5], cpu_opts(), rtol=0, atol=0)

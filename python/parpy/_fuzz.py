@@ -135,6 +135,10 @@ FEATURES = [
     # `x[i, 2:9][1:4]`: a slice of a slice, which indexes the first one's
     # elements (stop 33: composed into one subscript)
     "chains",
+    # `np.median(s)`, `np.percentile(s, q)`, `np.quantile(s, q)`,
+    # `np.argmax(s)`, `np.argmin(s)` of a slice (stop 33: NumPy's values bit
+    # for bit, found by counting)
+    "order_stats",
 ]
 
 # the ufunc of each operator (`ufunc_names`)
@@ -935,6 +939,16 @@ class Gen:
             cond = f" if v > {r.choice(['0', '1'])}" if kind(dt) in "iuf" and r.random() < 0.4 else ""
             t = "int64" if dt == "bool" else dt
             return E(f"sum(v for v in {text}{cond})", t, approx=kind(dt) == "f" or approx)
+        if label is None and not axis and not multi and kind(dt) in "iuf" \
+                and self.on("order_stats", 0.25):
+            f = r.choice(["median", "percentile", "quantile", "argmax", "argmin"])
+            if f in ("argmax", "argmin"):
+                return E(f"np.{f}({text})", "int64", approx=approx)
+            q = {"median": "", "percentile": f", {r.choice(['0', '25', '50', '90.5', '100'])}",
+                 "quantile": f", 0.{r.randrange(10)}"}[f]
+            with np.errstate(all="ignore"):
+                t = _type_of(np.median(np.ones(2, dtype=np.dtype(dt))))
+            return E(f"np.{f}({text}{q})", t or dt, approx=approx)
         if not axis and not multi:
             if label is None and n >= 2 and kind(dt) in "iuf" and self.on("views", 0.15):
                 # an element of a computed array: the expression there (no
@@ -1246,9 +1260,11 @@ class Gen:
         if e is None:
             return
         name = self.fresh("t")
-        # (a generator's loop is sequential: it takes no label)
+        # (a generator's loop is sequential: it takes no label; nor do the
+        # counting searches of `order_stats`)
+        sequential = e.text.startswith(("np.median", "np.percentile", "np.quantile", "np.argm"))
         if sc.nest is not None and " for v in " not in e.text and not e.text.endswith("]") \
-                and self.r.random() < 0.6:
+                and not sequential and self.r.random() < 0.6:
             self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
         self.emit(ind, f"{name} = {e.text}")
         sc.vars[name] = E(name, e.t, approx=e.approx)

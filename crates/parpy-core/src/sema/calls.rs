@@ -392,6 +392,7 @@ impl Lowerer<'_, '_> {
             Builtin::NanVar | Builtin::NanStd if args.len() == 2 => {
                 self.nan_variance(&args[0], Some(&args[1]), b == Builtin::NanStd, span)
             }
+            Builtin::Norm if args.len() == 2 => self.norm_ord(&args[0], &args[1], span),
             Builtin::Mean
             | Builtin::Var
             | Builtin::Std
@@ -790,6 +791,12 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        // `math.log(x, base)`: Python's `log(x) / log(base)`
+        if let (MathFn::Log, "math.log", [x, base]) = (f, name, args) {
+            let num = self.math_call(f, name, std::slice::from_ref(x), span)?;
+            let den = self.math_call(f, name, std::slice::from_ref(base), span)?;
+            return self.binary(BinOp::Div, num, den, span);
+        }
         let mut vals = self.operands(name, f.arity(), args, span)?;
         let mut ty = self.scalar_elem(&vals[0])?;
         let mut weak = vals[0].weak;
@@ -1151,6 +1158,82 @@ impl Lowerer<'_, '_> {
     /// `np.linalg.norm(v)` of a 1-D vector: `sqrt(dot(v, v))`, integers
     /// and bools as float64 (NumPy converts them first); with `axis=`, the
     /// square root of `np.sum(v * v, axis)`.
+    /// `np.linalg.norm(v, ord)` of a vector, `ord` a number known when
+    /// compiling: NumPy's formula for it (2: the dot product's; 1: the
+    /// sum of `abs`; inf / -inf: the max / min of `abs`; 0: the count of
+    /// non-zeros, in the float type; otherwise the sum of `abs(v) ** ord`
+    /// to the power `1 / ord` computed in the float type).
+    fn norm_ord(&mut self, v: &ast::Expr, ord: &ast::Expr, span: Span) -> Option<TExpr> {
+        let p = self.known_number(ord, "the `ord` of `np.linalg.norm`")?;
+        if self.axis.is_some() || self.rank(v) != 1 {
+            self.error(
+                Diagnostic::error("`np.linalg.norm` with an `ord` is supported for vectors only")
+                    .at(ord.span, "an `ord`")
+                    .help("take the norm of one row at a time (`np.linalg.norm(x[i, :], ord)`)"),
+            );
+            return None;
+        }
+        if p == 2.0 {
+            return self.norm(v, span);
+        }
+        // NumPy converts integers to float64 first
+        let v = ast::Expr::binary(BinOp::Mul, v.clone(), ast::Expr::float(1.0, span), span);
+        let abs = |_: &mut Self, e: TExpr| Some(math_of(MathFn::Abs, e, span));
+        let rule = super::slices::AccRule::NumPy;
+        let op = match p {
+            f64::INFINITY => ReduceOp::Max,
+            f64::NEG_INFINITY => ReduceOp::Min,
+            _ => ReduceOp::Sum,
+        };
+        let (sum, _, _) = match p {
+            0.0 => self.reduction_mapped(op, &v, span, rule, &|_, e| {
+                let ty = e.e.ty.elem()?;
+                let zero = convert(
+                    Expr::new(ExprKind::Float(0.0), Type::Scalar(ElemTy::F64), span),
+                    ty,
+                );
+                let nonzero = Expr::binary(BinOp::Ne, e.e, zero, Type::Scalar(ElemTy::Bool), span);
+                Some(TExpr {
+                    e: convert(nonzero, ty),
+                    weak: false,
+                })
+            })?,
+            _ if p == 1.0 || p.is_infinite() => self.reduction_mapped(op, &v, span, rule, &abs)?,
+            _ => self.reduction_mapped(op, &v, span, rule, &|this, e| {
+                let ty = e.e.ty.elem()?;
+                let pw = TExpr {
+                    e: convert(
+                        Expr::new(ExprKind::Float(p), Type::Scalar(ElemTy::F64), span),
+                        ty,
+                    ),
+                    weak: false,
+                };
+                this.binary(BinOp::Pow, math_of(MathFn::Abs, e, span), pw, span)
+            })?,
+        };
+        if matches!(p, 0.0 | 1.0) || p.is_infinite() {
+            return Some(sum);
+        }
+        // `ret **= np.reciprocal(ord, dtype=ret.dtype)`
+        let ty = self.scalar_elem(&sum)?;
+        let f = |v: f64| {
+            convert(
+                Expr::new(ExprKind::Float(v), Type::Scalar(ElemTy::F64), span),
+                ty,
+            )
+        };
+        let recip = Expr::binary(BinOp::Div, f(1.0), f(p), Type::Scalar(ty), span);
+        self.binary(
+            BinOp::Pow,
+            sum,
+            TExpr {
+                e: recip,
+                weak: false,
+            },
+            span,
+        )
+    }
+
     fn norm(&mut self, v: &ast::Expr, span: Span) -> Option<TExpr> {
         // `v * 1.0`: exact for floats, float64 for integers (NEP 50)
         let v = ast::Expr::binary(BinOp::Mul, v.clone(), ast::Expr::float(1.0, span), span);

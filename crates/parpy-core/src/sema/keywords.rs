@@ -133,7 +133,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         Builtin::CountNonzero => &[A, AXIS, KEEPDIMS],
         Builtin::Norm => &[
             ("x", How::Req),
-            ("ord", How::Fixed(Dflt::None)),
+            ("ord", How::Opt(Dflt::None)),
             AXIS,
             KEEPDIMS,
         ],
@@ -253,6 +253,8 @@ pub(super) fn method_builtin(attr: &str) -> Option<Builtin> {
         "cumsum" => Builtin::Cumulative(ReduceOp::Sum),
         "cumprod" => Builtin::Cumulative(ReduceOp::Prod),
         "argsort" => Builtin::Sort(true),
+        // (in place: `stmt.rs` rewrites the statement `s.sort(...)`)
+        "sort" => Builtin::Sort(false),
         "searchsorted" => Builtin::SearchSorted,
         "dot" => Builtin::Dot,
         "clip" => Builtin::Clip,

@@ -1,6 +1,7 @@
 //! `y[i, :] = np.sort(s)` and `y[i, :] = np.argsort(s, kind='stable')` of
 //! a 1-D slice `s`, as the whole right side of a slice assignment, and
 //! `np.searchsorted(s, v, side)` (NumPy's binary search, at the end).
+//! The method `s.sort()` sorts in place: `s[...] = np.sort(s)`.
 //!
 //! Jit code does not call a sort: the elements go into a local array
 //! (`Lowerer::materialize`, so the destination may be the slice itself),
@@ -22,6 +23,50 @@ use super::{Lowerer, TExpr};
 /// The most elements a sort ranks (16 M comparisons).
 const SORT_MAX: i64 = 4096;
 
+/// The method that sorts in place, as `stmt.rs` rewrites `s.sort(...)`
+/// into `s[...] = <s.sort()>(s, ...)`: a name no Python code can spell.
+const IN_PLACE: &str = "sort()";
+
+/// The right side of `s[...] = ...` that `s.sort(axis, kind, order,
+/// stable)` is: a call of [`IN_PLACE`] with `s` and the parameters in
+/// order (`None` for those not given); `None` for an unknown keyword.
+pub(super) fn in_place_sort(
+    s: &ast::Expr,
+    args: &[ast::Expr],
+    keywords: &[ast::Keyword],
+    span: Span,
+) -> Option<ast::Expr> {
+    const PARAMS: [&str; 4] = ["axis", "kind", "order", "stable"];
+    let none = ast::Expr {
+        kind: ast::ExprKind::None,
+        span,
+    };
+    let mut all = vec![s.clone()];
+    all.extend(PARAMS.iter().map(|_| none.clone()));
+    for (k, a) in args.iter().enumerate().take(PARAMS.len()) {
+        all[k + 1] = a.clone();
+    }
+    for k in keywords {
+        let at = PARAMS.iter().position(|p| *p == k.name)?;
+        all[at + 1] = k.value.clone();
+    }
+    let func = ast::Expr {
+        kind: ast::ExprKind::Attr {
+            value: Box::new(s.clone()),
+            attr: IN_PLACE.to_string(),
+        },
+        span,
+    };
+    Some(ast::Expr {
+        kind: ast::ExprKind::Call {
+            func: Box::new(func),
+            args: all,
+            keywords: vec![],
+        },
+        span,
+    })
+}
+
 impl Lowerer<'_, '_> {
     /// `np.sort(s, ...)` / `np.argsort(s, ...)` / `s.argsort(...)`: whether
     /// it is an argsort, and its arguments in the order of its Python
@@ -40,6 +85,10 @@ impl Lowerer<'_, '_> {
                 let mut all = vec![(**value).clone()];
                 all.extend(args.iter().cloned());
                 Some((true, all))
+            }
+            // `s.sort()`, rewritten by `stmt.rs` (its arguments in order)
+            (ast::ExprKind::Attr { attr, .. }, None) if attr == IN_PLACE => {
+                Some((false, args.clone()))
             }
             _ => None,
         }

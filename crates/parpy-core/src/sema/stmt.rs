@@ -453,13 +453,25 @@ impl Lowerer<'_, '_> {
     /// call's lowering refuses).
     fn fill_statement(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
         let ast::StmtKind::Expr(ast::Expr {
-            kind: ast::ExprKind::Call { func, args, .. },
+            kind:
+                ast::ExprKind::Call {
+                    func,
+                    args,
+                    keywords,
+                },
             ..
         }) = &s.kind
         else {
             return None;
         };
+        let sorted;
         let (dst, src) = match (&func.kind, args.as_slice()) {
+            (ast::ExprKind::Attr { value, attr }, _)
+                if attr == "sort" && self.is_local_value(value) =>
+            {
+                sorted = super::sort::in_place_sort(value, args, keywords, s.span)?;
+                (&**value, &sorted)
+            }
             (ast::ExprKind::Attr { value, attr }, [v])
                 if attr == "fill" && self.is_local_value(value) =>
             {
@@ -1097,9 +1109,9 @@ impl Lowerer<'_, '_> {
     /// view: the element of a 1-D view is a number, of a matrix `x` the row
     /// `x[index]` (a row view, as `r = x[i]`), of `x[1:4, ::2]` the view
     /// `x[1 + index, ::2]`.
-    fn element(&mut self, index: &str, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
+    fn element(&mut self, index_name: &str, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
         let span = iter.span;
-        let index = ast::Expr::name(index, span);
+        let index = ast::Expr::name(index_name, span);
         let subscript = |value: ast::Expr, indices: Vec<ast::Expr>| ast::Expr {
             kind: ast::ExprKind::Subscript {
                 value: Box::new(value),
@@ -1114,9 +1126,14 @@ impl Lowerer<'_, '_> {
                 }
                 _ => None,
             },
+            // a slice of a slice (`x[i, 2:9][1:4]`): the one subscript
             ast::ExprKind::Subscript { .. }
-                if super::expr::subscript_of_a_slice(iter).is_none() =>
+                if super::expr::subscript_of_a_slice(iter).is_some() =>
             {
+                let flat = self.composed_subscript(iter)?;
+                self.element(index_name, &flat)
+            }
+            ast::ExprKind::Subscript { .. } => {
                 // `x[i][lo:hi]` is `x[i, lo:hi]`
                 let (value, indices) = super::expr::flatten_subscript(iter);
                 let (_, Type::Array { shape, .. }) = self.array_arg(value)? else {
