@@ -1,5 +1,7 @@
-"""`np.cumsum` / `np.cumprod` (and the methods) of a 1-D slice, as the right
-side of a slice assignment: one loop in order per scan, in NumPy's
+"""`np.cumsum` / `np.cumprod` (and the methods) of a 1-D slice, or along an
+`axis` of a slice of more dimensions, as the right side of a slice
+assignment: one loop in order per scan (a label parallelizes the lines of
+an axis scan), in NumPy's
 accumulator type (narrow integers and bools in int64, float16 in float16),
 so the running results are NumPy's bit for bit on every backend. Each
 program runs as plain Python (the reference) and compiled
@@ -100,3 +102,44 @@ def test_what_a_scan_cannot_be_is_a_located_error():
         with pytest.raises(parpy.CompileError) as e:
             fn(*args, opts=cpu_opts(spec))
         assert words in str(e.value), str(e.value)
+
+
+@parpy.jit
+def axis_scans(x, a, b, c, d):
+    parpy.label('j')
+    a[:, :] = np.cumsum(x, axis=1)
+    parpy.label('j')
+    b[:, :] = np.cumsum(x, axis=0)
+    parpy.label('j')
+    c[:, :] = x.cumsum(axis=-1)
+    parpy.label('j')
+    d[:, :] = np.cumprod(x[:, ::-1], 0)
+
+
+@parpy.jit
+def labelled_lines(x, y, z):
+    parpy.label('j')
+    y[:, :] = np.cumsum(x, axis=0)
+    parpy.label('j')
+    z[:, :, :] = np.cumprod(x[:, :, None] * 0.5 + 1.0, axis=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32, np.int8, np.uint8],
+                         ids=lambda d: np.dtype(d).name)
+def test_scans_along_an_axis_are_numpys(dtype):
+    # (was "`cumsum` of a 2-dimensional slice is not supported" with axis=)
+    x = (np.random.default_rng(5).standard_normal((5, 7)) * 3).astype(dtype)
+    rt = [np.cumsum(x, axis=1).dtype] * 3 + [np.cumprod(x, axis=0).dtype]
+    with np.errstate(all="ignore"):
+        run_both(axis_scans, [x] + [np.zeros((5, 7), t) for t in rt], cpu_opts({'j': parpy.threads(7)}),
+                 rtol=0, atol=0)
+
+
+def test_a_label_parallelizes_the_lines_of_an_axis_scan():
+    x = np.random.default_rng(6).standard_normal((5, 7))
+    run_both(labelled_lines, [x, np.zeros((5, 7)), np.zeros((5, 7, 1))], cpu_opts({'j': parpy.threads(7)}),
+             rtol=0, atol=0)
+    opts = parpy.par({'j': parpy.threads(7)})
+    opts.backend = parpy.CompileBackend.Cpu
+    code = parpy.print_compiled(labelled_lines, [x, np.zeros((5, 7)), np.zeros((5, 7, 1))], opts)
+    assert code.count("#pragma omp parallel for") == 2

@@ -390,6 +390,9 @@ def test_constant_division_by_zero_is_a_compile_error():
     with pytest.raises(parpy.CompileError, match="division by zero") as e:
         by_zero(np.ones(3, np.int64), 3, opts=cpu_opts())
     assert "x[i] // 0" in str(e.value)
+    # (a NumPy dividend does not raise in NumPy: the note says what NumPy
+    # gives; it said "Python raises ZeroDivisionError")
+    assert "NumPy gives 0 (integers) or inf / NaN (floats) with a RuntimeWarning" in str(e.value)
 
 
 # --------------------------------------------------------------------------

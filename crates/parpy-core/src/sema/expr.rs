@@ -452,10 +452,17 @@ impl Lowerer<'_, '_> {
                 let a = self.lower_expr(lhs);
                 let b = self.lower_expr(rhs);
                 if matches!(op, BinOp::Div | BinOp::FloorDiv | BinOp::Mod) && is_literal_zero(rhs) {
+                    // (of a NumPy value NumPy gives 0, inf or NaN with a
+                    // warning: a divisor that is always zero is refused as
+                    // the mistake it almost always is)
+                    let note = match a.as_ref().is_some_and(|a| !a.weak) {
+                        true => "NumPy gives 0 (integers) or inf / NaN (floats) with a RuntimeWarning here; parpy refuses a divisor that is always zero",
+                        false => "Python raises ZeroDivisionError here",
+                    };
                     self.error(
                         Diagnostic::error("division by zero")
                             .at(rhs.span, "this divisor is zero")
-                            .note("Python raises ZeroDivisionError here"),
+                            .note(note),
                     );
                     return None;
                 }

@@ -209,7 +209,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("casting", How::Fixed(Dflt::Str("same_kind"))),
             ("where", How::Fixed(Dflt::Bool(true))),
         ],
-        Builtin::Cumulative(_) => &[A, ("axis", How::Fixed(Dflt::None)), DTYPE, OUT],
+        Builtin::Cumulative(_) => &[A, ("axis", How::Opt(Dflt::None)), DTYPE, OUT],
         Builtin::Math(MathFn::Round) => &[A, ("decimals", How::Opt(Dflt::Int(0))), OUT],
         Builtin::MathToInt(MathFn::Round) => {
             &[("number", How::Req), ("ndigits", How::Opt(Dflt::None))]

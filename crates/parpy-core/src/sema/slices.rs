@@ -1364,8 +1364,8 @@ impl Lowerer<'_, '_> {
         labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<Stmt>> {
-        if let Some((op, arg)) = self.cumulative_of(value) {
-            return self.cumulative_assign(target, op, arg, labels, span);
+        if let Some((op, arg, axis)) = self.cumulative_of(value) {
+            return self.cumulative_assign(target, op, (arg, axis), labels, span);
         }
         if let Some((argsort, args)) = self.sort_of(value) {
             return self.sort_assign(target, argsort, &args, labels, span);
@@ -1529,7 +1529,10 @@ impl Lowerer<'_, '_> {
 
     /// `np.cumsum(s)` / `s.cumsum()` (and `cumprod`): the operation and
     /// `s`.
-    fn cumulative_of<'e>(&self, e: &'e ast::Expr) -> Option<(ReduceOp, &'e ast::Expr)> {
+    fn cumulative_of<'e>(
+        &self,
+        e: &'e ast::Expr,
+    ) -> Option<(ReduceOp, &'e ast::Expr, Option<&'e ast::Expr>)> {
         let ast::ExprKind::Call { func, args, .. } = &e.kind else {
             return None;
         };
@@ -1538,10 +1541,22 @@ impl Lowerer<'_, '_> {
             "cumprod" => Some(ReduceOp::Prod),
             _ => None,
         };
+        // (`keywords.rs` has put the arguments in order: `a`, `axis`)
         match (&func.kind, self.builtin_of(func)) {
-            (_, Some(crate::resolve::Builtin::Cumulative(o))) => Some((o, args.first()?)),
+            // (`dtype` / `out` given: left to `compact`, which reports them)
+            (_, Some(crate::resolve::Builtin::Cumulative(_)))
+                if args
+                    .iter()
+                    .skip(2)
+                    .any(|a| !matches!(a.kind, ast::ExprKind::None)) =>
+            {
+                None
+            }
+            (_, Some(crate::resolve::Builtin::Cumulative(o))) => {
+                Some((o, args.first()?, args.get(1)))
+            }
             (ast::ExprKind::Attr { value, attr }, None) if self.is_local_value(value) => {
-                Some((op(attr)?, value))
+                Some((op(attr)?, value, args.first()))
             }
             _ => None,
         }
@@ -1568,7 +1583,7 @@ impl Lowerer<'_, '_> {
         &mut self,
         target: &ast::Expr,
         op: ReduceOp,
-        arg: &ast::Expr,
+        (arg, axis): (&ast::Expr, Option<&ast::Expr>),
         labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<Stmt>> {
@@ -1577,7 +1592,11 @@ impl Lowerer<'_, '_> {
         } else {
             "cumprod"
         };
-        if let Some((_, at)) = labels.first() {
+        let (ctx, (array, indices, elem, alias), v) = self.slice_sides(target, arg)?;
+        let extents = ctx.extents?;
+        // a label parallelizes the lines of a scan along an axis, never a
+        // line itself
+        if let Some((_, at)) = labels.first().filter(|_| extents.len() < 2) {
             self.error(
                 Diagnostic::error(format!("`{name}` runs in order and takes no label"))
                     .at(*at, "this label")
@@ -1585,9 +1604,39 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        let (ctx, (array, indices, elem, alias), v) = self.slice_sides(target, arg)?;
-        let extents = ctx.extents?;
-        if extents.len() != 1 {
+        // the axis scanned (the only one of a 1-D slice)
+        let axis = match axis.filter(|a| !matches!(a.kind, ast::ExprKind::None)) {
+            Some(a) if matches!(a.kind, ast::ExprKind::Tuple(_)) => {
+                self.error(
+                    Diagnostic::error(format!("the `axis` of `{name}` is one integer"))
+                        .at(a.span, "several axes")
+                        .type_error(),
+                );
+                return None;
+            }
+            Some(a) => {
+                let k = self.known_axis(a, name)?;
+                let nd = extents.len() as i64;
+                if !(-nd..nd).contains(&k) {
+                    self.error(
+                        Diagnostic::error(format!(
+                            "axis {k} is out of bounds for array of dimension {nd}"
+                        ))
+                        .at(a.span, "out of bounds")
+                        .note("NumPy raises an AxisError"),
+                    );
+                    return None;
+                }
+                Some(k.rem_euclid(nd) as usize)
+            }
+            None => None,
+        };
+        let axis = match (axis, extents.len()) {
+            (Some(k), _) => k,
+            (None, 1) => 0,
+            (None, _) => usize::MAX,
+        };
+        if axis == usize::MAX {
             self.error(
                 Diagnostic::error(format!(
                     "`{name}` of a {}-dimensional slice is not supported",
@@ -1671,23 +1720,26 @@ impl Lowerer<'_, '_> {
             (ReduceOp::Sum, true) => Expr::new(ExprKind::Float(-0.0), Type::Scalar(acc_ty), span),
             _ => Expr::reduce_identity(op, acc_ty, span),
         };
-        let mut out = vec![Stmt::new(
-            StmtKind::Assign {
-                dst: Place::Var(acc),
-                value: first,
-            },
-            span,
-        )];
-        out.extend(loop_nest(
-            &ctx.vars,
-            &extents,
+        // each line along the axis scanned in order from its own start,
+        // the lines in any order (a 1-D slice: one line)
+        let int_ty = self.opts.int_type;
+        let scan = ForLoop::sequential(
+            ctx.vars[axis],
+            Expr::int(0, int_ty, span),
+            Expr::int(extents[axis], int_ty, span),
             body,
-            vec![vec![]],
-            None,
-            self.opts.int_type,
-            span,
-        ));
-        Some(out)
+        );
+        let line = vec![
+            Stmt::assign_var(acc, first, span),
+            Stmt::new(StmtKind::For(Box::new(scan)), span),
+        ];
+        let (mut others, mut lengths) = (ctx.vars.clone(), extents.clone());
+        others.remove(axis);
+        lengths.remove(axis);
+        let names = vec![labels.iter().map(|l| l.0.clone()).collect()];
+        Some(loop_nest(
+            &others, &lengths, line, names, None, int_ty, span,
+        ))
     }
 
     /// `parpy.operators.<op>(arg)`: accumulator + hoisted reduction loops.
