@@ -64,6 +64,8 @@ import test_roll as trl
 import test_computed_elements as tce
 import test_median as tmd
 import test_windows as twn
+import test_sort as tso
+import test_quantile as tqt
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -302,9 +304,17 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_windows: other backends' code, errors
     "test_a_window_that_may_leave_the_array_is_refused",
     "test_windows_compile_for_cuda_and_metal",
+    # test_sort, test_quantile: errors, other backends' code, functions
+    # without parallelism
+    "test_misuse_is_refused_at_the_line",
+    "test_sorts_compile_for_cuda_and_metal",
+    "test_quantiles_compile_for_cuda_and_metal",
+    "test_numpys_quirks_at_the_top",
+    "test_q_may_be_a_scalar_argument",
 })
 
-for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn):
+for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
+             tso, tqt):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue
