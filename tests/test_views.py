@@ -162,3 +162,20 @@ def test_loops_over_slices_of_slices():
     # was refused)
     x = np.random.default_rng(8).standard_normal((5, 9))
     run_both(iterate_chains, [x, np.zeros(5), 5], cpu_opts(), rtol=0, atol=0)
+
+
+@parpy.jit
+def named_window(x, y, N):
+    for i in range(N):
+        for j in range(3):
+            w = x[i, j:j + 3]
+            y[i] += w[1]
+
+
+def test_a_view_of_a_window_is_refused_with_what_to_write():
+    # (was "Slice statements cannot have more slice dimensions than their
+    # target")
+    with pytest.raises(parpy.CompileError,
+                       match="`w` would be a view whose bounds are known only at run time") as e:
+        named_window(np.zeros((2, 9)), np.zeros(2), 2, opts=cpu_opts())
+    assert "`x[i, j + 1]` for its element 1" in str(e.value)

@@ -175,7 +175,19 @@ impl Lowerer<'_, '_> {
         // `c = x[:, j]`); a window (`x[i - 1:i + 2]`) is not a view here
         let mut slices = vec![];
         for ix in indices.iter().filter(|i| is_slice(i)) {
-            slices.push(self.constant_bounds(ix)?);
+            let Some(b) = self.constant_bounds(ix) else {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` would be a view whose bounds are known only at run time"
+                    ))
+                    .at(ix.span, "bounds known at run time")
+                    .note("a named view is taken where it is assigned; parpy names views whose slice bounds are known when compiling")
+                    .help("use the window where it is (`np.sum(x[i, j:j + 3])`, `x[i, j + 1]` for its element 1)"),
+                );
+                self.scope.mark_failed(name);
+                return Some(None);
+            };
+            slices.push(b);
         }
         let mut slices = slices.into_iter();
         let mut copies = vec![];
