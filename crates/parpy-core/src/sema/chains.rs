@@ -30,6 +30,11 @@ fn full_slice(span: Span) -> ast::Expr {
     }
 }
 
+/// `1 element`, `4 elements`.
+fn counted(n: i64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 fn int(v: i64, span: Span) -> Box<ast::Expr> {
     Box::new(ast::Expr::int(v, span))
 }
@@ -49,10 +54,9 @@ fn slice_expr(lo: i64, extent: i64, step: i64, span: Span) -> ast::Expr {
 }
 
 impl Lowerer<'_, '_> {
-    /// The first index and step of a slice of a dimension of `dim` elements
-    /// and its length, when its bounds are known when compiling (`None`
-    /// after an error, or for a window whose start is known only at run
-    /// time, which `what` names in the error).
+    /// The first index, step and length of the slice `s` of a dimension of
+    /// `dim` elements: `Some(None)` for a window (its start known only at
+    /// run time) or when `s` is not a slice, `None` after an error.
     fn constant_slice(&mut self, s: &ast::Expr, dim: i64) -> Option<Option<(i64, i64, i64)>> {
         let ast::ExprKind::Slice { lo, hi, step } = &s.kind else {
             return Some(None);
@@ -144,9 +148,8 @@ impl Lowerer<'_, '_> {
         if indices.len() > sliced.len() {
             self.error(
                 Diagnostic::error(format!(
-                    "too many indices: this slice has {} dimension{}, indexed with {}",
-                    sliced.len(),
-                    if sliced.len() == 1 { "" } else { "s" },
+                    "too many indices: this slice has {}, indexed with {}",
+                    counted(sliced.len() as i64, "dimension"),
                     indices.len()
                 ))
                 .at(e.span, "indexed again here")
@@ -201,8 +204,8 @@ impl Lowerer<'_, '_> {
             if !(0..extent).contains(&k) {
                 self.error(
                     Diagnostic::error(format!(
-                        "index {c} is out of bounds for a slice of {extent} element{}",
-                        if extent == 1 { "" } else { "s" }
+                        "index {c} is out of bounds for a slice of {}",
+                        counted(extent, "element")
                     ))
                     .at(span, "out of bounds")
                     .also(at, "this slice")
@@ -219,8 +222,8 @@ impl Lowerer<'_, '_> {
             _ => {
                 self.error(
                     Diagnostic::error(format!(
-                        "this index is not known to stay inside the slice it indexes (of {extent} element{})",
-                        if extent == 1 { "" } else { "s" }
+                        "this index is not known to stay inside the slice it indexes (of {})",
+                        counted(extent, "element")
                     ))
                     .at(span, "an index of a slice")
                     .also(at, "the subscript")

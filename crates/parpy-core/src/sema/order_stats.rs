@@ -13,7 +13,7 @@
 //! Jit code does not sort: the elements go into a local array
 //! (`Lowerer::materialize`), and the element of rank `m` is the one with
 //! fewer than `m + 1` elements below it and more than `m` at or below it,
-//! counted (n² comparisons: at most [`MEDIAN_MAX`] elements). Any order of
+//! counted (n² comparisons: at most [`COUNTING_MAX`] elements). Any order of
 //! the search gives the same value.
 
 use crate::diag::{Diagnostic, Span};
@@ -25,8 +25,9 @@ use crate::syntax::ast;
 use super::types::convert;
 use super::{Lowerer, TExpr};
 
-/// The most elements `np.median` counts through (16 M comparisons).
-const MEDIAN_MAX: i64 = 4096;
+/// The most elements jit code ranks by counting (16 M comparisons): the
+/// order statistics here, `np.sort` and `np.argsort` (`sema::sort`).
+pub(super) const COUNTING_MAX: i64 = 4096;
 
 /// The elements of given ranks of a slice, in locals set by the
 /// statements added to `Lowerer::pre`.
@@ -64,17 +65,7 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let n: i64 = extents.iter().product();
-        if n > MEDIAN_MAX {
-            self.error(
-                Diagnostic::error(format!(
-                    "`{name}` of {n} elements is not supported (at most {MEDIAN_MAX})"
-                ))
-                .at(arg.span, format!("{n} elements"))
-                .note("jit code finds a median by counting, n² comparisons, in a local copy")
-                .help("sort the data outside the kernel, or take medians of smaller windows"),
-            );
-            return None;
-        }
+        self.countable(name, n, arg.span, "finds ranks by counting")?;
         let int_ty = self.opts.int_type;
         let bt = Type::Scalar(ElemTy::Bool);
         let nan = self.new_var("has_nan", bt.clone(), VarKind::Local, span);
@@ -179,6 +170,23 @@ impl Lowerer<'_, '_> {
         Some(Ranked { n, et, values, nan })
     }
 
+    /// `None` (and an error) when `n` elements are too many to rank by
+    /// counting; `how` says what `name` counts.
+    pub(super) fn countable(&mut self, name: &str, n: i64, at: Span, how: &str) -> Option<()> {
+        if n <= COUNTING_MAX {
+            return Some(());
+        }
+        self.error(
+            Diagnostic::error(format!(
+                "`{name}` of {n} elements is not supported (at most {COUNTING_MAX})"
+            ))
+            .at(at, format!("{n} elements"))
+            .note(format!("jit code {how}, n² comparisons, in a local copy"))
+            .help("sort the data outside the kernel, or work on smaller windows"),
+        );
+        None
+    }
+
     /// `value`, or NaN where an element of `r` is NaN.
     fn nan_aware(r: &Ranked, value: Expr, span: Span) -> TExpr {
         let ty = value.ty.clone();
@@ -236,6 +244,23 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// NumPy's `_get_indexes` and `_get_gamma` for `method='linear'` of `n`
+/// elements at the quantile `q`: the ranks of the two neighbours of the
+/// virtual index `(n - 1) * q` (both the last element from `n - 1` on,
+/// where NumPy's previous index is -1) and the weight of the second, the
+/// virtual index minus that previous index.
+fn linear_neighbours(n: i64, q: f64) -> ([i64; 2], f64) {
+    let virtual_index = (n - 1) as f64 * q;
+    if virtual_index >= (n - 1) as f64 {
+        return ([n - 1, n - 1], virtual_index + 1.0);
+    }
+    let previous = virtual_index.floor();
+    (
+        [previous as i64, previous as i64 + 1],
+        virtual_index - previous,
+    )
+}
+
 impl Lowerer<'_, '_> {
     /// `np.percentile(arg, q)` (`percent`) or `np.quantile(arg, q)`: NumPy's
     /// `method='linear'` for a Python number `q` known when compiling.
@@ -276,18 +301,7 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        // NumPy's `_get_indexes` and `_get_gamma`: the neighbours of the
-        // virtual index, both the last element (index -1) from n - 1 on
-        let ranks = move |n: i64| {
-            let virtual_index = (n - 1) as f64 * qq;
-            match virtual_index >= (n - 1) as f64 {
-                true => vec![n - 1, n - 1],
-                false => vec![
-                    virtual_index.floor() as i64,
-                    virtual_index.floor() as i64 + 1,
-                ],
-            }
-        };
+        let ranks = move |n: i64| linear_neighbours(n, qq).0.to_vec();
         let r = self.ranked(name, arg, &ranks, span)?;
         let (n, et) = (r.n, r.et);
         if n == 0 {
@@ -307,12 +321,7 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        let virtual_index = (n - 1) as f64 * qq;
-        let previous = match virtual_index >= (n - 1) as f64 {
-            true => -1.0,
-            false => virtual_index.floor(),
-        };
-        let gamma = virtual_index - previous;
+        let gamma = linear_neighbours(n, qq).1;
         // _lerp(a, b, gamma) with gamma a Python float: in the elements'
         // float type, in float64 for integers (whose difference wraps)
         let rt = if et.is_float() { et } else { ElemTy::F64 };

@@ -6,7 +6,7 @@
 //! Jit code does not call a sort: the elements go into a local array
 //! (`Lowerer::materialize`, so the destination may be the slice itself),
 //! and each element is stored at its rank, the number of elements that
-//! sort before it (n² comparisons: at most [`SORT_MAX`] elements). The
+//! sort before it (n² comparisons: at most [`COUNTING_MAX`](super::order_stats::COUNTING_MAX) elements). The
 //! order is NumPy's: NaN after every number; equal elements keep their
 //! order, which is what a stable sort gives (so `argsort` needs
 //! `kind='stable'`: NumPy's default sort may order equal elements either
@@ -19,9 +19,6 @@ use crate::syntax::ast;
 
 use super::types::convert;
 use super::{Lowerer, TExpr};
-
-/// The most elements a sort ranks (16 M comparisons).
-const SORT_MAX: i64 = 4096;
 
 /// The method that sorts in place, as `stmt.rs` rewrites `s.sort(...)`
 /// into `s[...] = <s.sort()>(s, ...)`: a name no Python code can spell.
@@ -153,17 +150,7 @@ impl Lowerer<'_, '_> {
             );
             return None;
         };
-        if n > SORT_MAX {
-            self.error(
-                Diagnostic::error(format!(
-                    "`{name}` of {n} elements is not supported (at most {SORT_MAX})"
-                ))
-                .at(arg.span, format!("{n} elements"))
-                .note("jit code sorts by counting each element's rank, n² comparisons, in a local copy")
-                .help("sort the data outside the kernel, or sort smaller windows"),
-            );
-            return None;
-        }
+        self.countable(name, n, arg.span, "sorts by counting each element's rank")?;
         let et = self.scalar_elem(&v)?;
         let mut inner = self.sink_dependent(from, ctx.vars());
         let mut e = v.e;
@@ -192,26 +179,16 @@ impl Lowerer<'_, '_> {
         };
         let bin = |op, l, r, ty: &Type| Expr::binary(op, l, r, ty.clone(), span);
         let (w, x) = (read(k), read(j));
-        // w sorts before x: smaller, or equal and earlier; a NaN after
-        // every number, NaNs equal
-        let (less, equal) = match et.is_float() {
-            true => {
-                let nan = |a: &Expr| bin(BinOp::Ne, a.clone(), a.clone(), &bt);
-                let num = |a: &Expr| bin(BinOp::Eq, a.clone(), a.clone(), &bt);
-                let lt = bin(BinOp::Lt, w.clone(), x.clone(), &bt);
-                let num_before_nan = bin(BinOp::And, num(&w), nan(&x), &bt);
-                let eq = bin(BinOp::Eq, w.clone(), x.clone(), &bt);
-                let both_nan = bin(BinOp::And, nan(&w), nan(&x), &bt);
-                (
-                    bin(BinOp::Or, lt, num_before_nan, &bt),
-                    bin(BinOp::Or, eq, both_nan, &bt),
-                )
-            }
-            false => (
-                bin(BinOp::Lt, w.clone(), x.clone(), &bt),
-                bin(BinOp::Eq, w, x.clone(), &bt),
-            ),
+        // w sorts before x: less, or neither less (equal; NaNs equal) and
+        // earlier
+        let strong = |e: Expr| TExpr { e, weak: false };
+        let less = self.nan_last_less(strong(w.clone()), strong(x.clone()), span)?;
+        let greater = self.nan_last_less(strong(x.clone()), strong(w), span)?;
+        let not = ExprKind::Unary {
+            op: crate::ir::UnOp::Not,
+            arg: Box::new(greater),
         };
+        let equal = Expr::new(not, bt.clone(), span);
         let earlier = bin(BinOp::Lt, var(k, &it), var(j, &it), &bt);
         let before = bin(BinOp::Or, less, bin(BinOp::And, equal, earlier, &bt), &bt);
         let count = Stmt::assign_var(
@@ -287,6 +264,22 @@ impl Lowerer<'_, '_> {
 }
 
 impl Lowerer<'_, '_> {
+    /// NumPy's `less` of its sorts and searches, `a < b` in the common
+    /// type with a NaN after every number.
+    fn nan_last_less(&mut self, a: TExpr, b: TExpr, span: Span) -> Option<Expr> {
+        let floats = [&a, &b]
+            .iter()
+            .any(|t| t.e.ty.elem().is_some_and(|e| e.is_float()));
+        let lt = self.binary(BinOp::Lt, a.clone(), b.clone(), span)?;
+        if !floats {
+            return Some(lt.e);
+        }
+        let b_nan = self.binary(BinOp::Ne, b.clone(), b, span)?;
+        let a_num = self.binary(BinOp::Eq, a.clone(), a, span)?;
+        let both = self.binary(BinOp::And, b_nan, a_num, span)?;
+        Some(self.binary(BinOp::Or, lt, both, span)?.e)
+    }
+
     /// `np.searchsorted(a, v, side)` of a 1-D slice `a` and a number `v`:
     /// NumPy's binary search (the same steps, so an unsorted `a` gives
     /// NumPy's index too), comparing in the common type of `a` and `v`
@@ -366,22 +359,11 @@ impl Lowerer<'_, '_> {
             e: Expr::var(mv, Type::Scalar(et), span),
             weak: false,
         };
-        // NumPy's `less` (a NaN after every number); side='right' goes on
-        // while not less(key, mid)
-        let less = |this: &mut Self, a: TExpr, b: TExpr| -> Option<Expr> {
-            let lt = this.binary(BinOp::Lt, a.clone(), b.clone(), span)?;
-            if !et.is_float() && !kt.is_float() {
-                return Some(lt.e);
-            }
-            let b_nan = this.binary(BinOp::Ne, b.clone(), b, span)?;
-            let a_num = this.binary(BinOp::Eq, a.clone(), a, span)?;
-            let both = this.binary(BinOp::And, b_nan, a_num, span)?;
-            Some(this.binary(BinOp::Or, lt, both, span)?.e)
-        };
+        // side='right' goes on while not less(key, mid)
         let go_right = match right {
-            false => less(self, mid_val, key)?,
+            false => self.nan_last_less(mid_val, key, span)?,
             true => {
-                let l = less(self, key, mid_val)?;
+                let l = self.nan_last_less(key, mid_val, span)?;
                 let not = ExprKind::Unary {
                     op: crate::ir::UnOp::Not,
                     arg: Box::new(l),
