@@ -66,6 +66,7 @@ import test_median as tmd
 import test_windows as twn
 import test_sort as tso
 import test_quantile as tqt
+import test_ufunc_methods as tum
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -314,7 +315,7 @@ _NOT_DIFFERENTIAL = frozenset({
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
-             tso, tqt):
+             tso, tqt, tum):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

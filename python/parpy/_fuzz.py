@@ -139,7 +139,15 @@ FEATURES = [
     # `np.argmax(s)`, `np.argmin(s)` of a slice (stop 33: NumPy's values bit
     # for bit, found by counting)
     "order_stats",
+    # `np.add.reduce(s)` and the other ufuncs' `reduce`,
+    # `np.maximum.accumulate(s)` and the other `accumulate`s (stop 34)
+    "ufunc_methods",
 ]
+
+# the ufunc whose `reduce` / `accumulate` each reduction / scan is
+# (`ufunc_methods`)
+UFUNC_OF_REDUCTION = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
+                      "cumsum": "add", "cumprod": "multiply"}
 
 # the ufunc of each operator (`ufunc_names`)
 UFUNC_OF = {
@@ -974,6 +982,8 @@ class Gen:
             # NumPy's spelling, with keywords at their defaults
             kws = r.sample(["axis=None", "out=None", "keepdims=False"], r.randrange(1, 3))
             full = f"np.{op}({text}, {', '.join(kws)})"
+        elif not axis and not multi and self.on("ufunc_methods", 0.15):
+            full = f"np.{UFUNC_OF_REDUCTION[op]}.reduce({text})"
         sample = np.ones(2, dtype=np.dtype(dt))
         with np.errstate(all="ignore"):
             scaled = any(m in text for m in ("* 2", "* 3", "* parpy.builtin.convert(h"))
@@ -1213,15 +1223,22 @@ class Gen:
             return
         a, n, tgt, k = st
         op = r.choice(["cumsum", "cumprod"] if n <= 8 else ["cumsum"])
+        ufunc = self.on("ufunc_methods", 0.3)
+        if ufunc and r.random() < 0.5:
+            op = r.choice(["maximum", "minimum"])
         for _ in range(6):  # a source of another array, of a type the target holds
             s1 = self.slice_of(sc, k, n)
             if s1 is None or re.search(rf"\b{a.name}\[", s1[0]):
                 continue  # (scans in place: tests/test_cumulative.py)
             text, t, _ = s1
             with np.errstate(all="ignore"):
-                st = _type_of(getattr(np, op)(np.ones(2, dtype=np.dtype(t)))[0]) or t
+                st = t if op in ("maximum", "minimum") else \
+                    _type_of(getattr(np, op)(np.ones(2, dtype=np.dtype(t)))[0]) or t
             if st == a.dtype or np.can_cast(st, a.dtype, "safe"):
-                scan = f"np.{op}({text})" if r.random() < 0.6 else f"{text}.{op}()"
+                if ufunc:
+                    scan = f"np.{UFUNC_OF_REDUCTION.get(op, op)}.accumulate({text})"
+                else:
+                    scan = f"np.{op}({text})" if r.random() < 0.6 else f"{text}.{op}()"
                 self.emit(ind, f"{tgt} = {scan}")
                 return
 

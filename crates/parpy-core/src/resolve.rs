@@ -123,6 +123,15 @@ pub enum Builtin {
     /// `np.cumsum(s)` / `np.cumprod(s)` of a 1-D slice, assigned to a
     /// slice.
     Cumulative(ReduceOp),
+    /// `np.<ufunc>.reduce(x, axis=0)`: the NumPy reduction that is made of
+    /// the ufunc (`np.add.reduce` is `np.sum`, `np.maximum.reduce` is
+    /// `np.max`, `np.fmax.reduce` is `np.nanmax`, `np.logical_or.reduce`
+    /// is `np.any`), along axis 0 unless told.
+    UfuncReduce(&'static Builtin),
+    /// `np.<ufunc>.accumulate(x, axis=0)`: `np.cumsum` / `np.cumprod` and
+    /// the running maximum / minimum (`np.maximum.accumulate`), along
+    /// axis 0 unless told; assigned to a slice.
+    UfuncAccumulate(ReduceOp),
     /// Python's `sum(s)` of a 1-D slice (added in the elements' type).
     Sum,
     /// Python builtins.
@@ -362,6 +371,20 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "argmin" => Some(Builtin::ArgMin),
         "cumsum" => Some(Builtin::Cumulative(ReduceOp::Sum)),
         "cumprod" => Some(Builtin::Cumulative(ReduceOp::Prod)),
+        // a ufunc's methods, named `ufunc.method`
+        "add.reduce" => Some(Builtin::UfuncReduce(&Builtin::Reduce(ReduceOp::Sum))),
+        "multiply.reduce" => Some(Builtin::UfuncReduce(&Builtin::Reduce(ReduceOp::Prod))),
+        "maximum.reduce" => Some(Builtin::UfuncReduce(&Builtin::Reduce(ReduceOp::Max))),
+        "minimum.reduce" => Some(Builtin::UfuncReduce(&Builtin::Reduce(ReduceOp::Min))),
+        // (`np.nanmax` of a float array is `np.fmax.reduce`)
+        "fmax.reduce" => Some(Builtin::UfuncReduce(&Builtin::NanReduce(ReduceOp::Max))),
+        "fmin.reduce" => Some(Builtin::UfuncReduce(&Builtin::NanReduce(ReduceOp::Min))),
+        "logical_or.reduce" => Some(Builtin::UfuncReduce(&Builtin::Any)),
+        "logical_and.reduce" => Some(Builtin::UfuncReduce(&Builtin::All)),
+        "add.accumulate" => Some(Builtin::UfuncAccumulate(ReduceOp::Sum)),
+        "multiply.accumulate" => Some(Builtin::UfuncAccumulate(ReduceOp::Prod)),
+        "maximum.accumulate" => Some(Builtin::UfuncAccumulate(ReduceOp::Max)),
+        "minimum.accumulate" => Some(Builtin::UfuncAccumulate(ReduceOp::Min)),
         _ => None,
     }
 }
@@ -523,6 +546,9 @@ impl Resolver for StaticResolver {
                     _ => Resolved::NotFound,
                 }
             }
+            ["numpy" | "np", u, m] => numpy_builtin(&format!("{u}.{m}"))
+                .map(Resolved::Builtin)
+                .unwrap_or(Resolved::NotFound),
             ["numpy" | "np", t] => {
                 if let Some(d) = ElemTy::from_numpy_name(t) {
                     Resolved::Dtype(d)

@@ -274,9 +274,9 @@ fn member_name(module: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Op
 
 /// A NumPy function (`np.sqrt`, `np.sum`, `np.zeros`) inside jit code.
 fn numpy_function(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Option<Resolved>> {
-    let name = match member_name(np, obj)? {
-        Some(name) => name,
-        None => match np.getattr("linalg") {
+    let name = match (member_name(np, obj)?, ufunc_method(np, obj)?) {
+        (Some(name), _) | (None, Some(name)) => name,
+        (None, None) => match np.getattr("linalg") {
             Ok(linalg) => match member_name(&linalg, obj)? {
                 Some(name) => format!("linalg.{name}"),
                 None => return Ok(None),
@@ -295,6 +295,21 @@ fn numpy_function(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Opt
             "numpy.{name}, which has no parpy equivalent inside jit code"
         ))
     }))
+}
+
+/// `ufunc.method` for a method of one of NumPy's ufuncs (`np.add.reduce`
+/// is `add.reduce`).
+fn ufunc_method(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let Ok(ufunc) = obj.getattr("__self__") else {
+        return Ok(None);
+    };
+    if !ufunc.is_instance(&np.getattr("ufunc")?)? {
+        return Ok(None);
+    }
+    let (Some(u), Some(m)) = (member_name(np, &ufunc)?, str_attr(obj, "__name__")) else {
+        return Ok(None);
+    };
+    Ok(Some(format!("{u}.{m}")))
 }
 
 /// A function of Python's `math` module (`math.sqrt`) inside jit code.

@@ -419,7 +419,9 @@ impl Lowerer<'_, '_> {
                 };
                 self.of_slice(b, a, span)
             }
-            Builtin::Cumulative(_) => {
+            // (`compact` has read its axis, 0 unless told)
+            Builtin::UfuncReduce(inner) => self.builtin_call_with(*inner, name, args, span),
+            Builtin::Cumulative(_) | Builtin::UfuncAccumulate(_) => {
                 self.cumulative_outside_a_slice(name, span);
                 None
             }

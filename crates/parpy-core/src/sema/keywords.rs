@@ -111,6 +111,7 @@ const AXIS2: Param = ("axis2", How::Opt(Dflt::Int(1)));
 pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
     use crate::ir::{MathFn, ReduceOp};
     const A: Param = ("a", How::Req);
+    const ARRAY: Param = ("array", How::Req);
     Some(match b {
         Builtin::Reduce(ReduceOp::Sum | ReduceOp::Prod) => &[A, AXIS, DTYPE, OUT, KEEPDIMS],
         Builtin::Reduce(_) | Builtin::Any | Builtin::All | Builtin::ArgMax | Builtin::ArgMin => {
@@ -210,6 +211,17 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("where", How::Fixed(Dflt::Bool(true))),
         ],
         Builtin::Cumulative(_) => &[A, ("axis", How::Opt(Dflt::None)), DTYPE, OUT],
+        // (`compact` hands the reduction axis 0 when it is left out)
+        Builtin::UfuncReduce(_) => &[
+            ARRAY,
+            ("axis", How::Reduction(Dflt::Int(0))),
+            DTYPE,
+            OUT,
+            KEEPDIMS,
+            ("initial", How::Fixed(Dflt::None)),
+            ("where", How::Fixed(Dflt::Bool(true))),
+        ],
+        Builtin::UfuncAccumulate(_) => &[ARRAY, ("axis", How::Opt(Dflt::Int(0))), DTYPE, OUT],
         Builtin::Math(MathFn::Round) => &[A, ("decimals", How::Opt(Dflt::Int(0))), OUT],
         Builtin::MathToInt(MathFn::Round) => {
             &[("number", How::Req), ("ndigits", How::Opt(Dflt::None))]
@@ -603,6 +615,16 @@ impl Lowerer<'_, '_> {
         }
         let mut used: Vec<(Expr, Option<Dflt>)> = vec![];
         let mut ok = true;
+        // a reduction's axis with a default other than `None` (a ufunc's
+        // `reduce`: 0) is handed over also when it is left out
+        let span = args.first().map_or(Span::default(), |a| a.span);
+        let left_out = sig[args.len()..]
+            .iter()
+            .filter_map(|(param, how)| match how {
+                How::Reduction(d @ Dflt::Int(_)) => Some((*param, d.expr(span))),
+                _ => None,
+            });
+        let left_out: Vec<_> = left_out.collect();
         for (a, (param, how)) in args.iter().zip(sig) {
             match how {
                 How::Fixed(d) if d.matches(a) => {}
@@ -610,11 +632,14 @@ impl Lowerer<'_, '_> {
                     self.error(only_default(name, param, *d, a.span));
                     ok = false;
                 }
-                How::Reduction(d) if d.matches(a) => {}
+                How::Reduction(d) if d.matches(a) && !matches!(d, Dflt::Int(_)) => {}
                 How::Reduction(_) => self.reduction_args.push((param, a.clone())),
                 How::Opt(d) => used.push((a.clone(), Some(*d))),
                 _ => used.push((a.clone(), None)),
             }
+        }
+        for (param, a) in left_out {
+            self.reduction_args.push((param, a));
         }
         while used
             .last()

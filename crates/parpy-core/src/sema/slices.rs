@@ -207,6 +207,17 @@ fn substitute_stmts(stmts: &mut [Stmt], var: VarId, by: &Expr) {
 /// input (`np.mean` of float16 or integers): NumPy's `BUFSIZE`.
 const NUMPY_BUFFER: i64 = 8192;
 
+/// A scan that a slice assignment computes (`np.cumsum(s, axis)`,
+/// `np.maximum.accumulate(s)`): the operation, the slice, the axis
+/// argument, and whether it is a ufunc's `accumulate` (axis 0 unless
+/// told; `np.cumsum` scans the flattened array).
+struct Scan<'e> {
+    op: ReduceOp,
+    arg: &'e ast::Expr,
+    axis: Option<&'e ast::Expr>,
+    ufunc: bool,
+}
+
 /// What a reduction's `axis=` (and `keepdims=`) say: the axes as written
 /// (negative ones count from the end), and whether the reduced ones stay
 /// as dimensions of length 1.
@@ -1364,8 +1375,8 @@ impl Lowerer<'_, '_> {
         labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<Stmt>> {
-        if let Some((op, arg, axis)) = self.cumulative_of(value) {
-            return self.cumulative_assign(target, op, (arg, axis), labels, span);
+        if let Some(scan) = self.cumulative_of(value) {
+            return self.cumulative_assign(target, scan, labels, span);
         }
         if let Some((argsort, args)) = self.sort_of(value) {
             return self.sort_assign(target, argsort, &args, labels, span);
@@ -1527,12 +1538,9 @@ impl Lowerer<'_, '_> {
         Some((ctx, (array, indices, elem, alias), v))
     }
 
-    /// `np.cumsum(s)` / `s.cumsum()` (and `cumprod`): the operation and
-    /// `s`.
-    fn cumulative_of<'e>(
-        &self,
-        e: &'e ast::Expr,
-    ) -> Option<(ReduceOp, &'e ast::Expr, Option<&'e ast::Expr>)> {
+    /// `np.cumsum(s)` / `s.cumsum()` (and `cumprod`, and a ufunc's
+    /// `accumulate`): the scan.
+    fn cumulative_of<'e>(&self, e: &'e ast::Expr) -> Option<Scan<'e>> {
         let ast::ExprKind::Call { func, args, .. } = &e.kind else {
             return None;
         };
@@ -1541,10 +1549,18 @@ impl Lowerer<'_, '_> {
             "cumprod" => Some(ReduceOp::Prod),
             _ => None,
         };
+        let scan = |op, ufunc| {
+            Some(Scan {
+                op,
+                arg: args.first()?,
+                axis: args.get(1),
+                ufunc,
+            })
+        };
         // (`keywords.rs` has put the arguments in order: `a`, `axis`)
         match (&func.kind, self.builtin_of(func)) {
             // (`dtype` / `out` given: left to `compact`, which reports them)
-            (_, Some(crate::resolve::Builtin::Cumulative(_)))
+            (_, Some(Builtin::Cumulative(_) | Builtin::UfuncAccumulate(_)))
                 if args
                     .iter()
                     .skip(2)
@@ -1552,11 +1568,15 @@ impl Lowerer<'_, '_> {
             {
                 None
             }
-            (_, Some(crate::resolve::Builtin::Cumulative(o))) => {
-                Some((o, args.first()?, args.get(1)))
-            }
+            (_, Some(Builtin::Cumulative(o))) => scan(o, false),
+            (_, Some(Builtin::UfuncAccumulate(o))) => scan(o, true),
             (ast::ExprKind::Attr { value, attr }, None) if self.is_local_value(value) => {
-                Some((op(attr)?, value, args.first()))
+                Some(Scan {
+                    op: op(attr)?,
+                    arg: value,
+                    axis: args.first(),
+                    ufunc: false,
+                })
             }
             _ => None,
         }
@@ -1574,23 +1594,32 @@ impl Lowerer<'_, '_> {
         );
     }
 
-    /// `target[...] = np.cumsum(arg)` (or `np.cumprod`) of a 1-D slice
-    /// `arg`: one loop, in order, that adds (multiplies) each element into
-    /// an accumulator of NumPy's type and stores the running result, as
-    /// NumPy's `add.accumulate` does (float16 in float16, narrow integers
-    /// in the default integer).
+    /// `target[...] = np.cumsum(arg)` (or `np.cumprod`, or a ufunc's
+    /// `accumulate`) of a slice `arg`, along one axis: one loop per line,
+    /// in order, that adds (multiplies, takes the maximum of) each element
+    /// into an accumulator of NumPy's type and stores the running result,
+    /// as NumPy's `add.accumulate` does (a sum or product of float16 in
+    /// float16, of narrow integers in the default integer; a maximum in the
+    /// elements' type).
     fn cumulative_assign(
         &mut self,
         target: &ast::Expr,
-        op: ReduceOp,
-        (arg, axis): (&ast::Expr, Option<&ast::Expr>),
+        Scan {
+            op,
+            arg,
+            axis,
+            ufunc,
+        }: Scan<'_>,
         labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<Stmt>> {
-        let name = if op == ReduceOp::Sum {
-            "cumsum"
-        } else {
-            "cumprod"
+        let name = match (op, ufunc) {
+            (ReduceOp::Sum, false) => "cumsum",
+            (ReduceOp::Prod, false) => "cumprod",
+            (ReduceOp::Sum, true) => "np.add.accumulate",
+            (ReduceOp::Prod, true) => "np.multiply.accumulate",
+            (ReduceOp::Max, _) => "np.maximum.accumulate",
+            (ReduceOp::Min, _) => "np.minimum.accumulate",
         };
         let (ctx, (array, indices, elem, alias), v) = self.slice_sides(target, arg)?;
         let extents = ctx.extents?;
@@ -1634,6 +1663,8 @@ impl Lowerer<'_, '_> {
         let axis = match (axis, extents.len()) {
             (Some(k), _) => k,
             (None, 1) => 0,
+            // (a ufunc's `accumulate` runs along axis 0 unless told)
+            (None, _) if ufunc => 0,
             (None, _) => usize::MAX,
         };
         if axis == usize::MAX {
@@ -1678,7 +1709,10 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        let acc_ty = numpy_sum_type(et, self.opts.int_type);
+        let acc_ty = match op {
+            ReduceOp::Sum | ReduceOp::Prod => numpy_sum_type(et, self.opts.int_type),
+            ReduceOp::Max | ReduceOp::Min => et,
+        };
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
         let update = Expr::binary(
