@@ -67,6 +67,7 @@ import test_windows as twn
 import test_sort as tso
 import test_quantile as tqt
 import test_ufunc_methods as tum
+import test_interp as tip
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -312,10 +313,11 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_quantiles_compile_for_cuda_and_metal",
     "test_numpys_quirks_at_the_top",
     "test_q_may_be_a_scalar_argument",
+    "test_interpolation_compiles_for_cuda_and_metal_refuses_its_float64",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
-             tso, tqt, tum):
+             tso, tqt, tum, tip):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

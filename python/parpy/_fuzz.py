@@ -142,6 +142,9 @@ FEATURES = [
     # `np.add.reduce(s)` and the other ufuncs' `reduce`,
     # `np.maximum.accumulate(s)` and the other `accumulate`s (stop 34)
     "ufunc_methods",
+    # `np.interp(v, s1, s2)` of a number and two slices of one length
+    # (stop 34)
+    "interp",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -957,6 +960,15 @@ class Gen:
             with np.errstate(all="ignore"):
                 t = _type_of(np.median(np.ones(2, dtype=np.dtype(dt))))
             return E(f"np.{f}({text}{q})", t or dt, approx=approx)
+        if label is None and not axis and not multi and kind(dt) in "iuf" \
+                and self.on("interp", 0.3):
+            # a number looked up in the slice (sorted or not) and another
+            # slice of its length: NumPy's search and formula in float64
+            fp = self.slice_of(sc, r.choice("if"), n)
+            if fp is not None and kind(fp[1]) in "iuf":
+                x = self.leaf(sc, r.choice("if"), True)
+                return E(f"np.interp({x.text}, {text}, {fp[0]})", "float64",
+                         approx=approx or fp[2] or x.approx)
         if not axis and not multi:
             if label is None and n >= 2 and kind(dt) in "iuf" and self.on("views", 0.15):
                 # an element of a computed array: the expression there (no
@@ -1278,8 +1290,9 @@ class Gen:
             return
         name = self.fresh("t")
         # (a generator's loop is sequential: it takes no label; nor do the
-        # counting searches of `order_stats`)
-        sequential = e.text.startswith(("np.median", "np.percentile", "np.quantile", "np.argm"))
+        # counting searches of `order_stats`, nor `np.interp`)
+        sequential = e.text.startswith(("np.median", "np.percentile", "np.quantile", "np.argm",
+                                        "np.interp"))
         if sc.nest is not None and " for v in " not in e.text and not e.text.endswith("]") \
                 and not sequential and self.r.random() < 0.6:
             self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")

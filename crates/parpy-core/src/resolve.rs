@@ -117,6 +117,9 @@ pub enum Builtin {
     /// `np.searchsorted(s, v, side)` of a 1-D slice and a number
     /// (`sema::sort`).
     SearchSorted,
+    /// `np.interp(x, xp, fp, left, right)` of a number and 1-D slices
+    /// (`sema::interp`).
+    Interp,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -357,6 +360,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "sort" => Some(Builtin::Sort(false)),
         "argsort" => Some(Builtin::Sort(true)),
         "searchsorted" => Some(Builtin::SearchSorted),
+        "interp" => Some(Builtin::Interp),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

@@ -430,6 +430,7 @@ impl Lowerer<'_, '_> {
                 None
             }
             Builtin::SearchSorted => self.searchsorted(name, args, span),
+            Builtin::Interp => self.interp(name, args, span),
             Builtin::CopyTo => {
                 self.statement_only(&format!("`{name}`"), span);
                 None

@@ -221,6 +221,14 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("initial", How::Fixed(Dflt::None)),
             ("where", How::Fixed(Dflt::Bool(true))),
         ],
+        Builtin::Interp => &[
+            ("x", How::Req),
+            ("xp", How::Req),
+            ("fp", How::Req),
+            ("left", How::Opt(Dflt::None)),
+            ("right", How::Opt(Dflt::None)),
+            ("period", How::Opt(Dflt::None)),
+        ],
         Builtin::UfuncAccumulate(_) => &[ARRAY, ("axis", How::Opt(Dflt::Int(0))), DTYPE, OUT],
         Builtin::Math(MathFn::Round) => &[A, ("decimals", How::Opt(Dflt::Int(0))), OUT],
         Builtin::MathToInt(MathFn::Round) => {

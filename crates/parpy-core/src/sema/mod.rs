@@ -18,6 +18,7 @@ mod expr;
 mod external;
 mod generators;
 mod inline;
+mod interp;
 mod keywords;
 mod local_arrays;
 mod nan_reductions;

@@ -207,6 +207,33 @@ fn substitute_stmts(stmts: &mut [Stmt], var: VarId, by: &Expr) {
 /// input (`np.mean` of float16 or integers): NumPy's `BUFSIZE`.
 const NUMPY_BUFFER: i64 = 8192;
 
+/// A 1-D slice to read at computed indices (a search's, an
+/// interpolation's): its element over the counter `var`, its length and
+/// its element type.
+pub(super) struct Indexed {
+    pub elem: Expr,
+    pub var: VarId,
+    pub n: i64,
+    pub et: ElemTy,
+}
+
+impl Indexed {
+    /// The element at `k`.
+    pub fn at(&self, k: Expr) -> Expr {
+        let mut e = self.elem.clone();
+        substitute(&mut e, self.var, &k);
+        e
+    }
+    /// The elements converted to `t`.
+    pub fn in_type(self, t: ElemTy) -> Indexed {
+        Indexed {
+            elem: convert(self.elem, t),
+            et: t,
+            ..self
+        }
+    }
+}
+
 /// A scan that a slice assignment computes (`np.cumsum(s, axis)`,
 /// `np.maximum.accumulate(s)`): the operation, the slice, the axis
 /// argument, and whether it is a ufunc's `accumulate` (axis 0 unless
@@ -2620,6 +2647,32 @@ impl Lowerer<'_, '_> {
 }
 
 impl Lowerer<'_, '_> {
+    /// `arg`, a 1-D slice, to read at computed indices: its elements
+    /// copied into a local array first when they need statements of their
+    /// own; `not_1d` is the error for another argument.
+    pub(super) fn indexed(
+        &mut self,
+        arg: &ast::Expr,
+        not_1d: Diagnostic,
+        span: Span,
+    ) -> Option<Indexed> {
+        let from = self.pre.len();
+        let (elem, ctx) = self.lower_reduced(arg);
+        let (ctx, elem) = (ctx?, elem?);
+        let Some(&[n]) = ctx.extents() else {
+            self.error(not_1d);
+            return None;
+        };
+        let et = self.scalar_elem(&elem)?;
+        let mut inner = self.sink_dependent(from, ctx.vars());
+        let mut elem = elem.e;
+        let var = match inner.is_empty() {
+            true => ctx.vars()[0],
+            false => self.materialize((ctx.vars(), &[n]), &mut inner, &mut elem, et, span),
+        };
+        Some(Indexed { elem, var, n, et })
+    }
+
     /// `None` (and an error) when the statement's reduction is labelled:
     /// `name` (a search, `np.median`) runs sequentially.
     pub(super) fn sequential_only(&mut self, name: &str) -> Option<()> {

@@ -313,28 +313,11 @@ impl Lowerer<'_, '_> {
         };
         self.sequential_only(name)?;
         let key = self.lower_expr(key)?;
-        let from = self.pre.len();
-        let (elem, ctx) = self.lower_reduced(arg);
-        let (ctx, elem) = (ctx?, elem?);
-        let n = match ctx.extents() {
-            Some([n]) => *n,
-            _ => {
-                self.error(
-                    Diagnostic::error(format!("`{name}` searches a 1-D slice"))
-                        .at(arg.span, "not a 1-D slice")
-                        .help(format!("search one row at a time (`{name}(x[i, :], v)`)")),
-                );
-                return None;
-            }
-        };
-        let et = self.scalar_elem(&elem)?;
-        let mut inner = self.sink_dependent(from, ctx.vars());
-        let mut e = elem.e;
-        let j = match inner.is_empty() {
-            true => ctx.vars()[0],
-            // (elements that need statements of their own: copied first)
-            false => self.materialize((ctx.vars(), &[n]), &mut inner, &mut e, et, span),
-        };
+        let not_1d = Diagnostic::error(format!("`{name}` searches a 1-D slice"))
+            .at(arg.span, "not a 1-D slice")
+            .help(format!("search one row at a time (`{name}(x[i, :], v)`)"));
+        let row = self.indexed(arg, not_1d, span)?;
+        let (et, n, j, mut e) = (row.et, row.n, row.var, row.elem);
         let int_ty = self.opts.int_type;
         let it = Type::Scalar(int_ty);
         let (lo, hi, mid) = (
@@ -373,7 +356,6 @@ impl Lowerer<'_, '_> {
         };
         let half = bin(BinOp::Shr, bin(BinOp::Sub, var(hi), var(lo)), int(1));
         let mut body = vec![Stmt::assign_var(mid, bin(BinOp::Add, var(lo), half), span)];
-        body.extend(inner);
         body.push(Stmt::assign_var(mv, e, span));
         body.push(Stmt::new(
             StmtKind::If {
