@@ -165,17 +165,73 @@ def test_loops_over_slices_of_slices():
 
 
 @parpy.jit
-def named_window(x, y, N):
+def named_windows(x, y, N, M):
+    parpy.label('i')
     for i in range(N):
-        for j in range(3):
+        for j in range(M - 4):
+            w = x[i, j:j + 5]
+            v = w[1:4]
+            y[i, j] = w[0] + 2.0 * w[2] + w[-1] + v[0] * v[2] + np.sum(w) + w.max() + len(w)
+            for a in v:
+                y[i, j] += a
+            for k in range(3):
+                y[i, j] -= w[k + 1]
+
+
+@parpy.jit
+def blocks(x, y, N, M):
+    parpy.label('i')
+    for i in range(1, N - 1):
+        for j in range(1, M - 1):
+            b = x[i - 1:i + 2, j - 1:j + 2]
+            y[i, j] = np.sum(b) - b[1, 1] + b[0][2] + np.max(b[1:, :2])
+
+
+@parpy.jit
+def scale_windows(x, N, M):
+    parpy.label('i')
+    for i in range(N):
+        for j in range(0, M - 2, 3):
+            w = x[i, j:j + 3]
+            w[1] = w[0] + w[2]
+            w[:] *= 2.0
+            for v in x[i, j:j + 2]:
+                w[2] += v
+
+
+def test_named_windows_are_views():
+    # (were refused: "`w` would be a view whose bounds are known only at
+    # run time")
+    x = np.random.default_rng(9).standard_normal((4, 12))
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(named_windows, [x, np.zeros((4, 12)), 4, 12], opts, rtol=0, atol=0)
+    run_both(blocks, [x, np.zeros((4, 12)), 4, 12], opts, rtol=0, atol=0)
+    run_both(scale_windows, [x, 4, 12], opts, rtol=0, atol=0)
+
+
+@parpy.jit
+def moving_window(x, y, N):
+    for i in range(N):
+        j = 0
+        while j < 5:
+            w = x[i, j:j + 3]
+            y[i] += w[1]
+            j += 1
+
+
+@parpy.jit
+def wide_window(x, y, N):
+    for i in range(N):
+        for j in range(9):
             w = x[i, j:j + 3]
             y[i] += w[1]
 
 
-def test_a_view_of_a_window_is_refused_with_what_to_write():
-    # (was "Slice statements cannot have more slice dimensions than their
-    # target")
+def test_a_window_that_may_move_or_leave_the_array_is_refused():
     with pytest.raises(parpy.CompileError,
-                       match="`w` would be a view whose bounds are known only at run time") as e:
-        named_window(np.zeros((2, 9)), np.zeros(2), 2, opts=cpu_opts())
+                       match="`w` would be a view whose bounds read `j`, which changes") as e:
+        moving_window(np.zeros((2, 9)), np.zeros(2), 2, opts=cpu_opts())
     assert "`x[i, j + 1]` for its element 1" in str(e.value)
+    with pytest.raises(parpy.CompileError,
+                       match="the bounds of this window are not known to stay inside"):
+        wide_window(np.zeros((2, 9)), np.zeros(2), 2, opts=cpu_opts())

@@ -172,22 +172,30 @@ impl Lowerer<'_, '_> {
             return None;
         }
         // a slice's bounds are taken when compiling (`r = x[i, 1:]`,
-        // `c = x[:, j]`); a window (`x[i - 1:i + 2]`) is not a view here
+        // `c = x[:, j]`); a window (`w = x[i, j:j + 3]`) as written, where
+        // the names its bounds read keep their values (each assigned once,
+        // or never: loop counters, parameters; no array written): each use
+        // checks it stays inside the array
         let mut slices = vec![];
         for ix in indices.iter().filter(|i| is_slice(i)) {
-            let Some(b) = self.constant_bounds(ix) else {
-                self.error(
-                    Diagnostic::error(format!(
-                        "`{name}` would be a view whose bounds are known only at run time"
-                    ))
-                    .at(ix.span, "bounds known at run time")
-                    .note("a named view is taken where it is assigned; parpy names views whose slice bounds are known when compiling")
-                    .help("use the window where it is (`np.sum(x[i, j:j + 3])`, `x[i, j + 1]` for its element 1)"),
-                );
-                self.scope.mark_failed(name);
-                return Some(None);
+            if let Some(b) = self.constant_bounds(ix) {
+                slices.push(b);
+                continue;
+            }
+            let Some(moving) = self.changing_name(ix) else {
+                slices.push(ix.clone());
+                continue;
             };
-            slices.push(b);
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` would be a view whose bounds read `{moving}`, which changes"
+                ))
+                .at(ix.span, format!("reads `{moving}`"))
+                .note("a named view is taken where it is assigned; parpy names a window (`w = x[i, j:j + 3]`) whose bounds read names assigned once (loop counters, parameters) and no array the function writes")
+                .help("use the window where it is (`np.sum(x[i, j:j + 3])`, `x[i, j + 1]` for its element 1), or copy the bound first (`lo = j` assigned once)"),
+            );
+            self.scope.mark_failed(name);
+            return Some(None);
         }
         let mut slices = slices.into_iter();
         let mut copies = vec![];
@@ -215,6 +223,23 @@ impl Lowerer<'_, '_> {
         };
         self.rows.push((name.to_string(), view));
         Some(last)
+    }
+
+    /// A name `e` reads whose value may change: one assigned more than
+    /// once, or an array the function writes (`None` when `e` means the
+    /// same wherever it is read after its names are bound: loop counters,
+    /// parameters, locals assigned once).
+    pub(super) fn changing_name<'e>(&self, e: &'e ast::Expr) -> Option<&'e str> {
+        let mut names = vec![];
+        super::stmt::names_in(e, &mut names);
+        names
+            .into_iter()
+            .find(|n| self.once.assigns(n) && !self.once.assigns_once(n) || self.once.stores(n))
+    }
+
+    /// Whether `e` means the same wherever it is read (`changing_name`).
+    pub(super) fn keeps_value(&self, e: &ast::Expr) -> bool {
+        self.changing_name(e).is_none()
     }
 
     /// The slice `s` with each bound that is known when compiling as its

@@ -5,7 +5,8 @@
 //! chain is rewritten into the one subscript of the array it reads, each
 //! later index taking the place of the next sliced dimension: an index
 //! `j` of a slice `lo:hi:s` is `lo + s * j`, a slice of a slice is a slice
-//! with composed bounds. NumPy raises an `IndexError` for an index outside
+//! with composed bounds; a window's start stays as written (`w = x[i, j:j +
+//! 3]`, then `w[1]` is `x[i, j + 1]`). NumPy raises an `IndexError` for an index outside
 //! the slice even where the array has an element, so an index must be
 //! known to stay inside the slice: a constant is checked when compiling, a
 //! run-time index must be proven in range by the loops around it
@@ -17,6 +18,17 @@ use crate::syntax::ast;
 
 use super::slices::IndexSlot;
 use super::Lowerer;
+
+impl Run {
+    /// The first index of a slice inside a slice (`1` of `w[1:]`), which
+    /// `slice_bounds` has made a number.
+    fn lo_int(&self) -> Option<i64> {
+        match self.lo.kind {
+            ast::ExprKind::Int(c) => Some(c),
+            _ => None,
+        }
+    }
+}
 
 /// A full slice `:`.
 fn full_slice(span: Span) -> ast::Expr {
@@ -53,24 +65,47 @@ fn slice_expr(lo: i64, extent: i64, step: i64, span: Span) -> ast::Expr {
     }
 }
 
+/// `lo + c`, folded where `lo` is a number.
+fn plus(lo: &ast::Expr, c: i64, span: Span) -> ast::Expr {
+    match lo.kind {
+        ast::ExprKind::Int(v) => ast::Expr::int(v + c, span),
+        _ if c == 0 => lo.clone(),
+        _ => ast::Expr::binary(crate::ir::BinOp::Add, lo.clone(), *int(c, span), span),
+    }
+}
+
+/// The elements a slice selects: its first index (a number, or a window's
+/// start as written: `j` of `x[j:j + 3]`), step and length.
+struct Run {
+    lo: ast::Expr,
+    step: i64,
+    extent: i64,
+}
+
 impl Lowerer<'_, '_> {
-    /// The first index, step and length of the slice `s` of a dimension of
-    /// `dim` elements: `Some(None)` for a window (its start known only at
-    /// run time) or when `s` is not a slice, `None` after an error.
-    fn constant_slice(&mut self, s: &ast::Expr, dim: i64) -> Option<Option<(i64, i64, i64)>> {
+    /// The elements the slice `s` of a dimension of `dim` elements selects:
+    /// `Some(None)` when `s` is not a slice, `None` after an error.
+    fn slice_run(&mut self, s: &ast::Expr, dim: i64) -> Option<Option<Run>> {
         let ast::ExprKind::Slice { lo, hi, step } = &s.kind else {
             return Some(None);
         };
         let parts = (lo.as_deref(), hi.as_deref(), step.as_deref());
-        match self.slice_bounds(parts, dim, s.span)? {
-            IndexSlot::Slice {
-                lo,
-                extent,
-                step,
-                rot: 0,
-            } => Some(super::types::const_int(&lo).map(|lo| (lo, step, extent))),
-            _ => Some(None),
-        }
+        let IndexSlot::Slice {
+            lo: first,
+            extent,
+            step,
+            rot: 0,
+        } = self.slice_bounds(parts, dim, s.span)?
+        else {
+            return Some(None);
+        };
+        let lo = match (super::types::const_int(&first), lo) {
+            (Some(c), _) => ast::Expr::int(c, s.span),
+            // a window (`slice_bounds` has checked it stays inside)
+            (None, Some(l)) => (**l).clone(),
+            (None, None) => return Some(None),
+        };
+        Some(Some(Run { lo, step, extent }))
     }
 
     /// `s` with its store target rewritten when that is a subscript of a
@@ -158,23 +193,37 @@ impl Lowerer<'_, '_> {
             return None;
         }
         for (ix, &k) in indices.iter().zip(&sliced) {
-            let Some((lo, step, extent)) = self.constant_slice(&out[k], shape[k])? else {
-                return refuse(
-                    self,
-                    "the slice's start is known only at run time (a window)",
-                );
+            let Some(run) = self.slice_run(&out[k], shape[k])? else {
+                return refuse(self, "the slice's bounds are not rewritten");
             };
             out[k] = match &ix.kind {
                 ast::ExprKind::Slice { .. } => {
-                    let Some((lo2, step2, n)) = self.constant_slice(ix, extent)? else {
+                    let inner = self.slice_run(ix, run.extent)?;
+                    let Some((first, inner)) = inner.and_then(|r| Some((r.lo_int()?, r))) else {
                         return refuse(
                             self,
                             "a window of a slice (bounds known only at run time) is not rewritten",
                         );
                     };
-                    slice_expr(lo + step * lo2, n, step * step2, ix.span)
+                    let lo = plus(&run.lo, run.step * first, ix.span);
+                    let step = run.step * inner.step;
+                    match lo.kind {
+                        ast::ExprKind::Int(c) => slice_expr(c, inner.extent, step, ix.span),
+                        // of a window: a window (a unit step)
+                        _ if step == 1 => ast::Expr {
+                            kind: ast::ExprKind::Slice {
+                                hi: Some(Box::new(plus(&lo, inner.extent, ix.span))),
+                                lo: Some(Box::new(lo)),
+                                step: None,
+                            },
+                            span: ix.span,
+                        },
+                        _ => {
+                            return refuse(self, "a slice of a window with a step is not rewritten")
+                        }
+                    }
                 }
-                _ => self.index_into_slice(ix, (lo, step, extent), e.span)?,
+                _ => self.index_into_slice(ix, &run, e.span)?,
             };
         }
         Some(ast::Expr {
@@ -188,12 +237,9 @@ impl Lowerer<'_, '_> {
 
     /// The array index of element `ix` of the slice `lo, lo + step, ...` of
     /// `extent` elements (Python's negative indices count from its end).
-    fn index_into_slice(
-        &mut self,
-        ix: &ast::Expr,
-        (lo, step, extent): (i64, i64, i64),
-        at: Span,
-    ) -> Option<ast::Expr> {
+    fn index_into_slice(&mut self, ix: &ast::Expr, run: &Run, at: Span) -> Option<ast::Expr> {
+        let Run { lo, step, extent } = run;
+        let (step, extent) = (*step, *extent);
         let span = ix.span;
         let t = self.lower_expr(ix)?;
         let i = self.index_value(t, "an index")?;
@@ -213,7 +259,7 @@ impl Lowerer<'_, '_> {
                 );
                 return None;
             }
-            return Some(ast::Expr::int(lo + step * k, span));
+            return Some(plus(lo, step * k, span));
         }
         let r = self.range(&i);
         let (j, shift) = match r {
@@ -240,9 +286,12 @@ impl Lowerer<'_, '_> {
             1 => j,
             s => bin(Mul, *int(s, span), j),
         };
-        Some(match lo + step * shift {
-            0 => scaled,
-            c => bin(Add, *int(c, span), scaled),
+        Some(match plus(lo, step * shift, span) {
+            ast::Expr {
+                kind: ast::ExprKind::Int(0),
+                ..
+            } => scaled,
+            start => bin(Add, start, scaled),
         })
     }
 }

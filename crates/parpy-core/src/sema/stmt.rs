@@ -1183,9 +1183,15 @@ impl Lowerer<'_, '_> {
                     1 => index,
                     s => term(crate::ir::BinOp::Mul, s, index),
                 };
-                let first = match const_int(&start)? {
-                    0 => index,
-                    s => term(crate::ir::BinOp::Add, s, index),
+                let first = match (const_int(&start), lo) {
+                    (Some(0), _) => index,
+                    (Some(s), _) => term(crate::ir::BinOp::Add, s, index),
+                    // a window (`x[i, j:j + 3]`): its start as written, when
+                    // the names it reads keep their values
+                    (None, Some(l)) if self.keeps_value(l) => {
+                        ast::Expr::binary(crate::ir::BinOp::Add, (**l).clone(), index, span)
+                    }
+                    (None, _) => return None,
                 };
                 let mut at = indices.clone();
                 at[*k] = first;
@@ -2034,7 +2040,7 @@ fn const_bool(e: &ir::Expr) -> Option<bool> {
 }
 
 /// The plain names an expression reads (not attribute names), in order.
-fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
+pub(super) fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
     use ast::ExprKind as K;
     match &e.kind {
         K::Int(_) | K::Float(_) | K::Bool(_) | K::Str(_) | K::None | K::Ellipsis => {}
