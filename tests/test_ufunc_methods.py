@@ -150,3 +150,22 @@ def test_accumulate_is_assigned_to_a_slice():
 
     with pytest.raises(parpy.CompileError, match="whole right side of a slice assignment"):
         loose(np.ones(3), np.zeros(3), opts=cpu_opts({'i': parpy.threads(3)}))
+
+
+@parpy.jit
+def column_totals(x, y, z):
+    parpy.label('k')
+    for k in range(1):
+        s = np.add.reduce(x)
+        y[:] = s * 2.0
+        z[:] = np.maximum.reduce(x, axis=0) - np.minimum.reduce(x)
+
+
+def test_a_reduce_along_axis_zero_is_an_array():
+    # (`s = np.add.reduce(x)` of a matrix was taken for a number: "`sum`
+    # with this axis leaves 1 dimension (an array), but `s` is a name,
+    # without dimensions")
+    x = np.random.default_rng(6).random((4, 7))
+    out = run_both(column_totals, [x, np.zeros(7), np.zeros(7)],
+                   cpu_opts({'k': parpy.threads(1)}), rtol=0, atol=0)
+    assert np.array_equal(out[1], np.add.reduce(x) * 2.0)

@@ -120,6 +120,9 @@ pub enum Builtin {
     /// `np.interp(x, xp, fp, left, right)` of a number and 1-D slices
     /// (`sema::interp`).
     Interp,
+    /// `np.trapezoid(y, x, dx, axis)` (`np.trapz`): the trapezoidal rule
+    /// along an axis (`sema::trapezoid`).
+    Trapezoid,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -361,6 +364,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "argsort" => Some(Builtin::Sort(true)),
         "searchsorted" => Some(Builtin::SearchSorted),
         "interp" => Some(Builtin::Interp),
+        "trapezoid" | "trapz" => Some(Builtin::Trapezoid),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

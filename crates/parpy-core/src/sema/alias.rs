@@ -468,6 +468,16 @@ impl Lowerer<'_, '_> {
                 ) => args.first().map_or(0, |a| {
                     reduced(a, args, super::keywords::builtin_signature(b))
                 }),
+                // the trapezoidal rule integrates along one axis
+                (_, Some(B::Trapezoid)) => {
+                    args.first().map_or(0, |a| self.rank(a).saturating_sub(1))
+                }
+                // a ufunc's `reduce`: axis 0 unless told
+                (_, Some(b @ B::UfuncReduce(_))) => match args.as_slice() {
+                    [a] => self.rank(a).saturating_sub(1),
+                    [a, ..] => reduced(a, args, super::keywords::builtin_signature(b)),
+                    [] => 0,
+                },
                 (_, Some(B::Dot)) => match args.as_slice() {
                     [a, b, ..] => (self.rank(a) + self.rank(b)).saturating_sub(2),
                     _ => 0,

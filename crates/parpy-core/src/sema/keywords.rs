@@ -221,6 +221,12 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("initial", How::Fixed(Dflt::None)),
             ("where", How::Fixed(Dflt::Bool(true))),
         ],
+        Builtin::Trapezoid => &[
+            ("y", How::Req),
+            ("x", How::Opt(Dflt::None)),
+            ("dx", How::Opt(Dflt::Float(1.0))),
+            ("axis", How::Opt(Dflt::Int(-1))),
+        ],
         Builtin::Interp => &[
             ("x", How::Req),
             ("xp", How::Req),

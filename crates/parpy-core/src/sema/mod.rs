@@ -27,6 +27,7 @@ mod scope;
 mod slices;
 mod sort;
 mod stmt;
+mod trapezoid;
 mod types;
 mod ufuncs;
 
