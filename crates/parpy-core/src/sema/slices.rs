@@ -1670,21 +1670,7 @@ impl Lowerer<'_, '_> {
                 );
                 return None;
             }
-            Some(a) => {
-                let k = self.known_axis(a, name)?;
-                let nd = extents.len() as i64;
-                if !(-nd..nd).contains(&k) {
-                    self.error(
-                        Diagnostic::error(format!(
-                            "axis {k} is out of bounds for array of dimension {nd}"
-                        ))
-                        .at(a.span, "out of bounds")
-                        .note("NumPy raises an AxisError"),
-                    );
-                    return None;
-                }
-                Some(k.rem_euclid(nd) as usize)
-            }
+            Some(a) => Some(self.one_axis(a, extents.len(), name)?),
             None => None,
         };
         let axis = match (axis, extents.len()) {
@@ -2432,6 +2418,24 @@ impl Lowerer<'_, '_> {
         let r = f(self);
         self.view_op = saved;
         r
+    }
+
+    /// The axis `e` names of `nd` dimensions (an integer known when
+    /// compiling, negative ones counted from the end).
+    pub(super) fn one_axis(&mut self, e: &ast::Expr, nd: usize, name: &str) -> Option<usize> {
+        let k = self.known_axis(e, name)?;
+        let n = nd as i64;
+        if !(-n..n).contains(&k) {
+            self.error(
+                Diagnostic::error(format!(
+                    "axis {k} is out of bounds for array of dimension {n}"
+                ))
+                .at(e.span, "out of bounds")
+                .note("NumPy raises an AxisError"),
+            );
+            return None;
+        }
+        Some(k.rem_euclid(n) as usize)
     }
 
     /// An integer argument known when compiling (`axis`, `n`).

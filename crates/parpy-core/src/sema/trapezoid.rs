@@ -90,21 +90,9 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let axis = match given(3) {
-            None => -1,
-            Some(a) => self.known_axis(a, name)?,
+            None => rank - 1,
+            Some(a) => self.one_axis(a, rank, name)?,
         };
-        let nd = rank as i64;
-        if !(-nd..nd).contains(&axis) {
-            self.error(
-                Diagnostic::error(format!(
-                    "axis {axis} is out of bounds for array of dimension {nd}"
-                ))
-                .at(given(3).map_or(span, |a| a.span), "out of bounds")
-                .note("NumPy raises an AxisError"),
-            );
-            return None;
-        }
-        let axis = axis.rem_euclid(nd) as usize;
         let bin = |op, l, r| ast::Expr::binary(op, l, r, span);
         let d = match (given(1), given(2)) {
             (Some(x), _) => {
