@@ -1401,3 +1401,31 @@ def logs_of_a_base(x, y, N):
 def test_math_log_of_a_base_is_pythons():
     x = rng(12).random(6) * 100 + 0.5
     run_both(logs_of_a_base, [x, np.zeros(6), 6], cpu_opts(), rtol=0, atol=0)
+
+
+@parpy.jit
+def weighted_positions(x, w, y, N):
+    parpy.label('i')
+    for i in range(N):
+        for k, (a, b) in enumerate(zip(x[i, :], w)):
+            y[i, k] = a * b + k
+        for k, (a, b, c) in enumerate(zip(x[i, 1:], x[i, :], w), 1):
+            y[i, k] += a - b * c
+
+
+def test_a_tuple_inside_a_loop_target_unpacks_enumerate_of_zip():
+    # (was "loop targets must be a name or a tuple of names")
+    rng = np.random.default_rng(21)
+    x, w = rng.random((4, 9)), rng.random(9)
+    run_both(weighted_positions, [x, w, np.zeros((4, 9)), 4], cpu_opts({'i': parpy.threads(4)}),
+             rtol=0, atol=0)
+
+
+def test_other_nested_loop_targets_are_refused_with_what_to_write():
+    @parpy.jit
+    def pairs(x, w, y):
+        for (a, b), c in zip(zip(x, w), w):
+            y[0] += a * b * c
+
+    with pytest.raises(parpy.CompileError, match=r"unpacks the elements of `zip` in `enumerate\(zip"):
+        pairs(np.ones(3), np.ones(3), np.zeros(1), opts=cpu_opts())

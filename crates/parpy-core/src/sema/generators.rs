@@ -111,6 +111,7 @@ impl Lowerer<'_, '_> {
                         var: c.var.clone(),
                         var_span: c.var_span,
                         unpack: c.unpack.clone(),
+                        group: None,
                         iter: c.iter.clone(),
                         body,
                         orelse: vec![],

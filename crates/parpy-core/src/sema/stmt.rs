@@ -811,11 +811,12 @@ impl Lowerer<'_, '_> {
                 var,
                 var_span,
                 unpack,
+                group,
                 iter,
                 body,
                 ..
             } => self
-                .for_in(var, *var_span, unpack, iter, body, names)
+                .for_in(var, *var_span, (unpack, *group), iter, body, names)
                 .map(one)
                 .unwrap_or_default(),
             other => {
@@ -1209,7 +1210,7 @@ impl Lowerer<'_, '_> {
         &mut self,
         var: &str,
         var_span: Span,
-        unpack: &[(String, Span)],
+        (unpack, group): (&[(String, Span)], ast::Group),
         iter: &ast::Expr,
         body: &[ast::Stmt],
         labels: Vec<String>,
@@ -1219,6 +1220,29 @@ impl Lowerer<'_, '_> {
             ast::ExprKind::Call { func, args, .. } => self.builtin_of(func).map(|b| (b, args)),
             _ => None,
         };
+        // `for i, (a, b) in enumerate(zip(x, y)):` (the one nested target
+        // parpy unpacks): zip's iterables
+        let zipped = match (group, call) {
+            (Some((1, hi)), Some((Builtin::Enumerate, args))) if hi == unpack.len() => {
+                match args.first().map(|a| &a.kind) {
+                    Some(ast::ExprKind::Call { func, args: z, .. })
+                        if self.builtin_of(func) == Some(Builtin::Zip) =>
+                    {
+                        Some(z)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if group.is_some() && zipped.is_none() {
+            self.error(
+                Diagnostic::error("a tuple inside a loop target unpacks the elements of `zip` in `enumerate(zip(...))`")
+                    .at(var_span, "the loop target")
+                    .help("write `for i, (a, b) in enumerate(zip(x, y)):`, or unpack inside the loop"),
+            );
+            return None;
+        }
         let index = iteration_index(var);
         let name = |n: &str| ast::Expr::name(n, span);
         let tuple_error = |this: &mut Self, what: &str, fix: &str| {
@@ -1251,7 +1275,7 @@ impl Lowerer<'_, '_> {
                 (n, vec![((var.to_string(), var_span), v)])
             }
             Some((Builtin::Enumerate, args)) => {
-                if unpack.len() != 2 {
+                if unpack.len() != 2 && zipped.is_none() {
                     tuple_error(
                         self,
                         "`enumerate` gives (index, element) pairs: unpack them into two names",
@@ -1282,7 +1306,13 @@ impl Lowerer<'_, '_> {
                         return None;
                     }
                 };
-                let (n, v) = self.iterable(&index, x, "enumerate")?;
+                let (n, mut values) = match zipped {
+                    Some(z) => self.zip_elements(&index, z, &unpack[1..], var_span)?,
+                    None => {
+                        let (n, v) = self.iterable(&index, x, "enumerate")?;
+                        (n, vec![(unpack[1].clone(), v)])
+                    }
+                };
                 let i = match start {
                     0 => name(&index),
                     s => ast::Expr::binary(
@@ -1292,32 +1322,10 @@ impl Lowerer<'_, '_> {
                         span,
                     ),
                 };
-                (n, vec![(unpack[0].clone(), i), (unpack[1].clone(), v)])
-            }
-            Some((Builtin::Zip, args)) => {
-                if args.is_empty() || unpack.len() != args.len() {
-                    tuple_error(
-                        self,
-                        &format!(
-                            "`zip` of {} iterables gives tuples of {}: unpack them into as many \
-                             names",
-                            args.len(),
-                            args.len()
-                        ),
-                        "write `for a, b in zip(x, y):`",
-                    );
-                    return None;
-                }
-                let mut n = i64::MAX;
-                let mut values = vec![];
-                for (a, target) in args.iter().zip(unpack) {
-                    let (len, v) = self.iterable(&index, a, "zip")?;
-                    // Python's zip stops at the shortest
-                    n = n.min(len);
-                    values.push((target.clone(), v));
-                }
+                values.insert(0, (unpack[0].clone(), i));
                 (n, values)
             }
+            Some((Builtin::Zip, args)) => self.zip_elements(&index, args, unpack, var_span)?,
             _ if matches!(iter.kind, ast::ExprKind::Tuple(_)) => {
                 let ast::ExprKind::Tuple(items) = &iter.kind else {
                     return None;
@@ -1373,6 +1381,38 @@ impl Lowerer<'_, '_> {
             .collect();
         inner.extend(body);
         self.for_loop(&index, var_span, &range, &inner, labels)
+    }
+
+    /// `zip(args)` unpacked into `targets`: the loop's length (the
+    /// shortest iterable's, as Python's `zip` stops there) and each
+    /// target's element at `index`.
+    fn zip_elements(
+        &mut self,
+        index: &str,
+        args: &[ast::Expr],
+        targets: &[(String, Span)],
+        var_span: Span,
+    ) -> Option<(i64, Vec<TargetValue>)> {
+        if args.is_empty() || targets.len() != args.len() {
+            self.error(
+                Diagnostic::error(format!(
+                    "`zip` of {} iterables gives tuples of {}: unpack them into as many names",
+                    args.len(),
+                    args.len()
+                ))
+                .at(var_span, "the loop target")
+                .help("write `for a, b in zip(x, y):`"),
+            );
+            return None;
+        }
+        let mut n = i64::MAX;
+        let mut values = vec![];
+        for (a, target) in args.iter().zip(targets) {
+            let (len, v) = self.iterable(index, a, "zip")?;
+            n = n.min(len);
+            values.push((target.clone(), v));
+        }
+        Some((n, values))
     }
 
     /// A loop over a tuple (or list) literal of numbers, or of tuples of

@@ -44,6 +44,10 @@ pub struct Stmt {
 /// A name and where it is written.
 pub type Named = (String, Span);
 
+/// Where a loop target's names hold a nested tuple (`for i, (a, b) in
+/// ...`: `Some((1, 3))`, the range of `a` and `b` in the flat list).
+pub type Group = Option<(usize, usize)>;
+
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     /// `t0 = t1 = ... = value` (Python evaluates `value` once and assigns
@@ -62,11 +66,14 @@ pub enum StmtKind {
     /// `for var in iter:` (sema checks the iterator: `range(...)`, an
     /// array or slice, `enumerate(...)`, `zip(...)`). A tuple target
     /// `for a, b in ...:` has its names in `unpack`, and `var` is then a
-    /// name no Python identifier can be (`(a, b)`).
+    /// name no Python identifier can be (`(a, b)`). A tuple inside it
+    /// (`for i, (a, b) in ...:`) has its names in `unpack[lo..hi]`, `group`
+    /// `Some((lo, hi))`.
     For {
         var: String,
         var_span: Span,
         unpack: Vec<Named>,
+        group: Group,
         iter: Expr,
         body: Vec<Stmt>,
         /// `else:` after the loop: runs when the loop ends without `break`.

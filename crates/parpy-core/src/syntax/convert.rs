@@ -200,7 +200,7 @@ impl Converter {
                 }
             }
             py::Stmt::For(f) => {
-                let (var, var_span, unpack) = self.loop_target(&f.target)?;
+                let (var, var_span, unpack, group) = self.loop_target(&f.target)?;
                 let iter = self.iterable(&f.iter);
                 if let ExprKind::Call { func, args, .. } = &iter.kind {
                     let zero_step = matches!(&func.kind, ExprKind::Name(n) if n == "range")
@@ -218,6 +218,7 @@ impl Converter {
                     var,
                     var_span,
                     unpack,
+                    group,
                     iter,
                     body: self.loop_body(&f.body),
                     orelse: self.block(&f.orelse),
@@ -348,8 +349,10 @@ impl Converter {
     }
 
     /// A `for` loop's target: a name, or a tuple of names (`for i, v in
-    /// enumerate(x):`), whose loop variable is then `(i, v)`.
-    fn loop_target(&mut self, t: &py::Expr) -> Option<(String, Span, Vec<Named>)> {
+    /// enumerate(x):`), whose loop variable is then `(i, v)`; one tuple of
+    /// names may stand inside it (`for i, (a, b) in ...`: the range of
+    /// its names in the flat list).
+    fn loop_target(&mut self, t: &py::Expr) -> Option<(String, Span, Vec<Named>, Group)> {
         let not_a_name = |this: &mut Self, r: TextRange| {
             this.reject_with(
                 r,
@@ -361,20 +364,47 @@ impl Converter {
                 ),
             );
         };
-        match t {
-            py::Expr::Name(n) => Some((ident(&n.id), self.span(n.range), vec![])),
+        let tuple = |e: &py::Expr| match e {
             py::Expr::Tuple(py::ExprTuple { elts, .. })
             | py::Expr::List(py::ExprList { elts, .. })
                 if !elts.is_empty() =>
             {
+                Some(elts.clone())
+            }
+            _ => None,
+        };
+        match t {
+            py::Expr::Name(n) => Some((ident(&n.id), self.span(n.range), vec![], None)),
+            _ if tuple(t).is_some() => {
+                let elts = tuple(t).unwrap_or_default();
                 let mut names = vec![];
-                for e in elts {
-                    match e {
-                        py::Expr::Name(n) => names.push((ident(&n.id), self.span(n.range))),
-                        _ => not_a_name(self, e.range()),
+                let mut group = None;
+                let mut ok = true;
+                for e in &elts {
+                    match (e, tuple(e)) {
+                        (py::Expr::Name(n), _) => names.push((ident(&n.id), self.span(n.range))),
+                        (_, Some(inner)) if group.is_none() => {
+                            let lo = names.len();
+                            for i in &inner {
+                                match i {
+                                    py::Expr::Name(n) => {
+                                        names.push((ident(&n.id), self.span(n.range)))
+                                    }
+                                    _ => {
+                                        not_a_name(self, i.range());
+                                        ok = false;
+                                    }
+                                }
+                            }
+                            group = Some((lo, names.len()));
+                        }
+                        _ => {
+                            not_a_name(self, e.range());
+                            ok = false;
+                        }
                     }
                 }
-                if names.len() != elts.len() {
+                if !ok {
                     return None;
                 }
                 let var = format!(
@@ -385,7 +415,7 @@ impl Converter {
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
-                Some((var, self.span(t.range()), names))
+                Some((var, self.span(t.range()), names, group))
             }
             _ => {
                 not_a_name(self, t.range());
@@ -671,9 +701,18 @@ impl Converter {
                         self.reject(c.target.range(), "`async for` clauses");
                         return self.bad(r);
                     }
-                    let Some((var, var_span, unpack)) = self.loop_target(&c.target) else {
+                    let Some((var, var_span, unpack, group)) = self.loop_target(&c.target) else {
                         return self.bad(r);
                     };
+                    if group.is_some() {
+                        self.reject_with(
+                            c.target.range(),
+                            "a nested tuple target is not supported in a generator",
+                            "nested tuple",
+                            Some("unpack one level: `for a, b in zip(x, y)`"),
+                        );
+                        return self.bad(r);
+                    }
                     clauses.push(Clause {
                         var,
                         var_span,

@@ -15,6 +15,18 @@ fn err(src: &str) -> String {
 }
 
 #[test]
+fn a_tuple_inside_a_loop_target_is_a_group_of_its_names() {
+    let f = parse("def f(x, w):\n    for i, (a, b) in enumerate(zip(x, w)):\n        pass\n")
+        .expect("parses");
+    let StmtKind::For { unpack, group, .. } = &f.body[0].kind else {
+        panic!("not a loop: {:?}", f.body[0].kind);
+    };
+    let names: Vec<&str> = unpack.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["i", "a", "b"]);
+    assert_eq!(*group, Some((1, 3)));
+}
+
+#[test]
 fn parses_sum_rows() {
     let f = parse(
         "@parpy.jit\ndef sum_rows(x, y, N):\n    parpy.label('outer')\n    for i in range(N):\n        y[i] = parpy.operators.sum(x[i, :])\n",
@@ -139,9 +151,9 @@ fn rejects_each_construct_with_location() {
         ("    a, b += 1, 2\n", "tuple targets", "t.py:11:5"),
         ("    a, *b = x\n", "starred assignment targets", "t.py:11:8"),
         (
-            "    for i, (j, k) in enumerate(x):\n        pass\n",
+            "    for i, ((j, k), m) in enumerate(x):\n        pass\n",
             "loop targets must be a name or a tuple of names",
-            "t.py:11:12",
+            "t.py:11:13",
         ),
         ("    y = (yield 1)\n", "`yield` expressions", "t.py:11:10"),
         ("    y = f\"{x}\"\n", "f-strings", "t.py:11:9"),
