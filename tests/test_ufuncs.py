@@ -234,6 +234,36 @@ def test_isclose_is_numpys(dtype):
 
 
 @parpy.jit
+def allclose_kinds(a, b, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.allclose(a[i, :], b[i, :])
+        y[i, 1] = np.allclose(a[i, :], b[i, :], rtol=0.0, atol=1e-3)
+        y[i, 2] = np.allclose(a[i, :], b[i, :], equal_nan=True)
+        y[i, 3] = np.allclose(a[i, 0], b[i, 0]) + 1
+        if np.allclose(a[i, 1:4], 0.5, atol=0.6):
+            y[i, 4] = 7
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+def test_allclose_is_numpys(dtype):
+    # (was "cannot call `np.allclose`")
+    rng = np.random.default_rng(13)
+    a = rng.random((6, 9)).astype(dtype)
+    a[2, 3] = np.nan
+    b = (a + rng.normal(0, 1e-6, a.shape)).astype(dtype)
+    b[4, 5] += 0.01
+    y = np.zeros((6, 5), np.int64)
+    if call(allclose_kinds, [a, b, y, 6], cpu_opts({'i': parpy.threads(6)})):
+        want = np.zeros_like(y)
+        for i in range(6):
+            want[i, :4] = [np.allclose(a[i], b[i]), np.allclose(a[i], b[i], rtol=0.0, atol=1e-3),
+                           np.allclose(a[i], b[i], equal_nan=True), np.allclose(a[i, 0], b[i, 0]) + 1]
+            want[i, 4] = 7 if np.allclose(a[i, 1:4], 0.5, atol=0.6) else 0
+        same_bits(y, want)
+
+
+@parpy.jit
 def python_numbers_alone(y, z):
     parpy.label('i')
     for i in range(1):

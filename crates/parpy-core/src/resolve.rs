@@ -87,6 +87,9 @@ pub enum Builtin {
     NanToNum,
     /// `np.isclose(a, b, rtol=, atol=, equal_nan=)` of numbers.
     IsClose,
+    /// `np.allclose(a, b, rtol, atol, equal_nan)`: `np.all` of
+    /// `np.isclose`, a Python bool.
+    AllClose,
     /// `np.outer(a, b)` of 1-D operands: `a[:, None] * b`.
     Outer,
     /// `np.flip(x, axis)` of an array or a subscript (the axis given:
@@ -333,6 +336,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "sinc" => ufunc(Ufunc::Sinc),
         "nan_to_num" => Some(Builtin::NanToNum),
         "isclose" => Some(Builtin::IsClose),
+        "allclose" => Some(Builtin::AllClose),
         "divmod" => Some(Builtin::Divmod),
         "where" => Some(Builtin::Where),
         "clip" => Some(Builtin::Clip),
@@ -499,6 +503,12 @@ pub enum Resolved {
     Allocates(String),
     NotFound,
 }
+
+/// The root of a path no Python code can spell, which sema resolves
+/// itself: `#np.isclose` is NumPy's `isclose` (`numpy_builtin`) whatever
+/// the module calls NumPy, for the calls sema's own rewrites make
+/// (`np.allclose(a, b)` is `#np.all(#np.isclose(a, b))`).
+pub const NUMPY_ROOT: &str = "#np";
 
 /// The first element of the path `[ANNOTATION, param]`: the object a
 /// parameter is annotated with, when the resolver knows it (a type variable,

@@ -31,10 +31,35 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let path = func.dotted_path()?;
-        match self.resolver.resolve(&path) {
+        match self.resolve_path(&path) {
             Resolved::Builtin(b) => Some(b),
             _ => None,
         }
+    }
+
+    /// What the global `path` denotes: the resolver's answer, but for
+    /// sema's own paths under [`NUMPY_ROOT`](crate::resolve::NUMPY_ROOT).
+    pub(super) fn resolve_path(&self, path: &[&str]) -> Resolved {
+        match path {
+            [crate::resolve::NUMPY_ROOT, rest @ ..] => {
+                crate::resolve::numpy_builtin(&rest.join("."))
+                    .map_or(Resolved::NotFound, Resolved::Builtin)
+            }
+            _ => self.resolver.resolve(path),
+        }
+    }
+
+    /// The call `#np.<name>(args)`: NumPy's `name` whatever the module
+    /// calls NumPy.
+    fn numpy_call(name: &str, args: Vec<ast::Expr>, span: Span) -> ast::Expr {
+        let func = ast::Expr {
+            kind: ast::ExprKind::Attr {
+                value: Box::new(ast::Expr::name(crate::resolve::NUMPY_ROOT, span)),
+                attr: name.to_string(),
+            },
+            span,
+        };
+        ast::Expr::call(func, args, span)
     }
 
     pub(super) fn lower_call(
@@ -386,6 +411,17 @@ impl Lowerer<'_, '_> {
             Builtin::Ufunc(u) => self.ufunc_call(u, name, args, span),
             Builtin::NanToNum => self.nan_to_num(name, args, span),
             Builtin::IsClose => self.isclose(name, args, span),
+            // `np.all(np.isclose(...))`, a Python bool
+            Builtin::AllClose => {
+                let close = Self::numpy_call("isclose", args.to_vec(), span);
+                // (of numbers: their one comparison)
+                let all = match args.iter().take(2).map(|a| self.rank(a)).max() {
+                    Some(0) | None => close,
+                    _ => Self::numpy_call("all", vec![close], span),
+                };
+                let t = self.lower_expr(&all)?;
+                Some(TExpr { e: t.e, weak: true })
+            }
             Builtin::Var | Builtin::Std if args.len() == 2 => {
                 self.variance(&args[0], Some(&args[1]), b == Builtin::Std, span)
             }

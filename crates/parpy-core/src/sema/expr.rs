@@ -142,7 +142,7 @@ impl Lowerer<'_, '_> {
             );
             return None;
         };
-        let full = self.resolver.resolve(&path);
+        let full = self.resolve_path(&path);
         if !matches!(full, Resolved::NotFound) {
             return Some(full);
         }

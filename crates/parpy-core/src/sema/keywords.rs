@@ -197,7 +197,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("posinf", How::Opt(Dflt::None)),
             ("neginf", How::Opt(Dflt::None)),
         ],
-        Builtin::IsClose => &[
+        Builtin::IsClose | Builtin::AllClose => &[
             A,
             ("b", How::Req),
             ("rtol", How::Opt(Dflt::Float(1e-5))),
