@@ -69,6 +69,7 @@ import test_quantile as tqt
 import test_ufunc_methods as tum
 import test_interp as tip
 import test_trapezoid as ttz
+import test_arange as tar
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -319,10 +320,11 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_accumulate_is_assigned_to_a_slice",
     "test_misuse_is_refused_at_the_call",
     "test_a_computed_array_is_refused_with_what_to_write",
+    "test_misuse_is_refused_with_what_to_write",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
-             tso, tqt, tum, tip, ttz):
+             tso, tqt, tum, tip, ttz, tar):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -65,7 +65,7 @@ impl Lowerer<'_, '_> {
     pub(super) fn lower_call(
         &mut self,
         func: &ast::Expr,
-        args: &[ast::Expr],
+        (args, keywords): (&[ast::Expr], &[ast::Keyword]),
         span: Span,
     ) -> Option<TExpr> {
         if let Some(r) = self.method_call(func, args, span) {
@@ -117,6 +117,19 @@ impl Lowerer<'_, '_> {
                     .help("transpose the arrays of the expression instead (`np.transpose(x + 1.0)` is `x.T + 1.0`)"),
                 );
                 None
+            }
+            // (read where an array expression reads it)
+            Resolved::Allocates(what) if what == "numpy.arange" && self.slice.is_some() => {
+                if let Some(k) = keywords.first() {
+                    self.error(
+                        Diagnostic::error("`np.arange` takes its bounds by position in jit code")
+                            .at(k.value.span, format!("keyword argument `{}`", k.name))
+                            .note("its type follows its bounds: integers give the default integer, a float bound a float")
+                            .help("convert the expression instead (`np.arange(8) * 1.0`, `.astype(...)`)"),
+                    );
+                    return None;
+                }
+                self.arange(args, span)
             }
             Resolved::Allocates(what) => {
                 self.error(

@@ -574,7 +574,11 @@ impl Lowerer<'_, '_> {
                     weak,
                 })
             }
-            ast::ExprKind::Call { func, args, .. } => self.lower_call(func, args, span),
+            ast::ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => self.lower_call(func, (args, keywords), span),
         }
     }
 

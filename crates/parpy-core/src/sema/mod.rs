@@ -8,6 +8,7 @@
 //! and reductions to loops) and `calls.rs` (builtins and helper functions).
 
 mod alias;
+mod arange;
 mod assign;
 mod atomic;
 mod callback;
