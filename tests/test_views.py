@@ -199,6 +199,27 @@ def scale_windows(x, N, M):
                 w[2] += v
 
 
+@parpy.jit
+def windows_of_slices(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        for j in range(3):
+            w = x[i, 1:12:2][j:j + 3]
+            y[i, j] = w[0] - w[2] + np.sum(x[i, j:j + 6:2]) + w.max()
+            for v in x[i, j:j + 5:3]:
+                y[i, j + 4] += v
+            u = x[i, 10:32:6][j:j + 2]
+            y[i, j + 8] = u[1]
+
+
+def test_windows_of_slices_and_strided_windows():
+    # (found by the fuzzer's `windows`: `x[i, 10:32:6][j:j + 2]` stopped
+    # past the array although its elements are inside it)
+    x = np.random.default_rng(10).standard_normal((3, 33))
+    run_both(windows_of_slices, [x, np.zeros((3, 12)), 3], cpu_opts({'i': parpy.threads(3)}),
+             rtol=0, atol=0)
+
+
 def test_named_windows_are_views():
     # (were refused: "`w` would be a view whose bounds are known only at
     # run time")

@@ -145,6 +145,9 @@ FEATURES = [
     # `np.interp(v, s1, s2)` of a number and two slices of one length
     # (stop 34)
     "interp",
+    # `for j in range(n): w = s[j:j + L]; o[..., lo:hi][j] = w[c]`: a named
+    # window (a view whose start is a loop counter) of a slice (stop 34)
+    "windows",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -1254,6 +1257,33 @@ class Gen:
                 self.emit(ind, f"{tgt} = {scan}")
                 return
 
+    def stmt_window(self, sc: Scope, ind: int) -> None:
+        """`for j in range(n): w = s[j:j + L]` then `o[prefix, lo:hi][j] =`
+        an element, a difference or the largest element of `w`: a window
+        named in a sequential loop, of a slice `L - 1` longer than the
+        target, which must compose into one subscript of the array."""
+        r = self.r
+        st = self.slice_target(sc)
+        if st is None:
+            return
+        a, n, tgt, k = st
+        width = r.randrange(1, 5)
+        s1 = self.slice_of(sc, k, n + width - 1)
+        if s1 is None or re.search(rf"\b{a.name}\[", s1[0]):
+            return  # (a window of the array written: not here)
+        text, t, approx = s1
+        if not (t == a.dtype or (t not in WEAK and np.can_cast(t, a.dtype, "safe"))):
+            return
+        if re.search(r":-\d+\]", text):
+            return  # (a window of a slice walked backwards: refused)
+        j, w = self.fresh("j"), self.fresh("w")
+        c, d = r.randrange(-width, width), r.randrange(width)
+        value = r.choice([f"{w}[{c}]", f"np.max({w})", f"{w}.min()"]
+                         + ([f"{w}[{c}] - {w}[{d}]"] if t != "bool" else []))
+        self.emit(ind, f"for {j} in range({n}):")
+        self.emit(ind + 1, f"{w} = {text}[{j}:{j} + {width}]")
+        self.emit(ind + 1, f"{tgt}[{j}] = {value}")
+
     def stmt_local_array(self, sc: Scope, ind: int) -> None:
         """A local array of an iteration of the parallel loops around it:
         made, updated element by element in a sequential loop, stored into
@@ -1561,6 +1591,8 @@ class Gen:
                 self.stmt_assert(sc, ind)
             elif self.on("scans", 0.2):
                 self.stmt_scan(sc, ind)
+            elif self.on("windows", 0.1):
+                self.stmt_window(sc, ind)
             elif sc.par and self.on("local_arrays", 0.2):
                 self.stmt_local_array(sc, ind)
             elif x < 0.3 or budget <= 0:

@@ -135,7 +135,11 @@ impl Lowerer<'_, '_> {
             Some(_) if self.once.assigns_once(name) && self.scope.get(name).is_none() => {
                 match self.composed_subscript(value) {
                     Some(f) => f,
-                    None => return Some(None),
+                    None => {
+                        // (its uses are not errors of their own)
+                        self.scope.mark_failed(name);
+                        return Some(None);
+                    }
                 }
             }
             Some(_) => return None,

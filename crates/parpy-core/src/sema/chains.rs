@@ -198,29 +198,52 @@ impl Lowerer<'_, '_> {
             };
             out[k] = match &ix.kind {
                 ast::ExprKind::Slice { .. } => {
-                    let inner = self.slice_run(ix, run.extent)?;
-                    let Some((first, inner)) = inner.and_then(|r| Some((r.lo_int()?, r))) else {
-                        return refuse(
-                            self,
-                            "a window of a slice (bounds known only at run time) is not rewritten",
-                        );
+                    let Some(inner) = self.slice_run(ix, run.extent)? else {
+                        return refuse(self, "the slice's bounds are not rewritten");
                     };
-                    let lo = plus(&run.lo, run.step * first, ix.span);
+                    // the first element: a number, or a window's start
+                    // (`x[i, 2:9][j:j + 3]` starts at `2 + j`)
+                    let lo = match (inner.lo_int(), run.step) {
+                        (Some(first), _) => plus(&run.lo, run.step * first, ix.span),
+                        (None, s) => {
+                            let scaled = match s {
+                                1 => inner.lo.clone(),
+                                s => ast::Expr::binary(
+                                    crate::ir::BinOp::Mul,
+                                    *int(s, ix.span),
+                                    inner.lo.clone(),
+                                    ix.span,
+                                ),
+                            };
+                            match run.lo.kind {
+                                ast::ExprKind::Int(0) => scaled,
+                                _ => ast::Expr::binary(
+                                    crate::ir::BinOp::Add,
+                                    run.lo.clone(),
+                                    scaled,
+                                    ix.span,
+                                ),
+                            }
+                        }
+                    };
                     let step = run.step * inner.step;
                     match lo.kind {
                         ast::ExprKind::Int(c) => slice_expr(c, inner.extent, step, ix.span),
-                        // of a window: a window (a unit step)
-                        _ if step == 1 => ast::Expr {
+                        // a window (a positive step), stopped right after
+                        // its last element (which the array has)
+                        _ if step > 0 => ast::Expr {
                             kind: ast::ExprKind::Slice {
-                                hi: Some(Box::new(plus(&lo, inner.extent, ix.span))),
+                                hi: Some(Box::new(plus(
+                                    &lo,
+                                    step * (inner.extent - 1) + 1,
+                                    ix.span,
+                                ))),
                                 lo: Some(Box::new(lo)),
-                                step: None,
+                                step: (step != 1).then(|| int(step, ix.span)),
                             },
                             span: ix.span,
                         },
-                        _ => {
-                            return refuse(self, "a slice of a window with a step is not rewritten")
-                        }
+                        _ => return refuse(self, "a window walked backwards is not rewritten"),
                     }
                 }
                 _ => self.index_into_slice(ix, &run, e.span)?,

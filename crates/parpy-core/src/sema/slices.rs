@@ -1059,8 +1059,16 @@ impl Lowerer<'_, '_> {
         dim: i64,
         span: Span,
     ) -> Option<IndexSlot> {
-        if let (Some(l), Some(h), None) = (lo, hi, step) {
-            if let Some(window) = self.window(l, h, dim) {
+        if let (Some(l), Some(h)) = (lo, hi) {
+            // (a positive step known when compiling: `x[j:j + 6:2]`)
+            let step = match step {
+                None => Some(1),
+                Some(s) => match &s.kind {
+                    ast::ExprKind::Int(v) if *v > 0 => Some(*v),
+                    _ => None,
+                },
+            };
+            if let Some(window) = step.and_then(|s| self.window(l, h, s, dim)) {
                 return window;
             }
         }
@@ -1122,13 +1130,20 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// `lo:hi` whose bounds are known only at run time but differ by a
-    /// constant (`x[i - 1:i + 2]`, a stencil's window): a slice of that
-    /// length from `lo`, when the loops around keep both bounds inside the
-    /// dimension (Python would clamp them, and the length would change).
-    /// `None` when the bounds are constants (or the difference is not
-    /// one): `slice_bounds` takes them.
-    fn window(&mut self, lo: &ast::Expr, hi: &ast::Expr, dim: i64) -> Option<Option<IndexSlot>> {
+    /// `lo:hi:step` whose bounds are known only at run time but differ by
+    /// a constant (`x[i - 1:i + 2]`, a stencil's window; `step` positive):
+    /// a slice of `ceil((hi - lo) / step)` elements from `lo`, when the
+    /// loops around keep both bounds inside the dimension (Python would
+    /// clamp them, and the length would change). `None` when the bounds
+    /// are constants (or the difference is not one): `slice_bounds` takes
+    /// them.
+    fn window(
+        &mut self,
+        lo: &ast::Expr,
+        hi: &ast::Expr,
+        step: i64,
+        dim: i64,
+    ) -> Option<Option<IndexSlot>> {
         let literal = |e: &ast::Expr| match &e.kind {
             ast::ExprKind::Int(_) => true,
             ast::ExprKind::Unary { arg, .. } => matches!(arg.kind, ast::ExprKind::Int(_)),
@@ -1171,8 +1186,8 @@ impl Lowerer<'_, '_> {
         }
         Some(Some(IndexSlot::Slice {
             lo: l,
-            extent: n.max(0),
-            step: 1,
+            extent: (n.max(0) + step - 1) / step,
+            step,
             rot: 0,
         }))
     }
