@@ -1429,3 +1429,30 @@ def test_other_nested_loop_targets_are_refused_with_what_to_write():
 
     with pytest.raises(parpy.CompileError, match=r"unpacks the elements of `zip` in `enumerate\(zip"):
         pairs(np.ones(3), np.ones(3), np.zeros(1), opts=cpu_opts())
+
+
+@parpy.jit
+def parts(x, f, w, N):
+    parpy.label('i')
+    for i in range(N):
+        a, b = np.modf(x[i])
+        f[i] = a
+        w[i] = b
+        f[i + N] = np.modf(x[i] * 3)[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int8],
+                         ids=lambda d: np.dtype(d).name)
+def test_modf_gives_numpys_parts(dtype):
+    # (was "cannot call `np.modf`")
+    x = np.array([2.5, -2.5, -0.0, 0.0, -3.0, np.inf, -np.inf, np.nan, 1e-8, 7.75],
+                 np.float64)
+    if np.dtype(dtype).kind == "i":
+        x = np.array([3, -4, 0, 127, -128, 5, 6, 7, 8, 9])
+    x = x.astype(dtype)
+    t = np.modf(x)[0].dtype
+    f, w = np.zeros(20, t), np.zeros(10, t)
+    f, w = run_both(parts, [x, f, w, 10], cpu_opts({'i': parpy.threads(10)}), rtol=0, atol=0)[1:3]
+    want_f, want_w = np.modf(x)
+    assert np.array_equal(np.signbit(f[:10]), np.signbit(want_f))
+    assert np.array_equal(np.signbit(w), np.signbit(want_w))

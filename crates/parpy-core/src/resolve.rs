@@ -161,6 +161,9 @@ pub enum Builtin {
     Reversed,
     /// `q, r = divmod(a, b)` (unpacked where it is called).
     Divmod,
+    /// `f, w = np.modf(x)`: the fractional and integral parts, with the
+    /// sign of `x` (unpacked where it is called).
+    Modf,
 }
 
 /// The NumPy ufuncs that `sema::ufuncs` lowers as the expression they
@@ -338,6 +341,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "isclose" => Some(Builtin::IsClose),
         "allclose" => Some(Builtin::AllClose),
         "divmod" => Some(Builtin::Divmod),
+        "modf" => Some(Builtin::Modf),
         "where" => Some(Builtin::Where),
         "clip" => Some(Builtin::Clip),
         "mean" => Some(Builtin::Mean),

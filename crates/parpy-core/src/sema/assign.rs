@@ -50,6 +50,18 @@ impl Lowerer<'_, '_> {
                     (self.lower_expr(&r), value.span),
                 ])
             }
+            // `f, w = np.modf(x)`: NumPy's parts (`ufuncs.rs`)
+            ast::ExprKind::Call { func, args, .. }
+                if args.len() == 1
+                    && self.builtin_of(func) == Some(crate::resolve::Builtin::Modf) =>
+            {
+                let at = value.span;
+                let (f, w) = match self.modf_parts(&args[0], at) {
+                    Some((f, w)) => (Some(f), Some(w)),
+                    None => (None, None),
+                };
+                Some(vec![(f, at), (w, at)])
+            }
             ast::ExprKind::Attr { value: base, attr } if attr == "shape" => {
                 let ast::ExprKind::Name(n) = &base.kind else {
                     return None;
@@ -80,6 +92,8 @@ impl Lowerer<'_, '_> {
                 self.tuple_helper(func).is_some()
                     || args.len() == 2
                         && self.builtin_of(func) == Some(crate::resolve::Builtin::Divmod)
+                    || args.len() == 1
+                        && self.builtin_of(func) == Some(crate::resolve::Builtin::Modf)
             }
             _ => false,
         }

@@ -547,11 +547,17 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
-            Builtin::Divmod => {
+            Builtin::Divmod | Builtin::Modf => {
+                let (what, fix) = match b {
+                    Builtin::Divmod => ("divmod", "q, r = divmod(a, b)"),
+                    _ => ("np.modf", "f, w = np.modf(x)"),
+                };
                 self.error(
-                    Diagnostic::error("`divmod` gives a pair: unpack it where it is called")
-                        .at(span, "a tuple value")
-                        .help("write `q, r = divmod(a, b)`"),
+                    Diagnostic::error(format!(
+                        "`{what}` gives a pair: unpack it where it is called"
+                    ))
+                    .at(span, "a tuple value")
+                    .help(format!("write `{fix}`")),
                 );
                 None
             }

@@ -403,6 +403,30 @@ impl Lowerer<'_, '_> {
         Some(TExpr { e: r, weak: false })
     }
 
+    /// `np.modf(x)`: NumPy's (C's) parts in the float type NumPy computes
+    /// `x` in: the fractional part `x - trunc(x)` (exact) with the sign of
+    /// `x` (a signed `0.0` of an infinity), and the integral part
+    /// `trunc(x)`. `x` is read once.
+    pub(super) fn modf_parts(&mut self, x: &ast::Expr, span: Span) -> Option<(TExpr, TExpr)> {
+        let a = self.lower_expr(x)?;
+        let (xf, ty) = self.as_float(a)?;
+        let v = self.new_var("modf_x", Type::Scalar(ty), crate::ir::VarKind::Local, span);
+        self.pre.push(crate::ir::Stmt::assign_var(v, xf.e, span));
+        let xv = || Expr::var(v, Type::Scalar(ty), span);
+        let whole = Expr::math(MathFn::Trunc, vec![xv()], ty, span);
+        let diff = Expr::binary(BinOp::Sub, xv(), whole.clone(), Type::Scalar(ty), span);
+        let signed = |e| Expr::math(MathFn::Copysign, vec![e, xv()], ty, span);
+        let infinite = Expr::math(
+            MathFn::IsInf,
+            vec![super::calls::predicate_arg(xv(), ty)],
+            ElemTy::Bool,
+            span,
+        );
+        let frac = Expr::select(infinite, signed(constant(0.0, ty, span)), signed(diff));
+        let strong = |e| TExpr { e, weak: false };
+        Some((strong(frac), strong(whole)))
+    }
+
     /// `t` in the float type NumPy computes a math function of it in (an
     /// integer as the smallest float that holds its values).
     fn as_float(&mut self, t: TExpr) -> Option<(TExpr, ElemTy)> {
