@@ -70,3 +70,20 @@ def test_misuse_is_refused_with_what_to_write():
     assert "keyword argument `dtype`" in str(e.value)
     with pytest.raises(parpy.CompileError, match="must be a number known when compiling"):
         moving(np.zeros(4), 2.5, opts=opts)
+
+
+@parpy.jit
+def named(x, y, flags, N):
+    parpy.label('i')
+    for i in range(N):
+        k = np.arange(10)
+        y[i, :] = x[i, :] * k
+        flags[i] = np.any(np.arange(10) > x[i, 3] * 10)
+
+
+def test_a_local_and_a_test_of_it():
+    # (`k = np.arange(10)` was "allocates a new array"; `np.any` of it
+    # took it for a number)
+    x = np.random.default_rng(4).random((4, 10))
+    run_both(named, [x, np.zeros((4, 10)), np.zeros(4, bool), 4],
+             cpu_opts({'i': parpy.threads(4)}), rtol=0, atol=0)

@@ -1456,3 +1456,21 @@ def test_modf_gives_numpys_parts(dtype):
     want_f, want_w = np.modf(x)
     assert np.array_equal(np.signbit(f[:10]), np.signbit(want_f))
     assert np.array_equal(np.signbit(w), np.signbit(want_w))
+
+
+@parpy.jit
+def truths(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.all(x[i, 0] > 0.5)
+        y[i, 1] = np.any(np.isnan(x[i, 2]))
+        y[i, 2] = np.any(x[i, 5])
+        y[i, 3] = np.all(np.isnan(x[i, :]) | (x[i, :] > 0))
+
+
+def test_any_and_all_of_a_number_are_its_truth():
+    # (was "the argument of the `min` reduction contains no slice")
+    x = np.random.default_rng(22).random((4, 8))
+    x[1, 2], x[2, 5] = np.nan, 0.0
+    run_both(truths, [x, np.zeros((4, 4), bool), 4], cpu_opts({'i': parpy.threads(4)}),
+             rtol=0, atol=0)

@@ -497,6 +497,17 @@ impl Lowerer<'_, '_> {
                 (_, Some(B::Trace)) => args.first().map_or(0, |a| self.rank(a).saturating_sub(2)),
                 // `len`, `zip`, `min(s)` and the rest are not arrays
                 (_, Some(_)) => 0,
+                // `np.arange(...)` read by an array expression
+                (_, None)
+                    if func.dotted_path().is_some()
+                        && !self.is_local_root(func)
+                        && matches!(
+                            self.resolve_path(&func.dotted_path().unwrap_or_default()),
+                            crate::resolve::Resolved::Allocates(w) if w == "numpy.arange"
+                        ) =>
+                {
+                    1
+                }
                 // a method is its builtin with the array first
                 (K::Attr { value, attr }, None) => {
                     match (attr.as_str(), super::keywords::method_builtin(attr)) {

@@ -427,11 +427,7 @@ impl Lowerer<'_, '_> {
             // `np.all(np.isclose(...))`, a Python bool
             Builtin::AllClose => {
                 let close = Self::numpy_call("isclose", args.to_vec(), span);
-                // (of numbers: their one comparison)
-                let all = match args.iter().take(2).map(|a| self.rank(a)).max() {
-                    Some(0) | None => close,
-                    _ => Self::numpy_call("all", vec![close], span),
-                };
+                let all = Self::numpy_call("all", vec![close], span);
                 let t = self.lower_expr(&all)?;
                 Some(TExpr { e: t.e, weak: true })
             }
@@ -1060,6 +1056,12 @@ impl Lowerer<'_, '_> {
                 self.nan_variance(arg, None, b == Builtin::NanStd, span)
             }
             Builtin::Norm => self.norm(arg, span),
+            // of a number: its truth (a NumPy bool)
+            Builtin::Any | Builtin::All if self.rank(arg) == 0 && self.axis.is_none() => {
+                let t = self.lower_expr(arg)?;
+                let e = self.truthy(t)?;
+                Some(TExpr { e, weak: false })
+            }
             Builtin::Any => self.nonzero(arg, ReduceOp::Max, span),
             Builtin::All => self.nonzero(arg, ReduceOp::Min, span),
             Builtin::CountNonzero => self.nonzero(arg, ReduceOp::Sum, span),
