@@ -1467,14 +1467,7 @@ impl Lowerer<'_, '_> {
     /// `a[..., None]` of an array or a subscript of one (`rank`
     /// dimensions).
     fn array_with_new_axis(&self, a: &ast::Expr, rank: usize) -> Option<ast::Expr> {
-        let full = || ast::Expr {
-            kind: ast::ExprKind::Slice {
-                lo: None,
-                hi: None,
-                step: None,
-            },
-            span: a.span,
-        };
+        let full = || ast::Expr::full_slice(a.span);
         let new_axis = ast::Expr {
             kind: ast::ExprKind::None,
             span: a.span,

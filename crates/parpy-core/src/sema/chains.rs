@@ -30,18 +30,6 @@ impl Run {
     }
 }
 
-/// A full slice `:`.
-fn full_slice(span: Span) -> ast::Expr {
-    ast::Expr {
-        kind: ast::ExprKind::Slice {
-            lo: None,
-            hi: None,
-            step: None,
-        },
-        span,
-    }
-}
-
 /// `1 element`, `4 elements`.
 fn counted(n: i64, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
@@ -175,7 +163,7 @@ impl Lowerer<'_, '_> {
             return Some(inner);
         }
         while out.len() < shape.len() {
-            out.push(full_slice(value.span));
+            out.push(ast::Expr::full_slice(value.span));
         }
         let sliced: Vec<usize> = (0..out.len())
             .filter(|&k| matches!(out[k].kind, ast::ExprKind::Slice { .. }))

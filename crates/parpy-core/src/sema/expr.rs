@@ -877,14 +877,7 @@ impl Lowerer<'_, '_> {
         }
         // `x.T[i, j]` is `x[j, i]`: the indices reversed, the ones left out
         // full slices, whose dimensions come out in reverse order
-        let full = ast::Expr {
-            kind: ast::ExprKind::Slice {
-                lo: None,
-                hi: None,
-                step: None,
-            },
-            span: e.span,
-        };
+        let full = ast::Expr::full_slice(e.span);
         let (base, idx, transposed) = match transpose_of(base) {
             Some(x) => {
                 let rank = match self.array_arg(x) {

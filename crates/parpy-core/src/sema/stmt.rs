@@ -566,14 +566,7 @@ impl Lowerer<'_, '_> {
         if indices.len() > shape.len() || !indices.iter().all(plain) {
             return None;
         }
-        let full = ast::Expr {
-            kind: ast::ExprKind::Slice {
-                lo: None,
-                hi: None,
-                step: None,
-            },
-            span: sub.span,
-        };
+        let full = ast::Expr::full_slice(sub.span);
         let mut idx = indices.clone();
         idx.resize(shape.len(), full);
         idx.reverse();
@@ -649,14 +642,7 @@ impl Lowerer<'_, '_> {
                 return;
             };
             let span = indices[at].span;
-            let full = ast::Expr {
-                kind: ast::ExprKind::Slice {
-                    lo: None,
-                    hi: None,
-                    step: None,
-                },
-                span,
-            };
+            let full = ast::Expr::full_slice(span);
             indices.splice(at..=at, std::iter::repeat_n(full, n));
         });
         Some(c)
@@ -1143,14 +1129,7 @@ impl Lowerer<'_, '_> {
                 // a row (`x[i]` of a matrix) is `x[i, :]`
                 let mut indices: Vec<ast::Expr> = indices.into_iter().cloned().collect();
                 while indices.len() < shape.len() {
-                    indices.push(ast::Expr {
-                        kind: ast::ExprKind::Slice {
-                            lo: None,
-                            hi: None,
-                            step: None,
-                        },
-                        span,
-                    });
+                    indices.push(ast::Expr::full_slice(span));
                 }
                 let slices: Vec<usize> = indices
                     .iter()

@@ -16,14 +16,7 @@ use super::{Lowerer, TExpr};
 /// `e[:, ..., :, lo:hi]`, the slice along `axis` (of `rank` dimensions).
 fn along(e: &ast::Expr, axis: usize, lo: Option<i64>, hi: Option<i64>, span: Span) -> ast::Expr {
     let bound = |v: Option<i64>| v.map(|v| Box::new(ast::Expr::int(v, span)));
-    let full = ast::Expr {
-        kind: ast::ExprKind::Slice {
-            lo: None,
-            hi: None,
-            step: None,
-        },
-        span,
-    };
+    let full = ast::Expr::full_slice(span);
     let mut indices = vec![full; axis];
     indices.push(ast::Expr {
         kind: ast::ExprKind::Slice {

@@ -261,6 +261,17 @@ impl Expr {
             span,
         }
     }
+    /// The full slice `:`.
+    pub fn full_slice(span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Slice {
+                lo: None,
+                hi: None,
+                step: None,
+            },
+            span,
+        }
+    }
     pub fn call(func: Expr, args: Vec<Expr>, span: Span) -> Expr {
         Expr {
             kind: ExprKind::Call {
