@@ -164,10 +164,7 @@ impl Lowerer<'_, '_> {
     pub(super) fn interp(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<TExpr> {
         let (x, xp, fp, left, right) = match args {
             [x, xp, fp, rest @ ..] if rest.len() <= 3 => {
-                let given = |k: usize| {
-                    rest.get(k)
-                        .filter(|a| !matches!(a.kind, ast::ExprKind::None))
-                };
+                let given = |k| super::keywords::given(rest, k);
                 if let Some(p) = given(2) {
                     self.error(
                         Diagnostic::error(format!("`{name}` takes no `period` in parpy functions"))

@@ -94,6 +94,13 @@ pub(super) enum How {
     Rest,
 }
 
+/// Argument `k` of a call `keywords` has bound, when it was passed as
+/// something other than `None` (a parameter whose default is `None` and
+/// that the builtin reads itself).
+pub(super) fn given(args: &[Expr], k: usize) -> Option<&Expr> {
+    args.get(k).filter(|a| !matches!(a.kind, ExprKind::None))
+}
+
 /// One parameter of a Python signature.
 pub(super) type Param = (&'static str, How);
 

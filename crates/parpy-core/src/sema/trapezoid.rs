@@ -44,10 +44,7 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
-        let given = |k: usize| {
-            args.get(k)
-                .filter(|a| !matches!(a.kind, ast::ExprKind::None))
-        };
+        let given = |k| super::keywords::given(args, k);
         let Some(y) = args.first().filter(|_| args.len() <= 4) else {
             self.arity_error(name, "1 to 4 arguments (y, x, dx, axis)", args.len(), span);
             return None;
