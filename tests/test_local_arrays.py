@@ -110,7 +110,7 @@ def too_big(x, y):
 @parpy.jit
 def assigned_twice(x, y):
     t = np.zeros(3)
-    t = np.zeros(3)
+    t = np.zeros(4)
     y[0] = x[0]
 
 
@@ -149,7 +149,7 @@ def shared_by_iterations(x, y, N):
 
 @pytest.mark.parametrize("fn,message", [
     (too_big, "the local array `t` takes 32768 bytes, more than the 16384"),
-    (assigned_twice, "`t` is assigned a new array here and is assigned elsewhere too"),
+    (assigned_twice, "`t` is re-bound to an array of another shape or type"),
     (shape_at_run_time, "the shape of `np.zeros` must be known when compiling"),
     (without_elements, "`np.zeros` makes an array without elements"),
     (unknown_keyword, "`np.zeros` takes no keyword `order` in parpy functions"),

@@ -91,26 +91,26 @@ def none_as_value(x, y, N):
         y[i] = scaled(None)
 
 
-def view_of_written_array(x, y, N):
+def rebound_other_shape(x, y, N):
     for i in range(N):
         e = x[i, :] * 2.0
-        x[i, 0] = 0.0
+        e = x[i, 1:] * 2.0
         y[i] = e.sum()
 
 
-def view_indexed(x, y, N):
+def array_rebound_to_number(x, y, N):
     for i in range(N):
         d = x[i, :] - 1.0
-        y[i] = d[1:].sum()
+        d = y[i] * 1.0
 
 
-def view_assigned_twice(x, y, N):
+def view_of_rebound(x, y, N):
     for i in range(N):
-        if i % 2 == 0:
-            e = x[i, :] + 1.0
-        else:
-            e = x[i, :] - 1.0
-        y[i] = e.sum()
+        e = x[i, :] + 1.0
+        h = e[1:]
+        e = x[i, :] - 3.0
+        y[i] = h.sum()
+        y[i] += e.sum()
 
 
 def tuple_of_names(x, y, N):

@@ -152,14 +152,76 @@ fn map_kernel(k: &mut Kernel) -> Result<(), Diagnostic> {
         dims[a.index()] = blocks[a.index()];
         k.launch.cluster = dims;
     }
+    // A local array (`tmp = np.zeros(K)`, a re-bound array name) that
+    // code outside the innermost level uses is one array of the block
+    // (shared memory), not each thread's own: thread 0 stores there and
+    // the threads of the innermost level see it.
+    let (mut outside, mut inside) = (BTreeSet::new(), BTreeSet::new());
+    local_array_uses(
+        &k.func.body,
+        &k.func,
+        (0, plan.len()),
+        &mut outside,
+        &mut inside,
+    );
+    let promoted: BTreeSet<VarId> = if t > 1 { outside } else { BTreeSet::new() };
+    if let Some(v) = promoted.iter().find(|v| spill > 1 && inside.contains(v)) {
+        let var = k.func.var(*v);
+        return Err(Diagnostic::error(format!(
+            "the local array `{}` is shared by the threads of a parallel level that spans {spill} blocks",
+            var.name
+        ))
+        .at(var.span, "a local array of the parallel iteration")
+        .note(format!(
+            "the innermost parallel level has {inner} threads, more than one block of {t} holds; a local array lives in the memory of one block"
+        ))
+        .help(format!("give the innermost level at most {t} threads, or make the array an argument")));
+    }
     let mut m = Mapper {
         plan: &plan,
         threads: t,
         blocks,
+        promoted: &promoted,
     };
     let body = std::mem::take(&mut k.func.body);
     k.func.body = m.block(body, 0, &k.func, true, &mut BTreeSet::new());
+    for v in promoted {
+        k.func.vars[v.0 as usize].kind = VarKind::Shared;
+    }
     Ok(())
+}
+
+/// The local arrays (`VarKind::Local` with an array type) that code of
+/// `b` uses outside the innermost parallel loops (`outside`) and inside
+/// them (`inside`); `(depth, levels)`: the parallel loops around `b` and
+/// the number of levels.
+fn local_array_uses(
+    b: &[Stmt],
+    f: &Function,
+    (depth, levels): (usize, usize),
+    outside: &mut BTreeSet<VarId>,
+    inside: &mut BTreeSet<VarId>,
+) {
+    for s in b {
+        let u = crate::ir::visit::own_uses(s);
+        let local = |v: &&VarId| {
+            let var = f.var(**v);
+            var.kind == VarKind::Local && var.ty.is_array()
+        };
+        let here = if depth < levels {
+            &mut *outside
+        } else {
+            &mut *inside
+        };
+        here.extend(u.reads.iter().chain(&u.stored).filter(local));
+        let inner = match &s.kind {
+            StmtKind::For(l) if l.par.is_some() => depth + 1,
+            _ => depth,
+        };
+        for sb in crate::ir::visit::sub_blocks(s) {
+            local_array_uses(sb, f, (inner, levels), outside, inside);
+        }
+    }
 }
 
 /// The arrays in global memory that `b` reads (`store`: stores into).
@@ -177,6 +239,8 @@ struct Mapper<'a> {
     plan: &'a [Level],
     threads: i64,
     blocks: [i64; 3],
+    /// The local arrays that become the block's (`map_kernel`).
+    promoted: &'a BTreeSet<VarId>,
 }
 
 fn gidx(g: GpuIndex, span: Span) -> Expr {
@@ -335,9 +399,20 @@ impl Mapper<'_> {
                     value,
                 } if d <= self.innermost()
                     && f.var(array).kind != VarKind::Shared
+                    && (f.var(array).kind != VarKind::Local || self.promoted.contains(&array))
                     && self.multi_threaded(d) =>
                 {
                     fence(&BTreeSet::from([array]), read, &mut out, span);
+                    // each block has its own copy of a promoted local array
+                    let leader = if self.promoted.contains(&array) {
+                        bin(
+                            BinOp::Eq,
+                            gidx(GpuIndex::Thread(Axis::X), span),
+                            i64e(ExprKind::Int(0), span),
+                        )
+                    } else {
+                        self.leader(d, span)
+                    };
                     let store = Stmt::new(
                         StmtKind::Assign {
                             dst: Place::Index { array, indices },
@@ -347,7 +422,7 @@ impl Mapper<'_> {
                     );
                     out.push(Stmt::new(
                         StmtKind::If {
-                            cond: self.leader(d, span),
+                            cond: leader,
                             then_body: vec![store],
                             else_body: vec![],
                         },

@@ -80,6 +80,22 @@ pub(super) fn elementwise(b: crate::resolve::Builtin) -> bool {
     )
 }
 
+/// Why a name cannot stand for the array expression it is assigned
+/// (`Lowerer::inline_blocker`).
+pub(super) enum Blocker {
+    /// Its elements are written (`t[0] = v`, `t += v`).
+    Stored,
+    /// It is assigned more than once.
+    Rebound,
+    /// It is sliced or iterated, first here.
+    Indexed(Span),
+    /// The expression reads a re-bound array name (`sema::alias`).
+    AliasRead,
+    /// The expression reads this array, which the function writes or
+    /// re-binds.
+    Writes(String),
+}
+
 impl Lowerer<'_, '_> {
     /// The arrays a re-bound name `sel` can refer to.
     pub(super) fn alias_of(&self, var: VarId) -> Option<&[VarId]> {
@@ -132,7 +148,7 @@ impl Lowerer<'_, '_> {
         }
         // a view of a view (`s = r[1:]` after `r = x[i]`): one subscript
         let flat = match super::expr::subscript_of_a_slice(value) {
-            Some(_) if self.once.assigns_once(name) && self.scope.get(name).is_none() => {
+            Some(_) if self.once.binds_once(name) && self.scope.get(name).is_none() => {
                 match self.composed_subscript(value) {
                     Some(f) => f,
                     None => {
@@ -170,7 +186,7 @@ impl Lowerer<'_, '_> {
             || indices
                 .iter()
                 .any(|i| matches!(i.kind, ast::ExprKind::Ellipsis) || self.is_new_axis(i))
-            || !self.once.assigns_once(name)
+            || !self.once.binds_once(name)
             || self.scope.get(name).is_some()
         {
             return None;
@@ -293,71 +309,51 @@ impl Lowerer<'_, '_> {
         {
             return None;
         }
-        if !self.once.assigns_once(name) || self.scope.get(name).is_some() {
-            self.error(
-                Diagnostic::error(format!(
-                    "`{name}` is assigned an array expression here and is assigned elsewhere too"
-                ))
-                .at(value.span, "an array expression")
-                .note("parpy does not allocate arrays: a local stands for an array expression only when the function assigns it once")
-                .help("give each expression its own name, or store it into an array argument (`tmp[i, :] = ...`)"),
-            );
-            self.scope.mark_failed(name);
-            return Some(None);
-        }
-        if let Some(at) = self.once.indexes(name) {
-            self.error(
-                Diagnostic::error(format!(
-                    "`{name}` is an array expression, which parpy does not store: it can be used whole or by element, not sliced or iterated"
-                ))
-                .at(at, format!("`{name}` sliced or iterated here"))
-                .also(value.span, format!("`{name}` is this expression"))
-                .help("slice or iterate the arrays the expression is made of (`x[i, 1:] - w[1:]`), or store it into an array argument first (`tmp[i, :] = ...`)"),
-            );
-            self.scope.mark_failed(name);
-            return Some(None);
-        }
-        let mut arrays: Vec<&str> = vec![];
-        let mut scalars: Vec<&str> = vec![];
-        value.walk(&mut |e| {
-            if let ast::ExprKind::Name(n) = &e.kind {
-                if self.array_or_alias_arg(e).is_some() {
-                    arrays.push(n);
-                } else if self.scope.get(n).is_some() {
-                    scalars.push(n);
-                }
+        match self.inline_blocker(name, value) {
+            None => {}
+            Some(Blocker::Stored | Blocker::AliasRead) => return None,
+            Some(Blocker::Rebound) => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` is assigned an array expression here and is assigned elsewhere too"
+                    ))
+                    .at(value.span, "an array expression")
+                    .note("parpy does not allocate arrays: a local stands for an array expression only when the function assigns it once")
+                    .help("give each expression its own name, or store it into an array argument (`tmp[i, :] = ...`)"),
+                );
+                self.scope.mark_failed(name);
+                return Some(None);
             }
-        });
-        // a re-bound array name could change under the view
-        if arrays
-            .iter()
-            .any(|a| self.array_arg(&ast::Expr::name(a, span)).is_none())
-        {
-            return None;
+            Some(Blocker::Indexed(at)) => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` is an array expression, which parpy does not store: it can be used whole or by element, not sliced or iterated"
+                    ))
+                    .at(at, format!("`{name}` sliced or iterated here"))
+                    .also(value.span, format!("`{name}` is this expression"))
+                    .help("slice or iterate the arrays the expression is made of (`x[i, 1:] - w[1:]`), or store it into an array argument first (`tmp[i, :] = ...`)"),
+                );
+                self.scope.mark_failed(name);
+                return Some(None);
+            }
+            Some(Blocker::Writes(a)) => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` is an array expression that reads `{a}`, which this function writes"
+                    ))
+                    .at(value.span, format!("an array computed from `{a}`"))
+                    .note(format!(
+                        "parpy does not allocate arrays: `{name}` stands for this expression where it is used, and would see the writes to `{a}` that NumPy's copy would not"
+                    ))
+                    .help(format!(
+                        "store the expression into an array argument first (`tmp[i, :] = ...`), or write it out where `{name}` is used"
+                    )),
+                );
+                self.scope.mark_failed(name);
+                return Some(None);
+            }
         }
-        let written = |l: &Self, a: &str| {
-            let rank = match l.array_arg(&ast::Expr::name(a, span)) {
-                Some((_, Type::Array { shape, .. })) => shape.len(),
-                _ => 0,
-            };
-            l.once.stores_array(a, rank)
-        };
-        if let Some(a) = arrays.iter().find(|a| written(self, a)) {
-            self.error(
-                Diagnostic::error(format!(
-                    "`{name}` is an array expression that reads `{a}`, which this function writes"
-                ))
-                .at(value.span, format!("an array computed from `{a}`"))
-                .note(format!(
-                    "parpy does not allocate arrays: `{name}` stands for this expression where it is used, and would see the writes to `{a}` that NumPy's copy would not"
-                ))
-                .help(format!(
-                    "store the expression into an array argument first (`tmp[i, :] = ...`), or write it out where `{name}` is used"
-                )),
-            );
-            self.scope.mark_failed(name);
-            return Some(None);
-        }
+        let (_, mut scalars) = self.names_read(value);
         scalars.sort_unstable();
         scalars.dedup();
         let mut subst = vec![];
@@ -375,6 +371,58 @@ impl Lowerer<'_, '_> {
         super::inline::subst_expr(&mut view, &subst);
         self.rows.push((name.to_string(), view));
         Some(Some(stmts))
+    }
+
+    /// The array names (arguments, local arrays, re-bound names) and the
+    /// other bound names `value` reads.
+    fn names_read<'e>(&self, value: &'e ast::Expr) -> (Vec<&'e str>, Vec<&'e str>) {
+        let mut arrays: Vec<&str> = vec![];
+        let mut scalars: Vec<&str> = vec![];
+        value.walk(&mut |e| {
+            if let ast::ExprKind::Name(n) = &e.kind {
+                if self.array_or_alias_arg(e).is_some() {
+                    arrays.push(n);
+                } else if self.scope.get(n).is_some() {
+                    scalars.push(n);
+                }
+            }
+        });
+        (arrays, scalars)
+    }
+
+    /// Why `name = value` (an array expression) cannot make `name` stand
+    /// for `value` where it is read (`expr_view_assign`): `None` when it
+    /// can. `sema::local_arrays` stores such a value in a local array.
+    pub(super) fn inline_blocker(&self, name: &str, value: &ast::Expr) -> Option<Blocker> {
+        if self.once.stores(name) {
+            return Some(Blocker::Stored);
+        }
+        if !self.once.binds_once(name) || self.scope.get(name).is_some() {
+            return Some(Blocker::Rebound);
+        }
+        if let Some(at) = self.once.indexes(name) {
+            return Some(Blocker::Indexed(at));
+        }
+        let (arrays, _) = self.names_read(value);
+        let span = value.span;
+        // a re-bound array name could change under the view
+        if arrays
+            .iter()
+            .any(|a| self.array_arg(&ast::Expr::name(a, span)).is_none())
+        {
+            return Some(Blocker::AliasRead);
+        }
+        let written = |a: &str| {
+            let rank = match self.array_arg(&ast::Expr::name(a, span)) {
+                Some((_, Type::Array { shape, .. })) => shape.len(),
+                _ => 0,
+            };
+            self.once.stores_array(a, rank) || !self.once.binds_once(a) && self.once.assigns(a)
+        };
+        arrays
+            .iter()
+            .find(|a| written(a))
+            .map(|a| Blocker::Writes(a.to_string()))
     }
 
     /// Whether `e` is an array (has dimensions) outside the reductions in
@@ -543,6 +591,26 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let src = self.scope.get(m)?;
+        // another name of a local array: the same array, as in NumPy (a
+        // later re-binding of `m` is refused while this name reads it)
+        if self.local_array_var(m).is_some() {
+            if self.once.binds_once(name) && self.scope.get(name).is_none() {
+                self.rows.push((name.to_string(), value.clone()));
+                return Some(None);
+            }
+            self.error(
+                Diagnostic::error(format!(
+                    "parpy cannot make `{name}` refer to the local array `{m}` here"
+                ))
+                .at(span, "array assigned here")
+                .note("another name of a local array is assigned once, where nothing else binds it")
+                .help(format!(
+                    "copy the array (`{name} = {m}.copy()`), or keep using `{m}`"
+                )),
+            );
+            self.scope.mark_failed(name);
+            return Some(None);
+        }
         let src_is_array = self.func.var(src.var).ty.is_array();
         if !src_is_array && !self.aliases.contains_key(&src.var) {
             return None;
@@ -648,6 +716,26 @@ impl Lowerer<'_, '_> {
         });
         if !shapes_match {
             return None;
+        }
+        let local = values.iter().find_map(|v| match &v.kind {
+            ast::ExprKind::Name(m) if self.local_array_var(m).is_some() => Some(m),
+            _ => None,
+        });
+        if let Some(m) = local {
+            self.error(
+                Diagnostic::error(format!(
+                    "parpy cannot re-bind names to the local array `{m}` in a multiple assignment"
+                ))
+                .at(value.span, format!("`{m}` is a local array"))
+                .note("a local array keeps its name; a multiple assignment would make another name refer to it")
+                .help(format!("swap the elements instead: `tmp = {m}.copy()`, then assign into each array with `[...] =`")),
+            );
+            targets.iter().for_each(|t| {
+                let mut names = vec![];
+                super::stmt::names_in(t, &mut names);
+                names.into_iter().for_each(|n| self.scope.mark_failed(n));
+            });
+            return Some(vec![]);
         }
         let mut out = vec![];
         let mut held = vec![];

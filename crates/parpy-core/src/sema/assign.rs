@@ -329,6 +329,13 @@ fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(
             K::Subscript { value, .. } => root(value),
             // `x.T[j, i] = v` writes `x`
             K::Attr { value, attr } if attr == "T" => root(value),
+            // `np.asarray(x[i])` is the view itself
+            K::Call { func, args, .. }
+                if args.len() == 1
+                    && func.dotted_path().and_then(|p| p.last().copied()) == Some("asarray") =>
+            {
+                root(&args[0])
+            }
             _ => None,
         }
     }
@@ -530,6 +537,9 @@ pub(super) fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
 pub(super) struct AssignedOnce {
     /// How many assignments the body has of each name it assigns.
     counts: std::collections::HashMap<String, usize>,
+    /// How many of them are augmented (`n += v`): in place when `n` is an
+    /// array, a new binding when it is a number.
+    augmented: std::collections::HashMap<String, usize>,
     values: std::collections::HashMap<ir::VarId, i64>,
     /// The names whose elements the body may write (see [`stored_names`]).
     stored: std::collections::HashSet<String>,
@@ -550,9 +560,20 @@ impl AssignedOnce {
         for n in all {
             *counts.entry(n).or_insert(0) += 1;
         }
-        let (stored, passed) = stored_names(body);
+        let (mut stored, passed) = stored_names(body);
+        let mut augmented = std::collections::HashMap::new();
+        ast::for_each_stmt(body, &mut |s| {
+            if let ast::StmtKind::AugAssign { target, .. } = &s.kind {
+                if let ast::ExprKind::Name(n) = &target.kind {
+                    *augmented.entry(n.clone()).or_insert(0) += 1;
+                    // an array's elements, when `n` is one
+                    stored.insert(n.clone());
+                }
+            }
+        });
         AssignedOnce {
             counts,
+            augmented,
             values: Default::default(),
             stored,
             passed,
@@ -585,6 +606,13 @@ impl AssignedOnce {
     /// Whether the body assigns `name` exactly once.
     pub(super) fn assigns_once(&self, name: &str) -> bool {
         self.counts.get(name) == Some(&1)
+    }
+
+    /// Whether the body binds `name` exactly once, its augmented
+    /// assignments left out: an array's (`t += 1`) writes its elements.
+    pub(super) fn binds_once(&self, name: &str) -> bool {
+        let aug = self.augmented.get(name).copied().unwrap_or(0);
+        self.counts.get(name).map(|c| c - aug) == Some(1)
     }
 
     /// Whether the body assigns `name` anywhere.

@@ -41,6 +41,9 @@ impl Lowerer<'_, '_> {
     /// sema's own paths under [`NUMPY_ROOT`](crate::resolve::NUMPY_ROOT).
     pub(super) fn resolve_path(&self, path: &[&str]) -> Resolved {
         match path {
+            [crate::resolve::NUMPY_ROOT, t] if ElemTy::from_numpy_name(t).is_some() => {
+                ElemTy::from_numpy_name(t).map_or(Resolved::NotFound, Resolved::Dtype)
+            }
             [crate::resolve::NUMPY_ROOT, rest @ ..] => {
                 crate::resolve::numpy_builtin(&rest.join("."))
                     .map_or(Resolved::NotFound, Resolved::Builtin)

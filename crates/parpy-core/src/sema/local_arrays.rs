@@ -179,48 +179,7 @@ impl Lowerer<'_, '_> {
                 None => ElemTy::F64,
             },
         };
-        let count: i64 = shape.iter().product();
-        if count == 0 {
-            self.error(
-                Diagnostic::error(format!("`{call}` makes an array without elements"))
-                    .at(shape_arg.span, "a dimension of length 0")
-                    .help("give every dimension at least one element"),
-            );
-            return None;
-        }
-        let bytes = count.saturating_mul(elem.size() as i64);
-        if bytes > MAX_LOCAL_ARRAY_BYTES {
-            self.error(
-                Diagnostic::error(format!(
-                    "the local array `{name}` takes {bytes} bytes, more than the {MAX_LOCAL_ARRAY_BYTES} a parpy function may allocate"
-                ))
-                .at(at, format!("{count} elements of {}", elem.numpy_name()))
-                .note("a local array lives in a GPU thread's local memory or on a CPU thread's stack")
-                .help("allocate the array in Python and pass it as an argument"),
-            );
-            return None;
-        }
-        if !self.once.assigns_once(name) || self.scope.get(name).is_some() {
-            self.error(
-                Diagnostic::error(format!(
-                    "`{name}` is assigned a new array here and is assigned elsewhere too"
-                ))
-                .at(at, "a new array")
-                .note("a local array keeps one name, shape and type in the whole function")
-                .help("give each array its own name"),
-            );
-            return None;
-        }
-        let var = self.new_var(
-            name,
-            Type::Array {
-                elem,
-                shape: shape.clone(),
-            },
-            VarKind::Local,
-            span,
-        );
-        self.scope.bind(name, Binding { var, weak: false });
+        let var = self.declare_local(name, (&shape, elem), &format!("`{call}`"), at, span)?;
         // fill it: one loop per dimension around the store
         let int_ty = self.opts.int_type;
         let mut ctx = super::slices::SliceCtx::default();
@@ -240,6 +199,281 @@ impl Lowerer<'_, '_> {
             span,
         );
         Some((shape, (vars, vec![store])))
+    }
+
+    /// The local array `name` for a value of `shape` and `elem` made at
+    /// `at`: a new one, or the one a statement before bound it to, which
+    /// the value replaces (the same shape and type: one array per name).
+    fn declare_local(
+        &mut self,
+        name: &str,
+        (shape, elem): (&[i64], ElemTy),
+        what: &str,
+        at: Span,
+        span: Span,
+    ) -> Option<crate::ir::VarId> {
+        if let Some(var) = self.local_array_var(name) {
+            let (old_shape, old_elem) = match &self.func.var(var).ty {
+                Type::Array { shape, elem } => (shape.clone(), *elem),
+                _ => unreachable!("a local array"),
+            };
+            if old_shape != shape || old_elem != elem {
+                let first = self.func.var(var).span;
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` is re-bound to an array of another shape or type"
+                    ))
+                    .at(at, format!("{} {}", elem.numpy_name(), shape_text(shape)))
+                    .also(first, format!("first {} {}", old_elem.numpy_name(), shape_text(&old_shape)))
+                    .note("parpy keeps a name bound to new arrays in one local array: each value it is given has the first one's shape and type")
+                    .help("give this array a name of its own"),
+                );
+                return None;
+            }
+            return Some(var);
+        }
+        if self.scope.get(name).is_some() {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` is assigned a new array here and something else elsewhere"
+                ))
+                .at(at, "a new array")
+                .note("a local array keeps one name, shape and type in the whole function")
+                .help("give each array its own name"),
+            );
+            return None;
+        }
+        let count: i64 = shape.iter().product();
+        if count == 0 {
+            self.error(
+                Diagnostic::error(format!("{what} makes an array without elements"))
+                    .at(at, "a dimension of length 0")
+                    .help("give every dimension at least one element"),
+            );
+            return None;
+        }
+        let bytes = count.saturating_mul(elem.size() as i64);
+        if bytes > MAX_LOCAL_ARRAY_BYTES {
+            self.error(
+                Diagnostic::error(format!(
+                    "the local array `{name}` takes {bytes} bytes, more than the {MAX_LOCAL_ARRAY_BYTES} a parpy function may allocate"
+                ))
+                .at(at, format!("{count} elements of {}", elem.numpy_name()))
+                .note("a local array lives in a GPU thread's local memory or on a CPU thread's stack")
+                .help("allocate the array in Python and pass it as an argument"),
+            );
+            return None;
+        }
+        let var = self.new_var(
+            name,
+            Type::Array {
+                elem,
+                shape: shape.to_vec(),
+            },
+            VarKind::Local,
+            span,
+        );
+        self.scope.bind(name, Binding { var, weak: false });
+        Some(var)
+    }
+
+    /// The local array (`VarKind::Local`) `name` is bound to, if any.
+    pub(super) fn local_array_var(&self, name: &str) -> Option<crate::ir::VarId> {
+        let b = self.scope.get(name)?;
+        let v = self.func.var(b.var);
+        (v.kind == VarKind::Local && v.ty.is_array() && self.alias_of(b.var).is_none())
+            .then_some(b.var)
+    }
+
+    /// `name = value` of an array value that `name` keeps in a local array
+    /// of its own, as NumPy's new array: `name` re-bound (`t = t * 2`, or
+    /// bound in two branches), written through (`t[0] = 0`, `t /= s`),
+    /// sliced or iterated, or computed from an array written later, where
+    /// it cannot stand for its expression (`expr_view_assign`); and every
+    /// later value of a name bound so. The value is stored into the array
+    /// as a slice statement (`t[...] = value`, labels parallelizing it).
+    /// A view (`t = x[i, :]`) is copied only where neither side is written
+    /// (no write could tell the copy from the view). `Some(statements)`
+    /// when it is such an assignment (`Some(None)` after an error), `None`
+    /// when it is not.
+    pub(super) fn local_copy_assign(
+        &mut self,
+        name: &str,
+        value: &ast::Expr,
+        labels: &[(String, Span)],
+        span: Span,
+    ) -> Option<Option<Vec<Stmt>>> {
+        let bound = self.local_array_var(name).is_some();
+        if !bound && (self.scope.get(name).is_some() || self.rank(value) == 0) {
+            return None;
+        }
+        let view = self.view_base(value);
+        if !bound {
+            // `a = x` of an array name: `sema::alias` (one of several arrays)
+            if matches!(value.kind, ast::ExprKind::Name(_)) {
+                return None;
+            }
+            let viewed = view.is_some();
+            if (viewed && self.once.binds_once(name))
+                || (!viewed && labels.is_empty() && self.inline_blocker(name, value).is_none())
+            {
+                return None;
+            }
+        }
+        if self.rank(value) == 0 {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` holds an array; parpy cannot re-bind it to a number"
+                ))
+                .at(value.span, "a number")
+                .note("a name keeps one type in a parpy function")
+                .help(format!(
+                    "fill the array with `{name}[...] = v`, or give the number a name of its own"
+                )),
+            );
+            self.scope.mark_failed(name);
+            return Some(None);
+        }
+        if let Some(base) = view {
+            let rank = self.rank(&ast::Expr::name(&base, value.span));
+            if self.once.stores(name) || self.once.stores_array(&base, rank) {
+                let written = if self.once.stores(name) {
+                    name
+                } else {
+                    base.as_str()
+                };
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` would be a view of `{base}` here, and is also bound to other arrays"
+                    ))
+                    .at(value.span, format!("a view of `{base}`"))
+                    .note(format!("parpy keeps a re-bound array name in a local array of its own; a copy of this view would not show the writes to `{written}` that NumPy's view shows"))
+                    .help("copy the view explicitly (`x[i, :].copy()`), or give it a name of its own"),
+                );
+                self.scope.mark_failed(name);
+                return Some(None);
+            }
+        }
+        if let Some(rest) = self.view_of_rebound(name) {
+            self.error(
+                Diagnostic::error(format!("`{rest}` is a view of `{name}`, which is re-bound here"))
+                    .at(value.span, format!("`{name}` re-bound"))
+                    .note(format!("parpy writes the new value of `{name}` into its local array, where the view would see it; NumPy's view keeps the old array"))
+                    .help(format!("copy the view explicitly (`{rest} = {name}[...].copy()`), or give the new array a name of its own")),
+            );
+            self.scope.mark_failed(name);
+            return Some(None);
+        }
+        let Some((shape, elem)) = self.shape_of(value, &format!("`{name} = ...`")) else {
+            self.scope.mark_failed(name);
+            return Some(None);
+        };
+        let what = "this value";
+        if self
+            .declare_local(name, (&shape, elem), what, value.span, span)
+            .is_none()
+        {
+            self.scope.mark_failed(name);
+            return Some(None);
+        }
+        let target = ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: Box::new(ast::Expr::name(name, value.span)),
+                indices: vec![ast::Expr::full_slice(value.span); shape.len()],
+            },
+            span: value.span,
+        };
+        Some(self.slice_assign(&target, value, labels, span))
+    }
+
+    /// `e.copy()`, `np.copy(e)` and `np.array(e)` (`dtype=` given or not)
+    /// of an array `e` as the new array NumPy makes: a view (`x[i, :]`)
+    /// as `e.astype(T)` of its own element type, so that it is no view;
+    /// a computed array (`x[i, :] * 2`) or a number as itself. Also
+    /// `np.asarray(e)`, which is `e` itself; `None` for other expressions.
+    pub(super) fn copy_of(&self, e: &ast::Expr) -> Option<ast::Expr> {
+        let ast::ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &e.kind
+        else {
+            return None;
+        };
+        let (arg, dtype) = match (&func.kind, args.as_slice(), keywords.as_slice()) {
+            (ast::ExprKind::Attr { value, attr }, [], [])
+                if attr == "copy" && self.is_local_value(value) =>
+            {
+                (&**value, None)
+            }
+            (_, [a], kws) if !self.is_local_root(func) => {
+                let path = func.dotted_path()?;
+                let crate::resolve::Resolved::Allocates(what) = self.resolve_path(&path) else {
+                    return None;
+                };
+                let dtype = match (what.as_str(), kws) {
+                    ("numpy.asarray", []) => return Some(a.clone()),
+                    ("numpy.copy", []) | ("numpy.array", []) => None,
+                    ("numpy.array", [k]) if k.name == "dtype" => Some(k.value.clone()),
+                    _ => return None,
+                };
+                if matches!(a.kind, ast::ExprKind::Tuple(_)) {
+                    return None;
+                }
+                (a, dtype)
+            }
+            _ => return None,
+        };
+        let dtype = match dtype {
+            Some(d) => d,
+            None if self.view_base(arg).is_some() && self.rank(arg) > 0 => {
+                let base = super::expr::flatten_subscript(arg).0;
+                let base = super::expr::transpose_of(base).unwrap_or(base);
+                let var = self.array_or_alias_arg(base)?;
+                let var = self.alias_of(var).map_or(var, |c| c[0]);
+                let elem = self.func.var(var).ty.elem()?;
+                ast::Expr {
+                    kind: ast::ExprKind::Attr {
+                        value: Box::new(ast::Expr::name(crate::resolve::NUMPY_ROOT, e.span)),
+                        attr: elem.numpy_name().to_string(),
+                    },
+                    span: e.span,
+                }
+            }
+            None => return Some(arg.clone()),
+        };
+        let astype = ast::Expr {
+            kind: ast::ExprKind::Attr {
+                value: Box::new(arg.clone()),
+                attr: "astype".to_string(),
+            },
+            span: func.span,
+        };
+        Some(ast::Expr::call(astype, vec![dtype], e.span))
+    }
+
+    /// The array a view `value` looks into: an array name (`t = x`) or a
+    /// subscript of one that leaves dimensions (`x[i, :]`, `x[::-1]`).
+    fn view_base(&self, value: &ast::Expr) -> Option<String> {
+        let (base, _) = super::expr::flatten_subscript(value);
+        let base = super::expr::transpose_of(base).unwrap_or(base);
+        match (&value.kind, &base.kind) {
+            (ast::ExprKind::Subscript { .. } | ast::ExprKind::Name(_), ast::ExprKind::Name(n))
+                if self.array_or_alias_arg(base).is_some() =>
+            {
+                Some(n.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// A name bound to a view of `name` (`sema::alias` rows), if any.
+    fn view_of_rebound(&self, name: &str) -> Option<String> {
+        self.rows.iter().find_map(|(n, e)| {
+            let mut names = vec![];
+            super::stmt::names_in(e, &mut names);
+            names.contains(&name).then(|| n.clone())
+        })
     }
 
     /// The dimensions of a new array: an integer or a tuple of them, each
@@ -315,5 +549,20 @@ impl Lowerer<'_, '_> {
             }
         }
         self.dtype_arg(d)
+    }
+}
+
+/// A shape as NumPy prints it: `(8,)`, `(2, 3)`.
+pub(super) fn shape_text(shape: &[i64]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }

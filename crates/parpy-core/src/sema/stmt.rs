@@ -448,10 +448,22 @@ impl Lowerer<'_, '_> {
     }
 
     /// `x.fill(v)` and `np.copyto(x, v)` as the assignments they are:
-    /// `x[...] = v` (`x[i, :] = v` of a slice); `None` for other
+    /// `x[...] = v` (`x[i, :] = v` of a slice), and `x += v` of an array
+    /// name as NumPy's in-place `x[...] += v`; `None` for other
     /// statements (and for a destination that is not an array, which the
     /// call's lowering refuses).
     fn fill_statement(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
+        if let ast::StmtKind::AugAssign { target, op, value } = &s.kind {
+            let whole = matches!(target.kind, ast::ExprKind::Name(_)) && self.rank(target) > 0;
+            return whole.then(|| ast::Stmt {
+                kind: ast::StmtKind::AugAssign {
+                    target: all_of(target),
+                    op: *op,
+                    value: value.clone(),
+                },
+                span: s.span,
+            });
+        }
         let ast::StmtKind::Expr(ast::Expr {
             kind:
                 ast::ExprKind::Call {
@@ -485,16 +497,7 @@ impl Lowerer<'_, '_> {
         }
         let target = match &dst.kind {
             ast::ExprKind::Subscript { .. } => dst.clone(),
-            _ => ast::Expr {
-                kind: ast::ExprKind::Subscript {
-                    value: Box::new(dst.clone()),
-                    indices: vec![ast::Expr {
-                        kind: ast::ExprKind::Ellipsis,
-                        span: dst.span,
-                    }],
-                },
-                span: dst.span,
-            },
+            _ => all_of(dst),
         };
         Some(ast::Stmt {
             kind: ast::StmtKind::Assign {
@@ -587,7 +590,9 @@ impl Lowerer<'_, '_> {
 
     /// `s` with each `...` of a subscript of a known array replaced by
     /// the full slices it stands for (`x[..., 0]` of a 3-D `x` is `x[:, :,
-    /// 0]`), and `np.transpose(x)` / `x.transpose()` of an array as `x.T`;
+    /// 0]`), `np.transpose(x)` / `x.transpose()` of an array as `x.T`,
+    /// and a copy (`x[i, :].copy()`, `np.copy`, `np.array`) as the new
+    /// array it is (`local_arrays.rs` `copy_of`);
     /// `None` when `s` has neither. An ellipsis or a transpose in a block
     /// inside `s` of an array made there is rewritten when that block is
     /// lowered.
@@ -599,6 +604,7 @@ impl Lowerer<'_, '_> {
             for e in st.own_exprs() {
                 e.walk(&mut |x| {
                     any |= matches!(x.kind, ast::ExprKind::Ellipsis)
+                        || self.copy_of(x).is_some()
                         || self.transposed_array(x).is_some()
                         || self.transposed_subscript(x).is_some()
                 });
@@ -609,6 +615,10 @@ impl Lowerer<'_, '_> {
         }
         let mut c = s.clone();
         ast::walk_stmts_mut(std::slice::from_mut(&mut c), &mut |e| {
+            if let Some(x) = self.copy_of(e) {
+                *e = x;
+                return;
+            }
             if let Some(x) = self.transposed_array(e) {
                 *e = ast::Expr {
                     kind: ast::ExprKind::Attr {
@@ -1834,6 +1844,9 @@ impl Lowerer<'_, '_> {
             if let Some(r) = self.local_array_assign(n, value, labels, span) {
                 return r;
             }
+            if let Some(r) = self.local_copy_assign(n, value, labels, span) {
+                return r;
+            }
         }
         if let (ast::ExprKind::Name(n), true) = (&target.kind, labels.is_empty()) {
             if let Some(r) = self.expr_view_assign(n, value, span) {
@@ -2184,4 +2197,18 @@ pub(super) fn range_len(lo: i64, hi: i64, step: i64) -> i64 {
         (lo - hi - step - 1).div_euclid(-step)
     };
     n.clamp(0, i64::MAX as i128) as i64
+}
+
+/// `x[...]`: all of array `x`, as a target.
+pub(super) fn all_of(x: &ast::Expr) -> ast::Expr {
+    ast::Expr {
+        kind: ast::ExprKind::Subscript {
+            value: Box::new(x.clone()),
+            indices: vec![ast::Expr {
+                kind: ast::ExprKind::Ellipsis,
+                span: x.span,
+            }],
+        },
+        span: x.span,
+    }
 }
