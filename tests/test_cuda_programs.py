@@ -71,6 +71,7 @@ import test_interp as tip
 import test_trapezoid as ttz
 import test_arange as tar
 import test_local_copies as tlc
+import test_masks as tms
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -326,10 +327,12 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_what_a_local_copy_cannot_be_is_a_located_error",
     "test_a_copy_larger_than_a_local_array_may_be_says_so",
     "test_a_local_array_shared_by_a_level_is_block_memory_in_gpu_code",
+    # test_masks: errors
+    "test_what_a_masked_store_cannot_be_is_a_located_error",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
-             tso, tqt, tum, tip, ttz, tar, tlc):
+             tso, tqt, tum, tip, ttz, tar, tlc, tms):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -148,6 +148,11 @@ FEATURES = [
     # `for j in range(n): w = s[j:j + L]; o[..., lo:hi][j] = w[c]`: a named
     # window (a view whose start is a loop counter) of a slice (stop 34)
     "windows",
+    # `lc = s.copy()` (or `np.copy(s)`, `s * 1`), then elements written,
+    # the name re-bound (`lc = lc[::-1] + lc`), `lc += lc[j]`, a masked
+    # store `lc[lc > c] = v`, and `o[..., lo:hi] = lc`: NumPy's new arrays
+    # in local arrays (stop 35)
+    "local_copies",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -1312,6 +1317,36 @@ class Gen:
         self.emit(ind + 1, f"{name}[{j}] = {name}[{j}] + {value}")
         self.emit(ind, f"{tgt} = {name}")
 
+    def stmt_local_copy(self, sc: Scope, ind: int) -> None:
+        """A copy of a slice in a local array of its name (`local_copies`):
+        written, re-bound and updated in place, then stored into
+        `o[prefix, lo:hi]`."""
+        r = self.r
+        st = self.slice_target(sc)
+        if st is None:
+            return
+        a, n, tgt, k = st
+        dt = a.dtype
+        s1 = self.slice_of(sc, k, n)
+        if s1 is None or s1[1] != dt:
+            return
+        name = self.fresh("lc")
+        make = r.choice([f"{s1[0]}.copy()", f"np.copy({s1[0]})", f"{s1[0]} * 1"])
+        self.emit(ind, f"{name} = {make}")
+        e = self.leaf(sc, k, True)
+        value = e.text if e.t == dt or (e.t not in WEAK and np.can_cast(e.t, dt, "safe")) else "1"
+        for _ in range(r.randrange(1, 4)):
+            x = r.random()
+            if x < 0.3:
+                self.emit(ind, f"{name}[{r.randrange(n)}] = {value}")
+            elif x < 0.55:
+                self.emit(ind, f"{name} = {name}[::-1] + {name}")
+            elif x < 0.75:
+                self.emit(ind, f"{name} += {name}[{r.randrange(n)}]")
+            else:
+                self.emit(ind, f"{name}[{name} > {name}[{r.randrange(n)}]] = {value}")
+        self.emit(ind, f"{tgt} = {name}")
+
     def stmt_reduce(self, sc: Scope, ind: int) -> None:
         """`t = parpy.operators.op(slice)`, labelled (parallel) or not."""
         k = self.r.choice("if")
@@ -1595,6 +1630,8 @@ class Gen:
                 self.stmt_window(sc, ind)
             elif sc.par and self.on("local_arrays", 0.2):
                 self.stmt_local_array(sc, ind)
+            elif sc.par and self.on("local_copies", 0.15):
+                self.stmt_local_copy(sc, ind)
             elif x < 0.3 or budget <= 0:
                 self.stmt_store(sc, ind)
             elif x < 0.42:

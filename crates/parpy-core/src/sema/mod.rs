@@ -22,6 +22,7 @@ mod inline;
 mod interp;
 mod keywords;
 mod local_arrays;
+mod masks;
 mod nan_reductions;
 mod order_stats;
 mod scope;

@@ -776,6 +776,13 @@ impl Lowerer<'_, '_> {
                 None => vec![],
             };
         }
+        // `t[t < 0] = v`: `t[:] = np.where(t < 0, v, t[:])` (sema::masks)
+        if let Some(select) = self.mask_store(s) {
+            return match select {
+                Some(select) => self.lower_stmt(&select, labels),
+                None => vec![],
+            };
+        }
         let with_implicit = self.implicit_labels(s, labels);
         let labels = with_implicit.as_slice();
         let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
