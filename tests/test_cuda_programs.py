@@ -72,6 +72,7 @@ import test_trapezoid as ttz
 import test_arange as tar
 import test_local_copies as tlc
 import test_masks as tms
+import test_lists as tls
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -329,10 +330,12 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_a_local_array_shared_by_a_level_is_block_memory_in_gpu_code",
     # test_masks: errors
     "test_what_a_masked_store_cannot_be_is_a_located_error",
+    # test_lists: errors
+    "test_what_a_list_cannot_be_is_a_located_error",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
-             tso, tqt, tum, tip, ttz, tar, tlc, tms):
+             tso, tqt, tum, tip, ttz, tar, tlc, tms, tls):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -400,7 +400,8 @@ def natural_args():
      "natural_array_rebound_to_number"),
     ("view_of_rebound", "x[i, :] - 3.0", "`h` is a view of `e`, which is re-bound here",
      "natural_view_of_rebound"),
-    ("tuple_of_names", "N + 0", "the elements of a loop over a tuple must be number literals",
+    ("tuple_of_names", "N + 0", "the items of the list of this loop are of different types: "
+     "a Python float and a Python int",
      "natural_tuple_of_names"),
     ("tuple_ragged", "(1, 0.5, 2.0)", "this element has 3 values, the loop target 2 names",
      "natural_tuple_ragged"),

@@ -74,7 +74,33 @@ def index_array(x, y, N):
         y[i, x[i, :].astype(np.int64)] = 1.0
 
 
+@parpy.jit
+def masked_read(x, y, N):
+    for i in range(N):
+        y[i, 0] = np.sum(x[i, x[i, :] > 0])
+
+
+@parpy.jit
+def masked_read_of_a_row(x, y, N):
+    for i in range(N):
+        r = x[i, :]
+        y[i, 0] = np.max(r[1:][r[1:] > 0.5])
+
+
+@parpy.jit
+def bool_scalar_index(x, y, N):
+    for i in range(N):
+        y[i, 0] = x[i, x[i, 0] > 0]
+
+
 @pytest.mark.parametrize("fn,message", [
+    # (these summed `x[i, 0]` or `x[i, 1]` per element before: the mask
+    # was taken for integer indices)
+    (masked_read, "a boolean index selects elements (a mask), which parpy supports only in a store"),
+    (masked_read_of_a_row,
+     "a boolean index selects elements (a mask), which parpy supports only in a store"),
+    (bool_scalar_index,
+     "a boolean index selects elements (a mask), which parpy supports only in a store"),
     (mask_not_last, "a boolean mask is supported as the last index of a store in parpy functions"),
     (mask_of_values, "a masked store takes one value in parpy functions"),
     (index_array, "an array of indices is not supported as an index in parpy functions"),

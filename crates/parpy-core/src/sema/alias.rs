@@ -491,6 +491,8 @@ impl Lowerer<'_, '_> {
                 .map(|(_, r)| self.rank(r))
                 .fold(self.rank(first), usize::max),
             K::IfExp { then, else_, .. } => self.rank(then).max(self.rank(else_)),
+            // a list literal: a 1-D array of its numbers
+            K::Call { .. } if e.list_items().is_some() => 1,
             K::Call { func, args, .. } => match (&func.kind, self.builtin_of(func)) {
                 // elementwise builtins of an array are arrays
                 (_, Some(b)) if elementwise(b) => {

@@ -360,6 +360,7 @@ fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(
                 | "divmod"
                 | "any"
                 | "all"
+                | ast::LIST
         ),
         _ => true,
     };

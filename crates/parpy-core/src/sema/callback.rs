@@ -113,7 +113,7 @@ impl Lowerer<'_, '_> {
         let mut prefix = vec![];
         for (ix, dim) in idx.into_iter().zip(shape) {
             let t = self.lower_expr(ix)?;
-            let i = self.index_value(t, "an array index")?;
+            let i = self.element_index(t, "an array index")?;
             prefix.push(self.wrap_negative(i, dim));
         }
         Some(prefix)

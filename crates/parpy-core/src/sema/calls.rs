@@ -74,6 +74,11 @@ impl Lowerer<'_, '_> {
         if let Some(r) = self.method_call(func, args, span) {
             return r;
         }
+        if let ast::ExprKind::Name(n) = &func.kind {
+            if n == ast::LIST {
+                return self.array_literal(args, span);
+            }
+        }
         let name = func
             .dotted_path()
             .map(|p| p.join("."))
@@ -231,6 +236,12 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        // Python's `sum`, `min`, `max` of a list read its items as they are
+        if let (Builtin::Sum | Builtin::Min | Builtin::Max, [list]) = (b, args) {
+            if list.list_items().is_some() {
+                self.python_list(list, &format!("`{name}` reads"))??;
+            }
+        }
         if let [g @ ast::Expr {
             kind: ast::ExprKind::Generator { .. },
             ..

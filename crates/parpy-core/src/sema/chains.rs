@@ -253,7 +253,7 @@ impl Lowerer<'_, '_> {
         let (step, extent) = (*step, *extent);
         let span = ix.span;
         let t = self.lower_expr(ix)?;
-        let i = self.index_value(t, "an index")?;
+        let i = self.element_index(t, "an index")?;
         let bin = |op, l, r| ast::Expr::binary(op, l, r, span);
         use crate::ir::BinOp::{Add, Mul};
         if let Some(c) = self.known_int(&i) {

@@ -408,7 +408,7 @@ impl Lowerer<'_, '_> {
                         ok = false;
                         continue;
                     };
-                    let Some(i) = self.index_value(t, "an array index") else {
+                    let Some(i) = self.element_index(t, "an array index") else {
                         ok = false;
                         continue;
                     };

@@ -404,7 +404,7 @@ impl Lowerer<'_, '_> {
             (ast::ExprKind::Attr { value, attr }, [], [])
                 if attr == "copy" && self.is_local_value(value) =>
             {
-                (&**value, None)
+                ((**value).clone(), None)
             }
             (_, [a], kws) if !self.is_local_root(func) => {
                 let path = func.dotted_path()?;
@@ -417,39 +417,48 @@ impl Lowerer<'_, '_> {
                     ("numpy.array", [k]) if k.name == "dtype" => Some(k.value.clone()),
                     _ => return None,
                 };
-                if matches!(a.kind, ast::ExprKind::Tuple(_)) {
-                    return None;
-                }
+                // `np.array((a, b))`: the list `[a, b]`
+                let a = match &a.kind {
+                    ast::ExprKind::Tuple(items) => ast::Expr::list(items.clone(), a.span),
+                    _ => a.clone(),
+                };
                 (a, dtype)
             }
             _ => return None,
         };
-        let dtype = match dtype {
-            Some(d) => d,
-            None if self.view_base(arg).is_some() && self.rank(arg) > 0 => {
-                let base = super::expr::flatten_subscript(arg).0;
+        Some(match dtype {
+            Some(d) => astype_of(&arg, d, func.span, e.span),
+            None => self.copy_of_value(arg, e.span),
+        })
+    }
+
+    /// A copy of `arg`: `arg.astype(T)` of its own type `T` when it is a
+    /// view (so that the copy is no view), else `arg` itself.
+    fn copy_of_value(&self, arg: ast::Expr, span: Span) -> ast::Expr {
+        match self.view_base(&arg).is_some() && self.rank(&arg) > 0 {
+            true => {
+                let base = super::expr::flatten_subscript(&arg).0;
                 let base = super::expr::transpose_of(base).unwrap_or(base);
-                let var = self.array_or_alias_arg(base)?;
-                let var = self.alias_of(var).map_or(var, |c| c[0]);
-                let elem = self.func.var(var).ty.elem()?;
-                ast::Expr {
-                    kind: ast::ExprKind::Attr {
-                        value: Box::new(ast::Expr::name(crate::resolve::NUMPY_ROOT, e.span)),
-                        attr: elem.numpy_name().to_string(),
-                    },
-                    span: e.span,
+                let elem = self.array_or_alias_arg(base).and_then(|var| {
+                    let var = self.alias_of(var).map_or(var, |c| c[0]);
+                    self.func.var(var).ty.elem()
+                });
+                match elem {
+                    Some(elem) => {
+                        let dtype = ast::Expr {
+                            kind: ast::ExprKind::Attr {
+                                value: Box::new(ast::Expr::name(crate::resolve::NUMPY_ROOT, span)),
+                                attr: elem.numpy_name().to_string(),
+                            },
+                            span,
+                        };
+                        astype_of(&arg, dtype, span, span)
+                    }
+                    None => arg,
                 }
             }
-            None => return Some(arg.clone()),
-        };
-        let astype = ast::Expr {
-            kind: ast::ExprKind::Attr {
-                value: Box::new(arg.clone()),
-                attr: "astype".to_string(),
-            },
-            span: func.span,
-        };
-        Some(ast::Expr::call(astype, vec![dtype], e.span))
+            false => arg,
+        }
     }
 
     /// The array a view `value` looks into: an array name (`t = x`) or a
@@ -479,8 +488,9 @@ impl Lowerer<'_, '_> {
     /// The dimensions of a new array: an integer or a tuple of them, each
     /// known when compiling.
     fn shape_arg(&mut self, e: &ast::Expr, call: &str) -> Option<Vec<i64>> {
-        let items: Vec<&ast::Expr> = match &e.kind {
-            ast::ExprKind::Tuple(items) => items.iter().collect(),
+        let items: Vec<&ast::Expr> = match (&e.kind, e.list_items()) {
+            (ast::ExprKind::Tuple(items), _) => items.iter().collect(),
+            (_, Some(items)) => items.iter().collect(),
             _ => vec![e],
         };
         let mut shape = vec![];
@@ -565,4 +575,16 @@ pub(super) fn shape_text(shape: &[i64]) -> String {
                 .join(", ")
         ),
     }
+}
+
+/// `arg.astype(dtype)`.
+fn astype_of(arg: &ast::Expr, dtype: ast::Expr, at: Span, span: Span) -> ast::Expr {
+    let astype = ast::Expr {
+        kind: ast::ExprKind::Attr {
+            value: Box::new(arg.clone()),
+            attr: "astype".to_string(),
+        },
+        span: at,
+    };
+    ast::Expr::call(astype, vec![dtype], span)
 }

@@ -2118,7 +2118,7 @@ impl Lowerer<'_, '_> {
         let mut at = vec![];
         for ix in idx {
             let t = self.lower_expr(ix)?;
-            at.push(self.index_value(t, "an array index")?);
+            at.push(self.element_index(t, "an array index")?);
         }
         let from = self.pre.len();
         let (elem, ctx) = self.lower_reduced(value);

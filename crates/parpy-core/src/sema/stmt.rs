@@ -1326,7 +1326,16 @@ impl Lowerer<'_, '_> {
                 let ast::ExprKind::Tuple(items) = &iter.kind else {
                     return None;
                 };
-                self.literal_elements(&index, (var, var_span), unpack, items, span)?
+                let literal = |e: &ast::Expr| {
+                    e.is_number_literal() || matches!(e.kind, ast::ExprKind::Tuple(_))
+                };
+                if unpack.is_empty() && !items.iter().all(literal) {
+                    // `for v in [x[i, 0], x[i, 1]]`: a list of numbers
+                    let (n, v) = self.iterable(&index, iter, "for")?;
+                    (n, vec![((var.to_string(), var_span), v)])
+                } else {
+                    self.literal_elements(&index, (var, var_span), unpack, items, span)?
+                }
             }
             _ if !unpack.is_empty() => {
                 tuple_error(
@@ -1499,30 +1508,10 @@ impl Lowerer<'_, '_> {
                 col.push(p);
             }
         }
-        let at = |k: usize| ast::Expr {
-            kind: ast::ExprKind::Compare {
-                first: Box::new(ast::Expr::name(index, span)),
-                rest: vec![(crate::ir::BinOp::Eq, ast::Expr::int(k as i64, span))],
-            },
-            span,
-        };
         let values = targets
             .into_iter()
             .zip(cols)
-            .map(|(t, mut col)| {
-                let mut v = col.pop().expect("a tuple that is not empty");
-                while let Some(e) = col.pop() {
-                    v = ast::Expr {
-                        kind: ast::ExprKind::IfExp {
-                            cond: Box::new(at(col.len())),
-                            then: Box::new(e),
-                            else_: Box::new(v),
-                        },
-                        span,
-                    };
-                }
-                (t, v)
-            })
+            .map(|(t, col)| (t, select_chain(index, col, span)))
             .collect();
         Some((items.len() as i64, values))
     }
@@ -1607,11 +1596,46 @@ impl Lowerer<'_, '_> {
                 _ => {}
             }
         }
+        // a list (`enumerate([0.25, 0.5])`): its element at the index, as
+        // NumPy's array of the list has it, where reading the items in the
+        // loop reads what Python read before it
+        let tuple = match &x.kind {
+            ast::ExprKind::Tuple(items) => Some(ast::Expr::list(items.clone(), x.span)),
+            _ => None,
+        };
+        let x = tuple.as_ref().unwrap_or(x);
+        if let Some(items) = x.list_items() {
+            let weak = self.python_list(x, "of this loop")??;
+            if let Some(m) = self.changing_name(x) {
+                self.error(
+                    Diagnostic::error(format!(
+                        "the list of this loop reads `{m}`, which changes in the function"
+                    ))
+                    .at(x.span, format!("reads `{m}`"))
+                    .note("Python makes the list before the loop; parpy reads its items where the loop uses them")
+                    .help("name the list before the loop (`v = np.array([...])`) and loop over the name"),
+                );
+                return None;
+            }
+            // Python numbers stay Python numbers (weak), as the loop reads
+            // them; NumPy values are one type, the array's
+            let element = match weak {
+                true => select_chain(index, items.to_vec(), x.span),
+                false => ast::Expr {
+                    kind: ast::ExprKind::Subscript {
+                        value: Box::new(x.clone()),
+                        indices: vec![ast::Expr::name(index, x.span)],
+                    },
+                    span: x.span,
+                },
+            };
+            return Some((items.len() as i64, element));
+        }
         let e = self.element(index, x);
         if e.is_none() {
             self.error(
                 Diagnostic::error(format!(
-                    "`{what}` takes arrays, slices of arrays and ranges"
+                    "`{what}` takes arrays, slices of arrays, lists and ranges"
                 ))
                 .at(x.span, "not an array, slice or range")
                 .help("loop over an index: `for i in range(n):`"),
@@ -2218,4 +2242,28 @@ pub(super) fn all_of(x: &ast::Expr) -> ast::Expr {
         },
         span: x.span,
     }
+}
+
+/// `e0 if index == 0 else e1 if index == 1 else ...` of the items `col`
+/// (not empty).
+fn select_chain(index: &str, mut col: Vec<ast::Expr>, span: Span) -> ast::Expr {
+    let at = |k: usize| ast::Expr {
+        kind: ast::ExprKind::Compare {
+            first: Box::new(ast::Expr::name(index, span)),
+            rest: vec![(crate::ir::BinOp::Eq, ast::Expr::int(k as i64, span))],
+        },
+        span,
+    };
+    let mut v = col.pop().expect("a tuple that is not empty");
+    while let Some(e) = col.pop() {
+        v = ast::Expr {
+            kind: ast::ExprKind::IfExp {
+                cond: Box::new(at(col.len())),
+                then: Box::new(e),
+                else_: Box::new(v),
+            },
+            span,
+        };
+    }
+    v
 }

@@ -363,6 +363,23 @@ impl Lowerer<'_, '_> {
     }
 
     /// An integer expression of `options.int_type` (indices, range bounds).
+    /// `t` as the index of an array's element: an integer, as
+    /// `index_value`; a boolean is NumPy's mask, which selects elements
+    /// (a masked store is `sema::masks`'), refused here.
+    pub(super) fn element_index(&mut self, t: TExpr, what: &str) -> Option<Expr> {
+        if self.scalar_elem(&t)? == ElemTy::Bool {
+            self.error(
+                Diagnostic::error("a boolean index selects elements (a mask), which parpy supports only in a store")
+                    .at(t.e.span, "a boolean index")
+                    .note("NumPy's `s[m]` is a new array of the elements where `m` is true; parpy does not make arrays of run-time length")
+                    .help("reduce with `np.where` instead (`np.sum(np.where(m, s, 0.0))`, `np.max(np.where(m, s, -np.inf))`), or store through the mask (`t[m] = v`)")
+                    .type_error(),
+            );
+            return None;
+        }
+        self.index_value(t, what)
+    }
+
     pub(super) fn index_value(&mut self, t: TExpr, what: &str) -> Option<Expr> {
         let ty = self.scalar_elem(&t)?;
         if ty.is_float() {

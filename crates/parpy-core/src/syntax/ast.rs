@@ -110,6 +110,9 @@ pub enum StmtKind {
     Continue,
 }
 
+/// The function name of a list literal (`Expr::list`).
+pub const LIST: &str = "#list";
+
 #[derive(Clone, Debug)]
 pub struct Expr {
     pub kind: ExprKind,
@@ -262,6 +265,21 @@ impl Expr {
         }
     }
     /// The full slice `:`.
+    /// A list literal `[a, b, c]` of an expression: the call
+    /// `#list(a, b, c)` (`#list` is no Python name), which sema reads as
+    /// NumPy reads a list, a 1-D array.
+    pub fn list(items: Vec<Expr>, span: Span) -> Expr {
+        Expr::call(Expr::name(LIST, span), items, span)
+    }
+    /// The elements of a list literal (`Expr::list`).
+    pub fn list_items(&self) -> Option<&[Expr]> {
+        match &self.kind {
+            ExprKind::Call { func, args, .. } if matches!(&func.kind, ExprKind::Name(n) if n == LIST) => {
+                Some(args)
+            }
+            _ => None,
+        }
+    }
     pub fn full_slice(span: Span) -> Expr {
         Expr {
             kind: ExprKind::Slice {

@@ -545,6 +545,12 @@ impl Converter {
     fn expr(&mut self, e: &py::Expr) -> Expr {
         let r = e.range();
         let kind = match e {
+            // a list is an array where NumPy reads it (`y[i, :3] = [a, b,
+            // c]`, `np.array([a, b])`): `Expr::list`
+            py::Expr::List(l) => {
+                let items = l.elts.iter().map(|x| self.expr(x)).collect();
+                return Expr::list(items, self.span(r));
+            }
             py::Expr::Constant(c) => match &c.value {
                 py::Constant::Bool(b) => ExprKind::Bool(*b),
                 py::Constant::Int(i) => match i64::try_from(i) {
@@ -731,7 +737,7 @@ impl Converter {
                     py::Expr::ListComp(_) => "list comprehensions",
                     py::Expr::SetComp(_) => "set comprehensions",
                     py::Expr::DictComp(_) => "dict comprehensions",
-                    py::Expr::List(_) => "list literals",
+
                     py::Expr::Dict(_) => "dict literals",
                     py::Expr::Set(_) => "set literals",
                     py::Expr::Tuple(_) => "tuple expressions",

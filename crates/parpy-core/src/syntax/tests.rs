@@ -63,9 +63,9 @@ fn parses_sum_rows() {
 
 #[test]
 fn indented_function_keeps_positions() {
-    let src = "    def f(x):\n        x[0] = [1, 2]\n";
+    let src = "    def f(x):\n        x[0] = {1, 2}\n";
     let text = err(src);
-    assert!(text.contains("list literals"), "{text}");
+    assert!(text.contains("set literals"), "{text}");
     assert!(text.contains("t.py:11:16"), "{text}");
 }
 
@@ -194,7 +194,7 @@ fn two_defs_are_an_error() {
 
 #[test]
 fn collects_all_errors() {
-    let d = parse("def f(x):\n    y = [1]\n    z = {2: 3}\n    del x\n").unwrap_err();
+    let d = parse("def f(x):\n    y = {1}\n    z = {2: 3}\n    del x\n").unwrap_err();
     assert_eq!(d.len(), 3, "{}", render_all(&d));
 }
 

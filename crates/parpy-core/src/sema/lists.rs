@@ -1,0 +1,128 @@
+//! A list literal `[a, b, c]` (`ast::Expr::list`) where NumPy reads it as
+//! an array: an operand of an array expression (`y[i, :3] = [a, b, c]`,
+//! `x[i, :3] * [1.0, 2.0, 0.5]`), `np.array([...])` (`dtype=` too), a
+//! name bound to one (`v = np.array([a, b, c])`: `sema::alias` or a local
+//! array). Its element `j` is the `j`-th item, selected by the counter of
+//! the statement's slot; its type is NumPy's for a list: the items'
+//! types promoted, a Python int as int64, a float as float64, a bool as
+//! bool.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{BinOp, ElemTy, Expr};
+use crate::syntax::ast;
+
+use super::slices::IndexSlot;
+use super::types::{convert, promote_strong};
+use super::{Lowerer, TExpr};
+
+impl Lowerer<'_, '_> {
+    /// The list `[items]` read by an array expression (see the module
+    /// doc); `None` after an error.
+    pub(super) fn array_literal(&mut self, items: &[ast::Expr], span: Span) -> Option<TExpr> {
+        if self.slice.is_none() {
+            self.error(
+                Diagnostic::error("a list is an array in parpy functions, read by an array expression")
+                    .at(span, "a list used as a number")
+                    .help("store it (`y[i, :3] = [a, b, c]`), name it (`v = np.array([a, b, c])`), or use its items"),
+            );
+            return None;
+        }
+        if items.is_empty() {
+            self.error(
+                Diagnostic::error("an empty list is an array without elements")
+                    .at(span, "no items")
+                    .help("give the list at least one item"),
+            );
+            return None;
+        }
+        if let Some(item) = items.iter().find(|i| self.rank(i) > 0) {
+            self.error(
+                Diagnostic::error("a list of arrays is not supported in parpy functions")
+                    .at(item.span, "an array item")
+                    .note("a list in jit code is a 1-D array of numbers")
+                    .help("store each array into a row of an array argument"),
+            );
+            return None;
+        }
+        let mut values = vec![];
+        for item in items {
+            let t = self.lower_expr(item)?;
+            let elem = self.scalar_elem(&t)?;
+            // NumPy's type of a Python number in a list
+            let elem = match (t.weak, elem) {
+                (true, e) if e.is_float() => ElemTy::F64,
+                (true, ElemTy::Bool) => ElemTy::Bool,
+                (true, _) => ElemTy::I64,
+                (false, e) => e,
+            };
+            values.push((t.e, elem));
+        }
+        let ty = values
+            .iter()
+            .map(|(_, t)| *t)
+            .reduce(promote_strong)
+            .expect("at least one item");
+        let it = self.opts.int_type;
+        let slot = IndexSlot::Slice {
+            lo: Expr::int(0, it, span),
+            extent: values.len() as i64,
+            step: 1,
+            rot: 0,
+        };
+        let k = self.map_slices(vec![slot], false, span)?.pop()?;
+        let mut values = values
+            .into_iter()
+            .map(|(e, _)| convert(e, ty))
+            .enumerate()
+            .rev();
+        let (_, last) = values.next().expect("at least one item");
+        let e = values.fold(last, |rest, (j, v)| {
+            let at = Expr::compare(BinOp::Eq, k.clone(), Expr::int(j as i64, it, span), span);
+            Expr::select(at, v, rest)
+        });
+        Some(TExpr { e, weak: false })
+    }
+
+    /// Whether `list` is read as Python reads a list (its items one by
+    /// one: a `for` loop, `sum`, `max`, `min`) the same as parpy reads
+    /// NumPy's array of it: its items all of one type (`Some(weak)`: all
+    /// Python numbers or not). Reports an error when they are not
+    /// (`Some(None)`); `None` after an error in an item.
+    pub(super) fn python_list(&mut self, list: &ast::Expr, what: &str) -> Option<Option<bool>> {
+        let items = list.list_items()?;
+        let (from, diags) = (self.pre.len(), self.sh.diags.len());
+        let mut types = vec![];
+        for item in items {
+            let t = self.lower_expr(item);
+            types.push(t.and_then(|t| Some((self.scalar_elem(&t)?, t.weak))));
+        }
+        self.pre.truncate(from);
+        if self.sh.diags[diags..].iter().any(|d| d.is_error()) {
+            return None;
+        }
+        let types: Vec<(ElemTy, bool)> = types.into_iter().collect::<Option<_>>()?;
+        let show = |(t, weak): (ElemTy, bool)| match weak {
+            true if t.is_float() => "a Python float".to_string(),
+            true if t == ElemTy::Bool => "a Python bool".to_string(),
+            true => "a Python int".to_string(),
+            false => t.numpy_name().to_string(),
+        };
+        match types.iter().position(|t| *t != types[0]) {
+            None => Some(Some(types[0].1)),
+            Some(k) => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "the items of the list {what} are of different types: {} and {}",
+                        show(types[0]),
+                        show(types[k])
+                    ))
+                    .at(items[k].span, show(types[k]))
+                    .also(items[0].span, show(types[0]))
+                    .note("Python reads each item of a list as it is; parpy reads them as NumPy's array of the list, in one type")
+                    .help("give the items one type (`float(v)`, `np.float32(v)`), or make the array first: `np.array([...])`"),
+                );
+                Some(None)
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+"""List literals where NumPy reads them as arrays: `y[i, :3] = [a, b, c]`,
+`x[i, :3] * [1.0, 2.0, 0.5]`, `v = np.array([a, b, c])` (`dtype=` too, or a
+tuple), `np.zeros([2, 2])`; a list's type is NumPy's (Python ints int64,
+floats float64, bools bool, with the items' types promoted). Each program
+runs as plain Python (the reference) and compiled (conftest.run_both),
+compared bit for bit."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both
+
+N, M = 5, 8
+
+
+def _x(seed, dtype=np.float64):
+    return np.random.default_rng(seed).standard_normal((N, M)).astype(dtype)
+
+
+@parpy.jit
+def list_operands(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0:3] = [x[i, 0], 1.0, 2]
+        y[i, 3:6] = x[i, 3:6] * [1.0, 2.0, 0.5]
+        y[i, 6] = sum([x[i, 0], x[i, 1], x[i, 2]])
+        y[i, 7] = max([x[i, 0], x[i, 1], x[i, 2]]) + np.mean([x[i, 0], x[i, 5]])
+
+
+def test_a_list_is_an_operand_of_array_expressions():
+    # (a list of float32 items and Python floats is float64, as in NumPy)
+    run_both(list_operands, [_x(1), np.zeros((N, M)), N], cpu_opts({'i': parpy.threads(N)}),
+             rtol=0, atol=0)
+
+
+@parpy.jit
+def named_lists(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        v = np.array([x[i, 0], x[i, 1], x[i, 2]])
+        w = np.array((x[i, 3], 2.0, 3.0), dtype=np.float32)
+        u = np.array([x[i, 4], x[i, 5], 0.0])
+        u[2] = x[i, 7]
+        u /= np.sqrt(np.sum(u * u))
+        t = np.zeros([2, 2])
+        t[0, :] = [1, 2]
+        y[i, 0] = np.sum(v * v)
+        y[i, 1:4] = v * w
+        y[i, 4] = v[1] + w[-1]
+        y[i, 5:8] = u + t[0, 1]
+
+
+def test_a_named_list_is_an_array_and_can_be_written():
+    run_both(named_lists, [_x(2), np.zeros((N, M)), N], cpu_opts({'i': parpy.threads(N)}),
+             rtol=0, atol=0)
+
+
+@parpy.jit
+def typed_lists(x, k, b, N):
+    parpy.label('i')
+    for i in range(N):
+        k[i, :] = np.array([1, 2, 3]) * i
+        b[i, :] = [True, x[i, 0] > 0, False]
+
+
+def test_a_list_has_numpys_type():
+    k = np.zeros((N, 3), np.int64)
+    b = np.zeros((N, 3), bool)
+    run_both(typed_lists, [_x(3), k, b, N], cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)
+
+
+@parpy.jit
+def list_loops(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        for w in [x[i, 0], x[i, 1]]:
+            y[i, 0] += w
+        for k, w in enumerate((0.25, 0.5, 0.25)):
+            y[i, 1 + k] = w * x[i, k]
+        for a, b in zip(x[i, :3], [1, 2, 3]):
+            y[i, 4] += a * b
+        for k, w in enumerate([x[i, 5], x[i, 6]]):
+            y[i, 5 + k] = w * 2
+        y[i, 7] = sum([x[i, 0], x[i, 1], x[i, 2]]) + max([x[i, 3], x[i, 4]])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_loop_over_a_list_reads_its_items_as_python_does(dtype):
+    # Python numbers stay Python numbers (float32 * 0.25 is float32)
+    run_both(list_loops, [_x(5, dtype), np.zeros((N, M), dtype), N],
+             cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)
+
+
+@parpy.jit
+def list_loop_of_mixed_types(x, y, N):
+    for i in range(N):
+        for w in [x[i, 0], 0.5]:
+            y[i, 0] += w
+
+
+@parpy.jit
+def list_loop_reading_a_written_array(x, y, N):
+    for i in range(N):
+        for k, w in enumerate([x[i, 1], x[i, 0]]):
+            x[i, k] = w * 2.0
+
+
+@parpy.jit
+def list_as_a_number(x, y, N):
+    for i in range(N):
+        y[i] = [x[i, 0], 1.0]
+
+
+@parpy.jit
+def list_of_arrays(x, y, N):
+    for i in range(N):
+        y[i, :] = np.sum([x[i, :], x[i, :]])
+
+
+@parpy.jit
+def empty_list(x, y, N):
+    for i in range(N):
+        y[i, 0:0] = []
+
+
+@pytest.mark.parametrize("fn,message", [
+    (list_as_a_number, "a list is an array in parpy functions, read by an array expression"),
+    (list_of_arrays, "a list of arrays is not supported in parpy functions"),
+    (empty_list, "an empty list is an array without elements"),
+    (list_loop_of_mixed_types,
+     "the items of the list of this loop are of different types: float64 and a Python float"),
+    (list_loop_reading_a_written_array,
+     "the list of this loop reads `x`, which changes in the function"),
+])
+def test_what_a_list_cannot_be_is_a_located_error(fn, message):
+    y = np.zeros((N, M)) if fn in (list_of_arrays, empty_list) else np.zeros(N)
+    with pytest.raises(parpy.CompileError) as e:
+        fn(_x(4), y, N, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
+    assert "test_lists.py:" in str(e.value), str(e.value)
