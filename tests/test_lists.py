@@ -93,6 +93,33 @@ def test_a_loop_over_a_list_reads_its_items_as_python_does(dtype):
 
 
 @parpy.jit
+def reductions_of_numbers(x, k, b, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.sum(x[i, 0])
+        y[i, 1] = np.max(x[i, 1])
+        y[i, 2] = np.mean(k[i, 0])
+        y[i, 3] = np.var(x[i, 2])
+        y[i, 4] = x[i, 3].sum()
+        y[i, 5] = np.std(x[i, 4] * 2.0)
+        z[i, 0] = np.sum(k[i, 1])
+        z[i, 1] = np.sum(b[i, 0])
+        z[i, 2] = np.argmax(x[i, 0])
+        z[i, 3] = np.prod(k[i, 2])
+
+
+def test_a_numpy_reduction_of_a_number_is_that_of_its_0d_array():
+    # (a one-item list: `np.sum` of an int32 is an int64, `np.mean` of an
+    # int a float64, `np.var` of NaN is NaN); it said "contains no slice"
+    x = _x(6)
+    x[1, 2], x[2, 4] = np.nan, np.inf
+    k = (np.abs(_x(7)) * 100).astype(np.int32)
+    b = _x(8) > 0
+    run_both(reductions_of_numbers, [x, k, b, np.zeros((N, 6)), np.zeros((N, 4), np.int64), N],
+             cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)
+
+
+@parpy.jit
 def list_loop_of_mixed_types(x, y, N):
     for i in range(N):
         for w in [x[i, 0], 0.5]:

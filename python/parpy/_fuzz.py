@@ -153,6 +153,9 @@ FEATURES = [
     # store `lc[lc > c] = v`, and `o[..., lo:hi] = lc`: NumPy's new arrays
     # in local arrays (stop 35)
     "local_copies",
+    # `o[..., lo:hi] = [e1, e2, ...]`: a list of numbers of the target's
+    # type, NumPy's array of them (stop 35)
+    "lists",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -1347,6 +1350,20 @@ class Gen:
                 self.emit(ind, f"{name}[{name} > {name}[{r.randrange(n)}]] = {value}")
         self.emit(ind, f"{tgt} = {name}")
 
+    def stmt_list(self, sc: Scope, ind: int) -> None:
+        """`o[prefix, lo:hi] = [e1, ..., en]` of items of the target's type
+        (`lists`), maybe read in a loop first."""
+        r = self.r
+        st = self.slice_target(sc)
+        if st is None or st[1] > 6:
+            return
+        a, n, tgt, k = st
+        items = []
+        for _ in range(n):
+            e = self.leaf(sc, k, True)
+            items.append(e.text if e.t == a.dtype else f"np.{a.dtype}(1)")
+        self.emit(ind, f"{tgt} = [{', '.join(items)}]")
+
     def stmt_reduce(self, sc: Scope, ind: int) -> None:
         """`t = parpy.operators.op(slice)`, labelled (parallel) or not."""
         k = self.r.choice("if")
@@ -1632,6 +1649,8 @@ class Gen:
                 self.stmt_local_array(sc, ind)
             elif sc.par and self.on("local_copies", 0.15):
                 self.stmt_local_copy(sc, ind)
+            elif self.on("lists", 0.1):
+                self.stmt_list(sc, ind)
             elif x < 0.3 or budget <= 0:
                 self.stmt_store(sc, ind)
             elif x < 0.42:

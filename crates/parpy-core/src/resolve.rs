@@ -212,6 +212,31 @@ pub enum Ufunc {
 }
 
 impl Builtin {
+    /// Whether this is one of NumPy's reductions (`np.sum`, `np.mean`,
+    /// `np.argmax`, `np.nanvar`, `np.linalg.norm`, ...): of an array along
+    /// `axis` (all of it by default), of a number that of its 0-d array.
+    pub fn numpy_reduction(self) -> bool {
+        matches!(
+            self,
+            Builtin::Reduce(_)
+                | Builtin::Mean
+                | Builtin::Var
+                | Builtin::Std
+                | Builtin::Any
+                | Builtin::All
+                | Builtin::CountNonzero
+                | Builtin::ArgMax
+                | Builtin::ArgMin
+                | Builtin::Norm
+                | Builtin::NanReduce(_)
+                | Builtin::NanMean
+                | Builtin::NanVar
+                | Builtin::NanStd
+                | Builtin::Ptp
+                | Builtin::Average
+        )
+    }
+
     /// Maps the canonical name that the Python package attaches to each of its
     /// builtins (`__parpy_builtin__`), or a Python builtin's name, to the
     /// builtin. Examples: `label`, `gpu`, `operators.sum`, `math.sqrt`,

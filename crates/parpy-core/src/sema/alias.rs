@@ -499,27 +499,7 @@ impl Lowerer<'_, '_> {
                     args.iter().map(|a| self.rank(a)).max().unwrap_or(0)
                 }
                 // reductions leave the axes they do not reduce
-                (
-                    _,
-                    Some(
-                        b @ (B::Reduce(_)
-                        | B::Mean
-                        | B::Var
-                        | B::Std
-                        | B::Any
-                        | B::All
-                        | B::CountNonzero
-                        | B::ArgMax
-                        | B::ArgMin
-                        | B::Norm
-                        | B::NanReduce(_)
-                        | B::NanMean
-                        | B::NanVar
-                        | B::NanStd
-                        | B::Ptp
-                        | B::Average),
-                    ),
-                ) => args.first().map_or(0, |a| {
+                (_, Some(b)) if b.numpy_reduction() => args.first().map_or(0, |a| {
                     reduced(a, args, super::keywords::builtin_signature(b))
                 }),
                 // the trapezoidal rule integrates along one axis

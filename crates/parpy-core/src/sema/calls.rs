@@ -236,6 +236,23 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        // NumPy's reduction of a number (`np.sum(x[i, 0])`) is that of the
+        // 0-d array, whose one element the list `[v]` holds: its type and
+        // value (`np.sum` of an int32 is an int64, `np.mean` a float64)
+        if let (true, Some(v), None) = (b.numpy_reduction(), args.first(), &self.axis) {
+            // (NumPy's functions and methods: `np.sum`, `.sum()`; not
+            // Python's `any(v)` or parpy's operators, which take arrays)
+            if name.contains('.')
+                && !name.starts_with("parpy.")
+                && self.rank(v) == 0
+                && v.list_items().is_none()
+                && !matches!(v.kind, ast::ExprKind::Generator { .. })
+            {
+                let mut all = args.to_vec();
+                all[0] = ast::Expr::list(vec![v.clone()], v.span);
+                return self.builtin_call_with(b, name, &all, span);
+            }
+        }
         // Python's `sum`, `min`, `max` of a list read its items as they are
         if let (Builtin::Sum | Builtin::Min | Builtin::Max, [list]) = (b, args) {
             if list.list_items().is_some() {
