@@ -57,6 +57,23 @@ def test_swap():
 
 
 @parpy.jit
+def nested_unpacking(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        a, (b, c) = x[i, 0], (x[i, 1], x[i, 2])
+        (a, b), c = (c, a), b
+        y[i, 0], (y[i, 1], y[i, 2]) = a, (b * 2.0, c - 1.0)
+
+
+def test_a_nested_tuple_target_takes_a_tuple_of_its_shape():
+    # Python evaluates the whole right side, then binds in order
+    x = np.random.default_rng(11).random((4, 3))
+    got = run_both(nested_unpacking, [x, np.zeros((4, 3)), 4], cpu_opts({'i': parpy.threads(4)}),
+                   rtol=0, atol=0)
+    assert np.array_equal(got[1], np.stack([x[:, 2], x[:, 0] * 2.0, x[:, 1] - 1.0], axis=1))
+
+
+@parpy.jit
 def ping_pong(a, b, out, T, N):
     src, dst = a, b
     for t in range(T):

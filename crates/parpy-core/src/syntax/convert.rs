@@ -168,6 +168,27 @@ impl Converter {
     fn stmt(&mut self, s: &py::Stmt) -> Option<Stmt> {
         let r = s.range();
         let kind = match s {
+            // `a, (b, c) = e1, (e2, e3)`: the names and values paired at
+            // every level, one level (`a, b, c = e1, e2, e3`: Python
+            // evaluates the whole right side first, then binds in order)
+            py::Stmt::Assign(a)
+                if a.targets.len() == 1 && nested_pairs(&a.targets[0], &a.value).is_some() =>
+            {
+                let (ts, vs) = nested_pairs(&a.targets[0], &a.value)?;
+                let targets: Vec<Option<Expr>> = ts.iter().map(|t| self.target(t, false)).collect();
+                let values = vs.iter().map(|v| self.expr(v)).collect();
+                let target = Expr {
+                    kind: ExprKind::Tuple(targets.into_iter().collect::<Option<Vec<_>>>()?),
+                    span: self.span(a.targets[0].range()),
+                };
+                StmtKind::Assign {
+                    targets: vec![target],
+                    value: Expr {
+                        kind: ExprKind::Tuple(values),
+                        span: self.span(a.value.range()),
+                    },
+                }
+            }
             py::Stmt::Assign(a) => {
                 let targets: Vec<Option<Expr>> =
                     a.targets.iter().map(|t| self.target(t, true)).collect();
@@ -812,4 +833,41 @@ fn is_dotted(e: &py::Expr) -> bool {
         py::Expr::Attribute(a) => is_dotted(&a.value),
         _ => false,
     }
+}
+
+/// The targets and values of `target = value` paired at every level when
+/// a tuple target nests another (`a, (b, c) = e1, (e2, e3)`) and the value
+/// is a tuple of the same shape; `None` otherwise.
+#[allow(clippy::type_complexity)]
+fn nested_pairs<'a>(
+    target: &'a py::Expr,
+    value: &'a py::Expr,
+) -> Option<(Vec<&'a py::Expr>, Vec<&'a py::Expr>)> {
+    fn items(e: &py::Expr) -> Option<&[py::Expr]> {
+        match e {
+            py::Expr::Tuple(t) => Some(&t.elts),
+            py::Expr::List(l) => Some(&l.elts),
+            _ => None,
+        }
+    }
+    fn pair<'a>(
+        t: &'a py::Expr,
+        v: &'a py::Expr,
+        out: &mut (Vec<&'a py::Expr>, Vec<&'a py::Expr>),
+    ) -> bool {
+        match (items(t), v) {
+            (Some(ts), py::Expr::Tuple(vs)) if ts.len() == vs.elts.len() => {
+                ts.iter().zip(&vs.elts).all(|(t, v)| pair(t, v, out))
+            }
+            (Some(_), _) => false,
+            (None, _) => {
+                out.0.push(t);
+                out.1.push(v);
+                true
+            }
+        }
+    }
+    let nested = items(target)?.iter().any(|t| items(t).is_some());
+    let mut out = (vec![], vec![]);
+    (nested && pair(target, value, &mut out)).then_some(out)
 }
