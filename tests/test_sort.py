@@ -117,3 +117,24 @@ def test_the_sort_method_sorts_in_place():
     x = _values(np.random.default_rng(9), np.float32, 11)
     out = run_both(sort_methods, [x, N], _par(), rtol=0, atol=0)[0]
     assert np.array_equal(out[:, 2:], np.sort(x[:, 2:], axis=1), equal_nan=True)
+
+
+@parpy.jit
+def reversed_computed_arrays(x, y, k, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :] = np.sort(x[i, :])[::-1]
+        k[i, :] = np.argsort(x[i, :], kind='stable')[::-1]
+        y[i, 0:3] = (x[i, 0:3] * 2.0)[::-1]
+        y[i, 3:6] = np.cumsum(x[i, 3:6])[::-1]
+
+
+def test_a_computed_array_reversed_is_stored_backwards():
+    # `np.sort(s)[::-1]` (the descending sort users write) is
+    # `y[i, :][::-1] = np.sort(s)`; it said "a computed array can only be
+    # indexed by integers"
+    x = np.random.default_rng(4).random((4, 8)) - 0.3
+    x[1, 3] = np.nan
+    got = run_both(reversed_computed_arrays, [x, np.zeros((4, 8)), np.zeros((4, 8), np.int64), 4],
+                   cpu_opts({'i': parpy.threads(4)}), rtol=0, atol=0)
+    assert got[2][1, 0] == 3  # NaN sorts last, so first backwards

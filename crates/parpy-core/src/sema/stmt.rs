@@ -447,6 +447,57 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `target = e[::-1]` of a computed array `e` (a call or an operation,
+    /// not a view) as `target[::-1] = e`; `None` for other statements.
+    fn reversed_store(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
+        let ast::StmtKind::Assign { targets, value } = &s.kind else {
+            return None;
+        };
+        let [target] = targets.as_slice() else {
+            return None;
+        };
+        let ast::ExprKind::Subscript { value: e, indices } = &value.kind else {
+            return None;
+        };
+        let backwards = |i: &ast::Expr| match &i.kind {
+            ast::ExprKind::Slice {
+                lo: None,
+                hi: None,
+                step: Some(st),
+            } => match &st.kind {
+                ast::ExprKind::Int(-1) => true,
+                ast::ExprKind::Unary {
+                    op: crate::ops::UnOp::Neg,
+                    arg,
+                } => matches!(arg.kind, ast::ExprKind::Int(1)),
+                _ => false,
+            },
+            _ => false,
+        };
+        let computed = matches!(
+            e.kind,
+            ast::ExprKind::Call { .. } | ast::ExprKind::Binary { .. } | ast::ExprKind::Unary { .. }
+        );
+        let reversed = matches!(indices.as_slice(), [i] if backwards(i));
+        if !(computed && reversed && self.is_slice_target(target)) {
+            return None;
+        }
+        let target = ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: Box::new(target.clone()),
+                indices: indices.clone(),
+            },
+            span: target.span,
+        };
+        Some(ast::Stmt {
+            kind: ast::StmtKind::Assign {
+                targets: vec![target],
+                value: (**e).clone(),
+            },
+            span: s.span,
+        })
+    }
+
     /// `x.fill(v)` and `np.copyto(x, v)` as the assignments they are:
     /// `x[...] = v` (`x[i, :] = v` of a slice), and `x += v` of an array
     /// name as NumPy's in-place `x[...] += v`; `None` for other
@@ -775,6 +826,11 @@ impl Lowerer<'_, '_> {
                 Some(flat) => self.lower_stmt(&flat, labels),
                 None => vec![],
             };
+        }
+        // `y[i, :] = np.sort(s)[::-1]`: `y[i, :][::-1] = np.sort(s)`, the
+        // computed array stored backwards (it has no elements to reverse)
+        if let Some(backwards) = self.reversed_store(s) {
+            return self.lower_stmt(&backwards, labels);
         }
         // `t[t < 0] = v`: `t[:] = np.where(t < 0, v, t[:])` (sema::masks)
         if let Some(select) = self.mask_store(s) {
