@@ -247,6 +247,15 @@ fn gidx(g: GpuIndex, span: Span) -> Expr {
     i64e(ExprKind::GpuIndex(g), span)
 }
 
+/// `threadIdx.x == 0`.
+fn thread_zero(span: Span) -> Expr {
+    bin(
+        BinOp::Eq,
+        gidx(GpuIndex::Thread(Axis::X), span),
+        i64e(ExprKind::Int(0), span),
+    )
+}
+
 fn to_ty(e: Expr, ty: &Type) -> Expr {
     if &e.ty == ty {
         return e;
@@ -285,11 +294,7 @@ impl Mapper<'_> {
     /// (outside the innermost level): thread 0, and block 0 of each axis
     /// that does not index an enclosing level.
     fn leader(&self, d: usize, span: Span) -> Expr {
-        let mut c = bin(
-            BinOp::Eq,
-            gidx(GpuIndex::Thread(Axis::X), span),
-            i64e(ExprKind::Int(0), span),
-        );
+        let mut c = thread_zero(span);
         for a in Axis::ALL {
             let used = self.plan[..d].iter().any(|l| l.axis == Some(a));
             if !used && self.blocks[a.index()] > 1 {
@@ -405,11 +410,7 @@ impl Mapper<'_> {
                     fence(&BTreeSet::from([array]), read, &mut out, span);
                     // each block has its own copy of a promoted local array
                     let leader = if self.promoted.contains(&array) {
-                        bin(
-                            BinOp::Eq,
-                            gidx(GpuIndex::Thread(Axis::X), span),
-                            i64e(ExprKind::Int(0), span),
-                        )
+                        thread_zero(span)
                     } else {
                         self.leader(d, span)
                     };
