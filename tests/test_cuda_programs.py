@@ -73,6 +73,7 @@ import test_arange as tar
 import test_local_copies as tlc
 import test_masks as tms
 import test_lists as tls
+import test_fills as tfi
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -332,10 +333,12 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_what_a_masked_store_cannot_be_is_a_located_error",
     # test_lists: errors
     "test_what_a_list_cannot_be_is_a_located_error",
+    # test_fills: errors
+    "test_what_a_fill_cannot_be_is_a_located_error",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
-             tso, tqt, tum, tip, ttz, tar, tlc, tms, tls):
+             tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -527,13 +527,15 @@ impl Lowerer<'_, '_> {
                 (_, Some(B::Trace)) => args.first().map_or(0, |a| self.rank(a).saturating_sub(2)),
                 // `len`, `zip`, `min(s)` and the rest are not arrays
                 (_, Some(_)) => 0,
-                // `np.arange(...)` read by an array expression
+                // `np.arange(...)`, `np.linspace(...)` read by an array
+                // expression
                 (_, None)
                     if func.dotted_path().is_some()
                         && !self.is_local_root(func)
                         && matches!(
                             self.resolve_path(&func.dotted_path().unwrap_or_default()),
-                            crate::resolve::Resolved::Allocates(w) if w == "numpy.arange"
+                            crate::resolve::Resolved::Allocates(w)
+                                if w == "numpy.arange" || w == "numpy.linspace"
                         ) =>
                 {
                     1

@@ -139,13 +139,22 @@ impl Lowerer<'_, '_> {
                 }
                 self.arange(args, span)
             }
+            Resolved::Allocates(what) if what == "numpy.linspace" && self.slice.is_some() => {
+                self.linspace((args, keywords), span)
+            }
+            Resolved::Allocates(what)
+                if self.slice.is_some()
+                    && super::local_arrays::allocation(&what["numpy.".len()..]).is_some() =>
+            {
+                self.filled_array(&what["numpy.".len()..], (args, keywords), func.span, span)
+            }
             Resolved::Allocates(what) => {
                 self.error(
                     Diagnostic::error(format!(
                         "`{name}` allocates a new array, which jit code cannot do"
                     ))
                     .at(func.span, format!("`{what}` allocates"))
-                    .note("jit code makes a new array only as `name = np.zeros(shape)` (or `np.ones`, `np.empty`, `np.full` and their `_like` forms), its shape known when compiling")
+                    .note("jit code makes a new array as `name = np.zeros(shape)` (or `np.ones`, `np.empty`, `np.full` and their `_like` forms), its shape known when compiling, and reads those, `np.arange` and `np.linspace` in array expressions")
                     .help("allocate the array in Python before the call and pass it as an argument")
                     .help("for a running value, use a local scalar (`acc = 0.0`)"),
                 );

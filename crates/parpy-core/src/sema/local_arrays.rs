@@ -15,7 +15,7 @@ use crate::syntax::ast;
 
 use super::scope::Binding;
 use super::types::convert;
-use super::Lowerer;
+use super::{Lowerer, TExpr};
 
 /// The most bytes one local array may take: it lives in a GPU thread's
 /// local memory or on a CPU thread's stack.
@@ -23,7 +23,7 @@ pub(super) const MAX_LOCAL_ARRAY_BYTES: i64 = 16 * 1024;
 
 /// The NumPy functions that make a local array, and whether each takes an
 /// array whose shape it copies (`_like`) and a fill value.
-fn allocation(name: &str) -> Option<(bool, bool)> {
+pub(super) fn allocation(name: &str) -> Option<(bool, bool)> {
     Some(match name {
         "zeros" | "ones" | "empty" => (false, false),
         "full" => (false, true),
@@ -87,12 +87,83 @@ impl Lowerer<'_, '_> {
         &mut self,
         name: &str,
         call: &str,
-        (like, fill): (bool, bool),
+        kind: (bool, bool),
         args: &[ast::Expr],
         keywords: &[ast::Keyword],
         at: Span,
         span: Span,
     ) -> Option<(Vec<i64>, (Vec<crate::ir::VarId>, Vec<Stmt>))> {
+        let (shape, elem, value) = self.allocation_value(call, kind, (args, keywords), at)?;
+        let var = self.declare_local(name, (&shape, elem), &format!("`{call}`"), at, span)?;
+        // fill it: one loop per dimension around the store
+        let int_ty = self.opts.int_type;
+        let mut ctx = super::slices::SliceCtx::default();
+        self.init_ctx(&mut ctx, shape.clone(), span);
+        let vars = ctx.vars().to_vec();
+        let store = Stmt::new(
+            StmtKind::Assign {
+                dst: Place::Index {
+                    array: var,
+                    indices: vars
+                        .iter()
+                        .map(|v| Expr::var(*v, Type::Scalar(int_ty), span))
+                        .collect(),
+                },
+                value: convert(value.e, elem),
+            },
+            span,
+        );
+        Some((shape, (vars, vec![store])))
+    }
+
+    /// `np.zeros(shape)`, `np.full_like(a, v)` and the others but
+    /// `np.empty` read inside an array expression (`np.maximum(s,
+    /// np.zeros(8))`, `np.ones_like(s).sum()`): NumPy's new array, its
+    /// value where the expression reads it. `None` after an error.
+    pub(super) fn filled_array(
+        &mut self,
+        function: &str,
+        (args, keywords): (&[ast::Expr], &[ast::Keyword]),
+        at: Span,
+        span: Span,
+    ) -> Option<TExpr> {
+        let call = format!("np.{function}");
+        let kind = allocation(function)?;
+        if function.starts_with("empty") {
+            self.error(
+                Diagnostic::error(format!("`{call}` read in an expression has no values"))
+                    .at(at, "uninitialized elements")
+                    .note("NumPy's `empty` leaves whatever the memory held")
+                    .help("use `np.zeros` or `np.full`"),
+            );
+            return None;
+        }
+        let (shape, elem, value) = self.allocation_value(&call, kind, (args, keywords), at)?;
+        let slots = shape
+            .iter()
+            .map(|&extent| super::slices::IndexSlot::Slice {
+                lo: Expr::int(0, self.opts.int_type, span),
+                extent,
+                step: 1,
+                rot: 0,
+            })
+            .collect();
+        self.map_slices(slots, false, span)?;
+        Some(TExpr {
+            e: convert(value.e, elem),
+            weak: false,
+        })
+    }
+
+    /// The shape, element type and fill value of the new array of
+    /// `call(args)`.
+    fn allocation_value(
+        &mut self,
+        call: &str,
+        (like, fill): (bool, bool),
+        (args, keywords): (&[ast::Expr], &[ast::Keyword]),
+        at: Span,
+    ) -> Option<(Vec<i64>, ElemTy, TExpr)> {
         // the parameters, positional or named, in NumPy's order
         let first = if like { "a" } else { "shape" };
         let mut names = vec![first];
@@ -179,26 +250,7 @@ impl Lowerer<'_, '_> {
                 None => ElemTy::F64,
             },
         };
-        let var = self.declare_local(name, (&shape, elem), &format!("`{call}`"), at, span)?;
-        // fill it: one loop per dimension around the store
-        let int_ty = self.opts.int_type;
-        let mut ctx = super::slices::SliceCtx::default();
-        self.init_ctx(&mut ctx, shape.clone(), span);
-        let vars = ctx.vars().to_vec();
-        let store = Stmt::new(
-            StmtKind::Assign {
-                dst: Place::Index {
-                    array: var,
-                    indices: vars
-                        .iter()
-                        .map(|v| Expr::var(*v, Type::Scalar(int_ty), span))
-                        .collect(),
-                },
-                value: convert(value.e, elem),
-            },
-            span,
-        );
-        Some((shape, (vars, vec![store])))
+        Some((shape, elem, value))
     }
 
     /// The local array `name` for a value of `shape` and `elem` made at
@@ -547,7 +599,7 @@ impl Lowerer<'_, '_> {
 
     /// The `dtype` of a new array: a NumPy or parpy type, or Python's
     /// `int`, `float` or `bool`.
-    fn allocation_dtype(&mut self, d: &ast::Expr) -> Option<ElemTy> {
+    pub(super) fn allocation_dtype(&mut self, d: &ast::Expr) -> Option<ElemTy> {
         if let Some(path) = d.dotted_path().filter(|p| self.scope.get(p[0]).is_none()) {
             if let Resolved::Builtin(b) = self.resolver.resolve(&path) {
                 match b {

@@ -21,6 +21,7 @@ mod generators;
 mod inline;
 mod interp;
 mod keywords;
+mod linspace;
 mod lists;
 mod local_arrays;
 mod masks;
