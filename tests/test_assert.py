@@ -5,6 +5,8 @@ the message and the source line (the statements after it still run, as
 after a failed index check). A condition known true when compiling costs
 nothing."""
 
+import importlib.util
+import math
 import shutil
 
 import numpy as np
@@ -129,3 +131,105 @@ def test_printed_cuda_code_on_the_emulator_raises_too():
     x[1, 0] = -1.0
     with pytest.raises(AssertionError, match="rows must start with a non-negative value"):
         _cuda_emu.run(scaled_rows, [x, np.zeros(4), 4, 5], cpu_opts({'i': parpy.threads(4)}))
+
+
+# `raise E("message")`: a check that always fails where it runs, raising E
+
+
+@parpy.jit
+def checked_roots(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        if x[i] < 0.0:
+            raise ValueError("x must not be negative")
+        y[i] = np.sqrt(x[i])
+
+
+@parpy.jit
+def reciprocals(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        if x[i] == 0.0:
+            raise ZeroDivisionError
+        y[i] = 1.0 / x[i]
+
+
+@parpy.jit
+def weighted_means(x, w, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.average(x[i, :], weights=w[i, :])
+
+
+@parpy.jit
+def close_pairs(x, tol, k, N):
+    parpy.label('i')
+    for i in range(N):
+        k[i, 0] = math.isclose(x[i, 0], x[i, 1], rel_tol=0.25)
+        k[i, 1] = math.isclose(x[i, 0], x[i, 0] + 1e-12)
+        k[i, 2] = math.isclose(x[i, 0], x[i, 1], abs_tol=tol)
+        k[i, 3] = math.isclose(x[i, 2], np.inf)
+
+
+def expect_raised(fn, args, opts, exception, *words):
+    """The call raises `exception` with each of `words` in its message, as
+    the function run by Python does (tests/test_cuda_programs.py swaps in a
+    compile-only check where no GPU is present)."""
+    with pytest.raises(exception):
+        fn.py_func(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    with pytest.raises(exception) as e:
+        fn(*args, opts=opts)
+    assert type(e.value) is exception
+    assert all(w in str(e.value) for w in words), str(e.value)
+
+
+def test_raise_raises_its_exception_with_its_message_and_line():
+    x = np.array([1.0, 4.0, 9.0, 16.0])
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(checked_roots, [x, np.zeros(4), 4], opts)
+    x[2] = -1.0
+    expect_raised(checked_roots, [x, np.zeros(4), 4], opts, ValueError,
+                  "`checked_roots`: x must not be negative (at ", "test_assert.py:",
+                  'raise ValueError("x must not be negative")')
+    expect_raised(reciprocals, [np.array([2.0, 0.0]), np.zeros(2), 2], cpu_opts({'i': parpy.threads(2)}),
+                  ZeroDivisionError, "`reciprocals`: ZeroDivisionError (at ")
+
+
+def test_weighted_average_is_numpys_and_raises_for_weights_summing_to_zero():
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((4, 9)), rng.random((4, 9))
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(weighted_means, [x, w, np.zeros(4), 4], opts)
+    # float32 operands average in float32; an integer array in float64
+    run_both(weighted_means, [x.astype(np.float32), w.astype(np.float32),
+                              np.zeros(4, np.float32), 4], opts)
+    run_both(weighted_means, [(x * 10).astype(np.int32), w, np.zeros(4), 4], opts)
+    w[1, :] = 0.0
+    expect_raised(weighted_means, [x, w, np.zeros(4), 4], opts, ZeroDivisionError,
+                  "Weights sum to zero, can't be normalized")
+
+
+def test_math_isclose_is_pythons_and_checks_its_tolerances():
+    x = np.array([[1.0, 1.2, 2.0], [1.0, 2.0, np.inf], [np.nan, np.nan, 1.0], [0.0, 1e-300, 3.0]])
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(close_pairs, [x, 0.5, np.zeros((4, 4), np.int64), 4], opts)
+    expect_raised(close_pairs, [x, -1.0, np.zeros((4, 4), np.int64), 4], opts, ValueError,
+                  "tolerances must be non-negative")
+
+
+@pytest.mark.parametrize("source,message", [
+    ("raise MyError('x')", "parpy functions cannot raise `MyError`"),
+    ("raise ValueError(f'{i}')", "the message of a `raise` must be one string literal"),
+    ("raise", "a bare `raise` re-raises the exception being handled"),
+    ("raise ValueError('x') from None", "`raise ... from ...` is not supported"),
+    ("raise ValueError('x').with_traceback(None)", "parpy functions raise builtin exceptions only"),
+])
+def test_what_a_raise_cannot_be_is_a_located_error(source, message, tmp_path):
+    path = tmp_path / "raising.py"
+    path.write_text("import parpy\n\n@parpy.jit\ndef f(x, N):\n"
+                    f"    for i in range(N):\n        {source}\n")
+    spec = importlib.util.spec_from_file_location("raising", path)
+    with pytest.raises(parpy.CompileError) as e:
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    assert message in str(e.value), str(e.value)
+    assert "raising.py:6:" in str(e.value), str(e.value)

@@ -179,12 +179,20 @@ def dry_expect_assertion(fn, args, opts, *words):
     assert "// parpy-bounds: assertion: " in parpy.print_compiled(fn, args, opts)
 
 
+def dry_expect_raised(fn, args, opts, exception, *words):
+    """No GPU: the failing call of a test_assert `raise` test compiles,
+    with the check of its `raise` in the device or host code."""
+    dry_call(fn, args, opts)
+    assert f"// parpy-bounds: raise {exception.__name__}: " in parpy.print_compiled(fn, args, opts)
+
+
 def _swap(f, run, mod):
     dry = run is dry_run
     # test_bounds's and test_assert's helpers: run on the GPU, or only
     # compiled
     extra = {"call": dry_call, "expect_index_error": dry_expect_index_error,
-             "expect_assertion": dry_expect_assertion} if dry else {}
+             "expect_assertion": dry_expect_assertion,
+             "expect_raised": dry_expect_raised} if dry else {}
     extra = {k: v for k, v in extra.items() if hasattr(mod, k)}
 
     # (a module that compares with NumPy itself has no `run_both`)

@@ -249,7 +249,11 @@ def run_source(code: str, args: Sequence[Any], seed: int = 0,
         site = int(record[0]) - 1
         sites = re.findall(r"^// parpy-bounds: (.*)$", code, re.M)
         what = sites[site] if 0 <= site < len(sites) else ""
-        from parpy._native import ASSERT_SITE
+        from parpy._native import ASSERT_SITE, RAISE_SITE
         if what.startswith(ASSERT_SITE):
             raise AssertionError(what[len(ASSERT_SITE):])
+        if what.startswith(RAISE_SITE):
+            import builtins
+            exception, _, message = what[len(RAISE_SITE):].partition(": ")
+            raise getattr(builtins, exception)(message)
         raise IndexError(f"index out of bounds (check {site}, index {int(record[1])})")

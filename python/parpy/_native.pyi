@@ -3,8 +3,9 @@
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 __version__: str
-# how a `// parpy-bounds:` line of an assertion starts
+# how a `// parpy-bounds:` line of an assertion / a `raise` starts
 ASSERT_SITE: str
+RAISE_SITE: str
 
 class CompileError(RuntimeError):
     """A mistake in a parpy program or its options (the message is the

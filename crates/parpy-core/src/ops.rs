@@ -272,3 +272,22 @@ impl AtomicOp {
         }
     }
 }
+
+/// The builtin exceptions a jit function may raise (`raise E("message")`;
+/// `assert` raises `AssertionError`): the run time raises the class of
+/// this name.
+pub const RAISABLE: [&str; 13] = [
+    "ArithmeticError",
+    "AssertionError",
+    "Exception",
+    "FloatingPointError",
+    "IndexError",
+    "KeyError",
+    "LookupError",
+    "NotImplementedError",
+    "OverflowError",
+    "RuntimeError",
+    "TypeError",
+    "ValueError",
+    "ZeroDivisionError",
+];

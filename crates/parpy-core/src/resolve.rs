@@ -87,6 +87,8 @@ pub enum Builtin {
     NanToNum,
     /// `np.isclose(a, b, rtol=, atol=, equal_nan=)` of numbers.
     IsClose,
+    /// `math.isclose(a, b, rel_tol=, abs_tol=)` of numbers: CPython's.
+    MathIsClose,
     /// `np.allclose(a, b, rtol, atol, equal_nan)`: `np.all` of
     /// `np.isclose`, a Python bool.
     AllClose,
@@ -438,6 +440,7 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
         | "isinf" | "isfinite" | "log10" | "log2" | "exp2" | "asin" | "acos" | "atan" | "sinh"
         | "cosh" | "asinh" | "acosh" | "atanh" => MathFn::from_name(name).map(Builtin::Math),
         "fabs" => Some(Builtin::Math(MathFn::Abs)),
+        "isclose" => Some(Builtin::MathIsClose),
         // Python's `math.trunc` gives an int, as `math.floor`
         "floor" | "ceil" | "trunc" => MathFn::from_name(name).map(Builtin::MathToInt),
         _ => None,

@@ -110,8 +110,10 @@ pub fn build_and_load_outcome(
 pub enum CheckFailure {
     /// An index out of bounds: an `IndexError` in Python.
     Index(String),
-    /// An `assert` whose condition was false: an `AssertionError`.
-    Assertion(String),
+    /// An `assert` whose condition was false (`exception` is
+    /// `AssertionError`), or a `raise` that ran: the builtin exception
+    /// `exception` (one of `parpy_core::ops::RAISABLE`) with `message`.
+    Raised { exception: String, message: String },
 }
 
 /// The failure a bounds record read after a call of `name` tells:
@@ -128,8 +130,22 @@ pub fn bounds_error(name: &str, sites: &[String], record: [i64; 2]) -> Option<Ch
         .and_then(|k| sites.get(k))
         .map(String::as_str)
         .unwrap_or("is out of bounds");
-    Some(match what.strip_prefix(parpy_core::ir::ASSERT_SITE) {
-        Some(message) => CheckFailure::Assertion(format!("`{name}`: {message}")),
-        None => CheckFailure::Index(format!("`{name}`: index {} {what}", record[1])),
-    })
+    let raised = |exception: &str, message: &str| CheckFailure::Raised {
+        exception: exception.to_string(),
+        message: format!("`{name}`: {message}"),
+    };
+    if let Some(message) = what.strip_prefix(parpy_core::ir::ASSERT_SITE) {
+        return Some(raised("AssertionError", message));
+    }
+    if let Some((exception, message)) = what
+        .strip_prefix(parpy_core::ir::RAISE_SITE)
+        .and_then(|r| r.split_once(": "))
+        .filter(|(e, _)| parpy_core::ops::RAISABLE.contains(e))
+    {
+        return Some(raised(exception, message));
+    }
+    Some(CheckFailure::Index(format!(
+        "`{name}`: index {} {what}",
+        record[1]
+    )))
 }

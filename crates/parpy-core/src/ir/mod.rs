@@ -229,13 +229,22 @@ pub enum SiteKind {
         axis: usize,
         shape: Vec<i64>,
     },
-    /// `assert cond, message`: a failure is an `AssertionError`.
-    Assert { message: Option<String> },
+    /// `assert cond, message`: a failure is an `AssertionError`; the
+    /// `raise E(message)` of a jit function is one whose `exception` is
+    /// `E` (one of [`crate::ops::RAISABLE`]).
+    Assert {
+        message: Option<String>,
+        exception: String,
+    },
 }
 
 /// How [`BoundsSite::describe`] starts for an assertion (the run time
-/// raises `AssertionError` for such a site, `IndexError` for the others).
+/// raises `AssertionError` for such a site, `IndexError` for an index).
 pub const ASSERT_SITE: &str = "assertion: ";
+
+/// How [`BoundsSite::describe`] starts for a `raise E(message)`: then `E`,
+/// `: ` and the message (the run time raises `E`).
+pub const RAISE_SITE: &str = "raise ";
 
 impl BoundsSite {
     /// The text of the error (one line): for an index, what follows
@@ -252,9 +261,13 @@ impl BoundsSite {
                 };
                 format!("is out of bounds for axis {axis} of `{array}` with shape {shape}")
             }
-            SiteKind::Assert { message } => format!(
+            SiteKind::Assert { message, exception } if exception == "AssertionError" => format!(
                 "{ASSERT_SITE}{}",
                 message.as_deref().unwrap_or("assertion failed")
+            ),
+            SiteKind::Assert { message, exception } => format!(
+                "{RAISE_SITE}{exception}: {}",
+                message.as_deref().unwrap_or(exception)
             ),
         };
         if let Some(f) = crate::diag::source(self.span.file) {
@@ -600,10 +613,12 @@ pub enum ExprKind {
     /// statement; its type is `cond`'s, bool): `passes::check_bounds` makes
     /// it a [`ExprKind::CheckIndex`] of `cond ? 0 : 1` against size 1 whose
     /// site says it is an assertion, so a false `cond` records the site
-    /// and the call raises `AssertionError`. None are left after that pass.
+    /// and the call raises `AssertionError` (or `exception`, the class
+    /// of a `raise`). None are left after that pass.
     Assert {
         cond: Box<Expr>,
         message: Option<String>,
+        exception: String,
     },
 }
 

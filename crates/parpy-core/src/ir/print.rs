@@ -400,10 +400,20 @@ impl Printer<'_> {
             ExprKind::Math { func, args } => format!("{}({})", func.name(), self.exprs(args)),
             ExprKind::GpuIndex(g) => g.name(),
             ExprKind::CpuThreads => "cpu_threads()".into(),
-            ExprKind::Assert { cond, message } => match message {
-                Some(m) => format!("assert({}, {m:?})", self.expr(cond)),
-                None => format!("assert({})", self.expr(cond)),
-            },
+            ExprKind::Assert {
+                cond,
+                message,
+                exception,
+            } => {
+                let raises = match exception.as_str() {
+                    "AssertionError" => String::new(),
+                    e => format!(", raises {e}"),
+                };
+                match message {
+                    Some(m) => format!("assert({}, {m:?}{raises})", self.expr(cond)),
+                    None => format!("assert({}{raises})", self.expr(cond)),
+                }
+            }
             ExprKind::WarpReduce { op, arg } => {
                 format!("warp_{}({})", op.name(), self.expr(arg))
             }

@@ -533,11 +533,17 @@ impl Guard<'_> {
     }
 
     fn expr(&mut self, e: &mut Expr, env: &Ranges) {
-        if let ExprKind::Assert { cond, message } = &mut e.kind {
+        if let ExprKind::Assert {
+            cond,
+            message,
+            exception,
+        } = &mut e.kind
+        {
             self.expr(cond, env);
             let site = self.site(BoundsSite {
                 kind: SiteKind::Assert {
                     message: message.take(),
+                    exception: std::mem::take(exception),
                 },
                 span: e.span,
             });

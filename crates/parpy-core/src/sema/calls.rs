@@ -54,7 +54,7 @@ impl Lowerer<'_, '_> {
 
     /// The call `#np.<name>(args)`: NumPy's `name` whatever the module
     /// calls NumPy.
-    fn numpy_call(name: &str, args: Vec<ast::Expr>, span: Span) -> ast::Expr {
+    pub(super) fn numpy_call(name: &str, args: Vec<ast::Expr>, span: Span) -> ast::Expr {
         let func = ast::Expr {
             kind: ast::ExprKind::Attr {
                 value: Box::new(ast::Expr::name(crate::resolve::NUMPY_ROOT, span)),
@@ -464,6 +464,7 @@ impl Lowerer<'_, '_> {
             Builtin::Ufunc(u) => self.ufunc_call(u, name, args, span),
             Builtin::NanToNum => self.nan_to_num(name, args, span),
             Builtin::IsClose => self.isclose(name, args, span),
+            Builtin::MathIsClose => self.math_isclose(name, args, span),
             // `np.all(np.isclose(...))`, a Python bool
             Builtin::AllClose => {
                 let close = Self::numpy_call("isclose", args.to_vec(), span);
@@ -493,6 +494,9 @@ impl Lowerer<'_, '_> {
             | Builtin::NanStd
             | Builtin::Ptp
             | Builtin::Average => {
+                if let (Builtin::Average, [a, weights]) = (b, args) {
+                    return self.weighted_average(a, weights, span);
+                }
                 let [a] = args else {
                     self.arity_error(
                         name,

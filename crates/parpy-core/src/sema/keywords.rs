@@ -131,7 +131,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         Builtin::Average => &[
             A,
             AXIS,
-            ("weights", How::Fixed(Dflt::None)),
+            ("weights", How::Opt(Dflt::None)),
             ("returned", How::Fixed(Dflt::Bool(false))),
             KEEPDIMS,
         ],
@@ -166,7 +166,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("overwrite_input", How::Fixed(Dflt::Bool(false))),
             ("method", How::Fixed(Dflt::Str("linear"))),
             ("keepdims", How::Fixed(Dflt::Bool(false))),
-            ("weights", How::Fixed(Dflt::None)),
+            ("weights", How::Opt(Dflt::None)),
         ],
         Builtin::Sort(_) => &[
             A,
@@ -203,6 +203,13 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("nan", How::Opt(Dflt::Float(0.0))),
             ("posinf", How::Opt(Dflt::None)),
             ("neginf", How::Opt(Dflt::None)),
+        ],
+        // (keyword-only in Python)
+        Builtin::MathIsClose => &[
+            ("a", How::Req),
+            ("b", How::Req),
+            ("rel_tol", How::Opt(Dflt::Float(1e-9))),
+            ("abs_tol", How::Opt(Dflt::Float(0.0))),
         ],
         Builtin::IsClose | Builtin::AllClose => &[
             A,

@@ -496,16 +496,7 @@ impl Lowerer<'_, '_> {
                     self.func.var(var).ty.elem()
                 });
                 match elem {
-                    Some(elem) => {
-                        let dtype = ast::Expr {
-                            kind: ast::ExprKind::Attr {
-                                value: Box::new(ast::Expr::name(crate::resolve::NUMPY_ROOT, span)),
-                                attr: elem.numpy_name().to_string(),
-                            },
-                            span,
-                        };
-                        astype_of(&arg, dtype, span, span)
-                    }
+                    Some(elem) => astype_to(&arg, elem, span),
                     None => arg,
                 }
             }
@@ -627,6 +618,18 @@ pub(super) fn shape_text(shape: &[i64]) -> String {
                 .join(", ")
         ),
     }
+}
+
+/// `arg.astype(#np.T)` of the element type `elem` (`T` its NumPy name).
+pub(super) fn astype_to(arg: &ast::Expr, elem: ElemTy, span: Span) -> ast::Expr {
+    let dtype = ast::Expr {
+        kind: ast::ExprKind::Attr {
+            value: Box::new(ast::Expr::name(crate::resolve::NUMPY_ROOT, span)),
+            attr: elem.numpy_name().to_string(),
+        },
+        span,
+    };
+    astype_of(arg, dtype, span, span)
 }
 
 /// `arg.astype(dtype)`.

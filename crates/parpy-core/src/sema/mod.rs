@@ -11,6 +11,7 @@ mod alias;
 mod arange;
 mod assign;
 mod atomic;
+mod average;
 mod callback;
 mod calls;
 mod chains;

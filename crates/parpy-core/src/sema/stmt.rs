@@ -992,7 +992,11 @@ impl Lowerer<'_, '_> {
             },
             // `assert test, msg`: checked where it runs (a condition known
             // true when compiling needs no check)
-            ast::StmtKind::Assert { test, msg } => {
+            ast::StmtKind::Assert {
+                test,
+                msg,
+                exception,
+            } => {
                 let c = self.lower_expr(test).and_then(|c| self.truthy(c))?;
                 if const_bool(&c) == Some(true) {
                     return None;
@@ -1002,6 +1006,7 @@ impl Lowerer<'_, '_> {
                     ExprKind::Assert {
                         cond: Box::new(c),
                         message: msg.clone(),
+                        exception: exception.clone(),
                     },
                     ty,
                     span,

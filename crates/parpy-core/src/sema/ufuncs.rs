@@ -403,6 +403,98 @@ impl Lowerer<'_, '_> {
         Some(TExpr { e: r, weak: false })
     }
 
+    /// `math.isclose(a, b, rel_tol=1e-09, abs_tol=0.0)` (after `compact`)
+    /// as CPython computes it, in float64: `a == b`, else false for an
+    /// infinity, else `|b - a|` at most `|rel_tol * b|`, `|rel_tol * a|` or
+    /// `abs_tol`. A negative tolerance raises `ValueError` where the call
+    /// runs. A Python bool.
+    pub(super) fn math_isclose(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        if !(2..=4).contains(&args.len()) {
+            self.arity_error(name, "2 arguments", args.len(), span);
+            return None;
+        }
+        let defaults = [ast::Expr::float(1e-9, span), ast::Expr::float(0.0, span)];
+        let arg = |k: usize| args.get(k).unwrap_or_else(|| &defaults[k - 2]);
+        let mut vals = vec![];
+        for k in 0..4 {
+            let t = self.lower_expr(arg(k))?;
+            self.scalar_elem(&t)?;
+            vals.push(convert(t.e, ElemTy::F64));
+        }
+        let [a, b, rel, abs_tol]: [Expr; 4] = vals.try_into().ok()?;
+        let f64t = Type::Scalar(ElemTy::F64);
+        let zero = || Expr::new(ExprKind::Float(0.0), f64t.clone(), span);
+        let known = |e: &Expr| match e.kind {
+            ExprKind::Float(v) => Some(v),
+            _ => None,
+        };
+        match (known(&rel), known(&abs_tol)) {
+            (Some(r), Some(a)) if r >= 0.0 && a >= 0.0 => {}
+            // checked where it runs, as Python raises
+            _ => {
+                // (a NaN tolerance is no negative one)
+                let negative = bool_binary(
+                    BinOp::BitOr,
+                    Expr::compare(BinOp::Lt, rel.clone(), zero(), span),
+                    Expr::compare(BinOp::Lt, abs_tol.clone(), zero(), span),
+                    span,
+                );
+                let ok = Expr::new(
+                    ExprKind::Unary {
+                        op: crate::ir::UnOp::Not,
+                        arg: Box::new(negative),
+                    },
+                    Type::Scalar(ElemTy::Bool),
+                    span,
+                );
+                self.pre.push(crate::ir::Stmt::new(
+                    crate::ir::StmtKind::Expr(Expr::new(
+                        ExprKind::Assert {
+                            cond: Box::new(ok),
+                            message: Some("tolerances must be non-negative".to_string()),
+                            exception: "ValueError".to_string(),
+                        },
+                        Type::Scalar(ElemTy::Bool),
+                        span,
+                    )),
+                    span,
+                ));
+            }
+        }
+        let bin = |op, l: Expr, r: Expr| Expr::binary(op, l, r, f64t.clone(), span);
+        let fabs = |e: Expr| Expr::math(MathFn::Abs, vec![e], ElemTy::F64, span);
+        let isinf = |e: Expr| Expr::math(MathFn::IsInf, vec![e], ElemTy::Bool, span);
+        let diff = fabs(bin(BinOp::Sub, b.clone(), a.clone()));
+        let le = |bound: Expr| Expr::compare(BinOp::Le, diff.clone(), bound, span);
+        let close = bool_binary(
+            BinOp::BitOr,
+            bool_binary(
+                BinOp::BitOr,
+                le(fabs(bin(BinOp::Mul, rel.clone(), b.clone()))),
+                le(fabs(bin(BinOp::Mul, rel, a.clone()))),
+                span,
+            ),
+            le(abs_tol),
+            span,
+        );
+        let infinite = bool_binary(BinOp::BitOr, isinf(a.clone()), isinf(b.clone()), span);
+        let e = Expr::select(
+            Expr::compare(BinOp::Eq, a, b, span),
+            Expr::new(ExprKind::Bool(true), Type::Scalar(ElemTy::Bool), span),
+            Expr::select(
+                infinite,
+                Expr::new(ExprKind::Bool(false), Type::Scalar(ElemTy::Bool), span),
+                close,
+            ),
+        );
+        Some(TExpr { e, weak: true })
+    }
+
     /// `np.modf(x)`: NumPy's (C's) parts in the float type NumPy computes
     /// `x` in: the fractional part `x - trunc(x)` (exact) with the sign of
     /// `x` (a signed `0.0` of an infinity), and the integral part

@@ -98,10 +98,13 @@ pub enum StmtKind {
     },
     /// An expression evaluated for its effect (`parpy.label('x')`, a call).
     Expr(Expr),
-    /// `assert test` / `assert test, "message"` (a string literal).
+    /// `assert test` / `assert test, "message"` (a string literal), whose
+    /// failure raises `exception` (`AssertionError`); `raise E("message")`
+    /// is one whose test is `False`, raising `E`.
     Assert {
         test: Expr,
         msg: Option<String>,
+        exception: String,
     },
     Pass,
     /// `break` / `continue`, inside a `for` or `while` loop of the

@@ -8,7 +8,7 @@ use rustpython_parser::text_size::TextRange;
 
 use super::ast::*;
 use crate::diag::{Diagnostic, SourceId, Span};
-use crate::ops::{BinOp, UnOp};
+use crate::ops::{BinOp, UnOp, RAISABLE};
 
 pub(super) struct Converter {
     file: SourceId,
@@ -73,6 +73,81 @@ impl Converter {
             d = d.help(h);
         }
         self.diags.push(d);
+    }
+
+    /// The exception class and message of `raise E` / `raise E("message")`
+    /// (`E` one of [`RAISABLE`], the message a string literal); `None`
+    /// after an error.
+    fn raised(&mut self, raise: &py::StmtRaise) -> Option<(String, Option<String>)> {
+        const HELP: &str = "write `raise ValueError(\"what went wrong\")`: a builtin exception class and a string literal (compiled code cannot format values)";
+        let Some(exc) = raise.exc.as_deref() else {
+            self.reject_with(
+                raise.range,
+                "a bare `raise` re-raises the exception being handled, which parpy functions cannot have",
+                "no exception",
+                Some(HELP),
+            );
+            return None;
+        };
+        if let Some(cause) = raise.cause.as_deref() {
+            self.reject_with(
+                cause.range(),
+                "`raise ... from ...` is not supported in parpy functions",
+                "a cause",
+                Some(HELP),
+            );
+            return None;
+        }
+        let (class, args) = match exc {
+            py::Expr::Name(n) => (n, &[][..]),
+            py::Expr::Call(c) if c.keywords.is_empty() => match c.func.as_ref() {
+                py::Expr::Name(n) => (n, &c.args[..]),
+                _ => {
+                    self.reject_with(
+                        exc.range(),
+                        "parpy functions raise builtin exceptions only",
+                        "not a builtin exception",
+                        Some(HELP),
+                    );
+                    return None;
+                }
+            },
+            _ => {
+                self.reject_with(
+                    exc.range(),
+                    "parpy functions raise builtin exceptions only",
+                    "not a builtin exception",
+                    Some(HELP),
+                );
+                return None;
+            }
+        };
+        if !RAISABLE.contains(&class.id.as_str()) {
+            self.reject_with(
+                class.range,
+                &format!("parpy functions cannot raise `{}`", class.id),
+                "not one of the exceptions parpy raises",
+                Some(&format!("raise one of {}", RAISABLE.join(", "))),
+            );
+            return None;
+        }
+        let msg = match args {
+            [] => None,
+            [py::Expr::Constant(py::ExprConstant {
+                value: py::Constant::Str(m),
+                ..
+            })] => Some(m.to_string()),
+            [other, ..] => {
+                self.reject_with(
+                    other.range(),
+                    "the message of a `raise` must be one string literal in parpy functions",
+                    "not a string literal",
+                    Some(HELP),
+                );
+                return None;
+            }
+        };
+        Some((class.id.to_string(), msg))
     }
 
     /// The part of `r` on its first line (a rejected compound statement is
@@ -314,6 +389,18 @@ impl Converter {
                 StmtKind::Assert {
                     test: self.expr(&a.test),
                     msg,
+                    exception: "AssertionError".to_string(),
+                }
+            }
+            py::Stmt::Raise(raise) => {
+                let (exception, msg) = self.raised(raise)?;
+                StmtKind::Assert {
+                    test: Expr {
+                        kind: ExprKind::Bool(false),
+                        span: self.span(r),
+                    },
+                    msg,
+                    exception,
                 }
             }
             py::Stmt::Pass(_) => StmtKind::Pass,
@@ -350,7 +437,6 @@ impl Converter {
                     py::Stmt::AsyncFor(_) => "`async for` loops",
                     py::Stmt::AsyncWith(_) => "`async with` statements",
                     py::Stmt::Match(_) => "`match` statements",
-                    py::Stmt::Raise(_) => "`raise` statements",
                     py::Stmt::Try(_) | py::Stmt::TryStar(_) => "`try` statements",
                     py::Stmt::Import(_) | py::Stmt::ImportFrom(_) => "`import` statements",
                     py::Stmt::Global(_) => "`global` declarations",

@@ -119,7 +119,12 @@ fn rejects_each_construct_with_location() {
             "the message of an `assert` must be a string literal",
             "t.py:11:15",
         ),
-        ("    raise E\n", "`raise` statements", "t.py:11:5"),
+        (
+            "    raise E\n",
+            "parpy functions cannot raise `E`",
+            "t.py:11:11",
+        ),
+        ("    raise\n", "a bare `raise` re-raises", "t.py:11:5"),
         (
             "    class C:\n        pass\n",
             "class definitions",

@@ -59,17 +59,19 @@ pub enum CudaError {
     /// array, its shape and the source line): an `IndexError` in Python.
     #[error("{0}")]
     IndexOutOfBounds(String),
-    /// An `assert` failed (the message and the source line): an
-    /// `AssertionError` in Python.
-    #[error("{0}")]
-    AssertionFailed(String),
+    /// An `assert` failed or a `raise` ran (the message and the source
+    /// line): the builtin exception `exception` in Python.
+    #[error("{exception}: {message}")]
+    Raised { exception: String, message: String },
 }
 
 impl From<crate::CheckFailure> for CudaError {
     fn from(f: crate::CheckFailure) -> CudaError {
         match f {
             crate::CheckFailure::Index(m) => CudaError::IndexOutOfBounds(m),
-            crate::CheckFailure::Assertion(m) => CudaError::AssertionFailed(m),
+            crate::CheckFailure::Raised { exception, message } => {
+                CudaError::Raised { exception, message }
+            }
         }
     }
 }
