@@ -789,6 +789,21 @@ impl Expr {
             span,
         )
     }
+    /// The check `assert cond, message` that raises `exception` (one of
+    /// `ops::RAISABLE`) when `cond` is false, an expression statement's
+    /// value.
+    pub fn assert(cond: Expr, message: Option<String>, exception: &str, span: Span) -> Expr {
+        let ty = cond.ty.clone();
+        Expr::new(
+            ExprKind::Assert {
+                cond: Box::new(cond),
+                message,
+                exception: exception.to_string(),
+            },
+            ty,
+            span,
+        )
+    }
     /// The bool `lhs op rhs` of a comparison `op`.
     pub fn compare(op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
         Expr::binary(op, lhs, rhs, Type::Scalar(ElemTy::Bool), span)

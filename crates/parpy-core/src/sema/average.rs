@@ -66,18 +66,13 @@ impl Lowerer<'_, '_> {
             ty,
         );
         let nonzero = Expr::compare(BinOp::Ne, scl.e.clone(), zero, span);
-        self.pre.push(Stmt::new(
-            StmtKind::Expr(Expr::new(
-                ExprKind::Assert {
-                    cond: Box::new(nonzero),
-                    message: Some("Weights sum to zero, can't be normalized".to_string()),
-                    exception: "ZeroDivisionError".to_string(),
-                },
-                Type::Scalar(ElemTy::Bool),
-                span,
-            )),
+        let check = Expr::assert(
+            nonzero,
+            Some("Weights sum to zero, can't be normalized".to_string()),
+            "ZeroDivisionError",
             span,
-        ));
+        );
+        self.pre.push(Stmt::new(StmtKind::Expr(check), span));
         let total = self.lower_expr(&sum(product))?;
         self.binary(BinOp::Div, total, scl, span)
     }

@@ -1001,14 +1001,10 @@ impl Lowerer<'_, '_> {
                 if const_bool(&c) == Some(true) {
                     return None;
                 }
-                let ty = c.ty.clone();
-                Some(StmtKind::Expr(ir::Expr::new(
-                    ExprKind::Assert {
-                        cond: Box::new(c),
-                        message: msg.clone(),
-                        exception: exception.clone(),
-                    },
-                    ty,
+                Some(StmtKind::Expr(ir::Expr::assert(
+                    c,
+                    msg.clone(),
+                    exception,
                     span,
                 )))
             }

@@ -452,18 +452,10 @@ impl Lowerer<'_, '_> {
                     Type::Scalar(ElemTy::Bool),
                     span,
                 );
-                self.pre.push(crate::ir::Stmt::new(
-                    crate::ir::StmtKind::Expr(Expr::new(
-                        ExprKind::Assert {
-                            cond: Box::new(ok),
-                            message: Some("tolerances must be non-negative".to_string()),
-                            exception: "ValueError".to_string(),
-                        },
-                        Type::Scalar(ElemTy::Bool),
-                        span,
-                    )),
-                    span,
-                ));
+                let message = Some("tolerances must be non-negative".to_string());
+                let check = Expr::assert(ok, message, "ValueError", span);
+                self.pre
+                    .push(crate::ir::Stmt::new(crate::ir::StmtKind::Expr(check), span));
             }
         }
         let bin = |op, l: Expr, r: Expr| Expr::binary(op, l, r, f64t.clone(), span);

@@ -98,29 +98,22 @@ impl Converter {
             );
             return None;
         }
-        let (class, args) = match exc {
-            py::Expr::Name(n) => (n, &[][..]),
+        let named = match exc {
+            py::Expr::Name(n) => Some((n, &[][..])),
             py::Expr::Call(c) if c.keywords.is_empty() => match c.func.as_ref() {
-                py::Expr::Name(n) => (n, &c.args[..]),
-                _ => {
-                    self.reject_with(
-                        exc.range(),
-                        "parpy functions raise builtin exceptions only",
-                        "not a builtin exception",
-                        Some(HELP),
-                    );
-                    return None;
-                }
+                py::Expr::Name(n) => Some((n, &c.args[..])),
+                _ => None,
             },
-            _ => {
-                self.reject_with(
-                    exc.range(),
-                    "parpy functions raise builtin exceptions only",
-                    "not a builtin exception",
-                    Some(HELP),
-                );
-                return None;
-            }
+            _ => None,
+        };
+        let Some((class, args)) = named else {
+            self.reject_with(
+                exc.range(),
+                "parpy functions raise builtin exceptions only",
+                "not a builtin exception",
+                Some(HELP),
+            );
+            return None;
         };
         if !RAISABLE.contains(&class.id.as_str()) {
             self.reject_with(
