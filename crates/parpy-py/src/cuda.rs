@@ -85,7 +85,9 @@ pub struct CudaFn {
 fn device_err(name: &str, e: CudaError) -> PyErr {
     match e {
         CudaError::IndexOutOfBounds(msg) => return pyo3::exceptions::PyIndexError::new_err(msg),
-        CudaError::Raised { exception, message } => return crate::jit::raised(&exception, message),
+        CudaError::Raised { exception, message } => {
+            return crate::errors::raised(&exception, message)
+        }
         _ => {}
     }
     gpu_error(&format!("`{name}` on the GPU"), e)

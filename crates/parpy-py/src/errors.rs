@@ -204,3 +204,24 @@ pub fn warn(py: Python<'_>, msg: &str) -> PyResult<()> {
     let cat = py.get_type::<ParpyWarning>();
     PyErr::warn(py, cat.as_any(), &msg, 1)
 }
+
+/// The builtin exception `exception` (one of `parpy_core::ops::RAISABLE`)
+/// with `message`.
+pub(crate) fn raised(exception: &str, message: String) -> PyErr {
+    use pyo3::exceptions as e;
+    match exception {
+        "ArithmeticError" => e::PyArithmeticError::new_err(message),
+        "AssertionError" => e::PyAssertionError::new_err(message),
+        "FloatingPointError" => e::PyFloatingPointError::new_err(message),
+        "IndexError" => e::PyIndexError::new_err(message),
+        "KeyError" => e::PyKeyError::new_err(message),
+        "LookupError" => e::PyLookupError::new_err(message),
+        "NotImplementedError" => e::PyNotImplementedError::new_err(message),
+        "OverflowError" => e::PyOverflowError::new_err(message),
+        "RuntimeError" => e::PyRuntimeError::new_err(message),
+        "TypeError" => e::PyTypeError::new_err(message),
+        "ValueError" => e::PyValueError::new_err(message),
+        "ZeroDivisionError" => e::PyZeroDivisionError::new_err(message),
+        _ => e::PyException::new_err(message),
+    }
+}

@@ -1208,27 +1208,8 @@ impl crate::loaded::SpecCache for Mutex<FnCache> {
 pub(crate) fn check_failure(f: parpy_runtime::CheckFailure) -> PyErr {
     match f {
         parpy_runtime::CheckFailure::Index(m) => PyIndexError::new_err(m),
-        parpy_runtime::CheckFailure::Raised { exception, message } => raised(&exception, message),
-    }
-}
-
-/// The builtin exception `exception` (one of `parpy_core::ops::RAISABLE`)
-/// with `message`.
-pub(crate) fn raised(exception: &str, message: String) -> PyErr {
-    use pyo3::exceptions as e;
-    match exception {
-        "ArithmeticError" => e::PyArithmeticError::new_err(message),
-        "AssertionError" => e::PyAssertionError::new_err(message),
-        "FloatingPointError" => e::PyFloatingPointError::new_err(message),
-        "IndexError" => e::PyIndexError::new_err(message),
-        "KeyError" => e::PyKeyError::new_err(message),
-        "LookupError" => e::PyLookupError::new_err(message),
-        "NotImplementedError" => e::PyNotImplementedError::new_err(message),
-        "OverflowError" => e::PyOverflowError::new_err(message),
-        "RuntimeError" => e::PyRuntimeError::new_err(message),
-        "TypeError" => e::PyTypeError::new_err(message),
-        "ValueError" => e::PyValueError::new_err(message),
-        "ZeroDivisionError" => e::PyZeroDivisionError::new_err(message),
-        _ => e::PyException::new_err(message),
+        parpy_runtime::CheckFailure::Raised { exception, message } => {
+            crate::errors::raised(&exception, message)
+        }
     }
 }
