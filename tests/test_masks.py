@@ -1,13 +1,16 @@
-"""Stores through a boolean mask: `t[t < 0] = 0.0`, `y[i, x[i, :] > 0.5] =
-v`, `y[i, m] += 1` (the mask the last index, one value): NumPy's store into
-the elements where the mask is true. Each program runs as plain Python (the
-reference) and compiled (conftest.run_both), compared bit for bit."""
+"""Boolean masks. Stores: `t[t < 0] = 0.0`, `y[i, x[i, :] > 0.5] = v`,
+`y[i, m] += 1` (the mask the last index, one value): NumPy's store into the
+elements where the mask is true. Reductions of a masked read: `np.sum(s[m])`,
+`x[i, m].mean()`, `np.max(s[m])`, `len(s[m])`, ...: of NumPy's new array of
+the selected elements, its sum pairwise over them (bit for bit), `np.max` of
+none a ValueError. Each program runs as plain Python (the reference) and
+compiled (conftest.run_both), compared bit for bit."""
 
 import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts, run_both
+from conftest import cpu_opts, run_both, same_bits
 
 N, M = 5, 8
 
@@ -75,16 +78,90 @@ def index_array(x, y, N):
 
 
 @parpy.jit
-def masked_read(x, y, N):
+def masked_reads(x, w, y, k, N):
+    parpy.label('i')
     for i in range(N):
         y[i, 0] = np.sum(x[i, x[i, :] > 0])
+        y[i, 1] = x[i, x[i, :] > 0].mean()
+        y[i, 2] = np.max(x[i, w[i, :] > 0.2])
+        r = x[i, :]
+        y[i, 3] = np.min(r[1:][w[i, 1:] > 0.3])
+        # none selected: NumPy's sum of an empty array, and its mean (NaN)
+        y[i, 4] = np.sum(x[i, w[i, :] > 2.0]) + np.mean(w[i, w[i, :] > 2.0])
+        s = x[i, :] * 2.0
+        y[i, 5] = np.sum(s[s < 0.5]) + sum(x[i, x[i, :] < 0.0])
+        k[i, 0] = len(x[i, w[i, :] > 0.5])
+        k[i, 1] = np.prod(k[i, 2:6][w[i, 2:6] > 0.1]) + np.any(x[i, w[i, :] > 0.9])
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice")
+def test_a_reduction_reads_the_elements_a_mask_selects():
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((N, 40)), rng.random((N, 40))
+    x[1, 3] = np.nan
+    k = rng.integers(1, 4, (N, 8))
+    _numpys_bits(masked_reads, [x, w, np.zeros((N, 6)), k, N], 2)
+
+
+def _numpys_bits(fn, args, out):
+    """Runs `fn` compiled and as plain Python; argument `out` has NumPy's
+    bits on the Cpu (a GPU adds in its own order: within rounding)."""
+    opts = cpu_opts({'i': parpy.threads(N)})
+    got = run_both(fn, args, opts)
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    fn.py_func(*want)
+    same_bits(got[out], want[out], opts)
 
 
 @parpy.jit
-def masked_read_of_a_row(x, y, N):
+def long_masked_sums(x, k, y, N):
+    parpy.label('i')
     for i in range(N):
-        r = x[i, :]
-        y[i, 0] = np.max(r[1:][r[1:] > 0.5])
+        y[i, 0] = np.sum(x[i, x[i, :] > -0.3])
+        y[i, 1] = np.mean(x[i, x[i, :] < 0.3])
+        y[i, 2] = float(np.mean(k[i, x[i, :] < 0.3]))
+        y[i, 3] = np.sum(k[i, k[i, :] > 3])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_long_masked_sum_is_numpys_pairwise_sum(dtype):
+    # (hundreds selected: NumPy's blocks of 128 and halves, over the count)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((N, 300)).astype(dtype)
+    k = rng.integers(0, 10, (N, 300)).astype(np.int32)
+    _numpys_bits(long_masked_sums, [x, k, np.zeros((N, 4), dtype), N], 2)
+
+
+@parpy.jit
+def max_of_a_selection(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.max(x[i, x[i, :] > 5.0])
+
+
+def test_the_max_of_no_selected_elements_raises_numpys_value_error():
+    x = np.random.default_rng(5).standard_normal((N, M))
+    opts = cpu_opts({'i': parpy.threads(N)})
+    x[:, 0] = 6.0
+    run_both(max_of_a_selection, [x, np.zeros(N), N], opts)
+    x[3, 0] = 0.0
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        max_of_a_selection.py_func(x.copy(), np.zeros(N), N)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum") as e:
+        max_of_a_selection(x, np.zeros(N), N, opts=opts)
+    assert "test_masks.py:" in str(e.value)
+
+
+@parpy.jit
+def masked_read_in_an_expression(x, y, N):
+    for i in range(N):
+        y[i, 0] = np.sum(x[i, x[i, :] > 0] * 2.0)
+
+
+@parpy.jit
+def masked_read_along_an_axis(x, y, N):
+    for i in range(N):
+        y[i, 0] = np.sum(x[i, x[i, :] > 0], axis=0)
 
 
 @parpy.jit
@@ -94,13 +171,14 @@ def bool_scalar_index(x, y, N):
 
 
 @pytest.mark.parametrize("fn,message", [
-    # (these summed `x[i, 0]` or `x[i, 1]` per element before: the mask
-    # was taken for integer indices)
-    (masked_read, "a boolean index selects elements (a mask), which parpy supports only in a store"),
-    (masked_read_of_a_row,
-     "a boolean index selects elements (a mask), which parpy supports only in a store"),
+    # (this read `x[i, 0]` or `x[i, 1]` before: the mask was taken for
+    # integer indices)
     (bool_scalar_index,
-     "a boolean index selects elements (a mask), which parpy supports only in a store"),
+     "a boolean index selects elements (a mask), which parpy supports in a store or as what a reduction reads"),
+    (masked_read_in_an_expression,
+     "a boolean index selects elements (a mask), which parpy supports in a store or as what a reduction reads"),
+    (masked_read_along_an_axis,
+     "`np.sum` of a masked read takes no axis or label in parpy functions"),
     (mask_not_last, "a boolean mask is supported as the last index of a store in parpy functions"),
     (mask_of_values, "a masked store takes one value in parpy functions"),
     (index_array, "an array of indices is not supported as an index in parpy functions"),

@@ -182,9 +182,16 @@ struct Sum<'a> {
     /// rounded to it.
     narrow: Option<Type>,
     lo: i64,
-    n: i64,
+    n: Count<'a>,
     run: i64,
     span: Span,
+}
+
+/// How many elements a sum adds: known when compiling, or the loop's end
+/// known at run time (a masked read's count: one run, `hi - lo` of them).
+enum Count<'a> {
+    Known(i64),
+    End(&'a Expr),
 }
 
 fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
@@ -199,11 +206,15 @@ fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
     else {
         return None;
     };
-    let (ExprKind::Int(lo), ExprKind::Int(hi)) = (&l.lo.kind, &l.hi.kind) else {
+    let ExprKind::Int(lo) = &l.lo.kind else {
         return None;
     };
-    let n = hi.checked_sub(*lo)?;
-    if l.par.is_some() || l.step != 1 || n <= 0 || run <= 0 {
+    let n = match &l.hi.kind {
+        ExprKind::Int(hi) => Count::Known(hi.checked_sub(*lo)?),
+        _ if run == i64::MAX && !has_effects(&l.hi) && !uses_var(&l.hi, acc) => Count::End(&l.hi),
+        _ => return None,
+    };
+    if l.par.is_some() || l.step != 1 || matches!(n, Count::Known(n) if n <= 0) || run <= 0 {
         return None;
     }
     let [Stmt {
@@ -305,10 +316,21 @@ impl Sum<'_> {
             };
             assign_var(self.acc, value, span)
         };
-        let (full, rest) = if self.n <= self.run {
-            (0, self.n)
+        let n = match self.n {
+            Count::Known(n) => n,
+            Count::End(hi) => {
+                // one run of all the elements
+                let count = match self.lo {
+                    0 => hi.clone(),
+                    lo => Expr::binary(BinOp::Sub, hi.clone(), int(lo), it.clone(), span),
+                };
+                return vec![add(int(self.lo), count)];
+            }
+        };
+        let (full, rest) = if n <= self.run {
+            (0, n)
         } else {
-            (self.n / self.run, self.n % self.run)
+            (n / self.run, n % self.run)
         };
         let mut out = vec![];
         if full > 0 {

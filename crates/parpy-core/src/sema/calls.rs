@@ -238,13 +238,19 @@ impl Lowerer<'_, '_> {
     }
 
     /// `builtin_call` once `compact` has read the arguments.
-    fn builtin_call_with(
+    pub(super) fn builtin_call_with(
         &mut self,
         b: Builtin,
         name: &str,
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        // a reduction of a masked read: of the selected elements, packed
+        if let [a] = args {
+            if let Some(r) = self.masked_reduction(b, name, a, span) {
+                return r;
+            }
+        }
         // NumPy's reduction of a number (`np.sum(x[i, 0])`) is that of the
         // 0-d array, whose one element the list `[v]` holds: its type and
         // value (`np.sum` of an int32 is an int64, `np.mean` a float64)

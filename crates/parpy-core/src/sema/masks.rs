@@ -1,6 +1,7 @@
-//! Boolean-mask stores: `t[t < 0] = 0.0`, `y[i, x[i, :] > 0.5] = 1.0`,
-//! `y[i, m] += 1` with a boolean array as the last index.
+//! Boolean masks, the last index of a store or the index of a reduced
+//! read.
 //!
+//! Stores: `t[t < 0] = 0.0`, `y[i, x[i, :] > 0.5] = 1.0`, `y[i, m] += 1`.
 //! NumPy stores the value into the elements where the mask is true. With
 //! one value (a number) that is `y[i, :] = np.where(m, v, y[i, :])`
 //! (`y[i, :] = np.where(m, y[i, :] + 1, y[i, :])` for `+=`), which this
@@ -8,12 +9,22 @@
 //! many full slices as it has dimensions. A mask elsewhere than last, or
 //! an array of values (NumPy packs them into the true elements in order),
 //! is refused with what to write.
+//!
+//! Reductions of a masked read: `np.sum(s[m])`, `x[i, x[i, :] > 0].mean()`,
+//! `np.max(s[m])`, `len(s[m])`. NumPy's `s[m]` is a new 1-D array of the
+//! elements where `m` is true, in row-major order; its sum is pairwise
+//! over that many elements. So here: a loop packs them into a local array
+//! and counts them, and the reduction runs over the count, a loop whose
+//! end is known at run time (`passes::cpu_pairwise_sums` adds it as NumPy
+//! does). `np.max` / `np.min` of no elements raise NumPy's `ValueError`.
 
-use crate::diag::Diagnostic;
-use crate::ir::ElemTy;
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{BinOp, ElemTy, Expr, Place, ReduceOp, Stmt, StmtKind, Type, VarKind};
+use crate::resolve::Builtin;
 use crate::syntax::ast;
 
-use super::Lowerer;
+use super::scope::Binding;
+use super::{Lowerer, TExpr};
 
 impl Lowerer<'_, '_> {
     /// `s` as the `np.where` store it is when its target has a boolean
@@ -33,23 +44,11 @@ impl Lowerer<'_, '_> {
         else {
             return None;
         };
-        let at = indices.iter().position(|i| {
-            !matches!(
-                i.kind,
-                ast::ExprKind::Slice { .. } | ast::ExprKind::Ellipsis | ast::ExprKind::None
-            ) && self.rank(i) > 0
-        })?;
+        let at = self.array_index(indices)?;
         let mask = &indices[at];
-        let (dims, elem) = self.shape_of(mask, "a mask")?;
-        if elem != ElemTy::Bool {
-            self.error(
-                Diagnostic::error("an array of indices is not supported as an index in parpy functions")
-                    .at(mask.span, format!("an array of {}", elem.numpy_name()))
-                    .note("parpy indexes with numbers, slices and boolean masks")
-                    .help("index inside a loop over the indices (`for k in range(len(idx)): y[idx[k]] = v`)"),
-            );
+        let Some(dims) = self.mask_dims(mask) else {
             return Some(None);
-        }
+        };
         if at + 1 != indices.len() {
             self.error(
                 Diagnostic::error("a boolean mask is supported as the last index of a store in parpy functions")
@@ -68,19 +67,7 @@ impl Lowerer<'_, '_> {
             );
             return Some(None);
         }
-        // the slice the mask selects from: one full slice per dimension
-        let mut whole = indices.clone();
-        whole.splice(
-            at..,
-            std::iter::repeat_n(ast::Expr::full_slice(mask.span), dims.len()),
-        );
-        let slice = ast::Expr {
-            kind: ast::ExprKind::Subscript {
-                value: base.clone(),
-                indices: whole,
-            },
-            span: target.span,
-        };
+        let slice = unmasked(base, indices, (at, dims.len()), target.span);
         let new = match op {
             None => value.clone(),
             Some(op) => ast::Expr {
@@ -107,5 +94,267 @@ impl Lowerer<'_, '_> {
             },
             span: s.span,
         }))
+    }
+
+    /// The position of the first index of `indices` that is an array (a
+    /// boolean mask, or an array of integers, which parpy refuses).
+    fn array_index(&self, indices: &[ast::Expr]) -> Option<usize> {
+        indices.iter().position(|i| {
+            !matches!(
+                i.kind,
+                ast::ExprKind::Slice { .. } | ast::ExprKind::Ellipsis | ast::ExprKind::None
+            ) && self.rank(i) > 0
+        })
+    }
+
+    /// The shape of the boolean mask `mask`; `None` after an error (an
+    /// array of another type).
+    fn mask_dims(&mut self, mask: &ast::Expr) -> Option<Vec<i64>> {
+        let (dims, elem) = self.shape_of(mask, "a mask")?;
+        if elem != ElemTy::Bool {
+            self.error(
+                Diagnostic::error("an array of indices is not supported as an index in parpy functions")
+                    .at(mask.span, format!("an array of {}", elem.numpy_name()))
+                    .note("parpy indexes with numbers, slices and boolean masks")
+                    .help("index inside a loop over the indices (`for k in range(len(idx)): y[idx[k]] = v`)"),
+            );
+            return None;
+        }
+        Some(dims)
+    }
+
+    /// `b(arg)` of a masked read `arg` (`np.sum(s[m])`: see the module
+    /// doc); `None` when `arg` is no masked read or `b` no reduction this
+    /// module packs for, `Some(None)` after an error.
+    pub(super) fn masked_reduction(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        arg: &ast::Expr,
+        span: Span,
+    ) -> Option<Option<TExpr>> {
+        let ast::ExprKind::Subscript { value, indices } = &arg.kind else {
+            return None;
+        };
+        if !matches!(
+            b,
+            Builtin::Reduce(_)
+                | Builtin::Mean
+                | Builtin::Len
+                | Builtin::Sum
+                | Builtin::Max
+                | Builtin::Min
+                | Builtin::Any
+                | Builtin::All
+                | Builtin::CountNonzero
+        ) {
+            return None;
+        }
+        let at = self.array_index(indices)?;
+        Some(self.packed_reduction(b, name, (value, indices, at), arg.span, span))
+    }
+
+    fn packed_reduction(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        (value, indices, at): (&ast::Expr, &[ast::Expr], usize),
+        at_span: Span,
+        span: Span,
+    ) -> Option<TExpr> {
+        let mask = &indices[at];
+        let dims = self.mask_dims(mask)?;
+        if self.axis.is_some() || self.red_labels.as_ref().is_some_and(|l| !l.is_empty()) {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of a masked read takes no axis or label in parpy functions"
+                ))
+                .at(span, "an axis or a label")
+                .note("the elements a mask selects are packed into a 1-D array first, as NumPy does, and reduced in order")
+                .help("reduce the selected elements of one row (`np.sum(x[i, m])`)"),
+            );
+            return None;
+        }
+        // (a mask alone selects from the whole value: a computed array
+        // takes no slices)
+        let source = match indices {
+            [_] => value.clone(),
+            _ => unmasked(value, indices, (at, dims.len()), at_span),
+        };
+        if self.rank(&source) != dims.len() {
+            self.error(
+                Diagnostic::error("a masked read with other slices is not supported in parpy functions")
+                    .at(at_span, format!("a {}-D result", self.rank(&source) + 1 - dims.len()))
+                    .note("the reduction of a masked read takes the selected elements of the mask's shape")
+                    .help("index the other dimensions with numbers (`x[i, m]`), or loop over them"),
+            );
+            return None;
+        }
+        // the source and the mask, element by element over the mask's
+        // shape
+        let from = self.pre.len();
+        let mut ctx = super::slices::SliceCtx::default();
+        self.init_ctx(&mut ctx, dims.clone(), span);
+        let saved = self.slice.replace(ctx);
+        let e = self.lower_expr(&source);
+        let m = self.lower_expr(mask);
+        let ctx = std::mem::replace(&mut self.slice, saved)?;
+        let (e, m) = (e?, self.truthy(m?)?);
+        let et = self.scalar_elem(&e)?;
+        let inner = self.sink_dependent(from, ctx.vars());
+        let n: i64 = dims.iter().product();
+        let bytes = n.saturating_mul(et.size() as i64);
+        if bytes > super::local_arrays::MAX_LOCAL_ARRAY_BYTES {
+            self.error(
+                Diagnostic::error(format!(
+                    "a masked read of {n} elements takes {bytes} bytes, more than the {} a parpy function may allocate",
+                    super::local_arrays::MAX_LOCAL_ARRAY_BYTES
+                ))
+                .at(at_span, "NumPy's new array of the selected elements")
+                .note("parpy packs the selected elements into a local array, on the stack or in a GPU thread's memory")
+                .help("reduce `np.where(m, s, 0.0)` instead where the order of the sum does not matter"),
+            );
+            return None;
+        }
+        // pack: `for k: if m(k): buf[count] = e(k); count += 1`
+        let int_ty = self.opts.int_type;
+        let it = Type::Scalar(int_ty);
+        let array = Type::Array {
+            elem: et,
+            shape: vec![n],
+        };
+        let buf = self.new_var("masked", array, VarKind::Local, span);
+        let count = self.new_var("count", it.clone(), VarKind::Local, span);
+        let count_e = || Expr::var(count, it.clone(), span);
+        self.pre
+            .push(Stmt::assign_var(count, Expr::int(0, int_ty, span), span));
+        let bump = Expr::binary(
+            BinOp::Add,
+            count_e(),
+            Expr::int(1, int_ty, span),
+            it.clone(),
+            span,
+        );
+        let mut body = inner;
+        body.push(Stmt::new(
+            StmtKind::If {
+                cond: m,
+                then_body: vec![
+                    Stmt::new(
+                        StmtKind::Assign {
+                            dst: Place::Index {
+                                array: buf,
+                                indices: vec![count_e()],
+                            },
+                            value: e.e,
+                        },
+                        span,
+                    ),
+                    Stmt::assign_var(count, bump, span),
+                ],
+                else_body: vec![],
+            },
+            span,
+        ));
+        let nest = super::slices::loop_nest(ctx.vars(), &dims, body, vec![], None, int_ty, span);
+        self.pre.extend(nest);
+        if b == Builtin::Len {
+            return Some(TExpr {
+                e: count_e(),
+                weak: true,
+            });
+        }
+        // NumPy's max and min of no elements raise
+        let extreme = match b {
+            Builtin::Reduce(ReduceOp::Max) => {
+                Some("zero-size array to reduction operation maximum which has no identity")
+            }
+            Builtin::Reduce(ReduceOp::Min) => {
+                Some("zero-size array to reduction operation minimum which has no identity")
+            }
+            Builtin::Max => Some("max() iterable argument is empty"),
+            Builtin::Min => Some("min() iterable argument is empty"),
+            _ => None,
+        };
+        if let Some(message) = extreme {
+            let some = Expr::compare(BinOp::Gt, count_e(), Expr::int(0, int_ty, span), span);
+            let check = Expr::assert(some, Some(message.to_string()), "ValueError", span);
+            self.pre.push(Stmt::new(StmtKind::Expr(check), span));
+        }
+        // the reduction of the packed array `buf[:]`, its loop then ending
+        // at the count
+        let hidden = format!("{name}.masked@{}", span.lo);
+        self.scope.bind(
+            &hidden,
+            Binding {
+                var: buf,
+                weak: false,
+            },
+        );
+        let packed = ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: Box::new(ast::Expr::name(&hidden, at_span)),
+                indices: vec![ast::Expr::full_slice(at_span)],
+            },
+            span: at_span,
+        };
+        let from = self.pre.len();
+        let r = match b {
+            Builtin::Mean => {
+                let (sum, et, _) = self.reduction_with(
+                    ReduceOp::Sum,
+                    &packed,
+                    span,
+                    super::slices::AccRule::Mean,
+                )?;
+                let acc = sum.e.ty.elem()?;
+                let k = super::types::convert(count_e(), acc);
+                let e = Expr::binary(BinOp::Div, sum.e, k, Type::Scalar(acc), span);
+                let e = match et.is_float() && acc != et {
+                    true => super::types::convert(e, et),
+                    false => e,
+                };
+                TExpr { e, weak: false }
+            }
+            _ => self.builtin_call_with(b, name, std::slice::from_ref(&packed), span)?,
+        };
+        // (`min(count, n)`, which it is: `ir::range` proves the reads of
+        // `buf` in range)
+        let end = Expr::binary(BinOp::Min, count_e(), Expr::int(n, int_ty, span), it, span);
+        if !super::slices::end_loop_at(&mut self.pre[from..], buf, n, end) {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of a masked read is not supported in parpy functions"
+                ))
+                .at(
+                    span,
+                    "a reduction parpy cannot end at the count of selected elements",
+                ),
+            );
+            return None;
+        }
+        Some(r)
+    }
+}
+
+/// `base[indices]` with the mask at `at` replaced by `dims` full slices:
+/// the array the mask selects from.
+fn unmasked(
+    base: &ast::Expr,
+    indices: &[ast::Expr],
+    (at, dims): (usize, usize),
+    span: Span,
+) -> ast::Expr {
+    let mut whole = indices.to_vec();
+    whole.splice(
+        at..=at,
+        std::iter::repeat_n(ast::Expr::full_slice(indices[at].span), dims),
+    );
+    ast::Expr {
+        kind: ast::ExprKind::Subscript {
+            value: Box::new(base.clone()),
+            indices: whole,
+        },
+        span,
     }
 }

@@ -180,6 +180,37 @@ fn advance(lo: &mut Expr, by: i64, int_ty: ElemTy, span: Span) {
     }
 }
 
+/// Ends the one loop of `stmts` over `0..n` that reads the local array
+/// `array` at `end` instead (a reduction of a masked read's packed
+/// elements, `masks.rs`): a sum kept pairwise in NumPy's buffers of
+/// `NUMPY_BUFFER` elements is one buffer then. Whether there was exactly
+/// one such loop.
+pub(super) fn end_loop_at(stmts: &mut [Stmt], array: VarId, n: i64, end: Expr) -> bool {
+    let mut found = 0;
+    for s in stmts {
+        let StmtKind::For(l) = &mut s.kind else {
+            continue;
+        };
+        let mut used = std::collections::BTreeSet::new();
+        let mut assigned = std::collections::BTreeSet::new();
+        for b in &l.body {
+            crate::ir::visit::stmt_uses(b, &mut used, &mut assigned);
+        }
+        if l.lo.kind != ExprKind::Int(0) || l.hi.kind != ExprKind::Int(n) || !used.contains(&array)
+        {
+            continue;
+        }
+        l.hi = end.clone();
+        if let Some(r) = &mut l.reduction {
+            if r.pairwise == Some(NUMPY_BUFFER) && n <= NUMPY_BUFFER {
+                r.pairwise = Some(i64::MAX);
+            }
+        }
+        found += 1;
+    }
+    found == 1
+}
+
 /// Replaces every read of `var` in `e` by `by`.
 pub(super) fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
     if e.kind == ExprKind::Var(var) {

@@ -369,10 +369,10 @@ impl Lowerer<'_, '_> {
     pub(super) fn element_index(&mut self, t: TExpr, what: &str) -> Option<Expr> {
         if self.scalar_elem(&t)? == ElemTy::Bool {
             self.error(
-                Diagnostic::error("a boolean index selects elements (a mask), which parpy supports only in a store")
+                Diagnostic::error("a boolean index selects elements (a mask), which parpy supports in a store or as what a reduction reads")
                     .at(t.e.span, "a boolean index")
-                    .note("NumPy's `s[m]` is a new array of the elements where `m` is true; parpy does not make arrays of run-time length")
-                    .help("reduce with `np.where` instead (`np.sum(np.where(m, s, 0.0))`, `np.max(np.where(m, s, -np.inf))`), or store through the mask (`t[m] = v`)")
+                    .note("NumPy's `s[m]` is a new array of the elements where `m` is true; parpy makes one only for a reduction of it (`np.sum(s[m])`, `s[m].max()`, `np.mean(s[m])`, `len(s[m])`)")
+                    .help("reduce the masked read itself, use `np.where` (`np.sum(np.where(m, s * 2.0, 0.0))`), or store through the mask (`t[m] = v`)")
                     .type_error(),
             );
             return None;
