@@ -74,6 +74,7 @@ import test_local_copies as tlc
 import test_masks as tms
 import test_lists as tls
 import test_fills as tfi
+import test_stored_arrays as tsa
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -346,7 +347,7 @@ _NOT_DIFFERENTIAL = frozenset({
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
-             tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi):
+             tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -356,11 +356,20 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<Option<Vec<Stmt>>> {
         let bound = self.local_array_var(name).is_some();
-        if !bound && (self.scope.get(name).is_some() || self.rank(value) == 0) {
+        // `t = np.sort(s)`, `t = np.cumsum(s)`: only a slice assignment
+        // computes such an array
+        let stored = match self.stored_array(value) {
+            Some(None) => {
+                self.scope.mark_failed(name);
+                return Some(None);
+            }
+            s => s.flatten(),
+        };
+        if !bound && stored.is_none() && (self.scope.get(name).is_some() || self.rank(value) == 0) {
             return None;
         }
         let view = self.view_base(value);
-        if !bound {
+        if !bound && stored.is_none() {
             // `a = x` of an array name: `sema::alias` (one of several arrays)
             if matches!(value.kind, ast::ExprKind::Name(_)) {
                 return None;
@@ -372,7 +381,7 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         }
-        if self.rank(value) == 0 {
+        if stored.is_none() && self.rank(value) == 0 {
             self.error(
                 Diagnostic::error(format!(
                     "`{name}` holds an array; parpy cannot re-bind it to a number"
@@ -416,7 +425,9 @@ impl Lowerer<'_, '_> {
             self.scope.mark_failed(name);
             return Some(None);
         }
-        let Some((shape, elem)) = self.shape_of(value, &format!("`{name} = ...`")) else {
+        let Some((shape, elem)) =
+            stored.or_else(|| self.shape_of(value, &format!("`{name} = ...`")))
+        else {
             self.scope.mark_failed(name);
             return Some(None);
         };

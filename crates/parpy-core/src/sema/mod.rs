@@ -19,6 +19,7 @@ mod dicts;
 mod expr;
 mod external;
 mod generators;
+mod hoist;
 mod inline;
 mod interp;
 mod keywords;
@@ -405,10 +406,12 @@ fn lower_function(
             let w = l.arg_weak.get(k).copied().unwrap_or(false);
             l.bind_param(p, a, w);
         }
-        l.plan_aliases(&def.body);
-        l.once = assign::AssignedOnce::of(&def.body);
-        let mut body: Block = l.copy_assigned_params(&def.body);
-        body.extend(l.lower_block(&def.body));
+        // (before the analyses: the hidden names are names as any other)
+        let source = l.hoist_stored_arrays(&def.body);
+        l.plan_aliases(&source);
+        l.once = assign::AssignedOnce::of(&source);
+        let mut body: Block = l.copy_assigned_params(&source);
+        body.extend(l.lower_block(&source));
         l.func.body = body;
         let ret_weak = l.finish_returns();
         let widened = l.sh.widen_gen != gen;

@@ -269,7 +269,7 @@ impl Indexed {
 /// `np.maximum.accumulate(s)`): the operation, the slice, the axis
 /// argument, and whether it is a ufunc's `accumulate` (axis 0 unless
 /// told; `np.cumsum` scans the flattened array).
-struct Scan<'e> {
+pub(super) struct Scan<'e> {
     op: ReduceOp,
     arg: &'e ast::Expr,
     axis: Option<&'e ast::Expr>,
@@ -1613,7 +1613,7 @@ impl Lowerer<'_, '_> {
 
     /// `np.cumsum(s)` / `s.cumsum()` (and `cumprod`, and a ufunc's
     /// `accumulate`): the scan.
-    fn cumulative_of<'e>(&self, e: &'e ast::Expr) -> Option<Scan<'e>> {
+    pub(super) fn cumulative_of<'e>(&self, e: &'e ast::Expr) -> Option<Scan<'e>> {
         let ast::ExprKind::Call { func, args, .. } = &e.kind else {
             return None;
         };
@@ -1653,6 +1653,38 @@ impl Lowerer<'_, '_> {
             }
             _ => None,
         }
+    }
+
+    /// The shape and element type of the array of `value` when only a
+    /// slice assignment of it computes it (`np.sort(s)`, `np.argsort`,
+    /// `np.cumsum(s)`, ...): `None` for other values, `Some(None)` after an
+    /// error. A name bound to one keeps it in a local array
+    /// (`local_arrays.rs` `local_copy_assign`).
+    pub(super) fn stored_array(&mut self, value: &ast::Expr) -> Option<Option<(Vec<i64>, ElemTy)>> {
+        if let Some(scan) = self.cumulative_of(value) {
+            let Some((shape, et)) = self.shape_of(scan.arg, "a scan") else {
+                return Some(None);
+            };
+            let elem = match scan.op {
+                ReduceOp::Sum | ReduceOp::Prod => numpy_sum_type(et, self.opts.int_type),
+                ReduceOp::Max | ReduceOp::Min => et,
+            };
+            // (without an axis NumPy scans the flattened array)
+            let flat = scan
+                .axis
+                .is_none_or(|a| matches!(a.kind, ast::ExprKind::None))
+                && !scan.ufunc;
+            let shape = match flat {
+                true => vec![shape.iter().product()],
+                false => shape,
+            };
+            return Some(Some((shape, elem)));
+        }
+        let (argsort, args) = self.sort_of(value)?;
+        let Some((shape, et)) = self.shape_of(args.first()?, "a sort") else {
+            return Some(None);
+        };
+        Some(Some((shape, if argsort { self.opts.int_type } else { et })))
     }
 
     /// `np.cumsum` / `np.cumprod` where no slice assignment takes its

@@ -1,0 +1,213 @@
+//! Arrays that only a statement of their own computes, named first.
+//!
+//! `np.sort(s)`, `np.argsort(s)`, `np.cumsum(s)` (and `cumprod`, a ufunc's
+//! `accumulate`) are computed by a slice assignment that takes the whole
+//! array (`y[i, :] = np.sort(s)`, or `t = np.sort(s)`: a local array). Read
+//! anywhere else (`np.sort(s)[-3:]`, `np.sort(s)[:3].sum()`, `np.cumsum(s)
+//! / n`, `for v in np.sort(s)`), such a call is first assigned to a hidden
+//! name, a statement of its own right before the statement that reads it
+//! (and before that statement's labels), as NumPy makes the new array
+//! before the rest of the expression reads it; the statement reads the
+//! name. So is a computed array that a slice subscripts (`(x[i, :] *
+//! 2.0)[2:6]`, `np.flip(s)[1:]`): the name is sliced (a local array).
+//! A `while` condition is left as written (it is evaluated again at each
+//! iteration) and so is a generator expression.
+//!
+//! This runs on the body before the analyses of `assign.rs` and `alias.rs`
+//! see it, so the hidden names are names as any other.
+
+use crate::resolve::{Builtin, Resolved};
+use crate::syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
+
+use super::Lowerer;
+
+impl Lowerer<'_, '_> {
+    /// `body` with the arrays of the module doc named first, in each
+    /// block.
+    pub(super) fn hoist_stored_arrays(&self, body: &[Stmt]) -> Vec<Stmt> {
+        let mut out = Vec::with_capacity(body.len());
+        for s in body {
+            let mut s = s.clone();
+            let mut before = vec![];
+            match &mut s.kind {
+                StmtKind::Assign { targets, value } => {
+                    for t in targets.iter_mut() {
+                        self.hoist_in(t, &mut before);
+                    }
+                    // (the whole value is the statement's own; so is the
+                    // array of a reversed one, which `stmt.rs`
+                    // `reversed_store` stores backwards)
+                    match &mut value.kind {
+                        ExprKind::Subscript { value: v, indices } if is_reversal(indices) => {
+                            self.hoist_args(v, &mut before)
+                        }
+                        _ => self.hoist_args(value, &mut before),
+                    }
+                }
+                StmtKind::AugAssign { target, value, .. } => {
+                    self.hoist_in(target, &mut before);
+                    self.hoist_in(value, &mut before);
+                }
+                StmtKind::For {
+                    iter, body, orelse, ..
+                } => {
+                    self.hoist_in(iter, &mut before);
+                    *body = self.hoist_stored_arrays(body);
+                    *orelse = self.hoist_stored_arrays(orelse);
+                }
+                StmtKind::While { body, orelse, .. } => {
+                    *body = self.hoist_stored_arrays(body);
+                    *orelse = self.hoist_stored_arrays(orelse);
+                }
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    self.hoist_in(cond, &mut before);
+                    *then_body = self.hoist_stored_arrays(then_body);
+                    *else_body = self.hoist_stored_arrays(else_body);
+                }
+                StmtKind::With { body, .. } => *body = self.hoist_stored_arrays(body),
+                StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.hoist_in(e, &mut before),
+                StmtKind::Assert { test, .. } => self.hoist_in(test, &mut before),
+                StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
+            }
+            if !before.is_empty() {
+                // before the labels of the statement too
+                let mut at = out.len();
+                while at > 0 && self.is_label(&out[at - 1]) {
+                    at -= 1;
+                }
+                out.splice(at..at, before);
+            }
+            out.push(s);
+        }
+        out
+    }
+
+    /// Names the arrays of the module doc inside `e` and `e` itself.
+    fn hoist_in(&self, e: &mut Expr, before: &mut Vec<Stmt>) {
+        self.hoist_args(e, before);
+        if self.stored_only(e) {
+            name_first(e, "stored", before);
+        }
+    }
+
+    /// Names the arrays of the module doc inside `e`, not `e` itself; the
+    /// computed array a slice subscripts.
+    fn hoist_args(&self, e: &mut Expr, before: &mut Vec<Stmt>) {
+        match &mut e.kind {
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_)
+            | ExprKind::None
+            | ExprKind::Ellipsis
+            | ExprKind::Name(_)
+            | ExprKind::Generator { .. } => {}
+            ExprKind::Attr { value, .. } => self.hoist_in(value, before),
+            ExprKind::Unary { arg, .. } => self.hoist_in(arg, before),
+            ExprKind::Subscript { value, indices } => {
+                self.hoist_in(value, before);
+                for i in indices.iter_mut() {
+                    self.hoist_in(i, before);
+                }
+                let sliced = indices
+                    .iter()
+                    .any(|i| matches!(i.kind, ExprKind::Slice { .. }));
+                if sliced && self.computed(value) {
+                    name_first(value, "sliced", before);
+                }
+            }
+            ExprKind::Slice { lo, hi, step } => {
+                for b in [lo, hi, step].into_iter().flatten() {
+                    self.hoist_in(b, before);
+                }
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.hoist_in(lhs, before);
+                self.hoist_in(rhs, before);
+            }
+            ExprKind::Compare { first, rest } => {
+                self.hoist_in(first, before);
+                rest.iter_mut().for_each(|(_, e)| self.hoist_in(e, before));
+            }
+            ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => {
+                values.iter_mut().for_each(|e| self.hoist_in(e, before));
+            }
+            ExprKind::IfExp { cond, then, else_ } => {
+                self.hoist_in(cond, before);
+                self.hoist_in(then, before);
+                self.hoist_in(else_, before);
+            }
+            ExprKind::Call { func, args, .. } => {
+                // (a method's array: `np.sort(s)[:3].sum()`)
+                if let ExprKind::Attr { value, .. } = &mut func.kind {
+                    self.hoist_in(value, before);
+                }
+                args.iter_mut().for_each(|a| self.hoist_in(a, before));
+            }
+        }
+    }
+
+    /// A call only a slice assignment of the whole array computes.
+    fn stored_only(&self, e: &Expr) -> bool {
+        self.sort_of(e).is_some() || self.cumulative_of(e).is_some()
+    }
+
+    /// An array computed by an expression (not a name, a subscript or an
+    /// attribute such as `x.T`), which a slice cannot view: `(x * 2.0)`,
+    /// `np.flip(s)`; `np.transpose(x)`, which `stmt.rs` makes a view, is
+    /// not one.
+    fn computed(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Name(_)
+            | ExprKind::Subscript { .. }
+            | ExprKind::Attr { .. }
+            | ExprKind::Tuple(_) => false,
+            ExprKind::Call { func, .. } => {
+                let transpose = func
+                    .dotted_path()
+                    .filter(|_| !self.is_local_root(func))
+                    .is_some_and(|p| matches!(self.resolve_path(&p), Resolved::Transpose));
+                let method_transpose =
+                    matches!(&func.kind, ExprKind::Attr { attr, .. } if attr == "transpose");
+                !transpose && !method_transpose && e.list_items().is_none()
+            }
+            _ => self.rank(e) > 0,
+        }
+    }
+
+    /// `parpy.label(...)` as a statement.
+    fn is_label(&self, s: &Stmt) -> bool {
+        match &s.kind {
+            StmtKind::Expr(Expr {
+                kind: ExprKind::Call { func, .. },
+                ..
+            }) => self.builtin_of(func) == Some(Builtin::Label),
+            _ => false,
+        }
+    }
+}
+
+/// Replaces `e` by a hidden name (`what@offset`, no Python identifier)
+/// assigned `e` by a statement pushed on `before`.
+fn name_first(e: &mut Expr, what: &str, before: &mut Vec<Stmt>) {
+    let span = e.span;
+    let name = format!("{what}@{}", span.lo);
+    let value = std::mem::replace(e, ast::Expr::name(&name, span));
+    before.push(Stmt {
+        kind: StmtKind::Assign {
+            targets: vec![ast::Expr::name(&name, span)],
+            value,
+        },
+        span,
+    });
+}
+
+/// `[::-1]`.
+fn is_reversal(indices: &[Expr]) -> bool {
+    matches!(indices, [Expr { kind: ExprKind::Slice { lo: None, hi: None, step: Some(k) }, .. }]
+        if matches!(k.kind, ExprKind::Unary { op: crate::ops::UnOp::Neg, ref arg } if matches!(arg.kind, ExprKind::Int(1))) || matches!(k.kind, ExprKind::Int(-1)))
+}
