@@ -52,6 +52,13 @@ def slice_of_a_product(x, y, N):
         y[i, :] = (x[i, :] * 2.0)[1:]
 
 
+def test_a_slice_of_a_computed_array_reads_the_array_made_first():
+    # (it was refused; `sema/hoist.rs` names the product first)
+    x = np.random.default_rng(7).standard_normal((N, 6))
+    run_both(slice_of_a_product, [x, np.zeros((N, 5)), N], cpu_opts({'i': parpy.threads(N)}),
+             rtol=0, atol=0)
+
+
 @parpy.jit
 def past_the_end(x, y, N):
     parpy.label('i')
@@ -88,8 +95,6 @@ def tuple_past_the_end(x, y, N):
 
 
 @pytest.mark.parametrize("fn, args, message", [
-    (slice_of_a_product, [np.zeros((N, 6)), np.zeros((N, 5))],
-     r"a computed array can only be indexed by integers"),
     (past_the_end, [np.zeros((N, 6)), np.zeros(N)],
      r"index 5 is out of bounds for a dimension of size 5 of this computed array"),
     (unknown_index, [np.zeros((N, 6)), 1, np.zeros(N)],

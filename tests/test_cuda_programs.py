@@ -330,7 +330,6 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_q_may_be_a_scalar_argument",
     "test_interpolation_compiles_for_cuda_and_metal_refuses_its_float64",
     "test_other_ufunc_methods_are_refused_by_name",
-    "test_accumulate_is_assigned_to_a_slice",
     "test_misuse_is_refused_at_the_call",
     "test_a_computed_array_is_refused_with_what_to_write",
     "test_misuse_is_refused_with_what_to_write",

@@ -152,9 +152,36 @@ def test_the_max_of_no_selected_elements_raises_numpys_value_error():
 
 
 @parpy.jit
-def masked_read_in_an_expression(x, y, N):
+def masked_expressions(x, w, y, k, N):
+    parpy.label('i')
     for i in range(N):
-        y[i, 0] = np.sum(x[i, x[i, :] > 0] * 2.0)
+        m = w[i, :] > 0.3
+        y[i, 0] = np.sum(x[i, m] ** 2)
+        y[i, 1] = np.sum(x[i, m] * w[i, m])
+        y[i, 2] = np.mean(np.abs(x[i, m]))
+        y[i, 3] = np.sum(x[i, m] - np.mean(x[i, m]))
+        y[i, 4] = np.max(np.where(x[i, m] > 0, x[i, m], -x[i, m]))
+        k[i, 0] = np.count_nonzero(x[i, m] > 0.1)
+        k[i, 1] = np.any(x[i, w[i, :] > 0.9] > 0.5)
+
+
+def test_a_reduction_reads_an_expression_of_reads_through_one_mask():
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((N, 30)), rng.random((N, 30))
+    x[1, 3] = np.nan
+    _numpys_bits(masked_expressions, [x, w, np.zeros((N, 5)), np.zeros((N, 2), np.int64), N], 2)
+
+
+@parpy.jit
+def masked_read_with_a_whole_row(x, y, N):
+    for i in range(N):
+        y[i, 0] = np.sum(x[i, x[i, :] > 0] * x[i, :])
+
+
+@parpy.jit
+def two_masks(x, y, N):
+    for i in range(N):
+        y[i, 0] = np.sum(x[i, x[i, :] > 0] * y[i, x[i, :] < 0])
 
 
 @parpy.jit
@@ -174,8 +201,9 @@ def bool_scalar_index(x, y, N):
     # integer indices)
     (bool_scalar_index,
      "a boolean index selects elements (a mask), which parpy supports in a store or as what a reduction reads"),
-    (masked_read_in_an_expression,
-     "a boolean index selects elements (a mask), which parpy supports in a store or as what a reduction reads"),
+    (masked_read_with_a_whole_row,
+     "`np.sum` combines a masked read with an array read without the mask"),
+    (two_masks, "`np.sum` reads through two different masks"),
     (masked_read_along_an_axis,
      "`np.sum` of a masked read takes no axis or label in parpy functions"),
     (mask_not_last, "a boolean mask is supported as the last index of a store in parpy functions"),

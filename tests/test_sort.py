@@ -78,8 +78,11 @@ def default_argsort(x, z):
 
 
 @parpy.jit
-def sort_as_value(x, y):
-    y[0] = np.sort(x)[0]
+def sort_in_a_loop_condition(x, y):
+    k = 0
+    while np.sort(x)[k] < 0.5:
+        k += 1
+    y[0] = k
 
 
 @parpy.jit
@@ -93,7 +96,7 @@ def test_misuse_is_refused_at_the_line():
     with pytest.raises(parpy.CompileError, match="`np.argsort` needs `kind='stable'` here"):
         default_argsort(x, np.zeros(5, np.int64), opts=cpu_opts())
     with pytest.raises(parpy.CompileError, match="`np.sort` gives an array: parpy computes it only as"):
-        sort_as_value(x, np.zeros(1), opts=cpu_opts())
+        sort_in_a_loop_condition(x, np.zeros(1), opts=cpu_opts())
     with pytest.raises(parpy.CompileError, match="`np.sort` runs in order and takes no label"):
         labelled_sort(x, np.zeros(5), opts=cpu_opts({'j': parpy.threads(5)}))
 

@@ -124,8 +124,11 @@ impl Lowerer<'_, '_> {
     }
 
     /// `b(arg)` of a masked read `arg` (`np.sum(s[m])`: see the module
-    /// doc); `None` when `arg` is no masked read or `b` no reduction this
-    /// module packs for, `Some(None)` after an error.
+    /// doc), or of an elementwise expression of masked reads through one
+    /// mask (`np.sum(s[m] * w[m])`, `np.count_nonzero(s[m] > t)`): the
+    /// expression's elements where the mask is true. `None` when `arg`
+    /// reads through no mask or `b` is no reduction this module packs for,
+    /// `Some(None)` after an error.
     pub(super) fn masked_reduction(
         &mut self,
         b: Builtin,
@@ -133,9 +136,6 @@ impl Lowerer<'_, '_> {
         arg: &ast::Expr,
         span: Span,
     ) -> Option<Option<TExpr>> {
-        let ast::ExprKind::Subscript { value, indices } = &arg.kind else {
-            return None;
-        };
         if !matches!(
             b,
             Builtin::Reduce(_)
@@ -150,19 +150,128 @@ impl Lowerer<'_, '_> {
         ) {
             return None;
         }
-        let at = self.array_index(indices)?;
-        Some(self.packed_reduction(b, name, (value, indices, at), arg.span, span))
+        let mut masks = vec![];
+        let source = self.unmasked_reads(arg, &mut masks, false);
+        let (mask, _) = masks.first()?.clone();
+        // every array of the expression read through the mask
+        if self.rank(&self.unmasked_reads(arg, &mut vec![], true)) > 0 {
+            self.error(
+                Diagnostic::error(format!("`{name}` combines a masked read with an array read without the mask"))
+                    .at(arg.span, "a masked read and a whole array")
+                    .note("NumPy's masked read is a 1-D array of the selected elements: it does not broadcast with the other array")
+                    .help("read every array of the expression through the mask (`s[m] * w[m]`)"),
+            );
+            return Some(None);
+        }
+        Some(self.packed_reduction(b, name, (&source, &mask, &masks), arg.span, span))
+    }
+
+    /// `e` with each masked read outside the reductions in it (`s[m]`)
+    /// replaced by the array it selects from (`s`); its masks and where
+    /// they are go on `masks`.
+    /// (`number`: each replaced by the number 0, to tell whether arrays
+    /// other than masked reads remain.)
+    fn unmasked_reads(
+        &self,
+        e: &ast::Expr,
+        masks: &mut Vec<(ast::Expr, Span)>,
+        number: bool,
+    ) -> ast::Expr {
+        use ast::ExprKind as K;
+        let mut out = e.clone();
+        match &mut out.kind {
+            K::Subscript { value, indices } => {
+                if let Some(at) = self.array_index(indices) {
+                    masks.push((indices[at].clone(), e.span));
+                    if number {
+                        return ast::Expr::float(0.0, e.span);
+                    }
+                    // (a mask alone selects from the whole value: a
+                    // computed array takes no slices)
+                    let dims = self.rank(&indices[at]);
+                    return match indices.len() {
+                        1 => (**value).clone(),
+                        _ => unmasked(value, indices, (at, dims), e.span),
+                    };
+                }
+            }
+            K::Unary { arg, .. } => **arg = self.unmasked_reads(arg, masks, number),
+            K::Binary { lhs, rhs, .. } => {
+                **lhs = self.unmasked_reads(lhs, masks, number);
+                **rhs = self.unmasked_reads(rhs, masks, number);
+            }
+            K::Compare { first, rest } => {
+                **first = self.unmasked_reads(first, masks, number);
+                for (_, r) in rest.iter_mut() {
+                    *r = self.unmasked_reads(r, masks, number);
+                }
+            }
+            K::BoolOp { values, .. } => {
+                for v in values.iter_mut() {
+                    *v = self.unmasked_reads(v, masks, number);
+                }
+            }
+            K::IfExp { cond, then, else_ } => {
+                **cond = self.unmasked_reads(cond, masks, number);
+                **then = self.unmasked_reads(then, masks, number);
+                **else_ = self.unmasked_reads(else_, masks, number);
+            }
+            // an elementwise call (`np.abs(s[m])`), not a reduction
+            K::Call { func, args, .. } if !self.reduces(func, args.len()) => {
+                if let K::Attr { value, .. } = &mut func.kind {
+                    **value = self.unmasked_reads(value, masks, number);
+                }
+                for a in args.iter_mut() {
+                    *a = self.unmasked_reads(a, masks, number);
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// Whether the call of `func` with `n` arguments reduces its array to
+    /// a number (`np.sum`, `.mean()`, `len`, Python's `max(s)`).
+    fn reduces(&self, func: &ast::Expr, n: usize) -> bool {
+        let b = match &func.kind {
+            ast::ExprKind::Attr { value, attr } if self.is_local_value(value) => {
+                super::keywords::method_builtin(attr)
+            }
+            _ => self.builtin_of(func),
+        };
+        b.is_some_and(|b| {
+            b.numpy_reduction()
+                || b == Builtin::Len
+                || matches!(b, Builtin::Sum | Builtin::Max | Builtin::Min) && n == 1
+        })
     }
 
     fn packed_reduction(
         &mut self,
         b: Builtin,
         name: &str,
-        (value, indices, at): (&ast::Expr, &[ast::Expr], usize),
+        (source, mask, masks): (&ast::Expr, &ast::Expr, &[(ast::Expr, Span)]),
         at_span: Span,
         span: Span,
     ) -> Option<TExpr> {
-        let mask = &indices[at];
+        // one mask: its text the same everywhere (an expression reads no
+        // array it writes)
+        let text = |s: Span| {
+            crate::diag::source(s.file)
+                .and_then(|f| f.text.get(s.lo as usize..s.hi as usize).map(str::to_string))
+        };
+        if let Some((m, _)) = masks.iter().find(|(m, _)| text(m.span) != text(mask.span)) {
+            self.error(
+                Diagnostic::error(format!("`{name}` reads through two different masks"))
+                    .at(m.span, "this mask")
+                    .also(mask.span, "and this one")
+                    .note(
+                        "NumPy's two selections may have different lengths, which do not broadcast",
+                    )
+                    .help("name the mask (`m = s > 0`) and read both arrays through it"),
+            );
+            return None;
+        }
         let dims = self.mask_dims(mask)?;
         if self.axis.is_some() || self.red_labels.as_ref().is_some_and(|l| !l.is_empty()) {
             self.error(
@@ -175,18 +284,13 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        // (a mask alone selects from the whole value: a computed array
-        // takes no slices)
-        let source = match indices {
-            [_] => value.clone(),
-            _ => unmasked(value, indices, (at, dims.len()), at_span),
-        };
-        if self.rank(&source) != dims.len() {
+        let rank = self.rank(source);
+        if rank != dims.len() {
             self.error(
                 Diagnostic::error("a masked read with other slices is not supported in parpy functions")
-                    .at(at_span, format!("a {}-D result", self.rank(&source) + 1 - dims.len()))
-                    .note("the reduction of a masked read takes the selected elements of the mask's shape")
-                    .help("index the other dimensions with numbers (`x[i, m]`), or loop over them"),
+                    .at(at_span, format!("{rank} dimension{} where the mask has {}", if rank == 1 { "" } else { "s" }, dims.len()))
+                    .note("NumPy's masked read is a 1-D array of the selected elements: it does not broadcast with other arrays")
+                    .help("index the other dimensions with numbers (`x[i, m]`), and read every array of the expression through the mask"),
             );
             return None;
         }
