@@ -300,7 +300,7 @@ impl Lowerer<'_, '_> {
         let mut ctx = super::slices::SliceCtx::default();
         self.init_ctx(&mut ctx, dims.clone(), span);
         let saved = self.slice.replace(ctx);
-        let e = self.lower_expr(&source);
+        let e = self.lower_expr(source);
         let m = self.lower_expr(mask);
         let ctx = std::mem::replace(&mut self.slice, saved)?;
         let (e, m) = (e?, self.truthy(m?)?);
