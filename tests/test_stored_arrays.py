@@ -8,6 +8,7 @@ plain Python (the reference) and compiled (conftest.run_both), compared
 bit for bit."""
 
 import numpy as np
+import pytest
 
 import parpy
 from conftest import cpu_opts, run_both
@@ -71,3 +72,48 @@ def labelled(x, y, N):
 def test_a_hidden_statement_goes_before_the_labels_of_its_statement():
     opts = cpu_opts({'i': parpy.threads(N), 'j': parpy.threads(M)})
     run_both(labelled, [_x(3), np.zeros((N, M)), N], opts, rtol=0, atol=0)
+
+
+@parpy.jit
+def joined(x, w, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0, :] = np.concatenate((x[i, 4:], x[i, :4]))
+        y[i, 1, :] = np.concatenate(([0.0], x[i, :-1]))
+        y[i, 2, :] = np.hstack((x[i, :4], w[i, :4]))
+        y[i, 3, :] = np.append(x[i, :7], 1.0)
+        t = np.concatenate((x[i, :2], w[i, :6]))
+        y[i, 4, :] = t * 2.0
+        y[i, 5, :6] = np.concatenate([x[i, :3], w[i, :3]]) * np.concatenate((x[i, :3], x[i, :3]))
+        y[i, 6, :] = np.concatenate([x[i, :4] * 2.0, np.sort(w[i, :4])])
+        # (a part reads the target: the whole array is made first)
+        x[i, :] = np.concatenate((x[i, 1:], x[i, :1]))
+
+
+def test_concatenate_hstack_and_append_join_their_parts():
+    w = np.random.default_rng(4).random((N, M))
+    run_both(joined, [_x(4), w, np.zeros((N, 7, M)), N], cpu_opts({'i': parpy.threads(N)}),
+             rtol=0, atol=0)
+
+
+@parpy.jit
+def joined_along_axis_one(x, y, N):
+    for i in range(N):
+        y[i, :] = np.concatenate((x[i:i + 1, :4], x[i:i + 1, 4:]), axis=1)[0]
+
+
+@parpy.jit
+def joined_unevenly(x, y, N):
+    for i in range(N):
+        y[i, :] = np.concatenate((x[i, :4], x[0:2, :2]))[0]
+
+
+@pytest.mark.parametrize("fn,message", [
+    (joined_along_axis_one, "`np.concatenate` joins along the first axis only in parpy functions"),
+    (joined_unevenly, "the parts of `np.concatenate` do not fit together"),
+])
+def test_what_a_concatenation_cannot_be_is_a_located_error(fn, message):
+    with pytest.raises(parpy.CompileError) as e:
+        fn(_x(5), np.zeros((N, M)), N, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
+    assert "test_stored_arrays.py:" in str(e.value), str(e.value)

@@ -156,6 +156,15 @@ FEATURES = [
     # `o[..., lo:hi] = [e1, e2, ...]`: a list of numbers of the target's
     # type, NumPy's array of them (stop 35)
     "lists",
+    # `o[..., lo:hi] = np.sum(s1[s2 > c])` and the other reductions of a
+    # masked read, of an expression of reads through one mask, `len` of
+    # one (stop 36: the selected elements packed, summed pairwise over
+    # their count)
+    "masked_reads",
+    # `np.sort(s)[a:b]`, `np.cumsum(s)[::2]`, `(s * 2)[a:b]`,
+    # `np.concatenate((s1, s2))`: arrays made by a statement of their own
+    # before the one that reads them (stop 36)
+    "hoisted",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -1350,6 +1359,70 @@ class Gen:
                 self.emit(ind, f"{name}[{name} > {name}[{r.randrange(n)}]] = {value}")
         self.emit(ind, f"{tgt} = {name}")
 
+    def stmt_masked(self, sc: Scope, ind: int) -> None:
+        """`o[prefix, lo:hi] = np.op(s1[s2 > c])` (`masked_reads`): a
+        reduction of the elements a mask selects, maybe of an expression
+        of reads through the mask, or how many there are."""
+        r = self.r
+        st = self.slice_target(sc)
+        if st is None:
+            return
+        a, _, tgt, k = st
+        m = r.randrange(1, 12)
+        s1, s2 = self.slice_of(sc, k, m), self.slice_of(sc, r.choice("if"), m)
+        if s1 is None or s2 is None:
+            return
+        mask = f"{s2[0]} > {r.choice(['0', '1', '0.5'])}"
+        ops = ["sum", "mean", "prod", "any", "count_nonzero", "len"]
+        op = r.choice(ops if k == "f" else ["sum", "prod", "any", "count_nonzero", "len"])
+        read = f"{s1[0]}[{mask}]"
+        if op in ("sum", "mean") and r.random() < 0.4:
+            read = f"{read} * {s1[0]}[{mask}]"
+        if op == "len":
+            value, t = f"len({read})", "int64"
+        else:
+            value = f"np.{op}({read})" if r.random() < 0.7 or op == "count_nonzero" \
+                else f"{read}.{op}()"
+            with np.errstate(all="ignore"):
+                t = _type_of(getattr(np, op)(np.ones(2, dtype=np.dtype(s1[1])))) or s1[1]
+        if t == a.dtype or np.can_cast(t, a.dtype, "safe"):
+            self.emit(ind, f"{tgt} = {value}")
+
+    def stmt_hoisted(self, sc: Scope, ind: int) -> None:
+        """`o[prefix, lo:hi] =` a slice of a sorted, scanned or computed
+        array, or a concatenation (`hoisted`): arrays a statement of their
+        own makes first."""
+        r = self.r
+        st = self.slice_target(sc)
+        if st is None:
+            return
+        a, n, tgt, k = st
+        x = r.random()
+        if x < 0.5:
+            m = n + r.randrange(0, 4)
+            s1 = self.slice_of(sc, k, m)
+            if s1 is None or re.search(rf"\b{a.name}\[", s1[0]):
+                return
+            lo = r.randrange(0, m - n + 1)
+            if x < 0.2:
+                value, t = f"np.sort({s1[0]})[{lo}:{lo + n}]", s1[1]
+            elif x < 0.35:
+                value, t = f"({s1[0]} * 2)[{lo}:{lo + n}]", s1[1]
+            else:
+                with np.errstate(all="ignore"):
+                    t = _type_of(np.cumsum(np.ones(2, dtype=np.dtype(s1[1])))[0]) or s1[1]
+                value = f"np.cumsum({s1[0]})[{lo}:{lo + n}]"
+        else:
+            p = r.randrange(0, n + 1)
+            s1, s2 = self.slice_of(sc, k, p) if p else None, self.slice_of(sc, k, n - p)
+            if s2 is None or (p and s1 is None):
+                return
+            parts = [s2] if not p else [s1, s2]
+            t = str(np.result_type(*[np.dtype(q[1]) for q in parts]))
+            value = f"np.concatenate(({', '.join(q[0] for q in parts)},))"
+        if t == a.dtype or np.can_cast(t, a.dtype, "safe"):
+            self.emit(ind, f"{tgt} = {value}")
+
     def stmt_list(self, sc: Scope, ind: int) -> None:
         """`o[prefix, lo:hi] = [e1, ..., en]` of items of the target's type
         (`lists`), maybe read in a loop first."""
@@ -1651,6 +1724,10 @@ class Gen:
                 self.stmt_local_copy(sc, ind)
             elif self.on("lists", 0.1):
                 self.stmt_list(sc, ind)
+            elif sc.par and self.on("masked_reads", 0.1):
+                self.stmt_masked(sc, ind)
+            elif sc.par and self.on("hoisted", 0.1):
+                self.stmt_hoisted(sc, ind)
             elif x < 0.3 or budget <= 0:
                 self.stmt_store(sc, ind)
             elif x < 0.42:

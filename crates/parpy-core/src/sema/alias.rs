@@ -375,7 +375,7 @@ impl Lowerer<'_, '_> {
 
     /// The array names (arguments, local arrays, re-bound names) and the
     /// other bound names `value` reads.
-    fn names_read<'e>(&self, value: &'e ast::Expr) -> (Vec<&'e str>, Vec<&'e str>) {
+    pub(super) fn names_read<'e>(&self, value: &'e ast::Expr) -> (Vec<&'e str>, Vec<&'e str>) {
         let mut arrays: Vec<&str> = vec![];
         let mut scalars: Vec<&str> = vec![];
         value.walk(&mut |e| {

@@ -1,7 +1,7 @@
 //! Arrays that only a statement of their own computes, named first.
 //!
 //! `np.sort(s)`, `np.argsort(s)`, `np.cumsum(s)` (and `cumprod`, a ufunc's
-//! `accumulate`) are computed by a slice assignment that takes the whole
+//! `accumulate`), `np.concatenate(parts)` are computed by a slice assignment that takes the whole
 //! array (`y[i, :] = np.sort(s)`, or `t = np.sort(s)`: a local array). Read
 //! anywhere else (`np.sort(s)[-3:]`, `np.sort(s)[:3].sum()`, `np.cumsum(s)
 //! / n`, `for v in np.sort(s)`), such a call is first assigned to a hidden
@@ -153,7 +153,9 @@ impl Lowerer<'_, '_> {
 
     /// A call only a slice assignment of the whole array computes.
     fn stored_only(&self, e: &Expr) -> bool {
-        self.sort_of(e).is_some() || self.cumulative_of(e).is_some()
+        self.sort_of(e).is_some()
+            || self.cumulative_of(e).is_some()
+            || self.concatenation_of(e).is_some()
     }
 
     /// An array computed by an expression (not a name, a subscript or an

@@ -256,7 +256,7 @@ impl Lowerer<'_, '_> {
     /// The local array `name` for a value of `shape` and `elem` made at
     /// `at`: a new one, or the one a statement before bound it to, which
     /// the value replaces (the same shape and type: one array per name).
-    fn declare_local(
+    pub(super) fn declare_local(
         &mut self,
         name: &str,
         (shape, elem): (&[i64], ElemTy),

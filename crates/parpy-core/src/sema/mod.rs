@@ -15,6 +15,7 @@ mod average;
 mod callback;
 mod calls;
 mod chains;
+mod concatenate;
 mod dicts;
 mod expr;
 mod external;

@@ -1454,6 +1454,9 @@ impl Lowerer<'_, '_> {
         if let Some((argsort, args)) = self.sort_of(value) {
             return self.sort_assign(target, argsort, &args, labels, span);
         }
+        if let Some(parts) = self.concatenation_of(value) {
+            return self.concatenate_assign(target, value, &parts, labels, span);
+        }
         let from = self.pre.len();
         let (mut ctx, (array, indices, elem, alias), v) = self.slice_sides(target, value)?;
         // reductions with `axis=` compute an element of the right side each
@@ -1657,7 +1660,7 @@ impl Lowerer<'_, '_> {
 
     /// The shape and element type of the array of `value` when only a
     /// slice assignment of it computes it (`np.sort(s)`, `np.argsort`,
-    /// `np.cumsum(s)`, ...): `None` for other values, `Some(None)` after an
+    /// `np.cumsum(s)`, `np.concatenate`, ...): `None` for other values, `Some(None)` after an
     /// error. A name bound to one keeps it in a local array
     /// (`local_arrays.rs` `local_copy_assign`).
     pub(super) fn stored_array(&mut self, value: &ast::Expr) -> Option<Option<(Vec<i64>, ElemTy)>> {
@@ -1679,6 +1682,9 @@ impl Lowerer<'_, '_> {
                 false => shape,
             };
             return Some(Some((shape, elem)));
+        }
+        if let Some(parts) = self.concatenation_of(value) {
+            return Some(self.concatenation_type(value, &parts));
         }
         let (argsort, args) = self.sort_of(value)?;
         let Some((shape, et)) = self.shape_of(args.first()?, "a sort") else {
