@@ -75,6 +75,7 @@ import test_masks as tms
 import test_lists as tls
 import test_fills as tfi
 import test_stored_arrays as tsa
+import test_reshape as trs
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -345,10 +346,12 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_what_a_fill_cannot_be_is_a_located_error",
     # test_stored_arrays: errors
     "test_what_a_concatenation_cannot_be_is_a_located_error",
+    # test_reshape: errors
+    "test_what_a_reshape_cannot_be_is_a_located_error",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
-             tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa):
+             tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

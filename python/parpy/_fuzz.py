@@ -1413,7 +1413,7 @@ class Gen:
                     t = _type_of(np.cumsum(np.ones(2, dtype=np.dtype(s1[1])))[0]) or s1[1]
                 value = f"np.cumsum({s1[0]})[{lo}:{lo + n}]"
         else:
-            p = r.randrange(0, n + 1)
+            p = r.randrange(0, n)  # (the last part has at least one element)
             s1, s2 = self.slice_of(sc, k, p) if p else None, self.slice_of(sc, k, n - p)
             if s2 is None or (p and s1 is None):
                 return

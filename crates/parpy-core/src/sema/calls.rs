@@ -71,6 +71,12 @@ impl Lowerer<'_, '_> {
         (args, keywords): (&[ast::Expr], &[ast::Keyword]),
         span: Span,
     ) -> Option<TExpr> {
+        if self.slice.is_some() {
+            let call = ast::Expr::call(func.clone(), args.to_vec(), span);
+            if let Some(r) = self.reshape_of(&call) {
+                return self.reshaped(r, span);
+            }
+        }
         if let Some(r) = self.method_call(func, args, span) {
             return r;
         }

@@ -30,6 +30,7 @@ mod local_arrays;
 mod masks;
 mod nan_reductions;
 mod order_stats;
+mod reshape;
 mod scope;
 mod slices;
 mod sort;

@@ -2187,8 +2187,19 @@ impl Lowerer<'_, '_> {
         let mut at = vec![];
         for ix in idx {
             let t = self.lower_expr(ix)?;
-            at.push(self.element_index(t, "an array index")?);
+            at.push((self.element_index(t, "an array index")?, ix.span));
         }
+        self.element_at(value, at, span)
+    }
+
+    /// `value[at]` of an array-valued expression, one index (and where it
+    /// is written) per dimension, as `element_of`.
+    pub(super) fn element_at(
+        &mut self,
+        value: &ast::Expr,
+        at: Vec<(Expr, Span)>,
+        span: Span,
+    ) -> Option<TExpr> {
         let from = self.pre.len();
         let (elem, ctx) = self.lower_reduced(value);
         let (elem, ctx) = (elem?, ctx?);
@@ -2215,15 +2226,15 @@ impl Lowerer<'_, '_> {
         }
         let mut inner = self.sink_dependent(from, &ctx.vars);
         let mut e = elem.e;
-        for (((v, n), i), ix) in ctx.vars.iter().zip(&extents).zip(at).zip(idx) {
+        for ((v, n), (i, ix)) in ctx.vars.iter().zip(&extents).zip(at) {
             let i = match const_int(&i) {
-                Some(c) if (-n..*n).contains(&c) => Expr::int(c.rem_euclid(*n), i.elem(), ix.span),
+                Some(c) if (-n..*n).contains(&c) => Expr::int(c.rem_euclid(*n), i.elem(), ix),
                 Some(c) => {
                     self.error(
                         Diagnostic::error(format!(
                             "index {c} is out of bounds for a dimension of size {n} of this computed array"
                         ))
-                        .at(ix.span, "out of bounds")
+                        .at(ix, "out of bounds")
                         .also(value.span, format!("shape {}", shape_str(&extents))),
                     );
                     return None;
@@ -2238,7 +2249,7 @@ impl Lowerer<'_, '_> {
                             Diagnostic::error(
                                 "an index of a computed array must be known to be in range when compiling",
                             )
-                            .at(ix.span, format!("not known to be in 0..{n}"))
+                            .at(ix, format!("not known to be in 0..{n}"))
                             .also(value.span, format!("shape {}", shape_str(&extents)))
                             .help("index with a constant, or a loop counter whose range is inside the dimension"),
                         );

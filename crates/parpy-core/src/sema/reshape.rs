@@ -1,0 +1,152 @@
+//! `a.reshape(d0, d1, ...)` (or a tuple, one `-1` inferred),
+//! `np.reshape(a, shape)`, `a.ravel()`, `a.flatten()`, `np.ravel(a)` read by
+//! an array expression: NumPy's array of `a`'s elements in row-major order,
+//! of the new shape. Each element is `a`'s element at the same row-major
+//! position, read where the expression reads it (`slices.rs`
+//! `element_at`): `y[i, :2] = x[i, :].reshape(2, 4).sum(axis=1)`.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{BinOp, Expr, Type};
+use crate::resolve::Resolved;
+use crate::syntax::ast;
+
+use super::slices::IndexSlot;
+use super::{Lowerer, TExpr};
+
+impl Lowerer<'_, '_> {
+    /// The array and the new shape (as written; `None`: flattened) of a
+    /// reshape, ravel or flatten call; `None` for other expressions.
+    pub(super) fn reshape_of<'e>(
+        &self,
+        e: &'e ast::Expr,
+    ) -> Option<(&'e ast::Expr, Option<Vec<&'e ast::Expr>>)> {
+        let ast::ExprKind::Call { func, args, .. } = &e.kind else {
+            return None;
+        };
+        let shape = |dims: &'e [ast::Expr]| match dims {
+            [d] => match (&d.kind, d.list_items()) {
+                (ast::ExprKind::Tuple(items), _) => items.iter().collect(),
+                (_, Some(items)) => items.iter().collect(),
+                _ => vec![d],
+            },
+            _ => dims.iter().collect(),
+        };
+        match &func.kind {
+            ast::ExprKind::Attr { value, attr } if self.is_local_value(value) => {
+                match attr.as_str() {
+                    "reshape" if !args.is_empty() => Some((value, Some(shape(args)))),
+                    "ravel" | "flatten" if args.is_empty() => Some((value, None)),
+                    _ => None,
+                }
+            }
+            _ => {
+                let path = func.dotted_path().filter(|_| !self.is_local_root(func))?;
+                let Resolved::Unsupported(d) = self.resolve_path(&path) else {
+                    return None;
+                };
+                match args.as_slice() {
+                    [a, dims @ ..] if d.contains("numpy.reshape") && !dims.is_empty() => {
+                        Some((a, Some(shape(dims))))
+                    }
+                    [a] if d.contains("numpy.ravel") => Some((a, None)),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// The number of dimensions of a reshape (see the module doc).
+    pub(super) fn reshape_rank(&self, dims: &Option<Vec<&ast::Expr>>) -> usize {
+        dims.as_ref().map_or(1, Vec::len)
+    }
+
+    /// A reshape read inside an array expression; `None` after an error.
+    pub(super) fn reshaped(
+        &mut self,
+        (a, dims): (&ast::Expr, Option<Vec<&ast::Expr>>),
+        span: Span,
+    ) -> Option<TExpr> {
+        let (from, _) = self.shape_of(a, "a reshape")?;
+        let n: i64 = from.iter().product();
+        let mut shape = vec![];
+        let mut inferred = None;
+        for d in dims.unwrap_or_default() {
+            let t = self.lower_expr(d)?;
+            match self.known_int(&t.e) {
+                Some(-1) if inferred.is_none() => {
+                    inferred = Some(shape.len());
+                    shape.push(1);
+                }
+                Some(k) if k >= 0 => shape.push(k),
+                _ => {
+                    self.error(
+                        Diagnostic::error(
+                            "the new shape of a reshape must be known when compiling",
+                        )
+                        .at(d.span, "not a known length (or a second -1)")
+                        .help(
+                            "use constants, shapes (`x.shape[1]`) or specialized scalar arguments",
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        if shape.is_empty() {
+            shape.push(n);
+        }
+        if let Some(k) = inferred {
+            let rest: i64 = shape.iter().product();
+            if rest > 0 && n % rest == 0 {
+                shape[k] = n / rest;
+            }
+        }
+        if shape.iter().product::<i64>() != n {
+            self.error(
+                Diagnostic::error(format!(
+                    "cannot reshape an array of {n} elements into shape {}",
+                    super::local_arrays::shape_text(&shape)
+                ))
+                .at(
+                    span,
+                    format!("from shape {}", super::local_arrays::shape_text(&from)),
+                )
+                .note("NumPy raises ValueError for it")
+                .type_error(),
+            );
+            return None;
+        }
+        let int_ty = self.opts.int_type;
+        let slots = shape
+            .iter()
+            .map(|&extent| IndexSlot::full(extent, int_ty, span))
+            .collect();
+        let counters = self.map_slices(slots, false, span)?;
+        // the row-major position of the element, then its index in `a`
+        let it = Type::Scalar(int_ty);
+        let bin = |op, l: Expr, r: Expr| Expr::binary(op, l, r, it.clone(), span);
+        let mut flat = Expr::int(0, int_ty, span);
+        for (k, d) in counters.into_iter().zip(&shape) {
+            flat = bin(
+                BinOp::Add,
+                bin(BinOp::Mul, flat, Expr::int(*d, int_ty, span)),
+                k,
+            );
+        }
+        let mut at = vec![];
+        let mut stride = n;
+        for (j, d) in from.iter().enumerate() {
+            stride /= (*d).max(1);
+            let mut i = flat.clone();
+            if stride > 1 {
+                i = bin(BinOp::FloorDiv, i, Expr::int(stride, int_ty, span));
+            }
+            // (the first index is below its dimension already)
+            if j > 0 {
+                i = bin(BinOp::Mod, i, Expr::int(*d, int_ty, span));
+            }
+            at.push((i, span));
+        }
+        self.element_at(a, at, span)
+    }
+}
