@@ -117,3 +117,20 @@ def test_what_a_concatenation_cannot_be_is_a_located_error(fn, message):
         fn(_x(5), np.zeros((N, M)), N, opts=cpu_opts())
     assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
     assert "test_stored_arrays.py:" in str(e.value), str(e.value)
+
+
+@parpy.jit
+def largest_plus_positive(s):
+    return np.sort(s)[-1] + np.sum(s[s > 0])
+
+
+@parpy.jit
+def through_a_helper(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = largest_plus_positive(x[i, :])
+
+
+def test_a_helper_lowered_at_its_call_names_its_sorts_first_too():
+    run_both(through_a_helper, [_x(6), np.zeros(N), N], cpu_opts({'i': parpy.threads(N)}),
+             rtol=0, atol=0)

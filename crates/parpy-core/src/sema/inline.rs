@@ -475,6 +475,9 @@ impl Lowerer<'_, '_> {
         }
         let mut body = super::keywords::positional(def, globals.as_ref(), &mut self.sh.diags)?.body;
         subst_stmts(&mut body, &subst);
+        // (sorts and scans read inside expressions named first, as
+        // `lower_function` does: `hoist.rs`)
+        let body = self.hoist_stored_arrays(&body);
         let (stmts, ret) = match body.split_last() {
             Some((
                 ast::Stmt {
