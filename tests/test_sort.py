@@ -56,7 +56,7 @@ def _values(rng, dtype, n):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32, np.uint8,
                                    np.int64, np.bool_], ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("n", [1, 2, 7, 64, 101])
+@pytest.mark.parametrize("n", [1, 2, 7, 33, 64, 101, 1000])
 def test_sorts_are_numpys(dtype, n):
     x = _values(np.random.default_rng(n), dtype, n)
     y, z = run_both(sorted_rows, [x, np.zeros((N, n), dtype), np.zeros((N, n), np.int64), N], _par(),

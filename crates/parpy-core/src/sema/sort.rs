@@ -6,7 +6,10 @@
 //! Jit code does not call a sort: the elements go into a local array
 //! (`Lowerer::materialize`, so the destination may be the slice itself),
 //! and each element is stored at its rank, the number of elements that
-//! sort before it (n² comparisons: at most [`COUNTING_MAX`](super::order_stats::COUNTING_MAX) elements). The
+//! sort before it (n² comparisons: at most [`COUNTING_MAX`](super::order_stats::COUNTING_MAX) elements;
+//! a branch-free count, which GPU threads run in step); on the Cpu a sort
+//! of more than [`MERGE_MIN`] elements is a bottom-up merge sort of the
+//! local array instead (`n log n` comparisons, the same order). The
 //! order is NumPy's: NaN after every number; equal elements keep their
 //! order, which is what a stable sort gives (so `argsort` needs
 //! `kind='stable'`: NumPy's default sort may order equal elements either
@@ -19,6 +22,10 @@ use crate::syntax::ast;
 
 use super::types::convert;
 use super::{Lowerer, TExpr};
+
+/// Sorts of more elements than this merge (Cpu): `n log n` comparisons
+/// instead of the counting sort's `n²`.
+const MERGE_MIN: i64 = 32;
 
 /// The method that sorts in place, as `stmt.rs` rewrites `s.sort(...)`
 /// into `s[...] = <s.sort()>(s, ...)`: a name no Python code can spell.
@@ -197,6 +204,44 @@ impl Lowerer<'_, '_> {
             span,
         );
         let int = |c| Expr::int(c, int_ty, span);
+        if self.opts.backend == crate::options::Backend::Cpu && n > MERGE_MIN {
+            let (mut out, sorted) = self.merge_sort(tmp, (n, et), argsort, span)?;
+            // the destination at each position, the sorted element (or its
+            // index) there
+            let mut at = indices;
+            for ix in &mut at {
+                super::slices::substitute(ix, ctx.vars()[0], &var(j, &it));
+            }
+            let value = match sorted {
+                Some(order) => Expr::new(
+                    ExprKind::Index {
+                        array: order,
+                        indices: vec![var(j, &it)],
+                    },
+                    it.clone(),
+                    span,
+                ),
+                None => x,
+            };
+            let value = self.store_convert(
+                TExpr {
+                    e: value,
+                    weak: false,
+                },
+                elem,
+                target.span,
+            )?;
+            let store = match alias {
+                Some(sel) => self.alias_store(sel, at, value, span),
+                None => StmtKind::Assign {
+                    dst: Place::Index { array, indices: at },
+                    value,
+                },
+            };
+            let stores = ForLoop::sequential(j, int(0), int(n), vec![Stmt::new(store, span)]);
+            out.push(Stmt::new(StmtKind::For(Box::new(stores)), span));
+            return Some(out);
+        }
         let counting = ForLoop::sequential(k, int(0), int(n), vec![count]);
         // the destination at the rank: its slice's counter replaced
         let mut at = indices;
@@ -226,6 +271,164 @@ impl Lowerer<'_, '_> {
         ];
         let ranking = ForLoop::sequential(j, int(0), int(n), body);
         Some(vec![Stmt::new(StmtKind::For(Box::new(ranking)), span)])
+    }
+
+    /// Sorts the local array `a` of `n` elements of type `et` in place, as
+    /// the counting sort orders them (stable, NaN last), by a bottom-up
+    /// merge sort: `n log n` comparisons (the Cpu, above [`MERGE_MIN`]
+    /// elements). For an argsort, also the local array of the sorted
+    /// elements' indices (returned). The statements, then that array.
+    #[allow(clippy::type_complexity)]
+    fn merge_sort(
+        &mut self,
+        a: crate::ir::VarId,
+        (n, et): (i64, ElemTy),
+        argsort: bool,
+        span: Span,
+    ) -> Option<(Vec<Stmt>, Option<crate::ir::VarId>)> {
+        let int_ty = self.opts.int_type;
+        let it = Type::Scalar(int_ty);
+        let array = |elem| Type::Array {
+            elem,
+            shape: vec![n],
+        };
+        let b = self.new_var("merged", array(et), VarKind::Local, span);
+        let orders = argsort.then(|| {
+            (
+                self.new_var("order", array(int_ty), VarKind::Local, span),
+                self.new_var("merged_order", array(int_ty), VarKind::Local, span),
+            )
+        });
+        let local = |l: &mut Self, name: &str| l.new_var(name, it.clone(), VarKind::Local, span);
+        let counter =
+            |l: &mut Self, name: &str| l.new_var(name, it.clone(), VarKind::LoopIndex, span);
+        let (w, lo, mid, hi, i, r) = (
+            local(self, "width"),
+            local(self, "lo"),
+            local(self, "mid"),
+            local(self, "hi"),
+            local(self, "left"),
+            local(self, "right"),
+        );
+        let (pass, c, k) = (
+            counter(self, "pass"),
+            counter(self, "pair"),
+            counter(self, "k"),
+        );
+        let (k_init, k_back) = (counter(self, "k"), counter(self, "k"));
+        let v = |id| Expr::var(id, it.clone(), span);
+        let int = |c| Expr::int(c, int_ty, span);
+        let bin = |op, l, r| Expr::binary(op, l, r, it.clone(), span);
+        let at = |array, ix: Expr, ty: ElemTy| {
+            Expr::new(
+                ExprKind::Index {
+                    array,
+                    indices: vec![ix],
+                },
+                Type::Scalar(ty),
+                span,
+            )
+        };
+        let put = |array, ix: Expr, value: Expr| {
+            Stmt::new(
+                StmtKind::Assign {
+                    dst: Place::Index {
+                        array,
+                        indices: vec![ix],
+                    },
+                    value,
+                },
+                span,
+            )
+        };
+        let set = |id, value| Stmt::assign_var(id, value, span);
+        let each = |var, n: Expr, body| {
+            Stmt::new(
+                StmtKind::For(Box::new(ForLoop::sequential(var, int(0), n, body))),
+                span,
+            )
+        };
+        let mut out = vec![];
+        if let Some((order, _)) = orders {
+            out.push(each(k_init, int(n), vec![put(order, v(k_init), v(k_init))]));
+        }
+        // the right element goes first only when it sorts strictly before
+        // the left one: equal elements keep their order
+        let strong = |e| TExpr { e, weak: false };
+        let right_less =
+            self.nan_last_less(strong(at(a, v(r), et)), strong(at(a, v(i), et)), span)?;
+        let bool_ty = Type::Scalar(ElemTy::Bool);
+        let cmp = |op, l, r| Expr::binary(op, l, r, bool_ty.clone(), span);
+        let not_less = Expr::new(
+            ExprKind::Unary {
+                op: crate::ir::UnOp::Not,
+                arg: Box::new(right_less),
+            },
+            bool_ty.clone(),
+            span,
+        );
+        let take_left = cmp(
+            BinOp::And,
+            cmp(BinOp::Lt, v(i), v(mid)),
+            cmp(BinOp::Or, cmp(BinOp::Ge, v(r), v(hi)), not_less),
+        );
+        let take = |from: crate::ir::VarId| {
+            let mut s = vec![put(b, v(k), at(a, v(from), et))];
+            if let Some((order, merged)) = orders {
+                s.push(put(merged, v(k), at(order, v(from), int_ty)));
+            }
+            s.push(set(from, bin(BinOp::Add, v(from), int(1))));
+            s
+        };
+        let merge = Stmt::new(
+            StmtKind::For(Box::new(ForLoop::sequential(
+                k,
+                v(lo),
+                v(hi),
+                vec![Stmt::new(
+                    StmtKind::If {
+                        cond: take_left,
+                        then_body: take(i),
+                        else_body: take(r),
+                    },
+                    span,
+                )],
+            ))),
+            span,
+        );
+        let two_w = || bin(BinOp::Mul, v(w), int(2));
+        let pairs = bin(
+            BinOp::FloorDiv,
+            bin(BinOp::Add, int(n - 1), two_w()),
+            two_w(),
+        );
+        let pair = vec![
+            set(lo, bin(BinOp::Mul, v(c), two_w())),
+            set(mid, bin(BinOp::Min, bin(BinOp::Add, v(lo), v(w)), int(n))),
+            set(hi, bin(BinOp::Min, bin(BinOp::Add, v(lo), two_w()), int(n))),
+            set(i, v(lo)),
+            set(r, v(mid)),
+            merge,
+        ];
+        let mut back = vec![put(a, v(k_back), at(b, v(k_back), et))];
+        if let Some((order, merged)) = orders {
+            back.push(put(order, v(k_back), at(merged, v(k_back), int_ty)));
+        }
+        let mut passes = 0;
+        while (1i64 << passes) < n {
+            passes += 1;
+        }
+        out.push(set(w, int(1)));
+        out.push(each(
+            pass,
+            int(passes),
+            vec![
+                each(c, pairs, pair),
+                each(k_back, int(n), back),
+                set(w, two_w()),
+            ],
+        ));
+        Some((out, orders.map(|(order, _)| order)))
     }
 
     /// Checks the parameters after the array of a sort of a 1-D slice
