@@ -465,6 +465,8 @@ pub fn numpy_allocates(name: &str) -> bool {
             | "linspace"
             | "copy"
             | "concatenate"
+            | "hstack"
+            | "append"
             | "stack"
             | "eye"
             | "identity"

@@ -437,8 +437,10 @@ impl Lowerer<'_, '_> {
     pub(super) fn rank(&self, e: &ast::Expr) -> usize {
         use crate::resolve::Builtin as B;
         use ast::ExprKind as K;
-        if let Some((_, dims)) = self.reshape_of(e) {
-            return self.reshape_rank(&dims);
+        if let K::Call { func, args, .. } = &e.kind {
+            if let Some((_, dims)) = self.reshape_of(func, args) {
+                return self.reshape_rank(&dims);
+            }
         }
         let ndim = |a: &ast::Expr| match self.array_arg(super::expr::transpose_of(a).unwrap_or(a)) {
             Some((_, Type::Array { shape, .. })) => shape.len(),

@@ -72,8 +72,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<TExpr> {
         if self.slice.is_some() {
-            let call = ast::Expr::call(func.clone(), args.to_vec(), span);
-            if let Some(r) = self.reshape_of(&call) {
+            if let Some(r) = self.reshape_of(func, args) {
                 return self.reshaped(r, span);
             }
         }

@@ -25,10 +25,13 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let path = func.dotted_path().filter(|_| !self.is_local_root(func))?;
-        let what = match self.resolve_path(&path) {
-            Resolved::Allocates(w) if w == "numpy.concatenate" => "concatenate",
-            Resolved::Unsupported(d) if d.contains("numpy.hstack") => "hstack",
-            Resolved::Unsupported(d) if d.contains("numpy.append") => "append",
+        let Resolved::Allocates(what) = self.resolve_path(&path) else {
+            return None;
+        };
+        let what = match what.as_str() {
+            "numpy.concatenate" => "concatenate",
+            "numpy.hstack" => "hstack",
+            "numpy.append" => "append",
             _ => return None,
         };
         match (what, args.as_slice()) {

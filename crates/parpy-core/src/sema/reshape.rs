@@ -15,14 +15,14 @@ use super::{Lowerer, TExpr};
 
 impl Lowerer<'_, '_> {
     /// The array and the new shape (as written; `None`: flattened) of a
-    /// reshape, ravel or flatten call; `None` for other expressions.
+    /// reshape, ravel or flatten call of `func` with `args`; `None` for
+    /// other calls. (`alias.rs` `rank` asks for every call: the name is
+    /// looked at before anything is resolved.)
     pub(super) fn reshape_of<'e>(
         &self,
-        e: &'e ast::Expr,
+        func: &'e ast::Expr,
+        args: &'e [ast::Expr],
     ) -> Option<(&'e ast::Expr, Option<Vec<&'e ast::Expr>>)> {
-        let ast::ExprKind::Call { func, args, .. } = &e.kind else {
-            return None;
-        };
         let shape = |dims: &'e [ast::Expr]| match dims {
             [d] => match (&d.kind, d.list_items()) {
                 (ast::ExprKind::Tuple(items), _) => items.iter().collect(),
@@ -31,27 +31,34 @@ impl Lowerer<'_, '_> {
             },
             _ => dims.iter().collect(),
         };
-        match &func.kind {
-            ast::ExprKind::Attr { value, attr } if self.is_local_value(value) => {
-                match attr.as_str() {
-                    "reshape" if !args.is_empty() => Some((value, Some(shape(args)))),
-                    "ravel" | "flatten" if args.is_empty() => Some((value, None)),
-                    _ => None,
-                }
-            }
-            _ => {
-                let path = func.dotted_path().filter(|_| !self.is_local_root(func))?;
-                let Resolved::Unsupported(d) = self.resolve_path(&path) else {
-                    return None;
-                };
-                match args.as_slice() {
-                    [a, dims @ ..] if d.contains("numpy.reshape") && !dims.is_empty() => {
-                        Some((a, Some(shape(dims))))
-                    }
-                    [a] if d.contains("numpy.ravel") => Some((a, None)),
-                    _ => None,
-                }
-            }
+        let ast::ExprKind::Attr { value, attr } = &func.kind else {
+            return None;
+        };
+        if !matches!(attr.as_str(), "reshape" | "ravel" | "flatten") {
+            return None;
+        }
+        if self.is_local_value(value) {
+            return match (attr.as_str(), args) {
+                ("reshape", [_, ..]) => Some((value, Some(shape(args)))),
+                ("ravel" | "flatten", []) => Some((value, None)),
+                _ => None,
+            };
+        }
+        // `np.reshape(a, shape)`, `np.ravel(a)`: NumPy's functions, which
+        // the resolver knows as ones without a builtin of their own
+        let path = func.dotted_path().filter(|_| !self.is_local_root(func))?;
+        let Resolved::Unsupported(d) = self.resolve_path(&path) else {
+            return None;
+        };
+        let numpy = |name: &str| {
+            d.strip_prefix("numpy.")
+                .and_then(|r| r.strip_prefix(name))
+                .is_some_and(|r| r.starts_with(','))
+        };
+        match args {
+            [a, dims @ ..] if numpy("reshape") && !dims.is_empty() => Some((a, Some(shape(dims)))),
+            [a] if numpy("ravel") => Some((a, None)),
+            _ => None,
         }
     }
 
