@@ -427,6 +427,8 @@ def natural_args():
      "natural_outer_of_a_matrix"),
     ("reciprocal_of_an_int", "count)", "`np.reciprocal` of an integer is not supported",
      "natural_reciprocal_of_an_int"),
+    ("attribute_of_an_element", "x[i, 0].real", "attribute `real` of an expression cannot be used here",
+     "natural_attribute_of_an_element"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

@@ -311,12 +311,6 @@ def matmul_bool(m, y):
 
 
 @parpy.jit
-def transpose_of_an_expression(x, y):
-    parpy.label('i')
-    y[:, :] = np.transpose(x + 1.0)
-
-
-@parpy.jit
 def newaxis_as_a_value(x, y):
     a = np.newaxis
     parpy.label('i')
@@ -329,8 +323,6 @@ def newaxis_as_a_value(x, y):
     (matmul_3d, [np.ones((3, 4)), np.zeros(1)], "`@` of 3- and 2-dimensional operands is not supported"),
     (matmul_bool, [np.ones((3, 3), bool), np.zeros((3, 3), bool)], "`@` of bool arrays is not supported"),
     (newaxis_as_a_value, [np.ones(3), np.zeros(3)], "`np.newaxis` cannot be used as a value"),
-    (transpose_of_an_expression, [np.ones((3, 4)), np.zeros((4, 3))],
-     "`np.transpose` takes an array argument or a subscript of one in parpy functions"),
 ])
 def test_what_a_matrix_product_cannot_be_is_a_located_error(fn, args, message):
     with pytest.raises(parpy.CompileError) as e:

@@ -181,3 +181,8 @@ def reciprocal_of_an_int(x, y, N):
     count = N
     for i in range(N):
         y[i] = np.reciprocal(count)
+
+
+def attribute_of_an_element(x, y, N):
+    for i in range(N):
+        y[i] = x[i, 0].real

@@ -87,7 +87,7 @@ pub(super) enum Blocker {
     Stored,
     /// It is assigned more than once.
     Rebound,
-    /// It is sliced or iterated, first here.
+    /// It is sliced, iterated or transposed, first here.
     Indexed(Span),
     /// The expression reads a re-bound array name (`sema::alias`).
     AliasRead,

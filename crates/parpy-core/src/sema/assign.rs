@@ -63,22 +63,13 @@ impl Lowerer<'_, '_> {
                 Some(vec![(f, at), (w, at)])
             }
             ast::ExprKind::Attr { value: base, attr } if attr == "shape" => {
-                let ast::ExprKind::Name(n) = &base.kind else {
-                    return None;
-                };
-                let b = self.scope.get(n)?;
-                match &self.func.var(b.var).ty {
-                    Type::Array { shape, .. } => {
-                        let shape = shape.clone();
-                        Some(
-                            shape
-                                .iter()
-                                .map(|d| (Some(self.weak_int(*d, value.span)), value.span))
-                                .collect(),
-                        )
-                    }
-                    _ => None,
-                }
+                let shape = self.array_shape(base)??;
+                Some(
+                    shape
+                        .iter()
+                        .map(|d| (Some(self.weak_int(*d, value.span)), value.span))
+                        .collect(),
+                )
             }
             _ => None,
         }
@@ -443,8 +434,9 @@ fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(
 
 /// The names `body` slices (`n[1:]`, `n[..., 0]`, read or written) or
 /// iterates (`for v in n`, `enumerate(n)`, `zip(n, ...)`, `reversed(n)`,
-/// generator clauses), each with its first such place; an element `n[0,
-/// k]` does not count (of an array expression, `element_of` reads it).
+/// generator clauses) or transposes (`n.T`, `n.transpose()`,
+/// `np.transpose(n)`: a local array's transpose is a view of it), each
+/// with its first such place; an element `n[0, k]` does not count (of an array expression, `element_of` reads it).
 fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> {
     use ast::ExprKind as K;
     fn iterated(iter: &ast::Expr, out: &mut std::collections::HashMap<String, Span>) {
@@ -475,6 +467,25 @@ fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> 
                 }
                 K::Generator { clauses, .. } => {
                     clauses.iter().for_each(|c| iterated(&c.iter, &mut out))
+                }
+                // transposed: `t.T`, `t.transpose()`, `np.transpose(t)`
+                K::Attr { value, attr } if attr == "T" || attr == "mT" => {
+                    if let K::Name(n) = &value.kind {
+                        out.entry(n.clone()).or_insert(x.span);
+                    }
+                }
+                // (the method's array or `np.transpose`'s argument: marking
+                // the other, `np` or an array, changes nothing)
+                K::Call { func, args, .. } => {
+                    if let K::Attr { value, attr } = &func.kind {
+                        if attr == "transpose" {
+                            for a in std::iter::once(&**value).chain(args.first()) {
+                                if let K::Name(n) = &a.kind {
+                                    out.entry(n.clone()).or_insert(x.span);
+                                }
+                            }
+                        }
+                    }
                 }
                 _ => {}
             });
@@ -582,7 +593,7 @@ impl AssignedOnce {
         }
     }
 
-    /// Where the body first slices or iterates `name`, if it does.
+    /// Where the body first slices, iterates or transposes `name`, if it does.
     pub(super) fn indexes(&self, name: &str) -> Option<Span> {
         self.indexed.get(name).copied()
     }

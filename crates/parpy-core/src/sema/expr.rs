@@ -356,32 +356,31 @@ impl Lowerer<'_, '_> {
                 if let Some(c) = self.type_info(value, attr, span) {
                     return c;
                 }
-                // `x.size` and `x.ndim` of an array: constants
-                if let (ast::ExprKind::Name(n), "size" | "ndim") = (&value.kind, attr.as_str()) {
-                    if let Some(b) = self.scope.get(n) {
-                        let var = self.alias_of(b.var).map_or(b.var, |c| c[0]);
-                        if let Type::Array { shape, .. } = &self.func.var(var).ty {
-                            let v = match attr.as_str() {
-                                "size" => shape.iter().product(),
-                                _ => shape.len() as i64,
-                            };
-                            return Some(self.weak_int(v, span));
-                        }
+                // `x.size` and `x.ndim` of an array (`x[i, 1:].size`):
+                // constants
+                if matches!(attr.as_str(), "size" | "ndim") {
+                    if let Some(shape) = self.array_shape(value) {
+                        let v = match attr.as_str() {
+                            "size" => shape?.iter().product(),
+                            _ => shape?.len() as i64,
+                        };
+                        return Some(self.weak_int(v, span));
                     }
                 }
-                if self.is_local_root(e) {
+                if self.is_local_value(e) {
                     let base = match &value.kind {
-                        ast::ExprKind::Name(n) => n.clone(),
-                        _ => "expression".to_string(),
+                        ast::ExprKind::Name(n) => format!("`{n}`"),
+                        _ => "an expression".to_string(),
                     };
                     let help = if attr == "shape" {
-                        format!("use `{base}.shape[k]` for the size of dimension k")
+                        "index it: `.shape[k]` is the size of dimension k".to_string()
                     } else {
-                        "only `.shape[k]`, `.size` and `.ndim` are supported on arrays".to_string()
+                        "only `.T`, `.shape[k]`, `.size` and `.ndim` are supported on arrays"
+                            .to_string()
                     };
                     self.error(
                         Diagnostic::error(format!(
-                            "attribute `{attr}` of `{base}` cannot be used here"
+                            "attribute `{attr}` of {base} cannot be used here"
                         ))
                         .at(span, "not supported")
                         .help(help),
@@ -860,18 +859,16 @@ impl Lowerer<'_, '_> {
                 None => (&**value, false),
             };
             if attr == "shape" {
-                if let ast::ExprKind::Name(n) = &value.kind {
-                    if let Some(b) = self.scope.get(n) {
-                        let var = self.alias_of(b.var).map_or(b.var, |c| c[0]);
-                        let mut shape = match &self.func.var(var).ty {
-                            Type::Array { shape, .. } => shape.clone(),
-                            _ => vec![],
-                        };
-                        if t {
-                            shape.reverse();
-                        }
-                        return self.shape_index(n, &shape, &idx, e.span);
+                if let Some(shape) = self.array_shape(value) {
+                    let mut shape = shape?;
+                    if t {
+                        shape.reverse();
                     }
+                    let name = match &value.kind {
+                        ast::ExprKind::Name(n) => n.as_str(),
+                        _ => "array",
+                    };
+                    return self.shape_index(name, &shape, &idx, e.span);
                 }
             }
         }
@@ -1064,6 +1061,25 @@ impl Lowerer<'_, '_> {
             return i;
         }
         crate::ir::range::negative_wrap(i, dim)
+    }
+
+    /// The shape of `e` if it is an array (a name bound to one, or an
+    /// array-valued expression: `x[i, 1:]`, `x * 2.0`); `None` if it is
+    /// not one, `Some(None)` after an error.
+    pub(super) fn array_shape(&mut self, e: &ast::Expr) -> Option<Option<Vec<i64>>> {
+        if let ast::ExprKind::Name(n) = &e.kind {
+            if let Some(b) = self.scope.get(n) {
+                let var = self.alias_of(b.var).map_or(b.var, |c| c[0]);
+                return match &self.func.var(var).ty {
+                    Type::Array { shape, .. } => Some(Some(shape.clone())),
+                    _ => None,
+                };
+            }
+        }
+        if self.rank(e) == 0 {
+            return None;
+        }
+        Some(self.shape_of(e, "the shape").map(|(shape, _)| shape))
     }
 
     fn shape_index(

@@ -1,15 +1,21 @@
 //! Arrays that only a statement of their own computes, named first.
 //!
 //! `np.sort(s)`, `np.argsort(s)`, `np.cumsum(s)` (and `cumprod`, a ufunc's
-//! `accumulate`), `np.concatenate(parts)` are computed by a slice assignment that takes the whole
-//! array (`y[i, :] = np.sort(s)`, or `t = np.sort(s)`: a local array). Read
-//! anywhere else (`np.sort(s)[-3:]`, `np.sort(s)[:3].sum()`, `np.cumsum(s)
-//! / n`, `for v in np.sort(s)`), such a call is first assigned to a hidden
-//! name, a statement of its own right before the statement that reads it
-//! (and before that statement's labels), as NumPy makes the new array
-//! before the rest of the expression reads it; the statement reads the
-//! name. So is a computed array that a slice subscripts (`(x[i, :] *
-//! 2.0)[2:6]`, `np.flip(s)[1:]`): the name is sliced (a local array).
+//! `accumulate`), `np.concatenate(parts)` are computed by a slice
+//! assignment that takes the whole array (`y[i, :] = np.sort(s)`, or `t =
+//! np.sort(s)`: a local array). Read anywhere else (`np.sort(s)[-3:]`,
+//! `np.sort(s)[:3].sum()`, `np.cumsum(s) / n`, `for v in np.sort(s)`),
+//! such a call is first assigned to a hidden name, a statement of its own
+//! right before the statement that reads it (and before that statement's
+//! labels), as NumPy makes the new array before the rest of the expression
+//! reads it; the statement reads the name. So is a computed array that a
+//! slice subscripts (`(x[i, :] * 2.0)[2:6]`, `np.flip(s)[1:]`): the name is
+//! sliced (a local array); and one transposed (`(a @ b).T`,
+//! `np.transpose(x * 2.0)`, `(x * 2.0).transpose()`): the name's transpose
+//! is a view. These two, elementwise, are computed under a copy of the
+//! statement's labels when they have a dimension for each
+//! (`parpy.label('i'); y[:, :] = (x + 1.0).T` computes the sum in
+//! parallel too, in device memory on a GPU).
 //! A `while` condition is left as written (it is evaluated again at each
 //! iteration) and so is a generator expression.
 //!
@@ -20,6 +26,10 @@ use crate::resolve::{Builtin, Resolved};
 use crate::syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
 
 use super::Lowerer;
+
+/// A statement naming an array first, with the array's rank where the
+/// labels of the statement that reads it may parallelize it too.
+type Hoisted = (Stmt, Option<usize>);
 
 impl Lowerer<'_, '_> {
     /// `body` with the arrays of the module doc named first, in each
@@ -74,12 +84,22 @@ impl Lowerer<'_, '_> {
                 StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
             }
             if !before.is_empty() {
-                // before the labels of the statement too
+                // before the labels of the statement too; an elementwise
+                // array with as many dimensions as the statement has
+                // labels under a copy of them
                 let mut at = out.len();
                 while at > 0 && self.is_label(&out[at - 1]) {
                     at -= 1;
                 }
-                out.splice(at..at, before);
+                let labels = out[at..].to_vec();
+                let mut named = vec![];
+                for (stmt, rank) in before {
+                    if rank.is_some_and(|r| !labels.is_empty() && r >= labels.len()) {
+                        named.extend(labels.iter().cloned());
+                    }
+                    named.push(stmt);
+                }
+                out.splice(at..at, named);
             }
             out.push(s);
         }
@@ -87,16 +107,16 @@ impl Lowerer<'_, '_> {
     }
 
     /// Names the arrays of the module doc inside `e` and `e` itself.
-    fn hoist_in(&self, e: &mut Expr, before: &mut Vec<Stmt>) {
+    fn hoist_in(&self, e: &mut Expr, before: &mut Vec<Hoisted>) {
         self.hoist_args(e, before);
         if self.stored_only(e) {
-            name_first(e, "stored", before);
+            self.name_first(e, "stored", before, false);
         }
     }
 
     /// Names the arrays of the module doc inside `e`, not `e` itself; the
     /// computed array a slice subscripts.
-    fn hoist_args(&self, e: &mut Expr, before: &mut Vec<Stmt>) {
+    fn hoist_args(&self, e: &mut Expr, before: &mut Vec<Hoisted>) {
         match &mut e.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -106,7 +126,12 @@ impl Lowerer<'_, '_> {
             | ExprKind::Ellipsis
             | ExprKind::Name(_)
             | ExprKind::Generator { .. } => {}
-            ExprKind::Attr { value, .. } => self.hoist_in(value, before),
+            ExprKind::Attr { value, attr } => {
+                self.hoist_in(value, before);
+                if (attr == "T" || attr == "mT") && self.computed(value) {
+                    self.name_first(value, "transposed", before, true);
+                }
+            }
             ExprKind::Unary { arg, .. } => self.hoist_in(arg, before),
             ExprKind::Subscript { value, indices } => {
                 self.hoist_in(value, before);
@@ -117,7 +142,7 @@ impl Lowerer<'_, '_> {
                     .iter()
                     .any(|i| matches!(i.kind, ExprKind::Slice { .. }));
                 if sliced && self.computed(value) {
-                    name_first(value, "sliced", before);
+                    self.name_first(value, "sliced", before, true);
                 }
             }
             ExprKind::Slice { lo, hi, step } => {
@@ -147,6 +172,21 @@ impl Lowerer<'_, '_> {
                     self.hoist_in(value, before);
                 }
                 args.iter_mut().for_each(|a| self.hoist_in(a, before));
+                // (`(x * 2.0).transpose()`, `np.transpose(x * 2.0)`)
+                let transpose = self.is_transpose(func);
+                match &mut func.kind {
+                    ExprKind::Attr { value, attr } if attr == "transpose" && !transpose => {
+                        if self.computed(value) {
+                            self.name_first(value, "transposed", before, true);
+                        }
+                    }
+                    _ if transpose => {
+                        if let Some(a) = args.first_mut().filter(|a| self.computed(a)) {
+                            self.name_first(a, "transposed", before, true);
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
     }
@@ -169,16 +209,39 @@ impl Lowerer<'_, '_> {
             | ExprKind::Attr { .. }
             | ExprKind::Tuple(_) => false,
             ExprKind::Call { func, .. } => {
-                let transpose = func
-                    .dotted_path()
-                    .filter(|_| !self.is_local_root(func))
-                    .is_some_and(|p| matches!(self.resolve_path(&p), Resolved::Transpose));
+                let transpose = self.is_transpose(func);
                 let method_transpose =
                     matches!(&func.kind, ExprKind::Attr { attr, .. } if attr == "transpose");
                 !transpose && !method_transpose && e.list_items().is_none()
             }
             _ => self.rank(e) > 0,
         }
+    }
+
+    /// Replaces `e` by a hidden name (`what@offset`, no Python identifier)
+    /// assigned `e` by a statement pushed on `before`; with its rank if it
+    /// is `elementwise` (computed as a slice assignment that labels can
+    /// parallelize).
+    fn name_first(&self, e: &mut Expr, what: &str, before: &mut Vec<Hoisted>, elementwise: bool) {
+        let span = e.span;
+        let name = format!("{what}@{}", span.lo);
+        let rank = elementwise.then(|| self.rank(e));
+        let value = std::mem::replace(e, ast::Expr::name(&name, span));
+        let stmt = Stmt {
+            kind: StmtKind::Assign {
+                targets: vec![ast::Expr::name(&name, span)],
+                value,
+            },
+            span,
+        };
+        before.push((stmt, rank));
+    }
+
+    /// `np.transpose` (not a method).
+    fn is_transpose(&self, func: &Expr) -> bool {
+        func.dotted_path()
+            .filter(|_| !self.is_local_root(func))
+            .is_some_and(|p| matches!(self.resolve_path(&p), Resolved::Transpose))
     }
 
     /// `parpy.label(...)` as a statement.
@@ -191,21 +254,6 @@ impl Lowerer<'_, '_> {
             _ => false,
         }
     }
-}
-
-/// Replaces `e` by a hidden name (`what@offset`, no Python identifier)
-/// assigned `e` by a statement pushed on `before`.
-fn name_first(e: &mut Expr, what: &str, before: &mut Vec<Stmt>) {
-    let span = e.span;
-    let name = format!("{what}@{}", span.lo);
-    let value = std::mem::replace(e, ast::Expr::name(&name, span));
-    before.push(Stmt {
-        kind: StmtKind::Assign {
-            targets: vec![ast::Expr::name(&name, span)],
-            value,
-        },
-        span,
-    });
 }
 
 /// `[::-1]`.

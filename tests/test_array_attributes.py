@@ -1,0 +1,98 @@
+"""Transposes and shape attributes of arrays that are not parameters: a
+computed array transposed (`(a * 2.0).T`, `np.transpose(a @ b)`,
+`(x * w).transpose()`: named first, a local array, then viewed), a local
+array's `.T`, and `.shape[k]`, `.size`, `.ndim` of slices and array
+expressions (constants, as of a parameter). Each program runs as plain
+Python (the reference) and compiled, compared bit for bit."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both, same_bits
+
+N = 4
+
+
+def fresh(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+@parpy.jit
+def transposed_expressions(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0, :, :] = (x[i, 0:2, 0:3] * 2.0).T[0:2, :]
+        y[i, 1, :, :] = np.transpose(x[i, 0:2, 0:2] - x[i, 2:4, 0:2]) + 1.0
+        y[i, 2, :, :] = (x[i, 1:3, 1:3] * x[i, 0, 0]).transpose()
+        t = x[i, 0:2, 2:4] * 3.0
+        y[i, 3, :, :] = t.T
+        y[i, 4, :, :] = (x[i, 0:2, 0:3] @ x[i, 0:3, 0:2]).T
+
+
+def test_transpose_of_computed_and_local_arrays():
+    x = fresh(N, 4, 4)
+    y = np.zeros((N, 5, 2, 2))
+    out = run_both(transposed_expressions, [x, y, N], cpu_opts({'i': parpy.threads(N)}))
+    want = y.copy()
+    transposed_expressions.py_func(x, want, N)
+    same_bits(out[1][:, :4], want[:, :4], cpu_opts())
+
+
+@parpy.jit
+def whole_transpose_of_a_sum(x, y):
+    parpy.label('i')
+    y[:, :] = np.transpose(x + 1.0)
+
+
+def test_whole_transpose_of_an_expression():
+    x = fresh(3, 4, seed=3)
+    run_both(whole_transpose_of_a_sum, [x, np.zeros((4, 3))], cpu_opts({'i': parpy.threads(4)}))
+
+
+@parpy.jit
+def local_transposed_twice(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        t = np.exp(x[i, :, :])
+        y[i, :, :] = t.T + t
+        y[i, 0, 0] = t.T[0, 1]
+
+
+def test_local_array_transposed_and_read():
+    x = fresh(N, 3, 3, seed=1)
+    y = np.zeros((N, 3, 3))
+    run_both(local_transposed_twice, [x, y, N], cpu_opts({'i': parpy.threads(N)}))
+
+
+@parpy.jit
+def shapes_of_parts(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = x[i, 1:].shape[0]
+        y[i, 1] = x[i, 1:, ::2].shape[1]
+        y[i, 2] = (x[i, :, :] * 2.0).shape[-1]
+        y[i, 3] = x[i, :, 1:].size
+        y[i, 4] = x[i, 0, :].ndim
+        y[i, 5] = (x[i, :, :] + 1.0).T.shape[0]
+        rows, cols = x[i, 1:, :].shape
+        y[i, 6] = rows * 10 + cols
+        y[i, 7] = np.sum(x[i, 0, :]) / x[i, 0, :].size
+
+
+def test_shape_size_and_ndim_of_slices_and_expressions():
+    x = fresh(N, 3, 5, seed=2)
+    y = np.zeros((N, 8))
+    out = run_both(shapes_of_parts, [x, y, N], cpu_opts({'i': parpy.threads(N)}))
+    np.testing.assert_array_equal(out[1][0, :7], [2, 3, 5, 12, 1, 5, 25])
+
+
+@parpy.jit
+def shape_index_not_constant(x, y, N):
+    for i in range(N):
+        y[i] = x[i, 1:].shape[i]
+
+
+def test_shape_of_a_slice_takes_a_constant_index():
+    with pytest.raises(parpy.CompileError, match=r"`array.shape` must be indexed by one constant"):
+        shape_index_not_constant(fresh(N, 3), np.zeros(N), N, opts=cpu_opts())
