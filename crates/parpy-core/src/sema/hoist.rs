@@ -175,10 +175,10 @@ impl Lowerer<'_, '_> {
                 // (`(x * 2.0).transpose()`, `np.transpose(x * 2.0)`)
                 let transpose = self.is_transpose(func);
                 match &mut func.kind {
-                    ExprKind::Attr { value, attr } if attr == "transpose" && !transpose => {
-                        if self.computed(value) {
-                            self.name_first(value, "transposed", before, true);
-                        }
+                    ExprKind::Attr { value, attr }
+                        if attr == "transpose" && !transpose && self.computed(value) =>
+                    {
+                        self.name_first(value, "transposed", before, true);
                     }
                     _ if transpose => {
                         if let Some(a) = args.first_mut().filter(|a| self.computed(a)) {
