@@ -34,6 +34,25 @@ def test_clauses_conditions_and_iterables():
 
 
 @parpy.jit
+def list_comprehensions(x, m, y, N, M):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = sum([x[i, j] * 2.0 for j in range(M)])
+        y[i, 1] = max([x[i, j] - x[i, 0] for j in range(1, M)])
+        y[i, 2] = min([abs(v) for v in x[i, ::2]])
+        y[i, 3] = any([v > 0.9 for v in x[i, :]]) + 2 * all([x[i, j] > 0.01 for j in range(M)])
+        y[i, 4] = sum([v * w for v, w in zip(x[i, :], m) if w])
+        y[i, 5] = max(v * w for v, w in zip(x[i, :], m)) + min(j - v for j, v in enumerate(x[i, 1:], 2))
+        y[i, 6] = max([v for v in reversed(x[i, :3])]) - min([-v for v in x[i, ::-2]])
+
+
+def test_list_comprehensions_reduce_as_their_generators():
+    x = np.random.default_rng(2).random((6, 5))
+    m = np.array([1, 0, 1, 1, 0], np.int32)
+    run_both(list_comprehensions, [x, m, np.zeros((6, 7)), 6, 5], cpu_opts({'i': parpy.threads(3)}))
+
+
+@parpy.jit
 def typed_sums(x, c, n, y, N, M):
     parpy.label('i')
     for i in range(N):
@@ -105,8 +124,23 @@ def max_of_an_empty_range(x, y, N):
         y[0] = max(x[j] for j in range(N, 2))
 
 
+@parpy.jit
+def list_comprehension_as_a_value(x, y, N):
+    with parpy.gpu:
+        t = [x[j] for j in range(N)]
+        y[0] = t[0]
+
+
+@parpy.jit
+def numpy_sum_of_a_list_comprehension(x, y, N):
+    with parpy.gpu:
+        y[0] = np.sum([x[j] for j in range(N)])
+
+
 @pytest.mark.parametrize("fn,words", [
     (generator_as_a_value, "a generator expression can only be the argument of `sum`"),
+    (list_comprehension_as_a_value, "a list comprehension can only be the argument of `sum`"),
+    (numpy_sum_of_a_list_comprehension, "`np.sum` of a list comprehension is not supported"),
     (numpy_sum_of_a_generator, "`np.sum` does not take a generator expression"),
     (max_with_a_condition, "`max` of a generator needs to know when compiling that it is not empty"),
     (max_of_an_empty_range, "`max` of a generator needs to know when compiling that it is not empty"),

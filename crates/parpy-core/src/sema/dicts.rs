@@ -216,7 +216,7 @@ impl Rewriter<'_> {
             | K::Ellipsis
             | K::Name(_) => {}
             K::Tuple(items) => items.iter_mut().for_each(|i| self.expr(i)),
-            K::Generator { elt, clauses } => {
+            K::Generator { elt, clauses, .. } => {
                 for c in clauses {
                     self.expr(&mut c.iter);
                     c.ifs.iter_mut().for_each(|e| self.expr(e));

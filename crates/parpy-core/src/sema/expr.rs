@@ -420,7 +420,7 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
-            ast::ExprKind::Generator { .. } => {
+            ast::ExprKind::Generator { list: false, .. } => {
                 self.error(
                     Diagnostic::error(
                         "a generator expression can only be the argument of `sum`, `any`, `all`, `max` or `min`",
@@ -428,6 +428,17 @@ impl Lowerer<'_, '_> {
                     .at(span, "a generator here")
                     .note("kernels do not allocate: a generator is consumed where it is made")
                     .help("write `sum(... for ... in ...)`, or a `for` loop"),
+                );
+                None
+            }
+            ast::ExprKind::Generator { list: true, .. } => {
+                self.error(
+                    Diagnostic::error(
+                        "a list comprehension can only be the argument of `sum`, `any`, `all`, `max` or `min`",
+                    )
+                    .at(span, "a list comprehension here")
+                    .note("kernels do not allocate: parpy does not make the list")
+                    .help("write an array expression (`y[i, :] = x[i, :] * 2.0`), or a loop that stores each element"),
                 );
                 None
             }

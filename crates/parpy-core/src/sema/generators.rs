@@ -1,5 +1,6 @@
-//! Generator expressions as Python's `sum`, `any`, `all`, `max` and `min`
-//! take them: `sum(x[i, k] * w[k] for k in range(K) if m[k])` becomes the
+//! Generator expressions (and list comprehensions, the same loop) as
+//! Python's `sum`, `any`, `all`, `max` and `min` take them: `sum(x[i, k] *
+//! w[k] for k in range(K) if m[k])` becomes the
 //! loop Python runs, hoisted before the statement (one `for` per clause, an
 //! `if` per condition) around an accumulator:
 //!
@@ -56,7 +57,10 @@ impl Lowerer<'_, '_> {
         gen: &ast::Expr,
         span: Span,
     ) -> Option<TExpr> {
-        let ast::ExprKind::Generator { elt, clauses } = &gen.kind else {
+        let ast::ExprKind::Generator {
+            elt, clauses, list, ..
+        } = &gen.kind
+        else {
             return None;
         };
         if !matches!(
@@ -64,12 +68,18 @@ impl Lowerer<'_, '_> {
             Builtin::Sum | Builtin::Any | Builtin::All | Builtin::Max | Builtin::Min
         ) || name.contains('.')
         {
-            self.error(
+            let d = if *list {
+                Diagnostic::error(format!("`{name}` of a list comprehension is not supported"))
+                    .at(gen.span, "a list comprehension")
+                    .note("parpy does not make the array NumPy would make of the list")
+                    .help("reduce an array expression (`np.sum(x[i, :] * 2.0)`), or use Python's `sum`, `any`, `all`, `max` or `min`, which add left to right")
+            } else {
                 Diagnostic::error(format!("`{name}` does not take a generator expression"))
                     .at(gen.span, "a generator expression")
                     .note("NumPy functions do not iterate a generator (`np.sum(g)` sums the generator object itself)")
-                    .help("use Python's `sum`, `any`, `all`, `max` or `min`, or write the loop"),
-            );
+                    .help("use Python's `sum`, `any`, `all`, `max` or `min`, or write the loop")
+            };
+            self.error(d);
             return None;
         }
         // fresh names for the targets, substituted into the clauses after
@@ -236,7 +246,7 @@ impl Lowerer<'_, '_> {
                     .at(c.iter.span, "not a `range` known to be non-empty")
                     .note("Python raises ValueError for an empty sequence, which jit code cannot")
                     .note(format!(
-                        "`{name}` takes generators whose clauses are `range(...)` with bounds known when compiling or tuples of numbers, without `if`"
+                        "`{name}` takes generators whose clauses are `range(...)` with bounds known when compiling, tuples of numbers or arrays, without `if`"
                     ))
                     .help(format!("write the loop, starting from a value of your choice (`m = -np.inf`, then `m = {name}(m, ...)`)")),
                 );
@@ -250,8 +260,9 @@ impl Lowerer<'_, '_> {
     }
 
     /// The values clause `c`'s targets take first, when it is known not to
-    /// be empty: a `range(...)` with known bounds, or a tuple literal (its
-    /// first element, unpacked as the target says).
+    /// be empty: a `range(...)` with known bounds, a tuple literal (its
+    /// first element, unpacked as the target says), a 1-D array or slice,
+    /// `reversed`, `enumerate` or `zip` of such arrays.
     fn first_values(&mut self, c: &ast::Clause, at: Span) -> Option<Vec<(String, ast::Expr)>> {
         if let ast::ExprKind::Tuple(items) = &c.iter.kind {
             let first = items.first()?;
@@ -267,10 +278,60 @@ impl Lowerer<'_, '_> {
                 _ => None,
             };
         }
-        let start = self
-            .nonempty_range_start(c)
-            .filter(|_| c.unpack.is_empty())?;
-        Some(vec![(c.var.clone(), ast::Expr::int(start, at))])
+        if let Some(start) = self.nonempty_range_start(c) {
+            return c
+                .unpack
+                .is_empty()
+                .then(|| vec![(c.var.clone(), ast::Expr::int(start, at))]);
+        }
+        // an array's first element; `reversed`'s last, `enumerate`'s
+        // `(start, a[0])`, `zip`'s `(a[0], b[0], ...)`
+        let mut values = vec![];
+        let mut iterables = vec![];
+        let mut last = false;
+        match &c.iter.kind {
+            ast::ExprKind::Call { func, args, .. } => match self.builtin_of(func) {
+                Some(Builtin::Reversed) if args.len() == 1 => {
+                    last = true;
+                    iterables.push(&args[0]);
+                }
+                Some(Builtin::Enumerate) if (1..=2).contains(&args.len()) => {
+                    values.push(args.get(1).cloned().unwrap_or(ast::Expr::int(0, at)));
+                    iterables.push(&args[0]);
+                }
+                Some(Builtin::Zip) => iterables.extend(args),
+                _ => return None,
+            },
+            _ => iterables.push(&c.iter),
+        }
+        for a in iterables {
+            if self.rank(a) != 1 {
+                return None;
+            }
+            let n = self.array_shape(a)??.first().copied()?;
+            if n == 0 {
+                return None;
+            }
+            let k = if last { n - 1 } else { 0 };
+            values.push(ast::Expr {
+                kind: ast::ExprKind::Subscript {
+                    value: Box::new(a.clone()),
+                    indices: vec![ast::Expr::int(k, at)],
+                },
+                span: a.span,
+            });
+        }
+        match (c.unpack.is_empty(), values.len()) {
+            (true, 1) => Some(vec![(c.var.clone(), values.pop()?)]),
+            (false, n) if n == c.unpack.len() => Some(
+                c.unpack
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .zip(values)
+                    .collect(),
+            ),
+            _ => None,
+        }
     }
 
     /// The first value of `range(...)` clause `c` when its bounds are known

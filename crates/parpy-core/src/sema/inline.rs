@@ -121,7 +121,7 @@ pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
                 .iter_mut()
                 .for_each(|k| subst_expr(&mut k.value, subst));
         }
-        K::Generator { elt, clauses } => {
+        K::Generator { elt, clauses, .. } => {
             // a clause's targets hide outer names from the clauses after
             // it, its conditions and the element
             let mut inner = subst.to_vec();

@@ -2209,7 +2209,7 @@ pub(super) fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
             args.iter().for_each(|x| names_in(x, out));
             keywords.iter().for_each(|k| names_in(&k.value, out));
         }
-        K::Generator { elt, clauses } => {
+        K::Generator { elt, clauses, .. } => {
             // the names it reads, less its own targets
             let mut read = vec![];
             let mut own = vec![];

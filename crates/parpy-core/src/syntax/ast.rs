@@ -194,11 +194,13 @@ pub enum ExprKind {
         args: Vec<Expr>,
         keywords: Vec<Keyword>,
     },
-    /// `elt for ... in ... if ...`: only as the argument of `sum`, `any`,
+    /// `elt for ... in ... if ...` (`list`: `[elt for ...]`, a list
+    /// comprehension, the same loop): only as the argument of `sum`, `any`,
     /// `all`, `max` and `min` (sema rejects it elsewhere).
     Generator {
         elt: Box<Expr>,
         clauses: Vec<Clause>,
+        list: bool,
     },
 }
 
@@ -366,7 +368,7 @@ impl Expr {
                 args.iter().for_each(|a| a.walk(f));
                 keywords.iter().for_each(|k| k.value.walk(f));
             }
-            ExprKind::Generator { elt, clauses } => {
+            ExprKind::Generator { elt, clauses, .. } => {
                 for c in clauses {
                     c.iter.walk(f);
                     c.ifs.iter().for_each(|e| e.walk(f));
@@ -528,7 +530,7 @@ impl Expr {
                 args.iter_mut().for_each(|a| a.walk_mut(f));
                 keywords.iter_mut().for_each(|k| k.value.walk_mut(f));
             }
-            ExprKind::Generator { elt, clauses } => {
+            ExprKind::Generator { elt, clauses, .. } => {
                 for c in clauses {
                     c.iter.walk_mut(f);
                     c.ifs.iter_mut().for_each(|e| e.walk_mut(f));

@@ -800,9 +800,14 @@ impl Converter {
                     keywords,
                 }
             }
-            py::Expr::GeneratorExp(g) => {
+            py::Expr::GeneratorExp(py::ExprGeneratorExp {
+                elt, generators, ..
+            })
+            | py::Expr::ListComp(py::ExprListComp {
+                elt, generators, ..
+            }) => {
                 let mut clauses = vec![];
-                for c in &g.generators {
+                for c in generators {
                     if c.is_async {
                         self.reject(c.target.range(), "`async for` clauses");
                         return self.bad(r);
@@ -828,13 +833,13 @@ impl Converter {
                     });
                 }
                 ExprKind::Generator {
-                    elt: self.boxed(&g.elt),
+                    elt: self.boxed(elt),
                     clauses,
+                    list: matches!(e, py::Expr::ListComp(_)),
                 }
             }
             other => {
                 let what = match other {
-                    py::Expr::ListComp(_) => "list comprehensions",
                     py::Expr::SetComp(_) => "set comprehensions",
                     py::Expr::DictComp(_) => "dict comprehensions",
 

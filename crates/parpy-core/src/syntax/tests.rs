@@ -89,11 +89,6 @@ fn elif_nests() {
 fn rejects_each_construct_with_location() {
     let cases: &[(&str, &str, &str)] = &[
         (
-            "    y = [v for v in x]\n",
-            "list comprehensions",
-            "t.py:11:9",
-        ),
-        (
             "    y = {v: v for v in x}\n",
             "dict comprehensions",
             "t.py:11:9",
