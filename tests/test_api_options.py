@@ -438,7 +438,7 @@ def test_decoration_error_is_compile_error():
     with pytest.raises(parpy.CompileError, match="(?i)comprehension"):
         @parpy.jit
         def bad(x, N):
-            y = [x[i] for i in range(N)]  # noqa: F841
+            y = {x[i] for i in range(N)}  # noqa: F841
 
 
 def test_print_compiled_on_undecorated_function():

@@ -370,7 +370,8 @@ def natural_args():
 
 
 @pytest.mark.parametrize("fn,needle,first,snap", [
-    ("allocates", "np.tile", "allocates a new array", "natural_np_tile"),
+    ("allocates", "np.tile(x[i, :], 3)", "`np.tile` makes an array, where a number is expected",
+     "natural_np_tile"),
     ("unpack_count", "x[0, 0], x[1, 0], x[2, 0]", "cannot unpack 3 values into 2 targets",
      "natural_unpack_count"),
     ("unpack_scalar", "x[3, 0]", "only a tuple", "natural_unpack_scalar"),

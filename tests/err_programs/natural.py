@@ -6,7 +6,7 @@ import parpy
 
 def allocates(x, y, N):
     for i in range(N):
-        tmp = np.tile(x[i, :], 3)
+        y[i] = np.tile(x[i, :], 3)
         y[i] = x[i, 0]
 
 

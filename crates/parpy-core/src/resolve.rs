@@ -468,8 +468,13 @@ pub fn numpy_allocates(name: &str) -> bool {
             | "hstack"
             | "append"
             | "stack"
+            | "vstack"
+            | "column_stack"
             | "eye"
             | "identity"
+            | "tri"
+            | "triu"
+            | "tril"
             | "tile"
             | "repeat"
     )

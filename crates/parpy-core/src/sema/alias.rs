@@ -432,6 +432,22 @@ impl Lowerer<'_, '_> {
         self.rank(e) > 0
     }
 
+    /// The rank of the array a NumPy allocation that an array expression
+    /// computes (`np.arange`, `np.linspace`, `np.eye`, `np.triu`, ...)
+    /// makes; `None` for other calls.
+    fn computed_allocation_rank(&self, func: &ast::Expr, args: &[ast::Expr]) -> Option<usize> {
+        let path = func.dotted_path().filter(|_| !self.is_local_root(func))?;
+        let crate::resolve::Resolved::Allocates(w) = self.resolve_path(&path) else {
+            return None;
+        };
+        match w.as_str() {
+            "numpy.arange" | "numpy.linspace" => Some(1),
+            "numpy.eye" | "numpy.identity" | "numpy.tri" => Some(2),
+            "numpy.triu" | "numpy.tril" => Some(args.first().map_or(0, |m| self.rank(m))),
+            _ => None,
+        }
+    }
+
     /// The number of dimensions of `e`, as far as its text tells (0 for a
     /// number).
     pub(super) fn rank(&self, e: &ast::Expr) -> usize {
@@ -532,18 +548,10 @@ impl Lowerer<'_, '_> {
                 (_, Some(B::Trace)) => args.first().map_or(0, |a| self.rank(a).saturating_sub(2)),
                 // `len`, `zip`, `min(s)` and the rest are not arrays
                 (_, Some(_)) => 0,
-                // `np.arange(...)`, `np.linspace(...)` read by an array
-                // expression
-                (_, None)
-                    if func.dotted_path().is_some()
-                        && !self.is_local_root(func)
-                        && matches!(
-                            self.resolve_path(&func.dotted_path().unwrap_or_default()),
-                            crate::resolve::Resolved::Allocates(w)
-                                if w == "numpy.arange" || w == "numpy.linspace"
-                        ) =>
-                {
-                    1
+                // `np.arange(...)`, `np.linspace(...)`, `np.eye(...)`,
+                // `np.triu(m)` read by an array expression
+                (_, None) if self.computed_allocation_rank(func, args).is_some() => {
+                    self.computed_allocation_rank(func, args).unwrap_or(0)
                 }
                 // a method is its builtin with the array first
                 (K::Attr { value, attr }, None) => {

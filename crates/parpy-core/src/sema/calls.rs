@@ -149,9 +149,31 @@ impl Lowerer<'_, '_> {
             }
             Resolved::Allocates(what)
                 if self.slice.is_some()
+                    && matches!(
+                        what.as_str(),
+                        "numpy.eye" | "numpy.identity" | "numpy.tri" | "numpy.triu" | "numpy.tril"
+                    ) =>
+            {
+                self.triangle(&what["numpy.".len()..], (args, keywords), span)
+            }
+            Resolved::Allocates(what)
+                if self.slice.is_some()
                     && super::local_arrays::allocation(&what["numpy.".len()..]).is_some() =>
             {
                 self.filled_array(&what["numpy.".len()..], (args, keywords), func.span, span)
+            }
+            Resolved::Allocates(what) if self.slice.is_none() && what != "numpy.empty" => {
+                // (one parpy computes where an array expression reads it)
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` makes an array, where a number is expected"
+                    ))
+                    .at(span, "an array")
+                    .note("parpy computes NumPy's new array where an array expression reads it: a slice assignment (`y[i, :] = ...`), a local array (`t = ...`), a reduction (`np.sum(...)`) or an element (`...[0]`)")
+                    .help("store it into a slice of the same shape, or reduce it to a number")
+                    .type_error(),
+                );
+                None
             }
             Resolved::Allocates(what) => {
                 self.error(
@@ -159,7 +181,7 @@ impl Lowerer<'_, '_> {
                         "`{name}` allocates a new array, which jit code cannot do"
                     ))
                     .at(func.span, format!("`{what}` allocates"))
-                    .note("jit code makes a new array as `name = np.zeros(shape)` (or `np.ones`, `np.empty`, `np.full` and their `_like` forms), its shape known when compiling, and reads those, `np.arange` and `np.linspace` in array expressions")
+                    .note("jit code makes a new array as `name = np.zeros(shape)` (or `np.ones`, `np.empty`, `np.full` and their `_like` forms), its shape known when compiling, and reads those and the NumPy constructors the user guide lists in array expressions")
                     .help("allocate the array in Python before the call and pass it as an argument")
                     .help("for a running value, use a local scalar (`acc = 0.0`)"),
                 );

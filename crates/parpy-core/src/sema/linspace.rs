@@ -32,25 +32,7 @@ impl Lowerer<'_, '_> {
         (args, keywords): (&[ast::Expr], &[ast::Keyword]),
         span: Span,
     ) -> Option<TExpr> {
-        let mut given: [Option<&ast::Expr>; 7] = [None; 7];
-        if args.len() > PARAMS.len() {
-            self.arity_error("np.linspace", "at most 7 arguments", args.len(), span);
-            return None;
-        }
-        for (k, a) in args.iter().enumerate() {
-            given[k] = Some(a);
-        }
-        for kw in keywords {
-            let Some(k) = PARAMS.iter().position(|p| *p == kw.name) else {
-                self.error(
-                    Diagnostic::error(format!("`np.linspace` has no parameter `{}`", kw.name))
-                        .at(kw.span, "unknown keyword argument")
-                        .help(format!("its parameters are {}", PARAMS.join(", "))),
-                );
-                return None;
-            };
-            given[k] = Some(&kw.value);
-        }
+        let given = self.bound_params("np.linspace", &PARAMS, (args, keywords), span)?;
         let (Some(start), Some(stop)) = (given[0], given[1]) else {
             self.error(
                 Diagnostic::error("`np.linspace` needs its `start` and `stop` arguments")
@@ -87,7 +69,7 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         }
-        let dtype = match given[5].filter(|d| !matches!(d.kind, ast::ExprKind::None)) {
+        let dtype = match given[5] {
             Some(d) => Some(self.allocation_dtype(d)?),
             None => None,
         };

@@ -19,6 +19,7 @@ mod concatenate;
 mod dicts;
 mod expr;
 mod external;
+mod eye;
 mod generators;
 mod hoist;
 mod inline;

@@ -1454,8 +1454,8 @@ impl Lowerer<'_, '_> {
         if let Some((argsort, args)) = self.sort_of(value) {
             return self.sort_assign(target, argsort, &args, labels, span);
         }
-        if let Some(parts) = self.concatenation_of(value) {
-            return self.concatenate_assign(target, value, &parts, labels, span);
+        if let Some(joined) = self.concatenation_of(value) {
+            return self.concatenate_assign(target, value, &joined, labels, span);
         }
         let from = self.pre.len();
         let (mut ctx, (array, indices, elem, alias), v) = self.slice_sides(target, value)?;
@@ -1683,8 +1683,8 @@ impl Lowerer<'_, '_> {
             };
             return Some(Some((shape, elem)));
         }
-        if let Some(parts) = self.concatenation_of(value) {
-            return Some(self.concatenation_type(value, &parts));
+        if let Some(joined) = self.concatenation_of(value) {
+            return Some(self.concatenation_type(value, &joined));
         }
         let (argsort, args) = self.sort_of(value)?;
         let Some((shape, et)) = self.shape_of(args.first()?, "a sort") else {
