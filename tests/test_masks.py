@@ -135,6 +135,35 @@ def test_a_long_masked_sum_is_numpys_pairwise_sum(dtype):
 
 
 @parpy.jit
+def masked_spreads(x, k, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.var(x[i, x[i, :] > -0.3])
+        y[i, 1] = np.std(x[i, x[i, :] < 0.3], ddof=1)
+        y[i, 2] = x[i, x[i, :] > 0.0].var(ddof=2)
+        z[i] = np.var(k[i, k[i, :] > 3])
+        y[i, 3] = np.std(x[i, k[i, :] < 3], ddof=0)
+        y[i, 4] = np.std(x[i, k[i, :] > 3] * 2.0 - x[i, k[i, :] > 3])
+        # none, and one, selected: NumPy's NaN and its division by zero
+        y[i, 5] = np.var(x[i, x[i, :] > 99.0]) + np.var(x[i, k[i, :] > 98], ddof=1)
+
+
+@pytest.mark.filterwarnings("ignore:Degrees of freedom")
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+@pytest.mark.filterwarnings("ignore:divide by zero")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_var_and_std_of_a_masked_read_divide_by_its_count(dtype):
+    # (hundreds selected: the mean and the squares summed pairwise, as
+    # NumPy's `_var` does, divided by the count less `ddof`)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((N, 300)).astype(dtype)
+    k = rng.integers(0, 10, (N, 300)).astype(np.int32)
+    k[:, 7] = 99
+    _numpys_bits(masked_spreads, [x, k, np.zeros((N, 6), dtype), np.zeros(N), N], 2)
+    _numpys_bits(masked_spreads, [x, k, np.zeros((N, 6), dtype), np.zeros(N), N], 3)
+
+
+@parpy.jit
 def max_of_a_selection(x, y, N):
     parpy.label('i')
     for i in range(N):

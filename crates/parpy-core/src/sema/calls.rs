@@ -273,10 +273,8 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<TExpr> {
         // a reduction of a masked read: of the selected elements, packed
-        if let [a] = args {
-            if let Some(r) = self.masked_reduction(b, name, a, span) {
-                return r;
-            }
+        if let Some(r) = self.masked_reduction(b, name, args, span) {
+            return r;
         }
         // NumPy's reduction of a number (`np.sum(x[i, 0])`) is that of the
         // 0-d array, whose one element the list `[v]` holds: its type and
@@ -1262,15 +1260,19 @@ impl Lowerer<'_, '_> {
         }
         let (sum, _, extents) = sum?;
         let n: i64 = extents.iter().product();
-        // NumPy divides by `max(n - ddof, 0)`
-        let count = TExpr {
-            e: Expr::new(
-                ExprKind::Float((n as f64 - ddof).max(0.0)),
-                Type::Scalar(self.opts.float_type),
-                span,
-            ),
-            weak: true,
+        // NumPy divides by `max(n - ddof, 0)` (of a masked read, `n` its
+        // count at run time)
+        let ft = Type::Scalar(self.opts.float_type);
+        let float = |v: f64| Expr::new(ExprKind::Float(v), ft.clone(), span);
+        let e = match self.packed_count(arg) {
+            Some(k) => {
+                let k = convert(k, self.opts.float_type);
+                let rest = Expr::binary(BinOp::Sub, k, float(ddof), ft.clone(), span);
+                Expr::binary(BinOp::Max, rest, float(0.0), ft.clone(), span)
+            }
+            None => float((n as f64 - ddof).max(0.0)),
         };
+        let count = TExpr { e, weak: true };
         let var = self.binary(BinOp::Div, sum, count, span)?;
         Some(if std {
             math_of(MathFn::Sqrt, var, span)
@@ -1584,7 +1586,10 @@ impl Lowerer<'_, '_> {
         let (sum, et, extents) = self.reduction_with(ReduceOp::Sum, arg, span, rule)?;
         let acc = sum.e.ty.elem()?;
         let n: i64 = extents.iter().product();
-        let count = Expr::new(ExprKind::Float(n as f64), Type::Scalar(acc), span);
+        let count = match self.packed_count(arg) {
+            Some(k) => convert(k, acc),
+            None => Expr::new(ExprKind::Float(n as f64), Type::Scalar(acc), span),
+        };
         let e = Expr::binary(BinOp::Div, sum.e, count, Type::Scalar(acc), span);
         let e = if et.is_float() && acc != et {
             convert(e, et)

@@ -133,13 +133,21 @@ impl Lowerer<'_, '_> {
         &mut self,
         b: Builtin,
         name: &str,
-        arg: &ast::Expr,
+        args: &[ast::Expr],
         span: Span,
     ) -> Option<Option<TExpr>> {
+        // (`np.var(s[m], ddof)`: the other arguments go with the packed
+        // array)
+        let (arg, rest) = match (b, args) {
+            (_, [a]) | (Builtin::Var | Builtin::Std, [a, _]) => (a, &args[1..]),
+            _ => return None,
+        };
         if !matches!(
             b,
             Builtin::Reduce(_)
                 | Builtin::Mean
+                | Builtin::Var
+                | Builtin::Std
                 | Builtin::Len
                 | Builtin::Sum
                 | Builtin::Max
@@ -163,7 +171,7 @@ impl Lowerer<'_, '_> {
             );
             return Some(None);
         }
-        Some(self.packed_reduction(b, name, (&source, &mask, &masks), arg.span, span))
+        Some(self.packed_reduction(b, name, (&source, &mask, &masks), rest, arg.span, span))
     }
 
     /// `e` with each masked read outside the reductions in it (`s[m]`)
@@ -251,6 +259,7 @@ impl Lowerer<'_, '_> {
         b: Builtin,
         name: &str,
         (source, mask, masks): (&ast::Expr, &ast::Expr, &[(ast::Expr, Span)]),
+        rest: &[ast::Expr],
         at_span: Span,
         span: Span,
     ) -> Option<TExpr> {
@@ -395,6 +404,14 @@ impl Lowerer<'_, '_> {
                 weak: false,
             },
         );
+        // (its count, for the reductions that divide by it: `packed_count`)
+        self.scope.bind(
+            &format!("{hidden}{COUNT}"),
+            Binding {
+                var: count,
+                weak: false,
+            },
+        );
         let packed = ast::Expr {
             kind: ast::ExprKind::Subscript {
                 value: Box::new(ast::Expr::name(&hidden, at_span)),
@@ -403,29 +420,19 @@ impl Lowerer<'_, '_> {
             span: at_span,
         };
         let from = self.pre.len();
-        let r = match b {
-            Builtin::Mean => {
-                let (sum, et, _) = self.reduction_with(
-                    ReduceOp::Sum,
-                    &packed,
-                    span,
-                    super::slices::AccRule::Mean,
-                )?;
-                let acc = sum.e.ty.elem()?;
-                let k = super::types::convert(count_e(), acc);
-                let e = Expr::binary(BinOp::Div, sum.e, k, Type::Scalar(acc), span);
-                let e = match et.is_float() && acc != et {
-                    true => super::types::convert(e, et),
-                    false => e,
-                };
-                TExpr { e, weak: false }
-            }
-            _ => self.builtin_call_with(b, name, std::slice::from_ref(&packed), span)?,
-        };
+        let all: Vec<ast::Expr> = std::iter::once(packed)
+            .chain(rest.iter().cloned())
+            .collect();
+        let r = self.builtin_call_with(b, name, &all, span)?;
         // (`min(count, n)`, which it is: `ir::range` proves the reads of
         // `buf` in range)
         let end = Expr::binary(BinOp::Min, count_e(), Expr::int(n, int_ty, span), it, span);
-        if !super::slices::end_loop_at(&mut self.pre[from..], buf, n, end) {
+        // (one reduction; `np.var`'s mean and sum of squares two)
+        let loops = match b {
+            Builtin::Var | Builtin::Std => 2,
+            _ => 1,
+        };
+        if super::slices::end_loop_at(&mut self.pre[from..], buf, n, end) != loops {
             self.error(
                 Diagnostic::error(format!(
                     "`{name}` of a masked read is not supported in parpy functions"
@@ -438,6 +445,25 @@ impl Lowerer<'_, '_> {
             return None;
         }
         Some(r)
+    }
+}
+
+/// The suffix of the hidden name bound to the count of a packed array.
+const COUNT: &str = ".count";
+
+impl Lowerer<'_, '_> {
+    /// The number of elements of `arg` known only at run time: the count
+    /// of a packed masked read (`packed[:]`, see `packed_reduction`), as
+    /// an integer; `None` for other values, whose shape says it.
+    pub(super) fn packed_count(&self, arg: &ast::Expr) -> Option<Expr> {
+        let ast::ExprKind::Subscript { value, .. } = &arg.kind else {
+            return None;
+        };
+        let ast::ExprKind::Name(n) = &value.kind else {
+            return None;
+        };
+        let b = self.scope.get(&format!("{n}{COUNT}"))?;
+        Some(Expr::var(b.var, Type::Scalar(self.opts.int_type), arg.span))
     }
 }
 

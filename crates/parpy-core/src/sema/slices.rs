@@ -180,12 +180,11 @@ fn advance(lo: &mut Expr, by: i64, int_ty: ElemTy, span: Span) {
     }
 }
 
-/// Ends the one loop of `stmts` over `0..n` that reads the local array
+/// Ends the loops of `stmts` over `0..n` that read the local array
 /// `array` at `end` instead (a reduction of a masked read's packed
 /// elements, `masks.rs`): a sum kept pairwise in NumPy's buffers of
-/// `NUMPY_BUFFER` elements is one buffer then. Whether there was exactly
-/// one such loop.
-pub(super) fn end_loop_at(stmts: &mut [Stmt], array: VarId, n: i64, end: Expr) -> bool {
+/// `NUMPY_BUFFER` elements is one buffer then. How many there were.
+pub(super) fn end_loop_at(stmts: &mut [Stmt], array: VarId, n: i64, end: Expr) -> usize {
     let mut found = 0;
     for s in stmts {
         let StmtKind::For(l) = &mut s.kind else {
@@ -208,7 +207,7 @@ pub(super) fn end_loop_at(stmts: &mut [Stmt], array: VarId, n: i64, end: Expr) -
         }
         found += 1;
     }
-    found == 1
+    found
 }
 
 /// Replaces every read of `var` in `e` by `by`.
