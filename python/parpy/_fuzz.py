@@ -165,6 +165,10 @@ FEATURES = [
     # `np.concatenate((s1, s2))`: arrays made by a statement of their own
     # before the one that reads them (stop 36)
     "hoisted",
+    # `np.tile(s, 2)[a:b]`, `np.repeat`, `np.stack((s, s * 2))[j, :]`,
+    # `s * np.eye(n)[j, :]`: joined and diagonal arrays in `hoisted`
+    # statements (stop 37)
+    "joined",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -969,7 +973,10 @@ class Gen:
             # Python's sum of the elements, in order and in their type
             cond = f" if v > {r.choice(['0', '1'])}" if kind(dt) in "iuf" and r.random() < 0.4 else ""
             t = "int64" if dt == "bool" else dt
-            return E(f"sum(v for v in {text}{cond})", t, approx=kind(dt) == "f" or approx)
+            # (a list comprehension is the same loop)
+            gen = f"v for v in {text}{cond}"
+            gen = f"[{gen}]" if r.random() < 0.3 else gen
+            return E(f"sum({gen})", t, approx=kind(dt) == "f" or approx)
         if label is None and not axis and not multi and kind(dt) in "iuf" \
                 and self.on("order_stats", 0.25):
             f = r.choice(["median", "percentile", "quantile", "argmax", "argmin"])
@@ -1373,16 +1380,17 @@ class Gen:
         if s1 is None or s2 is None:
             return
         mask = f"{s2[0]} > {r.choice(['0', '1', '0.5'])}"
-        ops = ["sum", "mean", "prod", "any", "count_nonzero", "len"]
-        op = r.choice(ops if k == "f" else ["sum", "prod", "any", "count_nonzero", "len"])
+        ops = ["sum", "mean", "prod", "any", "count_nonzero", "len", "var", "std"]
+        op = r.choice(ops if k == "f" else ["sum", "prod", "any", "count_nonzero", "len", "var"])
         read = f"{s1[0]}[{mask}]"
-        if op in ("sum", "mean") and r.random() < 0.4:
+        if op in ("sum", "mean", "var") and r.random() < 0.4:
             read = f"{read} * {s1[0]}[{mask}]"
+        ddof = f", ddof={r.choice('01')}" if op in ("var", "std") and r.random() < 0.4 else ""
         if op == "len":
             value, t = f"len({read})", "int64"
         else:
-            value = f"np.{op}({read})" if r.random() < 0.7 or op == "count_nonzero" \
-                else f"{read}.{op}()"
+            value = f"np.{op}({read}{ddof})" if r.random() < 0.7 or op == "count_nonzero" \
+                else f"{read}.{op}({ddof[2:]})"
             with np.errstate(all="ignore"):
                 t = _type_of(getattr(np, op)(np.ones(2, dtype=np.dtype(s1[1])))) or s1[1]
         if t == a.dtype or np.can_cast(t, a.dtype, "safe"):
@@ -1398,7 +1406,31 @@ class Gen:
             return
         a, n, tgt, k = st
         x = r.random()
-        if x < 0.5:
+        if x < 0.2 and self.on("joined", 0.5):
+            # a slice of a tiled, repeated, stacked or diagonal array
+            m = (n + 1) // 2 + r.randrange(0, 3)
+            s1 = self.slice_of(sc, k, m)
+            s2 = self.slice_of(sc, k, n)
+            if s1 is None or s2 is None or re.search(rf"\b{a.name}\[", s1[0] + s2[0]):
+                return
+            lo = r.randrange(0, 2 * m - n + 1)
+            y = r.random()
+            if y < 0.3:
+                value, t = f"np.tile({s1[0]}, 2)[{lo}:{lo + n}]", s1[1]
+            elif y < 0.6:
+                value, t = f"np.repeat({s1[0]}, 2)[{lo}:{lo + n}]", s1[1]
+            elif y < 0.8:
+                j = r.randrange(2)
+                stack = r.choice(["np.stack", "np.vstack"])
+                value = f"{stack}(({s2[0]}, {s2[0]} * 2))[{j}, :]"
+                d = np.ones(2, dtype=np.dtype(s2[1]))
+                t = str(np.stack((d, d * 2)).dtype)
+            else:
+                j = r.randrange(n)
+                f = r.choice(["np.eye", "np.tri"])
+                value = f"{s2[0]} * {f}({n}, k={r.randrange(-1, 2)})[{j}, :]"
+                t = str(np.result_type(np.dtype(s2[1]), np.float64))
+        elif x < 0.5:
             m = n + r.randrange(0, 4)
             s1 = self.slice_of(sc, k, m)
             if s1 is None or re.search(rf"\b{a.name}\[", s1[0]):
