@@ -53,6 +53,28 @@ def test_list_comprehensions_reduce_as_their_generators():
 
 
 @parpy.jit
+def stored_lists(x, m, y, k, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0, :] = [x[i, j] * 2.0 for j in range(5)]
+        y[i, 1, 0:3] = [x[i, j] + j for j in range(4, -1, -2)]
+        y[i, 1, 3:5] = [abs(v) for v in x[i, 3:]]
+        parpy.label('j')
+        y[i, 2, :] = [a * b for a, b in zip(x[i, :], m)]
+        y[i, 3, :] = [j * v for j, v in enumerate(x[i, :], 1)]
+        y[i, 3, 0:2] = [v for v in reversed(x[i, 3:])]
+        y[i, 4, :] = [sum(x[l, j] for l in range(N)) for j in range(5)]
+        k[i, :] = [v * 2 for v in m]
+
+
+def test_a_list_comprehension_stored_into_a_slice_is_numpys_array_of_it():
+    x = np.random.default_rng(3).standard_normal((6, 5))
+    m = np.array([1, 0, 3, 4, 0], np.int32)
+    run_both(stored_lists, [x, m, np.zeros((6, 5, 5)), np.zeros((6, 5), np.int64), 6],
+             cpu_opts({'i': parpy.threads(3), 'j': parpy.threads(2)}))
+
+
+@parpy.jit
 def typed_sums(x, c, n, y, N, M):
     parpy.label('i')
     for i in range(N):
@@ -137,8 +159,29 @@ def numpy_sum_of_a_list_comprehension(x, y, N):
         y[0] = np.sum([x[j] for j in range(N)])
 
 
+@parpy.jit
+def stored_list_with_a_condition(x, y, N):
+    with parpy.gpu:
+        y[:] = [v for v in x if v > 0]
+
+
+@parpy.jit
+def stored_list_of_another_length(x, y, N):
+    with parpy.gpu:
+        y[:] = [v for v in x[1:]]
+
+
+@parpy.jit
+def stored_list_reading_its_target(x, y, N):
+    with parpy.gpu:
+        y[0:1] = [y[j] * 2.0 for j in range(1)]
+
+
 @pytest.mark.parametrize("fn,words", [
     (generator_as_a_value, "a generator expression can only be the argument of `sum`"),
+    (stored_list_with_a_condition, "a list comprehension stored into a slice takes no `if`"),
+    (stored_list_of_another_length, "could not broadcast input array from shape (3,) into shape (1,)"),
+    (stored_list_reading_its_target, "a list comprehension stored into a slice reads `y`, which it writes"),
     (list_comprehension_as_a_value, "a list comprehension can only be the argument of `sum`"),
     (numpy_sum_of_a_list_comprehension, "`np.sum` of a list comprehension is not supported"),
     (numpy_sum_of_a_generator, "`np.sum` does not take a generator expression"),

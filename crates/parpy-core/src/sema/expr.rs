@@ -434,11 +434,11 @@ impl Lowerer<'_, '_> {
             ast::ExprKind::Generator { list: true, .. } => {
                 self.error(
                     Diagnostic::error(
-                        "a list comprehension can only be the argument of `sum`, `any`, `all`, `max` or `min`",
+                        "a list comprehension can only be the argument of `sum`, `any`, `all`, `max` or `min`, or the value stored into a slice",
                     )
                     .at(span, "a list comprehension here")
                     .note("kernels do not allocate: parpy does not make the list")
-                    .help("write an array expression (`y[i, :] = x[i, :] * 2.0`), or a loop that stores each element"),
+                    .help("store it into a slice (`y[i, :] = [... for j in range(n)]`), or write an array expression"),
                 );
                 None
             }

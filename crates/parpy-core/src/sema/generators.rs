@@ -278,25 +278,46 @@ impl Lowerer<'_, '_> {
                 _ => None,
             };
         }
-        if let Some(start) = self.nonempty_range_start(c) {
-            return c
-                .unpack
-                .is_empty()
-                .then(|| vec![(c.var.clone(), ast::Expr::int(start, at))]);
-        }
-        // an array's first element; `reversed`'s last, `enumerate`'s
-        // `(start, a[0])`, `zip`'s `(a[0], b[0], ...)`
+        let (n, values) = self.clause_values(c, &ast::Expr::int(0, at), at)?;
+        (n > 0).then_some(values)
+    }
+
+    /// How many values clause `c` gives, and the values its targets take
+    /// at step `k` (an integer expression): of a `range(...)` with bounds
+    /// known when compiling, `lo + k * step`; of a 1-D array or slice
+    /// `a[k]`, of `reversed(a)` `a[n - 1 - k]`, of `enumerate(a, start)`
+    /// `(start + k, a[k])`, of `zip(a, b, ...)` `(a[k], b[k], ...)`. `None`
+    /// for other iterables.
+    fn clause_values(
+        &mut self,
+        c: &ast::Clause,
+        k: &ast::Expr,
+        at: Span,
+    ) -> Option<(i64, Vec<(String, ast::Expr)>)> {
+        use ast::ExprKind as K;
+        let plus = |a: ast::Expr, b: ast::Expr| ast::Expr::binary(BinOp::Add, a, b, at);
+        let times = |a: ast::Expr, b: ast::Expr| ast::Expr::binary(BinOp::Mul, a, b, at);
         let mut values = vec![];
         let mut iterables = vec![];
         let mut last = false;
         match &c.iter.kind {
-            ast::ExprKind::Call { func, args, .. } => match self.builtin_of(func) {
+            K::Call { func, args, .. } => match self.builtin_of(func) {
+                Some(Builtin::Range) => {
+                    let (lo, hi, step) = self.known_range(args)?;
+                    let n = super::stmt::range_len(lo, hi, step);
+                    let v = plus(
+                        ast::Expr::int(lo, at),
+                        times(k.clone(), ast::Expr::int(step, at)),
+                    );
+                    return c.unpack.is_empty().then(|| (n, vec![(c.var.clone(), v)]));
+                }
                 Some(Builtin::Reversed) if args.len() == 1 => {
                     last = true;
                     iterables.push(&args[0]);
                 }
                 Some(Builtin::Enumerate) if (1..=2).contains(&args.len()) => {
-                    values.push(args.get(1).cloned().unwrap_or(ast::Expr::int(0, at)));
+                    let start = args.get(1).cloned().unwrap_or(ast::Expr::int(0, at));
+                    values.push(plus(start, k.clone()));
                     iterables.push(&args[0]);
                 }
                 Some(Builtin::Zip) => iterables.extend(args),
@@ -304,46 +325,164 @@ impl Lowerer<'_, '_> {
             },
             _ => iterables.push(&c.iter),
         }
-        for a in iterables {
+        let mut len: Option<i64> = None;
+        for a in &iterables {
             if self.rank(a) != 1 {
                 return None;
             }
             let n = self.array_shape(a)??.first().copied()?;
-            if n == 0 {
-                return None;
-            }
-            let k = if last { n - 1 } else { 0 };
+            len = Some(len.map_or(n, |m| m.min(n)));
+        }
+        let len = len?;
+        for a in iterables {
+            let index = match last {
+                true => ast::Expr::binary(BinOp::Sub, ast::Expr::int(len - 1, at), k.clone(), at),
+                false => k.clone(),
+            };
             values.push(ast::Expr {
-                kind: ast::ExprKind::Subscript {
+                kind: K::Subscript {
                     value: Box::new(a.clone()),
-                    indices: vec![ast::Expr::int(k, at)],
+                    indices: vec![index],
                 },
                 span: a.span,
             });
         }
         match (c.unpack.is_empty(), values.len()) {
-            (true, 1) => Some(vec![(c.var.clone(), values.pop()?)]),
-            (false, n) if n == c.unpack.len() => Some(
+            (true, 1) => Some((len, vec![(c.var.clone(), values.pop()?)])),
+            (false, n) if n == c.unpack.len() => Some((
+                len,
                 c.unpack
                     .iter()
                     .map(|(n, _)| n.clone())
                     .zip(values)
                     .collect(),
-            ),
+            )),
             _ => None,
         }
     }
 
-    /// The first value of `range(...)` clause `c` when its bounds are known
-    /// and it is not empty.
-    fn nonempty_range_start(&mut self, c: &ast::Clause) -> Option<i64> {
-        let ast::ExprKind::Call { func, args, .. } = &c.iter.kind else {
+    /// `target = [elt for v in iter]` of a 1-D slice target (`y[i, :] =
+    /// [x[i, j] * 2.0 for j in range(M)]`): NumPy's array of the list
+    /// stored into the slice, as the loop `for k in range(n): target[k] =
+    /// elt`, `v` the clause's `k`-th value (`clause_values`), which the
+    /// statement's labels parallelize. One clause, without `if`, of a
+    /// length known when compiling: the target's. `None` when `s` is not
+    /// such a store, `Some(None)` after an error.
+    pub(super) fn list_comprehension_store(&mut self, s: &ast::Stmt) -> Option<Option<ast::Stmt>> {
+        let ast::StmtKind::Assign { targets, value } = &s.kind else {
             return None;
         };
-        if self.builtin_of(func) != Some(Builtin::Range) {
+        let (
+            [target],
+            ast::ExprKind::Generator {
+                elt,
+                clauses,
+                list: true,
+            },
+        ) = (targets.as_slice(), &value.kind)
+        else {
+            return None;
+        };
+        if !matches!(target.kind, ast::ExprKind::Subscript { .. }) {
             return None;
         }
-        let (lo, hi, step) = self.known_range(args)?;
-        (super::stmt::range_len(lo, hi, step) > 0).then_some(lo)
+        let at = value.span;
+        let refuse = |this: &mut Self, why: &str, help: &str| {
+            this.error(
+                Diagnostic::error(format!("a list comprehension stored into a slice {why}"))
+                    .at(at, "this list comprehension")
+                    .help(help.to_string()),
+            );
+            Some(None)
+        };
+        let [c] = clauses.as_slice() else {
+            return refuse(
+                self,
+                "takes one `for` clause",
+                "write the loops out, storing each element",
+            );
+        };
+        if !c.ifs.is_empty() {
+            return refuse(
+                self,
+                "takes no `if`",
+                "NumPy's list would have as many elements as the conditions let through: store `np.where(cond, value, other)` instead",
+            );
+        }
+        let shape = match self.array_shape(target) {
+            Some(Some(shape)) if shape.len() == 1 => shape,
+            Some(None) => return Some(None),
+            _ => {
+                return refuse(
+                    self,
+                    "needs a target of one dimension",
+                    "store it into a 1-D slice (`y[i, :] = [...]`)",
+                )
+            }
+        };
+        let k = self.fresh_name("k");
+        let Some((n, subst)) = self.clause_values(c, &ast::Expr::name(&k, at), at) else {
+            return refuse(
+                self,
+                "iterates a `range` with bounds known when compiling, or 1-D arrays",
+                "the length of the list must be known when compiling",
+            );
+        };
+        if n != shape[0] {
+            self.error(
+                Diagnostic::error(format!(
+                    "could not broadcast input array from shape ({n},) into shape ({},)",
+                    shape[0]
+                ))
+                .at(at, format!("a list of {n}"))
+                .also(target.span, format!("a slice of {}", shape[0]))
+                .note("NumPy raises ValueError")
+                .type_error(),
+            );
+            return Some(None);
+        }
+        let base = super::expr::flatten_subscript(target).0;
+        if let ast::ExprKind::Name(b) = &base.kind {
+            let (arrays, _) = self.names_read(value);
+            if arrays.iter().any(|a| a == b) {
+                return refuse(
+                    self,
+                    &format!("reads `{b}`, which it writes"),
+                    "NumPy makes the whole list before it stores it: compute it into another array first",
+                );
+            }
+        }
+        let mut elt = (**elt).clone();
+        super::inline::subst_expr(&mut elt, &subst);
+        let store = ast::Stmt {
+            kind: ast::StmtKind::Assign {
+                targets: vec![ast::Expr {
+                    kind: ast::ExprKind::Subscript {
+                        value: Box::new(target.clone()),
+                        indices: vec![ast::Expr::name(&k, at)],
+                    },
+                    span: target.span,
+                }],
+                value: elt,
+            },
+            span: s.span,
+        };
+        let range = ast::Expr::call(
+            ast::Expr::name("range", at),
+            vec![ast::Expr::int(n, at)],
+            at,
+        );
+        Some(Some(stmt(
+            ast::StmtKind::For {
+                var: k,
+                var_span: at,
+                unpack: vec![],
+                group: None,
+                iter: range,
+                body: vec![store],
+                orelse: vec![],
+            },
+            s.span,
+        )))
     }
 }

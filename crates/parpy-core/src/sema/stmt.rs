@@ -839,6 +839,14 @@ impl Lowerer<'_, '_> {
                 None => vec![],
             };
         }
+        // `y[i, :] = [e for j in range(n)]`: a loop storing each element
+        // (sema::generators)
+        if let Some(store) = self.list_comprehension_store(s) {
+            return match store {
+                Some(store) => self.lower_stmt(&store, labels),
+                None => vec![],
+            };
+        }
         let with_implicit = self.implicit_labels(s, labels);
         let labels = with_implicit.as_slice();
         let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();

@@ -196,7 +196,8 @@ pub enum ExprKind {
     },
     /// `elt for ... in ... if ...` (`list`: `[elt for ...]`, a list
     /// comprehension, the same loop): only as the argument of `sum`, `any`,
-    /// `all`, `max` and `min` (sema rejects it elsewhere).
+    /// `all`, `max` and `min`, a list comprehension also as the value
+    /// stored into a slice (sema rejects it elsewhere).
     Generator {
         elt: Box<Expr>,
         clauses: Vec<Clause>,
