@@ -66,6 +66,23 @@ def test_local_array_transposed_and_read():
 
 
 @parpy.jit
+def transposed_subscripts_indexed_again(x, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0, :] = x[i].T[0, :]
+        y[i, 1, :] = x[i, :, :].T[-1, ::-1]
+        y[i, 2, 0:2] = x[i].T[1:][0, 1:]
+        y[i, 3, :] = np.repeat(x[i].T[1, 0:2], 2)[0:3] + np.sum(x[i].T[2, :])
+        z[i].T[0, :] = x[i, 0, :]
+
+
+def test_a_transposed_subscript_indexed_again_reads_the_array():
+    x = fresh(N, 3, 3, seed=4)
+    run_both(transposed_subscripts_indexed_again, [x, np.zeros((N, 4, 3)), np.zeros((N, 3, 3)), N],
+             cpu_opts({'i': parpy.threads(N)}))
+
+
+@parpy.jit
 def shapes_of_parts(x, y, N):
     parpy.label('i')
     for i in range(N):

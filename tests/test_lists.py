@@ -151,7 +151,32 @@ def empty_list(x, y, N):
         y[i, 0:0] = []
 
 
+@parpy.jit
+def list_repeated(x, y, N):
+    for i in range(N):
+        # (Python: a list of 4 items, which does not fit; not `2 * v`)
+        v = [x[i, 0], x[i, 1]]
+        y[i, 0:2] = v * 2
+
+
+@parpy.jit
+def lists_joined(x, y, N):
+    for i in range(N):
+        y[i, 0:2] = [x[i, 0], 1.0] + [x[i, 1], 2.0]
+
+
+@parpy.jit
+def list_plus_a_number(x, y, N):
+    for i in range(N):
+        v = [x[i, 0], x[i, 1]]
+        v += 1.0
+        y[i, 0:2] = -v
+
+
 @pytest.mark.parametrize("fn,message", [
+    (list_repeated, "`*` of a Python list is not NumPy's elementwise operation"),
+    (lists_joined, "`+` of a Python list is not NumPy's elementwise operation"),
+    (list_plus_a_number, "`+=` of a Python list is not NumPy's elementwise operation"),
     (list_as_a_number, "a list is an array in parpy functions, read by an array expression"),
     (list_of_arrays, "a list of arrays is not supported in parpy functions"),
     (empty_list, "an empty list is an array without elements"),

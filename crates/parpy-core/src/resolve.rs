@@ -128,6 +128,9 @@ pub enum Builtin {
     /// `np.trapezoid(y, x, dx, axis)` (`np.trapz`): the trapezoidal rule
     /// along an axis (`sema::trapezoid`).
     Trapezoid,
+    /// `np.polyval(p, x)`: Horner's rule over the coefficients
+    /// (`sema::polyval`).
+    Polyval,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -400,6 +403,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "searchsorted" => Some(Builtin::SearchSorted),
         "interp" => Some(Builtin::Interp),
         "trapezoid" | "trapz" => Some(Builtin::Trapezoid),
+        "polyval" => Some(Builtin::Polyval),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

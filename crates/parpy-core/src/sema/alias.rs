@@ -538,6 +538,7 @@ impl Lowerer<'_, '_> {
                     _ => 0,
                 },
                 (_, Some(B::Outer)) => 2,
+                (_, Some(B::Polyval)) => args.get(1).map_or(0, |x| self.rank(x)),
                 (_, Some(B::Flip(_) | B::Diff | B::Roll)) => {
                     args.first().map_or(0, |a| self.rank(a))
                 }

@@ -552,6 +552,7 @@ impl Lowerer<'_, '_> {
             Builtin::SearchSorted => self.searchsorted(name, args, span),
             Builtin::Interp => self.interp(name, args, span),
             Builtin::Trapezoid => self.trapezoid(name, args, span),
+            Builtin::Polyval => self.polyval(name, args, span),
             Builtin::CopyTo => {
                 self.statement_only(&format!("`{name}`"), span);
                 None

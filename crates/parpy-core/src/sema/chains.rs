@@ -1,5 +1,6 @@
-//! Subscripts of slices: `x[i, 1:][j]`, `x[2:8][1:3]`, `x[:, k][i]`, and
-//! the views that make them (`r = x[i, 1:]`, then `r[j]`).
+//! Subscripts of slices: `x[i, 1:][j]`, `x[2:8][1:3]`, `x[:, k][i]`,
+//! `x.T[1:][0]`, and the views that make them (`r = x[i, 1:]`, then
+//! `r[j]`).
 //!
 //! NumPy indexes a slice's own dimensions: `x[1:][0]` is `x[1]`. Such a
 //! chain is rewritten into the one subscript of the array it reads, each
@@ -135,8 +136,19 @@ impl Lowerer<'_, '_> {
             );
             None
         };
-        let shape = match self.array_arg(base) {
-            Some((_, Type::Array { shape, .. })) if matches!(base.kind, ast::ExprKind::Name(_)) => {
+        // (of `x.T`, the dimensions reversed: `x[i].T[0, :]`, which
+        // `stmt.rs` has made `x.T[:, :, i][0, :]`, is `x.T[0, :, i]`)
+        let (array, transposed) = match super::expr::transpose_of(base) {
+            Some(x) => (x, true),
+            None => (base, false),
+        };
+        let shape = match self.array_arg(array) {
+            Some((_, Type::Array { mut shape, .. }))
+                if matches!(array.kind, ast::ExprKind::Name(_)) =>
+            {
+                if transposed {
+                    shape.reverse();
+                }
                 shape
             }
             _ => {

@@ -477,6 +477,7 @@ impl Lowerer<'_, '_> {
         subst_stmts(&mut body, &subst);
         // (sorts and scans read inside expressions named first, as
         // `lower_function` does: `hoist.rs`)
+        self.check_list_operators(&body);
         let body = self.hoist_stored_arrays(&body);
         let (stmts, ret) = match body.split_last() {
             Some((

@@ -241,6 +241,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("dx", How::Opt(Dflt::Float(1.0))),
             ("axis", How::Opt(Dflt::Int(-1))),
         ],
+        Builtin::Polyval => &[("p", How::Req), ("x", How::Req)],
         Builtin::Interp => &[
             ("x", How::Req),
             ("xp", How::Req),

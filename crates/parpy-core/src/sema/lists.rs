@@ -6,6 +6,12 @@
 //! the statement's slot; its type is NumPy's for a list: the items'
 //! types promoted, a Python int as int64, a float as float64, a bool as
 //! bool.
+//!
+//! Python's operators on a list are not NumPy's: `[a, b] * 2` repeats the
+//! list, `[a] + [b]` joins two, `v + 1.0` and `-v` raise `TypeError`, and
+//! `v * k` of a NumPy integer repeats it too. Only with an array operand
+//! (`x[i, :2] * [a, b]`) does NumPy make the list an array and compute
+//! elementwise; `check_list_operators` refuses the others.
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{BinOp, ElemTy, Expr};
@@ -44,7 +50,99 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
+        let (values, ty) = self.list_values(items)?;
+        let it = self.opts.int_type;
+        let slot = IndexSlot::Slice {
+            lo: Expr::int(0, it, span),
+            extent: values.len() as i64,
+            step: 1,
+            rot: 0,
+        };
+        let k = self.map_slices(vec![slot], false, span)?.pop()?;
+        let mut values = values.into_iter().map(|e| convert(e, ty)).enumerate().rev();
+        let (_, last) = values.next().expect("at least one item");
+        let e = values.fold(last, |rest, (j, v)| {
+            let at = Expr::compare(BinOp::Eq, k.clone(), Expr::int(j as i64, it, span), span);
+            Expr::select(at, v, rest)
+        });
+        Some(TExpr { e, weak: false })
+    }
+
+    /// Reports each operator of `body` with a list operand (a list
+    /// literal, or a name the body binds to one) and no array operand:
+    /// Python's list operation, not NumPy's (see the module doc).
+    pub(super) fn check_list_operators(&mut self, body: &[ast::Stmt]) {
+        use ast::ExprKind as K;
+        let mut lists = std::collections::BTreeSet::new();
+        ast::for_each_stmt(body, &mut |s| {
+            if let ast::StmtKind::Assign { targets, value } = &s.kind {
+                if value.list_items().is_some() {
+                    for t in targets {
+                        if let K::Name(n) = &t.kind {
+                            lists.insert(n.clone());
+                        }
+                    }
+                }
+            }
+        });
+        let is_list = |e: &ast::Expr| {
+            e.list_items().is_some() || matches!(&e.kind, K::Name(n) if lists.contains(n))
+        };
+        let mut found: Vec<(String, Span, Span)> = vec![];
+        ast::for_each_stmt(body, &mut |s| {
+            let mut operands: Vec<(String, Vec<&ast::Expr>, Span)> = vec![];
+            if let ast::StmtKind::AugAssign { target, op, value } = &s.kind {
+                operands.push((format!("{}=", op.symbol()), vec![target, value], s.span));
+            }
+            for e in s.own_exprs() {
+                e.walk(&mut |x| match &x.kind {
+                    K::Binary { op, lhs, rhs } => {
+                        operands.push((op.symbol().to_string(), vec![&**lhs, &**rhs], x.span))
+                    }
+                    K::Compare { first, rest } => {
+                        let mut all = vec![&**first];
+                        all.extend(rest.iter().map(|(_, e)| e));
+                        operands.push((rest[0].0.symbol().to_string(), all, x.span));
+                    }
+                    K::Unary { op, arg } if *op != crate::ops::UnOp::Not => {
+                        operands.push(("a unary operator".to_string(), vec![&**arg], x.span))
+                    }
+                    _ => {}
+                });
+            }
+            for (op, all, at) in operands {
+                let list = all.iter().find(|e| is_list(e));
+                let array = all.iter().any(|e| !is_list(e) && self.rank(e) > 0);
+                if let (Some(l), false) = (list, array) {
+                    found.push((op, l.span, at));
+                }
+            }
+        });
+        for (op, list, at) in found {
+            let what = match op.as_str() {
+                "+" | "+=" => "joins lists (and raises TypeError for a number)",
+                "*" | "*=" => "repeats the list an integer number of times",
+                _ => "is not defined for a list (Python raises TypeError) or compares lists as wholes",
+            };
+            self.error(
+                Diagnostic::error(format!(
+                    "`{op}` of a Python list is not NumPy's elementwise operation"
+                ))
+                .at(list, "a Python list")
+                .also(at, format!("Python's `{op}` here {what}"))
+                .note("NumPy computes elementwise only when the other operand is an array")
+                .help("make it an array first: `np.array([a, b]) * 2`")
+                .type_error(),
+            );
+        }
+    }
+
+    /// The lowered items of a list of numbers and NumPy's type of its
+    /// array: the items' types promoted, a Python int as int64, a float
+    /// as float64, a bool as bool. `None` after an error.
+    pub(super) fn list_values(&mut self, items: &[ast::Expr]) -> Option<(Vec<Expr>, ElemTy)> {
         let mut values = vec![];
+        let mut ty: Option<ElemTy> = None;
         for item in items {
             let t = self.lower_expr(item)?;
             let elem = self.scalar_elem(&t)?;
@@ -55,32 +153,10 @@ impl Lowerer<'_, '_> {
                 (true, _) => ElemTy::I64,
                 (false, e) => e,
             };
-            values.push((t.e, elem));
+            ty = Some(ty.map_or(elem, |t| promote_strong(t, elem)));
+            values.push(t.e);
         }
-        let ty = values
-            .iter()
-            .map(|(_, t)| *t)
-            .reduce(promote_strong)
-            .expect("at least one item");
-        let it = self.opts.int_type;
-        let slot = IndexSlot::Slice {
-            lo: Expr::int(0, it, span),
-            extent: values.len() as i64,
-            step: 1,
-            rot: 0,
-        };
-        let k = self.map_slices(vec![slot], false, span)?.pop()?;
-        let mut values = values
-            .into_iter()
-            .map(|(e, _)| convert(e, ty))
-            .enumerate()
-            .rev();
-        let (_, last) = values.next().expect("at least one item");
-        let e = values.fold(last, |rest, (j, v)| {
-            let at = Expr::compare(BinOp::Eq, k.clone(), Expr::int(j as i64, it, span), span);
-            Expr::select(at, v, rest)
-        });
-        Some(TExpr { e, weak: false })
+        Some((values, ty?))
     }
 
     /// Whether `list` is read as Python reads a list (its items one by

@@ -31,6 +31,7 @@ mod local_arrays;
 mod masks;
 mod nan_reductions;
 mod order_stats;
+mod polyval;
 mod reshape;
 mod scope;
 mod slices;
@@ -409,6 +410,7 @@ fn lower_function(
             let w = l.arg_weak.get(k).copied().unwrap_or(false);
             l.bind_param(p, a, w);
         }
+        l.check_list_operators(&def.body);
         // (before the analyses: the hidden names are names as any other)
         let source = l.hoist_stored_arrays(&def.body);
         l.plan_aliases(&source);
