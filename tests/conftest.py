@@ -171,6 +171,16 @@ def same_bits(got, want, opts):
     assert np.array_equal(got, want, equal_nan=True), (got, want)
 
 
+def bits_of(run, fn, args, out, opts):
+    """Runs `fn` by `run` (a test module's `run_both`, which
+    tests/test_cuda_programs.py swaps for its GPU run) and as plain Python;
+    argument `out` has NumPy's bits (`same_bits`)."""
+    got = run(fn, args, opts)
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    fn.py_func(*want)
+    same_bits(got[out], want[out], opts)
+
+
 def check_gpu_code(fn, args_for, spec, name):
     """Prints `fn`'s code for Cuda and Metal (`args_for(backend)` gives the
     arguments) and checks it with NVRTC and clang-19, each where installed;

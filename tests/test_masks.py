@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts, run_both, same_bits
+from conftest import bits_of, cpu_opts, run_both
 from test_assert import expect_raised
 
 N, M = 5, 8
@@ -108,11 +108,7 @@ def test_a_reduction_reads_the_elements_a_mask_selects():
 def _numpys_bits(fn, args, out):
     """Runs `fn` compiled and as plain Python; argument `out` has NumPy's
     bits on the Cpu (a GPU adds in its own order: within rounding)."""
-    opts = cpu_opts({'i': parpy.threads(N)})
-    got = run_both(fn, args, opts)
-    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    fn.py_func(*want)
-    same_bits(got[out], want[out], opts)
+    bits_of(run_both, fn, args, out, cpu_opts({'i': parpy.threads(N)}))
 
 
 @parpy.jit

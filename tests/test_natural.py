@@ -7,6 +7,7 @@ import pytest
 
 import parpy
 from conftest import check_gpu_code, cpu_opts, run_both
+from test_assert import expect_raised
 
 
 def rng(seed=0):
@@ -1492,3 +1493,80 @@ def test_any_and_all_of_a_number_are_its_truth():
     x[1, 2], x[2, 5] = np.nan, 0.0
     run_both(truths, [x, np.zeros((4, 4), bool), 4], cpu_opts({'i': parpy.threads(4)}),
              rtol=0, atol=0)
+
+
+# --------------------------------------------------------------------------
+# Python's `pow(a, b)` is `a ** b`; NumPy's norm of a matrix is that of its
+# elements in a row (the Frobenius norm)
+
+
+@parpy.jit
+def powers_and_norms(x, k, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = pow(x[i, 0, 0], 2) + pow(k[i, 0], 3) + pow(2, -1) + pow(k[i, 1], 2.0)
+        y[i, 1] = np.linalg.norm(x[i, :, :])
+        y[i, 2] = np.sum(pow(x[i, 0, :], 2.0))
+        y[i, 3] = np.linalg.norm(x[i, 0:2, 1:3])
+
+
+def test_pow_and_the_norm_of_a_matrix():
+    x = rng(5).standard_normal((4, 3, 3))
+    k = rng(6).integers(-3, 4, (4, 2))
+    run_both(powers_and_norms, [x, k, np.zeros((4, 4)), 4], cpu_opts({'i': parpy.threads(4)}))
+
+
+@parpy.jit
+def pow_with_a_modulus(k, y, N):
+    for i in range(N):
+        y[i] = pow(k[i], 3, 7)
+
+
+def test_pow_with_a_modulus_is_an_error():
+    with pytest.raises(parpy.CompileError, match="`pow` with a modulus is not supported"):
+        pow_with_a_modulus(np.ones(4, np.int64), np.zeros(4, np.int64), 4, opts=cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# `**` of integers: Python's ints give a float for a negative exponent;
+# NumPy's integers raise ValueError for one
+
+
+@parpy.jit
+def int_powers(k, y, N):
+    e = -2
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = 2 ** -1 + 3 ** e + pow(2, -3)
+        y[i, 1] = 2 ** i + k[i] ** 2 + k[i] ** i
+        y[i, 2] = k[i] ** (k[i] - 3) if k[i] >= 3 else -1
+
+
+@parpy.jit
+def numpy_int_to_a_negative_power(k, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = k[i] ** (k[i] - 3)
+
+
+@parpy.jit
+def python_int_to_a_run_time_negative_power(k, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = 2 ** (i - 2)
+
+
+def test_integer_powers_follow_python_and_numpy():
+    opts = cpu_opts({'i': parpy.threads(4)})
+    k = np.array([1, 3, 4, 2])
+    run_both(int_powers, [k, np.zeros((4, 3)), 4], opts)
+    expect_raised(numpy_int_to_a_negative_power, [k, np.zeros(4), 4], opts, ValueError,
+                  "Integers to negative integer powers are not allowed.", "test_natural.py:")
+
+
+def test_a_python_int_to_a_run_time_negative_power_raises():
+    # (Python's answer here is a float, which parpy's int power cannot hold:
+    # a clear error, not a wrong number)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    with pytest.raises(ValueError, match="a negative exponent makes Python's int power a float"):
+        python_int_to_a_run_time_negative_power(np.ones(4), np.zeros(4), 4, opts=opts)

@@ -166,6 +166,8 @@ pub enum Builtin {
     Reversed,
     /// `q, r = divmod(a, b)` (unpacked where it is called).
     Divmod,
+    /// Python's `pow(a, b)`: `a ** b`.
+    Pow,
     /// `f, w = np.modf(x)`: the fractional and integral parts, with the
     /// sign of `x` (unpacked where it is called).
     Modf,
@@ -270,6 +272,7 @@ impl Builtin {
             "zip" => Builtin::Zip,
             "reversed" => Builtin::Reversed,
             "divmod" => Builtin::Divmod,
+            "pow" => Builtin::Pow,
             "any" => Builtin::Any,
             "all" => Builtin::All,
             "sum" => Builtin::Sum,

@@ -143,6 +143,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         "zip",
         "reversed",
         "divmod",
+        "pow",
         "any",
         "all",
     ] {

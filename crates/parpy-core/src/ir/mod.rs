@@ -435,6 +435,11 @@ pub struct Reduction {
     /// while the loop runs sequentially (`passes::cpu_pairwise_sums`);
     /// elsewhere the loop adds in any order.
     pub pairwise: Option<i64>,
+    /// A float16 / float32 sum that sema accumulates in float64 for its
+    /// accuracy (no `pairwise` order to keep), which
+    /// `passes::cpu_blocked_sums` may add in float32 blocks. A user's own
+    /// float64 sum of converted elements (`x.astype(np.float64)`) is not.
+    pub widened: bool,
 }
 
 impl Reduction {
@@ -444,6 +449,7 @@ impl Reduction {
             op,
             acc,
             pairwise: None,
+            widened: false,
         }
     }
 }

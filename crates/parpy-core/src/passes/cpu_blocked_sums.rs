@@ -1,6 +1,7 @@
 //! Cpu backend only, after `check_bounds`: a float16 / float32 sum that
 //! sema accumulates in float64 (`sema::slices`: as close to the exact sum
-//! as NumPy's pairwise float32 sum) is added in blocks of [`BLOCK`]
+//! as NumPy's pairwise float32 sum; `Reduction::widened`, not a user's own
+//! float64 sum of converted elements) is added in blocks of [`BLOCK`]
 //! elements in float32, and the block sums in float64. Each SIMD lane then
 //! adds a few float32 elements in a row (as NumPy's pairwise sum does in
 //! its blocks of 128), so the result stays as accurate, and the loop runs
@@ -69,7 +70,7 @@ fn blocked(s: &Stmt, f: &mut Function) -> Option<Vec<Stmt>> {
         return None;
     };
     let r = l.reduction.as_ref()?;
-    if r.op != ReduceOp::Sum || l.par.is_some() || l.step != 1 {
+    if r.op != ReduceOp::Sum || !r.widened || l.par.is_some() || l.step != 1 {
         return None;
     }
     let (ExprKind::Int(lo), ExprKind::Int(hi)) = (&l.lo.kind, &l.hi.kind) else {
@@ -187,8 +188,12 @@ mod tests {
     use crate::passes::testutil::{assign, float, for_loop, for_stmt, idx, program, store, var_e};
 
     /// sema's `y[0] = sum(x[:])` of `n` elements of `elem` into a float64
-    /// (or `acc`) accumulator.
+    /// (or `acc`) accumulator, `widened` by sema or not.
     fn sum_program(n: i64, elem: ElemTy, acc_ty: ElemTy) -> Program {
+        widened_sum(n, elem, acc_ty, true)
+    }
+
+    fn widened_sum(n: i64, elem: ElemTy, acc_ty: ElemTy, widened: bool) -> Program {
         let mut b = FnBuilder::new("f");
         let x = b.array("x", elem, &[n]);
         let y = b.array("y", elem, &[1]);
@@ -204,7 +209,10 @@ mod tests {
         );
         let update = binary(BinOp::Add, var_e(f, acc), wide, Type::Scalar(acc_ty));
         let mut l = for_loop(j, 0, n, &[], vec![assign(acc, update)]);
-        l.reduction = Some(Reduction::new(ReduceOp::Sum, acc));
+        l.reduction = Some(Reduction {
+            widened,
+            ..Reduction::new(ReduceOp::Sum, acc)
+        });
         let back = Expr::new(
             ExprKind::Convert {
                 arg: Box::new(var_e(f, acc)),
@@ -242,18 +250,21 @@ mod tests {
     }
 
     #[test]
-    fn short_sums_float64_sums_and_gpu_sums_stay() {
+    fn short_sums_float64_sums_user_sums_and_gpu_sums_stay() {
         let gpu = Options {
             backend: Backend::Cuda,
             ..Options::default()
         };
-        for (n, elem, acc, o) in [
-            (255, ElemTy::F32, ElemTy::F64, cpu()),
-            (1024, ElemTy::F64, ElemTy::F64, cpu()),
-            (1024, ElemTy::F32, ElemTy::F32, cpu()),
-            (1024, ElemTy::F32, ElemTy::F64, gpu),
+        // (the fourth: a float64 sum of converted float32 elements that
+        // the program asks for, `x.astype(np.float64)`, not sema's)
+        for (n, elem, acc, o, widened) in [
+            (255, ElemTy::F32, ElemTy::F64, cpu(), true),
+            (1024, ElemTy::F64, ElemTy::F64, cpu(), true),
+            (1024, ElemTy::F32, ElemTy::F32, cpu(), true),
+            (1024, ElemTy::F32, ElemTy::F64, cpu(), false),
+            (1024, ElemTy::F32, ElemTy::F64, gpu, true),
         ] {
-            let mut p = sum_program(n, elem, acc);
+            let mut p = widened_sum(n, elem, acc, widened);
             let before = program_to_string(&p);
             run(&mut p, &o);
             assert_eq!(program_to_string(&p), before);

@@ -202,6 +202,7 @@ fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
         op: ReduceOp::Sum,
         acc,
         pairwise: Some(run),
+        ..
     }) = l.reduction
     else {
         return None;

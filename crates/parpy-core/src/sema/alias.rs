@@ -77,6 +77,7 @@ pub(super) fn elementwise(b: crate::resolve::Builtin) -> bool {
             | B::Convert
             | B::NanToNum
             | B::IsClose
+            | B::Pow
     )
 }
 

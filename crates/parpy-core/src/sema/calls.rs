@@ -204,6 +204,24 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        // `np.sum(a, dtype=T)`: `T(np.sum(a.astype(T)))`
+        let cast;
+        let mut result = None;
+        let args = match args {
+            [a, axis, dtype, rest @ ..] => match self.reduction_dtype(b, name, a, dtype)? {
+                Some((a, t)) => {
+                    let none = ast::Expr {
+                        kind: ast::ExprKind::None,
+                        span: dtype.span,
+                    };
+                    cast = [vec![a, axis.clone(), none], rest.to_vec()].concat();
+                    result = Some(t);
+                    &cast[..]
+                }
+                None => args,
+            },
+            _ => args,
+        };
         let args = self.compact(name, super::keywords::builtin_signature(b), args);
         let axis = self.axis_value()?;
         let args = args?;
@@ -211,7 +229,7 @@ impl Lowerer<'_, '_> {
         let r = self.builtin_call_with(b, name, &args, span);
         // a builtin that reduces nothing leaves it
         self.axis = None;
-        r
+        in_dtype(r, result)
     }
 
     /// The axes of the `axis=` argument `compact` took, with its
@@ -619,6 +637,28 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
+            // Python's `pow(a, b)` is `a ** b`
+            Builtin::Pow => match args {
+                [a, b] => {
+                    let power = ast::Expr::binary(BinOp::Pow, a.clone(), b.clone(), span);
+                    self.lower_expr(&power)
+                }
+                [_, _, m] => {
+                    self.error(
+                        Diagnostic::error(
+                            "`pow` with a modulus is not supported in parpy functions",
+                        )
+                        .at(m.span, "a modulus")
+                        .note("Python computes it with integers of any size")
+                        .help("write `(a ** b) % m` where the power fits the integer type"),
+                    );
+                    None
+                }
+                _ => {
+                    self.arity_error(name, "2 or 3 arguments", args.len(), span);
+                    None
+                }
+            },
             Builtin::Divmod | Builtin::Modf => {
                 let (what, fix) = match b {
                     Builtin::Divmod => ("divmod", "q, r = divmod(a, b)"),
@@ -1297,8 +1337,9 @@ impl Lowerer<'_, '_> {
     }
 
     /// `np.linalg.norm(v)` of a 1-D vector: `sqrt(dot(v, v))`, integers
-    /// and bools as float64 (NumPy converts them first); with `axis=`, the
-    /// square root of `np.sum(v * v, axis)`.
+    /// and bools as float64 (NumPy converts them first); of a matrix, the
+    /// vector of its elements'; with `axis=`, the square root of
+    /// `np.sum(v * v, axis)`.
     /// `np.linalg.norm(v, ord)` of a vector, `ord` a number known when
     /// compiling: NumPy's formula for it (2: the dot product's; 1: the
     /// sum of `abs`; inf / -inf: the max / min of `abs`; 0: the count of
@@ -1376,8 +1417,23 @@ impl Lowerer<'_, '_> {
     }
 
     fn norm(&mut self, v: &ast::Expr, span: Span) -> Option<TExpr> {
+        // (without an axis, NumPy's norm of a matrix, the Frobenius norm,
+        // is that of its elements in a row: `x.ravel()`)
+        let v = match self.axis.is_none() && self.rank(v) > 1 {
+            true => {
+                let ravel = ast::Expr {
+                    kind: ast::ExprKind::Attr {
+                        value: Box::new(v.clone()),
+                        attr: "ravel".into(),
+                    },
+                    span,
+                };
+                ast::Expr::call(ravel, vec![], span)
+            }
+            false => v.clone(),
+        };
         // `v * 1.0`: exact for floats, float64 for integers (NEP 50)
-        let v = ast::Expr::binary(BinOp::Mul, v.clone(), ast::Expr::float(1.0, span), span);
+        let v = ast::Expr::binary(BinOp::Mul, v, ast::Expr::float(1.0, span), span);
         let sq = if self.axis.is_some() {
             // with an axis, NumPy adds the squares as `np.sum` does
             let sq = ast::Expr::binary(BinOp::Mul, v.clone(), v, span);
@@ -1646,6 +1702,35 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let name = format!(".{attr}()");
+        // `a.sum(dtype=T)`: `T(a.astype(T).sum())`
+        let (cast_value, cast_args);
+        let mut result = None;
+        let (value, args) = match (super::keywords::method_builtin(attr), args) {
+            (Some(b), [axis, dtype, rest @ ..]) => {
+                match self.reduction_dtype(b, &name, value, dtype) {
+                    None => return Some(None),
+                    Some(Some((a, t))) => {
+                        let none = ast::Expr {
+                            kind: ast::ExprKind::None,
+                            span: dtype.span,
+                        };
+                        cast_value = a;
+                        cast_args = [vec![axis.clone(), none], rest.to_vec()].concat();
+                        result = Some(t);
+                        (&cast_value, &cast_args[..])
+                    }
+                    Some(None) => (&**value, args),
+                }
+            }
+            _ => (&**value, args),
+        };
+        let func = &ast::Expr {
+            kind: ast::ExprKind::Attr {
+                value: Box::new(value.clone()),
+                attr: attr.clone(),
+            },
+            span: func.span,
+        };
         let args = self.compact(&name, super::keywords::method_signature(attr), args);
         let Some(axis) = self.axis_value() else {
             return Some(None);
@@ -1656,7 +1741,57 @@ impl Lowerer<'_, '_> {
         self.axis = axis;
         let r = self.method_of(func, value, attr, &name, &args, span);
         self.axis = None;
-        Some(r)
+        Some(in_dtype(r, result))
+    }
+
+    /// The array `a` of reduction `b` called with `dtype` (its argument,
+    /// maybe `None`) in that type, `a.astype(T)`, which NumPy's cast
+    /// elements are, and `T`, the type NumPy reduces in: `np.sum`'s wider
+    /// accumulator of a narrow integer converted back to it wraps as
+    /// NumPy's sum in it does (`Some(None)` without a `dtype`, or for a
+    /// builtin other than `np.sum`, `np.prod` and `np.mean`; `None` after an
+    /// error). NumPy casts in buffers of 8192 elements, each summed
+    /// pairwise: a float sum of more cast elements is refused.
+    fn reduction_dtype(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        a: &ast::Expr,
+        dtype: &ast::Expr,
+    ) -> Option<Option<(ast::Expr, ElemTy)>> {
+        let mean = match b {
+            _ if matches!(dtype.kind, ast::ExprKind::None) => return Some(None),
+            Builtin::Reduce(ReduceOp::Sum | ReduceOp::Prod) => false,
+            Builtin::Mean => true,
+            _ => return Some(None),
+        };
+        let t = self.allocation_dtype(dtype)?;
+        let (shape, et) = self.shape_of(a, name)?;
+        let n: i64 = shape.iter().product();
+        let sum = mean || matches!(b, Builtin::Reduce(ReduceOp::Sum));
+        let why = match () {
+            _ if mean && !matches!(t, ElemTy::F32 | ElemTy::F64) => Some(
+                "NumPy's mean in an integer or float16 type rounds its sum and quotient in ways parpy does not follow".to_string(),
+            ),
+            _ if sum && t.is_float() && t != et && n > super::slices::NUMPY_BUFFER => Some(format!(
+                "NumPy casts the {n} elements in buffers of {} and sums each buffer pairwise",
+                super::slices::NUMPY_BUFFER
+            )),
+            _ => None,
+        };
+        if let Some(why) = why {
+            self.error(
+                Diagnostic::error(format!("`{name}` with this `dtype` is not supported here"))
+                    .at(dtype.span, "this dtype")
+                    .note(why)
+                    .help(
+                        "convert the elements first (`a.astype(T)`), whose sum NumPy adds pairwise",
+                    ),
+            );
+            return None;
+        }
+        let cast = super::local_arrays::astype_of(a, dtype.clone(), dtype.span, a.span);
+        Some(Some((cast, t)))
     }
 
     /// `method_call` once `compact` has read the arguments.
@@ -1669,9 +1804,10 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
-        // `x.astype(T)` is `T(x)`
+        // `x.astype(T)` is `T(x)` (`int`, `float`, `bool`: NumPy's int64,
+        // float64, bool)
         if let ("astype", [ty]) = (attr, args) {
-            let t = self.dtype_arg(ty)?;
+            let t = self.allocation_dtype(ty)?;
             return self.dtype_call(t, name, std::slice::from_ref(value), span);
         }
         if attr == "fill" {
@@ -1863,5 +1999,17 @@ pub(super) fn predicate_arg(e: Expr, ty: ElemTy) -> Expr {
     match ty {
         ElemTy::F16 => convert(convert(e, ty), ElemTy::F32),
         _ => convert(e, ty),
+    }
+}
+
+/// A reduction's result `r` in the `dtype` it was called with, if any
+/// (`calls.rs` `reduction_dtype`).
+fn in_dtype(r: Option<TExpr>, dtype: Option<ElemTy>) -> Option<TExpr> {
+    match (r, dtype) {
+        (Some(r), Some(t)) => Some(TExpr {
+            e: convert(r.e, t),
+            weak: false,
+        }),
+        (r, _) => r,
     }
 }

@@ -815,6 +815,21 @@ impl Lowerer<'_, '_> {
             l = convert(l, ty);
             r = convert(r, ty);
         }
+        if op == BinOp::Pow && ty.is_signed_int() {
+            // the exponent's values, a constant's or the loops'
+            let values = match self.known_int(&r) {
+                Some(v) => Some((v as i128, v as i128)),
+                None => self.range(&r).map(|v| (v.lo, v.hi)),
+            };
+            // (Python's int power of a negative exponent is a float)
+            if weak && values.is_some_and(|(_, hi)| hi < 0) {
+                ty = self.opts.float_type;
+                l = convert(l, ty);
+                r = convert(r, ty);
+            } else if values.is_none_or(|(lo, _)| lo < 0) {
+                self.negative_power_check(&r, weak, span);
+            }
+        }
         let (res_ty, res_weak) = if op.is_comparison() {
             // a comparison of Python values is a Python bool
             (ElemTy::Bool, weak)
@@ -833,6 +848,22 @@ impl Lowerer<'_, '_> {
             ),
             weak: res_weak,
         })
+    }
+
+    /// The run-time check of an integer power's exponent `r` that may be
+    /// negative: NumPy raises `ValueError` for its integers; Python's
+    /// power of ints (`weak`) is a float then, which the int that parpy
+    /// computes cannot hold, so it raises too, saying so.
+    fn negative_power_check(&mut self, r: &Expr, weak: bool, span: Span) {
+        let zero = Expr::new(ExprKind::Int(0), r.ty.clone(), span);
+        let ok = Expr::compare(BinOp::Ge, r.clone(), zero, span);
+        let message = match weak {
+            false => "Integers to negative integer powers are not allowed.",
+            true => "a negative exponent makes Python's int power a float, which parpy computes as an int here: write a float base (`2.0 ** e`)",
+        };
+        let check = Expr::assert(ok, Some(message.to_string()), "ValueError", span);
+        self.pre
+            .push(crate::ir::Stmt::new(crate::ir::StmtKind::Expr(check), span));
     }
 
     /// The value indexed by subscript `e` when it is computed (a call, an

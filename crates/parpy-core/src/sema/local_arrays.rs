@@ -644,7 +644,7 @@ pub(super) fn astype_to(arg: &ast::Expr, elem: ElemTy, span: Span) -> ast::Expr 
 }
 
 /// `arg.astype(dtype)`.
-fn astype_of(arg: &ast::Expr, dtype: ast::Expr, at: Span, span: Span) -> ast::Expr {
+pub(super) fn astype_of(arg: &ast::Expr, dtype: ast::Expr, at: Span, span: Span) -> ast::Expr {
     let astype = ast::Expr {
         kind: ast::ExprKind::Attr {
             value: Box::new(arg.clone()),

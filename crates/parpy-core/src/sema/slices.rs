@@ -235,7 +235,7 @@ fn substitute_stmts(stmts: &mut [Stmt], var: VarId, by: &Expr) {
 
 /// The elements of one buffer of NumPy's reductions that convert their
 /// input (`np.mean` of float16 or integers): NumPy's `BUFSIZE`.
-const NUMPY_BUFFER: i64 = 8192;
+pub(super) const NUMPY_BUFFER: i64 = 8192;
 
 /// A 1-D slice to read at computed indices (a search's, an
 /// interpolation's): its element over the counter `var`, its length and
@@ -786,9 +786,8 @@ impl Lowerer<'_, '_> {
             let mut sum =
                 ForLoop::sequential(j, self.int_e(0, span), self.int_e(r.block, span), body);
             sum.reduction = Some(Reduction {
-                op: ReduceOp::Sum,
-                acc,
                 pairwise: Some(r.run),
+                ..Reduction::new(ReduceOp::Sum, acc)
             });
             let sum = Stmt::new(StmtKind::For(Box::new(sum)), span);
             return self.counted(b, r.blocks, vec![sum], span);
@@ -880,9 +879,8 @@ impl Lowerer<'_, '_> {
             let mut sum =
                 ForLoop::sequential(t, self.int_e(0, span), self.int_e(len, span), vec![add]);
             sum.reduction = Some(Reduction {
-                op: ReduceOp::Sum,
-                acc,
                 pairwise: Some(i64::MAX),
+                ..Reduction::new(ReduceOp::Sum, acc)
             });
             stmts.push(Stmt::new(StmtKind::For(Box::new(sum)), span));
             per_block.extend(self.counted(c, count, stmts, span));
@@ -2140,7 +2138,12 @@ impl Lowerer<'_, '_> {
                 &extents,
                 body,
                 labels,
-                (!in_order).then_some(Reduction { op, acc, pairwise }),
+                (!in_order).then_some(Reduction {
+                    op,
+                    acc,
+                    pairwise,
+                    widened: wide,
+                }),
                 self.opts.int_type,
                 span,
             ),
