@@ -169,6 +169,9 @@ FEATURES = [
     # `s * np.eye(n)[j, :]`: joined and diagonal arrays in `hoisted`
     # statements (stop 37)
     "joined",
+    # `a ** k` of integers (k in 0..3), and `2 ** -k` of Python ints (a
+    # Python float) in float expressions (stop 37)
+    "int_powers",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -550,6 +553,14 @@ class Gen:
                 return E(f"({op}{a.text})", "wi", rng=rng)
             t = result_type(op, a.t)
             return None if t is None else E(self.spell(op, a), t)
+        if x < 0.64 and self.on("int_powers", 0.5):
+            # NumPy's integer power (wrapping) of a small exponent
+            a = self.expr(sc, "i", depth - 1)
+            k = r.randrange(0, 4)
+            # (of NumPy integers only: a Python int's power has no bound)
+            if a.t in WEAK:
+                return None
+            return self.combine("**", a, E(str(k), "wi", rng=(k, k)))
         if x < 0.7:
             f = r.choice(["min", "max", "parpy.builtin.minimum", "parpy.builtin.maximum"])
             a, b = self.expr(sc, "i", depth - 1), self.expr(sc, "i", depth - 1)
@@ -614,6 +625,10 @@ class Gen:
             if e is not None:
                 e.approx = True
             return e
+        if x < 0.45 and self.on("int_powers", 0.3):
+            a = self.expr(sc, "f", depth - 1)
+            k = r.randrange(1, 4)
+            return self.combine("*", a, E(f"(2 ** -{k})", "wf"))
         if x < 0.5:
             a = self.expr(sc, "f", depth - 1)
             b = self.expr(sc, "f", depth - 1)
@@ -1406,7 +1421,7 @@ class Gen:
             return
         a, n, tgt, k = st
         x = r.random()
-        if x < 0.2 and self.on("joined", 0.5):
+        if x < 0.4 and self.on("joined", 0.8):
             # a slice of a tiled, repeated, stacked or diagonal array
             m = (n + 1) // 2 + r.randrange(0, 3)
             s1 = self.slice_of(sc, k, m)
