@@ -191,3 +191,17 @@ def test_what_a_list_cannot_be_is_a_located_error(fn, message):
         fn(_x(4), y, N, opts=cpu_opts())
     assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
     assert "test_lists.py:" in str(e.value), str(e.value)
+
+
+@parpy.jit
+def list_times_a_local_array(x, y, N):
+    for i in range(N):
+        v = [x[i, 0], x[i, 1]]
+        w = x[i, 2:4]
+        # (NumPy's elementwise product: `w` is an array, which the check of
+        # list operators cannot see before the body binds it)
+        y[i, 0:2] = v * w + [1.0, 2.0] * x[i, 0:2]
+
+
+def test_a_list_with_an_array_operand_is_elementwise():
+    run_both(list_times_a_local_array, [_x(4), np.zeros((N, M)), N], cpu_opts())

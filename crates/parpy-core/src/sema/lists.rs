@@ -110,10 +110,12 @@ impl Lowerer<'_, '_> {
                     _ => {}
                 });
             }
+            // (an operand that may be an array, a local this check cannot
+            // see yet, leaves the operator alone)
             for (op, all, at) in operands {
                 let list = all.iter().find(|e| is_list(e));
-                let array = all.iter().any(|e| !is_list(e) && self.rank(e) > 0);
-                if let (Some(l), false) = (list, array) {
+                let numbers = all.iter().all(|e| is_list(e) || self.surely_number(e));
+                if let (Some(l), true) = (list, numbers) {
                     found.push((op, l.span, at));
                 }
             }
@@ -135,6 +137,34 @@ impl Lowerer<'_, '_> {
                 .type_error(),
             );
         }
+    }
+
+    /// Whether `e` is a number whatever the body binds: a literal, or an
+    /// expression of no dimensions whose names (outside its subscripts'
+    /// indices) are bound before the body runs (parameters, globals).
+    fn surely_number(&self, e: &ast::Expr) -> bool {
+        use ast::ExprKind as K;
+        if self.rank(e) > 0 {
+            return false;
+        }
+        match &e.kind {
+            K::Int(_) | K::Float(_) | K::Bool(_) => true,
+            K::Name(n) => self.scope.get(n).is_some() || self.is_global_number(e),
+            K::Unary { arg, .. } => self.surely_number(arg),
+            K::Binary { lhs, rhs, .. } => self.surely_number(lhs) && self.surely_number(rhs),
+            K::Subscript { value, .. } => {
+                self.surely_number(value) || self.array_arg(value).is_some()
+            }
+            K::Attr { .. } => self.is_global_number(e),
+            _ => false,
+        }
+    }
+
+    /// A global constant (`math.pi`).
+    fn is_global_number(&self, e: &ast::Expr) -> bool {
+        e.dotted_path()
+            .filter(|p| self.scope.get(p[0]).is_none())
+            .is_some_and(|p| matches!(self.resolve_path(&p), crate::resolve::Resolved::Const(_)))
     }
 
     /// The lowered items of a list of numbers and NumPy's type of its
