@@ -195,6 +195,7 @@ def test_what_a_list_cannot_be_is_a_located_error(fn, message):
 
 @parpy.jit
 def list_times_a_local_array(x, y, N):
+    parpy.label('i')
     for i in range(N):
         v = [x[i, 0], x[i, 1]]
         w = x[i, 2:4]
@@ -204,4 +205,5 @@ def list_times_a_local_array(x, y, N):
 
 
 def test_a_list_with_an_array_operand_is_elementwise():
-    run_both(list_times_a_local_array, [_x(4), np.zeros((N, M)), N], cpu_opts())
+    run_both(list_times_a_local_array, [_x(4), np.zeros((N, M)), N],
+             cpu_opts({'i': parpy.threads(N)}))
