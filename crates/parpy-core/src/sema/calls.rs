@@ -205,22 +205,15 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<TExpr> {
         // `np.sum(a, dtype=T)`: `T(np.sum(a.astype(T)))`
-        let cast;
-        let mut result = None;
-        let args = match args {
-            [a, axis, dtype, rest @ ..] => match self.reduction_dtype(b, name, a, dtype)? {
-                Some((a, t)) => {
-                    let none = ast::Expr {
-                        kind: ast::ExprKind::None,
-                        span: dtype.span,
-                    };
-                    cast = [vec![a, axis.clone(), none], rest.to_vec()].concat();
-                    result = Some(t);
-                    &cast[..]
-                }
-                None => args,
-            },
-            _ => args,
+        let mut cast = None;
+        if let [a, rest @ ..] = args {
+            if let Some((a, rest, t)) = self.reduction_dtype(b, name, a, rest)? {
+                cast = Some(([vec![a], rest].concat(), t));
+            }
+        }
+        let (args, result) = match &cast {
+            Some((all, t)) => (&all[..], Some(*t)),
+            None => (args, None),
         };
         let args = self.compact(name, super::keywords::builtin_signature(b), args);
         let axis = self.axis_value()?;
@@ -1420,16 +1413,7 @@ impl Lowerer<'_, '_> {
         // (without an axis, NumPy's norm of a matrix, the Frobenius norm,
         // is that of its elements in a row: `x.ravel()`)
         let v = match self.axis.is_none() && self.rank(v) > 1 {
-            true => {
-                let ravel = ast::Expr {
-                    kind: ast::ExprKind::Attr {
-                        value: Box::new(v.clone()),
-                        attr: "ravel".into(),
-                    },
-                    span,
-                };
-                ast::Expr::call(ravel, vec![], span)
-            }
+            true => ast::Expr::method(v, "ravel", vec![], span, span),
             false => v.clone(),
         };
         // `v * 1.0`: exact for floats, float64 for integers (NEP 50)
@@ -1703,33 +1687,26 @@ impl Lowerer<'_, '_> {
         }
         let name = format!(".{attr}()");
         // `a.sum(dtype=T)`: `T(a.astype(T).sum())`
-        let (cast_value, cast_args);
-        let mut result = None;
-        let (value, args) = match (super::keywords::method_builtin(attr), args) {
-            (Some(b), [axis, dtype, rest @ ..]) => {
-                match self.reduction_dtype(b, &name, value, dtype) {
-                    None => return Some(None),
-                    Some(Some((a, t))) => {
-                        let none = ast::Expr {
-                            kind: ast::ExprKind::None,
-                            span: dtype.span,
-                        };
-                        cast_value = a;
-                        cast_args = [vec![axis.clone(), none], rest.to_vec()].concat();
-                        result = Some(t);
-                        (&cast_value, &cast_args[..])
-                    }
-                    Some(None) => (&**value, args),
+        let mut cast = None;
+        if let Some(b) = super::keywords::method_builtin(attr) {
+            match self.reduction_dtype(b, &name, value, args) {
+                None => return Some(None),
+                Some(Some((a, rest, t))) => {
+                    let func = ast::Expr {
+                        kind: ast::ExprKind::Attr {
+                            value: Box::new(a.clone()),
+                            attr: attr.clone(),
+                        },
+                        span: func.span,
+                    };
+                    cast = Some((a, func, rest, t));
                 }
+                Some(None) => {}
             }
-            _ => (&**value, args),
-        };
-        let func = &ast::Expr {
-            kind: ast::ExprKind::Attr {
-                value: Box::new(value.clone()),
-                attr: attr.clone(),
-            },
-            span: func.span,
+        }
+        let (value, func, args, result) = match &cast {
+            Some((a, f, rest, t)) => (a, f, &rest[..], Some(*t)),
+            None => (&**value, func, args, None),
         };
         let args = self.compact(&name, super::keywords::method_signature(attr), args);
         let Some(axis) = self.axis_value() else {
@@ -1744,9 +1721,10 @@ impl Lowerer<'_, '_> {
         Some(in_dtype(r, result))
     }
 
-    /// The array `a` of reduction `b` called with `dtype` (its argument,
-    /// maybe `None`) in that type, `a.astype(T)`, which NumPy's cast
-    /// elements are, and `T`, the type NumPy reduces in: `np.sum`'s wider
+    /// Reduction `b` of array `a` with the arguments `rest` after it
+    /// (`axis`, `dtype`, ...) when its `dtype` is given: the array in that
+    /// type, `a.astype(T)`, which NumPy's cast elements are, `rest` with
+    /// `dtype=None`, and `T`, the type NumPy reduces in: `np.sum`'s wider
     /// accumulator of a narrow integer converted back to it wraps as
     /// NumPy's sum in it does (`Some(None)` without a `dtype`, or for a
     /// builtin other than `np.sum`, `np.prod` and `np.mean`; `None` after an
@@ -1757,8 +1735,11 @@ impl Lowerer<'_, '_> {
         b: Builtin,
         name: &str,
         a: &ast::Expr,
-        dtype: &ast::Expr,
-    ) -> Option<Option<(ast::Expr, ElemTy)>> {
+        rest: &[ast::Expr],
+    ) -> Option<Option<(ast::Expr, Vec<ast::Expr>, ElemTy)>> {
+        let Some(dtype) = rest.get(1) else {
+            return Some(None);
+        };
         let mean = match b {
             _ if matches!(dtype.kind, ast::ExprKind::None) => return Some(None),
             Builtin::Reduce(ReduceOp::Sum | ReduceOp::Prod) => false,
@@ -1791,7 +1772,9 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let cast = super::local_arrays::astype_of(a, dtype.clone(), dtype.span, a.span);
-        Some(Some((cast, t)))
+        let mut rest = rest.to_vec();
+        rest[1].kind = ast::ExprKind::None;
+        Some(Some((cast, rest, t)))
     }
 
     /// `method_call` once `compact` has read the arguments.

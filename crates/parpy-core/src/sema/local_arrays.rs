@@ -645,12 +645,5 @@ pub(super) fn astype_to(arg: &ast::Expr, elem: ElemTy, span: Span) -> ast::Expr 
 
 /// `arg.astype(dtype)`.
 pub(super) fn astype_of(arg: &ast::Expr, dtype: ast::Expr, at: Span, span: Span) -> ast::Expr {
-    let astype = ast::Expr {
-        kind: ast::ExprKind::Attr {
-            value: Box::new(arg.clone()),
-            attr: "astype".to_string(),
-        },
-        span: at,
-    };
-    ast::Expr::call(astype, vec![dtype], span)
+    ast::Expr::method(arg, "astype", vec![dtype], at, span)
 }

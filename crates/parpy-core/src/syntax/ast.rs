@@ -296,6 +296,17 @@ impl Expr {
             span,
         }
     }
+    /// `value.attr(args)`, the attribute at `at`.
+    pub fn method(value: &Expr, attr: &str, args: Vec<Expr>, at: Span, span: Span) -> Expr {
+        let func = Expr {
+            kind: ExprKind::Attr {
+                value: Box::new(value.clone()),
+                attr: attr.to_string(),
+            },
+            span: at,
+        };
+        Expr::call(func, args, span)
+    }
     pub fn call(func: Expr, args: Vec<Expr>, span: Span) -> Expr {
         Expr {
             kind: ExprKind::Call {
