@@ -152,6 +152,14 @@ def empty_list(x, y, N):
 
 
 @parpy.jit
+def sum_of_an_empty_list(x, y, N):
+    for i in range(N):
+        # (was a panic: the type check of the list's items read item 0)
+        t = []
+        y[i] = sum(t) + x[i, 0]
+
+
+@parpy.jit
 def list_repeated(x, y, N):
     for i in range(N):
         # (Python: a list of 4 items, which does not fit; not `2 * v`)
@@ -180,6 +188,7 @@ def list_plus_a_number(x, y, N):
     (list_as_a_number, "a list is an array in parpy functions, read by an array expression"),
     (list_of_arrays, "a list of arrays is not supported in parpy functions"),
     (empty_list, "an empty list is an array without elements"),
+    (sum_of_an_empty_list, "an empty list is an array without elements"),
     (list_loop_of_mixed_types,
      "the items of the list of this loop are of different types: float64 and a Python float"),
     (list_loop_reading_a_written_array,

@@ -213,17 +213,21 @@ impl Lowerer<'_, '_> {
             true => "a Python int".to_string(),
             false => t.numpy_name().to_string(),
         };
-        match types.iter().position(|t| *t != types[0]) {
-            None => Some(Some(types[0].1)),
+        let Some(first) = types.first() else {
+            // (no items: nothing is read)
+            return Some(Some(true));
+        };
+        match types.iter().position(|t| t != first) {
+            None => Some(Some(first.1)),
             Some(k) => {
                 self.error(
                     Diagnostic::error(format!(
                         "the items of the list {what} are of different types: {} and {}",
-                        show(types[0]),
+                        show(*first),
                         show(types[k])
                     ))
                     .at(items[k].span, show(types[k]))
-                    .also(items[0].span, show(types[0]))
+                    .also(items[0].span, show(*first))
                     .note("Python reads each item of a list as it is; parpy reads them as NumPy's array of the list, in one type")
                     .help("give the items one type (`float(v)`, `np.float32(v)`), or make the array first: `np.array([...])`"),
                 );
