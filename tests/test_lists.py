@@ -160,6 +160,14 @@ def sum_of_an_empty_list(x, y, N):
 
 
 @parpy.jit
+def loop_over_empty_lists(x, y, N):
+    for i in range(N):
+        # (was a panic: the loop's element chose among no items)
+        for a, b in zip([], []):
+            y[i] = a + b
+
+
+@parpy.jit
 def list_repeated(x, y, N):
     for i in range(N):
         # (Python: a list of 4 items, which does not fit; not `2 * v`)
@@ -189,6 +197,7 @@ def list_plus_a_number(x, y, N):
     (list_of_arrays, "a list of arrays is not supported in parpy functions"),
     (empty_list, "an empty list is an array without elements"),
     (sum_of_an_empty_list, "an empty list is an array without elements"),
+    (loop_over_empty_lists, "a loop over an empty list never runs"),
     (list_loop_of_mixed_types,
      "the items of the list of this loop are of different types: float64 and a Python float"),
     (list_loop_reading_a_written_array,

@@ -1670,6 +1670,14 @@ impl Lowerer<'_, '_> {
         };
         let x = tuple.as_ref().unwrap_or(x);
         if let Some(items) = x.list_items() {
+            if items.is_empty() {
+                self.error(
+                    Diagnostic::error("a loop over an empty list never runs")
+                        .at(x.span, "empty")
+                        .help("remove the loop"),
+                );
+                return None;
+            }
             let weak = self.python_list(x, "of this loop")??;
             if let Some(m) = self.changing_name(x) {
                 self.error(
