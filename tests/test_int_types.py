@@ -154,3 +154,109 @@ def test_uint64_minimum_above_int64_max(parallel_rows):
         spec['M'] = parpy.threads(32)
     out = run_both(row_stats, [x, s, mx, mn, N], cpu_opts(spec))
     np.testing.assert_array_equal(out[3], x.min(axis=1))
+
+
+# A Python int known when compiling takes the NumPy integer type it meets
+# (NEP 50); NumPy raises OverflowError where it does not fit, C would wrap.
+
+@parpy.jit
+def python_int_added(x, y, N):
+    for i in range(N):
+        y[i] = x[i] + 300
+
+
+@parpy.jit
+def python_int_stored(x, y, N):
+    for i in range(N):
+        y[i] = 300
+
+
+@parpy.jit
+def python_int_negative_unsigned(x, y, N):
+    for i in range(N):
+        y[i] = x[i] * -1
+
+
+@parpy.jit
+def numpy_scalar_of_a_python_int(x, y, N):
+    for i in range(N):
+        y[i] = x[i] + np.uint8(256)
+
+
+@pytest.mark.parametrize("fn,dtype,message", [
+    (python_int_added, np.int8, "Python integer 300 out of bounds for int8"),
+    (python_int_stored, np.int8, "Python integer 300 out of bounds for int8"),
+    (python_int_negative_unsigned, np.uint16, "Python integer -1 out of bounds for uint16"),
+    (numpy_scalar_of_a_python_int, np.uint8, "Python integer 256 out of bounds for uint8"),
+])
+def test_a_python_int_beyond_the_numpy_type_is_numpys_overflow_error(fn, dtype, message):
+    x = values(dtype, 8, 5)
+    with pytest.raises(OverflowError):
+        with np.errstate(all="ignore"):
+            fn.py_func(x.copy(), np.zeros(8, dtype), 8)
+    with pytest.raises(parpy.CompileError) as e:
+        fn(x, np.zeros(8, dtype), 8, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
+    assert "test_int_types.py:" in str(e.value)
+
+
+@parpy.jit
+def python_ints_within_the_type(a, u, b, y, z, w, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = a[i] + 127 - (-128 + a[i])
+        z[i] = u[i] - 1 + np.uint8(255) // 2
+        # (comparisons take the values: never out of bounds)
+        b[i] = (a[i] < 300) & (u[i] > -1)
+        # (a Python int wider than 64 bits wraps to the bits kept)
+        w[i] = np.uint64(2 ** 64 - 1) - u[i] + (-2 ** 63 + 2 ** 63)
+
+
+def test_python_ints_within_the_numpy_type_compute_as_numpy():
+    a, u = values(np.int8, 8, 6), values(np.uint8, 8, 7)
+    run_both(python_ints_within_the_type,
+             [a, u, np.zeros(8, bool), np.zeros(8, np.int8), np.zeros(8, np.uint8),
+              np.zeros(8, np.uint64), 8], cpu_opts({'N': parpy.threads(8)}))
+
+
+@parpy.jit
+def float_power_of_zero(y, N):
+    for i in range(N):
+        y[i] = 0.0 ** -1.0
+
+
+@parpy.jit
+def negative_shift_count(y, N):
+    for i in range(N):
+        y[i] = 1 << -1
+
+
+@parpy.jit
+def complex_power(y, N):
+    for i in range(N):
+        y[i] = (-8.0) ** 0.5
+
+
+@parpy.jit
+def float_power_overflow(y, N):
+    for i in range(N):
+        y[i] = 10.0 ** 400
+
+
+@pytest.mark.parametrize("fn,dtype,exc,message", [
+    (float_power_of_zero, np.float64, ZeroDivisionError,
+     "this `**` of Python numbers raises ZeroDivisionError: it divides by zero"),
+    (negative_shift_count, np.int64, ValueError,
+     "this `<<` of Python numbers raises ValueError: the shift count is negative"),
+    (complex_power, np.float64, TypeError,
+     "this `**` of Python numbers is not a float: a negative number to a fractional power is a complex number"),
+    (float_power_overflow, np.float64, OverflowError,
+     "this `**` of Python numbers raises OverflowError: the power overflows a float"),
+])
+def test_python_arithmetic_that_python_refuses_is_a_located_error(fn, dtype, exc, message):
+    with pytest.raises(exc):
+        fn.py_func(np.zeros(4, dtype), 4)
+    with pytest.raises(parpy.CompileError) as e:
+        fn(np.zeros(4, dtype), 4, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
+    assert "test_int_types.py:" in str(e.value)

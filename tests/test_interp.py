@@ -44,6 +44,30 @@ def _points(n, seed):
     return x, xp, fp
 
 
+@parpy.jit
+def lowest_of_rows(x, xp, fp, y, N, R):
+    parpy.label('i')
+    for i in range(N):
+        acc = np.inf
+        parpy.label('r')
+        for r in range(R):
+            acc = min(acc, np.interp(x[i], xp[r, :], fp[r, :]))
+        y[i] = acc
+
+
+# (the search of a long `xp` is a `while` loop, which a par_reduction()
+# loop's body may hold: it only assigns the iteration's locals)
+@pytest.mark.parametrize("n", [4, 30])
+def test_an_interpolation_in_a_parallel_reduction(n):
+    rows = [_points(n, 200 + r) for r in range(6)]
+    x = rows[0][0]
+    xp = np.stack([r[1] for r in rows])
+    fp = np.stack([r[2] for r in rows])
+    m = len(x)
+    opts = cpu_opts({'i': parpy.threads(m), 'r': parpy.threads(6).par_reduction()})
+    run_both(lowest_of_rows, [x, xp, fp, np.zeros(m), m, 6], opts, rtol=0, atol=0)
+
+
 # lengths of each kind of search: a point, linear (up to 4), around the
 # guess, bisection with and without the narrower ranges
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 10, 11, 12, 30])

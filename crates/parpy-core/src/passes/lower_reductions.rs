@@ -147,8 +147,9 @@ fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
 /// assignment (of a scalar, or of an element of a local array: the `buf`
 /// or `tmp` a sum in NumPy's order fills), a loop of such statements (a
 /// slice reduction's `acc = 0; for j reduce(sum -> acc) { acc = acc +
-/// x[r, j] }`), or an `if` of them (a slice reduction under `a if c else
-/// b`, which sema hoists under its condition).
+/// x[r, j] }`; a `while` of them: `np.interp`'s search), or an `if` of
+/// them (a slice reduction under `a if c else b`, which sema hoists under
+/// its condition).
 fn computes_privately(
     f: &Function,
     s: &Stmt,
@@ -174,6 +175,10 @@ fn computes_privately(
         } => then_body
             .iter()
             .chain(else_body)
+            .all(|s| computes_privately(f, s, inside, refs)),
+        // (`np.interp`'s binary search)
+        StmtKind::While { body, .. } => body
+            .iter()
             .all(|s| computes_privately(f, s, inside, refs)),
         _ => false,
     }

@@ -1105,6 +1105,7 @@ impl Lowerer<'_, '_> {
         }
         let v = self.lower_expr(&args[0])?;
         self.scalar_elem(&v)?;
+        self.python_int_fits(&v, t)?;
         let mut e = convert(v.e, t);
         e.span = span;
         Some(TExpr { e, weak: false })

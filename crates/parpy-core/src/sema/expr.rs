@@ -8,7 +8,7 @@ use crate::syntax::ast;
 use crate::types::ScalarValue;
 
 use super::slices::IndexSlot;
-use super::types::{const_int, convert};
+use super::types::{const_int, const_scalar, convert};
 use super::{Lowerer, TExpr};
 
 /// The result of lowering a subscript.
@@ -476,7 +476,11 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 }
-                self.binary(*op, a?, b?, span)
+                let t = self.binary(*op, a?, b?, span)?;
+                if is_python_constant(lhs) && is_python_constant(rhs) {
+                    self.python_constant_check(&t, span)?;
+                }
+                Some(t)
             }
             ast::ExprKind::Compare { first, rest } => {
                 let mut prev = self.lower_expr(first);
@@ -850,6 +854,52 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// Reports an operator of Python number literals (`t`, lowered) that
+    /// Python does not compute (`ir::eval` in Python mode): it raises
+    /// (`0.0 ** -1.0`, `1 << -1`) or its value is complex (`(-8.0) **
+    /// 0.5`). `None` after reporting.
+    fn python_constant_check(&mut self, t: &TExpr, span: Span) -> Option<()> {
+        use crate::ir::eval::{self, EvalError, Mode};
+        let ExprKind::Binary { op, lhs, rhs } = &t.e.kind else {
+            return Some(());
+        };
+        let (Some(a), Some(b)) = (const_scalar(lhs), const_scalar(rhs)) else {
+            return Some(());
+        };
+        if !t.weak {
+            return Some(());
+        }
+        // (an int wider than 64 bits is not reported: parpy's Python int
+        // wraps, which gives Python's value where the program keeps 64
+        // bits of it, as `-2 ** 63` or `2 ** 64 - 1` stored into uint64)
+        let (what, raises) = match eval::binary(*op, a, b, Mode::Python) {
+            Ok(_) | Err(EvalError::Overflow) if t.e.ty.elem().is_some_and(ElemTy::is_int) => {
+                return Some(())
+            }
+            Ok(_) => return Some(()),
+            Err(EvalError::Overflow) => ("the power overflows a float", Some("OverflowError")),
+            Err(EvalError::DivisionByZero) => ("it divides by zero", Some("ZeroDivisionError")),
+            Err(EvalError::NegativeShift) => ("the shift count is negative", Some("ValueError")),
+            Err(EvalError::NegativePower) => ("the power is negative", Some("ValueError")),
+            Err(EvalError::Unsupported(w)) if w.contains("complex") => {
+                ("a negative number to a fractional power is a complex number", None)
+            }
+            Err(EvalError::Unsupported(_)) => return Some(()),
+        };
+        let sym = op.symbol();
+        let d = match raises {
+            Some(r) => Diagnostic::error(format!("this `{sym}` of Python numbers raises {r}: {what}"))
+                .at(span, "Python numbers")
+                .note(format!("Python computes it before NumPy sees it, and raises {r}")),
+            None => Diagnostic::error(format!("this `{sym}` of Python numbers is not a float: {what}"))
+                .at(span, "Python numbers")
+                .note("NumPy's float64 gives NaN here")
+                .help("write `np.float64(a) ** b` for NumPy's NaN"),
+        };
+        self.error(d);
+        None
+    }
+
     /// The run-time check of an integer power's exponent `r` that may be
     /// negative: NumPy raises `ValueError` for its integers; Python's
     /// power of ints (`weak`) is a float then, which the int that parpy
@@ -1157,6 +1207,17 @@ impl Lowerer<'_, '_> {
 }
 
 /// A literal zero (`0`, `0.0`, `-0`) in the source.
+/// A number literal, or an operator of them (`2 ** 62 * 4`, `-1.0`):
+/// Python computes it, exactly, before NumPy sees it.
+fn is_python_constant(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Int(_) | ast::ExprKind::Float(_) | ast::ExprKind::Bool(_) => true,
+        ast::ExprKind::Unary { arg, .. } => is_python_constant(arg),
+        ast::ExprKind::Binary { lhs, rhs, .. } => is_python_constant(lhs) && is_python_constant(rhs),
+        _ => false,
+    }
+}
+
 fn is_literal_zero(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Int(0) | ast::ExprKind::Bool(false) => true,

@@ -230,7 +230,37 @@ impl Lowerer<'_, '_> {
         let ta = self.scalar_elem(&a)?;
         let tb = self.scalar_elem(&b)?;
         let (t, weak) = promote((ta, a.weak), (tb, b.weak), self.opts);
+        if !weak {
+            self.python_int_fits(&a, t)?;
+            self.python_int_fits(&b, t)?;
+        }
         Some((convert(a.e, t), convert(b.e, t), t, weak))
+    }
+
+    /// NumPy's check of a Python int known when compiling (`v`, weak)
+    /// that takes the NumPy integer type `to` (`k8[i] + 300`, `k8[i] =
+    /// 300`, `np.uint8(-1)`): out of `to`'s bounds it raises
+    /// `OverflowError`, as NumPy does, where C would wrap it. `None`
+    /// after reporting.
+    pub(super) fn python_int_fits(&mut self, v: &TExpr, to: ElemTy) -> Option<()> {
+        let is_python_int = v.weak && v.e.ty.elem().is_some_and(|t| t.is_int());
+        let (Some(c), Some((lo, hi))) = (
+            const_int(&v.e).filter(|_| is_python_int),
+            to.int_bounds(),
+        ) else {
+            return Some(());
+        };
+        if (lo..=hi).contains(&(c as i128)) {
+            return Some(());
+        }
+        let name = to.numpy_name();
+        self.error(
+            Diagnostic::error(format!("Python integer {c} out of bounds for {name}"))
+                .at(v.e.span, format!("a Python int that {name} cannot hold"))
+                .note(format!("NumPy raises OverflowError here: a Python int takes the NumPy value's type, {name}, and does not wrap"))
+                .help(format!("widen the NumPy value first (`np.int64(v)`), or write a value {name} holds")),
+        );
+        None
     }
 
     /// A comparison of a strong integer with a weak (Python) integer, done
@@ -306,6 +336,7 @@ impl Lowerer<'_, '_> {
     /// weak, or widens; a narrowing store is an error with a hint.
     pub(super) fn store_convert(&mut self, v: TExpr, dst: ElemTy, dst_span: Span) -> Option<Expr> {
         let src = self.scalar_elem(&v)?;
+        self.python_int_fits(&v, dst)?;
         if v.weak || widens(src, dst) {
             return Some(convert(v.e, dst));
         }
