@@ -32,8 +32,8 @@ pub use driver::{compile, parse_function, CompileOutput};
 pub use error::{catch_internal, catch_panic, CompileError};
 pub use options::{Backend, Options, ParSpec, VERSION};
 pub use resolve::{
-    math_module_builtin, numpy_allocates, numpy_builtin, AnnElem, Builtin, Resolved, Resolver,
-    StaticResolver,
+    math_module_builtin, numpy_allocates, numpy_builtin, AnnElem, Builtin, PermuteFn, Resolved,
+    Resolver, StaticResolver,
 };
 pub use signature::{ArgType, ExtDecl, ExtDim, ExtParam, ExtTarget, ParamInfo};
 pub use types::{ElemTy, ScalarValue};

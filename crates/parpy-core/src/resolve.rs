@@ -539,8 +539,9 @@ pub enum Resolved {
     Namespace,
     /// Python's `None` (`np.newaxis`): a new axis in a subscript.
     NoneValue,
-    /// `np.transpose`: `np.transpose(x)` is `x.T`.
-    Transpose,
+    /// `np.transpose`, `np.swapaxes` and the other permutations of an
+    /// array's axes (`sema::permute`): `np.transpose(x)` is `x.T`.
+    Permute(PermuteFn),
     /// The name exists but denotes something jit code cannot use; the string
     /// describes it for the error message (`a list`, `function 'print'`).
     Unsupported(String),
@@ -548,6 +549,40 @@ pub enum Resolved {
     /// names it.
     Allocates(String),
     NotFound,
+}
+
+/// NumPy's functions that permute an array's axes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PermuteFn {
+    Transpose,
+    PermuteDims,
+    SwapAxes,
+    MoveAxis,
+    MatrixTranspose,
+}
+
+impl PermuteFn {
+    pub fn from_name(name: &str) -> Option<PermuteFn> {
+        Some(match name {
+            "transpose" => PermuteFn::Transpose,
+            "permute_dims" => PermuteFn::PermuteDims,
+            "swapaxes" => PermuteFn::SwapAxes,
+            "moveaxis" => PermuteFn::MoveAxis,
+            "matrix_transpose" => PermuteFn::MatrixTranspose,
+            _ => return None,
+        })
+    }
+
+    /// The spelling in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            PermuteFn::Transpose => "np.transpose",
+            PermuteFn::PermuteDims => "np.permute_dims",
+            PermuteFn::SwapAxes => "np.swapaxes",
+            PermuteFn::MoveAxis => "np.moveaxis",
+            PermuteFn::MatrixTranspose => "np.matrix_transpose",
+        }
+    }
 }
 
 /// The root of a path no Python code can spell, which sema resolves
@@ -625,8 +660,7 @@ impl Resolver for StaticResolver {
                         "pi" => Resolved::Const(ScalarValue::Float(std::f64::consts::PI)),
                         "inf" => Resolved::Const(ScalarValue::Float(f64::INFINITY)),
                         "newaxis" => Resolved::NoneValue,
-                        "transpose" => Resolved::Transpose,
-                        _ => Resolved::NotFound,
+                        f => PermuteFn::from_name(f).map_or(Resolved::NotFound, Resolved::Permute),
                     }
                 }
             }

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use parpy_core::syntax::FunctionDef;
 use parpy_core::{
-    math_module_builtin, numpy_allocates, numpy_builtin, Builtin, ElemTy, Resolved, Resolver,
-    ScalarValue,
+    math_module_builtin, numpy_allocates, numpy_builtin, Builtin, ElemTy, PermuteFn, Resolved,
+    Resolver, ScalarValue,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString, PyType};
@@ -287,8 +287,8 @@ fn numpy_function(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Opt
     };
     Ok(Some(if let Some(b) = numpy_builtin(&name) {
         Resolved::Builtin(b)
-    } else if name == "transpose" {
-        Resolved::Transpose
+    } else if let Some(f) = PermuteFn::from_name(&name) {
+        Resolved::Permute(f)
     } else if numpy_allocates(&name) {
         Resolved::Allocates(format!("numpy.{name}"))
     } else {

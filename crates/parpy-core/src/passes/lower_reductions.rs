@@ -177,9 +177,7 @@ fn computes_privately(
             .chain(else_body)
             .all(|s| computes_privately(f, s, inside, refs)),
         // (`np.interp`'s binary search)
-        StmtKind::While { body, .. } => body
-            .iter()
-            .all(|s| computes_privately(f, s, inside, refs)),
+        StmtKind::While { body, .. } => body.iter().all(|s| computes_privately(f, s, inside, refs)),
         _ => false,
     }
 }

@@ -468,7 +468,8 @@ fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> 
                 K::Generator { clauses, .. } => {
                     clauses.iter().for_each(|c| iterated(&c.iter, &mut out))
                 }
-                // transposed: `t.T`, `t.transpose()`, `np.transpose(t)`
+                // transposed: `t.T`, `t.transpose()`, `np.transpose(t)`,
+                // `np.swapaxes(t, 0, 1)` (`permute.rs`)
                 K::Attr { value, attr } if attr == "T" || attr == "mT" => {
                     if let K::Name(n) = &value.kind {
                         out.entry(n.clone()).or_insert(x.span);
@@ -478,7 +479,7 @@ fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> 
                 // the other, `np` or an array, changes nothing)
                 K::Call { func, args, .. } => {
                     if let K::Attr { value, attr } = &func.kind {
-                        if attr == "transpose" {
+                        if crate::resolve::PermuteFn::from_name(attr).is_some() {
                             for a in std::iter::once(&**value).chain(args.first()) {
                                 if let K::Name(n) = &a.kind {
                                     out.entry(n.clone()).or_insert(x.span);

@@ -119,16 +119,25 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
-            Resolved::Transpose => {
-                // (`np.transpose(x)` of an array is `x.T`, of a subscript
-                // `x.T[...]`: `stmt.rs`)
-                self.error(
+            Resolved::Permute(_) => {
+                // (a view of an array or a subscript of one is `x.T` or
+                // the array itself: `stmt.rs`, `permute.rs`)
+                let call = ast::Expr {
+                    kind: ast::ExprKind::Call {
+                        func: Box::new(func.clone()),
+                        args: args.to_vec(),
+                        keywords: keywords.to_vec(),
+                    },
+                    span,
+                };
+                let d = self.permutation_error(&call).unwrap_or_else(|| {
                     Diagnostic::error(format!(
                         "`{name}` takes an array argument or a subscript of one in parpy functions"
                     ))
                     .at(span, "not an array or a subscript of one")
-                    .help("transpose the arrays of the expression instead (`np.transpose(x + 1.0)` is `x.T + 1.0`)"),
-                );
+                    .help("transpose the arrays of the expression instead (`np.transpose(x + 1.0)` is `x.T + 1.0`)")
+                });
+                self.error(d);
                 None
             }
             // (read where an array expression reads it)
@@ -1807,6 +1816,11 @@ impl Lowerer<'_, '_> {
         // `s.mean()` is `np.mean(s)`, `s.var(ddof=1)` is `np.var(s, ddof=1)`
         // and so on (`compact` read the method's own signature)
         let Some(b) = super::keywords::method_builtin(attr) else {
+            let call = ast::Expr::method(value, attr, args.to_vec(), func.span, span);
+            if let Some(d) = self.permutation_error(&call) {
+                self.error(d);
+                return None;
+            }
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")

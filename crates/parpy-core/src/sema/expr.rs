@@ -368,6 +368,10 @@ impl Lowerer<'_, '_> {
                     }
                 }
                 if self.is_local_value(e) {
+                    if let Some(d) = self.permutation_error(e) {
+                        self.error(d);
+                        return None;
+                    }
                     let base = match &value.kind {
                         ast::ExprKind::Name(n) => format!("`{n}`"),
                         _ => "an expression".to_string(),
@@ -881,20 +885,27 @@ impl Lowerer<'_, '_> {
             Err(EvalError::DivisionByZero) => ("it divides by zero", Some("ZeroDivisionError")),
             Err(EvalError::NegativeShift) => ("the shift count is negative", Some("ValueError")),
             Err(EvalError::NegativePower) => ("the power is negative", Some("ValueError")),
-            Err(EvalError::Unsupported(w)) if w.contains("complex") => {
-                ("a negative number to a fractional power is a complex number", None)
-            }
+            Err(EvalError::Unsupported(w)) if w.contains("complex") => (
+                "a negative number to a fractional power is a complex number",
+                None,
+            ),
             Err(EvalError::Unsupported(_)) => return Some(()),
         };
         let sym = op.symbol();
         let d = match raises {
-            Some(r) => Diagnostic::error(format!("this `{sym}` of Python numbers raises {r}: {what}"))
-                .at(span, "Python numbers")
-                .note(format!("Python computes it before NumPy sees it, and raises {r}")),
-            None => Diagnostic::error(format!("this `{sym}` of Python numbers is not a float: {what}"))
-                .at(span, "Python numbers")
-                .note("NumPy's float64 gives NaN here")
-                .help("write `np.float64(a) ** b` for NumPy's NaN"),
+            Some(r) => {
+                Diagnostic::error(format!("this `{sym}` of Python numbers raises {r}: {what}"))
+                    .at(span, "Python numbers")
+                    .note(format!(
+                        "Python computes it before NumPy sees it, and raises {r}"
+                    ))
+            }
+            None => Diagnostic::error(format!(
+                "this `{sym}` of Python numbers is not a float: {what}"
+            ))
+            .at(span, "Python numbers")
+            .note("NumPy's float64 gives NaN here")
+            .help("write `np.float64(a) ** b` for NumPy's NaN"),
         };
         self.error(d);
         None
@@ -1213,7 +1224,9 @@ fn is_python_constant(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Int(_) | ast::ExprKind::Float(_) | ast::ExprKind::Bool(_) => true,
         ast::ExprKind::Unary { arg, .. } => is_python_constant(arg),
-        ast::ExprKind::Binary { lhs, rhs, .. } => is_python_constant(lhs) && is_python_constant(rhs),
+        ast::ExprKind::Binary { lhs, rhs, .. } => {
+            is_python_constant(lhs) && is_python_constant(rhs)
+        }
         _ => false,
     }
 }

@@ -22,9 +22,10 @@
 //! This runs on the body before the analyses of `assign.rs` and `alias.rs`
 //! see it, so the hidden names are names as any other.
 
-use crate::resolve::{Builtin, Resolved};
+use crate::resolve::Builtin;
 use crate::syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
 
+use super::permute::Axes;
 use super::Lowerer;
 
 /// A statement naming an array first, with the array's rank where the
@@ -117,6 +118,9 @@ impl Lowerer<'_, '_> {
     /// Names the arrays of the module doc inside `e`, not `e` itself; the
     /// computed array a slice subscripts.
     fn hoist_args(&self, e: &mut Expr, before: &mut Vec<Hoisted>) {
+        // (a view of its operand: `(x * 2.0).transpose()`,
+        // `np.swapaxes(x * 2.0, 0, 1)`)
+        let permuted = matches!(e.kind, ExprKind::Call { .. }) && self.is_view_permutation(e);
         match &mut e.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -172,15 +176,12 @@ impl Lowerer<'_, '_> {
                     self.hoist_in(value, before);
                 }
                 args.iter_mut().for_each(|a| self.hoist_in(a, before));
-                // (`(x * 2.0).transpose()`, `np.transpose(x * 2.0)`)
-                let transpose = self.is_transpose(func);
+                let method = self.permute_fn(func).is_none();
                 match &mut func.kind {
-                    ExprKind::Attr { value, attr }
-                        if attr == "transpose" && !transpose && self.computed(value) =>
-                    {
+                    ExprKind::Attr { value, .. } if permuted && method && self.computed(value) => {
                         self.name_first(value, "transposed", before, true);
                     }
-                    _ if transpose => {
+                    _ if permuted && !method => {
                         if let Some(a) = args.first_mut().filter(|a| self.computed(a)) {
                             self.name_first(a, "transposed", before, true);
                         }
@@ -208,12 +209,7 @@ impl Lowerer<'_, '_> {
             | ExprKind::Subscript { .. }
             | ExprKind::Attr { .. }
             | ExprKind::Tuple(_) => false,
-            ExprKind::Call { func, .. } => {
-                let transpose = self.is_transpose(func);
-                let method_transpose =
-                    matches!(&func.kind, ExprKind::Attr { attr, .. } if attr == "transpose");
-                !transpose && !method_transpose && e.list_items().is_none()
-            }
+            ExprKind::Call { .. } => self.permutation(e).is_none() && e.list_items().is_none(),
             _ => self.rank(e) > 0,
         }
     }
@@ -237,11 +233,10 @@ impl Lowerer<'_, '_> {
         before.push((stmt, rank));
     }
 
-    /// `np.transpose` (not a method).
-    fn is_transpose(&self, func: &Expr) -> bool {
-        func.dotted_path()
-            .filter(|_| !self.is_local_root(func))
-            .is_some_and(|p| matches!(self.resolve_path(&p), Resolved::Transpose))
+    /// A permutation of axes that parpy views (`permute.rs`).
+    fn is_view_permutation(&self, e: &Expr) -> bool {
+        self.permutation(e)
+            .is_some_and(|p| matches!(p.axes, Ok(Axes::Same | Axes::Reversed)))
     }
 
     /// `parpy.label(...)` as a statement.

@@ -319,6 +319,8 @@ pub(super) fn method_signature(attr: &str) -> Option<&'static [Param]> {
         ]),
         // `x.item()`: the number, as a Python number
         "item" => Some(&[]),
+        // `x.swapaxes(a, b)` (`permute.rs`)
+        "swapaxes" => Some(&[("axis1", How::Req), ("axis2", How::Req)]),
         // `x.fill(v)`: a statement (`stmt.rs`)
         "fill" => Some(&[("value", How::Req)]),
         // `x.clip(min, max)`: the method names its bounds as NumPy 2.1's
@@ -329,6 +331,22 @@ pub(super) fn method_signature(attr: &str) -> Option<&'static [Param]> {
             OUT,
         ]),
         _ => builtin_signature(method_builtin(attr)?).map(|sig| &sig[1..]),
+    }
+}
+
+/// The Python signature of a NumPy function that permutes axes
+/// (`permute.rs` reads its arguments by position).
+fn permute_signature(f: crate::resolve::PermuteFn) -> &'static [Param] {
+    use crate::resolve::PermuteFn as P;
+    match f {
+        P::Transpose | P::PermuteDims => &[("a", How::Req), ("axes", How::Opt(Dflt::None))],
+        P::SwapAxes => &[("a", How::Req), ("axis1", How::Req), ("axis2", How::Req)],
+        P::MoveAxis => &[
+            ("a", How::Req),
+            ("source", How::Req),
+            ("destination", How::Req),
+        ],
+        P::MatrixTranspose => &[("x", How::PosOnly)],
     }
 }
 
@@ -406,6 +424,7 @@ impl Callee {
                 Resolved::Function { def, .. } => Callee::Helper(def),
                 Resolved::Builtin(b) => builtin_signature(b).map_or(Callee::Other, Callee::Sig),
                 Resolved::Allocates(_) => Callee::Allocates,
+                Resolved::Permute(f) => Callee::Sig(permute_signature(f)),
                 _ => Callee::Other,
             },
             // a method of a value: `x.sum(...)`, `x[i, :].var(...)`

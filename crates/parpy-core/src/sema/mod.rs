@@ -31,6 +31,7 @@ mod local_arrays;
 mod masks;
 mod nan_reductions;
 mod order_stats;
+mod permute;
 mod polyval;
 mod reshape;
 mod scope;

@@ -12,6 +12,7 @@ use crate::syntax::ast;
 use crate::ScalarValue;
 
 use super::expr::Sub;
+use super::permute::Axes;
 use super::scope::Binding;
 use super::slices::IndexSlot;
 use super::types::{const_int, convert, promote, widens};
@@ -559,43 +560,30 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// `np.transpose(x)` or `x.transpose()` of an array `x`: `x`.
+    /// `np.transpose(x)`, `x.transpose()`, `np.swapaxes(m, 0, 1)`, `m.mT`
+    /// (a permutation reversing the axes, `permute.rs`) of an array `x`:
+    /// `x`, which `x.T` views; not `x.T` itself.
     fn transposed_array<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
-        let x = self.transposed_call(e)?;
+        if matches!(&e.kind, ast::ExprKind::Attr { attr, .. } if attr == "T") {
+            return None;
+        }
+        let x = self.transposed_operand(e)?;
         (matches!(x.kind, ast::ExprKind::Name(_)) && self.array_arg(x).is_some()).then_some(x)
     }
 
-    /// The operand `x` of `np.transpose(x)` or `x.transpose()`.
-    fn transposed_call<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
-        let ast::ExprKind::Call {
-            func,
-            args,
-            keywords,
-        } = &e.kind
-        else {
-            return None;
-        };
-        // (both spelled `... .transpose`: nothing else is resolved)
-        let ast::ExprKind::Attr { value, attr } = &func.kind else {
-            return None;
-        };
-        if !keywords.is_empty() || attr != "transpose" {
-            return None;
-        }
-        let x = match args.as_slice() {
-            [] => &**value,
-            [x] => {
-                let path = func.dotted_path()?;
-                if self.scope.get(path[0]).is_some()
-                    || !matches!(self.resolver.resolve(&path), Resolved::Transpose)
-                {
-                    return None;
-                }
-                x
-            }
-            _ => return None,
-        };
-        Some(x)
+    /// The operand of a permutation that reverses its axes (`x.T`,
+    /// `np.transpose(x)`, `np.swapaxes(m, 0, 1)` of a matrix).
+    fn transposed_operand<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
+        let p = self.permutation(e)?;
+        (p.axes == Ok(Axes::Reversed)).then_some(p.operand)
+    }
+
+    /// The operand of a permutation that keeps its axes as they are
+    /// (`np.swapaxes(x, 1, 1)`, `np.moveaxis(v, 0, 0)`): the operand
+    /// itself.
+    fn unpermuted<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
+        let p = self.permutation(e)?;
+        (p.axes == Ok(Axes::Same)).then_some(p.operand)
     }
 
     /// `x[idx].T` (or `np.transpose(x[idx])`, `x[idx].transpose()`) of an
@@ -604,11 +592,7 @@ impl Lowerer<'_, '_> {
     /// `x.T[:, :, i]`). `None` for anything else (a new axis or `...` in
     /// `idx`: not rewritten).
     fn transposed_subscript(&self, e: &ast::Expr) -> Option<ast::Expr> {
-        let sub = match &e.kind {
-            ast::ExprKind::Attr { value, attr } if attr == "T" => &**value,
-            ast::ExprKind::Call { .. } => self.transposed_call(e)?,
-            _ => return None,
-        };
+        let sub = self.transposed_operand(e)?;
         let ast::ExprKind::Subscript { value, indices } = &sub.kind else {
             return None;
         };
@@ -658,6 +642,7 @@ impl Lowerer<'_, '_> {
                         || self.copy_of(x).is_some()
                         || self.transposed_array(x).is_some()
                         || self.transposed_subscript(x).is_some()
+                        || self.unpermuted(x).is_some()
                 });
             }
         });
@@ -682,6 +667,10 @@ impl Lowerer<'_, '_> {
             }
             if let Some(t) = self.transposed_subscript(e) {
                 *e = t;
+                return;
+            }
+            if let Some(x) = self.unpermuted(e) {
+                *e = x.clone();
                 return;
             }
             let ast::ExprKind::Subscript { value, indices } = &mut e.kind else {
@@ -749,6 +738,12 @@ impl Lowerer<'_, '_> {
                 }
                 None => s,
             };
+            // (`np.swapaxes(z, 1, 2)` of a 3-D `z`: before its reads
+            // report what else it is not)
+            if self.report_permutations(s) {
+                self.pre = outer_pre;
+                continue;
+            }
             let lowered = self.lower_stmt(s, &labs);
             let pre = std::mem::replace(&mut self.pre, outer_pre);
             out.extend(pre);

@@ -244,10 +244,9 @@ impl Lowerer<'_, '_> {
     /// after reporting.
     pub(super) fn python_int_fits(&mut self, v: &TExpr, to: ElemTy) -> Option<()> {
         let is_python_int = v.weak && v.e.ty.elem().is_some_and(|t| t.is_int());
-        let (Some(c), Some((lo, hi))) = (
-            const_int(&v.e).filter(|_| is_python_int),
-            to.int_bounds(),
-        ) else {
+        let (Some(c), Some((lo, hi))) =
+            (const_int(&v.e).filter(|_| is_python_int), to.int_bounds())
+        else {
             return Some(());
         };
         if (lo..=hi).contains(&(c as i128)) {
