@@ -1405,7 +1405,7 @@ class Gen:
             value, t = f"len({read})", "int64"
         else:
             value = f"np.{op}({read}{ddof})" if r.random() < 0.7 or op == "count_nonzero" \
-                else f"{read}.{op}({ddof[2:]})"
+                else f"({read}).{op}({ddof[2:]})"
             with np.errstate(all="ignore"):
                 t = _type_of(getattr(np, op)(np.ones(2, dtype=np.dtype(s1[1])))) or s1[1]
         if t == a.dtype or np.can_cast(t, a.dtype, "safe"):
