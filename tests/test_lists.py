@@ -225,3 +225,27 @@ def list_times_a_local_array(x, y, N):
 def test_a_list_with_an_array_operand_is_elementwise():
     run_both(list_times_a_local_array, [_x(4), np.zeros((N, M)), N],
              cpu_opts({'i': parpy.threads(N)}))
+
+
+@parpy.jit
+def python_number_items(x, y, z, w, N):
+    parpy.label('i')
+    for i in range(N):
+        c = [0.1, 0.7, 0.2]
+        acc = 0.0
+        for k in range(3):
+            acc += c[k] * x[i, k]
+        y[i] = acc
+        z[i] = x[i, 0] * c[1] + [0.3, 0.9][1]
+        w[i] = 0.0
+        for v in c:
+            w[i] += x[i, 2] * v
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_the_items_of_a_list_of_python_numbers_are_python_numbers(dtype):
+    # (were float64 NumPy values: a float32 row times `c[k]` was float64,
+    # refused as a narrowing store)
+    x = _x(5, dtype)
+    out = [np.zeros(N, dtype) for _ in range(3)]
+    run_both(python_number_items, [x, *out, N], cpu_opts({'i': parpy.threads(N)}))

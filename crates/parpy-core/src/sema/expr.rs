@@ -408,13 +408,13 @@ impl Lowerer<'_, '_> {
                     elem,
                     alias,
                 } => Some(TExpr {
+                    weak: alias.is_none() && self.python_items.contains(&array),
                     e: match alias {
                         Some(sel) => self.alias_read(sel, indices, elem, span),
                         None => {
                             Expr::new(ExprKind::Index { array, indices }, Type::Scalar(elem), span)
                         }
                     },
-                    weak: false,
                 }),
             },
             ast::ExprKind::Slice { .. } => {

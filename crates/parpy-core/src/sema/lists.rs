@@ -236,3 +236,23 @@ impl Lowerer<'_, '_> {
         }
     }
 }
+
+/// Whether `items` are number literals of one kind (all ints, all floats
+/// or all bools): Python numbers, which NumPy's array of the list holds
+/// in its own type, each read back as the Python number it was.
+pub(super) fn python_numbers_of_one_kind(items: &[ast::Expr]) -> bool {
+    fn kind(e: &ast::Expr) -> Option<u8> {
+        match &e.kind {
+            ast::ExprKind::Int(_) => Some(0),
+            ast::ExprKind::Float(_) => Some(1),
+            ast::ExprKind::Bool(_) => Some(2),
+            ast::ExprKind::Unary {
+                op: crate::ops::UnOp::Neg,
+                arg,
+            } => kind(arg).filter(|k| *k != 2),
+            _ => None,
+        }
+    }
+    let first = items.first().and_then(kind);
+    first.is_some() && items.iter().all(|e| kind(e) == first)
+}

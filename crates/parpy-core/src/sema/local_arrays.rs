@@ -439,6 +439,17 @@ impl Lowerer<'_, '_> {
             self.scope.mark_failed(name);
             return Some(None);
         }
+        // (a list of Python numbers that nothing writes: its elements
+        // read as those numbers)
+        let python_items = value
+            .list_items()
+            .is_some_and(super::lists::python_numbers_of_one_kind);
+        if let (true, Some(v)) = (
+            python_items && self.once.assigns_once(name) && !self.once.stores(name),
+            self.local_array_var(name),
+        ) {
+            self.python_items.insert(v);
+        }
         let target = ast::Expr {
             kind: ast::ExprKind::Subscript {
                 value: Box::new(ast::Expr::name(name, value.span)),

@@ -186,6 +186,10 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// they stand for (`x[r_i_1]`, its indices copied when assigned): see
     /// `alias::row_assign`.
     rows: Vec<(String, ast_expr::Expr)>,
+    /// Local arrays of a list of Python numbers of one kind that nothing
+    /// writes (`c = [0.25, 0.5]`): each element read is the Python number
+    /// it was (weak), as Python reads the list's items.
+    python_items: std::collections::HashSet<crate::ir::VarId>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -394,6 +398,7 @@ fn lower_function(
             name_target: None,
             once: Default::default(),
             rows: vec![],
+            python_items: Default::default(),
         };
         if args.len() != def.params.len() {
             let d = Diagnostic::error(format!(

@@ -2191,7 +2191,14 @@ impl Lowerer<'_, '_> {
             let t = self.lower_expr(ix)?;
             at.push((self.element_index(t, "an array index")?, ix.span));
         }
-        self.element_at(value, at, span)
+        let mut t = self.element_at(value, at, span)?;
+        // an item of a list of Python numbers of one kind is a Python
+        // number (`[0.1, 0.7][k]`, and a name of such a list, which
+        // `alias.rs` reads as the list)
+        t.weak |= value
+            .list_items()
+            .is_some_and(super::lists::python_numbers_of_one_kind);
+        Some(t)
     }
 
     /// `value[at]` of an array-valued expression, one index (and where it
