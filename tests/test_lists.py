@@ -228,7 +228,7 @@ def test_a_list_with_an_array_operand_is_elementwise():
 
 
 @parpy.jit
-def python_number_items(x, y, z, w, N):
+def python_number_items(x, y, z, w, u, N):
     parpy.label('i')
     for i in range(N):
         c = [0.1, 0.7, 0.2]
@@ -240,6 +240,8 @@ def python_number_items(x, y, z, w, N):
         w[i] = 0.0
         for v in c:
             w[i] += x[i, 2] * v
+        # (a slice of the list is NumPy's float64 array: a float64 product)
+        u[i, :] = x[i, 0:2] * c[1:3]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
@@ -248,4 +250,5 @@ def test_the_items_of_a_list_of_python_numbers_are_python_numbers(dtype):
     # refused as a narrowing store)
     x = _x(5, dtype)
     out = [np.zeros(N, dtype) for _ in range(3)]
-    run_both(python_number_items, [x, *out, N], cpu_opts({'i': parpy.threads(N)}))
+    run_both(python_number_items, [x, *out, np.zeros((N, 2)), N],
+             cpu_opts({'i': parpy.threads(N)}))

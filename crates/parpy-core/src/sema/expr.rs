@@ -408,7 +408,10 @@ impl Lowerer<'_, '_> {
                     elem,
                     alias,
                 } => Some(TExpr {
-                    weak: alias.is_none() && self.python_items.contains(&array),
+                    // (an item, not a slice of NumPy's array of the list)
+                    weak: alias.is_none()
+                        && self.python_items.contains(&array)
+                        && integer_indices(e),
                     e: match alias {
                         Some(sel) => self.alias_read(sel, indices, elem, span),
                         None => {
@@ -1218,6 +1221,18 @@ impl Lowerer<'_, '_> {
 }
 
 /// A literal zero (`0`, `0.0`, `-0`) in the source.
+/// Whether subscript `e` indexes with integers only: no slice, `...` or
+/// new axis.
+fn integer_indices(e: &ast::Expr) -> bool {
+    let (_, idx) = flatten_subscript(e);
+    idx.iter().all(|i| {
+        !matches!(
+            i.kind,
+            ast::ExprKind::Slice { .. } | ast::ExprKind::Ellipsis | ast::ExprKind::None
+        )
+    })
+}
+
 /// A number literal, or an operator of them (`2 ** 62 * 4`, `-1.0`):
 /// Python computes it, exactly, before NumPy sees it.
 fn is_python_constant(e: &ast::Expr) -> bool {
