@@ -252,3 +252,57 @@ def test_the_items_of_a_list_of_python_numbers_are_python_numbers(dtype):
     out = [np.zeros(N, dtype) for _ in range(3)]
     run_both(python_number_items, [x, *out, np.zeros((N, 2)), N],
              cpu_opts({'i': parpy.threads(N)}))
+
+
+@parpy.jit
+def mixed_items_at_known_indices(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        c = [x[i, 0], 0.1]
+        # (each item as Python reads it: a float32 value, a Python float)
+        y[i] = c[1] * x[i, 1] + c[0] + [x[i, 2], 3][-1] * x[i, 3]
+
+
+def test_an_item_of_a_list_of_several_types_at_a_known_index_is_that_item():
+    x = _x(6, np.float32)
+    run_both(mixed_items_at_known_indices, [x, np.zeros(N), N], cpu_opts({'i': parpy.threads(N)}))
+
+
+@parpy.jit
+def item_of_another_type_stored(x, y, N):
+    for i in range(N):
+        c = [0.1, 0.2]
+        c[1] = x[i, 1]
+        y[i] = x[i, 0] * c[1] + c[0]
+
+
+@parpy.jit
+def python_int_stored_into_floats(x, y, N):
+    for i in range(N):
+        c = [0.1, 0.2]
+        c[0] += 1
+        c[1] = 3
+        y[i] = x[i, 0] * c[1]
+
+
+@parpy.jit
+def mixed_items_at_a_run_time_index(x, y, N):
+    for i in range(N):
+        c = [x[i, 0], 0.1]
+        y[i] = c[i % 2] * x[i, 1]
+
+
+@pytest.mark.parametrize("fn,message", [
+    # (was float64: a different sum in the last bits, silently)
+    (item_of_another_type_stored,
+     "storing float32 into an item of the list `c`, whose items are Python floats, makes that item float32 in Python"),
+    (python_int_stored_into_floats,
+     "storing a Python int into an item of the list `c`, whose items are Python floats, makes that item a Python int in Python"),
+    (mixed_items_at_a_run_time_index,
+     "the items of this list are of different types, and this reads one"),
+])
+def test_what_python_reads_as_items_of_other_types_is_a_located_error(fn, message):
+    with pytest.raises(parpy.CompileError) as e:
+        fn(_x(7, np.float32), np.zeros(N), N, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
+    assert "test_lists.py:" in str(e.value), str(e.value)

@@ -409,9 +409,10 @@ impl Lowerer<'_, '_> {
                     alias,
                 } => Some(TExpr {
                     // (an item, not a slice of NumPy's array of the list)
-                    weak: alias.is_none()
-                        && self.python_items.contains(&array)
-                        && integer_indices(e),
+                    weak: match alias.is_none() && integer_indices(e) {
+                        true => self.python_item_read(array, e)?,
+                        false => false,
+                    },
                     e: match alias {
                         Some(sel) => self.alias_read(sel, indices, elem, span),
                         None => {

@@ -530,7 +530,7 @@ impl Lowerer<'_, '_> {
             name_target: None,
             once: super::assign::AssignedOnce::of(&body),
             rows: vec![],
-            python_items: Default::default(),
+            python_lists: Default::default(),
         };
         child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction

@@ -14,7 +14,7 @@
 //! elementwise; `check_list_operators` refuses the others.
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{BinOp, ElemTy, Expr};
+use crate::ir::{BinOp, ElemTy, Expr, VarId};
 use crate::syntax::ast;
 
 use super::slices::IndexSlot;
@@ -189,13 +189,10 @@ impl Lowerer<'_, '_> {
         Some((values, ty?))
     }
 
-    /// Whether `list` is read as Python reads a list (its items one by
-    /// one: a `for` loop, `sum`, `max`, `min`) the same as parpy reads
-    /// NumPy's array of it: its items all of one type (`Some(weak)`: all
-    /// Python numbers or not). Reports an error when they are not
-    /// (`Some(None)`); `None` after an error in an item.
-    pub(super) fn python_list(&mut self, list: &ast::Expr, what: &str) -> Option<Option<bool>> {
-        let items = list.list_items()?;
+    /// The type of each item of a list, lowered as a probe (its
+    /// statements dropped): a Python number weak. `None` after an error in
+    /// an item.
+    fn item_types(&mut self, items: &[ast::Expr]) -> Option<Vec<(ElemTy, bool)>> {
         let (from, diags) = (self.pre.len(), self.sh.diags.len());
         let mut types = vec![];
         for item in items {
@@ -206,13 +203,17 @@ impl Lowerer<'_, '_> {
         if self.sh.diags[diags..].iter().any(|d| d.is_error()) {
             return None;
         }
-        let types: Vec<(ElemTy, bool)> = types.into_iter().collect::<Option<_>>()?;
-        let show = |(t, weak): (ElemTy, bool)| match weak {
-            true if t.is_float() => "a Python float".to_string(),
-            true if t == ElemTy::Bool => "a Python bool".to_string(),
-            true => "a Python int".to_string(),
-            false => t.numpy_name().to_string(),
-        };
+        types.into_iter().collect()
+    }
+
+    /// Whether `list` is read as Python reads a list (its items one by
+    /// one: a `for` loop, `sum`, `max`, `min`) the same as parpy reads
+    /// NumPy's array of it: its items all of one type (`Some(weak)`: all
+    /// Python numbers or not). Reports an error when they are not
+    /// (`Some(None)`); `None` after an error in an item.
+    pub(super) fn python_list(&mut self, list: &ast::Expr, what: &str) -> Option<Option<bool>> {
+        let items = list.list_items()?;
+        let types = self.item_types(items)?;
         let Some(first) = types.first() else {
             // (no items: nothing is read)
             return Some(Some(true));
@@ -235,24 +236,118 @@ impl Lowerer<'_, '_> {
             }
         }
     }
-}
 
-/// Whether `items` are number literals of one kind (all ints, all floats
-/// or all bools): Python numbers, which NumPy's array of the list holds
-/// in its own type, each read back as the Python number it was.
-pub(super) fn python_numbers_of_one_kind(items: &[ast::Expr]) -> bool {
-    fn kind(e: &ast::Expr) -> Option<u8> {
-        match &e.kind {
-            ast::ExprKind::Int(_) => Some(0),
-            ast::ExprKind::Float(_) => Some(1),
-            ast::ExprKind::Bool(_) => Some(2),
-            ast::ExprKind::Unary {
-                op: crate::ops::UnOp::Neg,
-                arg,
-            } => kind(arg).filter(|k| *k != 2),
-            _ => None,
+    /// Notes local array `v`, made from the list literal of `items` (a
+    /// Python list), with the type its items share; bound again to a list
+    /// of another, its items share none.
+    pub(super) fn note_python_list(&mut self, v: VarId, items: &[ast::Expr]) {
+        let Some(types) = self.item_types(items) else {
+            return;
+        };
+        let shared = types
+            .first()
+            .copied()
+            .filter(|first| types.iter().all(|t| t == first));
+        let entry = self.python_lists.entry(v).or_insert(shared);
+        if *entry != shared {
+            *entry = None;
         }
     }
-    let first = items.first().and_then(kind);
-    first.is_some() && items.iter().all(|e| kind(e) == first)
+
+    /// An item of the list literal of `items` at index `at`: `Ok(weak)`
+    /// when its items share one type (NumPy's array of the list holds
+    /// them; a Python number is weak); the item itself where they do not
+    /// and the index is known when compiling (Python reads it as it is);
+    /// an error otherwise. `None` after an error.
+    pub(super) fn list_item(
+        &mut self,
+        items: &[ast::Expr],
+        at: &[(Expr, Span)],
+        span: Span,
+    ) -> Option<Result<bool, TExpr>> {
+        let types = self.item_types(items)?;
+        if let Some(first) = types.first().filter(|f| types.iter().all(|t| t == *f)) {
+            return Some(Ok(first.1));
+        }
+        let n = items.len() as i64;
+        if let [(ix, _)] = at {
+            if let Some(k) = self.known_int(ix).filter(|k| (-n..n).contains(k)) {
+                return self.lower_expr(&items[k.rem_euclid(n) as usize]).map(Err);
+            }
+        }
+        self.error(
+            Diagnostic::error("the items of this list are of different types, and this reads one")
+                .at(span, "an item of the list")
+                .note("Python reads each item of a list as it is; parpy reads them as NumPy's array of the list, in one type, at an index not known when compiling")
+                .help("give the items one type (`float(v)`, `np.float32(v)`), or make the array first: `np.array([...])`"),
+        );
+        None
+    }
+
+    /// Whether an item read (an integer index) of local array `array` is
+    /// a Python number (weak): the items of a Python list of Python
+    /// numbers are. An error for a Python list whose items are of
+    /// different types, which Python reads each as it is (`None`).
+    pub(super) fn python_item_read(&mut self, array: VarId, e: &ast::Expr) -> Option<bool> {
+        match self.python_lists.get(&array) {
+            None => Some(false),
+            Some(Some((_, weak))) => Some(*weak),
+            Some(None) => {
+                let name = self.func.var(array).name.clone();
+                self.error(
+                    Diagnostic::error(format!(
+                        "the items of the list `{name}` are of different types, and this reads one"
+                    ))
+                    .at(e.span, "an item of the list")
+                    .note("Python reads each item of a list as it is; parpy reads them as NumPy's array of the list, in one type")
+                    .help("give the items one type (`float(v)`, `np.float32(v)`), or make the array first: `np.array([...])`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Checks a store of `v` into an item of local array `array`: into a
+    /// Python list, the value must be of its items' type (Python's list
+    /// would hold the value as it is). `None` after reporting.
+    pub(super) fn python_item_store(&mut self, array: VarId, v: &TExpr, span: Span) -> Option<()> {
+        let Some(Some(items)) = self.python_lists.get(&array).copied() else {
+            return Some(());
+        };
+        let value = (self.scalar_elem(v)?, v.weak);
+        if value == items {
+            return Some(());
+        }
+        let name = self.func.var(array).name.clone();
+        self.error(
+            Diagnostic::error(format!(
+                "storing {} into an item of the list `{name}`, whose items are {}, makes that item {} in Python",
+                show(value),
+                show_many(items),
+                show(value)
+            ))
+            .at(span, format!("an item of `{name}`"))
+            .note("parpy's list is NumPy's array of the list, of one type; Python's holds each value as it is")
+            .help("store a value of the items' type (`float(v)`, `np.float32(v)`), or make the list an array: `np.array([...])`"),
+        );
+        None
+    }
+}
+
+/// `show` of several values.
+fn show_many((t, weak): (ElemTy, bool)) -> String {
+    match weak {
+        true => format!("{}s", &show((t, weak))[2..]),
+        false => format!("{} values", t.numpy_name()),
+    }
+}
+
+/// A type as Python code sees it: a Python number (weak) or NumPy's.
+fn show((t, weak): (ElemTy, bool)) -> String {
+    match weak {
+        true if t.is_float() => "a Python float".to_string(),
+        true if t == ElemTy::Bool => "a Python bool".to_string(),
+        true => "a Python int".to_string(),
+        false => t.numpy_name().to_string(),
+    }
 }

@@ -439,16 +439,9 @@ impl Lowerer<'_, '_> {
             self.scope.mark_failed(name);
             return Some(None);
         }
-        // (a list of Python numbers that nothing writes: its elements
-        // read as those numbers)
-        let python_items = value
-            .list_items()
-            .is_some_and(super::lists::python_numbers_of_one_kind);
-        if let (true, Some(v)) = (
-            python_items && self.once.assigns_once(name) && !self.once.stores(name),
-            self.local_array_var(name),
-        ) {
-            self.python_items.insert(v);
+        // (a Python list: the type its items share, `lists.rs`)
+        if let (Some(items), Some(v)) = (value.list_items(), self.local_array_var(name)) {
+            self.note_python_list(v, items);
         }
         let target = ast::Expr {
             kind: ast::ExprKind::Subscript {

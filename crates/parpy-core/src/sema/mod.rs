@@ -186,10 +186,11 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// they stand for (`x[r_i_1]`, its indices copied when assigned): see
     /// `alias::row_assign`.
     rows: Vec<(String, ast_expr::Expr)>,
-    /// Local arrays of a list of Python numbers of one kind that nothing
-    /// writes (`c = [0.25, 0.5]`): each element read is the Python number
-    /// it was (weak), as Python reads the list's items.
-    python_items: std::collections::HashSet<crate::ir::VarId>,
+    /// Local arrays of a Python list (`c = [0.25, 0.5]`), with the type
+    /// (and weakness) of its items when they share one (`None`: they do
+    /// not): an item read is of that type, a Python number weak, as
+    /// Python reads it, and an item stored must be of it (`lists.rs`).
+    python_lists: std::collections::HashMap<crate::ir::VarId, Option<(crate::ElemTy, bool)>>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -398,7 +399,7 @@ fn lower_function(
             name_target: None,
             once: Default::default(),
             rows: vec![],
-            python_items: Default::default(),
+            python_lists: Default::default(),
         };
         if args.len() != def.params.len() {
             let d = Diagnostic::error(format!(

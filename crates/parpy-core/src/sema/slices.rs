@@ -2191,13 +2191,17 @@ impl Lowerer<'_, '_> {
             let t = self.lower_expr(ix)?;
             at.push((self.element_index(t, "an array index")?, ix.span));
         }
+        // an item of a list literal (also a name of one, which `alias.rs`
+        // reads as the list) is the item as Python reads it
+        let weak = match value.list_items() {
+            Some(items) => match self.list_item(items, &at, span)? {
+                Ok(weak) => weak,
+                Err(item) => return Some(item),
+            },
+            None => false,
+        };
         let mut t = self.element_at(value, at, span)?;
-        // an item of a list of Python numbers of one kind is a Python
-        // number (`[0.1, 0.7][k]`, and a name of such a list, which
-        // `alias.rs` reads as the list)
-        t.weak |= value
-            .list_items()
-            .is_some_and(super::lists::python_numbers_of_one_kind);
+        t.weak |= weak;
         Some(t)
     }
 

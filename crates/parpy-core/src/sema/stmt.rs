@@ -2119,7 +2119,9 @@ impl Lowerer<'_, '_> {
                         elem,
                         alias,
                     } => {
-                        let e = self.store_convert(v?, elem, target.span)?;
+                        let v = v?;
+                        self.python_item_store(array, &v, target.span)?;
+                        let e = self.store_convert(v, elem, target.span)?;
                         if let Some(sel) = alias {
                             return Some(self.alias_store(sel, indices, e, target.span));
                         }
