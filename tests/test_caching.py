@@ -261,3 +261,100 @@ def test_a_jit_function_in_a_reference_cycle_is_collected():
     del body, f
     gc.collect()
     assert ref() is None
+
+
+# Module-level names that compiled code takes: Python reads them at each
+# call, so re-binding one makes the code stale (was: the first value kept
+# for the life of the process, silently).
+GAIN = 2.0
+OFFSET = 1
+
+
+@parpy.jit
+def shifted(x, y, N):
+    for i in range(N):
+        y[i] = x[i] + OFFSET
+
+
+@parpy.jit
+def gained(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = GAIN * shifted_value(x[i])
+
+
+@parpy.jit
+def shifted_value(v):
+    return v + OFFSET
+
+
+@parpy.jit
+def other_shift(v):
+    return v - OFFSET
+
+
+def test_a_module_level_number_re_bound_is_read_again(tmp_path, cc_log):
+    global GAIN, OFFSET
+    opts = opts_for(tmp_path / "cache")
+    x, y = np.arange(4.0), np.zeros(4)
+    try:
+        gained(x, y, 4, opts=opts)
+        assert list(y) == [2.0, 4.0, 6.0, 8.0]
+        n = cc_log()
+        gained(x, y, 4, opts=opts)
+        assert cc_log() == n, "an unchanged name recompiled"
+        GAIN = 3.0
+        gained(x, y, 4, opts=opts)
+        assert list(y) == [3.0, 6.0, 9.0, 12.0]
+        # (a name a helper reads)
+        OFFSET = 5
+        gained(x, y, 4, opts=opts)
+        assert list(y) == [15.0, 18.0, 21.0, 24.0]
+        # (and back: the disk cache has that code already)
+        GAIN, OFFSET = 2.0, 1
+        n = cc_log()
+        gained(x, y, 4, opts=opts)
+        assert list(y) == [2.0, 4.0, 6.0, 8.0] and cc_log() == n
+    finally:
+        GAIN, OFFSET = 2.0, 1
+
+
+def test_a_helper_name_re_bound_is_read_again(tmp_path):
+    global shifted_value
+    opts = opts_for(tmp_path / "cache")
+    x, y = np.arange(4.0), np.zeros(4)
+    saved = shifted_value
+    try:
+        gained(x, y, 4, opts=opts)
+        assert list(y) == [2.0, 4.0, 6.0, 8.0]
+        shifted_value = other_shift
+        gained(x, y, 4, opts=opts)
+        assert list(y) == [-2.0, 0.0, 2.0, 4.0]
+    finally:
+        shifted_value = saved
+
+
+def test_a_closure_variable_re_bound_is_read_again(tmp_path):
+    opts = opts_for(tmp_path / "cache")
+
+    def make():
+        k = 2.0
+
+        @parpy.jit
+        def times(x, y, N):
+            parpy.label('N')
+            for i in range(N):
+                y[i] = x[i] * k
+
+        def set_k(v):
+            nonlocal k
+            k = v
+        return times, set_k
+
+    times, set_k = make()
+    x, y = np.arange(4.0), np.zeros(4)
+    times(x, y, 4, opts=opts)
+    assert list(y) == [0.0, 2.0, 4.0, 6.0]
+    set_k(5.0)
+    times(x, y, 4, opts=opts)
+    assert list(y) == [0.0, 5.0, 10.0, 15.0]

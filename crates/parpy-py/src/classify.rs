@@ -35,7 +35,26 @@ fn resolve_py(r: &PyResolver, py: Python<'_>, path: &[&str]) -> PyResult<Resolve
         {
             buffer_annotation(&obj)
         }
-        Some(obj) => classify(&obj),
+        Some(obj) => {
+            let resolved = classify(&obj)?;
+            // (a name's number or helper is in the compiled code: watched,
+            // so a name re-bound later makes it stale; `np.pi` and other
+            // attribute paths are read once)
+            if let [name] = path {
+                match &resolved {
+                    Resolved::Const(_) => r.watch(name, &obj, None),
+                    Resolved::Function { .. } => {
+                        let helper = obj
+                            .cast::<JitFunction>()
+                            .ok()
+                            .map(|j| j.get().resolver.clone());
+                        r.watch(name, &obj, helper)
+                    }
+                    _ => {}
+                }
+            }
+            Ok(resolved)
+        }
         None => Ok(Resolved::NotFound),
     }
 }

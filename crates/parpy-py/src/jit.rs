@@ -479,6 +479,11 @@ impl JitFunction {
         if n != self.params.len() {
             return Err(ctx.arity_error(n));
         }
+        // (a module-level number or helper the compiled code took was
+        // re-bound since: Python reads the new one, so the code is stale)
+        if !self.resolver.unchanged(py) {
+            crate::service::forget_specializations();
+        }
         // SAFETY: the caller holds a reference to each argument for the
         // duration of the call.
         let arg = |i: usize| unsafe { Borrowed::from_ptr(py, args[i]) };

@@ -2,12 +2,13 @@
 //! names, and the lookup of names over its globals, closure and builtins
 //! (what the names denote is `classify.rs`).
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use parpy_core::syntax::FunctionDef;
 use parpy_core::{CompileError, ElemTy, SourceFile};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::errors::{compile_error_to_py, CompileErrorPy};
 
@@ -100,7 +101,36 @@ pub struct PyResolver {
     /// free variable of the function (a `type_var()` local to the enclosing
     /// function is evaluated there), so its name may not resolve.
     annotations: Vec<(String, Py<PyAny>)>,
+    /// What compiled code took from this function's names (`Watched`).
+    watched: Mutex<Watched>,
+    /// Whether `watched` holds anything (the call path's quick test).
+    watching: AtomicBool,
 }
+
+/// The names whose objects compiled code holds: a module-level number
+/// (`SCALE = 2.0`) is a constant of the code, a jit helper's body is in
+/// it. Python reads a global at each call, so a name re-bound since
+/// (a notebook cell that sets `SCALE = 3.0`) makes that code stale:
+/// [`PyResolver::unchanged`] says so at the next call.
+#[derive(Default)]
+struct Watched {
+    /// A name (a global or a closure variable) and the object it named.
+    names: Vec<WatchedName>,
+    /// The resolvers of the jit helpers read (their names too).
+    helpers: Vec<Arc<PyResolver>>,
+}
+
+struct WatchedName {
+    name: String,
+    /// The name as a Python string, for the globals' dict (a global);
+    /// `None`: a closure variable or a builtin, looked up as compiling does.
+    key: Option<Py<PyString>>,
+    obj: Py<PyAny>,
+}
+
+/// How deep `unchanged` follows helpers (parpy refuses recursion; this
+/// only bounds a cycle of helpers that refer to each other).
+const MAX_HELPER_DEPTH: u32 = 16;
 
 impl PyResolver {
     /// Visits the Python objects held (for `JitFunction.__traverse__`).
@@ -112,7 +142,95 @@ impl PyResolver {
         for (_, a) in &self.annotations {
             visit.call(a)?;
         }
+        // (held by `watch` or `unchanged` on another thread: visited at a
+        // later collection)
+        if let Ok(w) = self.watched.try_lock() {
+            for n in &w.names {
+                visit.call(&n.obj)?;
+            }
+        }
         Ok(())
+    }
+
+    /// Notes that compiled code took `obj`, which `name` named (a
+    /// constant, or a jit helper with its resolver `helper`).
+    pub(crate) fn watch(
+        &self,
+        name: &str,
+        obj: &Bound<'_, PyAny>,
+        helper: Option<Arc<PyResolver>>,
+    ) {
+        let py = obj.py();
+        let global = !self.closure.iter().any(|(n, _)| n == name)
+            && self.globals.bind(py).contains(name).unwrap_or(false);
+        let key = global.then(|| PyString::intern(py, name).unbind());
+        let mut w = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+        self.watching.store(true, Ordering::Release);
+        if !w.names.iter().any(|n| n.name == name) {
+            w.names.push(WatchedName {
+                name: name.to_string(),
+                key,
+                obj: obj.clone().unbind(),
+            });
+        }
+        if let Some(h) = helper {
+            if !w.helpers.iter().any(|o| Arc::ptr_eq(o, &h)) {
+                w.helpers.push(h);
+            }
+        }
+    }
+
+    /// Whether every watched name (and every helper's) still names the
+    /// object compiled code took. A name re-bound is watched with its new
+    /// object from then on: the caller drops the stale code.
+    #[inline]
+    pub(crate) fn unchanged(&self, py: Python<'_>) -> bool {
+        !self.watching.load(Ordering::Acquire) || self.unchanged_at(py, 0)
+    }
+
+    fn unchanged_at(&self, py: Python<'_>, depth: u32) -> bool {
+        let globals = self.globals.bind(py);
+        let mut same = true;
+        // (a global's lookup in the dict runs no Python code; a closure
+        // variable's does, which runs outside the lock)
+        let (others, helpers) = {
+            let mut w = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+            let mut others = vec![];
+            for (k, n) in w.names.iter_mut().enumerate() {
+                let Some(key) = &n.key else {
+                    others.push((k, n.name.clone(), n.obj.clone_ref(py)));
+                    continue;
+                };
+                match globals.get_item(key.bind(py)).ok().flatten() {
+                    Some(now) if now.is(&n.obj) => {}
+                    Some(now) => {
+                        n.obj = now.unbind();
+                        same = false;
+                    }
+                    // (deleted: compiling again reports it)
+                    None => same = false,
+                }
+            }
+            (others, w.helpers.clone())
+        };
+        for (k, name, obj) in others {
+            match self.root(py, &name).ok().flatten() {
+                Some(now) if now.is(&obj) => {}
+                now => {
+                    same = false;
+                    let mut w = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+                    if let (Some(n), Some(now)) = (w.names.get_mut(k), now) {
+                        n.obj = now.unbind();
+                    }
+                }
+            }
+        }
+        if depth < MAX_HELPER_DEPTH {
+            for h in helpers {
+                same &= h.unchanged_at(py, depth + 1);
+            }
+        }
+        same
     }
 
     /// The resolver of a Python function object (`__globals__`, `__closure__`).
@@ -145,6 +263,8 @@ impl PyResolver {
             globals,
             closure,
             annotations,
+            watched: Mutex::new(Watched::default()),
+            watching: AtomicBool::new(false),
         })
     }
 

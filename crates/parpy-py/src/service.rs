@@ -34,6 +34,14 @@ fn cache_dirs() -> &'static Mutex<BTreeSet<PathBuf>> {
     DIRS.get_or_init(|| Mutex::new(BTreeSet::new()))
 }
 
+/// Drops every in-memory specialization (at its next lookup), keeping the
+/// disk cache: a name that compiled code took was re-bound
+/// (`resolver::PyResolver::unchanged`), and the disk cache keys by the
+/// generated code, so the new value finds or builds its own.
+pub fn forget_specializations() {
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+}
+
 /// Remembers a disk cache directory used in this process (for clear_cache).
 fn note_cache_dir(dir: &Path) {
     let mut d = cache_dirs().lock().unwrap_or_else(|e| e.into_inner());
