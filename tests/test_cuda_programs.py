@@ -82,6 +82,7 @@ import test_stack as tst
 import test_polyval as tpv
 import test_reduction_dtype as trd
 import test_permute as tpm
+import test_membership as tmb
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -368,11 +369,14 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_what_a_dtype_cannot_be_is_a_located_error",
     # test_permute: errors
     "test_what_parpy_cannot_view_is_a_located_error",
+    # test_membership: errors
+    "test_what_in_cannot_test_is_a_located_error",
+    "test_an_in_chained_with_comparisons_is_refused_at_decoration",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm):
+             tat, tey, tst, tpv, trd, tpm, tmb):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -352,6 +352,7 @@ fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(
                 | "any"
                 | "all"
                 | ast::LIST
+                | ast::CONTAINS
         ),
         _ => true,
     };

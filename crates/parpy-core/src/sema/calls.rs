@@ -83,6 +83,9 @@ impl Lowerer<'_, '_> {
             if n == ast::LIST {
                 return self.array_literal(args, span);
             }
+            if n == ast::CONTAINS {
+                return self.membership(args, span);
+            }
         }
         let name = func
             .dotted_path()

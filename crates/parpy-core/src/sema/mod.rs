@@ -29,6 +29,7 @@ mod linspace;
 mod lists;
 mod local_arrays;
 mod masks;
+mod membership;
 mod nan_reductions;
 mod order_stats;
 mod permute;

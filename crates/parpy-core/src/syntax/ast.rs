@@ -116,6 +116,10 @@ pub enum StmtKind {
 /// The function name of a list literal (`Expr::list`).
 pub const LIST: &str = "#list";
 
+/// The function name of a membership test: `a in b` is `#in(a, b)`, `a
+/// not in b` is `not #in(a, b)` (`sema::membership`).
+pub const CONTAINS: &str = "#in";
+
 #[derive(Clone, Debug)]
 pub struct Expr {
     pub kind: ExprKind,

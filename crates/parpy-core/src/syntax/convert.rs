@@ -732,6 +732,33 @@ impl Converter {
                     rhs,
                 }
             }
+            // `a in b`, `a not in b` (one test: a chain with `in` is
+            // refused below)
+            py::Expr::Compare(c)
+                if c.ops.len() == 1 && matches!(c.ops[0], py::CmpOp::In | py::CmpOp::NotIn) =>
+            {
+                let span = self.span(r);
+                // (a tuple holds its items as a list does)
+                let within = match &c.comparators[0] {
+                    py::Expr::Tuple(t) => Expr::list(
+                        t.elts.iter().map(|e| self.expr(e)).collect(),
+                        self.span(t.range),
+                    ),
+                    b => self.expr(b),
+                };
+                let test = Expr::call(
+                    Expr::name(crate::syntax::ast::CONTAINS, span),
+                    vec![self.expr(&c.left), within],
+                    span,
+                );
+                match c.ops[0] {
+                    py::CmpOp::NotIn => ExprKind::Unary {
+                        op: crate::ops::UnOp::Not,
+                        arg: Box::new(test),
+                    },
+                    _ => return test,
+                }
+            }
             py::Expr::Compare(c) => {
                 let first = self.boxed(&c.left);
                 let mut rest = vec![];
@@ -748,7 +775,7 @@ impl Converter {
                             return self.bad(r);
                         }
                         py::CmpOp::In | py::CmpOp::NotIn => {
-                            self.reject(r, "`in` tests");
+                            self.reject(r, "`in` tests chained with comparisons");
                             return self.bad(r);
                         }
                     };

@@ -1,0 +1,150 @@
+//! Membership tests, `a in b` (the converter's `#in(a, b)`; `a not in b`
+//! is `not #in(a, b)`), as Python computes them for what `b` may be in
+//! jit code:
+//!
+//! - a tuple or list literal: `a == b0 or a == b1 or ...` (Python compares
+//!   each item with `==`; no item: false);
+//! - `range(lo, hi, step)` (a step known when compiling): `lo <= a < hi`
+//!   (`hi < a <= lo` counting down) and `(a - lo) % step == 0`, which is
+//!   also how a float `a` is in a range only at an integer;
+//! - an array or an array expression: NumPy's `(b == a).any()`.
+//!
+//! The result is a Python bool.
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::BinOp;
+use crate::resolve::Builtin;
+use crate::syntax::ast::{Expr, ExprKind};
+
+use super::{Lowerer, TExpr};
+
+impl Lowerer<'_, '_> {
+    pub(super) fn membership(&mut self, args: &[Expr], span: Span) -> Option<TExpr> {
+        let [a, b] = args else {
+            return None;
+        };
+        let test = self.membership_test(a, b, span)?;
+        let mut t = self.lower_expr(&test)?;
+        let e = self.truthy(t.clone())?;
+        t.e = e;
+        t.weak = true;
+        Some(t)
+    }
+
+    /// The test `a in b` written with what jit code computes.
+    fn membership_test(&mut self, a: &Expr, b: &Expr, span: Span) -> Option<Expr> {
+        let eq = |item: &Expr| compare(BinOp::Eq, a.clone(), item.clone(), span);
+        let items = match &b.kind {
+            ExprKind::Tuple(items) => Some(&items[..]),
+            _ => b.list_items(),
+        };
+        if let Some(items) = items {
+            return Some(match items {
+                [] => Expr {
+                    kind: ExprKind::Bool(false),
+                    span,
+                },
+                _ => Expr {
+                    kind: ExprKind::BoolOp {
+                        op: BinOp::Or,
+                        values: items.iter().map(eq).collect(),
+                    },
+                    span,
+                },
+            });
+        }
+        if let ExprKind::Call { func, args, .. } = &b.kind {
+            if self.builtin_of(func) == Some(Builtin::Range) {
+                return self.in_range(a, args, b.span, span);
+            }
+        }
+        if self.rank(b) > 0 {
+            // NumPy's `b.__contains__(a)`
+            let any = Self::numpy_call(
+                "any",
+                vec![compare(BinOp::Eq, b.clone(), a.clone(), span)],
+                span,
+            );
+            return Some(any);
+        }
+        self.error(
+            Diagnostic::error(
+                "`in` tests a tuple, a list, a `range` or an array in parpy functions",
+            )
+            .at(b.span, "not one of those")
+            .help("write the comparisons (`a == b or a == c`)"),
+        );
+        None
+    }
+
+    /// `a in range(args)`.
+    fn in_range(&mut self, a: &Expr, args: &[Expr], at: Span, span: Span) -> Option<Expr> {
+        let zero = Expr::int(0, span);
+        let (lo, hi, step) = match args {
+            [hi] => (zero, hi.clone(), 1),
+            [lo, hi] => (lo.clone(), hi.clone(), 1),
+            [lo, hi, step] => match literal_int(step) {
+                Some(s) if s != 0 => (lo.clone(), hi.clone(), s),
+                _ => {
+                    self.error(
+                        Diagnostic::error("the step of a `range` an `in` tests must be a non-zero integer written in the code")
+                            .at(step.span, "this step")
+                            .help("the step's sign says which way the range counts"),
+                    );
+                    return None;
+                }
+            },
+            _ => {
+                self.error(
+                    Diagnostic::error("`range` takes 1 to 3 arguments").at(at, "this range"),
+                );
+                return None;
+            }
+        };
+        let (low, high) = match step > 0 {
+            true => (
+                compare(BinOp::Le, lo.clone(), a.clone(), span),
+                compare(BinOp::Lt, a.clone(), hi, span),
+            ),
+            false => (
+                compare(BinOp::Lt, hi, a.clone(), span),
+                compare(BinOp::Le, a.clone(), lo.clone(), span),
+            ),
+        };
+        let offset = Expr::binary(BinOp::Sub, a.clone(), lo, span);
+        let rem = Expr::binary(BinOp::Mod, offset, Expr::int(step, span), span);
+        let on_step = compare(BinOp::Eq, rem, Expr::int(0, span), span);
+        Some(Expr {
+            kind: ExprKind::BoolOp {
+                op: BinOp::And,
+                values: vec![low, high, on_step],
+            },
+            span,
+        })
+    }
+}
+
+fn compare(op: BinOp, a: Expr, b: Expr, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Compare {
+            first: Box::new(a),
+            rest: vec![(op, b)],
+        },
+        span,
+    }
+}
+
+/// An integer literal (`-1` too).
+fn literal_int(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Unary {
+            op: crate::ops::UnOp::Neg,
+            arg,
+        } => match arg.kind {
+            ExprKind::Int(v) => v.checked_neg(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
