@@ -172,6 +172,13 @@ FEATURES = [
     # `a ** k` of integers (k in 0..3), and `2 ** -k` of Python ints (a
     # Python float) in float expressions (stop 37)
     "int_powers",
+    # `a in (1, 2, 3)`, `a not in [..]`, `a in range(lo, hi, step)`,
+    # `a in s` of a slice: membership tests in conditions (stop 38)
+    "membership",
+    # `np.swapaxes(s, 0, 1)`, `s.mT`, `np.moveaxis(s, 0, -1)`,
+    # `np.transpose(s, (1, 0))` of a 2-D slice reduced (stop 38: the
+    # transposed view)
+    "permutes",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -751,6 +758,8 @@ class Gen:
             if t is None or kind(t) != "b":
                 return a
             return E(self.spell(op, a, b), t)
+        if x < 0.88 and self.on("membership", 0.4):
+            return self.membership(sc, depth)
         if x < 0.88:
             a = self.bool_expr(sc, depth - 1)
             if a.t != "wb" and self.on("bool_invert", 0.3):
@@ -758,6 +767,29 @@ class Gen:
             return E(f"({a.text} != {r.choice(['True', 'False'])})", result_type("!=", a.t, "wb")
                      or "wb")
         return self.leaf(sc, "b", True)
+
+    def membership(self, sc: Scope, depth: int) -> E:
+        """`a in (c1, c2)`, `a not in [..]`, `a in range(lo, hi, step)` of
+        an integer `a`, or `a in s` of a slice of its kind: a Python
+        bool."""
+        r = self.r
+        a = self.expr(sc, "i", max(depth - 1, 0), exact=True)
+        neg = "not " if r.random() < 0.3 else ""
+        y = r.random()
+        if y < 0.4:
+            items = [str(r.randrange(-4, 9)) for _ in range(r.randrange(1, 5))]
+            within = f"({', '.join(items)},)" if r.random() < 0.5 else f"[{', '.join(items)}]"
+        elif y < 0.8:
+            lo, step = r.randrange(-6, 6), r.choice([1, 1, 2, 3, -1, -2])
+            hi = lo + step * r.randrange(0, 8)
+            within = f"range({lo}, {hi}, {step})" if step != 1 or r.random() < 0.5 \
+                else f"range({lo}, {hi})"
+        else:
+            sl = self.slice_of(sc, "i", r.randrange(1, 9))
+            if sl is None:
+                return self.leaf(sc, "b", True)
+            within = sl[0]
+        return E(f"({a.text} {neg}in {within})", "wb")
 
     def cond(self, sc: Scope) -> str:
         """A condition for `if`/`while`/conditional expressions (exact)."""
@@ -935,6 +967,9 @@ class Gen:
                  f"np.roll({text}, {shift}{axis})"]
         if reduced and nd > 1:
             views += [f"{text}.T", f"np.diagonal({text}, 0, -2, -1)"]
+        if reduced and nd == 2 and self.on("permutes", 0.8):
+            views += [f"np.swapaxes({text}, 0, 1)", f"{text}.mT", f"np.moveaxis({text}, 0, -1)",
+                      f"np.transpose({text}, (1, 0))", f"{text}.swapaxes(-1, -2)"]
         return r.choice(views)
 
     def multi_slice_of(self, sc: Scope, k: str) -> Optional[Tuple[str, str, bool]]:
