@@ -581,13 +581,60 @@ def early_return(x, n):
     return 0.0
 
 
-def test_an_inlined_helper_returns_only_at_its_end():
+@parpy.jit
+def first_above(s, c):
+    for j in range(len(s)):
+        for k in range(2):
+            if s[j] * (k + 1) > c:
+                return j * 10 + k
+    return -1
+
+
+@parpy.jit
+def clear_until_negative(s):
+    for j in range(len(s)):
+        if s[j] < 0.0:
+            return
+        s[j] = 0.0
+
+
+@parpy.jit
+def corner_sum(m):
+    return np.sum(m)
+
+
+@parpy.jit
+def early_returns(x, y, k, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = parpy.builtin.inline(early_return(x[i, :], 4)) + early_return(x[i, 1:], 3)
+        # (views with slices: a block, a reversed stride)
+        y[i] += corner_sum(x[0:2, 1:4]) * 0.5 + early_return(x[i, ::-2], 4)
+        k[i] = first_above(x[i, 2:7], 0.9)
+        clear_until_negative(x[i, 4:])
+
+
+def test_an_inlined_helper_may_return_early_and_take_views():
+    # (was refused: an inlined helper returned only at its end, and took a
+    # row `x[i]` but no other view)
+    x = np.random.default_rng(4).standard_normal((6, 8)).astype(np.float32)
+    run_both(early_returns, [x, np.zeros(6, np.float32), np.zeros(6, np.int64), 6],
+             cpu_opts({'i': parpy.threads(6)}), rtol=0, atol=0)
+
+
+def test_a_helper_that_returns_early_must_end_with_return():
+    @parpy.jit
+    def no_final_return(s):
+        for j in range(len(s)):
+            if s[j] > 0.0:
+                return s[j]
+
     @parpy.jit
     def caller(x, out):
         with parpy.gpu:
-            out[0] = parpy.builtin.inline(early_return(x, 3))
+            out[0] = no_final_return(x[1:])
 
-    with pytest.raises(parpy.CompileError, match="can only return a value in its last statement"):
+    with pytest.raises(parpy.CompileError, match="this helper returns a value here but may end without `return`"):
         caller(rand(3), rand(1), opts=cpu_opts())
 
 

@@ -1891,11 +1891,12 @@ impl Lowerer<'_, '_> {
         }
         // inlined: when asked, when the helper holds labels (its loops take
         // the caller's parallel spec), when it returns a tuple (its values
-        // are the caller's locals) and when it is passed a row `x[i]`
+        // are the caller's locals) and when it is passed a row `x[i]` or
+        // another view (`x[i, 1:]`)
         if force_inline
             || super::inline::has_labels(&def.body, globals.as_ref())
             || super::inline::returns_tuple(&def.body)
-            || args.iter().any(|a| self.row_view(a).is_some())
+            || args.iter().any(|a| self.view_argument(a).is_some())
             || args
                 .iter()
                 .any(|a| self.array_or_alias_arg(a).is_some() && self.array_arg(a).is_none())

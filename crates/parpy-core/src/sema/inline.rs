@@ -1,6 +1,7 @@
 //! Inlining a jit helper at its call site: `parpy.builtin.inline(f(...))`,
 //! and every call of a helper that holds labels or takes a row of an array
-//! (`f(x[i], y[i, :])`).
+//! (`f(x[i], y[i, :])`) or another view (`f(x[i, 1:], y[0:2, 0:3])`: its
+//! slice bounds known when compiling).
 //!
 //! The helper's body is lowered into the caller's function with a scope of
 //! its own: array arguments bind the parameter to the caller's array, scalar
@@ -247,6 +248,50 @@ impl Lowerer<'_, '_> {
         (scalar_indices && !idx.is_empty() && idx.len() < shape.len()).then_some((b.var, idx))
     }
 
+    /// A view passed to a helper: a row (`row_view`), or a subscript of an
+    /// array with slices (`x[i, 1:]`, `x[0:2, 0:3]`): the array and the
+    /// indices, trailing full slices dropped.
+    pub(super) fn view_argument<'e>(
+        &self,
+        e: &'e ast::Expr,
+    ) -> Option<(ir::VarId, Vec<&'e ast::Expr>)> {
+        if let Some(row) = self.row_view(e) {
+            return Some(row);
+        }
+        if self.slice.is_some() || !matches!(e.kind, ast::ExprKind::Subscript { .. }) {
+            return None;
+        }
+        let (base, mut idx) = flatten_subscript(e);
+        let ast::ExprKind::Name(n) = &base.kind else {
+            return None;
+        };
+        let b = self.scope.get(n)?;
+        let array = self.alias_of(b.var).map_or(b.var, |c| c[0]);
+        let Type::Array { shape, .. } = &self.func.var(array).ty else {
+            return None;
+        };
+        let full = |i: &ast::Expr| {
+            matches!(
+                i.kind,
+                ast::ExprKind::Slice {
+                    lo: None,
+                    hi: None,
+                    step: None
+                }
+            )
+        };
+        while idx.last().is_some_and(|i| full(i)) {
+            idx.pop();
+        }
+        let plain = idx
+            .iter()
+            .all(|i| !matches!(i.kind, ast::ExprKind::Ellipsis) && !self.is_new_axis(i));
+        let sliced = idx
+            .iter()
+            .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. }));
+        (plain && sliced && idx.len() <= shape.len()).then_some((b.var, idx))
+    }
+
     /// Lowers `def(args)` in place (see the module comment).
     pub(super) fn inline_call(
         &mut self,
@@ -383,13 +428,19 @@ impl Lowerer<'_, '_> {
                 );
                 continue;
             }
-            if let Some((base, idx)) = self.row_view(a) {
+            if let Some((base, idx)) = self.view_argument(a) {
                 if let Type::Array { elem, shape } = self.func.var(base).ty.clone() {
-                    let row = shape.get(idx.len()..).unwrap_or(&[]);
+                    let sliced = idx
+                        .iter()
+                        .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. }));
+                    let row = match sliced {
+                        false => shape.get(idx.len()..).unwrap_or(&[]).to_vec(),
+                        true => self.array_shape(a).flatten().unwrap_or_default(),
+                    };
                     ok &= self.check_buffer(
                         globals.as_ref(),
                         (p, a),
-                        Passed::Array(elem, row),
+                        Passed::Array(elem, &row),
                         &mut syms,
                         &mut type_vars,
                     );
@@ -404,6 +455,34 @@ impl Lowerer<'_, '_> {
                 );
                 let mut indices = vec![];
                 for (j, ix) in idx.into_iter().enumerate() {
+                    // (a slice's bounds are numbers known when compiling)
+                    if let ast::ExprKind::Slice { lo, hi, step } = &ix.kind {
+                        let mut known =
+                            |b: &Option<Box<ast::Expr>>| -> Option<Option<Box<ast::Expr>>> {
+                                let Some(b) = b else { return Some(None) };
+                                let t = self.lower_expr(b)?;
+                                let i = self.element_index(t, "a slice bound")?;
+                                match self.known_int(&i) {
+                                    Some(v) => Some(Some(Box::new(ast::Expr::int(v, b.span)))),
+                                    None => {
+                                        self.error(
+                                        Diagnostic::error("the bounds of a slice passed to a helper must be known when compiling")
+                                            .at(b.span, "not a constant")
+                                            .help("pass the whole row and the bounds as arguments (`f(x[i], j, j + 3)`)"),
+                                    );
+                                        None
+                                    }
+                                }
+                            };
+                        match (known(lo), known(hi), known(step)) {
+                            (Some(lo), Some(hi), Some(step)) => indices.push(ast::Expr {
+                                kind: ast::ExprKind::Slice { lo, hi, step },
+                                span: ix.span,
+                            }),
+                            _ => ok = false,
+                        }
+                        continue;
+                    }
                     let Some(t) = self.lower_expr(ix) else {
                         ok = false;
                         continue;
@@ -479,6 +558,20 @@ impl Lowerer<'_, '_> {
         // `lower_function` does: `hoist.rs`)
         self.check_list_operators(&body);
         let body = self.hoist_stored_arrays(&body);
+        let early = early_returns(&body);
+        let body = match early {
+            None => body,
+            Some(Ok(b)) => b,
+            Some(Err(at)) => {
+                self.error(
+                    Diagnostic::error("this helper returns a value here but may end without `return`")
+                        .at(at, "returns a value")
+                        .note("Python's function returns None where it ends without `return`, which parpy's helper cannot")
+                        .help("end the helper with `return value`"),
+                );
+                return None;
+            }
+        };
         let (stmts, ret) = match body.split_last() {
             Some((
                 ast::Stmt {
@@ -547,6 +640,22 @@ impl Lowerer<'_, '_> {
             labels.reverse();
         }
         let mut lowered = child.lower_block(&stmts[..split]);
+        // (the value of an early return starts as a zero of its type, so
+        // it is assigned on every path the analyses see: `early_returns`
+        // assigns it on every path that reaches the end)
+        if let Some(b) = child.scope.get(RETURN_VALUE) {
+            if let Type::Scalar(t) = child.func.var(b.var).ty.clone() {
+                let zero = super::expr::literal(crate::types::ScalarValue::Int(0), t, span);
+                let init = ir::Stmt::new(
+                    StmtKind::Assign {
+                        dst: Place::Var(b.var),
+                        value: zero,
+                    },
+                    span,
+                );
+                lowered.insert(0, init);
+            }
+        }
         // `return e` or `return a, b`
         let returned: Vec<&ast::Expr> = match ret.map(|e| &e.kind) {
             None => vec![],
@@ -631,5 +740,173 @@ impl Lowerer<'_, '_> {
             )),
         }
         var
+    }
+}
+
+/// The names `early_returns` introduces (no Python name has a `#`).
+const RETURN_DONE: &str = "return#done";
+const RETURN_VALUE: &str = "return#value";
+
+/// An inlined body with a `return` before its last statement (`for j in
+/// ...: if s[j] > 0: return j`, then `return -1`), rewritten to return
+/// only at its end, as its value is the value of the call: each `return
+/// v` assigns `v` to a hidden local, sets a hidden flag and leaves the
+/// loops it is in (`break`, and `if flag: break` after each statement of
+/// a loop body that may return); the statements after one that may return
+/// run only while the flag is unset; the body ends with `return value`.
+/// `None` when the body returns only at its end; `Some(Err(at))` when a
+/// value is returned early (at `at`) and the body may end without
+/// `return`.
+pub(super) fn early_returns(body: &[ast::Stmt]) -> Option<Result<Vec<ast::Stmt>, Span>> {
+    use ast::{Stmt, StmtKind as S};
+    let (init, last) = match body.split_last() {
+        Some((
+            s @ Stmt {
+                kind: S::Return(_), ..
+            },
+            rest,
+        )) => (rest, Some(s)),
+        _ => (body, None),
+    };
+    let mut early = None;
+    ast::for_each_stmt(init, &mut |s| {
+        if let S::Return(v) = &s.kind {
+            early.get_or_insert(v.as_ref().map_or(s.span, |v| v.span));
+        }
+    });
+    let at = early?;
+    let mut r = EarlyReturns { valued: false };
+    let (rewritten, _) = r.block(body, false);
+    if r.valued
+        && !matches!(
+            last,
+            Some(Stmt {
+                kind: S::Return(Some(_)),
+                ..
+            })
+        )
+    {
+        return Some(Err(at));
+    }
+    let span = body[0].span;
+    let mut out = vec![assign(RETURN_DONE, bool_lit(false, span), span)];
+    out.extend(rewritten);
+    if r.valued {
+        let value = ast::Expr::name(RETURN_VALUE, span);
+        out.push(Stmt {
+            kind: S::Return(Some(value)),
+            span,
+        });
+    }
+    Some(Ok(out))
+}
+
+/// The rewriting of `early_returns`: whether a return has a value.
+struct EarlyReturns {
+    valued: bool,
+}
+
+impl EarlyReturns {
+    /// `stmts` rewritten (inside a loop of the body or not), and whether
+    /// they may return.
+    fn block(&mut self, stmts: &[ast::Stmt], in_loop: bool) -> (Vec<ast::Stmt>, bool) {
+        let mut out = vec![];
+        for (k, s) in stmts.iter().enumerate() {
+            let (s2, may) = self.stmt(s, in_loop);
+            out.extend(s2);
+            if !may {
+                continue;
+            }
+            let (rest, _) = self.block(&stmts[k + 1..], in_loop);
+            if in_loop {
+                // out of this loop too
+                let brk = ast::Stmt {
+                    kind: ast::StmtKind::Break,
+                    span: s.span,
+                };
+                out.push(if_done(vec![brk], vec![], s.span));
+                out.extend(rest);
+            } else if !rest.is_empty() {
+                out.push(if_done(vec![], rest, s.span));
+            }
+            return (out, true);
+        }
+        (out, false)
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt, in_loop: bool) -> (Vec<ast::Stmt>, bool) {
+        use ast::StmtKind as S;
+        let mut c = s.clone();
+        let may = match &mut c.kind {
+            S::Return(v) => {
+                let mut out = vec![];
+                if let Some(v) = v.take() {
+                    self.valued = true;
+                    out.push(assign(RETURN_VALUE, v, s.span));
+                }
+                out.push(assign(RETURN_DONE, bool_lit(true, s.span), s.span));
+                if in_loop {
+                    out.push(ast::Stmt {
+                        kind: S::Break,
+                        span: s.span,
+                    });
+                }
+                return (out, true);
+            }
+            // (an `else:` runs after the loop's iterations: its `break`
+            // leaves the loop around this one)
+            S::For { body, orelse, .. } | S::While { body, orelse, .. } => {
+                let (b, m1) = self.block(body, true);
+                let (o, m2) = self.block(orelse, in_loop);
+                (*body, *orelse) = (b, o);
+                m1 || m2
+            }
+            S::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                let (t, m1) = self.block(then_body, in_loop);
+                let (e, m2) = self.block(else_body, in_loop);
+                (*then_body, *else_body) = (t, e);
+                m1 || m2
+            }
+            S::With { body, .. } => {
+                let (b, m) = self.block(body, in_loop);
+                *body = b;
+                m
+            }
+            _ => false,
+        };
+        (vec![c], may)
+    }
+}
+
+fn assign(name: &str, value: ast::Expr, span: Span) -> ast::Stmt {
+    ast::Stmt {
+        kind: ast::StmtKind::Assign {
+            targets: vec![ast::Expr::name(name, span)],
+            value,
+        },
+        span,
+    }
+}
+
+fn bool_lit(v: bool, span: Span) -> ast::Expr {
+    ast::Expr {
+        kind: ast::ExprKind::Bool(v),
+        span,
+    }
+}
+
+/// `if done: then else: else_`.
+fn if_done(then: Vec<ast::Stmt>, else_: Vec<ast::Stmt>, span: Span) -> ast::Stmt {
+    ast::Stmt {
+        kind: ast::StmtKind::If {
+            cond: ast::Expr::name(RETURN_DONE, span),
+            then_body: then,
+            else_body: else_,
+        },
+        span,
     }
 }
