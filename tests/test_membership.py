@@ -39,6 +39,22 @@ def first_stop(k, y, N):
         y[i] = j
 
 
+@parpy.jit
+def unsigned_in_ranges(u, t, N):
+    parpy.label('i')
+    for i in range(N):
+        # (the step's test on the values, as Python's ints: no uint16 less a
+        # negative Python int, which NumPy refuses; fuzz cases such as 7067)
+        t[i, 0] = u[i, 0] in range(5, -1, -2)
+        t[i, 1] = u[i, 1] not in range(-4, 9, 3)
+        t[i, 2] = u[i, 2] in (-1, 3, 7)
+
+
+def test_an_unsigned_value_in_a_range_with_negative_bounds():
+    u = np.random.default_rng(8).integers(0, 10, (N, 3)).astype(np.uint16)
+    run_both(unsigned_in_ranges, [u, np.zeros((N, 3), bool), N], cpu_opts({'i': parpy.threads(N)}))
+
+
 def test_membership_in_tuples_lists_ranges_and_arrays():
     rng = np.random.default_rng(3)
     k = rng.integers(-5, 9, (N, 8))

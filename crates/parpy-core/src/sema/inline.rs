@@ -214,38 +214,11 @@ impl Lowerer<'_, '_> {
     /// slices dropped) outside a slice statement: the array (or the
     /// selector of a re-bound name) and the indices.
     pub(super) fn row_view<'e>(&self, e: &'e ast::Expr) -> Option<(ir::VarId, Vec<&'e ast::Expr>)> {
-        if self.slice.is_some() {
-            return None;
-        }
-        if !matches!(e.kind, ast::ExprKind::Subscript { .. }) {
-            return None;
-        }
-        let (base, mut idx) = flatten_subscript(e);
-        let ast::ExprKind::Name(n) = &base.kind else {
-            return None;
-        };
-        let b = self.scope.get(n)?;
-        // a re-bound name (`sema::alias`) has the shape of its arrays
-        let array = self.alias_of(b.var).map_or(b.var, |c| c[0]);
-        let Type::Array { shape, .. } = &self.func.var(array).ty else {
-            return None;
-        };
-        while let Some(ast::Expr {
-            kind:
-                ast::ExprKind::Slice {
-                    lo: None,
-                    hi: None,
-                    step: None,
-                },
-            ..
-        }) = idx.last()
-        {
-            idx.pop();
-        }
+        let (var, idx, rank) = self.subscript_view(e)?;
         let scalar_indices = idx
             .iter()
             .all(|i| !matches!(i.kind, ast::ExprKind::Slice { .. }));
-        (scalar_indices && !idx.is_empty() && idx.len() < shape.len()).then_some((b.var, idx))
+        (scalar_indices && !idx.is_empty() && idx.len() < rank).then_some((var, idx))
     }
 
     /// A view passed to a helper: a row (`row_view`), or a subscript of an
@@ -258,6 +231,23 @@ impl Lowerer<'_, '_> {
         if let Some(row) = self.row_view(e) {
             return Some(row);
         }
+        let (var, idx, rank) = self.subscript_view(e)?;
+        let plain = idx
+            .iter()
+            .all(|i| !matches!(i.kind, ast::ExprKind::Ellipsis) && !self.is_new_axis(i));
+        let sliced = idx
+            .iter()
+            .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. }));
+        (plain && sliced && idx.len() <= rank).then_some((var, idx))
+    }
+
+    /// A subscript of an array name outside a slice statement: the name's
+    /// variable, the indices with trailing full slices dropped, and the
+    /// array's rank (a re-bound name, `sema::alias`, has its arrays').
+    fn subscript_view<'e>(
+        &self,
+        e: &'e ast::Expr,
+    ) -> Option<(ir::VarId, Vec<&'e ast::Expr>, usize)> {
         if self.slice.is_some() || !matches!(e.kind, ast::ExprKind::Subscript { .. }) {
             return None;
         }
@@ -283,13 +273,7 @@ impl Lowerer<'_, '_> {
         while idx.last().is_some_and(|i| full(i)) {
             idx.pop();
         }
-        let plain = idx
-            .iter()
-            .all(|i| !matches!(i.kind, ast::ExprKind::Ellipsis) && !self.is_new_axis(i));
-        let sliced = idx
-            .iter()
-            .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. }));
-        (plain && sliced && idx.len() <= shape.len()).then_some((b.var, idx))
+        Some((b.var, idx, shape.len()))
     }
 
     /// Lowers `def(args)` in place (see the module comment).

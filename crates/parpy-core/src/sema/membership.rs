@@ -5,7 +5,8 @@
 //! - a tuple or list literal: `a == b0 or a == b1 or ...` (Python compares
 //!   each item with `==`; no item: false);
 //! - `range(lo, hi, step)` (a step known when compiling): `lo <= a < hi`
-//!   (`hi < a <= lo` counting down) and `(a - lo) % step == 0`, which is
+//!   (`hi < a <= lo` counting down, both on the values) and `(a - lo) %
+//!   step == 0` (an integer `a` as an int64: Python's ints), which is
 //!   also how a float `a` is in a range only at an integer;
 //! - an array or an array expression: NumPy's `(b == a).any()`.
 //!
@@ -111,7 +112,14 @@ impl Lowerer<'_, '_> {
                 compare(BinOp::Le, a.clone(), lo.clone(), span),
             ),
         };
-        let offset = Expr::binary(BinOp::Sub, a.clone(), lo, span);
+        // (an integer counts as a Python int does: an unsigned `a` less a
+        // negative bound is no NumPy overflow)
+        let from = self.probe_elem(a);
+        let whole = match from {
+            Some(t) if !t.is_float() => Self::numpy_call("int64", vec![a.clone()], span),
+            _ => a.clone(),
+        };
+        let offset = Expr::binary(BinOp::Sub, whole, lo, span);
         let rem = Expr::binary(BinOp::Mod, offset, Expr::int(step, span), span);
         let on_step = compare(BinOp::Eq, rem, Expr::int(0, span), span);
         Some(Expr {
@@ -121,6 +129,18 @@ impl Lowerer<'_, '_> {
             },
             span,
         })
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// The element type of scalar `a`, lowered as a probe (its statements
+    /// and messages dropped).
+    fn probe_elem(&mut self, a: &Expr) -> Option<crate::ir::ElemTy> {
+        let (from, diags) = (self.pre.len(), self.sh.diags.len());
+        let t = self.lower_expr(a);
+        self.pre.truncate(from);
+        self.sh.diags.truncate(diags);
+        t?.e.ty.elem()
     }
 }
 
