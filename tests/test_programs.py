@@ -1081,3 +1081,30 @@ def test_parallel_reduction_around_parallel_reductions():
 def test_top_level_parallel_reduction_around_parallel_reductions():
     spec = {'r': parpy.threads(8).par_reduction(), 'k': parpy.threads(64)}
     run_both(top_level_nested_max, top_nested_args(), cpu_opts(spec))
+
+
+# A module-level NumPy scalar is a value of its type, as NumPy computes with
+# it (was a weak Python number: np.float64 subclasses float, so a float32
+# row times it stayed float32, silently).
+WIDE_GAIN = np.float64(0.1)
+NARROW_GAIN = np.float32(0.3)
+SMALL_STEP = np.int8(3)
+
+
+@parpy.jit
+def numpy_scalar_globals(x, h, k, y, z, w, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x[i] * WIDE_GAIN
+        z[i] = h[i] * NARROW_GAIN
+        w[i] = k[i] * SMALL_STEP
+
+
+def test_a_module_level_numpy_scalar_keeps_its_type():
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(8).astype(np.float32)
+    h = rng.standard_normal(8).astype(np.float16)
+    k = rng.integers(-100, 100, 8).astype(np.int8)
+    run_both(numpy_scalar_globals,
+             [x, h, k, np.zeros(8), np.zeros(8, np.float32), np.zeros(8, np.int8), 8],
+             cpu_opts({'i': parpy.threads(8)}), rtol=0, atol=0)

@@ -503,6 +503,9 @@ pub enum Resolved {
     Dtype(ElemTy),
     /// A module-level constant (int, float or bool).
     Const(ScalarValue),
+    /// A NumPy scalar (`np.float64(0.1)` at module level): a value of its
+    /// type, not a weak Python number.
+    TypedConst(ScalarValue, ElemTy),
     /// A `parpy.CompileBackend` value (`None` for `Auto` and others that
     /// name no compiled backend).
     Backend(Option<crate::options::Backend>),

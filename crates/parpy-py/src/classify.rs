@@ -42,7 +42,7 @@ fn resolve_py(r: &PyResolver, py: Python<'_>, path: &[&str]) -> PyResult<Resolve
             // attribute paths are read once)
             if let [name] = path {
                 match &resolved {
-                    Resolved::Const(_) => r.watch(name, &obj, None),
+                    Resolved::Const(_) | Resolved::TypedConst(..) => r.watch(name, &obj, None),
                     Resolved::Function { .. } => {
                         let helper = obj
                             .cast::<JitFunction>()
@@ -184,7 +184,8 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             Err(_) => Resolved::Unsupported("an int that does not fit in 64 bits".into()),
         });
     }
-    if let Ok(f) = obj.cast::<PyFloat>() {
+    // (exactly a float: `np.float64` is a subclass, a NumPy scalar below)
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
         return Ok(Resolved::Const(ScalarValue::Float(f.value())));
     }
     // NumPy: dtype classes, dtype objects, scalars.
@@ -204,8 +205,13 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             });
         }
         if obj.is_instance(&generic)? {
-            let item = obj.call_method0("item")?;
-            return classify(&item);
+            // (a value of its type, as NumPy computes with it)
+            let name: String = obj.getattr("dtype")?.getattr("name")?.extract()?;
+            let item = classify(&obj.call_method0("item")?)?;
+            return Ok(match (ElemTy::from_numpy_name(&name), item) {
+                (Some(t), Resolved::Const(v)) => Resolved::TypedConst(v, t),
+                _ => Resolved::Unsupported(format!("a NumPy scalar of type {name}")),
+            });
         }
         if let Some(r) = numpy_function(&np, obj)? {
             return Ok(r);

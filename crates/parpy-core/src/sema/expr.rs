@@ -190,6 +190,10 @@ impl Lowerer<'_, '_> {
                     weak,
                 })
             }
+            Resolved::TypedConst(v, ty) => Some(TExpr {
+                e: literal(v, ty, e.span),
+                weak: false,
+            }),
             Resolved::Builtin(Builtin::Inf) => Some(TExpr {
                 e: Expr::new(
                     ExprKind::Float(f64::INFINITY),

@@ -164,7 +164,12 @@ impl Lowerer<'_, '_> {
     fn is_global_number(&self, e: &ast::Expr) -> bool {
         e.dotted_path()
             .filter(|p| self.scope.get(p[0]).is_none())
-            .is_some_and(|p| matches!(self.resolve_path(&p), crate::resolve::Resolved::Const(_)))
+            .is_some_and(|p| {
+                matches!(
+                    self.resolve_path(&p),
+                    crate::resolve::Resolved::Const(_) | crate::resolve::Resolved::TypedConst(..)
+                )
+            })
     }
 
     /// The lowered items of a list of numbers and NumPy's type of its
