@@ -306,3 +306,23 @@ def test_what_python_reads_as_items_of_other_types_is_a_located_error(fn, messag
         fn(_x(7, np.float32), np.zeros(N), N, opts=cpu_opts())
     assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
     assert "test_lists.py:" in str(e.value), str(e.value)
+
+
+@parpy.jit
+def tuple_reductions(x, k, y, j, b, N):
+    parpy.label('i')
+    for i in range(N):
+        # (Python's `min` / `max` of a tuple are of its items; `sum` adds
+        # them to 0 one at a time, each in its own type)
+        y[i] = min((x[i, 0],)) + max((x[i, 0], x[i, 1], 0.5)) + sum((x[i, 2], x[i, 3]))
+        j[i] = sum((k[i, 0], k[i, 1], 3))
+        b[i] = any((x[i, 0] > 0, x[i, 1] > 1)) and all((x[i, 2] > -2, x[i, 3] < 2))
+
+
+def test_min_max_sum_any_all_of_a_tuple():
+    # (were refused: "`min` takes at least 2 arguments", "a tuple can only
+    # be the value of an assignment")
+    x = _x(9)
+    k = np.random.default_rng(9).integers(-9, 9, (N, M))
+    run_both(tuple_reductions, [x, k, np.zeros(N), np.zeros(N, np.int64), np.zeros(N, bool), N],
+             cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)

@@ -316,6 +316,41 @@ impl Lowerer<'_, '_> {
                 return self.builtin_call_with(b, name, &all, span);
             }
         }
+        // Python's `min((a, b, c))` is `min(a, b, c)`, of one item that item;
+        // `sum((a, b))` is `0 + a + b`; `any`, `all` of a tuple read it as a
+        // list
+        if let [ast::Expr {
+            kind: ast::ExprKind::Tuple(items),
+            span: at,
+        }] = args
+        {
+            match (b, items.as_slice()) {
+                (Builtin::Min | Builtin::Max, []) => {
+                    self.error(
+                        Diagnostic::error(format!("`{name}` of an empty tuple"))
+                            .at(*at, "no items")
+                            .note("Python raises ValueError here"),
+                    );
+                    return None;
+                }
+                (Builtin::Min | Builtin::Max, [one]) => return self.lower_expr(one),
+                (Builtin::Min | Builtin::Max, _) => {
+                    return self.builtin_call_with(b, name, items, span)
+                }
+                // (Python adds the items to 0, one at a time)
+                (Builtin::Sum, _) => {
+                    let sum = items.iter().fold(ast::Expr::int(0, *at), |acc, item| {
+                        ast::Expr::binary(crate::ops::BinOp::Add, acc, item.clone(), span)
+                    });
+                    return self.lower_expr(&sum);
+                }
+                (Builtin::Any | Builtin::All, _) => {
+                    let list = [ast::Expr::list(items.clone(), *at)];
+                    return self.builtin_call_with(b, name, &list, span);
+                }
+                _ => {}
+            }
+        }
         // Python's `sum`, `min`, `max` of a list read its items as they are
         if let (Builtin::Sum | Builtin::Min | Builtin::Max, [list]) = (b, args) {
             if list.list_items().is_some() {
