@@ -1144,7 +1144,7 @@ def len_of_an_element(x, y):
 
 
 def test_len_of_an_element_is_an_error():
-    with pytest.raises(parpy.CompileError, match="`len` takes one array, or a slice or row of one"):
+    with pytest.raises(parpy.CompileError, match="`len` takes one array, or a slice or row of one, or a list"):
         len_of_an_element(np.zeros((2, 2)), np.zeros(1, np.int64), opts=cpu_opts())
 
 

@@ -1108,3 +1108,29 @@ def test_a_module_level_numpy_scalar_keeps_its_type():
     run_both(numpy_scalar_globals,
              [x, h, k, np.zeros(8), np.zeros(8, np.float32), np.zeros(8, np.int8), 8],
              cpu_opts({'i': parpy.threads(8)}), rtol=0, atol=0)
+
+
+# A module-level tuple of Python numbers reads as its literal (was: "cannot
+# be indexed"): items are Python numbers, so float32 data stays float32.
+STENCIL = (0.25, 0.5, 0.25)
+SHIFTS = (-1, 0, 1)
+
+
+@parpy.jit
+def tuple_globals(x, y, z, N):
+    parpy.label('i')
+    for i in range(1, N - 1):
+        s = 0.0
+        for k in range(len(STENCIL)):
+            s += STENCIL[k] * x[i + SHIFTS[k]]
+        y[i] = s
+        t = 0.0
+        for w in STENCIL:
+            t += w * x[i]
+        z[i] = t + STENCIL[i % 3]
+
+
+def test_a_module_level_tuple_of_numbers_is_its_literal():
+    x = np.random.default_rng(13).standard_normal(10).astype(np.float32)
+    run_both(tuple_globals, [x, np.zeros(10, np.float32), np.zeros(10, np.float32), 10],
+             cpu_opts({'i': parpy.threads(8)}), rtol=0, atol=0)

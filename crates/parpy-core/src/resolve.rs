@@ -506,6 +506,9 @@ pub enum Resolved {
     /// A NumPy scalar (`np.float64(0.1)` at module level): a value of its
     /// type, not a weak Python number.
     TypedConst(ScalarValue, ElemTy),
+    /// A tuple of Python numbers (`WEIGHTS = (0.25, 0.5, 0.25)` at module
+    /// level): read as the tuple literal it equals (`sema::mod`).
+    ConstTuple(Vec<ScalarValue>),
     /// A `parpy.CompileBackend` value (`None` for `Auto` and others that
     /// name no compiled backend).
     Backend(Option<crate::options::Backend>),

@@ -11,7 +11,7 @@ use parpy_core::{
     Resolver, ScalarValue,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString, PyType};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyModule, PyString, PyTuple, PyType};
 
 use crate::args::type_name;
 use crate::jit::JitFunction;
@@ -42,7 +42,9 @@ fn resolve_py(r: &PyResolver, py: Python<'_>, path: &[&str]) -> PyResult<Resolve
             // attribute paths are read once)
             if let [name] = path {
                 match &resolved {
-                    Resolved::Const(_) | Resolved::TypedConst(..) => r.watch(name, &obj, None),
+                    Resolved::Const(_) | Resolved::TypedConst(..) | Resolved::ConstTuple(_) => {
+                        r.watch(name, &obj, None)
+                    }
                     Resolved::Function { .. } => {
                         let helper = obj
                             .cast::<JitFunction>()
@@ -174,6 +176,26 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     }
     if obj.is_none() {
         return Ok(Resolved::NoneValue);
+    }
+    // a tuple of numbers: its literal (a list may change: not one)
+    if let Ok(t) = obj.cast_exact::<PyTuple>() {
+        let mut items = vec![];
+        for item in t.iter() {
+            match classify(&item)? {
+                Resolved::Const(v) => items.push(v),
+                _ => {
+                    return Ok(Resolved::Unsupported(
+                        "a tuple of other things than Python numbers".into(),
+                    ))
+                }
+            }
+        }
+        return Ok(Resolved::ConstTuple(items));
+    }
+    if obj.is_instance_of::<PyList>() {
+        return Ok(Resolved::Unsupported(
+            "a list (a module-level list may change between calls; make it a tuple)".into(),
+        ));
     }
     if let Ok(b) = obj.cast::<PyBool>() {
         return Ok(Resolved::Const(ScalarValue::Bool(b.is_true())));

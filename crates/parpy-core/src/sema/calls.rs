@@ -658,13 +658,20 @@ impl Lowerer<'_, '_> {
             }
             Builtin::Len => {
                 let n = match args {
-                    [a] => self.leading_dim(a),
+                    // (a list or tuple literal: its items)
+                    [a] => match (&a.kind, a.list_items()) {
+                        (ast::ExprKind::Tuple(items), _) => Some(items.len() as i64),
+                        (_, Some(items)) => Some(items.len() as i64),
+                        _ => self.leading_dim(a),
+                    },
                     _ => None,
                 };
                 if n.is_none() {
                     self.error(
-                        Diagnostic::error("`len` takes one array, or a slice or row of one")
-                            .at(span, "invalid `len` call"),
+                        Diagnostic::error(
+                            "`len` takes one array, or a slice or row of one, or a list",
+                        )
+                        .at(span, "invalid `len` call"),
                     );
                 }
                 Some(self.weak_int(n?, span))

@@ -538,6 +538,10 @@ impl Lowerer<'_, '_> {
         }
         let mut body = super::keywords::positional(def, globals.as_ref(), &mut self.sh.diags)?.body;
         subst_stmts(&mut body, &subst);
+        let params: Vec<String> = def.params.iter().map(|p| p.name.clone()).collect();
+        if let Some(b) = super::lists::global_tuples(globals.as_ref(), &params, &body) {
+            body = b;
+        }
         // (sorts and scans read inside expressions named first, as
         // `lower_function` does: `hoist.rs`)
         self.check_list_operators(&body);

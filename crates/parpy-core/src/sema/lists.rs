@@ -356,3 +356,91 @@ fn show((t, weak): (ElemTy, bool)) -> String {
         false => t.numpy_name().to_string(),
     }
 }
+
+/// `body` with each read of a module-level tuple of Python numbers
+/// (`WEIGHTS = (0.25, 0.5, 0.25)`, `Resolved::ConstTuple`, as `resolver`
+/// finds it) replaced by its literal, which reads as a list literal does
+/// (an item a Python number, `for w in WEIGHTS`, `x[i, :3] * WEIGHTS`);
+/// `None` when it reads none. `params` and the names `body` assigns are
+/// its locals.
+pub(super) fn global_tuples(
+    resolver: &dyn crate::resolve::Resolver,
+    params: &[String],
+    body: &[ast::Stmt],
+) -> Option<Vec<ast::Stmt>> {
+    let mut locals: Vec<String> = params.to_vec();
+    super::assign::assigned_names(body, &mut locals);
+    let tuple_of = |n: &str| match resolver.resolve(&[n]) {
+        crate::resolve::Resolved::ConstTuple(items) => Some(items),
+        _ => None,
+    };
+    let mut any = false;
+    ast::for_each_stmt(body, &mut |s| {
+        for e in s.own_exprs() {
+            e.walk(&mut |x| {
+                if let ast::ExprKind::Name(n) = &x.kind {
+                    any |= !locals.contains(n) && tuple_of(n).is_some();
+                }
+            });
+        }
+    });
+    if !any {
+        return None;
+    }
+    let literal = |items: Vec<crate::types::ScalarValue>, span| -> Vec<ast::Expr> {
+        items
+            .into_iter()
+            .map(|v| {
+                let kind = match v {
+                    crate::types::ScalarValue::Bool(b) => ast::ExprKind::Bool(b),
+                    crate::types::ScalarValue::Int(i) => ast::ExprKind::Int(i),
+                    crate::types::ScalarValue::Float(f) => ast::ExprKind::Float(f),
+                };
+                ast::Expr { kind, span }
+            })
+            .collect()
+    };
+    let global = |e: &ast::Expr| match &e.kind {
+        ast::ExprKind::Name(n) if !locals.contains(n) => tuple_of(n),
+        _ => None,
+    };
+    let mut out = body.to_vec();
+    // a loop runs over the tuple itself, as over a tuple literal
+    fn loops(stmts: &mut [ast::Stmt], tuple: &dyn Fn(&ast::Expr) -> Option<Vec<ast::Expr>>) {
+        for s in stmts {
+            match &mut s.kind {
+                ast::StmtKind::For {
+                    iter, body, orelse, ..
+                } => {
+                    if let Some(items) = tuple(iter) {
+                        iter.kind = ast::ExprKind::Tuple(items);
+                    }
+                    loops(body, tuple);
+                    loops(orelse, tuple);
+                }
+                ast::StmtKind::While { body, orelse, .. } => {
+                    loops(body, tuple);
+                    loops(orelse, tuple);
+                }
+                ast::StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    loops(then_body, tuple);
+                    loops(else_body, tuple);
+                }
+                ast::StmtKind::With { body, .. } => loops(body, tuple),
+                _ => {}
+            }
+        }
+    }
+    loops(&mut out, &|e| global(e).map(|items| literal(items, e.span)));
+    // anywhere else, the list literal
+    ast::walk_stmts_mut(&mut out, &mut |e| {
+        if let Some(items) = global(e) {
+            *e = ast::Expr::list(literal(items, e.span), e.span);
+        }
+    });
+    Some(out)
+}

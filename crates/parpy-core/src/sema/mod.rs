@@ -418,9 +418,11 @@ fn lower_function(
             let w = l.arg_weak.get(k).copied().unwrap_or(false);
             l.bind_param(p, a, w);
         }
-        l.check_list_operators(&def.body);
+        let body = lists::global_tuples(l.resolver, &l.scope.params, &def.body);
+        let body = body.as_deref().unwrap_or(&def.body);
+        l.check_list_operators(body);
         // (before the analyses: the hidden names are names as any other)
-        let source = l.hoist_stored_arrays(&def.body);
+        let source = l.hoist_stored_arrays(body);
         l.plan_aliases(&source);
         l.once = assign::AssignedOnce::of(&source);
         let mut body: Block = l.copy_assigned_params(&source);
