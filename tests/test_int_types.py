@@ -260,3 +260,19 @@ def test_python_arithmetic_that_python_refuses_is_a_located_error(fn, dtype, exc
         fn(np.zeros(4, dtype), 4, opts=cpu_opts())
     assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
     assert "test_int_types.py:" in str(e.value)
+
+
+@parpy.jit
+def where_of_a_python_int(k, m, y, N):
+    parpy.label('N')
+    for i in range(N):
+        # (np.where casts the Python int into int8, as C does: 300 is 44;
+        # a conversion of a literal when compiling wraps the same way)
+        y[i] = np.where(m[i], k[i], 300)
+
+
+def test_np_where_casts_a_python_int_as_numpy_does():
+    k = values(np.int8, 8, 11)
+    m = np.arange(8) % 2 == 0
+    run_both(where_of_a_python_int, [k, m, np.zeros(8, np.int16), 8],
+             cpu_opts({'N': parpy.threads(8)}))

@@ -127,7 +127,8 @@ pub(crate) fn convert(e: Expr, ty: ElemTy) -> Expr {
             let v = round_float(v as f64, ty);
             Expr::new(ExprKind::Float(v), Type::Scalar(ty), span)
         }
-        ExprKind::Int(v) if ty.is_int() => Expr::int(v, ty, span),
+        // (wrapped to the type's width, as the conversion at run time does)
+        ExprKind::Int(v) if ty.is_int() => Expr::int(crate::ir::eval::wrap_int(v, ty), ty, span),
         ExprKind::Float(v) if ty.is_float() => {
             Expr::new(ExprKind::Float(round(v)), Type::Scalar(ty), span)
         }
@@ -225,7 +226,8 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// Converts both operands to their promoted type.
+    /// Converts both operands to their promoted type (NumPy's OverflowError
+    /// for a Python int it cannot hold: `python_int_fits`).
     pub(super) fn unify(&mut self, a: TExpr, b: TExpr) -> Option<(Expr, Expr, ElemTy, bool)> {
         let ta = self.scalar_elem(&a)?;
         let tb = self.scalar_elem(&b)?;
@@ -234,6 +236,15 @@ impl Lowerer<'_, '_> {
             self.python_int_fits(&a, t)?;
             self.python_int_fits(&b, t)?;
         }
+        self.unify_cast(a, b)
+    }
+
+    /// `unify` where NumPy casts a Python int into the promoted type as C
+    /// does (`np.where(m, k8, 300)` is 44 where `m` is false).
+    pub(super) fn unify_cast(&mut self, a: TExpr, b: TExpr) -> Option<(Expr, Expr, ElemTy, bool)> {
+        let ta = self.scalar_elem(&a)?;
+        let tb = self.scalar_elem(&b)?;
+        let (t, weak) = promote((ta, a.weak), (tb, b.weak), self.opts);
         Some((convert(a.e, t), convert(b.e, t), t, weak))
     }
 
