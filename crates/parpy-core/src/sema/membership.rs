@@ -25,11 +25,9 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let test = self.membership_test(a, b, span)?;
-        let mut t = self.lower_expr(&test)?;
-        let e = self.truthy(t.clone())?;
-        t.e = e;
-        t.weak = true;
-        Some(t)
+        let t = self.lower_expr(&test)?;
+        let e = self.truthy(t)?;
+        Some(TExpr { e, weak: true })
     }
 
     /// The test `a in b` written with what jit code computes.
