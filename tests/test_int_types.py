@@ -276,3 +276,31 @@ def test_np_where_casts_a_python_int_as_numpy_does():
     m = np.arange(8) % 2 == 0
     run_both(where_of_a_python_int, [k, m, np.zeros(8, np.int16), 8],
              cpu_opts({'N': parpy.threads(8)}))
+
+
+@parpy.jit
+def clip_beyond_the_type(k, u, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        # (a Python-int bound past the type's range on its own side clips
+        # nothing: NumPy drops it rather than raising)
+        y[i] = np.clip(k[i], -300, 3) + k[i].clip(0, 300)
+        z[i] = np.clip(u[i], -1, 300) + u[i].clip(-5, 9)
+
+
+@parpy.jit
+def clip_bound_across_the_type(k, y, N):
+    for i in range(N):
+        y[i] = np.clip(k[i], 300, 400)
+
+
+def test_np_clip_drops_a_python_int_bound_beyond_the_type_as_numpy_does():
+    k, u = values(np.int8, 8, 12), values(np.uint8, 8, 13)
+    k[0], u[0] = -128, 255
+    run_both(clip_beyond_the_type, [k, u, np.zeros(8, np.int8), np.zeros(8, np.uint8), 8],
+             cpu_opts({'N': parpy.threads(8)}))
+    # a bound past the range on the other side still raises as in NumPy
+    with pytest.raises(OverflowError):
+        clip_bound_across_the_type.py_func(k, np.zeros(8, np.int8), 8)
+    with pytest.raises(parpy.CompileError, match="Python integer 300 out of bounds for int8"):
+        clip_bound_across_the_type(k, np.zeros(8, np.int8), 8, opts=cpu_opts())

@@ -542,11 +542,12 @@ impl Lowerer<'_, '_> {
                 let (mut x, lo, hi) = (x?, lo?, hi?);
                 // NumPy's clip: `x` wins ties (the max and min of the IR
                 // keep their first operand then: -0.0 clipped at 0.0 stays
-                // -0.0), a NaN value or bound gives NaN
-                if let Some(lo) = lo {
+                // -0.0), a NaN value or bound gives NaN; a Python int
+                // beyond `x`'s integer range on its own side is dropped
+                if let Some(lo) = lo.filter(|b| Self::clip_bound_applies(&x, b, false)) {
                     x = self.binary(BinOp::Max, x, lo, span)?;
                 }
-                match hi {
+                match hi.filter(|b| Self::clip_bound_applies(&x, b, true)) {
                     Some(hi) => self.binary(BinOp::Min, x, hi, span),
                     None => Some(x),
                 }

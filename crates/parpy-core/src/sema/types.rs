@@ -273,6 +273,23 @@ impl Lowerer<'_, '_> {
         None
     }
 
+    /// Whether NumPy's clip of `x` applies the bound `b` (`upper` for the
+    /// upper one): a Python int beyond the range of `x`'s integer type on
+    /// the bound's own side clips nothing, and NumPy drops it
+    /// (`np.clip(k8, 0, 300)`) where it raises for any other Python int
+    /// the type cannot hold (`np.clip(k8, 300, 400)`).
+    pub(super) fn clip_bound_applies(x: &TExpr, b: &TExpr, upper: bool) -> bool {
+        let (Some(tx), Some(tb)) = (x.e.ty.elem(), b.e.ty.elem()) else {
+            return true;
+        };
+        let python_int = b.weak && !x.weak && tb.is_int();
+        match (const_int(&b.e).filter(|_| python_int), tx.int_bounds()) {
+            (Some(c), Some((_, hi))) if upper => (c as i128) <= hi,
+            (Some(c), Some((lo, _))) => (c as i128) >= lo,
+            _ => true,
+        }
+    }
+
     /// A comparison of a strong integer with a weak (Python) integer, done
     /// on the mathematical values as NumPy does (`u32 < -2` is false,
     /// `i8 == 300` false), not in the strong type where the weak value
