@@ -888,9 +888,24 @@ def test_argmax_and_argmin_keep_the_first_index_and_a_nan_wins(dtype):
 
 
 @parpy.jit
-def argmax_2d(x, y):
-    with parpy.gpu:
-        y[0] = np.argmax(x[:, :])
+def argmax_flattened(x, k, hi, lo, kt, N):
+    parpy.label('i')
+    for i in range(N):
+        # (of more than one dimension: the index into the flattened slice)
+        hi[i] = np.argmax(x[i])
+        lo[i] = x[i, ::-1, 1:].argmin()
+        kt[i] = np.argmax(k[i].T) * 100 + np.argmin(k[i, :, :, 0])
+
+
+def test_argmax_of_a_slice_of_several_dimensions_is_the_flattened_index():
+    x = rng(22).random((5, 3, 4))
+    x[1, 2, 1] = x[1, 2, 3] = np.nan
+    x[2, 1:, :] = np.nan
+    x[3] = 0.25                      # ties: the first index
+    k = rng(23).integers(-2, 2, (5, 4, 3, 2)).astype(np.int16)
+    outs = [np.zeros(5, np.int64) for _ in range(3)]
+    got = run_both(argmax_flattened, [x, k, *outs, 5], cpu_opts({'i': parpy.threads(5)}))
+    assert got[2][1] == 9 and got[2][2] == 4 and got[2][3] == 0
 
 
 @parpy.jit
@@ -899,9 +914,7 @@ def argmax_labelled(x, y, N):
     y[0] = np.argmax(x[:])
 
 
-def test_argmax_of_a_2d_slice_or_with_a_label_is_an_error():
-    with pytest.raises(parpy.CompileError, match="`argmax` of a 2-dimensional slice"):
-        argmax_2d(np.zeros((2, 3)), np.zeros(1, np.int64), opts=cpu_opts())
+def test_argmax_with_a_label_is_an_error():
     with pytest.raises(parpy.CompileError, match="`argmax` runs sequentially and takes no label"):
         argmax_labelled(np.zeros(4), np.zeros(1, np.int64), 4,
                         opts=cpu_opts({'r': parpy.threads(4)}))
@@ -1144,8 +1157,24 @@ def len_of_an_element(x, y):
 
 
 def test_len_of_an_element_is_an_error():
-    with pytest.raises(parpy.CompileError, match="`len` takes one array, or a slice or row of one, or a list"):
+    with pytest.raises(TypeError):
+        len_of_an_element.py_func(np.zeros((2, 2)), np.zeros(1, np.int64))
+    with pytest.raises(parpy.CompileError, match="`len` of a number"):
         len_of_an_element(np.zeros((2, 2)), np.zeros(1, np.int64), opts=cpu_opts())
+
+
+@parpy.jit
+def lengths_of_expressions(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        # (any array expression: was "`len` takes one array, ...")
+        y[i] = len(x[i][0]) + 10 * len(x[i] * 2.0) + 100 * len(x[i].T) + 1000 * len(x[i, 0][1:])
+
+
+def test_len_of_any_array_expression_is_its_first_dimension():
+    got = run_both(lengths_of_expressions, [np.zeros((3, 4, 5)), np.zeros(3, np.int64), 3],
+                   cpu_opts({'i': parpy.threads(3)}))
+    assert list(got[1]) == [5 + 40 + 500 + 4000] * 3
 
 
 # --------------------------------------------------------------------------

@@ -659,16 +659,23 @@ impl Lowerer<'_, '_> {
                 self.vector_sum(name, a, false, span)
             }
             Builtin::Len => {
+                let before = self.sh.diags.len();
                 let n = match args {
                     // (a list or tuple literal: its items)
                     [a] => match (&a.kind, a.list_items()) {
                         (ast::ExprKind::Tuple(items), _) => Some(items.len() as i64),
                         (_, Some(items)) => Some(items.len() as i64),
-                        _ => self.leading_dim(a),
+                        // (else any array expression, lowered for its
+                        // shape: `len(x[i][0])`, `len(x[i] * 2)`)
+                        _ => self.leading_dim(a).or_else(|| {
+                            let quiet = self.sh.diags.len() == before;
+                            let (shape, _) = quiet.then(|| self.shape_of(a, "len"))??;
+                            shape.first().copied()
+                        }),
                     },
                     _ => None,
                 };
-                if n.is_none() {
+                if n.is_none() && self.sh.diags.len() == before {
                     self.error(
                         Diagnostic::error(
                             "`len` takes one array, or a slice or row of one, or a list",

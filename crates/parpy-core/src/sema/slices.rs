@@ -2799,8 +2799,9 @@ impl Lowerer<'_, '_> {
         Some(())
     }
 
-    /// `np.argmax(s)` / `s.argmax()` (and `argmin`) of a 1-D slice or array:
-    /// a sequential loop that keeps the first index of the largest
+    /// `np.argmax(s)` / `s.argmax()` (and `argmin`) of a slice or array:
+    /// a sequential loop that keeps the first index (into the flattened
+    /// slice, for more than one dimension) of the largest
     /// (smallest) element, as NumPy; a NaN counts as the extreme (NumPy
     /// gives the index of the first NaN). In the default integer type
     /// (int64 as NumPy's `intp`, unless `force_int_size` says otherwise).
@@ -2843,16 +2844,9 @@ impl Lowerer<'_, '_> {
             }
             None => (vec![], None),
         };
-        let n = match extents.as_deref() {
-            Some([n]) => *n,
-            Some(dims) => {
-                return fail(
-                    self,
-                    format!("`{name}` of a {}-dimensional slice is not supported", dims.len()),
-                    "not 1-D",
-                    "NumPy's answer is an index into the flattened slice: take one row at a time (`x[i, :]`)",
-                )
-            }
+        // (with `axis=`, the one axis searched)
+        let dims = match extents {
+            Some(dims) => dims,
             None => {
                 return fail(
                     self,
@@ -2862,6 +2856,7 @@ impl Lowerer<'_, '_> {
                 )
             }
         };
+        let n: i64 = dims.iter().product();
         if n == 0 {
             return fail(
                 self,
@@ -2871,7 +2866,6 @@ impl Lowerer<'_, '_> {
             );
         }
         self.sequential_only(name)?;
-        let j = vars[0];
         let int_ty = self.opts.int_type;
         let et_ty = Type::Scalar(et);
         let best = self.new_var("best", et_ty.clone(), VarKind::Local, span);
@@ -2880,8 +2874,11 @@ impl Lowerer<'_, '_> {
         let var = |id| Expr::var(id, et_ty.clone(), span);
         let bool_op = |op, l, r| Expr::binary(op, l, r, Type::Scalar(ElemTy::Bool), span);
         let assign = |dst, value| Stmt::assign_var(dst, value, span);
+        let zero = Expr::int(0, int_ty, span);
         let mut first = elem.e.clone();
-        substitute(&mut first, j, &Expr::int(0, int_ty, span));
+        for j in &vars {
+            substitute(&mut first, *j, &zero);
+        }
         let wins = bool_op(if max { BinOp::Gt } else { BinOp::Lt }, var(v), var(best));
         let cond = if et.is_float() {
             // a NaN wins unless the best is one already
@@ -2891,11 +2888,29 @@ impl Lowerer<'_, '_> {
         } else {
             wins
         };
-        let index = Expr::var(j, Type::Scalar(int_ty), span);
+        // the index into the flattened slice, NumPy's answer for more
+        // than one dimension: `j0 * d1 * d2 + j1 * d2 + j2`
+        let int = |k| Expr::int(k, int_ty, span);
+        let int_op = |op, l, r| Expr::binary(op, l, r, Type::Scalar(int_ty), span);
+        let mut index: Option<Expr> = None;
+        for (k, j) in vars.iter().enumerate() {
+            let stride: i64 = dims[k + 1..].iter().product();
+            let mut term = Expr::var(*j, Type::Scalar(int_ty), span);
+            if stride != 1 {
+                term = int_op(BinOp::Mul, term, int(stride));
+            }
+            index = Some(match index {
+                Some(sum) => int_op(BinOp::Add, sum, term),
+                None => term,
+            });
+        }
+        let index = index?;
         // what the element needs computed first (a reduction with `axis=`
         // in it): for the first element, and in the loop for the others
         let mut first_inner = inner.clone();
-        substitute_stmts(&mut first_inner, j, &Expr::int(0, int_ty, span));
+        for j in &vars {
+            substitute_stmts(&mut first_inner, *j, &zero);
+        }
         let mut body = inner;
         body.extend([
             assign(v, elem.e),
@@ -2908,18 +2923,19 @@ impl Lowerer<'_, '_> {
                 span,
             ),
         ]);
-        let search = ForLoop::sequential(
-            j,
-            Expr::int(1, int_ty, span),
-            Expr::int(n, int_ty, span),
-            body,
-        );
+        // one loop from the second element; for more dimensions, nested
+        // loops over all of them (the first element does not win again)
+        let search = match vars[..] {
+            [j] => {
+                let l = ForLoop::sequential(j, int(1), int(n), body);
+                vec![Stmt::new(StmtKind::For(Box::new(l)), span)]
+            }
+            _ => loop_nest(&vars, &dims, body, vec![], None, int_ty, span),
+        };
         self.pre.extend(first_inner);
         self.pre.push(assign(best, first));
-        self.pre
-            .push(assign(best_index, Expr::int(0, int_ty, span)));
-        self.pre
-            .push(Stmt::new(StmtKind::For(Box::new(search)), span));
+        self.pre.push(assign(best_index, zero));
+        self.pre.extend(search);
         Some(TExpr {
             e: Expr::var(best_index, Type::Scalar(int_ty), span),
             weak: false,
