@@ -22,6 +22,13 @@ pub const BASE_FLAGS: [&str; 8] = [
     "-shared",
 ];
 
+/// What the GNU assembler prints before the lines it refuses: the C
+/// compiler wrote assembly no CPU runs (a compiler bug, `Compiler::build`).
+const GNU_AS_REFUSED: &str = "Assembler messages:";
+
+/// The flags of the second build after the assembler refused the first.
+pub const ASSEMBLER_RETRY_FLAGS: [&str; 1] = ["-fno-if-conversion"];
+
 /// The user-controlled part of a build: `CompileOptions.includes`, `libs`
 /// and `extra_flags`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -32,12 +39,13 @@ pub struct BuildFlags {
 }
 
 impl BuildFlags {
-    /// The complete argument list after the source file name: base flags,
-    /// `-I` includes, extra flags, `-o out`, `-l` libs, `-lm`.
-    fn args(&self, source: &Path, out: &Path) -> Vec<String> {
+    /// The complete argument list: base flags, `-I` includes, extra
+    /// flags, `more`, the source file, `-o out`, `-l` libs, `-lm`.
+    fn args(&self, source: &Path, out: &Path, more: &[&str]) -> Vec<String> {
         let mut a: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
         a.extend(self.includes.iter().map(|i| format!("-I{i}")));
         a.extend(self.extra_flags.iter().cloned());
+        a.extend(more.iter().map(|f| f.to_string()));
         a.push(source.display().to_string());
         a.push("-o".into());
         a.push(out.display().to_string());
@@ -167,10 +175,35 @@ impl Compiler {
     }
 
     /// Compiles `source` (a file) into the shared library `out`.
+    ///
+    /// GCC 12.2 at `-O3 -march=native` on a CPU with AVX512-FP16 turns a
+    /// select of two `_Float16` values before a store into a zero-masked
+    /// `vmovsh` store, which no CPU has, and the assembler refuses it
+    /// ("unsupported masking for `vmovsh'", tests/test_c_compiler_bugs.py).
+    /// Where the assembler refuses what the compiler wrote, the build runs
+    /// once more without GCC's if-conversion ([`ASSEMBLER_RETRY_FLAGS`]);
+    /// the first failure is the one reported if that fails too.
     pub fn build(&self, source: &Path, out: &Path, flags: &BuildFlags) -> Result<(), RuntimeError> {
+        let first = self.build_once(source, out, flags, &[]);
+        match &first {
+            Err(RuntimeError::CompileFailed { stderr, .. }) if stderr.contains(GNU_AS_REFUSED) => {
+                self.build_once(source, out, flags, &ASSEMBLER_RETRY_FLAGS)
+                    .or(first)
+            }
+            _ => first,
+        }
+    }
+
+    fn build_once(
+        &self,
+        source: &Path,
+        out: &Path,
+        flags: &BuildFlags,
+        more: &[&str],
+    ) -> Result<(), RuntimeError> {
         let output = Command::new(&self.path)
             .args(&self.pre_args)
-            .args(flags.args(source, out))
+            .args(flags.args(source, out, more))
             .output()
             .map_err(|e| RuntimeError::io(&self.path, e))?;
         if output.status.success() {
@@ -333,6 +366,50 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("undefined_thing"), "{msg}");
         assert!(msg.contains("failed"), "{msg}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_build_the_assembler_refuses_runs_again_without_if_conversion() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("parpy-cc-retry-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // a compiler whose assembly the assembler refuses unless GCC's
+        // if-conversion is off; it logs each run's flags
+        let fake = dir.join("fake-cc");
+        let log = dir.join("runs");
+        std::fs::write(
+            &fake,
+            format!(
+                "#!/bin/sh\necho \"$*\" >> {log}\ncase \"$*\" in *-fno-if-conversion*) exit 0;; esac\n\
+                 echo '/tmp/cc1.s: Assembler messages:' >&2\n\
+                 echo \"/tmp/cc1.s:71: Error: unsupported masking for \\`vmovsh'\" >&2\nexit 1\n",
+                log = log.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let c = Compiler::find_with(Some(fake.to_str().unwrap()), None).unwrap();
+        let src = dir.join("k.c");
+        c.build(&src, &dir.join("k.so"), &BuildFlags::default())
+            .expect("the second build");
+        let runs = std::fs::read_to_string(&log).unwrap();
+        let runs: Vec<&str> = runs.lines().collect();
+        assert_eq!(runs.len(), 2, "{runs:?}");
+        assert!(!runs[0].contains("-fno-if-conversion"), "{runs:?}");
+        // the flag comes before the source file
+        let (at_flag, at_src) = (runs[1].find("-fno-if-conversion"), runs[1].find("k.c"));
+        assert!(at_flag.unwrap() < at_src.unwrap(), "{runs:?}");
+        // any other failure is reported at once
+        let other = dir.join("other-cc");
+        std::fs::write(&other, "#!/bin/sh\necho 'k.c:1: error: nope' >&2\nexit 1\n").unwrap();
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let c = Compiler::find_with(Some(other.to_str().unwrap()), None).unwrap();
+        let e = c
+            .build(&src, &dir.join("k.so"), &BuildFlags::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("nope"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
