@@ -75,6 +75,41 @@ def test_a_nested_tuple_target_takes_a_tuple_of_its_shape():
 
 
 @parpy.jit
+def unpack_arrays(x, z, y, N):
+    parpy.label('i')
+    for i in range(N):
+        # (an array unpacks along its first dimension, as Python iterates
+        # it: was "slices can only be used in slice assignments ...")
+        a, b, c = x[i, 0, :3]
+        p, q = x[i, 1, 2::-2] * 2.0
+        r0, r1 = x[i]            # rows: views
+        r0[3] = a + r1[0]
+        z[i, 0], z[i, 1] = z[i, 1::-1]
+        y[i] = a * b - c + p / q + r0.sum()
+
+
+def test_an_array_unpacks_into_its_elements_or_rows():
+    x = np.random.default_rng(12).random((4, 2, 4))
+    z = np.random.default_rng(13).random((4, 3))
+    got = run_both(unpack_arrays, [x, z, np.zeros(4), 4], cpu_opts({'i': parpy.threads(4)}),
+                   rtol=0, atol=0)
+    assert np.array_equal(got[0][:, 0, 3], x[:, 0, 0] + x[:, 1, 0])
+    assert np.array_equal(got[1][:, :2], z[:, 1::-1])
+
+
+@parpy.jit
+def unpack_rows_into_their_array(x, y, N):
+    for i in range(N):
+        x, q = x[i]
+        y[i] = q[0]
+
+
+def test_unpacking_rows_into_the_array_they_come_from_is_an_error():
+    with pytest.raises(parpy.CompileError, match="a name cannot take a row of the array it names"):
+        unpack_rows_into_their_array(np.zeros((2, 2, 2)), np.zeros(2), 2, opts=cpu_opts())
+
+
+@parpy.jit
 def ping_pong(a, b, out, T, N):
     src, dst = a, b
     for t in range(T):

@@ -14,6 +14,17 @@ use super::{Lowerer, TExpr};
 /// One value of the right side: lowered (or `None` after an error).
 type Lowered = (Option<TExpr>, Span);
 
+/// `value[k]`: item `k` of an array value.
+fn item(value: &ast::Expr, k: i64) -> ast::Expr {
+    ast::Expr {
+        kind: ast::ExprKind::Subscript {
+            value: Box::new(value.clone()),
+            indices: vec![ast::Expr::int(k, value.span)],
+        },
+        span: value.span,
+    }
+}
+
 /// Does the value need no temporary (a literal is the same value whenever
 /// it is read)?
 fn is_literal(e: &ir::Expr) -> bool {
@@ -73,6 +84,90 @@ impl Lowerer<'_, '_> {
             }
             _ => None,
         }
+    }
+
+    /// The elements of a 1-D array value unpacked into a tuple of targets
+    /// (`a, b, c = x[i, :3]`): `value[k]` for each of its `n`, as Python
+    /// iterates it.
+    fn array_elements(&mut self, value: &ast::Expr, n: i64) -> Vec<Lowered> {
+        (0..n)
+            .map(|k| (self.lower_expr(&item(value, k)), value.span))
+            .collect()
+    }
+
+    /// The rows of an array value of more dimensions unpacked into names
+    /// (`r0, r1 = x[i]`): each name a view of its row, `r0 = x[i][0]`, in
+    /// order. A name the value reads is refused (it would be re-bound
+    /// before the later rows are taken).
+    fn unpack_rows(
+        &mut self,
+        targets: &[ast::Expr],
+        value: &ast::Expr,
+        n: i64,
+        span: Span,
+    ) -> Vec<ir::Stmt> {
+        let ts = match targets {
+            [ast::Expr {
+                kind: ast::ExprKind::Tuple(ts),
+                ..
+            }] if ts.iter().all(|t| matches!(t.kind, ast::ExprKind::Name(_))) => ts,
+            _ => {
+                self.error(
+                    Diagnostic::error("the rows of an array unpack into names (`r0, r1 = x[i]`)")
+                        .at(value.span, "rows of an array")
+                        .also(targets[0].span, "not a tuple of names"),
+                );
+                targets
+                    .iter()
+                    .for_each(|t| self.mark_failed_targets(std::slice::from_ref(t)));
+                return vec![];
+            }
+        };
+        if ts.len() as i64 != n {
+            self.count_error(n as usize, &targets[0], ts, value.span);
+            return vec![];
+        }
+        let mut read = vec![];
+        value.walk(&mut |e| {
+            if let ast::ExprKind::Name(m) = &e.kind {
+                read.push(m.as_str());
+            }
+        });
+        let reads = |t: &&ast::Expr| matches!(&t.kind, ast::ExprKind::Name(m) if read.contains(&m.as_str()));
+        if let Some(t) = ts.iter().find(reads) {
+            self.error(
+                Diagnostic::error("a name cannot take a row of the array it names")
+                    .at(t.span, "re-bound here")
+                    .also(value.span, "read here")
+                    .help("unpack into other names"),
+            );
+            self.mark_failed_targets(ts);
+            return vec![];
+        }
+        let mut out = vec![];
+        for (k, t) in ts.iter().enumerate() {
+            out.extend(
+                self.assign(t, &item(value, k as i64), &[], span)
+                    .unwrap_or_default(),
+            );
+        }
+        out
+    }
+
+    /// "cannot unpack 3 values into 2 targets"
+    fn count_error(&mut self, n: usize, target: &ast::Expr, ts: &[ast::Expr], value: Span) {
+        self.error(
+            Diagnostic::error(format!(
+                "cannot unpack {} value{} into {} target{}",
+                n,
+                if n == 1 { "" } else { "s" },
+                ts.len(),
+                if ts.len() == 1 { "" } else { "s" },
+            ))
+            .at(value, format!("{n} values"))
+            .also(target.span, format!("{} targets", ts.len())),
+        );
+        self.mark_failed_targets(ts);
     }
 
     /// Whether `v` is a tuple: `divmod(a, b)`, a call of a helper that
@@ -184,7 +279,21 @@ impl Lowerer<'_, '_> {
         if let Some(stmts) = self.alias_multi_assign(targets, value, span) {
             return stmts;
         }
-        let unpacked = self.unpacked_values(value);
+        let unpacked = match self.unpacked_values(value) {
+            None if targets
+                .iter()
+                .all(|t| matches!(t.kind, ast::ExprKind::Tuple(_))) =>
+            {
+                match self.array_shape_of(value) {
+                    Some((Some(shape), _)) if shape.len() > 1 => {
+                        return self.unpack_rows(targets, value, shape[0], span);
+                    }
+                    Some((Some(shape), _)) => Some(self.array_elements(value, shape[0])),
+                    _ => None,
+                }
+            }
+            values => values,
+        };
         let is_tuple = unpacked.is_some();
         let mut values: Vec<Lowered> =
             unpacked.unwrap_or_else(|| vec![(self.lower_expr(value), value.span)]);
@@ -221,7 +330,7 @@ impl Lowerer<'_, '_> {
                     if !is_tuple {
                         self.error(
                             Diagnostic::error(
-                                "only a tuple (`a, b = x, y`) or an array's shape (`H, W = x.shape`) can be unpacked",
+                                "only a tuple (`a, b = x, y`), an array (`a, b = x[i, :2]`) or an array's shape (`H, W = x.shape`) can be unpacked",
                             )
                             .at(value.span, "not a tuple")
                             .also(target.span, format!("{} targets", ts.len())),
@@ -230,18 +339,7 @@ impl Lowerer<'_, '_> {
                         continue;
                     }
                     if ts.len() != values.len() {
-                        self.error(
-                            Diagnostic::error(format!(
-                                "cannot unpack {} value{} into {} target{}",
-                                values.len(),
-                                if values.len() == 1 { "" } else { "s" },
-                                ts.len(),
-                                if ts.len() == 1 { "" } else { "s" },
-                            ))
-                            .at(value.span, format!("{} values", values.len()))
-                            .also(target.span, format!("{} targets", ts.len())),
-                        );
-                        self.mark_failed_targets(ts);
+                        self.count_error(values.len(), target, ts, value.span);
                         continue;
                     }
                     for (t, (v, _)) in ts.iter().zip(&values) {

@@ -582,16 +582,9 @@ impl Lowerer<'_, '_> {
     /// (and `np.cross`), found by lowering it once (its statements
     /// dropped).
     pub(super) fn shape_of(&mut self, e: &ast::Expr, call: &str) -> Option<(Vec<i64>, ElemTy)> {
-        let (from, diags) = (self.pre.len(), self.sh.diags.len());
-        let (elem, ctx) = self.lower_reduced(e);
-        self.pre.truncate(from);
-        if self.sh.diags[diags..].iter().any(|d| d.is_error()) {
-            return None;
-        }
-        let elem = elem?.e.ty.elem()?;
-        match ctx.and_then(|c| c.extents().map(<[i64]>::to_vec)) {
-            Some(shape) => Some((shape, elem)),
-            None => {
+        match self.array_shape_of(e)? {
+            (Some(shape), elem) => Some((shape, elem)),
+            (None, _) => {
                 let d =
                     Diagnostic::error(format!("`{call}` of a number")).at(e.span, "not an array");
                 self.error(match call.ends_with("_like") {
@@ -601,6 +594,19 @@ impl Lowerer<'_, '_> {
                 None
             }
         }
+    }
+
+    /// The shape (`None` for a number) and element type of `e`, found by
+    /// lowering it once (its statements dropped); `None` after an error.
+    pub(super) fn array_shape_of(&mut self, e: &ast::Expr) -> Option<(Option<Vec<i64>>, ElemTy)> {
+        let (from, diags) = (self.pre.len(), self.sh.diags.len());
+        let (elem, ctx) = self.lower_reduced(e);
+        self.pre.truncate(from);
+        if self.sh.diags[diags..].iter().any(|d| d.is_error()) {
+            return None;
+        }
+        let elem = elem?.e.ty.elem()?;
+        Some((ctx.and_then(|c| c.extents().map(<[i64]>::to_vec)), elem))
     }
 
     /// The `dtype` of a new array: a NumPy or parpy type, or Python's

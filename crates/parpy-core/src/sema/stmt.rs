@@ -1929,7 +1929,7 @@ impl Lowerer<'_, '_> {
         })))
     }
 
-    fn assign(
+    pub(super) fn assign(
         &mut self,
         target: &ast::Expr,
         value: &ast::Expr,
