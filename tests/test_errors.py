@@ -381,7 +381,7 @@ def natural_args():
      "natural_enumerate_one_name"),
     ("zip_too_few_names", "a, b in zip", "`zip` of 3 iterables gives tuples of 3",
      "natural_zip_too_few_names"),
-    ("tuple_over_range", "a, b in range", "a tuple loop target needs `enumerate(...)` or `zip(...)`",
+    ("tuple_over_range", "a, b in range", "a tuple loop target needs `enumerate(...)`, `zip(...)` or an array of rows",
      "natural_tuple_over_range"),
     ("enumerate_2d", "x * 2.0)", "`enumerate` takes arrays, slices of arrays", "natural_enumerate_2d"),
     ("enumerate_runtime_start", "start)", "the start of `enumerate` must be an integer constant",

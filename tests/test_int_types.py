@@ -299,7 +299,10 @@ def test_np_clip_drops_a_python_int_bound_beyond_the_type_as_numpy_does():
     k[0], u[0] = -128, 255
     run_both(clip_beyond_the_type, [k, u, np.zeros(8, np.int8), np.zeros(8, np.uint8), 8],
              cpu_opts({'N': parpy.threads(8)}))
-    # a bound past the range on the other side still raises as in NumPy
+
+
+def test_np_clip_by_a_python_int_past_the_other_side_raises_as_numpy_does():
+    k = values(np.int8, 8, 12)
     with pytest.raises(OverflowError):
         clip_bound_across_the_type.py_func(k, np.zeros(8, np.int8), 8)
     with pytest.raises(parpy.CompileError, match="Python integer 300 out of bounds for int8"):

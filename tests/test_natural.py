@@ -1504,6 +1504,50 @@ def test_a_tuple_inside_a_loop_target_unpacks_enumerate_of_zip():
              rtol=0, atol=0)
 
 
+@parpy.jit
+def polygon_areas(pts, quads, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        # (a loop over an array of rows unpacks each row, as Python does:
+        # was "a tuple loop target needs `enumerate(...)` or `zip(...)`")
+        area = 0.0
+        px, py = pts[i, -1]
+        for qx, qy in pts[i]:
+            area += px * qy - qx * py
+            px, py = qx, qy
+        y[i] = abs(area) / 2
+        s = 0.0
+        for a, b in quads[i, 1:]:       # rows of rows: views
+            s = s * 0.5 + a.sum() - b[1]
+        z[i] = s
+
+
+def test_a_tuple_loop_target_unpacks_the_rows_of_an_array():
+    r = np.random.default_rng(22)
+    pts, quads = r.random((4, 5, 2)), r.random((4, 3, 2, 2))
+    got = run_both(polygon_areas, [pts, quads, np.zeros(4), np.zeros(4), 4],
+                   cpu_opts({'i': parpy.threads(4)}), rtol=0, atol=0)
+    square = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0]])
+    got = run_both(polygon_areas, [np.stack([square] * 4), quads, np.zeros(4), np.zeros(4), 4],
+                   cpu_opts({'i': parpy.threads(4)}), rtol=0, atol=0)
+    assert list(got[2]) == [1.0] * 4
+
+
+@parpy.jit
+def rows_of_three_into_two(pts, y, N):
+    for i in range(N):
+        for a, b in pts[i]:
+            y[i] += a * b
+
+
+def test_rows_of_another_length_are_python_s_value_error():
+    pts = np.zeros((2, 4, 3))
+    with pytest.raises(ValueError):
+        rows_of_three_into_two.py_func(pts, np.zeros(2), 2)
+    with pytest.raises(parpy.CompileError, match="cannot unpack rows of 3 values into 2 targets"):
+        rows_of_three_into_two(pts, np.zeros(2), 2, opts=cpu_opts())
+
+
 def test_other_nested_loop_targets_are_refused_with_what_to_write():
     @parpy.jit
     def pairs(x, w, y):

@@ -15,7 +15,7 @@ use super::{Lowerer, TExpr};
 type Lowered = (Option<TExpr>, Span);
 
 /// `value[k]`: item `k` of an array value.
-fn item(value: &ast::Expr, k: i64) -> ast::Expr {
+pub(super) fn item(value: &ast::Expr, k: i64) -> ast::Expr {
     ast::Expr {
         kind: ast::ExprKind::Subscript {
             value: Box::new(value.clone()),

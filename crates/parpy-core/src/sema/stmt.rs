@@ -1397,12 +1397,46 @@ impl Lowerer<'_, '_> {
                     self.literal_elements(&index, (var, var_span), unpack, items, span)?
                 }
             }
+            // `for a, b in pts[i]` of an array of rows: each row unpacked
+            // (as Python iterates the array, then unpacks each row)
+            _ if !unpack.is_empty() && call.is_none() => match self.array_shape_of(iter)? {
+                (Some(shape), _) if shape.len() > 1 => {
+                    if shape[1] != unpack.len() as i64 {
+                        self.error(
+                            Diagnostic::error(format!(
+                                "cannot unpack rows of {} values into {} targets",
+                                shape[1],
+                                unpack.len()
+                            ))
+                            .at(iter.span, format!("rows of {}", shape[1]))
+                            .also(var_span, format!("{} targets", unpack.len()))
+                            .note("Python raises ValueError here"),
+                        );
+                        return None;
+                    }
+                    let Some((n, row)) = self.element(&index, iter) else {
+                        tuple_error(
+                            self,
+                            "parpy cannot iterate this array here",
+                            "write the loop over an index: `for j in range(n):`",
+                        );
+                        return None;
+                    };
+                    let items = unpack.iter().enumerate();
+                    (
+                        n,
+                        items
+                            .map(|(k, t)| (t.clone(), super::assign::item(&row, k as i64)))
+                            .collect(),
+                    )
+                }
+                _ => {
+                    tuple_error(self, TUPLE_TARGET, TUPLE_TARGET_FIX);
+                    return None;
+                }
+            },
             _ if !unpack.is_empty() => {
-                tuple_error(
-                    self,
-                    "a tuple loop target needs `enumerate(...)` or `zip(...)`",
-                    "write `for i, v in enumerate(x):` or `for a, b in zip(x, y):`",
-                );
+                tuple_error(self, TUPLE_TARGET, TUPLE_TARGET_FIX);
                 return None;
             }
             _ => match self.element(&index, iter) {
@@ -2337,3 +2371,9 @@ fn select_chain(index: &str, mut col: Vec<ast::Expr>, span: Span) -> ast::Expr {
     }
     v
 }
+
+/// A tuple loop target over what does not give tuples.
+const TUPLE_TARGET: &str =
+    "a tuple loop target needs `enumerate(...)`, `zip(...)` or an array of rows";
+const TUPLE_TARGET_FIX: &str =
+    "write `for i, v in enumerate(x):`, `for a, b in zip(x, y):` or `for a, b in pts[i]:` over rows of 2";
