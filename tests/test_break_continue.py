@@ -468,6 +468,48 @@ def test_break_out_of_a_gpu_block_is_an_error():
     assert_points_at(text, "jumps", "break", width=5, occurrence=2)
 
 
+def test_return_in_a_parallel_loop_is_an_error():
+    # (the C compiler refused the generated code: an internal error)
+    text = compile_error("jumps", "copy_unless_empty", [np.ones(4), np.zeros(4), 4],
+                         cpu_opts({'N': T(4)}))
+    assert first_line(text) == "error: `return` cannot stop the parallel loop `N`", text
+    assert_points_at(text, "jumps", "return", width=6)
+    check_snapshot("return_in_parallel_loop", text)
+
+
+def test_return_out_of_a_gpu_block_that_code_follows_is_an_error():
+    # (the block's kernel returned and the statements after it ran: a
+    # silent wrong result)
+    text = compile_error("jumps", "halve_then_mark", [np.ones(2), np.zeros(1)], cpu_opts())
+    assert first_line(text) == \
+        "error: `return` cannot leave a `with parpy.gpu:` block that code follows", text
+    assert_points_at(text, "jumps", "return", width=6, occurrence=1)
+
+
+@parpy.jit
+def scale_until_small(x, y, N, stop):
+    # a `return` in a sequential loop around parallel ones, and in a
+    # `with parpy.gpu:` block that ends the function
+    for t in range(10):
+        parpy.label('N')
+        for i in range(N):
+            y[i] = y[i] * 0.5 + x[i]
+        if t == stop:
+            return
+    with parpy.gpu:
+        y[0] = -1.0
+        if stop > 3:
+            return
+        y[1] = -2.0
+
+
+@pytest.mark.parametrize("stop", [2, 4, 20])
+@pytest.mark.parametrize("start", [1.0, 100.0])
+def test_return_from_a_sequential_loop_or_a_last_gpu_block(stop, start):
+    x = np.full(4, 0.25)
+    run_both(scale_until_small, [x, np.full(4, start), 4, stop], cpu_opts({'N': T(4)}))
+
+
 @parpy.jit
 def search_else(x, found, N):
     with parpy.gpu:

@@ -329,3 +329,46 @@ def test_what_a_matrix_product_cannot_be_is_a_located_error(fn, args, message):
         fn(*args, opts=_par())
     assert message in str(e.value), str(e.value)
     assert "test_matmul.py:" in str(e.value), str(e.value)
+
+
+@parpy.jit
+def inner_products(a, b, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.inner(a[i, ::-1], b[i, :])
+        # (NumPy's vdot of unit-stride vectors is its dot, bit for bit)
+        z[i] = np.vdot(a[i, :], b[i, :]) - np.dot(a[i, :], b[i, :])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int16, np.float64, np.float32])
+def test_np_inner_and_vdot_of_vectors_are_the_dot_product(dtype):
+    if np.dtype(dtype).kind == 'f':
+        a, b = _floats(N, K, dtype=dtype), _floats(N, K, dtype=dtype, seed=7)
+    else:
+        a, b = _ints(N, K, dtype=dtype), _ints(N, K, dtype=dtype, seed=7)
+    got = run_both(inner_products, [a, b, np.zeros(N, dtype), np.zeros(N, dtype), N], _par())
+    assert not got[3].any()
+    if np.dtype(dtype).kind == 'i':
+        assert np.array_equal(got[2], np.einsum('ij,ij->i', a[:, ::-1], b).astype(dtype))
+
+
+@parpy.jit
+def inner_of_matrices(a, y):
+    with parpy.gpu:
+        y[0] = np.inner(a, a)[0, 0]
+
+
+@parpy.jit
+def inner_by_name(a, y):
+    with parpy.gpu:
+        y[0] = np.inner(a[0, :], b=a[1, :])
+
+
+def test_np_inner_of_matrices_or_by_name_is_an_error():
+    a = np.ones((2, 3))
+    with pytest.raises(parpy.CompileError, match="`np.inner` takes two 1-D operands"):
+        inner_of_matrices(a, np.zeros(1), opts=cpu_opts())
+    with pytest.raises(TypeError):
+        inner_by_name.py_func(a, np.zeros(1))
+    with pytest.raises(parpy.CompileError, match="`np.inner` takes `b` by position only"):
+        inner_by_name(a, np.zeros(1), opts=cpu_opts())

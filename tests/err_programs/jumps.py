@@ -32,3 +32,20 @@ def total_positive(x, s, N):
         if x[i] < 0.0:
             continue
         s[0] += x[i]
+
+
+def copy_unless_empty(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        if N == 0:
+            return
+        y[i] = x[i]
+
+
+def halve_then_mark(x, y):
+    with parpy.gpu:
+        x[0] = x[0] * 0.5
+        if x[0] < 1.0:
+            return
+        x[1] = x[0]
+    y[0] = 1.0

@@ -114,6 +114,26 @@ impl Span {
             hi: self.hi.max(other.hi),
         }
     }
+    /// The part of the span on its first line (without trailing blanks
+    /// and `:`), so a compound statement's span points at its header, e.g.
+    /// `for i in range(N)`.
+    pub fn header(self) -> Span {
+        let Some(file) = source(self.file) else {
+            return self;
+        };
+        let lo = self.lo as usize;
+        let hi = (self.hi as usize).min(file.text.len());
+        if lo >= hi || !file.text.is_char_boundary(lo) || !file.text.is_char_boundary(hi) {
+            return self;
+        }
+        let text = &file.text[lo..hi];
+        let line = text.split('\n').next().unwrap_or(text);
+        let trimmed = line.trim_end().trim_end_matches(':').trim_end();
+        if trimmed.is_empty() {
+            return self;
+        }
+        Span::new(self.file, self.lo, self.lo + trimmed.len() as u32)
+    }
     /// `path:line:col` of the start of the span.
     pub fn location(&self) -> String {
         match source(self.file) {

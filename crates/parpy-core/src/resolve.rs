@@ -68,6 +68,9 @@ pub enum Builtin {
     CountNonzero,
     /// `np.dot(a, b)` of two 1-D slices.
     Dot,
+    /// `np.inner(a, b)` / `np.vdot(a, b)` of two 1-D operands: their dot
+    /// product.
+    Inner,
     /// `np.copyto(dst, src)` as a statement: `dst[...] = src`.
     CopyTo,
     /// `np.nansum` / `nanprod` / `nanmax` / `nanmin` and `np.nanmean` of a
@@ -389,6 +392,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         // dimensions)
         "dot" | "matmul" => Some(Builtin::Dot),
         "outer" => Some(Builtin::Outer),
+        "inner" | "vdot" => Some(Builtin::Inner),
         "flip" => Some(Builtin::Flip(None)),
         "fliplr" => Some(Builtin::Flip(Some(1))),
         "flipud" => Some(Builtin::Flip(Some(0))),

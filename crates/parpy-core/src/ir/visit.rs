@@ -153,6 +153,21 @@ pub fn loop_exits(b: &[Stmt]) -> Vec<&Stmt> {
     out
 }
 
+/// The `return` statements of a block, nested blocks and loops included.
+pub fn returns(b: &[Stmt]) -> Vec<&Stmt> {
+    fn go<'a>(b: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
+        for s in b {
+            if matches!(s.kind, StmtKind::Return(_)) {
+                out.push(s);
+            }
+            sub_blocks(s).into_iter().for_each(|sb| go(sb, out));
+        }
+    }
+    let mut out = vec![];
+    go(b, &mut out);
+    out
+}
+
 /// May a loop with body `body` stop before its last iteration (a `break`
 /// of its own)?
 pub fn breaks(body: &[Stmt]) -> bool {

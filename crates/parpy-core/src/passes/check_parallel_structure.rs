@@ -51,7 +51,7 @@ fn host_calls_inside(
 ) {
     let outer_label = |d: Diagnostic| {
         d.also(
-            crate::schedule::header_span(outer),
+            outer.header(),
             format!("this {what} runs on the device (or in parallel)"),
         )
         .help("call it outside the parallel code, between the loops")
@@ -190,7 +190,7 @@ fn check_nest(top: &ForLoop, top_span: Span, options: &Options, errors: &mut Vec
                 ))
                 .at(b.span, format!("`{}` asks for threads({})", b.label, b.threads))
                 .also(a.span, format!("`{}` asks for threads({})", a.label, a.threads))
-                .also(crate::schedule::header_span(top_span), "in this parallel nest")
+                .also(top_span.header(), "in this parallel nest")
                 .help(format!(
                     "make the thread counts equal, e.g. '{}': parpy.threads({}) and '{}': parpy.threads({})",
                     a.label, b.threads, b.label, b.threads

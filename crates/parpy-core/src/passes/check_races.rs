@@ -196,7 +196,7 @@ impl<'a> LoopCx<'a> {
         let mut cx = LoopCx {
             f,
             l,
-            header: crate::schedule::header_span(header),
+            header: header.header(),
             label: loop_name(l, options),
             assigned,
             stored,

@@ -138,7 +138,7 @@ fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
         "the loop labelled `{label}` is marked par_reduction() but its body is not a reduction"
     ))
     .at(at, why.to_string())
-    .also(crate::schedule::header_span(span), "in this loop")
+    .also(span.header(), "in this loop")
     .help("a par_reduction() loop body must end with one statement `lhs = lhs OP e` (or `lhs OP= e`) with OP one of `+`, `*`, `max`, `min`, where `lhs` does not depend on the loop variable, e.g. `s[0] += x[i]`; the statements before it may only assign local variables used nowhere else (a slice reduction is fine)")
 }
 

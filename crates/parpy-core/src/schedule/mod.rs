@@ -83,34 +83,13 @@ pub fn apply(p: &mut Program, options: &Options) -> Result<Vec<Diagnostic>, Vec<
     Ok(warnings)
 }
 
-/// The part of a span on its first line (without trailing blanks and `:`),
-/// so a label on a compound statement points at its header, e.g.
-/// `for i in range(N)`.
-pub fn header_span(span: Span) -> Span {
-    let Some(file) = crate::diag::source(span.file) else {
-        return span;
-    };
-    let lo = span.lo as usize;
-    let hi = (span.hi as usize).min(file.text.len());
-    if lo >= hi || !file.text.is_char_boundary(lo) || !file.text.is_char_boundary(hi) {
-        return span;
-    }
-    let text = &file.text[lo..hi];
-    let line = text.split('\n').next().unwrap_or(text);
-    let trimmed = line.trim_end().trim_end_matches(':').trim_end();
-    if trimmed.is_empty() {
-        return span;
-    }
-    Span::new(span.file, span.lo, span.lo + trimmed.len() as u32)
-}
-
 fn unused_label(label: &str, host: &Function, all: &BTreeSet<String>) -> Diagnostic {
     let mut d = Diagnostic::warning(format!(
         "label `{label}` in the parallel specification matches no statement"
     ));
     if crate::diag::source(host.span.file).is_some() && host.span.hi > host.span.lo {
         d = d.at(
-            header_span(host.span),
+            host.span.header(),
             format!("no statement of `{}` is labelled `{label}`", host.name),
         );
     }
@@ -182,20 +161,34 @@ pub fn spec_label<'a>(labels: &'a [String], options: &'a Options) -> Option<(&'a
 }
 
 /// One error per `break` of the loop `l` made parallel under `name`
-/// (Python's `break` stops the iterations after it).
+/// (Python's `break` stops the iterations after it), and per `return`
+/// anywhere inside it.
 fn parallel_breaks(l: &ForLoop, name: &str, span: Span) -> Vec<Diagnostic> {
     let what = if l.wants_reduction {
         "parallel reduction loop"
     } else {
         "parallel loop"
     };
+    let returns = crate::ir::visit::returns(&l.body).into_iter().map(|s| {
+        Diagnostic::error(format!("`return` cannot stop the {what} `{name}`"))
+            .at(s.span, "returns here")
+            .also(span.header(), format!("{what} `{name}`"))
+            .note(
+                "the iterations of a parallel loop run at the same time, so one of them \
+                 cannot stop the others and the rest of the function as Python's `return` does",
+            )
+            .help(format!(
+                "run `{name}` sequentially (leave it out of the parallel spec), or test the \
+                 condition before the loop and return there"
+            ))
+    });
     crate::ir::visit::loop_exits(&l.body)
         .into_iter()
         .filter(|s| matches!(s.kind, StmtKind::Break))
         .map(|s| {
             Diagnostic::error(format!("`break` cannot stop the {what} `{name}`"))
                 .at(s.span, "stops the loop here")
-                .also(header_span(span), format!("{what} `{name}`"))
+                .also(span.header(), format!("{what} `{name}`"))
                 .note(
                     "the iterations of a parallel loop run at the same time, so one of them \
                      cannot stop the iterations after it as Python's `break` does",
@@ -205,6 +198,7 @@ fn parallel_breaks(l: &ForLoop, name: &str, span: Span) -> Vec<Diagnostic> {
                      `continue` to skip the rest of one iteration"
                 ))
         })
+        .chain(returns)
         .collect()
 }
 

@@ -636,13 +636,26 @@ impl Lowerer<'_, '_> {
                 };
                 self.quantile(name, a, q, percent, span)
             }
-            Builtin::Dot | Builtin::Outer => {
+            Builtin::Dot | Builtin::Outer | Builtin::Inner => {
                 let [x, y] = args else {
                     self.arity_error(name, "2 arguments", args.len(), span);
                     return None;
                 };
                 match b {
                     Builtin::Dot => self.dot(x, y, name, span),
+                    Builtin::Inner => {
+                        // (NumPy's of more dimensions is not `np.dot`'s:
+                        // `a @ b.T` for inner, of the flattened for vdot)
+                        if let Some(v) = [x, y].into_iter().find(|v| self.rank(v) != 1) {
+                            self.error(
+                                Diagnostic::error(format!("`{name}` takes two 1-D operands in parpy functions"))
+                                    .at(v.span, format!("{} dimensions", self.rank(v)))
+                                    .help("write the product as a reduction, e.g. `np.sum(a[i, :] * b[j, :])`"),
+                            );
+                            return None;
+                        }
+                        self.dot(x, y, name, span)
+                    }
                     _ => self.outer(x, y, name, span),
                 }
             }

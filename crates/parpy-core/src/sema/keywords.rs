@@ -146,6 +146,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             KEEPDIMS,
         ],
         Builtin::Dot | Builtin::Outer => &[A, ("b", How::Req), OUT],
+        Builtin::Inner => &[("a", How::PosOnly), ("b", How::PosOnly)],
         Builtin::Flip(None) => &[("m", How::Req), ("axis", How::Opt(Dflt::None))],
         Builtin::Flip(Some(_)) => &[("m", How::Req)],
         Builtin::Diagonal(false) => &[A, OFFSET, AXIS1, AXIS2],

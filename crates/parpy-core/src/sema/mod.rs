@@ -427,6 +427,7 @@ fn lower_function(
         l.once = assign::AssignedOnce::of(&source);
         let mut body: Block = l.copy_assigned_params(&source);
         body.extend(l.lower_block(&source));
+        l.check_device_returns(&body);
         l.func.body = body;
         let ret_weak = l.finish_returns();
         let widened = l.sh.widen_gen != gen;

@@ -1079,6 +1079,36 @@ impl Lowerer<'_, '_> {
         Some(StmtKind::Return(Some(t.e)))
     }
 
+    /// A `return` inside `with parpy.gpu:` ends the block's kernel only:
+    /// Python's return of the function is that only when the block is the
+    /// function's last statement. Any other is an error.
+    pub(super) fn check_device_returns(&mut self, body: &[ir::Stmt]) {
+        let mut spans = vec![];
+        for (k, s) in body.iter().enumerate() {
+            let last = k + 1 == body.len();
+            crate::ir::visit::walk_stmts(std::slice::from_ref(s), &mut |t| {
+                if let StmtKind::OnDevice(b) = &t.kind {
+                    if !(last && std::ptr::eq(t, s)) {
+                        spans.extend(
+                            crate::ir::visit::returns(b)
+                                .iter()
+                                .map(|r| (r.span, t.span)),
+                        );
+                    }
+                }
+            });
+        }
+        for (at, block) in spans {
+            self.error(
+                Diagnostic::error("`return` cannot leave a `with parpy.gpu:` block that code follows")
+                    .at(at, "ends only the block here")
+                    .also(block.header(), "the block")
+                    .note("the block runs on the device as a kernel of its own: a `return` in it ends the kernel, and the statements after the block would still run")
+                    .help("compute a flag in the block and return after it (`if done[0]: return`), or make the block the function's last statement"),
+            );
+        }
+    }
+
     /// Fixes a helper's return type (the promoted type of all returned
     /// values) and converts every returned value to it. Returns whether the
     /// result is weak (all returned values were).
