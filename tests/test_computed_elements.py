@@ -6,6 +6,8 @@ at that element. Compared with plain Python; an index that cannot be
 checked (a slice, a run-time index not known to be in range) is refused
 at the line."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -97,8 +99,6 @@ def tuple_past_the_end(x, y, N):
 @pytest.mark.parametrize("fn, args, message", [
     (past_the_end, [np.zeros((N, 6)), np.zeros(N)],
      r"index 5 is out of bounds for a dimension of size 5 of this computed array"),
-    (unknown_index, [np.zeros((N, 6)), 1, np.zeros(N)],
-     r"an index of a computed array must be known to be in range when compiling"),
     (number_indexed, [np.zeros((N, 6)), np.zeros(N)], r"a number cannot be indexed"),
     (too_few_indices, [np.zeros((N, 6)), np.zeros(N)],
      r"this computed array has 2 dimensions but 1 index was given"),
@@ -110,6 +110,37 @@ def test_an_index_that_cannot_be_checked_is_refused(fn, args, message):
     opts.specialize_scalars = False
     with pytest.raises(parpy.CompileError, match=message):
         parpy.print_compiled(fn, [*args, N], opts)
+
+
+@pytest.mark.parametrize("k", [0, 4, -1, -5])
+def test_a_run_time_index_of_a_computed_array_in_range(k):
+    # (was "an index of a computed array must be known to be in range")
+    x = np.random.default_rng(4).random((N, 6))
+    opts = _par()
+    opts.specialize_scalars = False
+    run_both(unknown_index, [x, k, np.zeros(N), N], opts)
+
+
+@parpy.jit
+def list_item(k, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = [0.5, 1.5, 2.5][k[i]]
+
+
+@pytest.mark.parametrize("fn, k, message", [
+    (unknown_index, 5, "index out of bounds for a computed array of shape (5,)"),
+    (unknown_index, -6, "index out of bounds for a computed array of shape (5,)"),
+    (list_item, np.array([0, 1, 3, 2]), "list index out of range"),
+])
+def test_a_run_time_index_out_of_a_computed_array_raises_index_error(fn, k, message):
+    args = [np.zeros((N, 6)), k, np.zeros(N)] if fn is unknown_index else [k, np.zeros(N)]
+    with pytest.raises(IndexError):
+        fn.py_func(*args, N)
+    opts = _par()
+    opts.specialize_scalars = False
+    with pytest.raises(IndexError, match=re.escape(message)):
+        fn(*args, N, opts=opts)
 
 
 def test_elements_compile_for_cuda_and_metal():

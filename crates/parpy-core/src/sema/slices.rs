@@ -2164,8 +2164,9 @@ impl Lowerer<'_, '_> {
     /// :])[0]`, `a[i].sum(axis=0)[j]`, `(x[i, :] * 2)[-1]`), one integer per
     /// dimension: the expression's element there, each counter of its
     /// elementwise context replaced by its index (constants checked when
-    /// compiling; a run-time index must be known to be in range, as no
-    /// array is left to check it against).
+    /// compiling; a run-time index not known to be in range checked where
+    /// it runs, raising Python's `IndexError`, as no array is left for the
+    /// bounds checks to check it against).
     pub(super) fn element_of(
         &mut self,
         value: &ast::Expr,
@@ -2258,15 +2259,26 @@ impl Lowerer<'_, '_> {
                         .range(&i)
                         .is_some_and(|r| r.lo >= 0 && r.hi < *n as i128)
                     {
-                        self.error(
-                            Diagnostic::error(
-                                "an index of a computed array must be known to be in range when compiling",
-                            )
-                            .at(ix, format!("not known to be in 0..{n}"))
-                            .also(value.span, format!("shape {}", shape_str(&extents)))
-                            .help("index with a constant, or a loop counter whose range is inside the dimension"),
+                        // checked where it runs: Python's IndexError
+                        let what = match &value.kind {
+                            _ if value.list_items().is_some() => {
+                                "list index out of range".to_string()
+                            }
+                            ast::ExprKind::Tuple(_) => "tuple index out of range".to_string(),
+                            _ => format!(
+                                "index out of bounds for a computed array of shape {}",
+                                shape_str(&extents)
+                            ),
+                        };
+                        let ok = Expr::binary(
+                            BinOp::And,
+                            Expr::compare(BinOp::Ge, i.clone(), Expr::int(0, i.elem(), ix), ix),
+                            Expr::compare(BinOp::Lt, i.clone(), Expr::int(*n, i.elem(), ix), ix),
+                            Type::Scalar(ElemTy::Bool),
+                            ix,
                         );
-                        return None;
+                        let check = Expr::assert(ok, Some(what), "IndexError", ix);
+                        self.pre.push(Stmt::new(StmtKind::Expr(check), ix));
                     }
                     i
                 }
