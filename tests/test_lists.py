@@ -326,3 +326,55 @@ def test_min_max_sum_any_all_of_a_tuple():
     k = np.random.default_rng(9).integers(-9, 9, (N, M))
     run_both(tuple_reductions, [x, k, np.zeros(N), np.zeros(N, np.int64), np.zeros(N, bool), N],
              cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)
+
+
+@parpy.jit
+def local_tuples(x, k, y, N):
+    parpy.label('i')
+    for i in range(N):
+        # (a local name of a tuple reads as the tuple literal did: was "a
+        # tuple cannot be stored in one variable")
+        w = (0.25, 0.5, 0.25)
+        pair = (x[i, 0], x[i, 1])
+        offsets = ((0, 1), (1, 0), (-1, 2))
+        s = 0.0
+        for dy, dx in offsets:
+            s += x[(i + dy) % N, 3 + dx]
+        a, b = pair
+        y[i, 0] = (x[i, :3] * w).sum() + w[k[i]] + len(w)
+        y[i, 1] = s + a * b - max(pair) + sum(w)
+        y[i, 2] = k[i] in (0, 2)
+
+
+def test_a_local_tuple_reads_as_python_does():
+    k = np.array([0, 1, 2, -1, -3])
+    got = run_both(local_tuples, [_x(30), k, np.zeros((N, 3)), N],
+                   cpu_opts({'i': parpy.threads(N)}))
+    assert list(got[2][:, 2]) == [1.0, 0.0, 1.0, 0.0, 0.0]
+
+
+@parpy.jit
+def tuple_item_stored(x, y, N):
+    for i in range(N):
+        t = (x[i, 0], x[i, 1])
+        t[0] = 2.0
+        y[i] = t[0]
+
+
+@parpy.jit
+def tuple_appended(x, y, N):
+    for i in range(N):
+        t = (x[i, 0], x[i, 1])
+        t.append(2.0)
+        y[i] = t[0]
+
+
+@pytest.mark.parametrize("fn, exc, message", [
+    (tuple_item_stored, TypeError, "'tuple' object does not support item assignment"),
+    (tuple_appended, AttributeError, "'tuple' object has no attribute 'append'"),
+])
+def test_changing_a_local_tuple_is_pythons_error(fn, exc, message):
+    with pytest.raises(exc, match=message):
+        fn.py_func(_x(31), np.zeros(N), N)
+    with pytest.raises(parpy.CompileError, match=message):
+        fn(_x(31), np.zeros(N), N, opts=cpu_opts())

@@ -542,6 +542,9 @@ impl Lowerer<'_, '_> {
         if let Some(b) = super::lists::global_tuples(globals.as_ref(), &params, &body) {
             body = b;
         }
+        if let Some(b) = self.local_tuples(&body) {
+            body = b;
+        }
         // (sorts and scans read inside expressions named first, as
         // `lower_function` does: `hoist.rs`)
         self.check_list_operators(&body);

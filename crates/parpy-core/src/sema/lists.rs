@@ -21,7 +21,153 @@ use super::slices::IndexSlot;
 use super::types::{convert, promote_strong};
 use super::{Lowerer, TExpr};
 
+/// The methods that change a list, which a tuple lacks.
+const LIST_MUTATORS: [&str; 8] = [
+    "append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear",
+];
+
 impl Lowerer<'_, '_> {
+    /// A local name bound to a tuple literal (`t = (1.0, 2.0)`, `w = (a,
+    /// b, c)`) reads as a list of the same items: Python's tuple and list
+    /// are read alike (an item, a loop, `len`, `sum`, unpacking). What
+    /// changes it, which Python's tuple refuses (`t[0] = v`, `t.append(v)`),
+    /// is an error here. `None` when the body binds no such name.
+    pub(super) fn local_tuples(&mut self, body: &[ast::Stmt]) -> Option<Vec<ast::Stmt>> {
+        use ast::ExprKind as K;
+        fn tuple_of(s: &ast::Stmt) -> Option<&str> {
+            match &s.kind {
+                ast::StmtKind::Assign { targets, value } => match (targets.as_slice(), &value.kind)
+                {
+                    (
+                        [ast::Expr {
+                            kind: K::Name(n), ..
+                        }],
+                        K::Tuple(items),
+                    ) if !items.iter().any(|i| matches!(i.kind, K::Tuple(_))) => Some(n),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        let mut names = std::collections::BTreeSet::new();
+        ast::for_each_stmt(body, &mut |s| {
+            if let Some(n) = tuple_of(s) {
+                names.insert(n.to_string());
+            }
+        });
+        // a name bound once to a tuple of tuples of numbers (`offsets =
+        // ((0, 1), (1, 0))`): read as the literal, as a tuple literal
+        // iterated or indexed is
+        let mut bound = vec![];
+        super::assign::assigned_names(body, &mut bound);
+        bound.extend(self.scope.params.iter().cloned());
+        let constant = |e: &ast::Expr| {
+            fn numbers(e: &ast::Expr) -> bool {
+                match &e.kind {
+                    K::Tuple(items) => items.iter().all(numbers),
+                    _ => e.is_number_literal(),
+                }
+            }
+            matches!(&e.kind, K::Tuple(items) if items.iter().any(|i| matches!(i.kind, K::Tuple(_))))
+                && numbers(e)
+        };
+        let mut literals: Vec<(String, ast::Expr)> = vec![];
+        ast::for_each_stmt(body, &mut |s| {
+            if let ast::StmtKind::Assign { targets, value } = &s.kind {
+                if let (
+                    [ast::Expr {
+                        kind: K::Name(n), ..
+                    }],
+                    true,
+                ) = (targets.as_slice(), constant(value))
+                {
+                    if bound.iter().filter(|b| *b == n).count() == 1 {
+                        literals.push((n.clone(), value.clone()));
+                    }
+                }
+            }
+        });
+        if names.is_empty() && literals.is_empty() {
+            return None;
+        }
+        let mut bad: Vec<(Span, String)> = vec![];
+        let item_store = |t: &ast::Expr, bad: &mut Vec<(Span, String)>| {
+            let mut one = |t: &ast::Expr| {
+                if let K::Subscript { value, .. } = &t.kind {
+                    if matches!(&value.kind, K::Name(n) if names.contains(n)) {
+                        bad.push((
+                            t.span,
+                            "'tuple' object does not support item assignment".into(),
+                        ));
+                    }
+                }
+            };
+            match &t.kind {
+                K::Tuple(ts) => ts.iter().for_each(&mut one),
+                _ => one(t),
+            }
+        };
+        ast::for_each_stmt(body, &mut |s| {
+            match &s.kind {
+                ast::StmtKind::Assign { targets, .. } => {
+                    targets.iter().for_each(|t| item_store(t, &mut bad));
+                }
+                ast::StmtKind::AugAssign { target, .. } => item_store(target, &mut bad),
+                _ => {}
+            }
+            for e in s.own_exprs() {
+                e.walk(&mut |x| {
+                    if let K::Attr { value, attr } = &x.kind {
+                        let tuple = matches!(&value.kind, K::Name(n) if names.contains(n));
+                        if tuple && LIST_MUTATORS.contains(&attr.as_str()) {
+                            bad.push((x.span, format!("'tuple' object has no attribute '{attr}'")));
+                        }
+                    }
+                });
+            }
+        });
+        for (at, what) in bad {
+            self.error(
+                Diagnostic::error(what)
+                    .at(at, "changes a tuple")
+                    .note("Python raises here: a tuple cannot change")
+                    .help("bind the name to a list (`t = [a, b]`) to change it")
+                    .type_error(),
+            );
+        }
+        let mut out = body.to_vec();
+        ast::for_each_stmt_mut(&mut out, &mut |s| {
+            if tuple_of(s).is_some() {
+                if let ast::StmtKind::Assign { value, .. } = &mut s.kind {
+                    if let K::Tuple(items) = &value.kind {
+                        *value = ast::Expr::list(items.clone(), value.span);
+                    }
+                }
+            }
+        });
+        if !literals.is_empty() {
+            let is_literal = |n: &str| literals.iter().find(|(m, _)| m == n).map(|(_, v)| v);
+            // (the binding dropped, every read the literal: a loop runs
+            // over it as over a tuple literal)
+            ast::for_each_stmt_mut(&mut out, &mut |s| {
+                if let ast::StmtKind::Assign { targets, .. } = &s.kind {
+                    if matches!(targets.as_slice(), [ast::Expr { kind: K::Name(n), .. }] if is_literal(n).is_some())
+                    {
+                        s.kind = ast::StmtKind::Pass;
+                    }
+                }
+            });
+            ast::walk_stmts_mut(&mut out, &mut |e| {
+                if let K::Name(n) = &e.kind {
+                    if let Some(v) = is_literal(n) {
+                        e.kind = v.kind.clone();
+                    }
+                }
+            });
+        }
+        Some(out)
+    }
+
     /// The list `[items]` read by an array expression (see the module
     /// doc); `None` after an error.
     pub(super) fn array_literal(&mut self, items: &[ast::Expr], span: Span) -> Option<TExpr> {

@@ -420,6 +420,8 @@ fn lower_function(
         }
         let body = lists::global_tuples(l.resolver, &l.scope.params, &def.body);
         let body = body.as_deref().unwrap_or(&def.body);
+        let body = l.local_tuples(body).unwrap_or_else(|| body.to_vec());
+        let body = body.as_slice();
         l.check_list_operators(body);
         // (before the analyses: the hidden names are names as any other)
         let source = l.hoist_stored_arrays(body);

@@ -628,6 +628,30 @@ pub fn for_each_stmt<'s>(stmts: &'s [Stmt], f: &mut dyn FnMut(&'s Stmt)) {
     }
 }
 
+/// [`for_each_stmt`] that may change each statement (before the blocks
+/// nested in it are visited).
+pub fn for_each_stmt_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Stmt)) {
+    for s in stmts {
+        f(s);
+        match &mut s.kind {
+            StmtKind::For { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                for_each_stmt_mut(body, f);
+                for_each_stmt_mut(orelse, f);
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                for_each_stmt_mut(then_body, f);
+                for_each_stmt_mut(else_body, f);
+            }
+            StmtKind::With { body, .. } => for_each_stmt_mut(body, f),
+            _ => {}
+        }
+    }
+}
+
 impl Stmt {
     /// The expressions of this statement itself (not of nested blocks).
     pub fn own_exprs(&self) -> Vec<&Expr> {

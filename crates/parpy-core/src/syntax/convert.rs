@@ -612,8 +612,18 @@ impl Converter {
     /// ordinary expression.
     fn assign_value(&mut self, v: &py::Expr) -> Expr {
         match v {
+            // (a tuple of tuples, `offsets = ((0, 1), (1, 0))`: sema reads
+            // a name bound once to one of numbers as the literal)
             py::Expr::Tuple(t) => Expr {
-                kind: ExprKind::Tuple(t.elts.iter().map(|e| self.expr(e)).collect()),
+                kind: ExprKind::Tuple(
+                    t.elts
+                        .iter()
+                        .map(|e| match e {
+                            py::Expr::Tuple(_) => self.iterable(e),
+                            _ => self.expr(e),
+                        })
+                        .collect(),
+                ),
                 span: self.span(t.range),
             },
             other => self.expr(other),
