@@ -179,6 +179,10 @@ FEATURES = [
     # `np.transpose(s, (1, 0))` of a 2-D slice reduced (stop 38: the
     # transposed view)
     "permutes",
+    # the tuple of a `tuple_loops` loop named first (`t = ((1, 0.5), (0,
+    # 2.0))`, then `for d, w in t:`), and rows of a 2-D slice unpacked
+    # (`for a, b in s`) (stop 39)
+    "tuple_locals",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -1598,6 +1602,18 @@ class Gen:
         (src, n, t), (src2, n2, t2) = r.choice(rows), r.choice(rows)
         v = self.fresh("v")
         elem = lambda name, t: E(name, t, leaf=kind(t) == "f")  # noqa: E731
+        wide = [a for a in self.arrays if a.role == "in" and len(a.shape) == 2
+                and a.shape[1] >= 2]
+        if wide and self.on("tuple_locals", 0.3):
+            # the rows of a 2-D slice, unpacked
+            a = r.choice(wide)
+            lo = r.randrange(a.shape[1] - 1)
+            w = self.fresh("w")
+            self.emit(ind, f"for {v}, {w} in {a.name}[:, {lo}:{lo + 2}]:")
+            inner.vars[v], inner.vars[w] = elem(v, a.dtype), elem(w, a.dtype)
+            self.block(inner, ind + 1, budget - 1, allow_par=False)
+            self.loop_else(sc, ind, budget)
+            return True
         form = r.choice(["plain", "enumerate", "zip", "reversed"])
         if form == "plain":
             self.emit(ind, f"for {v} in {src}:")
@@ -1685,15 +1701,26 @@ class Gen:
             vals = [r.randint(lo, lo + n - 1) for _ in range(r.choice([1, 2, 3, 4]))]
             inner = sc.child()
             inner.vars[v] = E(v, "wi", rng=(min(vals), max(vals)))
+            named = self.on("tuple_locals", 0.4)
             if r.random() < 0.5:
                 w = self.fresh("w")
                 ws = [r.choice(["0.5", "0.25", "-1.5", "2.0"]) for _ in vals]
                 pairs = ", ".join(f"({a}, {b})" for a, b in zip(vals, ws))
-                self.emit(ind, f"for {v}, {w} in ({pairs},):")
+                if named:
+                    t = self.fresh("t")
+                    self.emit(ind, f"{t} = ({pairs},)")
+                    self.emit(ind, f"for {v}, {w} in {t}:")
+                else:
+                    self.emit(ind, f"for {v}, {w} in ({pairs},):")
                 inner.vars[w] = E(w, "wf", leaf=True)
             else:
                 items = ", ".join(str(a) for a in vals)
-                self.emit(ind, f"for {v} in [{items}]:")
+                if named:
+                    t = self.fresh("t")
+                    self.emit(ind, f"{t} = ({items},)")
+                    self.emit(ind, f"for {v} in {t}:")
+                else:
+                    self.emit(ind, f"for {v} in [{items}]:")
             inner.loop = "for"
             self.block(inner, ind + 1, budget - 1, allow_par=sc.nest is not None)
             self.loop_else(sc, ind, budget)
