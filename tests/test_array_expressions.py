@@ -282,3 +282,40 @@ def test_transposes_read_and_write_the_array():
                    cpu_opts({'i': parpy.threads(5), 'j': parpy.threads(4)}))
     assert np.array_equal(got[4], x.T * 2.0)
     assert np.array_equal(got[0].T[1], 0.5 * got[4][1, :])
+
+
+# --------------------------------------------------------------------------
+# A computed array passed to a helper: Python's new array, which the helper
+# reads (and may write, leaving the arrays it was computed from alone). Was
+# "slices can only be used in slice assignments and reductions".
+
+@parpy.jit
+def length(v):
+    return np.sqrt((v ** 2).sum())
+
+
+@parpy.jit
+def zero_first_then_sum(v):
+    v[0] = 0.0
+    return v.sum()
+
+
+@parpy.jit
+def helper_of_computed_arrays(x, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = length(x[i, :] * 2.0) + length(np.exp(x[i, 1:] - x[i, 0]))
+        z[i] = zero_first_then_sum(x[i, :] - 0.5) + x[i, 0]
+
+
+def test_a_computed_array_passed_to_a_helper_is_a_new_array():
+    x = np.random.default_rng(7).random((5, 6))
+    got = run_both(helper_of_computed_arrays, [x, np.zeros(5), np.zeros(5), 5],
+                   cpu_opts({'i': parpy.threads(5)}))
+    assert np.array_equal(got[0], x)
+
+
+def test_a_computed_array_passed_to_a_helper_compiles_for_cuda_and_metal():
+    check_gpu_code(helper_of_computed_arrays, lambda backend: [
+        np.zeros((5, 6), np.float32), np.zeros(5, np.float32), np.zeros(5, np.float32), 5],
+        {'i': parpy.threads(5)}, "helper_of_computed_arrays")

@@ -250,6 +250,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_np_inner_of_matrices_or_by_name_is_an_error",
     "test_a_run_time_index_out_of_a_computed_array_raises_index_error",
     "test_changing_a_local_tuple_is_pythons_error",
+    "test_a_computed_array_passed_to_a_helper_compiles_for_cuda_and_metal",
     "test_cuda_code_uses_half_and_computes_math_in_float",
     # test_generated_names: symbol tables and other backends' code
     "test_the_entry_is_the_only_exported_symbol",

@@ -15,7 +15,8 @@
 //! is a view. These two, elementwise, are computed under a copy of the
 //! statement's labels when they have a dimension for each
 //! (`parpy.label('i'); y[:, :] = (x + 1.0).T` computes the sum in
-//! parallel too, in device memory on a GPU).
+//! parallel too, in device memory on a GPU). So is a computed array passed
+//! to a helper (`norm(x[i, :] * 2.0)`): the helper reads the name.
 //! A `while` condition is left as written (it is evaluated again at each
 //! iteration) and so is a generator expression.
 //!
@@ -176,6 +177,13 @@ impl Lowerer<'_, '_> {
                     self.hoist_in(value, before);
                 }
                 args.iter_mut().for_each(|a| self.hoist_in(a, before));
+                // (an array computed for a helper: `norm(x[i, :] * 2.0)`,
+                // as Python passes the new array)
+                if self.is_helper(func) {
+                    for a in args.iter_mut().filter(|a| self.computed(a)) {
+                        self.name_first(a, "argument", before, true);
+                    }
+                }
                 let method = self.permute_fn(func).is_none();
                 match &mut func.kind {
                     ExprKind::Attr { value, .. } if permuted && method && self.computed(value) => {
@@ -231,6 +239,17 @@ impl Lowerer<'_, '_> {
             span,
         };
         before.push((stmt, rank));
+    }
+
+    /// A call of a `@parpy.jit` (or plain Python) helper.
+    fn is_helper(&self, func: &Expr) -> bool {
+        !self.is_local_root(func)
+            && func.dotted_path().is_some_and(|p| {
+                matches!(
+                    self.resolver.resolve(&p),
+                    crate::resolve::Resolved::Function { .. }
+                )
+            })
     }
 
     /// A permutation of axes that parpy views (`permute.rs`).
