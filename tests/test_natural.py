@@ -1678,3 +1678,95 @@ def test_a_python_int_to_a_run_time_negative_power_raises():
     opts = cpu_opts({'i': parpy.threads(4)})
     with pytest.raises(ValueError, match="a negative exponent makes Python's int power a float"):
         python_int_to_a_run_time_negative_power(np.ones(4), np.zeros(4), 4, opts=opts)
+
+
+# --------------------------------------------------------------------------
+# A local lambda, `f = lambda a: ...`, called after it: its body where the
+# call is, reading the names it does not bind then, as Python's lambda
+# does when it is called (was "lambda expressions are not supported")
+
+
+@parpy.jit
+def black_scholes_calls(s, y, N):
+    parpy.label('i')
+    for i in range(N):
+        K, T, r, v = 100.0, 1.0, 0.05, 0.2
+        cnd = lambda d: 0.5 * (1 + math.erf(d / math.sqrt(2)))  # noqa: E731
+        d1 = (math.log(s[i] / K) + (r + 0.5 * v * v) * T) / (v * math.sqrt(T))
+        d2 = d1 - v * math.sqrt(T)
+        y[i] = s[i] * cnd(d1) - K * math.exp(-r * T) * cnd(d2)
+
+
+@parpy.jit
+def lambda_rules(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        scale = 2.0
+        f = lambda a, b: a * scale - b  # noqa: E731
+        scale = 3.0                     # (read when f is called)
+        sq = lambda v: (v ** 2).sum()   # noqa: E731
+        g = lambda a: f(a, a) + 1       # noqa: E731
+        h = lambda j: x[i, j] * j       # noqa: E731
+        b = 5.0
+        y[i, 0] = f(b, x[i, 0]) + g(x[i, 1])
+        y[i, 1] = sq(x[i, :]) - sq(x[i, 2:4])
+        y[i, 2] = sum(h(k) for k in range(6))
+
+
+def test_a_local_lambda_is_called_as_python_calls_it():
+    s = 80.0 + 40.0 * rng(40).random(6)
+    run_both(black_scholes_calls, [s, np.zeros(6), 6], cpu_opts({'i': parpy.threads(6)}),
+             rtol=0, atol=0)
+    x = rng(41).random((4, 6))
+    got = run_both(lambda_rules, [x, np.zeros((4, 3)), 4], cpu_opts({'i': parpy.threads(4)}),
+                   rtol=0, atol=0)
+    assert np.allclose(got[1][:, 0], 5.0 * 3.0 - x[:, 0] + x[:, 1] * 2.0 + 1)
+
+
+def lambda_reads_a_generator_name(x, y, N):
+    for i in range(N):
+        j = 2
+        h = lambda a: a * j  # noqa: E731
+        y[i] = sum(h(x[i, j]) for j in range(3))
+
+
+def lambda_in_a_branch(x, y, N):
+    for i in range(N):
+        if x[i, 0] > 0:
+            h = lambda a: a * 2  # noqa: E731
+        else:
+            h = lambda a: a * 3  # noqa: E731
+        y[i] = h(1.0)
+
+
+def lambda_as_a_value(x, y, N):
+    for i in range(N):
+        h = lambda a: a  # noqa: E731
+        g = h
+        y[i] = g(1.0)
+
+
+def lambda_calls_itself(x, y, N):
+    for i in range(N):
+        h = lambda a: h(a - 1) if a > 0 else 0  # noqa: E731
+        y[i] = h(3)
+
+
+def lambda_with_a_default(x, y, N):
+    for i in range(N):
+        h = lambda a, b=2.0: a - b  # noqa: E731
+        y[i] = h(1.0)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda_reads_a_generator_name, "the lambda `h` reads `j`, which the generator around this call binds"),
+    (lambda_in_a_branch, "the lambda `h` is defined in a block this call is outside of"),
+    (lambda_as_a_value, "`h` names a lambda, which parpy functions can only call"),
+    (lambda_calls_itself, "a lambda cannot call itself in a parpy function"),
+    (lambda_with_a_default, "a lambda in a parpy function takes plain parameters only"),
+])
+def test_what_a_local_lambda_cannot_do_is_a_located_error(fn, message):
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.jit(fn)(rng(42).random((3, 4)), np.zeros(3), 3, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
+    assert "test_natural.py:" in str(e.value)

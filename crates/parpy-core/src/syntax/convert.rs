@@ -15,6 +15,30 @@ pub(super) struct Converter {
     diags: Vec<Diagnostic>,
     /// The loops around the statement being converted.
     loops: u32,
+    /// The local lambdas the statement being converted may call (`f =
+    /// lambda a: ...` earlier in its block or a block around it), the
+    /// innermost last.
+    lambdas: Vec<Lambda>,
+    /// The names the generator expressions around the expression being
+    /// converted bind.
+    generator_names: Vec<String>,
+    /// The lambdas of blocks that have ended (a call after the block is
+    /// refused: Python's name may be unbound there).
+    ended_lambdas: Vec<Lambda>,
+}
+
+/// `name = lambda params: body`, whose calls `name(args)` are its body
+/// with the arguments in place of the parameters (Python's lambda reads
+/// the names it does not bind when it is called: so does the body where
+/// the call is).
+#[derive(Clone)]
+struct Lambda {
+    name: String,
+    params: Vec<String>,
+    body: py::Expr,
+    span: Span,
+    /// Its body is being expanded (a call of itself inside is refused).
+    open: bool,
 }
 
 /// An identifier as Python sees it: NFKC-normalized (PEP 3131), so the
@@ -40,6 +64,9 @@ impl Converter {
             file,
             diags: vec![],
             loops: 0,
+            lambdas: vec![],
+            generator_names: vec![],
+            ended_lambdas: vec![],
         }
     }
 
@@ -222,7 +249,131 @@ impl Converter {
     }
 
     fn block(&mut self, stmts: &[py::Stmt]) -> Vec<Stmt> {
-        stmts.iter().filter_map(|s| self.stmt(s)).collect()
+        // (a lambda defined in the block is called in the rest of it)
+        let visible = self.lambdas.len();
+        let out = stmts.iter().filter_map(|s| self.stmt(s)).collect();
+        let ended = self.lambdas.split_off(visible);
+        self.ended_lambdas.extend(ended);
+        out
+    }
+
+    /// `name = lambda params: body`: recorded for the calls after it (see
+    /// [`Lambda`]); no statement of its own. `None` for another statement.
+    fn lambda_def(&mut self, s: &py::Stmt) -> Option<()> {
+        let py::Stmt::Assign(a) = s else { return None };
+        let ([py::Expr::Name(n)], py::Expr::Lambda(l)) = (a.targets.as_slice(), a.value.as_ref())
+        else {
+            return None;
+        };
+        let args = &l.args;
+        let plain = args.posonlyargs.is_empty()
+            && args.vararg.is_none()
+            && args.kwonlyargs.is_empty()
+            && args.kwarg.is_none()
+            && args.args.iter().all(|p| p.default.is_none());
+        if !plain {
+            self.reject_with(
+                l.range,
+                "a lambda in a parpy function takes plain parameters only",
+                "defaults, `*args` or keyword-only parameters",
+                Some("write the values at the call, or define a `@parpy.jit` helper"),
+            );
+            return Some(());
+        }
+        let name = ident(&n.id);
+        if self.lambdas.iter().any(|f| f.name == name) {
+            self.reject_with(
+                n.range,
+                "a lambda's name cannot be bound again in a parpy function",
+                "bound again here",
+                Some("give the other lambda another name"),
+            );
+            return Some(());
+        }
+        self.lambdas.push(Lambda {
+            name,
+            params: args.args.iter().map(|p| ident(&p.def.arg)).collect(),
+            body: (*l.body).clone(),
+            span: self.span(a.range),
+            open: false,
+        });
+        Some(())
+    }
+
+    /// A call `f(args)` of a local lambda `f`: its body with the arguments
+    /// in place of its parameters. `None` when `f` is not one.
+    fn lambda_call(&mut self, c: &py::ExprCall) -> Option<Expr> {
+        let py::Expr::Name(n) = c.func.as_ref() else {
+            return None;
+        };
+        let name = ident(&n.id);
+        let k = self.lambdas.iter().rposition(|f| f.name == name)?;
+        let f = self.lambdas[k].clone();
+        let r = c.range;
+        if f.open {
+            self.reject_with(
+                r,
+                "a lambda cannot call itself in a parpy function",
+                "called inside its own body",
+                None,
+            );
+            return Some(self.bad(r));
+        }
+        if !c.keywords.is_empty() || c.args.len() != f.params.len() {
+            let d = Diagnostic::error(format!(
+                "`{name}` takes {} positional argument{} but {} {} given",
+                f.params.len(),
+                if f.params.len() == 1 { "" } else { "s" },
+                c.args.len() + c.keywords.len(),
+                if c.args.len() + c.keywords.len() == 1 {
+                    "was"
+                } else {
+                    "were"
+                }
+            ))
+            .at(self.span(r), "this call")
+            .also(f.span, "the lambda")
+            .type_error();
+            self.diags.push(d);
+            return Some(self.bad(r));
+        }
+        let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
+        self.lambdas[k].open = true;
+        let mut body = self.expr(&f.body);
+        self.lambdas[k].open = false;
+        // a name the lambda reads that a generator around the call binds
+        // would be the generator's there, the function's in Python
+        let mut reads = vec![];
+        body.walk(&mut |e| {
+            if let ExprKind::Name(v) = &e.kind {
+                reads.push(v.clone());
+            }
+        });
+        if let Some(g) = reads
+            .iter()
+            .find(|v| !f.params.contains(v) && self.generator_names.contains(v))
+        {
+            let d = Diagnostic::error(format!(
+                "the lambda `{name}` reads `{g}`, which the generator around this call binds"
+            ))
+            .at(self.span(r), "called here")
+            .also(f.span, "the lambda")
+            .note(format!(
+                "Python's lambda reads the function's `{g}`, not the generator's"
+            ))
+            .help("pass the value as an argument of the lambda");
+            self.diags.push(d);
+            return Some(self.bad(r));
+        }
+        let by: Vec<(String, Expr)> = f.params.iter().cloned().zip(args).collect();
+        body.walk_mut(&mut |e| {
+            if let ExprKind::Name(v) = &e.kind {
+                if let Some((_, a)) = by.iter().find(|(p, _)| p == v) {
+                    *e = a.clone();
+                }
+            }
+        });
+        Some(body)
     }
 
     /// A loop's body (where `break` and `continue` are allowed).
@@ -235,6 +386,9 @@ impl Converter {
 
     fn stmt(&mut self, s: &py::Stmt) -> Option<Stmt> {
         let r = s.range();
+        if self.lambda_def(s).is_some() {
+            return None;
+        }
         let kind = match s {
             // `a, (b, c) = e1, (e2, e3)`: the names and values paired at
             // every level, one level (`a, b, c = e1, e2, e3`: Python
@@ -698,7 +852,22 @@ impl Converter {
                     return self.bad(r);
                 }
             },
-            py::Expr::Name(n) => ExprKind::Name(ident(&n.id)),
+            py::Expr::Name(n) => {
+                let name = ident(&n.id);
+                if let Some(f) = self.lambdas.iter().find(|f| f.name == name) {
+                    let d = Diagnostic::error(format!(
+                        "`{name}` names a lambda, which parpy functions can only call"
+                    ))
+                    .at(self.span(r), "not a call")
+                    .also(f.span, "the lambda")
+                    .help(format!(
+                        "call it (`{name}(...)`), or give another value another name"
+                    ));
+                    self.diags.push(d);
+                    return self.bad(r);
+                }
+                ExprKind::Name(name)
+            }
             py::Expr::Attribute(a) => ExprKind::Attr {
                 value: self.boxed(&a.value),
                 attr: ident(&a.attr),
@@ -805,6 +974,40 @@ impl Converter {
                 then: self.boxed(&i.body),
                 else_: self.boxed(&i.orelse),
             },
+            py::Expr::Call(c)
+                if self.lambdas.iter().any(
+                    |f| matches!(c.func.as_ref(), py::Expr::Name(n) if ident(&n.id) == f.name),
+                ) =>
+            {
+                return self.lambda_call(c).unwrap_or_else(|| self.bad(r));
+            }
+            py::Expr::Call(c)
+                if self.ended_lambdas.iter().any(
+                    |f| matches!(c.func.as_ref(), py::Expr::Name(n) if ident(&n.id) == f.name),
+                ) =>
+            {
+                let py::Expr::Name(n) = c.func.as_ref() else {
+                    return self.bad(r);
+                };
+                let name = ident(&n.id);
+                let at = self
+                    .ended_lambdas
+                    .iter()
+                    .rev()
+                    .find(|f| f.name == name)
+                    .map(|f| f.span);
+                let mut d = Diagnostic::error(format!(
+                    "the lambda `{name}` is defined in a block this call is outside of"
+                ))
+                .at(self.span(r), "called here");
+                if let Some(at) = at {
+                    d = d.also(at, "defined here");
+                }
+                self.diags.push(d.help(format!(
+                    "define `{name}` once, before the blocks that call it (Python's name may be unbound here, or bound to another lambda)"
+                )));
+                return self.bad(r);
+            }
             py::Expr::Call(c) => {
                 let mut keywords = vec![];
                 for k in &c.keywords {
@@ -844,12 +1047,15 @@ impl Converter {
                 elt, generators, ..
             }) => {
                 let mut clauses = vec![];
+                let bound = self.generator_names.len();
                 for c in generators {
                     if c.is_async {
                         self.reject(c.target.range(), "`async for` clauses");
+                        self.generator_names.truncate(bound);
                         return self.bad(r);
                     }
                     let Some((var, var_span, unpack, group)) = self.loop_target(&c.target) else {
+                        self.generator_names.truncate(bound);
                         return self.bad(r);
                     };
                     if group.is_some() {
@@ -859,8 +1065,12 @@ impl Converter {
                             "nested tuple",
                             Some("unpack one level: `for a, b in zip(x, y)`"),
                         );
+                        self.generator_names.truncate(bound);
                         return self.bad(r);
                     }
+                    self.generator_names.push(var.clone());
+                    self.generator_names
+                        .extend(unpack.iter().map(|(n, _)| n.clone()));
                     clauses.push(Clause {
                         var,
                         var_span,
@@ -869,8 +1079,10 @@ impl Converter {
                         ifs: c.ifs.iter().map(|e| self.expr(e)).collect(),
                     });
                 }
+                let elt = self.boxed(elt);
+                self.generator_names.truncate(bound);
                 ExprKind::Generator {
-                    elt: self.boxed(elt),
+                    elt,
                     clauses,
                     list: matches!(e, py::Expr::ListComp(_)),
                 }

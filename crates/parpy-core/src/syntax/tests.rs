@@ -100,7 +100,11 @@ fn rejects_each_construct_with_location() {
         ),
         ("    y = {1: 2}\n", "dict literals", "t.py:11:9"),
         ("    y = {1, 2}\n", "set literals", "t.py:11:9"),
-        ("    y = lambda v: v\n", "lambda expressions", "t.py:11:9"),
+        (
+            "    y = f(lambda v: v)\n",
+            "lambda expressions",
+            "t.py:11:11",
+        ),
         (
             "    try:\n        pass\n    except E:\n        pass\n",
             "`try` statements",
