@@ -319,3 +319,26 @@ def test_a_computed_array_passed_to_a_helper_compiles_for_cuda_and_metal():
     check_gpu_code(helper_of_computed_arrays, lambda backend: [
         np.zeros((5, 6), np.float32), np.zeros(5, np.float32), np.zeros(5, np.float32), 5],
         {'i': parpy.threads(5)}, "helper_of_computed_arrays")
+
+
+# --------------------------------------------------------------------------
+# `out=` and `where=` of NumPy's elementwise functions, as statements: the
+# store into `out` (was "`np.exp` supports only `out=None`")
+
+@parpy.jit
+def into_out(x, y, z, w, N):
+    parpy.label('i')
+    for i in range(N):
+        np.sqrt(x[i, :], out=y[i, :])
+        np.multiply(y[i, ::-1], 2.0, out=y[i, :])      # in place, reversed
+        np.clip(x[i, :], 0.25, 0.75, out=z[i, :])
+        np.subtract(x[i, :], 0.5, out=w[i, :], where=x[i, :] > 0.3)
+    parpy.label('i')
+    np.negative(z, out=z)
+
+
+def test_out_and_where_of_elementwise_functions_store_as_numpy_does():
+    x = np.random.default_rng(8).random((5, 6))
+    w = np.full((5, 6), -9.0)
+    run_both(into_out, [x, np.zeros((5, 6)), np.zeros((5, 6)), w, 5],
+             cpu_opts({'i': parpy.threads(5)}), rtol=0, atol=0)

@@ -536,6 +536,8 @@ impl Lowerer<'_, '_> {
         if !ok {
             return None;
         }
+        let stored = super::out_args::rewrite(def, globals.as_ref());
+        let def = stored.as_ref().unwrap_or(def);
         let mut body = super::keywords::positional(def, globals.as_ref(), &mut self.sh.diags)?.body;
         subst_stmts(&mut body, &subst);
         let params: Vec<String> = def.params.iter().map(|p| p.name.clone()).collect();

@@ -32,6 +32,7 @@ mod masks;
 mod membership;
 mod nan_reductions;
 mod order_stats;
+mod out_args;
 mod permute;
 mod polyval;
 mod reshape;
@@ -342,7 +343,10 @@ fn lower_function(
 ) -> Option<(Function, bool)> {
     let opts = sh.opts;
     let before = sh.diags.len();
-    // keyword arguments and defaults: positional calls only
+    // `f(x, out=y)` as the store into `y`; keyword arguments and
+    // defaults: positional calls only
+    let stored = out_args::rewrite(def, resolver);
+    let def = stored.as_ref().unwrap_or(def);
     let positional = keywords::positional(def, resolver, &mut sh.diags)?;
     let def = &positional;
     // dict arguments: one parameter per leaf, the body rewritten
