@@ -83,33 +83,8 @@ pub(super) fn rewrite(def: &FunctionDef, resolver: &dyn Resolver) -> Option<Func
             span: *span,
         };
         if let Some(m) = keywords.iter().find(|k| k.name == "where") {
-            // `np.where` of the module `f` came from (`np.exp`: `np.where`)
-            let (_, module) = path.split_last()?;
-            if module.is_empty() {
-                return None;
-            }
-            let mut where_fn = ast::Expr::name(module[0], func.span);
-            for part in &module[1..] {
-                where_fn = Expr {
-                    kind: ExprKind::Attr {
-                        value: Box::new(where_fn),
-                        attr: part.to_string(),
-                    },
-                    span: func.span,
-                };
-            }
-            let where_fn = Expr {
-                kind: ExprKind::Attr {
-                    value: Box::new(where_fn),
-                    attr: "where".to_string(),
-                },
-                span: func.span,
-            };
-            value = ast::Expr::call(
-                where_fn,
-                vec![m.value.clone(), value, target.clone()],
-                *span,
-            );
+            let args = vec![m.value.clone(), value, target.clone()];
+            value = super::Lowerer::numpy_call("where", args, *span);
         }
         Some(Stmt {
             kind: StmtKind::Assign {
