@@ -1758,7 +1758,16 @@ def lambda_with_a_default(x, y, N):
         y[i] = h(1.0)
 
 
+def lambda_with_a_generator_of_its_argument(x, y, N):
+    for i in range(N):
+        f = lambda a: sum(a * k for k in range(3))  # noqa: E731
+        k = 5.0
+        y[i] = f(k)
+
+
 @pytest.mark.parametrize("fn, message", [
+    (lambda_with_a_generator_of_its_argument,
+     "parpy cannot call the lambda `f` here: a generator in it binds `k`, a parameter or a name the arguments read"),
     (lambda_reads_a_generator_name, "the lambda `h` reads `j`, which the generator around this call binds"),
     (lambda_in_a_branch, "the lambda `h` is defined in a block this call is outside of"),
     (lambda_as_a_value, "`h` names a lambda, which parpy functions can only call"),

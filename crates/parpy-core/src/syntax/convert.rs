@@ -365,6 +365,37 @@ impl Converter {
             self.diags.push(d);
             return Some(self.bad(r));
         }
+        // a generator in the body binding a parameter, or a name an
+        // argument reads, would take the argument's place there
+        let mut bound: Vec<String> = vec![];
+        body.walk(&mut |e| {
+            if let ExprKind::Generator { clauses, .. } = &e.kind {
+                for c in clauses {
+                    bound.extend(c.targets().into_iter().map(str::to_string));
+                }
+            }
+        });
+        let mut arg_reads: Vec<String> = vec![];
+        for a in &args {
+            a.walk(&mut |e| {
+                if let ExprKind::Name(v) = &e.kind {
+                    arg_reads.push(v.clone());
+                }
+            });
+        }
+        if let Some(g) = bound
+            .iter()
+            .find(|b| f.params.contains(b) || arg_reads.contains(b))
+        {
+            let d = Diagnostic::error(format!(
+                "parpy cannot call the lambda `{name}` here: a generator in it binds `{g}`, a parameter or a name the arguments read"
+            ))
+            .at(self.span(r), "called here")
+            .also(f.span, "the lambda")
+            .help("rename the generator's variable");
+            self.diags.push(d);
+            return Some(self.bad(r));
+        }
         let by: Vec<(String, Expr)> = f.params.iter().cloned().zip(args).collect();
         body.walk_mut(&mut |e| {
             if let ExprKind::Name(v) = &e.kind {
