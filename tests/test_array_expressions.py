@@ -337,6 +337,26 @@ def into_out(x, y, z, w, N):
     np.negative(z, out=z)
 
 
+@parpy.jit
+def roots_into(v, out):
+    np.sqrt(v, out=out)
+    out[...] += 1.0
+
+
+@parpy.jit
+def roots_through_a_helper(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        roots_into(x[i, 1:], y[i, :-1])
+
+
+def test_out_of_a_helpers_view_parameter_stores_through_the_view():
+    # (was "`...` indexes only arrays": `out[...]` of a view `y[i, :-1]`)
+    x = np.random.default_rng(9).random((4, 6))
+    run_both(roots_through_a_helper, [x, np.zeros((4, 5)), 4],
+             cpu_opts({'i': parpy.threads(4)}), rtol=0, atol=0)
+
+
 def test_out_and_where_of_elementwise_functions_store_as_numpy_does():
     x = np.random.default_rng(8).random((5, 6))
     w = np.full((5, 6), -9.0)

@@ -683,6 +683,13 @@ impl Lowerer<'_, '_> {
             ) else {
                 return;
             };
+            // `s[...]` of a subscript is the subscript (a helper's view
+            // parameter stored through: `np.exp(v, out=out)`)
+            if indices.len() == 1 && matches!(value.kind, ast::ExprKind::Subscript { .. }) {
+                let view = (**value).clone();
+                *e = view;
+                return;
+            }
             let array = super::expr::transpose_of(value).unwrap_or(value);
             let Some((_, Type::Array { shape, .. })) = self.array_arg(array) else {
                 return;
