@@ -353,7 +353,7 @@ def roots_through_a_helper(x, y, N):
 def test_out_of_a_helpers_view_parameter_stores_through_the_view():
     # (was "`...` indexes only arrays": `out[...]` of a view `y[i, :-1]`)
     x = np.random.default_rng(9).random((4, 6))
-    run_both(roots_through_a_helper, [x, np.zeros((4, 5)), 4],
+    run_both(roots_through_a_helper, [x, np.zeros((4, 6)), 4],
              cpu_opts({'i': parpy.threads(4)}), rtol=0, atol=0)
 
 
