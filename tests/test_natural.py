@@ -1534,6 +1534,30 @@ def test_a_tuple_loop_target_unpacks_the_rows_of_an_array():
 
 
 @parpy.jit
+def columns(x, m, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        # (a loop over `x.T` walks the columns: was "`for` loops must
+        # iterate over `range(...)`, an array or a slice of one")
+        s = 0.0
+        for j, col in enumerate(x[i].T):
+            s += j * col.sum() - col[0]
+        for a, b, c in x[i].T:
+            s = s * 0.5 + a - b * c
+        y[i] = s
+        t = 0.0
+        for col in m.T:
+            t += col[i] * col.max()
+        z[i] = t
+
+
+def test_a_loop_over_a_transpose_walks_the_columns():
+    r = np.random.default_rng(23)
+    run_both(columns, [r.random((4, 3, 5)), r.random((4, 6)), np.zeros(4), np.zeros(4), 4],
+             cpu_opts({'i': parpy.threads(4)}), rtol=0, atol=0)
+
+
+@parpy.jit
 def rows_of_three_into_two(pts, y, N):
     for i in range(N):
         for a, b in pts[i]:

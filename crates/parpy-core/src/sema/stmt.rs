@@ -1210,6 +1210,60 @@ impl Lowerer<'_, '_> {
     /// view: the element of a 1-D view is a number, of a matrix `x` the row
     /// `x[index]` (a row view, as `r = x[i]`), of `x[1:4, ::2]` the view
     /// `x[1 + index, ::2]`.
+    /// The `index`-th column of the matrix view `x[indices]` (an array
+    /// name, `indices` with exactly two full slices once padded), as a
+    /// subscript of `x`: its last full slice replaced by `index`. With the
+    /// length of that dimension.
+    fn column(
+        &mut self,
+        index: ast::Expr,
+        x: &ast::Expr,
+        indices: &[ast::Expr],
+    ) -> Option<(i64, ast::Expr)> {
+        let (_, Type::Array { shape, .. }) = self.array_arg(x)? else {
+            return None;
+        };
+        let full = |e: &ast::Expr| {
+            matches!(
+                e.kind,
+                ast::ExprKind::Slice {
+                    lo: None,
+                    hi: None,
+                    step: None
+                }
+            )
+        };
+        let mut at: Vec<ast::Expr> = indices.to_vec();
+        while at.len() < shape.len() {
+            at.push(ast::Expr::full_slice(x.span));
+        }
+        let slices: Vec<usize> = (0..at.len()).filter(|k| full(&at[*k])).collect();
+        let others_scalar = at.iter().all(|e| {
+            full(e)
+                || !matches!(
+                    e.kind,
+                    ast::ExprKind::Slice { .. } | ast::ExprKind::Ellipsis
+                )
+        });
+        let ([_, last], true, true) = (slices.as_slice(), at.len() == shape.len(), others_scalar)
+        else {
+            return None;
+        };
+        let n = shape[*last];
+        at[*last] = index;
+        let span = x.span;
+        Some((
+            n,
+            ast::Expr {
+                kind: ast::ExprKind::Subscript {
+                    value: Box::new(x.clone()),
+                    indices: at,
+                },
+                span,
+            },
+        ))
+    }
+
     fn element(&mut self, index_name: &str, iter: &ast::Expr) -> Option<(i64, ast::Expr)> {
         let span = iter.span;
         let index = ast::Expr::name(index_name, span);
@@ -1227,6 +1281,18 @@ impl Lowerer<'_, '_> {
                 }
                 _ => None,
             },
+            // `for col in x.T` of a matrix, and of a matrix row `x[i].T`
+            // (which `rewrite_views` makes `x.T[:, :, i]`): the columns,
+            // `x[:, k]` and `x[i, :, k]`
+            ast::ExprKind::Attr { value, attr } if attr == "T" => self.column(index, value, &[]),
+            ast::ExprKind::Subscript { value, indices } if matches!(&value.kind, ast::ExprKind::Attr { attr, .. } if attr == "T") =>
+            {
+                let ast::ExprKind::Attr { value: x, .. } = &value.kind else {
+                    return None;
+                };
+                let reversed: Vec<ast::Expr> = indices.iter().rev().cloned().collect();
+                self.column(index, x, &reversed)
+            }
             // a slice of a slice (`x[i, 2:9][1:4]`): the one subscript
             ast::ExprKind::Subscript { .. }
                 if super::expr::subscript_of_a_slice(iter).is_some() =>
