@@ -342,7 +342,7 @@ def local_tuples(x, k, y, N):
             s += x[(i + dy) % N, 3 + dx]
         a, b = pair
         y[i, 0] = (x[i, :3] * w).sum() + w[k[i]] + len(w)
-        y[i, 1] = s + a * b - max(pair) + sum(w)
+        y[i, 1] = s + a * b - max(pair) + sum(w) + offsets[2][1] * offsets[-1][0]
         y[i, 2] = k[i] in (0, 2)
 
 

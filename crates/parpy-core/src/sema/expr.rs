@@ -400,6 +400,11 @@ impl Lowerer<'_, '_> {
             ast::ExprKind::Subscript { value, .. } if self.tuple_valued(value) => {
                 self.tuple_element(e)
             }
+            ast::ExprKind::Subscript { .. }
+                if matches!(flatten_subscript(e).0.kind, ast::ExprKind::Tuple(_)) =>
+            {
+                self.tuple_literal_item(e)
+            }
             ast::ExprKind::Subscript { .. } if self.computed_base(e).is_some() => {
                 let (value, idx) = flatten_subscript(e);
                 self.element_of(value, &idx, span)
@@ -933,6 +938,63 @@ impl Lowerer<'_, '_> {
         let check = Expr::assert(ok, Some(message.to_string()), "ValueError", span);
         self.pre
             .push(crate::ir::Stmt::new(crate::ir::StmtKind::Expr(check), span));
+    }
+
+    /// An item of a tuple literal (`((0, 1), (1, 0))[k][0]`, which a local
+    /// name of one stands for: `lists.rs` `local_tuples`): a constant
+    /// index picks the item, as Python does; a run-time one indexes a tuple
+    /// of numbers as the list of them (checked where it runs).
+    fn tuple_literal_item(&mut self, e: &ast::Expr) -> Option<TExpr> {
+        let (base, idx) = flatten_subscript(e);
+        let mut cur = base.clone();
+        for (k, ix) in idx.iter().enumerate() {
+            let ast::ExprKind::Tuple(items) = &cur.kind else {
+                self.error(
+                    Diagnostic::error("a number cannot be indexed")
+                        .at(ix.span, "indexes an item of the tuple, a number"),
+                );
+                return None;
+            };
+            let nested = items
+                .iter()
+                .any(|i| matches!(i.kind, ast::ExprKind::Tuple(_)));
+            let known = self.lower_expr(ix).and_then(|t| self.known_int(&t.e));
+            match known {
+                Some(c) => {
+                    let n = items.len() as i64;
+                    if !(-n..n).contains(&c) {
+                        self.error(
+                            Diagnostic::error("tuple index out of range")
+                                .at(ix.span, format!("index {c} of a tuple of {n}"))
+                                .note("Python raises IndexError here"),
+                        );
+                        return None;
+                    }
+                    cur = items[c.rem_euclid(n) as usize].clone();
+                }
+                None if !nested && k + 1 == idx.len() => {
+                    let read = ast::Expr {
+                        kind: ast::ExprKind::Subscript {
+                            value: Box::new(ast::Expr::list(items.clone(), cur.span)),
+                            indices: vec![(*ix).clone()],
+                        },
+                        span: e.span,
+                    };
+                    return self.lower_expr(&read);
+                }
+                None => {
+                    self.error(
+                        Diagnostic::error(
+                            "an index of a tuple of tuples must be known when compiling",
+                        )
+                        .at(ix.span, "not known when compiling")
+                        .help("index with a constant, or loop over the tuple: `for a, b in t:`"),
+                    );
+                    return None;
+                }
+            }
+        }
+        self.lower_expr(&cur)
     }
 
     /// The value indexed by subscript `e` when it is computed (a call, an
