@@ -1803,3 +1803,32 @@ def test_what_a_local_lambda_cannot_do_is_a_located_error(fn, message):
         parpy.jit(fn)(rng(42).random((3, 4)), np.zeros(3), 3, opts=cpu_opts())
     assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
     assert "test_natural.py:" in str(e.value)
+
+
+# --------------------------------------------------------------------------
+# `and` / `or` of values that are not all bools give the operand that
+# decides, as Python's do (were bools: `x[i] or 5.0` was 1.0, a silent
+# wrong result)
+
+
+@parpy.jit
+def and_or_values(x, k, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = x[i, 0] > 0 and x[i, 1] or x[i, 2]
+        y[i, 1] = x[i, 1] or 5.0
+        y[i, 2] = k[i] and x[i, 1]
+        y[i, 3] = (x[i, 0] > 0 and 5) + 0.5
+        y[i, 4] = x[i, 1] or x[i, 0] or 7
+        y[i, 5] = not (x[i, 0] and x[i, 1])
+
+
+def test_and_or_give_the_deciding_operand_as_python_does():
+    x = rng(43).standard_normal((6, 3))
+    x[0, 1] = x[2, 1] = 0.0
+    x[1, 0] = x[3, 0] = -1.0
+    x[4, :2] = 0.0
+    k = np.array([0, 3, -1, 0, 2, 5])
+    got = run_both(and_or_values, [x, k, np.zeros((6, 6)), 6],
+                   cpu_opts({'i': parpy.threads(6)}), rtol=0, atol=0)
+    assert got[2][0, 1] == 5.0 and got[2][4, 4] == 7.0

@@ -536,6 +536,9 @@ impl Lowerer<'_, '_> {
                 let mut acc: Option<Expr> = None;
                 let mut ok = true;
                 let mut all_weak = true;
+                // each operand with its truth, for values that are not
+                // all bools
+                let mut operands: Vec<(TExpr, Expr)> = vec![];
                 for v in values {
                     let mark = self.pre.len();
                     let t = self.lower_expr(v);
@@ -561,10 +564,11 @@ impl Lowerer<'_, '_> {
                         continue;
                     };
                     all_weak &= t.weak;
-                    let Some(b) = self.truthy(t) else {
+                    let Some(b) = self.truthy(t.clone()) else {
                         ok = false;
                         continue;
                     };
+                    operands.push((t, b.clone()));
                     acc = Some(match acc {
                         None => b,
                         Some(a) => bool_binary(*op, a, b, span),
@@ -573,10 +577,40 @@ impl Lowerer<'_, '_> {
                 if !ok {
                     return None;
                 }
-                Some(TExpr {
-                    e: acc?,
-                    weak: all_weak,
-                })
+                let bools = operands
+                    .iter()
+                    .all(|(t, _)| t.e.ty.elem() == Some(ElemTy::Bool));
+                if bools {
+                    return Some(TExpr {
+                        e: acc?,
+                        weak: all_weak,
+                    });
+                }
+                // Python's value: `a and b` is `b if a else a`, `a or b`
+                // is `a if a else b` (the first operand that decides), in
+                // the operands' promoted type
+                let (last, _) = operands.pop()?;
+                let mut value = last;
+                while let Some((a, truth)) = operands.pop() {
+                    let (a, rest, ty, weak) = self.unify(a, value)?;
+                    let (then, else_) = match op {
+                        BinOp::And => (rest, a),
+                        _ => (a, rest),
+                    };
+                    value = TExpr {
+                        e: Expr::new(
+                            ExprKind::Select {
+                                cond: Box::new(truth),
+                                then: Box::new(then),
+                                else_: Box::new(else_),
+                            },
+                            Type::Scalar(ty),
+                            span,
+                        ),
+                        weak,
+                    };
+                }
+                Some(value)
             }
             ast::ExprKind::IfExp { cond, then, else_ } => {
                 let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
