@@ -1832,3 +1832,20 @@ def test_and_or_give_the_deciding_operand_as_python_does():
     got = run_both(and_or_values, [x, k, np.zeros((6, 6)), 6],
                    cpu_opts({'i': parpy.threads(6)}), rtol=0, atol=0)
     assert got[2][0, 1] == 5.0 and got[2][4, 4] == 7.0
+
+
+@parpy.jit
+def rounds_of_python_floats(alpha, y, N):
+    for i in range(N):
+        # (Python's round of a Python float rounds its exact value: 2.675
+        # is 2.67499..., so 2.67; NumPy's np.round(2.675, 2) is 2.68)
+        y[0] = round(2.675, 2)
+        y[1] = round(alpha, 2)
+        y[2] = round(0.125, 2) + round(-0.001, 2)
+        y[3] = np.round(2.675, 2)
+        y[4] = round(np.float64(2.675), 2)
+
+
+def test_python_round_of_a_python_float_is_pythons():
+    got = run_both(rounds_of_python_floats, [1.005, np.zeros(5), 1], cpu_opts(), rtol=0, atol=0)
+    assert list(got[1]) == [2.67, 1.0, 0.12, 2.68, 2.68]

@@ -380,9 +380,13 @@ impl Lowerer<'_, '_> {
                 }
                 self.reduction(op, &args[0], span)
             }
-            // `np.round(x, d)` / `round(x, d)`: NumPy's decimal rounding
+            // `np.round(x, d)` / `round(x, d)`: NumPy's decimal rounding;
+            // Python's `round` of a Python float known when compiling is
+            // Python's (the exact decimal value rounded, `round(2.675, 2)`
+            // is 2.67 where NumPy's is 2.68)
             Builtin::Math(MathFn::Round) | Builtin::MathToInt(MathFn::Round) if args.len() == 2 => {
-                self.round_decimals(&args[0], &args[1], span)
+                let python = matches!(b, Builtin::MathToInt(_));
+                self.round_decimals(&args[0], &args[1], python, span)
             }
             Builtin::Math(f) => self.math_call(f, name, args, span),
             Builtin::MathToInt(f) => {
@@ -1281,10 +1285,17 @@ impl Lowerer<'_, '_> {
     }
 
     /// `np.round(x, d)` (and `round(x, d)` of a NumPy number) as NumPy
-    /// computes it, in `x`'s float type: `rint(x * 10**d) / 10**d`, or for
+    /// computes it (Python's `round`, `python`, of a Python float known when
+    /// compiling as Python does: `python_round`), in `x`'s float type: `rint(x * 10**d) / 10**d`, or for
     /// `d < 0` `rint(x / 10**-d) * 10**-d`; an integer with `d >= 0` is
     /// itself.
-    fn round_decimals(&mut self, x: &ast::Expr, d: &ast::Expr, span: Span) -> Option<TExpr> {
+    fn round_decimals(
+        &mut self,
+        x: &ast::Expr,
+        d: &ast::Expr,
+        python: bool,
+        span: Span,
+    ) -> Option<TExpr> {
         let Some(d) = self.lower_expr(d).and_then(|t| self.known_int(&t.e)) else {
             self.error(
                 Diagnostic::error("the number of decimals of `round` must be an integer constant")
@@ -1293,6 +1304,13 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let v = self.lower_expr(x)?;
+        // Python's `round` of a Python float known when compiling
+        if let (true, true, ExprKind::Float(c)) = (python, v.weak, &v.e.kind) {
+            if let Some(r) = python_round(*c, d) {
+                let e = Expr::new(ExprKind::Float(r), Type::Scalar(self.opts.float_type), span);
+                return Some(TExpr { e, weak: true });
+            }
+        }
         let ty = self.scalar_elem(&v)?;
         if !ty.is_float() {
             if d >= 0 {
@@ -2078,4 +2096,17 @@ fn in_dtype(r: Option<TExpr>, dtype: Option<ElemTy>) -> Option<TExpr> {
         }),
         (r, _) => r,
     }
+}
+
+/// Python's `round(x, d)` of a float for `0 <= d <= 350` (and of an
+/// infinity or NaN, itself): the exact
+/// decimal value of `x` rounded to `d` places, ties to even, read back as
+/// the nearest float (Rust's formatting rounds the exact value as
+/// CPython's `float.__round__` does). `None` for other `d`.
+fn python_round(x: f64, d: i64) -> Option<f64> {
+    if !x.is_finite() {
+        return Some(x);
+    }
+    let d = usize::try_from(d).ok().filter(|d| *d <= 350)?;
+    format!("{x:.d$}").parse().ok()
 }
