@@ -1817,9 +1817,9 @@ def and_or_values(x, k, y, N):
     for i in range(N):
         y[i, 0] = x[i, 0] > 0 and x[i, 1] or x[i, 2]
         y[i, 1] = x[i, 1] or 5.0
-        y[i, 2] = k[i] and x[i, 1]
+        y[i, 2] = k[i] and k[i] * 2 - 1
         y[i, 3] = (x[i, 0] > 0 and 5) + 0.5
-        y[i, 4] = x[i, 1] or x[i, 0] or 7
+        y[i, 4] = x[i, 1] or x[i, 0] or 7.0
         y[i, 5] = not (x[i, 0] and x[i, 1])
 
 
@@ -1849,3 +1849,34 @@ def rounds_of_python_floats(alpha, y, N):
 def test_python_round_of_a_python_float_is_pythons():
     got = run_both(rounds_of_python_floats, [1.005, np.zeros(5), 1], cpu_opts(), rtol=0, atol=0)
     assert list(got[1]) == [2.67, 1.0, 0.12, 2.68, 2.68]
+
+
+@parpy.jit
+def and_of_two_types(x, k, y, N):
+    for i in range(N):
+        y[i] = k[i] and x[i, 1]
+
+
+@parpy.jit
+def and_or_conditions(x, k, y, N):
+    parpy.label('i')
+    for i in range(N):
+        # (read for their truth only, operands of any types)
+        if (k[i] and x[i, 1]) or (x[i, 0] and not k[i]):
+            y[i, 0] = 1.0
+        y[i, 1] = 1.0 if k[i] or x[i, 1] else 2.0
+        y[i, 2] = not (k[i] and x[i, 0])
+
+
+def test_and_or_read_for_their_truth_take_operands_of_any_types():
+    x = rng(44).standard_normal((6, 2))
+    x[0, 1] = x[2, 0] = 0.0
+    run_both(and_or_conditions, [x, np.array([0, 3, 0, 1, 0, 2]), np.zeros((6, 3)), 6],
+             cpu_opts({'i': parpy.threads(6)}), rtol=0, atol=0)
+
+
+def test_and_or_of_values_of_two_types_is_an_error():
+    # (Python's value has the type of the operand that decides: an int64
+    # or a float64 here, which the compiled program must know)
+    with pytest.raises(parpy.CompileError, match="`and` of values of different types"):
+        and_of_two_types(np.ones((2, 2)), np.ones(2, np.int64), np.zeros(2), 2, opts=cpu_opts())

@@ -533,6 +533,7 @@ impl Lowerer<'_, '_> {
                 })
             }
             ast::ExprKind::BoolOp { op, values } => {
+                let truth_only = std::mem::take(&mut self.condition);
                 let mut acc: Option<Expr> = None;
                 let mut ok = true;
                 let mut all_weak = true;
@@ -541,7 +542,9 @@ impl Lowerer<'_, '_> {
                 let mut operands: Vec<(TExpr, Expr)> = vec![];
                 for v in values {
                     let mark = self.pre.len();
+                    self.condition = truth_only && matches!(v.kind, ast::ExprKind::BoolOp { .. });
                     let t = self.lower_expr(v);
+                    self.condition = false;
                     // what `v` hoists (reductions, generators) runs only
                     // where Python evaluates `v`: after true values for
                     // `and`, after false ones for `or`
@@ -580,7 +583,7 @@ impl Lowerer<'_, '_> {
                 let bools = operands
                     .iter()
                     .all(|(t, _)| t.e.ty.elem() == Some(ElemTy::Bool));
-                if bools {
+                if bools || truth_only {
                     return Some(TExpr {
                         e: acc?,
                         weak: all_weak,
@@ -588,7 +591,30 @@ impl Lowerer<'_, '_> {
                 }
                 // Python's value: `a and b` is `b if a else a`, `a or b`
                 // is `a if a else b` (the first operand that decides), in
-                // the operands' promoted type
+                // the operands' promoted type. Python's value keeps the
+                // type of the operand that decides, which a compiled
+                // program must know: operands other than bools of one type
+                // only (a Python number weak only in the default types,
+                // where it is that type's value)
+                let kinds: Vec<(ElemTy, bool)> = operands
+                    .iter()
+                    .filter_map(|(t, _)| t.e.ty.elem().map(|e| (e, t.weak)))
+                    .filter(|(e, _)| *e != ElemTy::Bool)
+                    .collect();
+                let same = kinds.windows(2).all(|w| {
+                    let ((a, aw), (b, bw)) = (w[0], w[1]);
+                    a == b && (aw == bw || a == self.opts.float_type || a == self.opts.int_type)
+                });
+                if !same {
+                    let word = if *op == BinOp::And { "and" } else { "or" };
+                    self.error(
+                        Diagnostic::error(format!("`{word}` of values of different types"))
+                            .at(span, "operands of several types")
+                            .note(format!("Python's `{word}` gives the operand that decides, with its own type, which parpy must know when compiling"))
+                            .help("convert the operands to one type (`np.float64(a) or b`), or write `a if a else b`"),
+                    );
+                    return None;
+                }
                 let (last, _) = operands.pop()?;
                 let mut value = last;
                 while let Some((a, truth)) = operands.pop() {
@@ -613,7 +639,7 @@ impl Lowerer<'_, '_> {
                 Some(value)
             }
             ast::ExprKind::IfExp { cond, then, else_ } => {
-                let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
+                let c = self.lower_condition(cond);
                 let mark = self.pre.len();
                 let t = self.lower_expr(then);
                 let then_pre = self.pre.split_off(mark);
@@ -712,8 +738,22 @@ impl Lowerer<'_, '_> {
     }
 
     fn lower_unary(&mut self, op: UnOp, arg: &ast::Expr, span: Span) -> Option<TExpr> {
+        if op == UnOp::Not {
+            let b = self.lower_condition(arg)?;
+            return self.unary(op, TExpr { e: b, weak: false }, span);
+        }
         let a = self.lower_expr(arg)?;
         self.unary(op, a, span)
+    }
+
+    /// `e` read for its truth (an `if` or `while` condition, `not e`, a
+    /// conditional expression's test): Python's truth of its value; an
+    /// `and` / `or` in it is the `and` / `or` of its operands' truths.
+    pub(super) fn lower_condition(&mut self, e: &ast::Expr) -> Option<Expr> {
+        self.condition = matches!(e.kind, ast::ExprKind::BoolOp { .. });
+        let t = self.lower_expr(e);
+        self.condition = false;
+        self.truthy(t?)
     }
 
     /// `op a`: `-a`, `not a`, `~a`.

@@ -603,6 +603,7 @@ impl Lowerer<'_, '_> {
             arg_weak: vec![],
             returns: vec![],
             bare_return: None,
+            condition: false,
             loop_ranges: self.loop_ranges.clone(),
             aliases: self.aliases.clone(),
             alias_plan: Default::default(),

@@ -154,6 +154,10 @@ pub(crate) struct Lowerer<'a, 'o> {
     returns: Vec<(crate::ir::ElemTy, bool)>,
     /// A bare `return` was seen.
     bare_return: Option<Span>,
+    /// The expression being lowered is read for its truth only (an `if`
+    /// or `while` condition, `not`, a conditional expression's test): an
+    /// `and` / `or` in it need not give the deciding operand's value.
+    condition: bool,
     /// The range of each loop counter (indices that cannot be negative need
     /// no wrap).
     loop_ranges: crate::ir::range::Ranges,
@@ -393,6 +397,7 @@ fn lower_function(
             arg_weak: weak.to_vec(),
             returns: vec![],
             bare_return: None,
+            condition: false,
             loop_ranges: Default::default(),
             aliases: BTreeMap::new(),
             alias_plan: BTreeMap::new(),

@@ -901,7 +901,7 @@ impl Lowerer<'_, '_> {
         match kind {
             ast::StmtKind::While { cond, body, .. } => {
                 let before = self.pre.len();
-                let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
+                let c = self.lower_condition(cond);
                 if self.pre.len() != before {
                     self.error(
                         Diagnostic::error("reductions in a `while` condition are not supported")
@@ -917,7 +917,7 @@ impl Lowerer<'_, '_> {
                 then_body,
                 else_body,
             } => {
-                let c = self.lower_expr(cond).and_then(|c| self.truthy(c));
+                let c = self.lower_condition(cond);
                 // A condition known when compiling (`static_backend_eq`,
                 // `static_types_eq`, literals): only the branch taken is
                 // compiled, so the other may hold `static_fail` or code
@@ -1007,7 +1007,7 @@ impl Lowerer<'_, '_> {
                 msg,
                 exception,
             } => {
-                let c = self.lower_expr(test).and_then(|c| self.truthy(c))?;
+                let c = self.lower_condition(test)?;
                 if const_bool(&c) == Some(true) {
                     return None;
                 }
