@@ -1701,26 +1701,21 @@ class Gen:
             vals = [r.randint(lo, lo + n - 1) for _ in range(r.choice([1, 2, 3, 4]))]
             inner = sc.child()
             inner.vars[v] = E(v, "wi", rng=(min(vals), max(vals)))
-            named = self.on("tuple_locals", 0.4)
             if r.random() < 0.5:
                 w = self.fresh("w")
                 ws = [r.choice(["0.5", "0.25", "-1.5", "2.0"]) for _ in vals]
-                pairs = ", ".join(f"({a}, {b})" for a, b in zip(vals, ws))
-                if named:
-                    t = self.fresh("t")
-                    self.emit(ind, f"{t} = ({pairs},)")
-                    self.emit(ind, f"for {v}, {w} in {t}:")
-                else:
-                    self.emit(ind, f"for {v}, {w} in ({pairs},):")
+                targets, items = f"{v}, {w}", [f"({a}, {b})" for a, b in zip(vals, ws)]
+                literal = f"({', '.join(items)},)"
                 inner.vars[w] = E(w, "wf", leaf=True)
             else:
-                items = ", ".join(str(a) for a in vals)
-                if named:
-                    t = self.fresh("t")
-                    self.emit(ind, f"{t} = ({items},)")
-                    self.emit(ind, f"for {v} in {t}:")
-                else:
-                    self.emit(ind, f"for {v} in [{items}]:")
+                targets, items = v, [str(a) for a in vals]
+                literal = f"[{', '.join(items)}]"
+            if self.on("tuple_locals", 0.4):
+                # (the tuple named first)
+                t = self.fresh("t")
+                self.emit(ind, f"{t} = ({', '.join(items)},)")
+                literal = t
+            self.emit(ind, f"for {targets} in {literal}:")
             inner.loop = "for"
             self.block(inner, ind + 1, budget - 1, allow_par=sc.nest is not None)
             self.loop_else(sc, ind, budget)

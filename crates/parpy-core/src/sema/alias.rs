@@ -168,17 +168,11 @@ impl Lowerer<'_, '_> {
             return None;
         };
         // `x[i, :]` is the row `x[i]`: full slices after the indices
-        let full = |i: &ast::Expr| {
-            matches!(
-                &i.kind,
-                ast::ExprKind::Slice {
-                    lo: None,
-                    hi: None,
-                    step: None
-                }
-            )
-        };
-        let trailing = indices.iter().rev().take_while(|i| full(i)).count();
+        let trailing = indices
+            .iter()
+            .rev()
+            .take_while(|i| i.is_full_slice())
+            .count();
         let indices = &indices[..indices.len() - trailing];
         let is_slice = |i: &ast::Expr| matches!(i.kind, ast::ExprKind::Slice { .. });
         let scalars = indices.iter().filter(|i| !is_slice(i)).count();

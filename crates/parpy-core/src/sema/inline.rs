@@ -260,17 +260,7 @@ impl Lowerer<'_, '_> {
         let Type::Array { shape, .. } = &self.func.var(array).ty else {
             return None;
         };
-        let full = |i: &ast::Expr| {
-            matches!(
-                i.kind,
-                ast::ExprKind::Slice {
-                    lo: None,
-                    hi: None,
-                    step: None
-                }
-            )
-        };
-        while idx.last().is_some_and(|i| full(i)) {
+        while idx.last().is_some_and(|i| i.is_full_slice()) {
             idx.pop();
         }
         Some((b.var, idx, shape.len()))

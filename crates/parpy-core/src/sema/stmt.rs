@@ -1223,23 +1223,13 @@ impl Lowerer<'_, '_> {
         let (_, Type::Array { shape, .. }) = self.array_arg(x)? else {
             return None;
         };
-        let full = |e: &ast::Expr| {
-            matches!(
-                e.kind,
-                ast::ExprKind::Slice {
-                    lo: None,
-                    hi: None,
-                    step: None
-                }
-            )
-        };
         let mut at: Vec<ast::Expr> = indices.to_vec();
         while at.len() < shape.len() {
             at.push(ast::Expr::full_slice(x.span));
         }
-        let slices: Vec<usize> = (0..at.len()).filter(|k| full(&at[*k])).collect();
+        let slices: Vec<usize> = (0..at.len()).filter(|k| at[*k].is_full_slice()).collect();
         let others_scalar = at.iter().all(|e| {
-            full(e)
+            e.is_full_slice()
                 || !matches!(
                     e.kind,
                     ast::ExprKind::Slice { .. } | ast::ExprKind::Ellipsis

@@ -300,6 +300,17 @@ impl Expr {
             span,
         }
     }
+    /// Is this the full slice `:`?
+    pub fn is_full_slice(&self) -> bool {
+        matches!(
+            self.kind,
+            ExprKind::Slice {
+                lo: None,
+                hi: None,
+                step: None
+            }
+        )
+    }
     /// `value.attr(args)`, the attribute at `at`.
     pub fn method(value: &Expr, attr: &str, args: Vec<Expr>, at: Span, span: Span) -> Expr {
         let func = Expr {
