@@ -1880,3 +1880,30 @@ def test_and_or_of_values_of_two_types_is_an_error():
     # or a float64 here, which the compiled program must know)
     with pytest.raises(parpy.CompileError, match="`and` of values of different types"):
         and_of_two_types(np.ones((2, 2)), np.ones(2, np.int64), np.zeros(2), 2, opts=cpu_opts())
+
+
+def truth_of_a_slice_or(x, y, N):
+    for i in range(N):
+        y[i, :] = x[i, :] or 1.0
+
+
+def truth_of_a_slice_not(x, y, N):
+    for i in range(N):
+        y[i, :] = not x[i, :]
+
+
+def truth_of_a_slice_test(x, y, N):
+    for i in range(N):
+        y[i, :] = 1.0 if x[i, :] > 0 else 2.0
+
+
+@pytest.mark.parametrize("fn", [truth_of_a_slice_or, truth_of_a_slice_not, truth_of_a_slice_test])
+def test_the_truth_of_an_array_is_pythons_value_error(fn):
+    # (each was computed element by element: a silent result where Python
+    # raises)
+    x = rng(45).standard_normal((3, 4))
+    with pytest.raises(ValueError, match="ambiguous"):
+        fn(x, np.zeros((3, 4)), 3)
+    with pytest.raises(parpy.CompileError,
+                       match="the truth value of an array with more than one element is ambiguous"):
+        parpy.jit(fn)(x, np.zeros((3, 4)), 3, opts=cpu_opts())

@@ -490,7 +490,8 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 };
-                let c = self.lower_condition(c);
+                // (elementwise: an array condition is NumPy's mask)
+                let c = self.lower_expr(c).and_then(|c| self.truthy(c));
                 let (a, b) = (self.lower_expr(a), self.lower_expr(b));
                 let (c, a, b) = (c?, a?, b?);
                 // NumPy promotes the two values (a Python int cast, not

@@ -534,6 +534,11 @@ impl Lowerer<'_, '_> {
             }
             ast::ExprKind::BoolOp { op, values } => {
                 let truth_only = std::mem::take(&mut self.condition);
+                // (an array has no truth: Python raises ValueError)
+                if let Some(v) = values.iter().find(|v| self.rank(v) > 0) {
+                    self.ambiguous_truth(v);
+                    return None;
+                }
                 let mut acc: Option<Expr> = None;
                 let mut ok = true;
                 let mut all_weak = true;
@@ -737,6 +742,17 @@ impl Lowerer<'_, '_> {
         ));
     }
 
+    /// The error of an array read for its truth (`x[i, :] or 1.0`, `not
+    /// x[i, :]`): Python's ValueError.
+    fn ambiguous_truth(&mut self, v: &ast::Expr) {
+        self.error(
+            Diagnostic::error("the truth value of an array with more than one element is ambiguous")
+                .at(v.span, "an array")
+                .note("Python raises ValueError here")
+                .help("use `.any()` or `.all()`, or `np.logical_or` / `np.logical_and` / `np.logical_not` for each element"),
+        );
+    }
+
     fn lower_unary(&mut self, op: UnOp, arg: &ast::Expr, span: Span) -> Option<TExpr> {
         if op == UnOp::Not {
             let b = self.lower_condition(arg)?;
@@ -747,9 +763,14 @@ impl Lowerer<'_, '_> {
     }
 
     /// `e` read for its truth (an `if` or `while` condition, `not e`, a
-    /// conditional expression's test): Python's truth of its value; an
-    /// `and` / `or` in it is the `and` / `or` of its operands' truths.
+    /// conditional expression's test): Python's truth of its value (of an
+    /// array, Python's ValueError); an `and` / `or` in it is the `and` /
+    /// `or` of its operands' truths.
     pub(super) fn lower_condition(&mut self, e: &ast::Expr) -> Option<Expr> {
+        if self.rank(e) > 0 {
+            self.ambiguous_truth(e);
+            return None;
+        }
         self.condition = matches!(e.kind, ast::ExprKind::BoolOp { .. });
         let t = self.lower_expr(e);
         self.condition = false;
