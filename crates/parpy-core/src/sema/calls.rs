@@ -1537,6 +1537,26 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<TExpr> {
         let (ra, rb) = (self.rank(a), self.rank(b));
+        if ra == 0 || rb == 0 {
+            // NumPy's `dot` of a number is the product; `@` refuses one
+            if name == "@" || name.ends_with("matmul") {
+                self.error(
+                    Diagnostic::error(format!("`{name}` of a number"))
+                        .at(if ra == 0 { a.span } else { b.span }, "0 dimensions")
+                        .note("NumPy's matmul raises ValueError: its operands need at least 1 dimension")
+                        .help("multiply by a number with `*`"),
+                );
+                return None;
+            }
+            return self.lower_expr(&ast::Expr::binary(BinOp::Mul, a.clone(), b.clone(), span));
+        }
+        if ra <= 2 && rb <= 2 && self.half_operands(a, b) {
+            // NumPy's float16 dot and matmul multiply and add in float32,
+            // in order, and round the result to float16 once
+            let wide = |x: &ast::Expr| super::local_arrays::astype_to(x, ElemTy::F32, x.span);
+            let product = ast::Expr::binary(BinOp::MatMul, wide(a), wide(b), span);
+            return self.lower_expr(&super::local_arrays::astype_to(&product, ElemTy::F16, span));
+        }
         if ra <= 1 && rb <= 1 {
             let product = ast::Expr::binary(BinOp::Mul, a.clone(), b.clone(), span);
             return self.vector_sum(name, &product, true, span);
@@ -1590,6 +1610,15 @@ impl Lowerer<'_, '_> {
             return None;
         }
         Some(sum)
+    }
+
+    /// Whether NumPy multiplies the arrays `a` and `b` as float16 (both
+    /// float16, or one float16 and the other of a type float16 holds).
+    fn half_operands(&mut self, a: &ast::Expr, b: &ast::Expr) -> bool {
+        match (self.reduced_elem(a), self.reduced_elem(b)) {
+            (Some(x), Some(y)) => super::types::promote_strong(x, y) == ElemTy::F16,
+            _ => false,
+        }
     }
 
     /// A call that is a statement of its own (`x.fill(v)`,

@@ -49,7 +49,7 @@ fn unless_nan(e: TExpr, ty: ElemTy, other: f64) -> TExpr {
 impl Lowerer<'_, '_> {
     /// The element type of the slice expression `arg` reduces over (its
     /// lowering is repeated by the reduction; this one is dropped).
-    fn reduced_elem(&mut self, arg: &ast::Expr) -> Option<ElemTy> {
+    pub(super) fn reduced_elem(&mut self, arg: &ast::Expr) -> Option<ElemTy> {
         let (from, axis) = (self.pre.len(), self.axis.clone());
         let labels = self.red_labels.clone();
         let (elem, ctx) = self.lower_reduced(arg);
