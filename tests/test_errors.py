@@ -430,6 +430,8 @@ def natural_args():
      "natural_reciprocal_of_an_int"),
     ("attribute_of_an_element", "x[i, 0].real", "attribute `real` of an expression cannot be used here",
      "natural_attribute_of_an_element"),
+    ("print_in_a_kernel", "print(i", "cannot call `print`", "natural_print_in_a_kernel"),
+    ("matmul_of_a_number", "2.0)\n", "`@` of a number", "natural_matmul_of_a_number"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

@@ -186,3 +186,14 @@ def reciprocal_of_an_int(x, y, N):
 def attribute_of_an_element(x, y, N):
     for i in range(N):
         y[i] = x[i, 0].real
+
+
+def print_in_a_kernel(x, y, N):
+    for i in range(N):
+        print(i, x[i, 0])
+        y[i] = x[i, 0]
+
+
+def matmul_of_a_number(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(x[i, :] @ 2.0)

@@ -115,10 +115,15 @@ impl Lowerer<'_, '_> {
                 None
             }
             Resolved::Unsupported(desc) => {
+                let help = match name.as_str() {
+                    // (debugging output: the plain-Python run prints)
+                    "print" => "compiled code does not print: run the same call as plain Python to see the values (`opts.backend = parpy.CompileBackend.Python`), where `print` and debuggers work",
+                    _ => "only parpy builtins, the `math` and NumPy functions listed in the README and other `@parpy.jit` functions can be called",
+                };
                 self.error(
                     Diagnostic::error(format!("cannot call `{name}` ({desc}) in a parpy function"))
                         .at(func.span, "not callable from jit code")
-                        .help("only parpy builtins, the `math` and NumPy functions listed in the README and other `@parpy.jit` functions can be called"),
+                        .help(help),
                 );
                 None
             }
