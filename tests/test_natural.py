@@ -1806,6 +1806,140 @@ def test_what_a_local_lambda_cannot_do_is_a_located_error(fn, message):
 
 
 # --------------------------------------------------------------------------
+# A nested `def f(a): return ...` is a local lambda (was "nested function
+# definitions are not supported")
+
+
+@parpy.jit
+def nested_functions(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        def smooth(a, b):
+            """The mean of two values, scaled."""
+            return (a + b) * 0.5 * w
+
+        def sq(v):
+            return v * v
+        w = 2.0  # (read when smooth is called)
+        y[i] = smooth(x[i, 0], sq(x[i, 1])) + sq(x[i, 2])
+
+
+def test_a_nested_function_returning_an_expression_is_called_as_python_does():
+    x = rng(43).random((5, 4))
+    run_both(nested_functions, [x, np.zeros(5), 5], cpu_opts({'i': parpy.threads(5)}),
+             rtol=0, atol=0)
+
+
+def nested_function_of_statements(x, y, N):
+    for i in range(N):
+        def f(a):
+            b = a * 2
+            return b
+        y[i] = f(x[i, 0])
+
+
+def nested_function_calls_itself(x, y, N):
+    for i in range(N):
+        def f(a):
+            return f(a - 1) if a > 0 else 0.0
+        y[i] = f(3)
+
+
+def nested_function_with_a_default(x, y, N):
+    for i in range(N):
+        def f(a, b=1.0):
+            return a + b
+        y[i] = f(x[i, 0])
+
+
+@pytest.mark.parametrize("fn, message", [
+    (nested_function_of_statements,
+     "a function defined inside a parpy function can only return an expression"),
+    (nested_function_calls_itself, "a lambda cannot call itself in a parpy function"),
+    (nested_function_with_a_default,
+     "a nested function in a parpy function takes plain parameters only"),
+])
+def test_what_a_nested_function_cannot_do_is_a_located_error(fn, message):
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.jit(fn)(rng(42).random((3, 4)), np.zeros(3), 3, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
+    assert "test_natural.py:" in str(e.value)
+
+
+# --------------------------------------------------------------------------
+# Walrus assignments, `(s := e)`: the assignment `s = e` before the
+# statement, where Python evaluates it first; in a `while` condition, before
+# each test (was "walrus assignments (`:=`) are not supported")
+
+
+@parpy.jit
+def walruses(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        if (s := x[i, 0] + x[i, 1]) > 1.0:
+            y[i, 0] = s
+        elif (t := x[i, 2] * 2.0) > 0.5:
+            y[i, 0] = t - s
+        else:
+            y[i, 0] = (u := s * 3.0) + u
+        j = 0
+        while (v := x[i, j]) < 0.9 and j < 5:
+            j += 1
+            if v < 0.1:
+                continue
+            y[i, 2] += v
+        y[i, 1] = j
+        y[i, 3] = (m := np.max(x[i, :])) - np.min(x[i, :]) / m
+
+
+def test_a_walrus_assigns_where_python_evaluates_it():
+    x = rng(44).random((8, 6))
+    run_both(walruses, [x, np.zeros((8, 4)), 8], cpu_opts({'i': parpy.threads(8)}),
+             rtol=0, atol=0)
+
+
+def walrus_in_or(x, y, N):
+    for i in range(N):
+        y[i] = x[i, 0] > 0 or (s := x[i, 1]) > 0
+
+
+def walrus_in_a_generator(x, y, N):
+    for i in range(N):
+        y[i] = sum((s := x[i, j]) for j in range(3))
+
+
+def walrus_after_a_read(x, y, N):
+    for i in range(N):
+        s = 1.0
+        y[i] = s + (s := x[i, 0])
+
+
+def walrus_in_while_else(x, y, N):
+    for i in range(N):
+        j = 0
+        while (v := x[i, j]) > 0.5:
+            j += 1
+        else:
+            j = -1
+        y[i] = j
+
+
+@pytest.mark.parametrize("fn, message", [
+    (walrus_in_or, "a walrus assignment (`:=`) here is not supported in parpy functions"),
+    (walrus_in_a_generator, "a walrus assignment (`:=`) here is not supported in parpy functions"),
+    (walrus_after_a_read,
+     "a walrus assignment (`:=`) after a part of its statement that could tell when it ran"),
+    (walrus_in_while_else, "a `while` loop whose condition has a walrus assignment (`:=`) "
+     "cannot have an `else:` in parpy functions"),
+])
+def test_what_a_walrus_cannot_be_is_a_located_error(fn, message):
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.jit(fn)(rng(42).random((3, 4)), np.zeros(3), 3, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
+    assert "test_natural.py:" in str(e.value)
+
+
+# --------------------------------------------------------------------------
 # `and` / `or` of values that are not all bools give the operand that
 # decides, as Python's do (were bools: `x[i] or 5.0` was 1.0, a silent
 # wrong result)

@@ -25,6 +25,21 @@ pub(super) struct Converter {
     /// The lambdas of blocks that have ended (a call after the block is
     /// refused: Python's name may be unbound there).
     ended_lambdas: Vec<Lambda>,
+    /// The walrus assignments (`(s := e)`, which reads as `s`) of the
+    /// statement being converted, in the order Python makes them: each
+    /// becomes the assignment `s = e` before the statement (see `block`).
+    walruses: Vec<Walrus>,
+    /// Inside what Python may not evaluate (the operands of `and` / `or`
+    /// after the first, the branches of a conditional expression), where
+    /// a walrus cannot be moved before the statement.
+    conditional: u32,
+}
+
+/// `(name := value)` at `span`.
+struct Walrus {
+    name: String,
+    value: Expr,
+    span: Span,
 }
 
 /// `name = lambda params: body`, whose calls `name(args)` are its body
@@ -51,6 +66,39 @@ fn ident(name: &str) -> String {
     }
 }
 
+/// Python's builtins a walrus may follow in its statement: they write no
+/// array (see `walrus_assignments`).
+const PURE_BUILTINS: &[&str] = &[
+    "abs",
+    "min",
+    "max",
+    "int",
+    "float",
+    "bool",
+    "len",
+    "range",
+    "round",
+    "pow",
+    "divmod",
+    "sum",
+    "any",
+    "all",
+    "enumerate",
+    "zip",
+    "reversed",
+];
+
+/// A string literal standing as a statement (a docstring).
+fn is_docstring(e: &py::Expr) -> bool {
+    matches!(
+        e,
+        py::Expr::Constant(py::ExprConstant {
+            value: py::Constant::Str(_),
+            ..
+        })
+    )
+}
+
 fn unsupported(what: &str, plural: bool) -> String {
     format!(
         "{what} {} not supported in parpy functions",
@@ -67,6 +115,8 @@ impl Converter {
             lambdas: vec![],
             generator_names: vec![],
             ended_lambdas: vec![],
+            walruses: vec![],
+            conditional: 0,
         }
     }
 
@@ -251,7 +301,27 @@ impl Converter {
     fn block(&mut self, stmts: &[py::Stmt]) -> Vec<Stmt> {
         // (a lambda defined in the block is called in the rest of it)
         let visible = self.lambdas.len();
-        let out = stmts.iter().filter_map(|s| self.stmt(s)).collect();
+        let mut out = vec![];
+        for s in stmts {
+            // (the walruses of a statement in a nested block are its own)
+            let outer = std::mem::take(&mut self.walruses);
+            let st = self.stmt(s);
+            let walruses = std::mem::replace(&mut self.walruses, outer);
+            let Some(st) = st else { continue };
+            match st.kind {
+                StmtKind::While { cond, body, orelse } if !walruses.is_empty() => {
+                    out.push(self.while_walrus(cond, body, orelse, walruses, st.span));
+                }
+                kind => {
+                    let st = Stmt {
+                        kind,
+                        span: st.span,
+                    };
+                    out.extend(self.walrus_assignments(&st.own_exprs(), walruses));
+                    out.push(st);
+                }
+            }
+        }
         let ended = self.lambdas.split_off(visible);
         self.ended_lambdas.extend(ended);
         out
@@ -259,13 +329,51 @@ impl Converter {
 
     /// `name = lambda params: body`: recorded for the calls after it (see
     /// [`Lambda`]); no statement of its own. `None` for another statement.
+    /// A nested `def name(params): return body` (a docstring before the
+    /// `return` allowed) is the same: Python's closure also reads the names
+    /// it does not bind when it is called.
     fn lambda_def(&mut self, s: &py::Stmt) -> Option<()> {
-        let py::Stmt::Assign(a) = s else { return None };
-        let ([py::Expr::Name(n)], py::Expr::Lambda(l)) = (a.targets.as_slice(), a.value.as_ref())
-        else {
-            return None;
+        let (name, args, body, what) = match s {
+            py::Stmt::Assign(a) => {
+                let ([py::Expr::Name(n)], py::Expr::Lambda(l)) =
+                    (a.targets.as_slice(), a.value.as_ref())
+                else {
+                    return None;
+                };
+                ((&n.id, n.range), &*l.args, &*l.body, ("a lambda", l.range))
+            }
+            py::Stmt::FunctionDef(f) => {
+                let body = match f.body.as_slice() {
+                    [py::Stmt::Expr(doc), rest @ ..] if is_docstring(&doc.value) => rest,
+                    all => all,
+                };
+                let [py::Stmt::Return(py::StmtReturn {
+                    value: Some(value), ..
+                })] = body
+                else {
+                    let first = self.first_line(f.range);
+                    self.reject_with(
+                        first,
+                        "a function defined inside a parpy function can only return an expression",
+                        "a body of other statements",
+                        Some("write it as `def f(a, b): return ...`, or define a `@parpy.jit` helper at module level and call that"),
+                    );
+                    return Some(());
+                };
+                if let Some(d) = f.decorator_list.first() {
+                    self.reject_with(
+                        d.range(),
+                        "a function defined inside a parpy function takes no decorators",
+                        "decorated",
+                        Some("define a `@parpy.jit` helper at module level and call that"),
+                    );
+                    return Some(());
+                }
+                let at = self.first_line(f.range);
+                ((&f.name, at), &*f.args, &**value, ("a nested function", at))
+            }
+            _ => return None,
         };
-        let args = &l.args;
         let plain = args.posonlyargs.is_empty()
             && args.vararg.is_none()
             && args.kwonlyargs.is_empty()
@@ -273,28 +381,28 @@ impl Converter {
             && args.args.iter().all(|p| p.default.is_none());
         if !plain {
             self.reject_with(
-                l.range,
-                "a lambda in a parpy function takes plain parameters only",
+                what.1,
+                &format!("{} in a parpy function takes plain parameters only", what.0),
                 "defaults, `*args` or keyword-only parameters",
                 Some("write the values at the call, or define a `@parpy.jit` helper"),
             );
             return Some(());
         }
-        let name = ident(&n.id);
+        let (name, at) = (ident(name.0), name.1);
         if self.lambdas.iter().any(|f| f.name == name) {
             self.reject_with(
-                n.range,
-                "a lambda's name cannot be bound again in a parpy function",
+                at,
+                "the name of a lambda or a nested function cannot be bound again in a parpy function",
                 "bound again here",
-                Some("give the other lambda another name"),
+                Some("give the other function another name"),
             );
             return Some(());
         }
         self.lambdas.push(Lambda {
             name,
             params: args.args.iter().map(|p| ident(&p.def.arg)).collect(),
-            body: (*l.body).clone(),
-            span: self.span(a.range),
+            body: body.clone(),
+            span: self.span(s.range()),
             open: false,
         });
         Some(())
@@ -408,6 +516,112 @@ impl Converter {
     }
 
     /// A loop's body (where `break` and `continue` are allowed).
+    /// The assignments of the walruses of a statement (its expressions
+    /// `exprs`), to put before it: Python
+    /// evaluates them where they stand, so each must be the first thing the
+    /// statement evaluates that another part could tell apart (a read of
+    /// its name or a call of a function, which may write arrays, earlier
+    /// in the statement is refused).
+    fn walrus_assignments(&mut self, exprs: &[&Expr], walruses: Vec<Walrus>) -> Vec<Stmt> {
+        let mut earlier: Vec<(Span, Option<String>)> = vec![];
+        for e in exprs {
+            e.walk(&mut |x| match &x.kind {
+                ExprKind::Name(v) => earlier.push((x.span, Some(v.clone()))),
+                ExprKind::Call { func, .. }
+                    if !matches!(&func.kind, ExprKind::Name(f) if PURE_BUILTINS.contains(&f.as_str()))
+                        && func.dotted_path().is_none_or(|p| p.len() == 1) =>
+                {
+                    earlier.push((x.span, None))
+                }
+                _ => {}
+            });
+        }
+        let mut out = vec![];
+        for w in walruses {
+            let before = earlier
+                .iter()
+                .find(|(at, name)| at.lo < w.span.lo && name.as_ref().is_none_or(|n| *n == w.name));
+            if let Some((at, name)) = before {
+                let what = match name {
+                    Some(n) => format!("`{n}` is read here before"),
+                    None => "this call runs before it in Python".to_string(),
+                };
+                self.diags.push(
+                    Diagnostic::error(
+                        "a walrus assignment (`:=`) after a part of its statement that could tell when it ran",
+                    )
+                    .at(w.span, "assigned here")
+                    .also(*at, what)
+                    .help("assign the value on a line of its own before the statement"),
+                );
+                continue;
+            }
+            let target = Expr {
+                kind: ExprKind::Name(w.name),
+                span: w.span,
+            };
+            out.push(Stmt {
+                kind: StmtKind::Assign {
+                    targets: vec![target],
+                    value: w.value,
+                },
+                span: w.span,
+            });
+        }
+        out
+    }
+
+    /// `while c:` whose condition assigns names (`while (k := f(k)) > 0:`),
+    /// evaluated before every iteration: `while True:` with the assignments
+    /// and `if not c: break` first.
+    fn while_walrus(
+        &mut self,
+        cond: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+        walruses: Vec<Walrus>,
+        span: Span,
+    ) -> Stmt {
+        if let Some(first) = orelse.first() {
+            self.diags.push(
+                Diagnostic::error("a `while` loop whose condition has a walrus assignment (`:=`) cannot have an `else:` in parpy functions")
+                    .at(first.span, "the `else:` block")
+                    .help("test the condition after the loop instead"),
+            );
+        }
+        let at = cond.span;
+        let mut new_body = self.walrus_assignments(&[&cond], walruses);
+        new_body.push(Stmt {
+            kind: StmtKind::If {
+                cond: Expr {
+                    kind: ExprKind::Unary {
+                        op: UnOp::Not,
+                        arg: Box::new(cond),
+                    },
+                    span: at,
+                },
+                then_body: vec![Stmt {
+                    kind: StmtKind::Break,
+                    span: at,
+                }],
+                else_body: vec![],
+            },
+            span: at,
+        });
+        new_body.extend(body);
+        Stmt {
+            kind: StmtKind::While {
+                cond: Expr {
+                    kind: ExprKind::Bool(true),
+                    span: at,
+                },
+                body: new_body,
+                orelse: vec![],
+            },
+            span,
+        }
+    }
+
     fn loop_body(&mut self, stmts: &[py::Stmt]) -> Vec<Stmt> {
         self.loops += 1;
         let body = self.block(stmts);
@@ -993,18 +1207,62 @@ impl Converter {
                 }
                 ExprKind::Compare { first, rest }
             }
-            py::Expr::BoolOp(b) => ExprKind::BoolOp {
-                op: match b.op {
-                    py::BoolOp::And => BinOp::And,
-                    py::BoolOp::Or => BinOp::Or,
-                },
-                values: b.values.iter().map(|v| self.expr(v)).collect(),
-            },
-            py::Expr::IfExp(i) => ExprKind::IfExp {
-                cond: self.boxed(&i.test),
-                then: self.boxed(&i.body),
-                else_: self.boxed(&i.orelse),
-            },
+            py::Expr::BoolOp(b) => {
+                let mut values = vec![];
+                for (k, v) in b.values.iter().enumerate() {
+                    // (Python evaluates the operands after the first only
+                    // where the ones before do not decide)
+                    self.conditional += u32::from(k == 1);
+                    values.push(self.expr(v));
+                }
+                self.conditional -= u32::from(b.values.len() > 1);
+                ExprKind::BoolOp {
+                    op: match b.op {
+                        py::BoolOp::And => BinOp::And,
+                        py::BoolOp::Or => BinOp::Or,
+                    },
+                    values,
+                }
+            }
+            py::Expr::IfExp(i) => {
+                let cond = self.boxed(&i.test);
+                self.conditional += 1;
+                let (then, else_) = (self.boxed(&i.body), self.boxed(&i.orelse));
+                self.conditional -= 1;
+                ExprKind::IfExp { cond, then, else_ }
+            }
+            py::Expr::NamedExpr(n) => {
+                let py::Expr::Name(target) = n.target.as_ref() else {
+                    self.reject(r, "walrus assignments to anything but a name");
+                    return self.bad(r);
+                };
+                let inside = if self.conditional > 0 {
+                    Some("inside `and` / `or` or a conditional expression, which may not evaluate it")
+                } else if !self.generator_names.is_empty() {
+                    Some("inside a generator or a comprehension")
+                } else if self.lambdas.iter().any(|f| f.open) {
+                    Some("inside the body of a lambda or a nested function")
+                } else {
+                    None
+                };
+                if let Some(inside) = inside {
+                    self.reject_with(
+                        r,
+                        "a walrus assignment (`:=`) here is not supported in parpy functions",
+                        inside,
+                        Some("assign the value on a line of its own before the statement"),
+                    );
+                    return self.bad(r);
+                }
+                let value = self.expr(&n.value);
+                let name = ident(&target.id);
+                self.walruses.push(Walrus {
+                    name: name.clone(),
+                    value,
+                    span: self.span(r),
+                });
+                ExprKind::Name(name)
+            }
             py::Expr::Call(c)
                 if self.lambdas.iter().any(
                     |f| matches!(c.func.as_ref(), py::Expr::Name(n) if ident(&n.id) == f.name),
@@ -1127,7 +1385,6 @@ impl Converter {
                     py::Expr::Set(_) => "set literals",
                     py::Expr::Tuple(_) => "tuple expressions",
                     py::Expr::Lambda(_) => "lambda expressions",
-                    py::Expr::NamedExpr(_) => "walrus assignments (`:=`)",
                     py::Expr::Yield(_) | py::Expr::YieldFrom(_) => "`yield` expressions",
                     py::Expr::Await(_) => "`await` expressions",
                     py::Expr::JoinedStr(_) | py::Expr::FormattedValue(_) => "f-strings",
