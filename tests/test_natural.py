@@ -1888,13 +1888,34 @@ def walruses(x, y, N):
             if v < 0.1:
                 continue
             y[i, 2] += v
-        y[i, 1] = j
+        y[i, 1] = j + v  # (v read after the loop: every exit assigned it)
         y[i, 3] = (m := np.max(x[i, :])) - np.min(x[i, :]) / m
 
 
 def test_a_walrus_assigns_where_python_evaluates_it():
     x = rng(44).random((8, 6))
     run_both(walruses, [x, np.zeros((8, 4)), 8], cpu_opts({'i': parpy.threads(8)}),
+             rtol=0, atol=0)
+
+
+@parpy.jit
+def while_true_then_read(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        j = 0
+        while True:
+            v = x[i, j] * 2.0
+            if v > 1.0 or j == 5:
+                break
+            j += 1
+        y[i] = v
+
+
+def test_a_value_every_break_of_a_while_true_assigned_is_read_after_it():
+    # (was "every iteration of the parallel loop `i` assigns the variable
+    # `v`, and reads it before assigning it")
+    x = rng(45).random((8, 6))
+    run_both(while_true_then_read, [x, np.zeros(8), 8], cpu_opts({'i': parpy.threads(8)}),
              rtol=0, atol=0)
 
 

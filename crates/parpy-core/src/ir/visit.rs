@@ -526,6 +526,13 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> Flow {
                     out.continued |= inner.continued;
                     defined = inner.defined;
                 }
+                // `while True:` ends only at a `break`: `v` is assigned
+                // after it when every `break` assigned it first
+                if let StmtKind::While { cond, .. } = &s.kind {
+                    if matches!(cond.kind, ExprKind::Bool(true)) && !inner.broke {
+                        defined = true;
+                    }
+                }
             }
             StmtKind::Break | StmtKind::Continue => {
                 let jump = if matches!(s.kind, StmtKind::Break) {
