@@ -332,3 +332,88 @@ def test_a_sum_through_a_local_array_fits_in_a_par_reduction_body():
     opts = cpu_opts({'i': parpy.threads(N).par_reduction()})
     s = run_both(inside_a_par_reduction, [x, np.zeros(1), N], opts, rtol=1e-12)[1]
     assert np.isclose(s[0], sum(np.sum(np.sum(m, axis=0)) + np.sum(m[:, 1:]) for m in x))
+
+
+# --------------------------------------------------------------------------
+# Sums along some axes: NumPy walks the view's dimensions in memory order;
+# where the innermost one is kept, each result adds its elements in order;
+# where it is reduced, the innermost reduced dimensions (merged where they
+# step over each other, in buffers where they do not) are summed in runs,
+# each pairwise, for each step of the outer reduced dimensions in order.
+# (Before: pairwise along the last axis only, in order otherwise, so
+# `np.sum(x[i], axis=(1, 2))` of a contiguous block, a transposed view's
+# axes and strided views missed NumPy's bits.)
+
+
+def _random_axis_sums(count, seed):
+    """`count` random (view text, axes, shape of x) of a (N, a, b, c)
+    array `x`: 3-D views (steps, reversed, bounds from either end, some
+    transposed) reduced along one or two of their axes."""
+    import random
+    r = random.Random(seed)
+    out = []
+    for _ in range(count):
+        shape = tuple(r.choice([1, 2, 3, 7, 9, 40, 130]) for _ in range(3))
+        dims = []
+        for n in shape:
+            kind = r.random()
+            if kind < 0.4:
+                dims.append(":")
+            else:
+                lo, hi = sorted(r.sample(range(-n, n + 1), 2)) if n > 1 else (0, 1)
+                step = r.choice([1, 1, 2, -1, -2])
+                dims.append(f"{hi}:{lo}:{step}" if step < 0 else f"{lo}:{hi}:{step}")
+        text = f"x[i, {', '.join(dims)}]"
+        if r.random() < 0.3:
+            text += ".T"
+        axes = tuple(sorted(r.sample(range(3), r.choice([1, 1, 2]))))
+        out.append((text, axes, shape))
+    return out
+
+
+_AXIS_CASES = _random_axis_sums(44, 57) + [
+    ("x[i]", (1, 2), (4, 9, 11)), ("x[i]", (0, 2), (4, 9, 11)), ("x[i].T", (1,), (9, 11, 7)),
+    ("x[i].T", (0,), (9, 11, 7)), ("x[i, :, ::2, :]", (1, 2), (5, 12, 16)),
+    ("x[i, :, :, 1:]", (1, 2), (5, 12, 16)), ("x[i]", (1, 2), (3, 90, 100)),
+    ("x[i, :, 1:, :]", (0, 1), (130, 40, 7)),
+]
+
+
+@functools.cache
+def axis_kernels():
+    """The kernels of `_AXIS_CASES`: `s[i] = np.sum(VIEW, axis=AXES)`,
+    `m[i] = np.mean(VIEW, axis=AXES)` and `c[i] = np.sum(VIEW * 2.0 + 1.0,
+    axis=AXES)`, in a module of their own."""
+    src = ["import numpy as np", "import parpy", ""]
+    for k, (text, axes, _) in enumerate(_AXIS_CASES):
+        src += ["@parpy.jit", f"def a{k}(x, s, m, c, N):", "    parpy.label('i')",
+                "    for i in range(N):", f"        s[i] = np.sum({text}, axis={axes})",
+                f"        m[i] = np.mean({text}, axis={axes})",
+                f"        c[i] = np.sum({text} * 2.0 + 1.0, axis={axes})", ""]
+    path = Path(tempfile.mkdtemp(prefix="parpy-axis-sums-")) / "axis_sum_kernels.py"
+    path.write_text("\n".join(src))
+    spec = importlib.util.spec_from_file_location("axis_sum_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("case", range(len(_AXIS_CASES)),
+                         ids=lambda k: f"{_AXIS_CASES[k][0]}-axis{_AXIS_CASES[k][1]}")
+def test_sums_along_axes_walk_the_view_as_numpy_does(case, dtype):
+    text, axes, shape = _AXIS_CASES[case]
+    x = data((N, *shape), dtype, seed=case)
+    rows = [eval(text.replace("x[i", "x[k"), {"x": x, "k": k}) for k in range(N)]
+    if rows[0].size == 0 or any(n == 0 for n in rows[0].shape):
+        pytest.skip("an empty view")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = [np.array([f(v) for v in rows]) for f in (
+            lambda v: np.sum(v, axis=axes), lambda v: np.mean(v, axis=axes),
+            lambda v: np.sum(v * 2.0 + 1.0, axis=axes))]
+    fn = getattr(axis_kernels(), f"a{case}")
+    outs = [np.zeros(w.shape, dtype) for w in want]
+    got = numpys(fn, [x, *outs, N])[1:-1]
+    for g, w in zip(got, want):
+        same_bits(g, w.astype(dtype), _par())
