@@ -398,7 +398,8 @@ def axis_kernels():
     return mod
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16],
+                         ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("case", range(len(_AXIS_CASES)),
                          ids=lambda k: f"{_AXIS_CASES[k][0]}-axis{_AXIS_CASES[k][1]}")
 def test_sums_along_axes_walk_the_view_as_numpy_does(case, dtype):
