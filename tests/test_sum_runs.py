@@ -418,3 +418,24 @@ def test_sums_along_axes_walk_the_view_as_numpy_does(case, dtype):
     got = numpys(fn, [x, *outs, N])[1:-1]
     for g, w in zip(got, want):
         same_bits(g, w.astype(dtype), _par())
+
+
+@parpy.jit
+def products(x, p, q, r, N):
+    parpy.label('i')
+    for i in range(N):
+        p[i] = np.prod(x[i].T)
+        q[i] = np.prod(x[i, ::-1, 1:].T)
+        r[i, :] = np.prod(x[i].T, axis=1)
+
+
+def test_a_product_of_a_view_multiplies_in_memory_order():
+    # (NumPy multiplies in order, walking the view as the array lies in
+    # memory; the product of `x[i].T` went column by column)
+    x = 1.0 + 0.01 * np.random.default_rng(5).standard_normal((N, 30, 20))
+    outs = [np.zeros(N), np.zeros(N), np.zeros((N, 20))]
+    got = numpys(products, [x, *outs, N])[1:-1]
+    want = [[np.prod(m.T) for m in x], [np.prod(m[::-1, 1:].T) for m in x],
+            [np.prod(m.T, axis=1) for m in x]]
+    for g, w in zip(got, want):
+        same_bits(g, np.array(w), _par())

@@ -2068,6 +2068,10 @@ impl Lowerer<'_, '_> {
             (vars, extents) = dims.into_iter().unzip();
             core = w.core;
         }
+        // NumPy multiplies every element of a view in memory order
+        if partial.is_none() && op == ReduceOp::Prod && rule != AccRule::InOrder {
+            (vars, extents) = self.memory_order(&elem.e, &vars, &extents);
+        }
         // NumPy adds along an axis that is not the last one in order, in
         // the elements' type (its inner loop runs over the result)
         let numpy_in_order = partial == Some(true) && rule != AccRule::InOrder;
