@@ -4,6 +4,8 @@ after every operation, Python's `//` and `%`, shifts and bitwise operators,
 promotion between mixed types, and row reductions (sums of 8/16-bit values
 accumulate in 64 bits, as NumPy's do)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -307,3 +309,125 @@ def test_np_clip_by_a_python_int_past_the_other_side_raises_as_numpy_does():
         clip_bound_across_the_type.py_func(k, np.zeros(8, np.int8), 8)
     with pytest.raises(parpy.CompileError, match="Python integer 300 out of bounds for int8"):
         clip_bound_across_the_type(k, np.zeros(8, np.int8), 8, opts=cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# A float converted to an integer type, as NumPy converts it on x86-64: an
+# int64 or int32 directly (truncated), the narrower types through an int32,
+# uint64 and uint32 through an int64 (a value from 2**63 shifted first); a
+# NaN, an infinity or a value a step cannot hold gives that step's minimum
+# integer. C leaves those undefined: parpy's C code converted to uint64 with
+# AVX-512's unsigned conversion (-3.7 gave 2**64 - 1, NumPy 2**64 - 3).
+
+CONVERTED = np.array([3.7, -3.7, 255.9, 65535.5, -1.0, 2.0 ** 31, 4294967301.0, 2.0 ** 63,
+                      -2.0 ** 63 - 5000, 1e30, -1e30, np.nan, np.inf, -np.inf])
+
+
+def _numpy_conversion(v, dtype):
+    """The rule above, written out (NumPy's loop of one element at a time)."""
+    dtype = np.dtype(dtype)
+
+    def i64(f):
+        return int(f) if -2.0 ** 63 <= f < 2.0 ** 63 else -2 ** 63
+
+    def i32(f):
+        return int(f) if -2147483649.0 < f < 2147483648.0 else -2 ** 31
+
+    out = []
+    for f in v:
+        if dtype in (np.dtype(np.uint64), np.dtype(np.uint32)):
+            n = (i64(f - 2.0 ** 63) ^ -2 ** 63) if f >= 2.0 ** 63 else i64(f)
+        elif dtype == np.dtype(np.int64):
+            n = i64(f)
+        else:
+            n = i32(f)
+        out.append(n % 2 ** (8 * dtype.itemsize))
+    return np.array(out, np.uint64).astype(dtype)
+
+
+@parpy.jit
+def float_to_int(x, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i].astype(y.dtype)
+        z[i] = parpy.builtin.convert(x[i] * 1.0, parpy.types.I64) + 0 * z[i]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                   np.uint32, np.uint64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("src", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+def test_a_float_converts_to_an_integer_as_numpy_does(dtype, src):
+    x = CONVERTED.astype(src)
+    n = len(x)
+    y, z = np.zeros(n, dtype), np.zeros(n, np.int64)
+    float_to_int(x, y, z, n, opts=cpu_opts({'N': parpy.threads(4)}))
+    want = _numpy_conversion(x.astype(np.float64), dtype)
+    assert y.tolist() == want.tolist()
+    assert z.tolist() == _numpy_conversion(x.astype(np.float64), np.int64).tolist()
+    if __import__("platform").machine() in ("x86_64", "AMD64"):
+        # NumPy's own loop of one element at a time agrees (its contiguous
+        # uint32 loop differs for NaN and values below -2**31)
+        assert want.tolist() == np.repeat(x, 2)[::2].astype(dtype).tolist()
+
+
+@parpy.jit
+def folded_conversions(y):
+    with parpy.gpu:
+        y[0] = np.uint64(np.float64(-3.7))
+        y[1] = np.uint64(np.float64(1e30))
+        y[2] = np.uint64(np.float64(2.0 ** 63 + 4096.0))
+
+
+def test_a_conversion_folded_when_compiling_is_the_same():
+    y = np.zeros(3, np.uint64)
+    folded_conversions(y, opts=cpu_opts())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert y.tolist() == [int(np.uint64(np.float64(f))) for f in (-3.7, 1e30, 2.0 ** 63 + 4096.0)]
+    assert y.tolist() == _numpy_conversion([-3.7, 1e30, 2.0 ** 63 + 4096.0], np.uint64).tolist()
+
+
+@parpy.jit
+def int8_of_a_python_float(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i] + np.int8(300.5)
+
+
+@parpy.jit
+def int64_of_nan(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i] + np.int64(float('nan'))
+
+
+@parpy.jit
+def int_of_infinity(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i] + int(float('inf'))
+
+
+@parpy.jit
+def python_floats_that_fit(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i] + np.int8(-128.9) + np.uint8(255.5) + int(-3.7)
+
+
+@pytest.mark.parametrize("fn,exc,message", [
+    (int8_of_a_python_float, OverflowError, "Python integer 300 out of bounds for int8"),
+    (int64_of_nan, ValueError, "cannot convert float NaN to integer"),
+    (int_of_infinity, OverflowError, "cannot convert float infinity to integer"),
+])
+def test_a_python_float_converted_to_an_integer_raises_as_python_does(fn, exc, message):
+    # (each was a number: the C conversion of the float)
+    x = np.arange(4, dtype=np.int64)
+    with pytest.raises(exc, match=message):
+        fn.py_func(x.copy(), np.zeros(4, np.int64), 4)
+    with pytest.raises(parpy.CompileError) as e:
+        fn(x, np.zeros(4, np.int64), 4, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
+    assert "test_int_types.py:" in str(e.value)
+    got = run_both(python_floats_that_fit, [x, np.zeros(4, np.int64), 4], cpu_opts())
+    assert got[1].tolist() == (x - 128 + 255 - 3).tolist()

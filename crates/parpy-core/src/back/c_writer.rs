@@ -100,6 +100,10 @@ pub trait Dialect {
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, EmitError>;
     /// The qualifier of prelude helper functions (`static inline`).
     fn prelude_qualifier(&self) -> &'static str;
+    /// Whether code may compute in `double` (Metal's may not).
+    fn has_double(&self) -> bool {
+        true
+    }
     /// The statement of `parpy_check_index` that stores `[site + 1, i]`
     /// into `rec` unless an earlier failure is there (C11: GCC/Clang
     /// atomics, safe across OpenMP threads).
@@ -518,6 +522,10 @@ enum PreludeFn {
     CheckWrapIndex,
     /// `parpy_wrap_<type>`: a negative index counts from the end, unchecked.
     WrapIndex(ElemTy),
+    /// `parpy_to_<type>`: a float (as a double) converted to an integer
+    /// type as NumPy converts it (`ir::eval::float_to_int`), never C's
+    /// undefined behaviour for NaN, infinities and values out of range.
+    FloatToInt(ElemTy),
 }
 
 // C precedence levels (higher binds tighter).
@@ -858,6 +866,19 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 "{q} __attribute__((unused)) T parpy_check_index(T i, T n, T site, T *rec) {{\n  if (i >= 0 && i < n) {{\n    return i;\n  }}\n{}  return 0;\n}}\n",
                 d.bounds_record()
             )),
+            PreludeFn::FloatToInt(e) => {
+                let (i64t, i32t, u64t) = (
+                    d.scalar_type(ElemTy::I64)?,
+                    d.scalar_type(ElemTy::I32)?,
+                    d.scalar_type(ElemTy::U64)?,
+                );
+                let body = match e {
+                    ElemTy::I64 => format!("  return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? ({i64t})x : ({i64t})(-9223372036854775807LL - 1);\n"),
+                    ElemTy::U64 | ElemTy::U32 => format!("  if (x >= 9223372036854775808.0) {{\n    double y = x - 9223372036854775808.0;\n    {i64t} v = y < 9223372036854775808.0 ? ({i64t})y : ({i64t})(-9223372036854775807LL - 1);\n    return (T)(({u64t})v ^ 0x8000000000000000ULL);\n  }}\n  return (T)({u64t})((x >= -9223372036854775808.0) ? ({i64t})x : ({i64t})(-9223372036854775807LL - 1));\n"),
+                    _ => format!("  return (T)((x > -2147483649.0 && x < 2147483648.0) ? ({i32t})x : ({i32t})(-2147483647 - 1));\n"),
+                };
+                (e, format!("{q} T parpy_to_S(double x) {{\n{body}}}\n"))
+            }
             PreludeFn::WrapIndex(e) => (e, format!(
                 "{q} __attribute__((unused)) T parpy_wrap_S(T i, T n) {{\n  if (i < 0) {{\n    return i + n;\n  }}\n  return i;\n}}\n"
             )),
@@ -878,6 +899,7 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             .replace("parpy_pow_S", &format!("parpy_pow_{}", e.short_name()))
             .replace("parpy_abs_S", &format!("parpy_abs_{}", e.short_name()))
             .replace("parpy_wrap_S", &format!("parpy_wrap_{}", e.short_name()))
+            .replace("parpy_to_S", &format!("parpy_to_{}", e.short_name()))
             .replace("parpy_sign_S", &format!("parpy_sign_{}", e.short_name()))
             .replace("parpy_shl_S", &format!("parpy_shl_{}", e.short_name()))
             .replace("parpy_shr_S", &format!("parpy_shr_{}", e.short_name()))
@@ -1716,8 +1738,22 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     }
                 }
                 let a = self.expr(arg)?;
+                let from = arg.ty.elem();
                 if to == ElemTy::Bool {
                     (format!("{} != 0", paren(a, P_EQ + 1)), P_EQ)
+                } else if !to.is_float()
+                    && from.is_some_and(|f| f.is_float())
+                    && self.d.has_double()
+                {
+                    // NumPy's conversion of a float, not C's undefined one
+                    // for NaN and values out of range (a dialect without
+                    // doubles, Metal, keeps its cast)
+                    self.prelude.insert(PreludeFn::FloatToInt(to));
+                    let a = match from {
+                        Some(ElemTy::F16) => format!("(float){}", paren(a, P_UNARY)),
+                        _ => a.0,
+                    };
+                    (format!("parpy_to_{}({a})", to.short_name()), P_POSTFIX)
                 } else {
                     let ty = self.d.scalar_type(to)?;
                     (format!("({ty}){}", paren(a, P_UNARY)), P_UNARY)

@@ -330,6 +330,44 @@ pub fn wrap_int(v: i64, e: ElemTy) -> i64 {
     }
 }
 
+/// A float converted to the integer type `e` as NumPy converts it on
+/// x86-64 (truncated toward zero): an int64 directly; an int32, and the
+/// narrower types through one (wrapped to their width); uint64 and uint32
+/// through an int64, a value from 2**63 shifted down by 2**63 first. A NaN,
+/// an infinity or a value those steps cannot hold becomes the minimum
+/// integer of the step (what the processor's conversion gives), so NumPy's
+/// answer, not C's undefined behaviour. The C prelude's `parpy_to_<type>`
+/// is this rule in C.
+pub fn float_to_int(f: f64, e: ElemTy) -> i64 {
+    const TWO63: f64 = 9_223_372_036_854_775_808.0;
+    let i64_of = |f: f64| {
+        if (-TWO63..TWO63).contains(&f) {
+            f as i64
+        } else {
+            i64::MIN
+        }
+    };
+    let i32_of = |f: f64| {
+        if f > -2_147_483_649.0 && f < 2_147_483_648.0 {
+            f as i32 as i64
+        } else {
+            i32::MIN as i64
+        }
+    };
+    match e {
+        ElemTy::I64 => i64_of(f),
+        ElemTy::U64 | ElemTy::U32 => {
+            let v = if f >= TWO63 {
+                (i64_of(f - TWO63) as u64 ^ (1u64 << 63)) as i64
+            } else {
+                i64_of(f)
+            };
+            wrap_int(v, e)
+        }
+        _ => wrap_int(i32_of(f), e),
+    }
+}
+
 /// Rounds a float to the precision of `e` (to nearest, ties to even).
 pub fn round_float(v: f64, e: ElemTy) -> f64 {
     match e {
@@ -362,6 +400,7 @@ pub fn convert(v: ScalarValue, e: ElemTy, mode: Mode) -> R {
             }
             (Float(f), Mode::Python) => Int(f.trunc() as i64),
             (v, Mode::Python) => Int(as_i64(v)),
+            (Float(f), Mode::Target) => Int(float_to_int(f, e)),
             (v, Mode::Target) => Int(wrap_int(as_i64(v), e)),
         }
     })

@@ -458,6 +458,7 @@ impl Lowerer<'_, '_> {
                     Builtin::Int => self.opts.int_type,
                     _ => ElemTy::Bool,
                 };
+                self.python_float_fits(&v, ty, false)?;
                 let mut e = convert(v.e, ty);
                 e.span = span;
                 Some(TExpr { e, weak: true })
@@ -1192,6 +1193,7 @@ impl Lowerer<'_, '_> {
         let v = self.lower_expr(&args[0])?;
         self.scalar_elem(&v)?;
         self.python_int_fits(&v, t)?;
+        self.python_float_fits(&v, t, true)?;
         let mut e = convert(v.e, t);
         e.span = span;
         Some(TExpr { e, weak: false })

@@ -273,6 +273,62 @@ impl Lowerer<'_, '_> {
         None
     }
 
+    /// A Python float known when compiling converted to the integer type
+    /// `to` goes through Python's `int()` first: of NaN or an infinity
+    /// Python's error; a NumPy dtype constructor (`numpy`: `np.int8(300.5)`)
+    /// then takes that Python int, which must fit `to`, and parpy's `int()`
+    /// one that fits its 64 bits (NumPy values convert as NumPy casts).
+    pub(super) fn python_float_fits(&mut self, v: &TExpr, to: ElemTy, numpy: bool) -> Option<()> {
+        let is_python_float = v.weak && v.e.ty.elem().is_some_and(|t| t.is_float());
+        let Some(ScalarValue::Float(f)) = const_scalar(&v.e).filter(|_| is_python_float) else {
+            return Some(());
+        };
+        if !to.is_int() {
+            return Some(());
+        }
+        let (message, python) = if f.is_nan() {
+            (
+                "cannot convert float NaN to integer".to_string(),
+                "ValueError",
+            )
+        } else if f.is_infinite() {
+            (
+                "cannot convert float infinity to integer".to_string(),
+                "OverflowError",
+            )
+        } else {
+            let t = f.trunc();
+            let (lo, hi) = match numpy {
+                true => to
+                    .int_bounds()
+                    .unwrap_or((i64::MIN as i128, i64::MAX as i128)),
+                false => (i64::MIN as i128, i64::MAX as i128),
+            };
+            // (`t` is an integer: `{:.0}` writes its digits exactly)
+            if t >= lo as f64 && t <= hi as f64 && t < 9.223_372_036_854_775_808e18 {
+                return Some(());
+            }
+            let message = match numpy {
+                true => format!(
+                    "Python integer {t:.0} out of bounds for {}",
+                    to.numpy_name()
+                ),
+                false => format!("`int()` of {t:.0} does not fit parpy's 64-bit int"),
+            };
+            (message, "OverflowError")
+        };
+        let note = match numpy {
+            true => format!("NumPy makes the Python int `int({f})` first and raises {python} here"),
+            false => format!("Python raises {python} here, or makes an int wider than 64 bits"),
+        };
+        self.error(
+            Diagnostic::error(message)
+                .at(v.e.span, "a Python float converted to an integer")
+                .note(note),
+        );
+        None
+    }
+
     /// Whether NumPy's clip of `x` applies the bound `b` (`upper` for the
     /// upper one): a Python int beyond the range of `x`'s integer type on
     /// the bound's own side clips nothing, and NumPy drops it

@@ -219,6 +219,10 @@ impl Dialect for MetalDialect {
         "static inline"
     }
 
+    fn has_double(&self) -> bool {
+        false
+    }
+
     fn param(&self, role: FnRole, ty: &str, name: &str, array: bool, written: bool) -> String {
         match (role, array) {
             (_, false) => format!("{ty} {name}"),
