@@ -305,7 +305,7 @@ impl Lowerer<'_, '_> {
                 false => (i64::MIN as i128, i64::MAX as i128),
             };
             // (`t` is an integer: `{:.0}` writes its digits exactly)
-            if t >= lo as f64 && t <= hi as f64 && t < 9.223_372_036_854_775_808e18 {
+            if t >= lo as f64 && t <= hi as f64 && t < 2f64.powi(63) {
                 return Some(());
             }
             let message = match numpy {
