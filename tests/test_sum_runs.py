@@ -216,11 +216,17 @@ def _random_slices(count, seed):
             elif kind < 0.4:
                 dims.append(":")
             else:
-                lo, hi = sorted(r.sample(range(-n, n + 1), 2)) if n > 1 else (0, 1)
-                step = r.choice([1, 1, 2, -1, -3])
-                dims.append(f"{hi}:{lo}:{step}" if step < 0 else f"{lo}:{hi}:{step}")
+                dims.append(_random_slice(r, n, [1, 1, 2, -1, -3]))
         out.append((f"x[i, {', '.join(dims)}]", shape))
     return out
+
+
+def _random_slice(r, n, steps):
+    """A random slice of a dimension of `n`: bounds from either end, one of
+    the `steps`."""
+    lo, hi = sorted(r.sample(range(-n, n + 1), 2)) if n > 1 else (0, 1)
+    step = r.choice(steps)
+    return f"{hi}:{lo}:{step}" if step < 0 else f"{lo}:{hi}:{step}"
 
 
 _CASES = _random_slices(24, 31)
@@ -230,14 +236,20 @@ _CASES = _random_slices(24, 31)
 def random_kernels():
     """The kernels of `_CASES`, one per slice, `s[i] = np.sum(SLICE)` and
     `m[i] = np.mean(SLICE)`, written into a module of their own."""
-    src = ["import numpy as np", "import parpy", ""]
+    src = []
     for k, (text, _) in enumerate(_CASES):
         src += ["@parpy.jit", f"def k{k}(x, s, m, N):", "    parpy.label('i')",
                 "    for i in range(N):", f"        s[i] = np.sum({text})",
                 f"        m[i] = np.mean({text})", ""]
-    path = Path(tempfile.mkdtemp(prefix="parpy-sum-runs-")) / "sum_run_kernels.py"
-    path.write_text("\n".join(src))
-    spec = importlib.util.spec_from_file_location("sum_run_kernels", path)
+    return kernel_module("sum_run_kernels", src)
+
+
+def kernel_module(name, lines):
+    """The module of the source `lines` (after NumPy's and parpy's
+    imports), written to a file of its own so that parpy reads its source."""
+    path = Path(tempfile.mkdtemp(prefix="parpy-sum-runs-")) / f"{name}.py"
+    path.write_text("\n".join(["import numpy as np", "import parpy", ""] + lines))
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -360,9 +372,7 @@ def _random_axis_sums(count, seed):
             if kind < 0.4:
                 dims.append(":")
             else:
-                lo, hi = sorted(r.sample(range(-n, n + 1), 2)) if n > 1 else (0, 1)
-                step = r.choice([1, 1, 2, -1, -2])
-                dims.append(f"{hi}:{lo}:{step}" if step < 0 else f"{lo}:{hi}:{step}")
+                dims.append(_random_slice(r, n, [1, 1, 2, -1, -2]))
         text = f"x[i, {', '.join(dims)}]"
         if r.random() < 0.3:
             text += ".T"
@@ -384,18 +394,13 @@ def axis_kernels():
     """The kernels of `_AXIS_CASES`: `s[i] = np.sum(VIEW, axis=AXES)`,
     `m[i] = np.mean(VIEW, axis=AXES)` and `c[i] = np.sum(VIEW * 2.0 + 1.0,
     axis=AXES)`, in a module of their own."""
-    src = ["import numpy as np", "import parpy", ""]
+    src = []
     for k, (text, axes, _) in enumerate(_AXIS_CASES):
         src += ["@parpy.jit", f"def a{k}(x, s, m, c, N):", "    parpy.label('i')",
                 "    for i in range(N):", f"        s[i] = np.sum({text}, axis={axes})",
                 f"        m[i] = np.mean({text}, axis={axes})",
                 f"        c[i] = np.sum({text} * 2.0 + 1.0, axis={axes})", ""]
-    path = Path(tempfile.mkdtemp(prefix="parpy-axis-sums-")) / "axis_sum_kernels.py"
-    path.write_text("\n".join(src))
-    spec = importlib.util.spec_from_file_location("axis_sum_kernels", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return kernel_module("axis_sum_kernels", src)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16],
