@@ -246,6 +246,8 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_constant_division_by_zero_is_a_compile_error",
     "test_a_python_int_beyond_the_numpy_type_is_numpys_overflow_error",
     "test_a_python_float_converted_to_an_integer_raises_as_python_does",
+    "test_a_float_converts_to_an_integer_as_numpy_does",
+    "test_a_conversion_folded_when_compiling_is_the_same",
     "test_python_arithmetic_that_python_refuses_is_a_located_error",
     "test_np_clip_by_a_python_int_past_the_other_side_raises_as_numpy_does",
     "test_np_inner_of_matrices_or_by_name_is_an_error",

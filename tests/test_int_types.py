@@ -370,6 +370,17 @@ def test_a_float_converts_to_an_integer_as_numpy_does(dtype, src):
         assert want.tolist() == np.repeat(x, 2)[::2].astype(dtype).tolist()
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                   np.uint32, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_a_float_in_the_int64_range_converts_as_numpy_does(dtype):
+    # (NumPy's loops agree on these: the conversions every backend makes)
+    x = np.array([3.7, -3.7, 255.9, 65535.5, -1.0, 2.0 ** 31, 4294967301.0, -2.0 ** 40, 0.5])
+    n = len(x)
+    got = run_both(float_to_int, [x, np.zeros(n, dtype), np.zeros(n, np.int64), n],
+                   cpu_opts({'N': parpy.threads(4)}))
+    assert got[1].tolist() == _numpy_conversion(x, dtype).tolist()
+
+
 @parpy.jit
 def folded_conversions(y):
     with parpy.gpu:

@@ -502,6 +502,44 @@ def test_accumulators_typed_by_use():
     assert out[1][0] == np.int32(0)
 
 
+@parpy.jit
+def python_int_totals(x, x32, y, y32, N):
+    parpy.label('i')
+    for i in range(N):
+        total = 0
+        for j in range(x.shape[1]):
+            total += x[i, j]
+        y[i] = total
+        t32 = 0
+        for v in x32[i, :]:
+            t32 = t32 + v * 0.5
+        y32[i] = t32
+
+
+@parpy.jit
+def python_int_then_mixed(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        total = 0
+        for j in range(3):
+            total += x[i, j]
+        total += 1
+        y[i] = total
+
+
+def test_a_python_int_total_of_floats_is_the_floats_type():
+    # `total = 0; total += x[i, j]`: Python's name is a float from its first
+    # update on (was "variable `total` holds `i64` values but this assigns
+    # a `f64`")
+    g = rng(9)
+    x, x32 = g.standard_normal((5, 7)), g.standard_normal((5, 6)).astype(np.float32)
+    run_both(python_int_totals, [x, x32, np.zeros(5), np.zeros(5, np.float32), 5],
+             cpu_opts({'i': parpy.threads(5)}), rtol=0, atol=0)
+    # a later Python int added keeps the error (parpy's one type per name)
+    with pytest.raises(parpy.CompileError, match="variable `total` holds `i64` values"):
+        python_int_then_mixed(x, np.zeros(5), 5, opts=cpu_opts({'i': parpy.threads(5)}))
+
+
 # --------------------------------------------------------------------------
 # 9. scalars that change every call stop being specialized on
 

@@ -829,6 +829,10 @@ fn exact_in(e: &ir::Expr, t: ElemTy) -> bool {
             ElemTy::F64 => true,
             _ => false,
         },
+        ExprKind::Int(i) if t.is_float() => {
+            let f = i as f64;
+            f as i64 == i && crate::ir::eval::round_float(f, t) == f
+        }
         ExprKind::Int(i) if t.is_int() => {
             let bits = 8 * t.size() as u32;
             let (lo, hi) = if t.is_signed_int() {
@@ -858,10 +862,13 @@ impl Lowerer<'_, '_> {
             let Some(&(t, false)) = stores.first() else {
                 continue;
             };
+            // (a Python int's float accumulator: `total = 0`, then
+            // `total += x[i]`, a float from its first update on)
+            let int_to_float = cur.is_int() && t.is_float();
             if stores.iter().any(|s| *s != (t, false))
                 || t == cur
                 || t == ElemTy::Bool
-                || t.is_float() != cur.is_float()
+                || (t.is_float() != cur.is_float() && !int_to_float)
                 || !exact_in(lit, t)
             {
                 continue;

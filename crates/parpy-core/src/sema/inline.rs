@@ -600,6 +600,7 @@ impl Lowerer<'_, '_> {
             // accumulators in inlined bodies keep their literal's type (a
             // helper inlined at several types must not share one retyping)
             acc_uses: Default::default(),
+            int_rebinds: vec![],
             retype: Default::default(),
             dicts,
             type_vars,

@@ -169,6 +169,11 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// Locals first assigned a weak literal, with that literal and the
     /// (type, weak) of every value stored into them later.
     acc_uses: std::collections::HashMap<crate::ir::VarId, (Expr, Vec<(crate::ir::ElemTy, bool)>)>,
+    /// A float stored into a local first assigned a Python int (`total =
+    /// 0`, then `total += x[i]`): the error, reported unless
+    /// `assign::typed_by_use` types the local (its first assignment's
+    /// span) as that float.
+    int_rebinds: Vec<(Span, Diagnostic)>,
     /// Types found by a first lowering of the function: the local first
     /// assigned at this span holds this (strong) type (see
     /// `assign::typed_by_use`).
@@ -402,6 +407,7 @@ fn lower_function(
             aliases: BTreeMap::new(),
             alias_plan: BTreeMap::new(),
             acc_uses: Default::default(),
+            int_rebinds: vec![],
             retype: std::mem::take(&mut retype),
             dicts: flat.as_ref().map(|f| f.dicts.clone()).unwrap_or_default(),
             type_vars: BTreeMap::new(),
@@ -443,9 +449,6 @@ fn lower_function(
         let ret_weak = l.finish_returns();
         let widened = l.sh.widen_gen != gen;
         l.sh.widen_frozen = frozen;
-        if l.sh.diags[before..].iter().any(|d| d.is_error()) {
-            return None;
-        }
         // Accumulators typed by use, and locals re-bound to a wider
         // integer type: lower once more with their types.
         let found = if l.retype.is_empty() {
@@ -453,6 +456,14 @@ fn lower_function(
         } else {
             Default::default()
         };
+        for (first, d) in std::mem::take(&mut l.int_rebinds) {
+            if !found.contains_key(&first) {
+                l.error(d);
+            }
+        }
+        if l.sh.diags[before..].iter().any(|d| d.is_error()) {
+            return None;
+        }
         if found.is_empty() && !widened {
             return Some((l.func, ret_weak));
         }

@@ -2156,11 +2156,24 @@ impl Lowerer<'_, '_> {
                         if vt.is_float() && !elem.is_float() {
                             // Python would rebind the name to a float; we
                             // cannot change the variable's type.
-                            self.error(
-                                rebind_error(n, elem, vt, v.e.span, var.span).help(format!(
-                                    "give `{n}` a float type from its first assignment (e.g. `{n} = 0.0`), or convert with `int(...)`"
-                                )),
-                            );
+                            let d = rebind_error(n, elem, vt, v.e.span, var.span).help(format!(
+                                "give `{n}` a float type from its first assignment (e.g. `{n} = 0.0`), or convert with `int(...)`"
+                            ));
+                            // (unless it is a Python int's accumulator of
+                            // that float, which `typed_by_use` types so)
+                            let first = self
+                                .acc_uses
+                                .get_mut(&b.var)
+                                .filter(|u| !v.weak && matches!(u.0.kind, ExprKind::Int(_)));
+                            if let Some(u) = first {
+                                u.1.push((vt, false));
+                                self.int_rebinds.push((var.span, d));
+                                return Some(StmtKind::Assign {
+                                    dst: Place::Var(b.var),
+                                    value: convert(v.e, elem),
+                                });
+                            }
+                            self.error(d);
                             return None;
                         }
                         if let Some(u) = self.acc_uses.get_mut(&b.var) {
