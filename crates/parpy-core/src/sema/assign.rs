@@ -859,13 +859,17 @@ impl Lowerer<'_, '_> {
         for (id, (lit, stores)) in &self.acc_uses {
             let var = self.func.var(*id);
             let Some(cur) = var.ty.elem() else { continue };
-            let Some(&(t, false)) = stores.first() else {
+            // (a Python int's float accumulator: `total = 0`, then
+            // `total += x[i]`, a float from its first update on, with
+            // Python ints added too: `total += 1`)
+            let python_int = |s: &(ElemTy, bool)| s.1 && s.0.is_int() && cur.is_int();
+            let Some(&(t, false)) = stores.iter().find(|s| !python_int(s)) else {
                 continue;
             };
-            // (a Python int's float accumulator: `total = 0`, then
-            // `total += x[i]`, a float from its first update on)
             let int_to_float = cur.is_int() && t.is_float();
-            if stores.iter().any(|s| *s != (t, false))
+            if stores
+                .iter()
+                .any(|s| *s != (t, false) && !(int_to_float && python_int(s)))
                 || t == cur
                 || t == ElemTy::Bool
                 || (t.is_float() != cur.is_float() && !int_to_float)

@@ -305,6 +305,11 @@ impl Converter {
         for s in stmts {
             // (the walruses of a statement in a nested block are its own)
             let outer = std::mem::take(&mut self.walruses);
+            if let Some(split) = self.split_tuple_assign(s) {
+                self.walruses = outer;
+                out.extend(split);
+                continue;
+            }
             let st = self.stmt(s);
             let walruses = std::mem::replace(&mut self.walruses, outer);
             let Some(st) = st else { continue };
@@ -516,6 +521,68 @@ impl Converter {
     }
 
     /// A loop's body (where `break` and `continue` are allowed).
+    /// `a, b = e1, e2` of distinct names whose values read none of them:
+    /// the assignments one after the other, which Python's evaluation of
+    /// the whole right side first cannot tell apart (so each value may be
+    /// what only an assignment of its own takes, a view `x[i, ::2]`).
+    /// `None` for another statement.
+    fn split_tuple_assign(&mut self, s: &py::Stmt) -> Option<Vec<Stmt>> {
+        let py::Stmt::Assign(a) = s else { return None };
+        let ([target], py::Expr::Tuple(values)) = (a.targets.as_slice(), a.value.as_ref()) else {
+            return None;
+        };
+        let (py::Expr::Tuple(py::ExprTuple { elts: targets, .. })
+        | py::Expr::List(py::ExprList { elts: targets, .. })) = target
+        else {
+            return None;
+        };
+        if targets.len() != values.elts.len() || targets.len() < 2 {
+            return None;
+        }
+        let mut names = vec![];
+        for t in targets {
+            let py::Expr::Name(n) = t else { return None };
+            let n = ident(&n.id);
+            if names.iter().any(|(m, _)| *m == n) {
+                return None;
+            }
+            names.push((n, self.span(t.range())));
+        }
+        // (converted once: dropped with their messages when not split)
+        let (diags, walruses) = (self.diags.len(), self.walruses.len());
+        let converted: Vec<Expr> = values.elts.iter().map(|v| self.expr(v)).collect();
+        let mut reads_target = !self.walruses.is_empty();
+        for v in &converted {
+            v.walk(&mut |x| {
+                if let ExprKind::Name(n) = &x.kind {
+                    reads_target |= names.iter().any(|(m, _)| m == n);
+                }
+            });
+        }
+        if reads_target || self.diags.len() > diags {
+            self.diags.truncate(diags);
+            self.walruses.truncate(walruses);
+            return None;
+        }
+        let span = self.span(a.range);
+        Some(
+            names
+                .into_iter()
+                .zip(converted)
+                .map(|((n, at), value)| Stmt {
+                    kind: StmtKind::Assign {
+                        targets: vec![Expr {
+                            kind: ExprKind::Name(n),
+                            span: at,
+                        }],
+                        value,
+                    },
+                    span,
+                })
+                .collect(),
+        )
+    }
+
     /// The assignments of the walruses of a statement (its expressions
     /// `exprs`), to put before it: Python
     /// evaluates them where they stand, so each must be the first thing the
