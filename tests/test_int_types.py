@@ -314,7 +314,8 @@ def test_np_clip_by_a_python_int_past_the_other_side_raises_as_numpy_does():
 # --------------------------------------------------------------------------
 # A float converted to an integer type, as NumPy converts it on x86-64: an
 # int64 or int32 directly (truncated), the narrower types through an int32,
-# uint64 and uint32 through an int64 (a value from 2**63 shifted first); a
+# uint32 through an int64, uint64 through an int64 (a value from 2**63
+# shifted first); a
 # NaN, an infinity or a value a step cannot hold gives that step's minimum
 # integer. C leaves those undefined: parpy's C code converted to uint64 with
 # AVX-512's unsigned conversion (-3.7 gave 2**64 - 1, NumPy 2**64 - 3).
@@ -335,9 +336,9 @@ def _numpy_conversion(v, dtype):
 
     out = []
     for f in v:
-        if dtype in (np.dtype(np.uint64), np.dtype(np.uint32)):
+        if dtype == np.dtype(np.uint64):
             n = (i64(f - 2.0 ** 63) ^ -2 ** 63) if f >= 2.0 ** 63 else i64(f)
-        elif dtype == np.dtype(np.int64):
+        elif dtype in (np.dtype(np.int64), np.dtype(np.uint32)):
             n = i64(f)
         else:
             n = i32(f)

@@ -14,9 +14,8 @@ using namespace metal;
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = (int32_t)parpy_thread.x; i < 24; i += 24) {
     for (int32_t j = 0; j < 36; j += 1) {
-      float ci_new = -1.2f + (float)i * 0.1f;
       float cr = -2.0f + (float)j * 0.08f;
-      float ci = ci_new;
+      float ci = -1.2f + (float)i * 0.1f;
       float zr = 0.0f;
       float zi = 0.0f;
       int32_t n = 0;

@@ -873,11 +873,19 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                     d.scalar_type(ElemTy::U64)?,
                 );
                 let body = match e {
-                    ElemTy::I64 => format!("  return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? ({i64t})x : ({i64t})(-9223372036854775807LL - 1);\n"),
-                    ElemTy::U64 | ElemTy::U32 => format!("  if (x >= 9223372036854775808.0) {{\n    double y = x - 9223372036854775808.0;\n    {i64t} v = y < 9223372036854775808.0 ? ({i64t})y : ({i64t})(-9223372036854775807LL - 1);\n    return (T)(({u64t})v ^ 0x8000000000000000ULL);\n  }}\n  return (T)({u64t})((x >= -9223372036854775808.0) ? ({i64t})x : ({i64t})(-9223372036854775807LL - 1));\n"),
+                    ElemTy::I64 | ElemTy::U32 => format!("  return (T)((x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? ({i64t})x : ({i64t})(-9223372036854775807LL - 1));\n"),
+                    ElemTy::U64 => format!("  if (x >= 9223372036854775808.0) {{\n    double y = x - 9223372036854775808.0;\n    {i64t} v = y < 9223372036854775808.0 ? ({i64t})y : ({i64t})(-9223372036854775807LL - 1);\n    return (T)(({u64t})v ^ 0x8000000000000000ULL);\n  }}\n  return (T)({u64t})((x >= -9223372036854775808.0) ? ({i64t})x : ({i64t})(-9223372036854775807LL - 1));\n"),
                     _ => format!("  return (T)((x > -2147483649.0 && x < 2147483648.0) ? ({i32t})x : ({i32t})(-2147483647 - 1));\n"),
                 };
-                (e, format!("{q} T parpy_to_S(double x) {{\n{body}}}\n"))
+                // x86-64 C: the processor's conversion is NumPy's, and
+                // its intrinsic is as fast as a cast (the portable form
+                // above made GCC's loops scalar: 1.3-2x slower)
+                let x86 = match e {
+                    ElemTy::I64 | ElemTy::U32 => "  return (T)_mm_cvttsd_si64(_mm_set_sd(x));\n".to_string(),
+                    ElemTy::U64 => "  uint64_t hi = x >= 9223372036854775808.0;\n  return (T)((uint64_t)_mm_cvttsd_si64(_mm_set_sd(x - (double)hi * 9223372036854775808.0)) ^ (hi << 63));\n".to_string(),
+                    _ => "  return (T)_mm_cvttsd_si32(_mm_set_sd(x));\n".to_string(),
+                };
+                (e, format!("#if defined(__x86_64__) && !defined(__CUDACC__)\n#include <immintrin.h>\n{q} T parpy_to_S(double x) {{\n{x86}}}\n#else\n{q} T parpy_to_S(double x) {{\n{body}}}\n#endif\n"))
             }
             PreludeFn::WrapIndex(e) => (e, format!(
                 "{q} __attribute__((unused)) T parpy_wrap_S(T i, T n) {{\n  if (i < 0) {{\n    return i + n;\n  }}\n  return i;\n}}\n"

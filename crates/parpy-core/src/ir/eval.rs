@@ -331,9 +331,10 @@ pub fn wrap_int(v: i64, e: ElemTy) -> i64 {
 }
 
 /// A float converted to the integer type `e` as NumPy converts it on
-/// x86-64 (truncated toward zero): an int64 directly; an int32, and the
-/// narrower types through one (wrapped to their width); uint64 and uint32
-/// through an int64, a value from 2**63 shifted down by 2**63 first. A NaN,
+/// x86-64 (truncated toward zero): an int64 directly, a uint32 through one
+/// (wrapped); an int32, and the narrower types through one (wrapped to
+/// their width); a uint64 through an int64, a value from 2**63 shifted
+/// down by 2**63 first. A NaN,
 /// an infinity or a value those steps cannot hold becomes the minimum
 /// integer of the step (what the processor's conversion gives), so NumPy's
 /// answer, not C's undefined behaviour. The C prelude's `parpy_to_<type>`
@@ -356,14 +357,9 @@ pub fn float_to_int(f: f64, e: ElemTy) -> i64 {
     };
     match e {
         ElemTy::I64 => i64_of(f),
-        ElemTy::U64 | ElemTy::U32 => {
-            let v = if f >= TWO63 {
-                (i64_of(f - TWO63) as u64 ^ (1u64 << 63)) as i64
-            } else {
-                i64_of(f)
-            };
-            wrap_int(v, e)
-        }
+        ElemTy::U32 => wrap_int(i64_of(f), e),
+        ElemTy::U64 if f >= TWO63 => (i64_of(f - TWO63) as u64 ^ (1u64 << 63)) as i64,
+        ElemTy::U64 => i64_of(f),
         _ => wrap_int(i32_of(f), e),
     }
 }
