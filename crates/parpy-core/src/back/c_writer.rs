@@ -877,15 +877,23 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                     ElemTy::U64 => format!("  if (x >= 9223372036854775808.0) {{\n    double y = x - 9223372036854775808.0;\n    {i64t} v = y < 9223372036854775808.0 ? ({i64t})y : ({i64t})(-9223372036854775807LL - 1);\n    return (T)(({u64t})v ^ 0x8000000000000000ULL);\n  }}\n  return (T)({u64t})((x >= -9223372036854775808.0) ? ({i64t})x : ({i64t})(-9223372036854775807LL - 1));\n"),
                     _ => format!("  return (T)((x > -2147483649.0 && x < 2147483648.0) ? ({i32t})x : ({i32t})(-2147483647 - 1));\n"),
                 };
-                // x86-64 C: the processor's conversion is NumPy's, and
-                // its intrinsic is as fast as a cast (the portable form
-                // above made GCC's loops scalar: 1.3-2x slower)
-                let x86 = match e {
-                    ElemTy::I64 | ElemTy::U32 => "  return (T)_mm_cvttsd_si64(_mm_set_sd(x));\n".to_string(),
-                    ElemTy::U64 => "  uint64_t hi = x >= 9223372036854775808.0;\n  return (T)((uint64_t)_mm_cvttsd_si64(_mm_set_sd(x - (double)hi * 9223372036854775808.0)) ^ (hi << 63));\n".to_string(),
-                    _ => "  return (T)_mm_cvttsd_si32(_mm_set_sd(x));\n".to_string(),
+                // x86-64 C: the processor's conversion (`cvttsd2si`) is
+                // NumPy's, as fast as a cast (the portable selects made
+                // GCC's loops scalar, 1.3-2x slower); spelled in assembly,
+                // as GCC folds the intrinsic of a constant out of range
+                // to another value than the processor gives
+                let cvt = |w: &str, arg: &str| {
+                    format!("  {w} r;\n  __asm__(\"cvttsd2si %1, %0\" : \"=r\"(r) : \"x\"({arg}));\n")
                 };
-                (e, format!("#if defined(__x86_64__) && !defined(__CUDACC__)\n#include <immintrin.h>\n{q} T parpy_to_S(double x) {{\n{x86}}}\n#else\n{q} T parpy_to_S(double x) {{\n{body}}}\n#endif\n"))
+                let x86 = match e {
+                    ElemTy::I64 | ElemTy::U32 => format!("{}  return (T)r;\n", cvt(i64t, "x")),
+                    ElemTy::U64 => format!(
+                        "  uint64_t hi = x >= 9223372036854775808.0;\n  double s = x - (double)hi * 9223372036854775808.0;\n{}  return (T)((uint64_t)r ^ (hi << 63));\n",
+                        cvt(i64t, "s")
+                    ),
+                    _ => format!("{}  return (T)r;\n", cvt(i32t, "x")),
+                };
+                (e, format!("#if defined(__x86_64__) && !defined(__CUDACC__)\n{q} T parpy_to_S(double x) {{\n{x86}}}\n#else\n{q} T parpy_to_S(double x) {{\n{body}}}\n#endif\n"))
             }
             PreludeFn::WrapIndex(e) => (e, format!(
                 "{q} __attribute__((unused)) T parpy_wrap_S(T i, T n) {{\n  if (i < 0) {{\n    return i + n;\n  }}\n  return i;\n}}\n"
