@@ -597,6 +597,15 @@ pub(super) fn merge_dims(dims: &[(i64, i64)]) -> Vec<i64> {
     out.into_iter().map(|d| d.0).collect()
 }
 
+/// The dimensions `dims` in the order NumPy's iterator walks them,
+/// outermost first: by the length of their `strides` in memory, ties in
+/// the order given (row-major).
+fn outermost_first(strides: &[i64], dims: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut dims: Vec<usize> = dims.collect();
+    dims.sort_by_key(|&d| std::cmp::Reverse(strides[d].unsigned_abs()));
+    dims
+}
+
 /// How NumPy walks the dimensions of a reduction along some axes
 /// (`Lowerer::axis_walk`).
 struct AxisWalk {
@@ -653,14 +662,11 @@ impl Lowerer<'_, '_> {
     /// the length of their strides in memory (a transposed view adds in
     /// the array's order), its other dimensions as they are.
     fn memory_order(&self, e: &Expr, vars: &[VarId], extents: &[i64]) -> (Vec<VarId>, Vec<i64>) {
-        let mut dims: Vec<(VarId, i64)> =
-            vars.iter().copied().zip(extents.iter().copied()).collect();
-        if let Some(strides) = self.view_strides(e, vars) {
-            let mut keyed: Vec<_> = dims.into_iter().zip(strides).collect();
-            keyed.sort_by_key(|(_, s)| std::cmp::Reverse(s.unsigned_abs()));
-            dims = keyed.into_iter().map(|(d, _)| d).collect();
-        }
-        dims.into_iter().unzip()
+        let order = match self.view_strides(e, vars) {
+            Some(strides) => outermost_first(&strides, 0..vars.len()),
+            None => (0..vars.len()).collect(),
+        };
+        order.into_iter().map(|d| (vars[d], extents[d])).unzip()
     }
 
     /// The dimensions NumPy walks when it sums the slice expression whose
@@ -716,8 +722,7 @@ impl Lowerer<'_, '_> {
             return None;
         }
         // (dimensions of length 1 are walked once, outermost)
-        let mut dims: Vec<usize> = (0..vars.len()).filter(|&d| extents[d] != 1).collect();
-        dims.sort_by_key(|&d| std::cmp::Reverse(strides[d].unsigned_abs()));
+        let dims = outermost_first(&strides, (0..vars.len()).filter(|&d| extents[d] != 1));
         let inner_kept = dims.last().is_none_or(|&d| !reduced[d]);
         let core = dims.iter().rev().take_while(|&&d| reduced[d]).count();
         let ones = (0..vars.len()).filter(|&d| extents[d] == 1);
@@ -763,8 +768,7 @@ impl Lowerer<'_, '_> {
                 }
                 continue;
             }
-            let mut order = row_major.clone();
-            order.sort_by_key(|&d| std::cmp::Reverse(strides[d].unsigned_abs()));
+            let order = outermost_first(&strides, 0..vars.len());
             match &full {
                 Some(o) if *o != order => return None,
                 _ => full = Some(order),
