@@ -549,8 +549,15 @@ def test_gpu_torch_tensors_in_place_on_the_current_stream():
         tp.axpy(2.0, x, y, 4096, opts=opts)
     parpy.sync()
     assert torch.allclose(y, 2 * x + 1)
-    with pytest.raises(ValueError, match="torch tensor on the CPU"):
-        tp.axpy(2.0, x.cpu(), y, 4096, opts=opts)
+    # a CPU tensor beside device ones is copied to the device (REFERENCE:
+    # torch CPU tensors are staged on GPUs, as NumPy arrays are)
+    y2 = torch.ones(4096, dtype=torch.float32, device="cuda")
+    tp.axpy(2.0, x.cpu(), y2, 4096, opts=opts)
+    parpy.sync()
+    assert torch.allclose(y2, 2 * x + 1)
+    xc, yc = x.cpu(), torch.ones(4096, dtype=torch.float32)
+    tp.axpy(2.0, xc, yc, 4096, opts=opts)
+    assert torch.allclose(yc, 2 * xc + 1)
 
 
 @pytest.mark.cuda

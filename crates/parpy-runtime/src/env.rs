@@ -9,6 +9,7 @@
 //! | `PARPY_NVRTC_PATH` | `libnvrtc.so.13` to load instead of the wheel's |
 //! | `PARPY_NVRTC_OPTIONS` | extra NVRTC options (split at whitespace; part of the cubin key) |
 //! | `PARPY_NVCC` | nvcc for the runtime's own tests |
+//! | `CUDA_HOME`, `CUDA_PATH` | a CUDA toolkit whose `include/` has `cuda_fp16.h`, for an NVRTC older than 13.3 (no bundled headers) |
 //! | `PARPY_LOG` | `info`: one line on stderr per build, with the reason for the cache miss |
 //! | `PARPY_MAX_LOADED` | how many specializations stay loaded in memory (default 256; least recently used ones are dropped) |
 
@@ -50,6 +51,14 @@ pub fn nvrtc_options() -> Vec<String> {
         .unwrap_or_default()
         .split_whitespace()
         .map(String::from)
+        .collect()
+}
+
+/// `$CUDA_HOME` and `$CUDA_PATH` (in that order), those set and not empty.
+pub fn cuda_homes() -> Vec<PathBuf> {
+    ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(|v| non_empty(v).map(PathBuf::from))
         .collect()
 }
 

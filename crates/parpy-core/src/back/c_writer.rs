@@ -104,6 +104,14 @@ pub trait Dialect {
     fn has_double(&self) -> bool {
         true
     }
+    /// Whether signed integer overflow wraps in the compiled code (C: it
+    /// is built with `-fwrapv`). Where it is undefined behaviour (CUDA,
+    /// Metal: NVRTC has no `-fwrapv` and optimizes on it), the writer does
+    /// 32- and 64-bit signed value arithmetic in the unsigned type of the
+    /// same width ([`wrapping_infix`]), which is NumPy's wrapping result.
+    fn signed_overflow_wraps(&self) -> bool {
+        true
+    }
     /// The statement of `parpy_check_index` that stores `[site + 1, i]`
     /// into `rec` unless an earlier failure is there (C11: GCC/Clang
     /// atomics, safe across OpenMP threads).
@@ -426,15 +434,41 @@ pub(crate) fn warp_helper_name(op: ReduceOp, e: ElemTy) -> String {
 }
 
 /// The statement that combines a reduction's value `o` into `v` (bools:
-/// `+` is or, `*` is and; max and min: [`max_min`]).
-pub(crate) fn combine_stmt(op: ReduceOp, e: ElemTy) -> String {
+/// `+` is or, `*` is and; max and min: [`max_min`]). `wrap`: the C type of
+/// `e` and its unsigned twin, where sums and products of it must wrap
+/// without relying on signed overflow ([`Dialect::signed_overflow_wraps`]).
+pub(crate) fn combine_stmt(op: ReduceOp, e: ElemTy, wrap: Option<(&str, &str)>) -> String {
     match (op, e) {
         (ReduceOp::Sum, ElemTy::Bool) => "v = v || o;".to_string(),
         (ReduceOp::Prod, ElemTy::Bool) => "v = v && o;".to_string(),
+        (ReduceOp::Sum | ReduceOp::Prod, _) if wrap.is_some() => {
+            let (ty, uty) = wrap.unwrap_or_default();
+            let sym = if op == ReduceOp::Sum { "+" } else { "*" };
+            format!("v = {};", wrapping_infix(sym, ty, uty, "v", "o"))
+        }
         (ReduceOp::Sum, _) => "v = v + o;".to_string(),
         (ReduceOp::Prod, _) => "v = v * o;".to_string(),
         (ReduceOp::Max, _) => format!("v = {};", max_min(true, e, "v", "o")),
         (ReduceOp::Min, _) => format!("v = {};", max_min(false, e, "v", "o")),
+    }
+}
+
+/// `l sym r` of signed operands of C type `ty` computed in its unsigned
+/// twin `uty` (wrapping, as NumPy's arithmetic) and converted back.
+pub(crate) fn wrapping_infix(sym: &str, ty: &str, uty: &str, l: &str, r: &str) -> String {
+    format!("({ty})(({uty}){l} {sym} ({uty}){r})")
+}
+
+/// The unsigned type of the width of the 32/64-bit signed `e`, where its
+/// overflow is undefined in the target's C ([`Dialect::signed_overflow_wraps`]).
+pub(crate) fn wrapping_twin<D: Dialect + ?Sized>(d: &D, e: ElemTy) -> Option<ElemTy> {
+    if d.signed_overflow_wraps() {
+        return None;
+    }
+    match e {
+        ElemTy::I32 => Some(ElemTy::U32),
+        ElemTy::I64 => Some(ElemTy::U64),
+        _ => None,
     }
 }
 
@@ -448,12 +482,13 @@ pub(crate) fn butterfly_helper(
     e: ElemTy,
     counter: &str,
     shuffle: &str,
+    wrap: Option<&str>,
 ) -> String {
     format!(
         "{qualifier} {ty} {}({ty} v) {{\n  for ({counter} k = {}; k > 0; k /= 2) {{\n    {ty} o = {shuffle};\n    {}\n  }}\n  return v;\n}}\n",
         warp_helper_name(op, e),
         crate::ir::WARP_SIZE / 2,
-        combine_stmt(op, e)
+        combine_stmt(op, e, wrap.map(|u| (ty, u)))
     )
 }
 
@@ -501,6 +536,9 @@ enum PreludeFn {
     FloorDiv(ElemTy),
     Mod(ElemTy),
     Pow(ElemTy),
+    /// `parpy_square_<float type>`: `x ** 2` as one correctly rounded
+    /// product (NumPy's square; a GPU's `pow` is off by an ulp).
+    Square(ElemTy),
     /// `parpy_<max|min|fmax|fmin>_<type>` ([`rule_helper`]): a max (`false`)
     /// or min (`true`) under a NaN rule; NumPy's rule also declares the
     /// dialect's reduction over it.
@@ -831,8 +869,11 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 "{q} T parpy_shr_S(T a, T b) {{\n  return b >= BITS ? 0 : a >> b;\n}}\n"
             )),
             PreludeFn::Pow(e) => (e, format!(
-                "{q} T parpy_pow_S(T b, T e) {{\n  T r = 1;\n  if (e < 0) {{\n    return b == 1 ? 1 : 0;\n  }}\n  while (e > 0) {{\n    if (e & 1) {{\n      r *= b;\n    }}\n    b *= b;\n    e >>= 1;\n  }}\n  return r;\n}}\n"
+                "{q} T parpy_pow_S(T b, T e) {{\n  T r = 1;\n  if (e < 0) {{\n    return b == 1 ? 1 : 0;\n  }}\n  while (e > 0) {{\n    if (e & 1) {{\n      r = (T)((UW)r * (UW)b);\n    }}\n    b = (T)((UW)b * (UW)b);\n    e >>= 1;\n  }}\n  return r;\n}}\n"
             )),
+            // float16 in float: the product of two halves is exact there
+            PreludeFn::Square(ElemTy::F16) => (ElemTy::F16, format!("{q} T parpy_square_S(T a) {{\n  return (T)((float)a * (float)a);\n}}\n")),
+            PreludeFn::Square(e) => (e, format!("{q} T parpy_square_S(T a) {{\n  return a * a;\n}}\n")),
             PreludeFn::MaxMin(rule, min, e) => {
                 let max = !min;
                 let mut text = format!(
@@ -849,6 +890,8 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
                 }
                 (e, text)
             }
+            // (of the most negative value: itself, as NumPy, not C's overflow)
+            PreludeFn::Abs(e) if e.is_signed_int() => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? (T)(0 - (UW)a) : a;\n}}\n")),
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
             PreludeFn::Sign(e) if e.is_unsigned_int() => (e, format!(
                 "{q} T parpy_sign_S(T a) {{\n  return a > 0 ? 1 : 0;\n}}\n"
@@ -913,6 +956,10 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             )
             .replace("parpy_mod_S", &format!("parpy_mod_{}", e.short_name()))
             .replace("parpy_pow_S", &format!("parpy_pow_{}", e.short_name()))
+            .replace(
+                "parpy_square_S",
+                &format!("parpy_square_{}", e.short_name()),
+            )
             .replace("parpy_abs_S", &format!("parpy_abs_{}", e.short_name()))
             .replace("parpy_wrap_S", &format!("parpy_wrap_{}", e.short_name()))
             .replace("parpy_to_S", &format!("parpy_to_{}", e.short_name()))
@@ -991,6 +1038,13 @@ struct FnWriter<'a, D: Dialect> {
     out: String,
     in_parallel: bool,
     in_vector: bool,
+    /// Printing an array index or loop bound: its arithmetic is not wrapped
+    /// ([`Dialect::signed_overflow_wraps`]); an index that overflows is out
+    /// of bounds anyway, and the target's compiler keeps its address
+    /// arithmetic.
+    in_index: bool,
+    /// The loop variables of the function (see [`FnWriter::index_like`]).
+    loop_vars: BTreeSet<VarId>,
     /// A local whose declaration is fused with the assignment being written.
     fuse: Option<VarId>,
     /// The next loop was covered by its parent's introduction.
@@ -1018,6 +1072,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
     ) -> Self {
         let mut namer = globals.base.clone();
         let names = f.vars.iter().map(|v| namer.fresh(&v.name)).collect();
+        let mut loop_vars = BTreeSet::new();
+        crate::ir::visit::walk_stmts(&f.body, &mut |s| {
+            if let StmtKind::For(l) = &s.kind {
+                loop_vars.insert(l.var);
+            }
+        });
         FnWriter {
             d,
             p,
@@ -1033,6 +1093,8 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             out: String::new(),
             in_parallel: false,
             in_vector: false,
+            in_index: false,
+            loop_vars,
             fuse: None,
             absorbed: false,
             temps: BTreeSet::new(),
@@ -1543,8 +1605,14 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         }
         let v = self.name(l.var);
         let ty = self.ty_text(&self.f.var(l.var).ty)?;
-        let lo = self.expr(&l.lo)?.0;
-        let hi = paren(self.expr(&l.hi)?, P_REL + 1);
+        // loop bounds are index arithmetic (see `in_index`)
+        let outer = std::mem::replace(&mut self.in_index, true);
+        let bounds = self
+            .expr(&l.lo)
+            .and_then(|lo| Ok((lo.0, self.expr(&l.hi)?)));
+        self.in_index = outer;
+        let (lo, hi) = bounds?;
+        let hi = paren(hi, P_REL + 1);
         let (cmp, step) = if l.step > 0 {
             ("<", format!("{v} += {}", l.step))
         } else {
@@ -1584,6 +1652,13 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
 
     /// The row-major offset of `array[indices]`.
     fn flat_index(&mut self, array: VarId, indices: &[Expr]) -> Result<String, EmitError> {
+        let outer = std::mem::replace(&mut self.in_index, true);
+        let flat = self.flat_index_of(array, indices);
+        self.in_index = outer;
+        flat
+    }
+
+    fn flat_index_of(&mut self, array: VarId, indices: &[Expr]) -> Result<String, EmitError> {
         let var = self.f.var(array);
         let shape = match &var.ty {
             Type::Array { shape, .. } => shape.clone(),
@@ -1715,6 +1790,16 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             ExprKind::Unary { op, arg } => {
                 let a = self.expr(arg)?;
                 let a = paren(a, P_UNARY);
+                if let Some(u) = elem
+                    .and_then(|t| self.wrapping(t))
+                    .filter(|_| *op == UnOp::Neg)
+                {
+                    let (t, u) = (
+                        self.d.scalar_type(elem.unwrap_or(u))?,
+                        self.d.scalar_type(u)?,
+                    );
+                    return Ok((wrapping_infix("-", t, u, "0", &a), P_UNARY));
+                }
                 let wrap = *op != UnOp::Not && elem.is_some_and(wraps_narrow);
                 let op = match op {
                     UnOp::Neg => "-",
@@ -1867,6 +1952,36 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         })
     }
 
+    /// The unsigned twin value arithmetic on `t` goes through here
+    /// ([`wrapping_twin`]; none inside an index).
+    fn wrapping(&self, t: ElemTy) -> Option<ElemTy> {
+        if self.in_index {
+            return None;
+        }
+        wrapping_twin(self.d, t)
+    }
+
+    /// Index arithmetic outside an index: sums and products of loop
+    /// variables, grid positions and small literals (`threadIdx.x + k *
+    /// 32`, `i * 2 + 1`), bounded by the loops' ranges. Not wrapped, so the
+    /// target's compiler keeps reasoning about it as about indices.
+    fn index_like(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Var(v) => self.loop_vars.contains(v),
+            ExprKind::GpuIndex(_) => true,
+            ExprKind::Int(c) => c.unsigned_abs() <= 1 << 16,
+            ExprKind::Convert { arg } => {
+                arg.ty.elem().is_some_and(|t| t.is_int()) && self.index_like(arg)
+            }
+            ExprKind::Binary {
+                op: BinOp::Add | BinOp::Sub | BinOp::Mul,
+                lhs,
+                rhs,
+            } => self.index_like(lhs) && self.index_like(rhs),
+            _ => false,
+        }
+    }
+
     fn binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Result<(String, u8), EmitError> {
         let ty = lhs.ty.elem().unwrap_or(ElemTy::F64);
         let helper = |w: &mut Self, f: PreludeFn, name: &str| -> Result<(String, u8), EmitError> {
@@ -1903,6 +2018,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 };
             }
             BinOp::Pow if ty.is_int() => return helper(self, PreludeFn::Pow(ty), "pow"),
+            BinOp::Pow if matches!(rhs.kind, ExprKind::Float(c) if c == 2.0) => {
+                self.prelude.insert(PreludeFn::Square(ty));
+                let l = self.expr(lhs)?.0;
+                return Ok((format!("parpy_square_{}({l})", ty.short_name()), P_POSTFIX));
+            }
             BinOp::Pow => {
                 let name = self.d.math_name(MathFn::Pow, ty)?;
                 let l = self.expr(lhs)?.0;
@@ -1937,6 +2057,16 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 unreachable_op(op)?
             }
         };
+        if let Some(u) = self
+            .wrapping(ty)
+            .filter(|_| matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul))
+            .filter(|_| !(self.index_like(lhs) && self.index_like(rhs)))
+        {
+            let l = paren(self.expr(lhs)?, P_UNARY);
+            let r = paren(self.expr(rhs)?, P_UNARY);
+            let (t, u) = (self.d.scalar_type(ty)?, self.d.scalar_type(u)?);
+            return Ok((wrapping_infix(sym, t, u, &l, &r), P_UNARY));
+        }
         let l = paren(self.expr(lhs)?, lmin);
         let r = paren(self.expr(rhs)?, rmin);
         if ty == ElemTy::Bool && matches!(op, BinOp::BitAnd | BinOp::BitOr) {

@@ -500,10 +500,11 @@ impl Lowerer<'_, '_> {
                 let c = self.lower_expr(c).and_then(|c| self.truthy(c));
                 let (a, b) = (self.lower_expr(a), self.lower_expr(b));
                 let (c, a, b) = (c?, a?, b?);
-                // NumPy promotes the two values (a Python int cast, not
-                // checked); the result is a 0-d array, not a Python scalar
-                // (strong)
-                let (a, b, ty, _) = self.unify_cast(a, b)?;
+                // NumPy promotes the two values (since NumPy 2.5 a Python
+                // int the other's type cannot hold raises OverflowError,
+                // as in arithmetic; 2.4 cast it); the result is a 0-d
+                // array, not a Python scalar (strong)
+                let (a, b, ty, _) = self.unify(a, b)?;
                 let e = Expr::new(
                     ExprKind::Select {
                         cond: Box::new(c),

@@ -236,15 +236,6 @@ impl Lowerer<'_, '_> {
             self.python_int_fits(&a, t)?;
             self.python_int_fits(&b, t)?;
         }
-        self.unify_cast(a, b)
-    }
-
-    /// `unify` where NumPy casts a Python int into the promoted type as C
-    /// does (`np.where(m, k8, 300)` is 44 where `m` is false).
-    pub(super) fn unify_cast(&mut self, a: TExpr, b: TExpr) -> Option<(Expr, Expr, ElemTy, bool)> {
-        let ta = self.scalar_elem(&a)?;
-        let tb = self.scalar_elem(&b)?;
-        let (t, weak) = promote((ta, a.weak), (tb, b.weak), self.opts);
         Some((convert(a.e, t), convert(b.e, t), t, weak))
     }
 

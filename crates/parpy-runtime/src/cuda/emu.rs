@@ -62,7 +62,18 @@ pub const HEADERS: [(&str, &str); 3] = [
 ];
 
 /// The C++ compiler's flags for the kernels and the precompiled header.
-const FLAGS: [&str; 5] = ["-std=c++17", "-O1", "-fwrapv", "-fPIC", "-w"];
+/// Signed overflow is undefined in CUDA (NVRTC has no `-fwrapv` and optimizes
+/// on it), so the emulator traps on it rather than wrapping: a kernel that
+/// overflows a signed int fails the emulated tests instead of passing here
+/// and failing on a GPU.
+const FLAGS: [&str; 6] = [
+    "-std=c++17",
+    "-O1",
+    "-fsanitize=signed-integer-overflow",
+    "-fsanitize-undefined-trap-on-error",
+    "-fPIC",
+    "-w",
+];
 
 /// A line of the device code's text naming a folder of headers
 /// (`opts.includes`, the working directory) for the emulator's compile.

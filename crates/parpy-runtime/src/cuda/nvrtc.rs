@@ -154,11 +154,16 @@ impl Nvrtc {
         })
     }
 
+    /// Whether this NVRTC carries the CUDA headers (13.3 and later).
+    pub fn has_bundled_headers(&self) -> bool {
+        self.has_symbol("nvrtcInstallBundledHeaders")
+    }
+
     /// Extracts the CUDA headers bundled with NVRTC (13.3 and later) into
     /// `dir` (once; NVRTC skips an installation whose version marker
     /// matches) and returns the include directories to pass.
     pub fn install_headers(&self, dir: &Path) -> Result<Vec<PathBuf>, CudaError> {
-        if !self.has_symbol("nvrtcInstallBundledHeaders") {
+        if !self.has_bundled_headers() {
             return Err(CudaError::NoNvrtc(format!(
                 "NVRTC {} has no bundled headers (NVRTC 13.3 or later has them)",
                 self.version_string()
@@ -245,6 +250,15 @@ impl Nvrtc {
                 } else {
                     log
                 };
+                // an installation missing NVRTC's own builtins library is
+                // the environment's failure, not the code's
+                if log.contains("libnvrtc-builtins") {
+                    return Err(CudaError::NoNvrtc(format!(
+                        "{}: NVRTC could not load its builtins library (libnvrtc-builtins, \
+                         which must sit beside libnvrtc or on the library path)",
+                        log.trim()
+                    )));
+                }
                 return Err(CudaError::NvrtcCompile {
                     name: name.to_string(),
                     arch,

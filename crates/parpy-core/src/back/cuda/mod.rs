@@ -165,6 +165,10 @@ impl Dialect for CudaDialect {
         "static __host__ __device__ inline"
     }
 
+    fn signed_overflow_wraps(&self) -> bool {
+        false
+    }
+
     /// `atomicAdd`, `atomicMax`, `atomicMin` on the 32- and 64-bit types
     /// (64-bit integers through their unsigned / `long long` overloads);
     /// float `max`/`min` as an `atomicCAS` loop on the bits.
@@ -305,6 +309,9 @@ impl Dialect for CudaDialect {
 
     fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
         let ty = self.scalar_type(e)?;
+        let wrap = c_writer::wrapping_twin(self, e)
+            .map(|u| self.scalar_type(u))
+            .transpose()?;
         // Types without a `__shfl_xor_sync` overload travel as `int`.
         let via_int = matches!(
             e,
@@ -322,6 +329,7 @@ impl Dialect for CudaDialect {
             e,
             "int",
             &shfl,
+            wrap,
         )))
     }
 
@@ -341,7 +349,10 @@ impl Dialect for CudaDialect {
     fn cluster_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
         let ty = self.scalar_type(e)?;
         let (name, short) = (op.name(), e.short_name());
-        let combine = c_writer::combine_stmt(op, e);
+        let twin = c_writer::wrapping_twin(self, e)
+            .map(|u| self.scalar_type(u))
+            .transpose()?;
+        let combine = c_writer::combine_stmt(op, e, twin.map(|u| (ty, u)));
         Ok(Some(format!(
             "static __device__ inline {ty} parpy_cluster_{name}_{short}({ty} v) {{\n  __shared__ {ty} parpy_slot;\n  cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();\n  if (threadIdx.x == 0) {{\n    parpy_slot = v;\n  }}\n  cl.sync();\n  v = *cl.map_shared_rank(&parpy_slot, 0);\n  for (unsigned int b = 1; b < cl.num_blocks(); b++) {{\n    {ty} o = *cl.map_shared_rank(&parpy_slot, b);\n    {combine}\n  }}\n  cl.sync();\n  return v;\n}}\n"
         )))

@@ -219,6 +219,10 @@ impl Dialect for MetalDialect {
         "static inline"
     }
 
+    fn signed_overflow_wraps(&self) -> bool {
+        false
+    }
+
     fn has_double(&self) -> bool {
         false
     }
@@ -347,6 +351,7 @@ impl Dialect for MetalDialect {
             e,
             "ushort",
             "simd_shuffle_xor(v, k)",
+            None,
         )))
     }
 

@@ -32,20 +32,24 @@ static __host__ __device__ inline int64_t parpy_mod_i64(int64_t a, int64_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+static __host__ __device__ inline float parpy_square_f32(float a) {
+  return a * a;
+}
+
 extern "C" __global__ void __launch_bounds__(256) control_flow_i(const float *x, const int32_t *n, float *y) {
   for (int64_t i = (int64_t)threadIdx.x; i < 256; i += 256) {
     int64_t k = 0;
     float v = x[i];
     while (k < (int64_t)n[i]) {
       v = sqrtf(fabsf(v)) + 1.0f;
-      k = k + 1;
+      k = (int64_t)((uint64_t)k + (uint64_t)1);
     }
     if (v > 2.0f && !(v > 100.0f)) {
       y[i] = v;
     } else if (v < 0.0f) {
       y[i] = -v;
     } else {
-      y[i] = parpy_mod_i64(k, 2) == 0 ? v * 2.0f : powf(v, 2.0f);
+      y[i] = parpy_mod_i64(k, 2) == 0 ? v * 2.0f : parpy_square_f32(v);
     }
   }
 }

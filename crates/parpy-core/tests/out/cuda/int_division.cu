@@ -76,7 +76,7 @@ static __host__ __device__ inline double parpy_mod_f64(double a, double b) {
 
 extern "C" __global__ void __launch_bounds__(16) divmod_all_i(const int64_t *a, const int64_t *b, int64_t *q, int64_t *r, double *f, int64_t k) {
   for (int64_t i = (int64_t)threadIdx.x; i < 16; i += 16) {
-    q[i] = parpy_floordiv_i64(a[i], b[i]) + k;
+    q[i] = (int64_t)((uint64_t)parpy_floordiv_i64(a[i], b[i]) + (uint64_t)k);
     r[i] = parpy_mod_i64(a[i], b[i]);
     f[i] = parpy_mod_f64(f[i], 2.5) + parpy_floordiv_f64(f[i], -1.5);
   }

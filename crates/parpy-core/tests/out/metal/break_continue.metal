@@ -36,7 +36,7 @@ static inline __attribute__((unused)) int32_t parpy_wrap_i32(int32_t i, int32_t 
     float s = 0.0f;
     int32_t n = 0;
     while (true) {
-      n = n + 1;
+      n = (int32_t)((uint32_t)n + (uint32_t)1);
       if (n > 32) {
         break;
       }

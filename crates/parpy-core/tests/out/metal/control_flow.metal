@@ -14,6 +14,10 @@ static inline int32_t parpy_mod_i32(int32_t a, int32_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+static inline float parpy_square_f32(float a) {
+  return a * a;
+}
+
 [[kernel]] void control_flow_i(
     const device float *x [[buffer(0)]],
     const device int32_t *n [[buffer(1)]],
@@ -24,14 +28,14 @@ static inline int32_t parpy_mod_i32(int32_t a, int32_t b) {
     float v = x[i];
     while (k < n[i]) {
       v = metal::sqrt(metal::abs(v)) + 1.0f;
-      k = k + 1;
+      k = (int32_t)((uint32_t)k + (uint32_t)1);
     }
     if (v > 2.0f && !(v > 100.0f)) {
       y[i] = v;
     } else if (v < 0.0f) {
       y[i] = -v;
     } else {
-      y[i] = parpy_mod_i32(k, 2) == 0 ? v * 2.0f : metal::pow(v, 2.0f);
+      y[i] = parpy_mod_i32(k, 2) == 0 ? v * 2.0f : parpy_square_f32(v);
     }
   }
 }

@@ -18,7 +18,7 @@ static_assert(sizeof(parpy_params_prefix_sum_gpu) == 4, "the host packs 4 bytes"
   int32_t N = parpy_params.N;
   y[0] = x[0];
   for (int32_t i = 1; i < N; i += 1) {
-    y[i] = y[i - 1] + x[i];
+    y[i] = (int64_t)((uint64_t)y[i - 1] + (uint64_t)x[i]);
   }
 }
 

@@ -71,7 +71,7 @@ static_assert(sizeof(parpy_params_divmod_all_i) == 4, "the host packs 4 bytes");
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   int32_t k = parpy_params.k;
   for (int32_t i = (int32_t)parpy_thread.x; i < 16; i += 16) {
-    q[i] = parpy_floordiv_i64(a[i], b[i]) + (int64_t)k;
+    q[i] = (int64_t)((uint64_t)parpy_floordiv_i64(a[i], b[i]) + (uint64_t)(int64_t)k);
     r[i] = parpy_mod_i64(a[i], b[i]);
     f[i] = parpy_mod_f32(f[i], 2.5f) + parpy_floordiv_f32(f[i], -1.5f);
   }
