@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""parpy GPU benchmarks G1-G7 of BENCHMARKS.md against torch (and CuPy /
-Triton when installed), on one NVIDIA GPU.
+"""parpy GPU benchmarks G1-G12 of BENCHMARKS.md against torch (and CuPy /
+Triton / cuda-bindings when installed), on one NVIDIA GPU.
 
-    python benchmarks/gpu.py            # all of G1-G7
-    python benchmarks/gpu.py --quick    # fewer repetitions
-    python benchmarks/gpu.py --only G1,G5
+    python benchmarks/gpu.py            # all of G1-G12
+    python benchmarks/gpu.py --quick    # fewer repetitions (same sizes)
+    python benchmarks/gpu.py --only G1,G5,G11   # (G11: both G11a and G11b)
     python benchmarks/gpu.py --strict   # exit 1 when a target is missed
+    python benchmarks/gpu.py --only G12 --hmm-data DIR
 
 G1-G4 are host times per call from time.perf_counter (G1 asynchronous, many
-calls); G5-G7 are CUDA-event medians around one call with the data already
-on the device. Every parpy result is checked against torch before it is
-timed; a wrong result exits with status 1. Each measurement is one JSON
-object on stdout; a table with the targets follows.
+calls); G5-G12 are CUDA-event medians around one call with the data already
+on the device (G8: one call runs all 200 time steps). Every parpy result is
+checked against torch before it is timed; a wrong result exits with status
+1. Each measurement is one JSON object on stdout; a table with the targets
+follows.
+
+G12 reads the HMM data (5mer-model.hdf5, signals.hdf5, 5mer-expected.txt)
+from --hmm-data, else $PARPY_HMM_DATA, else /work/shared/data/hmm, and
+needs h5py; without them it is a check failure saying so.
 """
 
 import argparse
@@ -27,6 +33,8 @@ import numpy as np
 
 import parpy
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 ROWS = []
 FAILURES = []
 
@@ -39,6 +47,14 @@ TARGETS = {
     "G5": ("ms row sum 10 x 1e8 f32", 1.00),
     "G6": ("ms row sum 65536 x 1024 f32", 0.095),
     "G7": ("ms softmax (64,16,448,448) f32", 0.43),
+    "G8": ("ms jacobi-2d N=700, 200 steps f64, one call", 0.8),
+    "G9": ("ms go fast 20000 x 20000 f64", 1.6),
+    # G10's target is a ratio: <= 0.6x the cuSPARSE time of the same run
+    # (the row's ratio_to_cusparse); 0.025 ms is 0.6x of cuSPARSE's 0.042
+    "G10": ("ms CSR SpMV 262144^2, ~1 nnz/row f64", 0.025),
+    "G11a": ("ms SDDMM 32768^2, 320 nnz/row, K=64 f32", 3.7),
+    "G11b": ("ms SDDMM 32768^2, 320 nnz/row, K=1024 f32", 140.0),
+    "G12": ("ms HMM forward, 5-mers, all reads", 60.0),
 }
 
 
@@ -89,6 +105,51 @@ def softmax(x, y, N):
         s = parpy.operators.sum(y[i, :])
         parpy.label('M')
         y[i, :] = y[i, :] / s
+
+
+@parpy.jit
+def jacobi(A, B, T, N):
+    for t in range(T):
+        parpy.label('i')
+        for i in range(1, N - 1):
+            parpy.label('j')
+            for j in range(1, N - 1):
+                B[i, j] = 0.2 * (A[i, j] + A[i, j - 1] + A[i, j + 1] + A[i + 1, j] + A[i - 1, j])
+        parpy.label('i')
+        for i in range(1, N - 1):
+            parpy.label('j')
+            for j in range(1, N - 1):
+                A[i, j] = 0.2 * (B[i, j] + B[i, j - 1] + B[i, j + 1] + B[i + 1, j] + B[i - 1, j])
+
+
+@parpy.jit
+def go_fast(a, out, tr, N):
+    parpy.label('r')
+    for i in range(N):
+        tr[0] += parpy.math.tanh(a[i, i])
+    parpy.label('i')
+    for i in range(N):
+        parpy.label('j')
+        for j in range(N):
+            out[i, j] = a[i, j] + tr[0]
+
+
+@parpy.jit
+def spmv(rowptr, cols, vals, x, y, N):
+    parpy.label('row')
+    for row in range(N):
+        acc = 0.0
+        for k in range(rowptr[row], rowptr[row + 1]):
+            acc += vals[k] * x[cols[k]]
+        y[row] = acc
+
+
+@parpy.jit
+def sddmm(rows, cols, A, B, out, NNZ, K):
+    parpy.label('nz')
+    for i in range(NNZ):
+        parpy.label('k')
+        out[i] = parpy.operators.sum(A[rows[i], :] * B[:, cols[i]])
 
 
 # opts.bounds_check of every parpy run (--bounds-check off: without the
@@ -158,6 +219,75 @@ def g1(torch, args, cache):
             lambda: k((1,), (n,), (cx, cy, np.int64(n), np.float32(2.0))), calls, torch), "us")
     except ImportError:
         pass
+    launch = raw_launcher(torch, x, y, n, 2.0)
+    if launch is not None:
+        y.zero_()
+        launch()
+        torch.cuda.synchronize()
+        check("G1", torch.allclose(y, x * 2.0), "raw cuLaunchKernel result")
+        emit("G1", "raw cuLaunchKernel", host_us(launch, calls, torch), "us",
+             note="cuda.bindings.driver, NVRTC cubin, packed parameters")
+
+
+RAW_SCALE = b"""extern "C" __global__ void s(const float *x, float *y, long long n, float a)
+{ long long i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i] * a; }"""
+
+
+def raw_launcher(torch, x, y, n, a):
+    """G1's kernel compiled by NVRTC to a cubin, loaded and launched through
+    the CUDA driver API (cuda.bindings), with its parameter array packed
+    once: the least a Python call can do per launch. None (with a note on
+    stderr) when cuda.bindings is not there or cannot be set up."""
+    import ctypes
+    try:
+        from cuda.bindings import driver, nvrtc
+    except ImportError:
+        print("G1: cuda.bindings is not installed (pip install cuda-bindings): "
+              "no raw cuLaunchKernel row", file=sys.stderr, flush=True)
+        return None
+
+    def ok(r, success, what):
+        if r[0] != success:
+            raise RuntimeError(f"{what}: {r[0]}")
+        return r[1] if len(r) == 2 else r[1:]
+
+    cu_ok, rtc_ok = driver.CUresult.CUDA_SUCCESS, nvrtc.nvrtcResult.NVRTC_SUCCESS
+    try:
+        ok(driver.cuInit(0), cu_ok, "cuInit")
+        if int(ok(driver.cuCtxGetCurrent(), cu_ok, "cuCtxGetCurrent")) == 0:
+            dev = ok(driver.cuDeviceGet(torch.cuda.current_device()), cu_ok, "cuDeviceGet")
+            ctx = ok(driver.cuDevicePrimaryCtxRetain(dev), cu_ok, "cuDevicePrimaryCtxRetain")
+            ok(driver.cuCtxSetCurrent(ctx), cu_ok, "cuCtxSetCurrent")
+        major, minor = torch.cuda.get_device_capability()
+        prog = ok(nvrtc.nvrtcCreateProgram(RAW_SCALE, b"s.cu", 0, [], []), rtc_ok,
+                  "nvrtcCreateProgram")
+        flags = [f"--gpu-architecture=sm_{major}{minor}".encode()]
+        if nvrtc.nvrtcCompileProgram(prog, len(flags), flags)[0] != rtc_ok:
+            size = ok(nvrtc.nvrtcGetProgramLogSize(prog), rtc_ok, "nvrtcGetProgramLogSize")
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            raise RuntimeError("NVRTC: " + log.decode(errors="replace"))
+        cubin = b" " * ok(nvrtc.nvrtcGetCUBINSize(prog), rtc_ok, "nvrtcGetCUBINSize")
+        ok(nvrtc.nvrtcGetCUBIN(prog, cubin), rtc_ok, "nvrtcGetCUBIN")
+        mod = ok(driver.cuModuleLoadData(cubin), cu_ok, "cuModuleLoadData")
+        fn = ok(driver.cuModuleGetFunction(mod, b"s"), cu_ok, "cuModuleGetFunction")
+    except Exception as e:  # a peer that cannot be set up is left out, not a failure
+        print(f"G1: no raw cuLaunchKernel row: {type(e).__name__}: {e}", file=sys.stderr,
+              flush=True)
+        return None
+    values = (ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(y.data_ptr()),
+              ctypes.c_longlong(n), ctypes.c_float(a))
+    params = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in values])
+    address = ctypes.addressof(params)
+    stream = driver.CUstream(torch.cuda.current_stream().cuda_stream)
+    keep = (values, params, mod)  # alive as long as the launcher
+
+    def launch():
+        return driver.cuLaunchKernel(fn, 1, 1, 1, n, 1, 1, 0, stream, address, 0)
+
+    ok(launch(), cu_ok, "cuLaunchKernel")
+    launch.keep = keep
+    return launch
 
 
 def first_call_ms(fn, make_args, spec, torch):
@@ -328,7 +458,215 @@ def triton_softmax_kernel():
     return softmax_rows
 
 
-BENCHES = {"G1": g1, "G2": g2, "G3": g3, "G4": g4, "G5": g5, "G6": g6, "G7": g7}
+def torch_jacobi(A, B, T):
+    for _ in range(T):
+        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1]
+                               + A[:-2, 1:-1])
+        A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1]
+                               + B[:-2, 1:-1])
+
+
+def g8(torch, args, cache):
+    N, T = 700, 200
+    g = torch.Generator(device="cuda").manual_seed(8)
+    A0 = torch.rand(N, N, dtype=torch.float64, device="cuda", generator=g)
+    B0 = torch.rand(N, N, dtype=torch.float64, device="cuda", generator=g)
+    A, B = A0.clone(), B0.clone()
+    o = opts_for({'i': parpy.threads(N - 2), 'j': parpy.threads(N - 2)}, cache)
+    jacobi(A, B, T, N, opts=o)
+    Ar, Br = A0.clone(), B0.clone()
+    torch_jacobi(Ar, Br, T)
+    torch.cuda.synchronize()
+    check("G8", torch.allclose(A, Ar, rtol=1e-12, atol=1e-12)
+          and torch.allclose(B, Br, rtol=1e-12, atol=1e-12), "jacobi result")
+    runs = 5 if args.quick else 10
+    emit("G8", "parpy", events_ms(torch, lambda: jacobi(A, B, T, N, opts=o), runs), "ms")
+    emit("G8", "torch eager", events_ms(torch, lambda: torch_jacobi(A, B, T), runs), "ms")
+    # the 200 steps captured once in a CUDA graph (warm-up on a side stream
+    # first, as torch's documentation asks), replayed
+    Ag, Bg = A0.clone(), B0.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch_jacobi(Ag, Bg, T)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        torch_jacobi(Ag, Bg, T)
+    Ag.copy_(A0)
+    Bg.copy_(B0)
+    graph.replay()
+    torch.cuda.synchronize()
+    check("G8", torch.allclose(Ag, Ar, rtol=1e-12, atol=1e-12), "torch CUDA graph result")
+    emit("G8", "torch CUDA graph", events_ms(torch, graph.replay, runs), "ms")
+
+
+def g9(torch, args, cache):
+    N = 20000
+    g = torch.Generator(device="cuda").manual_seed(9)
+    a = torch.rand(N, N, dtype=torch.float64, device="cuda", generator=g)
+    out = torch.zeros_like(a)
+    tr = torch.zeros(1, dtype=torch.float64, device="cuda")
+    o = opts_for({'r': parpy.threads(1024).par_reduction(), 'i': parpy.threads(N),
+                  'j': parpy.threads(N)}, cache)
+    go_fast(a, out, tr, N, opts=o)
+    ref = torch.empty_like(a)
+
+    def idiomatic():
+        torch.add(a, torch.tanh(torch.diagonal(a)).sum(), out=ref)
+
+    idiomatic()
+    torch.cuda.synchronize()
+    trace = torch.tanh(torch.diagonal(a)).sum()
+    # (compared 1000 rows at a time: allclose's temporaries of the whole
+    # 3.2 GB matrix would triple the memory)
+    check("G9", torch.allclose(tr[0], trace, rtol=1e-12, atol=1e-9)
+          and all(torch.allclose(out[i:i + 1000], ref[i:i + 1000], rtol=1e-12, atol=1e-9)
+                  for i in range(0, N, 1000)), "go_fast result")
+    runs = 5 if args.quick else 10
+    # (tr accumulates over the timed calls, as the program says: the time
+    # does not depend on its value)
+    emit("G9", "parpy", events_ms(torch, lambda: go_fast(a, out, tr, N, opts=o), runs), "ms")
+    emit("G9", "torch a + tanh(diagonal(a)).sum()", events_ms(torch, idiomatic, runs), "ms")
+    del a, out, ref
+    torch.cuda.empty_cache()
+
+
+def g10(torch, args, cache):
+    N = 262144
+    g = torch.Generator(device="cuda").manual_seed(10)
+    # about one nonzero per row at random places (distinct, sorted by row
+    # and column): rows with none, one, two or more
+    keys = torch.unique(torch.randint(0, N, (N,), device="cuda", generator=g) * N
+                        + torch.randint(0, N, (N,), device="cuda", generator=g))
+    rows, cols = keys // N, keys % N
+    rowptr = torch.zeros(N + 1, dtype=torch.int64, device="cuda")
+    rowptr[1:] = torch.cumsum(torch.bincount(rows, minlength=N), 0)
+    vals = torch.rand(len(cols), dtype=torch.float64, device="cuda", generator=g)
+    x = torch.rand(N, dtype=torch.float64, device="cuda", generator=g)
+    y = torch.zeros(N, dtype=torch.float64, device="cuda")
+    o = opts_for({'row': parpy.threads(N)}, cache)
+    spmv(rowptr, cols, vals, x, y, N, opts=o)
+    ref = torch.zeros(N, dtype=torch.float64, device="cuda").index_add_(0, rows, vals * x[cols])
+    torch.cuda.synchronize()
+    check("G10", torch.allclose(y, ref, rtol=1e-12, atol=1e-12), "spmv result")
+    runs = 5 if args.quick else 10
+    t = events_ms(torch, lambda: spmv(rowptr, cols, vals, x, y, N, opts=o), runs)
+    peers = {}
+    for name, idx in [("cuSPARSE (torch CSR mv, int64 indices)", torch.int64),
+                      ("cuSPARSE (torch CSR mv, int32 indices)", torch.int32)]:
+        m = torch.sparse_csr_tensor(rowptr.to(idx), cols.to(idx), vals, size=(N, N),
+                                    check_invariants=False)
+        check("G10", torch.allclose(torch.mv(m, x), ref, rtol=1e-12, atol=1e-12), name + " result")
+        peers[name] = events_ms(torch, lambda: torch.mv(m, x), runs)
+    ratio = t / min(peers.values())
+    emit("G10", "parpy", t, "ms", nnz=len(cols), ratio_to_cusparse=round(ratio, 3),
+         target_ratio=0.6)
+    for name, v in peers.items():
+        emit("G10", name, v, "ms")
+    print(f"G10: parpy / best cuSPARSE = {ratio:.3f} (target <= 0.6)", file=sys.stderr, flush=True)
+
+
+def g11_case(torch, args, cache, bench, K):
+    M, PER = 32768, 320
+    NNZ = M * PER
+    g = torch.Generator(device="cuda").manual_seed(11)
+    # 320 distinct sorted columns per row: one at random in each of 320
+    # equal bins (102 or 103 columns wide) of the 32768
+    start = torch.arange(PER, device="cuda") * M // PER
+    cols = (start[None, :] + torch.randint(0, M // PER, (M, PER), device="cuda", generator=g)
+            ).reshape(-1).to(torch.int32)
+    rows = torch.arange(M, device="cuda", dtype=torch.int32).repeat_interleave(PER)
+    crow = torch.arange(0, NNZ + 1, PER, device="cuda", dtype=torch.int32)
+    A = torch.rand(M, K, device="cuda", generator=g)
+    B = torch.rand(K, M, device="cuda", generator=g)  # read by column
+    out = torch.zeros(NNZ, device="cuda")
+    o = opts_for({'nz': parpy.threads(NNZ), 'k': parpy.threads(32)}, cache)
+    sddmm(rows, cols, A, B, out, NNZ, K, opts=o)
+    # the dot products of 65536 nonzeros at random, by torch
+    s = torch.randint(0, NNZ, (1 << 16,), device="cuda", generator=g)
+    ref = (A[rows[s].long()] * B[:, cols[s].long()].T).sum(dim=1)
+    torch.cuda.synchronize()
+    check(bench, torch.allclose(out[s], ref, rtol=1e-4, atol=1e-3), f"sddmm K={K} result")
+    mask = torch.sparse_csr_tensor(crow, cols, torch.zeros(NNZ, device="cuda"), size=(M, M),
+                                   check_invariants=False)
+
+    def cusparse():
+        return torch.sparse.sampled_addmm(mask, A, B, beta=0.0, alpha=1.0)
+
+    r = cusparse()
+    torch.cuda.synchronize()
+    # the same nonzeros in the same (CSR) order
+    check(bench, torch.equal(r.col_indices().to(torch.int32), cols)
+          and torch.allclose(out, r.values(), rtol=1e-4, atol=1e-3),
+          f"sddmm K={K} against torch.sparse.sampled_addmm")
+    del r
+    runs = 5 if args.quick else 10
+    emit(bench, "parpy", events_ms(torch, lambda: sddmm(rows, cols, A, B, out, NNZ, K, opts=o),
+                                   runs), "ms", program=f"K={K}")
+    emit(bench, "cuSPARSE (torch.sparse.sampled_addmm)", events_ms(torch, cusparse, runs), "ms",
+         program=f"K={K}")
+
+
+def g11a(torch, args, cache):
+    g11_case(torch, args, cache, "G11a", 64)
+
+
+def g11b(torch, args, cache):
+    g11_case(torch, args, cache, "G11b", 1024)
+
+
+def g12(torch, args, cache):
+    data_dir = args.hmm_data or os.environ.get("PARPY_HMM_DATA") or "/work/shared/data/hmm"
+    try:
+        import h5py  # noqa: F401  (hmm_forward reads the files with it)
+    except ImportError:
+        return check("G12", False, "h5py is not installed (pip install h5py): G12 not run")
+    files = ["5mer-model.hdf5", "signals.hdf5", "5mer-expected.txt"]
+    missing = [f for f in files if not os.path.exists(os.path.join(data_dir, f))]
+    if missing:
+        return check("G12", False, f"the HMM data is not in {data_dir} (missing "
+                     f"{', '.join(missing)}; --hmm-data DIR or PARPY_HMM_DATA): G12 not run")
+    sys.path.insert(0, os.path.join(REPO, "examples"))
+    try:
+        import hmm_forward as hf
+    finally:
+        sys.path.pop(0)
+    model = hf.load_model(os.path.join(data_dir, "5mer-model.hdf5"))
+    data, lens = hf.load_signals(os.path.join(data_dir, "signals.hdf5"))  # all reads
+    expected = hf.read_expected(os.path.join(data_dir, "5mer-expected.txt"))
+    n, maxlen = data.shape
+    states = 16 * 4 ** model["k"]
+
+    def dev(v):
+        return torch.from_numpy(np.ascontiguousarray(v)).to("cuda")
+
+    init, trans1, trans2, out_prob = (dev(model[k])
+                                      for k in ("init", "trans1", "trans2", "out_prob"))
+    data_d, lens_d = dev(data), dev(lens)
+    result = torch.zeros(n, dtype=torch.float32, device="cuda")
+    alpha1 = torch.zeros(n, states, dtype=torch.float32, device="cuda")
+    alpha2 = torch.zeros_like(alpha1)
+    o = opts_for({'inst': parpy.threads(n), 'state': parpy.threads(256)}, cache)
+
+    def call():
+        hf.forward(init, trans1, trans2, out_prob, model["gamma"], model["synthetic_248"],
+                   data_d, lens_d, maxlen, result, alpha1, alpha2, states, n, opts=o)
+
+    call()
+    torch.cuda.synchronize()
+    got = result.cpu().numpy()
+    if len(expected) != n:
+        return check("G12", False, f"{len(expected)} expected values for {n} reads")
+    check("G12", np.allclose(got, expected, rtol=1e-4), "forward against 5mer-expected.txt "
+          f"(max relative error {np.max(np.abs(got - expected) / np.abs(expected)):.3g})")
+    runs = 5 if args.quick else 10
+    emit("G12", "parpy", events_ms(torch, call, runs), "ms", program=f"5-mers, {n} reads",
+         parpy_published_ms=72.4, note="no peer here (Trellis CUDA: 98.9 ms in BENCHMARKS.md)")
+
+
+BENCHES = {"G1": g1, "G2": g2, "G3": g3, "G4": g4, "G5": g5, "G6": g6, "G7": g7, "G8": g8,
+           "G9": g9, "G10": g10, "G11a": g11a, "G11b": g11b, "G12": g12}
 
 
 def table():
@@ -359,6 +697,8 @@ def main():
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     ap.add_argument("--bounds-check", choices=["on", "off"], default="on",
                     help="opts.bounds_check of the parpy runs (run both to compare)")
+    ap.add_argument("--hmm-data", default="",
+                    help="G12's data folder (default: $PARPY_HMM_DATA, else /work/shared/data/hmm)")
     args = ap.parse_args()
     BOUNDS_CHECK[0] = args.bounds_check == "on"
     import torch
@@ -367,6 +707,9 @@ def main():
               + parpy.backend.explain(parpy.CompileBackend.Cuda), file=sys.stderr)
         return 1
     only = [b for b in args.only.split(",") if b] or list(BENCHES)
+    # a name of several benches (G11: G11a and G11b) stands for all of them
+    only = [k for b in only for k in ([b] if b in BENCHES else
+                                      [k for k in BENCHES if k[:-1] == b] or [b])]
     with tempfile.TemporaryDirectory() as cache:
         for b in only:
             try:

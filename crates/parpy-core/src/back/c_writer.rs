@@ -1761,7 +1761,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 record,
                 wrap,
             } => {
-                let a = self.expr(arg)?.0;
+                // the index checked (hoisted before a loop, or in place) is
+                // index arithmetic (see `in_index`)
+                let outer = std::mem::replace(&mut self.in_index, true);
+                let a = self.expr(arg);
+                self.in_index = outer;
+                let a = a?.0;
                 let n = self.d.int_literal(*size, ElemTy::I64);
                 match record {
                     Some(r) => {

@@ -43,7 +43,7 @@ static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_in
 
 extern "C" __global__ void __launch_bounds__(1) prefix_sum_gpu(const int64_t *x, int64_t *y, int64_t N, int64_t *bounds) {
   y[0] = x[0];
-  if ((!(1 < N) || parpy_check_index((int64_t)((uint64_t)N - (uint64_t)2), 100, 0, bounds) == (int64_t)((uint64_t)N - (uint64_t)2)) && (!(1 < N) || parpy_check_index((int64_t)((uint64_t)N - (uint64_t)1), 100, 1, bounds) == (int64_t)((uint64_t)N - (uint64_t)1))) {
+  if ((!(1 < N) || parpy_check_index(N - 2, 100, 0, bounds) == (int64_t)((uint64_t)N - (uint64_t)2)) && (!(1 < N) || parpy_check_index(N - 1, 100, 1, bounds) == (int64_t)((uint64_t)N - (uint64_t)1))) {
     for (int64_t i = 1; i < N; i += 1) {
       y[i] = (int64_t)((uint64_t)y[i - 1] + (uint64_t)x[i]);
     }
