@@ -156,7 +156,19 @@ pub fn cubin(
     cache: &DiskCache,
     includes: &[String],
 ) -> Result<(Vec<u8>, Outcome), CudaError> {
-    py.detach(|| parpy_runtime::cuda::cubin::cached(src, code, name, arch, cache, includes))
+    let built =
+        py.detach(|| parpy_runtime::cuda::cubin::cached(src, code, name, arch, cache, includes))?;
+    // a fresh build by an NVRTC with a known miscompilation of this code:
+    // warned once per process
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if let Some(msg) =
+        parpy_runtime::cuda::nvrtc::loaded().and_then(|n| n.known_miscompile(code, arch))
+    {
+        if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            let _ = crate::errors::warn(py, &msg);
+        }
+    }
+    Ok(built)
 }
 
 /// Writes the generated file under `<cache_dir>/generated/`, with the
