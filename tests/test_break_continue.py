@@ -585,3 +585,28 @@ def parallel_else(x, y, N):
 
 def test_the_else_of_a_parallel_loop_runs_after_it():
     run_both(parallel_else, [np.arange(8.0), np.zeros(8), 8], cpu_opts({'i': parpy.threads(4)}))
+
+
+@pytest.mark.parametrize("backend", ["Cuda", "Cpu"])
+def test_an_early_return_of_host_code_compiles_as_printed(backend):
+    """The printed file of a `return` in host code builds with the target's
+    own compiler: CUDA's host function returns a status, and its bare
+    `return;` was an error for nvcc, so compile_string failed on an H200
+    (the JIT, which runs host code from its launch plan, passed)."""
+    from conftest import python_opts
+    from test_cuda_codegen import NVCC_PATH, check_nvcc
+    args = [np.full(4, 0.25), np.full(4, 1.0), 4, 2]
+    opts = cpu_opts({'N': T(4)})
+    opts.backend = getattr(parpy.CompileBackend, backend)
+    code = parpy.print_compiled(scale_until_small, args, opts)
+    if backend == "Cpu":
+        built = parpy.compile_string("scale_until_small", code, opts)
+        y = args[1].copy()
+        built(args[0], y, 4, 2)
+        ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        scale_until_small(*ref, opts=python_opts(opts))
+        np.testing.assert_array_equal(y, ref[1])
+        return
+    if NVCC_PATH is None:
+        pytest.skip("needs nvcc (the nvidia-cuda-nvcc wheel)")
+    check_nvcc(code, "early_return")

@@ -1461,6 +1461,21 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 }
             }
             StmtKind::Return(e) => match e {
+                // the host function's early return ends it as its end does:
+                // the device temporaries freed, and the dialect's status
+                // (CUDA's host function returns 0; a bare `return;` there
+                // was an error for nvcc in compile_string)
+                None if self.role == FnRole::Host => {
+                    self.free_from(0, depth);
+                    let end = self.d.host_end(&self.cleanup);
+                    let returns = end.last().is_some_and(|l| l.starts_with("return"));
+                    for l in end {
+                        self.line(depth, &l);
+                    }
+                    if !returns {
+                        self.line(depth, "return;");
+                    }
+                }
                 // (a heap array is a statement's temporary: never read here)
                 _ if self.frees.iter().any(|f| !f.is_empty()) => {
                     self.free_from(0, depth);

@@ -539,9 +539,9 @@ fn grid_sizes_come_from_their_attributes() {
         "uint3 parpy_thread [[thread_position_in_threadgroup]],",
         "uint3 parpy_block_dim [[threads_per_threadgroup]],",
         "uint3 parpy_grid_dim [[threadgroups_per_grid]]) {",
-        // (a signed product of values wraps through the unsigned type:
-        // signed overflow is undefined in Metal)
-        "y[(int64_t)parpy_block.x] = (float)(int64_t)((uint64_t)(int64_t)parpy_block_dim.x * (uint64_t)(int64_t)parpy_grid_dim.y);",
+        // (grid positions are index arithmetic: not wrapped through the
+        // unsigned type as value arithmetic is, see `index_like`)
+        "y[(int64_t)parpy_block.x] = (float)((int64_t)parpy_block_dim.x * (int64_t)parpy_grid_dim.y);",
     ] {
         assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
     }
