@@ -17,7 +17,7 @@ static inline int32_t parpy_shl_i32(int32_t a, int32_t b) {
     device int32_t *y [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = (int32_t)parpy_thread.x; i < 64; i += 4) {
-    y[i] = ((a[i] & b[i]) | (a[i] ^ 5)) + parpy_shl_i32(a[i], 2) - (b[i] >> 1) + ~a[i];
+    y[i] = (int32_t)((uint32_t)(int32_t)((uint32_t)(int32_t)((uint32_t)((a[i] & b[i]) | (a[i] ^ 5)) + (uint32_t)parpy_shl_i32(a[i], 2)) - (uint32_t)(b[i] >> 1)) + (uint32_t)~a[i]);
   }
 }
 

@@ -36,9 +36,9 @@ static inline int32_t parpy_mod_i32(int32_t a, int32_t b) {
       if (parpy_mod_i32(n, 2) == 0) {
         n = parpy_floordiv_i32(n, 2);
       } else {
-        n = 3 * n + 1;
+        n = (int32_t)((uint32_t)(int32_t)((uint32_t)3 * (uint32_t)n) + (uint32_t)1);
       }
-      k = k + 1;
+      k = (int32_t)((uint32_t)k + (uint32_t)1);
     }
     steps[i] = k;
   }

@@ -37,7 +37,7 @@ static inline int32_t parpy_mod_i32(int32_t a, int32_t b) {
       if (v == 1) {
         break;
       }
-      s = s + 1;
+      s = (int32_t)((uint32_t)s + (uint32_t)1);
       if (s >= 100) {
         s = -1;
         break;
@@ -46,7 +46,7 @@ static inline int32_t parpy_mod_i32(int32_t a, int32_t b) {
         v = parpy_floordiv_i32(v, 2);
         continue;
       }
-      v = 3 * v + 1;
+      v = (int32_t)((uint32_t)(int32_t)((uint32_t)3 * (uint32_t)v) + (uint32_t)1);
     }
     steps[i] = s;
   }

@@ -11,7 +11,7 @@ using namespace metal;
     device int32_t *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = 100 + (int32_t)parpy_thread.x * (int32_t)-3; i > 0; i -= 9) {
-    y[i] = x[i] + 100;
+    y[i] = (int32_t)((uint32_t)x[i] + (uint32_t)100);
   }
 }
 

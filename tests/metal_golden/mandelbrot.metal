@@ -23,7 +23,7 @@ using namespace metal;
         float zi_new = 2.0f * zr * zi + ci;
         zr = zr * zr - zi * zi + cr;
         zi = zi_new;
-        n = n + 1;
+        n = (int32_t)((uint32_t)n + (uint32_t)1);
       }
       out[i * 36 + j] = n;
     }

@@ -14,12 +14,16 @@ static inline int32_t parpy_pow_i32(int32_t b, int32_t e) {
   }
   while (e > 0) {
     if (e & 1) {
-      r *= b;
+      r = (int32_t)((uint32_t)r * (uint32_t)b);
     }
-    b *= b;
+    b = (int32_t)((uint32_t)b * (uint32_t)b);
     e >>= 1;
   }
   return r;
+}
+
+static inline float parpy_square_f32(float a) {
+  return a * a;
 }
 
 [[kernel]] void powers_N(
@@ -28,7 +32,7 @@ static inline int32_t parpy_pow_i32(int32_t b, int32_t e) {
     device int32_t *k [[buffer(2)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = (int32_t)parpy_thread.x; i < 40; i += 4) {
-    y[i] = metal::pow(x[i], 2.0f) + metal::pow(x[i], 0.5f);
+    y[i] = parpy_square_f32(x[i]) + metal::pow(x[i], 0.5f);
     k[i] = parpy_pow_i32(k[i], 3);
   }
 }

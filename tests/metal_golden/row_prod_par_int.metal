@@ -15,10 +15,10 @@ using namespace metal;
     int32_t acc = 1;
     int32_t partial = 1;
     for (int32_t j = (int32_t)parpy_thread.x; j < 57; j += 32) {
-      partial = partial * x[i * 57 + j];
+      partial = (int32_t)((uint32_t)partial * (uint32_t)x[i * 57 + j]);
     }
     partial = simd_product(partial);
-    acc = acc * partial;
+    acc = (int32_t)((uint32_t)acc * (uint32_t)partial);
     if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;
     }

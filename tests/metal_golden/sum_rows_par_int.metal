@@ -18,7 +18,7 @@ using namespace metal;
     int32_t acc = 0;
     int32_t partial = 0;
     for (int32_t j = (int32_t)parpy_thread.x; j < 31; j += 64) {
-      partial = partial + x[i * 31 + j];
+      partial = (int32_t)((uint32_t)partial + (uint32_t)x[i * 31 + j]);
     }
     partial = simd_sum(partial);
     if ((int64_t)parpy_lane == 0) {
@@ -27,7 +27,7 @@ using namespace metal;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     partial = simd_sum((int64_t)parpy_lane < 2 ? shm_i32[(int64_t)parpy_lane] : 0);
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    acc = acc + partial;
+    acc = (int32_t)((uint32_t)acc + (uint32_t)partial);
     if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;
     }

@@ -169,6 +169,10 @@ impl Dialect for CudaDialect {
         false
     }
 
+    fn cold_qualifier(&self) -> &'static str {
+        "static __host__ __device__ __noinline__"
+    }
+
     /// `atomicAdd`, `atomicMax`, `atomicMin` on the 32- and 64-bit types
     /// (64-bit integers through their unsigned / `long long` overloads);
     /// float `max`/`min` as an `atomicCAS` loop on the bits.

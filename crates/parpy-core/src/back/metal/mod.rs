@@ -223,6 +223,11 @@ impl Dialect for MetalDialect {
         false
     }
 
+    /// (Metal's functions are inlined: its compiler has no calls to keep)
+    fn cold_qualifier(&self) -> &'static str {
+        "static inline"
+    }
+
     fn has_double(&self) -> bool {
         false
     }

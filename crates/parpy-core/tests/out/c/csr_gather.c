@@ -12,18 +12,22 @@
 #include <stdbool.h>
 #include <math.h>
 
-static inline __attribute__((unused)) int64_t parpy_check_wrap_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
-  if ((uint64_t)i < (uint64_t)n) {
-    return i;
-  }
-  if (i < 0 && i >= -n) {
-    return i + n;
-  }
+static __attribute__((noinline, cold)) __attribute__((unused)) int64_t parpy_bounds_fail(int64_t i, int64_t site, int64_t *rec) {
   int64_t none = 0;
   if (__atomic_compare_exchange_n(rec, &none, site + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     rec[1] = i;
   }
   return 0;
+}
+
+static inline __attribute__((unused)) int64_t parpy_check_wrap_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
+  if (__builtin_expect((uint64_t)i < (uint64_t)n, 1)) {
+    return i;
+  }
+  if (i < 0 && i >= -n) {
+    return i + n;
+  }
+  return parpy_bounds_fail(i, site, rec);
 }
 
 static void csr_gather_row(const int64_t *rows, const int64_t *cols, const double *vals, const double *x, double *y, int64_t *bounds) {

@@ -9,15 +9,19 @@
 #include <stdbool.h>
 #include <math.h>
 
-static inline __attribute__((unused)) int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
-  if (i >= 0 && i < n) {
-    return i;
-  }
+static __attribute__((noinline, cold)) __attribute__((unused)) int64_t parpy_bounds_fail(int64_t i, int64_t site, int64_t *rec) {
   int64_t none = 0;
   if (__atomic_compare_exchange_n(rec, &none, site + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     rec[1] = i;
   }
   return 0;
+}
+
+static inline __attribute__((unused)) int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
+  if (__builtin_expect(i >= 0 && i < n, 1)) {
+    return i;
+  }
+  return parpy_bounds_fail(i, site, rec);
 }
 
 static void prefix_sum_gpu(const int64_t *x, int64_t *y, int64_t N, int64_t *bounds) {

@@ -29,13 +29,7 @@ typedef unsigned long long uint64_t;
 #include <cuda_runtime.h>
 #endif
 
-static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_wrap_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
-  if ((uint64_t)i < (uint64_t)n) {
-    return i;
-  }
-  if (i < 0 && i >= -n) {
-    return i + n;
-  }
+static __host__ __device__ __noinline__ __attribute__((unused)) int64_t parpy_bounds_fail(int64_t i, int64_t site, int64_t *rec) {
 #ifdef __CUDA_ARCH__
   if (atomicCAS((unsigned long long *)rec, 0ull, (unsigned long long)(site + 1)) == 0ull) {
     rec[1] = i;
@@ -45,6 +39,16 @@ static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_wr
   cudaMemcpy(rec, v, sizeof v, cudaMemcpyHostToDevice);
 #endif
   return 0;
+}
+
+static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_wrap_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
+  if (__builtin_expect((uint64_t)i < (uint64_t)n, 1)) {
+    return i;
+  }
+  if (i < 0 && i >= -n) {
+    return i + n;
+  }
+  return parpy_bounds_fail(i, site, rec);
 }
 
 extern "C" __global__ void __launch_bounds__(64) csr_gather_row(const int64_t *rows, const int64_t *cols, const double *vals, const double *x, double *y, int64_t *bounds) {

@@ -26,10 +26,7 @@ typedef unsigned long long uint64_t;
 #include <cuda_runtime.h>
 #endif
 
-static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
-  if (i >= 0 && i < n) {
-    return i;
-  }
+static __host__ __device__ __noinline__ __attribute__((unused)) int64_t parpy_bounds_fail(int64_t i, int64_t site, int64_t *rec) {
 #ifdef __CUDA_ARCH__
   if (atomicCAS((unsigned long long *)rec, 0ull, (unsigned long long)(site + 1)) == 0ull) {
     rec[1] = i;
@@ -39,6 +36,13 @@ static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_in
   cudaMemcpy(rec, v, sizeof v, cudaMemcpyHostToDevice);
 #endif
   return 0;
+}
+
+static __host__ __device__ inline __attribute__((unused)) int64_t parpy_check_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
+  if (__builtin_expect(i >= 0 && i < n, 1)) {
+    return i;
+  }
+  return parpy_bounds_fail(i, site, rec);
 }
 
 extern "C" __global__ void __launch_bounds__(1) prefix_sum_gpu(const int64_t *x, int64_t *y, int64_t N, int64_t *bounds) {
