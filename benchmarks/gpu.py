@@ -657,22 +657,36 @@ def g12(torch, args, cache):
     result = torch.zeros(n, dtype=torch.float32, device="cuda")
     alpha1 = torch.zeros(n, states, dtype=torch.float32, device="cuda")
     alpha2 = torch.zeros_like(alpha1)
-    o = opts_for({'inst': parpy.threads(n), 'state': parpy.threads(256)}, cache)
-
-    def call():
-        hf.forward(init, trans1, trans2, out_prob, model["gamma"], model["synthetic_248"],
-                   data_d, lens_d, maxlen, result, alpha1, alpha2, states, n, opts=o)
-
-    call()
-    torch.cuda.synchronize()
-    got = result.cpu().numpy()
+    # the threads per read are tuned as ParPy's benchmark tunes them (it
+    # tries 1024 and up; one block holds 1024 here): each count is checked,
+    # the fastest is the parpy row, the others are rows of their own
     if len(expected) != n:
         return check("G12", False, f"{len(expected)} expected values for {n} reads")
-    check("G12", np.allclose(got, expected, rtol=1e-4), "forward against 5mer-expected.txt "
-          f"(max relative error {np.max(np.abs(got - expected) / np.abs(expected)):.3g})")
     runs = 5 if args.quick else 10
-    emit("G12", "parpy", events_ms(torch, call, runs), "ms", program=f"5-mers, {n} reads",
-         parpy_published_ms=72.4, note="no peer here (Trellis CUDA: 98.9 ms in BENCHMARKS.md)")
+    best = None
+    for threads in (256, 512, 1024):
+        o = opts_for({'inst': parpy.threads(n), 'state': parpy.threads(threads)}, cache)
+
+        def call(o=o):
+            hf.forward(init, trans1, trans2, out_prob, model["gamma"], model["synthetic_248"],
+                       data_d, lens_d, maxlen, result, alpha1, alpha2, states, n, opts=o)
+
+        result.zero_()
+        call()
+        torch.cuda.synchronize()
+        got = result.cpu().numpy()
+        ok = np.allclose(got, expected, rtol=1e-4)
+        check("G12", ok, f"forward with {threads} threads per read against 5mer-expected.txt "
+              f"(max relative error {np.max(np.abs(got - expected) / np.abs(expected)):.3g})")
+        if not ok:
+            continue
+        t = events_ms(torch, call, runs)
+        emit("G12", f"parpy ({threads} threads per read)", t, "ms", program=f"5-mers, {n} reads")
+        if best is None or t < best[0]:
+            best = (t, threads)
+    if best is not None:
+        emit("G12", "parpy", best[0], "ms", program=f"5-mers, {n} reads", threads=best[1],
+             parpy_published_ms=72.4, note="no peer here (Trellis CUDA: 98.9 ms in BENCHMARKS.md)")
 
 
 BENCHES = {"G1": g1, "G2": g2, "G3": g3, "G4": g4, "G5": g5, "G6": g6, "G7": g7, "G8": g8,
