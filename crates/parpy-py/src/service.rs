@@ -158,10 +158,12 @@ pub fn cubin(
 ) -> Result<(Vec<u8>, Outcome), CudaError> {
     let built =
         py.detach(|| parpy_runtime::cuda::cubin::cached(src, code, name, arch, cache, includes))?;
-    // a build by an NVRTC with known miscompilations: warned once per
-    // process
+    // a build by an NVRTC with known miscompilations that this code may
+    // meet: warned once per process
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if let Some(msg) = parpy_runtime::cuda::nvrtc::loaded().and_then(|n| n.known_miscompile(arch)) {
+    if let Some(msg) =
+        parpy_runtime::cuda::nvrtc::loaded().and_then(|n| n.known_miscompile(code, arch))
+    {
         if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
             let _ = crate::errors::warn(py, &msg);
         }

@@ -86,8 +86,13 @@ pub fn load(path: Option<&Path>) -> Result<&'static Nvrtc, CudaError> {
 /// `max(x)`, GPU bug set seed 1357); 13.0-13.2 compute `(int8_t)-x` of a
 /// uint16 `x` as a 16-bit negation shifted right, off by 256 at `x = 128`
 /// (fuzz seed 916402).
-pub fn miscompiles_on(version: (i32, i32), arch: u32) -> bool {
-    version.0 == 13 && version.1 < 4 && arch >= 90
+/// Only code with what they need is said to meet them: integer max/min
+/// helpers (`parpy_max_i32`, `parpy_warp_min_u64`...) or 8-bit integers.
+pub fn miscompiles_on(version: (i32, i32), code: &str, arch: u32) -> bool {
+    let at_risk = ["_max_i", "_min_i", "_max_u", "_min_u", "int8_t)"]
+        .iter()
+        .any(|p| code.contains(p));
+    version.0 == 13 && version.1 < 4 && arch >= 90 && at_risk
 }
 
 pub fn loaded() -> Option<&'static Nvrtc> {
@@ -165,10 +170,10 @@ impl Nvrtc {
         })
     }
 
-    /// The known miscompilations of this NVRTC on `sm_{arch}`, as a
-    /// sentence for a warning ([`miscompiles_on`]).
-    pub fn known_miscompile(&self, arch: u32) -> Option<String> {
-        miscompiles_on(self.version, arch).then(|| {
+    /// The known miscompilations of this NVRTC that `code` may meet on
+    /// `sm_{arch}`, as a sentence for a warning ([`miscompiles_on`]).
+    pub fn known_miscompile(&self, code: &str, arch: u32) -> Option<String> {
+        miscompiles_on(self.version, code, arch).then(|| {
             format!(
                 "NVRTC {} has known miscompilations on sm_{arch} that give wrong results \
                  without an error (a chain of integer maxima or minima of negated values \
@@ -427,10 +432,19 @@ extern "C" __global__ void axpy(float *y, const float *x, float a, long long n) 
 
     #[test]
     fn nvrtc_13_0_to_13_3_are_known_to_miscompile_on_hopper() {
-        assert!(miscompiles_on((13, 0), 90));
-        assert!(miscompiles_on((13, 3), 100));
-        assert!(!miscompiles_on((13, 4), 90));
-        assert!(!miscompiles_on((13, 0), 80));
+        let max = "acc = parpy_max_i32(acc, parpy_floordiv_i32(x0[j], -1));";
+        let narrow = "y[i] = (uint16_t)(int8_t)(uint16_t)(-x[i]);";
+        assert!(miscompiles_on((13, 0), max, 90));
+        assert!(miscompiles_on((13, 2), narrow, 90));
+        assert!(miscompiles_on((13, 3), "parpy_warp_min_u64(v)", 100));
+        assert!(!miscompiles_on((13, 4), max, 90));
+        assert!(!miscompiles_on((13, 0), max, 80));
+        // float code meets neither: no warning
+        assert!(!miscompiles_on(
+            (13, 0),
+            "y[i] = parpy_max_f32(a, b) * 2.0f;",
+            90
+        ));
     }
 
     #[test]
