@@ -62,14 +62,18 @@ pub const HEADERS: [(&str, &str); 3] = [
 ];
 
 /// The C++ compiler's flags for the kernels and the precompiled header.
-/// Signed overflow is undefined in CUDA (NVRTC has no `-fwrapv` and optimizes
-/// on it), so the emulator traps on it rather than wrapping: a kernel that
-/// overflows a signed int fails the emulated tests instead of passing here
-/// and failing on a GPU.
-const FLAGS: [&str; 6] = [
+/// What C++ leaves undefined is undefined in CUDA too, and NVRTC optimizes
+/// on it (signed overflow: NVRTC has no `-fwrapv`), so the emulator traps
+/// on every undefined behaviour the sanitizer knows (with float-to-integer
+/// conversions out of range, which `-fsanitize=undefined` leaves out): a
+/// kernel that has one fails the emulated tests instead of passing here and
+/// giving another answer on a GPU.
+const FLAGS: [&str; 8] = [
     "-std=c++17",
     "-O1",
-    "-fsanitize=signed-integer-overflow",
+    "-fsanitize=undefined",
+    "-fsanitize=float-cast-overflow",
+    "-fno-sanitize=vptr",
     "-fsanitize-undefined-trap-on-error",
     "-fPIC",
     "-w",
