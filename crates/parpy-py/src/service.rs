@@ -159,12 +159,12 @@ pub fn cubin(
     let built =
         py.detach(|| parpy_runtime::cuda::cubin::cached(src, code, name, arch, cache, includes))?;
     // a build by an NVRTC with known miscompilations that this code may
-    // meet: warned once per process
-    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if let Some(msg) =
-        parpy_runtime::cuda::nvrtc::loaded().and_then(|n| n.known_miscompile(code, arch))
-    {
-        if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+    // meet: warned once per process (the code is not searched after that)
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.load(Relaxed) {
+        let msg = parpy_runtime::cuda::nvrtc::loaded().and_then(|n| n.known_miscompile(code, arch));
+        if let Some(msg) = msg.filter(|_| !WARNED.swap(true, Relaxed)) {
             let _ = crate::errors::warn(py, &msg);
         }
     }

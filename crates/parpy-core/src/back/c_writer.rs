@@ -1638,12 +1638,8 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         let v = self.name(l.var);
         let ty = self.ty_text(&self.f.var(l.var).ty)?;
         // loop bounds are index arithmetic (see `in_index`)
-        let outer = std::mem::replace(&mut self.in_index, true);
-        let bounds = self
-            .expr(&l.lo)
-            .and_then(|lo| Ok((lo.0, self.expr(&l.hi)?)));
-        self.in_index = outer;
-        let (lo, hi) = bounds?;
+        let (lo, hi) =
+            self.as_index(|w| -> Result<_, EmitError> { Ok((w.expr(&l.lo)?.0, w.expr(&l.hi)?)) })?;
         let hi = paren(hi, P_REL + 1);
         let (cmp, step) = if l.step > 0 {
             ("<", format!("{v} += {}", l.step))
@@ -1684,10 +1680,15 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
 
     /// The row-major offset of `array[indices]`.
     fn flat_index(&mut self, array: VarId, indices: &[Expr]) -> Result<String, EmitError> {
+        self.as_index(|w| w.flat_index_of(array, indices))
+    }
+
+    /// `f` printing index arithmetic (see `in_index`).
+    fn as_index<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         let outer = std::mem::replace(&mut self.in_index, true);
-        let flat = self.flat_index_of(array, indices);
+        let r = f(self);
         self.in_index = outer;
-        flat
+        r
     }
 
     fn flat_index_of(&mut self, array: VarId, indices: &[Expr]) -> Result<String, EmitError> {
@@ -1795,10 +1796,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             } => {
                 // the index checked (hoisted before a loop, or in place) is
                 // index arithmetic (see `in_index`)
-                let outer = std::mem::replace(&mut self.in_index, true);
-                let a = self.expr(arg);
-                self.in_index = outer;
-                let a = a?.0;
+                let a = self.as_index(|w| w.expr(arg))?.0;
                 let n = self.d.int_literal(*size, ElemTy::I64);
                 match record {
                     Some(r) => {
