@@ -274,10 +274,11 @@ def test_host_external_through_helpers_in_parallel_code():
         for i in range(n):
             logs_on_host(x[i])
 
-    with pytest.raises(parpy.CompileError) as e:
-        parpy.print_compiled(logs, [np.zeros(4, np.float32), 4], cpu_opts({'N': parpy.threads(4)}))
-    assert "host external function `host_log`" in str(e.value)
-    assert "non-void" not in str(e.value)
+    # a call whose value is not used is a statement: the loop runs in order
+    # in host code (ParPy's rule), no error
+    code = parpy.print_compiled(logs, [np.zeros(4, np.float32), 4],
+                                cpu_opts({'N': parpy.threads(4)}))
+    assert "#pragma omp" not in code
 
     # device externals through helpers are fine, and so is host code
     @parpy.jit

@@ -8,8 +8,8 @@
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{Block, ExprKind, ForLoop, Program, StmtKind};
 use crate::options::Options;
-use crate::passes::util::sub_blocks;
-use crate::signature::{ExtDecl, ExtTarget};
+use crate::passes::util::{host_external_in, sub_blocks};
+use crate::signature::ExtTarget;
 
 /// Returns all inconsistencies found, as errors.
 pub fn run(p: &Program, options: &Options) -> Vec<Diagnostic> {
@@ -106,40 +106,6 @@ fn host_calls_inside(
         errors.push(outer_label(d));
         true
     });
-}
-
-/// The first `Target.Host` external that helper `h` calls, itself or
-/// through the helpers it calls, with the span of that call.
-fn host_external_in<'p>(
-    p: &'p Program,
-    h: usize,
-    seen: &mut Vec<bool>,
-) -> Option<(&'p ExtDecl, Span)> {
-    if h >= p.helpers.len() || seen[h] {
-        return None;
-    }
-    seen[h] = true;
-    let mut found = None;
-    let mut callees = vec![];
-    crate::ir::visit::walk_exprs(&p.helpers[h].body, &mut |e| {
-        match &e.kind {
-            ExprKind::External { ext, .. } if found.is_none() => {
-                if let Some(d) = p.externals.get(*ext as usize) {
-                    if d.target == ExtTarget::Host {
-                        found = Some((d, e.span));
-                    }
-                }
-            }
-            ExprKind::Call { func, .. } => callees.push(func.0 as usize),
-            _ => {}
-        }
-        found.is_none()
-    });
-    found.or_else(|| {
-        callees
-            .into_iter()
-            .find_map(|c| host_external_in(p, c, seen))
-    })
 }
 
 /// One parallel loop of a nest, as the check sees it.

@@ -1,7 +1,9 @@
 //! The pass pipeline, in order:
 //!
 //! 1. `schedule::apply` — the parallel spec onto labelled loops.
-//!    Then [`gpu_nested_reductions`] — GPU backends only: a parallel
+//!    Then [`host_call_loops`] — a parallel loop that calls host code (a
+//!    callback, a `Target.Host` external) as a statement runs in order in
+//!    host code (ParPy's rule). Then [`gpu_nested_reductions`] — GPU backends only: a parallel
 //!    reduction whose body holds parallel loops runs sequentially (warning).
 //! 2. [`split_parallel_nests`] — a nest of only parallel loops whose
 //!    siblings ask for different thread counts becomes one nest per loop.
@@ -76,6 +78,7 @@ pub mod gpu_nested_reductions;
 pub mod gpu_reductions;
 pub mod gpu_register_rows;
 pub mod gpu_two_stage;
+pub mod host_call_loops;
 pub mod lower_reductions;
 pub mod outline_kernels;
 pub mod privatize_scalars;
@@ -126,6 +129,7 @@ pub const PASSES: &[Pass] = &[
             Err(errors) => errors,
         }
     }),
+    pass("host_call_loops", false, host_call_loops::run),
     pass("gpu_nested_reductions", true, gpu_nested_reductions::run),
     pass("split_parallel_nests", false, split_parallel_nests::run),
     Pass {
@@ -280,7 +284,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 23);
+        assert_eq!(PASSES.len(), 24);
     }
 
     #[test]

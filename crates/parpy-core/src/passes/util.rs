@@ -3,8 +3,8 @@
 
 use crate::diag::Span;
 use crate::ir::{
-    BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Stmt, StmtKind, Type, Var, VarId,
-    VarKind,
+    BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt, StmtKind, Type, Var,
+    VarId, VarKind,
 };
 use crate::types::ElemTy;
 
@@ -116,6 +116,40 @@ fn subst_expr(e: &mut Expr, from: VarId, to: VarId) {
             .into_iter()
             .for_each(|c| subst_expr(c, from, to)),
     }
+}
+
+/// The first `Target.Host` external that helper `h` calls, itself or
+/// through the helpers it calls, with the span of that call.
+pub fn host_external_in<'p>(
+    p: &'p Program,
+    h: usize,
+    seen: &mut Vec<bool>,
+) -> Option<(&'p crate::signature::ExtDecl, Span)> {
+    if h >= p.helpers.len() || seen[h] {
+        return None;
+    }
+    seen[h] = true;
+    let mut found = None;
+    let mut callees = vec![];
+    crate::ir::visit::walk_exprs(&p.helpers[h].body, &mut |e| {
+        match &e.kind {
+            ExprKind::External { ext, .. } if found.is_none() => {
+                if let Some(d) = p.externals.get(*ext as usize) {
+                    if d.target == crate::signature::ExtTarget::Host {
+                        found = Some((d, e.span));
+                    }
+                }
+            }
+            ExprKind::Call { func, .. } => callees.push(func.0 as usize),
+            _ => {}
+        }
+        found.is_none()
+    });
+    found.or_else(|| {
+        callees
+            .into_iter()
+            .find_map(|c| host_external_in(p, c, seen))
+    })
 }
 
 #[cfg(test)]
