@@ -380,6 +380,22 @@ def test_jit_functions_take_host_buffers():
     assert a.tolist() == [[0, 0, 0], [1, 1, 1]]
 
 
+def test_a_buffers_backend_compares_equal_and_is_callable_as_in_parpy():
+    b = parpy.buffer.from_array(np.zeros(3, np.float32), CPU)
+    assert b.backend == CPU and b.backend() is CPU and not (b.backend != CPU)
+    assert b.backend != parpy.CompileBackend.Cuda and str(b.backend) == str(CPU)
+    assert hash(b.backend) == hash(CPU)
+    assert b.backend() in parpy.backend.backends or CPU not in parpy.backend.backends
+    assert parpy.buffer.from_array(np.zeros(2), None).backend is None
+    # ParPy's callbacks choose the backend of a nested call by `a.backend()`;
+    # ours may pass the attribute itself
+    for pick in (lambda a: a.backend(), lambda a: a.backend):
+        opts = parpy.CompileOptions()
+        opts.backend = pick(b)
+        assert opts.backend == CPU
+    assert parpy.buffer.zeros_like(b).backend == CPU
+
+
 def test_compile_string_takes_host_buffers():
     x = np.arange(3, dtype=np.float32)
     opts = cpu_opts({'N': parpy.threads(3)})

@@ -172,16 +172,52 @@ def _int_parts(idx: Any) -> Tuple[Any, ...]:
     return parts
 
 
+class BackendTag:
+    """What `Buffer.backend` gives: it compares equal to the buffer's
+    `CompileBackend` (`b.backend == parpy.CompileBackend.Cuda`) and, called,
+    returns it (ParPy's `b.backend()`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: CompileBackend) -> None:
+        self.value = value
+
+    def __call__(self) -> CompileBackend:
+        return self.value
+
+    def __eq__(self, other: object) -> bool:
+        return self.value == (other.value if isinstance(other, BackendTag) else other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
 class Buffer:
     """An array in a backend's memory (host memory for Cpu)."""
 
-    __slots__ = ("buf", "shape", "dtype", "backend", "__weakref__")
+    __slots__ = ("buf", "shape", "dtype", "_backend", "__weakref__")
 
     def __init__(self, buf: _Storage, dtype: DataType, backend: Optional[CompileBackend]) -> None:
         self.buf = buf
         self.shape: Tuple[int, ...] = tuple(buf.array.shape)
         self.dtype = dtype
-        self.backend = backend
+        self._backend = backend.value if isinstance(backend, BackendTag) else backend
+
+    @property
+    def backend(self) -> Optional[BackendTag]:
+        """The backend whose memory holds the data (None: plain host
+        memory); compares equal to a `CompileBackend`, and `b.backend()`
+        returns it, as in ParPy."""
+        return None if self._backend is None else BackendTag(self._backend)
 
     # the array jit functions see (parpy's argument reader asks for it)
     @property
@@ -228,14 +264,14 @@ class Buffer:
         np.copyto(self.buf.array, data, casting="same_kind")
 
     def copy(self) -> "Buffer":
-        return Buffer(_Storage(self.buf.array.copy()), self.dtype, self.backend)
+        return Buffer(_Storage(self.buf.array.copy()), self.dtype, self._backend)
 
     def reshape(self, *dims: Union[int, Sequence[int]]) -> "Buffer":
         shape = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
         if int(np.prod(shape, dtype=np.int64)) != self.buf.array.size:
             raise ValueError(f"Cannot reshape buffer of shape {self.shape} to {tuple(shape)}")
         return Buffer(_Storage(self.buf.array.reshape(shape), self.buf.src), self.dtype,
-                      self.backend)
+                      self._backend)
 
     def with_type(self, elem: ElemType) -> "Buffer":
         """The data as element type `elem`: the same memory when the size is
@@ -244,8 +280,8 @@ class Buffer:
         a = self.buf.array
         same_size = e.size() == a.dtype.itemsize
         if same_size and e.to_numpy().kind in "iu" and a.dtype.kind in "iu":
-            return Buffer(_Storage(a.view(e.to_numpy()), self.buf.src), DataType(e), self.backend)
-        return Buffer(_Storage(a.astype(e.to_numpy())), DataType(e), self.backend)
+            return Buffer(_Storage(a.view(e.to_numpy()), self.buf.src), DataType(e), self._backend)
+        return Buffer(_Storage(a.astype(e.to_numpy())), DataType(e), self._backend)
 
     def _scalar(self, what: str) -> Any:
         if self.buf.array.size != 1:
@@ -278,7 +314,7 @@ class Buffer:
         r = self.buf.array[idx]  # raises IndexError out of bounds
         if len(parts) == self.buf.array.ndim:
             return r.item() if isinstance(r, np.ndarray) else r
-        return Buffer(_Storage(r, self.buf.src), self.dtype, self.backend)
+        return Buffer(_Storage(r, self.buf.src), self.dtype, self._backend)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -286,7 +322,7 @@ class Buffer:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        where = "host" if self.backend in (None, CompileBackend.Cpu) else str(self.backend)
+        where = "host" if self._backend in (None, CompileBackend.Cpu) else str(self._backend)
         return f"parpy.buffer.Buffer(shape={self.shape}, dtype={self.dtype.elem!r}, {where})"
 
 
@@ -300,7 +336,7 @@ class CudaBuffer(Buffer):
         self.buf = buf
         self.shape = buf.shape
         self.dtype = dtype
-        self.backend = CompileBackend.Cuda
+        self._backend = CompileBackend.Cuda
 
     @property
     def device(self) -> int:
@@ -495,11 +531,11 @@ def _device_kw(b: Buffer) -> int:
 
 
 def empty_like(b: Buffer) -> Buffer:
-    return empty(b.shape, b.dtype, b.backend, _device_kw(b))
+    return empty(b.shape, b.dtype, b._backend, _device_kw(b))
 
 
 def zeros_like(b: Buffer) -> Buffer:
-    return zeros(b.shape, b.dtype, b.backend, _device_kw(b))
+    return zeros(b.shape, b.dtype, b._backend, _device_kw(b))
 
 
 def from_raw(ptr: int, shape: Sequence[int], dtype: Any,

@@ -413,6 +413,15 @@ impl OptData {
         match name {
             "parallelize" => self.parallelize = extract_spec(v)?,
             "backend" => {
+                // a buffer's `backend` (parpy.buffer.BackendTag) holds one
+                let tagged;
+                let v = match v.is_instance_of::<CompileBackend>() {
+                    true => v,
+                    false => {
+                        tagged = v.getattr("value").unwrap_or_else(|_| v.clone());
+                        &tagged
+                    }
+                };
                 self.backend = *v
                     .cast::<CompileBackend>()
                     .map_err(|_| type_err(name, "a parpy.CompileBackend", v))?
