@@ -12,6 +12,8 @@ runs them on a GPU and every machine compiles them to a cubin.
 
 import os
 
+import re
+
 import numpy as np
 import pytest
 
@@ -269,8 +271,11 @@ def test_a_wrapped_index_is_read_once():
     y = np.zeros(3, np.float32)
     opts = cpu_opts({'i': parpy.threads(3)})
     code = code_of(gather, [x, y, np.array([0, -1, 4], np.int64)], opts)
-    assert "parpy_check_wrap_index(idx[" in code, code
-    assert "< 0 ?" not in code, code
+    # (on Cuda a check in a kernel's innermost loop records after the loop:
+    # `parpy_check_wrap_index_d`)
+    assert re.search(r"parpy_check_wrap_index(_d)?\(idx\[", code), code
+    kernels = code[code.find("__global__"):] if "__global__" in code else code
+    assert "< 0 ?" not in kernels, code
 
 
 @parpy.jit
@@ -315,6 +320,37 @@ def test_a_loop_with_runtime_bounds_still_wraps_and_raises():
     # a bad column in the unchecked copy is still caught
     expect_index_error(csr_rows, csr_args([0, 4, 8], [0, 1, 2, 3, 4, 5, 6, 1]), opts,
                        "index 6", "`x`", "(6,)")
+
+
+def test_the_first_bad_index_of_a_loop_is_the_one_reported():
+    # row 1 reads x[7] and then x[-9]: the error names 7, the first in loop
+    # order, also on Cuda, where the checks of an innermost kernel loop
+    # record after the loop
+    opts = cpu_opts({'N': parpy.threads(2)})
+    expect_index_error(csr_rows, csr_args([0, 2, 5], [0, 1, 2, 7, -9]), opts,
+                       "index 7", "`x`", "(6,)")
+    expect_index_error(csr_rows, csr_args([0, 2, 5], [0, 1, 2, 3, -9]), opts,
+                       "index -9", "`x`", "(6,)")
+
+
+def test_checks_in_an_innermost_kernel_loop_record_after_it():
+    # Cuda: no branch to the failure path inside the loop (a select and the
+    # first failure kept in registers), so NVRTC unrolls it as the unchecked
+    # loop; one record after the loop
+    opts = cpu_opts({'N': parpy.threads(2)})
+    args = csr_args([0, 2, 2, 5, 8], [0, 5, 1, 2, 3, 4, 0, 5])
+    run_both(csr_rows, args, opts)
+    code = code_of(csr_rows, args, opts)
+    if opts.backend == parpy.CompileBackend.Cuda:
+        kernel = code[code.index("__global__"):]
+        kernel = kernel[:kernel.index("\n}\n")]
+        assert "parpy_check_wrap_index(" not in kernel, kernel
+        assert ("x[parpy_check_wrap_index_d(cols[parpy_check_wrap_index_d(k, 8, 1, parpy_bad)], "
+                "6, 2, parpy_bad)]") in kernel, kernel
+        after = kernel.split("k += 1) {")[1].split("\n      }\n", 1)[1]
+        assert after.lstrip().startswith("if (parpy_bad[0] >= 0) {"), kernel
+    else:
+        assert "parpy_bad" not in code
 
 
 @parpy.jit

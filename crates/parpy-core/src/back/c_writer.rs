@@ -112,6 +112,13 @@ pub trait Dialect {
     fn signed_overflow_wraps(&self) -> bool {
         true
     }
+    /// Whether the bounds checks of an innermost loop of a kernel record
+    /// their failure after the loop (`parpy_check_index_d`: a select, no
+    /// branch, so the GPU compiler still unrolls the loop and batches its
+    /// loads; a branch to the failure path inside kept it from doing so).
+    fn defers_kernel_checks(&self) -> bool {
+        false
+    }
     /// The qualifier of the out-of-line failure path of the bounds checks
     /// (`parpy_bounds_fail`); the default is C's, not inlined and cold.
     fn cold_qualifier(&self) -> &'static str {
@@ -567,6 +574,12 @@ enum PreludeFn {
     /// `parpy_check_wrap_index`: the same after a negative index counts
     /// from the end (the record keeps the index as computed).
     CheckWrapIndex,
+    /// `parpy_check_index_d` / `parpy_check_wrap_index_d` (`true`: the
+    /// wrapping one): the same checks in an innermost kernel loop whose
+    /// failures are recorded after it (see
+    /// [`Dialect::defers_kernel_checks`]): index 0 and the first failure
+    /// kept in the loop's `parpy_bad` (`[site, index]`, site -1: none).
+    CheckDeferred(bool),
     /// `parpy_wrap_<type>`: a negative index counts from the end, unchecked.
     WrapIndex(ElemTy),
     /// `parpy_to_<type>`: a float (as a double) converted to an integer
@@ -590,6 +603,33 @@ const P_BOR: u8 = 6;
 const P_LAND: u8 = 5;
 const P_LOR: u8 = 4;
 const P_COND: u8 = 3;
+
+/// Whether the checks of a kernel loop with body `b` can record their
+/// failures after it ([`Dialect::defers_kernel_checks`]): an innermost loop
+/// (no loop inside, so no check of another loop runs between a failure and
+/// the record), without `return` or calls of helpers (whose own checks
+/// record at once), with at least one check that records.
+fn defers_checks(b: &[Stmt]) -> bool {
+    let mut plain = true;
+    crate::ir::visit::walk_stmts(b, &mut |s| {
+        plain &= !matches!(
+            s.kind,
+            StmtKind::For(_) | StmtKind::While { .. } | StmtKind::Return(_)
+        )
+    });
+    let mut checks = false;
+    crate::ir::visit::walk_exprs(b, &mut |e| {
+        match &e.kind {
+            ExprKind::Call { .. } => plain = false,
+            ExprKind::CheckIndex {
+                record: Some(_), ..
+            } => checks = true,
+            _ => {}
+        }
+        plain
+    });
+    plain && checks
+}
 
 fn paren(s: (String, u8), min: u8) -> String {
     if s.1 >= min {
@@ -959,6 +999,11 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::WrapIndex(e) => (e, format!(
                 "{q} __attribute__((unused)) T parpy_wrap_S(T i, T n) {{\n  if (i < 0) {{\n    return i + n;\n  }}\n  return i;\n}}\n"
             )),
+            PreludeFn::CheckDeferred(wrap) => (ElemTy::I64, format!(
+                "{q} __attribute__((unused)) T parpy_check_{}index_d(T i, T n, T site, T *bad) {{\n  T j = {};\n  bool ok = (uint64_t)j < (uint64_t)n;\n  bool first = !ok && bad[0] < 0;\n  bad[0] = first ? site : bad[0];\n  bad[1] = first ? i : bad[1];\n  return ok ? j : 0;\n}}\n",
+                if wrap { "wrap_" } else { "" },
+                if wrap { "i < 0 ? i + n : i" } else { "i" }
+            )),
             PreludeFn::CheckWrapIndex => (ElemTy::I64, format!(
                 // the common case first: one unsigned comparison (a
                 // select before it made CSR SpMV ~10% slower)
@@ -1055,6 +1100,9 @@ struct FnWriter<'a, D: Dialect> {
     out: String,
     in_parallel: bool,
     in_vector: bool,
+    /// Printing an innermost kernel loop whose checks record after it
+    /// ([`Dialect::defers_kernel_checks`]): the record they name.
+    deferred: Option<Option<String>>,
     /// Printing an array index or loop bound: its arithmetic is not wrapped
     /// ([`Dialect::signed_overflow_wraps`]); an index that overflows is out
     /// of bounds anyway, and the target's compiler keeps its address
@@ -1110,6 +1158,7 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             out: String::new(),
             in_parallel: false,
             in_vector: false,
+            deferred: None,
             in_index: false,
             loop_vars,
             fuse: None,
@@ -1626,6 +1675,19 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     .insert(PreludeFn::MaxMin(NanRule::NumPy, min, e));
             }
         }
+        let defer = self.role == FnRole::Kernel
+            && self.deferred.is_none()
+            && self.d.defers_kernel_checks()
+            && l.par.is_none()
+            && defers_checks(&l.body);
+        let depth = if defer {
+            self.line(depth, "{");
+            self.line(depth + 1, "int64_t parpy_bad[2] = {-1, 0};");
+            self.deferred = Some(None);
+            depth + 1
+        } else {
+            depth
+        };
         let intro = self.d.loop_intro(&ctx);
         self.absorbed = intro.absorbs_child;
         if l.unroll {
@@ -1661,6 +1723,17 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         self.in_parallel = was_par;
         self.in_vector = was_vec;
         self.line(depth, "}");
+        if defer {
+            if let Some(Some(rec)) = self.deferred.take() {
+                self.line(depth, "if (parpy_bad[0] >= 0) {");
+                self.line(
+                    depth + 1,
+                    &format!("parpy_bounds_fail(parpy_bad[1], parpy_bad[0], {rec});"),
+                );
+                self.line(depth, "}");
+            }
+            self.line(depth - 1, "}");
+        }
         Ok(())
     }
 
@@ -1799,6 +1872,18 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 let a = self.as_index(|w| w.expr(arg))?.0;
                 let n = self.d.int_literal(*size, ElemTy::I64);
                 match record {
+                    Some(r) if self.deferred.is_some() => {
+                        self.prelude.insert(PreludeFn::CheckDeferred(*wrap));
+                        self.prelude.insert(PreludeFn::BoundsFail);
+                        let r = self.expr(r)?.0;
+                        self.deferred = Some(Some(r));
+                        let name = if *wrap {
+                            "parpy_check_wrap_index_d"
+                        } else {
+                            "parpy_check_index_d"
+                        };
+                        (format!("{name}({a}, {n}, {site}, parpy_bad)"), P_POSTFIX)
+                    }
                     Some(r) => {
                         let (f, name) = if *wrap {
                             (PreludeFn::CheckWrapIndex, "parpy_check_wrap_index")

@@ -169,6 +169,9 @@ impl Dialect for CudaDialect {
         false
     }
 
+    fn defers_kernel_checks(&self) -> bool {
+        true
+    }
     fn cold_qualifier(&self) -> &'static str {
         "static __host__ __device__ __noinline__"
     }
