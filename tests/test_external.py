@@ -20,7 +20,7 @@ import pytest
 import parpy
 from parpy import types
 from conftest import backend_opts, cpu_opts, run_both
-from test_cuda_codegen import device_part, needs_nvrtc
+from test_cuda_codegen import device_part, needs_nvcc, needs_nvrtc
 from test_cuda_programs import HAS_GPU, cuda_opts, dry_run
 from test_metal_codegen import assert_clang_ok, needs_clang
 
@@ -279,6 +279,68 @@ def test_cuda_externals_in_host_code_are_errors():
     with pytest.raises(parpy.CompileError, match="runs on the device, but this call is in host"):
         parpy.print_compiled(host_call, [np.ones(2, np.float32), np.ones(2, np.float32)],
                              with_includes(cuda_opts({})))
+
+
+@parpy.external("scale_add_ext", parpy.CompileBackend.Cpu, parpy.Target.Host,
+                header='"parpy_ext_test.h"')
+@parpy.external("scale_add_ext", parpy.CompileBackend.Cuda, parpy.Target.Host,
+                header="<parpy_ext_test.cuh>")
+def scale_add(x: types.F32, k: types.I32) -> types.F32:
+    return np.float32(x * k + 0.5)
+
+
+@parpy.jit
+def fill_scaled(x, y, k, N):
+    # ParPy's test_call_host_external: a host function's result used by the
+    # device code
+    z = scale_add(x, k)
+    parpy.label('N')
+    for i in range(N):
+        y[i] = z + i
+
+
+def test_a_host_external_on_cpu_returns_a_value():
+    y = np.zeros(6, np.float32)
+    run_both(fill_scaled, [1.25, y, 3, 6], with_includes(cpu_opts({'N': T(6)})))
+
+
+@needs_nvcc
+def test_a_host_external_on_cuda_is_called_by_the_launch_plan():
+    # Cuda: nvcc builds the host functions the host code calls into a
+    # library the launch plan calls (here with the emulated GPU)
+    from parpy import _cuda_emu
+    opts = with_includes(cuda_opts({'N': T(6)}))
+    code = parpy.print_compiled(fill_scaled, [1.25, np.zeros(6, np.float32), 3, 6], opts)
+    host = code[code.index("static int32_t fill_scaled("):]
+    assert "float z = scale_add_ext(1.25f, 3);" in host, host
+    with _cuda_emu.installed(1):
+        y = np.zeros(6, np.float32)
+        fill_scaled(1.25, y, 3, 6, opts=opts)
+        np.testing.assert_array_equal(y, np.float32(1.25 * 3 + 0.5) + np.arange(6))
+        # another value, the same specialization's library (scalars
+        # specialized: a new one, built from the cache's source)
+        fill_scaled(-2.0, y, 5, 6, opts=opts)
+        np.testing.assert_array_equal(y, np.float32(-2.0 * 5 + 0.5) + np.arange(6))
+
+
+def test_a_host_external_on_cuda_takes_scalars_only():
+    @parpy.jit
+    def scan_on_host(x, N):
+        prefix_sum(x, N)
+        parpy.label('N')
+        for i in range(N):
+            x[i] += 1.0
+
+    @parpy.external("prefix_sum_ext", parpy.CompileBackend.Cuda, parpy.Target.Host,
+                    header="<parpy_ext_test.cuh>")
+    def prefix_sum(x: types.buffer(types.F32, [N]), n: types.I64):
+        np.cumsum(x[:n], out=x[:n])
+
+    with pytest.raises(parpy.CompileError,
+                       match="takes an array, and on the Cuda backend the arrays are in device "
+                             "memory"):
+        parpy.print_compiled(scan_on_host, [np.zeros(4, np.float32), 4],
+                             with_includes(cuda_opts({'N': T(4)})))
 
 
 @needs_clang

@@ -411,8 +411,9 @@ fn compile_cuda(
         .unwrap_or(90);
     let cache = service::cache_for(py, data)?;
     let nvcc = Nvcc::new(&nvcc_path, &roots).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let dirs = crate::cuda::include_dirs(&data.includes);
     let so = py
-        .detach(|| nvcc.build_cached(code, arch, &cache))
+        .detach(|| nvcc.build_cached(code, arch, &dirs, &cache))
         .map_err(|e| match e {
             e @ parpy_runtime::RuntimeError::CompileFailed { .. } => {
                 CompileErrorPy::new_err(e.to_string())

@@ -9,16 +9,17 @@ use parpy_core::{ArgType, CompileOutput};
 use parpy_runtime::cuda::call::{Gpu, Pass, Specialization};
 use parpy_runtime::cuda::driver::{self, Context};
 use parpy_runtime::cuda::emu::{self, EmuGpu};
+use parpy_runtime::cuda::nvcc::Nvcc;
 use parpy_runtime::cuda::placement::{self, ArgDevice, StreamUse, Streams};
 use parpy_runtime::cuda::plan::Plan;
 use parpy_runtime::cuda::CudaError;
-use parpy_runtime::DiskCache;
+use parpy_runtime::{DiskCache, LoadedEntry};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::args::device::{self, DevSeen, StreamSrc};
 use crate::args::{ArgCtx, ArgRecord, MAX_ARGS};
-use crate::errors::internal_error;
+use crate::errors::{internal_error, CompileErrorPy};
 use crate::service;
 
 /// `_native.cuda_emulator(dir, seed)`: the Cuda backend of this process
@@ -164,6 +165,68 @@ pub fn plan_for(out: &CompileOutput, arch: u32, device: i64) -> PyResult<Plan> {
     Ok(plan)
 }
 
+/// The folders headers are searched in: the options' `includes`, then the
+/// working directory (absolute paths).
+pub fn include_dirs(includes: &[String]) -> Vec<std::path::PathBuf> {
+    let cwd = std::env::current_dir().ok();
+    includes
+        .iter()
+        .map(std::path::PathBuf::from)
+        .chain(cwd)
+        .filter_map(|d| std::path::absolute(d).ok())
+        .collect()
+}
+
+/// Loads the wrappers of the `Target.Host` externals the host code of
+/// `out` calls into `plan`: nvcc builds them (cached) into a library.
+fn attach_host_externals(
+    py: Python<'_>,
+    name: &str,
+    out: &CompileOutput,
+    plan: &mut Plan,
+    arch: u32,
+    cache: &DiskCache,
+    includes: &[String],
+) -> PyResult<()> {
+    let used = plan.host_externals();
+    if used.is_empty() {
+        return Ok(());
+    }
+    let src = parpy_core::back::cuda::host_externals_source(&out.program, &used)
+        .map_err(|e| internal_error(&e))?;
+    let Some((nvcc_path, roots)) = crate::toolchain::nvcc(py)? else {
+        return Err(PyRuntimeError::new_err(format!(
+            "`{name}` calls a host external function, which the Cuda backend builds with nvcc, \
+             and none was found: not on PATH, not in $CUDA_HOME/bin, and the nvidia-cuda-nvcc \
+             wheel is not installed (pip install nvidia-cuda-nvcc nvidia-cuda-runtime \
+             nvidia-cuda-cccl)"
+        )));
+    };
+    let nvcc = Nvcc::new(&nvcc_path, &roots).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let dirs = include_dirs(includes);
+    let so = py
+        .detach(|| nvcc.build_cached(&src, arch, &dirs, cache))
+        .map_err(|e| match e {
+            e @ parpy_runtime::RuntimeError::CompileFailed { .. } => CompileErrorPy::new_err(
+                format!("the host external functions of `{name}` do not compile: {e}"),
+            ),
+            e => PyRuntimeError::new_err(format!(
+                "building the host external functions of `{name}`: {e}"
+            )),
+        })?
+        .0;
+    let mut fns: Vec<Option<LoadedEntry>> =
+        (0..out.program.externals.len()).map(|_| None).collect();
+    for k in used {
+        let f = LoadedEntry::load(&so, &format!("parpy_host_ext_{k}")).map_err(|e| {
+            PyRuntimeError::new_err(format!("the host external functions of `{name}`: {e}"))
+        })?;
+        fns[k as usize] = Some(f);
+    }
+    plan.set_host_externals(fns);
+    Ok(())
+}
+
 impl CudaFn {
     /// The miss path after the core compiled `out` for the Cuda backend,
     /// to run on `device` ([`place`]).
@@ -212,13 +275,12 @@ impl CudaFn {
             // the kernels' text is the emulator's "cubin", with the folders
             // to find the external functions' headers in
             let mut text = String::new();
-            let cwd = std::env::current_dir().ok();
-            let dirs = includes.iter().map(std::path::PathBuf::from).chain(cwd);
-            for d in dirs.filter_map(|d| std::path::absolute(d).ok()) {
+            for d in include_dirs(includes) {
                 text.push_str(&format!("{}{}\n", emu::INCLUDE_LINE, d.display()));
             }
             text.push_str(code);
-            let plan = plan_for(out, emu.arch(), device)?;
+            let mut plan = plan_for(out, emu.arch(), device)?;
+            attach_host_externals(py, name, out, &mut plan, emu.arch(), cache, includes)?;
             let spec = Specialization::load(emu, text.as_bytes(), plan, pass, graphs)
                 .map_err(|e| device_err(name, e))?;
             (Spec::Emu(spec), parpy_runtime::Outcome::Built)
@@ -226,7 +288,8 @@ impl CudaFn {
             let ctx = context(device)?;
             let n = crate::toolchain::nvrtc_source(py)?;
             let arch = ctx.arch;
-            let plan = plan_for(out, arch, device)?;
+            let mut plan = plan_for(out, arch, device)?;
+            attach_host_externals(py, name, out, &mut plan, arch, cache, includes)?;
             let (cubin, origin) = service::cubin(py, &n, code, name, arch, cache, includes)
                 .map_err(|e| cubin_error(name, out, e))?;
             let spec = Specialization::load(ctx, &cubin, plan, pass, graphs)

@@ -40,3 +40,9 @@ __device__ double block_max_ext(const double *p, int64_t n) {
   __syncthreads();
   return r;
 }
+
+// A host function (Target.Host on Cuda: parpy's launch plan calls it, built
+// by nvcc): x * k + 0.5.
+static inline float scale_add_ext(float x, int32_t k) {
+  return x * (float)k + 0.5f;
+}

@@ -20,3 +20,8 @@ static inline void prefix_sum_ext(float *p, int64_t n) {
     p[i] += p[i - 1];
   }
 }
+
+// A host function (Target.Host) returning a value: x * k + 0.5.
+static inline float scale_add_ext(float x, int32_t k) {
+  return x * (float)k + 0.5f;
+}

@@ -85,7 +85,8 @@ pub fn walk_stmts(b: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
 
 /// The first statement of GPU host code `b` that moves data between the
 /// host and the device (a host read or write of a device temporary,
-/// `v = tmp[i]` / `tmp[i] = e`) or calls back into Python, with what it
+/// `v = tmp[i]` / `tmp[i] = e`), calls back into Python or calls a host
+/// external function, with what it
 /// does: host code without one is a pure sequence of launches, which the
 /// Cuda runtime can replay as a CUDA graph (`use_cuda_graphs`).
 pub fn host_transfer(b: &[Stmt]) -> Option<(&Stmt, &'static str)> {
@@ -97,14 +98,19 @@ pub fn host_transfer(b: &[Stmt]) -> Option<(&Stmt, &'static str)> {
                 ..
             } => Some("writes a device value from the host"),
             _ => {
-                let mut reads = false;
+                let mut why = None;
                 for e in stmt_exprs(s) {
                     walk_exprs_of(e, &mut |e| {
-                        reads |= matches!(e.kind, ExprKind::Index { .. });
-                        !reads
+                        why = why.or(match e.kind {
+                            ExprKind::Index { .. } => Some("reads a device value back to the host"),
+                            // (host code holds host externals only)
+                            ExprKind::External { .. } => Some("calls a host external function"),
+                            _ => None,
+                        });
+                        why.is_none()
                     });
                 }
-                reads.then_some("reads a device value back to the host")
+                why
             }
         };
         if let Some(w) = why {

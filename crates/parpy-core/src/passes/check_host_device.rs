@@ -224,15 +224,31 @@ impl Check<'_> {
                 self.expr(else_);
             }
             ExprKind::Math { args, .. } => args.iter().for_each(|a| self.expr(a)),
-            ExprKind::External { ext, .. } => {
+            ExprKind::External { ext, args } => {
                 let d = &self.p.externals[*ext as usize];
                 let msg = match d.target {
                     crate::signature::ExtTarget::Device => format!(
                         "the external function `{}` runs on the device, but this call is in host code",
                         d.name
                     ),
+                    // Cuda: the host code's interpreter calls it (a library
+                    // nvcc builds), with scalars; arrays are in device memory
+                    crate::signature::ExtTarget::Host if self.backend == Backend::Cuda => {
+                        if !args.iter().any(|a| matches!(a, crate::ir::CallArg::Array { .. })) {
+                            for e in crate::ir::call_arg_exprs(args) {
+                                self.expr(e);
+                            }
+                            return;
+                        }
+                        format!(
+                            "the host external function `{}` takes an array, and on the Cuda \
+                             backend the arrays are in device memory: host external functions \
+                             take scalars only there",
+                            d.name
+                        )
+                    }
                     crate::signature::ExtTarget::Host => format!(
-                        "host external functions (`{}`) run on the Cpu backend only for now",
+                        "host external functions (`{}`) run on the Cpu and Cuda backends only",
                         d.name
                     ),
                 };

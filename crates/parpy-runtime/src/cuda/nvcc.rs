@@ -41,8 +41,9 @@ impl Nvcc {
     }
 
     /// The command line that builds `src` into the shared library `out` for
-    /// `sm_{arch}`, linking the CUDA runtime statically.
-    pub fn args(&self, src: &Path, out: &Path, arch: u32) -> Vec<String> {
+    /// `sm_{arch}`, linking the CUDA runtime statically; `includes` are
+    /// searched for headers first.
+    pub fn args(&self, src: &Path, out: &Path, arch: u32, includes: &[PathBuf]) -> Vec<String> {
         let mut a: Vec<String> = vec![
             "-shared".into(),
             "-Xcompiler".into(),
@@ -57,6 +58,9 @@ impl Nvcc {
                 .iter()
                 .map(|o| o.to_string()),
         );
+        for d in includes {
+            a.push(format!("-I{}", d.display()));
+        }
         for r in &self.roots {
             a.push(format!("-I{}", r.join("include").display()));
             a.push(format!("-L{}", r.join("lib").display()));
@@ -67,23 +71,29 @@ impl Nvcc {
         a
     }
 
-    /// The verified shared library for `code`, built when not cached.
+    /// The verified shared library for `code`, built when not cached
+    /// (`includes`: folders of the headers it includes; the headers'
+    /// contents are not part of the key, as for the other backends).
     pub fn build_cached(
         &self,
         code: &str,
         arch: u32,
+        includes: &[PathBuf],
         cache: &DiskCache,
     ) -> Result<(PathBuf, Outcome), RuntimeError> {
         let arch_s = arch.to_string();
+        let dirs: Vec<String> = includes.iter().map(|d| d.display().to_string()).collect();
+        let dirs = dirs.join("\n");
         let key = DiskCache::blob_key(&[
             b"nvcc-so",
             self.identity.as_bytes(),
             arch_s.as_bytes(),
             super::nvrtc::NUMPY_FLOAT_OPTIONS.join(" ").as_bytes(),
+            dirs.as_bytes(),
             code.as_bytes(),
         ]);
         cache.get_or_build_blob(&key, "so", || {
-            self.build_bytes(code, arch, &cache.dir, &key)
+            self.build_bytes(code, arch, includes, &cache.dir, &key)
         })
     }
 
@@ -91,6 +101,7 @@ impl Nvcc {
         &self,
         code: &str,
         arch: u32,
+        includes: &[PathBuf],
         dir: &Path,
         key: &str,
     ) -> Result<Vec<u8>, RuntimeError> {
@@ -111,7 +122,7 @@ impl Nvcc {
             let cu = src.with_extension("cu");
             std::fs::rename(&src, &cu).map_err(|e| RuntimeError::io(&cu, e))?;
             let r = Command::new(&self.path)
-                .args(self.args(&cu, &out, arch))
+                .args(self.args(&cu, &out, arch, includes))
                 .output()
                 .map_err(|e| RuntimeError::io(&self.path, e));
             let _ = std::fs::remove_file(&cu);
@@ -164,13 +175,16 @@ mod tests {
         let code = "#include <stdint.h>\n__global__ void k(float *y) { y[threadIdx.x] += 1.0f; }\n\
                     extern \"C\" int32_t parpy_entry_f(void **a) { k<<<1, 32>>>((float *)a[0]); \
                     return cudaGetLastError() != cudaSuccess; }\n";
-        let (so, o) = nvcc.build_cached(code, 90, &cache).unwrap();
+        let (so, o) = nvcc.build_cached(code, 90, &[], &cache).unwrap();
         assert_eq!(o, Outcome::Built);
-        assert_eq!(nvcc.build_cached(code, 90, &cache).unwrap().1, Outcome::Hit);
+        assert_eq!(
+            nvcc.build_cached(code, 90, &[], &cache).unwrap().1,
+            Outcome::Hit
+        );
         // the entry resolves (calling it needs a GPU)
         crate::LoadedEntry::load(&so, "parpy_entry_f").unwrap();
         let err = nvcc
-            .build_cached("this is not CUDA", 90, &cache)
+            .build_cached("this is not CUDA", 90, &[], &cache)
             .unwrap_err()
             .to_string();
         assert!(err.contains("failed"), "{err}");

@@ -243,10 +243,15 @@ impl Nvrtc {
         // --minimal leaves out texture, device-runtime and driver-type
         // declarations that generated code never uses: a first call on an
         // H200 machine (NVRTC 13.0) went from ~20 to ~13 ms for softmax
+        // -default-device: the users' headers may define host functions
+        // next to device ones (a `Target.Host` external beside `Target.Device`
+        // ones, as ParPy's own test headers do), which NVRTC refuses
+        // otherwise; parpy's own code annotates every function
         let mut opts: Vec<String> = vec![
             format!("--gpu-architecture=sm_{arch}"),
             "-std=c++17".into(),
             "--minimal".into(),
+            "-default-device".into(),
         ];
         opts.extend(NUMPY_FLOAT_OPTIONS.iter().map(|o| o.to_string()));
         for d in include_dirs {

@@ -157,6 +157,13 @@ pub struct Plan {
     /// Why the host code is not a pure sequence of launches
     /// (`ir::visit::host_transfer`): it cannot be replayed as a CUDA graph.
     transfer: Option<&'static str>,
+    /// The program's external functions: name, scalar parameter types and
+    /// result type (those of `Target.Host` the host code calls).
+    externals: Vec<(String, Vec<Option<ElemTy>>, Option<ElemTy>)>,
+    /// Per external: its host wrapper (`parpy_host_ext_K(void **a)`: the
+    /// arguments at `a[0..n]`, the result stored at `a[n]`), set by
+    /// [`Plan::set_host_externals`] from the library nvcc built.
+    host_fns: Vec<Option<crate::LoadedEntry>>,
 }
 
 fn unsupported(what: &str, f: &Function) -> CudaError {
@@ -269,7 +276,45 @@ impl Plan {
             bounds,
             device_record,
             transfer: parpy_core::ir::visit::host_transfer(&host.body).map(|(_, why)| why),
+            externals: program
+                .externals
+                .iter()
+                .map(|d| {
+                    let params = d
+                        .params
+                        .iter()
+                        .map(|(_, p)| match p {
+                            parpy_core::signature::ExtParam::Scalar(e) => Some(*e),
+                            parpy_core::signature::ExtParam::Array { .. } => None,
+                        })
+                        .collect();
+                    (d.name.clone(), params, d.ret)
+                })
+                .collect(),
+            host_fns: vec![],
         })
+    }
+
+    /// The externals the host code calls (their indices in the program's
+    /// externals): each needs its wrapper ([`Plan::set_host_externals`]).
+    pub fn host_externals(&self) -> Vec<u32> {
+        let mut used = vec![];
+        parpy_core::ir::visit::walk_exprs(&self.host.body, &mut |e| {
+            if let ExprKind::External { ext, .. } = &e.kind {
+                if !used.contains(ext) {
+                    used.push(*ext);
+                }
+            }
+            true
+        });
+        used.sort();
+        used
+    }
+
+    /// The wrappers of the host externals, indexed as the program's
+    /// externals (`None` for those the host code does not call).
+    pub fn set_host_externals(&mut self, fns: Vec<Option<crate::LoadedEntry>>) {
+        self.host_fns = fns;
     }
 
     pub fn kernels(&self) -> &[KernelInfo] {
@@ -595,7 +640,10 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
         }
         ExprKind::Math { args, .. } => args.iter().try_for_each(|a| check_expr(a, f)),
         ExprKind::Call { .. } => Err(unsupported("calls a helper function", f)),
-        ExprKind::External { .. } => Err(unsupported("calls an external function", f)),
+        // a `Target.Host` external with scalar arguments (the core checks)
+        ExprKind::External { args, .. } => parpy_core::ir::call_arg_exprs(args)
+            .into_iter()
+            .try_for_each(|a| check_expr(a, f)),
         ExprKind::Atomic { .. } => Err(unsupported("updates an element atomically", f)),
         ExprKind::GpuIndex(_) | ExprKind::WarpReduce { .. } | ExprKind::ClusterReduce { .. } => {
             Err(unsupported("uses a GPU thread index", f))
@@ -743,6 +791,37 @@ impl Exec<'_> {
 
     /// A callback call: each array argument as the address and size of its
     /// view, each scalar evaluated.
+    /// A call of the `Target.Host` external `ext` from host code: its
+    /// wrapper gets each argument as its C type and stores the result.
+    fn host_external(&self, ext: usize, args: &[CallArg]) -> Result<Value, CudaError> {
+        let (name, params, ret) = &self.plan.externals[ext];
+        let Some(Some(f)) = self.plan.host_fns.get(ext) else {
+            return Err(CudaError::Plan(format!(
+                "the host external function `{name}` of `{}` was not loaded",
+                self.plan.name
+            )));
+        };
+        let mut slots = Vec::with_capacity(params.len() + 1);
+        for (a, p) in args.iter().zip(params) {
+            let (CallArg::Scalar(e), Some(t)) = (a, p) else {
+                return Err(CudaError::Plan(format!(
+                    "the host external function `{name}` takes an array on the Cuda backend"
+                )));
+            };
+            // (little-endian: the C value's bytes first)
+            slots.push(pack(convert(self.eval(e)?, *t), ParamKind::Scalar(*t)));
+        }
+        slots.push(0u64);
+        let mut ptrs: Vec<*mut std::ffi::c_void> =
+            slots.iter_mut().map(|s| (s as *mut u64).cast()).collect();
+        f.call(&mut ptrs)
+            .map_err(|e| CudaError::Plan(format!("the host external function `{name}`: {e}")))?;
+        Ok(match ret {
+            Some(t) => unpack(slots[params.len()], *t),
+            None => Value::Int(0),
+        })
+    }
+
     fn callback(&mut self, c: &Callback) -> Result<(), CudaError> {
         let mut vals = Vec::with_capacity(c.args.len());
         for a in &c.args {
@@ -850,6 +929,7 @@ impl Exec<'_> {
                 }
             }
             ExprKind::Convert { arg } => convert(self.eval(arg)?, elem),
+            ExprKind::External { ext, args } => self.host_external(*ext as usize, args)?,
             ExprKind::CheckIndex {
                 arg,
                 size,

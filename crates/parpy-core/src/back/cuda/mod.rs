@@ -65,6 +65,60 @@ pub fn emit(p: &Program, options: &Options) -> Result<EmitOutput, CompileError> 
     Ok(c_writer::write_parts(&d, p, options)?.into_output(true))
 }
 
+/// The CUDA C++ file of the wrappers of the `Target.Host` externals that
+/// the host code of `p` calls (`used`, indices into `p.externals`), which
+/// nvcc builds into a library for the Cuda runtime's launch plan:
+/// `parpy_host_ext_K(void **a)` calls external `K` with `*(T *)a[i]` and
+/// stores its result at `a[n]`. Scalar parameters only (the core refuses
+/// arrays there).
+pub fn host_externals_source(p: &Program, used: &[u32]) -> Result<String, String> {
+    let mut headers = vec![];
+    let mut fns = String::new();
+    for &k in used {
+        let Some(d) = p.externals.get(k as usize) else {
+            return Err(format!("no external function {k}"));
+        };
+        if let Some(h) = &d.header {
+            if !headers.contains(h) {
+                headers.push(h.clone());
+            }
+        }
+        let mut args = vec![];
+        for (i, (pname, t)) in d.params.iter().enumerate() {
+            let crate::signature::ExtParam::Scalar(e) = t else {
+                return Err(format!(
+                    "the host external function `{}` takes the array `{pname}`",
+                    d.name
+                ));
+            };
+            let ty = c_writer::stdint_type(*e).unwrap_or("__half");
+            args.push(format!("*({ty} *)a[{i}]"));
+        }
+        let call = format!("{}({})", d.name, args.join(", "));
+        let body = match d.ret {
+            Some(e) => format!(
+                "  *({} *)a[{}] = {call};\n",
+                c_writer::stdint_type(e).unwrap_or("__half"),
+                d.params.len()
+            ),
+            None => format!("  {call};\n"),
+        };
+        fns.push_str(&format!(
+            "extern \"C\" int32_t parpy_host_ext_{k}(void **a) {{\n{body}  return 0;\n}}\n\n"
+        ));
+    }
+    let mut out = String::from(
+        "// The host external functions of a Cuda program, called by parpy's launch plan.\n\
+         #include <stdint.h>\n#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n",
+    );
+    for h in headers {
+        out.push_str(&format!("#include {h}\n"));
+    }
+    out.push('\n');
+    out.push_str(&fns);
+    Ok(out)
+}
+
 fn axis(a: Axis) -> &'static str {
     a.name()
 }
