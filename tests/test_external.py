@@ -323,6 +323,38 @@ def test_a_host_external_on_cuda_is_called_by_the_launch_plan():
         np.testing.assert_array_equal(y, np.float32(-2.0 * 5 + 0.5) + np.arange(6))
 
 
+@needs_nvcc
+def test_editing_a_host_externals_header_rebuilds_it_on_cuda(tmp_path):
+    from parpy import _cuda_emu
+    header = tmp_path / "parpy_hk.cuh"
+
+    @parpy.external("parpy_hk", parpy.CompileBackend.Cuda, parpy.Target.Host,
+                    header="<parpy_hk.cuh>")
+    def hk(a: types.I32) -> types.I32:
+        return a
+
+    def run():
+        # a new jit function each time: only the disk cache could remember
+        @parpy.jit
+        def put_hk(y, a, N):
+            v = hk(a)
+            parpy.label('N')
+            for i in range(N):
+                y[i] = v
+
+        y = np.zeros(4, np.int32)
+        opts = cuda_opts({'N': T(4)})
+        opts.includes += [str(tmp_path)]
+        with _cuda_emu.installed(1):
+            put_hk(y, 5, 4, opts=opts)
+        return y.tolist()
+
+    header.write_text("static inline int32_t parpy_hk(int32_t a) { return a + 1; }\n")
+    assert run() == [6] * 4
+    header.write_text("static inline int32_t parpy_hk(int32_t a) { return a * 3; }\n")
+    assert run() == [15] * 4
+
+
 def test_a_host_external_on_cuda_takes_scalars_only():
     @parpy.jit
     def scan_on_host(x, N):

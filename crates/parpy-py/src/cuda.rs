@@ -192,8 +192,10 @@ fn attach_host_externals(
     if used.is_empty() {
         return Ok(());
     }
-    let src = parpy_core::back::cuda::host_externals_source(&out.program, &used)
-        .map_err(|e| internal_error(&e))?;
+    // (the headers' digests in the text: editing one rebuilds)
+    let src = service::header_stamp(&out.program, includes)
+        + &parpy_core::back::cuda::host_externals_source(&out.program, &used)
+            .map_err(|e| internal_error(&e))?;
     let Some((nvcc_path, roots)) = crate::toolchain::nvcc(py)? else {
         return Err(PyRuntimeError::new_err(format!(
             "`{name}` calls a host external function, which the Cuda backend builds with nvcc, \
