@@ -18,7 +18,6 @@ use crate::options::CompileOptions;
 use crate::service;
 use parpy_core::ArgType;
 use parpy_runtime::cuda::driver;
-use parpy_runtime::cuda::nvcc::Nvcc;
 use parpy_runtime::header::{parse_bounds, parse_header, HeaderParam, HeaderTy};
 use parpy_runtime::LoadedEntry;
 
@@ -397,20 +396,13 @@ fn compile_cuda(
     data: &crate::options::OptData,
 ) -> PyResult<CompiledString> {
     let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
-    let Some((nvcc_path, roots)) = crate::toolchain::nvcc(py)? else {
-        return Err(PyRuntimeError::new_err(
-            "compile_string for the Cuda backend needs nvcc, and none was found: not on PATH, \
-             not in $CUDA_HOME/bin, and the nvidia-cuda-nvcc wheel is not installed (pip install \
-             nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl)",
-        ));
-    };
+    let nvcc = crate::toolchain::require_nvcc(py, "compile_string for the Cuda backend")?;
     // The GPU's architecture when there is one; sm_90 otherwise (the
     // library builds but cannot run without a GPU).
     let arch = parpy_runtime::cuda::driver::context(device)
         .map(|c| c.arch)
         .unwrap_or(90);
     let cache = service::cache_for(py, data)?;
-    let nvcc = Nvcc::new(&nvcc_path, &roots).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     let dirs = crate::cuda::include_dirs(&data.includes);
     let so = py
         .detach(|| nvcc.build_cached(code, arch, &dirs, &cache))

@@ -9,7 +9,6 @@ use parpy_core::{ArgType, CompileOutput};
 use parpy_runtime::cuda::call::{Gpu, Pass, Specialization};
 use parpy_runtime::cuda::driver::{self, Context};
 use parpy_runtime::cuda::emu::{self, EmuGpu};
-use parpy_runtime::cuda::nvcc::Nvcc;
 use parpy_runtime::cuda::placement::{self, ArgDevice, StreamUse, Streams};
 use parpy_runtime::cuda::plan::Plan;
 use parpy_runtime::cuda::CudaError;
@@ -196,15 +195,10 @@ fn attach_host_externals(
     let src = service::header_stamp(&out.program, includes)
         + &parpy_core::back::cuda::host_externals_source(&out.program, &used)
             .map_err(|e| internal_error(&e))?;
-    let Some((nvcc_path, roots)) = crate::toolchain::nvcc(py)? else {
-        return Err(PyRuntimeError::new_err(format!(
-            "`{name}` calls a host external function, which the Cuda backend builds with nvcc, \
-             and none was found: not on PATH, not in $CUDA_HOME/bin, and the nvidia-cuda-nvcc \
-             wheel is not installed (pip install nvidia-cuda-nvcc nvidia-cuda-runtime \
-             nvidia-cuda-cccl)"
-        )));
-    };
-    let nvcc = Nvcc::new(&nvcc_path, &roots).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let nvcc = crate::toolchain::require_nvcc(
+        py,
+        &format!("`{name}`, which calls a host external function on the Cuda backend,"),
+    )?;
     let dirs = include_dirs(includes);
     let so = py
         .detach(|| nvcc.build_cached(&src, arch, &dirs, cache))

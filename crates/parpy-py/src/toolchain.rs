@@ -96,3 +96,17 @@ pub fn nvcc(py: Python<'_>) -> PyResult<Option<(PathBuf, Vec<PathBuf>)>> {
         .collect();
     Ok(Some((path.into(), roots)))
 }
+
+/// nvcc, ready to build; `needs` says what asked for it (the error when
+/// there is none: "`needs` needs nvcc, and none was found ...").
+pub fn require_nvcc(py: Python<'_>, needs: &str) -> PyResult<parpy_runtime::cuda::nvcc::Nvcc> {
+    let Some((path, roots)) = nvcc(py)? else {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "{needs} needs nvcc, and none was found: not on PATH, not in $CUDA_HOME/bin, and \
+             the nvidia-cuda-nvcc wheel is not installed (pip install nvidia-cuda-nvcc \
+             nvidia-cuda-runtime nvidia-cuda-cccl)"
+        )));
+    };
+    parpy_runtime::cuda::nvcc::Nvcc::new(&path, &roots)
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
+}

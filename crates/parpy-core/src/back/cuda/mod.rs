@@ -91,16 +91,12 @@ pub fn host_externals_source(p: &Program, used: &[u32]) -> Result<String, String
                     d.name
                 ));
             };
-            let ty = c_writer::stdint_type(*e).unwrap_or("__half");
+            let ty = scalar_type(*e);
             args.push(format!("*({ty} *)a[{i}]"));
         }
         let call = format!("{}({})", d.name, args.join(", "));
         let body = match d.ret {
-            Some(e) => format!(
-                "  *({} *)a[{}] = {call};\n",
-                c_writer::stdint_type(e).unwrap_or("__half"),
-                d.params.len()
-            ),
+            Some(e) => format!("  *({} *)a[{}] = {call};\n", scalar_type(e), d.params.len()),
             None => format!("  {call};\n"),
         };
         fns.push_str(&format!(
@@ -117,6 +113,11 @@ pub fn host_externals_source(p: &Program, used: &[u32]) -> Result<String, String
     out.push('\n');
     out.push_str(&fns);
     Ok(out)
+}
+
+/// The CUDA C++ type of an element type (float16: `__half`).
+fn scalar_type(e: ElemTy) -> &'static str {
+    c_writer::stdint_type(e).unwrap_or("__half")
 }
 
 fn axis(a: Axis) -> &'static str {
@@ -189,7 +190,7 @@ impl Dialect for CudaDialect {
     }
 
     fn scalar_type(&self, e: ElemTy) -> Result<&'static str, EmitError> {
-        Ok(c_writer::stdint_type(e).unwrap_or("__half"))
+        Ok(scalar_type(e))
     }
 
     fn math_name(&self, f: MathFn, e: ElemTy) -> Result<String, EmitError> {
