@@ -325,7 +325,7 @@ def g2(torch, args, cache):
 
 
 CHILD = r"""
-import time, sys
+import json, time, sys
 import torch, parpy
 sys.path.insert(0, {bench_dir!r})
 from gpu import row_sum, opts_for
@@ -335,27 +335,37 @@ torch.cuda.synchronize()
 t0 = time.perf_counter()
 row_sum(x, y, 1024, opts=o)
 torch.cuda.synchronize()
-print((time.perf_counter() - t0) * 1e3)
+t = (time.perf_counter() - t0) * 1e3
+spec = row_sum.specializations()[-1]
+print(json.dumps({{"origin": spec["origin"],
+                  "phases_ms": {{k: round(v * 1e3, 3) for k, v in spec["phases"].items()}}}}))
+print(t)
 """
 
 
-def child_first_call_ms(cache_dir):
+def child_first_call_ms(cache_dir, details=None):
     """The first row_sum call of a new process with the given disk cache."""
     code = CHILD.format(bench_dir=os.path.dirname(os.path.abspath(__file__)), cache=cache_dir)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if r.returncode != 0:
         check("G2/G3", False, "child failed: " + r.stderr[-2000:])
         return None
-    return float(r.stdout.strip().splitlines()[-1])
+    lines = r.stdout.strip().splitlines()
+    if details is not None:
+        details.append(json.loads(lines[-2]))
+    return float(lines[-1])
 
 
 def g3(torch, args, cache):
     with tempfile.TemporaryDirectory() as d:
         if child_first_call_ms(d) is None:  # the first child fills the disk cache
             return
-        times = [child_first_call_ms(d) for _ in range(2 if args.quick else 4)]
+        details = []
+        times = [child_first_call_ms(d, details) for _ in range(2 if args.quick else 4)]
         if None not in times:
-            emit("G3", "parpy", statistics.median(times), "ms")
+            # where the time goes: the phases of the last child's call
+            # (inspect, lower, passes, codegen, build+load)
+            emit("G3", "parpy", statistics.median(times), "ms", **details[-1])
 
 
 def g4(torch, args, cache):

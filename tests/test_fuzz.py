@@ -6,6 +6,7 @@ are not generated here (`KNOWN`); the long mode
 (`python -m parpy._fuzz --seconds N`) generates everything."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -62,6 +63,26 @@ def test_a_failure_is_written_as_a_standalone_script(tmp_path):
     res = {"status": "mismatch", "message": "o1: made up"}
     path = tmp_path / "seed3.py"
     path.write_text(_fuzz.repro_script(case, res, "Cpu"))
+    r = subprocess.run([sys.executable, str(path), "Cpu"], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    names = [a["name"] for a in case["args"] if a["array"]]
+    assert [line.split()[0] for line in r.stdout.splitlines()] == names
+    assert "DIFFERENT" not in r.stdout
+
+
+def test_dict_arguments_and_labelled_2d_slices_are_generated(tmp_path):
+    cases = [_fuzz.generate(s) for s in range(300)]
+    packed = [c for c in cases if c["pack"]]
+    assert any(len(p) == 2 for c in packed for p in c["pack"]["paths"].values())  # nested
+    # two labels on one 2-D slice statement (the last takes the inner dimension)
+    two = re.compile(r"label\('L\d+'\)\n\s+parpy.label\('L\d+'\)\n\s+o\d+\[[^\]]*:[^\]]*,[^\]]*:")
+    assert any(two.search(c["source"]) for c in cases)
+    # the repro script of a packed case passes the dict as the function takes it
+    case = packed[0]
+    assert "def kern(" in case["source"] and ", d):" in case["source"]
+    path = tmp_path / "packed.py"
+    path.write_text(_fuzz.repro_script(case, {"status": "mismatch", "message": "-"}, "Cpu"))
     r = subprocess.run([sys.executable, str(path), "Cpu"], capture_output=True, text=True,
                        timeout=120, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
     assert r.returncode == 0, r.stderr

@@ -183,6 +183,14 @@ FEATURES = [
     # 2.0))`, then `for d, w in t:`), and rows of a 2-D slice unpacked
     # (`for a, b in s`) (stop 39)
     "tuple_locals",
+    # `o[p, a:b, c:d] = expr of 2-D slices (or rows broadcast over them)`
+    # with zero, one or two labels: the last label takes the innermost
+    # sliced dimension (ParPy's rule, stop 43)
+    "multi_labels",
+    # some arguments passed in one dict argument (nested dicts too) and
+    # read as `d['x0']`, `d['g']['N1']` (stop 43; drawn from a random
+    # stream of its own, so the program is otherwise the seed's as before)
+    "dict_args",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -1164,17 +1172,22 @@ class Gen:
             return e.text
         return f"parpy.builtin.convert({e.text}, parpy.types.{_short(a.dtype)})"
 
-    def owned_array(self, sc: Scope) -> Arr:
-        """An output array this statement may write (own slab), maybe new."""
+    def owned_array(self, sc: Scope, free: int = 0, dtypes: Sequence[str] = ()) -> Arr:
+        """An output array this statement may write (own slab), maybe new;
+        with `free`, one with at least that many dimensions after the
+        slab's prefix; with `dtypes`, of one of those types."""
         mine = [a for a in self.arrays if a.role == "out" and a.unit == sc.unit
-                and (sc.nest is None or a.depth == sc.depth)]
+                and (sc.nest is None or a.depth == sc.depth)
+                and len(a.shape) - (a.depth if sc.nest is not None else 0) >= free
+                and (not dtypes or a.dtype in dtypes)]
         if mine and self.r.random() < 0.6:
             return self.r.choice(mine)
         prefix = [n for _, n in sc.par] if sc.nest is not None else []
-        extra = [self.r.choice(self.sizes) for _ in range(self.r.choice([0, 1, 1, 2]))]
+        extra = [self.r.choice(self.sizes)
+                 for _ in range(max(free, self.r.choice([0, 1, 1, 2])))]
         if not prefix and not extra:
             extra = [self.r.choice(self.sizes)]
-        a = self.new_array(None, prefix + extra, "out")
+        a = self.new_array(self.r.choice(dtypes) if dtypes else None, prefix + extra, "out")
         a.unit, a.depth = sc.unit, (sc.depth if sc.nest is not None else 0)
         return a
 
@@ -1306,6 +1319,67 @@ class Gen:
         if sc.nest is not None and r.random() < 0.6:
             self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
         self.emit(ind, f"{tgt} = {value}")
+
+    def stmt_slice2(self, sc: Scope, ind: int) -> None:
+        """`o[prefix, a:b, c:d] = expr` of 2-D slices of inputs (or of
+        rows of them, broadcast over the rows), with zero, one or two
+        labels in a nest: two labels take the two sliced dimensions (the
+        last one the innermost), one label the innermost alone."""
+        r = self.r
+        # the target holds what the inputs hold (one of their types)
+        k = r.choice("if")
+        inputs = sorted({x.dtype for x in self.arrays if x.role == "in"
+                         and (kind(x.dtype) == k or (k == "i" and kind(x.dtype) == "u"))})
+        if not inputs:
+            return
+        a = self.owned_array(sc, free=2, dtypes=inputs)
+        nfixed = a.depth if sc.nest is not None else 0
+        n1, n2 = r.randrange(1, a.shape[-2] + 1), r.randrange(1, a.shape[-1] + 1)
+        idx = [sc.par[d][0] if d < nfixed else self.index_any(sc, n).text
+               for d, n in enumerate(a.shape[:-2])]
+        idx += [self.slice_text(a.shape[-2], n1), self.slice_text(a.shape[-1], n2)]
+        tgt = f"{a.name}[{', '.join(idx)}]"
+
+        def source() -> Optional[E]:
+            fits = [x for x in self.arrays if x.role == "in"
+                    and (kind(x.dtype) == k or (k == "i" and kind(x.dtype) == "u"))]
+            full = [x for x in fits if len(x.shape) >= 2
+                    and x.shape[-2] >= n1 and x.shape[-1] >= n2]
+            rows = [x for x in fits if x.shape[-1] >= n2]
+            if rows and (not full or r.random() < 0.25):
+                x = r.choice(rows)  # one row, broadcast over the n1 rows
+                sub = [self.index_any(sc, n).text for n in x.shape[:-1]]
+            elif full:
+                x = r.choice(full)
+                sub = [self.index_any(sc, n).text for n in x.shape[:-2]]
+                sub.append(self.slice_text(x.shape[-2], n1, spelled=True))
+            else:
+                return None
+            sub.append(self.slice_text(x.shape[-1], n2, spelled=True))
+            return E(f"{x.name}[{', '.join(sub)}]", x.dtype)
+
+        e = source()
+        if e is None:
+            return
+        for _ in range(r.randrange(0, 3)):
+            b = source() if r.random() < 0.6 else self.leaf(sc, k, True)
+            e2 = None if b is None else self.combine(r.choice(["+", "-", "*"]), e, b)
+            if e2 is not None:
+                e = e2
+        if e.t != a.dtype and not (e.t not in WEAK and np.can_cast(e.t, a.dtype, "safe")):
+            return
+        if sc.nest is not None:
+            # nests of at most three levels, as `par_loop` makes them, and
+            # of at most 2^20 threads (a label past that is left out): the
+            # emulator runs a fiber per thread
+            count = min(r.choice([0, 1, 2, 2]), 3 - sc.depth)
+            for d in range(count):
+                lab = self.label(sc.nest, sc.depth + d)
+                if int(np.prod(sc.nest.threads[:sc.depth + d + 1])) > 1 << 20:
+                    del self.spec[lab]
+                    break
+                self.emit(ind, f"parpy.label('{lab}')")
+        self.emit(ind, f"{tgt} = {e.text}")
 
     def stmt_scan(self, sc: Scope, ind: int) -> None:
         """`o[prefix, lo:hi] = np.cumsum(slice)` (or `cumprod`, or the
@@ -1832,6 +1906,8 @@ class Gen:
                 self.stmt_masked(sc, ind)
             elif sc.par and self.on("hoisted", 0.1):
                 self.stmt_hoisted(sc, ind)
+            elif self.on("multi_labels", 0.25):
+                self.stmt_slice2(sc, ind)
             elif x < 0.3 or budget <= 0:
                 self.stmt_store(sc, ind)
             elif x < 0.42:
@@ -1943,12 +2019,37 @@ class Gen:
                 sc.nest = Nest()
                 self.par_loop(sc, 2, sc.nest, 3)
 
+    def dict_pack(self, params: List[str]) -> Optional[Dict[str, Any]]:
+        """With the `dict_args` feature, which parameters go into one dict
+        argument `d` (last) and the keys that reach each: {"param": "d",
+        "paths": {name: [key, ...]}}. Its own random stream: the program
+        is the seed's either way."""
+        r = random.Random(self.seed * 7907 + 3)
+        if "dict_args" in self.avoid or r.random() >= 0.15:
+            return None
+        self.features.add("dict_args")
+        chosen = r.sample(params, r.randint(1, min(4, len(params))))
+        nested = r.random() < 0.4
+        paths = {}
+        for p in chosen:
+            key = p if r.random() < 0.7 else f"key {p}"
+            paths[p] = ["g", key] if nested and r.random() < 0.5 else [key]
+        return {"param": "d", "paths": paths}
+
     def case(self) -> Dict[str, Any]:
         self.program()
         params = [a.name for a in self.arrays] + [s["name"] for s in self.scalars]
+        body = self.lines
+        pack = self.dict_pack(params)
+        if pack is not None:
+            paths = pack["paths"]
+            pat = re.compile(r"\b(" + "|".join(map(re.escape, paths)) + r")\b")
+            body = [pat.sub(lambda m: "d" + "".join(f"[{k!r}]" for k in paths[m.group(1)]), line)
+                    for line in body]
+            params = [p for p in params if p not in paths] + [pack["param"]]
         src = ("import numpy as np\nimport parpy\n\n\n" + "\n\n".join(self.helpers)
                + ("\n\n" if self.helpers else "")
-               + f"@parpy.jit\ndef kern({', '.join(params)}):\n" + "\n".join(self.lines) + "\n")
+               + f"@parpy.jit\ndef kern({', '.join(params)}):\n" + "\n".join(body) + "\n")
         args = [{"name": a.name, "array": True, "dtype": a.dtype, "shape": a.shape,
                  "role": a.role} for a in self.arrays]
         args += [dict(s, array=False) for s in self.scalars]
@@ -1965,7 +2066,7 @@ class Gen:
         return {"seed": self.seed, "source": src, "args": args, "ftol": ftol,
                 "spec": {k: list(v) for k, v in self.spec.items()},
                 "specialize": self.specialize, "vals_mode": self.vals_mode,
-                "features": sorted(self.features), "cuda": cuda}
+                "features": sorted(self.features), "cuda": cuda, "pack": pack}
 
 
 def _short(dtype: str) -> str:
@@ -2014,6 +2115,26 @@ def build_args(case):
             x[m] = np.round(x[m] * 2) / 2
         out.append(np.ascontiguousarray(x))
     return out
+
+
+def call_args(case, args):
+    """The arguments as `kern` takes them: those the case packs into one
+    dict argument (nested dicts for longer key paths) leave their place
+    and the dict comes last; the arrays in it are the same objects."""
+    pack = case.get("pack")
+    if not pack:
+        return list(args)
+    out, d = [], {}
+    for spec, a in zip(case["args"], args):
+        path = pack["paths"].get(spec["name"])
+        if path is None:
+            out.append(a)
+            continue
+        node = d
+        for k in path[:-1]:
+            node = node.setdefault(k, {})
+        node[path[-1]] = a
+    return out + [d]
 
 
 def compare(case, ref, got):
@@ -2112,18 +2233,19 @@ def _codegen_checks(case: Dict[str, Any], kern: Any, args: List[Any], cache: str
                 warnings.simplefilter("ignore")
                 if backend == "Cuda":
                     if _cuda.nvrtc_path() is None:
-                        parpy.print_compiled(kern, args, opts)
+                        parpy.print_compiled(kern, call_args(case, args), opts)
                     else:
                         try:
-                            _native._cuda_dry_run(kern, [a.copy() if isinstance(a, np.ndarray)
-                                                         else a for a in args], opts, 90)
+                            copies = [a.copy() if isinstance(a, np.ndarray) else a
+                                      for a in args]
+                            _native._cuda_dry_run(kern, call_args(case, copies), opts, 90)
                         except RuntimeError as e:
                             # an NVRTC that cannot compile (too old): the code only
                             if "NVRTC is not available" not in str(e):
                                 raise
-                            parpy.print_compiled(kern, args, opts)
+                            parpy.print_compiled(kern, call_args(case, args), opts)
                     continue
-                code = parpy.print_compiled(kern, args, opts)
+                code = parpy.print_compiled(kern, call_args(case, args), opts)
         except parpy.InternalError as e:
             fails.append((f"internal-{backend.lower()}", str(e)))
             continue
@@ -2174,7 +2296,7 @@ def run_case(case: Dict[str, Any], backend: str, workdir: str, codegen: bool = T
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     cache = os.path.join(workdir, "cache")
     try:
-        kern(*ref, opts=make_opts(case, "Python"))
+        kern(*call_args(case, ref), opts=make_opts(case, "Python"))
     except Exception:  # noqa: BLE001
         res.update(status="invalid", message=traceback.format_exc(limit=3))
         return res
@@ -2188,7 +2310,7 @@ def run_case(case: Dict[str, Any], backend: str, workdir: str, codegen: bool = T
                 # the Cuda backend's own call path, the kernels emulated
                 from . import _cuda_emu
                 _cuda_emu.install(seed=case["seed"], workdir=os.path.join(workdir, "emu"))
-            kern(*got, opts=opts)
+            kern(*call_args(case, got), opts=opts)
     except parpy.InternalError as e:
         res.update(status="internal", message=str(e))
     except parpy.CompileError as e:
@@ -2217,7 +2339,8 @@ def run_case(case: Dict[str, Any], backend: str, workdir: str, codegen: bool = T
 
 def repro_script(case: Dict[str, Any], res: Dict[str, Any], backend: str) -> str:
     import inspect
-    block = "\n\n".join(inspect.getsource(f) for f in (build_args, compare, make_opts))
+    block = "\n\n".join(inspect.getsource(f)
+                        for f in (build_args, call_args, compare, make_opts))
     head = "\n".join(
         [f"# parpy fuzz case {case['seed']}: {res['status']} on {backend}",
          f"# usage: python seed{case['seed']}.py [Cpu|Cuda]  (prints DIFFERENT for an array "
@@ -2226,7 +2349,7 @@ def repro_script(case: Dict[str, Any], res: Dict[str, Any], backend: str) -> str
         + ["# " + line for line in res["message"].strip().splitlines()[:12]])
     src = case["source"].split("\n", 2)[2]  # without the two imports
     meta = {k: case[k] for k in ("seed", "args", "spec", "specialize", "vals_mode", "features",
-                                 "ftol", "cuda") if k in case}
+                                 "ftol", "cuda", "pack") if k in case}
     return f'''{head}
 import json
 import sys
@@ -2246,14 +2369,14 @@ if __name__ == "__main__":
     args = build_args(CASE)
     ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    kern(*ref, opts=make_opts(CASE, "Python"))
+    kern(*call_args(CASE, ref), opts=make_opts(CASE, "Python"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if backend == "CudaEmu":  # the Cuda backend, its kernels run on the CPU
             from parpy import _cuda_emu
             _cuda_emu.install(seed=CASE["seed"])
             backend = "Cuda"
-        kern(*got, opts=make_opts(CASE, backend))
+        kern(*call_args(CASE, got), opts=make_opts(CASE, backend))
     for name, same, detail in compare(CASE, ref, got):
         print(name, "same" if same else "DIFFERENT", detail)
 '''
