@@ -577,6 +577,58 @@ def test_globals_closure_and_helpers_resolve(tmp_path):
     np.testing.assert_array_equal(x, np.arange(4.0) * 3.0 + 2.0)
 
 
+class _CountingInt(int):
+    """An int that counts how often parpy asks it for a marker attribute
+    (each resolution of a name classifies the object it names)."""
+
+    asked = 0
+
+    def __getattr__(self, name):
+        if name == "__parpy_dtype__":
+            type(self).asked += 1
+        raise AttributeError(name)
+
+
+COUNTED = _CountingInt(3)
+
+
+def test_a_name_read_many_times_is_resolved_once_per_compile(tmp_path):
+    @parpy.jit
+    def f(x, N):
+        parpy.label('i')
+        for i in range(N):
+            x[i] = x[i] * COUNTED + COUNTED - COUNTED + COUNTED
+
+    x = np.zeros(4)
+    _CountingInt.asked = 0
+    parpy.print_compiled(f, [x, 4], cpu({'i': parpy.threads(2)}, tmp_path))
+    assert _CountingInt.asked == 1
+    # each compile asks again (a value may change between compiles)
+    parpy.print_compiled(f, [x, 5], cpu({'i': parpy.threads(2)}, tmp_path))
+    assert _CountingInt.asked == 2
+    f(x, 4, opts=cpu({'i': parpy.threads(2)}, tmp_path))
+    assert _CountingInt.asked == 3
+    np.testing.assert_array_equal(x, [3.0] * 4)
+
+
+def test_the_same_name_in_a_helper_of_another_module_is_its_own(tmp_path):
+    # progs_alias's SCALE is 3.0, this module's 3.0 too: its OFFSET (2)
+    # against a closure variable of the same name here
+    import progs_alias
+    OFFSET = 10
+
+    @parpy.jit
+    def g(x, y, N):
+        progs_alias.scale_offset(x, y, N)
+        parpy.label('j')
+        for j in range(N):
+            y[j] = y[j] + OFFSET
+
+    x, y = np.arange(4.0), np.zeros(4)
+    g(x, y, 4, opts=cpu({'N': parpy.threads(2), 'j': parpy.threads(2)}, tmp_path))
+    np.testing.assert_array_equal(y, np.arange(4.0) * 3.0 + 2 + 10)
+
+
 def test_unsupported_global_is_a_compile_error(tmp_path):
     table = [1.0, 2.0]
 

@@ -19,9 +19,11 @@ use crate::resolver::{parse_function, AnnBinding, PyResolver};
 
 impl Resolver for PyResolver {
     fn resolve(&self, path: &[&str]) -> Resolved {
-        Python::attach(|py| {
-            resolve_py(self, py, path).unwrap_or_else(|e| {
-                Resolved::Unsupported(format!("an object that failed to load ({e})"))
+        crate::resolver::memoized(self, path, || {
+            Python::attach(|py| {
+                resolve_py(self, py, path).unwrap_or_else(|e| {
+                    Resolved::Unsupported(format!("an object that failed to load ({e})"))
+                })
             })
         })
     }
@@ -102,6 +104,11 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     }
     if let Ok(b) = obj.extract::<crate::options::CompileBackend>() {
         return Ok(Resolved::Backend(b.core()));
+    }
+    // (first: the checks below ask a module for attributes it lacks, and
+    // NumPy's module-level `__getattr__` answers each in Python)
+    if obj.is_instance_of::<PyModule>() {
+        return Ok(Resolved::Namespace);
     }
     // parpy's own objects first: dtypes and builtins carry a marker.
     if let Some(name) = str_attr(obj, "__parpy_dtype__") {
@@ -245,7 +252,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             ));
         }
     }
-    if obj.is_instance_of::<PyModule>() || obj.hasattr("__parpy_namespace__")? {
+    if obj.hasattr("__parpy_namespace__")? {
         return Ok(Resolved::Namespace);
     }
     if let Some(r) = math_function(obj)? {

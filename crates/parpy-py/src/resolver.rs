@@ -2,11 +2,12 @@
 //! names, and the lookup of names over its globals, closure and builtins
 //! (what the names denote is `classify.rs`).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use parpy_core::syntax::FunctionDef;
-use parpy_core::{CompileError, ElemTy, SourceFile};
+use parpy_core::{CompileError, ElemTy, Resolved, SourceFile};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
@@ -409,4 +410,65 @@ pub fn parse_function(f: &Bound<'_, PyAny>) -> PyResult<(Arc<FunctionDef>, PyRes
         parpy_core::catch_internal(|| parpy_core::parse_function(file).map_err(CompileError::User))
             .map_err(compile_error_to_py)?;
     Ok((Arc::new(def), PyResolver::of_function(f)?))
+}
+
+thread_local! {
+    /// What each (resolver, path) resolved to during the compile running
+    /// on this thread ([`ResolveMemo`]): a function names `range` or
+    /// `parpy.label` many times, and each resolution classifies a Python
+    /// object (a dozen attribute lookups). Within one compile the answer
+    /// cannot change; the next compile asks Python again.
+    static MEMO: std::cell::RefCell<Option<HashMap<(usize, String), Resolved>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `r`'s resolution of `path`: from the memo of the running compile, else
+/// `resolve()` (remembered there).
+pub(crate) fn memoized(
+    r: &PyResolver,
+    path: &[&str],
+    resolve: impl FnOnce() -> Resolved,
+) -> Resolved {
+    let key = (r as *const PyResolver as usize, path.join("\0"));
+    if let Some(found) = MEMO.with(|m| m.borrow().as_ref().and_then(|m| m.get(&key).cloned())) {
+        return found;
+    }
+    let resolved = resolve();
+    MEMO.with(|m| {
+        if let Some(m) = m.borrow_mut().as_mut() {
+            m.insert(key, resolved.clone());
+        }
+    });
+    resolved
+}
+
+/// Memoizes resolutions on this thread while it lives (one compile); the
+/// memo, and the helpers' resolvers it holds, go when it is dropped.
+pub struct ResolveMemo {
+    outermost: bool,
+}
+
+impl ResolveMemo {
+    pub fn enter() -> ResolveMemo {
+        let outermost = MEMO.with(|m| {
+            let mut m = m.borrow_mut();
+            let fresh = m.is_none();
+            if fresh {
+                *m = Some(HashMap::new());
+            }
+            fresh
+        });
+        ResolveMemo { outermost }
+    }
+}
+
+impl Drop for ResolveMemo {
+    fn drop(&mut self) {
+        if self.outermost {
+            // (taken out first: dropping the values runs no code that
+            // resolves, but the borrow ends before they go)
+            let memo = MEMO.with(|m| m.borrow_mut().take());
+            drop(memo);
+        }
+    }
 }

@@ -105,8 +105,11 @@ pub fn run_compile(
     resolver: &dyn Resolver,
     options: &Options,
 ) -> PyResult<CompileOutput> {
-    let out = parpy_core::catch_internal(|| parpy_core::compile(def, types, resolver, options))
-        .map_err(compile_error_to_py)?;
+    let out = {
+        let _memo = crate::resolver::ResolveMemo::enter();
+        parpy_core::catch_internal(|| parpy_core::compile(def, types, resolver, options))
+    }
+    .map_err(compile_error_to_py)?;
     if options.debug_print && !out.debug_log.is_empty() {
         stderr_write(py, &out.debug_log)?;
     }
