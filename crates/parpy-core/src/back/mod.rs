@@ -123,7 +123,7 @@ fn written_vars(
             }
             _ => {}
         }
-        e.children().into_iter().for_each(|c| expr(c, helpers, out));
+        e.children().for_each(|c| expr(c, helpers, out));
     }
     for s in b {
         match &s.kind {

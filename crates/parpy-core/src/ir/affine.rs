@@ -90,7 +90,7 @@ pub fn wraps_any(e: &Expr, vars: &[VarId]) -> bool {
             }
         }
     }
-    e.children().into_iter().any(|c| wraps_any(c, vars))
+    e.children().any(|c| wraps_any(c, vars))
 }
 
 fn form(e: &Expr, def: &dyn Fn(VarId) -> Option<Expr>, depth: u32) -> Affine {

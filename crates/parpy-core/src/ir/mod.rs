@@ -369,6 +369,38 @@ pub enum CallArg {
     Scalar(Expr),
 }
 
+/// The operands [`Expr::children`] yields, in evaluation order, without a
+/// heap allocation for the common kinds (the walkers of every pass visit
+/// each node through it).
+pub enum Children<'a> {
+    /// Up to three operands (`None` ends them).
+    Few([Option<&'a Expr>; 3], usize),
+    Slice(std::slice::Iter<'a, Expr>),
+    Many(std::vec::IntoIter<&'a Expr>),
+}
+
+impl<'a> Children<'a> {
+    fn few(items: [Option<&'a Expr>; 3]) -> Children<'a> {
+        Children::Few(items, 0)
+    }
+}
+
+impl<'a> Iterator for Children<'a> {
+    type Item = &'a Expr;
+
+    fn next(&mut self) -> Option<&'a Expr> {
+        match self {
+            Children::Few(items, k) => {
+                let item = items.get(*k).copied().flatten();
+                *k += 1;
+                item
+            }
+            Children::Slice(it) => it.next(),
+            Children::Many(it) => it.next(),
+        }
+    }
+}
+
 /// Every expression of call arguments (scalar values and view indices).
 pub fn call_arg_exprs(args: &[CallArg]) -> Vec<&Expr> {
     args.iter()
@@ -726,30 +758,31 @@ impl Expr {
     /// The direct operands, in evaluation order: the one place that knows
     /// which kinds hold sub-expressions (the passes' walkers recurse
     /// through it).
-    pub fn children(&self) -> Vec<&Expr> {
+    pub fn children(&self) -> Children<'_> {
         match &self.kind {
-            ExprKind::Index { indices, .. } => indices.iter().collect(),
+            ExprKind::Index { indices: args, .. }
+            | ExprKind::Math { args, .. }
+            | ExprKind::Call { args, .. } => Children::Slice(args.iter()),
             ExprKind::Unary { arg, .. }
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
             | ExprKind::ClusterReduce { arg, .. }
             | ExprKind::Assert { cond: arg, .. }
-            | ExprKind::Atomic { value: arg, .. } => vec![arg],
-            ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
-            ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
-            ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().collect(),
-            ExprKind::External { args, .. } => call_arg_exprs(args),
+            | ExprKind::Atomic { value: arg, .. } => Children::few([Some(arg), None, None]),
+            ExprKind::Binary { lhs, rhs, .. } => Children::few([Some(lhs), Some(rhs), None]),
+            ExprKind::Select { cond, then, else_ } => {
+                Children::few([Some(cond), Some(then), Some(else_)])
+            }
+            ExprKind::External { args, .. } => Children::Many(call_arg_exprs(args).into_iter()),
             ExprKind::CheckIndex { arg, record, .. } => {
-                let mut v: Vec<&Expr> = vec![arg];
-                v.extend(record.as_deref());
-                v
+                Children::few([Some(arg), record.as_deref(), None])
             }
             ExprKind::Bool(_)
             | ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Var(_)
             | ExprKind::GpuIndex(_)
-            | ExprKind::CpuThreads => vec![],
+            | ExprKind::CpuThreads => Children::few([None, None, None]),
         }
     }
 

@@ -125,7 +125,7 @@ pub fn host_transfer(b: &[Stmt]) -> Option<(&Stmt, &'static str)> {
 
 fn walk_exprs_of(e: &Expr, f: &mut dyn FnMut(&Expr) -> bool) {
     if f(e) {
-        e.children().into_iter().for_each(|c| walk_exprs_of(c, f));
+        e.children().for_each(|c| walk_exprs_of(c, f));
     }
 }
 
@@ -198,14 +198,14 @@ pub fn walk_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr) -> bool) {
 /// reordering or a repetition of its evaluation would change)?
 pub fn has_effects(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::External { .. } | ExprKind::Atomic { .. })
-        || e.children().into_iter().any(has_effects)
+        || e.children().any(has_effects)
 }
 
 pub fn pure(e: &Expr) -> bool {
     !matches!(
         e.kind,
         ExprKind::Call { .. } | ExprKind::External { .. } | ExprKind::Atomic { .. }
-    ) && e.children().into_iter().all(pure)
+    ) && e.children().all(pure)
 }
 
 /// Calls `f(array, indices, is_store)` on every element access of a
@@ -216,7 +216,7 @@ pub fn for_each_access<'a>(b: &'a [Stmt], f: &mut dyn FnMut(VarId, &'a [Expr], b
         if let ExprKind::Index { array, indices } = &e.kind {
             f(*array, indices, false);
         }
-        e.children().into_iter().for_each(|c| reads(c, f));
+        e.children().for_each(|c| reads(c, f));
     }
     for s in b {
         if let StmtKind::Assign {
@@ -309,48 +309,82 @@ pub struct OwnUses {
     pub stored: BTreeSet<VarId>,
 }
 
-/// The variables statement `s` touches at its own level.
-pub fn own_uses(s: &Stmt) -> OwnUses {
-    let mut u = OwnUses::default();
+/// How a statement touches a variable at its own level ([`OwnUses`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Touch {
+    Read,
+    Assigned,
+    Stored,
+}
+
+/// Calls `f` for each variable statement `s` touches at its own level (not
+/// in nested blocks), and how: the one walk behind [`own_uses`] and the
+/// allocation-free questions of [`flow`].
+pub fn own_touches(s: &Stmt, f: &mut dyn FnMut(Touch, VarId)) {
+    let reads = |e: &Expr, f: &mut dyn FnMut(Touch, VarId)| {
+        expr_vars(e, &mut |v| f(Touch::Read, v));
+    };
     match &s.kind {
         StmtKind::Assign { dst, value } => {
             match dst {
-                Place::Var(v) => {
-                    u.assigned.insert(*v);
-                }
+                Place::Var(v) => f(Touch::Assigned, *v),
                 Place::Index { array, indices } => {
-                    u.stored.insert(*array);
-                    indices.iter().for_each(|i| expr_uses(i, &mut u.reads));
+                    f(Touch::Stored, *array);
+                    indices.iter().for_each(|i| reads(i, f));
                 }
             }
-            expr_uses(value, &mut u.reads);
+            reads(value, f);
         }
         StmtKind::For(l) => {
-            u.assigned.insert(l.var);
-            expr_uses(&l.lo, &mut u.reads);
-            expr_uses(&l.hi, &mut u.reads);
+            f(Touch::Assigned, l.var);
+            reads(&l.lo, f);
+            reads(&l.hi, f);
             if let Some(r) = &l.reduction {
-                u.reads.insert(r.acc);
-                u.assigned.insert(r.acc);
+                f(Touch::Read, r.acc);
+                f(Touch::Assigned, r.acc);
             }
         }
-        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => expr_uses(cond, &mut u.reads),
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_uses(e, &mut u.reads),
+        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => reads(cond, f),
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => reads(e, f),
         StmtKind::Return(None)
         | StmtKind::OnDevice(_)
         | StmtKind::Barrier
         | StmtKind::Break
         | StmtKind::Continue => {}
-        StmtKind::Launch { args, .. } => u.reads.extend(args.iter().copied()),
+        StmtKind::Launch { args, .. } => args.iter().for_each(|a| f(Touch::Read, *a)),
         StmtKind::Callback(c) => {
-            c.exprs()
-                .into_iter()
-                .for_each(|e| expr_uses(e, &mut u.reads));
-            u.reads.extend(c.arrays());
-            u.stored.extend(c.arrays());
+            c.exprs().into_iter().for_each(|e| reads(e, f));
+            for a in c.arrays() {
+                f(Touch::Read, a);
+                f(Touch::Stored, a);
+            }
         }
     }
+}
+
+/// The variables statement `s` touches at its own level.
+pub fn own_uses(s: &Stmt) -> OwnUses {
+    let mut u = OwnUses::default();
+    own_touches(s, &mut |t, v| {
+        match t {
+            Touch::Read => u.reads.insert(v),
+            Touch::Assigned => u.assigned.insert(v),
+            Touch::Stored => u.stored.insert(v),
+        };
+    });
     u
+}
+
+/// Whether statement `s` reads and whether it assigns `v` at its own level.
+pub fn reads_assigns(s: &Stmt, v: VarId) -> (bool, bool) {
+    let (mut read, mut assigned) = (false, false);
+    own_touches(s, &mut |t, x| {
+        if x == v {
+            read |= t == Touch::Read;
+            assigned |= t == Touch::Assigned;
+        }
+    });
+    (read, assigned)
 }
 
 /// Adds every variable a statement reads or writes to `used`, and the scalar
@@ -366,14 +400,19 @@ pub fn stmt_uses(s: &Stmt, used: &mut BTreeSet<VarId>, assigned: &mut BTreeSet<V
 
 /// Adds every variable an expression reads to `used`.
 pub fn expr_uses(e: &Expr, used: &mut BTreeSet<VarId>) {
+    expr_vars(e, &mut |v| {
+        used.insert(v);
+    });
+}
+
+/// Calls `f` for each variable `e` reads (repeats included).
+pub fn expr_vars(e: &Expr, f: &mut dyn FnMut(VarId)) {
     match &e.kind {
-        ExprKind::Var(v) | ExprKind::Index { array: v, .. } => {
-            used.insert(*v);
-        }
-        ExprKind::External { args, .. } => used.extend(crate::ir::call_arg_arrays(args)),
+        ExprKind::Var(v) | ExprKind::Index { array: v, .. } => f(*v),
+        ExprKind::External { args, .. } => crate::ir::call_arg_arrays(args).for_each(&mut *f),
         _ => {}
     }
-    e.children().into_iter().for_each(|c| expr_uses(c, used));
+    e.children().for_each(|c| expr_vars(c, f));
 }
 
 /// Does `e` read variable `v`?
@@ -381,7 +420,7 @@ pub fn uses_var(e: &Expr, v: VarId) -> bool {
     match &e.kind {
         ExprKind::Var(x) | ExprKind::Index { array: x, .. } if *x == v => true,
         ExprKind::External { args, .. } if crate::ir::call_arg_arrays(args).any(|a| a == v) => true,
-        _ => e.children().into_iter().any(|c| uses_var(c, v)),
+        _ => e.children().any(|c| uses_var(c, v)),
     }
 }
 
@@ -498,8 +537,8 @@ struct Flow {
 fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> Flow {
     let mut out = Flow::default();
     for s in b {
-        let u = own_uses(s);
-        if !defined && u.reads.contains(&v) {
+        let (reads, assigns) = reads_assigns(s, v);
+        if !defined && reads {
             out.read = true;
             return out;
         }
@@ -553,7 +592,7 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> Flow {
             _ => {}
         }
         // a loop counter is assigned by its loop only inside the body
-        if u.assigned.contains(&v) && !matches!(s.kind, StmtKind::For(_)) {
+        if assigns && !matches!(s.kind, StmtKind::For(_)) {
             defined = true;
         }
     }

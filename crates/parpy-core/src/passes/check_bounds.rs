@@ -529,7 +529,7 @@ impl Guard<'_> {
             ExprKind::Unary { .. } | ExprKind::Binary { .. } | ExprKind::Convert { .. } => true,
             _ => false,
         };
-        here && e.children().into_iter().all(|c| self.invariant(c))
+        here && e.children().all(|c| self.invariant(c))
     }
 
     fn expr(&mut self, e: &mut Expr, env: &Ranges) {

@@ -37,7 +37,7 @@ use std::collections::{BTreeSet, HashMap};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::affine::{affine, Affine};
 use crate::ir::visit::{
-    live_after_loop, own_uses, reads_before_def, same_expr, stmt_exprs, stmt_uses, sub_blocks,
+    live_after_loop, own_uses, reads_assigns, reads_before_def, same_expr, stmt_exprs, sub_blocks,
     unspanned, uses_var,
 };
 use crate::ir::{
@@ -172,11 +172,13 @@ impl<'a> LoopCx<'a> {
         let mut stored = BTreeSet::new();
         let mut counts: HashMap<VarId, usize> = HashMap::new();
         let mut values: HashMap<VarId, Expr> = HashMap::new();
+        // (every statement of the body, nested ones included, once)
         crate::ir::visit::walk_stmts(&l.body, &mut |s| {
-            stmt_uses(s, &mut used, &mut assigned);
             let u = own_uses(s);
+            used.extend(u.reads.iter().chain(&u.assigned).chain(&u.stored).copied());
             stored.extend(u.stored);
             for v in u.assigned {
+                assigned.insert(v);
                 *counts.entry(v).or_default() += 1;
             }
             if let StmtKind::Assign {
@@ -221,7 +223,7 @@ impl<'a> LoopCx<'a> {
         match &e.kind {
             ExprKind::Var(v) if self.tainted.contains(v) => true,
             ExprKind::Index { array, .. } if self.stored.contains(array) => true,
-            _ => e.children().into_iter().any(|c| self.varies(c)),
+            _ => e.children().any(|c| self.varies(c)),
         }
     }
 
@@ -306,7 +308,7 @@ impl<'a> LoopCx<'a> {
         match &e.kind {
             ExprKind::Var(v) => *v != self.p() && !self.assigned.contains(v),
             ExprKind::Index { array, .. } if self.stored.contains(array) => false,
-            _ => e.children().into_iter().all(|c| self.invariant(c)),
+            _ => e.children().all(|c| self.invariant(c)),
         }
     }
 
@@ -440,9 +442,7 @@ impl<'a> LoopCx<'a> {
             }
             _ => {}
         }
-        e.children()
-            .into_iter()
-            .for_each(|c| self.reads(c, ctx, guards, out));
+        e.children().for_each(|c| self.reads(c, ctx, guards, out));
     }
 
     /// Collects the accesses of `b`; returns the context of the `break` /
@@ -769,8 +769,8 @@ impl<'a> LoopCx<'a> {
                         continue;
                     }
                 }
-                let u = own_uses(s);
-                if u.reads.contains(&v) || u.assigned.contains(&v) {
+                let (reads, assigns) = reads_assigns(s, v);
+                if reads || assigns {
                     return true;
                 }
                 if sub_blocks(s).into_iter().any(|sb| walk(sb, me, v)) {

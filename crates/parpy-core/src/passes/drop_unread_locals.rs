@@ -56,7 +56,7 @@ fn quiet(e: &Expr) -> bool {
             e.kind,
             ExprKind::Index { .. } | ExprKind::Assert { .. } | ExprKind::CheckIndex { .. }
         )
-        && e.children().into_iter().all(quiet)
+        && e.children().all(quiet)
 }
 
 #[cfg(test)]

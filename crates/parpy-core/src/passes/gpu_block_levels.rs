@@ -166,7 +166,7 @@ impl Access {
             }
             _ => {}
         }
-        e.children().into_iter().for_each(|c| self.expr(c));
+        e.children().for_each(|c| self.expr(c));
     }
 
     /// The accesses of `b`, leaving out the parallel loops directly in it

@@ -78,9 +78,7 @@ fn calls_in(
     threads: &impl Fn(u32) -> Option<i64>,
     f: &mut dyn FnMut(Call),
 ) {
-    e.children()
-        .into_iter()
-        .for_each(|c| calls_in(c, depth, threads, f));
+    e.children().for_each(|c| calls_in(c, depth, threads, f));
     if let ExprKind::External { ext, .. } = &e.kind {
         if let Some(n) = threads(*ext) {
             f(Call {

@@ -459,9 +459,7 @@ fn expr_accesses(e: &Expr, j: VarId, out: &mut Vec<Access>) {
                     at: 0,
                 });
             }
-            e.children()
-                .into_iter()
-                .for_each(|c| expr_accesses(c, j, out));
+            e.children().for_each(|c| expr_accesses(c, j, out));
         }
         // a whole array used as a value (a helper's argument): never exact
         ExprKind::Var(v) if e.ty.is_array() => out.push(Access {
@@ -471,10 +469,7 @@ fn expr_accesses(e: &Expr, j: VarId, out: &mut Vec<Access>) {
             write: false,
             at: 0,
         }),
-        _ => e
-            .children()
-            .into_iter()
-            .for_each(|c| expr_accesses(c, j, out)),
+        _ => e.children().for_each(|c| expr_accesses(c, j, out)),
     }
 }
 

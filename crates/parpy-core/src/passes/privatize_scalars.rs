@@ -6,7 +6,9 @@
 //! assignment, so the loop's copy is private to each thread instead of one
 //! variable all threads write.
 
-use crate::ir::visit::{live_after_loop, own_uses, reads_before_def, sub_blocks, walk_stmts};
+use crate::ir::visit::{
+    live_after_loop, own_uses, reads_assigns, reads_before_def, sub_blocks, walk_stmts,
+};
 use crate::ir::{ForLoop, Function, Program, Stmt, StmtKind, Var, VarId, VarKind};
 use crate::passes::util::subst_block;
 
@@ -111,9 +113,9 @@ fn touched_outside(b: &[Stmt], me: &ForLoop, v: VarId) -> bool {
         if matches!(&s.kind, StmtKind::For(l) if std::ptr::eq(&**l, me)) {
             return false;
         }
-        let u = own_uses(s);
-        u.reads.contains(&v)
-            || u.assigned.contains(&v)
+        let (reads, assigns) = reads_assigns(s, v);
+        reads
+            || assigns
             || sub_blocks(s)
                 .into_iter()
                 .any(|sb| touched_outside(sb, me, v))

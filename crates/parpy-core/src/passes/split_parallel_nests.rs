@@ -42,7 +42,7 @@ fn split_block(b: &mut Block, options: &Options) {
 /// evaluated once per part after the split).
 fn distributable(l: &ForLoop) -> bool {
     fn reads_array(e: &Expr) -> bool {
-        matches!(e.kind, ExprKind::Index { .. }) || e.children().into_iter().any(reads_array)
+        matches!(e.kind, ExprKind::Index { .. }) || e.children().any(reads_array)
     }
     l.par.is_some()
         && l.reduction.is_none()

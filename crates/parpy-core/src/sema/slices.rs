@@ -410,9 +410,7 @@ fn overlap_order(
             ExprKind::Var(v) if *v == array => *whole = true,
             _ => {}
         }
-        e.children()
-            .into_iter()
-            .for_each(|c| collect(c, array, out, whole));
+        e.children().for_each(|c| collect(c, array, out, whole));
     }
     let mut whole = false;
     collect(value, array, &mut reads, &mut whole);
@@ -746,7 +744,7 @@ impl Lowerer<'_, '_> {
         fn reads<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
             match &e.kind {
                 ExprKind::Index { .. } => out.push(e),
-                _ => e.children().into_iter().for_each(|c| reads(c, out)),
+                _ => e.children().for_each(|c| reads(c, out)),
             }
         }
         let mut views = vec![];
