@@ -112,11 +112,12 @@ pub trait Dialect {
     fn signed_overflow_wraps(&self) -> bool {
         true
     }
-    /// Whether the bounds checks of an innermost loop of a kernel record
-    /// their failure after the loop (`parpy_check_index_d`: a select, no
-    /// branch, so the GPU compiler still unrolls the loop and batches its
-    /// loads; a branch to the failure path inside kept it from doing so).
-    fn defers_kernel_checks(&self) -> bool {
+    /// Whether the bounds checks of an innermost loop of a function in
+    /// `role` record their failure after the loop (`parpy_check_index_d`:
+    /// a select, no branch, so the GPU compiler still unrolls the loop and
+    /// batches its loads, where a branch to the failure path inside kept it
+    /// from doing so; on the CPU a CSR row loop ran 12% faster).
+    fn defers_loop_checks(&self, _role: FnRole) -> bool {
         false
     }
     /// The qualifier of the out-of-line failure path of the bounds checks
@@ -575,9 +576,9 @@ enum PreludeFn {
     /// from the end (the record keeps the index as computed).
     CheckWrapIndex,
     /// `parpy_check_index_d` / `parpy_check_wrap_index_d` (`true`: the
-    /// wrapping one): the same checks in an innermost kernel loop whose
+    /// wrapping one): the same checks in an innermost loop whose
     /// failures are recorded after it (see
-    /// [`Dialect::defers_kernel_checks`]): index 0 and the first failure
+    /// [`Dialect::defers_loop_checks`]): index 0 and the first failure
     /// kept in the loop's `parpy_bad` (`[site, index]`, site -1: none).
     CheckDeferred(bool),
     /// `parpy_wrap_<type>`: a negative index counts from the end, unchecked.
@@ -604,8 +605,8 @@ const P_LAND: u8 = 5;
 const P_LOR: u8 = 4;
 const P_COND: u8 = 3;
 
-/// Whether the checks of a kernel loop with body `b` can record their
-/// failures after it ([`Dialect::defers_kernel_checks`]): an innermost loop
+/// Whether the checks of a loop with body `b` can record their
+/// failures after it ([`Dialect::defers_loop_checks`]): an innermost loop
 /// (no loop inside, so no check of another loop runs between a failure and
 /// the record), without `return` or calls of helpers (whose own checks
 /// record at once), with at least one check that records.
@@ -1100,8 +1101,8 @@ struct FnWriter<'a, D: Dialect> {
     out: String,
     in_parallel: bool,
     in_vector: bool,
-    /// Printing an innermost kernel loop whose checks record after it
-    /// ([`Dialect::defers_kernel_checks`]): the record they name.
+    /// Printing an innermost loop whose checks record after it
+    /// ([`Dialect::defers_loop_checks`]): the record they name.
     deferred: Option<Option<String>>,
     /// Printing an array index or loop bound: its arithmetic is not wrapped
     /// ([`Dialect::signed_overflow_wraps`]); an index that overflows is out
@@ -1675,10 +1676,13 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     .insert(PreludeFn::MaxMin(NanRule::NumPy, min, e));
             }
         }
-        let defer = self.role == FnRole::Kernel
-            && self.deferred.is_none()
-            && self.d.defers_kernel_checks()
+        let intro = self.d.loop_intro(&ctx);
+        // (not in a vector loop: its lanes would share the record)
+        let defer = self.deferred.is_none()
+            && self.d.defers_loop_checks(self.role)
             && l.par.is_none()
+            && !intro.vector
+            && !self.in_vector
             && defers_checks(&l.body);
         let depth = if defer {
             self.line(depth, "{");
@@ -1688,7 +1692,6 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         } else {
             depth
         };
-        let intro = self.d.loop_intro(&ctx);
         self.absorbed = intro.absorbs_child;
         if l.unroll {
             // understood by nvcc/NVRTC and Metal's compiler (clang)

@@ -224,8 +224,8 @@ impl Dialect for CudaDialect {
         false
     }
 
-    fn defers_kernel_checks(&self) -> bool {
-        true
+    fn defers_loop_checks(&self, role: FnRole) -> bool {
+        role == FnRole::Kernel
     }
     fn cold_qualifier(&self) -> &'static str {
         "static __host__ __device__ __noinline__"

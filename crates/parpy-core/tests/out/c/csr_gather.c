@@ -20,14 +20,13 @@ static __attribute__((noinline, cold)) __attribute__((unused)) int64_t parpy_bou
   return 0;
 }
 
-static inline __attribute__((unused)) int64_t parpy_check_wrap_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
-  if (__builtin_expect((uint64_t)i < (uint64_t)n, 1)) {
-    return i;
-  }
-  if (i < 0 && i >= -n) {
-    return i + n;
-  }
-  return parpy_bounds_fail(i, site, rec);
+static inline __attribute__((unused)) int64_t parpy_check_wrap_index_d(int64_t i, int64_t n, int64_t site, int64_t *bad) {
+  int64_t j = i < 0 ? i + n : i;
+  bool ok = (uint64_t)j < (uint64_t)n;
+  bool first = !ok && bad[0] < 0;
+  bad[0] = first ? site : bad[0];
+  bad[1] = first ? i : bad[1];
+  return ok ? j : 0;
 }
 
 static void csr_gather_row(const int64_t *rows, const int64_t *cols, const double *vals, const double *x, double *y, int64_t *bounds) {
@@ -35,12 +34,24 @@ static void csr_gather_row(const int64_t *rows, const int64_t *cols, const doubl
   for (int64_t i = 0; i < 64; i += 1) {
     double acc = 0.0;
     if (rows[i] >= 0 && rows[i + 1] <= 512) {
-      for (int64_t k = rows[i]; k < rows[i + 1]; k += 1) {
-        acc = acc + vals[k] * x[parpy_check_wrap_index(cols[k], 64, 2, bounds)];
+      {
+        int64_t parpy_bad[2] = {-1, 0};
+        for (int64_t k = rows[i]; k < rows[i + 1]; k += 1) {
+          acc = acc + vals[k] * x[parpy_check_wrap_index_d(cols[k], 64, 2, parpy_bad)];
+        }
+        if (parpy_bad[0] >= 0) {
+          parpy_bounds_fail(parpy_bad[1], parpy_bad[0], bounds);
+        }
       }
     } else {
-      for (int64_t k = rows[i]; k < rows[i + 1]; k += 1) {
-        acc = acc + vals[parpy_check_wrap_index(k, 512, 0, bounds)] * x[parpy_check_wrap_index(cols[parpy_check_wrap_index(k, 512, 1, bounds)], 64, 2, bounds)];
+      {
+        int64_t parpy_bad[2] = {-1, 0};
+        for (int64_t k = rows[i]; k < rows[i + 1]; k += 1) {
+          acc = acc + vals[parpy_check_wrap_index_d(k, 512, 0, parpy_bad)] * x[parpy_check_wrap_index_d(cols[parpy_check_wrap_index_d(k, 512, 1, parpy_bad)], 64, 2, parpy_bad)];
+        }
+        if (parpy_bad[0] >= 0) {
+          parpy_bounds_fail(parpy_bad[1], parpy_bad[0], bounds);
+        }
       }
     }
     y[i] = acc;
