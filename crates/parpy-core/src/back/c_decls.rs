@@ -121,6 +121,6 @@ fn plan_block(
 /// arrays stored into included, into `read`.
 fn shallow_uses(s: &Stmt, used: &mut BTreeSet<VarId>, read: &mut BTreeSet<VarId>) {
     let u = own_uses(s);
-    used.extend(u.reads.iter().chain(&u.assigned).chain(&u.stored).copied());
+    used.extend(u.touched());
     read.extend(u.reads.into_iter().chain(u.stored));
 }

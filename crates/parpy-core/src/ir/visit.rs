@@ -309,6 +309,17 @@ pub struct OwnUses {
     pub stored: BTreeSet<VarId>,
 }
 
+impl OwnUses {
+    /// Every variable touched: read, assigned or stored into.
+    pub fn touched(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.reads
+            .iter()
+            .chain(&self.assigned)
+            .chain(&self.stored)
+            .copied()
+    }
+}
+
 /// How a statement touches a variable at its own level ([`OwnUses`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Touch {
@@ -391,7 +402,7 @@ pub fn reads_assigns(s: &Stmt, v: VarId) -> (bool, bool) {
 /// variables it assigns to `assigned`, nested blocks included.
 pub fn stmt_uses(s: &Stmt, used: &mut BTreeSet<VarId>, assigned: &mut BTreeSet<VarId>) {
     let u = own_uses(s);
-    used.extend(u.reads.iter().chain(&u.assigned).chain(&u.stored).copied());
+    used.extend(u.touched());
     assigned.extend(u.assigned);
     for b in sub_blocks(s) {
         b.iter().for_each(|s| stmt_uses(s, used, assigned));

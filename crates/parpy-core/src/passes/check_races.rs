@@ -175,7 +175,7 @@ impl<'a> LoopCx<'a> {
         // (every statement of the body, nested ones included, once)
         crate::ir::visit::walk_stmts(&l.body, &mut |s| {
             let u = own_uses(s);
-            used.extend(u.reads.iter().chain(&u.assigned).chain(&u.stored).copied());
+            used.extend(u.touched());
             stored.extend(u.stored);
             for v in u.assigned {
                 assigned.insert(v);
