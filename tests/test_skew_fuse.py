@@ -175,6 +175,40 @@ def test_skews(fn, n, specialize):
     assert fused(fn, args, opts)
 
 
+def paired(fn, args, opts, array):
+    """Whether the fused loop runs two rows at a time, loading the elements
+    of `array` both rows read once (`passes::lanes::share_reads`)."""
+    code = parpy.print_compiled(fn, args, opts)
+    return "i += 2" in code and f"double {array}_at = " in code
+
+
+@pytest.mark.parametrize("n", [18, 19, 40, 97])
+def test_jacobi_rows_run_in_pairs_that_share_their_loads(n):
+    # 16 or 17 rows: chunks of odd and even length on two threads
+    args = jacobi_args(n)
+    opts = cpu_opts({'i': parpy.threads(n)})
+    exact(jacobi, args, opts)
+    assert paired(jacobi, args, opts, "A") and paired(jacobi, args, opts, "B")
+
+
+@pytest.mark.parametrize("fn,first,second", [(ahead_two, True, False),
+                                             (behind_two, False, True),
+                                             (overwrite_read_rows, False, False)])
+def test_only_loops_whose_rows_meet_share_loads(fn, first, second):
+    # ahead_two's first loop reads p[i + 1, j], which row i + 1 reads as
+    # p[i, j]; its second reads q two rows apart: no element in common
+    n, m = 19, 11
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal((n, m)), rng.standard_normal((n, m)), n, m]
+    opts = cpu_opts({'a': parpy.threads(n), 'b': parpy.threads(n)})
+    exact(fn, args, opts)
+    assert fused(fn, args, opts)
+    code = parpy.print_compiled(fn, args, opts)
+    assert ("double p_at = " in code) == first
+    assert ("double q_at = " in code) == second
+    assert ("i += 2" in code) == (first or second)
+
+
 @parpy.jit
 def far_ahead(p, q, N, M):
     parpy.label('a')

@@ -35,6 +35,17 @@
 //! iteration does exactly what it did before, on the same values: the
 //! results are bit for bit the same. With `DP = DM = 0` the loops fuse
 //! into one without chunks.
+//!
+//! Rows in pairs. When the rows of either loop read each other's
+//! neighbours (`lanes::jammed_pair`), the first chunk loop runs two rows
+//! per step: iterations `i` and `i + 1` of the first loop, then `i - DP`
+//! and `i + 1 - DP` of the second, each pair side by side when its rows
+//! share reads (else one after the other); the row left at the end of the
+//! chunk runs alone. Iteration `i - DP` of the second loop now runs after
+//! iteration `i + 1` of the first, which it does not meet (it meets only
+//! the first's iterations up to `i - DP + DP`). On a 700^2 float64 Jacobi
+//! the pairs load 8 elements for two rows instead of 10: 8.9 -> 7.9 ms,
+//! with Numba at 9.3-9.8 in the same runs.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,6 +60,7 @@ use crate::ir::{
     VarKind,
 };
 use crate::options::{Backend, Options};
+use crate::passes::lanes::jammed_pair;
 use crate::passes::util::{assign_var, loop_key, new_var, subst_block_expr};
 use crate::types::ElemTy;
 
@@ -412,7 +424,7 @@ fn fuse(l1: ForLoop, l2: ForLoop, skew: Skew, f: &mut Function, span: Span) -> V
     };
     // a chunk loop: `for w in range(threads)` whose body first sets the
     // chunk's `[start, end)`
-    let chunk_loop = |l: &ForLoop, f: &mut Function, inner: &dyn Fn(Expr, Expr) -> Stmt| {
+    let chunk_loop = |l: &ForLoop, f: &mut Function, inner: &dyn Fn(Expr, Expr) -> Vec<Stmt>| {
         let w = new_var(f, "chunk", ty.clone(), VarKind::LoopIndex, span);
         let start = new_var(f, "start", ty.clone(), VarKind::Local, span);
         let end = new_var(f, "end", ty.clone(), VarKind::Local, span);
@@ -424,11 +436,11 @@ fn fuse(l1: ForLoop, l2: ForLoop, skew: Skew, f: &mut Function, span: Span) -> V
             );
             bin(BinOp::Add, lo.clone(), share)
         };
-        let body = vec![
+        let mut body = vec![
             assign_var(start, bound(var(w)), span),
             assign_var(end, bound(bin(BinOp::Add, var(w), int(1))), span),
-            inner(var(start), var(end)),
         ];
+        body.extend(inner(var(start), var(end)));
         let outer = ForLoop {
             var: w,
             lo: int(0),
@@ -439,8 +451,19 @@ fn fuse(l1: ForLoop, l2: ForLoop, skew: Skew, f: &mut Function, span: Span) -> V
         Stmt::new(StmtKind::For(Box::new(outer)), span)
     };
     let window = skew.ahead + skew.behind;
-    // the first loop, with the second's iterations whose window is done
-    let first = |start: Expr, end: Expr| {
+    let when = |cond: Expr, then_body: Block| {
+        Stmt::new(
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body: vec![],
+            },
+            span,
+        )
+    };
+    // iteration `i` of the first loop, then the second's iteration whose
+    // window is done, if any
+    let single = |start: &Expr| {
         let lagged = bin(BinOp::Sub, var(l1.var), int(skew.ahead));
         let ready = cmp(
             BinOp::Ge,
@@ -448,16 +471,81 @@ fn fuse(l1: ForLoop, l2: ForLoop, skew: Skew, f: &mut Function, span: Span) -> V
             bin(BinOp::Add, start.clone(), int(window)),
         );
         let mut body = l1.body.clone();
+        body.push(when(ready, body2_at(lagged)));
+        body
+    };
+    // Two rows at a time when the rows of a pair read each other's
+    // neighbours (`lanes::jammed_pair`): iterations `i` and `i + 1` of the
+    // first loop, then iterations `i - DP` and `i + 1 - DP` of the second
+    // (or the last alone, at the start of the chunk). The second's
+    // iteration `i - DP` moves after the first's `i + 1`, which it does
+    // not touch (it only meets the first's iterations up to `i`).
+    let pair1 = jammed_pair(&l1.body, l1.var, f);
+    let pair2 = jammed_pair(&l2.body, l2.var, f);
+    let pairs = (pair1.is_some() || pair2.is_some())
+        .then(|| new_var(f, "pairs", ty.clone(), VarKind::Local, span));
+    let twice = |body: &Block, v: VarId, at: Expr| {
+        let mut b = body.clone();
+        subst_block_expr(&mut b, v, &at);
+        let mut next = body.clone();
+        subst_block_expr(&mut next, v, &bin(BinOp::Add, at, int(1)));
+        b.extend(next);
+        b
+    };
+    let first = |start: Expr, end: Expr| -> Vec<Stmt> {
+        let Some(pairs) = pairs else {
+            let inner = ForLoop::sequential(l1.var, start.clone(), end, single(&start));
+            return vec![Stmt::new(StmtKind::For(Box::new(inner)), span)];
+        };
+        let i = var(l1.var);
+        let lagged = bin(BinOp::Sub, i.clone(), int(skew.ahead));
+        let mut body = match &pair1 {
+            Some(b) => b.clone(),
+            None => twice(&l1.body, l1.var, i.clone()),
+        };
+        let both = match &pair2 {
+            Some(b) => {
+                let mut b = b.clone();
+                subst_block_expr(&mut b, l2.var, &lagged);
+                b
+            }
+            None => twice(&l2.body, l2.var, lagged.clone()),
+        };
+        let ready_at = |k: i64| {
+            let row = match k {
+                0 => i.clone(),
+                _ => bin(BinOp::Add, i.clone(), int(k)),
+            };
+            cmp(BinOp::Ge, row, bin(BinOp::Add, start.clone(), int(window)))
+        };
         body.push(Stmt::new(
             StmtKind::If {
-                cond: ready,
-                then_body: body2_at(lagged),
-                else_body: vec![],
+                cond: ready_at(0),
+                then_body: both,
+                else_body: vec![when(
+                    ready_at(1),
+                    body2_at(bin(BinOp::Add, lagged.clone(), int(1))),
+                )],
             },
             span,
         ));
-        let inner = ForLoop::sequential(l1.var, start, end, body);
-        Stmt::new(StmtKind::For(Box::new(inner)), span)
+        // the pairs end at `start + ((end - start) & -2)`; the row left,
+        // if any, runs alone
+        let whole = bin(
+            BinOp::BitAnd,
+            bin(BinOp::Sub, end.clone(), start.clone()),
+            int(-2),
+        );
+        let paired = ForLoop {
+            step: 2,
+            ..ForLoop::sequential(l1.var, start.clone(), var(pairs), body)
+        };
+        let rest = ForLoop::sequential(l1.var, var(pairs), end, single(&start));
+        vec![
+            assign_var(pairs, bin(BinOp::Add, start.clone(), whole), span),
+            Stmt::new(StmtKind::For(Box::new(paired)), span),
+            Stmt::new(StmtKind::For(Box::new(rest)), span),
+        ]
     };
     // the second loop's iterations at the edges of each chunk
     let second = |start: Expr, end: Expr| {
@@ -473,16 +561,9 @@ fn fuse(l1: ForLoop, l2: ForLoop, skew: Skew, f: &mut Function, span: Span) -> V
             (_, 0) => head,
             _ => cmp(BinOp::Or, head, tail),
         };
-        let body = vec![Stmt::new(
-            StmtKind::If {
-                cond: edge,
-                then_body: l2.body.clone(),
-                else_body: vec![],
-            },
-            span,
-        )];
+        let body = vec![when(edge, l2.body.clone())];
         let inner = ForLoop::sequential(l2.var, start, end, body);
-        Stmt::new(StmtKind::For(Box::new(inner)), span)
+        vec![Stmt::new(StmtKind::For(Box::new(inner)), span)]
     };
     out.push(chunk_loop(&l1, f, &first));
     out.push(chunk_loop(&l2, f, &second));

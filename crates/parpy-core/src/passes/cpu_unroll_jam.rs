@@ -38,10 +38,11 @@ use crate::ir::visit::{
     sub_blocks_mut, walk_exprs, walk_stmts,
 };
 use crate::ir::{
-    BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Program, Stmt, StmtKind, VarId, VarKind,
+    BinOp, Block, Expr, ExprKind, ForLoop, Function, Program, Stmt, StmtKind, VarId, VarKind,
 };
 use crate::options::{Backend, Options};
-use crate::passes::util::{assign_var, loop_key, new_var, subst_block, subst_block_expr};
+use crate::passes::lanes::{assigned_scalars, inner_loops, jam_lanes, lane_renames, plain};
+use crate::passes::util::{assign_var, loop_key, new_var};
 
 /// The iterations run side by side: sixteen when the loop has that many
 /// (two AVX2 registers of float32: two independent chains of vector adds,
@@ -104,25 +105,6 @@ fn rewrite(b: &mut Block, f: &mut Function, plans: &BTreeMap<usize, Vec<VarId>>)
     *b = out;
 }
 
-/// A sequential loop without control flow out of it, not parallel, not a
-/// reduction, counted by one.
-fn plain(l: &ForLoop) -> bool {
-    l.par.is_none() && l.reduction.is_none() && !l.unroll && l.step == 1
-}
-
-/// Assignments and `if`s only (the body of an inner loop, a segment).
-fn straight(b: &[Stmt]) -> bool {
-    b.iter().all(|s| match &s.kind {
-        StmtKind::Assign { .. } => true,
-        StmtKind::If {
-            then_body,
-            else_body,
-            ..
-        } => straight(then_body) && straight(else_body),
-        _ => false,
-    })
-}
-
 /// The private scalars of `l` when it can be jammed (see the module
 /// documentation), else None.
 fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
@@ -146,15 +128,7 @@ fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
         return None;
     }
     // the scalars the body assigns: private to each iteration
-    let mut privates = BTreeSet::new();
-    walk_stmts(&l.body, &mut |s| {
-        if let StmtKind::Assign {
-            dst: Place::Var(v), ..
-        } = &s.kind
-        {
-            privates.insert(*v);
-        }
-    });
+    let privates = assigned_scalars(&l.body);
     if privates.contains(&l.var) {
         return None;
     }
@@ -170,28 +144,13 @@ fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
     }
     // the shape: segments of straight code and inner loops over them, one
     // with a loop-carried scalar (the chain the lanes break)
-    let mut carried = false;
-    for s in &l.body {
-        match &s.kind {
-            StmtKind::For(inner) => {
-                let mut bounds = BTreeSet::new();
-                expr_uses(&inner.lo, &mut bounds);
-                expr_uses(&inner.hi, &mut bounds);
-                if !plain(inner)
-                    || !straight(&inner.body)
-                    || bounds.contains(&l.var)
-                    || bounds.iter().any(|v| privates.contains(v))
-                    || privates.contains(&inner.var)
-                    || !stores(&inner.body).is_empty()
-                {
-                    return None;
-                }
-                carried |= privates.iter().any(|&v| reads_before_def(&inner.body, v));
-            }
-            _ if straight(std::slice::from_ref(s)) => {}
-            _ => return None,
-        }
+    let inner = inner_loops(&l.body, l.var, &privates)?;
+    if inner.iter().any(|i| !stores(&i.body).is_empty()) {
+        return None;
     }
+    let carried = inner
+        .iter()
+        .any(|i| privates.iter().any(|&v| reads_before_def(&i.body, v)));
     if !carried || !accesses_explicit(&l.body) {
         return None;
     }
@@ -253,47 +212,9 @@ fn jam(l: ForLoop, privates: &[VarId], f: &mut Function, span: crate::diag::Span
             (LANES, Expr::var(v, ty.clone(), span), true)
         }
     };
-    let jty = f.var(l.var).ty.clone();
-    // lane 0 keeps the variables; the others get copies
-    let mut renames: Vec<Vec<(VarId, VarId)>> = vec![vec![]];
-    for _ in 1..lanes {
-        renames.push(
-            privates
-                .iter()
-                .map(|&v| {
-                    let var = f.var(v).clone();
-                    (v, new_var(f, &var.name, var.ty, VarKind::Local, var.span))
-                })
-                .collect(),
-        );
-    }
-    let lane = |b: &[Stmt], k: usize| -> Block {
-        let mut b = b.to_vec();
-        for &(from, to) in &renames[k] {
-            subst_block(&mut b, from, to);
-        }
-        if k > 0 {
-            let j = Expr::var(l.var, jty.clone(), span);
-            let by = Expr::binary(BinOp::Add, j, int(k as i64), ty.clone(), span);
-            subst_block_expr(&mut b, l.var, &by);
-        }
-        b
-    };
-    let all = |b: &[Stmt]| -> Block { (0..lanes as usize).flat_map(|k| lane(b, k)).collect() };
-    let mut body = vec![];
-    let mut segment = vec![];
-    for s in &l.body {
-        match &s.kind {
-            StmtKind::For(inner) => {
-                body.extend(all(&std::mem::take(&mut segment)));
-                let mut jammed = (**inner).clone();
-                jammed.body = all(&inner.body);
-                body.push(Stmt::new(StmtKind::For(Box::new(jammed)), s.span));
-            }
-            _ => segment.push(s.clone()),
-        }
-    }
-    body.extend(all(&segment));
+    let renames = lane_renames(f, privates, lanes as usize);
+    let counter = Expr::var(l.var, f.var(l.var).ty.clone(), span);
+    let body = jam_lanes(&l.body, &counter, &renames);
     let main = ForLoop {
         hi: split.clone(),
         step: lanes,

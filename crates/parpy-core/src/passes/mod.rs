@@ -32,7 +32,11 @@
 //!    Then [`cpu_skew_fuse`] — Cpu only: two sibling parallel loops, the
 //!    second reading near index `i` what the first writes at `i`, run
 //!    fused over one chunk per thread, the second a few iterations behind
-//!    (a Jacobi step moves each array through memory once, not twice).
+//!    (a Jacobi step moves each array through memory once, not twice);
+//!    rows that read each other's neighbours run in pairs
+//!    ([`lanes::jammed_pair`]: elements both read are loaded once). Then
+//!    [`cpu_jam_rows`] — Cpu only: the same pairs of rows in a parallel
+//!    loop that did not fuse.
 //! 8. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels;
 //!    then [`cpu_pairwise_sums`] — Cpu only: a sequential 1-D float sum
 //!    that sema marked with NumPy's order calls a recursive helper that
@@ -65,6 +69,7 @@ pub mod check_host_device;
 pub mod check_parallel_structure;
 pub mod check_races;
 pub mod cpu_blocked_sums;
+pub mod cpu_jam_rows;
 pub mod cpu_pairwise_sums;
 pub mod cpu_skew_fuse;
 pub mod cpu_unroll_jam;
@@ -79,6 +84,7 @@ pub mod gpu_reductions;
 pub mod gpu_register_rows;
 pub mod gpu_two_stage;
 pub mod host_call_loops;
+pub mod lanes;
 pub mod lower_reductions;
 pub mod outline_kernels;
 pub mod privatize_scalars;
@@ -169,6 +175,10 @@ pub const PASSES: &[Pass] = &[
     }),
     pass("cpu_skew_fuse", false, |p, o| {
         cpu_skew_fuse::run(p, o);
+        vec![]
+    }),
+    pass("cpu_jam_rows", false, |p, o| {
+        cpu_jam_rows::run(p, o);
         vec![]
     }),
     pass("outline_kernels", false, |p, _| {
@@ -284,7 +294,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 24);
+        assert_eq!(PASSES.len(), 25);
     }
 
     #[test]

@@ -25,7 +25,28 @@ static void jacobi_skew_i(double *A, double *B, int64_t threads) {
   for (int64_t chunk = 0; chunk < threads; chunk += 1) {
     int64_t start = 1 + parpy_floordiv_i64(62 * chunk, threads);
     int64_t end = 1 + parpy_floordiv_i64(62 * (chunk + 1), threads);
-    for (int64_t i = start; i < end; i += 1) {
+    int64_t pairs = start + ((end - start) & -2);
+    for (int64_t i = start; i < pairs; i += 2) {
+      for (int64_t j = 1; j < 47; j += 1) {
+        double A_at = A[i * 48 + j];
+        double A_at_1 = A[(i + 1) * 48 + j];
+        B[i * 48 + j] = 0.2 * (A_at + A[i * 48 + (j - 1)] + A[i * 48 + (j + 1)] + A_at_1 + A[(i - 1) * 48 + j]);
+        B[(i + 1) * 48 + j] = 0.2 * (A_at_1 + A[(i + 1) * 48 + (j - 1)] + A[(i + 1) * 48 + (j + 1)] + A[(i + 1 + 1) * 48 + j] + A_at);
+      }
+      if (i >= start + 2) {
+        for (int64_t j_1 = 1; j_1 < 47; j_1 += 1) {
+          double B_at = B[(i - 1) * 48 + j_1];
+          double B_at_1 = B[(i - 1 + 1) * 48 + j_1];
+          A[(i - 1) * 48 + j_1] = 0.2 * (B_at + B[(i - 1) * 48 + (j_1 - 1)] + B[(i - 1) * 48 + (j_1 + 1)] + B_at_1 + B[(i - 1 - 1) * 48 + j_1]);
+          A[(i - 1 + 1) * 48 + j_1] = 0.2 * (B_at_1 + B[(i - 1 + 1) * 48 + (j_1 - 1)] + B[(i - 1 + 1) * 48 + (j_1 + 1)] + B[(i - 1 + 1 + 1) * 48 + j_1] + B_at);
+        }
+      } else if (i + 1 >= start + 2) {
+        for (int64_t j_1 = 1; j_1 < 47; j_1 += 1) {
+          A[(i - 1 + 1) * 48 + j_1] = 0.2 * (B[(i - 1 + 1) * 48 + j_1] + B[(i - 1 + 1) * 48 + (j_1 - 1)] + B[(i - 1 + 1) * 48 + (j_1 + 1)] + B[(i - 1 + 1 + 1) * 48 + j_1] + B[(i - 1 + 1 - 1) * 48 + j_1]);
+        }
+      }
+    }
+    for (int64_t i = pairs; i < end; i += 1) {
       for (int64_t j = 1; j < 47; j += 1) {
         B[i * 48 + j] = 0.2 * (A[i * 48 + j] + A[i * 48 + (j - 1)] + A[i * 48 + (j + 1)] + A[(i + 1) * 48 + j] + A[(i - 1) * 48 + j]);
       }

@@ -11,12 +11,16 @@
 
 static void matvec_row(const double *A, const double *x, double *y) {
   #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < 32; i += 1) {
+  for (int64_t i = 0; i < 32; i += 2) {
     double acc = 0.0;
+    double acc_1 = 0.0;
     for (int64_t j = 0; j < 48; j += 1) {
-      acc = acc + A[i * 48 + j] * x[j];
+      double x_at = x[j];
+      acc = acc + A[i * 48 + j] * x_at;
+      acc_1 = acc_1 + A[(i + 1) * 48 + j] * x_at;
     }
     y[i] = acc;
+    y[i + 1] = acc_1;
   }
 }
 
