@@ -91,6 +91,24 @@ def test_dict_arguments_and_labelled_2d_slices_are_generated(tmp_path):
     assert "DIFFERENT" not in r.stdout
 
 
+def test_row_pair_variants_are_generated_from_a_stream_of_their_own():
+    # a scalar of the row read before the inner loop, a running sum along
+    # the row, a term read under a branch: what the Cpu backend runs two
+    # rows at a time (passes::cpu_jam_rows, cpu_skew_fuse)
+    cases = {s: _fuzz.generate(s) for s in range(200)}
+    text = "\n".join(c["source"] for c in cases.values())
+    assert re.search(r"\n( +)s\d+ = o\d+\[i\d+", text)
+    assert re.search(r"\n( +)acc\d+ \+= 0\.25 \* \(", text)
+    assert re.search(r"if j\d+ % 3 != 1 else o\d+\[", text)
+    with_pairs = [s for s, c in cases.items() if "row_pairs" in c["features"]]
+    assert len(with_pairs) > 10
+    for s in with_pairs[:10]:
+        # without them, the same program otherwise: arguments and labels
+        plain = _fuzz.generate(s, avoid=["row_pairs"])
+        assert "row_pairs" not in plain["features"]
+        assert plain["args"] == cases[s]["args"] and plain["spec"] == cases[s]["spec"]
+
+
 def test_the_command_line_runs_and_reports(tmp_path):
     r = subprocess.run([sys.executable, "-m", "parpy._fuzz", "--cases", "3", "--seed", "11",
                         "--out", str(tmp_path), "--avoid", ",".join(KNOWN), "--no-codegen"],

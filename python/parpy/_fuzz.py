@@ -191,6 +191,11 @@ FEATURES = [
     # read as `d['x0']`, `d['g']['N1']` (stop 43; drawn from a random
     # stream of its own, so the program is otherwise the seed's as before)
     "dict_args",
+    # the row loops of `skew_loops` with a scalar of each row read before
+    # the inner loop, a running sum along the row, or a term read under a
+    # branch: what the Cpu backend runs two rows at a time (stop 44; drawn
+    # from a stream of its own, like `dict_args`)
+    "row_pairs",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -324,6 +329,9 @@ class Gen:
     def __init__(self, seed: int, avoid: Sequence[str] = (), float16: bool = True) -> None:
         self.seed = seed
         self.r = random.Random(seed)
+        # the `row_pairs` variants: a stream of their own, so that every
+        # other draw is the seed's as before the feature
+        self.pairs_r = random.Random(seed * 7901 + 5)
         self.avoid = set(avoid)
         self.features: set = set()
         self.lines: List[str] = []
@@ -1979,8 +1987,30 @@ class Gen:
             self.spec[lab] = (r.choice(nest_threads), None, False)
             self.emit(ind, f"parpy.label('{lab}')")
             self.emit(ind, f"for {i} in range({lo}, {hi}):")
+            v = value(src, i, offs_k)
+            variant = self.pairs_r.choice(["plain", "plain", "private", "running", "branch"])
+            if variant != "plain" and "row_pairs" not in self.avoid:
+                self.features.add("row_pairs")
+                zero = "0.0" if kind(dt) == "f" else "0"
+                if variant == "private":
+                    # a scalar of the row, read before the inner loop
+                    s_ = self.fresh("s")
+                    self.emit(ind + 1, f"{s_} = {src.name}[{row(i, offs_k[-1])}, {cols - 1}]")
+                    v = f"{v} + {s_}"
+                elif variant == "running":
+                    # a running sum along the row, one per row
+                    acc = self.fresh("acc")
+                    self.emit(ind + 1, f"{acc} = {zero}")
+                    self.emit(ind + 1, f"for {j} in range({cols}):")
+                    self.emit(ind + 2, f"{acc} += {v}")
+                    self.emit(ind + 2, f"{dst.name}[{row(i, w)}, {j}] = {acc}")
+                    continue
+                else:
+                    # a term read only on some steps of the row
+                    alt = f"{src.name}[{row(i, offs_k[0])}, {j}]"
+                    v = f"({v} if {j} % 3 != 1 else {alt})"
             self.emit(ind + 1, f"for {j} in range({cols}):")
-            self.emit(ind + 2, f"{dst.name}[{row(i, w)}, {j}] = {value(src, i, offs_k)}")
+            self.emit(ind + 2, f"{dst.name}[{row(i, w)}, {j}] = {v}")
         return True
 
     def program(self) -> None:
