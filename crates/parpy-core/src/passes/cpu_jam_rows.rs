@@ -22,7 +22,7 @@
 use std::collections::BTreeSet;
 
 use crate::ir::visit::{
-    accesses_explicit, live_after_loop, loop_exits, pure, reads_before_def, sub_blocks,
+    accesses_explicit, expr_uses, live_after_loop, loop_exits, pure, reads_before_def, sub_blocks,
     sub_blocks_mut, walk_stmts,
 };
 use crate::ir::{BinOp, Block, Expr, ExprKind, ForLoop, Function, Program, Stmt, StmtKind};
@@ -86,7 +86,11 @@ fn candidate(l: &ForLoop, f: &Function) -> bool {
         );
     });
     let privates = assigned_scalars(&l.body);
+    // an odd count tests `i + 1 < hi` inside the body
+    let mut bound = BTreeSet::new();
+    expr_uses(&l.hi, &mut bound);
     trip_ok
+        && bound.is_disjoint(&privates)
         && simple
         && l.reduction.is_none()
         && !l.wants_reduction

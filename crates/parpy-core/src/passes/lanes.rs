@@ -1,7 +1,8 @@
 //! Iterations of a loop run side by side (unroll-and-jam), for the Cpu
 //! passes that do it: `cpu_unroll_jam` (lanes of a sequential loop around
-//! an inner loop with a loop-carried scalar) and `cpu_skew_fuse` (pairs of
-//! rows of a stencil sweep, which read each other's neighbours).
+//! an inner loop with a loop-carried scalar), `cpu_skew_fuse` and
+//! `cpu_jam_rows` (pairs of rows of a stencil sweep, which read each
+//! other's neighbours).
 //!
 //! A body that lanes jam over is straight statements (assignments and
 //! `if`s) and inner loops over straight statements ([`jammable`]). Lane
@@ -21,7 +22,9 @@
 use std::collections::BTreeSet;
 
 use crate::ir::affine::affine;
-use crate::ir::visit::{expr_uses, for_each_access, pure, stmt_exprs_mut, sub_blocks_mut};
+use crate::ir::visit::{
+    accesses_explicit, expr_uses, for_each_access, pure, stmt_exprs_mut, sub_blocks_mut,
+};
 use crate::ir::{BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Stmt, StmtKind, UnOp};
 use crate::ir::{VarId, VarKind};
 use crate::passes::util::{assign_var, new_var, subst_block, subst_block_expr};
@@ -341,6 +344,11 @@ fn replace_reads(b: &mut Block, array: VarId, indices: &[Expr], by: &Expr) {
 /// the iterations independent and the scalars `body` assigns private to
 /// each.
 pub fn jammed_pair(body: &[Stmt], var: VarId, f: &mut Function) -> Option<Block> {
+    // every element the body touches is one it shows (no helper or
+    // external function given an array, no atomic update)
+    if !accesses_explicit(body) {
+        return None;
+    }
     // a local array is one per iteration: the lanes would share it
     let mut local_array = false;
     for_each_access(body, &mut |array, _, _| {
