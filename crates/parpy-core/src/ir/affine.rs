@@ -24,9 +24,14 @@ impl Affine {
     }
 
     fn atom(e: &Expr) -> Affine {
+        Affine::atom_owned(unspanned(e))
+    }
+
+    /// An atom already without source spans.
+    fn atom_owned(e: Expr) -> Affine {
         Affine {
             konst: 0,
-            terms: vec![(unspanned(e), 1)],
+            terms: vec![(e, 1)],
         }
     }
 
@@ -74,7 +79,7 @@ impl Affine {
 /// local holds where that is known (it is looked through, a few levels
 /// deep); conversions between integer types and sema's wrap of negative
 /// indices (`a < 0 ? a + n : a`) are looked through too.
-pub fn affine(e: &Expr, def: &dyn Fn(VarId) -> Option<Expr>) -> Affine {
+pub fn affine<'d>(e: &Expr, def: &dyn Fn(VarId) -> Option<&'d Expr>) -> Affine {
     form(e, def, 0)
 }
 
@@ -93,12 +98,12 @@ pub fn wraps_any(e: &Expr, vars: &[VarId]) -> bool {
     e.children().any(|c| wraps_any(c, vars))
 }
 
-fn form(e: &Expr, def: &dyn Fn(VarId) -> Option<Expr>, depth: u32) -> Affine {
+fn form<'d>(e: &Expr, def: &dyn Fn(VarId) -> Option<&'d Expr>, depth: u32) -> Affine {
     let is_int = |x: &Expr| x.ty.elem().is_some_and(|t| t.is_int());
     match &e.kind {
         ExprKind::Int(v) => Affine::constant(*v as i128),
         ExprKind::Var(v) if depth < 8 => match def(*v) {
-            Some(d) => form(&d, def, depth + 1),
+            Some(d) => form(d, def, depth + 1),
             None => Affine::atom(e),
         },
         ExprKind::Convert { arg } if is_int(e) && is_int(arg) => form(arg, def, depth),
@@ -122,25 +127,27 @@ fn form(e: &Expr, def: &dyn Fn(VarId) -> Option<Expr>, depth: u32) -> Affine {
             match (l.as_const(), r.as_const()) {
                 (Some(k), _) => Affine::default().add_scaled(&r, k),
                 (_, Some(k)) => Affine::default().add_scaled(&l, k),
-                _ => Affine::atom(&substituted(e, def, depth)),
+                _ => Affine::atom_owned(substituted(e, def, depth)),
             }
         }
         ExprKind::Select { cond, then, else_ } if wrap_of(cond, then, else_).is_some() => {
             form(else_, def, depth)
         }
-        _ => Affine::atom(&substituted(e, def, depth)),
+        _ => Affine::atom_owned(substituted(e, def, depth)),
     }
 }
 
 /// `e` with the locals `def` knows replaced by their values (so that
-/// `b = x[i]; h[b]` and `h[x[i]]` have the same atom).
-fn substituted(e: &Expr, def: &dyn Fn(VarId) -> Option<Expr>, depth: u32) -> Expr {
+/// `b = x[i]; h[b]` and `h[x[i]]` have the same atom), without source
+/// spans.
+fn substituted<'d>(e: &Expr, def: &dyn Fn(VarId) -> Option<&'d Expr>, depth: u32) -> Expr {
     let mut c = e.clone();
-    fn go(e: &mut Expr, def: &dyn Fn(VarId) -> Option<Expr>, depth: u32) {
+    fn go<'d>(e: &mut Expr, def: &dyn Fn(VarId) -> Option<&'d Expr>, depth: u32) {
+        e.span = Default::default();
         if let ExprKind::Var(v) = e.kind {
             if depth < 8 {
                 if let Some(d) = def(v) {
-                    *e = d;
+                    *e = d.clone();
                     go(e, def, depth + 1);
                 }
             }
@@ -253,7 +260,7 @@ mod tests {
     fn locals_are_looked_through_and_opaque_parts_are_atoms() {
         // k = i // 2 ; k + 1: the atom is `i // 2`, not `k`
         let half = b(BinOp::FloorDiv, v(0), k(2));
-        let def = |x: VarId| (x == VarId(1)).then(|| half.clone());
+        let def = |x: VarId| (x == VarId(1)).then_some(&half);
         let f = affine(&b(BinOp::Add, v(1), k(1)), &def);
         assert_eq!(f.coef_of(VarId(0)), 0);
         assert_eq!(f.terms.len(), 1);

@@ -300,7 +300,7 @@ impl<'a> LoopCx<'a> {
     }
 
     fn form(&self, e: &Expr) -> Affine {
-        affine(e, &|v| self.defs.get(&v).cloned())
+        affine(e, &|v| self.defs.get(&v))
     }
 
     /// Does `e` read nothing the body changes (and not `p`)?
