@@ -345,11 +345,22 @@ pub fn counter_dim(indices: &[Expr], var: VarId, lowest: Option<i128>) -> Option
     })
 }
 
-/// `v`, `v + c`, `v - c` (through conversions that keep the value) as
+/// `v`, `v + c`, `v - c`, `c + v` (sema's slices index `lo + j`) as
 /// `(v, c)`.
 pub fn var_plus_const(e: &Expr) -> Option<(VarId, i128)> {
     match &e.kind {
         ExprKind::Var(v) => Some((*v, 0)),
+        ExprKind::Binary {
+            op: BinOp::Add,
+            lhs,
+            rhs,
+        } if matches!(lhs.kind, ExprKind::Int(_)) => {
+            let ExprKind::Int(c) = lhs.kind else {
+                return None;
+            };
+            let (v, k) = var_plus_const(rhs)?;
+            Some((v, k + c as i128))
+        }
         ExprKind::Binary {
             op: op @ (BinOp::Add | BinOp::Sub),
             lhs,

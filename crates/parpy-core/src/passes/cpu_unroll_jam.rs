@@ -144,7 +144,7 @@ fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
     }
     // the shape: segments of straight code and inner loops over them, one
     // with a loop-carried scalar (the chain the lanes break)
-    let inner = inner_loops(&l.body, l.var, &privates)?;
+    let inner = inner_loops(&l.body, l.var, &privates, false)?;
     if inner.iter().any(|i| !stores(&i.body).is_empty()) {
         return None;
     }

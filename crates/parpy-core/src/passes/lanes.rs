@@ -64,13 +64,15 @@ pub fn assigned_scalars(b: &[Stmt]) -> BTreeSet<VarId> {
 }
 
 /// The inner loops of a body, when it has the shape lanes jam over:
-/// straight segments and plain inner loops over straight bodies whose
+/// straight segments and plain inner loops (or, with `parallel_ok`,
+/// parallel ones that are not reductions) over straight bodies whose
 /// bounds read neither `var` nor a scalar the body assigns (`privates`),
 /// and whose counters are not such scalars. None otherwise.
 pub fn inner_loops<'a>(
     body: &'a [Stmt],
     var: VarId,
     privates: &BTreeSet<VarId>,
+    parallel_ok: bool,
 ) -> Option<Vec<&'a ForLoop>> {
     let mut loops = vec![];
     for s in body {
@@ -79,7 +81,15 @@ pub fn inner_loops<'a>(
                 let mut bounds = BTreeSet::new();
                 expr_uses(&inner.lo, &mut bounds);
                 expr_uses(&inner.hi, &mut bounds);
-                if !plain(inner)
+                // an inner parallel level (a 2-D slice statement with two
+                // labels): its iterations are independent too
+                let parallel = parallel_ok
+                    && inner.par.is_some()
+                    && inner.reduction.is_none()
+                    && !inner.wants_reduction
+                    && !inner.unroll
+                    && inner.step == 1;
+                if !(plain(inner) || parallel)
                     || !straight(&inner.body)
                     || bounds.contains(&var)
                     || bounds.iter().any(|v| privates.contains(v))
@@ -358,7 +368,7 @@ pub fn jammed_pair(body: &[Stmt], var: VarId, f: &mut Function) -> Option<Block>
         return None;
     }
     let privates = assigned_scalars(body);
-    let inner = inner_loops(body, var, &privates)?;
+    let inner = inner_loops(body, var, &privates, true)?;
     let counter = Expr::var(var, f.var(var).ty.clone(), f.var(var).span);
     if !lanes_share_reads(&inner, &counter) {
         return None;
