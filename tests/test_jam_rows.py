@@ -157,3 +157,4 @@ def test_an_index_past_the_end_still_raises():
     # one row fewer is in bounds, and paired
     args = [np.arange(n * m, dtype=np.float64).reshape(n, m), np.zeros((n, m)), n - 1, m]
     exact(reads_the_next_row, args, opts)
+    assert paired(reads_the_next_row, args, opts, "x")

@@ -21,14 +21,11 @@
 
 use std::collections::BTreeSet;
 
-use crate::ir::visit::{
-    accesses_explicit, expr_uses, live_after_loop, loop_exits, pure, reads_before_def, sub_blocks,
-    sub_blocks_mut, walk_stmts,
-};
+use crate::ir::visit::{expr_uses, pure, sub_blocks, sub_blocks_mut};
+use crate::ir::Type;
 use crate::ir::{BinOp, Block, Expr, ExprKind, ForLoop, Function, Program, Stmt, StmtKind};
-use crate::ir::{Type, VarId, VarKind};
 use crate::options::{Backend, Options};
-use crate::passes::lanes::{assigned_scalars, jammed_pair};
+use crate::passes::lanes::{assigned_scalars, jammed_pair, private_scalar};
 use crate::passes::util::loop_key;
 use crate::types::ElemTy;
 
@@ -69,47 +66,27 @@ fn find(b: &[Stmt], f: &Function, plans: &mut Vec<usize>) {
     }
 }
 
-/// A parallel loop (not a reduction, counted by one) whose body touches
-/// only the elements it shows, does not leave it, and assigns only scalars
-/// private to an iteration: its rows can run in pairs. Whether they gain
-/// from it, and the body's shape, `lanes::jammed_pair` decides.
+/// A parallel loop (not a reduction, counted by one) whose body assigns
+/// only scalars private to an iteration: its rows can run in pairs. The
+/// body's shape, that it touches only the elements it shows, and whether
+/// the rows gain, `lanes::jammed_pair` decides.
 fn candidate(l: &ForLoop, f: &Function) -> bool {
     let trip_ok = match (&l.lo.kind, &l.hi.kind) {
         (ExprKind::Int(lo), ExprKind::Int(hi)) => hi.saturating_sub(*lo) >= MIN_TRIP,
         _ => pure(&l.lo) && pure(&l.hi),
     };
-    let mut simple = true;
-    walk_stmts(&l.body, &mut |s| {
-        simple &= matches!(
-            s.kind,
-            StmtKind::Assign { .. } | StmtKind::For(_) | StmtKind::If { .. }
-        );
-    });
     let privates = assigned_scalars(&l.body);
     // an odd count tests `i + 1 < hi` inside the body
     let mut bound = BTreeSet::new();
     expr_uses(&l.hi, &mut bound);
     trip_ok
         && bound.is_disjoint(&privates)
-        && simple
         && l.reduction.is_none()
         && !l.wants_reduction
         && !l.unroll
         && l.step == 1
         && !privates.contains(&l.var)
-        && loop_exits(&l.body).is_empty()
-        && accesses_explicit(&l.body)
-        && privates.iter().all(|&v| private(v, l, f))
-}
-
-/// A scalar the body assigns before it reads it, whose value after the
-/// loop nothing reads.
-fn private(v: VarId, l: &ForLoop, f: &Function) -> bool {
-    let var = f.var(v);
-    var.kind == VarKind::Local
-        && !var.ty.is_array()
-        && !reads_before_def(&l.body, v)
-        && !live_after_loop(&f.body, l, v)
+        && privates.iter().all(|&v| private_scalar(v, l, f))
 }
 
 fn rewrite(b: &mut Block, f: &mut Function, plans: &BTreeSet<usize>) {

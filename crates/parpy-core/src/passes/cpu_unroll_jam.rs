@@ -34,14 +34,16 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::range::counter_dim;
 use crate::ir::visit::{
-    accesses_explicit, expr_uses, for_each_access, live_after_loop, reads_before_def,
-    sub_blocks_mut, walk_exprs, walk_stmts,
+    accesses_explicit, expr_uses, for_each_access, reads_before_def, sub_blocks_mut, walk_exprs,
+    walk_stmts,
 };
 use crate::ir::{
     BinOp, Block, Expr, ExprKind, ForLoop, Function, Program, Stmt, StmtKind, VarId, VarKind,
 };
 use crate::options::{Backend, Options};
-use crate::passes::lanes::{assigned_scalars, inner_loops, jam_lanes, lane_renames, plain};
+use crate::passes::lanes::{
+    assigned_scalars, inner_loops, jam_lanes, lane_renames, plain, private_scalar,
+};
 use crate::passes::util::{assign_var, loop_key, new_var};
 
 /// The iterations run side by side: sixteen when the loop has that many
@@ -132,15 +134,8 @@ fn plan(l: &ForLoop, f: &Function) -> Option<Vec<VarId>> {
     if privates.contains(&l.var) {
         return None;
     }
-    for &v in &privates {
-        let var = f.var(v);
-        if var.kind != VarKind::Local
-            || var.ty.is_array()
-            || reads_before_def(&l.body, v)
-            || live_after_loop(&f.body, l, v)
-        {
-            return None;
-        }
+    if !privates.iter().all(|&v| private_scalar(v, l, f)) {
+        return None;
     }
     // the shape: segments of straight code and inner loops over them, one
     // with a loop-carried scalar (the chain the lanes break)

@@ -23,7 +23,8 @@ use std::collections::BTreeSet;
 
 use crate::ir::affine::affine;
 use crate::ir::visit::{
-    accesses_explicit, expr_uses, for_each_access, pure, stmt_exprs_mut, sub_blocks_mut,
+    accesses_explicit, expr_uses, for_each_access, live_after_loop, reads_before_def,
+    stmt_exprs_mut, sub_blocks_mut,
 };
 use crate::ir::{BinOp, Block, Expr, ExprKind, ForLoop, Function, Place, Stmt, StmtKind, UnOp};
 use crate::ir::{VarId, VarKind};
@@ -63,6 +64,17 @@ pub fn assigned_scalars(b: &[Stmt]) -> BTreeSet<VarId> {
     out
 }
 
+/// A scalar that loop `l`'s body assigns and that is private to each of
+/// its iterations: a local scalar the body assigns before it reads it,
+/// whose value after the loop nothing reads (each lane may have its own).
+pub fn private_scalar(v: VarId, l: &ForLoop, f: &Function) -> bool {
+    let var = f.var(v);
+    var.kind == VarKind::Local
+        && !var.ty.is_array()
+        && !reads_before_def(&l.body, v)
+        && !live_after_loop(&f.body, l, v)
+}
+
 /// The inner loops of a body, when it has the shape lanes jam over:
 /// straight segments and plain inner loops (or, with `parallel_ok`,
 /// parallel ones that are not reductions) over straight bodies whose
@@ -81,15 +93,14 @@ pub fn inner_loops<'a>(
                 let mut bounds = BTreeSet::new();
                 expr_uses(&inner.lo, &mut bounds);
                 expr_uses(&inner.hi, &mut bounds);
-                // an inner parallel level (a 2-D slice statement with two
-                // labels): its iterations are independent too
-                let parallel = parallel_ok
-                    && inner.par.is_some()
-                    && inner.reduction.is_none()
+                // sequential, or (`parallel_ok`) an inner parallel level:
+                // the columns of a 2-D slice statement with two labels
+                let counted = inner.reduction.is_none()
                     && !inner.wants_reduction
                     && !inner.unroll
                     && inner.step == 1;
-                if !(plain(inner) || parallel)
+                if !counted
+                    || (inner.par.is_some() && !parallel_ok)
                     || !straight(&inner.body)
                     || bounds.contains(&var)
                     || bounds.iter().any(|v| privates.contains(v))
@@ -297,7 +308,7 @@ pub fn share_reads(b: &mut Block, f: &mut Function) {
             }
             for (first, n) in counted {
                 let r = &reads[first];
-                if n >= 2 && r.indices.iter().all(pure) {
+                if n >= 2 {
                     shared.push((r.array, r.indices.to_vec(), r.expr.clone()));
                 }
             }
