@@ -19,7 +19,15 @@ float16 `max(0.0, v)` stored to memory as a zero-masked `vmovsh` store,
 which the assembler refuses ("unsupported masking for `vmovsh'"): the
 build failed. Where the assembler refuses the compiler's output, parpy
 builds once more without GCC's if-conversion (`cc.rs`, `Compiler::build`).
-Elsewhere these tests pass either way."""
+Elsewhere these tests pass either way.
+
+With 512-bit vectors (`-march=native` on an AVX-512 CPU), the same GCC's
+loop distribution split the row loop of two fused stencil sweeps
+(`cpu_skew_fuse`: row `i` of the first sweep, then row `i - 2` of the
+second, which reads rows of the first up to `i`) into loops that read
+rows not yet written: every row after the second was wrong, with one
+thread as with many. parpy builds without it
+(`-fno-tree-loop-distribution`)."""
 
 import subprocess
 import sys
@@ -100,3 +108,22 @@ def test_a_float16_max_with_zero_stored_builds():
                                            np.zeros(7, np.float16), 7],
                    cpu_opts({'i': parpy.threads(7)}))
     assert np.array_equal(got[2], np.maximum(a, 0))
+
+
+@parpy.jit
+def two_sweeps(a, b, N):
+    parpy.label('i')
+    for i in range(1, N - 2):
+        for j in range(3):
+            b[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, 2 - j]) + 0.5 if j % 3 != 1 else a[i - 1, j]
+    parpy.label('i')
+    for i in range(1, N - 2):
+        for j in range(3):
+            a[i, j] = 0.25 * (b[i - 1, j] + b[i, 2 - j] + b[i + 2, j]) + 0.5 if j % 3 != 1 else b[i - 1, j]
+
+
+@pytest.mark.parametrize("n", [32, 101])
+def test_two_fused_stencil_sweeps(n):
+    rng = np.random.default_rng(0)
+    run_both(two_sweeps, [rng.random((n, 3)), rng.random((n, 3)), n],
+             cpu_opts({'i': parpy.threads(1000)}), rtol=0, atol=0)
