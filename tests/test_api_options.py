@@ -62,6 +62,38 @@ def test_threads_must_be_positive(n):
         parpy.threads(n)
 
 
+@pytest.mark.parametrize("n,exc,words", [
+    (2.5, TypeError, "parpy.threads(n) needs an int thread count, got float 2.5"),
+    (True, TypeError, "got bool True"),
+    ("8", TypeError, "got str '8'"),
+    (2 ** 70, ValueError, "parpy.threads(n) needs a thread count that fits in 64 bits"),
+])
+def test_threads_name_themselves_for_a_count_that_is_not_an_int(n, exc, words):
+    # (before: Python's conversion words alone, "'float' object cannot be
+    # interpreted as an integer", and `threads(True)` was one thread)
+    with pytest.raises(exc) as e:
+        parpy.threads(n)
+    assert words in str(e.value)
+    with pytest.raises(TypeError, match=r"LoopPar.tpb\(n\) needs an int"):
+        parpy.threads(64).tpb(32.0)
+
+
+def test_jit_takes_functions_defined_with_def():
+    # (before: `jit(5)` was a CompileError about source code, `jit(np.sum)`
+    # an AttributeError about `__code__`)
+    for bad, words in [(5, "got int 5"), (np.sum, "got _ArrayFunctionDispatcher"), (len, "builtin_function")]:
+        with pytest.raises(TypeError, match="parpy.jit takes a Python function defined with `def`") as e:
+            parpy.jit(bad)
+        assert words in str(e.value)
+    with pytest.raises(TypeError, match="not a lambda"):
+        parpy.jit(lambda x: x)
+
+    async def coroutine(x):
+        return x
+    with pytest.raises(TypeError, match="async def coroutine"):
+        parpy.jit(coroutine)
+
+
 def test_older_reduce_spelling():
     assert parpy.reduce(8) == parpy.threads(8).par_reduction()
     marker = parpy.reduce()

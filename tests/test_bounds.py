@@ -376,3 +376,88 @@ def test_a_versioned_loop_keeps_the_checks_hoisted_inside_it():
                        "index 5", "`x`", "(4,)")
     expect_index_error(runtime_nest, [np.ones(4), np.zeros((2, 8)), 2, 9, 3], opts,
                        "index 8", "`y`", "(2, 8)")
+
+
+@parpy.jit
+def find_first_big(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        j = 0
+        while x[i, j] < 100.0:
+            j += 1
+        out[i] = j
+
+
+@parpy.jit
+def first_negative_per_row(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        j = 0
+        while x[i, j] >= 0.0:
+            j += 1
+        out[i] = j
+
+
+@parpy.jit
+def search_up_to(x, out, N, M):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = -1
+        for j in range(M):
+            if x[i, j] >= 100.0:
+                out[i] = j
+                break
+
+
+def test_a_loop_whose_end_depends_on_what_it_reads_stops_at_a_failure():
+    # the failed read yields element 0 (0.0 < 100): the loop must still end,
+    # as Python's raises at index 5 (before, both loops ran forever)
+    opts = cpu_opts({'N': parpy.threads(2)})
+    x = np.arange(10.0).reshape(2, 5)
+    expect_index_error(find_first_big, [x, np.zeros(2, np.int64), 2], opts,
+                       "index 5 ", "axis 1 of `x`")
+    x = np.array([[1.0, -1.0, 2.0], [1.0, 2.0, 3.0]])
+    expect_index_error(first_negative_per_row, [x, np.zeros(2, np.int64), 2], opts,
+                       "index 3 ", "axis 1 of `x`")
+
+
+@pytest.mark.timeout(60)
+def test_a_search_loop_stops_at_a_failure_not_at_its_end():
+    # 2**40 steps of a search past the end of `x`: it stops at index 5
+    # (before, it ran to its end, for hours)
+    opts = cpu_opts({'N': parpy.threads(2)})
+    x = np.arange(10.0).reshape(2, 5)
+    expect_index_error(search_up_to, [x, np.zeros(2, np.int64), 2, 2 ** 40], opts, "index 5 ")
+
+
+@parpy.jit
+def put_at(x, k, v, N):
+    parpy.label('N')
+    for i in range(N):
+        x[k[i]] = v
+
+
+@parpy.jit
+def count_bins(h, b, N):
+    parpy.label('N')
+    for i in range(N):
+        parpy.atomic.add(h, b[i], 1)
+
+
+def test_a_store_out_of_bounds_writes_nothing():
+    # the failed index yields 0 for reads; a store through it must not
+    # write element 0 (nor an atomic update count there)
+    opts = cpu_opts({'N': parpy.threads(2)})
+    x = np.zeros(8)
+    expect_index_error(put_at, [x, np.array([3, 20]), 42.0, 2], opts, "index 20 ")
+    expect_index_error(put_at, [x, np.array([-9, 4]), 42.0, 2], opts, "index -9 ")
+    if call(put_at, [x, np.array([-1, 2]), 7.0, 2], opts):
+        assert x[0] == 0.0 and x[7] == 7.0 and x[2] == 7.0, x
+    h = np.zeros(4, np.int64)
+    expect_index_error(count_bins, [h, np.array([1, 2, 9, 3]), 4],
+                       cpu_opts({'N': parpy.threads(4)}), "index 9 ", "`h`")
+    if call(count_bins, [h, np.array([1, 2, 0, 3]), 4], cpu_opts({'N': parpy.threads(4)})):
+        # (bin 0 holds this call's one count; the counts of the failed call
+        # stay in bins 1 to 3 on the Cpu, while Cuda copies nothing back
+        # from a failed call)
+        assert h[0] == 1 and h.tolist()[1:] in ([2, 2, 2], [1, 1, 1]), h

@@ -212,3 +212,26 @@ def test_clear_cache_during_builds_in_other_threads(tmp_path):
     stop.set()
     clearer.join(timeout=60)
     assert not errors, [str(e) for e in errors]
+
+
+def test_no_c_compiler_at_all_is_a_build_error(tmp_path):
+    # (before: a plain RuntimeError, where docs/safety.md promises
+    # `parpy.BuildError` for a missing compiler)
+    script = tmp_path / "p.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np, parpy
+        @parpy.jit
+        def f(x, N):
+            for i in range(N):
+                x[i] = 2.0
+        o = parpy.CompileOptions(); o.backend = parpy.CompileBackend.Cpu
+        try:
+            f(np.zeros(3), 3, opts=o)
+        except parpy.BuildError as e:
+            print("BuildError", isinstance(e, RuntimeError), str(e).splitlines()[0])
+    """))
+    env = dict(os.environ, CC=str(tmp_path / "no-such-cc"), XDG_CACHE_HOME=str(tmp_path))
+    r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.stdout.startswith("BuildError True cannot run `f` on the Cpu backend"), r
+    assert "no C compiler found" in r.stdout, r.stdout

@@ -89,6 +89,12 @@ def test_print_usage_errors_are_one_line_and_exit_2():
     assert r.returncode == 2 and "no attribute 'nope'" in r.stderr
     r = cli("print", f"{SUM_ROWS}:sum_rows", "--par", "{bad", "--arg", "1")
     assert r.returncode == 2 and "not valid JSON" in r.stderr
+    # a count parpy.threads refuses (a traceback before)
+    for par in ['{"outer": 0}', '{"outer": {"threads": 64, "tpb": 33}}']:
+        r = cli("print", f"{SUM_ROWS}:sum_rows", "--par", par, "--arg", "f32[4,4]",
+                "--arg", "f32[4]", "--arg", "4")
+        assert r.returncode == 2 and "--par: label 'outer'" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
 
 
 def test_print_compile_error_is_rendered():

@@ -451,3 +451,85 @@ def test_rebinding_without_integer_join_points_at_both_assignments():
     assert_points_at(text, "rebinding", "parpy.builtin.convert(i, parpy.types.U64)")
     assert_points_at(text, "rebinding", "v = x[i]", mark="-")
     check_snapshot("rebinding_no_join", text)
+
+
+@parpy.jit
+def positive_part(a):
+    if a > 0.0:
+        return a
+
+
+@parpy.jit
+def clamp_or_fail(a):
+    if a > 0.0:
+        return a
+    raise ValueError("negative")
+
+
+@parpy.jit
+def apply_helper(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = positive_part(x[i])
+
+
+@parpy.jit
+def apply_raising_helper(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = clamp_or_fail(x[i])
+
+
+def test_a_helper_that_may_end_without_return_is_refused():
+    # Python's `positive_part(-2.0)` is None; the compiled helper returned
+    # whatever its register held (the last row's value)
+    x = np.array([1.0, -2.0, 3.0, -4.0])
+    with pytest.raises(parpy.CompileError) as e:
+        apply_helper(x, np.zeros(4), 4, opts=cpu_opts({'N': parpy.threads(2)}))
+    text = str(e.value)
+    assert "this helper returns a value here but may end without `return`" in text
+    assert "return a" in text and "end the helper with `return value`" in text
+    # one that raises where it would fall off is fine
+    y = np.zeros(3)
+    apply_raising_helper(np.array([1.0, 2.0, 3.0]), y, 3, opts=cpu_opts({'N': parpy.threads(2)}))
+    assert y.tolist() == [1.0, 2.0, 3.0]
+
+
+@parpy.jit
+def poke_far(x):
+    x[2 ** 64] = 7.0
+
+
+@parpy.jit
+def peek_far(x, y):
+    y[0] = x[-2 ** 64 + 2]
+
+
+def test_an_index_past_64_bits_is_out_of_bounds():
+    # (before: the literal wrapped, and `x[2**64] = 7.0` wrote x[0])
+    for fn, args, shown in [(poke_far, [np.zeros(4)], "index 18446744073709551616 "),
+                            (peek_far, [np.zeros(4), np.zeros(1)],
+                             "index -18446744073709551614 ")]:
+        with pytest.raises(parpy.CompileError) as e:
+            parpy.print_compiled(fn, args, cpu_opts())
+        assert shown in str(e.value) and "out of bounds for dimension 0" in str(e.value)
+
+
+@parpy.jit
+def first_big(x, y, N, M):
+    parpy.label('N')
+    for i in range(N):
+        for j in range(M):
+            if x[i, j] > 0.8:
+                break
+        y[i] = j
+
+
+def test_a_loop_variable_read_after_its_loop_is_explained():
+    # (before: "did you mean `M`?", which pointed the wrong way)
+    with pytest.raises(parpy.CompileNameError) as e:
+        parpy.print_compiled(first_big, [np.zeros((2, 3)), np.zeros(2, np.int64), 2, 3],
+                             cpu_opts({'N': parpy.threads(2)}))
+    text = str(e.value)
+    assert "`j` is the variable of a loop above" in text and "did you mean" not in text
+    assert "assign `j` before the loop (`j = 0`)" in text

@@ -485,3 +485,38 @@ def test_signed_overflow_wraps_as_numpy_on_every_backend():
         run_both(signed_overflow, [a, b, k, np.zeros(n, np.int32), np.zeros(n, np.int64),
                                    np.zeros(n, np.int64), np.zeros(n, np.int64), n],
                  cpu_opts({'N': parpy.threads(n), 'M': parpy.threads(32)}))
+
+
+@parpy.jit
+def count_steps(out, lo, hi, step):
+    parpy.label('r')
+    for r in range(1):
+        c = 0
+        for i in range(lo, hi, step):
+            c += 1
+        out[r] = c
+
+
+@parpy.jit
+def count_by_four(out, hi):
+    parpy.label('r')
+    for r in range(1):
+        c = 0
+        for i in range(2 ** 63 - 10, hi, 4):
+            c += 1
+        for i in range(-2 ** 63 + 10, -hi, -4):
+            c += 1
+        out[r] = c
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("args", [(0, 2 ** 63 - 1, 2 ** 62), (2 ** 63 - 2, -2 ** 63, -(2 ** 63 - 5)),
+                                  (2 ** 63 - 10, 2 ** 63 - 1, 4), (5, 100, 7), (100, 5, -7)])
+def test_a_step_past_the_end_of_int64_ends_the_loop(args):
+    # `i += step` past 2**63 - 1 wrapped and the loops ran forever (or
+    # counted wrong): Python's count, with the bounds known when compiling
+    # and (`count_by_four`) at run time
+    out = np.zeros(1, np.int64)
+    run_both(count_steps, [out, *args], cpu_opts({'r': parpy.threads(1)}))
+    run_both(count_by_four, [out, 2 ** 63 - 1],
+             cpu_opts({'r': parpy.threads(1)}, specialize_scalars=False))

@@ -10,6 +10,7 @@ import pytest
 
 import parpy
 from conftest import cpu_opts, run_both
+from test_assert import expect_raised
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's division notes
 
@@ -626,3 +627,95 @@ def test_narrow_constants_widen_with_their_rounding():
                      rtol=0, atol=0)[0]
     assert y[0, 0] == 0.10000000149011612 and y[0, 1] == 0.0999755859375
     assert np.isinf(y[0, 2]) and y[0, 3] == 16777216.0
+
+
+@parpy.jit
+def python_int_constants(y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i, 0] = 2 ** 62 * 4 // 8
+        y[i, 1] = 10 ** 20 // 10 ** 18
+        y[i, 2] = (2 ** 64 + 5) % 7
+        y[i, 3] = -(2 ** 65) >> 60
+        z[i, 0] = 2 ** 70 * 1.0
+        z[i, 1] = (3 ** 50 // 3 ** 45) / 2
+
+
+def test_python_int_constants_are_exact_beyond_64_bits():
+    # Python computes these before NumPy sees them: an intermediate value
+    # past 64 bits must not wrap
+    y, z = np.zeros((2, 4), np.int64), np.zeros((2, 2), np.float64)
+    out = run_both(python_int_constants, [y, z, 2], cpu_opts({'N': parpy.threads(2)}))
+    assert out[0][0].tolist() == [2 ** 61, 100, (2 ** 64 + 5) % 7, -32]
+    assert out[1][0].tolist() == [2.0 ** 70, 121.5]
+
+
+@parpy.jit
+def choose_or_number(x, k, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i] if x[i] > 0 else 0.1
+        z[i] = k[i] if k[i] > 0 else (1000 if k[i] < -5 else k[i] * 2)
+
+
+@pytest.mark.parametrize("xt", [np.float32, np.float16])
+def test_a_conditional_stores_the_python_number_it_chooses(xt):
+    # Python picks `0.1` (a double) or `1000` (an int), then the store
+    # converts that: not the other side's float32 / int8
+    x = np.array([1, -1, 2, -3], xt)
+    k = np.array([1, -1, 2, -7], np.int8)
+    out = run_both(choose_or_number, [x, k, np.zeros(4), np.zeros(4, np.int64), 4],
+                   cpu_opts({'N': parpy.threads(2)}))
+    assert out[2][1] == 0.1 and out[3].tolist() == [1, -2, 2, 1000]
+
+
+def test_a_conditional_into_a_narrower_destination_is_still_refused():
+    @parpy.jit
+    def narrow(x, y, N):
+        parpy.label('N')
+        for i in range(N):
+            y[i] = x[i] if x[i] > 0 else 0.1
+
+    with pytest.raises(parpy.CompileError, match="cannot store a value of type `f64`"):
+        parpy.print_compiled(narrow, [np.ones(3), np.zeros(3, np.float32), 3],
+                             cpu_opts({'N': parpy.threads(3)}))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint8])
+def test_max_and_min_of_no_elements_raise_as_numpy_and_python_do(dtype):
+    x = (np.random.default_rng(0).random((3, 4, 4)) * 10).astype(dtype)[:, 0, :].copy()
+    x3 = np.repeat(x[:, None, :], 2, axis=1)
+    y = np.zeros((3, 3), dtype)
+
+    @parpy.jit
+    def tails(x, x3, y, N, k):
+        parpy.label('N')
+        for i in range(N):
+            y[i, 0] = x[i, k:].max()
+            y[i, 1] = min(x[i, k:])
+            y[i, 2] = np.max(x3[i, :, k:], axis=1)[0]
+
+    opts = cpu_opts({'N': parpy.threads(3)})
+    run_both(tails, [x, x3, y, 3, 1], opts)
+    expect_raised(tails, [x, x3, y, 3, 4], opts, ValueError,
+                  "zero-size array to reduction operation maximum")
+
+
+@parpy.jit
+def add_k(x, k, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = x[i] + k
+
+
+@pytest.mark.parametrize("dtype,k", [(np.int8, 300), (np.int8, -129), (np.uint8, -1),
+                                     (np.uint64, -1), (np.int32, 2 ** 31)])
+def test_a_python_int_passed_at_run_time_must_fit_the_numpy_type_it_meets(dtype, k):
+    # NumPy raises OverflowError for `np.int8(1) + 300`; so does parpy when
+    # `k` is known when compiling (a compile error) and, now, when it is
+    # passed at run time (before, it wrapped: 1 + 300 gave 45)
+    opts = cpu_opts({'N': parpy.threads(2)}, specialize_scalars=False)
+    x = np.array([1, 5, 100], dtype)
+    run_both(add_k, [x, 20, np.zeros(3, dtype), 3], opts)
+    expect_raised(add_k, [x, k, np.zeros(3, dtype), 3], opts, OverflowError,
+                  f"out of bounds for {np.dtype(dtype).name}", "`k`")

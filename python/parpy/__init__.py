@@ -7,6 +7,8 @@ this package is the thin public layer over it.
 from __future__ import annotations
 
 import enum
+import inspect as _inspect
+from types import FunctionType as _FunctionType
 from builtins import sum as builtins_sum
 from typing import Any, Callable, Optional
 
@@ -61,6 +63,15 @@ def jit(fun: Callable[..., Any]) -> JitFunction:
     The undecorated function stays available as `.py_func`."""
     if isinstance(fun, JitFunction):
         return fun
+    if not isinstance(fun, _FunctionType):
+        raise TypeError(
+            f"parpy.jit takes a Python function defined with `def`, got "
+            f"{type(fun).__name__} {fun!r}"[:300])
+    if fun.__name__ == "<lambda>":
+        raise TypeError("parpy.jit takes a function defined with `def`, not a lambda: "
+                        "write `def name(args): return ...` and decorate that")
+    if _inspect.iscoroutinefunction(fun) or _inspect.isasyncgenfunction(fun):
+        raise TypeError(f"parpy.jit cannot compile `async def {fun.__name__}`: write a plain `def`")
     return JitFunction(fun)
 
 

@@ -94,17 +94,20 @@ def parse_par(text: Optional[str]) -> Dict[str, parpy.LoopPar]:
     for label, v in raw.items():
         if isinstance(v, bool) or not isinstance(v, (int, dict)):
             raise UsageError(f"--par: label {label!r} needs a thread count or an object")
-        if isinstance(v, int):
-            spec[label] = parpy.threads(v)
-            continue
-        unknown = set(v) - {"threads", "tpb", "reduction"}
-        if unknown:
-            raise UsageError(f"--par: label {label!r} has unknown keys {sorted(unknown)}")
-        p = parpy.threads(v["threads"]) if "threads" in v else parpy.reduce()
-        if v.get("reduction"):
-            p = p.par_reduction()
-        if "tpb" in v:
-            p = p.tpb(v["tpb"])
+        try:
+            if isinstance(v, int):
+                spec[label] = parpy.threads(v)
+                continue
+            unknown = set(v) - {"threads", "tpb", "reduction"}
+            if unknown:
+                raise UsageError(f"--par: label {label!r} has unknown keys {sorted(unknown)}")
+            p = parpy.threads(v["threads"]) if "threads" in v else parpy.reduce()
+            if v.get("reduction"):
+                p = p.par_reduction()
+            if "tpb" in v:
+                p = p.tpb(v["tpb"])
+        except (TypeError, ValueError, OverflowError) as e:
+            raise UsageError(f"--par: label {label!r}: {e}")
         spec[label] = p
     return spec
 

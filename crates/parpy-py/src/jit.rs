@@ -759,11 +759,17 @@ impl JitFunction {
         let backend = service::resolve_backend(py, &data)?;
         if backend == Backend::Metal || !backend::is_enabled(backend) {
             let (_, sentence) = backend::explain(backend);
-            return Err(PyRuntimeError::new_err(format!(
+            let message = format!(
                 "cannot run `{}` on the {} backend: {sentence}",
                 self.name,
                 backend.name()
-            )));
+            );
+            // (no C compiler: the build cannot run, docs/safety.md's
+            // `BuildError`, a `RuntimeError`)
+            return Err(match backend {
+                Backend::Cpu => crate::errors::BuildError::new_err(message),
+                _ => PyRuntimeError::new_err(message),
+            });
         }
         let symbols = resolver::check_value_annotations(self.py_func.bind(py), args.as_any())?;
         let ins = args::inspect_call(args.iter().collect(), spec, &ctx)?;

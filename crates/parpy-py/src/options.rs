@@ -36,12 +36,13 @@ fn check_tpb(n: i64) -> PyResult<i64> {
 impl LoopPar {
     #[new]
     #[pyo3(signature = (threads))]
-    fn py_new(threads: i64) -> PyResult<LoopPar> {
-        threads_fn(threads)
+    fn py_new(threads: &Bound<'_, PyAny>) -> PyResult<LoopPar> {
+        threads_of(count_arg(threads, "parpy.LoopPar(threads)")?)
     }
 
     /// Threads per block (a positive multiple of 32). Returns a new LoopPar.
-    fn tpb(&self, n: i64) -> PyResult<LoopPar> {
+    fn tpb(&self, n: &Bound<'_, PyAny>) -> PyResult<LoopPar> {
+        let n = count_arg(n, "LoopPar.tpb(n)")?;
         Ok(LoopPar {
             tpb: Some(check_tpb(n)?),
             ..*self
@@ -91,9 +92,38 @@ impl LoopPar {
     }
 }
 
+/// A thread count given to `what`: an int (not a bool) that fits in 64
+/// bits, or a `TypeError` / `ValueError` that names `what`.
+fn count_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
+    let is_int = v.is_instance_of::<pyo3::types::PyInt>() && !v.is_instance_of::<PyBool>();
+    match (is_int, v.extract::<i64>()) {
+        (true, Ok(n)) => Ok(n),
+        (true, Err(_)) => Err(PyValueError::new_err(format!(
+            "{what} needs a thread count that fits in 64 bits, got {v}"
+        ))),
+        (false, _) => {
+            let r = v.repr().map(|r| r.to_string()).unwrap_or_default();
+            let ty = v
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default();
+            Err(PyTypeError::new_err(format!(
+                "{what} needs an int thread count, got {ty} {r}"
+            )))
+        }
+    }
+}
+
 /// `parpy.threads(n)`.
 #[pyfunction(name = "threads")]
-pub fn threads_fn(n: i64) -> PyResult<LoopPar> {
+pub fn threads_fn(n: &Bound<'_, PyAny>) -> PyResult<LoopPar> {
+    let n = count_arg(n, "parpy.threads(n)")?;
+    threads_of(n)
+}
+
+/// `parpy.threads(n)` of a count.
+pub fn threads_of(n: i64) -> PyResult<LoopPar> {
     if n <= 0 {
         return Err(PyValueError::new_err(format!(
             "parpy.threads(n) needs a positive thread count, got {n}"
@@ -112,7 +142,7 @@ pub fn threads_fn(n: i64) -> PyResult<LoopPar> {
 #[pyo3(signature = (n=None))]
 pub fn reduce_marker(n: Option<i64>) -> PyResult<LoopPar> {
     match n {
-        Some(n) => Ok(threads_fn(n)?.par_reduction()),
+        Some(n) => Ok(threads_of(n)?.par_reduction()),
         None => Ok(LoopPar {
             threads: None,
             tpb: None,

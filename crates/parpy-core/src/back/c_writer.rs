@@ -609,13 +609,15 @@ const P_COND: u8 = 3;
 /// failures after it ([`Dialect::defers_loop_checks`]): an innermost loop
 /// (no loop inside, so no check of another loop runs between a failure and
 /// the record), without `return` or calls of helpers (whose own checks
-/// record at once), with at least one check that records.
+/// record at once), without `break` (such a loop leaves when the record
+/// holds a failure: `passes::check_exits`), with at least one check that
+/// records.
 fn defers_checks(b: &[Stmt]) -> bool {
     let mut plain = true;
     crate::ir::visit::walk_stmts(b, &mut |s| {
         plain &= !matches!(
             s.kind,
-            StmtKind::For(_) | StmtKind::While { .. } | StmtKind::Return(_)
+            StmtKind::For(_) | StmtKind::While { .. } | StmtKind::Return(_) | StmtKind::Break
         )
     });
     let mut checks = false;
@@ -630,6 +632,12 @@ fn defers_checks(b: &[Stmt]) -> bool {
         plain
     });
     plain && checks
+}
+
+/// Does `e` read a scalar parameter of `f` (a value the caller chooses)?
+fn reads_param(f: &crate::ir::Function, e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Var(v) if f.var(*v).kind == crate::ir::VarKind::Param)
+        || e.children().any(|c| reads_param(f, c))
 }
 
 fn paren(s: (String, u8), min: u8) -> String {
@@ -1706,10 +1714,40 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
         let (lo, hi) =
             self.as_index(|w| -> Result<_, EmitError> { Ok((w.expr(&l.lo)?.0, w.expr(&l.hi)?)) })?;
         let hi = paren(hi, P_REL + 1);
-        let (cmp, step) = if l.step > 0 {
-            ("<", format!("{v} += {}", l.step))
-        } else {
-            (">", format!("{v} -= {}", l.step.unsigned_abs()))
+        let by = l.step.unsigned_abs();
+        // a step past a bound near the end of the counter's type would
+        // overflow (and loop forever: `range(0, 2**63 - 1, 2**62)`): where
+        // the bound is the program's argument and may lie there, the step
+        // stops at the bound (`hi -/+ by` in unsigned arithmetic, which
+        // wraps; where it wraps, the step cannot overflow). The bounds
+        // parpy makes itself (from locals) come from array sizes.
+        let user_bound = reads_param(self.f, &l.hi) || matches!(l.hi.kind, ExprKind::Int(_));
+        // (a loop under a pragma keeps OpenMP's canonical `i += step`:
+        // OpenMP counts its trips itself)
+        let near_end = by > 1 && user_bound && intro.lines.is_empty() && {
+            let last = crate::ir::range::Ranges::default()
+                .expr(self.f, &l.hi)
+                .map(|r| if l.step > 0 { r.hi } else { r.lo });
+            let past = last.map(|h| h + (l.step - l.step.signum()) as i128);
+            let ty_range = self
+                .f
+                .var(l.var)
+                .ty
+                .elem()
+                .and_then(crate::ir::range::Interval::of_type);
+            !matches!((past, ty_range), (Some(p), Some(t)) if t.lo <= p && p <= t.hi)
+        };
+        let (cmp, step) = match (l.step > 0, near_end) {
+            (true, false) => ("<", format!("{v} += {by}")),
+            (false, false) => (">", format!("{v} -= {by}")),
+            (true, true) => (
+                "<",
+                format!("{v} = {v} > ({ty})((uint64_t){hi} - {by}u) ? {hi} : {v} + {by}"),
+            ),
+            (false, true) => (
+                ">",
+                format!("{v} = {v} < ({ty})((uint64_t){hi} + {by}u) ? {hi} : {v} - {by}"),
+            ),
         };
         self.line(
             depth,

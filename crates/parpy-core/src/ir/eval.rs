@@ -124,6 +124,16 @@ fn bool_binary(op: BinOp, x: bool, y: bool) -> R {
 /// Python's integer floor division (`None`: division by zero, or the one
 /// overflow `i64::MIN // -1`).
 pub fn int_floordiv(a: i64, b: i64) -> Option<i64> {
+    i64::try_from(floordiv_i128(a as i128, b as i128)?).ok()
+}
+
+/// Python's integer modulo: the sign of the divisor (`None`: by zero).
+pub fn int_mod(a: i64, b: i64) -> Option<i64> {
+    // (the remainder's magnitude is below the divisor's: it fits)
+    mod_i128(a as i128, b as i128).map(|r| r as i64)
+}
+
+fn floordiv_i128(a: i128, b: i128) -> Option<i128> {
     let q = a.checked_div(b)?;
     if a % b != 0 && ((a < 0) != (b < 0)) {
         q.checked_sub(1)
@@ -132,8 +142,7 @@ pub fn int_floordiv(a: i64, b: i64) -> Option<i64> {
     }
 }
 
-/// Python's integer modulo: the sign of the divisor (`None`: by zero).
-pub fn int_mod(a: i64, b: i64) -> Option<i64> {
+fn mod_i128(a: i128, b: i128) -> Option<i128> {
     if b == 0 {
         return None;
     }
@@ -143,6 +152,87 @@ pub fn int_mod(a: i64, b: i64) -> Option<i64> {
     } else {
         r
     })
+}
+
+/// A Python number while Python computes an expression of number literals
+/// (`2 ** 62 * 4 // 8`): an int, exact up to 128 bits, or a float.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum PyNumber {
+    Int(i128),
+    Float(f64),
+}
+
+/// `a op b` as Python computes it, the ints exact (beyond 128 bits:
+/// [`EvalError::Overflow`]). What Python computes otherwise than the
+/// arithmetic and bitwise operators here has no value
+/// ([`EvalError::Unsupported`]: comparisons, NumPy's `max`/`min`, an int
+/// to a negative power, which is a float, and `/` of ints beyond 2**53,
+/// which Python rounds once); the errors Python raises are [`binary`]'s.
+pub fn python_binary(op: BinOp, a: PyNumber, b: PyNumber) -> Result<PyNumber, EvalError> {
+    use BinOp::*;
+    use PyNumber::{Float, Int};
+    let python_op = matches!(
+        op,
+        Add | Sub | Mul | Div | FloorDiv | Mod | Pow | BitAnd | BitOr | BitXor | Shl | Shr
+    );
+    if !python_op {
+        return Err(EvalError::Unsupported(op.symbol()));
+    }
+    let (x, y) = match (a, b) {
+        (Int(x), Int(y)) if op != Div => (x, y),
+        (Int(x), Int(y)) if x.unsigned_abs() > 1 << 53 || y.unsigned_abs() > 1 << 53 => {
+            return Err(EvalError::Unsupported(op.symbol()))
+        }
+        _ => {
+            // Python converts the int to the nearest float (as `as` does)
+            let f = |v: PyNumber| match v {
+                Int(i) => i as f64,
+                Float(f) => f,
+            };
+            return match float_binary(op, f(a), f(b), Mode::Python)? {
+                ScalarValue::Float(r) => Ok(Float(r)),
+                _ => Err(EvalError::Unsupported(op.symbol())),
+            };
+        }
+    };
+    let fits = |v: Option<i128>| v.map(Int).ok_or(EvalError::Overflow);
+    match op {
+        Add => fits(x.checked_add(y)),
+        Sub => fits(x.checked_sub(y)),
+        Mul => fits(x.checked_mul(y)),
+        FloorDiv | Mod if y == 0 => Err(EvalError::DivisionByZero),
+        FloorDiv => fits(floordiv_i128(x, y)),
+        Mod => fits(mod_i128(x, y)),
+        Pow if x == 0 && y < 0 => Err(EvalError::DivisionByZero),
+        Pow if y < 0 => Err(EvalError::Unsupported("** (a float result)")),
+        Pow => match x {
+            0 | 1 => Ok(Int(if y == 0 { 1 } else { x })),
+            -1 => Ok(Int(if y % 2 == 0 { 1 } else { -1 })),
+            _ => fits(u32::try_from(y).ok().and_then(|e| x.checked_pow(e))),
+        },
+        BitAnd => Ok(Int(x & y)),
+        BitOr => Ok(Int(x | y)),
+        BitXor => Ok(Int(x ^ y)),
+        Shl | Shr if y < 0 => Err(EvalError::NegativeShift),
+        Shl if x == 0 => Ok(Int(0)),
+        Shl => {
+            let r = (y < 128).then(|| x << y).filter(|r| r >> y == x);
+            fits(r)
+        }
+        Shr => Ok(Int(if y < 128 { x >> y } else { x >> 127 })),
+        _ => Err(EvalError::Unsupported(op.symbol())),
+    }
+}
+
+/// `op a` as Python computes it (see [`python_binary`]).
+pub fn python_unary(op: UnOp, a: PyNumber) -> Result<PyNumber, EvalError> {
+    use PyNumber::{Float, Int};
+    match (op, a) {
+        (UnOp::Neg, Float(f)) => Ok(Float(-f)),
+        (UnOp::Neg, Int(i)) => i.checked_neg().map(Int).ok_or(EvalError::Overflow),
+        (UnOp::BitNot, Int(i)) => Ok(Int(!i)),
+        _ => Err(EvalError::Unsupported("unary operator")),
+    }
 }
 
 /// Python's float modulo (CPython's algorithm; the sign of the divisor,

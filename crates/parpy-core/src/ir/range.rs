@@ -396,6 +396,14 @@ fn binary(op: BinOp, a: Interval, b: Interval) -> Option<Interval> {
         // Python floor division and modulo by a positive divisor
         BinOp::FloorDiv if b.lo > 0 => corners(&|x, y| Some(x.div_euclid(y))),
         BinOp::Mod if b.lo > 0 => Some(Interval::new(0, b.hi - 1)),
+        // `x & -2**k` rounds `x` down to a multiple of 2**k
+        BinOp::BitAnd if round_down_mask(b).is_some() || round_down_mask(a).is_some() => {
+            let (x, m) = match round_down_mask(b) {
+                Some(m) => (a, m),
+                None => (b, round_down_mask(a)?),
+            };
+            Some(Interval::new(x.lo & m, x.hi & m))
+        }
         BinOp::BitAnd if a.lo >= 0 || b.lo >= 0 => {
             let hi = match (a.lo >= 0, b.lo >= 0) {
                 (true, true) => a.hi.min(b.hi),
@@ -409,6 +417,12 @@ fn binary(op: BinOp, a: Interval, b: Interval) -> Option<Interval> {
         }
         _ => None,
     }
+}
+
+/// The mask `-2**k` (k < 63) that `r` holds, if it is one.
+fn round_down_mask(r: Interval) -> Option<i128> {
+    let m = r.lo;
+    (r.hi == m && m < 0 && (-m as u128).is_power_of_two() && m > i64::MIN as i128).then_some(m)
 }
 
 #[cfg(test)]

@@ -63,6 +63,16 @@ pub fn run(p: &mut Program, options: &Options) {
             break;
         }
     }
+    // what checked code does after a failure (`check_exits`)
+    let takes: Vec<bool> = recs.iter().map(Option::is_some).collect();
+    let gpu = options.backend != Backend::Cpu;
+    let functions = std::iter::once((&mut p.host, host_rec, gpu))
+        .chain(p.helpers.iter_mut().zip(recs).map(|(h, r)| (h, r, false)));
+    for (f, rec, host) in functions {
+        if let Some(r) = rec {
+            super::check_exits::apply(&mut f.body, r, &takes, host);
+        }
+    }
     p.bounds = host_rec.map(|record| Bounds { record, sites });
 }
 

@@ -65,6 +65,7 @@
 //! with the time the pass took.
 
 pub mod check_bounds;
+pub mod check_exits;
 pub mod check_host_device;
 pub mod check_parallel_structure;
 pub mod check_races;

@@ -416,6 +416,7 @@ impl Lowerer<'_, '_> {
                             Builtin::Min => ReduceOp::Min,
                             _ => ReduceOp::Max,
                         };
+                        self.python_extreme = true;
                         return self.reduction(op, s, span);
                     }
                 }

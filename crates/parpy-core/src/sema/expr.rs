@@ -2,6 +2,7 @@
 //! module globals via the resolver), operators with typing, subscripts.
 
 use crate::diag::{Diagnostic, Span};
+use crate::ir::eval::{python_binary, python_unary, wrap_int, PyNumber};
 use crate::ir::{BinOp, ElemTy, Expr, ExprKind, Type, UnOp, VarId};
 use crate::resolve::{Builtin, Resolved};
 use crate::syntax::ast;
@@ -123,6 +124,17 @@ impl Lowerer<'_, '_> {
         let mut d = Diagnostic::error(format!("name `{name}` is not defined"))
             .at(span, "not defined here")
             .name_error();
+        if self.ended_loop_vars.contains(name) {
+            // (Python keeps a loop's variable after the loop)
+            d = d.note(format!(
+                "`{name}` is the variable of a loop above; parpy keeps its last value after the loop only in a local assigned before the loop"
+            ))
+            .help(format!(
+                "assign `{name}` before the loop (`{name} = 0`), or copy it inside the loop into a variable assigned before it"
+            ));
+            self.error(d);
+            return;
+        }
         if let Some(c) = self.scope.closest(name) {
             d = d.help(format!("did you mean `{c}`?"));
         }
@@ -496,6 +508,7 @@ impl Lowerer<'_, '_> {
                 let t = self.binary(*op, a?, b?, span)?;
                 if is_python_constant(lhs) && is_python_constant(rhs) {
                     self.python_constant_check(&t, span)?;
+                    return Some(python_constant_value(e, t));
                 }
                 Some(t)
             }
@@ -644,11 +657,17 @@ impl Lowerer<'_, '_> {
                 Some(value)
             }
             ast::ExprKind::IfExp { cond, then, else_ } => {
+                let stored = self.stored_select.filter(|s| s.0 == span);
+                // (a side that is itself a conditional is stored as well)
+                let side = |e: &ast::Expr| stored.map(|(_, ty, dst)| (e.span, ty, dst));
                 let c = self.lower_condition(cond);
                 let mark = self.pre.len();
+                self.stored_select = side(then);
                 let t = self.lower_expr(then);
                 let then_pre = self.pre.split_off(mark);
+                self.stored_select = side(else_);
                 let f = self.lower_expr(else_);
+                self.stored_select = stored;
                 // each side's hoisted statements run only when it is chosen
                 if let Some(c) = &c {
                     let else_pre = self.pre.split_off(mark);
@@ -656,7 +675,17 @@ impl Lowerer<'_, '_> {
                     self.guard_hoisted(mark, c.clone(), else_pre, span);
                 }
                 let (c, t, f) = (c?, t?, f?);
-                let (t, f, ty, weak) = self.unify(t, f)?;
+                let (t, f, ty, weak) = match stored {
+                    // a Python number beside a NumPy value: Python stores
+                    // the number chosen, not the NumPy type of the other
+                    // side (`x[i] if x[i] > 0 else 0.1` into float64)
+                    Some((_, ty, dst)) if t.weak != f.weak => {
+                        let t = self.store_convert(t, ty, dst);
+                        let f = self.store_convert(f, ty, dst);
+                        (t?, f?, ty, false)
+                    }
+                    _ => self.unify(t, f)?,
+                };
                 Some(TExpr {
                     e: Expr::new(
                         ExprKind::Select {
@@ -1260,6 +1289,21 @@ impl Lowerer<'_, '_> {
                 }
                 continue;
             }
+            // (a Python int past 64 bits, which its literal would wrap)
+            let wide = match python_number(ix).filter(|_| is_python_constant(ix)) {
+                Some(PyNumber::Int(v)) => i64::try_from(v).is_err().then_some(v),
+                _ => None,
+            };
+            if let Some(v) = wide {
+                self.error(
+                    Diagnostic::error(format!(
+                        "index {v} is out of bounds for dimension {k} of `{name}` (size {dim})"
+                    ))
+                    .at(ix.span, "out of bounds"),
+                );
+                ok = false;
+                continue;
+            }
             let Some(t) = self.lower_expr(ix) else {
                 ok = false;
                 continue;
@@ -1405,6 +1449,43 @@ fn is_python_constant(e: &ast::Expr) -> bool {
             is_python_constant(lhs) && is_python_constant(rhs)
         }
         _ => false,
+    }
+}
+
+/// The value Python computes for the operators of number literals `e`
+/// (`2 ** 62 * 4 // 8`, `10 ** 20 // 10 ** 18`, `2 ** 70 * 1.0`): its ints
+/// exact, so an intermediate value beyond 64 bits does not wrap (`None`
+/// where `ir::eval::python_binary` has no value for it).
+fn python_number(e: &ast::Expr) -> Option<PyNumber> {
+    match &e.kind {
+        ast::ExprKind::Int(v) => Some(PyNumber::Int(*v as i128)),
+        ast::ExprKind::Bool(b) => Some(PyNumber::Int(*b as i128)),
+        ast::ExprKind::Float(f) => Some(PyNumber::Float(*f)),
+        ast::ExprKind::Unary { op, arg } => python_unary(*op, python_number(arg)?).ok(),
+        ast::ExprKind::Binary { op, lhs, rhs } => {
+            python_binary(*op, python_number(lhs)?, python_number(rhs)?).ok()
+        }
+        _ => None,
+    }
+}
+
+/// `t`, the lowered operator of number literals `e`, as the literal of
+/// Python's value; `t` itself where that value is not known here, or is an
+/// int beyond 64 bits (which `t` keeps as the bits parpy keeps: `2 ** 64 -
+/// 1` into a uint64, whose value a literal could not tell).
+fn python_constant_value(e: &ast::Expr, t: TExpr) -> TExpr {
+    let ty = t.e.ty.clone();
+    let kind = match (python_number(e), ty.elem()) {
+        (Some(PyNumber::Int(v)), Some(el)) if t.weak && el.is_int() => match i64::try_from(v) {
+            Ok(v) if wrap_int(v, el) == v => ExprKind::Int(v),
+            _ => return t,
+        },
+        (Some(PyNumber::Float(f)), Some(ElemTy::F64)) if t.weak => ExprKind::Float(f),
+        _ => return t,
+    };
+    TExpr {
+        e: Expr::new(kind, ty, t.e.span),
+        weak: true,
     }
 }
 

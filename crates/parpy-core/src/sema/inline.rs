@@ -546,12 +546,7 @@ impl Lowerer<'_, '_> {
             None => body,
             Some(Ok(b)) => b,
             Some(Err(at)) => {
-                self.error(
-                    Diagnostic::error("this helper returns a value here but may end without `return`")
-                        .at(at, "returns a value")
-                        .note("Python's function returns None where it ends without `return`, which parpy's helper cannot")
-                        .help("end the helper with `return value`"),
-                );
+                self.error(ends_without_return(at));
                 return None;
             }
         };
@@ -600,6 +595,10 @@ impl Lowerer<'_, '_> {
             // accumulators in inlined bodies keep their literal's type (a
             // helper inlined at several types must not share one retyping)
             acc_uses: Default::default(),
+            stored_select: None,
+            python_extreme: false,
+            param_checks: vec![],
+            ended_loop_vars: Default::default(),
             int_rebinds: vec![],
             retype: Default::default(),
             dicts,
@@ -739,6 +738,15 @@ const RETURN_VALUE: &str = "return#value";
 /// loops it is in (`break`, and `if flag: break` after each statement of
 /// a loop body that may return); the statements after one that may return
 /// run only while the flag is unset; the body ends with `return value`.
+/// A helper that returns a value (at `at`) and may end without `return`,
+/// where Python's returns None.
+pub(super) fn ends_without_return(at: Span) -> Diagnostic {
+    Diagnostic::error("this helper returns a value here but may end without `return`")
+        .at(at, "returns a value")
+        .note("Python's function returns None where it ends without `return`, which parpy's helper cannot")
+        .help("end the helper with `return value`")
+}
+
 /// `None` when the body returns only at its end; `Some(Err(at))` when a
 /// value is returned early (at `at`) and the body may end without
 /// `return`.

@@ -378,18 +378,7 @@ impl Lowerer<'_, '_> {
             });
         }
         // NumPy's max and min of no elements raise
-        let extreme = match b {
-            Builtin::Reduce(ReduceOp::Max) => {
-                Some("zero-size array to reduction operation maximum which has no identity")
-            }
-            Builtin::Reduce(ReduceOp::Min) => {
-                Some("zero-size array to reduction operation minimum which has no identity")
-            }
-            Builtin::Max => Some("max() iterable argument is empty"),
-            Builtin::Min => Some("min() iterable argument is empty"),
-            _ => None,
-        };
-        if let Some(message) = extreme {
+        if let Some(message) = empty_extreme_message(b) {
             let some = Expr::compare(BinOp::Gt, count_e(), Expr::int(0, int_ty, span), span);
             let check = Expr::assert(some, Some(message.to_string()), "ValueError", span);
             self.pre.push(Stmt::new(StmtKind::Expr(check), span));
@@ -486,5 +475,22 @@ fn unmasked(
             indices: whole,
         },
         span,
+    }
+}
+
+/// What NumPy's max and min (`Builtin::Reduce`), or Python's (`Builtin::Max`
+/// / `Min` of a slice), raise for no elements: a `ValueError` with these
+/// words (`None`: the builtin has an answer for none).
+pub(super) fn empty_extreme_message(b: Builtin) -> Option<&'static str> {
+    match b {
+        Builtin::Reduce(ReduceOp::Max) => {
+            Some("zero-size array to reduction operation maximum which has no identity")
+        }
+        Builtin::Reduce(ReduceOp::Min) => {
+            Some("zero-size array to reduction operation minimum which has no identity")
+        }
+        Builtin::Max => Some("max() iterable argument is empty"),
+        Builtin::Min => Some("min() iterable argument is empty"),
+        _ => None,
     }
 }

@@ -169,6 +169,20 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// Locals first assigned a weak literal, with that literal and the
     /// (type, weak) of every value stored into them later.
     acc_uses: std::collections::HashMap<crate::ir::VarId, (Expr, Vec<(crate::ir::ElemTy, bool)>)>,
+    /// The conditional expression at this span is the value an element
+    /// store converts to this type (the destination's span last): each
+    /// side is converted as if stored alone (`expr.rs`, `IfExp`).
+    stored_select: Option<(Span, crate::ir::ElemTy, Span)>,
+    /// The next reduction is Python's `max` / `min` of a slice (its words
+    /// when there are no elements: `slices.rs` `reduction_mapped`).
+    python_extreme: bool,
+    /// Scalar parameters of the entry function that a use converts to a
+    /// NumPy integer type that may not hold them (`types.rs`
+    /// `python_int_argument`), with the first such use.
+    param_checks: Vec<(crate::ir::VarId, crate::ir::ElemTy, Span)>,
+    /// Names of loop variables whose loop has ended with no other binding
+    /// (a read after the loop is explained: `expr.rs` `not_defined`).
+    ended_loop_vars: std::collections::BTreeSet<String>,
     /// A float stored into a local first assigned a Python int (`total =
     /// 0`, then `total += x[i]`): the error, reported unless
     /// `assign::typed_by_use` types the local (its first assignment's
@@ -407,6 +421,10 @@ fn lower_function(
             aliases: BTreeMap::new(),
             alias_plan: BTreeMap::new(),
             acc_uses: Default::default(),
+            stored_select: None,
+            python_extreme: false,
+            param_checks: vec![],
+            ended_loop_vars: Default::default(),
             int_rebinds: vec![],
             retype: std::mem::take(&mut retype),
             dicts: flat.as_ref().map(|f| f.dicts.clone()).unwrap_or_default(),
@@ -443,7 +461,9 @@ fn lower_function(
         l.plan_aliases(&source);
         l.once = assign::AssignedOnce::of(&source);
         let mut body: Block = l.copy_assigned_params(&source);
-        body.extend(l.lower_block(&source));
+        let lowered = l.lower_block(&source);
+        body.extend(l.entry_checks());
+        body.extend(lowered);
         l.check_device_returns(&body);
         l.func.body = body;
         let ret_weak = l.finish_returns();

@@ -2028,6 +2028,7 @@ impl Lowerer<'_, '_> {
         // the statement's labels are this reduction's, not those of a
         // reduction inside its argument (`np.max(np.sum(s, axis=1))`)
         let labels = self.red_labels.take();
+        let python_builtin = std::mem::take(&mut self.python_extreme);
         let from = self.pre.len();
         let (elem, ctx) = self.lower_reduced(arg);
         let ctx = ctx?;
@@ -2060,6 +2061,21 @@ impl Lowerer<'_, '_> {
             op.name(),
             span,
         )?;
+        // a max or min of no elements raises, as NumPy's (and Python's) do
+        // (when the kept dimensions are empty too: NumPy checks the reduced
+        // ones)
+        if extents.contains(&0) {
+            let b = match (op, python_builtin) {
+                (ReduceOp::Max, true) => Builtin::Max,
+                (ReduceOp::Min, true) => Builtin::Min,
+                _ => Builtin::Reduce(op),
+            };
+            if let Some(message) = super::masks::empty_extreme_message(b) {
+                let never = Expr::new(ExprKind::Bool(false), Type::Scalar(ElemTy::Bool), span);
+                let check = Expr::assert(never, Some(message.to_string()), "ValueError", span);
+                self.pre.push(Stmt::new(StmtKind::Expr(check), span));
+            }
+        }
         // NumPy's order: the reduced dimensions outermost first in memory,
         // added in order where the innermost one is kept
         let mut core = vars.len();

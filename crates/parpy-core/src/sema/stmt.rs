@@ -1129,6 +1129,17 @@ impl Lowerer<'_, '_> {
                     .at(span, "returns nothing"),
             );
         }
+        if !always_returns(&self.func.body) {
+            let mut at = None;
+            ir::visit::walk_stmts(&self.func.body, &mut |s| {
+                if matches!(s.kind, StmtKind::Return(Some(_))) {
+                    at.get_or_insert(s.span);
+                }
+            });
+            self.error(super::inline::ends_without_return(
+                at.unwrap_or(self.func.span),
+            ));
+        }
         let (ty, weak) = self.returns[1..]
             .iter()
             .fold(first, |acc, r| promote(acc, *r, self.opts));
@@ -2018,7 +2029,10 @@ impl Lowerer<'_, '_> {
             Some(p) => {
                 self.scope.bind(var, p);
             }
-            None => self.scope.unbind(var),
+            None => {
+                self.scope.unbind(var);
+                self.ended_loop_vars.insert(var.to_string());
+            }
         }
         // Python evaluates the bounds of `range` once, before the loop; C
         // tests the condition `k < hi` every iteration. A bound that reads
@@ -2251,7 +2265,18 @@ impl Lowerer<'_, '_> {
             }
             ast::ExprKind::Subscript { .. } => {
                 let t = self.lower_subscript(target);
-                let v = self.value_of(value);
+                let v = match (&t, &value) {
+                    // Python picks one side, then the store converts it
+                    (Some(Sub::Elem { elem, .. }), Value::Ast(e))
+                        if matches!(e.kind, ast::ExprKind::IfExp { .. }) =>
+                    {
+                        let outer = self.stored_select.replace((e.span, *elem, target.span));
+                        let v = self.lower_expr(e);
+                        self.stored_select = outer;
+                        v
+                    }
+                    _ => self.value_of(value),
+                };
                 match t? {
                     Sub::Elem {
                         array,
@@ -2483,3 +2508,24 @@ const TUPLE_TARGET: &str =
     "a tuple loop target needs `enumerate(...)`, `zip(...)` or an array of rows";
 const TUPLE_TARGET_FIX: &str =
     "write `for i, v in enumerate(x):`, `for a, b in zip(x, y):` or `for a, b in pts[i]:` over rows of 2";
+
+/// Does every path through `b` end in `return value` (or a `raise`, or
+/// loop forever in a `while True:` with no `break`)?
+fn always_returns(b: &[ir::Stmt]) -> bool {
+    match b.last().map(|s| &s.kind) {
+        Some(StmtKind::Return(Some(_))) => true,
+        Some(StmtKind::Expr(e)) => matches!(
+            &e.kind,
+            ExprKind::Assert { cond, .. } if matches!(cond.kind, ExprKind::Bool(false))
+        ),
+        Some(StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        }) => always_returns(then_body) && always_returns(else_body),
+        Some(StmtKind::While { cond, body }) => {
+            matches!(cond.kind, ExprKind::Bool(true)) && ir::visit::loop_exits(body).is_empty()
+        }
+        _ => false,
+    }
+}

@@ -246,6 +246,9 @@ impl Lowerer<'_, '_> {
     /// after reporting.
     pub(super) fn python_int_fits(&mut self, v: &TExpr, to: ElemTy) -> Option<()> {
         let is_python_int = v.weak && v.e.ty.elem().is_some_and(|t| t.is_int());
+        if is_python_int {
+            self.python_int_argument(&v.e, to);
+        }
         let (Some(c), Some((lo, hi))) =
             (const_int(&v.e).filter(|_| is_python_int), to.int_bounds())
         else {
@@ -262,6 +265,73 @@ impl Lowerer<'_, '_> {
                 .help(format!("widen the NumPy value first (`np.int64(v)`), or write a value {name} holds")),
         );
         None
+    }
+
+    /// A Python int argument passed at run time (`e`, a scalar parameter
+    /// of the called function) that takes the NumPy integer type `to`:
+    /// NumPy's `OverflowError` where `to` cannot hold it is a check when
+    /// the call starts (`param_checks`, made by `entry_checks`), as the
+    /// same argument known when compiling is an error (`python_int_fits`).
+    fn python_int_argument(&mut self, e: &Expr, to: ElemTy) {
+        let ExprKind::Var(p) = e.kind else { return };
+        let (Some((lo, hi)), Some(Type::Scalar(from))) =
+            (to.int_bounds(), Some(&self.func.var(p).ty))
+        else {
+            return;
+        };
+        let holds = from.int_bounds().is_some_and(|(a, b)| lo <= a && b <= hi);
+        let param = self.func.var(p).kind == crate::ir::VarKind::Param;
+        if self.is_entry
+            && param
+            && !holds
+            && !self.param_checks.iter().any(|c| (c.0, c.1) == (p, to))
+        {
+            self.param_checks.push((p, to, e.span));
+        }
+    }
+
+    /// The checks `python_int_argument` asked for, first in the body.
+    pub(super) fn entry_checks(&mut self) -> Vec<crate::ir::Stmt> {
+        let mut out = vec![];
+        for (p, to, span) in std::mem::take(&mut self.param_checks) {
+            let var = self.func.var(p);
+            let (Type::Scalar(from), Some((lo, hi))) = (&var.ty, to.int_bounds()) else {
+                continue;
+            };
+            let (from, name) = (*from, var.name.clone());
+            let (a, b) = from.int_bounds().unwrap_or((lo, hi));
+            let value = || Expr::var(p, Type::Scalar(from), span);
+            let mut sides = vec![];
+            if a < lo {
+                sides.push(Expr::compare(
+                    BinOp::Ge,
+                    value(),
+                    Expr::int(lo as i64, from, span),
+                    span,
+                ));
+            }
+            if hi < b {
+                sides.push(Expr::compare(
+                    BinOp::Le,
+                    value(),
+                    Expr::int(hi as i64, from, span),
+                    span,
+                ));
+            }
+            let Some(cond) = sides
+                .into_iter()
+                .reduce(|x, y| Expr::binary(BinOp::And, x, y, Type::Scalar(ElemTy::Bool), span))
+            else {
+                continue;
+            };
+            let message = format!(
+                "Python integer `{name}` out of bounds for {} (NumPy raises: a Python int takes the NumPy value's type and does not wrap)",
+                to.numpy_name()
+            );
+            let check = Expr::assert(cond, Some(message), "OverflowError", span);
+            out.push(crate::ir::Stmt::new(crate::ir::StmtKind::Expr(check), span));
+        }
+        out
     }
 
     /// A Python float known when compiling converted to the integer type

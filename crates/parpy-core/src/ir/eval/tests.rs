@@ -162,3 +162,62 @@ fn fmax_and_fmin_let_a_nan_lose_and_maximum_lets_it_win() {
     assert!(f(BinOp::FMax, -0.0, 0.0).is_sign_negative());
     assert!(f(BinOp::Max, 0.0, -0.0).is_sign_positive());
 }
+
+#[test]
+fn python_numbers_agree_with_cpython_and_stay_exact_past_64_bits() {
+    let table = include_str!("cpython_table.txt");
+    let number = |t: &str| match value(t) {
+        ScalarValue::Int(i) => Some(PyNumber::Int(i as i128)),
+        ScalarValue::Float(f) => Some(PyNumber::Float(f)),
+        ScalarValue::Bool(_) => None,
+    };
+    let mut checked = 0;
+    for line in table.lines() {
+        let (lhs, want) = line.split_once(" = ").unwrap();
+        let parts: Vec<&str> = lhs.split(' ').collect();
+        let [op, a, b] = parts[..] else { continue };
+        let op = binop(op);
+        let (Some(a), Some(b)) = (number(a), number(b)) else {
+            continue;
+        };
+        let got = python_binary(op, a, b);
+        let ok = match (want.strip_prefix("E:"), got) {
+            (_, Err(EvalError::Unsupported(_))) => continue,
+            // the table's overflow is of 64 bits; these ints are exact
+            (Some("Overflow"), Ok(PyNumber::Int(v))) => i64::try_from(v).is_err(),
+            (Some(kind), Err(e)) => kind == error_kind(e),
+            (None, Ok(PyNumber::Int(v))) => value(want) == ScalarValue::Int(v as i64),
+            (None, Ok(PyNumber::Float(f))) => same(ScalarValue::Float(f), value(want)),
+            _ => false,
+        };
+        assert!(ok, "{lhs}: CPython {want}, python_binary {got:?}");
+        checked += 1;
+    }
+    assert!(checked > 3_000, "only {checked} lines");
+    let i = PyNumber::Int;
+    let pow = |a, b| python_binary(BinOp::Pow, i(a), i(b)).unwrap();
+    let big = pow(2, 100);
+    assert_eq!(python_binary(BinOp::FloorDiv, big, pow(2, 98)), Ok(i(4)));
+    assert_eq!(
+        python_binary(BinOp::Mod, big, i(-7)),
+        Ok(i((1i128 << 100) % 7 - 7))
+    );
+    assert_eq!(python_binary(BinOp::Shr, i(-(1 << 65)), i(60)), Ok(i(-32)));
+    assert_eq!(
+        python_binary(BinOp::Mul, big, PyNumber::Float(1.0)),
+        Ok(PyNumber::Float(2f64.powi(100)))
+    );
+    assert_eq!(
+        python_binary(BinOp::Pow, i(2), i(127)),
+        Err(EvalError::Overflow)
+    );
+    assert_eq!(
+        python_binary(BinOp::Shl, i(1), i(127)),
+        Err(EvalError::Overflow)
+    );
+    assert!(matches!(
+        python_binary(BinOp::Div, big, i(3)),
+        Err(EvalError::Unsupported(_))
+    ));
+    assert_eq!(python_unary(UnOp::Neg, big), Ok(i(-(1 << 100))));
+}

@@ -47,6 +47,9 @@ static void break_continue_i(const float *x, float *y, int64_t *first, int64_t *
     float s = 0.0f;
     int64_t n = 0;
     while (true) {
+      if (bounds[0] != 0) {
+        break;
+      }
       n = n + 1;
       if (n > 32) {
         break;
@@ -62,6 +65,9 @@ static void break_continue_i(const float *x, float *y, int64_t *first, int64_t *
 
 static void break_continue(float *x, float *y, int64_t *first, int64_t *bounds) {
   for (int64_t t = 0; t < 8; t += 1) {
+    if (bounds[0] != 0) {
+      break;
+    }
     if (t == 2) {
       continue;
     }

@@ -67,6 +67,9 @@ extern "C" __global__ void __launch_bounds__(64) break_continue_i(const float *x
     float s = 0.0f;
     int64_t n = 0;
     while (true) {
+      if (bounds[0] != 0) {
+        break;
+      }
       n = (int64_t)((uint64_t)n + (uint64_t)1);
       if (n > 32) {
         break;

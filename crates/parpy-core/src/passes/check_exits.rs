@@ -1,0 +1,165 @@
+//! Checked code stops where Python stops: the second half of
+//! `check_bounds`, run by it once every function that checks has its
+//! record.
+//!
+//! A failed [`ExprKind::CheckIndex`] records the failure and yields index
+//! 0, so memory is never touched out of bounds; the call raises after the
+//! code returns. Two things must not follow from that index 0:
+//!
+//! - A store (or an atomic update) through a checked index would write
+//!   element 0, which Python never writes: the store runs only when its
+//!   checked indices are in range (`if 0 <= k < n: x[k] = v`, `-n <= k <
+//!   n` for one that counts from the end) and otherwise records the failure.
+//! - A loop whose end depends on the values read would go on reading
+//!   element 0, maybe forever (`while x[j] < 100.0: j += 1` past the end
+//!   of `x`): a `while` loop, or a sequential `for` loop that can `break`,
+//!   whose condition or body can fail leaves at the top of its next
+//!   iteration when the record holds a failure.
+
+use crate::ir::visit::{loop_exits, pure, stmt_exprs, sub_blocks, sub_blocks_mut};
+use crate::ir::{BinOp, Block, Expr, ExprKind, Place, Stmt, StmtKind, Type, VarId};
+use crate::types::ElemTy;
+
+/// Applies both rules to a body whose checks record into `record`;
+/// `takes[h]`: helper `h` takes the record (its calls can fail). With
+/// `host` (a GPU's host function outside its parallel loops and `OnDevice`
+/// blocks) no loop tests the record, which is device memory there.
+pub fn apply(body: &mut Block, record: VarId, takes: &[bool], host: bool) {
+    for s in body.iter_mut() {
+        let inner_host = host
+            && !matches!(&s.kind, StmtKind::OnDevice(_))
+            && !matches!(&s.kind, StmtKind::For(l) if l.par.is_some());
+        for b in sub_blocks_mut(s) {
+            apply(b, record, takes, inner_host);
+        }
+        match &mut s.kind {
+            _ if host => {}
+            StmtKind::While { cond, body } if can_fail(cond, takes) || block_fails(body, takes) => {
+                leave_on_failure(body, record, s.span);
+            }
+            StmtKind::For(l)
+                if l.par.is_none()
+                    && l.reduction.is_none()
+                    && !loop_exits(&l.body).is_empty()
+                    && block_fails(&l.body, takes) =>
+            {
+                leave_on_failure(&mut l.body, record, s.span);
+            }
+            _ => {}
+        }
+        guard_store(s);
+    }
+}
+
+/// `if record[0] != 0: break` first in `body`.
+fn leave_on_failure(body: &mut Block, record: VarId, span: crate::diag::Span) {
+    let i64t = Type::Scalar(ElemTy::I64);
+    let site = Expr::new(
+        ExprKind::Index {
+            array: record,
+            indices: vec![Expr::int(0, ElemTy::I64, span)],
+        },
+        i64t,
+        span,
+    );
+    let failed = Expr::compare(BinOp::Ne, site, Expr::int(0, ElemTy::I64, span), span);
+    body.insert(
+        0,
+        Stmt::new(
+            StmtKind::If {
+                cond: failed,
+                then_body: vec![Stmt::new(StmtKind::Break, span)],
+                else_body: vec![],
+            },
+            span,
+        ),
+    );
+}
+
+/// May evaluating `e` record a failure?
+fn can_fail(e: &Expr, takes: &[bool]) -> bool {
+    let here = match &e.kind {
+        ExprKind::CheckIndex { record, .. } => record.is_some(),
+        ExprKind::Call { func, .. } => takes.get(func.0 as usize) == Some(&true),
+        _ => false,
+    };
+    here || e.children().any(|c| can_fail(c, takes))
+}
+
+fn block_fails(b: &[Stmt], takes: &[bool]) -> bool {
+    b.iter().any(|s| {
+        stmt_exprs(s).into_iter().any(|e| can_fail(e, takes))
+            || sub_blocks(s).into_iter().any(|b| block_fails(b, takes))
+    })
+}
+
+/// A store through checked indices, as `if <in range>: <the store,
+/// unchecked> else: <the checks, which record the failure>`.
+fn guard_store(s: &mut Stmt) {
+    let StmtKind::Assign {
+        dst: Place::Index { indices, .. },
+        ..
+    } = &s.kind
+    else {
+        return;
+    };
+    let checked = |ix: &Expr| matches!(&ix.kind, ExprKind::CheckIndex { record: Some(_), arg, .. } if pure(arg));
+    if !indices.iter().any(checked) {
+        return;
+    }
+    let span = s.span;
+    let mut unchecked = s.clone();
+    let StmtKind::Assign {
+        dst: Place::Index { indices, .. },
+        ..
+    } = &mut unchecked.kind
+    else {
+        unreachable!()
+    };
+    let (mut cond, mut records) = (None::<Expr>, vec![]);
+    for ix in indices.iter_mut().filter(|ix| checked(ix)) {
+        let ExprKind::CheckIndex {
+            arg, size, wrap, ..
+        } = &ix.kind
+        else {
+            unreachable!()
+        };
+        let (arg, size, wrap) = ((**arg).clone(), *size, *wrap);
+        let ty = arg.ty.elem().unwrap_or(ElemTy::I64);
+        let lo = if wrap { -size } else { 0 };
+        let inside = Expr::binary(
+            BinOp::And,
+            Expr::compare(BinOp::Le, Expr::int(lo, ty, span), arg.clone(), span),
+            Expr::compare(BinOp::Lt, arg.clone(), Expr::int(size, ty, span), span),
+            Type::Scalar(ElemTy::Bool),
+            span,
+        );
+        cond = Some(match cond {
+            None => inside,
+            Some(c) => Expr::binary(BinOp::And, c, inside, Type::Scalar(ElemTy::Bool), span),
+        });
+        records.push(Stmt::new(StmtKind::Expr(ix.clone()), span));
+        // in range: the index itself (counted from the end where it may
+        // be negative: the wrap alone, evaluated once)
+        *ix = match wrap {
+            true => Expr::new(
+                ExprKind::CheckIndex {
+                    arg: Box::new(arg),
+                    size,
+                    site: 0,
+                    record: None,
+                    wrap: true,
+                },
+                ix.ty.clone(),
+                span,
+            ),
+            false => arg,
+        };
+    }
+    let Some(cond) = cond else { return };
+    s.kind = StmtKind::If {
+        cond,
+        then_body: vec![unchecked],
+        else_body: records,
+    };
+}
