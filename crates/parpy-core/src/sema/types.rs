@@ -300,26 +300,18 @@ impl Lowerer<'_, '_> {
             };
             let (from, name) = (*from, var.name.clone());
             let (a, b) = from.int_bounds().unwrap_or((lo, hi));
-            let value = || Expr::var(p, Type::Scalar(from), span);
-            let mut sides = vec![];
-            if a < lo {
-                sides.push(Expr::compare(
-                    BinOp::Ge,
-                    value(),
-                    Expr::int(lo as i64, from, span),
-                    span,
-                ));
-            }
-            if hi < b {
-                sides.push(Expr::compare(
-                    BinOp::Le,
-                    value(),
-                    Expr::int(hi as i64, from, span),
-                    span,
-                ));
-            }
+            // `p >= lo` where `from` reaches below, `p <= hi` where above
+            let side = |op, bound: i128| {
+                let v = Expr::var(p, Type::Scalar(from), span);
+                Expr::compare(op, v, Expr::int(bound as i64, from, span), span)
+            };
+            let sides = [
+                (a < lo).then(|| side(BinOp::Ge, lo)),
+                (hi < b).then(|| side(BinOp::Le, hi)),
+            ];
             let Some(cond) = sides
                 .into_iter()
+                .flatten()
                 .reduce(|x, y| Expr::binary(BinOp::And, x, y, Type::Scalar(ElemTy::Bool), span))
             else {
                 continue;
