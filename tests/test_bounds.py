@@ -438,6 +438,13 @@ def put_at(x, k, v, N):
 
 
 @parpy.jit
+def put_through(x, b, k, v, N):
+    parpy.label('N')
+    for i in range(N):
+        x[b[k[i]]] = v
+
+
+@parpy.jit
 def count_bins(h, b, N):
     parpy.label('N')
     for i in range(N):
@@ -453,6 +460,13 @@ def test_a_store_out_of_bounds_writes_nothing():
     expect_index_error(put_at, [x, np.array([-9, 4]), 42.0, 2], opts, "index -9 ")
     if call(put_at, [x, np.array([-1, 2]), 7.0, 2], opts):
         assert x[0] == 0.0 and x[7] == 7.0 and x[2] == 7.0, x
+    # an index that reads through a failed index (`b[0]` for `b[5]`, in
+    # range) writes nothing either
+    x = np.zeros(8)
+    b = np.array([1, 3, 4])
+    expect_index_error(put_through, [x, b, np.array([2, 5]), 42.0, 2], opts, "index 5 ", "`b`")
+    if call(put_through, [x, b, np.array([2, 1]), 7.0, 2], opts):
+        assert x[1] == 0.0 and x[3] == 7.0 and x[4] == 7.0, x
     h = np.zeros(4, np.int64)
     expect_index_error(count_bins, [h, np.array([1, 2, 9, 3]), 4],
                        cpu_opts({'N': parpy.threads(4)}), "index 9 ", "`h`")

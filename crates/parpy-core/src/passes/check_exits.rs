@@ -116,7 +116,7 @@ fn guard_store(s: &mut Stmt) {
     else {
         unreachable!()
     };
-    let (mut cond, mut records) = (None::<Expr>, vec![]);
+    let (mut conds, mut records) = (vec![], vec![]);
     for ix in indices.iter_mut().filter(|ix| checked(ix)) {
         let ExprKind::CheckIndex {
             arg, size, wrap, ..
@@ -125,19 +125,10 @@ fn guard_store(s: &mut Stmt) {
             unreachable!()
         };
         let (arg, size, wrap) = ((**arg).clone(), *size, *wrap);
-        let ty = arg.ty.elem().unwrap_or(ElemTy::I64);
-        let lo = if wrap { -size } else { 0 };
-        let inside = Expr::binary(
-            BinOp::And,
-            Expr::compare(BinOp::Le, Expr::int(lo, ty, span), arg.clone(), span),
-            Expr::compare(BinOp::Lt, arg.clone(), Expr::int(size, ty, span), span),
-            Type::Scalar(ElemTy::Bool),
-            span,
-        );
-        cond = Some(match cond {
-            None => inside,
-            Some(c) => Expr::binary(BinOp::And, c, inside, Type::Scalar(ElemTy::Bool), span),
-        });
+        // the checks inside the index too (`y[b[k]]`: a failed `k` gives
+        // `b[0]`, which may be in range)
+        checks_inside(&arg, &mut conds);
+        conds.push(inside(&arg, size, wrap));
         records.push(Stmt::new(StmtKind::Expr(ix.clone()), span));
         // in range: the index itself (counted from the end where it may
         // be negative: the wrap alone, evaluated once)
@@ -156,10 +147,46 @@ fn guard_store(s: &mut Stmt) {
             false => arg,
         };
     }
+    let bool_t = Type::Scalar(ElemTy::Bool);
+    let cond = conds
+        .into_iter()
+        .reduce(|a, b| Expr::binary(BinOp::And, a, b, bool_t.clone(), span));
     let Some(cond) = cond else { return };
     s.kind = StmtKind::If {
         cond,
         then_body: vec![unchecked],
         else_body: records,
     };
+}
+
+/// `lo <= arg < size` of a checked index (`lo`: `-size` where it may
+/// count from the end).
+fn inside(arg: &Expr, size: i64, wrap: bool) -> Expr {
+    let (ty, span) = (arg.ty.elem().unwrap_or(ElemTy::I64), arg.span);
+    let lo = if wrap { -size } else { 0 };
+    Expr::binary(
+        BinOp::And,
+        Expr::compare(BinOp::Le, Expr::int(lo, ty, span), arg.clone(), span),
+        Expr::compare(BinOp::Lt, arg.clone(), Expr::int(size, ty, span), span),
+        Type::Scalar(ElemTy::Bool),
+        span,
+    )
+}
+
+/// The in-range conditions of the recording checks inside `e`, innermost
+/// first.
+fn checks_inside(e: &Expr, out: &mut Vec<Expr>) {
+    for c in e.children() {
+        checks_inside(c, out);
+    }
+    if let ExprKind::CheckIndex {
+        arg,
+        size,
+        wrap,
+        record: Some(_),
+        ..
+    } = &e.kind
+    {
+        out.push(inside(arg, *size, *wrap));
+    }
 }
