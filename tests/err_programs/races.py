@@ -128,3 +128,16 @@ def assigned_on_one_branch(x, y, N):
         if x[i] > 0:
             m = x[i]
         y[i] = m
+
+
+def fold(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i % 4] = x[i]
+
+
+def halves(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        b = i // 2
+        y[b] = x[i]

@@ -27,6 +27,11 @@
 //!    provably another iteration's element (rule 3's test): other
 //!    iterations update the element while the plain access runs.
 //!
+//! 6. a plain store whose index provably repeats (`y[i % 4] = x[i]`,
+//!    `y[i // 2] = x[i]`: `LoopCx::repeats`), under no condition that
+//!    depends on `p` (a range cut could leave one iteration of each
+//!    repeat), is refused: iterations write the same elements.
+//!
 //! Everything else is accepted: a store under `if p == e` (one iteration),
 //! a plain scatter `y[perm[i]] = x[i]`, indices that cannot be compared,
 //! stores inside called helpers, and atomic updates (`parpy.atomic.*`)
@@ -36,6 +41,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::affine::{affine, Affine};
+use crate::ir::range::wrap_of;
 use crate::ir::visit::{
     live_after_loop, own_uses, reads_assigns, reads_before_def, same_expr, stmt_exprs, sub_blocks,
     unspanned, uses_var,
@@ -325,6 +331,46 @@ impl<'a> LoopCx<'a> {
             .any(|e| self.moves_with_p(&self.form(e)).is_some())
     }
 
+    /// A distance `d > 0` at which two iterations store the same element,
+    /// where the index provably repeats: every dimension invariant but
+    /// one, `(p + e) % c` (`d = c`) or `(p + e) // c` (`d = 1`) of a
+    /// constant `c >= 2` and an invariant `e`, over more than `c`
+    /// iterations of step 1 (`y[i % 4] = x[i]`).
+    fn repeats(&self, ix: &[Expr]) -> Option<i128> {
+        let n = self.l.trip_count().filter(|_| self.l.step == 1)? as i128;
+        let mut d = None;
+        for e in ix.iter().filter(|e| !self.invariant(e)) {
+            // (through sema's wrap of a negative index and locals)
+            let mut e = e;
+            loop {
+                e = match &e.kind {
+                    ExprKind::Var(v) if self.defs.contains_key(v) => &self.defs[v],
+                    ExprKind::Select { cond, then, else_ } => match wrap_of(cond, then, else_) {
+                        Some((a, _)) => a,
+                        None => break,
+                    },
+                    _ => break,
+                };
+            }
+            let ExprKind::Binary { op, lhs, rhs } = &e.kind else {
+                return None;
+            };
+            let c = match rhs.kind {
+                ExprKind::Int(c) if c >= 2 && (c as i128) < n => c as i128,
+                _ => return None,
+            };
+            let this = match op {
+                BinOp::Mod => c,
+                BinOp::FloorDiv => 1,
+                _ => return None,
+            };
+            if self.moves_with_p(&self.form(lhs)) != Some(1) || d.replace(this).is_some() {
+                return None;
+            }
+        }
+        d
+    }
+
     fn same_element(&self, a: &[Expr], b: &[Expr]) -> bool {
         a.len() == b.len()
             && a.iter()
@@ -546,6 +592,8 @@ impl<'a> LoopCx<'a> {
             if !self.injective(st.indices) {
                 if rmw {
                     out.push((key(st.span), self.rmw_error(st, a)));
+                } else if let Some(d) = self.repeats(st.indices).filter(|_| st.ctx == Ctx::Clean) {
+                    out.push((key(st.span), self.repeat_error(st, a, d)));
                 }
                 continue;
             }
@@ -653,6 +701,22 @@ impl<'a> LoopCx<'a> {
                 "write `{a}` at an index that depends on `{p}` (one element per iteration), or run `{l}` sequentially (leave it out of the parallel spec)"
             ))
         }
+    }
+
+    fn repeat_error(&self, st: &Access, a: &str, d: i128) -> Diagnostic {
+        let (p, l) = (self.name(self.p()), &self.label);
+        self.base(format!(
+            "iterations of the parallel loop `{l}` write the same elements of `{a}`"
+        ))
+        .at(
+            st.span,
+            format!("iteration `{p}` writes the element iteration `{p} + {d}` writes"),
+        )
+        .also(self.header, format!("parallel loop `{l}`"))
+        .note("the iterations run at the same time, so which value is left is not defined")
+        .help(format!(
+            "give every iteration its own element (an index `c*{p} + e`), or run `{l}` sequentially (leave it out of the parallel spec)"
+        ))
     }
 
     fn rmw_error(&self, st: &Access, a: &str) -> Diagnostic {
