@@ -92,16 +92,18 @@ impl LoopPar {
     }
 }
 
-/// A thread count given to `what`: an int (not a bool) that fits in 64
-/// bits, or a `TypeError` / `ValueError` that names `what`.
+/// A thread count given to `what`: an integer (anything with
+/// `__index__`: an int, a NumPy integer, a 0-d integer tensor; not a bool
+/// or a float) that fits in 64 bits, or a `TypeError` / `ValueError` that
+/// names `what`.
 fn count_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
-    let is_int = v.is_instance_of::<pyo3::types::PyInt>() && !v.is_instance_of::<PyBool>();
-    match (is_int, v.extract::<i64>()) {
-        (true, Ok(n)) => Ok(n),
-        (true, Err(_)) => Err(PyValueError::new_err(format!(
-            "{what} needs a thread count that fits in 64 bits, got {v}"
-        ))),
-        (false, _) => {
+    let not_count = v.is_instance_of::<PyBool>() || v.is_instance_of::<pyo3::types::PyFloat>();
+    match (not_count, v.extract::<i64>()) {
+        (false, Ok(n)) => Ok(n),
+        (false, Err(_)) if v.is_instance_of::<pyo3::types::PyInt>() => Err(PyValueError::new_err(
+            format!("{what} needs a thread count that fits in 64 bits, got {v}"),
+        )),
+        _ => {
             let r = v.repr().map(|r| r.to_string()).unwrap_or_default();
             let ty = v
                 .get_type()
