@@ -172,6 +172,48 @@ def test_print_then_compile_string_round_trip(tmp_path):
     np.testing.assert_array_equal(y, x + 1)
 
 
+def test_compile_string_refuses_values_other_than_the_specialized_ones(tmp_path):
+    # The printed code folds N = 8 into its loops; called with N = 3 it used
+    # to run the 8 iterations and write all of y.
+    @parpy.jit
+    def fill(y, a, N):
+        parpy.label('i')
+        for i in range(N):
+            y[i] = a + i
+
+    opts = opts_in(tmp_path)
+    opts.parallelize = {'i': parpy.threads(2)}
+    y = np.zeros(8)
+    code = parpy.print_compiled(fill, [y, 0.1, 8], opts)
+    assert "// parpy-param: N i64 = 8\n" in code
+    assert "// parpy-param: a f64 = 0.1\n" in code
+    f = parpy.compile_string("fill", code, opts)
+    f(y, 0.1, 8)
+    np.testing.assert_array_equal(y, 0.1 + np.arange(8))
+    z = np.zeros(8)
+    with pytest.raises(ValueError, match=r"argument `N` of `fill` is 3, but the code was "
+                       r"specialized for N = 8 .*specialize_scalars = False"):
+        f(z, 0.1, 3)
+    with pytest.raises(ValueError, match=r"`a` of `fill` is 0.2, .* for a = 0.1 "):
+        f(z, 0.2, 8)
+    assert (z == 0).all()
+
+    opts.specialize_scalars = False
+    code = parpy.print_compiled(fill, [y, 0.1, 8], opts)
+    assert "// parpy-param: N i64\n" in code
+    g = parpy.compile_string("fill", code, opts)
+    g(z, 0.5, 3)
+    np.testing.assert_array_equal(z, [0.5, 1.5, 2.5, 0, 0, 0, 0, 0])
+
+
+def test_compile_string_name_must_occur_in_the_code(tmp_path):
+    with pytest.raises(ValueError, match="`sum_cols` does not occur in the code, whose entry "
+                       "is `sum_rows_entry`"):
+        parpy.compile_string("sum_cols", SUM_ROWS_C, opts_in(tmp_path))
+    for name in ("sum_rows", "sum_rows_entry"):
+        parpy.compile_string(name, SUM_ROWS_C, opts_in(tmp_path))
+
+
 # ---------------------------------------------------------------- disk cache
 
 

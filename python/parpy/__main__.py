@@ -24,6 +24,7 @@ import os
 import platform
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -162,7 +163,8 @@ def _cache_dir(a: argparse.Namespace) -> str:
 
 
 def cache_entries(d: str) -> List[Tuple[str, int, float]]:
-    """(name, bytes, mtime) of every file in the cache directory."""
+    """(name, bytes, mtime) of every file in the cache directory (not its
+    `compilers/` folder, where parpy remembers the compilers' hashes)."""
     out = []
     if not os.path.isdir(d):
         return out
@@ -171,6 +173,8 @@ def cache_entries(d: str) -> List[Tuple[str, int, float]]:
         try:
             st = os.lstat(p)
         except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
             continue
         out.append((name, st.st_size, st.st_mtime))
     return out

@@ -3,7 +3,7 @@
 // parpy-param: a i32[64]
 // parpy-param: b i32[64]
 // parpy-param: y i32[64] written
-// parpy-param: N i32
+// parpy-param: N i32 = 64
 #include <metal_stdlib>
 using namespace metal;
 

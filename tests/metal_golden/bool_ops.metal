@@ -4,7 +4,7 @@
 // parpy-param: m bool[200]
 // parpy-param: out bool[200] written
 // parpy-param: both bool[200] written
-// parpy-param: N i32
+// parpy-param: N i32 = 200
 #include <metal_stdlib>
 using namespace metal;
 

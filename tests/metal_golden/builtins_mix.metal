@@ -4,7 +4,7 @@
 // parpy-param: k i32[50]
 // parpy-param: y f32[50] written
 // parpy-param: z i32[50] written
-// parpy-param: N i32
+// parpy-param: N i32 = 50
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,9 +2,9 @@
 // parpy-entry: parpy_entry_chained
 // parpy-param: x i32[40]
 // parpy-param: y i32[40] written
-// parpy-param: lo i32
-// parpy-param: hi i32
-// parpy-param: N i32
+// parpy-param: lo i32 = 0
+// parpy-param: hi i32 = 10
+// parpy-param: N i32 = 40
 #include <metal_stdlib>
 using namespace metal;
 

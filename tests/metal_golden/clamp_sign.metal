@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_clamp_sign
 // parpy-param: x f32[100]
 // parpy-param: y f32[100] written
-// parpy-param: N i32
+// parpy-param: N i32 = 100
 #include <metal_stdlib>
 using namespace metal;
 

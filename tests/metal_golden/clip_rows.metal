@@ -2,8 +2,8 @@
 // parpy-entry: parpy_entry_clip_rows
 // parpy-param: x f32[6,64]
 // parpy-param: y f32[6,64] written
-// parpy-param: N i32
-// parpy-param: M i32
+// parpy-param: N i32 = 6
+// parpy-param: M i32 = 64
 #include <metal_stdlib>
 using namespace metal;
 

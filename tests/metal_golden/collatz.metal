@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_collatz
 // parpy-param: x i32[50]
 // parpy-param: steps i32[50] written
-// parpy-param: N i32
+// parpy-param: N i32 = 50
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,8 +2,8 @@
 // parpy-entry: parpy_entry_collatz_capped
 // parpy-param: n i32[64]
 // parpy-param: steps i32[64] written
-// parpy-param: N i32
-// parpy-param: cap i32
+// parpy-param: N i32 = 64
+// parpy-param: cap i32 = 100
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_cond_expr
 // parpy-param: x f32[333]
 // parpy-param: y f32[333] written
-// parpy-param: N i32
+// parpy-param: N i32 = 333
 #include <metal_stdlib>
 using namespace metal;
 

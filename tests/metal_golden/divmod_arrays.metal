@@ -4,7 +4,7 @@
 // parpy-param: b i32[8]
 // parpy-param: q i32[8] written
 // parpy-param: r i32[8] written
-// parpy-param: N i32
+// parpy-param: N i32 = 8
 #include <metal_stdlib>
 using namespace metal;
 

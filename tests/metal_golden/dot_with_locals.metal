@@ -3,7 +3,7 @@
 // parpy-param: x f32[1000]
 // parpy-param: y f32[1000]
 // parpy-param: out f32[1] written
-// parpy-param: N i32
+// parpy-param: N i32 = 1000
 #include <metal_stdlib>
 using namespace metal;
 

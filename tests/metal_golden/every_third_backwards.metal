@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_every_third_backwards
 // parpy-param: x i32[101]
 // parpy-param: y i32[101] written
-// parpy-param: N i32
+// parpy-param: N i32 = 101
 #include <metal_stdlib>
 using namespace metal;
 

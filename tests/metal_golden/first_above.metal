@@ -2,8 +2,8 @@
 // parpy-entry: parpy_entry_first_above
 // parpy-param: x f32[17,40]
 // parpy-param: out i32[17] written
-// parpy-param: N i32
-// parpy-param: M i32
+// parpy-param: N i32 = 17
+// parpy-param: M i32 = 40
 #include <metal_stdlib>
 using namespace metal;
 

@@ -3,7 +3,7 @@
 // parpy-param: x f16[8,64]
 // parpy-param: s f16[8] written
 // parpy-param: mx f16[8] written
-// parpy-param: N i32
+// parpy-param: N i32 = 8
 #include <metal_stdlib>
 using namespace metal;
 

@@ -3,7 +3,7 @@
 // parpy-param: x i16[100]
 // parpy-param: y i16[100] written
 // parpy-param: z i16[100] written
-// parpy-param: N i32
+// parpy-param: N i32 = 100
 #include <metal_stdlib>
 using namespace metal;
 

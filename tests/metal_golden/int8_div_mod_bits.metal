@@ -5,7 +5,7 @@
 // parpy-param: q i8[300] written
 // parpy-param: r i8[300] written
 // parpy-param: s i8[300] written
-// parpy-param: N i32
+// parpy-param: N i32 = 300
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,8 +2,8 @@
 // parpy-entry: parpy_entry_jacobi_1d
 // parpy-param: A f32[100] written
 // parpy-param: B f32[100] written
-// parpy-param: N i32
-// parpy-param: T i32
+// parpy-param: N i32 = 100
+// parpy-param: T i32 = 5
 #include <metal_stdlib>
 using namespace metal;
 

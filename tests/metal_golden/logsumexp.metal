@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_logsumexp
 // parpy-param: x f32[6,300]
 // parpy-param: out f32[6] written
-// parpy-param: N i32
+// parpy-param: N i32 = 6
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_manual_max
 // parpy-param: x i32[1000]
 // parpy-param: acc i32[1] written
-// parpy-param: N i32
+// parpy-param: N i32 = 1000
 #include <metal_stdlib>
 using namespace metal;
 

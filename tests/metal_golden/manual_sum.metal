@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_manual_sum
 // parpy-param: x f32[1000]
 // parpy-param: acc f32[1] written
-// parpy-param: N i32
+// parpy-param: N i32 = 1000
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,8 +2,8 @@
 // parpy-entry: parpy_entry_map_2d
 // parpy-param: x f32[20,30]
 // parpy-param: y f32[20,30] written
-// parpy-param: N i32
-// parpy-param: M i32
+// parpy-param: N i32 = 20
+// parpy-param: M i32 = 30
 #include <metal_stdlib>
 using namespace metal;
 

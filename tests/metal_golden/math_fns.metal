@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_math_fns
 // parpy-param: x f32[400]
 // parpy-param: y f32[400] written
-// parpy-param: N i32
+// parpy-param: N i32 = 400
 #include <metal_stdlib>
 using namespace metal;
 

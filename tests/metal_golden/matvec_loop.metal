@@ -3,8 +3,8 @@
 // parpy-param: A f32[50,70]
 // parpy-param: x f32[70]
 // parpy-param: y f32[50] written
-// parpy-param: N i32
-// parpy-param: M i32
+// parpy-param: N i32 = 50
+// parpy-param: M i32 = 70
 #include <metal_stdlib>
 using namespace metal;
 

@@ -3,7 +3,7 @@
 // parpy-param: A f32[40,300]
 // parpy-param: x f32[300]
 // parpy-param: y f32[40] written
-// parpy-param: N i32
+// parpy-param: N i32 = 40
 #include <metal_stdlib>
 using namespace metal;
 

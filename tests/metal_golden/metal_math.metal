@@ -3,7 +3,7 @@
 // parpy-param: x f32[10]
 // parpy-param: y f32[10,3] written
 // parpy-param: f bool[10,3] written
-// parpy-param: N i32
+// parpy-param: N i32 = 10
 #include <metal_stdlib>
 using namespace metal;
 

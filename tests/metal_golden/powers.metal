@@ -3,7 +3,7 @@
 // parpy-param: x f32[40]
 // parpy-param: y f32[40] written
 // parpy-param: k i32[40] written
-// parpy-param: N i32
+// parpy-param: N i32 = 40
 #include <metal_stdlib>
 using namespace metal;
 

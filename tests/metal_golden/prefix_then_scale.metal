@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_prefix_then_scale
 // parpy-param: x f32[40]
 // parpy-param: y f32[40] written
-// parpy-param: N i32
+// parpy-param: N i32 = 40
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_row_max_par
 // parpy-param: x f32[6,57]
 // parpy-param: y f32[6] written
-// parpy-param: N i32
+// parpy-param: N i32 = 6
 #include <metal_stdlib>
 using namespace metal;
 

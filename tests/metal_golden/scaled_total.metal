@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_scaled_total
 // parpy-param: x f32[4096]
 // parpy-param: y f32[4096] written
-// parpy-param: N i32
+// parpy-param: N i32 = 4096
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_softmax_par
 // parpy-param: x f32[32,1024]
 // parpy-param: y f32[32,1024] written
-// parpy-param: N i32
+// parpy-param: N i32 = 32
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,8 +2,8 @@
 // parpy-entry: parpy_entry_softmax_seq
 // parpy-param: x f32[13,100]
 // parpy-param: y f32[13,100] written
-// parpy-param: N i32
-// parpy-param: M i32
+// parpy-param: N i32 = 13
+// parpy-param: M i32 = 100
 #include <metal_stdlib>
 using namespace metal;
 

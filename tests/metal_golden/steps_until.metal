@@ -2,8 +2,8 @@
 // parpy-entry: parpy_entry_steps_until
 // parpy-param: x f32[100]
 // parpy-param: y f32[100] written
-// parpy-param: N i32
-// parpy-param: stop i32
+// parpy-param: N i32 = 100
+// parpy-param: stop i32 = 4
 #include <metal_stdlib>
 using namespace metal;
 

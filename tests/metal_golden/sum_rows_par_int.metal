@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_sum_rows_par
 // parpy-param: x i32[10,31]
 // parpy-param: y i32[10] written
-// parpy-param: N i32
+// parpy-param: N i32 = 10
 #include <metal_stdlib>
 using namespace metal;
 

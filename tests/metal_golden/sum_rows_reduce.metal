@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_sum_rows_reduce
 // parpy-param: x f32[10,50]
 // parpy-param: y f32[10] written
-// parpy-param: N i32
+// parpy-param: N i32 = 10
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_sum_rows
 // parpy-param: x f32[7,33]
 // parpy-param: y f32[7] written
-// parpy-param: N i32
+// parpy-param: N i32 = 7
 #include <metal_stdlib>
 using namespace metal;
 

@@ -4,7 +4,7 @@
 // parpy-param: s u32[13] written
 // parpy-param: mx u16[13] written
 // parpy-param: mn u16[13] written
-// parpy-param: N i32
+// parpy-param: N i32 = 13
 #include <metal_stdlib>
 using namespace metal;
 

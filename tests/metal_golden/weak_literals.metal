@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_weak_literals
 // parpy-param: x f32[256]
 // parpy-param: y f32[256] written
-// parpy-param: N i32
+// parpy-param: N i32 = 256
 #include <metal_stdlib>
 using namespace metal;
 

@@ -196,6 +196,47 @@ pub enum ScalarValue {
     Float(f64),
 }
 
+impl ScalarValue {
+    /// The value as the `// parpy-param: N i64 = 8` header line writes it:
+    /// `True`/`False`, an integer, or a float that reads back to the same
+    /// bits (`0.1`, `1e300`, `inf`, `NaN`).
+    pub fn header_text(self) -> String {
+        match self {
+            ScalarValue::Bool(b) => if b { "True" } else { "False" }.to_string(),
+            ScalarValue::Int(i) => i.to_string(),
+            ScalarValue::Float(f) => format!("{f:?}"),
+        }
+    }
+
+    /// Reads what `header_text` writes (also `1`/`0`/`true`/`false` for a
+    /// bool) as a value of an element type `elem`.
+    pub fn from_header_text(text: &str, elem: ElemTy) -> Option<ScalarValue> {
+        let t = text.trim();
+        if elem == ElemTy::Bool {
+            return match t {
+                "True" | "true" | "1" => Some(ScalarValue::Bool(true)),
+                "False" | "false" | "0" => Some(ScalarValue::Bool(false)),
+                _ => None,
+            };
+        }
+        if elem.is_float() {
+            return t.parse::<f64>().ok().map(ScalarValue::Float);
+        }
+        t.parse::<i64>().ok().map(ScalarValue::Int)
+    }
+
+    /// The same value: floats compare by their bits, so NaN equals NaN and
+    /// 0.0 differs from -0.0 (the code may have used either).
+    pub fn same_as(self, other: ScalarValue) -> bool {
+        match (self, other) {
+            (ScalarValue::Float(a), ScalarValue::Float(b)) => {
+                a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+            }
+            (a, b) => a == b,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -170,6 +170,17 @@ impl CompiledString {
                             args::type_name(&a)
                         ))
                     })?;
+                    if let Some(fixed) = p.fixed.filter(|f| !f.same_as(v)) {
+                        return Err(PyValueError::new_err(format!(
+                            "argument `{pname}` of `{}` is {}, but the code was specialized \
+                             for {pname} = {} (see its `// parpy-param` lines) and would run as \
+                             if it were; print the code again with this value, or with \
+                             opts.specialize_scalars = False so that `{pname}` is read at run time",
+                            self.name,
+                            v.header_text(),
+                            fixed.header_text(),
+                        )));
+                    }
                     vals[i] = args::slot_bits(v);
                 }
             }
@@ -373,6 +384,7 @@ pub fn compile_string(
             )));
         }
         let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
+        check_name(fn_name, code, &entry_sym)?;
         data.to_core(backend)?; // the options are checked as for a jit call
         let (entry, _) = service::build_entry(py, &data, code, &entry_sym, true)?;
         Ok(CompiledString {
@@ -386,6 +398,31 @@ pub fn compile_string(
     })
 }
 
+/// `fn_name` must name something in the code: the function it was printed
+/// from (the header's first line says `from <name>`), a function defined in
+/// it, or the entry symbol or a part of it (`sum_rows` for `sum_rows_entry`).
+/// Anything else is most likely a name meant for other code.
+fn check_name(fn_name: &str, code: &str, entry: &str) -> PyResult<()> {
+    let named = |tok: &str| {
+        tok == fn_name
+            || tok
+                .strip_prefix(fn_name)
+                .is_some_and(|r| r.starts_with('_'))
+            || tok.strip_suffix(fn_name).is_some_and(|r| r.ends_with('_'))
+    };
+    if code
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(named)
+    {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(format!(
+        "compile_string: `{fn_name}` does not occur in the code, whose entry is `{entry}`; \
+         pass the name of the function the code was printed from (its first line says \
+         `from <name>`) or the entry's name"
+    )))
+}
+
 /// compile_string for Cuda: nvcc builds the whole file (kernels and host
 /// entry) into a shared library; arrays are passed as device pointers.
 fn compile_cuda(
@@ -396,6 +433,7 @@ fn compile_cuda(
     data: &crate::options::OptData,
 ) -> PyResult<CompiledString> {
     let (entry_sym, params) = parse_header(code).map_err(PyValueError::new_err)?;
+    check_name(fn_name, code, &entry_sym)?;
     let nvcc = crate::toolchain::require_nvcc(py, "compile_string for the Cuda backend")?;
     // The GPU's architecture when there is one; sm_90 otherwise (the
     // library builds but cannot run without a GPU).

@@ -5,6 +5,7 @@
 //! // parpy-entry: <symbol>                       (int32_t <symbol>(void **args))
 //! // parpy-param: <name> <dtype>[<d0>,<d1>,...] [written]   (an array)
 //! // parpy-param: <name> <dtype>                  (a scalar, passed at run time)
+//! // parpy-param: <name> <dtype> = <value>        (a scalar the code was specialized for)
 //! // parpy-bounds: <what site k checks>          (one per run-time index check)
 //! ```
 //!
@@ -14,9 +15,10 @@
 //!
 //! `<dtype>` is a NumPy name (`float32`) or a short name (`f32`); a dimension
 //! that is not an integer (`?`, `N`) accepts any size. The parameters are
-//! listed in the entry's argument order.
+//! listed in the entry's argument order. A scalar with `= <value>` was
+//! folded into the code: `compile_string` refuses any other value for it.
 
-use parpy_core::ElemTy;
+use parpy_core::{ElemTy, ScalarValue};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum HeaderTy {
@@ -32,6 +34,8 @@ pub enum HeaderTy {
 pub struct HeaderParam {
     pub name: String,
     pub ty: HeaderTy,
+    /// A scalar's `= <value>`: the value the code was specialized for.
+    pub fixed: Option<ScalarValue>,
 }
 
 fn elem_by_name(s: &str) -> Option<ElemTy> {
@@ -54,6 +58,7 @@ fn parse_param(line: &str) -> Result<HeaderParam, String> {
     let name = name.trim().to_string();
     let rest = rest.trim().trim_start_matches(':').trim();
     let mut words: Vec<&str> = vec![];
+    let mut fixed = None;
     let (ty_part, tail) = if let Some(open) = rest.find(['[', '(']) {
         let close_ch = if rest.as_bytes()[open] == b'[' {
             ']'
@@ -92,6 +97,15 @@ fn parse_param(line: &str) -> Result<HeaderParam, String> {
             .filter(|w| !w.is_empty() && *w != "scalar");
         let w = it.next().unwrap_or("");
         let elem = elem_by_name(w).ok_or_else(|| format!("`{line}`: unknown type `{w}`"))?;
+        if let Some((_, v)) = rest.split_once('=') {
+            fixed = Some(ScalarValue::from_header_text(v, elem).ok_or_else(|| {
+                format!(
+                    "`{line}`: `{}` is not a value of type {}",
+                    v.trim(),
+                    elem.numpy_name()
+                )
+            })?);
+        }
         (HeaderTy::Scalar(elem), vec![])
     };
     let ty = match ty_part {
@@ -107,7 +121,7 @@ fn parse_param(line: &str) -> Result<HeaderParam, String> {
         },
         t => t,
     };
-    Ok(HeaderParam { name, ty })
+    Ok(HeaderParam { name, ty, fixed })
 }
 
 /// The text of the `// parpy-bounds:` lines, in order.
@@ -166,7 +180,8 @@ mod tests {
                         elem: ElemTy::F32,
                         shape: vec![Some(100), Some(1024)],
                         written: false
-                    }
+                    },
+                    fixed: None
                 },
                 HeaderParam {
                     name: "y".into(),
@@ -174,11 +189,13 @@ mod tests {
                         elem: ElemTy::F32,
                         shape: vec![Some(100)],
                         written: true
-                    }
+                    },
+                    fixed: None
                 },
                 HeaderParam {
                     name: "N".into(),
-                    ty: HeaderTy::Scalar(ElemTy::I64)
+                    ty: HeaderTy::Scalar(ElemTy::I64),
+                    fixed: None
                 },
             ]
         );
@@ -198,6 +215,27 @@ mod tests {
             }
         );
         assert_eq!(p[1].ty, HeaderTy::Scalar(ElemTy::Bool));
+        assert_eq!(p[1].fixed, Some(ScalarValue::Bool(true)));
+    }
+
+    #[test]
+    fn reads_the_values_of_specialized_scalars() {
+        let (_, p) = parse_header(
+            "// parpy-entry: e\n// parpy-param: N i64 = -8\n// parpy-param: a f32 = 0.1\n\
+             // parpy-param: b f64 = NaN\n// parpy-param: k u8\n",
+        )
+        .unwrap();
+        assert_eq!(p[0].fixed, Some(ScalarValue::Int(-8)));
+        assert_eq!(p[1].fixed, Some(ScalarValue::Float(0.1)));
+        assert!(matches!(p[2].fixed, Some(ScalarValue::Float(f)) if f.is_nan()));
+        assert_eq!(p[3].fixed, None);
+        for v in [0.1, 1e300, -0.0, f64::INFINITY, 5e-324, 1.0 / 3.0] {
+            let t = ScalarValue::Float(v).header_text();
+            let back = ScalarValue::from_header_text(&t, ElemTy::F64).unwrap();
+            assert!(back.same_as(ScalarValue::Float(v)), "{v} -> {t}");
+        }
+        let e = parse_header("// parpy-entry: e\n// parpy-param: N i64 = 2.5\n").unwrap_err();
+        assert!(e.contains("`2.5` is not a value of type int64"), "{e}");
     }
 
     #[test]

@@ -225,6 +225,11 @@ pub fn param_line(p: &ParamInfo) -> String {
                 if p.written { " written" } else { "" }
             )
         }
+        ArgType::Scalar {
+            elem,
+            value: Some(v),
+            ..
+        } => format!("{} {} = {}", p.name, elem.short_name(), v.header_text()),
         ArgType::Scalar { elem, .. } => format!("{} {}", p.name, elem.short_name()),
         // never in an entry: sema gives each leaf of a dict a parameter
         ArgType::Dict(_) => format!("{} dict", p.name),

@@ -3,8 +3,8 @@
 // parpy-param: A f64[32,48]
 // parpy-param: x f64[48]
 // parpy-param: y f64[32] written
-// parpy-param: N i64
-// parpy-param: M i64
+// parpy-param: N i64 = 32
+// parpy-param: M i64 = 48
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_normalize_cluster
 // parpy-param: x f32[4,50000]
 // parpy-param: y f32[4,50000] written
-// parpy-param: N i64
+// parpy-param: N i64 = 4
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>

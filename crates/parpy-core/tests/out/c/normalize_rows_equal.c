@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_normalize_rows
 // parpy-param: x f32[64,256]
 // parpy-param: y f32[64,256] written
-// parpy-param: N i64
+// parpy-param: N i64 = 64
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>

@@ -3,7 +3,7 @@
 // parpy-param: x f32[64,256]
 // parpy-param: s f32[64] written
 // parpy-param: y f32[64,256] written
-// parpy-param: N i64
+// parpy-param: N i64 = 64
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>

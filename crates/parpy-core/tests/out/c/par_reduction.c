@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_psum
 // parpy-param: x f64[4096]
 // parpy-param: s f64[1] written
-// parpy-param: N i64
+// parpy-param: N i64 = 4096
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>

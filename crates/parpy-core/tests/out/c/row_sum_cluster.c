@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_row_sum_cluster
 // parpy-param: x f32[10,100000]
 // parpy-param: y f32[10] written
-// parpy-param: N i64
+// parpy-param: N i64 = 10
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_rows_unroll_bound
 // parpy-param: x f32[16,257] written
 // parpy-param: w f32[16,257]
-// parpy-param: N i64
+// parpy-param: N i64 = 16
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>

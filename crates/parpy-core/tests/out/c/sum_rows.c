@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_sum_rows
 // parpy-param: x f32[100,1024]
 // parpy-param: y f32[100] written
-// parpy-param: N i64
+// parpy-param: N i64 = 100
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>

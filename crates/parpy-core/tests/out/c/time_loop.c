@@ -2,8 +2,8 @@
 // parpy-entry: parpy_entry_smooth
 // parpy-param: x f32[1000] written
 // parpy-param: y f32[1000] written
-// parpy-param: T i64
-// parpy-param: N i64
+// parpy-param: T i64 = 10
+// parpy-param: N i64 = 1000
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>

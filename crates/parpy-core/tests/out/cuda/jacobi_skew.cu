@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_jacobi_skew
 // parpy-param: A f64[64,48] written
 // parpy-param: B f64[64,48] written
-// parpy-param: T i64
+// parpy-param: T i64 = 4
 #ifdef __CUDACC_RTC__
 typedef signed char int8_t;
 typedef short int16_t;

@@ -3,8 +3,8 @@
 // parpy-param: A f64[32,48]
 // parpy-param: x f64[48]
 // parpy-param: y f64[32] written
-// parpy-param: N i64
-// parpy-param: M i64
+// parpy-param: N i64 = 32
+// parpy-param: M i64 = 48
 #ifdef __CUDACC_RTC__
 typedef signed char int8_t;
 typedef short int16_t;

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_normalize_cluster
 // parpy-param: x f32[4,50000]
 // parpy-param: y f32[4,50000] written
-// parpy-param: N i64
+// parpy-param: N i64 = 4
 #include <cooperative_groups.h>
 #ifdef __CUDACC_RTC__
 typedef signed char int8_t;

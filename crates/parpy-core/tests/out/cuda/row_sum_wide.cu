@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_row_sum
 // parpy-param: x f32[10,100000000]
 // parpy-param: y f32[10] written
-// parpy-param: N i64
+// parpy-param: N i64 = 10
 #ifdef __CUDACC_RTC__
 typedef signed char int8_t;
 typedef short int16_t;

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_softmax
 // parpy-param: x f32[64,512]
 // parpy-param: y f32[64,512] written
-// parpy-param: N i64
+// parpy-param: N i64 = 64
 #ifdef __CUDACC_RTC__
 typedef signed char int8_t;
 typedef short int16_t;

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_jacobi_skew
 // parpy-param: A f32[64,48] written
 // parpy-param: B f32[64,48] written
-// parpy-param: T i32
+// parpy-param: T i32 = 4
 #include <metal_stdlib>
 using namespace metal;
 

@@ -3,8 +3,8 @@
 // parpy-param: A f32[32,48]
 // parpy-param: x f32[48]
 // parpy-param: y f32[32] written
-// parpy-param: N i32
-// parpy-param: M i32
+// parpy-param: N i32 = 32
+// parpy-param: M i32 = 48
 #include <metal_stdlib>
 using namespace metal;
 

@@ -3,7 +3,7 @@
 // parpy-param: x f32[64,256]
 // parpy-param: s f32[64] written
 // parpy-param: y f32[64,256] written
-// parpy-param: N i32
+// parpy-param: N i32 = 64
 #include <metal_stdlib>
 using namespace metal;
 

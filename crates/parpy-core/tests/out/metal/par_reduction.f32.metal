@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_psum
 // parpy-param: x f32[4096]
 // parpy-param: s f32[1] written
-// parpy-param: N i32
+// parpy-param: N i32 = 4096
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_rows_in_registers
 // parpy-param: x f32[16,257] written
 // parpy-param: w f32[16,257]
-// parpy-param: N i32
+// parpy-param: N i32 = 16
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_softmax
 // parpy-param: x f32[64,512]
 // parpy-param: y f32[64,512] written
-// parpy-param: N i32
+// parpy-param: N i32 = 64
 #include <metal_stdlib>
 using namespace metal;
 

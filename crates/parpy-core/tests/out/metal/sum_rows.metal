@@ -2,7 +2,7 @@
 // parpy-entry: parpy_entry_sum_rows
 // parpy-param: x f32[100,1024]
 // parpy-param: y f32[100] written
-// parpy-param: N i32
+// parpy-param: N i32 = 100
 #include <metal_stdlib>
 using namespace metal;
 

@@ -2,8 +2,8 @@
 // parpy-entry: parpy_entry_smooth
 // parpy-param: x f32[1000] written
 // parpy-param: y f32[1000] written
-// parpy-param: T i32
-// parpy-param: N i32
+// parpy-param: T i32 = 10
+// parpy-param: N i32 = 1000
 #include <metal_stdlib>
 using namespace metal;
 
