@@ -651,6 +651,46 @@ def test_python_int_constants_are_exact_beyond_64_bits():
 
 
 @parpy.jit
+def store_wide(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = 2 ** 63 + 5
+
+
+@parpy.jit
+def add_huge(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = y[i] + 2 ** 70
+
+
+@parpy.jit
+def compare_huge(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = -(2 ** 64) < i
+
+
+def test_a_python_int_past_64_bits_is_refused_not_wrapped():
+    # they used to keep 64 bits: `y[i] + 2 ** 70` added 0, `-(2 ** 64) < i`
+    # was False, `2 ** 63 + 5` stored into an int64 became -2**63 + 5
+    opts = cpu_opts({'N': parpy.threads(2)})
+    y = run_both(store_wide, [np.zeros(2, np.uint64), 2], opts)[0]
+    assert y.tolist() == [2 ** 63 + 5] * 2
+    with pytest.raises(parpy.CompileError,
+                       match="Python integer 9223372036854775813 out of bounds for int64"):
+        parpy.print_compiled(store_wide, [np.zeros(2, np.int64), 2], opts)
+    for fn, dtype, text in [(add_huge, np.float64, "1180591620717411303424"),
+                            (add_huge, np.int64, "1180591620717411303424"),
+                            (compare_huge, np.bool_, "-18446744073709551616")]:
+        with pytest.raises(parpy.CompileError) as e:
+            parpy.print_compiled(fn, [np.zeros(2, dtype), 2], opts)
+        msg = str(e.value)
+        assert f"this Python int is {text}, which does not fit in 64 bits" in msg, msg
+    assert "write a float literal: `-1.8446744073709552e19`" in msg, msg
+
+
+@parpy.jit
 def choose_or_number(x, k, y, z, N):
     parpy.label('N')
     for i in range(N):

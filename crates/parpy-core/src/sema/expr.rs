@@ -308,6 +308,19 @@ impl Lowerer<'_, '_> {
 
     pub(super) fn lower_expr(&mut self, e: &ast::Expr) -> Option<TExpr> {
         let span = e.span;
+        if !self.in_python_constant
+            && matches!(
+                e.kind,
+                ast::ExprKind::Unary { .. } | ast::ExprKind::Binary { .. }
+            )
+            && is_python_constant(e)
+        {
+            self.python_constant_fits(e)?;
+            self.in_python_constant = true;
+            let t = self.lower_expr(e);
+            self.in_python_constant = false;
+            return t;
+        }
         match &e.kind {
             ast::ExprKind::Int(v) => Some(self.weak_int(*v, span)),
             ast::ExprKind::Float(v) => Some(TExpr {
@@ -999,6 +1012,39 @@ impl Lowerer<'_, '_> {
     /// Python does not compute (`ir::eval` in Python mode): it raises
     /// (`0.0 ** -1.0`, `1 << -1`) or its value is complex (`(-8.0) **
     /// 0.5`). `None` after reporting.
+    /// `e`, an operator of number literals (`2 ** 70`), has a value that
+    /// parpy can hold: an int in -2**63 .. 2**64 (the top half for uint64),
+    /// or a float. Python's exact int would meet NumPy as an OverflowError
+    /// (`np.int64(1) + 2 ** 70`), or parpy would keep only 64 of its bits.
+    fn python_constant_fits(&mut self, e: &ast::Expr) -> Option<()> {
+        let Some(PyNumber::Int(v)) = python_number(e) else {
+            return Some(());
+        };
+        if (i64::MIN as i128..=i64::MAX as i128).contains(&v) {
+            return Some(());
+        }
+        if (0..=u64::MAX as i128).contains(&v) {
+            self.wide_constants.push((e.span, v));
+            return Some(());
+        }
+        let neg = if v < 0 { "-" } else { "" };
+        self.error(
+            Diagnostic::error(format!(
+                "this Python int is {v}, which does not fit in 64 bits"
+            ))
+            .at(e.span, "Python computes this exactly")
+            .note(
+                "parpy computes integers in at most 64 bits, and NumPy raises OverflowError \
+                 when such an int meets an integer array",
+            )
+            .help(format!(
+                "for a float, write a float literal: `{neg}{:e}` (or `2.0 ** 70` for `2 ** 70`)",
+                v.unsigned_abs() as f64
+            )),
+        );
+        None
+    }
+
     fn python_constant_check(&mut self, t: &TExpr, span: Span) -> Option<()> {
         use crate::ir::eval::{self, EvalError, Mode};
         let ExprKind::Binary { op, lhs, rhs } = &t.e.kind else {

@@ -596,6 +596,8 @@ impl Lowerer<'_, '_> {
             // helper inlined at several types must not share one retyping)
             acc_uses: Default::default(),
             stored_select: None,
+            in_python_constant: false,
+            wide_constants: vec![],
             python_extreme: false,
             param_checks: vec![],
             ended_loop_vars: Default::default(),

@@ -176,6 +176,14 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The next reduction is Python's `max` / `min` of a slice (its words
     /// when there are no elements: `slices.rs` `reduction_mapped`).
     python_extreme: bool,
+    /// Lowering the operands of an operator of number literals whose value
+    /// was checked to fit 64 bits (`expr.rs` `python_constant_fits`): an
+    /// operand beyond 64 bits (`2 ** 70` in `2 ** 70 // 2 ** 10`) is fine.
+    in_python_constant: bool,
+    /// Operators of number literals whose value is in 2**63 .. 2**64 (a
+    /// uint64 holds it, the lowered expression keeps its 64 bits): their
+    /// spans and values, for `python_int_fits`.
+    wide_constants: Vec<(Span, i128)>,
     /// Scalar parameters of the entry function that a use converts to a
     /// NumPy integer type that may not hold them (`types.rs`
     /// `python_int_argument`), with the first such use.
@@ -422,6 +430,8 @@ fn lower_function(
             alias_plan: BTreeMap::new(),
             acc_uses: Default::default(),
             stored_select: None,
+            in_python_constant: false,
+            wide_constants: vec![],
             python_extreme: false,
             param_checks: vec![],
             ended_loop_vars: Default::default(),

@@ -249,12 +249,14 @@ impl Lowerer<'_, '_> {
         if is_python_int {
             self.python_int_argument(&v.e, to);
         }
-        let (Some(c), Some((lo, hi))) =
-            (const_int(&v.e).filter(|_| is_python_int), to.int_bounds())
-        else {
+        let exact = const_int(&v.e).map(i128::from).or_else(|| {
+            let w = self.wide_constants.iter().find(|w| w.0 == v.e.span);
+            w.map(|w| w.1)
+        });
+        let (Some(c), Some((lo, hi))) = (exact.filter(|_| is_python_int), to.int_bounds()) else {
             return Some(());
         };
-        if (lo..=hi).contains(&(c as i128)) {
+        if (lo..=hi).contains(&c) {
             return Some(());
         }
         let name = to.numpy_name();
