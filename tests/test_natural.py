@@ -523,6 +523,45 @@ def test_accumulators_typed_by_use():
 
 
 @parpy.jit
+def rebound_then_scaled(x, h, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        t = 0
+        t = x[i]
+        t = t * 100
+        y[i] = t
+        u = 0.0
+        u = h[i]
+        z[i] = u * 3.3
+
+
+@parpy.jit
+def scaled_before_rebound(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        t = 5
+        t = t * 100
+        y[i, 0] = t
+        t = x[i]
+        y[i, 1] = t
+
+
+def test_a_local_re_bound_to_a_numpy_value_computes_in_its_type():
+    # `t = 0; t = x[i]` holds an int8 from then on, so `t * 100` wraps in
+    # int8 (it gave 300 and 5000); `u = 0.0; u = h[i]` a float16, so
+    # `u * 3.3` rounds to float16 (it computed in float64)
+    x = np.array([3, 50, -100], np.int8)
+    h = np.array([1000, 0.1, 3], np.float16)
+    out = run_both(rebound_then_scaled, [x, h, np.zeros(3, np.int64), np.zeros(3), 3],
+                   cpu_opts({'i': parpy.threads(3)}), rtol=0, atol=0)
+    assert out[2].tolist() == [44, -120, -16] and out[3][1] == np.float16(0.330078125)
+    # before the NumPy value is stored, the local is still a Python int
+    out = run_both(scaled_before_rebound, [x, np.zeros((3, 2), np.int64), 3],
+                   cpu_opts({'i': parpy.threads(3)}))
+    assert out[1][:, 0].tolist() == [500] * 3
+
+
+@parpy.jit
 def python_int_totals(x, x32, y, y32, N):
     parpy.label('i')
     for i in range(N):
@@ -2121,3 +2160,45 @@ def test_the_truth_of_an_array_is_pythons_value_error(fn):
     with pytest.raises(parpy.CompileError,
                        match="the truth value of an array with more than one element is ambiguous"):
         parpy.jit(fn)(x, np.zeros((3, 4)), 3, opts=cpu_opts())
+
+
+@parpy.jit
+def set_first(r, v):
+    r[0] = v
+    return v
+
+
+@parpy.jit
+def first_of_rows(x, N):
+    parpy.label('i')
+    for i in range(N):
+        set_first(x[i], 9.0)
+
+
+def test_a_helper_called_for_its_writes_drops_its_value():
+    # Python drops the returned value; parpy refused the call ("the result
+    # of this call is not used ... remove the call"), which would drop the
+    # write too
+    out = run_both(first_of_rows, [np.zeros((3, 4)), 3], cpu_opts({'i': parpy.threads(3)}))
+    assert out[0][:, 0].tolist() == [9.0] * 3 and out[0][:, 1:].sum() == 0
+
+
+@parpy.jit
+def add_u64(a, k, o, N):
+    parpy.label('i')
+    for i in range(N):
+        o[i] = a[i] + k
+        if k > 5:
+            o[i] += 1
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+@pytest.mark.parametrize("k", [5, 2 ** 63, 2 ** 64 - 1])
+def test_numpy_uint64_arguments_past_2_63(k, specialize):
+    # np.uint64(2**63) was refused: "does not fit in a 64-bit integer"
+    a = np.array([1, 2], np.uint64)
+    opts = cpu_opts({'i': parpy.threads(2)}, specialize_scalars=specialize)
+    with np.errstate(over="ignore"):
+        out = run_both(add_u64, [a, np.uint64(k), np.zeros(2, np.uint64), 2], opts)
+        want = a + np.uint64(k) + np.uint64(k > 5)
+    assert out[2].tolist() == want.tolist()

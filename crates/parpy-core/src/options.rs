@@ -77,6 +77,11 @@ pub struct Options {
     /// assignment whose sides, read one of them gets a label of that name
     /// (ParPy's implicit shape labels; empty: none).
     pub implicit_labels: Vec<String>,
+    /// `(j, k)`, `k < j`: argument `j` is the same array as argument `k`
+    /// (`f(x, x)`). Sema binds parameter `j`'s name to `k`'s array, so the
+    /// function reads and writes one array under both names, as Python
+    /// does, and the entry has no parameter `j`.
+    pub same_arrays: Vec<(usize, usize)>,
 }
 
 impl Default for Options {
@@ -94,6 +99,7 @@ impl Default for Options {
             use_cuda_graphs: false,
             bounds_check: true,
             implicit_labels: vec![],
+            same_arrays: vec![],
         }
     }
 }

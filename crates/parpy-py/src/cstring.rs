@@ -47,6 +47,7 @@ impl CompiledString {
         }
         let mut vals = vec![0u64; n];
         let mut is_arr = vec![false; n];
+        let mut extents: Vec<args::Extent> = vec![];
         for (i, (a, p)) in args.iter().zip(&self.params).enumerate() {
             let pname = &p.name;
             match &p.ty {
@@ -106,6 +107,12 @@ impl CompiledString {
                             }
                             vals[i] = d.ptr;
                             is_arr[i] = true;
+                            extents.push(args::Extent {
+                                arg: i,
+                                ptr: d.ptr,
+                                bytes: ashape.iter().product::<i64>() as u64 * elem.size() as u64,
+                                written: *written,
+                            });
                             continue;
                         }
                     }
@@ -160,6 +167,12 @@ impl CompiledString {
                     }
                     vals[i] = data as usize as u64;
                     is_arr[i] = true;
+                    extents.push(args::Extent {
+                        arg: i,
+                        ptr: vals[i],
+                        bytes: (arr.len() * elem.size()) as u64,
+                        written: *written,
+                    });
                 }
                 HeaderTy::Scalar(elem) => {
                     let v = scalar_value(&a, *elem).ok_or_else(|| {
@@ -184,6 +197,15 @@ impl CompiledString {
                     vals[i] = args::slot_bits(v);
                 }
             }
+        }
+        // (printed code was compiled for separate arrays, even where the
+        // function was called with one array twice)
+        if let Some((a, b)) = args::overlapping(extents.into_iter()) {
+            return Err(args::overlap_error(
+                &self.name,
+                &self.names[a],
+                &self.names[b],
+            ));
         }
         let mut staged: Vec<(u64, u64, usize, bool)> = Vec::new();
         if let Some(device) = self.cuda_device {

@@ -29,6 +29,11 @@ pub struct Compiled {
     params: Vec<(usize, bool)>,
     /// Arguments the function writes (bit i = argument i).
     written_mask: u64,
+    /// (argument index, bytes) of the array parameters, when the function
+    /// writes one of them and has another: the compiled code assumes an
+    /// array it writes shares no memory with another argument
+    /// (`overlap_error`).
+    extents: Vec<(usize, u64)>,
     /// The run-time index checks (`BoundsSite::describe` of each site);
     /// when there are some, the entry takes a bounds record last.
     bounds: Vec<String>,
@@ -381,6 +386,31 @@ impl JitFunction {
         stopped
     }
 
+    /// An array the function writes that overlaps another array argument
+    /// without being the same array (views of one buffer; the same array
+    /// passed twice compiles as one, `same_arrays`): Python sees each write
+    /// through both names, while the compiled code (C's loop orders, the
+    /// passes that keep elements in registers or reorder iterations)
+    /// assumes they are apart. A `ValueError`, not a silently different
+    /// result.
+    fn overlap_error(
+        &self,
+        c: &Compiled,
+        vals: &[u64; MAX_ARGS],
+        ctx: &ArgCtx<'_>,
+    ) -> PyResult<()> {
+        let spans = c.extents.iter().map(|&(a, bytes)| args::Extent {
+            arg: a,
+            ptr: vals[a],
+            bytes,
+            written: c.written_mask >> a & 1 != 0,
+        });
+        match args::overlapping(spans) {
+            Some((a, b)) => Err(args::overlap_error(&self.name, &ctx.name(a), &ctx.name(b))),
+            None => Ok(()),
+        }
+    }
+
     /// Says once, with a `ParpyWarning`, that the parameters `bits` are
     /// passed at run time from now on.
     fn warn_generic(&self, py: Python<'_>, bits: u64) -> PyResult<()> {
@@ -494,6 +524,7 @@ impl JitFunction {
         let mut vals = [0u64; MAX_ARGS];
         // the device arrays among them (allocates only when there are some)
         let mut devs = Vec::new();
+        let mut same: Vec<(usize, usize)> = Vec::new();
         let mut writeable: u64;
         let mut elems: usize;
         // parameters that stopped being specialized during this call
@@ -558,6 +589,14 @@ impl JitFunction {
                     .try_for_each(|(i, a)| observe(i, a))?,
                 None => (0..n).try_for_each(|i| observe(i, &arg(i)))?,
             }
+            same.clear();
+            if flat.is_none() {
+                same_arrays(n, scalars, &vals, &mut same);
+                key.push(same.len() as u64);
+                for &(j, k) in &same {
+                    key.push((j as u64) << 32 | k as u64);
+                }
+            }
             if let Some(c) = self.lookup(key.as_slice()) {
                 break c;
             }
@@ -568,7 +607,7 @@ impl JitFunction {
                     continue; // a parameter stopped being specialized: new key
                 }
             }
-            let c = match self.compile_for(py, &tuple()?, opts, spec) {
+            let c = match self.compile_for(py, &tuple()?, opts, spec, &same) {
                 Ok(c) => Arc::new(c),
                 Err(e) => {
                     let dropped = self.generic.load(Ordering::Acquire) & scalars;
@@ -599,6 +638,9 @@ impl JitFunction {
                 self.name,
                 ctx.name(i)
             )));
+        }
+        if !compiled.extents.is_empty() {
+            self.overlap_error(&compiled, &vals, &ctx)?;
         }
         let entry = match &compiled.exec {
             Exec::Cpu(e) => e,
@@ -738,6 +780,7 @@ impl JitFunction {
         args: &Bound<'_, PyTuple>,
         opts: &CompileOptions,
         spec: u64,
+        same: &[(usize, usize)],
     ) -> PyResult<Compiled> {
         let data = opts.snapshot();
         let ctx = self.ctx();
@@ -751,6 +794,7 @@ impl JitFunction {
                 exec: Exec::Python,
                 params: vec![],
                 written_mask: 0,
+                extents: vec![],
                 bounds: vec![],
                 callbacks: None,
                 used: AtomicU64::new(crate::loaded::tick()),
@@ -798,11 +842,29 @@ impl JitFunction {
             0
         };
         let mut options = data.to_core(backend)?;
+        // the same array passed twice is one array under two names (its
+        // records equal: a view of another shape or type only overlaps)
+        options.same_arrays = same
+            .iter()
+            .copied()
+            .filter(|&(j, k)| records[j].ty == records[k].ty)
+            .collect();
         if data.implicit_shape_labels {
             options.implicit_labels = symbols.names.clone();
         }
-        let out =
-            service::run_compile(py, &self.def, &ins.types, self.resolver.as_ref(), &options)?;
+        let out = service::run_compile(py, &self.def, &ins.types, self.resolver.as_ref(), &options)
+            .inspect_err(|e| {
+                // (a race the one array makes: the message names both)
+                for &(j, k) in &options.same_arrays {
+                    let note = format!(
+                        "in this call `{}` and `{}` are the same array, which parpy compiles as \
+                         one array under both names",
+                        ctx.name(k),
+                        ctx.name(j)
+                    );
+                    let _ = e.value(py).call_method1("add_note", (note,));
+                }
+            })?;
         phases.extend(out.phases.iter().copied());
         if data.write_output {
             service::write_output(py, &data, backend, &self.name, &out.code)?;
@@ -827,6 +889,21 @@ impl JitFunction {
                 written_mask |= 1 << ai;
             }
             params.push((ai, is_array));
+        }
+        let mut extents: Vec<(usize, u64)> = out
+            .params
+            .iter()
+            .zip(&params)
+            .filter_map(|(p, &(ai, _))| match &p.ty {
+                ArgType::Array { elem, shape } => {
+                    let n = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64));
+                    Some((ai, n?.saturating_mul(elem.size() as u64)))
+                }
+                _ => None,
+            })
+            .collect();
+        if written_mask == 0 || extents.len() < 2 {
+            extents.clear();
         }
         let built = Instant::now();
         let (exec, origin) = if backend == Backend::Cuda {
@@ -870,10 +947,27 @@ impl JitFunction {
             exec,
             params,
             written_mask,
+            extents,
             bounds,
             callbacks: crate::callbacks::sites(&out.program),
             used: AtomicU64::new(crate::loaded::tick()),
         })
+    }
+}
+
+/// The pairs `(j, k)`, `k < j` the first such, of array arguments at one
+/// address (`vals`; `scalars`: bit i set, argument i is not an array):
+/// `f(x, x)` gives `(1, 0)`. Part of the cache key: the same array passed
+/// twice compiles with one array for both names (`Options::same_arrays`).
+fn same_arrays(n: usize, scalars: u64, vals: &[u64; MAX_ARGS], out: &mut Vec<(usize, usize)>) {
+    let arrays = !scalars & if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    if arrays.count_ones() < 2 {
+        return;
+    }
+    for j in (1..n).filter(|j| arrays >> j & 1 != 0) {
+        if let Some(k) = (0..j).find(|&k| arrays >> k & 1 != 0 && vals[k] == vals[j]) {
+            out.push((j, k));
+        }
     }
 }
 

@@ -359,6 +359,7 @@ impl OptData {
             use_cuda_graphs: self.use_cuda_graphs,
             bounds_check: self.bounds_check,
             implicit_labels: vec![],
+            same_arrays: vec![],
         })
     }
 

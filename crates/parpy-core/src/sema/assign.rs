@@ -825,7 +825,7 @@ impl Lowerer<'_, '_> {
 fn exact_in(e: &ir::Expr, t: ElemTy) -> bool {
     match e.kind {
         ExprKind::Float(f) => match t {
-            ElemTy::F32 => f.is_nan() || (f as f32) as f64 == f,
+            ElemTy::F16 | ElemTy::F32 => f.is_nan() || crate::ir::eval::round_float(f, t) == f,
             ElemTy::F64 => true,
             _ => false,
         },
@@ -852,11 +852,13 @@ impl Lowerer<'_, '_> {
     /// (`acc += x[i] * w[i]` over float32 data) holds a T under NumPy's
     /// rules from its first update on. When the literal is exactly a T,
     /// typing the variable T from the start gives the same values (and
-    /// saves a conversion per update). Returns those variables' first
-    /// assignment spans with T.
+    /// saves a conversion per update). A value that is weak only because
+    /// it reads the local (`t = t * 100` after `t = x[i]`) is a T then
+    /// too, when it is of T's kind (int or float). Returns those
+    /// variables' first assignment spans with T.
     pub(super) fn typed_by_use(&self) -> std::collections::HashMap<Span, ElemTy> {
         let mut out = std::collections::HashMap::new();
-        for (id, (lit, stores)) in &self.acc_uses {
+        for (id, (lit, stores, own)) in &self.acc_uses {
             let var = self.func.var(*id);
             let Some(cur) = var.ty.elem() else { continue };
             // (a Python int's float accumulator: `total = 0`, then
@@ -870,6 +872,9 @@ impl Lowerer<'_, '_> {
             if stores
                 .iter()
                 .any(|s| *s != (t, false) && !(int_to_float && python_int(s)))
+                || own
+                    .iter()
+                    .any(|o| o.is_float() != t.is_float() && !(int_to_float && o.is_int()))
                 || t == cur
                 || t == ElemTy::Bool
                 || (t.is_float() != cur.is_float() && !int_to_float)

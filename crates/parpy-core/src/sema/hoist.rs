@@ -242,7 +242,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// A call of a `@parpy.jit` (or plain Python) helper.
-    fn is_helper(&self, func: &Expr) -> bool {
+    pub(super) fn is_helper(&self, func: &Expr) -> bool {
         !self.is_local_root(func)
             && func.dotted_path().is_some_and(|p| {
                 matches!(

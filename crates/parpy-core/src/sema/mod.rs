@@ -168,7 +168,13 @@ pub(crate) struct Lowerer<'a, 'o> {
     alias_plan: BTreeMap<String, Vec<crate::ir::VarId>>,
     /// Locals first assigned a weak literal, with that literal and the
     /// (type, weak) of every value stored into them later.
-    acc_uses: std::collections::HashMap<crate::ir::VarId, (Expr, Vec<(crate::ir::ElemTy, bool)>)>,
+    /// Third: the types of the values stored that are weak only because
+    /// they read the local itself (`t = t * 100`).
+    #[allow(clippy::type_complexity)]
+    acc_uses: std::collections::HashMap<
+        crate::ir::VarId,
+        (Expr, Vec<(crate::ir::ElemTy, bool)>, Vec<crate::ir::ElemTy>),
+    >,
     /// The conditional expression at this span is the value an element
     /// store converts to this type (the destination's span last): each
     /// side is converted as if stored alone (`expr.rs`, `IfExp`).
@@ -458,6 +464,14 @@ fn lower_function(
             return None;
         }
         for (k, (p, a)) in def.params.iter().zip(args).enumerate() {
+            let same = (is_entry.then_some(&opts.same_arrays[..]))
+                .and_then(|same| same.iter().find(|s| s.0 == k));
+            if let Some(b) = same.and_then(|&(_, first)| l.scope.get(&def.params[first].name)) {
+                // the array of an earlier parameter, passed again
+                l.scope.bind(&p.name, b);
+                l.scope.params.push(p.name.clone());
+                continue;
+            }
             let w = l.arg_weak.get(k).copied().unwrap_or(false);
             l.bind_param(p, a, w);
         }

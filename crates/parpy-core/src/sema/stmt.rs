@@ -974,14 +974,16 @@ impl Lowerer<'_, '_> {
                     let op = self.atomic_op(func)?;
                     self.atomic_stmt(op, args, span)
                 }
-                ast::ExprKind::Call { .. } => {
+                ast::ExprKind::Call { func, .. } => {
                     let t = self.lower_expr(e)?;
                     if matches!(t.e.kind, ExprKind::Call { .. })
                         || (matches!(t.e.kind, ExprKind::External { .. }) && t.e.ty == Type::Void)
                     {
                         Some(StmtKind::Expr(t.e))
-                    } else if t.e.ty == Type::Void {
+                    } else if t.e.ty == Type::Void || self.is_helper(func) {
                         // an inlined helper: its statements were hoisted
+                        // (and a value it returns is dropped, as Python
+                        // drops it)
                         None
                     } else {
                         self.error(
@@ -2191,7 +2193,16 @@ impl Lowerer<'_, '_> {
                             return None;
                         }
                         if let Some(u) = self.acc_uses.get_mut(&b.var) {
-                            u.1.push((vt, v.weak));
+                            // (weak only through the local itself: `t = t
+                            // * 100` is of the local's type once it has one)
+                            // (after a strong value was stored: before
+                            // it, the local may still hold a Python int)
+                            let strong_before = u.1.iter().any(|s| !s.1);
+                            if v.weak && strong_before && crate::ir::visit::uses_var(&v.e, b.var) {
+                                u.2.push(vt);
+                            } else {
+                                u.1.push((vt, v.weak));
+                            }
                         }
                         if !v.weak && self.widen_local(var.span, elem, vt) {
                             // lowered again with the variable of the
@@ -2246,7 +2257,7 @@ impl Lowerer<'_, '_> {
                         };
                         let id = self.new_var(n, Type::Scalar(ty), VarKind::Local, target.span);
                         if v.weak && matches!(v.e.kind, ExprKind::Int(_) | ExprKind::Float(_)) {
-                            self.acc_uses.insert(id, (v.e.clone(), vec![]));
+                            self.acc_uses.insert(id, (v.e.clone(), vec![], vec![]));
                         }
                         self.scope.bind(
                             n,

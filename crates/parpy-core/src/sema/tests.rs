@@ -861,8 +861,8 @@ fn accumulators_are_typed_by_use() {
     assert!(t.contains("acc = (acc + (x[i] * y[i]))"), "{t}");
     // 0.1 is not a float32: the variable keeps float64
     assert!(t.contains("far: f64"), "{t}");
-    // a weak store (`+= 1.0`) keeps the literal's type
-    assert!(t.contains("mixed: f64"), "{t}");
+    // `mixed += 1.0` after `mixed += x[i]` adds to a float32, as NumPy does
+    assert!(t.contains("mixed: f32"), "{t}");
     // int32 stores into `s = 0`; `n` only gets weak values
     assert!(t.contains("s: i32 = 0"), "{t}");
     assert!(t.contains("n: i64 = 0"), "{t}");

@@ -221,7 +221,7 @@ pub fn observe(
         if nd == 0 {
             let elem = dtype_elem(a.dtype().as_any(), i, ctx)?;
             // SAFETY: a 0-d array holds one element of its dtype at `data`.
-            let v = unsafe { zero_d_value(elem, data as *const u8, i, ctx)? };
+            let v = unsafe { zero_d_value(elem, data as *const u8) };
             push_scalar_key(key, elem, v, specialize, val);
             return Ok((false, false, 0));
         }
@@ -279,7 +279,7 @@ pub fn observe(
     if let Some(t) = device::torch_host(obj, i, ctx)? {
         if t.shape.is_empty() {
             // SAFETY: a 0-d tensor in host memory holds one element at `ptr`.
-            let v = unsafe { zero_d_value(t.elem, t.ptr as usize as *const u8, i, ctx)? };
+            let v = unsafe { zero_d_value(t.elem, t.ptr as usize as *const u8) };
             push_scalar_key(key, t.elem, v, specialize, val);
             return Ok((false, false, 0));
         }
@@ -363,6 +363,47 @@ pub fn slot_bits(v: ScalarValue) -> u64 {
         ScalarValue::Int(i) => i as u64,
         ScalarValue::Float(f) => f.to_bits(),
     }
+}
+
+/// The memory of one array argument, for [`overlapping`].
+pub struct Extent {
+    pub arg: usize,
+    pub ptr: u64,
+    pub bytes: u64,
+    /// The function writes it.
+    pub written: bool,
+}
+
+/// The first pair of arrays that share memory where one of them is
+/// written, the written one second: `(read or written, written)`.
+pub fn overlapping(extents: impl Iterator<Item = Extent>) -> Option<(usize, usize)> {
+    let all: Vec<Extent> = extents.filter(|e| e.bytes > 0).collect();
+    for (n, a) in all.iter().enumerate() {
+        for b in &all[n + 1..] {
+            let apart =
+                a.ptr.saturating_add(a.bytes) <= b.ptr || b.ptr.saturating_add(b.bytes) <= a.ptr;
+            if !apart && (a.written || b.written) {
+                return Some(if b.written {
+                    (a.arg, b.arg)
+                } else {
+                    (b.arg, a.arg)
+                });
+            }
+        }
+    }
+    None
+}
+
+/// The `ValueError` for arguments `a` and `b` (written) of `func` that
+/// overlap in memory.
+pub fn overlap_error(func: &str, a: &str, b: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "arguments `{a}` and `{b}` of `{func}` overlap in memory (views of one buffer), and \
+         `{func}` writes `{b}`: Python would see each write through both names, while the \
+         compiled code assumes an array it writes overlaps no other argument (the same array \
+         passed twice is compiled as one array; partly overlapping views are not). Pass a copy \
+         (`{a}.copy()`)"
+    ))
 }
 
 /// Maps a NumPy dtype kind and item size to our element type.
@@ -458,7 +499,7 @@ fn numpy_scalar(
     unsafe {
         PY_ARRAY_API.PyArray_ScalarAsCtype(py, obj.as_ptr(), buf.as_mut_ptr() as *mut c_void)
     };
-    Ok((elem, decode_scalar(elem, &buf, i, ctx)?))
+    Ok((elem, decode_scalar(elem, &buf)))
 }
 
 /// The value of a 0-d array (NumPy or a torch tensor on the CPU): the
@@ -467,31 +508,21 @@ fn numpy_scalar(
 ///
 /// # Safety
 /// `data` points to one readable element of type `elem`.
-pub unsafe fn zero_d_value(
-    elem: ElemTy,
-    data: *const u8,
-    i: usize,
-    ctx: &ArgCtx<'_>,
-) -> PyResult<ScalarValue> {
+pub unsafe fn zero_d_value(elem: ElemTy, data: *const u8) -> ScalarValue {
     let mut buf = [0u8; 16];
     // SAFETY: the caller guarantees `elem.size()` (<= 8) readable bytes.
     unsafe { std::ptr::copy_nonoverlapping(data, buf.as_mut_ptr(), elem.size()) };
-    decode_scalar(elem, &buf, i, ctx)
+    decode_scalar(elem, &buf)
 }
 
 /// A scalar of type `elem` from its native-endian bytes.
-fn decode_scalar(
-    elem: ElemTy,
-    buf: &[u8; 16],
-    i: usize,
-    ctx: &ArgCtx<'_>,
-) -> PyResult<ScalarValue> {
+fn decode_scalar(elem: ElemTy, buf: &[u8; 16]) -> ScalarValue {
     let b8 = |n: usize| {
         let mut a = [0u8; 8];
         a[..n].copy_from_slice(&buf[..n]);
         a
     };
-    let v = match elem {
+    match elem {
         ElemTy::Bool => ScalarValue::Bool(buf[0] != 0),
         ElemTy::I8 => ScalarValue::Int(buf[0] as i8 as i64),
         ElemTy::I16 => ScalarValue::Int(i16::from_ne_bytes([buf[0], buf[1]]) as i64),
@@ -504,23 +535,15 @@ fn decode_scalar(
         ElemTy::U32 => {
             ScalarValue::Int(u32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as i64)
         }
-        ElemTy::U64 => {
-            let v = u64::from_ne_bytes(b8(8));
-            ScalarValue::Int(i64::try_from(v).map_err(|_| {
-                PyOverflowError::new_err(format!(
-                    "argument `{}` of `{}` does not fit in a 64-bit integer",
-                    ctx.name(i),
-                    ctx.func
-                ))
-            })?)
-        }
+        // (its bits: a value of 2**63 and up is a negative i64 that the
+        // code converts to uint64, as it converts every int literal)
+        ElemTy::U64 => ScalarValue::Int(u64::from_ne_bytes(b8(8)) as i64),
         ElemTy::F32 => {
             ScalarValue::Float(f32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as f64)
         }
         ElemTy::F64 => ScalarValue::Float(f64::from_ne_bytes(b8(8))),
         ElemTy::F16 => ScalarValue::Float(f16_value(u16::from_ne_bytes([buf[0], buf[1]]))),
-    };
-    Ok(v)
+    }
 }
 
 /// What the miss path knows about one argument.
@@ -546,10 +569,14 @@ pub fn inspect(
     ctx: &ArgCtx<'_>,
 ) -> PyResult<ArgRecord> {
     // `weak`: a Python scalar (NumPy's weak promotion), not a NumPy one
+    // (a uint64 of 2**63 and up is passed at run time: the compiler's
+    // constants are i64, which would fold `k > 5` as a negative number)
     let scalar = |elem: ElemTy, v: ScalarValue, weak: bool| ArgRecord {
         ty: ArgType::Scalar {
             elem,
-            value: specialize.then_some(v),
+            value: (specialize
+                && !(elem == ElemTy::U64 && matches!(v, ScalarValue::Int(i) if i < 0)))
+            .then_some(v),
             weak,
         },
         device: None,
@@ -560,7 +587,7 @@ pub fn inspect(
             // SAFETY: a 0-d array holds one element of its dtype; it is
             // strong like a NumPy scalar (NEP 50)
             let data = unsafe { (*_PyArray_GET_ITEM_DATA(a.as_array_ptr())).data };
-            let v = unsafe { zero_d_value(elem, data as *const u8, i, ctx)? };
+            let v = unsafe { zero_d_value(elem, data as *const u8) };
             return Ok(scalar(elem, v, false));
         }
         if !a.is_c_contiguous() {
@@ -597,7 +624,7 @@ pub fn inspect(
     if let Some(t) = device::torch_host(obj, i, ctx)? {
         if t.shape.is_empty() {
             // SAFETY: a 0-d tensor in host memory holds one element at `ptr`.
-            let v = unsafe { zero_d_value(t.elem, t.ptr as usize as *const u8, i, ctx)? };
+            let v = unsafe { zero_d_value(t.elem, t.ptr as usize as *const u8) };
             return Ok(scalar(t.elem, v, false));
         }
         return Ok(ArgRecord {
