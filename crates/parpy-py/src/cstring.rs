@@ -200,7 +200,7 @@ impl CompiledString {
         }
         // (printed code was compiled for separate arrays, even where the
         // function was called with one array twice)
-        if let Some((a, b)) = args::overlapping(extents.into_iter()) {
+        if let Some((a, b)) = args::overlapping(extents.len(), |k| extents[k]) {
             return Err(args::overlap_error(
                 &self.name,
                 &self.names[a],

@@ -399,13 +399,16 @@ impl JitFunction {
         vals: &[u64; MAX_ARGS],
         ctx: &ArgCtx<'_>,
     ) -> PyResult<()> {
-        let spans = c.extents.iter().map(|&(a, bytes)| args::Extent {
-            arg: a,
-            ptr: vals[a],
-            bytes,
-            written: c.written_mask >> a & 1 != 0,
-        });
-        match args::overlapping(spans) {
+        let at = |k: usize| {
+            let (a, bytes) = c.extents[k];
+            args::Extent {
+                arg: a,
+                ptr: vals[a],
+                bytes,
+                written: c.written_mask >> a & 1 != 0,
+            }
+        };
+        match args::overlapping(c.extents.len(), at) {
             Some((a, b)) => Err(args::overlap_error(&self.name, &ctx.name(a), &ctx.name(b))),
             None => Ok(()),
         }

@@ -366,6 +366,7 @@ pub fn slot_bits(v: ScalarValue) -> u64 {
 }
 
 /// The memory of one array argument, for [`overlapping`].
+#[derive(Clone, Copy)]
 pub struct Extent {
     pub arg: usize,
     pub ptr: u64,
@@ -375,14 +376,19 @@ pub struct Extent {
 }
 
 /// The first pair of arrays that share memory where one of them is
-/// written, the written one second: `(read or written, written)`.
-pub fn overlapping(extents: impl Iterator<Item = Extent>) -> Option<(usize, usize)> {
-    let all: Vec<Extent> = extents.filter(|e| e.bytes > 0).collect();
-    for (n, a) in all.iter().enumerate() {
-        for b in &all[n + 1..] {
+/// written, the written one second: `(read or written, written)`. `at(k)`
+/// is the `k`-th of `n` arrays (no allocation: this runs on every call).
+pub fn overlapping(n: usize, at: impl Fn(usize) -> Extent) -> Option<(usize, usize)> {
+    for i in 0..n {
+        let a = at(i);
+        if a.bytes == 0 {
+            continue;
+        }
+        for j in i + 1..n {
+            let b = at(j);
             let apart =
                 a.ptr.saturating_add(a.bytes) <= b.ptr || b.ptr.saturating_add(b.bytes) <= a.ptr;
-            if !apart && (a.written || b.written) {
+            if !apart && b.bytes > 0 && (a.written || b.written) {
                 return Some(if b.written {
                     (a.arg, b.arg)
                 } else {
