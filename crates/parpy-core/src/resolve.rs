@@ -18,8 +18,12 @@ pub enum Builtin {
     Gpu,
     /// `parpy.operators.sum` / `parpy.reduce.sum` / `parpy.sum`, ...
     Reduce(ReduceOp),
-    /// `parpy.math.sqrt`, `np.sqrt`, `math.sqrt`, ...
+    /// `parpy.math.sqrt`, `np.sqrt`, ...
     Math(MathFn),
+    /// A function of Python's `math` module (`math.sqrt`): `Math`, and
+    /// Python's `ValueError` / `OverflowError` where it has no value
+    /// (`math.sqrt(-1.0)`, `math.exp(1000.0)`) instead of NaN or inf.
+    PyMath(MathFn),
     /// A math function whose Python result is an `int`: `math.floor`,
     /// `math.ceil`, `round(x)`.
     MathToInt(MathFn),
@@ -449,8 +453,8 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
         "sqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "atan2" | "pow" | "erf"
         | "erfc" | "expm1" | "log1p" | "hypot" | "copysign" | "fmod" | "cbrt" | "isnan"
         | "isinf" | "isfinite" | "log10" | "log2" | "exp2" | "asin" | "acos" | "atan" | "sinh"
-        | "cosh" | "asinh" | "acosh" | "atanh" => MathFn::from_name(name).map(Builtin::Math),
-        "fabs" => Some(Builtin::Math(MathFn::Abs)),
+        | "cosh" | "asinh" | "acosh" | "atanh" => MathFn::from_name(name).map(Builtin::PyMath),
+        "fabs" => Some(Builtin::PyMath(MathFn::Abs)),
         "isclose" => Some(Builtin::MathIsClose),
         // Python's `math.trunc` gives an int, as `math.floor`
         "floor" | "ceil" | "trunc" => MathFn::from_name(name).map(Builtin::MathToInt),

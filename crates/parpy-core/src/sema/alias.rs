@@ -66,6 +66,7 @@ pub(super) fn elementwise(b: crate::resolve::Builtin) -> bool {
     matches!(
         b,
         B::Math(_)
+            | B::PyMath(_)
             | B::Abs
             | B::Ufunc(_)
             | B::Maximum

@@ -4,11 +4,15 @@
 use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{BinOp, ElemTy, Expr, ExprKind, MathFn, ReduceOp, Type};
+use crate::ir::{
+    BinOp, ElemTy, Expr, ExprKind, MathFn, Place, ReduceOp, Stmt, StmtKind, Type, VarKind,
+};
+use crate::ops::UnOp;
 use crate::resolve::{Builtin, Resolved, Resolver};
 use crate::signature::ArgType;
 use crate::syntax::{ast, FunctionDef};
 
+use super::expr::bool_binary;
 use super::slices::{AccRule, IndexSlot};
 use super::types::{convert, promote};
 use super::{helper_for, Lowerer, TExpr};
@@ -394,10 +398,15 @@ impl Lowerer<'_, '_> {
                 self.round_decimals(&args[0], &args[1], python, span)
             }
             Builtin::Math(f) => self.math_call(f, name, args, span),
+            Builtin::PyMath(f) => {
+                let r = self.math_call(f, name, args, span)?;
+                self.python_math_errors(f, args, r, span)
+            }
             Builtin::MathToInt(f) => {
                 // Python's `math.floor`, `math.ceil` and `round(x)` return an int.
                 let t = self.math_call(f, name, args, span)?;
-                let mut e = convert(t.e, self.opts.int_type);
+                let t = self.python_int_of(t, args.first()?, span);
+                let mut e = convert(t, self.opts.int_type);
                 e.span = span;
                 Some(TExpr { e, weak: true })
             }
@@ -460,7 +469,11 @@ impl Lowerer<'_, '_> {
                     _ => ElemTy::Bool,
                 };
                 self.python_float_fits(&v, ty, false)?;
-                let mut e = convert(v.e, ty);
+                let v = match b {
+                    Builtin::Int => self.python_int_of(v, &args[0], span),
+                    _ => v.e,
+                };
+                let mut e = convert(v, ty);
                 e.span = span;
                 Some(TExpr { e, weak: true })
             }
@@ -1100,6 +1113,182 @@ impl Lowerer<'_, '_> {
             e: Expr::new(ExprKind::Math { func: f, args }, Type::Scalar(ty), span),
             weak,
         })
+    }
+
+    /// `r`, the value of Python's `math.f(args)`, where Python raises
+    /// instead of giving NaN from numbers (`ValueError: math domain error`:
+    /// `sqrt(-1.0)`, `log(0.0)`, `acos(2.0)`, `fmod(x, 0.0)`) or an
+    /// infinity from finite numbers (`OverflowError: math range error`:
+    /// `exp(1000.0)`, `pow(10.0, 400.0)`; `ValueError` where the function
+    /// has a pole there, `log(0.0)`, `pow(0.0, -1.0)`): the value is kept
+    /// in a local and checked as an `assert` is. The infinity is checked in
+    /// float64 only: a float32 argument is computed in float32 here (see
+    /// natural-python.md), where Python's double would not overflow.
+    fn python_math_errors(
+        &mut self,
+        f: MathFn,
+        args: &[ast::Expr],
+        r: TExpr,
+        span: Span,
+    ) -> Option<TExpr> {
+        let never = matches!(
+            f,
+            MathFn::Abs | MathFn::Atan2 | MathFn::Copysign | MathFn::Erf | MathFn::Erfc
+        );
+        let Some(t) = r.e.ty.elem().filter(|t| t.is_float()) else {
+            return Some(r);
+        };
+        if never
+            || f.is_predicate()
+            || args.len() != f.arity()
+            || args.iter().any(|a| self.rank(a) > 0)
+        {
+            return Some(r);
+        }
+        let mut ins = vec![];
+        for a in args {
+            let v = self.lower_expr(a)?;
+            ins.push(convert(v.e, t));
+        }
+        let value = self.stash(r.e, span);
+        let test = |g: MathFn, e: &Expr| {
+            Expr::new(
+                ExprKind::Math {
+                    func: g,
+                    args: vec![e.clone()],
+                },
+                Type::Scalar(ElemTy::Bool),
+                span,
+            )
+        };
+        let any = |es: Vec<Expr>| {
+            es.into_iter()
+                .reduce(|a, b| bool_binary(BinOp::Or, a, b, span))
+        };
+        let all = |es: Vec<Expr>| {
+            es.into_iter()
+                .reduce(|a, b| bool_binary(BinOp::And, a, b, span))
+        };
+        let not = |e: Expr| {
+            Expr::new(
+                ExprKind::Unary {
+                    op: UnOp::Not,
+                    arg: Box::new(e),
+                },
+                Type::Scalar(ElemTy::Bool),
+                span,
+            )
+        };
+        let mut checks = vec![];
+        // NaN from numbers
+        let nan_in = any(ins.iter().map(|a| test(MathFn::IsNan, a)).collect())?;
+        checks.push((
+            bool_binary(BinOp::Or, not(test(MathFn::IsNan, &value)), nan_in, span),
+            "math domain error",
+            "ValueError",
+        ));
+        if t == ElemTy::F64 {
+            let finite_in = all(ins.iter().map(|a| test(MathFn::IsFinite, a)).collect())?;
+            let inf_from_finite =
+                bool_binary(BinOp::And, test(MathFn::IsInf, &value), finite_in, span);
+            let overflows = matches!(
+                f,
+                MathFn::Exp
+                    | MathFn::Exp2
+                    | MathFn::Expm1
+                    | MathFn::Cosh
+                    | MathFn::Sinh
+                    | MathFn::Hypot
+                    | MathFn::Pow
+            );
+            if f == MathFn::Pow {
+                // 0.0 ** negative is a pole: ValueError; else overflow
+                let zero = Expr::new(ExprKind::Float(0.0), Type::Scalar(t), span);
+                let at_zero = Expr::compare(BinOp::Eq, ins[0].clone(), zero, span);
+                let pole = bool_binary(BinOp::And, inf_from_finite.clone(), at_zero.clone(), span);
+                checks.push((not(pole), "math domain error", "ValueError"));
+                let over = bool_binary(BinOp::And, inf_from_finite, not(at_zero), span);
+                checks.push((not(over), "math range error", "OverflowError"));
+            } else if overflows {
+                checks.push((not(inf_from_finite), "math range error", "OverflowError"));
+            } else {
+                checks.push((not(inf_from_finite), "math domain error", "ValueError"));
+            }
+        }
+        self.raise_unless(checks, span);
+        Some(TExpr {
+            e: value,
+            weak: r.weak,
+        })
+    }
+
+    /// `e` kept in a hidden local assigned before the statement (whose
+    /// checks read it): a read of that local.
+    fn stash(&mut self, e: Expr, span: Span) -> Expr {
+        let ty = e.ty.clone();
+        let name = format!("value@{}.{}", span.file.0, span.lo);
+        let id = self.new_var(&name, ty.clone(), VarKind::Local, span);
+        self.pre.push(Stmt::new(
+            StmtKind::Assign {
+                dst: Place::Var(id),
+                value: e,
+            },
+            span,
+        ));
+        Expr::new(ExprKind::Var(id), ty, span)
+    }
+
+    /// Python's raise of `exception` with `message` where each condition
+    /// is false, checked before the statement as an `assert` is.
+    fn raise_unless(&mut self, checks: Vec<(Expr, &str, &str)>, span: Span) {
+        for (cond, message, exception) in checks {
+            let check = Expr::assert(cond, Some(message.to_string()), exception, span);
+            self.pre.push(Stmt::new(StmtKind::Expr(check), span));
+        }
+    }
+
+    /// Python's `math.floor` / `ceil` / `trunc` and `round(x)` of a float
+    /// `t`, an int: NaN raises `ValueError`, an infinity `OverflowError`
+    /// (C's conversion gives INT64_MIN). A float known when compiling is
+    /// left to that value's checks.
+    fn python_int_of(&mut self, t: TExpr, arg: &ast::Expr, span: Span) -> Expr {
+        let ty = t.e.ty.elem().filter(|t| t.is_float());
+        if ty.is_none() || self.rank(arg) > 0 || super::types::const_scalar(&t.e).is_some() {
+            return t.e;
+        }
+        let value = self.stash(t.e, span);
+        let test = |g: MathFn| {
+            let e = Expr::new(
+                ExprKind::Math {
+                    func: g,
+                    args: vec![value.clone()],
+                },
+                Type::Scalar(ElemTy::Bool),
+                span,
+            );
+            Expr::new(
+                ExprKind::Unary {
+                    op: UnOp::Not,
+                    arg: Box::new(e),
+                },
+                Type::Scalar(ElemTy::Bool),
+                span,
+            )
+        };
+        let checks = vec![
+            (
+                test(MathFn::IsNan),
+                "cannot convert float NaN to integer",
+                "ValueError",
+            ),
+            (
+                test(MathFn::IsInf),
+                "cannot convert float infinity to integer",
+                "OverflowError",
+            ),
+        ];
+        self.raise_unless(checks, span);
+        value
     }
 
     /// The float type of the NumPy loop that a math function of `vals`

@@ -257,6 +257,8 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             &[("number", How::Req), ("ndigits", How::Opt(Dflt::None))]
         }
         Builtin::Clip => &[A, ("a_min", How::Req), ("a_max", How::Opt(Dflt::None)), OUT],
+        // Python's math functions: their operands by position
+        Builtin::PyMath(_) => &[("x", How::Rest)],
         // ufuncs: operands by position, `out=None` by name
         Builtin::Math(_)
         | Builtin::Abs

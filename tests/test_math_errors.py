@@ -1,0 +1,114 @@
+"""Python's `math` module raises where it has no value: `math.sqrt(-1.0)`
+is `ValueError: math domain error`, `math.exp(1000.0)` `OverflowError: math
+range error`, `math.floor(nan)` and `int(nan)` `ValueError`. Compiled code
+gave NaN, inf or INT64_MIN. NumPy's functions (`np.sqrt`) and parpy.math
+keep giving NaN and inf, as NumPy does."""
+
+import math
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both
+from test_assert import expect_raised
+
+
+@parpy.jit
+def sqrt_log_acos(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = math.sqrt(x[i])
+        y[i, 1] = math.log(x[i] + 1.0)
+        y[i, 2] = math.acos(x[i] / 4.0)
+
+
+@parpy.jit
+def log_of(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = math.log(x[i])
+
+
+@parpy.jit
+def exp_pow(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = math.exp(x[i])
+        y[i, 1] = math.pow(x[i], -1.0)
+
+
+@parpy.jit
+def to_ints(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = math.floor(x[i])
+        y[i, 1] = int(x[i])
+        y[i, 2] = round(x[i])
+
+
+@parpy.jit
+def numpy_gives_nan(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.sqrt(x[i])
+        y[i, 1] = parpy.math.log(x[i])
+
+
+@parpy.jit
+def guarded(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = math.sqrt(x[i]) if x[i] >= 0.0 else -1.0
+
+
+def opts():
+    return cpu_opts({'i': parpy.threads(4)})
+
+
+def test_values_in_the_domain_are_pythons():
+    x = np.array([0.0, 1.0, 2.5, 3.0])
+    run_both(sqrt_log_acos, [x, np.zeros((4, 3)), 4], opts())
+    run_both(exp_pow, [x + 1.0, np.zeros((4, 2)), 4], opts())
+    run_both(to_ints, [x - 1.5, np.zeros((4, 3), np.int64), 4], opts())
+
+
+@pytest.mark.parametrize("fn,bad", [
+    (sqrt_log_acos, -1.0),   # sqrt of a negative number
+    (sqrt_log_acos, 8.0),    # acos(2.0)
+    (log_of, 0.0),           # log(0.0): a pole, -inf from a finite number
+    (log_of, -2.0),          # log of a negative number
+])
+def test_numbers_outside_the_domain_raise_value_error(fn, bad):
+    x = np.array([1.0, 2.0, bad, 3.0])
+    expect_raised(fn, [x, np.zeros((4, 3)), 4], opts(), ValueError, "math domain error")
+
+
+def test_overflow_raises_overflow_error_and_a_pole_value_error():
+    x = np.array([1.0, 1000.0, 2.0, 3.0])
+    expect_raised(exp_pow, [x, np.zeros((4, 2)), 4], opts(), OverflowError, "math range error")
+    x = np.array([1.0, 0.0, 2.0, 3.0])   # pow(0.0, -1.0)
+    expect_raised(exp_pow, [x, np.zeros((4, 2)), 4], opts(), ValueError, "math domain error")
+
+
+@pytest.mark.parametrize("bad,exception,words", [
+    (np.nan, ValueError, "cannot convert float NaN to integer"),
+    (np.inf, OverflowError, "cannot convert float infinity to integer"),
+    (-np.inf, OverflowError, "cannot convert float infinity to integer"),
+])
+def test_nan_and_infinity_to_int_raise(bad, exception, words):
+    x = np.array([1.5, bad, 2.0, -3.5])
+    expect_raised(to_ints, [x, np.zeros((4, 3), np.int64), 4], opts(), exception, words)
+
+
+def test_numpy_and_parpy_math_keep_nan():
+    x = np.array([1.0, -1.0, 4.0, 0.0])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        y = run_both(numpy_gives_nan, [x, np.zeros((4, 2)), 4], opts())[1]
+    assert np.isnan(y[1, 0]) and np.isnan(y[1, 1]) and np.isneginf(y[3, 1])
+
+
+def test_a_call_that_python_does_not_make_does_not_raise():
+    x = np.array([4.0, -1.0, 9.0, -2.0])
+    y = run_both(guarded, [x, np.zeros(4), 4], opts())[1]
+    assert y.tolist() == [2.0, -1.0, 3.0, -1.0]
