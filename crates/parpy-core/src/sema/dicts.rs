@@ -277,7 +277,7 @@ impl Rewriter<'_> {
                      re-bound in a parpy function"
                 ))
                 .at(t.span, "assigned here")
-                .note("the caller's dict would not see the change")
+                .note("each entry reaches compiled code as an argument of its own, so the entry cannot be re-bound (in Python the caller's dict would change)")
                 .help("write into the elements of an array entry (`A['values'][i] = ...`), or use a local"),
             ),
             Path::Error => {}

@@ -1258,7 +1258,11 @@ impl Lowerer<'_, '_> {
                 if self.resolve_global(base).is_some() {
                     self.error(
                         Diagnostic::error(format!("`{n}` cannot be indexed"))
-                            .at(base.span, "not an array parameter"),
+                            .at(base.span, "not an array parameter")
+                            .help(format!(
+                                "parpy functions read module-level numbers and tuples of them; \
+                                 pass the array `{n}` as an argument"
+                            )),
                     );
                 }
                 return None;

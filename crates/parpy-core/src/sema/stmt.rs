@@ -1131,7 +1131,10 @@ impl Lowerer<'_, '_> {
                     .at(span, "returns nothing"),
             );
         }
-        if !always_returns(&self.func.body) {
+        // (a return whose value failed to lower is missing from the body:
+        // that error is the one to report, `fact(n - 1)` of a recursion)
+        let failed = self.sh.diags.iter().any(|d| d.is_error());
+        if !failed && !always_returns(&self.func.body) {
             let mut at = None;
             ir::visit::walk_stmts(&self.func.body, &mut |s| {
                 if matches!(s.kind, StmtKind::Return(Some(_))) {
