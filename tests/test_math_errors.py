@@ -112,3 +112,33 @@ def test_a_call_that_python_does_not_make_does_not_raise():
     x = np.array([4.0, -1.0, 9.0, -2.0])
     y = run_both(guarded, [x, np.zeros(4), 4], opts())[1]
     assert y.tolist() == [2.0, -1.0, 3.0, -1.0]
+
+
+@parpy.jit
+def python_divisions(y, z, a, b, c, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = a // (b - i)
+        y[i, 1] = a % (b - i)
+        z[i] = c / (b - i)
+
+
+@parpy.jit
+def numpy_divisions(x, y, k, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x[i] // k
+
+
+def test_python_numbers_divided_by_zero_raise_zero_division_error():
+    # Python ints and floats (arguments, loop counters) raise where NumPy's
+    # values would give 0 or inf: parpy gave 0 or inf
+    o = cpu_opts({'i': parpy.threads(4)}, specialize_scalars=False)
+    args = lambda b: [np.zeros((4, 2), np.int64), np.zeros(4), 7, b, 1.5, 4]
+    run_both(python_divisions, args(10), o)
+    expect_raised(python_divisions, args(2), o, ZeroDivisionError, "by zero")
+    # a NumPy value divided by a zero Python int: NumPy's 0, no raise
+    x = np.array([5, 6, 7, 8])
+    with np.errstate(divide="ignore"):
+        y = run_both(numpy_divisions, [x, np.zeros(4, np.int64), 0, 4], o)[1]
+    assert y.tolist() == [0, 0, 0, 0]

@@ -518,7 +518,18 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 }
-                let t = self.binary(*op, a?, b?, span)?;
+                // Python numbers divided at run time: Python raises for a
+                // zero divisor (NumPy's values give 0 or inf instead)
+                let (a, b) = (a?, b?);
+                let python_divisor = (matches!(op, BinOp::Div | BinOp::FloorDiv | BinOp::Mod)
+                    && a.weak
+                    && b.weak
+                    && !is_python_constant(rhs))
+                .then(|| (b.e.clone(), a.e.ty.elem(), b.e.ty.elem()));
+                let t = self.binary(*op, a, b, span)?;
+                if let Some((d, ta, tb)) = python_divisor {
+                    self.python_zero_division(*op, d, ta, tb, span);
+                }
                 if is_python_constant(lhs) && is_python_constant(rhs) {
                     self.python_constant_check(&t, span)?;
                     return Some(python_constant_value(e, t));
@@ -1012,6 +1023,47 @@ impl Lowerer<'_, '_> {
     /// Python does not compute (`ir::eval` in Python mode): it raises
     /// (`0.0 ** -1.0`, `1 << -1`) or its value is complex (`(-8.0) **
     /// 0.5`). `None` after reporting.
+    /// Python's `ZeroDivisionError` (with its words) where `d`, the divisor
+    /// of Python numbers of types `ta`, `tb`, is zero when the code runs:
+    /// a check as an `assert` is, before the statement.
+    fn python_zero_division(
+        &mut self,
+        op: BinOp,
+        d: Expr,
+        ta: Option<ElemTy>,
+        tb: Option<ElemTy>,
+        span: Span,
+    ) {
+        let (Some(ta), Some(tb)) = (ta, tb) else {
+            return;
+        };
+        let float = ta.is_float() || tb.is_float();
+        let message = match (op, float) {
+            (BinOp::Div, false) => "division by zero",
+            (BinOp::Div, true) => "float division by zero",
+            (BinOp::FloorDiv, false) => "integer division or modulo by zero",
+            (BinOp::FloorDiv, true) => "float floor division by zero",
+            (_, false) => "integer modulo by zero",
+            (_, true) => "float modulo",
+        };
+        let ty = d.ty.clone();
+        let zero = match ty.elem() {
+            Some(e) if e.is_float() => Expr::new(ExprKind::Float(0.0), ty, span),
+            Some(ElemTy::Bool) => Expr::new(ExprKind::Bool(false), ty, span),
+            Some(_) => Expr::new(ExprKind::Int(0), ty, span),
+            None => return,
+        };
+        let nonzero = Expr::compare(BinOp::Ne, d, zero, span);
+        let check = Expr::assert(
+            nonzero,
+            Some(message.to_string()),
+            "ZeroDivisionError",
+            span,
+        );
+        self.pre
+            .push(crate::ir::Stmt::new(crate::ir::StmtKind::Expr(check), span));
+    }
+
     /// `e`, an operator of number literals (`2 ** 70`), has a value that
     /// parpy can hold: an int in -2**63 .. 2**64 (the top half for uint64),
     /// or a float. Python's exact int would meet NumPy as an OverflowError
