@@ -32,8 +32,8 @@ static inline int32_t parpy_abs_i32(int32_t a) {
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = (int32_t)parpy_thread.x; i < 50; i += 4) {
     y[i] = parpy_max_f32(x[i], 0.5f) + parpy_min_f32(x[i], -0.5f) + metal::abs(x[i]) + (float)k[i];
-    float value_221_1123 = x[i] * 10.0f;
-    z[i] = (int32_t)((uint32_t)(int32_t)((uint32_t)(int32_t)value_221_1123 + (uint32_t)parpy_max_i32(k[i], 2)) - (uint32_t)parpy_abs_i32(k[i]));
+    float value_1123 = x[i] * 10.0f;
+    z[i] = (int32_t)((uint32_t)(int32_t)((uint32_t)(int32_t)value_1123 + (uint32_t)parpy_max_i32(k[i], 2)) - (uint32_t)parpy_abs_i32(k[i]));
   }
 }
 

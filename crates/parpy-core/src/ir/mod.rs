@@ -867,6 +867,15 @@ impl Expr {
     pub fn var(id: VarId, ty: Type, span: Span) -> Expr {
         Expr::new(ExprKind::Var(id), ty, span)
     }
+    /// The bool `not e`.
+    pub fn not(e: Expr, span: Span) -> Expr {
+        let arg = Box::new(e);
+        Expr::new(
+            ExprKind::Unary { op: UnOp::Not, arg },
+            Type::Scalar(ElemTy::Bool),
+            span,
+        )
+    }
     /// The scalar element type (panics on arrays/void: callers know better).
     pub fn elem(&self) -> ElemTy {
         self.ty.elem().expect("scalar expression")

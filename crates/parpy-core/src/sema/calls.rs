@@ -7,7 +7,6 @@ use crate::diag::{Diagnostic, Span};
 use crate::ir::{
     BinOp, ElemTy, Expr, ExprKind, MathFn, Place, ReduceOp, Stmt, StmtKind, Type, VarKind,
 };
-use crate::ops::UnOp;
 use crate::resolve::{Builtin, Resolved, Resolver};
 use crate::signature::ArgType;
 use crate::syntax::{ast, FunctionDef};
@@ -1151,16 +1150,7 @@ impl Lowerer<'_, '_> {
             ins.push(convert(v.e, t));
         }
         let value = self.stash(r.e, span);
-        let test = |g: MathFn, e: &Expr| {
-            Expr::new(
-                ExprKind::Math {
-                    func: g,
-                    args: vec![e.clone()],
-                },
-                Type::Scalar(ElemTy::Bool),
-                span,
-            )
-        };
+        let test = |g: MathFn, e: &Expr| Expr::math(g, vec![e.clone()], ElemTy::Bool, span);
         let any = |es: Vec<Expr>| {
             es.into_iter()
                 .reduce(|a, b| bool_binary(BinOp::Or, a, b, span))
@@ -1169,16 +1159,7 @@ impl Lowerer<'_, '_> {
             es.into_iter()
                 .reduce(|a, b| bool_binary(BinOp::And, a, b, span))
         };
-        let not = |e: Expr| {
-            Expr::new(
-                ExprKind::Unary {
-                    op: UnOp::Not,
-                    arg: Box::new(e),
-                },
-                Type::Scalar(ElemTy::Bool),
-                span,
-            )
-        };
+        let not = |e: Expr| Expr::not(e, span);
         let mut checks = vec![];
         // NaN from numbers
         let nan_in = any(ins.iter().map(|a| test(MathFn::IsNan, a)).collect())?;
@@ -1226,7 +1207,9 @@ impl Lowerer<'_, '_> {
     /// checks read it): a read of that local.
     fn stash(&mut self, e: Expr, span: Span) -> Expr {
         let ty = e.ty.clone();
-        let name = format!("value@{}.{}", span.file.0, span.lo);
+        // (the file's id is left out: it depends on what the process compiled
+        // before, and the printed code must not; the writer makes names unique)
+        let name = format!("value@{}", span.lo);
         let id = self.new_var(&name, ty.clone(), VarKind::Local, span);
         self.pre.push(Stmt::new(
             StmtKind::Assign {
@@ -1257,24 +1240,8 @@ impl Lowerer<'_, '_> {
             return t.e;
         }
         let value = self.stash(t.e, span);
-        let test = |g: MathFn| {
-            let e = Expr::new(
-                ExprKind::Math {
-                    func: g,
-                    args: vec![value.clone()],
-                },
-                Type::Scalar(ElemTy::Bool),
-                span,
-            );
-            Expr::new(
-                ExprKind::Unary {
-                    op: UnOp::Not,
-                    arg: Box::new(e),
-                },
-                Type::Scalar(ElemTy::Bool),
-                span,
-            )
-        };
+        let test =
+            |g: MathFn| Expr::not(Expr::math(g, vec![value.clone()], ElemTy::Bool, span), span);
         let checks = vec![
             (
                 test(MathFn::IsNan),
