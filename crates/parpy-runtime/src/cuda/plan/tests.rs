@@ -630,10 +630,11 @@ def f(x, a, b):
 ";
     assert_eq!(launches_for(src, 1.0, 0.1), 9);
     assert_eq!(launches_for(src, 7.5, 2.0), 3);
-    // -0.0 % 1.0 is 0.0 in Python (the plan gave -0.0): 1 / it is +inf
+    // -0.0 % 1.0 is 0.0 in Python (the plan gave -0.0): its sign is +
+    // (`1.0 / (a % b)` of Python floats is Python's ZeroDivisionError)
     let src = "@parpy.jit
 def f(x, a, b):
-    if 1.0 / (a % b) > 0.0:
+    if math.copysign(1.0, a % b) > 0.0:
         parpy.label('i')
         for i in range(16):
             x[i] = x[i] + 1.0
