@@ -1223,7 +1223,7 @@ impl Lowerer<'_, '_> {
 
     /// Python's raise of `exception` with `message` where each condition
     /// is false, checked before the statement as an `assert` is.
-    fn raise_unless(&mut self, checks: Vec<(Expr, &str, &str)>, span: Span) {
+    pub(super) fn raise_unless(&mut self, checks: Vec<(Expr, &str, &str)>, span: Span) {
         for (cond, message, exception) in checks {
             let check = Expr::assert(cond, Some(message.to_string()), exception, span);
             self.pre.push(Stmt::new(StmtKind::Expr(check), span));

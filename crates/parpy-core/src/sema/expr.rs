@@ -1054,14 +1054,7 @@ impl Lowerer<'_, '_> {
             None => return,
         };
         let nonzero = Expr::compare(BinOp::Ne, d, zero, span);
-        let check = Expr::assert(
-            nonzero,
-            Some(message.to_string()),
-            "ZeroDivisionError",
-            span,
-        );
-        self.pre
-            .push(crate::ir::Stmt::new(crate::ir::StmtKind::Expr(check), span));
+        self.raise_unless(vec![(nonzero, message, "ZeroDivisionError")], span);
     }
 
     /// `e`, an operator of number literals (`2 ** 70`), has a value that
