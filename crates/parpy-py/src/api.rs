@@ -79,6 +79,7 @@ fn compile_with(
     let ctx = ArgCtx {
         func: &name,
         params: &params,
+        in_place: def.in_place_params(),
     };
     let py_func = match fun.cast::<jit::JitFunction>() {
         Ok(j) => j.getattr("py_func")?,
@@ -218,6 +219,7 @@ fn _cuda_arg_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
         let ctx = ArgCtx {
             func: "_cuda_arg_kind",
             params: &params,
+            in_place: 0,
         };
         Ok(args::device::inspect(obj, 0, &ctx)?.map(|d| match d.kind {
             DevKind::Torch => "torch",
@@ -239,6 +241,7 @@ fn _observe_ns(args: Vec<Bound<'_, PyAny>>, n: usize) -> PyResult<(f64, Vec<u64>
         let ctx = ArgCtx {
             func: "_observe_ns",
             params: &params,
+            in_place: 0,
         };
         let mut key = args::KeyBuf::new();
         let mut vals = [0u64; args::MAX_ARGS];

@@ -41,6 +41,7 @@ impl CompiledString {
         let ctx = ArgCtx {
             func: &self.name,
             params: &self.names,
+            in_place: 0,
         };
         if n != self.params.len() {
             return Err(ctx.arity_error(n));

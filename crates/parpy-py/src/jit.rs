@@ -226,6 +226,9 @@ pub struct JitFunction {
     /// Scalar parameters always specialized on: compiling without their
     /// values failed (the function needs them at compile time).
     pinned: AtomicU64,
+    /// The parameters whose 0-d array argument is passed as an array
+    /// (`FunctionDef::in_place_params`).
+    in_place: u64,
     /// CPython's vectorcall entry, read by the interpreter at the offset
     /// `enable_vectorcall` writes into the type.
     vectorcall: ffi::vectorcallfunc,
@@ -260,6 +263,7 @@ impl JitFunction {
         crate::loaded::register(Arc::downgrade(&registered));
         Ok(JitFunction {
             name,
+            in_place: def.in_place_params(),
             def,
             params,
             resolver: Arc::new(resolver),
@@ -275,6 +279,7 @@ impl JitFunction {
         ArgCtx {
             func: &self.name,
             params: &self.params,
+            in_place: self.in_place,
         }
     }
 
@@ -546,6 +551,7 @@ impl JitFunction {
         let ctx = ArgCtx {
             func: &self.name,
             params: flat.as_ref().map_or(&self.params[..], |f| &f.names[..]),
+            in_place: if flat.is_some() { 0 } else { self.in_place },
         };
         let compiled = loop {
             let spec = if !opts.specialize_scalars() {
@@ -824,6 +830,11 @@ impl JitFunction {
         let ctx = ArgCtx {
             func: &self.name,
             params: &ins.names,
+            in_place: if ins.names == self.params {
+                self.in_place
+            } else {
+                0
+            },
         };
         let mut phases = vec![("inspect", started.elapsed().as_secs_f64())];
         if backend == Backend::Cpu {

@@ -233,6 +233,15 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// Whether `name` is a 0-d array (an argument passed as an array:
+    /// `FunctionDef::in_place_params`).
+    pub(super) fn zero_d_array(&self, name: &str) -> bool {
+        self.scope.get(name).is_some_and(|b| {
+            self.alias_of(b.var).is_none()
+                && matches!(&self.func.var(b.var).ty, Type::Array { shape, .. } if shape.is_empty())
+        })
+    }
+
     pub(super) fn read_name(&mut self, name: &str, span: Span) -> Option<TExpr> {
         let b = self.scope.get(name)?;
         if let Some(c) = self.alias_of(b.var) {
@@ -269,8 +278,9 @@ impl Lowerer<'_, '_> {
                 Some(TExpr { e, weak: b.weak })
             }
             Type::Array { elem, shape } => {
-                if self.slice.is_some() {
-                    // A whole array in an elementwise context: `x` == `x[:, :]`.
+                if self.slice.is_some() || shape.is_empty() {
+                    // A whole array in an elementwise context: `x` == `x[:, :]`;
+                    // a 0-d array is its element anywhere (`z` == `z[()]`).
                     let slots = shape
                         .iter()
                         .map(|d| IndexSlot::full(*d, self.opts.int_type, span))

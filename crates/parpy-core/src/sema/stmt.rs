@@ -865,6 +865,21 @@ impl Lowerer<'_, '_> {
                 _ => self.multi_assign(targets, value, labels, span),
             },
             ast::StmtKind::AugAssign { target, op, value } => {
+                // a 0-d array is updated in place (`z += v` is `z[()] += v`)
+                let element;
+                let target = match &target.kind {
+                    ast::ExprKind::Name(n) if self.zero_d_array(n) => {
+                        element = ast::Expr {
+                            kind: ast::ExprKind::Subscript {
+                                value: Box::new(target.clone()),
+                                indices: vec![],
+                            },
+                            span: target.span,
+                        };
+                        &element
+                    }
+                    _ => target,
+                };
                 let combined = ast::Expr {
                     kind: ast::ExprKind::Binary {
                         op: *op,

@@ -508,6 +508,100 @@ impl FunctionDef {
         }
         out
     }
+
+    /// The parameters (bit i: parameter i, the first 64) whose 0-d array
+    /// argument the function may write or index: it updates the name in
+    /// place (`z += v`), indexes it (`z[()] = v`, `z[...] += v`, `z[()]`)
+    /// or passes it to a function it calls (`helper(z)`, which may write
+    /// it). Python writes the caller's array then, so such a 0-d array is
+    /// passed as an array; at any other parameter it is read as a number
+    /// (specialized on its value). A parameter the body also assigns (`z =
+    /// ...`, a loop target) is a local from there on in Python: left out.
+    pub fn in_place_params(&self) -> u64 {
+        // Python's builtins that take numbers (NumPy's, math's and parpy's
+        // are called through a module: `np.sqrt(z)`)
+        const NUMERIC: &[&str] = &[
+            "range",
+            "len",
+            "int",
+            "float",
+            "bool",
+            "abs",
+            "min",
+            "max",
+            "sum",
+            "round",
+            "enumerate",
+            "zip",
+            "reversed",
+            "divmod",
+            "pow",
+            "any",
+            "all",
+            "print",
+        ];
+        const MODULES: &[&str] = &["np", "numpy", "math", "parpy"];
+        let base = |e: &Expr| match &e.kind {
+            ExprKind::Name(n) => Some(n.clone()),
+            _ => None,
+        };
+        let mut written: Vec<String> = vec![];
+        let mut assigned: Vec<String> = vec![];
+        walk_stmts(&self.body, &mut |s| match &s.kind {
+            StmtKind::Assign { targets, .. } => {
+                let mut stack: Vec<&Expr> = targets.iter().collect();
+                while let Some(t) = stack.pop() {
+                    match &t.kind {
+                        ExprKind::Name(n) => assigned.push(n.clone()),
+                        ExprKind::Tuple(ts) => stack.extend(ts),
+                        ExprKind::Subscript { value, .. } => written.extend(base(value)),
+                        _ => {}
+                    }
+                }
+            }
+            StmtKind::AugAssign { target, .. } => match &target.kind {
+                ExprKind::Subscript { value, .. } => written.extend(base(value)),
+                _ => written.extend(base(target)),
+            },
+            StmtKind::For { var, unpack, .. } => {
+                assigned.push(var.clone());
+                assigned.extend(unpack.iter().map(|(n, _)| n.clone()));
+            }
+            _ => {}
+        });
+        let mut calls = vec![];
+        walk_stmt_exprs(&self.body, &mut |e| e.walk(&mut |x| calls.push(x)));
+        for c in calls {
+            // (`z[()]` reads a 0-d array: a number has no items)
+            if let ExprKind::Subscript { value, .. } = &c.kind {
+                written.extend(base(value));
+            }
+            let ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } = &c.kind
+            else {
+                continue;
+            };
+            let numeric = match func.dotted_path() {
+                Some(p) if p.len() == 1 => NUMERIC.contains(&p[0]) || p[0] == LIST,
+                Some(p) => MODULES.contains(&p[0]),
+                None => false,
+            };
+            if !numeric {
+                let vals = args.iter().chain(keywords.iter().map(|k| &k.value));
+                written.extend(vals.filter_map(base));
+            }
+        }
+        let mut mask = 0u64;
+        for (i, p) in self.params.iter().enumerate().take(64) {
+            if written.contains(&p.name) && !assigned.contains(&p.name) {
+                mask |= 1 << i;
+            }
+        }
+        mask
+    }
 }
 
 impl Expr {
@@ -567,6 +661,50 @@ impl Expr {
         }
         f(self);
     }
+}
+
+/// Calls `f` on every statement of `stmts`, nested blocks included
+/// (a statement before the statements inside it).
+pub fn walk_stmts<'s>(stmts: &'s [Stmt], f: &mut dyn FnMut(&'s Stmt)) {
+    for s in stmts {
+        f(s);
+        match &s.kind {
+            StmtKind::For { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                walk_stmts(body, f);
+                walk_stmts(orelse, f);
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                walk_stmts(then_body, f);
+                walk_stmts(else_body, f);
+            }
+            StmtKind::With { body, .. } => walk_stmts(body, f),
+            _ => {}
+        }
+    }
+}
+
+/// Calls `f` on the top expressions of every statement of `stmts`
+/// (targets, values, conditions, iterators), nested blocks included.
+pub fn walk_stmt_exprs<'s>(stmts: &'s [Stmt], f: &mut dyn FnMut(&'s Expr)) {
+    walk_stmts(stmts, &mut |s| match &s.kind {
+        StmtKind::Assign { targets, value } => {
+            targets.iter().for_each(&mut *f);
+            f(value);
+        }
+        StmtKind::AugAssign { target, value, .. } => {
+            f(target);
+            f(value);
+        }
+        StmtKind::For { iter, .. } => f(iter),
+        StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => f(cond),
+        StmtKind::With { ctx, .. } => f(ctx),
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) | StmtKind::Assert { test: e, .. } => f(e),
+        StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
+    });
 }
 
 /// Calls [`Expr::walk_mut`] with `f` on every expression of `stmts`

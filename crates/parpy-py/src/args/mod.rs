@@ -126,9 +126,19 @@ pub fn as_ndarray<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, 
 pub struct ArgCtx<'a> {
     pub func: &'a str,
     pub params: &'a [String],
+    /// The parameters whose 0-d array is passed as an array (bit i:
+    /// parameter i; `FunctionDef::in_place_params`): elsewhere a 0-d array
+    /// is read as a number.
+    pub in_place: u64,
 }
 
 impl ArgCtx<'_> {
+    /// Whether a 0-d array at parameter `i` is passed as an array.
+    #[inline]
+    pub fn zero_d_array(&self, i: usize) -> bool {
+        i < 64 && self.in_place >> i & 1 != 0
+    }
+
     pub fn name(&self, i: usize) -> String {
         self.params
             .get(i)
@@ -218,7 +228,7 @@ pub fn observe(
             )));
         }
         let nd = nd.max(0) as usize;
-        if nd == 0 {
+        if nd == 0 && !ctx.zero_d_array(i) {
             let elem = dtype_elem(a.dtype().as_any(), i, ctx)?;
             // SAFETY: a 0-d array holds one element of its dtype at `data`.
             let v = unsafe { zero_d_value(elem, data as *const u8) };
@@ -277,7 +287,7 @@ pub fn observe(
         return Ok((false, false, 0));
     }
     if let Some(t) = device::torch_host(obj, i, ctx)? {
-        if t.shape.is_empty() {
+        if t.shape.is_empty() && !ctx.zero_d_array(i) {
             // SAFETY: a 0-d tensor in host memory holds one element at `ptr`.
             let v = unsafe { zero_d_value(t.elem, t.ptr as usize as *const u8) };
             push_scalar_key(key, t.elem, v, specialize, val);
@@ -589,7 +599,7 @@ pub fn inspect(
     };
     if let Ok(a) = obj.cast::<PyUntypedArray>() {
         let elem = dtype_elem(a.dtype().as_any(), i, ctx)?;
-        if a.ndim() == 0 {
+        if a.ndim() == 0 && !ctx.zero_d_array(i) {
             // SAFETY: a 0-d array holds one element of its dtype; it is
             // strong like a NumPy scalar (NEP 50)
             let data = unsafe { (*_PyArray_GET_ITEM_DATA(a.as_array_ptr())).data };
@@ -628,7 +638,7 @@ pub fn inspect(
         return Ok(scalar(elem, v, false));
     }
     if let Some(t) = device::torch_host(obj, i, ctx)? {
-        if t.shape.is_empty() {
+        if t.shape.is_empty() && !ctx.zero_d_array(i) {
             // SAFETY: a 0-d tensor in host memory holds one element at `ptr`.
             let v = unsafe { zero_d_value(t.elem, t.ptr as usize as *const u8) };
             return Ok(scalar(t.elem, v, false));
@@ -694,6 +704,7 @@ pub fn inspect_call<'py>(
     let leaf_ctx = ArgCtx {
         func: ctx.func,
         params: &flat.names,
+        in_place: 0,
     };
     let records = inspect_all(flat.objs.iter().cloned(), specialize, &leaf_ctx)?;
     let types = flat.assemble(records.iter().map(|r| r.ty.clone()).collect());
