@@ -8,13 +8,13 @@
 using namespace metal;
 
 static inline half parpy_max_f16(half a, half b) {
-  return (a >= b || a != a) ? a : b;
+  return (a > b || a != a) ? a : b;
 }
 
 static inline half parpy_warp_max_f16(half v) {
   for (ushort k = 16; k > 0; k /= 2) {
     half o = simd_shuffle_xor(v, k);
-    v = (v >= o || v != v) ? v : o;
+    v = (v > o || v != v) ? v : o;
   }
   return v;
 }

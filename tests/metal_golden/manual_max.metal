@@ -7,7 +7,7 @@
 using namespace metal;
 
 static inline int32_t parpy_max_i32(int32_t a, int32_t b) {
-  return a >= b ? a : b;
+  return a > b ? a : b;
 }
 
 [[kernel]] void manual_max_N(

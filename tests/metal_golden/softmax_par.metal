@@ -7,13 +7,13 @@
 using namespace metal;
 
 static inline float parpy_max_f32(float a, float b) {
-  return (a >= b || a != a) ? a : b;
+  return (a > b || a != a) ? a : b;
 }
 
 static inline float parpy_warp_max_f32(float v) {
   for (ushort k = 16; k > 0; k /= 2) {
     float o = simd_shuffle_xor(v, k);
-    v = (v >= o || v != v) ? v : o;
+    v = (v > o || v != v) ? v : o;
   }
   return v;
 }

@@ -8,7 +8,7 @@
 using namespace metal;
 
 static inline float parpy_max_f32(float a, float b) {
-  return (a >= b || a != a) ? a : b;
+  return (a > b || a != a) ? a : b;
 }
 
 [[kernel]] void softmax_seq_N(

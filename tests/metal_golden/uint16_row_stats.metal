@@ -9,11 +9,11 @@
 using namespace metal;
 
 static inline uint16_t parpy_max_u16(uint16_t a, uint16_t b) {
-  return a >= b ? a : b;
+  return a > b ? a : b;
 }
 
 static inline uint16_t parpy_min_u16(uint16_t a, uint16_t b) {
-  return a <= b ? a : b;
+  return a < b ? a : b;
 }
 
 [[kernel]] void row_stats_N(

@@ -507,8 +507,9 @@ pub(crate) fn butterfly_helper(
 }
 
 /// NumPy's `maximum` (`max`) or `minimum` of the C values `a` and `b` of
-/// element type `e`, as NumPy computes it: `a` when it wins, ties or is NaN,
-/// else `b` (so a NaN operand gives NaN). The one spelling of the rule for
+/// element type `e`, as NumPy computes it: `a` when it wins or is NaN, else
+/// `b` (so a NaN operand gives NaN, and of a tie, `np.maximum(-0.0, 0.0)`,
+/// the second). The one spelling of the rule for
 /// the prelude helpers, the warp reductions and the atomics of every
 /// dialect (`ir::eval` is the same rule for the constant folder and the
 /// launch plan).
@@ -518,7 +519,13 @@ pub(crate) fn max_min(max: bool, e: ElemTy, a: &str, b: &str) -> String {
 
 /// [`max_min`] under a NaN rule (`ir::eval::max_min` computes the same).
 pub(crate) fn max_min_rule(max: bool, rule: NanRule, e: ElemTy, a: &str, b: &str) -> String {
-    let cmp = if max { ">=" } else { "<=" };
+    // (`fmax` / `fmin` keep the first of a tie, as NumPy's float64 loops)
+    let cmp = match (max, rule) {
+        (true, NanRule::NumPy) => ">",
+        (false, NanRule::NumPy) => "<",
+        (true, NanRule::Ignore) => ">=",
+        (false, NanRule::Ignore) => "<=",
+    };
     if !e.is_float() {
         return format!("{a} {cmp} {b} ? {a} : {b}");
     }

@@ -372,12 +372,14 @@ fn float_binary(op: BinOp, x: f64, y: f64, mode: Mode) -> R {
 
 /// A float max / min under `rule`, the rule the back ends print
 /// (`back::c_writer::max_min_rule`): NumPy's `maximum` gives `x` when it
-/// wins, ties or is NaN; `fmax` gives `x` when it wins, ties or `y` is NaN.
+/// wins or is NaN (`y` of a tie); `fmax` gives `x` when it wins, ties or
+/// `y` is NaN.
 pub fn max_min(max: bool, rule: NanRule, x: f64, y: f64) -> f64 {
-    let wins = if max { x >= y } else { x <= y };
-    let x_kept = match rule {
-        NanRule::NumPy => wins || x.is_nan(),
-        NanRule::Ignore => wins || y.is_nan(),
+    let x_kept = match (rule, max) {
+        (NanRule::NumPy, true) => x > y || x.is_nan(),
+        (NanRule::NumPy, false) => x < y || x.is_nan(),
+        (NanRule::Ignore, true) => x >= y || y.is_nan(),
+        (NanRule::Ignore, false) => x <= y || y.is_nan(),
     };
     if x_kept {
         x

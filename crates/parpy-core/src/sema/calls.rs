@@ -441,11 +441,15 @@ impl Lowerer<'_, '_> {
                     _ => BinOp::FMax,
                 };
                 let vals: Vec<Option<TExpr>> = args.iter().map(|a| self.lower_expr(a)).collect();
+                // (Python's `max` keeps the first of a tie, `max(-0.0, 0.0)`
+                // is -0.0; NumPy's `maximum` and the IR's give the second)
+                let python = matches!(b, Builtin::Min | Builtin::Max);
                 let mut acc: Option<TExpr> = None;
                 for v in vals {
                     let v = v?;
                     acc = Some(match acc {
                         None => v,
+                        Some(a) if python => self.binary(op, v, a, span)?,
                         Some(a) => self.binary(op, a, v, span)?,
                     });
                 }
@@ -468,11 +472,10 @@ impl Lowerer<'_, '_> {
                     _ => ElemTy::Bool,
                 };
                 self.python_float_fits(&v, ty, false)?;
-                let v = match b {
-                    Builtin::Int => self.python_int_of(v, &args[0], span),
-                    _ => v.e,
+                let mut e = match b {
+                    Builtin::Int => convert(self.python_int_of(v, &args[0], span), ty),
+                    _ => self.convert_exact(v, ty),
                 };
-                let mut e = convert(v, ty);
                 e.span = span;
                 Some(TExpr { e, weak: true })
             }
@@ -566,14 +569,14 @@ impl Lowerer<'_, '_> {
                 let (x, lo, hi) = (self.lower_expr(x), bound(self, lo), bound(self, hi));
                 let (mut x, lo, hi) = (x?, lo?, hi?);
                 // NumPy's clip: `x` wins ties (the max and min of the IR
-                // keep their first operand then: -0.0 clipped at 0.0 stays
+                // give their second operand then: -0.0 clipped at 0.0 stays
                 // -0.0), a NaN value or bound gives NaN; a Python int
                 // beyond `x`'s integer range on its own side is dropped
                 if let Some(lo) = lo.filter(|b| Self::clip_bound_applies(&x, b, false)) {
-                    x = self.binary(BinOp::Max, x, lo, span)?;
+                    x = self.binary(BinOp::Max, lo, x, span)?;
                 }
                 match hi.filter(|b| Self::clip_bound_applies(&x, b, true)) {
-                    Some(hi) => self.binary(BinOp::Min, x, hi, span),
+                    Some(hi) => self.binary(BinOp::Min, hi, x, span),
                     None => Some(x),
                 }
             }
@@ -1348,11 +1351,15 @@ impl Lowerer<'_, '_> {
             self.arity_error(name, "1 argument", args.len(), span);
             return None;
         }
-        let v = self.lower_expr(&args[0])?;
+        // `np.float32('nan')`: NumPy parses the string as `float()` does
+        let v = match (&args[0].kind, t.is_float()) {
+            (ast::ExprKind::Str(text), true) => self.float_of_string(Builtin::Float, text, span)?,
+            _ => self.lower_expr(&args[0])?,
+        };
         self.scalar_elem(&v)?;
         self.python_int_fits(&v, t)?;
         self.python_float_fits(&v, t, true)?;
-        let mut e = convert(v.e, t);
+        let mut e = self.convert_exact(v, t);
         e.span = span;
         Some(TExpr { e, weak: false })
     }

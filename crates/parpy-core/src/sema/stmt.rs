@@ -2273,6 +2273,23 @@ impl Lowerer<'_, '_> {
                             ),
                             None => (self.scalar_elem(&v)?, v),
                         };
+                        if let Some(c) = self.exact_python_int(&v).filter(|c| *c > i64::MAX as i128)
+                        {
+                            // (its 64 bits as parpy's int64 would be negative)
+                            self.error(
+                                Diagnostic::error(format!(
+                                    "the Python int {c} does not fit in the int64 local `{n}`"
+                                ))
+                                .at(v.e.span, "larger than 2**63 - 1")
+                                .note("parpy keeps a Python int in an int64")
+                                .help(format!(
+                                    "use it where it is needed (`x[i] < {c}`), or make it a \
+                                     uint64 (`np.uint64({c})`) or a float (`{:e}`)",
+                                    c as f64
+                                )),
+                            );
+                            return None;
+                        }
                         let id = self.new_var(n, Type::Scalar(ty), VarKind::Local, target.span);
                         if v.weak && matches!(v.e.kind, ExprKind::Int(_) | ExprKind::Float(_)) {
                             self.acc_uses.insert(id, (v.e.clone(), vec![], vec![]));

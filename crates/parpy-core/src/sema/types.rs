@@ -236,7 +236,30 @@ impl Lowerer<'_, '_> {
             self.python_int_fits(&a, t)?;
             self.python_int_fits(&b, t)?;
         }
-        Some((convert(a.e, t), convert(b.e, t), t, weak))
+        Some((self.convert_exact(a, t), self.convert_exact(b, t), t, weak))
+    }
+
+    /// The exact value of a Python int known when compiling: a literal's,
+    /// or one of 2**63 .. 2**64 - 1 (`wide_constants`), whose lowered
+    /// expression keeps only its 64 bits.
+    pub(super) fn exact_python_int(&self, v: &TExpr) -> Option<i128> {
+        if !v.weak || !v.e.ty.elem().is_some_and(|t| t.is_int()) {
+            return None;
+        }
+        let wide = self.wide_constants.iter().find(|w| w.0 == v.e.span);
+        wide.map(|w| w.1)
+            .or_else(|| const_int(&v.e).map(i128::from))
+    }
+
+    /// `v` converted to `to`; a Python int of 2**63 .. 2**64 - 1 becomes
+    /// the float of its value (its 64 bits read as int64 are negative).
+    pub(super) fn convert_exact(&self, v: TExpr, to: ElemTy) -> Expr {
+        match self.exact_python_int(&v).filter(|c| *c > i64::MAX as i128) {
+            Some(c) if to.is_float() => {
+                Expr::new(ExprKind::Float(c as f64), Type::Scalar(to), v.e.span)
+            }
+            _ => convert(v.e, to),
+        }
     }
 
     /// NumPy's check of a Python int known when compiling (`v`, weak)
@@ -249,11 +272,7 @@ impl Lowerer<'_, '_> {
         if is_python_int {
             self.python_int_argument(&v.e, to);
         }
-        let exact = const_int(&v.e).map(i128::from).or_else(|| {
-            let w = self.wide_constants.iter().find(|w| w.0 == v.e.span);
-            w.map(|w| w.1)
-        });
-        let (Some(c), Some((lo, hi))) = (exact.filter(|_| is_python_int), to.int_bounds()) else {
+        let (Some(c), Some((lo, hi))) = (self.exact_python_int(v), to.int_bounds()) else {
             return Some(());
         };
         if (lo..=hi).contains(&c) {
@@ -413,8 +432,23 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<Option<TExpr>> {
         let (ta, tb) = (a.e.ty.elem()?, b.e.ty.elem()?);
-        if !ta.is_int() || !tb.is_int() || a.weak == b.weak {
+        if !ta.is_int() || !tb.is_int() {
             return None;
+        }
+        if !a.weak && !b.weak {
+            return signed_unsigned_comparison(op, a, b, span).map(Some);
+        }
+        if a.weak == b.weak {
+            // two Python ints: one past int64 (`i < 2**63`) compares as
+            // Python's exact ints do, with every value of the other
+            let big = |v: &TExpr| self.exact_python_int(v).filter(|c| *c > i64::MAX as i128);
+            let answer = match (big(a), big(b)) {
+                (None, Some(_)) => matches!(op, BinOp::Lt | BinOp::Le | BinOp::Ne),
+                (Some(_), None) => matches!(op, BinOp::Gt | BinOp::Ge | BinOp::Ne),
+                _ => return None,
+            };
+            let e = Expr::new(ExprKind::Bool(answer), Type::Scalar(ElemTy::Bool), span);
+            return Some(Some(TExpr { e, weak: false }));
         }
         // the strong operand `s`, the weak `w`, and `s sop w` == `a op b`
         let (s, w, ts, tw, sop) = if b.weak {
@@ -437,8 +471,7 @@ impl Lowerer<'_, '_> {
             Expr::binary(op, l, r, Type::Scalar(ElemTy::Bool), span)
         };
         let strong = |e: Expr| Some(Some(TExpr { e, weak: false }));
-        if let Some(c) = const_int(&w.e) {
-            let c = c as i128;
+        if let Some(c) = self.exact_python_int(w) {
             if (lo..=hi).contains(&c) {
                 return None;
             }
@@ -560,8 +593,72 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        Some(convert(t.e, self.opts.int_type))
+        let it = self.opts.int_type;
+        let (Some((_, hi)), Some((_, ihi))) = (ty.int_bounds(), it.int_bounds()) else {
+            return Some(convert(t.e, it));
+        };
+        if hi <= ihi || ty.is_signed_int() {
+            return Some(convert(t.e, it));
+        }
+        // an unsigned index above the index type's range (`2**64 - 1` of a
+        // uint64) is out of bounds, not negative: saturated, so the bounds
+        // check sees it past the end
+        let span = t.e.span;
+        let limit = Expr::int(ihi as i64, ty, span);
+        let above = Expr::compare(BinOp::Gt, t.e.clone(), limit, span);
+        Some(Expr::new(
+            ExprKind::Select {
+                cond: Box::new(above),
+                then: Box::new(Expr::int(ihi as i64, it, span)),
+                else_: Box::new(convert(t.e, it)),
+            },
+            Type::Scalar(it),
+            span,
+        ))
     }
+}
+
+/// `a op b` of a signed integer and a uint64 (NumPy 2 compares them
+/// exactly, where their promoted type, float64, rounds both): `s < 0 ?
+/// (the answer for a negative s) : (u64)s op u`. `None` for other pairs.
+fn signed_unsigned_comparison(op: BinOp, a: &TExpr, b: &TExpr, span: Span) -> Option<TExpr> {
+    let (ta, tb) = (a.e.ty.elem()?, b.e.ty.elem()?);
+    // the signed operand, and `op` as seen from it (`s sop u`)
+    let (s, u, ts, sop) = match (ta, tb) {
+        (t, ElemTy::U64) if t.is_signed_int() => (a, b, t, op),
+        (ElemTy::U64, t) if t.is_signed_int() => (b, a, t, flip(op)),
+        _ => return None,
+    };
+    let negative = match sop {
+        BinOp::Lt | BinOp::Le | BinOp::Ne => true,
+        BinOp::Gt | BinOp::Ge | BinOp::Eq => false,
+        _ => return None,
+    };
+    let bool_ty = Type::Scalar(ElemTy::Bool);
+    let below = Expr::binary(
+        BinOp::Lt,
+        s.e.clone(),
+        Expr::int(0, ts, span),
+        bool_ty.clone(),
+        span,
+    );
+    let unsigned = Expr::binary(
+        sop,
+        convert(s.e.clone(), ElemTy::U64),
+        u.e.clone(),
+        bool_ty.clone(),
+        span,
+    );
+    let e = Expr::new(
+        ExprKind::Select {
+            cond: Box::new(below),
+            then: Box::new(Expr::new(ExprKind::Bool(negative), bool_ty.clone(), span)),
+            else_: Box::new(unsigned),
+        },
+        bool_ty,
+        span,
+    );
+    Some(TExpr { e, weak: false })
 }
 
 #[cfg(test)]

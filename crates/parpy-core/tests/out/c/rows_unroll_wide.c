@@ -7,7 +7,7 @@
 #include <math.h>
 
 static inline float parpy_max_f32(float a, float b) {
-  return (a >= b || a != a) ? a : b;
+  return (a > b || a != a) ? a : b;
 }
 #pragma omp declare reduction(parpy_rmax_f32 : float : omp_out = parpy_max_f32(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 

@@ -34,7 +34,7 @@ typedef unsigned long long uint64_t;
 #endif
 
 static __host__ __device__ inline int64_t parpy_min_i64(int64_t a, int64_t b) {
-  return a <= b ? a : b;
+  return a < b ? a : b;
 }
 
 static __device__ inline float parpy_warp_sum_f32(float v) {

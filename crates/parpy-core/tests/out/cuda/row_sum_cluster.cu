@@ -34,17 +34,17 @@ typedef unsigned long long uint64_t;
 #endif
 
 static __host__ __device__ inline float parpy_max_f32(float a, float b) {
-  return (a >= b || a != a) ? a : b;
+  return (a > b || a != a) ? a : b;
 }
 
 static __host__ __device__ inline int64_t parpy_min_i64(int64_t a, int64_t b) {
-  return a <= b ? a : b;
+  return a < b ? a : b;
 }
 
 static __device__ inline float parpy_warp_max_f32(float v) {
   for (int k = 16; k > 0; k /= 2) {
     float o = __shfl_xor_sync(0xffffffffu, v, k);
-    v = (v >= o || v != v) ? v : o;
+    v = (v > o || v != v) ? v : o;
   }
   return v;
 }
@@ -59,7 +59,7 @@ static __device__ inline float parpy_cluster_max_f32(float v) {
   v = *cl.map_shared_rank(&parpy_slot, 0);
   for (unsigned int b = 1; b < cl.num_blocks(); b++) {
     float o = *cl.map_shared_rank(&parpy_slot, b);
-    v = (v >= o || v != v) ? v : o;
+    v = (v > o || v != v) ? v : o;
   }
   cl.sync();
   return v;

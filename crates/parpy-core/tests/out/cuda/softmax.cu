@@ -25,7 +25,7 @@ typedef unsigned long long uint64_t;
 #endif
 
 static __host__ __device__ inline float parpy_max_f32(float a, float b) {
-  return (a >= b || a != a) ? a : b;
+  return (a > b || a != a) ? a : b;
 }
 
 static __device__ inline float parpy_warp_sum_f32(float v) {
@@ -39,7 +39,7 @@ static __device__ inline float parpy_warp_sum_f32(float v) {
 static __device__ inline float parpy_warp_max_f32(float v) {
   for (int k = 16; k > 0; k /= 2) {
     float o = __shfl_xor_sync(0xffffffffu, v, k);
-    v = (v >= o || v != v) ? v : o;
+    v = (v > o || v != v) ? v : o;
   }
   return v;
 }

@@ -7,7 +7,7 @@
 using namespace metal;
 
 static inline int32_t parpy_min_i32(int32_t a, int32_t b) {
-  return a <= b ? a : b;
+  return a < b ? a : b;
 }
 
 [[kernel]] void row_sum_N_partial(

@@ -1,0 +1,155 @@
+"""Edges of NumPy's arithmetic that parpy got wrong silently, each compared
+with the function run as plain Python on NumPy values (bit for bit: the
+sign of a zero counts):
+- a Python int of 2**63 .. 2**64 - 1 (`2**63`, `2**64 - 1`) meeting a float
+  or compared with any integer kept only its 64 bits, a negative int64;
+- int64 against uint64 compared in float64 (NumPy 2 compares exactly);
+- a uint64 index of 2**63 and up read as a negative index, wrapping past
+  the bounds check;
+- ties of `np.maximum` / `np.minimum` (NumPy gives the second operand,
+  `np.max` of `[0.0, -0.0]` is -0.0), of `np.clip` (the value) and of
+  Python's `max` / `min` (the first)."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts
+
+
+def same(fn, args, spec=None):
+    """The compiled and the plain run of `fn` on copies of `args`: every
+    array equal, bit for bit."""
+    ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    fn(*ref)
+    parpy.jit(fn)(*got, opts=cpu_opts(spec or {}))
+    for r, g in zip(ref, got):
+        if isinstance(r, np.ndarray):
+            assert g.dtype == r.dtype
+            assert np.array_equal(g, r, equal_nan=True), (g, r)
+            if r.dtype.kind == 'f':
+                assert np.array_equal(np.signbit(g), np.signbit(r)), (g, r)
+    return got
+
+
+def _wide_float(a, y, N):
+    for i in range(N):
+        y[i, 0] = a[i] + 2**63
+        y[i, 1] = a[i] * 2**63
+        y[i, 2] = a[i] - (2**64 - 1)
+        y[i, 3] = float(2**64 - 1) + a[i]
+        y[i, 4] = np.float32(2**63)
+
+
+def _wide_compare(a, y, N):
+    for i in range(N):
+        y[i, 0] = a[i] < 2**63
+        y[i, 1] = a[i] > 2**64 - 1
+        y[i, 2] = a[i] == 2**63
+        y[i, 3] = 2**64 - 1 != a[i]
+        y[i, 4] = i < 2**63
+
+
+def _wide_local(a, y, N):
+    big = 2**63
+    for i in range(N):
+        y[i] = a[i] < big
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.int64, np.uint64])
+def test_python_ints_past_int64_keep_their_value(dtype):
+    a = np.array([0, 1, 100, 127], dtype)
+    if dtype != np.uint64:
+        a[0] = -1
+    same(_wide_compare, [a, np.zeros((4, 5), bool), 4])
+    if np.dtype(dtype).kind == 'f':
+        y = same(_wide_float, [a, np.zeros((4, 5)), 4])
+        assert y[1][0, 0] == a[0] + 2.0**63 and y[1][0, 4] == 2.0**63
+
+
+def test_a_local_cannot_hold_a_python_int_past_int64():
+    with pytest.raises(parpy.CompileError, match="does not fit in the int64 local `big`"):
+        parpy.jit(_wide_local)(np.zeros(2), np.zeros(2, bool), 2, opts=cpu_opts())
+
+
+def _mixed_compare(a, b, y, N):
+    for i in range(N):
+        y[i, 0] = a[i] < b[i]
+        y[i, 1] = a[i] == b[i]
+        y[i, 2] = b[i] >= a[i]
+        y[i, 3] = np.not_equal(a[i], b[i])
+        y[i, 4] = b[i] > a[i]
+
+
+@pytest.mark.parametrize("signed", [np.int64, np.int32, np.int8])
+def test_signed_against_uint64_compares_exactly(signed):
+    info = np.iinfo(signed)
+    a = np.array([info.max, -1, 0, info.min, 5], signed)
+    b = np.array([2**63, 2**64 - 1, 0, 0, 5], np.uint64)
+    if signed == np.int64:
+        a[2], b[2] = 2**53 + 1, 2**53  # equal as float64
+    y = same(_mixed_compare, [a, b, np.zeros((5, 5), bool), 5])
+    assert y[2][0].tolist() == [True, False, True, True, True]
+
+
+def _gather(x, idx, y, N):
+    for i in range(N):
+        y[i] = x[idx[i]]
+
+
+def _scatter(x, idx, y, N):
+    for i in range(N):
+        y[idx[i]] = x[i]
+
+
+@pytest.mark.parametrize("fn", [_gather, _scatter])
+@pytest.mark.parametrize("bad", [2**64 - 1, 2**63, 2**64 - 10])
+def test_a_uint64_index_past_int64_is_out_of_bounds_not_negative(fn, bad):
+    x = np.arange(10.0)
+    idx = np.array([1, bad, 3], np.uint64)
+    y = np.zeros(10)
+    with pytest.raises(IndexError, match="out of bounds"):
+        parpy.jit(fn)(x, idx, y, 3, opts=cpu_opts())
+    # the other iterations ran (a failed check skips its own access only);
+    # nothing was read or written through `bad`
+    want = np.zeros(10)
+    if fn is _gather:
+        want[[0, 2]] = 1.0, 3.0
+    else:
+        want[3] = 2.0
+    assert y.tolist() == want.tolist()
+    idx[1] = 9
+    same(fn, [x, idx, np.zeros(10), 3])
+
+
+def _ties(a, b, x, y, N):
+    for i in range(N):
+        y[i, 0] = np.maximum(a[i], b[i])
+        y[i, 1] = np.minimum(a[i], b[i])
+        y[i, 2] = np.clip(a[i], 0.0, 1.0)
+        y[i, 3] = np.clip(a[i], -1.0, 0.0)
+        y[i, 4] = max(a[i], b[i])
+        y[i, 5] = min(a[i], b[i], 0.0)
+        y[i, 6] = np.max(x[i, :])
+        y[i, 7] = x[i, :].min()
+
+
+def test_ties_of_max_min_and_clip_give_numpys_zero():
+    a = np.array([-0.0, 0.0, -0.0, 0.0, 1.0])
+    b = np.array([0.0, -0.0, -0.0, 0.0, 1.0])
+    x = np.array([[0.0, 0.0, -0.0], [-0.0, 0.0, 0.0], [0.0, -0.0, 0.0],
+                  [-0.0, -0.0, -0.0], [1.0, 2.0, 2.0]])
+    y = same(_ties, [a, b, x, np.zeros((5, 8)), 5])
+    # np.maximum(-0.0, 0.0) is 0.0, np.maximum(0.0, -0.0) -0.0
+    assert np.signbit(y[3][:2, 0]).tolist() == [False, True]
+
+
+def _nan_of_a_string(y):
+    with parpy.gpu:
+        y[0] = np.float32('nan') != np.float32('nan')
+        y[1] = np.float64('-inf') < 0.0
+
+
+def test_numpy_float_of_a_string():
+    same(_nan_of_a_string, [np.zeros(2, bool)])
