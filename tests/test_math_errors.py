@@ -142,3 +142,25 @@ def test_python_numbers_divided_by_zero_raise_zero_division_error():
     with np.errstate(divide="ignore"):
         y = run_both(numpy_divisions, [x, np.zeros(4, np.int64), 0, 4], o)[1]
     assert y.tolist() == [0, 0, 0, 0]
+
+
+@parpy.jit
+def reduced_remainders(y, k, N):
+    parpy.label('i')
+    for i in range(N):
+        acc = 0
+        parpy.label('r')
+        for j in range(N):
+            acc += j % ((j & 7) + 1) + j // k
+        y[i] = acc
+
+
+def test_a_division_check_leaves_a_parallel_reduction_one():
+    # the divisor `(j & 7) + 1` is never zero: no check; `k`'s check (a
+    # run-time Python int) is a statement the reduction body may hold (the
+    # fuzzer's seed 145320 was refused: "its body is not a reduction")
+    o = cpu_opts({'i': parpy.threads(4), 'r': parpy.threads(4).par_reduction()},
+                 specialize_scalars=False)
+    run_both(reduced_remainders, [np.zeros(12, np.int64), 3, 12], o)
+    expect_raised(reduced_remainders, [np.zeros(12, np.int64), 0, 12], o,
+                  ZeroDivisionError, "by zero")

@@ -192,8 +192,6 @@ pub fn walk_exprs(b: &[Stmt], f: &mut dyn FnMut(&Expr) -> bool) {
     }
 }
 
-/// `e` has no effect and calls nothing (no helper, external function or
-/// atomic update): evaluating it once more changes nothing.
 /// Does `e` call an external function or update atomically (effects a
 /// reordering or a repetition of its evaluation would change)?
 pub fn has_effects(e: &Expr) -> bool {
@@ -201,6 +199,8 @@ pub fn has_effects(e: &Expr) -> bool {
         || e.children().any(has_effects)
 }
 
+/// `e` has no effect and calls nothing (no helper, external function or
+/// atomic update): evaluating it once more changes nothing.
 pub fn pure(e: &Expr) -> bool {
     !matches!(
         e.kind,

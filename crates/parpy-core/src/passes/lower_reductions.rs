@@ -149,7 +149,7 @@ fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
 /// slice reduction's `acc = 0; for j reduce(sum -> acc) { acc = acc +
 /// x[r, j] }`; a `while` of them: `np.interp`'s search), or an `if` of
 /// them (a slice reduction under `a if c else b`, which sema hoists under
-/// its condition).
+/// its condition), or a check.
 fn computes_privately(
     f: &Function,
     s: &Stmt,
@@ -178,6 +178,9 @@ fn computes_privately(
             .all(|s| computes_privately(f, s, inside, refs)),
         // (`np.interp`'s binary search)
         StmtKind::While { body, .. } => body.iter().all(|s| computes_privately(f, s, inside, refs)),
+        // a check (sema's of Python's `ZeroDivisionError`, an `assert`)
+        // reads and writes nothing of the loop's
+        StmtKind::Expr(e) => matches!(e.kind, ExprKind::Assert { .. }),
         _ => false,
     }
 }

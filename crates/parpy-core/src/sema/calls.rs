@@ -1208,7 +1208,7 @@ impl Lowerer<'_, '_> {
 
     /// `e` kept in a hidden local assigned before the statement (whose
     /// checks read it): a read of that local.
-    fn stash(&mut self, e: Expr, span: Span) -> Expr {
+    pub(super) fn stash(&mut self, e: Expr, span: Span) -> Expr {
         let ty = e.ty.clone();
         // (the file's id is left out: it depends on what the process compiled
         // before, and the printed code must not; the writer makes names unique)

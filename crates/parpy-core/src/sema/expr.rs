@@ -551,8 +551,18 @@ impl Lowerer<'_, '_> {
                 let mut acc: Option<Expr> = None;
                 let mut ok = prev.is_some();
                 let mut all_weak = true;
-                for (op, rhs) in rest {
-                    let r = self.lower_expr(rhs);
+                for (k, (op, rhs)) in rest.iter().enumerate() {
+                    let mut r = self.lower_expr(rhs);
+                    // a middle operand is evaluated once (`0 < f(c) < 1`
+                    // calls `f` once): one that calls a helper is kept in
+                    // a hidden local
+                    if let Some(t) = r
+                        .as_mut()
+                        .filter(|t| k + 1 < rest.len() && !crate::ir::visit::pure(&t.e))
+                    {
+                        let e = std::mem::replace(&mut t.e, Expr::int(0, ElemTy::I64, span));
+                        t.e = self.stash(e, rhs.span);
+                    }
                     let (Some(p), Some(r)) = (prev.clone(), r.clone()) else {
                         ok = false;
                         prev = r;
@@ -1029,13 +1039,10 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// Reports an operator of Python number literals (`t`, lowered) that
-    /// Python does not compute (`ir::eval` in Python mode): it raises
-    /// (`0.0 ** -1.0`, `1 << -1`) or its value is complex (`(-8.0) **
-    /// 0.5`). `None` after reporting.
     /// Python's `ZeroDivisionError` (with its words) where `d`, the divisor
     /// of Python numbers of types `ta`, `tb`, is zero when the code runs:
-    /// a check as an `assert` is, before the statement.
+    /// a check as an `assert` is, before the statement (none where the
+    /// loops' ranges prove `d` is not zero: `j % ((j & 7) + 1)`).
     fn python_zero_division(
         &mut self,
         op: BinOp,
@@ -1047,6 +1054,9 @@ impl Lowerer<'_, '_> {
         let (Some(ta), Some(tb)) = (ta, tb) else {
             return;
         };
+        if self.range(&d).is_some_and(|r| r.lo > 0 || r.hi < 0) {
+            return;
+        }
         let float = ta.is_float() || tb.is_float();
         let message = match (op, float) {
             (BinOp::Div, false) => "division by zero",
@@ -1100,6 +1110,10 @@ impl Lowerer<'_, '_> {
         None
     }
 
+    /// Reports an operator of Python number literals (`t`, lowered) that
+    /// Python does not compute (`ir::eval` in Python mode): it raises
+    /// (`0.0 ** -1.0`, `1 << -1`) or its value is complex (`(-8.0) **
+    /// 0.5`). `None` after reporting.
     fn python_constant_check(&mut self, t: &TExpr, span: Span) -> Option<()> {
         use crate::ir::eval::{self, EvalError, Mode};
         let ExprKind::Binary { op, lhs, rhs } = &t.e.kind else {

@@ -880,6 +880,8 @@ impl Lowerer<'_, '_> {
                     }
                     _ => target,
                 };
+                let hoisted = self.hoist_called_indices(target);
+                let target = hoisted.as_ref().unwrap_or(target);
                 let combined = ast::Expr {
                     kind: ast::ExprKind::Binary {
                         op: *op,
@@ -912,20 +914,83 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `y[f(c)] op= v` reads and writes one element, calling `f` once: an
+    /// index that calls a helper is kept in a hidden local first (named
+    /// `index@OFFSET`, no Python name), the target rewritten to read it.
+    /// `None` where no index calls one.
+    fn hoist_called_indices(&mut self, target: &ast::Expr) -> Option<ast::Expr> {
+        let ast::ExprKind::Subscript { value, indices } = &target.kind else {
+            return None;
+        };
+        let calls = |e: &ast::Expr| {
+            let mut found = false;
+            e.walk(&mut |x| found |= matches!(x.kind, ast::ExprKind::Call { .. }));
+            found
+        };
+        if !indices.iter().any(calls) {
+            return None;
+        }
+        let mut out = vec![];
+        for ix in indices {
+            let scalar = !matches!(ix.kind, ast::ExprKind::Slice { .. }) && self.rank(ix) == 0;
+            if !calls(ix) || !scalar {
+                out.push(ix.clone());
+                continue;
+            }
+            let t = self.lower_expr(ix)?;
+            if crate::ir::visit::pure(&t.e) {
+                out.push(ix.clone());
+                continue;
+            }
+            let e = self.stash(t.e, ix.span);
+            let ExprKind::Var(var) = e.kind else {
+                return None;
+            };
+            let name = format!("index@{}", ix.span.lo);
+            self.scope.bind(&name, Binding { var, weak: t.weak });
+            out.push(ast::Expr {
+                kind: ast::ExprKind::Name(name),
+                span: ix.span,
+            });
+        }
+        Some(ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: value.clone(),
+                indices: out,
+            },
+            span: target.span,
+        })
+    }
+
     fn simple_stmt(&mut self, kind: &ast::StmtKind, span: Span) -> Option<StmtKind> {
         match kind {
             ast::StmtKind::While { cond, body, .. } => {
                 let before = self.pre.len();
                 let c = self.lower_condition(cond);
-                if self.pre.len() != before {
-                    self.error(
-                        Diagnostic::error("reductions in a `while` condition are not supported")
-                            .at(cond.span, "contains a reduction")
-                            .help("compute the reduction into a variable before the loop and at the end of its body"),
-                    );
+                if self.pre.len() == before {
+                    let body = self.loop_body(body);
+                    return Some(StmtKind::While { cond: c?, body });
                 }
+                // what the condition needs first (a reduction, a helper's
+                // value kept once, a check of Python's raises) runs before
+                // each test: `while True: <pre>; if not c: break; body`
+                let mut first: Block = self.pre.drain(before..).collect();
                 let body = self.loop_body(body);
-                Some(StmtKind::While { cond: c?, body })
+                let c = c?;
+                let cspan = c.span;
+                first.push(ir::Stmt::new(
+                    StmtKind::If {
+                        cond: ir::Expr::not(c, cspan),
+                        then_body: vec![ir::Stmt::new(StmtKind::Break, cspan)],
+                        else_body: vec![],
+                    },
+                    cspan,
+                ));
+                first.extend(body);
+                Some(StmtKind::While {
+                    cond: ir::Expr::new(ExprKind::Bool(true), Type::Scalar(ElemTy::Bool), cspan),
+                    body: first,
+                })
             }
             ast::StmtKind::If {
                 cond,
