@@ -629,7 +629,14 @@ impl Lowerer<'_, '_> {
         // (the value of an early return starts as a zero of its type, so
         // it is assigned on every path the analyses see: `early_returns`
         // assigns it on every path that reaches the end)
-        if let Some(b) = child.scope.get(RETURN_VALUE) {
+        // (and each item's of a tuple, `return#value0`, ...)
+        let items = (0..).map_while(|k| child.scope.get(&format!("{RETURN_VALUE}{k}")));
+        for b in child
+            .scope
+            .get(RETURN_VALUE)
+            .into_iter()
+            .chain(items.collect::<Vec<_>>())
+        {
             if let Type::Scalar(t) = child.func.var(b.var).ty.clone() {
                 let zero = super::expr::literal(crate::types::ScalarValue::Int(0), t, span);
                 let init = ir::Stmt::new(
@@ -754,14 +761,14 @@ pub(super) fn ends_without_return(at: Span) -> Diagnostic {
 /// `return`.
 pub(super) fn early_returns(body: &[ast::Stmt]) -> Option<Result<Vec<ast::Stmt>, Span>> {
     use ast::{Stmt, StmtKind as S};
-    let (init, last) = match body.split_last() {
+    let init = match body.split_last() {
         Some((
-            s @ Stmt {
+            Stmt {
                 kind: S::Return(_), ..
             },
             rest,
-        )) => (rest, Some(s)),
-        _ => (body, None),
+        )) => rest,
+        _ => body,
     };
     let mut early = None;
     ast::for_each_stmt(init, &mut |s| {
@@ -770,24 +777,30 @@ pub(super) fn early_returns(body: &[ast::Stmt]) -> Option<Result<Vec<ast::Stmt>,
         }
     });
     let at = early?;
-    let mut r = EarlyReturns { valued: false };
+    let mut r = EarlyReturns {
+        valued: false,
+        arity: None,
+    };
     let (rewritten, _) = r.block(body, false);
-    if r.valued
-        && !matches!(
-            last,
-            Some(Stmt {
-                kind: S::Return(Some(_)),
-                ..
-            })
-        )
-    {
+    if r.valued && !always_returns(body) {
         return Some(Err(at));
     }
     let span = body[0].span;
     let mut out = vec![assign(RETURN_DONE, bool_lit(false, span), span)];
     out.extend(rewritten);
     if r.valued {
-        let value = ast::Expr::name(RETURN_VALUE, span);
+        let value = match r.arity {
+            // (every `return` gives a tuple of `n`: one local per item)
+            Some(Some(n)) => ast::Expr {
+                kind: ast::ExprKind::Tuple(
+                    (0..n)
+                        .map(|k| ast::Expr::name(&format!("{RETURN_VALUE}{k}"), span))
+                        .collect(),
+                ),
+                span,
+            },
+            _ => ast::Expr::name(RETURN_VALUE, span),
+        };
         out.push(Stmt {
             kind: S::Return(Some(value)),
             span,
@@ -796,9 +809,57 @@ pub(super) fn early_returns(body: &[ast::Stmt]) -> Option<Result<Vec<ast::Stmt>,
     Some(Ok(out))
 }
 
-/// The rewriting of `early_returns`: whether a return has a value.
+/// Whether every path through `b` ends in a `return` of a value or a
+/// raise: its last statement is one, an `if` whose branches both do, or a
+/// `while True:` that no `break` leaves.
+fn always_returns(b: &[ast::Stmt]) -> bool {
+    use ast::{ExprKind as E, StmtKind as S};
+    match b.last().map(|s| &s.kind) {
+        Some(S::Return(Some(_))) => true,
+        Some(S::Assert { test, .. }) => matches!(test.kind, E::Bool(false)),
+        Some(S::If {
+            then_body,
+            else_body,
+            ..
+        }) => always_returns(then_body) && always_returns(else_body),
+        Some(S::While { cond, body, .. }) => {
+            let mut breaks = false;
+            own_breaks(body, &mut breaks);
+            matches!(cond.kind, E::Bool(true)) && !breaks
+        }
+        _ => false,
+    }
+}
+
+/// Whether `b` has a `break` of the loop whose body it is (not of a loop
+/// inside it).
+fn own_breaks(b: &[ast::Stmt], found: &mut bool) {
+    use ast::StmtKind as S;
+    for s in b {
+        match &s.kind {
+            S::Break => *found = true,
+            S::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                own_breaks(then_body, found);
+                own_breaks(else_body, found);
+            }
+            S::With { body, .. } => own_breaks(body, found),
+            // (a loop's `else:` runs in the enclosing loop)
+            S::For { orelse, .. } | S::While { orelse, .. } => own_breaks(orelse, found),
+            _ => {}
+        }
+    }
+}
+
+/// The rewriting of `early_returns`: whether a return has a value, and
+/// the length of the tuple every valued return gives (`Some(None)` once
+/// one gives something else).
 struct EarlyReturns {
     valued: bool,
+    arity: Option<Option<usize>>,
 }
 
 impl EarlyReturns {
@@ -837,7 +898,32 @@ impl EarlyReturns {
                 let mut out = vec![];
                 if let Some(v) = v.take() {
                     self.valued = true;
-                    out.push(assign(RETURN_VALUE, v, s.span));
+                    let n = match &v.kind {
+                        ast::ExprKind::Tuple(items) => Some(items.len()),
+                        _ => None,
+                    };
+                    let same = *self.arity.get_or_insert(n) == n;
+                    match n.filter(|_| same) {
+                        Some(n) => {
+                            let targets = (0..n)
+                                .map(|k| ast::Expr::name(&format!("{RETURN_VALUE}{k}"), s.span))
+                                .collect();
+                            out.push(ast::Stmt {
+                                kind: S::Assign {
+                                    targets: vec![ast::Expr {
+                                        kind: ast::ExprKind::Tuple(targets),
+                                        span: s.span,
+                                    }],
+                                    value: v,
+                                },
+                                span: s.span,
+                            });
+                        }
+                        None => {
+                            self.arity = Some(None);
+                            out.push(assign(RETURN_VALUE, v, s.span));
+                        }
+                    }
                 }
                 out.push(assign(RETURN_DONE, bool_lit(true, s.span), s.span));
                 if in_loop {

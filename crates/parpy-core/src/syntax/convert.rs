@@ -1129,9 +1129,35 @@ impl Converter {
             }
             py::Expr::Constant(c) => match &c.value {
                 py::Constant::Bool(b) => ExprKind::Bool(*b),
-                py::Constant::Int(i) => match i64::try_from(i) {
-                    Ok(v) => ExprKind::Int(v),
-                    Err(_) => {
+                py::Constant::Int(i) => match (i64::try_from(i), u64::try_from(i)) {
+                    (Ok(v), _) => ExprKind::Int(v),
+                    // 2**63 .. 2**64 - 1 (`0x8000000000000000`): written as
+                    // the operators of Python ints it is (`(u >> 1) * 2 +
+                    // (u & 1)`, each part an int64), which sema computes
+                    // exactly as other such operators
+                    (Err(_), Ok(u)) => {
+                        let span = self.span(r);
+                        let int = |v: u64| {
+                            Box::new(Expr {
+                                kind: ExprKind::Int(v as i64),
+                                span,
+                            })
+                        };
+                        let twice = Expr {
+                            kind: ExprKind::Binary {
+                                op: BinOp::Mul,
+                                lhs: int(u >> 1),
+                                rhs: int(2),
+                            },
+                            span,
+                        };
+                        ExprKind::Binary {
+                            op: BinOp::Add,
+                            lhs: Box::new(twice),
+                            rhs: int(u & 1),
+                        }
+                    }
+                    (Err(_), Err(_)) => {
                         self.reject_with(
                             r,
                             "integer literal does not fit in 64 bits",

@@ -1,0 +1,103 @@
+"""Helpers that return from several places, as Python allows: a pair from an
+`if` and from the end, a pair from both branches of an `if`/`else`, a value
+from inside `while True:`. parpy refused them ("a tuple cannot be stored in
+one variable", "this helper returns a value here but may end without
+`return`", though every path returns). Also a uint64 literal written out
+(`0x8000000000000000`), refused as "does not fit in 64 bits"."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts
+
+
+@parpy.jit
+def ordered(a, b):
+    if a < b:
+        return a, b
+    return b, a
+
+
+@parpy.jit
+def ordered_else(a, b):
+    if a < b:
+        return a, b
+    else:
+        return b, a
+
+
+@parpy.jit
+def pick(a, b):
+    if a < b:
+        return a
+    elif a > b + 1.0:
+        return b
+    else:
+        return a + b
+
+
+@parpy.jit
+def first_step(a):
+    k = 0
+    while True:
+        if a * k > 1.0:
+            return k
+        k += 1
+
+
+def _use_helpers(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        lo, hi = ordered(x[i, 0], x[i, 1])
+        y[i, 0] = lo
+        y[i, 1] = hi
+        lo, hi = ordered_else(x[i, 1], x[i, 2])
+        y[i, 2] = hi - lo
+        y[i, 3] = pick(x[i, 0], x[i, 2])
+        y[i, 4] = first_step(abs(x[i, 0]) + 0.1)
+
+
+def test_helpers_that_return_from_several_places():
+    x = np.random.default_rng(7).standard_normal((6, 3))
+    got = [x, np.zeros((6, 5)), 6]
+    ref = [x, np.zeros((6, 5)), 6]
+    parpy.jit(_use_helpers)(*got, opts=cpu_opts({'i': parpy.threads(6)}))
+    g = dict(_use_helpers.__globals__)
+    for h in (ordered, ordered_else, pick, first_step):
+        g[h.py_func.__name__] = h.py_func
+    type(_use_helpers)(_use_helpers.__code__, g)(*ref)
+    np.testing.assert_array_equal(got[1], ref[1])
+
+
+@parpy.jit
+def maybe(a):
+    if a > 0.0:
+        return a
+    # Python returns None here
+
+
+def _use_maybe(x, y):
+    with parpy.gpu:
+        y[0] = maybe(x[0])
+
+
+def test_a_helper_that_may_end_without_return_is_still_refused():
+    with pytest.raises(parpy.CompileError, match="may end without `return`"):
+        parpy.jit(_use_maybe)(np.ones(1), np.zeros(1), opts=cpu_opts())
+
+
+def _top_bits(a, y, N):
+    for i in range(N):
+        y[i, 0] = (a[i] & 0x8000000000000000) != 0
+        y[i, 1] = a[i] ^ 0xFFFFFFFFFFFFFFFF
+        y[i, 2] = a[i] < 9223372036854775808
+
+
+def test_uint64_literals_past_int64():
+    a = np.array([0, 1, 2**63, 2**64 - 1], np.uint64)
+    got = [a, np.zeros((4, 3), np.uint64), 4]
+    ref = [a, np.zeros((4, 3), np.uint64), 4]
+    parpy.jit(_top_bits)(*got, opts=cpu_opts())
+    _top_bits(*ref)
+    np.testing.assert_array_equal(got[1], ref[1])
