@@ -156,25 +156,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         _ => {}
     }
     let builtins = py.import("builtins")?;
-    for name in [
-        "range",
-        "min",
-        "max",
-        "abs",
-        "float",
-        "int",
-        "bool",
-        "len",
-        "round",
-        "sum",
-        "enumerate",
-        "zip",
-        "reversed",
-        "divmod",
-        "pow",
-        "any",
-        "all",
-    ] {
+    for &name in parpy_core::syntax::ast::PYTHON_BUILTINS {
         if obj.is(&builtins.getattr(name)?) {
             if let Some(b) = Builtin::from_name(name) {
                 return Ok(Resolved::Builtin(b));

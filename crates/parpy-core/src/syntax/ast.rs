@@ -113,6 +113,28 @@ pub enum StmtKind {
     Continue,
 }
 
+/// Python's builtin functions that parpy functions call (they take
+/// numbers and iterables; `print` aside).
+pub const PYTHON_BUILTINS: &[&str] = &[
+    "range",
+    "min",
+    "max",
+    "abs",
+    "float",
+    "int",
+    "bool",
+    "len",
+    "round",
+    "sum",
+    "enumerate",
+    "zip",
+    "reversed",
+    "divmod",
+    "pow",
+    "any",
+    "all",
+];
+
 /// The function name of a list literal (`Expr::list`).
 pub const LIST: &str = "#list";
 
@@ -518,28 +540,8 @@ impl FunctionDef {
     /// (specialized on its value). A parameter the body also assigns (`z =
     /// ...`, a loop target) is a local from there on in Python: left out.
     pub fn in_place_params(&self) -> u64 {
-        // Python's builtins that take numbers (NumPy's, math's and parpy's
-        // are called through a module: `np.sqrt(z)`)
-        const NUMERIC: &[&str] = &[
-            "range",
-            "len",
-            "int",
-            "float",
-            "bool",
-            "abs",
-            "min",
-            "max",
-            "sum",
-            "round",
-            "enumerate",
-            "zip",
-            "reversed",
-            "divmod",
-            "pow",
-            "any",
-            "all",
-            "print",
-        ];
+        // (NumPy's, math's and parpy's functions are called through a
+        // module: `np.sqrt(z)`)
         const MODULES: &[&str] = &["np", "numpy", "math", "parpy"];
         let base = |e: &Expr| match &e.kind {
             ExprKind::Name(n) => Some(n.clone()),
@@ -585,7 +587,9 @@ impl FunctionDef {
                 continue;
             };
             let numeric = match func.dotted_path() {
-                Some(p) if p.len() == 1 => NUMERIC.contains(&p[0]) || p[0] == LIST,
+                Some(p) if p.len() == 1 => {
+                    PYTHON_BUILTINS.contains(&p[0]) || p[0] == "print" || p[0] == LIST
+                }
                 Some(p) => MODULES.contains(&p[0]),
                 None => false,
             };
