@@ -533,3 +533,17 @@ def test_a_loop_variable_read_after_its_loop_is_explained():
     text = str(e.value)
     assert "`j` is the variable of a loop above" in text and "did you mean" not in text
     assert "assign `j` before the loop (`j = 0`)" in text
+
+
+@parpy.jit
+def transposed_twice(x, y, N):
+    parpy.label('N')
+    y[:, :] = x.T.T
+
+
+def test_a_transpose_of_a_transpose_says_what_to_write():
+    # (before: "only `.T`, ... are supported", which contradicted itself)
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.print_compiled(transposed_twice, [np.zeros((2, 2)), np.zeros((2, 2)), 2],
+                             cpu_opts({'N': parpy.threads(2)}))
+    assert "`.T` of `.T` is the array itself: write `x`" in str(e.value)

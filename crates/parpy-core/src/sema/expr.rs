@@ -417,6 +417,19 @@ impl Lowerer<'_, '_> {
                     };
                     let help = if attr == "shape" {
                         "index it: `.shape[k]` is the size of dimension k".to_string()
+                    } else if attr == "T" {
+                        // (`x.T.T`: `.T` is supported, of a name or a view)
+                        match &value.kind {
+                            ast::ExprKind::Attr {
+                                value: inner,
+                                attr: t,
+                            } if t == "T" => format!(
+                                "`.T` of `.T` is the array itself: write `{}`",
+                                inner.dotted_path().map_or("x".into(), |p| p.join("."))
+                            ),
+                            _ => "`.T` applies to an array or a view of one (`x.T`, `x[i].T`)"
+                                .to_string(),
+                        }
                     } else {
                         "only `.T`, `.shape[k]`, `.size` and `.ndim` are supported on arrays"
                             .to_string()
