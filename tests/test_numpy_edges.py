@@ -153,3 +153,24 @@ def _nan_of_a_string(y):
 
 def test_numpy_float_of_a_string():
     same(_nan_of_a_string, [np.zeros(2, bool)])
+
+
+def _negated_flags(y, b, N):
+    for i in range(N):
+        y[i, 0] = -b
+        y[i, 1] = -(i > 1)
+        y[i, 2] = -(not b) + ~b
+
+
+def test_minus_of_a_python_bool_is_an_int():
+    # Python's `-True` is -1 (parpy refused it: "cannot negate a bool");
+    # NumPy's bool has no `-`, which stays an error
+    same(_negated_flags, [np.zeros((3, 3), np.int64), True, 3])
+    same(_negated_flags, [np.zeros((3, 3), np.int64), False, 3])
+
+    def numpy_bool(y, x):
+        with parpy.gpu:
+            y[0] = -(x[0] > 0.0)
+
+    with pytest.raises(parpy.CompileError, match="cannot negate a bool"):
+        parpy.jit(numpy_bool)(np.zeros(1), np.ones(1), opts=cpu_opts())

@@ -867,6 +867,15 @@ impl Lowerer<'_, '_> {
     pub(super) fn unary(&mut self, op: UnOp, a: TExpr, span: Span) -> Option<TExpr> {
         let ty = self.scalar_elem(&a)?;
         match op {
+            // `-` of a Python bool is the int's (`-True` is -1); of a NumPy
+            // bool, NumPy's TypeError
+            UnOp::Neg if ty == ElemTy::Bool && a.weak => {
+                let int = TExpr {
+                    e: convert(a.e, self.opts.int_type),
+                    weak: true,
+                };
+                self.unary(op, int, span)
+            }
             UnOp::Neg => {
                 if ty == ElemTy::Bool {
                     self.error(
