@@ -114,3 +114,24 @@ def test_a_parallel_update_of_a_zero_d_array_is_a_race_or_a_reduction():
     z = np.zeros(())
     parpy.jit(psum)(z, x, 100, opts=cpu_opts({'i': parpy.threads(4).par_reduction()}))
     assert z == x.sum()
+
+
+T = parpy.types.type_var()
+
+
+def _times(a, v):
+    return a * v
+
+
+def _scaled(alpha: T, x, y, N):
+    for i in range(N):
+        y[i] = _times(alpha, x[i])
+
+
+def test_a_parameter_annotated_as_a_number_stays_one():
+    # passed to a helper, but `alpha: T` says it is a number (ParPy's
+    # programs pass 0-d tensors so: test_callbacks.py's gemm)
+    x = np.arange(4, dtype=np.float32)
+    y = np.zeros(4, np.float32)
+    parpy.jit(_scaled)(np.array(1.5, np.float32), x, y, 4, opts=cpu_opts())
+    np.testing.assert_array_equal(y, x * np.float32(1.5))

@@ -538,7 +538,8 @@ impl FunctionDef {
     /// it). Python writes the caller's array then, so such a 0-d array is
     /// passed as an array; at any other parameter it is read as a number
     /// (specialized on its value). A parameter the body also assigns (`z =
-    /// ...`, a loop target) is a local from there on in Python: left out.
+    /// ...`, a loop target) is a local from there on in Python, and one
+    /// annotated as a number (`alpha: T`) is one: left out.
     pub fn in_place_params(&self) -> u64 {
         // (NumPy's, math's and parpy's functions are called through a
         // module: `np.sqrt(z)`)
@@ -598,9 +599,16 @@ impl FunctionDef {
                 written.extend(vals.filter_map(base));
             }
         }
+        // (a parameter annotated as a number, `alpha: T` or `k: I32`, is one;
+        // an array's annotation is a call, `buffer(T, [N])`)
+        let number = |p: &Param| {
+            p.annotation
+                .as_ref()
+                .is_some_and(|a| !matches!(a.kind, ExprKind::Call { .. }))
+        };
         let mut mask = 0u64;
         for (i, p) in self.params.iter().enumerate().take(64) {
-            if written.contains(&p.name) && !assigned.contains(&p.name) {
+            if written.contains(&p.name) && !assigned.contains(&p.name) && !number(p) {
                 mask |= 1 << i;
             }
         }
