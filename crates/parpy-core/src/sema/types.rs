@@ -443,8 +443,8 @@ impl Lowerer<'_, '_> {
             // Python's exact ints do, with every value of the other
             let big = |v: &TExpr| self.exact_python_int(v).filter(|c| *c > i64::MAX as i128);
             let answer = match (big(a), big(b)) {
-                (None, Some(_)) => matches!(op, BinOp::Lt | BinOp::Le | BinOp::Ne),
-                (Some(_), None) => matches!(op, BinOp::Gt | BinOp::Ge | BinOp::Ne),
+                (None, Some(_)) => beyond(op, false),
+                (Some(_), None) => beyond(flip(op), false),
                 _ => return None,
             };
             let e = Expr::new(ExprKind::Bool(answer), Type::Scalar(ElemTy::Bool), span);
@@ -458,12 +458,7 @@ impl Lowerer<'_, '_> {
         };
         let (lo, hi) = ts.int_bounds()?;
         // the answer for every `s` when `w` lies below (above) its range
-        let outside = |below: bool| match sop {
-            BinOp::Lt | BinOp::Le => !below,
-            BinOp::Gt | BinOp::Ge => below,
-            BinOp::Eq => false,
-            _ => true,
-        };
+        let outside = |below: bool| beyond(sop, below);
         let bool_lit = |v: bool| Expr::new(ExprKind::Bool(v), Type::Scalar(ElemTy::Bool), span);
         // `a op b` with `s` and `w` converted
         let cmp = |s: Expr, w: Expr| {
@@ -618,6 +613,19 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// `s op w` for every value `s` of an integer type when `w` lies outside
+/// its range: below it (`below`) or above it. The one rule of comparisons
+/// that NumPy and Python make exactly (`u32 < -2` is false, `i < 2**63`
+/// true).
+fn beyond(op: BinOp, below: bool) -> bool {
+    match op {
+        BinOp::Lt | BinOp::Le => !below,
+        BinOp::Gt | BinOp::Ge => below,
+        BinOp::Eq => false,
+        _ => true,
+    }
+}
+
 /// `a op b` of a signed integer and a uint64 (NumPy 2 compares them
 /// exactly, where their promoted type, float64, rounds both): `s < 0 ?
 /// (the answer for a negative s) : (u64)s op u`. `None` for other pairs.
@@ -629,11 +637,11 @@ fn signed_unsigned_comparison(op: BinOp, a: &TExpr, b: &TExpr, span: Span) -> Op
         (ElemTy::U64, t) if t.is_signed_int() => (b, a, t, flip(op)),
         _ => return None,
     };
-    let negative = match sop {
-        BinOp::Lt | BinOp::Le | BinOp::Ne => true,
-        BinOp::Gt | BinOp::Ge | BinOp::Eq => false,
-        _ => return None,
-    };
+    if !sop.is_comparison() {
+        return None;
+    }
+    // (a negative `s` lies below every uint64)
+    let negative = beyond(sop, false);
     let bool_ty = Type::Scalar(ElemTy::Bool);
     let below = Expr::binary(
         BinOp::Lt,
