@@ -11,9 +11,13 @@
   copies of the arrays) and the compiled function, then compares every array.
 """
 
+import atexit
 import copy
 import os
+import shutil
+import tempfile
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,6 +59,15 @@ def cache_dir(tmp_path_factory):
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = old
+
+
+def scratch_dir(prefix):
+    """A new temporary directory (pathlib.Path) removed when the process
+    exits: for files a test writes outside pytest's fixtures (modules of
+    generated kernels, shared by tests of several files)."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return Path(d)
 
 
 def backend_opts(backend, spec=None, cache_dir=None, **fields):

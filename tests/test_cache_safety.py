@@ -73,6 +73,39 @@ def test_a_directory_others_may_write_is_refused_with_a_warning(tmp_path):
     assert not list(shared.iterdir()), "built into a world-writable directory"
 
 
+def test_the_private_directory_used_instead_is_removed_when_the_process_exits(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    script = textwrap.dedent(f"""
+        import re, sys, warnings, numpy as np, parpy
+        @parpy.jit
+        def inc(x, y, n):
+            for i in range(n):
+                y[i] = x[i] + 1.0
+        x = np.arange(4.0); y = np.zeros(4)
+        opts = parpy.par({{}})
+        opts.backend = parpy.CompileBackend.Cpu
+        opts.cache_dir = {str(shared)!r}
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            inc(x, y, 4, opts=opts)
+        assert (y == x + 1).all()
+        msg = " ".join(str(m.message) for m in w)
+        private = re.search(r"building in the private directory (\\S+) instead", msg).group(1)
+        import os
+        assert os.path.isdir(private) and os.listdir(private)
+        print(private)
+    """)
+    (tmp_path / "prog.py").write_text(script)
+    out = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    private = out.stdout.strip().splitlines()[-1]
+    assert "parpy-private" in private
+    assert not os.path.exists(private), "the private cache directory outlived its process"
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
 def test_a_directory_of_another_user_is_refused(tmp_path):
     theirs = tmp_path / "theirs"

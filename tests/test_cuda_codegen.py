@@ -14,9 +14,11 @@ Tests that need a wheel are skipped, saying which, when it is not installed
 nvidia-cuda-runtime`).
 """
 
+import atexit
 import ctypes
 import os
 import pathlib
+import shutil
 import subprocess
 import tempfile
 
@@ -89,6 +91,7 @@ class Nvrtc:
         includes `cooperative_groups.h` (thread block clusters)."""
         if getattr(self, "_headers", None) is None:
             d = tempfile.mkdtemp(prefix="parpy-nvrtc-headers-")
+            atexit.register(shutil.rmtree, d, True)
             log = ctypes.c_char_p()
             r = self.lib.nvrtcInstallBundledHeaders(d.encode(), 0, ctypes.byref(log))
             assert r == 0, f"nvrtcInstallBundledHeaders: {self._err(r)}"

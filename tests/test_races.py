@@ -314,3 +314,56 @@ def tr_fold_small(x, y, N):
     parpy.label('N')
     for i in range(N):
         y[i % 4] = x[i]
+
+
+# two accesses whose indices move with `i` at different rates (or one not
+# at all) meet: the error names a pair of iterations that touch one element
+
+
+@pytest.mark.parametrize("fn,n,what,pair", [
+    ("strided_and_unit", 16, "write the same elements of `y`",
+     "iteration `i = 2` writes what iteration `i = 1` also writes"),
+    ("mirrored", 8, "write the same elements of `y`",
+     "iteration `i = 6` writes what iteration `i = 1` also writes"),
+    ("reads_the_first", 8, "reads elements of `y` that other iterations write",
+     "iteration `i = 1` reads what iteration `i = 0` writes"),
+    ("gathers_every_other", 16, "reads elements of `y` that other iterations write",
+     "iteration `i = 2` reads what iteration `i = 3` writes"),
+])
+def test_accesses_moving_at_different_rates_are_refused(fn, n, what, pair):
+    text = compile_error("races", fn, [np.ones(2 * n), n], cpu_opts({'N': parpy.threads(8)}))
+    assert what in first_line(text), text
+    assert pair in text, text
+    if "write the same" in what:
+        assert "so which value is left is not defined" in text
+
+
+@parpy.jit
+def diagonal_and_row(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i, 0] = 1.0
+        y[0, i] = 2.0
+
+
+@parpy.jit
+def even_and_odd(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[2 * i] = y[2 * i + 1] + 1.0
+
+
+@parpy.jit
+def upper_half(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i + N] = y[i] * 2.0
+
+
+def test_accesses_at_different_rates_that_never_meet_are_accepted():
+    # y[i, 0] and y[0, i] meet only in iteration 0; even and odd elements,
+    # the two halves of y never meet
+    opts = cpu_opts({'N': parpy.threads(8)})
+    run_both(diagonal_and_row, [np.zeros((8, 8)), 8], opts)
+    run_both(even_and_odd, [np.arange(16.0), 8], opts)
+    run_both(upper_half, [np.arange(16.0), 8], opts)

@@ -12,15 +12,13 @@ buffers."""
 
 import functools
 import importlib.util
-import tempfile
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import parpy
-from conftest import check_gpu_code, cpu_opts, run_both, same_bits
+from conftest import check_gpu_code, cpu_opts, run_both, same_bits, scratch_dir
 
 N = 3
 
@@ -247,7 +245,7 @@ def random_kernels():
 def kernel_module(name, lines):
     """The module of the source `lines` (after NumPy's and parpy's
     imports), written to a file of its own so that parpy reads its source."""
-    path = Path(tempfile.mkdtemp(prefix="parpy-sum-runs-")) / f"{name}.py"
+    path = scratch_dir("parpy-sum-runs-") / f"{name}.py"
     path.write_text("\n".join(["import numpy as np", "import parpy", ""] + lines))
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)

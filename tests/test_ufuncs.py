@@ -7,15 +7,13 @@ ufunc into a module of their own (parpy reads a function's source)."""
 
 import functools
 import importlib.util
-import tempfile
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import parpy
-from conftest import check_gpu_code, cpu_opts
+from conftest import check_gpu_code, cpu_opts, scratch_dir
 
 UNARY = ['negative', 'positive', 'invert', 'bitwise_not', 'logical_not', 'square', 'rint',
          'reciprocal', 'deg2rad', 'radians', 'rad2deg', 'degrees', 'signbit', 'fix', 'sinc']
@@ -55,7 +53,7 @@ def scalar_{u}(a, y, N):
 def kernels():
     """The module of the kernels, written once per process (a fixture would
     not reach tests/test_cuda_programs.py's re-collection of these tests)."""
-    path = Path(tempfile.mkdtemp(prefix="parpy-ufuncs-")) / "ufunc_kernels.py"
+    path = scratch_dir("parpy-ufuncs-") / "ufunc_kernels.py"
     path.write_text("".join(textwrap.dedent(_TEMPLATE).format(u=u) for u in UNARY + BINARY))
     spec = importlib.util.spec_from_file_location("ufunc_kernels", path)
     mod = importlib.util.module_from_spec(spec)

@@ -33,11 +33,13 @@ are passed as the generated entry reads them.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 from typing import Any, Dict, Iterator, List, Optional, Sequence
@@ -55,6 +57,16 @@ HEADER: str = _HEADERS["cuda_runtime.h"]
 _DIR: Dict[str, str] = {}
 
 
+def _private_dir() -> str:
+    """This process's folder for emulated kernels, created once and removed
+    when the process exits."""
+    if "private" not in _DIR:
+        d = tempfile.mkdtemp(prefix="parpy-cuda-emu-")
+        atexit.register(shutil.rmtree, d, True)
+        _DIR["private"] = d
+    return _DIR["private"]
+
+
 def install(seed: int = 0, workdir: Optional[str] = None) -> None:
     """Runs the Cuda backend of this process on the emulator from now on:
     calls with `backend=parpy.CompileBackend.Cuda` go through parpy's own
@@ -64,7 +76,7 @@ def install(seed: int = 0, workdir: Optional[str] = None) -> None:
     Calling it again sets the seed of the thread and block order of later
     launches. NumPy arguments only (there are no device arrays)."""
     if "dir" not in _DIR:
-        _DIR["dir"] = workdir or tempfile.mkdtemp(prefix="parpy-cuda-emu-")
+        _DIR["dir"] = workdir or _private_dir()
     _native.cuda_emulator(_DIR["dir"], int(seed) & 0xFFFFFFFF)
 
 
@@ -157,7 +169,7 @@ def _build(src: str, workdir: Optional[str]) -> Any:
     key = hashlib.sha256((HEADER + src).encode()).hexdigest()[:24]
     if key in _LIBS:
         return _LIBS[key]
-    d = workdir or tempfile.mkdtemp(prefix="parpy-cuda-emu-")
+    d = workdir or _private_dir()
     os.makedirs(d, exist_ok=True)
     for name, text in _HEADERS.items():
         path = os.path.join(d, name)

@@ -141,3 +141,29 @@ def halves(x, y, N):
     for i in range(N):
         b = i // 2
         y[b] = x[i]
+
+
+def strided_and_unit(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[2 * i] = 1.0
+        y[i] = 2.0
+
+
+def mirrored(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[N - 1 - i] = 1.0
+        y[i] = 2.0
+
+
+def reads_the_first(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = y[0] + 1.0
+
+
+def gathers_every_other(y, N):
+    parpy.label('N')
+    for i in range(1, N):
+        y[i] = y[2 * i - 1] * 0.5

@@ -288,10 +288,29 @@ fn inputs(dir: &str) -> Vec<PathBuf> {
     files
 }
 
+/// A scratch directory for one compiler check, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("parpy-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Compiles C text with the system compiler; `None` when there is no `cc`.
 fn cc(name: &str, text: &str) -> Option<Result<(), String>> {
-    let dir = std::env::temp_dir().join(format!("parpy-golden-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
+    let scratch = Scratch::new("golden");
+    let dir = &scratch.0;
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, text).ok()?;
     let out = std::process::Command::new("cc")
@@ -438,8 +457,8 @@ fn metal_check_cmd(clang: &str, src: &Path) -> std::process::Command {
 /// Syntax-checks Metal text with Debian's `clang-19` (or `$PARPY_CLANG`).
 /// `None` when it is not installed, which fails under `CI=true`.
 fn metal_check(name: &str, text: &str) -> Option<Result<(), String>> {
-    let dir = std::env::temp_dir().join(format!("parpy-golden-metal-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
+    let scratch = Scratch::new("golden-metal");
+    let dir = &scratch.0;
     let src = dir.join(format!("{name}.metal"));
     std::fs::write(&src, text).ok()?;
     let clang = std::env::var("PARPY_CLANG").unwrap_or_else(|_| "clang-19".into());

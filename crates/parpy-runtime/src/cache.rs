@@ -108,6 +108,26 @@ fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
     }
 }
 
+/// Removes `dir` (a private cache directory) when this process exits, and
+/// not when a forked child does.
+fn remove_at_exit(dir: &std::path::Path) {
+    static AT_EXIT: std::sync::OnceLock<(u32, PathBuf)> = std::sync::OnceLock::new();
+    extern "C" fn remove() {
+        if let Some((pid, dir)) = AT_EXIT.get() {
+            if *pid == std::process::id() {
+                let _ = fs::remove_dir_all(dir);
+            }
+        }
+    }
+    if AT_EXIT.set((std::process::id(), dir.to_path_buf())).is_ok() {
+        // SAFETY: `remove` is a plain function that only reads a set-once
+        // static; atexit has no other precondition.
+        unsafe {
+            libc::atexit(remove);
+        }
+    }
+}
+
 /// This process's private cache directory (used when the configured one
 /// cannot be trusted): a new 0700 directory under the system temp dir.
 fn private_dir() -> Result<PathBuf, RuntimeError> {
@@ -127,7 +147,9 @@ fn private_dir() -> Result<PathBuf, RuntimeError> {
         match b.create(&d) {
             Ok(()) => {
                 let _ = set_mode(&d, 0o700);
-                return Ok(DIR.get_or_init(|| d).clone());
+                let d = DIR.get_or_init(|| d).clone();
+                remove_at_exit(&d);
+                return Ok(d);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(RuntimeError::io(&d, e)),

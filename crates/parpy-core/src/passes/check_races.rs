@@ -415,6 +415,51 @@ impl<'a> LoopCx<'a> {
         }
     }
 
+    /// Two different iterations `(p1, p2)` such that the element `write`
+    /// names in iteration `p1` is the one `other` names in iteration `p2`,
+    /// where provable with different coefficients of `p` (`y[2*i]` and
+    /// `y[i]`, `y[N - 1 - i]` and `y[i]`, `y[i]` and `y[0]`): every
+    /// dimension is affine in `p` over invariant atoms that are the same
+    /// on both sides, and the loop's start and trip count are known. Both
+    /// accesses must run in every iteration (the caller checks).
+    fn witness(&self, write: &[Expr], other: &[Expr]) -> Option<(i128, i128)> {
+        if write.len() != other.len() {
+            return None;
+        }
+        let p = self.p();
+        let lo = match self.l.lo.kind {
+            ExprKind::Int(v) => v as i128,
+            _ => return None,
+        };
+        let (n, step) = (self.l.trip_count()? as i128, self.l.step as i128);
+        // with p = lo + step*t: a*t1 - b*t2 = r per dimension
+        let mut eqs = vec![];
+        for (w, o) in write.iter().zip(other) {
+            let (fw, fo) = (self.form(w), self.form(o));
+            let (rw, ro) = (fw.without(p), fo.without(p));
+            if !rw
+                .terms
+                .iter()
+                .chain(&ro.terms)
+                .all(|(e, _)| self.invariant(e))
+            {
+                return None;
+            }
+            let k = ro.minus(&rw).as_const()?;
+            let (c1, c2) = (fw.coef_of(p), fo.coef_of(p));
+            let (a, b, r) = (c1 * step, c2 * step, k - (c1 - c2) * lo);
+            if a == 0 && b == 0 {
+                if r != 0 {
+                    return None;
+                }
+                continue;
+            }
+            eqs.push((a, b, r));
+        }
+        let (t1, t2) = solve_pair(&eqs, n)?;
+        Some((lo + step * t1, lo + step * t2))
+    }
+
     /// How a condition on the way to an access depends on `p`.
     fn cond_ctx(&self, cond: &Expr) -> Ctx {
         if !self.varies(cond) {
@@ -608,8 +653,21 @@ impl<'a> LoopCx<'a> {
                 if o.array != st.array || !o.ctx.unconditional() || !o.together(st) {
                     continue;
                 }
-                if let Some(d) = self.conflict(st.indices, o.indices) {
-                    out.push((key(st.span), self.carried_error(st, o, is_store, a, d)));
+                let p = self.name(self.p());
+                let iters = if let Some(d) = self.conflict(st.indices, o.indices) {
+                    let it = match d {
+                        d if d > 0 => format!("`{p} + {d}`"),
+                        d => format!("`{p} - {}`", -d),
+                    };
+                    Some((format!("`{p}`"), it))
+                } else if st.ctx == Ctx::Clean && o.ctx == Ctx::Clean {
+                    self.witness(st.indices, o.indices)
+                        .map(|(p1, p2)| (format!("`{p} = {p2}`"), format!("`{p} = {p1}`")))
+                } else {
+                    None
+                };
+                if let Some(iters) = iters {
+                    out.push((key(st.span), self.carried_error(st, o, is_store, a, iters)));
                     break;
                 }
             }
@@ -741,31 +799,31 @@ impl<'a> LoopCx<'a> {
         other: &Access,
         is_store: bool,
         a: &str,
-        d: i128,
+        (this, it): (String, String),
     ) -> Diagnostic {
-        let (p, l) = (self.name(self.p()), &self.label);
-        let it = match d {
-            d if d > 0 => format!("`{p} + {d}`"),
-            d => format!("`{p} - {}`", -d),
-        };
+        let l = &self.label;
         let (msg, lab) = if is_store {
             (
                 format!("iterations of the parallel loop `{l}` write the same elements of `{a}`"),
-                format!("iteration `{p}` writes what iteration {it} also writes"),
+                format!("iteration {this} writes what iteration {it} also writes"),
             )
         } else {
             (
                 format!(
                     "the parallel loop `{l}` reads elements of `{a}` that other iterations write"
                 ),
-                format!("iteration `{p}` reads what iteration {it} writes"),
+                format!("iteration {this} reads what iteration {it} writes"),
             )
         };
         self.base(msg)
             .at(other.span, lab)
             .also(st.span, "written here")
             .also(self.header, format!("parallel loop `{l}`"))
-            .note("the iterations run in no fixed order, so the read may see the old or the new value")
+            .note(if is_store {
+                "the iterations run in no fixed order, so which value is left is not defined"
+            } else {
+                "the iterations run in no fixed order, so the read may see the old or the new value"
+            })
             .help(format!(
                 "write the results into another array (reading `{a}` only), or run `{l}` sequentially (leave it out of the parallel spec)"
             ))
@@ -845,6 +903,86 @@ impl<'a> LoopCx<'a> {
         }
         walk(&self.f.body, self.l, v)
     }
+}
+
+/// `(t1, t2)` with `t1 != t2`, both in `0..n`, that satisfy every
+/// `a*t1 - b*t2 = r` of `eqs` (none with `a = b = 0`), if there is one.
+fn solve_pair(eqs: &[(i128, i128, i128)], n: i128) -> Option<(i128, i128)> {
+    let &(a, b, r) = eqs.first()?;
+    let fits = |t1: i128, t2: i128| {
+        t1 != t2
+            && (0..n).contains(&t1)
+            && (0..n).contains(&t2)
+            && eqs.iter().all(|&(x, y, z)| x * t1 - y * t2 == z)
+    };
+    // another equation that is not a multiple of the first: one solution
+    if let Some(&(a2, b2, r2)) = eqs.iter().find(|&&(x, y, _)| x * b != y * a) {
+        let det = b * a2 - a * b2;
+        let (n1, n2) = (b * r2 - b2 * r, a * r2 - a2 * r);
+        if n1 % det != 0 || n2 % det != 0 {
+            return None;
+        }
+        let (t1, t2) = (n1 / det, n2 / det);
+        return fits(t1, t2).then_some((t1, t2));
+    }
+    // every equation a multiple of the first: a*t1 + bb*t2 = r
+    let bb = -b;
+    let (g, x, y) = ext_gcd(a, bb);
+    if r % g != 0 {
+        return None;
+    }
+    let (x0, y0) = (x * (r / g), y * (r / g));
+    // t1 = x0 + (bb/g)*m, t2 = y0 - (a/g)*m
+    let (dx, dy) = (bb / g, -(a / g));
+    let (mut mlo, mut mhi) = (i128::MIN, i128::MAX);
+    for (base, d) in [(x0, dx), (y0, dy)] {
+        if d == 0 {
+            if !(0..n).contains(&base) {
+                return None;
+            }
+            continue;
+        }
+        // 0 <= base + d*m <= n - 1
+        let (l, h) = (-base, n - 1 - base);
+        let (ml, mh) = if d > 0 {
+            (div_ceil(l, d), h.div_euclid(d))
+        } else {
+            (div_ceil(-h, -d), (-l).div_euclid(-d))
+        };
+        mlo = mlo.max(ml);
+        mhi = mhi.min(mh);
+    }
+    if mlo > mhi {
+        return None;
+    }
+    // t1 == t2 for at most one m (or for all, when dx == dy); the pair of
+    // the earliest iterations (for the message) is at one end
+    [mlo, mlo + 1, mhi - 1, mhi]
+        .into_iter()
+        .filter(|m| (mlo..=mhi).contains(m))
+        .map(|m| (x0 + dx * m, y0 + dy * m))
+        .filter(|&(t1, t2)| fits(t1, t2))
+        .min_by_key(|&(t1, t2)| (t1.max(t2), t1 + t2))
+}
+
+/// `(g, x, y)` with `a*x + b*y = g = gcd(a, b) > 0` (not both zero).
+fn ext_gcd(a: i128, b: i128) -> (i128, i128, i128) {
+    let (mut r0, mut r1, mut s0, mut s1, mut t0, mut t1) = (a, b, 1, 0, 0, 1);
+    while r1 != 0 {
+        let q = r0.div_euclid(r1);
+        (r0, r1) = (r1, r0 - q * r1);
+        (s0, s1) = (s1, s0 - q * s1);
+        (t0, t1) = (t1, t0 - q * t1);
+    }
+    if r0 < 0 {
+        (-r0, -s0, -t0)
+    } else {
+        (r0, s0, t0)
+    }
+}
+
+fn div_ceil(a: i128, b: i128) -> i128 {
+    -((-a).div_euclid(b))
 }
 
 fn contains(b: &[Stmt], me: &ForLoop) -> bool {

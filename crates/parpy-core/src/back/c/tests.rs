@@ -22,8 +22,8 @@ fn emit_with(p: crate::ir::Program, spec: &[(&str, i64, bool)]) -> crate::back::
 /// Compiles C text with `cc -std=c11 -O3 -fopenmp -Wall -Wextra -Werror`;
 /// skipped (with a note) when there is no `cc`.
 pub(crate) fn cc_check(name: &str, text: &str) {
-    let dir = std::env::temp_dir().join(format!("parpy-c-unit-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
+    let scratch = Scratch::new("c-unit");
+    let dir = &scratch.0;
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, text).unwrap();
     let out = std::process::Command::new("cc")

@@ -158,8 +158,8 @@ fn stub_dir() -> PathBuf {
 /// with Debian's `clang-19` (or `$PARPY_CLANG`); `None` when it is not
 /// installed (outside CI).
 fn clang(name: &str, text: &str) -> Option<Result<(), String>> {
-    let dir = std::env::temp_dir().join(format!("parpy-metal-unit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
+    let scratch = crate::passes::testutil::Scratch::new("metal-unit");
+    let dir = &scratch.0;
     let src = dir.join(format!("{name}.metal"));
     std::fs::write(&src, text).ok()?;
     let stub = stub_dir();
