@@ -256,3 +256,45 @@ def test_a_window_that_may_move_or_leave_the_array_is_refused():
     with pytest.raises(parpy.CompileError,
                        match="the bounds of this window are not known to stay inside"):
         wide_window(np.zeros((2, 9)), np.zeros(2), 2, opts=cpu_opts())
+
+
+# slices of slices that select nothing (NumPy: empty), and the rest, over a
+# grid of bounds and steps: every composed slice has NumPy's elements
+
+
+@parpy.jit
+def composed_slices(x, y, a, b, s, c, d, t):
+    y[0] = len(x[a:b:s][c:d:t])
+    y[1] = np.sum(x[a:b:s][c:d:t] * np.arange(1, 1 + len(x[a:b:s][c:d:t])))
+    y[2] = len(x[a:b:s][c:d:t][::-1])
+    for v in x[a:b:s][c:d:t][::-1]:
+        y[3] = y[3] * 3.0 + v
+
+
+def test_slices_of_slices_match_numpy_empty_ones_included():
+    x = np.arange(1.0, 11.0)
+    bounds = [-13, -9, -1, 0, 2, 9, 12]
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        a, b, c, d = (int(v) for v in rng.choice(bounds, 4))
+        s, t = (int(v) for v in rng.choice([1, 3, -1, -2], 2))
+        got, want = np.zeros(4), np.zeros(4)
+        composed_slices(x, got, a, b, s, c, d, t, opts=cpu_opts())
+        composed_slices.py_func(x, want, a, b, s, c, d, t)
+        assert np.array_equal(got, want), (f"x[{a}:{b}:{s}][{c}:{d}:{t}]", got, want)
+
+
+@parpy.jit
+def sums_of_empty_slices(x, y, k):
+    y[0] = np.sum(x[:k][::-1])
+    y[1] = len(x[:0][::-1])
+    y[2] = np.sum(x[2:-12:3][::-1])
+    for v in x[0:0][::-1]:
+        y[3] += v
+
+
+def test_a_reversed_empty_slice_selects_nothing():
+    # (it walked the whole array backwards: 55 where NumPy has 0)
+    y = np.ones(4)
+    sums_of_empty_slices(np.arange(1.0, 11.0), y, 0, opts=cpu_opts())
+    assert np.array_equal(y, [0.0, 0.0, 0.0, 1.0])

@@ -17,6 +17,10 @@
 //!    dimension affine with the store's coefficient of `p`, and the offsets
 //!    differing by a constant that `c * delta` matches for one `delta != 0`
 //!    inside the loop's range) is refused: `x[i] = x[i - 1] + x[i]`;
+//!    where the coefficients differ (`y[2*i]` and `y[i]`, `y[N-1-i]` and
+//!    `y[i]`, `y[i]` and `y[0]`) and both run in every iteration, a pair
+//!    of different iterations that name one element is looked for over
+//!    the known range (a linear Diophantine system in two unknowns);
 //! 4. a scalar local that the body assigns and that is used outside the
 //!    loop, or read in the body before it is assigned (its value carried
 //!    from before the loop or from another iteration), is refused.

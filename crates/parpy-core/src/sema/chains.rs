@@ -42,7 +42,10 @@ fn int(v: i64, span: Span) -> Box<ast::Expr> {
 
 /// The slice `lo, lo + step, ...` of `extent` elements as Python writes it
 /// (a stop that would be negative is left out: `-1` counts from the end).
+/// No elements is `0:0`: the first index of an empty slice of a slice is
+/// no element's (`x[:0][::-1]` would start at `-1`, the last).
 fn slice_expr(lo: i64, extent: i64, step: i64, span: Span) -> ast::Expr {
+    let (lo, step) = if extent > 0 { (lo, step) } else { (0, 1) };
     let hi = lo + step * extent;
     ast::Expr {
         kind: ast::ExprKind::Slice {
