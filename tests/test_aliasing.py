@@ -151,3 +151,39 @@ def test_compile_string_refuses_the_same_array_twice(tmp_path):
     y = np.ones(6)
     f(2.0, a, y, 6)
     assert y.tolist() == (2 * np.arange(6.0) + 1).tolist()
+
+
+# a local array expression (`e = x * 2.0`, computed where it is used) must
+# not move past a write through the other name of its array
+
+
+@parpy.jit
+def doubled_after_write(x, z, y):
+    e = x * 2.0
+    z[0] = 100.0
+    y[:] = e
+
+
+@parpy.jit
+def through_a_helper(a, y):
+    doubled_after_write(a, a, y)
+
+
+def test_an_array_expression_read_before_a_write_through_the_other_name():
+    # (gave [200 2 4 6]: `e` was computed after `z[0] = 100.0`)
+    a, y = np.arange(4.0), np.zeros(4)
+    doubled_after_write(a, a, y, opts=opts())
+    assert y.tolist() == [0.0, 2.0, 4.0, 6.0] and a[0] == 100.0
+    a, y = np.arange(4.0), np.zeros(4)
+    through_a_helper(a, y, opts=opts())
+    assert y.tolist() == [0.0, 2.0, 4.0, 6.0] and a[0] == 100.0
+
+
+def test_print_compiled_shows_the_code_of_the_same_array_twice():
+    # the code printed is the code a call with these arguments runs: one
+    # array under both names
+    a = np.arange(4.0)
+    code = parpy.print_compiled(doubled_after_write, [a, a, np.zeros(4)], opts())
+    assert "doubled_after_write(double *x, double *y)" in code, code
+    code = parpy.print_compiled(doubled_after_write, [a, a.copy(), np.zeros(4)], opts())
+    assert "double *x, double *z, double *y)" in code, code

@@ -237,6 +237,42 @@ def test_loop_var_was_a_local(N):
     run_both(loop_var_was_local, [x, np.zeros(5), N], cpu_opts())
 
 
+@parpy.jit
+def inner_loop_reuses_the_name(x, y, N, M):
+    for i in range(N):
+        for i in range(M):
+            y[i] += 1.0
+        y[i] += x[i]
+
+
+@parpy.jit
+def inner_loop_reuses_the_name_in_parallel(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        for i in range(i):
+            y[i] += 1.0
+        y[i] += x[i]
+
+
+@pytest.mark.parametrize("M", [0, 2, 3])
+def test_an_inner_loop_over_the_outer_loops_name_leaves_its_value(M):
+    # Python has one `i`: after the inner loop it is the inner loop's last
+    # value (the outer one's when the inner loop runs zero times); the
+    # outer loop's `i` was used (y[i] += x[i] of every row)
+    x = np.arange(1.0, 5.0)
+    run_both(inner_loop_reuses_the_name, [x, np.zeros(4), 4, M], cpu_opts())
+
+
+def test_an_inner_loop_over_the_outer_loops_name_in_a_parallel_loop():
+    # (iterations 2 and 3 both update y[0]: refused as a race; sequential
+    # it runs as Python)
+    x = np.arange(1.0, 5.0)
+    run_both(inner_loop_reuses_the_name_in_parallel, [x, np.zeros(4), 4], cpu_opts())
+    with pytest.raises(parpy.CompileError, match="may update the same element"):
+        inner_loop_reuses_the_name_in_parallel(x, np.zeros(4), 4,
+                                               opts=cpu_opts({'N': parpy.threads(4)}))
+
+
 # --------------------------------------------------------------------------
 # 2. `math.*` and `np.*` inside jit code; 3. reductions as methods
 

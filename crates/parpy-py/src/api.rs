@@ -88,13 +88,40 @@ fn compile_with(
     let tuple = pyo3::types::PyTuple::new(py, &items)?;
     let symbols = crate::resolver::check_value_annotations(&py_func, tuple.as_any())?;
     let spec = if data.specialize_scalars { u64::MAX } else { 0 };
-    let types = args::inspect_call(items, spec, &ctx)?.types;
+    let addrs: Vec<Option<u64>> = items.iter().map(data_address).collect();
+    let ins = args::inspect_call(items, spec, &ctx)?;
+    let types = ins.types;
     let mut options = data.to_core(backend)?;
+    // the same array passed twice compiles as one, as in a call (not in a
+    // dict argument, whose leaves the call does not compare either)
+    if ins.records.len() == addrs.len() {
+        let r = &ins.records;
+        for j in 1..r.len() {
+            let same = |k: &usize| {
+                r[*k].is_array()
+                    && addrs[*k].is_some()
+                    && addrs[*k] == addrs[j]
+                    && r[*k].ty == r[j].ty
+            };
+            if let Some(k) = (0..j).find(|k| r[j].is_array() && same(k)) {
+                options.same_arrays.push((j, k));
+            }
+        }
+    }
     if data.implicit_shape_labels {
         options.implicit_labels = symbols.names.clone();
     }
     let out = service::run_compile(py, &def, &types, resolver.as_ref(), &options)?;
     Ok((out, name))
+}
+
+/// The address of an array argument's data (NumPy's array interface,
+/// a torch tensor's `data_ptr()`), where it has one.
+fn data_address(obj: &Bound<'_, PyAny>) -> Option<u64> {
+    if let Ok(ai) = obj.getattr("__array_interface__") {
+        return ai.get_item("data").ok()?.get_item(0).ok()?.extract().ok();
+    }
+    obj.call_method0("data_ptr").ok()?.extract().ok()
 }
 
 /// `parpy.print_compiled(fn, args, opts)`: the generated code, no cache.

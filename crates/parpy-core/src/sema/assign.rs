@@ -710,6 +710,28 @@ impl AssignedOnce {
         self.stores(name) || self.passed.iter().any(|(n, k)| n == name && *k < rank)
     }
 
+    /// Makes the names of one array (the same array passed for several
+    /// parameters, `f(a, a)`) share their stores: a write through one
+    /// writes what the others read.
+    pub(super) fn share_stores(&mut self, groups: &[Vec<String>]) {
+        for g in groups {
+            if g.iter().any(|n| self.stored.contains(n)) {
+                self.stored.extend(g.iter().cloned());
+            }
+            let passed: Vec<usize> = self
+                .passed
+                .iter()
+                .filter(|(n, _)| g.contains(n))
+                .map(|(_, k)| *k)
+                .collect();
+            for n in g {
+                for &k in &passed {
+                    self.passed.push((n.clone(), k));
+                }
+            }
+        }
+    }
+
     /// Records `name` (a fresh one sema adds) as assigned once.
     pub(super) fn bind_once(&mut self, name: &str) {
         self.counts.insert(name.to_string(), 1);
@@ -734,6 +756,20 @@ impl AssignedOnce {
 }
 
 impl Lowerer<'_, '_> {
+    /// The parameters bound to one array, in groups of two or more (the
+    /// same array passed twice).
+    pub(super) fn aliased_params(&self) -> Vec<Vec<String>> {
+        let mut by_var: std::collections::BTreeMap<ir::VarId, Vec<String>> = Default::default();
+        for p in &self.scope.params {
+            if let Some(b) = self.scope.get(p) {
+                if self.func.var(b.var).ty.is_array() {
+                    by_var.entry(b.var).or_default().push(p.clone());
+                }
+            }
+        }
+        by_var.into_values().filter(|g| g.len() > 1).collect()
+    }
+
     /// A name for a local sema adds, bound nowhere in this function: `n_1`,
     /// `n_2`, ...
     pub(super) fn fresh_name(&mut self, n: &str) -> String {

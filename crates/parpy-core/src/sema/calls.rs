@@ -2175,9 +2175,20 @@ impl Lowerer<'_, '_> {
         }
         // inlined: when asked, when the helper holds labels (its loops take
         // the caller's parallel spec), when it returns a tuple (its values
-        // are the caller's locals) and when it is passed a row `x[i]` or
-        // another view (`x[i, 1:]`)
+        // are the caller's locals), when it is passed a row `x[i]` or
+        // another view (`x[i, 1:]`), and when it is passed one array for
+        // two parameters (`h(a, a)`: a write through one shows in the
+        // other, which a function of its own would not know)
+        let arrays: Vec<_> = args
+            .iter()
+            .filter_map(|a| self.array_or_alias_arg(a))
+            .collect();
+        let twice = arrays
+            .iter()
+            .enumerate()
+            .any(|(k, v)| arrays[..k].contains(v));
         if force_inline
+            || twice
             || super::inline::has_labels(&def.body, globals.as_ref())
             || super::inline::returns_tuple(&def.body)
             || args.iter().any(|a| self.view_argument(a).is_some())

@@ -611,6 +611,8 @@ impl Lowerer<'_, '_> {
             rows: vec![],
             python_lists: Default::default(),
         };
+        let groups = child.aliased_params();
+        child.once.share_stores(&groups);
         child.plan_aliases(&body);
         // labels right before the final `return e` label its reduction
         let mut split = stmts.len();

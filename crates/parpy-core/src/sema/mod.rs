@@ -484,6 +484,8 @@ fn lower_function(
         let source = l.hoist_stored_arrays(body);
         l.plan_aliases(&source);
         l.once = assign::AssignedOnce::of(&source);
+        let groups = l.aliased_params();
+        l.once.share_stores(&groups);
         let mut body: Block = l.copy_assigned_params(&source);
         let lowered = l.lower_block(&source);
         body.extend(l.entry_checks());

@@ -2058,6 +2058,12 @@ impl Lowerer<'_, '_> {
         // times. Not in a labelled (possibly parallel) loop: every iteration
         // would write the same variable.
         let mut copy_to = None;
+        // The name of an enclosing loop's variable: Python's one `i` holds
+        // this loop's last value after it (the enclosing loop's when this
+        // one runs zero times). A new local takes that role: set from the
+        // enclosing counter before the loop, from this one in each
+        // iteration. After a labelled loop the name is not defined.
+        let mut reused: Option<Option<(ir::VarId, ir::VarId)>> = None;
         if let Some(b) = self.scope.get(var) {
             let old = self.func.var(b.var);
             let kind = old.kind;
@@ -2066,7 +2072,15 @@ impl Lowerer<'_, '_> {
                 && !old.ty.is_array();
             if int_local && labels.is_empty() {
                 copy_to = Some(b.var);
-            } else if kind != VarKind::LoopIndex {
+            } else if kind == VarKind::LoopIndex {
+                let (outer, ty) = (b.var, old.ty.clone());
+                reused = Some(None);
+                if labels.is_empty() {
+                    let local = self.new_var(var, ty, VarKind::Local, var_span);
+                    copy_to = Some(local);
+                    reused = Some(Some((outer, local)));
+                }
+            } else {
                 let what = if kind == VarKind::Param {
                     "parameter"
                 } else if int_local {
@@ -2110,11 +2124,28 @@ impl Lowerer<'_, '_> {
                 ),
             );
         }
-        match prev {
-            Some(p) => {
+        match (prev, reused) {
+            (_, Some(Some((outer, local)))) => {
+                let ty = self.func.var(outer).ty.clone();
+                self.pre.push(ir::Stmt::new(
+                    StmtKind::Assign {
+                        dst: Place::Var(local),
+                        value: ir::Expr::var(outer, ty, var_span),
+                    },
+                    var_span,
+                ));
+                self.scope.bind(
+                    var,
+                    Binding {
+                        var: local,
+                        weak: true,
+                    },
+                );
+            }
+            (Some(p), None) => {
                 self.scope.bind(var, p);
             }
-            None => {
+            _ => {
                 self.scope.unbind(var);
                 self.ended_loop_vars.insert(var.to_string());
             }
