@@ -89,6 +89,9 @@ def test_jit_takes_functions_defined_with_def():
         assert words in str(e.value)
     with pytest.raises(TypeError, match="not a lambda"):
         parpy.jit(lambda x: x)
+    # (print_compiled of a lambda was a CompileError at line 1:1)
+    with pytest.raises(TypeError, match="not a lambda"):
+        parpy.print_compiled(lambda x: None, [np.zeros(3)], parpy.par({}))
 
     async def coroutine(x):
         return x
@@ -355,6 +358,16 @@ def test_non_contiguous_array(tmp_path):
     assert str(e.value) == (
         "argument `x` of `axpy` is not C-contiguous; pass np.ascontiguousarray(x)"
     )
+
+
+def test_unaligned_array_hint_is_a_copy(tmp_path):
+    # np.ascontiguousarray keeps an unaligned contiguous array as it is
+    y = np.zeros(33, np.uint8)[1:].view(np.float64)
+    assert y.flags.c_contiguous and not y.flags.aligned
+    with pytest.raises(ValueError) as e:
+        axpy(np.arange(4.0), y, 1.0, 4, opts=cpu(cache_dir=tmp_path))
+    assert str(e.value) == "argument `y` of `axpy` is not aligned; pass y.copy()"
+    assert y.copy().flags.aligned
 
 
 def test_read_only_written_array(tmp_path):

@@ -274,11 +274,11 @@ PROGRAMS = {
     # warp reductions over them
     "int8_div_mod_bits": (ti.div_mod_bits, [np.zeros(300, np.int8) for _ in range(5)] + [300],
                           {'N': T(64)}),
-    "int16_negate": (ti.negate_invert, [np.zeros(100, np.int16)] * 3 + [100], {'N': T(32)}),
+    "int16_negate": (ti.negate_invert, [np.zeros(100, np.int16) for _ in range(3)] + [100], {'N': T(32)}),
     "uint16_row_stats": (ti.row_stats, [np.zeros((13, 300), np.uint16), np.zeros(13, np.uint64),
                                         np.zeros(13, np.uint16), np.zeros(13, np.uint16), 13],
                          {'N': T(13), 'M': T(64)}),
-    "uint8_affine": (ti.affine, [np.zeros(64, np.uint8)] * 2 + [64], {'N': T(64)}),
+    "uint8_affine": (ti.affine, [np.zeros(64, np.uint8) for _ in range(2)] + [64], {'N': T(64)}),
     # natural Python (issue 13): tuple assignment, np/math functions, methods
     "mandelbrot": (tn.mandelbrot, [np.zeros((24, 36), np.int32), -2.0, -1.2, 0.08, 0.1, 50],
                    {'i': T(24)}),

@@ -166,3 +166,20 @@ def test_what_a_local_array_cannot_be_is_a_located_error(fn, message):
         fn(*args, opts=opts)
     assert message in str(e.value), str(e.value)
     assert "test_local_arrays.py:" in str(e.value), str(e.value)
+
+
+@parpy.jit
+def shaped_like_arguments(x, y, N):
+    t = np.zeros(x.shape)
+    u = np.empty(x.shape, x.dtype)
+    r = np.ones(x[0].shape, np.int32)
+    for i in range(N):
+        t[i, :] = x[i, :] * 2.0
+        u[i, :] = t[i, :] + r
+    y[:, :] = u
+
+
+def test_a_new_array_takes_another_arrays_shape():
+    # (np.zeros(x.shape) was "attribute `shape` of `x` cannot be used here")
+    x = np.arange(12.0).reshape(3, 4)
+    run_both(shaped_like_arguments, [x, np.zeros((3, 4)), 3], cpu_opts())

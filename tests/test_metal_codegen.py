@@ -155,9 +155,9 @@ PROGRAMS = {
     "uint16_row_stats": (ti.row_stats, [np.zeros((13, 300), np.uint16), np.zeros(13, np.uint32),
                                         np.zeros(13, np.uint16), np.zeros(13, np.uint16), 13],
                          {'N': T(13), 'M': T(64)}),
-    "int16_negate": (ti.negate_invert, [np.zeros(100, np.int16)] * 3 + [100], {'N': T(32)}),
+    "int16_negate": (ti.negate_invert, [np.zeros(100, np.int16) for _ in range(3)] + [100], {'N': T(32)}),
     # float16 (`half`): rounded literals, per-operation casts, SIMD reductions
-    "float16_fma": (tf.fma_like, [np.zeros(64, np.float16)] * 3 + [64], {'N': T(64)}),
+    "float16_fma": (tf.fma_like, [np.zeros(64, np.float16) for _ in range(3)] + [64], {'N': T(64)}),
     "float16_row_stats": (tf.row_stats, [np.zeros((8, 64), np.float16), np.zeros(8, np.float16),
                                          np.zeros(8, np.float16), 8], {'N': T(8), 'M': T(32)}),
     # natural Python (issue 13): tuple assignment, np/math functions, methods

@@ -2238,3 +2238,21 @@ def test_numpy_uint64_arguments_past_2_63(k, specialize):
         out = run_both(add_u64, [a, np.uint64(k), np.zeros(2, np.uint64), 2], opts)
         want = a + np.uint64(k) + np.uint64(k > 5)
     assert out[2].tolist() == want.tolist()
+
+
+@parpy.jit
+def a_local_named_range(x, y, M):
+    range = M - 1
+    for v in x:
+        y[0] += v * range
+    for k, v in enumerate(x):
+        y[1] += k * v
+    for c in (1.0, 2.0):
+        y[2] += c
+    y[3] = sum(v for v in x)
+
+
+def test_a_local_named_range_leaves_the_loops_over_arrays_alone():
+    # (`for v in x` became a loop over `range(...)`, which read the local:
+    # "`for` loops must iterate over `range(...)`, an array or a slice")
+    run_both(a_local_named_range, [np.arange(1.0, 5.0), np.zeros(4), 3], cpu_opts())

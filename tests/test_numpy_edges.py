@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts
+from conftest import cpu_opts, run_both
 
 
 def same(fn, args, spec=None):
@@ -174,3 +174,57 @@ def test_minus_of_a_python_bool_is_an_int():
 
     with pytest.raises(parpy.CompileError, match="cannot negate a bool"):
         parpy.jit(numpy_bool)(np.zeros(1), np.ones(1), opts=cpu_opts())
+
+
+# a Python int computed at run time (a loop counter) that meets a narrower
+# NumPy integer type: NumPy's OverflowError where the type cannot hold it,
+# checked only where the loop's range does not fit
+
+
+@parpy.jit
+def plus_counter(x, y, N):
+    for i in range(N):
+        y[i] = x[i] + i
+
+
+@parpy.jit
+def counter_stored(y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = i - 3
+
+
+@parpy.jit
+def counter_under_a_test(x, y, N):
+    for i in range(N):
+        y[i] = x[i] + i if i < 128 else x[i]
+
+
+@pytest.mark.parametrize("dtype,n,raises", [
+    (np.int8, 128, False), (np.int8, 129, True), (np.uint8, 256, False),
+    (np.uint8, 300, True), (np.int16, 300, False),
+])
+def test_a_loop_counter_meeting_a_narrow_int_overflows_as_numpy(dtype, n, raises):
+    x = np.zeros(n, dtype)
+    if raises:
+        with pytest.raises(OverflowError, match=f"Python integer (\\d+ )?out of bounds for {np.dtype(dtype).name}"):
+            plus_counter.py_func(x, np.zeros(n, dtype), n)
+        with pytest.raises(OverflowError, match=f"Python integer (\\d+ )?out of bounds for {np.dtype(dtype).name}"):
+            plus_counter(x, np.zeros(n, dtype), n, opts=cpu_opts())
+    else:
+        run_both(plus_counter, [x, np.zeros(n, dtype), n], cpu_opts())
+
+
+def test_a_counter_stored_into_unsigned_elements_overflows_below_zero():
+    # i - 3 is -3 .. -1 first: NumPy raises for the store into uint8
+    with pytest.raises(OverflowError):
+        counter_stored(np.zeros(8, np.uint8), 8, opts=cpu_opts({'i': parpy.threads(4)}))
+    run_both(counter_stored, [np.zeros(8, np.int8), 8], cpu_opts({'i': parpy.threads(4)}))
+
+
+def test_a_counter_in_a_branch_not_taken_is_not_checked():
+    run_both(counter_under_a_test, [np.zeros(200, np.int8), np.zeros(200, np.int8), 200],
+             cpu_opts())
+    code = parpy.print_compiled(plus_counter, [np.zeros(100, np.int8), np.zeros(100, np.int8), 100],
+                                cpu_opts())
+    assert "check_index" not in code.split("static void plus_counter")[1], code

@@ -159,6 +159,6 @@ def test_rolls_and_crosses_compile_for_cuda_and_metal():
         return [np.zeros((N, 6, 90), f), np.zeros((N, 6, 90), f), np.zeros((N, 88), f),
                 np.zeros((N, 90, 4), f), np.zeros(N, f), N]
     check_gpu_code(rolls, args, {'i': parpy.threads(N)}, "rolls")
-    check_gpu_code(crosses, lambda backend: [np.zeros((N, 5, 3), np.float32)] * 2 + [
+    check_gpu_code(crosses, lambda backend: [np.zeros((N, 5, 3), np.float32) for _ in range(2)] + [
         np.zeros(3, np.float32), np.zeros((N, 3), np.float32), np.zeros((N, 5, 3), np.float32),
         N], {'i': parpy.threads(N)}, "crosses")

@@ -605,6 +605,12 @@ impl PermuteFn {
 /// (`np.allclose(a, b)` is `#np.all(#np.isclose(a, b))`).
 pub const NUMPY_ROOT: &str = "#np";
 
+/// The first element of the path `[PYTHON_ROOT, name]`: Python's builtin
+/// `name` itself (`#py.range`), for the loops sema's own rewrites make
+/// (`for v in x` is a loop over `#py.range(n)`), which a local named
+/// `range` must not change.
+pub const PYTHON_ROOT: &str = "#py";
+
 /// The first element of the path `[ANNOTATION, param]`: the object a
 /// parameter is annotated with, when the resolver knows it (a type variable,
 /// shape symbol or buffer annotation), else `NotFound` and the annotation's

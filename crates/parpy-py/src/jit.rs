@@ -1273,12 +1273,18 @@ pub fn def_and_resolver(f: &Bound<'_, PyAny>) -> PyResult<ParsedFunction> {
             args::type_name(f)
         )));
     }
-    let (def, r) = resolver::parse_function(f)?;
     let name: String = f
         .getattr("__name__")?
         .cast_into::<PyString>()?
         .to_cow()?
         .into_owned();
+    if name == "<lambda>" {
+        return Err(PyTypeError::new_err(
+            "parpy takes a function defined with `def`, not a lambda: write `def name(args): \
+             ...` and pass that",
+        ));
+    }
+    let (def, r) = resolver::parse_function(f)?;
     Ok((def, Arc::new(r), name, resolver::param_names(f)?))
 }
 

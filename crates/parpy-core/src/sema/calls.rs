@@ -47,6 +47,9 @@ impl Lowerer<'_, '_> {
             [crate::resolve::NUMPY_ROOT, t] if ElemTy::from_numpy_name(t).is_some() => {
                 ElemTy::from_numpy_name(t).map_or(Resolved::NotFound, Resolved::Dtype)
             }
+            [crate::resolve::PYTHON_ROOT, name] => {
+                Builtin::from_name(name).map_or(Resolved::NotFound, Resolved::Builtin)
+            }
             [crate::resolve::NUMPY_ROOT, rest @ ..] => {
                 crate::resolve::numpy_builtin(&rest.join("."))
                     .map_or(Resolved::NotFound, Resolved::Builtin)
@@ -62,6 +65,19 @@ impl Lowerer<'_, '_> {
             kind: ast::ExprKind::Attr {
                 value: Box::new(ast::Expr::name(crate::resolve::NUMPY_ROOT, span)),
                 attr: name.to_string(),
+            },
+            span,
+        };
+        ast::Expr::call(func, args, span)
+    }
+
+    /// The call `range(args)` of Python's `range`, whatever the function
+    /// names `range`.
+    pub(super) fn range_call(args: Vec<ast::Expr>, span: Span) -> ast::Expr {
+        let func = ast::Expr {
+            kind: ast::ExprKind::Attr {
+                value: Box::new(ast::Expr::name(crate::resolve::PYTHON_ROOT, span)),
+                attr: "range".to_string(),
             },
             span,
         };

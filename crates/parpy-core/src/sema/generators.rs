@@ -467,11 +467,7 @@ impl Lowerer<'_, '_> {
             },
             span: s.span,
         };
-        let range = ast::Expr::call(
-            ast::Expr::name("range", at),
-            vec![ast::Expr::int(n, at)],
-            at,
-        );
+        let range = Self::range_call(vec![ast::Expr::int(n, at)], at);
         Some(Some(stmt(
             ast::StmtKind::For {
                 var: k,

@@ -546,6 +546,12 @@ impl Lowerer<'_, '_> {
     /// The dimensions of a new array: an integer or a tuple of them, each
     /// known when compiling.
     fn shape_arg(&mut self, e: &ast::Expr, call: &str) -> Option<Vec<i64>> {
+        // another array's shape (`np.zeros(x.shape)`, `x[i].shape`)
+        if let ast::ExprKind::Attr { value, attr } = &e.kind {
+            if attr == "shape" {
+                return self.shape_of(value, call).map(|(shape, _)| shape);
+            }
+        }
         let items: Vec<&ast::Expr> = match (&e.kind, e.list_items()) {
             (ast::ExprKind::Tuple(items), _) => items.iter().collect(),
             (_, Some(items)) => items.iter().collect(),

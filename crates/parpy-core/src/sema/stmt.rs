@@ -1638,7 +1638,7 @@ impl Lowerer<'_, '_> {
             false => vec![int(n)],
             true => vec![int(n - 1), int(-1), int(-1)],
         };
-        let range = ast::Expr::call(name("range"), bounds, span);
+        let range = Self::range_call(bounds, span);
         // a view target (a row of `x`) re-bound by another loop (`for row
         // in x:` twice): a view is one name bound once, so the body reads
         // a fresh name

@@ -271,6 +271,9 @@ impl Lowerer<'_, '_> {
         let is_python_int = v.weak && v.e.ty.elem().is_some_and(|t| t.is_int());
         if is_python_int {
             self.python_int_argument(&v.e, to);
+            if self.exact_python_int(v).is_none() {
+                self.python_int_at_run_time(&v.e, to);
+            }
         }
         let (Some(c), Some((lo, hi))) = (self.exact_python_int(v), to.int_bounds()) else {
             return Some(());
@@ -309,6 +312,52 @@ impl Lowerer<'_, '_> {
         {
             self.param_checks.push((p, to, e.span));
         }
+    }
+
+    /// A Python int computed at run time (`e`: a loop counter, `i + 1`, a
+    /// local holding one) that takes the NumPy integer type `to` (`k8[i] +
+    /// i`): NumPy's `OverflowError` where `to` cannot hold the value, a
+    /// check before the statement where the loops around do not keep `e`
+    /// inside `to`'s bounds (parameters: `python_int_argument`).
+    fn python_int_at_run_time(&mut self, e: &Expr, to: ElemTy) {
+        let Some((lo, hi)) = to.int_bounds() else {
+            return;
+        };
+        let is_param = matches!(e.kind, ExprKind::Var(p) if self.func.var(p).kind == crate::ir::VarKind::Param);
+        if const_int(e).is_some() || is_param || !crate::ir::visit::pure(e) {
+            return;
+        }
+        let from = match e.ty.elem() {
+            Some(t) if t.is_int() => t,
+            _ => return,
+        };
+        if from.int_bounds().is_some_and(|(a, b)| lo <= a && b <= hi) {
+            return;
+        }
+        // the values `e` may take: the loops' ranges, else its type's
+        let (a, b) = match (self.range(e), from.int_bounds()) {
+            (Some(r), _) => (r.lo, r.hi),
+            (None, Some(ab)) => ab,
+            (None, None) => return,
+        };
+        if lo <= a && b <= hi {
+            return;
+        }
+        let span = e.span;
+        let side = |op, bound: i128| {
+            Expr::compare(op, e.clone(), Expr::int(bound as i64, from, span), span)
+        };
+        let Some(cond) = [
+            (a < lo).then(|| side(BinOp::Ge, lo)),
+            (hi < b).then(|| side(BinOp::Le, hi)),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(|x, y| Expr::binary(BinOp::And, x, y, Type::Scalar(ElemTy::Bool), span)) else {
+            return;
+        };
+        let message = format!("Python integer out of bounds for {}", to.numpy_name());
+        self.raise_unless(vec![(cond, &message, "OverflowError")], span);
     }
 
     /// The checks `python_int_argument` asked for, first in the body.

@@ -217,13 +217,15 @@ pub fn observe(
         };
         if flags & NPY_ARRAY_C_CONTIGUOUS == 0 || flags & NPY_ARRAY_ALIGNED == 0 {
             let n = ctx.name(i);
-            let why = if flags & NPY_ARRAY_C_CONTIGUOUS == 0 {
-                "is not C-contiguous"
+            // (np.ascontiguousarray keeps a contiguous array that is not
+            // aligned as it is; a copy is aligned)
+            let (why, fix) = if flags & NPY_ARRAY_C_CONTIGUOUS == 0 {
+                ("is not C-contiguous", format!("np.ascontiguousarray({n})"))
             } else {
-                "is not aligned"
+                ("is not aligned", format!("{n}.copy()"))
             };
             return Err(PyValueError::new_err(format!(
-                "argument `{n}` of `{}` {why}; pass np.ascontiguousarray({n})",
+                "argument `{n}` of `{}` {why}; pass {fix}",
                 ctx.func
             )));
         }
