@@ -173,6 +173,7 @@ def shaped_like_arguments(x, y, N):
     t = np.zeros(x.shape)
     u = np.empty(x.shape, x.dtype)
     r = np.ones(x[0].shape, np.int32)
+    parpy.label('i')
     for i in range(N):
         t[i, :] = x[i, :] * 2.0
         u[i, :] = t[i, :] + r
@@ -182,4 +183,4 @@ def shaped_like_arguments(x, y, N):
 def test_a_new_array_takes_another_arrays_shape():
     # (np.zeros(x.shape) was "attribute `shape` of `x` cannot be used here")
     x = np.arange(12.0).reshape(3, 4)
-    run_both(shaped_like_arguments, [x, np.zeros((3, 4)), 3], cpu_opts())
+    run_both(shaped_like_arguments, [x, np.zeros((3, 4)), 3], cpu_opts({'i': parpy.threads(3)}))

@@ -2256,3 +2256,39 @@ def test_a_local_named_range_leaves_the_loops_over_arrays_alone():
     # (`for v in x` became a loop over `range(...)`, which read the local:
     # "`for` loops must iterate over `range(...)`, an array or a slice")
     run_both(a_local_named_range, [np.arange(1.0, 5.0), np.zeros(4), 3], cpu_opts())
+
+
+@parpy.jit
+def counter_after_its_loop(x, y, N, M):
+    for i in range(N):
+        y[i] = x[i]
+    y[0] = i
+    for i in range(M):
+        y[i] += 1.0
+    y[1] = i
+    parpy.label('k')
+    for k in range(N - 1, -1, -2):
+        y[k] += 2.0
+    y[2] = k
+
+
+@pytest.mark.parametrize("N,M", [(5, 3), (5, 0), (1, 2)])
+def test_a_loop_variable_read_after_its_loop_is_its_last_value(N, M):
+    # (was "name `i` is not defined"): the loop runs a known number of
+    # times, so Python's last value is known; one of zero runs keeps the
+    # value from before
+    x = np.arange(1.0, 6.0)
+    run_both(counter_after_its_loop, [x, np.zeros(5), N, M], cpu_opts({'k': parpy.threads(4)}))
+
+
+@parpy.jit
+def counter_after_a_loop_with_break(x, y, N):
+    for i in range(N):
+        if x[i] > 2.0:
+            break
+    y[0] = i
+
+
+def test_a_loop_variable_after_a_loop_that_may_break_is_still_refused():
+    with pytest.raises(parpy.CompileError, match="name `i` is not defined"):
+        counter_after_a_loop_with_break(np.arange(5.0), np.zeros(1), 5, opts=cpu_opts())

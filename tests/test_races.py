@@ -367,3 +367,42 @@ def test_accesses_at_different_rates_that_never_meet_are_accepted():
     run_both(diagonal_and_row, [np.zeros((8, 8)), 8], opts)
     run_both(even_and_odd, [np.arange(16.0), 8], opts)
     run_both(upper_half, [np.arange(16.0), 8], opts)
+
+
+# the same with indices that read inner loops' counters (a slice, a
+# reduction over one): every iteration runs every value of the counter
+
+
+@pytest.mark.parametrize("fn,args", [
+    ("transpose_in_place", lambda: [np.ones((8, 8)), 8]),
+    ("subtract_the_first_row", lambda: [np.ones((8, 8)), 8]),
+    ("sum_of_what_others_write", lambda: [np.ones(8), 8]),
+])
+def test_reads_through_inner_loops_of_what_other_iterations_write_are_refused(fn, args):
+    # (each ran, with answers that changed with the thread order)
+    text = compile_error("races", fn, args(), cpu_opts({'N': parpy.threads(8)}))
+    assert "reads elements of" in first_line(text), text
+    assert "iteration `i = 1` reads what iteration `i = 0` writes" in text, text
+
+
+@parpy.jit
+def lower_from_upper(A, N):
+    parpy.label('N')
+    for i in range(N):
+        for j in range(N):
+            if j < i:
+                A[i, j] = A[j, i]
+
+
+@parpy.jit
+def rows_but_the_first(A, N):
+    parpy.label('N')
+    for i in range(N):
+        if i != 0:
+            A[i, :] = A[i, :] - A[0, :]
+
+
+def test_inner_loop_accesses_that_never_meet_are_accepted():
+    opts = cpu_opts({'N': parpy.threads(8)})
+    run_both(lower_from_upper, [np.arange(64.0).reshape(8, 8), 8], opts)
+    run_both(rows_but_the_first, [np.arange(64.0).reshape(8, 8) + 1, 8], opts)

@@ -1,5 +1,6 @@
 # Races in parallel loops that the compiler refuses (tests/test_races.py).
 import parpy
+import numpy as np
 
 
 def histogram(x, hist, N):
@@ -167,3 +168,22 @@ def gathers_every_other(y, N):
     parpy.label('N')
     for i in range(1, N):
         y[i] = y[2 * i - 1] * 0.5
+
+
+def transpose_in_place(u, N):
+    parpy.label('N')
+    for i in range(N):
+        for j in range(N):
+            u[i, j] = u[j, i]
+
+
+def subtract_the_first_row(A, N):
+    parpy.label('N')
+    for i in range(N):
+        A[i, :] = A[i, :] - A[0, :]
+
+
+def sum_of_what_others_write(y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = np.sum(y[:])

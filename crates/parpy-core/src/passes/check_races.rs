@@ -173,6 +173,11 @@ struct LoopCx<'a> {
     defs: HashMap<VarId, Expr>,
     /// Scalars whose value may differ between iterations (`p` first).
     tainted: BTreeSet<VarId>,
+    /// The counters of the loops inside the body that run the same values
+    /// in every iteration of `p` (constant bounds), each `(first, step,
+    /// count)`; empty when the body has a `break`, `continue` or `while`
+    /// (an inner loop may then stop early).
+    inner: HashMap<VarId, (i128, i128, i128)>,
 }
 
 impl<'a> LoopCx<'a> {
@@ -205,6 +210,22 @@ impl<'a> LoopCx<'a> {
                 counts.get(v) == Some(&1) && f.var(*v).kind == VarKind::Local && !uses_var(e, *v)
             })
             .collect();
+        let mut inner = HashMap::new();
+        let mut jumps = false;
+        crate::ir::visit::walk_stmts(&l.body, &mut |s| match &s.kind {
+            StmtKind::For(il) => {
+                if let (ExprKind::Int(lo), ExprKind::Int(_), Some(n)) =
+                    (&il.lo.kind, &il.hi.kind, il.trip_count())
+                {
+                    inner.insert(il.var, (*lo as i128, il.step as i128, n as i128));
+                }
+            }
+            StmtKind::Break | StmtKind::Continue | StmtKind::While { .. } => jumps = true,
+            _ => {}
+        });
+        if jumps {
+            inner.clear();
+        }
         let mut cx = LoopCx {
             f,
             l,
@@ -214,6 +235,7 @@ impl<'a> LoopCx<'a> {
             stored,
             defs,
             tainted: BTreeSet::from([l.var]),
+            inner,
         };
         cx.taint();
         cx
@@ -426,7 +448,7 @@ impl<'a> LoopCx<'a> {
     /// dimension is affine in `p` over invariant atoms that are the same
     /// on both sides, and the loop's start and trip count are known. Both
     /// accesses must run in every iteration (the caller checks).
-    fn witness(&self, write: &[Expr], other: &[Expr]) -> Option<(i128, i128)> {
+    fn witness(&self, write: &[Expr], other: &[Expr], counters: bool) -> Option<(i128, i128)> {
         if write.len() != other.len() {
             return None;
         }
@@ -436,11 +458,25 @@ impl<'a> LoopCx<'a> {
             _ => return None,
         };
         let (n, step) = (self.l.trip_count()? as i128, self.l.step as i128);
-        // with p = lo + step*t: a*t1 - b*t2 = r per dimension
-        let mut eqs = vec![];
+        // each dimension: the write's index c1*p + jw + e, the other's
+        // c2*p + jo + e + k (jw, jo: counters of inner loops)
+        let mut dims = vec![];
         for (w, o) in write.iter().zip(other) {
             let (fw, fo) = (self.form(w), self.form(o));
-            let (rw, ro) = (fw.without(p), fo.without(p));
+            let counters = |f: &Affine| -> Vec<(VarId, i128)> {
+                f.terms
+                    .iter()
+                    .filter_map(|(e, c)| match e.kind {
+                        ExprKind::Var(v) if self.inner.contains_key(&v) => Some((v, *c)),
+                        _ => None,
+                    })
+                    .collect()
+            };
+            let (jw, jo) = (counters(&fw), counters(&fo));
+            let rest = |f: &Affine, js: &[(VarId, i128)]| {
+                js.iter().fold(f.without(p), |f, (v, _)| f.without(*v))
+            };
+            let (rw, ro) = (rest(&fw, &jw), rest(&fo, &jo));
             if !rw
                 .terms
                 .iter()
@@ -451,6 +487,17 @@ impl<'a> LoopCx<'a> {
             }
             let k = ro.minus(&rw).as_const()?;
             let (c1, c2) = (fw.coef_of(p), fo.coef_of(p));
+            dims.push(Dim { c1, c2, k, jw, jo });
+        }
+        if dims.iter().any(|d| !d.jw.is_empty() || !d.jo.is_empty()) {
+            if !counters {
+                return None;
+            }
+            return self.search_with_counters(&dims, (lo, step, n));
+        }
+        // with p = lo + step*t: a*t1 - b*t2 = r per dimension
+        let mut eqs = vec![];
+        for Dim { c1, c2, k, .. } in dims {
             let (a, b, r) = (c1 * step, c2 * step, k - (c1 - c2) * lo);
             if a == 0 && b == 0 {
                 if r != 0 {
@@ -462,6 +509,78 @@ impl<'a> LoopCx<'a> {
         }
         let (t1, t2) = solve_pair(&eqs, n)?;
         Some((lo + step * t1, lo + step * t2))
+    }
+
+    /// `witness` where indices read counters of inner loops (`u[i, j]` and
+    /// `u[j, i]`; `A[i, j]` and `A[0, j]`; `y[k]` of a sum over `y[:]`):
+    /// every iteration of `p` runs every value of those counters, so each
+    /// side takes its own. Searched over the first and last values of
+    /// each unknown (`p` twice, the counters of each side): a pair found
+    /// is a race; none found proves nothing.
+    fn search_with_counters(&self, dims: &[Dim], p: (i128, i128, i128)) -> Option<(i128, i128)> {
+        let mut js: Vec<VarId> = vec![];
+        for d in dims {
+            for (v, _) in d.jw.iter().chain(&d.jo) {
+                if !js.contains(v) {
+                    js.push(*v);
+                }
+            }
+        }
+        // unknowns: p1, p2, then each counter on the write side and on the
+        // other side
+        let mut ranges = vec![p, p];
+        ranges.extend(js.iter().map(|v| self.inner[v]));
+        ranges.extend(js.iter().map(|v| self.inner[v]));
+        if ranges.len() > 8 {
+            return None;
+        }
+        let per = ((1u64 << 20) as f64)
+            .powf(1.0 / ranges.len() as f64)
+            .floor()
+            .max(2.0) as i128;
+        let samples: Vec<Vec<i128>> = ranges
+            .iter()
+            .map(|&(lo, step, n)| {
+                let mut t: Vec<i128> = (0..n.min(per / 2 + 1)).collect();
+                t.extend((n - per / 2).max(0)..n);
+                t.sort_unstable();
+                t.dedup();
+                t.into_iter().map(|t| lo + step * t).collect()
+            })
+            .collect();
+        if samples.iter().any(|s| s.is_empty()) {
+            return None;
+        }
+        let nj = js.len();
+        let pos =
+            |v: &VarId, side: usize| 2 + side * nj + js.iter().position(|x| x == v).unwrap_or(0);
+        let mut at = vec![0usize; ranges.len()];
+        loop {
+            let val = |k: usize| samples[k][at[k]];
+            let (p1, p2) = (val(0), val(1));
+            let meets = |d: &Dim| {
+                let side = |c: i128, pv: i128, js: &[(VarId, i128)], s: usize| {
+                    c * pv + js.iter().map(|(v, cj)| cj * val(pos(v, s))).sum::<i128>()
+                };
+                side(d.c1, p1, &d.jw, 0) + d.k == side(d.c2, p2, &d.jo, 1)
+            };
+            if p1 != p2 && dims.iter().all(meets) {
+                return Some((p1, p2));
+            }
+            // the next combination
+            let mut k = 0;
+            loop {
+                if k == at.len() {
+                    return None;
+                }
+                at[k] += 1;
+                if at[k] < samples[k].len() {
+                    break;
+                }
+                at[k] = 0;
+                k += 1;
+            }
+        }
     }
 
     /// How a condition on the way to an access depends on `p`.
@@ -665,7 +784,10 @@ impl<'a> LoopCx<'a> {
                     };
                     Some((format!("`{p}`"), it))
                 } else if st.ctx == Ctx::Clean && o.ctx == Ctx::Clean {
-                    self.witness(st.indices, o.indices)
+                    // (inner counters take every value only where no
+                    // condition at all is on the way)
+                    let counters = st.guards.is_empty() && o.guards.is_empty();
+                    self.witness(st.indices, o.indices, counters)
                         .map(|(p1, p2)| (format!("`{p} = {p2}`"), format!("`{p} = {p1}`")))
                 } else {
                     None
@@ -907,6 +1029,17 @@ impl<'a> LoopCx<'a> {
         }
         walk(&self.f.body, self.l, v)
     }
+}
+
+/// One dimension of two accesses for [`LoopCx::witness`]: the write's
+/// index is `c1*p + jw + e`, the other's `c2*p + jo + e + k` (`jw`, `jo`:
+/// inner loop counters with their coefficients).
+struct Dim {
+    c1: i128,
+    c2: i128,
+    k: i128,
+    jw: Vec<(VarId, i128)>,
+    jo: Vec<(VarId, i128)>,
 }
 
 /// `(t1, t2)` with `t1 != t2`, both in `0..n`, that satisfy every

@@ -601,6 +601,7 @@ impl Lowerer<'_, '_> {
             python_extreme: false,
             param_checks: vec![],
             ended_loop_vars: Default::default(),
+            loop_last: Default::default(),
             int_rebinds: vec![],
             retype: Default::default(),
             dicts,
@@ -835,7 +836,7 @@ fn always_returns(b: &[ast::Stmt]) -> bool {
 
 /// Whether `b` has a `break` of the loop whose body it is (not of a loop
 /// inside it).
-fn own_breaks(b: &[ast::Stmt], found: &mut bool) {
+pub(super) fn own_breaks(b: &[ast::Stmt], found: &mut bool) {
     use ast::StmtKind as S;
     for s in b {
         match &s.kind {

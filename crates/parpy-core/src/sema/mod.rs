@@ -197,6 +197,10 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// Names of loop variables whose loop has ended with no other binding
     /// (a read after the loop is explained: `expr.rs` `not_defined`).
     ended_loop_vars: std::collections::BTreeSet<String>,
+    /// Locals holding the last value of a loop's variable after the loop
+    /// (`stmt.rs` `for_loop`): a later loop over the same name binds it
+    /// anew, as when the name was unbound.
+    loop_last: std::collections::BTreeSet<crate::ir::VarId>,
     /// A float stored into a local first assigned a Python int (`total =
     /// 0`, then `total += x[i]`): the error, reported unless
     /// `assign::typed_by_use` types the local (its first assignment's
@@ -441,6 +445,7 @@ fn lower_function(
             python_extreme: false,
             param_checks: vec![],
             ended_loop_vars: Default::default(),
+            loop_last: Default::default(),
             int_rebinds: vec![],
             retype: std::mem::take(&mut retype),
             dicts: flat.as_ref().map(|f| f.dicts.clone()).unwrap_or_default(),

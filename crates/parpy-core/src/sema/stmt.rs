@@ -2064,7 +2064,11 @@ impl Lowerer<'_, '_> {
         // enclosing counter before the loop, from this one in each
         // iteration. After a labelled loop the name is not defined.
         let mut reused: Option<Option<(ir::VarId, ir::VarId)>> = None;
-        if let Some(b) = self.scope.get(var) {
+        let before = self
+            .scope
+            .get(var)
+            .filter(|b| !self.loop_last.contains(&b.var));
+        if let Some(b) = before {
             let old = self.func.var(b.var);
             let kind = old.kind;
             let int_local = kind == VarKind::Local
@@ -2105,6 +2109,8 @@ impl Lowerer<'_, '_> {
                 .set(v, crate::ir::range::counter(lo, hi, s));
         }
         let prev = self.scope.bind(var, Binding { var: v, weak: true });
+        let mut breaks = false;
+        super::inline::own_breaks(body, &mut breaks);
         let mut body = self.loop_body(body);
         if let Some(local) = copy_to {
             let ty = self.func.var(local).ty.clone();
@@ -2124,6 +2130,9 @@ impl Lowerer<'_, '_> {
                 ),
             );
         }
+        // (a local holding an earlier loop's last value is replaced)
+        let old = prev;
+        let prev = prev.filter(|p| !self.loop_last.contains(&p.var));
         match (prev, reused) {
             (_, Some(Some((outer, local)))) => {
                 let ty = self.func.var(outer).ty.clone();
@@ -2146,8 +2155,49 @@ impl Lowerer<'_, '_> {
                 self.scope.bind(var, p);
             }
             _ => {
-                self.scope.unbind(var);
-                self.ended_loop_vars.insert(var.to_string());
+                // Python's name keeps the last value after the loop: known
+                // when the loop runs a known number of times (one or more)
+                // and has no `break`; a local set before the loop holds it
+                let known =
+                    |this: &Self, e: &Option<ir::Expr>| e.as_ref().and_then(|e| this.known_int(e));
+                let last = match (known(self, &lo), known(self, &hi), step) {
+                    (Some(l), Some(h), Some(s)) if !breaks => {
+                        let n = range_len(l, h, s);
+                        Some((n >= 1).then(|| l + (n - 1) * s))
+                    }
+                    _ => None,
+                };
+                match last {
+                    // no iterations: the name keeps what it held
+                    Some(None) if old.is_some() => {
+                        if let Some(p) = old {
+                            self.scope.bind(var, p);
+                        }
+                    }
+                    Some(Some(v)) => {
+                        let ty = Type::Scalar(int_ty);
+                        let local = self.new_var(var, ty, VarKind::Local, var_span);
+                        self.pre.push(ir::Stmt::new(
+                            StmtKind::Assign {
+                                dst: Place::Var(local),
+                                value: ir::Expr::int(v, int_ty, var_span),
+                            },
+                            var_span,
+                        ));
+                        self.loop_last.insert(local);
+                        self.scope.bind(
+                            var,
+                            Binding {
+                                var: local,
+                                weak: true,
+                            },
+                        );
+                    }
+                    _ => {
+                        self.scope.unbind(var);
+                        self.ended_loop_vars.insert(var.to_string());
+                    }
+                }
             }
         }
         // Python evaluates the bounds of `range` once, before the loop; C
