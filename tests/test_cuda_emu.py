@@ -462,3 +462,30 @@ def test_an_annotated_parameter_takes_a_cuda_buffer_view():
             add_one_annotated(parpy.buffer.from_array(np.zeros(4, np.int32),
                                                       parpy.CompileBackend.Cuda),
                               opts=cuda_opts({'i': parpy.threads(32)}))
+
+
+@parpy.jit
+def square_of(a):
+    return a * a
+
+
+@parpy.jit
+def clamp_to(v, lo, hi):
+    return min(max(v, lo), hi)
+
+
+@parpy.jit
+def host_calls_helpers(x, y, T, N):
+    c = square_of(3.0)
+    for t in range(T):
+        s = clamp_to(t * 0.5, 0.0, 1.0)
+        parpy.label('i')
+        for i in range(N):
+            y[i] = y[i] * s + x[i] + c
+
+
+def test_helpers_called_from_host_code_run_on_the_cuda_launch_plan():
+    # (the launch plan refused a call: "InternalError ... the host code
+    # calls a helper function"); host calls are inlined on GPU backends
+    agree(host_calls_helpers, [np.arange(6.0), np.ones(6), 4, 6], {'i': parpy.threads(6)},
+          seeds=range(2))

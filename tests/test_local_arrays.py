@@ -170,14 +170,14 @@ def test_what_a_local_array_cannot_be_is_a_located_error(fn, message):
 
 @parpy.jit
 def shaped_like_arguments(x, y, N):
-    t = np.zeros(x.shape)
-    u = np.empty(x.shape, x.dtype)
-    r = np.ones(x[0].shape, np.int32)
     parpy.label('i')
     for i in range(N):
+        t = np.zeros(x.shape)
+        u = np.empty(x[i].shape, x.dtype)
+        r = np.ones(x[0].shape, np.int32)
         t[i, :] = x[i, :] * 2.0
-        u[i, :] = t[i, :] + r
-    y[:, :] = u
+        u[:] = t[i, :] + r
+        y[i, :] = u
 
 
 def test_a_new_array_takes_another_arrays_shape():

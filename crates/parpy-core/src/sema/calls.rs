@@ -2203,8 +2203,14 @@ impl Lowerer<'_, '_> {
             .iter()
             .enumerate()
             .any(|(k, v)| arrays[..k].contains(v));
+        // and in host code on a GPU backend, whose launch plan runs the
+        // host's statements but calls no functions
+        let host_on_gpu = self.opts.backend != crate::options::Backend::Cpu
+            && self.device_depth == 0
+            && self.slice.is_none();
         if force_inline
             || twice
+            || host_on_gpu
             || super::inline::has_labels(&def.body, globals.as_ref())
             || super::inline::returns_tuple(&def.body)
             || args.iter().any(|a| self.view_argument(a).is_some())

@@ -579,6 +579,7 @@ impl Lowerer<'_, '_> {
             labels_ok: self.labels_ok,
             inlined: true,
             loops: 0,
+            device_depth: self.device_depth,
             pre: vec![],
             slice: None,
             red_labels: None,
@@ -673,6 +674,7 @@ impl Lowerer<'_, '_> {
             values.push(t);
         }
         self.func = child.func;
+        self.loop_last.extend(child.loop_last);
         if self.sh.diags[before..].iter().any(|d| d.is_error()) {
             return None;
         }

@@ -131,6 +131,11 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// function's start or the innermost `with parpy.gpu:` block (a
     /// `break` / `continue` may not leave that block).
     loops: u32,
+    /// The loops mapped to threads (labels of the parallel spec) and
+    /// `with parpy.gpu:` blocks around the statement being lowered: 0 in
+    /// host code, where a GPU backend's launch plan runs the statements
+    /// (and inlines helper calls, `calls.rs` `helper_call`).
+    device_depth: u32,
     /// Statements hoisted before the statement being lowered (reductions).
     pre: Vec<crate::ir::Stmt>,
     /// The active elementwise context when lowering a slice statement or a
@@ -239,6 +244,35 @@ pub(crate) struct Lowerer<'a, 'o> {
 impl<'a, 'o> Lowerer<'a, 'o> {
     fn error(&mut self, d: Diagnostic) {
         self.sh.error(d);
+    }
+
+    /// Drops the assignments of the locals that hold a loop variable's
+    /// last value (`stmt.rs` `for_loop`) where nothing reads them: most
+    /// loop variables are not read after their loop, and a statement
+    /// between two sibling parallel loops would keep them in one kernel.
+    fn drop_unread_loop_lasts(&mut self) {
+        if self.loop_last.is_empty() {
+            return;
+        }
+        let mut read = std::collections::BTreeSet::new();
+        crate::ir::visit::walk_stmts(&self.func.body, &mut |s| {
+            for e in crate::ir::visit::stmt_exprs(s) {
+                crate::ir::visit::expr_uses(e, &mut read);
+            }
+        });
+        let dead: std::collections::BTreeSet<_> =
+            self.loop_last.difference(&read).copied().collect();
+        fn drop(b: &mut Block, dead: &std::collections::BTreeSet<crate::ir::VarId>) {
+            b.retain(|s| {
+                !matches!(&s.kind, crate::ir::StmtKind::Assign { dst: crate::ir::Place::Var(v), .. } if dead.contains(v))
+            });
+            for s in b.iter_mut() {
+                for sub in crate::ir::visit::sub_blocks_mut(s) {
+                    drop(sub, dead);
+                }
+            }
+        }
+        drop(&mut self.func.body, &dead);
     }
 
     fn new_var(&mut self, name: &str, ty: Type, kind: VarKind, span: Span) -> crate::ir::VarId {
@@ -425,6 +459,7 @@ fn lower_function(
             labels_ok: is_entry,
             inlined: false,
             loops: 0,
+            device_depth: 0,
             pre: vec![],
             slice: None,
             red_labels: None,
@@ -497,6 +532,7 @@ fn lower_function(
         body.extend(lowered);
         l.check_device_returns(&body);
         l.func.body = body;
+        l.drop_unread_loop_lasts();
         let ret_weak = l.finish_returns();
         let widened = l.sh.widen_gen != gen;
         l.sh.widen_frozen = frozen;

@@ -1039,7 +1039,9 @@ impl Lowerer<'_, '_> {
                 }
                 // a `break` / `continue` inside does not leave the block
                 let loops = std::mem::take(&mut self.loops);
+                self.device_depth += u32::from(is_gpu);
                 let body = self.lower_block(body);
+                self.device_depth -= u32::from(is_gpu);
                 self.loops = loops;
                 is_gpu.then_some(StmtKind::OnDevice(body))
             }
@@ -2111,7 +2113,10 @@ impl Lowerer<'_, '_> {
         let prev = self.scope.bind(var, Binding { var: v, weak: true });
         let mut breaks = false;
         super::inline::own_breaks(body, &mut breaks);
+        let mapped = labels.iter().any(|l| self.opts.parallelize.contains_key(l));
+        self.device_depth += u32::from(mapped);
         let mut body = self.loop_body(body);
+        self.device_depth -= u32::from(mapped);
         if let Some(local) = copy_to {
             let ty = self.func.var(local).ty.clone();
             let e = ir::Expr::var(v, Type::Scalar(int_ty), var_span);
