@@ -19,6 +19,9 @@
 //! Other option lines: `# max_unroll_count: N`,
 //! `# use_cuda_thread_block_clusters`, `# max_thread_blocks_per_cluster: N`.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 use std::path::{Path, PathBuf};
 
 use parpy_core::{
@@ -286,25 +289,6 @@ fn inputs(dir: &str) -> Vec<PathBuf> {
         .unwrap_or_default();
     files.sort();
     files
-}
-
-/// A scratch directory for one compiler check, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("parpy-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Compiles C text with the system compiler; `None` when there is no `cc`.
