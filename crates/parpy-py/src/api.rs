@@ -92,21 +92,20 @@ fn compile_with(
     let ins = args::inspect_call(items, spec, &ctx)?;
     let types = ins.types;
     let mut options = data.to_core(backend)?;
-    // the same array passed twice compiles as one, as in a call (not in a
-    // dict argument, whose leaves the call does not compare either)
-    if ins.records.len() == addrs.len() {
-        let r = &ins.records;
-        for j in 1..r.len() {
-            let same = |k: &usize| {
-                r[*k].is_array()
-                    && addrs[*k].is_some()
-                    && addrs[*k] == addrs[j]
-                    && r[*k].ty == r[j].ty
-            };
-            if let Some(k) = (0..j).find(|k| r[j].is_array() && same(k)) {
-                options.same_arrays.push((j, k));
+    // the same array passed twice compiles as one, by the call's rule (not
+    // in a dict argument, whose leaves the call does not compare either)
+    let n = addrs.len();
+    if ins.records.len() == n && n <= args::MAX_ARGS {
+        let (mut vals, mut scalars) = ([0u64; args::MAX_ARGS], 0u64);
+        for (i, (a, r)) in addrs.iter().zip(&ins.records).enumerate() {
+            match a.filter(|_| r.is_array()) {
+                Some(a) => vals[i] = a,
+                None => scalars |= 1 << i,
             }
         }
+        let mut same = vec![];
+        jit::same_arrays(n, scalars, &vals, &mut same);
+        options.same_arrays = jit::one_array_pairs(&same, &ins.records);
     }
     if data.implicit_shape_labels {
         options.implicit_labels = symbols.names.clone();

@@ -856,13 +856,7 @@ impl JitFunction {
             0
         };
         let mut options = data.to_core(backend)?;
-        // the same array passed twice is one array under two names (its
-        // records equal: a view of another shape or type only overlaps)
-        options.same_arrays = same
-            .iter()
-            .copied()
-            .filter(|&(j, k)| records[j].ty == records[k].ty)
-            .collect();
+        options.same_arrays = one_array_pairs(same, records);
         if data.implicit_shape_labels {
             options.implicit_labels = symbols.names.clone();
         }
@@ -969,11 +963,29 @@ impl JitFunction {
     }
 }
 
+/// The pairs of [`same_arrays`] that are one array under two names, which
+/// compile as one (`Options::same_arrays`): their records equal (a view of
+/// another shape or type only overlaps).
+pub(crate) fn one_array_pairs(
+    same: &[(usize, usize)],
+    records: &[args::ArgRecord],
+) -> Vec<(usize, usize)> {
+    same.iter()
+        .copied()
+        .filter(|&(j, k)| records[j].ty == records[k].ty)
+        .collect()
+}
+
 /// The pairs `(j, k)`, `k < j` the first such, of array arguments at one
 /// address (`vals`; `scalars`: bit i set, argument i is not an array):
 /// `f(x, x)` gives `(1, 0)`. Part of the cache key: the same array passed
 /// twice compiles with one array for both names (`Options::same_arrays`).
-fn same_arrays(n: usize, scalars: u64, vals: &[u64; MAX_ARGS], out: &mut Vec<(usize, usize)>) {
+pub(crate) fn same_arrays(
+    n: usize,
+    scalars: u64,
+    vals: &[u64; MAX_ARGS],
+    out: &mut Vec<(usize, usize)>,
+) {
     let arrays = !scalars & if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
     if arrays.count_ones() < 2 {
         return;

@@ -61,27 +61,13 @@ impl Lowerer<'_, '_> {
     /// The call `#np.<name>(args)`: NumPy's `name` whatever the module
     /// calls NumPy.
     pub(super) fn numpy_call(name: &str, args: Vec<ast::Expr>, span: Span) -> ast::Expr {
-        let func = ast::Expr {
-            kind: ast::ExprKind::Attr {
-                value: Box::new(ast::Expr::name(crate::resolve::NUMPY_ROOT, span)),
-                attr: name.to_string(),
-            },
-            span,
-        };
-        ast::Expr::call(func, args, span)
+        rooted_call(crate::resolve::NUMPY_ROOT, name, args, span)
     }
 
     /// The call `range(args)` of Python's `range`, whatever the function
     /// names `range`.
     pub(super) fn range_call(args: Vec<ast::Expr>, span: Span) -> ast::Expr {
-        let func = ast::Expr {
-            kind: ast::ExprKind::Attr {
-                value: Box::new(ast::Expr::name(crate::resolve::PYTHON_ROOT, span)),
-                attr: "range".to_string(),
-            },
-            span,
-        };
-        ast::Expr::call(func, args, span)
+        rooted_call(crate::resolve::PYTHON_ROOT, "range", args, span)
     }
 
     pub(super) fn lower_call(
@@ -2294,6 +2280,18 @@ impl Lowerer<'_, '_> {
             weak: ret_weak,
         })
     }
+}
+
+/// The call `root.name(args)` of a path only sema writes (`#np`, `#py`).
+fn rooted_call(root: &str, name: &str, args: Vec<ast::Expr>, span: Span) -> ast::Expr {
+    let func = ast::Expr {
+        kind: ast::ExprKind::Attr {
+            value: Box::new(ast::Expr::name(root, span)),
+            attr: name.to_string(),
+        },
+        span,
+    };
+    ast::Expr::call(func, args, span)
 }
 
 /// `f(x)` of one argument in `x`'s type, weak if `x` is.

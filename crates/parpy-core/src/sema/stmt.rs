@@ -2172,14 +2172,12 @@ impl Lowerer<'_, '_> {
                     }
                     _ => None,
                 };
-                match last {
+                match (last, old) {
                     // no iterations: the name keeps what it held
-                    Some(None) if old.is_some() => {
-                        if let Some(p) = old {
-                            self.scope.bind(var, p);
-                        }
+                    (Some(None), Some(p)) => {
+                        self.scope.bind(var, p);
                     }
-                    Some(Some(v)) => {
+                    (Some(Some(v)), _) => {
                         let ty = Type::Scalar(int_ty);
                         let local = self.new_var(var, ty, VarKind::Local, var_span);
                         self.pre.push(ir::Stmt::new(

@@ -327,37 +327,18 @@ impl Lowerer<'_, '_> {
         if const_int(e).is_some() || is_param || !crate::ir::visit::pure(e) {
             return;
         }
-        let from = match e.ty.elem() {
-            Some(t) if t.is_int() => t,
-            _ => return,
-        };
-        if from.int_bounds().is_some_and(|(a, b)| lo <= a && b <= hi) {
+        let Some(from) = e.ty.elem().filter(|t| t.is_int()) else {
             return;
-        }
+        };
         // the values `e` may take: the loops' ranges, else its type's
-        let (a, b) = match (self.range(e), from.int_bounds()) {
-            (Some(r), _) => (r.lo, r.hi),
-            (None, Some(ab)) => ab,
-            (None, None) => return,
-        };
-        if lo <= a && b <= hi {
+        let Some(may) = self.range(e).map(|r| (r.lo, r.hi)).or(from.int_bounds()) else {
             return;
-        }
-        let span = e.span;
-        let side = |op, bound: i128| {
-            Expr::compare(op, e.clone(), Expr::int(bound as i64, from, span), span)
         };
-        let Some(cond) = [
-            (a < lo).then(|| side(BinOp::Ge, lo)),
-            (hi < b).then(|| side(BinOp::Le, hi)),
-        ]
-        .into_iter()
-        .flatten()
-        .reduce(|x, y| Expr::binary(BinOp::And, x, y, Type::Scalar(ElemTy::Bool), span)) else {
+        let Some(cond) = within(e, from, may, (lo, hi)) else {
             return;
         };
         let message = format!("Python integer out of bounds for {}", to.numpy_name());
-        self.raise_unless(vec![(cond, &message, "OverflowError")], span);
+        self.raise_unless(vec![(cond, &message, "OverflowError")], e.span);
     }
 
     /// The checks `python_int_argument` asked for, first in the body.
@@ -369,21 +350,9 @@ impl Lowerer<'_, '_> {
                 continue;
             };
             let (from, name) = (*from, var.name.clone());
-            let (a, b) = from.int_bounds().unwrap_or((lo, hi));
-            // `p >= lo` where `from` reaches below, `p <= hi` where above
-            let side = |op, bound: i128| {
-                let v = Expr::var(p, Type::Scalar(from), span);
-                Expr::compare(op, v, Expr::int(bound as i64, from, span), span)
-            };
-            let sides = [
-                (a < lo).then(|| side(BinOp::Ge, lo)),
-                (hi < b).then(|| side(BinOp::Le, hi)),
-            ];
-            let Some(cond) = sides
-                .into_iter()
-                .flatten()
-                .reduce(|x, y| Expr::binary(BinOp::And, x, y, Type::Scalar(ElemTy::Bool), span))
-            else {
+            let may = from.int_bounds().unwrap_or((lo, hi));
+            let v = Expr::var(p, Type::Scalar(from), span);
+            let Some(cond) = within(&v, from, may, (lo, hi)) else {
                 continue;
             };
             let message = format!(
@@ -716,6 +685,22 @@ fn signed_unsigned_comparison(op: BinOp, a: &TExpr, b: &TExpr, span: Span) -> Op
         span,
     );
     Some(TExpr { e, weak: false })
+}
+
+/// The test that `e` (of integer type `from`, whose values lie in `may`)
+/// lies in `lo..=hi`: `e >= lo` where `may` reaches below, `e <= hi` where
+/// above; `None` when `may` lies inside.
+fn within(e: &Expr, from: ElemTy, may: (i128, i128), (lo, hi): (i128, i128)) -> Option<Expr> {
+    let span = e.span;
+    let side =
+        |op, bound: i128| Expr::compare(op, e.clone(), Expr::int(bound as i64, from, span), span);
+    [
+        (may.0 < lo).then(|| side(BinOp::Ge, lo)),
+        (hi < may.1).then(|| side(BinOp::Le, hi)),
+    ]
+    .into_iter()
+    .flatten()
+    .reduce(|x, y| Expr::binary(BinOp::And, x, y, Type::Scalar(ElemTy::Bool), span))
 }
 
 #[cfg(test)]
