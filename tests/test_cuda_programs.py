@@ -6,7 +6,8 @@ tests/test_generators.py, tests/test_keywords.py,
 tests/test_array_expressions.py, tests/test_axis.py, tests/test_assert.py,
 tests/test_cumulative.py, tests/test_matmul.py, tests/test_local_arrays.py,
 tests/test_ufuncs.py, tests/test_array_methods.py and
-tests/test_nan_reductions.py on the Cuda backend.
+tests/test_nan_reductions.py (and the modules imported below) on the Cuda
+backend.
 
 Every `test_*` of those modules is re-collected here with its parametrization,
 with the module's `cpu_opts` and `run_both` swapped for Cuda versions while
@@ -83,6 +84,7 @@ import test_polyval as tpv
 import test_reduction_dtype as trd
 import test_permute as tpm
 import test_membership as tmb
+import test_unbound as tub
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -385,11 +387,21 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_membership: errors
     "test_what_in_cannot_test_is_a_located_error",
     "test_an_in_chained_with_comparisons_is_refused_at_decoration",
+    # test_unbound: host loops over arrays, an error, the C code
+    "test_a_local_no_path_assigned_raises_unbound_local_error",
+    "test_a_local_keeps_the_value_an_earlier_iteration_assigned",
+    "test_a_loop_that_runs_zero_times_assigns_nothing",
+    "test_a_read_before_the_assignment_further_down_the_loop",
+    "test_a_local_assigned_before_a_break",
+    "test_a_read_under_and_is_not_checked_where_python_does_not_evaluate_it",
+    "test_a_read_before_any_assignment_outside_loops_is_a_compile_error",
+    "test_a_local_every_path_assigns_has_no_flag",
+    "test_a_value_carried_across_iterations_is_declared_outside_the_loop",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm, tmb):
+             tat, tey, tst, tpv, trd, tpm, tmb, tub):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

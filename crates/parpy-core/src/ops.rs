@@ -276,7 +276,7 @@ impl AtomicOp {
 /// The builtin exceptions a jit function may raise (`raise E("message")`;
 /// `assert` raises `AssertionError`): the run time raises the class of
 /// this name.
-pub const RAISABLE: [&str; 13] = [
+pub const RAISABLE: [&str; 14] = [
     "ArithmeticError",
     "AssertionError",
     "Exception",
@@ -288,6 +288,7 @@ pub const RAISABLE: [&str; 13] = [
     "OverflowError",
     "RuntimeError",
     "TypeError",
+    "UnboundLocalError",
     "ValueError",
     "ZeroDivisionError",
 ];

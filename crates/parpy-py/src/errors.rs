@@ -220,6 +220,7 @@ pub(crate) fn raised(exception: &str, message: String) -> PyErr {
         "OverflowError" => e::PyOverflowError::new_err(message),
         "RuntimeError" => e::PyRuntimeError::new_err(message),
         "TypeError" => e::PyTypeError::new_err(message),
+        "UnboundLocalError" => e::PyUnboundLocalError::new_err(message),
         "ValueError" => e::PyValueError::new_err(message),
         "ZeroDivisionError" => e::PyZeroDivisionError::new_err(message),
         _ => e::PyException::new_err(message),

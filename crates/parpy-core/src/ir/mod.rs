@@ -17,6 +17,7 @@ pub mod affine;
 pub mod eval;
 pub mod print;
 pub mod range;
+pub mod unbound;
 pub mod verify;
 pub mod visit;
 

@@ -522,12 +522,22 @@ pub fn lanes_independent(body: &[Stmt]) -> bool {
 
 /// May some path through `b` read scalar `v` before assigning it? Sound
 /// over the control flow: an `if` assigns only when both branches do, a
-/// loop body may run zero times (it never counts as an assignment after
-/// the loop), and a read inside a loop body before the body assigns is a
+/// loop body may run zero times (it counts as an assignment after the
+/// loop only when its bounds are constants that run it), and a read inside a loop body before the body assigns is a
 /// read. A reduction loop over `v` reads it. A `break` / `continue` ends
 /// the paths through the rest of its block.
 pub fn reads_before_def(b: &[Stmt], v: VarId) -> bool {
     flow(b, v, false).read
+}
+
+/// Does loop `l` run at least once, its bounds constants?
+pub fn runs_once(l: &ForLoop) -> bool {
+    match (&l.lo.kind, &l.hi.kind) {
+        (ExprKind::Int(lo), ExprKind::Int(hi)) => {
+            (l.step > 0 && lo < hi) || (l.step < 0 && lo > hi)
+        }
+        _ => false,
+    }
 }
 
 /// What the paths through a block do with one scalar `v`.
@@ -575,6 +585,13 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> Flow {
                 if inner.read {
                     out.read = true;
                     return out;
+                }
+                // a loop that runs at least once (constant bounds) assigns
+                // what every path through its body assigns
+                if let StmtKind::For(l) = &s.kind {
+                    if runs_once(l) && inner.defined && !inner.broke && !inner.continued {
+                        defined = true;
+                    }
                 }
                 // a `with parpy.gpu:` block runs once: its assignments count
                 if matches!(s.kind, StmtKind::OnDevice(_)) {

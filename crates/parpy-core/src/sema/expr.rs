@@ -114,6 +114,18 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn not_defined(&mut self, name: &str, span: Span) {
+        if self.loops > 0 && self.once.assigns(name) && !self.inlined {
+            // assigned further down a loop: a later iteration reads what
+            // an earlier one assigned (`mod.rs` declares it and lowers
+            // the function again, or reports it then)
+            self.forward_reads.push((name.to_string(), span));
+            return;
+        }
+        self.report_not_defined(name, span);
+    }
+
+    /// The error of a name read that no binding reaches.
+    pub(super) fn report_not_defined(&mut self, name: &str, span: Span) {
         if self.dict_misused(name, span) {
             return;
         }

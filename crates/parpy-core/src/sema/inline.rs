@@ -612,6 +612,8 @@ impl Lowerer<'_, '_> {
             once: super::assign::AssignedOnce::of(&body),
             rows: vec![],
             python_lists: Default::default(),
+            user_locals: std::mem::take(&mut self.user_locals),
+            forward_reads: vec![],
         };
         let groups = child.aliased_params();
         child.once.share_stores(&groups);
@@ -674,6 +676,7 @@ impl Lowerer<'_, '_> {
             values.push(t);
         }
         self.func = child.func;
+        self.user_locals = child.user_locals;
         self.loop_last.extend(child.loop_last);
         if self.sh.diags[before..].iter().any(|d| d.is_error()) {
             return None;

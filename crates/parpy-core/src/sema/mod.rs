@@ -43,6 +43,7 @@ mod stmt;
 mod trapezoid;
 mod types;
 mod ufuncs;
+mod unbound;
 
 #[cfg(test)]
 mod tests;
@@ -206,6 +207,15 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// (`stmt.rs` `for_loop`): a later loop over the same name binds it
     /// anew, as when the name was unbound.
     loop_last: std::collections::BTreeSet<crate::ir::VarId>,
+    /// The scalar locals the body's own names bind (not sema's hidden
+    /// ones): `unbound.rs` guards their reads that may come before any
+    /// assignment.
+    user_locals: std::collections::BTreeSet<crate::ir::VarId>,
+    /// Reads of names the function assigns only further down, inside a
+    /// loop (`if i > 0: d[i] = x[i] - prev` before `prev = x[i]`): a
+    /// later iteration reads the earlier one's value. The next lowering
+    /// declares them first (`forward`), or they are reported.
+    forward_reads: Vec<(String, Span)>,
     /// A float stored into a local first assigned a Python int (`total =
     /// 0`, then `total += x[i]`): the error, reported unless
     /// `assign::typed_by_use` types the local (its first assignment's
@@ -436,6 +446,8 @@ fn lower_function(
         None => (def, args, weak),
     };
     let mut retype = std::collections::HashMap::new();
+    // (names read before their assignment in a loop: `forward_reads`)
+    let mut forward: Vec<(String, crate::ir::ElemTy, bool, Span)> = vec![];
     let mut pass = 0;
     loop {
         pass += 1;
@@ -490,6 +502,8 @@ fn lower_function(
             once: Default::default(),
             rows: vec![],
             python_lists: Default::default(),
+            user_locals: Default::default(),
+            forward_reads: vec![],
         };
         if args.len() != def.params.len() {
             let d = Diagnostic::error(format!(
@@ -527,9 +541,15 @@ fn lower_function(
         let groups = l.aliased_params();
         l.once.share_stores(&groups);
         let mut body: Block = l.copy_assigned_params(&source);
+        for (name, ty, weak, span) in &forward {
+            let var = l.new_var(name, Type::Scalar(*ty), VarKind::Local, *span);
+            l.user_locals.insert(var);
+            l.scope.bind(name, scope::Binding { var, weak: *weak });
+        }
         let lowered = l.lower_block(&source);
         body.extend(l.entry_checks());
         body.extend(lowered);
+        l.guard_unbound_reads(&mut body);
         l.check_device_returns(&body);
         l.func.body = body;
         l.drop_unread_loop_lasts();
@@ -548,12 +568,29 @@ fn lower_function(
                 l.error(d);
             }
         }
+        // Names read before their assignment further down a loop: the
+        // type the assignment gave them, declared from the start next time
+        let mut declare = vec![];
+        for (name, span) in std::mem::take(&mut l.forward_reads) {
+            let bound = l.scope.get(&name).filter(|_| pass < MAX_PASSES);
+            let var = bound.map(|b| (l.func.var(b.var), b.weak));
+            match var {
+                Some((v, weak)) if v.kind == VarKind::Local && !v.ty.is_array() => {
+                    let ty = v.ty.elem().unwrap_or(crate::ir::ElemTy::I64);
+                    if !declare.iter().any(|d: &(String, _, _, _)| d.0 == name) {
+                        declare.push((name, ty, weak, span));
+                    }
+                }
+                _ => l.report_not_defined(&name, span),
+            }
+        }
         if l.sh.diags[before..].iter().any(|d| d.is_error()) {
             return None;
         }
-        if found.is_empty() && !widened {
+        if found.is_empty() && !widened && declare.is_empty() {
             return Some((l.func, ret_weak));
         }
+        forward.extend(declare);
         let kept = std::mem::take(&mut l.retype);
         drop(l);
         sh.diags.truncate(before);

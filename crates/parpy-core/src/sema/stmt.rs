@@ -2440,6 +2440,9 @@ impl Lowerer<'_, '_> {
                             return None;
                         }
                         let id = self.new_var(n, Type::Scalar(ty), VarKind::Local, target.span);
+                        if !n.contains(['@', '.', '#']) {
+                            self.user_locals.insert(id);
+                        }
                         if v.weak && matches!(v.e.kind, ExprKind::Int(_) | ExprKind::Float(_)) {
                             self.acc_uses.insert(id, (v.e.clone(), vec![], vec![]));
                         }

@@ -1,0 +1,136 @@
+//! Python's `UnboundLocalError`: the reads of a function's locals that some
+//! path may reach before any assignment of the local (definite assignment
+//! over the structured control flow). Sema guards those reads with a flag
+//! (`sema::unbound`); every other read needs nothing.
+
+use std::collections::{BTreeSet, HashSet};
+
+use crate::diag::Span;
+use crate::ir::visit::stmt_exprs;
+use crate::ir::{BinOp, Expr, ExprKind, ForLoop, Place, Stmt, StmtKind, VarId};
+
+/// The locals assigned on every path to a point; `None` where no path
+/// reaches it (after a `return`, `break` or `continue`): there every local
+/// counts as assigned.
+type Assigned = Option<BTreeSet<VarId>>;
+
+/// What holds on the paths that reach both `a` and `b`'s points.
+fn meet(a: Assigned, b: Assigned) -> Assigned {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(a), Some(b)) => Some(a.intersection(&b).copied().collect()),
+    }
+}
+
+/// The reads (a local and the read's span) of the locals in `tracked` that
+/// may run before the local is assigned, entering `body` with none of them
+/// assigned. `runs(l)` says that loop `l` runs at least once (a trip count
+/// known when compiling): then what its body assigns on every path through
+/// it is assigned after it. A read evaluated only under a condition inside
+/// its expression (`c and t`, `t if c else 0`) is not reported: the guard
+/// is a statement in front of the expression's statement.
+pub fn maybe_unbound_reads(
+    body: &[Stmt],
+    tracked: &BTreeSet<VarId>,
+    runs: &dyn Fn(&ForLoop) -> bool,
+) -> HashSet<(VarId, Span)> {
+    let mut w = Walk {
+        tracked,
+        runs,
+        out: HashSet::new(),
+        loops: vec![],
+    };
+    w.block(body, Some(BTreeSet::new()));
+    w.out
+}
+
+/// The reads of `e` that run whenever `e` is evaluated (not under the
+/// condition of a `Select`, nor the right side of `and` / `or`).
+pub fn unconditional_reads(e: &Expr, f: &mut dyn FnMut(VarId, Span)) {
+    match &e.kind {
+        ExprKind::Var(v) => f(*v, e.span),
+        ExprKind::Select { cond, .. } => unconditional_reads(cond, f),
+        ExprKind::Binary {
+            op: BinOp::And | BinOp::Or,
+            lhs,
+            ..
+        } => unconditional_reads(lhs, f),
+        _ => e.children().for_each(|c| unconditional_reads(c, f)),
+    }
+}
+
+struct Walk<'a> {
+    tracked: &'a BTreeSet<VarId>,
+    runs: &'a dyn Fn(&ForLoop) -> bool,
+    out: HashSet<(VarId, Span)>,
+    /// For each enclosing loop, innermost last: what holds at its `break`s
+    /// and at its `continue`s.
+    loops: Vec<(Assigned, Assigned)>,
+}
+
+impl Walk<'_> {
+    fn block(&mut self, b: &[Stmt], mut st: Assigned) -> Assigned {
+        for s in b {
+            let cur = st.as_ref()?;
+            for e in stmt_exprs(s) {
+                unconditional_reads(e, &mut |v, span| {
+                    if self.tracked.contains(&v) && !cur.contains(&v) {
+                        self.out.insert((v, span));
+                    }
+                });
+            }
+            st = match &s.kind {
+                StmtKind::Assign {
+                    dst: Place::Var(v), ..
+                } => st.map(|mut a| {
+                    a.insert(*v);
+                    a
+                }),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    let t = self.block(then_body, st.clone());
+                    let e = self.block(else_body, st);
+                    meet(t, e)
+                }
+                StmtKind::For(l) => {
+                    self.loops.push((None, None));
+                    let end = self.block(&l.body, st.clone());
+                    let (broke, continued) = self.loops.pop().unwrap_or_default();
+                    if (self.runs)(l) {
+                        // (the last iteration ends at its end or at a
+                        // `continue`, or the loop at a `break`)
+                        meet(meet(end, continued), broke)
+                    } else {
+                        st
+                    }
+                }
+                StmtKind::While { cond, body } => {
+                    self.loops.push((None, None));
+                    self.block(body, st.clone());
+                    let (broke, _) = self.loops.pop().unwrap_or_default();
+                    if matches!(cond.kind, ExprKind::Bool(true)) {
+                        // (`while True:` ends only at a `break`)
+                        broke
+                    } else {
+                        st
+                    }
+                }
+                StmtKind::OnDevice(b) => self.block(b, st),
+                StmtKind::Return(_) => None,
+                StmtKind::Break | StmtKind::Continue => {
+                    let brk = matches!(s.kind, StmtKind::Break);
+                    if let Some((broke, continued)) = self.loops.last_mut() {
+                        let at = if brk { broke } else { continued };
+                        *at = meet(at.take(), st);
+                    }
+                    None
+                }
+                _ => st,
+            };
+        }
+        st
+    }
+}

@@ -1,0 +1,177 @@
+"""A local read before any assignment of it raises Python's
+UnboundLocalError where Python raises it (compiled code read 0 or whatever
+the stack held), and a local an earlier iteration of a loop assigned
+further down keeps that value (`if i > 0: d[i] = x[i] - prev` before
+`prev = x[i]` was refused as "not defined")."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both
+from test_assert import expect_raised
+
+MESSAGE = "cannot access local variable"
+
+
+@parpy.jit
+def keep_positive(x, y, N):
+    for i in range(N):
+        if x[i] > 0.0:
+            t = x[i]
+        y[i] = t
+
+
+@parpy.jit
+def last_of_inner(x, y, N, K):
+    for i in range(N):
+        for k in range(K):
+            acc = x[i] * k
+        y[i] = acc
+
+
+@parpy.jit
+def last_of_inner_parallel(x, y, N, K):
+    parpy.label('i')
+    for i in range(N):
+        for k in range(K):
+            acc = x[i] * k
+        y[i] = acc
+
+
+@parpy.jit
+def differences(x, d, N):
+    for i in range(N):
+        if i > 0:
+            d[i] = x[i] - prev
+        prev = x[i]
+
+
+@parpy.jit
+def previous_first(x, d, N):
+    for i in range(N):
+        d[i] = prev
+        prev = x[i]
+
+
+@parpy.jit
+def until_found(x, y, N):
+    k = 0
+    while k < N:
+        if x[k] < 0.0:
+            found = k
+            break
+        k += 1
+    y[0] = found
+
+
+@parpy.jit
+def guarded_by_and(x, y, N):
+    for i in range(N):
+        if x[i] > 0.0:
+            t = x[i]
+        y[i] = x[i] > 0.0 and t > 1.0
+
+
+@parpy.jit
+def always_assigned(x, y, N):
+    for i in range(N):
+        if x[i] > 0.0:
+            t = x[i]
+        else:
+            t = -x[i]
+        y[i] = t
+
+
+@parpy.jit
+def keep_positive_on_device(x, y, N):
+    with parpy.gpu:
+        for i in range(N):
+            if x[i] > 0.0:
+                t = x[i]
+            y[i] = t
+
+
+@parpy.jit
+def differences_on_device(x, d, N):
+    with parpy.gpu:
+        for i in range(N):
+            if i > 0:
+                d[i] = x[i] - prev
+            prev = x[i]
+
+
+def test_a_sequential_block_on_the_device():
+    # (the modules' host loops touch arrays: GPU backends run them in a
+    # `with parpy.gpu:` block)
+    run_both(keep_positive_on_device, [np.array([1.0, -2.0, 4.0]), np.zeros(3), 3], cpu_opts())
+    expect_raised(keep_positive_on_device, [np.array([-1.0, 2.0]), np.zeros(2), 2], cpu_opts(),
+                  UnboundLocalError, MESSAGE, "'t'")
+    run_both(differences_on_device, [np.array([1.0, 3.0, 7.0]), np.zeros(3), 3], cpu_opts())
+
+
+def test_a_local_no_path_assigned_raises_unbound_local_error():
+    x = np.array([-1.0, 2.0, -3.0, 4.0])
+    expect_raised(keep_positive, [x, np.zeros(4), 4], cpu_opts(), UnboundLocalError,
+                  MESSAGE, "'t'", "y[i] = t")
+
+
+def test_a_local_keeps_the_value_an_earlier_iteration_assigned():
+    run_both(keep_positive, [np.array([1.0, -2.0, -3.0, 4.0]), np.zeros(4), 4], cpu_opts())
+
+
+def test_a_loop_that_runs_zero_times_assigns_nothing():
+    x = np.array([1.0, 2.0, 3.0])
+    for opts in (cpu_opts(), cpu_opts(specialize_scalars=False)):
+        run_both(last_of_inner, [x, np.zeros(3), 3, 4], opts)
+        expect_raised(last_of_inner, [x, np.zeros(3), 3, 0], opts, UnboundLocalError,
+                      MESSAGE, "'acc'")
+
+
+def test_an_inner_loop_known_to_run_assigns_inside_a_parallel_loop():
+    # (check_races counted a loop of known trips as maybe not assigning)
+    x = np.array([1.0, 2.0, 3.0])
+    run_both(last_of_inner_parallel, [x, np.zeros(3), 3, 4], cpu_opts({'i': parpy.threads(3)}))
+
+
+def test_a_read_before_the_assignment_further_down_the_loop():
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    run_both(differences, [x, np.zeros(5), 5], cpu_opts())
+    expect_raised(previous_first, [x, np.zeros(5), 5], cpu_opts(), UnboundLocalError,
+                  MESSAGE, "'prev'")
+
+
+def test_a_read_before_any_assignment_outside_loops_is_a_compile_error():
+    @parpy.jit
+    def f(x, y, N):
+        y[0] = t
+        t = x[0]
+    with pytest.raises(NameError, match="name `t` is not defined"):
+        f(np.ones(2), np.zeros(2), 2, opts=cpu_opts())
+
+
+def test_a_local_assigned_before_a_break():
+    x = np.array([1.0, 2.0, -3.0, 4.0])
+    run_both(until_found, [x, np.zeros(1, np.int64), 4], cpu_opts())
+    expect_raised(until_found, [np.ones(4), np.zeros(1, np.int64), 4], cpu_opts(),
+                  UnboundLocalError, MESSAGE, "'found'")
+
+
+def test_a_read_under_and_is_not_checked_where_python_does_not_evaluate_it():
+    x = np.array([-1.0, 2.0, -3.0, 0.5])
+    run_both(guarded_by_and, [x, np.zeros(4, np.bool_), 4], cpu_opts())
+
+
+def test_a_local_every_path_assigns_has_no_flag():
+    x = np.array([1.0, -2.0])
+    code = parpy.print_compiled(always_assigned, [x, np.zeros(2), 2], cpu_opts())
+    assert "_bound" not in code
+    code = parpy.print_compiled(keep_positive, [x, np.zeros(2), 2], cpu_opts())
+    assert "t_bound" in code
+
+
+def test_a_value_carried_across_iterations_is_declared_outside_the_loop():
+    # (in C a local of the loop's body starts each iteration with no value)
+    x = np.array([1.0, -2.0])
+    code = parpy.print_compiled(keep_positive, [x, np.zeros(2), 2], cpu_opts())
+    assert code.index("double t;") < code.index("for (")
