@@ -175,3 +175,33 @@ def test_a_value_carried_across_iterations_is_declared_outside_the_loop():
     x = np.array([1.0, -2.0])
     code = parpy.print_compiled(keep_positive, [x, np.zeros(2), 2], cpu_opts())
     assert code.index("double t;") < code.index("for (")
+
+
+@parpy.jit
+def index_of_first_negative(x, y, N):
+    for i in range(N):
+        if x[i] < 0.0:
+            break
+    y[0] = i
+
+
+@parpy.jit
+def counter_after_two_loops(x, y, M):
+    for i in range(3):
+        x[i] += 1.0
+    for i in range(M):
+        x[i] += 1.0
+    y[0] = i
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+def test_a_loop_variable_after_a_loop_of_unknown_trips_or_with_break(specialize):
+    opts = cpu_opts(specialize_scalars=specialize)
+    y = np.zeros(1, np.int64)
+    run_both(index_of_first_negative, [np.array([1.0, -2.0, 3.0]), y, 3], opts)
+    run_both(index_of_first_negative, [np.array([1.0, 2.0, 3.0]), y, 3], opts)
+    expect_raised(index_of_first_negative, [np.ones(3), y, 0], opts, UnboundLocalError,
+                  MESSAGE, "'i'")
+    # (zero iterations of the second loop keep the first one's last index)
+    run_both(counter_after_two_loops, [np.zeros(3), y, 0], opts)
+    run_both(counter_after_two_loops, [np.zeros(3), y, 2], opts)

@@ -139,7 +139,7 @@ impl Lowerer<'_, '_> {
         if self.ended_loop_vars.contains(name) {
             // (Python keeps a loop's variable after the loop)
             d = d.note(format!(
-                "`{name}` is the variable of a loop above; parpy keeps its last value after the loop only in a local assigned before the loop"
+                "`{name}` is the variable of a loop above; after a labelled loop, or a loop inside a parallel one, parpy keeps its last value only when the loop runs a number of times known when compiling, or in a local assigned before the loop"
             ))
             .help(format!(
                 "assign `{name}` before the loop (`{name} = 0`), or copy it inside the loop into a variable assigned before it"

@@ -614,6 +614,7 @@ impl Lowerer<'_, '_> {
             python_lists: Default::default(),
             user_locals: std::mem::take(&mut self.user_locals),
             forward_reads: vec![],
+            carries: Default::default(),
         };
         let groups = child.aliased_params();
         child.once.share_stores(&groups);

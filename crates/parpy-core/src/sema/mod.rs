@@ -211,6 +211,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// ones): `unbound.rs` guards their reads that may come before any
     /// assignment.
     user_locals: std::collections::BTreeSet<crate::ir::VarId>,
+    /// Locals a loop of unknown trips assigns its counter in each
+    /// iteration, Python's name after the loop (`stmt.rs` `for_loop`).
+    carries: std::collections::BTreeSet<crate::ir::VarId>,
     /// Reads of names the function assigns only further down, inside a
     /// loop (`if i > 0: d[i] = x[i] - prev` before `prev = x[i]`): a
     /// later iteration reads the earlier one's value. The next lowering
@@ -503,6 +506,7 @@ fn lower_function(
             rows: vec![],
             python_lists: Default::default(),
             user_locals: Default::default(),
+            carries: Default::default(),
             forward_reads: vec![],
         };
         if args.len() != def.params.len() {

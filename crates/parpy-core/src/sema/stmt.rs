@@ -2060,6 +2060,8 @@ impl Lowerer<'_, '_> {
         // times. Not in a labelled (possibly parallel) loop: every iteration
         // would write the same variable.
         let mut copy_to = None;
+        let mut breaks = false;
+        super::inline::own_breaks(body, &mut breaks);
         // The name of an enclosing loop's variable: Python's one `i` holds
         // this loop's last value after it (the enclosing loop's when this
         // one runs zero times). A new local takes that role: set from the
@@ -2104,6 +2106,52 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         }
+        // Python's name keeps the last value after the loop: known when the
+        // loop runs a known number of times (one or more) and has no
+        // `break` (a local set before the loop holds it); else, in code no
+        // mapped loop runs, a local assigned the counter in each iteration
+        // (`carry`): unbound when the loop runs zero times, which
+        // `unbound.rs` checks where it is read
+        let known = |this: &Self, e: &Option<ir::Expr>| e.as_ref().and_then(|e| this.known_int(e));
+        let last = match (known(self, &lo), known(self, &hi), step) {
+            (Some(l), Some(h), Some(s)) if !breaks => {
+                let n = range_len(l, h, s);
+                Some((n >= 1).then(|| l + (n - 1) * s))
+            }
+            _ => None,
+        };
+        let mut carry = None;
+        if before.is_none() && labels.is_empty() && last.is_none() && self.device_depth == 0 {
+            let old = self.scope.get(var).map(|b| b.var);
+            let local = match old.filter(|o| self.carries.contains(o)) {
+                Some(o) => o,
+                None => {
+                    let ty = Type::Scalar(int_ty);
+                    let local = self.new_var(var, ty.clone(), VarKind::Local, var_span);
+                    if let Some(o) = old {
+                        // (an earlier loop's known last value, kept when
+                        // this one runs zero times)
+                        let value = super::types::convert(
+                            ir::Expr::var(o, self.func.var(o).ty.clone(), var_span),
+                            int_ty,
+                        );
+                        self.pre.push(ir::Stmt::new(
+                            StmtKind::Assign {
+                                dst: Place::Var(local),
+                                value,
+                            },
+                            var_span,
+                        ));
+                    }
+                    self.carries.insert(local);
+                    self.loop_last.insert(local);
+                    self.user_locals.insert(local);
+                    local
+                }
+            };
+            copy_to = Some(local);
+            carry = Some(local);
+        }
         let v = self.new_var(var, Type::Scalar(int_ty), VarKind::LoopIndex, var_span);
         let range = |e: &Option<ir::Expr>| e.as_ref().and_then(|e| self.range(e));
         if let (Some(lo), Some(hi), Some(s)) = (range(&lo), range(&hi), step) {
@@ -2111,8 +2159,6 @@ impl Lowerer<'_, '_> {
                 .set(v, crate::ir::range::counter(lo, hi, s));
         }
         let prev = self.scope.bind(var, Binding { var: v, weak: true });
-        let mut breaks = false;
-        super::inline::own_breaks(body, &mut breaks);
         let mapped = labels.iter().any(|l| self.opts.parallelize.contains_key(l));
         self.device_depth += u32::from(mapped);
         let mut body = self.loop_body(body);
@@ -2160,19 +2206,17 @@ impl Lowerer<'_, '_> {
                 self.scope.bind(var, p);
             }
             _ => {
-                // Python's name keeps the last value after the loop: known
-                // when the loop runs a known number of times (one or more)
-                // and has no `break`; a local set before the loop holds it
-                let known =
-                    |this: &Self, e: &Option<ir::Expr>| e.as_ref().and_then(|e| this.known_int(e));
-                let last = match (known(self, &lo), known(self, &hi), step) {
-                    (Some(l), Some(h), Some(s)) if !breaks => {
-                        let n = range_len(l, h, s);
-                        Some((n >= 1).then(|| l + (n - 1) * s))
-                    }
-                    _ => None,
-                };
                 match (last, old) {
+                    _ if carry.is_some() => {
+                        let var_id = carry.unwrap_or(v);
+                        self.scope.bind(
+                            var,
+                            Binding {
+                                var: var_id,
+                                weak: true,
+                            },
+                        );
+                    }
                     // no iterations: the name keeps what it held
                     (Some(None), Some(p)) => {
                         self.scope.bind(var, p);
