@@ -2175,6 +2175,12 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
+        // in a slice statement: per element, or its one expression
+        match self.mapped_helper(def, globals, args, span) {
+            Some(Ok(e)) => return self.lower_expr(&e),
+            Some(Err(())) => return None,
+            None => {}
+        }
         // inlined: when asked, when the helper holds labels (its loops take
         // the caller's parallel spec), when it returns a tuple (its values
         // are the caller's locals), when it is passed a row `x[i]` or

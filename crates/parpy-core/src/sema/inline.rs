@@ -569,113 +569,138 @@ impl Lowerer<'_, '_> {
             span,
         };
         let before = self.sh.diags.len();
-        let mut child = Lowerer {
-            sh: &mut *self.sh,
-            resolver: globals.as_ref(),
-            opts: self.opts,
-            func: std::mem::replace(&mut self.func, placeholder),
-            scope,
-            is_entry: false,
-            labels_ok: self.labels_ok,
-            inlined: true,
-            loops: 0,
-            device_depth: self.device_depth,
-            pre: vec![],
-            slice: None,
-            red_labels: None,
-            reduction_args: vec![],
-            axis: None,
-            view_op: None,
-            arg_weak: vec![],
-            returns: vec![],
-            bare_return: None,
-            condition: false,
-            loop_ranges: self.loop_ranges.clone(),
-            aliases: self.aliases.clone(),
-            alias_plan: Default::default(),
-            // accumulators in inlined bodies keep their literal's type (a
-            // helper inlined at several types must not share one retyping)
-            acc_uses: Default::default(),
-            stored_select: None,
-            in_python_constant: false,
-            wide_constants: vec![],
-            python_extreme: false,
-            param_checks: vec![],
-            ended_loop_vars: Default::default(),
-            loop_last: Default::default(),
-            int_rebinds: vec![],
-            retype: Default::default(),
-            dicts,
-            type_vars,
-            shape_syms: BTreeMap::new(),
-            name_target: None,
-            once: super::assign::AssignedOnce::of(&body),
-            rows: vec![],
-            python_lists: Default::default(),
-            user_locals: std::mem::take(&mut self.user_locals),
-            forward_reads: vec![],
-            carries: Default::default(),
-        };
-        let groups = child.aliased_params();
-        child.once.share_stores(&groups);
-        child.plan_aliases(&body);
-        // labels right before the final `return e` label its reduction
-        let mut split = stmts.len();
-        let mut labels = vec![];
-        if ret.is_some() {
-            while split > 0 {
-                match child.label_of(&stmts[split - 1]) {
-                    Some(l) => labels.extend(l),
-                    None => break,
+        // An accumulator first assigned a Python number and then values
+        // of one strong type (`s = 0`, then `s += e` over a float row) is
+        // typed by use, as in `lower_function`: a second lowering of the
+        // body with the types the first found (its own, not shared with
+        // other calls of the helper).
+        let mut retype = std::collections::HashMap::new();
+        let mut attempt = 0;
+        let (lowered, values, child) = loop {
+            attempt += 1;
+            let mut child = Lowerer {
+                sh: &mut *self.sh,
+                resolver: globals.as_ref(),
+                opts: self.opts,
+                func: std::mem::replace(&mut self.func, placeholder.clone()),
+                scope: scope.clone(),
+                is_entry: false,
+                labels_ok: self.labels_ok,
+                inlined: true,
+                loops: 0,
+                device_depth: self.device_depth,
+                pre: vec![],
+                slice: None,
+                red_labels: None,
+                reduction_args: vec![],
+                axis: None,
+                view_op: None,
+                arg_weak: vec![],
+                returns: vec![],
+                bare_return: None,
+                condition: false,
+                loop_ranges: self.loop_ranges.clone(),
+                aliases: self.aliases.clone(),
+                alias_plan: Default::default(),
+                acc_uses: Default::default(),
+                stored_select: None,
+                in_python_constant: false,
+                wide_constants: vec![],
+                python_extreme: false,
+                param_checks: vec![],
+                ended_loop_vars: Default::default(),
+                loop_last: Default::default(),
+                int_rebinds: vec![],
+                retype: std::mem::take(&mut retype),
+                dicts: dicts.clone(),
+                type_vars: type_vars.clone(),
+                shape_syms: BTreeMap::new(),
+                name_target: None,
+                once: super::assign::AssignedOnce::of(&body),
+                rows: vec![],
+                python_lists: Default::default(),
+                user_locals: std::mem::take(&mut self.user_locals),
+                forward_reads: vec![],
+                carries: Default::default(),
+            };
+            let groups = child.aliased_params();
+            child.once.share_stores(&groups);
+            child.plan_aliases(&body);
+            // labels right before the final `return e` label its reduction
+            let mut split = stmts.len();
+            let mut labels = vec![];
+            if ret.is_some() {
+                while split > 0 {
+                    match child.label_of(&stmts[split - 1]) {
+                        Some(l) => labels.extend(l),
+                        None => break,
+                    }
+                    split -= 1;
                 }
-                split -= 1;
+                labels.reverse();
             }
-            labels.reverse();
-        }
-        let mut lowered = child.lower_block(&stmts[..split]);
-        // (the value of an early return starts as a zero of its type, so
-        // it is assigned on every path the analyses see: `early_returns`
-        // assigns it on every path that reaches the end)
-        // (and each item's of a tuple, `return#value0`, ...)
-        let items = (0..).map_while(|k| child.scope.get(&format!("{RETURN_VALUE}{k}")));
-        for b in child
-            .scope
-            .get(RETURN_VALUE)
-            .into_iter()
-            .chain(items.collect::<Vec<_>>())
-        {
-            if let Type::Scalar(t) = child.func.var(b.var).ty.clone() {
-                let zero = super::expr::literal(crate::types::ScalarValue::Int(0), t, span);
-                let init = ir::Stmt::new(
-                    StmtKind::Assign {
-                        dst: Place::Var(b.var),
-                        value: zero,
-                    },
-                    span,
-                );
-                lowered.insert(0, init);
+            let mut lowered = child.lower_block(&stmts[..split]);
+            // (the value of an early return starts as a zero of its type, so
+            // it is assigned on every path the analyses see: `early_returns`
+            // assigns it on every path that reaches the end)
+            // (and each item's of a tuple, `return#value0`, ...)
+            let items = (0..).map_while(|k| child.scope.get(&format!("{RETURN_VALUE}{k}")));
+            for b in child
+                .scope
+                .get(RETURN_VALUE)
+                .into_iter()
+                .chain(items.collect::<Vec<_>>())
+            {
+                if let Type::Scalar(t) = child.func.var(b.var).ty.clone() {
+                    let zero = super::expr::literal(crate::types::ScalarValue::Int(0), t, span);
+                    let init = ir::Stmt::new(
+                        StmtKind::Assign {
+                            dst: Place::Var(b.var),
+                            value: zero,
+                        },
+                        span,
+                    );
+                    lowered.insert(0, init);
+                }
             }
-        }
-        // `return e` or `return a, b`
-        let returned: Vec<&ast::Expr> = match ret.map(|e| &e.kind) {
-            None => vec![],
-            Some(ast::ExprKind::Tuple(items)) => items.iter().collect(),
-            Some(_) => ret.into_iter().collect(),
+            // `return e` or `return a, b`
+            let returned: Vec<&ast::Expr> = match ret.map(|e| &e.kind) {
+                None => vec![],
+                Some(ast::ExprKind::Tuple(items)) => items.iter().collect(),
+                Some(_) => ret.into_iter().collect(),
+            };
+            let mut values = vec![];
+            for e in returned {
+                // reads of row views and array expressions (`sema::alias`), as
+                // `lower_block` substitutes them in each statement
+                let mut e = e.clone();
+                subst_expr(&mut e, &child.rows);
+                child.red_labels = (!labels.is_empty()).then(|| labels.clone());
+                let t = child.lower_expr(&e);
+                if child.red_labels.take().is_some() {
+                    child.label_error(&labels, e.span);
+                }
+                lowered.append(&mut child.pre);
+                values.push(t);
+            }
+            let rebinds = std::mem::take(&mut child.int_rebinds);
+            let found = if attempt == 1 {
+                child.typed_by_use()
+            } else {
+                Default::default()
+            };
+            if !found.is_empty() && rebinds.iter().all(|(first, _)| found.contains_key(first)) {
+                self.func = std::mem::replace(&mut child.func, placeholder.clone());
+                drop(child);
+                self.sh.diags.truncate(before);
+                retype = found;
+                continue;
+            }
+            for (_, d) in rebinds {
+                child.error(d);
+            }
+            break (lowered, values, child);
         };
-        let mut values = vec![];
-        for e in returned {
-            // reads of row views and array expressions (`sema::alias`), as
-            // `lower_block` substitutes them in each statement
-            let mut e = e.clone();
-            subst_expr(&mut e, &child.rows);
-            child.red_labels = (!labels.is_empty()).then(|| labels.clone());
-            let t = child.lower_expr(&e);
-            if child.red_labels.take().is_some() {
-                child.label_error(&labels, e.span);
-            }
-            lowered.append(&mut child.pre);
-            values.push(t);
-        }
         self.func = child.func;
         self.user_locals = child.user_locals;
         self.loop_last.extend(child.loop_last);

@@ -28,6 +28,7 @@ mod keywords;
 mod linspace;
 mod lists;
 mod local_arrays;
+mod mapped;
 mod masks;
 mod membership;
 mod nan_reductions;

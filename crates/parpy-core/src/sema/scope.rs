@@ -14,7 +14,7 @@ pub(crate) struct Binding {
     pub weak: bool,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Scope {
     names: BTreeMap<String, Binding>,
     /// Parameter names in order (for help messages).

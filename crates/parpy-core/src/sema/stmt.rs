@@ -2120,6 +2120,8 @@ impl Lowerer<'_, '_> {
             }
             _ => None,
         };
+        // (the counter first: it keeps the plain name in the code)
+        let v = self.new_var(var, Type::Scalar(int_ty), VarKind::LoopIndex, var_span);
         let mut carry = None;
         if before.is_none() && labels.is_empty() && last.is_none() && self.device_depth == 0 {
             let old = self.scope.get(var).map(|b| b.var);
@@ -2152,7 +2154,6 @@ impl Lowerer<'_, '_> {
             copy_to = Some(local);
             carry = Some(local);
         }
-        let v = self.new_var(var, Type::Scalar(int_ty), VarKind::LoopIndex, var_span);
         let range = |e: &Option<ir::Expr>| e.as_ref().and_then(|e| self.range(e));
         if let (Some(lo), Some(hi), Some(s)) = (range(&lo), range(&hi), step) {
             self.loop_ranges

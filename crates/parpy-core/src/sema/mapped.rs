@@ -1,0 +1,214 @@
+//! A helper called inside a slice statement (`y[i, :] = h(x[i, :])`) runs
+//! once per element, with the elements of its array arguments. That is
+//! Python's answer only when the helper is elementwise: its parameters
+//! (and the locals computed from them) meet only operators and
+//! elementwise functions. A helper whose body is one `return e` has its
+//! arguments put in `e` instead (`v / v.sum()` of a row is the row
+//! divided by its sum); any other use (a reduction, an index, `len`, a
+//! loop over the parameter) is a located error rather than the wrong
+//! answer of applying it element by element.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::diag::{Diagnostic, Span};
+use crate::resolve::{Builtin, Resolved, Resolver};
+use crate::syntax::ast::{self, ExprKind, FunctionDef, StmtKind};
+
+use super::Lowerer;
+
+impl Lowerer<'_, '_> {
+    /// For a helper call in a slice statement: `Some(Ok(e))`, the call as
+    /// the expression `e` to lower in its place; `Some(Err(()))` when the
+    /// helper cannot run per element (reported); `None` to call it per
+    /// element.
+    pub(super) fn mapped_helper(
+        &mut self,
+        def: &Arc<FunctionDef>,
+        globals: &Arc<dyn Resolver>,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Result<ast::Expr, ()>> {
+        if self.slice.is_none() || args.len() != def.params.len() {
+            return None;
+        }
+        let arrays: BTreeSet<&str> = def
+            .params
+            .iter()
+            .zip(args)
+            .filter(|(_, a)| self.rank(a) >= 1)
+            .map(|(p, _)| p.name.as_str())
+            .collect();
+        if arrays.is_empty() {
+            return None;
+        }
+        // (an elementwise helper runs per element, as always)
+        not_elementwise(def, globals.as_ref(), arrays.clone())?;
+        let annotated = def.params.iter().any(|p| p.annotation.is_some());
+        if let (false, [stmt]) = (annotated, &def.body[..]) {
+            if let StmtKind::Return(Some(e)) = &stmt.kind {
+                // (lowered here, so each global it reads must be the same
+                // object for the caller)
+                let params: BTreeSet<&str> = def.params.iter().map(|p| p.name.as_str()).collect();
+                let mut same = true;
+                e.walk(&mut |x| {
+                    let Some(path) = x.dotted_path() else { return };
+                    if !params.contains(path[0]) {
+                        same &= same_global(&self.resolver.resolve(&path), &globals.resolve(&path));
+                    }
+                });
+                if !same {
+                    return self.not_elementwise_error(def, globals, arrays, span);
+                }
+                let subst: Vec<(String, ast::Expr)> = def
+                    .params
+                    .iter()
+                    .zip(args)
+                    .map(|(p, a)| (p.name.clone(), a.clone()))
+                    .collect();
+                let mut e = e.clone();
+                super::inline::subst_expr(&mut e, &subst);
+                return Some(Ok(e));
+            }
+        }
+        self.not_elementwise_error(def, globals, arrays, span)
+    }
+
+    /// The error of a helper that is not elementwise (`None` when it is).
+    fn not_elementwise_error(
+        &mut self,
+        def: &Arc<FunctionDef>,
+        globals: &Arc<dyn Resolver>,
+        arrays: BTreeSet<&str>,
+        span: Span,
+    ) -> Option<Result<ast::Expr, ()>> {
+        let at = not_elementwise(def, globals.as_ref(), arrays)?;
+        self.error(
+            Diagnostic::error(format!(
+                "`{}` is called with an array inside a slice statement, so it would run once per element, but it uses its array as a whole",
+                def.name
+            ))
+            .at(at, "not an elementwise use")
+            .also(span, "called here")
+            .note("inside a slice statement parpy applies a helper to each element of its array arguments")
+            .help("make the helper's body one `return` expression, compute the array's reduction in the caller and pass it, or write the loop over the elements in the caller"),
+        );
+        Some(Err(()))
+    }
+}
+
+/// The first use in `def`'s body of a parameter in `arrays` (or of a local
+/// computed from one) that is not elementwise, or `None`.
+fn not_elementwise(
+    def: &FunctionDef,
+    globals: &dyn Resolver,
+    arrays: BTreeSet<&str>,
+) -> Option<Span> {
+    let mut names: BTreeSet<String> = arrays.iter().map(|s| s.to_string()).collect();
+    let mentions = |e: &ast::Expr, names: &BTreeSet<String>| {
+        let mut found = false;
+        e.walk(&mut |x| found |= matches!(&x.kind, ExprKind::Name(n) if names.contains(n)));
+        found
+    };
+    // (the locals computed from them, to a fixed point)
+    loop {
+        let before = names.len();
+        let mut add = vec![];
+        ast::walk_stmts(&def.body, &mut |s| match &s.kind {
+            StmtKind::Assign { targets, value } if mentions(value, &names) => {
+                for t in targets {
+                    t.walk(&mut |x| {
+                        if let ExprKind::Name(n) = &x.kind {
+                            add.push(n.clone());
+                        }
+                    });
+                }
+            }
+            StmtKind::AugAssign { target, value, .. } if mentions(value, &names) => {
+                if let ExprKind::Name(n) = &target.kind {
+                    add.push(n.clone());
+                }
+            }
+            _ => {}
+        });
+        names.extend(add);
+        if names.len() == before {
+            break;
+        }
+    }
+    let is_array = |e: &ast::Expr| matches!(&e.kind, ExprKind::Name(n) if names.contains(n));
+    let mut bad = None;
+    ast::walk_stmts(&def.body, &mut |s| {
+        if let StmtKind::For { iter, .. } = &s.kind {
+            if mentions(iter, &names) {
+                bad = bad.or(Some(iter.span));
+            }
+        }
+    });
+    ast::walk_stmt_exprs(&def.body, &mut |top| {
+        top.walk(&mut |e| {
+            let wrong = match &e.kind {
+                ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. } => is_array(value),
+                ExprKind::Generator { .. } => mentions(e, &names),
+                ExprKind::Call { func, args, .. } if args.iter().any(|a| mentions(a, &names)) => {
+                    !elementwise_call(func, args.len(), globals)
+                }
+                _ => false,
+            };
+            if wrong {
+                bad = bad.or(Some(e.span));
+            }
+        })
+    });
+    bad
+}
+
+/// Does the function `func` called with `n` arguments compute each element
+/// of its result from the elements at the same place of its arguments?
+fn elementwise_call(func: &ast::Expr, n: usize, globals: &dyn Resolver) -> bool {
+    let Some(path) = func.dotted_path() else {
+        return false;
+    };
+    match globals.resolve(&path) {
+        Resolved::Dtype(_) => true,
+        Resolved::Builtin(b) => match b {
+            Builtin::Min | Builtin::Max => n >= 2,
+            Builtin::Math(_)
+            | Builtin::PyMath(_)
+            | Builtin::MathToInt(_)
+            | Builtin::Convert
+            | Builtin::Maximum
+            | Builtin::Minimum
+            | Builtin::Fmax
+            | Builtin::Fmin
+            | Builtin::Where
+            | Builtin::Ufunc(_)
+            | Builtin::Clip
+            | Builtin::NanToNum
+            | Builtin::IsClose
+            | Builtin::MathIsClose
+            | Builtin::Abs
+            | Builtin::Float
+            | Builtin::Int
+            | Builtin::Bool
+            | Builtin::Pow => true,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Do two resolutions of one global name denote the same thing?
+fn same_global(a: &Resolved, b: &Resolved) -> bool {
+    match (a, b) {
+        (Resolved::Builtin(a), Resolved::Builtin(b)) => a == b,
+        (Resolved::Dtype(a), Resolved::Dtype(b)) => a == b,
+        (Resolved::Const(a), Resolved::Const(b)) => a == b,
+        (Resolved::TypedConst(a, s), Resolved::TypedConst(b, t)) => a == b && s == t,
+        (Resolved::Namespace, Resolved::Namespace) | (Resolved::NotFound, Resolved::NotFound) => {
+            true
+        }
+        (Resolved::Function { def: a, .. }, Resolved::Function { def: b, .. }) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
+}

@@ -1,0 +1,99 @@
+"""Helpers given rows and slices compute what Python computes. An
+accumulator that starts as a Python int and adds a float row (`s = 0`,
+`s += e`) held an int64 in a helper given a row (the sums were truncated);
+a helper called in a slice statement with an array ran once per element,
+so `v / v.sum()` divided each element by itself."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both
+
+
+@parpy.jit
+def total(v):
+    s = 0
+    for e in v:
+        s += e
+    return s
+
+
+@parpy.jit
+def row_totals(b, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = total(b[i, :])
+
+
+@parpy.jit
+def mixed_totals(a, b, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = total(a[i, :])
+        y[i, 1] = total(b[i, :])
+
+
+def test_an_accumulator_in_a_helper_given_a_row_takes_the_rows_type():
+    b = np.array([[0.25, 0.5], [1.5, 2.25]])
+    run_both(row_totals, [b, np.zeros(2), 2], cpu_opts({'i': parpy.threads(2)}))
+    run_both(row_totals, [b.astype(np.float32), np.zeros(2), 2], cpu_opts())
+    # (each call types its own accumulator: int8 wraps as Python's does)
+    a = np.array([[100, 100, 100], [1, 2, 3]], np.int8)
+    run_both(mixed_totals, [a, b.astype(np.float32)[:, :1].repeat(3, 1), np.zeros((2, 2)), 2],
+             cpu_opts())
+
+
+@parpy.jit
+def normalize(v):
+    return v / v.sum()
+
+
+@parpy.jit
+def centered(v):
+    return v - np.mean(v)
+
+
+@parpy.jit
+def square(v):
+    return v * v
+
+
+@parpy.jit
+def normalized_rows(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :] = normalize(x[i, :])
+        y[i, :] += centered(x[i, :]) + square(x[i, :])
+
+
+@parpy.jit
+def sum_of_normalized(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(normalize(x[i, :]))
+
+
+def test_a_helper_of_one_expression_takes_the_array_in_a_slice_statement():
+    x = np.array([[1.0, 3.0, 4.0], [2.0, 6.0, 0.5]])
+    run_both(normalized_rows, [x, np.zeros((2, 3)), 2], cpu_opts({'i': parpy.threads(2)}))
+    run_both(sum_of_normalized, [x, np.zeros(2), 2], cpu_opts())
+
+
+@parpy.jit
+def share(v):
+    t = v.sum()
+    return v / t
+
+
+@parpy.jit
+def shares(x, y, N):
+    for i in range(N):
+        y[i, :] = share(x[i, :])
+
+
+def test_a_helper_that_is_not_elementwise_is_refused_in_a_slice_statement():
+    with pytest.raises(parpy.CompileError) as e:
+        shares(np.ones((2, 2)), np.zeros((2, 2)), 2, opts=cpu_opts())
+    text = str(e.value)
+    assert "`share` is called with an array inside a slice statement" in text
+    assert "t = v.sum()" in text and "y[i, :] = share(x[i, :])" in text
