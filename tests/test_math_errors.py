@@ -164,3 +164,31 @@ def test_a_division_check_leaves_a_parallel_reduction_one():
     run_both(reduced_remainders, [np.zeros(12, np.int64), 3, 12], o)
     expect_raised(reduced_remainders, [np.zeros(12, np.int64), 0, 12], o,
                   ZeroDivisionError, "by zero")
+
+
+@parpy.jit
+def ints_of_floats(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = float(int(x[i])) + round(x[i]) * 0.0
+
+
+def test_the_int_of_a_float_past_int64_is_an_overflow_error_not_a_wrapped_value():
+    # (Python's int holds 1e19; parpy's int64 wrapped it to -9.2e18)
+    opts = cpu_opts({'i': parpy.threads(2)})
+    run_both(ints_of_floats, [np.array([1e18, -9.2e18]), np.zeros(2), 2], opts)
+    with pytest.raises(OverflowError, match="does not fit in an int64"):
+        ints_of_floats(np.array([1.0, 1e19]), np.zeros(2), 2, opts=opts)
+    with pytest.raises(OverflowError, match="does not fit in an int64"):
+        ints_of_floats(np.array([-1e19, 1.0], np.float32), np.zeros(2), 2, opts=opts)
+
+
+@parpy.jit
+def half_of_int(u, y):
+    y[0] = int(u[0]) // 2
+
+
+def test_the_int_of_a_uint64_past_int64_is_an_overflow_error():
+    run_both(half_of_int, [np.array([2**63 - 1], np.uint64), np.zeros(1, np.int64)], cpu_opts())
+    with pytest.raises(OverflowError, match="does not fit in an int64"):
+        half_of_int(np.array([2**64 - 2], np.uint64), np.zeros(1, np.int64), opts=cpu_opts())

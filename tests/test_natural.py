@@ -2294,3 +2294,14 @@ def test_a_loop_variable_after_a_loop_that_may_break_is_its_value_at_the_break()
     # the loops that run zero times)
     run_both(counter_after_a_loop_with_break, [np.arange(5.0), np.zeros(1), 5], cpu_opts())
     run_both(counter_after_a_loop_with_break, [np.zeros(5), np.zeros(1), 5], cpu_opts())
+
+
+@parpy.jit
+def builtin_any_all(x, y):
+    y[0] = all(x > 0) + all(x > 0)
+    y[1] = any(x > 1) * 3 + np.any(x > 1)
+
+
+def test_pythons_any_and_all_give_python_bools():
+    # (`all(m) + all(m)` is 2 in Python; parpy added them as NumPy bools)
+    run_both(builtin_any_all, [np.array([1.0, 2.0, 3.0]), np.zeros(2, np.int64)], cpu_opts())

@@ -205,3 +205,18 @@ def test_a_loop_variable_after_a_loop_of_unknown_trips_or_with_break(specialize)
     # (zero iterations of the second loop keep the first one's last index)
     run_both(counter_after_two_loops, [np.zeros(3), y, 0], opts)
     run_both(counter_after_two_loops, [np.zeros(3), y, 2], opts)
+
+
+@parpy.jit
+def counter_of_inner_loop(y, N, M):
+    for i in range(N):
+        for i in range(M):
+            y[1] += 1
+    y[0] = i
+
+
+@pytest.mark.parametrize("M", [2, 0])
+def test_a_loop_variable_after_an_inner_loop_over_the_same_name(M):
+    # (Python's `i` holds the inner loop's last value; parpy gave the
+    # outer loop's)
+    run_both(counter_of_inner_loop, [np.zeros(2, np.int64), 3, M], cpu_opts())

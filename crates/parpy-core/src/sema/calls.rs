@@ -244,6 +244,12 @@ impl Lowerer<'_, '_> {
         let r = self.builtin_call_with(b, name, &args, span);
         // a builtin that reduces nothing leaves it
         self.axis = None;
+        // Python's `any` and `all` give a Python bool (`all(m) + all(m)` is
+        // 2), NumPy's a NumPy bool
+        let r = match (b, name) {
+            (Builtin::Any | Builtin::All, "any" | "all") => r.map(|t| TExpr { weak: true, ..t }),
+            _ => r,
+        };
         in_dtype(r, result)
     }
 
@@ -1240,6 +1246,16 @@ impl Lowerer<'_, '_> {
     /// (C's conversion gives INT64_MIN). A float known when compiling is
     /// left to that value's checks.
     fn python_int_of(&mut self, t: TExpr, arg: &ast::Expr, span: Span) -> Expr {
+        let unsigned = t.e.ty.elem() == Some(ElemTy::U64);
+        if unsigned && self.rank(arg) == 0 && super::types::const_scalar(&t.e).is_none() {
+            // (a uint64 past 2**63 - 1 is a Python int, but no int64)
+            let value = self.stash(t.e, span);
+            let limit = Expr::new(ExprKind::Int(i64::MAX), Type::Scalar(ElemTy::U64), span);
+            let fits = Expr::compare(BinOp::Le, value.clone(), limit, span);
+            let message = "the int of this uint64 does not fit in an int64 (parpy's Python int)";
+            self.raise_unless(vec![(fits, message, "OverflowError")], span);
+            return value;
+        }
         let ty = t.e.ty.elem().filter(|t| t.is_float());
         if ty.is_none() || self.rank(arg) > 0 || super::types::const_scalar(&t.e).is_some() {
             return t.e;
@@ -1247,7 +1263,7 @@ impl Lowerer<'_, '_> {
         let value = self.stash(t.e, span);
         let test =
             |g: MathFn| Expr::not(Expr::math(g, vec![value.clone()], ElemTy::Bool, span), span);
-        let checks = vec![
+        let mut checks = vec![
             (
                 test(MathFn::IsNan),
                 "cannot convert float NaN to integer",
@@ -1259,6 +1275,16 @@ impl Lowerer<'_, '_> {
                 "OverflowError",
             ),
         ];
+        // (a Python int is parpy's int64: the integer of a float at or past
+        // 2**63 in size is Python's, but no int64's)
+        if let Some(fty @ (ElemTy::F32 | ElemTy::F64)) = ty {
+            let bound = |f: f64| Expr::new(ExprKind::Float(f), Type::Scalar(fty), span);
+            let limit = 2f64.powi(63);
+            let within = |op: BinOp, f: f64| Expr::compare(op, value.clone(), bound(f), span);
+            let message = "the int of this float does not fit in an int64 (parpy's Python int)";
+            checks.push((within(BinOp::Ge, -limit), message, "OverflowError"));
+            checks.push((within(BinOp::Lt, limit), message, "OverflowError"));
+        }
         self.raise_unless(checks, span);
         value
     }

@@ -2164,6 +2164,9 @@ impl Lowerer<'_, '_> {
         self.device_depth += u32::from(mapped);
         let mut body = self.loop_body(body);
         self.device_depth -= u32::from(mapped);
+        // (an inner loop over the same name leaves its own last value in
+        // it: the name's binding at the end of the body)
+        let rebound = self.scope.get(var).filter(|b| b.var != v);
         if let Some(local) = copy_to {
             let ty = self.func.var(local).ty.clone();
             let e = ir::Expr::var(v, Type::Scalar(int_ty), var_span);
@@ -2208,7 +2211,12 @@ impl Lowerer<'_, '_> {
             }
             _ => {
                 match (last, old) {
-                    _ if carry.is_some() => {
+                    (Some(Some(_)), _) if rebound.is_some() => {
+                        if let Some(b) = rebound {
+                            self.scope.bind(var, b);
+                        }
+                    }
+                    _ if carry.is_some() && rebound.is_none() => {
                         let var_id = carry.unwrap_or(v);
                         self.scope.bind(
                             var,
