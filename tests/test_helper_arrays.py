@@ -97,3 +97,37 @@ def test_a_helper_that_is_not_elementwise_is_refused_in_a_slice_statement():
     text = str(e.value)
     assert "`share` is called with an array inside a slice statement" in text
     assert "t = v.sum()" in text and "y[i, :] = share(x[i, :])" in text
+
+
+@parpy.jit
+def pick(v):
+    if v > 0:
+        return 1000
+    return v
+
+
+@parpy.jit
+def picked(a, y):
+    y[0] = pick(a[0])
+
+
+@parpy.jit
+def pick_small(v):
+    if v > 0:
+        return 100
+    return v
+
+
+@parpy.jit
+def picked_small(a, y):
+    y[0] = pick_small(a[0]) + pick_small(a[1])
+
+
+def test_a_python_number_returned_beside_a_numpy_value_must_fit_its_type():
+    # (1000 came back as int8, -24; Python returns the int as it is)
+    with pytest.raises(parpy.CompileError) as e:
+        picked(np.array([5], np.int8), np.zeros(1, np.int64), opts=cpu_opts())
+    text = str(e.value)
+    assert "`pick` returns this Python number on one path and a value of type `int8`" in text
+    assert "return 1000" in text
+    run_both(picked_small, [np.array([5, -3], np.int8), np.zeros(1, np.int64)], cpu_opts())

@@ -858,7 +858,7 @@ impl Lowerer<'_, '_> {
 }
 
 /// Is the literal `e` exactly a value of type `t`?
-fn exact_in(e: &ir::Expr, t: ElemTy) -> bool {
+pub(super) fn exact_in(e: &ir::Expr, t: ElemTy) -> bool {
     match e.kind {
         ExprKind::Float(f) => match t {
             ElemTy::F16 | ElemTy::F32 => f.is_nan() || crate::ir::eval::round_float(f, t) == f,

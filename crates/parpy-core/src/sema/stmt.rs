@@ -50,22 +50,33 @@ fn subscript_depth(e: &ast::Expr) -> (Option<&str>, usize) {
 }
 
 /// Converts the value of every `return e` in `block` to `ty`.
-fn convert_returns(block: &mut Block, ty: ElemTy) {
+/// Converts every returned value of `block` to `ty`; a literal that `ty`
+/// does not hold exactly (a Python number returned where another path
+/// returns a NumPy value: Python returns each as it is) goes into
+/// `inexact` with its span.
+fn convert_returns(block: &mut Block, ty: ElemTy, inexact: &mut Vec<Span>) {
     for s in block.iter_mut() {
         match &mut s.kind {
             StmtKind::Return(Some(e)) => {
+                if matches!(e.kind, ExprKind::Int(_) | ExprKind::Float(_))
+                    && !super::assign::exact_in(e, ty)
+                {
+                    inexact.push(e.span);
+                }
                 let v = std::mem::replace(e, ir::Expr::int(0, ty, s.span));
                 *e = convert(v, ty);
             }
-            StmtKind::For(l) => convert_returns(&mut l.body, ty),
-            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => convert_returns(body, ty),
+            StmtKind::For(l) => convert_returns(&mut l.body, ty, inexact),
+            StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
+                convert_returns(body, ty, inexact)
+            }
             StmtKind::If {
                 then_body,
                 else_body,
                 ..
             } => {
-                convert_returns(then_body, ty);
-                convert_returns(else_body, ty);
+                convert_returns(then_body, ty, inexact);
+                convert_returns(else_body, ty, inexact);
             }
             _ => {}
         }
@@ -1231,7 +1242,24 @@ impl Lowerer<'_, '_> {
             .iter()
             .fold(first, |acc, r| promote(acc, *r, self.opts));
         self.func.ret = Type::Scalar(ty);
-        convert_returns(&mut self.func.body, ty);
+        let mut inexact = vec![];
+        convert_returns(&mut self.func.body, ty, &mut inexact);
+        if let Some(&at) = inexact.first().filter(|_| !weak) {
+            let t = ty.numpy_name();
+            self.error(
+                Diagnostic::error(format!(
+                    "`{}` returns this Python number on one path and a value of type `{t}` on another, and `{t}` does not hold it",
+                    self.func.name
+                ))
+                .at(at, format!("not a `{t}`"))
+                .note(format!(
+                    "Python returns each value as it is; parpy gives a function one return type, here `{t}`, NumPy's type of the values together"
+                ))
+                .help(
+                    "return values of one type on every path: convert the NumPy value (`int(v)`, `float(v)`) where the Python number must stay as it is",
+                ),
+            );
+        }
         weak
     }
 
