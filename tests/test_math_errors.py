@@ -192,3 +192,20 @@ def test_the_int_of_a_uint64_past_int64_is_an_overflow_error():
     run_both(half_of_int, [np.array([2**63 - 1], np.uint64), np.zeros(1, np.int64)], cpu_opts())
     with pytest.raises(OverflowError, match="does not fit in an int64"):
         half_of_int(np.array([2**64 - 2], np.uint64), np.zeros(1, np.int64), opts=cpu_opts())
+
+
+@parpy.jit
+def python_math_of_float32(x, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = math.sqrt(x[i])
+        z[i] = math.exp(x[i]) / 3.0 + np.exp(x[i])
+
+
+def test_pythons_math_computes_on_a_python_float():
+    # (it computed in float32: math.sqrt(np.float32(2)) is a double in
+    # Python, 1.4142135623730951)
+    x = np.array([2.0, 0.5, 3.25], np.float32)
+    got = run_both(python_math_of_float32, [x, np.zeros(3), np.zeros(3, np.float32), 3],
+                   cpu_opts({'i': parpy.threads(3)}), rtol=0, atol=0)
+    assert got[1][0] == math.sqrt(2.0)

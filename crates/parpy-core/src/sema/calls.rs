@@ -406,8 +406,11 @@ impl Lowerer<'_, '_> {
             }
             Builtin::Math(f) => self.math_call(f, name, args, span),
             Builtin::PyMath(f) => {
-                let r = self.math_call(f, name, args, span)?;
-                self.python_math_errors(f, args, r, span)
+                // (Python's `math` computes on a Python float, float64,
+                // and returns one: `math.sqrt(x32)` is a double)
+                self.python_math = true;
+                let r = self.math_call(f, name, args, span);
+                self.python_math_errors(f, args, r?, span)
             }
             Builtin::MathToInt(f) => {
                 // Python's `math.floor`, `math.ceil` and `round(x)` return an int.
@@ -1067,9 +1070,13 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<TExpr> {
+        // (the operands are lowered as any other expression)
+        let python = std::mem::take(&mut self.python_math);
         // `math.log(x, base)`: Python's `log(x) / log(base)`
         if let (MathFn::Log, "math.log", [x, base]) = (f, name, args) {
+            self.python_math = python;
             let num = self.math_call(f, name, std::slice::from_ref(x), span)?;
+            self.python_math = python;
             let den = self.math_call(f, name, std::slice::from_ref(base), span)?;
             return self.binary(BinOp::Div, num, den, span);
         }
@@ -1107,6 +1114,9 @@ impl Lowerer<'_, '_> {
         if f == MathFn::Abs && ty == ElemTy::Bool {
             ty = self.opts.int_type;
         }
+        if python {
+            (ty, weak) = (self.opts.float_type, true);
+        }
         if f.is_predicate() {
             let args = vals.drain(..).map(|v| predicate_arg(v.e, ty)).collect();
             return Some(TExpr {
@@ -1115,7 +1125,7 @@ impl Lowerer<'_, '_> {
                     Type::Scalar(ElemTy::Bool),
                     span,
                 ),
-                weak: false,
+                weak: python,
             });
         }
         let args: Vec<Expr> = vals.drain(..).map(|v| convert(v.e, ty)).collect();
@@ -1131,9 +1141,8 @@ impl Lowerer<'_, '_> {
     /// infinity from finite numbers (`OverflowError: math range error`:
     /// `exp(1000.0)`, `pow(10.0, 400.0)`; `ValueError` where the function
     /// has a pole there, `log(0.0)`, `pow(0.0, -1.0)`): the value is kept
-    /// in a local and checked as an `assert` is. The infinity is checked in
-    /// float64 only: a float32 argument is computed in float32 here (see
-    /// natural-python.md), where Python's double would not overflow.
+    /// in a local and checked as an `assert` is (in float64, as Python
+    /// computes: `Lowerer::python_math`).
     fn python_math_errors(
         &mut self,
         f: MathFn,

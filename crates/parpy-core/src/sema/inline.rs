@@ -622,6 +622,7 @@ impl Lowerer<'_, '_> {
                 user_locals: std::mem::take(&mut self.user_locals),
                 forward_reads: vec![],
                 carries: Default::default(),
+                python_math: false,
             };
             let groups = child.aliased_params();
             child.once.share_stores(&groups);

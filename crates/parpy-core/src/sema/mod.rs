@@ -212,6 +212,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// ones): `unbound.rs` guards their reads that may come before any
     /// assignment.
     user_locals: std::collections::BTreeSet<crate::ir::VarId>,
+    /// Lowering a call of Python's `math` (`calls.rs`): computed in
+    /// float64, a Python float (or bool) as Python's `math` returns.
+    python_math: bool,
     /// Locals a loop of unknown trips assigns its counter in each
     /// iteration, Python's name after the loop (`stmt.rs` `for_loop`).
     carries: std::collections::BTreeSet<crate::ir::VarId>,
@@ -507,6 +510,7 @@ fn lower_function(
             rows: vec![],
             python_lists: Default::default(),
             user_locals: Default::default(),
+            python_math: false,
             carries: Default::default(),
             forward_reads: vec![],
         };
