@@ -90,3 +90,34 @@ def test_the_widened_local_is_visible_in_the_generated_code():
                                 [np.zeros(4, np.int16), np.zeros(4, np.int64), 4],
                                 cpu_opts({'i': parpy.threads(4)}))
     assert "int64_t p" in code and "int16_t p" not in code, code
+
+
+@parpy.jit
+def float32_then_float64(a, b, y):
+    t = a[0]
+    y[0] = t / 3
+    t = b[0]
+    y[1] = t / 3
+
+
+@parpy.jit
+def int8_then_big_int(a, y):
+    v = a[0]
+    if v > 0:
+        v = 1000
+    y[0] = v
+
+
+def test_a_local_re_bound_to_a_type_it_cannot_hold_says_to_use_a_new_name():
+    # (the messages suggested a lossy conversion, and NumPy's OverflowError,
+    # where Python only re-binds the name)
+    with pytest.raises(TypeError) as e:
+        float32_then_float64(np.ones(1, np.float32), np.ones(1), np.zeros(2), opts=cpu_opts())
+    text = str(e.value)
+    assert "variable `t` holds `f32` values but this assigns a `f64`" in text
+    assert "Python re-binds the name" in text and "use a new name for this value" in text
+    with pytest.raises(TypeError) as e:
+        int8_then_big_int(np.array([5], np.int8), np.zeros(1, np.int64), opts=cpu_opts())
+    text = str(e.value)
+    assert "assigns the Python int 1000, which `int8` cannot hold" in text
+    assert "use a new name for this value" in text and "OverflowError" not in text

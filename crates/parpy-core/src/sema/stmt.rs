@@ -2460,6 +2460,46 @@ impl Lowerer<'_, '_> {
                                 value: convert(v.e, elem),
                             });
                         }
+                        // (Python re-binds the name; parpy keeps one type
+                        // per local, its first assignment's)
+                        if !v.weak && !widens(vt, elem) && vt.is_float() && elem.is_float() {
+                            self.error(
+                                rebind_error(n, elem, vt, v.e.span, var.span)
+                                    .note(format!(
+                                        "Python re-binds the name to the new value; parpy gives `{n}` one type, its first assignment's, and `{elem}` would round this `{vt}`"
+                                    ))
+                                    .help(format!(
+                                        "use a new name for this value, or give `{n}` the wider type where it is first assigned (`np.{}(...)`)",
+                                        vt.numpy_name()
+                                    ))
+                                    .type_error(),
+                            );
+                            return None;
+                        }
+                        let range = elem.int_range().filter(|_| v.weak);
+                        let outside = self
+                            .exact_python_int(&v)
+                            .zip(range)
+                            .filter(|(c, (lo, hi))| c < lo || c > hi);
+                        if let Some((c, _)) = outside {
+                            self.error(
+                                Diagnostic::error(format!(
+                                    "variable `{n}` holds `{}` values but this assigns the Python int {c}, which `{}` cannot hold",
+                                    elem.numpy_name(),
+                                    elem.numpy_name()
+                                ))
+                                .at(v.e.span, "a Python int")
+                                .also(var.span, format!("`{n}` was first assigned here"))
+                                .note(format!(
+                                    "Python re-binds the name to the int; parpy gives `{n}` one type, its first assignment's"
+                                ))
+                                .help(format!(
+                                    "use a new name for this value, or give `{n}` a type that holds it where it is first assigned (`int(...)`)"
+                                ))
+                                .type_error(),
+                            );
+                            return None;
+                        }
                         if !v.weak && !widens(vt, elem) && vt.is_int() && elem.is_int() {
                             self.error(
                                 rebind_error(n, elem, vt, v.e.span, var.span)

@@ -503,7 +503,8 @@ fn assignments_to_params_and_locals() {
         &a,
     );
     assert!(
-        e.contains("cannot store a value of type `f64` into a destination of type `f32`"),
+        e.contains("variable `t` holds `f32` values but this assigns a `f64`")
+            && e.contains("use a new name for this value"),
         "{e}"
     );
     assert!(e.contains("t.py:3:9"), "{e}");
