@@ -378,3 +378,21 @@ def test_changing_a_local_tuple_is_pythons_error(fn, exc, message):
         fn.py_func(_x(31), np.zeros(N), N)
     with pytest.raises(parpy.CompileError, match=message):
         fn(_x(31), np.zeros(N), N, opts=cpu_opts())
+
+
+@parpy.jit
+def swap_first_two(x):
+    x[:2] = x[1], x[0]
+
+
+@parpy.jit
+def tuple_into_row(y, a, b, N):
+    for i in range(N):
+        y[i, :] = a[i], b[i], a[i] + b[i]
+
+
+def test_a_tuple_stored_into_a_slice_is_the_sequence_of_its_items():
+    # (was "a tuple cannot be stored in one variable")
+    run_both(swap_first_two, [np.array([1.0, 2.0, 3.0])], cpu_opts())
+    run_both(tuple_into_row, [np.zeros((2, 3)), np.array([1.0, 2.0]), np.array([3.0, 4.0]), 2],
+             cpu_opts())

@@ -273,6 +273,14 @@ impl Lowerer<'_, '_> {
         labels: &[(String, Span)],
         span: Span,
     ) -> Vec<ir::Stmt> {
+        // `x[:2] = x[1], x[0]`: the tuple is a sequence stored into the
+        // slice, as the list `[x[1], x[0]]` is
+        if let ([target], ast::ExprKind::Tuple(items)) = (targets, &value.kind) {
+            if self.is_slice_target(target) {
+                let list = ast::Expr::list(items.clone(), value.span);
+                return self.assign(target, &list, labels, span).unwrap_or_default();
+            }
+        }
         if !labels.is_empty() {
             self.label_error(labels, span);
         }
