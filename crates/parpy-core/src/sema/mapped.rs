@@ -43,46 +43,10 @@ impl Lowerer<'_, '_> {
             return None;
         }
         // (an elementwise helper runs per element, as always)
-        not_elementwise(def, globals.as_ref(), arrays.clone())?;
-        let annotated = def.params.iter().any(|p| p.annotation.is_some());
-        if let (false, [stmt]) = (annotated, &def.body[..]) {
-            if let StmtKind::Return(Some(e)) = &stmt.kind {
-                // (lowered here, so each global it reads must be the same
-                // object for the caller)
-                let params: BTreeSet<&str> = def.params.iter().map(|p| p.name.as_str()).collect();
-                let mut same = true;
-                e.walk(&mut |x| {
-                    let Some(path) = x.dotted_path() else { return };
-                    if !params.contains(path[0]) {
-                        same &= same_global(&self.resolver.resolve(&path), &globals.resolve(&path));
-                    }
-                });
-                if !same {
-                    return self.not_elementwise_error(def, globals, arrays, span);
-                }
-                let subst: Vec<(String, ast::Expr)> = def
-                    .params
-                    .iter()
-                    .zip(args)
-                    .map(|(p, a)| (p.name.clone(), a.clone()))
-                    .collect();
-                let mut e = e.clone();
-                super::inline::subst_expr(&mut e, &subst);
-                return Some(Ok(e));
-            }
-        }
-        self.not_elementwise_error(def, globals, arrays, span)
-    }
-
-    /// The error of a helper that is not elementwise (`None` when it is).
-    fn not_elementwise_error(
-        &mut self,
-        def: &Arc<FunctionDef>,
-        globals: &Arc<dyn Resolver>,
-        arrays: BTreeSet<&str>,
-        span: Span,
-    ) -> Option<Result<ast::Expr, ()>> {
         let at = not_elementwise(def, globals.as_ref(), arrays)?;
+        if let Some(e) = self.one_expression(def, globals, args) {
+            return Some(Ok(e));
+        }
         self.error(
             Diagnostic::error(format!(
                 "`{}` is called with an array inside a slice statement, so it would run once per element, but it uses its array as a whole",
@@ -94,6 +58,44 @@ impl Lowerer<'_, '_> {
             .help("make the helper's body one `return` expression, compute the array's reduction in the caller and pass it, or write the loop over the elements in the caller"),
         );
         Some(Err(()))
+    }
+
+    /// The body `return e` of an unannotated helper as `e` with the call's
+    /// arguments put in, where each global `e` reads is the same object
+    /// for the caller (it is lowered here); `None` otherwise.
+    fn one_expression(
+        &self,
+        def: &FunctionDef,
+        globals: &Arc<dyn Resolver>,
+        args: &[ast::Expr],
+    ) -> Option<ast::Expr> {
+        if def.params.iter().any(|p| p.annotation.is_some()) {
+            return None;
+        }
+        let [stmt] = &def.body[..] else { return None };
+        let StmtKind::Return(Some(e)) = &stmt.kind else {
+            return None;
+        };
+        let params: BTreeSet<&str> = def.params.iter().map(|p| p.name.as_str()).collect();
+        let mut same = true;
+        e.walk(&mut |x| {
+            let Some(path) = x.dotted_path() else { return };
+            if !params.contains(path[0]) {
+                same &= same_global(&self.resolver.resolve(&path), &globals.resolve(&path));
+            }
+        });
+        if !same {
+            return None;
+        }
+        let subst: Vec<(String, ast::Expr)> = def
+            .params
+            .iter()
+            .zip(args)
+            .map(|(p, a)| (p.name.clone(), a.clone()))
+            .collect();
+        let mut e = e.clone();
+        super::inline::subst_expr(&mut e, &subst);
+        Some(e)
     }
 }
 

@@ -2238,27 +2238,18 @@ impl Lowerer<'_, '_> {
                 self.scope.bind(var, p);
             }
             _ => {
-                match (last, old) {
-                    (Some(Some(_)), _) if rebound.is_some() => {
-                        if let Some(b) = rebound {
-                            self.scope.bind(var, b);
-                        }
+                match (last, old, rebound, carry) {
+                    (Some(Some(_)), _, Some(b), _) => {
+                        self.scope.bind(var, b);
                     }
-                    _ if carry.is_some() && rebound.is_none() => {
-                        let var_id = carry.unwrap_or(v);
-                        self.scope.bind(
-                            var,
-                            Binding {
-                                var: var_id,
-                                weak: true,
-                            },
-                        );
+                    (_, _, None, Some(c)) => {
+                        self.scope.bind(var, Binding { var: c, weak: true });
                     }
                     // no iterations: the name keeps what it held
-                    (Some(None), Some(p)) => {
+                    (Some(None), Some(p), _, _) => {
                         self.scope.bind(var, p);
                     }
-                    (Some(Some(v)), _) => {
+                    (Some(Some(v)), _, None, _) => {
                         let ty = Type::Scalar(int_ty);
                         let local = self.new_var(var, ty, VarKind::Local, var_span);
                         self.pre.push(ir::Stmt::new(
