@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import check_gpu_code, cpu_opts, run_both
+from conftest import check_gpu_code, cpu_opts, python_opts, run_both
 
 
 @parpy.jit
@@ -78,6 +78,49 @@ def test_call_errors_name_the_parameter(call, match):
     with pytest.raises(TypeError, match=match) as e:
         call(scale_rows, x, np.zeros_like(x), cpu_opts({'i': parpy.threads(3)}))
     assert "scale_rows(x, y, N, scale, shift, opts=...)" in str(e.value) or "positional" in str(e.value)
+
+
+@parpy.jit
+def blend(a, b, *, w=0.25, bias):
+    return a * w + b * (1.0 - w) + bias
+
+
+@parpy.jit
+def blend_rows(x, y, N, *, w, bias=0.0):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = blend(x[i, 0], x[i, 1], w=w, bias=bias) + blend(x[i, 1], x[i, 0], bias=1.0)
+
+
+def test_keyword_only_parameters():
+    # the parameters after `*` go by name, in the entry and in helpers,
+    # with their own defaults (`__kwdefaults__`)
+    x = np.arange(8.0).reshape(4, 2)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    for kw in ({'w': 0.5}, {'w': 0.75, 'bias': 2.0}):
+        y, ref = np.zeros(4), np.zeros(4)
+        blend_rows(x, y, 4, **kw, opts=opts)
+        blend_rows.py_func(x, ref, 4, **kw)
+        assert np.array_equal(y, ref)
+    y = np.zeros(4)
+    blend_rows(x, y, N=4, w=0.75, bias=2.0, opts=python_opts(opts))
+    assert np.array_equal(y, ref)
+    with pytest.raises(TypeError, match=r"takes 3 positional arguments but 4 were given: "
+                       r"blend_rows\(x, y, N, \*, w, bias, opts=...\)"):
+        blend_rows(x, y, 4, 0.5, opts=opts)
+    with pytest.raises(TypeError, match=r"missing required argument `w`"):
+        blend_rows(x, y, 4, opts=opts)
+
+
+def test_a_keyword_only_parameter_of_a_helper_given_by_position_is_an_error():
+    @parpy.jit
+    def bad(x, y, N):
+        for i in range(N):
+            y[i] = blend(x[i, 0], x[i, 1], 0.5, bias=0.0)
+
+    x = np.ones((2, 2))
+    with pytest.raises(parpy.CompileError, match=r"`blend` takes 2 positional arguments but 3 were given"):
+        bad(x, np.zeros(2), 2, opts=cpu_opts({}))
 
 
 @parpy.jit

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import check_gpu_code, cpu_opts, run_both
+from conftest import bits_of, check_gpu_code, cpu_opts, run_both
 from test_assert import expect_raised
 
 
@@ -1205,6 +1205,28 @@ def test_divmod_unpacks_and_round_takes_decimals_as_numpy(dtype):
     k = np.array([-7, -6, -1, 0, 1, 5, 6, 7, 100], np.int64)
     run_both(divmod_and_round, [x, k, np.zeros((9, 4), dtype), np.zeros((9, 2), np.int64), 9, 4],
              cpu_opts({'i': parpy.threads(3)}), rtol=0, atol=0)
+
+
+@parpy.jit
+def rounds_ints_to_tens(k, N, y):
+    for i in range(N):
+        y[i, 0] = round(k[i], -1)
+        y[i, 1] = np.round(k[i], -2)
+        y[i, 2] = round(k[i], 2)
+        y[i, 3] = round(N * 5, -1)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64])
+def test_round_of_an_integer_to_negative_decimals_is_numpys(dtype):
+    # halves to even, in the integer's type (wrapping as NumPy's cast:
+    # round(np.uint8(255), -1) is 4); it was "not supported"
+    info = np.iinfo(dtype)
+    k = np.array([15, 25, 35, 45, 5, 127, info.max, info.min, 0, 250 % (info.max + 1)]).astype(dtype)
+    if info.min < 0:
+        k[-1] = -25
+    y = np.zeros((len(k), 4), dtype)
+    bits_of(run_both, rounds_ints_to_tens, [k, len(k), y], 2, cpu_opts({}))
+    assert round(dtype(25), -1) == 20 and np.round(dtype(45), -2) == 0
 
 
 @parpy.jit

@@ -88,7 +88,7 @@ def check(fn: Any, args: Sequence[Any]) -> Dict[int, Any]:
     if not anns:
         return symbols
     code = fn.__code__
-    params: List[str] = list(code.co_varnames[: code.co_argcount])
+    params: List[str] = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
     types: Dict[int, str] = {}
     names: Optional[Dict[int, str]] = None
     for name, a in zip(params, args):

@@ -112,8 +112,13 @@ def run(f: Any, args: Sequence[Any]) -> Any:
     py_f = getattr(f, "py_func", f)
     bound = bindings(py_f, args) if getattr(py_f, "__annotations__", None) else {}
     fn = plain(f, None, bound)
+    # (`args` has one value per parameter, in order: those after `*` in
+    # the `def` go by name)
+    code = py_f.__code__
+    n = code.co_argcount
+    named = dict(zip(code.co_varnames[n : n + code.co_kwonlyargcount], args[n:]))
     with np.errstate(all="ignore"):
-        return fn(*args)
+        return fn(*args[:n], **named)
 
 
 def called_from_plain_jit() -> bool:

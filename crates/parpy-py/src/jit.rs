@@ -215,6 +215,9 @@ pub struct JitFunction {
     pub name: String,
     pub def: Arc<FunctionDef>,
     pub params: Vec<String>,
+    /// How many of `params` may be given by position (those after `*` in
+    /// the `def` go by name only).
+    positional: usize,
     pub resolver: Arc<PyResolver>,
     py_func: Py<PyAny>,
     /// Registered with [`crate::loaded`] (the bound on loaded
@@ -263,6 +266,7 @@ impl JitFunction {
         crate::loaded::register(Arc::downgrade(&registered));
         Ok(JitFunction {
             name,
+            positional: def.params.iter().filter(|p| !p.kw_only).count(),
             in_place: def.in_place_params(),
             def,
             params,
@@ -284,7 +288,13 @@ impl JitFunction {
     }
 
     fn signature(&self) -> String {
-        format!("{}({}, opts=...)", self.name, self.params.join(", "))
+        let (pos, kw) = self.params.split_at(self.positional);
+        let mut all: Vec<&str> = pos.iter().map(String::as_str).collect();
+        if !kw.is_empty() {
+            all.push("*");
+            all.extend(kw.iter().map(String::as_str));
+        }
+        format!("{}({}, opts=...)", self.name, all.join(", "))
     }
 
     fn lookup(&self, key: &[u64]) -> Option<Arc<Compiled>> {
@@ -464,7 +474,20 @@ impl JitFunction {
             .call0()?
             .is_truthy()?;
         if plain {
-            return Ok(self.py_func.bind(py).call1(args)?.unbind());
+            // (one argument per parameter: those after `*` go by name)
+            let f = self.py_func.bind(py);
+            if self.positional == self.params.len() {
+                return Ok(f.call1(args)?.unbind());
+            }
+            let named = PyDict::new(py);
+            for (name, v) in self.params[self.positional..]
+                .iter()
+                .zip(args.iter().skip(self.positional))
+            {
+                named.set_item(name, v)?;
+            }
+            let pos = args.get_slice(0, self.positional);
+            return Ok(f.call(pos, Some(&named))?.unbind());
         }
         // a CompileTypeError: a TypeError as Python's own, and a
         // RuntimeError with ParPy's words for programs written for it
@@ -716,8 +739,19 @@ impl JitFunction {
         opts: Option<Borrowed<'_, '_, PyAny>>,
     ) -> PyResult<Option<Py<PyAny>>> {
         let n = self.params.len();
-        if pos.len() > n {
-            return Err(self.ctx().arity_error(pos.len()));
+        if pos.len() > self.positional {
+            if self.positional == n {
+                return Err(self.ctx().arity_error(pos.len()));
+            }
+            let k = self.positional;
+            return Err(PyTypeError::new_err(format!(
+                "{}() takes {k} positional argument{} but {} {} given: {}",
+                self.name,
+                if k == 1 { "" } else { "s" },
+                pos.len(),
+                if pos.len() == 1 { "was" } else { "were" },
+                self.signature()
+            )));
         }
         let mut slots: Vec<Option<Bound<'_, PyAny>>> = pos
             .iter()
@@ -752,18 +786,33 @@ impl JitFunction {
         } else {
             defaults.try_iter()?.collect::<PyResult<_>>()?
         };
-        let first_default = n.saturating_sub(defaults.len());
+        // (the keyword-only parameters' defaults are a dict of their own)
+        let kw_defaults = self
+            .py_func
+            .bind(py)
+            .getattr(pyo3::intern!(py, "__kwdefaults__"))?;
+        let kw_defaults = kw_defaults.cast_into::<PyDict>().ok();
+        let first_default = self.positional.saturating_sub(defaults.len());
         let mut missing = vec![];
         for (i, slot) in slots.iter_mut().enumerate() {
-            if slot.is_none() {
-                match i.checked_sub(first_default) {
-                    Some(d) => *slot = Some(defaults[d].clone()),
-                    None => missing.push(format!("`{}`", self.params[i])),
+            if slot.is_some() {
+                continue;
+            }
+            let default = if i < self.positional {
+                i.checked_sub(first_default).map(|d| defaults[d].clone())
+            } else {
+                match &kw_defaults {
+                    Some(kd) => kd.get_item(&self.params[i])?,
+                    None => None,
                 }
+            };
+            match default {
+                Some(d) => *slot = Some(d),
+                None => missing.push(format!("`{}`", self.params[i])),
             }
         }
         if !missing.is_empty() {
-            if named.is_empty() && defaults.is_empty() {
+            if named.is_empty() && defaults.is_empty() && self.positional == n {
                 return Err(self.ctx().arity_error(pos.len()));
             }
             return Err(PyTypeError::new_err(format!(
@@ -1033,7 +1082,7 @@ unsafe extern "C" fn jit_vectorcall(
                 }
             }
         }
-        if named.is_empty() && n >= this.params.len() {
+        if named.is_empty() && n >= this.params.len() && this.positional == this.params.len() {
             this.call(py, &all[..n], opts)
         } else {
             this.call_named(py, &all[..n], &named, opts)
@@ -1152,7 +1201,7 @@ impl JitFunction {
         enable_vectorcall(slf);
         let this = slf.get();
         let kw = kwargs.filter(|kw| !kw.is_empty());
-        if kw.is_some() || args.len() < this.params.len() {
+        if kw.is_some() || args.len() < this.params.len() || this.positional < this.params.len() {
             let named: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> =
                 kw.map(|kw| kw.iter().collect()).unwrap_or_default();
             let named: Vec<_> = named

@@ -340,10 +340,13 @@ fn source_of(f: &Bound<'_, PyAny>) -> PyResult<SourceFile> {
     Ok(SourceFile::from_function_text(&path, &text, first))
 }
 
-/// The positional parameter names of a Python function.
+/// The parameter names of a Python function: the positional ones, then
+/// the keyword-only ones.
 pub fn param_names(f: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     let code = f.getattr("__code__")?;
-    let n: usize = code.getattr("co_argcount")?.extract()?;
+    // (the keyword-only parameters follow the positional ones)
+    let n: usize = code.getattr("co_argcount")?.extract::<usize>()?
+        + code.getattr("co_kwonlyargcount")?.extract::<usize>()?;
     let names: Vec<String> = code.getattr("co_varnames")?.extract()?;
     Ok(names.into_iter().take(n).collect())
 }

@@ -1522,17 +1522,21 @@ impl Lowerer<'_, '_> {
             }
         }
         let ty = self.scalar_elem(&v)?;
-        if !ty.is_float() {
-            if d >= 0 {
-                return Some(v);
-            }
-            self.error(
-                Diagnostic::error("`round` of an integer to negative decimals is not supported")
-                    .at(x.span, format!("this is a `{ty}`"))
-                    .help("convert it to a float first: `round(float(x), d)`"),
-            );
-            return None;
+        if !ty.is_float() && d >= 0 {
+            return Some(v);
         }
+        // an integer to negative decimals: NumPy's, computed in float64
+        // (`x / 10**-d`, rounded half to even, times `10**-d`) and
+        // converted back, wrapping as its cast does (`round(np.uint8(255),
+        // -1)` is 4); a Python int the same way (exact below 2**53)
+        let int_back = (!ty.is_float()).then_some((ty, v.weak));
+        let v = match int_back {
+            Some(_) => TExpr {
+                e: convert(v.e, self.opts.float_type),
+                weak: false,
+            },
+            None => v,
+        };
         let scale = TExpr {
             e: Expr::new(
                 ExprKind::Float(10f64.powi(d.unsigned_abs().min(400) as i32)),
@@ -1552,7 +1556,14 @@ impl Lowerer<'_, '_> {
             weak,
             ..math_of(MathFn::Round, y, span)
         };
-        self.binary(back, rounded, scale, span)
+        let r = self.binary(back, rounded, scale, span)?;
+        Some(match int_back {
+            Some((ty, weak)) => TExpr {
+                e: convert(r.e, ty),
+                weak,
+            },
+            None => r,
+        })
     }
 
     /// `np.var(s)` / `np.std(s)` as NumPy computes them: the mean `m`

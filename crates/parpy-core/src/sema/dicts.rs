@@ -88,6 +88,7 @@ pub(super) fn flatten_params(
                         name,
                         annotation: None,
                         default: None,
+                        kw_only: p.kw_only,
                         span: p.span,
                     }));
             }

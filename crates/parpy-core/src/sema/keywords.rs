@@ -498,6 +498,24 @@ fn bind_helper(
     span: Span,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<Expr>> {
+    let positional = def.params.iter().filter(|p| !p.kw_only).count();
+    if positional < def.params.len() && args.len() > positional {
+        let n = positional;
+        diags.push(
+            Diagnostic::error(format!(
+                "`{}` takes {n} positional argument{} but {} were given",
+                def.name,
+                if n == 1 { "" } else { "s" },
+                args.len()
+            ))
+            .at(span, "in this call")
+            .help(format!(
+                "the parameters after `*` go by name: `{}=...`",
+                def.params[n].name
+            )),
+        );
+        return None;
+    }
     if args.len() >= def.params.len() && kws.is_empty() {
         // nothing left out (too many is the arity error sema reports)
         return Some(args);

@@ -24,6 +24,8 @@ pub struct Param {
     /// in an entry function's defaults from the Python function itself;
     /// sema uses a helper's when a call leaves the parameter out.
     pub default: Option<Keyword>,
+    /// After `*` in the `def`: given by name only.
+    pub kw_only: bool,
     pub span: Span,
 }
 

@@ -251,7 +251,9 @@ impl Converter {
     ) -> Result<FunctionDef, Vec<Diagnostic>> {
         let a = &f.args;
         let mut params = vec![];
-        for p in a.posonlyargs.iter().chain(a.args.iter()) {
+        let positional = a.posonlyargs.len() + a.args.len();
+        let all = a.posonlyargs.iter().chain(&a.args).chain(&a.kwonlyargs);
+        for (i, p) in all.enumerate() {
             let default = p.default.as_ref().map(|d| {
                 self.keyword(
                     &p.def.arg,
@@ -272,6 +274,7 @@ impl Converter {
                 name: ident(&p.def.arg),
                 annotation,
                 default,
+                kw_only: i >= positional,
                 span: self.span(p.def.range),
             });
         }
@@ -280,9 +283,6 @@ impl Converter {
         }
         if let Some(v) = &a.kwarg {
             self.reject(v.range, "`**kwargs` parameters");
-        }
-        for k in &a.kwonlyargs {
-            self.reject(k.def.range, "keyword-only parameters");
         }
         let body = self.block(&f.body);
         if self.diags.is_empty() {
