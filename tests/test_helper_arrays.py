@@ -80,6 +80,74 @@ def test_a_helper_of_one_expression_takes_the_array_in_a_slice_statement():
 
 
 @parpy.jit
+def plus(a, b):
+    return a + b
+
+
+@parpy.jit
+def fused(a, b, c):
+    d = plus(a, b) * c
+    return plus(d, 1.0)
+
+
+@parpy.jit
+def shares_of(v):
+    return v / v.sum()
+
+
+@parpy.jit
+def via_share(v, w):
+    return plus(shares_of(v), w)
+
+
+@parpy.jit
+def fused_rows(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :] = fused(x[i, :], y[i, :], x[i, :])
+
+
+def test_a_helper_calling_elementwise_helpers_runs_per_element():
+    # (it was "uses its array as a whole": the helpers it calls were not
+    # looked into)
+    x = np.arange(12.0).reshape(3, 4)
+    run_both(fused_rows, [x, np.ones((3, 4)), 3], cpu_opts({'i': parpy.threads(3)}), rtol=0, atol=0)
+
+
+@parpy.jit
+def via_shares(x, y, N):
+    for i in range(N):
+        y[i, :] = via_share(x[i, :], y[i, :])
+
+
+@parpy.jit
+def sums_then(a, b):
+    t = a.sum()
+    return plus(a, b) + t
+
+
+@parpy.jit
+def fused_sums(a, b):
+    return plus(sums_then(a, b), 1.0)
+
+
+def test_a_helper_calling_a_helper_that_reduces_takes_its_array_whole():
+    # one `return` expression: put in place, the reduction sees the row
+    x = np.arange(1.0, 13.0).reshape(3, 4)
+    run_both(via_shares, [x, np.ones((3, 4)), 3], cpu_opts(), rtol=0, atol=0)
+
+    @parpy.jit
+    def bad(x, y, N):
+        for i in range(N):
+            y[i, :] = fused_sums(x[i, :], y[i, :])
+
+    # a reduction behind a body of several statements: refused, not run
+    # per element
+    with pytest.raises(parpy.CompileError, match="`sums_then` is called with an array inside a slice statement"):
+        bad(np.ones((2, 2)), np.zeros((2, 2)), 2, opts=cpu_opts())
+
+
+@parpy.jit
 def share(v):
     t = v.sum()
     return v / t

@@ -43,7 +43,7 @@ impl Lowerer<'_, '_> {
             return None;
         }
         // (an elementwise helper runs per element, as always)
-        let at = not_elementwise(def, globals.as_ref(), arrays)?;
+        let at = not_elementwise(def, globals.as_ref(), arrays, 0)?;
         if let Some(e) = self.one_expression(def, globals, args) {
             return Some(Ok(e));
         }
@@ -100,11 +100,13 @@ impl Lowerer<'_, '_> {
 }
 
 /// The first use in `def`'s body of a parameter in `arrays` (or of a local
-/// computed from one) that is not elementwise, or `None`.
+/// computed from one) that is not elementwise, or `None`. (`depth`: of the
+/// helper calls around, which are looked into.)
 fn not_elementwise(
     def: &FunctionDef,
     globals: &dyn Resolver,
     arrays: BTreeSet<&str>,
+    depth: usize,
 ) -> Option<Span> {
     let mut names: BTreeSet<String> = arrays.iter().map(|s| s.to_string()).collect();
     let mentions = |e: &ast::Expr, names: &BTreeSet<String>| {
@@ -153,7 +155,8 @@ fn not_elementwise(
                 ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. } => is_array(value),
                 ExprKind::Generator { .. } => mentions(e, &names),
                 ExprKind::Call { func, args, .. } if args.iter().any(|a| mentions(a, &names)) => {
-                    !elementwise_call(func, args.len(), globals)
+                    let arrays: Vec<bool> = args.iter().map(|a| mentions(a, &names)).collect();
+                    !elementwise_call(func, &arrays, globals, depth)
                 }
                 _ => false,
             };
@@ -165,13 +168,36 @@ fn not_elementwise(
     bad
 }
 
-/// Does the function `func` called with `n` arguments compute each element
-/// of its result from the elements at the same place of its arguments?
-fn elementwise_call(func: &ast::Expr, n: usize, globals: &dyn Resolver) -> bool {
+/// Does the function `func` called with arguments computed from arrays
+/// where `arrays` holds compute each element of its result from the
+/// elements at the same place of its arguments? A jit helper does when
+/// its body is elementwise in those parameters.
+fn elementwise_call(
+    func: &ast::Expr,
+    arrays: &[bool],
+    globals: &dyn Resolver,
+    depth: usize,
+) -> bool {
     let Some(path) = func.dotted_path() else {
         return false;
     };
+    let n = arrays.len();
     match globals.resolve(&path) {
+        Resolved::Function { def, globals } => {
+            // (a helper calling itself is not looked into without end)
+            depth < 8
+                && def.params.len() == n
+                && not_elementwise(
+                    &def,
+                    globals.as_ref(),
+                    (def.params.iter().zip(arrays))
+                        .filter(|(_, &a)| a)
+                        .map(|(p, _)| p.name.as_str())
+                        .collect(),
+                    depth + 1,
+                )
+                .is_none()
+        }
         Resolved::Dtype(_) => true,
         Resolved::Builtin(b) => match b {
             Builtin::Min | Builtin::Max => n >= 2,
