@@ -578,51 +578,19 @@ impl Lowerer<'_, '_> {
         let mut attempt = 0;
         let (lowered, values, child) = loop {
             attempt += 1;
+            let func = std::mem::replace(&mut self.func, placeholder.clone());
             let mut child = Lowerer {
-                sh: &mut *self.sh,
-                resolver: globals.as_ref(),
-                opts: self.opts,
-                func: std::mem::replace(&mut self.func, placeholder.clone()),
-                scope: scope.clone(),
-                is_entry: false,
                 labels_ok: self.labels_ok,
                 inlined: true,
-                loops: 0,
                 device_depth: self.device_depth,
-                pre: vec![],
-                slice: None,
-                red_labels: None,
-                reduction_args: vec![],
-                axis: None,
-                view_op: None,
-                arg_weak: vec![],
-                returns: vec![],
-                bare_return: None,
-                condition: false,
                 loop_ranges: self.loop_ranges.clone(),
                 aliases: self.aliases.clone(),
-                alias_plan: Default::default(),
-                acc_uses: Default::default(),
-                stored_select: None,
-                in_python_constant: false,
-                wide_constants: vec![],
-                python_extreme: false,
-                param_checks: vec![],
-                ended_loop_vars: Default::default(),
-                loop_last: Default::default(),
-                int_rebinds: vec![],
                 retype: std::mem::take(&mut retype),
                 dicts: dicts.clone(),
                 type_vars: type_vars.clone(),
-                shape_syms: BTreeMap::new(),
-                name_target: None,
                 once: super::assign::AssignedOnce::of(&body),
-                rows: vec![],
-                python_lists: Default::default(),
                 user_locals: std::mem::take(&mut self.user_locals),
-                forward_reads: vec![],
-                carries: Default::default(),
-                python_math: false,
+                ..Lowerer::new(&mut *self.sh, globals.as_ref(), self.opts, func, scope.clone())
             };
             let groups = child.aliased_params();
             child.once.share_stores(&groups);

@@ -259,6 +259,63 @@ pub(crate) struct Lowerer<'a, 'o> {
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
+    /// A lowerer of a helper's body into `func` with `scope`; the callers
+    /// set what differs (the entry function's, an inlined body's).
+    fn new(
+        sh: &'a mut Shared<'o>,
+        resolver: &'a dyn Resolver,
+        opts: &'o Options,
+        func: Function,
+        scope: Scope,
+    ) -> Self {
+        Lowerer {
+            sh,
+            resolver,
+            opts,
+            func,
+            scope,
+            is_entry: false,
+            labels_ok: false,
+            inlined: false,
+            loops: 0,
+            device_depth: 0,
+            pre: vec![],
+            slice: None,
+            red_labels: None,
+            reduction_args: vec![],
+            axis: None,
+            view_op: None,
+            arg_weak: vec![],
+            returns: vec![],
+            bare_return: None,
+            condition: false,
+            loop_ranges: Default::default(),
+            aliases: BTreeMap::new(),
+            alias_plan: BTreeMap::new(),
+            acc_uses: Default::default(),
+            stored_select: None,
+            in_python_constant: false,
+            wide_constants: vec![],
+            python_extreme: false,
+            param_checks: vec![],
+            ended_loop_vars: Default::default(),
+            loop_last: Default::default(),
+            int_rebinds: vec![],
+            retype: Default::default(),
+            dicts: Default::default(),
+            type_vars: BTreeMap::new(),
+            shape_syms: BTreeMap::new(),
+            name_target: None,
+            once: Default::default(),
+            rows: vec![],
+            python_lists: Default::default(),
+            user_locals: Default::default(),
+            python_math: false,
+            carries: Default::default(),
+            forward_reads: vec![],
+        }
+    }
+
     fn error(&mut self, d: Diagnostic) {
         self.sh.error(d);
     }
@@ -461,58 +518,21 @@ fn lower_function(
         let gen = sh.widen_gen;
         let frozen = sh.widen_frozen;
         sh.widen_frozen |= pass >= MAX_PASSES;
+        let func = Function {
+            name: name.to_string(),
+            params: vec![],
+            vars: vec![],
+            body: vec![],
+            ret: Type::Void,
+            span: def.span,
+        };
         let mut l = Lowerer {
-            sh: &mut *sh,
-            resolver,
-            opts,
-            func: Function {
-                name: name.to_string(),
-                params: vec![],
-                vars: vec![],
-                body: vec![],
-                ret: Type::Void,
-                span: def.span,
-            },
-            scope: Scope::default(),
             is_entry,
             labels_ok: is_entry,
-            inlined: false,
-            loops: 0,
-            device_depth: 0,
-            pre: vec![],
-            slice: None,
-            red_labels: None,
-            reduction_args: vec![],
-            axis: None,
-            view_op: None,
             arg_weak: weak.to_vec(),
-            returns: vec![],
-            bare_return: None,
-            condition: false,
-            loop_ranges: Default::default(),
-            aliases: BTreeMap::new(),
-            alias_plan: BTreeMap::new(),
-            acc_uses: Default::default(),
-            stored_select: None,
-            in_python_constant: false,
-            wide_constants: vec![],
-            python_extreme: false,
-            param_checks: vec![],
-            ended_loop_vars: Default::default(),
-            loop_last: Default::default(),
-            int_rebinds: vec![],
             retype: std::mem::take(&mut retype),
             dicts: flat.as_ref().map(|f| f.dicts.clone()).unwrap_or_default(),
-            type_vars: BTreeMap::new(),
-            shape_syms: BTreeMap::new(),
-            name_target: None,
-            once: Default::default(),
-            rows: vec![],
-            python_lists: Default::default(),
-            user_locals: Default::default(),
-            python_math: false,
-            carries: Default::default(),
-            forward_reads: vec![],
+            ..Lowerer::new(&mut *sh, resolver, opts, func, Scope::default())
         };
         if args.len() != def.params.len() {
             let d = Diagnostic::error(format!(
