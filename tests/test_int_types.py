@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts, run_both
+from conftest import bits_of, cpu_opts, run_both
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's overflow notes
 
@@ -200,6 +200,81 @@ def test_a_python_int_beyond_the_numpy_type_is_numpys_overflow_error(fn, dtype, 
         fn(x, np.zeros(8, dtype), 8, opts=cpu_opts())
     assert str(e.value).splitlines()[0] == "error: " + message, str(e.value)
     assert "test_int_types.py:" in str(e.value)
+
+
+# A Python float stored into an integer array is `int(v)` in NumPy, which
+# must fit: NaN raises ValueError, an infinity or an int out of bounds
+# OverflowError (C's conversion stored INT64_MIN, or wrapped 300.0 to 44).
+
+@parpy.jit
+def python_float_stored(a, y, N):
+    for i in range(N):
+        y[i] = a * i
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
+@pytest.mark.parametrize("a", [0.5, -0.9, -1.0, 100.0, 1e10, 1e19, float("nan"), float("inf")])
+def test_a_python_float_stored_into_integers_is_numpys_int(dtype, a):
+    def outcome(run):
+        y = np.zeros(3, dtype)
+        try:
+            run(y)
+        except (ValueError, OverflowError) as e:
+            return type(e)
+        return y.tolist()
+
+    want = outcome(lambda y: python_float_stored.py_func(a, y, 3))
+    opts = cpu_opts()
+    opts.specialize_scalars = False
+    assert outcome(lambda y: python_float_stored(a, y, 3, opts=opts)) == want
+
+
+@parpy.jit
+def float_literals_stored(y):
+    y[0] = 2.75
+    y[1] = -128.5
+
+
+@parpy.jit
+def float_literal_too_big(y):
+    y[0] = 1e300
+
+
+@parpy.jit
+def float_literal_nan(y):
+    y[0] = float("nan")
+
+
+def test_a_python_float_known_when_compiling_is_checked_when_compiling():
+    y = np.zeros(2, np.int8)
+    float_literals_stored(y, opts=cpu_opts())
+    assert y.tolist() == [2, -128]
+    for fn, dtype, message in [
+        (float_literal_too_big, np.int64, "Python int too large to convert to C long"),
+        (float_literal_nan, np.int64, "cannot convert float NaN to integer"),
+        (float_literals_stored, np.uint8, "Python integer -128 out of bounds for uint8"),
+    ]:
+        with pytest.raises((ValueError, OverflowError)):
+            fn.py_func(np.zeros(2, dtype))
+        with pytest.raises(parpy.CompileError) as e:
+            fn(np.zeros(2, dtype), opts=cpu_opts())
+        assert str(e.value).splitlines()[0] == "error: " + message
+
+
+@parpy.jit
+def wide_python_ints_stored(y):
+    y[0] = 2 ** 62 * 3
+    y[1] = 2 ** 63
+
+
+def test_a_python_int_past_int64_stored_into_floats_keeps_its_value():
+    # (it was stored as its 64 bits read as an int64: -4.6e18)
+    y = np.zeros(2)
+    wide_python_ints_stored(y, opts=cpu_opts())
+    assert y.tolist() == [float(2 ** 62 * 3), float(2 ** 63)]
+    u = np.zeros(2, np.uint64)
+    wide_python_ints_stored(u, opts=cpu_opts())
+    assert u.tolist() == [2 ** 62 * 3, 2 ** 63]
 
 
 @parpy.jit
@@ -520,3 +595,68 @@ def test_a_step_past_the_end_of_int64_ends_the_loop(args):
     run_both(count_steps, [out, *args], cpu_opts({'r': parpy.threads(1)}))
     run_both(count_by_four, [out, 2 ** 63 - 1],
              cpu_opts({'r': parpy.threads(1)}, specialize_scalars=False))
+
+
+@parpy.jit
+def count_down_to_the_minimum(out):
+    c = 0
+    # (`-2**63` was `-(2**63 computed in int64)`, an overflow, and the
+    # step past INT64_MIN had no guard: the loop ran forever)
+    for i in range(-2 ** 63 + 5, -2 ** 63, -2):
+        c += 1
+    out[0] = c
+
+
+@pytest.mark.timeout(60)
+def test_a_negative_step_past_the_minimum_ends_the_loop():
+    got = run_both(count_down_to_the_minimum, [np.zeros(1, np.int64)], cpu_opts())
+    assert got[0][0] == 3
+
+
+@parpy.jit
+def spread_over_int64(y):
+    parpy.label('i')
+    for i in range(2 ** 62, -2 ** 62 - 1, -2 ** 61):
+        y[(i >> 61) + 2] = i
+    parpy.label('j')
+    for j in range(-2 ** 62, 2 ** 62, 2 ** 61):
+        y[(j >> 61) + 7] = j
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_parallel_loop_whose_trip_count_overflows_int64_runs_every_trip(threads):
+    # OpenMP counted `hi - lo` in int64, which overflowed: no iteration ran
+    out = run_both(spread_over_int64, [np.zeros(10, np.int64)],
+                   cpu_opts({'i': parpy.threads(threads), 'j': parpy.threads(threads)}))
+    assert out[0][4] == 2 ** 62 and out[0][5] == -2 ** 62
+
+
+@parpy.jit
+def negated_scalars(u, y):
+    y[0] = -u * 1.0
+    y[1] = (-u) % 7
+    y[2] = -u
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+def test_minus_of_a_numpy_unsigned_scalar_wraps_in_its_type(specialize):
+    # -np.uint8(200) is 56 (it was -200 when the value was specialized)
+    with np.errstate(all="ignore"):
+        bits_of(run_both, negated_scalars, [np.uint8(200), np.zeros(3)], 1,
+                cpu_opts(specialize_scalars=specialize))
+
+
+@parpy.jit
+def true_division_by_python_ints(u, k, y, N):
+    for i in range(N):
+        y[i, 0] = u[i] / -2
+        y[i, 1] = k[i] / 300
+        y[i, 2] = -7 / u[i]
+
+
+def test_true_division_of_integers_by_a_python_int_is_numpys_float64_loop():
+    # (`u8 / -2` was "Python integer -2 out of bounds for uint8": NumPy
+    # converts the Python int to float64 in its true division)
+    u = np.array([5, 200, 1], np.uint8)
+    k = np.array([-128, 127, 3], np.int8)
+    bits_of(run_both, true_division_by_python_ints, [u, k, np.zeros((3, 3)), 3], 2, cpu_opts())

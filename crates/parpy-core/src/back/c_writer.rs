@@ -1667,6 +1667,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     && !uses_var(&c.lo, l.var)
                     && !uses_var(&c.hi, l.var));
         let absorbed = std::mem::take(&mut self.absorbed);
+        // (a loop OpenMP would count wrongly is no canonical loop: its
+        // nest is not collapsed)
+        let perfect_par_child = perfect_par_child
+            && !self.counts_overflow(l)
+            && matches!(l.body.as_slice(), [Stmt { kind: StmtKind::For(c), .. }] if !self.counts_overflow(c));
         let ctx = LoopCtx {
             par: l.par,
             reduction: l.reduction.and_then(|r| {
@@ -1744,22 +1749,43 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 .and_then(crate::ir::range::Interval::of_type);
             !matches!((past, ty_range), (Some(p), Some(t)) if t.lo <= p && p <= t.hi)
         };
-        let (cmp, step) = match (l.step > 0, near_end) {
-            (true, false) => ("<", format!("{v} += {by}")),
-            (false, false) => (">", format!("{v} -= {by}")),
-            (true, true) => (
-                "<",
-                format!("{v} = {v} > ({ty})((uint64_t){hi} - {by}u) ? {hi} : {v} + {by}"),
-            ),
-            (false, true) => (
-                ">",
-                format!("{v} = {v} < ({ty})((uint64_t){hi} + {by}u) ? {hi} : {v} - {by}"),
-            ),
-        };
-        self.line(
-            depth,
-            &format!("for ({ty} {v} = {lo}; {v} {cmp} {hi}; {step}) {{"),
-        );
+        if !intro.lines.is_empty() && self.counts_overflow(l) {
+            // OpenMP counts the trips of `i = lo; i < hi; i += by` in the
+            // counter's type, where `hi - lo` (or the step past the end)
+            // overflows (`range(2**62, -2**62 - 1, -2**61)` ran no
+            // iteration): the trips counted in uint64, which holds every
+            // difference, and `i` computed from the trip number
+            let k = format!("parpy_trip_{v}");
+            let (before, sign) = if l.step > 0 { ("<", "+") } else { (">", "-") };
+            let (a, b) = if l.step > 0 { (&hi, &lo) } else { (&lo, &hi) };
+            self.line(
+                depth,
+                &format!(
+                    "for (uint64_t {k} = 0; {k} < ({lo} {before} {hi} ? ((uint64_t)({a}) - (uint64_t)({b}) - 1u) / {by}u + 1u : 0u); {k}++) {{"
+                ),
+            );
+            self.line(
+                depth + 1,
+                &format!("{ty} {v} = ({ty})((uint64_t)({lo}) {sign} {k} * {by}u);"),
+            );
+        } else {
+            let (cmp, step) = match (l.step > 0, near_end) {
+                (true, false) => ("<", format!("{v} += {by}")),
+                (false, false) => (">", format!("{v} -= {by}")),
+                (true, true) => (
+                    "<",
+                    format!("{v} = {v} > ({ty})((uint64_t){hi} - {by}u) ? {hi} : {v} + {by}"),
+                ),
+                (false, true) => (
+                    ">",
+                    format!("{v} = {v} < ({ty})((uint64_t){hi} + {by}u) ? {hi} : {v} - {by}"),
+                ),
+            };
+            self.line(
+                depth,
+                &format!("for ({ty} {v} = {lo}; {v} {cmp} {hi}; {step}) {{"),
+            );
+        }
         let (was_par, was_vec) = (self.in_parallel, self.in_vector);
         if l.par.is_some() {
             self.in_parallel = true;
@@ -1783,6 +1809,32 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
             self.line(depth - 1, "}");
         }
         Ok(())
+    }
+
+    /// Whether OpenMP's count of the trips of `l` written canonically
+    /// (`i = lo; i < hi; i += by`) overflows the counter's type: it
+    /// computes `hi - lo` plus or minus `by - 1` there, which must stay
+    /// inside it for every value the bounds may take. (Bounds read at run
+    /// time, sizes and counts, are taken to be far from the type's ends:
+    /// the canonical loop is what the Cpu passes and OpenMP optimize.)
+    fn counts_overflow(&self, l: &ForLoop) -> bool {
+        use crate::ir::range::{Interval, Ranges};
+        let Some(t) = self.f.var(l.var).ty.elem().and_then(Interval::of_type) else {
+            return false;
+        };
+        let of = |e: &Expr| {
+            let mut reads = false;
+            crate::ir::visit::expr_vars(e, &mut |_| reads = true);
+            (!reads)
+                .then(|| Ranges::default().expr(self.f, e))
+                .flatten()
+        };
+        let (Some(a), Some(b)) = (of(&l.lo), of(&l.hi)) else {
+            return false;
+        };
+        let by = l.step.unsigned_abs() as i128;
+        let (least, most) = (b.lo - a.hi - (by - 1), b.hi - a.lo + (by - 1));
+        least < t.lo || most > t.hi
     }
 
     // ---- expressions ----------------------------------------------------

@@ -529,7 +529,15 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
-            ast::ExprKind::Unary { op, arg } => self.lower_unary(*op, arg, span),
+            ast::ExprKind::Unary { op, arg } => {
+                let t = self.lower_unary(*op, arg, span)?;
+                // (Python's value: `-2**63` is INT64_MIN, its operand no
+                // int64)
+                Some(match is_python_constant(arg) {
+                    true => python_constant_value(e, t),
+                    false => t,
+                })
+            }
             ast::ExprKind::Binary {
                 op: BinOp::MatMul,
                 lhs,
@@ -898,10 +906,19 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 }
-                let kind = match a.e.kind {
-                    ExprKind::Int(v) if v != i64::MIN => ExprKind::Int(-v),
-                    ExprKind::Float(v) => ExprKind::Float(-v),
-                    k => ExprKind::Unary {
+                // (a Python int is negated exactly: `-2**63` is INT64_MIN;
+                // a NumPy integer wraps in its type: `-np.uint8(200)` is 56)
+                let exact = self
+                    .exact_python_int(&a)
+                    .and_then(|c| i64::try_from(-c).ok());
+                let kind = match (a.e.kind, exact) {
+                    (_, Some(n)) => ExprKind::Int(n),
+                    (ExprKind::Int(v), _) if !a.weak => {
+                        ExprKind::Int(crate::ir::eval::wrap_int(v.wrapping_neg(), ty))
+                    }
+                    (ExprKind::Int(v), _) if v != i64::MIN => ExprKind::Int(-v),
+                    (ExprKind::Float(v), _) => ExprKind::Float(-v),
+                    (k, _) => ExprKind::Unary {
                         op: UnOp::Neg,
                         arg: Box::new(Expr::new(k, a.e.ty.clone(), a.e.span)),
                     },
@@ -975,6 +992,16 @@ impl Lowerer<'_, '_> {
             if let Some(c) = self.int_comparison(op, &a, &b, span) {
                 return c;
             }
+        }
+        let ints = |t: &TExpr| t.e.ty.elem().is_some_and(|t| !t.is_float());
+        if op == BinOp::Div && ints(&a) && ints(&b) && !(a.weak && b.weak) {
+            // NumPy's true division of integers runs its float64 loop: a
+            // Python int converts to float64 there, never to the other
+            // operand's type (`u8 / -2` is -2.5, `i8 / 300` no overflow)
+            let ty = self.opts.float_type;
+            let (l, r) = (self.convert_exact(a, ty), self.convert_exact(b, ty));
+            let e = Expr::binary(op, l, r, Type::Scalar(ty), span);
+            return Some(TExpr { e, weak: false });
         }
         let (mut l, mut r, mut ty, weak) = self.unify(a, b)?;
         let is_bitwise = matches!(

@@ -590,7 +590,13 @@ impl Lowerer<'_, '_> {
                 type_vars: type_vars.clone(),
                 once: super::assign::AssignedOnce::of(&body),
                 user_locals: std::mem::take(&mut self.user_locals),
-                ..Lowerer::new(&mut *self.sh, globals.as_ref(), self.opts, func, scope.clone())
+                ..Lowerer::new(
+                    &mut *self.sh,
+                    globals.as_ref(),
+                    self.opts,
+                    func,
+                    scope.clone(),
+                )
             };
             let groups = child.aliased_params();
             child.once.share_stores(&groups);

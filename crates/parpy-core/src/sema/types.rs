@@ -401,6 +401,10 @@ impl Lowerer<'_, '_> {
                 return Some(());
             }
             let message = match numpy {
+                // (Python's words for an int past every C integer)
+                true if t.abs() >= 2f64.powi(64) => {
+                    "Python int too large to convert to C long".to_string()
+                }
                 true => format!(
                     "Python integer {t:.0} out of bounds for {}",
                     to.numpy_name()
@@ -410,7 +414,9 @@ impl Lowerer<'_, '_> {
             (message, "OverflowError")
         };
         let note = match numpy {
-            true => format!("NumPy makes the Python int `int({f})` first and raises {python} here"),
+            true => {
+                format!("NumPy makes the Python int `int({f:?})` first and raises {python} here")
+            }
             false => format!("Python raises {python} here, or makes an int wider than 64 bits"),
         };
         self.error(
@@ -419,6 +425,61 @@ impl Lowerer<'_, '_> {
                 .note(note),
         );
         None
+    }
+
+    /// A Python float computed at run time that becomes the NumPy integer
+    /// `to` (a store `k8[i] = v`): NumPy makes `int(v)` first, so NaN
+    /// raises `ValueError`, an infinity or an int out of `to`'s bounds
+    /// `OverflowError`, where C's conversion would give any value. (One
+    /// known when compiling is `python_float_fits`'.)
+    fn python_float_checked(&mut self, e: Expr, to: ElemTy) -> Expr {
+        let (Some(fty), Some((lo, hi))) = (e.ty.elem(), to.int_bounds()) else {
+            return e;
+        };
+        // (a local typed as a Python float may hold NumPy's float64 by
+        // now, `acc = 0.0` then `acc += x[k] * y[k]`, which NumPy stores
+        // with C's conversion: only values of Python numbers are checked)
+        let mut reads_local = false;
+        crate::ir::visit::expr_vars(&e, &mut |v| {
+            reads_local |= self.func.var(v).kind == crate::ir::VarKind::Local
+        });
+        if const_scalar(&e).is_some() || !fty.is_float() || reads_local {
+            return e;
+        }
+        let span = e.span;
+        let value = self.stash(e, span);
+        use crate::ops::MathFn;
+        let not =
+            |g: MathFn| Expr::not(Expr::math(g, vec![value.clone()], ElemTy::Bool, span), span);
+        let float = |f: f64| Expr::new(ExprKind::Float(f), Type::Scalar(fty), span);
+        // `int(v)` in lo ..= hi: lo and hi + 1 are 0 or powers of two,
+        // floats of every width hold them exactly (or float16 overflows
+        // to an infinity, which the comparisons get right too)
+        let int = Expr::math(MathFn::Trunc, vec![value.clone()], fty, span);
+        let above = Expr::compare(BinOp::Ge, int.clone(), float(lo as f64), span);
+        let below = Expr::compare(BinOp::Lt, int, float(hi as f64 + 1.0), span);
+        let message = format!(
+            "Python integer out of bounds for {} (NumPy stores the Python float as `int(v)`)",
+            to.numpy_name()
+        );
+        self.raise_unless(
+            vec![
+                (
+                    not(MathFn::IsNan),
+                    "cannot convert float NaN to integer",
+                    "ValueError",
+                ),
+                (
+                    not(MathFn::IsInf),
+                    "cannot convert float infinity to integer",
+                    "OverflowError",
+                ),
+                (above, &message, "OverflowError"),
+                (below, &message, "OverflowError"),
+            ],
+            span,
+        );
+        value
     }
 
     /// Whether NumPy's clip of `x` applies the bound `b` (`upper` for the
@@ -521,8 +582,15 @@ impl Lowerer<'_, '_> {
     pub(super) fn store_convert(&mut self, v: TExpr, dst: ElemTy, dst_span: Span) -> Option<Expr> {
         let src = self.scalar_elem(&v)?;
         self.python_int_fits(&v, dst)?;
+        if v.weak && src.is_float() && dst.is_int() {
+            // NumPy stores a Python float into an integer array as the
+            // Python int `int(v)`, which must fit
+            self.python_float_fits(&v, dst, true)?;
+            return Some(convert(self.python_float_checked(v.e, dst), dst));
+        }
         if v.weak || widens(src, dst) {
-            return Some(convert(v.e, dst));
+            // (a Python int of 2**63 or more keeps its value in a float)
+            return Some(self.convert_exact(v, dst));
         }
         let what = if src.is_float() && !dst.is_float() {
             "a float to an integer"
