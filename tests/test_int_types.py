@@ -599,12 +599,13 @@ def test_a_step_past_the_end_of_int64_ends_the_loop(args):
 
 @parpy.jit
 def count_down_to_the_minimum(out):
-    c = 0
-    # (`-2**63` was `-(2**63 computed in int64)`, an overflow, and the
-    # step past INT64_MIN had no guard: the loop ran forever)
-    for i in range(-2 ** 63 + 5, -2 ** 63, -2):
-        c += 1
-    out[0] = c
+    with parpy.gpu:
+        c = 0
+        # (`-2**63` was `-(2**63 computed in int64)`, an overflow, and the
+        # step past INT64_MIN had no guard: the loop ran forever)
+        for i in range(-2 ** 63 + 5, -2 ** 63, -2):
+            c += 1
+        out[0] = c
 
 
 @pytest.mark.timeout(60)
@@ -633,9 +634,10 @@ def test_a_parallel_loop_whose_trip_count_overflows_int64_runs_every_trip(thread
 
 @parpy.jit
 def negated_scalars(u, y):
-    y[0] = -u * 1.0
-    y[1] = (-u) % 7
-    y[2] = -u
+    with parpy.gpu:
+        y[0] = -u * 1.0
+        y[1] = (-u) % 7
+        y[2] = -u
 
 
 @pytest.mark.parametrize("specialize", [True, False])
@@ -648,6 +650,7 @@ def test_minus_of_a_numpy_unsigned_scalar_wraps_in_its_type(specialize):
 
 @parpy.jit
 def true_division_by_python_ints(u, k, y, N):
+    parpy.label('i')
     for i in range(N):
         y[i, 0] = u[i] / -2
         y[i, 1] = k[i] / 300
@@ -659,4 +662,5 @@ def test_true_division_of_integers_by_a_python_int_is_numpys_float64_loop():
     # converts the Python int to float64 in its true division)
     u = np.array([5, 200, 1], np.uint8)
     k = np.array([-128, 127, 3], np.int8)
-    bits_of(run_both, true_division_by_python_ints, [u, k, np.zeros((3, 3)), 3], 2, cpu_opts())
+    bits_of(run_both, true_division_by_python_ints, [u, k, np.zeros((3, 3)), 3], 2,
+            cpu_opts({'i': parpy.threads(3)}))

@@ -2332,3 +2332,20 @@ def builtin_any_all(x, y):
 def test_pythons_any_and_all_give_python_bools():
     # (`all(m) + all(m)` is 2 in Python; parpy added them as NumPy bools)
     run_both(builtin_any_all, [np.array([1.0, 2.0, 3.0]), np.zeros(2, np.int64)], cpu_opts())
+
+
+@parpy.jit
+def stepped(x, y, a, b, s):
+    for i in range(a, b, s):
+        y[i] = x[i] + i
+
+
+def test_a_range_step_known_only_at_run_time_says_how_to_make_it_known():
+    x, y = np.arange(10), np.zeros(10, np.int64)
+    got = run_both(stepped, [x, y, 9, -1, -2], cpu_opts())
+    assert got[1].tolist() == [0, 2, 0, 6, 0, 10, 0, 14, 0, 18]
+    with pytest.raises(parpy.CompileError) as e:
+        stepped(x, y, 9, -1, -2, opts=cpu_opts(specialize_scalars=False))
+    text = str(e.value)
+    assert text.splitlines()[0] == "error: the step of `range` must be a non-zero integer constant"
+    assert "`specialize_scalars = True`, the default" in text

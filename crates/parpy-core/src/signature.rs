@@ -22,6 +22,10 @@ pub enum ArgType {
     /// entries in the dict's order. Sema gives each leaf a parameter of its
     /// own, named by [`entry_name`]; it never reaches the IR.
     Dict(Vec<(String, ArgType)>),
+    /// An entry of a dict that compiled code cannot take (a str, a list,
+    /// None; `.0` names its Python type): the call goes on as Python's
+    /// does while the function does not read it.
+    Unusable(String),
 }
 
 impl ArgType {
@@ -41,6 +45,7 @@ impl ArgType {
                     v.push_leaves(entry_name(&name, k), out);
                 }
             }
+            ArgType::Unusable(_) => {}
             leaf => out.push((name, leaf)),
         }
     }

@@ -131,6 +131,7 @@ fn describe_arg(ty: &ArgType) -> String {
                 .collect();
             format!("dict{{{}}}", e.join(", "))
         }
+        ArgType::Unusable(t) => format!("{t} (not passed)"),
     }
 }
 

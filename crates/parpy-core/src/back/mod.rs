@@ -233,5 +233,6 @@ pub fn param_line(p: &ParamInfo) -> String {
         ArgType::Scalar { elem, .. } => format!("{} {}", p.name, elem.short_name()),
         // never in an entry: sema gives each leaf of a dict a parameter
         ArgType::Dict(_) => format!("{} dict", p.name),
+        ArgType::Unusable(t) => format!("{} {t}", p.name),
     }
 }

@@ -167,6 +167,18 @@ impl Rewriter<'_> {
                     }
                 };
                 match entries.iter().find(|(k, _)| k == key) {
+                    Some((_, ArgType::Unusable(t))) => {
+                        self.error(
+                            Diagnostic::error(format!(
+                                "`{name}['{key}']` is a {t}, which compiled code cannot read"
+                            ))
+                            .at(e.span, format!("a {t} in the dict passed"))
+                            .note("parpy passes a dict's arrays, numbers, bools and dicts; it leaves out the entries of other types, which the function may hold but not read")
+                            .help("read the value in Python, outside the jit function, and pass what the code needs as an array or a number")
+                            .type_error(),
+                        );
+                        Path::Error
+                    }
                     Some((_, t)) => Path::Entry(entry_name(&name, key), t.clone()),
                     None => {
                         self.missing_key(&name, key, &entries, indices[0].span);

@@ -54,6 +54,14 @@ fn subscript_depth(e: &ast::Expr) -> (Option<&str>, usize) {
 /// does not hold exactly (a Python number returned where another path
 /// returns a NumPy value: Python returns each as it is) goes into
 /// `inexact` with its span.
+/// A `range` step that is not a non-zero constant when compiling.
+fn non_constant_step(at: Span) -> Diagnostic {
+    Diagnostic::error("the step of `range` must be a non-zero integer constant")
+        .at(at, "not a non-zero constant")
+        .note("the step's sign decides how the loop runs, so parpy needs its value when compiling")
+        .help("a step passed as an argument is one while the call specializes on its value (`specialize_scalars = True`, the default)")
+}
+
 fn convert_returns(block: &mut Block, ty: ElemTy, inexact: &mut Vec<Span>) {
     for s in block.iter_mut() {
         match &mut s.kind {
@@ -211,7 +219,7 @@ impl Lowerer<'_, '_> {
         let passed = match a {
             ArgType::Array { elem, shape } => Some(Passed::Array(*elem, shape)),
             ArgType::Scalar { elem, .. } => Some(Passed::Scalar(*elem)),
-            ArgType::Dict(_) => None,
+            ArgType::Dict(_) | ArgType::Unusable(_) => None,
         };
         if let Some(passed) = passed.filter(|_| p.annotation.is_none()) {
             let mut syms = std::mem::take(&mut self.shape_syms);
@@ -239,8 +247,9 @@ impl Lowerer<'_, '_> {
                 false,
             ),
             ArgType::Scalar { elem, value, .. } => (Type::Scalar(*elem), *value, weak_arg),
-            // `sema::dicts` flattened every dict before the parameters are bound
-            ArgType::Dict(_) => {
+            // `sema::dicts` flattened every dict before the parameters are
+            // bound (and left out the entries it cannot take)
+            ArgType::Dict(_) | ArgType::Unusable(_) => {
                 self.error(Diagnostic::error(format!(
                     "internal: the dict parameter `{}` was not flattened",
                     p.name
@@ -301,7 +310,7 @@ impl Lowerer<'_, '_> {
                 )
             }
             ArgType::Scalar { elem, .. } => (*elem, format!("{} (a scalar)", elem.numpy_name())),
-            ArgType::Dict(_) => return None,
+            ArgType::Dict(_) | ArgType::Unusable(_) => return None,
         };
         let is_array = matches!(a, ArgType::Array { .. });
         let mut converted = None;
@@ -1852,12 +1861,7 @@ impl Lowerer<'_, '_> {
                     .and_then(|t| self.known_int(&t.e))
                     .filter(|s| *s != 0)
                 else {
-                    self.error(
-                        Diagnostic::error(
-                            "the step of `range` must be a non-zero integer constant",
-                        )
-                        .at(s.span, "not a non-zero constant"),
-                    );
+                    self.error(non_constant_step(s.span));
                     return None;
                 };
                 // the number of steps to the last value
@@ -2071,12 +2075,7 @@ impl Lowerer<'_, '_> {
                 match c {
                     Some(c) if c != 0 => Some(c),
                     _ => {
-                        self.error(
-                            Diagnostic::error(
-                                "the step of `range` must be a non-zero integer constant",
-                            )
-                            .at(s.span, "not a non-zero constant"),
-                        );
+                        self.error(non_constant_step(s.span));
                         None
                     }
                 }

@@ -4,7 +4,12 @@
 //! the entry parameter the core gives it); the leaves are then observed and
 //! inspected like any other argument. The dict's structure (its keys, in
 //! order) is part of the specialization key; the core gets the argument as
-//! an `ArgType::Dict`.
+//! an `ArgType::Dict`. An entry compiled code cannot take (a str, a list,
+//! None, ...) is no leaf: the core gets its type's name
+//! (`ArgType::Unusable`, part of the key) and reports a read of it, and an
+//! entry under a key that is not a string, which jit code cannot name, is
+//! left out: the call goes on as Python's does where the function does not
+//! read them.
 
 use parpy_core::signature::entry_name;
 use parpy_core::ArgType;
@@ -24,6 +29,22 @@ const MAX_DEPTH: usize = 16;
 enum Node {
     Leaf,
     Dict(Vec<(String, Node)>),
+    /// An entry compiled code cannot take, with its Python type's name.
+    Unusable(String),
+}
+
+/// Whether compiled code cannot take `obj` as a dict entry: Python's
+/// containers and text and None (anything else is inspected as an
+/// argument, with its errors).
+fn unusable(obj: &Bound<'_, PyAny>) -> bool {
+    use pyo3::types::{PyBytes, PyFrozenSet, PyList, PySet, PyTuple};
+    obj.is_none()
+        || obj.is_instance_of::<PyString>()
+        || obj.is_instance_of::<PyBytes>()
+        || obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || obj.is_instance_of::<PySet>()
+        || obj.is_instance_of::<PyFrozenSet>()
 }
 
 /// The arguments of a call with every dict replaced by its leaves.
@@ -93,10 +114,14 @@ impl<'py> Flat<'py> {
         let mut entries = vec![];
         for (k, v) in d.iter() {
             let Ok(ks) = k.cast::<PyString>() else {
-                return Err(non_string_key(&k, &name, ctx));
+                continue;
             };
             let key = ks.to_cow()?.into_owned();
-            let node = self.push(v, entry_name(&name, &key), ctx, depth + 1)?;
+            let node = if unusable(&v) {
+                Node::Unusable(super::type_name(&v))
+            } else {
+                self.push(v, entry_name(&name, &key), ctx, depth + 1)?
+            };
             entries.push((key, node));
         }
         Ok(Node::Dict(entries))
@@ -104,21 +129,28 @@ impl<'py> Flat<'py> {
 
     /// Pushes the dicts' structure (keys in order) onto the key.
     pub fn push_key(&self, key: &mut KeyBuf) {
+        fn text(t: &str, key: &mut KeyBuf) {
+            let b = t.as_bytes();
+            key.push(b.len() as u64);
+            for c in b.chunks(8) {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                key.push(u64::from_le_bytes(w));
+            }
+        }
         fn node(n: &Node, key: &mut KeyBuf) {
             match n {
                 Node::Leaf => key.push(0),
                 Node::Dict(entries) => {
                     key.push(TAG_DICT | ((entries.len() as u64) << 8));
                     for (k, v) in entries {
-                        let b = k.as_bytes();
-                        key.push(b.len() as u64);
-                        for c in b.chunks(8) {
-                            let mut w = [0u8; 8];
-                            w[..c.len()].copy_from_slice(c);
-                            key.push(u64::from_le_bytes(w));
-                        }
+                        text(k, key);
                         node(v, key);
                     }
+                }
+                Node::Unusable(t) => {
+                    key.push(TAG_DICT | 1);
+                    text(t, key);
                 }
             }
         }
@@ -133,6 +165,7 @@ impl<'py> Flat<'py> {
         fn node(n: &Node, it: &mut std::vec::IntoIter<ArgType>) -> ArgType {
             match n {
                 Node::Leaf => it.next().unwrap_or(ArgType::Dict(vec![])),
+                Node::Unusable(t) => ArgType::Unusable(t.clone()),
                 Node::Dict(entries) => ArgType::Dict(
                     entries
                         .iter()
@@ -143,25 +176,5 @@ impl<'py> Flat<'py> {
         }
         let mut it = leaves.into_iter();
         self.shape.iter().map(|n| node(n, &mut it)).collect()
-    }
-}
-
-/// A dict key that is not a string: a `CompileTypeError` (a `TypeError`
-/// and a `CompileError`) naming the argument.
-fn non_string_key(k: &Bound<'_, PyAny>, name: &str, ctx: &ArgCtx<'_>) -> PyErr {
-    let shown = k
-        .repr()
-        .map(|r| r.to_string())
-        .unwrap_or_else(|_| "?".into());
-    let msg = format!(
-        "argument `{name}` of `{}` is a dict with the non-string key {shown} (of type {}); \
-         parpy takes dicts whose keys are strings, read in the function as `{name}['key']`",
-        ctx.func,
-        super::type_name(k)
-    );
-    let py = k.py();
-    match crate::errors::compile_type_error(py) {
-        Ok(t) => PyErr::from_type(t.clone(), msg),
-        Err(e) => e,
     }
 }
