@@ -307,3 +307,26 @@ def test_an_array_of_a_nested_dict_used_as_a_scalar_says_where_it_is():
     text = str(e.value)
     assert "array `x['a']['b']` is used as a scalar value" in text
     assert "is an array in a nested dictionary argument" in text
+
+
+@parpy.jit
+def shift_in_dict(d, z, N):
+    for i in range(1, N):
+        d["y"][i] = d["x"][i - 1] + 1.0
+    for i in range(N):
+        z[i] = d["x"][i] * 2.0
+
+
+def test_one_array_under_two_keys_is_one_array_as_in_python():
+    # (it was refused as "views of one buffer" that overlap: the same array
+    # passed as two parameters was already one array)
+    for same in ("keys", "key and parameter"):
+        a = np.zeros(5)
+        want = np.zeros(5)
+        if same == "keys":
+            d, z, dw, zw = {'x': a, 'y': a}, np.zeros(5), {'x': want, 'y': want}, np.zeros(5)
+        else:
+            d, z, dw, zw = {'x': a, 'y': np.zeros(5)}, a, {'x': want, 'y': np.zeros(5)}, want
+        shift_in_dict.py_func(dw, zw, 5)
+        shift_in_dict(d, z, 5, opts=cpu_opts())
+        assert np.array_equal(a, want) and np.array_equal(d['y'], dw['y']), same

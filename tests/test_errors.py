@@ -318,6 +318,17 @@ def test_non_contiguous_array():
     assert "contiguous" in str(info.value)
 
 
+def test_masked_array_is_refused_even_after_a_compiled_call():
+    # (its mask was ignored: the masked elements were read as values; a
+    # cache hit with an unmasked array of the same shape must not let it in)
+    src, dst, N = good_args()
+    opts = cpu_opts({'N': parpy.threads(4)})
+    copy_args(src, dst, N, opts=opts)
+    masked = np.ma.masked_array(src, mask=src > 2)
+    with pytest.raises(TypeError, match=r"argument `src` of `copy_args` is a masked array"):
+        copy_args(masked, dst, N, opts=opts)
+
+
 def test_read_only_written_array():
     src, dst, N = good_args()
     dst.setflags(write=False)

@@ -623,12 +623,13 @@ impl JitFunction {
                 None => (0..n).try_for_each(|i| observe(i, &arg(i)))?,
             }
             same.clear();
-            if flat.is_none() {
-                same_arrays(n, scalars, &vals, &mut same);
-                key.push(same.len() as u64);
-                for &(j, k) in &same {
-                    key.push((j as u64) << 32 | k as u64);
-                }
+            // (over the leaves of dicts: one array under two keys, or
+            // under a key and a parameter, is one array too)
+            let leaves = flat.as_ref().map_or(n, |f| f.objs.len());
+            same_arrays(leaves, scalars, &vals, &mut same);
+            key.push(same.len() as u64);
+            for &(j, k) in &same {
+                key.push((j as u64) << 32 | k as u64);
             }
             if let Some(c) = self.lookup(key.as_slice()) {
                 break c;

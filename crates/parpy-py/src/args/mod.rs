@@ -122,6 +122,28 @@ pub fn as_ndarray<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, 
     is.then(|| unsafe { obj.cast_unchecked::<PyUntypedArray>() })
 }
 
+/// A NumPy masked array (`numpy.ma`) is refused: compiled code reads its
+/// data, the masked elements too, where NumPy's operations skip them.
+/// (Only an array of a subclass of `ndarray` is looked at.)
+fn reject_masked(a: &Bound<'_, PyUntypedArray>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<()> {
+    let py = a.py();
+    let exact = <PyUntypedArray as pyo3::type_object::PyTypeInfo>::type_object_raw(py);
+    // SAFETY: `a` is a live object; its type is valid while we hold it.
+    if unsafe { pyo3::ffi::Py_TYPE(a.as_ptr()) } == exact {
+        return Ok(());
+    }
+    static MASKED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    if a.is_instance(MASKED.import(py, "numpy.ma", "MaskedArray")?)? {
+        let n = ctx.name(i);
+        return Err(PyTypeError::new_err(format!(
+            "argument `{n}` of `{}` is a masked array (numpy.ma), whose mask compiled code \
+             would not see; pass {n}.filled(value), or np.asarray({n}) for all its data",
+            ctx.func
+        )));
+    }
+    Ok(())
+}
+
 /// Who an argument belongs to, for error messages.
 pub struct ArgCtx<'a> {
     pub func: &'a str,
@@ -200,6 +222,7 @@ pub fn observe(
     ctx: &ArgCtx<'_>,
 ) -> PyResult<(bool, bool, usize)> {
     if let Some(a) = as_ndarray(obj) {
+        reject_masked(a, i, ctx)?;
         // SAFETY: `a` is a NumPy array; its fields and descriptor are valid
         // while we hold the reference and the GIL.
         let (flags, nd, dims, data, type_num, kind, byteorder) = unsafe {
@@ -600,6 +623,7 @@ pub fn inspect(
         device: None,
     };
     if let Ok(a) = obj.cast::<PyUntypedArray>() {
+        reject_masked(a, i, ctx)?;
         let elem = dtype_elem(a.dtype().as_any(), i, ctx)?;
         if a.ndim() == 0 && !ctx.zero_d_array(i) {
             // SAFETY: a 0-d array holds one element of its dtype; it is
