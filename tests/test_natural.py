@@ -2349,3 +2349,22 @@ def test_a_range_step_known_only_at_run_time_says_how_to_make_it_known():
     text = str(e.value)
     assert text.splitlines()[0] == "error: the step of `range` must be a non-zero integer constant"
     assert "`specialize_scalars = True`, the default" in text
+
+
+DEBUG_SCALE = False
+
+
+@parpy.jit
+def chosen_side(x, y, N):
+    for i in range(N):
+        # (Python evaluates the side a condition known when compiling
+        # chooses: the other was lowered too, and its Python int of 2**63
+        # was "out of bounds for int64"; its float made the int a float)
+        y[i, 0] = -2 ** 63 // -1 if False else x[i]
+        y[i, 1] = (x[i] * 0.5 if DEBUG_SCALE else x[i]) // 2
+
+
+def test_a_conditional_expression_known_when_compiling_is_its_chosen_side():
+    x = np.array([3, -7, 2 ** 62], np.int64)
+    got = run_both(chosen_side, [x, np.zeros((3, 2), np.int64), 3], cpu_opts(), rtol=0, atol=0)
+    assert got[1][:, 1].tolist() == [1, -4, 2 ** 61]

@@ -220,3 +220,25 @@ def test_a_loop_variable_after_an_inner_loop_over_the_same_name(M):
     # (Python's `i` holds the inner loop's last value; parpy gave the
     # outer loop's)
     run_both(counter_of_inner_loop, [np.zeros(2, np.int64), 3, M], cpu_opts())
+
+
+@parpy.jit
+def read_under_a_condition(x, y, N, lim):
+    with parpy.gpu:
+        for i in range(N):
+            if x[i] > 0.0:
+                t = x[i]
+            y[i, 0] = t if x[i] > lim else -1.0
+            y[i, 1] = x[i] > lim and t > 6.0
+
+
+def test_a_read_under_a_condition_raises_where_python_does():
+    # (`t if c else ...` and `c and t` read an unset value where `c` held
+    # and `t` was never assigned: the check was a statement for the reads
+    # the whole expression makes only)
+    x = np.array([1.0, -2.0, 7.0])
+    opts = cpu_opts()
+    # the conditions choose `t` where it is assigned: no error
+    run_both(read_under_a_condition, [x, np.zeros((3, 2)), 3, 0.0], opts, rtol=0, atol=0)
+    expect_raised(read_under_a_condition, [np.array([-2.0, 1.0, 7.0]), np.zeros((3, 2)), 3, -10.0], opts,
+                  UnboundLocalError, MESSAGE, "'t'")

@@ -27,8 +27,8 @@ fn meet(a: Assigned, b: Assigned) -> Assigned {
 /// assigned. `runs(l)` says that loop `l` runs at least once (a trip count
 /// known when compiling): then what its body assigns on every path through
 /// it is assigned after it. A read evaluated only under a condition inside
-/// its expression (`c and t`, `t if c else 0`) is not reported: the guard
-/// is a statement in front of the expression's statement.
+/// its expression (`c and t`, `t if c else 0`) is reported too
+/// ([`conditional_reads`] gives its condition).
 pub fn maybe_unbound_reads(
     body: &[Stmt],
     tracked: &BTreeSet<VarId>,
@@ -59,6 +59,42 @@ pub fn unconditional_reads(e: &Expr, f: &mut dyn FnMut(VarId, Span)) {
     }
 }
 
+/// The conditions a read runs under (see [`conditional_reads`]).
+pub type Path<'e> = Vec<(&'e Expr, bool)>;
+
+/// What [`conditional_reads`] calls for each read.
+pub type ReadUnder<'e> = dyn FnMut(VarId, Span, &[(&'e Expr, bool)]) + 'e;
+
+/// The reads of `e` evaluated only under a condition, with it: `f(v,
+/// span, path)`, where the read runs when each `(c, holds)` of `path`, in
+/// order, has `c` true (`holds`) or false (the condition of a `Select`
+/// for its sides, the left side of `and` / `or` for the right).
+pub fn conditional_reads<'e>(e: &'e Expr, path: &mut Path<'e>, f: &mut ReadUnder<'e>) {
+    let under =
+        |path: &mut Path<'e>, c: &'e Expr, holds: bool, side: &'e Expr, f: &mut ReadUnder<'e>| {
+            path.push((c, holds));
+            unconditional_reads(side, &mut |v, span| f(v, span, path));
+            conditional_reads(side, path, f);
+            path.pop();
+        };
+    match &e.kind {
+        ExprKind::Select { cond, then, else_ } => {
+            conditional_reads(cond, path, f);
+            under(path, cond, true, then, f);
+            under(path, cond, false, else_, f);
+        }
+        ExprKind::Binary {
+            op: op @ (BinOp::And | BinOp::Or),
+            lhs,
+            rhs,
+        } => {
+            conditional_reads(lhs, path, f);
+            under(path, lhs, *op == BinOp::And, rhs, f);
+        }
+        _ => e.children().for_each(|c| conditional_reads(c, path, f)),
+    }
+}
+
 struct Walk<'a> {
     tracked: &'a BTreeSet<VarId>,
     runs: &'a dyn Fn(&ForLoop) -> bool,
@@ -73,11 +109,13 @@ impl Walk<'_> {
         for s in b {
             let cur = st.as_ref()?;
             for e in stmt_exprs(s) {
-                unconditional_reads(e, &mut |v, span| {
+                let mut read = |v, span| {
                     if self.tracked.contains(&v) && !cur.contains(&v) {
                         self.out.insert((v, span));
                     }
-                });
+                };
+                unconditional_reads(e, &mut read);
+                conditional_reads(e, &mut vec![], &mut |v, span, _| read(v, span));
             }
             st = match &s.kind {
                 StmtKind::Assign {

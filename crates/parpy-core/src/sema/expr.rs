@@ -738,6 +738,16 @@ impl Lowerer<'_, '_> {
                 // (a side that is itself a conditional is stored as well)
                 let side = |e: &ast::Expr| stored.map(|(_, ty, dst)| (e.span, ty, dst));
                 let c = self.lower_condition(cond);
+                if let Some(ExprKind::Bool(known)) = c.as_ref().map(|c| &c.kind) {
+                    // a condition known when compiling: Python evaluates
+                    // the side it chooses only (`2**63 if False else x[i]`
+                    // is `x[i]`, its type and all)
+                    let chosen = if *known { then } else { else_ };
+                    self.stored_select = side(chosen);
+                    let v = self.lower_expr(chosen);
+                    self.stored_select = stored;
+                    return v;
+                }
                 let mark = self.pre.len();
                 self.stored_select = side(then);
                 let t = self.lower_expr(then);

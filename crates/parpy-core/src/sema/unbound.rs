@@ -3,13 +3,16 @@
 //! `y[i] = t`, a loop that may run zero times) raises where Python raises:
 //! the local gets a flag, false at the start of the function and set after
 //! each assignment, and the statement with such a read first asserts it.
+//! A read its expression evaluates only under a condition (`c and t`, `t
+//! if c else 0`) asserts `flag or not c`, where `c` (its conditions) reads
+//! and calls nothing more than what the expression evaluates anyway.
 //! Reads every path reaches assigned (`ir::unbound` proves which) cost
 //! nothing.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::diag::Span;
-use crate::ir::unbound::{maybe_unbound_reads, unconditional_reads};
+use crate::ir::unbound::{conditional_reads, maybe_unbound_reads, unconditional_reads};
 use crate::ir::visit::{stmt_exprs, sub_blocks, sub_blocks_mut};
 use crate::ir::{self, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, Type, VarId, VarKind};
 
@@ -101,18 +104,40 @@ impl Lowerer<'_, '_> {
                 self.insert_guards(sub, flags, reads);
             }
             let mut guarded = BTreeSet::new();
+            let check = |v: VarId, span: Span, unless: Option<ir::Expr>| {
+                let flag = flags[&v];
+                let name = &self.func.var(v).name;
+                let message = format!(
+                    "cannot access local variable '{name}' where it is not associated with a value"
+                );
+                let bound = ir::Expr::var(flag, Type::Scalar(ElemTy::Bool), span);
+                let cond = match unless {
+                    Some(c) => ir::Expr::binary(
+                        ir::BinOp::Or,
+                        bound,
+                        ir::Expr::not(c, span),
+                        Type::Scalar(ElemTy::Bool),
+                        span,
+                    ),
+                    None => bound,
+                };
+                let check = ir::Expr::assert(cond, Some(message), "UnboundLocalError", span);
+                ir::Stmt::new(StmtKind::Expr(check), span)
+            };
             for e in stmt_exprs(&s) {
                 unconditional_reads(e, &mut |v, span| {
                     if reads.contains(&(v, span)) && guarded.insert(v) {
-                        let flag = flags[&v];
-                        let name = &self.func.var(v).name;
-                        let message = format!(
-                            "cannot access local variable '{name}' where it is not associated with a value"
-                        );
-                        let cond = ir::Expr::var(flag, Type::Scalar(ElemTy::Bool), span);
-                        let check =
-                            ir::Expr::assert(cond, Some(message), "UnboundLocalError", span);
-                        b.push(ir::Stmt::new(StmtKind::Expr(check), span));
+                        b.push(check(v, span, None));
+                    }
+                });
+            }
+            for e in stmt_exprs(&s) {
+                conditional_reads(e, &mut vec![], &mut |v, span, path| {
+                    if !reads.contains(&(v, span)) || guarded.contains(&v) {
+                        return;
+                    }
+                    if let Some(c) = path_condition(path, span) {
+                        b.push(check(v, span, Some(c)));
                     }
                 });
             }
@@ -129,6 +154,44 @@ impl Lowerer<'_, '_> {
             }
         }
     }
+}
+
+/// The conjunction of `path`'s conditions (`ir::unbound::conditional_reads`),
+/// where each is pure: it computes from variables, elements and
+/// operators only (a helper call or a check is not made twice).
+fn path_condition(path: &[(&ir::Expr, bool)], span: Span) -> Option<ir::Expr> {
+    fn pure(e: &ir::Expr) -> bool {
+        let here = matches!(
+            e.kind,
+            ExprKind::Bool(_)
+                | ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::Var(_)
+                | ExprKind::Index { .. }
+                | ExprKind::Unary { .. }
+                | ExprKind::Binary { .. }
+                | ExprKind::Select { .. }
+                | ExprKind::Convert { .. }
+                | ExprKind::Math { .. }
+        );
+        here && e.children().all(pure)
+    }
+    let mut out: Option<ir::Expr> = None;
+    for &(c, holds) in path {
+        if !pure(c) {
+            return None;
+        }
+        let c = if holds {
+            c.clone()
+        } else {
+            ir::Expr::not(c.clone(), span)
+        };
+        out = Some(match out {
+            Some(o) => ir::Expr::binary(ir::BinOp::And, o, c, Type::Scalar(ElemTy::Bool), span),
+            None => c,
+        });
+    }
+    out
 }
 
 /// `flag = value`.
