@@ -1270,20 +1270,7 @@ impl Lowerer<'_, '_> {
             return t.e;
         }
         let value = self.stash(t.e, span);
-        let test =
-            |g: MathFn| Expr::not(Expr::math(g, vec![value.clone()], ElemTy::Bool, span), span);
-        let mut checks = vec![
-            (
-                test(MathFn::IsNan),
-                "cannot convert float NaN to integer",
-                "ValueError",
-            ),
-            (
-                test(MathFn::IsInf),
-                "cannot convert float infinity to integer",
-                "OverflowError",
-            ),
-        ];
+        let mut checks = nan_and_infinity_checks(&value, span);
         // (a Python int is parpy's int64: the integer of a float at or past
         // 2**63 in size is Python's, but no int64's)
         if let Some(fty @ (ElemTy::F32 | ElemTy::F64)) = ty {
@@ -2394,4 +2381,26 @@ fn python_round(x: f64, d: i64) -> Option<f64> {
     }
     let d = usize::try_from(d).ok().filter(|d| *d <= 350)?;
     format!("{x:.d$}").parse().ok()
+}
+
+/// Python's errors for `int(v)` of the float `v` that is NaN
+/// (`ValueError`) or an infinity (`OverflowError`): the conditions that
+/// must hold, for `raise_unless`.
+pub(super) fn nan_and_infinity_checks(
+    v: &Expr,
+    span: Span,
+) -> Vec<(Expr, &'static str, &'static str)> {
+    let not = |g: MathFn| Expr::not(Expr::math(g, vec![v.clone()], ElemTy::Bool, span), span);
+    vec![
+        (
+            not(MathFn::IsNan),
+            "cannot convert float NaN to integer",
+            "ValueError",
+        ),
+        (
+            not(MathFn::IsInf),
+            "cannot convert float infinity to integer",
+            "OverflowError",
+        ),
+    ]
 }

@@ -449,8 +449,6 @@ impl Lowerer<'_, '_> {
         let span = e.span;
         let value = self.stash(e, span);
         use crate::ops::MathFn;
-        let not =
-            |g: MathFn| Expr::not(Expr::math(g, vec![value.clone()], ElemTy::Bool, span), span);
         let float = |f: f64| Expr::new(ExprKind::Float(f), Type::Scalar(fty), span);
         // `int(v)` in lo ..= hi: lo and hi + 1 are 0 or powers of two,
         // floats of every width hold them exactly (or float16 overflows
@@ -462,23 +460,10 @@ impl Lowerer<'_, '_> {
             "Python integer out of bounds for {} (NumPy stores the Python float as `int(v)`)",
             to.numpy_name()
         );
-        self.raise_unless(
-            vec![
-                (
-                    not(MathFn::IsNan),
-                    "cannot convert float NaN to integer",
-                    "ValueError",
-                ),
-                (
-                    not(MathFn::IsInf),
-                    "cannot convert float infinity to integer",
-                    "OverflowError",
-                ),
-                (above, &message, "OverflowError"),
-                (below, &message, "OverflowError"),
-            ],
-            span,
-        );
+        let mut checks = super::calls::nan_and_infinity_checks(&value, span);
+        checks.push((above, &message, "OverflowError"));
+        checks.push((below, &message, "OverflowError"));
+        self.raise_unless(checks, span);
         value
     }
 
