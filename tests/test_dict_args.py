@@ -174,10 +174,20 @@ def pick(a, y):
         y[0] = a['x'] + a['y']
 
 
+def test_non_string_key_is_a_type_error_naming_the_argument():
+    # (as in ParPy: jit code names entries by string keys)
+    with pytest.raises(parpy.CompileTypeError) as e:
+        pick({'x': 2, 'y': 4, 3: 5}, np.zeros(1), opts=cpu_opts())
+    assert isinstance(e.value, TypeError) and isinstance(e.value, RuntimeError)
+    assert "argument `a` of `pick`" in str(e.value) and "non-string key 3" in str(e.value)
+    with pytest.raises(TypeError, match=r"non-string key \(1, 2\)"):
+        pick({'x': 2, 'y': {(1, 2): 1}}, np.zeros(1), opts=cpu_opts())
+
+
 def test_entries_compiled_code_cannot_take_are_left_out_until_read():
-    # a config dict carries a name, tags, None, a non-string key: Python
-    # runs while the function does not read them (they were TypeErrors)
-    for extra in ({3: 5}, {'name': 'run1'}, {'tags': [1, 2], 'none': None, (1, 2): 'k'}):
+    # a config dict carries a name, tags, None: Python runs while the
+    # function does not read them (they were TypeErrors)
+    for extra in ({'name': 'run1'}, {'tags': [1, 2], 'none': None, 'shape': (3, 4)}):
         y = np.zeros(1)
         pick({'x': 2, 'y': 4, **extra}, y, opts=cpu_opts())
         assert y[0] == 6

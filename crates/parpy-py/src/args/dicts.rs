@@ -6,10 +6,10 @@
 //! order) is part of the specialization key; the core gets the argument as
 //! an `ArgType::Dict`. An entry compiled code cannot take (a str, a list,
 //! None, ...) is no leaf: the core gets its type's name
-//! (`ArgType::Unusable`, part of the key) and reports a read of it, and an
-//! entry under a key that is not a string, which jit code cannot name, is
-//! left out: the call goes on as Python's does where the function does not
-//! read them.
+//! (`ArgType::Unusable`, part of the key) and reports a read of it: the
+//! call goes on as Python's does where the function does not read them. A
+//! key that is not a string, which jit code cannot name, is a TypeError,
+//! as in ParPy.
 
 use parpy_core::signature::entry_name;
 use parpy_core::ArgType;
@@ -114,7 +114,7 @@ impl<'py> Flat<'py> {
         let mut entries = vec![];
         for (k, v) in d.iter() {
             let Ok(ks) = k.cast::<PyString>() else {
-                continue;
+                return Err(non_string_key(&k, &name, ctx));
             };
             let key = ks.to_cow()?.into_owned();
             let node = if unusable(&v) {
@@ -176,5 +176,25 @@ impl<'py> Flat<'py> {
         }
         let mut it = leaves.into_iter();
         self.shape.iter().map(|n| node(n, &mut it)).collect()
+    }
+}
+
+/// A dict key that is not a string: a `CompileTypeError` (a `TypeError`
+/// and a `CompileError`) naming the argument.
+fn non_string_key(k: &Bound<'_, PyAny>, name: &str, ctx: &ArgCtx<'_>) -> PyErr {
+    let shown = k
+        .repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "?".into());
+    let msg = format!(
+        "argument `{name}` of `{}` is a dict with the non-string key {shown} (of type {}); \
+         parpy takes dicts whose keys are strings, read in the function as `{name}['key']`",
+        ctx.func,
+        super::type_name(k)
+    );
+    let py = k.py();
+    match crate::errors::compile_type_error(py) {
+        Ok(t) => PyErr::from_type(t.clone(), msg),
+        Err(e) => e,
     }
 }
