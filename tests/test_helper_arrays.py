@@ -199,3 +199,27 @@ def test_a_python_number_returned_beside_a_numpy_value_must_fit_its_type():
     assert "`pick` returns this Python number on one path and a value of type `int8`" in text
     assert "return 1000" in text
     run_both(picked_small, [np.array([5, -3], np.int8), np.zeros(1, np.int64)], cpu_opts())
+
+
+@parpy.jit
+def squared(v):
+    return v * v
+
+
+@parpy.jit
+def squares_shares(v):
+    return squared(v) / squared(v).sum()
+
+
+@parpy.jit
+def squares_shares_rows(x, y, N):
+    for i in range(N):
+        y[i, :] = squares_shares(x[i, :])
+
+
+def test_a_helper_reducing_another_helpers_result_takes_its_array_whole():
+    # (`squared(v).sum()` counted as elementwise: each element was divided
+    # by its own square, 1.0)
+    x = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+    got = run_both(squares_shares_rows, [x, np.zeros((2, 3)), 2], cpu_opts(), rtol=0, atol=0)
+    assert np.allclose(got[1][0], [1 / 14, 4 / 14, 9 / 14])

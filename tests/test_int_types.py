@@ -664,3 +664,32 @@ def test_true_division_of_integers_by_a_python_int_is_numpys_float64_loop():
     k = np.array([-128, 127, 3], np.int8)
     bits_of(run_both, true_division_by_python_ints, [u, k, np.zeros((3, 3)), 3], 2,
             cpu_opts({'i': parpy.threads(3)}))
+
+
+@parpy.jit
+def up_to_two_to_the_63(y):
+    with parpy.gpu:
+        for i in range(2 ** 63 - 3, 2 ** 63):
+            y[0] += 1
+
+
+def test_a_range_bound_past_int64_is_an_error_not_zero_trips():
+    # (the bound's 64 bits read as an int64 were negative: no iteration ran)
+    with pytest.raises(parpy.CompileError) as e:
+        up_to_two_to_the_63(np.zeros(1, np.int64), opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == (
+        "error: a `range` bound of 2**63 or more is past parpy's 64-bit loop counters")
+
+
+@parpy.jit
+def rounds_python_ints(y, k):
+    with parpy.gpu:
+        y[0] = round(k, -1)
+        y[1] = round(2 ** 62 + 5, -1)
+        y[2] = round(-9223372036854775805, -1)
+
+
+def test_round_of_a_python_int_known_when_compiling_is_exact():
+    # (it was computed in float64: 2**62 + 5 rounded to 2**62)
+    got = run_both(rounds_python_ints, [np.zeros(3, np.int64), 9223372036854775000], cpu_opts())
+    assert got[0].tolist() == [9223372036854775000, 4611686018427387910, -9223372036854775800]

@@ -1512,10 +1512,32 @@ impl Lowerer<'_, '_> {
         if !ty.is_float() && d >= 0 {
             return Some(v);
         }
+        // Python's `round` of a Python int known when compiling: exact
+        if let (true, Some(c)) = (python, self.exact_python_int(&v)) {
+            let p = 10i128.checked_pow(d.unsigned_abs().min(64) as u32);
+            let r = p.map_or(0, |p| {
+                let (q, r) = (c.div_euclid(p), c.rem_euclid(p));
+                let up = 2 * r > p || (2 * r == p && q % 2 != 0);
+                (q + i128::from(up)) * p
+            });
+            if let Ok(r) = i64::try_from(r) {
+                let e = Expr::int(r, self.opts.int_type, span);
+                return Some(TExpr { e, weak: true });
+            }
+            self.error(
+                Diagnostic::error(format!(
+                    "this Python int is {r}, which does not fit in 64 bits"
+                ))
+                .at(span, "Python rounds this exactly")
+                .note("parpy computes integers in at most 64 bits"),
+            );
+            return None;
+        }
         // an integer to negative decimals: NumPy's, computed in float64
         // (`x / 10**-d`, rounded half to even, times `10**-d`) and
         // converted back, wrapping as its cast does (`round(np.uint8(255),
-        // -1)` is 4); a Python int the same way (exact below 2**53)
+        // -1)` is 4); a Python int at run time the same way (exact below
+        // 2**53)
         let int_back = (!ty.is_float()).then_some((ty, v.weak));
         let v = match int_back {
             Some(_) => TExpr {

@@ -140,7 +140,6 @@ fn not_elementwise(
             break;
         }
     }
-    let is_array = |e: &ast::Expr| matches!(&e.kind, ExprKind::Name(n) if names.contains(n));
     let mut bad = None;
     ast::walk_stmts(&def.body, &mut |s| {
         if let StmtKind::For { iter, .. } = &s.kind {
@@ -152,7 +151,11 @@ fn not_elementwise(
     ast::walk_stmt_exprs(&def.body, &mut |top| {
         top.walk(&mut |e| {
             let wrong = match &e.kind {
-                ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. } => is_array(value),
+                // (of a name or of any value computed from one:
+                // `sq(v).sum()`, `(v * 2)[0]`)
+                ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. } => {
+                    mentions(value, &names)
+                }
                 ExprKind::Generator { .. } => mentions(e, &names),
                 ExprKind::Call { func, args, .. } if args.iter().any(|a| mentions(a, &names)) => {
                     let arrays: Vec<bool> = args.iter().map(|a| mentions(a, &names)).collect();

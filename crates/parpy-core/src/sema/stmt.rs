@@ -2058,6 +2058,19 @@ impl Lowerer<'_, '_> {
         let int_ty = self.opts.int_type;
         let bound = |this: &mut Self, e: &ast::Expr| {
             let t = this.lower_expr(e)?;
+            if this
+                .exact_python_int(&t)
+                .is_some_and(|c| c > i64::MAX as i128)
+            {
+                // (its 64 bits read as an int64 are negative: the loop ran
+                // no iteration)
+                this.error(
+                    Diagnostic::error("a `range` bound of 2**63 or more is past parpy's 64-bit loop counters")
+                        .at(e.span, "2**63 or more")
+                        .help("write the last value the loop takes plus one, below 2**63 (`range(a, 2**63 - 1)` stops before 2**63 - 1)"),
+                );
+                return None;
+            }
             this.index_value(t, "a `range` bound")
         };
         let (lo, hi) = if args.len() == 1 {
