@@ -4,6 +4,7 @@ after every operation, Python's `//` and `%`, shifts and bitwise operators,
 promotion between mixed types, and row reductions (sums of 8/16-bit values
 accumulate in 64 bits, as NumPy's do)."""
 
+import math
 import warnings
 
 import numpy as np
@@ -693,3 +694,25 @@ def test_round_of_a_python_int_known_when_compiling_is_exact():
     # (it was computed in float64: 2**62 + 5 rounded to 2**62)
     got = run_both(rounds_python_ints, [np.zeros(3, np.int64), 9223372036854775000], cpu_opts())
     assert got[0].tolist() == [9223372036854775000, 4611686018427387910, -9223372036854775800]
+
+
+@parpy.jit
+def python_math_stored(a, y, N):
+    for i in range(N):
+        y[i] = math.sqrt(a) + i
+
+
+@pytest.mark.parametrize("a", [4.0, float("nan"), float("inf"), 90000.0])
+def test_a_python_math_result_stored_into_integers_is_numpys_int(a):
+    # (`math.sqrt` stashed its value in a local, which skipped the check:
+    # NaN stored 0, 300.0 into int8 44)
+    def outcome(run):
+        y = np.zeros(2, np.int8)
+        try:
+            run(y)
+        except (ValueError, OverflowError) as e:
+            return type(e)
+        return y.tolist()
+
+    want = outcome(lambda y: python_math_stored.py_func(a, y, 2))
+    assert outcome(lambda y: python_math_stored(a, y, 2, opts=cpu_opts())) == want

@@ -440,9 +440,7 @@ impl Lowerer<'_, '_> {
         // now, `acc = 0.0` then `acc += x[k] * y[k]`, which NumPy stores
         // with C's conversion: only values of Python numbers are checked)
         let mut reads_local = false;
-        crate::ir::visit::expr_vars(&e, &mut |v| {
-            reads_local |= self.func.var(v).kind == crate::ir::VarKind::Local
-        });
+        crate::ir::visit::expr_vars(&e, &mut |v| reads_local |= self.user_locals.contains(&v));
         if const_scalar(&e).is_some() || !fty.is_float() || reads_local {
             return e;
         }
