@@ -207,6 +207,17 @@ def test_a_python_int_beyond_the_numpy_type_is_numpys_overflow_error(fn, dtype, 
 # must fit: NaN raises ValueError, an infinity or an int out of bounds
 # OverflowError (C's conversion stored INT64_MIN, or wrapped 300.0 to 44).
 
+def stored_or_raised(run, dtype, n):
+    """What `run(y)` leaves in a new `y` of `n` zeros of `dtype`, or the
+    type of the ValueError / OverflowError it raised."""
+    y = np.zeros(n, dtype)
+    try:
+        run(y)
+    except (ValueError, OverflowError) as e:
+        return type(e)
+    return y.tolist()
+
+
 @parpy.jit
 def python_float_stored(a, y, N):
     for i in range(N):
@@ -216,18 +227,11 @@ def python_float_stored(a, y, N):
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
 @pytest.mark.parametrize("a", [0.5, -0.9, -1.0, 100.0, 1e10, 1e19, float("nan"), float("inf")])
 def test_a_python_float_stored_into_integers_is_numpys_int(dtype, a):
-    def outcome(run):
-        y = np.zeros(3, dtype)
-        try:
-            run(y)
-        except (ValueError, OverflowError) as e:
-            return type(e)
-        return y.tolist()
-
-    want = outcome(lambda y: python_float_stored.py_func(a, y, 3))
+    want = stored_or_raised(lambda y: python_float_stored.py_func(a, y, 3), dtype, 3)
     opts = cpu_opts()
     opts.specialize_scalars = False
-    assert outcome(lambda y: python_float_stored(a, y, 3, opts=opts)) == want
+    got = stored_or_raised(lambda y: python_float_stored(a, y, 3, opts=opts), dtype, 3)
+    assert got == want
 
 
 @parpy.jit
@@ -706,13 +710,6 @@ def python_math_stored(a, y, N):
 def test_a_python_math_result_stored_into_integers_is_numpys_int(a):
     # (`math.sqrt` stashed its value in a local, which skipped the check:
     # NaN stored 0, 300.0 into int8 44)
-    def outcome(run):
-        y = np.zeros(2, np.int8)
-        try:
-            run(y)
-        except (ValueError, OverflowError) as e:
-            return type(e)
-        return y.tolist()
-
-    want = outcome(lambda y: python_math_stored.py_func(a, y, 2))
-    assert outcome(lambda y: python_math_stored(a, y, 2, opts=cpu_opts())) == want
+    want = stored_or_raised(lambda y: python_math_stored.py_func(a, y, 2), np.int8, 2)
+    got = stored_or_raised(lambda y: python_math_stored(a, y, 2, opts=cpu_opts()), np.int8, 2)
+    assert got == want
