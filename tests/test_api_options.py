@@ -503,6 +503,22 @@ def test_print_compiled_on_undecorated_function():
         parpy.print_compiled(42, [x, 16], parpy.par({}))
 
 
+def test_print_compiled_fills_in_the_defaults():
+    # (print_compiled took every parameter positionally: a function with
+    # defaults was "takes 4 positional arguments but 2 were given")
+    def scale(x, N, s=2.0, *, shift=3):
+        for i in range(N):
+            x[i] = x[i] * s + shift
+
+    x = np.zeros(4)
+    code = parpy.print_compiled(scale, [x, 4], parpy.par({}))
+    assert "x[i] * 2.0 + 3.0" in code, code
+    code = parpy.print_compiled(scale, [x, 4, 5.0, 7], parpy.par({}))
+    assert "x[i] * 5.0 + 7.0" in code, code
+    with pytest.raises(TypeError, match="takes 4 positional arguments"):
+        parpy.print_compiled(scale, [x], parpy.par({}))
+
+
 def test_unused_label_warns(tmp_path):
     x = np.arange(4.0)
     opts = cpu({'nowhere': parpy.threads(2)}, tmp_path)

@@ -713,3 +713,22 @@ def test_a_python_math_result_stored_into_integers_is_numpys_int(a):
     want = stored_or_raised(lambda y: python_math_stored.py_func(a, y, 2), np.int8, 2)
     got = stored_or_raised(lambda y: python_math_stored(a, y, 2, opts=cpu_opts()), np.int8, 2)
     assert got == want
+
+
+@parpy.jit
+def accumulated_float_stored(x, y, N):
+    for i in range(N):
+        acc = 0.0
+        acc += x[i]
+        y[i] = acc
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64])
+@pytest.mark.parametrize("v", [2.5, 300.0, 1e20, float("nan"), float("inf")])
+def test_a_python_float_local_holding_numpy_floats_stored_into_integers(dtype, v):
+    # (NumPy's `y[i] = np.float64(v)` is `int(v)` too: NaN raised
+    # ValueError in NumPy while parpy stored INT64_MIN, 300.0 into int8 44)
+    x = np.array([v, 1.5])
+    want = stored_or_raised(lambda y: accumulated_float_stored.py_func(x, y, 2), dtype, 2)
+    got = stored_or_raised(lambda y: accumulated_float_stored(x, y, 2, opts=cpu_opts()), dtype, 2)
+    assert got == want

@@ -124,6 +124,40 @@ def test_a_keyword_only_parameter_of_a_helper_given_by_position_is_an_error():
 
 
 @parpy.jit
+def weigh(a, b, /, c=2.0):
+    return a + b * c
+
+
+@parpy.jit
+def weigh_rows(x, y, /, N, *, c=3.0):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = weigh(x[i, 0], x[i, 1], c=c) + weigh(x[i, 1], x[i, 0])
+
+
+def test_positional_only_parameters():
+    # the parameters before `/` go by position: naming one is Python's
+    # TypeError (parpy bound it by name)
+    x = np.arange(8.0).reshape(4, 2)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    y, ref = np.zeros(4), np.zeros(4)
+    weigh_rows(x, y, N=4, c=0.5, opts=opts)
+    weigh_rows.py_func(x, ref, N=4, c=0.5)
+    assert np.array_equal(y, ref)
+    with pytest.raises(TypeError, match=r"positional-only arguments passed as keyword arguments: "
+                       r"`y`: weigh_rows\(x, y, /, N, \*, c, opts=...\)"):
+        weigh_rows(x, y=y, N=4, opts=opts)
+
+    @parpy.jit
+    def bad(x, y, N):
+        for i in range(N):
+            y[i] = weigh(x[i, 0], b=x[i, 1])
+
+    with pytest.raises(parpy.CompileError, match=r"`weigh` takes `b` by position only"):
+        bad(x, np.zeros(4), 4, opts=cpu_opts({}))
+
+
+@parpy.jit
 def affine(a, scale=3, shift=0.5, clamp=True):
     v = a * scale + shift
     if clamp:

@@ -60,14 +60,55 @@ fn _scalar_sizes<'py>(
 
 /// Compiles `fun` (a jit or plain function) for `args` on `backend`, with
 /// no cache; also returns the function's name.
-fn compile_with(
-    py: Python<'_>,
-    fun: &Bound<'_, PyAny>,
-    items: Vec<Bound<'_, PyAny>>,
+/// The parameters `items` leaves out, from the function's defaults as a
+/// call fills them in (`__defaults__` for the positional ones,
+/// `__kwdefaults__` for those after `*`), up to the first without one.
+fn fill_defaults<'py>(
+    py_func: &Bound<'py, PyAny>,
+    def: &parpy_core::syntax::ast::FunctionDef,
+    items: &mut Vec<Bound<'py, PyAny>>,
+) -> PyResult<()> {
+    if items.len() >= def.params.len() {
+        return Ok(());
+    }
+    let defaults = py_func.getattr("__defaults__")?;
+    let defaults: Vec<Bound<'_, PyAny>> = if defaults.is_none() {
+        vec![]
+    } else {
+        defaults.try_iter()?.collect::<PyResult<_>>()?
+    };
+    let kw_defaults = py_func.getattr("__kwdefaults__")?;
+    let positional = def.params.iter().filter(|p| !p.kw_only).count();
+    let first_default = positional.saturating_sub(defaults.len());
+    for (i, p) in def.params.iter().enumerate().skip(items.len()) {
+        let default = if i < positional {
+            i.checked_sub(first_default).map(|d| defaults[d].clone())
+        } else if kw_defaults.is_none() {
+            None
+        } else {
+            kw_defaults.get_item(&p.name).ok()
+        };
+        match default {
+            Some(d) => items.push(d),
+            None => break,
+        }
+    }
+    Ok(())
+}
+
+fn compile_with<'py>(
+    py: Python<'py>,
+    fun: &Bound<'py, PyAny>,
+    mut items: Vec<Bound<'py, PyAny>>,
     data: &OptData,
     backend: Backend,
 ) -> PyResult<(CompileOutput, String)> {
     let (def, resolver, name, params) = jit::def_and_resolver(fun)?;
+    let py_func = match fun.cast::<jit::JitFunction>() {
+        Ok(j) => j.getattr("py_func")?,
+        Err(_) => fun.clone(),
+    };
+    fill_defaults(&py_func, &def, &mut items)?;
     if items.len() != params.len() {
         return Err(PyTypeError::new_err(format!(
             "{name}() takes {} positional arguments ({}) but {} were given",
@@ -80,10 +121,6 @@ fn compile_with(
         func: &name,
         params: &params,
         in_place: def.in_place_params(),
-    };
-    let py_func = match fun.cast::<jit::JitFunction>() {
-        Ok(j) => j.getattr("py_func")?,
-        Err(_) => fun.clone(),
     };
     let tuple = pyo3::types::PyTuple::new(py, &items)?;
     let symbols = crate::resolver::check_value_annotations(&py_func, tuple.as_any())?;

@@ -219,6 +219,8 @@ pub struct JitFunction {
     /// How many of `params` may be given by position (those after `*` in
     /// the `def` go by name only).
     positional: usize,
+    /// How many of `params` go by position only (those before `/`).
+    pos_only: usize,
     pub resolver: Arc<PyResolver>,
     py_func: Py<PyAny>,
     /// Registered with [`crate::loaded`] (the bound on loaded
@@ -268,6 +270,7 @@ impl JitFunction {
         Ok(JitFunction {
             name,
             positional: def.params.iter().filter(|p| !p.kw_only).count(),
+            pos_only: def.params.iter().filter(|p| p.pos_only).count(),
             in_place: def.in_place_params(),
             def,
             params,
@@ -291,6 +294,9 @@ impl JitFunction {
     fn signature(&self) -> String {
         let (pos, kw) = self.params.split_at(self.positional);
         let mut all: Vec<&str> = pos.iter().map(String::as_str).collect();
+        if self.pos_only > 0 {
+            all.insert(self.pos_only, "/");
+        }
         if !kw.is_empty() {
             all.push("*");
             all.extend(kw.iter().map(String::as_str));
@@ -770,6 +776,13 @@ impl JitFunction {
                     self.signature()
                 )));
             };
+            if i < self.pos_only {
+                return Err(PyTypeError::new_err(format!(
+                    "{}() got some positional-only arguments passed as keyword arguments: `{name}`: {}",
+                    self.name,
+                    self.signature()
+                )));
+            }
             if slots[i].is_some() {
                 return Err(PyTypeError::new_err(format!(
                     "{}() got multiple values for argument `{name}`: {}",

@@ -89,6 +89,7 @@ pub(super) fn flatten_params(
                         annotation: None,
                         default: None,
                         kw_only: p.kw_only,
+                        pos_only: p.pos_only,
                         span: p.span,
                     }));
             }

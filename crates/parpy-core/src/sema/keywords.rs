@@ -546,7 +546,7 @@ fn bind_helper(
             None => None,
         });
     }
-    let by_name = vec![true; names.len()];
+    let by_name: Vec<bool> = def.params.iter().map(|p| !p.pos_only).collect();
     fill(
         &def.name, &names, &by_name, &defaults, true, args, kws, span, diags,
     )

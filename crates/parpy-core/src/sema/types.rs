@@ -437,11 +437,9 @@ impl Lowerer<'_, '_> {
             return e;
         };
         // (a local typed as a Python float may hold NumPy's float64 by
-        // now, `acc = 0.0` then `acc += x[k] * y[k]`, which NumPy stores
-        // with C's conversion: only values of Python numbers are checked)
-        let mut reads_local = false;
-        crate::ir::visit::expr_vars(&e, &mut |v| reads_local |= self.user_locals.contains(&v));
-        if const_scalar(&e).is_some() || !fty.is_float() || reads_local {
+        // now, `acc = 0.0` then `acc += x[k] * y[k]`: NumPy's element
+        // store makes `int(v)` of a NumPy float too, so it is checked alike)
+        if const_scalar(&e).is_some() || !fty.is_float() {
             return e;
         }
         let span = e.span;

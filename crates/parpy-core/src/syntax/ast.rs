@@ -26,6 +26,8 @@ pub struct Param {
     pub default: Option<Keyword>,
     /// After `*` in the `def`: given by name only.
     pub kw_only: bool,
+    /// Before `/` in the `def`: given by position only.
+    pub pos_only: bool,
     pub span: Span,
 }
 

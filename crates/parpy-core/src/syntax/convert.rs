@@ -275,6 +275,7 @@ impl Converter {
                 annotation,
                 default,
                 kw_only: i >= positional,
+                pos_only: i < a.posonlyargs.len(),
                 span: self.span(p.def.range),
             });
         }
