@@ -242,3 +242,41 @@ def test_a_read_under_a_condition_raises_where_python_does():
     run_both(read_under_a_condition, [x, np.zeros((3, 2)), 3, 0.0], opts, rtol=0, atol=0)
     expect_raised(read_under_a_condition, [np.array([-2.0, 1.0, 7.0]), np.zeros((3, 2)), 3, -10.0], opts,
                   UnboundLocalError, MESSAGE, "'t'")
+
+
+@parpy.jit
+def set_and_read_under_one_condition(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        if x[i] > 0.0:
+            t = x[i] * 2.0
+        else:
+            y[i] = -1.0
+        if x[i] > 0.0:
+            y[i] = t
+
+
+@parpy.jit
+def condition_changed_in_between(x, y, N):
+    for i in range(N):
+        if x[i] > 0.0:
+            t = x[i] * 2.0
+        x[i] = x[i] + 5.0
+        if x[i] > 0.0:
+            y[i] = t
+
+
+def test_a_local_read_under_the_condition_that_assigned_it():
+    # `if c: t = ...` then `if c: use t`: every read follows the
+    # assignment of its own iteration (the parallel loop was refused,
+    # "reads it before assigning it", and a flag checked each read)
+    x = np.array([1.0, -2.0, 3.0, -0.5])
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(set_and_read_under_one_condition, [x, np.zeros(4), 4], opts, rtol=0, atol=0)
+    code = parpy.print_compiled(set_and_read_under_one_condition, [x, np.zeros(4), 4], opts)
+    assert "t_bound" not in code
+    # with the condition's value changed in between, Python may raise
+    expect_raised(condition_changed_in_between, [np.array([-2.0, 1.0]), np.zeros(2), 2], cpu_opts(),
+                  UnboundLocalError, MESSAGE, "'t'")
+    run_both(condition_changed_in_between, [np.array([1.0, -2.0]), np.zeros(2), 2], cpu_opts(),
+             rtol=0, atol=0)

@@ -6,7 +6,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use crate::diag::Span;
-use crate::ir::visit::stmt_exprs;
+use crate::ir::visit::{is_pure, may_change, same_expr, stmt_exprs};
 use crate::ir::{BinOp, Expr, ExprKind, ForLoop, Place, Stmt, StmtKind, VarId};
 
 /// The locals assigned on every path to a point; `None` where no path
@@ -40,7 +40,7 @@ pub fn maybe_unbound_reads(
         out: HashSet::new(),
         loops: vec![],
     };
-    w.block(body, Some(BTreeSet::new()));
+    w.block(body, Some(BTreeSet::new()), &[]);
     w.out
 }
 
@@ -104,8 +104,14 @@ struct Walk<'a> {
     loops: Vec<(Assigned, Assigned)>,
 }
 
+/// A condition known to hold (or fail) at a point, and the locals the side
+/// of an `if` on it assigned: an `if` on the same condition again (pure,
+/// unchanged since) enters that side with them assigned.
+type Fact<'e> = (&'e Expr, bool, BTreeSet<VarId>);
+
 impl Walk<'_> {
-    fn block(&mut self, b: &[Stmt], mut st: Assigned) -> Assigned {
+    fn block<'e>(&mut self, b: &'e [Stmt], mut st: Assigned, known: &[Fact<'e>]) -> Assigned {
+        let mut known: Vec<Fact<'e>> = known.to_vec();
         for s in b {
             let cur = st.as_ref()?;
             for e in stmt_exprs(s) {
@@ -125,17 +131,40 @@ impl Walk<'_> {
                     a
                 }),
                 StmtKind::If {
+                    cond,
                     then_body,
                     else_body,
-                    ..
                 } => {
-                    let t = self.block(then_body, st.clone());
-                    let e = self.block(else_body, st);
+                    let side = |holds: bool| {
+                        let mut a = st.clone();
+                        if let Some(a) = &mut a {
+                            for (c, h, vs) in &known {
+                                if *h == holds && same_expr(c, cond) {
+                                    a.extend(vs);
+                                }
+                            }
+                        }
+                        a
+                    };
+                    let (entry_t, entry_e) = (side(true), side(false));
+                    let t = self.block(then_body, entry_t, &known);
+                    let e = self.block(else_body, entry_e, &known);
+                    if is_pure(cond) && !may_change(s, cond) {
+                        for (holds, end) in [(true, &t), (false, &e)] {
+                            if let (Some(end), Some(before)) = (end, &st) {
+                                let new: BTreeSet<VarId> =
+                                    end.difference(before).copied().collect();
+                                if !new.is_empty() {
+                                    known.push((cond, holds, new));
+                                }
+                            }
+                        }
+                    }
                     meet(t, e)
                 }
                 StmtKind::For(l) => {
                     self.loops.push((None, None));
-                    let end = self.block(&l.body, st.clone());
+                    let end = self.block(&l.body, st.clone(), &[]);
                     let (broke, continued) = self.loops.pop().unwrap_or_default();
                     if (self.runs)(l) {
                         // (the last iteration ends at its end or at a
@@ -147,7 +176,7 @@ impl Walk<'_> {
                 }
                 StmtKind::While { cond, body } => {
                     self.loops.push((None, None));
-                    self.block(body, st.clone());
+                    self.block(body, st.clone(), &[]);
                     let (broke, _) = self.loops.pop().unwrap_or_default();
                     if matches!(cond.kind, ExprKind::Bool(true)) {
                         // (`while True:` ends only at a `break`)
@@ -156,7 +185,7 @@ impl Walk<'_> {
                         st
                     }
                 }
-                StmtKind::OnDevice(b) => self.block(b, st),
+                StmtKind::OnDevice(b) => self.block(b, st, &known),
                 StmtKind::Return(_) => None,
                 StmtKind::Break | StmtKind::Continue => {
                     let brk = matches!(s.kind, StmtKind::Break);
@@ -168,6 +197,7 @@ impl Walk<'_> {
                 }
                 _ => st,
             };
+            known.retain(|(c, _, _)| !may_change(s, c));
         }
         st
     }

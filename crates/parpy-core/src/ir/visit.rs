@@ -554,9 +554,58 @@ struct Flow {
     continued: bool,
 }
 
-/// [`Flow`] through `b`, entered with `v` assigned (`defined`) or not.
-fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> Flow {
+/// Whether `e` computes from variables, elements and operators only (no
+/// call, no check): evaluated again with none of the variables and arrays
+/// it reads written in between, it gives the same value.
+pub fn is_pure(e: &Expr) -> bool {
+    let here = matches!(
+        e.kind,
+        ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Unary { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Select { .. }
+            | ExprKind::Convert { .. }
+            | ExprKind::Math { .. }
+    );
+    here && e.children().all(is_pure)
+}
+
+/// Whether running `s` may change the value of the pure expression `e`:
+/// it writes a variable or an array `e` reads.
+pub fn may_change(s: &Stmt, e: &Expr) -> bool {
+    let w = written(std::slice::from_ref(s));
+    !w.is_empty() && {
+        let mut hit = false;
+        expr_vars(e, &mut |v| hit |= w.contains(&v));
+        hit
+    }
+}
+
+/// The conditions known to hold or fail at a point of a block, each where
+/// an `if` on it assigned something on its true (or false) side: `(c,
+/// holds)`, with `c` pure and unchanged since. An `if` on the same
+/// condition again takes the side on which it was assigned.
+pub type Known<'e> = Vec<(&'e Expr, bool)>;
+
+/// Whether `known` says that the side `holds` of an `if` on `cond` runs
+/// only where `c` took the side that assigned.
+pub fn known_side(known: &[(&Expr, bool)], cond: &Expr, holds: bool) -> bool {
+    known.iter().any(|&(c, h)| h == holds && same_expr(c, cond))
+}
+
+/// [`Flow`] through `b`, entered with `v` assigned (`defined`) or not, or
+/// assigned where the conditions of `known` take their side.
+fn flow(b: &[Stmt], v: VarId, defined: bool) -> Flow {
+    flow_known(b, v, defined, &[])
+}
+
+fn flow_known<'e>(b: &'e [Stmt], v: VarId, mut defined: bool, known: &[(&'e Expr, bool)]) -> Flow {
     let mut out = Flow::default();
+    let mut known: Known<'e> = known.to_vec();
     for s in b {
         let (reads, assigns) = reads_assigns(s, v);
         if !defined && reads {
@@ -565,18 +614,24 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> Flow {
         }
         match &s.kind {
             StmtKind::If {
+                cond,
                 then_body,
                 else_body,
-                ..
             } => {
-                let t = flow(then_body, v, defined);
-                let e = flow(else_body, v, defined);
+                let on = |holds| defined || known_side(&known, cond, holds);
+                let t = flow_known(then_body, v, on(true), &known);
+                let e = flow_known(else_body, v, on(false), &known);
                 if t.read || e.read {
                     out.read = true;
                     return out;
                 }
                 out.broke |= t.broke || e.broke;
                 out.continued |= t.continued || e.continued;
+                if !defined && t.defined != e.defined && is_pure(cond) && !may_change(s, cond) {
+                    // (a side that leaves through a `break` or `continue`
+                    // counts as assigning: no path goes on from it)
+                    known.push((cond, t.defined));
+                }
                 defined = defined || (t.defined && e.defined);
             }
             StmtKind::For(_) | StmtKind::While { .. } | StmtKind::OnDevice(_) => {
@@ -619,6 +674,7 @@ fn flow(b: &[Stmt], v: VarId, mut defined: bool) -> Flow {
             }
             _ => {}
         }
+        known.retain(|&(c, _)| !may_change(s, c));
         // a loop counter is assigned by its loop only inside the body
         if assigns && !matches!(s.kind, StmtKind::For(_)) {
             defined = true;

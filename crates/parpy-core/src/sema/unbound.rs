@@ -160,25 +160,9 @@ impl Lowerer<'_, '_> {
 /// where each is pure: it computes from variables, elements and
 /// operators only (a helper call or a check is not made twice).
 fn path_condition(path: &[(&ir::Expr, bool)], span: Span) -> Option<ir::Expr> {
-    fn pure(e: &ir::Expr) -> bool {
-        let here = matches!(
-            e.kind,
-            ExprKind::Bool(_)
-                | ExprKind::Int(_)
-                | ExprKind::Float(_)
-                | ExprKind::Var(_)
-                | ExprKind::Index { .. }
-                | ExprKind::Unary { .. }
-                | ExprKind::Binary { .. }
-                | ExprKind::Select { .. }
-                | ExprKind::Convert { .. }
-                | ExprKind::Math { .. }
-        );
-        here && e.children().all(pure)
-    }
     let mut out: Option<ir::Expr> = None;
     for &(c, holds) in path {
-        if !pure(c) {
+        if !crate::ir::visit::is_pure(c) {
             return None;
         }
         let c = if holds {
