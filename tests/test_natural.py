@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import bits_of, check_gpu_code, cpu_opts, run_both
+from conftest import bits_of, check_gpu_code, cpu_opts, python_opts, run_both
 from test_assert import expect_raised
 
 
@@ -2368,3 +2368,31 @@ def test_a_conditional_expression_known_when_compiling_is_its_chosen_side():
     x = np.array([3, -7, 2 ** 62], np.int64)
     got = run_both(chosen_side, [x, np.zeros((3, 2), np.int64), 3], cpu_opts(), rtol=0, atol=0)
     assert got[1][:, 1].tolist() == [1, -4, 2 ** 61]
+
+
+@parpy.jit
+def python_max_min(a, b, y):
+    parpy.label('i')
+    for i in range(4):
+        y[i, 0] = max(a[i], b[i])
+        y[i, 1] = min(a[i], b[i])
+        y[i, 2] = max(a[i], b[i], a[i] * 0.5)
+        y[i, 3] = min(a[i], 2.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_python_max_min_of_floats_compare_as_python_does(dtype):
+    # (they were NumPy's maximum / minimum: max(1.0, nan) NaN where Python
+    # gives 1.0, max(0.0, -0.0) -0.0 in Python mode where Python gives 0.0)
+    vals = [0.0, -0.0, np.nan, 1.0]
+    pairs = [(u, v) for u in vals for v in vals]
+    opts = cpu_opts({'i': parpy.threads(2)})
+    for k in range(0, len(pairs), 4):
+        a = np.array([p[0] for p in pairs[k:k + 4]], dtype)
+        b = np.array([p[1] for p in pairs[k:k + 4]], dtype)
+        want = np.zeros((4, 4), dtype)
+        python_max_min.py_func(a, b, want)
+        for o in (opts, python_opts(opts)):
+            y = np.zeros((4, 4), dtype)
+            python_max_min(a, b, y, opts=o)
+            assert y.tobytes() == want.tobytes(), (o.backend, a, b, y, want)

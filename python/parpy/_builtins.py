@@ -84,4 +84,13 @@ def binary_extreme(take_min: bool, a: Any, b: Any) -> Any:
         if isinstance(a, bool) and isinstance(b, bool):
             return bool(r)
         return int(r)
-    return np.minimum(a, b) if take_min else np.maximum(a, b)
+    r = np.minimum(a, b) if take_min else np.maximum(a, b)
+    if np.ndim(r) != 0:
+        return r
+    # Python's comparison of the promoted operands: the first of a tie
+    # (`max(0.0, -0.0)` is 0.0) and `a` where either is NaN, not NumPy's
+    # NaN or second of a tie
+    t = r.dtype.type
+    pa, pb = t(a), t(b)
+    better = (pb < pa) if take_min else (pb > pa)
+    return pb if better else pa

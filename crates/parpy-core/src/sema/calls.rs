@@ -460,7 +460,10 @@ impl Lowerer<'_, '_> {
                     let v = v?;
                     acc = Some(match acc {
                         None => v,
-                        Some(a) if python => self.binary(op, v, a, span)?,
+                        Some(a) if python => {
+                            let m = self.binary(op, v, a, span)?;
+                            self.python_extreme_of_floats(m, span)
+                        }
                         Some(a) => self.binary(op, a, v, span)?,
                     });
                 }
@@ -1225,6 +1228,43 @@ impl Lowerer<'_, '_> {
 
     /// `e` kept in a hidden local assigned before the statement (whose
     /// checks read it): a read of that local.
+    /// Python's `max(a, b)` / `min(a, b)` of floats from NumPy's `m`
+    /// (`maximum(b, a)`, the operands promoted): `b if b > a else a`, so
+    /// the first of a tie (`max(0.0, -0.0)` is 0.0) and `a` where either
+    /// is NaN (`max(1.0, nan)` is 1.0, `max(nan, 1.0)` NaN), as Python
+    /// compares them.
+    fn python_extreme_of_floats(&mut self, m: TExpr, span: Span) -> TExpr {
+        let ExprKind::Binary { op, lhs, rhs } = &m.e.kind else {
+            return m;
+        };
+        let cmp = match op {
+            BinOp::Max => BinOp::Gt,
+            BinOp::Min => BinOp::Lt,
+            _ => return m,
+        };
+        if !m.e.ty.elem().is_some_and(|t| t.is_float()) {
+            return m;
+        }
+        let (ty, weak) = (m.e.ty.clone(), m.weak);
+        let mut once = |e: &Expr| match crate::ir::visit::is_pure(e) {
+            true => e.clone(),
+            false => self.stash(e.clone(), span),
+        };
+        // (the earlier argument first, in Python's order)
+        let a = once(rhs);
+        let b = once(lhs);
+        let e = Expr::new(
+            ExprKind::Select {
+                cond: Box::new(Expr::compare(cmp, b.clone(), a.clone(), span)),
+                then: Box::new(b),
+                else_: Box::new(a),
+            },
+            ty,
+            span,
+        );
+        TExpr { e, weak }
+    }
+
     pub(super) fn stash(&mut self, e: Expr, span: Span) -> Expr {
         let ty = e.ty.clone();
         // (the file's id is left out: it depends on what the process compiled
