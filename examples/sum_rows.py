@@ -1,4 +1,4 @@
-"""Row sums: the first parpy program (REFERENCE.md section 1).
+"""Row sums: the first parpy program (README.md, "A short tour").
 
 Runs `sum_rows` on the default backend (Auto: CPU on a machine without a
 GPU), checks it against NumPy, prints the generated code and compiles that

@@ -2396,3 +2396,19 @@ def test_python_max_min_of_floats_compare_as_python_does(dtype):
             y = np.zeros((4, 4), dtype)
             python_max_min(a, b, y, opts=o)
             assert y.tobytes() == want.tobytes(), (o.backend, a, b, y, want)
+
+
+@parpy.jit
+def count_infinities(x, y, N):
+    for i in range(N):
+        y[i, 0] = np.isinf(x[i, 0]) * 1
+        y[i, 1] = np.sum(np.isinf(x[i, :]))
+        y[i, 2] = np.isinf(x[i, 0]) != np.isinf(x[i, 1])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_isinf_of_minus_infinity_is_true(dtype):
+    # (C's isinf is -1 for -inf in glibc: `np.isinf(x) * 1` was -1, the
+    # sum of [-inf, inf, 1] 0)
+    x = np.array([[-np.inf, np.inf, 1.0], [1.0, -np.inf, -np.inf], [np.nan, 0.0, 2.0]], dtype)
+    run_both(count_infinities, [x, np.zeros((3, 3), np.int64), 3], cpu_opts())

@@ -133,6 +133,12 @@ class _Reduce(_Namespace):
     (`parpy.reduce(n)` is `parpy.threads(n).par_reduction()`), and a
     namespace of reductions (`parpy.reduce.sum`, ...)."""
 
+    # (the members the constructor sets, for type checkers)
+    sum: Callable[[Any], Any]
+    prod: Callable[[Any], Any]
+    max: Callable[[Any], Any]
+    min: Callable[[Any], Any]
+
     def __call__(self, n: Optional[int] = None) -> LoopPar:
         return _native.reduce_marker(n)
 

@@ -39,7 +39,7 @@ class LoopPar:
     """The parallelism of one label: `parpy.threads(n)` and its modifiers.
     Immutable: the methods return new objects."""
 
-    def __init__(self, threads: int) -> None: ...
+    def __new__(cls, threads: int) -> LoopPar: ...
     def tpb(self, n: int) -> LoopPar:
         """Threads per block; a positive multiple of 32 (else ValueError)."""
     def par_reduction(self) -> LoopPar:
@@ -65,10 +65,13 @@ class CompileOptions:
     reads as a read-only mapping (changing it in place raises TypeError:
     assign `opts.parallelize = {...}`).
 
-    `max_unroll_count`, `use_cuda_thread_block_clusters`,
-    `max_thread_blocks_per_cluster` and `use_cuda_graphs` are checked and
-    stored for compatibility but do not change the generated code yet (the
-    Metal backend rejects the two CUDA-only switches when they are on)."""
+    The Cuda options (docs/cuda-options.md): `max_unroll_count` bounds
+    the register arrays whose loops are unrolled (Cuda and Metal);
+    `use_cuda_thread_block_clusters` (at most `max_thread_blocks_per_cluster`
+    blocks) runs a wide reduction as one kernel of thread block clusters;
+    `use_cuda_graphs` replays a call's launches as a CUDA graph (the runtime
+    only: the generated code is the same). The Cpu backend ignores the
+    CUDA-only switches; the Metal backend rejects them when they are on."""
 
     parallelize: Mapping[str, LoopPar]
     backend: CompileBackend
@@ -94,14 +97,18 @@ class CompileOptions:
     # arguments, device 0 when there are none
     device: Optional[int]
     cache_dir: Optional[str]
-    def __init__(self, **fields: Any) -> None: ...
+    def __new__(cls, **kwargs: Any) -> CompileOptions: ...
     def copy(self) -> CompileOptions: ...
 
 class JitFunction:
     """A function compiled on demand; call it as `f(*args, opts=opts)`."""
 
-    def __init__(self, fun: Callable[..., Any]) -> None: ...
-    def __call__(self, *args: Any, opts: CompileOptions, **kwargs: Any) -> None: ...
+    def __new__(cls, f: Callable[..., Any]) -> JitFunction: ...
+    def __call__(self, *args: Any, opts: Optional[CompileOptions] = ..., **kwargs: Any) -> Any:
+        """A call from Python needs `opts` (without it, or with None, the
+        call raises CompileTypeError) and returns None. Inside jit code the
+        function is a helper: called without `opts`, it gives what its
+        `return` does."""
     @property
     def py_func(self) -> Callable[..., Any]: ...
     @property
@@ -117,7 +124,7 @@ class DeviceMemory:
     """CUDA device memory owned by this object (the storage of
     `parpy.buffer` buffers on the Cuda backend); every copy waits for its
     stream before returning."""
-    def __init__(self, nbytes: int, device: int) -> None: ...
+    def __new__(cls, nbytes: int, device: int) -> DeviceMemory: ...
     @property
     def ptr(self) -> int: ...
     @property
@@ -159,7 +166,7 @@ def _scalar_sizes(opts: CompileOptions) -> Tuple[Any, Any]:
 
 # Cuda runtime helpers (internal; used by the tests and CI without a GPU)
 def _cuda_nvrtc_compile(
-    code: str, name: str, arch: int = 90, options: Sequence[str] = ()
+    code: str, name: str, arch: int = 90, options: Sequence[str] = ...
 ) -> bytes: ...
 def _cuda_nvrtc_version() -> str: ...
 def _nvrtc_path() -> Optional[str]: ...

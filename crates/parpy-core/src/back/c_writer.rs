@@ -2114,6 +2114,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                         _ => return Err(format!("`{}` of an integer", func.name()).into()),
                     }
                 };
+                if func.is_predicate() {
+                    // C's `isinf` is any nonzero int (glibc's is -1 for
+                    // -inf): the IR's bool is 1
+                    return Ok((format!("({name}({}) != 0)", a.join(", ")), P_POSTFIX));
+                }
                 (format!("{name}({})", a.join(", ")), P_POSTFIX)
             }
             ExprKind::GpuIndex(g) => (self.d.gpu_index(*g)?, P_UNARY),
