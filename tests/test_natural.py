@@ -2412,3 +2412,27 @@ def test_isinf_of_minus_infinity_is_true(dtype):
     # sum of [-inf, inf, 1] 0)
     x = np.array([[-np.inf, np.inf, 1.0], [1.0, -np.inf, -np.inf], [np.nan, 0.0, 2.0]], dtype)
     run_both(count_infinities, [x, np.zeros((3, 3), np.int64), 3], cpu_opts())
+
+
+@parpy.jit
+def numpy_extremes_of_zeros(a, b, y, N):
+    for i in range(N):
+        y[i, 0] = np.maximum(a[i], b[i])
+        y[i, 1] = np.minimum(a[i], b[i])
+        y[i, 2] = np.max(a[:])
+        y[i, 3] = np.min(b[:])
+        y[i, 4] = np.clip(a[i], b[i], None)
+        y[i, 5] = a[i].clip(None, b[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_numpy_extremes_of_signed_zeros_bit_for_bit(dtype):
+    # NumPy's float16 maximum / minimum keep the first of a tie, its others
+    # the second; a one-sided clip is maximum / minimum (it kept the value)
+    a = np.array([-0.0, 0.0], dtype)
+    b = np.array([0.0, -0.0], dtype)
+    want = np.zeros((2, 6), dtype)
+    numpy_extremes_of_zeros.py_func(a, b, want, 2)
+    got = np.zeros((2, 6), dtype)
+    numpy_extremes_of_zeros(a, b, got, 2, opts=cpu_opts())
+    assert np.signbit(got).tolist() == np.signbit(want).tolist(), (got, want)

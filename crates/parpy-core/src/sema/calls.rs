@@ -464,7 +464,7 @@ impl Lowerer<'_, '_> {
                             let m = self.binary(op, v, a, span)?;
                             self.python_extreme_of_floats(m, span)
                         }
-                        Some(a) => self.binary(op, a, v, span)?,
+                        Some(a) => self.numpy_extreme(op, a, v, span)?,
                     });
                 }
                 acc
@@ -586,10 +586,17 @@ impl Lowerer<'_, '_> {
                 // give their second operand then: -0.0 clipped at 0.0 stays
                 // -0.0), a NaN value or bound gives NaN; a Python int
                 // beyond `x`'s integer range on its own side is dropped
+                // (with one bound, NumPy's clip is `np.maximum(x, lo)` or
+                // `np.minimum(x, hi)`: the bound wins ties)
+                let one_sided = lo.is_none() || hi.is_none();
                 if let Some(lo) = lo.filter(|b| Self::clip_bound_applies(&x, b, false)) {
-                    x = self.binary(BinOp::Max, lo, x, span)?;
+                    x = match one_sided {
+                        true => self.numpy_extreme(BinOp::Max, x, lo, span)?,
+                        false => self.binary(BinOp::Max, lo, x, span)?,
+                    };
                 }
                 match hi.filter(|b| Self::clip_bound_applies(&x, b, true)) {
+                    Some(hi) if one_sided => self.numpy_extreme(BinOp::Min, x, hi, span),
                     Some(hi) => self.binary(BinOp::Min, hi, x, span),
                     None => Some(x),
                 }
@@ -1228,6 +1235,19 @@ impl Lowerer<'_, '_> {
 
     /// `e` kept in a hidden local assigned before the statement (whose
     /// checks read it): a read of that local.
+    /// NumPy's `maximum(a, b)` / `minimum(a, b)` (`op`: the IR's `Max` /
+    /// `Min`, which give `b` of a tie): NumPy's float16 loops give `a`
+    /// (`np.maximum(f16(-0.0), f16(0.0))` is -0.0), its others `b`.
+    fn numpy_extreme(&mut self, op: BinOp, a: TExpr, b: TExpr, span: Span) -> Option<TExpr> {
+        let mut m = self.binary(op, a, b, span)?;
+        if m.e.ty.elem() == Some(ElemTy::F16) {
+            if let ExprKind::Binary { lhs, rhs, .. } = &mut m.e.kind {
+                std::mem::swap(lhs, rhs);
+            }
+        }
+        Some(m)
+    }
+
     /// Python's `max(a, b)` / `min(a, b)` of floats from NumPy's `m`
     /// (`maximum(b, a)`, the operands promoted): `b if b > a else a`, so
     /// the first of a tie (`max(0.0, -0.0)` is 0.0) and `a` where either

@@ -2236,6 +2236,16 @@ impl Lowerer<'_, '_> {
                     span,
                 );
                 convert(sum, ElemTy::F16)
+            } else if acc_ty == ElemTy::F16 && matches!(op, ReduceOp::Max | ReduceOp::Min) {
+                // NumPy's float16 maximum keeps the first of a tie (the
+                // IR's max gives its second operand, as NumPy's others do)
+                Expr::binary(
+                    bop,
+                    convert(e, acc_ty),
+                    acc_e.clone(),
+                    Type::Scalar(acc_ty),
+                    span,
+                )
             } else {
                 Expr::binary(
                     bop,
