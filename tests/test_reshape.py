@@ -48,9 +48,26 @@ def unknown_shape(x, y, N):
         y[i, :] = x[i, :].reshape(i, -1)[0]
 
 
+@parpy.jit
+def size_past_int64(x, y, N):
+    # (2**32 * 2**32 wrapped to 0 elements: the reshape of an empty row
+    # passed its check, and the sum ran ~2**64 iterations)
+    for i in range(N):
+        y[i, 0] = x[i, :0].reshape(2**32, 2**32).sum()
+
+
+@parpy.jit
+def too_big_to_make(x, y, N):
+    # (the sum of 2**64 ones ran no iteration and gave 0.0)
+    for i in range(N):
+        y[i, 0] = np.ones((2**32, 2**32)).sum()
+
+
 @pytest.mark.parametrize("fn,message", [
     (wrong_size, "cannot reshape an array of 8 elements into shape (3, 3)"),
     (unknown_shape, "the new shape of a reshape must be known when compiling"),
+    (size_past_int64, "cannot reshape an array of 0 elements into shape (4294967296, 4294967296)"),
+    (too_big_to_make, "array is too big (`np.ones` of shape (4294967296, 4294967296))"),
 ])
 def test_what_a_reshape_cannot_be_is_a_located_error(fn, message):
     with pytest.raises(parpy.CompileError) as e:

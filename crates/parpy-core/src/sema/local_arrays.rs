@@ -581,6 +581,21 @@ impl Lowerer<'_, '_> {
             }
             shape.push(n);
         }
+        if shape
+            .iter()
+            .try_fold(1i64, |a, &d| a.checked_mul(d))
+            .is_none()
+        {
+            self.error(
+                Diagnostic::error(format!(
+                    "array is too big (`{call}` of shape {})",
+                    shape_text(&shape)
+                ))
+                .at(e.span, "more elements than an int64 counts")
+                .note("NumPy raises ValueError for it"),
+            );
+            return None;
+        }
         Some(shape)
     }
 

@@ -103,12 +103,14 @@ impl Lowerer<'_, '_> {
             shape.push(n);
         }
         if let Some(k) = inferred {
-            let rest: i64 = shape.iter().product();
-            if rest > 0 && n % rest == 0 {
+            let rest = shape.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
+            if let Some(rest) = rest.filter(|&r| r > 0 && n % r == 0) {
                 shape[k] = n / rest;
             }
         }
-        if shape.iter().product::<i64>() != n {
+        // (a product past int64 is no size: 2**32 * 2**32 wrapped to 0)
+        let size = shape.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
+        if size != Some(n) {
             self.error(
                 Diagnostic::error(format!(
                     "cannot reshape an array of {n} elements into shape {}",
