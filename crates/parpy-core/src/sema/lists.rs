@@ -258,10 +258,14 @@ impl Lowerer<'_, '_> {
             }
             // (an operand that may be an array, a local this check cannot
             // see yet, leaves the operator alone)
+            // (`surely_number` walks its operand, and each operator of a
+            // long sum is one: only an operator with a list operand asks,
+            // else the check is cubic in the length of the expression)
             for (op, all, at) in operands {
-                let list = all.iter().find(|e| is_list(e));
-                let numbers = all.iter().all(|e| is_list(e) || self.surely_number(e));
-                if let (Some(l), true) = (list, numbers) {
+                let Some(l) = all.iter().find(|e| is_list(e)) else {
+                    continue;
+                };
+                if all.iter().all(|e| is_list(e) || self.surely_number(e)) {
                     found.push((op, l.span, at));
                 }
             }
