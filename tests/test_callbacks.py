@@ -225,6 +225,39 @@ def test_an_exception_in_the_callback_propagates_and_stops_the_call():
         stops_at_the_failure(x, 8, opts=cpu_opts({'N': T(8)}))
 
 
+KEPT = []
+
+
+@parpy.callback
+def keeps_its_buffer(a):
+    KEPT.append(a)
+    a.numpy()[0] += 1.0
+
+
+@parpy.jit
+def passes_a_local_array(x, N):
+    t = np.zeros(4)
+    for i in range(4):
+        t[i] = x[i] + 1.0
+    keeps_its_buffer(t)
+    keeps_its_buffer(x)
+
+
+def test_a_buffer_the_callback_keeps_outlives_the_call():
+    # (the buffer pointed at the compiled code's memory: a kept one read
+    # the stack of a later call, or wrote into an array that reused the
+    # freed memory of the argument)
+    KEPT.clear()
+    x = np.arange(4.0)
+    passes_a_local_array(x, 4, opts=cpu_opts())
+    assert x.tolist() == [1.0, 1.0, 2.0, 3.0]   # the write is seen
+    passes_a_local_array(np.full(4, 10.0), 4, opts=cpu_opts())
+    assert KEPT[0].numpy().tolist() == [2.0, 2.0, 3.0, 4.0]
+    assert KEPT[1].numpy().tolist() == [1.0, 1.0, 2.0, 3.0]
+    del x
+    KEPT[1].numpy()[:] = -1.0   # its own memory: nothing else changes
+
+
 def test_a_callback_called_from_plain_python_gets_buffers():
     got = []
 

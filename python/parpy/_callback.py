@@ -2,9 +2,10 @@
 code, between kernels (never inside parallel code).
 
 The compiled code calls `invoke` with one spec per argument: arrays as
-buffers over the memory the compiled code works on (on the Cpu backend
-the arguments' own memory; on Cuda host copies of the device data,
-copied back after the call), scalars as Python numbers. Called from plain
+buffers over copies of the data (on the Cpu backend of the memory the
+compiled code works on, written back after the call; on Cuda host copies
+of the device data, copied back after the call), scalars as Python
+numbers. Called from plain
 Python (or `CompileBackend.Python`), a callback gets its NumPy arguments
 as buffers too, so both ways run the same code.
 """
@@ -56,17 +57,37 @@ def callback(fn: Callable[..., Any]) -> Callback:
 
 
 def invoke(cb: Callback, specs: List[Tuple[Any, ...]]) -> None:
-    """The compiled code's call (see the module documentation)."""
+    """The compiled code's call (see the module documentation).
+
+    An array the compiled code passes by address (the Cpu backend's
+    arguments and local arrays) reaches the callback as a copy, written
+    back after the call where the callback changed it: a buffer the
+    callback keeps (or a `.numpy()` view of it) then never points at
+    memory freed after the call (the caller's array, or a local array of
+    the compiled code's stack)."""
     args = []
+    copies: List[Tuple[np.ndarray, np.ndarray]] = []
     for spec in specs:
         if spec[0] == "array":
             _, data, shape, dtype = spec
             if isinstance(data, int):
-                args.append(from_raw(data, shape, dtype, CompileBackend.Cpu))
+                memory = from_raw(data, shape, dtype, CompileBackend.Cpu).numpy()
+                own = memory.copy()
+                copies.append((memory, own))
+                args.append(from_array(own, CompileBackend.Cpu))
             else:
                 view = np.frombuffer(data, dtype=dtype).reshape(shape)
                 args.append(from_array(view, CompileBackend.Cpu))
         else:
             _, value, dtype = spec
             args.append(value)
-    cb.fn(*args)
+    try:
+        cb.fn(*args)
+    finally:
+        for memory, own in copies:
+            # (bytes compared: an unchanged read-only argument is not
+            # written, and NaNs compare as themselves)
+            if own.size and not np.array_equal(
+                own.reshape(-1).view(np.uint8), memory.reshape(-1).view(np.uint8)
+            ):
+                memory[...] = own
