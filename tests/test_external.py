@@ -421,6 +421,34 @@ def test_editing_a_header_rebuilds(tmp_path):
     assert run() == 2.0
 
 
+def test_editing_a_header_the_header_includes_rebuilds(tmp_path):
+    # (only the named header's content keyed the disk cache: a new process
+    # loaded the library built from the old `parpy_k2_impl.h`)
+    (tmp_path / "parpy_k2.h").write_text('#include "parpy_k2_impl.h"\n')
+    impl = tmp_path / "parpy_k2_impl.h"
+
+    @parpy.external("parpy_k2", parpy.CompileBackend.Cpu, parpy.Target.Device,
+                    header="parpy_k2.h")
+    def k2() -> types.F32:
+        return 0.0
+
+    def run():
+        @parpy.jit
+        def put_k2(x):
+            x[0] = k2()
+
+        x = np.zeros(1, np.float32)
+        opts = cpu_opts({})
+        opts.includes += [str(tmp_path)]
+        put_k2(x, opts=opts)
+        return x[0]
+
+    impl.write_text("static inline float parpy_k2(void) { return 1.0f; }\n")
+    assert run() == 1.0
+    impl.write_text("static inline float parpy_k2(void) { return 2.0f; }\n")
+    assert run() == 2.0
+
+
 # --------------------------------------------------------------------------
 # Cooperative externals: parallelize=parpy.threads(P) declares a GPU function
 # that P threads call together (it reads threadIdx.x, shuffles or shares

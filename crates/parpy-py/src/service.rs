@@ -205,25 +205,65 @@ pub fn write_output(
 }
 
 /// Comment lines naming the content hash of each header of the program's
-/// external functions found in `includes` (or the working directory), so
-/// that editing a header changes the code the disk cache is keyed by.
-/// Headers they include in turn are not followed.
+/// external functions found in `includes` (or the working directory), and
+/// of the headers they include in turn (`#include "x.h"` beside the
+/// including file or in `includes`; `<...>` ones only where found there),
+/// so that editing any of them changes the code the disk cache is keyed by.
 pub fn header_stamp(p: &parpy_core::ir::Program, includes: &[String]) -> String {
     let mut out = String::new();
+    let mut seen = std::collections::BTreeSet::new();
     for h in p.externals.iter().filter_map(|e| e.header.as_deref()) {
         let name = h.trim().trim_matches(|c| matches!(c, '<' | '>' | '"'));
-        let found = includes
-            .iter()
-            .map(std::path::PathBuf::from)
-            .chain(std::iter::once(std::path::PathBuf::from(".")))
-            .map(|d| d.join(name))
-            .find_map(|path| std::fs::read(path).ok());
-        if let Some(bytes) = found {
-            out.push_str(&format!(
-                "// parpy-header: {name} {}\n",
-                parpy_runtime::cache::sha256_hex(&bytes)
-            ));
-        }
+        stamp_header(name, None, includes, &mut seen, &mut out);
     }
     out
+}
+
+/// [`header_stamp`]'s line for the header `name` (looked up beside
+/// `from`, the including file's folder, first) and those it includes.
+fn stamp_header(
+    name: &str,
+    from: Option<&std::path::Path>,
+    includes: &[String],
+    seen: &mut std::collections::BTreeSet<std::path::PathBuf>,
+    out: &mut String,
+) {
+    use std::path::PathBuf;
+    let found = from
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(includes.iter().map(PathBuf::from))
+        .chain(std::iter::once(PathBuf::from(".")))
+        .map(|d| d.join(name))
+        .find_map(|path| std::fs::read(&path).ok().map(|b| (path, b)));
+    let Some((path, bytes)) = found else {
+        return;
+    };
+    let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    if !seen.insert(key) {
+        return;
+    }
+    out.push_str(&format!(
+        "// parpy-header: {name} {}\n",
+        parpy_runtime::cache::sha256_hex(&bytes)
+    ));
+    let dir = path.parent().map(std::path::Path::to_path_buf);
+    for line in String::from_utf8_lossy(&bytes).lines() {
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
+        let rest = rest.trim();
+        let (quoted, close) = match rest.chars().next() {
+            Some('"') => (true, '"'),
+            Some('<') => (false, '>'),
+            _ => continue,
+        };
+        if let Some(inner) = rest[1..].split(close).next() {
+            let beside = if quoted { dir.as_deref() } else { None };
+            stamp_header(inner, beside, includes, seen, out);
+        }
+    }
 }
