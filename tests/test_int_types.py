@@ -732,3 +732,27 @@ def test_a_python_float_local_holding_numpy_floats_stored_into_integers(dtype, v
     want = stored_or_raised(lambda y: accumulated_float_stored.py_func(x, y, 2), dtype, 2)
     got = stored_or_raised(lambda y: accumulated_float_stored(x, y, 2, opts=cpu_opts()), dtype, 2)
     assert got == want
+
+
+@parpy.jit
+def python_int_shifts(y, N, k):
+    for i in range(N):
+        y[i] = (5 << (i - k)) + (1000 >> (i - k))
+
+
+@parpy.jit
+def shifts_proven_non_negative(y, N):
+    for i in range(2, N):
+        y[i] = 5 << (i - 2)
+
+
+def test_a_negative_shift_count_of_python_ints_raises_as_python_does():
+    # (C's shift by a negative count is undefined: [0, 0, 5, 10] where
+    # Python raises ValueError)
+    from test_assert import expect_raised
+    expect_raised(python_int_shifts, [np.zeros(4, np.int64), 4, 2], cpu_opts(),
+                  ValueError, "negative shift count")
+    run_both(python_int_shifts, [np.zeros(4, np.int64), 4, 0], cpu_opts())
+    code = parpy.print_compiled(shifts_proven_non_negative, [np.zeros(4, np.int64), 4], cpu_opts())
+    assert "negative shift" not in code
+    run_both(shifts_proven_non_negative, [np.zeros(4, np.int64), 4], cpu_opts())

@@ -556,7 +556,9 @@ struct Flow {
 
 /// Whether `e` computes from variables, elements and operators only (no
 /// call, no check): evaluated again with none of the variables and arrays
-/// it reads written in between, it gives the same value.
+/// it reads written in between, it gives the same value. Stricter than
+/// [`pure`], which lets a check (an `assert`) through: a copy of `e` that
+/// is evaluated too costs no second check.
 pub fn is_pure(e: &Expr) -> bool {
     let here = matches!(
         e.kind,

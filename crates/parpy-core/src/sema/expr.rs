@@ -569,9 +569,18 @@ impl Lowerer<'_, '_> {
                     && b.weak
                     && !is_python_constant(rhs))
                 .then(|| (b.e.clone(), a.e.ty.elem(), b.e.ty.elem()));
+                // ... and for a negative shift count
+                let python_shift = (matches!(op, BinOp::Shl | BinOp::Shr)
+                    && a.weak
+                    && b.weak
+                    && !is_python_constant(rhs))
+                .then(|| b.e.clone());
                 let t = self.binary(*op, a, b, span)?;
                 if let Some((d, ta, tb)) = python_divisor {
                     self.python_zero_division(*op, d, ta, tb, span);
+                }
+                if let Some(count) = python_shift {
+                    self.python_negative_shift(count, span);
                 }
                 if is_python_constant(lhs) && is_python_constant(rhs) {
                     self.python_constant_check(&t, span)?;
@@ -1146,6 +1155,21 @@ impl Lowerer<'_, '_> {
         };
         let nonzero = Expr::compare(BinOp::Ne, d, zero, span);
         self.raise_unless(vec![(nonzero, message, "ZeroDivisionError")], span);
+    }
+
+    /// Python's `ValueError: negative shift count` where `count`, the
+    /// shift count of a shift of Python ints, is negative when the code
+    /// runs (none where the loops' ranges prove it is not).
+    fn python_negative_shift(&mut self, count: Expr, span: Span) {
+        if self.range(&count).is_some_and(|r| r.lo >= 0) {
+            return;
+        }
+        let Some(ElemTy::I64 | ElemTy::I32 | ElemTy::I16 | ElemTy::I8) = count.ty.elem() else {
+            return;
+        };
+        let zero = Expr::new(ExprKind::Int(0), count.ty.clone(), span);
+        let ok = Expr::compare(BinOp::Ge, count, zero, span);
+        self.raise_unless(vec![(ok, "negative shift count", "ValueError")], span);
     }
 
     /// `e`, an operator of number literals (`2 ** 70`), has a value that
