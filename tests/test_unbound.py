@@ -280,3 +280,21 @@ def test_a_local_read_under_the_condition_that_assigned_it():
                   UnboundLocalError, MESSAGE, "'t'")
     run_both(condition_changed_in_between, [np.array([1.0, -2.0]), np.zeros(2), 2], cpu_opts(),
              rtol=0, atol=0)
+
+
+@parpy.jit
+def last_index_after_loop(y, N):
+    for i in range(N):
+        y[1] = i
+    y[0] = i
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+def test_a_loop_variable_after_a_loop_known_to_run_zero_times(specialize):
+    # (with N = 0 known when compiling, the name was "not defined", a
+    # CompileNameError, where Python raises UnboundLocalError when it runs)
+    opts = cpu_opts()
+    opts.specialize_scalars = specialize
+    expect_raised(last_index_after_loop, [np.zeros(2, np.int64), 0], opts,
+                  UnboundLocalError, MESSAGE, "'i'")
+    run_both(last_index_after_loop, [np.zeros(2, np.int64), 3], opts)

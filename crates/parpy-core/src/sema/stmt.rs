@@ -2261,6 +2261,21 @@ impl Lowerer<'_, '_> {
                     (Some(None), Some(p), _, _) => {
                         self.scope.bind(var, p);
                     }
+                    // ... or stays unbound: a read is Python's
+                    // UnboundLocalError (`unbound.rs`), as where the count
+                    // is known only when the code runs
+                    (Some(None), None, None, None) if labels.is_empty() => {
+                        let ty = Type::Scalar(int_ty);
+                        let local = self.new_var(var, ty, VarKind::Local, var_span);
+                        self.user_locals.insert(local);
+                        self.scope.bind(
+                            var,
+                            Binding {
+                                var: local,
+                                weak: true,
+                            },
+                        );
+                    }
                     (Some(Some(v)), _, None, _) => {
                         let ty = Type::Scalar(int_ty);
                         let local = self.new_var(var, ty, VarKind::Local, var_span);
