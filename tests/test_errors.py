@@ -558,3 +558,37 @@ def test_a_transpose_of_a_transpose_says_what_to_write():
         parpy.print_compiled(transposed_twice, [np.zeros((2, 2)), np.zeros((2, 2)), 2],
                              cpu_opts({'N': parpy.threads(2)}))
     assert "`.T` of `.T` is the array itself: write `x`" in str(e.value)
+
+
+@parpy.jit
+def pair_or_number(a):
+    if a > 0.5:
+        return a, a
+    return a
+
+
+@parpy.jit
+def stores_a_mixed_return(x, N):
+    for i in range(N):
+        x[i] = pair_or_number(x[i])
+
+
+def test_a_helper_returning_a_pair_here_and_a_number_there_is_an_error():
+    # (compiled code stored 0.0 where Python raises)
+    with pytest.raises(parpy.CompileError) as e:
+        stores_a_mixed_return(np.array([0.25, 0.75]), 2, opts=cpu_opts())
+    text = str(e.value)
+    assert text.splitlines()[0] == "error: `pair_or_number` returns a tuple of 2 here and one value there", text
+    assert "return a, a" in text and "test_errors.py:" in text
+
+
+@parpy.jit
+def chained_on_a_row(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(0.0 < x[i, :] < 0.5)
+
+
+def test_a_chained_comparison_of_arrays_is_pythons_value_error():
+    # (`a < b < c` reads the truth of `a < b`: compiled code ANDed the rows)
+    with pytest.raises(parpy.CompileError, match="the truth value of an array with more than one element is ambiguous"):
+        chained_on_a_row(np.zeros((2, 3)), np.zeros(2), 2, opts=cpu_opts())

@@ -209,3 +209,23 @@ def test_pythons_math_computes_on_a_python_float():
     got = run_both(python_math_of_float32, [x, np.zeros(3), np.zeros(3, np.float32), 3],
                    cpu_opts({'i': parpy.threads(3)}), rtol=0, atol=0)
     assert got[1][0] == math.sqrt(2.0)
+
+
+@parpy.jit
+def log_with_base(x, b, y, N):
+    for i in range(N):
+        y[i] = math.log(x[i], b[i])
+
+
+@pytest.mark.parametrize("x,b,exception,message", [
+    (0.0, 2.0, ValueError, "math domain error"),
+    (-1.0, 2.0, ValueError, "math domain error"),
+    (2.0, 1.0, ZeroDivisionError, "float division by zero"),
+])
+def test_log_with_a_base_raises_as_python_does(x, b, exception, message):
+    # (the two-argument form gave -inf, NaN and inf: the checks were those
+    # of one-argument functions only)
+    expect_raised(log_with_base, [np.array([8.0, x]), np.array([2.0, b]), np.zeros(2), 2],
+                  cpu_opts(), exception, message)
+    run_both(log_with_base, [np.array([8.0, 0.5]), np.array([2.0, 10.0]), np.zeros(2), 2],
+             cpu_opts())

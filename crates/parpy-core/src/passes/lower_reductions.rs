@@ -108,8 +108,8 @@ fn reduce_op(op: BinOp) -> Option<ReduceOp> {
     match op {
         BinOp::Add => Some(ReduceOp::Sum),
         BinOp::Mul => Some(ReduceOp::Prod),
-        BinOp::Max => Some(ReduceOp::Max),
-        BinOp::Min => Some(ReduceOp::Min),
+        BinOp::Max | BinOp::FMax => Some(ReduceOp::Max),
+        BinOp::Min | BinOp::FMin => Some(ReduceOp::Min),
         _ => None,
     }
 }
@@ -222,12 +222,49 @@ fn lower_loop(
     let Some(lhs) = place_expr(f, dst, s.span) else {
         return Err(bad_body(l, span, "the target is not a scalar"));
     };
-    let ExprKind::Binary { op, lhs: a, rhs: b } = &value.kind else {
-        return Err(bad_body(
-            l,
-            span,
-            "expected `lhs = lhs OP e` with OP one of + * max min",
-        ));
+    // Python's `max(a, b)` of floats is `b if b > a else a` (sema's
+    // `python_extreme_of_floats`): `t = max(t, e)` as Python folds it keeps
+    // the target's value where it is NaN and skips NaN elements, so the
+    // elements combine with `fmax` (no partial is NaN then) and the target
+    // with Python's comparison at the end; `t = max(e, t)` combines with
+    // the IR's max (NumPy's NaN rule: Python's fold is order-bound there)
+    let mut python_fold: Option<BinOp> = None;
+    let target = &lhs;
+    let (op, a, b) = match &value.kind {
+        ExprKind::Binary { op, lhs, rhs } => (op, lhs, rhs),
+        ExprKind::Select { cond, then, else_ } => match &cond.kind {
+            ExprKind::Binary {
+                op: cmp @ (BinOp::Gt | BinOp::Lt),
+                lhs,
+                rhs,
+            } if same_expr(lhs, then) && same_expr(rhs, else_) => {
+                let target_first = same_expr(else_, target);
+                let op = match (cmp, target_first) {
+                    (BinOp::Gt, true) => &BinOp::FMax,
+                    (BinOp::Gt, false) => &BinOp::Max,
+                    (_, true) => &BinOp::FMin,
+                    (_, false) => &BinOp::Min,
+                };
+                if target_first {
+                    python_fold = Some(*cmp);
+                }
+                (op, rhs, lhs)
+            }
+            _ => {
+                return Err(bad_body(
+                    l,
+                    span,
+                    "expected `lhs = lhs OP e` with OP one of + * max min",
+                ))
+            }
+        },
+        _ => {
+            return Err(bad_body(
+                l,
+                span,
+                "expected `lhs = lhs OP e` with OP one of + * max min",
+            ))
+        }
     };
     let Some(rop) = reduce_op(*op) else {
         return Err(bad_body(
@@ -291,10 +328,22 @@ fn lower_loop(
         },
         sspan,
     );
+    let fin_value = match python_fold {
+        Some(cmp) => Expr::new(
+            ExprKind::Select {
+                cond: Box::new(Expr::compare(cmp, tv.clone(), lhs.clone(), sspan)),
+                then: Box::new(tv.clone()),
+                else_: Box::new(lhs),
+            },
+            Type::Scalar(ty),
+            sspan,
+        ),
+        None => combine(lhs, tv),
+    };
     let fin = Stmt::new(
         StmtKind::Assign {
             dst,
-            value: combine(lhs, tv),
+            value: fin_value,
         },
         sspan,
     );

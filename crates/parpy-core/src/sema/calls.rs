@@ -1084,11 +1084,20 @@ impl Lowerer<'_, '_> {
         let python = std::mem::take(&mut self.python_math);
         // `math.log(x, base)`: Python's `log(x) / log(base)`
         if let (MathFn::Log, "math.log", [x, base]) = (f, name, args) {
-            self.python_math = python;
-            let num = self.math_call(f, name, std::slice::from_ref(x), span)?;
-            self.python_math = python;
-            let den = self.math_call(f, name, std::slice::from_ref(base), span)?;
-            return self.binary(BinOp::Div, num, den, span);
+            // with the errors of each `log` (`log(0.0, 2)`: ValueError)
+            // and of the division (`log(2.0, 1)`: ZeroDivisionError)
+            let log = |l: &mut Self, a: &ast::Expr| {
+                l.python_math = python;
+                let r = l.math_call(f, name, std::slice::from_ref(a), span)?;
+                l.python_math_errors(f, std::slice::from_ref(a), r, span)
+            };
+            let num = log(self, x)?;
+            let den = log(self, base)?;
+            let d = den.e.clone();
+            let (tn, td) = (num.e.ty.elem(), den.e.ty.elem());
+            let q = self.binary(BinOp::Div, num, den, span)?;
+            self.python_zero_division(BinOp::Div, d, tn, td, span);
+            return Some(q);
         }
         let mut vals = self.operands(name, f.arity(), args, span)?;
         let mut ty = self.scalar_elem(&vals[0])?;
@@ -1233,8 +1242,6 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// `e` kept in a hidden local assigned before the statement (whose
-    /// checks read it): a read of that local.
     /// NumPy's `maximum(a, b)` / `minimum(a, b)` (`op`: the IR's `Max` /
     /// `Min`, which give `b` of a tie): NumPy's float16 loops give `a`
     /// (`np.maximum(f16(-0.0), f16(0.0))` is -0.0), its others `b`.
@@ -1285,6 +1292,8 @@ impl Lowerer<'_, '_> {
         TExpr { e, weak }
     }
 
+    /// `e` kept in a hidden local assigned before the statement (whose
+    /// checks read it): a read of that local.
     pub(super) fn stash(&mut self, e: Expr, span: Span) -> Expr {
         let ty = e.ty.clone();
         // (the file's id is left out: it depends on what the process compiled

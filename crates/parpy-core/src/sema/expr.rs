@@ -589,6 +589,14 @@ impl Lowerer<'_, '_> {
                 Some(t)
             }
             ast::ExprKind::Compare { first, rest } => {
+                // `a < b < c` is `(a < b) and (b < c)`: the truth of each
+                // comparison but the last is read (of arrays, Python's
+                // ValueError)
+                let read = std::iter::once(&**first).chain(rest.iter().map(|(_, r)| r));
+                if rest.len() > 1 && read.take(rest.len()).any(|o| self.rank(o) > 0) {
+                    self.ambiguous_truth(e);
+                    return None;
+                }
                 let mut prev = self.lower_expr(first);
                 let mut acc: Option<Expr> = None;
                 let mut ok = prev.is_some();
@@ -1123,7 +1131,7 @@ impl Lowerer<'_, '_> {
     /// of Python numbers of types `ta`, `tb`, is zero when the code runs:
     /// a check as an `assert` is, before the statement (none where the
     /// loops' ranges prove `d` is not zero: `j % ((j & 7) + 1)`).
-    fn python_zero_division(
+    pub(super) fn python_zero_division(
         &mut self,
         op: BinOp,
         d: Expr,

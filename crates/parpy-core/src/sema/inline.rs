@@ -64,6 +64,44 @@ pub(super) fn returns_tuple(body: &[ast::Stmt]) -> bool {
     found
 }
 
+/// The error for a helper whose `return`s give different numbers of values
+/// (`return a, a` and `return a`): Python's caller raises where it unpacks
+/// or computes with the other kind (parpy stored 0.0).
+fn mixed_returns(def: &FunctionDef) -> Option<Diagnostic> {
+    let mut seen: Vec<(usize, Span)> = vec![];
+    ast::for_each_stmt(&def.body, &mut |s| {
+        let n = match &s.kind {
+            ast::StmtKind::Return(Some(ast::Expr {
+                kind: ast::ExprKind::Tuple(items),
+                ..
+            })) => items.len(),
+            ast::StmtKind::Return(Some(_)) => 1,
+            ast::StmtKind::Return(None) => 0,
+            _ => return,
+        };
+        seen.push((n, s.span));
+    });
+    let (first, at) = *seen.first()?;
+    let &(other, there) = seen.iter().find(|(n, _)| *n != first)?;
+    let what = |n: usize| match n {
+        0 => "nothing".to_string(),
+        1 => "one value".to_string(),
+        n => format!("a tuple of {n}"),
+    };
+    Some(
+        Diagnostic::error(format!(
+            "`{}` returns {} here and {} there",
+            def.name,
+            what(first),
+            what(other)
+        ))
+        .at(at, what(first))
+        .also(there, what(other))
+        .note("Python's caller raises where it unpacks or computes with the other kind")
+        .help("return the same number of values on every path"),
+    )
+}
+
 /// Replaces every `Name(param)` by its argument expression.
 pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
     use ast::ExprKind as K;
@@ -321,6 +359,10 @@ impl Lowerer<'_, '_> {
                 .at(span, "inlined here")
                 .help("call it in a statement of its own (inside a loop over the elements)"),
             );
+            return None;
+        }
+        if let Some(d) = mixed_returns(def) {
+            self.error(d);
             return None;
         }
         if !enter_helper(self.sh, def, span) {
