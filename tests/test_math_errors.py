@@ -229,3 +229,26 @@ def test_log_with_a_base_raises_as_python_does(x, b, exception, message):
                   cpu_opts(), exception, message)
     run_both(log_with_base, [np.array([8.0, 0.5]), np.array([2.0, 10.0]), np.zeros(2), 2],
              cpu_opts())
+
+
+@parpy.jit
+def python_powers(x, y, N, k):
+    for i in range(N):
+        y[i, 0] = (i - k) ** -1
+        y[i, 1] = float(x[i]) ** 0.5
+        y[i, 2] = 10.0 ** (i * k * 100)
+
+
+@pytest.mark.parametrize("x,k,exception,message", [
+    (1.0, 1, ZeroDivisionError, "0.0 cannot be raised to a negative power"),
+    (-4.0, 3, TypeError, "complex"),
+    (1.0, 4, OverflowError, "Numerical result out of range"),
+])
+def test_powers_of_python_numbers_raise_as_python_does(x, k, exception, message):
+    # (C gave inf, NaN and inf)
+    args = [np.array([4.0, x]), np.zeros((2, 3)), 2, k]
+    with pytest.raises(exception):
+        python_powers.py_func(args[0], args[1].copy(), 2, k)
+    with pytest.raises(exception, match=message):
+        python_powers(*args, opts=cpu_opts())
+    run_both(python_powers, [np.array([4.0, 9.0]), np.zeros((2, 3)), 2, 3], cpu_opts())

@@ -563,7 +563,22 @@ impl Lowerer<'_, '_> {
                 }
                 // Python numbers divided at run time: Python raises for a
                 // zero divisor (NumPy's values give 0 or inf instead)
-                let (a, b) = (a?, b?);
+                let (mut a, mut b) = (a?, b?);
+                // Python's errors of `**` of Python numbers at run time, on
+                // operands evaluated once
+                let python_pow = *op == BinOp::Pow
+                    && a.weak
+                    && b.weak
+                    && !(is_python_constant(lhs) && is_python_constant(rhs));
+                if python_pow {
+                    for t in [&mut a, &mut b] {
+                        if !crate::ir::visit::is_pure(&t.e) {
+                            let e = std::mem::replace(&mut t.e, Expr::int(0, ElemTy::I64, span));
+                            t.e = self.stash(e, span);
+                        }
+                    }
+                }
+                let pow_operands = python_pow.then(|| (a.e.clone(), b.e.clone()));
                 let python_divisor = (matches!(op, BinOp::Div | BinOp::FloorDiv | BinOp::Mod)
                     && a.weak
                     && b.weak
@@ -582,6 +597,10 @@ impl Lowerer<'_, '_> {
                 if let Some(count) = python_shift {
                     self.python_negative_shift(count, span);
                 }
+                let t = match pow_operands {
+                    Some((base, exp)) => self.python_pow_errors(t, base, exp, span),
+                    None => t,
+                };
                 if is_python_constant(lhs) && is_python_constant(rhs) {
                     self.python_constant_check(&t, span)?;
                     return Some(python_constant_value(e, t));
@@ -1163,6 +1182,69 @@ impl Lowerer<'_, '_> {
         };
         let nonzero = Expr::compare(BinOp::Ne, d, zero, span);
         self.raise_unless(vec![(nonzero, message, "ZeroDivisionError")], span);
+    }
+
+    /// `t`, Python's `base ** exp` of Python numbers computed at run time
+    /// as a float, with Python's errors where C gives inf or NaN: `0.0 **
+    /// -1` is `ZeroDivisionError`, an infinity from finite operands
+    /// `OverflowError` (`10.0 ** 400`), and a negative float to a
+    /// fractional power, which Python makes a complex number, a
+    /// `TypeError` (parpy has no complex numbers; storing one raises it).
+    fn python_pow_errors(&mut self, t: TExpr, base: Expr, exp: Expr, span: Span) -> TExpr {
+        use crate::ops::MathFn;
+        let Some(ft) = t.e.ty.elem().filter(|e| e.is_float()) else {
+            return t;
+        };
+        let value = self.stash(t.e, span);
+        let f = |e: Expr| super::types::convert(e, ElemTy::F64);
+        let float = |v: f64| Expr::new(ExprKind::Float(v), Type::Scalar(ElemTy::F64), span);
+        let test = |g: MathFn, e: Expr| Expr::math(g, vec![e], ElemTy::Bool, span);
+        let and =
+            |a: Expr, b: Expr| Expr::binary(BinOp::And, a, b, Type::Scalar(ElemTy::Bool), span);
+        let (b64, e64) = (f(base), f(exp));
+        let pole = and(
+            Expr::compare(BinOp::Eq, b64.clone(), float(0.0), span),
+            Expr::compare(BinOp::Lt, e64.clone(), float(0.0), span),
+        );
+        let fractional = Expr::compare(
+            BinOp::Ne,
+            Expr::math(MathFn::Trunc, vec![e64.clone()], ElemTy::F64, span),
+            e64.clone(),
+            span,
+        );
+        let complex = and(
+            and(
+                Expr::compare(BinOp::Lt, b64.clone(), float(0.0), span),
+                fractional,
+            ),
+            test(MathFn::IsFinite, e64.clone()),
+        );
+        let overflow = and(
+            test(MathFn::IsInf, f(value.clone())),
+            and(test(MathFn::IsFinite, b64), test(MathFn::IsFinite, e64)),
+        );
+        let mut checks = vec![(
+            Expr::not(pole, span),
+            "0.0 cannot be raised to a negative power",
+            "ZeroDivisionError",
+        )];
+        if ft == ElemTy::F64 {
+            checks.push((
+                Expr::not(complex, span),
+                "a negative number to a fractional power is a complex number (Python makes one; parpy has no complex numbers)",
+                "TypeError",
+            ));
+            checks.push((
+                Expr::not(overflow, span),
+                "(34, 'Numerical result out of range')",
+                "OverflowError",
+            ));
+        }
+        self.raise_unless(checks, span);
+        TExpr {
+            e: value,
+            weak: t.weak,
+        }
     }
 
     /// Python's `ValueError: negative shift count` where `count`, the
