@@ -2436,3 +2436,18 @@ def test_numpy_extremes_of_signed_zeros_bit_for_bit(dtype):
     got = np.zeros((2, 6), dtype)
     numpy_extremes_of_zeros(a, b, got, 2, opts=cpu_opts())
     assert np.signbit(got).tolist() == np.signbit(want).tolist(), (got, want)
+
+
+@parpy.jit
+def truths_of_empty_rows(x, y, N, k):
+    for i in range(N):
+        y[i, 0] = np.any(x[i, k:] > 0)
+        y[i, 1] = all(x[i, k:])
+        y[i, 2] = x[i, k:].all()
+        y[i, 3] = np.allclose(x[i, k:], 0.0)
+
+
+def test_any_and_all_of_an_empty_slice_are_false_and_true():
+    # (they raised "zero-size array to reduction operation maximum")
+    run_both(truths_of_empty_rows, [np.ones((2, 4)), np.zeros((2, 4), bool), 2, 4], cpu_opts())
+    run_both(truths_of_empty_rows, [np.ones((2, 4)), np.zeros((2, 4), bool), 2, 1], cpu_opts())

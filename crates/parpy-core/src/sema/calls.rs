@@ -1720,6 +1720,7 @@ impl Lowerer<'_, '_> {
             },
             span,
         };
+        self.truth_reduction = true;
         self.reduction(op, &nonzero, span)
     }
 

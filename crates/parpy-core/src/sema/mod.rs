@@ -189,6 +189,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The next reduction is Python's `max` / `min` of a slice (its words
     /// when there are no elements: `slices.rs` `reduction_mapped`).
     python_extreme: bool,
+    /// The next reduction is `np.any` / `np.all` (a max / min of truths):
+    /// of no elements it is False / True, its identity, not an error.
+    truth_reduction: bool,
     /// Lowering the operands of an operator of number literals whose value
     /// was checked to fit 64 bits (`expr.rs` `python_constant_fits`): an
     /// operand beyond 64 bits (`2 ** 70` in `2 ** 70 // 2 ** 10`) is fine.
@@ -297,6 +300,7 @@ impl<'a, 'o> Lowerer<'a, 'o> {
             in_python_constant: false,
             wide_constants: vec![],
             python_extreme: false,
+            truth_reduction: false,
             param_checks: vec![],
             ended_loop_vars: Default::default(),
             loop_last: Default::default(),

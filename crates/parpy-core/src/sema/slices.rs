@@ -2029,6 +2029,7 @@ impl Lowerer<'_, '_> {
         // reduction inside its argument (`np.max(np.sum(s, axis=1))`)
         let labels = self.red_labels.take();
         let python_builtin = std::mem::take(&mut self.python_extreme);
+        let truths = std::mem::take(&mut self.truth_reduction);
         let from = self.pre.len();
         let (elem, ctx) = self.lower_reduced(arg);
         let ctx = ctx?;
@@ -2064,7 +2065,7 @@ impl Lowerer<'_, '_> {
         // a max or min of no elements raises, as NumPy's (and Python's) do
         // (when the kept dimensions are empty too: NumPy checks the reduced
         // ones)
-        if extents.contains(&0) {
+        if extents.contains(&0) && !truths {
             let b = match (op, python_builtin) {
                 (ReduceOp::Max, true) => Builtin::Max,
                 (ReduceOp::Min, true) => Builtin::Min,
