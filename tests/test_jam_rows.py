@@ -70,7 +70,9 @@ def test_a_stencil_of_slices_is_paired(inner, n):
 def matvec_rows(A, x, y, N, M):
     parpy.label('i')
     for i in range(N):
-        acc = 0.0
+        # (a Python int: the accumulator takes the elements' type; a float
+        # one stored into int64 `y` is checked as NumPy's int(v))
+        acc = 0
         for j in range(M):
             acc += A[i, j] * x[j]
         y[i] = acc

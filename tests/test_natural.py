@@ -2451,3 +2451,19 @@ def test_any_and_all_of_an_empty_slice_are_false_and_true():
     # (they raised "zero-size array to reduction operation maximum")
     run_both(truths_of_empty_rows, [np.ones((2, 4)), np.zeros((2, 4), bool), 2, 4], cpu_opts())
     run_both(truths_of_empty_rows, [np.ones((2, 4)), np.zeros((2, 4), bool), 2, 1], cpu_opts())
+
+
+@parpy.jit
+def or_a_default(x, k8, y, z, N):
+    for i in range(N):
+        y[i, 0] = x[i] or -1
+        y[i, 1] = x[i] and 2.5
+        z[i] = k8[i] or 100
+
+
+def test_and_or_with_a_python_number_the_type_holds_exactly():
+    # (`x[i] or -1` was "`or` of values of different types": the operand
+    # that decides has one value in either type)
+    x = np.array([0.0, 1.5, -2.0])
+    run_both(or_a_default, [x, np.array([0, 7, -3], np.int8), np.zeros((3, 2)),
+                            np.zeros(3, np.int8), 3], cpu_opts(), rtol=0, atol=0)

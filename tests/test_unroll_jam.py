@@ -28,7 +28,9 @@ def matmul(A, B, C):
     parpy.label('i')
     for i in range(N):
         for j in range(M):
-            acc = 0.0
+            # (a Python int: the accumulator takes the elements' type; a
+            # float one stored into int32 `C` is checked as NumPy's int(v))
+            acc = 0
             for k in range(K):
                 acc += A[i, k] * B[k, j]
             C[i, j] = acc

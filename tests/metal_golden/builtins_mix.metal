@@ -12,14 +12,6 @@ static inline int32_t parpy_max_i32(int32_t a, int32_t b) {
   return a > b ? a : b;
 }
 
-static inline float parpy_max_f32(float a, float b) {
-  return (a > b || a != a) ? a : b;
-}
-
-static inline float parpy_min_f32(float a, float b) {
-  return (a < b || a != a) ? a : b;
-}
-
 static inline int32_t parpy_abs_i32(int32_t a) {
   return a < 0 ? (int32_t)(0 - (uint32_t)a) : a;
 }
@@ -31,7 +23,7 @@ static inline int32_t parpy_abs_i32(int32_t a) {
     device int32_t *z [[buffer(3)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = (int32_t)parpy_thread.x; i < 50; i += 4) {
-    y[i] = parpy_max_f32(0.5f, x[i]) + parpy_min_f32(-0.5f, x[i]) + metal::abs(x[i]) + (float)k[i];
+    y[i] = (0.5f > x[i] ? 0.5f : x[i]) + (-0.5f < x[i] ? -0.5f : x[i]) + metal::abs(x[i]) + (float)k[i];
     float value_1123 = x[i] * 10.0f;
     z[i] = (int32_t)((uint32_t)(int32_t)((uint32_t)(int32_t)value_1123 + (uint32_t)parpy_max_i32(2, k[i])) - (uint32_t)parpy_abs_i32(k[i]));
   }

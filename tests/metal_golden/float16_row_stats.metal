@@ -48,7 +48,7 @@ static inline half parpy_warp_max_f16(half v) {
     half partial_1 = (half)-INFINITY;
     #pragma unroll
     for (int32_t k_1 = 0; k_1 < 2; k_1 += 1) {
-      partial_1 = parpy_max_f16(partial_1, x_reg[k_1]);
+      partial_1 = parpy_max_f16(x_reg[k_1], partial_1);
     }
     partial_1 = parpy_warp_max_f16(partial_1);
     acc_1 = parpy_max_f16(acc_1, partial_1);

@@ -17,9 +17,9 @@ using namespace metal;
     y[i * 3 + 0] = metal::copysign(2.0f, v);
     y[i * 3 + 1] = metal::fmod(v, 0.75f);
     y[i * 3 + 2] = metal::rint(v);
-    f[i * 3 + 0] = metal::isnan(v);
-    f[i * 3 + 1] = metal::isinf(v);
-    f[i * 3 + 2] = metal::isfinite(v);
+    f[i * 3 + 0] = (metal::isnan(v) != 0);
+    f[i * 3 + 1] = (metal::isinf(v) != 0);
+    f[i * 3 + 2] = (metal::isfinite(v) != 0);
   }
 }
 

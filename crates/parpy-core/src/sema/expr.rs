@@ -736,6 +736,38 @@ impl Lowerer<'_, '_> {
                     let ((a, aw), (b, bw)) = (w[0], w[1]);
                     a == b && (aw == bw || a == self.opts.float_type || a == self.opts.int_type)
                 });
+                // ... or values of one NumPy type and Python number
+                // constants that type holds exactly (`x[i] or -1`): the
+                // operand that decides has one value either way
+                let mut strong: Vec<ElemTy> = kinds.iter().filter(|k| !k.1).map(|k| k.0).collect();
+                strong.dedup();
+                let exact = |c: crate::types::ScalarValue, t: ElemTy| match c {
+                    crate::types::ScalarValue::Int(v) => match t.int_bounds() {
+                        Some((lo, hi)) => (lo..=hi).contains(&(v as i128)),
+                        // (a float holds every int up to 2**(its bits of
+                        // precision))
+                        None => {
+                            let bits = match t {
+                                ElemTy::F16 => 11,
+                                ElemTy::F32 => 24,
+                                _ => 53,
+                            };
+                            v.unsigned_abs() <= 1u64 << bits
+                        }
+                    },
+                    crate::types::ScalarValue::Float(v) => {
+                        t == ElemTy::F64 || (t == ElemTy::F32 && v as f32 as f64 == v)
+                    }
+                    crate::types::ScalarValue::Bool(_) => true,
+                };
+                let same = same
+                    || (strong.len() == 1
+                        && operands.iter().all(|(t, _)| {
+                            !t.weak
+                                || t.e.ty.elem() == Some(ElemTy::Bool)
+                                || super::types::const_scalar(&t.e)
+                                    .is_some_and(|c| exact(c, strong[0]))
+                        }));
                 if !same {
                     let word = if *op == BinOp::And { "and" } else { "or" };
                     self.error(
