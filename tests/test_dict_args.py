@@ -340,3 +340,25 @@ def test_one_array_under_two_keys_is_one_array_as_in_python():
         shift_in_dict.py_func(dw, zw, 5)
         shift_in_dict(d, z, 5, opts=cpu_opts())
         assert np.array_equal(a, want) and np.array_equal(d['y'], dw['y']), same
+
+
+def test_a_sparse_torch_tensor_rides_along_in_a_dict_and_is_named_as_an_argument():
+    # (torch's "Cannot access data pointer of Tensor that doesn't have
+    # storage", a RuntimeError naming no argument)
+    torch = pytest.importorskip("torch")
+
+    @parpy.jit
+    def row_sums(A, y, N):
+        for i in range(N):
+            y[i] = A['values'][i]
+
+    d = torch.eye(4).to_sparse_csr()
+    y = torch.zeros(4)
+    row_sums({'original': d, 'values': d.values()}, y, 4, opts=cpu_opts())
+    assert y.tolist() == [1.0] * 4
+    with pytest.raises(TypeError, match=r"argument `x` of `copy_of` is a sparse torch tensor \(torch.sparse_csr\)"):
+        @parpy.jit
+        def copy_of(x, y, N):
+            for i in range(N):
+                y[i] = x[i]
+        copy_of(d, y, 4, opts=cpu_opts())

@@ -592,3 +592,32 @@ def test_a_chained_comparison_of_arrays_is_pythons_value_error():
     # (`a < b < c` reads the truth of `a < b`: compiled code ANDed the rows)
     with pytest.raises(parpy.CompileError, match="the truth value of an array with more than one element is ambiguous"):
         chained_on_a_row(np.zeros((2, 3)), np.zeros(2), 2, opts=cpu_opts())
+
+
+@parpy.jit
+def min_with_initial(x, y, N):
+    for i in range(N):
+        y[i] = x[i, :].min(initial=5.0)
+
+
+@parpy.jit
+def scaled(v, s=2.0):
+    return v * s
+
+
+@parpy.jit
+def row_into_a_number(x, y, N):
+    for i in range(N):
+        y[i] = scaled(x[i])
+
+
+@pytest.mark.parametrize("fn,first", [
+    # (it said "`this function` has no parameter")
+    (min_with_initial, "error: `.min` has no parameter `initial` that parpy functions support"),
+    # (it named the inlined view `x#2.0`)
+    (row_into_a_number, "error: `x` has 2 dimensions but 1 index was given"),
+])
+def test_messages_name_what_the_user_wrote(fn, first):
+    with pytest.raises(parpy.CompileError) as e:
+        fn(np.ones((2, 3)), np.zeros(2), 2, opts=cpu_opts())
+    assert str(e.value).splitlines()[0] == first, str(e.value)

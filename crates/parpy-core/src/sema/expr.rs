@@ -1529,7 +1529,12 @@ impl Lowerer<'_, '_> {
                     b.var = c[0];
                 }
                 match &self.func.var(b.var).ty {
-                    Type::Array { elem, shape } => (b.var, *elem, shape.clone(), n.clone()),
+                    // (an inlined helper's view of an argument is named
+                    // `x#2.0`: messages name the argument)
+                    Type::Array { elem, shape } => {
+                        let shown = n.split(['#', '@']).next().unwrap_or(n);
+                        (b.var, *elem, shape.clone(), shown.to_string())
+                    }
                     t => {
                         let t = crate::ir::print::type_to_string(t);
                         self.error(

@@ -380,9 +380,14 @@ pub(super) fn positional(
             return;
         }
         let kws = std::mem::take(keywords);
+        // (a method of a value that is no name, `x[i, :].min`: `.min`)
         let name = func
             .dotted_path()
             .map(|p| p.join("."))
+            .or_else(|| match &func.kind {
+                ExprKind::Attr { attr, .. } => Some(format!(".{attr}")),
+                _ => None,
+            })
             .unwrap_or_else(|| "this function".to_string());
         let bound = match callee {
             Callee::Helper(def) => bind_helper(&def, std::mem::take(args), kws, e.span, diags),

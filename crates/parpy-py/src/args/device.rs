@@ -127,6 +127,16 @@ pub fn is_torch(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     }
 }
 
+/// The layout of a torch tensor that is not strided (`torch.sparse_csr`):
+/// it has no data pointer (torch raises for `data_ptr()`).
+pub fn torch_sparse_layout(obj: &Bound<'_, PyAny>) -> Option<String> {
+    if !is_torch(obj).unwrap_or(false) {
+        return None;
+    }
+    let layout: String = obj.getattr("layout").ok()?.str().ok()?.extract().ok()?;
+    (layout != "torch.strided").then_some(layout)
+}
+
 /// torch dtype name (`torch.float32`) to our element type.
 fn torch_elem(name: &str) -> Option<ElemTy> {
     Some(match name {
@@ -189,7 +199,23 @@ pub fn torch_host(
         ))
     })?;
     let shape: Vec<i64> = obj.getattr(pyo3::intern!(py, "shape"))?.extract()?;
-    let ptr: u64 = obj.call_method0(pyo3::intern!(py, "data_ptr"))?.extract()?;
+    let ptr: u64 = match obj.call_method0(pyo3::intern!(py, "data_ptr")) {
+        Ok(p) => p.extract()?,
+        // (a sparse tensor has no data pointer: torch's RuntimeError named
+        // no argument)
+        Err(e) => match torch_sparse_layout(obj) {
+            Some(layout) => {
+                return Err(PyTypeError::new_err(format!(
+                    "argument `{}` of `{}` is a sparse torch tensor ({layout}); parpy takes \
+                     dense (strided) tensors: pass its parts (`values()`, `crow_indices()`, \
+                     `col_indices()`) or `to_dense()`",
+                    ctx.name(i),
+                    ctx.func
+                )))
+            }
+            None => return Err(e),
+        },
+    };
     let count: i64 = shape.iter().product();
     if count > 0 && ptr == 0 {
         return Err(PyValueError::new_err(format!(

@@ -119,6 +119,9 @@ impl<'py> Flat<'py> {
             let key = ks.to_cow()?.into_owned();
             let node = if unusable(&v) {
                 Node::Unusable(super::type_name(&v))
+            } else if let Some(layout) = super::device::torch_sparse_layout(&v) {
+                // (no data pointer: rides along unread, as ParPy's do)
+                Node::Unusable(format!("sparse torch tensor ({layout})"))
             } else {
                 self.push(v, entry_name(&name, &key), ctx, depth + 1)?
             };
