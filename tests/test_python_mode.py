@@ -202,3 +202,22 @@ def math_mix(x, y, N):
 def test_math_with_weak_arguments_keeps_the_array_type(dtype):
     x = np.linspace(-2, 2, 17).astype(dtype)
     run_both(math_mix, [x, np.zeros(17, dtype), 17], cpu_opts({'i': parpy.threads(4)}))
+
+
+@parpy.jit
+def torch_row_max(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = parpy.reduce.max(x[i, :]) + parpy.reduce.sum(x[i, :])
+
+
+def test_torch_tensors_run_in_python_mode_as_numpy_views():
+    # (parpy.reduce.max of a torch row raised torch's "max(): argument
+    # 'dim' must be int, not NoneType")
+    torch = pytest.importorskip("torch")
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    want = torch.zeros(3)
+    torch_row_max(x, want, 3, opts=cpu_opts({'N': parpy.threads(3)}))
+    y = torch.zeros(3)
+    torch_row_max(x, y, 3, opts=python_opts(cpu_opts({'N': parpy.threads(3)})))
+    assert y.tolist() == want.tolist() == [3.0 + 6.0, 7.0 + 22.0, 11.0 + 38.0]

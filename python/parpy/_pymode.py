@@ -104,11 +104,30 @@ def plain(
     return clone
 
 
+def _numpy_view(a: Any) -> Any:
+    """A torch tensor in host memory as a NumPy view of its data (parpy's
+    builtins are NumPy's: `np.max(t, axis=None)` of a tensor is torch's
+    error), in dicts too; anything else as it is."""
+    if isinstance(a, dict):
+        return {k: _numpy_view(v) for k, v in a.items()}
+    torch = sys.modules.get("torch")
+    if (
+        torch is not None
+        and isinstance(a, torch.Tensor)
+        and a.device.type == "cpu"
+        and a.layout == torch.strided
+    ):
+        return a.detach().numpy()
+    return a
+
+
 def run(f: Any, args: Sequence[Any]) -> Any:
     """Runs `f` (a jit function or its `py_func`) as plain Python on `args`
-    with the meaning of jit code (see the module docstring)."""
+    with the meaning of jit code (see the module docstring). torch tensors
+    in host memory are passed as NumPy views of the same data."""
     from ._annotations import bindings
 
+    args = [_numpy_view(a) for a in args]
     py_f = getattr(f, "py_func", f)
     bound = bindings(py_f, args) if getattr(py_f, "__annotations__", None) else {}
     fn = plain(f, None, bound)
