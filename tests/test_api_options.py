@@ -742,3 +742,36 @@ def test_one_worker_is_a_plain_loop_on_the_cpu():
     assert "omp parallel" not in one and "omp parallel" in many
     axpy(x, y, 2.0, 16, opts=cpu({'i': parpy.threads(1)}))
     np.testing.assert_array_equal(y, 2.0 * x)
+
+
+def test_a_wrapper_another_decorator_made_is_refused_with_a_reason():
+    # (getsource gave the wrapped function's text: "f() takes 0 positional
+    # arguments () but 2 were given", and errors at the wrapper's lines)
+    import functools
+
+    def logged(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs)
+        return wrapper
+
+    with pytest.raises(parpy.CompileError, match="it is a wrapper made by another decorator"):
+        @parpy.jit
+        @logged
+        def f(x, N):
+            for i in range(N):
+                x[i] = 2.0
+
+
+def test_bad_arguments_of_the_api_functions_are_clear_errors():
+    # (set_max_loaded(-1) was "can't convert negative int to unsigned";
+    # print_compiled of a dict took its keys as the arguments)
+    with pytest.raises(ValueError, match="n must be an int of at least 1, got -1"):
+        parpy.set_max_loaded(-1)
+
+    def g(x, N):
+        for i in range(N):
+            x[i] = 1.0
+
+    with pytest.raises(TypeError, match="`args` must be a list of the arguments, not a dict"):
+        parpy.print_compiled(g, {'x': np.zeros(2), 'N': 2}, parpy.par({}))

@@ -171,6 +171,12 @@ fn print_compiled(
 ) -> PyResult<String> {
     guard(|| {
         let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
+        // (a dict iterates over its keys: its strings were "arguments")
+        if args.is_instance_of::<pyo3::types::PyDict>() {
+            return Err(PyTypeError::new_err(
+                "print_compiled(fn, args, opts): `args` must be a list of the arguments, not a dict",
+            ));
+        }
         let items: Vec<Bound<'_, PyAny>> = args
             .try_iter()
             .map_err(|_| {
@@ -209,8 +215,16 @@ fn clear_cache() -> PyResult<()> {
 /// it, and a later call loads it again from the disk cache. The default is
 /// 256, or `$PARPY_MAX_LOADED`.
 #[pyfunction]
-fn set_max_loaded(n: usize) -> usize {
-    crate::loaded::set_limit(n)
+fn set_max_loaded(n: &Bound<'_, PyAny>) -> PyResult<usize> {
+    // (a negative or non-int bound was pyo3's "can't convert negative int
+    // to unsigned")
+    match n.extract::<i64>() {
+        Ok(k) if k >= 1 => Ok(crate::loaded::set_limit(k as usize)),
+        _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "set_max_loaded(n): n must be an int of at least 1, got {}",
+            n.repr()?
+        ))),
+    }
 }
 
 /// How many specializations are loaded in memory now (tests).

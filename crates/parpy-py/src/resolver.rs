@@ -321,6 +321,16 @@ fn source_of(f: &Bound<'_, PyAny>) -> PyResult<SourceFile> {
         .getattr("__name__")
         .and_then(|n| n.extract())
         .unwrap_or_else(|_| "<function>".into());
+    // a wrapper another decorator made (`functools.wraps`): `getsource`
+    // gives the wrapped function's text, which is not the code that runs
+    // (its parameters and lines were the wrapper's)
+    if f.hasattr("__wrapped__")? {
+        return Err(CompileErrorPy::new_err(format!(
+            "parpy cannot compile `{name}`: it is a wrapper made by another decorator \
+             (`functools.wraps`); put `@parpy.jit` directly above the `def`, below the \
+             other decorators"
+        )));
+    }
     let text: String = inspect
         .call_method1("getsource", (f,))
         .and_then(|t| t.extract())
