@@ -621,3 +621,16 @@ def test_messages_name_what_the_user_wrote(fn, first):
     with pytest.raises(parpy.CompileError) as e:
         fn(np.ones((2, 3)), np.zeros(2), 2, opts=cpu_opts())
     assert str(e.value).splitlines()[0] == first, str(e.value)
+
+
+@parpy.jit
+def divmod_by_zero(x, y, N):
+    for i in range(N):
+        y[i] = divmod(x[i], 0)[0]
+
+
+def test_an_error_of_a_statement_lowered_twice_is_reported_once():
+    # (divmod's two results each reported the zero divisor)
+    with pytest.raises(parpy.CompileError) as e:
+        divmod_by_zero(np.ones(4), np.zeros(4), 4, opts=cpu_opts())
+    assert str(e.value).count("error: division by zero") == 1, str(e.value)

@@ -298,11 +298,15 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// Renders several diagnostics, separated by blank lines.
+/// Renders several diagnostics, separated by blank lines; one that renders
+/// as an earlier one is left out (a statement lowered twice, such as a
+/// window's bounds or `divmod`'s two results, reports its error once).
 pub fn render_all(diags: &[Diagnostic]) -> String {
+    let mut seen = std::collections::HashSet::new();
     diags
         .iter()
         .map(|d| d.render())
+        .filter(|r| seen.insert(r.clone()))
         .collect::<Vec<_>>()
         .join("\n\n")
 }
