@@ -252,3 +252,19 @@ def test_powers_of_python_numbers_raise_as_python_does(x, k, exception, message)
     with pytest.raises(exception, match=message):
         python_powers(*args, opts=cpu_opts())
     run_both(python_powers, [np.array([4.0, 9.0]), np.zeros((2, 3)), 2, 3], cpu_opts())
+
+
+@parpy.jit
+def floors_of_int64(k, y, N):
+    for i in range(N):
+        y[i, 0] = math.floor(k[i])
+        y[i, 1] = math.ceil(k[i])
+
+
+def test_floor_of_a_numpy_int64_goes_through_its_float_as_python_does():
+    # (NumPy ints have no __floor__: math.floor(np.int64(2**53 + 1)) is
+    # 2**53; compiled code kept the int, and 2**63 - 1 raised nothing)
+    k = np.array([2**53 + 1, -(2**53) - 1, 2**60 + 3], np.int64)
+    run_both(floors_of_int64, [k, np.zeros((3, 2), np.int64), 3], cpu_opts())
+    expect_raised(floors_of_int64, [np.array([2**63 - 1], np.int64), np.zeros((1, 2), np.int64), 1],
+                  cpu_opts(), OverflowError)

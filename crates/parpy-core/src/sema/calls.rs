@@ -414,7 +414,14 @@ impl Lowerer<'_, '_> {
             }
             Builtin::MathToInt(f) => {
                 // Python's `math.floor`, `math.ceil` and `round(x)` return an int.
-                let t = self.math_call(f, name, args, span)?;
+                let mut t = self.math_call(f, name, args, span)?;
+                // a NumPy int64 / uint64 has no `__floor__`: Python's
+                // `math.floor` takes its float (2**53 + 1 is 2**53, 2**63 - 1
+                // an OverflowError); narrower ones are exact in a float
+                let wide = matches!(t.e.ty.elem(), Some(ElemTy::I64 | ElemTy::U64));
+                if matches!(f, MathFn::Floor | MathFn::Ceil) && wide && !t.weak {
+                    t.e = convert(t.e, ElemTy::F64);
+                }
                 let t = self.python_int_of(t, args.first()?, span);
                 let mut e = convert(t, self.opts.int_type);
                 e.span = span;
