@@ -272,6 +272,27 @@ def test_int_converted_to_annotated_int_type():
         _annotated(2**40, y, opts=cpu_opts())
     with pytest.raises(TypeError, match="incompatible with argument type float64"):
         _annotated(1.5, y, opts=cpu_opts())
+    with pytest.raises(TypeError) as e:
+        _annotated(2**40, y, opts=cpu_opts())
+    assert "the value does not fit in int32" in str(e.value)
+
+
+@parpy.jit
+def _annotated_f32(a: parpy.types.F32, y):
+    with parpy.gpu:
+        y[0] = a * 3.0
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+def test_float_converted_to_annotated_float_type(specialize):
+    # (a Python float for an F32 parameter was "incompatible with argument
+    # type float64"; ParPy converts it, as it does ints)
+    y = np.zeros(1, np.float32)
+    opts = cpu_opts()
+    opts.specialize_scalars = specialize
+    _annotated_f32(0.1, y, opts=opts)
+    assert y[0] == np.float32(0.1) * np.float32(3.0)
+    assert "float a" in parpy.print_compiled(_annotated_f32, [0.1, y], opts) or specialize
 
 
 # --------------------------------------------------------------------------

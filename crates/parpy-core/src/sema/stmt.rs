@@ -358,7 +358,16 @@ impl Lowerer<'_, '_> {
                         .is_some_and(|(lo, hi)| (lo..=hi).contains(&(*v as i128))),
                     _ => true,
                 };
+                if !fits {
+                    note = Some(format!("the value does not fit in {}", t.numpy_name()));
+                }
                 !fits
+            }
+            // a Python float (or a float64 scalar) for a `F32` parameter
+            // becomes that type, as ParPy converts it (as for ints)
+            Resolved::Dtype(t) if !is_array && t.is_float() && elem.is_float() => {
+                converted = Some(t);
+                false
             }
             Resolved::Dtype(_) => true,
             _ => false,
