@@ -395,11 +395,16 @@ def test_runs_on_cuda():
     run_both(clamp_rows, clamp_rows_args(), with_includes(cuda_opts({'N': T(8)})))
 
 
-def test_editing_a_header_rebuilds(tmp_path):
-    header = tmp_path / "parpy_k.h"
+@pytest.mark.parametrize("name,nested", [("parpy_k", False), ("parpy_k2", True)])
+def test_editing_a_header_rebuilds(tmp_path, name, nested):
+    # nested: the header includes the one edited (only the named header's
+    # content keyed the disk cache: a new process loaded the library built
+    # from the old included header)
+    edited = tmp_path / (name + "_impl.h" if nested else name + ".h")
+    if nested:
+        (tmp_path / (name + ".h")).write_text(f'#include "{name}_impl.h"\n')
 
-    @parpy.external("parpy_k", parpy.CompileBackend.Cpu, parpy.Target.Device,
-                    header="parpy_k.h")
+    @parpy.external(name, parpy.CompileBackend.Cpu, parpy.Target.Device, header=name + ".h")
     def k() -> types.F32:
         return 0.0
 
@@ -415,37 +420,9 @@ def test_editing_a_header_rebuilds(tmp_path):
         put_k(x, opts=opts)
         return x[0]
 
-    header.write_text("static inline float parpy_k(void) { return 1.0f; }\n")
+    edited.write_text(f"static inline float {name}(void) {{ return 1.0f; }}\n")
     assert run() == 1.0
-    header.write_text("static inline float parpy_k(void) { return 2.0f; }\n")
-    assert run() == 2.0
-
-
-def test_editing_a_header_the_header_includes_rebuilds(tmp_path):
-    # (only the named header's content keyed the disk cache: a new process
-    # loaded the library built from the old `parpy_k2_impl.h`)
-    (tmp_path / "parpy_k2.h").write_text('#include "parpy_k2_impl.h"\n')
-    impl = tmp_path / "parpy_k2_impl.h"
-
-    @parpy.external("parpy_k2", parpy.CompileBackend.Cpu, parpy.Target.Device,
-                    header="parpy_k2.h")
-    def k2() -> types.F32:
-        return 0.0
-
-    def run():
-        @parpy.jit
-        def put_k2(x):
-            x[0] = k2()
-
-        x = np.zeros(1, np.float32)
-        opts = cpu_opts({})
-        opts.includes += [str(tmp_path)]
-        put_k2(x, opts=opts)
-        return x[0]
-
-    impl.write_text("static inline float parpy_k2(void) { return 1.0f; }\n")
-    assert run() == 1.0
-    impl.write_text("static inline float parpy_k2(void) { return 2.0f; }\n")
+    edited.write_text(f"static inline float {name}(void) {{ return 2.0f; }}\n")
     assert run() == 2.0
 
 
