@@ -6,7 +6,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use crate::diag::Span;
-use crate::ir::visit::{is_pure, may_change, same_expr, stmt_exprs};
+use crate::ir::visit::{is_pure, known_side, may_change, stmt_exprs};
 use crate::ir::{BinOp, Expr, ExprKind, ForLoop, Place, Stmt, StmtKind, VarId};
 
 /// The locals assigned on every path to a point; `None` where no path
@@ -139,7 +139,7 @@ impl Walk<'_> {
                         let mut a = st.clone();
                         if let Some(a) = &mut a {
                             for (c, h, vs) in &known {
-                                if *h == holds && same_expr(c, cond) {
+                                if known_side(&[(c, *h)], cond, holds) {
                                     a.extend(vs);
                                 }
                             }

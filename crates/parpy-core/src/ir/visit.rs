@@ -599,12 +599,13 @@ pub fn known_side(known: &[(&Expr, bool)], cond: &Expr, holds: bool) -> bool {
     known.iter().any(|&(c, h)| h == holds && same_expr(c, cond))
 }
 
-/// [`Flow`] through `b`, entered with `v` assigned (`defined`) or not, or
-/// assigned where the conditions of `known` take their side.
+/// [`Flow`] through `b`, entered with `v` assigned (`defined`) or not.
 fn flow(b: &[Stmt], v: VarId, defined: bool) -> Flow {
     flow_known(b, v, defined, &[])
 }
 
+/// [`flow`], with `v` also assigned where the conditions of `known` take
+/// their side.
 fn flow_known<'e>(b: &'e [Stmt], v: VarId, mut defined: bool, known: &[(&'e Expr, bool)]) -> Flow {
     let mut out = Flow::default();
     let mut known: Known<'e> = known.to_vec();
