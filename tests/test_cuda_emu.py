@@ -489,3 +489,16 @@ def test_helpers_called_from_host_code_run_on_the_cuda_launch_plan():
     # calls a helper function"); host calls are inlined on GPU backends
     agree(host_calls_helpers, [np.arange(6.0), np.ones(6), 4, 6], {'i': parpy.threads(6)},
           seeds=range(2))
+
+
+def test_python_max_of_rows_folds_as_python_does_on_the_gpu():
+    # Python's `max` of a row with NaN (the first kept if NaN, later NaN
+    # skipped), in a labelled reduction across GPU threads, bit for bit
+    from test_natural import python_max_min_of_rows, rows_of_edge_values
+    x = rows_of_edge_values(np.float64)
+    spec = {'i': parpy.threads(len(x)), 'r': parpy.threads(32)}
+    want = np.zeros((len(x), 4))
+    python_max_min_of_rows.py_func(x, want, len(x))
+    for seed in (0, 1):
+        got = emulated(python_max_min_of_rows, [x, np.zeros((len(x), 4)), len(x)], spec, seed, plan=True)
+        assert got[1].tobytes() == want.tobytes()

@@ -2,6 +2,8 @@
 in Numba style compiles unchanged. Each program runs as plain Python/NumPy
 (the reference, `fn.py_func`) and compiled for the CPU (conftest.run_both)."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -2396,6 +2398,37 @@ def test_python_max_min_of_floats_compare_as_python_does(dtype):
             y = np.zeros((4, 4), dtype)
             python_max_min(a, b, y, opts=o)
             assert y.tobytes() == want.tobytes(), (o.backend, a, b, y, want)
+
+
+@parpy.jit
+def python_max_min_of_rows(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = max(x[i, :])
+        y[i, 1] = min(x[i, 1:])
+        parpy.label('r')
+        y[i, 2] = max(x[i, ::-1])
+        y[i, 3] = np.max(x[i, :])
+
+
+def rows_of_edge_values(dtype):
+    vals = [np.nan, 1.0, -1.0, 0.0, -0.0, np.inf, -np.inf]
+    return np.array(list(itertools.product(vals, repeat=3)), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("spec", [{}, {'i': parpy.threads(7), 'r': parpy.threads(2)}])
+def test_python_max_min_of_a_row_fold_as_python_does(dtype, spec):
+    # (they were NumPy's max / min of the row: NaN wherever a NaN was,
+    # where Python keeps the first element unless a later one compares
+    # greater, and the other zero of a tie of 0.0 and -0.0)
+    x = rows_of_edge_values(dtype)
+    want = np.zeros((len(x), 4), dtype)
+    python_max_min_of_rows.py_func(x, want, len(x))
+    for o in (cpu_opts(spec), python_opts(cpu_opts(spec))):
+        y = np.zeros((len(x), 4), dtype)
+        python_max_min_of_rows(x, y, len(x), opts=o)
+        assert y.tobytes() == want.tobytes(), (o.backend, y, want)
 
 
 @parpy.jit

@@ -437,7 +437,7 @@ impl Lowerer<'_, '_> {
                 if let ([s], Builtin::Min | Builtin::Max) = (args, b) {
                     if self.rank(s) == 1 {
                         // Python's `min(s)` of a 1-D slice: its least number
-                        // (NumPy's NaN rule, as `min(a, b)`)
+                        // as Python folds it (`reduction_mapped`)
                         let op = match b {
                             Builtin::Min => ReduceOp::Min,
                             _ => ReduceOp::Max,

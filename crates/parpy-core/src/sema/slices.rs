@@ -12,8 +12,8 @@ use crate::diag::{Diagnostic, Span};
 use crate::ir::affine::{affine, wraps_any};
 use crate::ir::visit::has_effects;
 use crate::ir::{
-    BinOp, Block, ElemTy, Expr, ExprKind, ForLoop, Place, ReduceOp, Reduction, Stmt, StmtKind,
-    Type, VarId, VarKind,
+    BinOp, Block, ElemTy, Expr, ExprKind, ForLoop, MathFn, Place, ReduceOp, Reduction, Stmt,
+    StmtKind, Type, VarId, VarKind,
 };
 use crate::resolve::Builtin;
 use crate::syntax::ast;
@@ -2220,6 +2220,27 @@ impl Lowerer<'_, '_> {
             (AccRule::NumPy, _) if !sum_or_prod => et,
             (AccRule::NumPy, _) => numpy_sum_type(et, int_ty),
         };
+        // Python's `max(s)` of floats folds `v if v > m else m` from the
+        // first element: NaN where that one is NaN, else the first of the
+        // greatest elements, NaN ones skipped. So: the greatest with NaN
+        // as -inf (no partial is NaN, ties keep the first), then the first
+        // element where the rest is not greater, as Python compares.
+        let python_first = (python_builtin
+            && et.is_float()
+            && matches!(op, ReduceOp::Max | ReduceOp::Min)
+            && vars.len() == 1
+            && extents[0] > 0
+            && inner.is_empty()
+            && crate::ir::visit::is_pure(&elem.e))
+        .then(|| {
+            let mut first = elem.e.clone();
+            substitute(&mut first, vars[0], &Expr::int(0, int_ty, span));
+            let e = &elem.e;
+            let nan = Expr::math(MathFn::IsNan, vec![e.clone()], ElemTy::Bool, span);
+            let none = Expr::reduce_identity(op, et, span);
+            elem.e = Expr::select(nan, none, e.clone());
+            first
+        });
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
         let bop = op.combine();
@@ -2237,9 +2258,12 @@ impl Lowerer<'_, '_> {
                     span,
                 );
                 convert(sum, ElemTy::F16)
-            } else if acc_ty == ElemTy::F16 && matches!(op, ReduceOp::Max | ReduceOp::Min) {
-                // NumPy's float16 maximum keeps the first of a tie (the
-                // IR's max gives its second operand, as NumPy's others do)
+            } else if (acc_ty == ElemTy::F16 || python_first.is_some())
+                && matches!(op, ReduceOp::Max | ReduceOp::Min)
+            {
+                // NumPy's float16 maximum keeps the first of a tie, as
+                // Python's `max` does (the IR's max gives its second
+                // operand, as NumPy's others do)
                 Expr::binary(
                     bop,
                     convert(e, acc_ty),
@@ -2341,6 +2365,17 @@ impl Lowerer<'_, '_> {
             convert(acc_e, et)
         } else {
             acc_e
+        };
+        let e = match python_first {
+            Some(first) => {
+                let cmp = match op {
+                    ReduceOp::Max => BinOp::Gt,
+                    _ => BinOp::Lt,
+                };
+                let rest_wins = Expr::compare(cmp, e.clone(), first.clone(), span);
+                Expr::select(rest_wins, e, first)
+            }
+            None => e,
         };
         Some((TExpr { e, weak: false }, et, reduced))
     }
