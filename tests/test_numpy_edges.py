@@ -228,3 +228,19 @@ def test_a_counter_in_a_branch_not_taken_is_not_checked():
     code = parpy.print_compiled(plus_counter, [np.zeros(100, np.int8), np.zeros(100, np.int8), 100],
                                 cpu_opts())
     assert "check_index" not in code.split("static void plus_counter")[1], code
+
+
+def _var_std(x, out):
+    out[0] = np.var(x)
+    out[1] = np.std(x)
+    out[2] = np.var(x, ddof=1)
+    out[3] = np.std(x, ddof=2)
+
+
+@pytest.mark.parametrize("n", [7, 2049, 4099])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_var_divides_a_narrow_sum_by_its_count_in_float64(dtype, n):
+    # (float16's var divided by the count rounded to float16 first: 2049
+    # became 2048, var 0.96875 where NumPy gives 0.96826171875)
+    x = np.random.default_rng(n).standard_normal(n).astype(dtype)
+    same(_var_std, [x, np.zeros(4, dtype)])

@@ -1707,8 +1707,28 @@ impl Lowerer<'_, '_> {
             }
             None => float((n as f64 - ddof).max(0.0)),
         };
-        let count = TExpr { e, weak: true };
-        let var = self.binary(BinOp::Div, sum, count, span)?;
+        // NumPy divides the float16 or float32 sum by its integer count in
+        // float64 and rounds once (a count float16 cannot hold, 2049, is
+        // not rounded first)
+        let narrow = sum
+            .e
+            .ty
+            .elem()
+            .filter(|t| t.is_float() && *t != ElemTy::F64);
+        let var = match narrow {
+            Some(t) if self.opts.float_type == ElemTy::F64 => {
+                let wide = TExpr {
+                    e: convert(sum.e, ElemTy::F64),
+                    weak: false,
+                };
+                let q = self.binary(BinOp::Div, wide, TExpr { e, weak: false }, span)?;
+                TExpr {
+                    e: convert(q.e, t),
+                    weak: false,
+                }
+            }
+            _ => self.binary(BinOp::Div, sum, TExpr { e, weak: true }, span)?,
+        };
         Some(if std {
             math_of(MathFn::Sqrt, var, span)
         } else {
