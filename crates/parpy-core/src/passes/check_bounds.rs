@@ -68,9 +68,10 @@ pub fn run(p: &mut Program, options: &Options) {
     let gpu = options.backend != Backend::Cpu;
     let functions = std::iter::once((&mut p.host, host_rec, gpu))
         .chain(p.helpers.iter_mut().zip(recs).map(|(h, r)| (h, r, false)));
+    let cpu = options.backend == Backend::Cpu;
     for (f, rec, host) in functions {
         if let Some(r) = rec {
-            super::check_exits::apply(&mut f.body, r, &takes, host);
+            super::check_exits::apply(&mut f.body, r, &takes, host, cpu);
         }
     }
     p.bounds = host_rec.map(|record| Bounds { record, sites });

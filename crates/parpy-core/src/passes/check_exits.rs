@@ -14,23 +14,33 @@
 //!   element 0, maybe forever (`while x[j] < 100.0: j += 1` past the end
 //!   of `x`): a `while` loop, or a sequential `for` loop that can `break`,
 //!   whose condition or body can fail leaves at the top of its next
-//!   iteration when the record holds a failure.
+//!   iteration when the record holds a failure. So does a sequential
+//!   `for` loop whose bounds are only known when it runs and whose
+//!   counter indexes an array through arithmetic (`vals[k]` of CSR's `for
+//!   k in range(rows[r], rows[r + 1])`): with bounds past the array
+//!   (garbage `rows`) it would run to their end, maybe 2**62 steps, where
+//!   Python stops at its `IndexError`. (Cpu's copy of such a loop for
+//!   bounds that keep the counter in range, `check_bounds`'s versioning,
+//!   has no such check left: only the checked copy branches. Cpu only:
+//!   a GPU kernel's loop keeps its checks in registers.)
 
-use crate::ir::visit::{loop_exits, pure, stmt_exprs, sub_blocks, sub_blocks_mut};
+use crate::ir::visit::{loop_exits, pure, stmt_exprs, sub_blocks, sub_blocks_mut, uses_var};
 use crate::ir::{BinOp, Block, Expr, ExprKind, Place, Stmt, StmtKind, Type, VarId};
 use crate::types::ElemTy;
 
 /// Applies both rules to a body whose checks record into `record`;
 /// `takes[h]`: helper `h` takes the record (its calls can fail). With
 /// `host` (a GPU's host function outside its parallel loops and `OnDevice`
-/// blocks) no loop tests the record, which is device memory there.
-pub fn apply(body: &mut Block, record: VarId, takes: &[bool], host: bool) {
+/// blocks) no loop tests the record, which is device memory there. With
+/// `cpu`, loops whose counter runs past an array stop too (GPU kernels
+/// keep their loops free of branches to the record: not measured yet).
+pub fn apply(body: &mut Block, record: VarId, takes: &[bool], host: bool, cpu: bool) {
     for s in body.iter_mut() {
         let inner_host = host
             && !matches!(&s.kind, StmtKind::OnDevice(_))
             && !matches!(&s.kind, StmtKind::For(l) if l.par.is_some());
         for b in sub_blocks_mut(s) {
-            apply(b, record, takes, inner_host);
+            apply(b, record, takes, inner_host, cpu);
         }
         match &mut s.kind {
             _ if host => {}
@@ -40,8 +50,8 @@ pub fn apply(body: &mut Block, record: VarId, takes: &[bool], host: bool) {
             StmtKind::For(l)
                 if l.par.is_none()
                     && l.reduction.is_none()
-                    && !loop_exits(&l.body).is_empty()
-                    && block_fails(&l.body, takes) =>
+                    && (!loop_exits(&l.body).is_empty() && block_fails(&l.body, takes)
+                        || cpu && l.trip_count().is_none() && indexes_past_end(&l.body, l.var)) =>
             {
                 leave_on_failure(&mut l.body, record, s.span);
             }
@@ -74,6 +84,27 @@ fn leave_on_failure(body: &mut Block, record: VarId, span: crate::diag::Span) {
             span,
         ),
     );
+}
+
+/// Does a recording check in `b` check an index computed from the
+/// counter `var` by arithmetic alone (`k + 1`, `2 * k`, `k * n + j`; not
+/// a gather `x[cols[k]]`, which the counter's bounds do not decide)?
+fn indexes_past_end(b: &[Stmt], var: VarId) -> bool {
+    fn arithmetic(e: &Expr) -> bool {
+        !matches!(
+            e.kind,
+            ExprKind::Index { .. } | ExprKind::CheckIndex { .. } | ExprKind::Call { .. }
+        ) && e.children().all(arithmetic)
+    }
+    fn found(e: &Expr, var: VarId) -> bool {
+        let here = matches!(&e.kind, ExprKind::CheckIndex { record: Some(_), arg, .. }
+            if uses_var(arg, var) && arithmetic(arg));
+        here || e.children().any(|c| found(c, var))
+    }
+    b.iter().any(|s| {
+        stmt_exprs(s).into_iter().any(|e| found(e, var))
+            || sub_blocks(s).into_iter().any(|b| indexes_past_end(b, var))
+    })
 }
 
 /// May evaluating `e` record a failure?

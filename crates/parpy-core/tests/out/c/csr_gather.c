@@ -20,6 +20,16 @@ static __attribute__((noinline, cold)) __attribute__((unused)) int64_t parpy_bou
   return 0;
 }
 
+static inline __attribute__((unused)) int64_t parpy_check_wrap_index(int64_t i, int64_t n, int64_t site, int64_t *rec) {
+  if (__builtin_expect((uint64_t)i < (uint64_t)n, 1)) {
+    return i;
+  }
+  if (i < 0 && i >= -n) {
+    return i + n;
+  }
+  return parpy_bounds_fail(i, site, rec);
+}
+
 static inline __attribute__((unused)) int64_t parpy_check_wrap_index_d(int64_t i, int64_t n, int64_t site, int64_t *bad) {
   int64_t j = i < 0 ? i + n : i;
   bool ok = (uint64_t)j < (uint64_t)n;
@@ -44,14 +54,11 @@ static void csr_gather_row(const int64_t *rows, const int64_t *cols, const doubl
         }
       }
     } else {
-      {
-        int64_t parpy_bad[2] = {-1, 0};
-        for (int64_t k = rows[i]; k < rows[i + 1]; k += 1) {
-          acc = acc + vals[parpy_check_wrap_index_d(k, 512, 0, parpy_bad)] * x[parpy_check_wrap_index_d(cols[parpy_check_wrap_index_d(k, 512, 1, parpy_bad)], 64, 2, parpy_bad)];
+      for (int64_t k = rows[i]; k < rows[i + 1]; k += 1) {
+        if (bounds[0] != 0) {
+          break;
         }
-        if (parpy_bad[0] >= 0) {
-          parpy_bounds_fail(parpy_bad[1], parpy_bad[0], bounds);
-        }
+        acc = acc + vals[parpy_check_wrap_index(k, 512, 0, bounds)] * x[parpy_check_wrap_index(cols[parpy_check_wrap_index(k, 512, 1, bounds)], 64, 2, bounds)];
       }
     }
     y[i] = acc;
