@@ -502,3 +502,29 @@ def test_python_max_of_rows_folds_as_python_does_on_the_gpu():
     for seed in (0, 1):
         got = emulated(python_max_min_of_rows, [x, np.zeros((len(x), 4)), len(x)], spec, seed, plan=True)
         assert got[1].tobytes() == want.tobytes()
+
+
+@parpy.jit
+def reversed_rows_via_local(x, y, N, M):
+    parpy.label('i')
+    for i in range(N):
+        t = np.zeros(64)
+        parpy.label('j')
+        for j in range(M):
+            t[j] = x[i, j]
+        parpy.label('j')
+        for j in range(M):
+            y[i, j] = t[M - 1 - j]
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_a_block_running_several_outer_iterations_refills_its_local_array_after_a_barrier(blocks):
+    # (a block running iterations i and i + blocks of `i` zero-filled the
+    # shared `t` of the next one while its threads still read this one's:
+    # no barrier at the end of the body; 1-2 wrong elements per schedule)
+    x = np.arange(4 * 64, dtype=np.float64).reshape(4, 64)
+    spec = {'i': parpy.threads(blocks), 'j': parpy.threads(64)}
+    want = x[:, ::-1].copy()
+    for seed in range(3):
+        got = emulated(reversed_rows_via_local, [x, np.zeros((4, 64)), 4, 64], spec, seed, plan=True)
+        np.testing.assert_array_equal(got[1], want, err_msg=f"schedule {seed}")

@@ -18,7 +18,9 @@
 //!   0 of every axis that does not index the statement's level), followed by
 //!   a barrier; a barrier also follows each inner parallel loop that stores
 //!   into arrays and is followed by more code (the next iteration of an
-//!   enclosing sequential loop counts as more code). A barrier also comes
+//!   enclosing sequential loop counts as more code, and so does the next
+//!   iteration of an outer parallel level a block runs more than once of:
+//!   fewer blocks than iterations). A barrier also comes
 //!   before such a store or loop when the code since the last barrier
 //!   (an earlier iteration of an enclosing sequential loop included) reads
 //!   an array it stores into: a thread still reading must not see the new
@@ -460,6 +462,12 @@ impl Mapper<'_> {
         let d = d.min(self.innermost());
         let span = l.lo.span;
         let workers = self.plan[d].workers;
+        // a block that runs more than one iteration of an outer level runs
+        // the next right after the body: as a sequential loop's, what the
+        // body reads must be read by every thread before the next
+        // iteration stores into it (a local array refilled, found by the
+        // CUDA emulator)
+        let repeats = d < self.innermost() && l.trip_count().is_none_or(|n| n > workers);
         let ty = l.lo.ty.clone();
         let w = to_ty(self.worker(d, span), &ty);
         let off = if l.step == 1 {
@@ -475,7 +483,10 @@ impl Mapper<'_> {
         l.step *= workers;
         l.par = None;
         let mut inside = read.clone();
-        l.body = self.block(std::mem::take(&mut l.body), d + 1, f, true, &mut inside);
+        if repeats {
+            inside.extend(arrays(&l.body, f, false));
+        }
+        l.body = self.block(std::mem::take(&mut l.body), d + 1, f, !repeats, &mut inside);
         l
     }
 }
