@@ -120,6 +120,17 @@ def test_compile_string_any_size_dims_and_scalar_kinds(tmp_path):
         f(np.zeros(2), -1, 1.0, True)
 
 
+@pytest.mark.parametrize("dim", ["N", "-1", "4L", "18446744073709551615", "4.0", "+4"])
+def test_compile_string_refuses_a_dimension_that_is_not_a_length(tmp_path, dim):
+    # (any such dimension accepted arrays of every length, while the code
+    # still ran over the length it was written for: a heap overflow)
+    code = SUM_ROWS_C.replace("// parpy-param: y f32[4] written", f"// parpy-param: y f32[{dim}] written")
+    with pytest.raises(ValueError) as e:
+        parpy.compile_string("sum_rows", code, opts_in(tmp_path))
+    assert f"dimension `{dim}` of parameter `y` is not a length" in str(e.value), str(e.value)
+    assert "`?`" in str(e.value)
+
+
 def test_compile_string_without_header(tmp_path):
     with pytest.raises(ValueError, match="parpy-entry"):
         parpy.compile_string("f", "int f(void) { return 0; }", opts_in(tmp_path))

@@ -14,7 +14,8 @@
 //! `[k + 1, index]` after a call where check `k` failed.
 //!
 //! `<dtype>` is a NumPy name (`float32`) or a short name (`f32`); a dimension
-//! that is not an integer (`?`, `N`) accepts any size. The parameters are
+//! is a non-negative integer, or `?` for one the code accepts at any size;
+//! anything else (`N`, `-1`, `4L`, a number past `i64`) is an error. The parameters are
 //! listed in the entry's argument order. A scalar with `= <value>` was
 //! folded into the code: `compile_string` refuses any other value for it.
 
@@ -50,6 +51,26 @@ fn elem_by_name(s: &str) -> Option<ElemTy> {
         })
 }
 
+/// One dimension of an array's shape: a non-negative integer, or `?` for a
+/// dimension the code takes at any length. Anything else is an error: the
+/// wrapper checks arguments against these lengths, so a dimension it cannot
+/// read must not quietly accept every length (the code would still index
+/// as far as the length it was written for).
+fn dimension(d: &str, name: &str, line: &str) -> Result<Option<i64>, String> {
+    if d == "?" {
+        return Ok(None);
+    }
+    match d.parse::<i64>() {
+        Ok(n) if n >= 0 && d.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(n)),
+        _ => Err(format!(
+            "`{line}`: dimension `{d}` of parameter `{name}` is not a length: write the length \
+             the code was written for (a non-negative integer below 2**63), or `?` for a \
+             dimension the code accepts at any length (it must then take the length from \
+             another argument)"
+        )),
+    }
+}
+
 fn parse_param(line: &str) -> Result<HeaderParam, String> {
     let line = line.trim();
     let (name, rest) = line
@@ -80,8 +101,8 @@ fn parse_param(line: &str) -> Result<HeaderParam, String> {
             .split(',')
             .map(str::trim)
             .filter(|d| !d.is_empty())
-            .map(|d| d.parse::<i64>().ok())
-            .collect();
+            .map(|d| dimension(d, &name, line))
+            .collect::<Result<_, _>>()?;
         words.extend(rest[close + 1..].split_whitespace());
         (
             HeaderTy::Array {
@@ -202,9 +223,9 @@ mod tests {
     }
 
     #[test]
-    fn accepts_numpy_names_symbolic_dims_and_colons() {
+    fn accepts_numpy_names_open_dims_and_colons() {
         let (_, p) =
-            parse_header("// parpy-entry: e\n// parpy-param: a: array float64[N, ?] mut\n// parpy-param: b bool = 1\n")
+            parse_header("// parpy-entry: e\n// parpy-param: a: array float64[?, ?] mut\n// parpy-param: b bool = 1\n")
                 .unwrap();
         assert_eq!(
             p[0].ty,
@@ -248,5 +269,24 @@ mod tests {
         assert!(e.contains("unclosed"), "{e}");
         let e = parse_header("// parpy-entry: f\n// parpy-param: x\n").unwrap_err();
         assert!(e.contains("expected"), "{e}");
+        for d in [
+            "N",
+            "-1",
+            "4L",
+            "+4",
+            "18446744073709551615",
+            "0x4",
+            "4.0",
+            "??",
+        ] {
+            let e = parse_header(&format!(
+                "// parpy-entry: f\n// parpy-param: x f64[2,{d}]\n"
+            ))
+            .unwrap_err();
+            assert!(
+                e.contains(&format!("dimension `{d}` of parameter `x` is not a length")),
+                "{d}: {e}"
+            );
+        }
     }
 }
