@@ -277,8 +277,15 @@ def corrupt_no_so(so, meta):
     so.unlink()
 
 
+def corrupt_truncate_matching_meta(so, meta):
+    # a library the loader refuses, whose metadata says it is whole
+    replace_bytes(so, so.read_bytes()[:100])
+    meta.write_text(f"sha256={sha(so)}\nsize=100\n")
+
+
 @pytest.mark.parametrize("corrupt", [
     corrupt_flip, corrupt_truncate, corrupt_no_meta, corrupt_garbage_meta, corrupt_no_so,
+    corrupt_truncate_matching_meta,
 ])
 def test_bad_entry_is_rebuilt_in_a_new_process(tmp_path, corrupt):
     parpy.compile_string("sum_rows", SUM_ROWS_C, opts_in(tmp_path))
@@ -300,6 +307,28 @@ def test_bad_entry_is_rebuilt_in_a_new_process(tmp_path, corrupt):
     so2, meta2 = so_and_meta(tmp_path)
     assert so2 == so
     assert f"sha256={sha(so2)}" in meta2.read_text()
+
+
+UNLOADABLE_C = textwrap.dedent("""\
+    // parpy-entry: f
+    #include <stdint.h>
+    extern int32_t parpy_test_missing_symbol(void);
+    int32_t f(void **args) { (void)args; return parpy_test_missing_symbol(); }
+    """)
+
+
+def test_a_library_the_loader_refuses_is_rebuilt_once_then_named_with_the_reason(tmp_path):
+    with pytest.raises(RuntimeError) as e:
+        parpy.compile_string("f", UNLOADABLE_C, opts_in(tmp_path))
+    assert "undefined symbol: parpy_test_missing_symbol" in str(e.value), str(e.value)
+    # the entry (it built) is in the cache: the next lookup finds it, the
+    # loader refuses it, it is built once more and refused again
+    so, _ = so_and_meta(tmp_path)
+    with pytest.raises(RuntimeError) as e:
+        parpy.compile_string("f", UNLOADABLE_C, opts_in(tmp_path))
+    text = str(e.value)
+    assert "undefined symbol: parpy_test_missing_symbol" in text, text
+    assert "built again" in text and so.name in text, text
 
 
 def test_warm_disk_cache_is_used_by_a_new_process(tmp_path):

@@ -72,9 +72,15 @@ pub fn build_error_to_py(e: parpy_runtime::RuntimeError, user_code: bool) -> PyE
             }
         }
         R::NonZero { .. } => pyo3::exceptions::PyRuntimeError::new_err(e.to_string()),
+        R::Load { .. } => BuildError::new_err(format!("{e}\n{LOAD_HINT}")),
         _ => BuildError::new_err(format!("{e}\n{BUILD_HINT}")),
     }
 }
+
+/// What to check when the system loader refuses a library parpy built.
+const LOAD_HINT: &str = "the system's loader refused the library (its reason above): check the \
+     libraries of CompileOptions.libs and the loader's path; `python -m parpy cache clear` \
+     empties the disk cache";
 
 /// `parpy.CompileTypeError`: a `CompileError` that is also a `TypeError`
 /// (a value of the wrong type; ParPy programs catch `TypeError`). Built at

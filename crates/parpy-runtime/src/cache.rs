@@ -357,6 +357,13 @@ impl DiskCache {
         self.dir.join(format!("{key}.meta"))
     }
 
+    /// Invalidates the entry of `code` (its metadata goes), so the next
+    /// lookup builds it again: for an entry that verifies but whose library
+    /// the system loader refuses (`crate::build_and_load_outcome`).
+    pub fn invalidate(&self, code: &str, compiler: &Compiler, flags: &BuildFlags) {
+        remove_entry(&self.meta_path(&self.key(code, compiler, flags)));
+    }
+
     /// The path of a verified shared library for `code`, building it when
     /// the entry is absent or bad.
     pub fn get_or_build(
@@ -793,6 +800,52 @@ mod tests {
         };
         write_atomic(&cache.compiler_memo(&fresh), b"remembered").unwrap();
         assert_eq!(cache.compiler_id(&fresh), "remembered");
+        let _ = fs::remove_dir_all(&cache.dir);
+    }
+
+    #[test]
+    fn an_entry_that_verifies_but_does_not_load_is_rebuilt_once() {
+        let cache = DiskCache::new(tmp_dir("unloadable"));
+        let cc = Compiler::find().unwrap();
+        let f = BuildFlags::default();
+        let (_, o) = crate::build_and_load_outcome(CODE, "entry", &f, &cache).unwrap();
+        assert_eq!(o, Outcome::Built);
+        // an empty library whose metadata matches it
+        let key = cache.key(CODE, &cc, &f);
+        // (a new file: this process may still map the old one)
+        let so = cache.so_path(&key);
+        let tmp = so.with_extension("damaged");
+        fs::write(&tmp, b"").unwrap();
+        fs::rename(&tmp, &so).unwrap();
+        let meta = format!("sha256={}\nsize=0\n", sha256_hex(b""));
+        fs::write(cache.meta_path(&key), meta).unwrap();
+        let (e, o) = crate::build_and_load_outcome(CODE, "entry", &f, &cache).unwrap();
+        assert_eq!(o, Outcome::Rebuilt);
+        let mut slot: i64 = 1;
+        e.call(&mut [&mut slot as *mut i64 as *mut std::ffi::c_void])
+            .unwrap();
+        assert_eq!(slot, 42);
+        assert_eq!(
+            crate::build_and_load_outcome(CODE, "entry", &f, &cache)
+                .unwrap()
+                .1,
+            Outcome::Hit
+        );
+
+        // a library the loader refuses however often it is built: the
+        // loader's reason, and the rebuild, in the error
+        let code = "#include <stdint.h>\nextern int32_t parpy_test_missing(void);\n\
+                    int32_t entry(void **a) { (void)a; return parpy_test_missing(); }\n";
+        let first = crate::build_and_load_outcome(code, "entry", &f, &cache).unwrap_err();
+        assert!(
+            matches!(&first, RuntimeError::Load { msg, .. } if msg.contains("parpy_test_missing")),
+            "{first}"
+        );
+        let again = crate::build_and_load_outcome(code, "entry", &f, &cache).unwrap_err();
+        let text = again.to_string();
+        assert!(text.contains("parpy_test_missing"), "{text}");
+        assert!(text.contains("built again"), "{text}");
+        assert!(text.contains(&cache.key(code, &cc, &f)), "{text}");
         let _ = fs::remove_dir_all(&cache.dir);
     }
 

@@ -85,16 +85,49 @@ pub fn build_and_load_outcome(
     cache: &DiskCache,
 ) -> Result<(LoadedEntry, Outcome), RuntimeError> {
     let compiler = Compiler::find()?;
+    let (loaded, outcome) = load_through_cache(code, symbol, flags, cache, &compiler)?;
+    match loaded {
+        // An entry that verifies (its metadata matches its bytes) but that
+        // the loader refuses (a library truncated before its metadata was
+        // written, or broken by hand): built again, once.
+        Err(RuntimeError::Load { .. }) if outcome == Outcome::Hit => {
+            cache.invalidate(code, &compiler, flags);
+            let (again, _) = load_through_cache(code, symbol, flags, cache, &compiler)?;
+            match again {
+                Ok(e) => Ok((e, Outcome::Rebuilt)),
+                Err(RuntimeError::Load { path, msg }) => Err(RuntimeError::Load {
+                    path,
+                    msg: format!(
+                        "{msg} (the disk cache held a library the loader refused; it was \
+                         built again, and the new one is refused too)"
+                    ),
+                }),
+                Err(e) => Err(e),
+            }
+        }
+        r => r.map(|e| (e, outcome)),
+    }
+}
+
+/// The library of `code` from the disk cache (built on a miss), loaded;
+/// the outcome of the lookup also when the load fails.
+fn load_through_cache(
+    code: &str,
+    symbol: &str,
+    flags: &BuildFlags,
+    cache: &DiskCache,
+    compiler: &Compiler,
+) -> Result<(Result<LoadedEntry, RuntimeError>, Outcome), RuntimeError> {
     // A `clear_cache()` in another thread or process may remove the entry
     // between its verification and the load: the library is loaded through
     // a private hard link made before that (see `get_or_build_pinned`).
-    let (so, pinned, outcome) = cache.get_or_build_pinned(code, &compiler, flags)?;
+    let (so, pinned, outcome) = cache.get_or_build_pinned(code, compiler, flags)?;
     let Some(pinned) = pinned else {
-        return Ok((LoadedEntry::load(&so, symbol)?, outcome));
+        return Ok((LoadedEntry::load(&so, symbol), outcome));
     };
     let r = LoadedEntry::load(&pinned, symbol);
     let _ = std::fs::remove_file(&pinned);
-    r.map(|e| (e, outcome)).map_err(|e| match e {
+    let r = r.map_err(|e| match e {
         RuntimeError::Load { msg, .. } => RuntimeError::Load { path: so, msg },
         RuntimeError::Symbol { symbol, msg, .. } => RuntimeError::Symbol {
             path: so,
@@ -102,7 +135,8 @@ pub fn build_and_load_outcome(
             msg,
         },
         e => e,
-    })
+    });
+    Ok((r, outcome))
 }
 
 /// A run-time check that failed in a call, with its message.

@@ -70,6 +70,16 @@ fn pin_openmp_runtime() {
     }
 }
 
+/// A loader error with the system's reason: libloading's message is only
+/// `dlopen failed`, the `dlerror()` text is its source.
+fn error_text(e: &libloading::Error) -> String {
+    use std::error::Error;
+    match e.source() {
+        Some(why) => format!("{e}: {why}"),
+        None => e.to_string(),
+    }
+}
+
 /// An entry point together with the library that holds it; the library stays
 /// loaded as long as any clone of this value lives.
 #[derive(Clone)]
@@ -89,7 +99,7 @@ impl LoadedEntry {
     pub fn load(path: &Path, symbol: &str) -> Result<LoadedEntry, RuntimeError> {
         let lib = open_library(path).map_err(|e| RuntimeError::Load {
             path: path.to_path_buf(),
-            msg: e.to_string(),
+            msg: error_text(&e),
         })?;
         // SAFETY: the entry ABI fixes the signature `int32_t SYM(void **)`.
         let func: EntryFn = unsafe {
@@ -98,7 +108,7 @@ impl LoadedEntry {
                     .map_err(|e| RuntimeError::Symbol {
                         path: path.to_path_buf(),
                         symbol: symbol.to_string(),
-                        msg: e.to_string(),
+                        msg: error_text(&e),
                     })?;
             *s
         };
