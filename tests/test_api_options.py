@@ -194,6 +194,32 @@ def test_invalid_values_are_rejected(field, value, exc):
     assert repr(o) == before, "a rejected value must not change the options"
 
 
+@pytest.mark.parametrize("field,value,message", [
+    # (it said "must be an int, got int")
+    ("max_unroll_count", 2**70,
+     "CompileOptions.max_unroll_count is out of range: it must be an int from 0 to 2**63 - 1, "
+     f"got {2**70}"),
+    ("max_unroll_count", -2**63 - 1,
+     "CompileOptions.max_unroll_count is out of range: it must be an int from 0 to 2**63 - 1"),
+    ("max_thread_blocks_per_cluster", 2**64,
+     "CompileOptions.max_thread_blocks_per_cluster is out of range: it must be a power of two "
+     f"from 1 to 2**62, got {2**64}"),
+    ("device", 2**70,
+     "CompileOptions.device is out of range: it must be None or an int from 0 to 2**63 - 1, "
+     f"got {2**70}"),
+    ("force_int_size", 2**70, f"force_int_size must be None or one of 8, 16, 32, 64, got {2**70}"),
+    ("force_float_size", -2**70, "force_float_size must be None or one of 16, 32, 64, got "),
+])
+def test_ints_beyond_64_bits_are_out_of_range_not_of_the_wrong_type(field, value, message):
+    o = parpy.CompileOptions()
+    with pytest.raises(ValueError) as e:
+        setattr(o, field, value)
+    assert str(e.value).startswith(message), str(e.value)
+    with pytest.raises(ValueError):
+        parpy.CompileOptions(**{field: value})
+    assert o == parpy.CompileOptions()
+
+
 def test_device_is_unset_by_default_settable_and_part_of_the_options():
     o = parpy.CompileOptions()
     assert o.device is None

@@ -464,7 +464,7 @@ impl OptData {
             "debug_print" => self.debug_print = get_bool(name, v)?,
             "write_output" => self.write_output = get_bool(name, v)?,
             "max_unroll_count" => {
-                let n = get_int(name, v)?;
+                let n = get_int(name, v, UNROLL_RANGE)?;
                 if n < 0 {
                     return Err(PyValueError::new_err(format!(
                         "max_unroll_count must be >= 0, got {n}"
@@ -476,7 +476,7 @@ impl OptData {
                 self.use_cuda_thread_block_clusters = get_bool(name, v)?
             }
             "max_thread_blocks_per_cluster" => {
-                let n = get_int(name, v)?;
+                let n = get_int(name, v, CLUSTER_RANGE)?;
                 if n <= 0 || (n & (n - 1)) != 0 {
                     return Err(PyValueError::new_err(format!(
                         "max_thread_blocks_per_cluster: the number of thread blocks per \
@@ -499,7 +499,13 @@ impl OptData {
                 self.device = if v.is_none() {
                     None
                 } else {
-                    let n = get_int(name, v).map_err(|_| type_err(name, "an int or None", v))?;
+                    let n = get_int(name, v, DEVICE_RANGE).map_err(|e| {
+                        if e.is_instance_of::<PyTypeError>(v.py()) {
+                            type_err(name, "an int or None", v)
+                        } else {
+                            e
+                        }
+                    })?;
                     if n < 0 {
                         return Err(PyValueError::new_err(format!(
                             "device must be None or >= 0, got {n}"
@@ -579,11 +585,37 @@ fn get_bool(field: &str, v: &Bound<'_, PyAny>) -> PyResult<bool> {
         .map_err(|_| type_err(field, "a bool", v))
 }
 
-fn get_int(field: &str, v: &Bound<'_, PyAny>) -> PyResult<i64> {
+/// The values of the integer fields, for the message about an int beyond
+/// 64 bits.
+const UNROLL_RANGE: &str = "an int from 0 to 2**63 - 1";
+const CLUSTER_RANGE: &str = "a power of two from 1 to 2**62";
+const DEVICE_RANGE: &str = "None or an int from 0 to 2**63 - 1";
+
+/// An int field's value. `range` says which values the field takes: an
+/// int too large for 64 bits is a `ValueError` that names the field and
+/// the range (not a `TypeError`: it is an int).
+fn get_int(field: &str, v: &Bound<'_, PyAny>, range: &str) -> PyResult<i64> {
     if v.is_instance_of::<PyBool>() {
         return Err(type_err(field, "an int", v));
     }
-    v.extract::<i64>().map_err(|_| type_err(field, "an int", v))
+    v.extract::<i64>().map_err(|_| match int_text(v) {
+        Some(text) => PyValueError::new_err(format!(
+            "CompileOptions.{field} is out of range: it must be {range}, got {text}"
+        )),
+        None => type_err(field, "an int", v),
+    })
+}
+
+/// The decimal text of an int (or of an object with `__index__`, as NumPy
+/// ints have); `None` when `v` is not one.
+fn int_text(v: &Bound<'_, PyAny>) -> Option<String> {
+    let i = v
+        .py()
+        .import("operator")
+        .and_then(|m| m.getattr("index"))
+        .and_then(|index| index.call1((v,)))
+        .ok()?;
+    i.str().ok().map(|s| s.to_string())
 }
 
 /// `force_int_size` / `force_float_size`: None, a bit count, or an element
@@ -611,9 +643,30 @@ fn get_forced(field: &str, v: &Bound<'_, PyAny>, float: bool) -> PyResult<Option
             as_type: true,
         }));
     }
-    let n = get_int(field, v)
-        .map_err(|_| type_err(field, "None, a bit count or a parpy.types element type", v))?;
     let signed = |e: &ElemTy| float || e.is_signed_int();
+    let sizes = || -> String {
+        let list: Vec<String> = choices
+            .iter()
+            .filter(|e| signed(e))
+            .map(|e| (e.size() * 8).to_string())
+            .collect();
+        list.join(", ")
+    };
+    let n = match v.extract::<i64>() {
+        Ok(n) if !v.is_instance_of::<PyBool>() => n,
+        _ => {
+            return Err(
+                match int_text(v).filter(|_| !v.is_instance_of::<PyBool>()) {
+                    // an int beyond 64 bits
+                    Some(text) => PyValueError::new_err(format!(
+                        "{field} must be None or one of {}, got {text}",
+                        sizes()
+                    )),
+                    None => type_err(field, "None, a bit count or a parpy.types element type", v),
+                },
+            );
+        }
+    };
     match choices
         .iter()
         .find(|e| signed(e) && e.size() as i64 * 8 == n)
@@ -622,17 +675,10 @@ fn get_forced(field: &str, v: &Bound<'_, PyAny>, float: bool) -> PyResult<Option
             elem,
             as_type: false,
         })),
-        None => {
-            let list: Vec<String> = choices
-                .iter()
-                .filter(|e| signed(e))
-                .map(|e| (e.size() * 8).to_string())
-                .collect();
-            Err(PyValueError::new_err(format!(
-                "{field} must be None or one of {}, got {n}",
-                list.join(", ")
-            )))
-        }
+        None => Err(PyValueError::new_err(format!(
+            "{field} must be None or one of {}, got {n}",
+            sizes()
+        ))),
     }
 }
 
