@@ -177,7 +177,22 @@ def stored_list_reading_its_target(x, y, N):
         y[0:1] = [y[j] * 2.0 for j in range(1)]
 
 
+@parpy.jit
+def indexed_list_comprehension(x, y, N):
+    with parpy.gpu:
+        y[0] = [j * 2.0 for j in range(3)][1]
+
+
+@parpy.jit
+def indexed_list_stored_first(x, y, N):
+    with parpy.gpu:
+        t = np.empty(3)
+        t[:] = [j * 2.0 for j in range(3)]
+        y[0] = t[1]
+
+
 @pytest.mark.parametrize("fn,words", [
+    (indexed_list_comprehension, "a list comprehension cannot be indexed"),
     (generator_as_a_value, "a generator expression can only be the argument of `sum`"),
     (stored_list_with_a_condition, "a list comprehension stored into a slice takes no `if`"),
     (stored_list_of_another_length, "could not broadcast input array from shape (3,) into shape (1,)"),
@@ -193,6 +208,18 @@ def test_what_cannot_be_compiled_is_a_located_error(fn, words):
         fn(np.ones(4), np.zeros(1), 4, opts=cpu_opts())
     assert words in str(e.value), str(e.value)
     assert "test_generators.py" in str(e.value)
+
+
+def test_an_indexed_list_comprehension_is_named_with_a_fix_that_compiles():
+    with pytest.raises(parpy.CompileError) as e:
+        indexed_list_comprehension(np.ones(4), np.zeros(1), 4, opts=cpu_opts())
+    text = str(e.value)
+    assert "only array parameters" not in text, text
+    assert "t[:] = [... for j in range(n)]" in text, text
+    # the fix the message suggests
+    y = np.zeros(1)
+    indexed_list_stored_first(np.ones(4), y, 4, opts=cpu_opts())
+    assert y[0] == 2.0
 
 
 @parpy.jit

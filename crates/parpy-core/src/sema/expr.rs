@@ -1558,6 +1558,31 @@ impl Lowerer<'_, '_> {
                 }
                 return None;
             }
+            ast::ExprKind::Generator { list: true, .. } => {
+                self.error(
+                    Diagnostic::error("a list comprehension cannot be indexed in parpy functions")
+                        .at(base.span, "a list comprehension")
+                        .note("kernels do not allocate: parpy does not make the list")
+                        .help(
+                            "store it into a local array and index that: `t = np.empty(n)`, \
+                             `t[:] = [... for j in range(n)]`, then `t[k]`; or index a list \
+                             of the values: `[0, 2, 4][k]`",
+                        ),
+                );
+                return None;
+            }
+            ast::ExprKind::Generator { list: false, .. } => {
+                self.error(
+                    Diagnostic::error("a generator expression cannot be indexed")
+                        .at(base.span, "a generator")
+                        .note("Python cannot index a generator either (TypeError)")
+                        .help(
+                            "store the values into a local array and index that: \
+                             `t = np.empty(n)`, `t[:] = [... for j in range(n)]`, then `t[k]`",
+                        ),
+                );
+                return None;
+            }
             _ => {
                 self.error(
                     Diagnostic::error("only array parameters can be indexed")
