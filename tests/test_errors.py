@@ -634,3 +634,32 @@ def test_an_error_of_a_statement_lowered_twice_is_reported_once():
     with pytest.raises(parpy.CompileError) as e:
         divmod_by_zero(np.ones(4), np.zeros(4), 4, opts=cpu_opts())
     assert str(e.value).count("error: division by zero") == 1, str(e.value)
+
+
+SHADOWED_RANGE = '''\
+import parpy
+
+def range(n):
+    return [0] * n
+
+@parpy.jit
+def f(x, N):
+    for i in range(N):
+        x[i] = i
+'''
+
+
+def test_a_module_level_range_is_named_as_the_shadow_it_is(tmp_path):
+    # (it said "not a `range` call ... help: write `for i in range(n):`",
+    # which is what the function says)
+    path = tmp_path / "shadowed_range.py"
+    path.write_text(SHADOWED_RANGE)
+    spec = importlib.util.spec_from_file_location("shadowed_range", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(parpy.CompileError) as e:
+        mod.f(np.zeros(4), 4, opts=cpu_opts())
+    text = str(e.value)
+    assert text.splitlines()[0] == "error: `range` here is not Python's builtin `range`", text
+    assert "`range` names a Python function of the module here" in text, text
+    assert "write `for i in range(n):`" not in text, text

@@ -2043,6 +2043,31 @@ impl Lowerer<'_, '_> {
             {
                 args
             }
+            ast::ExprKind::Call { func, .. } if matches!(&func.kind, ast::ExprKind::Name(n) if n == "range") =>
+            {
+                // `range(...)` as written, but the name is not the builtin
+                let what = if self.is_local_root(func) {
+                    "a local variable of this function".to_string()
+                } else {
+                    match self.resolve_path(&["range"]) {
+                        Resolved::Function { .. } => "a Python function of the module".into(),
+                        Resolved::Unsupported(d) => d,
+                        Resolved::Builtin(_) => "a parpy builtin".into(),
+                        _ => "a module-level name".into(),
+                    }
+                };
+                self.error(
+                    Diagnostic::error("`range` here is not Python's builtin `range`")
+                        .at(func.span, format!("`range` names {what} here"))
+                        .note(
+                            "a name `range` of the module (or of the function) hides the \
+                             builtin, and `for` loops iterate over the builtin's `range(...)`, \
+                             an array or a slice of one",
+                        )
+                        .help("rename that `range`, so that `range` is the builtin again"),
+                );
+                return None;
+            }
             _ => {
                 self.error(
                     Diagnostic::error(
