@@ -331,6 +331,48 @@ def test_a_library_the_loader_refuses_is_rebuilt_once_then_named_with_the_reason
     assert "built again" in text and so.name in text, text
 
 
+INTERRUPTED_BUILD = '''\
+import os, signal, sys, threading, time
+import numpy as np, parpy
+
+@parpy.jit
+def f(x, N):
+    for i in range(N):
+        x[i] = x[i] + 1.0
+
+o = parpy.CompileOptions()
+o.backend = parpy.CompileBackend.Cpu
+o.cache_dir = sys.argv[1]
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+t = time.time()
+try:
+    f(np.zeros(3), 3, opts=o)
+    print("returned", time.time() - t)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", time.time() - t)
+'''
+
+
+def test_ctrl_c_stops_the_c_compiler(tmp_path):
+    # a C compiler that takes 15 s: SIGINT one second into the build must
+    # stop it and raise KeyboardInterrupt (it waited for the compiler)
+    cc = tmp_path / "slowcc.sh"
+    cc.write_text('#!/bin/sh\nsleep 15\nexec cc "$@"\n')
+    cc.chmod(0o755)
+    script = tmp_path / "interrupted_build.py"
+    script.write_text(INTERRUPTED_BUILD)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, CC=str(cc))
+    r = subprocess.run([sys.executable, str(script), str(cache)], capture_output=True, text=True,
+                       env=env, timeout=60)
+    words = r.stdout.split()
+    assert words and words[0] == "KeyboardInterrupt", (r.stdout, r.stderr[-2000:])
+    assert float(words[1]) < 3.0, r.stdout
+    # the build left nothing behind (its sources, a half-written library)
+    left = [p.name for p in cache.iterdir() if p.name != "compilers"] if cache.exists() else []
+    assert left == [], left
+
+
 def test_warm_disk_cache_is_used_by_a_new_process(tmp_path):
     parpy.compile_string("sum_rows", SUM_ROWS_C, opts_in(tmp_path))
     so, _ = so_and_meta(tmp_path)

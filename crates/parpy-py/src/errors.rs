@@ -72,6 +72,10 @@ pub fn build_error_to_py(e: parpy_runtime::RuntimeError, user_code: bool) -> PyE
             }
         }
         R::NonZero { .. } => pyo3::exceptions::PyRuntimeError::new_err(e.to_string()),
+        // what the signal handler raised (KeyboardInterrupt for Ctrl-C)
+        R::Interrupted => PENDING_INTERRUPT
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(e.to_string())),
         R::Load { .. } => BuildError::new_err(format!("{e}\n{LOAD_HINT}")),
         _ => BuildError::new_err(format!("{e}\n{BUILD_HINT}")),
     }
@@ -81,6 +85,27 @@ pub fn build_error_to_py(e: parpy_runtime::RuntimeError, user_code: bool) -> PyE
 const LOAD_HINT: &str = "the system's loader refused the library (its reason above): check the \
      libraries of CompileOptions.libs and the loader's path; `python -m parpy cache clear` \
      empties the disk cache";
+
+std::thread_local! {
+    /// The exception a signal handler raised in [`interrupt_check`], until
+    /// `build_error_to_py` raises it.
+    static PENDING_INTERRUPT: std::cell::RefCell<Option<PyErr>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The runtime's interrupt check while the C compiler runs
+/// (`parpy_runtime::cc::set_interrupt_check`): runs Python's signal
+/// handlers (they run on the main thread only), and says stop when one
+/// raised, keeping its exception.
+pub fn interrupt_check() -> bool {
+    Python::attach(|py| match py.check_signals() {
+        Ok(()) => false,
+        Err(e) => {
+            PENDING_INTERRUPT.with(|p| *p.borrow_mut() = Some(e));
+            true
+        }
+    })
+}
 
 /// `parpy.CompileTypeError`: a `CompileError` that is also a `TypeError`
 /// (a value of the wrong type; ParPy programs catch `TypeError`). Built at

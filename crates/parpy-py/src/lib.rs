@@ -48,6 +48,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // checks NumPy's version with a regex: ~0.5 ms that otherwise lands on
     // the first call of the process).
     let _ = numpy::PyArrayDescr::of::<f64>(py);
+    // Ctrl-C while the C compiler runs stops it (KeyboardInterrupt)
+    parpy_runtime::cc::set_interrupt_check(errors::interrupt_check);
     m.add_class::<options::LoopPar>()?;
     m.add_class::<options::CompileBackend>()?;
     m.add_class::<options::CompileOptions>()?;

@@ -205,11 +205,12 @@ impl Compiler {
         flags: &BuildFlags,
         more: &[&str],
     ) -> Result<(), RuntimeError> {
-        let output = Command::new(&self.path)
-            .args(&self.pre_args)
-            .args(flags.args(source, out, more))
-            .output()
-            .map_err(|e| RuntimeError::io(&self.path, e))?;
+        let mut cmd = Command::new(&self.path);
+        cmd.args(&self.pre_args).args(flags.args(source, out, more));
+        let output = run_interruptibly(cmd).map_err(|e| match e {
+            Run::Io(e) => RuntimeError::io(&self.path, e),
+            Run::Interrupted => RuntimeError::Interrupted,
+        })?;
         if output.status.success() {
             Ok(())
         } else {
@@ -229,6 +230,95 @@ impl Compiler {
             })
         }
     }
+}
+
+/// The check [`run_interruptibly`] makes while the compiler runs: true
+/// when the user asked to stop (the binding's check runs Python's signal
+/// handlers: Ctrl-C). Set once; none in a process without the binding.
+static INTERRUPT_CHECK: std::sync::OnceLock<fn() -> bool> = std::sync::OnceLock::new();
+
+/// Installs the check that stops a build ([`RuntimeError::Interrupted`]).
+pub fn set_interrupt_check(check: fn() -> bool) {
+    let _ = INTERRUPT_CHECK.set(check);
+}
+
+enum Run {
+    Io(std::io::Error),
+    Interrupted,
+}
+
+/// `cmd.output()`, but the child is polled, and the interrupt check asked
+/// in between: when it says stop, the child's process group (the compiler
+/// and the programs it started: `cc1`, `as`, `ld`, a wrapper's children)
+/// is killed. The child gets a process group of its own for that, so a
+/// Ctrl-C at the terminal reaches parpy's check, not the compiler.
+fn run_interruptibly(mut cmd: Command) -> Result<std::process::Output, Run> {
+    use std::io::Read;
+    use std::process::Stdio;
+    use std::time::Duration;
+    let Some(check) = INTERRUPT_CHECK.get().copied() else {
+        return cmd.stdin(Stdio::null()).output().map_err(Run::Io);
+    };
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(Run::Io)?;
+    // read on threads, so a compiler with much to say never blocks on a
+    // full pipe
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(Run::Io)? {
+            break status;
+        }
+        if check() {
+            #[cfg(unix)]
+            {
+                let group = libc::pid_t::try_from(child.id()).unwrap_or(0);
+                if group > 0 {
+                    // SAFETY: a signal to the process group the child leads
+                    unsafe { libc::kill(-group, libc::SIGKILL) };
+                }
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            // the readers end when the last holder of the pipes is gone
+            return Err(Run::Interrupted);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(25));
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    Ok(std::process::Output {
+        status,
+        stdout,
+        stderr,
+    })
 }
 
 fn resolve_program(prog: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {

@@ -54,6 +54,10 @@ pub enum RuntimeError {
     },
     #[error("the compiled function `{symbol}` returned the error code {code}")]
     NonZero { symbol: String, code: i32 },
+    /// The interrupt check ([`cc::set_interrupt_check`]) said to stop while
+    /// the C compiler ran: the compiler was killed.
+    #[error("interrupted while the C compiler ran (it was stopped)")]
+    Interrupted,
 }
 
 impl RuntimeError {
