@@ -764,3 +764,75 @@ def test_a_python_int_passed_at_run_time_must_fit_the_numpy_type_it_meets(dtype,
     run_both(add_k, [x, 20, np.zeros(3, dtype), 3], opts)
     expect_raised(add_k, [x, k, np.zeros(3, dtype), 3], opts, OverflowError,
                   f"out of bounds for {np.dtype(dtype).name}", "`k`")
+
+
+def _same_as_plain_python(fn, args, out_idx, opts=None):
+    """The compiled `fn` and the undecorated one give the same bits in the
+    arrays `out_idx` (signed zeros and NaN too)."""
+    opts = opts or cpu_opts()
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    fn.py_func(*want)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    fn(*got, opts=opts)
+    for k in out_idx:
+        assert got[k].dtype == want[k].dtype
+        assert got[k].tobytes() == want[k].tobytes(), (k, got[k], want[k])
+
+
+@parpy.jit
+def numpy_functions_of_python_ints(x, y, k, N):
+    for i in range(N):
+        y[0, i] = x[i] * np.maximum(1, 2)
+        y[1, i] = x[i] * np.minimum(3, 2)
+        y[2, i] = x[i] * np.fmax(1, 2)
+        y[3, i] = x[i] * np.fmin(2, 3)
+        y[4, i] = x[i] * np.abs(-2)
+        y[5, i] = x[i] * np.absolute(-2)
+        y[6, i] = x[i] * (np.sign(2) + 1)
+        y[7, i] = x[i] * np.clip(5, 0, 2)
+        y[8, i] = x[i] * np.round(2)
+        y[9, i] = x[i] * np.around(2)
+        y[10, i] = x[i] * np.floor(2)
+        y[11, i] = x[i] * np.ceil(2)
+        y[12, i] = x[i] * np.trunc(2)
+        y[13, i] = x[i] * np.fix(2)
+        y[14, i] = x[i] * np.array(2)
+        y[15, i] = x[i] * np.asarray(2)
+        y[16, i] = x[i] * np.maximum(k, 2)
+        y[17, i] = x[i] * np.abs(-k)
+
+
+@parpy.jit
+def numpy_functions_of_python_ints_sliced(x, y, k):
+    y[0, :] = x[:] * np.maximum(1, 2)
+    y[1, :] = x[:] * np.clip(5, 0, 2)
+    y[2, :] = x[:] * np.array(2)
+    y[3, :] = x[:] * np.maximum(k, 2)
+
+
+@parpy.jit
+def numpy_functions_of_python_floats(x, y, q, N):
+    for i in range(N):
+        y[0, i] = x[i] * np.maximum(0.1, 0.2)
+        y[1, i] = x[i] * np.fmin(0.1, 0.2)
+        y[2, i] = x[i] * np.abs(-0.1)
+        y[3, i] = x[i] * np.clip(0.1, 0, 1)
+        y[4, i] = x[i] * np.array(0.1)
+        y[5, i] = x[i] * np.sqrt(2.0)
+        y[6, i] = x[i] * np.minimum(q, 1.0)
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+def test_numpy_functions_of_python_numbers_give_numpy_values(specialize):
+    # NumPy makes Python numbers alone NumPy values (int64 / float64):
+    # `x8 * np.maximum(1, 2)` is computed in int64 (it wrapped in int8),
+    # `x32 * np.maximum(0.1, 0.2)` in float64 (it was float32)
+    opts = cpu_opts(specialize_scalars=specialize)
+    x = np.array([100, -3, 127], np.int8)
+    _same_as_plain_python(numpy_functions_of_python_ints,
+                          [x, np.zeros((18, 3), np.int64), 2, 3], [1], opts)
+    _same_as_plain_python(numpy_functions_of_python_ints_sliced,
+                          [x, np.zeros((4, 3), np.int64), 2], [1], opts)
+    x = np.array([0.1, 0.3, 1 / 3], np.float32)
+    _same_as_plain_python(numpy_functions_of_python_floats,
+                          [x, np.zeros((7, 3)), 0.1, 3], [1], opts)

@@ -686,7 +686,9 @@ class Gen:
         e = self.combine("+", a, b)
         if e is None:
             return None
-        return E(f"{f}({a.text}, {b.text})", e.t, approx=a.approx or b.approx)
+        # (a NumPy function of Python numbers alone gives a NumPy value)
+        t = {"wi": "int64", "wf": "float64", "wb": "bool"}.get(e.t, e.t) if f.startswith("np.") else e.t
+        return E(f"{f}({a.text}, {b.text})", t, approx=a.approx or b.approx)
 
     def math_call(self, sc: Scope, depth: int) -> Optional[E]:
         r = self.r

@@ -506,7 +506,14 @@ pub enum AnnElem {
 /// What a global name (or a dotted path below one) denotes.
 #[derive(Clone)]
 pub enum Resolved {
+    /// A parpy builtin (`parpy.math.sqrt`, `parpy.builtin.maximum`) or a
+    /// Python one (`abs`, `min`) or a function of Python's `math`.
     Builtin(Builtin),
+    /// A NumPy function (`np.sqrt`, `np.maximum`; `numpy_builtin`): the
+    /// builtin it stands for, whose result is a NumPy value, Python
+    /// numbers alone too (`np.maximum(1, 2)` is an int64, where
+    /// `parpy.math.sqrt(2.0)` stays a Python float).
+    NumPy(Builtin),
     /// A dtype object (`np.float32`, `parpy.types.F32`).
     Dtype(ElemTy),
     /// A module-level constant (int, float or bool).
@@ -617,6 +624,16 @@ pub const PYTHON_ROOT: &str = "#py";
 /// own path decides.
 pub const ANNOTATION: &str = "#annotation";
 
+impl Resolved {
+    /// The builtin a parpy, Python or NumPy function stands for.
+    pub fn builtin(&self) -> Option<Builtin> {
+        match self {
+            Resolved::Builtin(b) | Resolved::NumPy(b) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
 /// Resolves dotted global paths (`["parpy", "operators", "sum"]`, `["N"]`).
 pub trait Resolver: Send + Sync {
     fn resolve(&self, path: &[&str]) -> Resolved;
@@ -666,13 +683,13 @@ impl Resolver for StaticResolver {
                 }
             }
             ["numpy" | "np", u, m] => numpy_builtin(&format!("{u}.{m}"))
-                .map(Resolved::Builtin)
+                .map(Resolved::NumPy)
                 .unwrap_or(Resolved::NotFound),
             ["numpy" | "np", t] => {
                 if let Some(d) = ElemTy::from_numpy_name(t) {
                     Resolved::Dtype(d)
                 } else if let Some(b) = numpy_builtin(t) {
-                    Resolved::Builtin(b)
+                    Resolved::NumPy(b)
                 } else if numpy_allocates(t) {
                     Resolved::Allocates(format!("numpy.{t}"))
                 } else {

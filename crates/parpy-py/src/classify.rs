@@ -322,7 +322,7 @@ fn numpy_function(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Opt
         },
     };
     Ok(Some(if let Some(b) = numpy_builtin(&name) {
-        Resolved::Builtin(b)
+        Resolved::NumPy(b)
     } else if let Some(f) = PermuteFn::from_name(&name) {
         Resolved::Permute(f)
     } else if numpy_allocates(&name) {

@@ -34,10 +34,7 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let path = func.dotted_path()?;
-        match self.resolve_path(&path) {
-            Resolved::Builtin(b) => Some(b),
-            _ => None,
-        }
+        self.resolve_path(&path).builtin()
     }
 
     /// What the global `path` denotes: the resolver's answer, but for
@@ -52,7 +49,7 @@ impl Lowerer<'_, '_> {
             }
             [crate::resolve::NUMPY_ROOT, rest @ ..] => {
                 crate::resolve::numpy_builtin(&rest.join("."))
-                    .map_or(Resolved::NotFound, Resolved::Builtin)
+                    .map_or(Resolved::NotFound, Resolved::NumPy)
             }
             _ => self.resolver.resolve(path),
         }
@@ -105,6 +102,9 @@ impl Lowerer<'_, '_> {
         }
         match self.resolve_global(func)? {
             Resolved::Builtin(b) => self.builtin_call(b, &name, args, span),
+            // (`np.allclose` gives a Python bool)
+            Resolved::NumPy(b @ Builtin::AllClose) => self.builtin_call(b, &name, args, span),
+            Resolved::NumPy(b) => numpy_value(self.builtin_call(b, &name, args, span)),
             Resolved::Function { def, globals } => {
                 self.helper_call(&def, &globals, args, span, false)
             }
@@ -152,6 +152,15 @@ impl Lowerer<'_, '_> {
                 });
                 self.error(d);
                 None
+            }
+            // `np.array(v)`, `np.asarray(v)`, `np.copy(v)` of a number: a
+            // 0-d array of it (`local_arrays.rs` `copy_of` leaves these)
+            Resolved::Allocates(what)
+                if copies_a_number(&what, args, keywords, |e| self.rank(e)) =>
+            {
+                let v = self.lower_expr(&args[0])?;
+                self.scalar_elem(&v)?;
+                numpy_value(Some(v))
             }
             // (read where an array expression reads it)
             Resolved::Allocates(what) if what == "numpy.arange" && self.slice.is_some() => {
@@ -540,8 +549,8 @@ impl Lowerer<'_, '_> {
                 // NumPy promotes the two values (since NumPy 2.5 a Python
                 // int the other's type cannot hold raises OverflowError,
                 // as in arithmetic; 2.4 cast it); the result is a 0-d
-                // array, not a Python scalar (strong)
-                let (a, b, ty, _) = self.unify(a, b)?;
+                // array (`numpy_value`)
+                let (a, b, ty, weak) = self.unify(a, b)?;
                 let e = Expr::new(
                     ExprKind::Select {
                         cond: Box::new(c),
@@ -551,7 +560,7 @@ impl Lowerer<'_, '_> {
                     Type::Scalar(ty),
                     span,
                 );
-                Some(TExpr { e, weak: false })
+                Some(TExpr { e, weak })
             }
             Builtin::Clip => {
                 // `np.clip(x, lo)`: no upper bound (NumPy 2.1)
@@ -2479,6 +2488,35 @@ pub(super) fn predicate_arg(e: Expr, ty: ElemTy) -> Expr {
 
 /// A reduction's result `r` in the `dtype` it was called with, if any
 /// (`calls.rs` `reduction_dtype`).
+/// `r`, the value of a NumPy function, as NumPy gives it: a NumPy value (a NumPy scalar or a 0-d array), never a
+/// Python number, Python numbers alone too (NumPy makes them arrays
+/// first): `np.maximum(1, 2)`, `np.abs(-2)`, `np.clip(5, 0, 2)`,
+/// `np.floor(2)` are int64s, `np.sqrt(2.0)` a float64, so `x8[i] *
+/// np.maximum(1, 2)` computes in int64 and `x32[i] * np.sqrt(2.0)` in
+/// float64 (a Python number would take the array's type); `np.array(2)`
+/// is a 0-d int64 array. The rule of every NumPy function but
+/// `np.allclose` (a Python bool); a parpy builtin (`parpy.math.sqrt(2.0)`)
+/// or a Python one (`abs(-2)`) keeps a Python number.
+fn numpy_value(r: Option<TExpr>) -> Option<TExpr> {
+    r.map(|t| TExpr { weak: false, ..t })
+}
+
+/// Whether the call `what(args, keywords)` (an allocating NumPy
+/// function) is `np.array(v)`, `np.asarray(v)` or `np.copy(v)` of a
+/// number `v` (`rank` 0), without keywords: a 0-d array of `v`.
+pub(super) fn copies_a_number(
+    what: &str,
+    args: &[ast::Expr],
+    keywords: &[ast::Keyword],
+    rank: impl Fn(&ast::Expr) -> usize,
+) -> bool {
+    matches!(what, "numpy.array" | "numpy.asarray" | "numpy.copy")
+        && keywords.is_empty()
+        && matches!(args, [v] if rank(v) == 0
+            && v.list_items().is_none()
+            && !matches!(v.kind, ast::ExprKind::Tuple(_)))
+}
+
 fn in_dtype(r: Option<TExpr>, dtype: Option<ElemTy>) -> Option<TExpr> {
     match (r, dtype) {
         (Some(r), Some(t)) => Some(TExpr {

@@ -430,7 +430,9 @@ impl Callee {
         match path {
             Some(p) if !local => match resolver.resolve(&p) {
                 Resolved::Function { def, .. } => Callee::Helper(def),
-                Resolved::Builtin(b) => builtin_signature(b).map_or(Callee::Other, Callee::Sig),
+                Resolved::Builtin(b) | Resolved::NumPy(b) => {
+                    builtin_signature(b).map_or(Callee::Other, Callee::Sig)
+                }
                 Resolved::Allocates(_) => Callee::Allocates,
                 Resolved::Permute(f) => Callee::Sig(permute_signature(f)),
                 _ => Callee::Other,

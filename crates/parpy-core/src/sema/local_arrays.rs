@@ -478,6 +478,10 @@ impl Lowerer<'_, '_> {
                 let crate::resolve::Resolved::Allocates(what) = self.resolve_path(&path) else {
                     return None;
                 };
+                // (of a number: a 0-d array, `calls.rs` `lower_call`)
+                if super::calls::copies_a_number(&what, args, kws, |e| self.rank(e)) {
+                    return None;
+                }
                 let dtype = match (what.as_str(), kws) {
                     ("numpy.asarray", []) => return Some(a.clone()),
                     ("numpy.copy", []) | ("numpy.array", []) => None,

@@ -202,7 +202,7 @@ fn elementwise_call(
                 .is_none()
         }
         Resolved::Dtype(_) => true,
-        Resolved::Builtin(b) => match b {
+        Resolved::Builtin(b) | Resolved::NumPy(b) => match b {
             Builtin::Min | Builtin::Max => n >= 2,
             Builtin::Math(_)
             | Builtin::PyMath(_)
@@ -232,7 +232,9 @@ fn elementwise_call(
 /// Do two resolutions of one global name denote the same thing?
 fn same_global(a: &Resolved, b: &Resolved) -> bool {
     match (a, b) {
-        (Resolved::Builtin(a), Resolved::Builtin(b)) => a == b,
+        (Resolved::Builtin(a), Resolved::Builtin(b)) | (Resolved::NumPy(a), Resolved::NumPy(b)) => {
+            a == b
+        }
         (Resolved::Dtype(a), Resolved::Dtype(b)) => a == b,
         (Resolved::Const(a), Resolved::Const(b)) => a == b,
         (Resolved::TypedConst(a, s), Resolved::TypedConst(b, t)) => a == b && s == t,

@@ -9,7 +9,7 @@
 //!
 //! This runs on the body before `keywords` binds the calls' arguments.
 
-use crate::resolve::{Builtin, Resolved, Resolver};
+use crate::resolve::{Builtin, Resolver};
 use crate::syntax::ast::{self, Expr, ExprKind, FunctionDef, Keyword, Stmt, StmtKind};
 
 /// NumPy's elementwise functions that take `out=` and `where=`.
@@ -49,9 +49,7 @@ pub(super) fn rewrite(def: &FunctionDef, resolver: &dyn Resolver) -> Option<Func
         if locals.iter().any(|l| l == path[0]) {
             return None;
         }
-        let Resolved::Builtin(b) = resolver.resolve(&path) else {
-            return None;
-        };
+        let b = resolver.resolve(&path).builtin()?;
         let out = keywords.iter().find(|k| k.name == "out")?;
         if !elementwise(b) || matches!(out.value.kind, ExprKind::None | ExprKind::Tuple(_)) {
             return None;

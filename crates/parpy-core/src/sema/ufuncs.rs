@@ -6,7 +6,8 @@
 //! function), so the arithmetic has one implementation. What is the ufunc's
 //! own is how it treats Python numbers: when every operand is one, they
 //! become NumPy values first (`np.invert(True)` is `False` where `~True` is
-//! -2), and the result is a NumPy value (strong), never a Python number.
+//! -2); the result is a NumPy value, as every NumPy function's
+//! (`calls.rs` `numpy_value`).
 //!
 //! A ufunc applies to each element of its array operands; in a slice
 //! statement its operands are elements already (`alias::elementwise`).
@@ -245,10 +246,7 @@ impl Lowerer<'_, '_> {
             }
             _ => return None,
         };
-        Some(TExpr {
-            e: r.e,
-            weak: false,
-        })
+        Some(r)
     }
 
     /// `np.nan_to_num(x, nan, posinf, neginf)` (after `compact`): of a
