@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts, run_both
+from conftest import cpu_opts, python_opts, run_both
 from test_assert import expect_raised
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's division notes
@@ -836,3 +836,49 @@ def test_numpy_functions_of_python_numbers_give_numpy_values(specialize):
     x = np.array([0.1, 0.3, 1 / 3], np.float32)
     _same_as_plain_python(numpy_functions_of_python_floats,
                           [x, np.zeros((7, 3)), 0.1, 3], [1], opts)
+
+
+@parpy.jit
+def builtin_extremes(a, b, mx, mn, N):
+    for i in range(N):
+        mx[i] = parpy.builtin.maximum(a[i], b[i])
+        mn[i] = parpy.builtin.minimum(a[i], b[i])
+
+
+@parpy.jit
+def builtin_extremes_of_python_floats(p, q, o):
+    o[0] = parpy.builtin.maximum(p, q)
+    o[1] = parpy.builtin.minimum(p, q)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_builtin_maximum_is_numpys_maximum(dtype):
+    # NumPy's `np.maximum` (ParPy's meaning): a NaN gives NaN, a tie the
+    # second operand (float16: the first), undecorated and in Python mode
+    # as compiled
+    nan = np.nan
+    a = np.array([0.0, nan, 0.0, -0.0, 1.0, nan], dtype)
+    b = np.array([nan, 0.0, -0.0, 0.0, nan, 1.0], dtype)
+    args = [a, b, np.zeros(6, dtype), np.zeros(6, dtype), 6]
+    _same_as_plain_python(builtin_extremes, args, [2, 3])
+    _same_as_plain_python(builtin_extremes, args, [2, 3], python_opts(cpu_opts()))
+    mx = np.zeros(6, dtype)
+    builtin_extremes.py_func(a, b, mx, np.zeros(6, dtype), 6)
+    assert mx.tobytes() == np.maximum(a, b).tobytes()
+    for p, q in [(0.0, -0.0), (-0.0, 0.0), (1.0, nan), (nan, 1.0)]:
+        _same_as_plain_python(builtin_extremes_of_python_floats, [p, q, np.zeros(2)], [2])
+    assert type(parpy.builtin.maximum(1.0, nan)) is float
+
+
+@parpy.jit
+def python_max_of_python_floats(p, q, o):
+    o[0] = max(p, q)
+    o[1] = min(p, q)
+
+
+def test_python_mode_max_of_python_floats_is_pythons():
+    # (Python mode gave NaN for `max(1.0, nan)`, Python 1.0)
+    for p, q in [(1.0, np.nan), (np.nan, 1.0), (0.0, -0.0), (-0.0, 0.0)]:
+        _same_as_plain_python(python_max_of_python_floats, [p, q, np.zeros(2)], [2],
+                              python_opts(cpu_opts()))
+        _same_as_plain_python(python_max_of_python_floats, [p, q, np.zeros(2)], [2])

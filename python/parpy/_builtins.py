@@ -72,13 +72,15 @@ def convert_value(e: Any, dtype: Any) -> Any:
         return np.asarray(e).astype(dt)[()]
 
 
-def binary_extreme(take_min: bool, a: Any, b: Any) -> Any:
-    """`min(a, b)` / `max(a, b)` as jit code computes them: the operands
-    promoted like `a + b` would be (NEP 50), then the smaller/larger.
-    Two weak operands give a weak result (a float if either is one)."""
+def python_extreme(take_min: bool, a: Any, b: Any) -> Any:
+    """Python's `min(a, b)` / `max(a, b)` as jit code computes them: the
+    operands promoted like `a + b` would be (NEP 50), then compared as
+    Python compares them: `b` where it is smaller / larger, else `a` (the
+    first of a tie, `max(0.0, -0.0)` is 0.0; `a` where either is NaN,
+    `max(1.0, nan)` is 1.0, `max(nan, 1.0)` NaN). Two weak operands give a
+    weak result (a float if either is one)."""
     if is_weak(a) and is_weak(b):
-        # NumPy's rule: `a` when it wins, ties or is NaN (a NaN gives NaN)
-        r = (a if a <= b or a != a else b) if take_min else (a if a >= b or a != a else b)
+        r = b if ((b < a) if take_min else (b > a)) else a
         if isinstance(a, float) or isinstance(b, float):
             return float(r)
         if isinstance(a, bool) and isinstance(b, bool):
@@ -87,10 +89,16 @@ def binary_extreme(take_min: bool, a: Any, b: Any) -> Any:
     r = np.minimum(a, b) if take_min else np.maximum(a, b)
     if np.ndim(r) != 0:
         return r
-    # Python's comparison of the promoted operands: the first of a tie
-    # (`max(0.0, -0.0)` is 0.0) and `a` where either is NaN, not NumPy's
-    # NaN or second of a tie
     t = r.dtype.type
     pa, pb = t(a), t(b)
     better = (pb < pa) if take_min else (pb > pa)
     return pb if better else pa
+
+
+def numpy_extreme(take_min: bool, a: Any, b: Any) -> Any:
+    """`parpy.builtin.minimum(a, b)` / `maximum(a, b)`: NumPy's
+    `np.minimum` / `np.maximum` (a NaN operand gives NaN; of a tie the
+    second operand, the first in float16, as NumPy's loops give them),
+    a Python number when both are Python numbers."""
+    r = np.minimum(a, b) if take_min else np.maximum(a, b)
+    return weak_result((a, b), r)

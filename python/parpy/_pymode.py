@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, Sequence
 
 import numpy as np
 
-from ._builtins import binary_extreme
+from ._builtins import python_extreme
 
 
 def _extreme(take_min: bool) -> Callable[..., Any]:
@@ -42,7 +42,7 @@ def _extreme(take_min: bool) -> Callable[..., Any]:
             return py(*args, **kwargs)
         acc = args[0]
         for a in args[1:]:
-            acc = binary_extreme(take_min, acc, a)
+            acc = python_extreme(take_min, acc, a)
         return acc
 
     f.__name__ = py.__name__

@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ._builtins import binary_extreme, convert_value, mark
+from ._builtins import convert_value, mark, numpy_extreme
 
 __all__ = [
     "convert", "maximum", "minimum", "inf", "inline", "static_backend_eq",
@@ -26,15 +26,17 @@ def convert(e: Any, ty: Any) -> Any:
 
 @mark("builtin.maximum")
 def maximum(a: Any, b: Any) -> Any:
-    """The larger of `a` and `b`, promoted as `a + b` would be (two Python
-    numbers give a Python number)."""
-    return binary_extreme(False, a, b)
+    """NumPy's `np.maximum(a, b)`: the larger of `a` and `b`, promoted as
+    `a + b` would be; a NaN operand gives NaN, a tie the second operand (in
+    float16 the first, as NumPy's loops). Two Python numbers give a Python
+    number."""
+    return numpy_extreme(False, a, b)
 
 
 @mark("builtin.minimum")
 def minimum(a: Any, b: Any) -> Any:
-    """The smaller of `a` and `b` (see `maximum`)."""
-    return binary_extreme(True, a, b)
+    """NumPy's `np.minimum(a, b)` (see `maximum`)."""
+    return numpy_extreme(True, a, b)
 
 
 class _Inf(float):
