@@ -882,3 +882,21 @@ def test_python_mode_max_of_python_floats_is_pythons():
         _same_as_plain_python(python_max_of_python_floats, [p, q, np.zeros(2)], [2],
                               python_opts(cpu_opts()))
         _same_as_plain_python(python_max_of_python_floats, [p, q, np.zeros(2)], [2])
+
+
+@parpy.jit
+def store_into_bools(y, s, N):
+    for i in range(N):
+        y[i] = s
+    y[N] = 2
+    y[N + 1] = -1
+    y[N + 2] = 0
+
+
+@pytest.mark.parametrize("s", [2, -1, 0, 2.5, 2**40])
+@pytest.mark.parametrize("specialize", [True, False])
+def test_a_python_int_stored_into_a_bool_is_its_truth(s, specialize):
+    # NumPy stores any non-zero int as True (it was "Python integer 2 out
+    # of bounds for bool")
+    _same_as_plain_python(store_into_bools, [np.zeros(5, bool), s, 2], [0],
+                          cpu_opts(specialize_scalars=specialize))

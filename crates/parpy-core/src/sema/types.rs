@@ -266,8 +266,12 @@ impl Lowerer<'_, '_> {
     /// that takes the NumPy integer type `to` (`k8[i] + 300`, `k8[i] =
     /// 300`, `np.uint8(-1)`): out of `to`'s bounds it raises
     /// `OverflowError`, as NumPy does, where C would wrap it. `None`
-    /// after reporting.
+    /// after reporting. A bool holds every Python int: NumPy makes it its
+    /// truth (`b[i] = 2`, `b[i] = -1` and `np.bool_(2)` are True).
     pub(super) fn python_int_fits(&mut self, v: &TExpr, to: ElemTy) -> Option<()> {
+        if to == ElemTy::Bool {
+            return Some(());
+        }
         let is_python_int = v.weak && v.e.ty.elem().is_some_and(|t| t.is_int());
         if is_python_int {
             self.python_int_argument(&v.e, to);
