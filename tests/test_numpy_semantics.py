@@ -900,3 +900,27 @@ def test_a_python_int_stored_into_a_bool_is_its_truth(s, specialize):
     # of bounds for bool")
     _same_as_plain_python(store_into_bools, [np.zeros(5, bool), s, 2], [0],
                           cpu_opts(specialize_scalars=specialize))
+
+
+@parpy.jit
+def unary_plus(x, y, N):
+    for i in range(N):
+        y[i] = +x[i]
+
+
+@parpy.jit
+def unary_plus_of_python_bool(y, b):
+    y[0] = +b + y[1]
+
+
+def test_unary_plus_of_a_numpy_bool_is_refused():
+    x = np.array([True, False])
+    with pytest.raises(Exception, match="positive"):
+        unary_plus.py_func(x, np.zeros(2, bool), 2)
+    with pytest.raises(TypeError, match="of a bool is not defined in NumPy") as e:
+        unary_plus(x, np.zeros(2, bool), 2, opts=cpu_opts())
+    assert "+x[i]" in str(e.value)
+    for dtype in [np.int8, np.uint16, np.float32]:
+        _same_as_plain_python(unary_plus, [np.array([3, 0], dtype), np.zeros(2, dtype), 2], [1])
+    # `+True` is the Python int 1: with an int8 it is an int8
+    _same_as_plain_python(unary_plus_of_python_bool, [np.array([0, 127], np.int8), True], [0])

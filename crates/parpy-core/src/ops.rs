@@ -8,6 +8,9 @@ pub enum UnOp {
     Not,
     /// Bitwise `~`.
     BitNot,
+    /// Python's unary `+`: in the AST only, sema lowers it to its operand
+    /// (`Lowerer::unary`), so the IR has none (its value is its operand's).
+    Pos,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

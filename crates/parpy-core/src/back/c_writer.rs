@@ -2026,6 +2026,8 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     UnOp::Neg => "-",
                     UnOp::Not => "!",
                     UnOp::BitNot => "~",
+                    // (sema leaves none: `UnOp::Pos`)
+                    UnOp::Pos => "+",
                 };
                 let text = if a.starts_with(['-', '!', '~']) {
                     format!("{op}({a})")

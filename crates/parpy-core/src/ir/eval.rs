@@ -405,6 +405,7 @@ pub fn unary(op: UnOp, a: ScalarValue, mode: Mode) -> R {
         (UnOp::BitNot, Bool(b)) if !exact => Bool(!b),
         (UnOp::BitNot, Float(_)) => return Err(EvalError::Unsupported("~")),
         (UnOp::BitNot, v) => Int(!as_i64(v)),
+        (UnOp::Pos, v) => v,
     })
 }
 

@@ -378,6 +378,7 @@ impl Printer<'_> {
                     UnOp::Neg => format!("(-{a})"),
                     UnOp::Not => format!("(not {a})"),
                     UnOp::BitNot => format!("(~{a})"),
+                    UnOp::Pos => format!("(+{a})"),
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {

@@ -961,10 +961,28 @@ impl Lowerer<'_, '_> {
         self.truthy(t?)
     }
 
-    /// `op a`: `-a`, `not a`, `~a`.
+    /// `op a`: `-a`, `not a`, `~a`, `+a`.
     pub(super) fn unary(&mut self, op: UnOp, a: TExpr, span: Span) -> Option<TExpr> {
         let ty = self.scalar_elem(&a)?;
         match op {
+            // `+` (`np.positive`) of a Python bool is the int's (`+True`
+            // is 1); of a NumPy bool NumPy's TypeError (`np.positive` has
+            // no bool loop); of a number the number
+            UnOp::Pos if ty == ElemTy::Bool && a.weak => Some(TExpr {
+                e: convert(a.e, self.opts.int_type),
+                weak: true,
+            }),
+            UnOp::Pos if ty == ElemTy::Bool => {
+                self.error(
+                    Diagnostic::error("`+` (`np.positive`) of a bool is not defined in NumPy")
+                        .at(a.e.span, "this is a bool")
+                        .note("NumPy raises UFuncTypeError here: `np.positive` has no bool loop")
+                        .help("convert it to an integer first: `int(b)`")
+                        .type_error(),
+                );
+                None
+            }
+            UnOp::Pos => Some(a),
             // `-` of a Python bool is the int's (`-True` is -1); of a NumPy
             // bool, NumPy's TypeError
             UnOp::Neg if ty == ElemTy::Bool && a.weak => {

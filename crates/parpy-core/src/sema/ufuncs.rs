@@ -82,17 +82,7 @@ impl Lowerer<'_, '_> {
         let r = match (u, b) {
             (Ufunc::Operator(op), Some(b)) => self.binary(op, a, b, span)?,
             (Ufunc::Unary(op), None) => self.unary(op, a, span)?,
-            (Ufunc::Positive, None) => {
-                if self.scalar_elem(&a)? == ElemTy::Bool {
-                    self.error(
-                        Diagnostic::error(format!("`{name}` of a bool is not defined in NumPy"))
-                            .at(a.e.span, "this is a bool")
-                            .type_error(),
-                    );
-                    return None;
-                }
-                a
-            }
+            (Ufunc::Positive, None) => self.unary(UnOp::Pos, a, span)?,
             (Ufunc::Logical(op), Some(b)) => {
                 let (a, b) = (self.truthy(a)?, self.truthy(b)?);
                 weak(bool_binary(op, a, b, span))

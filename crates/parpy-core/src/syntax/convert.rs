@@ -1232,12 +1232,7 @@ impl Converter {
                     py::UnaryOp::USub => UnOp::Neg,
                     py::UnaryOp::Not => UnOp::Not,
                     py::UnaryOp::Invert => UnOp::BitNot,
-                    py::UnaryOp::UAdd => {
-                        return Expr {
-                            kind: arg.kind,
-                            span: self.span(r),
-                        }
-                    }
+                    py::UnaryOp::UAdd => UnOp::Pos,
                 };
                 ExprKind::Unary { op, arg }
             }
