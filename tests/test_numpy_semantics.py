@@ -5,6 +5,8 @@ comparisons with out-of-range Python ints, negative runtime indices,
 overlapping slice assignments and integer division by zero.
 tests/test_cuda_programs.py re-runs every test here on Cuda."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -924,3 +926,33 @@ def test_unary_plus_of_a_numpy_bool_is_refused():
         _same_as_plain_python(unary_plus, [np.array([3, 0], dtype), np.zeros(2, dtype), 2], [1])
     # `+True` is the Python int 1: with an int8 it is an int8
     _same_as_plain_python(unary_plus_of_python_bool, [np.array([0, 127], np.int8), True], [0])
+
+
+@parpy.jit
+def python_trunc(x, o, N):
+    for i in range(N):
+        o[i] = math.trunc(x[i])
+
+
+@parpy.jit
+def python_trunc_of_python_numbers(o, p, k):
+    o[0] = math.trunc(p)
+    o[1] = math.trunc(k)
+    o[2] = math.trunc(-2.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int8, np.int64, np.uint8, np.bool_])
+def test_math_trunc_of_a_numpy_value_other_than_float64_is_refused(dtype):
+    # Python's `math.trunc` calls `__trunc__`, which only NumPy's float64
+    # (a Python float) of NumPy's types has: a TypeError in Python
+    x = np.array([1, 0], dtype)
+    with pytest.raises(TypeError, match="__trunc__"):
+        python_trunc.py_func(x, np.zeros(2, np.int64), 2)
+    with pytest.raises(TypeError, match="`math.trunc` of a NumPy") as e:
+        python_trunc(x, np.zeros(2, np.int64), 2, opts=cpu_opts())
+    assert "np.trunc" in str(e.value) and "math.trunc(x[i])" in str(e.value)
+
+
+def test_math_trunc_of_float64_and_python_numbers_works():
+    _same_as_plain_python(python_trunc, [np.array([1.5, -2.5, 7.0]), np.zeros(3, np.int64), 3], [1])
+    _same_as_plain_python(python_trunc_of_python_numbers, [np.zeros(3, np.int64), -3.75, 5], [0])

@@ -424,6 +424,9 @@ impl Lowerer<'_, '_> {
             Builtin::MathToInt(f) => {
                 // Python's `math.floor`, `math.ceil` and `round(x)` return an int.
                 let mut t = self.math_call(f, name, args, span)?;
+                if f == MathFn::Trunc {
+                    self.python_trunc_applies(&t, args.first()?)?;
+                }
                 // a NumPy int64 / uint64 has no `__floor__`: Python's
                 // `math.floor` takes its float (2**53 + 1 is 2**53, 2**63 - 1
                 // an OverflowError); narrower ones are exact in a float
@@ -1168,6 +1171,31 @@ impl Lowerer<'_, '_> {
             e: Expr::new(ExprKind::Math { func: f, args }, Type::Scalar(ty), span),
             weak,
         })
+    }
+
+    /// Python's `math.trunc(v)` (`t`: `v` truncated, in `v`'s type) calls
+    /// `type(v).__trunc__`, which a Python number has and NumPy's float64
+    /// (a subclass of Python's float), but no other NumPy type: Python's
+    /// TypeError (`math.trunc(np.float32(1.5))`), refused when compiling.
+    fn python_trunc_applies(&mut self, t: &TExpr, arg: &ast::Expr) -> Option<()> {
+        let ty = self.scalar_elem(t)?;
+        if t.weak || ty == ElemTy::F64 {
+            return Some(());
+        }
+        self.error(
+            Diagnostic::error(format!(
+                "`math.trunc` of a NumPy {} raises TypeError in Python",
+                ty.numpy_name()
+            ))
+            .at(arg.span, format!("a NumPy {}", ty.numpy_name()))
+            .note(format!(
+                "Python's `math.trunc` calls the type's `__trunc__`, which `numpy.{}` does not define (NumPy's float64 does, a Python float)",
+                ty.numpy_name()
+            ))
+            .help("use `np.trunc(x)` (the truncated value in `x`'s type) or `int(x)` (a Python int)")
+            .type_error(),
+        );
+        None
     }
 
     /// `r`, the value of Python's `math.f(args)`, where Python raises
