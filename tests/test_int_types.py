@@ -756,3 +756,57 @@ def test_a_negative_shift_count_of_python_ints_raises_as_python_does():
     code = parpy.print_compiled(shifts_proven_non_negative, [np.zeros(4, np.int64), 4], cpu_opts())
     assert "negative shift" not in code
     run_both(shifts_proven_non_negative, [np.zeros(4, np.int64), 4], cpu_opts())
+
+
+@parpy.jit
+def _int_sum(x, o, N):
+    acc = 0
+    for i in range(N):
+        acc += x[i]
+    o[0] = acc
+
+
+@parpy.jit
+def _int_sum_plus_one(x, o, N):
+    acc = 0
+    for i in range(N):
+        acc += x[i]
+        acc += 1
+    o[0] = acc
+
+
+@parpy.jit
+def _int_max(x, o, N):
+    acc = 0
+    for i in range(N):
+        acc = max(acc, x[i])
+    o[0] = acc
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.uint64, np.int64])
+@pytest.mark.parametrize("fn", [_int_sum, _int_sum_plus_one, _int_max])
+def test_a_python_int_accumulator_of_numpy_integers_takes_their_type(fn, dtype):
+    # (NEP 50: `0 + np.uint64(v)` is a uint64, so `acc` holds a uint64 from
+    # its first update on; uint64 was refused: no integer type holds int64
+    # and uint64)
+    x = np.array([20, 10, 3, np.iinfo(dtype).max // 4], dtype)
+    run_both(fn, [x, np.zeros(1, dtype), 4], cpu_opts())
+
+
+@parpy.jit
+def _negative_start(x, o, N):
+    acc = -1
+    for i in range(N):
+        acc += x[i]
+    o[0] = acc
+
+
+def test_a_negative_python_int_accumulator_of_uint64_is_refused_as_numpy_raises():
+    x = np.array([20, 10], np.uint64)
+    with pytest.raises(OverflowError):
+        _negative_start.py_func(x, np.zeros(1, np.uint64), 2)
+    with pytest.raises(parpy.CompileError) as e:
+        _negative_start(x, np.zeros(1, np.uint64), 2, opts=cpu_opts())
+    text = str(e.value)
+    assert "`acc` starts as the Python int -1, which `uint64` cannot hold" in text
+    assert "start `acc` at a value `uint64` holds" in text

@@ -2553,6 +2553,44 @@ impl Lowerer<'_, '_> {
                             return None;
                         }
                         if !v.weak && !widens(vt, elem) && vt.is_int() && elem.is_int() {
+                            // (a Python int's accumulator of uint64 values,
+                            // `acc = 0; acc += x[i]`: a uint64 from its
+                            // first update on, which `typed_by_use` types
+                            // so when the literal is a uint64)
+                            let literal = self
+                                .acc_uses
+                                .get(&b.var)
+                                .map(|u| u.0.clone())
+                                .filter(|l| matches!(l.kind, ExprKind::Int(_)));
+                            if let Some(lit) = literal {
+                                let d = if super::assign::exact_in(&lit, vt) {
+                                    rebind_error(n, elem, vt, v.e.span, var.span)
+                                } else {
+                                    let ExprKind::Int(c) = lit.kind else {
+                                        unreachable!()
+                                    };
+                                    let t = vt.numpy_name();
+                                    Diagnostic::error(format!(
+                                        "variable `{n}` starts as the Python int {c}, which `{t}` cannot hold, and is then assigned `{t}` values"
+                                    ))
+                                    .at(v.e.span, format!("this has type `{vt}`"))
+                                    .also(var.span, format!("`{n}` was first assigned here"))
+                                    .note(format!(
+                                        "Python holds the int until the first update makes `{n}` a \
+                                         `{t}` (NEP 50: `{c} + x` of a `{t}` raises `OverflowError`); \
+                                         parpy gives `{n}` one type"
+                                    ))
+                                    .help(format!(
+                                        "start `{n}` at a value `{t}` holds (`{n} = 0`)"
+                                    ))
+                                    .type_error()
+                                };
+                                self.int_rebinds.push((var.span, d));
+                                return Some(StmtKind::Assign {
+                                    dst: Place::Var(b.var),
+                                    value: convert(v.e, elem),
+                                });
+                            }
                             self.error(
                                 rebind_error(n, elem, vt, v.e.span, var.span)
                                 .note(format!(
