@@ -196,7 +196,7 @@ def test_a_python_number_returned_beside_a_numpy_value_must_fit_its_type():
     with pytest.raises(parpy.CompileError) as e:
         picked(np.array([5], np.int8), np.zeros(1, np.int64), opts=cpu_opts())
     text = str(e.value)
-    assert "`pick` returns this Python number on one path and a value of type `int8`" in text
+    assert "`pick` returns this Python int on one path and a value of type `int8`" in text
     assert "return 1000" in text
     run_both(picked_small, [np.array([5, -3], np.int8), np.zeros(1, np.int64)], cpu_opts())
 

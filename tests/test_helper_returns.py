@@ -101,3 +101,51 @@ def test_uint64_literals_past_int64():
     parpy.jit(_top_bits)(*got, opts=cpu_opts())
     _top_bits(*ref)
     np.testing.assert_array_equal(got[1], ref[1])
+
+
+@parpy.jit
+def _positive_or_tenth(a):
+    if a > 0:
+        return a
+    return 0.1
+
+
+@parpy.jit
+def _positive_or_tenth_of_row(r, k):
+    # (a row argument: inlined)
+    if r[k] > 0:
+        return r[k]
+    return 0.1
+
+
+@parpy.jit
+def _use_tenths(x, y, N):
+    for i in range(N):
+        y[i, 0] = _positive_or_tenth(x[i, 0])
+        y[i, 1] = _positive_or_tenth_of_row(x[i], 1)
+        s = x[i, 2]
+        if s <= 0:
+            s = 0.1
+        y[i, 2] = s
+
+
+def test_a_helper_returning_float32_and_a_python_float_is_float32_as_a_local_is():
+    # (docs/natural-python.md: a local or a helper's result that holds a
+    # float32 on one path and a Python float on another is float32; the
+    # helper was refused: "`float32` does not hold it")
+    x = np.array([[1.5, -2.5, 0.25], [-1.0, 3.0, -4.0]], np.float32)
+    y = np.zeros((2, 3), np.float32)
+    _use_tenths(x, y, 2, opts=cpu_opts())
+    want = np.array([[1.5, np.float32(0.1), 0.25], [np.float32(0.1), 3.0, np.float32(0.1)]],
+                    np.float32)
+    assert np.array_equal(y, want)
+    # the plain run stores the same into float32
+    ref = np.zeros((2, 3), np.float32)
+    _use_tenths.py_func(x, ref, 2)
+    assert np.array_equal(ref, want)
+    # one rule for the helper and the local: the 0.1 rounded to float32,
+    # stored into float64 as that float32
+    y = np.zeros((2, 3))
+    _use_tenths(x, y, 2, opts=cpu_opts())
+    tenth = float(np.float32(0.1))
+    assert y[1, 0] == y[0, 1] == y[1, 2] == tenth

@@ -865,6 +865,15 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// Does a local (or a helper's result) that holds values of type `t` on
+/// other paths hold the Python int `c` stored into it? An integer type
+/// must hold it exactly (Python keeps the int, parpy one type); a float
+/// type holds it rounded, as it holds a Python float (the one rule of a
+/// local's stores and a helper's returns).
+pub(super) fn python_int_held(c: i128, t: ElemTy) -> bool {
+    t.int_range().is_none_or(|(lo, hi)| (lo..=hi).contains(&c))
+}
+
 /// Is the literal `e` exactly a value of type `t`?
 pub(super) fn exact_in(e: &ir::Expr, t: ElemTy) -> bool {
     match e.kind {

@@ -66,8 +66,10 @@ fn convert_returns(block: &mut Block, ty: ElemTy, inexact: &mut Vec<Span>) {
     for s in block.iter_mut() {
         match &mut s.kind {
             StmtKind::Return(Some(e)) => {
-                if matches!(e.kind, ExprKind::Int(_) | ExprKind::Float(_))
-                    && !super::assign::exact_in(e, ty)
+                // (the rule of a local's store: a Python int an integer
+                // type cannot hold is an error, a Python number is
+                // otherwise converted, a float rounded)
+                if matches!(e.kind, ExprKind::Int(c) if !super::assign::python_int_held(c.into(), ty))
                 {
                     inexact.push(e.span);
                 }
@@ -1266,7 +1268,7 @@ impl Lowerer<'_, '_> {
             let t = ty.numpy_name();
             self.error(
                 Diagnostic::error(format!(
-                    "`{}` returns this Python number on one path and a value of type `{t}` on another, and `{t}` does not hold it",
+                    "`{}` returns this Python int on one path and a value of type `{t}` on another, and `{t}` cannot hold it",
                     self.func.name
                 ))
                 .at(at, format!("not a `{t}`"))
@@ -2528,12 +2530,10 @@ impl Lowerer<'_, '_> {
                             );
                             return None;
                         }
-                        let range = elem.int_range().filter(|_| v.weak);
                         let outside = self
                             .exact_python_int(&v)
-                            .zip(range)
-                            .filter(|(c, (lo, hi))| c < lo || c > hi);
-                        if let Some((c, _)) = outside {
+                            .filter(|c| !super::assign::python_int_held(*c, elem));
+                        if let Some(c) = outside {
                             self.error(
                                 Diagnostic::error(format!(
                                     "variable `{n}` holds `{}` values but this assigns the Python int {c}, which `{}` cannot hold",
