@@ -2193,11 +2193,49 @@ def test_and_or_read_for_their_truth_take_operands_of_any_types():
              cpu_opts({'i': parpy.threads(6)}), rtol=0, atol=0)
 
 
-def test_and_or_of_values_of_two_types_is_an_error():
-    # (Python's value has the type of the operand that decides: an int64
-    # or a float64 here, which the compiled program must know)
-    with pytest.raises(parpy.CompileError, match="`and` of values of different types"):
-        and_of_two_types(np.ones((2, 2)), np.ones(2, np.int64), np.zeros(2), 2, opts=cpu_opts())
+@parpy.jit
+def and_or_of_numpy_types(a8, b16, c32, d64, y16, y32, y64, N):
+    for i in range(N):
+        y16[i] = a8[i] and b16[i]
+        y32[i] = c32[i] or a8[i]
+        y64[i, 0] = c32[i] and d64[i]
+        y64[i, 1] = b16[i] and d64[i] or a8[i]
+        y64[i, 2] = a8[i] or 1000
+
+
+@parpy.jit
+def and_of_int64_and_float64_computed(x, k, y, N):
+    for i in range(N):
+        y[i] = (k[i] and x[i, 1]) * 2.0
+
+
+def test_and_or_of_numpy_values_of_several_types_stored_as_python_stores_them():
+    # (two NumPy types were "`and` of values of different types"; stored
+    # into an element, Python stores the operand that decides as it is)
+    n = 5
+    a8 = np.array([0, 1, -1, 2, 127], np.int8)
+    b16 = np.array([1, 0, 300, 0, -7], np.int16)
+    c32 = np.array([0.0, 1.5, -0.0, np.nan, 0.1], np.float32)
+    d64 = np.array([2.5, 0.0, 1e300, -3.0, 0.0])
+    run_both(and_or_of_numpy_types,
+             [a8, b16, c32, d64, np.zeros(n, np.int16), np.zeros(n, np.float32),
+              np.zeros((n, 3)), n], cpu_opts(), rtol=0, atol=0)
+    # stored as it is, whatever the types (an int64 into float64, as Python
+    # stores it)
+    k = np.array([0, 2**53 + 1, 3], np.int64)
+    x = np.array([[0.0, 0.5], [1.0, 0.0], [2.0, 7.25]])
+    run_both(and_of_two_types, [x, k, np.zeros(3), 3], cpu_opts(), rtol=0, atol=0)
+
+
+def test_and_or_of_several_types_computed_further_is_an_error():
+    # (Python's `k[i] and x[i, 1]` is an int64 or a float64: the product
+    # is then of that type, which the compiled program must know)
+    with pytest.raises(parpy.CompileError) as e:
+        and_of_int64_and_float64_computed(np.ones((2, 2)), np.ones(2, np.int64), np.zeros(2), 2,
+                                          opts=cpu_opts())
+    text = str(e.value)
+    assert "`and` of values of types `int64`, `float64`" in text
+    assert "`y[i] = a and b`" in text
 
 
 def truth_of_a_slice_or(x, y, N):

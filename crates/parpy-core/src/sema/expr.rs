@@ -660,6 +660,9 @@ impl Lowerer<'_, '_> {
             }
             ast::ExprKind::BoolOp { op, values } => {
                 let truth_only = std::mem::take(&mut self.condition);
+                // (the whole value an element store converts: each operand
+                // converted as if stored alone, as for `a if c else b`)
+                let stored = self.stored_select.filter(|s| s.0 == span);
                 // (an array has no truth: Python raises ValueError)
                 if let Some(v) = values.iter().find(|v| self.rank(v) > 0) {
                     self.ambiguous_truth(v);
@@ -674,7 +677,9 @@ impl Lowerer<'_, '_> {
                 for v in values {
                     let mark = self.pre.len();
                     self.condition = truth_only && matches!(v.kind, ast::ExprKind::BoolOp { .. });
+                    self.stored_select = stored.map(|(_, ty, dst)| (v.span, ty, dst));
                     let t = self.lower_expr(v);
+                    self.stored_select = stored;
                     self.condition = false;
                     // what `v` hoists (reductions, generators) runs only
                     // where Python evaluates `v`: after true values for
@@ -768,13 +773,54 @@ impl Lowerer<'_, '_> {
                                 || super::types::const_scalar(&t.e)
                                     .is_some_and(|c| exact(c, strong[0]))
                         }));
+                // Of other operands only the whole value stored into an
+                // array element, where Python stores the operand that
+                // decides as it is: each converted as if stored alone.
+                if let (Some((_, ty, dst)), false) = (stored, same) {
+                    // stored into an element: Python stores the operand
+                    // that decides, as it is (each converted alone)
+                    let (last, _) = operands.pop()?;
+                    let mut value = self.store_convert(last, ty, dst)?;
+                    while let Some((a, truth)) = operands.pop() {
+                        let a = self.store_convert(a, ty, dst)?;
+                        let (then, else_) = match op {
+                            BinOp::And => (value, a),
+                            _ => (a, value),
+                        };
+                        value = Expr::new(
+                            ExprKind::Select {
+                                cond: Box::new(truth),
+                                then: Box::new(then),
+                                else_: Box::new(else_),
+                            },
+                            Type::Scalar(ty),
+                            span,
+                        );
+                    }
+                    return Some(TExpr {
+                        e: value,
+                        weak: false,
+                    });
+                }
                 if !same {
                     let word = if *op == BinOp::And { "and" } else { "or" };
+                    let types: Vec<String> = operands
+                        .iter()
+                        .filter(|(t, _)| !t.weak)
+                        .filter_map(|(t, _)| t.e.ty.elem())
+                        .map(|e| format!("`{}`", e.numpy_name()))
+                        .collect();
+                    let types = match types.len() {
+                        0 | 1 => {
+                            "a NumPy value and a Python number it does not hold exactly".to_string()
+                        }
+                        _ => format!("values of types {}", types.join(", ")),
+                    };
                     self.error(
-                        Diagnostic::error(format!("`{word}` of values of different types"))
+                        Diagnostic::error(format!("`{word}` of {types}"))
                             .at(span, "operands of several types")
-                            .note(format!("Python's `{word}` gives the operand that decides, with its own type, which parpy must know when compiling"))
-                            .help("convert the operands to one type (`np.float64(a) or b`), or write `a if a else b`"),
+                            .note(format!("Python's `{word}` gives the operand that decides, with its own type, which parpy must know when compiling: the next operation depends on it"))
+                            .help(format!("store it into an array element as it is (`y[i] = a {word} b`: the operand that decides is stored as Python stores it), or convert the operands to one type (`np.float64(a) {word} b`)")),
                     );
                     return None;
                 }

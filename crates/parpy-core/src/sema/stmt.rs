@@ -2677,7 +2677,10 @@ impl Lowerer<'_, '_> {
                 let v = match (&t, &value) {
                     // Python picks one side, then the store converts it
                     (Some(Sub::Elem { elem, .. }), Value::Ast(e))
-                        if matches!(e.kind, ast::ExprKind::IfExp { .. }) =>
+                        if matches!(
+                            e.kind,
+                            ast::ExprKind::IfExp { .. } | ast::ExprKind::BoolOp { .. }
+                        ) =>
                     {
                         let outer = self.stored_select.replace((e.span, *elem, target.span));
                         let v = self.lower_expr(e);
