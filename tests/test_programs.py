@@ -1134,3 +1134,65 @@ def test_a_module_level_tuple_of_numbers_is_its_literal():
     x = np.random.default_rng(13).standard_normal(10).astype(np.float32)
     run_both(tuple_globals, [x, np.zeros(10, np.float32), np.zeros(10, np.float32), 10],
              cpu_opts({'i': parpy.threads(8)}), rtol=0, atol=0)
+
+
+# A module-level tuple of tuples reads as the same tuple written in the
+# function (was: "`SOBEL_X` cannot be indexed ... parpy functions read
+# module-level numbers and tuples of them"); an index known only at run time
+# (a loop's counter) picks the row (rows of one length and item type).
+SOBEL_X = ((-1, 0, 1), (-2, 0, 2), (-1, 0, 1))
+MIXED_ROWS = ((1, 2.5), (3, 4))
+
+
+@parpy.jit
+def sobel_global(img, out, H, W):
+    parpy.label('i')
+    for i in range(1, H - 1):
+        for j in range(1, W - 1):
+            g = 0.0
+            for a in range(3):
+                for b in range(3):
+                    g += SOBEL_X[a][b] * img[i + a - 1, j + b - 1]
+            out[i, j] = g + SOBEL_X[1][2] * SOBEL_X[-1][0]
+
+
+@parpy.jit
+def sobel_local(img, out, H, W):
+    SOBEL = ((-1, 0, 1), (-2, 0, 2), (-1, 0, 1))
+    parpy.label('i')
+    for i in range(1, H - 1):
+        for j in range(1, W - 1):
+            g = 0.0
+            for a in range(3):
+                for b in range(3):
+                    g += SOBEL[a][b] * img[i + a - 1, j + b - 1]
+            out[i, j] = g + SOBEL[1][2] * SOBEL[-1][0]
+
+
+@parpy.jit
+def rows_of_several_types(x, y, N):
+    for i in range(N):
+        y[i] = MIXED_ROWS[i % 2][0] * x[i]
+
+
+@parpy.jit
+def rows_of_several_types_local(x, y, N):
+    rows = ((1, 2.5), (3, 4))
+    for i in range(N):
+        y[i] = rows[i % 2][0] * x[i]
+
+
+@pytest.mark.parametrize("fn", [sobel_global, sobel_local])
+def test_a_tuple_of_tuples_global_or_local_at_run_time_indices(fn):
+    img = np.random.default_rng(14).random((6, 7))
+    run_both(fn, [img, np.zeros((6, 7)), 6, 7], cpu_opts({'i': parpy.threads(4)}),
+             rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("fn", [rows_of_several_types, rows_of_several_types_local])
+def test_a_tuple_of_tuples_global_or_local_says_the_same(fn):
+    with pytest.raises(parpy.CompileError) as e:
+        fn(np.ones(4), np.zeros(4), 4, opts=cpu_opts())
+    first = str(e.value).splitlines()[0]
+    assert first == ("error: a tuple of tuples indexed at a run-time index must have rows "
+                     "alike: its numbers are of several types"), str(e.value)

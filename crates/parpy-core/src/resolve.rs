@@ -503,6 +503,14 @@ pub enum AnnElem {
     TypeVar(u64),
 }
 
+/// An item of a module-level tuple (`Resolved::ConstTuple`): a Python
+/// number or a tuple of items.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TupleItem {
+    Number(ScalarValue),
+    Tuple(Vec<TupleItem>),
+}
+
 /// What a global name (or a dotted path below one) denotes.
 #[derive(Clone)]
 pub enum Resolved {
@@ -522,8 +530,9 @@ pub enum Resolved {
     /// type, not a weak Python number.
     TypedConst(ScalarValue, ElemTy),
     /// A tuple of Python numbers (`WEIGHTS = (0.25, 0.5, 0.25)` at module
-    /// level): read as the tuple literal it equals (`sema::mod`).
-    ConstTuple(Vec<ScalarValue>),
+    /// level), or of such tuples (`SOBEL = ((-1, 0, 1), (-2, 0, 2))`):
+    /// read as the tuple literal it equals (`sema::lists::global_tuples`).
+    ConstTuple(Vec<TupleItem>),
     /// A `parpy.CompileBackend` value (`None` for `Auto` and others that
     /// name no compiled backend).
     Backend(Option<crate::options::Backend>),

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use parpy_core::resolve::TupleItem;
 use parpy_core::syntax::FunctionDef;
 use parpy_core::{
     math_module_builtin, numpy_allocates, numpy_builtin, Builtin, ElemTy, PermuteFn, Resolved,
@@ -166,15 +167,17 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     if obj.is_none() {
         return Ok(Resolved::NoneValue);
     }
-    // a tuple of numbers: its literal (a list may change: not one)
+    // a tuple of numbers (or of tuples of them): its literal (a list may
+    // change: not one)
     if let Ok(t) = obj.cast_exact::<PyTuple>() {
         let mut items = vec![];
         for item in t.iter() {
             match classify(&item)? {
-                Resolved::Const(v) => items.push(v),
+                Resolved::Const(v) => items.push(TupleItem::Number(v)),
+                Resolved::ConstTuple(t) => items.push(TupleItem::Tuple(t)),
                 _ => {
                     return Ok(Resolved::Unsupported(
-                        "a tuple of other things than Python numbers".into(),
+                        "a tuple of other things than Python numbers and tuples of them".into(),
                     ))
                 }
             }

@@ -1502,19 +1502,117 @@ impl Lowerer<'_, '_> {
                     };
                     return self.lower_expr(&read);
                 }
-                None => {
-                    self.error(
-                        Diagnostic::error(
-                            "an index of a tuple of tuples must be known when compiling",
-                        )
-                        .at(ix.span, "not known when compiling")
-                        .help("index with a constant, or loop over the tuple: `for a, b in t:`"),
-                    );
-                    return None;
-                }
+                None => return self.tuple_rows_item(items, ix, &idx[k + 1..], e.span),
             }
         }
         self.lower_expr(&cur)
+    }
+
+    /// `t[ix][rest]` of a tuple literal `t` of `items` (some of them
+    /// tuples) at a run-time index `ix`: the row number is `ix` checked
+    /// and wrapped as Python indexes the tuple (a read of the list of row
+    /// numbers), each row read at `rest` and the one of that number
+    /// chosen. The rows must be alike: tuples of one length whose numbers
+    /// are of one type (as a list read at a run-time index is), so that
+    /// the value is the item's as Python reads it.
+    fn tuple_rows_item(
+        &mut self,
+        items: &[ast::Expr],
+        ix: &ast::Expr,
+        rest: &[&ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        fn leaves<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+            match &e.kind {
+                ast::ExprKind::Tuple(items) => items.iter().for_each(|i| leaves(i, out)),
+                _ => out.push(e),
+            }
+        }
+        fn shape(e: &ast::Expr) -> Vec<usize> {
+            match &e.kind {
+                ast::ExprKind::Tuple(items) => {
+                    let mut s = vec![items.len()];
+                    s.extend(items.first().map(shape).unwrap_or_default());
+                    s
+                }
+                _ => vec![],
+            }
+        }
+        let rectangular = items.iter().all(|i| {
+            let mut all = vec![];
+            leaves(i, &mut all);
+            shape(i) == shape(&items[0]) && all.len() == shape(i).iter().product::<usize>()
+        });
+        let mut all = vec![];
+        items.iter().for_each(|i| leaves(i, &mut all));
+        let numbers: Vec<ast::Expr> = all.into_iter().cloned().collect();
+        let types = self.item_types(&numbers)?;
+        let one_type = types.windows(2).all(|w| w[0] == w[1]);
+        if !rectangular || !one_type {
+            let why = if rectangular {
+                "its numbers are of several types"
+            } else {
+                "its rows are not tuples of one length"
+            };
+            self.error(
+                Diagnostic::error(format!(
+                    "a tuple of tuples indexed at a run-time index must have rows alike: {why}"
+                ))
+                .at(ix.span, "not known when compiling")
+                .note("Python reads the item as it is; parpy reads the row at a run-time index as one of rows of one shape and type")
+                .help("give the rows one length and the numbers one type (`1.0` for `1`), or index with a constant"),
+            );
+            return None;
+        }
+        let n = items.len();
+        let numbers: Vec<ast::Expr> = (0..n as i64)
+            .map(|k| ast::Expr {
+                kind: ast::ExprKind::Int(k),
+                span: ix.span,
+            })
+            .collect();
+        let row = ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: Box::new(ast::Expr::list(numbers, ix.span)),
+                indices: vec![ix.clone()],
+            },
+            span: ix.span,
+        };
+        let row = self.lower_expr(&row)?;
+        let mut value: Option<TExpr> = None;
+        for (k, item) in items.iter().enumerate().rev() {
+            let mut read = item.clone();
+            for r in rest {
+                read = ast::Expr {
+                    kind: ast::ExprKind::Subscript {
+                        value: Box::new(read),
+                        indices: vec![(*r).clone()],
+                    },
+                    span,
+                };
+            }
+            let t = self.lower_expr(&read)?;
+            value = Some(match value {
+                None => t,
+                Some(v) => {
+                    let ty = t.e.ty.clone();
+                    let k = Expr::int(k as i64, row.e.ty.elem()?, span);
+                    TExpr {
+                        e: Expr::new(
+                            ExprKind::Select {
+                                cond: Box::new(Expr::compare(BinOp::Eq, row.e.clone(), k, span)),
+                                then: Box::new(t.e),
+                                else_: Box::new(v.e),
+                            },
+                            ty,
+                            span,
+                        ),
+                        weak: t.weak,
+                    }
+                }
+            });
+        }
+        value
     }
 
     /// The value indexed by subscript `e` when it is computed (a call, an

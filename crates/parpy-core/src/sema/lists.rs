@@ -15,7 +15,9 @@
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{BinOp, ElemTy, Expr, VarId};
+use crate::resolve::TupleItem;
 use crate::syntax::ast;
+use crate::types::ScalarValue;
 
 use super::slices::IndexSlot;
 use super::types::{convert, promote_strong};
@@ -347,7 +349,7 @@ impl Lowerer<'_, '_> {
     /// The type of each item of a list, lowered as a probe (its
     /// statements dropped): a Python number weak. `None` after an error in
     /// an item.
-    fn item_types(&mut self, items: &[ast::Expr]) -> Option<Vec<(ElemTy, bool)>> {
+    pub(super) fn item_types(&mut self, items: &[ast::Expr]) -> Option<Vec<(ElemTy, bool)>> {
         let (from, diags) = (self.pre.len(), self.sh.diags.len());
         let mut types = vec![];
         for item in items {
@@ -511,6 +513,8 @@ fn show((t, weak): (ElemTy, bool)) -> String {
 /// (`WEIGHTS = (0.25, 0.5, 0.25)`, `Resolved::ConstTuple`, as `resolver`
 /// finds it) replaced by its literal, which reads as a list literal does
 /// (an item a Python number, `for w in WEIGHTS`, `x[i, :3] * WEIGHTS`);
+/// of a tuple of tuples (`SOBEL = ((-1, 0, 1), ...)`), by the tuple
+/// literal, as the same tuple bound to a local name reads (`local_tuples`);
 /// `None` when it reads none. `params` and the names `body` assigns are
 /// its locals.
 pub(super) fn global_tuples(
@@ -537,19 +541,23 @@ pub(super) fn global_tuples(
     if !any {
         return None;
     }
-    let literal = |items: Vec<crate::types::ScalarValue>, span| -> Vec<ast::Expr> {
+    fn literal(items: Vec<TupleItem>, span: Span) -> Vec<ast::Expr> {
         items
             .into_iter()
             .map(|v| {
                 let kind = match v {
-                    crate::types::ScalarValue::Bool(b) => ast::ExprKind::Bool(b),
-                    crate::types::ScalarValue::Int(i) => ast::ExprKind::Int(i),
-                    crate::types::ScalarValue::Float(f) => ast::ExprKind::Float(f),
+                    TupleItem::Number(ScalarValue::Bool(b)) => ast::ExprKind::Bool(b),
+                    TupleItem::Number(ScalarValue::Int(i)) => ast::ExprKind::Int(i),
+                    TupleItem::Number(ScalarValue::Float(f)) => ast::ExprKind::Float(f),
+                    TupleItem::Tuple(t) => ast::ExprKind::Tuple(literal(t, span)),
                 };
                 ast::Expr { kind, span }
             })
             .collect()
-    };
+    }
+    // (a tuple of tuples is the tuple literal, as a local name bound once
+    // to one reads: `local_tuples`)
+    let nested = |items: &[TupleItem]| items.iter().any(|i| matches!(i, TupleItem::Tuple(_)));
     let global = |e: &ast::Expr| match &e.kind {
         ast::ExprKind::Name(n) if !locals.contains(n) => tuple_of(n),
         _ => None,
@@ -589,7 +597,14 @@ pub(super) fn global_tuples(
     // anywhere else, the list literal
     ast::walk_stmts_mut(&mut out, &mut |e| {
         if let Some(items) = global(e) {
-            *e = ast::Expr::list(literal(items, e.span), e.span);
+            *e = if nested(&items) {
+                ast::Expr {
+                    kind: ast::ExprKind::Tuple(literal(items, e.span)),
+                    span: e.span,
+                }
+            } else {
+                ast::Expr::list(literal(items, e.span), e.span)
+            };
         }
     });
     Some(out)
