@@ -396,3 +396,104 @@ def test_a_tuple_stored_into_a_slice_is_the_sequence_of_its_items():
     run_both(swap_first_two, [np.array([1.0, 2.0, 3.0])], cpu_opts())
     run_both(tuple_into_row, [np.zeros((2, 3)), np.array([1.0, 2.0]), np.array([3.0, 4.0]), 2],
              cpu_opts())
+
+
+@parpy.jit
+def arrays_rebound(x, n, m, y, k, b, N):
+    for i in range(N):
+        w = np.array([1.0, 0.0])
+        w = np.array([w[0] * x[i], w[1] + x[i]])
+        y[i, :] = w
+        v = np.array([1, 2])
+        v = np.array([v[0] * n[i], v[1] + n[i]])
+        k[i, :] = v
+        t = np.array([True, False])
+        t = np.array([t[0] & m[i], t[1] | m[i]])
+        b[i, :] = t
+
+
+def test_an_array_of_a_list_rebound_to_another_of_its_type():
+    # (np.array of Python floats, ints, bools is a float64, int64, bool
+    # array: was "the items of the list `w` are of different types", with
+    # a help suggesting the code as written)
+    run_both(arrays_rebound, [_x(40)[:, 0], np.arange(N), np.arange(N) % 2 == 0,
+                              np.zeros((N, 2)), np.zeros((N, 2), np.int64),
+                              np.zeros((N, 2), bool), N], cpu_opts(), rtol=0, atol=0)
+
+
+@parpy.jit
+def array_items_are_numpy_values(x32, y, N):
+    for i in range(N):
+        w = np.array([3.0, 0.5])
+        w = np.array([w[1], w[0]])
+        # (an element of NumPy's float64 array: float64 * float32 is
+        # float64, not the float32 of a Python float's product)
+        y[i] = w[1] * x32[i]
+
+
+def test_the_elements_of_an_array_of_python_floats_are_float64_values():
+    run_both(array_items_are_numpy_values, [_x(41, np.float32)[:, 0], np.zeros(N), N],
+             cpu_opts(), rtol=0, atol=0)
+
+
+@parpy.jit
+def complex_power(zr, zi, out, N):
+    for i in range(N):
+        w = (1.0, 0.0)
+        for p in range(5):
+            w = (w[0] * zr[i] - w[1] * zi[i], w[0] * zi[i] + w[1] * zr[i])
+        out[i, 0] = w[0]
+        out[i, 1] = w[1]
+
+
+@parpy.jit
+def cmul(a, b):
+    return a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]
+
+
+@parpy.jit
+def complex_power_of_tuple_arguments(zr, zi, out, N):
+    for i in range(N):
+        wr, wi = 1.0, 0.0
+        for p in range(5):
+            wr, wi = cmul((wr, wi), (zr[i], zi[i]))
+        out[i, 0] = wr
+        out[i, 1] = wi
+
+
+def test_a_local_tuple_of_python_floats_rebound_to_float64_values():
+    # (Python holds float64 items from the first re-binding on, as a local
+    # first assigned a Python float and then float64 values: was "the
+    # items of the list `w` are of different types")
+    args = [_x(42)[:, 0], _x(43)[:, 0], np.zeros((N, 2)), N]
+    run_both(complex_power, args, cpu_opts(), rtol=0, atol=0)
+    # (tuples passed to a helper: were "a tuple can only be the value of
+    # an assignment", with a help to unpack them)
+    run_both(complex_power_of_tuple_arguments, args, cpu_opts(), rtol=0, atol=0)
+
+
+@parpy.jit
+def tuple_rebound_to_float32(zr, out, N):
+    for i in range(N):
+        w = (1.0, 0.0)
+        w = (w[0] * zr[i], w[1] * zr[i])
+        out[i, 0] = w[0]
+
+
+@parpy.jit
+def tuple_rebound_to_float32_fixed(zr, out, N):
+    for i in range(N):
+        w = (np.float32(1.0), np.float32(0.0))
+        w = (w[0] * zr[i], w[1] * zr[i])
+        out[i, 0] = w[0]
+
+
+def test_a_local_tuple_rebound_to_another_type_says_tuple_and_the_types():
+    x = _x(44, np.float32)[:, 0].copy()
+    with pytest.raises(parpy.CompileError) as e:
+        tuple_rebound_to_float32(x, np.zeros((N, 1), np.float32), N, opts=cpu_opts())
+    text = str(e.value)
+    assert "`w` is re-bound to a tuple of items of another type" in text, text
+    assert "item 0 is float32 here and a Python float where first bound" in text, text
+    # (the fix the help gives compiles and is Python's)
+    run_both(tuple_rebound_to_float32_fixed, [x, np.zeros((N, 1), np.float32), N], cpu_opts())

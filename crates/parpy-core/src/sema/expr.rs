@@ -525,7 +525,7 @@ impl Lowerer<'_, '_> {
                         "a tuple can only be the value of an assignment or the index of `parpy.atomic.*`",
                     )
                     .at(span, "tuple here")
-                    .help("unpack it where it is made: `a, b = x, y`"),
+                    .help("unpack it where it is made: `a, b = x, y` (a helper is passed a tuple by name: `t = (x, y)`, then `h(t)`)"),
                 );
                 None
             }

@@ -16,7 +16,9 @@
 //! statement's labels when they have a dimension for each
 //! (`parpy.label('i'); y[:, :] = (x + 1.0).T` computes the sum in
 //! parallel too, in device memory on a GPU). So is a computed array passed
-//! to a helper (`norm(x[i, :] * 2.0)`): the helper reads the name.
+//! to a helper (`norm(x[i, :] * 2.0)`): the helper reads the name; and a
+//! tuple of numbers passed to one (`cmul((a, b), z)`), as the list literal
+//! a local name of a tuple is (`lists.rs` `local_tuples`).
 //! A `while` condition is left as written (it is evaluated again at each
 //! iteration) and so is a generator expression.
 //!
@@ -182,6 +184,17 @@ impl Lowerer<'_, '_> {
                 if self.is_helper(func) {
                     for a in args.iter_mut().filter(|a| self.computed(a)) {
                         self.name_first(a, "argument", before, true);
+                    }
+                    // (a tuple of numbers: `cmul((a, b), z)`, named as
+                    // `t = (a, b)` is, a local name of a tuple literal:
+                    // `lists.rs` `local_tuples`)
+                    for a in args.iter_mut() {
+                        if let ExprKind::Tuple(items) = &a.kind {
+                            if !items.iter().any(|i| matches!(i.kind, ExprKind::Tuple(_))) {
+                                *a = Expr::tuple_list(items.clone(), a.span);
+                                self.name_first(a, "tuple", before, false);
+                            }
+                        }
                     }
                 }
                 let method = self.permute_fn(func).is_none();

@@ -142,7 +142,7 @@ impl Lowerer<'_, '_> {
             if tuple_of(s).is_some() {
                 if let ast::StmtKind::Assign { value, .. } = &mut s.kind {
                     if let K::Tuple(items) = &value.kind {
-                        *value = ast::Expr::list(items.clone(), value.span);
+                        *value = ast::Expr::tuple_list(items.clone(), value.span);
                     }
                 }
             }
@@ -394,21 +394,128 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// Notes local array `v`, made from the list literal of `items` (a
-    /// Python list), with the type its items share; bound again to a list
-    /// of another, its items share none.
-    pub(super) fn note_python_list(&mut self, v: VarId, items: &[ast::Expr]) {
-        let Some(types) = self.item_types(items) else {
+    /// Notes local array `v` bound to `value` (of element type `elem`): a
+    /// Python list or tuple literal, with the type its items share; bound
+    /// again, the types of both bindings. Python numbers in one binding and
+    /// NumPy values of their NumPy type in another (`w = (1.0, 0.0)`, then
+    /// `w = (w[0] * z, w[1] * z)` of float64 values) are that type from
+    /// the first binding on, as a local first assigned a Python literal
+    /// and then values of one NumPy type is (`assign.rs` `typed_by_use`):
+    /// Python holds that type from the first re-binding on.
+    pub(super) fn note_python_list(&mut self, v: VarId, value: &ast::Expr, elem: ElemTy) {
+        let key = self.func.var(v).span;
+        let items = match value.list_items().filter(|_| value.is_python_list()) {
+            Some(items) => {
+                let Some(types) = self.item_types(items) else {
+                    return;
+                };
+                let first = types.first().copied().unwrap_or((elem, false));
+                match types.iter().position(|t| *t != first) {
+                    None => ListItems::One(first),
+                    Some(k) => ListItems::Mixed {
+                        at: items[k].span,
+                        what: format!("item {k} is {} and item 0 {}", show(types[k]), show(first)),
+                    },
+                }
+            }
+            // (NumPy's array re-binding a Python list: its elements)
+            None if self.python_lists.contains_key(&v) => ListItems::One((elem, false)),
+            None => return,
+        };
+        let strong = self.sh.strong_lists.contains(&key);
+        let items = match items {
+            ListItems::One((t, weak)) => ListItems::One((t, weak && !strong)),
+            mixed => mixed,
+        };
+        let tuple = value.is_tuple_list();
+        let Some(entry) = self.python_lists.get(&v).cloned() else {
+            self.python_lists.insert(v, PythonList { items, tuple });
             return;
         };
-        let shared = types
-            .first()
-            .copied()
-            .filter(|first| types.iter().all(|t| t == first));
-        let entry = self.python_lists.entry(v).or_insert(shared);
-        if *entry != shared {
-            *entry = None;
+        let merged = match (entry.items, items) {
+            (ListItems::One(a), ListItems::One(b)) if a == b => ListItems::One(a),
+            (ListItems::One((a, wa)), ListItems::One((b, wb)))
+                if a == b && !self.sh.widen_frozen =>
+            {
+                // (one binding weak: lowered again, its items of that type)
+                debug_assert!(wa != wb);
+                if self.sh.strong_lists.insert(key) {
+                    self.sh.widen_gen += 1;
+                }
+                ListItems::One((a, false))
+            }
+            (ListItems::One(a), ListItems::One(b)) => ListItems::Mixed {
+                at: value.span,
+                what: format!(
+                    "item 0 is {} here and {} where first bound",
+                    show(b),
+                    show(a)
+                ),
+            },
+            (m @ ListItems::Mixed { .. }, _) => m,
+            (_, m) => m,
+        };
+        self.python_lists.insert(
+            v,
+            PythonList {
+                items: merged,
+                tuple: entry.tuple || tuple,
+            },
+        );
+    }
+
+    /// `name`, a local array of a Python list or tuple of one type,
+    /// re-bound to `value`, a list or tuple whose NumPy type `elem` is
+    /// another (`w = (1.0, 0.0)`, then float32 items): reports it, naming
+    /// an item whose type changes (the local array keeps one type).
+    pub(super) fn python_list_retyped(
+        &mut self,
+        name: &str,
+        value: &ast::Expr,
+        elem: ElemTy,
+    ) -> bool {
+        let Some(v) = self.local_array_var(name) else {
+            return false;
+        };
+        let (Some(items), Some(old)) = (value.list_items(), self.func.var(v).ty.elem()) else {
+            return false;
+        };
+        let Some(PythonList {
+            items: ListItems::One(first),
+            tuple,
+        }) = self.python_lists.get(&v).cloned()
+        else {
+            return false;
+        };
+        if old == elem || !value.is_python_list() {
+            return false;
         }
+        let Some(types) = self.item_types(items) else {
+            return false;
+        };
+        let Some(k) = types.iter().position(|t| *t != first) else {
+            return false;
+        };
+        let kind = if tuple || value.is_tuple_list() {
+            "tuple"
+        } else {
+            "list"
+        };
+        let first_span = self.func.var(v).span;
+        self.error(
+            Diagnostic::error(format!(
+                "`{name}` is re-bound to a {kind} of items of another type"
+            ))
+            .at(items[k].span, format!("item {k} is {} here and {} where first bound", show(types[k]), show(first)))
+            .also(first_span, format!("`{name}` first bound here: NumPy's {} array of its items", old.numpy_name()))
+            .note(format!("Python re-binds the name to the new {kind}; parpy keeps `{name}` in one array of NumPy's type of its first binding's items"))
+            .help(format!(
+                "give the first binding items of the new type (`np.{}(v)`), or give the new {kind} a name of its own",
+                elem.numpy_name()
+            ))
+            .type_error(),
+        );
+        true
     }
 
     /// An item of the list literal of `items` at index `at`: `Ok(weak)`
@@ -446,18 +553,27 @@ impl Lowerer<'_, '_> {
     /// numbers are. An error for a Python list whose items are of
     /// different types, which Python reads each as it is (`None`).
     pub(super) fn python_item_read(&mut self, array: VarId, e: &ast::Expr) -> Option<bool> {
-        match self.python_lists.get(&array) {
-            None => Some(false),
-            Some(Some((_, weak))) => Some(*weak),
-            Some(None) => {
+        let Some(list) = self.python_lists.get(&array) else {
+            return Some(false);
+        };
+        match &list.items {
+            ListItems::One((_, weak)) => Some(*weak),
+            ListItems::Mixed { at, what } => {
+                let (at, what) = (*at, what.clone());
                 let name = self.func.var(array).name.clone();
+                let kind = if list.tuple { "tuple" } else { "list" };
+                let first = self.func.var(array).span;
+                let mut d = Diagnostic::error(format!(
+                    "the items of the {kind} `{name}` are of different types, and this reads one"
+                ))
+                .at(e.span, format!("an item of the {kind}"))
+                .also(at, what);
+                if first != at {
+                    d = d.also(first, format!("`{name}` first bound here"));
+                }
                 self.error(
-                    Diagnostic::error(format!(
-                        "the items of the list `{name}` are of different types, and this reads one"
-                    ))
-                    .at(e.span, "an item of the list")
-                    .note("Python reads each item of a list as it is; parpy reads them as NumPy's array of the list, in one type")
-                    .help("give the items one type (`float(v)`, `np.float32(v)`), or make the array first: `np.array([...])`"),
+                    d.note(format!("Python reads each item of a {kind} as it is; parpy reads them as NumPy's array of the {kind}, in one type"))
+                        .help(format!("give the items one type in every binding of `{name}` (`np.float32(v)`, `float(v)`)")),
                 );
                 None
             }
@@ -468,7 +584,11 @@ impl Lowerer<'_, '_> {
     /// Python list, the value must be of its items' type (Python's list
     /// would hold the value as it is). `None` after reporting.
     pub(super) fn python_item_store(&mut self, array: VarId, v: &TExpr, span: Span) -> Option<()> {
-        let Some(Some(items)) = self.python_lists.get(&array).copied() else {
+        let Some(PythonList {
+            items: ListItems::One(items),
+            ..
+        }) = self.python_lists.get(&array).cloned()
+        else {
             return Some(());
         };
         let value = (self.scalar_elem(v)?, v.weak);
@@ -489,6 +609,23 @@ impl Lowerer<'_, '_> {
         );
         None
     }
+}
+
+/// A local array of a Python list or tuple (`Lowerer::python_lists`).
+#[derive(Clone, Debug)]
+pub(super) struct PythonList {
+    pub(super) items: ListItems,
+    /// Bound to a tuple literal (`local_tuples`).
+    pub(super) tuple: bool,
+}
+
+/// The type of a Python list's items.
+#[derive(Clone, Debug)]
+pub(super) enum ListItems {
+    /// One type (weak: Python numbers).
+    One((ElemTy, bool)),
+    /// Several: an item where they differ, and what differs.
+    Mixed { at: Span, what: String },
 }
 
 /// `show` of several values.

@@ -431,6 +431,10 @@ impl Lowerer<'_, '_> {
             self.scope.mark_failed(name);
             return Some(None);
         };
+        if self.python_list_retyped(name, value, elem) {
+            self.scope.mark_failed(name);
+            return Some(None);
+        }
         let what = "this value";
         if self
             .declare_local(name, (&shape, elem), what, value.span, span)
@@ -440,8 +444,8 @@ impl Lowerer<'_, '_> {
             return Some(None);
         }
         // (a Python list: the type its items share, `lists.rs`)
-        if let (Some(items), Some(v)) = (value.list_items(), self.local_array_var(name)) {
-            self.note_python_list(v, items);
+        if let Some(v) = self.local_array_var(name) {
+            self.note_python_list(v, value, elem);
         }
         let target = ast::Expr {
             kind: ast::ExprKind::Subscript {
@@ -488,10 +492,15 @@ impl Lowerer<'_, '_> {
                     ("numpy.array", [k]) if k.name == "dtype" => Some(k.value.clone()),
                     _ => return None,
                 };
-                // `np.array((a, b))`: the list `[a, b]`
-                let a = match &a.kind {
-                    ast::ExprKind::Tuple(items) => ast::Expr::list(items.clone(), a.span),
-                    _ => a.clone(),
+                // `np.array((a, b))`: the list `[a, b]`, NumPy's array of
+                // it (its items elements of one type: no Python list)
+                let items = match &a.kind {
+                    ast::ExprKind::Tuple(items) => Some(&items[..]),
+                    _ => a.list_items(),
+                };
+                let a = match items {
+                    Some(items) => ast::Expr::array_list(items.to_vec(), a.span),
+                    None => a.clone(),
                 };
                 (a, dtype)
             }

@@ -108,6 +108,12 @@ pub(crate) struct Shared<'o> {
     /// No more lowering passes: a re-binding that needs a wider type is
     /// the narrowing-store error again.
     widen_frozen: bool,
+    /// Local arrays of a Python list or tuple (by their first binding's
+    /// span) bound to Python numbers and elsewhere to NumPy values of
+    /// those numbers' NumPy type: their items read as that type from the
+    /// first binding on (`lists.rs` `note_python_list`; a change bumps
+    /// `widen_gen`, as `widened` does).
+    strong_lists: std::collections::HashSet<Span>,
 }
 
 impl Shared<'_> {
@@ -258,7 +264,7 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// (and weakness) of its items when they share one (`None`: they do
     /// not): an item read is of that type, a Python number weak, as
     /// Python reads it, and an item stored must be of it (`lists.rs`).
-    python_lists: std::collections::HashMap<crate::ir::VarId, Option<(crate::ElemTy, bool)>>,
+    python_lists: std::collections::HashMap<crate::ir::VarId, lists::PythonList>,
 }
 
 impl<'a, 'o> Lowerer<'a, 'o> {
@@ -394,6 +400,7 @@ pub fn lower(
         widened: Default::default(),
         widen_gen: 0,
         widen_frozen: false,
+        strong_lists: Default::default(),
     };
     // Python bools, ints and floats passed to the entry are weak scalars;
     // NumPy scalars are strong.

@@ -142,6 +142,14 @@ pub const PYTHON_BUILTINS: &[&str] = &[
 /// The function name of a list literal (`Expr::list`).
 pub const LIST: &str = "#list";
 
+/// The keyword that marks the list literal of `np.array([...])`
+/// (`Expr::array_list`).
+pub const ARRAY_OF_LIST: &str = "#array";
+
+/// The keyword that marks the list literal a local name's tuple literal
+/// reads as (`Expr::tuple_list`).
+pub const TUPLE_AS_LIST: &str = "#tuple";
+
 /// The function name of a membership test: `a in b` is `#in(a, b)`, `a
 /// not in b` is `not #in(a, b)` (`sema::membership`).
 pub const CONTAINS: &str = "#in";
@@ -307,7 +315,56 @@ impl Expr {
     pub fn list(items: Vec<Expr>, span: Span) -> Expr {
         Expr::call(Expr::name(LIST, span), items, span)
     }
-    /// The elements of a list literal (`Expr::list`).
+    /// The list literal of `np.array([items])` (sema's `copy_of`): read
+    /// as a list literal is (`list_items`), but it is NumPy's array of the
+    /// list, its items elements of one NumPy type, not a Python list's
+    /// items (`is_python_list`): `#list(items, #array=True)`.
+    pub fn array_list(items: Vec<Expr>, span: Span) -> Expr {
+        let mut e = Expr::list(items, span);
+        if let ExprKind::Call { keywords, .. } = &mut e.kind {
+            keywords.push(Keyword {
+                name: ARRAY_OF_LIST.to_string(),
+                value: Expr {
+                    kind: ExprKind::Bool(true),
+                    span,
+                },
+                span,
+            });
+        }
+        e
+    }
+    /// A local name's tuple literal read as a list literal
+    /// (`sema::lists::local_tuples`): `#list(items, #tuple=True)`.
+    pub fn tuple_list(items: Vec<Expr>, span: Span) -> Expr {
+        let mut e = Expr::list(items, span);
+        if let ExprKind::Call { keywords, .. } = &mut e.kind {
+            keywords.push(Keyword {
+                name: TUPLE_AS_LIST.to_string(),
+                value: Expr {
+                    kind: ExprKind::Bool(true),
+                    span,
+                },
+                span,
+            });
+        }
+        e
+    }
+    /// Is this list literal a tuple's (`tuple_list`)?
+    pub fn is_tuple_list(&self) -> bool {
+        matches!(&self.kind, ExprKind::Call { keywords, .. }
+            if self.list_items().is_some() && keywords.iter().any(|k| k.name == TUPLE_AS_LIST))
+    }
+    /// A list literal that is a Python list or tuple (`Expr::list`,
+    /// `tuple_list`; not `array_list`).
+    pub fn is_python_list(&self) -> bool {
+        match &self.kind {
+            ExprKind::Call { keywords, .. } => {
+                self.list_items().is_some() && !keywords.iter().any(|k| k.name == ARRAY_OF_LIST)
+            }
+            _ => false,
+        }
+    }
+    /// The elements of a list literal (`Expr::list`, `Expr::array_list`).
     pub fn list_items(&self) -> Option<&[Expr]> {
         match &self.kind {
             ExprKind::Call { func, args, .. } if matches!(&func.kind, ExprKind::Name(n) if n == LIST) => {
