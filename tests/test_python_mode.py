@@ -78,13 +78,24 @@ def test_helpers_of_an_undecorated_body_run_undecorated():
     got = np.zeros(5, np.int64)
     with_nested_helpers(x, got, 5, opts=cpu_opts({'i': parpy.threads(5)}))
     assert np.array_equal(got, y)
-    # elsewhere a call without `opts` stays an error
+    # a helper that returns a value runs as plain Python from anywhere (no
+    # main function returns a value): the caller's decorator removed
+    # (it was "missing the keyword argument `opts`")
     def plain_caller():
         return quad(3)
+    assert plain_caller() == 12 and quad(3) == 12
+    y = np.zeros(5, np.int64)
+    _pymode_free_caller(x, y, 5)
+    assert y.tolist() == [1, 5, 9, 13, 17]
+    # a function that returns nothing, without `opts`, stays an error
     with pytest.raises(TypeError, match="missing the keyword argument `opts`"):
-        plain_caller()
-    with pytest.raises(TypeError, match="missing the keyword argument `opts`"):
-        quad(3)
+        with_nested_helpers(x, y, 5)
+
+
+def _pymode_free_caller(x, y, N):
+    # `with_nested_helpers` without its decorator
+    for i in range(N):
+        y[i] = quad(x[i]) + 1
 
 
 def test_arguments_are_checked_as_for_a_compiled_backend():

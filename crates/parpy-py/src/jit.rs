@@ -240,6 +240,16 @@ pub struct JitFunction {
     vectorcall: ffi::vectorcallfunc,
 }
 
+/// Does a `return` of `body` give a value (a helper's, which no main
+/// function has)?
+fn returns_value(body: &[parpy_core::syntax::ast::Stmt]) -> bool {
+    let mut found = false;
+    parpy_core::syntax::ast::walk_stmts(body, &mut |s| {
+        found |= matches!(s.kind, parpy_core::syntax::ast::StmtKind::Return(Some(_)));
+    });
+    found
+}
+
 /// A scalar parameter is specialized on its first this many distinct values;
 /// after that it is passed at run time (one more compilation serves all
 /// values) and a `ParpyWarning` says so once.
@@ -466,7 +476,10 @@ impl JitFunction {
 
     /// A call without `opts=`. From the body of a jit function run as
     /// plain Python (`fn.py_func(...)`), a helper runs as plain Python too
-    /// (`parpy._pymode.called_from_plain_jit`); anywhere else it is a
+    /// (`parpy._pymode.called_from_plain_jit`); so does a helper that
+    /// returns a value, from anywhere (a function run without its
+    /// decorator calls it: no main function returns a value, so no call
+    /// that forgot `opts=` is taken for one); anywhere else it is a
     /// TypeError.
     fn without_opts(&self, py: Python<'_>, args: &[*mut ffi::PyObject]) -> PyResult<Py<PyAny>> {
         // SAFETY: the caller holds a reference to each argument for the
@@ -475,11 +488,12 @@ impl JitFunction {
             py,
             args.iter().map(|&a| unsafe { Borrowed::from_ptr(py, a) }),
         )?;
-        let plain = py
-            .import("parpy._pymode")?
-            .getattr("called_from_plain_jit")?
-            .call0()?
-            .is_truthy()?;
+        let plain = returns_value(&self.def.body)
+            || py
+                .import("parpy._pymode")?
+                .getattr("called_from_plain_jit")?
+                .call0()?
+                .is_truthy()?;
         if plain {
             // (one argument per parameter: those after `*` go by name)
             let f = self.py_func.bind(py);
