@@ -245,6 +245,8 @@ _dry_marks = [pytest.mark.skipif(not HAS_NVRTC and not sys.platform.startswith("
 _NOT_DIFFERENTIAL = frozenset({
     # stop 52: direct calls, Python mode, compile errors, programs without
     # parallelism (host code on Cuda)
+    "test_a_nested_list_says_so_and_its_fixes_compile",
+    "test_a_product_of_a_named_product_points_at_the_use",
     "test_a_local_tuple_of_python_floats_rebound_to_float64_values",
     "test_a_local_tuple_rebound_to_another_type_says_tuple_and_the_types",
     "test_a_negative_python_int_accumulator_of_uint64_is_refused_as_numpy_raises",

@@ -189,6 +189,36 @@ def list_plus_a_number(x, y, N):
         y[i, 0:2] = -v
 
 
+@parpy.jit
+def nested_list(x, y, N):
+    for i in range(N):
+        k = np.array([[-1.0, 0.0, 1.0], [-2.0, 0.0, 2.0]])
+        y[i, 0] = k[1, 0] * x[i, 0]
+
+
+def test_a_nested_list_says_so_and_its_fixes_compile():
+    # (it was "a list of arrays", with a help to store each array into a
+    # row of an array argument: the items were lists of numbers)
+    with pytest.raises(parpy.CompileError) as e:
+        nested_list(_x(4), np.zeros((N, M)), N, opts=cpu_opts())
+    text = str(e.value)
+    assert text.splitlines()[0] == (
+        "error: a nested list (a 2-D array literal) is not supported in parpy functions"), text
+    assert "a tuple of tuples" in text and "k = np.empty((2, 3))" in text, text
+    run_both(nested_list_as_tuples, [_x(4), np.zeros((N, M)), N], cpu_opts())
+
+
+@parpy.jit
+def nested_list_as_tuples(x, y, N):
+    for i in range(N):
+        K = ((-1.0, 0.0, 1.0), (-2.0, 0.0, 2.0))
+        k = np.empty((2, 3))
+        k[0, :] = [-1.0, 0.0, 1.0]
+        k[1, :] = [-2.0, 0.0, 2.0]
+        for a in range(3):
+            y[i, a] = K[1][a] * x[i, 0] + k[1, a]
+
+
 @pytest.mark.parametrize("fn,message", [
     (list_repeated, "`*` of a Python list is not NumPy's elementwise operation"),
     (lists_joined, "`+` of a Python list is not NumPy's elementwise operation"),

@@ -317,6 +317,24 @@ def newaxis_as_a_value(x, y):
     y[0] = x[0]
 
 
+@parpy.jit
+def matmul_of_a_named_product(a, c, N):
+    parpy.label('i')
+    for i in range(N):
+        t = a[i] @ a[i]
+        c[i, :, :] = t @ a[i]
+
+
+def test_a_product_of_a_named_product_points_at_the_use():
+    # (the caret was on `a[i] @ a[i]`, whose left operand is an array)
+    with pytest.raises(parpy.CompileError) as e:
+        matmul_of_a_named_product(np.ones((2, 3, 3)), np.zeros((2, 3, 3)), 2, opts=_par())
+    lines = str(e.value).splitlines()
+    marked = [k for k, l in enumerate(lines) if "^^^" in l]
+    assert marked and "t @ a[i]" in lines[marked[0] - 1], str(e.value)
+    assert "a local one: `t = np.empty((n, m))`" in str(e.value)
+
+
 @pytest.mark.parametrize("fn,args,message", [
     (matmul_of_an_expression, [np.ones((3, 4)), np.zeros((3, 4))],
      "`@` with a matrix on the right takes a left operand built elementwise from arrays"),

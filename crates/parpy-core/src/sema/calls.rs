@@ -1942,13 +1942,20 @@ impl Lowerer<'_, '_> {
             )
         } else {
             let Some(column) = self.with_new_axis(a) else {
-                self.error(
-                    Diagnostic::error(format!(
-                        "`{name}` with a matrix on the right takes a left operand built elementwise from arrays"
-                    ))
-                    .at(a.span, "not elementwise")
-                    .help("compute the left operand into an array argument first, then multiply that"),
-                );
+                let d = Diagnostic::error(format!(
+                    "`{name}` with a matrix on the right takes a left operand built elementwise from arrays"
+                ));
+                // (a local naming a product, `t = a[i] @ b[i]`, is written
+                // elsewhere: the use first)
+                let inside =
+                    a.span.file == span.file && span.lo <= a.span.lo && a.span.hi <= span.hi;
+                let d = match inside {
+                    true => d.at(a.span, "not elementwise"),
+                    false => d
+                        .at(span, "the left operand is not built elementwise")
+                        .also(a.span, "the left operand"),
+                };
+                self.error(d.help("compute the left operand into an array first (an array argument, or a local one: `t = np.empty((n, m))`, then `t[:, :] = ...`), then multiply that"));
                 return None;
             };
             (ast::Expr::binary(BinOp::Mul, column, b.clone(), span), -2)

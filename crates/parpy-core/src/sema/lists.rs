@@ -173,6 +173,9 @@ impl Lowerer<'_, '_> {
     /// The list `[items]` read by an array expression (see the module
     /// doc); `None` after an error.
     pub(super) fn array_literal(&mut self, items: &[ast::Expr], span: Span) -> Option<TExpr> {
+        if self.nested_list(items) {
+            return None;
+        }
         if self.slice.is_none() {
             self.error(
                 Diagnostic::error("a list is an array in parpy functions, read by an array expression")
@@ -194,7 +197,7 @@ impl Lowerer<'_, '_> {
                 Diagnostic::error("a list of arrays is not supported in parpy functions")
                     .at(item.span, "an array item")
                     .note("a list in jit code is a 1-D array of numbers")
-                    .help("store each array into a row of an array argument"),
+                    .help("store each array into a row of an array (`t = np.empty((2, n))`, then `t[0, :] = ...`)"),
             );
             return None;
         }
@@ -350,6 +353,9 @@ impl Lowerer<'_, '_> {
     /// statements dropped): a Python number weak. `None` after an error in
     /// an item.
     pub(super) fn item_types(&mut self, items: &[ast::Expr]) -> Option<Vec<(ElemTy, bool)>> {
+        if self.nested_list(items) {
+            return None;
+        }
         let (from, diags) = (self.pre.len(), self.sh.diags.len());
         let mut types = vec![];
         for item in items {
@@ -523,6 +529,21 @@ impl Lowerer<'_, '_> {
     /// them; a Python number is weak); the item itself where they do not
     /// and the index is known when compiling (Python reads it as it is);
     /// an error otherwise. `None` after an error.
+    /// A nested list literal (a 2-D table of numbers) among `items`: an
+    /// error with the fixes that compile; true when there is one.
+    fn nested_list(&mut self, items: &[ast::Expr]) -> bool {
+        let Some(row) = items.iter().find(|i| i.list_items().is_some()) else {
+            return false;
+        };
+        self.error(
+            Diagnostic::error("a nested list (a 2-D array literal) is not supported in parpy functions")
+                .at(row.span, "a row written as a list")
+                .note("a list in jit code is a 1-D array of numbers")
+                .help("write the table as a tuple of tuples (`K = ((-1.0, 0.0, 1.0), (-2.0, 0.0, 2.0))`, read as `K[a][b]`) or fill the rows of a local array (`k = np.empty((2, 3))`, then `k[0, :] = [-1.0, 0.0, 1.0]`)"),
+        );
+        true
+    }
+
     pub(super) fn list_item(
         &mut self,
         items: &[ast::Expr],
