@@ -759,6 +759,17 @@ def test_parallelize_cannot_be_changed_in_place():
     assert opts.parallelize == {'N': parpy.threads(4), 'M': parpy.threads(8)}
 
 
+def test_constructor_unknown_keyword_is_a_type_error():
+    """`CompileOptions(bogus=2)` was an AttributeError; an unexpected keyword
+    argument is Python's TypeError (setting `opts.bogus` stays an
+    AttributeError)."""
+    with pytest.raises(TypeError, match=r"CompileOptions\(\) got an unexpected keyword "
+                       r"argument 'bogus' \(fields: parallelize, backend, "):
+        parpy.CompileOptions(backend=parpy.CompileBackend.Cpu, bogus=2)
+    with pytest.raises(AttributeError):
+        parpy.CompileOptions().bogus = 2
+
+
 def test_one_worker_is_a_plain_loop_on_the_cpu():
     """threads(1) asks for one worker: no OpenMP parallel region (waking the
     team cost ~2 us per call), same results."""

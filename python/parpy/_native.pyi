@@ -63,7 +63,8 @@ class CompileBackend:
 class CompileOptions:
     """Options of one compilation. Mutable; assign fields. `parallelize`
     reads as a read-only mapping (changing it in place raises TypeError:
-    assign `opts.parallelize = {...}`).
+    assign `opts.parallelize = {...}`). An unknown keyword of the
+    constructor is a TypeError; setting an unknown field an AttributeError.
 
     The Cuda options (docs/cuda-options.md): `max_unroll_count` bounds
     the register arrays whose loops are unrolled (Cuda and Metal);

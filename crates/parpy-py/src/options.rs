@@ -785,6 +785,15 @@ impl CompileOptions {
         if let Some(kw) = kwargs {
             for (k, v) in kw.iter() {
                 let k: String = k.extract()?;
+                if !FIELDS.contains(&k.as_str()) {
+                    // (a keyword argument the constructor does not take:
+                    // Python's TypeError; `opts.bogus = 2` stays an
+                    // AttributeError)
+                    return Err(PyTypeError::new_err(format!(
+                        "CompileOptions() got an unexpected keyword argument '{k}' (fields: {})",
+                        FIELDS.join(", ")
+                    )));
+                }
                 d.set(&k, &v)
                     .map_err(|e| crate::errors::option_value_error(v.py(), e))?;
             }
