@@ -1,6 +1,8 @@
 """The public API around the compiler: LoopPar, CompileOptions, backends,
 argument checking of jit calls, builtins usable from plain Python."""
 
+import copy
+import pickle
 import subprocess
 import sys
 import warnings
@@ -752,11 +754,41 @@ def test_parallelize_cannot_be_changed_in_place():
     """`opts.parallelize` is a copy: changing it in place used to be silently
     ignored; now it raises, and assignment is the way."""
     opts = parpy.par({'N': parpy.threads(4)})
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"opts.parallelize \|= \{'label'"):
         opts.parallelize['M'] = parpy.threads(8)
     opts.parallelize = {**opts.parallelize, 'M': parpy.threads(8)}
     assert set(opts.parallelize) == {'N', 'M'}
     assert opts.parallelize == {'N': parpy.threads(4), 'M': parpy.threads(8)}
+    opts.parallelize |= {'K': parpy.threads(2)}
+    assert set(opts.parallelize) == {'N', 'M', 'K'}
+    # the copy is a mapping the field takes back, and copies of it are dicts
+    opts.parallelize = opts.parallelize
+    assert type(dict(opts.parallelize)) is dict and type(copy.copy(opts.parallelize)) is dict
+
+
+@pytest.mark.parametrize("field", ["includes", "libs", "extra_flags"])
+def test_list_fields_cannot_be_changed_in_place(field):
+    """`opts.includes.append(d)` (and libs, extra_flags) changed a copy and was
+    silently lost; now it raises TypeError as `parallelize` does, naming the
+    assignment; `+=` and assignment reach the options."""
+    opts = parpy.par({})
+    for change in [lambda v: v.append("a"), lambda v: v.extend(["a"]),
+                   lambda v: v.insert(0, "a"), lambda v: v.__setitem__(slice(0, 0), ["a"]),
+                   lambda v: v.clear(), lambda v: v.sort()]:
+        with pytest.raises(TypeError, match=rf"opts.{field} \+= \[...\] or opts.{field} = "):
+            change(getattr(opts, field))
+    assert getattr(opts, field) == []
+    v = getattr(opts, field)
+    v += ["x"]                      # a new list (as for a tuple): opts unchanged
+    assert v == ["x"] and getattr(opts, field) == []
+    opts.includes += ["a"]
+    opts.libs += ["a"]
+    opts.extra_flags += ["a"]
+    setattr(opts, field, getattr(opts, field) + ["b"])
+    assert getattr(opts, field) == ["a", "b"]
+    assert type(list(getattr(opts, field))) is list
+    assert type(copy.copy(getattr(opts, field))) is list
+    assert pickle.loads(pickle.dumps(opts)) == opts
 
 
 def test_constructor_unknown_keyword_is_a_type_error():

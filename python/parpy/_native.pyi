@@ -62,9 +62,11 @@ class CompileBackend:
 
 class CompileOptions:
     """Options of one compilation. Mutable; assign fields. `parallelize`
-    reads as a read-only mapping (changing it in place raises TypeError:
-    assign `opts.parallelize = {...}`). An unknown keyword of the
-    constructor is a TypeError; setting an unknown field an AttributeError.
+    reads as a read-only mapping, `includes`, `libs` and `extra_flags` as
+    read-only lists: copies, so changing one in place raises TypeError;
+    assign instead (`opts.parallelize = {...}`, `opts.parallelize |= {...}`,
+    `opts.includes += [d]`). An unknown keyword of the constructor is a
+    TypeError; setting an unknown field an AttributeError.
 
     The Cuda options (docs/cuda-options.md): `max_unroll_count` bounds
     the register arrays whose loops are unrolled (Cuda and Metal);

@@ -58,8 +58,10 @@ def _reduce_options(o: CompileOptions) -> Tuple[Callable[..., Any], Tuple[Any, .
     fields = {}
     for name in dir(o):
         v = getattr(o, name)
-        if name == "parallelize":
+        if name == "parallelize":  # (plain copies of the read-only views)
             v = dict(v)
+        elif isinstance(v, list):
+            v = list(v)
         fields[name] = v
     return _make_options, (fields,)
 

@@ -381,17 +381,11 @@ impl OptData {
     fn get(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         let o: Py<PyAny> = match name {
             "parallelize" => {
-                // a read-only view of a copy: changing it in place would
-                // silently not reach the options, so it raises TypeError
-                // (assign `opts.parallelize = {...}` instead)
                 let d = PyDict::new(py);
                 for (k, v) in &self.parallelize {
                     d.set_item(k, Py::new(py, *v)?)?;
                 }
-                py.import("types")?
-                    .getattr("MappingProxyType")?
-                    .call1((d,))?
-                    .unbind()
+                read_only(py, name, d.into_any())?
             }
             "backend" => Py::new(py, self.backend)?.into_any(),
             "verbose_backend_resolution" => b(py, self.verbose_backend_resolution),
@@ -418,9 +412,9 @@ impl OptData {
             }
             "debug_callbacks" => b(py, self.debug_callbacks),
             "implicit_shape_labels" => b(py, self.implicit_shape_labels),
-            "includes" => PyList::new(py, &self.includes)?.into_any().unbind(),
-            "libs" => PyList::new(py, &self.libs)?.into_any().unbind(),
-            "extra_flags" => PyList::new(py, &self.extra_flags)?.into_any().unbind(),
+            "includes" => read_only(py, name, PyList::new(py, &self.includes)?.into_any())?,
+            "libs" => read_only(py, name, PyList::new(py, &self.libs)?.into_any())?,
+            "extra_flags" => read_only(py, name, PyList::new(py, &self.extra_flags)?.into_any())?,
             "specialize_scalars" => b(py, self.specialize_scalars),
             "bounds_check" => b(py, self.bounds_check),
             "device" => match self.device {
@@ -551,6 +545,19 @@ impl OptData {
         }
         Ok(())
     }
+}
+
+/// The value of a container field (`parallelize`, `includes`, `libs`,
+/// `extra_flags`) as users read it: a copy, which a change in place would
+/// never reach, so the copy refuses one with a TypeError naming the
+/// assignment to write (`parpy._views`, the one implementation for both
+/// the mapping and the lists).
+fn read_only(py: Python<'_>, field: &str, value: Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    Ok(py
+        .import("parpy._views")?
+        .getattr("read_only")?
+        .call1((field, value))?
+        .unbind())
 }
 
 fn pybool(v: bool) -> &'static str {
