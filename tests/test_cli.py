@@ -50,6 +50,35 @@ def test_cache_size_list_clear(tmp_path):
     assert "0 builds, 0 files" in cli("cache", "size", "--dir", str(d)).stdout
 
 
+def test_cache_clear_dir_clears_only_that_directory(tmp_path):
+    """`cache clear --dir OTHER` also emptied the default cache directory
+    (it cleared every cache); now only OTHER, and it says what went."""
+    default = tmp_path / "xdg" / "parpy"
+    other = tmp_path / "other"
+
+    @parpy.jit
+    def inc(x, N):
+        parpy.label('i')
+        for i in range(N):
+            x[i] = x[i] + 1
+    for d in (default, other):
+        opts = parpy.par({'i': parpy.threads(2)})
+        opts.backend = parpy.CompileBackend.Cpu
+        opts.cache_dir = str(d)
+        inc(np.zeros(4), 4, opts=opts)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    assert f"{default}: 1 builds" in cli("cache", "size", env=env).stdout
+    r = cli("cache", "clear", "--dir", str(other), env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"{default}: 1 builds" in cli("cache", "size", env=env).stdout
+    assert "0 builds, 0 files" in cli("cache", "size", "--dir", str(other), env=env).stdout
+    assert f"removed 2 files (1 builds) from {other}" in r.stdout
+    # without --dir: the default directory
+    r = cli("cache", "clear", env=env)
+    assert r.returncode == 0 and f"removed 2 files (1 builds) from {default}" in r.stdout
+    assert f"{default}: 0 builds" in cli("cache", "size", env=env).stdout
+
+
 def test_print_cuda_and_metal_of_a_file_function():
     common = ["--arg", "f32[100,1024]", "--arg", "f32[100]", "--arg", "100",
               "--par", '{"outer": 100}']

@@ -190,8 +190,7 @@ def _human(n: float) -> str:
 
 def _size_line(d: str) -> str:
     entries = cache_entries(d)
-    builds = sum(1 for n, _, _ in entries if n.endswith(".meta"))
-    return f"{d}: {builds} builds, {len(entries)} files, {_human(sum(s for _, s, _ in entries))}"
+    return f"{d}: {_builds(d)} builds, {len(entries)} files, {_human(sum(s for _, s, _ in entries))}"
 
 
 def cmd_cache(a: argparse.Namespace) -> int:
@@ -204,23 +203,20 @@ def cmd_cache(a: argparse.Namespace) -> int:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(mtime))
             print(f"{stamp}  {size:>10}  {name}")
         print(_size_line(d))
-    else:  # clear
-        before = len(cache_entries(d))
-        _native.clear_cache()  # the in-memory caches and the default directory
+    else:  # clear: that directory only (the default one without --dir)
+        builds = _builds(d)
         if a.dir:
-            _clear_dir(d)
-        print(f"removed {before - len(cache_entries(d))} files from {d}")
+            removed = _native._clear_cache_dir(d)
+        else:
+            before = len(cache_entries(d))
+            _native.clear_cache()  # the default directory (and nothing is in memory)
+            removed = before - len(cache_entries(d))
+        print(f"removed {removed} files ({builds - _builds(d)} builds) from {d}")
     return 0
 
 
-def _clear_dir(d: str) -> None:
-    # Only parpy's own files: build products and their metadata.
-    for name, _, _ in cache_entries(d):
-        if re.match(r"^[0-9a-f]{16,}[.]", name):
-            try:
-                os.unlink(os.path.join(d, name))
-            except OSError:
-                pass
+def _builds(d: str) -> int:
+    return sum(1 for n, _, _ in cache_entries(d) if n.endswith(".meta"))
 
 
 # --- info -----------------------------------------------------------------

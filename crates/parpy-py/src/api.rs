@@ -24,6 +24,7 @@ use crate::toolchain;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(print_compiled, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(_clear_cache_dir, m)?)?;
     m.add_function(wrap_pyfunction!(set_max_loaded, m)?)?;
     m.add_function(wrap_pyfunction!(_loaded_specializations, m)?)?;
     m.add_function(wrap_pyfunction!(default_cache_dir, m)?)?;
@@ -207,6 +208,18 @@ fn print_compiled(
 #[pyfunction]
 fn clear_cache() -> PyResult<()> {
     guard(service::clear_cache)
+}
+
+/// Removes the complete disk cache entries of one directory (and its
+/// builds' stale temporaries), as `clear_cache` does for each directory it
+/// clears; nothing else (`python -m parpy cache clear --dir DIR`). Returns
+/// how many files went.
+#[pyfunction]
+fn _clear_cache_dir(dir: PathBuf) -> PyResult<usize> {
+    guard(|| {
+        parpy_runtime::cache::clear(&dir)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+    })
 }
 
 /// Sets how many specializations (over all jit functions) stay loaded in
