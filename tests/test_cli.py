@@ -126,6 +126,42 @@ def test_print_usage_errors_are_one_line_and_exit_2():
         assert "Traceback" not in r.stderr
 
 
+def test_print_bad_arguments_are_usage_errors(tmp_path):
+    """Values parpy refuses gave tracebacks (OverflowError, TypeError,
+    ValueError); an object without "threads" blamed parpy.reduce(); a
+    parameter with a default could not be left out."""
+    kern = tmp_path / "defkern.py"
+    kern.write_text(textwrap.dedent("""
+        import parpy
+        @parpy.jit
+        def g(x, N, c=2.0):
+            parpy.label('i')
+            for i in range(N):
+                x[i] = x[i] * c
+    """))
+    target = f"{kern}:g"
+    for args, words in [
+        (["--arg", "i8[4]", "--arg", "i8:300", "--arg", "1.0"],
+         "--arg 'i8:300': Python integer 300 out of bounds for int8"),
+        (["--arg", "O[4]", "--arg", "4", "--arg", "1.0"],
+         "element type 'O' (object) is not supported by parpy"),
+        (["--arg", "f32[4]", "--arg", "99999999999999999999999", "--arg", "1.0"],
+         "--arg '99999999999999999999999': an int argument must fit in 64 bits"),
+        (["--arg", "f32[4]", "--arg", "4", "--arg", "1.0", "--par", '{"i": {"tpb": 64}}'],
+         "--par: the object for label 'i' has no \"threads\""),
+        (["--arg", "f32[4]"], "g takes 2 to 3 arguments (x, N, c=...); 1 --arg given"),
+    ]:
+        r = cli("print", target, "--par", '{"i": 4}', *args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.startswith("python -m parpy print: error: "), r.stderr
+        assert words in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+    # a parameter with a default may be left out (print_compiled fills it in)
+    r = cli("print", target, "--arg", "f32[4]", "--arg", "4", "--par", '{"i": 4}')
+    assert r.returncode == 0, r.stderr
+    assert "parpy-param: x f32[4]" in r.stdout
+
+
 def test_print_compile_error_is_rendered():
     r = cli("print", f"{SUM_ROWS}:sum_rows", "--arg", "f32[10,4]", "--arg", "f32[10]",
             "--arg", "10", "--par", '{"outer": 10}', "--backend", "metal")

@@ -10,8 +10,9 @@ MODULE is an importable module name or a path to a .py file. Each `--arg` is
 one argument of the function, in order: `DTYPE[d0,d1,...]` for an array
 (`f32[100,1024]`, `int64[8]`, `bool[4,4]`), an int, float or `True`/`False`
 literal for a Python scalar, or `DTYPE:VALUE` for a NumPy scalar
-(`f32:0.5`). `--par` is the parallel specification as JSON: a label maps to
-a thread count, or to an object `{"threads": N, "tpb": M, "reduction": true}`.
+(`f32:0.5`); parameters with a default may be left out at the end. `--par`
+is the parallel specification as JSON: a label maps to a thread count, or to
+an object `{"threads": N, "tpb": M, "reduction": true}` ("threads" required).
 """
 
 from __future__ import annotations
@@ -50,9 +51,13 @@ def _dtype(name: str) -> Any:
     if name in _DTYPES:
         return _DTYPES[name]
     try:
-        return np.dtype(name).type
+        t = np.dtype(name).type
     except TypeError:
         raise UsageError(f"unknown element type {name!r} (use one of {', '.join(_DTYPES)})")
+    if t not in _DTYPES.values():  # (NumPy's other types: 'O', 'U8', 'c16', ...)
+        raise UsageError(f"element type {name!r} ({np.dtype(t).name}) is not supported by "
+                         f"parpy (use one of {', '.join(_DTYPES)})")
+    return t
 
 
 def parse_arg(text: str) -> Any:
@@ -60,12 +65,21 @@ def parse_arg(text: str) -> Any:
     m = _ARRAY.match(text)
     if m:
         dims = [d.strip() for d in m.group(2).split(",") if d.strip()]
-        return np.zeros(tuple(int(d) for d in dims), dtype=_dtype(m.group(1)))
+        try:
+            return np.zeros(tuple(int(d) for d in dims), dtype=_dtype(m.group(1)))
+        except (ValueError, MemoryError) as e:  # too large to allocate
+            raise UsageError(f"--arg {text!r}: {e}")
     if ":" in text:
         name, value = text.split(":", 1)
         t = _dtype(name.strip())
-        return t(_scalar(value.strip()))
-    return _scalar(text.strip())
+        try:
+            return t(_scalar(value.strip()))
+        except (OverflowError, ValueError, TypeError) as e:  # i8:300
+            raise UsageError(f"--arg {text!r}: {e}")
+    v = _scalar(text.strip())
+    if isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**63:
+        raise UsageError(f"--arg {text!r}: an int argument must fit in 64 bits")
+    return v
 
 
 def _scalar(text: str) -> Any:
@@ -102,7 +116,11 @@ def parse_par(text: Optional[str]) -> Dict[str, parpy.LoopPar]:
             unknown = set(v) - {"threads", "tpb", "reduction"}
             if unknown:
                 raise UsageError(f"--par: label {label!r} has unknown keys {sorted(unknown)}")
-            p = parpy.threads(v["threads"]) if "threads" in v else parpy.reduce()
+            if "threads" not in v:
+                # (parpy.reduce() without a count is no parallel specification)
+                raise UsageError(f'--par: the object for label {label!r} has no "threads" '
+                                 f'(write {{"threads": N, ...}})')
+            p = parpy.threads(v["threads"])
             if v.get("reduction"):
                 p = p.par_reduction()
             if "tpb" in v:
@@ -145,15 +163,40 @@ def cmd_print(a: argparse.Namespace) -> int:
     spec = parse_par(a.par)
     fn = load_function(a.target)
     args = [parse_arg(x) for x in a.arg]
-    if len(args) != len(fn.parameters):
-        raise UsageError(f"{fn.__name__} takes {len(fn.parameters)} arguments "
-                         f"({', '.join(fn.parameters)}); {len(args)} --arg given")
+    params = _parameters(fn)
+    least = sum(1 for _, has_default in params if not has_default)
+    if not least <= len(args) <= len(params):
+        takes = f"{least} to {len(params)}" if least < len(params) else f"{len(params)}"
+        shown = ", ".join(n + ("=..." if d else "") for n, d in params)
+        raise UsageError(f"{fn.__name__} takes {takes} arguments ({shown}); "
+                         f"{len(args)} --arg given")
     opts = parpy.par(spec)
     opts.backend = getattr(parpy.CompileBackend, _BACKENDS[a.backend.lower()])
     if a.no_specialize:
         opts.specialize_scalars = False
-    sys.stdout.write(parpy.print_compiled(fn, args, opts))
+    try:
+        code = parpy.print_compiled(fn, args, opts)
+    except parpy.CompileError:
+        raise
+    except (TypeError, ValueError, OverflowError) as e:
+        # the checks of the arguments (an unsupported dtype, an int beyond
+        # 64 bits): about the --arg values, not a bug to trace
+        raise UsageError(str(e))
+    sys.stdout.write(code)
     return 0
+
+
+def _parameters(fn: Any) -> List[Tuple[str, bool]]:
+    """(name, has a default) of each parameter of the jit function; a
+    parameter with a default may be left out (print_compiled fills it in)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn.py_func)
+    except (TypeError, ValueError):
+        return [(n, False) for n in fn.parameters]
+    return [(p.name, p.default is not inspect.Parameter.empty)
+            for p in sig.parameters.values()]
 
 
 # --- cache ----------------------------------------------------------------
