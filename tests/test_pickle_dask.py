@@ -92,6 +92,106 @@ def test_jit_function_from_main_of_child_process(tmp_path):
     assert "undefined_name" in str(e.value)
 
 
+def test_main_function_travels_with_tuples_helpers_and_imported_functions(tmp_path):
+    """A jit function of __main__ rebuilt elsewhere lost some globals it
+    uses (CompileNameError there): a tuple of tuples, a plain helper
+    function (itself using globals and another helper), NumPy and math
+    functions imported by name."""
+    script = tmp_path / "child_globals.py"
+    script.write_text(textwrap.dedent("""
+        import pickle, sys
+        import numpy as np
+        import parpy
+        from numpy import exp, float32
+        from math import sqrt
+        K = ((1.0, 2.0), (3.0, 4.0))
+        SHIFT = 0.25
+        def inner(v):
+            return v * K[1][0] + SHIFT
+        def plain(v):
+            return inner(v) + sqrt(4.0)
+        def ping(n):
+            return 0.0 if n <= 0 else pong(n - 1)
+        def pong(n):
+            return ping(n)
+        @parpy.jit
+        def f(x, y, N):
+            parpy.label('i')
+            for i in range(N):
+                y[i] = plain(x[i]) + exp(x[i]) + float32(K[0][1])
+        @parpy.jit
+        def cycle(x, N):
+            parpy.label('i')
+            for i in range(N):
+                x[i] = ping(3)
+        opts = parpy.par({'i': parpy.threads(4)})
+        opts.backend = parpy.CompileBackend.Cpu
+        x = np.linspace(0.0, 1.0, 10)
+        y = np.zeros(10)
+        f(x, y, 10, opts=opts)
+        np.save(sys.argv[1], y)
+        sys.stdout.buffer.write(pickle.dumps((f, cycle)))
+    """))
+    want_file = tmp_path / "want.npy"
+    blob = subprocess.run([sys.executable, str(script), str(want_file)], check=True,
+                          capture_output=True, timeout=120).stdout
+    f, cycle = pickle.loads(blob)
+    x = np.linspace(0.0, 1.0, 10)
+    y = np.zeros(10)
+    f(x, y, 10, opts=cpu_opts({'i': parpy.threads(4)}))
+    np.testing.assert_array_equal(y, np.load(want_file))
+    np.testing.assert_allclose(y, x * 3.0 + 0.25 + 2.0 + np.exp(x) + 2.0)
+    # helpers that call each other travel too (recursion is refused when compiling, as
+    # it is where the function was defined)
+    with pytest.raises(parpy.CompileError, match="recursion is not supported"):
+        cycle(x, 10, opts=cpu_opts({'i': parpy.threads(4)}))
+
+
+def test_global_that_cannot_travel_is_a_pickling_error_naming_it(tmp_path):
+    """A global the rebuilt function needs but that cannot be sent (an
+    object of a class of __main__, a lock) is an error when pickling, not
+    a CompileNameError in the worker."""
+    script = tmp_path / "child_bad.py"
+    script.write_text(textwrap.dedent("""
+        import pickle, sys, threading
+        import parpy
+        class Config:
+            n = 3
+        CONFIG = Config()
+        def helper(v):
+            return v + CONFIG.n
+        @parpy.jit
+        def f(x, N):
+            parpy.label('i')
+            for i in range(N):
+                x[i] = helper(x[i])
+        def make():
+            lock = threading.Lock()
+            @parpy.jit
+            def g(x, N):
+                parpy.label('i')
+                for i in range(N):
+                    x[i] = lock
+            return g
+        for fn in (f, make()):
+            try:
+                pickle.dumps(fn)
+                print("pickled")
+            except pickle.PicklingError as e:
+                print(e)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()
+    assert first.startswith("cannot pickle jit function f: the global `CONFIG` that its "
+                            "helper `helper` uses cannot be sent to another process: an "
+                            "object of class __main__.Config"), first
+    assert second.startswith("cannot pickle jit function make.<locals>.g: the variable "
+                             "`lock` that it uses cannot be sent"), second
+    assert "does not pickle" in second
+
+
 def test_jit_function_not_importable_rebuilt_from_source():
     # This test module is not importable by name in a fresh process (tests/
     # is not a package); the payload carries the source as a fallback.
