@@ -401,6 +401,34 @@ def test_np_clip_by_a_python_int_past_the_other_side_raises_as_numpy_does():
         clip_bound_across_the_type(k, np.zeros(8, np.int8), 8, opts=cpu_opts())
 
 
+@parpy.jit
+def clip_by_arguments(k, u, lo, hi, y, z, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = np.clip(k[i], lo, hi)
+        z[i] = np.clip(u[i], lo, hi)
+
+
+def test_np_clip_by_a_python_int_argument_beyond_the_type_as_numpy_does():
+    # passed at run time (not specialized), a bound past the type on its
+    # own side clips nothing as NumPy's does; it raised OverflowError
+    k, u = values(np.int8, 8, 14), values(np.uint8, 8, 15)
+    k[0], u[0] = -128, 255
+    for specialize in (True, False):
+        opts = cpu_opts({'N': parpy.threads(8)}, specialize_scalars=specialize)
+        for lo, hi in [(-3, 100), (-300, 300), (2, 300), (-1000, 5)]:
+            run_both(clip_by_arguments, [k, u, lo, hi, np.zeros(8, np.int8),
+                                         np.zeros(8, np.uint8), 8], opts)
+    # past the other side: NumPy's OverflowError (a run-time check)
+    opts = cpu_opts({'N': parpy.threads(8)}, specialize_scalars=False)
+    for lo, hi in [(300, 400), (-5, -3)]:
+        args = [k, u, lo, hi, np.zeros(8, np.int8), np.zeros(8, np.uint8), 8]
+        with pytest.raises(OverflowError, match="out of bounds for u?int8"):
+            clip_by_arguments.py_func(*args)
+        with pytest.raises(OverflowError, match="out of bounds for u?int8"):
+            clip_by_arguments(*args, opts=opts)
+
+
 # --------------------------------------------------------------------------
 # A float converted to an integer type, as NumPy converts it on x86-64: an
 # int64 or int32 directly (truncated), the narrower types through an int32,

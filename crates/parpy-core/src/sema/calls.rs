@@ -608,13 +608,13 @@ impl Lowerer<'_, '_> {
                 // (with one bound, NumPy's clip is `np.maximum(x, lo)` or
                 // `np.minimum(x, hi)`: the bound wins ties)
                 let one_sided = lo.is_none() || hi.is_none();
-                if let Some(lo) = lo.filter(|b| Self::clip_bound_applies(&x, b, false)) {
+                if let Some(lo) = lo.and_then(|b| Self::clip_bound(&x, b, false)) {
                     x = match one_sided {
                         true => self.numpy_extreme(BinOp::Max, x, lo, span)?,
                         false => self.binary(BinOp::Max, lo, x, span)?,
                     };
                 }
-                match hi.filter(|b| Self::clip_bound_applies(&x, b, true)) {
+                match hi.and_then(|b| Self::clip_bound(&x, b, true)) {
                     Some(hi) if one_sided => self.numpy_extreme(BinOp::Min, x, hi, span),
                     Some(hi) => self.binary(BinOp::Min, hi, x, span),
                     None => Some(x),

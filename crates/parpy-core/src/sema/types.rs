@@ -467,20 +467,40 @@ impl Lowerer<'_, '_> {
         value
     }
 
-    /// Whether NumPy's clip of `x` applies the bound `b` (`upper` for the
-    /// upper one): a Python int beyond the range of `x`'s integer type on
-    /// the bound's own side clips nothing, and NumPy drops it
-    /// (`np.clip(k8, 0, 300)`) where it raises for any other Python int
-    /// the type cannot hold (`np.clip(k8, 300, 400)`).
-    pub(super) fn clip_bound_applies(x: &TExpr, b: &TExpr, upper: bool) -> bool {
+    /// The bound `b` of NumPy's clip of `x` (`upper` for the upper one),
+    /// `None` where it clips nothing: a Python int beyond the range of
+    /// `x`'s integer type on the bound's own side clips nothing, and NumPy
+    /// drops it (`np.clip(k8, 0, 300)`) where it raises for any other
+    /// Python int the type cannot hold (`np.clip(k8, 300, 400)`). A Python
+    /// int known only at run time is clamped to the type's range on its
+    /// own side (`max(lo, -128)`: the same clip), so only a value beyond
+    /// the other side is NumPy's `OverflowError` (`python_int_fits`).
+    pub(super) fn clip_bound(x: &TExpr, b: TExpr, upper: bool) -> Option<TExpr> {
         let (Some(tx), Some(tb)) = (x.e.ty.elem(), b.e.ty.elem()) else {
-            return true;
+            return Some(b);
         };
-        let python_int = b.weak && !x.weak && tb.is_int();
-        match (const_int(&b.e).filter(|_| python_int), tx.int_bounds()) {
-            (Some(c), Some((_, hi))) if upper => (c as i128) <= hi,
-            (Some(c), Some((lo, _))) => (c as i128) >= lo,
-            _ => true,
+        let python_int = b.weak && !x.weak && tb.is_int() && tb != ElemTy::Bool;
+        let (Some((xlo, xhi)), Some((blo, bhi)), true) =
+            (tx.int_bounds(), tb.int_bounds(), python_int)
+        else {
+            return Some(b);
+        };
+        match const_int(&b.e) {
+            Some(c) if upper => ((c as i128) <= xhi).then_some(b),
+            Some(c) => ((c as i128) >= xlo).then_some(b),
+            None => {
+                let (op, edge, beyond) = match upper {
+                    true => (BinOp::Min, xhi, bhi > xhi),
+                    false => (BinOp::Max, xlo, blo < xlo),
+                };
+                if !beyond {
+                    return Some(b);
+                }
+                let span = b.e.span;
+                let edge = Expr::int(edge as i64, tb, span);
+                let e = Expr::binary(op, b.e, edge, Type::Scalar(tb), span);
+                Some(TExpr { e, weak: true })
+            }
         }
     }
 
