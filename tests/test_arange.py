@@ -68,8 +68,12 @@ def test_misuse_is_refused_with_what_to_write():
     with pytest.raises(parpy.CompileError, match="takes its bounds by position") as e:
         typed(np.zeros(4, np.float32), opts=opts)
     assert "keyword argument `dtype`" in str(e.value)
+    # a specialized `n` is known when compiling, and so is `n * 1.5`
+    y = np.zeros(4)
+    moving(y, 2.5, opts=opts)
+    assert y.tolist() == np.arange(2.5 * 1.5).tolist()
     with pytest.raises(parpy.CompileError, match="must be a number known when compiling"):
-        moving(np.zeros(4), 2.5, opts=opts)
+        moving(np.zeros(4), 2.5, opts=cpu_opts({'i': parpy.threads(1)}, specialize_scalars=False))
 
 
 @parpy.jit

@@ -698,6 +698,57 @@ def test_a_python_int_past_64_bits_is_refused_not_wrapped():
 
 
 @parpy.jit
+def known_int_sum(k, y):
+    y[0] = k + k
+
+
+@parpy.jit
+def known_int_power_of_floats(k, x, y):
+    y[0] = k * k * 1.0
+    y[1] = x[0] * (k * 2)
+
+
+@parpy.jit
+def known_int_overflow(y, n):
+    y[0] = 2 ** 62 * n
+
+
+@parpy.jit
+def local_int_overflow(y):
+    big = 2 ** 62
+    y[0] = big * 4
+
+
+@parpy.jit
+def known_int_square(k, x, y):
+    y[0] = x[0] * (k * k)
+
+
+def test_python_ints_known_when_compiling_are_exact_as_literals():
+    # a specialized Python-int argument or a local holding a constant is
+    # computed as its literal is: `k + k` with k = 2**62 was -2**63 (it
+    # wrapped), `2 ** 62 * n` with n = 4 and `big * 4` were 0.0, `x * (k *
+    # k)` with k = 2**40 was 0
+    opts = cpu_opts()
+    assert run_both(known_int_sum, [2 ** 62, np.zeros(1)], opts)[1][0] == 2.0 ** 63
+    y = run_both(known_int_power_of_floats, [2 ** 40, np.ones(1), np.zeros(2)], opts)[2]
+    assert y.tolist() == [2.0 ** 80, 2.0 ** 41]
+    cases = [(known_int_overflow, [np.zeros(1), 4], "18446744073709551616", "`n` = 4"),
+             (local_int_overflow, [np.zeros(1)], "18446744073709551616", "`big` = 4611686018427387904"),
+             (known_int_square, [2 ** 40, np.ones(1, np.float32), np.zeros(1, np.float32)],
+              "1208925819614629174706176", "`k` = 1099511627776")]
+    for fn, args, value, known in cases:
+        with pytest.raises(OverflowError):
+            fn.py_func(*[a.astype(np.int64) if isinstance(a, np.ndarray) else a
+                         for a in args])
+        with pytest.raises(parpy.CompileError) as e:
+            fn(*args, opts=opts)
+        msg = str(e.value)
+        assert f"this Python int is {value}, which does not fit in 64 bits" in msg, msg
+        assert known in msg, msg
+
+
+@parpy.jit
 def choose_or_number(x, k, y, z, N):
     parpy.label('N')
     for i in range(N):

@@ -673,6 +673,11 @@ pub(super) struct AssignedOnce {
 }
 
 impl AssignedOnce {
+    /// The int constant local `var`, assigned once, holds.
+    pub(super) fn value(&self, var: ir::VarId) -> Option<i64> {
+        self.values.get(&var).copied()
+    }
+
     pub(super) fn of(body: &[ast::Stmt]) -> AssignedOnce {
         let mut all = vec![];
         assigned_names(body, &mut all);

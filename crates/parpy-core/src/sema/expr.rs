@@ -254,6 +254,51 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// The value of `name` where it is a Python number known when
+    /// compiling: a specialized Python bool, int or float argument, a
+    /// local assigned once an int constant (`AssignedOnce`), a module-level
+    /// Python int or float. An operator of such names and literals is
+    /// computed as Python computes an operator of literals
+    /// (`python_constant_fits`, `python_constant_value`): exactly.
+    pub(super) fn known_python_number(&self, name: &str) -> Option<PyNumber> {
+        let number = |v: ScalarValue| match v {
+            ScalarValue::Bool(b) => PyNumber::Int(b as i128),
+            ScalarValue::Int(i) => PyNumber::Int(i as i128),
+            ScalarValue::Float(f) => PyNumber::Float(f),
+        };
+        let Some(b) = self.scope.get(name) else {
+            return match self.resolver.resolve(&[name]) {
+                Resolved::Const(v @ (ScalarValue::Int(_) | ScalarValue::Float(_))) => {
+                    Some(number(v))
+                }
+                _ => None,
+            };
+        };
+        let var = self.func.var(b.var);
+        if !b.weak || !matches!(var.ty, Type::Scalar(_)) || self.alias_of(b.var).is_some() {
+            return None;
+        }
+        match var.value {
+            Some(v) => Some(number(v)),
+            None => self.once.value(b.var).map(|v| PyNumber::Int(v as i128)),
+        }
+    }
+
+    /// `e` is an operator of number literals and names of Python numbers
+    /// known when compiling ([`Self::known_python_number`]), or one of
+    /// them alone.
+    pub(super) fn is_known_python(&self, e: &ast::Expr) -> bool {
+        match &e.kind {
+            ast::ExprKind::Int(_) | ast::ExprKind::Float(_) | ast::ExprKind::Bool(_) => true,
+            ast::ExprKind::Name(n) => self.known_python_number(n).is_some(),
+            ast::ExprKind::Unary { arg, .. } => self.is_known_python(arg),
+            ast::ExprKind::Binary { lhs, rhs, .. } => {
+                self.is_known_python(lhs) && self.is_known_python(rhs)
+            }
+            _ => false,
+        }
+    }
+
     pub(super) fn read_name(&mut self, name: &str, span: Span) -> Option<TExpr> {
         let b = self.scope.get(name)?;
         if let Some(c) = self.alias_of(b.var) {
@@ -335,13 +380,17 @@ impl Lowerer<'_, '_> {
                 e.kind,
                 ast::ExprKind::Unary { .. } | ast::ExprKind::Binary { .. }
             )
-            && is_python_constant(e)
+            && self.is_known_python(e)
         {
+            // (operands known when compiling, specialized Python-number
+            // arguments and locals holding a constant, as literals: `2 **
+            // 62 * n` with `n = 4` is `2 ** 62 * 4`)
             self.python_constant_fits(e)?;
             self.in_python_constant = true;
             let t = self.lower_expr(e);
             self.in_python_constant = false;
-            return t;
+            let known = |n: &str| self.known_python_number(n);
+            return t.map(|t| python_constant_value(e, t, &known));
         }
         match &e.kind {
             ast::ExprKind::Int(v) => Some(self.weak_int(*v, span)),
@@ -534,7 +583,7 @@ impl Lowerer<'_, '_> {
                 // (Python's value: `-2**63` is INT64_MIN, its operand no
                 // int64)
                 Some(match is_python_constant(arg) {
-                    true => python_constant_value(e, t),
+                    true => python_constant_value(e, t, &|_| None),
                     false => t,
                 })
             }
@@ -603,7 +652,7 @@ impl Lowerer<'_, '_> {
                 };
                 if is_python_constant(lhs) && is_python_constant(rhs) {
                     self.python_constant_check(&t, span)?;
-                    return Some(python_constant_value(e, t));
+                    return Some(python_constant_value(e, t, &|_| None));
                 }
                 Some(t)
             }
@@ -1363,7 +1412,8 @@ impl Lowerer<'_, '_> {
     /// or a float. Python's exact int would meet NumPy as an OverflowError
     /// (`np.int64(1) + 2 ** 70`), or parpy would keep only 64 of its bits.
     fn python_constant_fits(&mut self, e: &ast::Expr) -> Option<()> {
-        let Some(PyNumber::Int(v)) = python_number(e) else {
+        let number = python_number(e, &|n: &str| self.known_python_number(n));
+        let Some(PyNumber::Int(v)) = number else {
             return Some(());
         };
         if (i64::MIN as i128..=i64::MAX as i128).contains(&v) {
@@ -1374,20 +1424,43 @@ impl Lowerer<'_, '_> {
             return Some(());
         }
         let neg = if v < 0 { "-" } else { "" };
-        self.error(
-            Diagnostic::error(format!(
-                "this Python int is {v}, which does not fit in 64 bits"
-            ))
-            .at(e.span, "Python computes this exactly")
-            .note(
-                "parpy computes integers in at most 64 bits, and NumPy raises OverflowError \
-                 when such an int meets an integer array",
-            )
-            .help(format!(
-                "for a float, write a float literal: `{neg}{:e}` (or `2.0 ** 70` for `2 ** 70`)",
-                v.unsigned_abs() as f64
-            )),
+        let mut d = Diagnostic::error(format!(
+            "this Python int is {v}, which does not fit in 64 bits"
+        ))
+        .at(e.span, "Python computes this exactly")
+        .note(
+            "parpy computes integers in at most 64 bits, and NumPy raises OverflowError \
+             when such an int meets an integer array",
         );
+        let mut names = vec![];
+        ast_names(e, &mut names);
+        names.dedup();
+        let known: Vec<String> = names
+            .iter()
+            .filter_map(|n| match self.known_python_number(n)? {
+                PyNumber::Int(k) => Some(format!("`{n}` = {k}")),
+                PyNumber::Float(f) => Some(format!("`{n}` = {f:?}")),
+            })
+            .collect();
+        let float = format!(
+            "for a float, write a float literal: `{neg}{:e}` (or `2.0 ** 70` for `2 ** 70`)",
+            v.unsigned_abs() as f64
+        );
+        let help = match known.is_empty() {
+            true => float,
+            false => {
+                d = d.note(format!(
+                    "{} when compiling (a specialized argument or a constant): parpy computes \
+                     with it as Python computes with a literal",
+                    known.join(", ")
+                ));
+                format!(
+                    "{float}, or make an operand a float (`float({})`)",
+                    names[0]
+                )
+            }
+        };
+        self.error(d.help(help));
         None
     }
 
@@ -1818,7 +1891,9 @@ impl Lowerer<'_, '_> {
                 continue;
             }
             // (a Python int past 64 bits, which its literal would wrap)
-            let wide = match python_number(ix).filter(|_| is_python_constant(ix)) {
+            let known = |n: &str| self.known_python_number(n);
+            let number = python_number(ix, &known).filter(|_| self.is_known_python(ix));
+            let wide = match number {
                 Some(PyNumber::Int(v)) => i64::try_from(v).is_err().then_some(v),
                 _ => None,
             };
@@ -1984,14 +2059,18 @@ fn is_python_constant(e: &ast::Expr) -> bool {
 /// (`2 ** 62 * 4 // 8`, `10 ** 20 // 10 ** 18`, `2 ** 70 * 1.0`): its ints
 /// exact, so an intermediate value beyond 64 bits does not wrap (`None`
 /// where `ir::eval::python_binary` has no value for it).
-fn python_number(e: &ast::Expr) -> Option<PyNumber> {
+///
+/// `known` gives the value of a name known when compiling
+/// (`Lowerer::known_python_number`), `|_| None` for literals alone.
+fn python_number(e: &ast::Expr, known: &dyn Fn(&str) -> Option<PyNumber>) -> Option<PyNumber> {
     match &e.kind {
         ast::ExprKind::Int(v) => Some(PyNumber::Int(*v as i128)),
         ast::ExprKind::Bool(b) => Some(PyNumber::Int(*b as i128)),
         ast::ExprKind::Float(f) => Some(PyNumber::Float(*f)),
-        ast::ExprKind::Unary { op, arg } => python_unary(*op, python_number(arg)?).ok(),
+        ast::ExprKind::Name(n) => known(n),
+        ast::ExprKind::Unary { op, arg } => python_unary(*op, python_number(arg, known)?).ok(),
         ast::ExprKind::Binary { op, lhs, rhs } => {
-            python_binary(*op, python_number(lhs)?, python_number(rhs)?).ok()
+            python_binary(*op, python_number(lhs, known)?, python_number(rhs, known)?).ok()
         }
         _ => None,
     }
@@ -2001,9 +2080,13 @@ fn python_number(e: &ast::Expr) -> Option<PyNumber> {
 /// Python's value; `t` itself where that value is not known here, or is an
 /// int beyond 64 bits (which `t` keeps as the bits parpy keeps: `2 ** 64 -
 /// 1` into a uint64, whose value a literal could not tell).
-fn python_constant_value(e: &ast::Expr, t: TExpr) -> TExpr {
+fn python_constant_value(
+    e: &ast::Expr,
+    t: TExpr,
+    known: &dyn Fn(&str) -> Option<PyNumber>,
+) -> TExpr {
     let ty = t.e.ty.clone();
-    let kind = match (python_number(e), ty.elem()) {
+    let kind = match (python_number(e, known), ty.elem()) {
         (Some(PyNumber::Int(v)), Some(el)) if t.weak && el.is_int() => match i64::try_from(v) {
             Ok(v) if wrap_int(v, el) == v => ExprKind::Int(v),
             _ => return t,
@@ -2014,6 +2097,19 @@ fn python_constant_value(e: &ast::Expr, t: TExpr) -> TExpr {
     TExpr {
         e: Expr::new(kind, ty, t.e.span),
         weak: true,
+    }
+}
+
+/// The names an operator of numbers `e` reads, in order.
+fn ast_names(e: &ast::Expr, out: &mut Vec<String>) {
+    match &e.kind {
+        ast::ExprKind::Name(n) if !out.contains(n) => out.push(n.clone()),
+        ast::ExprKind::Unary { arg, .. } => ast_names(arg, out),
+        ast::ExprKind::Binary { lhs, rhs, .. } => {
+            ast_names(lhs, out);
+            ast_names(rhs, out);
+        }
+        _ => {}
     }
 }
 
