@@ -627,3 +627,32 @@ def test_a_flattened_whole_array_reduction_reads_by_its_counter(backend):
             out = np.zeros(1, np.float32)
             fn(x, out, opts=opts)
             np.testing.assert_allclose(out[0], want, rtol=1e-5)
+
+
+@parpy.jit
+def offset_rows(x, y, N, M):
+    parpy.label('i')
+    for i in range(N):
+        parpy.label('j')
+        for j in range(M):
+            y[i, j] = x[i, j] + i
+
+
+def test_a_level_gets_no_more_workers_than_its_known_iterations():
+    # threads(10**6) over 3 x 5 iterations launched (1000000, 977) blocks of
+    # 1024 threads: each level gets its trip count, the same iterations
+    x, y = np.ones((3, 5)), np.zeros((3, 5))
+    spec = {'i': parpy.threads(10**6), 'j': parpy.threads(10**6)}
+    code = parpy.print_compiled(offset_rows, [x, y, 3, 5], cuda_opts(spec))
+    assert "<<<dim3(3, 1, 1), dim3(5, 1, 1)>>>" in code, code
+    # a reduction over 100 elements: one block of whole warps, no partials
+    x = np.ones(100)
+    spec = {'N': parpy.threads(10**5).par_reduction()}
+    code = parpy.print_compiled(tp.manual_sum, [x, np.zeros(1), 100], cuda_opts(spec))
+    assert "<<<dim3(1, 1, 1), dim3(128, 1, 1)>>>" in code, code
+    assert "_N_partial" not in code and "_N_final" not in code
+    # fewer threads than iterations, or a count known only at run time: as asked
+    spec = {'i': parpy.threads(2), 'j': parpy.threads(4096)}
+    code = parpy.print_compiled(offset_rows, [x.reshape(4, 25), np.zeros((4, 25)), 4, 25],
+                                cuda_opts(spec, specialize_scalars=False))
+    assert "<<<dim3(2, 4, 1), dim3(1024, 1, 1)>>>" in code, code

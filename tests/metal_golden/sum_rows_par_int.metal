@@ -10,23 +10,14 @@ using namespace metal;
     const device int32_t *x [[buffer(0)]],
     device int32_t *y [[buffer(1)]],
     uint3 parpy_block [[threadgroup_position_in_grid]],
-    uint3 parpy_thread [[thread_position_in_threadgroup]],
-    uint parpy_lane [[thread_index_in_simdgroup]],
-    uint parpy_simd_group [[simdgroup_index_in_threadgroup]]) {
-  threadgroup int32_t shm_i32[2];
+    uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = (int32_t)parpy_block.x; i < 10; i += 10) {
     int32_t acc = 0;
     int32_t partial = 0;
-    for (int32_t j = (int32_t)parpy_thread.x; j < 31; j += 64) {
+    for (int32_t j = (int32_t)parpy_thread.x; j < 31; j += 32) {
       partial = (int32_t)((uint32_t)partial + (uint32_t)x[i * 31 + j]);
     }
     partial = simd_sum(partial);
-    if ((int64_t)parpy_lane == 0) {
-      shm_i32[(int64_t)parpy_simd_group] = partial;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    partial = simd_sum((int64_t)parpy_lane < 2 ? shm_i32[(int64_t)parpy_lane] : 0);
-    threadgroup_barrier(mem_flags::mem_threadgroup);
     acc = (int32_t)((uint32_t)acc + (uint32_t)partial);
     if ((int64_t)parpy_thread.x == 0) {
       y[i] = acc;
@@ -46,14 +37,14 @@ using namespace metal;
 // CPU). The kernels assume 32-thread SIMD groups (Apple GPUs).
 void sum_rows_par(id<MTLBuffer> x, id<MTLBuffer> y, int32_t N) {
   (void)N;
-  // sum_rows_par_N: 10 x 1 x 1 threadgroups of 64 x 1 x 1 threads
+  // sum_rows_par_N: 10 x 1 x 1 threadgroups of 32 x 1 x 1 threads
   {
     id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];
     id<MTLComputeCommandEncoder> parpy_enc = [parpy_cmd computeCommandEncoder];
     [parpy_enc setComputePipelineState:parpy_pipeline_sum_rows_par_N];
     [parpy_enc setBuffer:x offset:0 atIndex:0];
     [parpy_enc setBuffer:y offset:0 atIndex:1];
-    [parpy_enc dispatchThreadgroups:MTLSizeMake(10, 1, 1) threadsPerThreadgroup:MTLSizeMake(64, 1, 1)];
+    [parpy_enc dispatchThreadgroups:MTLSizeMake(10, 1, 1) threadsPerThreadgroup:MTLSizeMake(32, 1, 1)];
     [parpy_enc endEncoding];
     [parpy_cmd commit];
     [parpy_cmd waitUntilCompleted];

@@ -17,9 +17,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::ir::{Block, Expr, ExprKind, ForLoop, Kernel, Place, Program, Stmt, StmtKind, VarId};
+use crate::ir::{Block, Expr, ExprKind, Kernel, Place, Program, Stmt, StmtKind, VarId};
 use crate::passes::outline_kernels::launch_levels;
-use crate::passes::util::{stmt_exprs, sub_blocks};
+use crate::passes::util::{for_loops_at, stmt_exprs, sub_blocks};
 
 pub fn run(p: &mut Program) {
     for k in &mut p.kernels {
@@ -85,37 +85,6 @@ fn first_conflict(k: &Kernel) -> Option<(usize, bool)> {
         }
     }
     None
-}
-
-/// Calls `f` on every loop at parallel depth `depth` (the top is 0).
-fn for_loops_at(b: &mut Block, depth: usize, f: &mut dyn FnMut(&mut ForLoop)) {
-    fn walk(b: &mut Block, cur: usize, depth: usize, f: &mut dyn FnMut(&mut ForLoop)) {
-        for s in b.iter_mut() {
-            match &mut s.kind {
-                StmtKind::For(l) if l.par.is_some() => {
-                    if cur == depth {
-                        f(l);
-                    } else {
-                        walk(&mut l.body, cur + 1, depth, f);
-                    }
-                }
-                StmtKind::For(l) => walk(&mut l.body, cur, depth, f),
-                StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
-                    walk(body, cur, depth, f)
-                }
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    walk(then_body, cur, depth, f);
-                    walk(else_body, cur, depth, f);
-                }
-                _ => {}
-            }
-        }
-    }
-    walk(b, 0, depth, f);
 }
 
 /// Calls `f` on the body of every parallel loop at parallel depth `depth`.

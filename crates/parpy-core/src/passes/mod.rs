@@ -41,7 +41,9 @@
 //!    then [`cpu_pairwise_sums`] — Cpu only: a sequential 1-D float sum
 //!    that sema marked with NumPy's order calls a recursive helper that
 //!    adds as NumPy's pairwise summation does (NumPy's result bit for
-//!    bit); then [`gpu_block_levels`] — GPU backends only: a parallel level whose
+//!    bit); then [`gpu_clamp_levels`] — GPU backends only: a parallel level
+//!    gets no more workers than its loops' iterations, where their counts
+//!    are known when compiling; then [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a
 //!    middle level runs sequentially, the innermost within one block).
 //! 9. [`gpu_host_reads`] — GPU backends only: host reads of device
@@ -77,6 +79,7 @@ pub mod cpu_unroll_jam;
 pub mod drop_unread_locals;
 pub mod fold_constants;
 pub mod gpu_block_levels;
+pub mod gpu_clamp_levels;
 pub mod gpu_cooperative_externals;
 pub mod gpu_grid;
 pub mod gpu_host_reads;
@@ -190,6 +193,10 @@ pub const PASSES: &[Pass] = &[
         cpu_pairwise_sums::run(p, o);
         vec![]
     }),
+    pass("gpu_clamp_levels", true, |p, _| {
+        gpu_clamp_levels::run(p);
+        vec![]
+    }),
     pass("gpu_block_levels", true, |p, _| {
         gpu_block_levels::run(p);
         vec![]
@@ -295,7 +302,7 @@ mod tests {
             .map(|p| p.name)
             .collect();
         assert_eq!(ran, cpu);
-        assert_eq!(PASSES.len(), 25);
+        assert_eq!(PASSES.len(), 26);
     }
 
     #[test]

@@ -152,6 +152,37 @@ pub fn host_external_in<'p>(
     })
 }
 
+/// Calls `f` on every loop at parallel depth `depth` (the top is 0).
+pub fn for_loops_at(b: &mut Block, depth: usize, f: &mut dyn FnMut(&mut ForLoop)) {
+    fn walk(b: &mut Block, cur: usize, depth: usize, f: &mut dyn FnMut(&mut ForLoop)) {
+        for s in b.iter_mut() {
+            match &mut s.kind {
+                StmtKind::For(l) if l.par.is_some() => {
+                    if cur == depth {
+                        f(l);
+                    } else {
+                        walk(&mut l.body, cur + 1, depth, f);
+                    }
+                }
+                StmtKind::For(l) => walk(&mut l.body, cur, depth, f),
+                StmtKind::While { body, .. } | StmtKind::OnDevice(body) => {
+                    walk(body, cur, depth, f)
+                }
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    walk(then_body, cur, depth, f);
+                    walk(else_body, cur, depth, f);
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(b, 0, depth, f);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

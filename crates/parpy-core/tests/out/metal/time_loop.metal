@@ -11,7 +11,7 @@ using namespace metal;
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int32_t i = 1 + (int32_t)parpy_thread.x; i < 999; i += 1000) {
+  for (int32_t i = 1 + (int32_t)parpy_thread.x; i < 999; i += 998) {
     y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3.0f;
   }
 }
@@ -20,7 +20,7 @@ using namespace metal;
     device float *x [[buffer(0)]],
     const device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
-  for (int32_t i = 1 + (int32_t)parpy_thread.x; i < 999; i += 1000) {
+  for (int32_t i = 1 + (int32_t)parpy_thread.x; i < 999; i += 998) {
     x[i] = y[i];
   }
 }
@@ -39,26 +39,26 @@ void smooth(id<MTLBuffer> x, id<MTLBuffer> y, int32_t T, int32_t N) {
   (void)T;
   (void)N;
   for (int32_t t = 0; t < 10; t += 1) {
-    // smooth_a: 1 x 1 x 1 threadgroups of 1000 x 1 x 1 threads
+    // smooth_a: 1 x 1 x 1 threadgroups of 998 x 1 x 1 threads
     {
       id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];
       id<MTLComputeCommandEncoder> parpy_enc = [parpy_cmd computeCommandEncoder];
       [parpy_enc setComputePipelineState:parpy_pipeline_smooth_a];
       [parpy_enc setBuffer:x offset:0 atIndex:0];
       [parpy_enc setBuffer:y offset:0 atIndex:1];
-      [parpy_enc dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(1000, 1, 1)];
+      [parpy_enc dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(998, 1, 1)];
       [parpy_enc endEncoding];
       [parpy_cmd commit];
       [parpy_cmd waitUntilCompleted];
     }
-    // smooth_b: 1 x 1 x 1 threadgroups of 1000 x 1 x 1 threads
+    // smooth_b: 1 x 1 x 1 threadgroups of 998 x 1 x 1 threads
     {
       id<MTLCommandBuffer> parpy_cmd = [parpy_queue commandBuffer];
       id<MTLComputeCommandEncoder> parpy_enc = [parpy_cmd computeCommandEncoder];
       [parpy_enc setComputePipelineState:parpy_pipeline_smooth_b];
       [parpy_enc setBuffer:x offset:0 atIndex:0];
       [parpy_enc setBuffer:y offset:0 atIndex:1];
-      [parpy_enc dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(1000, 1, 1)];
+      [parpy_enc dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(998, 1, 1)];
       [parpy_enc endEncoding];
       [parpy_cmd commit];
       [parpy_cmd waitUntilCompleted];
