@@ -1196,3 +1196,28 @@ def test_a_tuple_of_tuples_global_or_local_says_the_same(fn):
     first = str(e.value).splitlines()[0]
     assert first == ("error: a tuple of tuples indexed at a run-time index must have rows "
                      "alike: its numbers are of several types"), str(e.value)
+
+
+# --------------------------------------------------------------------------
+# par_reduction() forms and labelled statements with several reductions
+
+
+@parpy.jit
+def manual_bool_any_all(x, acc, N):
+    parpy.label('N')
+    for i in range(N):
+        acc[0] += x[i]
+    parpy.label('N')
+    for i in range(N):
+        acc[1] *= x[i]
+
+
+@pytest.mark.parametrize("ones", [0, 1, 99, 100])
+def test_par_reduction_of_bools_is_their_or_and_and(ones):
+    # NumPy's `+` of bools is `or`, `*` is `and`: the max and min of bools
+    # (it was "`or` is not a reduction operator (use + * max min)")
+    x = np.zeros(100, bool)
+    x[rng(8).permutation(100)[:ones]] = True
+    for acc in ([False, True], [True, False]):
+        run_both(manual_bool_any_all, [x, np.array(acc), 100],
+                 cpu_opts({'N': parpy.threads(16).par_reduction()}))

@@ -104,12 +104,17 @@ fn lower_block(
     }
 }
 
-fn reduce_op(op: BinOp) -> Option<ReduceOp> {
+/// The reduction of `lhs = lhs op e` (`bools`: of a bool target).
+/// NumPy's `+` of bools is their logical or and `*` their logical and
+/// (sema's `or` / `and`): the max and min of bools.
+fn reduce_op(op: BinOp, bools: bool) -> Option<ReduceOp> {
     match op {
         BinOp::Add => Some(ReduceOp::Sum),
         BinOp::Mul => Some(ReduceOp::Prod),
         BinOp::Max | BinOp::FMax => Some(ReduceOp::Max),
         BinOp::Min | BinOp::FMin => Some(ReduceOp::Min),
+        BinOp::Or | BinOp::BitOr if bools => Some(ReduceOp::Max),
+        BinOp::And | BinOp::BitAnd if bools => Some(ReduceOp::Min),
         _ => None,
     }
 }
@@ -266,7 +271,8 @@ fn lower_loop(
             ))
         }
     };
-    let Some(rop) = reduce_op(*op) else {
+    let bools = lhs.ty == Type::Scalar(crate::ir::ElemTy::Bool);
+    let Some(rop) = reduce_op(*op, bools) else {
         return Err(bad_body(
             l,
             span,
@@ -310,10 +316,15 @@ fn lower_loop(
         span: sspan,
     });
     let tv = Expr::var(t, Type::Scalar(ty), sspan);
+    // (bools: the max / min, which reads both operands as NumPy's `+` / `*`)
+    let op = match op {
+        BinOp::Or | BinOp::BitOr | BinOp::And | BinOp::BitAnd => rop.combine(),
+        _ => *op,
+    };
     let combine = |x: Expr, y: Expr| {
         Expr::new(
             ExprKind::Binary {
-                op: *op,
+                op,
                 lhs: Box::new(x),
                 rhs: Box::new(y),
             },
