@@ -1221,3 +1221,22 @@ def test_par_reduction_of_bools_is_their_or_and_and(ones):
     for acc in ([False, True], [True, False]):
         run_both(manual_bool_any_all, [x, np.array(acc), 100],
                  cpu_opts({'N': parpy.threads(16).par_reduction()}))
+
+
+@parpy.jit
+def two_reductions_in_one_statement(x, out):
+    parpy.label('r')
+    out[0] = parpy.operators.max(x[:]) + parpy.operators.min(x[:])
+    parpy.label('r')
+    out[1] = np.var(x[:])
+    parpy.label('r')
+    out[2] = np.nanmean(x[:])
+
+
+@pytest.mark.parametrize("threads", [64, 2048])
+def test_each_reduction_of_a_labelled_statement_takes_its_label(threads):
+    # the label parallelized the first reduction only: on Cuda the second
+    # ran in host code ("reading device data from host code")
+    x = randn((5000,), np.float64)
+    run_both(two_reductions_in_one_statement, [x, np.zeros(3)],
+             cpu_opts({'r': parpy.threads(threads)}))

@@ -693,8 +693,10 @@ impl Lowerer<'_, '_> {
                 let mut e = e.clone();
                 subst_expr(&mut e, &child.rows);
                 child.red_labels = (!labels.is_empty()).then(|| labels.clone());
+                child.red_labels_used = false;
                 let t = child.lower_expr(&e);
-                if child.red_labels.take().is_some() {
+                let used = std::mem::take(&mut child.red_labels_used);
+                if child.red_labels.take().is_some() && !used {
                     child.label_error(&labels, e.span);
                 }
                 lowered.append(&mut child.pre);

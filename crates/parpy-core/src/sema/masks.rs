@@ -282,6 +282,11 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let dims = self.mask_dims(mask)?;
+        // (the label of another reduction of the statement: this one, and
+        // those after it, run in order)
+        if self.red_labels_used {
+            self.red_labels = None;
+        }
         if self.axis.is_some() || self.red_labels.as_ref().is_some_and(|l| !l.is_empty()) {
             self.error(
                 Diagnostic::error(format!(

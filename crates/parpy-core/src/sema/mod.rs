@@ -149,8 +149,13 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// The active elementwise context when lowering a slice statement or a
     /// reduction argument.
     slice: Option<SliceCtx>,
-    /// Labels for the next reduction loop of the current statement.
+    /// Labels for the next reduction loop of the current statement: each
+    /// reduction of a labelled statement takes them (`max(x[:]) +
+    /// min(x[:])`: both loops), not one inside another's argument.
     red_labels: Option<Vec<(String, Span)>>,
+    /// Whether a reduction of the current statement took `red_labels`
+    /// (they stay for the reductions after it).
+    red_labels_used: bool,
     /// The `axis=` and `keepdims=` arguments `compact` took from the call
     /// being lowered.
     reduction_args: Vec<(&'static str, ast_expr::Expr)>,
@@ -291,6 +296,7 @@ impl<'a, 'o> Lowerer<'a, 'o> {
             pre: vec![],
             slice: None,
             red_labels: None,
+            red_labels_used: false,
             reduction_args: vec![],
             axis: None,
             view_op: None,

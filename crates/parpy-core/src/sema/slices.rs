@@ -2292,7 +2292,12 @@ impl Lowerer<'_, '_> {
         ));
         // A reduction takes zero or one label, which covers all the
         // dimensions it reduces: a labelled reduction over several
-        // dimensions is one loop over their product.
+        // dimensions is one loop over their product. The statement's next
+        // reductions take the label too (`max(x[:]) + min(x[:])`).
+        if labels.as_ref().is_some_and(|l| !l.is_empty()) {
+            self.red_labels = labels.clone();
+            self.red_labels_used = true;
+        }
         let labels = labels.unwrap_or_default();
         if labels.len() > 1 {
             let mut d = Diagnostic::error(format!(
@@ -3022,6 +3027,12 @@ impl Lowerer<'_, '_> {
     /// `None` (and an error) when the statement's reduction is labelled:
     /// `name` (a search, `np.median`) runs sequentially.
     pub(super) fn sequential_only(&mut self, name: &str) -> Option<()> {
+        // (the label of another reduction of the statement: this one, and
+        // those after it, run in order)
+        if self.red_labels_used {
+            self.red_labels = None;
+            return Some(());
+        }
         if let Some(labels) = self.red_labels.take().filter(|l| !l.is_empty()) {
             self.error(
                 Diagnostic::error(format!("`{name}` runs sequentially and takes no label"))

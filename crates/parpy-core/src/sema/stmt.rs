@@ -2398,8 +2398,10 @@ impl Lowerer<'_, '_> {
             }
         }
         self.red_labels = (!labels.is_empty()).then(|| labels.to_vec());
+        self.red_labels_used = false;
         let r = self.scalar_assign(target, Value::Ast(value));
-        if self.red_labels.take().is_some() {
+        let used = std::mem::take(&mut self.red_labels_used);
+        if self.red_labels.take().is_some() && !used {
             self.label_error(labels, span);
         }
         r.map(|k| vec![ir::Stmt::new(k, span)])
