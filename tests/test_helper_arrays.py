@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts, run_both
+from conftest import cpu_opts, python_opts, run_both
 
 
 @parpy.jit
@@ -223,3 +223,133 @@ def test_a_helper_reducing_another_helpers_result_takes_its_array_whole():
     x = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
     got = run_both(squares_shares_rows, [x, np.zeros((2, 3)), 2], cpu_opts(), rtol=0, atol=0)
     assert np.allclose(got[1][0], [1 / 14, 4 / 14, 9 / 14])
+
+
+@parpy.jit
+def clamp(v, lo, hi):
+    if v < lo:
+        return lo
+    elif v > hi:
+        return hi
+    return v
+
+
+@parpy.jit
+def clamp_rows(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :] = clamp(x[i, :], 0.2, 0.8)
+
+
+@parpy.jit
+def clamp_elements(x, y, N, M):
+    parpy.label('i')
+    for i in range(N):
+        for j in range(M):
+            y[i, j] = clamp(x[i, j], 0.2, 0.8)
+
+
+@parpy.jit
+def clip(v, lo, hi):
+    return np.where(v < lo, lo, np.where(v > hi, hi, v))
+
+
+@parpy.jit
+def clip_rows(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :] = clip(x[i, :], 0.2, 0.8)
+
+
+@parpy.jit
+def doubled_if(v, twice):
+    if twice:
+        return v * 2.0
+    return v
+
+
+@parpy.jit
+def doubled_rows(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, :] = doubled_if(x[i, :], True) + doubled_if(x[i, :], False)
+
+
+@parpy.jit
+def truth_in_ifexp(v, lo, hi):
+    return lo if v < lo else v
+
+
+@parpy.jit
+def truth_in_and(v, lo, hi):
+    return v > lo and v < hi
+
+
+@parpy.jit
+def truth_in_a_chain(v, lo, hi):
+    return lo < v < hi
+
+
+@parpy.jit
+def truth_in_not(v, lo, hi):
+    return not v
+
+
+@parpy.jit
+def truth_in_while(v, lo, hi):
+    while v > hi:
+        v = v / 2.0
+    return v
+
+
+@parpy.jit
+def truth_in_assert(v, lo, hi):
+    assert v >= lo
+    return v * 2.0
+
+
+@parpy.jit
+def truth_through_a_helper(v, lo, hi):
+    w = v * 2.0
+    return clamp(w, lo, hi) + 1.0
+
+
+def rows_of(helper):
+    """`y[i, :] = helper(x[i, :], 0.2, 0.8)` for each row."""
+    @parpy.jit
+    def rows(x, y, N):
+        for i in range(N):
+            y[i, :] = helper(x[i, :], 0.2, 0.8)
+    return rows
+
+
+@pytest.mark.parametrize("helper, at", [
+    (clamp, "if v < lo:"),
+    (truth_in_ifexp, "return lo if v < lo else v"),
+    (truth_in_and, "return v > lo and v < hi"),
+    (truth_in_a_chain, "return lo < v < hi"),
+    (truth_in_not, "return not v"),
+    (truth_in_while, "while v > hi:"),
+    (truth_in_assert, "assert v >= lo"),
+    (truth_through_a_helper, "if v < lo:"),
+])
+def test_a_helper_testing_the_truth_of_its_array_is_refused_in_a_slice_statement(helper, at):
+    # Python raises (the truth value of an array is ambiguous); parpy ran
+    # the helper per element: a clamp, not an error
+    rows = rows_of(helper)
+    x = np.random.default_rng(0).random((3, 5))
+    with pytest.raises(ValueError, match="ambiguous"):
+        rows(x, np.zeros((3, 5)), 3, opts=python_opts(cpu_opts()))
+    with pytest.raises(parpy.CompileError) as e:
+        rows(x, np.zeros((3, 5)), 3, opts=cpu_opts())
+    text = str(e.value)
+    assert f"`{helper.__name__}` is called with an array inside a slice statement, but it uses the array as a truth value" in text, text
+    assert at in text and "a test of an array" in text, text
+    assert "np.where" in text and "loop" in text, text
+
+
+def test_the_fixes_of_a_branch_on_an_array_and_helpers_branching_on_scalars_run():
+    x = np.random.default_rng(0).random((3, 5))
+    run_both(clamp_elements, [x, np.zeros((3, 5)), 3, 5], cpu_opts({'i': parpy.threads(3)}))
+    run_both(clip_rows, [x, np.zeros((3, 5)), 3], cpu_opts({'i': parpy.threads(3)}))
+    run_both(doubled_rows, [x, np.zeros((3, 5)), 3], cpu_opts({'i': parpy.threads(3)}))

@@ -43,7 +43,20 @@ impl Lowerer<'_, '_> {
             return None;
         }
         // (an elementwise helper runs per element, as always)
-        let at = not_elementwise(def, globals.as_ref(), arrays, 0)?;
+        let (at, how) = not_elementwise(def, globals.as_ref(), arrays, 0)?;
+        if how == Use::Truth {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{}` is called with an array inside a slice statement, but it uses the array as a truth value",
+                    def.name
+                ))
+                .at(at, "a test of an array")
+                .also(span, "called here")
+                .note("Python raises here (the truth value of an array with more than one element is ambiguous); inside a slice statement parpy would apply the helper to each element")
+                .help("choose elementwise with `np.where(c, a, b)` (or `np.clip(v, lo, hi)`, `np.maximum`, `np.minimum`) in the helper, or call the helper per element in a loop over the slice"),
+            );
+            return Some(Err(()));
+        }
         if let Some(e) = self.one_expression(def, globals, args) {
             return Some(Ok(e));
         }
@@ -99,15 +112,30 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// How a helper uses an array parameter other than element by element.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Use {
+    /// As a whole: a reduction, an index, `len`, a loop over it.
+    Whole,
+    /// As a truth value: the test of an `if`, `while`, `assert` or
+    /// `x if c else y`, an operand `and` / `or` / `not` test, a comparison
+    /// of a chain but the last (`lo < v < hi`). NumPy raises for an array
+    /// of more than one element ("the truth value of an array ... is
+    /// ambiguous"); per element it would branch element by element.
+    Truth,
+}
+
 /// The first use in `def`'s body of a parameter in `arrays` (or of a local
-/// computed from one) that is not elementwise, or `None`. (`depth`: of the
-/// helper calls around, which are looked into.)
+/// computed from one) that is not elementwise, the earlier in the text of
+/// the first whole use and the first truth use, or `None`. (`depth`: of
+/// the helper calls around, which are looked into; a truth use inside one
+/// is reported where it is.)
 fn not_elementwise(
     def: &FunctionDef,
     globals: &dyn Resolver,
     arrays: BTreeSet<&str>,
     depth: usize,
-) -> Option<Span> {
+) -> Option<(Span, Use)> {
     let mut names: BTreeSet<String> = arrays.iter().map(|s| s.to_string()).collect();
     let mentions = |e: &ast::Expr, names: &BTreeSet<String>| {
         let mut found = false;
@@ -140,66 +168,111 @@ fn not_elementwise(
             break;
         }
     }
-    let mut bad = None;
-    ast::walk_stmts(&def.body, &mut |s| {
-        if let StmtKind::For { iter, .. } = &s.kind {
-            if mentions(iter, &names) {
-                bad = bad.or(Some(iter.span));
-            }
-        }
-    });
-    ast::walk_stmt_exprs(&def.body, &mut |top| {
+    let mentions = |e: &ast::Expr| mentions(e, &names);
+    // the first use inside `top` that is not elementwise (a helper's truth
+    // use at its own place)
+    let first_use = |top: &ast::Expr| {
+        let mut bad: Option<(Span, Use)> = None;
         top.walk(&mut |e| {
-            let wrong = match &e.kind {
+            let found = match &e.kind {
                 // (of a name or of any value computed from one:
                 // `sq(v).sum()`, `(v * 2)[0]`)
-                ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. } => {
-                    mentions(value, &names)
+                ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. }
+                    if mentions(value) =>
+                {
+                    Some((e.span, Use::Whole))
                 }
-                ExprKind::Generator { .. } => mentions(e, &names),
-                ExprKind::Call { func, args, .. } if args.iter().any(|a| mentions(a, &names)) => {
-                    let arrays: Vec<bool> = args.iter().map(|a| mentions(a, &names)).collect();
-                    !elementwise_call(func, &arrays, globals, depth)
+                ExprKind::Generator { .. } if mentions(e) => Some((e.span, Use::Whole)),
+                ExprKind::Call { func, args, .. } if args.iter().any(&mentions) => {
+                    let arrays: Vec<bool> = args.iter().map(&mentions).collect();
+                    match elementwise_call(func, &arrays, globals, depth) {
+                        Ok(()) => None,
+                        Err(Some(inner @ (_, Use::Truth))) => Some(inner),
+                        Err(_) => Some((e.span, Use::Whole)),
+                    }
                 }
-                _ => false,
+                _ => None,
             };
-            if wrong {
-                bad = bad.or(Some(e.span));
-            }
-        })
+            bad = bad.or(found);
+        });
+        bad
+    };
+    // a test of an array (not of a whole use of one: `if v.sum() > 0:`)
+    let tested =
+        |t: &ast::Expr| (mentions(t) && first_use(t).is_none()).then_some((t.span, Use::Truth));
+    let mut uses: Vec<(Span, Use)> = vec![];
+    ast::walk_stmts(&def.body, &mut |s| match &s.kind {
+        StmtKind::For { iter, .. } if mentions(iter) => uses.push((iter.span, Use::Whole)),
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => uses.extend(tested(cond)),
+        StmtKind::Assert { test, .. } => uses.extend(tested(test)),
+        _ => {}
     });
-    bad
+    ast::walk_stmt_exprs(&def.body, &mut |top| {
+        uses.extend(first_use(top));
+        top.walk(&mut |e| match &e.kind {
+            ExprKind::IfExp { cond, .. } => uses.extend(tested(cond)),
+            ExprKind::Unary {
+                op: crate::ops::UnOp::Not,
+                arg,
+            } => uses.extend(tested(arg)),
+            ExprKind::BoolOp { values, .. } => {
+                // (the last operand is the value, not tested)
+                let n = values.len().saturating_sub(1);
+                uses.extend(values[..n].iter().filter_map(&tested));
+            }
+            ExprKind::Compare { first, rest } => {
+                // `a < b < c` is `a < b and b < c`: each comparison but the
+                // last is tested
+                let mut lhs = &**first;
+                for (_, rhs) in rest.iter().take(rest.len().saturating_sub(1)) {
+                    if (mentions(lhs) || mentions(rhs))
+                        && first_use(lhs).is_none()
+                        && first_use(rhs).is_none()
+                    {
+                        uses.push((lhs.span.to(rhs.span), Use::Truth));
+                    }
+                    lhs = rhs;
+                }
+            }
+            _ => {}
+        });
+    });
+    uses.into_iter().min_by_key(|(span, _)| span.lo)
 }
 
 /// Does the function `func` called with arguments computed from arrays
 /// where `arrays` holds compute each element of its result from the
 /// elements at the same place of its arguments? A jit helper does when
-/// its body is elementwise in those parameters.
+/// its body is elementwise in those parameters; `Err` holds its first use
+/// that is not (`None`: the function is not elementwise).
 fn elementwise_call(
     func: &ast::Expr,
     arrays: &[bool],
     globals: &dyn Resolver,
     depth: usize,
-) -> bool {
+) -> Result<(), Option<(Span, Use)>> {
     let Some(path) = func.dotted_path() else {
-        return false;
+        return Err(None);
     };
     let n = arrays.len();
-    match globals.resolve(&path) {
+    let elementwise = match globals.resolve(&path) {
         Resolved::Function { def, globals } => {
             // (a helper calling itself is not looked into without end)
-            depth < 8
-                && def.params.len() == n
-                && not_elementwise(
-                    &def,
-                    globals.as_ref(),
-                    (def.params.iter().zip(arrays))
-                        .filter(|(_, &a)| a)
-                        .map(|(p, _)| p.name.as_str())
-                        .collect(),
-                    depth + 1,
-                )
-                .is_none()
+            if depth >= 8 || def.params.len() != n {
+                return Err(None);
+            }
+            return match not_elementwise(
+                &def,
+                globals.as_ref(),
+                (def.params.iter().zip(arrays))
+                    .filter(|(_, &a)| a)
+                    .map(|(p, _)| p.name.as_str())
+                    .collect(),
+                depth + 1,
+            ) {
+                None => Ok(()),
+                Some(u) => Err(Some(u)),
+            };
         }
         Resolved::Dtype(_) => true,
         Resolved::Builtin(b) | Resolved::NumPy(b) => match b {
@@ -226,6 +299,11 @@ fn elementwise_call(
             _ => false,
         },
         _ => false,
+    };
+    if elementwise {
+        Ok(())
+    } else {
+        Err(None)
     }
 }
 
