@@ -1203,6 +1203,40 @@ def test_a_tuple_of_tuples_global_or_local_says_the_same(fn):
 
 
 @parpy.jit
+def manual_max_element_first(x, acc, N):
+    parpy.label('N')
+    for i in range(N):
+        acc[0] = max(x[i], acc[0])
+
+
+@parpy.jit
+def manual_numpy_maximum(x, acc, N):
+    parpy.label('N')
+    for i in range(N):
+        acc[0] = np.maximum(acc[0], x[i])
+
+
+def test_par_reduction_of_python_max_with_the_element_first_is_refused_for_floats():
+    # Python's fold gives the greatest element after the last NaN (999 here);
+    # the parallel reduction gave NaN
+    x = np.arange(1000.0)
+    x[5] = np.nan
+    run_both(manual_max_element_first, [x, np.array([2.0]), 1000], cpu_opts())
+    spec = {'N': parpy.threads(64).par_reduction()}
+    with pytest.raises(parpy.CompileError) as e:
+        manual_max_element_first(x, np.array([2.0]), 1000, opts=cpu_opts(spec))
+    text = str(e.value)
+    assert "its Python `max` takes the element first" in text, text
+    assert "acc[0] = max(x[i], acc[0])" in text, text
+    assert "out[0] = max(out[0], x[i])" in text and "np.maximum(out[0], x[i])" in text, text
+    # the two fixes it suggests, and integers (no NaN: the max either way)
+    run_both(manual_max, [x, np.array([2.0]), 1000], cpu_opts(spec))
+    run_both(manual_numpy_maximum, [x, np.array([2.0]), 1000], cpu_opts(spec))
+    xi = rng(9).integers(-1000, 1000, 1000)
+    run_both(manual_max_element_first, [xi, np.array([-5000]), 1000], cpu_opts(spec))
+
+
+@parpy.jit
 def manual_bool_any_all(x, acc, N):
     parpy.label('N')
     for i in range(N):

@@ -57,8 +57,9 @@ pub enum BinOp {
 pub enum NanRule {
     /// `np.maximum` (and builtin `max`, parpy's `max` reduction): NaN wins.
     /// (Python's own `max(a, b)` keeps `a` unless `b > a`: it depends on
-    /// the operands' order, so it cannot be a parallel reduction; parpy
-    /// documents NumPy's rule for it.)
+    /// the operands' order. A reduction loop folds `t = max(t, e)` as
+    /// Python does and refuses `t = max(e, t)` of floats:
+    /// `passes::lower_reductions`.)
     NumPy,
     /// `np.fmax`: NaN loses.
     Ignore,

@@ -147,6 +147,24 @@ fn bad_body(l: &ForLoop, span: Span, why: &str) -> Diagnostic {
     .help("a par_reduction() loop body must end with one statement `lhs = lhs OP e` (or `lhs OP= e`) with OP one of `+`, `*`, `max`, `min`, where `lhs` does not depend on the loop variable, e.g. `s[0] += x[i]`; the statements before it may only assign local variables used nowhere else (a slice reduction is fine)")
 }
 
+/// The error of `t = max(e, t)` of floats under par_reduction() (`is_max`;
+/// else `min`): Python's fold is bound to the order of the elements.
+fn element_first(l: &ForLoop, stmt: Span, is_max: bool) -> Diagnostic {
+    let name = if is_max { "max" } else { "min" };
+    let numpy = if is_max { "maximum" } else { "minimum" };
+    let label = l.labels.first().cloned().unwrap_or_default();
+    Diagnostic::error(format!(
+        "the loop labelled `{label}` is marked par_reduction() but its Python `{name}` takes the element first"
+    ))
+    .at(stmt, format!("`{name}(x[i], out[0])`: a NaN target or element gives way to the next element"))
+    .note(format!(
+        "Python's fold gives the {name} of the elements after the last NaN (NaN when the last one is NaN): the order of the elements decides, which a parallel reduction does not keep"
+    ))
+    .help(format!(
+        "put the target first, `out[0] = {name}(out[0], x[i])` (NaN elements skipped, as Python folds it), or use `np.{numpy}(out[0], x[i])` (a NaN wins, NumPy's rule)"
+    ))
+}
+
 /// Whether `s` only assigns locals used nowhere outside the loop (`inside`
 /// counts the loop body's references, `refs` the function's): an
 /// assignment (of a scalar, or of an element of a local array: the `buf`
@@ -231,8 +249,10 @@ fn lower_loop(
     // `python_extreme_of_floats`): `t = max(t, e)` as Python folds it keeps
     // the target's value where it is NaN and skips NaN elements, so the
     // elements combine with `fmax` (no partial is NaN then) and the target
-    // with Python's comparison at the end; `t = max(e, t)` combines with
-    // the IR's max (NumPy's NaN rule: Python's fold is order-bound there)
+    // with Python's comparison at the end; `t = max(e, t)` of floats is
+    // refused: Python's fold gives the greatest of the elements after the
+    // last NaN (a NaN target or element is replaced by the next element),
+    // which depends on their order (of integers it is the IR's max)
     let mut python_fold: Option<BinOp> = None;
     let target = &lhs;
     let (op, a, b) = match &value.kind {
@@ -244,6 +264,10 @@ fn lower_loop(
                 rhs,
             } if same_expr(lhs, then) && same_expr(rhs, else_) => {
                 let target_first = same_expr(else_, target);
+                let float = matches!(&target.ty, Type::Scalar(t) if t.is_float());
+                if !target_first && float && same_expr(then, target) {
+                    return Err(element_first(l, s.span, *cmp == BinOp::Gt));
+                }
                 let op = match (cmp, target_first) {
                     (BinOp::Gt, true) => &BinOp::FMax,
                     (BinOp::Gt, false) => &BinOp::Max,
