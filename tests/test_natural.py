@@ -2307,6 +2307,27 @@ def test_numpy_uint64_arguments_past_2_63(k, specialize):
     assert out[2].tolist() == want.tolist()
 
 
+GUB = np.uint64(2 ** 64 - 1)
+
+
+@parpy.jit
+def below_gub(x, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = GUB - x[i]
+        z[i] = (x[i] < GUB) * 2 + (GUB > 5)
+
+
+def test_a_module_level_uint64_past_2_63_is_its_value():
+    # it was refused: "`GUB` is a NumPy scalar of type uint64, which
+    # cannot be used in parpy functions"
+    x = np.array([1, 2, 255, 2 ** 64 - 1], np.uint64)
+    out = run_both(below_gub, [x, np.zeros(4, np.uint64), np.zeros(4, np.int64), 4],
+                   cpu_opts({'i': parpy.threads(2)}))
+    assert out[1].tolist() == [2 ** 64 - 2, 2 ** 64 - 3, 2 ** 64 - 256, 0]
+    assert out[2].tolist() == [3, 3, 3, 1]
+
+
 @parpy.jit
 def a_local_named_range(x, y, M):
     range = M - 1

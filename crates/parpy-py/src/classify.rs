@@ -221,7 +221,18 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         if obj.is_instance(&generic)? {
             // (a value of its type, as NumPy computes with it)
             let name: String = obj.getattr("dtype")?.getattr("name")?.extract()?;
-            let item = classify(&obj.call_method0("item")?)?;
+            let item = obj.call_method0("item")?;
+            // a uint64 of 2**63 or more: its bits (sema reads it as
+            // `np.uint64(<its literal>)`)
+            if name == "uint64" {
+                if let (Err(_), Ok(u)) = (item.extract::<i64>(), item.extract::<u64>()) {
+                    return Ok(Resolved::TypedConst(
+                        ScalarValue::Int(u as i64),
+                        ElemTy::U64,
+                    ));
+                }
+            }
+            let item = classify(&item)?;
             return Ok(match (ElemTy::from_numpy_name(&name), item) {
                 (Some(t), Resolved::Const(v)) => Resolved::TypedConst(v, t),
                 _ => Resolved::Unsupported(format!("a NumPy scalar of type {name}")),

@@ -214,6 +214,12 @@ impl Lowerer<'_, '_> {
                     weak,
                 })
             }
+            // a module-level `np.uint64` of 2**63 or more (its bits): as
+            // `np.uint64(<its literal>)` written in the body
+            Resolved::TypedConst(ScalarValue::Int(bits), ElemTy::U64) if bits < 0 => {
+                let int = ast::Expr::int_literal(bits as u64, e.span);
+                self.lower_expr(&Self::numpy_call("uint64", vec![int], e.span))
+            }
             Resolved::TypedConst(v, ty) => Some(TExpr {
                 e: literal(v, ty, e.span),
                 weak: false,

@@ -308,6 +308,24 @@ impl Expr {
             span,
         }
     }
+    /// The Python int `u` (2**63 .. 2**64 - 1 included) as the literal
+    /// parpy reads: below 2**63 an int, from there the operators of int64s
+    /// it equals (`(u >> 1) * 2 + (u & 1)`), which sema computes exactly
+    /// as other such operators. A literal past 2**63 - 1
+    /// (`0x8000000000000000`) is written so, and so is a Python int known
+    /// when compiling that large (a specialized argument, a module-level
+    /// `np.uint64`).
+    pub fn int_literal(u: u64, span: Span) -> Expr {
+        let int = |v: u64| Expr {
+            kind: ExprKind::Int(v as i64),
+            span,
+        };
+        if u <= i64::MAX as u64 {
+            return int(u);
+        }
+        let twice = Expr::binary(BinOp::Mul, int(u >> 1), int(2), span);
+        Expr::binary(BinOp::Add, twice, int(u & 1), span)
+    }
     /// The full slice `:`.
     /// A list literal `[a, b, c]` of an expression: the call
     /// `#list(a, b, c)` (`#list` is no Python name), which sema reads as

@@ -1132,32 +1132,9 @@ impl Converter {
                 py::Constant::Bool(b) => ExprKind::Bool(*b),
                 py::Constant::Int(i) => match (i64::try_from(i), u64::try_from(i)) {
                     (Ok(v), _) => ExprKind::Int(v),
-                    // 2**63 .. 2**64 - 1 (`0x8000000000000000`): written as
-                    // the operators of Python ints it is (`(u >> 1) * 2 +
-                    // (u & 1)`, each part an int64), which sema computes
-                    // exactly as other such operators
-                    (Err(_), Ok(u)) => {
-                        let span = self.span(r);
-                        let int = |v: u64| {
-                            Box::new(Expr {
-                                kind: ExprKind::Int(v as i64),
-                                span,
-                            })
-                        };
-                        let twice = Expr {
-                            kind: ExprKind::Binary {
-                                op: BinOp::Mul,
-                                lhs: int(u >> 1),
-                                rhs: int(2),
-                            },
-                            span,
-                        };
-                        ExprKind::Binary {
-                            op: BinOp::Add,
-                            lhs: Box::new(twice),
-                            rhs: int(u & 1),
-                        }
-                    }
+                    // 2**63 .. 2**64 - 1 (`0x8000000000000000`): the
+                    // operators of int64s it equals (`Expr::int_literal`)
+                    (Err(_), Ok(u)) => return Expr::int_literal(u, self.span(r)),
                     (Err(_), Err(_)) => {
                         self.reject_with(
                             r,
