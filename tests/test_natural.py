@@ -2307,6 +2307,28 @@ def test_numpy_uint64_arguments_past_2_63(k, specialize):
     assert out[2].tolist() == want.tolist()
 
 
+def test_a_python_int_argument_past_2_63_is_its_literal_when_specialized():
+    # a Python int of 2**63 .. 2**64 - 1 was refused ("does not fit in a
+    # 64-bit integer") where its literal works; specialized, it is that
+    # literal (a uint64 takes it, `k > 5` is Python's)
+    a = np.array([1, 2], np.uint64)
+    opts = cpu_opts({'i': parpy.threads(2)})
+    for k in (2 ** 63, 2 ** 64 - 2):
+        with np.errstate(over="ignore"):
+            out = run_both(add_u64, [a, k, np.zeros(2, np.uint64), 2], opts)
+        assert out[2].tolist() == [(1 + k + 1) % 2 ** 64, (2 + k + 1) % 2 ** 64]
+    # an int64 cannot take it: NumPy's OverflowError, the literal's error
+    with pytest.raises(OverflowError):
+        add_u64.py_func(np.zeros(2, np.int64), 2 ** 63, np.zeros(2, np.int64), 2)
+    with pytest.raises(parpy.CompileError,
+                       match="Python integer 9223372036854775808 out of bounds for int64"):
+        add_u64(np.zeros(2, np.int64), 2 ** 63, np.zeros(2, np.int64), 2, opts=opts)
+    # passed at run time (an int64 there): a clear error naming the fix
+    o = cpu_opts({'i': parpy.threads(2)}, specialize_scalars=False)
+    with pytest.raises(OverflowError, match=r"past int64.*np\.uint64\(k\)"):
+        add_u64(a, 2 ** 63, np.zeros(2, np.uint64), 2, opts=o)
+
+
 GUB = np.uint64(2 ** 64 - 1)
 
 

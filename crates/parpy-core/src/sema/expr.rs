@@ -285,6 +285,9 @@ impl Lowerer<'_, '_> {
             return None;
         }
         match var.value {
+            Some(ScalarValue::Int(i)) if var.ty == Type::Scalar(ElemTy::U64) => {
+                Some(PyNumber::Int(i as u64 as i128))
+            }
             Some(v) => Some(number(v)),
             None => self.once.value(b.var).map(|v| PyNumber::Int(v as i128)),
         }
@@ -333,6 +336,14 @@ impl Lowerer<'_, '_> {
         }
         let var = self.func.var(b.var).clone();
         match &var.ty {
+            // a specialized Python int of 2**63 .. 2**64 - 1 (the binding
+            // passes its bits as a weak uint64): its literal
+            Type::Scalar(ElemTy::U64) if b.weak && var.value.is_some() => {
+                let Some(ScalarValue::Int(bits)) = var.value else {
+                    return None;
+                };
+                self.lower_expr(&ast::Expr::int_literal(bits as u64, span))
+            }
             Type::Scalar(t) => {
                 let e = match var.value {
                     Some(v) => literal(v, *t, span),

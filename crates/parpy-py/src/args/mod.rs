@@ -34,6 +34,8 @@ const TAG_BOOL: u64 = 2;
 const TAG_INT: u64 = 3;
 const TAG_FLOAT: u64 = 4;
 const TAG_NPSCALAR: u64 = 5;
+/// A Python int of 2**63 .. 2**64 - 1, specialized (its bits follow).
+const TAG_WIDE_INT: u64 = 10;
 /// A torch tensor in host memory (tags 6-8 are device arrays, `device.rs`).
 const TAG_TORCH_HOST: u64 = 9;
 
@@ -180,15 +182,26 @@ impl ArgCtx<'_> {
         ))
     }
 
-    /// The Python int `obj` (argument `i`) as an `i64`.
-    fn int_arg(&self, obj: &Bound<'_, PyAny>, i: usize) -> PyResult<i64> {
-        obj.extract().map_err(|_| {
-            PyOverflowError::new_err(format!(
-                "argument `{}` of `{}` does not fit in a 64-bit integer",
-                self.name(i),
-                self.func
-            ))
-        })
+    /// The Python int `obj` (argument `i`) as an `i64`, and whether it is
+    /// one of 2**63 .. 2**64 - 1 (`wide`: its bits), which only a call
+    /// specialized on its value takes (sema reads it as its literal; at
+    /// run time parpy's Python ints are int64s).
+    fn int_arg(&self, obj: &Bound<'_, PyAny>, i: usize, specialize: bool) -> PyResult<(i64, bool)> {
+        if let Ok(v) = obj.extract::<i64>() {
+            return Ok((v, false));
+        }
+        let (n, f) = (self.name(i), self.func);
+        match obj.extract::<u64>() {
+            Ok(u) if specialize => Ok((u as i64, true)),
+            Ok(u) => Err(PyOverflowError::new_err(format!(
+                "argument `{n}` of `{f}` is {u}, past int64: parpy passes a Python int that it \
+                 does not specialize on (specialize_scalars = False, or after 4 other values) \
+                 as an int64; pass np.uint64({n}) for a uint64"
+            ))),
+            Err(_) => Err(PyOverflowError::new_err(format!(
+                "argument `{n}` of `{f}` does not fit in a 64-bit integer"
+            ))),
+        }
     }
 }
 
@@ -287,8 +300,8 @@ pub fn observe(
         return Ok((false, false, 0));
     }
     if obj.is_instance_of::<PyInt>() {
-        let v = ctx.int_arg(obj, i)?;
-        key.push(TAG_INT);
+        let (v, wide) = ctx.int_arg(obj, i, specialize)?;
+        key.push(if wide { TAG_WIDE_INT } else { TAG_INT });
         if specialize {
             key.push(v as u64);
         }
@@ -649,11 +662,19 @@ pub fn inspect(
         return Ok(scalar(ElemTy::Bool, ScalarValue::Bool(b.is_true()), true));
     }
     if obj.is_instance_of::<PyInt>() {
-        return Ok(scalar(
-            ElemTy::I64,
-            ScalarValue::Int(ctx.int_arg(obj, i)?),
-            true,
-        ));
+        let (v, wide) = ctx.int_arg(obj, i, specialize)?;
+        if wide {
+            // (its bits as a weak uint64, specialized: sema reads its literal)
+            return Ok(ArgRecord {
+                ty: ArgType::Scalar {
+                    elem: ElemTy::U64,
+                    value: Some(ScalarValue::Int(v)),
+                    weak: true,
+                },
+                device: None,
+            });
+        }
+        return Ok(scalar(ElemTy::I64, ScalarValue::Int(v), true));
     }
     // np.float64 is a subclass of float but a strong NumPy scalar
     if let Ok(f) = obj.cast_exact::<PyFloat>() {
