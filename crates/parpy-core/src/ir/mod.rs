@@ -851,15 +851,13 @@ impl Expr {
     /// `cond ? then : else_`, of `then`'s type.
     pub fn select(cond: Expr, then: Expr, else_: Expr) -> Expr {
         let (ty, span) = (then.ty.clone(), then.span);
-        Expr::new(
-            ExprKind::Select {
-                cond: Box::new(cond),
-                then: Box::new(then),
-                else_: Box::new(else_),
-            },
-            ty,
-            span,
-        )
+        Expr::select_as(cond, then, else_, ty, span)
+    }
+    /// `then if cond else else_` of type `ty` at `span` (the sides
+    /// already of that type).
+    pub fn select_as(cond: Expr, then: Expr, else_: Expr, ty: Type, span: Span) -> Expr {
+        let (cond, then, else_) = (Box::new(cond), Box::new(then), Box::new(else_));
+        Expr::new(ExprKind::Select { cond, then, else_ }, ty, span)
     }
     /// `func(args)` of scalar type `ty`.
     pub fn math(func: MathFn, args: Vec<Expr>, ty: ElemTy, span: Span) -> Expr {

@@ -280,15 +280,7 @@ pub fn negative_wrap(i: Expr, dim: i64) -> Expr {
         Expr::int(dim, int_ty, span),
         ty.clone(),
     );
-    Expr::new(
-        ExprKind::Select {
-            cond: Box::new(neg),
-            then: Box::new(wrapped),
-            else_: Box::new(i),
-        },
-        ty,
-        span,
-    )
+    Expr::select_as(neg, wrapped, i, ty, span)
 }
 
 /// The index inside sema's negative-index wrap of a dimension of size

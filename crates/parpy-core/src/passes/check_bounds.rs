@@ -561,12 +561,10 @@ impl Guard<'_> {
             let span = e.span;
             let int = Type::Scalar(ElemTy::I64);
             let cond = std::mem::replace(&mut **cond, Expr::int(0, ElemTy::I64, span));
-            let failed = Expr::new(
-                ExprKind::Select {
-                    cond: Box::new(cond),
-                    then: Box::new(Expr::int(0, ElemTy::I64, span)),
-                    else_: Box::new(Expr::int(1, ElemTy::I64, span)),
-                },
+            let failed = Expr::select_as(
+                cond,
+                Expr::int(0, ElemTy::I64, span),
+                Expr::int(1, ElemTy::I64, span),
                 int.clone(),
                 span,
             );

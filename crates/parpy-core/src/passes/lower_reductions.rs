@@ -364,12 +364,10 @@ fn lower_loop(
         sspan,
     );
     let fin_value = match python_fold {
-        Some(cmp) => Expr::new(
-            ExprKind::Select {
-                cond: Box::new(Expr::compare(cmp, tv.clone(), lhs.clone(), sspan)),
-                then: Box::new(tv.clone()),
-                else_: Box::new(lhs),
-            },
+        Some(cmp) => Expr::select_as(
+            Expr::compare(cmp, tv.clone(), lhs.clone(), sspan),
+            tv.clone(),
+            lhs,
             Type::Scalar(ty),
             sspan,
         ),

@@ -806,12 +806,10 @@ impl Lowerer<'_, '_> {
         };
         let (last, rest) = cands.split_last().expect("an alias has candidates");
         rest.iter().rev().fold(index(*last), |acc, c| {
-            Expr::new(
-                ExprKind::Select {
-                    cond: Box::new(self.refers_to(sel, *c, span)),
-                    then: Box::new(index(*c)),
-                    else_: Box::new(acc),
-                },
+            Expr::select_as(
+                self.refers_to(sel, *c, span),
+                index(*c),
+                acc,
                 Type::Scalar(elem),
                 span,
             )

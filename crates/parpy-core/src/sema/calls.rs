@@ -554,15 +554,7 @@ impl Lowerer<'_, '_> {
                 // as in arithmetic; 2.4 cast it); the result is a 0-d
                 // array (`numpy_value`)
                 let (a, b, ty, weak) = self.unify(a, b)?;
-                let e = Expr::new(
-                    ExprKind::Select {
-                        cond: Box::new(c),
-                        then: Box::new(a),
-                        else_: Box::new(b),
-                    },
-                    Type::Scalar(ty),
-                    span,
-                );
+                let e = Expr::select_as(c, a, b, Type::Scalar(ty), span);
                 Some(TExpr { e, weak })
             }
             Builtin::Clip => {
@@ -1324,12 +1316,10 @@ impl Lowerer<'_, '_> {
         // (the earlier argument first, in Python's order)
         let a = once(rhs);
         let b = once(lhs);
-        let e = Expr::new(
-            ExprKind::Select {
-                cond: Box::new(Expr::compare(cmp, b.clone(), a.clone(), span)),
-                then: Box::new(b),
-                else_: Box::new(a),
-            },
+        let e = Expr::select_as(
+            Expr::compare(cmp, b.clone(), a.clone(), span),
+            b,
+            a,
             ty,
             span,
         );

@@ -839,36 +839,7 @@ impl Lowerer<'_, '_> {
                                 || super::types::const_scalar(&t.e)
                                     .is_some_and(|c| exact(c, strong[0]))
                         }));
-                // Of other operands only the whole value stored into an
-                // array element, where Python stores the operand that
-                // decides as it is: each converted as if stored alone.
-                if let (Some((_, ty, dst)), false) = (stored, same) {
-                    // stored into an element: Python stores the operand
-                    // that decides, as it is (each converted alone)
-                    let (last, _) = operands.pop()?;
-                    let mut value = self.store_convert(last, ty, dst)?;
-                    while let Some((a, truth)) = operands.pop() {
-                        let a = self.store_convert(a, ty, dst)?;
-                        let (then, else_) = match op {
-                            BinOp::And => (value, a),
-                            _ => (a, value),
-                        };
-                        value = Expr::new(
-                            ExprKind::Select {
-                                cond: Box::new(truth),
-                                then: Box::new(then),
-                                else_: Box::new(else_),
-                            },
-                            Type::Scalar(ty),
-                            span,
-                        );
-                    }
-                    return Some(TExpr {
-                        e: value,
-                        weak: false,
-                    });
-                }
-                if !same {
+                if !same && stored.is_none() {
                     let word = if *op == BinOp::And { "and" } else { "or" };
                     let types: Vec<String> = operands
                         .iter()
@@ -890,24 +861,29 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 }
+                // Of other operands only the whole value stored into an
+                // array element, where Python stores the operand that
+                // decides as it is: each converted as if stored alone.
+                let stored = stored.filter(|_| !same).map(|(_, ty, dst)| (ty, dst));
                 let (last, _) = operands.pop()?;
-                let mut value = last;
+                let mut value = match stored {
+                    Some((ty, dst)) => TExpr {
+                        e: self.store_convert(last, ty, dst)?,
+                        weak: false,
+                    },
+                    None => last,
+                };
                 while let Some((a, truth)) = operands.pop() {
-                    let (a, rest, ty, weak) = self.unify(a, value)?;
+                    let (a, rest, ty, weak) = match stored {
+                        Some((ty, dst)) => (self.store_convert(a, ty, dst)?, value.e, ty, false),
+                        None => self.unify(a, value)?,
+                    };
                     let (then, else_) = match op {
                         BinOp::And => (rest, a),
                         _ => (a, rest),
                     };
                     value = TExpr {
-                        e: Expr::new(
-                            ExprKind::Select {
-                                cond: Box::new(truth),
-                                then: Box::new(then),
-                                else_: Box::new(else_),
-                            },
-                            Type::Scalar(ty),
-                            span,
-                        ),
+                        e: Expr::select_as(truth, then, else_, Type::Scalar(ty), span),
                         weak,
                     };
                 }
@@ -954,15 +930,7 @@ impl Lowerer<'_, '_> {
                     _ => self.unify(t, f)?,
                 };
                 Some(TExpr {
-                    e: Expr::new(
-                        ExprKind::Select {
-                            cond: Box::new(c),
-                            then: Box::new(t),
-                            else_: Box::new(f),
-                        },
-                        Type::Scalar(ty),
-                        span,
-                    ),
+                    e: Expr::select_as(c, t, f, Type::Scalar(ty), span),
                     weak,
                 })
             }
@@ -1687,16 +1655,9 @@ impl Lowerer<'_, '_> {
                 Some(v) => {
                     let ty = t.e.ty.clone();
                     let k = Expr::int(k as i64, row.e.ty.elem()?, span);
+                    let cond = Expr::compare(BinOp::Eq, row.e.clone(), k, span);
                     TExpr {
-                        e: Expr::new(
-                            ExprKind::Select {
-                                cond: Box::new(Expr::compare(BinOp::Eq, row.e.clone(), k, span)),
-                                then: Box::new(t.e),
-                                else_: Box::new(v.e),
-                            },
-                            ty,
-                            span,
-                        ),
+                        e: Expr::select_as(cond, t.e, v.e, ty, span),
                         weak: t.weak,
                     }
                 }

@@ -191,12 +191,10 @@ impl Lowerer<'_, '_> {
     fn nan_aware(r: &Ranked, value: Expr, span: Span) -> TExpr {
         let ty = value.ty.clone();
         let e = match r.et.is_float() {
-            true => Expr::new(
-                ExprKind::Select {
-                    cond: Box::new(Expr::var(r.nan, Type::Scalar(ElemTy::Bool), span)),
-                    then: Box::new(Expr::new(ExprKind::Float(f64::NAN), ty.clone(), span)),
-                    else_: Box::new(value),
-                },
+            true => Expr::select_as(
+                Expr::var(r.nan, Type::Scalar(ElemTy::Bool), span),
+                Expr::new(ExprKind::Float(f64::NAN), ty.clone(), span),
+                value,
                 ty,
                 span,
             ),

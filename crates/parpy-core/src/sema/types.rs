@@ -571,12 +571,10 @@ impl Lowerer<'_, '_> {
             Type::Scalar(ElemTy::Bool),
             span,
         );
-        strong(Expr::new(
-            ExprKind::Select {
-                cond: Box::new(neg),
-                then: Box::new(bool_lit(outside(true))),
-                else_: Box::new(cmp(s.e.clone(), convert(w.e.clone(), ts))),
-            },
+        strong(Expr::select_as(
+            neg,
+            bool_lit(outside(true)),
+            cmp(s.e.clone(), convert(w.e.clone(), ts)),
             Type::Scalar(ElemTy::Bool),
             span,
         ))
@@ -692,12 +690,10 @@ impl Lowerer<'_, '_> {
         let span = t.e.span;
         let limit = Expr::int(ihi as i64, ty, span);
         let above = Expr::compare(BinOp::Gt, t.e.clone(), limit, span);
-        Some(Expr::new(
-            ExprKind::Select {
-                cond: Box::new(above),
-                then: Box::new(Expr::int(ihi as i64, it, span)),
-                else_: Box::new(convert(t.e, it)),
-            },
+        Some(Expr::select_as(
+            above,
+            Expr::int(ihi as i64, it, span),
+            convert(t.e, it),
             Type::Scalar(it),
             span,
         ))
@@ -748,12 +744,10 @@ fn signed_unsigned_comparison(op: BinOp, a: &TExpr, b: &TExpr, span: Span) -> Op
         bool_ty.clone(),
         span,
     );
-    let e = Expr::new(
-        ExprKind::Select {
-            cond: Box::new(below),
-            then: Box::new(Expr::new(ExprKind::Bool(negative), bool_ty.clone(), span)),
-            else_: Box::new(unsigned),
-        },
+    let e = Expr::select_as(
+        below,
+        Expr::new(ExprKind::Bool(negative), bool_ty.clone(), span),
+        unsigned,
         bool_ty,
         span,
     );
