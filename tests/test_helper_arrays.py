@@ -4,11 +4,14 @@ accumulator that starts as a Python int and adds a float row (`s = 0`,
 a helper called in a slice statement with an array ran once per element,
 so `v / v.sum()` divided each element by itself."""
 
+import importlib.util
+import math
+
 import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts, python_opts, run_both
+from conftest import cpu_opts, python_opts, run_both, scratch_dir
 
 
 @parpy.jit
@@ -353,3 +356,95 @@ def test_the_fixes_of_a_branch_on_an_array_and_helpers_branching_on_scalars_run(
     run_both(clamp_elements, [x, np.zeros((3, 5)), 3, 5], cpu_opts({'i': parpy.threads(3)}))
     run_both(clip_rows, [x, np.zeros((3, 5)), 3], cpu_opts({'i': parpy.threads(3)}))
     run_both(doubled_rows, [x, np.zeros((3, 5)), 3], cpu_opts({'i': parpy.threads(3)}))
+
+
+# Python's functions of numbers (float, int, bool, math.*, max / min of
+# several arguments) raise for an array of more than one element; inside a
+# slice statement parpy applied them to each element
+@parpy.jit
+def number_of_float(v, lo, hi):
+    return float(v) + lo
+
+
+@parpy.jit
+def number_of_max(v, lo, hi):
+    return max(v, lo)
+
+
+@parpy.jit
+def number_of_math(v, lo, hi):
+    w = v * hi
+    return math.sqrt(w)
+
+
+@parpy.jit
+def number_of_floor(v, lo, hi):
+    return math.floor(v) + hi
+
+
+@pytest.mark.parametrize("helper, at, python_error", [
+    (number_of_float, "float(v)", TypeError),
+    (number_of_max, "max(v, lo)", ValueError),
+    (number_of_math, "math.sqrt(w)", TypeError),
+    (number_of_floor, "math.floor(v)", TypeError),
+])
+def test_a_helper_taking_a_python_number_of_its_array_is_refused_in_a_slice_statement(helper, at, python_error):
+    rows = rows_of(helper)
+    x = np.random.default_rng(0).random((3, 5))
+    with pytest.raises(python_error):
+        rows(x, np.zeros((3, 5)), 3, opts=python_opts(cpu_opts()))
+    with pytest.raises(parpy.CompileError) as e:
+        rows(x, np.zeros((3, 5)), 3, opts=cpu_opts())
+    text = str(e.value)
+    assert f"`{helper.__name__}` is called with an array inside a slice statement, but it converts the array to one Python number" in text, text
+    assert at in text and "a Python number of an array" in text, text
+    assert "np.maximum" in text and "loop" in text, text
+
+
+def slice_of(body):
+    """The jit function `rows(x, y, N)` storing `body` into each row
+    (parpy reads a function's source: written into a module)."""
+    path = scratch_dir("parpy-rows-") / "rows.py"
+    path.write_text("import math\n\nimport numpy as np\n\nimport parpy\n\n\n@parpy.jit\n"
+                    "def rows(x, y, N):\n    for i in range(N):\n"
+                    f"        y[i, :] = {body}\n")
+    spec = importlib.util.spec_from_file_location("rows", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.rows
+
+
+@pytest.mark.parametrize("body, name", [
+    ("float(x[i, :])", "float"),
+    ("int(x[i, :]) * 1.0", "int"),
+    ("max(x[i, :], 0.5)", "max"),
+    ("min(0.5, x[i, :])", "min"),
+    ("math.sqrt(x[i, :])", "math.sqrt"),
+    ("math.ceil(x[i, :]) * 1.0", "math.ceil"),
+    ("math.isclose(x[i, :], 0.5) * 1.0", "math.isclose"),
+])
+def test_a_python_function_of_numbers_given_a_row_in_a_slice_statement_is_refused(body, name):
+    with pytest.raises(parpy.CompileError) as e:
+        slice_of(body)(np.zeros((3, 5)), np.zeros((3, 5)), 3, opts=cpu_opts())
+    text = str(e.value)
+    assert f"`{name}` takes Python numbers, not arrays" in text, text
+    assert "called with an array inside a slice statement" in text and body.split(" * ")[0] in text, text
+
+
+def test_elementwise_python_functions_of_rows_and_of_elements_still_run():
+    x = np.random.default_rng(1).random((3, 5)) - 0.5
+    for body, want in [
+        ("abs(x[i, :])", np.abs(x)),
+        ("round(x[i, :])", np.round(x)),
+        ("max(x[i, :]) + x[i, :]", x.max(axis=1, keepdims=True) + x),
+        ("np.maximum(x[i, :], 0.0)", np.maximum(x, 0.0)),
+    ]:
+        y = np.zeros((3, 5))
+        slice_of(body)(x, y, 3, opts=cpu_opts())
+        assert np.array_equal(y, want), body
+    @parpy.jit
+    def per_element(x, y, N, M):
+        for i in range(N):
+            for j in range(M):
+                y[i, j] = max(x[i, j], 0.0) + math.sqrt(abs(x[i, j])) + float(x[i, j])
+    run_both(per_element, [x, np.zeros((3, 5)), 3, 5], cpu_opts())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, Callable, TypeVar
 
 import numpy as np
@@ -86,9 +87,12 @@ def python_extreme(take_min: bool, a: Any, b: Any) -> Any:
         if isinstance(a, bool) and isinstance(b, bool):
             return bool(r)
         return int(r)
+    if np.ndim(a) != 0 or np.ndim(b) != 0:
+        # of arrays Python's own (it raises for more than one element:
+        # the truth value of an array is ambiguous), as jit code refuses
+        py = builtins.min if take_min else builtins.max
+        return py(a, b)
     r = np.minimum(a, b) if take_min else np.maximum(a, b)
-    if np.ndim(r) != 0:
-        return r
     t = r.dtype.type
     pa, pb = t(a), t(b)
     better = (pb < pa) if take_min else (pb > pa)

@@ -226,6 +226,24 @@ pub enum Ufunc {
 }
 
 impl Builtin {
+    /// Whether Python's builtin or `math` function `self`, called with
+    /// `nargs` arguments, takes Python numbers only: `float(v)`, `int(v)`,
+    /// `bool(v)`, `math.sqrt(v)`, `math.floor(v)`, `math.isclose(a, b)`,
+    /// `max(a, b)`. Given an array of more than one element Python raises
+    /// (NumPy's `round(v)`, `abs(v)` and `pow(v, 2)` are elementwise;
+    /// `max(v)` of one array is its reduction).
+    pub fn takes_python_numbers(self, nargs: usize) -> bool {
+        match self {
+            Builtin::Min | Builtin::Max => nargs >= 2,
+            Builtin::PyMath(_)
+            | Builtin::MathToInt(MathFn::Floor | MathFn::Ceil | MathFn::Trunc)
+            | Builtin::MathIsClose
+            | Builtin::Float
+            | Builtin::Int
+            | Builtin::Bool => true,
+            _ => false,
+        }
+    }
     /// Whether this is one of NumPy's reductions (`np.sum`, `np.mean`,
     /// `np.argmax`, `np.nanvar`, `np.linalg.norm`, ...): of an array along
     /// `axis` (all of it by default), of a number that of its 0-d array.

@@ -101,6 +101,19 @@ impl Lowerer<'_, '_> {
             return None;
         }
         match self.resolve_global(func)? {
+            Resolved::Builtin(b)
+                if self.slice.is_some()
+                    && b.takes_python_numbers(args.len())
+                    && args.iter().any(|a| self.rank(a) >= 1) =>
+            {
+                self.error(
+                    Diagnostic::error(format!("`{name}` takes Python numbers, not arrays"))
+                        .at(span, "called with an array inside a slice statement")
+                        .note("Python raises here for an array of more than one element (`float`, `int`, `bool`, `math.*` and Python's `max` / `min` of several arguments take numbers); parpy would apply it to each element")
+                        .help("use NumPy's elementwise function (`np.sqrt`, `np.floor`, `np.maximum(a, b)`, `np.minimum`, `v.astype(np.float64)`), or write a loop over the elements"),
+                );
+                None
+            }
             Resolved::Builtin(b) => self.builtin_call(b, &name, args, span),
             // (`np.allclose` gives a Python bool)
             Resolved::NumPy(b @ Builtin::AllClose) => self.builtin_call(b, &name, args, span),

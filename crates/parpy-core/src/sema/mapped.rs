@@ -57,6 +57,19 @@ impl Lowerer<'_, '_> {
             );
             return Some(Err(()));
         }
+        if how == Use::Scalar {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{}` is called with an array inside a slice statement, but it converts the array to one Python number",
+                    def.name
+                ))
+                .at(at, "a Python number of an array")
+                .also(span, "called here")
+                .note("Python raises here for an array of more than one element (`float`, `int`, `bool`, `math.*` and Python's `max` / `min` of several arguments take numbers, not arrays); inside a slice statement parpy would apply the helper to each element")
+                .help("use NumPy's elementwise functions in the helper (`np.sqrt`, `np.floor`, `np.maximum(v, 0.0)`, `v.astype(np.float64)`), or call the helper per element in a loop over the slice"),
+            );
+            return Some(Err(()));
+        }
         if let Some(e) = self.one_expression(def, globals, args) {
             return Some(Ok(e));
         }
@@ -123,6 +136,10 @@ pub(super) enum Use {
     /// of more than one element ("the truth value of an array ... is
     /// ambiguous"); per element it would branch element by element.
     Truth,
+    /// As one Python number: `float(v)`, `int(v)`, `bool(v)`, `math.f(v)`,
+    /// Python's `max(v, 0.0)`. Python raises for an array of more than one
+    /// element.
+    Scalar,
 }
 
 /// The first use in `def`'s body of a parameter in `arrays` (or of a local
@@ -187,8 +204,8 @@ fn not_elementwise(
                     let arrays: Vec<bool> = args.iter().map(&mentions).collect();
                     match elementwise_call(func, &arrays, globals, depth) {
                         Ok(()) => None,
-                        Err(Some(inner @ (_, Use::Truth))) => Some(inner),
-                        Err(_) => Some((e.span, Use::Whole)),
+                        Err(Some(inner @ (_, Use::Truth | Use::Scalar))) => Some(inner),
+                        Err(Some((_, Use::Whole)) | None) => Some((e.span, Use::Whole)),
                     }
                 }
                 _ => None,
@@ -244,7 +261,8 @@ fn not_elementwise(
 /// where `arrays` holds compute each element of its result from the
 /// elements at the same place of its arguments? A jit helper does when
 /// its body is elementwise in those parameters; `Err` holds its first use
-/// that is not (`None`: the function is not elementwise).
+/// that is not (`None`: the function is not elementwise; a Python function
+/// of numbers is a `Use::Scalar` at the call).
 fn elementwise_call(
     func: &ast::Expr,
     arrays: &[bool],
@@ -275,8 +293,12 @@ fn elementwise_call(
             };
         }
         Resolved::Dtype(_) => true,
+        // Python's functions of numbers: `float(v)` of a row raises
+        Resolved::Builtin(b) if b.takes_python_numbers(n) => {
+            return Err(Some((func.span, Use::Scalar)));
+        }
         Resolved::Builtin(b) | Resolved::NumPy(b) => match b {
-            Builtin::Min | Builtin::Max => n >= 2,
+            Builtin::Min | Builtin::Max => false,
             Builtin::Math(_)
             | Builtin::PyMath(_)
             | Builtin::MathToInt(_)
