@@ -47,7 +47,7 @@ def test_threads_and_modifiers_are_immutable():
     assert repr(t3) == "parpy.threads(128).tpb(64).par_reduction()"
     assert t.threads_per_block is None and not t.is_reduction
     assert t2.threads_per_block == 64 and not t2.is_reduction
-    assert t3.is_reduction and t3.threads == 128
+    assert t3.is_reduction and t3.threads() == t3.nthreads == 128
     assert t.reduce() == t.par_reduction()
     assert t != t2
 
@@ -104,7 +104,7 @@ def test_jit_takes_functions_defined_with_def():
 def test_older_reduce_spelling():
     assert parpy.reduce(8) == parpy.threads(8).par_reduction()
     marker = parpy.reduce()
-    assert marker.is_reduction and marker.threads is None
+    assert marker.is_reduction and marker.nthreads is None
     opts = cpu({'i': marker})
     x = np.ones(4)
     with pytest.raises(ValueError, match="par_reduction"):

@@ -53,7 +53,7 @@ def test_parpy_parpy_module_and_scalar_sizes():
 
 def test_top_level_names():
     lp = parpy.par_reduction()
-    assert lp.is_reduction and lp.threads is None
+    assert lp.is_reduction and lp.threads() is None
     assert parpy.Target.Host != parpy.Target.Device
     parpy.sync(CPU)  # nothing to wait for
     parpy.sync()
@@ -238,7 +238,8 @@ def test_host_tensors_in_place_with_numpys_checks(tmp_path):
     lines = out.splitlines()
     assert lines[0] == "[0.0, 0.5, 1.0, 1.5]"
     assert lines[1] == "True"
-    assert lines[2] == "ValueError argument `x` of `scale` is not contiguous"
+    # (a ValueError, and ParPy's RuntimeError)
+    assert lines[2] == "CompileValueError argument `x` of `scale` is not contiguous"
     assert lines[3].startswith("TypeError argument `x` of `scale` has dtype torch.complex64")
 
 
@@ -640,3 +641,225 @@ def test_type_variables_of_helpers_bind_per_call(run_both):
     run_both(rows, [x, x * 2, 4], cpu_opts({'N': parpy.threads(4)}))
     run_both(sliced, [x, x * 3], cpu_opts({'N': parpy.threads(4)}))
     run_both(two_types, [x, np.array([3, 4], np.int64)], cpu_opts())
+
+
+# --------------------------------------------------------------------------
+# ParPy's names a probe of ParPy programs missed: parpy.builtin.label /
+# gpu, parpy.reduce as a module, the LoopPar builder, opts.libs as ParPy's
+# library directories, the exception classes of a bad call, parpy.parpy.Target.
+
+import parpy.builtin as pb  # noqa: E402
+from parpy.builtin import gpu as _on_device, label as _lab  # noqa: E402
+
+
+@parpy.jit
+def _builtin_module_names(x, N):
+    pb.label('N')
+    for i in range(N):
+        x[i] = x[i] + 1.0
+    with pb.gpu:
+        x[0] = 2.0 * x[0]
+
+
+@parpy.jit
+def _builtin_names_aliased(x, N):
+    _lab('N')
+    for i in range(N):
+        x[i] = x[i] + 1.0
+    with _on_device:
+        x[0] = 2.0 * x[0]
+
+
+def test_builtin_label_and_gpu_are_parpys(run_both):
+    # (before: parpy.builtin had neither; `pb.label` was "not defined" and
+    # `with pb.gpu:` an unsupported context manager)
+    assert pb.label is parpy.label and pb.gpu is parpy.gpu
+    assert "label" in pb.__all__ and "gpu" in pb.__all__
+    for f in (_builtin_module_names, _builtin_names_aliased):
+        x = np.arange(5.0)
+        run_both(f, [x, 5], cpu_opts({'N': parpy.threads(5)}))
+        f(x, 5, opts=cpu_opts({'N': parpy.threads(5)}))
+        assert x.tolist() == [2.0, 2.0, 3.0, 4.0, 5.0]
+        code = parpy.print_compiled(f, [x, 5], cpu_opts({'N': parpy.threads(5)}))
+        assert "#pragma omp parallel for" in code
+
+
+import parpy.reduce as _pr  # noqa: E402
+from parpy.reduce import max as _rmax, sum as _rsum  # noqa: E402
+
+
+@parpy.jit
+def _reduce_module_rows(x, out, N):
+    parpy.label('N')
+    for i in range(N):
+        out[i] = _rsum(x[i, :]) + _pr.max(x[i, :]) + _rmax(x[i, :])
+
+
+def test_reduce_is_a_module(run_both):
+    # (before: parpy.reduce was an attribute only: `import parpy.reduce`
+    # raised ModuleNotFoundError)
+    import importlib
+    import types as pytypes
+
+    assert _pr is parpy.reduce and sys.modules["parpy.reduce"] is parpy.reduce
+    assert importlib.import_module("parpy.reduce") is parpy.reduce
+    assert isinstance(parpy.reduce, pytypes.ModuleType)
+    assert _rsum is parpy.reduce.sum and _rmax is parpy.reduce.max
+    assert parpy.reduce.sum.__parpy_builtin__ == "reduce.sum"
+    assert parpy.reduce.min(np.array([3, 1, 2])) == 1
+    # still callable: the older spelling of par_reduction
+    assert parpy.reduce(8) == parpy.threads(8).par_reduction()
+    assert parpy.reduce() == parpy.par_reduction()
+    x = np.arange(12.0).reshape(3, 4)
+    out = run_both(_reduce_module_rows, [x, np.zeros(3), 3], cpu_opts({'N': parpy.threads(3)}))[1]
+    np.testing.assert_allclose(out, x.sum(axis=1) + 2 * x.max(axis=1))
+
+
+def test_loop_par_builder():
+    # (before: LoopPar() needed a count, `.threads` was a read-only
+    # property, `par_reduction().threads(64)` called None, no is_parallel)
+    for lp in (parpy.LoopPar(), parpy.parpy.LoopPar()):
+        assert not lp.is_parallel() and lp.threads() is None and lp.nthreads is None
+        assert not lp.is_reduction and repr(lp) == "parpy.LoopPar()"
+    assert parpy.LoopPar().threads(4) == parpy.threads(4) == parpy.LoopPar(4)
+    assert parpy.threads(4).is_parallel() and parpy.threads(1).is_parallel()
+    lp = parpy.par_reduction().threads(64)
+    assert lp == parpy.threads(64).par_reduction() and lp.threads() == lp.nthreads == 64
+    assert parpy.LoopPar().tpb(64).threads(128) == parpy.threads(128).tpb(64)
+    with pytest.raises(RuntimeError, match="can only be set once") as e:
+        parpy.threads(4).threads(5)
+    assert isinstance(e.value, ValueError) and isinstance(e.value, parpy.CompileValueError)
+    with pytest.raises(RuntimeError, match="positive thread count"):
+        parpy.LoopPar().threads(0)
+    with pytest.raises(TypeError, match=r"LoopPar.threads\(n\) needs an int"):
+        parpy.LoopPar().threads(2.0)
+    import pickle
+    for p in (parpy.LoopPar(), lp.tpb(64), parpy.par_reduction()):
+        assert pickle.loads(pickle.dumps(p)) == p
+
+
+def test_a_loop_par_without_a_count_in_a_spec_says_so():
+    x = np.zeros(4)
+    with pytest.raises(ValueError, match=r"label 'N': parpy.LoopPar\(\) without a thread count"):
+        _reduce_module_rows(np.zeros((4, 2)), x, 4, opts=cpu_opts({'N': parpy.LoopPar()}))
+
+
+def test_external_takes_parpys_default_loop_par():
+    # ParPy's default `parallelize=parpy.LoopPar()`: not parallel
+    def host_fn(x: parpy.types.F64) -> parpy.types.F64:
+        return x
+    parpy.external("fabs", CPU, parpy.Target.Host, header="<math.h>",
+                   parallelize=parpy.LoopPar())(host_fn)
+    assert host_fn.__parpy_external__[CPU].threads is None
+    with pytest.raises(RuntimeError, match="Host externals cannot be parallel"):
+        parpy.external("fabs", CPU, parpy.Target.Host, header="<math.h>",
+                       parallelize=parpy.LoopPar().threads(4))
+
+
+def test_thread_count_errors_are_runtime_and_value_errors():
+    # (before: a plain ValueError; ParPy raises RuntimeError)
+    for make, words in [(lambda: parpy.threads(10).tpb(33), "multiple of 32"),
+                        (lambda: parpy.threads(0), "positive"),
+                        (lambda: parpy.threads(-1), "positive")]:
+        with pytest.raises(RuntimeError, match=words) as e:
+            make()
+        assert isinstance(e.value, ValueError) and isinstance(e.value, parpy.CompileValueError)
+
+
+@parpy.jit
+def _fill_ones(x, N):
+    parpy.label('N')
+    for i in range(N):
+        x[i] = 1.0
+
+
+@pytest.mark.parametrize("call,words", [
+    (lambda: _fill_ones(np.zeros(4), 4, opts=cpu_opts({'N': parpy.threads(4)}), foo=1),
+     "got an unexpected keyword argument `foo`"),
+    (lambda: _fill_ones(np.zeros(4), 4, opts=None), "`opts` must be a parpy.CompileOptions"),
+    (lambda: _fill_ones(np.zeros(4), 4, opts={'N': parpy.threads(4)}),
+     "`opts` must be a parpy.CompileOptions"),
+    (lambda: _fill_ones([0.0] * 4, 4, opts=cpu_opts({'N': parpy.threads(4)})), "has type list"),
+    (lambda: _fill_ones(None, 4, opts=cpu_opts({'N': parpy.threads(4)})), "has type NoneType"),
+    (lambda: _fill_ones(np.zeros(4), "4", opts=cpu_opts({'N': parpy.threads(4)})),
+     "argument `N` of `_fill_ones` has type str"),
+    (lambda: _fill_ones(np.zeros(4), 4, N=4, opts=cpu_opts({'N': parpy.threads(4)})),
+     "got multiple values for argument `N`"),
+])
+def test_call_errors_are_type_and_runtime_errors(call, words):
+    # (before: a plain TypeError; ParPy raises RuntimeError for these)
+    with pytest.raises(RuntimeError, match=words) as e:
+        call()
+    assert isinstance(e.value, TypeError) and isinstance(e.value, parpy.CompileTypeError)
+
+
+def _build_library(tmp_path):
+    """A tiny shared library (libparpytwice.so) and its header, built by
+    the C compiler the tests build with."""
+    import os
+    src = tmp_path / "twice.c"
+    src.write_text("double parpy_test_twice(double x) { return 2.0 * x; }\n")
+    (tmp_path / "parpy_twice.h").write_text("double parpy_test_twice(double x);\n")
+    lib = tmp_path / "libparpytwice.so"
+    subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-o", str(lib), str(src)],
+                   check=True)
+    return lib
+
+
+@parpy.external("parpy_test_twice", CPU, parpy.Target.Device, header='"parpy_twice.h"')
+def _twice(x: parpy.types.F64) -> parpy.types.F64:
+    return 2.0 * x
+
+
+@parpy.jit
+def _twice_all(x, N):
+    parpy.label('N')
+    for i in range(N):
+        x[i] = _twice(x[i])
+
+
+def test_libs_take_directories_files_and_names(tmp_path):
+    # (before: each entry was `-l<entry>`: a directory, as ParPy passes
+    # them, was "cannot find -l/tmp")
+    lib = _build_library(tmp_path)
+    for libs in ([str(tmp_path), "parpytwice"],  # ParPy's directory, then the name
+                 [str(lib)]):                    # the library file itself
+        opts = cpu_opts({'N': parpy.threads(4)})
+        opts.includes = [str(tmp_path)]
+        opts.libs = libs
+        x = np.arange(4.0)
+        _twice_all(x, 4, opts=opts)
+        assert x.tolist() == [0.0, 2.0, 4.0, 6.0], libs
+    # a directory alone links nothing more (ParPy's case of the probe)
+    opts = cpu_opts({'N': parpy.threads(4)})
+    opts.libs = [str(tmp_path), "m"]
+    x = np.arange(4.0)
+    _fill_ones(x, 4, opts=opts)
+    assert x.tolist() == [1.0] * 4
+
+
+def test_target_in_parpy_parpy():
+    # (before: parpy.parpy had no Target)
+    from parpy.parpy import Target
+    assert Target is parpy.Target and parpy.parpy.Target.Device == parpy.Target.Device
+
+
+def test_no_labels_on_a_gpu_backend_is_ParPys_error():
+    # implicit_shape_labels = False and no labels: nothing is parallel, and
+    # on a GPU backend the arrays cannot be touched from the host (ParPy's
+    # "does not contain any parallelism"); on Cpu it runs in order
+    opts = parpy.par({'K': parpy.threads(8)})
+    opts.backend = parpy.CompileBackend.Cuda
+    opts.implicit_shape_labels = False
+    x = np.zeros(8, np.float32)
+    with pytest.raises(RuntimeError, match="does not contain any parallelism"):
+        parpy.print_compiled(parpy.jit(_implicit), [x, x.copy()], opts)
+
+
+def test_a_non_contiguous_tensor_is_a_value_and_runtime_error():
+    # (before: a plain ValueError; ParPy raises RuntimeError)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="is not contiguous; pass x.contiguous()") as e:
+        _fill_ones(torch.zeros(4, 2, dtype=torch.float64)[:, 0], 4,
+                   opts=cpu_opts({'N': parpy.threads(4)}))
+    assert isinstance(e.value, ValueError) and isinstance(e.value, parpy.CompileValueError)

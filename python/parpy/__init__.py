@@ -6,7 +6,6 @@ this package is the thin public layer over it.
 
 from __future__ import annotations
 
-import enum
 import inspect as _inspect
 from types import FunctionType as _FunctionType
 from builtins import sum as builtins_sum
@@ -33,16 +32,17 @@ from ._native import (
     print_compiled,
     threads,
 )
-from . import backend, builtin, math, operators, types
+from . import backend, builtin, math, operators, reduce, types
 from . import parpy  # noqa: F401  (ParPy's module of native names)
+from .parpy import Target
 from . import buffer  # noqa: F401  (parpy.buffer.from_array, ...)
 from . import _pickle  # noqa: F401  (registers pickling of jit functions and options)
-from ._builtins import Namespace as _Namespace
 from ._atomic import atomic
 from ._callback import callback
 from ._external import external
 from ._builtins import mark as _mark
 from .types import ElemSize
+from .builtin import gpu, label
 
 __version__: str = _native.__version__
 
@@ -75,33 +75,6 @@ def jit(fun: Callable[..., Any]) -> JitFunction:
     return JitFunction(fun)
 
 
-@_mark("label")
-def label(name: str) -> None:
-    """Labels the next statement for the parallel specification. Inside jit
-    code it is a compile-time marker; from plain Python it does nothing."""
-    if not isinstance(name, str):
-        raise TypeError(f"parpy.label expects a str, got {type(name).__name__}")
-
-
-class _Gpu:
-    """`with parpy.gpu:` runs a sequential block on the device (on the CPU
-    backend, and from plain Python, it is ordinary sequential code)."""
-
-    __parpy_builtin__ = "gpu"
-
-    def __enter__(self) -> "_Gpu":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-    def __repr__(self) -> str:
-        return "parpy.gpu"
-
-
-gpu = _Gpu()
-
-
 @_mark("operators.sum")
 def sum(x: Any) -> Any:  # noqa: A001
     """Same as `parpy.operators.sum`."""
@@ -128,53 +101,10 @@ def min(x: Any) -> Any:  # noqa: A001
     return operators.min(x)
 
 
-class _Reduce(_Namespace):
-    """`parpy.reduce`: the older spelling of `par_reduction` when called
-    (`parpy.reduce(n)` is `parpy.threads(n).par_reduction()`), and a
-    namespace of reductions (`parpy.reduce.sum`, ...)."""
-
-    # (the members the constructor sets, for type checkers)
-    sum: Callable[[Any], Any]
-    prod: Callable[[Any], Any]
-    max: Callable[[Any], Any]
-    min: Callable[[Any], Any]
-
-    def __call__(self, n: Optional[int] = None) -> LoopPar:
-        return _native.reduce_marker(n)
-
-
-def _reduction(op: str) -> Callable[[Any], Any]:
-    base = getattr(operators, op)
-
-    @_mark(f"reduce.{op}")
-    def f(x: Any) -> Any:
-        return base(x)
-
-    f.__name__ = op
-    f.__qualname__ = f"reduce.{op}"
-    return f
-
-
-reduce = _Reduce(
-    "reduce",
-    sum=_reduction("sum"),
-    prod=_reduction("prod"),
-    max=_reduction("max"),
-    min=_reduction("min"),
-)
-
-
 def par_reduction() -> LoopPar:
     """A reduction loop without a thread count of its own (ParPy's
     `parpy.par_reduction()`); same as `parpy.reduce()`."""
     return _native.reduce_marker(None)
-
-
-class Target(enum.Enum):
-    """Where an external function runs (ParPy's `parpy.Target`)."""
-
-    Host = 0
-    Device = 1
 
 
 def sync(backend: Optional[CompileBackend] = None) -> None:

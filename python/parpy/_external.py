@@ -107,7 +107,7 @@ def _threads(parallelize: Any) -> Optional[int]:
     if not isinstance(parallelize, LoopPar):
         raise TypeError("parallelize= expects parpy.threads(n), got "
                         f"{type(parallelize).__name__}")
-    n = parallelize.threads
+    n = parallelize.nthreads
     return None if n is None or n <= 1 else int(n)
 
 

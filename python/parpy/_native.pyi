@@ -1,6 +1,6 @@
 """Type stubs for parpy's native module (the pyo3 binding in crates/parpy-py)."""
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, overload
 
 __version__: str
 # how a `// parpy-bounds:` line of an assertion / a `raise` starts
@@ -13,8 +13,9 @@ class CompileError(RuntimeError):
 
 class CompileTypeError(CompileError, TypeError):
     """A type error in a parpy program (operand types, a narrowing store,
-    an annotation the argument does not match): both a CompileError and a
-    TypeError."""
+    an annotation the argument does not match) or in a call of a jit
+    function (an unknown keyword, `opts=` not a CompileOptions, an argument
+    parpy cannot pass): both a CompileError and a TypeError."""
 
 class CompileNameError(CompileError, NameError):
     """A name without a value where the program reads it (not defined, or
@@ -22,8 +23,9 @@ class CompileNameError(CompileError, NameError):
     NameError."""
 
 class CompileValueError(CompileError, ValueError):
-    """An option given a value it cannot take (CompileOptions fields): both
-    a CompileError and a ValueError."""
+    """An option given a value it cannot take (CompileOptions fields, a
+    thread count, threads per block), or a non-contiguous tensor argument:
+    both a CompileError and a ValueError."""
 
 class InternalError(Exception):
     """A bug in parpy."""
@@ -37,17 +39,30 @@ class ParpyWarning(UserWarning):
 
 class LoopPar:
     """The parallelism of one label: `parpy.threads(n)` and its modifiers.
-    Immutable: the methods return new objects."""
+    Immutable: the methods return new objects. Built as in ParPy too:
+    `LoopPar()` has no thread count (not parallel), `.threads(n)` sets it
+    once."""
 
-    def __new__(cls, threads: int) -> LoopPar: ...
+    def __new__(cls, threads: Optional[int] = None) -> LoopPar: ...
+    @overload
+    def threads(self) -> Optional[int]:
+        """The thread count, or None (also `.nthreads`)."""
+    @overload
+    def threads(self, n: int) -> LoopPar:
+        """A new LoopPar with `n` threads (ParPy's builder); a LoopPar that
+        has a count already raises CompileValueError (a ValueError and a
+        RuntimeError)."""
     def tpb(self, n: int) -> LoopPar:
-        """Threads per block; a positive multiple of 32 (else ValueError)."""
+        """Threads per block; a positive multiple of 32 (else
+        CompileValueError: a ValueError and a RuntimeError)."""
     def par_reduction(self) -> LoopPar:
         """Marks a manual reduction loop."""
     def reduce(self) -> LoopPar:
         """Older spelling of `par_reduction()`."""
+    def is_parallel(self) -> bool:
+        """Whether it has a thread count (ParPy's name)."""
     @property
-    def threads(self) -> Optional[int]: ...
+    def nthreads(self) -> Optional[int]: ...
     @property
     def threads_per_block(self) -> Optional[int]: ...
     @property
@@ -92,6 +107,8 @@ class CompileOptions:
     debug_callbacks: bool
     implicit_shape_labels: bool
     includes: List[str]
+    # each entry: a directory (searched, `-L dir`, and on the loader's
+    # path), a library file (linked as that file) or a name (`-lname`)
     libs: List[str]
     extra_flags: List[str]
     specialize_scalars: bool

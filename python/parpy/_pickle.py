@@ -45,12 +45,14 @@ def _reduce_backend(b: CompileBackend) -> Tuple[Callable[..., Any], Tuple[Any, .
 
 
 def _make_loop_par(threads: Optional[int], tpb: Optional[int], reduction: bool) -> LoopPar:
-    p = _native.reduce_marker(threads) if reduction else _native.threads(threads)
+    p = LoopPar(threads)
+    if reduction:
+        p = p.par_reduction()
     return p.tpb(tpb) if tpb is not None else p
 
 
 def _reduce_loop_par(p: LoopPar) -> Tuple[Callable[..., Any], Tuple[Any, ...]]:
-    return _make_loop_par, (p.threads, p.threads_per_block, p.is_reduction)
+    return _make_loop_par, (p.nthreads, p.threads_per_block, p.is_reduction)
 
 
 def _make_options(fields: Dict[str, Any]) -> CompileOptions:

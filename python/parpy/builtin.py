@@ -1,5 +1,11 @@
-"""Builtins for jit code: `convert`, `maximum`, `minimum`, `inf`, and the
-compile-time helpers. Where it makes sense they also work from plain Python."""
+"""Builtins for jit code: `label`, `gpu`, `convert`, `maximum`, `minimum`,
+`inf`, and the compile-time helpers. Where it makes sense they also work
+from plain Python.
+
+`label` and `gpu` live here, as in ParPy: `parpy.label` and `parpy.gpu` are
+these same objects, so `import parpy.builtin as pb; pb.label('i')` and
+`with pb.gpu:` work in jit code (builtins are recognized by identity,
+whatever name reaches them)."""
 
 from __future__ import annotations
 
@@ -10,9 +16,36 @@ import numpy as np
 from ._builtins import convert_value, mark, numpy_extreme
 
 __all__ = [
-    "convert", "maximum", "minimum", "inf", "inline", "static_backend_eq",
+    "label", "gpu", "convert", "maximum", "minimum", "inf", "inline", "static_backend_eq",
     "static_types_eq", "static_fail",
 ]
+
+
+@mark("label")
+def label(name: str) -> None:
+    """Labels the next statement for the parallel specification. Inside jit
+    code it is a compile-time marker; from plain Python it does nothing."""
+    if not isinstance(name, str):
+        raise TypeError(f"parpy.label expects a str, got {type(name).__name__}")
+
+
+class _Gpu:
+    """`with parpy.gpu:` runs a sequential block on the device (on the CPU
+    backend, and from plain Python, it is ordinary sequential code)."""
+
+    __parpy_builtin__ = "gpu"
+
+    def __enter__(self) -> "_Gpu":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "parpy.gpu"
+
+
+gpu = _Gpu()
 
 
 @mark("builtin.convert")

@@ -4,6 +4,7 @@ available from `parpy` itself."""
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from . import _native
@@ -12,8 +13,16 @@ from .types import ElemSize, ElemType
 
 __all__ = [
     "CompileBackend", "CompileOptions", "ElemSize", "LoopPar", "ScalarSizes",
-    "par",
+    "Target", "par",
 ]
+
+
+class Target(enum.Enum):
+    """Where an external function runs (ParPy's `parpy.Target`, also
+    `parpy.parpy.Target`)."""
+
+    Host = 0
+    Device = 1
 
 
 class ScalarSizes:

@@ -275,8 +275,9 @@ impl Builtin {
     /// `builtin.convert`, `range`.
     pub fn from_name(name: &str) -> Option<Builtin> {
         let b = match name {
-            "label" => Builtin::Label,
-            "gpu" => Builtin::Gpu,
+            // (`parpy.builtin.label` is `parpy.label`, as in ParPy)
+            "label" | "builtin.label" => Builtin::Label,
+            "gpu" | "builtin.gpu" => Builtin::Gpu,
             "builtin.convert" => Builtin::Convert,
             "builtin.maximum" => Builtin::Maximum,
             "builtin.minimum" => Builtin::Minimum,

@@ -131,6 +131,27 @@ pub fn compile_type_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::Py
     .map(|t| t.bind(py))
 }
 
+/// A `CompileTypeError` with `msg`: a mistake in how a jit function is
+/// called (an unknown keyword, `opts=` of the wrong type, an argument of a
+/// kind parpy cannot pass) is a `TypeError` as Python's own, and a
+/// `RuntimeError` as ParPy raises it.
+pub fn call_type_error(msg: String) -> PyErr {
+    Python::attach(|py| match compile_type_error(py) {
+        Ok(t) => PyErr::from_type(t.clone(), msg),
+        Err(e) => e,
+    })
+}
+
+/// A `CompileValueError` with `msg`: an argument of a call a jit function
+/// cannot take as it is (a non-contiguous tensor) is a `ValueError` as in
+/// Python, and a `RuntimeError` as ParPy raises it.
+pub fn call_value_error(msg: String) -> PyErr {
+    Python::attach(|py| match compile_value_error(py) {
+        Ok(t) => PyErr::from_type(t.clone(), msg),
+        Err(e) => e,
+    })
+}
+
 /// `parpy.CompileNameError`: a `CompileError` that is also a `NameError`
 /// (a name with no value where it is read, as Python raises it).
 pub fn compile_name_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {

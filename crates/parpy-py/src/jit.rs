@@ -549,7 +549,7 @@ impl JitFunction {
         opts_obj: Borrowed<'_, '_, PyAny>,
     ) -> PyResult<()> {
         let opts = opts_obj.cast::<CompileOptions>().map_err(|_| {
-            PyTypeError::new_err(format!(
+            crate::errors::call_type_error(format!(
                 "{}(): `opts` must be a parpy.CompileOptions (e.g. parpy.par({{...}})), got {}",
                 self.name,
                 args::type_name(&opts_obj)
@@ -784,21 +784,21 @@ impl JitFunction {
         for (name, value) in named {
             let name: String = name.extract()?;
             let Some(i) = self.params.iter().position(|p| *p == name) else {
-                return Err(PyTypeError::new_err(format!(
+                return Err(crate::errors::call_type_error(format!(
                     "{}() got an unexpected keyword argument `{name}`: {}",
                     self.name,
                     self.signature()
                 )));
             };
             if i < self.pos_only {
-                return Err(PyTypeError::new_err(format!(
+                return Err(crate::errors::call_type_error(format!(
                     "{}() got some positional-only arguments passed as keyword arguments: `{name}`: {}",
                     self.name,
                     self.signature()
                 )));
             }
             if slots[i].is_some() {
-                return Err(PyTypeError::new_err(format!(
+                return Err(crate::errors::call_type_error(format!(
                     "{}() got multiple values for argument `{name}`: {}",
                     self.name,
                     self.signature()

@@ -14,18 +14,27 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString};
 
 /// The parallelism of one label: `parpy.threads(n)` and its modifiers.
+/// Built as ParPy builds it too: `parpy.LoopPar()` has no thread count
+/// (ParPy's default: not parallel), `.threads(n)` sets the count once.
 #[pyclass(frozen, module = "parpy", eq, hash)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct LoopPar {
-    /// `None` only for the bare `parpy.reduce()` marker (no thread count).
-    pub threads: Option<i64>,
+    /// `None` for a LoopPar without a thread count: `parpy.LoopPar()`,
+    /// `parpy.par_reduction()` (the `parpy.reduce()` marker).
+    pub nthreads: Option<i64>,
     pub tpb: Option<i64>,
     pub reduction: bool,
 }
 
+/// A `CompileValueError` (a `ValueError`, and a `RuntimeError` as ParPy
+/// raises it) with `msg`.
+fn value_error(msg: String) -> PyErr {
+    crate::errors::call_value_error(msg)
+}
+
 fn check_tpb(n: i64) -> PyResult<i64> {
     if n <= 0 || n % 32 != 0 {
-        return Err(PyValueError::new_err(format!(
+        return Err(value_error(format!(
             "threads per block must be a positive multiple of 32, got {n}"
         )));
     }
@@ -34,10 +43,43 @@ fn check_tpb(n: i64) -> PyResult<i64> {
 
 #[pymethods]
 impl LoopPar {
+    /// `parpy.LoopPar()`: no thread count yet (ParPy's default, not
+    /// parallel); `parpy.LoopPar(n)`: `parpy.threads(n)`.
     #[new]
-    #[pyo3(signature = (threads))]
-    fn py_new(threads: &Bound<'_, PyAny>) -> PyResult<LoopPar> {
-        threads_of(count_arg(threads, "parpy.LoopPar(threads)")?)
+    #[pyo3(signature = (threads=None))]
+    fn py_new(threads: Option<&Bound<'_, PyAny>>) -> PyResult<LoopPar> {
+        match threads {
+            Some(n) if !n.is_none() => threads_of(count_arg(n, "parpy.LoopPar(threads)")?),
+            _ => Ok(LoopPar {
+                nthreads: None,
+                tpb: None,
+                reduction: false,
+            }),
+        }
+    }
+
+    /// `lp.threads(n)`: a new LoopPar with `n` threads (ParPy's builder;
+    /// the count can be set once: a LoopPar that has one raises
+    /// `CompileValueError`). `lp.threads()`: the count, or `None` (also
+    /// `lp.nthreads`).
+    #[pyo3(signature = (n=None))]
+    fn threads(&self, py: Python<'_>, n: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let Some(n) = n else {
+            return Ok(self.nthreads.into_pyobject(py)?.unbind());
+        };
+        let n = count_arg(n, "LoopPar.threads(n)")?;
+        if let Some(old) = self.nthreads {
+            return Err(value_error(format!(
+                "the number of threads can only be set once: {} already has {old}, \
+                 asked for {n}",
+                self.__repr__()
+            )));
+        }
+        let with = LoopPar {
+            nthreads: threads_of(n)?.nthreads,
+            ..*self
+        };
+        Ok(Py::new(py, with)?.into_any())
     }
 
     /// Threads per block (a positive multiple of 32). Returns a new LoopPar.
@@ -62,9 +104,15 @@ impl LoopPar {
         self.par_reduction()
     }
 
+    /// Whether it has a thread count (ParPy's `is_parallel()`).
+    fn is_parallel(&self) -> bool {
+        self.nthreads.is_some()
+    }
+
+    /// The thread count, or `None` (`lp.threads()` gives it too).
     #[getter]
-    fn threads(&self) -> Option<i64> {
-        self.threads
+    fn nthreads(&self) -> Option<i64> {
+        self.nthreads
     }
 
     #[getter]
@@ -78,14 +126,15 @@ impl LoopPar {
     }
 
     fn __repr__(&self) -> String {
-        let mut s = match self.threads {
-            Some(n) => format!("parpy.threads({n})"),
-            None => "parpy.reduce()".to_string(),
+        let mut s = match (self.nthreads, self.reduction) {
+            (Some(n), _) => format!("parpy.threads({n})"),
+            (None, true) => "parpy.reduce()".to_string(),
+            (None, false) => "parpy.LoopPar()".to_string(),
         };
         if let Some(t) = self.tpb {
             s.push_str(&format!(".tpb({t})"));
         }
-        if self.reduction && self.threads.is_some() {
+        if self.reduction && self.nthreads.is_some() {
             s.push_str(".par_reduction()");
         }
         s
@@ -127,12 +176,12 @@ pub fn threads_fn(n: &Bound<'_, PyAny>) -> PyResult<LoopPar> {
 /// `parpy.threads(n)` of a count.
 pub fn threads_of(n: i64) -> PyResult<LoopPar> {
     if n <= 0 {
-        return Err(PyValueError::new_err(format!(
+        return Err(value_error(format!(
             "parpy.threads(n) needs a positive thread count, got {n}"
         )));
     }
     Ok(LoopPar {
-        threads: Some(n),
+        nthreads: Some(n),
         tpb: None,
         reduction: false,
     })
@@ -146,7 +195,7 @@ pub fn reduce_marker(n: Option<i64>) -> PyResult<LoopPar> {
     match n {
         Some(n) => Ok(threads_of(n)?.par_reduction()),
         None => Ok(LoopPar {
-            threads: None,
+            nthreads: None,
             tpb: None,
             reduction: true,
         }),
@@ -330,10 +379,16 @@ impl OptData {
     pub fn to_core(&self, backend: Backend) -> PyResult<Options> {
         let mut parallelize = BTreeMap::new();
         for (k, v) in &self.parallelize {
-            let Some(threads) = v.threads else {
+            let Some(threads) = v.nthreads else {
+                let fix = if v.reduction {
+                    "parpy.threads(n).par_reduction()"
+                } else {
+                    "parpy.threads(n), or leave the label out to run it sequentially"
+                };
                 return Err(PyValueError::new_err(format!(
-                    "label '{k}': parpy.reduce() without a thread count cannot be used in a \
-                     parallel specification; write parpy.threads(n).par_reduction()"
+                    "label '{k}': {} without a thread count cannot be used in a \
+                     parallel specification; write {fix}",
+                    v.__repr__()
                 )));
             };
             parallelize.insert(

@@ -43,8 +43,42 @@ pub struct BuildFlags {
 }
 
 impl BuildFlags {
+    /// The linker arguments of one `CompileOptions.libs` entry: an
+    /// existing directory is searched for libraries (`-L dir`, as ParPy
+    /// passes each entry) and the loader looks there too (`-Wl,-rpath,dir`);
+    /// a path to a library file (an existing file, or a name with a `/`)
+    /// is linked as that file, its directory on the loader's path; a bare
+    /// name `m` is the library `-lm`.
+    /// (Existing paths are made absolute: the loader resolves an rpath
+    /// from wherever the program runs.)
+    fn lib_args(lib: &str) -> Vec<String> {
+        let path = Path::new(lib);
+        let absolute = || {
+            std::fs::canonicalize(path)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| lib.to_string())
+        };
+        if path.is_dir() {
+            let dir = absolute();
+            return vec![format!("-L{dir}"), format!("-Wl,-rpath,{dir}")];
+        }
+        if path.is_file() || lib.contains('/') {
+            let file = absolute();
+            let mut a = vec![file.clone()];
+            if let Some(dir) = Path::new(&file)
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+            {
+                a.push(format!("-Wl,-rpath,{}", dir.display()));
+            }
+            return a;
+        }
+        vec![format!("-l{lib}")]
+    }
+
     /// The complete argument list: base flags, `-I` includes, extra
-    /// flags, `more`, the source file, `-o out`, `-l` libs, `-lm`.
+    /// flags, `more`, the source file, `-o out`, the libs
+    /// ([`BuildFlags::lib_args`]), `-lm`.
     fn args(&self, source: &Path, out: &Path, more: &[&str]) -> Vec<String> {
         let mut a: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
         a.extend(self.includes.iter().map(|i| format!("-I{i}")));
@@ -53,7 +87,7 @@ impl BuildFlags {
         a.push(source.display().to_string());
         a.push("-o".into());
         a.push(out.display().to_string());
-        a.extend(self.libs.iter().map(|l| format!("-l{l}")));
+        a.extend(self.libs.iter().flat_map(|l| Self::lib_args(l)));
         a.push("-lm".into());
         a
     }
@@ -504,6 +538,26 @@ mod tests {
             .build(&src, &dir.join("k.so"), &BuildFlags::default())
             .unwrap_err();
         assert!(e.to_string().contains("nope"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn libs_are_directories_files_or_names() {
+        let dir = std::env::temp_dir().join(format!("parpy-libs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
+        let file = dir.join("libq.so");
+        std::fs::write(&file, b"").unwrap();
+        let (d, f) = (dir.display().to_string(), file.display().to_string());
+        assert_eq!(
+            BuildFlags::lib_args(&d),
+            [format!("-L{d}"), format!("-Wl,-rpath,{d}")]
+        );
+        assert_eq!(
+            BuildFlags::lib_args(&f),
+            [f.clone(), format!("-Wl,-rpath,{d}")]
+        );
+        assert_eq!(BuildFlags::lib_args("m"), ["-lm"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -755,6 +755,29 @@ def scale_offset(x, y, N):
 }
 
 #[test]
+fn builtin_module_label_and_gpu() {
+    // ParPy's `parpy.builtin.label` / `parpy.builtin.gpu` (the objects
+    // `parpy.label` / `parpy.gpu` are)
+    let src = "\
+def f(x, N):
+    parpy.builtin.label('N')
+    for i in range(N):
+        x[i] = 1.0
+    with parpy.builtin.gpu:
+        x[0] = 2.0
+";
+    let p = lower_with(
+        src,
+        &[arr(ElemTy::F64, &[4]), int(4)],
+        &StaticResolver::new(),
+    )
+    .unwrap();
+    let text = program_to_string(&p);
+    assert!(text.contains("[N]"), "{text}");
+    assert!(text.contains("on_device {"), "{text}");
+}
+
+#[test]
 fn annotations_are_checked() {
     let a = [arr(ElemTy::F32, &[4]), int(4)];
     lower_ok("def f(x, n: int):\n    x[0] = 1.0\n", &a);

@@ -158,7 +158,7 @@ fn torch_elem(name: &str) -> Option<ElemTy> {
 
 fn not_contiguous(i: usize, ctx: &ArgCtx<'_>, fix: &str) -> PyErr {
     let n = ctx.name(i);
-    PyValueError::new_err(format!(
+    crate::errors::call_value_error(format!(
         "argument `{n}` of `{}` is not contiguous; pass {n}.{fix}",
         ctx.func
     ))

@@ -394,7 +394,7 @@ fn host_buffer<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny
 }
 
 pub fn unsupported_object(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyErr {
-    PyTypeError::new_err(format!(
+    crate::errors::call_type_error(format!(
         "argument `{}` of `{}` has type {}, which parpy cannot pass to compiled code \
          (expected a NumPy array, a torch tensor, a CUDA array (CuPy, \
          __cuda_array_interface__, DLPack), or a bool, int or float)",
