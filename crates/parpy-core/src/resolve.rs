@@ -495,6 +495,7 @@ pub fn numpy_allocates(name: &str) -> bool {
             | "full_like"
             | "array"
             | "asarray"
+            | "asanyarray"
             | "arange"
             | "linspace"
             | "copy"

@@ -145,6 +145,26 @@ impl Lowerer<'_, '_> {
     /// writes through it reach `x`). `Some(statement)` when it is such an
     /// assignment (`Some(None)` after an error), `None` when it is not.
     pub(super) fn row_assign(&mut self, name: &str, value: &ast::Expr) -> Option<Option<StmtKind>> {
+        let (mut stmts, view) = match self.named_view(name, value)? {
+            Some(r) => r,
+            None => return Some(None),
+        };
+        let last = stmts.pop().map(|s| s.kind);
+        self.pre.extend(stmts);
+        self.rows.push((name.to_string(), view));
+        Some(last)
+    }
+
+    /// The view `row_assign` makes `name` stand for, and the statements
+    /// that copy its scalar indices (`Some(None)` after an error, `None`
+    /// when `value` is no such view). Also a transposed array's subscript
+    /// (`x.T[:, :, i]`, which `x[i].T` becomes) and the whole array
+    /// (`x[:]`, `x[:, :]`, `x[...]`: `x` itself, a view of all of it).
+    pub(super) fn named_view(
+        &mut self,
+        name: &str,
+        value: &ast::Expr,
+    ) -> Option<Option<(Vec<Stmt>, ast::Expr)>> {
         if !matches!(value.kind, ast::ExprKind::Subscript { .. }) {
             return None;
         }
@@ -165,7 +185,8 @@ impl Lowerer<'_, '_> {
         };
         let (arr, indices) = super::expr::flatten_subscript(&flat);
         let indices: Vec<ast::Expr> = indices.into_iter().cloned().collect();
-        let (_, Type::Array { shape, .. }) = self.array_arg(arr)? else {
+        let transposed = super::expr::transpose_of(arr);
+        let (_, Type::Array { shape, .. }) = self.array_arg(transposed.unwrap_or(arr))? else {
             return None;
         };
         // `x[i, :]` is the row `x[i]`: full slices after the indices
@@ -177,6 +198,15 @@ impl Lowerer<'_, '_> {
         let indices = &indices[..indices.len() - trailing];
         let is_slice = |i: &ast::Expr| matches!(i.kind, ast::ExprKind::Slice { .. });
         let scalars = indices.iter().filter(|i| !is_slice(i)).count();
+        // `x[:]`, `x[:, :]`: all of `x` (an element of a 0-d array is not)
+        if indices.is_empty()
+            && trailing > 0
+            && trailing <= shape.len()
+            && self.once.binds_once(name)
+            && self.scope.get(name).is_none()
+        {
+            return Some(Some((vec![], arr.clone())));
+        }
         if (scalars == indices.len() && (indices.is_empty() || indices.len() >= shape.len()))
             || indices.len() > shape.len()
             || indices
@@ -228,8 +258,6 @@ impl Lowerer<'_, '_> {
             }
             copies.push(copy);
         }
-        let last = stmts.pop().map(|s| s.kind);
-        self.pre.extend(stmts);
         let view = ast::Expr {
             kind: ast::ExprKind::Subscript {
                 value: Box::new(arr.clone()),
@@ -237,8 +265,7 @@ impl Lowerer<'_, '_> {
             },
             span: value.span,
         };
-        self.rows.push((name.to_string(), view));
-        Some(last)
+        Some(Some((stmts, view)))
     }
 
     /// A name `e` reads whose value may change: one assigned more than
@@ -613,7 +640,19 @@ impl Lowerer<'_, '_> {
             Some(c) => self.func.var(c[0]).ty.clone(),
             None => self.func.var(src.var).ty.clone(),
         };
-        let cands = self.alias_plan.get(name).cloned().unwrap_or_default();
+        // (the source's arrays too: `c = np.asarray(y)` is `c = y` only
+        // once `stmt.rs` `rewrite_views` has seen it, after the plan)
+        let mut cands = self.alias_plan.get(name).cloned().unwrap_or_default();
+        let from = match self.alias_of(src.var) {
+            Some(c) => c.to_vec(),
+            None => vec![src.var],
+        };
+        for v in from {
+            if !cands.contains(&v) {
+                cands.push(v);
+                cands.sort();
+            }
+        }
         let sel = match self.scope.get(name) {
             Some(b) if self.aliases.contains_key(&b.var) => b.var,
             Some(b) => {

@@ -2405,6 +2405,7 @@ impl Lowerer<'_, '_> {
             || super::inline::has_labels(&def.body, globals.as_ref())
             || super::inline::returns_tuple(&def.body)
             || args.iter().any(|a| self.view_argument(a).is_some())
+            || args.iter().any(|a| self.reshape_view(a).is_some())
             || args
                 .iter()
                 .any(|a| self.array_or_alias_arg(a).is_some() && self.array_arg(a).is_none())
@@ -2548,8 +2549,10 @@ pub(super) fn copies_a_number(
     keywords: &[ast::Keyword],
     rank: impl Fn(&ast::Expr) -> usize,
 ) -> bool {
-    matches!(what, "numpy.array" | "numpy.asarray" | "numpy.copy")
-        && keywords.is_empty()
+    matches!(
+        what,
+        "numpy.array" | "numpy.asarray" | "numpy.asanyarray" | "numpy.copy"
+    ) && keywords.is_empty()
         && matches!(args, [v] if rank(v) == 0
             && v.list_items().is_none()
             && !matches!(v.kind, ast::ExprKind::Tuple(_)))

@@ -1668,8 +1668,15 @@ impl Lowerer<'_, '_> {
 
     /// The value indexed by subscript `e` when it is computed (a call, an
     /// operator: `np.diff(u)[0]`), not an array, a transpose or a shape.
-    fn computed_base<'e>(&self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
-        let (base, _) = flatten_subscript(e);
+    fn computed_base<'e>(&mut self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
+        let (base, idx) = flatten_subscript(e);
+        // (a reshaped view's slice: `lower_subscript`, sema::views)
+        let sliced = idx
+            .iter()
+            .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. }));
+        if sliced && self.reshape_view(base).is_some() {
+            return None;
+        }
         match &base.kind {
             ast::ExprKind::Call { .. }
             | ast::ExprKind::Binary { .. }
@@ -1694,6 +1701,12 @@ impl Lowerer<'_, '_> {
             return self.lower_subscript(&flat);
         }
         let (base, idx) = flatten_subscript(e);
+        // a reshaped view's element, a store into a diagonal (sema::views)
+        if matches!(base.kind, ast::ExprKind::Call { .. }) {
+            if let Some(r) = self.view_subscript(e, base, &idx) {
+                return r;
+            }
+        }
         // `x.shape[k]` (and `x.T.shape[k]`)
         if let ast::ExprKind::Attr { value, attr } = &base.kind {
             let (value, t) = match transpose_of(value) {
@@ -1817,6 +1830,28 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
+        let mut slots = self.index_slots(&idx, &shape, &name, e.span)?;
+        if let Some(op) = view_op {
+            self.view_slots(&mut slots, op, transposed, e.span)?;
+        }
+        let indices = self.map_slices(slots, transposed, e.span)?;
+        Some(Sub::Elem {
+            array,
+            indices,
+            elem,
+            alias,
+        })
+    }
+
+    /// The slots of the indices `idx` of an array `name` of `shape` (too
+    /// many or, outside a slice statement, too few indices an error).
+    pub(super) fn index_slots(
+        &mut self,
+        idx: &[&ast::Expr],
+        shape: &[i64],
+        name: &str,
+        span: Span,
+    ) -> Option<Vec<IndexSlot>> {
         // `None` / `np.newaxis` indexes no dimension: it adds one of length 1
         let new_axes: Vec<bool> = idx.iter().map(|ix| self.is_new_axis(ix)).collect();
         let given = new_axes.iter().filter(|n| !**n).count();
@@ -1828,7 +1863,7 @@ impl Lowerer<'_, '_> {
                     if shape.len() == 1 { "" } else { "s" },
                     given
                 ))
-                .at(e.span, "too many indices"),
+                .at(span, "too many indices"),
             );
             return None;
         }
@@ -1839,7 +1874,7 @@ impl Lowerer<'_, '_> {
                 given,
                 if given == 1 { " was" } else { "es were" }
             ))
-            .at(e.span, "not enough indices")
+            .at(span, "not enough indices")
             .help("give one index per dimension (`a[i, j]`), or use a slice such as `a[i, :]` in a slice assignment or a reduction");
             if let Some((n, _)) = &self.name_target {
                 d = d.help(format!(
@@ -1857,7 +1892,7 @@ impl Lowerer<'_, '_> {
                 slots.push(IndexSlot::NewAxis);
             }
             let Some((ix, _)) = idx.next() else {
-                slots.push(IndexSlot::full(*dim, self.opts.int_type, e.span));
+                slots.push(IndexSlot::full(*dim, self.opts.int_type, span));
                 continue;
             };
             if let ast::ExprKind::Slice { lo, hi, step } = &ix.kind {
@@ -1915,16 +1950,7 @@ impl Lowerer<'_, '_> {
         if !ok {
             return None;
         }
-        if let Some(op) = view_op {
-            self.view_slots(&mut slots, op, transposed, e.span)?;
-        }
-        let indices = self.map_slices(slots, transposed, e.span)?;
-        Some(Sub::Elem {
-            array,
-            indices,
-            elem,
-            alias,
-        })
+        Some(slots)
     }
 
     /// Whether the index `ix` is `None` or a global that is (`np.newaxis`).

@@ -444,6 +444,15 @@ impl Lowerer<'_, '_> {
                 );
                 continue;
             }
+            // a reshaped view of an array (`h(y.ravel())`): the reshape of
+            // the array, its new shape in numbers (sema::views)
+            if let Some(view) = self.reshaped_argument(a, &format!("#{depth}.{k}"), &mut scope) {
+                match view {
+                    Some(v) => subst.push((p.name.clone(), v)),
+                    None => ok = false,
+                }
+                continue;
+            }
             if let Some((base, idx)) = self.view_argument(a) {
                 if let Type::Array { elem, shape } = self.func.var(base).ty.clone() {
                     let sliced = idx

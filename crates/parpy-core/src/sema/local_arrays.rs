@@ -487,7 +487,7 @@ impl Lowerer<'_, '_> {
                     return None;
                 }
                 let dtype = match (what.as_str(), kws) {
-                    ("numpy.asarray", []) => return Some(a.clone()),
+                    ("numpy.asarray" | "numpy.asanyarray", []) => return Some(a.clone()),
                     ("numpy.copy", []) | ("numpy.array", []) => None,
                     ("numpy.array", [k]) if k.name == "dtype" => Some(k.value.clone()),
                     _ => return None,

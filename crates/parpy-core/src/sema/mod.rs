@@ -45,6 +45,7 @@ mod trapezoid;
 mod types;
 mod ufuncs;
 mod unbound;
+mod views;
 
 #[cfg(test)]
 mod tests;

@@ -74,6 +74,50 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<TExpr> {
         let (from, _) = self.shape_of(a, "a reshape")?;
+        let shape = self.reshape_shape(&from, dims, span)?;
+        let n: i64 = from.iter().product();
+        let int_ty = self.opts.int_type;
+        let slots = shape
+            .iter()
+            .map(|&extent| IndexSlot::full(extent, int_ty, span))
+            .collect();
+        let counters = self.map_slices(slots, false, span)?;
+        // the row-major position of the element, then its index in `a`
+        let it = Type::Scalar(int_ty);
+        let bin = |op, l: Expr, r: Expr| Expr::binary(op, l, r, it.clone(), span);
+        let mut flat = Expr::int(0, int_ty, span);
+        for (k, d) in counters.into_iter().zip(&shape) {
+            flat = bin(
+                BinOp::Add,
+                bin(BinOp::Mul, flat, Expr::int(*d, int_ty, span)),
+                k,
+            );
+        }
+        let mut at = vec![];
+        let mut stride = n;
+        for (j, d) in from.iter().enumerate() {
+            stride /= (*d).max(1);
+            let mut i = flat.clone();
+            if stride > 1 {
+                i = bin(BinOp::FloorDiv, i, Expr::int(stride, int_ty, span));
+            }
+            // (the first index is below its dimension already)
+            if j > 0 {
+                i = bin(BinOp::Mod, i, Expr::int(*d, int_ty, span));
+            }
+            at.push((i, span));
+        }
+        self.element_at(a, at, span)
+    }
+
+    /// The new shape of a reshape of an array of shape `from` (one `-1`
+    /// inferred); `None` after an error (NumPy's ValueError).
+    pub(super) fn reshape_shape(
+        &mut self,
+        from: &[i64],
+        dims: Option<Vec<&ast::Expr>>,
+        span: Span,
+    ) -> Option<Vec<i64>> {
         let n: i64 = from.iter().product();
         let mut shape = vec![];
         let mut inferred = None;
@@ -118,44 +162,13 @@ impl Lowerer<'_, '_> {
                 ))
                 .at(
                     span,
-                    format!("from shape {}", super::local_arrays::shape_text(&from)),
+                    format!("from shape {}", super::local_arrays::shape_text(from)),
                 )
                 .note("NumPy raises ValueError for it")
                 .type_error(),
             );
             return None;
         }
-        let int_ty = self.opts.int_type;
-        let slots = shape
-            .iter()
-            .map(|&extent| IndexSlot::full(extent, int_ty, span))
-            .collect();
-        let counters = self.map_slices(slots, false, span)?;
-        // the row-major position of the element, then its index in `a`
-        let it = Type::Scalar(int_ty);
-        let bin = |op, l: Expr, r: Expr| Expr::binary(op, l, r, it.clone(), span);
-        let mut flat = Expr::int(0, int_ty, span);
-        for (k, d) in counters.into_iter().zip(&shape) {
-            flat = bin(
-                BinOp::Add,
-                bin(BinOp::Mul, flat, Expr::int(*d, int_ty, span)),
-                k,
-            );
-        }
-        let mut at = vec![];
-        let mut stride = n;
-        for (j, d) in from.iter().enumerate() {
-            stride /= (*d).max(1);
-            let mut i = flat.clone();
-            if stride > 1 {
-                i = bin(BinOp::FloorDiv, i, Expr::int(stride, int_ty, span));
-            }
-            // (the first index is below its dimension already)
-            if j > 0 {
-                i = bin(BinOp::Mod, i, Expr::int(*d, int_ty, span));
-            }
-            at.push((i, span));
-        }
-        self.element_at(a, at, span)
+        Some(shape)
     }
 }

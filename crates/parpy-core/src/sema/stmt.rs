@@ -2388,6 +2388,10 @@ impl Lowerer<'_, '_> {
             if let Some(r) = self.local_array_assign(n, value, labels, span) {
                 return r;
             }
+            // `t = y.T`, `f = np.flip(y)`, `r = y.reshape(3, 2)`: a view
+            if let Some(r) = self.view_assign(n, value) {
+                return r;
+            }
             if let Some(r) = self.local_copy_assign(n, value, labels, span) {
                 return r;
             }
