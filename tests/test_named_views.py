@@ -21,17 +21,18 @@ def _m(r=2, c=3):
 
 @parpy.jit
 def transposes_write_through(y, z, w, v, out):
-    t = y.T
-    t[0, 1] = 100.0
-    out[0] = t[0, 1] + y[1, 0]
-    s = np.transpose(z)
-    s[1, :] = -1.0
-    m = w.mT
-    m[:, 0] = -2.0
-    q = v.swapaxes(0, 1)
-    v[0, 1] = 55.0
-    out[1] = q[1, 0]
-    q[2, 1] = 7.0
+    with parpy.gpu:
+        t = y.T
+        t[0, 1] = 100.0
+        out[0] = t[0, 1] + y[1, 0]
+        s = np.transpose(z)
+        s[1, :] = -1.0
+        m = w.mT
+        m[:, 0] = -2.0
+        q = v.swapaxes(0, 1)
+        v[0, 1] = 55.0
+        out[1] = q[1, 0]
+        q[2, 1] = 7.0
 
 
 def test_a_transpose_saved_in_a_local_is_a_view():
@@ -40,16 +41,17 @@ def test_a_transpose_saved_in_a_local_is_a_view():
 
 @parpy.jit
 def flips_write_through(y, a, b, out):
-    f = np.flip(y)
-    y[0] = 55.0
-    out[0] = f[-1]
-    f[0] = -1.0
-    l = np.fliplr(a)
-    l[0, 0] = 9.0
-    u = np.flipud(b)
-    b[0, 2] = 8.0
-    out[1] = u[-1, 2]
-    u[0, :] = 3.0
+    with parpy.gpu:
+        f = np.flip(y)
+        y[0] = 55.0
+        out[0] = f[-1]
+        f[0] = -1.0
+        l = np.fliplr(a)
+        l[0, 0] = 9.0
+        u = np.flipud(b)
+        b[0, 2] = 8.0
+        out[1] = u[-1, 2]
+        u[0, :] = 3.0
 
 
 def test_a_flip_saved_in_a_local_is_a_view():
@@ -58,16 +60,17 @@ def test_a_flip_saved_in_a_local_is_a_view():
 
 @parpy.jit
 def reshapes_write_through(y, z, out, o2):
-    r = y.ravel()
-    y[0, 0] = 55.0
-    out[0] = r[0]
-    r[4] = 100.0
-    s = z.reshape(3, 2)
-    z[0, 1] = 44.0
-    o2[:, :] = s
-    s[2, 1] = -1.0
-    s[:, 0] = 7.0
-    out[1] = s[-1, -1]
+    with parpy.gpu:
+        r = y.ravel()
+        y[0, 0] = 55.0
+        out[0] = r[0]
+        r[4] = 100.0
+        s = z.reshape(3, 2)
+        z[0, 1] = 44.0
+        o2[:, :] = s
+        s[2, 1] = -1.0
+        s[:, 0] = 7.0
+        out[1] = s[-1, -1]
 
 
 def test_a_reshape_saved_in_a_local_is_a_view():
@@ -91,13 +94,14 @@ def test_a_reshaped_row_in_a_parallel_loop_is_a_view():
 
 @parpy.jit
 def reshape_copies(y, out):
-    # NumPy copies: a column raveled, a transpose reshaped to a new shape
-    c = y[:, 1].ravel()
-    t = y.T.reshape(2, 6)
-    y[0, 1] = 55.0
-    y[0, 0] = 66.0
-    out[0] = c[0]
-    out[1] = t[0, 0]
+    with parpy.gpu:
+        # NumPy copies: a column raveled, a transpose reshaped to a new shape
+        c = y[:, 1].ravel()
+        t = y.T.reshape(2, 6)
+        y[0, 1] = 55.0
+        y[0, 0] = 66.0
+        out[0] = c[0]
+        out[1] = t[0, 0]
 
 
 def test_where_numpy_reshapes_into_a_copy_so_does_parpy():
@@ -111,8 +115,9 @@ def write_first(a):
 
 @parpy.jit
 def views_to_helpers(y, z):
-    write_first(y.ravel())
-    write_first(np.flip(z))
+    with parpy.gpu:
+        write_first(y.ravel())
+        write_first(np.flip(z))
 
 
 def test_a_raveled_or_flipped_array_passed_to_a_helper_is_a_view():
@@ -121,10 +126,11 @@ def test_a_raveled_or_flipped_array_passed_to_a_helper_is_a_view():
 
 @parpy.jit
 def diagonal_reads(y, out):
-    d = np.diagonal(y)
-    e = y.diagonal()
-    y[1, 1] = 55.0
-    out[:] = d + e
+    with parpy.gpu:
+        d = np.diagonal(y)
+        e = y.diagonal()
+        y[1, 1] = 55.0
+        out[:] = d + e
 
 
 def test_a_saved_diagonal_sees_later_writes():
@@ -133,11 +139,12 @@ def test_a_saved_diagonal_sees_later_writes():
 
 @parpy.jit
 def asarray_views(y, out):
-    c = np.asarray(y)
-    out[0] = c[1]
-    c[0] = 100.0
-    d = np.asanyarray(y)
-    out[1] = d[0]
+    with parpy.gpu:
+        c = np.asarray(y)
+        out[0] = c[1]
+        c[0] = 100.0
+        d = np.asanyarray(y)
+        out[1] = d[0]
 
 
 def test_asarray_of_an_array_is_the_array():
@@ -146,16 +153,17 @@ def test_asarray_of_an_array_is_the_array():
 
 @parpy.jit
 def whole_views(x, v, out, o1):
-    b = x[:]
-    c = x[:, :]
-    e = x[...]
-    f = v[:]
-    b[0, 0] = 5.0
-    c[1, 1] = 6.0
-    e[2, 2] = 7.0
-    f[0] = -1.0
-    out[:, :] = b + c - e
-    o1[:] = f
+    with parpy.gpu:
+        b = x[:]
+        c = x[:, :]
+        e = x[...]
+        f = v[:]
+        b[0, 0] = 5.0
+        c[1, 1] = 6.0
+        e[2, 2] = 7.0
+        f[0] = -1.0
+        out[:, :] = b + c - e
+        o1[:] = f
 
 
 def test_the_whole_array_as_a_slice_is_a_view():
