@@ -528,3 +528,35 @@ def test_a_block_running_several_outer_iterations_refills_its_local_array_after_
     for seed in range(3):
         got = emulated(reversed_rows_via_local, [x, np.zeros((4, 64)), 4, 64], spec, seed, plan=True)
         np.testing.assert_array_equal(got[1], want, err_msg=f"schedule {seed}")
+
+
+@parpy.jit
+def minus_the_sum(x, z):
+    parpy.label('j')
+    z[:] = x - x.sum()
+
+
+@parpy.jit
+def scaled_in_place(y, N):
+    for t in range(N):
+        parpy.label('j')
+        y[:] = y / y.max() - y.mean()
+
+
+@parpy.jit
+def minus_the_matrix_sum(x, z):
+    parpy.label('j')
+    z[:, :] = x - x.sum() + x[0, x[:, 0].argmax()]
+
+
+def test_a_reduction_inside_a_labelled_slice_statement_runs_on_the_device():
+    # (it ran in host code: "does not contain any parallelism"; now it is
+    # computed once, before the statement, by a parallel reduction where
+    # it is one loop, else by one device thread)
+    rng = np.random.default_rng(4)
+    spec = {'j': parpy.threads(64)}
+    agree(minus_the_sum, [rng.random(100), np.zeros(100)], spec, seeds=range(2))
+    agree(scaled_in_place, [rng.random(50) + 1.0, 3], spec, seeds=range(2))
+    agree(minus_the_matrix_sum, [rng.random((3, 40)), np.zeros((3, 40))], spec, seeds=range(2))
+    code = parpy.print_compiled(minus_the_sum, [np.zeros(100), np.zeros(100)], cuda_opts(spec))
+    assert "parpy_warp_sum_f64" in code, code

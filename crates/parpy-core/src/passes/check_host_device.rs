@@ -14,9 +14,18 @@
 //! `out[0] = parpy.reduce.sum(x[:])` under a label). When it stores into an
 //! array element, it is wrapped in an `OnDevice` block (a one-thread kernel)
 //! instead of being reported.
+//!
+//! Nor is host code that sema hoisted out of a parallel statement (the sum
+//! of `parpy.label('j'); z[:] = x - x.sum()`, computed once before the
+//! loop over `j`): its span lies inside the span of a later statement of
+//! the same block that holds a parallel loop, and so do the spans of the
+//! statements between. A reduction loop of it that only updates its
+//! accumulator becomes a parallel reduction with that loop's threads (as
+//! `parpy.label('j'); s = parpy.sum(x[:])` is), other statements of it that
+//! touch arrays run in an `OnDevice` block (a one-thread kernel).
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{Block, Expr, ExprKind, Place, Program, Stmt, StmtKind};
+use crate::ir::{Block, Expr, ExprKind, LoopPar, Place, Program, Stmt, StmtKind};
 use crate::options::Backend;
 
 pub fn run(p: &mut Program, backend: Backend) -> Vec<Diagnostic> {
@@ -108,10 +117,63 @@ fn is_combine(prev: Option<&Stmt>, s: &Stmt) -> bool {
 const NO_PARALLELISM: &str = "Data cannot be accessed outside parallel code, and this statement \
      does not contain any parallelism (no label of the parallel specification maps it to threads)";
 
+/// The parallelism of the first parallel loop in `s`.
+fn first_par(s: &Stmt) -> Option<LoopPar> {
+    let mut found = None;
+    crate::ir::visit::walk_stmts(std::slice::from_ref(s), &mut |t| {
+        if let (None, StmtKind::For(l)) = (found, &t.kind) {
+            found = l.par;
+        }
+    });
+    found
+}
+
+/// Is `inner` a part of the source text of `outer`?
+fn within(inner: crate::diag::Span, outer: crate::diag::Span) -> bool {
+    inner.file == outer.file && outer.lo <= inner.lo && inner.hi <= outer.hi && outer.lo < outer.hi
+}
+
+/// For each statement of `b`: the parallelism of the later statement of
+/// `b` that sema hoisted it out of (see the module comment), if any.
+fn hoisted_from(b: &[Stmt]) -> Vec<Option<LoopPar>> {
+    (0..b.len())
+        .map(|k| {
+            let (j, par) = b
+                .iter()
+                .enumerate()
+                .skip(k + 1)
+                .find_map(|(j, t)| first_par(t).map(|p| (j, p)))?;
+            let outer = b[j].span;
+            b[k..j].iter().all(|t| within(t.span, outer)).then_some(par)
+        })
+        .collect()
+}
+
+/// Makes the hoisted reduction loop `s` parallel with `par`, when it is a
+/// sequential reduction whose body only updates its accumulator.
+fn parallel_reduction(s: &mut Stmt, par: LoopPar) -> bool {
+    let StmtKind::For(l) = &mut s.kind else {
+        return false;
+    };
+    let Some(r) = l.reduction else {
+        return false;
+    };
+    let only_acc = l
+        .body
+        .iter()
+        .all(|t| matches!(&t.kind, StmtKind::Assign { dst: Place::Var(v), .. } if *v == r.acc));
+    if l.par.is_some() || l.wants_reduction || l.body.is_empty() || !only_acc {
+        return false;
+    }
+    l.par = Some(par);
+    true
+}
+
 impl Check<'_> {
     fn block(&mut self, b: &mut Block) {
         let old = std::mem::take(b);
-        for s in old {
+        let hoisted = hoisted_from(&old);
+        for (s, hoisted) in old.into_iter().zip(hoisted) {
             if on_device(&s) {
                 b.push(s);
                 continue;
@@ -122,6 +184,22 @@ impl Check<'_> {
                 continue;
             }
             let mut s = s;
+            if let Some(par) = hoisted {
+                if parallel_reduction(&mut s, par) {
+                    b.push(s);
+                    continue;
+                }
+                let from = self.access.len();
+                self.stmt(&mut s);
+                if self.access.len() > from {
+                    // it touches arrays: it runs on the device
+                    self.access.truncate(from);
+                    let span = s.span;
+                    s = Stmt::new(StmtKind::OnDevice(vec![s]), span);
+                }
+                b.push(s);
+                continue;
+            }
             self.stmt(&mut s);
             b.push(s);
         }
