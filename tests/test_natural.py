@@ -2581,3 +2581,24 @@ def test_and_or_with_a_python_number_the_type_holds_exactly():
     x = np.array([0.0, 1.5, -2.0])
     run_both(or_a_default, [x, np.array([0, 7, -3], np.int8), np.zeros((3, 2)),
                             np.zeros(3, np.int8), 3], cpu_opts(), rtol=0, atol=0)
+
+
+@parpy.jit
+def stepped_reversed(x, y, a, b, s):
+    k = 0
+    for i in reversed(range(a, b, s)):
+        y[k] = x[i]
+        k += 1
+    y[k] = i
+
+
+def test_a_reversed_range_of_a_run_time_step_is_the_steps_error_alone():
+    # (the loop was dropped, and `y[k] = i` after it said "name `i` is
+    # not defined ... did you mean `b`?" too)
+    x, y = np.arange(20.0), np.zeros(20)
+    run_both(stepped_reversed, [x, y, 9, -1, -2], cpu_opts())
+    with pytest.raises(parpy.CompileError) as e:
+        stepped_reversed(x, y, 0, 10, 3, opts=cpu_opts(specialize_scalars=False))
+    text = str(e.value)
+    assert text.splitlines()[0] == "error: the step of `range` must be a non-zero integer constant"
+    assert text.count("error:") == 1, text

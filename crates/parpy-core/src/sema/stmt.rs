@@ -1873,7 +1873,14 @@ impl Lowerer<'_, '_> {
                     .filter(|s| *s != 0)
                 else {
                     self.error(non_constant_step(s.span));
-                    return None;
+                    // (the loop lowered over `range(a, b)`: its body and
+                    // the name after it as Python has them, so the one
+                    // error is the step's)
+                    return Some(ast::Expr::call(
+                        range.clone(),
+                        vec![a.clone(), b.clone()],
+                        span,
+                    ));
                 };
                 // the number of steps to the last value
                 let span_len = match s > 0 {
