@@ -2602,3 +2602,40 @@ def test_a_reversed_range_of_a_run_time_step_is_the_steps_error_alone():
     text = str(e.value)
     assert text.splitlines()[0] == "error: the step of `range` must be a non-zero integer constant"
     assert text.count("error:") == 1, text
+
+
+@parpy.jit
+def two_values(v):
+    return v + 1, v * 3
+
+
+@parpy.jit
+def two_through_a_call(v):
+    q, r = two_values(v)
+    return two_values(q + r)
+
+
+@parpy.jit
+def unpacks_a_returned_call(x, y, N):
+    for i in range(N):
+        a, b = two_through_a_call(x[i])
+        y[i] = a + b
+
+
+@parpy.jit
+def unpacks_a_pair_kept_in_a_name(x, y, N):
+    for i in range(N):
+        t = two_values(x[i])
+        a, b = t
+        y[i] = a + b
+
+
+@pytest.mark.parametrize("fn", [unpacks_a_returned_call, unpacks_a_pair_kept_in_a_name])
+def test_a_pair_used_as_one_value_is_one_error(fn):
+    # (the caller's `a, b = ...` added "only a tuple ... can be unpacked")
+    with pytest.raises(parpy.CompileError) as e:
+        fn(np.arange(4.0), np.zeros(4), 4, opts=cpu_opts())
+    text = str(e.value)
+    assert text.splitlines()[0] == (
+        "error: `two_values` returns 2 values: unpack them where it is called")
+    assert text.count("error:") == 1, text

@@ -335,6 +335,14 @@ impl Lowerer<'_, '_> {
         for target in targets {
             match &target.kind {
                 ast::ExprKind::Tuple(ts) => {
+                    // (a value that failed has had its error: `a, b =
+                    // four(x)` of a `four` whose `return two(...)` is
+                    // the mistake, `a, b = t` of a `t` that failed)
+                    let failed = values.first().is_some_and(|v| v.0.is_none());
+                    if !is_tuple && failed {
+                        self.mark_failed_targets(ts);
+                        continue;
+                    }
                     if !is_tuple {
                         self.error(
                             Diagnostic::error(
