@@ -2639,3 +2639,45 @@ def test_a_pair_used_as_one_value_is_one_error(fn):
     assert text.splitlines()[0] == (
         "error: `two_values` returns 2 values: unpack them where it is called")
     assert text.count("error:") == 1, text
+
+
+@parpy.jit
+def loop_var_assigned(y, N):
+    k = 0
+    for i in range(N):
+        y[k] = i
+        i = i * 10
+        y[k + 1] = i
+        k += 2
+    y[k] = i
+
+
+@parpy.jit
+def loop_var_updated_in_a_branch(x, y):
+    s = 0.0
+    for i in range(6):
+        if x[i] > 0.5:
+            i += 3
+        s += x[i % 6] * i
+    y[0] = s
+    y[1] = i
+
+
+@parpy.jit
+def loop_var_assigned_in_parallel(y, N):
+    parpy.label('i')
+    for i in range(N):
+        i = 2 * i + 1
+        y[i] = i
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+def test_the_loop_variable_may_be_assigned_in_its_body(specialize):
+    # (Python's next iteration takes the next value of the range: the
+    # body's name is a copy of the counter; it was refused)
+    opts = cpu_opts(specialize_scalars=specialize)
+    got = run_both(loop_var_assigned, [np.zeros(12, np.int64), 5], opts)
+    assert got[0].tolist()[:11] == [0, 0, 1, 10, 2, 20, 3, 30, 4, 40, 40]
+    run_both(loop_var_updated_in_a_branch, [rng(3).random(9), np.zeros(2)], opts)
+    run_both(loop_var_assigned_in_parallel, [np.zeros(10), 5],
+             cpu_opts({'i': parpy.threads(4)}, specialize_scalars=specialize))

@@ -54,6 +54,25 @@ fn subscript_depth(e: &ast::Expr) -> (Option<&str>, usize) {
 /// does not hold exactly (a Python number returned where another path
 /// returns a NumPy value: Python returns each as it is) goes into
 /// `inexact` with its span.
+/// Whether a statement of `body` (or of a block inside it) assigns the
+/// name `var` (`var = ...`, `a, var = ...`, `var += ...`).
+fn assigns_name(body: &[ast::Stmt], var: &str) -> bool {
+    fn names(t: &ast::Expr, var: &str) -> bool {
+        match &t.kind {
+            ast::ExprKind::Name(n) => n == var,
+            ast::ExprKind::Tuple(ts) => ts.iter().any(|t| names(t, var)),
+            _ => false,
+        }
+    }
+    let mut found = false;
+    ast::for_each_stmt(body, &mut |s| match &s.kind {
+        ast::StmtKind::Assign { targets, .. } => found |= targets.iter().any(|t| names(t, var)),
+        ast::StmtKind::AugAssign { target, .. } => found |= names(target, var),
+        _ => {}
+    });
+    found
+}
+
 /// A `range` step that is not a non-zero constant when compiling.
 fn non_constant_step(at: Span) -> Diagnostic {
     Diagnostic::error("the step of `range` must be a non-zero integer constant")
@@ -2145,6 +2164,11 @@ impl Lowerer<'_, '_> {
         let mut copy_to = None;
         let mut breaks = false;
         super::inline::own_breaks(body, &mut breaks);
+        // The body assigns the name (`i = i * 10`): Python's next iteration
+        // takes the next value of the range regardless, so the body's name
+        // is a local copied from the counter at the start of each iteration
+        // (the local that holds the name after the loop where there is one)
+        let assigned = assigns_name(body, var);
         // The name of an enclosing loop's variable: Python's one `i` holds
         // this loop's last value after it (the enclosing loop's when this
         // one runs zero times). A new local takes that role: set from the
@@ -2197,7 +2221,7 @@ impl Lowerer<'_, '_> {
         // `unbound.rs` checks where it is read
         let known = |this: &Self, e: &Option<ir::Expr>| e.as_ref().and_then(|e| this.known_int(e));
         let last = match (known(self, &lo), known(self, &hi), step) {
-            (Some(l), Some(h), Some(s)) if !breaks => {
+            (Some(l), Some(h), Some(s)) if !breaks && !assigned => {
                 let n = range_len(l, h, s);
                 Some((n >= 1).then(|| l + (n - 1) * s))
             }
@@ -2242,14 +2266,29 @@ impl Lowerer<'_, '_> {
             self.loop_ranges
                 .set(v, crate::ir::range::counter(lo, hi, s));
         }
-        let prev = self.scope.bind(var, Binding { var: v, weak: true });
+        if assigned && copy_to.is_none() {
+            let local = self.new_var(var, Type::Scalar(int_ty), VarKind::Local, var_span);
+            self.user_locals.insert(local);
+            copy_to = Some(local);
+        }
+        let body_var = copy_to.filter(|_| assigned);
+        let prev = self.scope.bind(
+            var,
+            Binding {
+                var: body_var.unwrap_or(v),
+                weak: true,
+            },
+        );
         let mapped = labels.iter().any(|l| self.opts.parallelize.contains_key(l));
         self.device_depth += u32::from(mapped);
         let mut body = self.loop_body(body);
         self.device_depth -= u32::from(mapped);
         // (an inner loop over the same name leaves its own last value in
         // it: the name's binding at the end of the body)
-        let rebound = self.scope.get(var).filter(|b| b.var != v);
+        let rebound = self
+            .scope
+            .get(var)
+            .filter(|b| b.var != v && Some(b.var) != body_var);
         if let Some(local) = copy_to {
             let ty = self.func.var(local).ty.clone();
             let e = ir::Expr::var(v, Type::Scalar(int_ty), var_span);
