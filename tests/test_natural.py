@@ -2681,3 +2681,21 @@ def test_the_loop_variable_may_be_assigned_in_its_body(specialize):
     run_both(loop_var_updated_in_a_branch, [rng(3).random(9), np.zeros(2)], opts)
     run_both(loop_var_assigned_in_parallel, [np.zeros(10), 5],
              cpu_opts({'i': parpy.threads(4)}, specialize_scalars=specialize))
+
+
+@parpy.jit
+def range_of_numpy_bools(x, y):
+    for i in range(x[0], x[1]):
+        y[0] += i
+
+
+def test_a_range_of_numpy_bools_is_pythons_type_error():
+    x = np.array([False, True])
+    with pytest.raises(TypeError, match="'numpy.bool' object cannot be interpreted as an integer"):
+        range_of_numpy_bools.py_func(x, np.zeros(1))
+    with pytest.raises(parpy.CompileTypeError) as e:
+        range_of_numpy_bools(x, np.zeros(1), opts=cpu_opts())
+    text = str(e.value)
+    assert text.splitlines()[0] == (
+        "error: 'numpy.bool' object cannot be interpreted as an integer")
+    assert "range(x[0], x[1])" in text

@@ -2133,6 +2133,17 @@ impl Lowerer<'_, '_> {
                 );
                 return None;
             }
+            if t.e.ty == Type::Scalar(ElemTy::Bool) && !t.weak {
+                // (a Python bool is an int to `range`, a NumPy one is not)
+                this.error(
+                    Diagnostic::error("'numpy.bool' object cannot be interpreted as an integer")
+                        .at(e.span, "a NumPy bool")
+                        .note("Python's `range` takes Python ints and bools and NumPy integers, not NumPy bools")
+                        .help("convert it with `int(...)`")
+                        .type_error(),
+                );
+                return None;
+            }
             this.index_value(t, "a `range` bound")
         };
         let (lo, hi) = if args.len() == 1 {
