@@ -113,3 +113,30 @@ def shape_index_not_constant(x, y, N):
 def test_shape_of_a_slice_takes_a_constant_index():
     with pytest.raises(parpy.CompileError, match=r"`array.shape` must be indexed by one constant"):
         shape_index_not_constant(fresh(N, 3), np.zeros(N), N, opts=cpu_opts())
+
+
+@parpy.jit
+def strides_read(x, y):
+    y[0] = x.shape[0] + x.strides[0]
+
+
+@parpy.jit
+def flat_read(x, y):
+    y[0] = x.flat[4]
+
+
+@parpy.jit
+def real_read(x, y):
+    y[:] = x.real[1]
+
+
+@pytest.mark.parametrize("fn, attr", [(strides_read, "strides"), (flat_read, "flat"),
+                                      (real_read, "real")])
+def test_an_unsupported_attribute_indexed_names_the_attribute(fn, attr):
+    # (it said "only array parameters can be indexed")
+    with pytest.raises(parpy.CompileError) as e:
+        fn(np.zeros((2, 3)), np.zeros(3), opts=cpu_opts())
+    text = str(e.value)
+    assert text.splitlines()[0] == (
+        f"error: attribute `{attr}` of `x` is not supported in parpy functions")
+    assert f"x.{attr}" in text

@@ -135,3 +135,18 @@ def test_a_parameter_annotated_as_a_number_stays_one():
     y = np.zeros(4, np.float32)
     parpy.jit(_scaled)(np.array(1.5, np.float32), x, y, 4, opts=cpu_opts())
     np.testing.assert_array_equal(y, x * np.float32(1.5))
+
+
+@parpy.jit
+def _dims_of(x, y):
+    y[0] = x.ndim * 100 + x.size
+
+
+def test_ndim_and_size_of_a_zero_d_array_argument():
+    # (read as its number, it was "only `.T`, `.shape[k]`, `.size` and
+    # `.ndim` are supported on arrays")
+    for x in (np.zeros(()), np.float32(2.5), np.int64(3)):
+        y = np.zeros(1, np.int64)
+        _dims_of(x, y, opts=cpu_opts())
+        assert y[0] == 1
+        assert x.ndim * 100 + x.size == 1

@@ -483,6 +483,18 @@ impl Lowerer<'_, '_> {
                         };
                         return Some(self.weak_int(v, span));
                     }
+                    // a NumPy number (a 0-d array argument read as its
+                    // value, an element) has no dimensions and one element
+                    if let ast::ExprKind::Name(n) = &value.kind {
+                        let numpy_number = self.scope.get(n).is_some_and(|b| {
+                            let ty = &self.func.var(b.var).ty;
+                            !b.weak && !ty.is_array() && ty.elem().is_some()
+                        });
+                        if numpy_number {
+                            let v = i64::from(attr == "size");
+                            return Some(self.weak_int(v, span));
+                        }
+                    }
                 }
                 if self.is_local_value(e) {
                     if let Some(d) = self.permutation_error(e) {
@@ -1806,6 +1818,22 @@ impl Lowerer<'_, '_> {
                             "store the values into a local array and index that: \
                              `t = np.empty(n)`, `t[:] = [... for j in range(n)]`, then `t[k]`",
                         ),
+                );
+                return None;
+            }
+            // `x.strides[0]`, `y.flat[4]`, `y.real[1]`: the attribute is
+            // what parpy lacks
+            ast::ExprKind::Attr { value, attr } if self.array_shape(value).is_some() => {
+                let of = match &value.kind {
+                    ast::ExprKind::Name(n) => format!("`{n}`"),
+                    _ => "an array".to_string(),
+                };
+                self.error(
+                    Diagnostic::error(format!(
+                        "attribute `{attr}` of {of} is not supported in parpy functions"
+                    ))
+                    .at(base.span, "not supported")
+                    .help("only `.T`, `.shape[k]`, `.size` and `.ndim` are supported on arrays"),
                 );
                 return None;
             }
