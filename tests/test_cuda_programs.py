@@ -278,6 +278,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_np_clip_by_a_python_int_past_the_other_side_raises_as_numpy_does",
     "test_np_inner_of_matrices_or_by_name_is_an_error",
     "test_matmul_of_a_number_is_numpys_error",
+    "test_mismatched_core_dimensions_are_numpys_error",
     "test_a_run_time_index_out_of_a_computed_array_raises_index_error",
     "test_changing_a_local_tuple_is_pythons_error",
     "test_a_computed_array_passed_to_a_helper_compiles_for_cuda_and_metal",

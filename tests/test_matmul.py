@@ -336,7 +336,8 @@ def test_a_product_of_a_named_product_points_at_the_use():
 
 
 @pytest.mark.parametrize("fn,args,message", [
-    (matmul_of_an_expression, [np.ones((3, 4)), np.zeros((3, 4))],
+    # ((1, 1) @ (1, 4): the shapes agree, as NumPy wants)
+    (matmul_of_an_expression, [np.ones((1, 4)), np.zeros((1, 4))],
      "`@` with a matrix on the right takes a left operand built elementwise from arrays"),
     (matmul_3d, [np.ones((3, 4)), np.zeros(1)], "`@` of 3- and 2-dimensional operands is not supported"),
     (matmul_bool, [np.ones((3, 3), bool), np.zeros((3, 3), bool)], "`@` of bool arrays is not supported"),
@@ -451,3 +452,27 @@ def test_float16_products_add_in_float32_as_numpy_does():
     assert got[3].tobytes() == np.array(want, np.float16).tobytes()
     assert got[4].tobytes() == (x @ w.T).tobytes()
     assert got[5].tobytes() == np.array([np.linalg.norm(r) for r in x]).tobytes()
+
+
+@parpy.jit
+def matmul_misaligned(a, b, c):
+    c[:, :] = a @ b
+
+
+@parpy.jit
+def dot_misaligned(a, b, c):
+    c[:] = np.dot(a, b)
+
+
+def test_mismatched_core_dimensions_are_numpys_error():
+    # (it was the internal broadcast "the slices (3, 4, 1) and (3, 5) do not
+    # match")
+    a, b, v = _floats(3, 4), _floats(3, 5), _floats(3)
+    for fn, b, out in ((matmul_misaligned, b, np.zeros((3, 5))),
+                       (dot_misaligned, v, np.zeros(3))):
+        with pytest.raises(ValueError) as want:
+            fn.py_func(a, b, out)
+        with pytest.raises(parpy.CompileError) as e:
+            fn(a, b, out, opts=cpu_opts())
+        first = str(e.value).splitlines()[0]
+        assert first == f"error: {want.value}", (first, str(want.value))

@@ -1916,6 +1916,12 @@ impl Lowerer<'_, '_> {
             }
             return self.lower_expr(&ast::Expr::binary(BinOp::Mul, a.clone(), b.clone(), span));
         }
+        if ra <= 2 && rb <= 2 {
+            if let Some(d) = self.core_mismatch(a, b, name) {
+                self.error(d);
+                return None;
+            }
+        }
         if ra <= 2 && rb <= 2 && self.half_operands(a, b) {
             // NumPy's float16 dot and matmul multiply and add in float32,
             // in order, and round the result to float16 once
@@ -1983,6 +1989,52 @@ impl Lowerer<'_, '_> {
             return None;
         }
         Some(sum)
+    }
+
+    /// NumPy's error of `dot` / `matmul` of operands of 1 or 2
+    /// dimensions whose core dimensions (the last of `a`, the first of
+    /// `b`) differ, when their shapes are known.
+    fn core_mismatch(&mut self, a: &ast::Expr, b: &ast::Expr, name: &str) -> Option<Diagnostic> {
+        // (the shapes only: the operands' own errors come when they are
+        // lowered)
+        let (from, diags) = (self.pre.len(), self.sh.diags.len());
+        let (sa, sb) = (self.array_shape(a).flatten(), self.array_shape(b).flatten());
+        self.pre.truncate(from);
+        self.sh.diags.truncate(diags);
+        let (sa, sb) = (sa?, sb?);
+        let (&ka, &kb) = (sa.last()?, sb.first()?);
+        if ka == kb {
+            return None;
+        }
+        let tuple = |s: &[i64]| match s {
+            [d] => format!("({d},)"),
+            _ => format!(
+                "({})",
+                s.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        };
+        let message = if name == "@" || name.ends_with("matmul") {
+            format!(
+                "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc \
+                 signature (n?,k),(k,m?)->(n?,m?) (size {kb} is different from {ka})"
+            )
+        } else {
+            format!(
+                "shapes {} and {} not aligned: {ka} (dim {}) != {kb} (dim 0)",
+                tuple(&sa),
+                tuple(&sb),
+                sa.len() - 1
+            )
+        };
+        Some(
+            Diagnostic::error(message)
+                .at(a.span, format!("shape {}: its last dimension is {ka}", tuple(&sa)))
+                .also(b.span, format!("shape {}: its first dimension is {kb}", tuple(&sb)))
+                .note("NumPy raises ValueError: the last dimension of the left operand must equal the first of the right one"),
+        )
     }
 
     /// Whether NumPy multiplies the arrays `a` and `b` as float16 (both
