@@ -384,8 +384,23 @@ def test_non_contiguous_array(tmp_path):
     with pytest.raises(ValueError) as e:
         axpy(x, y, 1.0, 4, opts=cpu(cache_dir=tmp_path))
     assert str(e.value) == (
-        "argument `x` of `axpy` is not C-contiguous; pass np.ascontiguousarray(x)"
+        "argument `x` of `axpy` is not C-contiguous; pass a C-contiguous array: "
+        "np.ascontiguousarray(x) is one, but a copy, so where `axpy` writes `x` its results "
+        "go to the copy: pass `t = np.ascontiguousarray(x)`, then copy them back with "
+        "`x[...] = t`"
     )
+
+
+def test_a_non_contiguous_output_is_copied_back_as_the_error_says(tmp_path):
+    # (the error suggested np.ascontiguousarray(y): a copy, whose results
+    # were lost to `y`)
+    x, y = np.arange(4.0), np.zeros(8)[::2]
+    with pytest.raises(ValueError, match=r"copy them back with `y\[\.\.\.\] = t`"):
+        axpy(x, y, 1.0, 4, opts=cpu(cache_dir=tmp_path))
+    t = np.ascontiguousarray(y)
+    axpy(x, t, 1.0, 4, opts=cpu(cache_dir=tmp_path))
+    y[...] = t
+    assert y.tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
 def test_unaligned_array_hint_is_a_copy(tmp_path):
@@ -394,7 +409,10 @@ def test_unaligned_array_hint_is_a_copy(tmp_path):
     assert y.flags.c_contiguous and not y.flags.aligned
     with pytest.raises(ValueError) as e:
         axpy(np.arange(4.0), y, 1.0, 4, opts=cpu(cache_dir=tmp_path))
-    assert str(e.value) == "argument `y` of `axpy` is not aligned; pass y.copy()"
+    assert str(e.value) == (
+        "argument `y` of `axpy` is not aligned; pass an aligned array: y.copy() is one, but "
+        "a copy, so where `axpy` writes `y` its results go to the copy: pass `t = y.copy()`, "
+        "then copy them back with `y[...] = t`")
     assert y.copy().flags.aligned
 
 

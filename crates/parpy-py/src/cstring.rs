@@ -150,9 +150,8 @@ impl CompiledString {
                         )));
                     }
                     if !arr.is_c_contiguous() {
-                        return Err(PyValueError::new_err(format!(
-                            "argument `{pname}` of `{}` is not C-contiguous; pass np.ascontiguousarray({pname})",
-                            self.name
+                        return Err(PyValueError::new_err(args::layout_error(
+                            pname, &self.name, false,
                         )));
                     }
                     // SAFETY: reading the flags and data pointer of a live array.

@@ -255,14 +255,10 @@ pub fn observe(
             let n = ctx.name(i);
             // (np.ascontiguousarray keeps a contiguous array that is not
             // aligned as it is; a copy is aligned)
-            let (why, fix) = if flags & NPY_ARRAY_C_CONTIGUOUS == 0 {
-                ("is not C-contiguous", format!("np.ascontiguousarray({n})"))
-            } else {
-                ("is not aligned", format!("{n}.copy()"))
-            };
-            return Err(PyValueError::new_err(format!(
-                "argument `{n}` of `{}` {why}; pass {fix}",
-                ctx.func
+            return Err(PyValueError::new_err(layout_error(
+                &n,
+                ctx.func,
+                flags & NPY_ARRAY_C_CONTIGUOUS != 0,
             )));
         }
         let nd = nd.max(0) as usize;
@@ -450,6 +446,25 @@ pub fn overlapping(n: usize, at: impl Fn(usize) -> Extent) -> Option<(usize, usi
 
 /// The `ValueError` for arguments `a` and `b` (written) of `func` that
 /// overlap in memory.
+/// The error of an array argument that is not C-contiguous (or, when
+/// `contiguous`, not aligned): what to pass instead. The fix is a copy, so
+/// it says how the results of a function that writes the argument get back.
+pub fn layout_error(n: &str, func: &str, contiguous: bool) -> String {
+    let (why, what, copy) = match contiguous {
+        false => (
+            "is not C-contiguous",
+            "a C-contiguous array",
+            format!("np.ascontiguousarray({n})"),
+        ),
+        true => ("is not aligned", "an aligned array", format!("{n}.copy()")),
+    };
+    format!(
+        "argument `{n}` of `{func}` {why}; pass {what}: {copy} is one, but a copy, so where \
+         `{func}` writes `{n}` its results go to the copy: pass `t = {copy}`, then copy them \
+         back with `{n}[...] = t`"
+    )
+}
+
 pub fn overlap_error(func: &str, a: &str, b: &str) -> PyErr {
     PyValueError::new_err(format!(
         "arguments `{a}` and `{b}` of `{func}` overlap in memory (views of one buffer), and \
@@ -646,10 +661,10 @@ pub fn inspect(
             return Ok(scalar(elem, v, false));
         }
         if !a.is_c_contiguous() {
-            let n = ctx.name(i);
-            return Err(PyValueError::new_err(format!(
-                "argument `{n}` of `{}` is not C-contiguous; pass np.ascontiguousarray({n})",
-                ctx.func
+            return Err(PyValueError::new_err(layout_error(
+                &ctx.name(i),
+                ctx.func,
+                false,
             )));
         }
         let shape = a.shape().iter().map(|&d| d as i64).collect();
