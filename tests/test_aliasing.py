@@ -187,3 +187,18 @@ def test_print_compiled_shows_the_code_of_the_same_array_twice():
     assert "doubled_after_write(double *x, double *y)" in code, code
     code = parpy.print_compiled(doubled_after_write, [a, a.copy(), np.zeros(4)], opts())
     assert "double *x, double *z, double *y)" in code, code
+
+
+@parpy.jit
+def copy_into_second(x, y):
+    y[0] = x[1]
+
+
+def test_a_read_only_array_passed_twice_names_the_written_parameter():
+    # (the one array compiles under the first name, `x`, which the error
+    # named though the function writes `y`)
+    ro = np.arange(4.0)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError) as e:
+        copy_into_second(ro, ro, opts=cpu_opts())
+    assert str(e.value).startswith("argument `y` of `copy_into_second` is read-only"), e.value

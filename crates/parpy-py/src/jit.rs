@@ -684,7 +684,20 @@ impl JitFunction {
         };
         let readonly_written = compiled.written_mask & !writeable;
         if readonly_written != 0 {
-            let i = readonly_written.trailing_zeros() as usize;
+            let mut i = readonly_written.trailing_zeros() as usize;
+            // (an array passed twice compiles under its first name: the
+            // name the body stores through is the one to report)
+            let stored = self.def.stored_params();
+            if stored >> i & 1 == 0 {
+                let twin = same.iter().find_map(|&(j, k)| match (j == i, k == i) {
+                    (true, _) => Some(k),
+                    (_, true) => Some(j),
+                    _ => None,
+                });
+                if let Some(t) = twin.filter(|&t| t < 64 && stored >> t & 1 != 0) {
+                    i = t;
+                }
+            }
             return Err(PyValueError::new_err(format!(
                 "argument `{}` of `{}` is read-only, but the function writes to it; pass a \
                  writeable array (e.g. {}.copy())",

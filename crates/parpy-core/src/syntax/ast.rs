@@ -610,6 +610,42 @@ impl FunctionDef {
         out
     }
 
+    /// The parameters (bit i: parameter i, the first 64) the body stores
+    /// into itself: the array of an element or slice assignment (`y[i] =
+    /// v`, `y[:] += v`) or of an augmented assignment (`y += v`). (The
+    /// binding names the written one of an array passed twice by it.)
+    pub fn stored_params(&self) -> u64 {
+        let mut stored: Vec<&str> = vec![];
+        fn root(e: &Expr) -> Option<&str> {
+            match &e.kind {
+                ExprKind::Name(n) => Some(n),
+                ExprKind::Subscript { value, .. } | ExprKind::Attr { value, .. } => root(value),
+                _ => None,
+            }
+        }
+        walk_stmts(&self.body, &mut |s| match &s.kind {
+            StmtKind::Assign { targets, .. } => {
+                let mut stack: Vec<&Expr> = targets.iter().collect();
+                while let Some(t) = stack.pop() {
+                    match &t.kind {
+                        ExprKind::Tuple(ts) => stack.extend(ts),
+                        ExprKind::Subscript { value, .. } => stored.extend(root(value)),
+                        _ => {}
+                    }
+                }
+            }
+            StmtKind::AugAssign { target, .. } => stored.extend(root(target)),
+            _ => {}
+        });
+        let mut mask = 0u64;
+        for (i, p) in self.params.iter().enumerate().take(64) {
+            if stored.contains(&p.name.as_str()) {
+                mask |= 1 << i;
+            }
+        }
+        mask
+    }
+
     /// The parameters (bit i: parameter i, the first 64) whose 0-d array
     /// argument the function may write or index: it updates the name in
     /// place (`z += v`), indexes it (`z[()] = v`, `z[...] += v`, `z[()]`)
