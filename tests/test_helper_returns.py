@@ -149,3 +149,76 @@ def test_a_helper_returning_float32_and_a_python_float_is_float32_as_a_local_is(
     _use_tenths(x, y, 2, opts=cpu_opts())
     tenth = float(np.float32(0.1))
     assert y[1, 0] == y[0, 1] == y[1, 2] == tenth
+
+
+@parpy.jit
+def pair_and_nested_pair(v):
+    return v, v * 2, (v + 1, v - 1)
+
+
+@parpy.jit
+def deeply_nested(v):
+    return v, (v * 2, (v + 1, v - 1))
+
+
+@parpy.jit
+def unpacks_nested_results(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        a, b, (c, d) = pair_and_nested_pair(x[i])
+        e, (f, (g, h)) = deeply_nested(x[i] + 1)
+        y[i, 0] = a + b * 10 + c * 100 + d * 1000
+        y[i, 1] = e + f * 10 + g * 100 + h * 1000
+
+
+def test_a_helpers_nested_tuple_unpacks_into_nested_targets():
+    # (refused at decoration: "nested tuple targets are not supported")
+    x = np.arange(5.0)
+    for spec in ({}, {'i': parpy.threads(2)}):
+        y = np.zeros((5, 2))
+        unpacks_nested_results(x, y, 5, opts=cpu_opts(spec))
+        want = np.zeros((5, 2))
+        unpacks_nested_results.py_func(x, want, 5)
+        assert y.tolist() == want.tolist()
+
+
+@parpy.jit
+def nested_into_a_name(x, y, N):
+    for i in range(N):
+        a, b, cd = pair_and_nested_pair(x[i])
+        y[i] = a + b
+
+
+@parpy.jit
+def nested_miscounted(x, y, N):
+    for i in range(N):
+        a, b, (c, d, e) = pair_and_nested_pair(x[i])
+        y[i] = a + b
+
+
+@parpy.jit
+def nested_item_indexed(x, y, N):
+    for i in range(N):
+        y[i] = pair_and_nested_pair(x[i])[3]
+
+
+@parpy.jit
+def nested_targets_of_divmod(x, y, N):
+    for i in range(N):
+        a, (b, c) = divmod(x[i], 2.0)
+        y[i] = a
+
+
+@pytest.mark.parametrize("fn, message", [
+    (nested_into_a_name, "a tuple cannot be stored in one variable"),
+    (nested_miscounted, "cannot unpack 2 values into 3 targets"),
+    (nested_item_indexed, "an item of a nested tuple a helper returns cannot be indexed"),
+    (nested_targets_of_divmod, "nested tuple targets are not supported in parpy functions"),
+])
+def test_what_a_nested_tuple_cannot_be_is_one_located_error(fn, message):
+    with pytest.raises(parpy.CompileError) as e:
+        fn(np.arange(4.0), np.zeros(4), 4, opts=cpu_opts())
+    text = str(e.value)
+    assert text.splitlines()[0] == f"error: {message}", text
+    assert text.count("error:") == 1, text
+    assert "test_helper_returns.py:" in text

@@ -201,6 +201,24 @@ impl Lowerer<'_, '_> {
                 None
             }
         };
+        // (of a helper's nested tuple the values are flattened: an item is
+        // not the value at its index)
+        if let ast::ExprKind::Call { func, .. } = &value.kind {
+            let nested = self
+                .tuple_helper(func)
+                .and_then(|(def, _)| super::inline::returned_shape(&def.body))
+                .is_some_and(|s| s.nests());
+            if nested {
+                self.error(
+                    Diagnostic::error(
+                        "an item of a nested tuple a helper returns cannot be indexed",
+                    )
+                    .at(e.span, "indexed here")
+                    .help("unpack it instead: `a, (b, c) = f(x)`"),
+                );
+                return None;
+            }
+        }
         let values = self.unpacked_values(value)?;
         let k = k?;
         let n = values.len() as i64;
@@ -226,12 +244,9 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Vec<Lowered> {
-        let failed = match def.body.last().map(|s| &s.kind) {
-            Some(ast::StmtKind::Return(Some(ast::Expr {
-                kind: ast::ExprKind::Tuple(items),
-                ..
-            }))) => vec![(None, span); items.len()],
-            _ => vec![(None, span)],
+        let failed = match super::inline::returned_shape(&def.body) {
+            Some(shape) => vec![(None, span); shape.leaves()],
+            None => vec![(None, span)],
         };
         if args.len() != def.params.len() {
             let n = def.params.len();
@@ -284,6 +299,15 @@ impl Lowerer<'_, '_> {
         if !labels.is_empty() {
             self.label_error(labels, span);
         }
+        let flat;
+        let targets = match self.nested_unpack(targets, value) {
+            None => targets,
+            Some(Some(t)) => {
+                flat = [t];
+                &flat[..]
+            }
+            Some(None) => return vec![],
+        };
         if let Some(stmts) = self.alias_multi_assign(targets, value, span) {
             return stmts;
         }
@@ -378,6 +402,127 @@ impl Lowerer<'_, '_> {
             }
         }
         out
+    }
+
+    /// `a, (b, c) = f(x)` of a helper whose last statement returns a
+    /// nested tuple (`return p, (q, r)`): the targets matched against it
+    /// level by level, one flat tuple of targets for its flattened values
+    /// (`a, b, c`); `Some(None)` after an error (a nested target of any
+    /// other value is one). `None` where neither the targets nor the
+    /// helper's tuple nest.
+    fn nested_unpack(
+        &mut self,
+        targets: &[ast::Expr],
+        value: &ast::Expr,
+    ) -> Option<Option<ast::Expr>> {
+        use super::inline::TupleShape;
+        let nests = |t: &ast::Expr| {
+            matches!(&t.kind, ast::ExprKind::Tuple(ts)
+                if ts.iter().any(|t| matches!(t.kind, ast::ExprKind::Tuple(_))))
+        };
+        let shape = match &value.kind {
+            ast::ExprKind::Call { func, .. } => self
+                .tuple_helper(func)
+                .and_then(|(def, _)| super::inline::returned_shape(&def.body)),
+            _ => None,
+        };
+        if !targets.iter().any(nests) && !shape.as_ref().is_some_and(TupleShape::nests) {
+            return None;
+        }
+        let mut names = vec![];
+        targets.iter().for_each(|t| target_names(t, &mut names));
+        let shape = match (shape, targets) {
+            (Some(shape), [_]) => shape,
+            _ => {
+                let errors = self.sh.diags.len();
+                for t in targets.iter().filter(|t| nests(t)) {
+                    let ast::ExprKind::Tuple(ts) = &t.kind else {
+                        continue;
+                    };
+                    for inner in ts
+                        .iter()
+                        .filter(|t| matches!(t.kind, ast::ExprKind::Tuple(_)))
+                    {
+                        self.error(
+                            Diagnostic::error(
+                                "nested tuple targets are not supported in parpy functions",
+                            )
+                            .at(inner.span, "nested tuple")
+                            .help(
+                                "unpack one level at a time: `a, b = ...` with names or \
+                                 subscripts (a helper's nested tuple, `return p, (q, r)`, \
+                                 unpacks into one target list: `a, (b, c) = f(x)`)",
+                            ),
+                        );
+                    }
+                }
+                if self.sh.diags.len() == errors {
+                    // (`a = b = f(x)` of a nested tuple)
+                    self.error(
+                        Diagnostic::error("a tuple cannot be stored in one variable")
+                            .at(value.span, "a nested tuple")
+                            .help("unpack it into one target list: `a, (b, c) = f(x)`"),
+                    );
+                }
+                names.iter().for_each(|n| self.scope.mark_failed(n));
+                return Some(None);
+            }
+        };
+        let mut flat = vec![];
+        if !self.match_shape(&targets[0], &shape, value.span, &mut flat) {
+            names.iter().for_each(|n| self.scope.mark_failed(n));
+            return Some(None);
+        }
+        Some(Some(ast::Expr {
+            kind: ast::ExprKind::Tuple(flat),
+            span: targets[0].span,
+        }))
+    }
+
+    /// The targets of `target` matched against `shape` (see
+    /// [`Self::nested_unpack`]), each target of a value pushed onto `flat`;
+    /// false after an error.
+    fn match_shape(
+        &mut self,
+        target: &ast::Expr,
+        shape: &super::inline::TupleShape,
+        value: Span,
+        flat: &mut Vec<ast::Expr>,
+    ) -> bool {
+        use super::inline::TupleShape;
+        match (&target.kind, shape) {
+            (ast::ExprKind::Tuple(ts), TupleShape::Items(items)) if ts.len() == items.len() => ts
+                .iter()
+                .zip(items)
+                .all(|(t, s)| self.match_shape(t, s, value, flat)),
+            (ast::ExprKind::Tuple(ts), TupleShape::Items(items)) => {
+                self.count_error(items.len(), target, ts, value);
+                false
+            }
+            (ast::ExprKind::Tuple(ts), TupleShape::Leaf) => {
+                self.error(
+                    Diagnostic::error(format!("cannot unpack one value into {} targets", ts.len()))
+                        .at(value, "this item of the returned tuple is one value")
+                        .also(target.span, format!("{} targets", ts.len()))
+                        .note("Python raises TypeError: cannot unpack non-iterable object")
+                        .type_error(),
+                );
+                false
+            }
+            (_, TupleShape::Items(items)) => {
+                self.error(
+                    Diagnostic::error("a tuple cannot be stored in one variable")
+                        .at(target.span, "a single target")
+                        .also(value, format!("a tuple of {} values here", items.len()))
+                        .help("unpack it into as many names: `a, (b, c) = ...`"),
+                );
+                false
+            }
+            (_, TupleShape::Leaf) => {
+                flat.push(target.clone());
+                true
+            }
+        }
     }
 
     /// The names among `targets` count as defined (with an unknown type)
@@ -612,14 +757,16 @@ fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> 
 
 /// Adds the names that `stmts` assign (`n = ...`, `n += ...`, tuple and
 /// chained targets), in nested blocks too, to `out`.
-pub(super) fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
-    fn target_names(t: &ast::Expr, out: &mut Vec<String>) {
-        match &t.kind {
-            ast::ExprKind::Name(n) => out.push(n.clone()),
-            ast::ExprKind::Tuple(ts) => ts.iter().for_each(|t| target_names(t, out)),
-            _ => {}
-        }
+/// The names of a target, in tuples nested to any depth.
+fn target_names(t: &ast::Expr, out: &mut Vec<String>) {
+    match &t.kind {
+        ast::ExprKind::Name(n) => out.push(n.clone()),
+        ast::ExprKind::Tuple(ts) => ts.iter().for_each(|t| target_names(t, out)),
+        _ => {}
     }
+}
+
+pub(super) fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
     for s in stmts {
         match &s.kind {
             ast::StmtKind::Assign { targets, .. } => {

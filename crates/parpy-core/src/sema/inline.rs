@@ -50,6 +50,54 @@ pub(super) fn has_labels(body: &[ast::Stmt], globals: &dyn Resolver) -> bool {
 }
 
 /// Does `body` return a tuple (`return a, b`) anywhere?
+/// The leaves of a tuple expression nested to any depth, in order (`a`,
+/// `b`, `c` of `(a, (b, c))`); an expression that is no tuple is its own.
+pub(super) fn tuple_leaves<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+    match &e.kind {
+        ast::ExprKind::Tuple(items) => items.iter().for_each(|i| tuple_leaves(i, out)),
+        _ => out.push(e),
+    }
+}
+
+/// The shape of the tuple a helper's last statement returns (`return a,
+/// (b, c)`: 2 items, the second a tuple of 2), if it returns one.
+pub(super) fn returned_shape(body: &[ast::Stmt]) -> Option<TupleShape> {
+    fn shape(e: &ast::Expr) -> TupleShape {
+        match &e.kind {
+            ast::ExprKind::Tuple(items) => TupleShape::Items(items.iter().map(shape).collect()),
+            _ => TupleShape::Leaf,
+        }
+    }
+    match body.last().map(|s| &s.kind) {
+        Some(ast::StmtKind::Return(Some(e))) if matches!(e.kind, ast::ExprKind::Tuple(_)) => {
+            Some(shape(e))
+        }
+        _ => None,
+    }
+}
+
+/// A value, or a tuple of values nested to any depth.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum TupleShape {
+    Leaf,
+    Items(Vec<TupleShape>),
+}
+
+impl TupleShape {
+    /// The number of values in it.
+    pub(super) fn leaves(&self) -> usize {
+        match self {
+            TupleShape::Leaf => 1,
+            TupleShape::Items(items) => items.iter().map(TupleShape::leaves).sum(),
+        }
+    }
+
+    /// Does a tuple hold a tuple?
+    pub(super) fn nests(&self) -> bool {
+        matches!(self, TupleShape::Items(items) if items.iter().any(|i| matches!(i, TupleShape::Items(_))))
+    }
+}
+
 pub(super) fn returns_tuple(body: &[ast::Stmt]) -> bool {
     let mut found = false;
     ast::for_each_stmt(body, &mut |s| {
@@ -313,7 +361,12 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<TExpr> {
         let mut values = self.inline_values(def, globals, args, span)?;
-        match values.len() {
+        // (a nested tuple's items, not its flattened values)
+        let items = match returned_shape(&def.body) {
+            Some(TupleShape::Items(items)) => items.len(),
+            _ => values.len(),
+        };
+        match items {
             0 => Some(TExpr {
                 e: Expr::new(ExprKind::Bool(false), Type::Void, span),
                 weak: false,
@@ -690,9 +743,15 @@ impl Lowerer<'_, '_> {
                 }
             }
             // `return e` or `return a, b`
+            // (`return a, (b, c)`: the values flattened, `a, b, c`, which
+            // the caller's nested targets take, `assign.rs` `nested_unpack`)
             let returned: Vec<&ast::Expr> = match ret.map(|e| &e.kind) {
                 None => vec![],
-                Some(ast::ExprKind::Tuple(items)) => items.iter().collect(),
+                Some(ast::ExprKind::Tuple(items)) => {
+                    let mut leaves = vec![];
+                    items.iter().for_each(|e| tuple_leaves(e, &mut leaves));
+                    leaves
+                }
                 Some(_) => ret.into_iter().collect(),
             };
             let mut values = vec![];

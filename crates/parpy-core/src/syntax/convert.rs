@@ -725,8 +725,17 @@ impl Converter {
                 }
             }
             py::Stmt::Assign(a) => {
-                let targets: Vec<Option<Expr>> =
-                    a.targets.iter().map(|t| self.target(t, true)).collect();
+                // (`a, (b, c) = f(x)`: nested targets of a helper's nested
+                // tuple, which sema matches against its `return`)
+                let call = matches!(&*a.value, py::Expr::Call(_));
+                let targets: Vec<Option<Expr>> = a
+                    .targets
+                    .iter()
+                    .map(|t| match call {
+                        true => self.nested_target(t),
+                        false => self.target(t, true),
+                    })
+                    .collect();
                 let value = self.assign_value(&a.value);
                 StmtKind::Assign {
                     targets: targets.into_iter().collect::<Option<Vec<_>>>()?,
@@ -988,6 +997,28 @@ impl Converter {
                 not_a_name(self, t.range());
                 None
             }
+        }
+    }
+
+    /// An assignment target of a call's value: [`Self::target`], with
+    /// tuples nested to any depth.
+    fn nested_target(&mut self, t: &py::Expr) -> Option<Expr> {
+        match t {
+            py::Expr::Tuple(py::ExprTuple { elts, .. })
+            | py::Expr::List(py::ExprList { elts, .. }) => {
+                let items: Vec<Option<Expr>> = elts
+                    .iter()
+                    .map(|e| match e {
+                        py::Expr::Tuple(_) | py::Expr::List(_) => self.nested_target(e),
+                        _ => self.target(e, false),
+                    })
+                    .collect();
+                Some(Expr {
+                    kind: ExprKind::Tuple(items.into_iter().collect::<Option<Vec<_>>>()?),
+                    span: self.span(t.range()),
+                })
+            }
+            _ => self.target(t, true),
         }
     }
 
