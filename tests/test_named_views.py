@@ -202,3 +202,65 @@ def test_a_store_into_a_diagonal_is_an_error_as_numpys_read_only_view():
             f.py_func(np.arange(9.0).reshape(3, 3))
         with pytest.raises(parpy.CompileError, match="diagonal of an array is read-only in NumPy"):
             f(np.arange(9.0).reshape(3, 3), opts=cpu_opts())
+
+
+@parpy.jit
+def updates_through_views(y, z, w, v, out):
+    with parpy.gpu:
+        t = y.T
+        t += 1.0
+        t[:, 0] *= 2.0
+        r = z.ravel()
+        r += 1.0
+        f = np.flip(w)
+        f[1:].fill(2.0)
+        s = v.reshape(3, 2)
+        s.fill(3.0)
+        out[:, :] = t
+
+
+def test_in_place_updates_and_fills_through_named_views_reach_the_array():
+    run_both(updates_through_views, [_m(), _m(), np.arange(6.0), np.arange(6.0),
+                                     np.zeros((3, 2))], cpu_opts())
+
+
+@parpy.jit
+def stores_into_view_calls(y, z, w):
+    with parpy.gpu:
+        y.reshape(3, 2)[:, 0] = 5.0
+        np.flip(z)[1:] = 0.0
+        np.flip(w)[0] = -1.0
+
+
+def test_a_store_into_a_reshaped_or_flipped_array_reaches_the_array():
+    run_both(stores_into_view_calls, [np.arange(6.0), np.arange(6.0), np.arange(6.0)],
+             cpu_opts())
+
+
+@parpy.jit
+def reshaped_at(y, out, k):
+    r = y.reshape(3, 2)
+    out[0] = r[k, 1]
+
+
+def test_a_run_time_index_of_a_reshaped_view_is_checked():
+    opts = cpu_opts(specialize_scalars=False)
+    run_both(reshaped_at, [np.arange(6.0), np.zeros(1), 2], opts)
+    with pytest.raises(IndexError):
+        reshaped_at.py_func(np.arange(6.0), np.zeros(1), 3)
+    with pytest.raises(IndexError, match="reshaped view of shape"):
+        reshaped_at(np.arange(6.0), np.zeros(1), 3, opts=opts)
+
+
+@parpy.jit
+def rebound_transpose(y, z, c):
+    if c > 0:
+        t = y.T
+    else:
+        t = z.T
+    t[0, 1] = 5.0
+
+
+def test_a_view_name_bound_to_two_arrays_and_written_is_refused():
+    with pytest.raises(parpy.CompileError, match="would be a view of `y` here"):
+        rebound_transpose(_m(), _m(), 1, opts=cpu_opts())

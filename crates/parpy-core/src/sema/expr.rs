@@ -1681,12 +1681,9 @@ impl Lowerer<'_, '_> {
     /// The value indexed by subscript `e` when it is computed (a call, an
     /// operator: `np.diff(u)[0]`), not an array, a transpose or a shape.
     fn computed_base<'e>(&mut self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
-        let (base, idx) = flatten_subscript(e);
-        // (a reshaped view's slice: `lower_subscript`, sema::views)
-        let sliced = idx
-            .iter()
-            .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. }));
-        if sliced && self.reshape_view(base).is_some() {
+        let (base, _) = flatten_subscript(e);
+        // (a reshaped view: `lower_subscript`, sema::views)
+        if self.reshape_view(base).is_some() {
             return None;
         }
         match &base.kind {

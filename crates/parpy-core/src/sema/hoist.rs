@@ -46,7 +46,7 @@ impl Lowerer<'_, '_> {
             match &mut s.kind {
                 StmtKind::Assign { targets, value } => {
                     for t in targets.iter_mut() {
-                        self.hoist_in(t, &mut before);
+                        self.hoist_target(t, &mut before);
                     }
                     // (the whole value is the statement's own; so is the
                     // array of a reversed one, which `stmt.rs`
@@ -59,7 +59,7 @@ impl Lowerer<'_, '_> {
                     }
                 }
                 StmtKind::AugAssign { target, value, .. } => {
-                    self.hoist_in(target, &mut before);
+                    self.hoist_target(target, &mut before);
                     self.hoist_in(value, &mut before);
                 }
                 StmtKind::For {
@@ -108,6 +108,23 @@ impl Lowerer<'_, '_> {
             out.push(s);
         }
         out
+    }
+
+    /// A store target: a call it subscripts is not named (a store into a
+    /// copy would be lost): `expr.rs` `lower_subscript` stores through
+    /// NumPy's view (`np.flip(y)[1:] = v`, `y.reshape(3, 2)[:, 0] = v`,
+    /// sema::views) or says why it cannot.
+    fn hoist_target(&self, t: &mut Expr, before: &mut Vec<Hoisted>) {
+        if let ExprKind::Subscript { value, indices } = &mut t.kind {
+            if matches!(value.kind, ExprKind::Call { .. }) {
+                self.hoist_args(value, before);
+                for i in indices.iter_mut() {
+                    self.hoist_in(i, before);
+                }
+                return;
+            }
+        }
+        self.hoist_in(t, before);
     }
 
     /// Names the arrays of the module doc inside `e` and `e` itself.

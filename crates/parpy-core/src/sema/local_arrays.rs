@@ -535,6 +535,15 @@ impl Lowerer<'_, '_> {
     /// The array a view `value` looks into: an array name (`t = x`) or a
     /// subscript of one that leaves dimensions (`x[i, :]`, `x[::-1]`).
     fn view_base(&self, value: &ast::Expr) -> Option<String> {
+        // NumPy's views of a view: `y.T`, `np.flip(y)`, `y.diagonal()`
+        // (sema::views)
+        if let Some(m) = super::expr::transpose_of(value) {
+            return self.view_base(m);
+        }
+        if let Some((Builtin::Flip(_) | Builtin::Diagonal(_), args)) = self.view_builtin_call(value)
+        {
+            return args.first().and_then(|m| self.view_base(m));
+        }
         let (base, _) = super::expr::flatten_subscript(value);
         let base = super::expr::transpose_of(base).unwrap_or(base);
         match (&value.kind, &base.kind) {

@@ -556,7 +556,31 @@ impl Lowerer<'_, '_> {
     /// call's lowering refuses).
     fn fill_statement(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
         if let ast::StmtKind::AugAssign { target, op, value } = &s.kind {
-            let whole = matches!(target.kind, ast::ExprKind::Name(_)) && self.rank(target) > 0;
+            // (`t += v` of a named view, `t = y.T` or `r = y.ravel()`,
+            // reads `y.T += v`: sema::views; a call, which Python cannot
+            // assign to, only so)
+            let rank = self.rank(target);
+            let whole = match &target.kind {
+                ast::ExprKind::Name(_) => true,
+                ast::ExprKind::Attr { .. } => super::expr::transpose_of(target).is_some(),
+                ast::ExprKind::Call { .. } => {
+                    return (rank > 0).then(|| ast::Stmt {
+                        kind: ast::StmtKind::AugAssign {
+                            target: ast::Expr {
+                                kind: ast::ExprKind::Subscript {
+                                    value: Box::new(target.clone()),
+                                    indices: vec![ast::Expr::full_slice(target.span); rank],
+                                },
+                                span: target.span,
+                            },
+                            op: *op,
+                            value: value.clone(),
+                        },
+                        span: s.span,
+                    })
+                }
+                _ => false,
+            } && rank > 0;
             return whole.then(|| ast::Stmt {
                 kind: ast::StmtKind::AugAssign {
                     target: all_of(target),
@@ -741,11 +765,17 @@ impl Lowerer<'_, '_> {
                 return;
             }
             let array = super::expr::transpose_of(value).unwrap_or(value);
-            let Some((_, Type::Array { shape, .. })) = self.array_arg(array) else {
-                return;
+            let rank = match self.array_arg(array) {
+                Some((_, Type::Array { shape, .. })) => shape.len(),
+                // (a named reshaped view, `r.fill(v)` of `r = y.ravel()`:
+                // sema::views)
+                _ if matches!(value.kind, ast::ExprKind::Call { .. }) && self.rank(value) > 0 => {
+                    self.rank(value)
+                }
+                _ => return,
             };
             let new_axes = indices.iter().filter(|i| self.is_new_axis(i)).count();
-            let Some(n) = shape.len().checked_sub(indices.len() - 1 - new_axes) else {
+            let Some(n) = rank.checked_sub(indices.len() - 1 - new_axes) else {
                 return;
             };
             let span = indices[at].span;

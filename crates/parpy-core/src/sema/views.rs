@@ -95,7 +95,10 @@ fn nocopy_reshape(shape: &[i64], strides: &[i64], new: &[i64]) -> bool {
 impl Lowerer<'_, '_> {
     /// The builtin a call makes and its arguments, a method's array first
     /// (`y.diagonal()`); `None` for other expressions.
-    fn view_builtin_call<'e>(&self, e: &'e ast::Expr) -> Option<(Builtin, Vec<&'e ast::Expr>)> {
+    pub(super) fn view_builtin_call<'e>(
+        &self,
+        e: &'e ast::Expr,
+    ) -> Option<(Builtin, Vec<&'e ast::Expr>)> {
         let ast::ExprKind::Call {
             func,
             args,
