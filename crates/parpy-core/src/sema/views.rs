@@ -250,6 +250,53 @@ impl Lowerer<'_, '_> {
             return Some(Some(vec![]));
         }
         let span = value.span;
+        // `s = r[2:4]` of `r = y.ravel()`: a view of the reshaped view, its
+        // scalar indices copied
+        if let ast::ExprKind::Subscript {
+            value: base,
+            indices,
+        } = &value.kind
+        {
+            if matches!(base.kind, ast::ExprKind::Call { .. })
+                && self.rank(value) > 0
+                && self.reshape_view(base).is_some()
+            {
+                let mut stmts = vec![];
+                let mut idx = vec![];
+                for ix in indices {
+                    if matches!(ix.kind, ast::ExprKind::Slice { .. }) {
+                        if let Some(moving) = self.changing_name(ix) {
+                            self.error(
+                                Diagnostic::error(format!(
+                                    "`{name}` would be a view whose bounds read `{moving}`, which changes"
+                                ))
+                                .at(ix.span, format!("reads `{moving}`"))
+                                .help("copy the bound first (`lo = j` assigned once)"),
+                            );
+                            self.scope.mark_failed(name);
+                            return Some(None);
+                        }
+                        idx.push(ix.clone());
+                        continue;
+                    }
+                    let copy = ast::Expr::name(&self.fresh_name(&format!("{name}_i")), ix.span);
+                    match self.scalar_assign(&copy, super::stmt::Value::Ast(ix)) {
+                        Some(k) => stmts.push(Stmt::new(k, ix.span)),
+                        None => return Some(None),
+                    }
+                    idx.push(copy);
+                }
+                let view = ast::Expr {
+                    kind: ast::ExprKind::Subscript {
+                        value: base.clone(),
+                        indices: idx,
+                    },
+                    span,
+                };
+                self.rows.push((name.to_string(), view));
+                return Some(Some(stmts));
+            }
+        }
         if let Some((a, dims)) = self.reshape_view(value) {
             let (stmts, a) = match self.operand_view(name, a)? {
                 Some(v) => v,
