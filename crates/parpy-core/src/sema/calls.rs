@@ -117,6 +117,14 @@ impl Lowerer<'_, '_> {
             Resolved::Builtin(b) => self.builtin_call(b, &name, args, span),
             // (`np.allclose` gives a Python bool)
             Resolved::NumPy(b @ Builtin::AllClose) => self.builtin_call(b, &name, args, span),
+            // (NumPy makes Python numbers alone NumPy values first:
+            // `np.exp(True)` is a bool's, float16; `math_call`)
+            Resolved::NumPy(b @ (Builtin::Math(_) | Builtin::Abs)) => {
+                self.numpy_math = true;
+                let r = self.builtin_call(b, &name, args, span);
+                self.numpy_math = false;
+                numpy_value(r)
+            }
             Resolved::NumPy(b) => numpy_value(self.builtin_call(b, &name, args, span)),
             Resolved::Function { def, globals } => {
                 self.helper_call(&def, &globals, args, span, false)
@@ -436,7 +444,12 @@ impl Lowerer<'_, '_> {
             }
             Builtin::MathToInt(f) => {
                 // Python's `math.floor`, `math.ceil` and `round(x)` return an int.
-                let mut t = self.math_call(f, name, args, span)?;
+                let mut vals = self.operands(name, f.arity(), args, span)?;
+                if f == MathFn::Round && vals[0].e.ty.elem() == Some(ElemTy::Bool) {
+                    let v = vals.remove(0);
+                    vals.insert(0, self.round_of_bool(v, None, true, span)?);
+                }
+                let mut t = self.math_of_values(f, name, vals, span)?;
                 if f == MathFn::Trunc {
                     self.python_trunc_applies(&t, args.first()?)?;
                 }
@@ -1106,6 +1119,7 @@ impl Lowerer<'_, '_> {
     ) -> Option<TExpr> {
         // (the operands are lowered as any other expression)
         let python = std::mem::take(&mut self.python_math);
+        let numpy = std::mem::take(&mut self.numpy_math);
         // `math.log(x, base)`: Python's `log(x) / log(base)`
         if let (MathFn::Log, "math.log", [x, base]) = (f, name, args) {
             // with the errors of each `log` (`log(0.0, 2)`: ValueError)
@@ -1124,6 +1138,25 @@ impl Lowerer<'_, '_> {
             return Some(q);
         }
         let mut vals = self.operands(name, f.arity(), args, span)?;
+        // NumPy's function of Python numbers alone computes on NumPy
+        // values (`np.exp(True)` in a bool's float16 loop, as the ufuncs'
+        // `ufunc_call`); next to a NumPy value they stay weak (NEP 50)
+        if numpy && vals.iter().all(|v| v.weak) {
+            vals.iter_mut().for_each(|v| v.weak = false);
+        }
+        self.python_math = python;
+        self.math_of_values(f, name, vals, span)
+    }
+
+    /// `f` of the lowered `vals` (`math_call`'s types and rules).
+    fn math_of_values(
+        &mut self,
+        f: MathFn,
+        name: &str,
+        mut vals: Vec<TExpr>,
+        span: Span,
+    ) -> Option<TExpr> {
+        let python = std::mem::take(&mut self.python_math);
         let mut ty = self.scalar_elem(&vals[0])?;
         let mut weak = vals[0].weak;
         for v in &vals[1..] {
@@ -1609,6 +1642,8 @@ impl Lowerer<'_, '_> {
         python: bool,
         span: Span,
     ) -> Option<TExpr> {
+        // (a bool is NumPy's either way: `round_of_bool`)
+        self.numpy_math = false;
         let Some(d) = self.lower_expr(d).and_then(|t| self.known_int(&t.e)) else {
             self.error(
                 Diagnostic::error("the number of decimals of `round` must be an integer constant")
@@ -1616,7 +1651,13 @@ impl Lowerer<'_, '_> {
             );
             return None;
         };
-        let v = self.lower_expr(x)?;
+        let mut v = self.lower_expr(x)?;
+        if v.e.ty.elem() == Some(ElemTy::Bool) {
+            v = self.round_of_bool(v, Some(d), python, span)?;
+            if !python {
+                return Some(v);
+            }
+        }
         // Python's `round` of a Python float known when compiling
         if let (true, true, ExprKind::Float(c)) = (python, v.weak, &v.e.kind) {
             if let Some(r) = python_round(*c, d) {
@@ -1689,6 +1730,56 @@ impl Lowerer<'_, '_> {
             },
             None => r,
         })
+    }
+
+    /// `round(b, d)` / `np.round(b, d)` (`d` `None` for `round(b)`) of a
+    /// bool `b`: Python's of a Python bool rounds the int it is
+    /// (`round(True, 1)` is 1, not a bool); a NumPy bool has no
+    /// `__round__` (Python's TypeError); NumPy's rounds it in its float16
+    /// loop to 0 decimals, and to others its multiply / divide by `10**d`
+    /// has no bool output (NumPy's UFuncTypeError). The int for Python's,
+    /// `np.round(b)` in float16 for NumPy's, `None` after reporting.
+    fn round_of_bool(
+        &mut self,
+        v: TExpr,
+        d: Option<i64>,
+        python: bool,
+        span: Span,
+    ) -> Option<TExpr> {
+        let at = v.e.span;
+        if python && v.weak {
+            let e = convert(v.e, self.opts.int_type);
+            return Some(TExpr { e, weak: true });
+        }
+        if python {
+            self.error(
+                Diagnostic::error("type numpy.bool doesn't define __round__ method")
+                    .at(at, "a NumPy bool")
+                    .note("Python's `round` calls the type's `__round__`, which `numpy.bool` does not define: Python raises TypeError")
+                    .help("round an int: `round(int(b))`, or `np.round(b)` (NumPy's, a float16)")
+                    .type_error(),
+            );
+            return None;
+        }
+        match d {
+            None | Some(0) => {
+                let e = convert(v.e, ElemTy::F16);
+                Some(math_of(MathFn::Round, TExpr { e, weak: false }, span))
+            }
+            Some(d) => {
+                let op = if d > 0 { "multiply" } else { "divide" };
+                self.error(
+                    Diagnostic::error(format!(
+                        "`np.round` of a bool to {d} decimals raises UFuncTypeError in NumPy"
+                    ))
+                    .at(at, "a bool")
+                    .note(format!("NumPy rounds to decimals by `{op}` with `10**{}` into the bool's type: Cannot cast ufunc '{op}' output from dtype('float64') to dtype('bool') with casting rule 'same_kind'", d.unsigned_abs()))
+                    .help("round a number: `np.round(b * 1.0, d)`, or to 0 decimals: `np.round(b)` (a float16)")
+                    .type_error(),
+                );
+                None
+            }
+        }
     }
 
     /// `np.var(s)` / `np.std(s)` as NumPy computes them: the mean `m`
@@ -1931,6 +2022,20 @@ impl Lowerer<'_, '_> {
         }
         if ra <= 1 && rb <= 1 {
             let product = ast::Expr::binary(BinOp::Mul, a.clone(), b.clone(), span);
+            // NumPy's `dot` / `inner` of one-element float32 / float64
+            // vectors is their product (BLAS's caller `cblas_matrixproduct`
+            // takes them as scalars: `np.dot([-0.0], [1.0])` is -0.0),
+            // where a sum from 0.0 (`matmul`, `vdot`, longer vectors)
+            // loses the sign of a -0.0: the one element, as `max` of it
+            if name != "@" && !name.ends_with("matmul") && !name.ends_with("vdot") {
+                if let Some((Some(shape), ElemTy::F32 | ElemTy::F64)) =
+                    self.array_shape_of(&product)
+                {
+                    if shape == [1] {
+                        return self.reduction(ReduceOp::Max, &product, span);
+                    }
+                }
+            }
             return self.vector_sum(name, &product, true, span);
         }
         if ra > 2 || rb > 2 {

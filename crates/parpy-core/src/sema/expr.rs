@@ -9,7 +9,7 @@ use crate::syntax::ast;
 use crate::types::ScalarValue;
 
 use super::slices::IndexSlot;
-use super::types::{const_int, const_scalar, convert};
+use super::types::{const_bool, const_int, const_scalar, convert};
 use super::{Lowerer, TExpr};
 
 /// The result of lowering a subscript.
@@ -906,11 +906,11 @@ impl Lowerer<'_, '_> {
                 // (a side that is itself a conditional is stored as well)
                 let side = |e: &ast::Expr| stored.map(|(_, ty, dst)| (e.span, ty, dst));
                 let c = self.lower_condition(cond);
-                if let Some(ExprKind::Bool(known)) = c.as_ref().map(|c| &c.kind) {
+                if let Some(known) = c.as_ref().and_then(const_bool) {
                     // a condition known when compiling: Python evaluates
                     // the side it chooses only (`2**63 if False else x[i]`
                     // is `x[i]`, its type and all)
-                    let chosen = if *known { then } else { else_ };
+                    let chosen = if known { then } else { else_ };
                     self.stored_select = side(chosen);
                     let v = self.lower_expr(chosen);
                     self.stored_select = stored;

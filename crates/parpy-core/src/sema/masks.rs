@@ -483,8 +483,9 @@ fn unmasked(
     }
 }
 
-/// What NumPy's max and min (`Builtin::Reduce`), or Python's (`Builtin::Max`
-/// / `Min` of a slice), raise for no elements: a `ValueError` with these
+/// What NumPy's max and min (`Builtin::Reduce`) and argmax and argmin, or
+/// Python's max and min (`Builtin::Max` / `Min` of a slice), raise for no
+/// elements: a `ValueError` with these
 /// words (`None`: the builtin has an answer for none).
 pub(super) fn empty_extreme_message(b: Builtin) -> Option<&'static str> {
     match b {
@@ -494,6 +495,8 @@ pub(super) fn empty_extreme_message(b: Builtin) -> Option<&'static str> {
         Builtin::Reduce(ReduceOp::Min) => {
             Some("zero-size array to reduction operation minimum which has no identity")
         }
+        Builtin::ArgMax => Some("attempt to get argmax of an empty sequence"),
+        Builtin::ArgMin => Some("attempt to get argmin of an empty sequence"),
         Builtin::Max => Some("max() iterable argument is empty"),
         Builtin::Min => Some("min() iterable argument is empty"),
         _ => None,

@@ -230,6 +230,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// Lowering a call of Python's `math` (`calls.rs`): computed in
     /// float64, a Python float (or bool) as Python's `math` returns.
     python_math: bool,
+    /// Lowering a call of NumPy's math function or `np.abs` (`calls.rs`
+    /// `math_call`): Python numbers alone become NumPy values first.
+    numpy_math: bool,
     /// Locals a loop of unknown trips assigns its counter in each
     /// iteration, Python's name after the loop (`stmt.rs` `for_loop`).
     carries: std::collections::BTreeSet<crate::ir::VarId>,
@@ -328,6 +331,7 @@ impl<'a, 'o> Lowerer<'a, 'o> {
             python_lists: Default::default(),
             user_locals: Default::default(),
             python_math: false,
+            numpy_math: false,
             carries: Default::default(),
             forward_reads: vec![],
         }

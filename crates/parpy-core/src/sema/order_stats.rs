@@ -219,22 +219,29 @@ impl Lowerer<'_, '_> {
         let var = |id, ty: &Type| Expr::var(id, ty.clone(), span);
         let bin = |op, l, r, ty: &Type| Expr::binary(op, l, r, ty.clone(), span);
         let (lo_v, hi_v) = (r.values[0], r.values[1]);
-        // the mean of the middle one or two, as `np.mean` adds them
-        let mean = if n % 2 == 1 {
-            convert(var(lo_v, &et_ty), rt)
-        } else {
-            let acc = match et {
-                ElemTy::F16 => ElemTy::F32,
-                t if t.is_float() => t,
-                _ => ElemTy::F64,
-            };
-            let at = Type::Scalar(acc);
-            let sum = bin(
+        // the mean of the middle one or two, as `np.mean` adds them: from
+        // 0.0 (a -0.0 alone, or -0.0 and -0.0, give 0.0: NumPy's median is
+        // never -0.0), in float32 for float16
+        let acc = match et {
+            ElemTy::F16 => ElemTy::F32,
+            t if t.is_float() => t,
+            _ => ElemTy::F64,
+        };
+        let at = Type::Scalar(acc);
+        let lo = convert(var(lo_v, &et_ty), acc);
+        let first = match et.is_float() {
+            true => bin(
                 BinOp::Add,
-                convert(var(lo_v, &et_ty), acc),
-                convert(var(hi_v, &et_ty), acc),
+                Expr::new(ExprKind::Float(0.0), at.clone(), span),
+                lo,
                 &at,
-            );
+            ),
+            false => lo,
+        };
+        let mean = if n % 2 == 1 {
+            convert(first, rt)
+        } else {
+            let sum = bin(BinOp::Add, first, convert(var(hi_v, &et_ty), acc), &at);
             let two = Expr::new(ExprKind::Float(2.0), at.clone(), span);
             convert(bin(BinOp::Div, sum, two, &at), rt)
         };

@@ -3102,13 +3102,19 @@ impl Lowerer<'_, '_> {
             }
         };
         let n: i64 = dims.iter().product();
+        // no elements: NumPy's ValueError when it runs, as `np.max`'s
+        // (`reduction_with`)
         if n == 0 {
-            return fail(
-                self,
-                format!("`{name}` of an empty slice"),
-                "no elements",
-                "NumPy raises ValueError for an empty sequence",
-            );
+            let b = match max {
+                true => Builtin::ArgMax,
+                false => Builtin::ArgMin,
+            };
+            let message = super::masks::empty_extreme_message(b)?;
+            let never = Expr::new(ExprKind::Bool(false), Type::Scalar(ElemTy::Bool), span);
+            let check = Expr::assert(never, Some(message.to_string()), "ValueError", span);
+            self.pre.push(Stmt::new(StmtKind::Expr(check), span));
+            let e = Expr::int(0, self.opts.int_type, span);
+            return Some(TExpr { e, weak: false });
         }
         self.sequential_only(name)?;
         let int_ty = self.opts.int_type;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{self, BinOp, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, Type, VarKind};
+use crate::ir::{self, Block, ElemTy, ExprKind, ForLoop, Place, StmtKind, Type, VarKind};
 use crate::resolve::{Builtin, Resolved};
 use crate::signature::ArgType;
 use crate::syntax::ast;
@@ -15,7 +15,7 @@ use super::expr::Sub;
 use super::permute::Axes;
 use super::scope::Binding;
 use super::slices::IndexSlot;
-use super::types::{const_int, convert, promote, widens};
+use super::types::{const_bool, const_int, convert, promote, widens};
 use super::{Lowerer, TExpr};
 
 /// The value of an assignment: still to be lowered, or lowered already
@@ -2817,28 +2817,6 @@ impl Lowerer<'_, '_> {
                 None
             }
         }
-    }
-}
-
-/// The value of a condition made of bool literals, `not`, `and` and `or`.
-fn const_bool(e: &ir::Expr) -> Option<bool> {
-    match &e.kind {
-        ExprKind::Bool(b) => Some(*b),
-        ExprKind::Unary {
-            op: crate::ir::UnOp::Not,
-            arg,
-        } => const_bool(arg).map(|b| !b),
-        ExprKind::Binary { op, lhs, rhs } if matches!(op, BinOp::And | BinOp::Or) => {
-            let (l, r) = (const_bool(lhs), const_bool(rhs));
-            match (op, l, r) {
-                (BinOp::And, Some(false), _) | (BinOp::And, _, Some(false)) => Some(false),
-                (BinOp::Or, Some(true), _) | (BinOp::Or, _, Some(true)) => Some(true),
-                (BinOp::And, Some(a), Some(b)) => Some(a && b),
-                (_, Some(a), Some(b)) => Some(a || b),
-                _ => None,
-            }
-        }
-        _ => None,
     }
 }
 

@@ -173,6 +173,38 @@ pub(crate) fn const_scalar(e: &Expr) -> Option<ScalarValue> {
     }
 }
 
+/// The value of a condition known when compiling: made of bool literals,
+/// `not`, `and`, `or` and the truth of a number literal (`truthy`'s
+/// `v != 0` of a scalar argument the call is specialized on: `x if s else
+/// -x` with `s = 2.5`). Python evaluates only the side of an `if` (or
+/// `x if c else y`) it chooses; so does sema.
+pub(super) fn const_bool(e: &Expr) -> Option<bool> {
+    match &e.kind {
+        ExprKind::Bool(b) => Some(*b),
+        ExprKind::Unary { op: UnOp::Not, arg } => const_bool(arg).map(|b| !b),
+        ExprKind::Binary { op, lhs, rhs } if matches!(op, BinOp::And | BinOp::Or) => {
+            let (l, r) = (const_bool(lhs), const_bool(rhs));
+            match (op, l, r) {
+                (BinOp::And, Some(false), _) | (BinOp::And, _, Some(false)) => Some(false),
+                (BinOp::Or, Some(true), _) | (BinOp::Or, _, Some(true)) => Some(true),
+                (BinOp::And, Some(a), Some(b)) => Some(a && b),
+                (_, Some(a), Some(b)) => Some(a || b),
+                _ => None,
+            }
+        }
+        ExprKind::Binary {
+            op: BinOp::Ne,
+            lhs,
+            rhs,
+        } if matches!(lhs.kind, ExprKind::Int(_) | ExprKind::Float(_))
+            && const_scalar(rhs).is_some_and(|z| !crate::ir::eval::truthy(z)) =>
+        {
+            const_scalar(lhs).map(crate::ir::eval::truthy)
+        }
+        _ => None,
+    }
+}
+
 /// A compile-time integer value of an IR expression, if it has one.
 pub(crate) fn const_int(e: &Expr) -> Option<i64> {
     match &e.kind {
