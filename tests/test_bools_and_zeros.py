@@ -212,3 +212,22 @@ def test_the_argmax_of_an_empty_slice_raises_value_error_as_max_does(call):
 def test_a_known_condition_lowers_only_the_chosen_side(expr, s):
     # (`-x[i]` of a bool is a TypeError Python never meets here)
     same(expr, BOOLS, s, np.zeros(2, np.bool_))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                   np.int64, np.uint64, np.bool_])
+@pytest.mark.parametrize("expr", ["np.reciprocal(x[i])", "np.reciprocal(s)"])
+def test_np_reciprocal_of_an_integer_is_numpys(dtype, expr):
+    # NumPy's integer loop: (T) (1.0 / x): 1 and -1 stay, others are 0, and
+    # 0 is the cast of an infinity (the least int32 / int64, else 0); a
+    # bool's is int8's
+    info = np.iinfo(dtype) if dtype != np.bool_ else None
+    if info is None:
+        x = np.array([False, True])
+    elif info.min < 0:
+        x = np.array([0, 1, -1, 2, -2, 3, info.min, info.max], dtype)
+    else:
+        x = np.array([0, 1, 2, 3, info.max], dtype)
+    out = np.reciprocal(x).dtype
+    for s in (x[0], x[1], x[-1]):
+        same(expr, x, s, np.zeros(len(x), out))

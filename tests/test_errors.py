@@ -437,8 +437,6 @@ def natural_args():
      "natural_fill_as_a_value"),
     ("outer_of_a_matrix", "x * 2.0,", "`np.outer` takes 1-D operands in parpy functions",
      "natural_outer_of_a_matrix"),
-    ("reciprocal_of_an_int", "count)", "`np.reciprocal` of an integer is not supported",
-     "natural_reciprocal_of_an_int"),
     ("attribute_of_an_element", "x[i, 0].real", "attribute `real` of an expression cannot be used here",
      "natural_attribute_of_an_element"),
     ("print_in_a_kernel", "print(i", "cannot call `print`", "natural_print_in_a_kernel"),

@@ -177,12 +177,6 @@ def outer_of_a_matrix(x, y, N):
         y[i] = np.sum(np.outer(x * 2.0, x[i, :]))
 
 
-def reciprocal_of_an_int(x, y, N):
-    count = N
-    for i in range(N):
-        y[i] = np.reciprocal(count)
-
-
 def attribute_of_an_element(x, y, N):
     for i in range(N):
         y[i] = x[i, 0].real

@@ -122,14 +122,22 @@ impl Lowerer<'_, '_> {
             (Ufunc::Reciprocal, None) => {
                 let ty = self.scalar_elem(&a)?;
                 if !ty.is_float() {
-                    self.error(
-                        Diagnostic::error(format!("`{name}` of an integer is not supported"))
-                            .at(a.e.span, format!("this has type `{ty}`"))
-                            .note("NumPy's integer reciprocal is 0 for every value but 1 and -1, and undefined for 0")
-                            .help("for a float result write `1 / x`")
-                            .type_error(),
-                    );
-                    return None;
+                    // NumPy's integer loop: `(T) (1.0 / x)`, the C cast
+                    // NumPy's `astype` makes (1 and -1 stay, others are 0;
+                    // 0 gives `astype`'s integer of an infinity: the least
+                    // int32 / int64, 0 for narrower and unsigned types); a
+                    // bool's loop is int8's
+                    let out = match ty {
+                        ElemTy::Bool => ElemTy::I8,
+                        t => t,
+                    };
+                    let x = convert(a.e, ElemTy::F64);
+                    let one = constant(1.0, ElemTy::F64, span);
+                    let q = Expr::binary(BinOp::Div, one, x, Type::Scalar(ElemTy::F64), span);
+                    return Some(TExpr {
+                        e: convert(q, out),
+                        weak: false,
+                    });
                 }
                 let one = weak(constant(1.0, ty, span));
                 self.binary(BinOp::Div, one, a, span)?
