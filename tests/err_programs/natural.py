@@ -94,21 +94,25 @@ def none_as_value(x, y, N):
 def rebound_other_shape(x, y, N):
     for i in range(N):
         e = x[i, :] * 2.0
-        e = x[i, 1:] * 2.0
+        if i > 100:
+            e = x[i, 1:] * 2.0
         y[i] = e.sum()
 
 
 def array_rebound_to_number(x, y, N):
     for i in range(N):
         d = x[i, :] - 1.0
-        d = y[i] * 1.0
+        if i > 100:
+            d = y[i] * 1.0
+        y[i] = d[0]
 
 
 def view_of_rebound(x, y, N):
     for i in range(N):
         e = x[i, :] + 1.0
         h = e[1:]
-        e = x[i, :] - 3.0
+        if i > 100:
+            e = x[i, :] - 3.0
         y[i] = h.sum()
         y[i] += e.sum()
 

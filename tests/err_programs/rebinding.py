@@ -5,5 +5,6 @@ import parpy
 def rebind_signedness(x, y, N):
     for i in range(N):
         v = x[i]
-        v = parpy.builtin.convert(i, parpy.types.U64)
+        if i > 100:
+            v = parpy.builtin.convert(i, parpy.types.U64)
         y[i] = v

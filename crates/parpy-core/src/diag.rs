@@ -73,6 +73,35 @@ fn registry() -> &'static Mutex<Registry> {
 /// Registers a source file and returns its id. The same path and text get
 /// the same id: decorating a function again (a jit function made in a
 /// loop, a module reloaded) adds nothing to the table.
+/// The mark of a local's live range renamed by `syntax::webs`: the web
+/// `K` of name `n` after its first is the variable `n#rK`.
+pub const WEB_MARK: &str = "#r";
+
+/// `text` with every `n#rK` (a renamed web, [`WEB_MARK`]) shown as the
+/// user's name `n`.
+pub fn shown_names(text: &str) -> String {
+    if !text.contains(WEB_MARK) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(k) = rest.find(WEB_MARK) {
+        let after = &rest[k + WEB_MARK.len()..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let named = rest[..k]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        out.push_str(&rest[..k]);
+        if digits == 0 || !named {
+            out.push_str(WEB_MARK);
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
 pub fn register_source(file: SourceFile) -> SourceId {
     let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
     let key = (file.path.clone(), file.text.clone());
@@ -237,6 +266,19 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
+    /// The diagnostic with its texts through [`shown_names`].
+    fn shown(&self) -> Diagnostic {
+        let mut d = self.clone();
+        d.message = shown_names(&d.message);
+        for l in &mut d.labels {
+            l.message = shown_names(&l.message);
+        }
+        for t in d.notes.iter_mut().chain(d.help.iter_mut()) {
+            *t = shown_names(t);
+        }
+        d
+    }
+
     /// Renders the diagnostic as plain text in the style of rustc:
     ///
     /// ```text
@@ -262,14 +304,16 @@ impl Diagnostic {
                 }
             }
         }
-        let mut group = Group::with_title(level.primary_title(self.message.as_str()));
+        // (a renamed live range shows as the user's name)
+        let d = self.shown();
+        let mut group = Group::with_title(level.primary_title(d.message.as_str()));
         for (id, file) in &files {
             let len = file.text.len();
             let mut snippet = Snippet::source(file.text.as_str())
                 .line_start(1)
                 .path(file.path.as_str())
                 .fold(true);
-            for l in self.labels.iter().filter(|l| l.span.file == *id) {
+            for l in d.labels.iter().filter(|l| l.span.file == *id) {
                 let lo = (l.span.lo as usize).min(len);
                 let hi = (l.span.hi as usize).clamp(lo, len);
                 let kind = if l.primary {
@@ -281,10 +325,10 @@ impl Diagnostic {
             }
             group = group.element(snippet);
         }
-        for n in &self.notes {
+        for n in &d.notes {
             group = group.element(Level::NOTE.message(n.as_str()));
         }
-        for h in &self.help {
+        for h in &d.help {
             group = group.element(Level::HELP.message(h.as_str()));
         }
         let report: [Group; 1] = [group];

@@ -772,6 +772,11 @@ pub(super) fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
             ast::StmtKind::Assign { targets, .. } => {
                 targets.iter().for_each(|t| target_names(t, out))
             }
+            // (a new value bound to a name of its own: that name,
+            // `syntax::webs`)
+            ast::StmtKind::AugAssign {
+                rebind: Some(r), ..
+            } => out.push(r.clone()),
             ast::StmtKind::AugAssign { target, .. } => target_names(target, out),
             ast::StmtKind::For {
                 var,
@@ -843,9 +848,12 @@ impl AssignedOnce {
         let (mut stored, passed) = stored_names(body);
         let mut augmented = std::collections::HashMap::new();
         ast::for_each_stmt(body, &mut |s| {
-            if let ast::StmtKind::AugAssign { target, .. } = &s.kind {
+            if let ast::StmtKind::AugAssign { target, rebind, .. } = &s.kind {
                 if let ast::ExprKind::Name(n) = &target.kind {
-                    *augmented.entry(n.clone()).or_insert(0) += 1;
+                    // (its new value is `rebind`'s first assignment)
+                    if rebind.is_none() {
+                        *augmented.entry(n.clone()).or_insert(0) += 1;
+                    }
                     // an array's elements, when `n` is one
                     stored.insert(n.clone());
                 }
@@ -1125,6 +1133,37 @@ impl Lowerer<'_, '_> {
         if !join.is_int() {
             return false;
         }
+        self.record_widening(first, join)
+    }
+
+    /// An integer (`src`; `weak`: a Python int) assigned to the bool local
+    /// first assigned at `first` (`found = False`, then `found = i`).
+    /// Python re-binds the name to the int, never to its truth; parpy
+    /// gives the local the int's type (a Python int's: `options.int_type`)
+    /// from its first assignment on, where a bool is 0 or 1 (Python's
+    /// `True + 1` is 2, as NumPy's `np.True_ + 1`). Returns true when the
+    /// function is lowered again.
+    pub(super) fn join_bool_local(
+        &mut self,
+        first: Span,
+        src: ElemTy,
+        weak: bool,
+        numpy_bool: bool,
+    ) -> bool {
+        if self.sh.widen_frozen || !src.is_int() || src == ElemTy::Bool {
+            return false;
+        }
+        if numpy_bool {
+            self.sh.bool_joined.insert(first);
+        }
+        let join = if weak { self.opts.int_type } else { src };
+        self.record_widening(first, join)
+    }
+
+    /// Records that the local first assigned at `first` holds `join`
+    /// (joined with what was recorded before); false when the types have
+    /// no integer join.
+    fn record_widening(&mut self, first: Span, join: ElemTy) -> bool {
         let join = match self.sh.widened.get(&first) {
             Some(&t) if promote_strong(t, join).is_int() => promote_strong(t, join),
             Some(_) => return false,

@@ -32,6 +32,7 @@ impl Lowerer<'_, '_> {
                     target,
                     op: crate::ir::BinOp::Add,
                     value,
+                    ..
                 } => match &target.kind {
                     ast::ExprKind::Subscript {
                         value: base,

@@ -939,7 +939,29 @@ impl Lowerer<'_, '_> {
                         let f = self.store_convert(f, ty, dst);
                         (t?, f?, ty, false)
                     }
-                    _ => self.unify(t, f)?,
+                    _ => {
+                        // (a NumPy value beside a Python number it does not
+                        // hold: Python keeps the number chosen as it is)
+                        if t.weak != f.weak {
+                            let (s, w, s_at, w_at) = match t.weak {
+                                false => (&t, &f, then.span, else_.span),
+                                true => (&f, &t, else_.span, then.span),
+                            };
+                            let st = s.e.ty.elem();
+                            let changed = st.and_then(|st| self.python_number_changed(w, st));
+                            if let (Some(st), Some(v)) = (st, changed) {
+                                self.python_number_join_error(
+                                    "this conditional expression is",
+                                    st,
+                                    &v,
+                                    s_at,
+                                    w_at,
+                                );
+                                return None;
+                            }
+                        }
+                        self.unify(t, f)?
+                    }
                 };
                 Some(TExpr {
                     e: Expr::select_as(c, t, f, Type::Scalar(ty), span),
@@ -1033,6 +1055,28 @@ impl Lowerer<'_, '_> {
         if op == UnOp::Not {
             let b = self.lower_condition(arg)?;
             return self.unary(op, TExpr { e: b, weak: false }, span);
+        }
+        if op == UnOp::BitNot {
+            if let ast::ExprKind::Name(n) = &arg.kind {
+                let first = self.scope.get(n).map(|b| self.func.var(b.var).span);
+                if let Some(first) = first.filter(|f| self.sh.bool_joined.contains(f)) {
+                    self.error(
+                        Diagnostic::error(format!(
+                            "`~{n}` of a local that holds a NumPy bool on one path and an int on another"
+                        ))
+                        .at(span, "the bool's `~` is `not`, the int's is `-1 - v`")
+                        .also(first, format!("`{n}` is a NumPy bool here"))
+                        .note(format!(
+                            "Python re-binds `{n}` to each value with its own type; parpy gives `{n}` one type, the int's, where NumPy's `~np.True_` is False but `~1` is -2"
+                        ))
+                        .help(format!(
+                            "use a new name for the int, or write `not {n}` / `-1 - {n}` for the meaning you want"
+                        ))
+                        .type_error(),
+                    );
+                    return None;
+                }
+            }
         }
         let a = self.lower_expr(arg)?;
         self.unary(op, a, span)

@@ -242,7 +242,10 @@ impl Lowerer<'_, '_> {
         let mut found: Vec<(String, Span, Span)> = vec![];
         ast::for_each_stmt(body, &mut |s| {
             let mut operands: Vec<(String, Vec<&ast::Expr>, Span)> = vec![];
-            if let ast::StmtKind::AugAssign { target, op, value } = &s.kind {
+            if let ast::StmtKind::AugAssign {
+                target, op, value, ..
+            } = &s.kind
+            {
                 operands.push((format!("{}=", op.symbol()), vec![target, value], s.span));
             }
             for e in s.own_exprs() {

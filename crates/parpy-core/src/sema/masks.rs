@@ -34,7 +34,9 @@ impl Lowerer<'_, '_> {
             ast::StmtKind::Assign { targets, value } if targets.len() == 1 => {
                 (&targets[0], None, value)
             }
-            ast::StmtKind::AugAssign { target, op, value } => (target, Some(*op), value),
+            ast::StmtKind::AugAssign {
+                target, op, value, ..
+            } => (target, Some(*op), value),
             _ => return None,
         };
         let ast::ExprKind::Subscript {

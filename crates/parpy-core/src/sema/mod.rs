@@ -115,6 +115,10 @@ pub(crate) struct Shared<'o> {
     /// first binding on (`lists.rs` `note_python_list`; a change bumps
     /// `widen_gen`, as `widened` does).
     strong_lists: std::collections::HashSet<Span>,
+    /// NumPy bool locals (by their first assignment's span) joined with an
+    /// int (`assign::join_bool_local`): `~` of one is refused, as NumPy's
+    /// `~np.True_` is False where the int's `~1` is -2.
+    bool_joined: std::collections::HashSet<Span>,
 }
 
 impl Shared<'_> {
@@ -411,6 +415,7 @@ pub fn lower(
         widened: Default::default(),
         widen_gen: 0,
         widen_frozen: false,
+        bool_joined: Default::default(),
         strong_lists: Default::default(),
     };
     // Python bools, ints and floats passed to the entry are weak scalars;

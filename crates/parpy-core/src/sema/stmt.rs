@@ -92,6 +92,13 @@ fn convert_returns(block: &mut Block, ty: ElemTy, inexact: &mut Vec<Span>) {
                 {
                     inexact.push(e.span);
                 }
+                // (a Python float a float16/32 would round: `return 1e300`
+                // beside `return x32[i]`)
+                if matches!(e.kind, ExprKind::Float(f) if matches!(ty, ElemTy::F16 | ElemTy::F32)
+                    && !f.is_nan() && crate::ir::eval::round_float(f, ty) != f)
+                {
+                    inexact.push(e.span);
+                }
                 let v = std::mem::replace(e, ir::Expr::int(0, ty, s.span));
                 *e = convert(v, ty);
             }
@@ -555,7 +562,10 @@ impl Lowerer<'_, '_> {
     /// statements (and for a destination that is not an array, which the
     /// call's lowering refuses).
     fn fill_statement(&self, s: &ast::Stmt) -> Option<ast::Stmt> {
-        if let ast::StmtKind::AugAssign { target, op, value } = &s.kind {
+        if let ast::StmtKind::AugAssign {
+            target, op, value, ..
+        } = &s.kind
+        {
             // (`t += v` of a named view, `t = y.T` or `r = y.ravel()`,
             // reads `y.T += v`: sema::views; a call, which Python cannot
             // assign to, only so)
@@ -575,6 +585,7 @@ impl Lowerer<'_, '_> {
                             },
                             op: *op,
                             value: value.clone(),
+                            rebind: None,
                         },
                         span: s.span,
                     })
@@ -586,6 +597,7 @@ impl Lowerer<'_, '_> {
                     target: all_of(target),
                     op: *op,
                     value: value.clone(),
+                    rebind: None,
                 },
                 span: s.span,
             });
@@ -785,6 +797,55 @@ impl Lowerer<'_, '_> {
         Some(c)
     }
 
+    /// `a op= v` whose new value is another variable than the one read
+    /// (`rebind`, see `syntax::webs`): of a scalar, `rebind = a op v`
+    /// (Python re-binds the name to the new value, with its own type); of
+    /// an array, the update in place and `rebind = a` (the same array).
+    fn split_rebind(&self, s: &ast::Stmt) -> Option<Vec<ast::Stmt>> {
+        let ast::StmtKind::AugAssign {
+            target,
+            op,
+            value,
+            rebind: Some(r),
+        } = &s.kind
+        else {
+            return None;
+        };
+        let ast::ExprKind::Name(n) = &target.kind else {
+            return None;
+        };
+        let new_name = ast::Expr::name(r, target.span);
+        let assign = |value: ast::Expr| ast::Stmt {
+            kind: ast::StmtKind::Assign {
+                targets: vec![new_name.clone()],
+                value,
+            },
+            span: s.span,
+        };
+        let array = self
+            .scope
+            .get(n)
+            .is_some_and(|b| self.func.var(b.var).ty.is_array());
+        if !array {
+            return Some(vec![assign(ast::Expr::binary(
+                *op,
+                target.clone(),
+                value.clone(),
+                s.span,
+            ))]);
+        }
+        let update = ast::Stmt {
+            kind: ast::StmtKind::AugAssign {
+                target: target.clone(),
+                op: *op,
+                value: value.clone(),
+                rebind: None,
+            },
+            span: s.span,
+        };
+        Some(vec![update, assign(target.clone())])
+    }
+
     pub(super) fn lower_block(&mut self, stmts: &[ast::Stmt]) -> Block {
         let mut out = vec![];
         let mut labels: Vec<(String, Span)> = vec![];
@@ -801,6 +862,10 @@ impl Lowerer<'_, '_> {
                         labels.push(l);
                     }
                 }
+                continue;
+            }
+            if let Some(parts) = self.split_rebind(s) {
+                out.extend(self.lower_block(&parts));
                 continue;
             }
             let labs = std::mem::take(&mut labels);
@@ -944,7 +1009,9 @@ impl Lowerer<'_, '_> {
                 }
                 _ => self.multi_assign(targets, value, labels, span),
             },
-            ast::StmtKind::AugAssign { target, op, value } => {
+            ast::StmtKind::AugAssign {
+                target, op, value, ..
+            } => {
                 // a 0-d array is updated in place (`z += v` is `z[()] += v`)
                 let element;
                 let target = match &target.kind {
@@ -1315,18 +1382,19 @@ impl Lowerer<'_, '_> {
         convert_returns(&mut self.func.body, ty, &mut inexact);
         if let Some(&at) = inexact.first().filter(|_| !weak) {
             let t = ty.numpy_name();
+            let kind = if ty.is_float() { "float" } else { "int" };
             self.error(
                 Diagnostic::error(format!(
-                    "`{}` returns this Python int on one path and a value of type `{t}` on another, and `{t}` cannot hold it",
+                    "`{}` returns this Python {kind} on one path and a value of type `{t}` on another, and `{t}` cannot hold it",
                     self.func.name
                 ))
                 .at(at, format!("not a `{t}`"))
                 .note(format!(
                     "Python returns each value as it is; parpy gives a function one return type, here `{t}`, NumPy's type of the values together"
                 ))
-                .help(
-                    "return values of one type on every path: convert the NumPy value (`int(v)`, `float(v)`) where the Python number must stay as it is",
-                ),
+                .help(format!(
+                    "return values of one type on every path: convert the NumPy value (`int(v)`, `float(v)`) where the Python number must stay as it is, or the number (`np.{t}(...)`) where the `{t}` value of it is meant"
+                )),
             );
         }
         weak
@@ -2564,6 +2632,27 @@ impl Lowerer<'_, '_> {
                         let elem = var.ty.elem()?;
                         let v = v?;
                         let vt = self.scalar_elem(&v)?;
+                        let literal = self.acc_uses.get(&b.var).map(|u| u.0.clone());
+                        let rounded = literal
+                            .filter(|_| {
+                                !v.weak && b.weak && matches!(vt, ElemTy::F16 | ElemTy::F32)
+                            })
+                            .and_then(|lit| {
+                                self.python_number_changed(&TExpr { e: lit, weak: true }, vt)
+                            });
+                        if let Some(c) = rounded {
+                            // (`a = 1e300`, and on another path reaching
+                            // the same reads `a = x32[i]`: one `float32`
+                            // would round the Python float)
+                            self.python_number_join_error(
+                                &format!("`{n}` is assigned"),
+                                vt,
+                                &c,
+                                v.e.span,
+                                var.span,
+                            );
+                            return None;
+                        }
                         if vt.is_float() && !elem.is_float() {
                             // Python would rebind the name to a float; we
                             // cannot change the variable's type.
@@ -2598,6 +2687,17 @@ impl Lowerer<'_, '_> {
                             } else {
                                 u.1.push((vt, v.weak));
                             }
+                        }
+                        if elem == ElemTy::Bool
+                            && vt != ElemTy::Bool
+                            && self.join_bool_local(var.span, vt, v.weak, !b.weak)
+                        {
+                            // (an int re-binds a bool local: the int, not
+                            // its truth; lowered again with an int local)
+                            return Some(StmtKind::Assign {
+                                dst: Place::Var(b.var),
+                                value: convert(v.e, elem),
+                            });
                         }
                         if !v.weak && self.widen_local(var.span, elem, vt) {
                             // lowered again with the variable of the
@@ -2700,6 +2800,21 @@ impl Lowerer<'_, '_> {
                             );
                             return None;
                         }
+                        if !b.weak && elem.is_float() {
+                            // (a float local of NumPy values assigned a
+                            // Python float it rounds, `a = x32[i]` and
+                            // elsewhere `a = 1e300`)
+                            if let Some(c) = self.python_number_changed(&v, elem) {
+                                self.python_number_join_error(
+                                    &format!("`{n}` is assigned"),
+                                    elem,
+                                    &c,
+                                    var.span,
+                                    v.e.span,
+                                );
+                                return None;
+                            }
+                        }
                         let e = self.store_convert(v, elem, target.span)?;
                         Some(StmtKind::Assign {
                             dst: Place::Var(b.var),
@@ -2717,13 +2832,20 @@ impl Lowerer<'_, '_> {
                             .get(&target.span)
                             .or_else(|| self.retype.get(&target.span));
                         let (ty, v) = match retyped {
-                            Some(&t) => (
-                                t,
-                                TExpr {
-                                    e: convert(v.e, t),
-                                    weak: false,
-                                },
-                            ),
+                            Some(&t) => {
+                                // (a Python bool joined with a Python int
+                                // is a Python int: still weak)
+                                let weak = v.weak
+                                    && t == self.opts.int_type
+                                    && self.scalar_elem(&v) == Some(ElemTy::Bool);
+                                (
+                                    t,
+                                    TExpr {
+                                        e: convert(v.e, t),
+                                        weak,
+                                    },
+                                )
+                            }
                             None => (self.scalar_elem(&v)?, v),
                         };
                         if let Some(c) = self.exact_python_int(&v).filter(|c| *c > i64::MAX as i128)
@@ -2749,6 +2871,15 @@ impl Lowerer<'_, '_> {
                         }
                         if v.weak && matches!(v.e.kind, ExprKind::Int(_) | ExprKind::Float(_)) {
                             self.acc_uses.insert(id, (v.e.clone(), vec![], vec![]));
+                        } else if let Some(c) = self
+                            .known_int(&v.e)
+                            .filter(|_| v.weak && ty.is_int() && ty != ElemTy::Bool)
+                        {
+                            // (a Python int known when compiling: `total
+                            // += 2` after `total = 0` binds a new variable
+                            // of its own, `syntax::webs`)
+                            let lit = ir::Expr::int(c, ty, v.e.span);
+                            self.acc_uses.insert(id, (lit, vec![], vec![]));
                         }
                         self.scope.bind(
                             n,

@@ -283,6 +283,64 @@ impl Lowerer<'_, '_> {
             .or_else(|| const_int(&v.e).map(i128::from))
     }
 
+    /// The Python number `w` (weak, known when compiling) when the NumPy
+    /// type `t` does not hold it exactly: a float that `t` rounds
+    /// (`1e300`, `0.1` as a float32), an int outside an integer `t`.
+    pub(super) fn python_number_changed(&self, w: &TExpr, t: ElemTy) -> Option<String> {
+        if !w.weak || t == ElemTy::Bool {
+            return None;
+        }
+        if let Some(c) = self.exact_python_int(w) {
+            let held = match t.int_bounds() {
+                Some((lo, hi)) => (lo..=hi).contains(&c),
+                None => c.unsigned_abs() <= 1u128 << if t == ElemTy::F16 { 11 } else { 24 },
+            };
+            return (!held && (t.is_int() || t != ElemTy::F64)).then(|| c.to_string());
+        }
+        match const_scalar(&w.e)? {
+            ScalarValue::Float(f) if matches!(t, ElemTy::F16 | ElemTy::F32) => {
+                let r = crate::ir::eval::round_float(f, t);
+                (!f.is_nan() && r != f).then(|| format!("{f:?}"))
+            }
+            _ => None,
+        }
+    }
+
+    /// A NumPy value of type `t` (at `strong_at`) and a Python number
+    /// (`weak`, at `weak_at`) `t` does not hold, which parpy would join
+    /// into one `t` where Python keeps each with its own type (`x32[i] if
+    /// c else 1e300`, or assigned to one local on two paths).
+    pub(super) fn python_number_join_error(
+        &mut self,
+        what: &str,
+        t: ElemTy,
+        value: &str,
+        strong_at: Span,
+        weak_at: Span,
+    ) {
+        let tn = t.numpy_name();
+        let kind = if value.contains(['.', 'e', 'i', 'n']) {
+            "float"
+        } else {
+            "int"
+        };
+        let wide = if t.is_float() { "float64" } else { "int64" };
+        self.error(
+            Diagnostic::error(format!(
+                "{what} a value of type `{tn}` on one path and the Python {kind} {value} on another, which `{tn}` does not hold"
+            ))
+            .at(weak_at, format!("the Python {kind} {value}"))
+            .also(strong_at, format!("a `{tn}` value"))
+            .note(format!(
+                "Python keeps each value with its own type; parpy gives the result one type, `{tn}`, where {value} would change"
+            ))
+            .help(format!(
+                "convert one side explicitly: `np.{wide}(...)` of the `{tn}` value to keep the Python {kind}, or `np.{tn}({value})` if the `{tn}` value of it is meant"
+            ))
+            .type_error(),
+        );
+    }
+
     /// `v` converted to `to`; a Python int of 2**63 .. 2**64 - 1 becomes
     /// the float of its value (its 64 bits read as int64 are negative).
     pub(super) fn convert_exact(&self, v: TExpr, to: ElemTy) -> Expr {

@@ -61,11 +61,16 @@ pub enum StmtKind {
         targets: Vec<Expr>,
         value: Expr,
     },
-    /// `target op= value`.
+    /// `target op= value`. `rebind`: the name a `Name` target's new value
+    /// is bound to when it is not the name read (`syntax::webs`: the
+    /// value read and the value assigned are different variables; a
+    /// scalar's `a += v` is `rebind = a + v`, an array's is updated in
+    /// place and `rebind` names it too).
     AugAssign {
         target: Expr,
         op: BinOp,
         value: Expr,
+        rebind: Option<String>,
     },
     /// `for var in iter:` (sema checks the iterator: `range(...)`, an
     /// array or slice, `enumerate(...)`, `zip(...)`). A tuple target

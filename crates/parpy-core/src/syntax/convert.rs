@@ -762,6 +762,7 @@ impl Converter {
                     target,
                     op,
                     value: self.expr(&a.value),
+                    rebind: None,
                 }
             }
             py::Stmt::For(f) => {

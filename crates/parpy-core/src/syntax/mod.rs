@@ -4,6 +4,7 @@
 
 pub mod ast;
 mod convert;
+pub mod webs;
 
 pub use ast::{Expr, ExprKind, FunctionDef, Param, Stmt, StmtKind};
 
@@ -48,7 +49,10 @@ pub fn parse_function(file: SourceFile) -> Result<FunctionDef, Vec<Diagnostic>> 
         }
     }
     match defs.as_slice() {
-        [f] => convert::Converter::new(id).function(f),
+        [f] => convert::Converter::new(id).function(f).map(|mut def| {
+            webs::split(&mut def);
+            def
+        }),
         [] => Err(vec![Diagnostic::error(
             "expected a function definition (`def`) in the source",
         )

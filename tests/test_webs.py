@@ -1,0 +1,231 @@
+"""Locals re-bound to values of other types (`syntax::webs`, sema's joins):
+compiled runs against plain Python, each of which gave a silent wrong
+answer before (docs/arithmetic.md)."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import cpu_opts, run_both
+
+I64 = parpy.types.I64
+
+
+# --- a bool local re-bound to an int is the int, not its truth -----------
+
+@parpy.jit
+def found_index(x, y, N):
+    found = False
+    for i in range(N):
+        if x[i] > 1:
+            found = i
+            break
+    y[0] = found
+
+
+@parpy.jit
+def bool_counter(x, y, N):
+    cnt = False
+    for i in range(N):
+        if x[i] > 1:
+            cnt += 1
+    y[0] = cnt
+
+
+@parpy.jit
+def numpy_bool_then_int(x, y, N):
+    for i in range(N):
+        a = x[i] > 1
+        if i % 2:
+            a = 5
+        y[i] = a + 1
+
+
+@parpy.jit
+def bool_or_index(x, i):
+    r = False
+    if x[i] > 0:
+        r = i + 5
+    return r
+
+
+@parpy.jit
+def helper_bool_then_int(x, y, N):
+    for i in range(N):
+        y[i] = bool_or_index(x, i)
+
+
+@parpy.jit
+def parallel_found(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        found = False
+        for j in range(4):
+            if x[i, j] > 0.5:
+                found = j + 1
+                break
+        y[i] = found
+
+
+def test_bool_local_rebound_to_an_int():
+    # (`found = i` stored True: 1; the counter stayed 1)
+    got = run_both(found_index, [np.arange(6, dtype=np.int32), np.zeros(1, np.int64), 6], cpu_opts())
+    assert got[1][0] == 2
+    got = run_both(bool_counter, [np.arange(6, dtype=np.int32), np.zeros(1, np.int64), 6], cpu_opts())
+    assert got[1][0] == 4
+    got = run_both(numpy_bool_then_int, [np.arange(4, dtype=np.int32), np.zeros(4, np.int64), 4], cpu_opts())
+    assert got[1].tolist() == [1, 6, 2, 6]
+    run_both(helper_bool_then_int, [np.array([1.0, -1.0, 2.0, -9.0]), np.zeros(4, np.int64), 4], cpu_opts())
+    x = np.random.default_rng(3).random((5, 4))
+    run_both(parallel_found, [x, np.zeros(5, np.int64), 5], cpu_opts({'i': parpy.threads(5)}))
+
+
+@parpy.jit
+def inverted_joined_bool(x, y, N):
+    for i in range(N):
+        v = x[i] > 0.5
+        y[i, 0] = ~v
+        if i > 100:
+            v = parpy.builtin.convert(i, parpy.types.I32)
+        y[i, 1] = ~v
+
+
+def test_invert_of_a_numpy_bool_joined_with_an_int_is_refused():
+    with pytest.raises(parpy.CompileTypeError, match="`~v` of a local that holds a NumPy bool"):
+        inverted_joined_bool(np.ones(3), np.zeros((3, 2), np.int64), 3, opts=cpu_opts())
+
+
+# --- straight-line re-binding: each value with its own type ----------------
+
+@parpy.jit
+def literal_then_int8(x, y, N):
+    for i in range(N):
+        acc = 100
+        y[i] = acc * 100
+        acc = x[i]
+
+
+@parpy.jit
+def int8_then_int64(x, y, N):
+    for i in range(N):
+        p = x[i]
+        y[i] = p * 100
+        p = parpy.builtin.convert(i, I64) * 100000
+        y[i] += p
+
+
+@parpy.jit
+def literal_then_uint8(x, y, N):
+    for i in range(N):
+        t = 1
+        y[i, 0] = -t // 2
+        y[i, 1] = t - 2
+        t = x[i]
+        y[i, 2] = t
+
+
+@parpy.jit
+def literal_read_then_float32_update(x, y, N):
+    for i in range(N):
+        acc = 0.5
+        y[i, 0] = acc / 3
+        acc += x[i]
+        y[i, 1] = acc
+
+
+@parpy.jit
+def literal_read_then_int8_update(x, y, N):
+    for i in range(N):
+        acc = 100
+        y[i, 0] = acc * 100
+        acc += x[i]
+        y[i, 1] = acc
+
+
+def test_straight_line_rebinding_keeps_each_values_type():
+    with np.errstate(all="ignore"):
+        got = run_both(literal_then_int8, [np.arange(2, dtype=np.int8), np.zeros(2, np.int64), 2], cpu_opts())
+        assert got[1].tolist() == [10000, 10000]
+        # (Python's int8 product wraps: 3 * 100 is 44)
+        got = run_both(int8_then_int64, [np.array([3, 4], np.int8), np.zeros(2, np.int64), 2], cpu_opts())
+        assert got[1].tolist() == [44, -112 + 100000]
+        run_both(literal_then_uint8, [np.arange(5, dtype=np.uint8), np.zeros((5, 3), np.int64), 5], cpu_opts())
+        run_both(literal_read_then_int8_update,
+                 [np.arange(5, dtype=np.int8), np.zeros((5, 2), np.int64), 5], cpu_opts())
+    got = run_both(literal_read_then_float32_update,
+                   [np.arange(5, dtype=np.float32), np.zeros((5, 2)), 5], cpu_opts(), rtol=0, atol=0)
+    assert got[1][0, 0] == 0.5 / 3
+
+
+@parpy.jit
+def float32_accumulator(x, y, N):
+    acc = 0.0
+    for k in range(N):
+        acc += x[k]
+    y[0] = acc
+
+
+def test_accumulator_of_float32_is_float32_from_the_start():
+    x = np.random.default_rng(1).random(100).astype(np.float32)
+    run_both(float32_accumulator, [x, np.zeros(1, np.float32), 100], cpu_opts(), rtol=0, atol=0)
+
+
+# --- a NumPy value joined with a Python number it does not hold -------------
+
+@parpy.jit
+def ternary_big_float(x, y, N):
+    for i in range(N):
+        a = x[i] if i % 2 == 0 else 1e300
+        y[i] = a / 1e290
+
+
+@parpy.jit
+def branch_tiny_float(x, y, N):
+    for i in range(N):
+        if x[i] > 0.25:
+            a = x[i]
+        else:
+            a = 1e-60
+        y[i] = a * 1e60
+
+
+@parpy.jit
+def x_or_big(x, i):
+    if i % 2 == 0:
+        return x[i]
+    return 1e300
+
+
+@parpy.jit
+def helper_big_float(x, y, N):
+    for i in range(N):
+        y[i] = x_or_big(x, i) / 1e290
+
+
+@parpy.jit
+def ternary_int8_outside(x, y, N):
+    for i in range(N):
+        a = x[i] if i % 2 == 0 else 1000
+        y[i] = a * 100
+
+
+def test_numpy_value_joined_with_a_python_number_it_rounds_is_an_error():
+    # (each gave NaN, or was refused as "NumPy raises OverflowError here")
+    x = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    with pytest.raises(parpy.CompileTypeError) as e:
+        ternary_big_float(x, np.zeros(4), 4, opts=cpu_opts())
+    text = str(e.value)
+    assert "a value of type `float32` on one path and the Python float 1e300" in text
+    assert "np.float32(1e300)" in text and "x[i] if i % 2 == 0 else 1e300" in text
+    with pytest.raises(parpy.CompileTypeError) as e:
+        branch_tiny_float(x, np.zeros(4), 4, opts=cpu_opts())
+    text = str(e.value)
+    assert "`a` is assigned a value of type `float32` on one path and the Python float 1e-60" in text
+    assert "a = x[i]" in text and "a = 1e-60" in text
+    with pytest.raises(parpy.CompileError, match="returns this Python float on one path"):
+        helper_big_float(x, np.zeros(4), 4, opts=cpu_opts())
+    with pytest.raises(parpy.CompileTypeError) as e:
+        ternary_int8_outside(np.arange(4, dtype=np.int8), np.zeros(4, np.int64), 4, opts=cpu_opts())
+    text = str(e.value)
+    assert "the Python int 1000 on another, which `int8` does not hold" in text
+    assert "NumPy raises OverflowError" not in text
