@@ -847,8 +847,16 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn lower_block(&mut self, stmts: &[ast::Stmt]) -> Block {
+        self.lower_labelled_block(stmts, vec![])
+    }
+
+    /// `lower_block` after the labels `labels` (of its first statement).
+    fn lower_labelled_block(
+        &mut self,
+        stmts: &[ast::Stmt],
+        mut labels: Vec<(String, Span)>,
+    ) -> Block {
         let mut out = vec![];
-        let mut labels: Vec<(String, Span)> = vec![];
         for s in stmts {
             if let Some(l) = self.label_of(s) {
                 if let Some(l) = l {
@@ -865,7 +873,8 @@ impl Lowerer<'_, '_> {
                 continue;
             }
             if let Some(parts) = self.split_rebind(s) {
-                out.extend(self.lower_block(&parts));
+                let labs = std::mem::take(&mut labels);
+                out.extend(self.lower_labelled_block(&parts, labs));
                 continue;
             }
             let labs = std::mem::take(&mut labels);
@@ -2800,7 +2809,11 @@ impl Lowerer<'_, '_> {
                             );
                             return None;
                         }
-                        if !b.weak && elem.is_float() {
+                        // (of the user's names: a hidden one, `return#value`
+                        // of a helper, is its returns' error)
+                        let hidden = n.contains('@')
+                            || (n.contains('#') && crate::diag::shown_names(n) == *n);
+                        if !b.weak && elem.is_float() && !hidden {
                             // (a float local of NumPy values assigned a
                             // Python float it rounds, `a = x32[i]` and
                             // elsewhere `a = 1e300`)

@@ -284,23 +284,31 @@ impl Lowerer<'_, '_> {
     }
 
     /// The Python number `w` (weak, known when compiling) when the NumPy
-    /// type `t` does not hold it exactly: a float that `t` rounds
-    /// (`1e300`, `0.1` as a float32), an int outside an integer `t`.
+    /// type `t` changes it more than rounding to its precision does: a
+    /// float or int that overflows a float `t` or falls below its normal
+    /// numbers (`1e300`, `1e-60` as a float32), an int outside an integer
+    /// `t`. (A float32 of `0.1` is the float rounded, as NumPy stores it:
+    /// not reported.)
     pub(super) fn python_number_changed(&self, w: &TExpr, t: ElemTy) -> Option<String> {
-        if !w.weak || t == ElemTy::Bool {
+        if !w.weak || t == ElemTy::Bool || t == ElemTy::F64 {
             return None;
         }
+        // (within half a unit in the last place of a normal number)
+        let rounds_only = |f: f64| {
+            let r = crate::ir::eval::round_float(f, t);
+            let eps = if t == ElemTy::F16 { 2f64.powi(-11) } else { 2f64.powi(-24) };
+            f.is_nan() || f.is_infinite() || (r - f).abs() <= f.abs() * eps
+        };
         if let Some(c) = self.exact_python_int(w) {
             let held = match t.int_bounds() {
                 Some((lo, hi)) => (lo..=hi).contains(&c),
-                None => c.unsigned_abs() <= 1u128 << if t == ElemTy::F16 { 11 } else { 24 },
+                None => rounds_only(c as f64),
             };
-            return (!held && (t.is_int() || t != ElemTy::F64)).then(|| c.to_string());
+            return (!held).then(|| c.to_string());
         }
         match const_scalar(&w.e)? {
             ScalarValue::Float(f) if matches!(t, ElemTy::F16 | ElemTy::F32) => {
-                let r = crate::ir::eval::round_float(f, t);
-                (!f.is_nan() && r != f).then(|| format!("{f:?}"))
+                (!rounds_only(f)).then(|| format!("{f:?}"))
             }
             _ => None,
         }
@@ -332,7 +340,7 @@ impl Lowerer<'_, '_> {
             .at(weak_at, format!("the Python {kind} {value}"))
             .also(strong_at, format!("a `{tn}` value"))
             .note(format!(
-                "Python keeps each value with its own type; parpy gives the result one type, `{tn}`, where {value} would change"
+                "Python keeps each value with its own type; parpy gives the result one type, `{tn}`, where {value} would become another number (a float is only rounded to the precision of its type)"
             ))
             .help(format!(
                 "convert one side explicitly: `np.{wide}(...)` of the `{tn}` value to keep the Python {kind}, or `np.{tn}({value})` if the `{tn}` value of it is meant"
