@@ -92,11 +92,9 @@ fn convert_returns(block: &mut Block, ty: ElemTy, inexact: &mut Vec<Span>) {
                 {
                     inexact.push(e.span);
                 }
-                // (a Python float a float16/32 would round: `return 1e300`
-                // beside `return x32[i]`)
-                if matches!(e.kind, ExprKind::Float(f) if matches!(ty, ElemTy::F16 | ElemTy::F32)
-                    && !f.is_nan() && crate::ir::eval::round_float(f, ty) != f)
-                {
+                // (a Python float a float16/32 would make another number:
+                // `return 1e300` beside `return x32[i]`; `0.1` is rounded)
+                if matches!(e.kind, ExprKind::Float(f) if super::types::float_changed_by(f, ty)) {
                     inexact.push(e.span);
                 }
                 let v = std::mem::replace(e, ir::Expr::int(0, ty, s.span));

@@ -293,12 +293,7 @@ impl Lowerer<'_, '_> {
         if !w.weak || t == ElemTy::Bool || t == ElemTy::F64 {
             return None;
         }
-        // (within half a unit in the last place of a normal number)
-        let rounds_only = |f: f64| {
-            let r = crate::ir::eval::round_float(f, t);
-            let eps = if t == ElemTy::F16 { 2f64.powi(-11) } else { 2f64.powi(-24) };
-            f.is_nan() || f.is_infinite() || (r - f).abs() <= f.abs() * eps
-        };
+        let rounds_only = |f: f64| !float_changed_by(f, t);
         if let Some(c) = self.exact_python_int(w) {
             let held = match t.int_bounds() {
                 Some((lo, hi)) => (lo..=hi).contains(&c),
@@ -866,6 +861,27 @@ fn within(e: &Expr, from: ElemTy, may: (i128, i128), (lo, hi): (i128, i128)) -> 
     .into_iter()
     .flatten()
     .reduce(|x, y| Expr::binary(BinOp::And, x, y, Type::Scalar(ElemTy::Bool), span))
+}
+
+/// Whether the float type `t` (float16 or float32) turns the finite
+/// number `f` into another number, not only rounds it to its precision:
+/// an overflow to an infinity, a number below `t`'s normal numbers that
+/// loses more (`1e300`, `1e-60` as a float32). The one rule of a Python
+/// number joined with a NumPy float value (a local assigned both, a
+/// conditional expression, a helper's returns).
+pub(super) fn float_changed_by(f: f64, t: ElemTy) -> bool {
+    if !f.is_finite() || !matches!(t, ElemTy::F16 | ElemTy::F32) {
+        return false;
+    }
+    let r = crate::ir::eval::round_float(f, t);
+    // (within half a unit in the last place of a normal number)
+    let eps = if t == ElemTy::F16 {
+        2f64.powi(-11)
+    } else {
+        2f64.powi(-24)
+    };
+    // (an overflow to an infinity: an infinite error)
+    (r - f).abs() > f.abs() * eps
 }
 
 #[cfg(test)]
