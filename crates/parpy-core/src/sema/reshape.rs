@@ -75,7 +75,6 @@ impl Lowerer<'_, '_> {
     ) -> Option<TExpr> {
         let (from, _) = self.shape_of(a, "a reshape")?;
         let shape = self.reshape_shape(&from, dims, span)?;
-        let n: i64 = from.iter().product();
         let int_ty = self.opts.int_type;
         let slots = shape
             .iter()
@@ -83,30 +82,8 @@ impl Lowerer<'_, '_> {
             .collect();
         let counters = self.map_slices(slots, false, span)?;
         // the row-major position of the element, then its index in `a`
-        let it = Type::Scalar(int_ty);
-        let bin = |op, l: Expr, r: Expr| Expr::binary(op, l, r, it.clone(), span);
-        let mut flat = Expr::int(0, int_ty, span);
-        for (k, d) in counters.into_iter().zip(&shape) {
-            flat = bin(
-                BinOp::Add,
-                bin(BinOp::Mul, flat, Expr::int(*d, int_ty, span)),
-                k,
-            );
-        }
-        let mut at = vec![];
-        let mut stride = n;
-        for (j, d) in from.iter().enumerate() {
-            stride /= (*d).max(1);
-            let mut i = flat.clone();
-            if stride > 1 {
-                i = bin(BinOp::FloorDiv, i, Expr::int(stride, int_ty, span));
-            }
-            // (the first index is below its dimension already)
-            if j > 0 {
-                i = bin(BinOp::Mod, i, Expr::int(*d, int_ty, span));
-            }
-            at.push((i, span));
-        }
+        let at = reshaped_indices(counters, &shape, &from, int_ty, span);
+        let at = at.into_iter().map(|i| (i, span)).collect();
         self.element_at(a, at, span)
     }
 
@@ -171,4 +148,43 @@ impl Lowerer<'_, '_> {
         }
         Some(shape)
     }
+}
+
+/// The indices into an array of shape `from` of the element at `counters`
+/// (indices into its reshape to `shape`): their row-major position, then
+/// that position's index in `from`, NumPy's C-order reshape. The one
+/// mapping of a reshape read (`reshaped`) and a reshaped view's subscript
+/// (`views.rs`).
+pub(super) fn reshaped_indices(
+    counters: Vec<Expr>,
+    shape: &[i64],
+    from: &[i64],
+    int_ty: crate::types::ElemTy,
+    span: Span,
+) -> Vec<Expr> {
+    let it = Type::Scalar(int_ty);
+    let bin = |op, l: Expr, r: Expr| Expr::binary(op, l, r, it.clone(), span);
+    let mut flat = Expr::int(0, int_ty, span);
+    for (k, d) in counters.into_iter().zip(shape) {
+        flat = bin(
+            BinOp::Add,
+            bin(BinOp::Mul, flat, Expr::int(*d, int_ty, span)),
+            k,
+        );
+    }
+    let mut stride: i64 = from.iter().product();
+    let mut at = vec![];
+    for (j, d) in from.iter().enumerate() {
+        stride /= (*d).max(1);
+        let mut i = flat.clone();
+        if stride > 1 {
+            i = bin(BinOp::FloorDiv, i, Expr::int(stride, int_ty, span));
+        }
+        // (the first index is below its dimension already)
+        if j > 0 {
+            i = bin(BinOp::Mod, i, Expr::int(*d, int_ty, span));
+        }
+        at.push(i);
+    }
+    at
 }

@@ -545,32 +545,8 @@ impl Lowerer<'_, '_> {
                 .push(Stmt::new(crate::ir::StmtKind::Expr(check), span));
         }
         let at = self.map_slices(slots, false, span)?;
-        let int_ty = self.opts.int_type;
-        let it = Type::Scalar(int_ty);
-        let bin = |op, l: Expr, r: Expr| Expr::binary(op, l, r, it.clone(), span);
-        let mut flat = Expr::int(0, int_ty, span);
-        for (k, d) in at.into_iter().zip(&shape) {
-            flat = bin(
-                BinOp::Add,
-                bin(BinOp::Mul, flat, Expr::int(*d, int_ty, span)),
-                k,
-            );
-        }
         // the operand's element at that position
-        let n: i64 = from.iter().product();
-        let mut stride = n;
-        let mut own = vec![];
-        for (j, d) in from.iter().enumerate() {
-            stride /= (*d).max(1);
-            let mut i = flat.clone();
-            if stride > 1 {
-                i = bin(BinOp::FloorDiv, i, Expr::int(stride, int_ty, span));
-            }
-            if j > 0 {
-                i = bin(BinOp::Mod, i, Expr::int(*d, int_ty, span));
-            }
-            own.push(i);
-        }
+        let own = super::reshape::reshaped_indices(at, &shape, &from, self.opts.int_type, span);
         let sub = match &a.kind {
             ast::ExprKind::Subscript { .. } => a.clone(),
             _ => ast::Expr {
