@@ -529,60 +529,13 @@ fn plan(body: &[Stmt]) -> Renames {
 }
 
 fn rename_expr(e: &mut Expr, r: &Renames) {
-    if let Some(n) = r.get(&Site::Expr(addr(e))) {
-        if let ExprKind::Name(name) = &mut e.kind {
-            *name = n.clone();
-        }
-        return;
-    }
-    match &mut e.kind {
-        ExprKind::Attr { value, .. } => rename_expr(value, r),
-        ExprKind::Subscript { value, indices } => {
-            rename_expr(value, r);
-            indices.iter_mut().for_each(|i| rename_expr(i, r));
-        }
-        ExprKind::Slice { lo, hi, step } => {
-            for p in [lo, hi, step].into_iter().flatten() {
-                rename_expr(p, r);
+    e.walk_mut(&mut |x| {
+        if let Some(n) = r.get(&Site::Expr(addr(x))) {
+            if let ExprKind::Name(name) = &mut x.kind {
+                *name = n.clone();
             }
         }
-        ExprKind::Unary { arg, .. } => rename_expr(arg, r),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            rename_expr(lhs, r);
-            rename_expr(rhs, r);
-        }
-        ExprKind::Compare { first, rest } => {
-            rename_expr(first, r);
-            rest.iter_mut().for_each(|(_, x)| rename_expr(x, r));
-        }
-        ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => {
-            values.iter_mut().for_each(|v| rename_expr(v, r))
-        }
-        ExprKind::IfExp { cond, then, else_ } => {
-            rename_expr(cond, r);
-            rename_expr(then, r);
-            rename_expr(else_, r);
-        }
-        ExprKind::Call {
-            func,
-            args,
-            keywords,
-        } => {
-            rename_expr(func, r);
-            args.iter_mut().for_each(|a| rename_expr(a, r));
-            keywords
-                .iter_mut()
-                .for_each(|k| rename_expr(&mut k.value, r));
-        }
-        ExprKind::Generator { elt, clauses, .. } => {
-            rename_expr(elt, r);
-            for c in clauses {
-                rename_expr(&mut c.iter, r);
-                c.ifs.iter_mut().for_each(|i| rename_expr(i, r));
-            }
-        }
-        _ => {}
-    }
+    });
 }
 
 fn rename_block(b: &mut [Stmt], r: &Renames) {
