@@ -40,7 +40,6 @@ from . import _pickle  # noqa: F401  (registers pickling of jit functions and op
 from ._atomic import atomic
 from ._callback import callback
 from ._external import external
-from ._builtins import mark as _mark
 from .types import ElemSize
 from .builtin import gpu, label
 
@@ -75,30 +74,10 @@ def jit(fun: Callable[..., Any]) -> JitFunction:
     return JitFunction(fun)
 
 
-@_mark("operators.sum")
-def sum(x: Any) -> Any:  # noqa: A001
-    """Same as `parpy.operators.sum`."""
-    return operators.sum(x)
-
-
-# `parpy.prod`, `parpy.max`, `parpy.min` like `parpy.sum` (not in `__all__`:
-# a star import must not shadow Python's `max` and `min`).
-@_mark("operators.prod")
-def prod(x: Any) -> Any:
-    """Same as `parpy.operators.prod`."""
-    return operators.prod(x)
-
-
-@_mark("operators.max")
-def max(x: Any) -> Any:  # noqa: A001
-    """Same as `parpy.operators.max`."""
-    return operators.max(x)
-
-
-@_mark("operators.min")
-def min(x: Any) -> Any:  # noqa: A001
-    """Same as `parpy.operators.min`."""
-    return operators.min(x)
+# `parpy.sum`, `parpy.prod`, `parpy.max`, `parpy.min`: the objects of
+# `parpy.operators` (not in `__all__`: a star import must not shadow
+# Python's `max` and `min`).
+from .operators import max, min, prod, sum  # noqa: E402, A004
 
 
 def par_reduction() -> LoopPar:

@@ -12,36 +12,13 @@ from __future__ import annotations
 
 import sys
 import types as _types
-from typing import Any, Optional
+from typing import Optional
 
-from . import _native, operators
-from ._builtins import mark
+from . import _native
+# the same objects as parpy.operators.* (one definition of each reduction)
+from .operators import max, min, prod, sum  # noqa: A004
 
 __all__ = ["sum", "prod", "max", "min"]
-
-
-@mark("reduce.sum")
-def sum(x: Any) -> Any:  # noqa: A001
-    """Sum of all elements of `x` (`parpy.operators.sum`)."""
-    return operators.sum(x)
-
-
-@mark("reduce.prod")
-def prod(x: Any) -> Any:
-    """Product of all elements of `x` (`parpy.operators.prod`)."""
-    return operators.prod(x)
-
-
-@mark("reduce.max")
-def max(x: Any) -> Any:  # noqa: A001
-    """Largest element of `x` (`parpy.operators.max`)."""
-    return operators.max(x)
-
-
-@mark("reduce.min")
-def min(x: Any) -> Any:  # noqa: A001
-    """Smallest element of `x` (`parpy.operators.min`)."""
-    return operators.min(x)
 
 
 class _CallableModule(_types.ModuleType):
