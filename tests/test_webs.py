@@ -150,8 +150,53 @@ def test_straight_line_rebinding_keeps_each_values_type():
         got = run_both(int8_then_int64, [np.array([3, 4], np.int8), np.zeros(2, np.int64), 2], cpu_opts())
         assert got[1].tolist() == [44, -112 + 100000]
         run_both(literal_then_uint8, [np.arange(5, dtype=np.uint8), np.zeros((5, 3), np.int64), 5], cpu_opts())
-    # (not yet: `acc = 0.5; y = acc / 3; acc += x32[i]` keeps the update in
-    # the literal's variable, literal_read_then_float32_update)
+
+
+@parpy.jit
+def row_scaled_in_place(x, y, N):
+    for i in range(N):
+        r = x[i]
+        r *= 3.0
+        y[i] = r[0]
+
+
+@parpy.jit
+def labelled_in_place_update(x, N):
+    parpy.label('i')
+    x *= 2.0
+    x += 1
+
+
+@parpy.jit
+def updated_in_a_loop_then_rebound(x, y, N):
+    a = 1
+    for i in range(N):
+        a += x[i]
+    y[0] = a
+    a = 2.5
+    a *= x[0]
+    y[1] = a
+
+
+def test_augmented_assignment_binds_a_new_value():
+    # (the update's float32 was the literal's type too: `acc / 3` was
+    # 0.1666666716337204, the int8 product 100 * 100 wrapped to 16)
+    x32 = np.array([1.5, -2.25, 0.125], np.float32)
+    got = run_both(literal_read_then_float32_update, [x32, np.zeros((3, 2)), 3], cpu_opts(),
+                   rtol=0, atol=0)
+    assert got[1][0, 0] == 0.5 / 3
+    with np.errstate(all="ignore"):
+        got = run_both(literal_read_then_int8_update, [np.array([27, -3], np.int8), np.zeros((2, 2), np.int64), 2],
+                       cpu_opts(), rtol=0, atol=0)
+    assert got[1].tolist() == [[10000, 127], [10000, 97]]
+    # an array's update stays in place: a row name, a parameter
+    x = np.arange(6.0).reshape(3, 2)
+    got = run_both(row_scaled_in_place, [x, np.zeros(3), 3], cpu_opts(), rtol=0, atol=0)
+    assert got[0][:, 1].tolist() == [3.0, 9.0, 15.0]
+    got = run_both(labelled_in_place_update, [np.arange(4.0), 4], cpu_opts({'i': parpy.threads(4)}))
+    assert got[0].tolist() == [1.0, 3.0, 5.0, 7.0]
+    run_both(updated_in_a_loop_then_rebound, [np.array([2, 5, -1], np.int16), np.zeros(2), 3], cpu_opts(),
+             rtol=0, atol=0)
 
 
 @parpy.jit

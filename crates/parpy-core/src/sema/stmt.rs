@@ -798,8 +798,11 @@ impl Lowerer<'_, '_> {
     /// `a op= v` whose new value is another variable than the one read
     /// (`rebind`, see `syntax::webs`): of a scalar, `rebind = a op v`
     /// (Python re-binds the name to the new value, with its own type); of
-    /// an array, the update in place and `rebind = a` (the same array).
-    fn split_rebind(&self, s: &ast::Stmt) -> Option<Vec<ast::Stmt>> {
+    /// an array, the update in place and `rebind` another name of the same
+    /// array (a row name's subscript, or the array, as `self.rows` keeps
+    /// names of rows; an assignment `rebind = a` where other assignments
+    /// also bind `rebind`).
+    fn split_rebind(&mut self, s: &ast::Stmt) -> Option<Vec<ast::Stmt>> {
         let ast::StmtKind::AugAssign {
             target,
             op,
@@ -820,18 +823,23 @@ impl Lowerer<'_, '_> {
             },
             span: s.span,
         };
-        let array = self
-            .scope
-            .get(n)
-            .is_some_and(|b| self.func.var(b.var).ty.is_array());
-        if !array {
-            return Some(vec![assign(ast::Expr::binary(
-                *op,
-                target.clone(),
-                value.clone(),
-                s.span,
-            ))]);
-        }
+        // (a row or view name, `r = x[i]`, stands for a subscript of its
+        // array: `r *= v` updates that array's elements)
+        let row = self.rows.iter().rev().find(|(row, _)| row == n);
+        let same_array = match (row, self.scope.get(n)) {
+            (Some((_, e)), _) => Some(e.clone()),
+            (None, Some(b)) if self.func.var(b.var).ty.is_array() => Some(target.clone()),
+            // (a name re-bound to several arrays selects among them)
+            (None, Some(b)) if self.aliases.contains_key(&b.var) => None,
+            (None, _) => {
+                return Some(vec![assign(ast::Expr::binary(
+                    *op,
+                    target.clone(),
+                    value.clone(),
+                    s.span,
+                ))])
+            }
+        };
         let update = ast::Stmt {
             kind: ast::StmtKind::AugAssign {
                 target: target.clone(),
@@ -841,7 +849,47 @@ impl Lowerer<'_, '_> {
             },
             span: s.span,
         };
-        Some(vec![update, assign(target.clone())])
+        match same_array {
+            Some(e) if self.once.binds_once(r) && self.scope.get(r).is_none() => {
+                self.rows.push((r.clone(), e));
+                Some(vec![update])
+            }
+            _ => Some(vec![update, assign(target.clone())]),
+        }
+    }
+
+    /// The binding `a op= v` reads, before `split_rebind`'s parts bind
+    /// the new value.
+    fn rebind_read(&self, s: &ast::Stmt) -> Option<Binding> {
+        let ast::StmtKind::AugAssign { target, .. } = &s.kind else {
+            return None;
+        };
+        let ast::ExprKind::Name(n) = &target.kind else {
+            return None;
+        };
+        self.scope.get(n)
+    }
+
+    /// A scalar's new value of the type the name held (`acc = 0.0;
+    /// acc += x64[i]`) stays weak as the name was: the type a local first
+    /// assigned a Python number keeps (as one variable it did before
+    /// `syntax::webs` split the update; docs/arithmetic.md: such a local
+    /// stores into an integer array as NumPy's `int(v)`). Of another type
+    /// (`acc = 0.5; acc += x32[i]`), the new value is NumPy's.
+    fn keep_weak_rebind(&mut self, s: &ast::Stmt, read: Option<Binding>) {
+        let ast::StmtKind::AugAssign {
+            rebind: Some(r), ..
+        } = &s.kind
+        else {
+            return;
+        };
+        let (Some(read), Some(new)) = (read, self.scope.get(r)) else {
+            return;
+        };
+        let same = self.func.var(read.var).ty == self.func.var(new.var).ty;
+        if read.weak && !new.weak && same && self.once.binds_once(r) {
+            self.scope.bind(r, Binding { weak: true, ..new });
+        }
     }
 
     pub(super) fn lower_block(&mut self, stmts: &[ast::Stmt]) -> Block {
@@ -872,7 +920,9 @@ impl Lowerer<'_, '_> {
             }
             if let Some(parts) = self.split_rebind(s) {
                 let labs = std::mem::take(&mut labels);
+                let read = self.rebind_read(s);
                 out.extend(self.lower_labelled_block(&parts, labs));
+                self.keep_weak_rebind(s, read);
                 continue;
             }
             let labs = std::mem::take(&mut labels);

@@ -16,8 +16,11 @@
 //! The analysis is over the structured control flow of the AST: `if` /
 //! `else`, `for` and `while` loops with their `else` (iterated to a fixed
 //! point; a loop may run zero times), `break`, `continue` and `return`. An
-//! augmented assignment reads and assigns the name at once (one web); a
-//! loop target and each name of a tuple target is an assignment; a
+//! augmented assignment reads the name and assigns it a new value, which
+//! starts a web of its own unless it reaches the same read (a loop-carried
+//! `acc += v`): `a = 0.5; y = a / 3; a += x32[i]` divides the Python float
+//! (sema's `rebind`: `a#r1 = a + x32[i]`, or an array's update in place and
+//! `a#r1 = a`); a loop target and each name of a tuple target is an assignment; a
 //! parameter, or a local not yet assigned, is an assignment at entry, and
 //! the web holding it keeps the name (so reads that may find the local
 //! unbound keep sema's `UnboundLocalError` checks, and a parameter keeps its
@@ -84,9 +87,6 @@ struct Webs {
     /// Read (a `Name`'s address) -> (name, the definitions reaching it).
     reads: HashMap<usize, (String, BTreeSet<usize>)>,
     loops: Vec<LoopExits>,
-    /// An augmented assignment's read (its target's address) -> its
-    /// definition.
-    aug_of: HashMap<usize, usize>,
     /// Names a generator binds, innermost last.
     shadow: Vec<Vec<String>>,
 }
@@ -253,9 +253,6 @@ impl Webs {
                 self.expr(value, &st);
                 if let ExprKind::Name(n) = &target.kind {
                     self.define(&mut st, n, Site::Aug(addr(s)));
-                    if let Some(&d) = self.ids.get(&Site::Aug(addr(s))) {
-                        self.aug_of.insert(addr(target), d);
-                    }
                 }
                 st
             }
@@ -441,17 +438,14 @@ fn plan(body: &[Stmt]) -> Renames {
         st.defs.insert(n.clone(), BTreeSet::from([d]));
     }
     w.block(body, st);
-    // webs: union the definitions that reach one read, and an augmented
-    // assignment's with its read (kept one web for now: `rebind` of an
-    // array's in-place update is not finished)
+    // webs: union the definitions that reach one read (an augmented
+    // assignment's new value is a definition of its own: sema's `rebind`
+    // binds it, an array's in place)
     let mut uf: Vec<usize> = (0..w.defs.len()).collect();
-    for (at, (_, ds)) in &w.reads {
-        let mut ds: Vec<usize> = ds.iter().copied().collect();
-        if let Some(&d) = w.aug_of.get(at) {
-            ds.push(d);
-        }
-        if let Some((&first, rest)) = ds.split_first() {
-            for &d in rest {
+    for (_, ds) in w.reads.values() {
+        let mut ds = ds.iter().copied();
+        if let Some(first) = ds.next() {
+            for d in ds {
                 let (a, b) = (find(&mut uf, first), find(&mut uf, d));
                 uf[a] = b;
             }
@@ -728,11 +722,15 @@ mod tests {
     }
 
     #[test]
-    fn augmented_assignment_is_one_web() {
-        // `a += x[0]` reads the Python int and binds a new value: sema's
-        // `rebind` (a loop-carried update stays one web)
+    fn augmented_assignment_binds_a_new_variable() {
+        // `a += x[0]` reads the Python int and binds a new value (`->`:
+        // sema's `rebind`, `a#r1 = a + x[0]`); a loop-carried update
+        // reaches its own read and stays one web
         let src = "def f(x, y, N):\n    a = 1\n    a += x[0]\n    y[0] = a\n    a = 2.5\n    for i in range(N):\n        a += 1\n    y[1] = a\n";
-        assert_eq!(names(src), ["a", "a", "a", "a#r1", "i", "a#r1", "a#r1"]);
+        assert_eq!(
+            names(src),
+            ["a", "a", "->a#r1", "a#r1", "a#r2", "i", "a#r2", "a#r2"]
+        );
     }
 
     #[test]
