@@ -87,6 +87,52 @@ def test_a_helper_that_may_end_without_return_is_still_refused():
         parpy.jit(_use_maybe)(np.ones(1), np.zeros(1), opts=cpu_opts())
 
 
+T = parpy.types.type_var()
+
+
+@parpy.jit
+def halve_static_type(v: T) -> T:
+    if parpy.builtin.static_types_eq(T, parpy.types.F32):
+        return v / parpy.builtin.convert(2, T)
+    else:
+        return v * parpy.builtin.convert(2, T)
+
+
+@parpy.jit
+def halve_static_backend(v):
+    if parpy.builtin.static_backend_eq(parpy.CompileBackend.Cpu):
+        return v / 2.0
+    else:
+        return v * 2.0
+
+
+@parpy.jit
+def halve_static_false(v: T):
+    if parpy.builtin.static_types_eq(T, parpy.types.F64):
+        return v / 2.0
+    else:
+        return v * 2.0
+
+
+@pytest.mark.parametrize("helper, want", [
+    (halve_static_type, [0.5, 1.0, 1.5, 2.0]),
+    (halve_static_backend, [0.5, 1.0, 1.5, 2.0]),
+    (halve_static_false, [2.0, 4.0, 6.0, 8.0]),
+], ids=["types_eq", "backend_eq", "types_eq_false"])
+def test_a_compile_time_if_whose_branches_both_return(helper, want):
+    # the branch taken is compiled alone (`if True:` without `else`): it
+    # returns on every path, which the check for a missing `return` missed
+    @parpy.jit
+    def use(x, N):
+        parpy.label('N')
+        for i in range(N):
+            x[i] = helper(x[i])
+
+    x = np.arange(1, 5, dtype=np.float32)
+    use(x, 4, opts=cpu_opts({'N': parpy.threads(4)}))
+    np.testing.assert_array_equal(x, want)
+
+
 def _top_bits(a, y, N):
     for i in range(N):
         y[i, 0] = (a[i] & 0x8000000000000000) != 0

@@ -3193,11 +3193,17 @@ fn always_returns(b: &[ir::Stmt]) -> bool {
             &e.kind,
             ExprKind::Assert { cond, .. } if matches!(cond.kind, ExprKind::Bool(false))
         ),
+        // (a condition known when compiling, `static_types_eq`, is lowered
+        // as `if True:` holding the branch taken, with no `else`)
         Some(StmtKind::If {
+            cond,
             then_body,
             else_body,
-            ..
-        }) => always_returns(then_body) && always_returns(else_body),
+        }) => match cond.kind {
+            ExprKind::Bool(true) => always_returns(then_body),
+            ExprKind::Bool(false) => always_returns(else_body),
+            _ => always_returns(then_body) && always_returns(else_body),
+        },
         Some(StmtKind::While { cond, body }) => {
             matches!(cond.kind, ExprKind::Bool(true)) && ir::visit::loop_exits(body).is_empty()
         }
