@@ -195,6 +195,51 @@ def test_a_callback_may_call_jit_code():
     np.testing.assert_allclose(a, want)
 
 
+@parpy.callback
+def write_both(whole, row):
+    whole.numpy()[1, :] = 7.0                 # through `whole`
+    row.copy_from(row.numpy() + 1.0)          # `row` is whole[1]: 7 + 1
+
+
+@parpy.callback
+def add_both(a, b):
+    a.numpy()[:] += 1.0
+    b.numpy()[:] += 1.0                       # the same array: + 2
+
+
+def overlapping_programs():
+    # (new functions per call: the emulator's specializations stay there)
+    def whole_and_row(x):
+        write_both(x, x[1])
+
+    def twice(x):
+        add_both(x, x)
+
+    def row_and_whole(x):
+        add_both(x[1], x)
+
+    want = np.zeros((3, 4), np.float32)
+    want[1] = 8.0
+    return [(parpy.jit(whole_and_row), want), (parpy.jit(twice), np.full((3, 4), 2.0)),
+            (parpy.jit(row_and_whole), np.array([1.0, 2.0, 1.0])[:, None] + np.zeros(4))]
+
+
+@pytest.mark.parametrize("emulated", [False, True], ids=["cpu", "cuda-emulator"])
+def test_arguments_that_share_memory_see_each_others_writes(emulated):
+    # one memory, as Python sees it: the callback gets views of one copy
+    # (each argument its own copy lost the writes through the other)
+    for fn, want in overlapping_programs():
+        x = np.zeros((3, 4), np.float32)
+        if emulated:
+            from parpy import _cuda_emu
+            with _cuda_emu.installed(0):
+                fn(x, opts=cuda_opts({}))
+        else:
+            run_both(fn, [x.copy()], cpu_opts({}))
+            fn(x, opts=cpu_opts({}))
+        np.testing.assert_array_equal(x, want, err_msg=fn.__name__)
+
+
 class Boom(Exception):
     pass
 

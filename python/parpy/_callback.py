@@ -5,7 +5,9 @@ The compiled code calls `invoke` with one spec per argument: arrays as
 buffers over copies of the data (on the Cpu backend of the memory the
 compiled code works on, written back after the call; on Cuda host copies
 of the device data, copied back after the call), scalars as Python
-numbers. Called from plain
+numbers. Arguments whose memory overlaps (`cb(x, x[1])`) are views of one
+copy on both backends, so they see each other's writes as in Python.
+Called from plain
 Python (or `CompileBackend.Python`), a callback gets its NumPy arguments
 as buffers too, so both ways run the same code.
 """
@@ -64,30 +66,59 @@ def invoke(cb: Callback, specs: List[Tuple[Any, ...]]) -> None:
     back after the call where the callback changed it: a buffer the
     callback keeps (or a `.numpy()` view of it) then never points at
     memory freed after the call (the caller's array, or a local array of
-    the compiled code's stack)."""
-    args = []
-    copies: List[Tuple[np.ndarray, np.ndarray]] = []
-    for spec in specs:
+    the compiled code's stack). Arguments whose memory overlaps (`cb(x,
+    x[1])`, `cb(x, x)`) are views of one copy of the memory they span, so
+    a write through one is seen through the other, as in Python, and the
+    write-back stores the memory once."""
+    args: List[Any] = [None] * len(specs)
+    # (index, address, bytes, shape, dtype) of each array passed by address
+    by_address: List[Tuple[int, int, int, Tuple[int, ...], np.dtype]] = []
+    for i, spec in enumerate(specs):
         if spec[0] == "array":
             _, data, shape, dtype = spec
             if isinstance(data, int):
-                memory = from_raw(data, shape, dtype, CompileBackend.Cpu).numpy()
-                own = memory.copy()
-                copies.append((memory, own))
-                args.append(from_array(own, CompileBackend.Cpu))
+                dt = np.dtype(dtype)
+                n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+                by_address.append((i, data, n, tuple(shape), dt))
             else:
+                # (on Cuda the binding gives overlapping arguments one host
+                # copy of the memory they span: views of one buffer)
                 view = np.frombuffer(data, dtype=dtype).reshape(shape)
-                args.append(from_array(view, CompileBackend.Cpu))
+                args[i] = from_array(view, CompileBackend.Cpu)
         else:
             _, value, dtype = spec
-            args.append(value)
+            args[i] = value
+    copies: List[Tuple[np.ndarray, np.ndarray]] = []
+    for group in _overlapping_groups(by_address):
+        start = min(a[1] for a in group)
+        end = max(a[1] + a[2] for a in group)
+        memory = from_raw(start, (end - start,), np.uint8, CompileBackend.Cpu).numpy()
+        own = memory.copy()
+        copies.append((memory, own))
+        for i, address, n, shape, dt in group:
+            off = address - start
+            view = own[off:off + n].view(dt).reshape(shape)
+            args[i] = from_array(view, CompileBackend.Cpu)
     try:
         cb.fn(*args)
     finally:
         for memory, own in copies:
             # (bytes compared: an unchanged read-only argument is not
             # written, and NaNs compare as themselves)
-            if own.size and not np.array_equal(
-                own.reshape(-1).view(np.uint8), memory.reshape(-1).view(np.uint8)
-            ):
+            if own.size and not np.array_equal(own, memory):
                 memory[...] = own
+
+
+def _overlapping_groups(arrays: List[Tuple[int, int, int, Tuple[int, ...], np.dtype]]):
+    """`arrays` ((index, address, bytes, ...)) in groups whose memory
+    overlaps, by address; an empty array is a group of its own."""
+    groups: List[List[Tuple[int, int, int, Tuple[int, ...], np.dtype]]] = []
+    end = 0
+    for a in sorted((a for a in arrays if a[2]), key=lambda a: (a[1], -a[2])):
+        if groups and a[1] < end:
+            groups[-1].append(a)
+            end = max(end, a[1] + a[2])
+        else:
+            groups.append([a])
+            end = a[1] + a[2]
+    return groups + [[a] for a in arrays if not a[2]]

@@ -239,6 +239,10 @@ unsafe fn call_cpu(py: Python<'_>, s: &Site, args: *mut *mut c_void) -> PyResult
 
 /// The Cuda launch plan's callback: the device views `vals` are copied to
 /// host buffers, the callback runs on them, and they are copied back.
+/// Views whose memory overlaps (`cb(x, x[1])`, `cb(x, x)`) share one host
+/// copy of the memory they span (each a `memoryview` of it), so a write
+/// through one is seen through the other and the copy back stores it once,
+/// as on Cpu (`parpy._callback.invoke`).
 /// A Python exception is kept in `error` (the plan stops).
 pub fn call_device(
     py: Python<'_>,
@@ -251,33 +255,70 @@ pub fn call_device(
     let Some(Some(s)) = sites.get(site) else {
         return Err(CudaError::Plan(format!("no callback site {site}")));
     };
+    if s.args.len() != vals.len()
+        || s.args.iter().zip(vals).any(|(a, v)| {
+            !matches!(
+                (a, v),
+                (SiteArg::Array { .. }, CallbackValue::Array { .. })
+                    | (SiteArg::Scalar(_), CallbackValue::Scalar(_))
+            )
+        })
+    {
+        return Err(CudaError::Plan(format!(
+            "the arguments of the callback `{}` do not match its site",
+            s.name
+        )));
+    }
+    let arrays: Vec<(usize, u64, usize)> = vals
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| match v {
+            CallbackValue::Array { ptr, bytes } => Some((i, *ptr, *bytes)),
+            CallbackValue::Scalar(_) => None,
+        })
+        .collect();
+    let groups = overlapping_groups(&arrays);
     let mut copies: Vec<(u64, Bound<'_, PyByteArray>)> = vec![];
     let r = (|| -> PyResult<Result<(), CudaError>> {
-        let mut specs = Vec::with_capacity(vals.len());
-        for (a, v) in s.args.iter().zip(vals) {
-            match (a, v) {
-                (SiteArg::Array { elem, shape }, CallbackValue::Array { ptr, bytes }) => {
-                    let mut failed = None;
-                    let ba = PyByteArray::new_with(py, *bytes, |buf| {
-                        if let Err(e) = dev.read(*ptr, buf) {
-                            failed = Some(e);
-                        }
-                        Ok(())
-                    })?;
-                    if let Some(e) = failed {
-                        return Ok(Err(e));
-                    }
-                    specs.push(array_spec(py, ba.clone().into_any(), *elem, shape)?);
-                    copies.push((*ptr, ba));
+        // (the host copy of each group, and each array's group and offset)
+        let mut place: Vec<Option<(usize, usize)>> = vec![None; vals.len()];
+        for (g, (start, len, members)) in groups.iter().enumerate() {
+            let mut failed = None;
+            let ba = PyByteArray::new_with(py, *len, |buf| {
+                if let Err(e) = dev.read(*start, buf) {
+                    failed = Some(e);
                 }
-                (SiteArg::Scalar(elem), CallbackValue::Scalar(v)) => {
+                Ok(())
+            })?;
+            if let Some(e) = failed {
+                return Ok(Err(e));
+            }
+            copies.push((*start, ba));
+            for &(i, ptr, _) in members {
+                place[i] = Some((g, (ptr - start) as usize));
+            }
+        }
+        let mut specs = Vec::with_capacity(vals.len());
+        for (i, (a, v)) in s.args.iter().zip(vals).enumerate() {
+            match (a, v, place[i]) {
+                (
+                    SiteArg::Array { elem, shape },
+                    CallbackValue::Array { bytes, .. },
+                    Some((g, off)),
+                ) => {
+                    let view = pyo3::types::PyMemoryView::from(copies[g].1.as_any())?;
+                    let slice =
+                        pyo3::types::PySlice::new(py, off as isize, (off + bytes) as isize, 1);
+                    let data = view.get_item(slice)?;
+                    specs.push(array_spec(py, data, *elem, shape)?);
+                }
+                (SiteArg::Scalar(elem), CallbackValue::Scalar(v), _) => {
                     specs.push(scalar_spec(py, *v, *elem)?)
                 }
                 _ => {
-                    return Ok(Err(CudaError::Plan(format!(
-                        "the arguments of the callback `{}` do not match its site",
-                        s.name
-                    ))))
+                    return Err(crate::errors::internal_error(
+                        "a callback array without a copy",
+                    ))
                 }
             }
         }
@@ -297,4 +338,36 @@ pub fn call_device(
             Err(CudaError::Plan(format!("the callback `{}` raised", s.name)))
         }
     }
+}
+
+/// An array argument of a callback: `(index, address, bytes)`.
+type ArgMemory = (usize, u64, usize);
+
+/// The arrays in groups whose memory overlaps: `(start, length, members)`
+/// of each, by address (an empty array is a group of its own).
+type Group = (u64, usize, Vec<ArgMemory>);
+
+/// The arrays `arrays` in groups whose memory overlaps (see [`Group`]).
+fn overlapping_groups(arrays: &[(usize, u64, usize)]) -> Vec<Group> {
+    let mut sorted: Vec<ArgMemory> = arrays.iter().copied().filter(|a| a.2 > 0).collect();
+    sorted.sort_by_key(|&(_, ptr, bytes)| (ptr, std::cmp::Reverse(bytes)));
+    let mut groups: Vec<Group> = vec![];
+    for a in sorted {
+        let (_, ptr, bytes) = a;
+        match groups.last_mut() {
+            Some((start, len, members)) if ptr < *start + *len as u64 => {
+                let end = (*start + *len as u64).max(ptr + bytes as u64);
+                *len = (end - *start) as usize;
+                members.push(a);
+            }
+            _ => groups.push((ptr, bytes, vec![a])),
+        }
+    }
+    groups.extend(
+        arrays
+            .iter()
+            .filter(|a| a.2 == 0)
+            .map(|&a| (a.1, 0, vec![a])),
+    );
+    groups
 }
