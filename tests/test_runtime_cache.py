@@ -183,6 +183,88 @@ def test_print_then_compile_string_round_trip(tmp_path):
     np.testing.assert_array_equal(y, x + 1)
 
 
+@parpy.callback
+def _bump(a):
+    a.copy_from(a.numpy() + 100)
+
+
+@parpy.jit
+def _calls_back(x, N):
+    parpy.label('N')
+    for i in range(N):
+        x[i] = x[i] * 2.0
+    _bump(x)
+    parpy.label('N')
+    for i in range(N):
+        x[i] = x[i] + 1.0
+
+
+@pytest.mark.parametrize("backend", ["Cpu", "Cuda"])
+def test_compile_string_refuses_code_that_calls_callbacks(tmp_path, backend):
+    # the Cpu code returned early where its callback pointer was not set
+    # (nothing after the callback ran, and no error); the Cuda code
+    # returned 4. A function compiled from a string has no callbacks.
+    opts = opts_in(tmp_path)
+    opts.parallelize = {'N': parpy.threads(4)}
+    opts.backend = getattr(parpy.CompileBackend, backend)
+    code = parpy.print_compiled(_calls_back, [np.arange(4, dtype=np.float32), 4], opts)
+    with pytest.raises(ValueError, match=r"the code calls Python callbacks \(`parpy.callback`\)"):
+        parpy.compile_string("_calls_back", code, opts)
+
+
+def test_compile_string_takes_a_dict_argument_as_the_jit_function_does(tmp_path):
+    @parpy.jit
+    def scale(A, y):
+        parpy.label('N')
+        for i in range(4):
+            y[i] = A['w'][i] * A['m']['k']
+
+    opts = opts_in(tmp_path)
+    opts.parallelize = {'N': parpy.threads(4)}
+    A = {'w': np.arange(4, dtype=np.float32), 'm': {'k': 3.0}, 'name': "unused"}
+    code = parpy.print_compiled(scale, [A, np.zeros(4, np.float32)], opts)
+    fn = parpy.compile_string("scale", code, opts)
+    assert repr(fn) == "<parpy compiled function scale(A, y)>"
+    y = np.zeros(4, np.float32)
+    fn(A, y)                                  # the jit function's arguments
+    np.testing.assert_array_equal(y, np.arange(4) * 3.0)
+    y = np.zeros(4, np.float32)
+    fn(A['w'], A['m']['k'], y)                # the header's parameters, one by one
+    np.testing.assert_array_equal(y, np.arange(4) * 3.0)
+    with pytest.raises(KeyError, match=r"argument `A\['m'\]` of `scale` has no key 'k'"):
+        fn({'w': A['w'], 'm': {}}, y)
+    with pytest.raises(TypeError, match=r"argument `A\['m'\]` of `scale` must be a dict"):
+        fn({'w': A['w'], 'm': 3.0}, y)
+    with pytest.raises(TypeError, match=r"scale\(\) takes 2 positional arguments \(A, y\) but 1 was"):
+        fn(A)
+
+
+def test_compile_string_refuses_code_printed_for_another_backend(tmp_path):
+    # Cuda code built as C failed with gcc's "cuda_runtime.h: No such file"
+    @parpy.jit
+    def double(x, N):
+        parpy.label('N')
+        for i in range(N):
+            x[i] = x[i] * 2.0
+
+    opts = opts_in(tmp_path)
+    opts.parallelize = {'N': parpy.threads(4)}
+    x = np.arange(4, dtype=np.float32)
+    for printed in ("Cuda", "Metal"):
+        opts.backend = getattr(parpy.CompileBackend, printed)
+        code = parpy.print_compiled(double, [x, 4], opts)
+        opts.backend = parpy.CompileBackend.Cpu
+        with pytest.raises(ValueError, match=(
+                f"the code was printed for the {printed} backend .* but opts.backend "
+                "compiles it for the Cpu backend")):
+            parpy.compile_string("double", code, opts)
+    code = parpy.print_compiled(double, [x, 4], opts)
+    opts.backend = parpy.CompileBackend.Cuda
+    with pytest.raises(ValueError, match="printed for the Cpu backend .* set opts.backend = "
+                       r"parpy.CompileBackend.Cpu"):
+        parpy.compile_string("double", code, opts)
+
+
 def test_compile_string_refuses_values_other_than_the_specialized_ones(tmp_path):
     # The printed code folds N = 8 into its loops; called with N = 3 it used
     # to run the 8 iterations and write all of y.

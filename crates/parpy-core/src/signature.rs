@@ -81,6 +81,37 @@ pub fn entry_name(base: &str, key: &str) -> String {
     format!("{base}['{k}']")
 }
 
+/// The inverse of [`entry_name`]: `A['m']['rows']` is `("A", ["m",
+/// "rows"])`; `None` for a name that is no dict entry's (`x`) or that
+/// `entry_name` does not write.
+pub fn split_entry_name(name: &str) -> Option<(&str, Vec<String>)> {
+    let (base, mut rest) = name.split_at(name.find("['")?);
+    let mut keys = vec![];
+    while !rest.is_empty() {
+        let r = rest.strip_prefix("['")?;
+        // (a quote in a key is escaped: the first one ends it)
+        let end = r.find('\'')?;
+        if !r[end..].starts_with("']") {
+            return None;
+        }
+        let mut key = String::new();
+        let mut chars = r[..end].chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                key.push(c);
+                continue;
+            }
+            // `\u{hex}`
+            let esc: String = chars.by_ref().take_while(|&c| c != '}').collect();
+            let hex = esc.strip_prefix("u{")?;
+            key.push(char::from_u32(u32::from_str_radix(hex, 16).ok()?)?);
+        }
+        keys.push(key);
+        rest = &r[end + 2..];
+    }
+    (!base.is_empty()).then_some((base, keys))
+}
+
 /// Where an external function runs (ParPy's `parpy.Target`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ExtTarget {

@@ -8,9 +8,9 @@ use std::ffi::c_void;
 
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use parpy_core::{ElemTy, ScalarValue};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
 
 use crate::args::{self, ArgCtx};
 use crate::errors::{guard, internal_error, CompileErrorPy};
@@ -18,13 +18,17 @@ use crate::options::CompileOptions;
 use crate::service;
 use parpy_core::ArgType;
 use parpy_runtime::cuda::driver;
-use parpy_runtime::header::{parse_bounds, parse_header, HeaderParam, HeaderTy};
+use parpy_runtime::header::{parse_backend, parse_bounds, parse_header, HeaderParam, HeaderTy};
 use parpy_runtime::LoadedEntry;
 
 #[pyclass(frozen, module = "parpy", name = "CompiledFunction")]
 pub struct CompiledString {
     name: String,
     names: Vec<String>,
+    /// The parameters of the function the code was printed from: each
+    /// with its header parameters (by position) and, for a dict, the keys
+    /// that lead to each (`A['w']` is parameter `A`, key `w`).
+    logical: Vec<Logical>,
     params: Vec<HeaderParam>,
     /// The `// parpy-bounds:` lines: when there are some, the entry takes
     /// a bounds record last.
@@ -35,8 +39,106 @@ pub struct CompiledString {
     cuda_device: Option<i64>,
 }
 
+/// One parameter of the printed function (see `CompiledString::logical`).
+struct Logical {
+    name: String,
+    /// `(header parameter, keys)`; one with no keys for a plain parameter.
+    leaves: Vec<(usize, Vec<String>)>,
+}
+
+impl Logical {
+    fn is_dict(&self) -> bool {
+        self.leaves.iter().any(|(_, keys)| !keys.is_empty())
+    }
+}
+
+/// The header's parameters grouped by the parameter of the printed
+/// function they come from (a dict's entries are consecutive, depth first:
+/// `A['w']`, `A['k']` are `A`).
+fn logical_params(params: &[HeaderParam]) -> Vec<Logical> {
+    let mut out: Vec<Logical> = vec![];
+    for (i, p) in params.iter().enumerate() {
+        let (base, keys) = parpy_core::signature::split_entry_name(&p.name)
+            .map(|(b, k)| (b.to_string(), k))
+            .unwrap_or_else(|| (p.name.clone(), vec![]));
+        match out.last_mut() {
+            Some(l) if !keys.is_empty() && l.is_dict() && l.name == base => {
+                l.leaves.push((i, keys))
+            }
+            _ => out.push(Logical {
+                name: base,
+                leaves: vec![(i, keys)],
+            }),
+        }
+    }
+    out
+}
+
 impl CompiledString {
+    /// The call's arguments as the header's parameters: a dict argument
+    /// (the printed function's, `fn(A, y)`) gives the entries the header
+    /// lists (`A['w']`, `A['k']`); the entries one by one (`fn(A['w'],
+    /// A['k'], y)`) are taken too.
+    fn flatten<'py>(&self, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyTuple>> {
+        if !self.logical.iter().any(Logical::is_dict) {
+            return Ok(args.clone());
+        }
+        let n = args.len();
+        let whole = n == self.logical.len()
+            && self
+                .logical
+                .iter()
+                .zip(args.iter())
+                .all(|(l, a)| !l.is_dict() || a.is_instance_of::<PyDict>());
+        if !whole {
+            if n == self.params.len() {
+                return Ok(args.clone());
+            }
+            let names: Vec<String> = self.logical.iter().map(|l| l.name.clone()).collect();
+            let ctx = ArgCtx {
+                func: &self.name,
+                params: &names,
+                in_place: 0,
+            };
+            return Err(ctx.arity_error(n));
+        }
+        let mut out = Vec::with_capacity(self.params.len());
+        for (l, a) in self.logical.iter().zip(args.iter()) {
+            if !l.is_dict() {
+                out.push(a);
+                continue;
+            }
+            for (i, keys) in &l.leaves {
+                let mut v = a.clone();
+                let mut path = l.name.clone();
+                for key in keys {
+                    let d = v.cast::<PyDict>().map_err(|_| {
+                        PyTypeError::new_err(format!(
+                            "argument `{path}` of `{}` must be a dict (the code reads `{}`), \
+                             got {}",
+                            self.name,
+                            self.params[*i].name,
+                            args::type_name(&v)
+                        ))
+                    })?;
+                    let next = d.get_item(key)?.ok_or_else(|| {
+                        PyKeyError::new_err(format!(
+                            "argument `{path}` of `{}` has no key '{key}', which the code \
+                             reads (parameter `{}`)",
+                            self.name, self.params[*i].name
+                        ))
+                    })?;
+                    path = parpy_core::signature::entry_name(&path, key);
+                    v = next;
+                }
+                out.push(v);
+            }
+        }
+        PyTuple::new(args.py(), out)
+    }
+
     fn call_inner(&self, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let args = &self.flatten(args)?;
         let n = args.len();
         let ctx = ArgCtx {
             func: &self.name,
@@ -374,10 +476,11 @@ impl CompiledString {
     }
 
     fn __repr__(&self) -> String {
+        let names: Vec<&str> = self.logical.iter().map(|l| l.name.as_str()).collect();
         format!(
             "<parpy compiled function {}({})>",
             self.name,
-            self.names.join(", ")
+            names.join(", ")
         )
     }
 }
@@ -395,6 +498,7 @@ pub fn compile_string(
         let data = opts.map(|o| o.get().snapshot()).unwrap_or_default();
         crate::backend::refuse_python(data.backend, "compile_string")?;
         let backend = service::resolve_backend(py, &data)?;
+        check_code_for(code, backend)?;
         if backend == parpy_core::Backend::Cuda {
             return compile_cuda(py, fn_name, code, data.device.unwrap_or(0), &data);
         }
@@ -412,12 +516,52 @@ pub fn compile_string(
         Ok(CompiledString {
             name: fn_name.to_string(),
             names: params.iter().map(|p| p.name.clone()).collect(),
+            logical: logical_params(&params),
             params,
             bounds: parse_bounds(code),
             entry,
             cuda_device: None,
         })
     })
+}
+
+/// Refuses code printed for another backend than `backend` (its first
+/// line says which), and code that calls Python callbacks: a function
+/// compiled from a string has none to give it (the host code would stop
+/// at the first call, silently on Cpu).
+fn check_code_for(code: &str, backend: parpy_core::Backend) -> PyResult<()> {
+    if let Some(printed) = parse_backend(code).filter(|&b| b != backend) {
+        let fix = if printed == parpy_core::Backend::Metal {
+            String::new()
+        } else {
+            format!(
+                "set opts.backend = parpy.CompileBackend.{}, or ",
+                printed.name()
+            )
+        };
+        return Err(PyValueError::new_err(format!(
+            "compile_string: the code was printed for the {} backend (its first line says \
+             `backend: {}`), but opts.backend compiles it for the {} backend; {fix}print \
+             the code again with the {} backend's options",
+            printed.name(),
+            parpy_core::back::target_name(printed),
+            backend.name(),
+            backend.name(),
+        )));
+    }
+    let calls_back = code
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|tok| tok == "parpy_callback");
+    if calls_back {
+        return Err(PyValueError::new_err(
+            "compile_string: the code calls Python callbacks (`parpy.callback`) through its \
+             `parpy_callback` pointer, and a function compiled from a string has no callbacks \
+             to give it; call the jit function itself, or remove the `parpy_callback` \
+             declaration and the blocks that call it from the code (do what the callback did \
+             in Python before or after the call)",
+        ));
+    }
+    Ok(())
 }
 
 /// `fn_name` must name something in the code: the function it was printed
@@ -479,6 +623,7 @@ fn compile_cuda(
     Ok(CompiledString {
         name: fn_name.to_string(),
         names: params.iter().map(|p| p.name.clone()).collect(),
+        logical: logical_params(&params),
         params,
         bounds: parse_bounds(code),
         entry,

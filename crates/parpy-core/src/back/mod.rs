@@ -38,6 +38,21 @@ pub fn emit(program: &Program, options: &Options) -> Result<EmitOutput, CompileE
     }
 }
 
+/// What the first line of `backend`'s code calls its target (`// Generated
+/// by parpy ... (backend: C with OpenMP)`): the dialect's `target_name`.
+pub fn target_name(backend: Backend) -> &'static str {
+    use c_writer::Dialect;
+    match backend {
+        Backend::Cpu => c::CDialect.target_name(),
+        Backend::Cuda => cuda::CudaDialect {
+            f16: false,
+            clusters: false,
+        }
+        .target_name(),
+        Backend::Metal => metal::MetalDialect.target_name(),
+    }
+}
+
 /// Which parameters (by position) each function may write, directly or
 /// through the kernels and helpers it calls.
 pub struct Writes {

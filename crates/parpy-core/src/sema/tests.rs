@@ -967,4 +967,21 @@ fn entry_names_escape_what_would_break_the_header() {
     let t = dict(&[("x", int(1)), ("d", dict(&[("y", int(2))]))]);
     let leaves: Vec<String> = t.leaves("P").into_iter().map(|(n, _)| n).collect();
     assert_eq!(leaves, ["P['x']", "P['d']['y']"]);
+    for (base, keys) in [
+        ("A", vec!["a b'\\c"]),
+        ("P", vec!["d", "y"]),
+        ("B", vec!["]['"]),
+    ] {
+        let mut name = base.to_string();
+        for k in &keys {
+            name = crate::signature::entry_name(&name, k);
+        }
+        let (b, k) = crate::signature::split_entry_name(&name).unwrap();
+        assert_eq!(
+            (b, k),
+            (base, keys.iter().map(|k| k.to_string()).collect()),
+            "{name}"
+        );
+    }
+    assert_eq!(crate::signature::split_entry_name("x"), None);
 }
