@@ -838,3 +838,28 @@ def test_a_negative_python_int_accumulator_of_uint64_is_refused_as_numpy_raises(
     text = str(e.value)
     assert "`acc` starts as the Python int -1, which `uint64` cannot hold" in text
     assert "start `acc` at a value `uint64` holds" in text
+
+
+@parpy.jit
+def negated_uint_scalar(o, of, a, b):
+    for i in range(1):
+        v = 2.0
+        v **= -a
+        of[0] = v
+        of[1] = -a
+        of[2] = -a * 1.0
+        o[0] = (-a) < b
+        o[1] = (-a) // 2
+        o[2] = ~(-a)
+        o[3] = max(-a, b)
+
+
+def test_a_negated_uint64_scalar_known_when_compiling_wraps_as_numpy_does():
+    # `-np.uint64(3)` is 2**64 - 3; folded while compiling (the scalar is
+    # specialized) it was -3, so `2.0 ** -a` was 0.125, not inf
+    for spec in (True, False):
+        for a in (np.uint64(3), np.uint64(2**63 - 1), np.uint32(3)):
+            b = a.dtype.type(5)
+            o = np.zeros(4, a.dtype)
+            of = np.zeros(3)
+            run_both(negated_uint_scalar, [o, of, a, b], cpu_opts(specialize_scalars=spec))

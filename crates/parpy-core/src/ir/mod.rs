@@ -817,6 +817,19 @@ impl Expr {
     pub fn int(v: i64, ty: ElemTy, span: Span) -> Expr {
         Expr::new(ExprKind::Int(v), Type::Scalar(ty), span)
     }
+    /// The value of a literal as Python sees it: a uint64 literal holds
+    /// its 64 bits, so one of 2**63 .. 2**64 - 1 (a negative `i64`, as
+    /// `-np.uint64(3)` makes) has no value here (`None`, like any other
+    /// expression): the evaluators' ints are `i64`s.
+    pub fn literal_value(&self) -> Option<ScalarValue> {
+        match self.kind {
+            ExprKind::Int(v) if v < 0 && self.ty == Type::Scalar(ElemTy::U64) => None,
+            ExprKind::Int(v) => Some(ScalarValue::Int(v)),
+            ExprKind::Float(f) => Some(ScalarValue::Float(f)),
+            ExprKind::Bool(b) => Some(ScalarValue::Bool(b)),
+            _ => None,
+        }
+    }
     /// `lhs op rhs` of type `ty`.
     pub fn binary(op: BinOp, lhs: Expr, rhs: Expr, ty: Type, span: Span) -> Expr {
         Expr::new(

@@ -152,12 +152,7 @@ fn fold_block(b: &mut Block) {
 }
 
 fn lit(e: &Expr) -> Option<ScalarValue> {
-    match e.kind {
-        ExprKind::Bool(b) => Some(ScalarValue::Bool(b)),
-        ExprKind::Int(i) => Some(ScalarValue::Int(i)),
-        ExprKind::Float(f) => Some(ScalarValue::Float(f)),
-        _ => None,
-    }
+    e.literal_value()
 }
 
 /// Rounds a value to what the element type can hold; `None` if it cannot.
@@ -307,6 +302,16 @@ mod tests {
     fn f32_results_are_rounded() {
         let e = bin(BinOp::Div, float(1.0, ElemTy::F32), float(3.0, ElemTy::F32));
         assert_eq!(fold(e), ExprKind::Float((1.0f32 / 3.0f32) as f64));
+    }
+
+    #[test]
+    fn uint64_literals_beyond_2_63_are_not_folded_as_negative_ints() {
+        // `-np.uint64(3)`: the literal holds 2**64 - 3, not -3
+        let u = |v| Expr::int(v, ElemTy::U64, sp());
+        let lt = Expr::binary(BinOp::Lt, u(-3), u(5), Type::Scalar(ElemTy::Bool), sp());
+        assert!(matches!(fold(lt), ExprKind::Binary { .. }));
+        let add = Expr::binary(BinOp::Add, u(-3), u(5), Type::Scalar(ElemTy::U64), sp());
+        assert!(matches!(fold(add), ExprKind::Binary { .. }));
     }
 
     #[test]

@@ -124,7 +124,13 @@ pub(crate) fn convert(e: Expr, ty: ElemTy) -> Expr {
     };
     match e.kind {
         ExprKind::Int(v) if ty.is_float() => {
-            let v = round_float(v as f64, ty);
+            // (a uint64 literal holds its 64 bits: `-np.uint64(3)` is
+            // 2**64 - 3)
+            let value = match e.ty == Type::Scalar(ElemTy::U64) {
+                true => v as u64 as f64,
+                false => v as f64,
+            };
+            let v = round_float(value, ty);
             Expr::new(ExprKind::Float(v), Type::Scalar(ty), span)
         }
         // (wrapped to the type's width, as the conversion at run time does)
@@ -158,10 +164,8 @@ fn flip(op: BinOp) -> BinOp {
 /// (`1.0 / 3.0`, `-2 * 0.5`), if it has one.
 pub(crate) fn const_scalar(e: &Expr) -> Option<ScalarValue> {
     use crate::ir::eval::{self, Mode};
-    match &e.kind {
-        ExprKind::Int(v) => Some(ScalarValue::Int(*v)),
-        ExprKind::Float(v) => Some(ScalarValue::Float(*v)),
-        ExprKind::Bool(b) => Some(ScalarValue::Bool(*b)),
+    let v = match &e.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => return e.literal_value(),
         ExprKind::Convert { arg } => {
             eval::convert(const_scalar(arg)?, e.ty.elem()?, Mode::Python).ok()
         }
@@ -170,6 +174,18 @@ pub(crate) fn const_scalar(e: &Expr) -> Option<ScalarValue> {
             eval::binary(*op, const_scalar(lhs)?, const_scalar(rhs)?, Mode::Python).ok()
         }
         _ => None,
+    }?;
+    // an integer the expression's type does not hold is wrapped at run
+    // time (`-np.uint64(3)`, `np.uint8(200) + np.uint8(100)`): not Python's
+    // value, so none here
+    held_by(v, e)
+}
+
+/// `v` where the integer type of `e` holds it (floats and bools: `v`).
+fn held_by(v: ScalarValue, e: &Expr) -> Option<ScalarValue> {
+    match (v, e.ty.elem().and_then(ElemTy::int_bounds)) {
+        (ScalarValue::Int(i), Some((lo, hi))) if !(lo..=hi).contains(&i128::from(i)) => None,
+        _ => Some(v),
     }
 }
 
@@ -207,8 +223,16 @@ pub(super) fn const_bool(e: &Expr) -> Option<bool> {
 
 /// A compile-time integer value of an IR expression, if it has one.
 pub(crate) fn const_int(e: &Expr) -> Option<i64> {
+    let v = const_int_unchecked(e)?;
+    held_by(ScalarValue::Int(v), e).map(|_| v)
+}
+
+fn const_int_unchecked(e: &Expr) -> Option<i64> {
     match &e.kind {
-        ExprKind::Int(v) => Some(*v),
+        ExprKind::Int(_) => match e.literal_value()? {
+            ScalarValue::Int(v) => Some(v),
+            _ => None,
+        },
         ExprKind::Bool(b) => Some(i64::from(*b)),
         ExprKind::Convert { arg } if e.ty.elem().is_some_and(|t| t.is_int()) => const_int(arg),
         ExprKind::Unary { op: UnOp::Neg, arg } => const_int(arg)?.checked_neg(),
