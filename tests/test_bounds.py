@@ -264,6 +264,24 @@ def test_int32_indices_cannot_reach_past_2_31_elements():
         code_of(corner_at, [x.reshape(1, -1), y, 0, 2**31 + 1], opts)
 
 
+@parpy.jit
+def add_scalar(x, k, N):
+    parpy.label('N')
+    for i in range(N):
+        x[i] = x[i] + k
+
+
+def test_a_python_int_argument_beyond_the_forced_int_size_names_the_argument():
+    # (`2**40` as force_int_size=32's int32 wrapped to 0: `x[i] + k` was x)
+    x = np.zeros(4, np.int64)
+    opts = cpu_opts({'N': parpy.threads(4)}, force_int_size=32)
+    with pytest.raises(parpy.CompileError, match="Python integer 1099511627776 out of bounds "
+                       "for int32: the argument `k` of `add_scalar`"):
+        add_scalar(x, 2**40, 4, opts=opts)
+    add_scalar(x, -2**31, 4, opts=opts)
+    assert x.tolist() == [-2**31] * 4
+
+
 def test_a_wrapped_index_is_read_once():
     # `x[idx[i]]` with a possibly negative index: one check that counts
     # from the end, not `idx[i] < 0 ? idx[i] + 10 : idx[i]` with three reads

@@ -428,6 +428,43 @@ pub fn lower(
     // Python's `float` and `int` (float64 and int64 as the binding reports
     // them) take the options' float and int types (`force_float_size`,
     // `force_int_size`, 32-bit on Metal); NumPy scalars keep theirs.
+    // (a Python int the options' int type cannot hold would wrap: `2**40`
+    // as an int32 is 0; refused, naming the argument)
+    for (k, a) in args.iter().enumerate() {
+        let ArgType::Scalar {
+            elem: crate::ir::ElemTy::I64,
+            value: Some(crate::types::ScalarValue::Int(v)),
+            weak: true,
+        } = a
+        else {
+            continue;
+        };
+        let held = options
+            .int_type
+            .int_bounds()
+            .is_some_and(|(lo, hi)| (lo..=hi).contains(&i128::from(*v)));
+        if held {
+            continue;
+        }
+        let name = def.params.get(k).map_or("?", |p| p.name.as_str());
+        // (`def NAME`)
+        let def_end = def.span.lo + 4 + def.name.len() as u32;
+        let def_line = Span::new(def.span.file, def.span.lo, def_end.min(def.span.hi));
+        let t = options.int_type.numpy_name();
+        sh.diags.push(
+            Diagnostic::error(format!(
+                "Python integer {v} out of bounds for {t}: the argument `{name}` of `{}`",
+                def.name
+            ))
+            .at(def_line, format!("`{name}` is a Python int, passed as an {t}"))
+            .note(format!(
+                "a Python int argument is an {t} here (`force_int_size`, or Metal's 32-bit scalars), which would wrap it"
+            ))
+            .help(format!(
+                "pass a NumPy integer that holds it (`np.int64({name})`), or leave `force_int_size` unset"
+            )),
+        );
+    }
     let args: Vec<ArgType> = args
         .iter()
         .map(|a| {
