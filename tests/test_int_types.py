@@ -747,7 +747,8 @@ def test_a_python_math_result_stored_into_integers_is_numpys_int(a):
 def accumulated_float_stored(x, y, N):
     for i in range(N):
         acc = 0.0
-        acc += x[i]
+        for k in range(2):
+            acc += x[i] * k
         y[i] = acc
 
 

@@ -271,3 +271,32 @@ def test_numpy_value_joined_with_a_python_number_it_rounds_is_an_error():
     text = str(e.value)
     assert "the Python int 1000 on another, which `int8` does not hold" in text
     assert "NumPy raises OverflowError" not in text
+
+
+@parpy.jit
+def power_of_a_numpy_scalar(x, o, s):
+    for i in range(2):
+        v = 2.0
+        v **= -s
+        o[i] = v + x[i]
+
+
+@parpy.jit
+def straight_line_update_stored_into_int8(x, y, N):
+    for i in range(N):
+        acc = 0.0
+        acc += x[i]
+        y[i] = acc
+
+
+def test_an_updated_python_float_is_the_numpy_value_it_became():
+    # (`v` stayed the weak Python float: `v + x16[i]` was computed in
+    # float16 and gave inf where NumPy's float64 gives 2.9e76)
+    with np.errstate(all="ignore"):
+        got = run_both(power_of_a_numpy_scalar, [np.array([1.0, -0.0], np.float16), np.zeros(2), np.uint8(2)],
+                       cpu_opts(), rtol=0, atol=0)
+    assert np.isfinite(got[1]).all()
+    # the updated local is NumPy's float64, whose store into an integer
+    # array needs a conversion (REFERENCE §3), as `y[i] = x[i]` does
+    with pytest.raises(parpy.CompileTypeError, match="cannot store a value of type `f64` into a destination of type `i8`"):
+        straight_line_update_stored_into_int8(np.ones(2), np.zeros(2, np.int8), 2, opts=cpu_opts())

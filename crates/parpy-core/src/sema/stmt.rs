@@ -858,40 +858,6 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// The binding `a op= v` reads, before `split_rebind`'s parts bind
-    /// the new value.
-    fn rebind_read(&self, s: &ast::Stmt) -> Option<Binding> {
-        let ast::StmtKind::AugAssign { target, .. } = &s.kind else {
-            return None;
-        };
-        let ast::ExprKind::Name(n) = &target.kind else {
-            return None;
-        };
-        self.scope.get(n)
-    }
-
-    /// A scalar's new value of the type the name held (`acc = 0.0;
-    /// acc += x64[i]`) stays weak as the name was: the type a local first
-    /// assigned a Python number keeps (as one variable it did before
-    /// `syntax::webs` split the update; docs/arithmetic.md: such a local
-    /// stores into an integer array as NumPy's `int(v)`). Of another type
-    /// (`acc = 0.5; acc += x32[i]`), the new value is NumPy's.
-    fn keep_weak_rebind(&mut self, s: &ast::Stmt, read: Option<Binding>) {
-        let ast::StmtKind::AugAssign {
-            rebind: Some(r), ..
-        } = &s.kind
-        else {
-            return;
-        };
-        let (Some(read), Some(new)) = (read, self.scope.get(r)) else {
-            return;
-        };
-        let same = self.func.var(read.var).ty == self.func.var(new.var).ty;
-        if read.weak && !new.weak && same && self.once.binds_once(r) {
-            self.scope.bind(r, Binding { weak: true, ..new });
-        }
-    }
-
     pub(super) fn lower_block(&mut self, stmts: &[ast::Stmt]) -> Block {
         self.lower_labelled_block(stmts, vec![])
     }
@@ -920,9 +886,7 @@ impl Lowerer<'_, '_> {
             }
             if let Some(parts) = self.split_rebind(s) {
                 let labs = std::mem::take(&mut labels);
-                let read = self.rebind_read(s);
                 out.extend(self.lower_labelled_block(&parts, labs));
-                self.keep_weak_rebind(s, read);
                 continue;
             }
             let labs = std::mem::take(&mut labels);
