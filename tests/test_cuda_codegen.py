@@ -16,6 +16,7 @@ nvidia-cuda-runtime`).
 
 import atexit
 import ctypes
+import math
 import os
 import pathlib
 import shutil
@@ -88,7 +89,8 @@ class Nvrtc:
     def headers(self):
         """Include directories with NVRTC's bundled headers (NVRTC 13.3 and
         later), extracted once: what the runtime passes for code that
-        includes `cooperative_groups.h` (thread block clusters)."""
+        includes `cooperative_groups.h` (thread block clusters) or
+        `cuda_fp16.h` (float16)."""
         if getattr(self, "_headers", None) is None:
             d = tempfile.mkdtemp(prefix="parpy-nvrtc-headers-")
             atexit.register(shutil.rmtree, d, True)
@@ -107,7 +109,8 @@ class Nvrtc:
         assert r == 0, f"nvrtcCreateProgram: {self._err(r)}"
         try:
             opts = [f"--gpu-architecture={ARCH}".encode(), b"--std=c++17"]
-            if "#include <cooperative_groups.h>" in source:
+            # (as the runtime's `nvrtc::needs_headers`)
+            if any(f"#include <{h}>" in source for h in ("cooperative_groups.h", "cuda_fp16.h")):
                 opts += [f"-I{d}".encode() for d in self.headers()]
             arr = (ctypes.c_char_p * len(opts))(*opts)
             rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
@@ -656,3 +659,55 @@ def test_a_level_gets_no_more_workers_than_its_known_iterations():
     code = parpy.print_compiled(offset_rows, [x.reshape(4, 25), np.zeros((4, 25)), 4, 25],
                                 cuda_opts(spec, specialize_scalars=False))
     assert "<<<dim3(2, 4, 1), dim3(1024, 1, 1)>>>" in code, code
+
+
+@parpy.jit
+def f16_to_ints(x, y, z, w, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = int(x[i])
+        z[i] = round(x[i])
+        w[i] = math.floor(x[i])
+
+
+@parpy.jit
+def python_max_of_f16_rows(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = max(x[i, :])
+
+
+@needs_nvrtc
+def test_nan_and_infinity_tests_of_float16_values_compile():
+    # `int()` / `round()` / `math.floor` of a float16 check for NaN and
+    # infinities first, and Python's `max` of a float16 row skips NaN: the
+    # tests were `isnan(value)` of a raw `__half`, which NVRTC calls
+    # ambiguous (no `isnan(__half)`); they read it as a float now
+    opts = cuda_opts({'i': parpy.threads(32)})
+    x16 = np.zeros(10, np.float16)
+    code = parpy.print_compiled(f16_to_ints, [x16] + [np.zeros(10, np.int64)] * 3 + [10], opts)
+    assert "isnan((float)" in code and "isinf((float)" in code, code
+    check_nvrtc(code, "f16_to_ints")
+    code = parpy.print_compiled(python_max_of_f16_rows,
+                                [np.zeros((10, 5), np.float16), x16, 10], opts)
+    assert "isnan((float)" in code, code
+    check_nvrtc(code, "python_max_of_f16_rows")
+
+
+@parpy.jit
+def unsigned_pow_abs(a, b, o, N):
+    parpy.label('i')
+    for i in range(N):
+        o[i] = a[i] ** b[i] + abs(a[i])
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+def test_unsigned_power_and_abs_compile_without_warnings(dtype):
+    # the helpers tested `e < 0` / `a < 0` of unsigned values: NVRTC warns
+    # "pointless comparison of unsigned integer with zero" (#186-D)
+    a = np.arange(8, dtype=dtype)
+    code = parpy.print_compiled(unsigned_pow_abs, [a, a.copy(), a.copy(), 8],
+                                cuda_opts({'i': parpy.threads(32)}))
+    assert "e < 0" not in code and "a < 0" not in code, code
+    check_nvrtc(code, f"unsigned_pow_abs_{np.dtype(dtype).name}")

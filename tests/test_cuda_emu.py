@@ -560,3 +560,29 @@ def test_a_reduction_inside_a_labelled_slice_statement_runs_on_the_device():
     agree(minus_the_matrix_sum, [rng.random((3, 40)), np.zeros((3, 40))], spec, seeds=range(2))
     code = parpy.print_compiled(minus_the_sum, [np.zeros(100), np.zeros(100)], cuda_opts(spec))
     assert "parpy_warp_sum_f64" in code, code
+
+
+@parpy.jit
+def f16_to_ints(x, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = int(x[i])
+        z[i] = round(x[i])
+
+
+def test_float16_to_int_runs_and_raises_as_python():
+    # the NaN and infinity checks before `int()` / `round()` of a float16
+    # were `isnan(__half)`, which the compiler calls ambiguous: the program
+    # did not compile
+    spec = {'i': parpy.threads(32)}
+    x = (np.arange(10) * 1.5 - 4).astype(np.float16)
+    args = [x, np.zeros(10, np.int64), np.zeros(10, np.int64), 10]
+    ref = reference(f16_to_ints, args, spec)
+    for plan in (False, True):
+        got = emulated(f16_to_ints, args, spec, 0, plan)
+        np.testing.assert_array_equal(got[1], ref[1])
+        np.testing.assert_array_equal(got[2], ref[2])
+    for bad, exc in ((np.nan, ValueError), (np.inf, OverflowError)):
+        x[3] = bad
+        with pytest.raises(exc):
+            emulated(f16_to_ints, args, spec, 0, plan=True)

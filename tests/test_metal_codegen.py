@@ -108,7 +108,8 @@ PROGRAMS = {
     "sum_rows_reduce": (tp.sum_rows_reduce, [f32(10, 50), f32(10), 10], {'outer': T(10)}),
     "sum_rows_par": (tp.sum_rows_par, [f32(10, 1000), f32(10), 10],
                      {'N': T(10), 'M': T(256)}),
-    "sum_rows_par_int": (tp.sum_rows_par, [i32(10, 31), i32(10), 10],
+    # (NumPy's sum and product of int32 values are int64s: 64-bit partials)
+    "sum_rows_par_int": (tp.sum_rows_par, [i32(10, 31), np.zeros(10, np.int64), 10],
                          {'N': T(10), 'M': T(64)}),
     "sum_rows_par_tpb": (tp.sum_rows_par, [f32(10, 1000), f32(10), 10],
                          {'N': T(10), 'M': T(2048).tpb(512)}),
@@ -122,7 +123,8 @@ PROGRAMS = {
     "axpy": (tp.axpy, [2.5, f32(1000), f32(1000), 1000], {'N': T(1000)}),
     "axpy_blocks": (tp.axpy, [2.5, f32(5000), f32(5000), 5000], {'N': T(5000)}),
     "add_2d": (tp.add_2d, [f32(64, 300), f32(64, 300), f32(64, 300)], {'ij': T(32)}),
-    "row_prod_par_int": (tp.row_prod_par, [i32(6, 57), i32(6), 6], {'N': T(6), 'M': T(16)}),
+    "row_prod_par_int": (tp.row_prod_par, [i32(6, 57), np.zeros(6, np.int64), 6],
+                         {'N': T(6), 'M': T(16)}),
     "row_max_par": (tp.row_max_par, [f32(6, 57), f32(6), 6], {'N': T(6), 'M': T(16)}),
     "row_min_par": (tp.row_min_par, [f32(6, 57), f32(6), 6], {'N': T(6), 'M': T(16)}),
     "row_prod": (tp.row_prod, [f32(6, 57), f32(6), 6], {'N': T(6)}),
@@ -152,7 +154,7 @@ PROGRAMS = {
     # Python // and %, SIMD reductions over 16-bit values
     "int8_div_mod_bits": (ti.div_mod_bits, [np.zeros(300, np.int8) for _ in range(5)] + [300],
                           {'N': T(64)}),
-    "uint16_row_stats": (ti.row_stats, [np.zeros((13, 300), np.uint16), np.zeros(13, np.uint32),
+    "uint16_row_stats": (ti.row_stats, [np.zeros((13, 300), np.uint16), np.zeros(13, np.uint64),
                                         np.zeros(13, np.uint16), np.zeros(13, np.uint16), 13],
                          {'N': T(13), 'M': T(64)}),
     "int16_negate": (ti.negate_invert, [np.zeros(100, np.int16) for _ in range(3)] + [100], {'N': T(32)}),
@@ -320,7 +322,9 @@ def test_grid_mapping_in_printed_code():
                   "metal::exp("]:
         assert piece in code, piece
     code = printed("row_prod_par_int")
-    assert "simd_product(" in code
+    assert "parpy_warp_prod_i64(" in code and "simd_product(" not in code  # int64 partials
+    code = printed("manual_max")
+    assert "simd_max(" in code
     code = printed("row_min_par")
     assert "parpy_warp_min_f32(" in code  # NaN-aware; ints use simd_min
 
@@ -377,11 +381,45 @@ def test_cuda_only_options_are_errors():
         printed("sum_rows", use_cuda_thread_block_clusters=True)
 
 
-def test_int64_parallel_reduction_is_an_error():
-    x = np.zeros((6, 57), np.int64)
-    y = np.zeros(6, np.int64)
-    with pytest.raises(parpy.CompileError, match="no Metal counterpart"):
-        parpy.print_compiled(tp.row_prod_par, [x, y, 6], metal_opts({'N': T(6), 'M': T(16)}))
+@parpy.jit
+def int_total(x, out):
+    parpy.label('a')
+    out[0] = np.sum(x)
+
+
+# NumPy's sum and product of bools and integers narrower than 64 bits are
+# int64s (uint64s for unsigned ones), whatever Metal's 32-bit Python ints:
+# they were accumulated in int32 `partial`s and `simd_sum`, and a row past
+# 2**31 wrapped. Now every partial is 64-bit, reduced across a SIMD group
+# by shuffling its 32-bit halves (Metal's SIMD-group functions take 16- and
+# 32-bit values); 8-bit values and bools are shuffled as 16-bit ones.
+WIDE = {
+    "sum_int32": (tp.sum_rows_par, np.int32, np.int64, "sum", "int64_t"),
+    "prod_int32": (tp.row_prod_par, np.int32, np.int64, "prod", "int64_t"),
+    "sum_uint32": (tp.sum_rows_par, np.uint32, np.uint64, "sum", "uint64_t"),
+    "sum_int16": (tp.sum_rows_par, np.int16, np.int64, "sum", "int64_t"),
+    "sum_int8": (tp.sum_rows_par, np.int8, np.int64, "sum", "int64_t"),
+    "sum_bool": (tp.sum_rows_par, np.bool_, np.int64, "sum", "int64_t"),
+    "prod_int64": (tp.row_prod_par, np.int64, np.int64, "prod", "int64_t"),
+    "max_int8": (tp.row_max_par, np.int8, np.int8, "max", "int8_t"),
+    "max_bool": (tp.row_max_par, np.bool_, np.bool_, "max", "bool"),
+    "total_int32": (int_total, np.int32, np.int64, "sum", "int64_t"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WIDE))
+def test_integer_reductions_run_in_numpys_type(name):
+    fn, dt, ot, op, acc = WIDE[name]
+    if fn is int_total:
+        args, spec = [np.ones(1000, dt), np.zeros(1, ot)], {'a': T(256)}
+    else:
+        args, spec = [np.ones((6, 100), dt), np.zeros(6, ot), 6], {'N': T(6), 'M': T(64)}
+    code = parpy.print_compiled(fn, args, metal_opts(spec))
+    assert set(re.findall(r"(\w+) partial\b", code)) == {acc}, code
+    sym = {"int64_t": "i64", "uint64_t": "u64", "int8_t": "i8", "bool": "bool"}[acc]
+    assert f"parpy_warp_{op}_{sym}(" in code, code
+    assert not re.search(r"simd_(sum|product|max|min)\(", code), code
+    assert_clang_ok_if_possible(code, f"wide_{name}")
 
 
 def test_host_store_is_an_error():
@@ -457,3 +495,22 @@ def test_parallel_reduction_around_parallel_loops_parses(name):
     with pytest.warns(parpy.ParpyWarning, match="runs? sequentially on the GPU"):
         code = parpy.print_compiled(fn, args, metal_opts(tp.NESTED_SPEC))
     assert_clang_ok_if_possible(code, name)
+
+
+@parpy.jit
+def unsigned_pow_abs(a, b, o, N):
+    parpy.label('N')
+    for i in range(N):
+        o[i] = a[i] ** b[i] + abs(a[i])
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32])
+def test_unsigned_power_and_abs_compare_nothing_with_zero(dtype):
+    # the prelude helpers (shared by every C-family dialect) tested
+    # `e < 0` / `a < 0` of unsigned values: a pointless comparison
+    a = np.arange(8, dtype=dtype)
+    code = parpy.print_compiled(unsigned_pow_abs, [a, a.copy(), a.copy(), 8],
+                                metal_opts({'N': T(8)}))
+    assert "parpy_pow_u" in code and "parpy_abs_u" in code, code
+    assert "e < 0" not in code and "a < 0" not in code, code
+    assert_clang_ok_if_possible(code, f"unsigned_pow_abs_{np.dtype(dtype).name}")

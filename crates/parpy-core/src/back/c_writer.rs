@@ -933,6 +933,11 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::Shr(e) => (e, format!(
                 "{q} T parpy_shr_S(T a, T b) {{\n  return b >= BITS ? 0 : a >> b;\n}}\n"
             )),
+            // (an unsigned exponent is never negative: no comparison with
+            // 0, which NVRTC warns is pointless, #186-D)
+            PreludeFn::Pow(e) if e.is_unsigned_int() => (e, format!(
+                "{q} T parpy_pow_S(T b, T e) {{\n  T r = 1;\n  while (e > 0) {{\n    if (e & 1) {{\n      r = (T)((UW)r * (UW)b);\n    }}\n    b = (T)((UW)b * (UW)b);\n    e >>= 1;\n  }}\n  return r;\n}}\n"
+            )),
             PreludeFn::Pow(e) => (e, format!(
                 "{q} T parpy_pow_S(T b, T e) {{\n  T r = 1;\n  if (e < 0) {{\n    return b == 1 ? 1 : 0;\n  }}\n  while (e > 0) {{\n    if (e & 1) {{\n      r = (T)((UW)r * (UW)b);\n    }}\n    b = (T)((UW)b * (UW)b);\n    e >>= 1;\n  }}\n  return r;\n}}\n"
             )),
@@ -957,6 +962,7 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             }
             // (of the most negative value: itself, as NumPy, not C's overflow)
             PreludeFn::Abs(e) if e.is_signed_int() => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? (T)(0 - (UW)a) : a;\n}}\n")),
+            PreludeFn::Abs(e) if e.is_unsigned_int() => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a;\n}}\n")),
             PreludeFn::Abs(e) => (e, format!("{q} T parpy_abs_S(T a) {{\n  return a < 0 ? -a : a;\n}}\n")),
             PreludeFn::Sign(e) if e.is_unsigned_int() => (e, format!(
                 "{q} T parpy_sign_S(T a) {{\n  return a > 0 ? 1 : 0;\n}}\n"

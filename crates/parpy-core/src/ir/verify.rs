@@ -407,6 +407,15 @@ impl V<'_> {
                 if args.len() != func.arity() {
                     return Err(format!("`{}` with {} arguments", func.name(), args.len()));
                 }
+                // CUDA has no `isnan` / `isinf` / `isfinite` of a `__half`
+                // (sema's `calls::predicate` reads a float16 as a float32)
+                if func.is_predicate()
+                    && args
+                        .iter()
+                        .any(|a| a.ty.elem() == Some(crate::types::ElemTy::F16))
+                {
+                    return Err(format!("`{}` of a float16", func.name()));
+                }
                 for a in args {
                     self.expr(a)?;
                 }

@@ -1194,13 +1194,9 @@ impl Lowerer<'_, '_> {
             (ty, weak) = (self.opts.float_type, true);
         }
         if f.is_predicate() {
-            let args = vals.drain(..).map(|v| predicate_arg(v.e, ty)).collect();
+            // (one argument: `operands` checked the arity)
             return Some(TExpr {
-                e: Expr::new(
-                    ExprKind::Math { func: f, args },
-                    Type::Scalar(ElemTy::Bool),
-                    span,
-                ),
+                e: predicate(f, vals.remove(0).e, ty, span),
                 weak: python,
             });
         }
@@ -1271,7 +1267,7 @@ impl Lowerer<'_, '_> {
             ins.push(convert(v.e, t));
         }
         let value = self.stash(r.e, span);
-        let test = |g: MathFn, e: &Expr| Expr::math(g, vec![e.clone()], ElemTy::Bool, span);
+        let test = |g: MathFn, e: &Expr| predicate(g, e.clone(), e.elem(), span);
         let any = |es: Vec<Expr>| {
             es.into_iter()
                 .reduce(|a, b| bool_binary(BinOp::Or, a, b, span))
@@ -2673,13 +2669,17 @@ pub(super) fn math_of(f: MathFn, x: TExpr, span: Span) -> TExpr {
     }
 }
 
-/// The argument of `isnan` / `isinf` / `isfinite` of a `ty` value: a
-/// float16 as a float32 (the same answer; CUDA has no `isfinite(__half)`).
-pub(super) fn predicate_arg(e: Expr, ty: ElemTy) -> Expr {
-    match ty {
+/// `f(e)` of the predicate `f` (`isnan`, `isinf`, `isfinite`), a bool, of
+/// the float `e` converted to `ty`: a float16 read as a float32 (the same
+/// answer; CUDA has no `isnan` / `isinf` / `isfinite` of a `__half`, and
+/// the IR verifier refuses a float16 argument). Every predicate sema
+/// builds goes through here.
+pub(super) fn predicate(f: MathFn, e: Expr, ty: ElemTy, span: Span) -> Expr {
+    let arg = match ty {
         ElemTy::F16 => convert(convert(e, ty), ElemTy::F32),
         _ => convert(e, ty),
-    }
+    };
+    Expr::math(f, vec![arg], ElemTy::Bool, span)
 }
 
 /// A reduction's result `r` in the `dtype` it was called with, if any
@@ -2745,7 +2745,7 @@ pub(super) fn nan_and_infinity_checks(
     v: &Expr,
     span: Span,
 ) -> Vec<(Expr, &'static str, &'static str)> {
-    let not = |g: MathFn| Expr::not(Expr::math(g, vec![v.clone()], ElemTy::Bool, span), span);
+    let not = |g: MathFn| Expr::not(predicate(g, v.clone(), v.elem(), span), span);
     vec![
         (
             not(MathFn::IsNan),

@@ -1384,7 +1384,7 @@ impl Lowerer<'_, '_> {
         let value = self.stash(t.e, span);
         let f = |e: Expr| super::types::convert(e, ElemTy::F64);
         let float = |v: f64| Expr::new(ExprKind::Float(v), Type::Scalar(ElemTy::F64), span);
-        let test = |g: MathFn, e: Expr| Expr::math(g, vec![e], ElemTy::Bool, span);
+        let test = |g: MathFn, e: Expr| super::calls::predicate(g, e, ElemTy::F64, span);
         let and =
             |a: Expr, b: Expr| Expr::binary(BinOp::And, a, b, Type::Scalar(ElemTy::Bool), span);
         let (b64, e64) = (f(base), f(exp));

@@ -287,9 +287,17 @@ pub(super) struct Axes {
 
 /// The type NumPy's `sum` / `prod` (and `cumsum` / `cumprod`) of `et`
 /// elements accumulate in, float16 aside: bools and integers narrower than
-/// the default integer `int_ty` in it (unsigned ones in the unsigned
-/// integer of its width), the others in their own type.
-fn numpy_sum_type(et: ElemTy, int_ty: ElemTy) -> ElemTy {
+/// NumPy's default integer in it (unsigned ones in the unsigned integer of
+/// its width), the others in their own type. NumPy's default integer is
+/// the Python int type (`force_int_size`), but int64 on Metal whatever that
+/// is: NumPy's on the Macs Metal runs on, where `np.sum` of int32 values is
+/// an int64 (Metal's 32-bit Python ints are a choice of speed, and a sum
+/// past 2**31 must not wrap).
+fn numpy_sum_type(et: ElemTy, opts: &crate::options::Options) -> ElemTy {
+    let int_ty = match opts.backend {
+        crate::options::Backend::Metal => ElemTy::I64,
+        _ => opts.int_type,
+    };
     if et.is_float() || et.size() >= int_ty.size() && et != ElemTy::Bool {
         et
     } else if et.is_unsigned_int() {
@@ -1790,7 +1798,7 @@ impl Lowerer<'_, '_> {
                 return Some(None);
             };
             let elem = match scan.op {
-                ReduceOp::Sum | ReduceOp::Prod => numpy_sum_type(et, self.opts.int_type),
+                ReduceOp::Sum | ReduceOp::Prod => numpy_sum_type(et, self.opts),
                 ReduceOp::Max | ReduceOp::Min => et,
             };
             // (without an axis NumPy scans the flattened array)
@@ -1928,7 +1936,7 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let acc_ty = match op {
-            ReduceOp::Sum | ReduceOp::Prod => numpy_sum_type(et, self.opts.int_type),
+            ReduceOp::Sum | ReduceOp::Prod => numpy_sum_type(et, self.opts),
             ReduceOp::Max | ReduceOp::Min => et,
         };
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
@@ -2218,7 +2226,7 @@ impl Lowerer<'_, '_> {
             (AccRule::Mean | AccRule::VarMean, _) => et,
             (AccRule::NumPy, ElemTy::F16) if sum_or_prod => ElemTy::F32,
             (AccRule::NumPy, _) if !sum_or_prod => et,
-            (AccRule::NumPy, _) => numpy_sum_type(et, int_ty),
+            (AccRule::NumPy, _) => numpy_sum_type(et, self.opts),
         };
         // Python's `max(s)` of floats folds `v if v > m else m` from the
         // first element: NaN where that one is NaN, else the first of the
@@ -2236,7 +2244,7 @@ impl Lowerer<'_, '_> {
             let mut first = elem.e.clone();
             substitute(&mut first, vars[0], &Expr::int(0, int_ty, span));
             let e = &elem.e;
-            let nan = Expr::math(MathFn::IsNan, vec![e.clone()], ElemTy::Bool, span);
+            let nan = super::calls::predicate(MathFn::IsNan, e.clone(), e.elem(), span);
             let none = Expr::reduce_identity(op, et, span);
             elem.e = Expr::select(nan, none, e.clone());
             first

@@ -370,12 +370,7 @@ impl Lowerer<'_, '_> {
         let scaled = self.binary(BinOp::Mul, rtol, abs(y.clone()), span)?;
         let bound = self.binary(BinOp::Add, atol, scaled, span)?;
         let le = self.binary(BinOp::Le, abs(diff), bound, span)?;
-        let finite = Expr::math(
-            MathFn::IsFinite,
-            vec![super::calls::predicate_arg(y.e.clone(), ft)],
-            ElemTy::Bool,
-            span,
-        );
+        let finite = super::calls::predicate(MathFn::IsFinite, y.e.clone(), ft, span);
         let eq = self.binary(BinOp::Eq, x.clone(), y.clone(), span)?;
         let close = bool_binary(BinOp::BitAnd, le.e, finite, span);
         let mut r = bool_binary(BinOp::BitOr, close, eq.e, span);
@@ -456,7 +451,7 @@ impl Lowerer<'_, '_> {
         }
         let bin = |op, l: Expr, r: Expr| Expr::binary(op, l, r, f64t.clone(), span);
         let fabs = |e: Expr| Expr::math(MathFn::Abs, vec![e], ElemTy::F64, span);
-        let isinf = |e: Expr| Expr::math(MathFn::IsInf, vec![e], ElemTy::Bool, span);
+        let isinf = |e: Expr| super::calls::predicate(MathFn::IsInf, e, ElemTy::F64, span);
         let diff = fabs(bin(BinOp::Sub, b.clone(), a.clone()));
         let le = |bound: Expr| Expr::compare(BinOp::Le, diff.clone(), bound, span);
         let close = bool_binary(
@@ -496,12 +491,7 @@ impl Lowerer<'_, '_> {
         let whole = Expr::math(MathFn::Trunc, vec![xv()], ty, span);
         let diff = Expr::binary(BinOp::Sub, xv(), whole.clone(), Type::Scalar(ty), span);
         let signed = |e| Expr::math(MathFn::Copysign, vec![e, xv()], ty, span);
-        let infinite = Expr::math(
-            MathFn::IsInf,
-            vec![super::calls::predicate_arg(xv(), ty)],
-            ElemTy::Bool,
-            span,
-        );
+        let infinite = super::calls::predicate(MathFn::IsInf, xv(), ty, span);
         let frac = Expr::select(infinite, signed(constant(0.0, ty, span)), signed(diff));
         let strong = |e| TExpr { e, weak: false };
         Some((strong(frac), strong(whole)))

@@ -1,6 +1,9 @@
 //! What Metal cannot do, reported as user diagnostics before any text is
-//! written: 64-bit floats on the device (Metal has no `double`), SIMD-group
-//! reductions over 64-bit integers, and CUDA-only options.
+//! written: 64-bit floats on the device (Metal has no `double`), math
+//! functions its standard library lacks, and CUDA-only options. (Parallel
+//! reductions over every other type are written: the SIMD-group functions'
+//! types by `simd_*`, 64-bit and 8-bit integers and bools by shuffles of
+//! 32- or 16-bit values, see the dialect's `warp_reduce_helper`.)
 //!
 //! The checks only read the final IR (backends never change it).
 
@@ -28,7 +31,6 @@ pub fn check(p: &Program, options: &Options) -> Vec<Diagnostic> {
     if !any_param {
         out.extend(f64_values(p));
     }
-    out.extend(wide_warp_reductions(p));
     out.extend(missing_math(p));
     out
 }
@@ -208,45 +210,4 @@ fn outermost_f64(e: &Expr, found: &mut Vec<Span>) -> bool {
         return false;
     }
     true
-}
-
-fn wide_warp_reductions(p: &Program) -> Vec<Diagnostic> {
-    let mut out = vec![];
-    let mut seen = BTreeSet::new();
-    for k in &p.kernels {
-        walk_exprs(&k.func.body, &mut |e| {
-            if let ExprKind::WarpReduce { op, arg } = &e.kind {
-                let elem = arg.ty.elem();
-                // what `simd_sum` & co. take (the dialect's `warp_reduce`)
-                let simd = matches!(
-                    elem,
-                    Some(
-                        ElemTy::F32
-                            | ElemTy::F16
-                            | ElemTy::I32
-                            | ElemTy::U32
-                            | ElemTy::I16
-                            | ElemTy::U16
-                    )
-                );
-                if !simd && seen.insert((e.span.file.0, e.span.lo, e.span.hi)) {
-                    let ty = elem.map(|t| t.numpy_name()).unwrap_or("int64");
-                    out.push(
-                        Diagnostic::error(format!(
-                            "a parallel `{}` reduction over {ty} values has no Metal counterpart \
-                             (Metal SIMD-group reductions work on 16- and 32-bit values)",
-                            op.name()
-                        ))
-                        .at(e.span, format!("reduces {ty} values across threads"))
-                        .help(
-                            "use int32 data, or leave `force_int_size` unset (Python ints are \
-                             int32 on Metal)",
-                        ),
-                    );
-                }
-            }
-            true
-        });
-    }
-    out
 }

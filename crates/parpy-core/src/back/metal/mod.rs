@@ -318,19 +318,17 @@ impl Dialect for MetalDialect {
         Ok("threadgroup_barrier(mem_flags::mem_threadgroup);".into())
     }
 
+    /// `simd_sum` & co. on the types they take (16- and 32-bit numbers);
+    /// float max and min, and the other types (64-bit and 8-bit integers,
+    /// bools), through a butterfly helper ([`Self::warp_reduce_helper`]).
     fn warp_reduce(&self, op: ReduceOp, e: ElemTy, arg: &str) -> Result<String, EmitError> {
-        if !matches!(
-            e,
-            ElemTy::F32 | ElemTy::F16 | ElemTy::I32 | ElemTy::U32 | ElemTy::I16 | ElemTy::U16
-        ) {
-            return Err(format!(
-                "a SIMD-group {} over {} (rejected by the Metal checks)",
-                op.name(),
-                e.short_name()
-            )
-            .into());
+        if e == ElemTy::F64 {
+            return Err("a SIMD-group reduction over f64 (rejected by the Metal checks)".into());
         }
         let f = match op {
+            _ if !simd_native(e) => {
+                return Ok(format!("{}({arg})", c_writer::warp_helper_name(op, e)))
+            }
             ReduceOp::Sum => "simd_sum",
             ReduceOp::Prod => "simd_product",
             // Metal does not say what `simd_max` makes of a NaN: float
@@ -344,19 +342,38 @@ impl Dialect for MetalDialect {
         Ok(format!("{f}({arg})"))
     }
 
+    /// A butterfly of `simd_shuffle_xor` exchanges where `simd_*` does not
+    /// serve: float max and min (NumPy's NaN rule), and the types the
+    /// SIMD-group functions do not take, exchanged as 16- or 32-bit values:
+    /// a 64-bit integer as its two 32-bit halves (int64 sums and products
+    /// wrap as NumPy's, through `uint64_t`), an 8-bit integer or a bool
+    /// widened to 16 bits.
     fn warp_reduce_helper(&self, op: ReduceOp, e: ElemTy) -> Result<Option<String>, EmitError> {
-        if !(e.is_float() && matches!(op, ReduceOp::Max | ReduceOp::Min)) {
+        let float_max_min = e.is_float() && matches!(op, ReduceOp::Max | ReduceOp::Min);
+        if simd_native(e) && !float_max_min {
             return Ok(None);
         }
         let ty = self.scalar_type(e)?;
+        let shuffle = match e {
+            ElemTy::I64 | ElemTy::U64 => format!(
+                "({ty})(((uint64_t)simd_shuffle_xor((uint)((uint64_t)v >> 32), k) << 32) | (uint64_t)simd_shuffle_xor((uint)v, k))"
+            ),
+            ElemTy::I8 => format!("({ty})simd_shuffle_xor((short)v, k)"),
+            ElemTy::U8 => format!("({ty})simd_shuffle_xor((ushort)v, k)"),
+            ElemTy::Bool => "simd_shuffle_xor((ushort)v, k) != 0".to_string(),
+            _ => "simd_shuffle_xor(v, k)".to_string(),
+        };
+        let wrap = c_writer::wrapping_twin(self, e)
+            .map(|u| self.scalar_type(u))
+            .transpose()?;
         Ok(Some(c_writer::butterfly_helper(
             "static inline",
             ty,
             op,
             e,
             "ushort",
-            "simd_shuffle_xor(v, k)",
-            None,
+            &shuffle,
+            wrap,
         )))
     }
 
@@ -474,6 +491,15 @@ impl Dialect for MetalDialect {
         out.push('}');
         out
     }
+}
+
+/// The types Metal's SIMD-group functions (`simd_sum`, `simd_shuffle_xor`,
+/// ...) take: 16- and 32-bit numbers.
+fn simd_native(e: ElemTy) -> bool {
+    matches!(
+        e,
+        ElemTy::F32 | ElemTy::F16 | ElemTy::I32 | ElemTy::U32 | ElemTy::I16 | ElemTy::U16
+    )
 }
 
 /// The opening of the host part (printed before the host function).

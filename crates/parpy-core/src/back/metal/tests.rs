@@ -218,7 +218,11 @@ fn scalar_types_are_metal_names() {
         h.contains("simd_shuffle_xor(v, k)") && h.contains("(v < o || v != v) ? v : o"),
         "{h}"
     );
-    assert!(d.warp_reduce(ReduceOp::Sum, ElemTy::I64, "v").is_err());
+    assert_eq!(
+        d.warp_reduce(ReduceOp::Sum, ElemTy::I64, "v").as_deref(),
+        Ok("parpy_warp_sum_i64(v)")
+    );
+    assert!(d.warp_reduce(ReduceOp::Sum, ElemTy::F64, "v").is_err());
     assert_eq!(
         d.gpu_index(GpuIndex::Block(Axis::Y)).as_deref(),
         Ok("(int64_t)parpy_block.y")
@@ -398,13 +402,40 @@ fn float64_value_in_a_kernel_is_an_error() {
     );
 }
 
+/// The SIMD-group functions take 16- and 32-bit values: a 64-bit sum is
+/// reduced in 64 bits, its halves shuffled (wrapping through `uint64_t`),
+/// an 8-bit one as 16-bit values; never narrowed to what `simd_sum` takes.
 #[test]
-fn wide_integer_simd_reduction_is_an_error() {
-    let msg = emit_err(&row_sum_program(ElemTy::I64, ElemTy::I32), &metal_options());
-    assert!(
-        msg.contains("a parallel `sum` reduction over int64 values has no Metal counterpart"),
-        "{msg}"
-    );
+fn wide_and_narrow_integer_simd_reductions_shuffle_their_own_type() {
+    for (elem, shuffle, combine) in [
+        (
+            ElemTy::I64,
+            "(int64_t)(((uint64_t)simd_shuffle_xor((uint)((uint64_t)v >> 32), k) << 32) | (uint64_t)simd_shuffle_xor((uint)v, k))",
+            "v = (int64_t)((uint64_t)v + (uint64_t)o);",
+        ),
+        (
+            ElemTy::U64,
+            "(uint64_t)(((uint64_t)simd_shuffle_xor((uint)((uint64_t)v >> 32), k) << 32) | (uint64_t)simd_shuffle_xor((uint)v, k))",
+            "v = v + o;",
+        ),
+        (
+            ElemTy::I8,
+            "(int8_t)simd_shuffle_xor((short)v, k)",
+            "v = v + o;",
+        ),
+    ] {
+        let text = emit_ok(&row_sum_program(elem, ElemTy::I32));
+        let ty = c_writer::stdint_type(elem).unwrap();
+        let helper = format!("parpy_warp_sum_{}", elem.short_name());
+        assert!(text.contains(&format!("static inline {ty} {helper}({ty} v)")), "{text}");
+        assert!(text.contains(&format!("acc = {helper}(acc);")), "{text}");
+        assert!(text.contains(&format!("{ty} o = {shuffle};")), "{text}");
+        assert!(text.contains(combine), "{text}");
+        assert!(!text.contains("simd_sum"), "{text}");
+        if let Some(r) = clang(&format!("row_sum_{}", elem.short_name()), &text) {
+            r.unwrap_or_else(|e| panic!("clang rejected the generated Metal:\n{e}\n{text}"));
+        }
+    }
 }
 
 #[test]
