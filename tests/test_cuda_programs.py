@@ -271,7 +271,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_an_early_return_of_host_code_compiles_as_printed",
     "test_an_unsupported_dtype_names_the_argument",
     "test_a_python_int_argument_beyond_the_forced_int_size_names_the_argument",
-    "test_metal_rejects_8_bit_parallel_reductions_clearly",
+    "test_metal_reduces_8_bit_values_in_parallel",
     "test_constant_division_by_zero_is_a_compile_error",
     "test_a_python_int_beyond_the_numpy_type_is_numpys_overflow_error",
     "test_a_python_float_converted_to_an_integer_raises_as_python_does",

@@ -133,15 +133,18 @@ def test_an_unsupported_dtype_names_the_argument():
         affine(x, x, 4, opts=cpu_opts({'N': parpy.threads(2)}))
 
 
-def test_metal_rejects_8_bit_parallel_reductions_clearly():
-    # Metal's simd_max has no 8-bit form: a CompileError at the reduction,
-    # not an internal error from the code generator
+def test_metal_reduces_8_bit_values_in_parallel():
+    # Metal's simd_max has no 8-bit form: the maximum and minimum of int8
+    # values shuffle them as 16-bit ones (they were refused), and the sum
+    # is NumPy's int64, its 32-bit halves shuffled (it was an int32 sum)
     x = np.zeros((13, 300), np.int8)
     args = [x, np.zeros(13, np.int64), np.zeros(13, np.int8), np.zeros(13, np.int8), 13]
     opts = parpy.par({'N': parpy.threads(13), 'M': parpy.threads(64)})
     opts.backend = parpy.CompileBackend.Metal
-    with pytest.raises(parpy.CompileError, match=r"`max` reduction over int8 values has no Metal"):
-        parpy.print_compiled(row_stats, args, opts)
+    code = parpy.print_compiled(row_stats, args, opts)
+    for helper in ("parpy_warp_sum_i64(", "parpy_warp_max_i8(", "parpy_warp_min_i8("):
+        assert helper in code, code
+    assert "(int8_t)simd_shuffle_xor((short)v, k)" in code, code
 
 
 @pytest.mark.parametrize("parallel_rows", [False, True])
