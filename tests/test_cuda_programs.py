@@ -272,6 +272,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_an_unsupported_dtype_names_the_argument",
     "test_a_python_int_argument_beyond_the_forced_int_size_names_the_argument",
     "test_metal_reduces_8_bit_values_in_parallel",
+    "test_a_negated_uint64_scalar_known_when_compiling_wraps_as_numpy_does",
     "test_constant_division_by_zero_is_a_compile_error",
     "test_a_python_int_beyond_the_numpy_type_is_numpys_overflow_error",
     "test_a_python_float_converted_to_an_integer_raises_as_python_does",
