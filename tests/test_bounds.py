@@ -506,3 +506,74 @@ def test_a_store_out_of_bounds_writes_nothing():
         # stay in bins 1 to 3 on the Cpu, while Cuda copies nothing back
         # from a failed call)
         assert h[0] == 1 and h.tolist()[1:] in ([2, 2, 2], [1, 1, 1]), h
+
+
+def run_isolated(tmp_path, body, timeout=30):
+    """Runs `body` (a script that prints its findings) in a process of its
+    own, killed after `timeout` seconds: a failed check that became a hang
+    fails the test instead of hanging the suite. Returns its stdout."""
+    import subprocess
+    import sys
+    script = tmp_path / "probe.py"    # parpy reads a function's source from its file
+    script.write_text("import numpy as np, parpy\n" + body)
+    try:
+        r = subprocess.run([sys.executable, str(script)], capture_output=True,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"no answer in {timeout} s: the loop ran on after its failed check")
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+_COPY_TWICE = """
+@parpy.jit
+def copy_twice(a, b, N):
+    parpy.label('i')
+    for i in range(N):
+        a[i] = b[i] * 2.0
+o = parpy.par({'i': parpy.threads(2)}); o.backend = parpy.CompileBackend.Cpu
+for N in (np.uint64(9), np.uint64(2**63), np.uint64(2**64 - 1), np.int64(2**63 - 1)):
+    try:
+        copy_twice(np.zeros(8), np.arange(8.0), N, opts=o)
+        print("no error")
+    except IndexError as e:
+        print("IndexError", "`b`" in str(e))
+code = parpy.print_compiled(copy_twice, [np.zeros(8), np.arange(8.0), np.uint64(2**63)], o)
+print("front check", "parpy_check_index(" in code.split("static void copy_twice(")[1])
+"""
+
+
+def test_a_uint64_loop_bound_past_int64_is_checked_in_front_of_the_loop(tmp_path):
+    # (a uint64 bound is clamped to INT64_MAX by a select, which the hoisting
+    # took for a value that may change: no check in front of the loop, and
+    # a parallel loop ran 2**63 iterations before its IndexError)
+    out = run_isolated(tmp_path, _COPY_TWICE)
+    assert out.split("\n")[:5] == ["IndexError True"] * 4 + ["front check True"], out
+
+
+_DIV_INDEX = """
+import time
+@parpy.jit
+def every_third(b, N, out):
+    parpy.label('i')
+    for i in range(N):
+        out[i % 2] = b[i // 3] + b[(i + 1) >> 1] + b[2 * i // 5]
+o = parpy.par({'i': parpy.threads(2)}); o.backend = parpy.CompileBackend.Cpu
+o.specialize_scalars = False
+for N in (24, 10**9, 2**62):
+    try:
+        out = np.zeros(2)
+        every_third(np.arange(8.0), N, out, opts=o)
+        print("ran", out.tolist())
+    except IndexError as e:
+        print("IndexError", "`b`" in str(e))
+"""
+
+
+def test_indices_monotone_in_the_counter_are_checked_in_front_of_the_loop(tmp_path):
+    # (`b[i // 3]` in a parallel loop with a run-time bound was checked
+    # per iteration and ran to the loop's end before raising: 2**62 never
+    # returned)
+    out = run_isolated(tmp_path, _DIV_INDEX)
+    # N = 24: the last indices are 7, 12 and 9 -> the check fails too
+    assert out.split("\n")[:3] == ["IndexError True"] * 3, out

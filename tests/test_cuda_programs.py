@@ -250,6 +250,9 @@ _NOT_DIFFERENTIAL = frozenset({
     # parallelism (host code on Cuda)
     # (Cpu only: a GPU kernel's loop still runs to its end, 2**62 steps)
     "test_a_loop_whose_bounds_run_past_an_array_stops_at_the_failure",
+    # (Cpu only, in a process of their own)
+    "test_a_uint64_loop_bound_past_int64_is_checked_in_front_of_the_loop",
+    "test_indices_monotone_in_the_counter_are_checked_in_front_of_the_loop",
     "test_a_nested_list_says_so_and_its_fixes_compile",
     "test_a_product_of_a_named_product_points_at_the_use",
     "test_a_local_tuple_of_python_floats_rebound_to_float64_values",

@@ -415,7 +415,7 @@ impl DiskCache {
         let so = self.so_path(&key);
         let meta = self.meta_path(&key);
         let mut outcome = Outcome::Built;
-        match self.verify(&so, &meta) {
+        match self.verify(&key, &so, &meta) {
             Verified::Ok if !pin => return Ok((so, Outcome::Hit)),
             Verified::Ok => match self.pin(&so) {
                 Ok(p) => return Ok((p, Outcome::Hit)),
@@ -458,7 +458,11 @@ impl DiskCache {
             File::open(&so_tmp)
                 .and_then(|f| f.sync_all())
                 .map_err(|e| RuntimeError::io(&so_tmp, e))?;
-            let meta_text = format!("sha256={}\nsize={}\n", sha256_hex(&bytes), bytes.len());
+            let meta_text = format!(
+                "key={key}\nsha256={}\nsize={}\n",
+                sha256_hex(&bytes),
+                bytes.len()
+            );
             let published = fs::rename(&so_tmp, &so)
                 .map_err(|e| RuntimeError::io(&so, e))
                 .and_then(|()| write_atomic(&meta, meta_text.as_bytes()));
@@ -533,7 +537,10 @@ impl DiskCache {
         let name = format!("{key}.{}.{ext}", &sha[..16]);
         let path = self.dir.join(&name);
         write_atomic(&path, &bytes)?;
-        let meta_text = format!("file={name}\nsha256={sha}\nsize={}\n", bytes.len());
+        let meta_text = format!(
+            "key={key}\nfile={name}\nsha256={sha}\nsize={}\n",
+            bytes.len()
+        );
         write_atomic(&meta, meta_text.as_bytes())?;
         sync_dir(&self.dir);
         Ok((path, outcome))
@@ -552,6 +559,10 @@ impl DiskCache {
                 .find_map(|l| l.strip_prefix(k))
                 .map(|v| v.trim().to_string())
         };
+        // another key's entry copied over this one's names
+        if field("key=").as_deref() != Some(key) {
+            return (Verified::Bad, None);
+        }
         let name = field("file=").filter(|n| {
             n.starts_with(key)
                 && n.ends_with(&format!(".{ext}"))
@@ -572,7 +583,11 @@ impl DiskCache {
         (if ok { Verified::Ok } else { Verified::Bad }, Some(path))
     }
 
-    fn verify(&self, so: &Path, meta: &Path) -> Verified {
+    /// Checks the entry of `key`: its metadata names `key` (not another
+    /// key's valid entry copied over this one's names, whose library
+    /// would be called with arguments it was not built for) and the
+    /// library's hash and size.
+    fn verify(&self, key: &str, so: &Path, meta: &Path) -> Verified {
         let (bytes, meta_text) = match (read_entry(so), read_entry(meta)) {
             (Entry::Absent, Entry::Absent) => return Verified::Absent,
             (Entry::Ok(b), Entry::Ok(t)) => (b, String::from_utf8_lossy(&t).into_owned()),
@@ -580,8 +595,11 @@ impl DiskCache {
         };
         let mut want_sha = None;
         let mut want_size = None;
+        let mut want_key = None;
         for line in meta_text.lines() {
-            if let Some(v) = line.strip_prefix("sha256=") {
+            if let Some(v) = line.strip_prefix("key=") {
+                want_key = Some(v.trim().to_string());
+            } else if let Some(v) = line.strip_prefix("sha256=") {
                 want_sha = Some(v.trim().to_string());
             } else if let Some(v) = line.strip_prefix("size=") {
                 want_size = v.trim().parse::<u64>().ok();
@@ -590,6 +608,9 @@ impl DiskCache {
         let (Some(want_sha), Some(want_size)) = (want_sha, want_size) else {
             return Verified::Bad;
         };
+        if want_key.as_deref() != Some(key) {
+            return Verified::Bad;
+        }
         if bytes.len() as u64 == want_size && sha256_hex(&bytes) == want_sha {
             Verified::Ok
         } else {
@@ -817,7 +838,7 @@ mod tests {
         let tmp = so.with_extension("damaged");
         fs::write(&tmp, b"").unwrap();
         fs::rename(&tmp, &so).unwrap();
-        let meta = format!("sha256={}\nsize=0\n", sha256_hex(b""));
+        let meta = format!("key={key}\nsha256={}\nsize=0\n", sha256_hex(b""));
         fs::write(cache.meta_path(&key), meta).unwrap();
         let (e, o) = crate::build_and_load_outcome(CODE, "entry", &f, &cache).unwrap();
         assert_eq!(o, Outcome::Rebuilt);
@@ -884,6 +905,20 @@ mod tests {
             cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
             Outcome::Rebuilt
         );
+
+        // another key's valid entry copied over this one's names (its
+        // library, called with this key's arguments, wrote past them)
+        const OTHER: &str = "int entry(void **a) { (void)a; return 7; }\n";
+        let other = cache.key(OTHER, &cc, &f);
+        cache.get_or_build(OTHER, &cc, &f).unwrap();
+        fs::copy(cache.so_path(&other), &so).unwrap();
+        fs::copy(cache.meta_path(&other), cache.meta_path(&key)).unwrap();
+        assert_eq!(
+            cache.get_or_build_outcome(CODE, &cc, &f).unwrap().1,
+            Outcome::Rebuilt
+        );
+        let theirs = fs::read(cache.so_path(&other)).unwrap();
+        assert_ne!(sha256_hex(&fs::read(&so).unwrap()), sha256_hex(&theirs));
 
         // meta garbage
         fs::write(cache.meta_path(&key), "nonsense").unwrap();

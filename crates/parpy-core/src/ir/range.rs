@@ -369,6 +369,53 @@ pub fn var_plus_const(e: &Expr) -> Option<(VarId, i128)> {
     }
 }
 
+impl Ranges {
+    /// `e` is `v` (a counter whose range `self` holds) through operations
+    /// that keep order, with integer literals as the other operands: `v +
+    /// c`, `v - c`, `c * v` with `c >= 0`, `v // c` with `c > 0`, `v >> c`
+    /// of a non-negative `v`, nested; no step of it overflows its type over
+    /// the counter's range. Its values for the counter's values then lie
+    /// between its values at the first and at the last of them.
+    pub fn nondecreasing_in(&self, e: &Expr, v: VarId) -> bool {
+        self.raw_monotone(e, v).is_some()
+    }
+
+    /// The values of `e` when it is nondecreasing in `v` (see
+    /// [`Ranges::nondecreasing_in`]), computed without wrapping.
+    fn raw_monotone(&self, e: &Expr, v: VarId) -> Option<Interval> {
+        let t = scalar_elem(e)?;
+        let all = Interval::of_type(t)?;
+        let lit = |x: &Expr| match x.kind {
+            ExprKind::Int(c) => Some(c as i128),
+            _ => None,
+        };
+        let r = match &e.kind {
+            ExprKind::Var(w) if *w == v => *self.vars.get(w)?,
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (a, c) = match (lit(lhs), lit(rhs)) {
+                    (None, Some(c)) => (self.raw_monotone(lhs, v)?, c),
+                    (Some(c), None) if matches!(op, BinOp::Add | BinOp::Mul) => {
+                        (self.raw_monotone(rhs, v)?, c)
+                    }
+                    _ => return None,
+                };
+                match op {
+                    BinOp::Add | BinOp::Sub | BinOp::Mul if *op != BinOp::Mul || c >= 0 => {
+                        binary(*op, a, Interval::point(c))?
+                    }
+                    BinOp::FloorDiv if c > 0 => binary(*op, a, Interval::point(c))?,
+                    BinOp::Shr if a.lo >= 0 && (0..64).contains(&c) => {
+                        binary(*op, a, Interval::point(c))?
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        r.within(all.lo, all.hi).then_some(r)
+    }
+}
+
 fn binary(op: BinOp, a: Interval, b: Interval) -> Option<Interval> {
     let corners = |f: &dyn Fn(i128, i128) -> Option<i128>| -> Option<Interval> {
         let v = [

@@ -529,6 +529,28 @@ impl Guard<'_> {
         Some((cond, Box::new(l.clone()), counter))
     }
 
+    /// The one variable `ix` reads, when it is the counter of an enclosing
+    /// loop.
+    fn sole_counter(&self, ix: &Expr) -> Option<VarId> {
+        let mut vars = vec![];
+        let mut other = false;
+        let mut walk = vec![ix];
+        while let Some(e) = walk.pop() {
+            match &e.kind {
+                ExprKind::Var(v) => vars.push(*v),
+                ExprKind::Int(_) | ExprKind::Binary { .. } => {}
+                _ => other = true,
+            }
+            walk.extend(e.children());
+        }
+        vars.sort_by_key(|v| v.0);
+        vars.dedup();
+        match (other, vars.as_slice()) {
+            (false, [v]) if self.loops.iter().any(|l| l.var == *v) => Some(*v),
+            _ => None,
+        }
+    }
+
     /// `e` has the same value everywhere in the function: literals and
     /// parameters that are never assigned.
     fn invariant(&self, e: &Expr) -> bool {
@@ -537,7 +559,12 @@ impl Guard<'_> {
             ExprKind::Var(v) => {
                 self.f.var(*v).kind == VarKind::Param && !self.assigned.contains_key(v)
             }
-            ExprKind::Unary { .. } | ExprKind::Binary { .. } | ExprKind::Convert { .. } => true,
+            // (a uint64 bound `range(N)` is `N > INT64_MAX ? INT64_MAX :
+            // N`, a select)
+            ExprKind::Unary { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Convert { .. }
+            | ExprKind::Select { .. } => true,
             _ => false,
         };
         here && e.children().all(|c| self.invariant(c))
@@ -705,8 +732,16 @@ impl Guard<'_> {
     /// one check of its last value `hi - 1 + c` in front of the nest (the
     /// nest then runs only if it passes) instead of one per access.
     fn hoist(&mut self, ix: &Expr, n: i64, env: &Ranges, site: &BoundsSite) -> bool {
-        let Some((v, c)) = var_plus_const(ix) else {
-            return false;
+        // `i + c`, or an index nondecreasing in one counter `i` (`i // 3`,
+        // `2 * i + 1`, `i >> 1`: literals the other operands, no overflow
+        // over the counter's range): its values lie between those at the
+        // first and the last value of `i`
+        let (v, c) = match var_plus_const(ix) {
+            Some((v, c)) => (v, Some(c)),
+            None => match self.sole_counter(ix) {
+                Some(v) if env.nondecreasing_in(ix, v) => (v, None),
+                _ => return false,
+            },
         };
         let Some(at) = self.loops.iter().position(|l| l.var == v) else {
             return false;
@@ -722,27 +757,48 @@ impl Guard<'_> {
             target -= 1;
         }
         let l = &self.loops[at];
-        if target > at || n < 1 || l.hi.ty != ix.ty || l.lo.ty != ix.ty {
+        if target > at || n < 1 || l.hi.ty != l.lo.ty {
             return false;
         }
-        // the first value, `lo + c`, must be in range: proven here
-        let Ok(c64) = i64::try_from(c) else {
-            return false;
+        let (first, last) = match c {
+            Some(c) => {
+                if l.hi.ty != ix.ty || l.lo.ty != ix.ty {
+                    return false;
+                }
+                let Ok(c64) = i64::try_from(c) else {
+                    return false;
+                };
+                let first = bin(BinOp::Add, l.lo.clone(), Expr::int(c64, ix.elem(), ix.span));
+                let last = match c64 - 1 {
+                    0 => l.hi.clone(),
+                    d if d < 0 => bin(
+                        BinOp::Sub,
+                        l.hi.clone(),
+                        Expr::int(-d, ix.elem(), l.hi.span),
+                    ),
+                    d => bin(BinOp::Add, l.hi.clone(), Expr::int(d, ix.elem(), l.hi.span)),
+                };
+                (first, last)
+            }
+            None => {
+                if l.hi.ty != self.f.var(v).ty {
+                    return false;
+                }
+                // (the loop is entered: `hi - 1 >= lo` does not overflow)
+                let one = Expr::int(1, l.hi.elem(), l.hi.span);
+                let end = bin(BinOp::Sub, l.hi.clone(), one);
+                let mut first = ix.clone();
+                crate::passes::util::replace_var(&mut first, v, &l.lo);
+                let mut last = ix.clone();
+                crate::passes::util::replace_var(&mut last, v, &end);
+                (first, last)
+            }
         };
-        let first = bin(BinOp::Add, l.lo.clone(), Expr::int(c64, ix.elem(), ix.span));
+        // the first value must be in range: proven here
         match env.expr(self.f, &first) {
             Some(r) if r.within(0, n as i128 - 1) => {}
             _ => return false,
         }
-        let last = match c64 - 1 {
-            0 => l.hi.clone(),
-            d if d < 0 => bin(
-                BinOp::Sub,
-                l.hi.clone(),
-                Expr::int(-d, ix.elem(), l.hi.span),
-            ),
-            d => bin(BinOp::Add, l.hi.clone(), Expr::int(d, ix.elem(), l.hi.span)),
-        };
         if self.loops[target].hoisted.contains(&(last.clone(), n)) {
             return true; // the same check is already there
         }
