@@ -268,3 +268,39 @@ def test_no_c_compiler_at_all_is_a_build_error(tmp_path):
                        timeout=120)
     assert r.stdout.startswith("BuildError True cannot run `f` on the Cpu backend"), r
     assert "no C compiler found" in r.stdout, r.stdout
+
+
+def _c_compiler():
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler")
+    return cc
+
+
+@pytest.mark.parametrize("how", ["header", "define", "cplusplus", "no-output"])
+def test_a_compiler_that_fails_on_any_code_is_a_build_error_not_a_parpy_bug(
+        tmp_path, monkeypatch, how):
+    # (before: CC="gcc -m32" without 32-bit headers and CC="gcc -DNDEBUG"
+    # with a function named NDEBUG were an InternalError, "a bug in parpy";
+    # CC=g++ said "no entry symbol", CC=/bin/true an I/O error on a .so.tmp)
+    cc = _c_compiler()
+    if how == "header":       # fails on every C file, as -m32 without its headers
+        cmd, words = f"{cc} -include /nonexistent/parpy-missing.h", ["minimal C file"]
+    elif how == "define":     # the generated code's name `inc` made a macro by $CC
+        cmd, words = f"{cc} -Dinc=", ["without the", "arguments `-Dinc=`"]
+    elif how == "cplusplus":
+        cxx = shutil.which("g++") or shutil.which("clang++")
+        if cxx is None:
+            pytest.skip("no C++ compiler")
+        cmd, words = cxx, ["compiles C++, not C"]
+    else:
+        cmd, words = "/bin/true", ["wrote no library"]
+    monkeypatch.setenv("CC", cmd)
+    with pytest.raises(parpy.BuildError) as e:
+        run_inc(tmp_path / "c", fresh())
+    assert isinstance(e.value, RuntimeError)
+    assert not isinstance(e.value, parpy.InternalError)
+    msg = str(e.value)
+    assert "bug in parpy" not in msg and "is not usable" in msg, msg
+    for w in words:
+        assert w in msg, msg

@@ -223,13 +223,98 @@ impl Compiler {
     /// the first failure is the one reported if that fails too.
     pub fn build(&self, source: &Path, out: &Path, flags: &BuildFlags) -> Result<(), RuntimeError> {
         let first = self.build_once(source, out, flags, &[]);
-        match &first {
+        let result = match &first {
             Err(RuntimeError::CompileFailed { stderr, .. }) if stderr.contains(GNU_AS_REFUSED) => {
                 self.build_once(source, out, flags, &ASSEMBLER_RETRY_FLAGS)
                     .or(first)
             }
             _ => first,
+        };
+        match result {
+            Err(e @ RuntimeError::CompileFailed { .. }) => Err(self.diagnose(source, flags, e)),
+            Ok(()) if !out.exists() => Err(RuntimeError::CompilerUnusable {
+                command: self.command(),
+                why: format!(
+                    "it exited with success but wrote no library ({}): is it a C compiler?",
+                    out.display()
+                ),
+            }),
+            r => r,
         }
+    }
+
+    /// Does the compiler compile a `.c` file as C++ (`CC=g++`)? Asked
+    /// only when a library lacks its entry symbol.
+    pub fn compiles_cplusplus(&self, flags: &BuildFlags) -> bool {
+        let dir = std::env::temp_dir().join(format!("parpy-probe-{}", std::process::id()));
+        if std::fs::create_dir_all(&dir).is_err() {
+            return false;
+        }
+        let probe = dir.join("probe.c");
+        let cpp = std::fs::write(&probe, "#ifdef __cplusplus\n#error C++\n#endif\nint x;\n")
+            .is_ok()
+            && matches!(
+                self.build_once(&probe, &dir.join("probe.so"), flags, &[]),
+                Err(RuntimeError::CompileFailed { stderr, .. }) if stderr.contains("C++")
+            );
+        let _ = std::fs::remove_dir_all(&dir);
+        cpp
+    }
+
+    /// The compiler's command as `$CC` gave it: the program and the
+    /// arguments that came with it.
+    pub fn command(&self) -> String {
+        std::iter::once(self.path.display().to_string())
+            .chain(self.pre_args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Tells a compiler that fails from code that fails (`e`, the failure
+    /// on `source`): when the compiler cannot build a minimal C file with
+    /// the same flags, or builds `source` without the arguments that came
+    /// with `$CC` (`CC="gcc -m32"` without 32-bit headers, `CC="gcc
+    /// -DNDEBUG"` and a function named `NDEBUG`), it is the environment's
+    /// failure, [`RuntimeError::CompilerUnusable`]; else `e`. Runs on the
+    /// failure path only, in the build's private directory.
+    fn diagnose(&self, source: &Path, flags: &BuildFlags, e: RuntimeError) -> RuntimeError {
+        let Some(dir) = source.parent() else { return e };
+        let probe = dir.join("parpy_probe.c");
+        let probe_out = dir.join("parpy_probe.so");
+        let minimal = "#include <stdint.h>\n#include <stdbool.h>\n#include <math.h>\n\
+                       int32_t parpy_probe(void) { return 0; }\n";
+        if std::fs::write(&probe, minimal).is_err() {
+            return e;
+        }
+        let unusable = |why: String| RuntimeError::CompilerUnusable {
+            command: self.command(),
+            why,
+        };
+        match self.build_once(&probe, &probe_out, flags, &[]) {
+            Err(RuntimeError::CompileFailed { stderr, status, .. }) => {
+                return unusable(format!(
+                    "it failed (exit status {status}) on a minimal C file too:\n{stderr}"
+                ))
+            }
+            Err(other) => return other,
+            Ok(()) => {}
+        }
+        if !self.pre_args.is_empty() {
+            let bare = Compiler {
+                pre_args: vec![],
+                ..self.clone()
+            };
+            if bare.build_once(source, &probe_out, flags, &[]).is_ok() {
+                if let RuntimeError::CompileFailed { stderr, .. } = &e {
+                    return unusable(format!(
+                        "it failed on the code parpy generated, which compiles without the \
+                         arguments `{}` that came with $CC:\n{stderr}",
+                        self.pre_args.join(" ")
+                    ));
+                }
+            }
+        }
+        e
     }
 
     fn build_once(
@@ -510,10 +595,12 @@ mod tests {
         std::fs::write(
             &fake,
             format!(
-                "#!/bin/sh\necho \"$*\" >> {log}\ncase \"$*\" in *-fno-if-conversion*) exit 0;; esac\n\
+                "#!/bin/sh\necho \"$*\" >> {log}\n\
+                 case \"$*\" in *-fno-if-conversion*) : > {out}; exit 0;; esac\n\
                  echo '/tmp/cc1.s: Assembler messages:' >&2\n\
                  echo \"/tmp/cc1.s:71: Error: unsupported masking for \\`vmovsh'\" >&2\nexit 1\n",
-                log = log.display()
+                log = log.display(),
+                out = dir.join("k.so").display()
             ),
         )
         .unwrap();

@@ -38,6 +38,11 @@ pub enum RuntimeError {
         source_path: String,
         stderr: String,
     },
+    /// The compiler itself fails, not the code it was given: it cannot
+    /// build a minimal C file, fails only with the arguments that came with
+    /// `$CC`, writes no library or is a C++ compiler.
+    #[error("the C compiler `{command}` is not usable: {why}")]
+    CompilerUnusable { command: String, why: String },
     #[error("I/O error on {path}: {err}")]
     Io {
         path: PathBuf,
@@ -108,6 +113,16 @@ pub fn build_and_load_outcome(
                 }),
                 Err(e) => Err(e),
             }
+        }
+        // a C++ compiler (CC=g++) mangles the entry's name
+        Err(e @ RuntimeError::Symbol { .. }) if compiler.compiles_cplusplus(flags) => {
+            Err(RuntimeError::CompilerUnusable {
+                command: compiler.command(),
+                why: format!(
+                    "it compiles C++, not C (parpy's code is C: set $CC to a C compiler, \
+                     cc, gcc or clang): {e}"
+                ),
+            })
         }
         r => r.map(|e| (e, outcome)),
     }
