@@ -279,3 +279,23 @@ def test_a_slice_of_a_named_reshaped_view_is_refused_not_copied():
     # refused where it copied)
     with pytest.raises(parpy.CompileError, match="indexing a slice again"):
         slice_of_a_raveled_view(_m(), np.zeros(2), opts=cpu_opts())
+
+
+@parpy.jit
+def row_view_first(x, y, i):
+    z = x[i]
+    y[0] = z[0]
+
+
+def test_a_row_view_at_a_specialized_negative_index_reports_that_index():
+    # (a specialized i = -4 into 3 rows said "index -1": the negative-index
+    # wrap was folded to -4 + 3 before the check; specialize_scalars=False
+    # said -4, as NumPy does)
+    x, y = np.zeros((3, 4)), np.zeros(1)
+    for specialize in (True, False):
+        opts = cpu_opts()
+        opts.specialize_scalars = specialize
+        for i in (-4, -7):
+            with pytest.raises(IndexError) as e:
+                row_view_first(x, y, i, opts=opts)
+            assert f"index {i} is out of bounds for axis 0 of `x`" in str(e.value), str(e.value)

@@ -211,9 +211,21 @@ pub fn fold_expr(e: &mut Expr) {
             }
         }
         ExprKind::Select { cond, then, else_ } => {
+            let wrap = crate::ir::range::wrap_of(cond, then, else_).map(|(_, n)| n);
             fold_expr(cond);
             fold_expr(then);
             fold_expr(else_);
+            // Python's negative index `a < 0 ? a + n : a` of a constant `a`
+            // below `-n` stays a wrap: `check_bounds` checks it as such
+            // and reports `a`, the index the program computed (folded, it
+            // reported `a + n`)
+            if let (Some(n), ExprKind::Int(a)) = (wrap, &else_.kind) {
+                if (*a as i128) < -n {
+                    let n = i64::try_from(n).unwrap_or(i64::MAX);
+                    e.kind = crate::ir::range::negative_wrap((**else_).clone(), n).kind;
+                    return;
+                }
+            }
             match lit(cond) {
                 Some(ScalarValue::Bool(true)) => Some(then.kind.clone()),
                 Some(ScalarValue::Bool(false)) => Some(else_.kind.clone()),
