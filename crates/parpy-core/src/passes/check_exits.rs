@@ -221,3 +221,124 @@ fn checks_inside(e: &Expr, out: &mut Vec<Expr>) {
         out.push(inside(arg, *size, *wrap));
     }
 }
+
+/// Iterations of a blocked parallel loop between two looks at the record
+/// ([`block_parallel_loops`]).
+pub const PARALLEL_BLOCK: i64 = 1 << 20;
+
+/// Cpu: a parallel loop (no reduction, a positive step, a trip count
+/// known only when it runs, bounds that keep their value: `simple`) whose
+/// body can fail cannot leave early (OpenMP runs every iteration): it
+/// runs in blocks of [`PARALLEL_BLOCK`] iterations, a sequential loop
+/// over the blocks that leaves when the record holds a failure, so a
+/// failed check stops the loop within one block instead of running it to
+/// its end (2**62 iterations of `range(N)`). Parallel loops inside
+/// parallel loops are left as they are.
+pub fn block_parallel_loops(
+    f: &mut crate::ir::Function,
+    record: VarId,
+    takes: &[bool],
+    simple: &dyn Fn(&Expr) -> bool,
+) {
+    let mut body = std::mem::take(&mut f.body);
+    block_in(&mut body, f, record, takes, simple);
+    f.body = body;
+}
+
+fn block_in(
+    b: &mut Block,
+    f: &mut crate::ir::Function,
+    record: VarId,
+    takes: &[bool],
+    simple: &dyn Fn(&Expr) -> bool,
+) {
+    for s in b.iter_mut() {
+        let span = s.span;
+        if let StmtKind::For(l) = &mut s.kind {
+            if l.par.is_some() {
+                let blocked = l.reduction.is_none()
+                    && !l.wants_reduction
+                    && l.step > 0
+                    && l.step <= i64::MAX / PARALLEL_BLOCK
+                    && l.trip_count().is_none()
+                    && l.lo.ty == l.hi.ty
+                    && l.lo.ty == f.var(l.var).ty
+                    && simple(&l.lo)
+                    && simple(&l.hi)
+                    && block_fails(&l.body, takes);
+                if blocked {
+                    let inner = std::mem::replace(&mut s.kind, StmtKind::Barrier);
+                    s.kind = blocked_loop(inner, f, record, span);
+                }
+                continue;
+            }
+        }
+        for sub in sub_blocks_mut(s) {
+            block_in(sub, f, record, takes, simple);
+        }
+    }
+}
+
+/// `for i in range(lo, hi, s)` (parallel) as `for b in range(lo, hi, B *
+/// s): if record[0] != 0: break; for i in range(b, b > MAX - B * s ? hi
+/// : min(b + B * s, hi), s)` (no sum of the bounds overflows).
+fn blocked_loop(
+    kind: StmtKind,
+    f: &mut crate::ir::Function,
+    record: VarId,
+    span: crate::diag::Span,
+) -> StmtKind {
+    let StmtKind::For(mut l) = kind else {
+        return kind;
+    };
+    let ty = l.lo.ty.clone();
+    let Some(et) = ty.elem() else {
+        return StmtKind::For(l);
+    };
+    let Some((_, max)) = et.int_bounds() else {
+        return StmtKind::For(l);
+    };
+    let width = l.step * PARALLEL_BLOCK;
+    let Ok(last_start) = i64::try_from(max - width as i128) else {
+        return StmtKind::For(l);
+    };
+    let v = f.var(l.var).clone();
+    let b = f.add_var(crate::ir::Var {
+        name: format!("{}_block", v.name),
+        ..v
+    });
+    let bv = Expr::var(b, ty.clone(), span);
+    let bin = |op, lhs: Expr, rhs: Expr, t: Type| {
+        Expr::new(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            t,
+            span,
+        )
+    };
+    let end = bin(
+        BinOp::Min,
+        bin(
+            BinOp::Add,
+            bv.clone(),
+            Expr::int(width, et, span),
+            ty.clone(),
+        ),
+        l.hi.clone(),
+        ty.clone(),
+    );
+    let near_max = Expr::compare(BinOp::Gt, bv.clone(), Expr::int(last_start, et, span), span);
+    let inner_hi = Expr::select_as(near_max, l.hi.clone(), end, ty.clone(), span);
+    let (lo, hi) = (
+        std::mem::replace(&mut l.lo, bv),
+        std::mem::replace(&mut l.hi, inner_hi),
+    );
+    let mut outer =
+        crate::ir::ForLoop::sequential(b, lo, hi, vec![Stmt::new(StmtKind::For(l), span)]);
+    outer.step = width;
+    leave_on_failure(&mut outer.body, record, span);
+    StmtKind::For(Box::new(outer))
+}
