@@ -22,10 +22,7 @@
 //!   Python stops at its `IndexError`. (Cpu's copy of such a loop for
 //!   bounds that keep the counter in range, `check_bounds`'s versioning,
 //!   has no such check left: only the checked copy branches. Cpu only:
-//!   a GPU kernel's loop keeps its checks in registers.) A parallel loop
-//!   cannot leave early: on Cpu one whose trip count is known only when it
-//!   runs runs in blocks instead ([`block_parallel_loops`]), and stops
-//!   after the block of a failure.
+//!   a GPU kernel's loop keeps its checks in registers.)
 
 use crate::ir::visit::{loop_exits, pure, stmt_exprs, sub_blocks, sub_blocks_mut, uses_var};
 use crate::ir::{BinOp, Block, Expr, ExprKind, Place, Stmt, StmtKind, Type, VarId};
