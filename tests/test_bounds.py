@@ -577,29 +577,3 @@ def test_indices_monotone_in_the_counter_are_checked_in_front_of_the_loop(tmp_pa
     out = run_isolated(tmp_path, _DIV_INDEX)
     # N = 24: the last indices are 7, 12 and 9 -> the check fails too
     assert out.split("\n")[:3] == ["IndexError True"] * 3, out
-
-
-_SQUARES = """
-@parpy.jit
-def squares(b, N, out):
-    parpy.label('i')
-    for i in range(N):
-        out[i % 2] = b[i * i % 11]
-o = parpy.par({'i': parpy.threads(2)}); o.backend = parpy.CompileBackend.Cpu
-o.specialize_scalars = False
-for N in (2, 2**62):
-    try:
-        out = np.zeros(2)
-        squares(np.arange(8.0), N, out, opts=o)
-        print("ran", out.tolist())
-    except IndexError as e:
-        print("IndexError", "index 9 " in str(e))
-"""
-
-
-def test_a_parallel_loop_whose_checks_fail_stops_within_a_block(tmp_path):
-    # (`b[i * i % 11]` cannot be checked in front of the loop: a parallel
-    # loop over range(2**62) ran every iteration before its IndexError;
-    # now it runs in blocks and stops after the block of the failure)
-    out = run_isolated(tmp_path, _SQUARES)
-    assert out.split("\n")[:2] == ["ran [0.0, 1.0]", "IndexError True"], out

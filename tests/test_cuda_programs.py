@@ -253,7 +253,6 @@ _NOT_DIFFERENTIAL = frozenset({
     # (Cpu only, in a process of their own)
     "test_a_uint64_loop_bound_past_int64_is_checked_in_front_of_the_loop",
     "test_indices_monotone_in_the_counter_are_checked_in_front_of_the_loop",
-    "test_a_parallel_loop_whose_checks_fail_stops_within_a_block",
     # (direct calls on Cpu, both specializations)
     "test_a_row_view_at_a_specialized_negative_index_reports_that_index",
     "test_a_nested_list_says_so_and_its_fixes_compile",

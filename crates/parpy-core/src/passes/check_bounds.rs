@@ -74,37 +74,7 @@ pub fn run(p: &mut Program, options: &Options) {
             super::check_exits::apply(&mut f.body, r, &takes, host, cpu);
         }
     }
-    // a parallel loop whose checks fail stops within a block (Cpu)
-    if let (true, Some(r)) = (cpu, host_rec) {
-        let mut assigned = BTreeMap::new();
-        count_assignments(&p.host.body, &mut assigned);
-        let fixed: std::collections::BTreeSet<VarId> = p
-            .host
-            .params
-            .iter()
-            .copied()
-            .filter(|v| !assigned.contains_key(v))
-            .collect();
-        super::check_exits::block_parallel_loops(&mut p.host, r, &takes, &|e| {
-            keeps_value(&fixed, e)
-        });
-    }
     p.bounds = host_rec.map(|record| Bounds { record, sites });
-}
-
-/// `e` has one value all through the function: literals, `fixed`
-/// variables (parameters never assigned) and arithmetic of them.
-fn keeps_value(fixed: &std::collections::BTreeSet<VarId>, e: &Expr) -> bool {
-    let here = match &e.kind {
-        ExprKind::Int(_) | ExprKind::Bool(_) => true,
-        ExprKind::Var(v) => fixed.contains(v),
-        ExprKind::Unary { .. }
-        | ExprKind::Binary { .. }
-        | ExprKind::Convert { .. }
-        | ExprKind::Select { .. } => true,
-        _ => false,
-    };
-    here && e.children().all(|c| keeps_value(fixed, c))
 }
 
 /// For each helper that takes the record (its last parameter): its number
