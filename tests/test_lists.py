@@ -299,6 +299,47 @@ def test_an_item_of_a_list_of_several_types_at_a_known_index_is_that_item():
 
 
 @parpy.jit
+def numpy_array_items(x32, x8, y, k, N):
+    parpy.label('i')
+    for i in range(N):
+        # (NumPy's array of Python floats is float64: its elements are
+        # np.float64 values, not Python floats, so the products are float64)
+        v = np.array([3.0, 0.1])
+        y[i, 0] = v[0] * x32[i, 0]
+        t = v[1]
+        y[i, 1] = t * x32[i, 1]
+        w = np.array([v[1], v[0]])
+        y[i, 2] = w[1] * x32[i, 2]
+        # (a float32 value and a Python float: a float64 array)
+        u = np.array([x32[i, 0], 3.0])
+        y[i, 3] = u[1] * x32[i, 3]
+        y[i, 4] = np.array([0.1, 0.7])[1] * x32[i, 4]
+        s = np.array([0.1, 0.2])
+        s[0] = 0.3
+        y[i, 5] = s[0] * x32[i, 5]
+        # (a Python list's items are Python numbers: float32 products)
+        c = [3.0, 0.5]
+        y[i, 6] = c[0] * x32[i, 6]
+        # (NumPy's array of Python ints is int64, of a bool and an int too)
+        a = np.array([3, 100])
+        k[i, 0] = a[1] * x8[i, 0]
+        b = np.array([True, 3])
+        k[i, 1] = b[0] * x8[i, 1] * 100
+        d = np.array([True, False])
+        k[i, 2] = d[0] + x8[i, 2]
+
+
+def test_the_elements_of_an_array_of_python_numbers_are_numpy_values():
+    # (were read as Python numbers: `v[0] * x32[i, 0]` was a float32
+    # product, `a[1] * x8[i, 0]` an int8 one)
+    x32 = _x(7, np.float32)
+    x8 = np.random.default_rng(8).integers(-100, 100, (N, M)).astype(np.int8)
+    with np.errstate(over="ignore"):
+        run_both(numpy_array_items, [x32, x8, np.zeros((N, M)), np.zeros((N, 3), np.int64), N],
+                 cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)
+
+
+@parpy.jit
 def item_of_another_type_stored(x, y, N):
     for i in range(N):
         c = [0.1, 0.2]

@@ -5,7 +5,11 @@
 //! array). Its element `j` is the `j`-th item, selected by the counter of
 //! the statement's slot; its type is NumPy's for a list: the items'
 //! types promoted, a Python int as int64, a float as float64, a bool as
-//! bool.
+//! bool. An item of a Python list read one at a time (`c[0]`, a `for`
+//! loop, `sum`) is the item as Python reads it (a Python number weak);
+//! an element of `np.array([...])` (`ast::Expr::array_list`, also through
+//! a name) is a NumPy value of the array's type (`list_item`,
+//! `python_list`).
 //!
 //! Python's operators on a list are not NumPy's: `[a, b] * 2` repeats the
 //! list, `[a] + [b]` joins two, `v + 1.0` and `-v` raise `TypeError`, and
@@ -379,6 +383,10 @@ impl Lowerer<'_, '_> {
     /// (`Some(None)`); `None` after an error in an item.
     pub(super) fn python_list(&mut self, list: &ast::Expr, what: &str) -> Option<Option<bool>> {
         let items = list.list_items()?;
+        if !list.is_python_list() {
+            // (`np.array([...])`: its elements are NumPy values of its type)
+            return Some(Some(false));
+        }
         let types = self.item_types(items)?;
         let Some(first) = types.first() else {
             // (no items: nothing is read)
@@ -547,12 +555,23 @@ impl Lowerer<'_, '_> {
         true
     }
 
+    /// How the item at `at` of list literal `list` is read: `Ok(weak)`,
+    /// of the list's type (a Python list's items all Python numbers are;
+    /// never an element of `np.array([...])`, a NumPy value of the
+    /// array's type: the one rule for both), or `Err(item)` at a known
+    /// index of a Python list of items of several types (the item as
+    /// Python reads it). `None` after an error.
     pub(super) fn list_item(
         &mut self,
-        items: &[ast::Expr],
+        list: &ast::Expr,
         at: &[(Expr, Span)],
         span: Span,
     ) -> Option<Result<bool, TExpr>> {
+        let items = list.list_items()?;
+        if !list.is_python_list() {
+            // (an element of `np.array([...])`: a NumPy value of its type)
+            return Some(Ok(false));
+        }
         let types = self.item_types(items)?;
         if let Some(first) = types.first().filter(|f| types.iter().all(|t| t == *f)) {
             return Some(Ok(first.1));

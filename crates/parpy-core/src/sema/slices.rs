@@ -2427,10 +2427,11 @@ impl Lowerer<'_, '_> {
             let t = self.lower_expr(ix)?;
             at.push((self.element_index(t, "an array index")?, ix.span));
         }
-        // an item of a list literal (also a name of one, which `alias.rs`
-        // reads as the list) is the item as Python reads it
+        // an item of a Python list literal (also a name of one, which
+        // `alias.rs` reads as the list) is the item as Python reads it; an
+        // element of `np.array([...])` a NumPy value of the array's type
         let weak = match value.list_items() {
-            Some(items) => match self.list_item(items, &at, span)? {
+            Some(_) => match self.list_item(value, &at, span)? {
                 Ok(weak) => weak,
                 Err(item) => return Some(item),
             },
