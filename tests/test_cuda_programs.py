@@ -362,6 +362,8 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_local_arrays: other backends' code, errors
     "test_local_arrays_compile_for_cuda_and_metal",
     "test_what_a_local_array_cannot_be_is_a_located_error",
+    # (host code on Cuda)
+    "test_a_name_assigned_two_arrays_holds_each_in_turn",
     # test_ufuncs, test_array_methods: other backends' code
     "test_gpu_code_of_binary_ufuncs_compiles",
     "test_gpu_code_of_unary_ufuncs_compiles",

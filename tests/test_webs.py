@@ -153,6 +153,44 @@ def test_straight_line_rebinding_keeps_each_values_type():
 
 
 @parpy.jit
+def python_int_then_max(x, y):
+    m = 100
+    y[0] = m * 100
+    m = max(x[0], x[1])
+    y[1] = m
+
+
+@parpy.jit
+def python_numbers_then_calls(x32, x8, y, k, N):
+    for i in range(N):
+        a = 0.5
+        y[i, 0] = a / 3
+        a = np.float32(x32[i])
+        y[i, 1] = a / 3
+        b = 1
+        k[i, 0] = b * 200
+        b = int(x8[i])
+        k[i, 1] = b * 100
+        c = 3
+        k[i, 2] = c * 100
+        c = np.int8(x8[i])
+        k[i, 3] = c * 3
+
+
+def test_a_name_assigned_a_call_is_split_too():
+    # (a name assigned a call was one variable: `m` int8, so `m * 100` was
+    # 16, not Python's 10000; `a / 3` a float32 quotient)
+    with np.errstate(all="ignore"):
+        got = run_both(python_int_then_max, [np.array([3, 5], np.int8), np.zeros(2)], cpu_opts(),
+                       rtol=0, atol=0)
+        assert got[1].tolist() == [10000.0, 5.0]
+        x8 = np.array([100, -7, 60], np.int8)
+        run_both(python_numbers_then_calls,
+                 [np.array([0.1, 0.7, 3.3], np.float32), x8, np.zeros((3, 2)),
+                  np.zeros((3, 4), np.int64), 3], cpu_opts(), rtol=0, atol=0)
+
+
+@parpy.jit
 def row_scaled_in_place(x, y, N):
     for i in range(N):
         r = x[i]

@@ -25,7 +25,11 @@
 //! the web holding it keeps the name (so reads that may find the local
 //! unbound keep sema's `UnboundLocalError` checks, and a parameter keeps its
 //! binding). A generator's or comprehension's targets are its own names.
-//! Code no path reaches (after `return`) is left as it is.
+//! A name assigned a call is split like any other (`m = 100; y = m * 100;
+//! m = max(x[0], x[1])` multiplies the Python int; `t = np.zeros(3)`, then
+//! `t = np.zeros(4)`, are two local arrays); a name assigned a tuple or a
+//! generator anywhere is not split yet (`kept_whole`). Code no path
+//! reaches (after `return`) is left as it is.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -371,16 +375,13 @@ fn assigned(b: &[Stmt], out: &mut HashSet<String>) {
     }
 }
 
-/// Names assigned a call, a tuple or a generator somewhere (arrays, lists
-/// and tuples that sema tracks by name: left whole for now).
+/// Names assigned a tuple or a generator somewhere (tuples that sema
+/// tracks by name: left whole for now).
 fn kept_whole(b: &[Stmt], out: &mut HashSet<String>) {
     for s in b {
         match &s.kind {
             StmtKind::Assign { targets, value } => {
-                if matches!(
-                    value.kind,
-                    ExprKind::Call { .. } | ExprKind::Tuple(_) | ExprKind::Generator { .. }
-                ) {
+                if matches!(value.kind, ExprKind::Tuple(_) | ExprKind::Generator { .. }) {
                     for t in targets {
                         t.walk(&mut |e| {
                             if let ExprKind::Name(n) = &e.kind {
