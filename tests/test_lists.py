@@ -327,6 +327,8 @@ def numpy_array_items(x32, x8, y, k, N):
         k[i, 1] = b[0] * x8[i, 1] * 100
         d = np.array([True, False])
         k[i, 2] = d[0] + x8[i, 2]
+        # (`in` NumPy's array compares its float64 elements: False)
+        y[i, 7] = (x32[i, 7] * 0.0 + np.float32(0.1)) in np.array([0.1, 0.7])
 
 
 def test_the_elements_of_an_array_of_python_numbers_are_numpy_values():
@@ -337,6 +339,26 @@ def test_the_elements_of_an_array_of_python_numbers_are_numpy_values():
     with np.errstate(over="ignore"):
         run_both(numpy_array_items, [x32, x8, np.zeros((N, M)), np.zeros((N, 3), np.int64), N],
                  cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)
+
+
+@parpy.jit
+def python_list_reductions(x32, y, N):
+    parpy.label('i')
+    for i in range(N):
+        # (Python's sum, max, min of Python floats are Python floats: the
+        # products are float32)
+        y[i, 0] = sum([3.0, 0.1]) * x32[i, 0]
+        y[i, 1] = max([0.3, 0.1]) * x32[i, 1]
+        c = [0.3, 0.7]
+        y[i, 2] = min(c) * x32[i, 2] + sum(c) * x32[i, 3]
+        # (of NumPy's float64 array: float64 products)
+        y[i, 3] = sum(np.array([3.0, 0.1])) * x32[i, 4]
+
+
+def test_sum_min_max_of_a_list_of_python_numbers_are_python_numbers():
+    # (`sum` of a Python list was a float64 value: a float64 product)
+    run_both(python_list_reductions, [_x(9, np.float32), np.zeros((N, 4)), N],
+             cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)
 
 
 @parpy.jit

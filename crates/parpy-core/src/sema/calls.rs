@@ -399,8 +399,17 @@ impl Lowerer<'_, '_> {
         }
         // Python's `sum`, `min`, `max` of a list read its items as they are
         if let (Builtin::Sum | Builtin::Min | Builtin::Max, [list]) = (b, args) {
-            if list.list_items().is_some() {
-                self.python_list(list, &format!("`{name}` reads"))??;
+            if let Some(items) = list.list_items() {
+                let weak = self.python_list(list, &format!("`{name}` reads"))??;
+                if weak && !items.is_empty() {
+                    // (of Python numbers, one or more: a Python number, as
+                    // of the tuple: `sum([3.0, 0.1])` is `0 + 3.0 + 0.1`)
+                    let tuple = ast::Expr {
+                        kind: ast::ExprKind::Tuple(items.to_vec()),
+                        span: list.span,
+                    };
+                    return self.builtin_call_with(b, name, &[tuple], span);
+                }
             }
         }
         if let [g @ ast::Expr {

@@ -2,13 +2,15 @@
 //! is `not #in(a, b)`), as Python computes them for what `b` may be in
 //! jit code:
 //!
-//! - a tuple or list literal: `a == b0 or a == b1 or ...` (Python compares
-//!   each item with `==`; no item: false);
+//! - a tuple or Python list literal: `a == b0 or a == b1 or ...` (Python
+//!   compares each item with `==`; no item: false);
 //! - `range(lo, hi, step)` (a step known when compiling): `lo <= a < hi`
 //!   (`hi < a <= lo` counting down, both on the values) and `(a - lo) %
 //!   step == 0` (an integer `a` as an int64: Python's ints), which is
 //!   also how a float `a` is in a range only at an integer;
-//! - an array or an array expression: NumPy's `(b == a).any()`.
+//! - an array or an array expression (`np.array([...])` too: its elements
+//!   of its type, `np.float32(0.1) in np.array([0.1])` is false): NumPy's
+//!   `(b == a).any()`.
 //!
 //! The result is a Python bool.
 
@@ -35,7 +37,8 @@ impl Lowerer<'_, '_> {
         let eq = |item: &Expr| compare(BinOp::Eq, a.clone(), item.clone(), span);
         let items = match &b.kind {
             ExprKind::Tuple(items) => Some(&items[..]),
-            _ => b.list_items(),
+            // (`np.array([...])` is an array: its elements are of its type)
+            _ => b.list_items().filter(|_| b.is_python_list()),
         };
         if let Some(items) = items {
             return Some(match items {
