@@ -33,7 +33,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use super::ast::{Expr, ExprKind, FunctionDef, Stmt, StmtKind};
+use super::ast::{self, Expr, ExprKind, FunctionDef, Stmt, StmtKind};
 use crate::diag::WEB_MARK;
 
 /// Where a name is assigned.
@@ -523,52 +523,23 @@ fn plan(body: &[Stmt]) -> Renames {
     out
 }
 
-fn rename_expr(e: &mut Expr, r: &Renames) {
-    e.walk_mut(&mut |x| {
-        if let Some(n) = r.get(&Site::Expr(addr(x))) {
-            if let ExprKind::Name(name) = &mut x.kind {
-                *name = n.clone();
-            }
-        }
-    });
-}
-
+/// Renames the sites of `r` in `b`: the statements' own sites (a `for`
+/// statement's targets, an augmented assignment's new value as its
+/// `rebind` where it differs from the name read), then every `Name`.
 fn rename_block(b: &mut [Stmt], r: &Renames) {
-    for s in b {
+    ast::for_each_stmt_mut(b, &mut |s| {
         let at = addr(s);
         match &mut s.kind {
-            StmtKind::Assign { targets, value } => {
-                rename_expr(value, r);
-                targets.iter_mut().for_each(|t| rename_expr(t, r));
-            }
-            StmtKind::AugAssign {
-                target,
-                value,
-                rebind,
-                ..
-            } => {
-                let old = match &target.kind {
-                    ExprKind::Name(n) => Some(n.clone()),
-                    _ => None,
-                };
-                rename_expr(target, r);
-                rename_expr(value, r);
-                // (the new value's name, when not the name read)
-                if let (Some(old), ExprKind::Name(read)) = (old, &target.kind) {
-                    let def = r.get(&Site::Aug(at)).cloned().unwrap_or(old);
-                    if def != *read {
-                        *rebind = Some(def);
+            StmtKind::AugAssign { target, rebind, .. } => {
+                if let ExprKind::Name(n) = &target.kind {
+                    let read = r.get(&Site::Expr(addr(target))).unwrap_or(n);
+                    let def = r.get(&Site::Aug(at)).unwrap_or(n);
+                    if def != read {
+                        *rebind = Some(def.clone());
                     }
                 }
             }
-            StmtKind::For {
-                var,
-                unpack,
-                iter,
-                body,
-                orelse,
-                ..
-            } => {
+            StmtKind::For { var, unpack, .. } => {
                 if let Some(n) = r.get(&Site::ForVar(at, usize::MAX)) {
                     *var = n.clone();
                 }
@@ -577,38 +548,17 @@ fn rename_block(b: &mut [Stmt], r: &Renames) {
                         *name = n.clone();
                     }
                 }
-                rename_expr(iter, r);
-                rename_block(body, r);
-                rename_block(orelse, r);
             }
-            StmtKind::While { cond, body, orelse } => {
-                rename_expr(cond, r);
-                rename_block(body, r);
-                rename_block(orelse, r);
-            }
-            StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            } => {
-                rename_expr(cond, r);
-                rename_block(then_body, r);
-                rename_block(else_body, r);
-            }
-            StmtKind::Return(v) => {
-                if let Some(v) = v {
-                    rename_expr(v, r);
-                }
-            }
-            StmtKind::With { ctx, body } => {
-                rename_expr(ctx, r);
-                rename_block(body, r);
-            }
-            StmtKind::Expr(e) => rename_expr(e, r),
-            StmtKind::Assert { test, .. } => rename_expr(test, r),
-            StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
+            _ => {}
         }
-    }
+    });
+    ast::walk_stmts_mut(b, &mut |x| {
+        if let Some(n) = r.get(&Site::Expr(addr(x))) {
+            if let ExprKind::Name(name) = &mut x.kind {
+                *name = n.clone();
+            }
+        }
+    });
 }
 
 /// Splits the live ranges of `def`'s locals (see the module).
