@@ -282,6 +282,35 @@ def test_a_python_int_argument_beyond_the_forced_int_size_names_the_argument():
     assert x.tolist() == [-2**31] * 4
 
 
+@pytest.mark.parametrize('k', [2**40, -2**31 - 1, 2**31])
+def test_an_unspecialized_python_int_beyond_the_forced_int_size_is_an_overflow_error(k):
+    # (read at run time as `(int32_t)*(int64_t *)args[k]`, 2**40 wrapped to 0)
+    x = np.zeros(4, np.int64)
+    opts = cpu_opts({'N': parpy.threads(4)}, force_int_size=32, specialize_scalars=False)
+    with pytest.raises(OverflowError, match=f"Python integer {k} out of bounds for int32: "
+                       "the argument `k` of `add_scalar`"):
+        add_scalar(x, k, 4, opts=opts)
+    assert x.tolist() == [0] * 4
+    for ok in (2**31 - 1, -2**31):
+        add_scalar(x, ok, 4, opts=opts)
+    assert x.tolist() == [2**31 - 1 - 2**31] * 4
+    # a NumPy int64 keeps its type and is not narrowed
+    add_scalar(x, np.int64(2**40), 4, opts=opts)
+    assert x.tolist() == [2**40 - 1] * 4
+
+
+def test_compile_string_checks_an_int32_parameter_of_the_printed_code():
+    opts = cpu_opts({'N': parpy.threads(4)}, force_int_size=32, specialize_scalars=False)
+    x = np.zeros(4, np.int64)
+    code = parpy.print_compiled(add_scalar, [x, 3, 4], opts)
+    f = parpy.compile_string('add_scalar', code, opts)
+    with pytest.raises(OverflowError, match="Python integer 1099511627776 out of bounds for "
+                       "int32: the argument `k` of `add_scalar`"):
+        f(x, 2**40, 4)
+    f(x, 3, 4)
+    assert x.tolist() == [3] * 4
+
+
 def test_a_wrapped_index_is_read_once():
     # `x[idx[i]]` with a possibly negative index: one check that counts
     # from the end, not `idx[i] < 0 ? idx[i] + 10 : idx[i]` with three reads

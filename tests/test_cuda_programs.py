@@ -276,6 +276,8 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_an_early_return_of_host_code_compiles_as_printed",
     "test_an_unsupported_dtype_names_the_argument",
     "test_a_python_int_argument_beyond_the_forced_int_size_names_the_argument",
+    "test_an_unspecialized_python_int_beyond_the_forced_int_size_is_an_overflow_error",
+    "test_compile_string_checks_an_int32_parameter_of_the_printed_code",
     "test_metal_reduces_8_bit_values_in_parallel",
     "test_a_negated_uint64_scalar_known_when_compiling_wraps_as_numpy_does",
     "test_constant_division_by_zero_is_a_compile_error",

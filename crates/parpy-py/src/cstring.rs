@@ -296,6 +296,9 @@ impl CompiledString {
                             fixed.header_text(),
                         )));
                     }
+                    if let ScalarValue::Int(k) = v {
+                        args::narrow_int_check(k, *elem, pname, &self.name)?;
+                    }
                     vals[i] = args::slot_bits(v);
                 }
             }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use parpy_core::syntax::FunctionDef;
-use parpy_core::{ArgType, Backend};
+use parpy_core::{ArgType, Backend, ElemTy};
 use parpy_runtime::LoadedEntry;
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -39,6 +39,12 @@ pub struct Compiled {
     bounds: Vec<String>,
     /// The callback calls of the host code (Cpu; the Cuda plan has its own).
     callbacks: Option<crate::callbacks::Sites>,
+    /// (argument index, parameter type) of the int64 scalar arguments
+    /// (Python ints) that the entry takes as a narrower int
+    /// (`force_int_size=32`, Metal's 32-bit scalars): a value it cannot
+    /// hold is an `OverflowError` at the call, not a wrapped value. (A
+    /// specialized one is refused at compile time.)
+    narrow_ints: Vec<(usize, ElemTy)>,
     /// When it was last called ([`crate::loaded::tick`]): the least
     /// recently used specialization goes first past the memory bound.
     used: AtomicU64,
@@ -709,6 +715,9 @@ impl JitFunction {
         if !compiled.extents.is_empty() {
             self.overlap_error(&compiled, &vals, &ctx)?;
         }
+        for &(ai, elem) in &compiled.narrow_ints {
+            args::narrow_int_check(vals[ai] as i64, elem, &ctx.name(ai), &self.name)?;
+        }
         let entry = match &compiled.exec {
             Exec::Cpu(e) => e,
             Exec::Cuda(f) => return f.call(py, &vals, &devs),
@@ -897,6 +906,7 @@ impl JitFunction {
                 extents: vec![],
                 bounds: vec![],
                 callbacks: None,
+                narrow_ints: vec![],
                 used: AtomicU64::new(crate::loaded::tick()),
             });
         }
@@ -989,6 +999,20 @@ impl JitFunction {
             }
             params.push((ai, is_array));
         }
+        let narrow_ints = out
+            .params
+            .iter()
+            .zip(&params)
+            .filter_map(|(p, &(ai, _))| match (&records[ai].ty, &p.ty) {
+                (
+                    ArgType::Scalar {
+                        elem: ElemTy::I64, ..
+                    },
+                    &ArgType::Scalar { elem, .. },
+                ) if elem.is_int() && elem != ElemTy::I64 => Some((ai, elem)),
+                _ => None,
+            })
+            .collect();
         let mut extents: Vec<(usize, u64)> = out
             .params
             .iter()
@@ -1049,6 +1073,7 @@ impl JitFunction {
             extents,
             bounds,
             callbacks: crate::callbacks::sites(&out.program),
+            narrow_ints,
             used: AtomicU64::new(crate::loaded::tick()),
         })
     }

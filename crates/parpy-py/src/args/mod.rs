@@ -205,6 +205,24 @@ impl ArgCtx<'_> {
     }
 }
 
+/// The `OverflowError` of an int64 argument `name` of `func` whose value `v`
+/// the entry's parameter type `elem` cannot hold (see
+/// `jit::Compiled::narrow_ints`; a `compile_string` parameter), as NumPy's `np.int32(2**40)` raises.
+pub fn narrow_int_check(v: i64, elem: ElemTy, name: &str, func: &str) -> PyResult<()> {
+    match elem.int_range() {
+        Some((lo, hi)) if !(lo..=hi).contains(&(v as i128)) => {
+            Err(PyOverflowError::new_err(format!(
+                "Python integer {v} out of bounds for {t}: the argument `{name}` of `{func}` \
+                 is passed as an {t} (`force_int_size`, or Metal's 32-bit scalars), which \
+                 would wrap it; pass a NumPy integer that holds it (`np.int64({name})`), or \
+                 leave `force_int_size` unset",
+                t = elem.numpy_name()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn np_generic(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     static GENERIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     GENERIC.import(py, "numpy", "generic")
