@@ -194,13 +194,16 @@ def bits_of(run, fn, args, out, opts):
     same_bits(got[out], want[out], opts)
 
 
-def check_gpu_code(fn, args_for, spec, name):
+def check_gpu_code(fn, args_for, spec, name, **fields):
     """Prints `fn`'s code for Cuda and Metal (`args_for(backend)` gives the
-    arguments) and checks it with NVRTC and clang-19, each where installed;
-    skips the test when neither is. Returns the code by backend."""
+    arguments; `fields` sets further CompileOptions attributes) and checks
+    it with NVRTC and clang-19, each where installed; skips the test when
+    neither is. Returns the code by backend."""
     import test_cuda_codegen as cc  # (they import test modules: not at the top)
     import test_metal_codegen as mc
     opts = parpy.par(spec)
+    for k, v in fields.items():
+        setattr(opts, k, v)
     codes = {}
     for backend, ok, check in [(parpy.CompileBackend.Cuda, cc.NVRTC_PATH is not None, cc.check_nvrtc),
                                (parpy.CompileBackend.Metal, mc.CLANG is not None, mc.assert_clang_ok)]:

@@ -1699,6 +1699,11 @@ impl Lowerer<'_, '_> {
                 };
                 if let ast::ExprKind::Call { func, args: r, .. } = &x.kind {
                     if self.builtin_of(func) == Some(Builtin::Range) {
+                        if let Some(lowered) =
+                            self.run_time_step(var, var_span, r, x.span, body, &labels, true)
+                        {
+                            return lowered;
+                        }
                         let rev = self.reversed_range(func, r, x.span)?;
                         return self.for_loop(var, var_span, &rev, body, labels);
                     }
@@ -1857,6 +1862,104 @@ impl Lowerer<'_, '_> {
             .collect();
         inner.extend(body);
         self.for_loop(&index, var_span, &range, &inner, labels)
+    }
+
+    /// `for v in range(a, b, s)` (`down`: `reversed(range(a, b, s))`) with
+    /// a step known only at run time: a loop over the count of its values,
+    /// `-((a - b) // s)` (zero or less: no iteration), whose body first
+    /// sets `v = a + index * s` (`a + (count - 1 - index) * s`). `a`, `b`
+    /// and `s` are read once, before the loop, as Python's `range` reads
+    /// them, as ints of the index type; a zero step raises Python's
+    /// `ValueError`. `None` where the step is known when compiling (or is
+    /// not an integer: the caller reports it).
+    #[allow(clippy::too_many_arguments)]
+    fn run_time_step(
+        &mut self,
+        var: &str,
+        var_span: Span,
+        args: &[ast::Expr],
+        span: Span,
+        body: &[ast::Stmt],
+        labels: &[String],
+        down: bool,
+    ) -> Option<Option<StmtKind>> {
+        let [a, b, s] = args else {
+            return None;
+        };
+        let (mark, diags) = (self.pre.len(), self.sh.diags.len());
+        let step = self.lower_expr(s);
+        let known = step.as_ref().and_then(|t| self.known_int(&t.e));
+        let int_step = step
+            .filter(|_| known.is_none())
+            .filter(|t| self.scalar_elem(t).is_some_and(|e| !e.is_float()));
+        self.pre.truncate(mark);
+        self.sh.diags.truncate(diags);
+        int_step?;
+        // each read once, in order, into a hidden local of the index type
+        let mut names = Vec::with_capacity(3);
+        for (e, what) in [(a, "start"), (b, "stop"), (s, "step")] {
+            let t = self.lower_expr(e);
+            let Some(value) = t.and_then(|t| self.index_value(t, "a `range` bound")) else {
+                return Some(None);
+            };
+            names.push(self.hidden_local(&format!("{var}_{what}"), value, e.span));
+        }
+        let [a, b, s] = <[ast::Expr; 3]>::try_from(names).ok()?;
+        let nonzero = ast::Expr::binary(
+            crate::ir::BinOp::Ne,
+            s.clone(),
+            ast::Expr::int(0, s.span),
+            s.span,
+        );
+        let nonzero = self.lower_expr(&nonzero)?.e;
+        self.raise_unless(
+            vec![(nonzero, "range() arg 3 must not be zero", "ValueError")],
+            s.span,
+        );
+        use crate::ir::BinOp::{Add, FloorDiv, Mul, Sub};
+        let bin = |op, l, r| ast::Expr::binary(op, l, r, span);
+        let zero = ast::Expr::int(0, span);
+        let mut count = bin(Sub, zero, bin(FloorDiv, bin(Sub, a.clone(), b), s.clone()));
+        let index = iteration_index(var);
+        let mut at = ast::Expr::name(&index, span);
+        if down {
+            let n = self.lower_expr(&count)?.e;
+            count = self.hidden_local(&format!("{var}_count"), n, span);
+            let last = bin(Sub, count.clone(), ast::Expr::int(1, span));
+            at = bin(Sub, last, at);
+        }
+        let mut inner = vec![ast::Stmt {
+            kind: ast::StmtKind::Assign {
+                targets: vec![ast::Expr::name(var, var_span)],
+                value: bin(Add, a, bin(Mul, at, s)),
+            },
+            span: var_span,
+        }];
+        inner.extend(body.iter().cloned());
+        let range = Self::range_call(vec![count], span);
+        Some(self.for_loop(&index, var_span, &range, &inner, labels.to_vec()))
+    }
+
+    /// `value` kept in a new local of a fresh name made from `base`, set
+    /// before the statement: a read of it, for code sema builds.
+    fn hidden_local(&mut self, base: &str, value: ir::Expr, span: Span) -> ast::Expr {
+        let name = self.fresh_name(base);
+        let id = self.new_var(&name, value.ty.clone(), VarKind::Local, span);
+        self.pre.push(ir::Stmt::new(
+            StmtKind::Assign {
+                dst: Place::Var(id),
+                value,
+            },
+            span,
+        ));
+        self.scope.bind(
+            &name,
+            Binding {
+                var: id,
+                weak: true,
+            },
+        );
+        ast::Expr::name(&name, span)
     }
 
     /// `zip(args)` unpacked into `targets`: the loop's length (the
@@ -2235,6 +2338,11 @@ impl Lowerer<'_, '_> {
                 .at(iter.span, "invalid `range`"),
             );
             return None;
+        }
+        if let Some(lowered) =
+            self.run_time_step(var, var_span, args, iter.span, body, &labels, false)
+        {
+            return lowered;
         }
         let int_ty = self.opts.int_type;
         let bound = |this: &mut Self, e: &ast::Expr| {

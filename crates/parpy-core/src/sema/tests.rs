@@ -404,9 +404,16 @@ def f(x, y, n):
 }
 
 #[test]
-fn range_step_must_be_constant() {
+fn range_step_must_be_non_zero() {
+    // a step known at run time: a loop over the count of the range's
+    // values, the step checked first (`range() arg 3 must not be zero`)
+    let text = lower_ok(
+        "def f(y, n):\n    for i in range(0, 4, y[0]):\n        y[i] = 1\n",
+        &[arr(ElemTy::I64, &[4]), int(1)],
+    );
+    assert!(text.contains("range() arg 3 must not be zero"), "{text}");
     let e = lower_err(
-        "def f(y, n):\n    for i in range(0, 4, y[0]):\n        pass\n",
+        "def f(y, n):\n    for i in range(0, 4, 0.5 * n):\n        pass\n",
         &[arr(ElemTy::I64, &[4]), int(1)],
     );
     assert!(e.contains("non-zero integer constant"), "{e}");
