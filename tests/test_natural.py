@@ -2481,9 +2481,11 @@ def test_a_run_time_step_compiles_for_the_gpus():
 
 def test_a_run_time_step_of_zero_is_pythons_value_error():
     x, y = np.arange(10), np.zeros(10, np.int64)
-    for opts in (cpu_opts(specialize_scalars=False), cpu_opts()):
+    # (a fresh function: specialized on s = 0 first, then at run time)
+    fresh = parpy.jit(stepped.py_func)
+    for opts in (cpu_opts(), cpu_opts(specialize_scalars=False)):
         with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero"):
-            stepped(x, y, 0, 10, 0, opts=opts)
+            fresh(x, y, 0, 10, 0, opts=opts)
     with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero"):
         stepped(x, y, 0, 10, 0, opts=python_opts(cpu_opts()))
     assert not y.any()

@@ -1007,3 +1007,67 @@ def test_math_trunc_of_a_numpy_value_other_than_float64_is_refused(dtype):
 def test_math_trunc_of_float64_and_python_numbers_works():
     _same_as_plain_python(python_trunc, [np.array([1.5, -2.5, 7.0]), np.zeros(3, np.int64), 3], [1])
     _same_as_plain_python(python_trunc_of_python_numbers, [np.zeros(3, np.int64), -3.75, 5], [0])
+
+
+def power_forms(x, e, y):
+    # (NumPy's power takes a square root where one exponent for all
+    # elements is 0.5 and a reciprocal where it is -1: np.power of
+    # float32/float64, and `arr ** 0.5` of a Python number in any float
+    # type; a NumPy scalar's `**` is C's pow)
+    with parpy.gpu:
+        y[0, :] = x ** 0.5
+        y[1, :] = np.power(x, 0.5)
+        y[2, :] = x ** e
+        y[3, :] = np.power(x, e)
+        y[4, :] = x ** -1
+        y[5, :] = x ** e[1]
+        for i in range(x.shape[0]):
+            y[6, i] = x[i] ** 0.5
+            y[7, i] = np.power(x[i], 0.5)
+            y[8, i] = np.power(x[i], e[i])
+            y[9, i] = x[i] ** e[i]
+            y[10, i] = np.power(x[i], -1)
+            y[11, i] = np.power(x[i], 1.5)
+
+
+power_forms_jit = parpy.jit(power_forms)
+
+
+@pytest.mark.parametrize('dtype', [np.float16, np.float32, np.float64])
+def test_numpys_power_shortcuts_give_its_bits(dtype):
+    # (parpy computed pow(-inf, 0.5) = inf and pow(-0.0, 0.5) = 0.0 where
+    # NumPy's np.power(x, 0.5) is sqrt: nan and -0.0; and float32's powf
+    # is not sqrt's exact result, 3 ** 0.5)
+    import warnings
+    x = np.array([-np.inf, -0.0, 0.0, 3.0, 7.0, np.inf, 1e-30, 2.5], dtype)
+    e = np.array([0.5, 0.5, -1.0, 0.5, -1.0, 0.5, -1.0, 0.5], dtype)
+    want = np.zeros((12, x.size), dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        power_forms(x, e, want)
+    opts = cpu_opts()
+    got = run_both(power_forms_jit, [x, e, np.zeros((12, x.size), dtype)], opts)[2]
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want) | np.isnan(got) & np.signbit(got))
+    # (C's pow and NumPy's float32/float64 power may differ in the last
+    # bits, docs/arithmetic.md; a square root or a division may not)
+    tol = 1e-2 if dtype == np.float16 else 1e-6
+    np.testing.assert_allclose(got, want, rtol=tol)
+    if opts.backend == parpy.CompileBackend.Cuda:
+        return
+    exact = [0, 1, 4, 5, 7, 8, 10] if dtype != np.float16 else [0, 6, 7, 9]
+    u = f'u{x.itemsize}'
+    ok = np.isnan(want[exact]) | (got[exact].view(u) == want[exact].view(u))
+    assert ok.all(), [(r, got[r].tolist(), want[r].tolist()) for r in exact]
+
+
+def test_math_hypot_past_the_largest_float_is_inf_as_in_python():
+    # (parpy raised OverflowError "math range error"; CPython's hypot gives inf)
+    @parpy.jit
+    def hyp(x, y):
+        with parpy.gpu:
+            for i in range(x.shape[0]):
+                y[i] = math.hypot(x[i], x[i]) + math.hypot(float(x[i]), 1.0)
+    x = np.array([1.7976931348623157e308, 3.0, -np.inf])
+    y = run_both(hyp, [x, np.zeros(3)], cpu_opts())[1]
+    assert y[0] == np.inf and y[2] == np.inf

@@ -1256,9 +1256,16 @@ impl Lowerer<'_, '_> {
         r: TExpr,
         span: Span,
     ) -> Option<TExpr> {
+        // (`math.hypot` of finite numbers gives inf past the largest
+        // float, as C's does: CPython does not raise there)
         let never = matches!(
             f,
-            MathFn::Abs | MathFn::Atan2 | MathFn::Copysign | MathFn::Erf | MathFn::Erfc
+            MathFn::Abs
+                | MathFn::Atan2
+                | MathFn::Copysign
+                | MathFn::Erf
+                | MathFn::Erfc
+                | MathFn::Hypot
         );
         let Some(t) = r.e.ty.elem().filter(|t| t.is_float()) else {
             return Some(r);
@@ -1305,7 +1312,6 @@ impl Lowerer<'_, '_> {
                     | MathFn::Expm1
                     | MathFn::Cosh
                     | MathFn::Sinh
-                    | MathFn::Hypot
                     | MathFn::Pow
             );
             if f == MathFn::Pow {

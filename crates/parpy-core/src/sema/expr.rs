@@ -622,6 +622,8 @@ impl Lowerer<'_, '_> {
                 rhs,
             } => self.dot(lhs, rhs, "@", span),
             ast::ExprKind::Binary { op, lhs, rhs } => {
+                // (an array to one power: NumPy's shortcuts, `numpy_power`)
+                let array_power = *op == BinOp::Pow && self.rank(lhs) > 0 && self.rank(rhs) == 0;
                 let a = self.lower_expr(lhs);
                 let b = self.lower_expr(rhs);
                 if matches!(op, BinOp::Div | BinOp::FloorDiv | BinOp::Mod) && is_literal_zero(rhs) {
@@ -668,7 +670,12 @@ impl Lowerer<'_, '_> {
                     && b.weak
                     && !is_python_constant(rhs))
                 .then(|| b.e.clone());
+                let power_operands = array_power.then(|| (a.e.clone(), b.e.clone(), b.weak));
                 let t = self.binary(*op, a, b, span)?;
+                let t = match power_operands {
+                    Some((base, exp, weak)) => self.numpy_power(t, base, exp, weak, span),
+                    None => t,
+                };
                 if let Some((d, ta, tb)) = python_divisor {
                     self.python_zero_division(*op, d, ta, tb, span);
                 }
@@ -2117,7 +2124,7 @@ fn integer_indices(e: &ast::Expr) -> bool {
 
 /// A number literal, or an operator of them (`2 ** 62 * 4`, `-1.0`):
 /// Python computes it, exactly, before NumPy sees it.
-fn is_python_constant(e: &ast::Expr) -> bool {
+pub(super) fn is_python_constant(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Int(_) | ast::ExprKind::Float(_) | ast::ExprKind::Bool(_) => true,
         ast::ExprKind::Unary { arg, .. } => is_python_constant(arg),

@@ -1870,8 +1870,9 @@ impl Lowerer<'_, '_> {
     /// sets `v = a + index * s` (`a + (count - 1 - index) * s`). `a`, `b`
     /// and `s` are read once, before the loop, as Python's `range` reads
     /// them, as ints of the index type; a zero step raises Python's
-    /// `ValueError`. `None` where the step is known when compiling (or is
-    /// not an integer: the caller reports it).
+    /// `ValueError`. `None` where the step is known when compiling and not
+    /// zero, or is a zero written in the source (or is not an integer: the
+    /// caller reports it).
     #[allow(clippy::too_many_arguments)]
     fn run_time_step(
         &mut self,
@@ -1889,8 +1890,11 @@ impl Lowerer<'_, '_> {
         let (mark, diags) = (self.pre.len(), self.sh.diags.len());
         let step = self.lower_expr(s);
         let known = step.as_ref().and_then(|t| self.known_int(&t.e));
+        // (a zero that is not written in the source, a specialized
+        // argument's: Python's ValueError when the loop is reached)
+        let run_time = known.is_none() || known == Some(0) && !super::expr::is_python_constant(s);
         let int_step = step
-            .filter(|_| known.is_none())
+            .filter(|_| run_time)
             .filter(|t| self.scalar_elem(t).is_some_and(|e| !e.is_float()));
         self.pre.truncate(mark);
         self.sh.diags.truncate(diags);

@@ -60,6 +60,64 @@ fn weak(e: Expr) -> TExpr {
 }
 
 impl Lowerer<'_, '_> {
+    /// NumPy's power with one exponent for all elements (`np.power(a, s)`,
+    /// `arr ** s`, `s` not an array): where the float32/float64 exponent
+    /// is 0.5 it is `np.sqrt(a)`, where it is -1 `1 / a` (NumPy's loop
+    /// takes these shortcuts; `sqrt(-inf)` is NaN where `pow` gives inf,
+    /// `sqrt(-0.0)` is -0.0, and float32's `sqrt` is exact where `powf`
+    /// may not be). `f16`: a float16 `arr ** 0.5` of a Python number takes
+    /// the sqrt too (ndarray's `**`). `r` is the plain power of `base` and
+    /// `exp`; a base that is not pure keeps it.
+    pub(super) fn numpy_power(
+        &mut self,
+        r: TExpr,
+        base: Expr,
+        exp: Expr,
+        f16: bool,
+        span: Span,
+    ) -> TExpr {
+        let Some(ty) = r.e.ty.elem() else {
+            return r;
+        };
+        let shortcuts: &[f64] = match ty {
+            ElemTy::F32 | ElemTy::F64 => &[0.5, -1.0],
+            ElemTy::F16 if f16 => &[0.5],
+            _ => &[],
+        };
+        if shortcuts.is_empty() || !crate::ir::visit::is_pure(&base) {
+            return r;
+        }
+        let exp = match crate::ir::visit::is_pure(&exp) {
+            true => convert(exp, ty),
+            false => return r,
+        };
+        let base = convert(base, ty);
+        let value = |c: f64| match c == 0.5 {
+            true => Expr::math(MathFn::Sqrt, vec![base.clone()], ty, span),
+            false => Expr::binary(
+                BinOp::Div,
+                constant(1.0, ty, span),
+                base.clone(),
+                Type::Scalar(ty),
+                span,
+            ),
+        };
+        let known = match &exp.kind {
+            ExprKind::Float(c) => Some(*c),
+            ExprKind::Int(c) => Some(*c as f64),
+            _ => None,
+        };
+        let e = match known {
+            Some(c) if shortcuts.contains(&c) => value(c),
+            Some(_) => return r,
+            None => shortcuts.iter().rev().fold(r.e, |rest, &c| {
+                let at = Expr::compare(BinOp::Eq, exp.clone(), constant(c, ty, span), span);
+                Expr::select_as(at, value(c), rest, Type::Scalar(ty), span)
+            }),
+        };
+        TExpr { e, weak: r.weak }
+    }
+
     /// `np.<name>(args)` for ufunc `u`.
     pub(super) fn ufunc_call(
         &mut self,
@@ -80,6 +138,11 @@ impl Lowerer<'_, '_> {
         let a = vals.next()?;
         let b = vals.next();
         let r = match (u, b) {
+            (Ufunc::Operator(BinOp::Pow), Some(b)) if self.rank(&args[1]) == 0 => {
+                let (base, exp) = (a.e.clone(), b.e.clone());
+                let r = self.binary(BinOp::Pow, a, b, span)?;
+                self.numpy_power(r, base, exp, false, span)
+            }
             (Ufunc::Operator(op), Some(b)) => self.binary(op, a, b, span)?,
             (Ufunc::Unary(op), None) => self.unary(op, a, span)?,
             (Ufunc::Positive, None) => self.unary(UnOp::Pos, a, span)?,
