@@ -109,6 +109,20 @@ def test_row_pair_variants_are_generated_from_a_stream_of_their_own():
         assert plain["args"] == cases[s]["args"] and plain["spec"] == cases[s]["spec"]
 
 
+def test_run_time_step_loops_are_generated_from_a_stream_of_their_own():
+    # `for s in range(a, b, st0)`: a step passed as a scalar argument, read
+    # at run time when not specialized (sema's run_time_step)
+    loop = re.compile(r"in range\(-?\d+, -?\d+, st0\):")
+    cases = {s: _fuzz.generate(s) for s in range(300)}
+    stepped = [s for s, c in cases.items() if "run_time_step" in c["features"]]
+    assert any(not cases[s]["specialize"] for s in stepped)
+    assert all(loop.search(cases[s]["source"]) for s in stepped)
+    for s in stepped[:10]:
+        plain = _fuzz.generate(s, avoid=["run_time_step"])
+        assert not loop.search(plain["source"])
+        assert plain["spec"] == cases[s]["spec"] and plain["args"] == cases[s]["args"]
+
+
 def test_the_command_line_runs_and_reports(tmp_path):
     r = subprocess.run([sys.executable, "-m", "parpy._fuzz", "--cases", "3", "--seed", "11",
                         "--out", str(tmp_path), "--avoid", ",".join(KNOWN), "--no-codegen"],

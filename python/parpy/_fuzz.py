@@ -196,6 +196,10 @@ FEATURES = [
     # branch: what the Cpu backend runs two rows at a time (stop 44; drawn
     # from a stream of its own, like `dict_args`)
     "row_pairs",
+    # `for s in range(a, b, st0)` of sequential loops, the step a scalar
+    # argument (a run-time step when not specialized; stop 100; drawn from
+    # a stream of its own, like `dict_args`)
+    "run_time_step",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -332,6 +336,8 @@ class Gen:
         # the `row_pairs` variants: a stream of their own, so that every
         # other draw is the seed's as before the feature
         self.pairs_r = random.Random(seed * 7901 + 5)
+        # the `run_time_step` loops and the step's value: a stream of their own
+        self.step_r = random.Random(seed * 7919 + 11)
         self.avoid = set(avoid)
         self.features: set = set()
         self.lines: List[str] = []
@@ -369,6 +375,8 @@ class Gen:
         self.scalars.append({"name": "c0", "kind": ckind, "value": c})
         self.scalars.append({"name": "s0", "kind": skind, "value": s})
         self.scalars.append({"name": "b0", "kind": bkind, "value": r.random() < 0.5})
+        self.step = self.step_r.choice([1, 2, 3, -1, -2, -3])
+        self.scalars.append({"name": "st0", "kind": "int", "value": self.step})
         self.vals_mode = r.choice(["small", "mid"])
 
     # -- helpers ---------------------------------------------------------
@@ -390,6 +398,8 @@ class Gen:
             return out
         for s in self.scalars:
             k, v = s["kind"], s["value"]
+            if s["name"] == "st0":
+                continue  # (the step of `run_time_step` loops only)
             if k == "int":
                 out.append(E(s["name"], "wi", rng=(v, v)))
             elif k == "float":
@@ -1804,7 +1814,13 @@ class Gen:
             self.block(inner, ind + 1, budget - 1, allow_par=sc.nest is not None)
             self.loop_else(sc, ind, budget)
             return
-        if r.random() < 0.3:
+        backwards = r.random() < 0.3
+        if "run_time_step" not in self.avoid and self.step_r.random() < 0.5:
+            # (the same values or fewer, in either order)
+            self.features.add("run_time_step")
+            self.emit(ind, f"for {v} in range({lo}, {lo + n}, st0):" if self.step > 0 else
+                      f"for {v} in range({lo + n - 1}, {lo - 1}, st0):")
+        elif backwards:
             self.emit(ind, f"for {v} in range({lo + n - 1}, {lo - 1}, -1):")
         else:
             self.emit(ind, f"for {v} in range({lo}, {lo + n}):")
