@@ -87,6 +87,35 @@ def shifted_in_place(x, N):
         x[i, 1:] = np.cumsum(x[i, :-1])
 
 
+@parpy.jit
+def labelled_shifted_in_place(x):
+    parpy.label('i')
+    x[:, 1:] = np.cumsum(x[:, :-1], axis=1)
+
+
+@parpy.jit
+def scans_over_what_they_read(x, y, z):
+    with parpy.gpu:
+        y[1:] = np.cumsum(y[:-1])
+        y[:] = np.maximum.accumulate(y[::-1])
+        z[0, :] = np.cumprod(z[:, 0])
+
+
+def test_a_scan_that_overwrites_what_it_reads_is_kept_first_as_numpy_does():
+    # (it was "`cumsum` into the array it reads, at positions it has
+    # written already"; NumPy scans into a new array, then stores it)
+    x = np.linspace(0.5, 2.0, N * 5).reshape(N, 5)
+    run_both(shifted_in_place, [x, N], cpu_opts({'i': parpy.threads(N)}))
+    y = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0])
+    run_both(scans_over_what_they_read, [x.copy(), y, np.arange(1.0, 10.0).reshape(3, 3)],
+             cpu_opts())
+
+
+def test_a_scan_kept_first_compiles_for_the_gpus():
+    check_gpu_code(shifted_in_place, lambda b: [np.ones((N, 5), np.float32), N],
+                   {'i': parpy.threads(N)}, "shifted_in_place")
+
+
 def test_what_a_scan_cannot_be_is_a_located_error():
     x, y = np.ones((N, 5)), np.zeros((N, 5))
     cases = [
@@ -95,7 +124,7 @@ def test_what_a_scan_cannot_be_is_a_located_error():
         (scan_of_a_2d_slice, [x, y], {}, "`cumsum` of a 2-dimensional slice is not supported"),
         (scan_as_a_value, [x, np.zeros(N), N], {'i': parpy.threads(N)},
          "`np.cumsum` gives an array"),
-        (shifted_in_place, [x, N], {'i': parpy.threads(N)},
+        (labelled_shifted_in_place, [x], {'i': parpy.threads(N)},
          "`cumsum` into the array it reads, at positions it has written already"),
     ]
     for fn, args, spec, words in cases:

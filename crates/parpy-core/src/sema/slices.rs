@@ -1578,7 +1578,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<Vec<Stmt>> {
         if let Some(scan) = self.cumulative_of(value) {
-            return self.cumulative_assign(target, scan, labels, span);
+            return self.cumulative_assign(target, value, scan, labels, span);
         }
         if let Some((argsort, args)) = self.sort_of(value) {
             return self.sort_assign(target, argsort, &args, labels, span);
@@ -1844,6 +1844,7 @@ impl Lowerer<'_, '_> {
     fn cumulative_assign(
         &mut self,
         target: &ast::Expr,
+        value: &ast::Expr,
         Scan {
             op,
             arg,
@@ -1861,6 +1862,7 @@ impl Lowerer<'_, '_> {
             (ReduceOp::Max, _) => "np.maximum.accumulate",
             (ReduceOp::Min, _) => "np.minimum.accumulate",
         };
+        let from = self.pre.len();
         let (ctx, (array, indices, elem, alias), v) = self.slice_sides(target, arg)?;
         let extents = ctx.extents?;
         // a label parallelizes the lines of a scan along an axis, never a
@@ -1925,13 +1927,33 @@ impl Lowerer<'_, '_> {
             .iter()
             .map(|a| overlap_order(*a, &indices, &v.e, &ctx.vars, &extents))
             .fold(Order::Any, Order::join);
+        if !matches!(order, Order::Any | Order::Forward) && labels.is_empty() {
+            // NumPy scans into a new array, then stores it: so does a
+            // hidden local (`scan_1 = np.cumsum(y[:-1]); y[1:] = scan_1`)
+            self.pre.truncate(from);
+            let tmp = self.fresh_name("scan");
+            self.once.bind_once(&tmp);
+            let assign = |t: ast::Expr, v: ast::Expr| ast::Stmt {
+                kind: ast::StmtKind::Assign {
+                    targets: vec![t],
+                    value: v,
+                },
+                span,
+            };
+            let read = ast::Expr::name(&tmp, span);
+            let stmts = [
+                assign(read.clone(), value.clone()),
+                assign(target.clone(), read),
+            ];
+            return Some(self.lower_block(&stmts));
+        }
         if !matches!(order, Order::Any | Order::Forward) {
             self.error(
                 Diagnostic::error(format!(
                     "`{name}` into the array it reads, at positions it has written already"
                 ))
                 .at(span, "the destination overlaps the scanned slice")
-                .help("scan into another array argument"),
+                .help("scan into another array argument, or leave out the labels (the scan is then kept in a new array first, as NumPy does)"),
             );
             return None;
         }
