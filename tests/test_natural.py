@@ -2754,3 +2754,19 @@ def test_a_range_of_numpy_bools_is_pythons_type_error():
     assert text.splitlines()[0] == (
         "error: 'numpy.bool' object cannot be interpreted as an integer")
     assert "range(x[0], x[1])" in text
+
+
+@parpy.jit
+def loop_over_np_array(x, y, x8):
+    for i in range(3):
+        for w in np.array([0.5, 1.5, 2.5]):
+            y[i] += x[i] * w
+        for k in np.array([3, 100]):
+            x8[i] += k * x8[i]
+
+
+def test_a_loop_over_np_array_of_a_list_reads_numpy_values():
+    # (it was "`for` loops must iterate over `range(...)`, an array or a
+    # slice of one"; the elements are NumPy's: `k * x8[i]` in int64)
+    run_both(loop_over_np_array, [np.arange(3.0), np.zeros(3),
+                                  np.array([1, 2, 3], np.int64)], cpu_opts())

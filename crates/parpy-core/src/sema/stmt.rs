@@ -1821,6 +1821,12 @@ impl Lowerer<'_, '_> {
                 tuple_error(self, TUPLE_TARGET, TUPLE_TARGET_FIX);
                 return None;
             }
+            // `for w in np.array([0.5, 1.5])`: NumPy's array of the list,
+            // its elements NumPy values (as `enumerate` of it reads them)
+            _ if iter.list_items().is_some() => {
+                let (n, v) = self.iterable(&index, iter, "for")?;
+                (n, vec![((var.to_string(), var_span), v)])
+            }
             _ => match self.element(&index, iter) {
                 Some((n, v)) => (n, vec![((var.to_string(), var_span), v)]),
                 None => return self.for_loop(var, var_span, iter, body, labels),
