@@ -194,6 +194,8 @@ _FAKE_TORCH = textwrap.dedent('''
         def shape(self): return tuple(self.a.shape)
         def data_ptr(self): return self.a.ctypes.data
         def is_contiguous(self): return self.a.flags.c_contiguous
+        def is_neg(self): return False
+        requires_grad = False
 
     DTYPES = {n: dtype(n) for n in ["float32", "float64", "int32", "int64", "complex64"]}
     torch = types.ModuleType("torch"); torch.Tensor = Tensor

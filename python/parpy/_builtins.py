@@ -106,3 +106,45 @@ def numpy_extreme(take_min: bool, a: Any, b: Any) -> Any:
     a Python number when both are Python numbers."""
     r = np.minimum(a, b) if take_min else np.maximum(a, b)
     return weak_result((a, b), r)
+
+
+def widens(src: Any, dst: Any) -> bool:
+    """May a NumPy value (a strong one) of dtype `src` be stored into an
+    array of dtype `dst` implicitly? Compiled code's rule (sema's
+    `types::widens`): a bool anywhere, an integer into any float, a float
+    into a float as wide or wider, an integer into an integer type that
+    holds every value of it (NumPy's promotion of the two is `dst`); never
+    a float into an integer or a number into a bool."""
+    s, d = np.dtype(src), np.dtype(dst)
+    if s == d or s.kind == "b":
+        return True
+    if d.kind == "b":
+        return False
+    if s.kind in "iu" and d.kind == "f":
+        return True
+    if s.kind == "f" and d.kind in "iu":
+        return False
+    if s.kind == "f" and d.kind == "f":
+        return d.itemsize >= s.itemsize
+    return bool(np.promote_types(s, d) == d)
+
+
+def _short(t: np.dtype[Any]) -> str:
+    return "bool" if t.kind == "b" else f"{t.kind}{t.itemsize * 8}"
+
+
+def store_error(src: Any, dst: Any) -> str:
+    """The message of compiled code's refusal to store a NumPy value of
+    dtype `src` into an array of dtype `dst` (`widens` is False)."""
+    s, d = np.dtype(src), np.dtype(dst)
+    if s.kind == "f" and d.kind != "f":
+        what = "a float to an integer"
+    elif d.kind == "b":
+        what = "a number to a bool"
+    else:
+        what = "a wider type to a narrower one"
+    return (
+        f"cannot store a value of type `{_short(s)}` into a destination of type "
+        f"`{_short(d)}` implicitly: storing would convert {what} and may lose information; "
+        f"convert explicitly: `parpy.builtin.convert(e, parpy.types.{_short(d).upper()})`"
+    )

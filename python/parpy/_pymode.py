@@ -13,6 +13,9 @@ adds what plain Python lacks:
   (Python's would return one operand unchanged, of its own type);
 - NumPy's floating-point and overflow warnings are off: integers wrap and
   division by zero gives NumPy's value, silently, as compiled code does;
+- a store of a NumPy value into an array argument that compiled code
+  refuses (a float64 value into a float32 array: `_builtins.widens`) is
+  the same `CompileTypeError`, not NumPy's silent conversion;
 - shape symbols (`parpy.types.symbol()`) and type variables
   (`parpy.types.type_var()`) that the entry function's annotations bind
   read as their values (an int, a `parpy.types` element type) in the
@@ -31,7 +34,7 @@ from typing import Any, Callable, Dict, Sequence
 
 import numpy as np
 
-from ._builtins import python_extreme
+from ._builtins import python_extreme, store_error, widens
 
 
 def _extreme(take_min: bool) -> Callable[..., Any]:
@@ -121,13 +124,46 @@ def _numpy_view(a: Any) -> Any:
     return a
 
 
+class _Stores(np.ndarray):
+    """An array argument in Python mode (a view of the caller's array): a
+    store of a NumPy value that compiled code refuses (`_builtins.widens`:
+    a float64 value into a float32 array, a float into an integer one) is
+    the `CompileTypeError` compiled code gives, not NumPy's silent
+    conversion. Python numbers (weak) convert as in compiled code. What
+    NumPy computes from one is a plain array or scalar, as from the array
+    itself (`__array_wrap__`); its views (slices, `x.T`) check their
+    stores too."""
+
+    def __array_wrap__(self, arr: Any, context: Any = None, return_scalar: bool = False) -> Any:
+        if arr is self:  # an update in place (`x += v`): the argument itself
+            return self
+        arr = arr.view(np.ndarray)
+        return arr[()] if return_scalar else arr
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        if isinstance(value, (np.ndarray, np.generic)) and not widens(value.dtype, self.dtype):
+            from ._native import CompileTypeError
+
+            raise CompileTypeError(store_error(value.dtype, self.dtype))
+        super().__setitem__(idx, value)
+
+
+def _checked(a: Any) -> Any:
+    """An array argument (in dicts too) as a `_Stores` view."""
+    if isinstance(a, dict):
+        return {k: _checked(v) for k, v in a.items()}
+    if type(a) is np.ndarray:
+        return a.view(_Stores)
+    return a
+
+
 def run(f: Any, args: Sequence[Any]) -> Any:
     """Runs `f` (a jit function or its `py_func`) as plain Python on `args`
     with the meaning of jit code (see the module docstring). torch tensors
     in host memory are passed as NumPy views of the same data."""
     from ._annotations import bindings
 
-    args = [_numpy_view(a) for a in args]
+    args = [_checked(_numpy_view(a)) for a in args]
     py_f = getattr(f, "py_func", f)
     bound = bindings(py_f, args) if getattr(py_f, "__annotations__", None) else {}
     fn = plain(f, None, bound)

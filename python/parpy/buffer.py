@@ -11,14 +11,16 @@ CUDA device `device`, 0 unless given or unless the data is a torch CUDA
 tensor), and the data stays there across calls until `numpy()` or
 `torch()` (a torch tensor sharing the device memory) asks for it. jit
 functions take buffers as arguments like arrays, a Cuda buffer through
-its `__cuda_array_interface__`. Buffers in Metal memory are not available
+its `__cuda_array_interface__`. Buffers export their memory through
+`__dlpack__` too (host memory as NumPy does; Cuda buffers as kDLCUDA
+tensors sharing it). Buffers in Metal memory are not available
 (parpy's Metal backend prints code; it does not run it).
 """
 
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -172,6 +174,22 @@ def _int_parts(idx: Any) -> Tuple[Any, ...]:
     return parts
 
 
+def _reshaped(shape: Tuple[int, ...], dims: Tuple[Any, ...]) -> Tuple[int, ...]:
+    """NumPy's new shape of an array of `shape` for `reshape(*dims)`: one
+    dimension may be -1 (inferred); an error when the sizes differ."""
+    new = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else tuple(dims)
+    try:
+        return tuple(np.empty(shape, np.bool_).reshape(new).shape)
+    except ValueError:
+        raise ValueError(f"Cannot reshape buffer of shape {shape} to {new}") from None
+
+
+# DLPack's type codes (`DLDataTypeCode`) of NumPy's dtype kinds
+_DLPACK_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}
+_KDL_CPU = 1
+_KDL_CUDA = 2
+
+
 class BackendTag:
     """What `Buffer.backend` gives: it compares equal to the buffer's
     `CompileBackend` (`b.backend == parpy.CompileBackend.Cuda`) and, called,
@@ -267,11 +285,24 @@ class Buffer:
         return Buffer(_Storage(self.buf.array.copy()), self.dtype, self._backend)
 
     def reshape(self, *dims: Union[int, Sequence[int]]) -> "Buffer":
-        shape = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
-        if int(np.prod(shape, dtype=np.int64)) != self.buf.array.size:
-            raise ValueError(f"Cannot reshape buffer of shape {self.shape} to {tuple(shape)}")
+        """A view of another shape (one dimension may be -1, as in NumPy)."""
+        shape = _reshaped(self.shape, dims)
         return Buffer(_Storage(self.buf.array.reshape(shape), self.buf.src), self.dtype,
                       self._backend)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
+                   dl_device: Any = None, copy: Any = None) -> Any:
+        """The data through DLPack (`np.from_dlpack(b)`, `torch.from_dlpack(b)`):
+        the host memory, shared (NumPy's own export of it)."""
+        kw: Dict[str, Any] = {}
+        for k, v in (("stream", stream), ("max_version", max_version),
+                     ("dl_device", dl_device), ("copy", copy)):
+            if v is not None:
+                kw[k] = v
+        return self.buf.array.__dlpack__(**kw)
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return (_KDL_CPU, 0)
 
     def with_type(self, elem: ElemType) -> "Buffer":
         """The data as element type `elem`: the same memory when the size is
@@ -414,11 +445,30 @@ class CudaBuffer(Buffer):
         return CudaBuffer(out, self.dtype)
 
     def reshape(self, *dims: Union[int, Sequence[int]]) -> "CudaBuffer":
-        shape = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
-        if int(np.prod(shape, dtype=np.int64)) != int(np.prod(self.shape, dtype=np.int64)):
-            raise ValueError(f"Cannot reshape buffer of shape {self.shape} to {tuple(shape)}")
+        shape = _reshaped(self.shape, dims)
         b = self.buf
-        return CudaBuffer(_DeviceStorage(b.mem, b.offset, tuple(shape), b.dtype), self.dtype)
+        return CudaBuffer(_DeviceStorage(b.mem, b.offset, shape, b.dtype), self.dtype)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
+                   dl_device: Any = None, copy: Any = None) -> Any:
+        """The device memory through DLPack (`torch.from_dlpack(b)`,
+        `cupy.from_dlpack(b)`): a kDLCUDA tensor sharing it, after the work
+        parpy queued on the device (ready for any stream)."""
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(
+                f"parpy.buffer: a Cuda buffer on cuda:{self.device} cannot be exported to "
+                f"DLPack device {tuple(dl_device)} (copy it with .numpy())"
+            )
+        if copy:
+            raise BufferError("parpy.buffer: a Cuda buffer's DLPack export shares its memory "
+                              "(copy=True is not supported; use .copy() first)")
+        sync(CompileBackend.Cuda)
+        b = self.buf
+        return b.mem.dlpack(b.offset, list(self.shape), _DLPACK_CODES[b.dtype.kind],
+                            b.dtype.itemsize * 8)
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return (_KDL_CUDA, self.device)
 
     def with_type(self, elem: ElemType) -> "CudaBuffer":
         e = _elem(elem)

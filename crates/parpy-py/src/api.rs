@@ -231,6 +231,14 @@ fn _clear_cache_dir(dir: PathBuf) -> PyResult<usize> {
 fn set_max_loaded(n: &Bound<'_, PyAny>) -> PyResult<usize> {
     // (a negative or non-int bound was pyo3's "can't convert negative int
     // to unsigned")
+    // (not an int at all: a TypeError, as Python's own functions raise)
+    if !n.is_instance_of::<pyo3::types::PyInt>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "set_max_loaded(n): n must be an int, got {} ({})",
+            n.repr()?,
+            crate::args::type_name(n)
+        )));
+    }
     match n.extract::<i64>() {
         Ok(k) if k >= 1 => Ok(crate::loaded::set_limit(k as usize)),
         _ => Err(pyo3::exceptions::PyValueError::new_err(format!(

@@ -75,6 +75,64 @@ fn logical_params(params: &[HeaderParam]) -> Vec<Logical> {
 }
 
 impl CompiledString {
+    /// A call that names arguments: Python's binding to the printed
+    /// function's parameters (`fn(x, y=y, N=4)`; the code has no defaults:
+    /// every parameter needs a value).
+    fn bind_named<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let names: Vec<&str> = self.logical.iter().map(|l| l.name.as_str()).collect();
+        let signature = format!("{}({})", self.name, names.join(", "));
+        let n = names.len();
+        if args.len() > n {
+            let ctx = ArgCtx {
+                func: &self.name,
+                params: &self
+                    .logical
+                    .iter()
+                    .map(|l| l.name.clone())
+                    .collect::<Vec<_>>(),
+                in_place: 0,
+            };
+            return Err(ctx.arity_error(args.len()));
+        }
+        let mut slots: Vec<Option<Bound<'py, PyAny>>> = args.iter().map(Some).collect();
+        slots.resize(n, None);
+        for (k, v) in kwargs.iter() {
+            let k: String = k.extract()?;
+            let Some(i) = names.iter().position(|p| *p == k) else {
+                return Err(PyTypeError::new_err(format!(
+                    "{}() got an unexpected keyword argument `{k}`: {signature}",
+                    self.name
+                )));
+            };
+            if slots[i].is_some() {
+                return Err(PyTypeError::new_err(format!(
+                    "{}() got multiple values for argument `{k}`: {signature}",
+                    self.name
+                )));
+            }
+            slots[i] = Some(v);
+        }
+        let missing: Vec<String> = names
+            .iter()
+            .zip(&slots)
+            .filter(|(_, s)| s.is_none())
+            .map(|(p, _)| format!("`{p}`"))
+            .collect();
+        if !missing.is_empty() {
+            return Err(PyTypeError::new_err(format!(
+                "{}() missing required argument{} {}: {signature}",
+                self.name,
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", ")
+            )));
+        }
+        PyTuple::new(args.py(), slots.into_iter().flatten().collect::<Vec<_>>())
+    }
+
     /// The call's arguments as the header's parameters: a dict argument
     /// (the printed function's, `fn(A, y)`) gives the entries the header
     /// lists (`A['w']`, `A['k']`); the entries one by one (`fn(A['w'],
@@ -159,6 +217,7 @@ impl CompiledString {
                     shape,
                     written,
                 } => {
+                    args::device::check_torch(&a, i, &ctx, *written)?;
                     if self.cuda_device.is_some() && a.cast::<PyUntypedArray>().is_err() {
                         if let Some(d) = args::device::inspect(&a, i, &ctx)? {
                             let ArgType::Array {
@@ -297,7 +356,17 @@ impl CompiledString {
                         )));
                     }
                     if let ScalarValue::Int(k) = v {
-                        args::narrow_int_check(k, *elem, pname, &self.name)?;
+                        let python = a.is_instance_of::<PyInt>();
+                        let narrow = args::NarrowInt::new(
+                            i,
+                            ElemTy::I64,
+                            *elem,
+                            python,
+                            args::Narrowing::Code,
+                        );
+                        if let Some(n) = narrow {
+                            n.check(k as u64, pname, &self.name)?;
+                        }
                     }
                     vals[i] = args::slot_bits(v);
                 }
@@ -463,9 +532,16 @@ fn scalar_value(a: &Bound<'_, PyAny>, elem: ElemTy) -> Option<ScalarValue> {
 
 #[pymethods]
 impl CompiledString {
-    #[pyo3(signature = (*args))]
-    fn __call__(&self, args: &Bound<'_, PyTuple>) -> PyResult<()> {
-        guard(|| self.call_inner(args))
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        guard(|| match kwargs.filter(|k| !k.is_empty()) {
+            Some(k) => self.call_inner(&self.bind_named(args, k)?),
+            None => self.call_inner(args),
+        })
     }
 
     #[getter]

@@ -271,6 +271,46 @@ impl DeviceMemory {
             .map_err(|e| runtime_err(what, e))
     }
 
+    /// A DLPack capsule (`"dltensor"`, DLPack's unversioned
+    /// `DLManagedTensor`) of a C-contiguous array of `shape` at byte
+    /// `offset`, elements of DLPack type `code` (0 int, 1 uint, 2 float,
+    /// 6 bool) and `bits` bits, on `kDLCUDA` device `self.device`: the
+    /// `__dlpack__` of a Cuda buffer. The tensor keeps this memory alive
+    /// until its consumer calls the deleter (or the capsule, never
+    /// consumed, is collected).
+    fn dlpack<'py>(
+        slf: &Bound<'py, Self>,
+        offset: usize,
+        shape: Vec<i64>,
+        code: u8,
+        bits: u8,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let me = slf.get();
+        let count = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
+        let bytes = count.and_then(|n| n.checked_mul(bits as usize / 8));
+        match bytes {
+            Some(n) if bits.is_multiple_of(8) && bits > 0 => {
+                me.check_range(offset, n, "__dlpack__")?
+            }
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "parpy.buffer: __dlpack__: bad shape {shape:?} or element size {bits}"
+                )))
+            }
+        }
+        dlpack::capsule(
+            slf.py(),
+            slf.clone().into_any().unbind(),
+            me.ptr + offset as u64,
+            me.device as i32,
+            shape,
+            code,
+            bits,
+        )
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "DeviceMemory({} bytes on cuda:{} at {:#x})",
@@ -285,5 +325,130 @@ impl Drop for DeviceMemory {
         // device before giving the memory back (errors cannot be reported
         // from a destructor).
         self.dev.free(self.ptr);
+    }
+}
+
+/// DLPack's unversioned C ABI (`dlpack.h`): a capsule named `"dltensor"`
+/// holding a `DLManagedTensor`, renamed `"used_dltensor"` by the consumer
+/// that takes it over (and calls its deleter).
+mod dlpack {
+    use pyo3::prelude::*;
+    use std::ffi::{c_char, c_void};
+
+    /// (every capsule made here is device memory)
+    const KDL_CUDA: i32 = 2;
+
+    #[repr(C)]
+    struct DlTensor {
+        data: *mut c_void,
+        device_type: i32,
+        device_id: i32,
+        ndim: i32,
+        code: u8,
+        bits: u8,
+        lanes: u16,
+        shape: *mut i64,
+        strides: *mut i64,
+        byte_offset: u64,
+    }
+
+    #[repr(C)]
+    struct Managed {
+        dl_tensor: DlTensor,
+        manager_ctx: *mut c_void,
+        deleter: Option<unsafe extern "C" fn(*mut Managed)>,
+    }
+
+    /// What `manager_ctx` owns: the object keeping the memory alive and
+    /// the shape the tensor points into.
+    struct Ctx {
+        _owner: Py<PyAny>,
+        _shape: Vec<i64>,
+    }
+
+    const NAME: &std::ffi::CStr = c"dltensor";
+
+    /// The deleter: frees the tensor and drops its owner, attached to the
+    /// interpreter (a consumer may call it from any thread, with or without
+    /// the GIL).
+    unsafe extern "C" fn deleter(m: *mut Managed) {
+        if m.is_null() {
+            return;
+        }
+        // SAFETY: `m` and its context were made by `capsule` below with
+        // `Box::into_raw`; a consumer calls the deleter once.
+        let ctx = unsafe {
+            let m = Box::from_raw(m);
+            Box::from_raw(m.manager_ctx as *mut Ctx)
+        };
+        // (after the interpreter's end the owner is left, not dropped)
+        let _ = Python::try_attach(move |_| drop(ctx));
+    }
+
+    /// The capsule's destructor: a tensor no consumer took is freed here.
+    unsafe extern "C" fn destructor(cap: *mut pyo3::ffi::PyObject) {
+        // SAFETY: `cap` is a capsule; a name other than "dltensor" (a
+        // consumer renamed it) means the consumer owns the tensor now.
+        unsafe {
+            if pyo3::ffi::PyCapsule_IsValid(cap, NAME.as_ptr()) == 0 {
+                return;
+            }
+            let m = pyo3::ffi::PyCapsule_GetPointer(cap, NAME.as_ptr()) as *mut Managed;
+            if let Some(d) = (*m).deleter {
+                d(m);
+            }
+        }
+    }
+
+    /// A `"dltensor"` capsule of a C-contiguous array of `shape` at `ptr`
+    /// on kDLCUDA device `device_id`, elements of type `code`, `bits`;
+    /// `owner` stays alive until the tensor is deleted.
+    pub fn capsule<'py>(
+        py: Python<'py>,
+        owner: Py<PyAny>,
+        ptr: u64,
+        device_id: i32,
+        shape: Vec<i64>,
+        code: u8,
+        bits: u8,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut ctx = Box::new(Ctx {
+            _owner: owner,
+            _shape: shape,
+        });
+        let m = Box::new(Managed {
+            dl_tensor: DlTensor {
+                data: ptr as usize as *mut c_void,
+                device_type: KDL_CUDA,
+                device_id,
+                ndim: ctx._shape.len() as i32,
+                code,
+                bits,
+                lanes: 1,
+                shape: ctx._shape.as_mut_ptr(),
+                // (null: C-contiguous)
+                strides: std::ptr::null_mut(),
+                byte_offset: 0,
+            },
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(deleter),
+        });
+        let m = Box::into_raw(m);
+        // SAFETY: `m` is a valid pointer we own until the deleter runs.
+        unsafe { (*m).manager_ctx = Box::into_raw(ctx) as *mut c_void };
+        // SAFETY: a capsule over `m` with the destructor above; on failure
+        // nobody else saw `m`, so it is freed here.
+        unsafe {
+            let cap = pyo3::ffi::PyCapsule_New(
+                m as *mut c_void,
+                NAME.as_ptr() as *const c_char,
+                Some(destructor),
+            );
+            if cap.is_null() {
+                deleter(m);
+                return Err(PyErr::fetch(py));
+            }
+            Ok(Bound::from_owned_ptr(py, cap))
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use parpy_core::syntax::FunctionDef;
-use parpy_core::{ArgType, Backend, ElemTy};
+use parpy_core::{ArgType, Backend};
 use parpy_runtime::LoadedEntry;
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -39,12 +39,13 @@ pub struct Compiled {
     bounds: Vec<String>,
     /// The callback calls of the host code (Cpu; the Cuda plan has its own).
     callbacks: Option<crate::callbacks::Sites>,
-    /// (argument index, parameter type) of the int64 scalar arguments
-    /// (Python ints) that the entry takes as a narrower int
-    /// (`force_int_size=32`, Metal's 32-bit scalars): a value it cannot
-    /// hold is an `OverflowError` at the call, not a wrapped value. (A
-    /// specialized one is refused at compile time.)
-    narrow_ints: Vec<(usize, ElemTy)>,
+    /// The int scalar arguments that the entry takes as a narrower int
+    /// (an annotation `k: I32`, `force_int_size=32`): a value it cannot
+    /// hold is an `OverflowError` at the call, not a wrapped value. (One
+    /// known when compiling is refused there.)
+    narrow_ints: Vec<args::NarrowInt>,
+    /// The headers of its external functions, as they were when it was built.
+    headers: service::HeaderWatch,
     /// When it was last called ([`crate::loaded::tick`]): the least
     /// recently used specialization goes first past the memory bound.
     used: AtomicU64,
@@ -267,6 +268,14 @@ impl JitFunction {
         resolver::check_symbols_read(f, &def, &resolver)?;
         let name: String = f.getattr("__name__")?.extract()?;
         let params = resolver::param_names(f)?;
+        // (a call's `opts=` keyword is the options, never an argument)
+        if params.iter().any(|p| p == "opts") {
+            return Err(PyTypeError::new_err(format!(
+                "`{name}` has a parameter named `opts`, which a parpy function cannot have: \
+                 a call takes its parpy.CompileOptions as the keyword argument `opts` \
+                 (`{name}(..., opts=parpy.par({{...}}))`); rename the parameter"
+            )));
+        }
         if params.len() > MAX_ARGS {
             return Err(PyTypeError::new_err(format!(
                 "`{name}` has {} parameters; parpy supports at most {MAX_ARGS}",
@@ -658,7 +667,10 @@ impl JitFunction {
                 key.push((j as u64) << 32 | k as u64);
             }
             if let Some(c) = self.lookup(key.as_slice()) {
-                break c;
+                // (an external's header edited since the build: build again)
+                if c.headers.unchanged() {
+                    break c;
+                }
             }
             if flat.is_none() && opts.lock().backend != crate::options::CompileBackend::Python {
                 let now = self.note_values(spec & scalars, &vals);
@@ -688,7 +700,21 @@ impl JitFunction {
             self.insert(key.as_slice(), c.clone());
             break c;
         };
-        let readonly_written = compiled.written_mask & !writeable;
+        let mut readonly_written = compiled.written_mask & !writeable;
+        // (torch tensors come as not writeable: one the function writes is
+        // refused when it requires grad, else taken)
+        let mut rest = readonly_written;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let obj = match &flat {
+                Some(f) => f.objs[i].clone(),
+                None => arg(i).to_owned(),
+            };
+            if args::device::torch_write(&obj, &ctx.name(i), &self.name)? {
+                readonly_written &= !(1 << i);
+            }
+        }
         if readonly_written != 0 {
             let mut i = readonly_written.trailing_zeros() as usize;
             // (an array passed twice compiles under its first name: the
@@ -715,8 +741,8 @@ impl JitFunction {
         if !compiled.extents.is_empty() {
             self.overlap_error(&compiled, &vals, &ctx)?;
         }
-        for &(ai, elem) in &compiled.narrow_ints {
-            args::narrow_int_check(vals[ai] as i64, elem, &ctx.name(ai), &self.name)?;
+        for n in &compiled.narrow_ints {
+            n.check(vals[n.arg], &ctx.name(n.arg), &self.name)?;
         }
         let entry = match &compiled.exec {
             Exec::Cpu(e) => e,
@@ -881,6 +907,21 @@ impl JitFunction {
         self.call(py, &ptrs, opts)
     }
 
+    /// Why the entry's int parameter `name` is narrower than its argument:
+    /// its annotation (a parameter of the function, not a dict's leaf),
+    /// else `force_int_size`.
+    fn narrowing(&self, name: &str) -> args::Narrowing {
+        let ann = self.def.params.iter().find(|p| p.name == name);
+        let path = ann
+            .and_then(|p| p.annotation.as_ref())
+            .and_then(|a| a.dotted_path());
+        match path {
+            // (`k: int` is parpy's int64, which `force_int_size` narrows)
+            Some(p) if p.last() != Some(&"int") => args::Narrowing::Annotation(p.join(".")),
+            _ => args::Narrowing::ForceIntSize,
+        }
+    }
+
     /// The miss path: inspect the arguments (once), compile, build (disk
     /// cache), load.
     fn compile_for(
@@ -907,6 +948,7 @@ impl JitFunction {
                 bounds: vec![],
                 callbacks: None,
                 narrow_ints: vec![],
+                headers: Default::default(),
                 used: AtomicU64::new(crate::loaded::tick()),
             });
         }
@@ -1005,11 +1047,11 @@ impl JitFunction {
             .zip(&params)
             .filter_map(|(p, &(ai, _))| match (&records[ai].ty, &p.ty) {
                 (
-                    ArgType::Scalar {
-                        elem: ElemTy::I64, ..
+                    &ArgType::Scalar {
+                        elem: from, weak, ..
                     },
-                    &ArgType::Scalar { elem, .. },
-                ) if elem.is_int() && elem != ElemTy::I64 => Some((ai, elem)),
+                    &ArgType::Scalar { elem: to, .. },
+                ) => args::NarrowInt::new(ai, from, to, weak, self.narrowing(&p.name)),
                 _ => None,
             })
             .collect();
@@ -1029,6 +1071,8 @@ impl JitFunction {
             extents.clear();
         }
         let built = Instant::now();
+        // (stamped before the build reads them: an edit in between rebuilds)
+        let headers = service::HeaderWatch::new(&out.program, &data.includes);
         let (exec, origin) = if backend == Backend::Cuda {
             let index: Vec<usize> = params.iter().map(|&(ai, _)| ai).collect();
             let f = crate::cuda::CudaFn::build(
@@ -1074,6 +1118,7 @@ impl JitFunction {
             bounds,
             callbacks: crate::callbacks::sites(&out.program),
             narrow_ints,
+            headers,
             used: AtomicU64::new(crate::loaded::tick()),
         })
     }
@@ -1294,6 +1339,26 @@ impl JitFunction {
         };
         crate::errors::guard(|| this.call(py, ptrs, opts.map(|o| o.as_borrowed())))
             .map(|v| v.unwrap_or_else(|| py.None()))
+    }
+
+    /// A jit function stored on a class is a method, as a plain function
+    /// is: `K().m(x)` calls `m(K(), x)` (a bound method); through the class
+    /// (`K.m`) it is itself. (parpy takes no objects as arguments: the
+    /// call's error names the argument `self`.)
+    fn __get__<'py>(
+        slf: &Bound<'py, Self>,
+        obj: Option<&Bound<'py, PyAny>>,
+        _owner: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        match obj {
+            Some(o) if !o.is_none() => {
+                static METHOD: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> =
+                    pyo3::sync::PyOnceLock::new();
+                METHOD.import(py, "types", "MethodType")?.call1((slf, o))
+            }
+            _ => Ok(slf.clone().into_any()),
+        }
     }
 
     /// The undecorated Python function.

@@ -210,13 +210,70 @@ pub fn write_output(
 /// including file or in `includes`; `<...>` ones only where found there),
 /// so that editing any of them changes the code the disk cache is keyed by.
 pub fn header_stamp(p: &parpy_core::ir::Program, includes: &[String]) -> String {
+    header_stamp_files(p, includes).0
+}
+
+/// [`header_stamp`] and the header files it read (their canonical paths).
+fn header_stamp_files(
+    p: &parpy_core::ir::Program,
+    includes: &[String],
+) -> (String, std::collections::BTreeSet<std::path::PathBuf>) {
     let mut out = String::new();
     let mut seen = std::collections::BTreeSet::new();
     for h in p.externals.iter().filter_map(|e| e.header.as_deref()) {
         let name = h.trim().trim_matches(|c| matches!(c, '<' | '>' | '"'));
         stamp_header(name, None, includes, &mut seen, &mut out);
     }
-    out
+    (out, seen)
+}
+
+/// What `stat` says of a file: (device, inode, size, mtime and ctime in
+/// nanoseconds); `None` when it cannot be read.
+type FileStamp = Option<(u64, u64, u64, i128, i128)>;
+
+fn file_stamp(path: &std::path::Path) -> FileStamp {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    let ns = |s: i64, n: i64| s as i128 * 1_000_000_000 + n as i128;
+    Some((
+        m.dev(),
+        m.ino(),
+        m.size(),
+        ns(m.mtime(), m.mtime_nsec()),
+        ns(m.ctime(), m.ctime_nsec()),
+    ))
+}
+
+/// The headers of a compiled function's external functions ([`header_stamp`]'s
+/// files), each with its [`FileStamp`] taken before the build read it: the
+/// in-memory cache asks [`HeaderWatch::unchanged`] at each call of a
+/// function that has some (one `stat` per header), and builds again after an
+/// edit, as a new process would (the disk cache is keyed by their content).
+#[derive(Default)]
+pub struct HeaderWatch(Vec<(std::path::PathBuf, FileStamp)>);
+
+impl HeaderWatch {
+    pub fn new(p: &parpy_core::ir::Program, includes: &[String]) -> HeaderWatch {
+        if p.externals.iter().all(|e| e.header.is_none()) {
+            return HeaderWatch::default();
+        }
+        let (_, files) = header_stamp_files(p, includes);
+        HeaderWatch(
+            files
+                .into_iter()
+                .map(|f| {
+                    let s = file_stamp(&f);
+                    (f, s)
+                })
+                .collect(),
+        )
+    }
+
+    /// No header was edited (or removed) since the build.
+    #[inline]
+    pub fn unchanged(&self) -> bool {
+        self.0.iter().all(|(f, s)| file_stamp(f) == *s)
+    }
 }
 
 /// [`header_stamp`]'s line for the header `name` (looked up beside

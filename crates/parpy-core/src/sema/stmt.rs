@@ -375,13 +375,20 @@ impl Lowerer<'_, '_> {
             Resolved::Dtype(t) if t == elem => is_array,
             Resolved::Dtype(t) if !is_array && t.is_int() && elem.is_int() => {
                 converted = Some(t);
+                // (a uint64's value is its bits: a Python int of 2**63 ..
+                // 2**64 - 1 too; one not known here is checked at the call,
+                // the binding's `narrow_ints`)
                 let fits = match a {
                     ArgType::Scalar {
                         value: Some(ScalarValue::Int(v)),
                         ..
-                    } => t
-                        .int_range()
-                        .is_some_and(|(lo, hi)| (lo..=hi).contains(&(*v as i128))),
+                    } => {
+                        let v = match elem {
+                            ElemTy::U64 => *v as u64 as i128,
+                            _ => *v as i128,
+                        };
+                        t.int_range().is_some_and(|(lo, hi)| (lo..=hi).contains(&v))
+                    }
                     _ => true,
                 };
                 if !fits {

@@ -156,12 +156,116 @@ fn torch_elem(name: &str) -> Option<ElemTy> {
     })
 }
 
+/// The element type of a torch dtype object. torch's dtypes are
+/// singletons that live as long as torch: each one's address is
+/// remembered with its type, so a call reads no name (`str(dtype)`).
+fn torch_dtype_elem(dtype: &Bound<'_, PyAny>) -> PyResult<Option<ElemTy>> {
+    static SEEN: std::sync::Mutex<Vec<(usize, Option<ElemTy>)>> = std::sync::Mutex::new(Vec::new());
+    let addr = dtype.as_ptr() as usize;
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(_, e)) = seen.iter().find(|(a, _)| *a == addr) {
+        return Ok(e);
+    }
+    let name: String = dtype.str()?.extract()?;
+    let e = torch_elem(&name);
+    // (only torch's own dtypes, a bounded set, are remembered)
+    if seen.len() < 64 && name.starts_with("torch.") {
+        seen.push((addr, e));
+    }
+    Ok(e)
+}
+
 fn not_contiguous(i: usize, ctx: &ArgCtx<'_>, fix: &str) -> PyErr {
     let n = ctx.name(i);
     crate::errors::call_value_error(format!(
         "argument `{n}` of `{}` is not contiguous; pass {n}.{fix}",
         ctx.func
     ))
+}
+
+/// A torch tensor with its negative bit set (`is_neg()`: a lazy negation,
+/// as `t._neg_view()` or the imaginary part of a conjugated complex tensor
+/// give) is refused: its memory holds the values negated, which compiled
+/// code would read and write as they are. (One method call per tensor and
+/// call: the bit is not in the key.)
+#[inline]
+fn reject_neg(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<()> {
+    let neg = obj.call_method0(pyo3::intern!(obj.py(), "is_neg"))?;
+    // SAFETY: `Py_True` is the immortal `True` object.
+    if neg.as_ptr() == unsafe { pyo3::ffi::Py_True() } {
+        return Err(neg_error(i, ctx));
+    }
+    Ok(())
+}
+
+#[cold]
+fn neg_error(i: usize, ctx: &ArgCtx<'_>) -> PyErr {
+    let n = ctx.name(i);
+    let f = ctx.func;
+    crate::errors::call_value_error(format!(
+        "argument `{n}` of `{f}` is a torch tensor with its negative bit set ({n}.is_neg(): \
+         a lazy negation, as `_neg_view()` or the `.imag` of a conjugated tensor give), whose \
+         memory holds its values negated; pass {n}.resolve_neg(), a copy, so where `{f}` \
+         writes `{n}` its results go to the copy: pass `t = {n}.resolve_neg()`, then copy \
+         them back with `{n}.copy_(t)`"
+    ))
+}
+
+/// Whether a torch tensor requires grad (read on every call for the
+/// tensors a function may write: [`grad_write_error`]).
+#[inline]
+pub fn requires_grad(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let r = obj.getattr(pyo3::intern!(obj.py(), "requires_grad"))?;
+    // SAFETY: `Py_True` is the immortal `True` object.
+    Ok(r.as_ptr() == unsafe { pyo3::ffi::Py_True() })
+}
+
+/// The `RuntimeError` (torch's type for the same refusal) of a write by
+/// `func` into its argument `name`, a torch tensor that requires grad:
+/// the write would bypass autograd (no version bump, no graph node).
+#[cold]
+pub fn grad_write_error(name: &str, func: &str) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "argument `{name}` of `{func}` is a torch tensor that requires grad, and `{func}` \
+         writes to it: autograd would not see the write (torch refuses an in-place operation \
+         on a leaf that requires grad, and records one on other tensors); pass \
+         `{name}.detach()` (the same memory, outside autograd: what `torch.no_grad()` does for \
+         torch's own in-place updates), or a tensor that does not require grad"
+    ))
+}
+
+/// `compile_string`'s checks of a torch tensor argument (`written`: the
+/// code writes it): its negative bit, and a write into one that requires
+/// grad.
+pub fn check_torch(
+    obj: &Bound<'_, PyAny>,
+    i: usize,
+    ctx: &ArgCtx<'_>,
+    written: bool,
+) -> PyResult<()> {
+    if !is_torch(obj)? {
+        return Ok(());
+    }
+    reject_neg(obj, i, ctx)?;
+    if written && requires_grad(obj)? {
+        return Err(grad_write_error(&ctx.name(i), ctx.func));
+    }
+    Ok(())
+}
+
+/// A torch tensor that a call writes: the fast path reports torch tensors
+/// as not writeable (`observe`), and the call asks this of each one its
+/// function writes, so only those are asked whether they require grad.
+/// `Ok(true)`: a torch tensor that may be written; `Ok(false)`: not a
+/// torch tensor (a read-only array); an error for one that requires grad.
+pub fn torch_write(obj: &Bound<'_, PyAny>, name: &str, func: &str) -> PyResult<bool> {
+    if !is_torch(obj)? {
+        return Ok(false);
+    }
+    if requires_grad(obj)? {
+        return Err(grad_write_error(name, func));
+    }
+    Ok(true)
 }
 
 /// A torch tensor in host memory, taken in place like a NumPy array (the
@@ -190,14 +294,18 @@ pub fn torch_host(
     if dev >= 0 {
         return Ok(None);
     }
-    let dtype: String = obj.getattr(pyo3::intern!(py, "dtype"))?.str()?.extract()?;
-    let elem = torch_elem(&dtype).ok_or_else(|| {
-        PyTypeError::new_err(format!(
-            "argument `{}` of `{}` has dtype {dtype}, which parpy does not support",
-            ctx.name(i),
-            ctx.func
-        ))
-    })?;
+    let dtype = obj.getattr(pyo3::intern!(py, "dtype"))?;
+    let elem = match torch_dtype_elem(&dtype)? {
+        Some(e) => e,
+        None => {
+            return Err(PyTypeError::new_err(format!(
+                "argument `{}` of `{}` has dtype {}, which parpy does not support",
+                ctx.name(i),
+                ctx.func,
+                dtype.str()?
+            )))
+        }
+    };
     let shape: Vec<i64> = obj.getattr(pyo3::intern!(py, "shape"))?.extract()?;
     let ptr: u64 = match obj.call_method0(pyo3::intern!(py, "data_ptr")) {
         Ok(p) => p.extract()?,
@@ -225,6 +333,7 @@ pub fn torch_host(
             obj.getattr("device")?.str()?
         )));
     }
+    reject_neg(obj, i, ctx)?;
     if shape.is_empty() {
         // a 0-d tensor: one element at `ptr`, read as a scalar by the caller
         return Ok(Some(HostTensor { elem, shape, ptr }));
@@ -299,6 +408,7 @@ pub fn observe(
         {
             return Err(not_contiguous(i, ctx, "contiguous()"));
         }
+        reject_neg(obj, i, ctx)?;
         let dtype = obj.getattr(pyo3::intern!(py, "dtype"))?;
         let shape = obj.getattr(pyo3::intern!(py, "shape"))?;
         let shape = shape.cast::<PyTuple>()?;
@@ -317,7 +427,9 @@ pub fn observe(
             device: dev,
             stream: StreamSrc::Torch,
         });
-        return Ok(Some((true, true, count)));
+        // (not writeable here: a call that writes it asks whether it
+        // requires grad: `torch_write`)
+        return Ok(Some((true, false, count)));
     }
     let Ok(cai) = obj.getattr(pyo3::intern!(py, "__cuda_array_interface__")) else {
         let Some(d) = dlpack(obj, i, ctx)? else {
@@ -454,6 +566,7 @@ pub fn inspect(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<O
             // in host memory: staged like NumPy (`torch_host`)
             return Ok(None);
         }
+        reject_neg(obj, i, ctx)?;
         let dtype: String = obj.getattr("dtype")?.str()?.extract()?;
         let elem = torch_elem(&dtype).ok_or_else(|| unsupported(dtype.clone()))?;
         let shape: Vec<i64> = obj.getattr("shape")?.extract()?;
@@ -580,8 +693,9 @@ struct DlArg {
 /// Reads an object's `__dlpack__()` capsule (the capsule keeps its name,
 /// so its destructor calls the producer's deleter when it is dropped; the
 /// argument itself keeps the memory alive during the call).
-/// NumPy arrays (which have `__dlpack__` since NumPy 1.22, on the CPU) are
-/// not device arrays: `None`, so the caller stages them.
+/// NumPy arrays (which have `__dlpack__` since NumPy 1.22, on the CPU) and
+/// `parpy.buffer`s in host memory are not device arrays: `None`, so the
+/// caller stages them.
 fn dlpack(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option<DlArg>> {
     if obj.cast::<numpy::PyUntypedArray>().is_ok() {
         return Ok(None);
@@ -590,6 +704,11 @@ fn dlpack(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<Option
     let Ok(f) = obj.getattr(pyo3::intern!(py, "__dlpack__")) else {
         return Ok(None);
     };
+    // (a `parpy.buffer` in host memory exports NumPy's DLPack: the caller
+    // takes its `__parpy_host_array__`)
+    if obj.hasattr(pyo3::intern!(py, "__parpy_host_array__"))? {
+        return Ok(None);
+    }
     let cap = f.call0()?;
     let cap = cap.cast::<pyo3::types::PyCapsule>().map_err(|_| {
         PyTypeError::new_err(format!(

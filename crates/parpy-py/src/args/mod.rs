@@ -205,21 +205,99 @@ impl ArgCtx<'_> {
     }
 }
 
-/// The `OverflowError` of an int64 argument `name` of `func` whose value `v`
-/// the entry's parameter type `elem` cannot hold (see
-/// `jit::Compiled::narrow_ints`; a `compile_string` parameter), as NumPy's `np.int32(2**40)` raises.
-pub fn narrow_int_check(v: i64, elem: ElemTy, name: &str, func: &str) -> PyResult<()> {
-    match elem.int_range() {
-        Some((lo, hi)) if !(lo..=hi).contains(&(v as i128)) => {
-            Err(PyOverflowError::new_err(format!(
-                "Python integer {v} out of bounds for {t}: the argument `{name}` of `{func}` \
-                 is passed as an {t} (`force_int_size`, or Metal's 32-bit scalars), which \
-                 would wrap it; pass a NumPy integer that holds it (`np.int64({name})`), or \
-                 leave `force_int_size` unset",
-                t = elem.numpy_name()
-            )))
+/// Why the entry takes an int scalar argument as a narrower int than the
+/// argument's own type (see [`NarrowInt`]).
+#[derive(Clone, Debug)]
+pub enum Narrowing {
+    /// The parameter's annotation (its text: `I32`), which sema converts to.
+    Annotation(String),
+    /// `force_int_size` (a Python int, parpy's int64, as an int32).
+    ForceIntSize,
+    /// `compile_string`'s code, whose parameter has that type.
+    Code,
+}
+
+/// An int scalar argument (`arg`, of type `from`: a Python int is an
+/// int64, or a uint64 of 2**63 and up) that the entry takes as `to`, whose
+/// range does not hold every `from` (`jit::Compiled::narrow_ints`): its
+/// value is checked at each call, since one the entry cannot hold would
+/// wrap. (A value known when compiling is refused by sema.)
+#[derive(Clone, Debug)]
+pub struct NarrowInt {
+    pub arg: usize,
+    pub from: ElemTy,
+    pub to: ElemTy,
+    /// A Python int (a weak scalar), not a NumPy one.
+    pub python: bool,
+    pub why: Narrowing,
+}
+
+impl NarrowInt {
+    /// The check of argument `arg` of type `from` taken as `to`, when
+    /// `to` cannot hold every value of `from`.
+    pub fn new(arg: usize, from: ElemTy, to: ElemTy, python: bool, why: Narrowing) -> Option<Self> {
+        let (flo, fhi) = from.int_range()?;
+        let (tlo, thi) = to.int_range()?;
+        (flo < tlo || fhi > thi).then_some(NarrowInt {
+            arg,
+            from,
+            to,
+            python,
+            why,
+        })
+    }
+
+    /// The argument's value from its 8-byte slot ([`slot_bits`]: a
+    /// uint64's bits, other ints sign- or zero-extended to int64).
+    #[inline]
+    fn value(&self, bits: u64) -> i128 {
+        match self.from {
+            ElemTy::U64 => bits as i128,
+            _ => bits as i64 as i128,
         }
-        _ => Ok(()),
+    }
+
+    /// The `OverflowError` of an argument `name` of `func` whose value
+    /// (`bits`, its slot) the entry's parameter type cannot hold, as NumPy's
+    /// `np.int32(2**40)` raises.
+    #[inline]
+    pub fn check(&self, bits: u64, name: &str, func: &str) -> PyResult<()> {
+        let v = self.value(bits);
+        match self.to.int_range() {
+            Some((lo, hi)) if !(lo..=hi).contains(&v) => Err(self.error(v, name, func)),
+            _ => Ok(()),
+        }
+    }
+
+    #[cold]
+    fn error(&self, v: i128, name: &str, func: &str) -> PyErr {
+        let t = self.to.numpy_name();
+        let what = match self.python {
+            true => "Python integer".to_string(),
+            false => format!("NumPy {} value", self.from.numpy_name()),
+        };
+        let (why, fix) = match &self.why {
+            Narrowing::Annotation(a) => (
+                format!("its annotation `{a}`"),
+                format!("pass a value that {t} holds, or annotate `{name}` with a wider type"),
+            ),
+            Narrowing::ForceIntSize => (
+                "`force_int_size`".to_string(),
+                format!(
+                    "pass a NumPy integer that holds it (`np.int64({name})`), or leave \
+                     `force_int_size` unset"
+                ),
+            ),
+            Narrowing::Code => (
+                "the type of the code's parameter".to_string(),
+                format!("pass a value that {t} holds, or print the code for a wider type"),
+            ),
+        };
+        let a = if t.starts_with('i') { "an" } else { "a" };
+        PyOverflowError::new_err(format!(
+            "{what} {v} out of bounds for {t}: the argument `{name}` of `{func}` is passed as \
+             {a} {t} ({why}), which would wrap it; {fix}"
+        ))
     }
 }
 
@@ -338,6 +416,17 @@ pub fn observe(
         push_scalar_key(key, elem, value, specialize, val);
         return Ok((false, false, 0));
     }
+    // a subclass of float that is not NumPy's: a Python float (as a
+    // subclass of int is a Python int)
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        let v = f.value();
+        key.push(TAG_FLOAT);
+        if specialize {
+            key.push(v.to_bits());
+        }
+        *val = v.to_bits();
+        return Ok((false, false, 0));
+    }
     if let Some(t) = device::torch_host(obj, i, ctx)? {
         if t.shape.is_empty() && !ctx.zero_d_array(i) {
             // SAFETY: a 0-d tensor in host memory holds one element at `ptr`.
@@ -352,7 +441,9 @@ pub fn observe(
             count = count.saturating_mul(d.max(0) as usize);
         }
         *val = t.ptr;
-        return Ok((true, true, count));
+        // (not writeable here: a call that writes it asks whether it
+        // requires grad, `device::torch_write`)
+        return Ok((true, false, count));
     }
     if let Some(r) = device::observe(obj, i, key, val, devs, ctx)? {
         return Ok(r);
@@ -716,6 +807,10 @@ pub fn inspect(
     if obj.is_instance(np_generic(obj.py())?)? {
         let (elem, v) = numpy_scalar(obj, i, ctx)?;
         return Ok(scalar(elem, v, false));
+    }
+    // a subclass of float that is not NumPy's: a Python float
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(scalar(ElemTy::F64, ScalarValue::Float(f.value()), true));
     }
     if let Some(t) = device::torch_host(obj, i, ctx)? {
         if t.shape.is_empty() && !ctx.zero_d_array(i) {
