@@ -661,3 +661,35 @@ def test_a_module_level_range_is_named_as_the_shadow_it_is(tmp_path):
     assert text.splitlines()[0] == "error: `range` here is not Python's builtin `range`", text
     assert "`range` names a Python function of the module here" in text, text
     assert "write `for i in range(n):`" not in text, text
+
+
+# --------------------------------------------------------------------------
+# values of other types from two paths: a conditional expression, a
+# helper's returns, a local that starts as a Python number
+
+
+def test_conditional_of_two_types_names_both_sides():
+    args = [np.array([3, -2], np.int8), np.zeros(2), 2]
+    text = compile_error("rebinding", "conditional_of_two_types", args, cpu_opts())
+    assert ("this conditional expression gives a value of type `int8` on one path "
+            "and a Python float on another") in text.splitlines()[0], text
+    assert_points_at(text, "rebinding", "x[i] if")
+    assert_points_at(text, "rebinding", "1.5) * 100", width=3, mark="-")
+    check_snapshot("rebinding_conditional_of_two_types", text)
+
+
+def test_helper_returning_two_types_names_both_returns():
+    args = [np.array([3, -2], np.int8), np.zeros(2), 2]
+    text = compile_error("rebinding", "helper_of_two_types", args, cpu_opts())
+    assert ("`half_or_value` returns a value of type `int8` on one path "
+            "and a Python float on another") in text.splitlines()[0], text
+    check_snapshot("rebinding_helper_of_two_types", text)
+
+
+def test_local_from_a_literal_the_data_does_not_hold_names_both():
+    args = [np.array([[0, 7, 200], [1, 2, 3]], np.uint8), np.zeros(2, np.int64), 2]
+    text = compile_error("rebinding", "running_max_from_minus_one", args, cpu_opts())
+    assert ("`best` is assigned a value of type `uint8` on one path and the Python int -1 "
+            "on another") in text.splitlines()[0], text
+    assert_points_at(text, "rebinding", "x[i, c]\n", mark="-")
+    check_snapshot("rebinding_literal_not_held", text)

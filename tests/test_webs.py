@@ -338,3 +338,147 @@ def test_an_updated_python_float_is_the_numpy_value_it_became():
     # array needs a conversion (REFERENCE §3), as `y[i] = x[i]` does
     with pytest.raises(parpy.CompileTypeError, match="cannot store a value of type `f64` into a destination of type `i8`"):
         straight_line_update_stored_into_int8(np.ones(2), np.zeros(2, np.int8), 2, opts=cpu_opts())
+
+
+# --- a Python bool that then holds NumPy bools is a NumPy bool -----------
+
+@parpy.jit
+def bool_or_updated(x, y, N):
+    for r in range(N):
+        f = False
+        for c in range(2):
+            f = f | (x[r] > 0)
+        y[r] = f + True
+        y[r + N] = ~f
+
+
+@parpy.jit
+def bool_aug_updated(x, y, N):
+    for r in range(N):
+        s = False
+        o = False
+        for k in range(4):
+            s += x[r, k]
+            o |= x[r, k]
+        y[r, 0] = ~s
+        y[r, 1] = ~o
+        y[r, 2] = o + o
+
+
+@parpy.jit
+def bool_set_in_branch(x, y, N):
+    for r in range(N):
+        f = False
+        if x[r] != 5:
+            f = x[r] > 0
+        y[r] = ~f
+
+
+def test_a_python_bool_updated_with_numpy_bools_is_a_numpy_bool():
+    # (`~f` was the int's -1 / -2, `f + f` 2: NumPy's bool gives its
+    # logical not and True)
+    x = np.array([1, -1, 0])
+    y = run_both(bool_or_updated, [x, np.zeros(6, np.int64), 3], cpu_opts())[1]
+    assert y.tolist() == [1, 1, 1, 0, 1, 1]
+    xb = np.array([[True, True, False, True], [False] * 4])
+    y = run_both(bool_aug_updated, [xb, np.zeros((2, 3), np.int64), 2], cpu_opts())[1]
+    assert y.tolist() == [[0, 0, 1], [1, 1, 0]]
+    y = run_both(bool_set_in_branch, [x, np.zeros(3, np.int64), 3], cpu_opts())[1]
+    assert y.tolist() == [0, 1, 1]
+
+
+# --- a Python literal joined with NumPy values takes their type ----------
+
+@parpy.jit
+def float_literal_then_f16(x, y, N):
+    for r in range(N):
+        t = 0.1
+        if x[r] > 1:
+            t = x[r]
+        y[r] = t * 3
+
+
+def test_a_python_float_local_then_float16_is_float16():
+    # (the float16 path computed `t * 3` in float64: 21.3046875 where
+    # NumPy's float16 gives 21.3125)
+    x = np.array([7.1, 100.7], np.float16)
+    y = run_both(float_literal_then_f16, [x, np.zeros(2), 2], cpu_opts())[1]
+    assert y.tolist() == [21.3125, 302.0]
+
+
+@parpy.jit
+def int_literal_then_i8(x, y, N):
+    for r in range(N):
+        t = 1000
+        if x[r] > 1:
+            t = x[r]
+        y[r] = t * 3
+
+
+@parpy.jit
+def float_literal_then_i8(x, y, N):
+    for r in range(N):
+        t = 2.0
+        if x[r] > 1:
+            t = x[r]
+        y[r] = t * 100
+
+
+@parpy.jit
+def ternary_i8_or_float(x, y, N):
+    for r in range(N):
+        y[r] = (x[r] if x[r] > 0 else 1.5) * 100
+
+
+@parpy.jit
+def ternary_i8_or_i16(x, y, N):
+    for r in range(N):
+        y[r] = (x[r] if x[r] > 0 else np.int16(r)) * 100
+
+
+@parpy.jit
+def ternary_int_or_float(x, y, N):
+    for r in range(N):
+        y[r] = (1 if r > 1 else 2.5) * x[r] * 2
+
+
+def _pos_or_half(a):
+    if a > 0:
+        return a
+    return 1.5
+
+
+@parpy.jit
+def helper_i8_or_float(x, y, N):
+    for r in range(N):
+        y[r] = _pos_or_half(x[r]) * 100
+
+
+@pytest.mark.parametrize("fn, words", [
+    (int_literal_then_i8, "the Python int 1000"),
+    (float_literal_then_i8, "the Python float 2.0"),
+    (ternary_i8_or_float, "a value of type `int8` on one path and a Python float"),
+    (ternary_i8_or_i16, "a value of type `int8` on one path and a value of type `int16`"),
+    (ternary_int_or_float, "a Python int on one path and a Python float"),
+    (helper_i8_or_float, "`_pos_or_half` returns a value of type `int8`"),
+])
+def test_values_of_other_types_on_two_paths_are_refused(fn, words):
+    # (each was computed in the wider type on both paths: Python's int8
+    # path wraps, `(x8[r] if x8[r] > 0 else 1.5) * 100` gave 300 for 44)
+    x = np.array([3, -2, 7, 100], np.int8)
+    with pytest.raises(parpy.CompileError) as e:
+        fn(x, np.zeros(4, np.int64), 4, opts=cpu_opts())
+    assert words in str(e.value).splitlines()[0], str(e.value)
+
+
+@parpy.jit
+def ternary_stored(x, k, y, N):
+    for r in range(N):
+        y[r] = x[r] if x[r] > 0 else k[r]
+
+
+def test_a_conditional_of_two_types_stored_stores_the_value_chosen():
+    x = np.array([3, -2, 7, -100], np.int8)
+    k = np.array([1000, 2000, 3000, 4000], np.int16)
+    y = run_both(ternary_stored, [x, k, np.zeros(4, np.int64), 4], cpu_opts())[2]
+    assert y.tolist() == [3, 2000, 7, 4000]

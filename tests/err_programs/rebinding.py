@@ -8,3 +8,31 @@ def rebind_signedness(x, y, N):
         if i > 100:
             v = parpy.builtin.convert(i, parpy.types.U64)
         y[i] = v
+
+
+# Values of other types on the two paths of a conditional expression.
+def conditional_of_two_types(x, y, N):
+    for i in range(N):
+        y[i] = (x[i] if x[i] > 0 else 1.5) * 100
+
+
+def half_or_value(a):
+    if a > 0:
+        return a
+    return 1.5
+
+
+# A helper returning values of other types on two paths.
+def helper_of_two_types(x, y, N):
+    for i in range(N):
+        y[i] = half_or_value(x[i]) * 100
+
+
+# A local that starts as a Python int and then holds uint8 values.
+def running_max_from_minus_one(x, y, N):
+    for i in range(N):
+        best = -1
+        for c in range(3):
+            if x[i, c] > best:
+                best = x[i, c]
+        y[i] = best * 2

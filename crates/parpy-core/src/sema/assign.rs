@@ -1042,6 +1042,25 @@ pub(super) fn python_int_held(c: i128, t: ElemTy) -> bool {
     t.int_range().is_none_or(|(lo, hi)| (lo..=hi).contains(&c))
 }
 
+/// Does a local of type `t` hold the Python literal `e` it starts as, as
+/// NumPy's first update holds it (NEP 50: a Python number takes the NumPy
+/// value's type): an integer type the int exactly, a float type the
+/// number rounded to its precision (not an infinity or a zero it makes of
+/// it), a bool type a bool. (`t = 0.1`, then `t = x16[i]` on a path to
+/// the same reads: a float16 local that starts as `np.float16(0.1)`.)
+pub(super) fn literal_held(e: &ir::Expr, t: ElemTy) -> bool {
+    use super::types::float_changed_by;
+    match e.kind {
+        ExprKind::Float(f) => t.is_float() && !float_changed_by(f, t),
+        ExprKind::Int(i) if t.is_float() => {
+            exact_in(e, ElemTy::F64) && !float_changed_by(i as f64, t)
+        }
+        ExprKind::Int(_) => exact_in(e, t),
+        ExprKind::Bool(_) => t == ElemTy::Bool,
+        _ => false,
+    }
+}
+
 /// Is the literal `e` exactly a value of type `t`?
 pub(super) fn exact_in(e: &ir::Expr, t: ElemTy) -> bool {
     match e.kind {
@@ -1090,16 +1109,30 @@ impl Lowerer<'_, '_> {
                 continue;
             };
             let int_to_float = cur.is_int() && t.is_float();
+            // (Python numbers stored too, which the local of `t` holds as
+            // `t`'s, checked at their store: `t = 0.1`, `t = x16[i]` on
+            // one path and `t = 0.2` on another; a Python int into an
+            // integer `t` only where `t` is parpy's Python int, as its
+            // value may be known only at run time)
+            let python_number = |s: &(ElemTy, bool)| {
+                s.1 && ((s.0.is_int() && (t.is_float() || t == self.opts.int_type))
+                    || (s.0.is_float() && t.is_float())
+                    || (s.0 == ElemTy::Bool && t == ElemTy::Bool))
+            };
             if stores
                 .iter()
-                .any(|s| *s != (t, false) && !(int_to_float && python_int(s)))
+                .any(|s| *s != (t, false) && !python_number(s))
                 || own
                     .iter()
                     .any(|o| o.is_float() != t.is_float() && !(int_to_float && o.is_int()))
-                || t == cur
-                || t == ElemTy::Bool
+                || (t == ElemTy::Bool && cur != ElemTy::Bool)
+                // (of its own type the local stays a Python number, whose
+                // store into an integer array is `int(v)`, the loop's
+                // rule; a Python bool that then holds NumPy bools is a
+                // NumPy bool: `~f` is its logical not)
+                || (t == cur && t != ElemTy::Bool)
                 || (t.is_float() != cur.is_float() && !int_to_float)
-                || !exact_in(lit, t)
+                || !literal_held(lit, t)
             {
                 continue;
             }

@@ -941,7 +941,9 @@ impl Lowerer<'_, '_> {
                     // a Python number beside a NumPy value: Python stores
                     // the number chosen, not the NumPy type of the other
                     // side (`x[i] if x[i] > 0 else 0.1` into float64)
-                    Some((_, ty, dst)) if t.weak != f.weak => {
+                    // (and values of two types: each converted as Python
+                    // stores the one it chooses)
+                    Some((_, ty, dst)) if t.weak != f.weak || t.e.ty != f.e.ty => {
                         let t = self.store_convert(t, ty, dst);
                         let f = self.store_convert(f, ty, dst);
                         (t?, f?, ty, false)
@@ -966,6 +968,28 @@ impl Lowerer<'_, '_> {
                                 );
                                 return None;
                             }
+                        }
+                        // (values of other types: Python's result keeps the
+                        // type of the side chosen, the next operation's
+                        // rule; not the items of a loop over a tuple of
+                        // numbers, `select_chain`, read by a hidden index)
+                        let side = |e: &TExpr| -> Option<_> {
+                            Some((e.e.ty.elem()?, e.weak, const_scalar(&e.e)))
+                        };
+                        let differ = match (side(&t), side(&f)) {
+                            (Some(a), Some(b)) if !hidden_index_test(cond) => {
+                                self.path_types_differ(a, b)
+                            }
+                            _ => None,
+                        };
+                        if let Some(words) = differ {
+                            self.path_types_error(
+                                "this conditional expression gives",
+                                words,
+                                then.span,
+                                else_.span,
+                            );
+                            return None;
                         }
                         self.unify(t, f)?
                     }
@@ -2212,4 +2236,11 @@ pub(super) fn bool_binary(op: BinOp, a: Expr, b: Expr, span: Span) -> Expr {
         Type::Scalar(ElemTy::Bool),
         span,
     )
+}
+
+/// Is `cond` the test of a hidden index (`NAME.index == k`, no Python
+/// name has a `.`): `stmt.rs` `select_chain`'s items of a tuple loop.
+fn hidden_index_test(cond: &ast::Expr) -> bool {
+    matches!(&cond.kind, ast::ExprKind::Compare { first, .. }
+        if matches!(&first.kind, ast::ExprKind::Name(n) if n.contains('.')))
 }

@@ -174,7 +174,13 @@ pub(crate) struct Lowerer<'a, 'o> {
     arg_weak: Vec<bool>,
     /// Types of the values of the `return e` statements seen so far; the
     /// helper returns their promoted type.
-    returns: Vec<(crate::ir::ElemTy, bool)>,
+    #[allow(clippy::type_complexity)]
+    returns: Vec<(
+        crate::ir::ElemTy,
+        bool,
+        Option<crate::types::ScalarValue>,
+        Span,
+    )>,
     /// A bare `return` was seen.
     bare_return: Option<Span>,
     /// The expression being lowered is read for its truth only (an `if`

@@ -1341,7 +1341,8 @@ impl Lowerer<'_, '_> {
         }
         let t = self.lower_expr(v)?;
         let ty = self.scalar_elem(&t)?;
-        self.returns.push((ty, t.weak));
+        let known = super::types::const_scalar(&t.e);
+        self.returns.push((ty, t.weak, known, v.span));
         Some(StmtKind::Return(Some(t.e)))
     }
 
@@ -1379,9 +1380,10 @@ impl Lowerer<'_, '_> {
     /// values) and converts every returned value to it. Returns whether the
     /// result is weak (all returned values were).
     pub(super) fn finish_returns(&mut self) -> bool {
-        let Some(&first) = self.returns.first() else {
+        let Some(&(t0, w0, ..)) = self.returns.first() else {
             return false;
         };
+        let first = (t0, w0);
         if let Some(span) = self.bare_return {
             self.error(
                 Diagnostic::error("this function returns a value on some paths but not here")
@@ -1402,9 +1404,24 @@ impl Lowerer<'_, '_> {
                 at.unwrap_or(self.func.span),
             ));
         }
+        // (values of other types on two paths: the rule of `a if c else
+        // b`, `types.rs` `path_types_differ`)
+        let rs = &self.returns;
+        let differ = (0..rs.len()).find_map(|i| {
+            rs[i + 1..].iter().find_map(|&(t, w, c, at)| {
+                let (ta, wa, ca, a_at) = rs[i];
+                self.path_types_differ((ta, wa, ca), (t, w, c))
+                    .map(|words| (words, a_at, at))
+            })
+        });
+        if let Some((words, a_at, b_at)) = differ {
+            let what = format!("`{}` returns", self.func.name);
+            self.path_types_error(&what, words, a_at, b_at);
+            return false;
+        }
         let (ty, weak) = self.returns[1..]
             .iter()
-            .fold(first, |acc, r| promote(acc, *r, self.opts));
+            .fold(first, |acc, r| promote(acc, (r.0, r.1), self.opts));
         self.func.ret = Type::Scalar(ty);
         let mut inexact = vec![];
         convert_returns(&mut self.func.body, ty, &mut inexact);
@@ -2779,17 +2796,22 @@ impl Lowerer<'_, '_> {
                         let v = v?;
                         let vt = self.scalar_elem(&v)?;
                         let literal = self.acc_uses.get(&b.var).map(|u| u.0.clone());
+                        // (a local that starts as a Python number and then
+                        // holds NumPy values is of their type, `typed_by_use`:
+                        // the number must be one of its values)
                         let rounded = literal
-                            .filter(|_| {
-                                !v.weak && b.weak && matches!(vt, ElemTy::F16 | ElemTy::F32)
-                            })
-                            .and_then(|lit| {
-                                self.python_number_changed(&TExpr { e: lit, weak: true }, vt)
+                            // (one the local's type cannot hold has its
+                            // own error below: `acc = -1; acc += xu64[i]`)
+                            .filter(|_| !v.weak && b.weak && vt != ElemTy::Bool && widens(vt, elem))
+                            .and_then(|lit| match lit.kind {
+                                ExprKind::Float(f) if !vt.is_float() => Some(format!("{f:?}")),
+                                _ => self.python_number_changed(&TExpr { e: lit, weak: true }, vt),
                             });
                         if let Some(c) = rounded {
                             // (`a = 1e300`, and on another path reaching
                             // the same reads `a = x32[i]`: one `float32`
-                            // would round the Python float)
+                            // would round the Python float; `best = -1`
+                            // and `best = xu8[i]`: no uint8 is -1)
                             self.python_number_join_error(
                                 &format!("`{n}` is assigned"),
                                 vt,
@@ -3019,7 +3041,12 @@ impl Lowerer<'_, '_> {
                         if !n.contains(['@', '.', '#']) {
                             self.user_locals.insert(id);
                         }
-                        if v.weak && matches!(v.e.kind, ExprKind::Int(_) | ExprKind::Float(_)) {
+                        if v.weak
+                            && matches!(
+                                v.e.kind,
+                                ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_)
+                            )
+                        {
                             self.acc_uses.insert(id, (v.e.clone(), vec![], vec![]));
                         } else if let Some(c) = self
                             .known_int(&v.e)

@@ -333,6 +333,67 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// Values that come from different paths into one result (`a if c
+    /// else b`, a helper's returns) whose types Python keeps apart where
+    /// parpy must give the result one: values of two NumPy types (`x8[i]
+    /// if c else np.int16(k)`), a Python int and a Python float, a NumPy
+    /// integer beside a Python float (`x8[i] if c else 1.5`). The next
+    /// operation depends on the type (int8 arithmetic wraps, the Python
+    /// number's does not). Bools join as `or` joins them (the other
+    /// side's type); a Python int beside a NumPy integer, or a Python
+    /// number beside a NumPy float, is the NumPy type's (`x8[i] if c else
+    /// 100`, a helper's `return lo` of a Python int argument beside
+    /// `return v`; `python_number_changed` reports a number known when
+    /// compiling that the type would change). `None` when the values
+    /// join; else the two sides' words, the first's first.
+    pub(super) fn path_types_differ(
+        &self,
+        a: (ElemTy, bool, Option<ScalarValue>),
+        b: (ElemTy, bool, Option<ScalarValue>),
+    ) -> Option<(String, String)> {
+        let word = |(t, weak, _): (ElemTy, bool, Option<ScalarValue>)| match (weak, t.is_float()) {
+            (false, _) => format!("a value of type `{}`", t.numpy_name()),
+            (true, true) => "a Python float".to_string(),
+            (true, false) => "a Python int".to_string(),
+        };
+        let differ = Some((word(a), word(b)));
+        if (a.0 == b.0 && a.1 == b.1) || a.0 == ElemTy::Bool || b.0 == ElemTy::Bool {
+            return None;
+        }
+        match (a.1, b.1) {
+            (true, true) => (a.0.is_float() != b.0.is_float()).then_some(differ?),
+            (false, false) => (a.0 != b.0).then_some(differ?),
+            _ => {
+                let (s, w) = if a.1 { (b, a) } else { (a, b) };
+                let default = match w.0.is_float() {
+                    true => self.opts.float_type,
+                    false => self.opts.int_type,
+                };
+                let joins = s.0 == default || s.0.is_float() || !w.0.is_float();
+                (!joins).then_some(differ?)
+            }
+        }
+    }
+
+    /// The error of values of other types on two paths (`what`: "this
+    /// conditional expression gives"), at `a_at` and `b_at`.
+    pub(super) fn path_types_error(
+        &mut self,
+        what: &str,
+        (a, b): (String, String),
+        a_at: Span,
+        b_at: Span,
+    ) {
+        self.error(
+            Diagnostic::error(format!("{what} {a} on one path and {b} on another"))
+                .at(a_at, a.clone())
+                .also(b_at, b.clone())
+                .note("Python keeps the value of each path with its own type, and what follows depends on it (int8 arithmetic wraps, a Python int's does not; a Python float makes an integer a float); parpy must give the result one type when compiling")
+                .help("convert the values to one type (`np.float64(v)`, `float(v)`, `np.int16(v)`), or store the value into an array element directly (`y[i] = a if c else b` stores the value chosen as Python does)")
+                .type_error(),
+        );
+    }
+
     /// A NumPy value of type `t` (at `strong_at`) and a Python number
     /// (`weak`, at `weak_at`) `t` does not hold, which parpy would join
     /// into one `t` where Python keeps each with its own type (`x32[i] if
@@ -361,9 +422,15 @@ impl Lowerer<'_, '_> {
             .note(format!(
                 "Python keeps each value with its own type; parpy gives the result one type, `{tn}`, where {value} would become another number (a float is only rounded to the precision of its type)"
             ))
-            .help(format!(
-                "convert one side explicitly: `np.{wide}(...)` of the `{tn}` value to keep the Python {kind}, or `np.{tn}({value})` if the `{tn}` value of it is meant"
-            ))
+            .help(match t.is_float() {
+                true => format!(
+                    "convert one side explicitly: `np.{wide}(...)` of the `{tn}` value to keep the Python {kind}, or `np.{tn}({value})` if the `{tn}` value of it is meant"
+                ),
+                // (NumPy's `np.uint8(-1)` raises OverflowError)
+                false => format!(
+                    "convert the `{tn}` value explicitly to keep the Python {kind} (`np.{wide}(...)`), or use a number `{tn}` holds"
+                ),
+            })
             .type_error(),
         );
     }
