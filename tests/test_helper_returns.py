@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts
+from conftest import cpu_opts, run_both
 
 
 @parpy.jit
@@ -262,3 +262,36 @@ def test_what_a_nested_tuple_cannot_be_is_one_located_error(fn, message):
     assert text.splitlines()[0] == f"error: {message}", text
     assert text.count("error:") == 1, text
     assert "test_helper_returns.py:" in text
+
+
+def _find_for_else(row, t):
+    for i in range(3):
+        if row[i] == t:
+            return i
+    else:
+        return -1
+
+
+def _find_while_else(row, t):
+    i = 0
+    while i < 3:
+        if row[i] == t:
+            return i
+        i += 1
+    else:
+        return -1
+
+
+@parpy.jit
+def find_with_loop_else(x, y, N):
+    for r in range(N):
+        y[r] = _find_for_else(x[r], 2)
+        y[r + N] = _find_while_else(x[r], 1)
+
+
+def test_a_loop_else_that_returns_ends_every_path():
+    # (with no `break`, the `else:` runs whenever the loop ends: it was
+    # refused as "may end without `return`")
+    x = np.array([[0, 2, 1], [3, 3, 3]])
+    y = run_both(find_with_loop_else, [x, np.zeros(4, np.int64), 2], cpu_opts())[1]
+    assert y.tolist() == [1, -1, 2, -1]

@@ -943,10 +943,18 @@ fn always_returns(b: &[ast::Stmt]) -> bool {
             else_body,
             ..
         }) => always_returns(then_body) && always_returns(else_body),
-        Some(S::While { cond, body, .. }) => {
+        Some(S::While { cond, body, orelse }) => {
             let mut breaks = false;
             own_breaks(body, &mut breaks);
-            matches!(cond.kind, E::Bool(true)) && !breaks
+            // (a loop `else:` that returns runs whenever the loop ends
+            // without `break`: `for ...: if ...: return i` / `else:
+            // return -1`)
+            !breaks && (matches!(cond.kind, E::Bool(true)) || always_returns(orelse))
+        }
+        Some(S::For { body, orelse, .. }) => {
+            let mut breaks = false;
+            own_breaks(body, &mut breaks);
+            !breaks && always_returns(orelse)
         }
         _ => false,
     }
