@@ -169,7 +169,7 @@ impl Lowerer<'_, '_> {
             return None;
         }
         // a view of a view (`s = r[1:]` after `r = x[i]`): one subscript
-        let flat = match super::expr::subscript_of_a_slice(value) {
+        let flat = match self.subscript_of_a_view(value) {
             Some(_) if self.once.binds_once(name) && self.scope.get(name).is_none() => {
                 match self.composed_subscript(value) {
                     Some(f) => f,
@@ -185,6 +185,69 @@ impl Lowerer<'_, '_> {
         };
         let (arr, indices) = super::expr::flatten_subscript(&flat);
         let indices: Vec<ast::Expr> = indices.into_iter().cloned().collect();
+        // a gather (`g = x[idx]`, NumPy's copy): the name stands for the
+        // subscript where neither it nor what it reads changes
+        let plain = |i: &ast::Expr| {
+            !matches!(
+                i.kind,
+                ast::ExprKind::Slice { .. } | ast::ExprKind::Ellipsis
+            )
+        };
+        let gathered = indices
+            .iter()
+            .find(|i| plain(i) && !self.is_new_axis(i) && self.rank(i) > 0)
+            .filter(|i| self.integer_array(i));
+        if let Some(ix) = gathered {
+            let root = match &arr.kind {
+                ast::ExprKind::Name(n) => Some(n.as_str()),
+                _ => None,
+            };
+            let fixed = self.once.binds_once(name)
+                && self.scope.get(name).is_none()
+                && !self.once.stores(name)
+                && root.is_some_and(|r| !self.once.stores(r) && !self.once.assigns(r))
+                && self.keeps_value(&flat);
+            if fixed {
+                return Some(Some((vec![], flat.clone())));
+            }
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name} = ...` names a gather (a subscript with an array of indices), which parpy supports only where neither `{name}` nor what it reads is written"
+                ))
+                .at(value.span, "a gather: a new array in NumPy")
+                .also(ix.span, "an array of indices")
+                .note("NumPy copies the elements; parpy reads them where the name is used")
+                .help(format!(
+                    "store it into a local array (`{name} = np.empty(...)`, then `{name}[:] = ...`), or use the subscript where it is"
+                )),
+            );
+            self.scope.mark_failed(name);
+            return Some(None);
+        }
+        // a view with new axes (`r = x[None]`, `c = x[:, None]`): the
+        // name stands for the subscript, which each use indexes again
+        if indices.iter().any(|i| self.is_new_axis(i))
+            && self.once.binds_once(name)
+            && self.scope.get(name).is_none()
+            && matches!(arr.kind, ast::ExprKind::Name(_))
+            && self.array_arg(arr).is_some()
+        {
+            let fixed = indices.iter().all(|i| {
+                self.is_new_axis(i) || i.is_full_slice() || matches!(i.kind, ast::ExprKind::Int(_))
+            });
+            if fixed {
+                return Some(Some((vec![], flat.clone())));
+            }
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name} = ...` names a view with a new axis (`None`), which parpy supports with `:` and constant indices only"
+                ))
+                .at(value.span, "a view with a new axis")
+                .help("use the subscript where it is, or index the array itself"),
+            );
+            self.scope.mark_failed(name);
+            return Some(None);
+        }
         let transposed = super::expr::transpose_of(arr);
         let (_, Type::Array { shape, .. }) = self.array_arg(transposed.unwrap_or(arr))? else {
             return None;
@@ -473,6 +536,32 @@ impl Lowerer<'_, '_> {
 
     /// The number of dimensions of `e`, as far as its text tells (0 for a
     /// number).
+    /// Whether `e` is plainly a boolean array (a comparison, `~` or `not`
+    /// of one, a name of a bool array): a mask as an index.
+    pub(super) fn is_mask(&self, e: &ast::Expr) -> bool {
+        use ast::ExprKind as K;
+        match &e.kind {
+            K::Compare { .. } => true,
+            K::Unary { arg, .. } => self.is_mask(arg),
+            K::Binary { lhs, rhs, .. } => self.is_mask(lhs) && self.is_mask(rhs),
+            K::Name(_) => matches!(
+                self.array_arg(e),
+                Some((
+                    _,
+                    Type::Array {
+                        elem: crate::ir::ElemTy::Bool,
+                        ..
+                    }
+                ))
+            ),
+            K::Subscript { .. } => {
+                matches!(super::expr::flatten_subscript(e).0.kind, K::Name(_))
+                    && self.is_mask(super::expr::flatten_subscript(e).0)
+            }
+            _ => false,
+        }
+    }
+
     pub(super) fn rank(&self, e: &ast::Expr) -> usize {
         use crate::resolve::Builtin as B;
         use ast::ExprKind as K;
@@ -517,7 +606,17 @@ impl Lowerer<'_, '_> {
                 // the dimensions left out are full slices (`x[i]` inside a
                 // slice statement, a row view read there)
                 let new_axes = indices.iter().filter(|i| self.is_new_axis(i)).count();
-                slices + new_axes + ndim(value).saturating_sub(indices.len() - new_axes)
+                // arrays of integers add their dimensions (NumPy's advanced
+                // indexing: `x[idx, :]`); a boolean mask stands for one
+                let gathered = indices
+                    .iter()
+                    .filter(|i| {
+                        !matches!(i.kind, K::Slice { .. } | K::Ellipsis) && !self.is_mask(i)
+                    })
+                    .map(|i| self.rank(i))
+                    .max()
+                    .unwrap_or(0);
+                slices + new_axes + gathered + ndim(value).saturating_sub(indices.len() - new_axes)
             }
             K::Name(_) => ndim(e),
             K::Attr { .. } => ndim(e),

@@ -2505,7 +2505,7 @@ impl Lowerer<'_, '_> {
                 let parts = (lo.as_deref(), hi.as_deref(), step.as_deref());
                 return match self.slice_bounds(parts, *shape.get(k)?, ix.span)? {
                     IndexSlot::Slice { extent, .. } => Some(extent),
-                    IndexSlot::Scalar(_) | IndexSlot::NewAxis | IndexSlot::Tied { .. } => None,
+                    _ => None,
                 };
             }
         }

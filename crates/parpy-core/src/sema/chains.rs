@@ -75,6 +75,30 @@ struct Run {
 }
 
 impl Lowerer<'_, '_> {
+    /// A subscript of a view (`x[1:3][0]`, `x[idx][0]`, `x[None][0]`): the
+    /// inner subscript's span. NumPy indexes the view's own dimensions, so
+    /// such a chain is not the one subscript of all its indices (`x[1:3,
+    /// 0]`); a chain of numbers only (`x[i][j]`) is.
+    pub(super) fn subscript_of_a_view(&self, e: &ast::Expr) -> Option<Span> {
+        let ast::ExprKind::Subscript { value, .. } = &e.kind else {
+            return None;
+        };
+        match &value.kind {
+            ast::ExprKind::Subscript { indices, .. }
+                if indices.iter().any(|i| {
+                    matches!(
+                        i.kind,
+                        ast::ExprKind::Slice { .. } | ast::ExprKind::Ellipsis
+                    ) || self.is_new_axis(i)
+                        || self.rank(i) > 0
+                }) =>
+            {
+                Some(value.span)
+            }
+            _ => self.subscript_of_a_view(value),
+        }
+    }
+
     /// The elements the slice `s` of a dimension of `dim` elements selects:
     /// `Some(None)` when `s` is not a slice, `None` after an error.
     fn slice_run(&mut self, s: &ast::Expr, dim: i64) -> Option<Option<Run>> {
@@ -110,7 +134,7 @@ impl Lowerer<'_, '_> {
             ast::StmtKind::AugAssign { target, .. } => target,
             _ => return None,
         };
-        super::expr::subscript_of_a_slice(target)?;
+        self.subscript_of_a_view(target)?;
         *target = match self.composed_subscript(target) {
             Some(t) => t,
             None => return Some(None),
@@ -124,15 +148,25 @@ impl Lowerer<'_, '_> {
         let ast::ExprKind::Subscript { value, indices } = &e.kind else {
             return Some(e.clone());
         };
-        let inner = match super::expr::subscript_of_a_slice(value) {
+        let inner = match self.subscript_of_a_view(value) {
             Some(_) => self.composed_subscript(value)?,
             None => (**value).clone(),
         };
         let (base, first) = super::expr::flatten_subscript(&inner);
+        let what = match &value.kind {
+            ast::ExprKind::Subscript { indices, .. }
+                if !indices
+                    .iter()
+                    .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. })) =>
+            {
+                "a view"
+            }
+            _ => "a slice",
+        };
         let refuse = |this: &mut Self, why: &str| {
             this.error(
-                Diagnostic::error("indexing a slice again is not supported here")
-                    .at(value.span, "a slice")
+                Diagnostic::error(format!("indexing {what} again is not supported here"))
+                    .at(value.span, what)
                     .also(e.span, "indexed again here")
                     .note(why.to_string())
                     .help("write the element or slice of the array in one subscript (`x[1:3][0]` as `x[1]`, `x[2:][1:]` as `x[3:]`)"),
@@ -161,33 +195,77 @@ impl Lowerer<'_, '_> {
                 )
             }
         };
-        let odd = |this: &Self, i: &ast::Expr| {
-            matches!(i.kind, ast::ExprKind::Ellipsis) || this.is_new_axis(i)
-        };
         if first
             .iter()
             .copied()
             .chain(indices.iter())
-            .any(|i| odd(self, i))
+            .any(|i| matches!(i.kind, ast::ExprKind::Ellipsis))
         {
-            return refuse(self, "a chain with `...` or `None` is not rewritten");
+            return refuse(self, "a chain with `...` is not rewritten");
         }
         let mut out: Vec<ast::Expr> = first.into_iter().cloned().collect();
-        if out.len() > shape.len() {
+        let new_axis: Vec<bool> = out.iter().map(|i| self.is_new_axis(i)).collect();
+        let given = new_axis.iter().filter(|n| !**n).count();
+        if given > shape.len() {
             // the error for too many indices comes from lowering it
             return Some(inner);
         }
-        while out.len() < shape.len() {
+        for _ in given..shape.len() {
             out.push(ast::Expr::full_slice(value.span));
         }
-        let sliced: Vec<usize> = (0..out.len())
-            .filter(|&k| matches!(out[k].kind, ast::ExprKind::Slice { .. }))
+        let new_axis: Vec<bool> = out.iter().map(|i| self.is_new_axis(i)).collect();
+        // the array dimension each index of `out` indexes
+        let dim_of = |new_axis: &[bool], k: usize| new_axis[..k].iter().filter(|n| !**n).count();
+        // the arrays among the indices (NumPy's advanced indexing)
+        let arrays: Vec<usize> = (0..out.len())
+            .filter(|&k| {
+                !new_axis[k]
+                    && !matches!(out[k].kind, ast::ExprKind::Slice { .. })
+                    && self.rank(&out[k]) > 0
+            })
             .collect();
-        if indices.len() > sliced.len() {
+        for &k in &arrays {
+            if !self.integer_array(&out[k]) {
+                return refuse(self, "a masked read (`s[m]`) is not indexed again");
+            }
+        }
+        if arrays.len() > 1 {
+            return refuse(
+                self,
+                "a gather through several arrays of indices is not indexed again",
+            );
+        }
+        let gather = arrays.first().map(|&p| (p, self.rank(&out[p])));
+        // the result's dimensions in NumPy's order: the index whose slice
+        // or new axis each is, or (`None`) the gathered ones
+        let basic = |out: &[ast::Expr], new_axis: &[bool]| -> Vec<usize> {
+            (0..out.len())
+                .filter(|&k| new_axis[k] || matches!(out[k].kind, ast::ExprKind::Slice { .. }))
+                .collect()
+        };
+        let order = |out: &[ast::Expr], new_axis: &[bool], gather: Option<(usize, usize)>| {
+            let b = basic(out, new_axis);
+            let mut dims: Vec<Option<usize>> = b.iter().map(|&k| Some(k)).collect();
+            if let Some((p, r)) = gather {
+                let advanced: Vec<usize> = (0..out.len()).filter(|k| !b.contains(k)).collect();
+                let adjacent = advanced.last().unwrap() - advanced[0] + 1 == advanced.len();
+                let at = if adjacent {
+                    b.iter().filter(|&&k| k < p).count()
+                } else {
+                    0
+                };
+                for _ in 0..r {
+                    dims.insert(at, None);
+                }
+            }
+            dims
+        };
+        let dims = order(&out, &new_axis, gather);
+        if indices.len() > dims.len() {
             self.error(
                 Diagnostic::error(format!(
                     "too many indices: this slice has {}, indexed with {}",
-                    counted(sliced.len() as i64, "dimension"),
+                    counted(dims.len() as i64, "dimension"),
                     indices.len()
                 ))
                 .at(e.span, "indexed again here")
@@ -195,8 +273,83 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        for (ix, &k) in indices.iter().zip(&sliced) {
-            let Some(run) = self.slice_run(&out[k], shape[k])? else {
+        // the indices of the gathered dimensions, for the array of indices
+        let mut of_gather: Vec<ast::Expr> = vec![];
+        // new axes of the outer subscript, inserted before an index of `out`
+        let mut inserted: Vec<usize> = vec![];
+        let mut cursor = 0;
+        let mut sliced: Vec<(&ast::Expr, usize)> = vec![];
+        let mut dropped: Vec<usize> = vec![];
+        // which of the result's dimensions are gathered ones, in order
+        let mut expected: Vec<bool> = vec![];
+        for ix in indices.iter() {
+            if self.is_new_axis(ix) {
+                if gather.is_some() {
+                    return refuse(self, "a new axis of a gather is not rewritten");
+                }
+                inserted.push(dims.get(cursor).map_or(out.len(), |d| d.unwrap_or(0)));
+                continue;
+            }
+            let d = dims[cursor];
+            cursor += 1;
+            if matches!(ix.kind, ast::ExprKind::Slice { .. }) {
+                expected.push(d.is_none());
+            }
+            match d {
+                None => of_gather.push(ix.clone()),
+                Some(k) if new_axis[k] => {
+                    match &ix.kind {
+                        ast::ExprKind::Slice {
+                            lo: None,
+                            hi: None,
+                            step: None,
+                        } => {}
+                        ast::ExprKind::Slice { .. } => {
+                            return refuse(
+                                self,
+                                "a slice of a new axis other than `:` is not rewritten",
+                            )
+                        }
+                        _ => {
+                            let c = self.lower_expr(ix).and_then(|t| self.known_int(&t.e));
+                            match c {
+                                Some(0 | -1) => dropped.push(k),
+                                Some(c) => {
+                                    self.error(
+                                        Diagnostic::error(format!(
+                                        "index {c} is out of bounds for a new axis of 1 element"
+                                    ))
+                                        .at(ix.span, "out of bounds")
+                                        .also(e.span, "this subscript")
+                                        .note("NumPy raises an IndexError"),
+                                    );
+                                    return None;
+                                }
+                                None => return refuse(
+                                    self,
+                                    "a new axis (`None`) is indexed again only with the number 0",
+                                ),
+                            }
+                        }
+                    }
+                }
+                Some(_) if !matches!(ix.kind, ast::ExprKind::Slice { .. }) && self.rank(ix) > 0 => {
+                    return refuse(self, "an array of indices into a slice is not rewritten")
+                }
+                Some(k) => sliced.push((ix, k)),
+            }
+        }
+        if let (Some((p, _)), false) = (gather, of_gather.is_empty()) {
+            out[p] = ast::Expr {
+                kind: ast::ExprKind::Subscript {
+                    value: Box::new(out[p].clone()),
+                    indices: of_gather,
+                },
+                span: e.span,
+            };
+        }
+        for (ix, k) in sliced {
+            let Some(run) = self.slice_run(&out[k], shape[dim_of(&new_axis, k)])? else {
                 return refuse(self, "the slice's bounds are not rewritten");
             };
             out[k] = match &ix.kind {
@@ -252,10 +405,54 @@ impl Lowerer<'_, '_> {
                 _ => self.index_into_slice(ix, &run, e.span)?,
             };
         }
+        // the new axes indexed away go, those of the outer subscript come
+        let mut kept = vec![];
+        for (k, ix) in out.into_iter().enumerate() {
+            for _ in inserted.iter().filter(|&&at| at == k) {
+                kept.push(ast::Expr {
+                    kind: ast::ExprKind::None,
+                    span: e.span,
+                });
+            }
+            if !dropped.contains(&k) {
+                kept.push(ix);
+            }
+        }
+        let n = kept.len();
+        for _ in inserted.iter().filter(|&&at| at >= n) {
+            kept.push(ast::Expr {
+                kind: ast::ExprKind::None,
+                span: e.span,
+            });
+        }
+        // a gather whose dimensions NumPy would now put elsewhere (its
+        // advanced indices adjacent once slices between became numbers)
+        if gather.is_some() {
+            expected.extend(dims[cursor..].iter().map(Option::is_none));
+            let new_axis: Vec<bool> = kept.iter().map(|i| self.is_new_axis(i)).collect();
+            let p = (0..kept.len()).find(|&k| {
+                !new_axis[k]
+                    && !matches!(kept[k].kind, ast::ExprKind::Slice { .. })
+                    && self.rank(&kept[k]) > 0
+            });
+            let now: Vec<bool> = match p {
+                Some(p) => order(&kept, &new_axis, Some((p, self.rank(&kept[p]))))
+                    .iter()
+                    .map(Option::is_none)
+                    .collect(),
+                None => basic(&kept, &new_axis).iter().map(|_| false).collect(),
+            };
+            if now != expected {
+                return refuse(
+                    self,
+                    "the gathered dimensions would move (NumPy puts those of arrays of indices not adjacent first)",
+                );
+            }
+        }
         Some(ast::Expr {
             kind: ast::ExprKind::Subscript {
                 value: Box::new(base.clone()),
-                indices: out,
+                indices: kept,
             },
             span: e.span,
         })

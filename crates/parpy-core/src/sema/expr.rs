@@ -12,6 +12,16 @@ use super::slices::IndexSlot;
 use super::types::{const_bool, const_int, const_scalar, convert};
 use super::{Lowerer, TExpr};
 
+/// NumPy's advanced indexing of a subscript (`Lowerer::gather_dims`).
+struct Gather {
+    /// which indices are arrays of integers
+    arrays: Vec<bool>,
+    /// their broadcast shape
+    dims: Vec<i64>,
+    /// the index in whose place the dimensions go (`None`: first)
+    first: Option<usize>,
+}
+
 /// The result of lowering a subscript.
 pub(super) enum Sub {
     /// `array[indices]`, one index per dimension.
@@ -27,26 +37,7 @@ pub(super) enum Sub {
     Const(i64),
 }
 
-/// A subscript of a slice (`x[1:3][0]`): the inner subscript's span. Such a
-/// chain is not `x[1:3, 0]` (NumPy indexes the slice's own first
-/// dimension), so it is not flattened.
-pub(super) fn subscript_of_a_slice(e: &ast::Expr) -> Option<Span> {
-    let ast::ExprKind::Subscript { value, .. } = &e.kind else {
-        return None;
-    };
-    match &value.kind {
-        ast::ExprKind::Subscript { indices, .. }
-            if indices
-                .iter()
-                .any(|i| matches!(i.kind, ast::ExprKind::Slice { .. })) =>
-        {
-            Some(value.span)
-        }
-        _ => subscript_of_a_slice(value),
-    }
-}
-
-/// `a[i][j]` -> (`a`, [`i`, `j`]) (see [`subscript_of_a_slice`] for the
+/// `a[i][j]` -> (`a`, [`i`, `j`]) (see `Lowerer::subscript_of_a_view` for the
 /// chains that are not that).
 pub(super) fn flatten_subscript(e: &ast::Expr) -> (&ast::Expr, Vec<&ast::Expr>) {
     let mut groups: Vec<&Vec<ast::Expr>> = vec![];
@@ -1780,7 +1771,7 @@ impl Lowerer<'_, '_> {
             .filter(|(at, _)| *at == e.span)
             .map(|(_, op)| op);
         // `x[i, 1:][j]` as `x[i, 1 + j]` (sema::chains)
-        if subscript_of_a_slice(e).is_some() {
+        if self.subscript_of_a_view(e).is_some() {
             let flat = self.composed_subscript(e)?;
             return self.lower_subscript(&flat);
         }
@@ -1984,17 +1975,30 @@ impl Lowerer<'_, '_> {
             self.error(d);
             return None;
         }
+        let gather = self.gather_dims(idx, &new_axes)?;
         let mut slots = vec![];
+        // the slot of each index (NumPy puts the gathered dimensions where
+        // the first of the adjacent advanced indices is)
+        let mut slot_of = vec![];
         let mut ok = true;
         let mut idx = idx.iter().zip(new_axes).peekable();
         for (k, dim) in shape.iter().enumerate() {
             while idx.next_if(|(_, new)| *new).is_some() {
+                slot_of.push(slots.len());
                 slots.push(IndexSlot::NewAxis);
             }
             let Some((ix, _)) = idx.next() else {
                 slots.push(IndexSlot::full(*dim, self.opts.int_type, span));
                 continue;
             };
+            slot_of.push(slots.len());
+            if gather.as_ref().is_some_and(|g| g.arrays[slot_of.len() - 1]) {
+                slots.push(IndexSlot::Gathered {
+                    index: (*ix).clone(),
+                    dim: *dim,
+                });
+                continue;
+            }
             if let ast::ExprKind::Slice { lo, hi, step } = &ix.kind {
                 let parts = (lo.as_deref(), hi.as_deref(), step.as_deref());
                 match self.slice_bounds(parts, *dim, ix.span) {
@@ -2050,7 +2054,84 @@ impl Lowerer<'_, '_> {
         if !ok {
             return None;
         }
+        if let Some(g) = gather {
+            let at = g.first.map_or(0, |p| slot_of[p]);
+            slots.insert(at, IndexSlot::Gather(g.dims));
+        }
         Some(slots)
+    }
+
+    /// NumPy's advanced indexing among the indices `idx` (`new_axes` the
+    /// `None`s among them): when some are arrays of integers (`x[idx, :]`,
+    /// `x[:, [2, 0, 1]]`), which of them are, their broadcast shape, and
+    /// the index in whose place NumPy puts its dimensions (`None`: first,
+    /// the advanced indices, arrays and numbers, not being adjacent).
+    /// `Some(None)` when no index is an array of integers (a boolean mask
+    /// is another rule), `None` after an error.
+    fn gather_dims(&mut self, idx: &[&ast::Expr], new_axes: &[bool]) -> Option<Option<Gather>> {
+        let plain = |ix: &ast::Expr| {
+            !matches!(
+                ix.kind,
+                ast::ExprKind::Slice { .. } | ast::ExprKind::Ellipsis
+            )
+        };
+        let arrays: Vec<bool> = idx
+            .iter()
+            .zip(new_axes)
+            .map(|(ix, new)| !new && plain(ix) && self.rank(ix) > 0)
+            .collect();
+        if !arrays.contains(&true) {
+            return Some(None);
+        }
+        let mut dims: Vec<i64> = vec![];
+        let mut first_shape: Option<(Vec<i64>, Span)> = None;
+        for (ix, _) in idx.iter().zip(&arrays).filter(|(_, a)| **a) {
+            let (from, diags) = (self.pre.len(), self.sh.diags.len());
+            let saved = self.slice.take();
+            let shape = self.array_shape_of(ix);
+            self.slice = saved;
+            self.pre.truncate(from);
+            let Some((Some(shape), elem)) = shape else {
+                if self.sh.diags.len() == diags {
+                    return Some(None);
+                }
+                return None;
+            };
+            if elem == ElemTy::Bool {
+                // (a mask: `masks.rs` rewrites the stores and reductions
+                // of one)
+                self.mask_read_error(ix.span);
+                return None;
+            }
+            match super::slices::broadcast(&dims, &shape) {
+                Some(b) => dims = b,
+                None => {
+                    let (other, at) = first_shape.clone().unwrap_or((dims.clone(), ix.span));
+                    self.error(
+                        Diagnostic::error(format!(
+                            "shape mismatch: indexing arrays of shapes {} and {} could not be broadcast together",
+                            super::local_arrays::shape_text(&other),
+                            super::local_arrays::shape_text(&shape)
+                        ))
+                        .at(ix.span, "this index array")
+                        .also(at, "the first index array")
+                        .note("NumPy raises an IndexError"),
+                    );
+                    return None;
+                }
+            }
+            first_shape.get_or_insert((shape, ix.span));
+        }
+        // the advanced indices: the arrays and the numbers
+        let advanced: Vec<usize> = (0..idx.len())
+            .filter(|&p| arrays[p] || (!new_axes[p] && plain(idx[p])))
+            .collect();
+        let adjacent = advanced.last().unwrap() - advanced[0] + 1 == advanced.len();
+        Some(Some(Gather {
+            arrays,
+            dims,
+            first: adjacent.then_some(advanced[0]),
+        }))
     }
 
     /// Whether the index `ix` is `None` or a global that is (`np.newaxis`).

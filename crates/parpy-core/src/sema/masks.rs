@@ -109,6 +109,17 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// Whether `e` is an array of integers (an index that gathers).
+    pub(super) fn integer_array(&mut self, e: &ast::Expr) -> bool {
+        let (from, diags) = (self.pre.len(), self.sh.diags.len());
+        let saved = self.slice.take();
+        let t = self.array_shape_of(e);
+        self.slice = saved;
+        self.pre.truncate(from);
+        self.sh.diags.truncate(diags);
+        matches!(t, Some((Some(_), elem)) if elem.is_int())
+    }
+
     /// The shape of the boolean mask `mask`; `None` after an error (an
     /// array of another type).
     fn mask_dims(&mut self, mask: &ast::Expr) -> Option<Vec<i64>> {
@@ -163,6 +174,11 @@ impl Lowerer<'_, '_> {
         let mut masks = vec![];
         let source = self.unmasked_reads(arg, &mut masks, false);
         let (mask, _) = masks.first()?.clone();
+        // arrays of integers gather (`np.sum(x[idx] * 2.0)`: an
+        // elementwise read, `Lowerer::index_slots`)
+        if masks.iter().any(|(m, _)| self.integer_array(m)) {
+            return None;
+        }
         // every array of the expression read through the mask
         if self.rank(&self.unmasked_reads(arg, &mut vec![], true)) > 0 {
             self.error(

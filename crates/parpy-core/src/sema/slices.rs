@@ -43,6 +43,18 @@ pub(super) enum IndexSlot {
         step: i64,
         owner: usize,
     },
+    /// NumPy's dimensions of the integer arrays of a subscript (their
+    /// broadcast shape), where NumPy puts them among the result's
+    /// dimensions (in place of the arrays' when those and the numbers
+    /// indexing with them are adjacent, else first): they index no
+    /// dimension of the array (`x[idx, :]` is `x[idx[i], j]`)
+    Gather(Vec<i64>),
+    /// An integer array `index` of a dimension of `dim` elements: read at
+    /// the counters of the subscript's `Gather` dimensions
+    Gathered {
+        index: ast::Expr,
+        dim: i64,
+    },
 }
 
 impl IndexSlot {
@@ -112,7 +124,7 @@ impl SliceCtx {
 
 /// NumPy's broadcast of two shapes (right-aligned; a dimension of length 1
 /// takes the other's length), `None` when they do not broadcast.
-fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+pub(super) fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
     let n = a.len().max(b.len());
     let at = |s: &[i64], k: usize| (k + s.len()).checked_sub(n).map_or(1, |i| s[i]);
     (0..n)
@@ -1365,10 +1377,12 @@ impl Lowerer<'_, '_> {
         let mut shape: Vec<i64> = slots
             .iter()
             .filter_map(|s| match s {
-                IndexSlot::Slice { extent, .. } => Some(*extent),
-                IndexSlot::NewAxis => Some(1),
-                IndexSlot::Scalar(_) | IndexSlot::Tied { .. } => None,
+                IndexSlot::Slice { extent, .. } => Some(vec![*extent]),
+                IndexSlot::NewAxis => Some(vec![1]),
+                IndexSlot::Gather(dims) => Some(dims.clone()),
+                IndexSlot::Scalar(_) | IndexSlot::Tied { .. } | IndexSlot::Gathered { .. } => None,
             })
+            .flatten()
             .collect();
         if transposed {
             shape.reverse();
@@ -1379,9 +1393,7 @@ impl Lowerer<'_, '_> {
                     .into_iter()
                     .filter_map(|s| match s {
                         IndexSlot::Scalar(e) => Some(e),
-                        IndexSlot::Slice { .. } | IndexSlot::NewAxis | IndexSlot::Tied { .. } => {
-                            None
-                        }
+                        _ => None,
                     })
                     .collect(),
             );
@@ -1457,7 +1469,8 @@ impl Lowerer<'_, '_> {
                 .filter_map(|s| match s {
                     IndexSlot::Scalar(e) => Some(e),
                     IndexSlot::Slice { lo, .. } | IndexSlot::Tied { lo, .. } => Some(lo),
-                    IndexSlot::NewAxis => None,
+                    IndexSlot::Gathered { .. } => Some(Expr::int(0, self.opts.int_type, span)),
+                    IndexSlot::NewAxis | IndexSlot::Gather(_) => None,
                 })
                 .collect();
             self.slice = Some(ctx);
@@ -1494,10 +1507,42 @@ impl Lowerer<'_, '_> {
         let mut tied = vec![];
         let mut out = vec![];
         let mut j = 0;
+        // the gathered indices, read once the counters of the `Gather`
+        // dimensions are known
+        let mut gathered = vec![];
+        let mut gather: Option<(Vec<i64>, Vec<VarId>)> = None;
         for (k, s) in slots.into_iter().enumerate() {
             if let IndexSlot::Tied { lo, step, owner } = s {
                 tied.push((out.len(), lo, step, owner));
                 out.push(Expr::int(0, int_ty, span));
+                continue;
+            }
+            if let IndexSlot::Gathered { index, dim } = s {
+                gathered.push((out.len(), index, dim));
+                out.push(Expr::int(0, int_ty, span));
+                continue;
+            }
+            if let IndexSlot::Gather(dims) = &s {
+                // each dimension its counter: a dimension of length 1 read
+                // at a longer one of the loops (NumPy broadcasting the
+                // gathered values), or dropped, has none
+                let mut vars = vec![];
+                for &g in dims {
+                    let d = n - m + if transposed { m - 1 - j } else { j };
+                    j += 1;
+                    if drop > 0 || (g == 1 && extents[d] != 1) || transposed {
+                        self.error(
+                            Diagnostic::error("an array of indices is supported here only where its dimensions are the result's")
+                                .at(span, "indexed with an array")
+                                .note("here they are broadcast, dropped or reversed (`.T`)")
+                                .help("index inside a loop over the indices (`for k in range(len(idx)): ...`)"),
+                        );
+                        self.slice = Some(ctx);
+                        return None;
+                    }
+                    vars.push(ctx.vars[d]);
+                }
+                gather = Some((dims.clone(), vars));
                 continue;
             }
             if drop > 0 && !matches!(s, IndexSlot::Scalar(_)) {
@@ -1510,7 +1555,7 @@ impl Lowerer<'_, '_> {
             match s {
                 IndexSlot::Scalar(e) => out.push(e),
                 IndexSlot::NewAxis => j += 1,
-                IndexSlot::Tied { .. } => {}
+                IndexSlot::Tied { .. } | IndexSlot::Gather(_) | IndexSlot::Gathered { .. } => {}
                 IndexSlot::Slice {
                     lo,
                     extent,
@@ -1528,6 +1573,33 @@ impl Lowerer<'_, '_> {
         }
         for (at, lo, step, owner) in tied {
             out[at] = index(lo, step, counter[owner], (0, 0));
+        }
+        // each index array read at the counters of the gathered dimensions
+        // (its own dimensions the last of them, as NumPy broadcasts)
+        if let Some((dims, vars)) = gather {
+            let sub = SliceCtx {
+                extents: Some(dims),
+                vars,
+                def_span: span,
+                growable: false,
+                grown: false,
+            };
+            let saved = self.slice.replace(sub);
+            let mut ok = true;
+            for (at, index, dim) in gathered {
+                let i = self
+                    .lower_expr(&index)
+                    .and_then(|t| self.element_index(t, "an array index"));
+                match i {
+                    Some(i) => out[at] = self.wrap_negative(i, dim),
+                    None => ok = false,
+                }
+            }
+            self.slice = saved;
+            if !ok {
+                self.slice = Some(ctx);
+                return None;
+            }
         }
         self.slice = Some(ctx);
         Some(out)
@@ -2842,6 +2914,14 @@ impl Lowerer<'_, '_> {
         transposed: bool,
         span: Span,
     ) -> Option<()> {
+        if slots.iter().any(|s| matches!(s, IndexSlot::Gather(_))) {
+            self.error(
+                Diagnostic::error("this view of a subscript with an array of indices is not supported in parpy functions")
+                    .at(span, "indexed with an array")
+                    .help("store the gathered elements into a local array first (`g = np.empty(...)`, `g[:] = x[idx]`)"),
+            );
+            return None;
+        }
         let mut dims: Vec<usize> = (0..slots.len())
             .filter(|&k| !matches!(slots[k], IndexSlot::Scalar(_)))
             .collect();

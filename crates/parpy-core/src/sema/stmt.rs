@@ -1592,9 +1592,7 @@ impl Lowerer<'_, '_> {
                 self.column(index, x, &reversed)
             }
             // a slice of a slice (`x[i, 2:9][1:4]`): the one subscript
-            ast::ExprKind::Subscript { .. }
-                if super::expr::subscript_of_a_slice(iter).is_some() =>
-            {
+            ast::ExprKind::Subscript { .. } if self.subscript_of_a_view(iter).is_some() => {
                 let flat = self.composed_subscript(iter)?;
                 self.element(index_name, &flat)
             }

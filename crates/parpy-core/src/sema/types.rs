@@ -838,16 +838,22 @@ impl Lowerer<'_, '_> {
     /// (a masked store is `sema::masks`'), refused here.
     pub(super) fn element_index(&mut self, t: TExpr, what: &str) -> Option<Expr> {
         if self.scalar_elem(&t)? == ElemTy::Bool {
-            self.error(
-                Diagnostic::error("a boolean index selects elements (a mask), which parpy supports in a store or as what a reduction reads")
-                    .at(t.e.span, "a boolean index")
-                    .note("NumPy's `s[m]` is a new array of the elements where `m` is true; parpy makes one only for a reduction of it (`np.sum(s[m])`, `s[m].max()`, `np.mean(s[m])`, `len(s[m])`)")
-                    .help("reduce the masked read itself, use `np.where` (`np.sum(np.where(m, s * 2.0, 0.0))`), or store through the mask (`t[m] = v`)")
-                    .type_error(),
-            );
+            self.mask_read_error(t.e.span);
             return None;
         }
         self.index_value(t, what)
+    }
+
+    /// A boolean index (a mask) read where parpy makes no array of the
+    /// elements it selects.
+    pub(super) fn mask_read_error(&mut self, span: crate::diag::Span) {
+        self.error(
+            Diagnostic::error("a boolean index selects elements (a mask), which parpy supports in a store or as what a reduction reads")
+                .at(span, "a boolean index")
+                .note("NumPy's `s[m]` is a new array of the elements where `m` is true; parpy makes one only for a reduction of it (`np.sum(s[m])`, `s[m].max()`, `np.mean(s[m])`, `len(s[m])`)")
+                .help("reduce the masked read itself, use `np.where` (`np.sum(np.where(m, s * 2.0, 0.0))`), or store through the mask (`t[m] = v`)")
+                .type_error(),
+        );
     }
 
     pub(super) fn index_value(&mut self, t: TExpr, what: &str) -> Option<Expr> {

@@ -169,7 +169,7 @@ impl Lowerer<'_, '_> {
     /// compiling.
     fn view_layout(&mut self, e: &ast::Expr) -> Option<(Vec<i64>, Vec<i64>)> {
         let flat;
-        let e = match super::expr::subscript_of_a_slice(e) {
+        let e = match self.subscript_of_a_view(e) {
             Some(_) => {
                 let diags = self.sh.diags.len();
                 let f = self.composed_subscript(e);
@@ -518,7 +518,9 @@ impl Lowerer<'_, '_> {
         };
         let slots = self.index_slots(idx, &shape, &name, span)?;
         // a run-time index inside its dimension: Python's IndexError
-        let dims = slots.iter().filter(|s| !matches!(s, IndexSlot::NewAxis));
+        let dims = slots
+            .iter()
+            .filter(|s| !matches!(s, IndexSlot::NewAxis | IndexSlot::Gather(_)));
         for (s, n) in dims.zip(&shape) {
             let IndexSlot::Scalar(i) = s else {
                 continue;
