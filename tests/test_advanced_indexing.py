@@ -146,6 +146,16 @@ def element_of_gather(v, idx, y):
 
 
 @parpy.jit
+def row_of_gather_not_adjacent(x, idx, y):
+    y[:] = x[0, :, idx][2]
+
+
+@parpy.jit
+def gathered_rows_of_a_column(x, idx, y):
+    y[:, :] = x[:, idx][1:, ::-1]
+
+
+@parpy.jit
 def column_of_gathered_rows(x, idx, y):
     y[:] = x[idx][:, 2]
 
@@ -157,6 +167,8 @@ def column_of_gathered_rows(x, idx, y):
     (named_gather_scaled, lambda: [_x(10), np.array([2, 0, 1]), np.zeros(3)]),
     (gather_reversed, lambda: [_x(4), np.array([3, 1, 0, 2]), np.zeros(4)]),
     (element_of_gather, lambda: [_x(10), np.array([2, 0, 7]), np.zeros(2)]),
+    (row_of_gather_not_adjacent, lambda: [_x(3, 4, 5), np.array([0, 3, 2, 4, 1]), np.zeros(4)]),
+    (gathered_rows_of_a_column, lambda: [_x(3, 4), np.array([3, 0, 1]), np.zeros((2, 3))]),
     (column_of_gathered_rows, lambda: [_x(3, 4), IDX, np.zeros(5)]),
 ])
 def test_a_subscript_of_a_gather_indexes_the_gathered_rows(fn, args):

@@ -246,13 +246,11 @@ impl Lowerer<'_, '_> {
         let order = |out: &[ast::Expr], new_axis: &[bool], gather: Option<(usize, usize)>| {
             let b = basic(out, new_axis);
             let mut dims: Vec<Option<usize>> = b.iter().map(|&k| Some(k)).collect();
-            if let Some((p, r)) = gather {
+            if let Some((_, r)) = gather {
                 let advanced: Vec<usize> = (0..out.len()).filter(|k| !b.contains(k)).collect();
-                let adjacent = advanced.last().unwrap() - advanced[0] + 1 == advanced.len();
-                let at = if adjacent {
-                    b.iter().filter(|&&k| k < p).count()
-                } else {
-                    0
+                let at = match super::expr::gathered_at(&advanced) {
+                    Some(f) => b.iter().filter(|&&k| k < f).count(),
+                    None => 0,
                 };
                 for _ in 0..r {
                     dims.insert(at, None);

@@ -22,6 +22,15 @@ struct Gather {
     first: Option<usize>,
 }
 
+/// NumPy's place for the dimensions of the arrays of indices of a
+/// subscript, given the positions of its advanced indices (the arrays and
+/// the numbers among its indices), in order: in place of the first when
+/// they are adjacent, else (`None`) before all others.
+pub(super) fn gathered_at(advanced: &[usize]) -> Option<usize> {
+    let (first, last) = (*advanced.first()?, *advanced.last()?);
+    (last - first + 1 == advanced.len()).then_some(first)
+}
+
 /// The result of lowering a subscript.
 pub(super) enum Sub {
     /// `array[indices]`, one index per dimension.
@@ -2126,11 +2135,10 @@ impl Lowerer<'_, '_> {
         let advanced: Vec<usize> = (0..idx.len())
             .filter(|&p| arrays[p] || (!new_axes[p] && plain(idx[p])))
             .collect();
-        let adjacent = advanced.last().unwrap() - advanced[0] + 1 == advanced.len();
         Some(Some(Gather {
             arrays,
             dims,
-            first: adjacent.then_some(advanced[0]),
+            first: gathered_at(&advanced),
         }))
     }
 
