@@ -107,6 +107,15 @@ def test_a_gather_of_the_wrong_shape_is_an_error():
         into_1d(_x(3, 3), np.array([2, 0, 1]), np.zeros(3), opts=cpu_opts())
 
 
+def test_a_gather_from_a_transpose_is_refused_naming_it():
+    @parpy.jit
+    def from_transpose(x, idx, y):
+        y[:, :] = x.T[idx]
+
+    with pytest.raises(parpy.CompileError, match="into a transpose"):
+        from_transpose(_x(3, 4), np.array([3, 0]), np.zeros((2, 3)), opts=cpu_opts())
+
+
 def test_an_index_out_of_bounds_in_a_gather_raises():
     with pytest.raises(IndexError, match="out of bounds"):
         gather_rows(_x(3, 4), np.array([0, 3]), np.zeros((2, 4)), opts=cpu_opts())

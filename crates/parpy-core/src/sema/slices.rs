@@ -1531,12 +1531,16 @@ impl Lowerer<'_, '_> {
                     let d = n - m + if transposed { m - 1 - j } else { j };
                     j += 1;
                     if drop > 0 || (g == 1 && extents[d] != 1) || transposed {
-                        self.error(
-                            Diagnostic::error("an array of indices is supported here only where its dimensions are the result's")
+                        let d = match transposed {
+                            true => Diagnostic::error("an array of indices into a transpose (`x.T[idx]`) is not supported in parpy functions")
+                                .at(span, "a transpose indexed with an array")
+                                .help("index the array itself, the indices reversed (`x.T[idx]` is `x[:, idx].T`: `y[:, :] = x[:, idx].T`)"),
+                            false => Diagnostic::error("an array of indices is supported here only where its dimensions are the result's")
                                 .at(span, "indexed with an array")
-                                .note("here they are broadcast, dropped or reversed (`.T`)")
+                                .note("here a gathered dimension of length 1 is broadcast or dropped")
                                 .help("index inside a loop over the indices (`for k in range(len(idx)): ...`)"),
-                        );
+                        };
+                        self.error(d);
                         self.slice = Some(ctx);
                         return None;
                     }
