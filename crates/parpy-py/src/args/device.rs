@@ -190,7 +190,12 @@ fn not_contiguous(i: usize, ctx: &ArgCtx<'_>, fix: &str) -> PyErr {
 /// call: the bit is not in the key.)
 #[inline]
 fn reject_neg(obj: &Bound<'_, PyAny>, i: usize, ctx: &ArgCtx<'_>) -> PyResult<()> {
-    let neg = obj.call_method0(pyo3::intern!(obj.py(), "is_neg"))?;
+    // (an object that only looks like a tensor may have no `is_neg`: then
+    // it has no negative bit)
+    let Ok(is_neg) = obj.getattr(pyo3::intern!(obj.py(), "is_neg")) else {
+        return Ok(());
+    };
+    let neg = is_neg.call0()?;
     // SAFETY: `Py_True` is the immortal `True` object.
     if neg.as_ptr() == unsafe { pyo3::ffi::Py_True() } {
         return Err(neg_error(i, ctx));
@@ -215,7 +220,10 @@ fn neg_error(i: usize, ctx: &ArgCtx<'_>) -> PyErr {
 /// tensors a function may write: [`grad_write_error`]).
 #[inline]
 pub fn requires_grad(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let r = obj.getattr(pyo3::intern!(obj.py(), "requires_grad"))?;
+    // (no `requires_grad`: an object that only looks like a tensor)
+    let Ok(r) = obj.getattr(pyo3::intern!(obj.py(), "requires_grad")) else {
+        return Ok(false);
+    };
     // SAFETY: `Py_True` is the immortal `True` object.
     Ok(r.as_ptr() == unsafe { pyo3::ffi::Py_True() })
 }
