@@ -384,12 +384,18 @@ impl Lowerer<'_, '_> {
         a_at: Span,
         b_at: Span,
     ) {
+        // (a Python int and a Python float: write the int as a float)
+        let python_numbers = a.starts_with("a Python") && b.starts_with("a Python");
+        let help = match python_numbers {
+            true => "write the int as a float (`1.0 if c else 0.5`): a Python float on both paths, which is the same value wherever what follows is a float; or store the value into an array element directly (`y[i] = a if c else b` stores the value chosen as Python does)",
+            false => "convert the values to one type (`np.float64(v)`, `float(v)`, `np.int16(v)`), or store the value into an array element directly (`y[i] = a if c else b` stores the value chosen as Python does)",
+        };
         self.error(
             Diagnostic::error(format!("{what} {a} on one path and {b} on another"))
                 .at(a_at, a.clone())
                 .also(b_at, b.clone())
                 .note("Python keeps the value of each path with its own type, and what follows depends on it (int8 arithmetic wraps, a Python int's does not; a Python float makes an integer a float); parpy must give the result one type when compiling")
-                .help("convert the values to one type (`np.float64(v)`, `float(v)`, `np.int16(v)`), or store the value into an array element directly (`y[i] = a if c else b` stores the value chosen as Python does)")
+                .help(help)
                 .type_error(),
         );
     }
