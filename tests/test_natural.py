@@ -2770,3 +2770,22 @@ def test_a_loop_over_np_array_of_a_list_reads_numpy_values():
     # slice of one"; the elements are NumPy's: `k * x8[i]` in int64)
     run_both(loop_over_np_array, [np.arange(3.0), np.zeros(3),
                                   np.array([1, 2, 3], np.int64)], cpu_opts())
+
+
+@parpy.jit
+def reassigned_loop_variable(x, y, N):
+    parpy.label('p')
+    for r in range(N):
+        for k in range(4):
+            k = 3 - k
+        for j in range(5):
+            if x[r, j] > 0.5:
+                j = j * 10
+        y[r] = x[r, k] + j
+
+
+def test_a_loop_variable_its_body_assigns_is_read_after_the_loop_in_a_parallel_loop():
+    # (it was "name `k` is not defined": Python's `k` holds what the last
+    # iteration assigned)
+    x = np.array([[0.1, 0.9, 0.3, 0.7, 0.2], [0.6, 0.1, 0.2, 0.3, 0.8]])
+    run_both(reassigned_loop_variable, [x, np.zeros(2), 2], cpu_opts({'p': parpy.threads(2)}))

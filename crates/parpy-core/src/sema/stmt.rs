@@ -2497,6 +2497,14 @@ impl Lowerer<'_, '_> {
             }
             _ => None,
         };
+        // a body that assigns the name, run at least once without `break`:
+        // after the loop the name holds what its last iteration assigned
+        let assigned_last = assigned
+            && !breaks
+            && match (known(self, &lo), known(self, &hi), step) {
+                (Some(l), Some(h), Some(s)) => range_len(l, h, s) >= 1,
+                _ => false,
+            };
         // (the counter first: it keeps the plain name in the code)
         let v = self.new_var(var, Type::Scalar(int_ty), VarKind::LoopIndex, var_span);
         let mut carry = None;
@@ -2605,6 +2613,10 @@ impl Lowerer<'_, '_> {
                 match (last, old, rebound, carry) {
                     (Some(Some(_)), _, Some(b), _) => {
                         self.scope.bind(var, b);
+                    }
+                    (None, _, b, None) if assigned_last && (b.is_some() || body_var.is_some()) => {
+                        let b = b.or(body_var.map(|var| Binding { var, weak: true }));
+                        self.scope.bind(var, b.expect("a binding"));
                     }
                     (_, _, None, Some(c)) => {
                         self.scope.bind(var, Binding { var: c, weak: true });
