@@ -2789,3 +2789,15 @@ def test_a_loop_variable_its_body_assigns_is_read_after_the_loop_in_a_parallel_l
     # iteration assigned)
     x = np.array([[0.1, 0.9, 0.3, 0.7, 0.2], [0.6, 0.1, 0.2, 0.3, 0.8]])
     run_both(reassigned_loop_variable, [x, np.zeros(2), 2], cpu_opts({'p': parpy.threads(2)}))
+
+
+@parpy.jit
+def sum_of_nothing(x8, y):
+    for i in range(3):
+        y[i] = (sum([]) + x8[i]) * 100 + sum(())
+
+
+def test_pythons_sum_of_an_empty_list_is_the_int_0():
+    # (it was "an empty list is an array without elements"; a Python int
+    # 0 keeps `x8[i]`'s int8 arithmetic)
+    run_both(sum_of_nothing, [np.array([1, 2, 3], np.int8), np.zeros(3)], cpu_opts())

@@ -764,6 +764,14 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 };
+                // (Python's `sum([])`, `sum(())`: the int 0)
+                let empty = match &a.kind {
+                    ast::ExprKind::Tuple(items) => items.is_empty(),
+                    _ => a.list_items().is_some_and(|items| items.is_empty()),
+                };
+                if empty {
+                    return Some(self.weak_int(0, span));
+                }
                 self.vector_sum(name, a, false, span)
             }
             Builtin::Len => {
