@@ -402,13 +402,7 @@ pub fn observe(
     }
     // np.float64 is a subclass of float but a strong NumPy scalar (below)
     if let Ok(f) = obj.cast_exact::<PyFloat>() {
-        let v = f.value();
-        key.push(TAG_FLOAT);
-        if specialize {
-            key.push(v.to_bits());
-        }
-        *val = v.to_bits();
-        return Ok((false, false, 0));
+        return Ok(push_python_float(key, f.value(), specialize, val));
     }
     let py = obj.py();
     if obj.is_instance(np_generic(py)?)? {
@@ -419,13 +413,7 @@ pub fn observe(
     // a subclass of float that is not NumPy's: a Python float (as a
     // subclass of int is a Python int)
     if let Ok(f) = obj.cast::<PyFloat>() {
-        let v = f.value();
-        key.push(TAG_FLOAT);
-        if specialize {
-            key.push(v.to_bits());
-        }
-        *val = v.to_bits();
-        return Ok((false, false, 0));
+        return Ok(push_python_float(key, f.value(), specialize, val));
     }
     if let Some(t) = device::torch_host(obj, i, ctx)? {
         if t.shape.is_empty() && !ctx.zero_d_array(i) {
@@ -452,6 +440,22 @@ pub fn observe(
         return observe(&a, i, specialize, key, val, devs, ctx);
     }
     Err(unsupported_object(obj, i, ctx))
+}
+
+/// The key words and slot of a Python float `v` ([`observe`]'s answer).
+#[inline]
+fn push_python_float(
+    key: &mut KeyBuf,
+    v: f64,
+    specialize: bool,
+    val: &mut u64,
+) -> (bool, bool, usize) {
+    key.push(TAG_FLOAT);
+    if specialize {
+        key.push(v.to_bits());
+    }
+    *val = v.to_bits();
+    (false, false, 0)
 }
 
 /// The key words and slot of a typed scalar (a NumPy scalar or a 0-d array).
