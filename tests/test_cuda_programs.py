@@ -410,6 +410,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_what_a_masked_store_cannot_be_is_a_located_error",
     # test_lists: errors
     "test_what_a_list_cannot_be_is_a_located_error",
+    "test_sum_of_an_empty_list_is_pythons_0",
     "test_what_python_reads_as_items_of_other_types_is_a_located_error",
     # test_fills: errors
     "test_what_a_fill_cannot_be_is_a_located_error",
