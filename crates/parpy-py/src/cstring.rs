@@ -365,7 +365,7 @@ impl CompiledString {
                             args::Narrowing::Code,
                         );
                         if let Some(n) = narrow {
-                            n.check(k as u64, pname, &self.name)?;
+                            n.check(k as u64, || pname.clone(), &self.name)?;
                         }
                     }
                     vals[i] = args::slot_bits(v);

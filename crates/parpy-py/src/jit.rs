@@ -711,7 +711,7 @@ impl JitFunction {
                 Some(f) => f.objs[i].clone(),
                 None => arg(i).to_owned(),
             };
-            if args::device::torch_write(&obj, &ctx.name(i), &self.name)? {
+            if args::device::torch_write(&obj, || ctx.name(i), &self.name)? {
                 readonly_written &= !(1 << i);
             }
         }
@@ -742,7 +742,7 @@ impl JitFunction {
             self.overlap_error(&compiled, &vals, &ctx)?;
         }
         for n in &compiled.narrow_ints {
-            n.check(vals[n.arg], &ctx.name(n.arg), &self.name)?;
+            n.check(vals[n.arg], || ctx.name(n.arg), &self.name)?;
         }
         let entry = match &compiled.exec {
             Exec::Cpu(e) => e,

@@ -266,12 +266,16 @@ pub fn check_torch(
 /// function writes, so only those are asked whether they require grad.
 /// `Ok(true)`: a torch tensor that may be written; `Ok(false)`: not a
 /// torch tensor (a read-only array); an error for one that requires grad.
-pub fn torch_write(obj: &Bound<'_, PyAny>, name: &str, func: &str) -> PyResult<bool> {
+pub fn torch_write(
+    obj: &Bound<'_, PyAny>,
+    name: impl FnOnce() -> String,
+    func: &str,
+) -> PyResult<bool> {
     if !is_torch(obj)? {
         return Ok(false);
     }
     if requires_grad(obj)? {
-        return Err(grad_write_error(name, func));
+        return Err(grad_write_error(&name(), func));
     }
     Ok(true)
 }

@@ -257,14 +257,15 @@ impl NarrowInt {
         }
     }
 
-    /// The `OverflowError` of an argument `name` of `func` whose value
-    /// (`bits`, its slot) the entry's parameter type cannot hold, as NumPy's
-    /// `np.int32(2**40)` raises.
+    /// The `OverflowError` of an argument of `func` whose value (`bits`,
+    /// its slot) the entry's parameter type cannot hold, as NumPy's
+    /// `np.int32(2**40)` raises; `name` gives the argument's name, asked
+    /// only then (a cached call makes no string).
     #[inline]
-    pub fn check(&self, bits: u64, name: &str, func: &str) -> PyResult<()> {
+    pub fn check(&self, bits: u64, name: impl FnOnce() -> String, func: &str) -> PyResult<()> {
         let v = self.value(bits);
         match self.to.int_range() {
-            Some((lo, hi)) if !(lo..=hi).contains(&v) => Err(self.error(v, name, func)),
+            Some((lo, hi)) if !(lo..=hi).contains(&v) => Err(self.error(v, &name(), func)),
             _ => Ok(()),
         }
     }
