@@ -1694,10 +1694,12 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 && crate::ir::visit::lanes_independent(&l.body),
         };
         // a float max/min reduction clause names the dialect's declared
-        // reduction, printed with the helper it combines with
+        // reduction, printed with the helper it combines with (a dialect
+        // without declared reductions wants no helper: an unused one is a
+        // warning, an error under -Werror)
         if let Some((op @ (ReduceOp::Max | ReduceOp::Min), _, e)) = ctx.reduction {
-            if e.is_float() {
-                let min = op == ReduceOp::Min;
+            let min = op == ReduceOp::Min;
+            if e.is_float() && self.d.reduction_declaration(!min, e)?.is_some() {
                 self.prelude
                     .insert(PreludeFn::MaxMin(NanRule::NumPy, min, e));
             }
