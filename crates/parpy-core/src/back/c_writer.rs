@@ -283,6 +283,12 @@ pub trait Dialect {
     fn heap_prelude(&self) -> &'static str {
         ""
     }
+    /// What a program that converts a float to a narrower float type
+    /// (`(float)x` of a double, `(_Float16)x` of a float) needs in front
+    /// of its functions, to keep the compiler from dropping the rounding.
+    fn narrowed_floats_prelude(&self) -> &'static str {
+        ""
+    }
     /// Whether local arrays of the host function are device temporaries
     /// (allocated by [`Dialect::host_alloc`], accessed through
     /// [`Dialect::host_store`] / [`Dialect::host_load`]).
@@ -550,6 +556,9 @@ fn rule_helper(max: bool, rule: NanRule) -> &'static str {
 /// Prelude helpers, recorded when used and printed in a fixed order.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum PreludeFn {
+    /// What a conversion of a float to a narrower float type needs in
+    /// front of the functions ([`Dialect::narrowed_floats_prelude`]).
+    NarrowedFloats,
     /// What [`Dialect::heap_array`] needs (`<stdlib.h>`).
     Heap,
     /// What [`Dialect::cpu_threads`] needs (`<omp.h>`).
@@ -879,6 +888,10 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             out.push_str(d.heap_prelude());
             continue;
         }
+        if *f == PreludeFn::NarrowedFloats {
+            out.push_str(d.narrowed_floats_prelude());
+            continue;
+        }
         if *f == PreludeFn::CpuThreads {
             out.push_str(d.cpu_threads()?.1);
             continue;
@@ -972,6 +985,7 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             )),
             PreludeFn::Warp(..)
             | PreludeFn::Cluster(..)
+            | PreludeFn::NarrowedFloats
             | PreludeFn::Heap
             | PreludeFn::CpuThreads => continue,
             // (used by host code alone, it is still in a GPU's device
@@ -2087,6 +2101,9 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                     };
                     (format!("parpy_to_{}({a})", to.short_name()), P_POSTFIX)
                 } else {
+                    if to.is_float() && from.is_some_and(|f| f.is_float() && f.size() > to.size()) {
+                        self.prelude.insert(PreludeFn::NarrowedFloats);
+                    }
                     let ty = self.d.scalar_type(to)?;
                     (format!("({ty}){}", paren(a, P_UNARY)), P_UNARY)
                 }

@@ -7,6 +7,10 @@
 #include <stdbool.h>
 #include <math.h>
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-tree-slp-vectorize")
+#endif
+
 static void normalize_cluster_N(const float *x, float *y) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 4; i += 1) {

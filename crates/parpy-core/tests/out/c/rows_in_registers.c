@@ -7,6 +7,10 @@
 #include <stdbool.h>
 #include <math.h>
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-tree-slp-vectorize")
+#endif
+
 static void rows_in_registers_N(float *x, const float *w) {
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < 16; i += 1) {

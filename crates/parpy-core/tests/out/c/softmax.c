@@ -7,6 +7,10 @@
 #include <stdbool.h>
 #include <math.h>
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-tree-slp-vectorize")
+#endif
+
 static inline float parpy_max_f32(float a, float b) {
   return (a > b || a != a) ? a : b;
 }

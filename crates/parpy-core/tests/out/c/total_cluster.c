@@ -6,6 +6,10 @@
 #include <stdbool.h>
 #include <math.h>
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-tree-slp-vectorize")
+#endif
+
 static void total_cluster_all(const float *x, double *acc_ref) {
   double acc = acc_ref[0];
   #pragma omp parallel for schedule(static) reduction(+:acc)
