@@ -158,15 +158,20 @@ pub enum MathFn {
     /// `np.sign`: -1, 0 or 1 in the argument's type (a NaN stays NaN, a
     /// zero of either sign is +0).
     Sign,
+    /// `np.gcd` / `np.lcm` of integers (`math.gcd` / `math.lcm` of two):
+    /// of the magnitudes, in the integers' type (NumPy's values where the
+    /// result wraps: `np.gcd(int8(-128), 0)` is -128).
+    Gcd,
+    Lcm,
 }
 
 impl MathFn {
-    pub const ALL: [MathFn; 37] = {
+    pub const ALL: [MathFn; 39] = {
         use MathFn::*;
         [
             Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Abs, Atan2, Floor, Ceil, Pow, Erf, Erfc, Expm1,
             Log1p, Hypot, Copysign, Fmod, Cbrt, Round, IsNan, IsInf, IsFinite, Log10, Log2, Exp2,
-            Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Trunc, Sign,
+            Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Trunc, Sign, Gcd, Lcm,
         ]
     };
     pub fn name(self) -> &'static str {
@@ -208,6 +213,8 @@ impl MathFn {
             MathFn::Atanh => "atanh",
             MathFn::Trunc => "trunc",
             MathFn::Sign => "sign",
+            MathFn::Gcd => "gcd",
+            MathFn::Lcm => "lcm",
         }
     }
     pub fn from_name(name: &str) -> Option<MathFn> {
@@ -215,7 +222,13 @@ impl MathFn {
     }
     pub fn arity(self) -> usize {
         match self {
-            MathFn::Atan2 | MathFn::Pow | MathFn::Hypot | MathFn::Copysign | MathFn::Fmod => 2,
+            MathFn::Atan2
+            | MathFn::Pow
+            | MathFn::Hypot
+            | MathFn::Copysign
+            | MathFn::Fmod
+            | MathFn::Gcd
+            | MathFn::Lcm => 2,
             _ => 1,
         }
     }

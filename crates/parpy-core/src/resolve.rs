@@ -96,6 +96,9 @@ pub enum Builtin {
     IsClose,
     /// `math.isclose(a, b, rel_tol=, abs_tol=)` of numbers: CPython's.
     MathIsClose,
+    /// `math.gcd(*ints)` / `math.lcm(*ints)` (`MathFn::Gcd` / `Lcm`): of
+    /// Python ints (and what has `__index__`), a Python int.
+    MathGcdLcm(MathFn),
     /// `np.allclose(a, b, rtol, atol, equal_nan)`: `np.all` of
     /// `np.isclose`, a Python bool.
     AllClose,
@@ -223,6 +226,9 @@ pub enum Ufunc {
     /// NumPy computes it; `np.logaddexp2` in base 2.
     LogAddExp,
     LogAddExp2,
+    /// `np.gcd(a, b)` / `np.lcm(a, b)` of integers (`MathFn::Gcd` / `Lcm`).
+    Gcd,
+    Lcm,
 }
 
 impl Builtin {
@@ -396,6 +402,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "heaviside" => ufunc(Ufunc::Heaviside),
         "float_power" => ufunc(Ufunc::FloatPower),
         "sinc" => ufunc(Ufunc::Sinc),
+        "gcd" => ufunc(Ufunc::Gcd),
+        "lcm" => ufunc(Ufunc::Lcm),
         "nan_to_num" => Some(Builtin::NanToNum),
         "isclose" => Some(Builtin::IsClose),
         "allclose" => Some(Builtin::AllClose),
@@ -475,6 +483,8 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
         | "cosh" | "asinh" | "acosh" | "atanh" => MathFn::from_name(name).map(Builtin::PyMath),
         "fabs" => Some(Builtin::PyMath(MathFn::Abs)),
         "isclose" => Some(Builtin::MathIsClose),
+        "gcd" => Some(Builtin::MathGcdLcm(MathFn::Gcd)),
+        "lcm" => Some(Builtin::MathGcdLcm(MathFn::Lcm)),
         // Python's `math.trunc` gives an int, as `math.floor`
         "floor" | "ceil" | "trunc" => MathFn::from_name(name).map(Builtin::MathToInt),
         _ => None,

@@ -575,6 +575,9 @@ enum PreludeFn {
     MaxMin(NanRule, bool, ElemTy),
     Abs(ElemTy),
     Sign(ElemTy),
+    /// `parpy_gcd_<type>` / `parpy_lcm_<type>` (`false` / `true`): of the
+    /// magnitudes of two integers, in their unsigned type, as NumPy.
+    GcdLcm(bool, ElemTy),
     /// Shifts by any count, as NumPy: counts at or above the width or
     /// negative give 0 (`>>` of a negative value: -1), never C's UB.
     Shl(ElemTy),
@@ -954,6 +957,29 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::Pow(e) => (e, format!(
                 "{q} T parpy_pow_S(T b, T e) {{\n  T r = 1;\n  if (e < 0) {{\n    return b == 1 ? 1 : 0;\n  }}\n  while (e > 0) {{\n    if (e & 1) {{\n      r = (T)((UW)r * (UW)b);\n    }}\n    b = (T)((UW)b * (UW)b);\n    e >>= 1;\n  }}\n  return r;\n}}\n"
             )),
+            // of the magnitudes (`0 - (UW)a`: the most negative value's
+            // too), Euclid's remainders in the unsigned type (no C `%` of
+            // the least value by -1); NumPy's lcm is `|a| / gcd * |b|`,
+            // wrapping in the type
+            PreludeFn::GcdLcm(lcm, e) => {
+                let mag = |v: &str| {
+                    if e.is_signed_int() {
+                        format!("{v} < 0 ? 0 - (UW){v} : (UW){v}")
+                    } else {
+                        format!("(UW){v}")
+                    }
+                };
+                let (name, ret) = if lcm {
+                    ("lcm", "g == 0 ? 0 : (T)(x / g * y)")
+                } else {
+                    ("gcd", "(T)g")
+                };
+                (e, format!(
+                    "{q} T parpy_{name}_S(T a, T b) {{\n  UW x = {};\n  UW y = {};\n  UW g = y, r = x;\n  while (r != 0) {{\n    UW t = g % r;\n    g = r;\n    r = t;\n  }}\n  return {ret};\n}}\n",
+                    mag("a"),
+                    mag("b"),
+                ))
+            }
             // float16 in float: the product of two halves is exact there
             PreludeFn::Square(ElemTy::F16) => (ElemTy::F16, format!("{q} T parpy_square_S(T a) {{\n  return (T)((float)a * (float)a);\n}}\n")),
             PreludeFn::Square(e) => (e, format!("{q} T parpy_square_S(T a) {{\n  return a * a;\n}}\n")),
@@ -1064,6 +1090,8 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             .replace("parpy_sign_S", &format!("parpy_sign_{}", e.short_name()))
             .replace("parpy_shl_S", &format!("parpy_shl_{}", e.short_name()))
             .replace("parpy_shr_S", &format!("parpy_shr_{}", e.short_name()))
+            .replace("parpy_gcd_S", &format!("parpy_gcd_{}", e.short_name()))
+            .replace("parpy_lcm_S", &format!("parpy_lcm_{}", e.short_name()))
             .replace("BITS", &(8 * e.size()).to_string());
         if e.is_float() {
             // the float16 helpers compute in float
@@ -2137,6 +2165,11 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                         MathFn::Pow => {
                             self.prelude.insert(PreludeFn::Pow(ty));
                             format!("parpy_pow_{}", ty.short_name())
+                        }
+                        MathFn::Gcd | MathFn::Lcm => {
+                            let lcm = *func == MathFn::Lcm;
+                            self.prelude.insert(PreludeFn::GcdLcm(lcm, ty));
+                            format!("parpy_{}_{}", func.name(), ty.short_name())
                         }
                         _ => return Err(format!("`{}` of an integer", func.name()).into()),
                     }

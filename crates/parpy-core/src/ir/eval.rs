@@ -423,6 +423,32 @@ pub fn wrap_int(v: i64, e: ElemTy) -> i64 {
     }
 }
 
+/// NumPy's `gcd` (`lcm`: true) of two integers of type `e` (values as
+/// `wrap_int` keeps them): of the magnitudes, Euclid's in the unsigned
+/// type; lcm `|a| / gcd * |b|` wrapping in it (`np.lcm(int8(50), 3)` is
+/// -106). The C prelude's `parpy_gcd_<type>` / `parpy_lcm_<type>` is this
+/// rule in C.
+pub fn gcd_lcm(lcm: bool, a: i64, b: i64, e: ElemTy) -> i64 {
+    let mag = |v: i64| {
+        if e.is_signed_int() {
+            v.unsigned_abs()
+        } else {
+            v as u64
+        }
+    };
+    let (x, y) = (mag(a), mag(b));
+    let (mut g, mut r) = (y, x);
+    while r != 0 {
+        (g, r) = (r, g % r);
+    }
+    let v = if lcm {
+        x.checked_div(g).map_or(0, |q| q.wrapping_mul(y))
+    } else {
+        g
+    };
+    wrap_int(v as i64, e)
+}
+
 /// A float converted to the integer type `e` as NumPy converts it on
 /// x86-64 (truncated toward zero): an int64 directly, a uint32 through one
 /// (wrapped); an int32, and the narrower types through one (wrapped to

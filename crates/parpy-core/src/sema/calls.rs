@@ -651,6 +651,7 @@ impl Lowerer<'_, '_> {
             Builtin::NanToNum => self.nan_to_num(name, args, span),
             Builtin::IsClose => self.isclose(name, args, span),
             Builtin::MathIsClose => self.math_isclose(name, args, span),
+            Builtin::MathGcdLcm(f) => self.math_gcd_lcm(f, name, args, span),
             // `np.all(np.isclose(...))`, a Python bool
             Builtin::AllClose => {
                 let close = Self::numpy_call("isclose", args.to_vec(), span);

@@ -31,7 +31,9 @@ impl Ufunc {
             | Ufunc::Heaviside
             | Ufunc::FloatPower
             | Ufunc::LogAddExp
-            | Ufunc::LogAddExp2 => 2,
+            | Ufunc::LogAddExp2
+            | Ufunc::Gcd
+            | Ufunc::Lcm => 2,
             _ => 1,
         }
     }
@@ -254,6 +256,30 @@ impl Lowerer<'_, '_> {
                     _ => self.int_fmod(x, y, ty, span)?,
                 }
             }
+            (Ufunc::Gcd | Ufunc::Lcm, Some(b)) => {
+                let f = if u == Ufunc::Gcd {
+                    MathFn::Gcd
+                } else {
+                    MathFn::Lcm
+                };
+                let (x, y, ty, weak) = self.unify(a, b)?;
+                if !ty.is_int() {
+                    self.error(
+                        Diagnostic::error(format!(
+                            "`{name}` of {} values: NumPy has no such loop (a TypeError)",
+                            ty.numpy_name()
+                        ))
+                        .at(span, "NumPy's gcd and lcm take integers only")
+                        .help("convert the operands to an integer type first, e.g. `int(v)` or `np.int64(v)`")
+                        .type_error(),
+                    );
+                    return None;
+                }
+                TExpr {
+                    e: Expr::math(f, vec![x, y], ty, span),
+                    weak,
+                }
+            }
             (Ufunc::Heaviside, Some(b)) => {
                 // NumPy's `npy_heaviside`: NaN, `h0` at 0, else 0 or 1
                 let ty = self.float_loop_type(&[a.clone(), b.clone()])?;
@@ -462,6 +488,52 @@ impl Lowerer<'_, '_> {
     /// infinity, else `|b - a|` at most `|rel_tol * b|`, `|rel_tol * a|` or
     /// `abs_tol`. A negative tolerance raises `ValueError` where the call
     /// runs. A Python bool.
+    /// Python's `math.gcd(*ints)` / `math.lcm(*ints)` (`f`: `MathFn::Gcd`
+    /// / `Lcm`): each operand a Python int (a Python bool, a NumPy integer:
+    /// what has `__index__`), the result a Python int, folded from the left
+    /// (`gcd()` is 0, `lcm()` 1, of one operand its magnitude).
+    pub(super) fn math_gcd_lcm(
+        &mut self,
+        f: MathFn,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        let int = self.opts.int_type;
+        let identity = if f == MathFn::Gcd { 0 } else { 1 };
+        let mut acc = Expr::int(identity, int, span);
+        let mut ok = true;
+        for a in args {
+            let Some(v) = self.lower_expr(a) else {
+                ok = false;
+                continue;
+            };
+            let Some(t) = self.scalar_elem(&v) else {
+                ok = false;
+                continue;
+            };
+            if t.is_float() || (t == ElemTy::Bool && !v.weak) {
+                let what = if t.is_float() && v.weak {
+                    "float".to_string()
+                } else {
+                    format!("numpy.{}", t.numpy_name())
+                };
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` takes integers: '{what}' object cannot be interpreted as an integer (a TypeError in Python)"
+                    ))
+                    .at(a.span, format!("a {what}"))
+                    .help("convert it first: `int(v)`")
+                    .type_error(),
+                );
+                ok = false;
+                continue;
+            }
+            acc = Expr::math(f, vec![acc, convert(v.e, int)], int, span);
+        }
+        ok.then_some(TExpr { e: acc, weak: true })
+    }
+
     pub(super) fn math_isclose(
         &mut self,
         name: &str,

@@ -955,6 +955,11 @@ impl Exec<'_> {
                 if *func == MathFn::Abs && !elem.is_float() {
                     return Ok(Value::Int(wrap_int(a.as_i64().wrapping_abs(), elem)));
                 }
+                if matches!(func, MathFn::Gcd | MathFn::Lcm) {
+                    let b = self.eval(&args[1])?.as_i64();
+                    let r = eval::gcd_lcm(*func == MathFn::Lcm, a.as_i64(), b, elem);
+                    return Ok(Value::Int(r));
+                }
                 let x = a.as_f64();
                 let y = match args.get(1) {
                     Some(b) => self.eval(b)?.as_f64(),
@@ -1010,6 +1015,10 @@ impl Exec<'_> {
                     | MathFn::IsNan
                     | MathFn::IsInf
                     | MathFn::IsFinite => return Err(err(self.plan, "`erf`/`erfc` in host code")),
+                    // (of integers, above)
+                    MathFn::Gcd | MathFn::Lcm => {
+                        return Err(err(self.plan, "`gcd`/`lcm` of floats"))
+                    }
                 };
                 convert(Value::Float(r), elem)
             }
