@@ -163,15 +163,24 @@ pub enum MathFn {
     /// result wraps: `np.gcd(int8(-128), 0)` is -128).
     Gcd,
     Lcm,
+    /// `np.ldexp(x, e)`: `x * 2**e` exactly (the exponent a C `int`,
+    /// clamped where every result is already 0 or inf).
+    Ldexp,
+    /// `np.nextafter(x, y)`: the next float after `x` toward `y`.
+    NextAfter,
+    /// `math.remainder(x, y)`: IEEE 754's remainder (`x - n*y`, `n` the
+    /// nearest integer to `x / y`, ties to even).
+    Remainder,
 }
 
 impl MathFn {
-    pub const ALL: [MathFn; 39] = {
+    pub const ALL: [MathFn; 42] = {
         use MathFn::*;
         [
             Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Abs, Atan2, Floor, Ceil, Pow, Erf, Erfc, Expm1,
             Log1p, Hypot, Copysign, Fmod, Cbrt, Round, IsNan, IsInf, IsFinite, Log10, Log2, Exp2,
-            Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Trunc, Sign, Gcd, Lcm,
+            Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Trunc, Sign, Gcd, Lcm, Ldexp,
+            NextAfter, Remainder,
         ]
     };
     pub fn name(self) -> &'static str {
@@ -215,6 +224,9 @@ impl MathFn {
             MathFn::Sign => "sign",
             MathFn::Gcd => "gcd",
             MathFn::Lcm => "lcm",
+            MathFn::Ldexp => "ldexp",
+            MathFn::NextAfter => "nextafter",
+            MathFn::Remainder => "remainder",
         }
     }
     pub fn from_name(name: &str) -> Option<MathFn> {
@@ -228,7 +240,10 @@ impl MathFn {
             | MathFn::Copysign
             | MathFn::Fmod
             | MathFn::Gcd
-            | MathFn::Lcm => 2,
+            | MathFn::Lcm
+            | MathFn::Ldexp
+            | MathFn::NextAfter
+            | MathFn::Remainder => 2,
             _ => 1,
         }
     }

@@ -99,6 +99,12 @@ pub enum Builtin {
     /// `math.gcd(*ints)` / `math.lcm(*ints)` (`MathFn::Gcd` / `Lcm`): of
     /// Python ints (and what has `__index__`), a Python int.
     MathGcdLcm(MathFn),
+    /// `math.radians(x)` (`true`) / `math.degrees(x)`: a Python float.
+    MathAngle(bool),
+    /// `np.real(x)` of a number.
+    Real,
+    /// `math.ulp(x)`: CPython's, from `nextafter`.
+    MathUlp,
     /// `np.allclose(a, b, rtol, atol, equal_nan)`: `np.all` of
     /// `np.isclose`, a Python bool.
     AllClose,
@@ -229,6 +235,16 @@ pub enum Ufunc {
     /// `np.gcd(a, b)` / `np.lcm(a, b)` of integers (`MathFn::Gcd` / `Lcm`).
     Gcd,
     Lcm,
+    /// `np.isposinf(x)` / `np.isneginf(x)` (`true`): `x == inf`.
+    IsSignedInf(bool),
+    /// `np.conjugate(x)` / `np.conj` of a real number: itself.
+    Conjugate,
+    /// `np.ldexp(x, e)`, `np.nextafter(x, y)` (`MathFn::Ldexp`,
+    /// `NextAfter`) and `np.spacing(x)`: `nextafter(x, copysign(inf, x)) -
+    /// x`, NaN of an infinity.
+    Ldexp,
+    NextAfter,
+    Spacing,
 }
 
 impl Builtin {
@@ -244,6 +260,9 @@ impl Builtin {
             Builtin::PyMath(_)
             | Builtin::MathToInt(MathFn::Floor | MathFn::Ceil | MathFn::Trunc)
             | Builtin::MathIsClose
+            | Builtin::MathGcdLcm(_)
+            | Builtin::MathAngle(_)
+            | Builtin::MathUlp
             | Builtin::Float
             | Builtin::Int
             | Builtin::Bool => true,
@@ -402,6 +421,13 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "heaviside" => ufunc(Ufunc::Heaviside),
         "float_power" => ufunc(Ufunc::FloatPower),
         "sinc" => ufunc(Ufunc::Sinc),
+        "isposinf" => ufunc(Ufunc::IsSignedInf(false)),
+        "isneginf" => ufunc(Ufunc::IsSignedInf(true)),
+        "conjugate" | "conj" => ufunc(Ufunc::Conjugate),
+        "real" => Some(Builtin::Real),
+        "ldexp" => ufunc(Ufunc::Ldexp),
+        "nextafter" => ufunc(Ufunc::NextAfter),
+        "spacing" => ufunc(Ufunc::Spacing),
         "gcd" => ufunc(Ufunc::Gcd),
         "lcm" => ufunc(Ufunc::Lcm),
         "nan_to_num" => Some(Builtin::NanToNum),
@@ -485,6 +511,12 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
         "isclose" => Some(Builtin::MathIsClose),
         "gcd" => Some(Builtin::MathGcdLcm(MathFn::Gcd)),
         "lcm" => Some(Builtin::MathGcdLcm(MathFn::Lcm)),
+        "ldexp" => Some(Builtin::PyMath(MathFn::Ldexp)),
+        "nextafter" => Some(Builtin::PyMath(MathFn::NextAfter)),
+        "remainder" => Some(Builtin::PyMath(MathFn::Remainder)),
+        "ulp" => Some(Builtin::MathUlp),
+        "radians" => Some(Builtin::MathAngle(true)),
+        "degrees" => Some(Builtin::MathAngle(false)),
         // Python's `math.trunc` gives an int, as `math.floor`
         "floor" | "ceil" | "trunc" => MathFn::from_name(name).map(Builtin::MathToInt),
         _ => None,

@@ -449,6 +449,72 @@ pub fn gcd_lcm(lcm: bool, a: i64, b: i64, e: ElemTy) -> i64 {
     wrap_int(v as i64, e)
 }
 
+/// C's `nextafter` of float type `e` (`nextafterf` of a float32): the
+/// next value after `x` toward `y`.
+pub fn next_after(x: f64, y: f64, e: ElemTy) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    let up = y > x;
+    if e == ElemTy::F32 {
+        let x = x as f32;
+        let b = if x == 0.0 {
+            return f32::from_bits(1).copysign(if up { 1.0 } else { -1.0 }) as f64;
+        } else if up == (x > 0.0) {
+            x.to_bits() + 1
+        } else {
+            x.to_bits() - 1
+        };
+        return f32::from_bits(b) as f64;
+    }
+    if x == 0.0 {
+        return f64::from_bits(1).copysign(if up { 1.0 } else { -1.0 });
+    }
+    let b = x.to_bits();
+    f64::from_bits(if up == (x > 0.0) { b + 1 } else { b - 1 })
+}
+
+/// C's `ldexp`: `x * 2**e` (in steps a float holds, rounded once at the
+/// end but for results below the normal floats).
+pub fn ldexp(mut x: f64, e: i64) -> f64 {
+    let mut e = e.clamp(-100_000, 100_000);
+    while e > 1000 && x.is_finite() && x != 0.0 {
+        x *= 2f64.powi(1000);
+        e -= 1000;
+    }
+    while e < -1000 && x.is_finite() && x != 0.0 {
+        x *= 2f64.powi(-1000);
+        e += 1000;
+    }
+    x * 2f64.powi(e as i32)
+}
+
+/// IEEE 754's remainder (C's `remainder`, Python's `math.remainder`):
+/// `x - n * y`, `n` the integer nearest `x / y` (ties to even), exact;
+/// NaN of an infinite `x` or a zero `y`. CPython's way, from `fmod`.
+pub fn ieee_remainder(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() || x.is_infinite() || y == 0.0 {
+        return f64::NAN;
+    }
+    if y.is_infinite() {
+        return x;
+    }
+    let (ax, ay) = (x.abs(), y.abs());
+    let m = ax % ay;
+    let c = ay - m;
+    let r = if m < c {
+        m
+    } else if m > c {
+        -c
+    } else {
+        m - 2.0 * ((0.5 * (ax - m)) % ay)
+    };
+    1f64.copysign(x) * r
+}
+
 /// A float converted to the integer type `e` as NumPy converts it on
 /// x86-64 (truncated toward zero): an int64 directly, a uint32 through one
 /// (wrapped); an int32, and the narrower types through one (wrapped to

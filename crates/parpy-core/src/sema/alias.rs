@@ -69,6 +69,7 @@ pub(super) fn elementwise(b: crate::resolve::Builtin) -> bool {
             | B::PyMath(_)
             | B::Abs
             | B::Ufunc(_)
+            | B::Real
             | B::Maximum
             | B::Minimum
             | B::Fmax

@@ -652,6 +652,9 @@ impl Lowerer<'_, '_> {
             Builtin::IsClose => self.isclose(name, args, span),
             Builtin::MathIsClose => self.math_isclose(name, args, span),
             Builtin::MathGcdLcm(f) => self.math_gcd_lcm(f, name, args, span),
+            Builtin::MathAngle(to_rad) => self.math_angle(to_rad, name, args, span),
+            Builtin::Real => self.real_part(name, args, span),
+            Builtin::MathUlp => self.math_ulp(name, args, span),
             // `np.all(np.isclose(...))`, a Python bool
             Builtin::AllClose => {
                 let close = Self::numpy_call("isclose", args.to_vec(), span);
@@ -1203,7 +1206,13 @@ impl Lowerer<'_, '_> {
             return None;
         }
         if !matches!(f, MathFn::Abs | MathFn::Sign) {
-            ty = self.float_loop_type(&vals)?;
+            // (`ldexp`: of its float operand)
+            let floats = if f == MathFn::Ldexp {
+                &vals[..1]
+            } else {
+                &vals[..]
+            };
+            ty = self.float_loop_type(floats)?;
         }
         if f == MathFn::Abs && ty == ElemTy::Bool {
             ty = self.opts.int_type;
@@ -1216,6 +1225,27 @@ impl Lowerer<'_, '_> {
             return Some(TExpr {
                 e: predicate(f, vals.remove(0).e, ty, span),
                 weak: python,
+            });
+        }
+        if f == MathFn::Ldexp {
+            // (Python's `math.ldexp` takes a Python int exponent only)
+            let e = vals.pop()?;
+            if python && !e.weak {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` takes a Python int exponent: Expected an int as second argument to ldexp (a TypeError in Python)"
+                    ))
+                    .at(e.e.span, "a NumPy value")
+                    .help("convert it: `int(e)`")
+                    .type_error(),
+                );
+                return None;
+            }
+            let e = self.ldexp_exponent(e, name, span)?;
+            let x = convert(vals.pop()?.e, ty);
+            return Some(TExpr {
+                e: Expr::math(f, vec![x, e], ty, span),
+                weak,
             });
         }
         let args: Vec<Expr> = vals.drain(..).map(|v| convert(v.e, ty)).collect();
@@ -1275,6 +1305,7 @@ impl Lowerer<'_, '_> {
                 | MathFn::Erf
                 | MathFn::Erfc
                 | MathFn::Hypot
+                | MathFn::NextAfter
         );
         let Some(t) = r.e.ty.elem().filter(|t| t.is_float()) else {
             return Some(r);
@@ -1322,6 +1353,7 @@ impl Lowerer<'_, '_> {
                     | MathFn::Cosh
                     | MathFn::Sinh
                     | MathFn::Pow
+                    | MathFn::Ldexp
             );
             if f == MathFn::Pow {
                 // 0.0 ** negative is a pole: ValueError; else overflow

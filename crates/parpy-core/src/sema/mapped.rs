@@ -301,6 +301,10 @@ fn elementwise_call(
             Builtin::Min | Builtin::Max => false,
             Builtin::Math(_)
             | Builtin::PyMath(_)
+            | Builtin::MathGcdLcm(_)
+            | Builtin::MathAngle(_)
+            | Builtin::MathUlp
+            | Builtin::Real
             | Builtin::MathToInt(_)
             | Builtin::Convert
             | Builtin::Maximum

@@ -17,6 +17,7 @@ use crate::ir::{BinOp, ElemTy, Expr, ExprKind, MathFn, Type, UnOp};
 use crate::resolve::Ufunc;
 use crate::syntax::ast;
 
+use super::calls::predicate;
 use super::expr::bool_binary;
 use super::types::convert;
 use super::{Lowerer, TExpr};
@@ -33,7 +34,9 @@ impl Ufunc {
             | Ufunc::LogAddExp
             | Ufunc::LogAddExp2
             | Ufunc::Gcd
-            | Ufunc::Lcm => 2,
+            | Ufunc::Lcm
+            | Ufunc::Ldexp
+            | Ufunc::NextAfter => 2,
             _ => 1,
         }
     }
@@ -54,6 +57,18 @@ fn compute_type(ty: ElemTy) -> ElemTy {
     match ty {
         ElemTy::F16 => ElemTy::F32,
         t => t,
+    }
+}
+
+/// The factor that turns degrees into radians (`to_rad`) or back, in
+/// float type `work`: `pi / 180` as NumPy's `deg2rad` and Python's
+/// `math.radians` multiply by it.
+fn angle_factor(to_rad: bool, work: ElemTy) -> f64 {
+    match (work, to_rad) {
+        (ElemTy::F64, true) => std::f64::consts::PI / 180.0,
+        (ElemTy::F64, false) => 180.0 / std::f64::consts::PI,
+        (_, true) => (std::f32::consts::PI / 180.0) as f64,
+        (_, false) => (180.0 / std::f32::consts::PI) as f64,
     }
 }
 
@@ -213,13 +228,7 @@ impl Lowerer<'_, '_> {
                 // a float16 in float32)
                 let (x, ty) = self.as_float(a)?;
                 let work = compute_type(ty);
-                let to_rad = u == Ufunc::Deg2Rad;
-                let k = match (work, to_rad) {
-                    (ElemTy::F64, true) => std::f64::consts::PI / 180.0,
-                    (ElemTy::F64, false) => 180.0 / std::f64::consts::PI,
-                    (_, true) => (std::f32::consts::PI / 180.0) as f64,
-                    (_, false) => (180.0 / std::f32::consts::PI) as f64,
-                };
+                let k = angle_factor(u == Ufunc::Deg2Rad, work);
                 let x = TExpr {
                     e: convert(x.e, work),
                     weak: false,
@@ -255,6 +264,58 @@ impl Lowerer<'_, '_> {
                     }
                     _ => self.int_fmod(x, y, ty, span)?,
                 }
+            }
+            // `a == inf`: False of an integer, a bool, a NaN
+            (Ufunc::IsSignedInf(negative), None) => {
+                let ty = self.scalar_elem(&a)?;
+                if !ty.is_float() {
+                    return Some(weak(Expr::new(
+                        ExprKind::Bool(false),
+                        Type::Scalar(ElemTy::Bool),
+                        span,
+                    )));
+                }
+                let inf = if negative {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                };
+                weak(Expr::compare(BinOp::Eq, a.e, constant(inf, ty, span), span))
+            }
+            // of a real number, itself (NumPy's loop of a bool is int8's)
+            (Ufunc::Conjugate, None) => match self.scalar_elem(&a)? {
+                ElemTy::Bool => weak(convert(a.e, ElemTy::I8)),
+                _ => a,
+            },
+            (Ufunc::Ldexp, Some(b)) => {
+                let ty = self.float_loop_type(std::slice::from_ref(&a))?;
+                let e = self.ldexp_exponent(b, name, span)?;
+                weak(Expr::math(
+                    MathFn::Ldexp,
+                    vec![convert(a.e, ty), e],
+                    ty,
+                    span,
+                ))
+            }
+            (Ufunc::NextAfter, Some(b)) => {
+                let ty = self.float_loop_type(&[a.clone(), b.clone()])?;
+                self.no_float16_steps(ty, name, span)?;
+                let args = vec![convert(a.e, ty), convert(b.e, ty)];
+                weak(Expr::math(MathFn::NextAfter, args, ty, span))
+            }
+            // NumPy's `npy_spacing`: NaN of an infinity, else the step away
+            // from zero (of -0.0: up, as of 0.0)
+            (Ufunc::Spacing, None) => {
+                let ty = self.float_loop_type(std::slice::from_ref(&a))?;
+                self.no_float16_steps(ty, name, span)?;
+                let x = self.reusable(convert(a.e, ty), span);
+                let c = |v: f64| constant(v, ty, span);
+                let negative = Expr::compare(BinOp::Lt, x.clone(), c(0.0), span);
+                let away = Expr::select(negative, c(f64::NEG_INFINITY), c(f64::INFINITY));
+                let next = Expr::math(MathFn::NextAfter, vec![x.clone(), away], ty, span);
+                let step = Expr::binary(BinOp::Sub, next, x.clone(), Type::Scalar(ty), span);
+                let inf = predicate(MathFn::IsInf, x, ty, span);
+                weak(Expr::select(inf, c(f64::NAN), step))
             }
             (Ufunc::Gcd | Ufunc::Lcm, Some(b)) => {
                 let f = if u == Ufunc::Gcd {
@@ -488,6 +549,127 @@ impl Lowerer<'_, '_> {
     /// infinity, else `|b - a|` at most `|rel_tol * b|`, `|rel_tol * a|` or
     /// `abs_tol`. A negative tolerance raises `ValueError` where the call
     /// runs. A Python bool.
+    /// The exponent `e` of `ldexp` as the C `int` the functions take: an
+    /// integer (a float, or a uint64 that no int64 holds, is NumPy's
+    /// TypeError; a Python int must fit an int32, as NumPy's loop takes
+    /// it), clamped to +-100000, past which every result is 0 or inf.
+    pub(super) fn ldexp_exponent(&mut self, e: TExpr, name: &str, span: Span) -> Option<Expr> {
+        let t = self.scalar_elem(&e)?;
+        if t.is_float() || t == ElemTy::U64 {
+            self.error(
+                Diagnostic::error(format!(
+                    "the exponent of `{name}` is a {}: it takes an integer",
+                    t.numpy_name()
+                ))
+                .at(e.e.span, "not an integer that an int64 holds")
+                .help("convert it: `int(e)`")
+                .type_error(),
+            );
+            return None;
+        }
+        if e.weak {
+            self.python_int_fits(&e, ElemTy::I32)?;
+        }
+        let wide = convert(e.e, ElemTy::I64);
+        let c = |v: i64| Expr::int(v, ElemTy::I64, span);
+        let low = Expr::compare(BinOp::Lt, wide.clone(), c(-100_000), span);
+        let high = Expr::compare(BinOp::Gt, wide.clone(), c(100_000), span);
+        let clamped = Expr::select(low, c(-100_000), Expr::select(high, c(100_000), wide));
+        Some(convert(clamped, ElemTy::I32))
+    }
+
+    /// Refuses `nextafter` / `spacing` of float16, which NumPy steps on
+    /// the half's bits (parpy computes float16 in float32).
+    fn no_float16_steps(&mut self, ty: ElemTy, name: &str, span: Span) -> Option<()> {
+        if ty != ElemTy::F16 {
+            return Some(());
+        }
+        self.error(
+            Diagnostic::error(format!(
+                "`{name}` of float16 values is not supported by parpy"
+            ))
+            .at(span, "a step between float16 values")
+            .help("compute it in float32: `np.float32(x)`"),
+        );
+        None
+    }
+
+    /// `e` where an expression uses it more than once: itself when pure,
+    /// else its value in a local (`stash`).
+    fn reusable(&mut self, e: Expr, span: Span) -> Expr {
+        if crate::ir::visit::pure(&e) {
+            e
+        } else {
+            self.stash(e, span)
+        }
+    }
+
+    /// Python's `math.ulp(x)` (CPython's): of `|x|` the step to the next
+    /// float up (down from the largest float); NaN and inf themselves.
+    pub(super) fn math_ulp(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<TExpr> {
+        let v = self.operands(name, 1, args, span)?.pop()?;
+        self.scalar_elem(&v)?;
+        let f = ElemTy::F64;
+        let x = self.reusable(convert(v.e, f), span);
+        let c = |v: f64| constant(v, f, span);
+        let m = Expr::math(MathFn::Abs, vec![x.clone()], f, span);
+        let step = |to: f64, up: bool| {
+            let n = Expr::math(MathFn::NextAfter, vec![m.clone(), c(to)], f, span);
+            let (a, b) = if up { (n, m.clone()) } else { (m.clone(), n) };
+            Expr::binary(BinOp::Sub, a, b, Type::Scalar(f), span)
+        };
+        let at_max = Expr::compare(BinOp::Eq, m.clone(), c(f64::MAX), span);
+        let finite = Expr::select(
+            at_max,
+            step(f64::NEG_INFINITY, false),
+            step(f64::INFINITY, true),
+        );
+        let inf = predicate(MathFn::IsInf, x.clone(), f, span);
+        let nan = predicate(MathFn::IsNan, x.clone(), f, span);
+        let r = Expr::select(nan, x, Expr::select(inf, m, finite));
+        Some(weak(r))
+    }
+
+    /// Python's `math.radians(x)` (`to_rad`) / `math.degrees(x)`: `x` as
+    /// a Python float times CPython's factor, a Python float.
+    pub(super) fn math_angle(
+        &mut self,
+        to_rad: bool,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        let v = self.operands(name, 1, args, span)?.pop()?;
+        self.scalar_elem(&v)?;
+        let x = TExpr {
+            e: convert(v.e, ElemTy::F64),
+            weak: false,
+        };
+        let k = weak(constant(
+            angle_factor(to_rad, ElemTy::F64),
+            ElemTy::F64,
+            span,
+        ));
+        let r = self.binary(BinOp::Mul, x, k, span)?;
+        Some(weak(r.e))
+    }
+
+    /// `np.real(x)` of a number: `x.real`, itself (a Python bool's is
+    /// the int).
+    pub(super) fn real_part(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
+        let v = self.operands(name, 1, args, span)?.pop()?;
+        if self.scalar_elem(&v)? == ElemTy::Bool && v.weak {
+            let int = self.opts.int_type;
+            return Some(weak(convert(v.e, int)));
+        }
+        Some(v)
+    }
+
     /// Python's `math.gcd(*ints)` / `math.lcm(*ints)` (`f`: `MathFn::Gcd`
     /// / `Lcm`): each operand a Python int (a Python bool, a NumPy integer:
     /// what has `__index__`), the result a Python int, folded from the left

@@ -125,6 +125,8 @@ PARPY_STUB_MATH2(fmod)
 PARPY_STUB_MATH2(copysign)
 PARPY_STUB_MATH2(fmax)
 PARPY_STUB_MATH2(fmin)
+float ldexp(float x, int k);
+half ldexp(half x, int k);
 #undef PARPY_STUB_MATH1
 #undef PARPY_STUB_MATH2
 bool isnan(float x);

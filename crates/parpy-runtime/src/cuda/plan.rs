@@ -1015,6 +1015,9 @@ impl Exec<'_> {
                     | MathFn::IsNan
                     | MathFn::IsInf
                     | MathFn::IsFinite => return Err(err(self.plan, "`erf`/`erfc` in host code")),
+                    MathFn::Ldexp => eval::ldexp(x, y as i64),
+                    MathFn::NextAfter => eval::next_after(x, y, elem),
+                    MathFn::Remainder => eval::ieee_remainder(x, y),
                     // (of integers, above)
                     MathFn::Gcd | MathFn::Lcm => {
                         return Err(err(self.plan, "`gcd`/`lcm` of floats"))

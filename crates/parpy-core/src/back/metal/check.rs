@@ -38,7 +38,10 @@ pub fn check(p: &Program, options: &Options) -> Vec<Diagnostic> {
 /// Math functions the Metal standard library does not have.
 pub(super) fn lacks(f: MathFn) -> bool {
     use MathFn::*;
-    matches!(f, Erf | Erfc | Expm1 | Log1p | Hypot | Cbrt)
+    matches!(
+        f,
+        Erf | Erfc | Expm1 | Log1p | Hypot | Cbrt | NextAfter | Remainder
+    )
 }
 
 /// Uses of math functions that Metal lacks, once per function.

@@ -226,3 +226,47 @@ fn python_numbers_agree_with_cpython_and_stay_exact_past_64_bits() {
     ));
     assert_eq!(python_unary(UnOp::Neg, big), Ok(i(-(1 << 100))));
 }
+
+#[test]
+fn gcd_lcm_follow_numpy_where_they_wrap() {
+    // np.gcd(int8(-128), 0), np.gcd(int8(-128), 6), np.lcm(int8(50), 3)
+    assert_eq!(gcd_lcm(false, -128, 0, ElemTy::I8), -128);
+    assert_eq!(gcd_lcm(false, -128, 6, ElemTy::I8), 2);
+    assert_eq!(gcd_lcm(true, 50, 3, ElemTy::I8), -106);
+    assert_eq!(gcd_lcm(true, i64::MIN, 1, ElemTy::I64), i64::MIN);
+    assert_eq!(gcd_lcm(true, 0, 0, ElemTy::I64), 0);
+    assert_eq!(gcd_lcm(true, -4, 6, ElemTy::I64), 12);
+    // uint64 values above 2**63 are magnitudes as they are
+    assert_eq!(gcd_lcm(false, -2, 6, ElemTy::U64), 2);
+}
+
+#[test]
+fn next_after_steps_in_the_type() {
+    assert_eq!(next_after(1.0, 2.0, ElemTy::F64), 1.0 + f64::EPSILON);
+    assert_eq!(
+        next_after(1.0, 2.0, ElemTy::F32),
+        (1.0 + f32::EPSILON) as f64
+    );
+    assert_eq!(next_after(0.0, -1.0, ElemTy::F64), -f64::from_bits(1));
+    assert_eq!(next_after(-0.0, 1.0, ElemTy::F32), f32::from_bits(1) as f64);
+    assert_eq!(
+        next_after(f64::MAX, f64::INFINITY, ElemTy::F64),
+        f64::INFINITY
+    );
+    assert!(next_after(f64::NAN, 1.0, ElemTy::F64).is_nan());
+}
+
+#[test]
+fn ieee_remainder_and_ldexp_are_cs() {
+    // Python: math.remainder(5, 3) == -1.0, (7.5, 2) == -0.5, (-2.5, 1.0) == -0.5 (tie to even)
+    assert_eq!(ieee_remainder(5.0, 3.0), -1.0);
+    assert_eq!(ieee_remainder(7.5, 2.0), -0.5);
+    assert_eq!(ieee_remainder(-2.5, 1.0), -0.5);
+    assert_eq!(ieee_remainder(3.5, f64::INFINITY), 3.5);
+    assert!(ieee_remainder(f64::INFINITY, 1.0).is_nan() && ieee_remainder(1.0, 0.0).is_nan());
+    assert_eq!(ieee_remainder(-0.0, 1.0).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(ldexp(1.5, 3), 12.0);
+    assert_eq!(ldexp(1.0, -1074), f64::from_bits(1));
+    assert_eq!(ldexp(1.0, 2000), f64::INFINITY);
+    assert_eq!(ldexp(3.0, i64::MIN), 0.0);
+}
