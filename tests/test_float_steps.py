@@ -158,3 +158,28 @@ def test_gpu_code_of_ldexp_compiles():
     codes = check_gpu_code(scaled, args_for, {'i': parpy.threads(8)}, "scaled_ldexp")
     for code in codes.values():
         assert "ldexp" in code
+
+
+@parpy.jit
+def products(x, k, y, N):
+    for i in range(N):
+        y[i, 0] = math.prod((x[i], 2.0, 3))
+        y[i, 1] = math.prod([x[i], k[i]], start=2)
+        y[i, 2] = math.prod(())
+        y[i, 3] = math.prod([k[i], k[i]])
+
+
+def test_python_math_prod_of_a_tuple_or_list():
+    ref, out = both(products, [X[:6], K[:6].astype(np.int8), np.zeros((6, 4)), 6])
+    same_bits(ref[2], out[2])
+
+
+@parpy.jit
+def prod_of_a_row(x, y, N):
+    for i in range(N):
+        y[i] = math.prod(x[i, :])
+
+
+def test_math_prod_of_an_array_points_at_np_prod():
+    with pytest.raises(parpy.CompileError, match="use `np.prod"):
+        prod_of_a_row(np.ones((2, 2)), np.zeros(2), 2, opts=cpu_opts({}))

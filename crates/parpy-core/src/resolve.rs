@@ -105,6 +105,9 @@ pub enum Builtin {
     Real,
     /// `math.ulp(x)`: CPython's, from `nextafter`.
     MathUlp,
+    /// `math.prod(items, start=1)` of a tuple or list literal: `start *
+    /// items[0] * ...`, as Python multiplies.
+    MathProd,
     /// `np.allclose(a, b, rtol, atol, equal_nan)`: `np.all` of
     /// `np.isclose`, a Python bool.
     AllClose,
@@ -515,6 +518,7 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
         "nextafter" => Some(Builtin::PyMath(MathFn::NextAfter)),
         "remainder" => Some(Builtin::PyMath(MathFn::Remainder)),
         "ulp" => Some(Builtin::MathUlp),
+        "prod" => Some(Builtin::MathProd),
         "radians" => Some(Builtin::MathAngle(true)),
         "degrees" => Some(Builtin::MathAngle(false)),
         // Python's `math.trunc` gives an int, as `math.floor`

@@ -655,6 +655,7 @@ impl Lowerer<'_, '_> {
             Builtin::MathAngle(to_rad) => self.math_angle(to_rad, name, args, span),
             Builtin::Real => self.real_part(name, args, span),
             Builtin::MathUlp => self.math_ulp(name, args, span),
+            Builtin::MathProd => self.math_prod(name, args, span),
             // `np.all(np.isclose(...))`, a Python bool
             Builtin::AllClose => {
                 let close = Self::numpy_call("isclose", args.to_vec(), span);
@@ -1108,6 +1109,33 @@ impl Lowerer<'_, '_> {
                 .help("use a type such as `parpy.types.F32` or `np.float32`"),
         );
         None
+    }
+
+    /// Python's `math.prod(items, start)` of a tuple or list literal:
+    /// `start * items[0] * ...` (`keywords.rs` gives `start`, 1 by
+    /// default).
+    fn math_prod(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<TExpr> {
+        let items = match args {
+            [seq] | [seq, _] => match &seq.kind {
+                ast::ExprKind::Tuple(items) => Some(items.as_slice()),
+                _ => seq.list_items(),
+            },
+            _ => None,
+        };
+        let one = ast::Expr::int(1, span);
+        let (Some(items), Some(start)) = (items, args.get(1).or(args.first().map(|_| &one))) else {
+            let at = args.first().map_or(span, |a| a.span);
+            self.error(
+                Diagnostic::error(format!("`{name}` takes a tuple or list literal here"))
+                    .at(at, "not a tuple or list of numbers")
+                    .help("for the product of an array's elements use `np.prod(x)`"),
+            );
+            return None;
+        };
+        let prod = items.iter().fold(start.clone(), |acc, item| {
+            ast::Expr::binary(crate::ops::BinOp::Mul, acc, item.clone(), span)
+        });
+        self.lower_expr(&prod)
     }
 
     /// The `n` operands of a function call, lowered (all of them, for

@@ -205,6 +205,8 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("posinf", How::Opt(Dflt::None)),
             ("neginf", How::Opt(Dflt::None)),
         ],
+        // (`start` keyword-only in Python)
+        Builtin::MathProd => &[("iterable", How::Req), ("start", How::Opt(Dflt::Int(1)))],
         // (keyword-only in Python)
         Builtin::MathIsClose => &[
             ("a", How::Req),
