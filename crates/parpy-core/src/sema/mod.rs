@@ -683,7 +683,11 @@ fn lower_function(
                 _ => l.report_not_defined(&name, span),
             }
         }
-        if l.sh.diags[before..].iter().any(|d| d.is_error()) {
+        // (errors with accumulators typed by use: lowered once more, as
+        // an error may come of the first pass's type, a weak float64 `s`
+        // whose `np.sqrt(s)` cannot be stored into a float32 array, and
+        // the second pass reports what remains)
+        if l.sh.diags[before..].iter().any(|d| d.is_error()) && found.is_empty() {
             return None;
         }
         if found.is_empty() && !widened && declare.is_empty() {
@@ -693,6 +697,13 @@ fn lower_function(
         let kept = std::mem::take(&mut l.retype);
         drop(l);
         sh.diags.truncate(before);
+        // (a Python int's accumulator typed by use holds the NumPy
+        // integer it is updated with, not the wider join that a store of
+        // that integer into parpy's Python int asked for: `s = 0; s +=
+        // x_u32[j]` with 32-bit Python ints is a uint32, not an int64)
+        for first in found.keys() {
+            sh.widened.remove(first);
+        }
         retype = if found.is_empty() { kept } else { found };
     }
 }
