@@ -686,6 +686,35 @@ def test_helper_returning_two_types_names_both_returns():
     check_snapshot("rebinding_helper_of_two_types", text)
 
 
+@pytest.mark.parametrize("backend", ["Cpu", "Cuda", "Metal"])
+def test_helper_returning_an_int_and_a_float_is_one_type_error_on_every_backend(backend):
+    # (the GPUs inline the helper into code without a parallel loop; its
+    # early return was an error about the hidden `return#value`)
+    from conftest import backend_opts
+    mod = load("rebinding")
+    fn = parpy.jit(mod.host_helper_of_int_and_float)
+    x = np.arange(-2, 6).astype(np.float32)
+    opts = backend_opts(getattr(parpy.CompileBackend, backend))
+    with pytest.raises(parpy.CompileError) as info:
+        parpy.print_compiled(fn, [x, 8], opts)
+    text = str(info.value)
+    assert isinstance(info.value, TypeError), text
+    assert ("`int_or_float` returns a Python int on one path "
+            "and a Python float on another") in text.splitlines()[0], text
+    assert "#" not in text, text
+    if backend == "Cuda":
+        check_snapshot("rebinding_inlined_helper_of_int_and_float", text)
+
+
+def test_a_slice_target_of_a_tuple_assignment_is_its_one_error():
+    args = [np.arange(8.0).reshape(2, 4), 2]
+    text = compile_error("rebinding", "rotate_rows", args, cpu_opts())
+    assert text.splitlines()[0] == "error: slices cannot be targets of a multiple assignment", text
+    assert text.count("error:") == 1, text
+    assert_points_at(text, "rebinding", "x[i, 1:], x[i, 0]", width=8)
+    check_snapshot("rebinding_slice_target_of_a_tuple_assignment", text)
+
+
 def test_local_from_a_literal_the_data_does_not_hold_names_both():
     args = [np.array([[0, 7, 200], [1, 2, 3]], np.uint8), np.zeros(2, np.int64), 2]
     text = compile_error("rebinding", "running_max_from_minus_one", args, cpu_opts())

@@ -36,3 +36,22 @@ def running_max_from_minus_one(x, y, N):
             if x[i, c] > best:
                 best = x[i, c]
         y[i] = best * 2
+
+
+def int_or_float(a):
+    if a > 0.0:
+        return 1
+    return 2.5
+
+
+# A helper returning a Python int and a Python float, called from code
+# without a parallel loop (inlined there on the GPUs).
+def host_helper_of_int_and_float(x, N):
+    for i in range(N):
+        x[i] = int_or_float(x[i])
+
+
+# A slice among the targets of a tuple assignment.
+def rotate_rows(x, N):
+    for i in range(N):
+        x[i, 1:], x[i, 0] = x[i, :-1], x[i, -1]

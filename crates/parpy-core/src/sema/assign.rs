@@ -299,6 +299,22 @@ impl Lowerer<'_, '_> {
         if !labels.is_empty() {
             self.label_error(labels, span);
         }
+        // (a slice among the targets: that error alone, before the values
+        // are read as numbers, `x[i, 1:], x[i, 0] = x[i, :-1], x[i, -1]`)
+        fn leaves<'a>(t: &'a ast::Expr, out: &mut Vec<&'a ast::Expr>) {
+            match &t.kind {
+                ast::ExprKind::Tuple(ts) => ts.iter().for_each(|t| leaves(t, out)),
+                _ => out.push(t),
+            }
+        }
+        let mut all = vec![];
+        targets.iter().for_each(|t| leaves(t, &mut all));
+        if let Some(slice) = all.iter().find(|t| self.is_slice_target(t)) {
+            self.error(slice_in_multiple_assignment(slice.span));
+            let names: Vec<ast::Expr> = all.into_iter().cloned().collect();
+            self.mark_failed_targets(&names);
+            return vec![];
+        }
         let flat;
         let targets = match self.nested_unpack(targets, value) {
             None => targets,
@@ -550,17 +566,21 @@ impl Lowerer<'_, '_> {
     /// One target of a multiple assignment.
     fn assign_one(&mut self, target: &ast::Expr, v: Option<TExpr>) -> Option<ir::Stmt> {
         if self.is_slice_target(target) {
-            self.error(
-                Diagnostic::error("slices cannot be targets of a multiple assignment")
-                    .at(target.span, "a slice")
-                    .help("assign the slice in its own statement"),
-            );
+            self.error(slice_in_multiple_assignment(target.span));
             return None;
         }
         let span = target.span;
         self.scalar_assign(target, Value::Lowered(v))
             .map(|k| ir::Stmt::new(k, span))
     }
+}
+
+/// The error of a slice target (at `at`) of a multiple assignment.
+fn slice_in_multiple_assignment(at: Span) -> Diagnostic {
+    Diagnostic::error("slices cannot be targets of a multiple assignment")
+        .at(at, "a slice")
+        .note("Python reads the whole right side first, then assigns the targets from left to right")
+        .help("assign the slice in its own statement, after copying what it overwrites and a later target reads (`last = x[i, -1]`, then `x[i, 1:] = x[i, :-1]`, then `x[i, 0] = last`)")
 }
 
 /// The names whose elements `body` may write: the arrays of element and

@@ -444,6 +444,8 @@ impl Lowerer<'_, '_> {
                 self.round_decimals(&args[0], &args[1], python, span)
             }
             Builtin::Math(f) => self.math_call(f, name, args, span),
+            // (of any number of coordinates: CPython's `vector_norm`)
+            Builtin::PyMath(MathFn::Hypot) => self.python_hypot(args, span),
             Builtin::PyMath(f) => {
                 // (Python's `math` computes on a Python float, float64,
                 // and returns one: `math.sqrt(x32)` is a double)

@@ -686,6 +686,7 @@ impl Lowerer<'_, '_> {
             let mut child = Lowerer {
                 labels_ok: self.labels_ok,
                 inlined: true,
+                inlined_from: Some(def.name.clone()),
                 device_depth: self.device_depth,
                 loop_ranges: self.loop_ranges.clone(),
                 aliases: self.aliases.clone(),
@@ -859,7 +860,7 @@ impl Lowerer<'_, '_> {
 
 /// The names `early_returns` introduces (no Python name has a `#`).
 const RETURN_DONE: &str = "return#done";
-const RETURN_VALUE: &str = "return#value";
+pub(super) const RETURN_VALUE: &str = "return#value";
 
 /// An inlined body with a `return` before its last statement (`for j in
 /// ...: if s[j] > 0: return j`, then `return -1`), rewritten to return

@@ -378,6 +378,9 @@ pub(super) fn positional(
             return;
         };
         let callee = Callee::of(func, &locals, resolver);
+        if let Callee::Sig(sig, true) = callee {
+            tuples_as_lists(sig, args, keywords);
+        }
         if keywords.is_empty() && !matches!(callee, Callee::Helper(_))
             || matches!(callee, Callee::Allocates)
         {
@@ -395,7 +398,7 @@ pub(super) fn positional(
             .unwrap_or_else(|| "this function".to_string());
         let bound = match callee {
             Callee::Helper(def) => bind_helper(&def, std::mem::take(args), kws, e.span, diags),
-            Callee::Sig(sig) => bind(&name, sig, std::mem::take(args), kws, e.span, diags),
+            Callee::Sig(sig, _) => bind(&name, sig, std::mem::take(args), kws, e.span, diags),
             Callee::Allocates | Callee::Other => {
                 let k = &kws[0];
                 diags.push(
@@ -415,10 +418,46 @@ pub(super) fn positional(
     (diags.len() == before).then_some(out)
 }
 
+/// The parameters of NumPy's functions that take an array-like, which a
+/// tuple literal is as a list literal is (`np.max((a, 0.5))`).
+const ARRAY_LIKE: [&str; 10] = ["a", "array", "x", "b", "m", "v", "y", "xp", "fp", "p"];
+
+/// The tuple literals (of no tuples) that a call of a NumPy function
+/// with signature `sig` passes for an array-like parameter: list
+/// literals (`Expr::tuple_list`), as NumPy reads a tuple as it reads a
+/// list.
+fn tuples_as_lists(sig: &[Param], args: &mut [Expr], keywords: &mut [ast::Keyword]) {
+    let rest = sig.iter().position(|(_, h)| *h == How::Rest);
+    let to_list = |e: &mut Expr| {
+        if let ExprKind::Tuple(items) = &e.kind {
+            if !items.iter().any(|i| matches!(i.kind, ExprKind::Tuple(_))) {
+                *e = Expr::tuple_list(items.clone(), e.span);
+            }
+        }
+    };
+    for (k, a) in args.iter_mut().enumerate() {
+        let param = sig.get(rest.map_or(k, |r| k.min(r)));
+        if param.is_some_and(|(n, _)| ARRAY_LIKE.contains(n)) {
+            to_list(a);
+        }
+    }
+    for kw in keywords.iter_mut() {
+        let param = sig
+            .iter()
+            .take(rest.unwrap_or(sig.len()))
+            .find(|(n, _)| *n == kw.name);
+        if param.is_some_and(|(n, _)| ARRAY_LIKE.contains(n)) {
+            to_list(&mut kw.value);
+        }
+    }
+}
+
 /// What a call calls, as far as its arguments are concerned.
 enum Callee {
     Helper(Arc<FunctionDef>),
-    Sig(&'static [Param]),
+    /// A builtin's signature; true for NumPy's functions and methods,
+    /// whose array-like parameters take tuple literals as lists
+    Sig(&'static [Param], bool),
     /// `np.zeros(3, dtype=np.int32)`: `sema::local_arrays` reads its
     /// keywords
     Allocates,
@@ -434,17 +473,20 @@ impl Callee {
         match path {
             Some(p) if !local => match resolver.resolve(&p) {
                 Resolved::Function { def, .. } => Callee::Helper(def),
-                Resolved::Builtin(b) | Resolved::NumPy(b) => {
-                    builtin_signature(b).map_or(Callee::Other, Callee::Sig)
+                Resolved::Builtin(b) => {
+                    builtin_signature(b).map_or(Callee::Other, |s| Callee::Sig(s, false))
+                }
+                Resolved::NumPy(b) => {
+                    builtin_signature(b).map_or(Callee::Other, |s| Callee::Sig(s, true))
                 }
                 Resolved::Allocates(_) => Callee::Allocates,
-                Resolved::Permute(f) => Callee::Sig(permute_signature(f)),
+                Resolved::Permute(f) => Callee::Sig(permute_signature(f), false),
                 _ => Callee::Other,
             },
             // a method of a value: `x.sum(...)`, `x[i, :].var(...)`
             _ => match &func.kind {
                 ExprKind::Attr { attr, .. } => {
-                    method_signature(attr).map_or(Callee::Other, Callee::Sig)
+                    method_signature(attr).map_or(Callee::Other, |s| Callee::Sig(s, true))
                 }
                 _ => Callee::Other,
             },

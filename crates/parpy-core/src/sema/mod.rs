@@ -22,6 +22,7 @@ mod external;
 mod eye;
 mod generators;
 mod hoist;
+mod hypot;
 mod inline;
 mod interp;
 mod keywords;
@@ -140,6 +141,9 @@ pub(crate) struct Lowerer<'a, 'o> {
     labels_ok: bool,
     /// Lowering a helper's body inlined at a call (`sema::inline`).
     inlined: bool,
+    /// The name of the helper whose body is inlined (the errors of its
+    /// early returns name it, not the hidden `return#value`).
+    inlined_from: Option<String>,
     /// The loops around the statement being lowered, counted from the
     /// function's start or the innermost `with parpy.gpu:` block (a
     /// `break` / `continue` may not leave that block).
@@ -305,6 +309,7 @@ impl<'a, 'o> Lowerer<'a, 'o> {
             is_entry: false,
             labels_ok: false,
             inlined: false,
+            inlined_from: None,
             loops: 0,
             device_depth: 0,
             pre: vec![],

@@ -2805,6 +2805,19 @@ impl Lowerer<'_, '_> {
                         let elem = var.ty.elem()?;
                         let v = v?;
                         let vt = self.scalar_elem(&v)?;
+                        // (the value of an inlined helper's early returns:
+                        // values of other types on two paths are the
+                        // helper's error, as where it is not inlined)
+                        if n.starts_with(super::inline::RETURN_VALUE) {
+                            let differ =
+                                self.path_types_differ((elem, b.weak, None), (vt, v.weak, None));
+                            if let Some(words) = differ {
+                                let helper = self.inlined_from.clone().unwrap_or_default();
+                                let what = format!("`{helper}` returns");
+                                self.path_types_error(&what, words, var.span, v.e.span);
+                                return None;
+                            }
+                        }
                         let literal = self.acc_uses.get(&b.var).map(|u| u.0.clone());
                         // (a local that starts as a Python number and then
                         // holds NumPy values is of their type, `typed_by_use`:
