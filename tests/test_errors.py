@@ -706,6 +706,20 @@ def test_helper_returning_an_int_and_a_float_is_one_type_error_on_every_backend(
         check_snapshot("rebinding_inlined_helper_of_int_and_float", text)
 
 
+@pytest.mark.parametrize("backend", ["Cuda", "Metal"])
+def test_an_inlined_helpers_returns_a_float32_cannot_join_name_the_helper(backend):
+    from conftest import backend_opts
+    mod = load("rebinding")
+    fn = parpy.jit(mod.host_helper_of_huge_or_value)
+    x = np.arange(-2, 6).astype(np.float32)
+    opts = backend_opts(getattr(parpy.CompileBackend, backend))
+    with pytest.raises(parpy.CompileError) as info:
+        parpy.print_compiled(fn, [x, 8], opts)
+    text = str(info.value)
+    assert text.startswith("error: `huge_or_value` returns a value of type `float32`"), text
+    assert "#" not in text, text
+
+
 def test_a_slice_target_of_a_tuple_assignment_is_its_one_error():
     args = [np.arange(8.0).reshape(2, 4), 2]
     text = compile_error("rebinding", "rotate_rows", args, cpu_opts())

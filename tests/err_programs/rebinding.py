@@ -55,3 +55,16 @@ def host_helper_of_int_and_float(x, N):
 def rotate_rows(x, N):
     for i in range(N):
         x[i, 1:], x[i, 0] = x[i, :-1], x[i, -1]
+
+
+def huge_or_value(a):
+    if a > 0.0:
+        return 1e300
+    return a
+
+
+# A helper returning a Python float its other path's float32 cannot hold,
+# called from code without a parallel loop.
+def host_helper_of_huge_or_value(x, N):
+    for i in range(N):
+        x[i] = huge_or_value(x[i])

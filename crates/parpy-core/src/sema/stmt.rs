@@ -2808,13 +2808,19 @@ impl Lowerer<'_, '_> {
                         // (the value of an inlined helper's early returns:
                         // values of other types on two paths are the
                         // helper's error, as where it is not inlined)
-                        if n.starts_with(super::inline::RETURN_VALUE) {
+                        let returned = n.starts_with(super::inline::RETURN_VALUE);
+                        let assigned = match returned {
+                            true => {
+                                let helper = self.inlined_from.clone().unwrap_or_default();
+                                format!("`{helper}` returns")
+                            }
+                            false => format!("`{n}` is assigned"),
+                        };
+                        if returned {
                             let differ =
                                 self.path_types_differ((elem, b.weak, None), (vt, v.weak, None));
                             if let Some(words) = differ {
-                                let helper = self.inlined_from.clone().unwrap_or_default();
-                                let what = format!("`{helper}` returns");
-                                self.path_types_error(&what, words, var.span, v.e.span);
+                                self.path_types_error(&assigned, words, var.span, v.e.span);
                                 return None;
                             }
                         }
@@ -2835,13 +2841,7 @@ impl Lowerer<'_, '_> {
                             // the same reads `a = x32[i]`: one `float32`
                             // would round the Python float; `best = -1`
                             // and `best = xu8[i]`: no uint8 is -1)
-                            self.python_number_join_error(
-                                &format!("`{n}` is assigned"),
-                                vt,
-                                &c,
-                                v.e.span,
-                                var.span,
-                            );
+                            self.python_number_join_error(&assigned, vt, &c, v.e.span, var.span);
                             return None;
                         }
                         if vt.is_float() && !elem.is_float() {
@@ -2991,21 +2991,18 @@ impl Lowerer<'_, '_> {
                             );
                             return None;
                         }
-                        // (of the user's names: a hidden one, `return#value`
-                        // of a helper, is its returns' error)
-                        let hidden = n.contains('@')
-                            || (n.contains('#') && crate::diag::shown_names(n) == *n);
+                        // (of the user's names and an inlined helper's
+                        // returns, not sema's other hidden names)
+                        let hidden = !returned
+                            && (n.contains('@')
+                                || (n.contains('#') && crate::diag::shown_names(n) == *n));
                         if !b.weak && elem.is_float() && !hidden {
                             // (a float local of NumPy values assigned a
                             // Python float it rounds, `a = x32[i]` and
                             // elsewhere `a = 1e300`)
                             if let Some(c) = self.python_number_changed(&v, elem) {
                                 self.python_number_join_error(
-                                    &format!("`{n}` is assigned"),
-                                    elem,
-                                    &c,
-                                    var.span,
-                                    v.e.span,
+                                    &assigned, elem, &c, var.span, v.e.span,
                                 );
                                 return None;
                             }
