@@ -49,10 +49,12 @@ fn resolve_py(r: &PyResolver, py: Python<'_>, path: &[&str]) -> PyResult<Resolve
                         r.watch(name, &obj, None)
                     }
                     Resolved::Function { .. } => {
-                        let helper = obj
-                            .cast::<JitFunction>()
-                            .ok()
-                            .map(|j| j.get().resolver.clone());
+                        // (a plain helper's resolver too: the names its
+                        // body reads, and its own helpers', are in the code)
+                        let helper = match obj.cast::<JitFunction>() {
+                            Ok(j) => Some(j.get().resolver.clone()),
+                            Err(_) => parsed_plain(&obj).map(|(_, r)| r),
+                        };
                         r.watch(name, &obj, helper)
                     }
                     _ => {}
@@ -295,20 +297,34 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
 /// function calling itself used to be parsed anew at every call, without
 /// end).
 fn plain_function(obj: &Bound<'_, PyAny>) -> PyResult<(Arc<FunctionDef>, Arc<dyn Resolver>)> {
-    type Parsed = (Py<PyAny>, Arc<FunctionDef>, Arc<dyn Resolver>);
-    static PARSED: OnceLock<Mutex<HashMap<usize, Parsed>>> = OnceLock::new();
-    let table = PARSED.get_or_init(|| Mutex::new(HashMap::new()));
-    let key = obj.as_ptr() as usize;
-    if let Some((_, def, globals)) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok((def.clone(), globals.clone()));
+    if let Some((def, globals)) = parsed_plain(obj) {
+        return Ok((def, globals));
     }
     let (def, resolver) = parse_function(obj)?;
-    let globals: Arc<dyn Resolver> = Arc::new(resolver);
-    table
+    let globals = Arc::new(resolver);
+    plain_table()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(key, (obj.clone().unbind(), def.clone(), globals.clone()));
+        .insert(
+            obj.as_ptr() as usize,
+            (obj.clone().unbind(), def.clone(), globals.clone()),
+        );
     Ok((def, globals))
+}
+
+/// The plain functions parsed so far, by address (each object kept alive).
+type ParsedTable = Mutex<HashMap<usize, (Py<PyAny>, Arc<FunctionDef>, Arc<PyResolver>)>>;
+
+fn plain_table() -> &'static ParsedTable {
+    static PARSED: OnceLock<ParsedTable> = OnceLock::new();
+    PARSED.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// A plain function's parse and resolver, if `plain_function` made them.
+fn parsed_plain(obj: &Bound<'_, PyAny>) -> Option<(Arc<FunctionDef>, Arc<PyResolver>)> {
+    let table = plain_table().lock().unwrap_or_else(|e| e.into_inner());
+    let (_, def, globals) = table.get(&(obj.as_ptr() as usize))?;
+    Some((def.clone(), globals.clone()))
 }
 
 /// The name under which `module` holds exactly `obj` (`np.abs` is

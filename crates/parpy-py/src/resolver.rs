@@ -117,7 +117,8 @@ pub struct PyResolver {
 struct Watched {
     /// A name (a global or a closure variable) and the object it named.
     names: Vec<WatchedName>,
-    /// The resolvers of the jit helpers read (their names too).
+    /// The resolvers of the helpers read, jit or plain (their names too,
+    /// so a global a helper reads, however deep, is watched).
     helpers: Vec<Arc<PyResolver>>,
 }
 
@@ -193,7 +194,9 @@ impl PyResolver {
         let globals = self.globals.bind(py);
         let mut same = true;
         // (a global's lookup in the dict runs no Python code; a closure
-        // variable's does, which runs outside the lock)
+        // variable's does, which runs outside the lock; nothing is
+        // allocated unless there is one: this runs at every call, for
+        // every helper reached)
         let (others, helpers) = {
             let mut w = self.watched.lock().unwrap_or_else(|e| e.into_inner());
             let mut others = vec![];
@@ -212,7 +215,7 @@ impl PyResolver {
                     None => same = false,
                 }
             }
-            (others, w.helpers.clone())
+            (others, w.helpers.len())
         };
         for (k, name, obj) in others {
             match self.root(py, &name).ok().flatten() {
@@ -227,8 +230,18 @@ impl PyResolver {
             }
         }
         if depth < MAX_HELPER_DEPTH {
-            for h in helpers {
-                same &= h.unchanged_at(py, depth + 1);
+            // (one at a time, the lock released: a helper may be reached
+            // again below, and `helpers` only grows)
+            for k in 0..helpers {
+                let h = {
+                    let w = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+                    w.helpers.get(k).cloned()
+                };
+                if let Some(h) = h {
+                    if h.watching.load(Ordering::Acquire) {
+                        same &= h.unchanged_at(py, depth + 1);
+                    }
+                }
             }
         }
         same
