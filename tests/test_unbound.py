@@ -146,7 +146,8 @@ def test_a_read_before_any_assignment_outside_loops_is_a_compile_error():
     def f(x, y, N):
         y[0] = t
         t = x[0]
-    with pytest.raises(NameError, match="name `t` is not defined"):
+    # (Python's UnboundLocalError, a NameError: `t` is a local of `f`)
+    with pytest.raises(NameError, match="local variable `t` is read before it is assigned"):
         f(np.ones(2), np.zeros(2), 2, opts=cpu_opts())
 
 

@@ -147,6 +147,10 @@ impl Lowerer<'_, '_> {
             self.error(d);
             return;
         }
+        if self.resolver.is_local(name) {
+            self.report_unbound_local(name, span);
+            return;
+        }
         if let Some(c) = self.scope.closest(name) {
             d = d.help(format!("did you mean `{c}`?"));
         }
@@ -154,6 +158,37 @@ impl Lowerer<'_, '_> {
             let ps: Vec<String> = self.scope.params.iter().map(|p| format!("`{p}`")).collect();
             d = d.help(format!("the parameters are {}", ps.join(", ")));
         }
+        self.error(d);
+    }
+
+    /// The error of a read of a Python local (a name the function assigns
+    /// somewhere) that no assignment reaches: Python's
+    /// `UnboundLocalError`, even when a module global has that name.
+    fn report_unbound_local(&mut self, name: &str, span: Span) {
+        let mut d = Diagnostic::error(format!(
+            "local variable `{name}` is read before it is assigned"
+        ))
+        .at(span, "read here before any assignment of it")
+        .name_error()
+        .note(format!(
+            "`{name}` is assigned in this function, so Python makes it a local of the whole \
+             function and raises UnboundLocalError here"
+        ));
+        if !matches!(self.resolver.inner().resolve(&[name]), Resolved::NotFound) {
+            d = d.note(format!(
+                "the module-level `{name}` is not read: Python reads a name assigned in a \
+                 function as its local everywhere in it"
+            ));
+        }
+        if self.inlined && self.loops > 0 {
+            d = d.note(
+                "in a helper inlined into its caller, parpy reads a local only below an \
+                 assignment of it, not one further down a loop",
+            );
+        }
+        d = d.help(format!(
+            "assign `{name}` before reading it, or give the local another name"
+        ));
         self.error(d);
     }
 

@@ -630,12 +630,15 @@ impl Lowerer<'_, '_> {
         if !ok {
             return None;
         }
-        let stored = super::out_args::rewrite(def, globals.as_ref());
+        // (the helper's globals, its own Python locals hidden)
+        let helper_globals = super::scope::Globals::of(def, globals.as_ref());
+        let globals = &helper_globals;
+        let stored = super::out_args::rewrite(def, globals);
         let def = stored.as_ref().unwrap_or(def);
-        let mut body = super::keywords::positional(def, globals.as_ref(), &mut self.sh.diags)?.body;
+        let mut body = super::keywords::positional(def, globals, &mut self.sh.diags)?.body;
         subst_stmts(&mut body, &subst);
         let params: Vec<String> = def.params.iter().map(|p| p.name.clone()).collect();
-        if let Some(b) = super::lists::global_tuples(globals.as_ref(), &params, &body) {
+        if let Some(b) = super::lists::global_tuples(globals, &params, &body) {
             body = b;
         }
         if let Some(b) = self.local_tuples(&body) {
@@ -695,13 +698,7 @@ impl Lowerer<'_, '_> {
                 type_vars: type_vars.clone(),
                 once: super::assign::AssignedOnce::of(&body),
                 user_locals: std::mem::take(&mut self.user_locals),
-                ..Lowerer::new(
-                    &mut *self.sh,
-                    globals.as_ref(),
-                    self.opts,
-                    func,
-                    scope.clone(),
-                )
+                ..Lowerer::new(&mut *self.sh, globals, self.opts, func, scope.clone())
             };
             let groups = child.aliased_params();
             child.once.share_stores(&groups);

@@ -131,7 +131,8 @@ impl Shared<'_> {
 /// Builds one IR function from one `FunctionDef`.
 pub(crate) struct Lowerer<'a, 'o> {
     sh: &'a mut Shared<'o>,
-    resolver: &'a dyn Resolver,
+    /// The function's globals (its Python locals hidden: `scope::Globals`).
+    resolver: &'a scope::Globals<'a>,
     opts: &'o Options,
     func: Function,
     scope: Scope,
@@ -295,7 +296,7 @@ impl<'a, 'o> Lowerer<'a, 'o> {
     /// set what differs (the entry function's, an inlined body's).
     fn new(
         sh: &'a mut Shared<'o>,
-        resolver: &'a dyn Resolver,
+        resolver: &'a scope::Globals<'a>,
         opts: &'o Options,
         func: Function,
         scope: Scope,
@@ -567,6 +568,8 @@ fn lower_function(
 ) -> Option<(Function, bool)> {
     let opts = sh.opts;
     let before = sh.diags.len();
+    let globals = scope::Globals::of(def, resolver);
+    let resolver = &globals;
     // `f(x, out=y)` as the store into `y`; keyword arguments and
     // defaults: positional calls only
     let stored = out_args::rewrite(def, resolver);

@@ -4,6 +4,54 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::VarId;
+use crate::resolve::{Resolved, Resolver};
+use crate::syntax::FunctionDef;
+
+/// The globals of one function's body: its resolver with the function's
+/// Python locals (`FunctionDef::python_locals`) hidden. Python decides at
+/// compile time that a name assigned anywhere in a function is a local of
+/// the whole function, so a read of it never finds a module global of
+/// that name (`G = 5.0` further down a loop: the read before takes the
+/// local, or raises `UnboundLocalError`); sema's reads of such a name
+/// that no binding reaches find nothing here and are `not_defined`.
+pub(crate) struct Globals<'r> {
+    inner: &'r dyn Resolver,
+    locals: BTreeSet<String>,
+}
+
+impl<'r> Globals<'r> {
+    pub fn of(def: &FunctionDef, inner: &'r dyn Resolver) -> Globals<'r> {
+        Globals {
+            inner,
+            locals: def.python_locals(),
+        }
+    }
+
+    /// What the global `path` denotes (`NotFound` for a path rooted at a
+    /// Python local).
+    pub fn resolve(&self, path: &[&str]) -> Resolved {
+        match path.first() {
+            Some(n) if self.locals.contains(*n) => Resolved::NotFound,
+            _ => self.inner.resolve(path),
+        }
+    }
+
+    /// The resolver, no name hidden.
+    pub fn inner(&self) -> &'r dyn Resolver {
+        self.inner
+    }
+
+    /// Whether Python makes `name` a local of the function.
+    pub fn is_local(&self, name: &str) -> bool {
+        self.locals.contains(crate::syntax::ast::source_name(name))
+    }
+}
+
+impl Resolver for Globals<'_> {
+    fn resolve(&self, path: &[&str]) -> Resolved {
+        Globals::resolve(self, path)
+    }
+}
 
 /// What a name is bound to.
 #[derive(Clone, Copy, Debug)]

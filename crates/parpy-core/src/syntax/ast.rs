@@ -513,13 +513,48 @@ impl Expr {
 }
 
 impl FunctionDef {
+    /// The names Python makes locals of the function: its parameters and
+    /// every name the body assigns anywhere (a target of `=`, of an
+    /// augmented assignment, of a `for` loop), each as the source writes
+    /// it (a renamed web, `name#rK`, is `name`). A read of one never finds
+    /// a global of that name, even before its first assignment (Python's
+    /// `UnboundLocalError`). A generator's targets are its own.
+    pub fn python_locals(&self) -> std::collections::BTreeSet<String> {
+        fn target(t: &Expr, out: &mut std::collections::BTreeSet<String>) {
+            match &t.kind {
+                ExprKind::Name(n) => {
+                    out.insert(source_name(n).to_string());
+                }
+                ExprKind::Tuple(ts) => ts.iter().for_each(|t| target(t, out)),
+                _ => {}
+            }
+        }
+        let mut out: std::collections::BTreeSet<String> =
+            self.params.iter().map(|p| p.name.clone()).collect();
+        for_each_stmt(&self.body, &mut |s| match &s.kind {
+            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target(t, &mut out)),
+            StmtKind::AugAssign {
+                target: t, rebind, ..
+            } => {
+                target(t, &mut out);
+                out.extend(rebind.iter().map(|n| source_name(n).to_string()));
+            }
+            StmtKind::For { var, unpack, .. } => {
+                out.insert(source_name(var).to_string());
+                out.extend(unpack.iter().map(|(n, _)| source_name(n).to_string()));
+            }
+            _ => {}
+        });
+        out
+    }
+
     /// The names the body reads that are neither parameters nor assigned in
     /// it (Python's globals and free variables of the function), each with
     /// the span of its first read, in source order.
     pub fn global_reads(&self) -> Vec<(&str, Span)> {
         fn assigned<'s>(t: &'s Expr, out: &mut Vec<&'s str>) {
             match &t.kind {
-                ExprKind::Name(n) => out.push(n),
+                ExprKind::Name(n) => out.push(source_name(n)),
                 ExprKind::Tuple(ts) => ts.iter().for_each(|t| assigned(t, out)),
                 _ => {}
             }
@@ -555,8 +590,8 @@ impl FunctionDef {
                         orelse,
                         ..
                     } => {
-                        locals.push(var);
-                        locals.extend(unpack.iter().map(|(n, _)| n.as_str()));
+                        locals.push(source_name(var));
+                        locals.extend(unpack.iter().map(|(n, _)| source_name(n)));
                         read(iter);
                         stmts(body, locals, reads);
                         stmts(orelse, locals, reads);
@@ -601,7 +636,9 @@ impl FunctionDef {
         let mut names: Vec<(&str, Span)> = reads
             .into_iter()
             .filter_map(|e| match &e.kind {
-                ExprKind::Name(n) if !locals.contains(&n.as_str()) => Some((n.as_str(), e.span)),
+                ExprKind::Name(n) if !locals.contains(&source_name(n)) => {
+                    Some((n.as_str(), e.span))
+                }
                 _ => None,
             })
             .collect();
@@ -883,6 +920,12 @@ pub fn walk_stmts_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
             StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
         }
     }
+}
+
+/// A name as the source spells it: a renamed web (`name#rK`,
+/// [`crate::diag::WEB_MARK`]) is `name`.
+pub fn source_name(n: &str) -> &str {
+    n.split(crate::diag::WEB_MARK).next().unwrap_or(n)
 }
 
 /// Calls `f` on every statement of `stmts` and of the blocks nested in
