@@ -259,6 +259,20 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     let inspect = py.import("inspect")?;
     if inspect.call_method1("isfunction", (obj,))?.is_truthy()? {
         let name = str_attr(obj, "__name__").unwrap_or_default();
+        // a lambda bound to a module-level name (`sq = lambda v: v * v`):
+        // its source is the line around it, no `def` to compile (a lambda
+        // inside the jit function is expanded where it is called)
+        let code_name = obj
+            .getattr("__code__")
+            .ok()
+            .and_then(|c| str_attr(&c, "co_name"));
+        if code_name.as_deref() == Some("<lambda>") {
+            return Ok(Resolved::Unsupported(
+                "a lambda, which parpy cannot compile as a helper: define it with `def` \
+                 (`def f(v): return v * v`), or write the lambda inside the jit function"
+                    .into(),
+            ));
+        }
         return Ok(match plain_function(obj) {
             Ok((def, globals)) => Resolved::Function { def, globals },
             Err(e) => Resolved::Unsupported(format!(

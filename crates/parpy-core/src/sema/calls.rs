@@ -144,7 +144,7 @@ impl Lowerer<'_, '_> {
                 let help = match name.as_str() {
                     // (debugging output: the plain-Python run prints)
                     "print" => "compiled code does not print: run the same call as plain Python to see the values (`opts.backend = parpy.CompileBackend.Python`), where `print` and debuggers work",
-                    _ => "only parpy builtins, the `math` and NumPy functions listed in the README and other `@parpy.jit` functions can be called",
+                    _ => "only parpy builtins, the `math` and NumPy functions listed in the README, `@parpy.jit` functions and plain Python functions defined with `def` can be called",
                 };
                 self.error(
                     Diagnostic::error(format!("cannot call `{name}` ({desc}) in a parpy function"))
