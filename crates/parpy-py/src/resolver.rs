@@ -134,6 +134,9 @@ struct WatchedName {
 /// only bounds a cycle of helpers that refer to each other).
 const MAX_HELPER_DEPTH: u32 = 16;
 
+/// How many of a resolver's helpers `unchanged` takes under one lock.
+const FIRST_HELPERS: usize = 4;
+
 impl PyResolver {
     /// Visits the Python objects held (for `JitFunction.__traverse__`).
     pub fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
@@ -197,8 +200,14 @@ impl PyResolver {
         // variable's does, which runs outside the lock; nothing is
         // allocated unless there is one: this runs at every call, for
         // every helper reached)
+        // (the first helpers taken under the one lock, the others one at
+        // a time below)
+        let mut first: [Option<Arc<PyResolver>>; FIRST_HELPERS] = Default::default();
         let (others, helpers) = {
             let mut w = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+            for (slot, h) in first.iter_mut().zip(&w.helpers) {
+                *slot = Some(h.clone());
+            }
             let mut others = vec![];
             for (k, n) in w.names.iter_mut().enumerate() {
                 let Some(key) = &n.key else {
@@ -230,12 +239,15 @@ impl PyResolver {
             }
         }
         if depth < MAX_HELPER_DEPTH {
-            // (one at a time, the lock released: a helper may be reached
-            // again below, and `helpers` only grows)
+            // (the lock released: a helper may be reached again below, and
+            // `helpers` only grows)
             for k in 0..helpers {
-                let h = {
-                    let w = self.watched.lock().unwrap_or_else(|e| e.into_inner());
-                    w.helpers.get(k).cloned()
+                let h = match first.get_mut(k) {
+                    Some(h) => h.take(),
+                    None => {
+                        let w = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+                        w.helpers.get(k).cloned()
+                    }
                 };
                 if let Some(h) = h {
                     if h.watching.load(Ordering::Acquire) {
