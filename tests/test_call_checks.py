@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import parpy
+from parpy import _pymode
 from parpy.types import I8, I32, I64
 from conftest import cpu_opts
 
@@ -347,3 +348,69 @@ def test_python_mode_refuses_the_narrowing_store_compiled_code_refuses():
     o.backend = parpy.CompileBackend.Python
     double_into(np.ones(3, np.float32), y, 3, opts=o)
     assert y.tolist() == [2.0] * 3
+
+
+@parpy.jit
+def add_whole(x, y, N):
+    y += x
+
+
+@parpy.jit
+def add_slice(x, y, N):
+    y[:] += x[:]
+
+
+@parpy.jit
+def mul_part(x, y, N):
+    y[0:2] *= x[0:2]
+
+
+@pytest.mark.parametrize("fn", [add_whole, add_slice, mul_part])
+def test_python_mode_refuses_a_narrowing_update_in_place_of_a_slice(fn):
+    # NumPy's `y += x` on a float32 view computes in float64 and casts into
+    # `y` silently: Python mode checks the operation's type first
+    for backend in (parpy.CompileBackend.Cpu, parpy.CompileBackend.Python):
+        o = opts()
+        o.backend = backend
+        y = np.ones(3, np.float32)
+        with pytest.raises(parpy.CompileTypeError,
+                           match="cannot store a value of type `f64` into a destination of type "
+                           "`f32` implicitly"):
+            fn(np.arange(3.0), y, 3, opts=o)
+        assert y.tolist() == [1.0] * 3
+    # what widens is stored, into the caller's array
+    o = opts()
+    o.backend = parpy.CompileBackend.Python
+    for x in (np.arange(3, dtype=np.float32), np.arange(3, dtype=np.int8)):
+        y = np.ones(3, np.float32)
+        fn(x, y, 3, opts=o)
+        c = np.ones(3, np.float32)
+        fn(x, c, 3, opts=opts())
+        assert y.tolist() == c.tolist()
+
+
+def _look(x, y, N):
+    seen = [type(x).__name__, repr(x), type(x.copy()).__name__, type(x[1:]).__name__]
+    for act in (lambda: x.foo, lambda: setattr(x, "foo", 1)):
+        try:
+            act()
+        except AttributeError as e:
+            seen.append(str(e))
+    z = x.copy()  # a copy checks its stores as compiled code's local does
+    try:
+        z[0] = np.float64(1.0)
+    except parpy.CompileTypeError:
+        seen.append("copy checked")
+    r = np.add(y, y, out=y)
+    seen.append(r is y)
+    return seen
+
+
+def test_python_mode_arrays_read_as_numpy_arrays():
+    seen = _pymode.run(_look, [np.arange(3, dtype=np.float32), np.ones(2), 2])
+    assert seen == [
+        "ndarray", "array([0., 1., 2.], dtype=float32)", "ndarray", "ndarray",
+        "'numpy.ndarray' object has no attribute 'foo'",
+        "'numpy.ndarray' object has no attribute 'foo'",
+        "copy checked", True,
+    ]

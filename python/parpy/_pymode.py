@@ -129,10 +129,16 @@ class _Stores(np.ndarray):
     store of a NumPy value that compiled code refuses (`_builtins.widens`:
     a float64 value into a float32 array, a float into an integer one) is
     the `CompileTypeError` compiled code gives, not NumPy's silent
-    conversion. Python numbers (weak) convert as in compiled code. What
-    NumPy computes from one is a plain array or scalar, as from the array
-    itself (`__array_wrap__`); its views (slices, `x.T`) check their
-    stores too."""
+    conversion, whether by assignment (`y[i] = v`, `y[:] = v`) or by an
+    update in place (`y += x`, `y[0:2] *= x[0:2]`: the type NumPy computes
+    the operation in is checked before the store, since NumPy's in-place
+    operation on a view casts it silently). Python numbers (weak) convert
+    as in compiled code. What NumPy computes from one is a plain array or
+    scalar, as from the array itself; its views (slices, `x.T`) and copies
+    check their stores too. It reads as a NumPy array: its type's name,
+    `repr` and attribute errors are `ndarray`'s."""
+
+    __slots__ = ()
 
     def __array_wrap__(self, arr: Any, context: Any = None, return_scalar: bool = False) -> Any:
         if arr is self:  # an update in place (`x += v`): the argument itself
@@ -140,16 +146,61 @@ class _Stores(np.ndarray):
         arr = arr.view(np.ndarray)
         return arr[()] if return_scalar else arr
 
-    def __setitem__(self, idx: Any, value: Any) -> None:
-        if isinstance(value, (np.ndarray, np.generic)) and not widens(value.dtype, self.dtype):
-            from ._native import CompileTypeError
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        args = [_plain(a) for a in inputs]
+        out = kwargs.pop("out", None)
+        if out is None:
+            return getattr(ufunc, method)(*args, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        if any(isinstance(o, _Stores) for o in outs):
+            # the operation's own type first (NumPy would cast it into
+            # `out` silently): compiled code refuses a narrowing store
+            res = getattr(ufunc, method)(*args, **kwargs)
+            for o, r in zip(outs, res if isinstance(res, tuple) else (res,)):
+                if isinstance(o, _Stores):
+                    _check_store(np.asarray(r).dtype, o.dtype)
+        getattr(ufunc, method)(*args, out=tuple(_plain(o) for o in outs), **kwargs)
+        return outs[0] if len(outs) == 1 else outs
 
-            raise CompileTypeError(store_error(value.dtype, self.dtype))
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        if isinstance(value, (np.ndarray, np.generic)):
+            _check_store(value.dtype, self.dtype)
         super().__setitem__(idx, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # (only for names ndarray lacks: NumPy's message, not this class's)
+        raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        try:
+            super().__setattr__(name, value)
+        except AttributeError as e:
+            if type(self).__name__ not in str(e) or hasattr(np.ndarray, name):
+                raise
+            raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'") from None
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+
+# (`type(x).__name__` of an argument in Python mode reads `ndarray`, as
+# compiled code's arrays are NumPy's; `isinstance(x, np.ndarray)` holds)
+_Stores.__name__ = _Stores.__qualname__ = "ndarray"
+
+
+def _plain(a: Any) -> Any:
+    return a.view(np.ndarray) if isinstance(a, _Stores) else a
+
+
+def _check_store(src: Any, dst: Any) -> None:
+    if not widens(src, dst):
+        from ._native import CompileTypeError
+
+        raise CompileTypeError(store_error(src, dst))
 
 
 def _checked(a: Any) -> Any:
-    """An array argument (in dicts too) as a `_Stores` view."""
+    """An array argument (in dicts too) as a store-checking view (`_Stores`)."""
     if isinstance(a, dict):
         return {k: _checked(v) for k, v in a.items()}
     if type(a) is np.ndarray:
