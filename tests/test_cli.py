@@ -170,3 +170,17 @@ def test_print_compile_error_is_rendered():
     r = cli("print", f"{SUM_ROWS}:sum_rows", "--arg", "f64[10,4]", "--arg", "f64[10]",
             "--arg", "10", "--par", '{"outer": 10}', "--backend", "metal")
     assert r.returncode == 1 and "float64" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_target_that_is_not_a_function_and_a_file_as_cache_dir_are_usage_errors(tmp_path):
+    """Both ended in a raw traceback (parpy.jit's TypeError, an OSError
+    of the cache)."""
+    kern = tmp_path / "notfn.py"
+    kern.write_text("K = 3\n")
+    r = cli("print", f"{kern}:K", "--arg", "f32[3]")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == f"python -m parpy print: error: {kern}:K: K is int 3, not a function\n"
+    for action in ("clear", "size", "list"):
+        r = cli("cache", "--dir", str(kern), action)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr == f"python -m parpy cache: error: --dir {kern}: not a directory\n"

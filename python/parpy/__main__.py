@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import platform
@@ -152,8 +153,16 @@ def load_function(target: str) -> Any:
     if fn is None:
         raise UsageError(f"module {mod_name!r} has no attribute {fn_name!r}")
     if not isinstance(fn, parpy.JitFunction):
+        if not inspect.isfunction(fn):  # K = 3: not a function to print
+            raise UsageError(f"{target}: {fn_name} is {type(fn).__name__} {_short(fn)}, "
+                             f"not a function")
         fn = parpy.jit(fn)
     return fn
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 _BACKENDS = {"cpu": "Cpu", "c": "Cpu", "cuda": "Cuda", "metal": "Metal", "auto": "Auto"}
@@ -189,8 +198,6 @@ def cmd_print(a: argparse.Namespace) -> int:
 def _parameters(fn: Any) -> List[Tuple[str, bool]]:
     """(name, has a default) of each parameter of the jit function; a
     parameter with a default may be left out (print_compiled fills it in)."""
-    import inspect
-
     try:
         sig = inspect.signature(fn.py_func)
     except (TypeError, ValueError):
@@ -238,6 +245,8 @@ def _size_line(d: str) -> str:
 
 def cmd_cache(a: argparse.Namespace) -> int:
     d = _cache_dir(a)
+    if a.dir and os.path.exists(d) and not os.path.isdir(d):
+        raise UsageError(f"--dir {d}: not a directory")
     if a.action == "size":
         print(_size_line(d))
     elif a.action == "list":
@@ -249,7 +258,10 @@ def cmd_cache(a: argparse.Namespace) -> int:
     else:  # clear: that directory only (the default one without --dir)
         builds = _builds(d)
         if a.dir:
-            removed = _native._clear_cache_dir(d)
+            try:
+                removed = _native._clear_cache_dir(d)
+            except OSError as e:  # a directory parpy may not read or write
+                raise UsageError(f"--dir {d}: {e}")
         else:
             before = len(cache_entries(d))
             _native.clear_cache()  # the default directory (and nothing is in memory)
