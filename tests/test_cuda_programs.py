@@ -355,6 +355,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_printed_code_run_by_compile_string_raises_too",
     "test_printed_cuda_code_on_the_emulator_raises_too",
     "test_the_message_must_be_a_string_literal",
+    "test_a_message_keeps_its_line_ends_and_generated_comments_escape_it",
     # test_cumulative: other backends' code, errors
     "test_scans_compile_for_cuda_and_metal",
     "test_what_a_scan_cannot_be_is_a_located_error",

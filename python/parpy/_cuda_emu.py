@@ -259,7 +259,7 @@ def run_source(code: str, args: Sequence[Any], seed: int = 0,
         raise RuntimeError("the emulated CUDA program returned an error")
     if record[0] != 0:
         site = int(record[0]) - 1
-        sites = re.findall(r"^// parpy-bounds: (.*)$", code, re.M)
+        sites = _native._bounds_lines(code)
         what = sites[site] if 0 <= site < len(sites) else ""
         from parpy._native import ASSERT_SITE, RAISE_SITE
         if what.startswith(ASSERT_SITE):

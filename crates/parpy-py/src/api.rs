@@ -25,6 +25,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(print_compiled, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
     m.add_function(wrap_pyfunction!(_clear_cache_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(_bounds_lines, m)?)?;
     m.add_function(wrap_pyfunction!(set_max_loaded, m)?)?;
     m.add_function(wrap_pyfunction!(_loaded_specializations, m)?)?;
     m.add_function(wrap_pyfunction!(default_cache_dir, m)?)?;
@@ -220,6 +221,13 @@ fn _clear_cache_dir(dir: PathBuf) -> PyResult<usize> {
         parpy_runtime::cache::clear(&dir)
             .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
     })
+}
+
+/// The texts of the `// parpy-bounds:` lines of generated code, in order,
+/// as they were before the writer escaped them (`_cuda_emu.run`).
+#[pyfunction]
+fn _bounds_lines(code: &str) -> Vec<String> {
+    parpy_runtime::header::parse_bounds(code)
 }
 
 /// Sets how many specializations (over all jit functions) stay loaded in

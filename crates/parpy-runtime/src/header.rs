@@ -145,12 +145,13 @@ fn parse_param(line: &str) -> Result<HeaderParam, String> {
     Ok(HeaderParam { name, ty, fixed })
 }
 
-/// The text of the `// parpy-bounds:` lines, in order.
+/// The text of the `// parpy-bounds:` lines, in order (as the writer had
+/// it before `parpy_core::back::comment_escape`).
 pub fn parse_bounds(code: &str) -> Vec<String> {
     code.lines()
         .filter_map(|l| l.trim_start().strip_prefix("//"))
         .filter_map(|c| c.trim_start().strip_prefix("parpy-bounds:"))
-        .map(|v| v.trim().to_string())
+        .map(|v| parpy_core::back::comment_unescape(v.trim()))
         .collect()
 }
 

@@ -840,7 +840,11 @@ pub fn write_parts<D: Dialect>(
     }
     // the entry takes one more slot: the bounds record (see ir::Bounds)
     for site in p.bounds.iter().flat_map(|b| &b.sites) {
-        let _ = writeln!(out, "// parpy-bounds: {}", site.describe());
+        let _ = writeln!(
+            out,
+            "// parpy-bounds: {}",
+            super::comment_escape(&site.describe())
+        );
     }
     let pre = write_prelude(d, &prelude).map_err(CompileError::from)?;
     let mut includes = d.includes();

@@ -251,3 +251,83 @@ pub fn param_line(p: &ParamInfo) -> String {
         ArgType::Unusable(t) => format!("{} {t}", p.name),
     }
 }
+
+/// `text` (a user's message, a source line) as the rest of one `//`
+/// comment line of generated code, in every C-family language: a backslash
+/// is `\\`, a line end `\n` / `\r` (a `//` comment ends at the line's end),
+/// a `?` after a `?` is `\?` (no trigraph: `??/` is a backslash to NVRTC,
+/// which warns), `*/` is `*\/` (no end of a block comment), and a text that
+/// ends in a backslash or a blank gets `\.` (nothing: no line splice, no
+/// trimmed blank). [`comment_unescape`] gives `text` back.
+pub fn comment_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut prev = '\0';
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '?' if prev == '?' => out.push_str("\\?"),
+            '/' if prev == '*' => out.push_str("\\/"),
+            c => out.push(c),
+        }
+        prev = c;
+    }
+    if out.ends_with(|c: char| c == '\\' || c.is_whitespace()) {
+        out.push_str("\\.");
+    }
+    out
+}
+
+/// The text [`comment_escape`] wrote (a backslash before another character
+/// than those it writes stays, as hand-written lines may have it).
+pub fn comment_unescape(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\\') => out.push('\\'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('?') => out.push('?'),
+            Some('/') => out.push('/'),
+            Some('.') => {}
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod comment_tests {
+    use super::{comment_escape, comment_unescape};
+
+    #[test]
+    fn comment_text_is_one_safe_line_and_reads_back() {
+        for text in [
+            "line one\nline two\r\nline three ??/",
+            "a ???/ b ??= c */ d /* e",
+            "ends in a backslash \\",
+            "ends in blanks  ",
+            "\\n is not a newline",
+            "",
+        ] {
+            let line = comment_escape(text);
+            assert!(!line.contains(['\n', '\r']), "{line}");
+            assert!(!line.contains("??") && !line.contains("*/"), "{line}");
+            assert!(!line.ends_with(|c: char| c == '\\' || c.is_whitespace()));
+            assert_eq!(comment_unescape(&line), text);
+        }
+        assert_eq!(comment_escape("x ??/"), "x ?\\?/");
+        // hand-written text keeps a backslash it does not escape
+        assert_eq!(comment_unescape("C:\\temp"), "C:\\temp");
+    }
+}

@@ -248,18 +248,15 @@ pub const ASSERT_SITE: &str = "assertion: ";
 pub const RAISE_SITE: &str = "raise ";
 
 impl BoundsSite {
-    /// The text of the error (one line): for an index, what follows
-    /// `index N `: the axis, the array, its shape; for an assertion,
-    /// [`ASSERT_SITE`] and the message. Then the source line.
+    /// The text of the error: for an index, what follows `index N `: the
+    /// axis, the array, its shape; for an assertion, [`ASSERT_SITE`] and the
+    /// message, as Python has it (line ends too: the `// parpy-bounds:`
+    /// line of generated code escapes them, `back::comment_escape`). Then
+    /// the source line.
     pub fn describe(&self) -> String {
         let mut s = match &self.kind {
             SiteKind::Index { array, axis, shape } => {
-                let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-                let shape = if dims.len() == 1 {
-                    format!("({},)", dims[0])
-                } else {
-                    format!("({})", dims.join(", "))
-                };
+                let shape = shape_text(shape);
                 format!("is out of bounds for axis {axis} of `{array}` with shape {shape}")
             }
             SiteKind::Assert { message, exception } if exception == "AssertionError" => format!(
@@ -276,7 +273,17 @@ impl BoundsSite {
             let text = f.text.lines().nth(line as usize - 1).unwrap_or("").trim();
             s.push_str(&format!(" (at {}:{line}: {text})", f.path));
         }
-        s.replace(['\n', '\r'], " ")
+        s
+    }
+}
+
+/// A shape as Python prints a tuple: `(3,)`, `(2, 3)`.
+pub fn shape_text(shape: &[i64]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
     }
 }
 
