@@ -606,3 +606,25 @@ def test_indices_monotone_in_the_counter_are_checked_in_front_of_the_loop(tmp_pa
     out = run_isolated(tmp_path, _DIV_INDEX)
     # N = 24: the last indices are 7, 12 and 9 -> the check fails too
     assert out.split("\n")[:3] == ["IndexError True"] * 3, out
+
+
+@parpy.jit
+def reshaped_read(x, idx, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x.reshape(2, 3)[idx[i], 1]
+
+
+def test_an_index_into_a_reshaped_view_names_the_index_the_axis_and_the_view():
+    # (it said only "index out of bounds for a reshaped view of shape (2, 3)")
+    opts = cpu_opts({'i': parpy.threads(2)})
+    x = np.arange(6.0)
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 2"):
+        reshaped_read.py_func(x, np.array([7, 0]), np.zeros(2), 2)
+    expect_index_error(reshaped_read, [x, np.array([7, 0]), np.zeros(2), 2], opts,
+                       "`reshaped_read`: index 7 is out of bounds for axis 0 of `x.reshape(2, 3)` "
+                       "with shape (2, 3) (at ", "y[i] = x.reshape(2, 3)[idx[i], 1]")
+    expect_index_error(reshaped_read, [x, np.array([0, -3]), np.zeros(2), 2], opts,
+                       "index -1 is out of bounds for axis 0 of `x.reshape(2, 3)`")
+    y = np.zeros(2)
+    run_both(reshaped_read, [x, np.array([1, -2]), y, 2], opts)

@@ -661,11 +661,26 @@ pub enum ExprKind {
     /// site says it is an assertion, so a false `cond` records the site
     /// and the call raises `AssertionError` (or `exception`, the class
     /// of a `raise`). None are left after that pass.
+    ///
+    /// With `index`, `cond` is sema's `0 <= i < n` of an index `i` into
+    /// axis `axis` of an array that is no IR array (a reshaped view): the
+    /// check is that of an index (`SiteKind::Index`, the failing index
+    /// recorded), `message` the text should `cond` have lost that form.
     Assert {
         cond: Box<Expr>,
         message: Option<String>,
         exception: String,
+        index: Option<Box<IndexOf>>,
     },
+}
+
+/// What an index that [`ExprKind::Assert`] checks indexes: the array (as
+/// its error names it), the axis and the shape.
+#[derive(Clone, PartialEq, Debug)]
+pub struct IndexOf {
+    pub array: String,
+    pub axis: usize,
+    pub shape: Vec<i64>,
 }
 
 /// The threads of a warp (CUDA) / SIMD group (Metal on Apple GPUs) that a
@@ -859,10 +874,27 @@ impl Expr {
                 cond: Box::new(cond),
                 message,
                 exception: exception.to_string(),
+                index: None,
             },
             ty,
             span,
         )
+    }
+    /// The check `0 <= i < shape[axis]` (`cond`) of an index `i` into
+    /// `axis` of `array` (no IR array: a reshaped view): a failure is the
+    /// `IndexError` of an index, naming the index, the axis and the array.
+    pub fn assert_index(cond: Expr, of: IndexOf, span: Span) -> Expr {
+        let message = format!(
+            "index out of bounds for axis {} of `{}` with shape {}",
+            of.axis,
+            of.array,
+            shape_text(&of.shape)
+        );
+        let mut e = Expr::assert(cond, Some(message), "IndexError", span);
+        if let ExprKind::Assert { index, .. } = &mut e.kind {
+            *index = Some(Box::new(of));
+        }
+        e
     }
     /// The bool `lhs op rhs` of a comparison `op`.
     pub fn compare(op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {

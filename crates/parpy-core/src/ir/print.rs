@@ -405,6 +405,7 @@ impl Printer<'_> {
                 cond,
                 message,
                 exception,
+                ..
             } => {
                 let raises = match exception.as_str() {
                     "AssertionError" => String::new(),

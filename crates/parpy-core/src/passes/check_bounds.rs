@@ -575,9 +575,37 @@ impl Guard<'_> {
             cond,
             message,
             exception,
+            index,
         } = &mut e.kind
         {
             self.expr(cond, env);
+            // `0 <= i < n` of an index (a reshaped view's): the check of
+            // `i` against `n`, the index recorded as an array index's is
+            if let Some((i, n)) = index.as_ref().and_then(|_| index_bounds(cond)) {
+                let of = index.take().expect("an index");
+                let site = self.site(BoundsSite {
+                    kind: SiteKind::Index {
+                        array: of.array,
+                        axis: of.axis,
+                        shape: of.shape,
+                    },
+                    span: e.span,
+                });
+                let span = e.span;
+                let ty = i.ty.clone();
+                *e = Expr::new(
+                    ExprKind::CheckIndex {
+                        arg: Box::new(i),
+                        size: n,
+                        site,
+                        record: Some(Box::new(Expr::var(self.record, record_type(), span))),
+                        wrap: false,
+                    },
+                    ty,
+                    span,
+                );
+                return;
+            }
             let site = self.site(BoundsSite {
                 kind: SiteKind::Assert {
                     message: message.take(),
@@ -860,6 +888,41 @@ fn wrap_in_check(ix: &mut Expr, size: i64, site: u32, record: Option<Expr>, wrap
         ty,
         span,
     );
+}
+
+/// `i` and `n` of sema's `0 <= i < n` (`i >= 0 and i < n`, or `i < n` when
+/// the first half folded away: `i` is not negative), `n` a literal; `None`
+/// for another condition.
+fn index_bounds(cond: &Expr) -> Option<(Expr, i64)> {
+    let upper = |e: &Expr| match &e.kind {
+        ExprKind::Binary {
+            op: BinOp::Lt,
+            lhs,
+            rhs,
+        } => match rhs.kind {
+            ExprKind::Int(n) if n >= 0 => Some(((**lhs).clone(), n)),
+            _ => None,
+        },
+        _ => None,
+    };
+    match &cond.kind {
+        ExprKind::Binary {
+            op: BinOp::And,
+            lhs,
+            rhs,
+        } => {
+            let (i, n) = upper(rhs)?;
+            match &lhs.kind {
+                ExprKind::Binary {
+                    op: BinOp::Ge,
+                    lhs: l,
+                    rhs: zero,
+                } if matches!(zero.kind, ExprKind::Int(0)) && **l == i => Some((i, n)),
+                _ => None,
+            }
+        }
+        _ => upper(cond),
+    }
 }
 
 #[cfg(test)]

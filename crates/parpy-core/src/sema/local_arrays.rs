@@ -671,17 +671,7 @@ impl Lowerer<'_, '_> {
 
 /// A shape as NumPy prints it: `(8,)`, `(2, 3)`.
 pub(super) fn shape_text(shape: &[i64]) -> String {
-    match shape {
-        [n] => format!("({n},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
+    crate::ir::shape_text(shape)
 }
 
 /// `arg.astype(#np.T)` of the element type `elem` (`T` its NumPy name).

@@ -517,11 +517,23 @@ impl Lowerer<'_, '_> {
             _ => "the reshaped array".to_string(),
         };
         let slots = self.index_slots(idx, &shape, &name, span)?;
+        // (the view as its index errors name it: `x.reshape(2, 3)`)
+        let view = match &flatten_subscript(a).0.kind {
+            ast::ExprKind::Name(n) => format!(
+                "{n}.reshape({})",
+                shape
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            _ => "the reshaped array".to_string(),
+        };
         // a run-time index inside its dimension: Python's IndexError
         let dims = slots
             .iter()
             .filter(|s| !matches!(s, IndexSlot::NewAxis | IndexSlot::Gather(_)));
-        for (s, n) in dims.zip(&shape) {
+        for (axis, (s, n)) in dims.zip(&shape).enumerate() {
             let IndexSlot::Scalar(i) = s else {
                 continue;
             };
@@ -538,11 +550,12 @@ impl Lowerer<'_, '_> {
                 Type::Scalar(ElemTy::Bool),
                 span,
             );
-            let what = format!(
-                "index out of bounds for a reshaped view of shape {}",
-                super::local_arrays::shape_text(&shape)
-            );
-            let check = Expr::assert(ok, Some(what), "IndexError", span);
+            let of = crate::ir::IndexOf {
+                array: view.clone(),
+                axis,
+                shape: shape.clone(),
+            };
+            let check = Expr::assert_index(ok, of, span);
             self.pre
                 .push(Stmt::new(crate::ir::StmtKind::Expr(check), span));
         }
