@@ -138,6 +138,20 @@ def test_compile_string_without_header(tmp_path):
         parpy.compile_string("f", "// parpy-entry: f\n// parpy-param: x c64[3]\n", opts_in(tmp_path))
 
 
+def test_compile_string_refuses_a_parameter_or_entry_declared_twice(tmp_path):
+    # (the duplicate parameter made a wrapper taking (x, y, N, N); a second
+    # entry line won silently)
+    code = SUM_ROWS_C.replace("// parpy-param: N int64", "// parpy-param: N int64\n// parpy-param: N int64")
+    with pytest.raises(ValueError, match=r"^line \d+: `// parpy-param: N int64`: parameter `N` is "
+                       r"declared twice \(first on line \d+\)"):
+        parpy.compile_string("sum_rows", code, opts_in(tmp_path))
+    code = SUM_ROWS_C.replace("// parpy-entry: sum_rows_entry",
+                              "// parpy-entry: sum_rows_entry\n// parpy-entry: other")
+    with pytest.raises(ValueError, match=r"^line \d+: `// parpy-entry: other`: a second "
+                       r"`// parpy-entry` line \(line \d+ names `sum_rows_entry`\)"):
+        parpy.compile_string("sum_rows", code, opts_in(tmp_path))
+
+
 def test_compile_string_c_error_shows_compiler_output(tmp_path):
     code = "// parpy-entry: f\n#include <stdint.h>\nint32_t f(void **a) { return undeclared_name; }\n"
     with pytest.raises(parpy.CompileError, match="undeclared_name"):

@@ -173,20 +173,43 @@ pub fn parse_backend(code: &str) -> Option<parpy_core::Backend> {
 
 /// Reads the `// parpy-entry:` and `// parpy-param:` lines.
 pub fn parse_header(code: &str) -> Result<(String, Vec<HeaderParam>), String> {
-    let mut entry = None;
-    let mut params = vec![];
-    for line in code.lines() {
+    let mut entry: Option<(String, usize)> = None;
+    let mut params: Vec<HeaderParam> = vec![];
+    // the line of each parameter, for a name declared twice
+    let mut lines: Vec<usize> = vec![];
+    for (k, line) in code.lines().enumerate() {
         let t = line.trim_start();
         let Some(c) = t.strip_prefix("//") else {
             continue;
         };
         let c = c.trim_start();
         if let Some(v) = c.strip_prefix("parpy-entry:") {
-            entry = Some(v.trim().to_string());
+            if let Some((first, at)) = &entry {
+                return Err(format!(
+                    "line {}: `{}`: a second `// parpy-entry` line (line {at} names `{first}`): \
+                     the code has one entry symbol; keep one of the lines",
+                    k + 1,
+                    line.trim()
+                ));
+            }
+            entry = Some((v.trim().to_string(), k + 1));
         } else if let Some(v) = c.strip_prefix("parpy-param:") {
-            params.push(parse_param(v)?);
+            let p = parse_param(v)?;
+            if let Some(j) = params.iter().position(|q| q.name == p.name) {
+                return Err(format!(
+                    "line {}: `{}`: parameter `{}` is declared twice (first on line {}): \
+                     each parameter has one `// parpy-param` line, in the entry's argument order",
+                    k + 1,
+                    line.trim(),
+                    p.name,
+                    lines[j]
+                ));
+            }
+            params.push(p);
+            lines.push(k + 1);
         }
     }
+    let entry = entry.map(|(e, _)| e);
     let entry = entry.filter(|e| !e.is_empty()).ok_or_else(|| {
         "the code has no `// parpy-entry: <symbol>` line. compile_string needs the header that \
          parpy writes at the top of generated code: one `// parpy-entry: <symbol>` line naming \
@@ -290,6 +313,25 @@ mod tests {
         }
         let e = parse_header("// parpy-entry: e\n// parpy-param: N i64 = 2.5\n").unwrap_err();
         assert!(e.contains("`2.5` is not a value of type int64"), "{e}");
+    }
+
+    #[test]
+    fn a_parameter_or_entry_declared_twice_is_an_error() {
+        let e = parse_header(
+            "// parpy-entry: f\n// parpy-param: N i64 = 8\n// parpy-param: N i64 = 8\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "line 3: `// parpy-param: N i64 = 8`: parameter `N` is declared twice (first on \
+             line 2): each parameter has one `// parpy-param` line, in the entry's argument order"
+        );
+        let e = parse_header("// parpy-entry: f\nint x;\n// parpy-entry: g\n").unwrap_err();
+        assert_eq!(
+            e,
+            "line 3: `// parpy-entry: g`: a second `// parpy-entry` line (line 1 names `f`): the \
+             code has one entry symbol; keep one of the lines"
+        );
     }
 
     #[test]
