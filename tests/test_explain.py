@@ -53,6 +53,24 @@ def test_reasons_for_each_build(tmp_path):
     assert "why: new shape for x: (100,) -> (65,)" in text
 
 
+def test_a_rebuild_is_explained_against_the_closest_earlier_build(tmp_path):
+    # (the previous build was compared: a new shape after a float32 build
+    # read "new dtype for x: float32 -> float64")
+    f, o = make(tmp_path)
+    o.specialize_scalars = False
+    f(np.ones(8), 8, opts=o)
+    f(np.ones(8, np.float32), 8, opts=o)
+    f(np.ones(9), 9, opts=o)
+    f(np.ones(5, np.float32), 5, opts=o)
+    assert [s["reason"] for s in f.specializations()] == [
+        "first call",
+        "new dtype for x: float64 -> float32",
+        "new shape for x: (8,) -> (9,)",
+        "new shape for x: (8,) -> (5,)",
+    ]
+    assert "why: new shape for x: (8,) -> (9,)" in parpy.explain(f)
+
+
 def test_numpy_scalar_and_origin_disk_in_a_new_process(tmp_path):
     script = tmp_path / "k.py"
     script.write_text(textwrap.dedent(f"""

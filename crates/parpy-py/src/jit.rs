@@ -90,7 +90,8 @@ struct SpecRecord {
     /// Seconds per phase: inspect, lower, passes, codegen, build (C compiler
     /// or NVRTC, or reading the disk cache) and load.
     phases: Vec<(&'static str, f64)>,
-    /// Why the in-memory cache missed, compared with the previous build.
+    /// Why the in-memory cache missed: what differs from the closest
+    /// earlier build (`miss_reason`).
     reason: String,
     /// The CUDA device it runs on (Cuda builds).
     device: Option<i64>,
@@ -155,21 +156,47 @@ fn shape_tuple(s: &str) -> String {
     }
 }
 
-/// Why a build happened, compared with the previous one.
+/// Why a build happened: what differs from the closest earlier build (the
+/// one with the fewest differences, the latest of those), so a new shape
+/// after a build for another dtype is named as the shape it is.
 fn miss_reason(
-    prev: Option<&SpecRecord>,
+    history: &[SpecRecord],
     args: &[(String, String)],
     options: &str,
     device: Option<i64>,
 ) -> String {
-    let Some(prev) = prev else {
+    let Some(why) = history
+        .iter()
+        .rev()
+        .map(|prev| differences(prev, args, options, device))
+        .min_by_key(|(n, _)| *n)
+        .map(|(_, why)| why)
+    else {
         return "first call".to_string();
     };
+    if why.is_empty() {
+        // same arguments and options: the entry left the in-memory cache
+        return "not in the in-memory cache".to_string();
+    }
+    why.join("; ")
+}
+
+/// What differs between an earlier build `prev` and this one: how many
+/// differences (a new dtype and shape of one array are two) and their
+/// texts.
+fn differences(
+    prev: &SpecRecord,
+    args: &[(String, String)],
+    options: &str,
+    device: Option<i64>,
+) -> (usize, Vec<String>) {
+    let mut n = 0;
     let mut why = Vec::new();
     for ((name, old), (_, new)) in prev.args.iter().zip(args) {
         if old == new {
             continue;
         }
+        n += 1;
         let (od, nd) = (old.split('[').next(), new.split('[').next());
         if old.contains('[') && new.contains('[') && od == nd {
             why.push(format!(
@@ -178,11 +205,16 @@ fn miss_reason(
                 shape_tuple(new)
             ));
         } else if old.contains('[') && new.contains('[') {
-            why.push(format!(
-                "new dtype for {name}: {} -> {}",
-                od.unwrap_or(""),
-                nd.unwrap_or("")
-            ));
+            if shape_tuple(old) == shape_tuple(new) {
+                why.push(format!(
+                    "new dtype for {name}: {} -> {}",
+                    od.unwrap_or(""),
+                    nd.unwrap_or("")
+                ));
+            } else {
+                n += 1;
+                why.push(format!("new dtype and shape for {name}: {old} -> {new}"));
+            }
         } else if let (Some((ok, ov)), Some((nk, nv))) =
             (old.split_once(" = "), new.split_once(" = "))
         {
@@ -200,18 +232,16 @@ fn miss_reason(
         }
     }
     if prev.options != options {
+        n += 1;
         why.push("different options".to_string());
     }
     if let (Some(old), Some(new)) = (prev.device, device) {
         if old != new {
+            n += 1;
             why.push(format!("new device: cuda:{old} -> cuda:{new}"));
         }
     }
-    if why.is_empty() {
-        // same arguments and options: the entry left the in-memory cache
-        why.push("not in the in-memory cache".to_string());
-    }
-    why.join("; ")
+    (n, why)
 }
 
 /// Arrays with at least this many elements in total run with the GIL
@@ -378,7 +408,7 @@ impl JitFunction {
         let options = opts.__repr__();
         let rec = {
             let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            let reason = miss_reason(c.history.last(), &args, &options, device);
+            let reason = miss_reason(&c.history, &args, &options, device);
             let rec = SpecRecord {
                 args,
                 options,
