@@ -107,6 +107,17 @@ def test_the_private_directory_used_instead_is_removed_when_the_process_exits(tm
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("where", ["/proc/self", "/dev/null"])
+def test_a_directory_that_cannot_be_written_is_refused_with_a_warning(where):
+    # /proc/self is the user's, mode 0555 (a read-only mount is the same):
+    # the build failed with a BuildError blaming the C compiler, where a
+    # file (/dev/null) was refused for a private directory
+    why = "it cannot be written" if where == "/proc/self" else "it is not a directory"
+    with pytest.warns(parpy.ParpyWarning, match=f"does not use the cache directory {where}: {why}"):
+        run_inc(where, fresh())
+
+
 def test_a_directory_of_another_user_is_refused(tmp_path):
     theirs = tmp_path / "theirs"
     theirs.mkdir(mode=0o700)

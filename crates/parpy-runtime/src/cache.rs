@@ -9,7 +9,8 @@
 //! then renamed, so a concurrent reader never sees a partial file.
 //!
 //! Safety: the directory is created 0700; a directory that is not the
-//! user's or is group/world-writable is refused ([`DiskCache::open`] gives
+//! user's, is group/world-writable or that this process cannot write is
+//! refused ([`DiskCache::open`] gives
 //! a private temporary directory and a warning instead), and so is an
 //! entry file that is not a regular file of the user's that only the user
 //! may write (it is rebuilt). Files are created 0600 (libraries 0700),
@@ -161,6 +162,29 @@ fn private_dir() -> Result<PathBuf, RuntimeError> {
     ))
 }
 
+/// Why this process cannot write into the directory `dir`, if it cannot:
+/// a file made there and removed at once says (permission bits do not,
+/// for root, a read-only mount or a directory like `/proc/self`). Its name
+/// ends in `.tmp`, a temporary `clear` removes should it stay.
+fn unwritable(dir: &Path) -> Option<String> {
+    let probe = dir.join(format!(".parpy-probe.{}.tmp", unique_suffix()));
+    let mut o = fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    match o.open(&probe) {
+        Ok(f) => {
+            drop(f);
+            let _ = fs::remove_file(&probe);
+            None
+        }
+        Err(e) => Some(format!("it cannot be written ({e})")),
+    }
+}
+
 /// What reading a cache entry's file found.
 enum Entry {
     Absent,
@@ -234,14 +258,16 @@ impl DiskCache {
     }
 
     /// The cache in `dir`, created 0700 when missing. A directory that
-    /// another user owns, that others may write, or that cannot be created
-    /// is refused: the cache is then a private temporary directory of this
-    /// process, returned with a sentence saying why (for a warning).
+    /// another user owns, that others may write, that cannot be created or
+    /// that this process cannot write (mode 0555, a read-only mount,
+    /// `/proc/self`) is refused: the cache is then a private temporary
+    /// directory of this process, returned with a sentence saying why (for
+    /// a warning).
     pub fn open(dir: impl Into<PathBuf>) -> Result<(DiskCache, Option<String>), RuntimeError> {
         let dir = dir.into();
         let why = match create_private_dir(&dir).and_then(|()| fs::metadata(&dir)) {
             Ok(m) if !m.is_dir() => Some("it is not a directory".to_string()),
-            Ok(m) => distrust(&m),
+            Ok(m) => distrust(&m).or_else(|| unwritable(&dir)),
             Err(e) => Some(format!("it cannot be created ({e})")),
         };
         match why {
@@ -1098,6 +1124,13 @@ mod tests {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
         let (other, why) = DiskCache::open(&dir).unwrap();
         assert!(why.unwrap().contains("writable by group or others"));
+        // one this process cannot write (the user's, mode 0555: permission
+        // bits do not stop root) too
+        if Path::new("/proc/self").is_dir() {
+            let (other, why) = DiskCache::open("/proc/self").unwrap();
+            assert!(why.unwrap().contains("it cannot be written"));
+            assert_ne!(other.dir, Path::new("/proc/self"));
+        }
         assert_ne!(other.dir, dir);
         assert_eq!(mode(&other.dir), 0o700);
         // an entry others may write is rebuilt, not loaded
