@@ -58,6 +58,26 @@ def test_tpb_must_be_multiple_of_32(n):
         parpy.threads(4).tpb(n)
 
 
+def test_limits_are_checked_when_set():
+    # (tpb(2**40) and a cluster of 2**40 blocks were accepted, refused only
+    # when compiling for a GPU, or never on Cpu; an empty label too)
+    for n in (1056, 2048, 2**40):
+        with pytest.raises(ValueError, match=f"of at most 1024 \\(a GPU's largest block\\), got {n}"):
+            parpy.threads(4096).tpb(n)
+    assert parpy.threads(4096).tpb(1024).threads_per_block == 1024
+    o = parpy.CompileOptions()
+    for n in (32, 2**40):
+        with pytest.raises(ValueError, match=f"power of two of at most 16 \\(CUDA's largest "
+                           f"cluster\\), got {n}"):
+            o.max_thread_blocks_per_cluster = n
+    o.max_thread_blocks_per_cluster = 16
+    assert o.max_thread_blocks_per_cluster == 16
+    for make in (lambda: parpy.par({'': parpy.threads(4)}),
+                 lambda: setattr(o, "parallelize", {'i': parpy.threads(2), '': parpy.threads(4)})):
+        with pytest.raises(ValueError, match="the parallel specification has an empty label ''"):
+            make()
+
+
 @pytest.mark.parametrize("n", [0, -1])
 def test_threads_must_be_positive(n):
     with pytest.raises(ValueError, match="positive"):
@@ -205,7 +225,7 @@ def test_invalid_values_are_rejected(field, value, exc):
      "CompileOptions.max_unroll_count is out of range: it must be an int from 0 to 2**63 - 1"),
     ("max_thread_blocks_per_cluster", 2**64,
      "CompileOptions.max_thread_blocks_per_cluster is out of range: it must be a power of two "
-     f"from 1 to 2**62, got {2**64}"),
+     f"from 1 to 16, got {2**64}"),
     ("device", 2**70,
      "CompileOptions.device is out of range: it must be None or an int from 0 to 2**63 - 1, "
      f"got {2**70}"),

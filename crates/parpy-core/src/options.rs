@@ -50,6 +50,14 @@ pub struct ParSpec {
     pub reduction: bool,
 }
 
+/// The largest block of threads a GPU backend launches (CUDA's and Metal's
+/// limit): `.tpb(n)` takes at most this many.
+pub const MAX_THREADS_PER_BLOCK: i64 = 1024;
+
+/// The largest thread block cluster CUDA has (a non-portable size, 16 on
+/// sm_90; 8 is portable): `max_thread_blocks_per_cluster` is at most this.
+pub const MAX_CLUSTER_BLOCKS: i64 = 16;
+
 /// Everything about a compilation that is not the program or its arguments.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Options {
@@ -67,6 +75,7 @@ pub struct Options {
     /// Print the IR after each pass to stderr (with timings).
     pub debug_print: bool,
     pub use_cuda_thread_block_clusters: bool,
+    /// At most [`MAX_CLUSTER_BLOCKS`] (a power of two).
     pub max_thread_blocks_per_cluster: i64,
     pub use_cuda_graphs: bool,
     /// Check at run time the array indices not proven in range

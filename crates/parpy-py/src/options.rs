@@ -33,9 +33,11 @@ fn value_error(msg: String) -> PyErr {
 }
 
 fn check_tpb(n: i64) -> PyResult<i64> {
-    if n <= 0 || n % 32 != 0 {
+    use parpy_core::options::MAX_THREADS_PER_BLOCK as MAX;
+    if n <= 0 || n % 32 != 0 || n > MAX {
         return Err(value_error(format!(
-            "threads per block must be a positive multiple of 32, got {n}"
+            "threads per block must be a positive multiple of 32 of at most {MAX} (a GPU's \
+             largest block), got {n}"
         )));
     }
     Ok(n)
@@ -525,11 +527,13 @@ impl OptData {
                 self.use_cuda_thread_block_clusters = get_bool(name, v)?
             }
             "max_thread_blocks_per_cluster" => {
+                use parpy_core::options::MAX_CLUSTER_BLOCKS as MAX;
                 let n = get_int(name, v, CLUSTER_RANGE)?;
-                if n <= 0 || (n & (n - 1)) != 0 {
+                if n <= 0 || (n & (n - 1)) != 0 || n > MAX {
                     return Err(PyValueError::new_err(format!(
                         "max_thread_blocks_per_cluster: the number of thread blocks per \
-                         cluster must be a power of two, got {n}"
+                         cluster must be a power of two of at most {MAX} (CUDA's largest \
+                         cluster), got {n}"
                     )));
                 }
                 self.max_thread_blocks_per_cluster = n;
@@ -650,7 +654,7 @@ fn get_bool(field: &str, v: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// The values of the integer fields, for the message about an int beyond
 /// 64 bits.
 const UNROLL_RANGE: &str = "an int from 0 to 2**63 - 1";
-const CLUSTER_RANGE: &str = "a power of two from 1 to 2**62";
+const CLUSTER_RANGE: &str = "a power of two from 1 to 16";
 const DEVICE_RANGE: &str = "None or an int from 0 to 2**63 - 1";
 
 /// An int field's value. `range` says which values the field takes: an
@@ -781,6 +785,14 @@ fn extract_spec(v: &Bound<'_, PyAny>) -> PyResult<BTreeMap<String, LoopPar>> {
             })?
             .to_cow()?
             .to_string();
+        if key.is_empty() {
+            // (no `parpy.label('')` can name it: a mistake, not a label)
+            return Err(value_error(
+                "the parallel specification has an empty label '': a label names the loop \
+                 that follows `parpy.label('name')`"
+                    .to_string(),
+            ));
+        }
         let lp = val.cast::<LoopPar>().map_err(|_| {
             PyTypeError::new_err(format!(
                 "the value for label '{key}' must be parpy.threads(n) (a LoopPar), got {}",

@@ -41,7 +41,7 @@ use crate::ir::{
 use crate::passes::util::{bin, i64e, walk_exprs};
 
 /// The largest block a GPU backend launches.
-pub const MAX_TPB: i64 = 1024;
+pub const MAX_TPB: i64 = crate::options::MAX_THREADS_PER_BLOCK;
 
 /// Threads per block of the innermost level.
 pub fn block_threads(inner_threads: i64, tpb: i64, reduction: bool) -> i64 {

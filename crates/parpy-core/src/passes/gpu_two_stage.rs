@@ -740,9 +740,8 @@ fn too_wide_for_a_cluster(k: &Kernel, plan: &Plan, opts: &Options) -> Diagnostic
     })
 }
 
-/// The largest thread block cluster CUDA has (a non-portable size, 16 on
-/// sm_90; 8 is portable).
-const MAX_CLUSTER: u64 = 16;
+/// The largest thread block cluster CUDA has (`options::MAX_CLUSTER_BLOCKS`).
+const MAX_CLUSTER: u64 = crate::options::MAX_CLUSTER_BLOCKS as u64;
 
 /// Removes the statements `drop` matches from `b` and its nested blocks.
 fn drop_stmts(b: &mut Block, drop: &dyn Fn(&Stmt) -> bool) {
