@@ -68,15 +68,24 @@ impl ArgType {
 /// `A['m']['rows']` (no Python identifier spells it, so it cannot collide
 /// with a name of the function). Characters that would break the one-line
 /// `parpy-param` header (spaces, quotes, backslashes, control characters)
-/// are escaped.
+/// or its comment (a `?` after a `?`: a trigraph such as `??/`; a `/`
+/// after a `*`) are escaped.
 pub fn entry_name(base: &str, key: &str) -> String {
     let mut k = String::with_capacity(key.len());
+    let mut prev = '\0';
     for c in key.chars() {
-        if c.is_whitespace() || c.is_control() || c == '\\' || c == '\'' {
+        if c.is_whitespace()
+            || c.is_control()
+            || c == '\\'
+            || c == '\''
+            || (c == '?' && prev == '?')
+            || (c == '/' && prev == '*')
+        {
             k.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             k.push(c);
         }
+        prev = c;
     }
     format!("{base}['{k}']")
 }

@@ -971,6 +971,11 @@ fn entry_names_escape_what_would_break_the_header() {
         crate::signature::entry_name("A", "a b'"),
         "A['a\\u{20}b\\u{27}']"
     );
+    // (no trigraph, no end of a block comment in the `// parpy-param` line)
+    assert_eq!(
+        crate::signature::entry_name("A", "???/*/"),
+        "A['?\\u{3f}\\u{3f}/*\\u{2f}']"
+    );
     let t = dict(&[("x", int(1)), ("d", dict(&[("y", int(2))]))]);
     let leaves: Vec<String> = t.leaves("P").into_iter().map(|(n, _)| n).collect();
     assert_eq!(leaves, ["P['x']", "P['d']['y']"]);
@@ -978,6 +983,7 @@ fn entry_names_escape_what_would_break_the_header() {
         ("A", vec!["a b'\\c"]),
         ("P", vec!["d", "y"]),
         ("B", vec!["]['"]),
+        ("C", vec!["a??/", "*/"]),
     ] {
         let mut name = base.to_string();
         for k in &keys {
