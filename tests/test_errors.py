@@ -736,3 +736,40 @@ def test_local_from_a_literal_the_data_does_not_hold_names_both():
             "on another") in text.splitlines()[0], text
     assert_points_at(text, "rebinding", "x[i, c]\n", mark="-")
     check_snapshot("rebinding_literal_not_held", text)
+
+
+# --------------------------------------------------------------------------
+# a Python error that a statement certain to run raises, found when
+# compiling: a CompileError of Python's class too (probe 113; before: a
+# plain CompileError, where Python and the unspecialized build raise
+# IndexError / OverflowError / ValueError)
+
+@pytest.mark.parametrize("fn,args,cls,base,needle,first,snap", [
+    ("index_past_the_end", [np.zeros(4), 10], parpy.CompileIndexError, IndexError, "k]",
+     "index 10 is out of bounds for dimension 0 of `x` (size 4)", "certain_index_past_the_end"),
+    ("python_int_into_int8", [np.zeros(2, np.int8), 300], parpy.CompileOverflowError, OverflowError,
+     "a\n", "Python integer 300 out of bounds for int8", "certain_python_int_into_int8"),
+    ("nan_into_int8", [np.zeros(2, np.int8), float("nan")], parpy.CompileValueError, ValueError,
+     "a\n", "cannot convert float NaN to integer", "certain_nan_into_int8"),
+])
+def test_a_certain_python_error_has_pythons_class(fn, args, cls, base, needle, first, snap):
+    mod = load("certain")
+    with pytest.raises(cls) as info:
+        parpy.jit(getattr(mod, fn))(*args, opts=cpu_opts())
+    assert isinstance(info.value, base) and isinstance(info.value, parpy.CompileError)
+    text = str(info.value)
+    assert text.splitlines()[0] == f"error: {first}", text
+    assert_points_at(text, "certain", needle, occurrence=0 if needle == "k]" else
+                     ["python_int_into_int8", "nan_into_int8"].index(fn))
+    check_snapshot(snap, text)
+
+
+@pytest.mark.parametrize("a", [1, -1])
+def test_a_python_int_past_128_bits_does_not_fit(a):
+    # (before: `1 << 1000` and `-1 << 1000` silently gave 0)
+    text = compile_error("certain", "shift_past_128_bits", [a, 1000, np.zeros(1, np.int64)],
+                         cpu_opts())
+    assert text.splitlines()[0] == \
+        "error: this Python int is at least 2**127 in size, which does not fit in 64 bits", text
+    assert_points_at(text, "certain", "a << b")
+    check_snapshot(f"certain_shift_past_128_bits_{'neg' if a < 0 else 'pos'}", text)

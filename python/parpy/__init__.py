@@ -17,7 +17,9 @@ from ._native import (
     CompileBackend,
     CompileError,
     CompileOptions,
+    CompileIndexError,
     CompileNameError,
+    CompileOverflowError,
     CompileTypeError,
     CompileValueError,
     InternalError,
@@ -48,6 +50,7 @@ __version__: str = _native.__version__
 __all__ = [
     "jit", "label", "threads", "par", "reduce", "LoopPar", "CompileOptions",
     "BuildError", "CompileBackend", "CompileError", "CompileTypeError", "CompileValueError", "CompileNameError",
+    "CompileIndexError", "CompileOverflowError",
     "InternalError", "ParpyWarning", "print_compiled", "compile_string",
     "clear_cache", "set_max_loaded", "sync", "gpu", "sum", "operators", "atomic", "math", "builtin", "types",
     "backend", "callback", "external", "ElemSize", "JitFunction", "explain", "par_reduction", "Target",

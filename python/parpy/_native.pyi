@@ -24,8 +24,19 @@ class CompileNameError(CompileError, NameError):
 
 class CompileValueError(CompileError, ValueError):
     """An option given a value it cannot take (CompileOptions fields, a
-    thread count, threads per block), or a non-contiguous tensor argument:
-    both a CompileError and a ValueError."""
+    thread count, threads per block), a non-contiguous tensor argument, or
+    a float NaN made an integer in a statement certain to run: both a
+    CompileError and a ValueError."""
+
+class CompileIndexError(CompileError, IndexError):
+    """An index out of bounds that a statement certain to run uses, found
+    when compiling (the same statement that may not run is checked when it
+    runs, an IndexError): both a CompileError and an IndexError."""
+
+class CompileOverflowError(CompileError, OverflowError):
+    """A Python int that the NumPy integer it meets cannot hold, or a float
+    infinity made an integer, in a statement certain to run, found when
+    compiling: both a CompileError and an OverflowError."""
 
 class InternalError(Exception):
     """A bug in parpy."""

@@ -206,6 +206,11 @@ pub struct Diagnostic {
     /// A name has no value where it is read: not defined, or a shape
     /// symbol nothing binds (the binding raises a `NameError` subclass).
     pub name_error: bool,
+    /// The Python exception the program raises here when it runs
+    /// (`"IndexError"`, `"OverflowError"`, `"ValueError"`): a statement
+    /// that certainly runs and certainly fails is refused when compiling,
+    /// and the binding raises a `CompileError` that is also this class.
+    pub exception: Option<&'static str>,
 }
 
 impl Diagnostic {
@@ -218,6 +223,7 @@ impl Diagnostic {
             help: vec![],
             type_error: false,
             name_error: false,
+            exception: None,
         }
     }
     pub fn warning(message: impl Into<String>) -> Diagnostic {
@@ -260,6 +266,12 @@ impl Diagnostic {
     /// Marks a name error (see `name_error`).
     pub fn name_error(mut self) -> Diagnostic {
         self.name_error = true;
+        self
+    }
+    /// Marks the Python exception the program would raise (see
+    /// `exception`).
+    pub fn raises(mut self, exception: &'static str) -> Diagnostic {
+        self.exception = Some(exception);
         self
     }
     pub fn is_error(&self) -> bool {

@@ -44,6 +44,15 @@ impl CompileError {
             CompileError::Internal(_) => false,
         }
     }
+
+    /// The Python exception the first error stands for
+    /// (`Diagnostic::exception`).
+    pub fn python_exception(&self) -> Option<&'static str> {
+        match self {
+            CompileError::User(d) => d.iter().find(|d| d.is_error())?.exception,
+            CompileError::Internal(_) => None,
+        }
+    }
 }
 
 impl From<Vec<Diagnostic>> for CompileError {

@@ -200,6 +200,56 @@ pub fn compile_value_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::P
     .map(|t| t.bind(py))
 }
 
+/// `parpy.CompileIndexError`: a `CompileError` that is also an
+/// `IndexError` (an index that the program certainly uses out of bounds,
+/// found when compiling: the class Python raises there).
+pub fn compile_index_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
+    T.get_or_try_init(py, || {
+        let bases = (
+            py.get_type::<CompileErrorPy>(),
+            py.get_type::<pyo3::exceptions::PyIndexError>(),
+        );
+        let ns = pyo3::types::PyDict::new(py);
+        ns.set_item("__module__", "parpy")?;
+        ns.set_item(
+            "__doc__",
+            "An index out of bounds that a statement certain to run uses, found when \
+             compiling: both a CompileError and an IndexError.",
+        )?;
+        let t = py
+            .get_type::<pyo3::types::PyType>()
+            .call1(("CompileIndexError", bases, ns))?;
+        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
+    })
+    .map(|t| t.bind(py))
+}
+
+/// `parpy.CompileOverflowError`: a `CompileError` that is also an
+/// `OverflowError` (a Python int a NumPy integer cannot hold, or an
+/// infinity made an int, in a statement certain to run).
+pub fn compile_overflow_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
+    T.get_or_try_init(py, || {
+        let bases = (
+            py.get_type::<CompileErrorPy>(),
+            py.get_type::<pyo3::exceptions::PyOverflowError>(),
+        );
+        let ns = pyo3::types::PyDict::new(py);
+        ns.set_item("__module__", "parpy")?;
+        ns.set_item(
+            "__doc__",
+            "A value out of a type's range that a statement certain to run makes, found \
+             when compiling: both a CompileError and an OverflowError.",
+        )?;
+        let t = py
+            .get_type::<pyo3::types::PyType>()
+            .call1(("CompileOverflowError", bases, ns))?;
+        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
+    })
+    .map(|t| t.bind(py))
+}
+
 /// A `ValueError` of an option's value as `CompileValueError` (same
 /// message); other errors unchanged.
 pub fn option_value_error(py: Python<'_>, e: PyErr) -> PyErr {
@@ -226,6 +276,17 @@ pub fn compile_error_to_py(e: CompileError) -> PyErr {
                 Err(err) => err,
             })
         }
+        CompileError::User(_) if e.python_exception().is_some() => Python::attach(|py| {
+            let class = match e.python_exception() {
+                Some("IndexError") => compile_index_error(py),
+                Some("OverflowError") => compile_overflow_error(py),
+                _ => compile_value_error(py),
+            };
+            match class {
+                Ok(t) => PyErr::from_type(t.clone(), e.to_string()),
+                Err(err) => err,
+            }
+        }),
         CompileError::User(_) => CompileErrorPy::new_err(e.to_string()),
         CompileError::Internal(m) => internal_error(&m),
     }

@@ -37,6 +37,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CompileTypeError", errors::compile_type_error(py)?)?;
     m.add("CompileValueError", errors::compile_value_error(py)?)?;
     m.add("CompileNameError", errors::compile_name_error(py)?)?;
+    m.add("CompileIndexError", errors::compile_index_error(py)?)?;
+    m.add("CompileOverflowError", errors::compile_overflow_error(py)?)?;
     m.add("InternalError", py.get_type::<errors::InternalError>())?;
     m.add("BuildError", py.get_type::<errors::BuildError>())?;
     m.add("ParpyWarning", py.get_type::<errors::ParpyWarning>())?;

@@ -19,7 +19,10 @@
 //!   counter indexes an array through arithmetic (`vals[k]` of CSR's `for
 //!   k in range(rows[r], rows[r + 1])`): with bounds past the array
 //!   (garbage `rows`) it would run to their end, maybe 2**62 steps, where
-//!   Python stops at its `IndexError`. (Cpu's copy of such a loop for
+//!   Python stops at its `IndexError`; so does one whose bounds are known
+//!   but that runs more than 2**31 times (an index whose last value
+//!   overflows, `x[4 * i]` over `range(2**62 + 1)`, is checked access by
+//!   access, not in front of the loop). (Cpu's copy of such a loop for
 //!   bounds that keep the counter in range, `check_bounds`'s versioning,
 //!   has no such check left: only the checked copy branches. Cpu only:
 //!   a GPU kernel's loop keeps its checks in registers.)
@@ -51,7 +54,7 @@ pub fn apply(body: &mut Block, record: VarId, takes: &[bool], host: bool, cpu: b
                 if l.par.is_none()
                     && l.reduction.is_none()
                     && (!loop_exits(&l.body).is_empty() && block_fails(&l.body, takes)
-                        || cpu && l.trip_count().is_none() && indexes_past_end(&l.body, l.var)) =>
+                        || cpu && runs_long(l) && indexes_past_end(&l.body, l.var)) =>
             {
                 leave_on_failure(&mut l.body, record, s.span);
             }
@@ -59,6 +62,18 @@ pub fn apply(body: &mut Block, record: VarId, takes: &[bool], host: bool, cpu: b
         }
         guard_store(s);
     }
+}
+
+/// Trip counts above this are "long": a loop that would run on after a
+/// failed check for longer than a second or so.
+const LONG_TRIPS: i64 = 1 << 31;
+
+/// The loop's trip count is known only when it runs, or is long (`for i
+/// in range(N): x[4 * i]` with `N = 2**62 + 1` known when compiling: its
+/// last index overflows, so `check_bounds` cannot check it in front of
+/// the loop, and the loop would run 2**62 steps past its failure).
+fn runs_long(l: &crate::ir::ForLoop) -> bool {
+    l.trip_count().is_none_or(|n| n > LONG_TRIPS)
 }
 
 /// `if record[0] != 0: break` first in `body`.

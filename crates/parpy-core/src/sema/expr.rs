@@ -798,7 +798,10 @@ impl Lowerer<'_, '_> {
                     let mark = self.pre.len();
                     self.condition = truth_only && matches!(v.kind, ast::ExprKind::BoolOp { .. });
                     self.stored_select = stored.map(|(_, ty, dst)| (v.span, ty, dst));
+                    let later = u32::from(acc.is_some());
+                    self.unsure += later;
                     let t = self.lower_expr(v);
+                    self.unsure -= later;
                     self.stored_select = stored;
                     self.condition = false;
                     // what `v` hoists (reductions, generators) runs only
@@ -960,10 +963,12 @@ impl Lowerer<'_, '_> {
                 }
                 let mark = self.pre.len();
                 self.stored_select = side(then);
+                self.unsure += 1;
                 let t = self.lower_expr(then);
                 let then_pre = self.pre.split_off(mark);
                 self.stored_select = side(else_);
                 let f = self.lower_expr(else_);
+                self.unsure -= 1;
                 self.stored_select = stored;
                 // each side's hoisted statements run only when it is chosen
                 if let Some(c) = &c {
@@ -1519,20 +1524,40 @@ impl Lowerer<'_, '_> {
     /// or a float. Python's exact int would meet NumPy as an OverflowError
     /// (`np.int64(1) + 2 ** 70`), or parpy would keep only 64 of its bits.
     fn python_constant_fits(&mut self, e: &ast::Expr) -> Option<()> {
-        let number = python_number(e, &|n: &str| self.known_python_number(n));
-        let Some(PyNumber::Int(v)) = number else {
-            return Some(());
+        let known = |n: &str| self.known_python_number(n);
+        let number = python_number(e, &known);
+        // (an int past 128 bits, `1 << 1000`: beyond even `ir::eval`'s
+        // exact ints, as far from 64 bits)
+        let v = match number {
+            None if python_int_overflows(e, &known) => None,
+            Some(PyNumber::Int(v)) => Some(v),
+            _ => return Some(()),
         };
-        if (i64::MIN as i128..=i64::MAX as i128).contains(&v) {
-            return Some(());
+        if let Some(v) = v {
+            if (i64::MIN as i128..=i64::MAX as i128).contains(&v) {
+                return Some(());
+            }
+            if (0..=u64::MAX as i128).contains(&v) {
+                self.wide_constants.push((e.span, v));
+                return Some(());
+            }
         }
-        if (0..=u64::MAX as i128).contains(&v) {
-            self.wide_constants.push((e.span, v));
-            return Some(());
-        }
-        let neg = if v < 0 { "-" } else { "" };
+        let (shown, float) = match v {
+            Some(v) => (
+                v.to_string(),
+                format!(
+                    "for a float, write a float literal: `{}{:e}` (or `2.0 ** 70` for `2 ** 70`)",
+                    if v < 0 { "-" } else { "" },
+                    v.unsigned_abs() as f64
+                ),
+            ),
+            None => (
+                "at least 2**127 in size".to_string(),
+                "for a float, compute it with floats (`2.0 ** 1000` for `2 ** 1000`)".to_string(),
+            ),
+        };
         let mut d = Diagnostic::error(format!(
-            "this Python int is {v}, which does not fit in 64 bits"
+            "this Python int is {shown}, which does not fit in 64 bits"
         ))
         .at(e.span, "Python computes this exactly")
         .note(
@@ -1549,10 +1574,6 @@ impl Lowerer<'_, '_> {
                 PyNumber::Float(f) => Some(format!("`{n}` = {f:?}")),
             })
             .collect();
-        let float = format!(
-            "for a float, write a float literal: `{neg}{:e}` (or `2.0 ** 70` for `2 ** 70`)",
-            v.unsigned_abs() as f64
-        );
         let help = match known.is_empty() {
             true => float,
             false => {
@@ -2059,13 +2080,21 @@ impl Lowerer<'_, '_> {
                 _ => None,
             };
             if let Some(v) = wide {
-                self.error(
-                    Diagnostic::error(format!(
-                        "index {v} is out of bounds for dimension {k} of `{name}` (size {dim})"
-                    ))
-                    .at(ix.span, "out of bounds"),
+                let message = format!(
+                    "index {v} is out of bounds for dimension {k} of `{name}` (size {dim})"
                 );
-                ok = false;
+                let d = Diagnostic::error(message.clone()).at(ix.span, "out of bounds");
+                // (where the statement may not run: a check that fails
+                // where it runs, and an index past the end, which the
+                // store's own check keeps from writing)
+                match self.fails_when_run(d, &message, "IndexError", ix.span) {
+                    true => slots.push(IndexSlot::Scalar(Expr::int(
+                        *dim,
+                        self.opts.int_type,
+                        ix.span,
+                    ))),
+                    false => ok = false,
+                }
                 continue;
             }
             let Some(t) = self.lower_expr(ix) else {
@@ -2077,12 +2106,18 @@ impl Lowerer<'_, '_> {
                 continue;
             };
             match const_int(&i) {
+                // (a statement that may not run is checked where it runs:
+                // Python raises only when it does)
+                Some(c) if (c < -dim || c >= *dim) && !self.certain() => {
+                    slots.push(IndexSlot::Scalar(self.wrap_negative(i, *dim)))
+                }
                 Some(c) if c < -dim || c >= *dim => {
                     self.error(
                         Diagnostic::error(format!(
                             "index {c} is out of bounds for dimension {k} of `{name}` (size {dim})"
                         ))
-                        .at(ix.span, "out of bounds"),
+                        .at(ix.span, "out of bounds")
+                        .raises("IndexError"),
                     );
                     ok = false;
                 }
@@ -2301,6 +2336,31 @@ fn python_number(e: &ast::Expr, known: &dyn Fn(&str) -> Option<PyNumber>) -> Opt
             python_binary(*op, python_number(lhs, known)?, python_number(rhs, known)?).ok()
         }
         _ => None,
+    }
+}
+
+/// Some operator in `e` of numbers known when compiling makes an int past
+/// 128 bits (`1 << 1000`, `2 ** 200`), which `python_number` has no value
+/// for.
+fn python_int_overflows(e: &ast::Expr, known: &dyn Fn(&str) -> Option<PyNumber>) -> bool {
+    use crate::ir::eval::EvalError;
+    match &e.kind {
+        ast::ExprKind::Unary { op, arg } => {
+            python_int_overflows(arg, known)
+                || python_number(arg, known)
+                    .is_some_and(|a| python_unary(*op, a) == Err(EvalError::Overflow))
+        }
+        ast::ExprKind::Binary { op, lhs, rhs } => {
+            python_int_overflows(lhs, known)
+                || python_int_overflows(rhs, known)
+                || match (python_number(lhs, known), python_number(rhs, known)) {
+                    (Some(a @ PyNumber::Int(_)), Some(b @ PyNumber::Int(_))) => {
+                        python_binary(*op, a, b) == Err(EvalError::Overflow)
+                    }
+                    _ => false,
+                }
+        }
+        _ => false,
     }
 }
 

@@ -227,6 +227,13 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// uint64 holds it, the lowered expression keeps its 64 bits): their
     /// spans and values, for `python_int_fits`.
     wide_constants: Vec<(Span, i128)>,
+    /// The statement being lowered may not run when its function does
+    /// (the number of branches, loops not known to run, conditional
+    /// operands and earlier statements that may leave the block around
+    /// it): a Python error it certainly raises (an index out of bounds, a
+    /// Python int a NumPy integer cannot hold) is then a check where it
+    /// runs, not an error when compiling (`certain`).
+    unsure: u32,
     /// Scalar parameters of the entry function that a use converts to a
     /// NumPy integer type that may not hold them (`types.rs`
     /// `python_int_argument`), with the first such use.
@@ -333,6 +340,7 @@ impl<'a, 'o> Lowerer<'a, 'o> {
             wide_constants: vec![],
             python_extreme: false,
             truth_reduction: false,
+            unsure: 0,
             param_checks: vec![],
             ended_loop_vars: Default::default(),
             loop_last: Default::default(),

@@ -876,6 +876,7 @@ impl Lowerer<'_, '_> {
         mut labels: Vec<(String, Span)>,
     ) -> Block {
         let mut out = vec![];
+        let mut left = false;
         for s in stmts {
             if let Some(l) = self.label_of(s) {
                 if let Some(l) = l {
@@ -928,7 +929,14 @@ impl Lowerer<'_, '_> {
             let pre = std::mem::replace(&mut self.pre, outer_pre);
             out.extend(pre);
             out.extend(lowered);
+            // (the statements after one that may leave the block, `if c:
+            // return`, a loop with a `break`, an `assert`, may not run)
+            if !left && may_leave(s) {
+                left = true;
+                self.unsure += 1;
+            }
         }
+        self.unsure -= u32::from(left);
         for (_, span) in labels {
             self.error(
                 Diagnostic::error("this label is not followed by a statement")
@@ -1143,14 +1151,14 @@ impl Lowerer<'_, '_> {
                 let before = self.pre.len();
                 let c = self.lower_condition(cond);
                 if self.pre.len() == before {
-                    let body = self.loop_body(body);
+                    let body = self.loop_body(body, false);
                     return Some(StmtKind::While { cond: c?, body });
                 }
                 // what the condition needs first (a reduction, a helper's
                 // value kept once, a check of Python's raises) runs before
                 // each test: `while True: <pre>; if not c: break; body`
                 let mut first: Block = self.pre.drain(before..).collect();
-                let body = self.loop_body(body);
+                let body = self.loop_body(body, false);
                 let c = c?;
                 let cspan = c.span;
                 first.push(ir::Stmt::new(
@@ -1185,8 +1193,10 @@ impl Lowerer<'_, '_> {
                         else_body: vec![],
                     });
                 }
+                self.unsure += 1;
                 let then_body = self.lower_block(then_body);
                 let else_body = self.lower_block(else_body);
+                self.unsure -= 1;
                 Some(StmtKind::If {
                     cond: c?,
                     then_body,
@@ -1504,10 +1514,14 @@ impl Lowerer<'_, '_> {
         Some(out)
     }
 
-    /// A loop's body (where `break` and `continue` act on the loop).
-    fn loop_body(&mut self, body: &[ast::Stmt]) -> Block {
+    /// A loop's body (where `break` and `continue` act on the loop);
+    /// `runs`: it certainly runs at least once (else its statements may
+    /// not run: `unsure`).
+    fn loop_body(&mut self, body: &[ast::Stmt], runs: bool) -> Block {
         self.loops += 1;
+        self.unsure += u32::from(!runs);
         let body = self.lower_block(body);
+        self.unsure -= u32::from(!runs);
         self.loops -= 1;
         body
     }
@@ -2559,7 +2573,11 @@ impl Lowerer<'_, '_> {
         );
         let mapped = labels.iter().any(|l| self.opts.parallelize.contains_key(l));
         self.device_depth += u32::from(mapped);
-        let mut body = self.loop_body(body);
+        let runs = match (known(self, &lo), known(self, &hi), step) {
+            (Some(l), Some(h), Some(s)) => range_len(l, h, s) >= 1,
+            _ => false,
+        };
+        let mut body = self.loop_body(body, runs);
         self.device_depth -= u32::from(mapped);
         // (an inner loop over the same name leaves its own last value in
         // it: the name's binding at the end of the body)
@@ -3344,5 +3362,30 @@ fn always_returns(b: &[ir::Stmt]) -> bool {
             matches!(cond.kind, ExprKind::Bool(true)) && ir::visit::loop_exits(body).is_empty()
         }
         _ => false,
+    }
+}
+
+/// `s` may end its block early, or raise where Python would: a `return`,
+/// `break`, `continue` or `assert` / `raise` anywhere inside it (the
+/// statements after it may then not run: `Lowerer::unsure`).
+fn may_leave(s: &ast::Stmt) -> bool {
+    match &s.kind {
+        ast::StmtKind::Return(_)
+        | ast::StmtKind::Break
+        | ast::StmtKind::Continue
+        | ast::StmtKind::Assert { .. } => true,
+        ast::StmtKind::For { body, orelse, .. } | ast::StmtKind::While { body, orelse, .. } => {
+            body.iter().chain(orelse).any(may_leave)
+        }
+        ast::StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => then_body.iter().chain(else_body).any(may_leave),
+        ast::StmtKind::With { body, .. } => body.iter().any(may_leave),
+        ast::StmtKind::Assign { .. }
+        | ast::StmtKind::AugAssign { .. }
+        | ast::StmtKind::Expr(_)
+        | ast::StmtKind::Pass => false,
     }
 }

@@ -452,6 +452,36 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// The statement being lowered certainly runs when the function is
+    /// called (only an earlier failure stops it): in the entry function,
+    /// outside every branch, loop not known to run and conditional
+    /// operand, before any statement that may leave its block.
+    pub(super) fn certain(&self) -> bool {
+        self.is_entry && !self.inlined && self.unsure == 0
+    }
+
+    /// Python's error `d` (raising `exception`, with `message` when it
+    /// runs) that the statement being lowered certainly raises: when the
+    /// statement certainly runs, an error when compiling (of Python's
+    /// class too: `Diagnostic::raises`), and `false`; else a check that
+    /// always fails where the statement runs, and `true` (lowering goes
+    /// on: the value the statement then computes is never used).
+    pub(super) fn fails_when_run(
+        &mut self,
+        d: Diagnostic,
+        message: &str,
+        exception: &'static str,
+        span: Span,
+    ) -> bool {
+        if self.certain() {
+            self.error(d.raises(exception));
+            return false;
+        }
+        let never = Expr::new(ExprKind::Bool(false), Type::Scalar(ElemTy::Bool), span);
+        self.raise_unless(vec![(never, message, exception)], span);
+        true
+    }
+
     /// NumPy's check of a Python int known when compiling (`v`, weak)
     /// that takes the NumPy integer type `to` (`k8[i] + 300`, `k8[i] =
     /// 300`, `np.uint8(-1)`): out of `to`'s bounds it raises
@@ -476,13 +506,13 @@ impl Lowerer<'_, '_> {
             return Some(());
         }
         let name = to.numpy_name();
-        self.error(
-            Diagnostic::error(format!("Python integer {c} out of bounds for {name}"))
+        let message = format!("Python integer {c} out of bounds for {name}");
+        let d = Diagnostic::error(message.clone())
                 .at(v.e.span, format!("a Python int that {name} cannot hold"))
                 .note(format!("NumPy raises OverflowError here: a Python int takes the NumPy value's type, {name}, and does not wrap"))
-                .help(format!("widen the NumPy value first (`np.int64(v)`), or write a value {name} holds")),
-        );
-        None
+                .help(format!("widen the NumPy value first (`np.int64(v)`), or write a value {name} holds"));
+        self.fails_when_run(d, &message, "OverflowError", v.e.span)
+            .then_some(())
     }
 
     /// A Python int argument passed at run time (`e`, a scalar parameter
@@ -499,11 +529,22 @@ impl Lowerer<'_, '_> {
         };
         let holds = from.int_bounds().is_some_and(|(a, b)| lo <= a && b <= hi);
         let param = self.func.var(p).kind == crate::ir::VarKind::Param;
-        if self.is_entry
-            && param
-            && !holds
-            && !self.param_checks.iter().any(|c| (c.0, c.1) == (p, to))
-        {
+        if !self.is_entry || !param || holds {
+            return;
+        }
+        // (a use that may not run is checked where it runs: Python raises
+        // only when it does)
+        if !self.certain() {
+            let from = *from;
+            let may = from.int_bounds().unwrap_or((lo, hi));
+            let Some(cond) = within(e, from, may, (lo, hi)) else {
+                return;
+            };
+            let message = param_message(&self.func.var(p).name, to);
+            self.raise_unless(vec![(cond, &message, "OverflowError")], e.span);
+            return;
+        }
+        if !self.param_checks.iter().any(|c| (c.0, c.1) == (p, to)) {
             self.param_checks.push((p, to, e.span));
         }
     }
@@ -549,10 +590,7 @@ impl Lowerer<'_, '_> {
             let Some(cond) = within(&v, from, may, (lo, hi)) else {
                 continue;
             };
-            let message = format!(
-                "Python integer `{name}` out of bounds for {} (NumPy raises: a Python int takes the NumPy value's type and does not wrap)",
-                to.numpy_name()
-            );
+            let message = param_message(&name, to);
             let check = Expr::assert(cond, Some(message), "OverflowError", span);
             out.push(crate::ir::Stmt::new(crate::ir::StmtKind::Expr(check), span));
         }
@@ -613,12 +651,11 @@ impl Lowerer<'_, '_> {
             }
             false => format!("Python raises {python} here, or makes an int wider than 64 bits"),
         };
-        self.error(
-            Diagnostic::error(message)
-                .at(v.e.span, "a Python float converted to an integer")
-                .note(note),
-        );
-        None
+        let d = Diagnostic::error(message.clone())
+            .at(v.e.span, "a Python float converted to an integer")
+            .note(note);
+        self.fails_when_run(d, &message, python, v.e.span)
+            .then_some(())
     }
 
     /// A Python float computed at run time that becomes the NumPy integer
@@ -985,6 +1022,15 @@ pub(super) fn float_changed_by(f: f64, t: ElemTy) -> bool {
     };
     // (an overflow to an infinity: an infinite error)
     (r - f).abs() > f.abs() * eps
+}
+
+/// The message of NumPy's `OverflowError` for the Python int parameter
+/// `name` that the NumPy integer `to` cannot hold.
+fn param_message(name: &str, to: ElemTy) -> String {
+    format!(
+        "Python integer `{name}` out of bounds for {} (NumPy raises: a Python int takes the NumPy value's type and does not wrap)",
+        to.numpy_name()
+    )
 }
 
 #[cfg(test)]
