@@ -140,3 +140,22 @@ def test_an_unsupported_attribute_indexed_names_the_attribute(fn, attr):
     assert text.splitlines()[0] == (
         f"error: attribute `{attr}` of `x` is not supported in parpy functions")
     assert f"x.{attr}" in text
+
+
+@parpy.jit
+def dtype_facts(x, k, y, N):
+    for i in range(N):
+        y[i, 0] = 1.0 if x.dtype == np.float64 else 2.0
+        y[i, 1] = x.dtype != k.dtype
+        y[i, 2] = x.itemsize + x.nbytes + k[1:].nbytes + x[i:i + 1].itemsize
+        y[i, 3] = ((k.dtype == np.int16) + (x.dtype == parpy.types.F32)
+                   + (x.dtype == 'float32') + (x.dtype == np.dtype('float64')))
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_dtype_comparisons_itemsize_and_nbytes_are_known_when_compiling(dt):
+    x, k = np.ones(4, dt), np.arange(4, dtype=np.int16)
+    got = run_both(dtype_facts, [x, k, np.zeros((4, 4)), 4], cpu_opts({}))
+    size = x.itemsize
+    assert got[2][0].tolist() == [1.0 if dt == np.float64 else 2.0, 1.0, 6 * size + 6,
+                                  1.0 + 2 * (dt == np.float32) + (dt == np.float64)]

@@ -508,6 +508,17 @@ impl Lowerer<'_, '_> {
                 if let Some(c) = self.type_info(value, attr, span) {
                     return c;
                 }
+                // `x.itemsize` and `x.nbytes` of an array: constants
+                if matches!(attr.as_str(), "itemsize" | "nbytes")
+                    && self.array_shape(value).is_some()
+                {
+                    let (shape, elem) = self.array_shape_of(value)?;
+                    let n: i64 = match attr.as_str() {
+                        "nbytes" => shape?.iter().product(),
+                        _ => 1,
+                    };
+                    return Some(self.weak_int(n * elem.size() as i64, span));
+                }
                 // `x.size` and `x.ndim` of an array (`x[i, 1:].size`):
                 // constants
                 if matches!(attr.as_str(), "size" | "ndim") {
@@ -556,7 +567,7 @@ impl Lowerer<'_, '_> {
                                 .to_string(),
                         }
                     } else {
-                        "only `.T`, `.shape[k]`, `.size` and `.ndim` are supported on arrays"
+                        "only `.T`, `.shape[k]`, `.size`, `.ndim`, `.itemsize`, `.nbytes` and `.dtype` (as a type, or compared with one) are supported on arrays"
                             .to_string()
                     };
                     self.error(
@@ -726,6 +737,18 @@ impl Lowerer<'_, '_> {
                     return Some(python_constant_value(e, t, &|_| None));
                 }
                 Some(t)
+            }
+            ast::ExprKind::Compare { first, rest } if self.dtype_comparison(first, rest) => {
+                // `x.dtype == np.float32`: a Python bool known when compiling
+                let [(op, rhs)] = rest.as_slice() else {
+                    return None;
+                };
+                let (a, b) = (self.compared_dtype(first)?, self.compared_dtype(rhs)?);
+                let v = (a == b) == (*op == BinOp::Eq);
+                Some(TExpr {
+                    e: Expr::new(ExprKind::Bool(v), Type::Scalar(ElemTy::Bool), span),
+                    weak: true,
+                })
             }
             ast::ExprKind::Compare { first, rest } => {
                 // `a < b < c` is `(a < b) and (b < c)`: the truth of each
@@ -2239,6 +2262,46 @@ impl Lowerer<'_, '_> {
             return i;
         }
         crate::ir::range::negative_wrap(i, dim)
+    }
+
+    /// Whether `first rest` is `a == b` or `a != b` with `a` or `b` an
+    /// array's `.dtype` (a comparison of types, known when compiling).
+    fn dtype_comparison(&self, first: &ast::Expr, rest: &[(BinOp, ast::Expr)]) -> bool {
+        let is_dtype = |e: &ast::Expr| {
+            matches!(&e.kind, ast::ExprKind::Attr { value, attr }
+                if attr == "dtype" && self.array_arg(value).is_some())
+        };
+        matches!(rest, [(BinOp::Eq | BinOp::Ne, rhs)] if is_dtype(first) || is_dtype(rhs))
+    }
+
+    /// A type compared with an array's `.dtype`: a type (`np.float32`,
+    /// `parpy.types.F32`, `y.dtype`), its NumPy name (`'float32'`) or
+    /// `np.dtype(...)` of one.
+    fn compared_dtype(&mut self, e: &ast::Expr) -> Option<ElemTy> {
+        match &e.kind {
+            ast::ExprKind::Str(name) => {
+                match ElemTy::from_numpy_name(name) {
+                    Some(t) => Some(t),
+                    None => {
+                        self.error(
+                        Diagnostic::error(format!("`'{name}'` is not a NumPy type parpy has"))
+                            .at(e.span, "not a type name")
+                            .help("use a name such as 'float32' or 'int64', or the type `np.float32`"),
+                    );
+                        None
+                    }
+                }
+            }
+            ast::ExprKind::Call { func, args, .. }
+                if args.len() == 1
+                    && func
+                        .dotted_path()
+                        .is_some_and(|p| p.last() == Some(&"dtype")) =>
+            {
+                self.compared_dtype(&args[0])
+            }
+            _ => self.dtype_arg(e),
+        }
     }
 
     /// The shape of `e` if it is an array (a name bound to one, or an
