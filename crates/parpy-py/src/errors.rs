@@ -107,28 +107,43 @@ pub fn interrupt_check() -> bool {
     })
 }
 
+/// The cell of one exception class made at first use.
+type ErrorType = pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>>;
+
+/// The class `parpy.<name>` with bases `CompileError` and Python's
+/// `base`, made once in `cell` (`create_exception!` takes one base).
+fn dual_error_type<'py>(
+    py: Python<'py>,
+    cell: &'static ErrorType,
+    name: &str,
+    base: Bound<'py, pyo3::types::PyType>,
+    doc: &str,
+) -> PyResult<&'py Bound<'py, pyo3::types::PyType>> {
+    cell.get_or_try_init(py, || {
+        let bases = (py.get_type::<CompileErrorPy>(), base);
+        let ns = pyo3::types::PyDict::new(py);
+        ns.set_item("__module__", "parpy")?;
+        ns.set_item("__doc__", doc)?;
+        let t = py
+            .get_type::<pyo3::types::PyType>()
+            .call1((name, bases, ns))?;
+        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
+    })
+    .map(|t| t.bind(py))
+}
+
 /// `parpy.CompileTypeError`: a `CompileError` that is also a `TypeError`
 /// (a value of the wrong type; ParPy programs catch `TypeError`). Built at
 /// import with both bases, which `create_exception!` cannot express.
 pub fn compile_type_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
-    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
-    T.get_or_try_init(py, || {
-        let bases = (
-            py.get_type::<CompileErrorPy>(),
-            py.get_type::<pyo3::exceptions::PyTypeError>(),
-        );
-        let ns = pyo3::types::PyDict::new(py);
-        ns.set_item("__module__", "parpy")?;
-        ns.set_item(
-            "__doc__",
-            "A type error in a parpy program: both a CompileError and a TypeError.",
-        )?;
-        let t = py
-            .get_type::<pyo3::types::PyType>()
-            .call1(("CompileTypeError", bases, ns))?;
-        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
-    })
-    .map(|t| t.bind(py))
+    static T: ErrorType = ErrorType::new();
+    dual_error_type(
+        py,
+        &T,
+        "CompileTypeError",
+        py.get_type::<pyo3::exceptions::PyTypeError>(),
+        "A type error in a parpy program: both a CompileError and a TypeError.",
+    )
 }
 
 /// A `CompileTypeError` with `msg`: a mistake in how a jit function is
@@ -155,99 +170,59 @@ pub fn call_value_error(msg: String) -> PyErr {
 /// `parpy.CompileNameError`: a `CompileError` that is also a `NameError`
 /// (a name with no value where it is read, as Python raises it).
 pub fn compile_name_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
-    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
-    T.get_or_try_init(py, || {
-        let bases = (
-            py.get_type::<CompileErrorPy>(),
-            py.get_type::<pyo3::exceptions::PyNameError>(),
-        );
-        let ns = pyo3::types::PyDict::new(py);
-        ns.set_item("__module__", "parpy")?;
-        ns.set_item(
-            "__doc__",
-            "A name without a value where a parpy program reads it: both a CompileError \
+    static T: ErrorType = ErrorType::new();
+    dual_error_type(
+        py,
+        &T,
+        "CompileNameError",
+        py.get_type::<pyo3::exceptions::PyNameError>(),
+        "A name without a value where a parpy program reads it: both a CompileError \
              and a NameError.",
-        )?;
-        let t = py
-            .get_type::<pyo3::types::PyType>()
-            .call1(("CompileNameError", bases, ns))?;
-        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
-    })
-    .map(|t| t.bind(py))
+    )
 }
 
 /// `parpy.CompileValueError`: a `CompileError` that is also a `ValueError`
 /// (an option given a value it cannot take: Python's class for a bad value,
 /// and a `RuntimeError` as ParPy raises it).
 pub fn compile_value_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
-    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
-    T.get_or_try_init(py, || {
-        let bases = (
-            py.get_type::<CompileErrorPy>(),
-            py.get_type::<pyo3::exceptions::PyValueError>(),
-        );
-        let ns = pyo3::types::PyDict::new(py);
-        ns.set_item("__module__", "parpy")?;
-        ns.set_item(
-            "__doc__",
-            "An option given a value it cannot take: both a CompileError and a ValueError.",
-        )?;
-        let t = py
-            .get_type::<pyo3::types::PyType>()
-            .call1(("CompileValueError", bases, ns))?;
-        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
-    })
-    .map(|t| t.bind(py))
+    static T: ErrorType = ErrorType::new();
+    dual_error_type(
+        py,
+        &T,
+        "CompileValueError",
+        py.get_type::<pyo3::exceptions::PyValueError>(),
+        "An option given a value it cannot take: both a CompileError and a ValueError.",
+    )
 }
 
 /// `parpy.CompileIndexError`: a `CompileError` that is also an
 /// `IndexError` (an index that the program certainly uses out of bounds,
 /// found when compiling: the class Python raises there).
 pub fn compile_index_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
-    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
-    T.get_or_try_init(py, || {
-        let bases = (
-            py.get_type::<CompileErrorPy>(),
-            py.get_type::<pyo3::exceptions::PyIndexError>(),
-        );
-        let ns = pyo3::types::PyDict::new(py);
-        ns.set_item("__module__", "parpy")?;
-        ns.set_item(
-            "__doc__",
-            "An index out of bounds that a statement certain to run uses, found when \
+    static T: ErrorType = ErrorType::new();
+    dual_error_type(
+        py,
+        &T,
+        "CompileIndexError",
+        py.get_type::<pyo3::exceptions::PyIndexError>(),
+        "An index out of bounds that a statement certain to run uses, found when \
              compiling: both a CompileError and an IndexError.",
-        )?;
-        let t = py
-            .get_type::<pyo3::types::PyType>()
-            .call1(("CompileIndexError", bases, ns))?;
-        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
-    })
-    .map(|t| t.bind(py))
+    )
 }
 
 /// `parpy.CompileOverflowError`: a `CompileError` that is also an
 /// `OverflowError` (a Python int a NumPy integer cannot hold, or an
 /// infinity made an int, in a statement certain to run).
 pub fn compile_overflow_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
-    static T: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
-    T.get_or_try_init(py, || {
-        let bases = (
-            py.get_type::<CompileErrorPy>(),
-            py.get_type::<pyo3::exceptions::PyOverflowError>(),
-        );
-        let ns = pyo3::types::PyDict::new(py);
-        ns.set_item("__module__", "parpy")?;
-        ns.set_item(
-            "__doc__",
-            "A value out of a type's range that a statement certain to run makes, found \
+    static T: ErrorType = ErrorType::new();
+    dual_error_type(
+        py,
+        &T,
+        "CompileOverflowError",
+        py.get_type::<pyo3::exceptions::PyOverflowError>(),
+        "A value out of a type's range that a statement certain to run makes, found \
              when compiling: both a CompileError and an OverflowError.",
-        )?;
-        let t = py
-            .get_type::<pyo3::types::PyType>()
-            .call1(("CompileOverflowError", bases, ns))?;
-        Ok(t.cast_into::<pyo3::types::PyType>()?.unbind())
-    })
-    .map(|t| t.bind(py))
+    )
 }
 
 /// A `ValueError` of an option's value as `CompileValueError` (same
