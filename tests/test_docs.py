@@ -63,6 +63,19 @@ def test_code_fences_close(page):
     assert fence_problems((ROOT / page).read_text()) == [], page
 
 
+CONFLICT = re.compile(r"^(<{7}|>{7}|={7}$|\|{7} )|(<{7}|>{7}) /tmp/", re.M)
+
+
+@pytest.mark.parametrize("page", MARKDOWN)
+def test_no_merge_conflict_markers(page):
+    """ARCHITECTURE.md kept a 3-way merge's markers in the middle of a line
+    (stop 56): a page with them reads as two versions glued together."""
+    text = (ROOT / page).read_text()
+    found = [(no, line[:80]) for no, line in enumerate(text.splitlines(), 1)
+             if CONFLICT.search(line)]
+    assert found == [], page
+
+
 def test_every_page_is_in_the_index():
     index = (DOCS / "README.md").read_text()
     for page in PAGES:
