@@ -108,6 +108,10 @@ pub enum Builtin {
     /// `math.prod(items, start=1)` of a tuple or list literal: `start *
     /// items[0] * ...`, as Python multiplies.
     MathProd,
+    /// Python's integer functions `math.factorial`, `math.comb`,
+    /// `math.perm` and `math.isqrt` (`sema::int_math`): of Python ints, a
+    /// Python int.
+    MathInt(IntFn),
     /// `np.allclose(a, b, rtol, atol, equal_nan)`: `np.all` of
     /// `np.isclose`, a Python bool.
     AllClose,
@@ -266,6 +270,7 @@ impl Builtin {
             | Builtin::MathGcdLcm(_)
             | Builtin::MathAngle(_)
             | Builtin::MathUlp
+            | Builtin::MathInt(_)
             | Builtin::Float
             | Builtin::Int
             | Builtin::Bool => true,
@@ -503,6 +508,39 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
     }
 }
 
+/// Python's integer functions of the `math` module ([`Builtin::MathInt`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum IntFn {
+    /// `math.factorial(n)`
+    Factorial,
+    /// `math.comb(n, k)`
+    Comb,
+    /// `math.perm(n, k=None)`
+    Perm,
+    /// `math.isqrt(n)`
+    Isqrt,
+}
+
+impl IntFn {
+    /// Its name in Python's `math` module.
+    pub fn name(self) -> &'static str {
+        match self {
+            IntFn::Factorial => "factorial",
+            IntFn::Comb => "comb",
+            IntFn::Perm => "perm",
+            IntFn::Isqrt => "isqrt",
+        }
+    }
+    /// How many arguments it takes (fewest, most).
+    pub fn arity(self) -> (usize, usize) {
+        match self {
+            IntFn::Factorial | IntFn::Isqrt => (1, 1),
+            IntFn::Comb => (2, 2),
+            IntFn::Perm => (1, 2),
+        }
+    }
+}
+
 /// Which builtin a function of Python's `math` module stands for.
 pub fn math_module_builtin(name: &str) -> Option<Builtin> {
     match name {
@@ -519,6 +557,10 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
         "remainder" => Some(Builtin::PyMath(MathFn::Remainder)),
         "ulp" => Some(Builtin::MathUlp),
         "prod" => Some(Builtin::MathProd),
+        "factorial" => Some(Builtin::MathInt(IntFn::Factorial)),
+        "comb" => Some(Builtin::MathInt(IntFn::Comb)),
+        "perm" => Some(Builtin::MathInt(IntFn::Perm)),
+        "isqrt" => Some(Builtin::MathInt(IntFn::Isqrt)),
         "radians" => Some(Builtin::MathAngle(true)),
         "degrees" => Some(Builtin::MathAngle(false)),
         // Python's `math.trunc` gives an int, as `math.floor`

@@ -47,6 +47,10 @@ impl Lowerer<'_, '_> {
             [crate::resolve::PYTHON_ROOT, name] => {
                 Builtin::from_name(name).map_or(Resolved::NotFound, Resolved::Builtin)
             }
+            [crate::resolve::PYTHON_ROOT, "math", name] => {
+                crate::resolve::math_module_builtin(name)
+                    .map_or(Resolved::NotFound, Resolved::Builtin)
+            }
             [crate::resolve::NUMPY_ROOT, rest @ ..] => {
                 crate::resolve::numpy_builtin(&rest.join("."))
                     .map_or(Resolved::NotFound, Resolved::NumPy)
@@ -59,6 +63,18 @@ impl Lowerer<'_, '_> {
     /// calls NumPy.
     pub(super) fn numpy_call(name: &str, args: Vec<ast::Expr>, span: Span) -> ast::Expr {
         rooted_call(crate::resolve::NUMPY_ROOT, name, args, span)
+    }
+
+    /// The call `#py.<path>(args)`: Python's builtin `path` (`int`), or a
+    /// function of its `math` module (`math.gcd`), whatever the function
+    /// names them.
+    pub(super) fn python_call(path: &str, args: Vec<ast::Expr>, span: Span) -> ast::Expr {
+        let (module, name) = path.rsplit_once('.').unwrap_or(("", path));
+        let root = match module {
+            "" => crate::resolve::PYTHON_ROOT.to_string(),
+            m => format!("{}.{m}", crate::resolve::PYTHON_ROOT),
+        };
+        rooted_call(&root, name, args, span)
     }
 
     /// The call `range(args)` of Python's `range`, whatever the function
@@ -658,6 +674,7 @@ impl Lowerer<'_, '_> {
             Builtin::Real => self.real_part(name, args, span),
             Builtin::MathUlp => self.math_ulp(name, args, span),
             Builtin::MathProd => self.math_prod(name, args, span),
+            Builtin::MathInt(f) => self.math_int(f, name, args, span),
             // `np.all(np.isclose(...))`, a Python bool
             Builtin::AllClose => {
                 let close = Self::numpy_call("isclose", args.to_vec(), span);
@@ -1485,7 +1502,7 @@ impl Lowerer<'_, '_> {
     /// `t`, an int: NaN raises `ValueError`, an infinity `OverflowError`
     /// (C's conversion gives INT64_MIN). A float known when compiling is
     /// left to that value's checks.
-    fn python_int_of(&mut self, t: TExpr, arg: &ast::Expr, span: Span) -> Expr {
+    pub(super) fn python_int_of(&mut self, t: TExpr, arg: &ast::Expr, span: Span) -> Expr {
         let unsigned = t.e.ty.elem() == Some(ElemTy::U64);
         if unsigned && self.rank(arg) == 0 && super::types::const_scalar(&t.e).is_none() {
             // (a uint64 past 2**63 - 1 is a Python int, but no int64)
@@ -2728,14 +2745,19 @@ impl Lowerer<'_, '_> {
 }
 
 /// The call `root.name(args)` of a path only sema writes (`#np`, `#py`).
+/// (`root` may be dotted: `#py.math`.)
 fn rooted_call(root: &str, name: &str, args: Vec<ast::Expr>, span: Span) -> ast::Expr {
-    let func = ast::Expr {
-        kind: ast::ExprKind::Attr {
-            value: Box::new(ast::Expr::name(root, span)),
-            attr: name.to_string(),
-        },
-        span,
-    };
+    let mut parts = root.split('.');
+    let first = ast::Expr::name(parts.next().unwrap_or(root), span);
+    let func = parts
+        .chain(std::iter::once(name))
+        .fold(first, |value, attr| ast::Expr {
+            kind: ast::ExprKind::Attr {
+                value: Box::new(value),
+                attr: attr.to_string(),
+            },
+            span,
+        });
     ast::Expr::call(func, args, span)
 }
 

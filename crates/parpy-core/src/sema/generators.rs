@@ -203,7 +203,7 @@ impl Lowerer<'_, '_> {
 
     /// `stmts` lowered as statements of their own, outside the expression
     /// being lowered (its slice context and labels).
-    fn hoisted(&mut self, stmts: &[ast::Stmt]) -> crate::ir::Block {
+    pub(super) fn hoisted(&mut self, stmts: &[ast::Stmt]) -> crate::ir::Block {
         let slice = self.slice.take();
         let labels = self.red_labels.take();
         let target = self.name_target.take();

@@ -260,9 +260,11 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         }
         Builtin::Clip => &[A, ("a_min", How::Req), ("a_max", How::Opt(Dflt::None)), OUT],
         // Python's math functions: their operands by position
-        Builtin::PyMath(_) | Builtin::MathGcdLcm(_) | Builtin::MathAngle(_) | Builtin::MathUlp => {
-            &[("x", How::Rest)]
-        }
+        Builtin::PyMath(_)
+        | Builtin::MathGcdLcm(_)
+        | Builtin::MathAngle(_)
+        | Builtin::MathUlp
+        | Builtin::MathInt(_) => &[("x", How::Rest)],
         // ufuncs: operands by position, `out=None` by name
         Builtin::Math(_)
         | Builtin::Abs

@@ -304,6 +304,7 @@ fn elementwise_call(
             | Builtin::MathGcdLcm(_)
             | Builtin::MathAngle(_)
             | Builtin::MathUlp
+            | Builtin::MathInt(_)
             | Builtin::Real
             | Builtin::MathToInt(_)
             | Builtin::Convert

@@ -24,6 +24,7 @@ mod generators;
 mod hoist;
 mod hypot;
 mod inline;
+mod int_math;
 mod interp;
 mod keywords;
 mod linspace;

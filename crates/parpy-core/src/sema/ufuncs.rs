@@ -686,34 +686,37 @@ impl Lowerer<'_, '_> {
         let mut acc = Expr::int(identity, int, span);
         let mut ok = true;
         for a in args {
-            let Some(v) = self.lower_expr(a) else {
-                ok = false;
-                continue;
-            };
-            let Some(t) = self.scalar_elem(&v) else {
-                ok = false;
-                continue;
-            };
-            if t.is_float() || (t == ElemTy::Bool && !v.weak) {
-                let what = if t.is_float() && v.weak {
-                    "float".to_string()
-                } else {
-                    format!("numpy.{}", t.numpy_name())
-                };
-                self.error(
-                    Diagnostic::error(format!(
-                        "`{name}` takes integers: '{what}' object cannot be interpreted as an integer (a TypeError in Python)"
-                    ))
-                    .at(a.span, format!("a {what}"))
-                    .help("convert it first: `int(v)`")
-                    .type_error(),
-                );
-                ok = false;
-                continue;
+            match self.python_int_operand(name, a) {
+                Some(v) => acc = Expr::math(f, vec![acc, convert(v.e, int)], int, span),
+                None => ok = false,
             }
-            acc = Expr::math(f, vec![acc, convert(v.e, int)], int, span);
         }
         ok.then_some(TExpr { e: acc, weak: true })
+    }
+
+    /// An operand of one of Python's functions of ints (`math.gcd`,
+    /// `math.comb`, ...): a Python int or bool, or a NumPy integer (what
+    /// has `__index__`); a float or a NumPy bool is Python's `TypeError`.
+    pub(super) fn python_int_operand(&mut self, name: &str, a: &ast::Expr) -> Option<TExpr> {
+        let v = self.lower_expr(a)?;
+        let t = self.scalar_elem(&v)?;
+        if t.is_float() || (t == ElemTy::Bool && !v.weak) {
+            let what = if t.is_float() && v.weak {
+                "float".to_string()
+            } else {
+                format!("numpy.{}", t.numpy_name())
+            };
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` takes integers: '{what}' object cannot be interpreted as an integer (a TypeError in Python)"
+                ))
+                .at(a.span, format!("a {what}"))
+                .help("convert it first: `int(v)`")
+                .type_error(),
+            );
+            return None;
+        }
+        Some(v)
     }
 
     pub(super) fn math_isclose(
