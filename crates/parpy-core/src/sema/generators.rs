@@ -23,11 +23,13 @@ use crate::syntax::ast;
 use super::inline::subst_expr;
 use super::{Lowerer, TExpr};
 
-fn stmt(kind: ast::StmtKind, span: Span) -> ast::Stmt {
+/// Builders of the Python statements sema writes itself (also
+/// `int_math.rs`).
+pub(super) fn stmt(kind: ast::StmtKind, span: Span) -> ast::Stmt {
     ast::Stmt { kind, span }
 }
 
-fn assign(name: &str, value: ast::Expr, span: Span) -> ast::Stmt {
+pub(super) fn assign(name: &str, value: ast::Expr, span: Span) -> ast::Stmt {
     stmt(
         ast::StmtKind::Assign {
             targets: vec![ast::Expr::name(name, span)],
@@ -37,7 +39,7 @@ fn assign(name: &str, value: ast::Expr, span: Span) -> ast::Stmt {
     )
 }
 
-fn if_(cond: ast::Expr, then_body: Vec<ast::Stmt>, span: Span) -> ast::Stmt {
+pub(super) fn if_(cond: ast::Expr, then_body: Vec<ast::Stmt>, span: Span) -> ast::Stmt {
     stmt(
         ast::StmtKind::If {
             cond,

@@ -24,6 +24,7 @@ use crate::ir::{BinOp, Expr};
 use crate::resolve::IntFn;
 use crate::syntax::ast;
 
+use super::generators::{assign, if_, stmt};
 use super::{Lowerer, TExpr};
 
 /// Python's `ValueError` messages for a negative argument.
@@ -91,20 +92,6 @@ fn fold(f: IntFn, args: &[i64], max: i64, overflow: &str) -> Folded {
     }
 }
 
-fn stmt(kind: ast::StmtKind, span: Span) -> ast::Stmt {
-    ast::Stmt { kind, span }
-}
-
-fn assign(name: &str, value: ast::Expr, span: Span) -> ast::Stmt {
-    stmt(
-        ast::StmtKind::Assign {
-            targets: vec![ast::Expr::name(name, span)],
-            value,
-        },
-        span,
-    )
-}
-
 fn compare(op: BinOp, lhs: ast::Expr, rhs: ast::Expr, span: Span) -> ast::Expr {
     ast::Expr {
         kind: ast::ExprKind::Compare {
@@ -122,17 +109,6 @@ fn check(cond: ast::Expr, exception: &str, message: &str, span: Span) -> ast::St
             test: cond,
             msg: Some(message.to_string()),
             exception: exception.to_string(),
-        },
-        span,
-    )
-}
-
-fn if_(cond: ast::Expr, then_body: Vec<ast::Stmt>, span: Span) -> ast::Stmt {
-    stmt(
-        ast::StmtKind::If {
-            cond,
-            then_body,
-            else_body: vec![],
         },
         span,
     )
