@@ -141,3 +141,44 @@ def test_a_computed_array_reversed_is_stored_backwards():
     got = run_both(reversed_computed_arrays, [x, np.zeros((4, 8)), np.zeros((4, 8), np.int64), 4],
                    cpu_opts({'i': parpy.threads(4)}), rtol=0, atol=0)
     assert got[2][1, 0] == 3  # NaN sorts last, so first backwards
+
+
+@parpy.jit
+def sort_a_copy_in_place(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        t = x[i, :].copy()
+        t.sort()
+        u = np.copy(x[i, :])
+        u.fill(0.5)
+        w = x[i, :].copy()
+        np.copyto(w, x[i, ::-1])
+        y[i, 0] = t[1] + u[0] + w[0]
+        y[i, 1] = x[i, 1]
+
+
+def test_a_copy_sorted_filled_or_copied_into_in_place_is_a_local_array():
+    """`t = x[i, :].copy(); t.sort()` was read as the expression of the
+    copy (a name assigned once), so the sort had nothing to store into:
+    'only array parameters can be indexed'. The statements that write an
+    array in place (`.sort()`, `.fill()`, `np.copyto`) count as writes."""
+    x = np.array([[3.0, 1.0, 2.0], [9.0, -1.0, 4.0], [0.0, 0.0, -5.0]])
+    got = run_both(sort_a_copy_in_place, [x, np.zeros((3, 2)), 3], cpu_opts({'i': parpy.threads(3)}))
+    assert got[1].tolist() == [[2.0 + 0.5 + 2.0, 1.0], [4.0 + 0.5 + 4.0, -1.0],
+                               [0.0 + 0.5 - 5.0, 0.0]]
+
+
+@parpy.jit
+def sort_a_view_in_place(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        r = x[i, :]
+        r.sort()
+        y[i] = x[i, 0]
+
+
+def test_sorting_a_view_sorts_the_array():
+    x = np.array([[3.0, 1.0, 2.0], [9.0, -1.0, 4.0]])
+    got = run_both(sort_a_view_in_place, [x, np.zeros(2), 2], cpu_opts({'i': parpy.threads(2)}))
+    assert got[0].tolist() == np.sort(x, axis=1).tolist()
+    assert got[1].tolist() == [1.0, -1.0]

@@ -673,6 +673,20 @@ fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(
             {
                 stored.extend(root(target).map(String::from));
             }
+            // the statements that write an array in place: `t.sort()`,
+            // `t.fill(v)`, `np.copyto(t, v)` (`stmt.rs` `fill_statement`)
+            ast::StmtKind::Expr(ast::Expr {
+                kind: K::Call { func, args, .. },
+                ..
+            }) => match &func.kind {
+                K::Attr { value, attr } if attr == "sort" || attr == "fill" => {
+                    stored.extend(root(value).map(String::from));
+                }
+                _ if func.dotted_path().and_then(|p| p.last().copied()) == Some("copyto") => {
+                    stored.extend(args.first().and_then(root).map(String::from));
+                }
+                _ => {}
+            },
             _ => {}
         }
         // names passed whole to calls that may write them; a subscript
