@@ -177,3 +177,43 @@ def test_gpu_code_compiles():
         n = np.zeros(4, np.int32 if backend == parpy.CompileBackend.Metal else np.int64)
         return [n, n.copy(), np.zeros((4, 5), n.dtype), 4]
     check_gpu_code(int_functions, args, {'i': parpy.threads(4)}, "int_functions")
+
+
+@parpy.jit
+def number_methods(x, k, y, b):
+    parpy.label('i')
+    for i in range(4):
+        y[i] = float(x[i]).is_integer() + x[i].is_integer() + np.float16(x[i]).is_integer()
+        b[i, 0] = int(k[i]).bit_length()
+        b[i, 1] = (i - 2).bit_length() + True.bit_length()
+        b[i, 2] = k[i].is_integer()
+
+
+def test_bit_length_and_is_integer():
+    x = np.array([1.0, 2.5, np.inf, np.nan])
+    k = np.array([0, 5, -2**63, 2**63 - 1], np.int64)
+    got = run_both(number_methods, [x, k, np.zeros(4), np.zeros((4, 3), np.int64)],
+                   cpu_opts({'i': parpy.threads(4)}))
+    assert got[2].tolist() == [3.0, 0.0, 0.0, 0.0]
+    assert got[3].tolist() == [[0, 3, 1], [3, 2, 1], [64, 1, 1], [63, 2, 1]]
+    y = np.zeros(1, np.int64)
+    for n in [0, 1, -1, 255, -256, 2**62, -2**63]:
+        bit_length_of(n, y, opts=run_time())
+        assert y[0] == n.bit_length(), n
+        bit_length_of(n, y, opts=cpu_opts({}))
+        assert y[0] == n.bit_length(), n
+
+
+@parpy.jit
+def bit_length_of(n, y):
+    y[0] = n.bit_length()
+
+
+@parpy.jit
+def bit_length_of_numpy(k, y):
+    y[0] = k[0].bit_length()
+
+
+def test_a_numpy_integer_has_no_bit_length():
+    with pytest.raises(parpy.CompileError, match="'numpy.int64' object has no attribute 'bit_length'"):
+        bit_length_of_numpy(np.ones(1, np.int64), np.zeros(1, np.int64), opts=cpu_opts({}))

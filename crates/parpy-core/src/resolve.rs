@@ -519,6 +519,9 @@ pub enum IntFn {
     Perm,
     /// `math.isqrt(n)`
     Isqrt,
+    /// `n.bit_length()` of a Python int (a method: NumPy integers have
+    /// none)
+    BitLength,
 }
 
 impl IntFn {
@@ -529,12 +532,13 @@ impl IntFn {
             IntFn::Comb => "comb",
             IntFn::Perm => "perm",
             IntFn::Isqrt => "isqrt",
+            IntFn::BitLength => "bit_length",
         }
     }
     /// How many arguments it takes (fewest, most).
     pub fn arity(self) -> (usize, usize) {
         match self {
-            IntFn::Factorial | IntFn::Isqrt => (1, 1),
+            IntFn::Factorial | IntFn::Isqrt | IntFn::BitLength => (1, 1),
             IntFn::Comb => (2, 2),
             IntFn::Perm => (1, 2),
         }

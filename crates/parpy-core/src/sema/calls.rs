@@ -1489,6 +1489,71 @@ impl Lowerer<'_, '_> {
         Expr::new(ExprKind::Var(id), ty, span)
     }
 
+    /// The methods of numbers: a Python int's `n.bit_length()`
+    /// (`int_math.rs`) and a float's `v.is_integer()` (finite and
+    /// whole; of an integer, as NumPy's and Python 3.12's, true), a Python
+    /// bool. NumPy's integers have no `bit_length`, its bools neither
+    /// method: Python's `AttributeError`, a compile error here.
+    fn number_method(&mut self, attr: &str, value: &ast::Expr, span: Span) -> Option<TExpr> {
+        let v = self.lower_expr(value)?;
+        let t = self.scalar_elem(&v)?;
+        let has = match attr {
+            "bit_length" => v.weak && !t.is_float(),
+            _ => v.weak || t != ElemTy::Bool,
+        };
+        if !has {
+            let what = if v.weak {
+                "float".to_string()
+            } else {
+                format!("numpy.{}", t.numpy_name())
+            };
+            self.error(
+                Diagnostic::error(format!(
+                    "'{what}' object has no attribute '{attr}' (an AttributeError in Python)"
+                ))
+                .at(value.span, format!("a {what}"))
+                .help(match attr {
+                    "bit_length" => "`int(v).bit_length()` of a NumPy integer",
+                    _ => "compare with `np.floor(v) == v`",
+                }),
+            );
+            return None;
+        }
+        if attr == "bit_length" {
+            let arg = ast::Expr::name(&self.stash_named("bit_length_of", v.e, span), span);
+            return self.math_int(
+                crate::resolve::IntFn::BitLength,
+                "int.bit_length",
+                &[arg],
+                span,
+            );
+        }
+        let yes = Expr::new(ExprKind::Bool(true), Type::Scalar(ElemTy::Bool), span);
+        if !t.is_float() {
+            return Some(TExpr { e: yes, weak: true });
+        }
+        let x = self.stash(v.e, span);
+        let ft = if t == ElemTy::F16 { ElemTy::F32 } else { t };
+        let x = convert(x, ft);
+        let finite = predicate(MathFn::IsFinite, x.clone(), ft, span);
+        let floor = Expr::math(MathFn::Floor, vec![x.clone()], ft, span);
+        let whole = Expr::compare(BinOp::Eq, floor, x, span);
+        let e = super::expr::bool_binary(BinOp::And, finite, whole, span);
+        Some(TExpr { e, weak: true })
+    }
+
+    /// `e` stashed in a hidden local (see [`Self::stash`]) that the
+    /// fresh name `base_k` it returns reads, a Python number.
+    pub(super) fn stash_named(&mut self, base: &str, e: Expr, span: Span) -> String {
+        let stashed = self.stash(e, span);
+        let hidden = self.fresh_name(base);
+        if let ExprKind::Var(var) = stashed.kind {
+            self.scope
+                .bind(&hidden, super::scope::Binding { var, weak: true });
+        }
+        hidden
+    }
+
     /// Python's raise of `exception` with `message` where each condition
     /// is false, checked before the statement as an `assert` is.
     pub(super) fn raise_unless(&mut self, checks: Vec<(Expr, &str, &str)>, span: Span) {
@@ -2551,6 +2616,9 @@ impl Lowerer<'_, '_> {
             self.statement_only("`.fill(v)`", span);
             return None;
         }
+        if let ("bit_length" | "is_integer", []) = (attr, args) {
+            return self.number_method(attr, value, span);
+        }
         // `x.item()` of an element: the number, a Python number
         if attr == "item" {
             let v = self.lower_expr(value)?;
@@ -2568,7 +2636,7 @@ impl Lowerer<'_, '_> {
             self.error(
                 Diagnostic::error(format!("method `{attr}` is not supported in parpy functions"))
                     .at(func.span, "unknown method")
-                    .help("the supported methods are `.astype(T)`, `.item()`, `.dot(b)`, `.clip(lo, hi)`, `.round(d)`, `.cumsum()`, `.cumprod()`, `.diagonal()`, `.trace()` and the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice"),
+                    .help("the supported methods are `.astype(T)`, `.item()`, `.dot(b)`, `.clip(lo, hi)`, `.round(d)`, `.cumsum()`, `.cumprod()`, `.diagonal()`, `.trace()` and the reductions `.sum()`, `.prod()`, `.max()`, `.min()`, `.mean()`, `.var()`, `.std()`, `.any()`, `.all()`, `.argmax()` and `.argmin()` of an array or a slice; `.sort()` and `.fill(v)` as statements; `.bit_length()` of a Python int and `.is_integer()` of a number"),
             );
             return None;
         };

@@ -5,6 +5,9 @@
 //! with `force_int_size=32` and on Metal): a result past it is an
 //! `OverflowError` where Python would give a bigger int.
 //!
+//! `n.bit_length()` of a Python int is here too: the bits of `|n|`
+//! (counted by shifts; the most negative int has all of them).
+//!
 //! * Arguments known when compiling: the value computed here exactly
 //!   (`fold`), or the located error of Python's `ValueError` (a negative
 //!   argument) or of the overflow.
@@ -42,6 +45,7 @@ fn fold(f: IntFn, args: &[i64], max: i64, overflow: &str) -> Folded {
     let too_large = || Err(("OverflowError", overflow.to_string()));
     let (n, k) = (args[0] as i128, args.get(1).map(|k| *k as i128));
     match f {
+        IntFn::BitLength => Ok(128 - n.unsigned_abs().leading_zeros() as i64),
         IntFn::Isqrt => {
             if n < 0 {
                 return value_error(NEGATIVE_ISQRT);
@@ -189,15 +193,7 @@ impl Lowerer<'_, '_> {
         }
         let names: Vec<String> = ints
             .into_iter()
-            .map(|e| {
-                let stashed = self.stash(e, span);
-                let hidden = self.fresh_name(&format!("{}_arg", f.name()));
-                if let crate::ir::ExprKind::Var(var) = stashed.kind {
-                    self.scope
-                        .bind(&hidden, super::scope::Binding { var, weak: true });
-                }
-                hidden
-            })
+            .map(|e| self.stash_named(&format!("{}_arg", f.name()), e, span))
             .collect();
         let result = self.fresh_name(f.name());
         let stmts = self.int_fn_loop(f, &names, &result, max, &overflow, span);
@@ -224,6 +220,47 @@ impl Lowerer<'_, '_> {
         let bin = |op, l, r| E::binary(op, l, r, span);
         let n = &args[0];
         let ge0 = |v: &str| compare(BinOp::Ge, name(v), int(0), span);
+        if f == IntFn::BitLength {
+            // v = |n| (the most negative int stays negative: all the bits)
+            let v = self.fresh_name("v");
+            let bits = int((max as u64).count_ones() as i64 + 1);
+            let neg = |e| ast::Expr {
+                kind: ast::ExprKind::Unary {
+                    op: crate::ir::UnOp::Neg,
+                    arg: Box::new(e),
+                },
+                span,
+            };
+            let count = stmt(
+                ast::StmtKind::While {
+                    cond: compare(BinOp::Gt, name(&v), int(0), span),
+                    body: vec![
+                        assign(&v, bin(BinOp::Shr, name(&v), int(1)), span),
+                        assign(result, bin(BinOp::Add, name(result), int(1)), span),
+                    ],
+                    orelse: vec![],
+                },
+                span,
+            );
+            let negative = compare(BinOp::Lt, name(&v), int(0), span);
+            return vec![
+                assign(&v, name(n), span),
+                if_(
+                    negative.clone(),
+                    vec![assign(&v, neg(name(&v)), span)],
+                    span,
+                ),
+                assign(result, int(0), span),
+                stmt(
+                    ast::StmtKind::If {
+                        cond: negative,
+                        then_body: vec![assign(result, bits, span)],
+                        else_body: vec![count],
+                    },
+                    span,
+                ),
+            ];
+        }
         if f == IntFn::Isqrt {
             // r = int(sqrt(float(n))), then corrected by whole steps
             let float = Self::python_call("float", vec![name(n)], span);
@@ -386,6 +423,10 @@ mod fold_tests {
         assert_eq!(value(IntFn::Isqrt, &[15]), 3);
         assert_eq!(value(IntFn::Isqrt, &[16]), 4);
         assert_eq!(value(IntFn::Isqrt, &[i64::MAX]), 3037000499);
+        assert_eq!(value(IntFn::BitLength, &[0]), 0);
+        assert_eq!(value(IntFn::BitLength, &[-8]), 4);
+        assert_eq!(value(IntFn::BitLength, &[i64::MIN]), 64);
+        assert_eq!(value(IntFn::BitLength, &[i64::MAX]), 63);
     }
 
     #[test]
