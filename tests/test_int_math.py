@@ -177,6 +177,8 @@ def test_gpu_code_compiles():
         n = np.zeros(4, np.int32 if backend == parpy.CompileBackend.Metal else np.int64)
         return [n, n.copy(), np.zeros((4, 5), n.dtype), 4]
     check_gpu_code(int_functions, args, {'i': parpy.threads(4)}, "int_functions")
+    check_gpu_code(pow_mod, lambda b: args(b)[:2] + [args(b)[0], args(b)[0], 4],
+                   {'i': parpy.threads(4)}, "pow_mod")
 
 
 @parpy.jit
@@ -189,6 +191,7 @@ def number_methods(x, k, y, b):
         b[i, 2] = k[i].is_integer()
 
 
+@pytest.mark.filterwarnings("ignore::parpy.ParpyWarning")
 def test_bit_length_and_is_integer():
     x = np.array([1.0, 2.5, np.inf, np.nan])
     k = np.array([0, 5, -2**63, 2**63 - 1], np.int64)
@@ -217,3 +220,55 @@ def bit_length_of_numpy(k, y):
 def test_a_numpy_integer_has_no_bit_length():
     with pytest.raises(parpy.CompileError, match="'numpy.int64' object has no attribute 'bit_length'"):
         bit_length_of_numpy(np.ones(1, np.int64), np.zeros(1, np.int64), opts=cpu_opts({}))
+
+
+@parpy.jit
+def pow_mod(a, b, m, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = pow(int(a[i]), int(b[i]), int(m[i]))
+
+
+def pow_cases():
+    rng = np.random.default_rng(7)
+    cases = [(3, -1, 7), (-3, 5, 7), (3, 5, -7), (0, 0, 5), (3, 0, 1), (0, -1, 1), (5, 3, -1),
+             (2**63 - 2, 2**63 - 3, 2**63 - 1), (-(2**63) + 1, 12345, 2**62 + 3),
+             (123456789, -7, 10**18 + 9), (7, 2**62, 3037000499), (7, 2**62, 3037000500),
+             (2, 10, 1024), (10**17, 3, -(2**63) + 1)]
+    for _ in range(60):
+        m = int(rng.integers(1, 2**63 - 1)) >> int(rng.integers(0, 62))
+        m = m or 1
+        cases.append((int(rng.integers(-2**63, 2**63 - 1)), int(rng.integers(0, 2**20)),
+                      -m if rng.random() < 0.2 else m))
+    return cases
+
+
+def test_pow_with_a_modulus_is_pythons():
+    cases = pow_cases()
+    a, b, m = (np.array(col, np.int64) for col in zip(*cases))
+    got = run_both(pow_mod, [a, b, m, np.zeros(len(cases), np.int64), len(cases)],
+                   cpu_opts({'i': parpy.threads(4)}))
+    assert got[3].tolist() == [pow(*c) for c in cases]
+
+
+@pytest.mark.parametrize("args, message", [
+    ((2, -1, 4), "base is not invertible for the given modulus"),
+    ((2, 3, 0), "pow() 3rd argument cannot be 0"),
+])
+def test_pow_raises_pythons_value_error(args, message):
+    with pytest.raises(ValueError) as python:
+        pow(*args)
+    assert str(python.value) == message
+    a, b, m = (np.array([v], np.int64) for v in args)
+    with pytest.raises(ValueError, match=message.replace("(", "[(]").replace(")", "[)]")):
+        pow_mod(a, b, m, np.zeros(1, np.int64), 1, opts=cpu_opts({'i': parpy.threads(1)}))
+
+
+@parpy.jit
+def pow_of_numpy_ints(a, y):
+    y[0] = pow(a[0], 2, 5)
+
+
+def test_pow_with_a_modulus_of_numpy_integers_is_a_type_error():
+    with pytest.raises(TypeError, match="`pow` with a modulus takes Python ints"):
+        pow_of_numpy_ints(np.ones(1, np.int64), np.zeros(1, np.int64), opts=cpu_opts({}))

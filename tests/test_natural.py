@@ -1811,17 +1811,6 @@ def test_pow_and_the_norm_of_a_matrix():
     run_both(powers_and_norms, [x, k, np.zeros((4, 4)), 4], cpu_opts({'i': parpy.threads(4)}))
 
 
-@parpy.jit
-def pow_with_a_modulus(k, y, N):
-    for i in range(N):
-        y[i] = pow(k[i], 3, 7)
-
-
-def test_pow_with_a_modulus_is_an_error():
-    with pytest.raises(parpy.CompileError, match="`pow` with a modulus is not supported"):
-        pow_with_a_modulus(np.ones(4, np.int64), np.zeros(4, np.int64), 4, opts=cpu_opts())
-
-
 # --------------------------------------------------------------------------
 # `**` of integers: Python's ints give a float for a negative exponent;
 # NumPy's integers raise ValueError for one

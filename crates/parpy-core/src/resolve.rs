@@ -522,6 +522,9 @@ pub enum IntFn {
     /// `n.bit_length()` of a Python int (a method: NumPy integers have
     /// none)
     BitLength,
+    /// Python's `pow(a, b, m)` of Python ints (NumPy's integers take no
+    /// modulus)
+    PowMod,
 }
 
 impl IntFn {
@@ -533,6 +536,7 @@ impl IntFn {
             IntFn::Perm => "perm",
             IntFn::Isqrt => "isqrt",
             IntFn::BitLength => "bit_length",
+            IntFn::PowMod => "pow",
         }
     }
     /// How many arguments it takes (fewest, most).
@@ -541,6 +545,7 @@ impl IntFn {
             IntFn::Factorial | IntFn::Isqrt | IntFn::BitLength => (1, 1),
             IntFn::Comb => (2, 2),
             IntFn::Perm => (1, 2),
+            IntFn::PowMod => (3, 3),
         }
     }
 }

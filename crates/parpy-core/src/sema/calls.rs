@@ -839,17 +839,7 @@ impl Lowerer<'_, '_> {
                     let power = ast::Expr::binary(BinOp::Pow, a.clone(), b.clone(), span);
                     self.lower_expr(&power)
                 }
-                [_, _, m] => {
-                    self.error(
-                        Diagnostic::error(
-                            "`pow` with a modulus is not supported in parpy functions",
-                        )
-                        .at(m.span, "a modulus")
-                        .note("Python computes it with integers of any size")
-                        .help("write `(a ** b) % m` where the power fits the integer type"),
-                    );
-                    None
-                }
+                [_, _, _] => self.math_int(crate::resolve::IntFn::PowMod, name, args, span),
                 _ => {
                     self.arity_error(name, "2 or 3 arguments", args.len(), span);
                     None

@@ -6,7 +6,13 @@
 //! `OverflowError` where Python would give a bigger int.
 //!
 //! `n.bit_length()` of a Python int is here too: the bits of `|n|`
-//! (counted by shifts; the most negative int has all of them).
+//! (counted by shifts; the most negative int has all of them); and
+//! Python's `pow(a, b, m)` of Python ints: square and multiply modulo
+//! `|m|` (a negative `b` through the inverse of `a`, by Euclid's extended
+//! algorithm, Python's `ValueError` where there is none; a negative `m`
+//! gives a result in `(m, 0]`), each product `x * y % c` directly where
+//! `c * c` fits the int, else by doubling and adding modulo `c`
+//! (`mul_mod`), which never leaves `[0, c)`.
 //!
 //! * Arguments known when compiling: the value computed here exactly
 //!   (`fold`), or the located error of Python's `ValueError` (a negative
@@ -35,6 +41,8 @@ const NEGATIVE_N: &str = "n must be a non-negative integer";
 const NEGATIVE_K: &str = "k must be a non-negative integer";
 const NEGATIVE_FACTORIAL: &str = "factorial() not defined for negative values";
 const NEGATIVE_ISQRT: &str = "isqrt() argument must be nonnegative";
+const ZERO_MODULUS: &str = "pow() 3rd argument cannot be 0";
+const NOT_INVERTIBLE: &str = "base is not invertible for the given modulus";
 
 /// What Python raises for arguments known when compiling, or the result.
 type Folded = Result<i64, (&'static str, String)>;
@@ -43,8 +51,33 @@ type Folded = Result<i64, (&'static str, String)>;
 fn fold(f: IntFn, args: &[i64], max: i64, overflow: &str) -> Folded {
     let value_error = |m: &str| Err(("ValueError", m.to_string()));
     let too_large = || Err(("OverflowError", overflow.to_string()));
+
     let (n, k) = (args[0] as i128, args.get(1).map(|k| *k as i128));
     match f {
+        IntFn::PowMod => {
+            let (b, m) = (args[1] as i128, args[2] as i128);
+            if m == 0 {
+                return value_error(ZERO_MODULUS);
+            }
+            let c = m.abs();
+            let mut a = n.rem_euclid(c);
+            if b < 0 {
+                let (g, x) = inverse(a, c);
+                if g != 1 {
+                    return value_error(NOT_INVERTIBLE);
+                }
+                a = x.rem_euclid(c);
+            }
+            let (mut e, mut r) = (b.abs(), 1 % c);
+            while e > 0 {
+                if e & 1 == 1 {
+                    r = r * a % c;
+                }
+                a = a * a % c;
+                e >>= 1;
+            }
+            Ok((if m < 0 && r != 0 { r - c } else { r }) as i64)
+        }
         IntFn::BitLength => Ok(128 - n.unsigned_abs().leading_zeros() as i64),
         IntFn::Isqrt => {
             if n < 0 {
@@ -104,6 +137,18 @@ fn compare(op: BinOp, lhs: ast::Expr, rhs: ast::Expr, span: Span) -> ast::Expr {
         },
         span,
     }
+}
+
+/// The gcd of `a` and `c` (`0 <= a < c`) and the coefficient `x` of `a`
+/// in it (Euclid's extended algorithm, as the run-time loop does).
+fn inverse(a: i128, c: i128) -> (i128, i128) {
+    let (mut r0, mut r1, mut s0, mut s1) = (a, c, 1, 0);
+    while r1 != 0 {
+        let q = r0 / r1;
+        (r0, r1) = (r1, r0 - q * r1);
+        (s0, s1) = (s1, s0 - q * s1);
+    }
+    (r0, s0)
 }
 
 /// `assert cond` raising `exception` with `message`.
@@ -166,6 +211,21 @@ impl Lowerer<'_, '_> {
         let mut values = vec![];
         for a in args {
             let v = self.python_int_operand(name, a);
+            // (NumPy's integers take no modulus: `pow(np.int64(2), 3, 5)`
+            // is a TypeError)
+            if let Some(v) = v.as_ref().filter(|v| f == IntFn::PowMod && !v.weak) {
+                let t = self.scalar_elem(v)?;
+                self.error(
+                    Diagnostic::error(format!(
+                        "`pow` with a modulus takes Python ints: unsupported operand type 'numpy.{}' (a TypeError in Python)",
+                        t.numpy_name()
+                    ))
+                    .at(a.span, format!("a numpy.{}", t.numpy_name()))
+                    .help("convert it first: `int(v)`")
+                    .type_error(),
+                );
+                return None;
+            }
             values.push(v.map(|v| (v, a)));
         }
         let mut ints = vec![];
@@ -220,6 +280,9 @@ impl Lowerer<'_, '_> {
         let bin = |op, l, r| E::binary(op, l, r, span);
         let n = &args[0];
         let ge0 = |v: &str| compare(BinOp::Ge, name(v), int(0), span);
+        if f == IntFn::PowMod {
+            return self.pow_mod_loop(args, result, max, span);
+        }
         if f == IntFn::BitLength {
             // v = |n| (the most negative int stays negative: all the bits)
             let v = self.fresh_name("v");
@@ -400,6 +463,212 @@ impl Lowerer<'_, '_> {
     }
 }
 
+impl Lowerer<'_, '_> {
+    /// The statements of `pow(a, b, m)` (see the module doc) of the Python
+    /// ints named `args`, leaving it in `result`.
+    fn pow_mod_loop(
+        &mut self,
+        args: &[String],
+        result: &str,
+        max: i64,
+        span: Span,
+    ) -> Vec<ast::Stmt> {
+        use ast::Expr as E;
+        let name = |n: &str| E::name(n, span);
+        let int = |v: i64| E::int(v, span);
+        let bin = |op, l, r| E::binary(op, l, r, span);
+        let cmp = |op, l, r| compare(op, l, r, span);
+        let (m, c, a, e) = (
+            &args[2],
+            self.fresh_name("c"),
+            self.fresh_name("a"),
+            self.fresh_name("e"),
+        );
+        let neg = |e| E {
+            kind: ast::ExprKind::Unary {
+                op: crate::ir::UnOp::Neg,
+                arg: Box::new(e),
+            },
+            span,
+        };
+        let too_large = "the modulus of `pow` does not fit in parpy's Python int when negated";
+        let mut out = vec![
+            check(
+                cmp(BinOp::Ne, name(m), int(0)),
+                "ValueError",
+                ZERO_MODULUS,
+                span,
+            ),
+            check(
+                cmp(BinOp::Ge, name(m), int(-max)),
+                "OverflowError",
+                too_large,
+                span,
+            ),
+            assign(&c, name(m), span),
+            if_(
+                cmp(BinOp::Lt, name(&c), int(0)),
+                vec![assign(&c, neg(name(&c)), span)],
+                span,
+            ),
+            assign(&a, bin(BinOp::Mod, name(&args[0]), name(&c)), span),
+            assign(&e, name(&args[1]), span),
+        ];
+        // a negative exponent: the inverse of `a` modulo `c`, then `-e`
+        let (r0, r1, s0, s1, q, t) = (
+            self.fresh_name("r0"),
+            self.fresh_name("r1"),
+            self.fresh_name("s0"),
+            self.fresh_name("s1"),
+            self.fresh_name("q"),
+            self.fresh_name("t"),
+        );
+        let euclid = stmt(
+            ast::StmtKind::While {
+                cond: cmp(BinOp::Ne, name(&r1), int(0)),
+                body: vec![
+                    assign(&q, bin(BinOp::FloorDiv, name(&r0), name(&r1)), span),
+                    assign(
+                        &t,
+                        bin(BinOp::Sub, name(&r0), bin(BinOp::Mul, name(&q), name(&r1))),
+                        span,
+                    ),
+                    assign(&r0, name(&r1), span),
+                    assign(&r1, name(&t), span),
+                    assign(
+                        &t,
+                        bin(BinOp::Sub, name(&s0), bin(BinOp::Mul, name(&q), name(&s1))),
+                        span,
+                    ),
+                    assign(&s0, name(&s1), span),
+                    assign(&s1, name(&t), span),
+                ],
+                orelse: vec![],
+            },
+            span,
+        );
+        out.push(if_(
+            cmp(BinOp::Lt, name(&e), int(0)),
+            vec![
+                check(
+                    cmp(BinOp::Ge, name(&e), int(-max)),
+                    "OverflowError",
+                    "the exponent of `pow` does not fit in parpy's Python int when negated",
+                    span,
+                ),
+                assign(&r0, name(&a), span),
+                assign(&r1, name(&c), span),
+                assign(&s0, int(1), span),
+                assign(&s1, int(0), span),
+                euclid,
+                check(
+                    cmp(BinOp::Eq, name(&r0), int(1)),
+                    "ValueError",
+                    NOT_INVERTIBLE,
+                    span,
+                ),
+                assign(&a, bin(BinOp::Mod, name(&s0), name(&c)), span),
+                assign(&e, neg(name(&e)), span),
+            ],
+            span,
+        ));
+        // square and multiply
+        let limit = (max as f64).sqrt() as i64;
+        let mul = |this: &mut Self, dst: &str, x: &str, y: &str| -> ast::Stmt {
+            let (p, xx, yy) = (
+                this.fresh_name("p"),
+                this.fresh_name("x"),
+                this.fresh_name("y"),
+            );
+            let add = |acc: &str, v: &str| {
+                // acc + v modulo c, never past c
+                let room = bin(BinOp::Sub, name(&c), name(v));
+                E {
+                    kind: ast::ExprKind::IfExp {
+                        cond: Box::new(cmp(BinOp::Ge, name(acc), room.clone())),
+                        then: Box::new(bin(BinOp::Sub, name(acc), room)),
+                        else_: Box::new(bin(BinOp::Add, name(acc), name(v))),
+                    },
+                    span,
+                }
+            };
+            let slow = vec![
+                assign(&p, int(0), span),
+                assign(&xx, name(x), span),
+                assign(&yy, name(y), span),
+                stmt(
+                    ast::StmtKind::While {
+                        cond: cmp(BinOp::Gt, name(&yy), int(0)),
+                        body: vec![
+                            if_(
+                                cmp(BinOp::Eq, bin(BinOp::Mod, name(&yy), int(2)), int(1)),
+                                vec![assign(&p, add(&p, &xx), span)],
+                                span,
+                            ),
+                            assign(&xx, add(&xx, &xx), span),
+                            assign(&yy, bin(BinOp::FloorDiv, name(&yy), int(2)), span),
+                        ],
+                        orelse: vec![],
+                    },
+                    span,
+                ),
+                assign(dst, name(&p), span),
+            ];
+            stmt(
+                ast::StmtKind::If {
+                    cond: cmp(BinOp::Le, name(&c), int(limit)),
+                    then_body: vec![assign(
+                        dst,
+                        bin(BinOp::Mod, bin(BinOp::Mul, name(x), name(y)), name(&c)),
+                        span,
+                    )],
+                    else_body: slow,
+                },
+                span,
+            )
+        };
+        let times = mul(self, result, result, &a);
+        let square = mul(self, &a, &a, &a);
+        out.push(assign(result, bin(BinOp::Mod, int(1), name(&c)), span));
+        out.push(stmt(
+            ast::StmtKind::While {
+                cond: cmp(BinOp::Gt, name(&e), int(0)),
+                body: vec![
+                    if_(
+                        cmp(BinOp::Eq, bin(BinOp::Mod, name(&e), int(2)), int(1)),
+                        vec![times],
+                        span,
+                    ),
+                    square,
+                    assign(&e, bin(BinOp::FloorDiv, name(&e), int(2)), span),
+                ],
+                orelse: vec![],
+            },
+            span,
+        ));
+        let negative = E {
+            kind: ast::ExprKind::BoolOp {
+                op: BinOp::And,
+                values: vec![
+                    cmp(BinOp::Lt, name(m), int(0)),
+                    cmp(BinOp::Ne, name(result), int(0)),
+                ],
+            },
+            span,
+        };
+        out.push(if_(
+            negative,
+            vec![assign(
+                result,
+                bin(BinOp::Sub, name(result), name(&c)),
+                span,
+            )],
+            span,
+        ));
+        out
+    }
+}
+
 #[cfg(test)]
 mod fold_tests {
     use super::*;
@@ -427,6 +696,16 @@ mod fold_tests {
         assert_eq!(value(IntFn::BitLength, &[-8]), 4);
         assert_eq!(value(IntFn::BitLength, &[i64::MIN]), 64);
         assert_eq!(value(IntFn::BitLength, &[i64::MAX]), 63);
+        assert_eq!(value(IntFn::PowMod, &[3, -1, 7]), 5);
+        assert_eq!(value(IntFn::PowMod, &[-3, 5, 7]), 2);
+        assert_eq!(value(IntFn::PowMod, &[3, 5, -7]), -2);
+        assert_eq!(value(IntFn::PowMod, &[0, 0, 5]), 1);
+        assert_eq!(value(IntFn::PowMod, &[3, 0, 1]), 0);
+        assert_eq!(value(IntFn::PowMod, &[0, -1, 1]), 0);
+        assert_eq!(
+            value(IntFn::PowMod, &[i64::MAX - 1, i64::MAX - 2, i64::MAX]),
+            i64::MAX - 1
+        );
     }
 
     #[test]
@@ -438,6 +717,8 @@ mod fold_tests {
         assert_eq!(err(IntFn::Comb, &[1, -1]).1, NEGATIVE_K);
         assert_eq!(err(IntFn::Comb, &[68, 34]).0, "OverflowError");
         assert_eq!(err(IntFn::Isqrt, &[-4]).1, NEGATIVE_ISQRT);
+        assert_eq!(err(IntFn::PowMod, &[2, -1, 4]).1, NOT_INVERTIBLE);
+        assert_eq!(err(IntFn::PowMod, &[2, 1, 0]).1, ZERO_MODULUS);
         assert_eq!(
             fold(IntFn::Factorial, &[13], i32::MAX as i64, "over")
                 .unwrap_err()
