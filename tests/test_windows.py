@@ -46,6 +46,14 @@ def window_past_the_edge(x, y, N, M):
     parpy.label('i')
     for i in range(N):
         for j in range(M):
+            y[i, j] = np.median(x[i, j - 1:j + 2])
+
+
+@parpy.jit
+def window_sums_past_the_edge(x, y, N, M):
+    parpy.label('i')
+    for i in range(N):
+        for j in range(M):
             y[i, j] = np.sum(x[i, j - 1:j + 2])
 
 
@@ -55,6 +63,12 @@ def test_a_window_that_may_leave_the_array_is_refused():
                              r"dimension \(of 20\)"):
         parpy.print_compiled(window_past_the_edge, [np.zeros((4, 20)), np.zeros((4, 20)), 4, 20],
                              cpu_opts({'i': parpy.threads(4)}))
+    # (a sum of it takes Python's slice at run time: `x[i, -1:2]` is empty,
+    # tests/test_runtime_slices.py)
+    x = np.random.default_rng(7).random((4, 20))
+    got = run_both(window_sums_past_the_edge, [x, np.zeros((4, 20)), 4, 20],
+                   cpu_opts({'i': parpy.threads(4)}), rtol=0, atol=0)[1]
+    assert got[0, 0] == 0.0 and got[0, 19] == x[0, 18] + x[0, 19]
 
 
 def test_windows_compile_for_cuda_and_metal():

@@ -361,6 +361,22 @@ impl Lowerer<'_, '_> {
         if let Some(r) = self.masked_reduction(b, name, args, span) {
             return r;
         }
+        // of a slice with run-time bounds: up to its run-time count
+        if let Some(r) = self.runtime_slice_reduction(b, name, args, span) {
+            return r;
+        }
+        self.builtin_call_plain(b, name, args, span)
+    }
+
+    /// `builtin_call_with` of arguments with no masked read and, for a
+    /// reduction, no slice with run-time bounds.
+    pub(super) fn builtin_call_plain(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<TExpr> {
         // NumPy's reduction of a number (`np.sum(x[i, 0])`) is that of the
         // 0-d array, whose one element the list `[v]` holds: its type and
         // value (`np.sum` of an int32 is an int64, `np.mean` a float64)
@@ -2185,7 +2201,8 @@ impl Lowerer<'_, '_> {
                 if let Some((Some(shape), ElemTy::F32 | ElemTy::F64)) =
                     self.array_shape_of(&product)
                 {
-                    if shape == [1] {
+                    // (not a slice with run-time bounds, of 0 or 1 elements)
+                    if shape == [1] && !self.runtime_sliced() {
                         return self.reduction(ReduceOp::Max, &product, span);
                     }
                 }

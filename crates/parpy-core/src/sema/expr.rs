@@ -666,7 +666,11 @@ impl Lowerer<'_, '_> {
                 op: BinOp::MatMul,
                 lhs,
                 rhs,
-            } => self.dot(lhs, rhs, "@", span),
+            } => {
+                // (as `np.dot`, slices with run-time bounds included)
+                let args = [(**lhs).clone(), (**rhs).clone()];
+                self.builtin_call_with(crate::resolve::Builtin::Dot, "@", &args, span)
+            }
             ast::ExprKind::Binary { op, lhs, rhs } => {
                 // (an array to one power: NumPy's shortcuts, `numpy_power`)
                 let array_power = *op == BinOp::Pow && self.rank(lhs) > 0 && self.rank(rhs) == 0;

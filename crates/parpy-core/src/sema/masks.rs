@@ -203,52 +203,68 @@ impl Lowerer<'_, '_> {
         masks: &mut Vec<(ast::Expr, Span)>,
         number: bool,
     ) -> ast::Expr {
+        self.replace_reads(e, &mut |this, e| {
+            let ast::ExprKind::Subscript { value, indices } = &e.kind else {
+                return None;
+            };
+            let at = this.array_index(indices)?;
+            masks.push((indices[at].clone(), e.span));
+            if number {
+                return Some(ast::Expr::float(0.0, e.span));
+            }
+            // (a mask alone selects from the whole value: a computed
+            // array takes no slices)
+            let dims = this.rank(&indices[at]);
+            Some(match indices.len() {
+                1 => (**value).clone(),
+                _ => unmasked(value, indices, (at, dims), e.span),
+            })
+        })
+    }
+
+    /// `e` with each part outside the reductions in it that `f` replaces
+    /// (gives `Some` for) replaced, the operands of its elementwise
+    /// operators and calls walked (`unmasked_reads`; `runtime_slices.rs`
+    /// finds the arrays other than its slices so).
+    pub(super) fn replace_reads(
+        &self,
+        e: &ast::Expr,
+        f: &mut dyn FnMut(&Self, &ast::Expr) -> Option<ast::Expr>,
+    ) -> ast::Expr {
         use ast::ExprKind as K;
+        if let Some(r) = f(self, e) {
+            return r;
+        }
         let mut out = e.clone();
         match &mut out.kind {
-            K::Subscript { value, indices } => {
-                if let Some(at) = self.array_index(indices) {
-                    masks.push((indices[at].clone(), e.span));
-                    if number {
-                        return ast::Expr::float(0.0, e.span);
-                    }
-                    // (a mask alone selects from the whole value: a
-                    // computed array takes no slices)
-                    let dims = self.rank(&indices[at]);
-                    return match indices.len() {
-                        1 => (**value).clone(),
-                        _ => unmasked(value, indices, (at, dims), e.span),
-                    };
-                }
-            }
-            K::Unary { arg, .. } => **arg = self.unmasked_reads(arg, masks, number),
+            K::Unary { arg, .. } => **arg = self.replace_reads(arg, f),
             K::Binary { lhs, rhs, .. } => {
-                **lhs = self.unmasked_reads(lhs, masks, number);
-                **rhs = self.unmasked_reads(rhs, masks, number);
+                **lhs = self.replace_reads(lhs, f);
+                **rhs = self.replace_reads(rhs, f);
             }
             K::Compare { first, rest } => {
-                **first = self.unmasked_reads(first, masks, number);
+                **first = self.replace_reads(first, f);
                 for (_, r) in rest.iter_mut() {
-                    *r = self.unmasked_reads(r, masks, number);
+                    *r = self.replace_reads(r, f);
                 }
             }
             K::BoolOp { values, .. } => {
                 for v in values.iter_mut() {
-                    *v = self.unmasked_reads(v, masks, number);
+                    *v = self.replace_reads(v, f);
                 }
             }
             K::IfExp { cond, then, else_ } => {
-                **cond = self.unmasked_reads(cond, masks, number);
-                **then = self.unmasked_reads(then, masks, number);
-                **else_ = self.unmasked_reads(else_, masks, number);
+                **cond = self.replace_reads(cond, f);
+                **then = self.replace_reads(then, f);
+                **else_ = self.replace_reads(else_, f);
             }
             // an elementwise call (`np.abs(s[m])`), not a reduction
             K::Call { func, args, .. } if !self.reduces(func, args.len()) => {
                 if let K::Attr { value, .. } = &mut func.kind {
-                    **value = self.unmasked_reads(value, masks, number);
+                    **value = self.replace_reads(value, f);
                 }
                 for a in args.iter_mut() {
-                    *a = self.unmasked_reads(a, masks, number);
+                    *a = self.replace_reads(a, f);
                 }
             }
             _ => {}
@@ -283,10 +299,7 @@ impl Lowerer<'_, '_> {
     ) -> Option<TExpr> {
         // one mask: its text the same everywhere (an expression reads no
         // array it writes)
-        let text = |s: Span| {
-            crate::diag::source(s.file)
-                .and_then(|f| f.text.get(s.lo as usize..s.hi as usize).map(str::to_string))
-        };
+        let text = span_text;
         if let Some((m, _)) = masks.iter().find(|(m, _)| text(m.span) != text(mask.span)) {
             self.error(
                 Diagnostic::error(format!("`{name}` reads through two different masks"))
@@ -401,11 +414,7 @@ impl Lowerer<'_, '_> {
             });
         }
         // NumPy's max and min of no elements raise
-        if let Some(message) = empty_extreme_message(b) {
-            let some = Expr::compare(BinOp::Gt, count_e(), Expr::int(0, int_ty, span), span);
-            let check = Expr::assert(some, Some(message.to_string()), "ValueError", span);
-            self.pre.push(Stmt::new(StmtKind::Expr(check), span));
-        }
+        self.pre.extend(nonempty_check(b, count_e(), int_ty, span));
         // the reduction of the packed array `buf[:]`, its loop then ending
         // at the count
         let hidden = format!("{name}.masked@{}", span.lo);
@@ -466,8 +475,13 @@ const COUNT: &str = ".count";
 impl Lowerer<'_, '_> {
     /// The number of elements of `arg` known only at run time: the count
     /// of a packed masked read (`packed[:]`, see `packed_reduction`), as
-    /// an integer; `None` for other values, whose shape says it.
+    /// an integer, or of the slices with run-time bounds of the reduction
+    /// being lowered (`runtime_slices.rs`); `None` for other values, whose
+    /// shape says it.
     pub(super) fn packed_count(&self, arg: &ast::Expr) -> Option<Expr> {
+        if let Some(count) = self.runtime_count() {
+            return Some(count);
+        }
         let ast::ExprKind::Subscript { value, .. } = &arg.kind else {
             return None;
         };
@@ -477,6 +491,15 @@ impl Lowerer<'_, '_> {
         let b = self.scope.get(&format!("{n}{COUNT}"))?;
         Some(Expr::var(b.var, Type::Scalar(self.opts.int_type), arg.span))
     }
+}
+
+/// The source text at `span` (`None` where it is not known).
+pub(super) fn span_text(span: Span) -> Option<String> {
+    crate::diag::source(span.file).and_then(|f| {
+        f.text
+            .get(span.lo as usize..span.hi as usize)
+            .map(str::to_string)
+    })
 }
 
 /// `base[indices]` with the mask at `at` replaced by `dims` full slices:
@@ -519,4 +542,15 @@ pub(super) fn empty_extreme_message(b: Builtin) -> Option<&'static str> {
         Builtin::Min => Some("min() iterable argument is empty"),
         _ => None,
     }
+}
+
+/// The check that the `count` elements of a max or min `b` (of a masked
+/// read, or of a slice with run-time bounds) are some: NumPy's
+/// `ValueError` (`empty_extreme_message`) where there are none. `None`
+/// for builtins with an answer for none.
+pub(super) fn nonempty_check(b: Builtin, count: Expr, int_ty: ElemTy, span: Span) -> Option<Stmt> {
+    let message = empty_extreme_message(b)?;
+    let some = Expr::compare(BinOp::Gt, count, Expr::int(0, int_ty, span), span);
+    let check = Expr::assert(some, Some(message.to_string()), "ValueError", span);
+    Some(Stmt::new(StmtKind::Expr(check), span))
 }

@@ -39,6 +39,7 @@ mod out_args;
 mod permute;
 mod polyval;
 mod reshape;
+mod runtime_slices;
 mod scope;
 mod slices;
 mod sort;
@@ -214,6 +215,10 @@ pub(crate) struct Lowerer<'a, 'o> {
     /// store converts to this type (the destination's span last): each
     /// side is converted as if stored alone (`expr.rs`, `IfExp`).
     stored_select: Option<(Span, crate::ir::ElemTy, Span)>,
+    /// The slices with run-time bounds of the argument of the reduction
+    /// being lowered (`runtime_slices.rs`): `None` outside one, where
+    /// such a slice is an error.
+    rt_slices: Option<runtime_slices::RtSlices>,
     /// The next reduction is Python's `max` / `min` of a slice (its words
     /// when there are no elements: `slices.rs` `reduction_mapped`).
     python_extreme: bool,
@@ -340,6 +345,7 @@ impl<'a, 'o> Lowerer<'a, 'o> {
             in_python_constant: false,
             wide_constants: vec![],
             python_extreme: false,
+            rt_slices: None,
             truth_reduction: false,
             unsure: 0,
             param_checks: vec![],

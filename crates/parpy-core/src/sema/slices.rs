@@ -192,11 +192,13 @@ fn advance(lo: &mut Expr, by: i64, int_ty: ElemTy, span: Span) {
     }
 }
 
-/// Ends the loops of `stmts` over `0..n` that read the local array
-/// `array` at `end` instead (a reduction of a masked read's packed
-/// elements, `masks.rs`): a sum kept pairwise in NumPy's buffers of
-/// `NUMPY_BUFFER` elements is one buffer then. How many there were.
-pub(super) fn end_loop_at(stmts: &mut [Stmt], array: VarId, n: i64, end: Expr) -> usize {
+/// Ends the loops of `stmts` over `0..n` whose body reads `marker` at
+/// `end` instead: a reduction of a masked read's packed elements
+/// (`masks.rs`, `marker` the local array), or of a slice with run-time
+/// bounds (`runtime_slices.rs`, `marker` its first element's index). A
+/// sum kept pairwise in NumPy's buffers of `NUMPY_BUFFER` elements is one
+/// buffer then. How many there were.
+pub(super) fn end_loop_at(stmts: &mut [Stmt], marker: VarId, n: i64, end: Expr) -> usize {
     let mut found = 0;
     for s in stmts {
         let StmtKind::For(l) = &mut s.kind else {
@@ -207,7 +209,7 @@ pub(super) fn end_loop_at(stmts: &mut [Stmt], array: VarId, n: i64, end: Expr) -
         for b in &l.body {
             crate::ir::visit::stmt_uses(b, &mut used, &mut assigned);
         }
-        if l.lo.kind != ExprKind::Int(0) || l.hi.kind != ExprKind::Int(n) || !used.contains(&array)
+        if l.lo.kind != ExprKind::Int(0) || l.hi.kind != ExprKind::Int(n) || !used.contains(&marker)
         {
             continue;
         }
@@ -1224,7 +1226,8 @@ impl Lowerer<'_, '_> {
     }
 
     /// The elements `lo:hi:step` selects in a dimension of size `dim`, as
-    /// Python's `slice.indices` gives them (constants needed).
+    /// Python's `slice.indices` gives them (constants needed, but for a
+    /// window, `window`, and a reduction's slice, `runtime_slice`).
     pub(super) fn slice_bounds(
         &mut self,
         (lo, hi, step): (Option<&ast::Expr>, Option<&ast::Expr>, Option<&ast::Expr>),
@@ -1244,26 +1247,30 @@ impl Lowerer<'_, '_> {
                 return window;
             }
         }
-        let constant = |this: &mut Self, e: &ast::Expr, what: &str| -> Option<i64> {
+        // (a bound not known when compiling: the reduction of a 1-D slice
+        // takes it, `runtime_slices.rs`; nothing else does)
+        let not_constant = |this: &mut Self, e: &ast::Expr, what: &str| {
+            this.error(
+                Diagnostic::error(format!("{what} must be a compile-time constant"))
+                    .at(e.span, "not a constant")
+                    .note("the length of a slice must be known when compiling, except in a reduction of a 1-D slice (`np.sum(x[i, :j])`, `max(x[lo:hi])`, `np.dot(a[i, :j], b[j, :j])`)")
+                    .help("use constants, shapes (`x.shape[0]`) or specialized scalar arguments, or a loop over the elements"),
+            );
+        };
+        let index = |this: &mut Self, e: &ast::Expr, what: &str| -> Option<(Expr, Option<i64>)> {
             let t = this.lower_expr(e)?;
             let i = this.index_value(t, what)?;
             let c = this.known_int(&i);
-            if c.is_none() {
-                this.error(
-                    Diagnostic::error(format!("{what} must be a compile-time constant"))
-                        .at(e.span, "not a constant")
-                        .note("the length of every slice must be known when compiling")
-                        .help(
-                            "use constants, shapes (`x.shape[0]`) or specialized scalar arguments",
-                        ),
-                );
-            }
-            c
+            Some((i, c))
         };
         let step = match step {
             None => 1,
-            Some(e) => match constant(self, e, "a slice step")? {
-                0 => {
+            Some(e) => match index(self, e, "a slice step")? {
+                (_, None) => {
+                    not_constant(self, e, "a slice step");
+                    return None;
+                }
+                (_, Some(0)) => {
                     self.error(
                         Diagnostic::error("slice step cannot be zero")
                             .at(e.span, "a zero step")
@@ -1271,29 +1278,41 @@ impl Lowerer<'_, '_> {
                     );
                     return None;
                 }
-                k => k,
+                (_, Some(k)) => k,
             },
         };
         // a step at least as long as the dimension selects at most the first
         // element: the dimension's length does the same (and cannot overflow)
         let step = step.clamp(-dim.max(1), dim.max(1));
+        let mut bounds = [None, None];
+        for (b, e) in bounds.iter_mut().zip([lo, hi]) {
+            if let Some(e) = e {
+                *b = Some((e, index(self, e, "a slice bound")?));
+            }
+        }
+        if let Some((e, _)) = bounds.iter().flatten().find(|(_, (_, c))| c.is_none()) {
+            let e = *e;
+            if self.rt_slices.is_some() {
+                let [l, h] = bounds.map(|b| b.map(|(e, (i, _))| (e, i)));
+                return self.runtime_slice([l, h], step, dim, span);
+            }
+            not_constant(self, e, "a slice bound");
+            return None;
+        }
         // a bound counts from the end when negative, and is clamped to the
         // first and last positions a walk in the step's direction can take
         let (first, last) = if step > 0 { (0, dim) } else { (-1, dim - 1) };
-        let bound = |this: &mut Self, e: Option<&ast::Expr>, default: i64| -> Option<i64> {
-            let Some(e) = e else {
-                return Some(default);
-            };
-            let c = constant(this, e, "a slice bound")?;
-            Some(if c < 0 {
-                (c + dim).max(first)
-            } else {
-                c.min(last)
+        let [l, h] = bounds.map(|b| {
+            b.and_then(|(_, (_, c))| c).map(|c| {
+                if c < 0 {
+                    (c + dim).max(first)
+                } else {
+                    c.min(last)
+                }
             })
-        };
-        let l = bound(self, lo, if step > 0 { 0 } else { dim - 1 });
-        let h = bound(self, hi, if step > 0 { dim } else { -1 });
-        let (l, h) = (l?, h?);
+        });
+        let l = l.unwrap_or(if step > 0 { 0 } else { dim - 1 });
+        let h = h.unwrap_or(if step > 0 { dim } else { -1 });
         Some(IndexSlot::Slice {
             lo: Expr::int(l, self.opts.int_type, span),
             extent: super::stmt::range_len(l, h, step),
@@ -1346,6 +1365,10 @@ impl Lowerer<'_, '_> {
             r.is_some_and(|r| r.lo >= 0 && r.hi <= dim as i128)
         };
         if !inside(self.range(&l)) || !inside(self.range(&h)) {
+            // (a reduction's slice clamps its bounds at run time instead)
+            if self.rt_slices.is_some() {
+                return None;
+            }
             self.error(
                 Diagnostic::error(format!(
                     "the bounds of this window are not known to stay inside its dimension (of {dim})"

@@ -1,0 +1,263 @@
+"""Reductions of 1-D slices whose bounds are known only at run time:
+`np.sum(x[i, :i])`, `x[i, a:b].max()`, `sum(x[k:j])`, `np.dot(L[i, :j],
+L[j, :j])`, `np.sum(L[i, :j] * L[j, :j])`, `x[max(0, i - k):i + 1].mean()`.
+Python's slice semantics at run time (negative bounds from the end, bounds
+clamped, an empty slice the reduction's identity, NumPy's ValueError for the
+max or min of none); a float sum is NumPy's pairwise sum over the run-time
+count, bit for bit. Each program runs as plain Python (the reference) and
+compiled (conftest.run_both / bits_of, which tests/test_cuda_programs.py runs
+on Cuda too)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import bits_of, cpu_opts, run_both
+from test_assert import expect_raised
+
+N, M = 6, 300
+
+
+def _data(dtype, seed, shape=(N, M)):
+    rng = np.random.default_rng(seed)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.dtype(dtype).kind == 'f':
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(-50, 50, shape).astype(dtype)
+
+
+def _quiet(fn, args):
+    """`fn` run by Python, NumPy's warnings for an empty mean silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fn(*args)
+
+
+@parpy.jit
+def tail_sums(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = parpy.operators.sum(x[i, i:])
+
+
+@parpy.jit
+def row_reductions(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.sum(x[i, :i * 53])
+        y[i, 1] = x[i, i:].sum()
+        y[i, 2] = np.prod(x[i, i * 59:i * 59 + 3])
+        y[i, 3] = np.max(x[i, i:])
+        y[i, 4] = x[i, :i + 1].min()
+        y[i, 5] = sum(x[i, i * 11:])
+        y[i, 6] = max(x[i, i:i + 7])
+        y[i, 7] = min(x[i, -i - 1:])
+        y[i, 8] = np.sum(x[i, i::3])
+        y[i, 9] = np.sum(x[i, i * 40::-1])
+        y[i, 10] = np.sum(x[i, -1:i * 50:-2])
+        y[i, 11] = parpy.operators.max(x[i, 1:i + 2])
+
+
+@parpy.jit
+def means(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.mean(x[i, :i * 37])
+        y[i, 1] = x[i, i:].mean()
+        y[i, 2] = np.var(x[i, :i * 37 + 2])
+        y[i, 3] = np.std(x[i, i * 3:], ddof=1)
+
+
+@parpy.jit
+def truths(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.any(x[i, :i])
+        y[i, 1] = np.all(x[i, :i])
+        y[i, 2] = x[i, i * 60:].any()
+        y[i, 3] = all(x[i, :i + 1])
+        y[i, 4] = np.count_nonzero(x[i, i:])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64])
+def test_reductions_of_slices_with_run_time_bounds_are_numpys(dtype):
+    x = _data(dtype, 1)
+    opts = cpu_opts({'i': parpy.threads(N)})
+    bits_of(run_both, tail_sums, [x, np.zeros(N, x.dtype if dtype != np.int32 else np.int64), N],
+            1, opts)
+    # (float32 results stored as float32: a GPU's within float32 rounding)
+    out = x.dtype if x.dtype.kind == 'f' else np.float64
+    bits_of(run_both, row_reductions, [x, np.zeros((N, 12), out), N], 1, opts)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_mean_var_and_std_divide_by_the_run_time_count(dtype):
+    x = _data(dtype, 2)
+    opts = cpu_opts({'i': parpy.threads(N)})
+    # (row 0's mean is of no elements: NaN, as NumPy's)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = x.dtype if x.dtype.kind == 'f' else np.float64
+        bits_of(run_both, means, [x, np.zeros((N, 4), out), N], 1, opts)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.float64, np.int64])
+def test_any_all_and_count_nonzero_of_run_time_slices(dtype):
+    x = _data(dtype, 3)
+    bits_of(run_both, truths, [x, np.zeros((N, 5)), N], 1, cpu_opts({'i': parpy.threads(N)}))
+
+
+@parpy.jit
+def prefix_sums(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.sum(x[:i])
+
+
+@parpy.jit
+def cholesky_sums(L, y, N):
+    parpy.label('i')
+    for i in range(N):
+        for j in range(N):
+            y[i, j, 0] = np.sum(L[i, :j] * L[j, :j])
+            y[i, j, 1] = np.sum(L[i, j:] * L[j, j:] + 1.0)
+
+
+@parpy.jit
+def cholesky_dots(L, y, N):
+    parpy.label('i')
+    for i in range(N):
+        for j in range(N):
+            y[i, j, 0] = np.dot(L[i, :j], L[j, :j])
+            y[i, j, 1] = L[i, :j] @ L[j, :j]
+
+
+@parpy.jit
+def moving_means(x, y, N, k):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = x[max(0, i - k):i + 1].mean()
+
+
+def test_prefix_sums_triangular_dots_and_windows_are_numpys():
+    opts = cpu_opts({'i': parpy.threads(8)})
+    x = _data(np.float64, 4, (700,))
+    bits_of(run_both, prefix_sums, [x, np.zeros(700), 700], 1, opts)
+    L = _data(np.float64, 5, (9, 9))
+    bits_of(run_both, cholesky_sums, [L, np.zeros((9, 9, 2)), 9], 1, opts)
+    bits_of(run_both, moving_means, [x, np.zeros(700), 700, 5], 1, opts)
+    # (`np.dot` adds in order, as for slices of constant bounds: within
+    # rounding of NumPy's BLAS)
+    run_both(cholesky_dots, [L, np.zeros((9, 9, 2)), 9], opts)
+    # (a dimension of one element: `np.dot` of none is 0.0, not a max)
+    L1 = _data(np.float32, 6, (1, 1))
+    bits_of(run_both, cholesky_dots, [L1, np.zeros((1, 1, 2), np.float32), 1], 1, opts)
+
+
+@parpy.jit
+def between(x, y, N, a, b):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.sum(x[i, a:b])
+        y[i, 1] = np.prod(x[i, a:b] * 0.5 + 1.0)
+        y[i, 2] = np.mean(x[i, a:b])
+        y[i, 3] = sum(x[i, b:a:-1])
+        y[i, 4] = np.sum(x[a:b, i])
+
+
+@pytest.mark.parametrize("a,b", [(0, 10), (3, 3), (7, 2), (-5, -1), (-20, 4), (2, 50),
+                                 (-50, 50), (9, -3), (0, 0), (10, 11)])
+def test_bounds_take_pythons_meaning_at_run_time(a, b):
+    x = _data(np.float64, 7, (10, 10))
+    opts = cpu_opts({'i': parpy.threads(10)}, specialize_scalars=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        bits_of(run_both, between, [x, np.zeros((10, 5)), 10, a, b], 1, opts)
+
+
+def test_one_row():
+    x = _data(np.float32, 8, (1, M))
+    bits_of(run_both, tail_sums, [x, np.zeros(1, np.float32), 1], 1, cpu_opts({'i': parpy.threads(1)}))
+
+
+@parpy.jit
+def max_between(x, y, N, a, b):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.max(x[i, a:b])
+
+
+@parpy.jit
+def python_min_between(x, y, N, a, b):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = min(x[i, a:b])
+
+
+def test_max_and_min_of_an_empty_run_time_slice_raise_value_error():
+    x = _data(np.float64, 9, (4, 8))
+    opts = cpu_opts({'i': parpy.threads(4)}, specialize_scalars=False)
+    run_both(max_between, [x, np.zeros(4), 4, 2, 5], opts)
+    expect_raised(max_between, [x, np.zeros(4), 4, 5, 2], opts, ValueError,
+                  "zero-size array to reduction operation maximum which has no identity")
+    expect_raised(python_min_between, [x, np.zeros(4), 4, 9, 20], opts, ValueError,
+                  "min() iterable argument is empty")
+
+
+@parpy.jit
+def two_lengths(x, y, N, a, b):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = np.sum(x[i, :a] * x[i, b:])
+
+
+def test_slices_of_different_texts_must_agree_in_length_at_run_time():
+    x = _data(np.float64, 10, (4, 8))
+    opts = cpu_opts({'i': parpy.threads(4)}, specialize_scalars=False)
+    # (`x[i, :3] * x[i, 5:]`: three elements each)
+    bits_of(run_both, two_lengths, [x, np.zeros(4), 4, 3, 5], 1, opts)
+    expect_raised(two_lengths, [x, np.zeros(4), 4, 3, 4], opts, ValueError,
+                  "operands could not be broadcast together")
+
+
+@parpy.jit
+def labelled_sums(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        parpy.label('k')
+        y[i] = np.sum(x[i, i:])
+
+
+def test_a_labelled_reduction_of_a_run_time_slice():
+    x = _data(np.float64, 11)
+    opts = cpu_opts({'i': parpy.threads(N), 'k': parpy.threads(32).par_reduction()})
+    run_both(labelled_sums, [x, np.zeros(N), N], opts)
+
+
+@parpy.jit
+def slice_with_a_whole_array(x, w, y, N):
+    for i in range(N):
+        y[i] = np.sum(x[i, :i] * w)
+
+
+@parpy.jit
+def store_with_run_time_bounds(x, y, N):
+    for i in range(N):
+        y[i, :i] = x[i, :i]
+
+
+def test_what_a_run_time_slice_cannot_be_is_a_located_error():
+    opts = cpu_opts()
+    x, w = np.zeros((4, 4)), np.zeros(4)
+    with pytest.raises(parpy.CompileError) as e:
+        slice_with_a_whole_array(x, w, np.zeros(4), 4, opts=opts)
+    assert "combines a slice with run-time bounds with an array of a length known" in str(e.value)
+    assert "y[i] = np.sum(x[i, :i] * w)" in str(e.value)
+    with pytest.raises(parpy.CompileError) as e:
+        store_with_run_time_bounds(x, np.zeros((4, 4)), 4, opts=opts)
+    msg = str(e.value)
+    assert "a slice bound must be a compile-time constant" in msg
+    assert "except in a reduction of a 1-D slice" in msg
