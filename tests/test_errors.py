@@ -441,6 +441,11 @@ def natural_args():
      "natural_attribute_of_an_element"),
     ("print_in_a_kernel", "print(i", "cannot call `print`", "natural_print_in_a_kernel"),
     ("matmul_of_a_number", "2.0)\n", "`@` of a number", "natural_matmul_of_a_number"),
+    ("store_with_run_time_bounds", "i] = 0.0", "a slice bound must be a compile-time constant",
+     "natural_store_with_run_time_bounds"),
+    ("run_time_slice_with_a_row", "x[i, :i] * x[0]",
+     "`np.sum` combines a slice with run-time bounds with an array of a length known when compiling",
+     "natural_run_time_slice_with_a_row"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import bits_of, cpu_opts, run_both
+from conftest import bits_of, check_gpu_code, cpu_opts, run_both
 from test_assert import expect_raised
 
 N, M = 6, 300
@@ -249,6 +249,12 @@ def store_with_run_time_bounds(x, y, N):
         y[i, :i] = x[i, :i]
 
 
+@parpy.jit
+def two_dimensional_run_time_slice(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(x[:, :i])
+
+
 def test_what_a_run_time_slice_cannot_be_is_a_located_error():
     opts = cpu_opts()
     x, w = np.zeros((4, 4)), np.zeros(4)
@@ -261,3 +267,16 @@ def test_what_a_run_time_slice_cannot_be_is_a_located_error():
     msg = str(e.value)
     assert "a slice bound must be a compile-time constant" in msg
     assert "except in a reduction of a 1-D slice" in msg
+    # (a reduction of more dimensions: only a 1-D one ends at the count)
+    with pytest.raises(parpy.CompileError, match="a slice bound must be a compile-time constant"):
+        two_dimensional_run_time_slice(x, np.zeros(4), 4, opts=opts)
+
+
+def test_run_time_slices_compile_for_cuda_and_metal():
+    f32 = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 12), np.float32), N]
+    check_gpu_code(row_reductions, f32, {'i': parpy.threads(N)}, "row_reductions")
+    tail = lambda backend: [np.zeros((N, M), np.float32), np.zeros(N, np.float32), N]
+    codes = check_gpu_code(labelled_sums, tail,
+                           {'i': parpy.threads(N), 'k': parpy.threads(32).par_reduction()},
+                           "labelled_sums")
+    assert any("count" in c for c in codes.values())

@@ -195,3 +195,13 @@ def print_in_a_kernel(x, y, N):
 def matmul_of_a_number(x, y, N):
     for i in range(N):
         y[i] = np.sum(x[i, :] @ 2.0)
+
+
+def store_with_run_time_bounds(x, y, N):
+    for i in range(N):
+        x[i, :i] = 0.0
+
+
+def run_time_slice_with_a_row(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(x[i, :i] * x[0])

@@ -209,7 +209,16 @@ impl Lowerer<'_, '_> {
             | (Builtin::Var | Builtin::Std, [_] | [_, _]) => &args[..1],
             _ => return None,
         };
-        let outer = self.rt_slices.replace(RtSlices::default());
+        // (1-D operands, reduced whole: the loop over their elements is the
+        // reduction's one loop; in another, such a slice is an error, not
+        // one of a reduction around it)
+        let outer = self.rt_slices.take();
+        if self.axis.is_some() || arrays.iter().any(|a| self.rank(a) != 1) {
+            let r = self.builtin_call_plain(b, name, args, span);
+            self.rt_slices = outer;
+            return Some(r);
+        }
+        self.rt_slices = Some(RtSlices::default());
         let from = self.pre.len();
         let r = self.builtin_call_plain(b, name, args, span);
         let live = self.live_entries();
