@@ -255,6 +255,12 @@ def two_dimensional_run_time_slice(x, y, N):
         y[i] = np.sum(x[:, :i])
 
 
+@parpy.jit
+def row_times_column(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(x[i, :i] * x[:i, i])
+
+
 def test_what_a_run_time_slice_cannot_be_is_a_located_error():
     opts = cpu_opts()
     x, w = np.zeros((4, 4)), np.zeros(4)
@@ -270,6 +276,13 @@ def test_what_a_run_time_slice_cannot_be_is_a_located_error():
     # (a reduction of more dimensions: only a 1-D one ends at the count)
     with pytest.raises(parpy.CompileError, match="a slice bound must be a compile-time constant"):
         two_dimensional_run_time_slice(x, np.zeros(4), 4, opts=opts)
+    # (slices of dimensions of other sizes: one error, not the slices
+    # lowered again as if outside a reduction)
+    with pytest.raises(parpy.CompileError) as e:
+        row_times_column(np.zeros((4, 5)), np.zeros(4), 4, opts=opts)
+    msg = str(e.value)
+    assert "incompatible shapes: the slices (5,) and (4,) do not match" in msg
+    assert "compile-time constant" not in msg
 
 
 def test_run_time_slices_compile_for_cuda_and_metal():

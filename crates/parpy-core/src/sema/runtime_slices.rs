@@ -97,10 +97,10 @@ impl Lowerer<'_, '_> {
     ) -> Option<IndexSlot> {
         let int_ty = self.opts.int_type;
         let it = Type::Scalar(int_ty);
-        let text = |b: &Option<(&ast::Expr, Expr)>| {
-            b.as_ref()
-                .and_then(|(e, _)| span_text(e.span))
-                .unwrap_or_default()
+        // (a bound without source text, written by parpy, is its own)
+        let text = |b: &Option<(&ast::Expr, Expr)>| match b {
+            None => String::new(),
+            Some((e, _)) => span_text(e.span).unwrap_or_else(|| format!("@{}", e.span.lo)),
         };
         let key = (
             format!("{}:{}", text(&bounds[0]), text(&bounds[1])),
@@ -226,7 +226,10 @@ impl Lowerer<'_, '_> {
         if !ctx.seen {
             return Some(r);
         }
-        let r = r?;
+        // (an error: reported, not lowered again without the slices)
+        let Some(r) = r else {
+            return Some(None);
+        };
         let Some(&first) = live.first() else {
             // (lowered, its slices not among the statements)
             self.unsupported(name, span);
