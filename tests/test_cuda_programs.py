@@ -87,6 +87,7 @@ import test_membership as tmb
 import test_unbound as tub
 import test_named_views as tnv
 import test_runtime_slices as trt
+import test_convolve as tcv
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -467,6 +468,9 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_a_run_time_index_of_a_reshaped_view_is_checked",
     "test_a_view_name_bound_to_two_arrays_and_written_is_refused",
     "test_a_slice_of_a_named_reshaped_view_is_refused_not_copied",
+    # test_convolve: compile errors, other backends' code
+    "test_errors",
+    "test_gpu_code_compiles",
     # test_runtime_slices: errors
     "test_what_a_run_time_slice_cannot_be_is_a_located_error",
     "test_run_time_slices_compile_for_cuda_and_metal",
@@ -474,7 +478,7 @@ _NOT_DIFFERENTIAL = frozenset({
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt):
+             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

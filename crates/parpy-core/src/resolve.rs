@@ -145,6 +145,9 @@ pub enum Builtin {
     /// `np.searchsorted(s, v, side)` of a 1-D slice and a number
     /// (`sema::sort`).
     SearchSorted,
+    /// `np.convolve(a, v, mode)` of 1-D operands, the whole value stored
+    /// into a 1-D slice (`sema::convolve`).
+    Convolve,
     /// `np.interp(x, xp, fp, left, right)` of a number and 1-D slices
     /// (`sema::interp`).
     Interp,
@@ -473,6 +476,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "sort" => Some(Builtin::Sort(false)),
         "argsort" => Some(Builtin::Sort(true)),
         "searchsorted" => Some(Builtin::SearchSorted),
+        "convolve" => Some(Builtin::Convolve),
         "interp" => Some(Builtin::Interp),
         "trapezoid" | "trapz" => Some(Builtin::Trapezoid),
         "polyval" => Some(Builtin::Polyval),

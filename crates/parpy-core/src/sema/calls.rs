@@ -740,7 +740,7 @@ impl Lowerer<'_, '_> {
                 self.cumulative_outside_a_slice(name, span);
                 None
             }
-            Builtin::Sort(_) => {
+            Builtin::Sort(_) | Builtin::Convolve => {
                 self.sort_outside_a_slice(name, span);
                 None
             }

@@ -39,6 +39,22 @@ pub(super) fn assign(name: &str, value: ast::Expr, span: Span) -> ast::Stmt {
     )
 }
 
+/// `for var in iter: body`.
+pub(super) fn for_in(var: &str, iter: ast::Expr, body: Vec<ast::Stmt>, span: Span) -> ast::Stmt {
+    stmt(
+        ast::StmtKind::For {
+            var: var.to_string(),
+            var_span: span,
+            unpack: vec![],
+            group: None,
+            iter,
+            body,
+            orelse: vec![],
+        },
+        span,
+    )
+}
+
 pub(super) fn if_(cond: ast::Expr, then_body: Vec<ast::Stmt>, span: Span) -> ast::Stmt {
     stmt(
         ast::StmtKind::If {
@@ -470,17 +486,8 @@ impl Lowerer<'_, '_> {
             span: s.span,
         };
         let range = Self::range_call(vec![ast::Expr::int(n, at)], at);
-        Some(Some(stmt(
-            ast::StmtKind::For {
-                var: k,
-                var_span: at,
-                unpack: vec![],
-                group: None,
-                iter: range,
-                body: vec![store],
-                orelse: vec![],
-            },
-            s.span,
-        )))
+        let mut nest = for_in(&k, range, vec![store], at);
+        nest.span = s.span;
+        Some(Some(nest))
     }
 }

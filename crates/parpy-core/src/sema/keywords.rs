@@ -176,6 +176,11 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("order", How::Opt(Dflt::None)),
             ("stable", How::Opt(Dflt::None)),
         ],
+        Builtin::Convolve => &[
+            ("a", How::Req),
+            ("v", How::Req),
+            ("mode", How::Opt(Dflt::Str("full"))),
+        ],
         Builtin::SearchSorted => &[
             A,
             ("v", How::Req),

@@ -16,6 +16,7 @@ mod callback;
 mod calls;
 mod chains;
 mod concatenate;
+mod convolve;
 mod dicts;
 mod expr;
 mod external;

@@ -1030,6 +1030,14 @@ impl Lowerer<'_, '_> {
                 None => vec![],
             };
         }
+        // `y[i, :] = np.convolve(a, v, mode)`: a loop storing each element
+        // (sema::convolve)
+        if let Some(store) = self.convolution_store(s) {
+            return match store {
+                Some(store) => self.lower_stmt(&store, labels),
+                None => vec![],
+            };
+        }
         let with_implicit = self.implicit_labels(s, labels);
         let labels = with_implicit.as_slice();
         let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
