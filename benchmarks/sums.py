@@ -1,6 +1,6 @@
 """Float sums on the Cpu backend: row sums, matrix-vector products and sums
 of exponentials (float32 and float64, rows of 200 and 4096 elements), the
-reductions that `passes::cpu_pairwise_sums` compiles in NumPy's order.
+reductions that `passes::pairwise_sums` compiles in NumPy's order.
 
     python benchmarks/sums.py            # one line per measurement
 

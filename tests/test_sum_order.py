@@ -1,8 +1,14 @@
 """Float sums in NumPy's order: on the Cpu backend an unlabelled 1-D
 `np.sum` / `.sum()` / `parpy.sum` / `np.mean` / `np.var` gives NumPy's
-result bit for bit (`passes::cpu_pairwise_sums`: NumPy's pairwise
+result bit for bit (`passes::pairwise_sums`: NumPy's pairwise
 summation, its accumulator types, and the buffers of 8192 elements of its
-float16 and integer means). Cpu only: the GPUs add in a tree."""
+float16 and integer means). So does such a sum inside a GPU thread: on
+Cuda the same recursive helper, on Metal (no recursion) a helper that adds
+one block with the halves split when compiling. A labelled (parallel) sum
+adds in a tree."""
+
+import re
+import shutil
 
 import numpy as np
 import pytest
@@ -218,3 +224,61 @@ def test_a_sum_whose_element_calls_a_helper():
     sums_calling_helpers(x, y, z, 3, opts=cpu_opts({'N': parpy.threads(3)}))
     same_bits(y, np.array([np.sum(x[i, :] * (x[i, 1] * 2.0 + 0.5)) for i in range(3)]))
     same_bits(z, np.array([np.sum(x[i, :] * (x[i, 0] * 2.0 + 1.0)) for i in range(3)]))
+
+
+@parpy.jit
+def row_stats(x, mean, var, N):
+    parpy.label('N')
+    for i in range(N):
+        mean[i] = np.mean(x[i])
+        var[i] = ((x[i] - mean[i]) ** 2).sum()
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="the CUDA emulator needs a C++ compiler")
+@pytest.mark.parametrize("M", [10, 33, 300, 1000])
+def test_a_sum_inside_a_cuda_thread_is_numpys(M):
+    # (the sums of a thread were in order on Cuda: layer norms and
+    # softmaxes ported from NumPy differed from it in the last bits)
+    from parpy import _cuda_emu
+
+    x = np.random.default_rng(M).standard_normal((3, M))
+    mean, var = np.zeros(3), np.zeros(3)
+    opts = cpu_opts({'N': parpy.threads(3)})
+    opts.backend = parpy.CompileBackend.Cuda
+    with _cuda_emu.installed(0):
+        row_stats(x, mean, var, 3, opts=opts)
+    same_bits(mean, np.mean(x, axis=1))
+    same_bits(var, np.array([((x[i] - mean[i]) ** 2).sum() for i in range(3)]))
+    assert in_order(x[0], np.float64) != np.sum(x[0]) or M == 10
+
+
+def split_blocks(n):
+    """The blocks NumPy's recursion adds `n` elements in."""
+    if n <= 128:
+        return [n]
+    n2 = (n >> 1) & -8
+    return split_blocks(n2) + split_blocks(n - n2)
+
+
+@pytest.mark.parametrize("M", [100, 1000, 8192, 10000])
+def test_a_metal_sum_splits_its_halves_when_compiling(M):
+    # Metal has no recursion: the helper adds one block, the kernel adds
+    # the blocks of NumPy's recursion; past 64 blocks, a sum in order
+    x = np.zeros((2, M), np.float32)
+    opts = cpu_opts({'N': parpy.threads(2)})
+    opts.backend = parpy.CompileBackend.Metal
+    code = parpy.print_compiled(row_stats, [x, np.zeros(2, np.float32), np.zeros(2, np.float32), 2], opts)
+    helper = code[code.index("static float pairwise_sum("):code.index("[[kernel]]")] if M <= 8192 else ""
+    calls = re.findall(r"pairwise_sum\(x, i, (\d+), (\d+)\)", code)
+    if M <= 8192:
+        # no helper calls itself; each sum calls it once per block
+        assert "pairwise_sum(x" not in helper.split("{", 1)[1]
+        blocks = split_blocks(M)
+        assert [int(n) for _, n in calls] == blocks
+        starts = [int(lo) for lo, _ in calls[:len(blocks)]]
+        assert starts == [sum(blocks[:k]) for k in range(len(blocks))]
+    else:
+        assert calls == [] and "pairwise_sum" not in code
+    import test_metal_codegen as tm
+    if tm.CLANG is not None:
+        tm.assert_clang_ok(code, f"row_stats_{M}")

@@ -10,6 +10,39 @@ static inline float parpy_max_f32(float a, float b) {
   return (a > b || a != a) ? a : b;
 }
 
+static float pairwise_sum(const device float *x, int32_t i, float m, int32_t lo, int32_t n) {
+  if (n < 8) {
+    float s = -0.0f;
+    for (int32_t k = 0; k < n; k += 1) {
+      s = s + metal::exp(x[i * 300 + (lo + k)] - m);
+    }
+    return s;
+  }
+  float r0 = metal::exp(x[i * 300 + lo] - m);
+  float r1 = metal::exp(x[i * 300 + (lo + 1)] - m);
+  float r2 = metal::exp(x[i * 300 + (lo + 2)] - m);
+  float r3 = metal::exp(x[i * 300 + (lo + 3)] - m);
+  float r4 = metal::exp(x[i * 300 + (lo + 4)] - m);
+  float r5 = metal::exp(x[i * 300 + (lo + 5)] - m);
+  float r6 = metal::exp(x[i * 300 + (lo + 6)] - m);
+  float r7 = metal::exp(x[i * 300 + (lo + 7)] - m);
+  for (int32_t k_1 = 8; k_1 < (n & -8); k_1 += 8) {
+    r0 = r0 + metal::exp(x[i * 300 + (lo + k_1)] - m);
+    r1 = r1 + metal::exp(x[i * 300 + (lo + k_1 + 1)] - m);
+    r2 = r2 + metal::exp(x[i * 300 + (lo + k_1 + 2)] - m);
+    r3 = r3 + metal::exp(x[i * 300 + (lo + k_1 + 3)] - m);
+    r4 = r4 + metal::exp(x[i * 300 + (lo + k_1 + 4)] - m);
+    r5 = r5 + metal::exp(x[i * 300 + (lo + k_1 + 5)] - m);
+    r6 = r6 + metal::exp(x[i * 300 + (lo + k_1 + 6)] - m);
+    r7 = r7 + metal::exp(x[i * 300 + (lo + k_1 + 7)] - m);
+  }
+  float res = r0 + r1 + (r2 + r3) + (r4 + r5 + (r6 + r7));
+  for (int32_t k_2 = n & -8; k_2 < n; k_2 += 1) {
+    res = res + metal::exp(x[i * 300 + (lo + k_2)] - m);
+  }
+  return res;
+}
+
 [[kernel]] void logsumexp_i(
     const device float *x [[buffer(0)]],
     device float *out [[buffer(1)]],
@@ -21,9 +54,7 @@ static inline float parpy_max_f32(float a, float b) {
     }
     float m = acc;
     float acc_1 = 0.0f;
-    for (int32_t j_1 = 0; j_1 < 300; j_1 += 1) {
-      acc_1 = acc_1 + metal::exp(x[i * 300 + j_1] - m);
-    }
+    acc_1 = acc_1 + (pairwise_sum(x, i, m, 0, 72) + pairwise_sum(x, i, m, 72, 72) + (pairwise_sum(x, i, m, 144, 72) + pairwise_sum(x, i, m, 216, 84)));
     out[i] = m + metal::log(acc_1);
   }
 }

@@ -11,6 +11,39 @@ static inline float parpy_max_f32(float a, float b) {
   return (a > b || a != a) ? a : b;
 }
 
+static float pairwise_sum(const device float *y, int32_t i, int32_t lo, int32_t n) {
+  if (n < 8) {
+    float s = -0.0f;
+    for (int32_t k = 0; k < n; k += 1) {
+      s = s + y[i * 100 + (lo + k)];
+    }
+    return s;
+  }
+  float r0 = y[i * 100 + lo];
+  float r1 = y[i * 100 + (lo + 1)];
+  float r2 = y[i * 100 + (lo + 2)];
+  float r3 = y[i * 100 + (lo + 3)];
+  float r4 = y[i * 100 + (lo + 4)];
+  float r5 = y[i * 100 + (lo + 5)];
+  float r6 = y[i * 100 + (lo + 6)];
+  float r7 = y[i * 100 + (lo + 7)];
+  for (int32_t k_1 = 8; k_1 < (n & -8); k_1 += 8) {
+    r0 = r0 + y[i * 100 + (lo + k_1)];
+    r1 = r1 + y[i * 100 + (lo + k_1 + 1)];
+    r2 = r2 + y[i * 100 + (lo + k_1 + 2)];
+    r3 = r3 + y[i * 100 + (lo + k_1 + 3)];
+    r4 = r4 + y[i * 100 + (lo + k_1 + 4)];
+    r5 = r5 + y[i * 100 + (lo + k_1 + 5)];
+    r6 = r6 + y[i * 100 + (lo + k_1 + 6)];
+    r7 = r7 + y[i * 100 + (lo + k_1 + 7)];
+  }
+  float res = r0 + r1 + (r2 + r3) + (r4 + r5 + (r6 + r7));
+  for (int32_t k_2 = n & -8; k_2 < n; k_2 += 1) {
+    res = res + y[i * 100 + (lo + k_2)];
+  }
+  return res;
+}
+
 [[kernel]] void softmax_seq_N(
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
@@ -25,9 +58,7 @@ static inline float parpy_max_f32(float a, float b) {
       y[i * 100 + j_1] = metal::exp(x[i * 100 + j_1] - m);
     }
     float acc_1 = 0.0f;
-    for (int32_t j_2 = 0; j_2 < 100; j_2 += 1) {
-      acc_1 = acc_1 + y[i * 100 + j_2];
-    }
+    acc_1 = acc_1 + pairwise_sum(y, i, 0, 100);
     float s = acc_1;
     for (int32_t j_3 = 0; j_3 < 100; j_3 += 1) {
       y[i * 100 + j_3] = y[i * 100 + j_3] / s;

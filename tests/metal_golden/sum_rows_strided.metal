@@ -6,15 +6,46 @@
 #include <metal_stdlib>
 using namespace metal;
 
+static float pairwise_sum(const device float *x, int32_t i, int32_t lo, int32_t n) {
+  if (n < 8) {
+    float s = -0.0f;
+    for (int32_t k = 0; k < n; k += 1) {
+      s = s + x[i * 33 + (lo + k)];
+    }
+    return s;
+  }
+  float r0 = x[i * 33 + lo];
+  float r1 = x[i * 33 + (lo + 1)];
+  float r2 = x[i * 33 + (lo + 2)];
+  float r3 = x[i * 33 + (lo + 3)];
+  float r4 = x[i * 33 + (lo + 4)];
+  float r5 = x[i * 33 + (lo + 5)];
+  float r6 = x[i * 33 + (lo + 6)];
+  float r7 = x[i * 33 + (lo + 7)];
+  for (int32_t k_1 = 8; k_1 < (n & -8); k_1 += 8) {
+    r0 = r0 + x[i * 33 + (lo + k_1)];
+    r1 = r1 + x[i * 33 + (lo + k_1 + 1)];
+    r2 = r2 + x[i * 33 + (lo + k_1 + 2)];
+    r3 = r3 + x[i * 33 + (lo + k_1 + 3)];
+    r4 = r4 + x[i * 33 + (lo + k_1 + 4)];
+    r5 = r5 + x[i * 33 + (lo + k_1 + 5)];
+    r6 = r6 + x[i * 33 + (lo + k_1 + 6)];
+    r7 = r7 + x[i * 33 + (lo + k_1 + 7)];
+  }
+  float res = r0 + r1 + (r2 + r3) + (r4 + r5 + (r6 + r7));
+  for (int32_t k_2 = n & -8; k_2 < n; k_2 += 1) {
+    res = res + x[i * 33 + (lo + k_2)];
+  }
+  return res;
+}
+
 [[kernel]] void sum_rows_outer(
     const device float *x [[buffer(0)]],
     device float *y [[buffer(1)]],
     uint3 parpy_thread [[thread_position_in_threadgroup]]) {
   for (int32_t i = (int32_t)parpy_thread.x; i < 7; i += 4) {
     float acc = 0.0f;
-    for (int32_t j = 0; j < 33; j += 1) {
-      acc = acc + x[i * 33 + j];
-    }
+    acc = acc + pairwise_sum(x, i, 0, 33);
     y[i] = acc;
   }
 }

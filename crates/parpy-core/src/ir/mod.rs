@@ -472,7 +472,7 @@ pub struct Reduction {
     /// of each run of `run` of them by NumPy's pairwise summation and the
     /// runs' sums in order (`run` is 8192 for NumPy's buffered float16
     /// mean, [`i64::MAX`] otherwise: one run). The Cpu backend keeps it
-    /// while the loop runs sequentially (`passes::cpu_pairwise_sums`);
+    /// while the loop runs sequentially (`passes::pairwise_sums`);
     /// elsewhere the loop adds in any order.
     pub pairwise: Option<i64>,
     /// A float16 / float32 sum that sema accumulates in float64 for its

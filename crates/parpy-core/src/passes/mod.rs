@@ -38,10 +38,11 @@
 //!    [`cpu_jam_rows`] — Cpu only: the same pairs of rows in a parallel
 //!    loop that did not fuse.
 //! 8. [`outline_kernels`] — parallel nests and `OnDevice` blocks to kernels;
-//!    then [`cpu_pairwise_sums`] — Cpu only: a sequential 1-D float sum
-//!    that sema marked with NumPy's order calls a recursive helper that
-//!    adds as NumPy's pairwise summation does (NumPy's result bit for
-//!    bit); then [`gpu_clamp_levels`] — GPU backends only: a parallel level
+//!    then [`pairwise_sums`] — every backend: a sequential 1-D float
+//!    sum that sema marked with NumPy's order calls a recursive helper
+//!    that adds as NumPy's pairwise summation does (NumPy's result bit for
+//!    bit; on Metal, which has no recursion, the halves are split when
+//!    compiling); then [`gpu_clamp_levels`] — GPU backends only: a parallel level
 //!    gets no more workers than its loops' iterations, where their counts
 //!    are known when compiling; then [`gpu_block_levels`] — GPU backends only: a parallel level whose
 //!    surrounding code reads what it writes stays inside one block (a
@@ -73,7 +74,6 @@ pub mod check_parallel_structure;
 pub mod check_races;
 pub mod cpu_blocked_sums;
 pub mod cpu_jam_rows;
-pub mod cpu_pairwise_sums;
 pub mod cpu_skew_fuse;
 pub mod cpu_unroll_jam;
 pub mod drop_unread_locals;
@@ -91,6 +91,7 @@ pub mod host_call_loops;
 pub mod lanes;
 pub mod lower_reductions;
 pub mod outline_kernels;
+pub mod pairwise_sums;
 pub mod privatize_scalars;
 pub mod split_parallel_nests;
 pub mod util;
@@ -189,8 +190,8 @@ pub const PASSES: &[Pass] = &[
         outline_kernels::run(p);
         vec![]
     }),
-    pass("cpu_pairwise_sums", false, |p, o| {
-        cpu_pairwise_sums::run(p, o);
+    pass("pairwise_sums", false, |p, o| {
+        pairwise_sums::run(p, o);
         vec![]
     }),
     pass("gpu_clamp_levels", true, |p, _| {

@@ -15,7 +15,7 @@
 //! elements where `m` is true, in row-major order; its sum is pairwise
 //! over that many elements. So here: a loop packs them into a local array
 //! and counts them, and the reduction runs over the count, a loop whose
-//! end is known at run time (`passes::cpu_pairwise_sums` adds it as NumPy
+//! end is known at run time (`passes::pairwise_sums` adds it as NumPy
 //! does). `np.max` / `np.min` of no elements raise NumPy's `ValueError`.
 
 use crate::diag::{Diagnostic, Span};

@@ -2246,7 +2246,7 @@ impl Lowerer<'_, '_> {
         // an element that needs statements of its own (a reduction along an
         // axis inside) is added in order, in NumPy's accumulator type:
         // NumPy's pairwise result for fewer than 8 elements, close to it
-        // for more (`passes::cpu_pairwise_sums` takes an expression)
+        // for more (`passes::pairwise_sums` takes an expression)
         let stmts_per_elem = !inner.is_empty();
         // like NumPy, sums and products of bools and integers narrower than
         // the default integer accumulate in it (unsigned ones in the
@@ -2257,7 +2257,7 @@ impl Lowerer<'_, '_> {
         // NumPy adds a 1-D float sum (`np.sum`, `np.mean`) pairwise. With
         // no label, such a sum keeps NumPy's order and accumulator type, so
         // that the Cpu backend gives NumPy's result bit for bit
-        // (`passes::cpu_pairwise_sums`). NumPy's mean of float16 or integer
+        // (`passes::pairwise_sums`). NumPy's mean of float16 or integer
         // elements converts them in buffers of 8192 elements, each summed
         // pairwise, the buffers in order.
         //

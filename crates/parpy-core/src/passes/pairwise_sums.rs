@@ -1,7 +1,8 @@
-//! Cpu backend only, the last pass: a float sum that keeps NumPy's order
-//! ([`Reduction::pairwise`], set by sema on a 1-D `np.sum` / `np.mean` with
-//! no label) and still runs sequentially adds its elements exactly as
-//! NumPy's pairwise summation does, so its result is NumPy's bit for bit.
+//! A float sum that keeps NumPy's order ([`Reduction::pairwise`], set by
+//! sema on a 1-D `np.sum` / `np.mean` with no label) and still runs
+//! sequentially adds its elements exactly as NumPy's pairwise summation
+//! does, so its result is NumPy's bit for bit, on every backend (a sum
+//! inside a GPU thread too).
 //!
 //! The loop `for j in range(lo, lo + n): acc = acc + e(j)` becomes
 //! `acc = acc + sum(.., lo, n)` (NumPy's float16 sum, `acc = f16(f32(acc)
@@ -24,6 +25,13 @@
 //!     n2 = (n >> 1) & -8                          # halves, a multiple of 8 first
 //!     return sum(.., lo, n2) + sum(.., lo + n2, n - n2)
 //! ```
+//!
+//! Metal has no recursion: there the helper ends with the block of 8
+//! partial sums (it is only called with `n <= 128`), and the call splits
+//! a longer sum into its halves when compiling, an expression of calls
+//! (`Split`), for a count known when compiling of at most
+//! [`MAX_SPLIT_CALLS`] blocks; a longer sum, or one whose count is known
+//! only at run time (a masked read's), stays in order on Metal.
 //!
 //! The eight partial sums are independent, so the C compiler still keeps
 //! them in SIMD registers. A sum in runs (NumPy's buffered float16 and
@@ -50,22 +58,35 @@ use crate::types::ElemTy;
 const BLOCK: i64 = 128;
 /// NumPy's unroll factor: the partial sums of a block.
 const LANES: i64 = 8;
+/// On Metal (no recursion), a sum split into more blocks than this when
+/// compiling stays in order.
+const MAX_SPLIT_CALLS: i64 = 64;
+
+/// The blocks of at most [`BLOCK`] elements NumPy's recursion splits `n`
+/// elements into.
+fn blocks(n: i64) -> i64 {
+    if n <= BLOCK {
+        1
+    } else {
+        let n2 = (n >> 1) & -LANES;
+        blocks(n2) + blocks(n - n2)
+    }
+}
 
 pub fn run(p: &mut Program, o: &Options) {
-    if o.backend != Backend::Cpu {
-        return;
-    }
+    // Metal: no recursive helpers, the halves split when compiling
+    let split = o.backend == Backend::Metal;
     let old = p.helpers.len();
     let mut made = vec![];
-    rewrite(&mut p.host, old, &mut made);
+    rewrite(&mut p.host, old, &mut made, split);
     for k in &mut p.kernels {
-        rewrite(&mut k.func, old, &mut made);
+        rewrite(&mut k.func, old, &mut made, split);
     }
     // which helper each new one comes from (`None`: the host or a kernel)
     let mut origin = vec![None; made.len()];
     for (i, h) in p.helpers.iter_mut().enumerate() {
         let before = made.len();
-        rewrite(h, old, &mut made);
+        rewrite(h, old, &mut made, split);
         origin.resize(before, None);
         origin.resize(made.len(), Some(i));
     }
@@ -129,10 +150,11 @@ fn renumber_calls(b: &mut Block, f: &dyn Fn(FuncId) -> FuncId) {
 /// Rewrites the sums of `f`; each new helper is pushed on `made` and
 /// called as helper `base + its position there`. Sums of `f` with the same
 /// helper (the full runs and the last one of a buffered sum) share it.
-fn rewrite(f: &mut Function, base: usize, made: &mut Vec<Function>) {
+/// `split`: no recursion (Metal), see the module documentation.
+fn rewrite(f: &mut Function, base: usize, made: &mut Vec<Function>, split: bool) {
     let mut body = std::mem::take(&mut f.body);
     let mut seen = vec![];
-    rewrite_block(&mut body, f, (base, made), &mut seen);
+    rewrite_block(&mut body, f, (base, made), &mut seen, split);
     f.body = body;
 }
 
@@ -146,13 +168,14 @@ fn rewrite_block(
     f: &mut Function,
     (base, made): (usize, &mut Vec<Function>),
     seen: &mut Vec<(HelperKey, FuncId)>,
+    split: bool,
 ) {
     let mut out = Vec::with_capacity(b.len());
     for mut s in std::mem::take(b) {
         for sb in sub_blocks_mut(&mut s) {
-            rewrite_block(sb, f, (base, made), seen);
+            rewrite_block(sb, f, (base, made), seen, split);
         }
-        match pairwise_sum(&s) {
+        match pairwise_sum(&s, split) {
             Some(sum) => {
                 let key = sum.key(f);
                 let id = match seen.iter().find(|(k, _)| *k == key) {
@@ -184,6 +207,9 @@ struct Sum<'a> {
     lo: i64,
     n: Count<'a>,
     run: i64,
+    /// No recursion (Metal): the helper adds one block, the calls split
+    /// the halves.
+    split: bool,
     span: Span,
 }
 
@@ -194,7 +220,7 @@ enum Count<'a> {
     End(&'a Expr),
 }
 
-fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
+fn pairwise_sum(s: &Stmt, split: bool) -> Option<Sum<'_>> {
     let StmtKind::For(l) = &s.kind else {
         return None;
     };
@@ -217,6 +243,15 @@ fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
     };
     if l.par.is_some() || l.step != 1 || matches!(n, Count::Known(n) if n <= 0) || run <= 0 {
         return None;
+    }
+    // without recursion, the blocks of each run are calls written here
+    if split {
+        let Count::Known(n) = n else {
+            return None;
+        };
+        if blocks(n.min(run)) > MAX_SPLIT_CALLS {
+            return None;
+        }
     }
     let [Stmt {
         kind: StmtKind::Assign {
@@ -260,6 +295,7 @@ fn pairwise_sum(s: &Stmt) -> Option<Sum<'_>> {
         lo: *lo,
         n,
         run,
+        split,
         span: s.span,
     })
 }
@@ -297,10 +333,16 @@ impl Sum<'_> {
             .map(|v| Expr::var(v, f.var(v).ty.clone(), span))
             .collect();
         let acc = Expr::var(self.acc, f.var(self.acc).ty.clone(), span);
-        let add = |lo: Expr, n: Expr| {
+        let call = |lo: Expr, n: Expr| {
             let mut a = args.clone();
             a.extend([lo, n]);
-            let call = Expr::new(ExprKind::Call { func: id, args: a }, self.acc_ty(), span);
+            Expr::new(ExprKind::Call { func: id, args: a }, self.acc_ty(), span)
+        };
+        let add = |lo: Expr, n: Expr| {
+            let call = match (self.split, &n.kind) {
+                (true, ExprKind::Int(c)) => self.split_call(&call, lo, *c, &it),
+                _ => call(lo, n),
+            };
             let value = match &self.narrow {
                 None => Expr::binary(BinOp::Add, acc.clone(), call, self.acc_ty(), span),
                 Some(ty) => {
@@ -362,7 +404,29 @@ impl Sum<'_> {
         out
     }
 
-    /// The recursive helper (see the module documentation), helper `id`.
+    /// The sum of the `n` elements from `lo` on as NumPy's recursion adds
+    /// them, its halves split here: `call(lo, n)` of each block.
+    fn split_call(&self, call: &dyn Fn(Expr, Expr) -> Expr, lo: Expr, n: i64, it: &Type) -> Expr {
+        let int = |v: i64| Expr::new(ExprKind::Int(v), it.clone(), self.span);
+        if n <= BLOCK {
+            return call(lo, int(n));
+        }
+        let n2 = (n >> 1) & -LANES;
+        let hi = match lo.kind {
+            ExprKind::Int(lo) => int(lo + n2),
+            _ => Expr::binary(BinOp::Add, lo.clone(), int(n2), it.clone(), self.span),
+        };
+        Expr::binary(
+            BinOp::Add,
+            self.split_call(call, lo, n2, it),
+            self.split_call(call, hi, n - n2, it),
+            self.acc_ty(),
+            self.span,
+        )
+    }
+
+    /// The recursive helper (see the module documentation), helper `id`;
+    /// with `split`, the one that adds a block of at most 128 elements.
     fn helper(&self, f: &Function, id: FuncId) -> Function {
         let span = self.span;
         let it = f.var(self.l.var).ty.clone();
@@ -401,8 +465,8 @@ impl Sum<'_> {
             span,
         };
         let (lo, n) = (b.var(lo), b.var(n));
-        let n2v = b.local("n2", false);
-        let n2 = b.var(n2v);
+        // (declared first, as the helper with recursion has always had it)
+        let n2v = (!self.split).then(|| b.local("n2", false));
 
         // n < 8: in order, from -0.0
         let s = b.local("s", true);
@@ -418,13 +482,20 @@ impl Sum<'_> {
         block.push(b.in_order(res, lo.clone(), b.and8(n.clone()), n.clone()));
         block.push(b.ret(b.var(res)));
 
+        b.h.body = vec![b.if_(b.cmp(BinOp::Lt, n.clone(), b.int(LANES)), small)];
+        let Some(n2v) = n2v else {
+            // (split: only called with n <= 128)
+            b.h.body.extend(block);
+            return b.h;
+        };
         // otherwise: the two halves, each by a call (two blocks walked
         // side by side in one loop were twice as slow: GCC no longer
         // vectorized the partial sums)
+        let n2 = b.var(n2v);
         let rest = Expr::binary(BinOp::Sub, n.clone(), n2.clone(), b.it.clone(), span);
         let halves = b.fadd(
             b.call(id, lo.clone(), n2.clone()),
-            b.call(id, b.add(lo, n2.clone()), rest),
+            b.call(id, b.add(lo, n2), rest),
         );
         let half = Expr::binary(
             BinOp::BitAnd,
@@ -433,12 +504,11 @@ impl Sum<'_> {
             b.it.clone(),
             span,
         );
-        b.h.body = vec![
-            b.if_(b.cmp(BinOp::Lt, n.clone(), b.int(LANES)), small),
+        b.h.body.extend([
             b.if_(b.cmp(BinOp::Le, n, b.int(BLOCK)), block),
             assign_var(n2v, half, span),
             b.ret(halves),
-        ];
+        ]);
         b.h
     }
 }
