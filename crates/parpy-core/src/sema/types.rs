@@ -139,6 +139,20 @@ pub(crate) fn convert(e: Expr, ty: ElemTy) -> Expr {
             Expr::new(ExprKind::Float(round(v)), Type::Scalar(ty), span)
         }
         ExprKind::Bool(b) if ty.is_int() => Expr::int(i64::from(b), ty, span),
+        // a choice among literals (a Python number of a table at a run-time
+        // index, `k[a][b]`): the literals converted, so no value of the
+        // wider type is left (Metal has no float64)
+        ExprKind::Select { cond, then, else_ }
+            if literal_choice(&then) && literal_choice(&else_) =>
+        {
+            Expr::select_as(
+                *cond,
+                convert(*then, ty),
+                convert(*else_, ty),
+                Type::Scalar(ty),
+                span,
+            )
+        }
         kind => Expr::new(
             ExprKind::Convert {
                 arg: Box::new(Expr::new(kind, e.ty, span)),
@@ -146,6 +160,15 @@ pub(crate) fn convert(e: Expr, ty: ElemTy) -> Expr {
             Type::Scalar(ty),
             span,
         ),
+    }
+}
+
+/// A literal, or a choice among literals (`c ? 1.0 : (d ? 2.0 : 4.0)`).
+fn literal_choice(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => true,
+        ExprKind::Select { then, else_, .. } => literal_choice(then) && literal_choice(else_),
+        _ => false,
     }
 }
 
