@@ -282,3 +282,27 @@ def test_a_metal_sum_splits_its_halves_when_compiling(M):
     import test_metal_codegen as tm
     if tm.CLANG is not None:
         tm.assert_clang_ok(code, f"row_stats_{M}")
+
+
+@parpy.jit
+def plane_sums(x, s, m, N):
+    parpy.label('N')
+    for i in range(N):
+        s[i] = np.sum(x[i])
+        m[i] = x[i].T.mean()
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="the CUDA emulator needs a C++ compiler")
+def test_a_sum_over_a_plane_inside_a_cuda_thread_is_numpys():
+    # a view NumPy walks as one run is summed pairwise in place on Cuda too
+    # (a run copied into a buffer first stays Cpu only)
+    from parpy import _cuda_emu
+
+    x = np.random.default_rng(5).standard_normal((2, 20, 17))
+    s, m = np.zeros(2), np.zeros(2)
+    opts = cpu_opts({'N': parpy.threads(2)})
+    opts.backend = parpy.CompileBackend.Cuda
+    with _cuda_emu.installed(0):
+        plane_sums(x, s, m, 2, opts=opts)
+    same_bits(s, np.array([np.sum(x[i]) for i in range(2)]))
+    same_bits(m, np.array([x[i].T.mean() for i in range(2)]))

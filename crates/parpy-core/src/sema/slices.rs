@@ -2287,8 +2287,11 @@ impl Lowerer<'_, '_> {
         );
         // NumPy adds a float sum over several dimensions (no `axis`) in
         // runs, each pairwise, the runs in order (`numpy_runs`): the Cpu
-        // keeps them, bit for bit. A float16 sum rounds to float16 after
-        // each run, as NumPy's float16 loop does.
+        // keeps them, bit for bit, and so do the GPUs where the runs are
+        // summed in place (no run copied into a local buffer, too large
+        // for a GPU thread). A float16 sum rounds to float16 after each
+        // run, as NumPy's float16 loop does.
+        let cpu = self.opts.backend == crate::options::Backend::Cpu;
         // NumPy's mean converts integers, bools (to float64) and float16
         // (to float32) in its buffers
         let cast = buffered_mean || rule == AccRule::Mean && et == ElemTy::F16;
@@ -2297,8 +2300,7 @@ impl Lowerer<'_, '_> {
         // `core`) the same way, for each step of the outer ones in order
         // (measured against NumPy 2.4 with casts left out)
         let outer = partial == Some(false) && walk.is_some() && !cast;
-        let runs = (self.opts.backend == crate::options::Backend::Cpu
-            && op == ReduceOp::Sum
+        let runs = (op == ReduceOp::Sum
             && extents.len() > 1
             && extents.iter().all(|&n| n > 0)
             && (partial.is_none() || outer)
@@ -2321,7 +2323,8 @@ impl Lowerer<'_, '_> {
             let (core_vars, core_extents) = (&vars[k..], &extents[k..]);
             let runs = numpy_runs(&self.view_dims(&elem.e, core_vars, core_extents), cast);
             (runs, vars, extents, k)
-        });
+        })
+        .filter(|(runs, ..)| cpu || runs.unit.is_none());
         let wide = self.opts.backend == crate::options::Backend::Cpu
             && op == ReduceOp::Sum
             && matches!(et, ElemTy::F16 | ElemTy::F32)
