@@ -2,10 +2,10 @@
 `np.sum` / `.sum()` / `parpy.sum` / `np.mean` / `np.var` gives NumPy's
 result bit for bit (`passes::pairwise_sums`: NumPy's pairwise
 summation, its accumulator types, and the buffers of 8192 elements of its
-float16 and integer means). So does such a sum inside a GPU thread: on
-Cuda the same recursive helper, on Metal (no recursion) a helper that adds
-one block with the halves split when compiling. A labelled (parallel) sum
-adds in a tree."""
+float16 and integer means). So does such a sum inside a GPU thread, of at
+most 64 blocks: a helper that adds one block, the halves split when
+compiling (no recursion on the GPUs). A labelled (parallel) sum adds in a
+tree."""
 
 import re
 import shutil

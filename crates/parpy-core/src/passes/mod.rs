@@ -41,7 +41,7 @@
 //!    then [`pairwise_sums`] — every backend: a sequential 1-D float
 //!    sum that sema marked with NumPy's order calls a recursive helper
 //!    that adds as NumPy's pairwise summation does (NumPy's result bit for
-//!    bit; on Metal, which has no recursion, the halves are split when
+//!    bit; on the GPUs, without recursion, the halves are split when
 //!    compiling); then [`gpu_clamp_levels`] — GPU backends only: a parallel level
 //!    gets no more workers than its loops' iterations, where their counts
 //!    are known when compiling; then [`gpu_block_levels`] — GPU backends only: a parallel level whose

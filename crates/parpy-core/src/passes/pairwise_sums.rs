@@ -26,12 +26,13 @@
 //!     return sum(.., lo, n2) + sum(.., lo + n2, n - n2)
 //! ```
 //!
-//! Metal has no recursion: there the helper ends with the block of 8
-//! partial sums (it is only called with `n <= 128`), and the call splits
-//! a longer sum into its halves when compiling, an expression of calls
-//! (`Split`), for a count known when compiling of at most
+//! The GPUs get no recursion (Metal has none; on Cuda ptxas cannot size
+//! the stack of a recursive call): there the helper ends with the block
+//! of 8 partial sums (it is only called with `n <= 128`), and the call
+//! splits a longer sum into its halves when compiling, an expression of
+//! calls (`split_call`), for a count known when compiling of at most
 //! [`MAX_SPLIT_CALLS`] blocks; a longer sum, or one whose count is known
-//! only at run time (a masked read's), stays in order on Metal.
+//! only at run time (a masked read's), stays in order on the GPUs.
 //!
 //! The eight partial sums are independent, so the C compiler still keeps
 //! them in SIMD registers. A sum in runs (NumPy's buffered float16 and
@@ -58,7 +59,7 @@ use crate::types::ElemTy;
 const BLOCK: i64 = 128;
 /// NumPy's unroll factor: the partial sums of a block.
 const LANES: i64 = 8;
-/// On Metal (no recursion), a sum split into more blocks than this when
+/// On the GPUs (no recursion), a sum split into more blocks than this when
 /// compiling stays in order.
 const MAX_SPLIT_CALLS: i64 = 64;
 
@@ -74,8 +75,10 @@ fn blocks(n: i64) -> i64 {
 }
 
 pub fn run(p: &mut Program, o: &Options) {
-    // Metal: no recursive helpers, the halves split when compiling
-    let split = o.backend == Backend::Metal;
+    // GPUs: no recursive helpers (Metal has no recursion; on Cuda ptxas
+    // cannot size the stack of a recursive call), the halves split when
+    // compiling
+    let split = o.backend != Backend::Cpu;
     let old = p.helpers.len();
     let mut made = vec![];
     rewrite(&mut p.host, old, &mut made, split);
@@ -150,7 +153,7 @@ fn renumber_calls(b: &mut Block, f: &dyn Fn(FuncId) -> FuncId) {
 /// Rewrites the sums of `f`; each new helper is pushed on `made` and
 /// called as helper `base + its position there`. Sums of `f` with the same
 /// helper (the full runs and the last one of a buffered sum) share it.
-/// `split`: no recursion (Metal), see the module documentation.
+/// `split`: no recursion (GPUs), see the module documentation.
 fn rewrite(f: &mut Function, base: usize, made: &mut Vec<Function>, split: bool) {
     let mut body = std::mem::take(&mut f.body);
     let mut seen = vec![];
@@ -207,7 +210,7 @@ struct Sum<'a> {
     lo: i64,
     n: Count<'a>,
     run: i64,
-    /// No recursion (Metal): the helper adds one block, the calls split
+    /// No recursion (GPUs): the helper adds one block, the calls split
     /// the halves.
     split: bool,
     span: Span,

@@ -32,39 +32,35 @@ static __host__ __device__ float pairwise_sum(const float *x, int64_t i, int64_t
     }
     return s;
   }
-  if (n <= 128) {
-    float r0 = x[i * 1024 + lo];
-    float r1 = x[i * 1024 + (lo + 1)];
-    float r2 = x[i * 1024 + (lo + 2)];
-    float r3 = x[i * 1024 + (lo + 3)];
-    float r4 = x[i * 1024 + (lo + 4)];
-    float r5 = x[i * 1024 + (lo + 5)];
-    float r6 = x[i * 1024 + (lo + 6)];
-    float r7 = x[i * 1024 + (lo + 7)];
-    for (int64_t k_1 = 8; k_1 < (n & -8); k_1 += 8) {
-      r0 = r0 + x[i * 1024 + (lo + k_1)];
-      r1 = r1 + x[i * 1024 + (lo + k_1 + 1)];
-      r2 = r2 + x[i * 1024 + (lo + k_1 + 2)];
-      r3 = r3 + x[i * 1024 + (lo + k_1 + 3)];
-      r4 = r4 + x[i * 1024 + (lo + k_1 + 4)];
-      r5 = r5 + x[i * 1024 + (lo + k_1 + 5)];
-      r6 = r6 + x[i * 1024 + (lo + k_1 + 6)];
-      r7 = r7 + x[i * 1024 + (lo + k_1 + 7)];
-    }
-    float res = r0 + r1 + (r2 + r3) + (r4 + r5 + (r6 + r7));
-    for (int64_t k_2 = n & -8; k_2 < n; k_2 += 1) {
-      res = res + x[i * 1024 + (lo + k_2)];
-    }
-    return res;
+  float r0 = x[i * 1024 + lo];
+  float r1 = x[i * 1024 + (lo + 1)];
+  float r2 = x[i * 1024 + (lo + 2)];
+  float r3 = x[i * 1024 + (lo + 3)];
+  float r4 = x[i * 1024 + (lo + 4)];
+  float r5 = x[i * 1024 + (lo + 5)];
+  float r6 = x[i * 1024 + (lo + 6)];
+  float r7 = x[i * 1024 + (lo + 7)];
+  for (int64_t k_1 = 8; k_1 < (n & -8); k_1 += 8) {
+    r0 = r0 + x[i * 1024 + (lo + k_1)];
+    r1 = r1 + x[i * 1024 + (lo + k_1 + 1)];
+    r2 = r2 + x[i * 1024 + (lo + k_1 + 2)];
+    r3 = r3 + x[i * 1024 + (lo + k_1 + 3)];
+    r4 = r4 + x[i * 1024 + (lo + k_1 + 4)];
+    r5 = r5 + x[i * 1024 + (lo + k_1 + 5)];
+    r6 = r6 + x[i * 1024 + (lo + k_1 + 6)];
+    r7 = r7 + x[i * 1024 + (lo + k_1 + 7)];
   }
-  int64_t n2 = (n >> 1) & -8;
-  return pairwise_sum(x, i, lo, n2) + pairwise_sum(x, i, (int64_t)((uint64_t)lo + (uint64_t)n2), (int64_t)((uint64_t)n - (uint64_t)n2));
+  float res = r0 + r1 + (r2 + r3) + (r4 + r5 + (r6 + r7));
+  for (int64_t k_2 = n & -8; k_2 < n; k_2 += 1) {
+    res = res + x[i * 1024 + (lo + k_2)];
+  }
+  return res;
 }
 
 extern "C" __global__ void __launch_bounds__(100) sum_rows_outer(const float *x, float *y) {
   for (int64_t i = (int64_t)threadIdx.x; i < 100; i += 100) {
     float acc = 0.0f;
-    acc = acc + pairwise_sum(x, i, 0, 1024);
+    acc = acc + (pairwise_sum(x, i, 0, 128) + pairwise_sum(x, i, 128, 128) + (pairwise_sum(x, i, 256, 128) + pairwise_sum(x, i, 384, 128)) + (pairwise_sum(x, i, 512, 128) + pairwise_sum(x, i, 640, 128) + (pairwise_sum(x, i, 768, 128) + pairwise_sum(x, i, 896, 128))));
     y[i] = acc;
   }
 }
