@@ -116,3 +116,24 @@ def test_gpu_code_of_gcd_and_lcm_compiles():
     codes = check_gpu_code(gcd_lcm, args_for, {'i': parpy.threads(8)}, "gcd_lcm")
     for code in codes.values():
         assert "parpy_gcd_i32(" in code and "parpy_lcm_i32(" in code
+
+
+@parpy.jit
+def math_gcd_of_uint64(u, y, N):
+    for i in range(N):
+        y[i, 0] = math.gcd(u[i], 0) % 1000
+        y[i, 1] = math.lcm(u[i], 1) % 1000
+
+
+def test_math_gcd_of_a_uint64_past_2_63_raises_as_int_of_it_does():
+    # (found by the fuzzer's `new_math`) Python's gcd of
+    # np.uint64(2**64 - 1) is that Python int; parpy's Python int is an
+    # int64, and the operand wrapped to -1 gave 1 silently: an
+    # OverflowError now, as `int()` of such a uint64 raises
+    small = np.array([12, 2**63 - 1], np.uint64)
+    y = np.zeros((2, 2), np.int64)
+    math_gcd_of_uint64(small, y, 2, opts=cpu_opts({}))
+    assert y.tolist() == [[12, 12], [(2**63 - 1) % 1000] * 2]
+    big = np.array([5, 2**64 - 1], np.uint64)
+    with pytest.raises(OverflowError, match="does not fit in an int64"):
+        math_gcd_of_uint64(big, np.zeros((2, 2), np.int64), 2, opts=cpu_opts({}))

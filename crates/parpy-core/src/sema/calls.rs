@@ -1572,7 +1572,8 @@ impl Lowerer<'_, '_> {
     /// Python's `math.floor` / `ceil` / `trunc` and `round(x)` of a float
     /// `t`, an int: NaN raises `ValueError`, an infinity `OverflowError`
     /// (C's conversion gives INT64_MIN). A float known when compiling is
-    /// left to that value's checks.
+    /// left to that value's checks. Of a uint64 (`int(u)`, an operand of
+    /// `math.gcd`), one past 2**63 - 1 raises `OverflowError`.
     pub(super) fn python_int_of(&mut self, t: TExpr, arg: &ast::Expr, span: Span) -> Expr {
         let unsigned = t.e.ty.elem() == Some(ElemTy::U64);
         if unsigned && self.rank(arg) == 0 && super::types::const_scalar(&t.e).is_none() {

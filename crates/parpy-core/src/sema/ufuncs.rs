@@ -686,8 +686,13 @@ impl Lowerer<'_, '_> {
         let mut acc = Expr::int(identity, int, span);
         let mut ok = true;
         for a in args {
+            // (a uint64 past 2**63 - 1 is a Python int, but no int64: an
+            // OverflowError, as `int()` of it, not a wrapped operand)
             match self.python_int_operand(name, a) {
-                Some(v) => acc = Expr::math(f, vec![acc, convert(v.e, int)], int, span),
+                Some(v) => {
+                    let e = self.python_int_of(v, a, span);
+                    acc = Expr::math(f, vec![acc, convert(e, int)], int, span);
+                }
                 None => ok = false,
             }
         }
