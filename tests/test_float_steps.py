@@ -114,6 +114,34 @@ def test_isposinf_isneginf_real_and_conj():
 
 
 @parpy.jit
+def real_of_python_numbers(h, y, N):
+    for i in range(N):
+        y[i, 0] = h[i] * np.real(2.5)
+        y[i, 1] = h[i] + np.real(3)
+
+
+@parpy.jit
+def conj_of_a_python_float(h, y, N):
+    for i in range(N):
+        y[i] = h[i] * np.conj(2.5)
+
+
+def test_real_of_a_python_number_is_that_python_number():
+    # (found by the fuzzer's `new_math`) NumPy's `np.real(v)` is `v.real`:
+    # of a Python float a Python float, so a float16 times it stays a
+    # float16; parpy made it a NumPy float64 and refused the store into a
+    # float16 array
+    h = np.array([1.5, -0.25, 3.0], np.float16)
+    ref, out = both(real_of_python_numbers, [h, np.zeros((3, 2), np.float16), 3])
+    same_bits(ref[1], out[1])
+    assert (h * np.real(2.5)).dtype == np.float16
+    # `np.conj`, a ufunc, does make a NumPy float64
+    assert (h * np.conj(2.5)).dtype == np.float64
+    with pytest.raises(parpy.CompileTypeError, match="f64"):
+        conj_of_a_python_float(h, np.zeros(3, np.float16), 3, opts=cpu_opts({}))
+
+
+@parpy.jit
 def spacing_f16(h, y, N):
     for i in range(N):
         y[i] = np.spacing(h[i])

@@ -131,8 +131,12 @@ impl Lowerer<'_, '_> {
                 None
             }
             Resolved::Builtin(b) => self.builtin_call(b, &name, args, span),
-            // (`np.allclose` gives a Python bool)
-            Resolved::NumPy(b @ Builtin::AllClose) => self.builtin_call(b, &name, args, span),
+            // (`np.allclose` gives a Python bool; `np.real(v)` is `v.real`,
+            // of a Python number that number, not a NumPy value: `x16[i] *
+            // np.real(2.0)` is a float16)
+            Resolved::NumPy(b @ (Builtin::AllClose | Builtin::Real)) => {
+                self.builtin_call(b, &name, args, span)
+            }
             // (NumPy makes Python numbers alone NumPy values first:
             // `np.exp(True)` is a bool's, float16; `math_call`)
             Resolved::NumPy(b @ (Builtin::Math(_) | Builtin::Abs)) => {
