@@ -9,8 +9,11 @@ Each case is a random, race-free parpy program generated from its seed
 alone (same seed, same program and arguments): nested labelled parallel
 loops whose thread counts do and do not divide the trip counts, sequential
 loops around and inside them, slices, reductions (labelled or not),
-`par_reduction` loops, `if`/`while`, helper jit functions, `with
-parpy.gpu:` blocks, every element type, Python and NumPy scalar arguments,
+`par_reduction` loops, `if`/`while` (also `while` loops whose trip
+count the data decides), helper jit functions (also with loops, early
+returns and tuple results), tuple swaps and augmented assignments of
+scalars, the NumPy and `math` functions of the reference, sorts and
+searches, `with parpy.gpu:` blocks, every element type, Python and NumPy scalar arguments,
 specialized or not. It runs in Python mode (`CompileBackend.Python`, the
 oracle) and on the chosen backend, and every array is compared (integers
 and bools exactly, floats with a tolerance for reordered reductions and
@@ -36,6 +39,7 @@ it have finished).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import itertools
 import json
@@ -200,6 +204,32 @@ FEATURES = [
     # argument (a run-time step when not specialized; stop 100; drawn from
     # a stream of its own, like `dict_args`)
     "run_time_step",
+    # `k = lo; while k < n and x[.., k] > v: k += 1` (and `k -= 1` down to
+    # -1, `while True:` with a `break`, a running sum in the body): trip
+    # counts the data decides, inside parallel loops (stop 57; drawn from
+    # a stream of its own, like `dict_args`)
+    "data_while",
+    # `q, r = h(a, b)` (or `h(a, b)[1]`) of a helper with a `for` loop, an
+    # early `return acc, j` inside it and a tuple result (stop 57; a
+    # stream of its own)
+    "helper_tuples",
+    # scalar locals swapped and updated as tuples (`a, b = b, a + b`, in a
+    # loop too), chained assignments (`c = d = e`), `q, r = divmod(a, b)`,
+    # augmented assignments of every operator that keeps the local's type
+    # and of array elements (`o[..] //= e`: NumPy's casting, what
+    # `same_kind` refuses left out) (stop 57; a stream of its own)
+    "scalar_updates",
+    # np.gcd / np.lcm / math.gcd, math.prod of a tuple, `x.itemsize`,
+    # `x.nbytes`, divmod(a, b)[k], pow, round, np.ldexp, np.nextafter,
+    # np.spacing, math.ulp, math.remainder, np.conj, np.real,
+    # math.degrees / radians, np.isposinf / np.isneginf, np.where of mixed
+    # types, `if x.dtype == np.float32:` branches (stop 57; a stream of
+    # its own)
+    "new_math",
+    # `o[.., lo:hi] = np.sort(s)` / `np.argsort(s, kind='stable')` as the
+    # whole right side, `o[.., lo:hi].sort()` in place, `k =
+    # np.searchsorted(s, v, side=..)` (stop 57; a stream of its own)
+    "sort_search",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -338,6 +368,10 @@ class Gen:
         self.pairs_r = random.Random(seed * 7901 + 5)
         # the `run_time_step` loops and the step's value: a stream of their own
         self.step_r = random.Random(seed * 7919 + 11)
+        # the features of stop 57: whether each is used at a place and what
+        # it generates there come from a stream of its own (`side`)
+        self.side_r = {f: random.Random(seed * 7927 + 13 + 17 * j) for j, f in enumerate(
+            ("data_while", "helper_tuples", "scalar_updates", "new_math", "sort_search"))}
         self.avoid = set(avoid)
         self.features: set = set()
         self.lines: List[str] = []
@@ -387,6 +421,23 @@ class Gen:
             return False
         self.features.add(feature)
         return True
+
+    def side(self, feature: str, p: float) -> bool:
+        """Whether to use `feature` here (probability p), drawn from its own
+        stream, so that the rest of the program is the seed's as before."""
+        if feature in self.avoid or self.side_r[feature].random() >= p:
+            return False
+        self.features.add(feature)
+        return True
+
+    @contextlib.contextmanager
+    def drawing_from(self, feature: str) -> Any:
+        """Every draw inside from `feature`'s own stream."""
+        saved, self.r = self.r, self.side_r[feature]
+        try:
+            yield
+        finally:
+            self.r = saved
 
     def fresh(self, prefix: str) -> str:
         self.nvar += 1
@@ -569,6 +620,11 @@ class Gen:
         return E(f"(({d.text} & 7) + 1)", d.t)
 
     def int_expr(self, sc: Scope, depth: int, exact: bool) -> Optional[E]:
+        if self.side("new_math", 0.03):
+            with self.drawing_from("new_math"):
+                e = self.new_math_expr(sc, "i", max(depth, 1))
+            if e is not None:
+                return e
         r = self.r
         x = r.random()
         if x < 0.35:
@@ -637,6 +693,11 @@ class Gen:
         return self.leaf(sc, "i", exact)
 
     def float_expr(self, sc: Scope, depth: int, exact: bool) -> Optional[E]:
+        if self.side("new_math", 0.03):
+            with self.drawing_from("new_math"):
+                e = self.new_math_expr(sc, "f", max(depth, 1))
+            if e is not None and not (exact and e.approx):
+                return e
         r = self.r
         if exact:
             x = r.random()
@@ -764,6 +825,11 @@ class Gen:
         return _type_of(v)
 
     def bool_expr(self, sc: Scope, depth: int) -> E:
+        if self.side("new_math", 0.03):
+            with self.drawing_from("new_math"):
+                e = self.new_math_expr(sc, "b", max(depth, 1))
+            if e is not None:
+                return e
         r = self.r
         x = r.random()
         if depth <= 0 or x < 0.15:
@@ -1175,7 +1241,12 @@ class Gen:
         """The right-hand side of a store into an element of `a`."""
         k = kind(a.dtype)
         want = "i" if k == "u" else k
-        e = self.expr(sc, want, self.r.choice([1, 2, 3]))
+        return self.cast_to(self.expr(sc, want, self.r.choice([1, 2, 3])), a)
+
+    def cast_to(self, e: E, a: Arr) -> Optional[str]:
+        """`e` as a value to store into an element of `a` (converted where
+        the store would not be implicit), or None."""
+        k = kind(a.dtype)
         if e.t == a.dtype:
             return e.text
         if e.t in WEAK:
@@ -1617,6 +1688,510 @@ class Gen:
             items.append(e.text if e.t == a.dtype else f"np.{a.dtype}(1)")
         self.emit(ind, f"{tgt} = [{', '.join(items)}]")
 
+    # -- the features of stop 57 (each drawn from a stream of its own) ----
+
+    def store_of(self, sc: Scope, ind: int, e: E) -> None:
+        """`o[..] = e` into an array this scope writes (converted as needed)."""
+        a = self.owned_array(sc)
+        tgt, v = self.target(sc, a), self.cast_to(e, a)
+        if tgt is not None and v is not None:
+            self.emit(ind, f"{tgt} = {v}")
+
+    def strong(self, k: str) -> str:
+        """A NumPy type of kind k ("i" any integer, "f" a float)."""
+        return self.r.choice(INTS if k == "i" else [d for d in FLOATS if d in self.dtypes])
+
+    def stmt_data_while(self, sc: Scope, ind: int) -> None:
+        """A `while` loop whose trip count the elements of an input row
+        decide (`data_while`): `k = lo; while k < n and x[.., k] > v: k +=
+        1`, counting down to -1, or `while True:` left by a `break`; maybe
+        summing what it passes; then `k` (and the sum) stored and kept."""
+        r = self.r
+        if r.random() < 0.25:
+            # halvings of a number's magnitude down to a bound (exact steps)
+            f = self.leaf(sc, "f", True)
+            v, c = self.fresh("v"), self.fresh("c")
+            self.emit(ind, f"{v} = abs({f.text})")
+            self.emit(ind, f"{c} = 0")
+            self.emit(ind, f"while {v} {r.choice(['>', '>='])} {r.choice(['1.0', '0.75', '2.0'])}"
+                      f" and {c} < 64:")
+            self.emit(ind + 1, r.choice([f"{v} = {v} / 2", f"{v} *= 0.5"]))
+            self.emit(ind + 1, f"{c} += 1")
+            for name, e in ((c, E(c, "wi", rng=(0, 64))), (v, E(v, f.t, leaf=True))):
+                sc.vars[name] = e
+                sc.own[name] = sc.level
+                self.store_of(sc, ind, e)
+            return
+        ins = [a for a in self.arrays if a.role == "in"]
+        if not ins:
+            return
+        a = r.choice(ins)
+        n, ak = a.shape[-1], kind(a.dtype)
+        k = self.fresh("k")
+        el = f"{a.name}[{', '.join([self.index_any(sc, m).text for m in a.shape[:-1]] + [k])}]"
+        if ak == "b":
+            test = r.choice([el, f"not {el}"])
+        else:
+            v = self.expr(sc, "f" if ak == "f" else "i", 1, exact=True)
+            op = r.choice(["<", "<=", ">", ">=", "!="])
+            if result_type(op, a.dtype, v.t) is None or not self.fits(v, a.dtype) or \
+                    (ak == "u" and v.t == "wi" and (v.rng is None or v.rng[0] < 0)):
+                v = E("1", "wi", rng=(1, 1))
+                op = ">"
+            test = f"{el} {op} {v.text}"
+        down = r.random() < 0.3
+        start = r.randrange(n)
+        acc = None
+        if ak in "iuf" and r.random() < 0.4:
+            acc = self.fresh("acc")
+            self.emit(ind, f"{acc} = np.{a.dtype}(0)")
+        if down:
+            bound, step, rng = f"{k} >= 0", f"{k} -= 1", (-1, start)
+        else:
+            row = el[:el.rindex(",") + 1] + " :]" if len(a.shape) > 1 else a.name
+            lim = r.choice([str(n), f"{a.name}.shape[{len(a.shape) - 1}]", f"len({row})"])
+            bound, step, rng = f"{k} < {lim}", f"{k} += 1", (start, n)
+        self.emit(ind, f"{k} = {start}")
+        if r.random() < 0.3:
+            self.emit(ind, "while True:")
+            self.emit(ind + 1, f"if not ({bound} and {test}):")
+            self.emit(ind + 2, "break")
+        else:
+            self.emit(ind, f"while {bound} and {test}:")
+        if acc is not None:
+            self.emit(ind + 1, f"{acc} += {el}")
+        self.emit(ind + 1, step)
+        sc.vars[k] = E(k, "wi", rng=rng)
+        sc.own[k] = sc.level
+        self.store_of(sc, ind, sc.vars[k])
+        if acc is not None:
+            e = E(acc, a.dtype, approx=ak == "f")
+            sc.vars[acc] = e
+            sc.own[acc] = sc.level
+            self.store_of(sc, ind, e)
+
+    def stmt_helper_tuple(self, sc: Scope, ind: int) -> None:
+        """`q, r = h(a, b)` (or `h(a, b)[j]`) of a helper with a loop that
+        may `return` a pair early (`helper_tuples`)."""
+        r = self.r
+        if self.nhelper >= 6:
+            return
+        k = r.choice("iif")
+        t = self.strong(k)
+        a = self.expr(sc, k, 1, exact=k == "i")
+        b = self.expr(sc, "i", 1, exact=True)
+        name = f"h{self.nhelper}"
+        self.nhelper += 1
+        trips = r.randrange(1, 5)
+        acc = E("acc", t, approx=k == "f")
+        hs = Scope(-1, [], {"p1": E("p1", b.t, rng=b.rng), "j": E("j", "wi", rng=(0, trips - 1)),
+                            "acc": acc}, 0, True, None)
+        saved, saved_in = self.arrays, self.in_helper
+        self.arrays, self.in_helper = [], True
+        try:
+            cond = self.cond(hs)
+            upd = None
+            for _ in range(6):
+                op = r.choice(["+", "-", "*", "&", "|", "^"] if k == "i" else ["+", "-", "*"])
+                e = self.expr(hs, r.choice("ii" if k == "i" else "fi"), 1, exact=k == "i")
+                if result_type(op, t, e.t) == t and self.fits(e, t):
+                    upd = f"acc {op} {e.text}"
+                    break
+            if upd is None:
+                upd = "acc + acc"
+        finally:
+            self.arrays, self.in_helper = saved, saved_in
+        body = [f"    acc = parpy.builtin.convert(p0, parpy.types.{_short(t)})",
+                f"    for j in range({trips}):",
+                f"        if {cond}:",
+                "            return acc, j",
+                f"        acc = {upd}",
+                f"    return acc, {trips}"]
+        self.helpers.append("@parpy.jit\n" + f"def {name}(p0, p1):\n" + "\n".join(body) + "\n")
+        call = f"{name}({a.text}, {b.text})"
+        q, c = self.fresh("q"), self.fresh("c")
+        if r.random() < 0.3:
+            j = r.randrange(2)
+            self.emit(ind, f"{[q, c][j]} = {call}[{j}]")
+            names = [[q, c][j]]
+        else:
+            self.emit(ind, f"{q}, {c} = {call}")
+            names = [q, c]
+        for nm in names:
+            e = E(q, t, approx=k == "f") if nm == q else E(c, "wi", rng=(0, trips))
+            sc.vars[nm] = e
+            sc.own[nm] = sc.level
+            self.store_of(sc, ind, e)
+
+    def stmt_scalar_updates(self, sc: Scope, ind: int) -> None:
+        """Scalar locals swapped and updated as tuples, chained
+        assignments, divmod pairs and augmented assignments that keep the
+        local's type, or an augmented store into an array element
+        (`scalar_updates`)."""
+        r = self.r
+        x = r.random()
+        if x < 0.3:
+            # an element updated by any operator, its array's type kept
+            a = self.owned_array(sc)
+            tgt = self.target(sc, a)
+            if tgt is None or a.dtype == "bool":
+                return
+            ak = kind(a.dtype)
+            for _ in range(6):
+                op, e = self.aug_choice(ak != "f")
+                if e is not None:
+                    pass
+                elif op in ("//", "%"):
+                    e = self.safe_divisor(sc, 2)
+                elif op == "/":
+                    d = self.expr(sc, "f", 1)
+                    e = E(f"(abs({d.text}) + 1.0)", result_type("+", d.t, "wf") or "wf",
+                          approx=d.approx)
+                else:
+                    e = self.expr(sc, "f" if ak == "f" and r.random() < 0.5 else "i", 1)
+                rt = result_type(op, a.dtype, e.t)
+                if rt is not None and rt not in WEAK and self.fits(e, a.dtype) and \
+                        np.can_cast(rt, a.dtype, "safe") and kind(rt) == ak and \
+                        not (e.approx and ak != "f"):
+                    self.emit(ind, f"{tgt} {op}= {e.text}")
+                    return
+            return
+        if x < 0.45:
+            self.array_updates(sc, ind)
+            return
+        k = r.choice("iif")
+        weak = k == "i" and r.random() < 0.25
+        t = "wi" if weak else self.strong(k)
+        u, w = self.fresh("u"), self.fresh("u")
+        if weak:
+            self.emit(ind, f"{u}, {w} = {r.randrange(-3, 4)}, {r.randrange(0, 4)}")
+        else:
+            e1 = self.expr(sc, k, 1, exact=k == "i")
+            e2 = self.expr(sc, k, 1, exact=k == "i")
+            self.emit(ind, f"{u} = parpy.builtin.convert({e1.text}, parpy.types.{_short(t)})")
+            if r.random() < 0.5:
+                self.emit(ind, f"{w} = {u}")
+            else:
+                self.emit(ind, f"{w} = parpy.builtin.convert({e2.text}, "
+                          f"parpy.types.{_short(t)})")
+        ops = ["+", "-"] if weak else (["+", "-", "*", "&", "|", "^"] if k == "i"
+                                       else ["+", "-", "*"])
+        y = r.random()
+        if y < 0.4:
+            op = r.choice(ops)
+            step = f"{u}, {w} = {w}, {u} {op} {w}" if r.random() < 0.7 else f"{u}, {w} = {w}, {u}"
+            if r.random() < 0.5:
+                m = self.fresh("m")
+                self.emit(ind, f"for {m} in range({r.randrange(1, 5)}):")
+                self.emit(ind + 1, step)
+            else:
+                self.emit(ind, step)
+        elif y < 0.6 and k == "i":
+            d = self.fresh("u")
+            div = E(f"(({w} & 7) + 1)", t)
+            self.emit(ind, f"{u}, {d} = divmod({u}, {div.text})")
+            self.emit(ind, f"{w} = {w} - {d}" if not weak else f"{w} -= {d}")
+        elif y < 0.75:
+            e = self.expr(sc, k, 1, exact=k == "i")
+            c = self.fresh("u")
+            if weak and e.t != "wi":
+                e = E(str(r.randrange(-3, 4)), "wi")
+            if e.t == t:
+                self.emit(ind, f"{c} = {u} = {e.text}")
+            else:
+                self.emit(ind, f"{c} = {u} = parpy.builtin.convert({e.text}, "
+                          f"parpy.types.{_short(t)})")
+            self.emit(ind, f"{w} = {w} {r.choice(ops)} {c}")
+        for _ in range(r.randrange(1, 4)):
+            op, e = self.aug_choice(k == "i")
+            if e is not None:
+                pass
+            elif op in ("//", "%"):
+                e = E(f"(({w} & 7) + 1)", t)
+            elif op == "/":
+                e = E(f"(abs({w}) + 1.0)", t)
+            else:
+                e = self.expr(sc, "i" if k == "i" else r.choice("if"), 1, exact=k == "i")
+                if weak and e.t != "wi":
+                    continue
+            if weak and op in ("*", "**", "<<", "/"):
+                continue  # (a Python int grows without bound; `/` makes a float)
+            if result_type(op, t, e.t) == t and self.fits(e, t):
+                self.emit(ind, f"{u} {op}= {e.text}")
+        for nm in (u, w):
+            v = E(nm, t, approx=k == "f", rng=None)
+            sc.vars[nm] = v
+            sc.own[nm] = sc.level
+        self.store_of(sc, ind, sc.vars[u])
+        self.store_of(sc, ind, sc.vars[w])
+
+    def aug_choice(self, integer: bool) -> Tuple[str, Optional[E]]:
+        """The operator of an augmented assignment (no `//` or `%` of
+        floats: a rounded value may cross a step), with its operand where
+        that is a small count (`**`, the shifts)."""
+        r = self.r
+        op = r.choice(["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>"]
+                      if integer else ["+", "-", "*", "/", "**"])
+        if op == "**":
+            return op, E(str(r.randrange(0, 3)), "wi", rng=(0, 2))
+        if op in ("<<", ">>"):
+            c = r.randrange(0, 4)
+            return op, E(str(c), "wi", rng=(c, c))
+        return op, None
+
+    def array_updates(self, sc: Scope, ind: int) -> None:
+        """Two elements of an array this scope writes swapped or updated as a
+        tuple (`o[.., a], o[.., b] = o[.., b], o[.., a] + v`: the right side
+        read first), a chained assignment with element targets, or a slice
+        updated in place by an augmented assignment, maybe from an
+        overlapping slice of itself (NumPy reads a copy)."""
+        r = self.r
+        a = self.owned_array(sc)
+        if a.dtype == "bool":
+            return
+        ak = kind(a.dtype)
+        y = r.random()
+        if y < 0.35:
+            t1, t2 = self.target(sc, a), self.target(sc, a)
+            if t1 is None or t2 is None:
+                return
+            v = self.cast_to(E(f"{t1} + 1" if ak != "f" else f"{t1} * 0.5", a.dtype), a) \
+                if r.random() < 0.6 else t1
+            if v is None:
+                return
+            self.emit(ind, f"{t1}, {t2} = {t2}, {v}")
+        elif y < 0.65:
+            t1, t2 = self.target(sc, a), self.target(sc, a)
+            v = self.store_value(sc, a)
+            if t1 is None or t2 is None or v is None:
+                return
+            if r.random() < 0.5:
+                self.emit(ind, f"{t1} = {t2} = {v}")
+            else:
+                u = self.fresh("u")
+                self.emit(ind, f"{u} = {t1} = {v}")
+                e = E(u, a.dtype, approx=ak == "f")
+                sc.vars[u] = e
+                sc.own[u] = sc.level
+        else:
+            if len(a.shape) <= (a.depth if sc.nest is not None else 0):
+                return
+            n = r.randrange(1, a.shape[-1] + 1)
+            tgt = self.target(sc, a, slice_len=n)
+            if tgt is None or "::" in tgt or re.search(r":-?\d*:", tgt):
+                return
+            own = r.random() < 0.4 and a.shape[-1] > n
+            if own:
+                lo = r.randrange(0, a.shape[-1] - n + 1)
+                src = (tgt[:tgt.rindex("[") + 1] + ", ".join(
+                    tgt[tgt.rindex("[") + 1:-1].split(", ")[:-1] + [f"{lo}:{lo + n}"]) + "]")
+                s1 = (src, a.dtype)
+            else:
+                s1 = self.slice_of(sc, "f" if ak == "f" else "i", n)
+            if s1 is None or "::" in s1[0] or re.search(r":-?\d*:", s1[0]):
+                return
+            ops = ["+", "-", "*"] + (["&", "|", "^"] if ak != "f" else [])
+            op = r.choice(ops)
+            rt = result_type(op, a.dtype, s1[1])
+            if rt is None or rt in WEAK or not np.can_cast(rt, a.dtype, "safe"):
+                return
+            if sc.nest is not None and r.random() < 0.5:
+                self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
+            self.emit(ind, f"{tgt} {op}= {s1[0]}")
+
+    def stmt_dtype_if(self, sc: Scope, ind: int, budget: int) -> None:
+        """`if x.dtype == np.float32:` (a constant branch, `new_math`)."""
+        r = self.r
+        a = r.choice(self.arrays)
+        other = r.choice(self.dtypes)
+        self.emit(ind, f"if {a.name}.dtype {r.choice(['==', '!='])} np.{other}:")
+        self.block(sc.child(), ind + 1, budget - 1, allow_par=False)
+        if r.random() < 0.5:
+            self.emit(ind, "else:")
+            self.block(sc.child(), ind + 1, budget - 1, allow_par=False)
+
+    def call_type(self, template: str, types: Sequence[str]) -> Optional[str]:
+        """The type of `template` with {0}, {1}, .. samples of `types`."""
+        import math
+        env = {"np": np, "math": math}
+        for j, t in enumerate(types):
+            env[f"__S{j}__"] = _sample(t)
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                v = eval(template.format(*[f"__S{j}__" for j in range(len(types))]), env)
+        except Exception:
+            return None
+        if isinstance(v, np.ndarray) and v.ndim == 0:
+            return v.dtype.name
+        return _type_of(v)
+
+    def new_math_expr(self, sc: Scope, k: str, depth: int) -> Optional[E]:
+        """A call of the functions added in stops 50-56 (`new_math`)."""
+        r = self.r
+        if k == "i":
+            x = r.random()
+            if x < 0.15:
+                a = self.arrays and r.choice(self.arrays)
+                if not a:
+                    return None
+                attr = r.choice(["itemsize", "nbytes"])
+                v = np.dtype(a.dtype).itemsize * (int(np.prod(a.shape)) if attr == "nbytes" else 1)
+                return E(f"{a.name}.{attr}", "wi", rng=(v, v))
+            a = self.expr(sc, "i", depth - 1, exact=True)
+            b = self.expr(sc, "i", depth - 1, exact=True)
+            if x < 0.35:
+                tpl = r.choice(["np.gcd({0}, {1})", "np.lcm(({0} & 15), ({1} & 15))"])
+            elif x < 0.45:
+                if (a.t == "wi" and a.rng is None) or (b.t == "wi" and b.rng is None):
+                    return None
+                tpl = "math.gcd({0}, {1})"
+            elif x < 0.6:
+                c = self.expr(sc, "i", depth - 1, exact=True)
+                if any(e.t == "wi" and e.rng is None for e in (a, b, c)):
+                    return None
+                t = self.call_type("math.prod(({0}, {1}, {2}))", [a.t, b.t, c.t])
+                if t is None or (t in WEAK and any(e.t not in WEAK for e in (a, b, c))):
+                    return None
+                if not (self.fits(a, b.t) and self.fits(b, a.t) and self.fits(c, a.t)
+                        and self.fits(a, c.t) and self.fits(b, c.t) and self.fits(c, b.t)):
+                    return None
+                rng = None
+                if t == "wi":
+                    vals = [x1 * y1 * z1 for x1 in a.rng for y1 in b.rng for z1 in c.rng]
+                    rng = (min(vals), max(vals))
+                return E(f"math.prod(({a.text}, {b.text}, {c.text}))", t, rng=rng)
+            elif x < 0.75:
+                d = self.safe_divisor(sc, depth)
+                if not (self.fits(a, d.t) and self.fits(d, a.t)):
+                    return None
+                t = result_type("//", a.t, d.t)
+                if t is None:
+                    return None
+                return E(f"divmod({a.text}, {d.text})[{r.randrange(2)}]", t)
+            elif x < 0.85:
+                if a.t in WEAK:
+                    return None
+                tpl = f"pow({{0}}, {r.randrange(0, 4)})"
+                t = self.call_type(tpl, [a.t])
+                return None if t is None else E(tpl.format(a.text), t)
+            else:
+                f = self.leaf(sc, "f", True)
+                if not f.leaf:
+                    return None
+                t = self.call_type("round({0})", [f.t])
+                return None if t is None else E(f"round({f.text})", t,
+                                                rng=(-10**6, 10**6) if t == "wi" else None)
+            if not (self.fits(a, b.t) and self.fits(b, a.t)):
+                return None
+            t = self.call_type(tpl, [a.t, b.t])
+            return None if t is None else E(tpl.format(a.text, b.text), t)
+        if k == "b":
+            f = self.leaf(sc, "f", True)
+            tpl = r.choice(["np.isposinf({0})", "np.isneginf({0})"])
+            t = self.call_type(tpl, [f.t])
+            return None if t is None else E(tpl.format(f.text), t)
+        # floats
+        x = r.random()
+        a = self.leaf(sc, "f", True)
+        if x < 0.12:
+            j = r.randrange(-3, 4)
+            tpl = f"np.ldexp({{0}}, {j})" if r.random() < 0.7 else f"math.ldexp({{0}}, {j})"
+            args = [a]
+        elif x < 0.25:
+            b = self.leaf(sc, "f", True)
+            tpl = r.choice(["np.nextafter({0}, {1})", "math.nextafter({0}, {1})"])
+            args = [a, b]
+        elif x < 0.35:
+            if a.t == "float16":
+                return None
+            tpl = r.choice(["np.spacing({0})", "math.ulp({0})"])
+            args = [a]
+        elif x < 0.5:
+            b = self.leaf(sc, "f", True)
+            tpl = "math.remainder({0}, abs({1}) + 0.5)"
+            args = [a, b]
+        elif x < 0.6:
+            tpl = r.choice(["np.conj({0})", "np.real({0})"])
+            args = [a]
+        elif x < 0.72:
+            a = self.expr(sc, "f", depth - 1)
+            f = r.choice(["math.degrees", "math.radians", "np.degrees", "np.radians"])
+            t = self.call_type(f + "({0})", [a.t])
+            if t is None:
+                return None
+            self.math_floats.add(t)
+            return E(f"{f}({a.text})", t, approx=True)
+        elif x < 0.82:
+            b = self.expr(sc, "f", depth - 1)
+            c = self.expr(sc, r.choice("if"), depth - 1)
+            if not (self.fits(b, c.t) and self.fits(c, b.t)):
+                return None
+            t = self.call_type("math.prod(({0}, {1}, {2}))", [a.t, b.t, c.t])
+            if t is None or kind(t) != "f":
+                return None
+            self.math_floats.add(t)
+            return E(f"math.prod(({a.text}, {b.text}, {c.text}))", t, approx=True)
+        else:
+            # np.where of numbers of two types: NumPy's common type
+            c = self.bool_expr(sc, max(depth - 1, 0))
+            b = self.expr(sc, r.choice("if"), depth - 1)
+            if not (self.fits(a, b.t) and self.fits(b, a.t)):
+                return None
+            t = self.call_type("np.where(True, {0}, {1})", [a.t, b.t])
+            if t is None:
+                return None
+            return E(f"np.where({c.text}, {a.text}, {b.text})", t, approx=b.approx)
+        t = self.call_type(tpl, [e.t for e in args])
+        if t is None:
+            return None
+        if kind(t) == "f":
+            self.math_floats.add(t)
+        return E(tpl.format(*[e.text for e in args]), t)
+
+    def stmt_sort_search(self, sc: Scope, ind: int) -> None:
+        """`o[.., lo:hi] = np.sort(s)` / `np.argsort(s, kind='stable')`,
+        `o[.., lo:hi].sort()`, or `k = np.searchsorted(s, v, side=..)`
+        (`sort_search`)."""
+        r = self.r
+        x = r.random()
+        if x < 0.6:
+            arg = x < 0.3
+            a = self.owned_array(sc, free=1, dtypes=["int64", "float64"] if arg else ())
+            if a.dtype == "bool":
+                return
+            n = r.randrange(1, a.shape[-1] + 1)
+            tgt = self.target(sc, a, slice_len=n)
+            s = self.slice_of(sc, r.choice("if"), n)
+            if tgt is None or s is None or re.search(rf"\b{a.name}\[", s[0]):
+                return
+            if arg:
+                f = r.choice([f"np.argsort({s[0]}, kind='stable')",
+                              f"np.argsort({s[0]}, stable=True)", f"{s[0]}.argsort(kind='stable')"])
+                t = "int64"
+            else:
+                f, t = f"np.sort({s[0]})", s[1]
+            if t == a.dtype or np.can_cast(t, a.dtype, "safe"):
+                self.emit(ind, f"{tgt} = {f}")
+        elif x < 0.7:
+            a = self.owned_array(sc, free=1)
+            n = r.randrange(1, a.shape[-1] + 1)
+            tgt = self.target(sc, a, slice_len=n)
+            if tgt is not None:
+                self.emit(ind, f"{tgt}.sort()")
+        else:
+            kk = r.choice("if")
+            s = self.slice_of(sc, kk, r.randrange(1, 9))
+            if s is None:
+                return
+            v = self.leaf(sc, r.choice([kk, "i", "f"]), True)
+            side = r.choice(["", ", side='left'", ", side='right'"])
+            k = self.fresh("k")
+            self.emit(ind, f"{k} = np.searchsorted({s[0]}, {v.text}{side})")
+            sc.vars[k] = E(k, "int64")
+            sc.own[k] = sc.level
+            self.store_of(sc, ind, sc.vars[k])
+
     def stmt_reduce(self, sc: Scope, ind: int) -> None:
         """`t = parpy.operators.op(slice)`, labelled (parallel) or not."""
         k = self.r.choice("if")
@@ -1912,6 +2487,8 @@ class Gen:
         start = len(self.lines)
         for j in range(n):
             x = r.random()
+            if not (first_store and j == 0):
+                self.side_stmt(sc, ind, budget)  # (besides the one drawn below)
             if first_store and j == 0:
                 self.stmt_store(sc, ind)
             elif sc.loop is not None and self.on("jumps", 0.1):
@@ -1958,6 +2535,21 @@ class Gen:
             self.emit(ind, "pass") if budget <= 0 else self.stmt_store(sc, ind)
             if len(self.lines) == start:
                 self.emit(ind, "pass")
+
+    def side_stmt(self, sc: Scope, ind: int, budget: int) -> bool:
+        """Maybe a statement of a stop-57 feature here, drawn from its own
+        stream (whether it comes and what it says)."""
+        for feature, p, stmt in (
+                ("data_while", 0.06, lambda: self.stmt_data_while(sc, ind)),
+                ("helper_tuples", 0.04, lambda: self.stmt_helper_tuple(sc, ind)),
+                ("scalar_updates", 0.06, lambda: self.stmt_scalar_updates(sc, ind)),
+                ("new_math", 0.02, lambda: self.stmt_dtype_if(sc, ind, budget)),
+                ("sort_search", 0.04, lambda: self.stmt_sort_search(sc, ind))):
+            if (feature != "new_math" or budget > 0) and self.side(feature, p):
+                with self.drawing_from(feature):
+                    stmt()
+                return True
+        return False
 
     def skew_pair(self, ind: int) -> bool:
         """Two labelled parallel loops over the same rows of `p` and `q`:
@@ -2095,7 +2687,10 @@ class Gen:
             body = [pat.sub(lambda m: "d" + "".join(f"[{k!r}]" for k in paths[m.group(1)]), line)
                     for line in body]
             params = [p for p in params if p not in paths] + [pack["param"]]
-        src = ("import numpy as np\nimport parpy\n\n\n" + "\n\n".join(self.helpers)
+        # (the first two lines are the imports a repro script leaves out)
+        uses_math = re.search(r"(?<![\w.])math\.", "\n".join(body + self.helpers))
+        src = ("import numpy as np\nimport parpy\n" + ("import math\n" if uses_math else "")
+               + "\n\n" + "\n\n".join(self.helpers)
                + ("\n\n" if self.helpers else "")
                + f"@parpy.jit\ndef kern({', '.join(params)}):\n" + "\n".join(body) + "\n")
         args = [{"name": a.name, "array": True, "dtype": a.dtype, "shape": a.shape,
