@@ -2432,6 +2432,13 @@ pub fn float_literal(v: f64, ty: ElemTy) -> (String, u8) {
     if v.is_nan() {
         return ("NAN".into(), P_ATOM);
     }
+    // (`INFINITY` is a float: a float64 one is cast, so that CUDA's
+    // overloads of two-argument functions, `nextafter(1.5, INFINITY)`,
+    // find one match)
+    if ty == ElemTy::F64 && v.is_infinite() {
+        let sign = if v > 0.0 { "" } else { "-" };
+        return (format!("{sign}(double)INFINITY"), P_UNARY);
+    }
     if v.is_infinite() || (ty != ElemTy::F64 && (v as f32).is_infinite()) {
         return if v > 0.0 {
             ("INFINITY".into(), P_ATOM)

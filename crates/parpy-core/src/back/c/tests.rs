@@ -103,7 +103,10 @@ mod writer {
         assert_eq!(float_literal(1.0, ElemTy::F64).0, "1.0");
         assert_eq!(float_literal(1e20, ElemTy::F64).0, "1e20");
         assert_eq!(float_literal(f64::INFINITY, ElemTy::F32).0, "INFINITY");
-        assert_eq!(float_literal(f64::NEG_INFINITY, ElemTy::F64).0, "-INFINITY");
+        assert_eq!(
+            float_literal(f64::NEG_INFINITY, ElemTy::F64).0,
+            "-(double)INFINITY"
+        );
         assert_eq!(int_literal(5, ElemTy::I64), "5");
         assert_eq!(
             int_literal(5_000_000_000, ElemTy::I64),
