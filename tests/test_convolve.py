@@ -102,6 +102,20 @@ def convolve_in_an_expression(x, w, y, N):
         y[i, :] = np.convolve(x[i, :], w, 'same') * 2.0
 
 
+@parpy.jit
+def convolve_bound_to_a_name(x, w, y):
+    y = np.convolve(x, w)
+
+
+def test_a_name_bound_to_a_convolution_is_no_store():
+    """`y = np.convolve(x, w)` binds the name `y` to a new array in Python:
+    the array `y` held stays as it was (parpy stored into it)."""
+    y = np.zeros(4)
+    with pytest.raises(parpy.CompileError, match="gives an array"):
+        convolve_bound_to_a_name(np.ones(3), np.ones(2), y, opts=cpu_opts({}))
+    assert y.tolist() == [0.0] * 4
+
+
 @pytest.mark.parametrize("fn, args, message", [
     (convolve_into_itself, [np.ones((2, 5)), np.ones(3), 2], "stored into `x`, which it reads"),
     (convolve_wrong_length, [np.ones((2, 5)), np.ones(3), np.zeros((2, 5)), 2],

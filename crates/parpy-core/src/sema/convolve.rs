@@ -31,11 +31,10 @@ impl Lowerer<'_, '_> {
         else {
             return None;
         };
+        // (`y = np.convolve(...)` binds a new array to the name `y`, as in
+        // Python: no store into what `y` held)
         if self.builtin_of(func) != Some(Builtin::Convolve)
-            || !matches!(
-                target.kind,
-                ast::ExprKind::Subscript { .. } | ast::ExprKind::Name(_)
-            )
+            || !matches!(target.kind, ast::ExprKind::Subscript { .. })
         {
             return None;
         }
