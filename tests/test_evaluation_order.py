@@ -5,9 +5,10 @@ middle operand of a chained comparison (`0.0 < bump(c, v) < 1.0` calls
 array gave other answers (a counter at 8 where Python has 4), silently."""
 
 import numpy as np
+import pytest
 
 import parpy
-from conftest import cpu_opts
+from conftest import cpu_opts, run_both
 
 
 @parpy.jit
@@ -103,3 +104,25 @@ def test_a_while_condition_may_reduce_and_check():
     import pytest
     with pytest.raises(ZeroDivisionError, match="by zero"):
         parpy.jit(_while_reduced)(x, np.zeros(4, np.int64), 0, 4, opts=o)
+
+
+@parpy.jit
+def chained_store_into_int8(o, y, N):
+    parpy.label('i')
+    for i in range(N):
+        u = o[i] = i * 50
+        y[i] = u
+
+
+def test_a_chained_assignment_checks_the_value_it_stores():
+    """`u = o[i] = i * 50` of an int8 `o` computes the value into a
+    temporary; the check that the Python int fits int8 was placed before
+    that temporary's assignment: it read the previous iteration's value
+    (150 was stored as -106 without Python's OverflowError), and in a
+    parallel loop the race check refused the program, naming `u_new`."""
+    o, y = np.zeros(3, np.int8), np.zeros(3, np.int64)
+    got = run_both(chained_store_into_int8, [o, y, 3], cpu_opts({'i': parpy.threads(3)}))
+    assert got[0].tolist() == [0, 50, 100] and got[1].tolist() == [0, 50, 100]
+    with pytest.raises(OverflowError, match="Python integer out of bounds for int8"):
+        chained_store_into_int8(np.zeros(4, np.int8), np.zeros(4, np.int64), 4,
+                                opts=cpu_opts({'i': parpy.threads(1)}))

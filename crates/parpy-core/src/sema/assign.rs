@@ -360,7 +360,9 @@ impl Lowerer<'_, '_> {
             let name = self.temp_name(targets, k);
             let tmp = self.new_var(&name, Type::Scalar(ty), VarKind::Local, *vspan);
             let t = v.take().expect("checked above");
-            out.push(ir::Stmt::new(
+            // (before the statements the targets hoist: the check that a
+            // Python int fits an int8 target reads the temporary)
+            self.pre.push(ir::Stmt::new(
                 StmtKind::Assign {
                     dst: Place::Var(tmp),
                     value: t.e,
