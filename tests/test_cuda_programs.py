@@ -445,6 +445,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_a_read_under_and_is_not_checked_where_python_does_not_evaluate_it",
     "test_a_loop_variable_after_a_loop_of_unknown_trips_or_with_break",
     "test_a_loop_variable_after_an_inner_loop_over_the_same_name",
+    "test_after_a_labelled_loop_over_a_local_the_name_holds_the_last_value",
     # test_lists: host statements over arrays
     "test_a_tuple_stored_into_a_slice_is_the_sequence_of_its_items",
     "test_a_read_before_any_assignment_outside_loops_is_a_compile_error",

@@ -299,3 +299,54 @@ def test_a_loop_variable_after_a_loop_known_to_run_zero_times(specialize):
     expect_raised(last_index_after_loop, [np.zeros(2, np.int64), 0], opts,
                   UnboundLocalError, MESSAGE, "'i'")
     run_both(last_index_after_loop, [np.zeros(2, np.int64), 3], opts)
+
+
+@parpy.jit
+def counter_reuses_a_local(lab, c, y, N, K):
+    with parpy.gpu:
+        for i in range(N):
+            k = lab[i]
+            c[k] += 1.0
+    parpy.label('k')
+    for k in range(K):
+        y[k] = c[k] * 2.0
+
+
+@parpy.jit
+def counter_reuses_a_float_local(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        k = x[i] * 0.5
+        y[i] = k
+        for k in range(3):
+            y[i] += k
+
+
+def test_a_loop_variable_may_reuse_the_name_of_a_local():
+    # (a labelled loop over the name of an integer local, and any loop over
+    # the name of a float local, were refused: "the loop variable `k` is
+    # already used as a local variable"; Python rebinds the name)
+    for specialize in (True, False):
+        opts = cpu_opts({'k': parpy.threads(3), 'i': parpy.threads(4)}, specialize_scalars=specialize)
+        run_both(counter_reuses_a_local, [np.array([2, 0, 2, 1, 2]), np.zeros(3), np.zeros(3), 5, 3], opts)
+        run_both(counter_reuses_a_float_local, [np.arange(4.0), np.zeros(4), 4], opts)
+
+
+@parpy.jit
+def labelled_counter_read_after(y, K0, K):
+    k = K0
+    parpy.label('k')
+    for k in range(K):
+        y[k] = k * 2.0
+    y[K] = k
+
+
+def test_after_a_labelled_loop_over_a_local_the_name_holds_the_last_value():
+    # (the last value when the loop runs, the local's when it runs zero
+    # times; a count known only when running: the name is not defined)
+    opts = cpu_opts({'k': parpy.threads(3)})
+    run_both(labelled_counter_read_after, [np.zeros(4), 7, 3], opts)
+    run_both(labelled_counter_read_after, [np.zeros(4), 7, 0], opts)
+    opts.specialize_scalars = False
+    with pytest.raises(parpy.CompileError, match="`k` is not defined"):
+        labelled_counter_read_after(np.zeros(4), 7, 3, opts=opts)

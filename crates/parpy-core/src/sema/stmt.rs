@@ -2467,6 +2467,11 @@ impl Lowerer<'_, '_> {
         // enclosing counter before the loop, from this one in each
         // iteration. After a labelled loop the name is not defined.
         let mut reused: Option<Option<(ir::VarId, ir::VarId)>> = None;
+        // A local the loop's counter cannot be copied into (the loop is
+        // labelled, or the local is no integer): Python rebinds the name, so
+        // the counter shadows it, and after the loop the name holds the
+        // last value (when known), the local (no iterations) or nothing
+        let mut shadowed = false;
         let before = self
             .scope
             .get(var)
@@ -2487,11 +2492,11 @@ impl Lowerer<'_, '_> {
                     copy_to = Some(local);
                     reused = Some(Some((outer, local)));
                 }
+            } else if kind == VarKind::Local && !old.ty.is_array() {
+                shadowed = true;
             } else {
                 let what = if kind == VarKind::Param {
                     "parameter"
-                } else if int_local {
-                    "local variable of a labelled loop"
                 } else {
                     "local variable"
                 };
@@ -2613,7 +2618,7 @@ impl Lowerer<'_, '_> {
         }
         // (a local holding an earlier loop's last value is replaced)
         let old = prev;
-        let prev = prev.filter(|p| !self.loop_last.contains(&p.var));
+        let prev = prev.filter(|p| !self.loop_last.contains(&p.var) && !shadowed);
         match (prev, reused) {
             (_, Some(Some((outer, local)))) => {
                 let ty = self.func.var(outer).ty.clone();
