@@ -405,7 +405,7 @@ def natural_args():
      "natural_axis_out_of_bounds"),
     ("ufunc_operand_by_name", "x=x[i, 0]", "`np.sqrt` takes no keyword argument `x`",
      "natural_ufunc_operand_by_name"),
-    ("none_as_value", "None)", "`None` is not a value", "natural_none_as_value"),
+    ("none_as_value", "a * s", "`a` is None here", "natural_none_as_value"),
     ("rebound_other_shape", "x[i, 1:] * 2.0", "`e` is re-bound to an array of another shape or type",
      "natural_rebound_other_shape"),
     ("array_rebound_to_number", "y[i] * 1.0", "`d` holds an array; parpy cannot re-bind it to a number",

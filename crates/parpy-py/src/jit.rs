@@ -640,7 +640,9 @@ impl JitFunction {
         let ctx = ArgCtx {
             func: &self.name,
             params: flat.as_ref().map_or(&self.params[..], |f| &f.names[..]),
-            in_place: if flat.is_some() { 0 } else { self.in_place },
+            in_place: flat
+                .as_ref()
+                .map_or(self.in_place, |f| f.leaf_mask(self.in_place)),
         };
         let compiled = loop {
             let spec = if !opts.specialize_scalars() {

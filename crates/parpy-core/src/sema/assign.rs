@@ -634,6 +634,7 @@ fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(
                 | "all"
                 | ast::LIST
                 | ast::CONTAINS
+                | ast::IS_NONE
         ),
         _ => true,
     };

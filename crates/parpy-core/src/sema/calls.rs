@@ -104,6 +104,9 @@ impl Lowerer<'_, '_> {
             if n == ast::CONTAINS {
                 return self.membership(args, span);
             }
+            if n == ast::IS_NONE {
+                return self.is_none_test(args, span);
+            }
         }
         let name = func
             .dotted_path()
@@ -2753,6 +2756,13 @@ impl Lowerer<'_, '_> {
         let mut exprs = vec![];
         let mut ok = true;
         for a in args {
+            // None (a default, or a parameter passed None): the helper is
+            // specialized for it (`none_args`), the call passes nothing
+            if matches!(a.kind, ast::ExprKind::None) {
+                types.push(ArgType::Unusable("NoneType".into()));
+                weak.push(false);
+                continue;
+            }
             // a whole dict: the helper is specialized for its type (the
             // leaves' values are not), the call passes its leaves
             if let Some((_, ty)) = self.dict_arg(a) {

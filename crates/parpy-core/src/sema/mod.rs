@@ -35,6 +35,7 @@ mod mapped;
 mod masks;
 mod membership;
 mod nan_reductions;
+mod none_args;
 mod order_stats;
 mod out_args;
 mod permute;
@@ -592,6 +593,12 @@ fn lower_function(
     let def = stored.as_ref().unwrap_or(def);
     let positional = keywords::positional(def, resolver, &mut sh.diags)?;
     let def = &positional;
+    // `None` arguments: no parameter, their `is None` tests decided
+    let dropped = none_args::drop_none_params(def, args, weak, &mut sh.diags).ok()?;
+    let (def, args, weak) = match &dropped {
+        Some(d) => (&d.def, &d.args[..], &d.weak[..]),
+        None => (def, args, weak),
+    };
     // dict arguments: one parameter per leaf, the body rewritten
     let flat =
         if args.len() == def.params.len() && args.iter().any(|a| matches!(a, ArgType::Dict(_))) {

@@ -159,6 +159,10 @@ pub const TUPLE_AS_LIST: &str = "#tuple";
 /// not in b` is `not #in(a, b)` (`sema::membership`).
 pub const CONTAINS: &str = "#in";
 
+/// The function name of a test against `None`: `a is None` is
+/// `#is_none(a)`, `a is not None` is `not #is_none(a)` (`sema::none_args`).
+pub const IS_NONE: &str = "#is_none";
+
 #[derive(Clone, Debug)]
 pub struct Expr {
     pub kind: ExprKind,

@@ -1281,6 +1281,34 @@ impl Converter {
                     _ => return test,
                 }
             }
+            // `a is None` is `#is_none(a)`, `a is not None` is `not
+            // #is_none(a)` (`sema::none_args`); other `is` tests are refused
+            py::Expr::Compare(c)
+                if c.ops.len() == 1 && matches!(c.ops[0], py::CmpOp::Is | py::CmpOp::IsNot) =>
+            {
+                let none = |e: &py::Expr| matches!(e, py::Expr::Constant(k) if matches!(k.value, py::Constant::None));
+                let value = match (none(&c.left), none(&c.comparators[0])) {
+                    (false, true) => &c.left,
+                    (true, false) => &c.comparators[0],
+                    _ => {
+                        self.reject(r, "`is` comparisons other than `is None`");
+                        return self.bad(r);
+                    }
+                };
+                let span = self.span(r);
+                let test = Expr::call(
+                    Expr::name(crate::syntax::ast::IS_NONE, span),
+                    vec![self.expr(value)],
+                    span,
+                );
+                match c.ops[0] {
+                    py::CmpOp::IsNot => ExprKind::Unary {
+                        op: crate::ops::UnOp::Not,
+                        arg: Box::new(test),
+                    },
+                    _ => return test,
+                }
+            }
             py::Expr::Compare(c) => {
                 let first = self.boxed(&c.left);
                 let mut rest = vec![];
@@ -1293,7 +1321,7 @@ impl Converter {
                         py::CmpOp::Gt => BinOp::Gt,
                         py::CmpOp::GtE => BinOp::Ge,
                         py::CmpOp::Is | py::CmpOp::IsNot => {
-                            self.reject(r, "`is` comparisons");
+                            self.reject(r, "`is` tests chained with comparisons");
                             return self.bad(r);
                         }
                         py::CmpOp::In | py::CmpOp::NotIn => {

@@ -9,7 +9,8 @@
 //! (`ArgType::Unusable`, part of the key) and reports a read of it: the
 //! call goes on as Python's does where the function does not read them. A
 //! key that is not a string, which jit code cannot name, is a TypeError,
-//! as in ParPy.
+//! as in ParPy. An argument that is None takes the same way: no leaf, its
+//! type's name in the key and for the core (`sema::none_args`).
 
 use parpy_core::signature::entry_name;
 use parpy_core::ArgType;
@@ -31,6 +32,17 @@ enum Node {
     Dict(Vec<(String, Node)>),
     /// An entry compiled code cannot take, with its Python type's name.
     Unusable(String),
+}
+
+impl Node {
+    /// How many leaves the argument of this structure has.
+    fn leaves(&self) -> usize {
+        match self {
+            Node::Leaf => 1,
+            Node::Dict(entries) => entries.iter().map(|(_, n)| n.leaves()).sum(),
+            Node::Unusable(_) => 0,
+        }
+    }
 }
 
 /// Whether compiled code cannot take `obj` as a dict entry: Python's
@@ -57,12 +69,13 @@ pub struct Flat<'py> {
     shape: Vec<Node>,
 }
 
-/// Does any argument hold a dict?
+/// Is any argument a dict or None (a call flattened by [`Flat`])?
 #[inline]
 pub fn any_dict<'py, B: std::ops::Deref<Target = Bound<'py, PyAny>>>(
     args: impl IntoIterator<Item = B>,
 ) -> bool {
-    args.into_iter().any(|a| a.is_instance_of::<PyDict>())
+    args.into_iter()
+        .any(|a| a.is_none() || a.is_instance_of::<PyDict>())
 }
 
 impl<'py> Flat<'py> {
@@ -78,7 +91,13 @@ impl<'py> Flat<'py> {
         };
         for (i, a) in args.into_iter().enumerate() {
             let name = ctx.name(i);
-            let node = f.push(a, name, ctx, 0)?;
+            // (a parameter passed None: no parameter of the compiled code,
+            // `sema::none_args`)
+            let node = if a.is_none() {
+                Node::Unusable(super::type_name(&a))
+            } else {
+                f.push(a, name, ctx, 0)?
+            };
             f.shape.push(node);
         }
         if f.objs.len() > MAX_ARGS {
@@ -128,6 +147,26 @@ impl<'py> Flat<'py> {
             entries.push((key, node));
         }
         Ok(Node::Dict(entries))
+    }
+
+    /// `mask` (bit i: parameter i) over the leaves: the bit of each
+    /// parameter that is a leaf itself, at its leaf's position.
+    pub fn leaf_mask(&self, mask: u64) -> u64 {
+        let mut out = 0;
+        let mut leaf = 0usize;
+        for (i, n) in self.shape.iter().enumerate() {
+            match n {
+                Node::Leaf => {
+                    if i < 64 && leaf < 64 && mask >> i & 1 != 0 {
+                        out |= 1 << leaf;
+                    }
+                    leaf += 1;
+                }
+                Node::Dict(_) => leaf += n.leaves(),
+                Node::Unusable(_) => {}
+            }
+        }
+        out
     }
 
     /// Pushes the dicts' structure (keys in order) onto the key.

@@ -884,7 +884,7 @@ pub fn inspect_call<'py>(
     let leaf_ctx = ArgCtx {
         func: ctx.func,
         params: &flat.names,
-        in_place: 0,
+        in_place: flat.leaf_mask(ctx.in_place),
     };
     let records = inspect_all(flat.objs.iter().cloned(), specialize, &leaf_ctx)?;
     let types = flat.assemble(records.iter().map(|r| r.ty.clone()).collect());
