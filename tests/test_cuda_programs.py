@@ -89,6 +89,7 @@ import test_named_views as tnv
 import test_runtime_slices as trt
 import test_convolve as tcv
 import test_none_args as tna
+import test_unravel as tur
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -481,11 +482,14 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_one_function_compiled_for_none_and_for_an_array",
     "test_what_none_cannot_be_is_a_located_error",
     "test_none_code_compiles_for_cuda_and_metal",
+    # test_unravel: errors, other backends' code
+    "test_what_unravel_cannot_take_is_a_located_error",
+    "test_unravel_compiles_for_cuda_and_metal",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna):
+             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

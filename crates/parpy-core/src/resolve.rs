@@ -197,6 +197,11 @@ pub enum Builtin {
     /// `f, w = np.modf(x)`: the fractional and integral parts, with the
     /// sign of `x` (unpacked where it is called).
     Modf,
+    /// `r, c = np.unravel_index(k, dims)` (unpacked where it is called)
+    /// and `np.ravel_multi_index((r, c), dims)` of scalar indices
+    /// (`sema::unravel`).
+    UnravelIndex,
+    RavelMultiIndex,
 }
 
 /// The NumPy ufuncs that `sema::ufuncs` lowers as the expression they
@@ -446,6 +451,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "allclose" => Some(Builtin::AllClose),
         "divmod" => Some(Builtin::Divmod),
         "modf" => Some(Builtin::Modf),
+        "unravel_index" => Some(Builtin::UnravelIndex),
+        "ravel_multi_index" => Some(Builtin::RavelMultiIndex),
         "where" => Some(Builtin::Where),
         "clip" => Some(Builtin::Clip),
         "mean" => Some(Builtin::Mean),

@@ -61,6 +61,14 @@ impl Lowerer<'_, '_> {
                     (self.lower_expr(&r), value.span),
                 ])
             }
+            // `r, c = np.unravel_index(k, dims)` (`unravel.rs`)
+            ast::ExprKind::Call { func, args, .. }
+                if args.len() == 2
+                    && self.builtin_of(func) == Some(crate::resolve::Builtin::UnravelIndex) =>
+            {
+                let values = self.unravel_index(args, value.span);
+                Some(values.into_iter().map(|v| (v, value.span)).collect())
+            }
             // `f, w = np.modf(x)`: NumPy's parts (`ufuncs.rs`)
             ast::ExprKind::Call { func, args, .. }
                 if args.len() == 1
@@ -180,6 +188,8 @@ impl Lowerer<'_, '_> {
                         && self.builtin_of(func) == Some(crate::resolve::Builtin::Divmod)
                     || args.len() == 1
                         && self.builtin_of(func) == Some(crate::resolve::Builtin::Modf)
+                    || args.len() == 2
+                        && self.builtin_of(func) == Some(crate::resolve::Builtin::UnravelIndex)
             }
             _ => false,
         }

@@ -868,9 +868,13 @@ impl Lowerer<'_, '_> {
                     None
                 }
             },
-            Builtin::Divmod | Builtin::Modf => {
+            Builtin::RavelMultiIndex => self.ravel_multi_index(args, span),
+            Builtin::Divmod | Builtin::Modf | Builtin::UnravelIndex => {
                 let (what, fix) = match b {
                     Builtin::Divmod => ("divmod", "q, r = divmod(a, b)"),
+                    Builtin::UnravelIndex => {
+                        ("np.unravel_index", "r, c = np.unravel_index(k, dims)")
+                    }
                     _ => ("np.modf", "f, w = np.modf(x)"),
                 };
                 self.error(

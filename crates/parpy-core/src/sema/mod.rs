@@ -50,6 +50,7 @@ mod trapezoid;
 mod types;
 mod ufuncs;
 mod unbound;
+mod unravel;
 mod views;
 
 #[cfg(test)]
