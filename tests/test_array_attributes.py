@@ -159,3 +159,22 @@ def test_dtype_comparisons_itemsize_and_nbytes_are_known_when_compiling(dt):
     size = x.itemsize
     assert got[2][0].tolist() == [1.0 if dt == np.float64 else 2.0, 1.0, 6 * size + 6,
                                   1.0 + 2 * (dt == np.float32) + (dt == np.float64)]
+
+
+@parpy.jit
+def by_rank(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        if x.ndim == 2:
+            y[i] = x[i] @ x[i]
+        else:
+            y[i] = x[i] * x[i]
+        y[i] += x[i].sum() if x.ndim > 1 else 0.5 if len(x) != 4 else x[i]
+
+
+def test_a_comparison_of_attributes_known_when_compiling_chooses_the_branch():
+    # (`x.ndim == 2` was not known when compiling: the branch for the other
+    # rank was compiled too, and `x[i] @ x[i]` of a 1-D `x` refused)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(by_rank, [np.arange(4.0), np.zeros(4), 4], opts)
+    run_both(by_rank, [np.arange(12.0).reshape(4, 3), np.zeros(4), 4], opts)
