@@ -260,6 +260,9 @@ pub enum Ufunc {
     Ldexp,
     NextAfter,
     Spacing,
+    /// `np.bitwise_count(x)`: the 1-bits of `|x|` of an integer (a bool
+    /// counts as one bit), a uint8.
+    BitwiseCount,
 }
 
 impl Builtin {
@@ -444,6 +447,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "ldexp" => ufunc(Ufunc::Ldexp),
         "nextafter" => ufunc(Ufunc::NextAfter),
         "spacing" => ufunc(Ufunc::Spacing),
+        "bitwise_count" => ufunc(Ufunc::BitwiseCount),
         "gcd" => ufunc(Ufunc::Gcd),
         "lcm" => ufunc(Ufunc::Lcm),
         "nan_to_num" => Some(Builtin::NanToNum),

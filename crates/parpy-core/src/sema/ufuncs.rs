@@ -317,6 +317,7 @@ impl Lowerer<'_, '_> {
                 let inf = predicate(MathFn::IsInf, x, ty, span);
                 weak(Expr::select(inf, c(f64::NAN), step))
             }
+            (Ufunc::BitwiseCount, None) => self.bitwise_count(a, name, span)?,
             (Ufunc::Gcd | Ufunc::Lcm, Some(b)) => {
                 let f = if u == Ufunc::Gcd {
                     MathFn::Gcd
@@ -596,6 +597,73 @@ impl Lowerer<'_, '_> {
 
     /// `e` where an expression uses it more than once: itself when pure,
     /// else its value in a local (`stash`).
+    /// `np.bitwise_count(x)`: the 1-bits of `|x|` (NumPy's; as a uint64,
+    /// so the least int64 has its one bit), counted by halves (a popcount
+    /// the C compilers recognize), a uint8.
+    fn bitwise_count(&mut self, a: TExpr, name: &str, span: Span) -> Option<TExpr> {
+        let ty = self.scalar_elem(&a)?;
+        if ty.is_float() {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of {} values: NumPy has no such loop (a TypeError)",
+                    ty.numpy_name()
+                ))
+                .at(span, "NumPy's bitwise_count takes integers and bools only")
+                .help(
+                    "convert the operand to an integer type first, e.g. `int(v)` or `np.int64(v)`",
+                )
+                .type_error(),
+            );
+            return None;
+        }
+        let u = ElemTy::U64;
+        let x = self.reusable(a.e, span);
+        let k = |v: i64| Expr::int(v, u, span);
+        let op = |op, l, r| Expr::binary(op, l, r, Type::Scalar(u), span);
+        let wide = convert(x.clone(), u);
+        let v = match ty.is_signed_int() {
+            // (negated in 64 bits: wraps to the magnitude, 2**63 included)
+            true => {
+                let negative = Expr::compare(BinOp::Lt, x, Expr::int(0, ty, span), span);
+                let magnitude = op(BinOp::Sub, k(0), wide.clone());
+                Expr::select(negative, magnitude, wide)
+            }
+            false => wide,
+        };
+        let v = self.reusable(v, span);
+        let v = op(
+            BinOp::Sub,
+            v.clone(),
+            op(
+                BinOp::BitAnd,
+                op(BinOp::Shr, v, k(1)),
+                k(0x5555_5555_5555_5555),
+            ),
+        );
+        let v = self.reusable(v, span);
+        let m = k(0x3333_3333_3333_3333);
+        let v = op(
+            BinOp::Add,
+            op(BinOp::BitAnd, v.clone(), m.clone()),
+            op(BinOp::BitAnd, op(BinOp::Shr, v, k(2)), m),
+        );
+        let v = self.reusable(v, span);
+        let v = op(
+            BinOp::BitAnd,
+            op(BinOp::Add, v.clone(), op(BinOp::Shr, v, k(4))),
+            k(0x0f0f_0f0f_0f0f_0f0f),
+        );
+        let n = op(
+            BinOp::Shr,
+            op(BinOp::Mul, v, k(0x0101_0101_0101_0101)),
+            k(56),
+        );
+        Some(TExpr {
+            e: convert(n, ElemTy::U8),
+            weak: false,
+        })
+    }
+
     fn reusable(&mut self, e: Expr, span: Span) -> Expr {
         if crate::ir::visit::pure(&e) {
             e
