@@ -91,6 +91,7 @@ import test_convolve as tcv
 import test_none_args as tna
 import test_unravel as tur
 import test_bitwise_count as tbc
+import test_idioms as tid
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -489,11 +490,14 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_bitwise_count: an error, other backends' code
     "test_bitwise_count_of_floats_is_a_type_error",
     "test_bitwise_count_compiles_for_cuda_and_metal",
+    # test_idioms: errors, other backends' code
+    "test_what_an_idiom_cannot_be_is_a_located_error",
+    "test_idioms_compile_for_cuda_and_metal",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc):
+             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -253,7 +253,7 @@ def nested_targets_of_divmod(x, y, N):
     (nested_into_a_name, "a tuple cannot be stored in one variable"),
     (nested_miscounted, "cannot unpack 2 values into 3 targets"),
     (nested_item_indexed, "an item of a nested tuple a helper returns cannot be indexed"),
-    (nested_targets_of_divmod, "nested tuple targets are not supported in parpy functions"),
+    (nested_targets_of_divmod, "cannot unpack one value into 2 targets"),
 ])
 def test_what_a_nested_tuple_cannot_be_is_one_located_error(fn, message):
     with pytest.raises(parpy.CompileError) as e:

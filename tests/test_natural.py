@@ -2674,7 +2674,15 @@ def unpacks_a_pair_kept_in_a_name(x, y, N):
         y[i] = a + b
 
 
-@pytest.mark.parametrize("fn", [unpacks_a_returned_call, unpacks_a_pair_kept_in_a_name])
+def test_a_helper_that_returns_a_call_of_a_pair_returns_the_pair():
+    # (it was "`two_values` returns 2 values: unpack them where it is called")
+    got = run_both(unpacks_a_returned_call, [np.arange(4.0), np.zeros(4), 4], cpu_opts())
+    want = np.zeros(4)
+    unpacks_a_returned_call.py_func(np.arange(4.0), want, 4)
+    assert got[1].tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("fn", [unpacks_a_pair_kept_in_a_name])
 def test_a_pair_used_as_one_value_is_one_error(fn):
     # (the caller's `a, b = ...` added "only a tuple ... can be unpacked")
     with pytest.raises(parpy.CompileError) as e:

@@ -37,7 +37,7 @@ fn is_literal(e: &ir::Expr) -> bool {
 impl Lowerer<'_, '_> {
     /// The right side as a list of values: the elements of a tuple, the
     /// extents of `x.shape` (`None` for a single value).
-    fn unpacked_values(&mut self, value: &ast::Expr) -> Option<Vec<Lowered>> {
+    pub(super) fn unpacked_values(&mut self, value: &ast::Expr) -> Option<Vec<Lowered>> {
         // `lo, hi = bounds(x, i)` of a helper that returns a tuple
         if let ast::ExprKind::Call { func, args, .. } = &value.kind {
             if let Some((def, globals)) = self.tuple_helper(func) {
@@ -45,8 +45,17 @@ impl Lowerer<'_, '_> {
             }
         }
         match &value.kind {
+            // (an item that is a tuple, `7, qr(9, 4)` matched against `p,
+            // (q, r)` by `nested_unpack`: its values, flattened)
             ast::ExprKind::Tuple(vs) => {
-                Some(vs.iter().map(|v| (self.lower_expr(v), v.span)).collect())
+                let mut out = vec![];
+                for v in vs {
+                    match self.value_shape(v) {
+                        Some(_) => out.extend(self.unpacked_values(v)?),
+                        None => out.push((self.lower_expr(v), v.span)),
+                    }
+                }
+                Some(out)
             }
             // `q, r = divmod(a, b)`: `a // b` and `a % b`, Python's rules
             ast::ExprKind::Call { func, args, .. }
@@ -182,15 +191,15 @@ impl Lowerer<'_, '_> {
     /// returns a tuple.
     pub(super) fn tuple_valued(&self, v: &ast::Expr) -> bool {
         match &v.kind {
-            ast::ExprKind::Call { func, args, .. } => {
-                self.tuple_helper(func).is_some()
-                    || args.len() == 2
-                        && self.builtin_of(func) == Some(crate::resolve::Builtin::Divmod)
-                    || args.len() == 1
-                        && self.builtin_of(func) == Some(crate::resolve::Builtin::Modf)
-                    || args.len() == 2
-                        && self.builtin_of(func) == Some(crate::resolve::Builtin::UnravelIndex)
+            // (`np.unravel_index(k, x.shape)`: as many values as `x` has
+            // dimensions, which `value_shape` cannot see)
+            ast::ExprKind::Call { func, args, .. }
+                if args.len() == 2
+                    && self.builtin_of(func) == Some(crate::resolve::Builtin::UnravelIndex) =>
+            {
+                true
             }
+            ast::ExprKind::Call { .. } => self.value_shape(v).is_some(),
             _ => false,
         }
     }
@@ -216,7 +225,7 @@ impl Lowerer<'_, '_> {
         if let ast::ExprKind::Call { func, .. } = &value.kind {
             let nested = self
                 .tuple_helper(func)
-                .and_then(|(def, _)| super::inline::returned_shape(&def.body))
+                .and_then(|(def, g)| super::inline::returned_shape(&def, g.as_ref()))
                 .is_some_and(|s| s.nests());
             if nested {
                 self.error(
@@ -254,7 +263,7 @@ impl Lowerer<'_, '_> {
         args: &[ast::Expr],
         span: Span,
     ) -> Vec<Lowered> {
-        let failed = match super::inline::returned_shape(&def.body) {
+        let failed = match super::inline::returned_shape(def, globals.as_ref()) {
             Some(shape) => vec![(None, span); shape.leaves()],
             None => vec![(None, span)],
         };
@@ -283,12 +292,24 @@ impl Lowerer<'_, '_> {
         }
         match self.resolver.resolve(&func.dotted_path()?) {
             crate::resolve::Resolved::Function { def, globals }
-                if super::inline::returns_tuple(&def.body) =>
+                if super::inline::returns_tuple(&def, globals.as_ref()) =>
             {
                 Some((def, globals))
             }
             _ => None,
         }
+    }
+
+    /// The shape of a tuple value: a tuple literal's items (`7, qr(9,
+    /// 4)`: a number and a pair), a call of a helper that returns a tuple
+    /// (`inline::expr_shape`), `divmod(a, b)`, `np.modf(x)`; `None` for
+    /// another value.
+    pub(super) fn value_shape(&self, value: &ast::Expr) -> Option<super::inline::TupleShape> {
+        let callee = |f: &ast::Expr| match (self.is_local_root(f), f.dotted_path()) {
+            (false, Some(path)) => self.resolve_path(&path),
+            _ => crate::resolve::Resolved::NotFound,
+        };
+        super::inline::expr_shape(value, &callee, 0)
     }
 
     pub(super) fn multi_assign(
@@ -448,12 +469,7 @@ impl Lowerer<'_, '_> {
             matches!(&t.kind, ast::ExprKind::Tuple(ts)
                 if ts.iter().any(|t| matches!(t.kind, ast::ExprKind::Tuple(_))))
         };
-        let shape = match &value.kind {
-            ast::ExprKind::Call { func, .. } => self
-                .tuple_helper(func)
-                .and_then(|(def, _)| super::inline::returned_shape(&def.body)),
-            _ => None,
-        };
+        let shape = self.value_shape(value);
         if !targets.iter().any(nests) && !shape.as_ref().is_some_and(TupleShape::nests) {
             return None;
         }

@@ -2746,7 +2746,7 @@ impl Lowerer<'_, '_> {
             || twice
             || host_on_gpu
             || super::inline::has_labels(&def.body, globals.as_ref())
-            || super::inline::returns_tuple(&def.body)
+            || super::inline::returns_tuple(def, globals.as_ref())
             || args.iter().any(|a| self.view_argument(a).is_some())
             || args.iter().any(|a| self.reshape_view(a).is_some())
             || args

@@ -49,7 +49,6 @@ pub(super) fn has_labels(body: &[ast::Stmt], globals: &dyn Resolver) -> bool {
     })
 }
 
-/// Does `body` return a tuple (`return a, b`) anywhere?
 /// The leaves of a tuple expression nested to any depth, in order (`a`,
 /// `b`, `c` of `(a, (b, c))`); an expression that is no tuple is its own.
 pub(super) fn tuple_leaves<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
@@ -60,18 +59,66 @@ pub(super) fn tuple_leaves<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
 }
 
 /// The shape of the tuple a helper's last statement returns (`return a,
-/// (b, c)`: 2 items, the second a tuple of 2), if it returns one.
-pub(super) fn returned_shape(body: &[ast::Stmt]) -> Option<TupleShape> {
-    fn shape(e: &ast::Expr) -> TupleShape {
-        match &e.kind {
-            ast::ExprKind::Tuple(items) => TupleShape::Items(items.iter().map(shape).collect()),
-            _ => TupleShape::Leaf,
+/// (b, c)`: 2 items, the second a tuple of 2; `return qr(a, b)` of a
+/// helper `qr` that returns a tuple: `qr`'s), if it returns one; `globals`
+/// resolves the helper's names.
+pub(super) fn returned_shape(def: &FunctionDef, globals: &dyn Resolver) -> Option<TupleShape> {
+    helper_shape(def, globals, 0)
+}
+
+/// [`returned_shape`] at `depth` helpers deep (a helper returning its own
+/// call is recursion, which parpy refuses where it inlines it: no shape
+/// past 32 levels).
+fn helper_shape(def: &FunctionDef, globals: &dyn Resolver, depth: usize) -> Option<TupleShape> {
+    // (a body that ends in an `if` whose branches return: the tuple of any
+    // `return`, which all give as many values, `mixed_returns`)
+    let mut any = None;
+    ast::for_each_stmt(&def.body, &mut |s| match &s.kind {
+        ast::StmtKind::Return(Some(e)) if matches!(e.kind, ast::ExprKind::Tuple(_)) => {
+            any.get_or_insert(e);
         }
+        _ => {}
+    });
+    let e = match def.body.last().map(|s| &s.kind) {
+        Some(ast::StmtKind::Return(Some(e))) => e,
+        _ => any?,
+    };
+    let globals = super::scope::Globals::of(def, globals);
+    let callee = |f: &ast::Expr| {
+        f.dotted_path()
+            .map_or(Resolved::NotFound, |p| globals.resolve(&p))
+    };
+    match expr_shape(e, &callee, depth)? {
+        TupleShape::Leaf => None,
+        items => Some(items),
     }
-    match body.last().map(|s| &s.kind) {
-        Some(ast::StmtKind::Return(Some(e))) if matches!(e.kind, ast::ExprKind::Tuple(_)) => {
-            Some(shape(e))
-        }
+}
+
+/// The shape of the value of `e`, where `callee` tells what a called
+/// function is: a tuple literal's items, a call of a helper that returns a
+/// tuple, of `divmod(a, b)` or `np.modf(x)` (a pair); `None` for another
+/// value.
+pub(super) fn expr_shape(
+    e: &ast::Expr,
+    callee: &dyn Fn(&ast::Expr) -> Resolved,
+    depth: usize,
+) -> Option<TupleShape> {
+    match &e.kind {
+        ast::ExprKind::Tuple(items) => Some(TupleShape::Items(
+            items
+                .iter()
+                .map(|i| expr_shape(i, callee, depth).unwrap_or(TupleShape::Leaf))
+                .collect(),
+        )),
+        ast::ExprKind::Call { func, args, .. } if depth < 32 => match callee(func) {
+            Resolved::Function { def, globals } => helper_shape(&def, globals.as_ref(), depth + 1),
+            r => match (r.builtin()?, args.len()) {
+                (Builtin::Divmod, 2) | (Builtin::Modf, 1) => {
+                    Some(TupleShape::Items(vec![TupleShape::Leaf, TupleShape::Leaf]))
+                }
+                _ => None,
+            },
+        },
         _ => None,
     }
 }
@@ -98,9 +145,11 @@ impl TupleShape {
     }
 }
 
-pub(super) fn returns_tuple(body: &[ast::Stmt]) -> bool {
+/// Does the helper return a tuple (`return a, b`) anywhere, or another
+/// helper's tuple at its end (`return qr(a, b)`)?
+pub(super) fn returns_tuple(def: &FunctionDef, globals: &dyn Resolver) -> bool {
     let mut found = false;
-    ast::for_each_stmt(body, &mut |s| {
+    ast::for_each_stmt(&def.body, &mut |s| {
         found |= matches!(
             &s.kind,
             ast::StmtKind::Return(Some(ast::Expr {
@@ -109,7 +158,7 @@ pub(super) fn returns_tuple(body: &[ast::Stmt]) -> bool {
             }))
         );
     });
-    found
+    found || returned_shape(def, globals).is_some()
 }
 
 /// The error for a helper whose `return`s give different numbers of values
@@ -362,7 +411,7 @@ impl Lowerer<'_, '_> {
     ) -> Option<TExpr> {
         let mut values = self.inline_values(def, globals, args, span)?;
         // (a nested tuple's items, not its flattened values)
-        let items = match returned_shape(&def.body) {
+        let items = match returned_shape(def, globals.as_ref()) {
             Some(TupleShape::Items(items)) => items.len(),
             _ => values.len(),
         };
@@ -760,13 +809,24 @@ impl Lowerer<'_, '_> {
                 subst_expr(&mut e, &child.rows);
                 child.red_labels = (!labels.is_empty()).then(|| labels.clone());
                 child.red_labels_used = false;
-                let t = child.lower_expr(&e);
+                // (another helper's tuple, `return qr(a, b)` or `return p,
+                // qr(a, b)`: its values, flattened)
+                let tuple = child.value_shape(&e).is_some();
+                let ts = match tuple {
+                    true => child
+                        .unpacked_values(&e)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(t, _)| t)
+                        .collect(),
+                    false => vec![child.lower_expr(&e)],
+                };
                 let used = std::mem::take(&mut child.red_labels_used);
                 if child.red_labels.take().is_some() && !used {
                     child.label_error(&labels, e.span);
                 }
                 lowered.append(&mut child.pre);
-                values.push(t);
+                values.extend(ts);
             }
             let rebinds = std::mem::take(&mut child.int_rebinds);
             let found = if attempt == 1 {

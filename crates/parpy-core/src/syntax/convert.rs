@@ -726,8 +726,9 @@ impl Converter {
             }
             py::Stmt::Assign(a) => {
                 // (`a, (b, c) = f(x)`: nested targets of a helper's nested
-                // tuple, which sema matches against its `return`)
-                let call = matches!(&*a.value, py::Expr::Call(_));
+                // tuple, which sema matches against its `return`; `p, (q,
+                // r) = 7, f(x)` against the tuple's items)
+                let call = matches!(&*a.value, py::Expr::Call(_) | py::Expr::Tuple(_));
                 let targets: Vec<Option<Expr>> = a
                     .targets
                     .iter()

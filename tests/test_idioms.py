@@ -1,0 +1,96 @@
+"""Natural Python that users write inside jit functions: a helper that
+returns another helper's tuple (`return qr(a, b)`), nested tuple targets of
+a tuple literal (`p, (q, r) = 7, qr(9, 4)`), Python's `max` / `min` with
+`key=`. Each gives the answer of the undecorated function on NumPy arrays
+(tests/test_cuda_programs.py runs these on the CUDA emulator too)."""
+
+import numpy as np
+import pytest
+
+import parpy
+from conftest import check_gpu_code, cpu_opts, run_both
+
+
+@parpy.jit
+def quot_rem(a, b):
+    return a // b, a % b
+
+
+@parpy.jit
+def quot_rem_of(a, b):
+    return quot_rem(a, b)
+
+
+@parpy.jit
+def with_quot_rem(a, b):
+    return a + b, quot_rem(a, b)
+
+
+@parpy.jit
+def passes_on_tuples(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        q, r = quot_rem_of(x[i], 4)
+        s, (q2, r2) = with_quot_rem(x[i], 3)
+        y[i, 0] = q
+        y[i, 1] = r
+        y[i, 2] = s
+        y[i, 3] = q2 * 10 + r2
+        y[i, 4] = quot_rem_of(x[i], 5)[1]
+
+
+@pytest.mark.parametrize("dt", [np.int64, np.int32, np.float64], ids=lambda t: t.__name__)
+def test_a_helper_returns_another_helpers_tuple(dt):
+    x = np.arange(-7, 9).astype(dt)
+    got = run_both(passes_on_tuples, [x, np.zeros((16, 5), dt), 16], cpu_opts({'i': parpy.threads(16)}))
+    want = np.zeros((16, 5), dt)
+    passes_on_tuples.py_func(x, want, 16)
+    assert got[1].tolist() == want.tolist()
+
+
+@parpy.jit
+def nested_targets(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        p, (q, r) = 7, quot_rem(x[i], 4)
+        (a, b), (c, d) = (x[i], 2), divmod(x[i], 3)
+        y[i, 0] = p + q * 10 + r
+        y[i, 1] = a - b
+        y[i, 2] = c * 10 + d
+
+
+def test_nested_targets_of_a_tuple_literal():
+    x = np.arange(-5, 11)
+    got = run_both(nested_targets, [x, np.zeros((16, 3), np.int64), 16], cpu_opts({'i': parpy.threads(16)}))
+    want = np.zeros((16, 3), np.int64)
+    nested_targets.py_func(x, want, 16)
+    assert got[1].tolist() == want.tolist()
+
+
+@parpy.jit
+def unpacks_three(x, y):
+    a, b, c = quot_rem_of(x[0], 4)
+    y[0] = a + b + c
+
+
+@parpy.jit
+def stores_a_pair(x, y):
+    p, q = 7, quot_rem_of(x[0], 4)
+    y[0] = p
+
+
+@pytest.mark.parametrize("fn, message", [
+    (unpacks_three, "cannot unpack 2 values into 3 targets"),
+    (stores_a_pair, "`quot_rem_of` returns 2 values: unpack them where it is called"),
+])
+def test_what_an_idiom_cannot_be_is_a_located_error(fn, message):
+    with pytest.raises(parpy.CompileError, match=message) as e:
+        fn(np.arange(3), np.zeros(3, np.int64), opts=cpu_opts())
+    assert "test_idioms.py" in str(e.value)
+
+
+def test_idioms_compile_for_cuda_and_metal():
+    args = lambda backend: [np.arange(16, dtype=np.int32), np.zeros((16, 5), np.int32), 16]
+    check_gpu_code(passes_on_tuples, args, {'i': parpy.threads(16)}, "passes_on_tuples")
+    args = lambda backend: [np.arange(16, dtype=np.int32), np.zeros((16, 3), np.int32), 16]
+    check_gpu_code(nested_targets, args, {'i': parpy.threads(16)}, "nested_targets")
