@@ -1,7 +1,8 @@
 """Natural Python that users write inside jit functions: a helper that
 returns another helper's tuple (`return qr(a, b)`), nested tuple targets of
-a tuple literal (`p, (q, r) = 7, qr(9, 4)`), Python's `max` / `min` with
-`key=`. Each gives the answer of the undecorated function on NumPy arrays
+a tuple literal (`p, (q, r) = 7, qr(9, 4)`), Python's `max` / `min` of
+numbers with `key=` (the first of equal keys wins; a NaN key never
+replaces nor is replaced). Each gives the answer of the undecorated function on NumPy arrays
 (tests/test_cuda_programs.py runs these on the CUDA emulator too)."""
 
 import numpy as np
@@ -68,6 +69,35 @@ def test_nested_targets_of_a_tuple_literal():
 
 
 @parpy.jit
+def square(v):
+    return v * v
+
+
+@parpy.jit
+def keyed_extremes(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = max(x[i], x[i + 1], key=abs)
+        y[i, 1] = min(x[i], x[i + 1], key=abs)
+        y[i, 2] = max(x[i], x[i + 1], x[i + 2], key=np.abs)
+        y[i, 3] = min(x[i], -x[i + 1], x[i + 2], key=square)
+        y[i, 4] = max(x[i], 2, key=abs)
+
+
+@pytest.mark.parametrize("x", [
+    [3.0, -4.0, 4.0, -3.0, 2.0, -2.0, np.nan, 1.0, -0.0, 0.0, np.nan, 5.0],
+    [3, -4, 4, -3, 2, -2, 1, 0, -1, 1, 2, -2],
+], ids=["floats", "ints"])
+def test_max_and_min_with_a_key_are_pythons(x):
+    x = np.array(x)
+    got = run_both(keyed_extremes, [x, np.zeros((10, 5), x.dtype), 10], cpu_opts({'i': parpy.threads(10)}))
+    want = np.zeros((10, 5), x.dtype)
+    keyed_extremes.py_func(x, want, 10)
+    np.testing.assert_array_equal(got[1], want)
+    assert np.signbit(got[1]).tolist() == np.signbit(want).tolist()
+
+
+@parpy.jit
 def unpacks_three(x, y):
     a, b, c = quot_rem_of(x[0], 4)
     y[0] = a + b + c
@@ -79,8 +109,14 @@ def stores_a_pair(x, y):
     y[0] = p
 
 
+@parpy.jit
+def max_of_a_row_by_key(x, y):
+    y[0] = max(x[:], key=abs)
+
+
 @pytest.mark.parametrize("fn, message", [
     (unpacks_three, "cannot unpack 2 values into 3 targets"),
+    (max_of_a_row_by_key, "`max` with `key=` takes two or more numbers in parpy functions"),
     (stores_a_pair, "`quot_rem_of` returns 2 values: unpack them where it is called"),
 ])
 def test_what_an_idiom_cannot_be_is_a_located_error(fn, message):
@@ -94,3 +130,5 @@ def test_idioms_compile_for_cuda_and_metal():
     check_gpu_code(passes_on_tuples, args, {'i': parpy.threads(16)}, "passes_on_tuples")
     args = lambda backend: [np.arange(16, dtype=np.int32), np.zeros((16, 3), np.int32), 16]
     check_gpu_code(nested_targets, args, {'i': parpy.threads(16)}, "nested_targets")
+    args = lambda backend: [np.arange(12, dtype=np.float32), np.zeros((10, 5), np.float32), 10]
+    check_gpu_code(keyed_extremes, args, {'i': parpy.threads(10)}, "keyed_extremes")

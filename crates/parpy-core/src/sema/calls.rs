@@ -133,6 +133,9 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
+            Resolved::Builtin(b @ (Builtin::Max | Builtin::Min)) if !keywords.is_empty() => {
+                self.keyed_extreme(b, &name, args, &keywords[0].value, span)
+            }
             Resolved::Builtin(b) => self.builtin_call(b, &name, args, span),
             // (`np.allclose` gives a Python bool; `np.real(v)` is `v.real`,
             // of a Python number that number, not a NumPy value: `x16[i] *
@@ -270,6 +273,76 @@ impl Lowerer<'_, '_> {
                 None
             }
         }
+    }
+
+    /// Python's `max(a, b, ..., key=f)` / `min(...)` of numbers: each item
+    /// evaluated once, then `f` of each in turn; an item replaces the best
+    /// so far only when its key is greater (less), so the first of equal
+    /// keys wins, and a NaN key never replaces nor is replaced, as
+    /// CPython's comparisons of the keys. Items and keys are held in
+    /// hidden locals (`stash_value`); the choice
+    /// is a chain of conditional expressions of them, typed as `a if c
+    /// else b` is.
+    fn keyed_extreme(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        args: &[ast::Expr],
+        key: &ast::Expr,
+        span: Span,
+    ) -> Option<TExpr> {
+        if args.len() < 2 || args.iter().any(|a| self.rank(a) > 0) {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` with `key=` takes two or more numbers in parpy functions"
+                ))
+                .at(span, "not numbers")
+                .help(format!(
+                    "pass the numbers themselves: `{name}(a, b, key=abs)`"
+                )),
+            );
+            return None;
+        }
+        let hold = |this: &mut Self, v: &ast::Expr, what: &str| -> Option<ast::Expr> {
+            let t = this.lower_expr(v)?;
+            this.scalar_elem(&t)?;
+            let hidden = this.stash_value(&format!("{name}_{what}"), t, v.span);
+            Some(ast::Expr::name(&hidden, v.span))
+        };
+        let mut items = vec![];
+        for a in args {
+            items.push(hold(self, a, "item")?);
+        }
+        let mut keys = vec![];
+        for item in &items {
+            let call = ast::Expr::call(key.clone(), vec![item.clone()], key.span);
+            keys.push(hold(self, &call, "key")?);
+        }
+        let op = match b {
+            Builtin::Max => BinOp::Gt,
+            _ => BinOp::Lt,
+        };
+        let (mut best, mut best_key) = (items[0].clone(), keys[0].clone());
+        for (item, k) in items.into_iter().zip(keys).skip(1) {
+            let better = ast::Expr {
+                kind: ast::ExprKind::Compare {
+                    first: Box::new(k.clone()),
+                    rest: vec![(op, best_key.clone())],
+                },
+                span,
+            };
+            let choose = |a: ast::Expr, b: ast::Expr| ast::Expr {
+                kind: ast::ExprKind::IfExp {
+                    cond: Box::new(better.clone()),
+                    then: Box::new(a),
+                    else_: Box::new(b),
+                },
+                span,
+            };
+            best = hold(self, &choose(item, best), "best")?;
+            best_key = hold(self, &choose(k, best_key), "best_key")?;
+        }
+        self.lower_expr(&best)
     }
 
     fn builtin_call(
@@ -1562,11 +1635,17 @@ impl Lowerer<'_, '_> {
     /// `e` stashed in a hidden local (see [`Self::stash`]) that the
     /// fresh name `base_k` it returns reads, a Python number.
     pub(super) fn stash_named(&mut self, base: &str, e: Expr, span: Span) -> String {
-        let stashed = self.stash(e, span);
+        self.stash_value(base, TExpr { e, weak: true }, span)
+    }
+
+    /// [`Self::stash_named`] of a value whose reads keep its weakness (a
+    /// Python number stays one).
+    pub(super) fn stash_value(&mut self, base: &str, t: TExpr, span: Span) -> String {
+        let stashed = self.stash(t.e, span);
         let hidden = self.fresh_name(base);
         if let ExprKind::Var(var) = stashed.kind {
             self.scope
-                .bind(&hidden, super::scope::Binding { var, weak: true });
+                .bind(&hidden, super::scope::Binding { var, weak: t.weak });
         }
         hidden
     }
@@ -1982,7 +2061,7 @@ impl Lowerer<'_, '_> {
         let mt = m.e.ty.clone();
         // the mean, computed once, under a name no program can write
         let hidden = "(mean)";
-        let mv = self.new_var("mean", mt.clone(), crate::ir::VarKind::Local, span);
+        let mv = self.new_var("mean", mt.clone(), VarKind::Local, span);
         self.pre.push(crate::ir::Stmt::new(
             crate::ir::StmtKind::Assign {
                 dst: crate::ir::Place::Var(mv),

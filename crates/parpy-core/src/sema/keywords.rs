@@ -393,6 +393,11 @@ pub(super) fn positional(
         {
             return;
         }
+        // (Python's `max(a, b, key=abs)`: the key stays for `calls.rs`
+        // `keyed_extreme`)
+        if matches!(callee, Callee::Keyed) && keywords.iter().all(|k| k.name == "key") {
+            return;
+        }
         let kws = std::mem::take(keywords);
         // (a method of a value that is no name, `x[i, :].min`: `.min`)
         let name = func
@@ -406,7 +411,7 @@ pub(super) fn positional(
         let bound = match callee {
             Callee::Helper(def) => bind_helper(&def, std::mem::take(args), kws, e.span, diags),
             Callee::Sig(sig, _) => bind(&name, sig, std::mem::take(args), kws, e.span, diags),
-            Callee::Allocates | Callee::Other => {
+            Callee::Allocates | Callee::Other | Callee::Keyed => {
                 let k = &kws[0];
                 diags.push(
                     Diagnostic::error(format!(
@@ -468,6 +473,8 @@ enum Callee {
     /// `np.zeros(3, dtype=np.int32)`: `sema::local_arrays` reads its
     /// keywords
     Allocates,
+    /// Python's `max` / `min`, whose `key=` `calls.rs` reads
+    Keyed,
     Other,
 }
 
@@ -480,6 +487,7 @@ impl Callee {
         match path {
             Some(p) if !local => match resolver.resolve(&p) {
                 Resolved::Function { def, .. } => Callee::Helper(def),
+                Resolved::Builtin(Builtin::Max | Builtin::Min) => Callee::Keyed,
                 Resolved::Builtin(b) => {
                     builtin_signature(b).map_or(Callee::Other, |s| Callee::Sig(s, false))
                 }
