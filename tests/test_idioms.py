@@ -2,7 +2,8 @@
 returns another helper's tuple (`return qr(a, b)`), nested tuple targets of
 a tuple literal (`p, (q, r) = 7, qr(9, 4)`), Python's `max` / `min` of
 numbers with `key=` (the first of equal keys wins; a NaN key never
-replaces nor is replaced). Each gives the answer of the undecorated function on NumPy arrays
+replaces nor is replaced), a chained assignment of a new array
+(`la = lb = np.zeros(3)`: two names for one array, as in Python). Each gives the answer of the undecorated function on NumPy arrays
 (tests/test_cuda_programs.py runs these on the CUDA emulator too)."""
 
 import numpy as np
@@ -98,6 +99,30 @@ def test_max_and_min_with_a_key_are_pythons(x):
 
 
 @parpy.jit
+def chained_new_arrays(x, y, z, N):
+    parpy.label('i')
+    for i in range(N):
+        a = b = c = np.zeros(4, np.float32)
+        a[0] = x[i, 0]
+        b[1] = 2.0 * x[i, 1]
+        c[2] += a[0] + b[1]
+        y[i, :] = c
+        d = e = x[i, :] * 2.0
+        d[0] = -1.0
+        z[i, :] = e
+
+
+def test_a_chained_assignment_of_a_new_array_names_one_array():
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    out = lambda: [np.zeros((3, 4), np.float32), np.zeros((3, 4), np.float32)]
+    got = run_both(chained_new_arrays, [x, *out(), 3], cpu_opts({'i': parpy.threads(3)}))
+    want = out()
+    chained_new_arrays.py_func(x, *want, 3)
+    assert got[1].tolist() == want[0].tolist() and got[2].tolist() == want[1].tolist()
+    assert got[1][0].tolist() == [0.0, 2.0, 2.0, 0.0]
+
+
+@parpy.jit
 def unpacks_three(x, y):
     a, b, c = quot_rem_of(x[0], 4)
     y[0] = a + b + c
@@ -132,3 +157,6 @@ def test_idioms_compile_for_cuda_and_metal():
     check_gpu_code(nested_targets, args, {'i': parpy.threads(16)}, "nested_targets")
     args = lambda backend: [np.arange(12, dtype=np.float32), np.zeros((10, 5), np.float32), 10]
     check_gpu_code(keyed_extremes, args, {'i': parpy.threads(10)}, "keyed_extremes")
+    args = lambda backend: [np.zeros((3, 4), np.float32), np.zeros((3, 4), np.float32),
+                            np.zeros((3, 4), np.float32), 3]
+    check_gpu_code(chained_new_arrays, args, {'i': parpy.threads(3)}, "chained_new_arrays")

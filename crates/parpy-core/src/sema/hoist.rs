@@ -36,11 +36,51 @@ use super::Lowerer;
 type Hoisted = (Stmt, Option<usize>);
 
 impl Lowerer<'_, '_> {
+    /// `la = lb = np.zeros(3)` (names bound to a new array: a call that
+    /// allocates, or any array value but a name): `la = np.zeros(3)`, then
+    /// `lb = la`, as Python binds every target to the one array, so a write
+    /// through `la` shows through `lb` (`alias.rs` makes `lb` a view of
+    /// `la`; it was refused as a number expected).
+    fn chained_new_array(&self, s: &Stmt) -> Option<Vec<Stmt>> {
+        let StmtKind::Assign { targets, value } = &s.kind else {
+            return None;
+        };
+        let names =
+            targets.len() >= 2 && targets.iter().all(|t| matches!(t.kind, ExprKind::Name(_)));
+        let allocates = match &value.kind {
+            ExprKind::Call { func, .. } => func.dotted_path().is_some_and(|p| {
+                matches!(
+                    self.resolve_path(&p),
+                    crate::resolve::Resolved::Allocates(_)
+                )
+            }),
+            _ => false,
+        };
+        let array = allocates || self.rank(value) >= 1;
+        if !names || !array || matches!(value.kind, ExprKind::Name(_)) {
+            return None;
+        }
+        let assign = |target: &Expr, value: Expr| Stmt {
+            kind: StmtKind::Assign {
+                targets: vec![target.clone()],
+                value,
+            },
+            span: s.span,
+        };
+        let mut out = vec![assign(&targets[0], value.clone())];
+        out.extend(targets[1..].iter().map(|t| assign(t, targets[0].clone())));
+        Some(out)
+    }
+
     /// `body` with the arrays of the module doc named first, in each
     /// block.
     pub(super) fn hoist_stored_arrays(&self, body: &[Stmt]) -> Vec<Stmt> {
         let mut out = Vec::with_capacity(body.len());
         for s in body {
+            if let Some(split) = self.chained_new_array(s) {
+                out.extend(self.hoist_stored_arrays(&split));
+                continue;
+            }
             let mut s = s.clone();
             let mut before = vec![];
             match &mut s.kind {
