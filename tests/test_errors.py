@@ -600,7 +600,7 @@ def test_a_chained_comparison_of_arrays_is_pythons_value_error():
 @parpy.jit
 def min_with_initial(x, y, N):
     for i in range(N):
-        y[i] = x[i, :].min(initial=5.0)
+        y[i] = x[i, :].min(where=x[i, :] > 0)
 
 
 @parpy.jit
@@ -616,7 +616,7 @@ def row_into_a_number(x, y, N):
 
 @pytest.mark.parametrize("fn,first", [
     # (it said "`this function` has no parameter")
-    (min_with_initial, "error: `.min` has no parameter `initial` that parpy functions support"),
+    (min_with_initial, "error: `.min` has no parameter `where` that parpy functions support"),
     # (it named the inlined view `x#2.0`)
     (row_into_a_number, "error: `x` has 2 dimensions but 1 index was given"),
 ])

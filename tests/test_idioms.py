@@ -3,7 +3,9 @@ returns another helper's tuple (`return qr(a, b)`), nested tuple targets of
 a tuple literal (`p, (q, r) = 7, qr(9, 4)`), Python's `max` / `min` of
 numbers with `key=` (the first of equal keys wins; a NaN key never
 replaces nor is replaced), a chained assignment of a new array
-(`la = lb = np.zeros(3)`: two names for one array, as in Python). Each gives the answer of the undecorated function on NumPy arrays
+(`la = lb = np.zeros(3)`: two names for one array, as in Python),
+NumPy's `initial=` of `np.max` / `np.min` / `np.sum` and their methods
+(an empty slice gives the initial value). Each gives the answer of the undecorated function on NumPy arrays
 (tests/test_cuda_programs.py runs these on the CUDA emulator too)."""
 
 import numpy as np
@@ -123,6 +125,32 @@ def test_a_chained_assignment_of_a_new_array_names_one_array():
 
 
 @parpy.jit
+def reductions_with_initial(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = x[i, :].max(initial=0.5)
+        y[i, 1] = np.max(x[i, :], initial=3)
+        y[i, 2] = x[i, :].min(initial=-0.5)
+        y[i, 3] = np.sum(x[i, :], initial=100.0)
+        y[i, 4] = x[i, 1:3].sum(initial=-2)
+        y[i, 5] = x[i, 0:0].max(initial=5.0)
+        y[i, 6] = np.sum(x[i, 2:2], initial=7.0)
+        y[i, 7] = np.min(x[i, 3:1], initial=-3)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.int32, np.int8], ids=lambda t: t.__name__)
+def test_initial_of_max_min_and_sum_is_numpys(dt):
+    x = (np.random.default_rng(4).standard_normal((4, 5)) * 4).astype(dt)
+    if x.dtype.kind == "f":
+        x[1, 2] = np.nan
+    ydt = np.float64 if x.dtype.kind == "f" else np.int64
+    got = run_both(reductions_with_initial, [x, np.zeros((4, 8), ydt), 4], cpu_opts({'i': parpy.threads(4)}))
+    want = np.zeros((4, 8), ydt)
+    reductions_with_initial.py_func(x, want, 4)
+    np.testing.assert_array_equal(got[1], want)
+
+
+@parpy.jit
 def unpacks_three(x, y):
     a, b, c = quot_rem_of(x[0], 4)
     y[0] = a + b + c
@@ -139,8 +167,14 @@ def max_of_a_row_by_key(x, y):
     y[0] = max(x[:], key=abs)
 
 
+@parpy.jit
+def initial_with_an_axis(x, y):
+    y[:] = x.max(axis=1, initial=0.0)
+
+
 @pytest.mark.parametrize("fn, message", [
     (unpacks_three, "cannot unpack 2 values into 3 targets"),
+    (initial_with_an_axis, r"`\.max\(\)` with `initial=` takes an array or a slice whose length is known when compiling, without `axis`"),
     (max_of_a_row_by_key, "`max` with `key=` takes two or more numbers in parpy functions"),
     (stores_a_pair, "`quot_rem_of` returns 2 values: unpack them where it is called"),
 ])
@@ -160,3 +194,5 @@ def test_idioms_compile_for_cuda_and_metal():
     args = lambda backend: [np.zeros((3, 4), np.float32), np.zeros((3, 4), np.float32),
                             np.zeros((3, 4), np.float32), 3]
     check_gpu_code(chained_new_arrays, args, {'i': parpy.threads(3)}, "chained_new_arrays")
+    args = lambda backend: [np.zeros((4, 5), np.float32), np.zeros((4, 8), np.float32), 4]
+    check_gpu_code(reductions_with_initial, args, {'i': parpy.threads(4)}, "reductions_with_initial")

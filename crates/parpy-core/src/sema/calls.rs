@@ -345,6 +345,83 @@ impl Lowerer<'_, '_> {
         self.lower_expr(&best)
     }
 
+    /// NumPy's `np.sum(s, initial=v)`, `np.max(s, initial=v)`, `np.min`
+    /// (and the methods) of a slice whose length is known when compiling:
+    /// `v` cast to the reduction's type (as NumPy casts it, a C cast), then
+    /// `v + np.sum(s)` (NumPy adds the pairwise sum of the elements to the
+    /// initial value), `np.maximum(v, np.max(s))`, `np.minimum(...)`; of
+    /// an empty slice, `v` itself.
+    fn reduction_with_initial(
+        &mut self,
+        op: ReduceOp,
+        name: &str,
+        (a, initial): (&ast::Expr, &ast::Expr),
+        axis: bool,
+        span: Span,
+    ) -> Option<TExpr> {
+        let shape = match self.array_shape_of(a) {
+            Some((Some(shape), _)) if !axis && self.rank(a) >= 1 => shape,
+            _ => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` with `initial=` takes an array or a slice whose length is known when compiling, without `axis`"
+                    ))
+                    .at(span, "not such an array")
+                    .help(format!(
+                        "combine the value yourself: `{}`",
+                        match op {
+                            ReduceOp::Sum => "v + np.sum(s)",
+                            ReduceOp::Max => "np.maximum(v, np.max(s))",
+                            _ => "np.minimum(v, np.min(s))",
+                        }
+                    )),
+                );
+                return None;
+            }
+        };
+        let v = self.lower_expr(initial)?;
+        self.scalar_elem(&v)?;
+        let b = Builtin::Reduce(op);
+        let (r, empty) = match shape.iter().product::<i64>() {
+            // (the type of NumPy's reduction of the elements: a zero-size
+            // sum's, or the elements' own)
+            0 => match op {
+                ReduceOp::Sum => (
+                    self.builtin_call_with(b, name, std::slice::from_ref(a), span)?,
+                    true,
+                ),
+                _ => {
+                    let elem = self.array_shape_of(a)?.1;
+                    let zero = Expr::new(ExprKind::Int(0), Type::Scalar(elem), span);
+                    (
+                        TExpr {
+                            e: zero,
+                            weak: false,
+                        },
+                        true,
+                    )
+                }
+            },
+            _ => (
+                self.builtin_call_with(b, name, std::slice::from_ref(a), span)?,
+                false,
+            ),
+        };
+        let ty = self.scalar_elem(&r)?;
+        let v = TExpr {
+            e: convert(v.e, ty),
+            weak: false,
+        };
+        if empty {
+            return Some(v);
+        }
+        match op {
+            ReduceOp::Sum => self.binary(BinOp::Add, v, r, span),
+            ReduceOp::Max => self.numpy_extreme(BinOp::Max, v, r, span),
+            _ => self.numpy_extreme(BinOp::Min, v, r, span),
+        }
+    }
+
     fn builtin_call(
         &mut self,
         b: Builtin,
@@ -366,6 +443,9 @@ impl Lowerer<'_, '_> {
         let args = self.compact(name, super::keywords::builtin_signature(b), args);
         let axis = self.axis_value()?;
         let args = args?;
+        if let (Builtin::Reduce(op), [a, initial]) = (b, &args[..]) {
+            return self.reduction_with_initial(op, name, (a, initial), axis.is_some(), span);
+        }
         self.axis = axis;
         let r = self.builtin_call_with(b, name, &args, span);
         // a builtin that reduces nothing leaves it
@@ -2632,6 +2712,12 @@ impl Lowerer<'_, '_> {
         let Some(args) = args else {
             return Some(None);
         };
+        if let (Some(Builtin::Reduce(op)), [initial]) =
+            (super::keywords::method_builtin(attr), &args[..])
+        {
+            let r = self.reduction_with_initial(op, &name, (value, initial), axis.is_some(), span);
+            return Some(in_dtype(r, result));
+        }
         self.axis = axis;
         let r = self.method_of(func, value, attr, &name, &args, span);
         self.axis = None;

@@ -109,6 +109,8 @@ const DTYPE: Param = ("dtype", How::Fixed(Dflt::None));
 const OUT: Param = ("out", How::Fixed(Dflt::None));
 const KEEPDIMS: Param = ("keepdims", How::Reduction(Dflt::Bool(false)));
 const DDOF: Param = ("ddof", How::Opt(Dflt::Int(0)));
+/// (`calls.rs` `reduction_with_initial`)
+const INITIAL: Param = ("initial", How::Opt(Dflt::None));
 const OFFSET: Param = ("offset", How::Opt(Dflt::Int(0)));
 const AXIS1: Param = ("axis1", How::Opt(Dflt::Int(0)));
 const AXIS2: Param = ("axis2", How::Opt(Dflt::Int(1)));
@@ -120,8 +122,10 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
     const A: Param = ("a", How::Req);
     const ARRAY: Param = ("array", How::Req);
     Some(match b {
-        Builtin::Reduce(ReduceOp::Sum | ReduceOp::Prod) => &[A, AXIS, DTYPE, OUT, KEEPDIMS],
-        Builtin::Reduce(_) | Builtin::Any | Builtin::All | Builtin::ArgMax | Builtin::ArgMin => {
+        Builtin::Reduce(ReduceOp::Sum) => &[A, AXIS, DTYPE, OUT, KEEPDIMS, INITIAL],
+        Builtin::Reduce(ReduceOp::Prod) => &[A, AXIS, DTYPE, OUT, KEEPDIMS],
+        Builtin::Reduce(ReduceOp::Max | ReduceOp::Min) => &[A, AXIS, OUT, KEEPDIMS, INITIAL],
+        Builtin::Any | Builtin::All | Builtin::ArgMax | Builtin::ArgMin => {
             &[A, AXIS, OUT, KEEPDIMS]
         }
         Builtin::Mean | Builtin::NanMean | Builtin::NanReduce(ReduceOp::Sum | ReduceOp::Prod) => {
