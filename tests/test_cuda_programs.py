@@ -493,6 +493,7 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_idioms: errors, other backends' code
     "test_what_an_idiom_cannot_be_is_a_located_error",
     "test_idioms_compile_for_cuda_and_metal",
+    "test_run_time_stores_compile_for_cuda_and_metal",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,

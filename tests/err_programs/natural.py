@@ -197,9 +197,9 @@ def matmul_of_a_number(x, y, N):
         y[i] = np.sum(x[i, :] @ 2.0)
 
 
-def store_with_run_time_bounds(x, y, N):
+def flip_of_a_run_time_slice(x, y, N):
     for i in range(N):
-        x[i, :i] = 0.0
+        x[i, :i] = np.flip(x[i, i:2 * i])
 
 
 def run_time_slice_with_a_row(x, y, N):

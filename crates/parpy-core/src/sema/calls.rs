@@ -981,13 +981,18 @@ impl Lowerer<'_, '_> {
                     [a] => match (&a.kind, a.list_items()) {
                         (ast::ExprKind::Tuple(items), _) => Some(items.len() as i64),
                         (_, Some(items)) => Some(items.len() as i64),
-                        // (else any array expression, lowered for its
-                        // shape: `len(x[i][0])`, `len(x[i] * 2)`)
-                        _ => self.leading_dim(a).or_else(|| {
-                            let quiet = self.sh.diags.len() == before;
-                            let (shape, _) = quiet.then(|| self.shape_of(a, "len"))??;
-                            shape.first().copied()
-                        }),
+                        // (a slice with run-time bounds: its count when it
+                        // runs, `runtime_slices.rs`; else any array
+                        // expression, lowered for its shape: `len(x[i][0])`,
+                        // `len(x[i] * 2)`)
+                        _ => match self.runtime_len(a) {
+                            Some(n) => return n,
+                            None => self.leading_dim(a).or_else(|| {
+                                let quiet = self.sh.diags.len() == before;
+                                let (shape, _) = quiet.then(|| self.shape_of(a, "len"))??;
+                                shape.first().copied()
+                            }),
+                        },
                     },
                     _ => None,
                 };
@@ -2832,7 +2837,7 @@ impl Lowerer<'_, '_> {
 
     /// The length of the first dimension of array `e`, of a slice of one
     /// (`x[i, 1:]`: the first sliced dimension) or of a row (`x[i]`).
-    fn leading_dim(&mut self, e: &ast::Expr) -> Option<i64> {
+    pub(super) fn leading_dim(&mut self, e: &ast::Expr) -> Option<i64> {
         let (value, indices) = match &e.kind {
             ast::ExprKind::Subscript { value, indices } => (&**value, indices.as_slice()),
             _ => (e, &[][..]),

@@ -427,6 +427,10 @@ impl Lowerer<'_, '_> {
 
     pub(super) fn lower_expr(&mut self, e: &ast::Expr) -> Option<TExpr> {
         let span = e.span;
+        // (`s.shape[0]` of a slice with run-time bounds: its count)
+        if let Some(n) = self.runtime_shape(e) {
+            return n;
+        }
         if !self.in_python_constant
             && matches!(
                 e.kind,

@@ -536,6 +536,12 @@ pub(super) fn empty_extreme_message(b: Builtin) -> Option<&'static str> {
         Builtin::Reduce(ReduceOp::Min) => {
             Some("zero-size array to reduction operation minimum which has no identity")
         }
+        Builtin::NanReduce(ReduceOp::Max) => {
+            Some("zero-size array to reduction operation fmax which has no identity")
+        }
+        Builtin::NanReduce(ReduceOp::Min) => {
+            Some("zero-size array to reduction operation fmin which has no identity")
+        }
         Builtin::ArgMax => Some("attempt to get argmax of an empty sequence"),
         Builtin::ArgMin => Some("attempt to get argmin of an empty sequence"),
         Builtin::Max => Some("max() iterable argument is empty"),

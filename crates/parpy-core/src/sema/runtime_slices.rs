@@ -16,13 +16,17 @@
 //! `ir::range` does not prove.
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{BinOp, Expr, Place, Stmt, StmtKind, Type, VarId, VarKind};
+use crate::ir::{BinOp, Expr, ExprKind, Place, Stmt, StmtKind, Type, VarId, VarKind};
 use crate::resolve::Builtin;
 use crate::syntax::ast;
 
 use super::masks::span_text;
 use super::slices::IndexSlot;
 use super::{Lowerer, TExpr};
+
+/// A slice statement's loop nests, and the counter, the count of a
+/// run-time slice (if any) and the extent of each of its dimensions.
+pub(super) type StatementLoops = (Vec<Stmt>, Vec<(VarId, Option<VarId>, i64)>);
 
 /// The slices with run-time bounds met while the argument of a reduction
 /// is lowered.
@@ -35,6 +39,22 @@ pub(super) struct RtSlices {
     /// Whether one was met, its statements since dropped or not (a probe
     /// of the argument's shape, as `calls.rs` `dot` makes).
     seen: bool,
+    /// A slice statement's (`y[i, a:b] = x[i, a:b] * 2.0`, `slices.rs`
+    /// `slice_assign`), whose `SliceCtx::runtime` has the counts of its
+    /// dimensions: `slices.rs` `map_slices` checks each operand's length
+    /// against them at run time (a slot of another context, a reduction's
+    /// that does not end at a run-time count, is an error).
+    pub(super) statement: bool,
+}
+
+impl RtSlices {
+    /// The context of a slice statement's run-time slices.
+    pub(super) fn statement() -> RtSlices {
+        RtSlices {
+            statement: true,
+            ..RtSlices::default()
+        }
+    }
 }
 
 /// The start and count of a slice's elements, one per text of its bounds.
@@ -75,6 +95,16 @@ impl Lowerer<'_, '_> {
         let k = *self.live_entries().first()?;
         let e = &self.rt_slices.as_ref()?.entries[k];
         Some(Expr::var(e.count, Type::Scalar(self.opts.int_type), e.span))
+    }
+
+    /// The count of the elements of the slice with run-time bounds whose
+    /// slot starts at `lo`, when it is one.
+    pub(super) fn runtime_slot_count(&self, lo: &Expr) -> Option<VarId> {
+        let ExprKind::Var(v) = lo.kind else {
+            return None;
+        };
+        let ctx = self.rt_slices.as_ref()?;
+        ctx.entries.iter().find(|e| e.lo == v).map(|e| e.count)
     }
 
     /// Whether the argument of the reduction being lowered (or probed)
@@ -152,9 +182,11 @@ impl Lowerer<'_, '_> {
         self.pre.push(Stmt::assign_var(lo, l, span));
         self.pre.push(Stmt::assign_var(count, n, span));
         // slices of other bounds in the same expression: NumPy broadcasts
-        // them only when their lengths agree
+        // them only when their lengths agree (a statement's, checked where
+        // `map_slices` places them)
         let ctx = self.rt_slices.as_mut()?;
-        if let Some(other) = live.first().map(|&k| &ctx.entries[k]) {
+        let reduced = !ctx.statement;
+        if let Some(other) = live.first().map(|&k| &ctx.entries[k]).filter(|_| reduced) {
             let same = Expr::compare(
                 BinOp::Eq,
                 Expr::var(count, it.clone(), span),
@@ -203,10 +235,17 @@ impl Lowerer<'_, '_> {
                 | Builtin::Min
                 | Builtin::Any
                 | Builtin::All
-                | Builtin::CountNonzero,
+                | Builtin::CountNonzero
+                | Builtin::ArgMax
+                | Builtin::ArgMin
+                | Builtin::NanReduce(_)
+                | Builtin::NanMean
+                | Builtin::Norm,
                 [_],
             )
-            | (Builtin::Var | Builtin::Std, [_] | [_, _]) => &args[..1],
+            | (Builtin::Var | Builtin::Std | Builtin::NanVar | Builtin::NanStd, [_] | [_, _]) => {
+                &args[..1]
+            }
             _ => return None,
         };
         // (1-D operands, reduced whole: the loop over their elements is the
@@ -275,15 +314,160 @@ impl Lowerer<'_, '_> {
         // n)`, which it is)
         let n = e.extent;
         let end = Expr::binary(BinOp::Min, count(), Expr::int(n, int_ty, span), it, span);
-        let loops = match b {
-            Builtin::Var | Builtin::Std => 2,
-            _ => 1,
+        // (every loop that reads the slice: `np.var`'s two, `np.nanmean`'s
+        // sum and count)
+        let reads = |s: &Stmt| {
+            let (mut used, mut assigned) = (Default::default(), Default::default());
+            crate::ir::visit::stmt_uses(s, &mut used, &mut assigned);
+            let used: std::collections::BTreeSet<VarId> = used;
+            matches!(s.kind, StmtKind::For(_)) && used.contains(&e.lo)
         };
-        if super::slices::end_loop_at(&mut self.pre[from..], e.lo, n, end) != loops {
+        let loops = self.pre[from..].iter().filter(|s| reads(s)).count();
+        if loops == 0 || super::slices::end_loop_at(&mut self.pre[from..], e.lo, n, end) != loops {
             self.unsupported(name, span);
             return Some(None);
         }
         Some(Some(r))
+    }
+
+    /// The check, before the statement, that the run-time slice of
+    /// `count` elements has `want` (an operand of a slice statement of
+    /// the target's length): NumPy's ValueError.
+    pub(super) fn runtime_length_check(&mut self, count: VarId, want: Expr, span: Span) {
+        let it = Type::Scalar(self.opts.int_type);
+        let same = Expr::compare(BinOp::Eq, Expr::var(count, it, span), want, span);
+        let text = span_text(span).unwrap_or_else(|| "an operand".to_string());
+        let message = format!(
+            "could not broadcast input array from the shape of `{text}` into the shape of the target: their lengths differ"
+        );
+        let check = Expr::assert(same, Some(message), "ValueError", span);
+        self.pre.push(Stmt::new(StmtKind::Expr(check), span));
+    }
+
+    /// The error for a slice with run-time bounds in a slice statement
+    /// where parpy cannot end its loop at the run-time count (inside a
+    /// function that lowers its argument to a length known when
+    /// compiling: `np.median(x[a:b])`, `np.flip(x[a:b])`).
+    pub(super) fn runtime_slice_unsupported(&mut self, span: Span) {
+        self.error(
+            Diagnostic::error("this use of a slice with run-time bounds is not supported in parpy functions")
+                .at(span, "a slice with run-time bounds")
+                .note("parpy stores into a slice with run-time bounds, reads such slices elementwise, or reduces a 1-D one (`np.sum(x[a:b])`)")
+                .help("give the slice bounds known when compiling, or write the loop (`for k in range(a, b):`)"),
+        );
+    }
+
+    /// A slice statement (`y[i, a:b] = x[i, a:b] * 2.0`): `lower` (which
+    /// makes its loops) with the statement's run-time slices taken, the
+    /// loop over each dimension of a run-time slice in the target then
+    /// ended at its count. The statements before the loops (`pre` from
+    /// `from`) must not read the slices' starts but to check them.
+    pub(super) fn with_runtime_slices(
+        &mut self,
+        from: usize,
+        span: Span,
+        lower: impl FnOnce(&mut Self) -> Option<StatementLoops>,
+    ) -> Option<Vec<Stmt>> {
+        let outer = self.rt_slices.replace(RtSlices::statement());
+        let r = lower(self);
+        let ctx = std::mem::replace(&mut self.rt_slices, outer)?;
+        let (mut out, ends) = r?;
+        if !ctx.seen {
+            return Some(out);
+        }
+        let starts: Vec<VarId> = ctx.entries.iter().map(|e| e.lo).collect();
+        let own = |s: &Stmt| match &s.kind {
+            StmtKind::Assign {
+                dst: Place::Var(v), ..
+            } => starts.contains(v) || ctx.entries.iter().any(|e| e.count == *v),
+            StmtKind::Expr(e) => matches!(e.kind, ExprKind::Assert { .. }),
+            _ => false,
+        };
+        let reads_start = |s: &Stmt| {
+            let (mut used, mut assigned) = (Default::default(), Default::default());
+            crate::ir::visit::stmt_uses(s, &mut used, &mut assigned);
+            let used: std::collections::BTreeSet<VarId> = used;
+            starts.iter().any(|v| used.contains(v))
+        };
+        if self.pre[from..].iter().any(|s| !own(s) && reads_start(s)) {
+            self.runtime_slice_unsupported(span);
+            return None;
+        }
+        let it = Type::Scalar(self.opts.int_type);
+        for (var, count, n) in ends {
+            let Some(count) = count else {
+                continue;
+            };
+            let c = Expr::var(count, it.clone(), span);
+            let end = Expr::binary(
+                BinOp::Min,
+                c,
+                Expr::int(n, self.opts.int_type, span),
+                it.clone(),
+                span,
+            );
+            end_loops_over(&mut out, var, &end);
+        }
+        Some(out)
+    }
+
+    /// `len(s)` (and `s.shape[0]`) of a subscript `s` whose first
+    /// dimension is a slice with run-time bounds (`len(x[i, a:b])`): the
+    /// count of its elements, computed before the statement. `None` when
+    /// `s` has no such first dimension (its length is known when
+    /// compiling, `calls.rs` `leading_dim`), `Some(None)` after an error.
+    pub(super) fn runtime_len(&mut self, s: &ast::Expr) -> Option<Option<TExpr>> {
+        let ast::ExprKind::Subscript { indices, .. } = &s.kind else {
+            return None;
+        };
+        // (scalar indices and slices only: the first slice is the first
+        // dimension)
+        let slices = indices
+            .iter()
+            .filter(|ix| matches!(ix.kind, ast::ExprKind::Slice { .. }))
+            .count();
+        let other =
+            |ix: &ast::Expr| matches!(ix.kind, ast::ExprKind::None | ast::ExprKind::Ellipsis);
+        if slices == 0 || indices.iter().any(other) || self.rank(s) != slices {
+            return None;
+        }
+        let (from, before) = (self.pre.len(), self.sh.diags.len());
+        let outer = self.rt_slices.replace(RtSlices::default());
+        let n = self.leading_dim(s);
+        let ctx = std::mem::replace(&mut self.rt_slices, outer)?;
+        if self.sh.diags.len() != before {
+            return Some(None);
+        }
+        let Some(e) = ctx.entries.first().filter(|_| ctx.seen && n.is_some()) else {
+            self.pre.truncate(from);
+            return None;
+        };
+        let it = Type::Scalar(self.opts.int_type);
+        Some(Some(TExpr {
+            e: Expr::var(e.count, it, e.span),
+            weak: true,
+        }))
+    }
+
+    /// `s.shape[0]` as `len(s)` (`runtime_len`).
+    pub(super) fn runtime_shape(&mut self, e: &ast::Expr) -> Option<Option<TExpr>> {
+        let ast::ExprKind::Subscript { value, indices } = &e.kind else {
+            return None;
+        };
+        let ast::ExprKind::Attr { value: s, attr } = &value.kind else {
+            return None;
+        };
+        let zero = matches!(
+            indices[..],
+            [ast::Expr {
+                kind: ast::ExprKind::Int(0),
+                ..
+            }]
+        );
+        if attr != "shape" || !zero {
+            return None;
+        }
+        self.runtime_len(s)
     }
 
     /// The error for a reduction of a slice with run-time bounds that does
@@ -297,5 +481,19 @@ impl Lowerer<'_, '_> {
             .note("parpy reduces a 1-D slice with run-time bounds, or an elementwise expression of such slices, in one loop over its elements")
             .help("reduce a 1-D slice (`np.sum(x[i, a:b])`), or write the loop (`for k in range(a, b):`)"),
         );
+    }
+}
+
+/// Ends every loop of `stmts` (nested ones too) over `var` at `end`.
+fn end_loops_over(stmts: &mut [Stmt], var: VarId, end: &Expr) {
+    for s in stmts {
+        if let StmtKind::For(l) = &mut s.kind {
+            if l.var == var {
+                l.hi = end.clone();
+            }
+        }
+        for b in crate::ir::visit::sub_blocks_mut(s) {
+            end_loops_over(b, var, end);
+        }
     }
 }

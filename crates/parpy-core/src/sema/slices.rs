@@ -107,6 +107,11 @@ pub(super) struct SliceCtx {
     /// a reduction's context, whose extents grow by broadcasting
     growable: bool,
     grown: bool,
+    /// a slice statement's with run-time slices about (`runtime_slices.rs`
+    /// `RtSlices::statement`): along each dimension, the count of the
+    /// target's run-time slice there (`None`: its length known when
+    /// compiling), once the target is mapped
+    runtime: Option<Vec<Option<VarId>>>,
 }
 
 impl SliceCtx {
@@ -192,7 +197,7 @@ fn advance(lo: &mut Expr, by: i64, int_ty: ElemTy, span: Span) {
     }
 }
 
-/// Ends the loops of `stmts` over `0..n` whose body reads `marker` at
+/// Ends the loops of `stmts` over `0..n` (or `1..n`) whose body reads `marker` at
 /// `end` instead: a reduction of a masked read's packed elements
 /// (`masks.rs`, `marker` the local array), or of a slice with run-time
 /// bounds (`runtime_slices.rs`, `marker` its first element's index). A
@@ -209,8 +214,10 @@ pub(super) fn end_loop_at(stmts: &mut [Stmt], marker: VarId, n: i64, end: Expr) 
         for b in &l.body {
             crate::ir::visit::stmt_uses(b, &mut used, &mut assigned);
         }
-        if l.lo.kind != ExprKind::Int(0) || l.hi.kind != ExprKind::Int(n) || !used.contains(&marker)
-        {
+        // (from the second element: a search that starts from the first,
+        // `arg_extreme`)
+        let from = matches!(l.lo.kind, ExprKind::Int(0 | 1));
+        if !from || l.hi.kind != ExprKind::Int(n) || !used.contains(&marker) {
             continue;
         }
         l.hi = end.clone();
@@ -1407,8 +1414,20 @@ impl Lowerer<'_, '_> {
             })
             .flatten()
             .collect();
+        // (the count of each dimension's slice with run-time bounds)
+        let mut counts: Vec<Option<VarId>> = slots
+            .iter()
+            .filter_map(|s| match s {
+                IndexSlot::Slice { lo, .. } => Some(vec![self.runtime_slot_count(lo)]),
+                IndexSlot::NewAxis => Some(vec![None]),
+                IndexSlot::Gather(dims) => Some(vec![None; dims.len()]),
+                IndexSlot::Scalar(_) | IndexSlot::Tied { .. } | IndexSlot::Gathered { .. } => None,
+            })
+            .flatten()
+            .collect();
         if transposed {
             shape.reverse();
+            counts.reverse();
         }
         if shape.is_empty() {
             return Some(
@@ -1450,6 +1469,17 @@ impl Lowerer<'_, '_> {
             self.error(d);
             return None;
         };
+        // (a run-time slice only in a statement's context, or a
+        // reduction's that ends at its count)
+        if ctx.runtime.is_none()
+            && counts.iter().any(Option::is_some)
+            && self.rt_slices.as_ref().is_some_and(|c| c.statement)
+        {
+            self.runtime_slice_unsupported(span);
+            self.slice = Some(ctx);
+            return None;
+        }
+        let first = ctx.extents.is_none();
         let extents = match &ctx.extents {
             Some(e) => e.clone(),
             None => {
@@ -1457,6 +1487,11 @@ impl Lowerer<'_, '_> {
                 shape.clone()
             }
         };
+        if first {
+            if let Some(rt) = &mut ctx.runtime {
+                rt.clone_from(&counts);
+            }
+        }
         // a value's leading dimensions of length 1 that its target lacks
         // are dropped (NumPy: `y[:, :] = x[None]`)
         let mut drop = 0;
@@ -1465,6 +1500,33 @@ impl Lowerer<'_, '_> {
             drop += 1;
         }
         shape.drain(..drop);
+        counts.drain(..drop);
+        // a statement's run-time slices take the length of the dimension
+        // they are in, their counts checked below
+        let mut checks: Vec<(VarId, Expr)> = vec![];
+        if let (Some(rt), false) = (&ctx.runtime, first) {
+            let (n, m) = (extents.len(), shape.len());
+            let int_ty = self.opts.int_type;
+            for p in (0..m).filter(|_| m <= n) {
+                let d = n - m + p;
+                let (here, there) = (counts[p], rt[d]);
+                let want = |c: Option<VarId>, k: i64| match c {
+                    Some(c) => Expr::var(c, Type::Scalar(int_ty), span),
+                    None => Expr::int(k, int_ty, span),
+                };
+                match (here, there) {
+                    (Some(c), t) if t != Some(c) => checks.push((c, want(t, extents[d]))),
+                    (None, Some(t)) if shape[p] != 1 => checks.push((t, want(None, shape[p]))),
+                    _ => {}
+                }
+                if here.is_some() || (there.is_some() && shape[p] != 1) {
+                    shape[p] = extents[d];
+                }
+            }
+        }
+        for (c, want) in checks {
+            self.runtime_length_check(c, want, span);
+        }
         let merged = broadcast(&extents, &shape);
         let Some(merged) = merged.filter(|m| *m == extents || ctx.growable) else {
             self.error(
@@ -1610,6 +1672,7 @@ impl Lowerer<'_, '_> {
                 def_span: span,
                 growable: false,
                 grown: false,
+                runtime: None,
             };
             let saved = self.slice.replace(sub);
             let mut ok = true;
@@ -1676,8 +1739,13 @@ impl Lowerer<'_, '_> {
         labels: &[(String, Span)],
         span: Span,
     ) -> Option<Vec<Stmt>> {
+        // (slices with run-time bounds: each loop of a run-time slice in
+        // the target ended at its count, `runtime_slices.rs`)
+        let from = self.pre.len();
         if let Some(scan) = self.cumulative_of(value) {
-            return self.cumulative_assign(target, value, scan, labels, span);
+            return self.with_runtime_slices(from, span, |this| {
+                this.cumulative_assign(target, value, scan, labels, span)
+            });
         }
         if let Some((argsort, args)) = self.sort_of(value) {
             return self.sort_assign(target, argsort, &args, labels, span);
@@ -1685,13 +1753,31 @@ impl Lowerer<'_, '_> {
         if let Some(joined) = self.concatenation_of(value) {
             return self.concatenate_assign(target, value, &joined, labels, span);
         }
+        self.with_runtime_slices(from, span, |this| {
+            this.slice_assign_loops(target, value, labels, span)
+        })
+    }
+
+    /// `target[... : ...] = value`'s loop nests (and its dimensions).
+    fn slice_assign_loops(
+        &mut self,
+        target: &ast::Expr,
+        value: &ast::Expr,
+        labels: &[(String, Span)],
+        span: Span,
+    ) -> Option<super::runtime_slices::StatementLoops> {
         let from = self.pre.len();
         let (mut ctx, (array, indices, elem, alias), v) = self.slice_sides(target, value)?;
         // reductions with `axis=` compute an element of the right side each
         let mut inner = self.sink_dependent(from, &ctx.vars);
         let mut value = self.store_convert(v, elem, target.span)?;
         let mut indices = indices;
-        let extents = ctx.extents?;
+        let extents = ctx.extents.clone()?;
+        let counts = ctx.runtime.clone().unwrap_or_default();
+        let count = |d: usize| counts.get(d).copied().flatten();
+        let mut ends: Vec<(VarId, Option<VarId>, i64)> = (0..extents.len())
+            .map(|d| (ctx.vars[d], count(d), extents[d]))
+            .collect();
         let per_dim = self.labels_per_dim(labels, extents.len(), span)?;
         // NumPy evaluates the right side before writing: a read of the
         // destination that another iteration writes must happen first. The
@@ -1711,6 +1797,10 @@ impl Lowerer<'_, '_> {
             crate::ir::visit::stmt_uses(s, &mut inner_used, &mut inner_assigned);
         }
         if written.iter().any(|a| inner_used.contains(a)) {
+            order = Order::Unknown;
+        }
+        // (a walk from the end of a run-time slice starts past its count)
+        if matches!(order, Order::Backward) && ends.iter().any(|e| e.1.is_some()) {
             order = Order::Unknown;
         }
         let int_ty = self.opts.int_type;
@@ -1783,6 +1873,7 @@ impl Lowerer<'_, '_> {
                         v
                     })
                     .collect();
+                ends.extend((0..extents.len()).map(|d| (vars[d], count(d), extents[d])));
                 for (old, new) in ctx.vars.iter().zip(&vars) {
                     let e = Expr::var(*new, Type::Scalar(int_ty), span);
                     indices.iter_mut().for_each(|i| substitute(i, *old, &e));
@@ -1810,7 +1901,7 @@ impl Lowerer<'_, '_> {
         out.extend(loop_nest(
             &ctx.vars, &extents, body, per_dim, None, int_ty, span,
         ));
-        Some(out)
+        Some((out, ends))
     }
 
     /// The target and the right side of a slice assignment, lowered in one
@@ -1822,7 +1913,17 @@ impl Lowerer<'_, '_> {
         target: &ast::Expr,
         value: &ast::Expr,
     ) -> Option<(SliceCtx, (VarId, Vec<Expr>, ElemTy, Option<VarId>), TExpr)> {
-        let saved = self.slice.replace(SliceCtx::default());
+        // (a statement's with run-time slices: their counts along its
+        // dimensions)
+        let fresh = SliceCtx {
+            runtime: self
+                .rt_slices
+                .as_ref()
+                .filter(|c| c.statement)
+                .map(|_| vec![]),
+            ..SliceCtx::default()
+        };
+        let saved = self.slice.replace(fresh);
         let t = self.lower_subscript(target);
         let v = self.lower_expr(value);
         let ctx = std::mem::replace(&mut self.slice, saved)?;
@@ -1952,7 +2053,7 @@ impl Lowerer<'_, '_> {
         }: Scan<'_>,
         labels: &[(String, Span)],
         span: Span,
-    ) -> Option<Vec<Stmt>> {
+    ) -> Option<super::runtime_slices::StatementLoops> {
         let name = match (op, ufunc) {
             (ReduceOp::Sum, false) => "cumsum",
             (ReduceOp::Prod, false) => "cumprod",
@@ -1963,7 +2064,11 @@ impl Lowerer<'_, '_> {
         };
         let from = self.pre.len();
         let (ctx, (array, indices, elem, alias), v) = self.slice_sides(target, arg)?;
-        let extents = ctx.extents?;
+        let extents = ctx.extents.clone()?;
+        let counts = ctx.runtime.clone().unwrap_or_default();
+        let ends = (0..extents.len())
+            .map(|d| (ctx.vars[d], counts.get(d).copied().flatten(), extents[d]))
+            .collect();
         // a label parallelizes the lines of a scan along an axis, never a
         // line itself
         if let Some((_, at)) = labels.first().filter(|_| extents.len() < 2) {
@@ -2027,6 +2132,11 @@ impl Lowerer<'_, '_> {
             .map(|a| overlap_order(*a, &indices, &v.e, &ctx.vars, &extents))
             .fold(Order::Any, Order::join);
         if !matches!(order, Order::Any | Order::Forward) && labels.is_empty() {
+            // (a hidden local has a length known when compiling)
+            if self.runtime_sliced() {
+                self.runtime_slice_unsupported(arg.span);
+                return None;
+            }
             // NumPy scans into a new array, then stores it: so does a
             // hidden local (`scan_1 = np.cumsum(y[:-1]); y[1:] = scan_1`)
             self.pre.truncate(from);
@@ -2044,7 +2154,7 @@ impl Lowerer<'_, '_> {
                 assign(read.clone(), value.clone()),
                 assign(target.clone(), read),
             ];
-            return Some(self.lower_block(&stmts));
+            return Some((self.lower_block(&stmts), vec![]));
         }
         if !matches!(order, Order::Any | Order::Forward) {
             self.error(
@@ -2118,9 +2228,8 @@ impl Lowerer<'_, '_> {
         others.remove(axis);
         lengths.remove(axis);
         let names = vec![labels.iter().map(|l| l.0.clone()).collect()];
-        Some(loop_nest(
-            &others, &lengths, line, names, None, int_ty, span,
-        ))
+        let nest = loop_nest(&others, &lengths, line, names, None, int_ty, span);
+        Some((nest, ends))
     }
 
     /// `parpy.operators.<op>(arg)`: accumulator + hoisted reduction loops.
@@ -2944,6 +3053,16 @@ impl Lowerer<'_, '_> {
         transposed: bool,
         span: Span,
     ) -> Option<()> {
+        // (a view of a slice with run-time bounds would need its count when
+        // compiling)
+        let runtime = |s: &IndexSlot| match s {
+            IndexSlot::Slice { lo, .. } => self.runtime_slot_count(lo).is_some(),
+            _ => false,
+        };
+        if slots.iter().any(runtime) {
+            self.runtime_slice_unsupported(span);
+            return None;
+        }
         if slots.iter().any(|s| matches!(s, IndexSlot::Gather(_))) {
             self.error(
                 Diagnostic::error("this view of a subscript with an array of indices is not supported in parpy functions")
