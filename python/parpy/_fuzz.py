@@ -2045,6 +2045,10 @@ class Gen:
             elif x < 0.45:
                 if (a.t == "wi" and a.rng is None) or (b.t == "wi" and b.rng is None):
                     return None
+                if "uint64" in (a.t, b.t):
+                    # (the Python int of a uint64 past 2**63 - 1 is no
+                    # int64: parpy raises OverflowError, as documented)
+                    return None
                 tpl = "math.gcd({0}, {1})"
             elif x < 0.6:
                 c = self.expr(sc, "i", depth - 1, exact=True)
@@ -2143,7 +2147,8 @@ class Gen:
                 return None
             return E(f"np.where({c.text}, {a.text}, {b.text})", t, approx=b.approx)
         t = self.call_type(tpl, [e.t for e in args])
-        if t is None:
+        if t is None or (t == "float16" and tpl.startswith(("np.nextafter", "np.spacing"))):
+            # (NumPy steps on a half's bits: parpy refuses it, as documented)
             return None
         if kind(t) == "f":
             self.math_floats.add(t)
