@@ -230,6 +230,12 @@ FEATURES = [
     # whole right side, `o[.., lo:hi].sort()` in place, `k =
     # np.searchsorted(s, v, side=..)` (stop 57; a stream of its own)
     "sort_search",
+    # `o[.., lo:hi] = np.clip(s, lo, hi)` (`s.clip(lo, hi)`, a bound None,
+    # `min=` / `max=`), `np.clip(s, lo, hi, out=o[.., lo:hi])`, `np.maximum(s1,
+    # s2, out=..)`, `o[.., lo:hi] = np.where(s1 > v, s1, s2)` (a number for
+    # either branch too), and scalar `np.clip(e, lo, hi)` / `np.where(c, a,
+    # b)` locals stored (stop 58; a stream of its own)
+    "clips",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -371,7 +377,8 @@ class Gen:
         # the features of stop 57: whether each is used at a place and what
         # it generates there come from a stream of its own (`side`)
         self.side_r = {f: random.Random(seed * 7927 + 13 + 17 * j) for j, f in enumerate(
-            ("data_while", "helper_tuples", "scalar_updates", "new_math", "sort_search"))}
+            ("data_while", "helper_tuples", "scalar_updates", "new_math", "sort_search",
+             "clips"))}
         self.avoid = set(avoid)
         self.features: set = set()
         self.lines: List[str] = []
@@ -2197,6 +2204,95 @@ class Gen:
             sc.own[k] = sc.level
             self.store_of(sc, ind, sc.vars[k])
 
+    def stmt_clips(self, sc: Scope, ind: int) -> None:
+        """`o[.., lo:hi] = np.clip(s, lo, hi)` and its other spellings,
+        `np.clip(.., out=o[.., lo:hi])`, `np.maximum(s1, s2, out=..)`,
+        `o[.., lo:hi] = np.where(s1 > v, s1, s2)`, or a scalar local of
+        `np.clip` / `np.where` stored (`clips`)."""
+        r = self.r
+        x = r.random()
+        if x < 0.25:
+            # a scalar: clip of an expression, or where of a condition
+            e = self.expr(sc, r.choice("if"), 2)
+            if x < 0.15:
+                lo, hi = self.leaf(sc, kind(e.t), True), self.leaf(sc, r.choice("if"), True)
+                tpl = "np.clip({0}, {1}, {2})"
+            else:
+                lo, hi = self.bool_expr(sc, 1), self.expr(sc, r.choice("if"), 1)
+                tpl = "np.where({1}, {0}, {2})"
+            if not all(self.fits(u, w.t) for u in (e, lo, hi) for w in (e, lo, hi)):
+                return
+            t = self.call_type(tpl, [e.t, lo.t, hi.t])
+            if t is None or kind(t) == "b":
+                return
+            v = self.fresh("v")
+            self.emit(ind, f"{v} = {tpl.format(e.text, lo.text, hi.text)}")
+            sc.vars[v] = E(v, t, approx=e.approx or hi.approx)
+            sc.own[v] = sc.level
+            self.store_of(sc, ind, sc.vars[v])
+            return
+        n = r.randrange(1, 9)
+        k0 = r.choice("iff")
+        s1 = self.slice_of(sc, k0, n) or self.slice_of(sc, "f" if k0 == "i" else "i", n)
+        if s1 is None:
+            return
+        a = self.owned_array(sc, free=1, dtypes=[s1[1], s1[1], "float64", "int64"])
+        tgt = self.target(sc, a, slice_len=n)
+        if tgt is None or re.search(rf"\b{a.name}\[", s1[0]):
+            return
+        k1 = "f" if kind(s1[1]) == "f" else "i"
+        out = r.random() < 0.35
+        if x < 0.65:
+            lo, hi = self.leaf(sc, k1, True), self.leaf(sc, r.choice([k1, "i", "f"]), True)
+            if not all(self.fits(u, w) for u in (lo, hi) for w in (s1[1], lo.t, hi.t)):
+                return
+            bounds = [lo.text, hi.text]
+            if r.random() < 0.2:
+                bounds[r.randrange(2)] = "None"
+            t = self.call_type("np.clip({0}, {1}, {2})".replace(
+                "{1}", "None" if bounds[0] == "None" else "{1}").replace(
+                "{2}", "None" if bounds[1] == "None" else "{2}"), [s1[1], lo.t, hi.t])
+            y = r.random()
+            if out:
+                f = f"np.clip({s1[0]}, {bounds[0]}, {bounds[1]}, out={tgt})"
+            elif y < 0.4:
+                f = f"np.clip({s1[0]}, {bounds[0]}, {bounds[1]})"
+            elif y < 0.7 or "None" in bounds:
+                f = f"{s1[0]}.clip({bounds[0]}, {bounds[1]})"
+            else:
+                f = f"{s1[0]}.clip(min={bounds[0]}, max={bounds[1]})"
+        else:
+            s2 = self.slice_of(sc, "f" if kind(s1[1]) == "f" and r.random() < 0.7 else "i", n)
+            if s2 is None or re.search(rf"\b{a.name}\[", s2[0]):
+                return
+            if x < 0.8:
+                g = r.choice(["maximum", "minimum", "fmax", "fmin"])
+                t = self.call_type(f"np.{g}({{0}}, {{1}})", [s1[1], s2[1]])
+                f = f"np.{g}({s1[0]}, {s2[0]}" + (f", out={tgt})" if out else ")")
+            else:
+                # the condition of exact values only: where is discontinuous
+                v = self.leaf(sc, k1, True)
+                if s1[2] or not self.fits(v, s1[1]):
+                    return
+                other = s2[0] if r.random() < 0.7 else self.literal(kind(s2[1])
+                                                                     if kind(s2[1]) != "u"
+                                                                     else "i")
+                if not isinstance(other, str):
+                    if not self.fits(other, s1[1]):
+                        return
+                    t = self.call_type("np.where(True, {0}, {1})", [s1[1], other.t])
+                    other = other.text
+                else:
+                    t = self.call_type("np.where(True, {0}, {1})", [s1[1], s2[1]])
+                op = r.choice([">", "<=", "!="])
+                f = f"np.where({s1[0]} {op} {v.text}, {s1[0]}, {other})"
+                out = False
+        if t is None or not (t == a.dtype or np.can_cast(t, a.dtype, "safe")):
+            return
+        if sc.nest is not None and not out and r.random() < 0.3:
+            self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
+        self.emit(ind, f if out else f"{tgt} = {f}")
+
     def stmt_reduce(self, sc: Scope, ind: int) -> None:
         """`t = parpy.operators.op(slice)`, labelled (parallel) or not."""
         k = self.r.choice("if")
@@ -2549,7 +2645,8 @@ class Gen:
                 ("helper_tuples", 0.04, lambda: self.stmt_helper_tuple(sc, ind)),
                 ("scalar_updates", 0.06, lambda: self.stmt_scalar_updates(sc, ind)),
                 ("new_math", 0.02, lambda: self.stmt_dtype_if(sc, ind, budget)),
-                ("sort_search", 0.04, lambda: self.stmt_sort_search(sc, ind))):
+                ("sort_search", 0.04, lambda: self.stmt_sort_search(sc, ind)),
+                ("clips", 0.05, lambda: self.stmt_clips(sc, ind))):
             if (feature != "new_math" or budget > 0) and self.side(feature, p):
                 with self.drawing_from(feature):
                     stmt()
