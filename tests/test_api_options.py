@@ -460,11 +460,20 @@ def test_unsupported_dtype(tmp_path, dtype):
         copy_first(x, y, opts=cpu(cache_dir=tmp_path))
 
 
-@pytest.mark.parametrize("value,tname", [([1.0, 2.0], "list"), ("s", "str"), (None, "NoneType")])
+@pytest.mark.parametrize("value,tname", [([1.0, 2.0], "list"), ("s", "str")])
 def test_unsupported_object(tmp_path, value, tname):
     x = np.arange(4.0)
     with pytest.raises(TypeError, match=f"argument `a` of `axpy` has type {tname}"):
         axpy(x, x.copy(), value, 4, opts=cpu(cache_dir=tmp_path))
+
+
+def test_a_none_argument_that_is_read_is_a_located_type_error(tmp_path):
+    # (None is an argument parpy compiles for, tests/test_none_args.py: a
+    # read of it, here `a * x[i]`, is the error, pointing at the read)
+    x = np.arange(4.0)
+    with pytest.raises(TypeError, match="`a` is None here .the argument passed has type NoneType.") as e:
+        axpy(x, x.copy(), None, 4, opts=cpu(cache_dir=tmp_path))
+    assert "y[i] = y[i] + a * x[i]" in str(e.value)
 
 
 def test_int_too_large(tmp_path):

@@ -433,7 +433,9 @@ def test_run_time_stores_compile_for_cuda_and_metal():
                    specialize_scalars=False)
     check_gpu_code(labelled_band, args, {'i': parpy.threads(N), 'k': parpy.threads(32)},
                    "labelled_band", specialize_scalars=False)
-    search = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 4), np.int32), N, 2, 9]
+    # (indices are int64 on Cuda, int32 on Metal)
+    index = {parpy.CompileBackend.Cuda: np.int64, parpy.CompileBackend.Metal: np.int32}
+    search = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 4), index[backend]), N, 2, 9]
     check_gpu_code(searches, search, {'i': parpy.threads(N)}, "searches",
                    specialize_scalars=False)
     check_gpu_code(lengths, search, {'i': parpy.threads(N)}, "lengths", specialize_scalars=False)

@@ -37,7 +37,7 @@ def total_positive(x, s, N):
 def copy_unless_empty(x, y, N):
     parpy.label('N')
     for i in range(N):
-        if N == 0:
+        if x[i] < 0.0:
             return
         y[i] = x[i]
 

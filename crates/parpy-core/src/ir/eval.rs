@@ -96,7 +96,8 @@ fn is_arith(op: BinOp) -> bool {
     matches!(op, Add | Sub | Mul | Div | FloorDiv | Mod | Pow | Shl | Shr)
 }
 
-fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> Option<bool> {
+/// `x op y` of a comparison `op` (`None` for other operators).
+pub(crate) fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> Option<bool> {
     Some(match op {
         BinOp::Eq => x == y,
         BinOp::Ne => x != y,

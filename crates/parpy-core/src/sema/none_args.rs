@@ -373,31 +373,6 @@ impl Rewriter<'_> {
                 self.cur = cur;
                 self.set = set;
             }
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Bool(_)
-            | ExprKind::Str(_)
-            | ExprKind::None
-            | ExprKind::Ellipsis => {}
-            ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => self.expr(value),
-            ExprKind::Subscript { value, indices } => {
-                self.expr(value);
-                indices.iter_mut().for_each(|i| self.expr(i));
-            }
-            ExprKind::Slice { lo, hi, step } => {
-                for b in [lo, hi, step].into_iter().flatten() {
-                    self.expr(b);
-                }
-            }
-            ExprKind::Binary { lhs, rhs, .. } => {
-                self.expr(lhs);
-                self.expr(rhs);
-            }
-            ExprKind::Compare { first, rest } => {
-                self.expr(first);
-                rest.iter_mut().for_each(|(_, r)| self.expr(r));
-            }
-            ExprKind::Tuple(values) => values.iter_mut().for_each(|v| self.expr(v)),
             ExprKind::Call {
                 func,
                 args,
@@ -414,6 +389,7 @@ impl Rewriter<'_> {
                 }
                 keywords.iter_mut().for_each(|k| self.expr(&mut k.value));
             }
+            _ => e.children_mut(&mut |c| self.expr(c)),
         }
     }
 

@@ -241,21 +241,8 @@ pub(super) fn const_bool(e: &Expr) -> Option<bool> {
             const_scalar(lhs).map(crate::ir::eval::truthy)
         }
         // a comparison of integers known when compiling (`x.ndim == 2`)
-        ExprKind::Binary { op, lhs, rhs }
-            if matches!(
-                op,
-                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
-            ) =>
-        {
-            let (a, b) = (const_int(lhs)?, const_int(rhs)?);
-            Some(match op {
-                BinOp::Eq => a == b,
-                BinOp::Ne => a != b,
-                BinOp::Lt => a < b,
-                BinOp::Le => a <= b,
-                BinOp::Gt => a > b,
-                _ => a >= b,
-            })
+        ExprKind::Binary { op, lhs, rhs } => {
+            crate::ir::eval::compare(*op, const_int(lhs)?, const_int(rhs)?)
         }
         _ => None,
     }

@@ -781,6 +781,14 @@ impl Expr {
     /// Calls `f` on every expression inside this one, then on this one
     /// (children first: a rewrite of `f` sees rewritten arguments).
     pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        self.children_mut(&mut |c| c.walk_mut(f));
+        f(self);
+    }
+
+    /// Calls `f` on each expression directly inside this one, in
+    /// Python's order of evaluation (a generator's clauses before its
+    /// element).
+    pub fn children_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         match &mut self.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -789,50 +797,49 @@ impl Expr {
             | ExprKind::None
             | ExprKind::Ellipsis
             | ExprKind::Name(_) => {}
-            ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => value.walk_mut(f),
+            ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => f(value),
             ExprKind::Subscript { value, indices } => {
-                value.walk_mut(f);
-                indices.iter_mut().for_each(|i| i.walk_mut(f));
+                f(value);
+                indices.iter_mut().for_each(f);
             }
             ExprKind::Slice { lo, hi, step } => {
                 for b in [lo, hi, step].into_iter().flatten() {
-                    b.walk_mut(f);
+                    f(b);
                 }
             }
             ExprKind::Binary { lhs, rhs, .. } => {
-                lhs.walk_mut(f);
-                rhs.walk_mut(f);
+                f(lhs);
+                f(rhs);
             }
             ExprKind::Compare { first, rest } => {
-                first.walk_mut(f);
-                rest.iter_mut().for_each(|(_, e)| e.walk_mut(f));
+                f(first);
+                rest.iter_mut().for_each(|(_, e)| f(e));
             }
             ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => {
-                values.iter_mut().for_each(|e| e.walk_mut(f));
+                values.iter_mut().for_each(f);
             }
             ExprKind::IfExp { cond, then, else_ } => {
-                cond.walk_mut(f);
-                then.walk_mut(f);
-                else_.walk_mut(f);
+                f(cond);
+                f(then);
+                f(else_);
             }
             ExprKind::Call {
                 func,
                 args,
                 keywords,
             } => {
-                func.walk_mut(f);
-                args.iter_mut().for_each(|a| a.walk_mut(f));
-                keywords.iter_mut().for_each(|k| k.value.walk_mut(f));
+                f(func);
+                args.iter_mut().for_each(&mut *f);
+                keywords.iter_mut().for_each(|k| f(&mut k.value));
             }
             ExprKind::Generator { elt, clauses, .. } => {
                 for c in clauses {
-                    c.iter.walk_mut(f);
-                    c.ifs.iter_mut().for_each(|e| e.walk_mut(f));
+                    f(&mut c.iter);
+                    c.ifs.iter_mut().for_each(&mut *f);
                 }
-                elt.walk_mut(f);
+                f(elt);
             }
         }
-        f(self);
     }
 }
 
