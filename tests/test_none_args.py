@@ -98,6 +98,20 @@ def test_one_function_compiled_for_none_and_for_an_array():
 
 
 @parpy.jit
+def loop_over_the_name(x, y, N, w=None):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = 0.0
+        for w in range(2):
+            y[i] += x[i] * w if w is not None else -1.0
+
+
+def test_a_loop_over_the_name_of_a_none_parameter():
+    # (inside the loop the name holds the counter: `w is not None` there)
+    run_both(loop_over_the_name, [np.arange(3.0), np.zeros(3), 3], cpu_opts({'i': parpy.threads(3)}))
+
+
+@parpy.jit
 def reads_none(x, y, N, w=None):
     parpy.label('i')
     for i in range(N):

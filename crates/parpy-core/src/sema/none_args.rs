@@ -226,11 +226,14 @@ impl Rewriter<'_> {
                 let mut names = vec![];
                 super::assign::assigned_names(body, &mut names);
                 self.cur.retain(|n| !names.contains(n));
-                self.cur.remove(var);
-                unpack.iter().for_each(|(n, _)| {
-                    self.cur.remove(n);
-                });
-                *body = self.branch(std::mem::take(body));
+                // (the body runs with the loop's targets assigned)
+                let (cur, set) = (self.cur.clone(), self.set.clone());
+                let mut targets = vec![var.clone()];
+                targets.extend(unpack.iter().map(|(n, _)| n.clone()));
+                self.assigned(&targets);
+                *body = self.block(std::mem::take(body));
+                self.cur.retain(|n| cur.contains(n));
+                self.set = set;
                 *orelse = self.branch(std::mem::take(orelse));
             }
             StmtKind::While { cond, body, orelse } => {
