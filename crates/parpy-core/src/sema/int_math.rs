@@ -129,16 +129,6 @@ fn fold(f: IntFn, args: &[i64], max: i64, overflow: &str) -> Folded {
     }
 }
 
-fn compare(op: BinOp, lhs: ast::Expr, rhs: ast::Expr, span: Span) -> ast::Expr {
-    ast::Expr {
-        kind: ast::ExprKind::Compare {
-            first: Box::new(lhs),
-            rest: vec![(op, rhs)],
-        },
-        span,
-    }
-}
-
 /// The gcd of `a` and `c` (`0 <= a < c`) and the coefficient `x` of `a`
 /// in it (Euclid's extended algorithm, as the run-time loop does).
 fn inverse(a: i128, c: i128) -> (i128, i128) {
@@ -279,7 +269,7 @@ impl Lowerer<'_, '_> {
         let int = |v: i64| E::int(v, span);
         let bin = |op, l, r| E::binary(op, l, r, span);
         let n = &args[0];
-        let ge0 = |v: &str| compare(BinOp::Ge, name(v), int(0), span);
+        let ge0 = |v: &str| ast::Expr::compare(BinOp::Ge, name(v), int(0), span);
         if f == IntFn::PowMod {
             return self.pow_mod_loop(args, result, max, span);
         }
@@ -296,7 +286,7 @@ impl Lowerer<'_, '_> {
             };
             let count = stmt(
                 ast::StmtKind::While {
-                    cond: compare(BinOp::Gt, name(&v), int(0), span),
+                    cond: ast::Expr::compare(BinOp::Gt, name(&v), int(0), span),
                     body: vec![
                         assign(&v, bin(BinOp::Shr, name(&v), int(1)), span),
                         assign(result, bin(BinOp::Add, name(result), int(1)), span),
@@ -305,7 +295,7 @@ impl Lowerer<'_, '_> {
                 },
                 span,
             );
-            let negative = compare(BinOp::Lt, name(&v), int(0), span);
+            let negative = ast::Expr::compare(BinOp::Lt, name(&v), int(0), span);
             return vec![
                 assign(&v, name(n), span),
                 if_(
@@ -334,7 +324,7 @@ impl Lowerer<'_, '_> {
                 assign(result, Self::python_call("int", vec![root], span), span),
                 stmt(
                     ast::StmtKind::While {
-                        cond: compare(
+                        cond: ast::Expr::compare(
                             BinOp::Gt,
                             bin(BinOp::Mul, name(result), name(result)),
                             name(n),
@@ -347,7 +337,7 @@ impl Lowerer<'_, '_> {
                 ),
                 stmt(
                     ast::StmtKind::While {
-                        cond: compare(
+                        cond: ast::Expr::compare(
                             BinOp::Le,
                             step.clone(),
                             bin(BinOp::FloorDiv, name(n), step.clone()),
@@ -390,7 +380,7 @@ impl Lowerer<'_, '_> {
                 ),
                 assign(
                     &ok,
-                    compare(BinOp::Le, r_g.clone(), limit(name(&m)), span),
+                    ast::Expr::compare(BinOp::Le, r_g.clone(), limit(name(&m)), span),
                     span,
                 ),
                 if_(
@@ -402,14 +392,14 @@ impl Lowerer<'_, '_> {
             ];
             vec![
                 if_(
-                    compare(BinOp::Gt, name(&k), n_k.clone(), span),
+                    ast::Expr::compare(BinOp::Gt, name(&k), n_k.clone(), span),
                     vec![assign(&k, n_k, span)],
                     span,
                 ),
                 assign(&j, int(1), span),
                 while_ok(
                     &ok,
-                    compare(BinOp::Le, name(&j), name(&k), span),
+                    ast::Expr::compare(BinOp::Le, name(&j), name(&k), span),
                     loop_body,
                     span,
                 ),
@@ -420,7 +410,7 @@ impl Lowerer<'_, '_> {
             let loop_body = vec![
                 assign(
                     &ok,
-                    compare(BinOp::Le, name(result), limit(m.clone()), span),
+                    ast::Expr::compare(BinOp::Le, name(result), limit(m.clone()), span),
                     span,
                 ),
                 if_(
@@ -434,7 +424,7 @@ impl Lowerer<'_, '_> {
                 assign(&j, int(0), span),
                 while_ok(
                     &ok,
-                    compare(BinOp::Lt, name(&j), name(&k), span),
+                    ast::Expr::compare(BinOp::Lt, name(&j), name(&k), span),
                     loop_body,
                     span,
                 ),
@@ -455,7 +445,7 @@ impl Lowerer<'_, '_> {
         when_fits.push(check(name(&ok), "OverflowError", overflow, span));
         out.push(assign(result, int(0), span));
         out.push(if_(
-            compare(BinOp::Le, name(&k), name(n), span),
+            ast::Expr::compare(BinOp::Le, name(&k), name(n), span),
             when_fits,
             span,
         ));
@@ -477,7 +467,7 @@ impl Lowerer<'_, '_> {
         let name = |n: &str| E::name(n, span);
         let int = |v: i64| E::int(v, span);
         let bin = |op, l, r| E::binary(op, l, r, span);
-        let cmp = |op, l, r| compare(op, l, r, span);
+        let cmp = |op, l, r| ast::Expr::compare(op, l, r, span);
         let (m, c, a, e) = (
             &args[2],
             self.fresh_name("c"),

@@ -34,7 +34,7 @@ impl Lowerer<'_, '_> {
 
     /// The test `a in b` written with what jit code computes.
     fn membership_test(&mut self, a: &Expr, b: &Expr, span: Span) -> Option<Expr> {
-        let eq = |item: &Expr| compare(BinOp::Eq, a.clone(), item.clone(), span);
+        let eq = |item: &Expr| Expr::compare(BinOp::Eq, a.clone(), item.clone(), span);
         let items = match &b.kind {
             ExprKind::Tuple(items) => Some(&items[..]),
             // (`np.array([...])` is an array: its elements are of its type)
@@ -64,7 +64,7 @@ impl Lowerer<'_, '_> {
             // NumPy's `b.__contains__(a)`
             let any = Self::numpy_call(
                 "any",
-                vec![compare(BinOp::Eq, b.clone(), a.clone(), span)],
+                vec![Expr::compare(BinOp::Eq, b.clone(), a.clone(), span)],
                 span,
             );
             return Some(any);
@@ -105,12 +105,12 @@ impl Lowerer<'_, '_> {
         };
         let (low, high) = match step > 0 {
             true => (
-                compare(BinOp::Le, lo.clone(), a.clone(), span),
-                compare(BinOp::Lt, a.clone(), hi, span),
+                Expr::compare(BinOp::Le, lo.clone(), a.clone(), span),
+                Expr::compare(BinOp::Lt, a.clone(), hi, span),
             ),
             false => (
-                compare(BinOp::Lt, hi, a.clone(), span),
-                compare(BinOp::Le, a.clone(), lo.clone(), span),
+                Expr::compare(BinOp::Lt, hi, a.clone(), span),
+                Expr::compare(BinOp::Le, a.clone(), lo.clone(), span),
             ),
         };
         // (an integer counts as a Python int does: an unsigned `a` less a
@@ -122,7 +122,7 @@ impl Lowerer<'_, '_> {
         };
         let offset = Expr::binary(BinOp::Sub, whole, lo, span);
         let rem = Expr::binary(BinOp::Mod, offset, Expr::int(step, span), span);
-        let on_step = compare(BinOp::Eq, rem, Expr::int(0, span), span);
+        let on_step = Expr::compare(BinOp::Eq, rem, Expr::int(0, span), span);
         Some(Expr {
             kind: ExprKind::BoolOp {
                 op: BinOp::And,
@@ -142,16 +142,6 @@ impl Lowerer<'_, '_> {
         self.pre.truncate(from);
         self.sh.diags.truncate(diags);
         t?.e.ty.elem()
-    }
-}
-
-fn compare(op: BinOp, a: Expr, b: Expr, span: Span) -> Expr {
-    Expr {
-        kind: ExprKind::Compare {
-            first: Box::new(a),
-            rest: vec![(op, b)],
-        },
-        span,
     }
 }
 

@@ -165,10 +165,12 @@ impl Rewriter<'_> {
         out
     }
 
-    /// A block that runs or not (a loop's body): what it may assign is
-    /// maybe assigned after it.
-    fn branch(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
+    /// A block that runs or not (a loop's body, with the loop's
+    /// `targets` assigned in it): what it may assign is maybe assigned
+    /// after it.
+    fn branch(&mut self, stmts: Vec<Stmt>, targets: &[String]) -> Vec<Stmt> {
         let (cur, set) = (self.cur.clone(), self.set.clone());
+        self.assigned(targets);
         let out = self.block(stmts);
         self.cur.retain(|n| cur.contains(n));
         self.set = set;
@@ -227,22 +229,18 @@ impl Rewriter<'_> {
                 super::assign::assigned_names(body, &mut names);
                 self.cur.retain(|n| !names.contains(n));
                 // (the body runs with the loop's targets assigned)
-                let (cur, set) = (self.cur.clone(), self.set.clone());
                 let mut targets = vec![var.clone()];
                 targets.extend(unpack.iter().map(|(n, _)| n.clone()));
-                self.assigned(&targets);
-                *body = self.block(std::mem::take(body));
-                self.cur.retain(|n| cur.contains(n));
-                self.set = set;
-                *orelse = self.branch(std::mem::take(orelse));
+                *body = self.branch(std::mem::take(body), &targets);
+                *orelse = self.branch(std::mem::take(orelse), &[]);
             }
             StmtKind::While { cond, body, orelse } => {
                 let mut names = vec![];
                 super::assign::assigned_names(body, &mut names);
                 self.cur.retain(|n| !names.contains(n));
                 self.expr(cond);
-                *body = self.branch(std::mem::take(body));
-                *orelse = self.branch(std::mem::take(orelse));
+                *body = self.branch(std::mem::take(body), &[]);
+                *orelse = self.branch(std::mem::take(orelse), &[]);
             }
             StmtKind::With { ctx, body } => {
                 self.expr(ctx);

@@ -17,17 +17,6 @@ use crate::syntax::ast;
 
 use super::{Lowerer, TExpr};
 
-/// `a <op> b` in the AST.
-fn compare(op: crate::ir::BinOp, a: ast::Expr, b: ast::Expr, span: Span) -> ast::Expr {
-    ast::Expr {
-        kind: ast::ExprKind::Compare {
-            first: Box::new(a),
-            rest: vec![(op, b)],
-        },
-        span,
-    }
-}
-
 impl Lowerer<'_, '_> {
     /// The extents `dims` names, each known when compiling.
     fn unravel_dims(&mut self, what: &str, dims: &ast::Expr) -> Option<Vec<i64>> {
@@ -104,13 +93,13 @@ impl Lowerer<'_, '_> {
     /// `lo <= name < hi` checked, raising NumPy's `ValueError` with
     /// `message` when false.
     fn unravel_check(&mut self, name: &str, hi: i64, message: &str, span: Span) -> Option<()> {
-        let ge = compare(
+        let ge = ast::Expr::compare(
             crate::ir::BinOp::Ge,
             ast::Expr::name(name, span),
             ast::Expr::int(0, span),
             span,
         );
-        let lt = compare(
+        let lt = ast::Expr::compare(
             crate::ir::BinOp::Lt,
             ast::Expr::name(name, span),
             ast::Expr::int(hi, span),

@@ -317,6 +317,16 @@ impl Expr {
             span,
         }
     }
+    /// The comparison `lhs op rhs` (one operator, no chain).
+    pub fn compare(op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Compare {
+                first: Box::new(lhs),
+                rest: vec![(op, rhs)],
+            },
+            span,
+        }
+    }
     /// The Python int `u` (2**63 .. 2**64 - 1 included) as the literal
     /// parpy reads: below 2**63 an int, from there the operators of int64s
     /// it equals (`(u >> 1) * 2 + (u & 1)`), which sema computes exactly
