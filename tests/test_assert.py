@@ -112,16 +112,144 @@ def test_printed_code_run_by_compile_string_raises_too():
         built(x, np.zeros(4), 4, 5)
 
 
-def test_the_message_must_be_a_string_literal():
-    with pytest.raises(parpy.CompileError) as e:
-        @parpy.jit
-        def formatted_message(x, N):
-            parpy.label('i')
-            for i in range(N):
-                assert x[i] > 0, f"x[{i}] must be positive"
-    msg = str(e.value)
-    assert "the message of an `assert` must be a string literal" in msg
-    assert 'f"x[{i}] must be positive"' in msg
+# f-string messages: the values they name are computed when the check
+# fails, and the text is what the undecorated function's f-string gives
+
+
+def expect_same_message(fn, args, opts, exception):
+    """The call raises `exception` whose message is the undecorated
+    function's (the same f-string of the same values), named and located
+    (tests/test_cuda_programs.py swaps in a compile-only check where no GPU
+    is present)."""
+    with pytest.raises(exception) as want:
+        fn.py_func(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    with pytest.raises(exception) as got:
+        fn(*args, opts=opts)
+    assert type(got.value) is exception
+    msg = str(got.value)
+    # (pytest's rewriting of this module's asserts adds lines to Python's)
+    want = str(want.value).split("\n")[0]
+    assert msg.startswith(f"`{fn.__name__}`: {want} (at "), (msg, want)
+    assert "test_assert.py:" in msg
+
+
+@parpy.jit
+def positive_rows(x, y, N, M):
+    assert x.shape[1] == M, f"x has {x.shape[1]} columns, not {M}"
+    parpy.label('i')
+    for i in range(N):
+        assert x[i, 0] > 0.0, f"x[{i}, 0] = {x[i, 0]:.3f} ({x[i, 0]!r}) is not positive"
+        y[i] = x[i, :].sum()
+
+
+def test_an_f_string_message_names_the_failing_values():
+    x = _rows()
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(positive_rows, [x, np.zeros(4), 4, 5], opts)
+    expect_same_message(positive_rows, [x, np.zeros(4), 4, 6], opts, AssertionError)
+    x[2, 0] = -1.0 / 3.0
+    expect_same_message(positive_rows, [x, np.zeros(4), 4, 5], opts, AssertionError)
+    for fields in ({'bounds_check': False}, {'specialize_scalars': False}):
+        expect_same_message(positive_rows, [x, np.zeros(4), 4, 5],
+                            cpu_opts({'i': parpy.threads(4)}, **fields), AssertionError)
+
+
+@parpy.jit
+def typed_values(a, b, c, d, k, N):
+    parpy.label('i')
+    for i in range(N):
+        if a[i] > 100:
+            raise ValueError(f"i={i} a={a[i]} b={b[i]!r} d={d[i]} "
+                             f"{k * 2} {a[i] > 100} {{braces}} {b[i]:>12.4e}|{c[i]:x}")
+        a[i] = a[i] + 1
+
+
+def test_values_of_every_type_are_formatted_as_python_formats_them():
+    a = np.array([1, 2, 120, 4], np.int8)
+    b = np.array([0.1, 0.2, 1 / 3, 0.4], np.float32)
+    c = np.array([0, 1, 2**64 - 1, 3], np.uint64)
+    d = np.array([True, False, False, True])
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(typed_values, [a.copy() * 0, b, c, d, 7, 4], opts)
+    expect_same_message(typed_values, [a, b, c, d, 7, 4], opts, ValueError)
+
+
+@parpy.jit
+def bounded_step(v, hi):
+    assert v <= hi, f"step {v} is above {hi}"
+    return hi - v
+
+
+@parpy.jit
+def bounded_steps(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i] = bounded_step(x[i], 1.5)
+
+
+def test_an_f_string_message_in_a_helper():
+    x = np.linspace(0.0, 1.0, 6)
+    opts = cpu_opts({'i': parpy.threads(6)})
+    run_both(bounded_steps, [x, np.zeros(6), 6], opts)
+    x[4] = 2.25
+    expect_same_message(bounded_steps, [x, np.zeros(6), 6], opts, AssertionError)
+
+
+def test_a_format_python_cannot_apply_raises_pythons_error():
+    @parpy.jit
+    def int_format_of_a_float(x, N):
+        parpy.label('i')
+        for i in range(N):
+            assert x[i] > 0.0, f"{x[i]:d}"
+            x[i] = 1.0
+    x = np.array([1.0, -2.0])
+    with pytest.raises(ValueError, match="Unknown format code 'd' for object of type 'float'"):
+        int_format_of_a_float.py_func(x.copy(), 2)
+    with pytest.raises(ValueError, match="Unknown format code 'd' for object of type 'float'"):
+        int_format_of_a_float(x, 2, opts=cpu_opts({'i': parpy.threads(2)}))
+
+
+def test_printed_code_with_an_f_string_message_run_by_compile_string():
+    x = _rows()
+    x[3, 0] = -2.5
+    opts = cpu_opts({'i': parpy.threads(4)})
+    code = parpy.print_compiled(positive_rows, [x, np.zeros(4), 4, 5], opts)
+    assert "// parpy-bounds: format AssertionError int,float64,float64: x[{0}, 0] = {1:.3f} ({2!r})" in code
+    built = parpy.compile_string("positive_rows", code, opts)
+    with pytest.raises(AssertionError, match=r"x\[3, 0\] = -2.500 \(np.float64\(-2.5\)\) is not positive"):
+        built(x, np.zeros(4), 4, 5)
+
+
+def test_what_a_message_may_not_be():
+    def refused(src_fn, *words):
+        with pytest.raises(parpy.CompileError) as e:
+            parpy.print_compiled(parpy.jit(src_fn), [np.ones(3), 3], cpu_opts({'i': parpy.threads(3)}))
+        assert all(w in str(e.value) for w in words), str(e.value)
+
+    def array_field(x, N):
+        parpy.label('i')
+        for i in range(N):
+            assert x[i] > 0, f"x is {x}"
+    refused(array_field, "a field of the message of an `assert` or a `raise` must be a number",
+            "this is an array", 'f"x is {x}"')
+
+    def nine_fields(x, N):
+        parpy.label('i')
+        for i in range(N):
+            assert x[i] > 0, f"{i}{i}{i}{i}{i}{i}{i}{i}{i}"
+    refused(nine_fields, "may name at most 8 values")
+
+    def computed_spec(x, N):
+        parpy.label('i')
+        for i in range(N):
+            assert x[i] > 0, f"{x[i]:{N}}"
+    refused(computed_spec, "the format spec of an f-string field must be written out")
+
+    def a_variable(x, N):
+        parpy.label('i')
+        for i in range(N):
+            assert x[i] > 0, N
+    refused(a_variable, "the message of an `assert` must be a string literal or an f-string")
 
 
 @pytest.mark.skipif(shutil.which("c++") is None, reason="the CUDA emulator needs a C++ compiler")
@@ -219,7 +347,8 @@ def test_math_isclose_is_pythons_and_checks_its_tolerances():
 
 @pytest.mark.parametrize("source,message", [
     ("raise MyError('x')", "parpy functions cannot raise `MyError`"),
-    ("raise ValueError(f'{i}')", "the message of a `raise` must be one string literal"),
+    ("raise ValueError('x', i)", "the exception of a `raise` takes one message"),
+    ("raise ValueError(i)", "the message of a `raise` must be a string literal or an f-string"),
     ("raise", "a bare `raise` re-raises the exception being handled"),
     ("raise ValueError('x') from None", "`raise ... from ...` is not supported"),
     ("raise ValueError('x').with_traceback(None)", "parpy functions raise builtin exceptions only"),
@@ -273,3 +402,14 @@ def test_a_message_keeps_its_line_ends_and_generated_comments_escape_it():
     with pytest.raises(ValueError) as e:
         built(x, 2)
     assert str(e.value).startswith(f"`raises_lines`: {message} (at "), repr(str(e.value))
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="the CUDA emulator needs a C++ compiler")
+def test_printed_cuda_code_with_an_f_string_message_on_the_emulator():
+    from parpy import _cuda_emu
+    x = _rows()
+    x[1, 0] = -0.125
+    with pytest.raises(AssertionError, match=r"x\[1, 0\] = -0.125 \(np.float64\(-0.125\)\) is not positive"):
+        _cuda_emu.run(positive_rows, [x, np.zeros(4), 4, 5], cpu_opts({'i': parpy.threads(4)}))
+    with pytest.raises(AssertionError, match="x has 5 columns, not 7"):
+        _cuda_emu.run(positive_rows, [x, np.zeros(4), 4, 7], cpu_opts({'i': parpy.threads(4)}))

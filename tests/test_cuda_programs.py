@@ -199,9 +199,19 @@ def dry_expect_assertion(fn, args, opts, *words):
 
 def dry_expect_raised(fn, args, opts, exception, *words):
     """No GPU: the failing call of a test_assert `raise` test compiles,
-    with the check of its `raise` in the device or host code."""
+    with the check of its `raise` in the device or host code (its message
+    plain or naming values)."""
     dry_call(fn, args, opts)
-    assert f"// parpy-bounds: raise {exception.__name__}: " in parpy.print_compiled(fn, args, opts)
+    code = parpy.print_compiled(fn, args, opts)
+    name = exception.__name__
+    assert f"// parpy-bounds: raise {name}: " in code or f"// parpy-bounds: format {name} " in code
+
+
+def dry_expect_same_message(fn, args, opts, exception):
+    """No GPU: the failing call of a test_assert f-string message test
+    compiles, with the check naming its values in the device or host code."""
+    dry_call(fn, args, opts)
+    assert f"// parpy-bounds: format {exception.__name__} " in parpy.print_compiled(fn, args, opts)
 
 
 def _swap(f, run, mod):
@@ -210,7 +220,8 @@ def _swap(f, run, mod):
     # compiled
     extra = {"call": dry_call, "expect_index_error": dry_expect_index_error,
              "expect_assertion": dry_expect_assertion,
-             "expect_raised": dry_expect_raised} if dry else {}
+             "expect_raised": dry_expect_raised,
+             "expect_same_message": dry_expect_same_message} if dry else {}
     extra = {k: v for k, v in extra.items() if hasattr(mod, k)}
 
     # (a module that compares with NumPy itself has no `run_both`)
@@ -360,7 +371,10 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_asserts_compile_for_cuda_and_metal",
     "test_printed_code_run_by_compile_string_raises_too",
     "test_printed_cuda_code_on_the_emulator_raises_too",
-    "test_the_message_must_be_a_string_literal",
+    "test_printed_cuda_code_with_an_f_string_message_on_the_emulator",
+    "test_what_a_message_may_not_be",
+    "test_printed_code_with_an_f_string_message_run_by_compile_string",
+    "test_a_format_python_cannot_apply_raises_pythons_error",
     "test_a_message_keeps_its_line_ends_and_generated_comments_escape_it",
     # test_cumulative: other backends' code, errors
     "test_scans_compile_for_cuda_and_metal",

@@ -50,10 +50,11 @@ def test_an_index_out_of_bounds_raises_numpys_value_error():
     x = np.arange(20.0).reshape(5, 4)
     opts = cpu_opts({'k': parpy.threads(21)})
     expect_raised(by_flat_index, [x, np.zeros((5, 4)), 21], opts, ValueError,
-                  "index is out of bounds for array with size 20", "np.unravel_index(k, x.shape)")
+                  "index 20 is out of bounds for array with size 20", "np.unravel_index(k, x.shape)")
     for bad in (-1, 24):
         expect_raised(three_ways, [np.array([3, bad], np.int16), np.zeros((2, 3), np.int64), 2],
-                      cpu_opts({'k': parpy.threads(2)}), ValueError, "out of bounds for array with size 24")
+                      cpu_opts({'k': parpy.threads(2)}), ValueError,
+                      f"index {bad} is out of bounds for array with size 24")
     expect_raised(to_flat, [np.zeros((7, 4)), np.zeros(24), 7], cpu_opts({'r': parpy.threads(7)}),
                   ValueError, "invalid entry in coordinates array")
 

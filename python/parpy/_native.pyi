@@ -4,8 +4,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 __version__: str
 # how a `// parpy-bounds:` line of an assertion / a `raise` starts
-ASSERT_SITE: str
-RAISE_SITE: str
+RECORD_LEN: int
 
 class CompileError(RuntimeError):
     """A mistake in a parpy program or its options (the message is the
@@ -188,7 +187,7 @@ def compile_string(
     fn_name: str, code: str, opts: Optional[CompileOptions] = None
 ) -> CompiledFunction: ...
 def clear_cache() -> None: ...
-def _bounds_lines(code: str) -> List[str]: ...
+def _raise_bounds_failure(name: str, code: str, record: List[int]) -> None: ...
 def _clear_cache_dir(dir: str) -> int:
     """Removes the complete cache entries of `dir` (nothing else); returns how many files went."""
 def set_max_loaded(n: int) -> int: ...

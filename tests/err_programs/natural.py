@@ -145,9 +145,9 @@ def pair_into_three(x, y, N):
         y[i] = a + b + c
 
 
-def assert_formatted_message(x, y, N):
+def assert_message_of_an_array(x, y, N):
     for i in range(N):
-        assert x[i, 0] > 0.0, f"row {i} starts below zero"
+        assert x[i, 0] > 0.0, f"row {x[i, :]} starts below zero"
         y[i] = x[i, 0]
 
 

@@ -305,6 +305,11 @@ impl AtomicOp {
     }
 }
 
+/// The most values the message of an assertion or a `raise` may name (an
+/// f-string's fields): the bounds record (`ir::Bounds`) holds
+/// `[site + 1, index]` and then these.
+pub const MAX_NOTED: usize = 8;
+
 /// The builtin exceptions a jit function may raise (`raise E("message")`;
 /// `assert` raises `AssertionError`): the run time raises the class of
 /// this name.

@@ -25,7 +25,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(print_compiled, m)?)?;
     m.add_function(wrap_pyfunction!(clear_cache, m)?)?;
     m.add_function(wrap_pyfunction!(_clear_cache_dir, m)?)?;
-    m.add_function(wrap_pyfunction!(_bounds_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(_raise_bounds_failure, m)?)?;
     m.add_function(wrap_pyfunction!(set_max_loaded, m)?)?;
     m.add_function(wrap_pyfunction!(_loaded_specializations, m)?)?;
     m.add_function(wrap_pyfunction!(default_cache_dir, m)?)?;
@@ -223,11 +223,16 @@ fn _clear_cache_dir(dir: PathBuf) -> PyResult<usize> {
     })
 }
 
-/// The texts of the `// parpy-bounds:` lines of generated code, in order,
-/// as they were before the writer escaped them (`_cuda_emu.run`).
+/// Raises what the bounds record `record` (`RECORD_LEN` int64s) read after
+/// a call of the generated `code` of `name` tells, as a call of the jit
+/// function raises it (`_cuda_emu.run`); nothing when no check failed.
 #[pyfunction]
-fn _bounds_lines(code: &str) -> Vec<String> {
-    parpy_runtime::header::parse_bounds(code)
+fn _raise_bounds_failure(name: &str, code: &str, record: Vec<i64>) -> PyResult<()> {
+    let sites = parpy_runtime::header::parse_bounds(code);
+    match parpy_runtime::bounds_error(name, &sites, &record) {
+        Some(f) => Err(crate::jit::check_failure(f)),
+        None => Ok(()),
+    }
 }
 
 /// Sets how many specializations (over all jit functions) stay loaded in

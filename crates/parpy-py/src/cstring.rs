@@ -414,19 +414,20 @@ impl CompiledString {
                 }
             }
         }
-        // [site + 1, index] of the first failed index check (on the GPU:
-        // staged like a written array)
-        let mut record = [0i64; 2];
+        // [site + 1, index, values...] of the first failed check (on the
+        // GPU: staged like a written array)
+        const BYTES: usize = 8 * parpy_core::ir::RECORD_LEN;
+        let mut record = [0i64; parpy_core::ir::RECORD_LEN];
         let rec_ptr = record.as_mut_ptr();
         let mut rec_arg = rec_ptr as u64;
         if !self.bounds.is_empty() {
             if let Some(device) = self.cuda_device {
                 let ctx_dev = crate::cuda::context(device)?;
                 let r = (|| {
-                    let d = ctx_dev.alloc(16, 0)?;
-                    staged.push((d, rec_arg, 16, true));
-                    // SAFETY: `record` holds 16 bytes and outlives the call.
-                    unsafe { driver::copy_htod(d, rec_ptr as *const c_void, 16, 0)? };
+                    let d = ctx_dev.alloc(BYTES, 0)?;
+                    staged.push((d, rec_arg, BYTES, true));
+                    // SAFETY: `record` holds BYTES bytes and outlives the call.
+                    unsafe { driver::copy_htod(d, rec_ptr as *const c_void, BYTES, 0)? };
                     Ok::<u64, parpy_runtime::cuda::CudaError>(d)
                 })();
                 match r {
@@ -450,7 +451,7 @@ impl CompiledString {
         }
         let check = || {
             // SAFETY: `record` is alive; the entry (or the copy back) wrote it.
-            let rec = unsafe { [*rec_ptr, *rec_ptr.add(1)] };
+            let rec = unsafe { std::slice::from_raw_parts(rec_ptr, parpy_core::ir::RECORD_LEN) };
             parpy_runtime::bounds_error(&self.name, &self.bounds, rec)
                 .map_or(Ok(()), |f| Err(crate::jit::check_failure(f)))
         };

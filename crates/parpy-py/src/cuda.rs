@@ -88,6 +88,11 @@ fn device_err(name: &str, e: CudaError) -> PyErr {
         CudaError::Raised { exception, message } => {
             return crate::errors::raised(&exception, message)
         }
+        CudaError::Formatted {
+            exception,
+            template,
+            values,
+        } => return crate::errors::formatted(&exception, &template, &values),
         _ => {}
     }
     gpu_error(&format!("`{name}` on the GPU"), e)

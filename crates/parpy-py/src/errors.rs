@@ -314,3 +314,40 @@ pub(crate) fn raised(exception: &str, message: String) -> PyErr {
         _ => e::PyException::new_err(message),
     }
 }
+
+/// The builtin exception `exception` whose message is Python's
+/// `template.format(*values)` (a failed assertion's f-string message):
+/// each value as the undecorated function has it, a Python int, float or
+/// bool or a NumPy scalar (`parpy_core::ir::noted_type`), so the text is
+/// what its f-string gives. A format that Python cannot apply (`{x:d}`
+/// of a float) raises Python's error of that format, as the f-string
+/// itself would.
+pub(crate) fn formatted(exception: &str, template: &str, values: &[parpy_runtime::Noted]) -> PyErr {
+    Python::attach(|py| {
+        let text = (|| -> PyResult<String> {
+            let mut objs: Vec<Bound<'_, PyAny>> = vec![];
+            for v in values {
+                let float = f64::from_bits(v.bits as u64);
+                let np = || py.import("numpy");
+                let obj = match v.dtype.as_str() {
+                    "bool" => (v.bits != 0).into_pyobject(py)?.to_owned().into_any(),
+                    "int" => v.bits.into_pyobject(py)?.into_any(),
+                    "float" => float.into_pyobject(py)?.into_any(),
+                    "bool_" => np()?.getattr("bool_")?.call1((v.bits != 0,))?,
+                    "uint64" => np()?.getattr("uint64")?.call1((v.bits as u64,))?,
+                    d if d.starts_with("float") => np()?.getattr(d)?.call1((float,))?,
+                    d => np()?.getattr(d)?.call1((v.bits,))?,
+                };
+                objs.push(obj);
+            }
+            let args = pyo3::types::PyTuple::new(py, objs)?;
+            pyo3::types::PyString::new(py, template)
+                .call_method1("format", args)?
+                .extract()
+        })();
+        match text {
+            Ok(message) => raised(exception, message),
+            Err(e) => e,
+        }
+    })
+}

@@ -786,8 +786,8 @@ impl JitFunction {
             argv[j] = args::as_arg(is_array, &mut vals[ai]);
         }
         let mut np = compiled.params.len();
-        // [site + 1, index] of the first failed index check
-        let mut record = [0i64; 2];
+        // [site + 1, index, values...] of the first failed check
+        let mut record = [0i64; parpy_core::ir::RECORD_LEN];
         if !compiled.bounds.is_empty() {
             argv[np] = record.as_mut_ptr().cast();
             np += 1;
@@ -816,7 +816,7 @@ impl JitFunction {
             entry.call(&mut argv[..np])
         };
         result.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        parpy_runtime::bounds_error(&self.name, &compiled.bounds, record)
+        parpy_runtime::bounds_error(&self.name, &compiled.bounds, &record)
             .map_or(Ok(()), |f| Err(check_failure(f)))
     }
 
@@ -1561,5 +1561,10 @@ pub(crate) fn check_failure(f: parpy_runtime::CheckFailure) -> PyErr {
         parpy_runtime::CheckFailure::Raised { exception, message } => {
             crate::errors::raised(&exception, message)
         }
+        parpy_runtime::CheckFailure::Formatted {
+            exception,
+            template,
+            values,
+        } => crate::errors::formatted(&exception, &template, &values),
     }
 }

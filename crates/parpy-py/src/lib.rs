@@ -44,8 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ParpyWarning", py.get_type::<errors::ParpyWarning>())?;
     m.add("__version__", parpy_core::VERSION)?;
     // how a `// parpy-bounds:` line of an assertion starts (`_cuda_emu`)
-    m.add("ASSERT_SITE", parpy_core::ir::ASSERT_SITE)?;
-    m.add("RAISE_SITE", parpy_core::ir::RAISE_SITE)?;
+    m.add("RECORD_LEN", parpy_core::ir::RECORD_LEN)?;
     // Loads NumPy's C API now (rust-numpy does it on first use, and it
     // checks NumPy's version with a regex: ~0.5 ms that otherwise lands on
     // the first call of the process).

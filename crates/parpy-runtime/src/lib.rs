@@ -167,15 +167,33 @@ pub enum CheckFailure {
     /// `AssertionError`), or a `raise` that ran: the builtin exception
     /// `exception` (one of `parpy_core::ops::RAISABLE`) with `message`.
     Raised { exception: String, message: String },
+    /// The same, whose message is Python's `template.format(*values)`
+    /// (an f-string message: the caller formats it, as Python would).
+    Formatted {
+        exception: String,
+        template: String,
+        values: Vec<Noted>,
+    },
+}
+
+/// A value the message of a failed assertion names: its NumPy type
+/// (`int64`, `float32`, `bool`, ...) and its bits as recorded (integers
+/// and bools as an int64, floats as a float64).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Noted {
+    pub dtype: String,
+    pub bits: i64,
 }
 
 /// The failure a bounds record read after a call of `name` tells:
-/// `record` is `[site + 1, index]` (`[0, _]`: no check failed, `None`);
-/// `sites[k]` says what site `k` checks (`BoundsSite::describe` in the
-/// core, the `// parpy-bounds:` lines of a generated file), an assertion
-/// when it starts with `ASSERT_SITE`.
-pub fn bounds_error(name: &str, sites: &[String], record: [i64; 2]) -> Option<CheckFailure> {
-    if record[0] == 0 {
+/// `record` is `[site + 1, index, values...]` (`[0, ..]`: no check
+/// failed, `None`; see `parpy_core::ir::Bounds`); `sites[k]` says what
+/// site `k` checks (`BoundsSite::describe` in the core, the
+/// `// parpy-bounds:` lines of a generated file), an assertion when it
+/// starts with `ASSERT_SITE`, one whose message names values with
+/// `FORMAT_SITE`.
+pub fn bounds_error(name: &str, sites: &[String], record: &[i64]) -> Option<CheckFailure> {
+    if record.first().is_none_or(|&s| s == 0) {
         return None;
     }
     let what = usize::try_from(record[0] - 1)
@@ -190,6 +208,31 @@ pub fn bounds_error(name: &str, sites: &[String], record: [i64; 2]) -> Option<Ch
     if let Some(message) = what.strip_prefix(parpy_core::ir::ASSERT_SITE) {
         return Some(raised("AssertionError", message));
     }
+    // `format E int64,float32: template`
+    if let Some((exception, dtypes, template)) = what
+        .strip_prefix(parpy_core::ir::FORMAT_SITE)
+        .and_then(|r| r.split_once(": "))
+        .and_then(|(head, t)| head.split_once(' ').map(|(e, d)| (e, d, t)))
+        .filter(|(e, _, _)| parpy_core::ops::RAISABLE.contains(e))
+    {
+        let values = dtypes
+            .split(',')
+            .zip(record.iter().skip(2))
+            .map(|(dtype, &bits)| Noted {
+                dtype: dtype.to_string(),
+                bits,
+            })
+            .collect();
+        return Some(CheckFailure::Formatted {
+            exception: exception.to_string(),
+            // (the name's braces doubled: it is text of the template)
+            template: format!(
+                "`{}`: {template}",
+                name.replace('{', "{{").replace('}', "}}")
+            ),
+            values,
+        });
+    }
     if let Some((exception, message)) = what
         .strip_prefix(parpy_core::ir::RAISE_SITE)
         .and_then(|r| r.split_once(": "))
@@ -199,6 +242,6 @@ pub fn bounds_error(name: &str, sites: &[String], record: [i64; 2]) -> Option<Ch
     }
     Some(CheckFailure::Index(format!(
         "`{name}`: index {} {what}",
-        record[1]
+        record.get(1).copied().unwrap_or_default()
     )))
 }

@@ -18,7 +18,7 @@ use crate::error::CompileError;
 use crate::ir::{
     AtomicOp, BinOp, CallArg, Callback, Expr, ExprKind, ForLoop, Function, GpuIndex, Kernel,
     LaunchInfo, LoopPar, MathFn, Place, Program, ReduceOp, Stmt, StmtKind, Type, UnOp, VarId,
-    VarKind,
+    VarKind, MAX_NOTED,
 };
 use crate::ops::NanRule;
 use crate::options::Options;
@@ -125,11 +125,17 @@ pub trait Dialect {
     fn cold_qualifier(&self) -> &'static str {
         "static __attribute__((noinline, cold))"
     }
-    /// The statement of `parpy_check_index` that stores `[site + 1, i]`
-    /// into `rec` unless an earlier failure is there (C11: GCC/Clang
+    /// The statements of `parpy_bounds_fail` / `parpy_bounds_note` that
+    /// store `site + 1` into `rec[0]` and then `rest` (C expressions) into
+    /// `rec[1..]`, unless an earlier failure is there (C11: GCC/Clang
     /// atomics, safe across OpenMP threads).
-    fn bounds_record(&self) -> &'static str {
-        "  int64_t none = 0;\n  if (__atomic_compare_exchange_n(rec, &none, site + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {\n    rec[1] = i;\n  }\n"
+    fn bounds_record(&self, rest: &[String]) -> String {
+        let writes = record_writes(rest);
+        format!("  int64_t none = 0;\n  if (__atomic_compare_exchange_n(rec, &none, site + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {{\n{writes}  }}\n")
+    }
+    /// The body of `int64_t parpy_f64_bits(double x)`: the bits of `x`.
+    fn f64_bits(&self) -> &'static str {
+        "  union {\n    double d;\n    int64_t i;\n  } u;\n  u.d = x;\n  return u.i;\n"
     }
     /// The statement(s) of an atomic update `*p = op(*p, v)` of the element
     /// `place` (an lvalue of C type `ty`) by the value `v` (already of that
@@ -553,6 +559,15 @@ fn rule_helper(max: bool, rule: NanRule) -> &'static str {
     }
 }
 
+/// The statements `rec[k] = rest[k - 1];` of a bounds record's winner
+/// ([`Dialect::bounds_record`]), one a line.
+pub(super) fn record_writes(rest: &[String]) -> String {
+    rest.iter()
+        .enumerate()
+        .map(|(k, v)| format!("    rec[{}] = {v};\n", k + 1))
+        .collect()
+}
+
 /// Prelude helpers, recorded when used and printed in a fixed order.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum PreludeFn {
@@ -589,6 +604,11 @@ enum PreludeFn {
     /// `parpy_bounds_fail`: the record of a failed check, out of line (see
     /// [`Dialect::cold_qualifier`]); before the checks that call it.
     BoundsFail,
+    /// `parpy_bounds_note`: the record of a failed assertion and the
+    /// values its message names ([`ExprKind::Note`]), out of line.
+    BoundsNote,
+    /// `parpy_f64_bits`: a double's bits as an int64 (a noted float).
+    F64Bits,
     /// `parpy_check_index`: record an index out of bounds.
     CheckIndex,
     /// `parpy_check_wrap_index`: the same after a negative index counts
@@ -1028,7 +1048,22 @@ fn write_prelude<D: Dialect>(d: &D, used: &BTreeSet<PreludeFn>) -> Result<String
             PreludeFn::BoundsFail => (ElemTy::I64, format!(
                 "{} __attribute__((unused)) T parpy_bounds_fail(T i, T site, T *rec) {{\n{}  return 0;\n}}\n",
                 d.cold_qualifier(),
-                d.bounds_record()
+                d.bounds_record(&["i".to_string()])
+            )),
+            PreludeFn::BoundsNote => {
+                let values: Vec<String> = (0..MAX_NOTED).map(|k| format!("v{k}")).collect();
+                let params: Vec<String> = values.iter().map(|v| format!("T {v}")).collect();
+                let rest: Vec<String> = ["1".to_string()].into_iter().chain(values).collect();
+                (ElemTy::I64, format!(
+                    "{} __attribute__((unused)) T parpy_bounds_note(T site, T *rec, {}) {{\n{}  return 1;\n}}\n",
+                    d.cold_qualifier(),
+                    params.join(", "),
+                    d.bounds_record(&rest)
+                ))
+            }
+            PreludeFn::F64Bits => (ElemTy::I64, format!(
+                "{q} __attribute__((unused)) T parpy_f64_bits(double x) {{\n{}}}\n",
+                d.f64_bits()
             )),
             PreludeFn::CheckIndex => (ElemTy::I64, format!(
                 "{q} __attribute__((unused)) T parpy_check_index(T i, T n, T site, T *rec) {{\n  if (__builtin_expect(i >= 0 && i < n, 1)) {{\n    return i;\n  }}\n  return parpy_bounds_fail(i, site, rec);\n}}\n"
@@ -2013,6 +2048,35 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 return Err(EmitError::Invariant(
                     "an `assert` left after `passes::check_bounds`".into(),
                 ))
+            }
+            ExprKind::Note {
+                site,
+                record,
+                values,
+            } => {
+                self.prelude.insert(PreludeFn::BoundsNote);
+                let mut args = vec![site.to_string(), self.expr(record)?.0];
+                for v in values {
+                    // an int64 (ints, bools) or its float64's bits
+                    let float = v.elem().is_float();
+                    let to = if float { ElemTy::F64 } else { ElemTy::I64 };
+                    let wide = Expr::new(
+                        ExprKind::Convert {
+                            arg: Box::new(v.clone()),
+                        },
+                        Type::Scalar(to),
+                        v.span,
+                    );
+                    let text = self.expr(&wide)?.0;
+                    if float {
+                        self.prelude.insert(PreludeFn::F64Bits);
+                        args.push(format!("parpy_f64_bits({text})"));
+                    } else {
+                        args.push(text);
+                    }
+                }
+                args.resize(2 + MAX_NOTED, "0".to_string());
+                (format!("parpy_bounds_note({})", args.join(", ")), P_POSTFIX)
             }
             ExprKind::CheckIndex {
                 arg,

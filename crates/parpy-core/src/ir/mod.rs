@@ -203,10 +203,11 @@ pub struct Program {
 /// Run-time index checks: the record they write and what each one checks.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Bounds {
-    /// The host parameter (the last one, `i64[2]`, not a user argument)
-    /// pointing at the record: `[site + 1, index]` of the first failed
-    /// check, `[0, 0]` when none failed. The caller zeroes it before the
-    /// call and reads it after.
+    /// The host parameter (the last one, `i64[RECORD_LEN]`, not a user
+    /// argument) pointing at the record: `[site + 1, index]` of the first
+    /// failed check (then the values an assertion's message names, see
+    /// [`ExprKind::Note`]), zeros when none failed. The caller zeroes it
+    /// before the call and reads it after.
     pub record: VarId,
     /// `sites[k]` describes the checks with `site == k`.
     pub sites: Vec<BoundsSite>,
@@ -232,16 +233,41 @@ pub enum SiteKind {
     },
     /// `assert cond, message`: a failure is an `AssertionError`; the
     /// `raise E(message)` of a jit function is one whose `exception` is
-    /// `E` (one of [`crate::ops::RAISABLE`]).
+    /// `E` (one of [`crate::ops::RAISABLE`]). With `values` (the type of
+    /// each value recorded, see [`ExprKind::Note`], as the undecorated
+    /// function has it: [`noted_type`]) the message is a template for
+    /// Python's `str.format`.
     Assert {
         message: Option<String>,
         exception: String,
+        values: Vec<String>,
     },
 }
 
 /// How [`BoundsSite::describe`] starts for an assertion (the run time
 /// raises `AssertionError` for such a site, `IndexError` for an index).
 pub const ASSERT_SITE: &str = "assertion: ";
+
+/// The type a value of type `ty` has in the undecorated function, as the
+/// message of a failed assertion names it: `int`, `float` or `bool` for a
+/// Python scalar (`python`: sema's weak value), else NumPy's name of
+/// `ty` (`int64`, `float32`, `bool_`; the record holds integers and bools as int64,
+/// floats as float64).
+pub fn noted_type(ty: ElemTy, python: bool) -> String {
+    match (python, ty) {
+        (true, ElemTy::Bool) => "bool".into(),
+        (true, t) if t.is_float() => "float".into(),
+        (true, _) => "int".into(),
+        (false, ElemTy::Bool) => "bool_".into(),
+        (false, t) => t.numpy_name().into(),
+    }
+}
+
+/// How [`BoundsSite::describe`] starts for an assertion or a `raise`
+/// whose message names values: then the exception, a space, the types
+/// of the values ([`noted_type`]) joined by commas, `: ` and the template
+/// of the message for Python's `str.format` (the source line after it too).
+pub const FORMAT_SITE: &str = "format ";
 
 /// How [`BoundsSite::describe`] starts for a `raise E(message)`: then `E`,
 /// `: ` and the message (the run time raises `E`).
@@ -259,11 +285,26 @@ impl BoundsSite {
                 let shape = shape_text(shape);
                 format!("is out of bounds for axis {axis} of `{array}` with shape {shape}")
             }
-            SiteKind::Assert { message, exception } if exception == "AssertionError" => format!(
+            SiteKind::Assert {
+                message,
+                exception,
+                values,
+            } if !values.is_empty() => {
+                format!(
+                    "{FORMAT_SITE}{exception} {}: {}",
+                    values.join(","),
+                    message.as_deref().unwrap_or_default()
+                )
+            }
+            SiteKind::Assert {
+                message, exception, ..
+            } if exception == "AssertionError" => format!(
                 "{ASSERT_SITE}{}",
                 message.as_deref().unwrap_or("assertion failed")
             ),
-            SiteKind::Assert { message, exception } => format!(
+            SiteKind::Assert {
+                message, exception, ..
+            } => format!(
                 "{RAISE_SITE}{exception}: {}",
                 message.as_deref().unwrap_or(exception)
             ),
@@ -271,7 +312,14 @@ impl BoundsSite {
         if let Some(f) = crate::diag::source(self.span.file) {
             let (line, _) = f.line_col(self.span.lo);
             let text = f.text.lines().nth(line as usize - 1).unwrap_or("").trim();
-            s.push_str(&format!(" (at {}:{line}: {text})", f.path));
+            let at = format!(" (at {}:{line}: {text})", f.path);
+            // (a template's text after the fields: braces doubled)
+            match &self.kind {
+                SiteKind::Assert { values, .. } if !values.is_empty() => {
+                    s.push_str(&at.replace('{', "{{").replace('}', "}}"))
+                }
+                _ => s.push_str(&at),
+            }
         }
         s
     }
@@ -666,12 +714,43 @@ pub enum ExprKind {
     /// axis `axis` of an array that is no IR array (a reshaped view): the
     /// check is that of an index (`SiteKind::Index`, the failing index
     /// recorded), `message` the text should `cond` have lost that form.
+    ///
+    /// With `values` (scalars, at most [`MAX_NOTED`]; evaluated only when
+    /// `cond` is false), `message` is a template for Python's
+    /// `str.format` whose field `k` is `values[k]` (an f-string message),
+    /// of the type `types[k]` in the undecorated function ([`noted_type`]).
     Assert {
         cond: Box<Expr>,
         message: Option<String>,
         exception: String,
         index: Option<Box<IndexOf>>,
+        values: Vec<Expr>,
+        types: Vec<String>,
     },
+    /// The failure of the assertion at `site` (`passes::check_bounds`
+    /// puts it in the failing arm of the check's `cond ? 0 : ...`):
+    /// records `[site + 1, 1, values...]` (each value's bits as an int64,
+    /// floats as float64) into `record` unless an earlier failure is there,
+    /// and yields 1 (an int64). The values are the fields of the message.
+    Note {
+        site: u32,
+        record: Box<Expr>,
+        values: Vec<Expr>,
+    },
+}
+
+pub use crate::ops::MAX_NOTED;
+
+/// The length of the bounds record (int64s): see [`Bounds`].
+pub const RECORD_LEN: usize = 2 + MAX_NOTED;
+
+/// The type of the bounds record: `[site + 1, index]` and the values an
+/// assertion's message names ([`Bounds`]).
+pub fn record_type() -> Type {
+    Type::Array {
+        elem: ElemTy::I64,
+        shape: vec![RECORD_LEN as i64],
+    }
 }
 
 /// What an index that [`ExprKind::Assert`] checks indexes: the array (as
@@ -790,8 +869,23 @@ impl Expr {
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
             | ExprKind::ClusterReduce { arg, .. }
-            | ExprKind::Assert { cond: arg, .. }
             | ExprKind::Atomic { value: arg, .. } => Children::few([Some(arg), None, None]),
+            ExprKind::Assert { cond, values, .. } if values.is_empty() => {
+                Children::few([Some(cond), None, None])
+            }
+            ExprKind::Assert { cond, values, .. } => Children::Many(
+                std::iter::once(&**cond)
+                    .chain(values)
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            ),
+            ExprKind::Note { record, values, .. } => Children::Many(
+                values
+                    .iter()
+                    .chain([&**record])
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            ),
             ExprKind::Binary { lhs, rhs, .. } => Children::few([Some(lhs), Some(rhs), None]),
             ExprKind::Select { cond, then, else_ } => {
                 Children::few([Some(cond), Some(then), Some(else_)])
@@ -817,8 +911,13 @@ impl Expr {
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
             | ExprKind::ClusterReduce { arg, .. }
-            | ExprKind::Assert { cond: arg, .. }
             | ExprKind::Atomic { value: arg, .. } => vec![arg],
+            ExprKind::Assert { cond, values, .. } => {
+                std::iter::once(&mut **cond).chain(values).collect()
+            }
+            ExprKind::Note { record, values, .. } => {
+                values.iter_mut().chain([&mut **record]).collect()
+            }
             ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Select { cond, then, else_ } => vec![cond, then, else_],
             ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter_mut().collect(),
@@ -868,6 +967,23 @@ impl Expr {
     /// `ops::RAISABLE`) when `cond` is false, an expression statement's
     /// value.
     pub fn assert(cond: Expr, message: Option<String>, exception: &str, span: Span) -> Expr {
+        Expr::assert_noting(cond, message, vec![], exception, span)
+    }
+    /// [`Expr::assert`] whose message is a template for Python's
+    /// `str.format` naming `values` (none: a plain message), each a
+    /// Python scalar or not (`python`, see [`noted_type`]).
+    pub fn assert_noting(
+        cond: Expr,
+        message: Option<String>,
+        values: Vec<(Expr, bool)>,
+        exception: &str,
+        span: Span,
+    ) -> Expr {
+        let types = values
+            .iter()
+            .map(|(v, python)| noted_type(v.elem(), *python))
+            .collect();
+        let values = values.into_iter().map(|(v, _)| v).collect();
         let ty = cond.ty.clone();
         Expr::new(
             ExprKind::Assert {
@@ -875,6 +991,8 @@ impl Expr {
                 message,
                 exception: exception.to_string(),
                 index: None,
+                values,
+                types,
             },
             ty,
             span,

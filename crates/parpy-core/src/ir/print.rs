@@ -405,17 +405,31 @@ impl Printer<'_> {
                 cond,
                 message,
                 exception,
+                values,
                 ..
             } => {
                 let raises = match exception.as_str() {
                     "AssertionError" => String::new(),
                     e => format!(", raises {e}"),
                 };
+                let noting = match values.is_empty() {
+                    true => String::new(),
+                    false => format!(", noting {}", self.exprs(values)),
+                };
                 match message {
-                    Some(m) => format!("assert({}, {m:?}{raises})", self.expr(cond)),
-                    None => format!("assert({}{raises})", self.expr(cond)),
+                    Some(m) => format!("assert({}, {m:?}{noting}{raises})", self.expr(cond)),
+                    None => format!("assert({}{noting}{raises})", self.expr(cond)),
                 }
             }
+            ExprKind::Note {
+                site,
+                record,
+                values,
+            } => format!(
+                "note({site}, {}, {})",
+                self.expr(record),
+                self.exprs(values)
+            ),
             ExprKind::WarpReduce { op, arg } => {
                 format!("warp_{}({})", op.name(), self.expr(arg))
             }

@@ -339,6 +339,35 @@ impl V<'_> {
         Ok(())
     }
 
+    /// `r` names the bounds record: an int64 array of `RECORD_LEN`.
+    fn record(&self, r: &Expr) -> Result<(), String> {
+        let ok = match &r.kind {
+            ExprKind::Var(v) => {
+                let v = self.var(*v)?;
+                v.ty == r.ty && r.ty == crate::ir::record_type()
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(format!(
+                "a check whose record is not an i64[{}] array",
+                crate::ir::RECORD_LEN
+            ));
+        }
+        Ok(())
+    }
+
+    /// The values an assertion's message names: at most `MAX_NOTED`
+    /// scalars.
+    fn noted(&self, values: &[Expr]) -> Result<(), String> {
+        if values.len() > crate::ir::MAX_NOTED || values.iter().any(|v| v.ty.is_array()) {
+            return Err(
+                "an assertion noting more values than the record holds, or an array".into(),
+            );
+        }
+        values.iter().try_for_each(|v| self.expr(v))
+    }
+
     fn expr(&self, e: &Expr) -> Result<(), String> {
         match &e.kind {
             ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) => {
@@ -356,10 +385,18 @@ impl V<'_> {
                 }
             }
             ExprKind::Index { array, indices } => self.index(*array, indices)?,
-            ExprKind::Assert { cond, .. } => {
+            ExprKind::Assert { cond, values, .. } => {
                 self.expr(cond)?;
                 if cond.ty != Type::Scalar(crate::types::ElemTy::Bool) || cond.ty != e.ty {
                     return Err("an `assert` of something other than a bool".into());
+                }
+                self.noted(values)?;
+            }
+            ExprKind::Note { record, values, .. } => {
+                self.noted(values)?;
+                self.record(record)?;
+                if e.ty != Type::Scalar(crate::types::ElemTy::I64) {
+                    return Err("a note of a failed assertion that is not an int64".into());
                 }
             }
             ExprKind::CheckIndex {
@@ -370,21 +407,7 @@ impl V<'_> {
                     return Err("an index check with a wrong type or size".into());
                 }
                 if let Some(r) = record {
-                    let ok = match &r.kind {
-                        ExprKind::Var(v) => {
-                            let v = self.var(*v)?;
-                            v.ty == r.ty
-                                && r.ty
-                                    == (Type::Array {
-                                        elem: crate::types::ElemTy::I64,
-                                        shape: vec![2],
-                                    })
-                        }
-                        _ => false,
-                    };
-                    if !ok {
-                        return Err("an index check whose record is not an i64[2] array".into());
-                    }
+                    self.record(r)?;
                 }
             }
             ExprKind::Unary { arg, .. } | ExprKind::Convert { arg } => self.expr(arg)?,

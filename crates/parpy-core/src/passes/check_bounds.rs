@@ -20,20 +20,12 @@ use std::collections::BTreeMap;
 use crate::ir::range::{negative_wrap, unwrapped, var_plus_const};
 use crate::ir::range::{Interval, Ranges};
 use crate::ir::{
-    BinOp, Block, Bounds, BoundsSite, Expr, ExprKind, ForLoop, Function, Place, Program, SiteKind,
-    Stmt, StmtKind, Type, UnOp, Var, VarId, VarKind,
+    record_type, BinOp, Block, Bounds, BoundsSite, Expr, ExprKind, ForLoop, Function, Place,
+    Program, SiteKind, Stmt, StmtKind, Type, UnOp, Var, VarId, VarKind,
 };
 use crate::options::{Backend, Options};
 use crate::passes::util::bin;
 use crate::types::ElemTy;
-
-/// The type of the record: `[site + 1, index]`.
-pub fn record_type() -> Type {
-    Type::Array {
-        elem: ElemTy::I64,
-        shape: vec![2],
-    }
-}
 
 pub fn run(p: &mut Program, options: &Options) {
     let checks = options.bounds_check && options.backend != Backend::Metal;
@@ -576,9 +568,12 @@ impl Guard<'_> {
             message,
             exception,
             index,
+            values,
+            types,
         } = &mut e.kind
         {
             self.expr(cond, env);
+            values.iter_mut().for_each(|v| self.expr(v, env));
             // `0 <= i < n` of an index (a reshaped view's): the check of
             // `i` against `n`, the index recorded as an array index's is
             if let Some((i, n)) = index.as_ref().and_then(|_| index_bounds(cond)) {
@@ -610,16 +605,31 @@ impl Guard<'_> {
                 kind: SiteKind::Assert {
                     message: message.take(),
                     exception: std::mem::take(exception),
+                    values: std::mem::take(types),
                 },
                 span: e.span,
             });
             let span = e.span;
             let int = Type::Scalar(ElemTy::I64);
             let cond = std::mem::replace(&mut **cond, Expr::int(0, ElemTy::I64, span));
+            let record = || Box::new(Expr::var(self.record, record_type(), span));
+            // the values of the message noted only when it fails
+            let failing = match std::mem::take(values) {
+                v if v.is_empty() => Expr::int(1, ElemTy::I64, span),
+                values => Expr::new(
+                    ExprKind::Note {
+                        site,
+                        record: record(),
+                        values,
+                    },
+                    int.clone(),
+                    span,
+                ),
+            };
             let failed = Expr::select_as(
                 cond,
                 Expr::int(0, ElemTy::I64, span),
-                Expr::int(1, ElemTy::I64, span),
+                failing,
                 int.clone(),
                 span,
             );
@@ -628,7 +638,7 @@ impl Guard<'_> {
                     arg: Box::new(failed),
                     size: 1,
                     site,
-                    record: Some(Box::new(Expr::var(self.record, record_type(), span))),
+                    record: Some(record()),
                     wrap: false,
                 },
                 int,

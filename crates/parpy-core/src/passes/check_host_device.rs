@@ -290,8 +290,13 @@ impl Check<'_> {
             | ExprKind::Convert { arg }
             | ExprKind::WarpReduce { arg, .. }
             | ExprKind::ClusterReduce { arg, .. }
-            | ExprKind::Assert { cond: arg, .. }
             | ExprKind::CheckIndex { arg, .. } => self.expr(arg),
+            ExprKind::Assert { cond, values, .. } => {
+                self.expr(cond);
+                values.iter().for_each(|v| self.expr(v));
+            }
+            // (the record is the call's own)
+            ExprKind::Note { values, .. } => values.iter().for_each(|v| self.expr(v)),
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.expr(lhs);
                 self.expr(rhs);

@@ -243,9 +243,17 @@ pub fn fold_expr(e: &mut Expr) {
         ExprKind::WarpReduce { arg, .. }
         | ExprKind::ClusterReduce { arg, .. }
         | ExprKind::CheckIndex { arg, .. }
-        | ExprKind::Assert { cond: arg, .. }
         | ExprKind::Atomic { value: arg, .. } => {
             fold_expr(arg);
+            None
+        }
+        ExprKind::Assert { cond, values, .. } => {
+            fold_expr(cond);
+            values.iter_mut().for_each(fold_expr);
+            None
+        }
+        ExprKind::Note { values, .. } => {
+            values.iter_mut().for_each(fold_expr);
             None
         }
         ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {

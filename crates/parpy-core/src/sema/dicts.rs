@@ -335,9 +335,11 @@ impl Rewriter<'_> {
                     self.expr(ctx);
                     self.stmts(body);
                 }
-                ast::StmtKind::Return(Some(e))
-                | ast::StmtKind::Expr(e)
-                | ast::StmtKind::Assert { test: e, .. } => self.expr(e),
+                ast::StmtKind::Assert { test, values, .. } => {
+                    self.expr(test);
+                    values.iter_mut().for_each(|v| self.expr(v));
+                }
+                ast::StmtKind::Return(Some(e)) | ast::StmtKind::Expr(e) => self.expr(e),
                 ast::StmtKind::Return(None)
                 | ast::StmtKind::Pass
                 | ast::StmtKind::Break

@@ -124,7 +124,12 @@ impl Lowerer<'_, '_> {
                 }
                 StmtKind::With { body, .. } => *body = self.hoist_stored_arrays(body),
                 StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.hoist_in(e, &mut before),
-                StmtKind::Assert { test, .. } => self.hoist_in(test, &mut before),
+                StmtKind::Assert { test, values, .. } => {
+                    self.hoist_in(test, &mut before);
+                    values
+                        .iter_mut()
+                        .for_each(|v| self.hoist_in(v, &mut before));
+                }
                 StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
             }
             if !before.is_empty() {

@@ -312,9 +312,11 @@ pub(super) fn subst_stmts(stmts: &mut [ast::Stmt], subst: &[(String, ast::Expr)]
                 subst_expr(ctx, subst);
                 subst_stmts(body, subst);
             }
-            ast::StmtKind::Return(Some(e))
-            | ast::StmtKind::Expr(e)
-            | ast::StmtKind::Assert { test: e, .. } => subst_expr(e, subst),
+            ast::StmtKind::Assert { test, values, .. } => {
+                subst_expr(test, subst);
+                values.iter_mut().for_each(|v| subst_expr(v, subst));
+            }
+            ast::StmtKind::Return(Some(e)) | ast::StmtKind::Expr(e) => subst_expr(e, subst),
             ast::StmtKind::Return(None)
             | ast::StmtKind::Pass
             | ast::StmtKind::Break

@@ -147,6 +147,7 @@ fn check(cond: ast::Expr, exception: &str, message: &str, span: Span) -> ast::St
         ast::StmtKind::Assert {
             test: cond,
             msg: Some(message.to_string()),
+            values: vec![],
             exception: exception.to_string(),
         },
         span,

@@ -266,8 +266,9 @@ impl Rewriter<'_> {
                 self.assigned(&names);
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e),
-            StmtKind::Assert { test, .. } => {
+            StmtKind::Assert { test, values, .. } => {
                 self.expr(test);
+                values.iter_mut().for_each(|v| self.expr(v));
                 if known(test) == Some(true) {
                     return;
                 }

@@ -1282,15 +1282,18 @@ impl Lowerer<'_, '_> {
             ast::StmtKind::Assert {
                 test,
                 msg,
+                values,
                 exception,
             } => {
                 let c = self.lower_condition(test)?;
                 if const_bool(&c) == Some(true) {
                     return None;
                 }
-                Some(StmtKind::Expr(ir::Expr::assert(
+                let values = self.noted_values(values)?;
+                Some(StmtKind::Expr(ir::Expr::assert_noting(
                     c,
                     msg.clone(),
+                    values,
                     exception,
                     span,
                 )))
@@ -1321,6 +1324,26 @@ impl Lowerer<'_, '_> {
             | ast::StmtKind::AugAssign { .. }
             | ast::StmtKind::For { .. } => None,
         }
+    }
+
+    /// The fields of an f-string message (`assert c, f"n is {n}"`): each a
+    /// number or a bool, computed when the check fails.
+    fn noted_values(&mut self, values: &[ast::Expr]) -> Option<Vec<(ir::Expr, bool)>> {
+        let mut out = vec![];
+        for v in values {
+            if self.rank(v) > 0 {
+                self.error(
+                    Diagnostic::error("a field of the message of an `assert` or a `raise` must be a number in parpy functions")
+                        .at(v.span, "this is an array")
+                        .help("name one element (`x[i]`) or a reduction of it (`x.max()`)"),
+                );
+                return None;
+            }
+            let t = self.lower_expr(v)?;
+            self.scalar_elem(&t)?;
+            out.push((t.e, t.weak));
+        }
+        Some(out)
     }
 
     fn value_of(&mut self, v: Value<'_>) -> Option<TExpr> {

@@ -12,7 +12,7 @@
 //! NumPy's `TypeError`, when compiling.
 
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{ElemTy, ExprKind};
+use crate::ir::{ElemTy, Expr, ExprKind, Stmt, StmtKind};
 use crate::syntax::ast;
 
 use super::{Lowerer, TExpr};
@@ -91,7 +91,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// `lo <= name < hi` checked, raising NumPy's `ValueError` with
-    /// `message` when false.
+    /// `message` when false: a template whose field `{0}` is the value.
     fn unravel_check(&mut self, name: &str, hi: i64, message: &str, span: Span) -> Option<()> {
         let ge = ast::Expr::compare(
             crate::ir::BinOp::Ge,
@@ -113,7 +113,16 @@ impl Lowerer<'_, '_> {
             span,
         };
         let cond = self.lower_expr(&both)?;
-        self.raise_unless(vec![(cond.e, message, "ValueError")], span);
+        // (the index as NumPy prints it: an integer)
+        let value = self.lower_expr(&ast::Expr::name(name, span))?;
+        let check = Expr::assert_noting(
+            cond.e,
+            Some(message.to_string()),
+            vec![(value.e, true)],
+            "ValueError",
+            span,
+        );
+        self.pre.push(Stmt::new(StmtKind::Expr(check), span));
         Some(())
     }
 
@@ -149,7 +158,7 @@ impl Lowerer<'_, '_> {
             );
             return vec![None; dims.len()];
         };
-        let message = format!("index is out of bounds for array with size {size}");
+        let message = format!("index {{0}} is out of bounds for array with size {size}");
         if self.unravel_check(&k, size, &message, span).is_none() {
             return vec![None; dims.len()];
         }

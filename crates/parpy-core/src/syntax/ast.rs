@@ -109,10 +109,13 @@ pub enum StmtKind {
     Expr(Expr),
     /// `assert test` / `assert test, "message"` (a string literal), whose
     /// failure raises `exception` (`AssertionError`); `raise E("message")`
-    /// is one whose test is `False`, raising `E`.
+    /// is one whose test is `False`, raising `E`. An f-string message has
+    /// `values`, computed when the test fails; then `msg` is a template
+    /// for Python's `str.format`, field `k` being `values[k]`.
     Assert {
         test: Expr,
         msg: Option<String>,
+        values: Vec<Expr>,
         exception: String,
     },
     Pass,
@@ -628,9 +631,11 @@ impl FunctionDef {
                         read(ctx);
                         stmts(body, locals, reads);
                     }
-                    StmtKind::Return(Some(e))
-                    | StmtKind::Expr(e)
-                    | StmtKind::Assert { test: e, .. } => read(e),
+                    StmtKind::Assert { test, values, .. } => {
+                        read(test);
+                        values.iter().for_each(&mut read);
+                    }
+                    StmtKind::Return(Some(e)) | StmtKind::Expr(e) => read(e),
                     StmtKind::Return(None)
                     | StmtKind::Pass
                     | StmtKind::Break
@@ -892,7 +897,11 @@ pub fn walk_stmt_exprs<'s>(stmts: &'s [Stmt], f: &mut dyn FnMut(&'s Expr)) {
         StmtKind::For { iter, .. } => f(iter),
         StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => f(cond),
         StmtKind::With { ctx, .. } => f(ctx),
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) | StmtKind::Assert { test: e, .. } => f(e),
+        StmtKind::Assert { test, values, .. } => {
+            f(test);
+            values.iter().for_each(&mut *f);
+        }
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => f(e),
         StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
     });
 }
@@ -935,9 +944,11 @@ pub fn walk_stmts_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Expr)) {
                 ctx.walk_mut(f);
                 walk_stmts_mut(body, f);
             }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) | StmtKind::Assert { test: e, .. } => {
-                e.walk_mut(f)
+            StmtKind::Assert { test, values, .. } => {
+                test.walk_mut(f);
+                values.iter_mut().for_each(|v| v.walk_mut(f));
             }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => e.walk_mut(f),
             StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
         }
     }
@@ -1006,9 +1017,8 @@ impl Stmt {
             StmtKind::For { iter, .. } => vec![iter],
             StmtKind::While { cond, .. } | StmtKind::If { cond, .. } => vec![cond],
             StmtKind::With { ctx, .. } => vec![ctx],
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) | StmtKind::Assert { test: e, .. } => {
-                vec![e]
-            }
+            StmtKind::Assert { test, values, .. } => [test].into_iter().chain(values).collect(),
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => vec![e],
             StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {
                 vec![]
             }

@@ -155,8 +155,8 @@ impl Converter {
     /// The exception class and message of `raise E` / `raise E("message")`
     /// (`E` one of [`RAISABLE`], the message a string literal); `None`
     /// after an error.
-    fn raised(&mut self, raise: &py::StmtRaise) -> Option<(String, Option<String>)> {
-        const HELP: &str = "write `raise ValueError(\"what went wrong\")`: a builtin exception class and a string literal (compiled code cannot format values)";
+    fn raised(&mut self, raise: &py::StmtRaise) -> Option<(String, Option<String>, Vec<Expr>)> {
+        const HELP: &str = "write `raise ValueError(f\"n is {n}\")`: a builtin exception class and a string literal or f-string";
         let Some(exc) = raise.exc.as_deref() else {
             self.reject_with(
                 raise.range,
@@ -201,23 +201,120 @@ impl Converter {
             );
             return None;
         }
-        let msg = match args {
-            [] => None,
-            [py::Expr::Constant(py::ExprConstant {
-                value: py::Constant::Str(m),
-                ..
-            })] => Some(m.to_string()),
-            [other, ..] => {
+        let (msg, values) = match args {
+            [] => (None, vec![]),
+            [m] => self.message(m, "a `raise`")?,
+            [_, other, ..] => {
                 self.reject_with(
                     other.range(),
-                    "the message of a `raise` must be one string literal in parpy functions",
-                    "not a string literal",
+                    "the exception of a `raise` takes one message in parpy functions",
+                    "a second argument",
                     Some(HELP),
                 );
                 return None;
             }
         };
-        Some((class.id.to_string(), msg))
+        Some((class.id.to_string(), msg, values))
+    }
+
+    /// The message of an `assert` or a `raise` (`of` names which): a
+    /// string literal (`values` empty), or an f-string whose fields are
+    /// numbers computed when it fails: then the message is a template for
+    /// Python's `str.format`, field `k` (`{k!r:spec}`, the conversion and
+    /// a constant format spec as written) the value `values[k]`, at most
+    /// [`crate::ops::MAX_NOTED`] of them.
+    fn message(&mut self, m: &py::Expr, of: &str) -> Option<(Option<String>, Vec<Expr>)> {
+        const HELP: &str =
+            "a string literal or an f-string of numbers (`f\"n is {n}, x is {x[i]:.3f}\"`)";
+        let parts = match m {
+            py::Expr::Constant(py::ExprConstant {
+                value: py::Constant::Str(m),
+                ..
+            }) => return Some((Some(m.to_string()), vec![])),
+            py::Expr::JoinedStr(j) => &j.values,
+            other => {
+                self.reject_with(
+                    other.range(),
+                    &format!("the message of {of} must be a string literal or an f-string in parpy functions"),
+                    "not a string",
+                    Some(HELP),
+                );
+                return None;
+            }
+        };
+        let mut template = String::new();
+        let mut values = vec![];
+        for part in parts {
+            match part {
+                py::Expr::Constant(py::ExprConstant {
+                    value: py::Constant::Str(t),
+                    ..
+                }) => template.push_str(&t.replace('{', "{{").replace('}', "}}")),
+                py::Expr::FormattedValue(f) => {
+                    let spec = match f.format_spec.as_deref() {
+                        None => Some(String::new()),
+                        Some(py::Expr::JoinedStr(j)) => j
+                            .values
+                            .iter()
+                            .map(|v| match v {
+                                py::Expr::Constant(py::ExprConstant {
+                                    value: py::Constant::Str(t),
+                                    ..
+                                }) => Some(t.to_string()),
+                                _ => None,
+                            })
+                            .collect(),
+                        Some(_) => None,
+                    };
+                    let Some(spec) = spec else {
+                        let at = f.format_spec.as_deref().map_or(f.range, |s| s.range());
+                        self.reject_with(
+                            at,
+                            "the format spec of an f-string field must be written out in parpy functions",
+                            "computed format spec",
+                            Some("write the spec as text (`{x:8.3f}`)"),
+                        );
+                        return None;
+                    };
+                    if values.len() == crate::ops::MAX_NOTED {
+                        self.reject_with(
+                            f.range,
+                            &format!(
+                                "the message of {of} may name at most {} values in parpy functions",
+                                crate::ops::MAX_NOTED
+                            ),
+                            "one value too many",
+                            Some("name fewer values, or split the check in two"),
+                        );
+                        return None;
+                    }
+                    let conv = match f.conversion {
+                        py::ConversionFlag::None => String::new(),
+                        py::ConversionFlag::Str => "!s".to_string(),
+                        py::ConversionFlag::Repr => "!r".to_string(),
+                        py::ConversionFlag::Ascii => "!a".to_string(),
+                    };
+                    let colon = if spec.is_empty() { "" } else { ":" };
+                    template.push_str(&format!("{{{}{conv}{colon}{spec}}}", values.len()));
+                    values.push(self.expr(&f.value));
+                }
+                other => {
+                    self.reject_with(
+                        other.range(),
+                        "this part of an f-string is not supported in parpy functions",
+                        "here",
+                        Some(HELP),
+                    );
+                    return None;
+                }
+            }
+        }
+        if values.is_empty() {
+            // `f"text"`: the text itself
+            let plain = template.replace("{{", "{").replace("}}", "}");
+            return Some((Some(plain), vec![]));
+        }
+        Some((Some(template), values))
     }
 
     /// The part of `r` on its first line (a rejected compound statement is
@@ -841,36 +938,26 @@ impl Converter {
             ),
             py::Stmt::Expr(e) => StmtKind::Expr(self.expr(&e.value)),
             py::Stmt::Assert(a) => {
-                let msg = match a.msg.as_deref() {
-                    None => None,
-                    Some(py::Expr::Constant(py::ExprConstant {
-                        value: py::Constant::Str(m),
-                        ..
-                    })) => Some(m.to_string()),
-                    Some(other) => {
-                        self.reject_with(
-                            other.range(),
-                            "the message of an `assert` must be a string literal in parpy functions",
-                            "not a string literal",
-                            Some("write the message out (`assert n > 0, \"n must be positive\"`): compiled code cannot format values"),
-                        );
-                        return None;
-                    }
+                let (msg, values) = match a.msg.as_deref() {
+                    None => (None, vec![]),
+                    Some(m) => self.message(m, "an `assert`")?,
                 };
                 StmtKind::Assert {
                     test: self.expr(&a.test),
                     msg,
+                    values,
                     exception: "AssertionError".to_string(),
                 }
             }
             py::Stmt::Raise(raise) => {
-                let (exception, msg) = self.raised(raise)?;
+                let (exception, msg, values) = self.raised(raise)?;
                 StmtKind::Assert {
                     test: Expr {
                         kind: ExprKind::Bool(false),
                         span: self.span(r),
                     },
                     msg,
+                    values,
                     exception,
                 }
             }

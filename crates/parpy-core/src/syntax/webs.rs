@@ -307,8 +307,9 @@ impl Webs {
                 self.expr(e, &st);
                 st
             }
-            StmtKind::Assert { test, .. } => {
+            StmtKind::Assert { test, values, .. } => {
                 self.expr(test, &st);
+                values.iter().for_each(|v| self.expr(v, &st));
                 st
             }
             StmtKind::Pass => st,
@@ -634,7 +635,10 @@ mod tests {
                         b(else_body, out);
                     }
                     StmtKind::Return(Some(v)) | StmtKind::Expr(v) => e(v, out),
-                    StmtKind::Assert { test, .. } => e(test, out),
+                    StmtKind::Assert { test, values, .. } => {
+                        e(test, out);
+                        values.iter().for_each(|v| e(v, out));
+                    }
                     StmtKind::With { ctx, body } => {
                         e(ctx, out);
                         b(body, out);

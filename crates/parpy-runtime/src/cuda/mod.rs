@@ -63,6 +63,13 @@ pub enum CudaError {
     /// line): the builtin exception `exception` in Python.
     #[error("{exception}: {message}")]
     Raised { exception: String, message: String },
+    /// The same whose message is Python's `template.format(*values)`.
+    #[error("{exception}: {template}")]
+    Formatted {
+        exception: String,
+        template: String,
+        values: Vec<crate::Noted>,
+    },
 }
 
 impl From<crate::CheckFailure> for CudaError {
@@ -72,6 +79,15 @@ impl From<crate::CheckFailure> for CudaError {
             crate::CheckFailure::Raised { exception, message } => {
                 CudaError::Raised { exception, message }
             }
+            crate::CheckFailure::Formatted {
+                exception,
+                template,
+                values,
+            } => CudaError::Formatted {
+                exception,
+                template,
+                values,
+            },
         }
     }
 }

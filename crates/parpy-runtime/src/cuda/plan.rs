@@ -408,18 +408,21 @@ impl Plan {
             all.push(0);
             return body(&all);
         }
-        let rec = dev.alloc(16)?;
+        const BYTES: usize = 8 * parpy_core::ir::RECORD_LEN;
+        let rec = dev.alloc(BYTES)?;
         all.push(rec);
-        let mut result = dev.write(rec, &[0u8; 16]).and_then(|()| body(&all));
-        let mut bytes = [0u8; 16];
+        let mut result = dev.write(rec, &[0u8; BYTES]).and_then(|()| body(&all));
+        let mut bytes = [0u8; BYTES];
         if result.is_ok() {
             result = dev.read(rec, &mut bytes);
         }
         dev.free(rec);
         result?;
-        let site = i64::from_le_bytes(bytes[..8].try_into().unwrap_or_default());
-        let index = i64::from_le_bytes(bytes[8..].try_into().unwrap_or_default());
-        match crate::bounds_error(&self.name, sites, [site, index]) {
+        let record: Vec<i64> = bytes
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        match crate::bounds_error(&self.name, sites, &record) {
             Some(f) => Err(f.into()),
             None => Ok(()),
         }
@@ -653,6 +656,7 @@ fn check_expr(e: &Expr, f: &Function) -> Result<(), CudaError> {
         // a check hoisted in front of a loop nest, or an `assert` (the
         // record is not read: a failure stops the call there)
         ExprKind::CheckIndex { arg, .. } => check_expr(arg, f),
+        ExprKind::Note { values, .. } => values.iter().try_for_each(|v| check_expr(v, f)),
     }
 }
 
@@ -930,6 +934,20 @@ impl Exec<'_> {
             }
             ExprKind::Convert { arg } => convert(self.eval(arg)?, elem),
             ExprKind::External { ext, args } => self.host_external(*ext as usize, args)?,
+            // an assertion failed in host code: stop, naming its values
+            ExprKind::Note { site, values, .. } => {
+                let mut record = vec![*site as i64 + 1, 1];
+                for v in values {
+                    let x = self.eval(v)?;
+                    record.push(match v.elem().is_float() {
+                        true => x.as_f64().to_bits() as i64,
+                        false => x.as_i64(),
+                    });
+                }
+                let sites = self.plan.bounds.as_deref().unwrap_or_default();
+                return Err(crate::bounds_error(&self.plan.name, sites, &record)
+                    .map_or(CudaError::IndexOutOfBounds(String::new()), CudaError::from));
+            }
             ExprKind::CheckIndex {
                 arg,
                 size,
@@ -944,10 +962,12 @@ impl Exec<'_> {
                 } else {
                     // on the host: stop before launching anything more
                     let sites = self.plan.bounds.as_deref().unwrap_or_default();
-                    return Err(
-                        crate::bounds_error(&self.plan.name, sites, [*site as i64 + 1, i])
-                            .map_or(CudaError::IndexOutOfBounds(String::new()), CudaError::from),
-                    );
+                    return Err(crate::bounds_error(
+                        &self.plan.name,
+                        sites,
+                        &[*site as i64 + 1, i],
+                    )
+                    .map_or(CudaError::IndexOutOfBounds(String::new()), CudaError::from));
                 }
             }
             ExprKind::Math { func, args } => {

@@ -285,8 +285,17 @@ impl Dialect for CudaDialect {
 
     /// On the device an atomic; in host code (a check in front of a loop
     /// nest, nvcc builds) `rec` is a device pointer: a copy.
-    fn bounds_record(&self) -> &'static str {
-        "#ifdef __CUDA_ARCH__\n  if (atomicCAS((unsigned long long *)rec, 0ull, (unsigned long long)(site + 1)) == 0ull) {\n    rec[1] = i;\n  }\n#else\n  int64_t v[2] = {site + 1, i};\n  cudaMemcpy(rec, v, sizeof v, cudaMemcpyHostToDevice);\n#endif\n"
+    fn bounds_record(&self, rest: &[String]) -> String {
+        let writes = super::c_writer::record_writes(rest);
+        format!(
+            "#ifdef __CUDA_ARCH__\n  if (atomicCAS((unsigned long long *)rec, 0ull, (unsigned long long)(site + 1)) == 0ull) {{\n{writes}  }}\n#else\n  int64_t v[{}] = {{site + 1, {}}};\n  cudaMemcpy(rec, v, sizeof v, cudaMemcpyHostToDevice);\n#endif\n",
+            rest.len() + 1,
+            rest.join(", ")
+        )
+    }
+
+    fn f64_bits(&self) -> &'static str {
+        "#ifdef __CUDA_ARCH__\n  return __double_as_longlong(x);\n#else\n  int64_t i;\n  memcpy(&i, &x, sizeof i);\n  return i;\n#endif\n"
     }
 
     fn signature(

@@ -655,7 +655,9 @@ def gather(x, y, j, N):
     let log = ops(&drv);
     let record_allocs = log
         .iter()
-        .filter(|op| matches!(op, Op::Alloc { bytes: 16, .. }))
+        .filter(
+            |op| matches!(op, Op::Alloc { bytes, .. } if *bytes == 8 * parpy_core::ir::RECORD_LEN),
+        )
         .count();
     assert_eq!(record_allocs, 1, "{log:?}");
     let builds = log
@@ -666,15 +668,16 @@ def gather(x, y, j, N):
     // the second call: stage y, zero the record, update y's node, replay,
     // read the record, copy y back
     let second = log.iter().rposition(|op| *op == Op::Bind).unwrap();
+    const RECORD: usize = 8 * parpy_core::ir::RECORD_LEN;
     let kinds: Vec<&str> = log[second..]
         .iter()
         .map(|op| match op {
             Op::Alloc { .. } => "alloc",
             Op::ToDevice { bytes: 32, .. } => "stage",
-            Op::ToDevice { bytes: 16, .. } => "zero record",
+            Op::ToDevice { bytes: RECORD, .. } => "zero record",
             Op::GraphUpdate(_) => "update",
             Op::GraphLaunch(_) => "replay",
-            Op::ToHost { bytes: 16, .. } => "read record",
+            Op::ToHost { bytes: RECORD, .. } => "read record",
             Op::ToHost { .. } => "copy back",
             Op::Sync(_) => "sync",
             Op::Free { .. } => "free",

@@ -47,7 +47,9 @@ impl Device for Mock {
             .map(|p| unsafe { *(*p as *const u64) })
             .collect();
         if let (Some(r), Some(&rec)) = (self.failed_check, vals.last()) {
-            let bytes = [r[0].to_le_bytes(), r[1].to_le_bytes()].concat();
+            let mut record = [0i64; parpy_core::ir::RECORD_LEN];
+            record[..2].copy_from_slice(&r);
+            let bytes: Vec<u8> = record.iter().flat_map(|v| v.to_le_bytes()).collect();
             self.writes.borrow_mut().push((rec, bytes));
         }
         self.launches.borrow_mut().push((kernel, grid, block, vals));
@@ -402,8 +404,9 @@ fn a_failed_index_check_is_reported_after_the_launches() {
     let dev = Mock::default();
     plan.run(&dev, &[0xA000, 0xB000, 0xC000]).unwrap();
     let rec = dev.allocs.borrow()[0];
-    assert_eq!(rec.1, 16);
-    assert_eq!(dev.writes.borrow()[0], (rec.0, vec![0u8; 16]));
+    const BYTES: usize = 8 * parpy_core::ir::RECORD_LEN;
+    assert_eq!(rec.1, BYTES);
+    assert_eq!(dev.writes.borrow()[0], (rec.0, vec![0u8; BYTES]));
     assert_eq!(*dev.reads.borrow(), vec![rec.0]);
     assert!(dev.frees.borrow().contains(&rec.0));
     // the kernel gets the record as its last argument
