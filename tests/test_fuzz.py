@@ -100,7 +100,7 @@ def test_a_failure_is_written_as_a_standalone_script(tmp_path):
     r = subprocess.run([sys.executable, str(path), "Cpu"], capture_output=True, text=True,
                        timeout=120, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
     assert r.returncode == 0, r.stderr
-    names = [a["name"] for a in case["args"] if a["array"]]
+    names = [a["name"] for a in case["args"] if a["array"] and not a.get("none")]
     assert [line.split()[0] for line in r.stdout.splitlines()] == names
     assert "DIFFERENT" not in r.stdout
 
@@ -120,7 +120,7 @@ def test_dict_arguments_and_labelled_2d_slices_are_generated(tmp_path):
     r = subprocess.run([sys.executable, str(path), "Cpu"], capture_output=True, text=True,
                        timeout=120, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
     assert r.returncode == 0, r.stderr
-    names = [a["name"] for a in case["args"] if a["array"]]
+    names = [a["name"] for a in case["args"] if a["array"] and not a.get("none")]
     assert [line.split()[0] for line in r.stdout.splitlines()] == names
     assert "DIFFERENT" not in r.stdout
 
@@ -207,7 +207,15 @@ def test_stop_57_features_are_generated_and_can_be_avoided():
                                r"\.itemsize|\.nbytes|\.dtype [=!]= np\."),
         "sort_search": re.compile(r"np\.argsort\(|\.sort\(\)|np\.searchsorted\(|= np\.sort\("),
     }
-    cases = {s: _fuzz.generate(s) for s in range(300)}
+    # (the calls of new_math go inside other expressions)
+    _generated_and_avoidable(needles, {s: _fuzz.generate(s) for s in range(300)},
+                             loose=("new_math",))
+
+
+def _generated_and_avoidable(needles, cases, loose=()):
+    """Each feature of `needles` appears in more than 10 of `cases`, its
+    needle in one of them; avoided, it is gone (and its needle too, unless
+    the program without all of them has it or the feature is `loose`)."""
     for feature, needle in needles.items():
         assert feature in _fuzz.FEATURES
         with_it = [s for s, c in cases.items() if feature in c["features"]]
@@ -216,6 +224,58 @@ def test_stop_57_features_are_generated_and_can_be_avoided():
         for s in with_it[:8]:
             plain = _fuzz.generate(s, avoid=[feature])
             assert feature not in plain["features"]
-            if feature != "new_math":  # (its calls go inside other expressions)
+            if feature not in loose:
                 assert not needle.search(plain["source"]) or needle.search(
                     _fuzz.generate(s, avoid=list(needles))["source"]), (feature, s)
+
+
+def test_stop_59_features_are_generated_and_can_be_avoided():
+    # optional parameters passed None (or left to their default) or a value
+    # and tested with `is None`; np.unravel_index / ravel_multi_index,
+    # np.bitwise_count, max/min with key=, initial=, stores into run-time
+    # slices: each drawn from streams of its own
+    needles = {
+        "none_args": re.compile(r"if w0 is (not )?None|w0 is None or w0\[|"
+                                r"if w0 is not None else|z0 if z0 is not None else|"
+                                r"if (not \()?z0 is (not )?None"),
+        "index_idioms": re.compile(r"np\.unravel_index\(|np\.ravel_multi_index\(|"
+                                   r"np\.bitwise_count\(|key=(np\.)?abs|initial="),
+    }
+    cases = {s: _fuzz.generate(s) for s in range(300)}
+    kinds = {"none": False, "array": False, "omit": False, "signature": False}
+    for s, c in cases.items():
+        for o in c["args"]:
+            if "none" in o:
+                kinds["none"] |= o["none"]
+                kinds["array"] |= o["array"] and not o["none"]
+                kinds["omit"] |= o["omit"]
+                kinds["signature"] |= "w0=None, z0=None):" in c["source"]
+    assert all(kinds.values()), kinds
+    _generated_and_avoidable(needles, cases)
+    # unravel_index, bitwise_count, key=, initial= and run-time slice
+    # stores each appear
+    text = "\n".join(c["source"] for c in cases.values())
+    for needle in ["np.unravel_index(", "np.ravel_multi_index(", "np.bitwise_count(", "key=",
+                   "initial="]:
+        assert needle in text, needle
+    assert re.search(r"\w+\[(?:[^\]]*, )?[a-zA-Z]\w*:[a-zA-Z]\w*\] = \w+\[", text)
+
+
+def test_optional_arguments_reach_the_kernel_as_generated(tmp_path):
+    # None passed or left to the default (trailing ones only), after the
+    # dict of a packed case; the repro script passes them the same way
+    case = next(c for c in map(_fuzz.generate, range(9100000, 9103000))
+                if "none_args" in c["features"] and c["pack"]
+                and any(o.get("none") for o in c["args"]))
+    args = _fuzz.build_args(case)
+    opts = [(o, a) for o, a in zip(case["args"], args) if "none" in o]
+    assert all((a is None) == o["none"] for o, a in opts)
+    passed = _fuzz.call_args(case, args)
+    assert isinstance(passed[len(passed) - len(opts) - 1 + sum(o["omit"] for o, _ in opts)],
+                      dict)
+    path = tmp_path / "opt.py"
+    path.write_text(_fuzz.repro_script(case, {"status": "mismatch", "message": "-"}, "Cpu"))
+    r = subprocess.run([sys.executable, str(path), "Cpu"], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert "DIFFERENT" not in r.stdout
