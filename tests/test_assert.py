@@ -413,3 +413,15 @@ def test_printed_cuda_code_with_an_f_string_message_on_the_emulator():
         _cuda_emu.run(positive_rows, [x, np.zeros(4), 4, 5], cpu_opts({'i': parpy.threads(4)}))
     with pytest.raises(AssertionError, match="x has 5 columns, not 7"):
         _cuda_emu.run(positive_rows, [x, np.zeros(4), 4, 7], cpu_opts({'i': parpy.threads(4)}))
+
+
+def test_f_string_messages_compile_for_cuda_and_metal():
+    codes = check_gpu_code(typed_values, lambda b: [np.zeros(4, np.int8), np.zeros(4, np.float32),
+                                                    np.zeros(4, np.uint64), np.zeros(4, bool), 7, 4],
+                           {'i': parpy.threads(4)}, "f_string_messages")
+    if parpy.CompileBackend.Cuda in codes:
+        code = codes[parpy.CompileBackend.Cuda]
+        assert "parpy_bounds_note(" in code and "parpy_f64_bits(" in code
+        assert "// parpy-bounds: format ValueError int,int8,float32,bool_,int,bool_,float32,uint64: " in code
+    if parpy.CompileBackend.Metal in codes:
+        assert "parpy_bounds_note" not in codes[parpy.CompileBackend.Metal]
