@@ -2709,7 +2709,7 @@ impl Lowerer<'_, '_> {
         }
         let mut inner = self.sink_dependent(from, &ctx.vars);
         let mut e = elem.e;
-        for ((v, n), (i, ix)) in ctx.vars.iter().zip(&extents).zip(at) {
+        for (axis, ((v, n), (i, ix))) in ctx.vars.iter().zip(&extents).zip(at).enumerate() {
             let i = match const_int(&i) {
                 Some(c) if (-n..*n).contains(&c) => Expr::int(c.rem_euclid(*n), i.elem(), ix),
                 Some(c) => {
@@ -2723,20 +2723,21 @@ impl Lowerer<'_, '_> {
                     return None;
                 }
                 None => {
+                    let written = i.clone();
                     let i = self.wrap_negative(i, *n);
                     if !self
                         .range(&i)
                         .is_some_and(|r| r.lo >= 0 && r.hi < *n as i128)
                     {
-                        // checked where it runs: Python's IndexError
+                        // checked where it runs: Python's IndexError (of an
+                        // array, NumPy's, naming the index as written)
                         let what = match &value.kind {
                             _ if value.list_items().is_some() => {
                                 "list index out of range".to_string()
                             }
                             ast::ExprKind::Tuple(_) => "tuple index out of range".to_string(),
                             _ => format!(
-                                "index out of bounds for a computed array of shape {}",
-                                shape_str(&extents)
+                                "index {{0}} is out of bounds for axis {axis} with size {n}"
                             ),
                         };
                         let ok = Expr::binary(
@@ -2746,7 +2747,13 @@ impl Lowerer<'_, '_> {
                             Type::Scalar(ElemTy::Bool),
                             ix,
                         );
-                        let check = Expr::assert(ok, Some(what), "IndexError", ix);
+                        let check = Expr::assert_noting(
+                            ok,
+                            Some(what),
+                            vec![(written, true)],
+                            "IndexError",
+                            ix,
+                        );
                         self.pre.push(Stmt::new(StmtKind::Expr(check), ix));
                     }
                     i
