@@ -5,7 +5,10 @@ numbers with `key=` (the first of equal keys wins; a NaN key never
 replaces nor is replaced), a chained assignment of a new array
 (`la = lb = np.zeros(3)`: two names for one array, as in Python),
 NumPy's `initial=` of `np.max` / `np.min` / `np.sum` and their methods
-(an empty slice gives the initial value). Each gives the answer of the undecorated function on NumPy arrays
+(an empty slice gives the initial value), Python's `sorted` of a tuple
+or list literal of a few numbers (`a, b, c = sorted((x, y, z))`,
+`key=`, `reverse=`: CPython's run detection and binary insertion, so NaN
+lands where CPython puts it). Each gives the answer of the undecorated function on NumPy arrays
 (tests/test_cuda_programs.py runs these on the CUDA emulator too)."""
 
 import numpy as np
@@ -151,6 +154,50 @@ def test_initial_of_max_min_and_sum_is_numpys(dt):
 
 
 @parpy.jit
+def sorted_scalars(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        a, b, c = sorted((x[i, 0], x[i, 1], x[i, 2]))
+        y[i, 0] = a
+        y[i, 1] = b
+        y[i, 2] = c
+        y[i, 3], y[i, 4], y[i, 5], y[i, 6] = sorted([x[i, 3], x[i, 0], x[i, 4], x[i, 1]], reverse=True)
+        y[i, 7] = sorted((x[i, 0], x[i, 1], x[i, 2], x[i, 3], x[i, 4]), key=abs)[1]
+        y[i, 8] = sorted((x[i, 4], x[i, 2], x[i, 0]), key=square, reverse=True)[-1]
+        p, (q, r) = x[i, 0], sorted([x[i, 1], 1])
+        y[i, 9] = p + q * 2 - r
+        y[i, 10] = sorted((x[i, 2],))[0]
+        y[i, 11] = sorted((x[i, 0], x[i, 1], x[i, 2], x[i, 3], x[i, 4], x[i, 0], x[i, 1], x[i, 2]))[5]
+
+
+@pytest.mark.parametrize("vals", [
+    [1.0, -1.0, np.nan, 0.0, -0.0, 2.0, 0.5],
+    [3, -3, 0, 1, -1, 2],
+], ids=["floats", "ints"])
+def test_sorted_of_a_few_numbers_is_pythons(vals):
+    # (CPython's order: a NaN sorts where its run detection and binary
+    # insertion put it; -0.0 and 0.0 and equal keys keep their order)
+    x = np.random.default_rng(7).choice(np.array(vals), size=(300, 5))
+    got = run_both(sorted_scalars, [x, np.zeros((300, 12), x.dtype), 300], cpu_opts({'i': parpy.threads(64)}))
+    want = np.zeros((300, 12), x.dtype)
+    sorted_scalars.py_func(x, want, 300)
+    np.testing.assert_array_equal(got[1], want)
+    assert np.signbit(got[1]).tolist() == np.signbit(want).tolist()
+
+
+def test_sorted_of_three_floats_is_pythons_for_every_order():
+    vals = [1.0, -1.0, np.nan, 0.0, -0.0]
+    three = np.array([[a, b, c] for a in vals for b in vals for c in vals])
+    n = len(three)
+    x = np.concatenate([three, three[::-1, :2]], axis=1)
+    got = run_both(sorted_scalars, [x, np.zeros((n, 12)), n], cpu_opts({'i': parpy.threads(n)}))
+    want = np.zeros((n, 12))
+    sorted_scalars.py_func(x, want, n)
+    np.testing.assert_array_equal(got[1], want)
+    assert np.signbit(got[1]).tolist() == np.signbit(want).tolist()
+
+
+@parpy.jit
 def unpacks_three(x, y):
     a, b, c = quot_rem_of(x[0], 4)
     y[0] = a + b + c
@@ -172,8 +219,39 @@ def initial_with_an_axis(x, y):
     y[:] = x.max(axis=1, initial=0.0)
 
 
+@parpy.jit
+def sorted_of_a_row(x, y):
+    a, b, c = sorted(x[:])
+    y[0] = a
+
+
+@parpy.jit
+def stores_a_sorted_list(x, y):
+    y[0] = sorted((x[0], x[1]))
+
+
+@parpy.jit
+def sorted_with_a_run_time_reverse(x, y):
+    y[0] = sorted((x[0], x[1]), reverse=x[0] > 0)[0]
+
+
+@parpy.jit
+def sorted_of_nine(x, y):
+    y[0] = sorted((x[0], x[0], x[0], x[0], x[0], x[0], x[0], x[0], x[0]))[0]
+
+
+@parpy.jit
+def sorted_with_a_positional_key(x, y):
+    y[0] = sorted((x[0], x[1]), abs)[0]
+
+
 @pytest.mark.parametrize("fn, message", [
     (unpacks_three, "cannot unpack 2 values into 3 targets"),
+    (sorted_of_a_row, "`sorted` takes a tuple or list literal of at most 8 numbers in parpy functions"),
+    (sorted_of_nine, "`sorted` takes a tuple or list literal of at most 8 numbers in parpy functions"),
+    (sorted_with_a_positional_key, "`sorted` takes a tuple or list literal of at most 8 numbers"),
+    (stores_a_sorted_list, r"`sorted` gives a list of its items: unpack or index it where it is called"),
+    (sorted_with_a_run_time_reverse, "`sorted`'s `reverse=` takes a bool known when compiling"),
     (initial_with_an_axis, r"`\.max\(\)` with `initial=` takes an array or a slice whose length is known when compiling, without `axis`"),
     (max_of_a_row_by_key, "`max` with `key=` takes two or more numbers in parpy functions"),
     (stores_a_pair, "`quot_rem_of` returns 2 values: unpack them where it is called"),
@@ -196,3 +274,5 @@ def test_idioms_compile_for_cuda_and_metal():
     check_gpu_code(chained_new_arrays, args, {'i': parpy.threads(3)}, "chained_new_arrays")
     args = lambda backend: [np.zeros((4, 5), np.float32), np.zeros((4, 8), np.float32), 4]
     check_gpu_code(reductions_with_initial, args, {'i': parpy.threads(4)}, "reductions_with_initial")
+    args = lambda backend: [np.zeros((6, 5), np.float32), np.zeros((6, 12), np.float32), 6]
+    check_gpu_code(sorted_scalars, args, {'i': parpy.threads(6)}, "sorted_scalars")

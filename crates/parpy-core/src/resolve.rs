@@ -202,6 +202,10 @@ pub enum Builtin {
     /// (`sema::unravel`).
     UnravelIndex,
     RavelMultiIndex,
+    /// Python's `sorted((a, b, c), key=f, reverse=r)` of a tuple or list
+    /// literal of a few numbers (unpacked or indexed where it is called;
+    /// `sema::sorted`).
+    Sorted,
 }
 
 /// The NumPy ufuncs that `sema::ufuncs` lowers as the expression they
@@ -342,6 +346,7 @@ impl Builtin {
             "zip" => Builtin::Zip,
             "reversed" => Builtin::Reversed,
             "divmod" => Builtin::Divmod,
+            "sorted" => Builtin::Sorted,
             "pow" => Builtin::Pow,
             "any" => Builtin::Any,
             "all" => Builtin::All,

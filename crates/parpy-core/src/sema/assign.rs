@@ -70,6 +70,22 @@ impl Lowerer<'_, '_> {
                     (self.lower_expr(&r), value.span),
                 ])
             }
+            // `a, b, c = sorted((x, y, z))` (`sorted.rs`)
+            ast::ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } if self.builtin_of(func) == Some(crate::resolve::Builtin::Sorted)
+                && args.len() == 1
+                && super::sorted::literal_items(&args[0]).is_some() =>
+            {
+                let n = super::sorted::literal_items(&args[0]).map_or(1, <[_]>::len);
+                let at = value.span;
+                Some(match self.sorted_values(args, keywords, at) {
+                    Some(vs) => vs.into_iter().map(|v| (Some(v), at)).collect(),
+                    None => vec![(None, at); n],
+                })
+            }
             // `r, c = np.unravel_index(k, dims)` (`unravel.rs`)
             ast::ExprKind::Call { func, args, .. }
                 if args.len() == 2
@@ -187,8 +203,8 @@ impl Lowerer<'_, '_> {
         self.mark_failed_targets(ts);
     }
 
-    /// Whether `v` is a tuple: `divmod(a, b)`, a call of a helper that
-    /// returns a tuple.
+    /// Whether `v` is a tuple: `divmod(a, b)`, `sorted((a, b))`, a call of
+    /// a helper that returns a tuple.
     pub(super) fn tuple_valued(&self, v: &ast::Expr) -> bool {
         match &v.kind {
             // (`np.unravel_index(k, x.shape)`: as many values as `x` has

@@ -1027,20 +1027,30 @@ impl Lowerer<'_, '_> {
                 }
             },
             Builtin::RavelMultiIndex => self.ravel_multi_index(args, span),
-            Builtin::Divmod | Builtin::Modf | Builtin::UnravelIndex => {
+            Builtin::Divmod | Builtin::Modf | Builtin::UnravelIndex | Builtin::Sorted => {
                 let (what, fix) = match b {
                     Builtin::Divmod => ("divmod", "q, r = divmod(a, b)"),
+                    Builtin::Sorted => (
+                        "sorted",
+                        "a, b, c = sorted((x, y, z))` or `sorted((x, y, z))[0]",
+                    ),
                     Builtin::UnravelIndex => {
                         ("np.unravel_index", "r, c = np.unravel_index(k, dims)")
                     }
                     _ => ("np.modf", "f, w = np.modf(x)"),
                 };
+                let gives = match b {
+                    Builtin::Sorted if self.sorted_literal(args).is_none() => {
+                        self.sorted_argument_error(args, span);
+                        return None;
+                    }
+                    Builtin::Sorted => "a list of its items: unpack or index it",
+                    _ => "a pair: unpack it",
+                };
                 self.error(
-                    Diagnostic::error(format!(
-                        "`{what}` gives a pair: unpack it where it is called"
-                    ))
-                    .at(span, "a tuple value")
-                    .help(format!("write `{fix}`")),
+                    Diagnostic::error(format!("`{what}` gives {gives} where it is called"))
+                        .at(span, "a tuple value")
+                        .help(format!("write `{fix}`")),
                 );
                 None
             }

@@ -96,7 +96,8 @@ fn helper_shape(def: &FunctionDef, globals: &dyn Resolver, depth: usize) -> Opti
 
 /// The shape of the value of `e`, where `callee` tells what a called
 /// function is: a tuple literal's items, a call of a helper that returns a
-/// tuple, of `divmod(a, b)` or `np.modf(x)` (a pair); `None` for another
+/// tuple, of `divmod(a, b)` or `np.modf(x)` (a pair), of `sorted` of a
+/// tuple or list literal (its items); `None` for another
 /// value.
 pub(super) fn expr_shape(
     e: &ast::Expr,
@@ -112,12 +113,18 @@ pub(super) fn expr_shape(
         )),
         ast::ExprKind::Call { func, args, .. } if depth < 32 => match callee(func) {
             Resolved::Function { def, globals } => helper_shape(&def, globals.as_ref(), depth + 1),
-            r => match (r.builtin()?, args.len()) {
-                (Builtin::Divmod, 2) | (Builtin::Modf, 1) => {
-                    Some(TupleShape::Items(vec![TupleShape::Leaf, TupleShape::Leaf]))
+            r => {
+                match (r.builtin()?, args.len()) {
+                    (Builtin::Divmod, 2) | (Builtin::Modf, 1) => {
+                        Some(TupleShape::Items(vec![TupleShape::Leaf, TupleShape::Leaf]))
+                    }
+                    (Builtin::Sorted, 1) => Some(TupleShape::Items(vec![
+                    TupleShape::Leaf;
+                    super::sorted::literal_items(&args[0])?.len()
+                ])),
+                    _ => None,
                 }
-                _ => None,
-            },
+            }
         },
         _ => None,
     }

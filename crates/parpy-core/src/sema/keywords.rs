@@ -398,9 +398,12 @@ pub(super) fn positional(
             return;
         }
         // (Python's `max(a, b, key=abs)`: the key stays for `calls.rs`
-        // `keyed_extreme`)
-        if matches!(callee, Callee::Keyed) && keywords.iter().all(|k| k.name == "key") {
-            return;
+        // `keyed_extreme`; `sorted(t, key=f, reverse=True)`'s for
+        // `sorted.rs`)
+        if let Callee::Keyed(names) = &callee {
+            if keywords.iter().all(|k| names.contains(&k.name.as_str())) {
+                return;
+            }
         }
         let kws = std::mem::take(keywords);
         // (a method of a value that is no name, `x[i, :].min`: `.min`)
@@ -415,7 +418,7 @@ pub(super) fn positional(
         let bound = match callee {
             Callee::Helper(def) => bind_helper(&def, std::mem::take(args), kws, e.span, diags),
             Callee::Sig(sig, _) => bind(&name, sig, std::mem::take(args), kws, e.span, diags),
-            Callee::Allocates | Callee::Other | Callee::Keyed => {
+            Callee::Allocates | Callee::Other | Callee::Keyed(_) => {
                 let k = &kws[0];
                 diags.push(
                     Diagnostic::error(format!(
@@ -477,8 +480,10 @@ enum Callee {
     /// `np.zeros(3, dtype=np.int32)`: `sema::local_arrays` reads its
     /// keywords
     Allocates,
-    /// Python's `max` / `min`, whose `key=` `calls.rs` reads
-    Keyed,
+    /// Python's `max` / `min`, whose `key=` `calls.rs` reads, and
+    /// `sorted`, whose `key=` and `reverse=` `sorted.rs` reads: the
+    /// keywords left in place
+    Keyed(&'static [&'static str]),
     Other,
 }
 
@@ -491,7 +496,8 @@ impl Callee {
         match path {
             Some(p) if !local => match resolver.resolve(&p) {
                 Resolved::Function { def, .. } => Callee::Helper(def),
-                Resolved::Builtin(Builtin::Max | Builtin::Min) => Callee::Keyed,
+                Resolved::Builtin(Builtin::Max | Builtin::Min) => Callee::Keyed(&["key"]),
+                Resolved::Builtin(Builtin::Sorted) => Callee::Keyed(&["key", "reverse"]),
                 Resolved::Builtin(b) => {
                     builtin_signature(b).map_or(Callee::Other, |s| Callee::Sig(s, false))
                 }

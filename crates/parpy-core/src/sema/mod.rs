@@ -45,6 +45,7 @@ mod runtime_slices;
 mod scope;
 mod slices;
 mod sort;
+mod sorted;
 mod stmt;
 mod trapezoid;
 mod types;

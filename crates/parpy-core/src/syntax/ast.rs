@@ -142,6 +142,7 @@ pub const PYTHON_BUILTINS: &[&str] = &[
     "zip",
     "reversed",
     "divmod",
+    "sorted",
     "pow",
     "any",
     "all",
