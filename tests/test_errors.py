@@ -618,7 +618,7 @@ def row_into_a_number(x, y, N):
 
 @pytest.mark.parametrize("fn,first", [
     # (it said "`this function` has no parameter")
-    (min_with_initial, "error: `.min` has no parameter `where` that parpy functions support"),
+    (min_with_initial, "error: `.min()` with `where=` needs `initial=`"),
     # (it named the inlined view `x#2.0`)
     (row_into_a_number, "error: `x` has 2 dimensions but 1 index was given"),
 ])

@@ -5,7 +5,8 @@ numbers with `key=` (the first of equal keys wins; a NaN key never
 replaces nor is replaced), a chained assignment of a new array
 (`la = lb = np.zeros(3)`: two names for one array, as in Python),
 NumPy's `initial=` of `np.max` / `np.min` / `np.sum` and their methods
-(an empty slice gives the initial value), Python's `sorted` of a tuple
+(an empty slice gives the initial value) and their `where=` (the masked
+elements added to the identity or reduced from `initial=`), Python's `sorted` of a tuple
 or list literal of a few numbers (`a, b, c = sorted((x, y, z))`,
 `key=`, `reverse=`: CPython's run detection and binary insertion, so NaN
 lands where CPython puts it). Each gives the answer of the undecorated function on NumPy arrays
@@ -154,6 +155,39 @@ def test_initial_of_max_min_and_sum_is_numpys(dt):
 
 
 @parpy.jit
+def reductions_with_where(x, m, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.sum(x[i, :], where=m[i, :])
+        y[i, 1] = x[i, :].max(initial=1, where=m[i, :])
+        y[i, 2] = np.min(x[i, :], initial=7, where=m[i, :])
+        y[i, 3] = x[i, 1:4].sum(where=m[i, 1:4], initial=2)
+        y[i, 4] = np.sum(x[i, :], where=x[i, :] > 0)
+        y[i, 5] = np.max(x[i, 2:2], initial=3, where=m[i, 2:2])
+        y[i, 6] = np.max(x[i, :], initial=0, where=True)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16, np.int32, np.int8, np.uint8, np.bool_],
+                         ids=lambda t: t.__name__)
+def test_where_of_sum_max_and_min_is_numpys(dt):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((40, 6)) * 5).astype(dt)
+    m = rng.random((40, 6)) < 0.5
+    m[2, :] = True
+    if x.dtype.kind == "f":
+        x[1, 2] = x[3, 4] = np.nan
+        x[2, :] = -0.0
+    ydt = {"f": dt, "b": np.int64, "i": np.int64, "u": np.uint64}[x.dtype.kind]
+    got = run_both(reductions_with_where, [x, m, np.zeros((40, 7), ydt), 40], cpu_opts({'i': parpy.threads(40)}))
+    want = np.zeros((40, 7), ydt)
+    reductions_with_where.py_func(x, m, want, 40)
+    # (NumPy adds the masked elements to the identity: -0.0 alone is 0.0)
+    assert np.signbit(got[2]).tolist() == np.signbit(want).tolist()
+    if x.dtype.kind != "f":
+        assert got[2].tolist() == want.tolist()
+
+
+@parpy.jit
 def sorted_scalars(x, y, N):
     parpy.label('i')
     for i in range(N):
@@ -245,8 +279,20 @@ def sorted_with_a_positional_key(x, y):
     y[0] = sorted((x[0], x[1]), abs)[0]
 
 
+@parpy.jit
+def max_where_without_initial(x, y):
+    y[0] = np.max(x[:], where=x[:] > 0)
+
+
+@parpy.jit
+def sum_where_with_an_axis(x, y):
+    y[:] = np.sum(x, axis=1, where=x > 0)
+
+
 @pytest.mark.parametrize("fn, message", [
     (unpacks_three, "cannot unpack 2 values into 3 targets"),
+    (max_where_without_initial, "`np.max` with `where=` needs `initial=`"),
+    (sum_where_with_an_axis, "`np.sum` with `where=` takes an array or a slice, without `axis`"),
     (sorted_of_a_row, "`sorted` takes a tuple or list literal of at most 8 numbers in parpy functions"),
     (sorted_of_nine, "`sorted` takes a tuple or list literal of at most 8 numbers in parpy functions"),
     (sorted_with_a_positional_key, "`sorted` takes a tuple or list literal of at most 8 numbers"),
@@ -274,5 +320,7 @@ def test_idioms_compile_for_cuda_and_metal():
     check_gpu_code(chained_new_arrays, args, {'i': parpy.threads(3)}, "chained_new_arrays")
     args = lambda backend: [np.zeros((4, 5), np.float32), np.zeros((4, 8), np.float32), 4]
     check_gpu_code(reductions_with_initial, args, {'i': parpy.threads(4)}, "reductions_with_initial")
+    args = lambda backend: [np.zeros((4, 6), np.float32), np.zeros((4, 6), np.bool_), np.zeros((4, 7), np.float32), 4]
+    check_gpu_code(reductions_with_where, args, {'i': parpy.threads(4)}, "reductions_with_where")
     args = lambda backend: [np.zeros((6, 5), np.float32), np.zeros((6, 12), np.float32), 6]
     check_gpu_code(sorted_scalars, args, {'i': parpy.threads(6)}, "sorted_scalars")

@@ -148,6 +148,8 @@ class _Stores(np.ndarray):
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         args = [_plain(a) for a in inputs]
+        if "where" in kwargs:  # (`np.sum(x, where=m)` of an argument `m`)
+            kwargs["where"] = _plain(kwargs["where"])
         out = kwargs.pop("out", None)
         if out is None:
             return getattr(ufunc, method)(*args, **kwargs)

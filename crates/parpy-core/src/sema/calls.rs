@@ -345,6 +345,95 @@ impl Lowerer<'_, '_> {
         self.lower_expr(&best)
     }
 
+    /// The operand of NumPy's `np.sum(s, where=m)` / `np.max(s, initial=v,
+    /// where=m)` / `np.min` (`initial` the parameter's argument, `None`
+    /// when left out) and the initial value: `np.where(m, s, f)`, `f` a value of `s`'s type that
+    /// changes no result, 0 for a sum, the type's lowest (highest) value
+    /// for a max (min), which `reduction_with_initial` then reduces from
+    /// its initial value (a sum's 0 when none is given: NumPy adds the
+    /// masked elements to the identity, `-0.0` alone gives `0.0`). A max
+    /// or min with `where=` and no `initial=` is NumPy's ValueError, a
+    /// located error. Without a mask, `s` and `initial` themselves.
+    fn masked_operand(
+        &mut self,
+        op: ReduceOp,
+        name: &str,
+        (a, initial, mask): (&ast::Expr, &ast::Expr, Option<&ast::Expr>),
+        axis: bool,
+        span: Span,
+    ) -> Option<(ast::Expr, ast::Expr)> {
+        let Some(mask) = mask else {
+            return Some((a.clone(), initial.clone()));
+        };
+        if axis {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` with `where=` takes an array or a slice, without `axis`"
+                ))
+                .at(span, "with `axis`")
+                .help("reduce each line in a loop: `np.sum(x[i, :], where=m[i, :])`"),
+            );
+            return None;
+        }
+        let no_initial = matches!(initial.kind, ast::ExprKind::None);
+        if no_initial && op != ReduceOp::Sum {
+            let what = if op == ReduceOp::Max {
+                "maximum"
+            } else {
+                "minimum"
+            };
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` with `where=` needs `initial=`"
+                ))
+                .at(span, "no `initial=`")
+                .note(format!("NumPy raises ValueError: reduction operation '{what}' does not have an identity, so to use a where mask one has to specify 'initial'"))
+                .help(format!("give the value of no elements: `np.{}(s, initial=v, where=m)`", &what[..3])),
+            );
+            return None;
+        }
+        let initial = match no_initial {
+            true => ast::Expr::int(0, span),
+            false => initial.clone(),
+        };
+        let Some((_, elem)) = self.array_shape_of(a) else {
+            return Some((a.clone(), initial));
+        };
+        let at = mask.span;
+        let fill = match (op, elem) {
+            (ReduceOp::Sum, _) => ast::Expr::int(0, at),
+            (_, ElemTy::Bool) => ast::Expr {
+                kind: ast::ExprKind::Bool(op == ReduceOp::Min),
+                span: at,
+            },
+            (_, t) if t.is_float() => {
+                let inf = ast::Expr::float(f64::INFINITY, at);
+                let inf = match op {
+                    ReduceOp::Max => ast::Expr {
+                        kind: ast::ExprKind::Unary {
+                            op: crate::ir::UnOp::Neg,
+                            arg: Box::new(inf),
+                        },
+                        span: at,
+                    },
+                    _ => inf,
+                };
+                Self::numpy_call(t.numpy_name(), vec![inf], at)
+            }
+            (_, t) => {
+                let (lo, hi) = t.int_range()?;
+                let v = if op == ReduceOp::Max { lo } else { hi };
+                let v = match u64::try_from(v) {
+                    Ok(u) => ast::Expr::int_literal(u, at),
+                    Err(_) => ast::Expr::int(v as i64, at),
+                };
+                Self::numpy_call(t.numpy_name(), vec![v], at)
+            }
+        };
+        let masked = Self::numpy_call("where", vec![mask.clone(), a.clone(), fill], span);
+        Some((masked, initial))
+    }
+
     /// NumPy's `np.sum(s, initial=v)`, `np.max(s, initial=v)`, `np.min`
     /// (and the methods) of a slice whose length is known when compiling:
     /// `v` cast to the reduction's type (as NumPy casts it, a C cast), then
@@ -443,8 +532,10 @@ impl Lowerer<'_, '_> {
         let args = self.compact(name, super::keywords::builtin_signature(b), args);
         let axis = self.axis_value()?;
         let args = args?;
-        if let (Builtin::Reduce(op), [a, initial]) = (b, &args[..]) {
-            return self.reduction_with_initial(op, name, (a, initial), axis.is_some(), span);
+        if let (Builtin::Reduce(op), [a, initial, mask @ ..]) = (b, &args[..]) {
+            let (a, initial) =
+                self.masked_operand(op, name, (a, initial, mask.first()), axis.is_some(), span)?;
+            return self.reduction_with_initial(op, name, (&a, &initial), axis.is_some(), span);
         }
         self.axis = axis;
         let r = self.builtin_call_with(b, name, &args, span);
@@ -2727,10 +2818,21 @@ impl Lowerer<'_, '_> {
         let Some(args) = args else {
             return Some(None);
         };
-        if let (Some(Builtin::Reduce(op)), [initial]) =
+        if let (Some(Builtin::Reduce(op)), [initial, mask @ ..]) =
             (super::keywords::method_builtin(attr), &args[..])
         {
-            let r = self.reduction_with_initial(op, &name, (value, initial), axis.is_some(), span);
+            let masked = self.masked_operand(
+                op,
+                &name,
+                (value, initial, mask.first()),
+                axis.is_some(),
+                span,
+            );
+            let Some((value, initial)) = masked else {
+                return Some(None);
+            };
+            let r =
+                self.reduction_with_initial(op, &name, (&value, &initial), axis.is_some(), span);
             return Some(in_dtype(r, result));
         }
         self.axis = axis;

@@ -111,6 +111,8 @@ const KEEPDIMS: Param = ("keepdims", How::Reduction(Dflt::Bool(false)));
 const DDOF: Param = ("ddof", How::Opt(Dflt::Int(0)));
 /// (`calls.rs` `reduction_with_initial`)
 const INITIAL: Param = ("initial", How::Opt(Dflt::None));
+/// (`calls.rs` `reduction_with_initial`: a mask of the elements reduced)
+const WHERE: Param = ("where", How::Opt(Dflt::Bool(true)));
 const OFFSET: Param = ("offset", How::Opt(Dflt::Int(0)));
 const AXIS1: Param = ("axis1", How::Opt(Dflt::Int(0)));
 const AXIS2: Param = ("axis2", How::Opt(Dflt::Int(1)));
@@ -122,9 +124,9 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
     const A: Param = ("a", How::Req);
     const ARRAY: Param = ("array", How::Req);
     Some(match b {
-        Builtin::Reduce(ReduceOp::Sum) => &[A, AXIS, DTYPE, OUT, KEEPDIMS, INITIAL],
+        Builtin::Reduce(ReduceOp::Sum) => &[A, AXIS, DTYPE, OUT, KEEPDIMS, INITIAL, WHERE],
         Builtin::Reduce(ReduceOp::Prod) => &[A, AXIS, DTYPE, OUT, KEEPDIMS],
-        Builtin::Reduce(ReduceOp::Max | ReduceOp::Min) => &[A, AXIS, OUT, KEEPDIMS, INITIAL],
+        Builtin::Reduce(ReduceOp::Max | ReduceOp::Min) => &[A, AXIS, OUT, KEEPDIMS, INITIAL, WHERE],
         Builtin::Any | Builtin::All | Builtin::ArgMax | Builtin::ArgMin => {
             &[A, AXIS, OUT, KEEPDIMS]
         }
