@@ -448,6 +448,10 @@ def test_run_time_stores_compile_for_cuda_and_metal():
     check_gpu_code(nanmax_between, nans, {'i': parpy.threads(N)}, "nanmax_between",
                    specialize_scalars=False)
     check_gpu_code(norms, nans, {'i': parpy.threads(N)}, "norms", specialize_scalars=False)
+    # (an operand of one element broadcast: its counter held at its first)
+    ones = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, M), np.float32), N, 2, 9, 3, 4]
+    check_gpu_code(rows_plus_one_of, ones, {'i': parpy.threads(N), 'k': parpy.threads(32)},
+                   "rows_plus_one_of", specialize_scalars=False)
 
 
 @parpy.jit
@@ -504,3 +508,86 @@ def test_scans_nan_reductions_and_norms_of_run_time_slices(dtype, a, b):
     if len(range(*slice(a, b).indices(12))) == 0:
         expect_raised(nanmax_between, [x, np.zeros(8, dtype), 8, a, b], opts, ValueError,
                       "zero-size array to reduction operation fmax which has no identity")
+
+
+# A run-time slice of one element broadcasts, as NumPy's does: an operand
+# of a slice statement of count 1 is read at its first element for each
+# element of the target (its count the target's or 1, else the ValueError).
+
+@parpy.jit
+def one_into(x, y, a, b, c, d):
+    with parpy.gpu:
+        y[a:b] = x[c:d]
+
+
+@parpy.jit
+def plus_one_of(x, y, a, b, c, d):
+    with parpy.gpu:
+        y[a:b] = x[a:b] + x[c:d]
+
+
+@parpy.jit
+def rows_plus_one_of(x, y, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        parpy.label('k')
+        y[i, a:b] = x[i, d:c:-1] * 2.0 - x[i, a:b]
+
+
+@parpy.jit
+def block_of_one(x, y, a, b, c, d):
+    with parpy.gpu:
+        y[a:b, a:b] = x[c:d, c:d]
+
+
+@parpy.jit
+def into_whole(x, y, c, d):
+    with parpy.gpu:
+        y[:] = x[c:d] + 1.0
+
+
+@parpy.jit
+def add_one_of(y, x, a, b, c, d):
+    with parpy.gpu:
+        y[a:b] += x[c:d]
+
+
+@pytest.mark.parametrize("a,b,c,d", [(2, 6, 3, 4), (2, 6, 11, 12), (-3, -1, -1, 20), (0, 12, 5, 6),
+                                     (2, 2, 3, 4), (3, 4, 2, 6), (2, 6, 3, 3), (2, 6, 3, 7),
+                                     (2, 6, 3, 2), (2, 6, 2, 6)])
+def test_a_run_time_slice_of_one_element_broadcasts(a, b, c, d):
+    opts = cpu_opts(specialize_scalars=False)
+    x = _data(np.float64, 16, (12,))
+    _store_or_raise(one_into, [x, np.zeros(12), a, b, c, d], 1, opts)
+    _store_or_raise(plus_one_of, [x, np.zeros(12), a, b, c, d], 1, opts)
+    _store_or_raise(add_one_of, [x.copy(), x, a, b, c, d], 0, opts)
+    _store_or_raise(into_whole, [x, np.zeros(1), c, d], 1, opts)
+    X = _data(np.float64, 17, (6, 12))
+    _store_or_raise(block_of_one, [X, np.zeros((6, 12)), a, b, c, d], 1, opts)
+    # (NumPy's other ValueError, operands of two lengths, as parpy's: the
+    # slice's length is not the target's)
+    want = [X, np.zeros((6, 12)), 6, a, b, c, d]
+    try:
+        rows_plus_one_of.py_func(*[w.copy() if isinstance(w, np.ndarray) else w for w in want])
+    except ValueError:
+        expect_raised(rows_plus_one_of, want, cpu_opts({'i': parpy.threads(6), 'k': parpy.threads(32)},
+                      specialize_scalars=False), ValueError, "could not broadcast input array")
+        return
+    bits_of(run_both, rows_plus_one_of, want, 1,
+            cpu_opts({'i': parpy.threads(6), 'k': parpy.threads(32)}, specialize_scalars=False))
+
+
+@parpy.jit
+def scan_of_one(x, y, a, b, c, d):
+    with parpy.gpu:
+        y[a:b] = np.cumsum(x[c:d])
+
+
+def test_a_scan_of_a_run_time_slice_must_have_the_targets_length():
+    # (NumPy broadcasts a scan of one element; parpy's scan runs along the
+    # operand: its ValueError, never the sum of copies)
+    opts = cpu_opts(specialize_scalars=False)
+    x = _data(np.float64, 18, (12,))
+    bits_of(run_both, scan_of_one, [x, np.zeros(12), 2, 6, 3, 7], 1, opts)
+    with pytest.raises(ValueError, match="could not broadcast input array"):
+        scan_of_one(x, np.zeros(12), 2, 6, 3, 4, opts=opts)

@@ -45,6 +45,10 @@ pub(super) struct RtSlices {
     /// against them at run time (a slot of another context, a reduction's
     /// that does not end at a run-time count, is an error).
     pub(super) statement: bool,
+    /// A scan's statement (`slices.rs` `cumulative_assign`): its operand's
+    /// count must be the target's (a scan of one element broadcast is not
+    /// a scan of it broadcast).
+    pub(super) scan: bool,
 }
 
 impl RtSlices {
@@ -332,10 +336,22 @@ impl Lowerer<'_, '_> {
 
     /// The check, before the statement, that the run-time slice of
     /// `count` elements has `want` (an operand of a slice statement of
-    /// the target's length): NumPy's ValueError.
-    pub(super) fn runtime_length_check(&mut self, count: VarId, want: Expr, span: Span) {
-        let it = Type::Scalar(self.opts.int_type);
-        let same = Expr::compare(BinOp::Eq, Expr::var(count, it, span), want, span);
+    /// the target's length), or one element where `one` (an operand,
+    /// which NumPy broadcasts): NumPy's ValueError.
+    pub(super) fn runtime_length_check(&mut self, count: VarId, want: Expr, one: bool, span: Span) {
+        let int_ty = self.opts.int_type;
+        let c = || Expr::var(count, Type::Scalar(int_ty), span);
+        let mut same = Expr::compare(BinOp::Eq, c(), want, span);
+        if one {
+            let single = Expr::compare(BinOp::Eq, c(), Expr::int(1, int_ty, span), span);
+            same = Expr::binary(
+                BinOp::Or,
+                same,
+                single,
+                Type::Scalar(crate::ir::ElemTy::Bool),
+                span,
+            );
+        }
         let text = span_text(span).unwrap_or_else(|| "an operand".to_string());
         let message = format!(
             "could not broadcast input array from the shape of `{text}` into the shape of the target: their lengths differ"

@@ -1502,8 +1502,11 @@ impl Lowerer<'_, '_> {
         shape.drain(..drop);
         counts.drain(..drop);
         // a statement's run-time slices take the length of the dimension
-        // they are in, their counts checked below
-        let mut checks: Vec<(VarId, Expr)> = vec![];
+        // they are in, their counts checked below: an operand's may also
+        // be 1 (NumPy broadcasts it, its counter then held at its first
+        // element, `broadcast_counts`)
+        let mut checks: Vec<(VarId, Expr, bool)> = vec![];
+        let scan = self.rt_slices.as_ref().is_some_and(|c| c.scan);
         if let (Some(rt), false) = (&ctx.runtime, first) {
             let (n, m) = (extents.len(), shape.len());
             let int_ty = self.opts.int_type;
@@ -1515,8 +1518,10 @@ impl Lowerer<'_, '_> {
                     None => Expr::int(k, int_ty, span),
                 };
                 match (here, there) {
-                    (Some(c), t) if t != Some(c) => checks.push((c, want(t, extents[d]))),
-                    (None, Some(t)) if shape[p] != 1 => checks.push((t, want(None, shape[p]))),
+                    (Some(c), t) if t != Some(c) => checks.push((c, want(t, extents[d]), !scan)),
+                    (None, Some(t)) if shape[p] != 1 => {
+                        checks.push((t, want(None, shape[p]), false))
+                    }
                     _ => {}
                 }
                 if here.is_some() || (there.is_some() && shape[p] != 1) {
@@ -1524,8 +1529,12 @@ impl Lowerer<'_, '_> {
                 }
             }
         }
-        for (c, want) in checks {
-            self.runtime_length_check(c, want, span);
+        let mut broadcast_counts = vec![];
+        for (c, want, one) in checks {
+            self.runtime_length_check(c, want, one, span);
+            if one {
+                broadcast_counts.push(c);
+            }
         }
         let merged = broadcast(&extents, &shape);
         let Some(merged) = merged.filter(|m| *m == extents || ctx.growable) else {
@@ -1656,7 +1665,24 @@ impl Lowerer<'_, '_> {
                     if extent != 1 || extents[d] == 1 {
                         counter[k] = Some(ctx.vars[d]);
                     }
-                    out.push(index(lo, step, counter[k], (rot, extent)));
+                    let count = self.runtime_slot_count(&lo);
+                    let mut at = index(lo, step, counter[k], (rot, extent));
+                    // (a run-time slice that may be of one element: its
+                    // counter `min(j, count - 1)`, `j` where the counts
+                    // agree, its first element where it has one)
+                    if let (Some(c), Some(v)) = (count, counter[k]) {
+                        if broadcast_counts.contains(&c) {
+                            let bin = |op, a, b| Expr::binary(op, a, b, int.clone(), span);
+                            let var = Expr::var(v, int.clone(), span);
+                            let last = bin(
+                                BinOp::Sub,
+                                Expr::var(c, int.clone(), span),
+                                Expr::int(1, int_ty, span),
+                            );
+                            substitute(&mut at, v, &bin(BinOp::Min, var, last));
+                        }
+                    }
+                    out.push(at);
                 }
             }
         }
@@ -2063,6 +2089,9 @@ impl Lowerer<'_, '_> {
             (ReduceOp::Min, _) => "np.minimum.accumulate",
         };
         let from = self.pre.len();
+        if let Some(rt) = &mut self.rt_slices {
+            rt.scan = true;
+        }
         let (ctx, (array, indices, elem, alias), v) = self.slice_sides(target, arg)?;
         let extents = ctx.extents.clone()?;
         let counts = ctx.runtime.clone().unwrap_or_default();
