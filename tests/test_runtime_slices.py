@@ -244,9 +244,15 @@ def slice_with_a_whole_array(x, w, y, N):
 
 
 @parpy.jit
-def two_dimensional_run_time_slice(x, y, N):
+def two_dimensional_run_time_product(x, y, N):
     for i in range(N):
-        y[i] = np.sum(x[:, :i])
+        y[i] = np.sum(x[:, :i] * x[:, :i])
+
+
+@parpy.jit
+def python_sum_of_rows(x, y, N):
+    for i in range(N):
+        y[i] = sum(x[:i, :i])
 
 
 @parpy.jit
@@ -262,9 +268,13 @@ def test_what_a_run_time_slice_cannot_be_is_a_located_error():
         slice_with_a_whole_array(x, w, np.zeros(4), 4, opts=opts)
     assert "combines a slice with run-time bounds with an array of a length known" in str(e.value)
     assert "y[i] = np.sum(x[i, :i] * w)" in str(e.value)
-    # (a reduction of more dimensions: only a 1-D one ends at the count)
+    # (an expression of more dimensions: only a 1-D one, or one subscript,
+    # ends at the count)
     with pytest.raises(parpy.CompileError, match="a slice bound must be a compile-time constant"):
-        two_dimensional_run_time_slice(x, np.zeros(4), 4, opts=opts)
+        two_dimensional_run_time_product(x, np.zeros(4), 4, opts=opts)
+    # (Python's `sum` of a 2-D slice adds its rows: an array, not a number)
+    with pytest.raises(parpy.CompileError, match="a slice bound must be a compile-time constant"):
+        python_sum_of_rows(x, np.zeros(4), 4, opts=opts)
     # (slices of dimensions of other sizes: one error, not the slices
     # lowered again as if outside a reduction)
     with pytest.raises(parpy.CompileError) as e:
@@ -360,13 +370,14 @@ def test_stores_into_run_time_slices_are_numpys(a, b):
                      specialize_scalars=False))
 
 
-def _store_or_raise(fn, args, out, opts):
-    """`fn` as NumPy runs it: the same array, or NumPy's ValueError."""
+def _store_or_raise(fn, args, out, opts, words="could not broadcast input array"):
+    """`fn` as NumPy runs it: the same array, or NumPy's ValueError (with
+    `words` in parpy's message)."""
     want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     try:
         fn.py_func(*want)
     except ValueError:
-        expect_raised(fn, args, opts, ValueError, "could not broadcast input array")
+        expect_raised(fn, args, opts, ValueError, words)
         return
     bits_of(run_both, fn, args, out, opts)
 
@@ -452,6 +463,14 @@ def test_run_time_stores_compile_for_cuda_and_metal():
     ones = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, M), np.float32), N, 2, 9, 3, 4]
     check_gpu_code(rows_plus_one_of, ones, {'i': parpy.threads(N), 'k': parpy.threads(32)},
                    "rows_plus_one_of", specialize_scalars=False)
+    # (a reduction of a run-time block: one run of its elements)
+    blur = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, M), np.float32), N, M, 2]
+    check_gpu_code(box_blur, blur, {'i': parpy.threads(N)}, "box_blur", specialize_scalars=False)
+    blocks = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 7), np.float32), N, 1, 4, 2, 9]
+    check_gpu_code(block_reductions, blocks, {'i': parpy.threads(N)}, "block_reductions",
+                   specialize_scalars=False)
+    check_gpu_code(block_extremes, blocks, {'i': parpy.threads(N)}, "block_extremes",
+                   specialize_scalars=False)
 
 
 @parpy.jit
@@ -566,15 +585,8 @@ def test_a_run_time_slice_of_one_element_broadcasts(a, b, c, d):
     _store_or_raise(block_of_one, [X, np.zeros((6, 12)), a, b, c, d], 1, opts)
     # (NumPy's other ValueError, operands of two lengths, as parpy's: the
     # slice's length is not the target's)
-    want = [X, np.zeros((6, 12)), 6, a, b, c, d]
-    try:
-        rows_plus_one_of.py_func(*[w.copy() if isinstance(w, np.ndarray) else w for w in want])
-    except ValueError:
-        expect_raised(rows_plus_one_of, want, cpu_opts({'i': parpy.threads(6), 'k': parpy.threads(32)},
-                      specialize_scalars=False), ValueError, "could not broadcast input array")
-        return
-    bits_of(run_both, rows_plus_one_of, want, 1,
-            cpu_opts({'i': parpy.threads(6), 'k': parpy.threads(32)}, specialize_scalars=False))
+    _store_or_raise(rows_plus_one_of, [X, np.zeros((6, 12)), 6, a, b, c, d], 1,
+                    cpu_opts({'i': parpy.threads(6), 'k': parpy.threads(32)}, specialize_scalars=False))
 
 
 @parpy.jit
@@ -591,3 +603,128 @@ def test_a_scan_of_a_run_time_slice_must_have_the_targets_length():
     bits_of(run_both, scan_of_one, [x, np.zeros(12), 2, 6, 3, 7], 1, opts)
     with pytest.raises(ValueError, match="could not broadcast input array"):
         scan_of_one(x, np.zeros(12), 2, 6, 3, 4, opts=opts)
+
+
+# Whole reductions of slices of more dimensions with run-time bounds: one
+# run of the elements in row-major order (NumPy's buffer of them), the
+# count the product of the slices' counts.
+
+@parpy.jit
+def box_blur(img, out, H, W, r):
+    parpy.label('i')
+    for i in range(H):
+        for j in range(W):
+            i0 = max(i - r, 0)
+            i1 = min(i + r + 1, H)
+            j0 = max(j - r, 0)
+            j1 = min(j + r + 1, W)
+            out[i, j] = img[i0:i1, j0:j1].mean()
+
+
+@parpy.jit
+def block_reductions(img, out, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = img[a:b, c:d].sum()
+        out[i, 1] = np.sum(img[a:b, c + i:d])
+        out[i, 2] = np.mean(img[a:b, c:d])
+        out[i, 3] = img[b:a:-1, c:d:2].sum()
+        out[i, 4] = np.sum(img[a:b, :])
+        out[i, 5] = img[i:b, 1:4].mean()
+        out[i, 6] = parpy.operators.sum(img[a:b, c:d])
+
+
+@parpy.jit
+def block_extremes(img, out, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = img[a:b, c:d].max()
+        out[i, 1] = np.min(img[a:b, c + i:d])
+        out[i, 2] = np.max(img[b:a:-1, d:c:-2])
+
+
+@parpy.jit
+def block_truths(img, out, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = np.any(img[a:b, c:d])
+        out[i, 1] = img[a:b, c + i:d].all()
+        out[i, 2] = np.count_nonzero(img[a:b, c:d])
+
+
+@parpy.jit
+def volume_sums(vol, out, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = np.sum(vol[i, a:b, c:d])
+        out[i, 1] = vol[a:b, i, c:d].mean()
+        out[i, 2] = np.sum(vol[:, a:b, c:d])
+
+
+_BLOCKS = [(1, 5, 2, 9), (0, 12, 0, 30), (-4, -1, 3, -2), (3, 3, 0, 9), (5, 2, 1, 4), (2, 3, 4, 5),
+           (-30, 30, 29, 30)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64])
+def test_a_box_blur_of_run_time_windows_is_numpys(dtype):
+    img = _data(dtype, 19, (13, 17))
+    opts = cpu_opts({'i': parpy.threads(13)}, specialize_scalars=False)
+    # (float32 results stored as float32: a GPU's within float32 rounding)
+    out = dtype if np.dtype(dtype).kind == 'f' else np.float64
+    for r in [0, 1, 3, 20]:
+        bits_of(run_both, box_blur, [img, np.zeros((13, 17), out), 13, 17, r], 1, opts)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("a,b,c,d", _BLOCKS)
+def test_reductions_of_run_time_blocks_are_numpys(dtype, a, b, c, d):
+    img = _data(dtype, 20, (12, 30))
+    vol = _data(dtype, 21, (6, 12, 30))
+    opts = cpu_opts({'i': parpy.threads(6)}, specialize_scalars=False)
+    out = dtype if np.dtype(dtype).kind == 'f' else np.float64
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        bits_of(run_both, block_reductions, [img, np.zeros((6, 7), out), 6, a, b, c, d], 1, opts)
+        bits_of(run_both, volume_sums, [vol, np.zeros((6, 3), out), 6, a, b, c, d], 1, opts)
+    bits_of(run_both, block_truths, [img, np.zeros((6, 3)), 6, a, b, c, d], 1, opts)
+    _store_or_raise(block_extremes, [img, np.zeros((6, 3), out), 6, a, b, c, d], 1, opts,
+                    "zero-size array to reduction operation")
+
+
+# A local view of a run-time slice read later stands for the slice: its
+# read-only uses are those of the slice where it is.
+
+@parpy.jit
+def named_windows(img, out, H, W, r):
+    parpy.label('i')
+    for i in range(H):
+        for j in range(W):
+            i0 = max(i - r, 0)
+            j0 = max(j - r, 0)
+            win = img[i0:i + r + 1, j0:j + r + 1]
+            s = win.sum()
+            m = win.max()
+            out[i, j, 0] = s + m
+            out[i, j, 1] = np.mean(win) - win.min()
+            row = img[i, j0:j + r + 1]
+            out[i, j, 2] = row.sum() * len(row)
+
+
+@parpy.jit
+def store_through_a_named_window(img, H, a, b):
+    for i in range(H):
+        win = img[a:b, a:b]
+        win[0, 0] = 1.0
+
+
+def test_a_named_view_of_a_run_time_slice_is_read_as_the_slice():
+    img = _data(np.float64, 22, (9, 11))
+    opts = cpu_opts({'i': parpy.threads(9)}, specialize_scalars=False)
+    for r in [0, 1, 4]:
+        bits_of(run_both, named_windows, [img, np.zeros((9, 11, 3)), 9, 11, r], 1, opts)
+
+
+def test_a_store_through_a_named_run_time_window_is_a_located_error():
+    with pytest.raises(parpy.CompileError) as e:
+        store_through_a_named_window(np.zeros((4, 4)), 4, 1, 3, opts=cpu_opts(specialize_scalars=False))
+    assert "win = img[a:b, a:b]" in str(e.value)

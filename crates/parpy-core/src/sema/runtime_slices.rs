@@ -14,6 +14,11 @@
 //! `count` (`masks.rs` `packed_count`). The reads `x[lo + k*step]` are
 //! inside the array for every `k < count`; the bounds checks check those
 //! `ir::range` does not prove.
+//!
+//! NumPy's whole reduction of one subscript of more dimensions
+//! (`img[i0:i1, j0:j1].mean()`, `RtSlices::flat`) reads its elements as
+//! one run in row-major order over one counter (`slices.rs`
+//! `flat_slices`), ended at the product of the slices' counts.
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{BinOp, Expr, ExprKind, Place, Stmt, StmtKind, Type, VarId, VarKind};
@@ -49,6 +54,12 @@ pub(super) struct RtSlices {
     /// count must be the target's (a scan of one element broadcast is not
     /// a scan of it broadcast).
     pub(super) scan: bool,
+    /// A whole reduction of one subscript of more dimensions
+    /// (`img[i0:i1, j0:j1].mean()`): `slices.rs` `map_slices` reads it as
+    /// one run of its elements in row-major order (NumPy's buffer of
+    /// them), counted by `flat_count`, the product of its counts.
+    pub(super) flat: bool,
+    pub(super) flat_count: Option<(VarId, i64)>,
 }
 
 impl RtSlices {
@@ -97,8 +108,38 @@ impl Lowerer<'_, '_> {
     /// bounds of the reduction being lowered (its divisor in `np.mean`).
     pub(super) fn runtime_count(&self) -> Option<Expr> {
         let k = *self.live_entries().first()?;
-        let e = &self.rt_slices.as_ref()?.entries[k];
-        Some(Expr::var(e.count, Type::Scalar(self.opts.int_type), e.span))
+        let ctx = self.rt_slices.as_ref()?;
+        let e = &ctx.entries[k];
+        let count = ctx.flat_count.map_or(e.count, |c| c.0);
+        Some(Expr::var(count, Type::Scalar(self.opts.int_type), e.span))
+    }
+
+    /// Whether the reduction being lowered reads its operand of more
+    /// dimensions as one run of its elements (`RtSlices::flat`).
+    pub(super) fn flat_runtime_reduction(&self) -> bool {
+        self.rt_slices.as_ref().is_some_and(|c| c.flat)
+    }
+
+    /// The count of the elements of a flat run (`RtSlices::flat`) of
+    /// `extent` at most: the product of `counts`, computed before the
+    /// statement.
+    pub(super) fn flat_runtime_count(
+        &mut self,
+        counts: Vec<Expr>,
+        extent: i64,
+        span: Span,
+    ) -> Expr {
+        let it = Type::Scalar(self.opts.int_type);
+        let product = counts
+            .into_iter()
+            .reduce(|a, b| Expr::binary(BinOp::Mul, a, b, it.clone(), span))
+            .expect("a slice");
+        let total = self.new_var("count", it.clone(), VarKind::Local, span);
+        self.pre.push(Stmt::assign_var(total, product, span));
+        if let Some(c) = &mut self.rt_slices {
+            c.flat_count = Some((total, extent));
+        }
+        Expr::var(total, it, span)
     }
 
     /// The count of the elements of the slice with run-time bounds whose
@@ -189,7 +230,7 @@ impl Lowerer<'_, '_> {
         // them only when their lengths agree (a statement's, checked where
         // `map_slices` places them)
         let ctx = self.rt_slices.as_mut()?;
-        let reduced = !ctx.statement;
+        let reduced = !ctx.statement && !ctx.flat;
         if let Some(other) = live.first().map(|&k| &ctx.entries[k]).filter(|_| reduced) {
             let same = Expr::compare(
                 BinOp::Eq,
@@ -256,12 +297,35 @@ impl Lowerer<'_, '_> {
         // reduction's one loop; in another, such a slice is an error, not
         // one of a reduction around it)
         let outer = self.rt_slices.take();
-        if self.axis.is_some() || arrays.iter().any(|a| self.rank(a) != 1) {
+        // (or NumPy's whole reduction of one subscript of an array, of
+        // more dimensions, read as one run of its elements:
+        // `RtSlices::flat`; Python's `sum`, `any` and `all` walk its rows)
+        let python = matches!(name, "sum" | "any" | "all");
+        let flat = !python
+            && matches!(
+                (b, arrays),
+                (
+                    Builtin::Reduce(_)
+                        | Builtin::Mean
+                        | Builtin::Any
+                        | Builtin::All
+                        | Builtin::CountNonzero
+                        | Builtin::NanReduce(_)
+                        | Builtin::NanMean,
+                    [ast::Expr { kind: ast::ExprKind::Subscript { value, .. }, .. }],
+                ) if matches!(value.kind, ast::ExprKind::Name(_))
+            )
+            && self.axis.is_none()
+            && self.rank(&arrays[0]) > 1;
+        if !flat && (self.axis.is_some() || arrays.iter().any(|a| self.rank(a) != 1)) {
             let r = self.builtin_call_plain(b, name, args, span);
             self.rt_slices = outer;
             return Some(r);
         }
-        self.rt_slices = Some(RtSlices::default());
+        self.rt_slices = Some(RtSlices {
+            flat,
+            ..RtSlices::default()
+        });
         let from = self.pre.len();
         let r = self.builtin_call_plain(b, name, args, span);
         let live = self.live_entries();
@@ -303,7 +367,17 @@ impl Lowerer<'_, '_> {
         let e = &ctx.entries[first];
         let int_ty = self.opts.int_type;
         let it = Type::Scalar(int_ty);
-        let count = || Expr::var(e.count, it.clone(), span);
+        // (a flat run: its count, and the length of its slot, the product
+        // of its dimensions')
+        let (counted, n) = match ctx.flat_count {
+            Some(c) => c,
+            None if flat => {
+                self.unsupported(name, span);
+                return Some(None);
+            }
+            None => (e.count, e.extent),
+        };
+        let count = || Expr::var(counted, it.clone(), span);
         // NumPy's max and min (and Python's) of no elements raise, once the
         // lengths are checked
         if let Some(check) = super::masks::nonempty_check(b, count(), int_ty, span) {
@@ -312,11 +386,16 @@ impl Lowerer<'_, '_> {
                 .map(|&k| ctx.entries[k].end)
                 .max()
                 .unwrap_or(e.end);
+            // (after a flat run's count)
+            let assigns = |s: &Stmt| matches!(&s.kind, StmtKind::Assign { dst: Place::Var(v), .. } if *v == counted);
+            let at = match self.pre.iter().rposition(assigns) {
+                Some(k) => at.max(k + 1),
+                None => at,
+            };
             self.pre.insert(at, check);
         }
         // the loop over the slot's length ends at the count (`min(count,
         // n)`, which it is)
-        let n = e.extent;
         let end = Expr::binary(BinOp::Min, count(), Expr::int(n, int_ty, span), it, span);
         // (every loop that reads the slice: `np.var`'s two, `np.nanmean`'s
         // sum and count)

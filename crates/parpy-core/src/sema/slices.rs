@@ -1429,6 +1429,9 @@ impl Lowerer<'_, '_> {
             shape.reverse();
             counts.reverse();
         }
+        if shape.len() > 1 && !transposed && self.flat_runtime_reduction() {
+            return self.flat_slices(slots, span);
+        }
         if shape.is_empty() {
             return Some(
                 slots
@@ -1718,6 +1721,89 @@ impl Lowerer<'_, '_> {
             }
         }
         self.slice = Some(ctx);
+        Some(out)
+    }
+
+    /// `map_slices` for an operand of more dimensions of a flat reduction
+    /// (`runtime_slices.rs` `RtSlices::flat`, `img[i0:i1, j0:j1].mean()`):
+    /// its elements one run in row-major order (NumPy's buffer of them)
+    /// over the reduction's one counter `k`, a slice's index `lo + step *
+    /// (k / inner % count)` where `inner` is the product of the counts of
+    /// the slices after it; the run's count, the product of the counts,
+    /// computed before the statement.
+    fn flat_slices(&mut self, slots: Vec<IndexSlot>, span: Span) -> Option<Vec<Expr>> {
+        let int_ty = self.opts.int_type;
+        let it = Type::Scalar(int_ty);
+        let plain =
+            |s: &IndexSlot| matches!(s, IndexSlot::Scalar(_) | IndexSlot::Slice { rot: 0, .. });
+        if !slots.iter().all(plain) {
+            self.runtime_slice_unsupported(span);
+            return None;
+        }
+        let counts: Vec<Expr> = slots
+            .iter()
+            .filter_map(|s| match s {
+                IndexSlot::Slice { lo, extent, .. } => Some(match self.runtime_slot_count(lo) {
+                    Some(c) => Expr::var(c, it.clone(), span),
+                    None => Expr::int(*extent, int_ty, span),
+                }),
+                _ => None,
+            })
+            .collect();
+        let extent: i64 = slots
+            .iter()
+            .map(|s| match s {
+                IndexSlot::Slice { extent, .. } => *extent,
+                _ => 1,
+            })
+            .product();
+        self.flat_runtime_count(counts.clone(), extent, span);
+        let mut ctx = self.slice.take()?;
+        if ctx.extents.is_none() {
+            self.init_ctx(&mut ctx, vec![extent], span);
+        }
+        let k = match ctx.extents.as_deref() {
+            Some([n]) if *n == extent => ctx.vars[0],
+            _ => {
+                self.slice = Some(ctx);
+                self.runtime_slice_unsupported(span);
+                return None;
+            }
+        };
+        self.slice = Some(ctx);
+        let bin = |op, a: Expr, b: Expr| Expr::binary(op, a, b, it.clone(), span);
+        let first = slots
+            .iter()
+            .position(|s| matches!(s, IndexSlot::Slice { .. }));
+        let mut inner: Option<Expr> = None;
+        let mut counts = counts.into_iter().rev();
+        let mut out: Vec<Expr> = vec![];
+        for (p, s) in slots.into_iter().enumerate().rev() {
+            let (lo, step) = match s {
+                IndexSlot::Slice { lo, step, .. } => (lo, step),
+                IndexSlot::Scalar(e) => {
+                    out.push(e);
+                    continue;
+                }
+                _ => unreachable!("plain slots only"),
+            };
+            let count = counts.next().expect("one per slice");
+            let k = Expr::var(k, it.clone(), span);
+            let mut at = match &inner {
+                None => k,
+                Some(n) => bin(BinOp::FloorDiv, k, n.clone()),
+            };
+            if Some(p) != first {
+                at = bin(BinOp::Mod, at, count.clone());
+            }
+            let step_at = bin(BinOp::Mul, Expr::int(step, int_ty, span), at);
+            out.push(bin(BinOp::Add, lo, step_at));
+            inner = Some(match inner {
+                None => count,
+                Some(n) => bin(BinOp::Mul, n, count),
+            });
+        }
+        out.reverse();
         Some(out)
     }
 
