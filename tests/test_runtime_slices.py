@@ -466,7 +466,7 @@ def test_run_time_stores_compile_for_cuda_and_metal():
     # (a reduction of a run-time block: one run of its elements)
     blur = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, M), np.float32), N, M, 2]
     check_gpu_code(box_blur, blur, {'i': parpy.threads(N)}, "box_blur", specialize_scalars=False)
-    blocks = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 7), np.float32), N, 1, 4, 2, 9]
+    blocks = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 8), np.float32), N, 1, 4, 2, 9]
     check_gpu_code(block_reductions, blocks, {'i': parpy.threads(N)}, "block_reductions",
                    specialize_scalars=False)
     check_gpu_code(block_extremes, blocks, {'i': parpy.threads(N)}, "block_extremes",
@@ -632,6 +632,7 @@ def block_reductions(img, out, N, a, b, c, d):
         out[i, 4] = np.sum(img[a:b, :])
         out[i, 5] = img[i:b, 1:4].mean()
         out[i, 6] = parpy.operators.sum(img[a:b, c:d])
+        out[i, 7] = np.nanmean(img[a:b, c + i:d]) + np.nansum(img[a:b, c:d])
 
 
 @parpy.jit
@@ -684,7 +685,7 @@ def test_reductions_of_run_time_blocks_are_numpys(dtype, a, b, c, d):
     out = dtype if np.dtype(dtype).kind == 'f' else np.float64
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        bits_of(run_both, block_reductions, [img, np.zeros((6, 7), out), 6, a, b, c, d], 1, opts)
+        bits_of(run_both, block_reductions, [img, np.zeros((6, 8), out), 6, a, b, c, d], 1, opts)
         bits_of(run_both, volume_sums, [vol, np.zeros((6, 3), out), 6, a, b, c, d], 1, opts)
     bits_of(run_both, block_truths, [img, np.zeros((6, 3)), 6, a, b, c, d], 1, opts)
     _store_or_raise(block_extremes, [img, np.zeros((6, 3), out), 6, a, b, c, d], 1, opts,

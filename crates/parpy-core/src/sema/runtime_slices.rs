@@ -130,6 +130,16 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Expr {
         let it = Type::Scalar(self.opts.int_type);
+        // (the operand lowered again, `np.nanmean`'s sum and count: its
+        // count still there)
+        let assigned = |v: VarId| {
+            let assigns = |s: &Stmt| matches!(&s.kind, StmtKind::Assign { dst: Place::Var(d), .. } if *d == v);
+            self.pre.iter().any(assigns)
+        };
+        let old = self.rt_slices.as_ref().and_then(|c| c.flat_count);
+        if let Some((v, _)) = old.filter(|&(v, n)| n == extent && assigned(v)) {
+            return Expr::var(v, it, span);
+        }
         let product = counts
             .into_iter()
             .reduce(|a, b| Expr::binary(BinOp::Mul, a, b, it.clone(), span))

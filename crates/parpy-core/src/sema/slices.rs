@@ -1429,7 +1429,8 @@ impl Lowerer<'_, '_> {
             shape.reverse();
             counts.reverse();
         }
-        if shape.len() > 1 && !transposed && self.flat_runtime_reduction() {
+        let runtime = counts.iter().any(Option::is_some);
+        if runtime && shape.len() > 1 && !transposed && self.flat_runtime_reduction() {
             return self.flat_slices(slots, span);
         }
         if shape.is_empty() {
