@@ -12,6 +12,8 @@ or list literal of a few numbers (`a, b, c = sorted((x, y, z))`,
 lands where CPython puts it). Each gives the answer of the undecorated function on NumPy arrays
 (tests/test_cuda_programs.py runs these on the CUDA emulator too)."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -154,6 +156,36 @@ def test_initial_of_max_min_and_sum_is_numpys(dt):
     np.testing.assert_array_equal(got[1], want)
 
 
+def test_an_initial_python_int_the_type_cannot_hold_is_numpys_overflow_error():
+    # (before: cast as C casts, -5 became 251 for uint8)
+    def max_below(x, y, N):
+        parpy.label('i')
+        for i in range(N):
+            y[i] = x[i, :].max(initial=-5)
+
+    def sum_from(x, y, v, N):
+        parpy.label('i')
+        for i in range(N):
+            y[i] = np.sum(x[i, :], initial=v)
+
+    x = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    opts = cpu_opts({'i': parpy.threads(2)})
+    with pytest.raises(OverflowError, match="Python integer -5 out of bounds for uint8"):
+        max_below(x, np.zeros(2, np.uint8), 2)
+    with pytest.raises(parpy.CompileError, match="Python integer -5 out of bounds for uint8"):
+        parpy.jit(max_below)(x, np.zeros(2, np.uint8), 2, opts=opts)
+    # a sum of uint8 adds in uint64: 300 fits, a negative int does not
+    sums = parpy.jit(sum_from)
+    y = np.zeros(2, np.uint64)
+    sums(x, y, 300, 2, opts=opts)
+    assert y.tolist() == [303, 312]
+    with pytest.raises(OverflowError):
+        sum_from(x, np.zeros(2, np.uint64), -5, 2)
+    opts.specialize_scalars = False
+    with pytest.raises(OverflowError, match="out of bounds for uint64"):
+        sums(x, np.zeros(2, np.uint64), -5, 2, opts=opts)
+
+
 @parpy.jit
 def reductions_with_where(x, m, y, N):
     parpy.label('i')
@@ -204,10 +236,18 @@ def sorted_scalars(x, y, N):
         y[i, 11] = sorted((x[i, 0], x[i, 1], x[i, 2], x[i, 3], x[i, 4], x[i, 0], x[i, 1], x[i, 2]))[5]
 
 
+# CPython 3.13 changed its run detection, which moves a NaN (parpy follows
+# CPython 3.10 to 3.12, docs/natural-python.md); without NaN every version
+# sorts alike
+_SORT_BEFORE_3_13 = pytest.mark.skipif(
+    sys.version_info >= (3, 13), reason="parpy sorts a NaN where CPython 3.10 to 3.12 do")
+
+
 @pytest.mark.parametrize("vals", [
-    [1.0, -1.0, np.nan, 0.0, -0.0, 2.0, 0.5],
+    pytest.param([1.0, -1.0, np.nan, 0.0, -0.0, 2.0, 0.5], marks=_SORT_BEFORE_3_13),
+    [1.0, -1.0, 0.0, -0.0, 2.0, 0.5],
     [3, -3, 0, 1, -1, 2],
-], ids=["floats", "ints"])
+], ids=["floats", "floats_without_nan", "ints"])
 def test_sorted_of_a_few_numbers_is_pythons(vals):
     # (CPython's order: a NaN sorts where its run detection and binary
     # insertion put it; -0.0 and 0.0 and equal keys keep their order)
@@ -219,6 +259,7 @@ def test_sorted_of_a_few_numbers_is_pythons(vals):
     assert np.signbit(got[1]).tolist() == np.signbit(want).tolist()
 
 
+@_SORT_BEFORE_3_13
 def test_sorted_of_three_floats_is_pythons_for_every_order():
     vals = [1.0, -1.0, np.nan, 0.0, -0.0]
     three = np.array([[a, b, c] for a in vals for b in vals for c in vals])

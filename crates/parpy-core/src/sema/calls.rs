@@ -497,6 +497,11 @@ impl Lowerer<'_, '_> {
             ),
         };
         let ty = self.scalar_elem(&r)?;
+        // (a Python int the reduction's integer type cannot hold is
+        // NumPy's OverflowError, where the cast would wrap it)
+        if ty.is_int() {
+            self.python_int_fits(&v, ty)?;
+        }
         let v = TExpr {
             e: convert(v.e, ty),
             weak: false,
