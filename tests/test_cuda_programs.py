@@ -373,6 +373,8 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_printed_cuda_code_on_the_emulator_raises_too",
     "test_printed_cuda_code_with_an_f_string_message_on_the_emulator",
     "test_f_string_messages_compile_for_cuda_and_metal",
+    # (test_idioms: direct calls and compile errors on Cpu)
+    "test_an_initial_python_int_the_type_cannot_hold_is_numpys_overflow_error",
     "test_what_a_message_may_not_be",
     "test_printed_code_with_an_f_string_message_run_by_compile_string",
     "test_a_format_python_cannot_apply_raises_pythons_error",
