@@ -249,7 +249,100 @@ def test_what_a_message_may_not_be():
         parpy.label('i')
         for i in range(N):
             assert x[i] > 0, N
-    refused(a_variable, "the message of an `assert` must be a string literal or an f-string")
+    refused(a_variable, "the message of an `assert` must be a string literal, an f-string or a `str.format` of one")
+
+
+# `"...".format(...)` and `"..." % (...)` messages: the same values
+# recorded, formatted by Python's str.format / % operator
+
+
+@parpy.jit
+def format_messages(a, b, c, k, N):
+    parpy.label('i')
+    for i in range(N):
+        assert a[i] < 100, "a[{0}] = {1!r:>16} twice {2:+d} {k:.2e} {{kept}} {0}".format(
+            i, a[i], a[i] * 2, k=b[i])
+        if b[i] < 0.0:
+            raise ValueError("b[%d] = %8.3f%% (%r, %s, %#x, %-6d|)" % (i, b[i], b[i], b[i] < 0.0,
+                                                                  c[i], k))
+        a[i] = a[i] + 1
+
+
+def test_str_format_and_percent_messages_are_pythons():
+    a = np.array([1, 2, 3, 4], np.int16)
+    b = np.array([0.5, 0.25, 1 / 3, 2.0], np.float32)
+    c = np.array([7, 255, 4096, 1], np.uint32)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(format_messages, [a.copy(), b, c, 9, 4], opts)
+    bad = a.copy()
+    bad[2] = 120
+    expect_same_message(format_messages, [bad, b, c, 9, 4], opts, AssertionError)
+    neg = b.copy()
+    neg[1] = -1 / 7
+    expect_same_message(format_messages, [a.copy(), neg, c, 9, 4], opts, ValueError)
+
+
+def test_a_percent_conversion_python_cannot_apply_raises_pythons_error():
+    @parpy.jit
+    def hex_of_a_float(x, N):
+        parpy.label('i')
+        for i in range(N):
+            assert x[i] > 0.0, "%x" % x[i]
+            x[i] = 1.0
+    x = np.array([1.0, -2.0])
+    with pytest.raises(TypeError, match="%x format: an integer is required, not numpy.float64"):
+        hex_of_a_float.py_func(x.copy(), 2)
+    with pytest.raises(TypeError, match="%x format: an integer is required, not numpy.float64"):
+        hex_of_a_float(x, 2, opts=cpu_opts({'i': parpy.threads(2)}))
+
+
+def test_printed_code_with_a_percent_message_run_by_compile_string():
+    a = np.array([1, 2, 3, 4], np.int16)
+    b = np.array([0.5, -0.25, 1 / 3, 2.0], np.float32)
+    c = np.array([7, 255, 4096, 1], np.uint32)
+    opts = cpu_opts({'i': parpy.threads(4)})
+    code = parpy.print_compiled(format_messages, [a, b, c, 9, 4], opts)
+    assert ("// parpy-bounds: printf ValueError int,float32,float32,bool_,uint32,int: "
+            "b[%d] = %8.3f%% (%r, %s, %#x, %-6d|)") in code
+    assert ("// parpy-bounds: format AssertionError int,int16,int16,float32: "
+            "a[{0}] = {1!r:>16} twice {2:+d} {3:.2e} {{kept}} {0}") in code
+    built = parpy.compile_string("format_messages", code, opts)
+    with pytest.raises(ValueError, match=r"b\[1\] =   -0.250% \(np.float32\(-0.25\), True, 0xff, 9     \|\)"):
+        built(a, b, c, 9, 4)
+
+
+@pytest.mark.parametrize("message,words", [
+    ('"{} {}".format(i)', "cannot be formatted: Replacement index 1 out of range"),
+    ('"{k}".format(i)', "cannot be formatted: no argument `k`"),
+    ('"{} {0}".format(i)', "cannot switch from automatic field numbering"),
+    ('"a } b".format(i)', "Single '}' encountered in format string"),
+    ('"{!x}".format(i)', "Unknown conversion specifier x"),
+    ('"{:{w}}".format(i, w=3)', "computed from a field"),
+    ('"{0.real}".format(i)', "reads an attribute or an item"),
+    ('"{}".format(*x)', "`*args` of a message's `str.format`"),
+    ('"%d %d" % i', "cannot be formatted: not enough arguments for format string"),
+    ('"%d" % (i, i)', "not all arguments converted during string formatting"),
+    ('"%y" % i', "unsupported format character 'y' (0x79) at index 1"),
+    ('"%(a)d" % i', "needs a dict of values"),
+    ('"%*d" % (i, i)', "a `*` width or precision"),
+    ('"%d" * i', "must be a string literal, an f-string or a `str.format` of one"),
+    ('"{}".format(x)', "must be a number"),
+])
+def test_what_a_format_or_percent_message_may_not_be(message, words, tmp_path):
+    src = tmp_path / "msg.py"
+    src.write_text(
+        "import parpy\n\n"
+        "def checked(x, N):\n"
+        "    parpy.label('i')\n"
+        "    for i in range(N):\n"
+        f"        assert x[i] > 0, {message}\n")
+    spec = importlib.util.spec_from_file_location("msg_mod", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.print_compiled(parpy.jit(mod.checked), [np.ones(3), 3], cpu_opts({'i': parpy.threads(3)}))
+    assert words in str(e.value), str(e.value)
+    assert "msg.py:6" in str(e.value), str(e.value)
 
 
 @pytest.mark.skipif(shutil.which("c++") is None, reason="the CUDA emulator needs a C++ compiler")
@@ -348,7 +441,7 @@ def test_math_isclose_is_pythons_and_checks_its_tolerances():
 @pytest.mark.parametrize("source,message", [
     ("raise MyError('x')", "parpy functions cannot raise `MyError`"),
     ("raise ValueError('x', i)", "the exception of a `raise` takes one message"),
-    ("raise ValueError(i)", "the message of a `raise` must be a string literal or an f-string"),
+    ("raise ValueError(i)", "the message of a `raise` must be a string literal, an f-string or a `str.format` of one"),
     ("raise", "a bare `raise` re-raises the exception being handled"),
     ("raise ValueError('x') from None", "`raise ... from ...` is not supported"),
     ("raise ValueError('x').with_traceback(None)", "parpy functions raise builtin exceptions only"),
@@ -425,3 +518,12 @@ def test_f_string_messages_compile_for_cuda_and_metal():
         assert "// parpy-bounds: format ValueError int,int8,float32,bool_,int,bool_,float32,uint64: " in code
     if parpy.CompileBackend.Metal in codes:
         assert "parpy_bounds_note" not in codes[parpy.CompileBackend.Metal]
+
+
+def test_format_and_percent_messages_compile_for_cuda_and_metal():
+    codes = check_gpu_code(format_messages, lambda b: [np.zeros(4, np.int16), np.zeros(4, np.float32),
+                                                       np.zeros(4, np.uint32), 9, 4],
+                           {'i': parpy.threads(4)}, "format_and_percent_messages")
+    if parpy.CompileBackend.Cuda in codes:
+        assert "// parpy-bounds: printf ValueError int,float32,float32,bool_,uint32,int: " in \
+            codes[parpy.CompileBackend.Cuda]

@@ -208,10 +208,13 @@ def dry_expect_raised(fn, args, opts, exception, *words):
 
 
 def dry_expect_same_message(fn, args, opts, exception):
-    """No GPU: the failing call of a test_assert f-string message test
-    compiles, with the check naming its values in the device or host code."""
+    """No GPU: the failing call of a test_assert f-string (`str.format`,
+    `%`) message test compiles, with the check naming its values in the
+    device or host code."""
     dry_call(fn, args, opts)
-    assert f"// parpy-bounds: format {exception.__name__} " in parpy.print_compiled(fn, args, opts)
+    code = parpy.print_compiled(fn, args, opts)
+    name = exception.__name__
+    assert f"// parpy-bounds: format {name} " in code or f"// parpy-bounds: printf {name} " in code
 
 
 def _swap(f, run, mod):
@@ -373,11 +376,15 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_printed_cuda_code_on_the_emulator_raises_too",
     "test_printed_cuda_code_with_an_f_string_message_on_the_emulator",
     "test_f_string_messages_compile_for_cuda_and_metal",
+    "test_format_and_percent_messages_compile_for_cuda_and_metal",
     # (test_idioms: direct calls and compile errors on Cpu)
     "test_an_initial_python_int_the_type_cannot_hold_is_numpys_overflow_error",
     "test_what_a_message_may_not_be",
     "test_printed_code_with_an_f_string_message_run_by_compile_string",
     "test_a_format_python_cannot_apply_raises_pythons_error",
+    "test_a_percent_conversion_python_cannot_apply_raises_pythons_error",
+    "test_printed_code_with_a_percent_message_run_by_compile_string",
+    "test_what_a_format_or_percent_message_may_not_be",
     "test_a_message_keeps_its_line_ends_and_generated_comments_escape_it",
     # test_cumulative: other backends' code, errors
     "test_scans_compile_for_cuda_and_metal",

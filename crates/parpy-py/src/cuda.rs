@@ -92,7 +92,8 @@ fn device_err(name: &str, e: CudaError) -> PyErr {
             exception,
             template,
             values,
-        } => return crate::errors::formatted(&exception, &template, &values),
+            printf,
+        } => return crate::errors::formatted(&exception, &template, &values, printf),
         _ => {}
     }
     gpu_error(&format!("`{name}` on the GPU"), e)

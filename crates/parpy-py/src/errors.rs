@@ -316,13 +316,19 @@ pub(crate) fn raised(exception: &str, message: String) -> PyErr {
 }
 
 /// The builtin exception `exception` whose message is Python's
-/// `template.format(*values)` (a failed assertion's f-string message):
+/// `template.format(*values)` (a failed assertion's f-string or
+/// `str.format` message; `template % values` when `printf`):
 /// each value as the undecorated function has it, a Python int, float or
 /// bool or a NumPy scalar (`parpy_core::ir::noted_type`), so the text is
 /// what its f-string gives. A format that Python cannot apply (`{x:d}`
 /// of a float) raises Python's error of that format, as the f-string
 /// itself would.
-pub(crate) fn formatted(exception: &str, template: &str, values: &[parpy_runtime::Noted]) -> PyErr {
+pub(crate) fn formatted(
+    exception: &str,
+    template: &str,
+    values: &[parpy_runtime::Noted],
+    printf: bool,
+) -> PyErr {
     Python::attach(|py| {
         let text = (|| -> PyResult<String> {
             let mut objs: Vec<Bound<'_, PyAny>> = vec![];
@@ -341,9 +347,12 @@ pub(crate) fn formatted(exception: &str, template: &str, values: &[parpy_runtime
                 objs.push(obj);
             }
             let args = pyo3::types::PyTuple::new(py, objs)?;
-            pyo3::types::PyString::new(py, template)
-                .call_method1("format", args)?
-                .extract()
+            let template = pyo3::types::PyString::new(py, template);
+            if printf {
+                template.call_method1("__mod__", (args,))?.extract()
+            } else {
+                template.call_method1("format", args)?.extract()
+            }
         })();
         match text {
             Ok(message) => raised(exception, message),

@@ -1565,6 +1565,7 @@ pub(crate) fn check_failure(f: parpy_runtime::CheckFailure) -> PyErr {
             exception,
             template,
             values,
-        } => crate::errors::formatted(&exception, &template, &values),
+            printf,
+        } => crate::errors::formatted(&exception, &template, &values, printf),
     }
 }

@@ -168,11 +168,13 @@ pub enum CheckFailure {
     /// `exception` (one of `parpy_core::ops::RAISABLE`) with `message`.
     Raised { exception: String, message: String },
     /// The same, whose message is Python's `template.format(*values)`
-    /// (an f-string message: the caller formats it, as Python would).
+    /// (an f-string message: the caller formats it, as Python would), or
+    /// `template % tuple(values)` when `printf`.
     Formatted {
         exception: String,
         template: String,
         values: Vec<Noted>,
+        printf: bool,
     },
 }
 
@@ -208,9 +210,11 @@ pub fn bounds_error(name: &str, sites: &[String], record: &[i64]) -> Option<Chec
     if let Some(message) = what.strip_prefix(parpy_core::ir::ASSERT_SITE) {
         return Some(raised("AssertionError", message));
     }
-    // `format E int64,float32: template`
+    // `format E int64,float32: template` (`printf E ...`)
+    let printf = what.starts_with(parpy_core::ir::PRINTF_SITE);
     if let Some((exception, dtypes, template)) = what
         .strip_prefix(parpy_core::ir::FORMAT_SITE)
+        .or_else(|| what.strip_prefix(parpy_core::ir::PRINTF_SITE))
         .and_then(|r| r.split_once(": "))
         .and_then(|(head, t)| head.split_once(' ').map(|(e, d)| (e, d, t)))
         .filter(|(e, _, _)| parpy_core::ops::RAISABLE.contains(e))
@@ -225,12 +229,13 @@ pub fn bounds_error(name: &str, sites: &[String], record: &[i64]) -> Option<Chec
             .collect();
         return Some(CheckFailure::Formatted {
             exception: exception.to_string(),
-            // (the name's braces doubled: it is text of the template)
+            // (the name is text of the template)
             template: format!(
                 "`{}`: {template}",
-                name.replace('{', "{{").replace('}', "}}")
+                parpy_core::ir::template_text(name, printf)
             ),
             values,
+            printf,
         });
     }
     if let Some((exception, message)) = what

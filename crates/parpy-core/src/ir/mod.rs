@@ -236,11 +236,12 @@ pub enum SiteKind {
     /// `E` (one of [`crate::ops::RAISABLE`]). With `values` (the type of
     /// each value recorded, see [`ExprKind::Note`], as the undecorated
     /// function has it: [`noted_type`]) the message is a template for
-    /// Python's `str.format`.
+    /// Python's `str.format` (for Python's `%` operator when `printf`).
     Assert {
         message: Option<String>,
         exception: String,
         values: Vec<String>,
+        printf: bool,
     },
 }
 
@@ -269,6 +270,10 @@ pub fn noted_type(ty: ElemTy, python: bool) -> String {
 /// of the message for Python's `str.format` (the source line after it too).
 pub const FORMAT_SITE: &str = "format ";
 
+/// [`FORMAT_SITE`] for a message formatted by Python's `%` operator
+/// (`"n is %d" % n`): the values are taken in order.
+pub const PRINTF_SITE: &str = "printf ";
+
 /// How [`BoundsSite::describe`] starts for a `raise E(message)`: then `E`,
 /// `: ` and the message (the run time raises `E`).
 pub const RAISE_SITE: &str = "raise ";
@@ -289,9 +294,11 @@ impl BoundsSite {
                 message,
                 exception,
                 values,
+                printf,
             } if !values.is_empty() => {
                 format!(
-                    "{FORMAT_SITE}{exception} {}: {}",
+                    "{}{exception} {}: {}",
+                    if *printf { PRINTF_SITE } else { FORMAT_SITE },
                     values.join(","),
                     message.as_deref().unwrap_or_default()
                 )
@@ -313,15 +320,25 @@ impl BoundsSite {
             let (line, _) = f.line_col(self.span.lo);
             let text = f.text.lines().nth(line as usize - 1).unwrap_or("").trim();
             let at = format!(" (at {}:{line}: {text})", f.path);
-            // (a template's text after the fields: braces doubled)
+            // (a template's text after the fields)
             match &self.kind {
-                SiteKind::Assert { values, .. } if !values.is_empty() => {
-                    s.push_str(&at.replace('{', "{{").replace('}', "}}"))
+                SiteKind::Assert { values, printf, .. } if !values.is_empty() => {
+                    s.push_str(&template_text(&at, *printf))
                 }
                 _ => s.push_str(&at),
             }
         }
         s
+    }
+}
+
+/// `text` as literal text of a message template: braces doubled for
+/// Python's `str.format`, `%` doubled for its `%` operator (`printf`).
+pub fn template_text(text: &str, printf: bool) -> String {
+    if printf {
+        text.replace('%', "%%")
+    } else {
+        text.replace('{', "{{").replace('}', "}}")
     }
 }
 
@@ -718,7 +735,9 @@ pub enum ExprKind {
     /// With `values` (scalars, at most [`MAX_NOTED`]; evaluated only when
     /// `cond` is false), `message` is a template for Python's
     /// `str.format` whose field `k` is `values[k]` (an f-string message),
-    /// of the type `types[k]` in the undecorated function ([`noted_type`]).
+    /// of the type `types[k]` in the undecorated function ([`noted_type`]);
+    /// when `printf`, a text for Python's `%` operator taking `values` in
+    /// order (`"n is %d" % n`).
     Assert {
         cond: Box<Expr>,
         message: Option<String>,
@@ -726,6 +745,7 @@ pub enum ExprKind {
         index: Option<Box<IndexOf>>,
         values: Vec<Expr>,
         types: Vec<String>,
+        printf: bool,
     },
     /// The failure of the assertion at `site` (`passes::check_bounds`
     /// puts it in the failing arm of the check's `cond ? 0 : ...`):
@@ -967,16 +987,18 @@ impl Expr {
     /// `ops::RAISABLE`) when `cond` is false, an expression statement's
     /// value.
     pub fn assert(cond: Expr, message: Option<String>, exception: &str, span: Span) -> Expr {
-        Expr::assert_noting(cond, message, vec![], exception, span)
+        Expr::assert_noting(cond, message, vec![], exception, false, span)
     }
     /// [`Expr::assert`] whose message is a template for Python's
     /// `str.format` naming `values` (none: a plain message), each a
-    /// Python scalar or not (`python`, see [`noted_type`]).
+    /// Python scalar or not (`python`, see [`noted_type`]); a text for
+    /// Python's `%` operator instead when `printf`.
     pub fn assert_noting(
         cond: Expr,
         message: Option<String>,
         values: Vec<(Expr, bool)>,
         exception: &str,
+        printf: bool,
         span: Span,
     ) -> Expr {
         let types = values
@@ -993,6 +1015,7 @@ impl Expr {
                 index: None,
                 values,
                 types,
+                printf,
             },
             ty,
             span,

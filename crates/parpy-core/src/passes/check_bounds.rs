@@ -570,6 +570,7 @@ impl Guard<'_> {
             index,
             values,
             types,
+            printf,
         } = &mut e.kind
         {
             self.expr(cond, env);
@@ -606,6 +607,7 @@ impl Guard<'_> {
                     message: message.take(),
                     exception: std::mem::take(exception),
                     values: std::mem::take(types),
+                    printf: *printf,
                 },
                 span: e.span,
             });

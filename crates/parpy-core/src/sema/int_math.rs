@@ -149,6 +149,7 @@ fn check(cond: ast::Expr, exception: &str, message: &str, span: Span) -> ast::St
             msg: Some(message.to_string()),
             values: vec![],
             exception: exception.to_string(),
+            printf: false,
         },
         span,
     )

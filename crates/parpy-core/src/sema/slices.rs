@@ -2868,6 +2868,7 @@ impl Lowerer<'_, '_> {
                             Some(what),
                             vec![(written, true)],
                             "IndexError",
+                            false,
                             ix,
                         );
                         self.pre.push(Stmt::new(StmtKind::Expr(check), ix));

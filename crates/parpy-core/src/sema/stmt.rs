@@ -1284,6 +1284,7 @@ impl Lowerer<'_, '_> {
                 msg,
                 values,
                 exception,
+                printf,
             } => {
                 let c = self.lower_condition(test)?;
                 if const_bool(&c) == Some(true) {
@@ -1295,6 +1296,7 @@ impl Lowerer<'_, '_> {
                     msg.clone(),
                     values,
                     exception,
+                    *printf,
                     span,
                 )))
             }

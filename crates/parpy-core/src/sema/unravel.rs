@@ -91,7 +91,8 @@ impl Lowerer<'_, '_> {
     }
 
     /// `lo <= name < hi` checked, raising NumPy's `ValueError` with
-    /// `message` when false: a template whose field `{0}` is the value.
+    /// `message` when false: a template whose field `{0}` is the value
+    /// (or a plain message, which names none).
     fn unravel_check(&mut self, name: &str, hi: i64, message: &str, span: Span) -> Option<()> {
         let ge = ast::Expr::compare(
             crate::ir::BinOp::Ge,
@@ -113,13 +114,18 @@ impl Lowerer<'_, '_> {
             span,
         };
         let cond = self.lower_expr(&both)?;
-        // (the index as NumPy prints it: an integer)
-        let value = self.lower_expr(&ast::Expr::name(name, span))?;
+        // (the index as NumPy prints it: an integer; recorded only where
+        // the message names it)
+        let mut values = vec![];
+        if message.contains("{0}") {
+            values.push((self.lower_expr(&ast::Expr::name(name, span))?.e, true));
+        }
         let check = Expr::assert_noting(
             cond.e,
             Some(message.to_string()),
-            vec![(value.e, true)],
+            values,
             "ValueError",
+            false,
             span,
         );
         self.pre.push(Stmt::new(StmtKind::Expr(check), span));

@@ -111,12 +111,15 @@ pub enum StmtKind {
     /// failure raises `exception` (`AssertionError`); `raise E("message")`
     /// is one whose test is `False`, raising `E`. An f-string message has
     /// `values`, computed when the test fails; then `msg` is a template
-    /// for Python's `str.format`, field `k` being `values[k]`.
+    /// for Python's `str.format`, field `k` being `values[k]`; or, when
+    /// `printf` (`"n is %d" % n`), a text for Python's `%` operator, which
+    /// takes `values` in order.
     Assert {
         test: Expr,
         msg: Option<String>,
         values: Vec<Expr>,
         exception: String,
+        printf: bool,
     },
     Pass,
     /// `break` / `continue`, inside a `for` or `while` loop of the

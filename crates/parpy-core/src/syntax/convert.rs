@@ -7,6 +7,7 @@ use rustpython_parser::ast::Ranged;
 use rustpython_parser::text_size::TextRange;
 
 use super::ast::*;
+use super::messages::{format_fields, printf_count, FieldName, FormatPiece};
 use crate::diag::{Diagnostic, SourceId, Span};
 use crate::ops::{BinOp, UnOp, RAISABLE};
 
@@ -58,6 +59,28 @@ struct Lambda {
 
 /// An identifier as Python sees it: NFKC-normalized (PEP 3131), so the
 /// fullwidth `ｖ` is the name `v`.
+/// The message of an `assert` or a `raise` (see [`StmtKind::Assert`]):
+/// its text (none: Python's default), the values it names, and whether
+/// the text is for Python's `%` operator rather than `str.format`.
+#[derive(Default)]
+struct Message {
+    text: Option<String>,
+    values: Vec<Expr>,
+    printf: bool,
+}
+
+impl Message {
+    fn plain(text: String) -> Message {
+        Message {
+            text: Some(text),
+            ..Message::default()
+        }
+    }
+}
+
+/// What the message of an `assert` or a `raise` may be.
+const MESSAGE_HELP: &str = "a string literal, an f-string of numbers (`f\"n is {n}, x is {x[i]:.3f}\"`) or `\"n is {}\".format(n)`";
+
 fn ident(name: &str) -> String {
     if name.is_ascii() {
         name.to_string()
@@ -155,7 +178,7 @@ impl Converter {
     /// The exception class and message of `raise E` / `raise E("message")`
     /// (`E` one of [`RAISABLE`], the message a string literal); `None`
     /// after an error.
-    fn raised(&mut self, raise: &py::StmtRaise) -> Option<(String, Option<String>, Vec<Expr>)> {
+    fn raised(&mut self, raise: &py::StmtRaise) -> Option<(String, Message)> {
         const HELP: &str = "write `raise ValueError(f\"n is {n}\")`: a builtin exception class and a string literal or f-string";
         let Some(exc) = raise.exc.as_deref() else {
             self.reject_with(
@@ -201,8 +224,8 @@ impl Converter {
             );
             return None;
         }
-        let (msg, values) = match args {
-            [] => (None, vec![]),
+        let msg = match args {
+            [] => Message::default(),
             [m] => self.message(m, "a `raise`")?,
             [_, other, ..] => {
                 self.reject_with(
@@ -214,7 +237,7 @@ impl Converter {
                 return None;
             }
         };
-        Some((class.id.to_string(), msg, values))
+        Some((class.id.to_string(), msg))
     }
 
     /// The message of an `assert` or a `raise` (`of` names which): a
@@ -223,24 +246,34 @@ impl Converter {
     /// Python's `str.format`, field `k` (`{k!r:spec}`, the conversion and
     /// a constant format spec as written) the value `values[k]`, at most
     /// [`crate::ops::MAX_NOTED`] of them.
-    fn message(&mut self, m: &py::Expr, of: &str) -> Option<(Option<String>, Vec<Expr>)> {
-        const HELP: &str =
-            "a string literal or an f-string of numbers (`f\"n is {n}, x is {x[i]:.3f}\"`)";
+    fn message(&mut self, m: &py::Expr, of: &str) -> Option<Message> {
+        const HELP: &str = MESSAGE_HELP;
         let parts = match m {
             py::Expr::Constant(py::ExprConstant {
                 value: py::Constant::Str(m),
                 ..
-            }) => return Some((Some(m.to_string()), vec![])),
+            }) => return Some(Message::plain(m.to_string())),
             py::Expr::JoinedStr(j) => &j.values,
-            other => {
-                self.reject_with(
-                    other.range(),
-                    &format!("the message of {of} must be a string literal or an f-string in parpy functions"),
-                    "not a string",
-                    Some(HELP),
-                );
-                return None;
-            }
+            py::Expr::Call(c) => match c.func.as_ref() {
+                py::Expr::Attribute(a) if a.attr.as_str() == "format" => match a.value.as_ref() {
+                    py::Expr::Constant(py::ExprConstant {
+                        value: py::Constant::Str(text),
+                        range,
+                        ..
+                    }) => return self.format_call(text, *range, c, of),
+                    _ => return self.not_a_message(m, of),
+                },
+                _ => return self.not_a_message(m, of),
+            },
+            py::Expr::BinOp(b) if matches!(b.op, py::Operator::Mod) => match b.left.as_ref() {
+                py::Expr::Constant(py::ExprConstant {
+                    value: py::Constant::Str(text),
+                    range,
+                    ..
+                }) => return self.printf_message(text, *range, &b.right, of),
+                _ => return self.not_a_message(m, of),
+            },
+            other => return self.not_a_message(other, of),
         };
         let mut template = String::new();
         let mut values = vec![];
@@ -277,15 +310,7 @@ impl Converter {
                         return None;
                     };
                     if values.len() == crate::ops::MAX_NOTED {
-                        self.reject_with(
-                            f.range,
-                            &format!(
-                                "the message of {of} may name at most {} values in parpy functions",
-                                crate::ops::MAX_NOTED
-                            ),
-                            "one value too many",
-                            Some("name fewer values, or split the check in two"),
-                        );
+                        self.too_many_values(f.range, of);
                         return None;
                     }
                     let conv = match f.conversion {
@@ -312,9 +337,196 @@ impl Converter {
         if values.is_empty() {
             // `f"text"`: the text itself
             let plain = template.replace("{{", "{").replace("}}", "}");
-            return Some((Some(plain), vec![]));
+            return Some(Message::plain(plain));
         }
-        Some((Some(template), values))
+        Some(Message {
+            text: Some(template),
+            values,
+            printf: false,
+        })
+    }
+
+    /// A message naming more values than [`crate::ops::MAX_NOTED`]
+    /// (`r`: the first one too many).
+    fn too_many_values(&mut self, r: TextRange, of: &str) {
+        self.reject_with(
+            r,
+            &format!(
+                "the message of {of} may name at most {} values in parpy functions",
+                crate::ops::MAX_NOTED
+            ),
+            "one value too many",
+            Some("name fewer values, or split the check in two"),
+        );
+    }
+
+    /// A message text at `at` that Python's `how` (`str.format`, `%`)
+    /// cannot format, `why` in Python's words.
+    fn unformattable(&mut self, at: TextRange, of: &str, why: &str, how: &str) {
+        self.reject_with(
+            at,
+            &format!("the message of {of} cannot be formatted: {why}"),
+            "this text",
+            Some(&format!(
+                "Python's `{how}` raises this when the check fails"
+            )),
+        );
+    }
+
+    /// A message that is none of those [`Self::message`] takes.
+    fn not_a_message(&mut self, m: &py::Expr, of: &str) -> Option<Message> {
+        self.reject_with(
+            m.range(),
+            &format!("the message of {of} must be a string literal, an f-string or a `str.format` of one in parpy functions"),
+            "not a string",
+            Some(MESSAGE_HELP),
+        );
+        None
+    }
+
+    /// `"text %d of %.3f" % (a, b)` (or `% a`: one value) as a message:
+    /// the text for Python's `%` operator, taking the values in order.
+    /// What Python would raise when formatting (too few or too many
+    /// values, an unknown conversion) is an error here.
+    fn printf_message(
+        &mut self,
+        text: &str,
+        at: TextRange,
+        right: &py::Expr,
+        of: &str,
+    ) -> Option<Message> {
+        let args: Vec<&py::Expr> = match right {
+            py::Expr::Tuple(t) => t.elts.iter().collect(),
+            one => vec![one],
+        };
+        let why = match printf_count(text) {
+            Ok(n) if n > args.len() => Some("not enough arguments for format string".to_string()),
+            Ok(n) if n < args.len() => {
+                Some("not all arguments converted during string formatting".to_string())
+            }
+            Ok(_) => None,
+            Err(why) => Some(why),
+        };
+        if let Some(why) = why {
+            self.unformattable(at, of, &why, "%");
+            return None;
+        }
+        if let Some(extra) = args.get(crate::ops::MAX_NOTED) {
+            self.too_many_values(extra.range(), of);
+            return None;
+        }
+        if args.is_empty() {
+            return Some(Message::plain(text.replace("%%", "%")));
+        }
+        if let Some(s) = args.iter().find(|a| matches!(a, py::Expr::Starred(_))) {
+            self.reject_with(
+                s.range(),
+                "`*args` of a message's `%` is not supported in parpy functions",
+                "starred",
+                Some("name each value"),
+            );
+            return None;
+        }
+        Some(Message {
+            text: Some(text.to_string()),
+            values: args.into_iter().map(|a| self.expr(a)).collect(),
+            printf: true,
+        })
+    }
+
+    /// `"text {} {k:.3f}".format(a, k=b)` as a message: the text parsed as
+    /// Python's `str.format` parses it (fields `{}` numbered in order,
+    /// `{0}`, `{name}`, a conversion and a constant spec), and rewritten as
+    /// the template [`Self::message`] makes, field `j` the `j`-th argument
+    /// the text names. An argument the text does not name is not computed.
+    /// What Python would raise when formatting (a lone `}`, a missing
+    /// argument, switching between `{}` and `{0}`) is an error here.
+    fn format_call(
+        &mut self,
+        text: &str,
+        at: TextRange,
+        call: &py::ExprCall,
+        of: &str,
+    ) -> Option<Message> {
+        for a in &call.args {
+            if let py::Expr::Starred(st) = a {
+                self.reject_with(
+                    st.range,
+                    "`*args` of a message's `str.format` is not supported in parpy functions",
+                    "starred",
+                    Some("name each value"),
+                );
+                return None;
+            }
+        }
+        if let Some(k) = call.keywords.iter().find(|k| k.arg.is_none()) {
+            self.reject_with(
+                k.range,
+                "`**kwargs` of a message's `str.format` is not supported in parpy functions",
+                "a dict of values",
+                Some("name each value"),
+            );
+            return None;
+        }
+        let fields = match format_fields(text) {
+            Ok(f) => f,
+            Err(why) => {
+                self.unformattable(at, of, &why, "str.format");
+                return None;
+            }
+        };
+        // each argument the text names, in the order first named
+        let mut slots: Vec<(FieldName, &py::Expr)> = vec![];
+        let mut template = String::new();
+        for piece in fields {
+            let (name, tail) = match piece {
+                FormatPiece::Text(t) => {
+                    template.push_str(&t);
+                    continue;
+                }
+                FormatPiece::Field(name, tail) => (name, tail),
+            };
+            let slot = match slots.iter().position(|(n, _)| *n == name) {
+                Some(k) => k,
+                None => {
+                    let arg = match &name {
+                        FieldName::Index(k) => call.args.get(*k).ok_or_else(|| {
+                            format!("Replacement index {k} out of range for positional args tuple")
+                        }),
+                        FieldName::Key(key) => call
+                            .keywords
+                            .iter()
+                            .find(|kw| kw.arg.as_ref().is_some_and(|a| a.as_str() == key))
+                            .map(|kw| &kw.value)
+                            .ok_or_else(|| format!("no argument `{key}` (KeyError: '{key}')")),
+                    };
+                    let arg = match arg {
+                        Ok(a) => a,
+                        Err(why) => {
+                            self.unformattable(at, of, &why, "str.format");
+                            return None;
+                        }
+                    };
+                    if slots.len() == crate::ops::MAX_NOTED {
+                        self.too_many_values(arg.range(), of);
+                        return None;
+                    }
+                    slots.push((name, arg));
+                    slots.len() - 1
+                }
+            };
+            template.push_str(&format!("{{{slot}{tail}}}"));
+        }
+        if slots.is_empty() {
+            let plain = template.replace("{{", "{").replace("}}", "}");
+            return Some(Message::plain(plain));
+        }
+        let values = slots.iter().map(|(_, e)| self.expr(e)).collect();
+        Some(Message {
+            text: Some(template),
+            values,
+            printf: false,
+        })
     }
 
     /// The part of `r` on its first line (a rejected compound statement is
@@ -938,27 +1150,29 @@ impl Converter {
             ),
             py::Stmt::Expr(e) => StmtKind::Expr(self.expr(&e.value)),
             py::Stmt::Assert(a) => {
-                let (msg, values) = match a.msg.as_deref() {
-                    None => (None, vec![]),
+                let msg = match a.msg.as_deref() {
+                    None => Message::default(),
                     Some(m) => self.message(m, "an `assert`")?,
                 };
                 StmtKind::Assert {
                     test: self.expr(&a.test),
-                    msg,
-                    values,
+                    msg: msg.text,
+                    values: msg.values,
                     exception: "AssertionError".to_string(),
+                    printf: msg.printf,
                 }
             }
             py::Stmt::Raise(raise) => {
-                let (exception, msg, values) = self.raised(raise)?;
+                let (exception, msg) = self.raised(raise)?;
                 StmtKind::Assert {
                     test: Expr {
                         kind: ExprKind::Bool(false),
                         span: self.span(r),
                     },
-                    msg,
-                    values,
+                    msg: msg.text,
+                    values: msg.values,
                     exception,
+                    printf: msg.printf,
                 }
             }
             py::Stmt::Pass(_) => StmtKind::Pass,

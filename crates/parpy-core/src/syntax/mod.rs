@@ -4,6 +4,7 @@
 
 pub mod ast;
 mod convert;
+mod messages;
 pub mod webs;
 
 pub use ast::{Expr, ExprKind, FunctionDef, Param, Stmt, StmtKind};

@@ -115,7 +115,7 @@ fn rejects_each_construct_with_location() {
         ("    del x\n", "`del` statements", "t.py:11:5"),
         (
             "    assert x, y\n",
-            "the message of an `assert` must be a string literal or an f-string",
+            "the message of an `assert` must be a string literal, an f-string or a `str.format` of one",
             "t.py:11:15",
         ),
         (

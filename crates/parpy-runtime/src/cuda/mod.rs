@@ -63,12 +63,14 @@ pub enum CudaError {
     /// line): the builtin exception `exception` in Python.
     #[error("{exception}: {message}")]
     Raised { exception: String, message: String },
-    /// The same whose message is Python's `template.format(*values)`.
+    /// The same whose message is Python's `template.format(*values)`
+    /// (`template % tuple(values)` when `printf`).
     #[error("{exception}: {template}")]
     Formatted {
         exception: String,
         template: String,
         values: Vec<crate::Noted>,
+        printf: bool,
     },
 }
 
@@ -83,10 +85,12 @@ impl From<crate::CheckFailure> for CudaError {
                 exception,
                 template,
                 values,
+                printf,
             } => CudaError::Formatted {
                 exception,
                 template,
                 values,
+                printf,
             },
         }
     }
