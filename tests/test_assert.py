@@ -282,6 +282,23 @@ def test_str_format_and_percent_messages_are_pythons():
     expect_same_message(format_messages, [a.copy(), neg, c, 9, 4], opts, ValueError)
 
 
+@parpy.jit
+def joined_messages(x, N):
+    parpy.label('i')
+    for i in range(N):
+        assert x[i] >= 0.0, "x[" + str(i) + "] = " + repr(x[i]) + f" ({x[i]:.2f}) " + \
+            format(x[i] * 3, ">10.3e") + " {not a field}" + format(i)
+        x[i] = np.sqrt(x[i])
+
+
+def test_a_message_joined_by_plus_is_pythons():
+    x = np.array([4.0, 2.25, 9.0, 1.0])
+    opts = cpu_opts({'i': parpy.threads(4)})
+    run_both(joined_messages, [x.copy(), 4], opts)
+    x[2] = -0.375
+    expect_same_message(joined_messages, [x, 4], opts, AssertionError)
+
+
 def test_a_percent_conversion_python_cannot_apply_raises_pythons_error():
     @parpy.jit
     def hex_of_a_float(x, N):
@@ -326,6 +343,9 @@ def test_printed_code_with_a_percent_message_run_by_compile_string():
     ('"%(a)d" % i', "needs a dict of values"),
     ('"%*d" % (i, i)', "a `*` width or precision"),
     ('"%d" * i', "must be a string literal, an f-string or a `str.format` of one"),
+    ('"x is " + x[i]', "a part of the message of an `assert` joined by `+` must be a string"),
+    ('"x is " + str(x)', "must be a number"),
+    ('"x is " + format(x[i], f"{i}")', "joined by `+` must be a string"),
     ('"{}".format(x)', "must be a number"),
 ])
 def test_what_a_format_or_percent_message_may_not_be(message, words, tmp_path):

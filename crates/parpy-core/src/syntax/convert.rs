@@ -76,6 +76,19 @@ impl Message {
             ..Message::default()
         }
     }
+
+    /// A `str.format` template naming `values` (none: its text).
+    fn fields(template: String, values: Vec<Expr>) -> Message {
+        if values.is_empty() {
+            // `f"text"`: the text itself
+            return Message::plain(template.replace("{{", "{").replace("}}", "}"));
+        }
+        Message {
+            text: Some(template),
+            values,
+            printf: false,
+        }
+    }
 }
 
 /// What the message of an `assert` or a `raise` may be.
@@ -247,13 +260,18 @@ impl Converter {
     /// a constant format spec as written) the value `values[k]`, at most
     /// [`crate::ops::MAX_NOTED`] of them.
     fn message(&mut self, m: &py::Expr, of: &str) -> Option<Message> {
-        const HELP: &str = MESSAGE_HELP;
         let parts = match m {
             py::Expr::Constant(py::ExprConstant {
                 value: py::Constant::Str(m),
                 ..
             }) => return Some(Message::plain(m.to_string())),
             py::Expr::JoinedStr(j) => &j.values,
+            py::Expr::BinOp(b) if matches!(b.op, py::Operator::Add) => {
+                let mut template = String::new();
+                let mut values = vec![];
+                self.concatenated(m, &mut template, &mut values, of)?;
+                return Some(Message::fields(template, values));
+            }
             py::Expr::Call(c) => match c.func.as_ref() {
                 py::Expr::Attribute(a) if a.attr.as_str() == "format" => match a.value.as_ref() {
                     py::Expr::Constant(py::ExprConstant {
@@ -278,72 +296,150 @@ impl Converter {
         let mut template = String::new();
         let mut values = vec![];
         for part in parts {
-            match part {
-                py::Expr::Constant(py::ExprConstant {
-                    value: py::Constant::Str(t),
-                    ..
-                }) => template.push_str(&t.replace('{', "{{").replace('}', "}}")),
-                py::Expr::FormattedValue(f) => {
-                    let spec = match f.format_spec.as_deref() {
-                        None => Some(String::new()),
-                        Some(py::Expr::JoinedStr(j)) => j
-                            .values
-                            .iter()
-                            .map(|v| match v {
-                                py::Expr::Constant(py::ExprConstant {
-                                    value: py::Constant::Str(t),
-                                    ..
-                                }) => Some(t.to_string()),
-                                _ => None,
-                            })
-                            .collect(),
-                        Some(_) => None,
-                    };
-                    let Some(spec) = spec else {
-                        let at = f.format_spec.as_deref().map_or(f.range, |s| s.range());
-                        self.reject_with(
-                            at,
-                            "the format spec of an f-string field must be written out in parpy functions",
-                            "computed format spec",
-                            Some("write the spec as text (`{x:8.3f}`)"),
-                        );
-                        return None;
-                    };
-                    if values.len() == crate::ops::MAX_NOTED {
-                        self.too_many_values(f.range, of);
-                        return None;
-                    }
-                    let conv = match f.conversion {
-                        py::ConversionFlag::None => String::new(),
-                        py::ConversionFlag::Str => "!s".to_string(),
-                        py::ConversionFlag::Repr => "!r".to_string(),
-                        py::ConversionFlag::Ascii => "!a".to_string(),
-                    };
-                    let colon = if spec.is_empty() { "" } else { ":" };
-                    template.push_str(&format!("{{{}{conv}{colon}{spec}}}", values.len()));
-                    values.push(self.expr(&f.value));
-                }
-                other => {
+            self.fstring_part(part, &mut template, &mut values, of)?;
+        }
+        Some(Message::fields(template, values))
+    }
+
+    /// One part of an f-string message appended to `template` (its
+    /// fields' values to `values`): text, or a field `{v!r:spec}`.
+    fn fstring_part(
+        &mut self,
+        part: &py::Expr,
+        template: &mut String,
+        values: &mut Vec<Expr>,
+        of: &str,
+    ) -> Option<()> {
+        match part {
+            py::Expr::Constant(py::ExprConstant {
+                value: py::Constant::Str(t),
+                ..
+            }) => template.push_str(&crate::ir::template_text(t, false)),
+            py::Expr::FormattedValue(f) => {
+                let spec = match f.format_spec.as_deref() {
+                    None => Some(String::new()),
+                    Some(py::Expr::JoinedStr(j)) => j
+                        .values
+                        .iter()
+                        .map(|v| match v {
+                            py::Expr::Constant(py::ExprConstant {
+                                value: py::Constant::Str(t),
+                                ..
+                            }) => Some(t.to_string()),
+                            _ => None,
+                        })
+                        .collect(),
+                    Some(_) => None,
+                };
+                let Some(spec) = spec else {
+                    let at = f.format_spec.as_deref().map_or(f.range, |s| s.range());
                     self.reject_with(
-                        other.range(),
-                        "this part of an f-string is not supported in parpy functions",
-                        "here",
-                        Some(HELP),
+                        at,
+                        "the format spec of an f-string field must be written out in parpy functions",
+                        "computed format spec",
+                        Some("write the spec as text (`{x:8.3f}`)"),
                     );
                     return None;
-                }
+                };
+                let conv = match f.conversion {
+                    py::ConversionFlag::None => "",
+                    py::ConversionFlag::Str => "!s",
+                    py::ConversionFlag::Repr => "!r",
+                    py::ConversionFlag::Ascii => "!a",
+                };
+                self.message_field(&f.value, conv, &spec, template, values, of)?;
+            }
+            other => {
+                self.reject_with(
+                    other.range(),
+                    "this part of an f-string is not supported in parpy functions",
+                    "here",
+                    Some(MESSAGE_HELP),
+                );
+                return None;
             }
         }
-        if values.is_empty() {
-            // `f"text"`: the text itself
-            let plain = template.replace("{{", "{").replace("}}", "}");
-            return Some(Message::plain(plain));
+        Some(())
+    }
+
+    /// The field `{k!conv:spec}` of the value `v` appended to `template`,
+    /// `v` to `values` (`k` its place there).
+    fn message_field(
+        &mut self,
+        v: &py::Expr,
+        conv: &str,
+        spec: &str,
+        template: &mut String,
+        values: &mut Vec<Expr>,
+        of: &str,
+    ) -> Option<()> {
+        if values.len() == crate::ops::MAX_NOTED {
+            self.too_many_values(v.range(), of);
+            return None;
         }
-        Some(Message {
-            text: Some(template),
-            values,
-            printf: false,
-        })
+        let colon = if spec.is_empty() { "" } else { ":" };
+        template.push_str(&format!("{{{}{conv}{colon}{spec}}}", values.len()));
+        values.push(self.expr(v));
+        Some(())
+    }
+
+    /// A message joined by `+` (`"x is " + str(x[i]) + f" at {i}"`)
+    /// appended to `template`: string literals, f-strings, and `str(v)`,
+    /// `repr(v)`, `format(v, "spec")` of numbers, as fields.
+    fn concatenated(
+        &mut self,
+        m: &py::Expr,
+        template: &mut String,
+        values: &mut Vec<Expr>,
+        of: &str,
+    ) -> Option<()> {
+        match m {
+            py::Expr::BinOp(b) if matches!(b.op, py::Operator::Add) => {
+                self.concatenated(&b.left, template, values, of)?;
+                self.concatenated(&b.right, template, values, of)
+            }
+            py::Expr::Constant(py::ExprConstant {
+                value: py::Constant::Str(_),
+                ..
+            }) => self.fstring_part(m, template, values, of),
+            py::Expr::JoinedStr(j) => j
+                .values
+                .iter()
+                .try_for_each(|p| self.fstring_part(p, template, values, of)),
+            py::Expr::Call(c) if c.keywords.is_empty() => {
+                let f = match c.func.as_ref() {
+                    py::Expr::Name(n) => n.id.as_str(),
+                    _ => "",
+                };
+                match (f, &c.args[..]) {
+                    ("str", [v]) => self.message_field(v, "!s", "", template, values, of),
+                    ("repr", [v]) => self.message_field(v, "!r", "", template, values, of),
+                    ("format", [v]) => self.message_field(v, "", "", template, values, of),
+                    (
+                        "format",
+                        [v, py::Expr::Constant(py::ExprConstant {
+                            value: py::Constant::Str(spec),
+                            ..
+                        })],
+                    ) if !spec.contains(['{', '}']) => {
+                        self.message_field(v, "", spec, template, values, of)
+                    }
+                    _ => self.not_concatenable(m, of),
+                }
+            }
+            _ => self.not_concatenable(m, of),
+        }
+    }
+
+    /// A term of a message joined by `+` that is not a string.
+    fn not_concatenable(&mut self, m: &py::Expr, of: &str) -> Option<()> {
+        self.reject_with(
+            m.range(),
+            &format!("a part of the message of {of} joined by `+` must be a string in parpy functions"),
+            "not a string literal, an f-string, or `str(...)` of a number",
+            Some("write `str(x)` (or `repr(x)`, `format(x, \".3f\")`) of a number, or use an f-string"),
+        );
+        None
     }
 
     /// A message naming more values than [`crate::ops::MAX_NOTED`]
@@ -517,16 +613,8 @@ impl Converter {
             };
             template.push_str(&format!("{{{slot}{tail}}}"));
         }
-        if slots.is_empty() {
-            let plain = template.replace("{{", "{").replace("}}", "}");
-            return Some(Message::plain(plain));
-        }
         let values = slots.iter().map(|(_, e)| self.expr(e)).collect();
-        Some(Message {
-            text: Some(template),
-            values,
-            printf: false,
-        })
+        Some(Message::fields(template, values))
     }
 
     /// The part of `r` on its first line (a rejected compound statement is
