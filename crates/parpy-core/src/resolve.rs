@@ -108,6 +108,9 @@ pub enum Builtin {
     /// `math.prod(items, start=1)` of a tuple or list literal: `start *
     /// items[0] * ...`, as Python multiplies.
     MathProd,
+    /// `math.dist(p, q)` of two tuple or list literals of one length:
+    /// `math.hypot` of the float64 differences, as CPython computes it.
+    MathDist,
     /// Python's integer functions `math.factorial`, `math.comb`,
     /// `math.perm` and `math.isqrt` (`sema::int_math`): of Python ints, a
     /// Python int.
@@ -586,6 +589,7 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
         "remainder" => Some(Builtin::PyMath(MathFn::Remainder)),
         "ulp" => Some(Builtin::MathUlp),
         "prod" => Some(Builtin::MathProd),
+        "dist" => Some(Builtin::MathDist),
         "factorial" => Some(Builtin::MathInt(IntFn::Factorial)),
         "comb" => Some(Builtin::MathInt(IntFn::Comb)),
         "perm" => Some(Builtin::MathInt(IntFn::Perm)),

@@ -9,7 +9,8 @@
 //! one its absolute value. Inputs below 2**-1000 are scaled up by 2**600
 //! first and the result down (CPython divides by `DBL_MIN`: the same
 //! values, rounded once). Where Python floats are float32 (Metal), the
-//! fold of C's two-argument `hypot`.
+//! fold of C's two-argument `hypot`. `math.dist(p, q)` is the same norm
+//! of the float64 differences `p[k] - q[k]`, as CPython computes it.
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{BinOp, ElemTy, Expr, ExprKind, MathFn, Type};
@@ -47,6 +48,71 @@ impl Lowerer<'_, '_> {
         if !ok {
             return None;
         }
+        self.vector_norm(vals, span)
+    }
+
+    /// `math.dist(p, q)` of two tuple or list literals of one length (see
+    /// the module doc); `None` after an error.
+    pub(super) fn math_dist(&mut self, args: &[ast::Expr], span: Span) -> Option<TExpr> {
+        let points: Vec<Option<&[ast::Expr]>> = args
+            .iter()
+            .map(|a| match &a.kind {
+                ast::ExprKind::Tuple(items) => Some(items.as_slice()),
+                _ => a.list_items(),
+            })
+            .collect();
+        let (p, q) = match (&points[..], args) {
+            ([Some(p), Some(q)], _) => (*p, *q),
+            (_, [a, b]) => {
+                let at = if points[0].is_none() { a } else { b };
+                self.error(
+                    Diagnostic::error("`math.dist` takes two tuple or list literals here")
+                        .at(at.span, "not a tuple or list of numbers")
+                        .help("for the distance of two array rows use `np.linalg.norm(a[i, :] - b[j, :])`"),
+                );
+                return None;
+            }
+            _ => {
+                self.arity_error("math.dist", "2 arguments", args.len(), span);
+                return None;
+            }
+        };
+        if p.len() != q.len() {
+            self.error(
+                Diagnostic::error("both points must have the same number of dimensions")
+                    .at(args[0].span, format!("{} coordinates", p.len()))
+                    .at(args[1].span, format!("{} coordinates", q.len()))
+                    .raises("ValueError"),
+            );
+            return None;
+        }
+        let t = self.opts.float_type;
+        let mut vals = vec![];
+        for (a, b) in p.iter().zip(q) {
+            if let Some(arr) = [a, b].into_iter().find(|e| self.rank(e) > 0) {
+                self.error(
+                    Diagnostic::error("`math.dist` takes points of numbers")
+                        .at(arr.span, "an array")
+                        .note("Python's `math.dist` raises TypeError for an array coordinate")
+                        .type_error(),
+                );
+                return None;
+            }
+            let (Some(a), Some(b)) = (self.lower_expr(a), self.lower_expr(b)) else {
+                return None;
+            };
+            let ty = Type::Scalar(t);
+            let d = Expr::binary(BinOp::Sub, convert(a.e, t), convert(b.e, t), ty, span);
+            let d = Expr::math(MathFn::Abs, vec![d], t, span);
+            vals.push(self.stash(d, span));
+        }
+        self.vector_norm(vals, span)
+    }
+
+    /// CPython's `vector_norm` of the absolute values `vals` (see the
+    /// module doc).
+    fn vector_norm(&mut self, mut vals: Vec<Expr>, span: Span) -> Option<TExpr> {
+        let t = self.opts.float_type;
         let ty = Type::Scalar(t);
         let num = |v: f64| Expr::new(ExprKind::Float(v), ty.clone(), span);
         let bin = |op: BinOp, a: Expr, b: Expr| Expr::binary(op, a, b, ty.clone(), span);

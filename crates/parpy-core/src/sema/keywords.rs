@@ -218,6 +218,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         ],
         // (`start` keyword-only in Python)
         Builtin::MathProd => &[("iterable", How::Req), ("start", How::Opt(Dflt::Int(1)))],
+        Builtin::MathDist => &[("p", How::Req), ("q", How::Req)],
         // (keyword-only in Python)
         Builtin::MathIsClose => &[
             ("a", How::Req),
