@@ -310,6 +310,16 @@ impl AtomicOp {
 /// `[site + 1, index]` and then these.
 pub const MAX_NOTED: usize = 8;
 
+/// `text` as literal text of a message template: braces doubled for
+/// Python's `str.format`, `%` doubled for its `%` operator (`printf`).
+pub fn template_text(text: &str, printf: bool) -> String {
+    if printf {
+        text.replace('%', "%%")
+    } else {
+        text.replace('{', "{{").replace('}', "}}")
+    }
+}
+
 /// The builtin exceptions a jit function may raise (`raise E("message")`;
 /// `assert` raises `AssertionError`): the run time raises the class of
 /// this name.

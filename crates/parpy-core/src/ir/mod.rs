@@ -332,15 +332,7 @@ impl BoundsSite {
     }
 }
 
-/// `text` as literal text of a message template: braces doubled for
-/// Python's `str.format`, `%` doubled for its `%` operator (`printf`).
-pub fn template_text(text: &str, printf: bool) -> String {
-    if printf {
-        text.replace('%', "%%")
-    } else {
-        text.replace('{', "{{").replace('}', "}}")
-    }
-}
+pub use crate::ops::template_text;
 
 /// A shape as Python prints a tuple: `(3,)`, `(2, 3)`.
 pub fn shape_text(shape: &[i64]) -> String {

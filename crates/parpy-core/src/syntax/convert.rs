@@ -57,8 +57,6 @@ struct Lambda {
     open: bool,
 }
 
-/// An identifier as Python sees it: NFKC-normalized (PEP 3131), so the
-/// fullwidth `ｖ` is the name `v`.
 /// The message of an `assert` or a `raise` (see [`StmtKind::Assert`]):
 /// its text (none: Python's default), the values it names, and whether
 /// the text is for Python's `%` operator rather than `str.format`.
@@ -94,6 +92,8 @@ impl Message {
 /// What the message of an `assert` or a `raise` may be.
 const MESSAGE_HELP: &str = "a string literal, an f-string of numbers (`f\"n is {n}, x is {x[i]:.3f}\"`) or `\"n is {}\".format(n)`";
 
+/// An identifier as Python sees it: NFKC-normalized (PEP 3131), so the
+/// fullwidth `ｖ` is the name `v`.
 fn ident(name: &str) -> String {
     if name.is_ascii() {
         name.to_string()
@@ -314,7 +314,7 @@ impl Converter {
             py::Expr::Constant(py::ExprConstant {
                 value: py::Constant::Str(t),
                 ..
-            }) => template.push_str(&crate::ir::template_text(t, false)),
+            }) => template.push_str(&crate::ops::template_text(t, false)),
             py::Expr::FormattedValue(f) => {
                 let spec = match f.format_spec.as_deref() {
                     None => Some(String::new()),
@@ -708,6 +708,12 @@ impl Converter {
                 out.extend(split);
                 continue;
             }
+            if let py::Stmt::Match(m) = s {
+                let st = self.match_stmt(m);
+                self.walruses = outer;
+                out.extend(st);
+                continue;
+            }
             let st = self.stmt(s);
             let walruses = std::mem::replace(&mut self.walruses, outer);
             let Some(st) = st else { continue };
@@ -728,6 +734,184 @@ impl Converter {
         let ended = self.lambdas.split_off(visible);
         self.ended_lambdas.extend(ended);
         out
+    }
+
+    /// `match subject:` with `case` patterns of values (`case 0:`,
+    /// `case -1 | 2:`, `case K.A:`), captures (`case n:`, `case 1 | 2 as
+    /// k:`), the wildcard `case _:` and guards (`case n if n > 3:`): an
+    /// `if`/`elif` chain comparing the subject with `==`, as Python does,
+    /// the captured names assigned first in the case's body. The subject
+    /// must be free of calls with effects and of walruses (it is read once
+    /// per comparison). Other patterns (sequences, mappings, classes,
+    /// `None`/`True`/`False`, which Python tests with `is`) are refused.
+    /// Where a guard is false, the case's names stay unbound (Python binds
+    /// them before the guard).
+    fn match_stmt(&mut self, m: &py::StmtMatch) -> Option<Stmt> {
+        let walruses = self.walruses.len();
+        let subject = self.expr(&m.subject);
+        let mut effect = self.walruses.len() > walruses;
+        subject.walk(&mut |x| {
+            if let ExprKind::Call { func, .. } = &x.kind {
+                let pure = matches!(&func.kind, ExprKind::Name(f) if PURE_BUILTINS.contains(&f.as_str()))
+                    || func.dotted_path().is_some_and(|p| p.len() > 1);
+                effect |= !pure;
+            }
+        });
+        if effect {
+            self.reject_with(
+                m.subject.range(),
+                "the subject of a `match` must not call functions or assign names in parpy functions",
+                "evaluated once by Python, compared once per case by parpy",
+                Some("assign it to a name first (`v = f(x)`, then `match v:`)"),
+            );
+            return None;
+        }
+        // (an irrefutable case before the last is Python's SyntaxError)
+        let mut chain: Vec<(Option<Expr>, Vec<Stmt>, Span)> = vec![];
+        for case in &m.cases {
+            let mut names = vec![];
+            let cond = self.pattern(&case.pattern, &subject, &mut names)?;
+            let span = self.span(case.pattern.range());
+            let guard = case.guard.as_deref().map(|g| {
+                let mut g = self.expr(g);
+                // (a captured name in the guard is the subject)
+                g.walk_mut(&mut |x| {
+                    if matches!(&x.kind, ExprKind::Name(n) if names.iter().any(|(m, _)| m == n)) {
+                        *x = subject.clone();
+                    }
+                });
+                g
+            });
+            let cond = match (cond, guard) {
+                (Some(c), Some(g)) => Some(Expr {
+                    kind: ExprKind::BoolOp {
+                        op: BinOp::And,
+                        values: vec![c, g],
+                    },
+                    span,
+                }),
+                (c, g) => c.or(g),
+            };
+            let mut body: Vec<Stmt> = names
+                .into_iter()
+                .map(|(n, at)| Stmt {
+                    kind: StmtKind::Assign {
+                        targets: vec![Expr {
+                            kind: ExprKind::Name(n),
+                            span: at,
+                        }],
+                        value: subject.clone(),
+                    },
+                    span: at,
+                })
+                .collect();
+            body.extend(self.block(&case.body));
+            chain.push((cond, body, span));
+        }
+        let span = self.span(m.range);
+        let mut rest: Vec<Stmt> = vec![];
+        for (cond, body, at) in chain.into_iter().rev() {
+            rest = match cond {
+                None => body,
+                Some(cond) => vec![Stmt {
+                    kind: StmtKind::If {
+                        cond,
+                        then_body: body,
+                        else_body: rest,
+                    },
+                    span: at,
+                }],
+            };
+        }
+        // (a chain that is one block: an `if True:` around it)
+        match rest.len() {
+            1 => rest.pop(),
+            _ => Some(Stmt {
+                kind: StmtKind::If {
+                    cond: Expr {
+                        kind: ExprKind::Bool(true),
+                        span,
+                    },
+                    then_body: rest,
+                    else_body: vec![],
+                },
+                span,
+            }),
+        }
+    }
+
+    /// The test that `pattern` matches `subject` (`None`: it always
+    /// does), the names it captures pushed to `names`; `Err` (`None`)
+    /// after an error.
+    fn pattern(
+        &mut self,
+        pattern: &py::Pattern,
+        subject: &Expr,
+        names: &mut Vec<(String, Span)>,
+    ) -> Option<Option<Expr>> {
+        let span = self.span(pattern.range());
+        match pattern {
+            py::Pattern::MatchValue(v) => Some(Some(Expr::compare(
+                BinOp::Eq,
+                subject.clone(),
+                self.expr(&v.value),
+                span,
+            ))),
+            py::Pattern::MatchAs(a) => {
+                let cond = match a.pattern.as_deref() {
+                    Some(p) => self.pattern(p, subject, names)?,
+                    None => None,
+                };
+                if let Some(n) = &a.name {
+                    names.push((ident(n), span));
+                }
+                Some(cond)
+            }
+            py::Pattern::MatchOr(o) => {
+                let mut values = vec![];
+                for p in &o.patterns {
+                    let mut inner = vec![];
+                    match self.pattern(p, subject, &mut inner)? {
+                        Some(c) if inner.is_empty() => values.push(c),
+                        _ => {
+                            self.reject_with(
+                                p.range(),
+                                "the alternatives of an `|` pattern must be values in parpy functions",
+                                "not a value",
+                                Some("capture the whole pattern instead (`case 1 | 2 as k:`)"),
+                            );
+                            return None;
+                        }
+                    }
+                }
+                Some(Some(Expr {
+                    kind: ExprKind::BoolOp {
+                        op: BinOp::Or,
+                        values,
+                    },
+                    span,
+                }))
+            }
+            other => {
+                let what = match other {
+                    py::Pattern::MatchSingleton(_) => {
+                        "`None`, `True` and `False` patterns (Python tests them with `is`)"
+                    }
+                    py::Pattern::MatchSequence(_) | py::Pattern::MatchStar(_) => {
+                        "sequence patterns"
+                    }
+                    py::Pattern::MatchMapping(_) => "mapping patterns",
+                    _ => "class patterns",
+                };
+                self.reject_with(
+                    other.range(),
+                    &format!("{what} are not supported in `match` statements of parpy functions"),
+                    "this pattern",
+                    Some("match numbers by value (`case 0:`, `case 1 | 2:`), capture (`case n:`) or `case _:`"),
+                );
+                None
+            }
+        }
     }
 
     /// `name = lambda params: body`: recorded for the calls after it (see
@@ -1296,7 +1480,6 @@ impl Converter {
                     py::Stmt::TypeAlias(_) => "`type` aliases",
                     py::Stmt::AsyncFor(_) => "`async for` loops",
                     py::Stmt::AsyncWith(_) => "`async with` statements",
-                    py::Stmt::Match(_) => "`match` statements",
                     py::Stmt::Try(_) | py::Stmt::TryStar(_) => "`try` statements",
                     py::Stmt::Import(_) | py::Stmt::ImportFrom(_) => "`import` statements",
                     py::Stmt::Global(_) => "`global` declarations",
