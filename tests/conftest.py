@@ -225,3 +225,16 @@ def run_both_fixture():
 @pytest.fixture(name="cpu_opts")
 def cpu_opts_fixture():
     return cpu_opts
+
+
+def module_from_source(tmp_path, name, text):
+    """The module `name` whose source is `text`, written to a file under
+    `tmp_path` (parpy reads a function's source from its file, so errors
+    point at its lines)."""
+    import importlib.util
+    src = tmp_path / f"{name}.py"
+    src.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import check_gpu_code, cpu_opts, run_both
+from conftest import check_gpu_code, cpu_opts, module_from_source, run_both
 
 
 @parpy.jit
@@ -349,16 +349,13 @@ def test_printed_code_with_a_percent_message_run_by_compile_string():
     ('"{}".format(x)', "must be a number"),
 ])
 def test_what_a_format_or_percent_message_may_not_be(message, words, tmp_path):
-    src = tmp_path / "msg.py"
-    src.write_text(
+    mod = module_from_source(
+        tmp_path, "msg",
         "import parpy\n\n"
         "def checked(x, N):\n"
         "    parpy.label('i')\n"
         "    for i in range(N):\n"
         f"        assert x[i] > 0, {message}\n")
-    spec = importlib.util.spec_from_file_location("msg_mod", src)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     with pytest.raises(parpy.CompileError) as e:
         parpy.print_compiled(parpy.jit(mod.checked), [np.ones(3), 3], cpu_opts({'i': parpy.threads(3)}))
     assert words in str(e.value), str(e.value)

@@ -3,13 +3,11 @@
 `case _:` and guards, as Python's `if`/`elif` chain of `==` tests; other
 patterns and a subject with effects are located errors."""
 
-import importlib.util
-
 import numpy as np
 import pytest
 
 import parpy
-from conftest import check_gpu_code, cpu_opts, run_both
+from conftest import check_gpu_code, cpu_opts, module_from_source, run_both
 
 LIMIT = 3
 
@@ -84,8 +82,8 @@ def test_match_compiles_for_cuda_and_metal():
     ("case (1 as n) | (2 as n):", "the alternatives of an `|` pattern must be values"),
 ])
 def test_what_a_match_cannot_be_is_a_located_error(case, words, tmp_path):
-    src = tmp_path / "match_mod.py"
-    src.write_text(
+    mod = module_from_source(
+        tmp_path, "match_mod",
         "import parpy\n\n"
         "def f(k, y, N):\n"
         "    parpy.label('i')\n"
@@ -93,9 +91,6 @@ def test_what_a_match_cannot_be_is_a_located_error(case, words, tmp_path):
         "        match k[i]:\n"
         f"            {case}\n"
         "                y[i] = 1.0\n")
-    spec = importlib.util.spec_from_file_location("match_mod", src)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     with pytest.raises(parpy.CompileError) as e:
         parpy.print_compiled(parpy.jit(mod.f), [np.ones(3), np.zeros(3), 3],
                              cpu_opts({'i': parpy.threads(3)}))
@@ -103,8 +98,8 @@ def test_what_a_match_cannot_be_is_a_located_error(case, words, tmp_path):
 
 
 def test_a_subject_that_calls_a_function_is_refused(tmp_path):
-    src = tmp_path / "match_call.py"
-    src.write_text(
+    mod = module_from_source(
+        tmp_path, "match_call",
         "import parpy\n\n"
         "@parpy.jit\n"
         "def step(v):\n"
@@ -115,9 +110,6 @@ def test_a_subject_that_calls_a_function_is_refused(tmp_path):
         "        match step(k[i]):\n"
         "            case 2.0:\n"
         "                y[i] = 1.0\n")
-    spec = importlib.util.spec_from_file_location("match_call", src)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     with pytest.raises(parpy.CompileError, match="the subject of a `match` must not call functions"):
         parpy.print_compiled(parpy.jit(mod.f), [np.ones(3), np.zeros(3), 3],
                              cpu_opts({'i': parpy.threads(3)}))

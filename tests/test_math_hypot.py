@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import cpu_opts, py_func
+from conftest import cpu_opts, module_from_source, py_func
 
 
 @parpy.jit
@@ -81,13 +81,8 @@ def test_math_dist_is_pythons():
     ("math.dist((x, 1.0), (1.0, 2.0))", "`math.dist` takes points of numbers"),
 ])
 def test_what_math_dist_cannot_take_is_a_located_error(call, words, tmp_path):
-    src = tmp_path / "dist_mod.py"
-    src.write_text("import math\n\ndef d(x, o):\n"
-                   f"    o[0] = {call}\n")
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("dist_mod", src)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = module_from_source(tmp_path, "dist_mod", "import math\n\ndef d(x, o):\n"
+                             f"    o[0] = {call}\n")
     with pytest.raises(parpy.CompileError) as e:
         parpy.print_compiled(parpy.jit(mod.d), [np.ones(3), np.zeros(1)], cpu_opts())
     assert words in str(e.value) and "dist_mod.py:4" in str(e.value), str(e.value)
