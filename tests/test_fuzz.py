@@ -279,3 +279,58 @@ def test_optional_arguments_reach_the_kernel_as_generated(tmp_path):
                        timeout=120, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
     assert r.returncode == 0, r.stderr
     assert "DIFFERENT" not in r.stdout
+
+
+# the features of stop 60, each from a stream of its own
+STOP_60 = ["run_time_blocks", "check_messages", "sorted_items", "masked_where", "int_initial"]
+
+
+def test_stop_60_features_are_generated_and_can_be_avoided():
+    # blocks and shifted slices with run-time bounds, f-string messages of
+    # checks, sorted() of numbers, where= and initial= of reductions
+    b = r"[A-Za-z_]\w*(?: [+-] \d+)?"
+    needles = {
+        "run_time_blocks": re.compile(rf"\[(?:[^\[\]:]*, )?{b}:{b}, {b}:{b}\]|"
+                                      rf"\] \+?= \w+\[(?:[^\[\]:]*, )?{b}(?: [+-] \d+)?:"
+                                      rf"{b} [+-] \d+\]"),
+        "check_messages": re.compile(r"(assert .*|raise ValueError\()f\"chk\d+:"),
+        "sorted_items": re.compile(r"sorted\(\(|sorted\(\["),
+        "masked_where": re.compile(r"where="),
+        "int_initial": re.compile(r"initial=(np\.u?int\d+\(|x\d+\[|d\[|c0\b|\(?-?\d{3,})"),
+    }
+    _generated_and_avoidable(needles, {s: _fuzz.generate(s) for s in range(300)})
+
+
+def test_a_short_run_of_the_stop_60_features(tmp_path):
+    # a few seconds: fixed seeds whose programs have the new features, some
+    # of them a check that fails on purpose (the compiled call must raise
+    # the same exception with the same text)
+    seeds = [s for s in range(600000, 600400)
+             if set(STOP_60) & set(_fuzz.generate(s)["features"])][:40]
+    s = _fuzz.fuzz(seeds, "Cpu", out=str(tmp_path), codegen=False, jobs=1, timeout=120)
+    assert s["cases"] == len(seeds)
+    assert not s["invalid"], s["invalid"]
+    assert not s["failures"], "fuzz failures (repro scripts in {}): {}".format(
+        tmp_path, "\n".join(map(str, s["failures"])))
+    assert all(s["features"].get(f, 0) >= 3 for f in STOP_60), s["features"]
+    assert s["raised"] >= 1, s["raised"]
+
+
+def test_a_repro_script_compares_the_exception_of_a_failing_check(tmp_path):
+    # a case whose check fails on purpose: the script compares what the two
+    # calls raise (not the arrays, which Python left half written)
+    # (seed 600726: `raise ValueError(f"chk1: ..")` at i1 == 0 of a
+    # parallel loop, which its data makes fail)
+    case = _fuzz.generate(600726)
+    assert re.search(r"raise ValueError\(f\"chk", case["source"])
+    path = tmp_path / "raises.py"
+    path.write_text(_fuzz.repro_script(case, {"status": "mismatch", "message": "-"}, "Cpu"))
+    r = subprocess.run([sys.executable, str(path), "Cpu"], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["raise", "same"], r.stdout
+    # the comparison itself: the class, the text, the name and location
+    want = ("ValueError", "chk1: v=3")
+    assert _fuzz.same_raise(want, ValueError("`kern`: chk1: v=3 (at k.py:4: raise ..)")) == ""
+    assert _fuzz.same_raise(want, ValueError("`kern`: chk1: v=4 (at k.py:4: raise ..)"))
+    assert _fuzz.same_raise(want, AssertionError("`kern`: chk1: v=3 (at k.py:4: ..)"))

@@ -248,6 +248,33 @@ FEATURES = [
     # empty slices too), and stores into run-time slices `o[.., a:b] =
     # x[.., a:b] * 2.0` (stop 59; a stream of its own)
     "index_idioms",
+    # whole reductions of 2-D blocks with run-time bounds (`x[.., a:b,
+    # c:d].sum()`, `.mean()`, `np.max`, .., the bounds scalar arguments,
+    # loop variables or sizes, inside the array), and 1-D run-time slice
+    # stores whose operand has other bounds of the same length (`o[.., a:b]
+    # = x[.., a + 1:b + 1] * 2.0`) or one element (broadcast) (stop 60; a
+    # stream of its own)
+    "run_time_blocks",
+    # `assert c, f"... {x[i]:.3f} {v!r} ..."` and `if c: raise
+    # ValueError(f"...")`: at most one check of a program may fail (at one
+    # point of the parallel loops around it, its condition read from the
+    # data); when the undecorated function raises, the compiled one must
+    # raise the same class with the same text (other asserts hold)
+    # (stop 60; a stream of its own)
+    "check_messages",
+    # `sorted((a, b, c), key=abs, reverse=True)[k]` and `p, q, r =
+    # sorted([..])` of 2 to 8 numbers of one type (stop 60; a stream of its
+    # own)
+    "sorted_items",
+    # `np.sum(s, where=m)`, `s.sum(where=s > v)`, `np.max(s, where=m,
+    # initial=v)`, `.min(initial=v, where=..)` of 1-D slices, the mask a
+    # bool slice or a comparison (stop 60; a stream of its own)
+    "masked_where",
+    # `initial=` of np.max / np.min / np.sum (and the methods) of integer
+    # slices, the value of the array's type: an element of an array of that
+    # type, `np.int16(-7)`, the type's least or greatest value, `c0`
+    # (stop 60; a stream of its own)
+    "int_initial",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -390,7 +417,12 @@ class Gen:
         # it generates there come from a stream of its own (`side`)
         self.side_r = {f: random.Random(seed * 7927 + 13 + 17 * j) for j, f in enumerate(
             ("data_while", "helper_tuples", "scalar_updates", "new_math", "sort_search",
-             "clips", "none_args", "index_idioms"))}
+             "clips", "none_args", "index_idioms", "run_time_blocks", "check_messages",
+             "sorted_items", "masked_where", "int_initial"))}
+        # `check_messages`: whether the program has its one check that may
+        # fail, and the checks' count (each message starts `chkN:`)
+        self.armed = False
+        self.nchecks = 0
         self.avoid = set(avoid)
         self.features: set = set()
         self.lines: List[str] = []
@@ -548,6 +580,10 @@ class Gen:
                 return E("c0", "wi", rng=(c, c))
         base = r.choice(ints) if ints else E("c0", "wi", rng=(0, 0))
         off = r.randrange(4)
+        ck = self.scalars[3]["kind"]
+        if base.text == "c0" and ck != "int" and extent + 3 > np.iinfo(np.dtype(ck[3:])).max:
+            # (a NumPy c0 takes a modulus its type cannot hold as Python int)
+            base = E("int(c0)", "wi")
         return E(f"(({base.text} + {off}) % {extent})", "wi", rng=(0, extent - 1))
 
     def read_array(self, sc: Scope, want: Optional[str]) -> Optional[E]:
@@ -2475,13 +2511,9 @@ class Gen:
             text = s1[0]
             if r.random() < 0.25:
                 # the same row, none of it
-                m = re.search(r"\[([^\[\]]*)\]$", text)
-                if m is None or "][" in text:
+                text = self.empty_row(text)
+                if text is None:
                     return
-                parts = m.group(1).split(", ")
-                c = r.randrange(3)
-                parts[-1] = f"{c}:{c}"
-                text = text[:m.start()] + "[" + ", ".join(parts) + "]"
             f = r.choice(["max", "min", "sum"])
             init = self.literal(kind(s1[1]) if kind(s1[1]) != "u" else "i")
             if init.t == "wi" and (init.rng[0] < 0 and kind(s1[1]) == "u"):
@@ -2502,21 +2534,12 @@ class Gen:
             return
         # a store into a run-time slice: both sides with the same run-time
         # bounds, inside both rows
-        cands = [b for b in self.arrays if b.role == "in" and b.dtype != "bool"]
-        if not cands:
+        pair = self.store_arrays(sc)
+        if pair is None:
             return
-        b = r.choice(cands)
-        a = self.owned_array(sc, free=1, dtypes=[d for d in self.dtypes
-                                                 if np.can_cast(b.dtype, d, "safe")])
+        b, a = pair
         m = min(a.shape[-1], b.shape[-1])
-        ints = [e for e in sc.vars.values() if e.t == "wi" and e.rng is not None
-                and 0 <= e.rng[0] and e.rng[1] <= m]
-        ints += [E(f"N{j}", "wi", rng=(n, n)) for j, n in enumerate(self.sizes) if n <= m]
-        ints += [E(f"N{j} - {n - d}", "wi", rng=(d, d)) for j, n in enumerate(self.sizes)
-                 if n > 1 for d in [r.randrange(n)] if d <= m]
-        c = self.scalars[3]["value"]
-        if self.scalars[3]["kind"] == "int" and 0 <= c <= m:
-            ints.append(E("c0", "wi", rng=(c, c)))
+        ints = self.run_time_bounds(sc, m)
         if not ints:
             return
         lo, hi = r.choice(ints), r.choice(ints)
@@ -2526,24 +2549,369 @@ class Gen:
             hi = E(f"{lo.text} + {d}", "wi", rng=(lo.rng[0] + d, lo.rng[1] + d))
         lo_t = "" if r.random() < 0.15 else lo.text
         hi_t = "" if b.shape[-1] == a.shape[-1] and r.random() < 0.15 else hi.text
+        self.slice_store(sc, ind, a, b, f"{lo_t}:{hi_t}", f"{lo_t}:{hi_t}", False)
+
+    def store_arrays(self, sc: Scope) -> Optional[Tuple[Arr, Arr]]:
+        """An input array `b` (not bool) and an array `a` this scope writes
+        that takes its type: a slice store's operand and target."""
+        cands = [b for b in self.arrays if b.role == "in" and b.dtype != "bool"]
+        if not cands:
+            return None
+        b = self.r.choice(cands)
+        a = self.owned_array(sc, free=1, dtypes=[d for d in self.dtypes
+                                                 if np.can_cast(b.dtype, d, "safe")])
+        return b, a
+
+    def slice_store(self, sc: Scope, ind: int, a: Arr, b: Arr, tgt_b: str, src_b: str,
+                    extras: bool) -> None:
+        """`a[.., tgt_b] = b[.., src_b]` (maybe `op v`) along the last
+        dimensions; `extras`: maybe `+=`, maybe labelled."""
+        r = self.r
         tgt = self.target(sc, a, slice_len=1)
         if tgt is None:
             return
         tgt = tgt[:tgt.rindex(", ") + 2] if ", " in tgt else f"{a.name}["
-        tgt += f"{lo_t}:{hi_t}]"
-        idx = [self.index_any(sc, n).text for n in b.shape[:-1]] + [f"{lo_t}:{hi_t}"]
-        src = E(f"{b.name}[{', '.join(idx)}]", b.dtype)
-        y = r.random()
-        if y < 0.3:
-            e = src
-        else:
+        tgt += f"{tgt_b}]"
+        idx = [self.index_any(sc, n).text for n in b.shape[:-1]] + [src_b]
+        e = E(f"{b.name}[{', '.join(idx)}]", b.dtype)
+        if r.random() >= 0.3:
             o = self.literal("f" if kind(b.dtype) == "f" else "i")
-            e = self.combine(r.choice(["+", "*", "-"]), src, o)
+            e = self.combine(r.choice(["+", "*", "-"]), e, o)
             if e is None:
                 return
         if not (e.t == a.dtype or (e.t not in WEAK and np.can_cast(e.t, a.dtype, "safe"))):
             return
-        self.emit(ind, f"{tgt} = {e.text}")
+        op = "="
+        if extras:
+            op = "+=" if r.random() < 0.15 and kind(a.dtype) != "b" else "="
+            if sc.nest is not None and r.random() < 0.3:
+                self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
+        self.emit(ind, f"{tgt} {op} {e.text}")
+
+    def empty_row(self, text: str) -> Optional[str]:
+        """The slice `text` (one subscript) with no element of its row
+        (`c:c`), or None."""
+        m = re.search(r"\[([^\[\]]*)\]$", text)
+        if m is None or "][" in text:
+            return None
+        parts = m.group(1).split(", ")
+        c = self.r.randrange(3)
+        parts[-1] = f"{c}:{c}"
+        return text[:m.start()] + "[" + ", ".join(parts) + "]"
+
+    def run_time_bounds(self, sc: Scope, m: int) -> List[E]:
+        """Python ints known only when the code runs (unless specialized) in
+        [0, m]: loop variables, the sizes N0..N2, `Nj - d`, `c0`."""
+        r = self.r
+        ints = [e for e in sc.vars.values() if e.t == "wi" and e.rng is not None
+                and 0 <= e.rng[0] and e.rng[1] <= m]
+        ints += [E(f"N{j}", "wi", rng=(n, n)) for j, n in enumerate(self.sizes) if n <= m]
+        ints += [E(f"N{j} - {n - d}", "wi", rng=(d, d)) for j, n in enumerate(self.sizes)
+                 if n > 1 for d in [r.randrange(n)] if d <= m]
+        c = self.scalars[3]["value"]
+        if self.scalars[3]["kind"] == "int" and 0 <= c <= m:
+            ints.append(E("c0", "wi", rng=(c, c)))
+        return ints
+
+    def run_time_span(self, sc: Scope, m: int, least: int) -> Optional[Tuple[E, E]]:
+        """Run-time bounds `lo`, `hi` in [0, m] with `hi - lo >= least`
+        wherever the code runs (their ranges say so), or None."""
+        r = self.r
+        ints = self.run_time_bounds(sc, m)
+        if not ints:
+            return None
+        lo = r.choice(ints)
+        if lo.rng[1] + least > m:
+            return None
+        cands = [e for e in ints if e.rng[0] >= lo.rng[1] + least]
+        if cands and r.random() < 0.4:
+            return lo, r.choice(cands)
+        d = r.randrange(max(least, 1), m - lo.rng[1] + 1) if m - lo.rng[1] >= max(least, 1) \
+            else least
+        return lo, E(f"{lo.text} + {d}" if d else lo.text, "wi",
+                     rng=(lo.rng[0] + d, lo.rng[1] + d))
+
+    def stmt_run_time_blocks(self, sc: Scope, ind: int) -> None:
+        """A whole reduction of a 2-D block whose four bounds are known only
+        when the code runs, or a 1-D slice store with run-time bounds whose
+        operand has other bounds of the same length (or one element)
+        (`run_time_blocks`)."""
+        r = self.r
+        if r.random() < 0.6:
+            ins = [b for b in self.arrays if b.role == "in" and len(b.shape) >= 2]
+            if not ins:
+                return
+            b = r.choice(ins)
+            f = r.choice(["sum", "sum", "mean", "max", "min", "any", "count_nonzero", "nansum",
+                          "nanmax"])
+            if b.dtype == "bool" and f not in ("sum", "any", "count_nonzero"):
+                return
+            if kind(b.dtype) != "f" and f.startswith("nan"):
+                f = f[3:]
+            least = 0 if f in ("sum", "nansum", "any", "count_nonzero") else 1
+            nd = 3 if len(b.shape) >= 3 and r.random() < 0.3 else 2
+            spans = [self.run_time_span(sc, n, least) for n in b.shape[-nd:]]
+            if None in spans:
+                return
+            idx = [self.index_any(sc, n).text for n in b.shape[:-nd]]
+            for (lo, hi), n in zip(spans, b.shape[-nd:]):
+                y = r.random()
+                if y < 0.1 and lo.rng[1] + least <= n:
+                    idx.append(f"{lo.text}:")  # (to the end)
+                elif y < 0.2 and hi.rng[0] >= least:
+                    idx.append(f":{hi.text}")
+                else:
+                    idx.append(f"{lo.text}:{hi.text}")
+            block = f"{b.name}[{', '.join(idx)}]"
+            y = r.random()
+            method = f in ("sum", "mean", "max", "min", "any")
+            call = f"{block}.{f}()" if method and y >= 0.5 else f"np.{f}({block})"
+            with np.errstate(all="ignore"):
+                t = np.asarray(getattr(np, f)(np.ones((2, 2), dtype=b.dtype))).dtype.name
+            approx = kind(t) == "f" and f in ("sum", "mean", "nansum")
+            if r.random() < 0.4:
+                v = self.fresh("t")
+                if sc.nest is not None and r.random() < 0.5:
+                    # a labelled (parallel) reduction of the block
+                    self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")
+                self.emit(ind, f"{v} = {call}")
+                sc.vars[v] = E(v, t, approx=approx)
+                sc.own[v] = sc.level
+                call = v
+            self.store_of(sc, ind, E(call, t, approx=approx, leaf=kind(t) == "f" and not approx))
+            return
+        # o[.., a:b] = x[.., c:d] op v: the same length at other bounds, or
+        # one element broadcast
+        pair = self.store_arrays(sc)
+        if pair is None:
+            return
+        b, a = pair
+        span = self.run_time_span(sc, a.shape[-1], 0)
+        if span is None:
+            return
+        lo, hi = span
+        n = b.shape[-1]
+        ones = self.run_time_bounds(sc, n - 1)
+        if ones and r.random() < 0.2:
+            # one element where it runs: it broadcasts
+            c = r.choice(ones).text
+            src_b = f"{c}:{c} + 1"
+        else:
+            # shifted by s, inside the operand's row
+            shifts = [s_ for s_ in range(-lo.rng[0], n - hi.rng[1] + 1) if s_ != 0]
+            if not shifts:
+                return
+            s_ = r.choice(shifts)
+            sh = f" + {s_}" if s_ > 0 else f" - {-s_}"
+            src_b = f"{lo.text}{sh}:{hi.text}{sh}"
+        self.slice_store(sc, ind, a, b, f"{lo.text}:{hi.text}", src_b, True)
+
+    def message_value(self, sc: Scope) -> Optional[str]:
+        """A field of an f-string message: an exact value (a loop variable,
+        a scalar, an element, an integer expression) with a conversion or a
+        format spec its type takes."""
+        r = self.r
+        x = r.random()
+        if x < 0.5:
+            e = self.leaf(sc, r.choice("iifb"), True)
+        elif x < 0.75:
+            e = self.expr(sc, "i", 1, exact=True)
+        else:
+            # (no math function: its last bit may differ from NumPy's)
+            e = self.leaf(sc, "f", True)
+            e = self.combine(r.choice(["+", "*", "-"]), e, self.literal("f")) or e
+        if e.approx or (e.t == "wi" and e.rng is None):
+            return None
+        k = kind(e.t)
+        specs = {"f": [":.3f", ":.2e", ":>10.4f", ":g", ":+.1f", ":>8", ":<9", ":^10.2f",
+                       ":.0f"],
+                 "i": [":d", ":>8", ":x", ":05d", ":+d", ":,", ":#x"],
+                 "b": [":>6", ":d"]}[k if k != "u" else "i"]
+        spec = r.choice(["", "", "!r", "!s"] + specs)
+        if spec.startswith(":"):
+            try:
+                format(_sample(e.t) if e.t in WEAK else np.dtype(e.t).type(1), spec[1:])
+            except Exception:  # noqa: BLE001
+                spec = ""
+        return f"{{{e.text}{spec}}}"
+
+    def message(self, sc: Scope) -> str:
+        """An f-string message that names values, starting `chkN:`."""
+        self.nchecks += 1
+        parts = [f"chk{self.nchecks}:"]
+        for _ in range(self.r.choice([1, 2, 3, 4, 8])):
+            v = self.message_value(sc)
+            if v is not None:
+                parts.append(self.r.choice(["", "v=", "{{at}}", "|"]) + v)
+        text = " ".join(parts).replace('"', "'")
+        return f'f"{text}"'
+
+    def stmt_check_message(self, sc: Scope, ind: int) -> None:
+        """An `assert` with an f-string message that holds, or the one check
+        of the program that may fail: `assert c, f".."` or `if not c: raise
+        ValueError(f"..")`, at one point of the parallel loops around it
+        (`check_messages`)."""
+        r = self.r
+        if self.armed or self.in_helper or r.random() < 0.4:
+            cond = self.holding_condition(sc)
+            if cond is not None:
+                self.emit(ind, f"assert {cond}, {self.message(sc)}")
+            return
+        # a condition the data decides: an element against a number, or
+        # any exact condition
+        if r.random() < 0.7:
+            k = r.choice("iff")
+            a = self.read_array(sc, k)
+            if a is None or a.approx:
+                return
+            lit = r.choice(["0", "1", "5", "(-2)"] if k == "i" else ["0.0", "0.5", "-1.5", "1.25"])
+            if kind(a.t) == "u" and lit.startswith("("):
+                return
+            cond = f"{a.text} {r.choice(['<', '<=', '>', '>=', '!='])} {lit}"
+        else:
+            cond = self.cond(sc)
+        self.armed = True
+        # one point of the parallel loops (a value their counters take)
+        here = [f"{v} == {sc.vars[v].rng[0] if v in sc.vars and sc.vars[v].rng else 0}"
+                for v, _ in sc.par]
+        msg = self.message(sc)
+        if r.random() < 0.5:
+            if here:
+                self.emit(ind, f"if {' and '.join(here)}:")
+                ind += 1
+            self.emit(ind, f"assert {cond}, {msg}")
+        else:
+            self.emit(ind, f"if {' and '.join(here + [f'not ({cond})'])}:")
+            self.emit(ind + 1, f"raise ValueError({msg})")
+
+    def stmt_sorted(self, sc: Scope, ind: int) -> None:
+        """`sorted((a, b, ..))[k]` (a key, reverse=) of 2 to 8 numbers of one
+        type, or unpacked (`sorted_items`)."""
+        r = self.r
+        k = r.choice("iiff")
+        first = self.leaf(sc, k, True)
+        if first.approx or (first.t == "wi" and first.rng is None):
+            return
+        items = [first]
+        for _ in range(r.randint(1, 7) * 3):
+            e = self.leaf(sc, k, True) if r.random() < 0.7 else self.expr(sc, k, 1, exact=True)
+            if e.t == first.t and not e.approx and not (e.t == "wi" and e.rng is None):
+                items.append(e)
+            if len(items) == 8:
+                break
+        items = items[:r.randint(2, max(2, len(items)))]
+        if len(items) < 2:
+            return
+        if len(items) < 8 and kind(first.t) != "u" and r.random() < 0.3:
+            # the first's negation: a tie of keys under key=abs
+            items.insert(r.randrange(len(items) + 1), E(
+                f"(-{first.text})", first.t,
+                rng=first.rng and (-first.rng[1], -first.rng[0])))
+        kw = ""
+        if r.random() < 0.4 and kind(first.t) != "u":
+            kw += f", key={r.choice(['abs', 'np.abs'])}"
+        if r.random() < 0.4:
+            kw += f", reverse={r.choice(['True', 'False'])}"
+        lit = f"({', '.join(e.text for e in items)})" if r.random() < 0.6 else \
+            f"[{', '.join(e.text for e in items)}]"
+        call = f"sorted({lit}{kw})"
+        rng = (min(e.rng[0] for e in items), max(e.rng[1] for e in items)) \
+            if first.t == "wi" else None
+        if r.random() < 0.3:
+            names = [self.fresh("q") for _ in items]
+            self.emit(ind, f"{', '.join(names)} = {call}")
+            for nm in names:
+                sc.vars[nm] = E(nm, first.t, rng=rng, leaf=kind(first.t) == "f")
+                sc.own[nm] = sc.level
+            self.store_of(sc, ind, sc.vars[r.choice(names)])
+            return
+        j = r.randrange(-len(items), len(items))
+        self.store_of(sc, ind, E(f"{call}[{j}]", first.t, rng=rng, leaf=kind(first.t) == "f"))
+
+    def stmt_masked_where(self, sc: Scope, ind: int) -> None:
+        """`np.sum(s, where=m)` / `np.max(s, where=m, initial=v)` and the
+        methods of a 1-D slice, the mask a bool slice of its length or a
+        comparison of one (`masked_where`)."""
+        r = self.r
+        n = r.choice([1, 2, 3, 5, 8])
+        k = r.choice("iff")
+        x = r.random()
+        s1 = self.multi_slice_of(sc, k) if x >= 0.85 else self.slice_of(sc, k, n)
+        if s1 is None or s1[1] == "bool":
+            return
+        if x >= 0.85:
+            x = 0.5  # (a mask of the same shape: the operand compared)
+        if x < 0.35:
+            m = self.slice_of(sc, "b", n)
+            if m is None:
+                return
+            mask = m[0]
+        else:
+            s2 = s1 if x < 0.7 else self.slice_of(sc, r.choice("if"), n)
+            if s2 is None or s2[2] or s2[1] == "bool":
+                return
+            lit = self.literal("f" if kind(s2[1]) == "f" else "i")
+            if not self.fits(lit, s2[1]) or (kind(s2[1]) == "u" and lit.text.startswith("(")):
+                return
+            mask = f"{s2[0]} {r.choice(['>', '<=', '!='])} {lit.text}"
+        f = r.choice(["sum", "sum", "max", "min"])
+        init = None
+        if f != "sum" or r.random() < 0.3:
+            init = self.literal(kind(s1[1]) if kind(s1[1]) != "u" else "i")
+            if not self.fits(init, s1[1]) or (kind(s1[1]) == "u" and init.rng[0] < 0):
+                return
+        kws = [f"where={mask}"] + ([f"initial={init.text}"] if init is not None else [])
+        r.shuffle(kws)
+        call = (f"np.{f}({s1[0]}, {', '.join(kws)})" if r.random() < 0.6 else
+                f"{s1[0]}.{f}({', '.join(kws)})")
+        try:
+            v = getattr(np, f)(np.ones(3, dtype=s1[1]), where=np.array([True, False, True]),
+                               **({"initial": eval(init.text)} if init is not None else {}))
+        except Exception:  # noqa: BLE001
+            return
+        t = v.dtype.name
+        approx = s1[2] or (f == "sum" and kind(t) == "f")
+        self.store_of(sc, ind, E(call, t, approx=approx, leaf=kind(t) == "f" and not approx))
+
+    def stmt_int_initial(self, sc: Scope, ind: int) -> None:
+        """`initial=` of a reduction of an integer slice, a value of the
+        slice's type: an element of such an array, `np.int16(v)`, the type's
+        least or greatest value, `c0` (`int_initial`)."""
+        r = self.r
+        n = r.choice([0, 1, 2, 3, 5])
+        s1 = self.slice_of(sc, "i", max(n, 1))
+        if s1 is None or s1[1] == "bool":
+            return
+        t0 = s1[1]
+        text = s1[0] if n else self.empty_row(s1[0])
+        if text is None:
+            return
+        info = np.iinfo(np.dtype(t0))
+        x = r.random()
+        same = [b for b in self.arrays if b.role == "in" and b.dtype == t0]
+        c0 = self.scalars[3]
+        if x < 0.3 and same:
+            b = r.choice(same)
+            init = f"{b.name}[{', '.join(self.index_any(sc, m).text for m in b.shape)}]"
+        elif x < 0.5:
+            v = r.choice([int(info.min), int(info.max), 0, 1, int(info.max) // 2])
+            init = f"np.{t0}({v})"
+        elif x < 0.8:
+            v = r.choice([int(info.min), int(info.max), int(info.min) + 1, int(info.max) - 1])
+            if v > 2**63 - 1:
+                v = 2**63 - 1  # (a Python int of parpy's is an int64)
+            init = f"({v})" if v < 0 else str(v)
+        elif c0["kind"] in ("int", f"np.{t0}") and info.min <= c0["value"] <= info.max:
+            init = "c0"
+        else:
+            return
+        f = r.choice(["max", "min", "sum"])
+        call = (f"np.{f}({text}, initial={init})" if r.random() < 0.6 else
+                f"{text}.{f}(initial={init})")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = getattr(np, f)(np.ones(3, dtype=t0), initial=np.dtype(t0).type(1)).dtype.name
+        self.store_of(sc, ind, E(call, t))
 
     def stmt_reduce(self, sc: Scope, ind: int) -> None:
         """`t = parpy.operators.op(slice)`, labelled (parallel) or not."""
@@ -2810,18 +3178,23 @@ class Gen:
         inner.loop = "par"
         self.block(inner, ind + 1, budget - 1, allow_par=level < 2, first_store=True)
 
+    def holding_condition(self, sc: Scope) -> Optional[str]:
+        """A condition that holds: a parallel counter below its extent, or
+        an exact integer expression equal to itself (None: none here)."""
+        r = self.r
+        if sc.par and r.random() < 0.5:
+            v, ext = r.choice(sc.par)
+            return f"0 <= {v} < {ext}"
+        e = self.expr(sc, "i", 2, exact=True)
+        return None if e.approx else f"{e.text} == {e.text}"
+
     def stmt_assert(self, sc: Scope, ind: int) -> None:
         """An `assert` that holds: the check must neither fire nor change
         what the program computes."""
         r = self.r
-        if sc.par and r.random() < 0.5:
-            v, ext = r.choice(sc.par)
-            cond = f"0 <= {v} < {ext}"
-        else:
-            e = self.expr(sc, "i", 2, exact=True)
-            if e.approx:
-                return
-            cond = f"{e.text} == {e.text}"
+        cond = self.holding_condition(sc)
+        if cond is None:
+            return
         msg = f', "{r.choice(["holds", "a counter in range"])}"' if r.random() < 0.5 else ""
         self.emit(ind, f"assert {cond}{msg}")
 
@@ -2901,7 +3274,12 @@ class Gen:
                 ("clips", 0.05, lambda: self.stmt_clips(sc, ind)),
                 ("none_args", 0.25 if self.optionals else 0.0,
                  lambda: self.stmt_optional(sc, ind)),
-                ("index_idioms", 0.08, lambda: self.stmt_index_idioms(sc, ind))):
+                ("index_idioms", 0.08, lambda: self.stmt_index_idioms(sc, ind)),
+                ("run_time_blocks", 0.08, lambda: self.stmt_run_time_blocks(sc, ind)),
+                ("check_messages", 0.06, lambda: self.stmt_check_message(sc, ind)),
+                ("sorted_items", 0.05, lambda: self.stmt_sorted(sc, ind)),
+                ("masked_where", 0.06, lambda: self.stmt_masked_where(sc, ind)),
+                ("int_initial", 0.06, lambda: self.stmt_int_initial(sc, ind))):
             if (feature != "new_math" or budget > 0) and self.side(feature, p):
                 with self.drawing_from(feature):
                     stmt()
@@ -3178,6 +3556,26 @@ def compare(case, ref, got):
     return out
 
 
+def expected_raise(e):
+    """(class name, message) of an exception a generated check raises on
+    purpose (`check_messages`: its message starts `chkN:`), else None."""
+    import re
+    msg = str(e)
+    if isinstance(e, (AssertionError, ValueError)) and re.match(r"(`kern`: )?chk\d+:", msg):
+        return type(e).__name__, msg
+    return None
+
+
+def same_raise(want, e):
+    """Why the compiled call's exception `e` is not the undecorated
+    function's `want` (class name, message): '' when it is (the same class,
+    its text the same, named and located: "`kern`: TEXT (at ...")."""
+    got = (type(e).__name__, str(e))
+    if got[0] != want[0] or not got[1].startswith(f"`kern`: {want[1]} (at "):
+        return f"Python raised {want[0]}: {want[1]!r}; compiled {got[0]}: {got[1]!r}"
+    return ""
+
+
 def make_opts(case, backend):
     import parpy
     spec = {}
@@ -3307,11 +3705,15 @@ def run_case(case: Dict[str, Any], backend: str, workdir: str, codegen: bool = T
     ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     cache = os.path.join(workdir, "cache")
+    want = None
     try:
         kern(*call_args(case, ref), opts=make_opts(case, "Python"))
-    except Exception:  # noqa: BLE001
-        res.update(status="invalid", message=traceback.format_exc(limit=3))
-        return res
+    except Exception as e:  # noqa: BLE001
+        want = expected_raise(e)
+        if want is None:
+            res.update(status="invalid", message=traceback.format_exc(limit=3))
+            return res
+        res["raised"] = want[0]
     emulated = backend == "CudaEmu"
     opts = make_opts(case, "Cuda" if emulated else backend)
     opts.cache_dir = cache
@@ -3327,17 +3729,24 @@ def run_case(case: Dict[str, Any], backend: str, workdir: str, codegen: bool = T
         res.update(status="internal", message=str(e))
     except parpy.CompileError as e:
         res.update(status="refused", message=str(e))
-    except RuntimeError as e:
-        if emulated and _EMU_LACKS in str(e):
+    except Exception as e:  # noqa: BLE001
+        if emulated and isinstance(e, RuntimeError) and _EMU_LACKS in str(e):
             res.update(status="skipped", message=str(e))
             return res
-        res.update(status="error", message=f"{type(e).__name__}: {e}")
-    except Exception as e:  # noqa: BLE001
-        res.update(status="error", message=f"{type(e).__name__}: {e}")
+        if want is not None and expected_raise(e) is not None:
+            bad = same_raise(want, e)
+            if bad:
+                res.update(status="raise-mismatch", message=bad)
+        else:
+            res.update(status="error", message=f"{type(e).__name__}: {e}")
     else:
-        bad = [f"{n}: {d}" for n, same, d in compare(case, ref, got) if not same]
-        if bad:
-            res.update(status="mismatch", message="\n".join(bad))
+        if want is not None:
+            res.update(status="raise-mismatch",
+                       message=f"no exception; Python raised {want[0]}: {want[1]}")
+        else:
+            bad = [f"{n}: {d}" for n, same, d in compare(case, ref, got) if not same]
+            if bad:
+                res.update(status="mismatch", message="\n".join(bad))
     if codegen and res["status"] == "ok":
         fails = _codegen_checks(case, kern, args, cache, avoid)
         if fails:
@@ -3352,7 +3761,8 @@ def run_case(case: Dict[str, Any], backend: str, workdir: str, codegen: bool = T
 def repro_script(case: Dict[str, Any], res: Dict[str, Any], backend: str) -> str:
     import inspect
     block = "\n\n".join(inspect.getsource(f)
-                        for f in (build_args, call_args, compare, make_opts))
+                        for f in (build_args, call_args, compare, expected_raise,
+                                  same_raise, make_opts))
     head = "\n".join(
         [f"# parpy fuzz case {case['seed']}: {res['status']} on {backend}",
          f"# usage: python seed{case['seed']}.py [Cpu|Cuda]  (prints DIFFERENT for an array "
@@ -3381,16 +3791,32 @@ if __name__ == "__main__":
     args = build_args(CASE)
     ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    kern(*call_args(CASE, ref), opts=make_opts(CASE, "Python"))
+    want = raised = None
+    try:
+        kern(*call_args(CASE, ref), opts=make_opts(CASE, "Python"))
+    except (AssertionError, ValueError) as e:
+        want = expected_raise(e)
+        if want is None:
+            raise
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if backend == "CudaEmu":  # the Cuda backend, its kernels run on the CPU
             from parpy import _cuda_emu
             _cuda_emu.install(seed=CASE["seed"])
             backend = "Cuda"
-        kern(*call_args(CASE, got), opts=make_opts(CASE, backend))
-    for name, same, detail in compare(CASE, ref, got):
-        print(name, "same" if same else "DIFFERENT", detail)
+        try:
+            kern(*call_args(CASE, got), opts=make_opts(CASE, backend))
+        except (AssertionError, ValueError) as e:
+            if want is None:
+                raise
+            raised = e
+    if want is not None:
+        # (the arrays are not compared: Python stopped at the check)
+        bad = same_raise(want, raised) if raised is not None else f"no exception: {{want}}"
+        print("raise", "DIFFERENT " + bad if bad else "same")
+    else:
+        for name, same, detail in compare(CASE, ref, got):
+            print(name, "same" if same else "DIFFERENT", detail)
 '''
 
 
@@ -3470,14 +3896,16 @@ def fuzz(seeds: Any, backend: str = "Cpu", out: Optional[str] = None, seconds: f
          timeout: float = 120, verbose: bool = False) -> Dict[str, Any]:
     """Runs the cases of `seeds` (an iterable) until it ends or `seconds`
     pass; writes a repro script per failure under `out`. Returns a summary:
-    cases, seconds, failures [(seed, status, first line)], invalid."""
+    cases, seconds, failures [(seed, status, first line)], invalid, and
+    features {feature: cases that have it}, raised (cases whose check
+    failed on purpose, `check_messages`)."""
     import threading
     float16 = True  # every backend runs float16 (Cuda: __half)
     workdir = tempfile.mkdtemp(prefix="parpy-fuzz-")
     pool = Pool(jobs, backend, workdir, codegen, avoid, float16, timeout)
     start = time.monotonic()
     summary: Dict[str, Any] = {"cases": 0, "failures": [], "invalid": [], "skipped": 0,
-                               "backend": backend}
+                               "backend": backend, "features": {}, "raised": 0}
     it = iter(seeds)
     lock = threading.Lock()
 
@@ -3495,6 +3923,9 @@ def fuzz(seeds: Any, backend: str = "Cpu", out: Optional[str] = None, seconds: f
             res = pool.run(i, seed)
             with lock:
                 summary["cases"] += 1
+                for f in res.get("features", []):
+                    summary["features"][f] = summary["features"].get(f, 0) + 1
+                summary["raised"] += bool(res.get("raised"))
                 st = res["status"]
                 if st == "invalid":
                     summary["invalid"].append((seed, res["message"].strip().splitlines()[-1:]))
@@ -3571,8 +4002,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rate = s["cases"] / s["seconds"] if s["seconds"] else 0.0
     print(f"parpy fuzz: {s['cases']} cases on {backend} in {s['seconds']:.0f} s "
           f"({rate:.2f} cases/s), {len(s['failures'])} failures, "
-          f"{len(s['invalid'])} invalid (generator) cases"
+          f"{len(s['invalid'])} invalid (generator) cases, {s['raised']} raising on purpose"
           + (f", {s['skipped']} skipped (what the emulator lacks)" if s["skipped"] else ""))
+    print("  cases per feature: " + ", ".join(f"{f} {c}" for f, c in
+                                              sorted(s["features"].items())))
     by: Dict[str, int] = {}
     for _, st, _ in s["failures"]:
         by[st] = by.get(st, 0) + 1
