@@ -25,6 +25,10 @@ Cuda, float64 on Metal, ...) is not.
 
 A failure is a mismatch, a compile error (valid programs must compile), an
 internal error, a crash or a hang (each case runs in a worker process).
+A program may hold one `assert` / `raise ValueError` with an f-string
+message that its data makes fail (`check_messages`): when the undecorated
+function raises it, the compiled call must raise the same class with the
+same text (`raise-mismatch` otherwise), and the arrays are not compared.
 Each failure is written as a standalone script `OUT/seedN.py` that rebuilds
 the arguments, runs the oracle and the backend and prints `same` or
 `DIFFERENT` per array (`python OUT/seedN.py Cpu`).
