@@ -120,6 +120,9 @@ pub enum Builtin {
     AllClose,
     /// `np.outer(a, b)` of 1-D operands: `a[:, None] * b`.
     Outer,
+    /// `np.einsum(subscripts, *operands)`: a sum of products
+    /// (`sema::einsum`).
+    Einsum,
     /// `np.flip(x, axis)` of an array or a subscript (the axis given:
     /// `np.fliplr` is 1, `np.flipud` 0): its slices walked backwards.
     Flip(Option<i64>),
@@ -479,6 +482,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         // dimensions)
         "dot" | "matmul" => Some(Builtin::Dot),
         "outer" => Some(Builtin::Outer),
+        "einsum" => Some(Builtin::Einsum),
         "inner" | "vdot" => Some(Builtin::Inner),
         "flip" => Some(Builtin::Flip(None)),
         "fliplr" => Some(Builtin::Flip(Some(1))),

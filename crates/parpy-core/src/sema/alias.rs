@@ -661,6 +661,18 @@ impl Lowerer<'_, '_> {
                     _ => 0,
                 },
                 (_, Some(B::Outer)) => 2,
+                (_, Some(B::Einsum)) => match args.split_first() {
+                    Some((
+                        ast::Expr {
+                            kind: K::Str(s), ..
+                        },
+                        operands,
+                    )) => {
+                        let ranks: Vec<usize> = operands.iter().map(|x| self.rank(x)).collect();
+                        super::einsum::parse(s, &ranks).map_or(0, |spec| spec.output.len())
+                    }
+                    _ => 0,
+                },
                 (_, Some(B::Polyval)) => args.get(1).map_or(0, |x| self.rank(x)),
                 (_, Some(B::Flip(_) | B::Diff | B::Roll)) => {
                     args.first().map_or(0, |a| self.rank(a))

@@ -1028,6 +1028,7 @@ impl Lowerer<'_, '_> {
                 };
                 self.quantile(name, a, q, percent, span)
             }
+            Builtin::Einsum => self.einsum(name, args, span),
             Builtin::Dot | Builtin::Outer | Builtin::Inner => {
                 let [x, y] = args else {
                     self.arity_error(name, "2 arguments", args.len(), span);
@@ -2646,35 +2647,57 @@ impl Lowerer<'_, '_> {
     /// NumPy's right-aligned broadcasting keeps right; `None` for an
     /// expression that is not elementwise (a reduction inside).
     fn with_new_axis(&self, a: &ast::Expr) -> Option<ast::Expr> {
+        let mut layout = vec![true; self.rank(a)];
+        layout.push(false);
+        self.with_axes(a, &layout)
+    }
+
+    /// `a` with new axes where `layout` is false (its dimensions, in
+    /// order, where it is true), given to each of its arrays: an array of
+    /// fewer dimensions, which NumPy aligns on the right, takes the end of
+    /// `layout` from its first dimension (`(x[i, :, :] + v)` with a new
+    /// middle axis is `x[i, :, None, :] + v[None, :]`, written
+    /// `v[None, :]` only where a new axis falls inside its dimensions);
+    /// `None` for an expression that is not elementwise (a reduction
+    /// inside).
+    pub(super) fn with_axes(&self, a: &ast::Expr, layout: &[bool]) -> Option<ast::Expr> {
         use ast::ExprKind as K;
         let rank = self.rank(a);
         if rank == 0 {
             return Some(a.clone());
         }
+        // (the part of `layout` from this expression's first dimension)
+        let from = layout
+            .iter()
+            .enumerate()
+            .filter(|(_, &d)| d)
+            .nth_back(rank - 1)
+            .map_or(0, |(k, _)| k);
+        let layout = &layout[from..];
         let kind = match &a.kind {
             K::Subscript { .. } | K::Name(_) | K::Attr { .. } => {
-                return self.array_with_new_axis(a, rank)
+                return self.array_with_axes(a, rank, layout)
             }
             K::Unary { op, arg } => K::Unary {
                 op: *op,
-                arg: Box::new(self.with_new_axis(arg)?),
+                arg: Box::new(self.with_axes(arg, layout)?),
             },
             K::Binary { op, lhs, rhs } if *op != BinOp::MatMul => K::Binary {
                 op: *op,
-                lhs: Box::new(self.with_new_axis(lhs)?),
-                rhs: Box::new(self.with_new_axis(rhs)?),
+                lhs: Box::new(self.with_axes(lhs, layout)?),
+                rhs: Box::new(self.with_axes(rhs, layout)?),
             },
             K::Compare { first, rest } => K::Compare {
-                first: Box::new(self.with_new_axis(first)?),
+                first: Box::new(self.with_axes(first, layout)?),
                 rest: rest
                     .iter()
-                    .map(|(op, x)| Some((*op, self.with_new_axis(x)?)))
+                    .map(|(op, x)| Some((*op, self.with_axes(x, layout)?)))
                     .collect::<Option<_>>()?,
             },
             K::IfExp { cond, then, else_ } => K::IfExp {
-                cond: Box::new(self.with_new_axis(cond)?),
-                then: Box::new(self.with_new_axis(then)?),
-                else_: Box::new(self.with_new_axis(else_)?),
+                cond: Box::new(self.with_axes(cond, layout)?),
+                then: Box::new(self.with_axes(then, layout)?),
+                else_: Box::new(self.with_axes(else_, layout)?),
             },
             K::Call {
                 func,
@@ -2684,7 +2707,7 @@ impl Lowerer<'_, '_> {
                 func: func.clone(),
                 args: args
                     .iter()
-                    .map(|x| self.with_new_axis(x))
+                    .map(|x| self.with_axes(x, layout))
                     .collect::<Option<_>>()?,
                 keywords: keywords.clone(),
             },
@@ -2693,11 +2716,12 @@ impl Lowerer<'_, '_> {
         Some(ast::Expr { kind, span: a.span })
     }
 
-    /// `a[..., None]` of an array or a subscript of one (`rank`
-    /// dimensions).
-    fn array_with_new_axis(&self, a: &ast::Expr, rank: usize) -> Option<ast::Expr> {
+    /// `with_axes` of an array or a subscript of one (`rank`
+    /// dimensions): `layout`'s new axes as `None` indices among its
+    /// slices.
+    fn array_with_axes(&self, a: &ast::Expr, rank: usize, layout: &[bool]) -> Option<ast::Expr> {
         let full = || ast::Expr::full_slice(a.span);
-        let new_axis = ast::Expr {
+        let new_axis = || ast::Expr {
             kind: ast::ExprKind::None,
             span: a.span,
         };
@@ -2716,7 +2740,36 @@ impl Lowerer<'_, '_> {
         };
         let given = indices.iter().filter(|i| !self.is_new_axis(i)).count();
         indices.extend((given..shape.len()).map(|_| full()));
-        indices.push(new_axis);
+        if indices.iter().any(|i| self.is_new_axis(i)) {
+            // (its own new axes: only more after them all)
+            if layout.iter().take(rank).any(|&d| !d) {
+                return None;
+            }
+            indices.extend(layout[rank..].iter().map(|_| new_axis()));
+        } else {
+            // each dimension of the subscript is one of its slices (an
+            // integer index takes none): a new axis before the next slice
+            let mut out = vec![];
+            let mut slots = layout.iter();
+            for i in indices {
+                let is_slice = matches!(i.kind, ast::ExprKind::Slice { .. });
+                if !is_slice && self.rank(&i) > 0 {
+                    // (an array of indices: NumPy's advanced indexing)
+                    return None;
+                }
+                if is_slice {
+                    for d in slots.by_ref() {
+                        if *d {
+                            break;
+                        }
+                        out.push(new_axis());
+                    }
+                }
+                out.push(i);
+            }
+            out.extend(slots.map(|_| new_axis()));
+            indices = out;
+        }
         Some(ast::Expr {
             kind: ast::ExprKind::Subscript { value, indices },
             span: a.span,

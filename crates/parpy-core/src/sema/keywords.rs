@@ -92,6 +92,9 @@ pub(super) enum How {
     /// Any number of positional arguments (a ufunc's operands); the
     /// parameters after it are keyword-only.
     Rest,
+    /// Keyword-only after `Rest`: one of these values, none of which
+    /// changes what parpy computes (`np.einsum`'s `optimize=`).
+    Choice(&'static [Dflt]),
 }
 
 /// Argument `k` of a call `keywords` has bound, when it was passed as
@@ -152,6 +155,22 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             KEEPDIMS,
         ],
         Builtin::Dot | Builtin::Outer => &[A, ("b", How::Req), OUT],
+        Builtin::Einsum => &[
+            ("operands", How::Rest),
+            OUT,
+            DTYPE,
+            ("order", How::Fixed(Dflt::Str("K"))),
+            ("casting", How::Fixed(Dflt::Str("safe"))),
+            (
+                "optimize",
+                How::Choice(&[
+                    Dflt::Bool(false),
+                    Dflt::Bool(true),
+                    Dflt::Str("greedy"),
+                    Dflt::Str("optimal"),
+                ]),
+            ),
+        ],
         Builtin::Inner => &[("a", How::PosOnly), ("b", How::PosOnly)],
         Builtin::Flip(None) => &[("m", How::Req), ("axis", How::Opt(Dflt::None))],
         Builtin::Flip(Some(_)) => &[("m", How::Req)],
@@ -538,6 +557,20 @@ fn bind(
         for k in &kws {
             match sig[rest + 1..].iter().find(|(n, _)| *n == k.name) {
                 Some(&(_, How::Fixed(d))) if d.matches(&k.value) => {}
+                Some(&(_, How::Choice(ds))) if ds.iter().any(|d| d.matches(&k.value)) => {}
+                Some(&(_, How::Choice(ds))) => {
+                    ok = false;
+                    let values: Vec<String> = ds.iter().map(|d| d.text()).collect();
+                    diags.push(
+                        Diagnostic::error(format!(
+                            "`{name}` takes `{}=` as one of {} in parpy functions",
+                            k.name,
+                            values.join(", ")
+                        ))
+                        .at(k.value.span, "not one of these literals")
+                        .note("the choice does not change the result parpy computes"),
+                    );
+                }
                 Some(&(_, How::Fixed(d))) => {
                     ok = false;
                     diags.push(only_default(name, k.name.as_str(), d, k.value.span));

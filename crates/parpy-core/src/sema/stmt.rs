@@ -682,7 +682,7 @@ impl Lowerer<'_, '_> {
     /// slices of the dimensions `idx` leaves out (`x[i].T` of a 3-D `x` is
     /// `x.T[:, :, i]`). `None` for anything else (a new axis or `...` in
     /// `idx`: not rewritten).
-    fn transposed_subscript(&self, e: &ast::Expr) -> Option<ast::Expr> {
+    pub(super) fn transposed_subscript(&self, e: &ast::Expr) -> Option<ast::Expr> {
         let sub = self.transposed_operand(e)?;
         let ast::ExprKind::Subscript { value, indices } = &sub.kind else {
             return None;
