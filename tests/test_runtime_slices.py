@@ -471,6 +471,12 @@ def test_run_time_stores_compile_for_cuda_and_metal():
                    specialize_scalars=False)
     check_gpu_code(block_extremes, blocks, {'i': parpy.threads(N)}, "block_extremes",
                    specialize_scalars=False)
+    spreads = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 5), np.float32), N, 1, 4, 2, 9]
+    check_gpu_code(block_spreads, spreads, {'i': parpy.threads(N)}, "block_spreads",
+                   specialize_scalars=False)
+    found = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 4), np.int64), N, 1, 4, 2, 9]
+    check_gpu_code(block_searches, found, {'i': parpy.threads(N)}, "block_searches",
+                   specialize_scalars=False)
 
 
 @parpy.jit
@@ -690,6 +696,115 @@ def test_reductions_of_run_time_blocks_are_numpys(dtype, a, b, c, d):
     bits_of(run_both, block_truths, [img, np.zeros((6, 3)), 6, a, b, c, d], 1, opts)
     _store_or_raise(block_extremes, [img, np.zeros((6, 3), out), 6, a, b, c, d], 1, opts,
                     "zero-size array to reduction operation")
+
+
+# np.var / np.std (NumPy's mean, then the sum of the squared deviations,
+# both in the block's run: `RtSlices::flat`; np.nanvar / np.nanstd too) and np.argmax / np.argmin (the
+# flat index in the block, row-major; the first of ties, the first NaN) of
+# a block with run-time bounds.
+
+@parpy.jit
+def block_spreads(img, out, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = img[a:b, c:d].var()
+        out[i, 1] = np.std(img[a:b, c + i:d])
+        out[i, 2] = np.var(img[b:a:-1, c:d:2], ddof=1)
+        out[i, 3] = img[i:b, c:d].std(ddof=2)
+        out[i, 4] = np.var(img[a:b, :])
+
+
+@parpy.jit
+def block_nan_spreads(img, out, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = np.nanvar(img[a:b, c:d])
+        out[i, 1] = np.nanstd(img[a:b, c + i:d], ddof=1)
+
+
+@parpy.jit
+def volume_spreads(vol, out, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = np.var(vol[i, a:b, c:d])
+        out[i, 1] = vol[a:b, i, c:d].std(ddof=1)
+        out[i, 2] = np.std(vol[:, a:b, c:d])
+
+
+@parpy.jit
+def block_searches(img, out, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = img[a:b, c:d].argmax()
+        out[i, 1] = np.argmin(img[a:b, c + i:d])
+        out[i, 2] = np.argmax(img[b:a:-1, d:c:-2])
+        out[i, 3] = img[i:b, c:d].argmin()
+
+
+@parpy.jit
+def volume_searches(vol, out, N, a, b, c, d):
+    parpy.label('i')
+    for i in range(N):
+        out[i, 0] = np.argmax(vol[i, a:b, c:d])
+        out[i, 1] = vol[a:b, i, c:d].argmin()
+        out[i, 2] = np.argmin(vol[:, a:b, c:d])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32])
+@pytest.mark.parametrize("a,b,c,d", _BLOCKS + [(-1, 0, 0, 30)])
+def test_var_and_std_of_run_time_blocks_are_numpys(dtype, a, b, c, d):
+    img = _data(dtype, 23, (12, 30))
+    vol = _data(dtype, 24, (6, 12, 30))
+    if dtype == np.float64:
+        img[2, 4] = img[3, 7] = np.nan
+    opts = cpu_opts({'i': parpy.threads(6)}, specialize_scalars=False)
+    out = dtype if np.dtype(dtype).kind == 'f' else np.float64
+    # (an empty block, or one ddof takes all of: NaN or inf with NumPy's
+    # warning, the compiled run's value the same)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        bits_of(run_both, block_spreads, [img, np.zeros((6, 5), out), 6, a, b, c, d], 1, opts)
+        bits_of(run_both, volume_spreads, [vol, np.zeros((6, 3), out), 6, a, b, c, d], 1, opts)
+        bits_of(run_both, block_nan_spreads, [img, np.zeros((6, 2), out), 6, a, b, c, d], 1, opts)
+
+
+def test_var_of_a_large_run_time_block_sums_pairwise_as_numpy():
+    # (runs of more than 128 elements: NumPy's pairwise halves, in the
+    # mean's sum and in the squared deviations')
+    img = _data(np.float32, 25, (70, 130))
+    opts = cpu_opts({'i': parpy.threads(3)}, specialize_scalars=False)
+    for a, b, c, d in [(0, 70, 0, 130), (3, 61, 1, 127), (-60, -2, 7, 120)]:
+        bits_of(run_both, block_spreads, [img, np.zeros((3, 5), np.float32), 3, a, b, c, d], 1, opts)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+@pytest.mark.parametrize("a,b,c,d", _BLOCKS)
+def test_argmax_and_argmin_of_run_time_blocks_are_numpys(dtype, a, b, c, d):
+    img = _data(dtype, 26, (12, 30))
+    vol = _data(dtype, 27, (6, 12, 30))
+    if dtype == np.float64:
+        img[2, 4] = img[3, 7] = vol[1, 2, 4] = vol[2, 3, 7] = np.nan
+    # (ties: the first one wins)
+    img[4, :] = 1
+    vol[:, 4, :] = 1
+    opts = cpu_opts({'i': parpy.threads(6)}, specialize_scalars=False)
+    words = "attempt to get arg"
+    _store_or_raise(block_searches, [img, np.zeros((6, 4), np.int64), 6, a, b, c, d], 1, opts, words)
+    _store_or_raise(volume_searches, [vol, np.zeros((6, 3), np.int64), 6, a, b, c, d], 1, opts, words)
+
+
+@parpy.jit
+def block_var_along_an_axis(img, out, a, b, c, d):
+    with parpy.gpu:
+        out[0] = np.var(img[a:b, c:d], axis=0)[0]
+
+
+def test_var_of_a_run_time_block_along_an_axis_is_a_located_error():
+    with pytest.raises(parpy.CompileError) as e:
+        block_var_along_an_axis(np.zeros((4, 4)), np.zeros(1), 0, 2, 1, 3,
+                                opts=cpu_opts(specialize_scalars=False))
+    assert "out[0] = np.var(img[a:b, c:d], axis=0)[0]" in str(e.value)
+    assert "a NumPy reduction without `axis=` of one subscript of more dimensions" in str(e.value)
 
 
 # A local view of a run-time slice read later stands for the slice: its

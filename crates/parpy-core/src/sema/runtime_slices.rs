@@ -317,11 +317,17 @@ impl Lowerer<'_, '_> {
                 (
                     Builtin::Reduce(_)
                         | Builtin::Mean
+                        | Builtin::Var
+                        | Builtin::Std
+                        | Builtin::ArgMax
+                        | Builtin::ArgMin
                         | Builtin::Any
                         | Builtin::All
                         | Builtin::CountNonzero
                         | Builtin::NanReduce(_)
-                        | Builtin::NanMean,
+                        | Builtin::NanMean
+                        | Builtin::NanVar
+                        | Builtin::NanStd,
                     [ast::Expr { kind: ast::ExprKind::Subscript { value, .. }, .. }],
                 ) if matches!(value.kind, ast::ExprKind::Name(_))
             )

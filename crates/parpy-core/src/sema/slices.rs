@@ -1255,12 +1255,13 @@ impl Lowerer<'_, '_> {
             }
         }
         // (a bound not known when compiling: the reduction of a 1-D slice
-        // takes it, `runtime_slices.rs`; nothing else does)
+        // or of a block, or a slice statement, takes it, `runtime_slices.rs`;
+        // nothing else does)
         let not_constant = |this: &mut Self, e: &ast::Expr, what: &str| {
             this.error(
                 Diagnostic::error(format!("{what} must be a compile-time constant"))
                     .at(e.span, "not a constant")
-                    .note("the length of a slice must be known when compiling, except in a reduction of a 1-D slice (`np.sum(x[i, :j])`, `max(x[lo:hi])`, `np.dot(a[i, :j], b[j, :j])`)")
+                    .note("the length of a slice must be known when compiling, except in a reduction of a 1-D slice (`np.sum(x[i, :j])`, `max(x[lo:hi])`, `np.dot(a[i, :j], b[j, :j])`), a NumPy reduction without `axis=` of one subscript of more dimensions (`img[i0:i1, j0:j1].var()`), or a slice statement (`y[a:b] = x[a:b] * 2.0`)")
                     .help("use constants, shapes (`x.shape[0]`) or specialized scalar arguments, or a loop over the elements"),
             );
         };
