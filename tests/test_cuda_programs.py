@@ -505,7 +505,6 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_runtime_slices: errors
     "test_what_a_run_time_slice_cannot_be_is_a_located_error",
     "test_run_time_slices_compile_for_cuda_and_metal",
-    "test_a_scan_of_a_run_time_slice_must_have_the_targets_length",
     "test_a_store_through_a_named_run_time_window_is_a_located_error",
     "test_var_of_a_run_time_block_along_an_axis_is_a_located_error",
     # test_none_args: Cpu calls, errors, other backends' code

@@ -474,6 +474,9 @@ def test_run_time_stores_compile_for_cuda_and_metal():
     spreads = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 5), np.float32), N, 1, 4, 2, 9]
     check_gpu_code(block_spreads, spreads, {'i': parpy.threads(N)}, "block_spreads",
                    specialize_scalars=False)
+    ones_scanned = lambda backend: [np.zeros(12, np.float32), np.zeros((4, 7), np.float32),
+                                    np.zeros((6, 8), np.float32), np.zeros((4, 3, 7), np.float32), 1, 4, 2]
+    check_gpu_code(scans_of_one_element, ones_scanned, {}, "scans_of_one_element", specialize_scalars=False)
     found = lambda backend: [np.zeros((N, M), np.float32), np.zeros((N, 4), np.int64), N, 1, 4, 2, 9]
     check_gpu_code(block_searches, found, {'i': parpy.threads(N)}, "block_searches",
                    specialize_scalars=False)
@@ -601,14 +604,37 @@ def scan_of_one(x, y, a, b, c, d):
         y[a:b] = np.cumsum(x[c:d])
 
 
-def test_a_scan_of_a_run_time_slice_must_have_the_targets_length():
-    # (NumPy broadcasts a scan of one element; parpy's scan runs along the
-    # operand: its ValueError, never the sum of copies)
+@parpy.jit
+def scans_of_one_element(x, m, y, z, a, b, c):
+    with parpy.gpu:
+        y[0, a:b] = np.cumsum(x[c:c + 1])
+        y[1, 1:5] = np.cumsum(x[2:3])
+        y[2, a:b] = np.cumprod(x[2:3])
+        y[3, 1:5] = np.maximum.accumulate(x[c:c + 1])
+        y[4, a:b] = np.add.accumulate(x[c:c + 1] * 2)
+        y[5, 0:6] = np.cumsum(x[c:c + 1] + x[0:1])
+        z[0, 0:3, a:b] = np.cumsum(m[0:3, c:c + 1], axis=1)
+        z[1, 0:3, :] = np.cumsum(m[c:c + 1, :], axis=0)
+        z[2, 0:3, :] = np.cumsum(m[1:2, :], axis=0)
+        z[3, 0:3, a:b] = np.cumsum(m[0:3, a:b], axis=0)
+
+
+def test_a_scan_of_one_element_broadcasts_as_numpys():
+    # (NumPy scans the operand, then broadcasts a scan of one element: each
+    # element of the target that element, never a running sum of copies;
+    # operands of two other lengths are its ValueError)
     opts = cpu_opts(specialize_scalars=False)
     x = _data(np.float64, 18, (12,))
-    bits_of(run_both, scan_of_one, [x, np.zeros(12), 2, 6, 3, 7], 1, opts)
-    with pytest.raises(ValueError, match="could not broadcast input array"):
-        scan_of_one(x, np.zeros(12), 2, 6, 3, 4, opts=opts)
+    for a, b, c, d in [(2, 6, 3, 7), (2, 6, 3, 4), (2, 6, 11, 12), (2, 3, 3, 4), (2, 6, 3, 5),
+                       (2, 6, 12, 13), (5, 5, 3, 4), (-4, 12, -1, 12)]:
+        _store_or_raise(scan_of_one, [x, np.zeros(12), a, b, c, d], 1, opts)
+    m = _data(np.float32, 28, (4, 7))
+    for dtype in [np.float32, np.int64]:
+        for a, b, c in [(1, 4, 2), (0, 7, 0), (3, 4, 6), (2, 2, 1), (1, 5, 7)]:
+            args = [x.astype(dtype), m.astype(dtype), np.zeros((6, 8), dtype), np.zeros((4, 3, 7), dtype),
+                    a, b, c]
+            _store_or_raise(scans_of_one_element, args, 2, opts)
+            _store_or_raise(scans_of_one_element, args, 3, opts)
 
 
 # Whole reductions of slices of more dimensions with run-time bounds: one

@@ -50,16 +50,31 @@ pub(super) struct RtSlices {
     /// against them at run time (a slot of another context, a reduction's
     /// that does not end at a run-time count, is an error).
     pub(super) statement: bool,
-    /// A scan's statement (`slices.rs` `cumulative_assign`): its operand's
-    /// count must be the target's (a scan of one element broadcast is not
-    /// a scan of it broadcast).
+    /// A scan's statement (`slices.rs` `cumulative_assign`): `map_slices`
+    /// records in `scan_lengths` how long each operand is along each
+    /// dimension of the target, so the scan knows where its operand is of
+    /// one element, which NumPy scans and then broadcasts (each element
+    /// the first one's scan, never a running sum of copies).
     pub(super) scan: bool,
+    pub(super) scan_lengths: Vec<(usize, Along)>,
     /// A whole reduction of one subscript of more dimensions
     /// (`img[i0:i1, j0:j1].mean()`): `slices.rs` `map_slices` reads it as
     /// one run of its elements in row-major order (NumPy's buffer of
     /// them), counted by `flat_count`, the product of its counts.
     pub(super) flat: bool,
     pub(super) flat_count: Option<(VarId, i64)>,
+}
+
+/// How long an operand of a scan's statement is along a dimension of its
+/// target (`RtSlices::scan_lengths`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Along {
+    /// One element, known when compiling.
+    One,
+    /// A slice with run-time bounds of this count.
+    Count(VarId),
+    /// More elements, known when compiling.
+    Long,
 }
 
 impl RtSlices {
@@ -427,6 +442,46 @@ impl Lowerer<'_, '_> {
             return Some(None);
         }
         Some(Some(r))
+    }
+
+    /// Whether the operand of the scan being lowered is of one element
+    /// along dimension `axis` of its target (NumPy's scan of it is that
+    /// element, broadcast): every operand of one element there, known
+    /// when compiling or where it runs (`RtSlices::scan_lengths`; an
+    /// operand without that dimension is of one). `None` where one is
+    /// longer when compiling.
+    pub(super) fn scan_of_one(&self, axis: usize, span: Span) -> Option<Expr> {
+        let ctx = self.rt_slices.as_ref()?;
+        let it = Type::Scalar(self.opts.int_type);
+        let mut single = Expr::new(
+            ExprKind::Bool(true),
+            Type::Scalar(crate::ir::ElemTy::Bool),
+            span,
+        );
+        for (_, along) in ctx.scan_lengths.iter().filter(|(d, _)| *d == axis) {
+            let count = match along {
+                Along::Long => return None,
+                Along::One => continue,
+                Along::Count(c) => Expr::var(*c, it.clone(), span),
+            };
+            let one = Expr::compare(
+                BinOp::Eq,
+                count,
+                Expr::int(1, self.opts.int_type, span),
+                span,
+            );
+            single = match single.kind {
+                ExprKind::Bool(true) => one,
+                _ => Expr::binary(
+                    BinOp::And,
+                    single,
+                    one,
+                    Type::Scalar(crate::ir::ElemTy::Bool),
+                    span,
+                ),
+            };
+        }
+        Some(single)
     }
 
     /// The check, before the statement, that the run-time slice of

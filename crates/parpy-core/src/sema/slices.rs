@@ -1511,7 +1511,19 @@ impl Lowerer<'_, '_> {
         // be 1 (NumPy broadcasts it, its counter then held at its first
         // element, `broadcast_counts`)
         let mut checks: Vec<(VarId, Expr, bool)> = vec![];
-        let scan = self.rt_slices.as_ref().is_some_and(|c| c.scan);
+        // (a scan's operand: its length along each dimension of the target,
+        // `RtSlices::scan_lengths`)
+        if let Some(rt) = self.rt_slices.as_mut().filter(|c| c.scan && !first) {
+            let (n, m) = (extents.len(), shape.len());
+            for p in (0..m).filter(|_| m <= n) {
+                let along = match counts[p] {
+                    Some(c) => super::runtime_slices::Along::Count(c),
+                    None if shape[p] == 1 => super::runtime_slices::Along::One,
+                    None => super::runtime_slices::Along::Long,
+                };
+                rt.scan_lengths.push((n - m + p, along));
+            }
+        }
         if let (Some(rt), false) = (&ctx.runtime, first) {
             let (n, m) = (extents.len(), shape.len());
             let int_ty = self.opts.int_type;
@@ -1523,7 +1535,7 @@ impl Lowerer<'_, '_> {
                     None => Expr::int(k, int_ty, span),
                 };
                 match (here, there) {
-                    (Some(c), t) if t != Some(c) => checks.push((c, want(t, extents[d]), !scan)),
+                    (Some(c), t) if t != Some(c) => checks.push((c, want(t, extents[d]), true)),
                     (None, Some(t)) if shape[p] != 1 => {
                         checks.push((t, want(None, shape[p]), false))
                     }
@@ -2289,9 +2301,28 @@ impl Lowerer<'_, '_> {
         };
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
+        // a float sum starts from -0.0, which every value added to it
+        // keeps as it is (NumPy's first result is the first element, -0.0
+        // included)
+        let first = match (op, acc_ty.is_float()) {
+            (ReduceOp::Sum, true) => Expr::new(ExprKind::Float(-0.0), Type::Scalar(acc_ty), span),
+            _ => Expr::reduce_identity(op, acc_ty, span),
+        };
+        // an operand of one element along the axis (`np.cumsum(x[c:c +
+        // 1])` into a longer target): NumPy's scan of it is that element,
+        // broadcast, each one combined with the start, not the running
+        // value
+        let running = match self.scan_of_one(axis, span) {
+            None => acc_e.clone(),
+            Some(Expr {
+                kind: ExprKind::Bool(true),
+                ..
+            }) => first.clone(),
+            Some(one) => Expr::select(one, first.clone(), acc_e.clone()),
+        };
         let update = Expr::binary(
             op.combine(),
-            acc_e.clone(),
+            running,
             convert(v.e, acc_ty),
             Type::Scalar(acc_ty),
             span,
@@ -2321,13 +2352,6 @@ impl Lowerer<'_, '_> {
             ),
             Stmt::new(store, span),
         ];
-        // a float sum starts from -0.0, which every value added to it
-        // keeps as it is (NumPy's first result is the first element, -0.0
-        // included)
-        let first = match (op, acc_ty.is_float()) {
-            (ReduceOp::Sum, true) => Expr::new(ExprKind::Float(-0.0), Type::Scalar(acc_ty), span),
-            _ => Expr::reduce_identity(op, acc_ty, span),
-        };
         // each line along the axis scanned in order from its own start,
         // the lines in any order (a 1-D slice: one line)
         let int_ty = self.opts.int_type;
