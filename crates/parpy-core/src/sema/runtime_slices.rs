@@ -487,11 +487,21 @@ impl Lowerer<'_, '_> {
     /// The check, before the statement, that the run-time slice of
     /// `count` elements has `want` (an operand of a slice statement of
     /// the target's length), or one element where `one` (an operand,
-    /// which NumPy broadcasts): NumPy's ValueError.
-    pub(super) fn runtime_length_check(&mut self, count: VarId, want: Expr, one: bool, span: Span) {
+    /// which NumPy broadcasts): NumPy's ValueError. With `shapes` (a 1-D
+    /// operand of a 1-D target: whether `count` is the operand's, else the
+    /// target's) NumPy's message, "could not broadcast input array from
+    /// shape (2,) into shape (3,)", the lengths where it runs.
+    pub(super) fn runtime_length_check(
+        &mut self,
+        count: VarId,
+        want: Expr,
+        one: bool,
+        shapes: Option<bool>,
+        span: Span,
+    ) {
         let int_ty = self.opts.int_type;
         let c = || Expr::var(count, Type::Scalar(int_ty), span);
-        let mut same = Expr::compare(BinOp::Eq, c(), want, span);
+        let mut same = Expr::compare(BinOp::Eq, c(), want.clone(), span);
         if one {
             let single = Expr::compare(BinOp::Eq, c(), Expr::int(1, int_ty, span), span);
             same = Expr::binary(
@@ -502,11 +512,24 @@ impl Lowerer<'_, '_> {
                 span,
             );
         }
-        let text = span_text(span).unwrap_or_else(|| "an operand".to_string());
-        let message = format!(
-            "could not broadcast input array from the shape of `{text}` into the shape of the target: their lengths differ"
-        );
-        let check = Expr::assert(same, Some(message), "ValueError", span);
+        let check = match shapes {
+            Some(operand) => {
+                let message = "could not broadcast input array from shape ({0},) into shape ({1},)";
+                let (from, into) = match operand {
+                    true => (c(), want),
+                    false => (want, c()),
+                };
+                let values = vec![(from, true), (into, true)];
+                Expr::assert_noting(same, Some(message.to_string()), values, "ValueError", span)
+            }
+            None => {
+                let text = span_text(span).unwrap_or_else(|| "an operand".to_string());
+                let message = format!(
+                    "could not broadcast input array from the shape of `{text}` into the shape of the target: their lengths differ"
+                );
+                Expr::assert(same, Some(message), "ValueError", span)
+            }
+        };
         self.pre.push(Stmt::new(StmtKind::Expr(check), span));
     }
 

@@ -1510,7 +1510,9 @@ impl Lowerer<'_, '_> {
         // they are in, their counts checked below: an operand's may also
         // be 1 (NumPy broadcasts it, its counter then held at its first
         // element, `broadcast_counts`)
-        let mut checks: Vec<(VarId, Expr, bool)> = vec![];
+        // (each: the count checked, the length it must have, whether it may
+        // be 1, whether it is the operand's, not the target's)
+        let mut checks: Vec<(VarId, Expr, bool, bool)> = vec![];
         // (a scan's operand: its length along each dimension of the target,
         // `RtSlices::scan_lengths`)
         if let Some(rt) = self.rt_slices.as_mut().filter(|c| c.scan && !first) {
@@ -1535,9 +1537,11 @@ impl Lowerer<'_, '_> {
                     None => Expr::int(k, int_ty, span),
                 };
                 match (here, there) {
-                    (Some(c), t) if t != Some(c) => checks.push((c, want(t, extents[d]), true)),
+                    (Some(c), t) if t != Some(c) => {
+                        checks.push((c, want(t, extents[d]), true, true))
+                    }
                     (None, Some(t)) if shape[p] != 1 => {
-                        checks.push((t, want(None, shape[p]), false))
+                        checks.push((t, want(None, shape[p]), false, false))
                     }
                     _ => {}
                 }
@@ -1547,8 +1551,10 @@ impl Lowerer<'_, '_> {
             }
         }
         let mut broadcast_counts = vec![];
-        for (c, want, one) in checks {
-            self.runtime_length_check(c, want, one, span);
+        // (a 1-D operand into a 1-D target: NumPy's words, with the shapes)
+        let one_d = extents.len() == 1 && shape.len() == 1;
+        for (c, want, one, operand) in checks {
+            self.runtime_length_check(c, want, one, one_d.then_some(operand), span);
             if one {
                 broadcast_counts.push(c);
             }
