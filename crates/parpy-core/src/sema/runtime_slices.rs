@@ -520,7 +520,14 @@ impl Lowerer<'_, '_> {
                     false => (want, c()),
                 };
                 let values = vec![(from, true), (into, true)];
-                Expr::assert_noting(same, Some(message.to_string()), values, "ValueError", span)
+                Expr::assert_noting(
+                    same,
+                    Some(message.to_string()),
+                    values,
+                    "ValueError",
+                    false,
+                    span,
+                )
             }
             None => {
                 let text = span_text(span).unwrap_or_else(|| "an operand".to_string());
