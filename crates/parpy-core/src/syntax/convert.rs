@@ -102,6 +102,15 @@ fn ident(name: &str) -> String {
     }
 }
 
+/// Whether a call of `func` may write arrays (a walrus may not follow it
+/// in its statement, `walrus_assignments`; a `match` subject may not make
+/// it, `match_stmt`): any but [`PURE_BUILTINS`] and dotted functions of
+/// modules (`np.sqrt`, `math.floor`).
+fn may_write(func: &Expr) -> bool {
+    !matches!(&func.kind, ExprKind::Name(f) if PURE_BUILTINS.contains(&f.as_str()))
+        && func.dotted_path().is_none_or(|p| p.len() == 1)
+}
+
 /// Python's builtins a walrus may follow in its statement: they write no
 /// array (see `walrus_assignments`).
 const PURE_BUILTINS: &[&str] = &[
@@ -495,6 +504,15 @@ impl Converter {
             py::Expr::Tuple(t) => t.elts.iter().collect(),
             one => vec![one],
         };
+        if let Some(s) = args.iter().find(|a| matches!(a, py::Expr::Starred(_))) {
+            self.reject_with(
+                s.range(),
+                "`*args` of a message's `%` is not supported in parpy functions",
+                "starred",
+                Some("name each value"),
+            );
+            return None;
+        }
         let why = match printf_count(text) {
             Ok(n) if n > args.len() => Some("not enough arguments for format string".to_string()),
             Ok(n) if n < args.len() => {
@@ -513,15 +531,6 @@ impl Converter {
         }
         if args.is_empty() {
             return Some(Message::plain(text.replace("%%", "%")));
-        }
-        if let Some(s) = args.iter().find(|a| matches!(a, py::Expr::Starred(_))) {
-            self.reject_with(
-                s.range(),
-                "`*args` of a message's `%` is not supported in parpy functions",
-                "starred",
-                Some("name each value"),
-            );
-            return None;
         }
         Some(Message {
             text: Some(text.to_string()),
@@ -711,7 +720,7 @@ impl Converter {
             if let py::Stmt::Match(m) = s {
                 let st = self.match_stmt(m);
                 self.walruses = outer;
-                out.extend(st);
+                out.extend(st.into_iter().flatten());
                 continue;
             }
             let st = self.stmt(s);
@@ -746,16 +755,12 @@ impl Converter {
     /// `None`/`True`/`False`, which Python tests with `is`) are refused.
     /// Where a guard is false, the case's names stay unbound (Python binds
     /// them before the guard).
-    fn match_stmt(&mut self, m: &py::StmtMatch) -> Option<Stmt> {
+    fn match_stmt(&mut self, m: &py::StmtMatch) -> Option<Vec<Stmt>> {
         let walruses = self.walruses.len();
         let subject = self.expr(&m.subject);
         let mut effect = self.walruses.len() > walruses;
         subject.walk(&mut |x| {
-            if let ExprKind::Call { func, .. } = &x.kind {
-                let pure = matches!(&func.kind, ExprKind::Name(f) if PURE_BUILTINS.contains(&f.as_str()))
-                    || func.dotted_path().is_some_and(|p| p.len() > 1);
-                effect |= !pure;
-            }
+            effect |= matches!(&x.kind, ExprKind::Call { func, .. } if may_write(func));
         });
         if effect {
             self.reject_with(
@@ -808,7 +813,6 @@ impl Converter {
             body.extend(self.block(&case.body));
             chain.push((cond, body, span));
         }
-        let span = self.span(m.range);
         let mut rest: Vec<Stmt> = vec![];
         for (cond, body, at) in chain.into_iter().rev() {
             rest = match cond {
@@ -823,21 +827,7 @@ impl Converter {
                 }],
             };
         }
-        // (a chain that is one block: an `if True:` around it)
-        match rest.len() {
-            1 => rest.pop(),
-            _ => Some(Stmt {
-                kind: StmtKind::If {
-                    cond: Expr {
-                        kind: ExprKind::Bool(true),
-                        span,
-                    },
-                    then_body: rest,
-                    else_body: vec![],
-                },
-                span,
-            }),
-        }
+        Some(rest)
     }
 
     /// The test that `pattern` matches `subject` (`None`: it always
@@ -1176,12 +1166,7 @@ impl Converter {
         for e in exprs {
             e.walk(&mut |x| match &x.kind {
                 ExprKind::Name(v) => earlier.push((x.span, Some(v.clone()))),
-                ExprKind::Call { func, .. }
-                    if !matches!(&func.kind, ExprKind::Name(f) if PURE_BUILTINS.contains(&f.as_str()))
-                        && func.dotted_path().is_none_or(|p| p.len() == 1) =>
-                {
-                    earlier.push((x.span, None))
-                }
+                ExprKind::Call { func, .. } if may_write(func) => earlier.push((x.span, None)),
                 _ => {}
             });
         }
