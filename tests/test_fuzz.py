@@ -334,3 +334,26 @@ def test_a_repro_script_compares_the_exception_of_a_failing_check(tmp_path):
     assert _fuzz.same_raise(want, ValueError("`kern`: chk1: v=3 (at k.py:4: raise ..)")) == ""
     assert _fuzz.same_raise(want, ValueError("`kern`: chk1: v=4 (at k.py:4: raise ..)"))
     assert _fuzz.same_raise(want, AssertionError("`kern`: chk1: v=3 (at k.py:4: ..)"))
+
+
+def test_stop_61_message_forms_are_generated_and_can_be_avoided():
+    # a check's message built by str.format, by % or by + of its parts
+    needles = {"message_forms": re.compile(
+        r"(assert .*, |raise ValueError\()\"chk\d+:[^\"]*\"(\.format\(| % \(| \+ )")}
+    _generated_and_avoidable(needles, {s: _fuzz.generate(s) for s in range(600)})
+
+
+def test_a_short_run_of_the_message_forms(tmp_path):
+    # fixed seeds whose checks have messages of the three forms, one of them
+    # failing on purpose: the compiled call raises Python's text
+    seeds = [s for s in range(610000, 611500)
+             if "message_forms" in _fuzz.generate(s)["features"]][:24]
+    s = _fuzz.fuzz(seeds, "Cpu", out=str(tmp_path), codegen=False, jobs=1, timeout=120)
+    assert s["cases"] == len(seeds) == 24
+    assert not s["invalid"], s["invalid"]
+    assert not s["failures"], "fuzz failures (repro scripts in {}): {}".format(
+        tmp_path, "\n".join(map(str, s["failures"])))
+    forms = [_fuzz.generate(x)["source"] for x in seeds]
+    assert any(".format(" in f for f in forms) and any('" % (' in f for f in forms)
+    assert any('" + ' in f for f in forms)
+    assert s["raised"] >= 1, s["raised"]

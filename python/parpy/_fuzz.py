@@ -279,6 +279,10 @@ FEATURES = [
     # type, `np.int16(-7)`, the type's least or greatest value, `c0`
     # (stop 60; a stream of its own)
     "int_initial",
+    # the messages of `check_messages` built by `"..".format(a, b)` (fields
+    # numbered or not), `".. %.3f %r" % (a, b)` and `"lit " + str(a) +
+    # repr(b) + format(c, ".2e")` (stop 61; a stream of its own)
+    "message_forms",
 ]
 
 # the ufunc whose `reduce` / `accumulate` each reduction / scan is
@@ -408,6 +412,64 @@ class Nest:
         self.extents: List[Tuple[str, int]] = []
 
 
+def _printf_spec(spec: str) -> Optional[str]:
+    """The `%` conversion that formats a value as the f-string field `spec`
+    does (`!r`, `:.3f`, ...), or None where `%` has none (`:,`, `:^`)."""
+    if spec in ("", "!s"):
+        return "%s"
+    if spec == "!r":
+        return "%r"
+    m = re.fullmatch(r":([<>]?)([+#0]?)(\d*)(?:\.(\d+))?([dxefg]?)", spec)
+    if m is None:
+        return None
+    align, flag, width, prec, conv = m.groups()
+    if align == "<":
+        flag = "-" + flag
+    prec = f".{prec}" if prec is not None else ""
+    return f"%{flag}{width}{prec}{conv or 's'}"
+
+
+def _percent_message(items: List[Tuple[str, Optional[Tuple[str, str]]]]) -> str:
+    """`"lit %.3f lit %r" % (a, b,)` of a message's literals and fields."""
+    text = "".join(lit + (_printf_spec(v[1]) or "" if v else "") for lit, v in items)
+    values = "".join(f"{v[0]}, " for _, v in items if v)
+    return f'"{text}" % ({values})'
+
+
+def _format_message(items: List[Tuple[str, Optional[Tuple[str, str]]]],
+                    r: random.Random) -> str:
+    """`"lit {:.3f} lit {}".format(a, b)`, the fields numbered or not."""
+    numbered = r.random() < 0.4
+    text, values = "", []
+    for lit, v in items:
+        text += lit.replace("{", "{{").replace("}", "}}")
+        if v:
+            text += f"{{{len(values) if numbered else ''}{v[1]}}}"
+            values.append(v[0])
+    return f'"{text}".format({", ".join(values)})'
+
+
+def _concat_message(items: List[Tuple[str, Optional[Tuple[str, str]]]],
+                    r: random.Random) -> str:
+    """`"lit " + str(a) + repr(b) + format(c, ".3f")` (or an f-string of
+    one field)."""
+    parts = []
+    for lit, v in items:
+        if lit:
+            parts.append(f'"{lit}"')
+        if v is None:
+            continue
+        text, spec = v
+        if spec == "!r":
+            parts.append(f"repr({text})")
+        elif spec.startswith(":"):
+            parts.append(f'format({text}, "{spec[1:]}")' if r.random() < 0.6
+                         else f'f"{{{text}{spec}}}"')
+        else:
+            parts.append(f"str({text})")
+    return " + ".join(parts)
+
+
 class Gen:
     def __init__(self, seed: int, avoid: Sequence[str] = (), float16: bool = True) -> None:
         self.seed = seed
@@ -422,7 +484,7 @@ class Gen:
         self.side_r = {f: random.Random(seed * 7927 + 13 + 17 * j) for j, f in enumerate(
             ("data_while", "helper_tuples", "scalar_updates", "new_math", "sort_search",
              "clips", "none_args", "index_idioms", "run_time_blocks", "check_messages",
-             "sorted_items", "masked_where", "int_initial"))}
+             "sorted_items", "masked_where", "int_initial", "message_forms"))}
         # `check_messages`: whether the program has its one check that may
         # fail, and the checks' count (each message starts `chkN:`)
         self.armed = False
@@ -2710,10 +2772,10 @@ class Gen:
             src_b = f"{lo.text}{sh}:{hi.text}{sh}"
         self.slice_store(sc, ind, a, b, f"{lo.text}:{hi.text}", src_b, True)
 
-    def message_value(self, sc: Scope) -> Optional[str]:
-        """A field of an f-string message: an exact value (a loop variable,
-        a scalar, an element, an integer expression) with a conversion or a
-        format spec its type takes."""
+    def message_value(self, sc: Scope) -> Optional[Tuple[str, str]]:
+        """A field of a message: an exact value (a loop variable, a scalar,
+        an element, an integer expression) and a conversion or a format spec
+        its type takes (`!r`, `:.3f` or none)."""
         r = self.r
         x = r.random()
         if x < 0.5:
@@ -2737,17 +2799,29 @@ class Gen:
                 format(_sample(e.t) if e.t in WEAK else np.dtype(e.t).type(1), spec[1:])
             except Exception:  # noqa: BLE001
                 spec = ""
-        return f"{{{e.text}{spec}}}"
+        return e.text.replace('"', "'"), spec
 
     def message(self, sc: Scope) -> str:
-        """An f-string message that names values, starting `chkN:`."""
+        """A message that names values, starting `chkN:`: an f-string, or
+        (`message_forms`) the same text built by `str.format`, by `%` or by
+        `+` of literals and `str` / `repr` / `format` of each value."""
         self.nchecks += 1
-        parts = [f"chk{self.nchecks}:"]
+        items: List[Tuple[str, Optional[Tuple[str, str]]]] = [(f"chk{self.nchecks}:", None)]
         for _ in range(self.r.choice([1, 2, 3, 4, 8])):
             v = self.message_value(sc)
             if v is not None:
-                parts.append(self.r.choice(["", "v=", "{{at}}", "|"]) + v)
-        text = " ".join(parts).replace('"', "'")
+                items.append((" " + self.r.choice(["", "v=", "{at}", "|"]), v))
+        if self.side("message_forms", 0.5):
+            with self.drawing_from("message_forms"):
+                form = self.r.choice(["format", "format", "percent", "concat"])
+                if form == "percent" and all(
+                        v is None or _printf_spec(v[1]) is not None for _, v in items):
+                    return _percent_message(items)
+                if form == "concat":
+                    return _concat_message(items, self.r)
+                return _format_message(items, self.r)
+        text = "".join(lit.replace("{", "{{").replace("}", "}}")
+                       + (f"{{{v[0]}{v[1]}}}" if v else "") for lit, v in items)
         return f'f"{text}"'
 
     def stmt_check_message(self, sc: Scope, ind: int) -> None:
