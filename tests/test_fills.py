@@ -88,6 +88,24 @@ def test_zeros_ones_and_full_are_values_in_an_expression():
 
 
 @parpy.jit
+def fill_products(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        y[i, 0] = np.dot(x[i, :], np.ones(M))
+        y[i, 1] = x[i] @ np.full(M, 0.5)
+        y[i, 2] = np.dot(np.ones((M,)), x[i])
+        y[i, 3] = np.ones_like(x[i, :]) @ x[i, :]
+        y[i, 4:6] = np.ones((2, M), np.float32) @ x[i, :]
+        y[i, 6] = x[i].dot(np.zeros(M) + 2.0)
+
+
+def test_a_fill_is_an_operand_of_a_product():
+    # the rank of a fill is its shape's length (it was read as a number:
+    # "`x` has 2 dimensions but 1 index was given", "`@` of a number")
+    run_both(fill_products, [_x(6), np.zeros((N, 7)), N], cpu_opts({'i': parpy.threads(N)}))
+
+
+@parpy.jit
 def empty_read(x, y, N):
     for i in range(N):
         y[i, :] = np.empty(8)

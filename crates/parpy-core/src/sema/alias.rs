@@ -531,6 +531,17 @@ impl Lowerer<'_, '_> {
             "numpy.arange" | "numpy.linspace" => Some(1),
             "numpy.eye" | "numpy.identity" | "numpy.tri" => Some(2),
             "numpy.triu" | "numpy.tril" => Some(args.first().map_or(0, |m| self.rank(m))),
+            // `np.ones(3)`, `np.zeros((2, 3))`: a dimension per length;
+            // `np.ones_like(a)`: `a`'s (`local_arrays.rs` `filled_array`)
+            "numpy.zeros" | "numpy.ones" | "numpy.empty" | "numpy.full" => {
+                args.first().map(|shape| match &shape.kind {
+                    ast::ExprKind::Tuple(items) => items.len(),
+                    _ => shape.list_items().map_or(1, |items| items.len()),
+                })
+            }
+            "numpy.zeros_like" | "numpy.ones_like" | "numpy.empty_like" | "numpy.full_like" => {
+                args.first().map(|a| self.rank(a))
+            }
             _ => None,
         }
     }
