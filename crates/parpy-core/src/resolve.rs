@@ -52,6 +52,9 @@ pub enum Builtin {
     AtomicBlock,
     /// `np.where(c, a, b)` of scalars.
     Where,
+    /// `np.select(condlist, choicelist, default=0)`: the value of the first
+    /// condition that holds, elementwise (`sema/calls.rs` `select`).
+    Select,
     /// A NumPy ufunc that parpy writes with its operators and other
     /// builtins (`np.add(a, b)` is `a + b`): see [`Ufunc`].
     Ufunc(Ufunc),
@@ -469,6 +472,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "unravel_index" => Some(Builtin::UnravelIndex),
         "ravel_multi_index" => Some(Builtin::RavelMultiIndex),
         "where" => Some(Builtin::Where),
+        "select" => Some(Builtin::Select),
         "clip" => Some(Builtin::Clip),
         "mean" => Some(Builtin::Mean),
         "var" => Some(Builtin::Var),

@@ -672,6 +672,13 @@ impl Lowerer<'_, '_> {
                     _ => 0,
                 },
                 (_, Some(B::Outer)) => 2,
+                // `np.select`: its conditions' and values' broadcast
+                (_, Some(B::Select)) => args
+                    .iter()
+                    .flat_map(|a| super::calls::select_items(a).unwrap_or(std::slice::from_ref(a)))
+                    .map(|a| self.rank(a))
+                    .max()
+                    .unwrap_or(0),
                 (_, Some(B::Einsum)) => match args.split_first() {
                     Some((
                         ast::Expr {

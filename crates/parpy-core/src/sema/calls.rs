@@ -882,6 +882,7 @@ impl Lowerer<'_, '_> {
                 let e = Expr::select_as(c, a, b, Type::Scalar(ty), span);
                 Some(TExpr { e, weak })
             }
+            Builtin::Select => self.select(name, args, span),
             Builtin::Clip => {
                 // `np.clip(x, lo)`: no upper bound (NumPy 2.1)
                 let none = ast::Expr {
@@ -1841,6 +1842,83 @@ impl Lowerer<'_, '_> {
                 .bind(&hidden, super::scope::Binding { var, weak: t.weak });
         }
         hidden
+    }
+
+    /// `np.select(condlist, choicelist, default)` of list or tuple
+    /// literals: the value of the first condition that holds, else the
+    /// default, elementwise; NumPy's type of all the values (Python numbers
+    /// weak, NEP 50), each condition a bool (NumPy's TypeError otherwise).
+    fn select(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<TExpr> {
+        let zero = ast::Expr {
+            kind: ast::ExprKind::Int(0),
+            span,
+        };
+        let (conds, choices, default) = match args {
+            [c, v] => (c, v, &zero),
+            [c, v, d] => (c, v, d),
+            _ => {
+                self.arity_error(name, "2 or 3 arguments", args.len(), span);
+                return None;
+            }
+        };
+        fn listed<'e>(name: &str, e: &'e ast::Expr) -> Result<&'e [ast::Expr], Diagnostic> {
+            select_items(e).ok_or_else(|| {
+                Diagnostic::error(format!("`{name}` takes a list or tuple literal here"))
+                    .at(e.span, "not a list or tuple written out")
+                    .help("write the conditions and the values as `[a, b]`")
+            })
+        }
+        let (conds, choices) = match (listed(name, conds), listed(name, choices)) {
+            (Ok(c), Ok(v)) => (c, v),
+            (Err(d), _) | (_, Err(d)) => {
+                self.error(d);
+                return None;
+            }
+        };
+        let problem = if conds.len() != choices.len() {
+            Some("list of cases must be same length as list of conditions")
+        } else if conds.is_empty() {
+            Some("select with an empty condition list is not possible")
+        } else {
+            None
+        };
+        if let Some(message) = problem {
+            self.error(
+                Diagnostic::error(format!("`{name}`: {message}"))
+                    .at(
+                        span,
+                        format!("{} conditions, {} values", conds.len(), choices.len()),
+                    )
+                    .raises("ValueError"),
+            );
+            return None;
+        }
+        let mut acc = self.lower_expr(default);
+        for (k, (c, v)) in conds.iter().zip(choices).enumerate().rev() {
+            let (c, v) = (self.lower_expr(c), self.lower_expr(v));
+            let c = c.and_then(|c| {
+                let ty = self.scalar_elem(&c)?;
+                if ty != ElemTy::Bool {
+                    self.error(
+                        Diagnostic::error(format!(
+                            "invalid entry {k} in condlist: should be boolean ndarray"
+                        ))
+                        .at(conds[k].span, format!("a condition of {ty}"))
+                        .help("compare it (`c != 0`)")
+                        .type_error(),
+                    );
+                    return None;
+                }
+                Some(c.e)
+            });
+            let (c, v, rest) = (c?, v?, acc?);
+            let (v, rest, ty, weak) = self.unify(v, rest)?;
+            acc = Some(TExpr {
+                e: Expr::select_as(c, v, rest, Type::Scalar(ty), span),
+                weak,
+            });
+        }
+        acc
     }
 
     /// Python's raise of `exception` with `message` where each condition
@@ -3236,6 +3314,14 @@ pub(super) fn predicate(f: MathFn, e: Expr, ty: ElemTy, span: Span) -> Expr {
 /// is a 0-d int64 array. The rule of every NumPy function but
 /// `np.allclose` (a Python bool); a parpy builtin (`parpy.math.sqrt(2.0)`)
 /// or a Python one (`abs(-2)`) keeps a Python number.
+/// The items of `np.select`'s list or tuple literal.
+pub(super) fn select_items(e: &ast::Expr) -> Option<&[ast::Expr]> {
+    match &e.kind {
+        ast::ExprKind::Tuple(items) => Some(items),
+        _ => e.list_items(),
+    }
+}
+
 fn numpy_value(r: Option<TExpr>) -> Option<TExpr> {
     r.map(|t| TExpr { weak: false, ..t })
 }

@@ -290,6 +290,11 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             &[("number", How::Req), ("ndigits", How::Opt(Dflt::None))]
         }
         Builtin::Clip => &[A, ("a_min", How::Req), ("a_max", How::Opt(Dflt::None)), OUT],
+        Builtin::Select => &[
+            ("condlist", How::Req),
+            ("choicelist", How::Req),
+            ("default", How::Opt(Dflt::Int(0))),
+        ],
         // Python's math functions: their operands by position
         Builtin::PyMath(_)
         | Builtin::MathGcdLcm(_)

@@ -313,6 +313,7 @@ fn elementwise_call(
             | Builtin::Fmax
             | Builtin::Fmin
             | Builtin::Where
+            | Builtin::Select
             | Builtin::Ufunc(_)
             | Builtin::Clip
             | Builtin::NanToNum
