@@ -405,6 +405,8 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_float16_predicates_compile_for_gpus",
     "test_gpu_code_of_methods_compiles",
     "test_nan_reductions_compile_for_cuda_and_metal",
+    "test_nanargmax_of_all_nan_is_numpys_value_error",
+    "test_nanargmax_compiles_for_cuda_and_metal",
     # test_diagonal: other backends' code, errors
     "test_diagonals_compile_for_cuda_and_metal",
     "test_misuse_is_refused_as_numpy_refuses_it",

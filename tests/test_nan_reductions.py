@@ -157,3 +157,60 @@ def test_nan_reductions_compile_for_cuda_and_metal():
     outs = [np.zeros(w.shape, np.float32) for w in expected(x)]
     check_gpu_code(along_axes, lambda backend: [x, *outs, N], {'i': parpy.threads(N)},
                    "nan_reductions")
+
+
+@parpy.jit
+def nan_args(x, k, N):
+    parpy.label('i')
+    for i in range(N):
+        k[i, 0] = np.nanargmax(x[i, 0, :])
+        k[i, 1] = np.nanargmin(x[i, 0, :])
+        k[i, 2] = np.nanargmax(x[i, 1:3, :])
+        k[i, 3:13] = np.nanargmin(x[i, 2:4, :], axis=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32],
+                         ids=lambda d: np.dtype(d).name)
+def test_nanargmax_and_nanargmin_are_numpys(dtype):
+    # NaN read as -inf / inf: [nan, -inf] gives 0, NumPy's answer
+    rng = np.random.default_rng(11)
+    x = rng.integers(-9, 9, (N, 6, 10)).astype(dtype)
+    if np.dtype(dtype).kind == 'f':
+        x[rng.random((N, 6, 10)) < 0.3] = np.nan
+        x[:, 3, :] = 1.0        # each column of rows 2:4 has a number
+        x[0, 0, :2] = [np.nan, -np.inf]
+        x[1, 0, :] = np.nan
+        x[1, 0, 9] = np.inf
+        x[2, 1:3, :] = np.nan
+        x[2, 2, 5] = -np.inf
+    got = run_both(nan_args, [x, np.zeros((N, 13), np.int64), N], _par())[1]
+    want = np.zeros((N, 13), np.int64)
+    nan_args.py_func(x, want, N)
+    assert np.array_equal(got, want)
+
+
+@parpy.jit
+def all_nan_arg(x, k, N):
+    parpy.label('i')
+    for i in range(N):
+        k[i] = np.nanargmax(x[i, 2, :])
+
+
+def test_nanargmax_of_all_nan_is_numpys_value_error():
+    x = data(np.float64)
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        all_nan_arg.py_func(x.copy(), np.zeros(N, np.int64), N)
+    with pytest.raises(ValueError, match="All-NaN slice encountered") as e:
+        all_nan_arg(x, np.zeros(N, np.int64), N, opts=_par())
+    assert "test_nan_reductions.py" in str(e.value)
+    x[1, 2, 7] = 0.5
+    x[2, 2, 0] = -np.inf
+    k = np.zeros(N, np.int64)
+    all_nan_arg(x, k, N, opts=_par())
+    assert k[1] == 7 and k[2] == 0
+
+
+def test_nanargmax_compiles_for_cuda_and_metal():
+    check_gpu_code(nan_args, lambda b: [np.zeros((N, 6, 10), np.float32),
+                                        np.zeros((N, 13), np.int64), N],
+                   {'i': parpy.threads(N)}, "nan_args")

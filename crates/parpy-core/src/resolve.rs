@@ -169,6 +169,10 @@ pub enum Builtin {
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
+    /// `np.nanargmax(s)` / `np.nanargmin(s)`: the search with NaNs read as
+    /// -inf / inf, NumPy's ValueError where all are NaN.
+    NanArgMax,
+    NanArgMin,
     /// `np.cumsum(s)` / `np.cumprod(s)` of a 1-D slice, assigned to a
     /// slice.
     Cumulative(ReduceOp),
@@ -316,6 +320,8 @@ impl Builtin {
                 | Builtin::CountNonzero
                 | Builtin::ArgMax
                 | Builtin::ArgMin
+                | Builtin::NanArgMax
+                | Builtin::NanArgMin
                 | Builtin::Norm
                 | Builtin::NanReduce(_)
                 | Builtin::NanMean
@@ -518,6 +524,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "average" => Some(Builtin::Average),
         "copyto" => Some(Builtin::CopyTo),
         "argmax" => Some(Builtin::ArgMax),
+        "nanargmax" => Some(Builtin::NanArgMax),
+        "nanargmin" => Some(Builtin::NanArgMin),
         "argmin" => Some(Builtin::ArgMin),
         "cumsum" => Some(Builtin::Cumulative(ReduceOp::Sum)),
         "cumprod" => Some(Builtin::Cumulative(ReduceOp::Prod)),

@@ -972,6 +972,8 @@ impl Lowerer<'_, '_> {
             | Builtin::CountNonzero
             | Builtin::ArgMax
             | Builtin::ArgMin
+            | Builtin::NanArgMax
+            | Builtin::NanArgMin
             | Builtin::NanReduce(_)
             | Builtin::NanMean
             | Builtin::NanVar
@@ -2133,7 +2135,10 @@ impl Lowerer<'_, '_> {
             Builtin::Any => self.nonzero(arg, ReduceOp::Max, span),
             Builtin::All => self.nonzero(arg, ReduceOp::Min, span),
             Builtin::CountNonzero => self.nonzero(arg, ReduceOp::Sum, span),
-            _ => self.arg_extreme(b == Builtin::ArgMax, arg, span),
+            Builtin::NanArgMax | Builtin::NanArgMin => {
+                self.arg_extreme(b == Builtin::NanArgMax, true, arg, span)
+            }
+            _ => self.arg_extreme(b == Builtin::ArgMax, false, arg, span),
         }
     }
 

@@ -130,9 +130,12 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         Builtin::Reduce(ReduceOp::Sum) => &[A, AXIS, DTYPE, OUT, KEEPDIMS, INITIAL, WHERE],
         Builtin::Reduce(ReduceOp::Prod) => &[A, AXIS, DTYPE, OUT, KEEPDIMS],
         Builtin::Reduce(ReduceOp::Max | ReduceOp::Min) => &[A, AXIS, OUT, KEEPDIMS, INITIAL, WHERE],
-        Builtin::Any | Builtin::All | Builtin::ArgMax | Builtin::ArgMin => {
-            &[A, AXIS, OUT, KEEPDIMS]
-        }
+        Builtin::Any
+        | Builtin::All
+        | Builtin::ArgMax
+        | Builtin::ArgMin
+        | Builtin::NanArgMax
+        | Builtin::NanArgMin => &[A, AXIS, OUT, KEEPDIMS],
         Builtin::Mean | Builtin::NanMean | Builtin::NanReduce(ReduceOp::Sum | ReduceOp::Prod) => {
             &[A, AXIS, DTYPE, OUT, KEEPDIMS]
         }

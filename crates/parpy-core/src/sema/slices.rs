@@ -3465,8 +3465,22 @@ impl Lowerer<'_, '_> {
     /// (smallest) element, as NumPy; a NaN counts as the extreme (NumPy
     /// gives the index of the first NaN). In the default integer type
     /// (int64 as NumPy's `intp`, unless `force_int_size` says otherwise).
-    pub(super) fn arg_extreme(&mut self, max: bool, arg: &ast::Expr, span: Span) -> Option<TExpr> {
-        let name = if max { "argmax" } else { "argmin" };
+    /// `np.argmax` / `np.argmin` (`max`), or `np.nanargmax` /
+    /// `np.nanargmin` (`skip_nan`: NumPy's search of the values with each
+    /// NaN read as -inf / inf, a ValueError where all are NaN).
+    pub(super) fn arg_extreme(
+        &mut self,
+        max: bool,
+        skip_nan: bool,
+        arg: &ast::Expr,
+        span: Span,
+    ) -> Option<TExpr> {
+        let name = match (skip_nan, max) {
+            (false, true) => "argmax",
+            (false, false) => "argmin",
+            (true, true) => "nanargmax",
+            (true, false) => "nanargmin",
+        };
         let axes = self.axis.take();
         if let Some(a) = axes.as_ref().filter(|a| a.axes.len() != 1) {
             self.error(
@@ -3546,7 +3560,33 @@ impl Lowerer<'_, '_> {
             substitute(&mut first, *j, &zero);
         }
         let wins = bool_op(if max { BinOp::Gt } else { BinOp::Lt }, var(v), var(best));
-        let cond = if et.is_float() {
+        // `np.nanargmax`: each value a number, a NaN the infinity that
+        // never wins (NumPy's `_replace_nan`); whether any was a number
+        let numbers = (skip_nan && et.is_float()).then(|| {
+            let seen = self.new_var("numbers", Type::Scalar(ElemTy::Bool), VarKind::Local, span);
+            let inf = if max {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            };
+            let inf = Expr::new(ExprKind::Float(inf), et_ty.clone(), span);
+            let replaced = |id| {
+                let nan = bool_op(BinOp::Ne, var(id), var(id));
+                assign(
+                    id,
+                    Expr::select_as(nan, inf.clone(), var(id), et_ty.clone(), span),
+                )
+            };
+            let seen_now = |id| bool_op(BinOp::Eq, var(id), var(id));
+            let bool_var = Expr::var(seen, Type::Scalar(ElemTy::Bool), span);
+            let update = assign(seen, bool_op(BinOp::Or, bool_var.clone(), seen_now(v)));
+            (
+                bool_var,
+                [assign(seen, seen_now(best)), replaced(best)],
+                [update, replaced(v)],
+            )
+        });
+        let cond = if et.is_float() && !skip_nan {
             // a NaN wins unless the best is one already
             let nan = bool_op(BinOp::Ne, var(v), var(v));
             let best_num = bool_op(BinOp::Eq, var(best), var(best));
@@ -3578,17 +3618,18 @@ impl Lowerer<'_, '_> {
             substitute_stmts(&mut first_inner, *j, &zero);
         }
         let mut body = inner;
-        body.extend([
-            assign(v, elem.e),
-            Stmt::new(
-                StmtKind::If {
-                    cond,
-                    then_body: vec![assign(best, var(v)), assign(best_index, index)],
-                    else_body: vec![],
-                },
-                span,
-            ),
-        ]);
+        body.push(assign(v, elem.e));
+        if let Some((_, _, in_loop)) = &numbers {
+            body.extend(in_loop.iter().cloned());
+        }
+        body.extend([Stmt::new(
+            StmtKind::If {
+                cond,
+                then_body: vec![assign(best, var(v)), assign(best_index, index)],
+                else_body: vec![],
+            },
+            span,
+        )]);
         // one loop from the second element; for more dimensions, nested
         // loops over all of them (the first element does not win again)
         let search = match vars[..] {
@@ -3600,8 +3641,14 @@ impl Lowerer<'_, '_> {
         };
         self.pre.extend(first_inner);
         self.pre.push(assign(best, first));
+        if let Some((_, at_first, _)) = &numbers {
+            self.pre.extend(at_first.iter().cloned());
+        }
         self.pre.push(assign(best_index, zero));
         self.pre.extend(search);
+        if let Some((any, _, _)) = numbers {
+            self.raise_unless(vec![(any, "All-NaN slice encountered", "ValueError")], span);
+        }
         Some(TExpr {
             e: Expr::var(best_index, Type::Scalar(int_ty), span),
             weak: false,
