@@ -46,6 +46,51 @@ def test_methods_are_their_numpy_functions(dtype):
 
 
 @parpy.jit
+def items(x, y, N):
+    parpy.label('i')
+    for i in range(N):
+        # an index of a 1-D slice, the flat index and the indices of a
+        # block, a tuple of them, the one element of a slice, a negative one
+        y[i, 0] = x[i, 1, :].item(2) + x[i].item(1, 2)
+        y[i, 1] = x[i].item(4) * 3 + x[i, :, 1:].item((1, 0))
+        y[i, 2] = x[i, 0, 1:2].item() - x[i, 0, :].item(-1)
+        y[i, 3] = x[i].item(5 - i)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int8])
+def test_item_takes_numpys_indices(dtype):
+    # (was: "slices can only be used in slice assignments and reductions")
+    x = rng(3).integers(-20, 20, (N, 2, 3)).astype(dtype)
+    got = run_both(items, [x, np.zeros((N, 4)), N], _par())[1]
+    want = np.zeros((N, 4))
+    items.py_func(x, want, N)
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("call,error,words", [
+    ("x[i, 1, :].item()", parpy.CompileValueError,
+     "can only convert an array of size 1 to a Python scalar"),
+    ("x[i].item(0, 1, 2)", parpy.CompileValueError, "incorrect number of indices for array"),
+    ("x[i].item(7 - i)", IndexError, r"index 7 is out of bounds for axis 0 of `x.reshape\(6\)`"),
+])
+def test_what_item_refuses_is_numpys_error(call, error, words, tmp_path):
+    from conftest import module_from_source
+    mod = module_from_source(
+        tmp_path, "item_mod",
+        "import parpy\n\n"
+        "def f(x, y, N):\n"
+        "    parpy.label('i')\n"
+        "    for i in range(N):\n"
+        f"        y[i] = {call}\n")
+    x = np.ones((N, 2, 3))
+    with pytest.raises(IndexError if error is IndexError else ValueError):
+        mod.f(x.copy(), np.zeros(N), N)
+    with pytest.raises(error, match=words) as e:
+        parpy.jit(mod.f)(x, np.zeros(N), N, opts=_par())
+    assert "item_mod.py:6" in str(e.value)
+
+
+@parpy.jit
 def integer_methods(k, y, N):
     parpy.label('i')
     for i in range(N):

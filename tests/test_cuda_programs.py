@@ -404,6 +404,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_logaddexp_on_gpus",
     "test_float16_predicates_compile_for_gpus",
     "test_gpu_code_of_methods_compiles",
+    "test_what_item_refuses_is_numpys_error",
     "test_nan_reductions_compile_for_cuda_and_metal",
     "test_nanargmax_of_all_nan_is_numpys_value_error",
     "test_nanargmax_compiles_for_cuda_and_metal",

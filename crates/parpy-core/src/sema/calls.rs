@@ -3064,6 +3064,10 @@ impl Lowerer<'_, '_> {
         }
         // `x.item()` of an element: the number, a Python number
         if attr == "item" {
+            if let Some(element) = self.item_of(value, args, span) {
+                let v = self.lower_expr(&element?)?;
+                return Some(TExpr { e: v.e, weak: true });
+            }
             let v = self.lower_expr(value)?;
             self.scalar_elem(&v)?;
             return Some(TExpr { e: v.e, weak: true });
@@ -3087,6 +3091,67 @@ impl Lowerer<'_, '_> {
         all.push(value.clone());
         all.extend_from_slice(args);
         self.builtin_call_with(b, name, &all, span)
+    }
+
+    /// `a.item(k)` / `a.item(j, k)` / `a.item((j, k))` of an array or a
+    /// slice (`rank` above 0), and `a.item()` of one element: NumPy's
+    /// element, `a[k]` (`a.ravel()[k]`, the flat index, of more
+    /// dimensions) or `a[j, k]`, whose reads check the indices (`Some(None)`
+    /// after an error); `None` for `.item()` of a number.
+    fn item_of(
+        &mut self,
+        value: &ast::Expr,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Option<ast::Expr>> {
+        let rank = self.rank(value);
+        let indices = match args {
+            [ast::Expr {
+                kind: ast::ExprKind::Tuple(items),
+                ..
+            }] => items.as_slice(),
+            _ => args,
+        };
+        let subscript = |value: ast::Expr, indices: Vec<ast::Expr>| ast::Expr {
+            kind: ast::ExprKind::Subscript {
+                value: Box::new(value),
+                indices,
+            },
+            span,
+        };
+        let problem = match (rank, indices.len()) {
+            (0, 0) => return None,
+            (0, _) => {
+                self.error(
+                    Diagnostic::error("parpy takes `.item()` of a number without indices")
+                        .at(span, "an index of a number")
+                        .help("write `.item()`"),
+                );
+                return Some(None);
+            }
+            (1, 0) if self.leading_dim(value) == Some(1) => {
+                return Some(Some(subscript(
+                    value.clone(),
+                    vec![ast::Expr::int(0, span)],
+                )));
+            }
+            (_, 0) => "can only convert an array of size 1 to a Python scalar",
+            (_, 1) if rank > 1 => {
+                let flat = ast::Expr::method(value, "ravel", vec![], span, span);
+                return Some(Some(subscript(flat, indices.to_vec())));
+            }
+            (r, n) if r == n => return Some(Some(subscript(value.clone(), indices.to_vec()))),
+            _ => "incorrect number of indices for array",
+        };
+        self.error(
+            Diagnostic::error(problem.to_string())
+                .at(
+                    span,
+                    format!("`.item` of {rank} dimensions, {} indices", indices.len()),
+                )
+                .raises("ValueError"),
+        );
+        Some(None)
     }
 
     /// The length of the first dimension of array `e`, of a slice of one
