@@ -75,7 +75,7 @@ def test_item_takes_numpys_indices(dtype):
     ("x[i].item(7 - i)", IndexError, IndexError,
      r"index 7 is out of bounds for axis 0 of `x.reshape\(6\)`"),
     # (its index was ignored: 1.0, where NumPy raises)
-    ("x[i, 0].item(5)", IndexError, parpy.CompileError,
+    ("x[i, 0, 1].item(5)", IndexError, parpy.CompileError,
      r"parpy takes `.item\(\)` of a number without indices"),
 ])
 def test_what_item_refuses_is_numpys_error(call, python, error, words, tmp_path):
