@@ -166,6 +166,8 @@ pub enum Builtin {
     /// `np.polyval(p, x)`: Horner's rule over the coefficients
     /// (`sema::polyval`).
     Polyval,
+    /// `np.digitize(x, bins, right)` of a number (`sema::digitize`).
+    Digitize,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -513,6 +515,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "interp" => Some(Builtin::Interp),
         "trapezoid" | "trapz" => Some(Builtin::Trapezoid),
         "polyval" => Some(Builtin::Polyval),
+        "digitize" => Some(Builtin::Digitize),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

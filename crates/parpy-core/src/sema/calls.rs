@@ -1008,6 +1008,7 @@ impl Lowerer<'_, '_> {
             Builtin::Interp => self.interp(name, args, span),
             Builtin::Trapezoid => self.trapezoid(name, args, span),
             Builtin::Polyval => self.polyval(name, args, span),
+            Builtin::Digitize => self.digitize(name, args, span),
             Builtin::CopyTo => {
                 self.statement_only(&format!("`{name}`"), span);
                 None

@@ -279,6 +279,11 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("axis", How::Opt(Dflt::Int(-1))),
         ],
         Builtin::Polyval => &[("p", How::Req), ("x", How::Req)],
+        Builtin::Digitize => &[
+            ("x", How::Req),
+            ("bins", How::Req),
+            ("right", How::Opt(Dflt::Bool(false))),
+        ],
         Builtin::Interp => &[
             ("x", How::Req),
             ("xp", How::Req),
@@ -469,7 +474,9 @@ pub(super) fn positional(
 
 /// The parameters of NumPy's functions that take an array-like, which a
 /// tuple literal is as a list literal is (`np.max((a, 0.5))`).
-const ARRAY_LIKE: [&str; 10] = ["a", "array", "x", "b", "m", "v", "y", "xp", "fp", "p"];
+const ARRAY_LIKE: [&str; 11] = [
+    "a", "array", "x", "b", "m", "v", "y", "xp", "fp", "p", "bins",
+];
 
 /// The tuple literals (of no tuples) that a call of a NumPy function
 /// with signature `sig` passes for an array-like parameter: list

@@ -18,6 +18,7 @@ mod chains;
 mod concatenate;
 mod convolve;
 mod dicts;
+mod digitize;
 mod einsum;
 mod expr;
 mod external;
