@@ -93,6 +93,7 @@ import test_unravel as tur
 import test_bitwise_count as tbc
 import test_idioms as tid
 import test_einsum as tes
+import test_keyed_search as tks
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -529,11 +530,15 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_optimize_takes_numpys_choices_only",
     "test_subscripts_other_than_a_literal_are_refused",
     "test_einsum_compiles_for_cuda_and_metal",
+    # test_keyed_search: errors, other backends' code
+    "test_what_a_keyed_search_cannot_be_is_a_located_error",
+    "test_what_a_key_function_cannot_be_is_a_located_error",
+    "test_keyed_searches_compile_for_cuda_and_metal",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes):
+             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes, tks):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

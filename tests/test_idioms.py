@@ -285,11 +285,6 @@ def stores_a_pair(x, y):
 
 
 @parpy.jit
-def max_of_a_row_by_key(x, y):
-    y[0] = max(x[:], key=abs)
-
-
-@parpy.jit
 def initial_with_an_axis(x, y):
     y[:] = x.max(axis=1, initial=0.0)
 
@@ -340,7 +335,6 @@ def sum_where_with_an_axis(x, y):
     (stores_a_sorted_list, r"`sorted` gives a list of its items: unpack or index it where it is called"),
     (sorted_with_a_run_time_reverse, "`sorted`'s `reverse=` takes a bool known when compiling"),
     (initial_with_an_axis, r"`\.max\(\)` with `initial=` takes an array or a slice whose length is known when compiling, without `axis`"),
-    (max_of_a_row_by_key, "`max` with `key=` takes two or more numbers in parpy functions"),
     (stores_a_pair, "`quot_rem_of` returns 2 values: unpack them where it is called"),
 ])
 def test_what_an_idiom_cannot_be_is_a_located_error(fn, message):

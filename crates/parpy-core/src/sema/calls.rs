@@ -134,7 +134,7 @@ impl Lowerer<'_, '_> {
                 None
             }
             Resolved::Builtin(b @ (Builtin::Max | Builtin::Min)) if !keywords.is_empty() => {
-                self.keyed_extreme(b, &name, args, &keywords[0].value, span)
+                self.keyed_call(b, &name, args, keywords, span)
             }
             Resolved::Builtin(b) => self.builtin_call(b, &name, args, span),
             // (`np.allclose` gives a Python bool; `np.real(v)` is `v.real`,
@@ -275,6 +275,57 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// Python's `max` / `min` with `key=` or `default=`: of one iterable
+    /// `keyed_search`, of two or more numbers `keyed_extreme` (without
+    /// `default=`, Python's TypeError).
+    fn keyed_call(
+        &mut self,
+        b: Builtin,
+        name: &str,
+        args: &[ast::Expr],
+        keywords: &[ast::Keyword],
+        span: Span,
+    ) -> Option<TExpr> {
+        let kw = |n: &str| keywords.iter().find(|k| k.name == n).map(|k| &k.value);
+        let (key, default) = (kw("key"), kw("default"));
+        if let [iterable] = args {
+            let iterates = matches!(iterable.kind, ast::ExprKind::Generator { .. })
+                || self.rank(iterable) > 0
+                || matches!(&iterable.kind, ast::ExprKind::Tuple(_))
+                || matches!(&iterable.kind, ast::ExprKind::Call { func, .. }
+                    if self.builtin_of(func) == Some(Builtin::Range));
+            if iterates {
+                return self.keyed_search(b, name, iterable, (key, default), span);
+            }
+        }
+        if let (Some(d), true) = (default, args.len() != 1) {
+            self.error(
+                Diagnostic::error(format!(
+                    "Cannot specify a default for {name}() with multiple positional arguments"
+                ))
+                .at(d.span, "a default")
+                .note("Python raises TypeError")
+                .type_error(),
+            );
+            return None;
+        }
+        match key {
+            Some(key) if args.len() >= 2 => self.keyed_extreme(b, name, args, key, span),
+            _ => {
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` with `key=` or `default=` takes an iterable or two or more numbers in parpy functions"
+                    ))
+                    .at(span, "not an iterable")
+                    .help(format!(
+                        "pass a `range`, a 1-D slice, a generator expression, or the numbers themselves: `{name}(range(n), key=f)`, `{name}(a, b, key=abs)`"
+                    )),
+                );
+                None
+            }
+        }
+    }
+
     /// Python's `max(a, b, ..., key=f)` / `min(...)` of numbers: each item
     /// evaluated once, then `f` of each in turn; an item replaces the best
     /// so far only when its key is greater (less), so the first of equal
@@ -315,8 +366,7 @@ impl Lowerer<'_, '_> {
         }
         let mut keys = vec![];
         for item in &items {
-            let call = ast::Expr::call(key.clone(), vec![item.clone()], key.span);
-            keys.push(hold(self, &call, "key")?);
+            keys.push(hold(self, &key_call(key, item.clone()), "key")?);
         }
         let op = match b {
             Builtin::Max => BinOp::Gt,
@@ -3458,4 +3508,19 @@ pub(super) fn nan_and_infinity_checks(
             "OverflowError",
         ),
     ]
+}
+
+/// `key(item)`, the key of an item of Python's `max` / `min`: of a
+/// lambda (`ast::ExprKind::Lambda`, one parameter, the converter checks)
+/// its body with the item in place of its parameter.
+pub(super) fn key_call(key: &ast::Expr, item: ast::Expr) -> ast::Expr {
+    match &key.kind {
+        ast::ExprKind::Lambda { params, body } => {
+            let mut body = (**body).clone();
+            let by: Vec<_> = params.iter().map(|p| (p.clone(), item.clone())).collect();
+            super::inline::subst_expr(&mut body, &by);
+            body
+        }
+        _ => ast::Expr::call(key.clone(), vec![item], key.span),
+    }
 }

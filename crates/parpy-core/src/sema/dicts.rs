@@ -237,6 +237,7 @@ impl Rewriter<'_> {
                 }
                 self.expr(elt);
             }
+            K::Lambda { body, .. } => self.expr(body),
             K::Attr { value, .. } => self.expr(value),
             K::Subscript { value, indices } => {
                 self.expr(value);

@@ -625,6 +625,16 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
+            ast::ExprKind::Lambda { .. } => {
+                self.error(
+                    Diagnostic::error(
+                        "a lambda can only be called, or be the `key=` of `max` and `min`, in parpy functions",
+                    )
+                    .at(span, "a function here")
+                    .help("call it, or define a `@parpy.jit` helper and call that"),
+                );
+                None
+            }
             ast::ExprKind::Generator { list: false, .. } => {
                 self.error(
                     Diagnostic::error(

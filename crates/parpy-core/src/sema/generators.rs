@@ -55,6 +55,33 @@ pub(super) fn for_in(var: &str, iter: ast::Expr, body: Vec<ast::Stmt>, span: Spa
     )
 }
 
+/// `body` inside the loops of generator clauses `clauses` (one `for`
+/// each, an `if` per condition), the loops at span `at`.
+pub(super) fn nest_clauses(
+    clauses: &[ast::Clause],
+    mut body: Vec<ast::Stmt>,
+    at: Span,
+) -> ast::Stmt {
+    for c in clauses.iter().rev() {
+        for cond in c.ifs.iter().rev() {
+            body = vec![if_(cond.clone(), body, at)];
+        }
+        body = vec![stmt(
+            ast::StmtKind::For {
+                var: c.var.clone(),
+                var_span: c.var_span,
+                unpack: c.unpack.clone(),
+                group: None,
+                iter: c.iter.clone(),
+                body,
+                orelse: vec![],
+            },
+            at,
+        )];
+    }
+    body.remove(0)
+}
+
 pub(super) fn if_(cond: ast::Expr, then_body: Vec<ast::Stmt>, span: Span) -> ast::Stmt {
     stmt(
         ast::StmtKind::If {
@@ -100,55 +127,8 @@ impl Lowerer<'_, '_> {
             self.error(d);
             return None;
         }
-        // fresh names for the targets, substituted into the clauses after
-        // theirs and into the element
-        let mut subst: Vec<(String, ast::Expr)> = vec![];
-        let mut fresh_names = vec![];
-        let mut renamed = vec![];
-        for c in clauses {
-            let mut c = c.clone();
-            // the iterable sees the targets of the clauses before
-            subst_expr(&mut c.iter, &subst);
-            let mut fresh = |this: &mut Self, n: &str, at: Span| -> (String, Span) {
-                let f = this.fresh_name(n);
-                subst.retain(|(m, _)| m != n);
-                subst.push((n.to_string(), ast::Expr::name(&f, at)));
-                fresh_names.push(f.clone());
-                (f, at)
-            };
-            if c.unpack.is_empty() {
-                (c.var, c.var_span) = fresh(self, &c.var.clone(), c.var_span);
-            } else {
-                c.unpack = c.unpack.iter().map(|(n, at)| fresh(self, n, *at)).collect();
-            }
-            // the conditions see its own too
-            c.ifs.iter_mut().for_each(|e| subst_expr(e, &subst));
-            renamed.push(c);
-        }
-        let mut elt = (**elt).clone();
-        subst_expr(&mut elt, &subst);
-
-        let nest = |body: ast::Stmt| -> ast::Stmt {
-            let mut body = vec![body];
-            for c in renamed.iter().rev() {
-                for cond in c.ifs.iter().rev() {
-                    body = vec![if_(cond.clone(), body, span)];
-                }
-                body = vec![stmt(
-                    ast::StmtKind::For {
-                        var: c.var.clone(),
-                        var_span: c.var_span,
-                        unpack: c.unpack.clone(),
-                        group: None,
-                        iter: c.iter.clone(),
-                        body,
-                        orelse: vec![],
-                    },
-                    gen.span,
-                )];
-            }
-            body.remove(0)
-        };
+        let (renamed, elt, mut fresh_names) = self.renamed_generator(clauses, elt);
+        let nest = |body: ast::Stmt| nest_clauses(&renamed, vec![body], gen.span);
         let acc = self.fresh_name(name);
         fresh_names.push(acc.clone());
         let acc_e = ast::Expr::name(&acc, span);
@@ -219,6 +199,42 @@ impl Lowerer<'_, '_> {
         value
     }
 
+    /// A generator's clauses and element with fresh names for its targets
+    /// (substituted into the clauses after theirs and into the element),
+    /// and those names.
+    pub(super) fn renamed_generator(
+        &mut self,
+        clauses: &[ast::Clause],
+        elt: &ast::Expr,
+    ) -> (Vec<ast::Clause>, ast::Expr, Vec<String>) {
+        let mut subst: Vec<(String, ast::Expr)> = vec![];
+        let mut fresh_names = vec![];
+        let mut renamed = vec![];
+        for c in clauses {
+            let mut c = c.clone();
+            // the iterable sees the targets of the clauses before
+            subst_expr(&mut c.iter, &subst);
+            let mut fresh = |this: &mut Self, n: &str, at: Span| -> (String, Span) {
+                let f = this.fresh_name(n);
+                subst.retain(|(m, _)| m != n);
+                subst.push((n.to_string(), ast::Expr::name(&f, at)));
+                fresh_names.push(f.clone());
+                (f, at)
+            };
+            if c.unpack.is_empty() {
+                (c.var, c.var_span) = fresh(self, &c.var.clone(), c.var_span);
+            } else {
+                c.unpack = c.unpack.iter().map(|(n, at)| fresh(self, n, *at)).collect();
+            }
+            // the conditions see its own too
+            c.ifs.iter_mut().for_each(|e| subst_expr(e, &subst));
+            renamed.push(c);
+        }
+        let mut elt = elt.clone();
+        subst_expr(&mut elt, &subst);
+        (renamed, elt, fresh_names)
+    }
+
     /// `stmts` lowered as statements of their own, outside the expression
     /// being lowered (its slice context and labels).
     pub(super) fn hoisted(&mut self, stmts: &[ast::Stmt]) -> crate::ir::Block {
@@ -234,13 +250,28 @@ impl Lowerer<'_, '_> {
     /// `nest`, lowered for that only: its code is dropped, and so are its
     /// errors (the real lowering reports them).
     fn probe_type(&mut self, probe: &str, nest: ast::Stmt) -> Option<(ElemTy, bool)> {
+        let (t, weak) = self.probe_types(&[probe], nest).pop()??;
+        Some((t.elem()?, weak))
+    }
+
+    /// [`Self::probe_type`] of several locals `probes` assigned in `nest`.
+    pub(super) fn probe_types(
+        &mut self,
+        probes: &[&str],
+        nest: ast::Stmt,
+    ) -> Vec<Option<(crate::ir::Type, bool)>> {
         let before = self.sh.diags.len();
         let pre = std::mem::take(&mut self.pre);
         self.hoisted(&[nest]);
         self.pre = pre;
         self.sh.diags.truncate(before);
-        let b = self.scope.get(probe)?;
-        Some((self.func.var(b.var).ty.elem()?, b.weak))
+        probes
+            .iter()
+            .map(|p| {
+                let b = self.scope.get(p)?;
+                Some((self.func.var(b.var).ty.clone(), b.weak))
+            })
+            .collect()
     }
 
     /// The first element of a `max` / `min` generator: every clause a

@@ -194,7 +194,8 @@ impl Lowerer<'_, '_> {
             | ExprKind::None
             | ExprKind::Ellipsis
             | ExprKind::Name(_)
-            | ExprKind::Generator { .. } => {}
+            | ExprKind::Generator { .. }
+            | ExprKind::Lambda { .. } => {}
             ExprKind::Attr { value, attr } => {
                 self.hoist_in(value, before);
                 if (attr == "T" || attr == "mT") && self.computed(value) {

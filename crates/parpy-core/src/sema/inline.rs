@@ -280,6 +280,15 @@ pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
             }
             subst_expr(elt, &inner);
         }
+        K::Lambda { params, body } => {
+            // (its parameters hide outer names)
+            let inner: Vec<_> = subst
+                .iter()
+                .filter(|(p, _)| !params.contains(p))
+                .cloned()
+                .collect();
+            subst_expr(body, &inner);
+        }
     }
 }
 

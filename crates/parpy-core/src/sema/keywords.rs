@@ -533,7 +533,9 @@ impl Callee {
         match path {
             Some(p) if !local => match resolver.resolve(&p) {
                 Resolved::Function { def, .. } => Callee::Helper(def),
-                Resolved::Builtin(Builtin::Max | Builtin::Min) => Callee::Keyed(&["key"]),
+                Resolved::Builtin(Builtin::Max | Builtin::Min) => {
+                    Callee::Keyed(&["key", "default"])
+                }
                 Resolved::Builtin(Builtin::Sorted) => Callee::Keyed(&["key", "reverse"]),
                 Resolved::Builtin(b) => {
                     builtin_signature(b).map_or(Callee::Other, |s| Callee::Sig(s, false))

@@ -29,6 +29,7 @@ mod hypot;
 mod inline;
 mod int_math;
 mod interp;
+mod keyed_search;
 mod keywords;
 mod linspace;
 mod lists;

@@ -3266,6 +3266,11 @@ pub(super) fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
             names_in(elt, &mut read);
             out.extend(read.into_iter().filter(|n| !own.contains(n)));
         }
+        K::Lambda { params, body } => {
+            let mut read = vec![];
+            names_in(body, &mut read);
+            out.extend(read.into_iter().filter(|n| !params.iter().any(|p| p == n)));
+        }
     }
 }
 

@@ -257,6 +257,13 @@ pub enum ExprKind {
         clauses: Vec<Clause>,
         list: bool,
     },
+    /// `lambda params: body`, or a local lambda or nested function named:
+    /// only as the `key=` of Python's `max` and `min`, whose items sema
+    /// puts in place of the parameters (`sema::calls` `key_call`).
+    Lambda {
+        params: Vec<String>,
+        body: Box<Expr>,
+    },
 }
 
 /// One `for var in iter if cond ...` clause of a generator expression; the
@@ -529,6 +536,7 @@ impl Expr {
                 }
                 elt.walk(f);
             }
+            ExprKind::Lambda { body, .. } => body.walk(f),
         }
     }
 }
@@ -858,6 +866,7 @@ impl Expr {
                 }
                 f(elt);
             }
+            ExprKind::Lambda { body, .. } => f(body),
         }
     }
 }

@@ -951,12 +951,7 @@ impl Converter {
             }
             _ => return None,
         };
-        let plain = args.posonlyargs.is_empty()
-            && args.vararg.is_none()
-            && args.kwonlyargs.is_empty()
-            && args.kwarg.is_none()
-            && args.args.iter().all(|p| p.default.is_none());
-        if !plain {
+        if !plain_params(args) {
             self.reject_with(
                 what.1,
                 &format!("{} in a parpy function takes plain parameters only", what.0),
@@ -985,46 +980,22 @@ impl Converter {
         Some(())
     }
 
-    /// A call `f(args)` of a local lambda `f`: its body with the arguments
-    /// in place of its parameters. `None` when `f` is not one.
-    fn lambda_call(&mut self, c: &py::ExprCall) -> Option<Expr> {
-        let py::Expr::Name(n) = c.func.as_ref() else {
-            return None;
-        };
-        let name = ident(&n.id);
-        let k = self.lambdas.iter().rposition(|f| f.name == name)?;
+    /// The body of local lambda `self.lambdas[k]`, converted where it is
+    /// called or named (at `r`); `None` after an error.
+    fn lambda_body(&mut self, k: usize, r: TextRange) -> Option<Expr> {
         let f = self.lambdas[k].clone();
-        let r = c.range;
+        let name = &f.name;
         if f.open {
             self.reject_with(
                 r,
                 "a lambda cannot call itself in a parpy function",
-                "called inside its own body",
+                "called or named inside its own body",
                 None,
             );
-            return Some(self.bad(r));
+            return None;
         }
-        if !c.keywords.is_empty() || c.args.len() != f.params.len() {
-            let d = Diagnostic::error(format!(
-                "`{name}` takes {} positional argument{} but {} {} given",
-                f.params.len(),
-                if f.params.len() == 1 { "" } else { "s" },
-                c.args.len() + c.keywords.len(),
-                if c.args.len() + c.keywords.len() == 1 {
-                    "was"
-                } else {
-                    "were"
-                }
-            ))
-            .at(self.span(r), "this call")
-            .also(f.span, "the lambda")
-            .type_error();
-            self.diags.push(d);
-            return Some(self.bad(r));
-        }
-        let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
         self.lambdas[k].open = true;
-        let mut body = self.expr(&f.body);
+        let body = self.expr(&f.body);
         self.lambdas[k].open = false;
         // a name the lambda reads that a generator around the call binds
         // would be the generator's there, the function's in Python
@@ -1048,8 +1019,103 @@ impl Converter {
             ))
             .help("pass the value as an argument of the lambda");
             self.diags.push(d);
+            return None;
+        }
+        Some(body)
+    }
+
+    /// The `key=` of Python's `max` / `min` when it is a lambda of one
+    /// parameter or names a local lambda or nested function: an
+    /// [`ExprKind::Lambda`] (sema puts each item in place of the
+    /// parameter). `None` for another key.
+    fn key_function(&mut self, v: &py::Expr) -> Option<Expr> {
+        let r = v.range();
+        let (params, body) = match v {
+            py::Expr::Lambda(l) => {
+                let params: Vec<String> = l.args.args.iter().map(|p| ident(&p.def.arg)).collect();
+                if !plain_params(&l.args) || params.len() != 1 {
+                    self.reject_with(
+                        r,
+                        "the `key=` lambda of `max` or `min` takes one plain parameter",
+                        "not one plain parameter",
+                        Some("write `key=lambda j: ...`"),
+                    );
+                    return Some(self.bad(r));
+                }
+                // (a local lambda its body calls reads the function's
+                // names, not this parameter: see `lambda_call`)
+                let bound = self.generator_names.len();
+                self.generator_names.extend(params.iter().cloned());
+                let body = self.expr(&l.body);
+                self.generator_names.truncate(bound);
+                (params, body)
+            }
+            py::Expr::Name(n) => {
+                let name = ident(&n.id);
+                let k = self.lambdas.iter().rposition(|f| f.name == name)?;
+                let f = self.lambdas[k].clone();
+                if f.params.len() != 1 {
+                    let d = Diagnostic::error(format!(
+                        "`{name}` takes {} positional arguments but 1 was given",
+                        f.params.len()
+                    ))
+                    .at(
+                        self.span(r),
+                        "the key of `max` or `min` is called with each item",
+                    )
+                    .also(f.span, "the lambda")
+                    .type_error();
+                    self.diags.push(d);
+                    return Some(self.bad(r));
+                }
+                let Some(body) = self.lambda_body(k, r) else {
+                    return Some(self.bad(r));
+                };
+                (f.params, body)
+            }
+            _ => return None,
+        };
+        Some(Expr {
+            kind: ExprKind::Lambda {
+                params,
+                body: Box::new(body),
+            },
+            span: self.span(r),
+        })
+    }
+
+    /// A call `f(args)` of a local lambda `f`: its body with the arguments
+    /// in place of its parameters. `None` when `f` is not one.
+    fn lambda_call(&mut self, c: &py::ExprCall) -> Option<Expr> {
+        let py::Expr::Name(n) = c.func.as_ref() else {
+            return None;
+        };
+        let name = ident(&n.id);
+        let k = self.lambdas.iter().rposition(|f| f.name == name)?;
+        let f = self.lambdas[k].clone();
+        let r = c.range;
+        if !c.keywords.is_empty() || c.args.len() != f.params.len() {
+            let d = Diagnostic::error(format!(
+                "`{name}` takes {} positional argument{} but {} {} given",
+                f.params.len(),
+                if f.params.len() == 1 { "" } else { "s" },
+                c.args.len() + c.keywords.len(),
+                if c.args.len() + c.keywords.len() == 1 {
+                    "was"
+                } else {
+                    "were"
+                }
+            ))
+            .at(self.span(r), "this call")
+            .also(f.span, "the lambda")
+            .type_error();
+            self.diags.push(d);
             return Some(self.bad(r));
         }
+        let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
+        let Some(mut body) = self.lambda_body(k, r) else {
+            return Some(self.bad(r));
+        };
         // a generator in the body binding a parameter, or a name an
         // argument reads, would take the argument's place there
         let mut bound: Vec<String> = vec![];
@@ -1983,7 +2049,25 @@ impl Converter {
             }
             py::Expr::Call(c) => {
                 let mut keywords = vec![];
+                // (Python's `max` / `min`, unless a local lambda hides it)
+                let extreme = matches!(c.func.as_ref(), py::Expr::Name(n)
+                    if matches!(n.id.as_str(), "max" | "min")
+                        && !self.lambdas.iter().any(|f| f.name == n.id.as_str()));
                 for k in &c.keywords {
+                    let key = match &k.arg {
+                        Some(name) if extreme && name.as_str() == "key" => {
+                            self.key_function(&k.value)
+                        }
+                        _ => None,
+                    };
+                    if let Some(value) = key {
+                        keywords.push(Keyword {
+                            name: "key".to_string(),
+                            value,
+                            span: self.span(k.range),
+                        });
+                        continue;
+                    }
                     match &k.arg {
                         Some(name) => keywords.push(self.keyword(name, &k.value, k.range)),
                         None => self.reject_with(
@@ -2175,4 +2259,14 @@ fn nested_pairs<'a>(
     let nested = items(target)?.iter().any(|t| items(t).is_some());
     let mut out = (vec![], vec![]);
     (nested && pair(target, value, &mut out)).then_some(out)
+}
+
+/// Whether a lambda's or nested function's parameters are plain
+/// positional ones (no defaults, `*args`, keyword-only or `**`).
+fn plain_params(args: &py::Arguments) -> bool {
+    args.posonlyargs.is_empty()
+        && args.vararg.is_none()
+        && args.kwonlyargs.is_empty()
+        && args.kwarg.is_none()
+        && args.args.iter().all(|p| p.default.is_none())
 }

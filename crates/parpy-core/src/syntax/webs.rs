@@ -190,6 +190,11 @@ impl Webs {
                 self.expr(elt, st);
                 self.shadow.pop();
             }
+            ExprKind::Lambda { params, body } => {
+                self.shadow.push(params.clone());
+                self.expr(body, st);
+                self.shadow.pop();
+            }
         }
     }
 
