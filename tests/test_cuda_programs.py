@@ -534,6 +534,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_what_a_keyed_search_cannot_be_is_a_located_error",
     "test_what_a_key_function_cannot_be_is_a_located_error",
     "test_keyed_searches_compile_for_cuda_and_metal",
+    "test_a_slice_of_run_time_bounds_is_a_located_error",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,

@@ -176,3 +176,18 @@ def test_what_a_key_function_cannot_be_is_a_located_error(tmp_path, body, messag
     with pytest.raises(parpy.CompileError, match=message) as e:
         module_from_source(tmp_path, "keyed_bad", text)
     assert "keyed_bad.py" in str(e.value)
+
+
+@parpy.jit
+def between_in_a_slice(x, y, lo, hi):
+    y[0] = max(x[0, lo:hi], key=abs)
+
+
+def test_a_slice_of_run_time_bounds_is_a_located_error():
+    # (specialized bounds are known when compiling: Python's answer)
+    x = np.array([[3.0, -4.0, 4.0, -0.0]])
+    got = run_both(between_in_a_slice, [x, np.zeros(1), 1, 4], cpu_opts())
+    assert got[1].tolist() == [-4.0]
+    with pytest.raises(parpy.CompileError, match="a slice bound must be a compile-time constant") as e:
+        between_in_a_slice(x, np.zeros(1), 1, 4, opts=cpu_opts(specialize_scalars=False))
+    assert "test_keyed_search.py" in str(e.value)
