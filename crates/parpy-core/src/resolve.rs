@@ -187,6 +187,11 @@ pub enum Builtin {
     /// the running maximum / minimum (`np.maximum.accumulate`), along
     /// axis 0 unless told; assigned to a slice.
     UfuncAccumulate(ReduceOp),
+    /// `np.<ufunc>.reduce(x, axis=0)` of another binary ufunc parpy has
+    /// elementwise (`np.subtract.reduce`, `np.logaddexp.reduce`; its
+    /// NumPy name, one of [`FOLDED_UFUNCS`]): NumPy's left fold `r =
+    /// op(r, a[k])` from `a[0]`, in order (`sema::folds`).
+    UfuncFold(&'static str),
     /// Python's `sum(s)` of a 1-D slice (added in the elements' type).
     Sum,
     /// Python builtins.
@@ -546,9 +551,50 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "multiply.accumulate" => Some(Builtin::UfuncAccumulate(ReduceOp::Prod)),
         "maximum.accumulate" => Some(Builtin::UfuncAccumulate(ReduceOp::Max)),
         "minimum.accumulate" => Some(Builtin::UfuncAccumulate(ReduceOp::Min)),
-        _ => None,
+        // the other binary ufuncs: a fold of their elementwise rule
+        _ => {
+            let ufunc = name.strip_suffix(".reduce")?;
+            let ufunc = FOLDED_UFUNCS.iter().find(|u| **u == ufunc)?;
+            Some(Builtin::UfuncFold(ufunc))
+        }
     }
 }
+
+/// The binary ufuncs whose `reduce` parpy computes as a fold of the
+/// elementwise call ([`Builtin::UfuncFold`]); the `reduce` of `add`,
+/// `multiply`, `maximum`, `minimum`, `fmax`, `fmin`, `logical_and`,
+/// `logical_or` are NumPy's reductions (`np.sum`, ...) instead (their
+/// `accumulate` is not a fold yet: `Builtin::UfuncAccumulate`).
+pub const FOLDED_UFUNCS: [&str; 28] = [
+    "subtract",
+    "divide",
+    "floor_divide",
+    "remainder",
+    "power",
+    "float_power",
+    "fmod",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "left_shift",
+    "right_shift",
+    "logical_xor",
+    "logaddexp",
+    "logaddexp2",
+    "hypot",
+    "arctan2",
+    "copysign",
+    "heaviside",
+    "nextafter",
+    "gcd",
+    "lcm",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+];
 
 /// Python's integer functions of the `math` module ([`Builtin::MathInt`]).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

@@ -662,7 +662,7 @@ impl Lowerer<'_, '_> {
                     args.first().map_or(0, |a| self.rank(a).saturating_sub(1))
                 }
                 // a ufunc's `reduce`: axis 0 unless told
-                (_, Some(b @ B::UfuncReduce(_))) => match args.as_slice() {
+                (_, Some(b @ (B::UfuncReduce(_) | B::UfuncFold(_)))) => match args.as_slice() {
                     [a] => self.rank(a).saturating_sub(1),
                     [a, ..] => reduced(a, args, super::keywords::builtin_signature(b)),
                     [] => 0,

@@ -1046,6 +1046,13 @@ impl Lowerer<'_, '_> {
             }
             // (`compact` has read its axis, 0 unless told)
             Builtin::UfuncReduce(inner) => self.builtin_call_with(*inner, name, args, span),
+            Builtin::UfuncFold(ufunc) => {
+                let [a] = args else {
+                    self.arity_error(name, "1 argument", args.len(), span);
+                    return None;
+                };
+                self.ufunc_fold(ufunc, name, a, span)
+            }
             Builtin::Cumulative(_) | Builtin::UfuncAccumulate(_) => {
                 self.cumulative_outside_a_slice(name, span);
                 None

@@ -263,7 +263,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         ],
         Builtin::Cumulative(_) => &[A, ("axis", How::Opt(Dflt::None)), DTYPE, OUT],
         // (`compact` hands the reduction axis 0 when it is left out)
-        Builtin::UfuncReduce(_) => &[
+        Builtin::UfuncReduce(_) | Builtin::UfuncFold(_) => &[
             ARRAY,
             ("axis", How::Reduction(Dflt::Int(0))),
             DTYPE,

@@ -23,6 +23,7 @@ mod einsum;
 mod expr;
 mod external;
 mod eye;
+mod folds;
 mod generators;
 mod hoist;
 mod hypot;

@@ -243,7 +243,7 @@ pub(super) fn substitute(e: &mut Expr, var: VarId, by: &Expr) {
 }
 
 /// [`substitute`] in every expression of `stmts`, nested blocks included.
-fn substitute_stmts(stmts: &mut [Stmt], var: VarId, by: &Expr) {
+pub(super) fn substitute_stmts(stmts: &mut [Stmt], var: VarId, by: &Expr) {
     for s in stmts {
         for e in crate::ir::visit::stmt_exprs_mut(s) {
             substitute(e, var, by);
@@ -1144,7 +1144,7 @@ impl Lowerer<'_, '_> {
     /// take their places in the surrounding slice statement (or
     /// reduction), as an operand's slice would: their counters in `elem`
     /// and `inner` become that statement's indices.
-    fn apply_axes(
+    pub(super) fn apply_axes(
         &mut self,
         axes: Option<Axes>,
         (vars, extents): (&[VarId], &[i64]),
