@@ -2,8 +2,9 @@
 their own (`np.subtract.reduce`, `np.logaddexp.reduce`, `np.bitwise_or`,
 `np.gcd`, ...): NumPy's left fold `r = op(r, a[k])` from `a[0]`, in order,
 each step the ufunc's elementwise rule, in the type of `op(a[0], a[0])`
-(`np.divide.reduce` of integers is a float64). Compared bit for bit with
-the undecorated function run on NumPy."""
+(`np.divide.reduce` of integers is a float64); their `accumulate`, the
+running fold, assigned to a slice. Compared bit for bit with the
+undecorated function run on NumPy."""
 
 import functools
 import pathlib
@@ -55,6 +56,16 @@ def fold_{u}(x, y, cols, N):
     parpy.label('k')
     for k in range(1):
         cols[:] = np.{u}.reduce(x)
+
+
+@parpy.jit
+def scan_{u}(x, rows, down, N):
+    parpy.label('i')
+    for i in range(N):
+        rows[i, :] = np.{u}.accumulate(x[i, :])
+    parpy.label('k')
+    for k in range(1):
+        down[:, :] = np.{u}.accumulate(x)
 """ for u in UFUNCS)
 
 
@@ -102,6 +113,35 @@ def test_reduce_is_numpys_left_fold(ufunc, dtype):
     with np.errstate(all="ignore"):
         bits_of(run_both, fn, [x, y, cols, 4], 1, opts)
         bits_of(run_both, fn, [x, y, cols, 4], 2, opts)
+
+
+# (NumPy's float16 subtract and divide accumulate round each step, a plain
+# fold, unlike their reduce)
+SCANS = [(u, d) for u, ds in UFUNCS.items() for d in ds] \
+    + [("subtract", "float16"), ("divide", "float16")]
+
+
+@pytest.mark.parametrize("ufunc,dtype", SCANS)
+def test_accumulate_is_numpys_running_fold(ufunc, dtype):
+    fn = getattr(_folds(), f"scan_{ufunc}")
+    x = _operand(ufunc, dtype)
+    rt = getattr(np, ufunc).accumulate(x[0]).dtype
+    args = [x, np.zeros((4, 6), rt), np.zeros((4, 6), rt), 4]
+    opts = cpu_opts({'i': parpy.threads(4), 'k': parpy.threads(1)})
+    with np.errstate(all="ignore"):
+        bits_of(run_both, fn, args, 1, opts)
+        bits_of(run_both, fn, args, 2, opts)
+
+
+def test_a_running_fold_read_in_an_expression_is_made_first():
+    @parpy.jit
+    def loose(x, y):
+        parpy.label('i')
+        for i in range(4):
+            y[i] = np.logaddexp.accumulate(x)[i] * 2.0
+
+    x = np.array([1.0, -3.0, 2.5, 0.25])
+    bits_of(run_both, loose, [x, np.zeros(4)], 1, cpu_opts({'i': parpy.threads(4)}))
 
 
 def test_the_fold_is_in_order():
@@ -179,6 +219,16 @@ def test_a_labelled_fold_is_refused():
                  opts=cpu_opts({'i': parpy.threads(2), 'j': parpy.threads(4)}))
 
 
+def test_a_labelled_scan_of_a_row_is_refused():
+    @parpy.jit
+    def labelled(x, y):
+        parpy.label('j')
+        y[:] = np.logaddexp.accumulate(x[:])
+
+    with pytest.raises(parpy.CompileError, match="runs in order and takes no label"):
+        labelled(np.ones(4), np.zeros(4), opts=cpu_opts({'j': parpy.threads(4)}))
+
+
 def test_a_comparison_of_numbers_has_no_fold():
     @parpy.jit
     def compare(x, y):
@@ -221,23 +271,27 @@ def test_several_axes_of_ints_fold_in_order():
 def gpu_folds(x, y, N):
     parpy.label('i')
     for i in range(N):
-        y[i] = np.heaviside.reduce(x[i, :]) + np.subtract.reduce(x[i, :]) \
+        y[i, 0] = np.heaviside.reduce(x[i, :]) + np.subtract.reduce(x[i, :]) \
             + np.copysign.reduce(x[i, :])
+        y[i, 1:] = np.subtract.accumulate(x[i, 1:])
 
 
 def test_gpu_code_of_folds_compiles():
-    check_gpu_code(gpu_folds, lambda b: [np.ones((4, 8), np.float32), np.zeros(4, np.float32), 4],
+    check_gpu_code(gpu_folds, lambda b: [np.ones((4, 8), np.float32), np.zeros((4, 8), np.float32), 4],
                    {'i': parpy.threads(4)}, "gpu_folds")
 
 
-@pytest.mark.parametrize("ufunc,dtype", [("subtract", np.float16), ("divide", np.float16),
-                                         ("power", np.float64), ("arctan2", np.float32)])
-def test_reduces_that_are_no_plain_fold_are_refused(tmp_path, ufunc, dtype):
+@pytest.mark.parametrize("ufunc,dtype,method", [
+    ("subtract", np.float16, "reduce"), ("divide", np.float16, "reduce"),
+    ("power", np.float64, "reduce"), ("arctan2", np.float32, "reduce"),
+    ("power", np.float32, "accumulate"), ("arctan2", np.float64, "accumulate")])
+def test_folds_that_are_no_plain_fold_in_numpy_are_refused(tmp_path, ufunc, dtype, method):
     # (NumPy's float16 subtract and divide fold in float32 along a run of
     # memory; its float power and arctan2 reduce through SIMD loops whose
     # answer depends on the machine: on AVX-512 `np.arctan2.reduce(x)` of a
     # short row is `np.arctan2(x[0], x[-1])`)
-    mod = module_from_source(tmp_path, f"unlike_{ufunc}", f"""import numpy as np
+    target = "y[i]" if method == "reduce" else "y[i, :]"
+    mod = module_from_source(tmp_path, f"unlike_{ufunc}_{method}", f"""import numpy as np
 import parpy
 
 
@@ -245,7 +299,8 @@ import parpy
 def f(x, y):
     parpy.label('i')
     for i in range(2):
-        y[i] = np.{ufunc}.reduce(x[i, :])
+        {target} = np.{ufunc}.{method}(x[i, :])
 """)
+    y = np.zeros(2 if method == "reduce" else (2, 3), dtype)
     with pytest.raises(parpy.CompileError, match="is not supported"):
-        mod.f(np.ones((2, 3), dtype), np.zeros(2, dtype), opts=cpu_opts({'i': parpy.threads(2)}))
+        mod.f(np.ones((2, 3), dtype), y, opts=cpu_opts({'i': parpy.threads(2)}))

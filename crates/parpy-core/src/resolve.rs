@@ -192,6 +192,9 @@ pub enum Builtin {
     /// NumPy name, one of [`FOLDED_UFUNCS`]): NumPy's left fold `r =
     /// op(r, a[k])` from `a[0]`, in order (`sema::folds`).
     UfuncFold(&'static str),
+    /// `np.<ufunc>.accumulate(x, axis=0)` of such a ufunc: the running
+    /// fold, the whole right side of a slice assignment.
+    UfuncFoldScan(&'static str),
     /// Python's `sum(s)` of a 1-D slice (added in the elements' type).
     Sum,
     /// Python builtins.
@@ -553,18 +556,23 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "minimum.accumulate" => Some(Builtin::UfuncAccumulate(ReduceOp::Min)),
         // the other binary ufuncs: a fold of their elementwise rule
         _ => {
-            let ufunc = name.strip_suffix(".reduce")?;
+            let (ufunc, method) = name.rsplit_once('.')?;
             let ufunc = FOLDED_UFUNCS.iter().find(|u| **u == ufunc)?;
-            Some(Builtin::UfuncFold(ufunc))
+            match method {
+                "reduce" => Some(Builtin::UfuncFold(ufunc)),
+                "accumulate" => Some(Builtin::UfuncFoldScan(ufunc)),
+                _ => None,
+            }
         }
     }
 }
 
-/// The binary ufuncs whose `reduce` parpy computes as a fold of the
-/// elementwise call ([`Builtin::UfuncFold`]); the `reduce` of `add`,
-/// `multiply`, `maximum`, `minimum`, `fmax`, `fmin`, `logical_and`,
-/// `logical_or` are NumPy's reductions (`np.sum`, ...) instead (their
-/// `accumulate` is not a fold yet: `Builtin::UfuncAccumulate`).
+/// The binary ufuncs whose `reduce` and `accumulate` parpy computes as a
+/// fold of the elementwise call ([`Builtin::UfuncFold`],
+/// [`Builtin::UfuncFoldScan`]); the `reduce` of `add`, `multiply`,
+/// `maximum`, `minimum`, `fmax`, `fmin`, `logical_and`, `logical_or` are
+/// NumPy's reductions (`np.sum`, ...) instead, and the `accumulate` of
+/// the first four its scans (`Builtin::UfuncAccumulate`).
 pub const FOLDED_UFUNCS: [&str; 28] = [
     "subtract",
     "divide",

@@ -1053,7 +1053,7 @@ impl Lowerer<'_, '_> {
                 };
                 self.ufunc_fold(ufunc, name, a, span)
             }
-            Builtin::Cumulative(_) | Builtin::UfuncAccumulate(_) => {
+            Builtin::Cumulative(_) | Builtin::UfuncAccumulate(_) | Builtin::UfuncFoldScan(_) => {
                 self.cumulative_outside_a_slice(name, span);
                 None
             }

@@ -35,15 +35,15 @@ fn identity(ufunc: &str, ty: ElemTy, span: Span) -> Option<Expr> {
     })
 }
 
-/// Why NumPy's reduce of `ufunc` in type `ty` is not the plain fold of
-/// its elementwise loop, which parpy then refuses: NumPy's float16
-/// `subtract` / `divide` keep the running value in float32 along a run
-/// of memory, and its float32 / float64 `power` / `arctan2` reduce through
-/// SIMD loops whose answer depends on the machine (on AVX-512, of a short
-/// row `op(a[0], a[-1])`).
-fn unlike_a_fold(ufunc: &str, ty: ElemTy) -> Option<&'static str> {
+/// Why NumPy's reduce (`scan`: accumulate) of `ufunc` in type `ty` is not
+/// the plain fold of its elementwise loop, which parpy then refuses:
+/// NumPy's float16 `subtract` / `divide` reduce keeps the running value in
+/// float32 along a run of memory, and its float32 / float64 `power` /
+/// `arctan2` reduce and accumulate through SIMD loops whose answer depends
+/// on the machine (on AVX-512, a short row's reduce is `op(a[0], a[-1])`).
+fn unlike_a_fold(ufunc: &str, ty: ElemTy, scan: bool) -> Option<&'static str> {
     match (ufunc, ty) {
-        ("subtract" | "divide", ElemTy::F16) => {
+        ("subtract" | "divide", ElemTy::F16) if !scan => {
             Some("NumPy keeps a float16 fold in float32 along each run of memory, rounding once")
         }
         ("power" | "arctan2", ElemTy::F32 | ElemTy::F64) => Some(
@@ -57,6 +57,15 @@ fn unlike_a_fold(ufunc: &str, ty: ElemTy) -> Option<&'static str> {
 const STEP_NAMES: [&str; 2] = ["(fold.acc)", "(fold.v)"];
 
 impl Lowerer<'_, '_> {
+    /// A fold's first value, element `e` in the accumulator's type `ty`: a
+    /// bool is the element's truth, as the ufunc takes it (`logical_xor`).
+    fn fold_start(&mut self, e: Expr, ty: ElemTy) -> Option<Expr> {
+        match ty {
+            ElemTy::Bool => self.truthy(TExpr { e, weak: false }),
+            _ => Some(convert(e, ty)),
+        }
+    }
+
     /// `np.<ufunc>(l, r)` of locals `l` and `r`, through the ufunc's
     /// elementwise rule: the statements it needs first and its value.
     pub(super) fn ufunc_step(
@@ -88,10 +97,18 @@ impl Lowerer<'_, '_> {
         Some((before, step?))
     }
 
-    /// The type NumPy folds `ufunc` in over elements of type `et`: that
-    /// of `op(a, a)`; a comparison's bool of other types is NumPy's
-    /// TypeError.
-    fn fold_type(&mut self, ufunc: &str, et: ElemTy, name: &str, span: Span) -> Option<ElemTy> {
+    /// The type NumPy folds `ufunc` in over elements of type `et` (`scan`:
+    /// for `accumulate`): that of `op(a, a)`; a comparison's bool of other
+    /// types is NumPy's TypeError; where NumPy's loop is no plain fold
+    /// (`unlike_a_fold`), a located error.
+    pub(super) fn fold_type(
+        &mut self,
+        ufunc: &str,
+        et: ElemTy,
+        name: &str,
+        scan: bool,
+        span: Span,
+    ) -> Option<ElemTy> {
         let v = self.new_var("v", Type::Scalar(et), VarKind::Local, span);
         let (_, step) = self.ufunc_step(ufunc, (v, v), span)?;
         let rt = self.scalar_elem(&step)?;
@@ -108,6 +125,20 @@ impl Lowerer<'_, '_> {
                 )
                 .help("NumPy reduces a comparison of bools only")
                 .type_error(),
+            );
+            return None;
+        }
+        if let Some(why) = unlike_a_fold(ufunc, rt, scan) {
+            self.error(
+                Diagnostic::error(format!(
+                    "`{name}` of {} values is not supported",
+                    et.numpy_name()
+                ))
+                .at(span, format!("folded in {}", rt.numpy_name()))
+                .note(why)
+                .help(format!(
+                    "write the loop (`r = a[0]`, then `r = np.{ufunc}(r, a[k])`)"
+                )),
             );
             return None;
         }
@@ -145,21 +176,7 @@ impl Lowerer<'_, '_> {
             name,
             span,
         )?;
-        let acc_ty = self.fold_type(ufunc, et, name, span)?;
-        if let Some(why) = unlike_a_fold(ufunc, acc_ty) {
-            self.error(
-                Diagnostic::error(format!(
-                    "`{name}` of {} values is not supported",
-                    et.numpy_name()
-                ))
-                .at(span, format!("folded in {}", acc_ty.numpy_name()))
-                .note(why)
-                .help(format!(
-                    "write the loop (`r = a[0]`, then `r = np.{ufunc}(r, a[k])`)"
-                )),
-            );
-            return None;
-        }
+        let acc_ty = self.fold_type(ufunc, et, name, false, span)?;
         let empty = identity(ufunc, acc_ty, span);
         // several axes: NumPy's "reorderable" ufuncs only (those with an
         // identity), folded here in row-major order, which gives NumPy's
@@ -258,13 +275,52 @@ impl Lowerer<'_, '_> {
                 loop_nest(&vars, &dims, vec![skip], vec![], None, int_ty, span)
             }
         };
+        let first = self.fold_start(first, acc_ty)?;
         self.pre.extend(first_inner);
-        self.pre
-            .push(Stmt::assign_var(acc, convert(first, acc_ty), span));
+        self.pre.push(Stmt::assign_var(acc, first, span));
         self.pre.extend(fold);
         Some(TExpr {
             e: Expr::var(acc, acc_t, span),
             weak: false,
         })
+    }
+
+    /// One step of `np.<ufunc>.accumulate` (`slices.rs`
+    /// `cumulative_assign`, which stores `acc` after it): `acc = a[j]` at
+    /// the start of a line (`at_start`; at every element where the operand
+    /// has one element along the axis, `one`: NumPy broadcasts it), else
+    /// `acc = op(acc, a[j])`.
+    pub(super) fn fold_scan_step(
+        &mut self,
+        ufunc: &str,
+        acc: VarId,
+        elem: TExpr,
+        at_start: Expr,
+        one: Option<Expr>,
+        span: Span,
+    ) -> Option<Vec<Stmt>> {
+        let et = self.scalar_elem(&elem)?;
+        let acc_ty = self.func.var(acc).ty.elem()?;
+        let v = self.new_var("v", Type::Scalar(et), VarKind::Local, span);
+        let (mut then, step) = self.ufunc_step(ufunc, (acc, v), span)?;
+        then.push(Stmt::assign_var(acc, convert(step.e, acc_ty), span));
+        let bool_ty = Type::Scalar(ElemTy::Bool);
+        let start = match one {
+            None => at_start,
+            Some(one) => Expr::binary(crate::ops::BinOp::Or, at_start, one, bool_ty, span),
+        };
+        let v_e = Expr::var(v, Type::Scalar(et), span);
+        let first = self.fold_start(v_e, acc_ty)?;
+        Some(vec![
+            Stmt::assign_var(v, elem.e, span),
+            Stmt::new(
+                StmtKind::If {
+                    cond: start,
+                    then_body: vec![Stmt::assign_var(acc, first, span)],
+                    else_body: then,
+                },
+                span,
+            ),
+        ])
     }
 }

@@ -292,7 +292,9 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("right", How::Opt(Dflt::None)),
             ("period", How::Opt(Dflt::None)),
         ],
-        Builtin::UfuncAccumulate(_) => &[ARRAY, ("axis", How::Opt(Dflt::Int(0))), DTYPE, OUT],
+        Builtin::UfuncAccumulate(_) | Builtin::UfuncFoldScan(_) => {
+            &[ARRAY, ("axis", How::Opt(Dflt::Int(0))), DTYPE, OUT]
+        }
         Builtin::Math(MathFn::Round) => &[A, ("decimals", How::Opt(Dflt::Int(0))), OUT],
         Builtin::MathToInt(MathFn::Round) => {
             &[("number", How::Req), ("ndigits", How::Opt(Dflt::None))]

@@ -290,10 +290,18 @@ impl Indexed {
 /// argument, and whether it is a ufunc's `accumulate` (axis 0 unless
 /// told; `np.cumsum` scans the flattened array).
 pub(super) struct Scan<'e> {
-    op: ReduceOp,
+    op: ScanOp,
     arg: &'e ast::Expr,
     axis: Option<&'e ast::Expr>,
     ufunc: bool,
+}
+
+/// What a scan combines: a reduction's operation (`np.cumsum`), or the
+/// ufunc folded (`np.subtract.accumulate`, `folds.rs`).
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum ScanOp {
+    Reduce(ReduceOp),
+    Fold(&'static str),
 }
 
 /// What a reduction's `axis=` (and `keepdims=`) say: the axes as written
@@ -2082,8 +2090,8 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let op = |name: &str| match name {
-            "cumsum" => Some(ReduceOp::Sum),
-            "cumprod" => Some(ReduceOp::Prod),
+            "cumsum" => Some(ScanOp::Reduce(ReduceOp::Sum)),
+            "cumprod" => Some(ScanOp::Reduce(ReduceOp::Prod)),
             _ => None,
         };
         let scan = |op, ufunc| {
@@ -2097,16 +2105,23 @@ impl Lowerer<'_, '_> {
         // (`keywords.rs` has put the arguments in order: `a`, `axis`)
         match (&func.kind, self.builtin_of(func)) {
             // (`dtype` / `out` given: left to `compact`, which reports them)
-            (_, Some(Builtin::Cumulative(_) | Builtin::UfuncAccumulate(_)))
-                if args
-                    .iter()
-                    .skip(2)
-                    .any(|a| !matches!(a.kind, ast::ExprKind::None)) =>
+            (
+                _,
+                Some(
+                    Builtin::Cumulative(_)
+                    | Builtin::UfuncAccumulate(_)
+                    | Builtin::UfuncFoldScan(_),
+                ),
+            ) if args
+                .iter()
+                .skip(2)
+                .any(|a| !matches!(a.kind, ast::ExprKind::None)) =>
             {
                 None
             }
-            (_, Some(Builtin::Cumulative(o))) => scan(o, false),
-            (_, Some(Builtin::UfuncAccumulate(o))) => scan(o, true),
+            (_, Some(Builtin::Cumulative(o))) => scan(ScanOp::Reduce(o), false),
+            (_, Some(Builtin::UfuncAccumulate(o))) => scan(ScanOp::Reduce(o), true),
+            (_, Some(Builtin::UfuncFoldScan(u))) => scan(ScanOp::Fold(u), true),
             (ast::ExprKind::Attr { value, attr }, None) if self.is_local_value(value) => {
                 Some(Scan {
                     op: op(attr)?,
@@ -2130,8 +2145,15 @@ impl Lowerer<'_, '_> {
                 return Some(None);
             };
             let elem = match scan.op {
-                ReduceOp::Sum | ReduceOp::Prod => numpy_sum_type(et, self.opts),
-                ReduceOp::Max | ReduceOp::Min => et,
+                ScanOp::Reduce(ReduceOp::Sum | ReduceOp::Prod) => numpy_sum_type(et, self.opts),
+                ScanOp::Reduce(ReduceOp::Max | ReduceOp::Min) => et,
+                ScanOp::Fold(u) => {
+                    let name = format!("np.{u}.accumulate");
+                    match self.fold_type(u, et, &name, true, value.span) {
+                        Some(t) => t,
+                        None => return Some(None),
+                    }
+                }
             };
             // (without an axis NumPy scans the flattened array)
             let flat = scan
@@ -2187,13 +2209,15 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Option<super::runtime_slices::StatementLoops> {
         let name = match (op, ufunc) {
-            (ReduceOp::Sum, false) => "cumsum",
-            (ReduceOp::Prod, false) => "cumprod",
-            (ReduceOp::Sum, true) => "np.add.accumulate",
-            (ReduceOp::Prod, true) => "np.multiply.accumulate",
-            (ReduceOp::Max, _) => "np.maximum.accumulate",
-            (ReduceOp::Min, _) => "np.minimum.accumulate",
+            (ScanOp::Reduce(ReduceOp::Sum), false) => "cumsum".to_string(),
+            (ScanOp::Reduce(ReduceOp::Prod), false) => "cumprod".to_string(),
+            (ScanOp::Reduce(ReduceOp::Sum), true) => "np.add.accumulate".to_string(),
+            (ScanOp::Reduce(ReduceOp::Prod), true) => "np.multiply.accumulate".to_string(),
+            (ScanOp::Reduce(ReduceOp::Max), _) => "np.maximum.accumulate".to_string(),
+            (ScanOp::Reduce(ReduceOp::Min), _) => "np.minimum.accumulate".to_string(),
+            (ScanOp::Fold(u), _) => format!("np.{u}.accumulate"),
         };
+        let name = name.as_str();
         let from = self.pre.len();
         if let Some(rt) = &mut self.rt_slices {
             rt.scan = true;
@@ -2247,7 +2271,7 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let et = self.scalar_elem(&v)?;
-        if et == ElemTy::Bool && op == ReduceOp::Prod {
+        if et == ElemTy::Bool && op == ScanOp::Reduce(ReduceOp::Prod) {
             self.error(
                 Diagnostic::error("`cumprod` of bools is not supported")
                     .at(arg.span, "a bool slice")
@@ -2301,9 +2325,14 @@ impl Lowerer<'_, '_> {
             );
             return None;
         }
-        let acc_ty = match op {
-            ReduceOp::Sum | ReduceOp::Prod => numpy_sum_type(et, self.opts),
-            ReduceOp::Max | ReduceOp::Min => et,
+        let scan_op = op;
+        let (acc_ty, op) = match op {
+            ScanOp::Reduce(o @ (ReduceOp::Sum | ReduceOp::Prod)) => {
+                (numpy_sum_type(et, self.opts), o)
+            }
+            ScanOp::Reduce(o) => (et, o),
+            // (a fold: `Max` stands for no identity, unused)
+            ScanOp::Fold(u) => (self.fold_type(u, et, name, true, span)?, ReduceOp::Max),
         };
         let acc = self.new_var("acc", Type::Scalar(acc_ty), VarKind::Local, span);
         let acc_e = Expr::var(acc, Type::Scalar(acc_ty), span);
@@ -2314,25 +2343,37 @@ impl Lowerer<'_, '_> {
             (ReduceOp::Sum, true) => Expr::new(ExprKind::Float(-0.0), Type::Scalar(acc_ty), span),
             _ => Expr::reduce_identity(op, acc_ty, span),
         };
+        let one = self.scan_of_one(axis, span);
         // an operand of one element along the axis (`np.cumsum(x[c:c +
         // 1])` into a longer target): NumPy's scan of it is that element,
         // broadcast, each one combined with the start, not the running
         // value
-        let running = match self.scan_of_one(axis, span) {
-            None => acc_e.clone(),
-            Some(Expr {
-                kind: ExprKind::Bool(true),
-                ..
-            }) => first.clone(),
-            Some(one) => Expr::select(one, first.clone(), acc_e.clone()),
+        let update = match scan_op {
+            ScanOp::Fold(u) => {
+                let j = Expr::var(ctx.vars[axis], Type::Scalar(self.opts.int_type), span);
+                let at_start =
+                    Expr::compare(BinOp::Eq, j, Expr::int(0, self.opts.int_type, span), span);
+                self.fold_scan_step(u, acc, v, at_start, one, span)?
+            }
+            ScanOp::Reduce(_) => {
+                let running = match one {
+                    None => acc_e.clone(),
+                    Some(Expr {
+                        kind: ExprKind::Bool(true),
+                        ..
+                    }) => first.clone(),
+                    Some(one) => Expr::select(one, first.clone(), acc_e.clone()),
+                };
+                let update = Expr::binary(
+                    op.combine(),
+                    running,
+                    convert(v.e, acc_ty),
+                    Type::Scalar(acc_ty),
+                    span,
+                );
+                vec![Stmt::assign_var(acc, update, span)]
+            }
         };
-        let update = Expr::binary(
-            op.combine(),
-            running,
-            convert(v.e, acc_ty),
-            Type::Scalar(acc_ty),
-            span,
-        );
         let value = self.store_convert(
             TExpr {
                 e: acc_e,
@@ -2348,16 +2389,8 @@ impl Lowerer<'_, '_> {
                 value,
             },
         };
-        let body = vec![
-            Stmt::new(
-                StmtKind::Assign {
-                    dst: Place::Var(acc),
-                    value: update,
-                },
-                span,
-            ),
-            Stmt::new(store, span),
-        ];
+        let mut body = update;
+        body.push(Stmt::new(store, span));
         // each line along the axis scanned in order from its own start,
         // the lines in any order (a 1-D slice: one line)
         let int_ty = self.opts.int_type;
