@@ -111,6 +111,9 @@ pub enum Builtin {
     /// `math.prod(items, start=1)` of a tuple or list literal: `start *
     /// items[0] * ...`, as Python multiplies.
     MathProd,
+    /// `math.fsum(items)` of a 1-D slice, a tuple or list literal or a
+    /// generator: CPython's correctly rounded float sum (`sema::fsum`).
+    MathFsum,
     /// `math.dist(p, q)` of two tuple or list literals of one length:
     /// `math.hypot` of the float64 differences, as CPython computes it.
     MathDist,
@@ -662,6 +665,7 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
         "remainder" => Some(Builtin::PyMath(MathFn::Remainder)),
         "ulp" => Some(Builtin::MathUlp),
         "prod" => Some(Builtin::MathProd),
+        "fsum" => Some(Builtin::MathFsum),
         "dist" => Some(Builtin::MathDist),
         "factorial" => Some(Builtin::MathInt(IntFn::Factorial)),
         "comb" => Some(Builtin::MathInt(IntFn::Comb)),

@@ -997,6 +997,7 @@ impl Lowerer<'_, '_> {
             Builtin::Real => self.real_part(name, args, span),
             Builtin::MathUlp => self.math_ulp(name, args, span),
             Builtin::MathProd => self.math_prod(name, args, span),
+            Builtin::MathFsum => self.math_fsum(name, args, span),
             Builtin::MathDist => self.math_dist(args, span),
             Builtin::MathInt(f) => self.math_int(f, name, args, span),
             // `np.all(np.isclose(...))`, a Python bool

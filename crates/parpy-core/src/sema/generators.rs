@@ -55,13 +55,27 @@ pub(super) fn for_in(var: &str, iter: ast::Expr, body: Vec<ast::Stmt>, span: Spa
     )
 }
 
-/// `body` inside the loops of generator clauses `clauses` (one `for`
-/// each, an `if` per condition), the loops at span `at`.
+pub(super) fn if_(cond: ast::Expr, then_body: Vec<ast::Stmt>, span: Span) -> ast::Stmt {
+    stmt(
+        ast::StmtKind::If {
+            cond,
+            then_body,
+            else_body: vec![],
+        },
+        span,
+    )
+}
+
+/// `body` inside the loops of generator clauses `clauses` (one `for` per
+/// clause, an `if` per condition), as Python runs a generator.
+/// (`at` locates the `if`s, `loops` the `for`s).
 pub(super) fn nest_clauses(
     clauses: &[ast::Clause],
-    mut body: Vec<ast::Stmt>,
+    body: Vec<ast::Stmt>,
     at: Span,
+    loops: Span,
 ) -> ast::Stmt {
+    let mut body = body;
     for c in clauses.iter().rev() {
         for cond in c.ifs.iter().rev() {
             body = vec![if_(cond.clone(), body, at)];
@@ -76,21 +90,10 @@ pub(super) fn nest_clauses(
                 body,
                 orelse: vec![],
             },
-            at,
+            loops,
         )];
     }
     body.remove(0)
-}
-
-pub(super) fn if_(cond: ast::Expr, then_body: Vec<ast::Stmt>, span: Span) -> ast::Stmt {
-    stmt(
-        ast::StmtKind::If {
-            cond,
-            then_body,
-            else_body: vec![],
-        },
-        span,
-    )
 }
 
 impl Lowerer<'_, '_> {
@@ -108,11 +111,11 @@ impl Lowerer<'_, '_> {
         else {
             return None;
         };
-        if !matches!(
+        let python_reduction = matches!(
             b,
             Builtin::Sum | Builtin::Any | Builtin::All | Builtin::Max | Builtin::Min
-        ) || name.contains('.')
-        {
+        ) && !name.contains('.');
+        if !python_reduction && b != Builtin::MathFsum {
             let d = if *list {
                 Diagnostic::error(format!("`{name}` of a list comprehension is not supported"))
                     .at(gen.span, "a list comprehension")
@@ -128,7 +131,11 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let (renamed, elt, mut fresh_names) = self.renamed_generator(clauses, elt);
-        let nest = |body: ast::Stmt| nest_clauses(&renamed, vec![body], gen.span);
+        let nest = |body: ast::Stmt| nest_clauses(&renamed, vec![body], span, gen.span);
+        if b == Builtin::MathFsum {
+            let each = |body: Vec<ast::Stmt>| nest_clauses(&renamed, body, span, gen.span);
+            return self.fsum_loop(super::fsum::Items::Loop(&each, elt), fresh_names, span);
+        }
         let acc = self.fresh_name(name);
         fresh_names.push(acc.clone());
         let acc_e = ast::Expr::name(&acc, span);
@@ -199,9 +206,10 @@ impl Lowerer<'_, '_> {
         value
     }
 
-    /// A generator's clauses and element with fresh names for its targets
-    /// (substituted into the clauses after theirs and into the element),
-    /// and those names.
+    /// A generator's clauses with fresh names for their targets (a
+    /// generator's names are its own: an outer `k` keeps its value),
+    /// substituted into the clauses after theirs and into the element; and
+    /// the fresh names, which the caller unbinds when done.
     pub(super) fn renamed_generator(
         &mut self,
         clauses: &[ast::Clause],

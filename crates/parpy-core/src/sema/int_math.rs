@@ -142,7 +142,7 @@ fn inverse(a: i128, c: i128) -> (i128, i128) {
 }
 
 /// `assert cond` raising `exception` with `message`.
-fn check(cond: ast::Expr, exception: &str, message: &str, span: Span) -> ast::Stmt {
+pub(super) fn check(cond: ast::Expr, exception: &str, message: &str, span: Span) -> ast::Stmt {
     stmt(
         ast::StmtKind::Assert {
             test: cond,

@@ -101,7 +101,7 @@ impl Lowerer<'_, '_> {
         let item_and_key = vec![set(&item, elt.clone()), set(&k, key_of(name_at(&item)))];
         // the types of the item and its key, to start `best` and
         // `best_key` from (the real lowering reports what fails here)
-        let probe = nest_clauses(&clauses, item_and_key.clone(), iterable.span);
+        let probe = nest_clauses(&clauses, item_and_key.clone(), iterable.span, iterable.span);
         let types = self.probe_types(&[&item, &k], probe);
         fresh_names.iter().for_each(|n| self.scope.unbind(n));
         let mut start = vec![];
@@ -114,7 +114,7 @@ impl Lowerer<'_, '_> {
                 // (an item or key that is no number: its lowering says why)
                 let before = self.sh.diags.len();
                 let pre = std::mem::take(&mut self.pre);
-                let probe = nest_clauses(&clauses, item_and_key.clone(), iterable.span);
+                let probe = nest_clauses(&clauses, item_and_key.clone(), iterable.span, iterable.span);
                 if number.is_none() {
                     self.hoisted(&[probe]);
                 }
@@ -184,7 +184,7 @@ impl Lowerer<'_, '_> {
         let mut body = item_and_key;
         body.push(if_(better, replace, span));
         start.push(set(&found, flag(false)));
-        start.push(nest_clauses(&clauses, body, iterable.span));
+        start.push(nest_clauses(&clauses, body, iterable.span, iterable.span));
         let lowered = self.hoisted(&start);
         self.pre.extend(lowered);
         let value = match default {

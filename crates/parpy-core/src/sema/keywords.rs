@@ -241,6 +241,7 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         // (`start` keyword-only in Python)
         Builtin::MathProd => &[("iterable", How::Req), ("start", How::Opt(Dflt::Int(1)))],
         Builtin::MathDist => &[("p", How::Req), ("q", How::Req)],
+        Builtin::MathFsum => &[("seq", How::PosOnly)],
         // (keyword-only in Python)
         Builtin::MathIsClose => &[
             ("a", How::Req),

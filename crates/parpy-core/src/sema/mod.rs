@@ -24,6 +24,7 @@ mod expr;
 mod external;
 mod eye;
 mod folds;
+mod fsum;
 mod generators;
 mod hoist;
 mod hypot;
