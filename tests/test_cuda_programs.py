@@ -406,6 +406,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_gpu_code_of_unary_ufuncs_compiles",
     "test_logaddexp_on_gpus",
     "test_float16_predicates_compile_for_gpus",
+    "test_the_truth_of_a_float16_is_numpys_on_every_backend",
     "test_gpu_code_of_methods_compiles",
     "test_what_item_refuses_is_numpys_error",
     "test_nan_reductions_compile_for_cuda_and_metal",

@@ -121,3 +121,21 @@ def test_cuda_code_uses_half_and_computes_math_in_float():
     assert "#include <cuda_fp16.h>" in code
     assert "__half *y" in code
     assert "(__half)expf(" in code and "(__half)sinf(" in code
+
+
+@parpy.jit
+def truth(x, y, N):
+    parpy.label('N')
+    for i in range(N):
+        y[i] = bool(x[i])
+        y[i + N] = not x[i + 1]
+
+
+def test_the_truth_of_a_float16_is_numpys_on_every_backend():
+    # (Cuda's `__half != 0` is ambiguous: NVRTC refused the code, an
+    # InternalError; the zero is a half now)
+    from conftest import check_gpu_code
+    x = np.array([0.0, -0.0, 1.5, np.nan, 0.0, 2.0, np.inf, 0.0, 1.0], H)
+    run_both(truth, [x, np.zeros(16, bool), 8], cpu_opts({'N': parpy.threads(8)}))
+    check_gpu_code(truth, lambda b: [np.zeros(9, H), np.zeros(16, bool), 8],
+                   {'N': parpy.threads(8)}, "float16_truth")

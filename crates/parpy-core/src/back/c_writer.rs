@@ -2182,7 +2182,13 @@ impl<'a, D: Dialect> FnWriter<'a, D> {
                 let a = self.expr(arg)?;
                 let from = arg.ty.elem();
                 if to == ElemTy::Bool {
-                    (format!("{} != 0", paren(a, P_EQ + 1)), P_EQ)
+                    // (a float16's zero of its own type: CUDA's `__half !=
+                    // 0` is ambiguous)
+                    let zero = match from {
+                        Some(ElemTy::F16) => self.float_lit(0.0, ElemTy::F16)?.0,
+                        _ => "0".to_string(),
+                    };
+                    (format!("{} != {zero}", paren(a, P_EQ + 1)), P_EQ)
                 } else if !to.is_float()
                     && from.is_some_and(|f| f.is_float())
                     && self.d.has_double()

@@ -114,7 +114,8 @@ impl Lowerer<'_, '_> {
                 // (an item or key that is no number: its lowering says why)
                 let before = self.sh.diags.len();
                 let pre = std::mem::take(&mut self.pre);
-                let probe = nest_clauses(&clauses, item_and_key.clone(), iterable.span, iterable.span);
+                let probe =
+                    nest_clauses(&clauses, item_and_key.clone(), iterable.span, iterable.span);
                 if number.is_none() {
                     self.hoisted(&[probe]);
                 }
