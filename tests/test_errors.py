@@ -388,6 +388,8 @@ def natural_args():
     ("unpack_scalar", "x[3, 0]", "only a tuple", "natural_unpack_scalar"),
     ("bad_method", "x[i, :].ptp", "method `ptp` is not supported", "natural_bad_method"),
     ("no_equivalent", "np.kron", "no parpy equivalent", "natural_no_equivalent"),
+    ("no_equivalent_with_keyword", "np.unique", "cannot call `np.unique`",
+     "natural_no_equivalent_with_keyword"),
     ("enumerate_one_name", "p in", "`enumerate` gives (index, element) pairs",
      "natural_enumerate_one_name"),
     ("zip_too_few_names", "a, b in zip", "`zip` of 3 iterables gives tuples of 3",

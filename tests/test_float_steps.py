@@ -205,9 +205,42 @@ def test_python_math_prod_of_a_tuple_or_list():
 @parpy.jit
 def prod_of_a_row(x, y, N):
     for i in range(N):
-        y[i] = math.prod(x[i, :])
+        y[i, 0] = math.prod(x[i, :])
+        y[i, 1] = math.prod(x[i, 1:], start=0.5)
+        y[i, 2] = math.prod(v + 1 for v in x[i, :] if v > 0)
+        y[i, 3] = math.prod((j + 1 for j in range(i)), start=2)
 
 
-def test_math_prod_of_an_array_points_at_np_prod():
+def test_math_prod_of_a_row_or_generator_multiplies_left_to_right():
+    # (Python's `start * x[0] * x[1] ...`, one product at a time: rounded as
+    # np.prod's pairwise product is not)
+    x = np.random.default_rng(5).uniform(0.5, 1.7, (5, 37))
+    x[1, 3] = -0.0
+    x[2, 4] = np.nan
+    ref, out = both(prod_of_a_row, [x, np.zeros((5, 4)), 5])
+    same_bits(ref[1], out[1])
+
+
+@parpy.jit
+def int_prods(k, y, N):
+    for i in range(N):
+        y[i, 0] = math.prod(k[i, :])
+        y[i, 1] = math.prod(k[i, :2], start=True)
+
+
+def test_math_prod_of_an_int_row_wraps_as_numpy_scalars():
+    # (NumPy's int64 scalars: Python's `1 * k[0]` is an np.int64, wrapping)
+    k = np.array([[2**40, 2**30, 3], [-7, 5, 0], [1, -1, 2**62]], np.int64)
+    ref, out = both(int_prods, [k, np.zeros((3, 2), np.int64), 3])
+    assert np.array_equal(ref[1], out[1])
+
+
+@parpy.jit
+def prod_of_a_block(x, y, N):
+    for i in range(N):
+        y[i] = math.prod(x[:, :])
+
+
+def test_math_prod_of_a_block_points_at_np_prod():
     with pytest.raises(parpy.CompileError, match="use `np.prod"):
-        prod_of_a_row(np.ones((2, 2)), np.zeros(2), 2, opts=cpu_opts({}))
+        prod_of_a_block(np.ones((2, 2)), np.zeros(2), 2, opts=cpu_opts({}))

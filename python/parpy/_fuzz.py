@@ -1252,14 +1252,19 @@ class Gen:
         if dt == "bool" and op == "prod":
             return None
         # (Python's `sum` of a 2-D slice adds its rows: arrays)
-        if label is None and op == "sum" and not axis and not multi \
+        if label is None and op in ("sum", "prod") and not axis and not multi \
                 and self.on("generators", 0.35):
-            # Python's sum of the elements, in order and in their type
+            # Python's sum (`math.prod`'s product) of the elements, in order
+            # and in their type
             cond = f" if v > {r.choice(['0', '1'])}" if kind(dt) in "iuf" and r.random() < 0.4 else ""
             t = "int64" if dt == "bool" else dt
-            # (a list comprehension is the same loop)
+            # (a list comprehension is the same loop; `math.prod` of the
+            # slice itself too)
             gen = f"v for v in {text}{cond}"
             gen = f"[{gen}]" if r.random() < 0.3 else gen
+            if op == "prod":
+                gen = text if not cond and r.random() < 0.4 else gen
+                return E(f"math.prod({gen})", t, approx=kind(dt) == "f" or approx)
             return E(f"sum({gen})", t, approx=kind(dt) == "f" or approx)
         if label is None and not axis and not multi and kind(dt) in "iuf" \
                 and self.on("order_stats", 0.25):
@@ -3001,7 +3006,7 @@ class Gen:
         # (a generator's loop is sequential: it takes no label; nor do the
         # counting searches of `order_stats`, nor `np.interp`)
         sequential = e.text.startswith(("np.median", "np.percentile", "np.quantile", "np.argm",
-                                        "np.interp"))
+                                        "np.interp", "math.prod"))
         if sc.nest is not None and " for v in " not in e.text and not e.text.endswith("]") \
                 and not sequential and self.r.random() < 0.6:
             self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")

@@ -205,3 +205,9 @@ def flip_of_a_run_time_slice(x, y, N):
 def run_time_slice_with_a_row(x, y, N):
     for i in range(N):
         y[i] = np.sum(x[i, :i] * x[0])
+
+
+def no_equivalent_with_keyword(x, y, N):
+    # (was an error about the keyword, not about the function)
+    for i in range(N):
+        y[i] = np.unique(x[i, :], return_counts=True)[1][0]

@@ -763,7 +763,7 @@ impl Lowerer<'_, '_> {
                 );
                 return None;
             }
-            return self.generator_call(b, name, g, span);
+            return self.generator_call(b, name, g, None, span);
         }
         match b {
             Builtin::Reduce(op) => {
@@ -1475,31 +1475,67 @@ impl Lowerer<'_, '_> {
         None
     }
 
-    /// Python's `math.prod(items, start)` of a tuple or list literal:
-    /// `start * items[0] * ...` (`keywords.rs` gives `start`, 1 by
-    /// default).
+    /// Python's `math.prod(items, start)`: of a tuple or list literal
+    /// `start * items[0] * ...`; of a generator or a 1-D slice the same
+    /// product taken in a loop (`generators.rs`; `keywords.rs` gives
+    /// `start`, 1 by default).
     fn math_prod(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<TExpr> {
-        let items = match args {
-            [seq] | [seq, _] => match &seq.kind {
-                ast::ExprKind::Tuple(items) => Some(items.as_slice()),
-                _ => seq.list_items(),
-            },
-            _ => None,
-        };
         let one = ast::Expr::int(1, span);
-        let (Some(items), Some(start)) = (items, args.get(1).or(args.first().map(|_| &one))) else {
-            let at = args.first().map_or(span, |a| a.span);
-            self.error(
-                Diagnostic::error(format!("`{name}` takes a tuple or list literal here"))
-                    .at(at, "not a tuple or list of numbers")
-                    .help("for the product of an array's elements use `np.prod(x)`"),
-            );
-            return None;
+        let (seq, start) = match args {
+            [seq] => (seq, &one),
+            [seq, start] => (seq, start),
+            _ => {
+                self.arity_error(name, "1 or 2 arguments", args.len(), span);
+                return None;
+            }
         };
-        let prod = items.iter().fold(start.clone(), |acc, item| {
-            ast::Expr::binary(crate::ops::BinOp::Mul, acc, item.clone(), span)
-        });
-        self.lower_expr(&prod)
+        let items = match &seq.kind {
+            ast::ExprKind::Tuple(items) => Some(items.as_slice()),
+            _ => seq.list_items(),
+        };
+        if let Some(items) = items {
+            let prod = items.iter().fold(start.clone(), |acc, item| {
+                ast::Expr::binary(crate::ops::BinOp::Mul, acc, item.clone(), span)
+            });
+            return self.lower_expr(&prod);
+        }
+        let gen = match &seq.kind {
+            ast::ExprKind::Generator { .. } => seq.clone(),
+            // (`math.prod(s)` is `math.prod(item for item in s)`)
+            _ if self.rank(seq) == 1 => {
+                let item = self.fresh_name("item");
+                let clause = ast::Clause {
+                    var: item.clone(),
+                    var_span: seq.span,
+                    unpack: vec![],
+                    iter: seq.clone(),
+                    ifs: vec![],
+                };
+                ast::Expr {
+                    kind: ast::ExprKind::Generator {
+                        elt: Box::new(ast::Expr::name(&item, seq.span)),
+                        clauses: vec![clause],
+                        list: false,
+                    },
+                    span: seq.span,
+                }
+            }
+            _ => {
+                let what = match self.rank(seq) {
+                    0 => "a number".to_string(),
+                    r => format!("{r} dimensions"),
+                };
+                self.error(
+                    Diagnostic::error(format!(
+                        "`{name}` takes a 1-D slice, a tuple or list literal or a generator expression"
+                    ))
+                    .at(seq.span, what)
+                    .help("multiply a row at a time (`math.prod(x[i, :])`), or use `np.prod(x)` for NumPy's product of an array"),
+                );
+                return None;
+            }
+        };
+        self.generator_call(Builtin::MathProd, name, &gen, Some(start), span)
     }
 
     /// The `n` operands of a function call, lowered (all of them, for

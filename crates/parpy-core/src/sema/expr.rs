@@ -426,6 +426,15 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn lower_expr(&mut self, e: &ast::Expr) -> Option<TExpr> {
+        let t = self.lower_expr_uncounted(e);
+        // (a `None` without any error: see `Shared::silent_none`)
+        if t.is_none() && self.sh.silent_none.is_none() && !self.sh.has_errors() {
+            self.sh.silent_none = Some(e.span);
+        }
+        t
+    }
+
+    fn lower_expr_uncounted(&mut self, e: &ast::Expr) -> Option<TExpr> {
         let span = e.span;
         // (`s.shape[0]` of a slice with run-time bounds: its count)
         if let Some(n) = self.runtime_shape(e) {

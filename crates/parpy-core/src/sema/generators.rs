@@ -98,11 +98,13 @@ pub(super) fn nest_clauses(
 
 impl Lowerer<'_, '_> {
     /// `name(gen)` for builtin `b`; `gen` is an `ast::ExprKind::Generator`.
+    /// `start` is `math.prod`'s (`None` for the others).
     pub(super) fn generator_call(
         &mut self,
         b: Builtin,
         name: &str,
         gen: &ast::Expr,
+        start: Option<&ast::Expr>,
         span: Span,
     ) -> Option<TExpr> {
         let ast::ExprKind::Generator {
@@ -115,7 +117,7 @@ impl Lowerer<'_, '_> {
             b,
             Builtin::Sum | Builtin::Any | Builtin::All | Builtin::Max | Builtin::Min
         ) && !name.contains('.');
-        if !python_reduction && b != Builtin::MathFsum {
+        if !python_reduction && !matches!(b, Builtin::MathFsum | Builtin::MathProd) {
             let d = if *list {
                 Diagnostic::error(format!("`{name}` of a list comprehension is not supported"))
                     .at(gen.span, "a list comprehension")
@@ -144,33 +146,37 @@ impl Lowerer<'_, '_> {
             span,
         };
         let (start, update) = match b {
-            Builtin::Sum => {
-                // Python's `0 + e0 + e1 ...` has the type of `0 + elt`
+            Builtin::Sum | Builtin::MathProd => {
+                // Python's `0 + e0 + e1 ...` (`start * e0 * e1 ...`) has
+                // the type of `0 + elt` (`start * elt`)
+                let (op, start) = match b {
+                    Builtin::Sum => (BinOp::Add, ast::Expr::int(0, span)),
+                    _ => (
+                        BinOp::Mul,
+                        start.cloned().unwrap_or_else(|| ast::Expr::int(1, span)),
+                    ),
+                };
                 let probe = self.fresh_name("elt");
+                let first = ast::Expr::binary(op, start.clone(), elt.clone(), span);
                 // (when the element has errors, the real lowering reports them)
                 let (t, weak) = self
-                    .probe_type(&probe, nest(assign(&probe, elt.clone(), span)))
+                    .probe_type(&probe, nest(assign(&probe, first, span)))
                     .unwrap_or((self.opts.int_type, true));
                 fresh_names.push(probe);
                 fresh_names.iter().for_each(|n| self.scope.unbind(n));
-                let start = match (t, weak) {
-                    (t, true) if t.is_float() => ast::Expr::float(0.0, span),
-                    (_, true) => ast::Expr::int(0, span),
-                    (t, false) => {
-                        let t = if t == ElemTy::Bool {
-                            self.opts.int_type
-                        } else {
-                            t
-                        };
+                let start = match (t, weak, &start.kind) {
+                    // (a Python float: `0.0`, `float(start)`)
+                    (t, true, ast::ExprKind::Int(v)) if t.is_float() => {
+                        ast::Expr::float(*v as f64, span)
+                    }
+                    (t, true, _) if t.is_float() => Self::python_call("float", vec![start], span),
+                    (_, true, _) => start,
+                    (t, false, _) => {
                         self.retype.insert(gen.span, t);
-                        ast::Expr::int(0, span)
+                        start
                     }
                 };
-                let update = assign(
-                    &acc,
-                    ast::Expr::binary(BinOp::Add, acc_e.clone(), elt, span),
-                    span,
-                );
+                let update = assign(&acc, ast::Expr::binary(op, acc_e.clone(), elt, span), span);
                 (start, update)
             }
             Builtin::Any | Builtin::All => {
@@ -268,11 +274,13 @@ impl Lowerer<'_, '_> {
         probes: &[&str],
         nest: ast::Stmt,
     ) -> Vec<Option<(crate::ir::Type, bool)>> {
-        let before = self.sh.diags.len();
+        let (before, silent) = (self.sh.diags.len(), self.sh.silent_none);
         let pre = std::mem::take(&mut self.pre);
         self.hoisted(&[nest]);
         self.pre = pre;
+        // (its code and errors dropped, and so its silent `None`s)
         self.sh.diags.truncate(before);
+        self.sh.silent_none = silent;
         probes
             .iter()
             .map(|p| {

@@ -431,7 +431,7 @@ pub(super) fn positional(
             tuples_as_lists(sig, args, keywords);
         }
         if keywords.is_empty() && !matches!(callee, Callee::Helper(_))
-            || matches!(callee, Callee::Allocates)
+            || matches!(callee, Callee::Allocates | Callee::Unknown)
         {
             return;
         }
@@ -456,7 +456,7 @@ pub(super) fn positional(
         let bound = match callee {
             Callee::Helper(def) => bind_helper(&def, std::mem::take(args), kws, e.span, diags),
             Callee::Sig(sig, _) => bind(&name, sig, std::mem::take(args), kws, e.span, diags),
-            Callee::Allocates | Callee::Other | Callee::Keyed(_) => {
+            Callee::Allocates | Callee::Unknown | Callee::Other | Callee::Keyed(_) => {
                 let k = &kws[0];
                 diags.push(
                     Diagnostic::error(format!(
@@ -524,6 +524,10 @@ enum Callee {
     /// `sorted`, whose `key=` and `reverse=` `sorted.rs` reads: the
     /// keywords left in place
     Keyed(&'static [&'static str]),
+    /// A name jit code cannot call, or none: the call's own error says so
+    /// (`np.unique(x, axis=0)` is "cannot call `np.unique`", not an error
+    /// about its keyword)
+    Unknown,
     Other,
 }
 
@@ -548,6 +552,7 @@ impl Callee {
                 }
                 Resolved::Allocates(_) => Callee::Allocates,
                 Resolved::Permute(f) => Callee::Sig(permute_signature(f), false),
+                Resolved::Unsupported(_) | Resolved::NotFound => Callee::Unknown,
                 _ => Callee::Other,
             },
             // a method of a value: `x.sum(...)`, `x[i, :].var(...)`

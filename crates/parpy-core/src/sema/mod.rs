@@ -102,6 +102,11 @@ struct HelperEntry {
 pub(crate) struct Shared<'o> {
     opts: &'o Options,
     diags: Vec<Diagnostic>,
+    /// The first expression that lowered to nothing while no error had
+    /// been reported (`expr.rs` `lower_expr`): every `None` must come with
+    /// an error, so a program without errors that has one lost code, and
+    /// is an internal error rather than a silently dropped statement.
+    silent_none: Option<Span>,
     helpers: Vec<HelperEntry>,
     /// The jit functions being lowered (identity of their `FunctionDef`).
     stack: Vec<usize>,
@@ -136,6 +141,10 @@ pub(crate) struct Shared<'o> {
 impl Shared<'_> {
     fn error(&mut self, d: Diagnostic) {
         self.diags.push(d);
+    }
+
+    fn has_errors(&self) -> bool {
+        self.diags.iter().any(|d| d.is_error())
     }
 }
 
@@ -444,6 +453,7 @@ pub fn lower(
     let mut sh = Shared {
         opts: options,
         diags: vec![],
+        silent_none: None,
         helpers: vec![],
         stack: vec![def as *const FunctionDef as usize],
         callback_sites: 0,
@@ -533,6 +543,11 @@ pub fn lower(
     if !errors.is_empty() {
         return Err(CompileError::User(errors));
     }
+    if let Some(at) = sh.silent_none {
+        let d = Diagnostic::error("this expression was lowered to nothing without a reason")
+            .at(at, "dropped here");
+        return Err(CompileError::Internal(crate::diag::render_all(&[d])));
+    }
     let host = host.ok_or_else(|| {
         CompileError::Internal("lowering failed without a diagnostic".to_string())
     })?;
@@ -592,6 +607,8 @@ fn lower_function(
 ) -> Option<(Function, bool)> {
     let opts = sh.opts;
     let before = sh.diags.len();
+    // (a pass lowered again drops its errors and its silent `None`s)
+    let silent = sh.silent_none;
     let globals = scope::Globals::of(def, resolver);
     let resolver = &globals;
     // `f(x, out=y)` as the store into `y`; keyword arguments and
@@ -735,6 +752,7 @@ fn lower_function(
         let kept = std::mem::take(&mut l.retype);
         drop(l);
         sh.diags.truncate(before);
+        sh.silent_none = silent;
         // (a Python int's accumulator typed by use holds the NumPy
         // integer it is updated with, not the wider join that a store of
         // that integer into parpy's Python int asked for: `s = 0; s +=
