@@ -427,9 +427,8 @@ impl Lowerer<'_, '_> {
 
     pub(super) fn lower_expr(&mut self, e: &ast::Expr) -> Option<TExpr> {
         let t = self.lower_expr_uncounted(e);
-        // (a `None` without any error: see `Shared::silent_none`)
-        if t.is_none() && self.sh.silent_none.is_none() && !self.sh.has_errors() {
-            self.sh.silent_none = Some(e.span);
+        if t.is_none() {
+            self.sh.note_silent_none(e.span);
         }
         t
     }

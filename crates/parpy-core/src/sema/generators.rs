@@ -274,13 +274,11 @@ impl Lowerer<'_, '_> {
         probes: &[&str],
         nest: ast::Stmt,
     ) -> Vec<Option<(crate::ir::Type, bool)>> {
-        let (before, silent) = (self.sh.diags.len(), self.sh.silent_none);
+        let before = self.sh.diags.len();
         let pre = std::mem::take(&mut self.pre);
         self.hoisted(&[nest]);
         self.pre = pre;
-        // (its code and errors dropped, and so its silent `None`s)
         self.sh.diags.truncate(before);
-        self.sh.silent_none = silent;
         probes
             .iter()
             .map(|p| {

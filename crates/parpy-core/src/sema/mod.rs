@@ -102,11 +102,6 @@ struct HelperEntry {
 pub(crate) struct Shared<'o> {
     opts: &'o Options,
     diags: Vec<Diagnostic>,
-    /// The first expression that lowered to nothing while no error had
-    /// been reported (`expr.rs` `lower_expr`): every `None` must come with
-    /// an error, so a program without errors that has one lost code, and
-    /// is an internal error rather than a silently dropped statement.
-    silent_none: Option<Span>,
     helpers: Vec<HelperEntry>,
     /// The jit functions being lowered (identity of their `FunctionDef`).
     stack: Vec<usize>,
@@ -143,10 +138,27 @@ impl Shared<'_> {
         self.diags.push(d);
     }
 
-    fn has_errors(&self) -> bool {
-        self.diags.iter().any(|d| d.is_error())
+    /// Notes that the expression at `at` lowered to nothing (`expr.rs`
+    /// `lower_expr`). Every `None` must come with an error: one without
+    /// any lost code, so a program that ends without errors but with such
+    /// a note is an internal error pointing at it (`lower`), never a
+    /// silently dropped statement. The note is a diagnostic of its own
+    /// (not an error), so the probes and passes whose diagnostics are
+    /// dropped drop it too.
+    fn note_silent_none(&mut self, at: Span) {
+        if !self
+            .diags
+            .iter()
+            .any(|d| d.is_error() || d.message == SILENT_NONE)
+        {
+            self.diags
+                .push(Diagnostic::warning(SILENT_NONE).at(at, "dropped here"));
+        }
     }
 }
+
+/// The message of [`Shared::note_silent_none`]'s note.
+const SILENT_NONE: &str = "this expression was lowered to nothing without a reason";
 
 /// Builds one IR function from one `FunctionDef`.
 pub(crate) struct Lowerer<'a, 'o> {
@@ -453,7 +465,6 @@ pub fn lower(
     let mut sh = Shared {
         opts: options,
         diags: vec![],
-        silent_none: None,
         helpers: vec![],
         stack: vec![def as *const FunctionDef as usize],
         callback_sites: 0,
@@ -539,14 +550,18 @@ pub fn lower(
         .collect();
     let args = &args[..];
     let host = lower_function(&mut sh, def, args, &weak, resolver, true, &def.name).map(|(f, _)| f);
+    let silent: Vec<Diagnostic> = sh
+        .diags
+        .iter()
+        .filter(|d| d.message == SILENT_NONE)
+        .cloned()
+        .collect();
     let errors = cap_repeats(sh.diags.into_iter().filter(|d| d.is_error()).collect());
     if !errors.is_empty() {
         return Err(CompileError::User(errors));
     }
-    if let Some(at) = sh.silent_none {
-        let d = Diagnostic::error("this expression was lowered to nothing without a reason")
-            .at(at, "dropped here");
-        return Err(CompileError::Internal(crate::diag::render_all(&[d])));
+    if !silent.is_empty() {
+        return Err(CompileError::Internal(crate::diag::render_all(&silent)));
     }
     let host = host.ok_or_else(|| {
         CompileError::Internal("lowering failed without a diagnostic".to_string())
@@ -607,8 +622,6 @@ fn lower_function(
 ) -> Option<(Function, bool)> {
     let opts = sh.opts;
     let before = sh.diags.len();
-    // (a pass lowered again drops its errors and its silent `None`s)
-    let silent = sh.silent_none;
     let globals = scope::Globals::of(def, resolver);
     let resolver = &globals;
     // `f(x, out=y)` as the store into `y`; keyword arguments and
@@ -752,7 +765,6 @@ fn lower_function(
         let kept = std::mem::take(&mut l.retype);
         drop(l);
         sh.diags.truncate(before);
-        sh.silent_none = silent;
         // (a Python int's accumulator typed by use holds the NumPy
         // integer it is updated with, not the wider join that a store of
         // that integer into parpy's Python int asked for: `s = 0; s +=
