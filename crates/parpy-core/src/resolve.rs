@@ -104,6 +104,10 @@ pub enum Builtin {
     MathGcdLcm(MathFn),
     /// `math.radians(x)` (`true`) / `math.degrees(x)`: a Python float.
     MathAngle(bool),
+    /// `np.isin(element, test_elements, assume_unique=, invert=)` of a
+    /// number or elementwise of an array expression, against an array,
+    /// a slice, a tuple or list literal (`sema::membership`).
+    IsIn,
     /// `np.real(x)` of a number.
     Real,
     /// `math.ulp(x)`: CPython's, from `nextafter`.
@@ -486,6 +490,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "nan_to_num" => Some(Builtin::NanToNum),
         "isclose" => Some(Builtin::IsClose),
         "allclose" => Some(Builtin::AllClose),
+        "isin" => Some(Builtin::IsIn),
         "divmod" => Some(Builtin::Divmod),
         "modf" => Some(Builtin::Modf),
         "unravel_index" => Some(Builtin::UnravelIndex),

@@ -998,6 +998,7 @@ impl Lowerer<'_, '_> {
             Builtin::MathUlp => self.math_ulp(name, args, span),
             Builtin::MathProd => self.math_prod(name, args, span),
             Builtin::MathFsum => self.math_fsum(name, args, span),
+            Builtin::IsIn => self.isin(name, args, span),
             Builtin::MathDist => self.math_dist(args, span),
             Builtin::MathInt(f) => self.math_int(f, name, args, span),
             // `np.all(np.isclose(...))`, a Python bool
@@ -2824,7 +2825,7 @@ impl Lowerer<'_, '_> {
     /// arrays (`(x[i, :] + 1.0)[..., None]` is `x[i, :, None] + 1.0`), which
     /// NumPy's right-aligned broadcasting keeps right; `None` for an
     /// expression that is not elementwise (a reduction inside).
-    fn with_new_axis(&self, a: &ast::Expr) -> Option<ast::Expr> {
+    pub(super) fn with_new_axis(&self, a: &ast::Expr) -> Option<ast::Expr> {
         let mut layout = vec![true; self.rank(a)];
         layout.push(false);
         self.with_axes(a, &layout)

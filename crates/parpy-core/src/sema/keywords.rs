@@ -242,6 +242,16 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
         Builtin::MathProd => &[("iterable", How::Req), ("start", How::Opt(Dflt::Int(1)))],
         Builtin::MathDist => &[("p", How::Req), ("q", How::Req)],
         Builtin::MathFsum => &[("seq", How::PosOnly)],
+        // (`assume_unique` only lets NumPy skip its own `np.unique`: read
+        // and dropped by `membership.rs` `isin`; `kind` picks NumPy's
+        // algorithm, parpy's is the search)
+        Builtin::IsIn => &[
+            ("element", How::Req),
+            ("test_elements", How::Req),
+            ("assume_unique", How::Opt(Dflt::Bool(false))),
+            ("invert", How::Opt(Dflt::Bool(false))),
+            ("kind", How::Fixed(Dflt::None)),
+        ],
         // (keyword-only in Python)
         Builtin::MathIsClose => &[
             ("a", How::Req),
@@ -477,8 +487,20 @@ pub(super) fn positional(
 
 /// The parameters of NumPy's functions that take an array-like, which a
 /// tuple literal is as a list literal is (`np.max((a, 0.5))`).
-const ARRAY_LIKE: [&str; 11] = [
-    "a", "array", "x", "b", "m", "v", "y", "xp", "fp", "p", "bins",
+const ARRAY_LIKE: [&str; 13] = [
+    "a",
+    "array",
+    "x",
+    "b",
+    "m",
+    "v",
+    "y",
+    "xp",
+    "fp",
+    "p",
+    "bins",
+    "element",
+    "test_elements",
 ];
 
 /// The tuple literals (of no tuples) that a call of a NumPy function
