@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import parpy
-from conftest import check_gpu_code, cpu_opts, module_from_source
+from conftest import check_gpu_code, cpu_opts, module_from_source, run_both
 
 N = 12
 M = 5
@@ -32,11 +32,8 @@ def member(x, vals, w, y, N):
 
 
 def _member(x, vals, w):
-    y = np.ones((N, 10), np.bool_)
-    member(x, vals, w, y, N, opts=cpu_opts({'i': parpy.threads(N)}))
-    want = np.ones((N, 10), np.bool_)
-    member.py_func(x, vals, w, want, N)
-    assert np.array_equal(y, want), (y, want)
+    run_both(member, [x, vals, w, np.ones((N, 10), np.bool_), N],
+             cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)
 
 
 def _values(dtype):
@@ -98,14 +95,8 @@ def test_isin_of_a_slice_is_numpys_elementwise(xt, vt):
     if np.dtype(vt).kind == 'f':
         v[0, :] = [np.nan, 0.0, -0.0, 2.0]
     vals = np.array([1, 3, 5], vt)
-    y = np.ones((N, 5, M), np.bool_)
-    c = np.zeros((N, 4), np.int64)
-    rows(x, vals, v, y, c, N, opts=cpu_opts({'i': parpy.threads(N)}))
-    want_y = np.ones((N, 5, M), np.bool_)
-    want_c = np.zeros((N, 4), np.int64)
-    rows.py_func(x, vals, v, want_y, want_c, N)
-    assert np.array_equal(y, want_y), (y, want_y)
-    assert np.array_equal(c, want_c), (c, want_c)
+    run_both(rows, [x, vals, v, np.ones((N, 5, M), np.bool_), np.zeros((N, 4), np.int64), N],
+             cpu_opts({'i': parpy.threads(N)}), rtol=0, atol=0)
 
 
 @parpy.jit
@@ -127,11 +118,8 @@ def branches(k, vals, c, N):
 def test_isin_as_a_condition_and_a_number(vt):
     k = np.arange(N, dtype=np.int64) % 5
     vals = np.array([2, 0.1, 4, 1], np.float64).astype(vt)
-    c = np.zeros(N)
-    branches(k, vals, c, N, opts=cpu_opts({'i': parpy.threads(N)}))
-    want = np.zeros(N)
-    branches.py_func(k, vals, want, N)
-    assert np.array_equal(c, want), (c, want)
+    run_both(branches, [k, vals, np.zeros(N), N], cpu_opts({'i': parpy.threads(N)}),
+             rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("call,words,at", [
