@@ -97,6 +97,7 @@ import test_keyed_search as tks
 import test_ufunc_folds as tuf
 import test_fsum as tfs
 import test_isin as tii
+import test_cov as tcov
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -554,11 +555,14 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_isin: errors, other backends' code
     "test_what_isin_refuses_is_a_located_error",
     "test_isin_compiles_for_cuda_and_metal",
+    # test_cov: errors, other backends' code
+    "test_what_cov_cannot_take_is_a_located_error",
+    "test_cov_compiles_for_cuda_and_metal",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes, tks, tuf, tfs, tii):
+             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes, tks, tuf, tfs, tii, tcov):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -173,6 +173,9 @@ pub enum Builtin {
     /// `np.polyval(p, x)`: Horner's rule over the coefficients
     /// (`sema::polyval`).
     Polyval,
+    /// `np.cov` (false) and `np.corrcoef` (true) of one or two 1-D arrays
+    /// (`sema::cov`).
+    Cov(bool),
     /// `np.digitize(x, bins, right)` of a number (`sema::digitize`).
     Digitize,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
@@ -531,6 +534,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "interp" => Some(Builtin::Interp),
         "trapezoid" | "trapz" => Some(Builtin::Trapezoid),
         "polyval" => Some(Builtin::Polyval),
+        "cov" => Some(Builtin::Cov(false)),
+        "corrcoef" => Some(Builtin::Cov(true)),
         "digitize" => Some(Builtin::Digitize),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),

@@ -661,6 +661,11 @@ impl Lowerer<'_, '_> {
                 (_, Some(B::Trapezoid)) => {
                     args.first().map_or(0, |a| self.rank(a).saturating_sub(1))
                 }
+                // one vector's covariance is a number, two vectors' 2x2
+                (_, Some(B::Cov(_))) => match super::keywords::given(args, 1) {
+                    Some(_) => 2,
+                    None => 0,
+                },
                 // a ufunc's `reduce`: axis 0 unless told
                 (_, Some(b @ (B::UfuncReduce(_) | B::UfuncFold(_)))) => match args.as_slice() {
                     [a] => self.rank(a).saturating_sub(1),

@@ -1067,6 +1067,7 @@ impl Lowerer<'_, '_> {
             Builtin::Interp => self.interp(name, args, span),
             Builtin::Trapezoid => self.trapezoid(name, args, span),
             Builtin::Polyval => self.polyval(name, args, span),
+            Builtin::Cov(corr) => self.cov_value(corr, args, span),
             Builtin::Digitize => self.digitize(name, args, span),
             Builtin::CopyTo => {
                 self.statement_only(&format!("`{name}`"), span);

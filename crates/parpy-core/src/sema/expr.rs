@@ -601,6 +601,8 @@ impl Lowerer<'_, '_> {
             {
                 self.tuple_literal_item(e)
             }
+            // `np.corrcoef(a, b)[0, 1]` (sema::cov)
+            ast::ExprKind::Subscript { .. } if self.cov_element_of(e) => self.cov_element(e),
             ast::ExprKind::Subscript { .. } if self.computed_base(e).is_some() => {
                 let (value, idx) = flatten_subscript(e);
                 self.element_of(value, &idx, span)

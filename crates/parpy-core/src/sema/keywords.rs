@@ -290,6 +290,22 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("axis", How::Opt(Dflt::Int(-1))),
         ],
         Builtin::Polyval => &[("p", How::Req), ("x", How::Req)],
+        Builtin::Cov(false) => &[
+            ("m", How::Req),
+            ("y", How::Opt(Dflt::None)),
+            ("rowvar", How::Opt(Dflt::Bool(true))),
+            ("bias", How::Opt(Dflt::Bool(false))),
+            ("ddof", How::Opt(Dflt::None)),
+            ("fweights", How::Fixed(Dflt::None)),
+            ("aweights", How::Fixed(Dflt::None)),
+            DTYPE,
+        ],
+        Builtin::Cov(true) => &[
+            ("x", How::Req),
+            ("y", How::Opt(Dflt::None)),
+            ("rowvar", How::Opt(Dflt::Bool(true))),
+            DTYPE,
+        ],
         Builtin::Digitize => &[
             ("x", How::Req),
             ("bins", How::Req),

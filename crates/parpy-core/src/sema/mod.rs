@@ -17,6 +17,7 @@ mod calls;
 mod chains;
 mod concatenate;
 mod convolve;
+mod cov;
 mod dicts;
 mod digitize;
 mod einsum;

@@ -1038,6 +1038,13 @@ impl Lowerer<'_, '_> {
                 None => vec![],
             };
         }
+        // `C[i, :, :] = np.cov(a, b)`: the four elements stored (sema::cov)
+        if let Some(store) = self.cov_store(s) {
+            return match store {
+                Some(stmts) => self.lower_labelled_block(&stmts, labels.to_vec()),
+                None => vec![],
+            };
+        }
         let with_implicit = self.implicit_labels(s, labels);
         let labels = with_implicit.as_slice();
         let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
