@@ -98,6 +98,7 @@ import test_ufunc_folds as tuf
 import test_fsum as tfs
 import test_isin as tii
 import test_cov as tcov
+import test_digitize as tdz
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -558,11 +559,21 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_cov: errors, other backends' code
     "test_what_cov_cannot_take_is_a_located_error",
     "test_cov_compiles_for_cuda_and_metal",
+    # test_digitize: direct calls, errors, Cpu code, other backends' code
+    # (its differential test of rows runs on the GPU)
+    "test_digitize_is_numpys",
+    "test_digitize_of_integers_is_numpys",
+    "test_bins_out_of_order_raise_numpys_value_error",
+    "test_what_digitize_refuses_is_a_located_error",
+    "test_digitize_compiles_for_cuda_and_metal",
+    "test_digitize_of_a_whole_array_is_numpys",
+    "test_bins_out_of_order_raise_once_a_call_even_for_no_elements",
+    "test_elementwise_digitize_compiles_for_cuda_and_metal",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes, tks, tuf, tfs, tii, tcov):
+             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes, tks, tuf, tfs, tii, tcov, tdz):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -1,5 +1,5 @@
 """`np.searchsorted(s, v, side)` inside jit code, `s` a 1-D slice and `v` a
-number: NumPy's index, found by NumPy's own binary search (so an unsorted
+number, or elementwise a slice or array: NumPy's index, found by NumPy's own binary search (so an unsorted
 `s` gives NumPy's index too), comparing in the common type of `s` and `v`
 with NaN after every number. The binning step of a histogram. Compared
 with plain Python."""
@@ -74,3 +74,30 @@ def test_searches_compile_for_cuda_and_metal():
     check_gpu_code(bin_of, lambda backend: [np.zeros(11, np.float32), np.zeros(40, np.float32),
                                             np.zeros(40, np.int64), np.zeros(40, np.int64), 40],
                    {'i': parpy.threads(40)}, "bin_of")
+
+
+@parpy.jit
+def bins_of_rows(edges, x, left, right, ties, N):
+    parpy.label('i')
+    for i in range(N):
+        k = np.searchsorted(edges, x[i, :])
+        left[i, :] = k
+        right[i, :] = np.searchsorted(edges, x[i, :], side='right') - k
+        ties[i] = np.sum(np.searchsorted(edges, x[i, :], 'right') > k)
+
+
+@pytest.mark.parametrize("etype,xtype", [(np.float64, np.float64), (np.float32, np.float64),
+                                         (np.int32, np.float32), (np.float64, np.int64)],
+                         ids=["f64", "f32-f64", "int-edges", "int-x"])
+def test_a_named_search_of_a_row_is_numpys(etype, xtype):
+    # (`k`, an array expression of a name, reads the row's searches)
+    rng = np.random.default_rng(6)
+    edges = np.sort(rng.integers(-6, 6, 9)).astype(etype)
+    x = (rng.integers(-16, 16, (5, 12)) / 2).astype(xtype)
+    if np.dtype(xtype).kind == "f":
+        x[0, :3] = [np.nan, np.inf, -np.inf]
+    if np.dtype(etype).kind == "f":
+        edges[-2:] = np.nan
+    run_both(bins_of_rows, [edges, x, np.zeros((5, 12), np.int64), np.zeros((5, 12), np.int64),
+                            np.zeros(5, np.int64), 5],
+             cpu_opts({'i': parpy.threads(5)}), rtol=0, atol=0)

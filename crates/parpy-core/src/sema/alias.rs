@@ -696,7 +696,8 @@ impl Lowerer<'_, '_> {
                     }
                     _ => 0,
                 },
-                (_, Some(B::Polyval)) => args.get(1).map_or(0, |x| self.rank(x)),
+                (_, Some(B::Polyval | B::SearchSorted)) => args.get(1).map_or(0, |x| self.rank(x)),
+                (_, Some(B::Digitize)) => args.first().map_or(0, |x| self.rank(x)),
                 (_, Some(B::Flip(_) | B::Diff | B::Roll)) => {
                     args.first().map_or(0, |a| self.rank(a))
                 }

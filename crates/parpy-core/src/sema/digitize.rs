@@ -1,12 +1,14 @@
-//! `np.digitize(x, bins, right=False)` of a number `x`: NumPy's
-//! `_monotonicity` check of the bins (the direction of the first bin that
-//! differs from the first; NaN differs), its ValueError where they are
-//! neither increasing nor decreasing, then `np.searchsorted(bins, x, side)`
-//! of increasing bins and `len(bins) - np.searchsorted(bins[::-1], x,
-//! side)` of decreasing ones, `side` 'right' unless `right=True`. The bins
-//! are a 1-D array or slice of a length known when compiling (the check
-//! runs where the call does, as NumPy's does per call) or a list of number
-//! literals (checked when compiling).
+//! `np.digitize(x, bins, right=False)` of a number `x`, or elementwise of
+//! a slice or array `x`: NumPy's `_monotonicity` check of the bins (the
+//! direction of the first bin that differs from the first; NaN differs),
+//! its ValueError where they are neither increasing nor decreasing, then
+//! `np.searchsorted(bins, x, side)` of increasing bins and `len(bins) -
+//! np.searchsorted(bins[::-1], x, side)` of decreasing ones, `side`
+//! 'right' unless `right=True`. The bins are a 1-D array or slice of a
+//! length known when compiling (the check runs where the call does, once
+//! a call as NumPy's: it reads no element of `x`, so it stays before the
+//! loop over an array `x`'s elements) or a list of number literals
+//! (checked when compiling).
 
 use crate::diag::{Diagnostic, Span};
 use crate::ops::{BinOp, UnOp};
@@ -58,16 +60,6 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         };
-        if self.rank(x) != 0 {
-            self.error(
-                Diagnostic::error(format!("parpy takes `{name}` of a number"))
-                    .at(x.span, "an array")
-                    .help(format!(
-                        "call it per element: `{name}(x[j], bins)` in a loop"
-                    )),
-            );
-            return None;
-        }
         let side = ast::Expr {
             kind: ast::ExprKind::Str(if right { "left" } else { "right" }.to_string()),
             span,
@@ -190,12 +182,30 @@ impl Lowerer<'_, '_> {
             },
             span,
         };
-        let ordered = if_exp(increasing.clone(), no_step(BinOp::Gt), no_step(BinOp::Lt));
+        // the direction once, in a hidden local: the check, the bins
+        // searched and the result read it, not a search per direction (of
+        // each element of an array `x`, the statements that read no
+        // element stay before its loop)
+        let increasing = self.lower_expr(&increasing)?;
+        let increasing = self.truthy(increasing)?;
+        let inc = self.stash_named("increasing", increasing, span);
+        let inc = || ast::Expr::name(&inc, span);
+        let ordered = if_exp(inc(), no_step(BinOp::Gt), no_step(BinOp::Lt));
         let ordered = self.lower_expr(&ordered)?;
         let ordered = self.truthy(ordered)?;
         self.raise_unless(vec![(ordered, NOT_MONOTONIC, "ValueError")], span);
-        let down = ast::Expr::binary(BinOp::Sub, int(n), search(sub(None, None, Some(-1))), span);
-        self.lower_expr(&if_exp(increasing, search(bins.clone()), down))
+        // NumPy's `searchsorted(bins, x)`, or `len(bins) -
+        // searchsorted(bins[::-1], x)`: one search of the bins in the
+        // order the direction picks
+        let ordered_bins = np(
+            "where",
+            vec![inc(), bins.clone(), sub(None, None, Some(-1))],
+        );
+        let found = self.lower_expr(&search(ordered_bins))?;
+        let found = self.stash_value("found", found, span);
+        let found = ast::Expr::name(&found, span);
+        let down = ast::Expr::binary(BinOp::Sub, int(n), found.clone(), span);
+        self.lower_expr(&if_exp(inc(), found, down))
     }
 }
 
