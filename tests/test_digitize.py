@@ -72,6 +72,8 @@ def test_bins_out_of_order_raise_numpys_value_error(edges):
      "bins must be monotonically increasing or decreasing"),
     ("np.digitize(x[i], 2.0)", parpy.CompileTypeError,
      "`np.digitize` takes its bins as a 1-D array or slice or a list of numbers"),
+    ("np.digitize(x[i], [0.0, x[0]])", parpy.CompileError,
+     "parpy takes the bins of `np.digitize` as a list of number literals"),
 ])
 def test_what_digitize_refuses_is_a_located_error(call, error, words, tmp_path):
     mod = module_from_source(

@@ -101,6 +101,20 @@ impl Lowerer<'_, '_> {
                 };
                 return self.lower_expr(&expr);
             }
+            // (the check reads a list's items at known places only)
+            if let (true, Some(item)) = (
+                items.len() > 1,
+                items.iter().find(|i| number_of(i).is_none()),
+            ) {
+                self.error(
+                    Diagnostic::error(format!(
+                        "parpy takes the bins of `{name}` as a list of number literals"
+                    ))
+                    .at(item.span, "not a number written out")
+                    .help("pass the bins as a 1-D array argument, or write the numbers out"),
+                );
+                return None;
+            }
         }
         let n = match self.array_shape(bins) {
             Some(Some(shape)) if shape.len() == 1 => shape[0],
