@@ -439,28 +439,38 @@ def f(x, N):
 o = parpy.CompileOptions()
 o.backend = parpy.CompileBackend.Cpu
 o.cache_dir = sys.argv[1]
-threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-t = time.time()
+sent = []
+
+def interrupt_once_the_compiler_runs():
+    # (the compiler creates the file as it starts: under load the build
+    # may start later than any fixed delay)
+    while not os.path.exists(sys.argv[2]):
+        time.sleep(0.01)
+    sent.append(time.time())
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=interrupt_once_the_compiler_runs, daemon=True).start()
 try:
     f(np.zeros(3), 3, opts=o)
-    print("returned", time.time() - t)
+    print("returned", time.time() - sent[0] if sent else None)
 except KeyboardInterrupt:
-    print("KeyboardInterrupt", time.time() - t)
+    print("KeyboardInterrupt", time.time() - sent[0])
 '''
 
 
 def test_ctrl_c_stops_the_c_compiler(tmp_path):
-    # a C compiler that takes 15 s: SIGINT one second into the build must
-    # stop it and raise KeyboardInterrupt (it waited for the compiler)
+    # a C compiler that takes 15 s: SIGINT once the build runs must stop
+    # it and raise KeyboardInterrupt at once (it waited for the compiler)
+    started = tmp_path / "started"
     cc = tmp_path / "slowcc.sh"
-    cc.write_text('#!/bin/sh\nsleep 15\nexec cc "$@"\n')
+    cc.write_text(f'#!/bin/sh\ntouch "{started}"\nsleep 15\nexec cc "$@"\n')
     cc.chmod(0o755)
     script = tmp_path / "interrupted_build.py"
     script.write_text(INTERRUPTED_BUILD)
     cache = tmp_path / "cache"
     env = dict(os.environ, CC=str(cc))
-    r = subprocess.run([sys.executable, str(script), str(cache)], capture_output=True, text=True,
-                       env=env, timeout=60)
+    r = subprocess.run([sys.executable, str(script), str(cache), str(started)],
+                       capture_output=True, text=True, env=env, timeout=60)
     words = r.stdout.split()
     assert words and words[0] == "KeyboardInterrupt", (r.stdout, r.stderr[-2000:])
     assert float(words[1]) < 3.0, r.stdout
