@@ -1523,21 +1523,33 @@ impl Lowerer<'_, '_> {
                 }
             }
             _ => {
-                let what = match self.rank(seq) {
-                    0 => "a number".to_string(),
-                    r => format!("{r} dimensions"),
-                };
-                self.error(
-                    Diagnostic::error(format!(
-                        "`{name}` takes a 1-D slice, a tuple or list literal or a generator expression"
-                    ))
-                    .at(seq.span, what)
-                    .help("multiply a row at a time (`math.prod(x[i, :])`), or use `np.prod(x)` for NumPy's product of an array"),
-                );
-                return None;
+                let help = "multiply a row at a time (`math.prod(x[i, :])`), or use `np.prod(x)` for NumPy's product of an array";
+                return self.not_a_sequence(name, seq, help);
             }
         };
         self.generator_call(Builtin::MathProd, name, &gen, Some(start), span)
+    }
+
+    /// The error of a Python function of items (`math.prod`, `math.fsum`)
+    /// given `seq`, which is none of the things it takes.
+    pub(super) fn not_a_sequence<T>(
+        &mut self,
+        name: &str,
+        seq: &ast::Expr,
+        help: &str,
+    ) -> Option<T> {
+        let what = match self.rank(seq) {
+            0 => "a number".to_string(),
+            r => format!("{r} dimensions"),
+        };
+        self.error(
+            Diagnostic::error(format!(
+                "`{name}` takes a 1-D slice, a tuple or list literal or a generator expression"
+            ))
+            .at(seq.span, what)
+            .help(help),
+        );
+        None
     }
 
     /// The `n` operands of a function call, lowered (all of them, for

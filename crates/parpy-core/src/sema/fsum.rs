@@ -76,19 +76,8 @@ impl Lowerer<'_, '_> {
             Some(items) => return self.fsum_loop(Items::Literal(items), vec![], span),
             None if self.rank(seq) == 1 => seq.clone(),
             None => {
-                let rank = self.rank(seq);
-                let what = match rank {
-                    0 => "a number".to_string(),
-                    r => format!("{r} dimensions"),
-                };
-                self.error(
-                    Diagnostic::error(format!(
-                        "`{name}` takes a 1-D slice, a tuple or list literal or a generator expression"
-                    ))
-                    .at(seq.span, what)
-                    .help("sum a row at a time (`math.fsum(x[i, :])`) or write a generator (`math.fsum(x[i, j] for j in range(n))`)"),
-                );
-                return None;
+                let help = "sum a row at a time (`math.fsum(x[i, :])`) or write a generator (`math.fsum(x[i, j] for j in range(n))`)";
+                return self.not_a_sequence(name, seq, help);
             }
         };
         let item = self.fresh_name("item");
