@@ -1506,13 +1506,7 @@ impl Lowerer<'_, '_> {
             // (`math.prod(s)` is `math.prod(item for item in s)`)
             _ if self.rank(seq) == 1 => {
                 let item = self.fresh_name("item");
-                let clause = ast::Clause {
-                    var: item.clone(),
-                    var_span: seq.span,
-                    unpack: vec![],
-                    iter: seq.clone(),
-                    ifs: vec![],
-                };
+                let clause = ast::Clause::over(&item, seq.clone());
                 ast::Expr {
                     kind: ast::ExprKind::Generator {
                         elt: Box::new(ast::Expr::name(&item, seq.span)),

@@ -55,13 +55,7 @@ impl Lowerer<'_, '_> {
             ast::ExprKind::Generator { elt, clauses, .. } => self.renamed_generator(clauses, elt),
             _ => {
                 let v = self.fresh_name("each");
-                let c = ast::Clause {
-                    var: v.clone(),
-                    var_span: iterable.span,
-                    unpack: vec![],
-                    iter: iterable.clone(),
-                    ifs: vec![],
-                };
+                let c = ast::Clause::over(&v, iterable.clone());
                 (vec![c], ast::Expr::name(&v, iterable.span), vec![v])
             }
         };

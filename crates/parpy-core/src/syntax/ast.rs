@@ -278,6 +278,17 @@ pub struct Clause {
 }
 
 impl Clause {
+    /// The clause `for var in iter`, of no conditions.
+    pub fn over(var: &str, iter: Expr) -> Clause {
+        Clause {
+            var: var.to_string(),
+            var_span: iter.span,
+            unpack: vec![],
+            iter,
+            ifs: vec![],
+        }
+    }
+
     /// The names the clause binds.
     pub fn targets(&self) -> Vec<&str> {
         if self.unpack.is_empty() {
