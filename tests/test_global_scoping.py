@@ -214,3 +214,94 @@ def test_a_module_level_lambda_says_to_define_it_with_def():
     assert "x[i] = SQ(x[i])" in msg
     # (no nested message from compiling the line the lambda is on)
     assert msg.count("error:") == 1 and "no `def` found" not in msg
+
+
+# --- an exception raised while a global is looked up is not "no such name" ---
+
+class LazyNamespace:
+    """A namespace whose attributes load on first use (as a lazy module's
+    `__getattr__` does); `broken` fails to load."""
+
+    def __getattr__(self, name):
+        if name == "scale":
+            return 3.0
+        if name == "broken":
+            raise ImportError("the lazy module 'heavy' is not installed")
+        raise AttributeError(name)
+
+
+LAZY = LazyNamespace()
+
+
+@parpy.jit
+def reads_lazy_scale(x, N):
+    for i in range(N):
+        x[i] = x[i] * LAZY.scale
+
+
+@parpy.jit
+def reads_lazy_broken(x, N):
+    for i in range(N):
+        x[i] = x[i] * LAZY.broken
+
+
+def test_an_attribute_a_lazy_namespace_loads_is_read():
+    x = np.ones(4)
+    reads_lazy_scale(x, 4, opts=cpu_opts())
+    assert (x == 3.0).all()
+
+
+def test_an_attribute_that_fails_to_load_says_why():
+    # (it used to read as an attribute the object lacks, its ImportError
+    # dropped)
+    with pytest.raises(parpy.CompileError) as e:
+        reads_lazy_broken(np.ones(4), 4, opts=cpu_opts())
+    assert "ImportError" in str(e.value) and "'heavy' is not installed" in str(e.value), str(e.value)
+
+
+CTRL_C_IN_GETATTR = '''\
+import os, signal, sys
+import numpy as np, parpy
+
+class Lazy:
+    def __getattr__(self, name):
+        if name != "scale":
+            raise AttributeError(name)
+        # Ctrl-C while a lazy module loads: the handler raises
+        # KeyboardInterrupt inside this method, in the compile
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10 ** 7):
+            pass
+        return 2.0
+
+LAZY = Lazy()
+
+@parpy.jit
+def f(x, N):
+    for i in range(N):
+        x[i] = x[i] * LAZY.scale
+
+o = parpy.CompileOptions()
+o.backend = parpy.CompileBackend.Cpu
+o.cache_dir = sys.argv[1]
+x = np.ones(3)
+try:
+    f(x, 3, opts=o)
+    print("returned", x[0])
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+except BaseException as e:
+    print("other", type(e).__name__)
+'''
+
+
+def test_ctrl_c_while_a_global_loads_raises_keyboard_interrupt(tmp_path):
+    # (it was swallowed: the lookup read the interrupt as a missing
+    # attribute, asked again, and the call ran to its end)
+    import subprocess
+    import sys
+    script = tmp_path / "ctrl_c_in_getattr.py"
+    script.write_text(CTRL_C_IN_GETATTR)
+    r = subprocess.run([sys.executable, str(script), str(tmp_path / "cache")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.stdout.split()[:1] == ["KeyboardInterrupt"], (r.stdout, r.stderr[-2000:])

@@ -23,6 +23,7 @@ impl Resolver for PyResolver {
         crate::resolver::memoized(self, path, || {
             Python::attach(|py| {
                 resolve_py(self, py, path).unwrap_or_else(|e| {
+                    crate::errors::hold_if_stop(py, &e);
                     Resolved::Unsupported(format!("an object that failed to load ({e})"))
                 })
             })
@@ -34,7 +35,7 @@ fn resolve_py(r: &PyResolver, py: Python<'_>, path: &[&str]) -> PyResult<Resolve
     match r.lookup(py, path)? {
         Some(obj)
             if path.first() == Some(&parpy_core::resolve::ANNOTATION)
-                && str_attr(&obj, "__parpy_annotation__").as_deref() == Some("buffer") =>
+                && str_attr(&obj, "__parpy_annotation__")?.as_deref() == Some("buffer") =>
         {
             buffer_annotation(&obj)
         }
@@ -79,7 +80,7 @@ fn buffer_annotation(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     for d in obj.getattr("shape")?.try_iter()? {
         let d = d?;
         dims.push(
-            if str_attr(&d, "__parpy_annotation__").as_deref() == Some("symbol") {
+            if str_attr(&d, "__parpy_annotation__")?.as_deref() == Some("symbol") {
                 ExtDim::Symbol(d.as_ptr() as usize as u64)
             } else {
                 ExtDim::Fixed(d.extract()?)
@@ -89,10 +90,17 @@ fn buffer_annotation(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     Ok(Resolved::Buffer { elem, dims })
 }
 
-fn str_attr(obj: &Bound<'_, PyAny>, name: &str) -> Option<String> {
-    let v = obj.getattr(name).ok()?;
-    let s = v.cast::<PyString>().ok()?;
-    s.to_cow().ok().map(|c| c.into_owned())
+/// The string attribute `name` of `obj`, or `None` where it has none or
+/// it is no string; another exception its `__getattr__` raised is the
+/// caller's (a Ctrl-C is not "no attribute").
+fn str_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<String>> {
+    let Some(v) = crate::resolver::attr(obj, name)? else {
+        return Ok(None);
+    };
+    let Ok(s) = v.cast::<PyString>() else {
+        return Ok(None);
+    };
+    Ok(Some(s.to_cow()?.into_owned()))
 }
 
 /// What a Python object denotes inside jit code.
@@ -114,13 +122,13 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         return Ok(Resolved::Namespace);
     }
     // parpy's own objects first: dtypes and builtins carry a marker.
-    if let Some(name) = str_attr(obj, "__parpy_dtype__") {
+    if let Some(name) = str_attr(obj, "__parpy_dtype__")? {
         return Ok(match ElemTy::from_numpy_name(&name) {
             Some(t) => Resolved::Dtype(t),
             None => Resolved::Unsupported(format!("the element type {name}")),
         });
     }
-    if let Some(name) = str_attr(obj, "__parpy_builtin__") {
+    if let Some(name) = str_attr(obj, "__parpy_builtin__")? {
         return Ok(match Builtin::from_name(&name) {
             Some(b) => Resolved::Builtin(b),
             None => Resolved::Unsupported(format!(
@@ -128,18 +136,18 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
             )),
         });
     }
-    if let Ok(decls) = obj.getattr("__parpy_external__") {
-        let name = str_attr(obj, "__name__").unwrap_or_else(|| "external".into());
+    if let Some(decls) = crate::resolver::attr(obj, "__parpy_external__")? {
+        let name = str_attr(obj, "__name__")?.unwrap_or_else(|| "external".into());
         return external_decls(&name, &decls);
     }
     if obj.hasattr("__parpy_callback__")? {
-        let name = str_attr(obj, "__name__").unwrap_or_else(|| "callback".into());
+        let name = str_attr(obj, "__name__")?.unwrap_or_else(|| "callback".into());
         return Ok(Resolved::Callback {
             id: crate::callbacks::register(obj),
             name,
         });
     }
-    match str_attr(obj, "__parpy_annotation__").as_deref() {
+    match str_attr(obj, "__parpy_annotation__")?.as_deref() {
         Some("symbol") => {
             return Ok(match crate::resolver::symbol_value(obj.as_ptr() as usize) {
                 Some(AnnBinding::Int(v)) => Resolved::Const(ScalarValue::Int(v)),
@@ -258,14 +266,14 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
     }
     let inspect = py.import("inspect")?;
     if inspect.call_method1("isfunction", (obj,))?.is_truthy()? {
-        let name = str_attr(obj, "__name__").unwrap_or_default();
+        let name = str_attr(obj, "__name__")?.unwrap_or_default();
         // a lambda bound to a module-level name (`sq = lambda v: v * v`):
         // its source is the line around it, no `def` to compile (a lambda
         // inside the jit function is expanded where it is called)
-        let code_name = obj
-            .getattr("__code__")
-            .ok()
-            .and_then(|c| str_attr(&c, "co_name"));
+        let code_name = match crate::resolver::attr(obj, "__code__")? {
+            Some(c) => str_attr(&c, "co_name")?,
+            None => None,
+        };
         if code_name.as_deref() == Some("<lambda>") {
             return Ok(Resolved::Unsupported(
                 "a lambda, which parpy cannot compile as a helper: define it with `def` \
@@ -282,7 +290,7 @@ pub fn classify(obj: &Bound<'_, PyAny>) -> PyResult<Resolved> {
         });
     }
     if inspect.call_method1("isbuiltin", (obj,))?.is_truthy()? {
-        let name = str_attr(obj, "__name__").unwrap_or_default();
+        let name = str_attr(obj, "__name__")?.unwrap_or_default();
         return Ok(Resolved::Unsupported(format!("function '{name}'")));
     }
     if let Ok(t) = obj.cast::<PyType>() {
@@ -344,11 +352,11 @@ fn parsed_plain(obj: &Bound<'_, PyAny>) -> Option<(Arc<FunctionDef>, Arc<PyResol
 /// The name under which `module` holds exactly `obj` (`np.abs` is
 /// `absolute`), if it does.
 fn member_name(module: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    let Some(name) = str_attr(obj, "__name__") else {
+    let Some(name) = str_attr(obj, "__name__")? else {
         return Ok(None);
     };
-    Ok(match module.getattr(name.as_str()) {
-        Ok(o) if o.is(obj) => Some(name),
+    Ok(match crate::resolver::attr(module, &name)? {
+        Some(o) if o.is(obj) => Some(name),
         _ => None,
     })
 }
@@ -381,13 +389,13 @@ fn numpy_function(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Opt
 /// `ufunc.method` for a method of one of NumPy's ufuncs (`np.add.reduce`
 /// is `add.reduce`).
 fn ufunc_method(np: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    let Ok(ufunc) = obj.getattr("__self__") else {
+    let Some(ufunc) = crate::resolver::attr(obj, "__self__")? else {
         return Ok(None);
     };
     if !ufunc.is_instance(&np.getattr("ufunc")?)? {
         return Ok(None);
     }
-    let (Some(u), Some(m)) = (member_name(np, &ufunc)?, str_attr(obj, "__name__")) else {
+    let (Some(u), Some(m)) = (member_name(np, &ufunc)?, str_attr(obj, "__name__")?) else {
         return Ok(None);
     };
     Ok(Some(format!("{u}.{m}")))

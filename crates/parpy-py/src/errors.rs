@@ -88,9 +88,31 @@ const LOAD_HINT: &str = "the system's loader refused the library (its reason abo
 
 std::thread_local! {
     /// The exception a signal handler raised in [`interrupt_check`], until
-    /// `build_error_to_py` raises it.
+    /// `build_error_to_py` raises it; or one that Python code the compiler
+    /// called raised and that must stop the compile ([`hold_if_stop`]),
+    /// until `service::run_compile` raises it.
     static PENDING_INTERRUPT: std::cell::RefCell<Option<PyErr>> =
         const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps `e` for [`take_held`] when it must stop the compile rather than
+/// be reported as a fact about the program: a `KeyboardInterrupt` (Ctrl-C
+/// while a module's `__getattr__` ran, which consumed the signal) or any
+/// other `BaseException` that is not an `Exception` (`SystemExit`). Says
+/// whether it did.
+pub fn hold_if_stop(py: Python<'_>, e: &PyErr) -> bool {
+    let stop = !e.is_instance_of::<pyo3::exceptions::PyException>(py);
+    if stop {
+        PENDING_INTERRUPT.with(|p| {
+            p.borrow_mut().get_or_insert_with(|| e.clone_ref(py));
+        });
+    }
+    stop
+}
+
+/// The exception [`hold_if_stop`] kept, taken.
+pub fn take_held() -> Option<PyErr> {
+    PENDING_INTERRUPT.with(|p| p.borrow_mut().take())
 }
 
 /// The runtime's interrupt check while the C compiler runs

@@ -275,10 +275,9 @@ impl PyResolver {
         if let Ok(anns) = f.getattr("__annotations__") {
             if let Ok(anns) = anns.cast::<PyDict>() {
                 for (k, v) in anns.iter() {
-                    let marked = v
-                        .getattr("__parpy_annotation__")
-                        .and_then(|m| m.extract::<String>())
-                        .is_ok_and(|m| m == "type_var" || m == "symbol" || m == "buffer");
+                    let marked = attr(&v, "__parpy_annotation__")?
+                        .and_then(|m| m.extract::<String>().ok())
+                        .is_some_and(|m| m == "type_var" || m == "symbol" || m == "buffer");
                     if let (true, Ok(k)) = (marked, k.extract::<String>()) {
                         annotations.push((k, v.unbind()));
                     }
@@ -328,13 +327,27 @@ impl PyResolver {
         let Some(mut obj) = self.root(py, first)? else {
             return Ok(None);
         };
-        for attr in rest {
-            match obj.getattr(*attr) {
-                Ok(o) => obj = o,
-                Err(_) => return Ok(None),
+        for name in rest {
+            match attr(&obj, name)? {
+                Some(o) => obj = o,
+                None => return Ok(None),
             }
         }
         Ok(Some(obj))
+    }
+}
+
+/// The attribute `name` of `obj`, `None` where it has none (an
+/// `AttributeError`); any other exception (raised by a `__getattr__`: a
+/// lazy import that fails, a Ctrl-C while it ran) is the caller's.
+pub(crate) fn attr<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match obj.getattr(name) {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(obj.py()) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 

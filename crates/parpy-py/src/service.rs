@@ -105,11 +105,17 @@ pub fn run_compile(
     resolver: &dyn Resolver,
     options: &Options,
 ) -> PyResult<CompileOutput> {
+    crate::errors::take_held();
     let out = {
         let _memo = crate::resolver::ResolveMemo::enter();
         parpy_core::catch_internal(|| parpy_core::compile(def, types, resolver, options))
+    };
+    // (Ctrl-C while the resolver ran Python code: raised as it came,
+    // whatever the compile made of the missing object)
+    if let Some(e) = crate::errors::take_held() {
+        return Err(e);
     }
-    .map_err(compile_error_to_py)?;
+    let out = out.map_err(compile_error_to_py)?;
     if options.debug_print && !out.debug_log.is_empty() {
         stderr_write(py, &out.debug_log)?;
     }
