@@ -228,8 +228,14 @@ pub enum Builtin {
     /// Python's `pow(a, b)`: `a ** b`.
     Pow,
     /// `f, w = np.modf(x)`: the fractional and integral parts, with the
-    /// sign of `x` (unpacked where it is called).
-    Modf,
+    /// sign of `x`; `m, e = np.frexp(x)` (`frexp`): the mantissa and the
+    /// power of two; `math.modf` / `math.frexp` (`python`): the Python
+    /// numbers of `float(x)` (unpacked where it is called; `ufuncs.rs`
+    /// `float_parts`).
+    FloatParts {
+        frexp: bool,
+        python: bool,
+    },
     /// `r, c = np.unravel_index(k, dims)` (unpacked where it is called)
     /// and `np.ravel_multi_index((r, c), dims)` of scalar indices
     /// (`sema::unravel`).
@@ -495,7 +501,14 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "allclose" => Some(Builtin::AllClose),
         "isin" => Some(Builtin::IsIn),
         "divmod" => Some(Builtin::Divmod),
-        "modf" => Some(Builtin::Modf),
+        "modf" => Some(Builtin::FloatParts {
+            frexp: false,
+            python: false,
+        }),
+        "frexp" => Some(Builtin::FloatParts {
+            frexp: true,
+            python: false,
+        }),
         "unravel_index" => Some(Builtin::UnravelIndex),
         "ravel_multi_index" => Some(Builtin::RavelMultiIndex),
         "where" => Some(Builtin::Where),
@@ -671,6 +684,10 @@ pub fn math_module_builtin(name: &str) -> Option<Builtin> {
         "gcd" => Some(Builtin::MathGcdLcm(MathFn::Gcd)),
         "lcm" => Some(Builtin::MathGcdLcm(MathFn::Lcm)),
         "ldexp" => Some(Builtin::PyMath(MathFn::Ldexp)),
+        "modf" | "frexp" => Some(Builtin::FloatParts {
+            frexp: name == "frexp",
+            python: true,
+        }),
         "nextafter" => Some(Builtin::PyMath(MathFn::NextAfter)),
         "remainder" => Some(Builtin::PyMath(MathFn::Remainder)),
         "ulp" => Some(Builtin::MathUlp),

@@ -94,13 +94,22 @@ impl Lowerer<'_, '_> {
                 let values = self.unravel_index(args, value.span);
                 Some(values.into_iter().map(|v| (v, value.span)).collect())
             }
-            // `f, w = np.modf(x)`: NumPy's parts (`ufuncs.rs`)
+            // `f, w = np.modf(x)`, `m, e = math.frexp(x)`: the parts
+            // (`ufuncs.rs`)
             ast::ExprKind::Call { func, args, .. }
                 if args.len() == 1
-                    && self.builtin_of(func) == Some(crate::resolve::Builtin::Modf) =>
+                    && matches!(
+                        self.builtin_of(func),
+                        Some(crate::resolve::Builtin::FloatParts { .. })
+                    ) =>
             {
                 let at = value.span;
-                let (f, w) = match self.modf_parts(&args[0], at) {
+                let Some(crate::resolve::Builtin::FloatParts { frexp, python }) =
+                    self.builtin_of(func)
+                else {
+                    return None;
+                };
+                let (f, w) = match self.float_parts(frexp, python, &args[0], at) {
                     Some((f, w)) => (Some(f), Some(w)),
                     None => (None, None),
                 };

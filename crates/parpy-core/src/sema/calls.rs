@@ -77,6 +77,83 @@ impl Lowerer<'_, '_> {
         rooted_call(&root, name, args, span)
     }
 
+    /// The call `func(args, keywords)` with each `*v` spread, as Python
+    /// spreads it: the elements of an array `v` of a length known when
+    /// compiling, `v[0], v[1], ...` (the rows of a 2-D one); then bound
+    /// as every call is before lowering (`keywords::bind_call`). A `*`
+    /// of a number, or of an array too long to spell out, is an error.
+    fn spread_starred(
+        &mut self,
+        func: &ast::Expr,
+        args: &[ast::Expr],
+        keywords: &[ast::Keyword],
+        span: Span,
+    ) -> Option<(ast::Expr, Vec<ast::Expr>, Vec<ast::Keyword>)> {
+        let mut spread = vec![];
+        for a in args {
+            let ast::ExprKind::Starred(v) = &a.kind else {
+                spread.push(a.clone());
+                continue;
+            };
+            let n = match self.rank(v) {
+                0 => None,
+                _ => self.array_shape(v)?.and_then(|s| s.first().copied()),
+            };
+            match n {
+                Some(n) if n <= MAX_SPREAD => {
+                    spread.extend((0..n).map(|k| super::assign::item(v, k)));
+                }
+                _ if self.rank(v) == 0 => {
+                    self.error(
+                        Diagnostic::error(
+                            "`*` of a number: it is not iterable (a TypeError in Python)",
+                        )
+                        .at(a.span, "a number")
+                        .type_error(),
+                    );
+                    return None;
+                }
+                _ => {
+                    let why = match n {
+                        Some(n) => format!(
+                            "an array of {n} elements (parpy spells out at most {MAX_SPREAD})"
+                        ),
+                        None => "no array whose length parpy knows when compiling".to_string(),
+                    };
+                    self.error(
+                        Diagnostic::error("`*` spreads a tuple literal or an array of known length in parpy functions")
+                            .at(a.span, why)
+                            .help("pass the elements, or the array itself to a function that takes one"),
+                    );
+                    return None;
+                }
+            }
+        }
+        let mut call = ast::Expr {
+            kind: ast::ExprKind::Call {
+                func: Box::new(func.clone()),
+                args: spread,
+                keywords: keywords.to_vec(),
+            },
+            span,
+        };
+        let local = self.is_local_root(func);
+        let mut diags = vec![];
+        super::keywords::bind_call(&mut call, local, self.resolver, &mut diags);
+        if !diags.is_empty() {
+            diags.into_iter().for_each(|d| self.error(d));
+            return None;
+        }
+        match call.kind {
+            ast::ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => Some((*func, args, keywords)),
+            _ => None,
+        }
+    }
+
     /// The call `range(args)` of Python's `range`, whatever the function
     /// names `range`.
     pub(super) fn range_call(args: Vec<ast::Expr>, span: Span) -> ast::Expr {
@@ -89,6 +166,13 @@ impl Lowerer<'_, '_> {
         (args, keywords): (&[ast::Expr], &[ast::Keyword]),
         span: Span,
     ) -> Option<TExpr> {
+        if args
+            .iter()
+            .any(|a| matches!(a.kind, ast::ExprKind::Starred(_)))
+        {
+            let (func, args, keywords) = self.spread_starred(func, args, keywords, span)?;
+            return self.lower_call(&func, (&args, &keywords), span);
+        }
         if self.slice.is_some() {
             if let Some(r) = self.reshape_of(func, args) {
                 return self.reshaped(r, span);
@@ -1189,17 +1273,23 @@ impl Lowerer<'_, '_> {
                 }
             },
             Builtin::RavelMultiIndex => self.ravel_multi_index(args, span),
-            Builtin::Divmod | Builtin::Modf | Builtin::UnravelIndex | Builtin::Sorted => {
+            Builtin::Divmod
+            | Builtin::FloatParts { .. }
+            | Builtin::UnravelIndex
+            | Builtin::Sorted => {
                 let (what, fix) = match b {
                     Builtin::Divmod => ("divmod", "q, r = divmod(a, b)"),
                     Builtin::Sorted => (
                         "sorted",
                         "a, b, c = sorted((x, y, z))` or `sorted((x, y, z))[0]",
                     ),
-                    Builtin::UnravelIndex => {
-                        ("np.unravel_index", "r, c = np.unravel_index(k, dims)")
-                    }
-                    _ => ("np.modf", "f, w = np.modf(x)"),
+                    Builtin::FloatParts { frexp, python } => match (frexp, python) {
+                        (false, false) => ("np.modf", "f, w = np.modf(x)"),
+                        (false, true) => ("math.modf", "f, w = math.modf(x)"),
+                        (true, false) => ("np.frexp", "m, e = np.frexp(x)"),
+                        (true, true) => ("math.frexp", "m, e = math.frexp(x)"),
+                    },
+                    _ => ("np.unravel_index", "r, c = np.unravel_index(k, dims)"),
                 };
                 let gives = match b {
                     Builtin::Sorted if self.sorted_literal(args).is_none() => {
@@ -1843,7 +1933,11 @@ impl Lowerer<'_, '_> {
             return m;
         }
         let (ty, weak) = (m.e.ty.clone(), m.weak);
-        let mut once = |e: &Expr| match crate::ir::visit::is_pure(e) {
+        // (an earlier `max` of the chain, `max(a, b, c)`, is read twice:
+        // kept in a local, else each argument would double the code)
+        let mut once = |e: &Expr| match crate::ir::visit::is_pure(e)
+            && !matches!(e.kind, ExprKind::Select { .. })
+        {
             true => e.clone(),
             false => self.stash(e.clone(), span),
         };
@@ -3468,6 +3562,10 @@ pub(super) fn math_of(f: MathFn, x: TExpr, span: Span) -> TExpr {
 /// answer; CUDA has no `isnan` / `isinf` / `isfinite` of a `__half`, and
 /// the IR verifier refuses a float16 argument). Every predicate sema
 /// builds goes through here.
+/// The most elements `*v` spells out as arguments (`calls.rs`
+/// `spread_starred`).
+const MAX_SPREAD: i64 = 64;
+
 pub(super) fn predicate(f: MathFn, e: Expr, ty: ElemTy, span: Span) -> Expr {
     let arg = match ty {
         ElemTy::F16 => convert(convert(e, ty), ElemTy::F32),

@@ -248,7 +248,7 @@ impl Rewriter<'_> {
                     self.expr(b);
                 }
             }
-            K::Unary { arg, .. } => self.expr(arg),
+            K::Unary { arg, .. } | K::Starred(arg) => self.expr(arg),
             K::Binary { lhs, rhs, .. } => {
                 self.expr(lhs);
                 self.expr(rhs);

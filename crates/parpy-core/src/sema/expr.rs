@@ -635,6 +635,13 @@ impl Lowerer<'_, '_> {
                 );
                 None
             }
+            ast::ExprKind::Starred(_) => {
+                self.error(
+                    Diagnostic::error("`*` can only spread the arguments of a call here")
+                        .at(span, "not an argument of a call"),
+                );
+                None
+            }
             ast::ExprKind::Lambda { .. } => {
                 self.error(
                     Diagnostic::error(

@@ -202,7 +202,7 @@ impl Lowerer<'_, '_> {
                     self.name_first(value, "transposed", before, true);
                 }
             }
-            ExprKind::Unary { arg, .. } => self.hoist_in(arg, before),
+            ExprKind::Unary { arg, .. } | ExprKind::Starred(arg) => self.hoist_in(arg, before),
             ExprKind::Subscript { value, indices } => {
                 self.hoist_in(value, before);
                 for i in indices.iter_mut() {

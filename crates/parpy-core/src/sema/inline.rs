@@ -96,7 +96,7 @@ fn helper_shape(def: &FunctionDef, globals: &dyn Resolver, depth: usize) -> Opti
 
 /// The shape of the value of `e`, where `callee` tells what a called
 /// function is: a tuple literal's items, a call of a helper that returns a
-/// tuple, of `divmod(a, b)` or `np.modf(x)` (a pair), of `sorted` of a
+/// tuple, of `divmod(a, b)`, `np.modf(x)` or `np.frexp(x)` (a pair), of `sorted` of a
 /// tuple or list literal (its items); `None` for another
 /// value.
 pub(super) fn expr_shape(
@@ -115,7 +115,7 @@ pub(super) fn expr_shape(
             Resolved::Function { def, globals } => helper_shape(&def, globals.as_ref(), depth + 1),
             r => {
                 match (r.builtin()?, args.len()) {
-                    (Builtin::Divmod, 2) | (Builtin::Modf, 1) => {
+                    (Builtin::Divmod, 2) | (Builtin::FloatParts { .. }, 1) => {
                         Some(TupleShape::Items(vec![TupleShape::Leaf, TupleShape::Leaf]))
                     }
                     (Builtin::Sorted, 1) => Some(TupleShape::Items(vec![
@@ -226,7 +226,7 @@ pub(super) fn subst_expr(e: &mut ast::Expr, subst: &[(String, ast::Expr)]) {
                 subst_expr(b, subst);
             }
         }
-        K::Unary { arg, .. } => subst_expr(arg, subst),
+        K::Unary { arg, .. } | K::Starred(arg) => subst_expr(arg, subst),
         K::Binary { lhs, rhs, .. } => {
             subst_expr(lhs, subst);
             subst_expr(rhs, subst);

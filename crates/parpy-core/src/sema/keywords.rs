@@ -444,61 +444,109 @@ pub(super) fn positional(
     let mut out = def.clone();
     let before = diags.len();
     ast::walk_stmts_mut(&mut out.body, &mut |e| {
-        let ExprKind::Call {
-            func,
-            args,
-            keywords,
-        } = &mut e.kind
-        else {
+        let ExprKind::Call { func, args, .. } = &mut e.kind else {
             return;
         };
-        let callee = Callee::of(func, &locals, resolver);
-        if let Callee::Sig(sig, true) = callee {
-            tuples_as_lists(sig, args, keywords);
-        }
-        if keywords.is_empty() && !matches!(callee, Callee::Helper(_))
-            || matches!(callee, Callee::Allocates | Callee::Unknown)
-        {
+        spread_literals(args);
+        // (`f(*v)` of an array: sema spreads it once it knows the length,
+        // and binds the call then)
+        if args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_))) {
             return;
         }
-        // (Python's `max(a, b, key=abs)`: the key stays for `calls.rs`
-        // `keyed_extreme`; `sorted(t, key=f, reverse=True)`'s for
-        // `sorted.rs`)
-        if let Callee::Keyed(names) = &callee {
-            if keywords.iter().all(|k| names.contains(&k.name.as_str())) {
-                return;
-            }
-        }
-        let kws = std::mem::take(keywords);
-        // (a method of a value that is no name, `x[i, :].min`: `.min`)
-        let name = func
+        let local = func
             .dotted_path()
-            .map(|p| p.join("."))
-            .or_else(|| match &func.kind {
-                ExprKind::Attr { attr, .. } => Some(format!(".{attr}")),
-                _ => None,
-            })
-            .unwrap_or_else(|| "this function".to_string());
-        let bound = match callee {
-            Callee::Helper(def) => bind_helper(&def, std::mem::take(args), kws, e.span, diags),
-            Callee::Sig(sig, _) => bind(&name, sig, std::mem::take(args), kws, e.span, diags),
-            Callee::Allocates | Callee::Unknown | Callee::Other | Callee::Keyed(_) => {
-                let k = &kws[0];
-                diags.push(
-                    Diagnostic::error(format!(
-                        "`{name}` takes no keyword arguments in parpy functions"
-                    ))
-                    .at(k.span, format!("keyword argument `{}`", k.name))
-                    .help("pass the arguments by position"),
-                );
-                None
-            }
-        };
-        if let (ExprKind::Call { args, .. }, Some(b)) = (&mut e.kind, bound) {
-            *args = b;
-        }
+            .is_some_and(|p| locals.iter().any(|l| l == p[0]));
+        bind_call(e, local, resolver, diags);
     });
     (diags.len() == before).then_some(out)
+}
+
+/// `f(*(a, b), c)` as `f(a, b, c)`: a starred tuple or list literal's
+/// items in its place.
+fn spread_literals(args: &mut Vec<Expr>) {
+    let literal = |a: &Expr| match &a.kind {
+        ExprKind::Starred(v) => matches!(v.kind, ExprKind::Tuple(_)),
+        _ => false,
+    };
+    if !args.iter().any(literal) {
+        return;
+    }
+    let mut out = Vec::with_capacity(args.len());
+    for a in std::mem::take(args) {
+        match a.kind {
+            ExprKind::Starred(v) if matches!(v.kind, ExprKind::Tuple(_)) => {
+                if let ExprKind::Tuple(items) = v.kind {
+                    out.extend(items);
+                }
+            }
+            kind => out.push(Expr { kind, span: a.span }),
+        }
+    }
+    *args = out;
+}
+
+/// The call `e` with its arguments positional (see the module doc);
+/// `local`: its function is a name the function assigns. Errors go to
+/// `diags`.
+pub(super) fn bind_call(
+    e: &mut Expr,
+    local: bool,
+    resolver: &dyn Resolver,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let ExprKind::Call {
+        func,
+        args,
+        keywords,
+    } = &mut e.kind
+    else {
+        return;
+    };
+    let callee = Callee::of(func, local, resolver);
+    if let Callee::Sig(sig, true) = callee {
+        tuples_as_lists(sig, args, keywords);
+    }
+    if keywords.is_empty() && !matches!(callee, Callee::Helper(_))
+        || matches!(callee, Callee::Allocates | Callee::Unknown)
+    {
+        return;
+    }
+    // (Python's `max(a, b, key=abs)`: the key stays for `calls.rs`
+    // `keyed_extreme`; `sorted(t, key=f, reverse=True)`'s for
+    // `sorted.rs`)
+    if let Callee::Keyed(names) = &callee {
+        if keywords.iter().all(|k| names.contains(&k.name.as_str())) {
+            return;
+        }
+    }
+    let kws = std::mem::take(keywords);
+    // (a method of a value that is no name, `x[i, :].min`: `.min`)
+    let name = func
+        .dotted_path()
+        .map(|p| p.join("."))
+        .or_else(|| match &func.kind {
+            ExprKind::Attr { attr, .. } => Some(format!(".{attr}")),
+            _ => None,
+        })
+        .unwrap_or_else(|| "this function".to_string());
+    let bound = match callee {
+        Callee::Helper(def) => bind_helper(&def, std::mem::take(args), kws, e.span, diags),
+        Callee::Sig(sig, _) => bind(&name, sig, std::mem::take(args), kws, e.span, diags),
+        Callee::Allocates | Callee::Unknown | Callee::Other | Callee::Keyed(_) => {
+            let k = &kws[0];
+            diags.push(
+                Diagnostic::error(format!(
+                    "`{name}` takes no keyword arguments in parpy functions"
+                ))
+                .at(k.span, format!("keyword argument `{}`", k.name))
+                .help("pass the arguments by position"),
+            );
+            None
+        }
+    };
+    if let (ExprKind::Call { args, .. }, Some(b)) = (&mut e.kind, bound) {
+        *args = b;
+    }
 }
 
 /// The parameters of NumPy's functions that take an array-like, which a
@@ -570,12 +618,8 @@ enum Callee {
 }
 
 impl Callee {
-    fn of(func: &Expr, locals: &[String], resolver: &dyn Resolver) -> Callee {
-        let path = func.dotted_path();
-        let local = path
-            .as_ref()
-            .is_some_and(|p| locals.iter().any(|l| l == p[0]));
-        match path {
+    fn of(func: &Expr, local: bool, resolver: &dyn Resolver) -> Callee {
+        match func.dotted_path() {
             Some(p) if !local => match resolver.resolve(&p) {
                 Resolved::Function { def, .. } => Callee::Helper(def),
                 Resolved::Builtin(Builtin::Max | Builtin::Min) => {

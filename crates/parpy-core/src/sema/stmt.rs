@@ -3233,7 +3233,7 @@ pub(super) fn names_in<'a>(e: &'a ast::Expr, out: &mut Vec<&'a str>) {
                 .chain(step.iter())
                 .for_each(|x| names_in(x, out));
         }
-        K::Unary { arg, .. } => names_in(arg, out),
+        K::Unary { arg, .. } | K::Starred(arg) => names_in(arg, out),
         K::Binary { lhs, rhs, .. } => {
             names_in(lhs, out);
             names_in(rhs, out);

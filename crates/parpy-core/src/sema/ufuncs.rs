@@ -871,23 +871,88 @@ impl Lowerer<'_, '_> {
         Some(TExpr { e, weak: true })
     }
 
-    /// `np.modf(x)`: NumPy's (C's) parts in the float type NumPy computes
-    /// `x` in: the fractional part `x - trunc(x)` (exact) with the sign of
-    /// `x` (a signed `0.0` of an infinity), and the integral part
-    /// `trunc(x)`. `x` is read once.
-    pub(super) fn modf_parts(&mut self, x: &ast::Expr, span: Span) -> Option<(TExpr, TExpr)> {
+    /// The pair `np.modf(x)` gives, or `np.frexp(x)` (`frexp`), in the
+    /// float type NumPy computes `x` in; of Python's `math` (`python`):
+    /// the Python numbers the function gives of `float(x)`. `x` is read
+    /// once.
+    pub(super) fn float_parts(
+        &mut self,
+        frexp: bool,
+        python: bool,
+        x: &ast::Expr,
+        span: Span,
+    ) -> Option<(TExpr, TExpr)> {
         let a = self.lower_expr(x)?;
-        let (xf, ty) = self.as_float(a)?;
-        let v = self.new_var("modf_x", Type::Scalar(ty), crate::ir::VarKind::Local, span);
-        self.pre.push(crate::ir::Stmt::assign_var(v, xf.e, span));
-        let xv = || Expr::var(v, Type::Scalar(ty), span);
-        let whole = Expr::math(MathFn::Trunc, vec![xv()], ty, span);
-        let diff = Expr::binary(BinOp::Sub, xv(), whole.clone(), Type::Scalar(ty), span);
-        let signed = |e| Expr::math(MathFn::Copysign, vec![e, xv()], ty, span);
-        let infinite = super::calls::predicate(MathFn::IsInf, xv(), ty, span);
-        let frac = Expr::select(infinite, signed(constant(0.0, ty, span)), signed(diff));
-        let strong = |e| TExpr { e, weak: false };
-        Some((strong(frac), strong(whole)))
+        let (xf, ty) = match python {
+            true => (convert(a.e, ElemTy::F64), ElemTy::F64),
+            false => {
+                let (t, ty) = self.as_float(a)?;
+                (t.e, ty)
+            }
+        };
+        let name = if frexp { "frexp_x" } else { "modf_x" };
+        let v = self.new_var(name, Type::Scalar(ty), crate::ir::VarKind::Local, span);
+        self.pre.push(crate::ir::Stmt::assign_var(v, xf, span));
+        let xv = Expr::var(v, Type::Scalar(ty), span);
+        let (p, q) = match frexp {
+            true => {
+                let exp_ty = if python { ElemTy::I64 } else { ElemTy::I32 };
+                self.frexp_parts(xv, ty, exp_ty, span)
+            }
+            false => modf_parts(xv, ty, span),
+        };
+        let part = |e| TExpr { e, weak: python };
+        Some((part(p), part(q)))
+    }
+
+    /// `frexp` of the variable `x` of float type `ty`: the mantissa `m`,
+    /// `0.5 <= |m| < 1`, and the exponent `e` (of type `exp_ty`) with `x ==
+    /// m * 2**e`; a zero, an infinity or a NaN is itself with exponent 0
+    /// (C's, NumPy's and Python's values). The exponent is estimated from
+    /// `log2|x|` and put right by one step either way, so the mantissa
+    /// (`ldexp`, exact) is right whatever `log2` rounds to.
+    fn frexp_parts(&mut self, x: Expr, ty: ElemTy, exp_ty: ElemTy, span: Span) -> (Expr, Expr) {
+        // (float16 in float32, which holds each half and its mantissa)
+        let ft = if ty == ElemTy::F16 { ElemTy::F32 } else { ty };
+        let x = convert(x, ft);
+        let f = |v: f64| constant(v, ft, span);
+        let i = |v: i64| Expr::int(v, ElemTy::I32, span);
+        let i32_op = |op, a, b| Expr::binary(op, a, b, Type::Scalar(ElemTy::I32), span);
+        let finite = predicate(MathFn::IsFinite, x.clone(), ft, span);
+        let nonzero = Expr::compare(BinOp::Ne, x.clone(), f(0.0), span);
+        let regular = self.stash(bool_binary(BinOp::BitAnd, finite, nonzero, span), span);
+        // (1 where the value has no exponent, so that no infinity or NaN
+        // is converted to an int below)
+        let safe = self.stash(Expr::select(regular.clone(), x.clone(), f(1.0)), span);
+        let magnitude = Expr::math(MathFn::Abs, vec![safe.clone()], ft, span);
+        let log = Expr::math(MathFn::Log2, vec![magnitude], ft, span);
+        let floor = Expr::math(MathFn::Floor, vec![log], ft, span);
+        let guess = self.stash(i32_op(BinOp::Add, convert(floor, ElemTy::I32), i(1)), span);
+        let scaled = Expr::math(
+            MathFn::Ldexp,
+            vec![safe, i32_op(BinOp::Sub, i(0), guess.clone())],
+            ft,
+            span,
+        );
+        let m = self.stash(scaled, span);
+        let size = Expr::math(MathFn::Abs, vec![m.clone()], ft, span);
+        let high = Expr::compare(BinOp::Ge, size.clone(), f(1.0), span);
+        let low = Expr::compare(BinOp::Lt, size, f(0.5), span);
+        let times = |by: f64| Expr::binary(BinOp::Mul, m.clone(), f(by), Type::Scalar(ft), span);
+        let mantissa = Expr::select(
+            high.clone(),
+            times(0.5),
+            Expr::select(low.clone(), times(2.0), m.clone()),
+        );
+        let exponent = Expr::select(
+            high,
+            i32_op(BinOp::Add, guess.clone(), i(1)),
+            Expr::select(low, i32_op(BinOp::Sub, guess.clone(), i(1)), guess),
+        );
+        (
+            convert(Expr::select(regular.clone(), mantissa, x), ty),
+            convert(Expr::select(regular, exponent, i(0)), exp_ty),
+        )
     }
 
     /// `t` in the float type NumPy computes a math function of it in (an
@@ -978,4 +1043,18 @@ impl Lowerer<'_, '_> {
         let unequal = Expr::select(bin(BinOp::Gt, tmp, c(0.0)), x_larger, nan_or_y);
         Some(Expr::select(bin(BinOp::Eq, x, y), equal, unequal))
     }
+}
+
+/// `modf` of the variable `x` of float type `ty`: C's (NumPy's, Python's)
+/// parts, the fractional part `x - trunc(x)` (exact) with the sign of `x`
+/// (a signed `0.0` of an infinity), and the integral part `trunc(x)`.
+fn modf_parts(x: Expr, ty: ElemTy, span: Span) -> (Expr, Expr) {
+    let whole = Expr::math(MathFn::Trunc, vec![x.clone()], ty, span);
+    let diff = Expr::binary(BinOp::Sub, x.clone(), whole.clone(), Type::Scalar(ty), span);
+    let signed = |e| Expr::math(MathFn::Copysign, vec![e, x.clone()], ty, span);
+    let infinite = predicate(MathFn::IsInf, x.clone(), ty, span);
+    (
+        Expr::select(infinite, signed(constant(0.0, ty, span)), signed(diff)),
+        whole,
+    )
 }

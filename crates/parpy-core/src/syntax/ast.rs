@@ -257,6 +257,10 @@ pub enum ExprKind {
         clauses: Vec<Clause>,
         list: bool,
     },
+    /// `*v`: only as an argument of a call, whose arguments sema spreads
+    /// into (`calls.rs` `spread_starred`: the items of a tuple literal,
+    /// the elements of an array of a length known when compiling).
+    Starred(Box<Expr>),
     /// `lambda params: body`, or a local lambda or nested function named:
     /// only as the `key=` of Python's `max` and `min`, whose items sema
     /// puts in place of the parameters (`sema::calls` `key_call`).
@@ -504,7 +508,9 @@ impl Expr {
             | ExprKind::None
             | ExprKind::Ellipsis
             | ExprKind::Name(_) => {}
-            ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => value.walk(f),
+            ExprKind::Attr { value, .. }
+            | ExprKind::Unary { arg: value, .. }
+            | ExprKind::Starred(value) => value.walk(f),
             ExprKind::Subscript { value, indices } => {
                 value.walk(f);
                 indices.iter().for_each(|i| i.walk(f));
@@ -835,7 +841,9 @@ impl Expr {
             | ExprKind::None
             | ExprKind::Ellipsis
             | ExprKind::Name(_) => {}
-            ExprKind::Attr { value, .. } | ExprKind::Unary { arg: value, .. } => f(value),
+            ExprKind::Attr { value, .. }
+            | ExprKind::Unary { arg: value, .. }
+            | ExprKind::Starred(value) => f(value),
             ExprKind::Subscript { value, indices } => {
                 f(value);
                 indices.iter_mut().for_each(f);

@@ -2088,6 +2088,11 @@ impl Converter {
                             kind: ExprKind::None,
                             span: self.span(k.range),
                         },
+                        // (`f(*v)`: spread by sema)
+                        py::Expr::Starred(st) => Expr {
+                            kind: ExprKind::Starred(Box::new(self.assign_value(&st.value))),
+                            span: self.span(st.range),
+                        },
                         a => self.assign_value(a),
                     })
                     .collect();

@@ -146,7 +146,6 @@ fn rejects_each_construct_with_location() {
             "t.py:11:10",
         ),
         ("    y = None\n", "`None` values", "t.py:11:9"),
-        ("    g(*x)\n", "starred arguments", "t.py:11:7"),
         ("    (a, b), c = x\n", "nested tuple targets", "t.py:11:5"),
         ("    a, b += 1, 2\n", "tuple targets", "t.py:11:5"),
         ("    a, *b = x\n", "starred assignment targets", "t.py:11:8"),

@@ -152,7 +152,7 @@ impl Webs {
                     self.expr(p, st);
                 }
             }
-            ExprKind::Unary { arg, .. } => self.expr(arg, st),
+            ExprKind::Unary { arg, .. } | ExprKind::Starred(arg) => self.expr(arg, st),
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.expr(lhs, st);
                 self.expr(rhs, st);
