@@ -101,6 +101,8 @@ import test_cov as tcov
 import test_digitize as tdz
 import test_float_parts as tfp
 import test_starred as tsr
+import test_gradient as tgr
+import test_array_equal as tae
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -578,11 +580,18 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_a_starred_number_is_pythons_type_error",
     "test_a_starred_array_too_long_to_spell_out_is_refused",
     "test_python_max_of_many_floats_is_linear_code",
+    # test_gradient: errors, a direct call, other backends' code
+    "test_what_gradient_refuses_is_a_located_error",
+    "test_a_numpy_spacing_computes_in_its_type_and_stores_in_fs",
+    "test_gradient_compiles_for_cuda_and_metal",
+    # test_array_equal: an error, other backends' code
+    "test_equal_nan_must_be_known_when_compiling",
+    "test_array_equal_compiles_for_cuda_and_metal",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes, tks, tuf, tfs, tii, tcov, tdz, tfp, tsr):
+             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes, tks, tuf, tfs, tii, tcov, tdz, tfp, tsr, tgr, tae):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -128,6 +128,11 @@ pub enum Builtin {
     /// `np.allclose(a, b, rtol, atol, equal_nan)`: `np.all` of
     /// `np.isclose`, a Python bool.
     AllClose,
+    /// `np.array_equal(a1, a2, equal_nan)` (`false`) and
+    /// `np.array_equiv(a1, a2)` (`true`): whether the arrays have one
+    /// shape (`array_equiv`: shapes that broadcast) and equal elements, a
+    /// Python bool (`sema::array_equal`).
+    ArrayEqual(bool),
     /// `np.outer(a, b)` of 1-D operands: `a[:, None] * b`.
     Outer,
     /// `np.einsum(subscripts, *operands)`: a sum of products
@@ -499,6 +504,8 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "nan_to_num" => Some(Builtin::NanToNum),
         "isclose" => Some(Builtin::IsClose),
         "allclose" => Some(Builtin::AllClose),
+        "array_equal" => Some(Builtin::ArrayEqual(false)),
+        "array_equiv" => Some(Builtin::ArrayEqual(true)),
         "isin" => Some(Builtin::IsIn),
         "divmod" => Some(Builtin::Divmod),
         "modf" => Some(Builtin::FloatParts {
@@ -737,6 +744,7 @@ pub fn numpy_allocates(name: &str) -> bool {
             | "tril"
             | "tile"
             | "repeat"
+            | "gradient"
     )
 }
 

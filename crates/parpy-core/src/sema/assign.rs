@@ -783,7 +783,8 @@ fn stored_names(body: &[ast::Stmt]) -> (std::collections::HashSet<String>, Vec<(
 /// The names `body` slices (`n[1:]`, `n[..., 0]`, read or written) or
 /// iterates (`for v in n`, `enumerate(n)`, `zip(n, ...)`, `reversed(n)`,
 /// generator clauses) or transposes (`n.T`, `n.transpose()`,
-/// `np.transpose(n)`: a local array's transpose is a view of it), each
+/// `np.transpose(n)`: a local array's transpose is a view of it) or takes
+/// the gradient of (`np.gradient(n)`, which slices it), each
 /// with its first such place; an element `n[0, k]` does not count (of an array expression, `element_of` reads it).
 fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> {
     use ast::ExprKind as K;
@@ -827,11 +828,17 @@ fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> 
                 // the other, `np` or an array, changes nothing)
                 K::Call { func, args, .. } => {
                     if let K::Attr { value, attr } = &func.kind {
-                        if crate::resolve::PermuteFn::from_name(attr).is_some() {
-                            for a in std::iter::once(&**value).chain(args.first()) {
-                                if let K::Name(n) = &a.kind {
-                                    out.entry(n.clone()).or_insert(x.span);
-                                }
+                        // (and `np.gradient(t)`, which slices `t`:
+                        // `gradient.rs`)
+                        let permutes = crate::resolve::PermuteFn::from_name(attr).is_some();
+                        let marked = match (permutes, attr == "gradient") {
+                            (true, _) => std::iter::once(&**value).chain(args.first()).collect(),
+                            (false, true) => args.first().into_iter().collect(),
+                            _ => vec![],
+                        };
+                        for a in marked {
+                            if let K::Name(n) = &a.kind {
+                                out.entry(n.clone()).or_insert(x.span);
                             }
                         }
                     }

@@ -221,10 +221,11 @@ impl Lowerer<'_, '_> {
                 self.keyed_call(b, &name, args, keywords, span)
             }
             Resolved::Builtin(b) => self.builtin_call(b, &name, args, span),
-            // (`np.allclose` gives a Python bool; `np.real(v)` is `v.real`,
+            // (`np.allclose`, `np.array_equal` and `np.array_equiv` give a
+            // Python bool; `np.real(v)` is `v.real`,
             // of a Python number that number, not a NumPy value: `x16[i] *
             // np.real(2.0)` is a float16)
-            Resolved::NumPy(b @ (Builtin::AllClose | Builtin::Real)) => {
+            Resolved::NumPy(b @ (Builtin::AllClose | Builtin::Real | Builtin::ArrayEqual(_))) => {
                 self.builtin_call(b, &name, args, span)
             }
             // (NumPy makes Python numbers alone NumPy values first:
@@ -1150,6 +1151,7 @@ impl Lowerer<'_, '_> {
             Builtin::SearchSorted => self.searchsorted(name, args, span),
             Builtin::Interp => self.interp(name, args, span),
             Builtin::Trapezoid => self.trapezoid(name, args, span),
+            Builtin::ArrayEqual(equiv) => self.array_equal(equiv, name, args, span),
             Builtin::Polyval => self.polyval(name, args, span),
             Builtin::Cov(corr) => self.cov_value(corr, args, span),
             Builtin::Digitize => self.digitize(name, args, span),

@@ -44,6 +44,9 @@ pub(super) enum Join {
     /// `np.hstack` or `np.column_stack` of parts of more than one
     /// dimension: along axis 1.
     Columns,
+    /// `np.gradient`'s three runs along axis 0 (`gradient.rs`; the parts
+    /// are the arrays it reads).
+    Gradient,
 }
 
 /// Where the parts of a joined array go, known when compiling.
@@ -119,6 +122,7 @@ impl Lowerer<'_, '_> {
             }
             ("tile", [a, n]) => (vec![a.clone()], Join::Tile(n.clone())),
             ("repeat", [a, n, ..]) => (vec![a.clone()], Join::Every(n.clone())),
+            ("gradient", [_, ..]) => (args.clone(), Join::Gradient),
             _ => return None,
         };
         let name = format!("np.{what}");
@@ -129,6 +133,9 @@ impl Lowerer<'_, '_> {
     /// axis known when compiling, its parts of one dimension where it
     /// needs them.
     fn placement(&mut self, value: &Expr, joined: &Joined) -> Option<Placement> {
+        if let Join::Gradient = joined.how {
+            return Some(Placement::Runs(self.gradient_parts(value)?));
+        }
         self.concatenation_args(value, joined)?;
         let one_dim = |this: &mut Self, p: &Expr| -> Option<()> {
             if this.rank(p) == 1 {
@@ -181,6 +188,7 @@ impl Lowerer<'_, '_> {
                     1,
                 )?))
             }
+            Join::Gradient => None,
             Join::Columns => {
                 self.error(
                     Diagnostic::error(format!(

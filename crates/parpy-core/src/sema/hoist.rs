@@ -9,7 +9,8 @@
 //! right before the statement that reads it (and before that statement's
 //! labels), as NumPy makes the new array before the rest of the expression
 //! reads it; the statement reads the name. So is a computed array that a
-//! slice subscripts (`(x[i, :] * 2.0)[2:6]`, `np.flip(s)[1:]`): the name is
+//! slice subscripts (`(x[i, :] * 2.0)[2:6]`, `np.flip(s)[1:]`, the array of
+//! `np.gradient(x[i, :] * 2.0)`, which `gradient.rs` slices): the name is
 //! sliced (a local array); and one transposed (`(a @ b).T`,
 //! `np.transpose(x * 2.0)`, `(x * 2.0).transpose()`): the name's transpose
 //! is a view. These two, elementwise, are computed under a copy of the
@@ -186,6 +187,10 @@ impl Lowerer<'_, '_> {
         // (a view of its operand: `(x * 2.0).transpose()`,
         // `np.swapaxes(x * 2.0, 0, 1)`)
         let permuted = matches!(e.kind, ExprKind::Call { .. }) && self.is_view_permutation(e);
+        // (`np.gradient` slices its array: `np.gradient(x[i, :] * 2.0)`)
+        let gradient = self
+            .concatenation_of(e)
+            .is_some_and(|j| matches!(j.how, super::concatenate::Join::Gradient));
         match &mut e.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -259,6 +264,9 @@ impl Lowerer<'_, '_> {
                             }
                         }
                     }
+                }
+                if let Some(a) = args.first_mut().filter(|a| gradient && self.computed(a)) {
+                    self.name_first(a, "sliced", before, true);
                 }
                 let method = self.permute_fn(func).is_none();
                 match &mut func.kind {

@@ -266,6 +266,12 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("atol", How::Opt(Dflt::Float(1e-8))),
             ("equal_nan", How::Opt(Dflt::Bool(false))),
         ],
+        Builtin::ArrayEqual(false) => &[
+            ("a1", How::Req),
+            ("a2", How::Req),
+            ("equal_nan", How::Opt(Dflt::Bool(false))),
+        ],
+        Builtin::ArrayEqual(true) => &[("a1", How::Req), ("a2", How::Req)],
         Builtin::CopyTo => &[
             ("dst", How::Req),
             ("src", How::Req),

@@ -45,11 +45,11 @@ impl Lowerer<'_, '_> {
             None => 50,
         };
         let endpoint = match given[3] {
-            Some(e) => self.known_flag(e, "endpoint")?,
+            Some(e) => self.known_flag(e, "endpoint", "np.linspace")?,
             None => true,
         };
         if let Some(r) = given[4] {
-            if self.known_flag(r, "retstep")? {
+            if self.known_flag(r, "retstep", "np.linspace")? {
                 self.error(
                     Diagnostic::error("`np.linspace(..., retstep=True)` returns a pair")
                         .at(r.span, "retstep=True")
@@ -179,15 +179,15 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// A flag of `np.linspace` (`endpoint`, `retstep`): a bool known when
-    /// compiling.
-    fn known_flag(&mut self, e: &ast::Expr, what: &str) -> Option<bool> {
+    /// A flag of `call` (`np.linspace`'s `endpoint`, `retstep`,
+    /// `np.array_equal`'s `equal_nan`): a bool known when compiling.
+    pub(super) fn known_flag(&mut self, e: &ast::Expr, what: &str, call: &str) -> Option<bool> {
         let t = self.lower_expr(e)?;
         match t.e.kind {
             ExprKind::Bool(b) => Some(b),
             _ => {
                 self.error(
-                    Diagnostic::error(format!("`{what}` of `np.linspace` must be True or False"))
+                    Diagnostic::error(format!("`{what}` of `{call}` must be True or False"))
                         .at(e.span, "not a known bool"),
                 );
                 None

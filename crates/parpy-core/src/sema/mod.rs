@@ -9,6 +9,7 @@
 
 mod alias;
 mod arange;
+mod array_equal;
 mod assign;
 mod atomic;
 mod average;
@@ -27,6 +28,7 @@ mod eye;
 mod folds;
 mod fsum;
 mod generators;
+mod gradient;
 mod hoist;
 mod hypot;
 mod inline;

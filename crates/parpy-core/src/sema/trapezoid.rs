@@ -14,7 +14,13 @@ use super::slices::Axes;
 use super::{Lowerer, TExpr};
 
 /// `e[:, ..., :, lo:hi]`, the slice along `axis` (of `rank` dimensions).
-fn along(e: &ast::Expr, axis: usize, lo: Option<i64>, hi: Option<i64>, span: Span) -> ast::Expr {
+pub(super) fn along(
+    e: &ast::Expr,
+    axis: usize,
+    lo: Option<i64>,
+    hi: Option<i64>,
+    span: Span,
+) -> ast::Expr {
     let bound = |v: Option<i64>| v.map(|v| Box::new(ast::Expr::int(v, span)));
     let full = ast::Expr::full_slice(span);
     let mut indices = vec![full; axis];
