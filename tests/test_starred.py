@@ -30,6 +30,8 @@ def spreads(x, w, y, N):
         y[i, 6] = math.isclose(*x[i, :2], abs_tol=0.5)
         y[i, 7] = np.maximum(*w[i % 2, :2])
         y[i, 8] = mix(x[i, 0], *x[i, 3:5])
+        # a tuple value: an array's shape, divmod's pair
+        y[i, 9] = max(*x.shape) + math.hypot(*divmod(x[i, 0], 0.5))
 
 
 def test_starred_arguments_spread_as_python_spreads_them():
@@ -37,7 +39,7 @@ def test_starred_arguments_spread_as_python_spreads_them():
     rng = np.random.default_rng(5)
     x = rng.normal(size=(6, 5))
     w = rng.normal(size=(2, 4))
-    run_both(spreads, [x, w, np.zeros((6, 9)), 6], cpu_opts({'i': parpy.threads(6)}))
+    run_both(spreads, [x, w, np.zeros((6, 10)), 6], cpu_opts({'i': parpy.threads(6)}))
 
 
 @parpy.jit
@@ -63,6 +65,18 @@ def spread_number(x, y, N):
 def spread_long(x, y, N):
     for i in range(N):
         y[i] = max(*x[i, :])
+
+
+@parpy.jit
+def spread_range(y, N):
+    for i in range(N):
+        y[i] = max(*range(3))
+
+
+def test_a_starred_value_parpy_cannot_spread_says_what_it_spreads():
+    # (not "`*` of a number", which a range is not)
+    with pytest.raises(parpy.CompileError, match=r"`\*` spreads a tuple literal or an array of known length"):
+        spread_range(np.zeros(3), 3, opts=cpu_opts())
 
 
 def test_a_starred_number_is_pythons_type_error():

@@ -230,6 +230,9 @@ FEATURES = [
     # types, `if x.dtype == np.float32:` branches (stop 57; a stream of
     # its own)
     "new_math",
+    # Python's `max(*s)` / `min(*s)` of a slice's elements spread as
+    # arguments (stop 63; a stream of its own)
+    "spread",
     # `o[.., lo:hi] = np.sort(s)` / `np.argsort(s, kind='stable')` as the
     # whole right side, `o[.., lo:hi].sort()` in place, `k =
     # np.searchsorted(s, v, side=..)` (stop 57; a stream of its own)
@@ -484,7 +487,7 @@ class Gen:
         self.side_r = {f: random.Random(seed * 7927 + 13 + 17 * j) for j, f in enumerate(
             ("data_while", "helper_tuples", "scalar_updates", "new_math", "sort_search",
              "clips", "none_args", "index_idioms", "run_time_blocks", "check_messages",
-             "sorted_items", "masked_where", "int_initial", "message_forms"))}
+             "sorted_items", "masked_where", "int_initial", "message_forms", "spread"))}
         # `check_messages`: whether the program has its one check that may
         # fail, and the checks' count (each message starts `chkN:`)
         self.armed = False
@@ -1251,6 +1254,11 @@ class Gen:
             return None
         if dt == "bool" and op == "prod":
             return None
+        if label is None and op in ("max", "min") and not axis and not multi and 2 <= n <= 8 \
+                and dt != "bool" and self.side("spread", 0.3):
+            # Python's max / min of the slice's elements spread as its
+            # arguments (`max(*s)`)
+            return E(f"{op}(*{text})", dt, approx=approx)
         # (Python's `sum` of a 2-D slice adds its rows: arrays)
         if label is None and op in ("sum", "prod") and not axis and not multi \
                 and self.on("generators", 0.35):
@@ -3006,7 +3014,7 @@ class Gen:
         # (a generator's loop is sequential: it takes no label; nor do the
         # counting searches of `order_stats`, nor `np.interp`)
         sequential = e.text.startswith(("np.median", "np.percentile", "np.quantile", "np.argm",
-                                        "np.interp", "math.prod"))
+                                        "np.interp", "math.prod", "max(*", "min(*"))
         if sc.nest is not None and " for v in " not in e.text and not e.text.endswith("]") \
                 and not sequential and self.r.random() < 0.6:
             self.emit(ind, f"parpy.label('{self.label(sc.nest, sc.depth)}')")

@@ -79,7 +79,8 @@ impl Lowerer<'_, '_> {
 
     /// The call `func(args, keywords)` with each `*v` spread, as Python
     /// spreads it: the elements of an array `v` of a length known when
-    /// compiling, `v[0], v[1], ...` (the rows of a 2-D one); then bound
+    /// compiling, `v[0], v[1], ...` (the rows of a 2-D one), or the items
+    /// of a tuple value (`x.shape`, `divmod(a, b)`); then bound
     /// as every call is before lowering (`keywords::bind_call`). A `*`
     /// of a number, or of an array too long to spell out, is an error.
     fn spread_starred(
@@ -95,15 +96,36 @@ impl Lowerer<'_, '_> {
                 spread.push(a.clone());
                 continue;
             };
+            if self.rank(v) == 0 {
+                // a tuple value: `*x.shape`, `*divmod(a, b)`, a helper's
+                // pair; its items kept in hidden locals, in order
+                if let Some(values) = self.unpacked_values(v) {
+                    for (value, at) in values {
+                        let name = self.stash_value("spread", value?, at);
+                        spread.push(ast::Expr::name(&name, at));
+                    }
+                    continue;
+                }
+            }
             let n = match self.rank(v) {
                 0 => None,
                 _ => self.array_shape(v)?.and_then(|s| s.first().copied()),
             };
+            let number = matches!(
+                v.kind,
+                ast::ExprKind::Name(_)
+                    | ast::ExprKind::Subscript { .. }
+                    | ast::ExprKind::Int(_)
+                    | ast::ExprKind::Float(_)
+                    | ast::ExprKind::Bool(_)
+                    | ast::ExprKind::Binary { .. }
+                    | ast::ExprKind::Unary { .. }
+            );
             match n {
                 Some(n) if n <= MAX_SPREAD => {
                     spread.extend((0..n).map(|k| super::assign::item(v, k)));
                 }
-                _ if self.rank(v) == 0 => {
+                None if number && self.rank(v) == 0 => {
                     self.error(
                         Diagnostic::error(
                             "`*` of a number: it is not iterable (a TypeError in Python)",
