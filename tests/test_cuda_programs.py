@@ -103,6 +103,7 @@ import test_float_parts as tfp
 import test_starred as tsr
 import test_gradient as tgr
 import test_array_equal as tae
+import test_histogram as thg
 
 HAS_GPU = parpy.backend.is_enabled(parpy.CompileBackend.Cuda)
 HAS_NVRTC = _cuda.nvrtc_path() is not None
@@ -580,6 +581,7 @@ _NOT_DIFFERENTIAL = frozenset({
     "test_a_starred_number_is_pythons_type_error",
     "test_a_starred_array_too_long_to_spell_out_is_refused",
     "test_python_max_of_many_floats_is_linear_code",
+    "test_a_starred_value_parpy_cannot_spread_says_what_it_spreads",
     # test_gradient: errors, a direct call, other backends' code
     "test_what_gradient_refuses_is_a_located_error",
     "test_a_numpy_spacing_computes_in_its_type_and_stores_in_fs",
@@ -587,11 +589,18 @@ _NOT_DIFFERENTIAL = frozenset({
     # test_array_equal: an error, other backends' code
     "test_equal_nan_must_be_known_when_compiling",
     "test_array_equal_compiles_for_cuda_and_metal",
+    # test_histogram: direct calls, errors, other backends' code
+    # (its differential test of rows runs on the GPU)
+    "test_random_rows_are_numpys",
+    "test_empty_and_2d_inputs_are_numpys",
+    "test_bad_ranges_raise_numpys_value_error",
+    "test_what_histogram_refuses_is_a_located_error",
+    "test_histogram_compiles_for_cuda_and_metal",
 })
 
 for _mod in (tp, ti, tn, tb, tg, ta, tf, tj, ts, tx, tk, tv, tz, tq, tw, tm, tl, tu, tam, tnr, tfl, tdg, trl, tce, tmd, twn,
              tso, tqt, tum, tip, ttz, tar, tlc, tms, tls, tfi, tsa, trs,
-             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes, tks, tuf, tfs, tii, tcov, tdz, tfp, tsr, tgr, tae):
+             tat, tey, tst, tpv, trd, tpm, tmb, tub, tnv, trt, tcv, tna, tur, tbc, tid, tes, tks, tuf, tfs, tii, tcov, tdz, tfp, tsr, tgr, tae, thg):
     for _name, _f in sorted(vars(_mod).items()):
         if not (_name.startswith("test_") and callable(_f)) or _name in _NOT_DIFFERENTIAL:
             continue

@@ -183,6 +183,9 @@ pub enum Builtin {
     Cov(bool),
     /// `np.digitize(x, bins, right)` of a number (`sema::digitize`).
     Digitize,
+    /// `np.histogram(a, bins, range, density, weights)`, stored by an
+    /// assignment (`sema::histogram`).
+    Histogram,
     /// `np.argmax(s)` / `np.argmin(s)` of a 1-D slice.
     ArgMax,
     ArgMin,
@@ -557,6 +560,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "cov" => Some(Builtin::Cov(false)),
         "corrcoef" => Some(Builtin::Cov(true)),
         "digitize" => Some(Builtin::Digitize),
+        "histogram" => Some(Builtin::Histogram),
         "nansum" => Some(Builtin::NanReduce(ReduceOp::Sum)),
         "nanprod" => Some(Builtin::NanReduce(ReduceOp::Prod)),
         "nanmax" => Some(Builtin::NanReduce(ReduceOp::Max)),

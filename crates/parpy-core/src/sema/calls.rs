@@ -51,6 +51,9 @@ impl Lowerer<'_, '_> {
                 crate::resolve::math_module_builtin(name)
                     .map_or(Resolved::NotFound, Resolved::Builtin)
             }
+            [crate::resolve::NUMPY_ROOT, f] if crate::resolve::numpy_allocates(f) => {
+                Resolved::Allocates(format!("numpy.{f}"))
+            }
             [crate::resolve::NUMPY_ROOT, rest @ ..] => {
                 crate::resolve::numpy_builtin(&rest.join("."))
                     .map_or(Resolved::NotFound, Resolved::NumPy)
@@ -1177,6 +1180,7 @@ impl Lowerer<'_, '_> {
             Builtin::Polyval => self.polyval(name, args, span),
             Builtin::Cov(corr) => self.cov_value(corr, args, span),
             Builtin::Digitize => self.digitize(name, args, span),
+            Builtin::Histogram => self.histogram_elsewhere(span),
             Builtin::CopyTo => {
                 self.statement_only(&format!("`{name}`"), span);
                 None

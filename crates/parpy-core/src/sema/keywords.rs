@@ -312,6 +312,13 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("rowvar", How::Opt(Dflt::Bool(true))),
             DTYPE,
         ],
+        Builtin::Histogram => &[
+            ("a", How::Req),
+            ("bins", How::Opt(Dflt::Int(10))),
+            ("range", How::Opt(Dflt::None)),
+            ("density", How::Opt(Dflt::None)),
+            ("weights", How::Opt(Dflt::None)),
+        ],
         Builtin::Digitize => &[
             ("x", How::Req),
             ("bins", How::Req),

@@ -57,7 +57,7 @@ impl Lowerer<'_, '_> {
         if self.scope.get(path[0]).is_some() {
             return None;
         }
-        let Resolved::Allocates(what) = self.resolver.resolve(&path) else {
+        let Resolved::Allocates(what) = self.resolve_path(&path) else {
             return None;
         };
         let function = what.strip_prefix("numpy.")?;

@@ -29,6 +29,7 @@ mod folds;
 mod fsum;
 mod generators;
 mod gradient;
+mod histogram;
 mod hoist;
 mod hypot;
 mod inline;

@@ -1045,6 +1045,14 @@ impl Lowerer<'_, '_> {
                 None => vec![],
             };
         }
+        // `h[i, :] = np.histogram(x[i, :], 8)[0]`, `c, e = np.histogram(v)`:
+        // NumPy's statements (sema::histogram)
+        if let Some(store) = self.histogram_store(s) {
+            return match store {
+                Some(stmts) => self.lower_labelled_block(&stmts, labels.to_vec()),
+                None => vec![],
+            };
+        }
         let with_implicit = self.implicit_labels(s, labels);
         let labels = with_implicit.as_slice();
         let names: Vec<String> = labels.iter().map(|l| l.0.clone()).collect();
