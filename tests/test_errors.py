@@ -450,6 +450,11 @@ def natural_args():
     ("run_time_slice_with_a_row", "x[i, :i] * x[0]",
      "`np.sum` combines a slice with run-time bounds with an array of a length known when compiling",
      "natural_run_time_slice_with_a_row"),
+    ("histogram_of_edges", "np.histogram(x[i, :], x[0, :])",
+     "`np.histogram` is supported as the value of an assignment", "natural_histogram_of_edges"),
+    ("histogram_weights", "x[i, :])\n        y[i] = c[0]",
+     "`weights` of `np.histogram` is not supported in parpy functions",
+     "natural_histogram_weights"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

@@ -596,7 +596,7 @@ impl Lowerer<'_, '_> {
 
     /// The names among `targets` count as defined (with an unknown type)
     /// after an error in their assignment.
-    fn mark_failed_targets(&mut self, targets: &[ast::Expr]) {
+    pub(super) fn mark_failed_targets(&mut self, targets: &[ast::Expr]) {
         for t in targets {
             if let ast::ExprKind::Name(n) = &t.kind {
                 self.scope.mark_failed(n);

@@ -231,7 +231,16 @@ impl Lowerer<'_, '_> {
             _ => return None,
         };
         let args = self.histogram_call(call)?;
-        Some(self.histogram_stmts(args, outputs, call.span))
+        let stmts = self.histogram_stmts(args, outputs, call.span);
+        if stmts.is_none() {
+            // (the names count as defined: no further error about them)
+            let names = match &target.kind {
+                ast::ExprKind::Tuple(names) => names.clone(),
+                _ => vec![target.clone()],
+            };
+            self.mark_failed_targets(&names);
+        }
+        Some(stmts)
     }
 
     /// The statements of a histogram stored into `outputs`.
