@@ -181,3 +181,21 @@ def test_histogram_compiles_for_cuda_and_metal():
                               np.zeros((N, 2, B + 1), np.float32), np.float32(-1.0),
                               np.float32(2.0), N],
                    {'i': parpy.threads(N)}, "histogram")
+
+
+@parpy.jit
+def default_bins(x, h, e, lo, hi, N):
+    parpy.label('i')
+    for i in range(N):
+        h[i, :], e[i, :] = np.histogram(x[i, :], range=(lo, hi))
+
+
+@pytest.mark.parametrize("lo,hi", [(np.float64(-0.3), np.float64(0.9)), (np.float32(-0.3), np.float32(0.9)),
+                                   (-0.3, 0.9), (np.int64(-1), np.int64(1)), (np.int64(0), np.int64(0))])
+def test_float32_data_with_ranges_of_other_types_is_numpys(lo, hi):
+    # the edges' type is NumPy's result_type of the range and the data
+    x = np.random.default_rng(4).normal(size=(300, 16)).astype(np.float32) / 2
+    x[:, :3] = np.float32(lo), np.float32(hi), np.float32(-0.3)
+    e = np.zeros((300, 11), np.histogram(x[0], range=(lo, hi))[1].dtype)
+    h = np.zeros((300, 10), np.int64)
+    _direct(default_bins, [x, h, e, lo, hi, 300], [x, h.copy(), e.copy(), lo, hi, 300], 300)
