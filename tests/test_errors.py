@@ -452,8 +452,8 @@ def natural_args():
      "natural_run_time_slice_with_a_row"),
     ("histogram_of_edges", "np.histogram(x[i, :], x[0, :])",
      "`np.histogram` is supported as the value of an assignment", "natural_histogram_of_edges"),
-    ("histogram_weights", "x[i, :])\n        y[i] = c[0]",
-     "`weights` of `np.histogram` is not supported in parpy functions",
+    ("histogram_weights", "x[i, :4]",
+     "weights should have the same shape as a.",
      "natural_histogram_weights"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):

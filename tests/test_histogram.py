@@ -143,8 +143,8 @@ def test_bad_ranges_raise_numpys_value_error(x, lo, hi, words):
      "`bins` of `np.histogram` must be an integer known when compiling"),
     ("np.histogram(x[i, :], 4, density=True)[0]", parpy.CompileError,
      "`density` of `np.histogram` is not supported"),
-    ("np.histogram(x[i, :], 4, weights=x[i, :])[0]", parpy.CompileError,
-     "`weights` of `np.histogram` is not supported"),
+    ("np.histogram(x[i, :], 4, weights=x[i, :3])[0]", parpy.CompileError,
+     "weights should have the same shape as a."),
     ("np.histogram(x[i, :], 4)[0] * 2", parpy.CompileError,
      "`np.histogram` is supported as the value of an assignment"),
     ("np.histogram(x[i, :], 4)[2]", parpy.CompileError, "`np.histogram` returns a pair"),
@@ -199,3 +199,28 @@ def test_float32_data_with_ranges_of_other_types_is_numpys(lo, hi):
     e = np.zeros((300, 11), np.histogram(x[0], range=(lo, hi))[1].dtype)
     h = np.zeros((300, 10), np.int64)
     _direct(default_bins, [x, h, e, lo, hi, 300], [x, h.copy(), e.copy(), lo, hi, 300], 300)
+
+
+@parpy.jit
+def weighted(x, w, h, lo, hi, N):
+    parpy.label('i')
+    for i in range(N):
+        h[i, :] = np.histogram(x[i, :], 6, (lo, hi), weights=w[i, :])[0]
+
+
+@parpy.jit
+def weighted_2d(x, w, h):
+    h[:] = np.histogram(x, 3, weights=w)[0]
+
+
+@pytest.mark.parametrize("wtype", [np.float64, np.float32, np.int64, np.int8, np.bool_])
+def test_weighted_counts_are_numpys(wtype):
+    # NumPy's float64 sums of each bin, in the weights' type
+    rng = np.random.default_rng(9)
+    x = (rng.integers(-8, 16, (200, 30)) / 8).astype(np.float32)
+    w = (rng.normal(size=(200, 30)) * 50).astype(wtype)
+    h = np.zeros((200, 6), wtype)
+    _direct(weighted, [x, w, h, -0.5, 1.0, 200], [x, w, h.copy(), -0.5, 1.0, 200], 200)
+    x2, w2 = x[:4, :6].copy(), w[:4, :6].copy()
+    h2 = np.zeros(3, wtype)
+    _direct(weighted_2d, [x2, w2, h2], [x2, w2, h2.copy()], 1)

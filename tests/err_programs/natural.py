@@ -220,5 +220,5 @@ def histogram_of_edges(x, y, N):
 
 def histogram_weights(x, y, N):
     for i in range(N):
-        c, e = np.histogram(x[i, :], 4, weights=x[i, :])
+        c, e = np.histogram(x[i, :], 4, weights=x[i, :4])
         y[i] = c[0]

@@ -21,7 +21,10 @@
 //!   `_unsigned_subtract(last, first)` (in their result type, an int one
 //!   made unsigned), its index `intp(f)`, `n` moved to `n - 1`, then one
 //!   down where `t < bin_edges[index]` and one up where `t >=
-//!   bin_edges[index + 1]` but for the last bin; the counts are int64.
+//!   bin_edges[index + 1]` but for the last bin; the counts are int64,
+//!   or of `weights` NumPy's `np.bincount(indices, weights)` (the float64
+//!   sum of each bin) `.astype(weights.dtype)` (one block: at most 65536
+//!   elements).
 //!
 //! The counts and edges are local arrays of the statement (inside a
 //! parallel loop, each iteration has its own). A bool `a` counts as uint8
@@ -35,8 +38,12 @@ use crate::syntax::ast;
 
 use super::generators::{assign, for_in, if_, stmt};
 use super::keywords::given;
+use super::local_arrays::astype_to;
 use super::types::promote;
 use super::Lowerer;
+
+/// NumPy's `BLOCK`: the elements counted at once.
+const BLOCK: i64 = 65536;
 
 /// What a statement stores of a call of `np.histogram`.
 struct Outputs<'s> {
@@ -292,17 +299,35 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         }
-        if let Some(w) = given(args, 4) {
-            self.error(
-                Diagnostic::error(
-                    "`weights` of `np.histogram` is not supported in parpy functions",
-                )
-                .at(w.span, "weights")
-                .help("sum the weights of each bin yourself, with `np.digitize` of the edges"),
-            );
-            return None;
-        }
         let size: i64 = shape.iter().product();
+        // NumPy's counts: `np.bincount(indices, weights)` (float64 sums)
+        // `.astype(weights.dtype)`, once a block of 65536 elements
+        let weights = match given(args, 4) {
+            None => None,
+            Some(w) => {
+                let (w_shape, w_elem) = self.array_shape_of(w)?;
+                if w_shape.as_deref() != Some(shape.as_slice()) {
+                    self.error(
+                        Diagnostic::error("weights should have the same shape as a.")
+                            .at(w.span, "another shape")
+                            .also(a.span, "a")
+                            .note("NumPy raises ValueError"),
+                    );
+                    return None;
+                }
+                if size > BLOCK {
+                    self.error(
+                        Diagnostic::error(format!(
+                            "`weights` of `np.histogram` of more than {BLOCK} elements is not supported in parpy functions"
+                        ))
+                        .at(w.span, "weights")
+                        .note("NumPy sums the weights of each block of 65536 elements apart"),
+                    );
+                    return None;
+                }
+                Some((w.clone(), w_elem))
+            }
+        };
         let mut body = vec![];
         // `_get_outer_edges`
         let (lo, hi) = match given(args, 2) {
@@ -367,10 +392,17 @@ impl Lowerer<'_, '_> {
         };
         let counts = self.histogram_local(outputs.counts, "hist_counts");
         let edges = self.histogram_local(outputs.edges, "hist_edges");
-        body.push(zeros(&counts, n, ElemTy::I64, span));
+        let ntype = weights.as_ref().map_or(ElemTy::I64, |w| w.1);
+        body.push(zeros(&counts, n, ntype, span));
+        let sums = weights.as_ref().map(|_| self.fresh_name("hist_sums"));
+        if let Some(sums) = &sums {
+            body.push(zeros(sums, n, ElemTy::F64, span));
+        }
         body.push(zeros(&edges, n + 1, bin_type, span));
         let count = Count {
             a: &a,
+            weights: weights.as_ref().map(|w| &w.0),
+            sums: sums.as_deref(),
             bools,
             shape: &shape,
             size,
@@ -419,6 +451,21 @@ impl Lowerer<'_, '_> {
                     span,
                 ));
             }
+        }
+        if let Some(sums) = &sums {
+            let all = subscript(
+                ast::Expr::name(&counts, span),
+                ast::Expr::full_slice(span),
+                span,
+            );
+            let sums = astype_to(&ast::Expr::name(sums, span), ntype, span);
+            body.push(stmt(
+                ast::StmtKind::Assign {
+                    targets: vec![all],
+                    value: sums,
+                },
+                span,
+            ));
         }
         for (target, local) in [(outputs.counts, &counts), (outputs.edges, &edges)] {
             if let Some(t) = target.filter(|t| !matches!(t.kind, ast::ExprKind::Name(_))) {
@@ -526,6 +573,9 @@ impl Lowerer<'_, '_> {
 /// The statements of NumPy's count, given the edges.
 struct Count<'c> {
     a: &'c ast::Expr,
+    /// the weights (of `a`'s shape), summed into `sums` in float64
+    weights: Option<&'c ast::Expr>,
+    sums: Option<&'c str>,
     /// (`a` of bools, counted as uint8)
     bools: bool,
     shape: &'c [i64],
@@ -670,19 +720,25 @@ impl Count<'_> {
                 vec![step(BinOp::Add, 1)],
                 span,
             ),
-            stmt(
-                ast::StmtKind::AugAssign {
-                    target: at(self.counts, name(&ix)),
-                    op: BinOp::Add,
-                    value: int(1),
-                    rebind: None,
-                },
-                span,
-            ),
         ];
+        let w = low.fresh_name(&format!("hist_w{tag}"));
+        let (into, one) = match self.sums {
+            Some(sums) => (sums, np_scalar(ElemTy::F64, name(&w), span)),
+            None => (self.counts, int(1)),
+        };
+        let mut counted = counted;
+        counted.push(stmt(
+            ast::StmtKind::AugAssign {
+                target: at(into, name(&ix)),
+                op: BinOp::Add,
+                value: one,
+                rebind: None,
+            },
+            span,
+        ));
         let each = vec![if_(keep, counted, span)];
         // the elements in NumPy's order (`a.ravel()`)
-        if let ([_], false) = (self.shape, self.bools) {
+        if let ([_], false, None) = (self.shape, self.bools, self.weights) {
             out.push(for_in(&v, self.a.clone(), each, span));
             return out;
         }
@@ -701,6 +757,16 @@ impl Count<'_> {
             false => element,
         };
         let mut nest = vec![assign(&v, element, span)];
+        if let Some(weights) = self.weights {
+            let weight = ast::Expr {
+                kind: ast::ExprKind::Subscript {
+                    value: Box::new(weights.clone()),
+                    indices: ks.iter().map(|k| name(k)).collect(),
+                },
+                span,
+            };
+            nest.push(assign(&w, weight, span));
+        }
         nest.extend(each);
         for (k, extent) in ks.iter().zip(self.shape.iter()).rev() {
             nest = vec![for_in(
