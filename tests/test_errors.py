@@ -455,6 +455,12 @@ def natural_args():
     ("histogram_weights", "x[i, :4]",
      "weights should have the same shape as a.",
      "natural_histogram_weights"),
+    ("pad_mode_unsupported", "'linear_ramp'", "`np.pad` with mode 'linear_ramp' is not supported",
+     "natural_pad_mode_unsupported"),
+    ("pad_negative_width", "-2)", "index can't contain negative values",
+     "natural_pad_negative_width"),
+    ("pad_run_time_width", "i))", "the widths of `np.pad` must be integers known when compiling",
+     "natural_pad_run_time_width"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

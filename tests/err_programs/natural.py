@@ -222,3 +222,18 @@ def histogram_weights(x, y, N):
     for i in range(N):
         c, e = np.histogram(x[i, :], 4, weights=x[i, :4])
         y[i] = c[0]
+
+
+def pad_mode_unsupported(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(np.pad(x[i, :], 2, mode='linear_ramp'))
+
+
+def pad_negative_width(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(np.pad(x[i, :], (1, -2)))
+
+
+def pad_run_time_width(x, y, N):
+    for i in range(N):
+        y[i] = np.sum(np.pad(x[i, :], i))

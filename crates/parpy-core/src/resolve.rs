@@ -152,6 +152,9 @@ pub enum Builtin {
     /// `np.roll(x, shift, axis)` of an array or a subscript: its slice
     /// rolled (indices cyclic).
     Roll,
+    /// `np.pad(x, pad_width, mode, ...)` of a 1-D array read by an array
+    /// expression (`sema::pad`).
+    Pad,
     /// `np.cross(a, b)` of 3-element vectors (the last axis): NumPy's
     /// formula, of rolled views of `a` and `b`.
     Cross,
@@ -546,6 +549,7 @@ pub fn numpy_builtin(name: &str) -> Option<Builtin> {
         "diag" => Some(Builtin::Diagonal(true)),
         "trace" => Some(Builtin::Trace),
         "roll" => Some(Builtin::Roll),
+        "pad" => Some(Builtin::Pad),
         "cross" => Some(Builtin::Cross),
         "median" => Some(Builtin::Median),
         "percentile" => Some(Builtin::Quantile(true)),

@@ -698,7 +698,7 @@ impl Lowerer<'_, '_> {
                 },
                 (_, Some(B::Polyval | B::SearchSorted)) => args.get(1).map_or(0, |x| self.rank(x)),
                 (_, Some(B::Digitize)) => args.first().map_or(0, |x| self.rank(x)),
-                (_, Some(B::Flip(_) | B::Diff | B::Roll)) => {
+                (_, Some(B::Flip(_) | B::Diff | B::Roll | B::Pad)) => {
                     args.first().map_or(0, |a| self.rank(a))
                 }
                 (_, Some(B::Cross)) => args.iter().map(|a| self.rank(a)).max().unwrap_or(0),

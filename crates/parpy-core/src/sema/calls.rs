@@ -1189,6 +1189,7 @@ impl Lowerer<'_, '_> {
             Builtin::Diff => self.diff(name, args, span),
             Builtin::Diagonal(_) | Builtin::Trace => self.diagonal(b, name, args, span),
             Builtin::Roll => self.roll(name, args, span),
+            Builtin::Pad => self.pad(name, args, span),
             Builtin::Cross => self.cross(name, args, span),
             Builtin::Median => {
                 let [a] = args else {

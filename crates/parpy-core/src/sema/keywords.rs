@@ -216,6 +216,16 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("sorter", How::Fixed(Dflt::None)),
         ],
         Builtin::Roll => &[A, ("shift", How::Req), ("axis", How::Opt(Dflt::None))],
+        // (NumPy's `**kwargs`, those its modes read, in `pad.rs`' order)
+        Builtin::Pad => &[
+            ARRAY,
+            ("pad_width", How::Req),
+            ("mode", How::Opt(Dflt::Str("constant"))),
+            ("stat_length", How::Opt(Dflt::None)),
+            ("constant_values", How::Opt(Dflt::None)),
+            ("end_values", How::Opt(Dflt::None)),
+            ("reflect_type", How::Opt(Dflt::None)),
+        ],
         Builtin::Cross => &[
             A,
             ("b", How::Req),

@@ -47,6 +47,7 @@ mod nan_reductions;
 mod none_args;
 mod order_stats;
 mod out_args;
+mod pad;
 mod permute;
 mod polyval;
 mod reshape;

@@ -690,7 +690,7 @@ impl Lowerer<'_, '_> {
     /// raises `ValueError`, an infinity or an int out of `to`'s bounds
     /// `OverflowError`, where C's conversion would give any value. (One
     /// known when compiling is `python_float_fits`'.)
-    fn python_float_checked(&mut self, e: Expr, to: ElemTy) -> Expr {
+    pub(super) fn python_float_checked(&mut self, e: Expr, to: ElemTy) -> Expr {
         let (Some(fty), Some((lo, hi))) = (e.ty.elem(), to.int_bounds()) else {
             return e;
         };
