@@ -203,7 +203,22 @@ def pad_nan_into_int(x, y, N):
         y[i, :] = np.pad(x[i, :], 1, constant_values=float('nan'))
 
 
+@parpy.jit
+def pad_none_constant(x, y, N):
+    for i in range(N):
+        y[i, :] = np.pad(x[i, :], 1, constant_values=None)
+
+
+@parpy.jit
+def pad_none_mode(x, y, N):
+    for i in range(N):
+        y[i, :] = np.pad(x[i, :], 1, None)
+
+
 @pytest.mark.parametrize("fn,shape,dtype,cls,message", [
+    # (before: 0 where NumPy pads with NaN; the default mode)
+    (pad_none_constant, (N, 6), np.float64, parpy.CompileError, r"constant_values=None"),
+    (pad_none_mode, (N, 6), np.float64, parpy.CompileValueError, r"mode 'None' is not supported"),
     (pad_mode, (N, 6), np.float64, parpy.CompileError, r"mode 'mean' is not supported"),
     (pad_odd, (N, 6), np.float64, parpy.CompileError, r"reflect_type='even'"),
     (pad_2d, (N, 6), np.float64, parpy.CompileError, r"of an array of 2 dimensions"),

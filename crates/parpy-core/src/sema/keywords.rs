@@ -216,15 +216,16 @@ pub(super) fn builtin_signature(b: Builtin) -> Option<&'static [Param]> {
             ("sorter", How::Fixed(Dflt::None)),
         ],
         Builtin::Roll => &[A, ("shift", How::Req), ("axis", How::Opt(Dflt::None))],
-        // (NumPy's `**kwargs`, those its modes read, in `pad.rs`' order)
+        // (NumPy's `**kwargs`, those its modes read, in `pad.rs`' order;
+        // `pad.rs` `UNSET`: left out, so a `None` passed is told apart)
         Builtin::Pad => &[
             ARRAY,
             ("pad_width", How::Req),
             ("mode", How::Opt(Dflt::Str("constant"))),
-            ("stat_length", How::Opt(Dflt::None)),
-            ("constant_values", How::Opt(Dflt::None)),
-            ("end_values", How::Opt(Dflt::None)),
-            ("reflect_type", How::Opt(Dflt::None)),
+            ("stat_length", How::Opt(Dflt::Str(super::pad::UNSET))),
+            ("constant_values", How::Opt(Dflt::Str(super::pad::UNSET))),
+            ("end_values", How::Opt(Dflt::Str(super::pad::UNSET))),
+            ("reflect_type", How::Opt(Dflt::Str(super::pad::UNSET))),
         ],
         Builtin::Cross => &[
             A,

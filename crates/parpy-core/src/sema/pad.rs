@@ -15,7 +15,6 @@ use crate::diag::{Diagnostic, Span};
 use crate::ir::{BinOp, ElemTy, Expr, Type};
 use crate::syntax::ast;
 
-use super::keywords::given;
 use super::slices::IndexSlot;
 use super::types::convert;
 use super::{Lowerer, TExpr};
@@ -42,6 +41,17 @@ const UNSUPPORTED: [&str; 6] = [
 
 const SUPPORTED: &str = "'constant', 'edge', 'wrap', 'reflect' and 'symmetric'";
 
+/// The default `keywords.rs` gives `np.pad`'s keywords left out (no
+/// Python string: `#` starts none).
+pub(super) const UNSET: &str = "#unset";
+
+/// Argument `k` of `np.pad`, unless it was left out (`None` passed is an
+/// argument: NumPy reads it).
+fn passed(args: &[ast::Expr], k: usize) -> Option<&ast::Expr> {
+    args.get(k)
+        .filter(|a| !matches!(&a.kind, ast::ExprKind::Str(s) if s == UNSET))
+}
+
 /// The positions of `np.pad`'s parameters (`keywords.rs`'s signature).
 const STAT_LENGTH: usize = 3;
 const CONSTANT_VALUES: usize = 4;
@@ -62,7 +72,7 @@ impl Lowerer<'_, '_> {
             self.arity_error(name, "an array and `pad_width`", args.len(), span);
             return None;
         };
-        let mode = self.pad_mode(name, given(args, 2), span)?;
+        let mode = self.pad_mode(name, args.get(2), span)?;
         // NumPy's ValueError for a keyword the mode does not read
         let reads = |k: usize| match mode {
             Mode::Constant => k == CONSTANT_VALUES,
@@ -70,7 +80,7 @@ impl Lowerer<'_, '_> {
             Mode::Edge | Mode::Wrap => false,
         };
         for (k, kw) in KEYWORDS {
-            if let Some(a) = given(args, k).filter(|_| !reads(k)) {
+            if let Some(a) = passed(args, k).filter(|_| !reads(k)) {
                 let mode_name = args
                     .get(2)
                     .map_or("constant".to_string(), |m| match &m.kind {
@@ -87,7 +97,7 @@ impl Lowerer<'_, '_> {
                 return None;
             }
         }
-        if let Some(t) = given(args, REFLECT_TYPE) {
+        if let Some(t) = passed(args, REFLECT_TYPE) {
             let even = matches!(&t.kind, ast::ExprKind::Str(s) if s == "even");
             if !even {
                 self.error(
@@ -134,7 +144,7 @@ impl Lowerer<'_, '_> {
         }
         let constants = match mode {
             Mode::Constant => {
-                Some(self.pad_constants(name, given(args, CONSTANT_VALUES), elem, span)?)
+                Some(self.pad_constants(name, passed(args, CONSTANT_VALUES), elem, span)?)
             }
             _ => None,
         };
@@ -207,6 +217,15 @@ impl Lowerer<'_, '_> {
         let Some(mode) = mode else {
             return Some(Mode::Constant);
         };
+        if matches!(mode.kind, ast::ExprKind::None) {
+            self.error(
+                Diagnostic::error("mode 'None' is not supported")
+                    .at(mode.span, "no mode of NumPy's")
+                    .note(format!("parpy pads with the modes {SUPPORTED}"))
+                    .raises("ValueError"),
+            );
+            return None;
+        }
         let ast::ExprKind::Str(s) = &mode.kind else {
             self.error(
                 Diagnostic::error(format!("the `mode` of `{name}` must be a string literal"))
@@ -339,6 +358,15 @@ impl Lowerer<'_, '_> {
             return Some((convert(zero.clone(), elem), convert(zero, elem)));
         };
         let items = match &values.kind {
+            ast::ExprKind::None => {
+                self.error(
+                    Diagnostic::error(format!("`{name}` with `constant_values=None` is not supported"))
+                        .at(values.span, "None")
+                        .note("NumPy pads with its object array of None: NaN into a float array, an error into others")
+                        .help("write the constant: `constant_values=np.nan`"),
+                );
+                return None;
+            }
             ast::ExprKind::Tuple(items) => items.clone(),
             _ => match values.list_items() {
                 Some(items) => items.to_vec(),
