@@ -489,15 +489,10 @@ impl<'a> LoopCx<'a> {
             let (c1, c2) = (fw.coef_of(p), fo.coef_of(p));
             dims.push(Dim { c1, c2, k, jw, jo });
         }
-        if dims.iter().any(|d| !d.jw.is_empty() || !d.jo.is_empty()) {
-            if !counters {
-                return None;
-            }
-            return self.search_with_counters(&dims, (lo, step, n));
-        }
-        // with p = lo + step*t: a*t1 - b*t2 = r per dimension
+        // the dimensions without counters: with p = lo + step*t, one
+        // equation a*t1 - b*t2 = r each
         let mut eqs = vec![];
-        for Dim { c1, c2, k, .. } in dims {
+        for Dim { c1, c2, k, .. } in dims.iter().filter(|d| d.jw.is_empty() && d.jo.is_empty()) {
             let (a, b, r) = (c1 * step, c2 * step, k - (c1 - c2) * lo);
             if a == 0 && b == 0 {
                 if r != 0 {
@@ -507,7 +502,20 @@ impl<'a> LoopCx<'a> {
             }
             eqs.push((a, b, r));
         }
-        let (t1, t2) = solve_pair(&eqs, n)?;
+        let pair = if eqs.is_empty() {
+            None
+        } else {
+            // (no two iterations agree on these: no race, whatever the
+            // counters do; this spares the search below, which is slow)
+            Some(solve_pair(&eqs, n)?)
+        };
+        if dims.iter().any(|d| !d.jw.is_empty() || !d.jo.is_empty()) {
+            if !counters {
+                return None;
+            }
+            return self.search_with_counters(&dims, (lo, step, n));
+        }
+        let (t1, t2) = pair?;
         Some((lo + step * t1, lo + step * t2))
     }
 
