@@ -461,6 +461,7 @@ def natural_args():
      "natural_pad_negative_width"),
     ("pad_run_time_width", "i))", "the widths of `np.pad` must be integers known when compiling",
      "natural_pad_run_time_width"),
+    ("print_of_an_f_string", "print(f", "cannot call `print`", "natural_print_of_an_f_string"),
 ])
 def test_natural_python_errors(fn, needle, first, snap):
     text = compile_error("natural", fn, natural_args(), cpu_opts())

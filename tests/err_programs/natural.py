@@ -237,3 +237,10 @@ def pad_negative_width(x, y, N):
 def pad_run_time_width(x, y, N):
     for i in range(N):
         y[i] = np.sum(np.pad(x[i, :], i))
+
+
+def print_of_an_f_string(x, y, N):
+    # (was "f-strings are not supported", at decoration)
+    for i in range(N):
+        print(f"row {i}: {x[i, 0]:.3f}")
+        y[i] = x[i, 0]

@@ -2079,11 +2079,19 @@ impl Converter {
                     }
                 }
                 let func = self.boxed(&c.func);
+                // (an f-string `print` shows is a text for now: sema tells
+                // that compiled code does not print, and where it can)
+                let print =
+                    matches!(c.func.as_ref(), py::Expr::Name(n) if n.id.as_str() == "print");
                 // `None` is a value only as an argument (`np.clip(x, None, 1)`)
                 let args = c
                     .args
                     .iter()
                     .map(|a| match a {
+                        py::Expr::JoinedStr(j) if print => Expr {
+                            kind: ExprKind::Str(String::new()),
+                            span: self.span(j.range),
+                        },
                         py::Expr::Constant(k) if matches!(k.value, py::Constant::None) => Expr {
                             kind: ExprKind::None,
                             span: self.span(k.range),
