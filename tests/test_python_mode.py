@@ -56,18 +56,20 @@ def test_print_and_breakpoints_work_inside(capsys, monkeypatch):
     assert seen == [True, True] and x.tolist() == [1.0, 1.0]
 
 
-def test_an_f_string_print_inside_runs_in_python_mode(capsys):
-    # the decorator refused the f-string ("f-strings are not supported"),
-    # so Python mode could not run the function at all
+def test_a_formatted_print_inside_runs_in_python_mode(capsys):
+    # the decorator refused the f-string ("f-strings are not supported")
+    # and the `%` of a tuple ("tuple expressions are not supported"), so
+    # Python mode could not run the function at all
     @parpy.jit
     def chatty(x, N):
         for i in range(N):
             print(f"x[{i}] = {x[i]:.2f}")
+            print("%d: %.1f" % (i, x[i]))
             x[i] = x[i] + 1
 
     x = np.array([0.5, 1.25])
     chatty(x, 2, opts=py_opts())
-    assert capsys.readouterr().out == "x[0] = 0.50\nx[1] = 1.25\n"
+    assert capsys.readouterr().out == "x[0] = 0.50\n0: 0.5\nx[1] = 1.25\n1: 1.2\n"
     assert x.tolist() == [1.5, 2.25]
     with pytest.raises(parpy.CompileError, match="cannot call `print`"):
         chatty(x, 2, opts=cpu_opts())

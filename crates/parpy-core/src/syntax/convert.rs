@@ -2079,18 +2079,33 @@ impl Converter {
                     }
                 }
                 let func = self.boxed(&c.func);
-                // (an f-string `print` shows is a text for now: sema tells
-                // that compiled code does not print, and where it can)
+                // (a message `print` shows, an f-string or a `%` of a text,
+                // is a text for now: sema tells that compiled code does not
+                // print, and where it can; Python mode prints it)
                 let print =
                     matches!(c.func.as_ref(), py::Expr::Name(n) if n.id.as_str() == "print");
+                let message = |a: &py::Expr| match a {
+                    py::Expr::JoinedStr(_) => true,
+                    py::Expr::BinOp(b) => {
+                        matches!(b.op, py::Operator::Mod)
+                            && matches!(
+                                b.left.as_ref(),
+                                py::Expr::Constant(py::ExprConstant {
+                                    value: py::Constant::Str(_),
+                                    ..
+                                })
+                            )
+                    }
+                    _ => false,
+                };
                 // `None` is a value only as an argument (`np.clip(x, None, 1)`)
                 let args = c
                     .args
                     .iter()
                     .map(|a| match a {
-                        py::Expr::JoinedStr(j) if print => Expr {
+                        a if print && message(a) => Expr {
                             kind: ExprKind::Str(String::new()),
-                            span: self.span(j.range),
+                            span: self.span(a.range()),
                         },
                         py::Expr::Constant(k) if matches!(k.value, py::Constant::None) => Expr {
                             kind: ExprKind::None,
