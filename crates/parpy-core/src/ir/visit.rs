@@ -448,9 +448,42 @@ pub fn unspanned(e: &Expr) -> Expr {
     c
 }
 
-/// Structural equality of expressions, ignoring source spans.
+/// Structural equality of expressions, ignoring source spans. Float
+/// literals are the same when their bits are (`-0.0` is not `0.0`) or
+/// both are NaN: the derived `==` of `f64` would find a NaN literal unlike
+/// itself (a float16 `np.quantile`, whose NaN case is such a literal, was
+/// no `acc = max(acc, e)` reduction then) and `-0.0` like `0.0`.
 pub fn same_expr(a: &Expr, b: &Expr) -> bool {
-    a.ty == b.ty && unspanned(a) == unspanned(b)
+    fn floats(e: &Expr, out: &mut Vec<f64>) {
+        if let ExprKind::Float(v) = e.kind {
+            out.push(v);
+        }
+        e.children().for_each(|c| floats(c, out));
+    }
+    /// Without spans, every float literal 0.0 (compared apart).
+    fn shape(e: &Expr) -> Expr {
+        let mut c = e.clone();
+        fn clear(e: &mut Expr) {
+            e.span = Default::default();
+            if let ExprKind::Float(v) = &mut e.kind {
+                *v = 0.0;
+            }
+            for k in e.children_mut() {
+                clear(k);
+            }
+        }
+        clear(&mut c);
+        c
+    }
+    if a.ty != b.ty || shape(a) != shape(b) {
+        return false;
+    }
+    let (mut fa, mut fb) = (vec![], vec![]);
+    floats(a, &mut fa);
+    floats(b, &mut fb);
+    fa.iter()
+        .zip(&fb)
+        .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
 }
 
 /// Structural equality of index lists, ignoring source spans.
@@ -773,6 +806,7 @@ pub fn live_after_loop(body: &[Stmt], me: &ForLoop, v: VarId) -> bool {
 mod tests {
     use super::*;
     use crate::ir::BinOp;
+    use crate::ir::Type;
     use crate::passes::testutil::*;
     use crate::types::ElemTy;
 
@@ -794,6 +828,23 @@ mod tests {
             },
             sp(),
         )
+    }
+
+    #[test]
+    fn same_expr_takes_a_nan_literal_for_itself_and_tells_the_zeros_apart() {
+        let f = |v: f64| {
+            let k = Expr::new(ExprKind::Float(v), Type::Scalar(ElemTy::F64), sp());
+            bin(
+                BinOp::Add,
+                k,
+                Expr::new(ExprKind::Float(1.5), Type::Scalar(ElemTy::F64), sp()),
+            )
+        };
+        assert!(same_expr(&f(f64::NAN), &f(f64::NAN)));
+        assert!(same_expr(&f(-0.0), &f(-0.0)));
+        assert!(!same_expr(&f(0.0), &f(-0.0)));
+        assert!(!same_expr(&f(f64::NAN), &f(0.0)));
+        assert!(!same_expr(&f(2.0), &f(3.0)));
     }
 
     #[test]
