@@ -2209,6 +2209,12 @@ class Gen:
                 if not (self.fits(a, b.t) and self.fits(b, a.t) and self.fits(c, a.t)
                         and self.fits(a, c.t) and self.fits(b, c.t) and self.fits(c, b.t)):
                     return None
+                if a.t == "wi" and b.t == "wi":
+                    # (the product folds from the left: `a * b`, a Python
+                    # int, meets `c` too; seed 9105078's 32 * 100 an int8)
+                    ab = [x1 * y1 for x1 in a.rng for y1 in b.rng]
+                    if not self.fits(E("", "wi", rng=(min(ab), max(ab))), c.t):
+                        return None
                 rng = None
                 if t == "wi":
                     vals = [x1 * y1 * z1 for x1 in a.rng for y1 in b.rng for z1 in c.rng]
