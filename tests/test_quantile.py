@@ -90,17 +90,15 @@ def test_q_may_be_a_scalar_argument():
 
 @parpy.jit
 def greatest_quantile(x, y):
-    acc = 0.0
     parpy.label('r')
     for r in range(5):
-        acc = max(acc, parpy.builtin.convert(np.quantile(x[r, 1:], 0.2), parpy.types.F64))
-    y[0] = acc
+        y[0] = max(y[0], parpy.builtin.convert(np.quantile(x[r, 1:], 0.2), parpy.types.F64))
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_a_parallel_reduction_of_quantiles(dtype):
     # float16 was "not a reduction": the NaN literal of the quantile's NaN
-    # case was unlike itself, so `acc = max(acc, e)` did not match
+    # case was unlike itself, so `y[0] = max(y[0], e)` did not match
     x = np.random.default_rng(3).random((5, 6)).astype(dtype)
     opts = cpu_opts({'r': parpy.threads(4).par_reduction()})
     run_both(greatest_quantile, [x, np.zeros(1)], opts, rtol=0, atol=0)
