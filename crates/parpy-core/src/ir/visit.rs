@@ -437,14 +437,23 @@ pub fn uses_var(e: &Expr, v: VarId) -> bool {
 
 /// A copy of `e` with every source span cleared.
 pub fn unspanned(e: &Expr) -> Expr {
+    stripped(e, false)
+}
+
+/// A copy of `e` without source spans; with `floats`, every float literal
+/// 0.0 too.
+fn stripped(e: &Expr, floats: bool) -> Expr {
     let mut c = e.clone();
-    fn clear(e: &mut Expr) {
+    fn clear(e: &mut Expr, floats: bool) {
         e.span = Default::default();
+        if let (true, ExprKind::Float(v)) = (floats, &mut e.kind) {
+            *v = 0.0;
+        }
         for k in e.children_mut() {
-            clear(k);
+            clear(k, floats);
         }
     }
-    clear(&mut c);
+    clear(&mut c, floats);
     c
 }
 
@@ -460,22 +469,8 @@ pub fn same_expr(a: &Expr, b: &Expr) -> bool {
         }
         e.children().for_each(|c| floats(c, out));
     }
-    /// Without spans, every float literal 0.0 (compared apart).
-    fn shape(e: &Expr) -> Expr {
-        let mut c = e.clone();
-        fn clear(e: &mut Expr) {
-            e.span = Default::default();
-            if let ExprKind::Float(v) = &mut e.kind {
-                *v = 0.0;
-            }
-            for k in e.children_mut() {
-                clear(k);
-            }
-        }
-        clear(&mut c);
-        c
-    }
-    if a.ty != b.ty || shape(a) != shape(b) {
+    // (the float literals compared apart)
+    if a.ty != b.ty || stripped(a, true) != stripped(b, true) {
         return false;
     }
     let (mut fa, mut fb) = (vec![], vec![]);
