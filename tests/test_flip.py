@@ -3,8 +3,9 @@ array or a subscript inside jit code: NumPy's view with the slices walked
 backwards (nothing copied), wherever a slice goes (slice statements,
 reductions, operands of an expression); `np.diff(a, n, axis)`: NumPy's
 differences of neighbours, `n` times, in the elements' type (`!=` of
-bools). Compared with plain Python; a computed operand is refused with
-the rewrite."""
+bools). Compared with plain Python. A computed operand (`np.diff(x[i, :]
+** 2)`, `np.flip(x * 2.0)`, also of `np.roll`, `np.trace`, `np.diagonal`
+and `np.cross`) is first stored into a local array, NumPy's new array."""
 
 import numpy as np
 import pytest
@@ -57,10 +58,54 @@ def flip_past_the_axes(x, y, N):
         y[i, :] = np.flip(x[i, :], axis=1)
 
 
-def test_a_flip_of_a_computed_value_names_the_rewrite():
-    x = np.zeros((N, 4))
-    with pytest.raises(parpy.CompileError, match=r"np.flip\(x\[i, :\]\) \* 2"):
-        parpy.print_compiled(flip_of_a_product, [x, np.zeros((N, 4)), N], _par())
+@parpy.jit
+def views_of_computed_values(x, m, a, b, c, d, e, f, N):
+    parpy.label('i')
+    for i in range(N):
+        a[i, :3] = np.diff(x[i, :] ** 2)
+        b[i, :2] = np.diff(x[i, :] * x[i, :] - 1.0, 2)
+        c[i, :] = np.roll(x[i, :] * 3.0, 1) + np.flip(x[i, :] + 1.0)
+        d[i] = np.abs(np.diff(x[i, :] * 2.0)).max()
+        e[i, :] = np.cross(x[i, :3] * 2.0, x[i, 1:] + 1.0)
+    with parpy.gpu:
+        f[0] = np.trace(m * 2.0) + (m @ m.T).trace()
+        f[1] = np.sum(np.diagonal(m @ m.T))
+
+
+def test_views_of_computed_values_are_numpys():
+    # (each was "`np.diff` of a computed value is not supported")
+    x = np.random.default_rng(5).standard_normal((N, 4))
+    m = np.arange(9.0).reshape(3, 3) / 7
+    outs = [np.zeros((N, 4)), np.zeros((N, 4)), np.zeros((N, 4)), np.zeros(N),
+            np.zeros((N, 3)), np.zeros(2)]
+    run_both(views_of_computed_values, [x, m, *outs, N], _par())
+    run_both(flip_of_a_product, [x, np.zeros((N, 4)), N], _par())
+
+
+@parpy.jit
+def differences_of_a_named_product(x, y):
+    with parpy.gpu:
+        e = x * 2.0
+        y[:] = np.diff(e)
+
+
+@parpy.jit
+def differences_too_big(x, y):
+    with parpy.gpu:
+        y[:] = np.diff(x * 2.0)
+
+
+def test_differences_of_a_named_value_and_one_too_big():
+    x = np.arange(12.0) ** 2
+    run_both(differences_of_a_named_product, [x, np.zeros(11)], cpu_opts())
+    big = np.arange(5001.0)
+    with pytest.raises(parpy.CompileError) as e:
+        parpy.print_compiled(differences_too_big, [big, np.zeros(5000)], cpu_opts())
+    # (one error, of the new array; it named the hidden `viewed@..` local
+    # and was followed by "`np.diff` of a computed value")
+    text = str(e.value)
+    assert text.startswith("error: the array this expression computes, a local array, takes 40008 bytes")
+    assert text.count("error:") == 1 and "@" not in text.splitlines()[0]
 
 
 def test_a_flip_past_the_views_axes_is_an_error():

@@ -829,12 +829,23 @@ fn indexed_names(body: &[ast::Stmt]) -> std::collections::HashMap<String, Span> 
                 K::Call { func, args, .. } => {
                     if let K::Attr { value, attr } = &func.kind {
                         // (and `np.gradient(t)`, which slices `t`:
-                        // `gradient.rs`)
+                        // `gradient.rs`; the views of `slices.rs`
+                        // `view_operand`, `np.diff(t)`, `t.trace()`,
+                        // `np.cross(t, u)`, which read a name or subscript)
                         let permutes = crate::resolve::PermuteFn::from_name(attr).is_some();
-                        let marked = match (permutes, attr == "gradient") {
+                        let viewed = match attr.as_str() {
+                            "cross" => 2,
+                            "flip" | "fliplr" | "flipud" | "diff" | "diagonal" | "diag"
+                            | "trace" | "roll" => 1,
+                            _ => 0,
+                        };
+                        let marked: Vec<&ast::Expr> = match (permutes, attr == "gradient") {
                             (true, _) => std::iter::once(&**value).chain(args.first()).collect(),
                             (false, true) => args.first().into_iter().collect(),
-                            _ => vec![],
+                            _ => std::iter::once(&**value)
+                                .filter(|_| viewed > 0)
+                                .chain(args.iter().take(viewed))
+                                .collect(),
                         };
                         for a in marked {
                             if let K::Name(n) = &a.kind {

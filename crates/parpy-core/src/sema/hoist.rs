@@ -268,6 +268,31 @@ impl Lowerer<'_, '_> {
                 if let Some(a) = args.first_mut().filter(|a| gradient && self.computed(a)) {
                     self.name_first(a, "sliced", before, true);
                 }
+                // (the views of `slices.rs` `view_operand` read a name or
+                // a subscript: `np.diff(x[i, :] ** 2)`, `np.flip(x * 2.0)`,
+                // `np.cross(a * 2.0, b)`)
+                let viewed = match self.builtin_of(func) {
+                    Some(Builtin::Cross) => 2,
+                    Some(
+                        Builtin::Flip(_)
+                        | Builtin::Diff
+                        | Builtin::Diagonal(_)
+                        | Builtin::Trace
+                        | Builtin::Roll,
+                    ) => 1,
+                    _ => 0,
+                };
+                for a in args.iter_mut().take(viewed) {
+                    if self.computed(a) {
+                        self.name_first(a, "viewed", before, true);
+                    }
+                }
+                // (the methods among them: `(a @ b).trace()`)
+                if let ExprKind::Attr { value, attr } = &mut func.kind {
+                    if matches!(attr.as_str(), "trace" | "diagonal") && self.computed(value) {
+                        self.name_first(value, "viewed", before, true);
+                    }
+                }
                 let method = self.permute_fn(func).is_none();
                 match &mut func.kind {
                     ExprKind::Attr { value, .. } if permuted && method && self.computed(value) => {

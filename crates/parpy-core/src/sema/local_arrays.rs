@@ -306,9 +306,15 @@ impl Lowerer<'_, '_> {
         }
         let bytes = count.saturating_mul(elem.size() as i64);
         if bytes > MAX_LOCAL_ARRAY_BYTES {
+            // (a hidden name, `hoist.rs`' `sliced@12`, is the expression's
+            // new array)
+            let subject = match name.contains('@') {
+                true => "the array this expression computes, a local array,".to_string(),
+                false => format!("the local array `{name}`"),
+            };
             self.error(
                 Diagnostic::error(format!(
-                    "the local array `{name}` takes {bytes} bytes, more than the {MAX_LOCAL_ARRAY_BYTES} a parpy function may allocate"
+                    "{subject} takes {bytes} bytes, more than the {MAX_LOCAL_ARRAY_BYTES} a parpy function may allocate"
                 ))
                 .at(at, format!("{count} elements of {}", elem.numpy_name()))
                 .note("a local array lives in a GPU thread's local memory or on a CPU thread's stack")

@@ -3169,6 +3169,9 @@ impl Lowerer<'_, '_> {
                     span: m.span,
                 })
             }
+            // (`hoist.rs`' hidden name of a computed operand whose array
+            // was refused: said there)
+            ast::ExprKind::Name(n) if n.contains('@') && self.scope.get(n).is_none() => None,
             _ => {
                 self.error(
                     Diagnostic::error(format!("`{name}` of a computed value is not supported"))
